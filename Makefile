@@ -1,0 +1,141 @@
+# tandem: build, test, demo, install.
+#
+#   make            build bin/tandem, bin/tandem-coder, bin/tandem-reviewer
+#   make demo       install missing packages, build, run the offline demo
+#   make test       install missing packages, build, run every test
+#   make check      run every test without the package step
+#   make memcheck   run the tests under valgrind
+#   make install PREFIX=/usr/local
+#
+# Options: SANITIZE=address,undefined  WERROR=0  CFLAGS=...  V=1
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SANITIZE ?=
+WERROR ?= 1
+
+PKGS := libzmq libcurl json-c yaml-0.1
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wwrite-strings -Wformat=2 -Wno-format-nonliteral
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(CFLAGS) \
+              -I. -DTND_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
+ALL_LDFLAGS := -pthread $(LDFLAGS)
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
+              -fno-sanitize-recover=all
+ALL_LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+LIBS := $(PKG_LIBS) -lm
+
+MAINS := orchestrator/main.c agents/coder_main.c agents/reviewer_main.c
+LIB_SRC := $(filter-out $(MAINS),$(wildcard common/*.c proto/*.c skills/*.c \
+             agents/*.c orchestrator/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=build/obj/%.o)
+LIB := build/libtandem.a
+
+BINS := bin/tandem bin/tandem-coder bin/tandem-reviewer
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
+FAKELLM := build/tests/fakellm
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+.PHONY: all deps demo test check unit integration memcheck install \
+        uninstall clean format FORCE
+
+all: $(BINS)
+
+deps:
+	@sh tools/install-deps
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh tools/demo
+
+test: deps
+	@$(MAKE) --no-print-directory check
+
+check: all $(UNIT_BINS) $(FAKELLM)
+	@sh tools/run-tests unit $(UNIT_BINS)
+	@sh tools/run-tests integration tests/integration/test_*.sh
+
+unit: $(UNIT_BINS)
+	@sh tools/run-tests unit $(UNIT_BINS)
+
+integration: all $(FAKELLM)
+	@sh tools/run-tests integration tests/integration/test_*.sh
+
+memcheck: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(FAKELLM)
+	@TANDEM_MEMCHECK=1 sh tools/run-tests unit $(UNIT_BINS)
+	@TANDEM_MEMCHECK=1 sh tools/run-tests integration tests/integration/test_*.sh
+
+# Rebuild everything when the compiler or its flags change, so a
+# SANITIZE build never links against objects built without it.
+FLAGS_LINE := $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(LIBS)
+build/flags.stamp: FORCE
+	@mkdir -p build
+	@echo '$(FLAGS_LINE)' | cmp -s - $@ || echo '$(FLAGS_LINE)' > $@
+
+build/obj/%.o: %.c build/flags.stamp
+	@mkdir -p $(@D)
+	@if [ -z "$(PKG_CFLAGS)" ]; then \
+	  echo "tandem: missing -dev packages; run 'make deps' (or make test/demo)" >&2; \
+	  exit 1; fi
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	$(if $(Q),@echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+bin/tandem: build/obj/orchestrator/main.o $(LIB)
+bin/tandem-coder: build/obj/agents/coder_main.o $(LIB)
+bin/tandem-reviewer: build/obj/agents/reviewer_main.o $(LIB)
+$(BINS):
+	@mkdir -p bin
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+build/tests/test_%: tests/unit/test_%.c $(LIB) build/flags.stamp
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -MMD -MP -o $@ $< $(LIB) \
+	  $(ALL_LDFLAGS) $(LIBS) $(CMOCKA_LIBS)
+
+$(FAKELLM): $(wildcard tests/fakellm/*.c) $(LIB) build/flags.stamp
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(ALL_LDFLAGS) $(LIBS)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS)))
+
+clean:
+	rm -rf build bin
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+FORCE:
+
+-include $(LIB_OBJ:.o=.d) $(UNIT_BINS:=.d)

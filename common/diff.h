@@ -1,0 +1,38 @@
+/* tnd_diff - line-based unified diffs in git's format.
+ *
+ * The orchestrator records every attempt as a patch a person (or `git
+ * apply`, or `patch -p1`) can read and apply: attempt-N.diff, final.diff.
+ * The algorithm is Myers' O(ND) difference in linear space, with a cost
+ * cut-off so a pathological pair of inputs still yields a correct (if not
+ * minimal) diff in bounded time. */
+#ifndef TND_DIFF_H
+#define TND_DIFF_H
+
+#include <stddef.h>
+
+#include "common/buf.h"
+
+/* Append to out the diff of one file from old to new, with 3 lines of
+ * context, git style:
+ *
+ *   diff --git a/PATH b/PATH
+ *   new file mode 100644          (old == NULL: the file is created)
+ *   deleted file mode 100644      (new == NULL: the file is deleted)
+ *   --- a/PATH  or  --- /dev/null
+ *   +++ b/PATH  or  +++ /dev/null
+ *   @@ -l,s +l,s @@
+ *   ...
+ *   \ No newline at end of file   (after a last line without '\n')
+ *
+ * Content with a NUL byte is reported as "Binary files a/PATH and b/PATH
+ * differ". Identical inputs append nothing. Returns 0, or -1 when out's
+ * cap would be crossed (error set). */
+int tnd_diff_file(tnd_buf *out, const char *path, const char *old_text,
+                  size_t old_len, const char *new_text, size_t new_len);
+
+/* Count the lines a diff adds and removes (lines starting with '+' or '-'
+ * inside hunks, not the ---/+++ headers). Either out pointer may be NULL. */
+void tnd_diff_stat(const char *diff, size_t len, size_t *added_out,
+                   size_t *removed_out);
+
+#endif

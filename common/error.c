@@ -1,0 +1,77 @@
+/* Thread-local error messages (see error.h). Messages are truncated at
+ * 2 KiB: an error is a sentence, not a log. */
+#include "common/error.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ERROR_MAX 2048
+
+static _Thread_local char last[ERROR_MAX];
+
+/* last = a + ": " + b, truncated to fit (truncation is intended). */
+static void set_joined(const char *a, const char *b)
+{
+    char out[ERROR_MAX];
+    size_t n = 0;
+
+    for (; *a && n < sizeof(out) - 1; a++)
+        out[n++] = *a;
+    if (*b) {
+        for (const char *sep = ": "; *sep && n < sizeof(out) - 1; sep++)
+            out[n++] = *sep;
+        for (; *b && n < sizeof(out) - 1; b++)
+            out[n++] = *b;
+    }
+    out[n] = '\0';
+    memcpy(last, out, n + 1);
+}
+
+int tnd_error_set(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(last, sizeof(last), fmt, ap);
+    va_end(ap);
+    return TND_ERROR;
+}
+
+int tnd_error_sys(const char *fmt, ...)
+{
+    int saved = errno;
+    char msg[ERROR_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    set_joined(msg, strerror(saved));
+    errno = saved;
+    return TND_ERROR;
+}
+
+void tnd_error_prefix(const char *fmt, ...)
+{
+    char prefix[ERROR_MAX];
+    char old[ERROR_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof(prefix), fmt, ap);
+    va_end(ap);
+    memcpy(old, last, sizeof(old));
+    set_joined(prefix, old);
+}
+
+const char *tnd_error_last(void)
+{
+    return last;
+}
+
+void tnd_error_clear(void)
+{
+    last[0] = '\0';
+}

@@ -1,0 +1,87 @@
+/* tnd_proc - run a program with a deadline, captured output and a clean
+ * environment.
+ *
+ * Used by the reviewer's skills (build, test, lint...) and by the
+ * `command` LLM provider. Nothing here goes through a shell: the caller
+ * gives argv. The child gets its own process group, so a timeout or a
+ * cancel kills everything it started (TERM, then KILL after a grace
+ * period), and no process of the group outlives tnd_proc_run(). */
+#ifndef TND_PROC_H
+#define TND_PROC_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+typedef struct tnd_proc_spec {
+    const char *const *argv; /* argv[0] is looked up on PATH unless it
+                                contains a '/'; required */
+    const char *cwd;         /* working directory; NULL = inherit */
+    const char *const *envp; /* complete environment; NULL = inherit */
+    const char *input;       /* bytes written to stdin, then closed;
+                                NULL = stdin is /dev/null */
+    size_t input_len;
+    long timeout_ms;         /* <= 0: no deadline */
+    long kill_grace_ms;      /* TERM to KILL delay; <= 0: 2000 */
+    size_t output_cap;       /* bytes kept per stream; 0: 64 KiB. When a
+                                stream writes more, the first and last
+                                halves are kept with a marker line
+                                between them */
+    int merge_stderr;        /* 1: stderr goes into output, interleaved in
+                                the order written; 0: kept apart */
+    const atomic_int *cancel; /* when non-NULL and it becomes non-zero,
+                                 the process is stopped as on a timeout */
+    /* Resource limits applied in the child; 0 = inherit. */
+    long rlimit_cpu_s;
+    size_t rlimit_as_bytes;
+    size_t rlimit_fsize_bytes;
+    long rlimit_nproc;
+} tnd_proc_spec;
+
+typedef enum tnd_proc_status {
+    TND_PROC_EXITED = 0,   /* exited; see exit_code */
+    TND_PROC_SIGNALED,     /* killed by a signal it did not ask for */
+    TND_PROC_TIMEOUT,      /* the deadline passed and we killed it */
+    TND_PROC_CANCELLED,    /* *cancel became non-zero and we killed it */
+} tnd_proc_status;
+
+typedef struct tnd_proc_result {
+    tnd_proc_status status;
+    int exit_code;       /* valid when status == TND_PROC_EXITED */
+    int signal;          /* the terminating signal, when there was one */
+    long duration_ms;    /* wall time from spawn to reap */
+    char *output;        /* stdout (plus stderr when merged), trimmed to
+                            the cap as described above; NUL-terminated;
+                            never NULL after a successful run */
+    size_t output_len;
+    size_t output_total; /* bytes the stream really produced */
+    char *errors;        /* stderr when not merged (else ""); same rules */
+    size_t errors_len;
+    size_t errors_total;
+} tnd_proc_result;
+
+/* Run spec to completion. Returns 0 when the program ran, whatever its
+ * exit status (look at out->status), and -1 when it could not be started
+ * at all: the error names the program and the reason ("cannot run
+ * 'mkae': No such file or directory"). out is always safe to pass to
+ * tnd_proc_result_free(). */
+int tnd_proc_run(tnd_proc_result *out, const tnd_proc_spec *spec);
+
+/* Free the buffers of a result; safe on a zeroed or freed result. */
+void tnd_proc_result_free(tnd_proc_result *result);
+
+/* One line describing how the run ended, for people: "exit 0",
+ * "exit 2", "killed by signal 9 (Killed)", "timed out after 30.0s",
+ * "cancelled". Borrowed from a static buffer of this thread. */
+const char *tnd_proc_describe(const tnd_proc_result *result);
+
+/* A copy of the current environment without secrets: variables whose name
+ * ends in _KEY, _TOKEN, _SECRET or _PASSWORD (any case), contains
+ * API_KEY, APIKEY, SECRET or PASSWORD, or is listed in extra (a
+ * NULL-terminated list of names; may be NULL). Caller frees with
+ * tnd_proc_env_free(). */
+char **tnd_proc_env_scrubbed(const char *const *extra);
+
+/* Free an environment from tnd_proc_env_scrubbed(); safe on NULL. */
+void tnd_proc_env_free(char **envp);
+
+#endif
