@@ -22,7 +22,8 @@ CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
-        -Wwrite-strings -Wformat=2 -Wno-format-nonliteral
+        -Wwrite-strings -Wformat=2 -Wno-format-nonliteral \
+        -Wno-format-truncation
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif

@@ -1,5 +1,48 @@
-/* placeholder until the real entry point lands */
-int main(void)
+/* tandem-coder: the coder agent program. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "agents/agent.h"
+#include "agents/coder.h"
+#include "agents/llm.h"
+#include "agents/options.h"
+#include "common/error.h"
+#include "common/log.h"
+
+static char *handle(tnd_agent_job *job, const char *body, size_t len,
+                    size_t *reply_len, void *payload)
 {
-    return 0;
+    tnd_llm *llm = payload;
+
+    tnd_llm_set_cancel(llm, tnd_agent_job_cancel(job));
+    return tnd_coder_handle(llm, body, len, reply_len);
+}
+
+int main(int argc, char **argv)
+{
+    tnd_agent_cli cli;
+    tnd_agent_options opts = {0};
+    tnd_llm *llm;
+    int rc = tnd_agent_cli_parse(&cli, argc, argv, "coder");
+
+    if (rc != 0)
+        return rc > 0 ? 0 : 2;
+    if (!(llm = tnd_llm_new(&cli.config->coder.llm))) {
+        tnd_log_error("agents.coder.llm: %s", tnd_error_last());
+        tnd_agent_cli_clear(&cli);
+        return 2;
+    }
+    opts.service = "coder";
+    opts.endpoint = cli.endpoint;
+    opts.identity = cli.identity;
+    opts.heartbeat_ms = cli.heartbeat_ms;
+    opts.liveness = cli.liveness;
+    opts.handler = handle;
+    opts.payload = llm;
+    rc = tnd_agent_run(&opts);
+    if (rc < 0)
+        tnd_log_error("%s", tnd_error_last());
+    tnd_llm_destroy(&llm);
+    tnd_agent_cli_clear(&cli);
+    return rc < 0 ? 1 : 0;
 }

@@ -1,5 +1,66 @@
-/* placeholder until the real entry point lands */
-int main(void)
+/* tandem-reviewer: the reviewer agent program. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "agents/agent.h"
+#include "agents/llm.h"
+#include "agents/options.h"
+#include "agents/reviewer.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "skills/proc.h"
+
+typedef struct state {
+    tnd_llm *llm;
+    const tnd_config *config;
+    char **envp;
+} state;
+
+static char *handle(tnd_agent_job *job, const char *body, size_t len,
+                    size_t *reply_len, void *payload)
 {
-    return 0;
+    state *st = payload;
+    tnd_reviewer_ctx ctx = {st->llm, st->config, st->envp,
+                            tnd_agent_job_cancel(job)};
+
+    tnd_llm_set_cancel(st->llm, ctx.cancel);
+    return tnd_reviewer_handle(&ctx, body, len, reply_len);
+}
+
+int main(int argc, char **argv)
+{
+    tnd_agent_cli cli;
+    tnd_agent_options opts = {0};
+    state st = {0};
+    int rc = tnd_agent_cli_parse(&cli, argc, argv, "reviewer");
+
+    if (rc != 0)
+        return rc > 0 ? 0 : 2;
+    if (!(st.llm = tnd_llm_new(&cli.config->reviewer.llm))) {
+        tnd_log_error("agents.reviewer.llm: %s", tnd_error_last());
+        tnd_agent_cli_clear(&cli);
+        return 2;
+    }
+    {
+        /* skills never see an API key: the usual names are scrubbed,
+         * and so are the variables the config names */
+        const char *extra[] = {cli.config->coder.llm.api_key_env,
+                               cli.config->reviewer.llm.api_key_env, NULL};
+        st.envp = tnd_proc_env_scrubbed(extra);
+    }
+    st.config = cli.config;
+    opts.service = "reviewer";
+    opts.endpoint = cli.endpoint;
+    opts.identity = cli.identity;
+    opts.heartbeat_ms = cli.heartbeat_ms;
+    opts.liveness = cli.liveness;
+    opts.handler = handle;
+    opts.payload = &st;
+    rc = tnd_agent_run(&opts);
+    if (rc < 0)
+        tnd_log_error("%s", tnd_error_last());
+    tnd_proc_env_free(st.envp);
+    tnd_llm_destroy(&st.llm);
+    tnd_agent_cli_clear(&cli);
+    return rc < 0 ? 1 : 0;
 }

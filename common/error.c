@@ -39,6 +39,16 @@ int tnd_error_set(const char *fmt, ...)
     return TND_ERROR;
 }
 
+int tnd_error_config(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(last, sizeof(last), fmt, ap);
+    va_end(ap);
+    return TND_ECONFIG;
+}
+
 int tnd_error_sys(const char *fmt, ...)
 {
     int saved = errno;

@@ -16,6 +16,7 @@ enum {
     TND_ECANCELLED = -3, /* stopped on request (signal, shutdown) */
     TND_ENOTFOUND = -4,  /* the named thing does not exist */
     TND_ECONFIG = -5,    /* configuration or usage error (exit code 2) */
+    TND_ERETRY = -6,     /* transient: the same call may succeed later */
 };
 
 #if defined(__GNUC__)
@@ -27,6 +28,10 @@ enum {
 /* Replace the thread's error message; returns TND_ERROR so callers can
  * write `return tnd_error_set(...)`. */
 int tnd_error_set(const char *fmt, ...) TND_PRINTF(1, 2);
+
+/* Like tnd_error_set but returns TND_ECONFIG: for usage and configuration
+ * mistakes, which commands report with exit code 2. */
+int tnd_error_config(const char *fmt, ...) TND_PRINTF(1, 2);
 
 /* Like tnd_error_set but appends ": strerror(errno)". */
 int tnd_error_sys(const char *fmt, ...) TND_PRINTF(1, 2);

@@ -1,5 +1,232 @@
-/* placeholder until the real entry point lands */
-int main(void)
+/* tandem: the command line. Subcommands dispatch to their modules; this
+ * file only parses arguments and prints help. */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "orchestrator/run.h"
+#include "proto/body.h"
+
+static void usage(FILE *to)
 {
-    return 0;
+    fputs("usage: tandem COMMAND [options]\n"
+          "\n"
+          "tandem: a coder agent proposes a change, a reviewer agent audits\n"
+          "it with real tools and an LLM critique, and nothing gets through\n"
+          "until the audit gate approves it.\n"
+          "\n"
+          "commands:\n"
+          "  run TASK...     do a task in a repository through the gate loop\n"
+          "  help [COMMAND]  show help for tandem or a command\n"
+          "\n"
+          "options:\n"
+          "  -h, --help      show this help\n"
+          "  --version       show the version\n"
+          "\n"
+          "exit status: 0 approved/ok, 1 rejected or failed, 2 usage or\n"
+          "configuration error, 3 waiting for a human\n"
+          "\n"
+          "'tandem COMMAND --help' shows a command's options.\n",
+          to);
+}
+
+static void run_usage(FILE *to)
+{
+    fputs("usage: tandem run [options] TASK...\n"
+          "\n"
+          "Do TASK in a repository: the coder proposes a change in an\n"
+          "isolated copy, the reviewer builds, tests and critiques it, and\n"
+          "the gate decides. Your files are not modified. The approved diff\n"
+          "goes to stdout, progress and a summary to stderr, and everything\n"
+          "else to REPO/.tandem/sessions/ID/ (report.json, attempt-N.diff,\n"
+          "final.diff, agent logs).\n"
+          "\n"
+          "options:\n"
+          "  --repo DIR           the repository (default: .)\n"
+          "  --config FILE        agents.yaml to use (default: REPO/agents.yaml\n"
+          "                       when it exists, else built-in defaults)\n"
+          "  --llm PROVIDER:MODEL use this model for every agent, e.g.\n"
+          "                       openai:gpt-4o-mini (env TANDEM_LLM)\n"
+          "  --base-url URL       API base URL for that provider, e.g.\n"
+          "                       http://localhost:8080/v1 (env "
+          "TANDEM_BASE_URL)\n"
+          "  --task-file FILE     read the task from FILE ('-': stdin)\n"
+          "  --keep-workspace     keep the workspace copy for inspection\n"
+          "  -q, --quiet          no progress lines\n"
+          "  -v, --verbose        debug logging from tandem and the agents\n"
+          "  -h, --help           show this help\n"
+          "\n"
+          "exit status: 0 approved, 1 failed, 2 usage or configuration\n"
+          "error, 3 needs a human (the loop could not converge)\n",
+          to);
+}
+
+static char *read_task_file(const char *path)
+{
+    tnd_buf b;
+    char chunk[4096];
+    size_t n;
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+
+    if (!f) {
+        tnd_error_sys("--task-file %s", path);
+        return NULL;
+    }
+    tnd_buf_init(&b, TND_BODY_MAX_TASK);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        if (tnd_buf_append(&b, chunk, n) < 0) {
+            tnd_error_set("--task-file %s: the task is longer than %d bytes",
+                          path, TND_BODY_MAX_TASK);
+            tnd_buf_free(&b);
+            if (f != stdin)
+                fclose(f);
+            return NULL;
+        }
+    }
+    if (f != stdin)
+        fclose(f);
+    return tnd_buf_detach(&b, NULL);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    enum { O_REPO = 256, O_CONFIG, O_LLM, O_BASE_URL, O_TASK_FILE, O_KEEP };
+    static const struct option longs[] = {
+        {"repo", required_argument, NULL, O_REPO},
+        {"config", required_argument, NULL, O_CONFIG},
+        {"llm", required_argument, NULL, O_LLM},
+        {"base-url", required_argument, NULL, O_BASE_URL},
+        {"task-file", required_argument, NULL, O_TASK_FILE},
+        {"keep-workspace", no_argument, NULL, O_KEEP},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    tnd_run_options o;
+    const char *task_file = NULL;
+    char *task = NULL;
+    tnd_buf b;
+    int c, code;
+
+    memset(&o, 0, sizeof(o));
+    o.llm = getenv("TANDEM_LLM");
+    o.base_url = getenv("TANDEM_BASE_URL");
+    if (o.llm && !*o.llm)
+        o.llm = NULL;
+    if (o.base_url && !*o.base_url)
+        o.base_url = NULL;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+qvh", longs, NULL)) != -1) {
+        switch (c) {
+        case O_REPO:
+            o.repo = optarg;
+            break;
+        case O_CONFIG:
+            o.config = optarg;
+            break;
+        case O_LLM:
+            o.llm = optarg;
+            break;
+        case O_BASE_URL:
+            o.base_url = optarg;
+            break;
+        case O_TASK_FILE:
+            task_file = optarg;
+            break;
+        case O_KEEP:
+            o.keep_workspace = true;
+            break;
+        case 'q':
+            o.quiet = true;
+            break;
+        case 'v':
+            o.verbose = true;
+            break;
+        case 'h':
+            run_usage(stdout);
+            return TND_EXIT_OK;
+        default:
+            fprintf(stderr, "tandem run: unknown option '%s'\n",
+                    argv[optind - 1]);
+            fprintf(stderr, "try 'tandem run --help'\n");
+            return TND_EXIT_USAGE;
+        }
+    }
+    if (task_file && optind < argc) {
+        fprintf(stderr, "tandem run: give the task as arguments or with "
+                        "--task-file, not both\n");
+        return TND_EXIT_USAGE;
+    }
+    if (task_file) {
+        if (!(task = read_task_file(task_file))) {
+            fprintf(stderr, "tandem run: %s\n", tnd_error_last());
+            return TND_EXIT_USAGE;
+        }
+    } else {
+        tnd_buf_init(&b, TND_BODY_MAX_TASK);
+        for (int i = optind; i < argc; i++)
+            if (tnd_buf_printf(&b, "%s%s", i > optind ? " " : "", argv[i]) <
+                0) {
+                fprintf(stderr, "tandem run: the task is longer than %d "
+                                "bytes\n",
+                        TND_BODY_MAX_TASK);
+                tnd_buf_free(&b);
+                return TND_EXIT_USAGE;
+            }
+        task = tnd_buf_detach(&b, NULL);
+    }
+    tnd_str_trim(task);
+    if (!*task) {
+        fprintf(stderr, "tandem run: say what to do, e.g. tandem run "
+                        "\"make the failing test pass\"\n"
+                        "try 'tandem run --help'\n");
+        free(task);
+        return TND_EXIT_USAGE;
+    }
+    o.task = task;
+    code = tnd_run(&o);
+    free(task);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : NULL;
+
+    if (!cmd) {
+        usage(stderr);
+        return TND_EXIT_USAGE;
+    }
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+        usage(stdout);
+        return TND_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("tandem %s\n", TND_VERSION);
+        return TND_EXIT_OK;
+    }
+    if (strcmp(cmd, "help") == 0) {
+        if (argc > 2 && strcmp(argv[2], "run") == 0)
+            run_usage(stdout);
+        else if (argc > 2) {
+            fprintf(stderr, "tandem help: no command '%s'\n", argv[2]);
+            return TND_EXIT_USAGE;
+        } else
+            usage(stdout);
+        return TND_EXIT_OK;
+    }
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc - 1, argv + 1);
+    fprintf(stderr, "tandem: unknown command '%s'\ntry 'tandem --help'\n",
+            cmd);
+    return TND_EXIT_USAGE;
 }

@@ -13,8 +13,9 @@
 #include <stddef.h>
 
 typedef struct tnd_proc_spec {
-    const char *const *argv; /* argv[0] is looked up on PATH unless it
-                                contains a '/'; required */
+    const char *const *argv; /* argv[0] is looked up on the PATH of the
+                                child's environment unless it contains
+                                a '/'; required */
     const char *cwd;         /* working directory; NULL = inherit */
     const char *const *envp; /* complete environment; NULL = inherit */
     const char *input;       /* bytes written to stdin, then closed;
@@ -46,7 +47,8 @@ typedef enum tnd_proc_status {
 
 typedef struct tnd_proc_result {
     tnd_proc_status status;
-    int exit_code;       /* valid when status == TND_PROC_EXITED */
+    int exit_code;       /* valid when status == TND_PROC_EXITED (and
+                            -1 when the child did not exit itself) */
     int signal;          /* the terminating signal, when there was one */
     long duration_ms;    /* wall time from spawn to reap */
     char *output;        /* stdout (plus stderr when merged), trimmed to

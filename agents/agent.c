@@ -1,0 +1,353 @@
+/* MDP/Worker runtime with a job thread (see agent.h).
+ *
+ * Threads and sockets: ZeroMQ sockets are not thread-safe, so the main
+ * thread owns the DEALER to the broker and one end of an inproc PAIR; the
+ * job thread owns the other end and sends two-frame messages on it:
+ * "P" + body for progress, "F" + body for the reply. Only the main thread
+ * ever touches the broker socket. */
+#include "agents/agent.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "proto/mdp.h"
+
+#define JOB_ENDPOINT "inproc://tandem-agent-job"
+#define STOP_GRACE_MS 10000
+
+struct tnd_agent_job {
+    void *ctx;
+    void *pair; /* job thread's end */
+    char *body;
+    size_t len;
+    const tnd_agent_options *opts;
+    atomic_int *cancel;
+    pthread_t thread;
+};
+
+typedef struct runtime {
+    const tnd_agent_options *opts;
+    void *ctx;
+    void *dealer;
+    void *pair; /* main thread's end */
+    char identity[TND_MDP_MAX_IDENTITY + 1];
+    int64_t broker_expiry;
+    int64_t next_beat;
+    tnd_agent_job *job; /* running job, or NULL */
+    unsigned char address[TND_MDP_MAX_ADDRESS]; /* of the running job */
+    size_t address_len;
+    atomic_int cancel;
+} runtime;
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+/* ---- job thread --------------------------------------------------------- */
+
+static int job_send(tnd_agent_job *job, const char *kind, const char *body,
+                    size_t len)
+{
+    if (zmq_send(job->pair, kind, 1, ZMQ_SNDMORE) < 0 ||
+        zmq_send(job->pair, body, len, 0) < 0)
+        return tnd_error_set("job channel: %s", zmq_strerror(errno));
+    return 0;
+}
+
+static void *job_main(void *arg)
+{
+    tnd_agent_job *job = arg;
+    size_t reply_len = 0;
+    char *reply;
+
+    reply = job->opts->handler(job, job->body, job->len, &reply_len,
+                               job->opts->payload);
+    if (job_send(job, "F", reply, reply_len) < 0)
+        tnd_log_error("%s", tnd_error_last());
+    free(reply);
+    return NULL;
+}
+
+int tnd_agent_job_progress(tnd_agent_job *job, const char *body, size_t len)
+{
+    return job_send(job, "P", body, len);
+}
+
+const atomic_int *tnd_agent_job_cancel(const tnd_agent_job *job)
+{
+    return job->cancel;
+}
+
+static void job_free(tnd_agent_job *job)
+{
+    if (!job)
+        return;
+    if (job->pair)
+        zmq_close(job->pair);
+    free(job->body);
+    free(job);
+}
+
+static int job_start(runtime *rt, tnd_mdp_msg *msg)
+{
+    tnd_agent_job *job = tnd_xcalloc(1, sizeof(*job));
+    sigset_t all, old;
+    int linger = 0, rc;
+
+    job->opts = rt->opts;
+    job->cancel = &rt->cancel;
+    job->body = msg->body;
+    job->len = msg->body_len;
+    msg->body = NULL;
+    if (!(job->pair = zmq_socket(rt->ctx, ZMQ_PAIR)) ||
+        zmq_setsockopt(job->pair, ZMQ_LINGER, &linger, sizeof(linger)) < 0 ||
+        zmq_connect(job->pair, JOB_ENDPOINT) < 0) {
+        tnd_error_set("cannot open the job channel: %s", zmq_strerror(errno));
+        job_free(job);
+        return -1;
+    }
+    /* the job thread must not take SIGTERM/SIGINT: only the main thread
+     * waits in zmq_poll and can act on them */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    rc = pthread_create(&job->thread, NULL, job_main, job);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        tnd_error_set("cannot start a job thread: %s", strerror(rc));
+        job_free(job);
+        return -1;
+    }
+    memcpy(rt->address, msg->address, msg->address_len);
+    rt->address_len = msg->address_len;
+    rt->job = job;
+    return 0;
+}
+
+static void job_join(runtime *rt)
+{
+    if (!rt->job)
+        return;
+    pthread_join(rt->job->thread, NULL);
+    job_free(rt->job);
+    rt->job = NULL;
+}
+
+/* ---- broker connection -------------------------------------------------- */
+
+static int send_simple(runtime *rt, int command)
+{
+    tnd_mdp_msg msg;
+
+    tnd_mdp_msg_init(&msg, true, command, rt->opts->service);
+    return tnd_mdp_send(rt->dealer, NULL, 0, &msg);
+}
+
+static int connect_broker(runtime *rt)
+{
+    if (rt->dealer) {
+        zmq_close(rt->dealer);
+        rt->dealer = NULL;
+    }
+    if (!(rt->dealer = zmq_socket(rt->ctx, ZMQ_DEALER)))
+        return tnd_error_set("cannot create a socket: %s",
+                             zmq_strerror(errno));
+    if (tnd_mdp_socket_limits(rt->dealer) < 0 ||
+        zmq_setsockopt(rt->dealer, ZMQ_ROUTING_ID, rt->identity,
+                       strlen(rt->identity)) < 0)
+        return tnd_error_set("cannot configure the socket: %s",
+                             zmq_strerror(errno));
+    if (zmq_connect(rt->dealer, rt->opts->endpoint) < 0)
+        return tnd_error_set("cannot connect to %s: %s", rt->opts->endpoint,
+                             zmq_strerror(errno));
+    rt->broker_expiry = tnd_now_ms() + (int64_t)rt->opts->heartbeat_ms *
+                                           rt->opts->liveness;
+    rt->next_beat = tnd_now_ms() + rt->opts->heartbeat_ms;
+    /* READY is queued until the connection is up; the queued message is
+     * delivered when the broker appears */
+    if (send_simple(rt, TND_MDPW_READY) < 0) {
+        tnd_error_prefix("cannot send READY");
+        return -1;
+    }
+    tnd_log_info("connecting to %s as %s (service %s)", rt->opts->endpoint,
+                 rt->identity, rt->opts->service);
+    return 0;
+}
+
+static void forward_from_job(runtime *rt)
+{
+    zmq_msg_t kind, body;
+    tnd_mdp_msg msg;
+    bool final;
+
+    zmq_msg_init(&kind);
+    zmq_msg_init(&body);
+    if (zmq_msg_recv(&kind, rt->pair, ZMQ_DONTWAIT) < 0 ||
+        !zmq_msg_more(&kind) || zmq_msg_recv(&body, rt->pair, 0) < 0) {
+        zmq_msg_close(&kind);
+        zmq_msg_close(&body);
+        return;
+    }
+    final = *(const char *)zmq_msg_data(&kind) == 'F';
+    tnd_mdp_msg_init(&msg, true, final ? TND_MDPW_FINAL : TND_MDPW_PARTIAL,
+                     NULL);
+    memcpy(msg.address, rt->address, rt->address_len);
+    msg.address_len = rt->address_len;
+    msg.body = zmq_msg_data(&body);
+    msg.body_len = zmq_msg_size(&body);
+    if (!atomic_load(&rt->cancel) &&
+        tnd_mdp_send(rt->dealer, NULL, 0, &msg) < 0)
+        tnd_log_warn("cannot send the %s: %s", final ? "reply" : "progress",
+                     tnd_error_last());
+    zmq_msg_close(&kind);
+    zmq_msg_close(&body);
+    if (final)
+        job_join(rt);
+}
+
+static void from_broker(runtime *rt)
+{
+    tnd_mdp_msg msg;
+    int rc;
+
+    while ((rc = tnd_mdp_recv(&msg, NULL, NULL, rt->dealer)) !=
+           TND_ETIMEOUT) {
+        if (rc < 0) {
+            tnd_log_warn("ignoring a message from the broker: %s",
+                         tnd_error_last());
+            continue;
+        }
+        rt->broker_expiry = tnd_now_ms() + (int64_t)rt->opts->heartbeat_ms *
+                                               rt->opts->liveness;
+        if (!msg.worker) {
+            tnd_log_warn("ignoring an MDP/Client message on a worker "
+                         "socket");
+        } else if (msg.command == TND_MDPW_REQUEST) {
+            if (rt->job) {
+                tnd_log_warn("broker sent a request while one is running; "
+                             "ignored (the broker will requeue it)");
+            } else if (job_start(rt, &msg) < 0) {
+                tnd_log_error("%s", tnd_error_last());
+            }
+        } else if (msg.command == TND_MDPW_DISCONNECT) {
+            tnd_log_info("broker said DISCONNECT; reconnecting");
+            tnd_mdp_msg_clear(&msg);
+            if (connect_broker(rt) < 0)
+                tnd_log_error("%s", tnd_error_last());
+            return; /* the old socket is gone */
+        } else if (msg.command != TND_MDPW_HEARTBEAT) {
+            tnd_log_warn("ignoring %s from the broker",
+                         tnd_mdp_command_name(true, msg.command));
+        }
+        tnd_mdp_msg_clear(&msg);
+    }
+}
+
+/* Stop: cancel the job, give it a bounded time to finish, say goodbye. */
+static void shut_down(runtime *rt)
+{
+    int64_t deadline = tnd_now_ms() + STOP_GRACE_MS;
+
+    atomic_store(&rt->cancel, 1);
+    while (rt->job && tnd_now_ms() < deadline) {
+        zmq_pollitem_t item = {rt->pair, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&item, 1, 100) > 0)
+            forward_from_job(rt);
+    }
+    if (rt->dealer)
+        send_simple(rt, TND_MDPW_DISCONNECT);
+    if (rt->job) {
+        tnd_log_warn("the running job did not stop within %d ms; exiting "
+                     "anyway",
+                     STOP_GRACE_MS);
+        /* the thread still uses the context: leave without tearing down */
+        fflush(NULL);
+        _exit(1);
+    }
+}
+
+int tnd_agent_run(const tnd_agent_options *opts)
+{
+    runtime rt;
+    struct sigaction sa;
+    int error = -1;
+
+    memset(&rt, 0, sizeof(rt));
+    rt.opts = opts;
+    atomic_init(&rt.cancel, 0);
+    if (opts->identity)
+        snprintf(rt.identity, sizeof(rt.identity), "%s", opts->identity);
+    else
+        snprintf(rt.identity, sizeof(rt.identity), "%s-%ld", opts->service,
+                 (long)getpid());
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    stop_signal = 0;
+
+    if (!(rt.ctx = zmq_ctx_new())) {
+        tnd_error_set("cannot create a ZeroMQ context: %s",
+                      zmq_strerror(errno));
+        return -1;
+    }
+    if (!(rt.pair = zmq_socket(rt.ctx, ZMQ_PAIR)) ||
+        zmq_bind(rt.pair, JOB_ENDPOINT) < 0) {
+        tnd_error_set("cannot open the job channel: %s", zmq_strerror(errno));
+        goto out;
+    }
+    if (connect_broker(&rt) < 0)
+        goto out;
+    while (!stop_signal) {
+        zmq_pollitem_t items[2] = {{rt.dealer, 0, ZMQ_POLLIN, 0},
+                                   {rt.pair, 0, ZMQ_POLLIN, 0}};
+        long wait = tnd_clock_remaining(rt.next_beat, -1);
+        int n = zmq_poll(items, 2, wait);
+
+        if (n < 0 && errno != EINTR) {
+            tnd_error_set("poll failed: %s", zmq_strerror(errno));
+            goto out;
+        }
+        if (n > 0 && (items[1].revents & ZMQ_POLLIN))
+            forward_from_job(&rt);
+        if (n > 0 && (items[0].revents & ZMQ_POLLIN))
+            from_broker(&rt);
+        if (tnd_now_ms() >= rt.next_beat) {
+            send_simple(&rt, TND_MDPW_HEARTBEAT);
+            rt.next_beat = tnd_now_ms() + opts->heartbeat_ms;
+        }
+        if (tnd_now_ms() > rt.broker_expiry) {
+            tnd_log_warn("no word from the broker for %d ms; reconnecting",
+                         opts->heartbeat_ms * opts->liveness);
+            if (connect_broker(&rt) < 0)
+                goto out;
+        }
+    }
+    tnd_log_info("stopping (signal %d)", (int)stop_signal);
+    shut_down(&rt);
+    error = 0;
+out:
+    if (error < 0 && rt.job)
+        shut_down(&rt);
+    if (rt.dealer)
+        zmq_close(rt.dealer);
+    if (rt.pair)
+        zmq_close(rt.pair);
+    zmq_ctx_term(rt.ctx);
+    return error;
+}

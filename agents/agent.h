@@ -1,0 +1,47 @@
+/* tnd_agent - the MDP/Worker runtime every tandem agent runs on.
+ *
+ * It connects a DEALER socket to the broker, says READY for its service,
+ * and hands each REQUEST body to a handler running on a job thread. The
+ * main thread keeps the socket: it beats while a job runs (a two-minute
+ * LLM call or a long test run never looks like a dead agent), forwards
+ * the job's progress (PARTIAL) and reply (FINAL), and reconnects when the
+ * broker goes silent or says DISCONNECT. SIGTERM and SIGINT stop it
+ * cleanly: the running job sees its cancel flag, the broker gets
+ * DISCONNECT, and tnd_agent_run returns. */
+#ifndef TND_AGENT_H
+#define TND_AGENT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+typedef struct tnd_agent_job tnd_agent_job;
+
+/* Handle one request body and return the reply body (caller of the
+ * handler frees it); never NULL: a failure is answered with an error
+ * body (see tnd_error_reply_encode). Runs on the job thread. */
+typedef char *(*tnd_agent_handler)(tnd_agent_job *job, const char *body,
+                                   size_t len, size_t *reply_len,
+                                   void *payload);
+
+typedef struct tnd_agent_options {
+    const char *service;  /* "coder", "reviewer", ... */
+    const char *endpoint; /* the broker's endpoint */
+    const char *identity; /* routing id; NULL: "SERVICE-PID" */
+    int heartbeat_ms;     /* must match the broker's */
+    int liveness;         /* broker beats missed before reconnecting */
+    tnd_agent_handler handler;
+    void *payload;        /* passed to handler */
+} tnd_agent_options;
+
+/* Serve requests until SIGTERM or SIGINT. Returns 0 after a clean stop,
+ * -1 when the socket could not be set up (error set). */
+int tnd_agent_run(const tnd_agent_options *opts);
+
+/* Send a progress body (a PARTIAL) for the job's request. From the job
+ * thread only. */
+int tnd_agent_job_progress(tnd_agent_job *job, const char *body, size_t len);
+
+/* Becomes non-zero when the agent is stopping; long work polls it. */
+const atomic_int *tnd_agent_job_cancel(const tnd_agent_job *job);
+
+#endif

@@ -1,0 +1,30 @@
+/* tnd_llm_backend - what an LLM backend implements (see llm.h).
+ *
+ * Backends do one attempt of one call; llm.c owns retries, deadlines and
+ * accounting around them. A header-only contract: each backend module
+ * exports one const tnd_llm_backend. */
+#ifndef TND_BACKEND_H
+#define TND_BACKEND_H
+
+#include <stdatomic.h>
+
+#include "agents/llm.h"
+#include "common/config.h"
+
+typedef struct tnd_llm_backend {
+    const char *name;
+    /* Open a backend for cfg; NULL with the error set. */
+    void *(*open)(const tnd_llm_config *cfg);
+    /* One attempt. Returns 0 with out->text (and, when the API said,
+     * out->usage tokens) filled; TND_ERETRY for a transient failure with
+     * *retry_after_ms set (> 0) when the server asked for a delay;
+     * TND_ECANCELLED; or -1 for a permanent failure. timeout_ms bounds
+     * the attempt. The error never contains the API key. */
+    int (*complete)(void *state, tnd_llm_answer *out, const tnd_prompt *p,
+                    const atomic_int *cancel, long timeout_ms,
+                    long *retry_after_ms);
+    /* Free the state; safe on NULL. */
+    void (*close)(void *state);
+} tnd_llm_backend;
+
+#endif

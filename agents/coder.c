@@ -1,0 +1,88 @@
+/* The coder's request handler (see coder.h). */
+#include "agents/coder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/edits.h"
+#include "agents/prompt.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "proto/code.h"
+
+char *tnd_coder_handle(tnd_llm *llm, const char *body, size_t len,
+                       size_t *reply_len)
+{
+    tnd_code_request req;
+    tnd_code_reply reply;
+    tnd_llm_answer answer;
+    tnd_prompt prompt;
+    char *user = NULL, *out = NULL, *parse_error = NULL;
+
+    memset(&reply, 0, sizeof(reply));
+    memset(&answer, 0, sizeof(answer));
+    if (tnd_code_request_decode(&req, body, len) < 0) {
+        tnd_log_error("%s", tnd_error_last());
+        out = tnd_error_reply_encode(req.task_id, req.attempt,
+                                     tnd_error_last(), reply_len);
+        tnd_code_request_clear(&req);
+        return out;
+    }
+    tnd_log_info("task %s attempt %d: asking %s", req.task_id, req.attempt,
+                 tnd_llm_describe(llm));
+    user = tnd_prompt_coder_user(&req);
+    memset(&prompt, 0, sizeof(prompt));
+    prompt.system = tnd_prompt_coder_system();
+    prompt.role = "coder";
+    prompt.task_id = req.task_id;
+    prompt.attempt = req.attempt;
+
+    for (int call = 1; call <= 2; call++) {
+        prompt.user = user;
+        prompt.call = call;
+        tnd_llm_answer_clear(&answer);
+        if (tnd_llm_complete(&answer, llm, &prompt) < 0) {
+            tnd_log_error("%s", tnd_error_last());
+            out = tnd_error_reply_encode(req.task_id, req.attempt,
+                                         tnd_error_last(), reply_len);
+            goto done;
+        }
+        tnd_usage_add(&reply.usage, &answer.usage);
+        free(parse_error);
+        parse_error = NULL;
+        tnd_edits_free(reply.edits, reply.nedits);
+        reply.edits = NULL;
+        reply.nedits = 0;
+        free(reply.rationale);
+        reply.rationale = NULL;
+        if (tnd_edits_parse(&reply.edits, &reply.nedits, &reply.rationale,
+                            answer.text) == 0)
+            break;
+        parse_error = tnd_xstrdup(tnd_error_last());
+        tnd_log_warn("task %s attempt %d: unusable answer (%s)%s",
+                     req.task_id, req.attempt, parse_error,
+                     call == 1 ? "; asking again" : "");
+        free(user);
+        user = tnd_prompt_coder_retry(&req, parse_error);
+    }
+    if (parse_error) {
+        reply.format_error = parse_error;
+        parse_error = NULL;
+        reply.rationale = tnd_str_printable(answer.text, 2000);
+    }
+    reply.task_id = tnd_xstrdup(req.task_id);
+    reply.attempt = req.attempt;
+    tnd_log_info("task %s attempt %d: %zu edit(s), %ld+%ld tokens",
+                 req.task_id, req.attempt, reply.nedits,
+                 reply.usage.prompt_tokens, reply.usage.completion_tokens);
+    out = tnd_code_reply_encode(&reply, reply_len);
+done:
+    free(parse_error);
+    free(user);
+    tnd_llm_answer_clear(&answer);
+    tnd_code_reply_clear(&reply);
+    tnd_code_request_clear(&req);
+    return out;
+}

@@ -1,0 +1,267 @@
+/* HTTP over one reused libcurl easy handle (see http.h). */
+#include "agents/http.h"
+
+#include <curl/curl.h>
+#include <ctype.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/xalloc.h"
+
+struct tnd_http {
+    CURL *curl;
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+typedef struct transfer {
+    const tnd_http_request *req;
+    tnd_buf body;
+    bool too_big;
+    bool chunk_abort;
+    long retry_after_ms;
+} transfer;
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc = CURLE_OK;
+
+static void global_init(void)
+{
+    global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+tnd_http *tnd_http_new(void)
+{
+    tnd_http *h;
+
+    pthread_once(&global_once, global_init);
+    if (global_rc != CURLE_OK) {
+        tnd_error_set("cannot start libcurl: %s",
+                      curl_easy_strerror(global_rc));
+        return NULL;
+    }
+    h = tnd_xcalloc(1, sizeof(*h));
+    if (!(h->curl = curl_easy_init())) {
+        free(h);
+        tnd_error_set("cannot create a libcurl handle");
+        return NULL;
+    }
+    return h;
+}
+
+void tnd_http_destroy(tnd_http **self_p)
+{
+    tnd_http *h = self_p ? *self_p : NULL;
+
+    if (!h)
+        return;
+    curl_easy_cleanup(h->curl);
+    free(h);
+    *self_p = NULL;
+}
+
+void tnd_http_response_clear(tnd_http_response *res)
+{
+    free(res->body);
+    memset(res, 0, sizeof(*res));
+    res->retry_after_ms = -1;
+}
+
+long tnd_http_parse_retry_after(const char *value)
+{
+    char *end;
+    long secs;
+    struct tm tm;
+    const char *rest;
+
+    while (*value == ' ' || *value == '\t')
+        value++;
+    if (isdigit((unsigned char)*value)) {
+        secs = strtol(value, &end, 10);
+        while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+            end++;
+        if (*end || secs < 0 || secs > 86400)
+            return -1;
+        return secs * 1000;
+    }
+    memset(&tm, 0, sizeof(tm));
+    rest = strptime(value, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    if (!rest)
+        return -1;
+    {
+        time_t when = timegm(&tm), now = time(NULL);
+        if (when == (time_t)-1)
+            return -1;
+        return when > now ? (long)(when - now) * 1000 : 0;
+    }
+}
+
+static size_t on_write(char *data, size_t size, size_t nmemb, void *arg)
+{
+    transfer *t = arg;
+    size_t n = size * nmemb;
+
+    if (t->req->on_chunk && t->req->on_chunk(data, n, t->req->payload) != 0) {
+        t->chunk_abort = true;
+        return 0;
+    }
+    if (tnd_buf_append(&t->body, data, n) < 0) {
+        t->too_big = true;
+        return 0;
+    }
+    return n;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
+{
+    transfer *t = arg;
+    size_t n = size * nmemb;
+    static const char name[] = "retry-after:";
+
+    if (n > sizeof(name) - 1 && n < 256 &&
+        strncasecmp(data, name, sizeof(name) - 1) == 0) {
+        char value[256];
+        memcpy(value, data + sizeof(name) - 1, n - (sizeof(name) - 1));
+        value[n - (sizeof(name) - 1)] = '\0';
+        t->retry_after_ms = tnd_http_parse_retry_after(value);
+    }
+    return n;
+}
+
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+                       curl_off_t ultotal, curl_off_t ulnow)
+{
+    transfer *t = arg;
+
+    (void)dltotal;
+    (void)dlnow;
+    (void)ultotal;
+    (void)ulnow;
+    return t->req->cancel && atomic_load(t->req->cancel) ? 1 : 0;
+}
+
+static bool transient(CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static int perform(tnd_http_response *out, tnd_http *h,
+                   const tnd_http_request *req, bool post)
+{
+    struct curl_slist *headers = NULL;
+    transfer t;
+    CURLcode rc;
+    const char *method = post ? "POST" : "GET";
+    int error = 0;
+
+    memset(out, 0, sizeof(*out));
+    out->retry_after_ms = -1;
+    memset(&t, 0, sizeof(t));
+    t.req = req;
+    t.retry_after_ms = -1;
+    tnd_buf_init(&t.body, req->max_response);
+    h->errbuf[0] = '\0';
+
+    for (const char *const *p = req->headers; p && *p; p++)
+        headers = curl_slist_append(headers, *p);
+    /* no 100-continue round trip for big prompts */
+    headers = curl_slist_append(headers, "Expect:");
+
+    curl_easy_reset(h->curl);
+    curl_easy_setopt(h->curl, CURLOPT_URL, req->url);
+    curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->errbuf);
+    curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h->curl, CURLOPT_USERAGENT, "tandem/" TND_VERSION);
+    curl_easy_setopt(h->curl, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS,
+                     (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    curl_easy_setopt(h->curl, CURLOPT_HTTP_VERSION,
+                     (long)CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(h->curl, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS,
+                     req->timeout_ms > 0 ? req->timeout_ms : 300000L);
+    curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS,
+                     req->timeout_ms > 0 && req->timeout_ms < 30000
+                         ? req->timeout_ms
+                         : 30000L);
+    curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, &t);
+    if (post) {
+        curl_easy_setopt(h->curl, CURLOPT_POST, 1L);
+        curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, req->body);
+        curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                         (curl_off_t)req->body_len);
+    } else {
+        curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
+    }
+
+    rc = curl_easy_perform(h->curl);
+    curl_slist_free_all(headers);
+    if (rc == CURLE_OK) {
+        curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &out->status);
+        out->body = tnd_buf_detach(&t.body, &out->len);
+        out->retry_after_ms = t.retry_after_ms;
+        return 0;
+    }
+    tnd_buf_free(&t.body);
+    if (t.too_big) {
+        error = tnd_error_set("%s %s: the response is larger than %zu bytes",
+                              method, req->url, req->max_response);
+    } else if (rc == CURLE_ABORTED_BY_CALLBACK && req->cancel &&
+               atomic_load(req->cancel)) {
+        tnd_error_set("%s %s: cancelled", method, req->url);
+        error = TND_ECANCELLED;
+    } else if (t.chunk_abort) {
+        /* the chunk callback set the error */
+        error = -1;
+    } else {
+        tnd_error_set("%s %s: %s%s%s%s", method, req->url,
+                      curl_easy_strerror(rc), h->errbuf[0] ? " (" : "",
+                      h->errbuf, h->errbuf[0] ? ")" : "");
+        error = transient(rc) ? TND_ERETRY : -1;
+    }
+    return error;
+}
+
+int tnd_http_post(tnd_http_response *out, tnd_http *self,
+                  const tnd_http_request *req)
+{
+    return perform(out, self, req, true);
+}
+
+int tnd_http_get(tnd_http_response *out, tnd_http *self,
+                 const tnd_http_request *req)
+{
+    return perform(out, self, req, false);
+}

@@ -1,0 +1,196 @@
+/* The LLM interface: backend choice, retries, accounting (see llm.h). */
+#include "agents/llm.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agents/backend.h"
+#include "agents/openai.h"
+#include "agents/replay.h"
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+
+#define BACKOFF_BASE_MS 500
+#define BACKOFF_CAP_MS  30000
+
+struct tnd_llm {
+    const tnd_llm_backend *backend;
+    void *state;
+    int max_retries;
+    long timeout_ms;
+    const atomic_int *cancel;
+    char *description;
+    uint64_t rng;
+};
+
+static const tnd_llm_backend *const backends[] = {
+    &tnd_replay_backend,
+    &tnd_openai_backend,
+};
+
+tnd_llm *tnd_llm_new(const tnd_llm_config *cfg)
+{
+    const tnd_llm_backend *backend = NULL;
+    tnd_llm *llm;
+
+    for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+        if (strcmp(backends[i]->name, cfg->provider) == 0)
+            backend = backends[i];
+    if (!backend) {
+        tnd_error_set("unknown LLM provider '%s' (known: %s)", cfg->provider,
+                      TND_PROVIDERS);
+        return NULL;
+    }
+    llm = tnd_xcalloc(1, sizeof(*llm));
+    llm->backend = backend;
+    llm->max_retries = cfg->max_retries;
+    llm->timeout_ms = (long)cfg->timeout_s * 1000;
+    llm->rng = (uint64_t)tnd_wall_ms() ^ ((uint64_t)getpid() << 32) ^
+               (uint64_t)(uintptr_t)llm;
+    if (strcmp(cfg->provider, "replay") == 0)
+        llm->description = tnd_xasprintf("replay of %s", cfg->cassette);
+    else
+        llm->description = tnd_xasprintf("%s %s at %s", cfg->provider,
+                                         cfg->model, cfg->base_url);
+    if (!(llm->state = backend->open(cfg))) {
+        tnd_error_prefix("LLM %s", llm->description);
+        tnd_llm_destroy(&llm);
+        return NULL;
+    }
+    return llm;
+}
+
+void tnd_llm_destroy(tnd_llm **self_p)
+{
+    tnd_llm *llm = self_p ? *self_p : NULL;
+
+    if (!llm)
+        return;
+    if (llm->state)
+        llm->backend->close(llm->state);
+    free(llm->description);
+    free(llm);
+    *self_p = NULL;
+}
+
+void tnd_llm_set_cancel(tnd_llm *self, const atomic_int *cancel)
+{
+    self->cancel = cancel;
+}
+
+const char *tnd_llm_describe(const tnd_llm *self)
+{
+    return self->description;
+}
+
+long tnd_llm_estimate_tokens(const char *text)
+{
+    size_t n = text ? strlen(text) : 0;
+
+    return n ? (long)((n + 3) / 4) : 0;
+}
+
+void tnd_llm_answer_clear(tnd_llm_answer *answer)
+{
+    free(answer->text);
+    memset(answer, 0, sizeof(*answer));
+}
+
+static uint64_t next_random(tnd_llm *llm)
+{
+    /* xorshift64*: plenty for jitter */
+    llm->rng ^= llm->rng >> 12;
+    llm->rng ^= llm->rng << 25;
+    llm->rng ^= llm->rng >> 27;
+    return llm->rng * UINT64_C(2685821657736338717);
+}
+
+/* Exponential backoff with full jitter: uniform in [0, min(cap, base *
+ * 2^retry)], unless the server named a delay. */
+static long backoff_ms(tnd_llm *llm, int retry, long retry_after_ms)
+{
+    long ceiling = BACKOFF_BASE_MS;
+
+    if (retry_after_ms > 0)
+        return retry_after_ms;
+    for (int i = 0; i < retry && ceiling < BACKOFF_CAP_MS; i++)
+        ceiling *= 2;
+    if (ceiling > BACKOFF_CAP_MS)
+        ceiling = BACKOFF_CAP_MS;
+    return (long)(next_random(llm) % (uint64_t)(ceiling + 1));
+}
+
+/* Sleep up to ms, waking early on cancel. Returns TND_ECANCELLED or 0. */
+static int wait_ms(const tnd_llm *llm, long ms)
+{
+    int64_t until = tnd_now_ms() + ms;
+
+    while (tnd_now_ms() < until) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        if (llm->cancel && atomic_load(llm->cancel))
+            return TND_ECANCELLED;
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+int tnd_llm_complete(tnd_llm_answer *out, tnd_llm *self,
+                     const tnd_prompt *prompt)
+{
+    int64_t start = tnd_now_ms();
+    /* every attempt may take its timeout, plus backoff between them */
+    int64_t deadline = start + self->timeout_ms * (self->max_retries + 1) +
+                       (int64_t)BACKOFF_CAP_MS * self->max_retries;
+    int retries = 0, rc;
+
+    memset(out, 0, sizeof(*out));
+    for (;;) {
+        long retry_after = -1, wait;
+        long left = tnd_clock_remaining(deadline, self->timeout_ms);
+
+        if (self->cancel && atomic_load(self->cancel))
+            return tnd_error_set("cancelled"), TND_ECANCELLED;
+        rc = self->backend->complete(self->state, out, prompt, self->cancel,
+                                     left > 0 ? left : 1, &retry_after);
+        if (rc == 0)
+            break;
+        if (rc != TND_ERETRY)
+            return rc < 0 ? rc : -1;
+        if (retries >= self->max_retries) {
+            tnd_error_prefix("gave up after %d %s", retries + 1,
+                             retries ? "attempts" : "attempt");
+            return -1;
+        }
+        wait = backoff_ms(self, retries, retry_after);
+        if (tnd_now_ms() + wait >= deadline) {
+            tnd_error_prefix("no time left to retry (the next try would be "
+                             "in %.1fs)",
+                             wait / 1000.0);
+            return -1;
+        }
+        tnd_log_warn("%s call failed: %s; retry %d of %d in %.1fs",
+                     prompt->role, tnd_error_last(), retries + 1,
+                     self->max_retries, wait / 1000.0);
+        if (wait_ms(self, wait) == TND_ECANCELLED)
+            return tnd_error_set("cancelled"), TND_ECANCELLED;
+        retries++;
+        tnd_llm_answer_clear(out);
+    }
+    out->usage.calls = 1;
+    out->usage.retries = retries;
+    out->usage.latency_ms = (long)(tnd_now_ms() - start);
+    if (out->usage.prompt_tokens == 0 && out->usage.completion_tokens == 0) {
+        out->usage.prompt_tokens = tnd_llm_estimate_tokens(prompt->system) +
+                                   tnd_llm_estimate_tokens(prompt->user);
+        out->usage.completion_tokens = tnd_llm_estimate_tokens(out->text);
+        out->usage.estimated = true;
+    }
+    return 0;
+}

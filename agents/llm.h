@@ -1,0 +1,64 @@
+/* tnd_llm - one interface to every LLM backend.
+ *
+ * An agent opens one tnd_llm from its agents.yaml section and asks it for
+ * completions. The interface owns what every backend needs the same way:
+ * retries of transient failures with exponential backoff and full jitter
+ * (honouring Retry-After), an overall deadline, cancellation, token
+ * accounting (estimated, and marked so, when the API reports none), and
+ * the promise that the API key never appears in an error or a log line.
+ * Backends: replay (a recorded cassette, offline) and openai (Chat
+ * Completions over libcurl). */
+#ifndef TND_LLM_H
+#define TND_LLM_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "common/config.h"
+#include "proto/body.h"
+
+typedef struct tnd_llm tnd_llm;
+
+typedef struct tnd_prompt {
+    const char *system; /* instructions */
+    const char *user;   /* the task, files, feedback */
+    const char *role;   /* "coder" or "reviewer": keys recordings, logs */
+    const char *task_id;
+    int attempt;        /* the request's attempt, 1-based */
+    int call;           /* this call within the request, 1-based (a
+                           re-ask after a bad answer is call 2) */
+} tnd_prompt;
+
+typedef struct tnd_llm_answer {
+    char *text;      /* owned */
+    tnd_usage usage; /* calls = 1, tokens, latency, retries */
+} tnd_llm_answer;
+
+/* Open a backend. NULL with the error set when the configuration cannot
+ * work (unknown provider, unreadable cassette...). */
+tnd_llm *tnd_llm_new(const tnd_llm_config *cfg);
+
+/* Free; sets *self_p to NULL. Safe on NULL. */
+void tnd_llm_destroy(tnd_llm **self_p);
+
+/* Stop waiting (between retries, inside a request) once *cancel is
+ * non-zero. The pointer is borrowed; NULL clears it. */
+void tnd_llm_set_cancel(tnd_llm *self, const atomic_int *cancel);
+
+/* Ask for one completion. Returns 0 with *out filled (free with
+ * tnd_llm_answer_clear), TND_ECANCELLED, or -1 with an error that says
+ * what to fix. */
+int tnd_llm_complete(tnd_llm_answer *out, tnd_llm *self,
+                     const tnd_prompt *prompt);
+
+/* Free an answer's text; safe on a zeroed answer. */
+void tnd_llm_answer_clear(tnd_llm_answer *answer);
+
+/* "openai gpt-4o-mini at https://api.openai.com/v1", for logs. Borrowed. */
+const char *tnd_llm_describe(const tnd_llm *self);
+
+/* Rough token count of a text (about 4 bytes a token), for APIs that
+ * report none. */
+long tnd_llm_estimate_tokens(const char *text);
+
+#endif

@@ -1,0 +1,171 @@
+/* Agent command line (see options.h). */
+#include "agents/options.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+
+static void usage(FILE *to, const char *prog, const char *role)
+{
+    fprintf(to,
+            "usage: %s --connect ENDPOINT [options]\n"
+            "\n"
+            "The tandem %s agent: serves the '%s' service of a tandem\n"
+            "orchestrator over ZeroMQ (Majordomo MDP/0.2). tandem starts it\n"
+            "by itself; run it by hand to put the agent on another host.\n"
+            "\n"
+            "options:\n"
+            "  --connect ENDPOINT   the orchestrator's endpoint, e.g.\n"
+            "                       tcp://build-host:5555 (required)\n"
+            "  --config FILE        agents.yaml to read (default: built-in\n"
+            "                       defaults)\n"
+            "  --llm PROVIDER:MODEL use this model instead of the config's\n"
+            "                       (providers: %s)\n"
+            "  --base-url URL       the API base URL for the provider\n"
+            "  --id NAME            identity shown in the orchestrator's "
+            "logs\n"
+            "  --heartbeat MS       heartbeat interval; must match the\n"
+            "                       orchestrator's (default: the config's)\n"
+            "  --liveness N         missed heartbeats before reconnecting\n"
+            "  -v, --verbose        log more\n"
+            "  -h, --help           show this help\n"
+            "  --version            show the version\n"
+            "\n"
+            "exit status: 0 stopped by SIGTERM/SIGINT, 1 runtime failure,\n"
+            "2 usage or configuration error\n",
+            prog, role, role, TND_PROVIDERS);
+}
+
+static int parse_int(const char *opt, const char *s, int min, int max,
+                     int *out)
+{
+    char *end;
+    long n = strtol(s, &end, 10);
+
+    if (!*s || *end || n < min || n > max) {
+        fprintf(stderr, "%s must be an integer %d..%d, got \"%s\"\n", opt,
+                min, max, s);
+        return TND_ECONFIG;
+    }
+    *out = (int)n;
+    return 0;
+}
+
+int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
+                        const char *role)
+{
+    enum { O_CONNECT = 256, O_CONFIG, O_LLM, O_BASE_URL, O_ID, O_HEARTBEAT,
+           O_LIVENESS, O_VERSION };
+    static const struct option longs[] = {
+        {"connect", required_argument, NULL, O_CONNECT},
+        {"config", required_argument, NULL, O_CONFIG},
+        {"llm", required_argument, NULL, O_LLM},
+        {"base-url", required_argument, NULL, O_BASE_URL},
+        {"id", required_argument, NULL, O_ID},
+        {"heartbeat", required_argument, NULL, O_HEARTBEAT},
+        {"liveness", required_argument, NULL, O_LIVENESS},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    const char *prog = argc > 0 ? argv[0] : "tandem-agent";
+    const char *config = NULL, *llm = NULL, *base_url = NULL;
+    int hb = 0, liveness = 0, c, verbose = 0;
+
+    memset(out, 0, sizeof(*out));
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "vh", longs, NULL)) != -1) {
+        switch (c) {
+        case O_CONNECT:
+            free(out->endpoint);
+            out->endpoint = tnd_xstrdup(optarg);
+            break;
+        case O_CONFIG:
+            config = optarg;
+            break;
+        case O_LLM:
+            llm = optarg;
+            break;
+        case O_BASE_URL:
+            base_url = optarg;
+            break;
+        case O_ID:
+            free(out->identity);
+            out->identity = tnd_xstrdup(optarg);
+            break;
+        case O_HEARTBEAT:
+            if (parse_int("--heartbeat", optarg, 50, 60000, &hb) < 0)
+                goto usage_error;
+            break;
+        case O_LIVENESS:
+            if (parse_int("--liveness", optarg, 2, 100, &liveness) < 0)
+                goto usage_error;
+            break;
+        case 'v':
+            verbose = 1;
+            break;
+        case 'h':
+            usage(stdout, prog, role);
+            tnd_agent_cli_clear(out);
+            return 1;
+        case O_VERSION:
+            printf("tandem-%s %s\n", role, TND_VERSION);
+            tnd_agent_cli_clear(out);
+            return 1;
+        default:
+            fprintf(stderr, "%s: unknown option '%s'\n", prog,
+                    argv[optind - 1]);
+            goto usage_error;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+        goto usage_error;
+    }
+    if (!out->endpoint) {
+        fprintf(stderr, "%s: --connect ENDPOINT is required\n", prog);
+        goto usage_error;
+    }
+    if (out->identity && (!*out->identity || strlen(out->identity) > 200)) {
+        fprintf(stderr, "%s: --id must be 1..200 bytes\n", prog);
+        goto usage_error;
+    }
+    tnd_log_init(role, verbose ? TND_LOG_DEBUG : TND_LOG_INFO);
+    if (config) {
+        if (tnd_config_load(&out->config, config) < 0) {
+            fprintf(stderr, "%s\n", tnd_error_last());
+            tnd_agent_cli_clear(out);
+            return TND_ECONFIG;
+        }
+    } else {
+        out->config = tnd_config_defaults();
+    }
+    if ((llm || base_url) &&
+        tnd_config_override_llm(out->config, llm, base_url) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, tnd_error_last());
+        tnd_agent_cli_clear(out);
+        return TND_ECONFIG;
+    }
+    out->heartbeat_ms = hb ? hb : out->config->orchestrator.heartbeat_ms;
+    out->liveness = liveness ? liveness : out->config->orchestrator.liveness;
+    return 0;
+usage_error:
+    fprintf(stderr, "try '%s --help'\n", prog);
+    tnd_agent_cli_clear(out);
+    return TND_ECONFIG;
+}
+
+void tnd_agent_cli_clear(tnd_agent_cli *cli)
+{
+    free(cli->endpoint);
+    free(cli->identity);
+    tnd_config_destroy(&cli->config);
+    memset(cli, 0, sizeof(*cli));
+}

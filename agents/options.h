@@ -1,0 +1,29 @@
+/* tnd_agent_cli - the command line both agent programs share.
+ *
+ *   tandem-coder --connect ENDPOINT [--config FILE] [--llm PROVIDER:MODEL]
+ *                [--base-url URL] [--id NAME] [--heartbeat MS]
+ *                [--liveness N] [--verbose] [--help] [--version]
+ */
+#ifndef TND_OPTIONS_H
+#define TND_OPTIONS_H
+
+#include "common/config.h"
+
+typedef struct tnd_agent_cli {
+    char *endpoint;
+    char *identity;   /* NULL: SERVICE-PID */
+    tnd_config *config;
+    int heartbeat_ms; /* from the config unless given */
+    int liveness;
+} tnd_agent_cli;
+
+/* Parse argv for the agent program serving role ("coder" or "reviewer").
+ * Returns 0 to run; 1 when --help or --version was printed (exit 0);
+ * TND_ECONFIG after printing a usage or config error (exit 2). */
+int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
+                        const char *role);
+
+/* Free what tnd_agent_cli_parse allocated. */
+void tnd_agent_cli_clear(tnd_agent_cli *cli);
+
+#endif

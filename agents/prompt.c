@@ -1,0 +1,185 @@
+/* Prompt texts and builders (see prompt.h). */
+#include "agents/prompt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/xalloc.h"
+
+static const char coder_system[] =
+    "You are the coder in a coder/reviewer pair. You change a repository "
+    "to do the task you are given. A reviewer will build the project, run "
+    "its tests and audit your change; only a change that passes gets "
+    "through.\n"
+    "\n"
+    "Answer with one or two sentences saying what you change and why, "
+    "then the edits. For each change write the file's path on a line of "
+    "its own, then a block:\n"
+    "\n"
+    "path/to/file.c\n"
+    "<<<<<<< SEARCH\n"
+    "lines copied exactly from the current file, enough to be unique\n"
+    "=======\n"
+    "the lines that replace them\n"
+    "in full\n"
+    ">>>>>>> REPLACE\n"
+    "\n"
+    "To create a file (or rewrite one completely) use:\n"
+    "\n"
+    "path/to/new_file.c\n"
+    "<<<<<<< FILE\n"
+    "the whole content of the file\n"
+    ">>>>>>> FILE\n"
+    "\n"
+    "Rules: paths are relative to the repository root. SEARCH text must "
+    "match the current file exactly, including indentation, and match "
+    "only one place. Keep each block small. Change only what the task "
+    "needs; do not reformat unrelated code. Each attempt starts again "
+    "from the original files, so include every change you still want.\n";
+
+static const char reviewer_system[] =
+    "You are the reviewer in a coder/reviewer pair: a strict, fair code "
+    "auditor. You get a task, the proposed change as a unified diff, and "
+    "the results of the project's own tools (build, tests, linters) run "
+    "on the changed tree. Judge the change on four criteria: completeness "
+    "(does it do the whole task?), correctness (is it right, including "
+    "edge cases?), safety (no crashes, leaks, security holes, or broken "
+    "behaviour elsewhere?), quality (clear, idiomatic, minimal?).\n"
+    "\n"
+    "Tool results are evidence: a failing build or test is a problem "
+    "with the change unless the output clearly shows otherwise. Cite "
+    "evidence for every issue (tool output or file:line).\n"
+    "\n"
+    "Answer with exactly one JSON object and nothing else:\n"
+    "{\n"
+    "  \"verdict\": \"approve\" or \"revise\",\n"
+    "  \"confidence\": a number from 0 to 1,\n"
+    "  \"issues\": [\n"
+    "    {\"type\": \"missing|unsupported|incorrect|superfluous|safety|"
+    "style\",\n"
+    "     \"severity\": \"minor|major|critical\",\n"
+    "     \"file\": \"path\", \"line\": 12,\n"
+    "     \"description\": \"what is wrong\",\n"
+    "     \"evidence\": \"the tool output or code that shows it\",\n"
+    "     \"suggested_fix\": \"how to fix it\"}\n"
+    "  ],\n"
+    "  \"summary\": \"one or two sentences\"\n"
+    "}\n"
+    "Use \"approve\" only when the change does the task correctly and no "
+    "major or critical issue remains. Minor issues may accompany an "
+    "approval.\n";
+
+const char *tnd_prompt_coder_system(void)
+{
+    return coder_system;
+}
+
+const char *tnd_prompt_reviewer_system(void)
+{
+    return reviewer_system;
+}
+
+/* A fence longer than any run of backticks inside text, so file contents
+ * cannot close it early. */
+static void fenced(tnd_buf *b, const char *lang, const char *text)
+{
+    size_t longest = 0, run = 0;
+    char fence[32];
+
+    for (const char *p = text; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        if (run > longest)
+            longest = run;
+    }
+    if (longest < 3)
+        longest = 2;
+    if (longest > sizeof(fence) - 2)
+        longest = sizeof(fence) - 2;
+    memset(fence, '`', longest + 1);
+    fence[longest + 1] = '\0';
+    tnd_buf_printf(b, "%s%s\n%s", fence, lang, text);
+    if (*text && text[strlen(text) - 1] != '\n')
+        tnd_buf_puts(b, "\n");
+    tnd_buf_printf(b, "%s\n", fence);
+}
+
+char *tnd_prompt_coder_user(const tnd_code_request *req)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_printf(&b, "## Task\n\n%s\n\n", req->task);
+    if (req->repo_map && *req->repo_map) {
+        tnd_buf_puts(&b, "## Repository files (path, bytes)\n\n");
+        fenced(&b, "", req->repo_map);
+        tnd_buf_puts(&b, "\n");
+    }
+    if (req->nfiles) {
+        tnd_buf_puts(&b, "## Current contents\n\n");
+        for (size_t i = 0; i < req->nfiles; i++) {
+            tnd_buf_printf(&b, "%s\n", req->files[i].path);
+            fenced(&b, "", req->files[i].content);
+            tnd_buf_puts(&b, "\n");
+        }
+    }
+    if (req->feedback && *req->feedback) {
+        tnd_buf_printf(&b,
+                       "## Your previous attempt was not accepted "
+                       "(this is attempt %d)\n\n%s\n\n",
+                       req->attempt, req->feedback);
+    }
+    tnd_buf_puts(&b, "Answer with a short explanation and the edit "
+                     "blocks.\n");
+    return tnd_buf_detach(&b, NULL);
+}
+
+char *tnd_prompt_coder_retry(const tnd_code_request *req, const char *error)
+{
+    char *user = tnd_prompt_coder_user(req);
+    char *out = tnd_xasprintf(
+        "%s\n## Your last answer could not be used\n\n%s\n\nAnswer again, "
+        "with every change as a path line followed by a SEARCH/REPLACE or "
+        "FILE block exactly as described.\n",
+        user, error);
+
+    free(user);
+    return out;
+}
+
+char *tnd_prompt_reviewer_user(const tnd_audit_request *req,
+                               const tnd_skill_result *skills,
+                               size_t nskills)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_printf(&b, "## Task\n\n%s\n\n## Proposed change\n\n", req->task);
+    fenced(&b, "diff", req->diff);
+    tnd_buf_puts(&b, "\n## Tool results on the changed tree\n\n");
+    if (nskills == 0)
+        tnd_buf_puts(&b, "No tools were configured.\n\n");
+    for (size_t i = 0; i < nskills; i++) {
+        const tnd_skill_result *s = &skills[i];
+        tnd_buf_printf(&b, "### %s (`%s`): %s", s->name, s->command,
+                       tnd_skill_status_name(s->status));
+        if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
+            tnd_buf_printf(&b, ", exit %d", s->exit_code);
+        tnd_buf_printf(&b, ", %s\n\n", s->required ? "required" : "advisory");
+        if (s->output && *s->output)
+            fenced(&b, "", s->output);
+        else
+            tnd_buf_puts(&b, "(no output)\n");
+        tnd_buf_puts(&b, "\n");
+    }
+    tnd_buf_puts(&b, "Answer with the JSON object only.\n");
+    return tnd_buf_detach(&b, NULL);
+}
+
+char *tnd_prompt_reviewer_retry(const char *user, const char *error)
+{
+    return tnd_xasprintf("%s\n## Your last answer could not be used\n\n%s"
+                         "\n\nAnswer again with exactly one JSON object in "
+                         "the format described.\n",
+                         user, error);
+}

@@ -1,0 +1,31 @@
+/* tnd_reviewer - the reviewer agent's work: audit a proposed change.
+ *
+ * Runs the configured skills (build, test, ...) in the workspace the
+ * request names, then asks the model for a JSON critique with that
+ * evidence, re-asking once with the exact parse error when the answer is
+ * not a valid critique. The reviewer reports; it does not decide: the
+ * orchestrator's gate makes the decision in code. */
+#ifndef TND_REVIEWER_H
+#define TND_REVIEWER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "agents/llm.h"
+#include "common/config.h"
+
+typedef struct tnd_reviewer_ctx {
+    tnd_llm *llm;
+    const tnd_config *config; /* skills and their order */
+    char *const *envp;        /* environment for skills, secrets removed */
+    const atomic_int *cancel; /* may be NULL */
+} tnd_reviewer_ctx;
+
+/* Handle one request body; returns the reply body (caller frees): an
+ * "audit_reply", or an "error" body when the request was malformed, the
+ * workspace cannot be seen from here, or the model could not be
+ * reached. */
+char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
+                          size_t len, size_t *reply_len);
+
+#endif

@@ -1,0 +1,110 @@
+/* tnd_config - agents.yaml: what tandem runs, with which models and tools.
+ *
+ * The orchestrator and both agents read the same file. Loading checks
+ * every key against the schema below and reports each problem as
+ * "FILE:LINE:COL: message" (all of them, not just the first), so a typo
+ * costs one edit, not one run per typo. See the repository's agents.yaml
+ * for the documented defaults. */
+#ifndef TND_CONFIG_H
+#define TND_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/error.h"
+
+/* LLM providers an agent can use. */
+#define TND_PROVIDERS "replay, openai"
+
+typedef struct tnd_llm_config {
+    char *provider;    /* one of TND_PROVIDERS */
+    char *model;       /* model name sent to the API */
+    char *base_url;    /* API base; OpenAI-compatible ones end in /v1 */
+    char *api_key_env; /* name of the variable holding the key (never the
+                          key itself) */
+    char *cassette;    /* replay: absolute path of the cassette file */
+    double temperature; /* < 0: the API's default */
+    int max_tokens;     /* completion limit per call */
+    int timeout_s;      /* per HTTP request */
+    int max_retries;    /* transient failures retried this many times */
+} tnd_llm_config;
+
+typedef struct tnd_command {
+    char **argv;   /* NULL-terminated; a string command becomes
+                      {"/bin/sh", "-c", STRING, NULL} */
+    char *display; /* the command as the config wrote it, for messages */
+} tnd_command;
+
+typedef struct tnd_skill_config {
+    char *name;
+    tnd_command command;
+    bool required;   /* a failure blocks approval */
+    int timeout_s;
+    size_t output_cap; /* bytes of output kept (head and tail) */
+} tnd_skill_config;
+
+typedef struct tnd_agent_config {
+    int count;           /* local processes to spawn (0: remote agents
+                            connect by themselves) */
+    tnd_command program; /* argv[0] NULL: the bundled agent binary */
+    tnd_llm_config llm;
+    char **skills;       /* reviewer: skill names to run, in order;
+                            NULL-terminated */
+    size_t context_max_bytes; /* coder: bytes of repository files sent */
+} tnd_agent_config;
+
+typedef struct tnd_gate_config {
+    int max_iterations;
+    double confidence_threshold;   /* approve only at or above */
+    double human_review_below;     /* ask a human below this */
+    int persistent_failure_threshold; /* same failure this many times in a
+                                         row: escalate */
+} tnd_gate_config;
+
+typedef struct tnd_orchestrator_config {
+    char *endpoint;        /* "" = ipc:// in a private runtime directory */
+    int heartbeat_ms;
+    int liveness;          /* missed heartbeats before a peer is dead */
+    int request_timeout_s; /* longest wait for one agent reply */
+    size_t workspace_max_bytes;
+} tnd_orchestrator_config;
+
+typedef struct tnd_config {
+    char *path; /* the file it came from; NULL for built-in defaults */
+    char *dir;  /* base for relative paths (the file's directory) */
+    tnd_gate_config gate;
+    tnd_orchestrator_config orchestrator;
+    tnd_agent_config coder;
+    tnd_agent_config reviewer;
+    tnd_skill_config *skills;
+    size_t nskills;
+} tnd_config;
+
+/* The built-in defaults (the same values agents.yaml documents). Never
+ * NULL. Free with tnd_config_destroy(). */
+tnd_config *tnd_config_defaults(void);
+
+/* Load and check a file. On failure returns TND_ECONFIG (bad contents:
+ * every problem, one "FILE:LINE:COL: message" per line, in
+ * tnd_error_last()) or -1 (cannot read the file). */
+int tnd_config_load(tnd_config **out, const char *path);
+
+/* As tnd_config_load, from memory; name is used in messages and dir as
+ * the base for relative paths. */
+int tnd_config_parse(tnd_config **out, const char *text, size_t len,
+                     const char *name, const char *dir);
+
+/* Point both agents at another model: spec is "PROVIDER:MODEL" (or just
+ * "PROVIDER"), base_url may be NULL. TND_ECONFIG with a message on a bad
+ * spec. */
+int tnd_config_override_llm(tnd_config *self, const char *spec,
+                            const char *base_url);
+
+/* The skill called name; NULL when there is none. Borrowed. */
+const tnd_skill_config *tnd_config_skill(const tnd_config *self,
+                                         const char *name);
+
+/* Free; sets *self_p to NULL. Safe on NULL. */
+void tnd_config_destroy(tnd_config **self_p);
+
+#endif

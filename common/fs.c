@@ -1,0 +1,447 @@
+/* File and directory helpers (see fs.h). */
+#include "common/fs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/xalloc.h"
+
+int tnd_fs_read(char **out, size_t *len_out, const char *path, size_t cap)
+{
+    tnd_buf buf;
+    char chunk[65536];
+    int fd, error = 0;
+    ssize_t n;
+
+    *out = NULL;
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        if (errno == ENOENT) {
+            tnd_error_set("%s: no such file", path);
+            return TND_ENOTFOUND;
+        }
+        return tnd_error_sys("cannot open %s", path);
+    }
+    tnd_buf_init(&buf, cap);
+    for (;;) {
+        n = read(fd, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            error = tnd_error_sys("cannot read %s", path);
+            break;
+        }
+        if (n == 0)
+            break;
+        if (tnd_buf_append(&buf, chunk, (size_t)n) < 0) {
+            error = tnd_error_set("%s is larger than %zu bytes", path, cap);
+            break;
+        }
+    }
+    close(fd);
+    if (error < 0) {
+        tnd_buf_free(&buf);
+        return error;
+    }
+    *out = tnd_buf_detach(&buf, len_out);
+    return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int tnd_fs_write(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+    if (fd < 0)
+        return tnd_error_sys("cannot create %s", path);
+    if (write_all(fd, data, len) < 0) {
+        tnd_error_sys("cannot write %s", path);
+        close(fd);
+        return -1;
+    }
+    if (close(fd) < 0)
+        return tnd_error_sys("cannot write %s", path);
+    return 0;
+}
+
+int tnd_fs_write_atomic(const char *path, const void *data, size_t len)
+{
+    char *dir = tnd_fs_dirname(path);
+    char *tmp = tnd_xasprintf("%s.tmp.%ld", path, (long)getpid());
+    int fd = -1, dfd = -1, error = -1;
+
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        tnd_error_sys("cannot create %s", tmp);
+        goto out;
+    }
+    if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+        tnd_error_sys("cannot write %s", tmp);
+        goto out;
+    }
+    if (close(fd) < 0) {
+        fd = -1;
+        tnd_error_sys("cannot write %s", tmp);
+        goto out;
+    }
+    fd = -1;
+    if (rename(tmp, path) < 0) {
+        tnd_error_sys("cannot replace %s", path);
+        goto out;
+    }
+    if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
+        fsync(dfd);
+    error = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (dfd >= 0)
+        close(dfd);
+    if (error < 0)
+        unlink(tmp);
+    free(tmp);
+    free(dir);
+    return error;
+}
+
+int tnd_fs_mkdirs(const char *path, mode_t mode)
+{
+    char *copy = tnd_xstrdup(path);
+    int error = 0;
+
+    for (char *p = copy + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char saved = *p;
+        *p = '\0';
+        if (mkdir(copy, mode) < 0 && errno != EEXIST) {
+            error = tnd_error_sys("cannot create directory %s", copy);
+            break;
+        }
+        *p = saved;
+        if (saved == '\0')
+            break;
+    }
+    if (error == 0 && !tnd_fs_is_dir(path))
+        error = tnd_error_set("%s exists and is not a directory", path);
+    free(copy);
+    return error;
+}
+
+static int rmtree_at(int parent, const char *name, const char *shown)
+{
+    struct stat st;
+    int fd, error = 0;
+    DIR *d;
+    struct dirent *e;
+
+    if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? 0 : tnd_error_sys("cannot remove %s", shown);
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlinkat(parent, name, 0) < 0 && errno != ENOENT)
+            return tnd_error_sys("cannot remove %s", shown);
+        return 0;
+    }
+    fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return tnd_error_sys("cannot open %s", shown);
+    if (!(d = fdopendir(fd))) {
+        close(fd);
+        return tnd_error_sys("cannot open %s", shown);
+    }
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (rmtree_at(dirfd(d), e->d_name, shown) < 0)
+            error = -1;
+    }
+    closedir(d);
+    if (error == 0 && unlinkat(parent, name, AT_REMOVEDIR) < 0 &&
+        errno != ENOENT)
+        error = tnd_error_sys("cannot remove %s", shown);
+    return error;
+}
+
+int tnd_fs_rmtree(const char *path)
+{
+    return rmtree_at(AT_FDCWD, path, path);
+}
+
+static bool skipped(const char *name, const char *const *skip)
+{
+    for (; skip && *skip; skip++)
+        if (strcmp(name, *skip) == 0)
+            return true;
+    return false;
+}
+
+static int copy_file(const char *src, const char *dst, const struct stat *st)
+{
+    int in = -1, out = -1, error = -1;
+    char chunk[65536];
+    struct timespec times[2];
+
+    if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0) {
+        tnd_error_sys("cannot read %s", src);
+        goto out;
+    }
+    out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+               st->st_mode & 07777);
+    if (out < 0) {
+        tnd_error_sys("cannot create %s", dst);
+        goto out;
+    }
+    for (;;) {
+        ssize_t n = read(in, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            tnd_error_sys("cannot read %s", src);
+            goto out;
+        }
+        if (n == 0)
+            break;
+        if (write_all(out, chunk, (size_t)n) < 0) {
+            tnd_error_sys("cannot write %s", dst);
+            goto out;
+        }
+    }
+    times[0] = st->st_atim;
+    times[1] = st->st_mtim;
+    futimens(out, times);
+    error = 0;
+out:
+    if (in >= 0)
+        close(in);
+    if (out >= 0 && close(out) < 0 && error == 0)
+        error = tnd_error_sys("cannot write %s", dst);
+    return error;
+}
+
+static int copy_dir(const char *src, const char *dst,
+                    const char *const *skip, size_t *budget, mode_t mode)
+{
+    DIR *d;
+    struct dirent *e;
+    int error = 0;
+
+    if (mkdir(dst, (mode & 07777) | 0700) < 0)
+        return tnd_error_sys("cannot create directory %s", dst);
+    if (!(d = opendir(src)))
+        return tnd_error_sys("cannot read directory %s", src);
+    while (error == 0 && (e = readdir(d)) != NULL) {
+        struct stat st;
+        char *s, *t;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            skipped(e->d_name, skip))
+            continue;
+        s = tnd_fs_join(src, e->d_name);
+        t = tnd_fs_join(dst, e->d_name);
+        if (lstat(s, &st) < 0) {
+            error = tnd_error_sys("cannot read %s", s);
+        } else if (S_ISDIR(st.st_mode)) {
+            error = copy_dir(s, t, NULL, budget, st.st_mode);
+        } else if (S_ISREG(st.st_mode)) {
+            if ((size_t)st.st_size > *budget)
+                error = tnd_error_set(
+                    "the tree is larger than the copy limit (at %s)", s);
+            else {
+                *budget -= (size_t)st.st_size;
+                error = copy_file(s, t, &st);
+            }
+        } else if (S_ISLNK(st.st_mode)) {
+            char target[PATH_MAX];
+            ssize_t n = readlink(s, target, sizeof(target) - 1);
+            if (n < 0) {
+                error = tnd_error_sys("cannot read link %s", s);
+            } else {
+                target[n] = '\0';
+                if (symlink(target, t) < 0)
+                    error = tnd_error_sys("cannot create link %s", t);
+            }
+        }
+        free(s);
+        free(t);
+    }
+    closedir(d);
+    return error;
+}
+
+int tnd_fs_copytree(const char *src, const char *dst,
+                    const char *const *skip, size_t max_bytes)
+{
+    struct stat st;
+    size_t budget = max_bytes;
+
+    if (stat(src, &st) < 0)
+        return tnd_error_sys("cannot read %s", src);
+    if (!S_ISDIR(st.st_mode))
+        return tnd_error_set("%s is not a directory", src);
+    if (copy_dir(src, dst, skip, &budget, st.st_mode) < 0) {
+        tnd_error_prefix("cannot copy %s to %s", src, dst);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct list_state {
+    char **items;
+    size_t n, alloc, max;
+} list_state;
+
+static int list_dir(list_state *ls, const char *root, const char *rel,
+                    const char *const *skip)
+{
+    char *dir = rel[0] ? tnd_fs_join(root, rel) : tnd_xstrdup(root);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int error = 0;
+
+    if (!d) {
+        error = tnd_error_sys("cannot read directory %s", dir);
+        free(dir);
+        return error;
+    }
+    while (error == 0 && (e = readdir(d)) != NULL) {
+        struct stat st;
+        char *path, *sub;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            strcmp(e->d_name, ".git") == 0 || (!rel[0] && skipped(e->d_name, skip)))
+            continue;
+        sub = rel[0] ? tnd_fs_join(rel, e->d_name) : tnd_xstrdup(e->d_name);
+        path = tnd_fs_join(root, sub);
+        if (lstat(path, &st) == 0) {
+            if (S_ISDIR(st.st_mode)) {
+                error = list_dir(ls, root, sub, skip);
+            } else if (S_ISREG(st.st_mode)) {
+                if (ls->n >= ls->max) {
+                    error = tnd_error_set("%s holds more than %zu files", root,
+                                          ls->max);
+                } else {
+                    TND_GROW(ls->items, ls->alloc, ls->n + 2);
+                    ls->items[ls->n++] = sub;
+                    sub = NULL;
+                }
+            }
+        }
+        free(path);
+        free(sub);
+    }
+    closedir(d);
+    free(dir);
+    return error;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int tnd_fs_list(char ***out, size_t *count_out, const char *root,
+                const char *const *skip, size_t max_files)
+{
+    list_state ls = {NULL, 0, 0, max_files};
+
+    *out = NULL;
+    if (list_dir(&ls, root, "", skip) < 0) {
+        for (size_t i = 0; i < ls.n; i++)
+            free(ls.items[i]);
+        free(ls.items);
+        return -1;
+    }
+    TND_GROW(ls.items, ls.alloc, ls.n + 1);
+    qsort(ls.items, ls.n, sizeof(char *), cmp_str);
+    ls.items[ls.n] = NULL;
+    *out = ls.items;
+    if (count_out)
+        *count_out = ls.n;
+    return 0;
+}
+
+void tnd_fs_list_free(char **list)
+{
+    if (!list)
+        return;
+    for (char **p = list; *p; p++)
+        free(*p);
+    free(list);
+}
+
+bool tnd_fs_exists(const char *path)
+{
+    struct stat st;
+
+    return lstat(path, &st) == 0;
+}
+
+bool tnd_fs_is_dir(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *tnd_fs_join(const char *a, const char *b)
+{
+    size_t n = strlen(a);
+
+    if (n > 0 && a[n - 1] == '/')
+        return tnd_xasprintf("%s%s", a, b);
+    return tnd_xasprintf("%s/%s", a, b);
+}
+
+char *tnd_fs_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (!slash)
+        return tnd_xstrdup(".");
+    if (slash == path)
+        return tnd_xstrdup("/");
+    return tnd_xstrndup(path, (size_t)(slash - path));
+}
+
+char *tnd_fs_realpath(const char *path)
+{
+    char *p = realpath(path, NULL);
+
+    if (!p) {
+        tnd_error_sys("cannot resolve %s", path);
+        return NULL;
+    }
+    /* realpath's result comes from malloc; hand it over as is */
+    return p;
+}
+
+char *tnd_fs_self_dir(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    return tnd_fs_dirname(exe);
+}

@@ -1,0 +1,70 @@
+/* tnd_fs - files and directories: capped reads, atomic writes, trees. */
+#ifndef TND_FS_H
+#define TND_FS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+
+/* Read a whole file, at most cap bytes. On success *out holds the bytes
+ * plus a NUL (caller frees) and *len_out (may be NULL) their count.
+ * Returns TND_ENOTFOUND when the file does not exist, -1 on any other
+ * failure or when the file is larger than cap; the error names path. */
+int tnd_fs_read(char **out, size_t *len_out, const char *path, size_t cap);
+
+/* Create or replace path with data (mode 0644 for new files). Not atomic:
+ * for scratch files. */
+int tnd_fs_write(const char *path, const void *data, size_t len);
+
+/* Replace path atomically: write a temporary file in the same directory,
+ * fsync it, rename it over path, fsync the directory. A reader sees the
+ * old or the new contents, never a mix, even after a crash. */
+int tnd_fs_write_atomic(const char *path, const void *data, size_t len);
+
+/* mkdir -p with mode for the directories it creates. */
+int tnd_fs_mkdirs(const char *path, mode_t mode);
+
+/* rm -rf without following symlinks. A missing path is success. */
+int tnd_fs_rmtree(const char *path);
+
+/* Copy the tree at src into dst (created; must not exist yet): regular
+ * files with their mode and modification time, directories, symlinks as
+ * symlinks; other file types are skipped. Entries of src's top level
+ * named in skip (NULL-terminated, may be NULL) are left out. Fails when
+ * the regular files add up to more than max_bytes. */
+int tnd_fs_copytree(const char *src, const char *dst,
+                    const char *const *skip, size_t max_bytes);
+
+/* The regular files under root as paths relative to it, sorted, skipping
+ * top-level names in skip and any directory named ".git". At most
+ * max_files; more is an error. *out is a NULL-terminated array; free it
+ * with tnd_fs_list_free(). */
+int tnd_fs_list(char ***out, size_t *count_out, const char *root,
+                const char *const *skip, size_t max_files);
+
+/* Free a list from tnd_fs_list(); safe on NULL. */
+void tnd_fs_list_free(char **list);
+
+/* True when path exists (without following a final symlink). */
+bool tnd_fs_exists(const char *path);
+
+/* True when path is a directory (following symlinks). */
+bool tnd_fs_is_dir(const char *path);
+
+/* "a/b" from "a" and "b" (no doubled slash). Caller frees. */
+char *tnd_fs_join(const char *a, const char *b);
+
+/* The directory part of path ("." when none). Caller frees. */
+char *tnd_fs_dirname(const char *path);
+
+/* Absolute, symlink-free form of an existing path; NULL with the error
+ * set when it cannot be resolved. Caller frees. */
+char *tnd_fs_realpath(const char *path);
+
+/* Directory holding the running executable; NULL when unknown. Caller
+ * frees. */
+char *tnd_fs_self_dir(void);
+
+#endif

@@ -1,0 +1,47 @@
+/* tnd_log - diagnostics on stderr, with secrets redacted.
+ *
+ * One line per message: "tandem-coder[4242] info: connected to ipc://...".
+ * Any value registered with tnd_log_secret() is replaced by "[redacted]"
+ * before a line is written, so an API key cannot reach a log even when
+ * some error text quotes it. */
+#ifndef TND_LOG_H
+#define TND_LOG_H
+
+#include "common/error.h"
+
+typedef enum tnd_log_level {
+    TND_LOG_ERROR = 0,
+    TND_LOG_WARN,
+    TND_LOG_INFO,
+    TND_LOG_DEBUG,
+} tnd_log_level;
+
+/* Name the program for log lines and set the level (messages above it
+ * are dropped). The name is copied. */
+void tnd_log_init(const char *program, tnd_log_level level);
+
+/* Current level. */
+tnd_log_level tnd_log_level_get(void);
+
+/* Parse "error", "warn", "info", "debug"; -1 when unknown. */
+int tnd_log_level_parse(const char *name);
+
+/* Never print value: every later line has it replaced. Values shorter
+ * than 4 bytes are ignored (they would redact ordinary words). The value
+ * is copied; up to 16 values are remembered. */
+void tnd_log_secret(const char *value);
+
+/* Replace every registered secret in text, in place where it fits;
+ * returns text. For strings that leave the process by other routes
+ * (session files, events). */
+char *tnd_log_redact(char *text);
+
+/* Write one line at level. */
+void tnd_log(tnd_log_level level, const char *fmt, ...) TND_PRINTF(2, 3);
+
+#define tnd_log_error(...) tnd_log(TND_LOG_ERROR, __VA_ARGS__)
+#define tnd_log_warn(...)  tnd_log(TND_LOG_WARN, __VA_ARGS__)
+#define tnd_log_info(...)  tnd_log(TND_LOG_INFO, __VA_ARGS__)
+#define tnd_log_debug(...) tnd_log(TND_LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,92 @@
+/* String helpers (see str.h). */
+#include "common/str.h"
+
+#include <ctype.h>
+#include <string.h>
+
+#include "common/xalloc.h"
+
+bool tnd_str_starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool tnd_str_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+
+    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+bool tnd_str_eq(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+char *tnd_str_trim(char *s)
+{
+    size_t n = strlen(s), start = 0;
+
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        n--;
+    while (start < n && isspace((unsigned char)s[start]))
+        start++;
+    memmove(s, s + start, n - start);
+    s[n - start] = '\0';
+    return s;
+}
+
+uint64_t tnd_str_hash(uint64_t seed, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t h = seed;
+
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= UINT64_C(1099511628211);
+    }
+    return h;
+}
+
+size_t tnd_str_count_lines(const char *s, size_t len)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < len; i++)
+        if (s[i] == '\n')
+            n++;
+    if (len > 0 && s[len - 1] != '\n')
+        n++;
+    return n;
+}
+
+bool tnd_str_is_binary(const char *s, size_t len)
+{
+    return memchr(s, '\0', len) != NULL;
+}
+
+char *tnd_str_printable(const char *s, size_t max)
+{
+    size_t n = strlen(s), cut = n;
+    char *out;
+
+    if (n > max) {
+        cut = max;
+        /* back up to the start of a UTF-8 sequence */
+        while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+            cut--;
+    }
+    out = tnd_xmalloc(cut + 4);
+    for (size_t i = 0; i < cut; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out[i] = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? '?'
+                                                                   : (char)c;
+    }
+    if (cut < n)
+        memcpy(out + cut, "...", 4);
+    else
+        out[cut] = '\0';
+    return out;
+}

@@ -1,0 +1,39 @@
+/* tnd_str - small string helpers the standard library lacks. */
+#ifndef TND_STR_H
+#define TND_STR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* True when s begins with prefix. */
+bool tnd_str_starts_with(const char *s, const char *prefix);
+
+/* True when s ends with suffix. */
+bool tnd_str_ends_with(const char *s, const char *suffix);
+
+/* True when the two strings are equal; NULL equals only NULL. */
+bool tnd_str_eq(const char *a, const char *b);
+
+/* Trim ASCII whitespace at both ends, in place; returns s. */
+char *tnd_str_trim(char *s);
+
+/* 64-bit FNV-1a hash of len bytes, continuing from seed (use
+ * TND_FNV_SEED to start). */
+#define TND_FNV_SEED UINT64_C(14695981039346656037)
+uint64_t tnd_str_hash(uint64_t seed, const void *data, size_t len);
+
+/* Count the lines of a text: newline characters, plus one for a last
+ * line without a newline. */
+size_t tnd_str_count_lines(const char *s, size_t len);
+
+/* True when the first len bytes hold a NUL (how we tell binary files). */
+bool tnd_str_is_binary(const char *s, size_t len);
+
+/* Copy of s with control characters other than \n and \t replaced by
+ * '?', cut to at most max bytes (on a UTF-8 boundary) with "..." appended
+ * when cut. For putting text from outside into a one-line message. Caller
+ * frees. */
+char *tnd_str_printable(const char *s, size_t max);
+
+#endif

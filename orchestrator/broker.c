@@ -1,0 +1,638 @@
+/* The Majordomo broker with an in-flight table (see broker.h).
+ *
+ * State is three small arrays: workers, outstanding requests, and events
+ * waiting for the caller. Counts are tens, not thousands, so linear scans
+ * keep the code obvious. A request is "queued" while its worker is NULL
+ * and "in flight" otherwise; losing a worker puts its request back at the
+ * front of the queue (lowest sequence number). */
+#include "orchestrator/broker.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+
+typedef struct request request;
+
+typedef struct worker {
+    unsigned char id[TND_MDP_MAX_IDENTITY];
+    size_t id_len;
+    char name[TND_MDP_MAX_PRINTABLE]; /* printable id, for logs and events */
+    char *service;         /* NULL until READY */
+    int64_t expiry;        /* dead after this (monotonic ms) */
+    int64_t idle_since;    /* for least-recently-used dispatch */
+    char *busy;            /* key of the request it works on, or NULL;
+                              kept after the request is cancelled or
+                              answered elsewhere, until the worker's own
+                              FINAL frees it */
+} worker;
+
+struct request {
+    char *key;
+    char *service;
+    char *body;
+    size_t len;
+    unsigned char client[TND_MDP_MAX_IDENTITY]; /* external client, or */
+    size_t client_len;                          /* 0 for our own */
+    int dispatches;
+    int64_t seq; /* queue order: lower goes first */
+    worker *worker;
+};
+
+struct tnd_broker {
+    void *ctx;
+    void *socket;
+    char *endpoint;
+    int heartbeat_ms;
+    int liveness;
+    int max_dispatches;
+    size_t max_queue;
+    int64_t next_beat;
+    int64_t next_seq;
+    int64_t front_seq; /* decreasing: requeued requests go first */
+    uint64_t client_seq;
+    worker **workers;
+    size_t nworkers, aworkers;
+    request **requests;
+    size_t nrequests, arequests;
+    tnd_broker_event *events;
+    size_t nevents, aevents;
+};
+
+/* ---- bookkeeping -------------------------------------------------------- */
+
+static worker *find_worker(tnd_broker *b, const unsigned char *id,
+                           size_t len)
+{
+    for (size_t i = 0; i < b->nworkers; i++)
+        if (b->workers[i]->id_len == len &&
+            memcmp(b->workers[i]->id, id, len) == 0)
+            return b->workers[i];
+    return NULL;
+}
+
+static request *find_request(tnd_broker *b, const char *key, size_t len)
+{
+    for (size_t i = 0; i < b->nrequests; i++)
+        if (strlen(b->requests[i]->key) == len &&
+            memcmp(b->requests[i]->key, key, len) == 0)
+            return b->requests[i];
+    return NULL;
+}
+
+static void request_free(request *r)
+{
+    free(r->key);
+    free(r->service);
+    free(r->body);
+    free(r);
+}
+
+static void remove_request(tnd_broker *b, request *r)
+{
+    for (size_t i = 0; i < b->nrequests; i++) {
+        if (b->requests[i] == r) {
+            memmove(&b->requests[i], &b->requests[i + 1],
+                    (b->nrequests - i - 1) * sizeof(request *));
+            b->nrequests--;
+            break;
+        }
+    }
+    request_free(r);
+}
+
+static tnd_broker_event *push_event(tnd_broker *b, tnd_broker_event_kind kind,
+                                    const request *r, const worker *w)
+{
+    tnd_broker_event *ev;
+
+    TND_GROW(b->events, b->aevents, b->nevents + 1);
+    ev = &b->events[b->nevents++];
+    memset(ev, 0, sizeof(*ev));
+    ev->kind = kind;
+    snprintf(ev->key, sizeof(ev->key), "%s", r->key);
+    if (w)
+        snprintf(ev->worker, sizeof(ev->worker), "%s", w->name);
+    return ev;
+}
+
+static void send_command(tnd_broker *b, worker *w, int command)
+{
+    tnd_mdp_msg msg;
+
+    tnd_mdp_msg_init(&msg, true, command, NULL);
+    if (tnd_mdp_send(b->socket, w->id, w->id_len, &msg) < 0)
+        tnd_log_debug("cannot send %s to %s: %s",
+                      tnd_mdp_command_name(true, command), w->name,
+                      tnd_error_last());
+}
+
+/* Take a request back from its worker and put it at the front of the
+ * queue, or fail it when it has been lost too often. */
+static void requeue(tnd_broker *b, request *r, const char *why)
+{
+    r->worker = NULL;
+    if (r->dispatches >= b->max_dispatches) {
+        char *msg = tnd_xasprintf(
+            "request %s was lost %d times (%s each time); giving up", r->key,
+            r->dispatches, why);
+        tnd_log_error("%s", msg);
+        if (r->client_len == 0) {
+            tnd_broker_event *ev = push_event(b, TND_BROKER_FAILED, r, NULL);
+            ev->error = msg;
+        } else {
+            free(msg);
+        }
+        remove_request(b, r);
+        return;
+    }
+    tnd_log_warn("request %s goes back on the queue: %s", r->key, why);
+    r->seq = --b->front_seq;
+}
+
+static void remove_worker(tnd_broker *b, worker *w, const char *why)
+{
+    for (size_t i = 0; i < b->nrequests; i++) {
+        request *r = b->requests[i];
+        if (r->worker == w) {
+            char *reason = tnd_xasprintf("worker %s %s", w->name, why);
+            requeue(b, r, reason); /* may remove r: restart the scan */
+            free(reason);
+            i = (size_t)-1;
+        }
+    }
+    for (size_t i = 0; i < b->nworkers; i++) {
+        if (b->workers[i] == w) {
+            memmove(&b->workers[i], &b->workers[i + 1],
+                    (b->nworkers - i - 1) * sizeof(worker *));
+            b->nworkers--;
+            break;
+        }
+    }
+    free(w->service);
+    free(w->busy);
+    free(w);
+}
+
+/* Tell a peer it broke the protocol and forget it. */
+static void disconnect_worker(tnd_broker *b, worker *w, const char *why)
+{
+    tnd_log_warn("disconnecting %s: %s", w->name, why);
+    send_command(b, w, TND_MDPW_DISCONNECT);
+    remove_worker(b, w, "was disconnected");
+}
+
+/* ---- dispatch ----------------------------------------------------------- */
+
+static worker *idle_worker(tnd_broker *b, const char *service)
+{
+    worker *best = NULL;
+
+    for (size_t i = 0; i < b->nworkers; i++) {
+        worker *w = b->workers[i];
+        if (w->service && !w->busy && strcmp(w->service, service) == 0 &&
+            (!best || w->idle_since < best->idle_since))
+            best = w;
+    }
+    return best;
+}
+
+static void dispatch(tnd_broker *b)
+{
+    for (;;) {
+        request *next = NULL;
+        worker *w = NULL;
+        tnd_mdp_msg msg;
+        for (size_t i = 0; i < b->nrequests; i++) {
+            request *r = b->requests[i];
+            if (r->worker || (next && r->seq >= next->seq))
+                continue;
+            if (idle_worker(b, r->service))
+                next = r;
+        }
+        if (!next)
+            return;
+        w = idle_worker(b, next->service);
+        tnd_mdp_msg_init(&msg, true, TND_MDPW_REQUEST, NULL);
+        memcpy(msg.address, next->key, strlen(next->key));
+        msg.address_len = strlen(next->key);
+        msg.body = next->body;
+        msg.body_len = next->len;
+        if (tnd_mdp_send(b->socket, w->id, w->id_len, &msg) < 0) {
+            tnd_log_warn("cannot reach %s (%s); dropping it", w->name,
+                         tnd_error_last());
+            remove_worker(b, w, "could not be reached");
+            continue;
+        }
+        next->worker = w;
+        next->dispatches++;
+        w->busy = tnd_xstrdup(next->key);
+        tnd_log_debug("request %s -> %s (dispatch %d)", next->key, w->name,
+                      next->dispatches);
+    }
+}
+
+/* ---- incoming ----------------------------------------------------------- */
+
+static void deliver(tnd_broker *b, request *r, worker *w,
+                    const tnd_mdp_msg *msg, bool final)
+{
+    if (r->client_len > 0) {
+        tnd_mdp_msg out;
+        tnd_mdp_msg_init(&out, false,
+                         final ? TND_MDPC_FINAL : TND_MDPC_PARTIAL,
+                         r->service);
+        out.body = msg->body;
+        out.body_len = msg->body_len;
+        if (tnd_mdp_send(b->socket, r->client, r->client_len, &out) < 0)
+            tnd_log_warn("cannot forward the reply for %s to its client: "
+                         "%s",
+                         r->key, tnd_error_last());
+    } else {
+        tnd_broker_event *ev = push_event(
+            b, final ? TND_BROKER_FINAL : TND_BROKER_PARTIAL, r, w);
+        ev->body = tnd_xmalloc(msg->body_len + 1);
+        memcpy(ev->body, msg->body, msg->body_len);
+        ev->body[msg->body_len] = '\0';
+        ev->body_len = msg->body_len;
+    }
+    if (final)
+        remove_request(b, r);
+}
+
+static void on_reply(tnd_broker *b, worker *w, tnd_mdp_msg *msg)
+{
+    bool final = msg->command == TND_MDPW_FINAL;
+    request *r = find_request(b, (const char *)msg->address,
+                              msg->address_len);
+    char key[TND_MDP_MAX_PRINTABLE];
+
+    if (final && w->busy && strlen(w->busy) == msg->address_len &&
+        memcmp(w->busy, msg->address, msg->address_len) == 0) {
+        free(w->busy);
+        w->busy = NULL;
+        w->idle_since = tnd_now_ms();
+    }
+    if (!r) {
+        tnd_mdp_printable(key, sizeof(key), msg->address, msg->address_len);
+        tnd_log_debug("discarding a late %s for %s from %s",
+                      tnd_mdp_command_name(true, msg->command), key,
+                      w->name);
+        return;
+    }
+    deliver(b, r, w, msg, final);
+}
+
+static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
+                      size_t id_len, tnd_mdp_msg *msg)
+{
+    if (!w) {
+        if (msg->command == TND_MDPW_READY) {
+            w = tnd_xcalloc(1, sizeof(*w));
+            memcpy(w->id, id, id_len);
+            w->id_len = id_len;
+            tnd_mdp_printable(w->name, sizeof(w->name), id, id_len);
+            w->service = tnd_xstrdup(msg->service);
+            w->idle_since = tnd_now_ms();
+            w->expiry = tnd_now_ms() + (int64_t)b->heartbeat_ms * b->liveness;
+            TND_GROW(b->workers, b->aworkers, b->nworkers + 1);
+            b->workers[b->nworkers++] = w;
+            tnd_log_info("agent %s ready for service %s", w->name,
+                         w->service);
+            return;
+        }
+        if (msg->command == TND_MDPW_DISCONNECT)
+            return;
+        /* A peer we do not know: one we expired, or one from before a
+         * restart. Keep a final reply we still wait for (requests are
+         * idempotent), then tell it to start over. */
+        worker ghost = {0};
+        memcpy(ghost.id, id, id_len);
+        ghost.id_len = id_len;
+        tnd_mdp_printable(ghost.name, sizeof(ghost.name), id, id_len);
+        if (msg->command == TND_MDPW_FINAL) {
+            request *r = find_request(b, (const char *)msg->address,
+                                      msg->address_len);
+            if (r)
+                deliver(b, r, &ghost, msg, true);
+        }
+        tnd_log_info("telling unknown agent %s to reconnect", ghost.name);
+        send_command(b, &ghost, TND_MDPW_DISCONNECT);
+        return;
+    }
+    w->expiry = tnd_now_ms() + (int64_t)b->heartbeat_ms * b->liveness;
+    switch (msg->command) {
+    case TND_MDPW_HEARTBEAT:
+        break;
+    case TND_MDPW_PARTIAL:
+    case TND_MDPW_FINAL:
+        on_reply(b, w, msg);
+        break;
+    case TND_MDPW_DISCONNECT:
+        tnd_log_info("agent %s disconnected", w->name);
+        remove_worker(b, w, "disconnected");
+        break;
+    default:
+        disconnect_worker(b, w,
+                          msg->command == TND_MDPW_READY
+                              ? "sent READY twice"
+                              : "sent a command only a broker may send");
+        break;
+    }
+}
+
+static void on_client(tnd_broker *b, const unsigned char *id, size_t id_len,
+                      tnd_mdp_msg *msg)
+{
+    char name[TND_MDP_MAX_PRINTABLE];
+    request *r;
+
+    tnd_mdp_printable(name, sizeof(name), id, id_len);
+    if (msg->command != TND_MDPC_REQUEST) {
+        tnd_log_warn("client %s sent %s, which only a broker may send; "
+                     "ignored",
+                     name, tnd_mdp_command_name(false, msg->command));
+        return;
+    }
+    if (b->nrequests >= b->max_queue) {
+        tnd_log_warn("queue full (%zu requests); dropping the request of "
+                     "client %s",
+                     b->max_queue, name);
+        return;
+    }
+    r = tnd_xcalloc(1, sizeof(*r));
+    r->key = tnd_xasprintf("client:%.*s:%llu", 64, name,
+                           (unsigned long long)++b->client_seq);
+    r->service = tnd_xstrdup(msg->service);
+    r->body = msg->body;
+    r->len = msg->body_len;
+    msg->body = NULL;
+    memcpy(r->client, id, id_len);
+    r->client_len = id_len;
+    r->seq = b->next_seq++;
+    TND_GROW(b->requests, b->arequests, b->nrequests + 1);
+    b->requests[b->nrequests++] = r;
+}
+
+static int read_one(tnd_broker *b)
+{
+    unsigned char id[TND_MDP_MAX_IDENTITY];
+    size_t id_len = 0;
+    tnd_mdp_msg msg;
+    int rc = tnd_mdp_recv(&msg, id, &id_len, b->socket);
+    worker *w;
+
+    if (rc == TND_ETIMEOUT)
+        return 0;
+    w = id_len ? find_worker(b, id, id_len) : NULL;
+    if (rc < 0) {
+        char name[TND_MDP_MAX_PRINTABLE];
+        tnd_mdp_printable(name, sizeof(name), id, id_len);
+        if (w) {
+            disconnect_worker(b, w, tnd_error_last());
+        } else {
+            tnd_log_warn("dropping a message from %s: %s",
+                         id_len ? name : "an unknown peer", tnd_error_last());
+        }
+        return 1;
+    }
+    if (msg.worker)
+        on_worker(b, w, id, id_len, &msg);
+    else
+        on_client(b, id, id_len, &msg);
+    tnd_mdp_msg_clear(&msg);
+    return 1;
+}
+
+/* ---- time --------------------------------------------------------------- */
+
+static void beat(tnd_broker *b)
+{
+    int64_t now = tnd_now_ms();
+
+    for (size_t i = 0; i < b->nworkers;) {
+        worker *w = b->workers[i];
+        if (w->expiry < now) {
+            tnd_log_warn("agent %s went silent (no heartbeat for %d ms)",
+                         w->name, b->heartbeat_ms * b->liveness);
+            remove_worker(b, w, "went silent");
+            continue;
+        }
+        send_command(b, w, TND_MDPW_HEARTBEAT);
+        i++;
+    }
+    b->next_beat = now + b->heartbeat_ms;
+}
+
+int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
+{
+    int64_t deadline = tnd_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+
+    memset(out, 0, sizeof(*out));
+    for (;;) {
+        zmq_pollitem_t item = {self->socket, 0, ZMQ_POLLIN, 0};
+        long wait;
+        int n;
+
+        if (self->nevents > 0) {
+            *out = self->events[0];
+            memmove(&self->events[0], &self->events[1],
+                    (self->nevents - 1) * sizeof(*self->events));
+            self->nevents--;
+            return 1;
+        }
+        dispatch(self);
+        if (tnd_now_ms() >= self->next_beat)
+            beat(self);
+        wait = tnd_clock_remaining(deadline, -1);
+        if (wait > self->next_beat - tnd_now_ms())
+            wait = (long)(self->next_beat - tnd_now_ms());
+        if (wait < 0)
+            wait = 0;
+        n = zmq_poll(&item, 1, wait);
+        if (n < 0) {
+            if (errno == EINTR)
+                return 0; /* let the caller look at its signals */
+            return tnd_error_set("broker poll failed: %s",
+                                 zmq_strerror(errno));
+        }
+        /* read a bounded batch so timers still run under a flood */
+        for (int i = 0; n > 0 && i < 256; i++)
+            if (read_one(self) == 0)
+                break;
+        if (self->nevents == 0 && tnd_now_ms() >= deadline) {
+            dispatch(self);
+            return 0;
+        }
+    }
+}
+
+/* ---- public ------------------------------------------------------------- */
+
+tnd_broker *tnd_broker_new(const tnd_broker_options *opts)
+{
+    tnd_broker *b = tnd_xcalloc(1, sizeof(*b));
+    int one = 1;
+    char last[512];
+    size_t len = sizeof(last);
+
+    b->heartbeat_ms = opts->heartbeat_ms > 0 ? opts->heartbeat_ms : 1000;
+    b->liveness = opts->liveness > 1 ? opts->liveness : 3;
+    b->max_dispatches = opts->max_dispatches > 0 ? opts->max_dispatches : 3;
+    b->max_queue = opts->max_queue > 0 ? opts->max_queue : 1024;
+    b->next_beat = tnd_now_ms() + b->heartbeat_ms;
+    if (!(b->ctx = zmq_ctx_new())) {
+        tnd_error_set("cannot create a ZeroMQ context: %s",
+                      zmq_strerror(errno));
+        goto fail;
+    }
+    if (!(b->socket = zmq_socket(b->ctx, ZMQ_ROUTER))) {
+        tnd_error_set("cannot create the broker socket: %s",
+                      zmq_strerror(errno));
+        goto fail;
+    }
+    if (tnd_mdp_socket_limits(b->socket) < 0 ||
+        zmq_setsockopt(b->socket, ZMQ_ROUTER_MANDATORY, &one, sizeof(one)) <
+            0 ||
+        zmq_setsockopt(b->socket, ZMQ_ROUTER_HANDOVER, &one, sizeof(one)) <
+            0) {
+        tnd_error_set("cannot configure the broker socket: %s",
+                      zmq_strerror(errno));
+        goto fail;
+    }
+    if (zmq_bind(b->socket, opts->endpoint) < 0) {
+        tnd_error_set("cannot bind %s: %s", opts->endpoint,
+                      zmq_strerror(errno));
+        goto fail;
+    }
+    if (zmq_getsockopt(b->socket, ZMQ_LAST_ENDPOINT, last, &len) == 0)
+        b->endpoint = tnd_xstrdup(last);
+    else
+        b->endpoint = tnd_xstrdup(opts->endpoint);
+    return b;
+fail:
+    tnd_broker_destroy(&b);
+    return NULL;
+}
+
+void tnd_broker_destroy(tnd_broker **self_p)
+{
+    tnd_broker *b = self_p ? *self_p : NULL;
+    int linger = 200;
+
+    if (!b)
+        return;
+    if (b->socket) {
+        for (size_t i = 0; i < b->nworkers; i++)
+            send_command(b, b->workers[i], TND_MDPW_DISCONNECT);
+        /* give the DISCONNECTs a moment to leave, but never hang */
+        zmq_setsockopt(b->socket, ZMQ_LINGER, &linger, sizeof(linger));
+        zmq_close(b->socket);
+    }
+    while (b->nworkers > 0)
+        remove_worker(b, b->workers[b->nworkers - 1], "was shut down");
+    while (b->nrequests > 0)
+        remove_request(b, b->requests[b->nrequests - 1]);
+    for (size_t i = 0; i < b->nevents; i++)
+        tnd_broker_event_clear(&b->events[i]);
+    if (b->ctx)
+        zmq_ctx_term(b->ctx);
+    free(b->workers);
+    free(b->requests);
+    free(b->events);
+    free(b->endpoint);
+    free(b);
+    *self_p = NULL;
+}
+
+const char *tnd_broker_endpoint(const tnd_broker *self)
+{
+    return self->endpoint;
+}
+
+int tnd_broker_submit(tnd_broker *self, const char *service, const char *key,
+                      const char *body, size_t len)
+{
+    request *r;
+    size_t klen = strlen(key);
+
+    if (klen == 0 || klen > TND_BROKER_MAX_KEY)
+        return tnd_error_set("request key must be 1..%d bytes",
+                             TND_BROKER_MAX_KEY);
+    if (find_request(self, key, klen))
+        return tnd_error_set("request %s is already outstanding", key);
+    if (self->nrequests >= self->max_queue)
+        return tnd_error_set("the broker queue is full (%zu requests)",
+                             self->max_queue);
+    if (len > TND_MDP_MAX_BODY)
+        return tnd_error_set("request body is %zu bytes, more than the "
+                             "limit of %d",
+                             len, TND_MDP_MAX_BODY);
+    r = tnd_xcalloc(1, sizeof(*r));
+    r->key = tnd_xstrdup(key);
+    r->service = tnd_xstrdup(service);
+    r->body = tnd_xmalloc(len + 1);
+    memcpy(r->body, body, len);
+    r->body[len] = '\0';
+    r->len = len;
+    r->seq = self->next_seq++;
+    TND_GROW(self->requests, self->arequests, self->nrequests + 1);
+    self->requests[self->nrequests++] = r;
+    dispatch(self);
+    return 0;
+}
+
+int tnd_broker_cancel(tnd_broker *self, const char *key)
+{
+    request *r = find_request(self, key, strlen(key));
+
+    if (!r)
+        return TND_ENOTFOUND;
+    remove_request(self, r);
+    return 0;
+}
+
+void tnd_broker_event_clear(tnd_broker_event *ev)
+{
+    free(ev->body);
+    free(ev->error);
+    memset(ev, 0, sizeof(*ev));
+}
+
+void tnd_broker_worker_gone(tnd_broker *self, const char *identity)
+{
+    for (size_t i = 0; i < self->nworkers; i++) {
+        if (strcmp(self->workers[i]->name, identity) == 0) {
+            remove_worker(self, self->workers[i], "exited");
+            return;
+        }
+    }
+}
+
+size_t tnd_broker_workers(const tnd_broker *self, const char *service)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < self->nworkers; i++)
+        if (self->workers[i]->service &&
+            strcmp(self->workers[i]->service, service) == 0)
+            n++;
+    return n;
+}
+
+size_t tnd_broker_pending(const tnd_broker *self, const char *service)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < self->nrequests; i++)
+        if (strcmp(self->requests[i]->service, service) == 0)
+            n++;
+    return n;
+}

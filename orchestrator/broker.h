@@ -1,0 +1,87 @@
+/* tnd_broker - the Majordomo broker at the heart of the orchestrator.
+ *
+ * One ROUTER socket serves agents (MDP/Worker) and outside clients
+ * (MDP/Client). Requests queue per service and go to the least recently
+ * used idle worker. Unlike the classic Majordomo broker, a request is
+ * never dropped with its worker: an in-flight table remembers which
+ * worker holds which request, and when that worker disconnects, goes
+ * silent, or cannot be reached, the request goes back to the front of its
+ * queue. Requests are keyed by the caller (task id + attempt), so a late
+ * duplicate reply after such a retry is recognised and discarded.
+ *
+ * Single-threaded: everything happens inside tnd_broker_poll(). */
+#ifndef TND_BROKER_H
+#define TND_BROKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "proto/mdp.h"
+
+typedef struct tnd_broker tnd_broker;
+
+typedef struct tnd_broker_options {
+    const char *endpoint; /* to bind: ipc://PATH or tcp://HOST:PORT */
+    int heartbeat_ms;     /* beat interval, both ways */
+    int liveness;         /* beats missed before a worker is dead */
+    int max_dispatches;   /* times a request may be lost with its worker
+                             before it fails; 0: 3 */
+    size_t max_queue;     /* outstanding requests in all; 0: 1024 */
+} tnd_broker_options;
+
+#define TND_BROKER_MAX_KEY 128
+
+typedef enum tnd_broker_event_kind {
+    TND_BROKER_FINAL = 1, /* the reply to an internal request */
+    TND_BROKER_PARTIAL,   /* a progress message for one */
+    TND_BROKER_FAILED,    /* the request was lost too often; see error */
+} tnd_broker_event_kind;
+
+typedef struct tnd_broker_event {
+    tnd_broker_event_kind kind;
+    char key[TND_BROKER_MAX_KEY + 1];
+    char worker[TND_MDP_MAX_PRINTABLE]; /* printable identity of the worker that answered */
+    char *body;       /* owned; NUL-terminated */
+    size_t body_len;
+    char *error;      /* owned; FAILED only */
+} tnd_broker_event;
+
+/* Bind and start. NULL with the error set (e.g. the endpoint is in use). */
+tnd_broker *tnd_broker_new(const tnd_broker_options *opts);
+
+/* Tell every worker DISCONNECT, close the socket and free. Sets *self_p to
+ * NULL; safe on NULL. */
+void tnd_broker_destroy(tnd_broker **self_p);
+
+/* The endpoint agents should connect to (a tcp port 0 or "*" resolved).
+ * Borrowed. */
+const char *tnd_broker_endpoint(const tnd_broker *self);
+
+/* Queue a request of ours for service. key (printable, 1..128 bytes) must
+ * not be outstanding already. The body is copied. */
+int tnd_broker_submit(tnd_broker *self, const char *service, const char *key,
+                      const char *body, size_t len);
+
+/* Forget an outstanding request; a reply that comes later is discarded.
+ * Returns 0, or TND_ENOTFOUND when key is not outstanding. */
+int tnd_broker_cancel(tnd_broker *self, const char *key);
+
+/* Run the broker for up to timeout_ms (0: only what is ready now). Returns
+ * 1 with *out filled (free with tnd_broker_event_clear), 0 when the time
+ * passed without an event for us, -1 on a socket failure. */
+int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms);
+
+/* Free an event's strings; safe on a zeroed event. */
+void tnd_broker_event_clear(tnd_broker_event *ev);
+
+/* A worker with this printable identity is known to be gone (its process
+ * exited): requeue what it held now rather than at heartbeat expiry. */
+void tnd_broker_worker_gone(tnd_broker *self, const char *identity);
+
+/* Workers that said READY for service and are alive. */
+size_t tnd_broker_workers(const tnd_broker *self, const char *service);
+
+/* Outstanding requests (queued or in flight) for service. */
+size_t tnd_broker_pending(const tnd_broker *self, const char *service);
+
+#endif

@@ -1,0 +1,122 @@
+/* Coder context selection (see context.h). */
+#include "orchestrator/context.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "proto/body.h"
+
+#define MAX_FILE_BYTES (256 * 1024)
+#define MAX_LISTED 20000
+#define MAP_MAX_BYTES (64 * 1024)
+
+typedef struct candidate {
+    char *path;
+    size_t size;
+    int rank; /* 0: named by the task or hints; 1: the rest */
+} candidate;
+
+static const char *const skip[] = {".git", ".tandem", NULL};
+
+static bool mentioned(const char *path, const char *text)
+{
+    const char *base = strrchr(path, '/');
+
+    if (!text)
+        return false;
+    base = base ? base + 1 : path;
+    if (strstr(text, path))
+        return true;
+    return strlen(base) >= 3 && strstr(text, base) != NULL;
+}
+
+static int by_rank_then_size(const void *a, const void *b)
+{
+    const candidate *x = a, *y = b;
+
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    if (x->size != y->size)
+        return x->size < y->size ? -1 : 1;
+    return strcmp(x->path, y->path);
+}
+
+static bool excluded(const char *path, const char *const *exclude)
+{
+    for (; exclude && *exclude; exclude++)
+        if (strcmp(path, *exclude) == 0)
+            return true;
+    return false;
+}
+
+int tnd_context_build(tnd_code_request *req, const char *root,
+                      const char *task, const char *hints,
+                      const char *const *exclude, size_t budget)
+{
+    char **list = NULL;
+    size_t n = 0, used = 0, nc = 0;
+    candidate *c;
+    tnd_buf map;
+    bool *sent;
+
+    if (tnd_fs_list(&list, &n, root, skip, MAX_LISTED) < 0)
+        return -1;
+    c = tnd_xcalloc(n + 1, sizeof(*c));
+    for (size_t i = 0; i < n; i++) {
+        char *full = tnd_fs_join(root, list[i]);
+        struct stat st;
+        if (!excluded(list[i], exclude) && stat(full, &st) == 0) {
+            c[nc].path = list[i];
+            c[nc].size = (size_t)st.st_size;
+            c[nc].rank = mentioned(list[i], task) || mentioned(list[i], hints)
+                             ? 0
+                             : 1;
+            nc++;
+        }
+        free(full);
+    }
+    qsort(c, nc, sizeof(*c), by_rank_then_size);
+    sent = tnd_xcalloc(nc + 1, sizeof(bool));
+    req->files = tnd_xcalloc(nc + 1, sizeof(*req->files));
+    for (size_t i = 0; i < nc && req->nfiles < TND_BODY_MAX_FILES; i++) {
+        char *full, *text = NULL;
+        size_t len = 0;
+        if (c[i].size > MAX_FILE_BYTES || used + c[i].size > budget)
+            continue;
+        full = tnd_fs_join(root, c[i].path);
+        if (tnd_fs_read(&text, &len, full, MAX_FILE_BYTES) == 0 &&
+            !tnd_str_is_binary(text, len) && used + len <= budget) {
+            req->files[req->nfiles].path = tnd_xstrdup(c[i].path);
+            req->files[req->nfiles].content = text;
+            req->nfiles++;
+            used += len;
+            sent[i] = true;
+            text = NULL;
+        }
+        free(text);
+        free(full);
+    }
+    tnd_buf_init(&map, MAP_MAX_BYTES);
+    for (size_t i = 0; i < nc; i++) {
+        if (sent[i])
+            continue;
+        if (tnd_buf_printf(&map, "%s %zu\n", c[i].path, c[i].size) < 0) {
+            tnd_buf_puts(&map, "...\n");
+            break;
+        }
+    }
+    tnd_error_clear();
+    free(req->repo_map);
+    req->repo_map = tnd_buf_detach(&map, NULL);
+    free(sent);
+    free(c);
+    tnd_fs_list_free(list);
+    return 0;
+}

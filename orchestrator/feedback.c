@@ -1,0 +1,118 @@
+/* Feedback for the coder (see feedback.h). */
+#include "orchestrator/feedback.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/xalloc.h"
+
+char *tnd_feedback_trim(const char *text, size_t max)
+{
+    size_t n = strlen(text), head, tail;
+
+    if (n <= max)
+        return tnd_xstrdup(text);
+    /* failures are usually reported at the end: keep more of the tail */
+    head = max / 3;
+    tail = max - head;
+    while (head > 0 && ((unsigned char)text[head] & 0xC0) == 0x80)
+        head--;
+    while (tail > 0 && ((unsigned char)text[n - tail] & 0xC0) == 0x80)
+        tail--;
+    return tnd_xasprintf("%.*s\n[... %zu bytes left out ...]\n%s", (int)head,
+                         text, n - head - tail, text + n - tail);
+}
+
+static void skills_part(tnd_buf *b, const tnd_audit_reply *a)
+{
+    bool header = false;
+
+    for (size_t i = 0; i < a->nskills; i++) {
+        const tnd_skill_result *s = &a->skills[i];
+        char *out;
+        if (s->status == TND_SKILL_PASS)
+            continue;
+        if (!header) {
+            tnd_buf_puts(b, "\nChecks that failed:\n");
+            header = true;
+        }
+        tnd_buf_printf(b, "\n### %s (`%s`): %s", s->name, s->command,
+                       tnd_skill_status_name(s->status));
+        if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
+            tnd_buf_printf(b, ", exit %d", s->exit_code);
+        tnd_buf_puts(b, "\n");
+        out = tnd_feedback_trim(s->output, TND_FEEDBACK_MAX_OUTPUT);
+        tnd_buf_printf(b, "```\n%s%s```\n", out,
+                       *out && out[strlen(out) - 1] != '\n' ? "\n" : "");
+        free(out);
+    }
+}
+
+static void issues_part(tnd_buf *b, const tnd_critique *c)
+{
+    if (c->nissues)
+        tnd_buf_puts(b, "\nThe reviewer's issues:\n");
+    for (size_t i = 0; i < c->nissues && i < 20; i++) {
+        const tnd_issue *is = &c->issues[i];
+        tnd_buf_printf(b, "- [%s, %s]", tnd_severity_name(is->severity),
+                       tnd_issue_type_name(is->type));
+        if (is->file && is->line > 0)
+            tnd_buf_printf(b, " %s:%ld:", is->file, is->line);
+        else if (is->file)
+            tnd_buf_printf(b, " %s:", is->file);
+        tnd_buf_printf(b, " %s\n", is->description);
+        if (is->evidence && *is->evidence)
+            tnd_buf_printf(b, "  Evidence: %.600s\n", is->evidence);
+        if (is->suggested_fix && *is->suggested_fix)
+            tnd_buf_printf(b, "  Suggested fix: %.600s\n", is->suggested_fix);
+    }
+    if (c->summary && *c->summary)
+        tnd_buf_printf(b, "\nThe reviewer's summary: %.1000s\n", c->summary);
+}
+
+char *tnd_feedback_build(const tnd_gate_input *in,
+                         const tnd_gate_decision *decision,
+                         const char *const *history, const char *diff)
+{
+    tnd_buf b;
+    char *text;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_printf(&b, "Attempt %d was not accepted: %s\n", in->attempt,
+                   decision->reason);
+    if (in->audit) {
+        skills_part(&b, in->audit);
+        if (in->audit->critique)
+            issues_part(&b, in->audit->critique);
+    }
+    if (history && history[0]) {
+        tnd_buf_puts(&b, "\nEarlier attempts:\n");
+        for (const char *const *h = history; *h; h++)
+            tnd_buf_printf(&b, "- %.300s\n", *h);
+    }
+    if (diff && *diff) {
+        char *d = tnd_feedback_trim(diff, TND_FEEDBACK_MAX_DIFF);
+        tnd_buf_printf(&b,
+                       "\nThe change of attempt %d (the files are back as "
+                       "they were; propose the whole change again):\n"
+                       "```diff\n%s%s```\n",
+                       in->attempt, d,
+                       *d && d[strlen(d) - 1] != '\n' ? "\n" : "");
+        free(d);
+    }
+    if (in->streak >= 2)
+        tnd_buf_printf(&b,
+                       "\nThe same failure has now happened %d times in a "
+                       "row. Do not repeat the same fix: find the real "
+                       "cause and try a different approach.\n",
+                       in->streak);
+    text = tnd_buf_detach(&b, NULL);
+    if (strlen(text) > TND_FEEDBACK_MAX_TOTAL) {
+        char *cut = tnd_feedback_trim(text, TND_FEEDBACK_MAX_TOTAL);
+        free(text);
+        text = cut;
+    }
+    return text;
+}

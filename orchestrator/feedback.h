@@ -1,0 +1,31 @@
+/* tnd_feedback - what the coder hears after a failed attempt.
+ *
+ * Concrete and bounded: the gate's reason, each failing skill's output
+ * trimmed to its head and tail, the reviewer's issues with evidence and
+ * suggested fixes, a line per earlier attempt, the last diff, and a
+ * plain "try a different approach" when the same failure repeats. The
+ * size does not grow with the number of attempts: only the last attempt
+ * is shown in full, earlier ones get one line each, and every part has
+ * its own cap. */
+#ifndef TND_FEEDBACK_H
+#define TND_FEEDBACK_H
+
+#include "orchestrator/gate.h"
+
+/* Caps (bytes) of the parts of a feedback text. */
+#define TND_FEEDBACK_MAX_OUTPUT 3000 /* per failing skill */
+#define TND_FEEDBACK_MAX_DIFF   6000
+#define TND_FEEDBACK_MAX_TOTAL  (24 * 1024)
+
+/* Feedback for the attempt after in->attempt. history holds one line per
+ * earlier attempt (may be NULL); diff is the failed attempt's diff (may
+ * be NULL). Caller frees. */
+char *tnd_feedback_build(const tnd_gate_input *in,
+                         const tnd_gate_decision *decision,
+                         const char *const *history, const char *diff);
+
+/* Text cut to max bytes keeping the first and last parts, with a marker
+ * saying how much was left out. Caller frees. */
+char *tnd_feedback_trim(const char *text, size_t max);
+
+#endif

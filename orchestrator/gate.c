@@ -1,0 +1,259 @@
+/* The gate's decision rules (see gate.h). */
+#include "orchestrator/gate.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/str.h"
+
+const char *tnd_gate_action_name(tnd_gate_action a)
+{
+    switch (a) {
+    case TND_GATE_APPROVE:
+        return "approve";
+    case TND_GATE_REVISE:
+        return "revise";
+    case TND_GATE_ESCALATE:
+        return "escalate";
+    }
+    return "?";
+}
+
+static const tnd_skill_result *find_skill(const tnd_audit_reply *a,
+                                          const char *name)
+{
+    for (size_t i = 0; i < a->nskills; i++)
+        if (strcmp(a->skills[i].name, name) == 0)
+            return &a->skills[i];
+    return NULL;
+}
+
+/* Why the change fails, or NULL when it passes every check. */
+static const char *failure(char *buf, size_t size, const tnd_gate_config *cfg,
+                           const tnd_gate_input *in)
+{
+    const tnd_audit_reply *a = in->audit;
+    const tnd_critique *c;
+
+    if (in->apply_error) {
+        snprintf(buf, size, "the proposal could not be applied: %s",
+                 in->apply_error);
+        return buf;
+    }
+    if (in->format_error) {
+        snprintf(buf, size, "the coder's answer held no usable edits: %s",
+                 in->format_error);
+        return buf;
+    }
+    if (in->empty) {
+        snprintf(buf, size, "the proposal changes nothing");
+        return buf;
+    }
+    if (!a) {
+        snprintf(buf, size, "the change was not audited");
+        return buf;
+    }
+    for (const char *const *r = in->required; r && *r; r++) {
+        if (!find_skill(a, *r)) {
+            snprintf(buf, size,
+                     "required skill %s did not run (the reviewer did not "
+                     "report it)",
+                     *r);
+            return buf;
+        }
+    }
+    for (size_t i = 0; i < a->nskills; i++) {
+        const tnd_skill_result *s = &a->skills[i];
+        bool required = s->required;
+        for (const char *const *r = in->required; r && *r; r++)
+            if (strcmp(*r, s->name) == 0)
+                required = true;
+        if (!required || s->status == TND_SKILL_PASS)
+            continue;
+        if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
+            snprintf(buf, size, "required skill %s failed (exit %d)", s->name,
+                     s->exit_code);
+        else
+            snprintf(buf, size, "required skill %s: %s", s->name,
+                     tnd_skill_status_name(s->status));
+        return buf;
+    }
+    if (!(c = a->critique)) {
+        snprintf(buf, size, "no valid critique: %s",
+                 a->critique_error ? a->critique_error : "none was given");
+        return buf;
+    }
+    for (size_t i = 0; i < c->nissues; i++) {
+        const tnd_issue *is = &c->issues[i];
+        if (is->severity < TND_SEVERITY_MAJOR)
+            continue;
+        if (is->file && is->line > 0)
+            snprintf(buf, size, "the reviewer found a %s issue at %s:%ld: %s",
+                     tnd_severity_name(is->severity), is->file, is->line,
+                     is->description);
+        else if (is->file)
+            snprintf(buf, size, "the reviewer found a %s issue in %s: %s",
+                     tnd_severity_name(is->severity), is->file,
+                     is->description);
+        else
+            snprintf(buf, size, "the reviewer found a %s issue: %s",
+                     tnd_severity_name(is->severity), is->description);
+        return buf;
+    }
+    if (c->verdict != TND_VERDICT_APPROVE) {
+        snprintf(buf, size, "the reviewer asks for a revision: %s",
+                 *c->summary ? c->summary : "(no summary)");
+        return buf;
+    }
+    if (c->confidence < cfg->confidence_threshold) {
+        snprintf(buf, size,
+                 "the reviewer's confidence %.2f is below "
+                 "gate.confidence_threshold %.2f",
+                 c->confidence, cfg->confidence_threshold);
+        return buf;
+    }
+    return NULL;
+}
+
+void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
+                     const tnd_gate_input *in)
+{
+    char why[sizeof(out->reason)];
+    const char *fail;
+
+    memset(out, 0, sizeof(*out));
+    if (in->repeats > 0) {
+        out->action = TND_GATE_ESCALATE;
+        snprintf(out->reason, sizeof(out->reason),
+                 "stuck: attempt %d proposes exactly the change of attempt %d",
+                 in->attempt, in->repeats);
+        return;
+    }
+    fail = failure(why, sizeof(why), cfg, in);
+    if (!fail) {
+        double confidence = in->audit->critique->confidence;
+        out->passed = true;
+        if (confidence < cfg->human_review_below) {
+            out->action = TND_GATE_ESCALATE;
+            snprintf(out->reason, sizeof(out->reason),
+                     "the change passes, but the reviewer's confidence %.2f "
+                     "is below gate.human_review_below %.2f: a human should "
+                     "look",
+                     confidence, cfg->human_review_below);
+        } else {
+            out->action = TND_GATE_APPROVE;
+            snprintf(out->reason, sizeof(out->reason),
+                     "every required skill passed and the reviewer approves "
+                     "(confidence %.2f)",
+                     confidence);
+        }
+        return;
+    }
+    if (in->streak >= cfg->persistent_failure_threshold &&
+        cfg->persistent_failure_threshold > 1) {
+        out->action = TND_GATE_ESCALATE;
+        snprintf(out->reason, sizeof(out->reason),
+                 "the same failure %d times in a row: %s", in->streak, fail);
+    } else if (in->attempt >= cfg->max_iterations) {
+        out->action = TND_GATE_ESCALATE;
+        snprintf(out->reason, sizeof(out->reason),
+                 "gate.max_iterations (%d) reached; last failure: %s",
+                 cfg->max_iterations, fail);
+    } else {
+        out->action = TND_GATE_REVISE;
+        snprintf(out->reason, sizeof(out->reason), "%s", fail);
+    }
+}
+
+/* Hash text with digits, hex runs after "0x" and /tmp/... paths folded,
+ * and whitespace collapsed. */
+static uint64_t hash_normalised(uint64_t h, const char *s)
+{
+    bool space = false;
+
+    for (const char *p = s; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '0' && (p[1] == 'x' || p[1] == 'X')) {
+            p += 2;
+            while (isxdigit((unsigned char)*p))
+                p++;
+            p--;
+            h = tnd_str_hash(h, "#", 1);
+            continue;
+        }
+        if (isdigit(c)) {
+            while (isdigit((unsigned char)p[1]))
+                p++;
+            h = tnd_str_hash(h, "#", 1);
+            continue;
+        }
+        if (c == '/' && (strncmp(p, "/tmp/", 5) == 0 ||
+                         strncmp(p, "/var/tmp/", 9) == 0)) {
+            while (p[1] && !isspace((unsigned char)p[1]) && p[1] != ':' &&
+                   p[1] != '\'' && p[1] != '"')
+                p++;
+            h = tnd_str_hash(h, "<tmp>", 5);
+            continue;
+        }
+        if (isspace(c)) {
+            space = true;
+            continue;
+        }
+        if (space) {
+            h = tnd_str_hash(h, " ", 1);
+            space = false;
+        }
+        h = tnd_str_hash(h, &c, 1);
+    }
+    return h;
+}
+
+/* The last part of an output, where failures are reported. */
+static const char *tail(const char *s, size_t keep)
+{
+    size_t n = strlen(s);
+
+    return n > keep ? s + n - keep : s;
+}
+
+uint64_t tnd_gate_signature(const tnd_gate_input *in)
+{
+    uint64_t h = TND_FNV_SEED;
+    const tnd_audit_reply *a = in->audit;
+    bool any = false;
+
+    if (in->apply_error)
+        return hash_normalised(tnd_str_hash(h, "apply", 5), in->apply_error);
+    if (in->format_error)
+        return hash_normalised(tnd_str_hash(h, "format", 6),
+                               in->format_error);
+    if (in->empty)
+        return tnd_str_hash(h, "empty", 5);
+    if (!a)
+        return 0;
+    for (size_t i = 0; i < a->nskills; i++) {
+        const tnd_skill_result *s = &a->skills[i];
+        if (s->status == TND_SKILL_PASS)
+            continue;
+        h = tnd_str_hash(h, s->name, strlen(s->name));
+        h = hash_normalised(h, tail(s->output, 2048));
+        any = true;
+    }
+    if (a->critique) {
+        for (size_t i = 0; i < a->critique->nissues; i++) {
+            const tnd_issue *is = &a->critique->issues[i];
+            if (is->severity < TND_SEVERITY_MAJOR)
+                continue;
+            h = tnd_str_hash(h, &is->type, sizeof(is->type));
+            if (is->file)
+                h = tnd_str_hash(h, is->file, strlen(is->file));
+            any = true;
+        }
+    } else if (a->critique_error) {
+        h = hash_normalised(tnd_str_hash(h, "critique", 8),
+                            a->critique_error);
+        any = true;
+    }
+    return any ? h : 0;
+}

@@ -1,0 +1,67 @@
+/* tnd_gate - the audit gate: the decision, made in code.
+ *
+ * The reviewer reports evidence (skill results) and an opinion (the
+ * critique); the gate decides. The rules (docs/ARCHITECTURE.md, "The
+ * gate"):
+ *   - a required skill that is missing, failed, timed out or could not
+ *     run means not approved, whatever the critique says;
+ *   - no valid critique means not approved (never a pass);
+ *   - approved needs: every required skill passed, a critique with
+ *     verdict "approve", no major or critical issue, and confidence at or
+ *     above gate.confidence_threshold;
+ *   - an approvable change with confidence below gate.human_review_below
+ *     goes to a human instead;
+ *   - a change that is not approved goes back to the coder, unless
+ *     gate.max_iterations is reached, the same failure repeated
+ *     gate.persistent_failure_threshold times in a row, or the proposal
+ *     repeats an earlier one (stuck): then it goes to a human.
+ * Pure functions: no I/O, so every rule has a table-driven test. */
+#ifndef TND_GATE_H
+#define TND_GATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "proto/audit.h"
+
+typedef enum tnd_gate_action {
+    TND_GATE_APPROVE = 1,
+    TND_GATE_REVISE,   /* back to the coder with feedback */
+    TND_GATE_ESCALATE, /* a human must decide */
+} tnd_gate_action;
+
+typedef struct tnd_gate_input {
+    int attempt;                /* 1-based */
+    const char *apply_error;    /* the proposal could not be applied */
+    const char *format_error;   /* the coder's answer had no usable edits */
+    bool empty;                 /* the proposal changes nothing */
+    int repeats;                /* > 0: the diff is identical to that of
+                                   this earlier attempt (stuck) */
+    const tnd_audit_reply *audit;    /* NULL when no audit ran */
+    const char *const *required;     /* skills the orchestrator's config
+                                        requires, NULL-terminated */
+    int streak;                 /* attempts in a row, this one included,
+                                   that failed with this attempt's
+                                   failure signature */
+} tnd_gate_input;
+
+typedef struct tnd_gate_decision {
+    tnd_gate_action action;
+    bool passed;      /* the change itself passed every check */
+    char reason[600]; /* one line for people and for the coder */
+} tnd_gate_decision;
+
+/* Decide what happens to this attempt. */
+void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
+                     const tnd_gate_input *in);
+
+/* A hash of what went wrong in this attempt, insensitive to numbers,
+ * addresses and temporary paths, so the same failure in two attempts
+ * gives the same value. 0 when nothing failed. */
+uint64_t tnd_gate_signature(const tnd_gate_input *in);
+
+/* "approve", "revise", "escalate". */
+const char *tnd_gate_action_name(tnd_gate_action a);
+
+#endif

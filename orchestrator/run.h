@@ -1,0 +1,35 @@
+/* tnd_run - `tandem run`: one task through the gate loop, end to end.
+ *
+ * Copies the repository into a workspace, starts the broker and the local
+ * agents, then loops: ask the coder, apply the proposal, ask the reviewer
+ * to audit it, let the gate decide. Writes the session (report.json,
+ * attempt-N.diff, final.diff), prints the approved diff on stdout and a
+ * one-line summary on stderr, and stops every process it started. */
+#ifndef TND_RUN_H
+#define TND_RUN_H
+
+#include <stdbool.h>
+
+/* Exit codes, the same for every command. */
+#define TND_EXIT_OK 0       /* approved / done */
+#define TND_EXIT_FAILED 1   /* rejected, failed, interrupted */
+#define TND_EXIT_USAGE 2    /* usage or configuration error */
+#define TND_EXIT_HUMAN 3    /* waiting for a human */
+
+typedef struct tnd_run_options {
+    const char *repo;     /* the target repository; "." when NULL */
+    const char *config;   /* agents.yaml; NULL: REPO/agents.yaml when it
+                             exists, else the built-in defaults */
+    const char *llm;      /* --llm PROVIDER:MODEL override, or NULL */
+    const char *base_url; /* --base-url override, or NULL */
+    const char *task;     /* what to do */
+    bool keep_workspace;  /* leave the workspace for inspection */
+    bool quiet;           /* no progress lines */
+    bool verbose;         /* debug logging */
+} tnd_run_options;
+
+/* Run the task; returns one of the TND_EXIT_* codes after printing what
+ * happened. */
+int tnd_run(const tnd_run_options *opts);
+
+#endif

@@ -1,0 +1,39 @@
+/* tnd_session - the record of one task in the target repository:
+ * .tandem/sessions/<id>/ with report.json, attempt-N.diff, final.diff
+ * and the agents' logs.
+ *
+ * Files are written atomically (temporary file, fsync, rename), so a
+ * reader or a crash never sees half a report. .tandem/ gets a .gitignore
+ * of "*" so the user's git does not pick sessions up. */
+#ifndef TND_SESSION_H
+#define TND_SESSION_H
+
+#include <stddef.h>
+
+typedef struct tnd_session tnd_session;
+
+/* Create a new session directory under repo/.tandem/sessions/. NULL with
+ * the error set. */
+tnd_session *tnd_session_new(const char *repo);
+
+/* Free (the files stay). Sets *self_p to NULL; safe on NULL. */
+void tnd_session_destroy(tnd_session **self_p);
+
+/* "20261122-014455-3fa2": time of creation plus randomness. Borrowed. */
+const char *tnd_session_id(const tnd_session *self);
+
+/* Absolute path of the session directory. Borrowed. */
+const char *tnd_session_dir(const tnd_session *self);
+
+/* The path of a file in the session directory. Caller frees. */
+char *tnd_session_path(const tnd_session *self, const char *name);
+
+/* The path of a session file relative to the repository root
+ * (".tandem/sessions/ID/NAME"), for reports. Caller frees. */
+char *tnd_session_relpath(const tnd_session *self, const char *name);
+
+/* Write a file of the session atomically. */
+int tnd_session_write(tnd_session *self, const char *name, const char *data,
+                      size_t len);
+
+#endif

@@ -1,0 +1,325 @@
+/* Agent processes: spawn, reap, restart, stop (see supervisor.h). */
+#include "orchestrator/supervisor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+
+#define QUICK_EXIT_MS 10000 /* an exit sooner than this counts as a failure */
+#define MAX_QUICK_FAILURES 3
+#define BACKOFF_FIRST_MS 250
+#define BACKOFF_MAX_MS 5000
+
+typedef struct child {
+    char *name;
+    char *service;
+    char **argv;
+    char *log_path;
+    pid_t pid;          /* 0 when not running */
+    int64_t started;
+    int64_t restart_at; /* when pid == 0: start again at this time */
+    int failures;       /* quick exits in a row */
+} child;
+
+struct tnd_supervisor {
+    child *children;
+    size_t n, alloc;
+};
+
+tnd_supervisor *tnd_supervisor_new(void)
+{
+    return tnd_xcalloc(1, sizeof(tnd_supervisor));
+}
+
+/* fork + exec with a close-on-exec status pipe, so a failed exec is
+ * reported here rather than as a mysterious exit 127. */
+static int spawn(child *c)
+{
+    int status[2] = {-1, -1}, logfd = -1, devnull = -1, err = 0;
+    pid_t parent = getpid(), pid;
+    ssize_t n;
+
+    if (pipe2(status, O_CLOEXEC) < 0)
+        return tnd_error_sys("cannot start %s", c->name);
+    logfd = open(c->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (logfd < 0 || devnull < 0) {
+        tnd_error_sys("cannot open %s", logfd < 0 ? c->log_path : "/dev/null");
+        goto fail;
+    }
+    pid = fork();
+    if (pid < 0) {
+        tnd_error_sys("cannot start %s", c->name);
+        goto fail;
+    }
+    if (pid == 0) {
+        /* child: async-signal-safe calls only */
+        struct sigaction sa;
+        sigset_t none;
+        int e;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = SIG_DFL;
+        for (int sig = 1; sig < 32; sig++)
+            sigaction(sig, &sa, NULL);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(1); /* tandem died before the line above */
+        if (dup2(devnull, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
+            goto child_fail;
+        for (int fd = 3; fd < 1024; fd++)
+            if (fd != status[1])
+                close(fd);
+        execv(c->argv[0], c->argv);
+    child_fail:
+        e = errno;
+        if (write(status[1], &e, sizeof(e)) < 0) {
+            /* nothing more can be done */
+        }
+        _exit(127);
+    }
+    close(status[1]);
+    status[1] = -1;
+    do {
+        n = read(status[0], &err, sizeof(err));
+    } while (n < 0 && errno == EINTR);
+    close(status[0]);
+    close(logfd);
+    close(devnull);
+    if (n == (ssize_t)sizeof(err)) {
+        waitpid(pid, NULL, 0);
+        errno = err;
+        return tnd_error_sys("cannot run %s", c->argv[0]);
+    }
+    c->pid = pid;
+    c->started = tnd_now_ms();
+    tnd_log_debug("started %s (pid %ld)", c->name, (long)pid);
+    return 0;
+fail:
+    for (int i = 0; i < 2; i++)
+        if (status[i] >= 0)
+            close(status[i]);
+    if (logfd >= 0)
+        close(logfd);
+    if (devnull >= 0)
+        close(devnull);
+    return -1;
+}
+
+int tnd_supervisor_add(tnd_supervisor *self, const tnd_agent_spec *spec)
+{
+    child *c;
+    size_t argc = 0;
+
+    TND_GROW(self->children, self->alloc, self->n + 1);
+    c = &self->children[self->n];
+    memset(c, 0, sizeof(*c));
+    c->name = tnd_xstrdup(spec->name);
+    c->service = tnd_xstrdup(spec->service);
+    c->log_path = tnd_xstrdup(spec->log_path);
+    while (spec->argv[argc])
+        argc++;
+    c->argv = tnd_xcalloc(argc + 1, sizeof(char *));
+    for (size_t i = 0; i < argc; i++)
+        c->argv[i] = tnd_xstrdup(spec->argv[i]);
+    self->n++;
+    if (spawn(c) < 0) {
+        self->n--;
+        for (size_t i = 0; i < argc; i++)
+            free(c->argv[i]);
+        free(c->argv);
+        free(c->name);
+        free(c->service);
+        free(c->log_path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The last lines of an agent's log, indented, for an error message.
+ * Caller frees. */
+static char *log_tail(const char *path)
+{
+    char *text = NULL, *out;
+    size_t len = 0;
+    const char *start;
+    int lines = 0;
+
+    if (tnd_fs_read(&text, &len, path, 16 << 20) < 0 || len == 0) {
+        free(text);
+        return tnd_xstrdup("  (its log is empty)");
+    }
+    start = text + len;
+    while (start > text && lines < 9) {
+        start--;
+        if (*start == '\n' && start != text + len - 1)
+            lines++;
+    }
+    if (*start == '\n')
+        start++;
+    out = tnd_xasprintf("  last lines of %s:\n    %s", path, start);
+    free(text);
+    for (char *p = out; *p; p++) {
+        if (*p == '\n' && p[1]) {
+            /* indent each line by rebuilding: small text, simple code */
+            char *rest = tnd_xstrdup(p + 1);
+            size_t at = (size_t)(p - out) + 1;
+            char *grown = tnd_xasprintf("%.*s    %s", (int)at, out, rest);
+            free(rest);
+            free(out);
+            out = grown;
+            p = out + at + 3;
+        }
+    }
+    return out;
+}
+
+static void describe_exit(char *buf, size_t size, int status)
+{
+    if (WIFEXITED(status))
+        snprintf(buf, size, "exited with status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, size, "was killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, size, "stopped (status 0x%x)", status);
+}
+
+int tnd_supervisor_tick(tnd_supervisor *self, tnd_supervisor_gone_fn gone,
+                        void *payload)
+{
+    int64_t now = tnd_now_ms();
+
+    for (size_t i = 0; i < self->n; i++) {
+        child *c = &self->children[i];
+        int status;
+        pid_t r;
+        char how[128];
+
+        if (c->pid == 0) {
+            if (c->restart_at && now >= c->restart_at) {
+                c->restart_at = 0;
+                if (spawn(c) < 0)
+                    return -1;
+                tnd_log_info("restarted agent %s", c->name);
+            }
+            continue;
+        }
+        r = waitpid(c->pid, &status, WNOHANG);
+        if (r == 0 || (r < 0 && errno == EINTR))
+            continue;
+        c->pid = 0;
+        /* take down anything it left in its process group */
+        kill(-(pid_t)(r > 0 ? r : 0), SIGKILL);
+        describe_exit(how, sizeof(how), r > 0 ? status : 0);
+        if (gone)
+            gone(c->name, payload);
+        if (r > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+            char *tail = log_tail(c->log_path);
+            tnd_error_set("agent %s %s: its configuration is wrong\n%s",
+                          c->name, how, tail);
+            free(tail);
+            return -1;
+        }
+        c->failures = now - c->started < QUICK_EXIT_MS ? c->failures + 1 : 1;
+        if (c->failures >= MAX_QUICK_FAILURES) {
+            char *tail = log_tail(c->log_path);
+            tnd_error_set("agent %s %s, %d times in a row shortly after "
+                          "starting; giving up\n%s",
+                          c->name, how, c->failures, tail);
+            free(tail);
+            return -1;
+        }
+        {
+            long delay = BACKOFF_FIRST_MS;
+            for (int k = 1; k < c->failures && delay < BACKOFF_MAX_MS; k++)
+                delay *= 2;
+            if (delay > BACKOFF_MAX_MS)
+                delay = BACKOFF_MAX_MS;
+            c->restart_at = now + delay;
+            tnd_log_warn("agent %s %s; restarting in %.2fs", c->name, how,
+                         delay / 1000.0);
+        }
+    }
+    return 0;
+}
+
+size_t tnd_supervisor_running(const tnd_supervisor *self, const char *service)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < self->n; i++)
+        if (self->children[i].pid > 0 &&
+            strcmp(self->children[i].service, service) == 0)
+            n++;
+    return n;
+}
+
+void tnd_supervisor_destroy(tnd_supervisor **self_p, long grace_ms)
+{
+    tnd_supervisor *s = self_p ? *self_p : NULL;
+    int64_t deadline;
+    bool left;
+
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->children[i].pid > 0)
+            kill(s->children[i].pid, SIGTERM);
+    deadline = tnd_now_ms() + grace_ms;
+    do {
+        left = false;
+        for (size_t i = 0; i < s->n; i++) {
+            child *c = &s->children[i];
+            if (c->pid <= 0)
+                continue;
+            if (waitpid(c->pid, NULL, WNOHANG) == c->pid) {
+                kill(-c->pid, SIGKILL); /* its leftovers, if any */
+                c->pid = 0;
+            } else {
+                left = true;
+            }
+        }
+        if (left) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    } while (left && tnd_now_ms() < deadline);
+    for (size_t i = 0; i < s->n; i++) {
+        child *c = &s->children[i];
+        if (c->pid > 0) {
+            tnd_log_warn("agent %s did not stop within %ld ms; killing it",
+                         c->name, grace_ms);
+            kill(-c->pid, SIGKILL);
+            kill(c->pid, SIGKILL);
+            waitpid(c->pid, NULL, 0);
+        }
+        for (char **p = c->argv; *p; p++)
+            free(*p);
+        free(c->argv);
+        free(c->name);
+        free(c->service);
+        free(c->log_path);
+    }
+    free(s->children);
+    free(s);
+    *self_p = NULL;
+}

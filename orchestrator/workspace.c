@@ -1,0 +1,479 @@
+/* Workspace copy, confined edit application, diff and revert (see
+ * workspace.h). */
+#include "orchestrator/workspace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/diff.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "proto/body.h"
+
+typedef struct touched {
+    char *path;
+    char *base;    /* content at the base; NULL when it did not exist */
+    size_t base_len;
+    char *now;     /* content after the proposal; NULL when deleted */
+    size_t now_len;
+    mode_t mode;   /* of the base file, or 0644 */
+} touched;
+
+struct tnd_workspace {
+    char *root;
+    touched *files;
+    size_t nfiles, afiles;
+    char **paths; /* NULL-terminated view of files[].path */
+};
+
+static const char *const skip[] = {".git", ".tandem", NULL};
+
+tnd_workspace *tnd_workspace_new(const char *repo, const char *dir,
+                                 size_t max_bytes)
+{
+    tnd_workspace *ws;
+    char *root;
+
+    if (tnd_fs_copytree(repo, dir, skip, max_bytes) < 0) {
+        tnd_fs_rmtree(dir);
+        return NULL;
+    }
+    if (!(root = tnd_fs_realpath(dir))) {
+        tnd_fs_rmtree(dir);
+        return NULL;
+    }
+    ws = tnd_xcalloc(1, sizeof(*ws));
+    ws->root = root;
+    ws->paths = tnd_xcalloc(1, sizeof(char *));
+    return ws;
+}
+
+static void forget(tnd_workspace *ws)
+{
+    for (size_t i = 0; i < ws->nfiles; i++) {
+        free(ws->files[i].path);
+        free(ws->files[i].base);
+        free(ws->files[i].now);
+    }
+    ws->nfiles = 0;
+    free(ws->paths);
+    ws->paths = tnd_xcalloc(1, sizeof(char *));
+}
+
+void tnd_workspace_destroy(tnd_workspace **self_p, int remove)
+{
+    tnd_workspace *ws = self_p ? *self_p : NULL;
+
+    if (!ws)
+        return;
+    if (remove)
+        tnd_fs_rmtree(ws->root);
+    forget(ws);
+    free(ws->paths);
+    free(ws->files);
+    free(ws->root);
+    free(ws);
+    *self_p = NULL;
+}
+
+const char *tnd_workspace_path(const tnd_workspace *self)
+{
+    return self->root;
+}
+
+const char *const *tnd_workspace_touched(const tnd_workspace *self)
+{
+    return (const char *const *)self->paths;
+}
+
+/* Refuse paths whose existing part leads outside the root through a
+ * symlink, and targets that are symlinks or not regular files. */
+static int confine(const tnd_workspace *ws, const char *rel)
+{
+    char *full = tnd_fs_join(ws->root, rel);
+    char *dir = tnd_fs_dirname(full);
+    char *real = NULL;
+    size_t rootlen = strlen(ws->root);
+    struct stat st;
+    int error = 0;
+
+    /* climb to the deepest ancestor that exists */
+    while (!tnd_fs_exists(dir) && strlen(dir) > rootlen) {
+        char *up = tnd_fs_dirname(dir);
+        free(dir);
+        dir = up;
+    }
+    real = realpath(dir, NULL);
+    if (!real || (strcmp(real, ws->root) != 0 &&
+                  (strncmp(real, ws->root, rootlen) != 0 ||
+                   real[rootlen] != '/')))
+        error = tnd_error_set("%s: the path leaves the repository through a "
+                              "symbolic link",
+                              rel);
+    else if (lstat(full, &st) == 0 && !S_ISREG(st.st_mode))
+        error = tnd_error_set("%s: %s; only regular files can be edited",
+                              rel,
+                              S_ISLNK(st.st_mode)  ? "is a symbolic link"
+                              : S_ISDIR(st.st_mode) ? "is a directory"
+                                                    : "is not a regular file");
+    free(real);
+    free(dir);
+    free(full);
+    return error;
+}
+
+static touched *find(tnd_workspace *ws, const char *path)
+{
+    for (size_t i = 0; i < ws->nfiles; i++)
+        if (strcmp(ws->files[i].path, path) == 0)
+            return &ws->files[i];
+    return NULL;
+}
+
+/* The pending state of path, loaded from disk the first time. */
+static int load(touched **out, tnd_workspace *ws, const char *path)
+{
+    touched *t = find(ws, path);
+    char *full;
+    struct stat st;
+    int rc;
+
+    if (t) {
+        *out = t;
+        return 0;
+    }
+    if (confine(ws, path) < 0)
+        return -1;
+    TND_GROW(ws->files, ws->afiles, ws->nfiles + 1);
+    t = &ws->files[ws->nfiles++];
+    memset(t, 0, sizeof(*t));
+    t->path = tnd_xstrdup(path);
+    t->mode = 0644;
+    full = tnd_fs_join(ws->root, path);
+    rc = tnd_fs_read(&t->base, &t->base_len, full, TND_BODY_MAX_FILE);
+    if (rc == 0 && stat(full, &st) == 0)
+        t->mode = st.st_mode & 07777;
+    free(full);
+    if (rc < 0 && rc != TND_ENOTFOUND) {
+        ws->nfiles--;
+        free(t->path);
+        return -1;
+    }
+    if (t->base) {
+        t->now = tnd_xmalloc(t->base_len + 1);
+        memcpy(t->now, t->base, t->base_len + 1);
+        t->now_len = t->base_len;
+    }
+    *out = t;
+    return 0;
+}
+
+static size_t count_matches(const char *hay, const char *needle,
+                            const char **first)
+{
+    size_t n = 0, len = strlen(needle);
+    const char *p = hay;
+
+    *first = NULL;
+    if (len == 0)
+        return 0;
+    while ((p = strstr(p, needle)) != NULL) {
+        if (!n)
+            *first = p;
+        n++;
+        p += len;
+    }
+    return n;
+}
+
+/* Length of a line without trailing spaces, tabs and the newline. */
+static size_t trimmed_len(const char *line, size_t len)
+{
+    while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t' ||
+                       line[len - 1] == '\r' || line[len - 1] == '\n'))
+        len--;
+    return len;
+}
+
+/* Match search against text line by line, ignoring trailing whitespace.
+ * Returns the number of matches; *start and *end span the first one. */
+static size_t loose_matches(const char *text, const char *search,
+                            size_t *start, size_t *end)
+{
+    size_t n = 0, nsearch = tnd_str_count_lines(search, strlen(search));
+    const char *line = text;
+
+    if (nsearch == 0)
+        return 0;
+    while (*line) {
+        const char *t = line, *s = search;
+        size_t k;
+        for (k = 0; k < nsearch && *t; k++) {
+            const char *tn = strchr(t, '\n'), *sn = strchr(s, '\n');
+            size_t tl = tn ? (size_t)(tn - t + 1) : strlen(t);
+            size_t sl = sn ? (size_t)(sn - s + 1) : strlen(s);
+            size_t a = trimmed_len(t, tl), b = trimmed_len(s, sl);
+            if (a != b || memcmp(t, s, a) != 0)
+                break;
+            t += tl;
+            s += sl;
+        }
+        if (k == nsearch) {
+            if (n == 0) {
+                *start = (size_t)(line - text);
+                *end = (size_t)(t - text);
+            }
+            n++;
+        }
+        line = strchr(line, '\n');
+        if (!line)
+            break;
+        line++;
+    }
+    return n;
+}
+
+/* "line 14: `  return sum / count;`": where the first search line is
+ * most alike in text, to help the coder see what it got wrong. */
+static char *closest_line(const char *text, const char *search)
+{
+    const char *nl = strchr(search, '\n');
+    size_t want = trimmed_len(search, nl ? (size_t)(nl - search)
+                                         : strlen(search));
+    const char *want_start = search;
+    size_t best = 0, best_line = 0, lineno = 1;
+    const char *best_at = NULL;
+    size_t best_len = 0;
+
+    while (want > 0 && (*want_start == ' ' || *want_start == '\t')) {
+        want_start++;
+        want--;
+    }
+    for (const char *line = text; *line; lineno++) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        size_t common = 0;
+        const char *l = line;
+        size_t ll = trimmed_len(line, len);
+        while (ll > 0 && (*l == ' ' || *l == '\t')) {
+            l++;
+            ll--;
+        }
+        while (common < ll && common < want && l[common] == want_start[common])
+            common++;
+        if (common > best) {
+            best = common;
+            best_line = lineno;
+            best_at = line;
+            best_len = len;
+        }
+        if (!end)
+            break;
+        line = end + 1;
+    }
+    if (!best_at || best < 3)
+        return tnd_xstrdup("no line of the file resembles its first line");
+    {
+        char *shown = tnd_xstrndup(best_at, best_len > 200 ? 200 : best_len);
+        char *out = tnd_xasprintf("the closest line is %zu: `%s`", best_line,
+                                  shown);
+        free(shown);
+        return out;
+    }
+}
+
+static void set_now(touched *t, char *text, size_t len)
+{
+    free(t->now);
+    t->now = text;
+    t->now_len = len;
+}
+
+static int apply_one(tnd_workspace *ws, const tnd_edit *e, size_t index)
+{
+    touched *t;
+    const char *at;
+    size_t n, start = 0, end = 0, slen;
+    tnd_buf b;
+
+    if (tnd_edit_path_check(e->path) < 0 || load(&t, ws, e->path) < 0) {
+        tnd_error_prefix("edit %zu", index + 1);
+        return -1;
+    }
+    switch (e->kind) {
+    case TND_EDIT_WRITE:
+        set_now(t, tnd_xstrdup(e->replace), strlen(e->replace));
+        return 0;
+    case TND_EDIT_DELETE:
+        if (!t->now)
+            return tnd_error_set("edit %zu deletes %s, which does not exist",
+                                 index + 1, e->path);
+        set_now(t, NULL, 0);
+        return 0;
+    case TND_EDIT_REPLACE:
+        break;
+    }
+    if (!t->now)
+        return tnd_error_set("edit %zu changes %s, which does not exist (to "
+                             "create a file use a FILE block)",
+                             index + 1, e->path);
+    if (tnd_str_is_binary(t->now, t->now_len))
+        return tnd_error_set("edit %zu changes %s, which is a binary file",
+                             index + 1, e->path);
+    slen = strlen(e->search);
+    n = count_matches(t->now, e->search, &at);
+    if (n == 1) {
+        start = (size_t)(at - t->now);
+        end = start + slen;
+    } else if (n == 0) {
+        n = loose_matches(t->now, e->search, &start, &end);
+    }
+    if (n == 0) {
+        char *hint = closest_line(t->now, e->search);
+        int error = tnd_error_set("edit %zu: the SEARCH text was not found "
+                                  "in %s; %s. SEARCH must copy the current "
+                                  "lines exactly",
+                                  index + 1, e->path, hint);
+        free(hint);
+        return error;
+    }
+    if (n > 1)
+        return tnd_error_set("edit %zu: the SEARCH text matches %zu places "
+                             "in %s; include more surrounding lines so it "
+                             "matches one",
+                             index + 1, n, e->path);
+    tnd_buf_init(&b, TND_BODY_MAX_FILE);
+    if (tnd_buf_append(&b, t->now, start) < 0 ||
+        tnd_buf_puts(&b, e->replace) < 0 ||
+        tnd_buf_append(&b, t->now + end, t->now_len - end) < 0) {
+        tnd_buf_free(&b);
+        return tnd_error_set("edit %zu makes %s larger than %d bytes",
+                             index + 1, e->path, TND_BODY_MAX_FILE);
+    }
+    {
+        size_t len;
+        char *text = tnd_buf_detach(&b, &len);
+        set_now(t, text, len);
+    }
+    return 0;
+}
+
+static int write_file(const tnd_workspace *ws, const touched *t,
+                      const char *content, size_t len)
+{
+    char *full = tnd_fs_join(ws->root, t->path);
+    char *dir = tnd_fs_dirname(full);
+    int fd = -1, error = 0;
+
+    if (!content) {
+        if (unlink(full) < 0 && errno != ENOENT)
+            error = tnd_error_sys("cannot delete %s", t->path);
+        goto out;
+    }
+    if (tnd_fs_mkdirs(dir, 0755) < 0) {
+        error = -1;
+        goto out;
+    }
+    fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+              t->mode);
+    if (fd < 0) {
+        error = tnd_error_sys("cannot write %s", t->path);
+        goto out;
+    }
+    for (size_t off = 0; off < len;) {
+        ssize_t n = write(fd, content + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            error = tnd_error_sys("cannot write %s", t->path);
+            goto out;
+        }
+        off += (size_t)n;
+    }
+out:
+    if (fd >= 0 && close(fd) < 0 && error == 0)
+        error = tnd_error_sys("cannot write %s", t->path);
+    free(dir);
+    free(full);
+    return error;
+}
+
+static int cmp_touched(const void *a, const void *b)
+{
+    return strcmp(((const touched *)a)->path, ((const touched *)b)->path);
+}
+
+int tnd_workspace_apply(tnd_workspace *self, const tnd_edit *edits,
+                        size_t count)
+{
+    if (self->nfiles > 0)
+        return tnd_error_set("a proposal is already applied; revert it "
+                             "first");
+    if (count == 0)
+        return tnd_error_set("the proposal has no edits");
+    for (size_t i = 0; i < count; i++) {
+        if (apply_one(self, &edits[i], i) < 0) {
+            forget(self);
+            return -1;
+        }
+    }
+    qsort(self->files, self->nfiles, sizeof(touched), cmp_touched);
+    for (size_t i = 0; i < self->nfiles; i++) {
+        touched *t = &self->files[i];
+        if (write_file(self, t, t->now, t->now_len) < 0) {
+            /* files not written yet still hold their base: putting the
+             * base back everywhere is right and simple */
+            char *why = tnd_xstrdup(tnd_error_last());
+            tnd_workspace_revert(self);
+            tnd_error_set("%s", why);
+            free(why);
+            return -1;
+        }
+    }
+    free(self->paths);
+    self->paths = tnd_xcalloc(self->nfiles + 1, sizeof(char *));
+    for (size_t i = 0; i < self->nfiles; i++)
+        self->paths[i] = self->files[i].path;
+    return 0;
+}
+
+char *tnd_workspace_diff(tnd_workspace *self)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BODY_MAX_DIFF);
+    for (size_t i = 0; i < self->nfiles; i++) {
+        const touched *t = &self->files[i];
+        if (tnd_diff_file(&b, t->path, t->base, t->base_len, t->now,
+                          t->now_len) < 0) {
+            tnd_buf_free(&b);
+            tnd_error_set("the change is larger than %d bytes as a diff",
+                          TND_BODY_MAX_DIFF);
+            return NULL;
+        }
+    }
+    return tnd_buf_detach(&b, NULL);
+}
+
+int tnd_workspace_revert(tnd_workspace *self)
+{
+    int error = 0;
+
+    for (size_t i = 0; i < self->nfiles; i++) {
+        const touched *t = &self->files[i];
+        if (write_file(self, t, t->base, t->base_len) < 0)
+            error = -1;
+    }
+    forget(self);
+    return error;
+}

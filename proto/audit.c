@@ -1,0 +1,381 @@
+/* Reviewer request and reply bodies, and the critique schema (see
+ * audit.h). */
+#include "proto/audit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/xalloc.h"
+#include "proto/json.h"
+
+static const char *const skill_statuses[] = {"pass", "fail", "timeout",
+                                             "error"};
+static const char *const verdicts[] = {"?", "approve", "revise"};
+static const char *const severities[] = {"?", "minor", "major", "critical"};
+static const char *const issue_types[] = {
+    "?",         "missing", "unsupported", "incorrect",
+    "superfluous", "safety", "style"};
+
+const char *tnd_skill_status_name(tnd_skill_status s)
+{
+    return s <= TND_SKILL_ERROR ? skill_statuses[s] : "?";
+}
+
+const char *tnd_verdict_name(tnd_verdict v)
+{
+    return v >= 1 && v <= 2 ? verdicts[v] : verdicts[0];
+}
+
+const char *tnd_severity_name(tnd_severity s)
+{
+    return s >= 1 && s <= 3 ? severities[s] : severities[0];
+}
+
+const char *tnd_issue_type_name(tnd_issue_type t)
+{
+    return t >= 1 && t <= 6 ? issue_types[t] : issue_types[0];
+}
+
+/* Index of name in names[first..count), or -1. */
+static int lookup_name(const char *const *names, int first, int count,
+                       const char *name)
+{
+    for (int i = first; i < count; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- request ------------------------------------------------------------ */
+
+char *tnd_audit_request_encode(const tnd_audit_request *r, size_t *len_out)
+{
+    json_object *o = tnd_body_new("audit", r->task_id, r->attempt);
+
+    json_object_object_add(o, "task", json_object_new_string(r->task));
+    json_object_object_add(o, "workspace",
+                           json_object_new_string(r->workspace));
+    json_object_object_add(o, "diff", json_object_new_string(r->diff));
+    return tnd_body_finish(o, len_out);
+}
+
+int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
+                             size_t len)
+{
+    json_object *o = NULL;
+    int error = -1;
+
+    memset(out, 0, sizeof(*out));
+    if (tnd_body_open(&o, body, len, "audit") < 0)
+        return -1;
+    if (tnd_body_ids(&out->task_id, &out->attempt, o) < 0 ||
+        tnd_json_get_str(&out->task, o, "task", TND_BODY_MAX_TASK,
+                         TND_JSON_REQUIRED) < 0 ||
+        tnd_json_get_str(&out->workspace, o, "workspace", 4096,
+                         TND_JSON_REQUIRED) < 0 ||
+        tnd_json_get_str(&out->diff, o, "diff", TND_BODY_MAX_DIFF,
+                         TND_JSON_REQUIRED) < 0)
+        goto out;
+    if (out->workspace[0] != '/') {
+        tnd_error_set("field 'workspace' must be an absolute path");
+        goto out;
+    }
+    error = 0;
+out:
+    if (error < 0)
+        tnd_error_prefix("bad audit request");
+    json_object_put(o);
+    return error;
+}
+
+void tnd_audit_request_clear(tnd_audit_request *r)
+{
+    free(r->task_id);
+    free(r->task);
+    free(r->workspace);
+    free(r->diff);
+    memset(r, 0, sizeof(*r));
+}
+
+/* ---- critique ----------------------------------------------------------- */
+
+static int enum_field(int *out, json_object *obj, const char *key,
+                      const char *const *names, int first, int count,
+                      const char *choices)
+{
+    char *s = NULL;
+    int i;
+
+    if (tnd_json_get_str(&s, obj, key, 64, TND_JSON_REQUIRED) < 0)
+        return -1;
+    i = lookup_name(names, first, count, s);
+    if (i < 0) {
+        tnd_error_set("field '%s' must be one of %s, got \"%s\"", key,
+                      choices, s);
+        free(s);
+        return -1;
+    }
+    free(s);
+    *out = i;
+    return 0;
+}
+
+static int issue_from_json(tnd_issue *is, json_object *j)
+{
+    int type = 0, sev = 0;
+
+    if (!json_object_is_type(j, json_type_object))
+        return tnd_error_set("must be an object");
+    if (enum_field(&type, j, "type", issue_types, 1, 7,
+                   "missing, unsupported, incorrect, superfluous, safety, "
+                   "style") < 0 ||
+        enum_field(&sev, j, "severity", severities, 1, 4,
+                   "minor, major, critical") < 0)
+        return -1;
+    is->type = (tnd_issue_type)type;
+    is->severity = (tnd_severity)sev;
+    if (tnd_json_get_str(&is->description, j, "description",
+                         TND_BODY_MAX_NOTE, TND_JSON_REQUIRED) < 0 ||
+        tnd_json_get_str(&is->file, j, "file", TND_BODY_MAX_PATH,
+                         TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_int(&is->line, j, "line", 0, 100000000,
+                         TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_str(&is->evidence, j, "evidence", TND_BODY_MAX_NOTE,
+                         TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_str(&is->suggested_fix, j, "suggested_fix",
+                         TND_BODY_MAX_NOTE, TND_JSON_OPTIONAL) < 0)
+        return -1;
+    return 0;
+}
+
+int tnd_critique_from_json(tnd_critique **out, json_object *obj)
+{
+    tnd_critique *c = tnd_xcalloc(1, sizeof(*c));
+    json_object *issues = NULL;
+    int verdict = 0;
+
+    *out = NULL;
+    if (!json_object_is_type(obj, json_type_object)) {
+        tnd_error_set("the critique must be a JSON object");
+        goto fail;
+    }
+    if (enum_field(&verdict, obj, "verdict", verdicts, 1, 3,
+                   "approve, revise") < 0 ||
+        tnd_json_get_double(&c->confidence, obj, "confidence", 0, 1,
+                            TND_JSON_REQUIRED) < 0 ||
+        tnd_json_get_array(&issues, obj, "issues", TND_BODY_MAX_ISSUES,
+                           TND_JSON_REQUIRED) < 0 ||
+        tnd_json_get_str(&c->summary, obj, "summary", TND_BODY_MAX_NOTE,
+                         TND_JSON_OPTIONAL) < 0)
+        goto fail;
+    c->verdict = (tnd_verdict)verdict;
+    if (!c->summary)
+        c->summary = tnd_xstrdup("");
+    c->issues = tnd_xcalloc(json_object_array_length(issues) + 1,
+                            sizeof(*c->issues));
+    for (size_t i = 0; i < json_object_array_length(issues); i++) {
+        if (issue_from_json(&c->issues[c->nissues++],
+                            json_object_array_get_idx(issues, i)) < 0) {
+            tnd_error_prefix("issues[%zu]", i);
+            goto fail;
+        }
+    }
+    *out = c;
+    return 0;
+fail:
+    tnd_critique_destroy(&c);
+    return -1;
+}
+
+json_object *tnd_critique_to_json(const tnd_critique *c)
+{
+    json_object *o = json_object_new_object();
+    json_object *issues = json_object_new_array();
+
+    json_object_object_add(o, "verdict",
+                           json_object_new_string(
+                               tnd_verdict_name(c->verdict)));
+    {
+        /* three decimals: 0.95, not 0.94999999999999996 */
+        char text[32];
+        snprintf(text, sizeof(text), "%.3g", c->confidence);
+        json_object_object_add(o, "confidence",
+                               json_object_new_double_s(c->confidence, text));
+    }
+    for (size_t i = 0; i < c->nissues; i++) {
+        const tnd_issue *is = &c->issues[i];
+        json_object *j = json_object_new_object();
+        json_object_object_add(j, "type",
+                               json_object_new_string(
+                                   tnd_issue_type_name(is->type)));
+        json_object_object_add(j, "severity",
+                               json_object_new_string(
+                                   tnd_severity_name(is->severity)));
+        if (is->file)
+            json_object_object_add(j, "file",
+                                   json_object_new_string(is->file));
+        if (is->line > 0)
+            json_object_object_add(j, "line",
+                                   json_object_new_int64(is->line));
+        json_object_object_add(j, "description",
+                               json_object_new_string(is->description));
+        if (is->evidence)
+            json_object_object_add(j, "evidence",
+                                   json_object_new_string(is->evidence));
+        if (is->suggested_fix)
+            json_object_object_add(j, "suggested_fix",
+                                   json_object_new_string(is->suggested_fix));
+        json_object_array_add(issues, j);
+    }
+    json_object_object_add(o, "issues", issues);
+    json_object_object_add(o, "summary",
+                           json_object_new_string(c->summary ? c->summary
+                                                             : ""));
+    return o;
+}
+
+void tnd_critique_destroy(tnd_critique **cp)
+{
+    tnd_critique *c = cp ? *cp : NULL;
+
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->nissues; i++) {
+        free(c->issues[i].file);
+        free(c->issues[i].description);
+        free(c->issues[i].evidence);
+        free(c->issues[i].suggested_fix);
+    }
+    free(c->issues);
+    free(c->summary);
+    free(c);
+    *cp = NULL;
+}
+
+/* ---- reply -------------------------------------------------------------- */
+
+char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out)
+{
+    json_object *o = tnd_body_new("audit_reply", r->task_id, r->attempt);
+    json_object *skills = json_object_new_array();
+
+    for (size_t i = 0; i < r->nskills; i++) {
+        const tnd_skill_result *s = &r->skills[i];
+        json_object *j = json_object_new_object();
+        json_object_object_add(j, "name", json_object_new_string(s->name));
+        json_object_object_add(j, "status",
+                               json_object_new_string(
+                                   tnd_skill_status_name(s->status)));
+        json_object_object_add(j, "required",
+                               json_object_new_boolean(s->required));
+        json_object_object_add(j, "exit_code",
+                               json_object_new_int(s->exit_code));
+        json_object_object_add(j, "duration_ms",
+                               json_object_new_int64(s->duration_ms));
+        json_object_object_add(j, "command",
+                               json_object_new_string(s->command ? s->command
+                                                                 : ""));
+        json_object_object_add(j, "output",
+                               json_object_new_string(s->output ? s->output
+                                                                : ""));
+        json_object_array_add(skills, j);
+    }
+    json_object_object_add(o, "skills", skills);
+    json_object_object_add(o, "critique",
+                           r->critique ? tnd_critique_to_json(r->critique)
+                                       : NULL);
+    json_object_object_add(o, "critique_error",
+                           tnd_json_str_or_null(r->critique_error));
+    json_object_object_add(o, "usage", tnd_usage_to_json(&r->usage));
+    return tnd_body_finish(o, len_out);
+}
+
+static int skill_from_json(tnd_skill_result *s, json_object *j)
+{
+    int status = 0;
+    long code = 0;
+
+    if (tnd_json_get_str(&s->name, j, "name", 64, TND_JSON_REQUIRED) < 0 ||
+        enum_field(&status, j, "status", skill_statuses, 0, 4,
+                   "pass, fail, timeout, error") < 0 ||
+        tnd_json_get_bool(&s->required, j, "required", TND_JSON_REQUIRED) <
+            0 ||
+        tnd_json_get_int(&code, j, "exit_code", -1000, 1000,
+                         TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_int(&s->duration_ms, j, "duration_ms", 0, 1000000000L,
+                         TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_str(&s->command, j, "command", TND_BODY_MAX_NOTE,
+                         TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_str(&s->output, j, "output", TND_BODY_MAX_OUTPUT,
+                         TND_JSON_OPTIONAL) < 0)
+        return -1;
+    s->status = (tnd_skill_status)status;
+    s->exit_code = (int)code;
+    if (!s->command)
+        s->command = tnd_xstrdup("");
+    if (!s->output)
+        s->output = tnd_xstrdup("");
+    return 0;
+}
+
+int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body,
+                           size_t len)
+{
+    json_object *o = NULL, *skills = NULL, *crit = NULL, *usage = NULL;
+    int error = -1;
+
+    memset(out, 0, sizeof(*out));
+    if (tnd_body_open(&o, body, len, "audit_reply") < 0)
+        return -1;
+    if (tnd_body_ids(&out->task_id, &out->attempt, o) < 0 ||
+        tnd_json_get_array(&skills, o, "skills", TND_BODY_MAX_SKILLS,
+                           TND_JSON_REQUIRED) < 0 ||
+        tnd_json_get_object(&crit, o, "critique", TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_str(&out->critique_error, o, "critique_error",
+                         TND_BODY_MAX_NOTE, TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_object(&usage, o, "usage", TND_JSON_OPTIONAL) < 0 ||
+        tnd_usage_from_json(&out->usage, usage) < 0)
+        goto out;
+    out->skills = tnd_xcalloc(json_object_array_length(skills) + 1,
+                              sizeof(*out->skills));
+    for (size_t i = 0; i < json_object_array_length(skills); i++) {
+        if (skill_from_json(&out->skills[out->nskills++],
+                            json_object_array_get_idx(skills, i)) < 0) {
+            tnd_error_prefix("skills[%zu]", i);
+            goto out;
+        }
+    }
+    if (crit && tnd_critique_from_json(&out->critique, crit) < 0) {
+        tnd_error_prefix("critique");
+        goto out;
+    }
+    if (!crit && !out->critique_error)
+        out->critique_error = tnd_xstrdup("the reviewer sent no critique");
+    error = 0;
+out:
+    if (error < 0)
+        tnd_error_prefix("bad audit reply");
+    json_object_put(o);
+    return error;
+}
+
+void tnd_skill_result_clear(tnd_skill_result *r)
+{
+    free(r->name);
+    free(r->command);
+    free(r->output);
+    memset(r, 0, sizeof(*r));
+}
+
+void tnd_audit_reply_clear(tnd_audit_reply *r)
+{
+    for (size_t i = 0; i < r->nskills; i++)
+        tnd_skill_result_clear(&r->skills[i]);
+    free(r->skills);
+    tnd_critique_destroy(&r->critique);
+    free(r->critique_error);
+    free(r->task_id);
+    memset(r, 0, sizeof(*r));
+}

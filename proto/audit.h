@@ -1,0 +1,121 @@
+/* tnd_audit - the reviewer's request and reply bodies, and the critique
+ * (see proto/body.h). */
+#ifndef TND_AUDIT_H
+#define TND_AUDIT_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "proto/body.h"
+
+/* orchestrator -> reviewer */
+typedef struct tnd_audit_request {
+    char *task_id;
+    int attempt;
+    char *task;
+    char *workspace; /* absolute path of the tree to audit (the reviewer
+                        must see the same filesystem) */
+    char *diff;      /* the proposal as a unified diff against the base */
+} tnd_audit_request;
+
+typedef enum tnd_skill_status {
+    TND_SKILL_PASS = 0,
+    TND_SKILL_FAIL,    /* ran and reported failure (non-zero exit) */
+    TND_SKILL_TIMEOUT, /* killed at its deadline */
+    TND_SKILL_ERROR,   /* could not run at all */
+} tnd_skill_status;
+
+typedef struct tnd_skill_result {
+    char *name;
+    tnd_skill_status status;
+    bool required;
+    int exit_code;
+    long duration_ms;
+    char *command; /* as configured, for people */
+    char *output;  /* trimmed: head and tail */
+} tnd_skill_result;
+
+typedef enum tnd_verdict {
+    TND_VERDICT_APPROVE = 1,
+    TND_VERDICT_REVISE,
+} tnd_verdict;
+
+typedef enum tnd_severity {
+    TND_SEVERITY_MINOR = 1,
+    TND_SEVERITY_MAJOR,
+    TND_SEVERITY_CRITICAL,
+} tnd_severity;
+
+typedef enum tnd_issue_type {
+    TND_ISSUE_MISSING = 1,
+    TND_ISSUE_UNSUPPORTED,
+    TND_ISSUE_INCORRECT,
+    TND_ISSUE_SUPERFLUOUS,
+    TND_ISSUE_SAFETY,
+    TND_ISSUE_STYLE,
+} tnd_issue_type;
+
+typedef struct tnd_issue {
+    tnd_issue_type type;
+    tnd_severity severity;
+    char *file;          /* may be NULL */
+    long line;           /* 0 when unknown */
+    char *description;
+    char *evidence;      /* may be NULL */
+    char *suggested_fix; /* may be NULL */
+} tnd_issue;
+
+typedef struct tnd_critique {
+    tnd_verdict verdict;
+    double confidence; /* 0..1 */
+    tnd_issue *issues;
+    size_t nissues;
+    char *summary;
+} tnd_critique;
+
+/* reviewer -> orchestrator */
+typedef struct tnd_audit_reply {
+    char *task_id; /* echoed from the request */
+    int attempt;
+    tnd_skill_result *skills;
+    size_t nskills;
+    tnd_critique *critique; /* NULL when none could be had */
+    char *critique_error;   /* why critique is NULL; else NULL */
+    tnd_usage usage;
+} tnd_audit_reply;
+
+/* Encoders return a new NUL-terminated body (caller frees); *len_out may
+ * be NULL. Decoders fill a zeroed struct, which the caller frees with the
+ * matching _clear (also after a failure). */
+char *tnd_audit_request_encode(const tnd_audit_request *r, size_t *len_out);
+int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
+                             size_t len);
+void tnd_audit_request_clear(tnd_audit_request *r);
+
+char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out);
+int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body,
+                           size_t len);
+void tnd_audit_reply_clear(tnd_audit_reply *r);
+
+/* Free one skill result's strings. */
+void tnd_skill_result_clear(tnd_skill_result *r);
+
+/* Check a critique object against the schema and convert it; the error
+ * names the field at fault ("issues[2].severity must be one of minor,
+ * major, critical"). Caller frees *out with tnd_critique_destroy. */
+int tnd_critique_from_json(tnd_critique **out, json_object *obj);
+
+/* The critique as a new JSON object (caller puts). */
+json_object *tnd_critique_to_json(const tnd_critique *c);
+
+/* Free; sets *c to NULL; safe on NULL. */
+void tnd_critique_destroy(tnd_critique **c);
+
+/* Names for people and for JSON; "?" when out of range. */
+const char *tnd_skill_status_name(tnd_skill_status s);
+const char *tnd_verdict_name(tnd_verdict v);
+const char *tnd_severity_name(tnd_severity s);
+const char *tnd_issue_type_name(tnd_issue_type t);
+
+#endif

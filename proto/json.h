@@ -1,0 +1,71 @@
+/* tnd_json - reading JSON from outside with limits and clear errors.
+ *
+ * Every JSON document tandem reads comes from something that can be wrong
+ * or hostile (a peer, an LLM, a cassette). These helpers parse with a
+ * size and depth limit and read fields with type and range checks, so
+ * the error says which field is wrong and why ("field 'attempt' must be
+ * an integer 1..1000"). */
+#ifndef TND_JSON_H
+#define TND_JSON_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/buf.h"
+
+#define TND_JSON_MAX_DEPTH 32
+
+enum {
+    TND_JSON_REQUIRED = 0,
+    TND_JSON_OPTIONAL = 1, /* a missing (or null) field is not an error */
+};
+
+/* Parse exactly one JSON value from len bytes (no NUL needed; trailing
+ * whitespace allowed, trailing garbage is an error). *out is a new
+ * reference the caller puts. The error says where parsing stopped. */
+int tnd_json_parse(json_object **out, const char *text, size_t len);
+
+/* Read obj[key] as a string of at most max bytes without NUL bytes into
+ * *out (caller frees). With TND_JSON_OPTIONAL a missing field gives
+ * *out = NULL and 0. */
+int tnd_json_get_str(char **out, json_object *obj, const char *key,
+                     size_t max, int flags);
+
+/* Read obj[key] as an integer in min..max. A missing optional field
+ * leaves *out untouched. */
+int tnd_json_get_int(long *out, json_object *obj, const char *key, long min,
+                     long max, int flags);
+
+/* Read obj[key] as a number in min..max (integers accepted). A missing
+ * optional field leaves *out untouched. */
+int tnd_json_get_double(double *out, json_object *obj, const char *key,
+                        double min, double max, int flags);
+
+/* Read obj[key] as a boolean. A missing optional field leaves *out
+ * untouched. */
+int tnd_json_get_bool(bool *out, json_object *obj, const char *key,
+                      int flags);
+
+/* Borrow obj[key] as an array of at most max items; *out is NULL for a
+ * missing optional field. */
+int tnd_json_get_array(json_object **out, json_object *obj, const char *key,
+                       size_t max, int flags);
+
+/* Borrow obj[key] as an object; *out is NULL for a missing optional
+ * field. */
+int tnd_json_get_object(json_object **out, json_object *obj,
+                        const char *key, int flags);
+
+/* obj serialised compactly into a new string (caller frees); *len_out may
+ * be NULL. Slashes are not escaped. */
+char *tnd_json_dump(json_object *obj, size_t *len_out);
+
+/* obj pretty-printed with a trailing newline, for files people read.
+ * Caller frees. */
+char *tnd_json_pretty(json_object *obj);
+
+/* A new JSON string from s, or JSON null when s is NULL. */
+json_object *tnd_json_str_or_null(const char *s);
+
+#endif

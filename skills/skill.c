@@ -1,0 +1,91 @@
+/* Running configured skills (see skill.h). */
+#include "skills/skill.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/xalloc.h"
+#include "proto/body.h"
+#include "skills/proc.h"
+
+void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
+                   const char *dir, char *const *envp,
+                   const atomic_int *cancel)
+{
+    tnd_proc_spec spec;
+    tnd_proc_result res;
+    size_t cap = skill->output_cap;
+
+    memset(out, 0, sizeof(*out));
+    memset(&res, 0, sizeof(res));
+    out->name = tnd_xstrdup(skill->name);
+    out->required = skill->required;
+    out->command = tnd_xstrdup(skill->command.display);
+    if (cap == 0 || cap > TND_BODY_MAX_OUTPUT - 4096)
+        cap = TND_BODY_MAX_OUTPUT - 4096;
+
+    memset(&spec, 0, sizeof(spec));
+    spec.argv = (const char *const *)skill->command.argv;
+    spec.cwd = dir;
+    spec.envp = (const char *const *)envp;
+    spec.timeout_ms = (long)skill->timeout_s * 1000;
+    spec.output_cap = cap;
+    spec.merge_stderr = 1;
+    spec.cancel = cancel;
+
+    if (tnd_proc_run(&res, &spec) < 0) {
+        out->status = TND_SKILL_ERROR;
+        out->exit_code = -1;
+        out->output = tnd_xstrdup(tnd_error_last());
+        tnd_proc_result_free(&res);
+        return;
+    }
+    out->duration_ms = res.duration_ms;
+    out->output = tnd_xstrdup(res.output ? res.output : "");
+    switch (res.status) {
+    case TND_PROC_EXITED:
+        out->exit_code = res.exit_code;
+        out->status = res.exit_code == 0 ? TND_SKILL_PASS : TND_SKILL_FAIL;
+        break;
+    case TND_PROC_TIMEOUT:
+        out->exit_code = -1;
+        out->status = TND_SKILL_TIMEOUT;
+        break;
+    case TND_PROC_SIGNALED:
+        out->exit_code = -1;
+        out->status = TND_SKILL_FAIL;
+        break;
+    case TND_PROC_CANCELLED:
+        out->exit_code = -1;
+        out->status = TND_SKILL_ERROR;
+        break;
+    }
+    if (res.status != TND_PROC_EXITED || res.exit_code != 0) {
+        /* say how it ended at the end of the output, where people look */
+        char *with = tnd_xasprintf("%s%s[tandem: %s %s]\n", out->output,
+                                   *out->output &&
+                                           out->output[strlen(out->output) -
+                                                       1] != '\n'
+                                       ? "\n"
+                                       : "",
+                                   skill->name, tnd_proc_describe(&res));
+        free(out->output);
+        out->output = with;
+    }
+    tnd_proc_result_free(&res);
+}
+
+const char *tnd_skill_summary(const tnd_skill_result *r)
+{
+    static _Thread_local char line[256];
+
+    if (r->status == TND_SKILL_FAIL && r->exit_code >= 0)
+        snprintf(line, sizeof(line), "%s: fail (exit %d, %.1fs)", r->name,
+                 r->exit_code, r->duration_ms / 1000.0);
+    else
+        snprintf(line, sizeof(line), "%s: %s (%.1fs)", r->name,
+                 tnd_skill_status_name(r->status), r->duration_ms / 1000.0);
+    return line;
+}

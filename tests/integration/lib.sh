@@ -1,0 +1,126 @@
+# Helpers for integration tests: sourced by each tests/integration/test_*.sh.
+# Tests run the real binaries from bin/ and assert on what a user sees:
+# exit codes, stdout, stderr, files. Nothing sleeps to synchronise: waits
+# poll with a deadline.
+set -u
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=$TOP/bin
+FAKELLM=$TOP/build/tests/fakellm
+T=$(mktemp -d "${TMPDIR:-/tmp}/tandem-test.XXXXXX")
+FAKE_PID=
+export TMPDIR=$T/tmp
+mkdir -p "$TMPDIR"
+
+cleanup() {
+    if [ -n "$FAKE_PID" ]; then
+        kill "$FAKE_PID" 2>/dev/null
+        wait "$FAKE_PID" 2>/dev/null
+    fi
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    for f in "$T/out" "$T/err"; do
+        if [ -s "$f" ]; then
+            echo "--- $(basename "$f"):" >&2
+            tail -n 40 "$f" >&2
+        fi
+    done
+    exit 1
+}
+
+pass() { echo "ok - $*"; }
+
+# Run a command with stdout in $T/out and stderr in $T/err; $RC is its
+# exit status.
+run() {
+    "$@" >"$T/out" 2>"$T/err"
+    RC=$?
+}
+
+# tandem itself, under valgrind when TANDEM_MEMCHECK=1 (agents included,
+# system programs the skills run excluded).
+tandem() {
+    if [ "${TANDEM_MEMCHECK:-0}" = 1 ]; then
+        mkdir -p "$T/vg"
+        valgrind -q --trace-children=yes \
+            --trace-children-skip='/usr/*,/bin/*,/sbin/*' \
+            --leak-check=full --errors-for-leak-kinds=definite \
+            --log-file="$T/vg/%p.log" "$BIN/tandem" "$@"
+    else
+        "$BIN/tandem" "$@"
+    fi
+}
+
+# Fail when valgrind reported errors in any process of this test.
+check_memcheck() {
+    [ "${TANDEM_MEMCHECK:-0}" = 1 ] || return 0
+    bad=$(grep -l -E 'ERROR SUMMARY: [1-9]|definitely lost: [1-9]' \
+        "$T"/vg/*.log 2>/dev/null)
+    if [ -n "$bad" ]; then
+        cat $bad >&2
+        fail "valgrind found errors"
+    fi
+    return 0
+}
+
+expect_rc() {
+    [ "$RC" = "$1" ] || fail "expected exit $1, got $RC ($2)"
+}
+
+# expect_in FILE TEXT: FILE contains TEXT (fixed string)
+expect_in() {
+    grep -F -q -- "$2" "$1" || fail "$(basename "$1") lacks: $2"
+}
+
+expect_not_in() {
+    if grep -F -q -- "$2" "$1"; then fail "$(basename "$1") has: $2"; fi
+}
+
+# A private copy of the demo project.
+copy_demo() {
+    rm -rf "$T/demo"
+    mkdir -p "$T/demo"
+    (cd "$TOP/examples/demo" && tar cf - --exclude=.tandem .) |
+        (cd "$T/demo" && tar xf -)
+}
+
+# wait_for_file FILE SECONDS
+wait_for_file() {
+    i=0
+    while [ ! -s "$1" ]; do
+        i=$((i + 1))
+        [ $i -gt $(($2 * 100)) ] && fail "timed out waiting for $1"
+        sleep 0.01
+    done
+}
+
+# start_fakellm SCRIPT: start the fake LLM server; sets FAKE_URL, FAKE_LOG.
+start_fakellm() {
+    FAKE_LOG=$T/fakellm.log
+    rm -f "$T/fakellm.port" "$FAKE_LOG"
+    "$FAKELLM" --script "$1" --port-file "$T/fakellm.port" \
+        --log "$FAKE_LOG" --max-seconds 120 2>"$T/fakellm.err" &
+    FAKE_PID=$!
+    wait_for_file "$T/fakellm.port" 10
+    FAKE_URL="http://127.0.0.1:$(cat "$T/fakellm.port")"
+}
+
+# The session directory named on the last line of tandem's stderr.
+session_dir() {
+    sed -n 's/^session [^:]*: \(.*\)\/$/\1/p' "$T/err" | tail -n 1
+}
+
+# No process of a session may outlive tandem.
+expect_no_leftovers() {
+    sid=$(basename "$1")
+    if pgrep -f "$sid" >/dev/null 2>&1; then
+        pgrep -af "$sid" >&2
+        fail "processes of session $sid are still running"
+    fi
+    [ ! -e "$TMPDIR/tandem-$(id -u)/$sid" ] ||
+        fail "runtime directory of $sid was left behind"
+}

@@ -1,0 +1,517 @@
+/* Unit tests for skills/proc: running programs with deadlines, bounded
+ * output and a scrubbed environment. Real processes throughout. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "skills/proc.h"
+
+static char tmpdir[] = "/tmp/tnd-test-proc-XXXXXX";
+static char pid_file[PATH_MAX], ready_file[PATH_MAX], big_file[PATH_MAX];
+
+#define ARGV(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void nap_ms(long ms)
+{
+    struct timespec ts = {0, ms * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+/* The pid a shell wrote to pid_file. */
+static pid_t read_pid_file(void)
+{
+    FILE *f = fopen(pid_file, "r");
+    int pid = 0;
+
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%d", &pid), 1);
+    fclose(f);
+    assert_true(pid > 0);
+    return (pid_t)pid;
+}
+
+/* Poll (with a deadline) until pid no longer exists. We are the
+ * subreaper (see main), so an orphan that died is ours to reap. */
+static void assert_gone(pid_t pid)
+{
+    int64_t deadline = tnd_now_ms() + 5000;
+
+    for (;;) {
+        waitpid(pid, NULL, WNOHANG);
+        if (kill(pid, 0) == -1 && errno == ESRCH)
+            return;
+        assert_true(tnd_now_ms() < deadline);
+        nap_ms(5);
+    }
+}
+
+static void exit_codes_are_reported(void **state)
+{
+    tnd_proc_result res;
+    tnd_proc_spec spec = {.argv = ARGV("true")};
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.status, TND_PROC_EXITED);
+    assert_int_equal(res.exit_code, 0);
+    assert_string_equal(res.output, "");
+    assert_string_equal(res.errors, "");
+    assert_string_equal(tnd_proc_describe(&res), "exit 0");
+    tnd_proc_result_free(&res);
+
+    spec.argv = ARGV("sh", "-c", "exit 3");
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.status, TND_PROC_EXITED);
+    assert_int_equal(res.exit_code, 3);
+    assert_string_equal(tnd_proc_describe(&res), "exit 3");
+    tnd_proc_result_free(&res);
+    tnd_proc_result_free(&res); /* twice is fine */
+}
+
+static void stdout_and_stderr_are_kept_apart(void **state)
+{
+    tnd_proc_result res;
+    tnd_proc_spec spec = {
+        .argv = ARGV("sh", "-c", "echo out; echo err >&2; echo out2"),
+    };
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_string_equal(res.output, "out\nout2\n");
+    assert_int_equal(res.output_len, 9);
+    assert_int_equal(res.output_total, 9);
+    assert_string_equal(res.errors, "err\n");
+    assert_int_equal(res.errors_total, 4);
+    tnd_proc_result_free(&res);
+}
+
+static void merged_stderr_keeps_the_order_written(void **state)
+{
+    tnd_proc_result res;
+    tnd_proc_spec spec = {
+        .argv = ARGV("sh", "-c", "echo out; echo err >&2; echo out2"),
+        .merge_stderr = 1,
+    };
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_string_equal(res.output, "out\nerr\nout2\n");
+    assert_string_equal(res.errors, "");
+    assert_int_equal(res.errors_len, 0);
+    tnd_proc_result_free(&res);
+}
+
+static void input_is_fed_to_stdin(void **state)
+{
+    tnd_proc_result res;
+    tnd_proc_spec spec = {
+        .argv = ARGV("cat"), .input = "hello\nworld\n", .input_len = 12};
+    size_t big = 1024 * 1024;
+    char *data = malloc(big);
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_string_equal(res.output, "hello\nworld\n");
+    tnd_proc_result_free(&res);
+
+    /* More than a pipe holds in both directions at once. */
+    for (size_t i = 0; i < big; i++)
+        data[i] = (char)('a' + i % 26);
+    spec.input = data;
+    spec.input_len = big;
+    spec.output_cap = 2 * big;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.exit_code, 0);
+    assert_int_equal(res.output_len, big);
+    assert_memory_equal(res.output, data, big);
+    tnd_proc_result_free(&res);
+    free(data);
+}
+
+static void big_input_to_a_program_that_ignores_it_does_not_hang(void **state)
+{
+    size_t big = 1024 * 1024;
+    char *data = calloc(1, big);
+    tnd_proc_spec spec = {
+        .argv = ARGV("sh", "-c", "head -c 300000 /dev/zero"),
+        .input = data,
+        .input_len = big,
+        .timeout_ms = 5000,
+    };
+    tnd_proc_result res;
+    sigset_t pending;
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.status, TND_PROC_EXITED);
+    assert_int_equal(res.exit_code, 0);
+    assert_int_equal(res.output_total, 300000);
+    /* Our write hit EPIPE; the SIGPIPE it raised was swallowed. */
+    sigpending(&pending);
+    assert_false(sigismember(&pending, SIGPIPE));
+    tnd_proc_result_free(&res);
+    free(data);
+}
+
+static void runs_in_the_given_directory(void **state)
+{
+    char real[PATH_MAX], expect[PATH_MAX + 2];
+    tnd_proc_result res;
+    tnd_proc_spec spec = {.argv = ARGV("pwd"), .cwd = tmpdir};
+
+    (void)state;
+    assert_non_null(realpath(tmpdir, real));
+    snprintf(expect, sizeof(expect), "%s\n", real);
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_string_equal(res.output, expect);
+    tnd_proc_result_free(&res);
+}
+
+static void missing_program_is_an_error_naming_it(void **state)
+{
+    tnd_proc_result res;
+    tnd_proc_spec spec = {.argv = ARGV("tnd-no-such-program", "x")};
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), -1);
+    assert_string_equal(tnd_error_last(), "cannot run 'tnd-no-such-program': "
+                                          "No such file or directory");
+    assert_null(res.output);
+    tnd_proc_result_free(&res);
+
+    spec.argv = ARGV("/nonexistent/tnd-prog");
+    assert_int_equal(tnd_proc_run(&res, &spec), -1);
+    assert_non_null(strstr(tnd_error_last(), "'/nonexistent/tnd-prog'"));
+    tnd_proc_result_free(&res);
+
+    spec.argv = ARGV(tmpdir); /* a directory: found, but not runnable */
+    assert_int_equal(tnd_proc_run(&res, &spec), -1);
+    assert_non_null(strstr(tnd_error_last(), "Permission denied"));
+    tnd_proc_result_free(&res);
+}
+
+static void missing_directory_is_an_error_naming_it(void **state)
+{
+    tnd_proc_result res;
+    tnd_proc_spec spec = {.argv = ARGV("true"), .cwd = "/nonexistent/tnd"};
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), -1);
+    assert_string_equal(tnd_error_last(),
+                        "cannot run 'true': cannot enter directory "
+                        "'/nonexistent/tnd': No such file or directory");
+    tnd_proc_result_free(&res);
+}
+
+static void timeout_kills_the_program(void **state)
+{
+    tnd_proc_result res;
+    tnd_proc_spec spec = {.argv = ARGV("sleep", "30"), .timeout_ms = 200};
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.status, TND_PROC_TIMEOUT);
+    assert_int_equal(res.signal, SIGTERM);
+    assert_in_range(res.duration_ms, 200, 2000);
+    assert_memory_equal(tnd_proc_describe(&res), "timed out after ", 16);
+    tnd_proc_result_free(&res);
+}
+
+static void timeout_kills_the_whole_process_group(void **state)
+{
+    char script[PATH_MAX + 64];
+    tnd_proc_result res;
+    tnd_proc_spec spec = {
+        .argv = ARGV("sh", "-c", script),
+        .timeout_ms = 300,
+    };
+
+    (void)state;
+    snprintf(script, sizeof(script), "sleep 30 & echo $! > %s; wait", pid_file);
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.status, TND_PROC_TIMEOUT);
+    assert_gone(read_pid_file());
+    tnd_proc_result_free(&res);
+}
+
+static void term_ignored_means_kill_after_the_grace(void **state)
+{
+    tnd_proc_result res;
+    tnd_proc_spec spec = {
+        .argv = ARGV("sh", "-c", "trap '' TERM; exec sleep 30"),
+        .timeout_ms = 200,
+        .kill_grace_ms = 300,
+    };
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.status, TND_PROC_TIMEOUT);
+    assert_int_equal(res.signal, SIGKILL);
+    assert_in_range(res.duration_ms, 500, 3000);
+    tnd_proc_result_free(&res);
+}
+
+static void background_grandchild_does_not_hold_up_a_run(void **state)
+{
+    char script[PATH_MAX + 64];
+    tnd_proc_result res;
+    tnd_proc_spec spec = {.argv = ARGV("sh", "-c", script)};
+
+    (void)state;
+    /* The sleep inherits stdout, so EOF alone would take 30 s. */
+    snprintf(script, sizeof(script), "sleep 30 & echo $! > %s; echo hi",
+             pid_file);
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.status, TND_PROC_EXITED);
+    assert_int_equal(res.exit_code, 0);
+    assert_string_equal(res.output, "hi\n");
+    assert_in_range(res.duration_ms, 0, 2000);
+    assert_gone(read_pid_file());
+    tnd_proc_result_free(&res);
+}
+
+typedef struct canceller {
+    atomic_int flag;
+    const char *ready; /* the child creates this file once running */
+} canceller;
+
+static void *cancel_when_ready(void *arg)
+{
+    canceller *c = arg;
+    int64_t deadline = tnd_now_ms() + 5000;
+
+    while (access(c->ready, F_OK) != 0 && tnd_now_ms() < deadline)
+        nap_ms(5);
+    atomic_store(&c->flag, 1);
+    return NULL;
+}
+
+static void cancel_from_another_thread_stops_the_run(void **state)
+{
+    char script[PATH_MAX + 64];
+    canceller c = {.ready = ready_file};
+    tnd_proc_result res;
+    tnd_proc_spec spec = {.argv = ARGV("sh", "-c", script), .cancel = &c.flag};
+    pthread_t thread;
+
+    (void)state;
+    atomic_init(&c.flag, 0);
+    snprintf(script, sizeof(script), "echo > %s; exec sleep 30", ready_file);
+    assert_int_equal(pthread_create(&thread, NULL, cancel_when_ready, &c), 0);
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    pthread_join(thread, NULL);
+    assert_int_equal(res.status, TND_PROC_CANCELLED);
+    assert_int_equal(res.signal, SIGTERM);
+    assert_in_range(res.duration_ms, 0, 5000);
+    assert_string_equal(tnd_proc_describe(&res), "cancelled");
+    tnd_proc_result_free(&res);
+}
+
+static void output_cap_keeps_head_and_tail(void **state)
+{
+    char marker[64];
+    size_t mlen, total = 5 + 50000000 + 3;
+    tnd_proc_result res;
+    tnd_proc_spec spec = {
+        .argv = ARGV("sh", "-c", "printf 0123456789abcdefghij"),
+        .output_cap = 10,
+    };
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_string_equal(res.output, "01234\n[... 10 bytes omitted ...]\nfghij");
+    assert_int_equal(res.output_total, 20);
+    tnd_proc_result_free(&res);
+
+    spec.argv = ARGV("printf", "0123456789"); /* exactly the cap */
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_string_equal(res.output, "0123456789");
+    tnd_proc_result_free(&res);
+
+    /* 50 MB through the default 64 KiB cap. */
+    spec.argv = ARGV("sh", "-c",
+                     "printf START; head -c 50000000 /dev/zero | tr '\\0' x; "
+                     "printf END");
+    spec.output_cap = 0;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.exit_code, 0);
+    assert_int_equal(res.output_total, total);
+    mlen = (size_t)snprintf(marker, sizeof(marker),
+                            "\n[... %zu bytes omitted ...]\n", total - 65536);
+    assert_int_equal(res.output_len, 65536 + mlen);
+    assert_memory_equal(res.output, "STARTxxx", 8);
+    assert_memory_equal(res.output + 32768, marker, mlen);
+    assert_string_equal(res.output + res.output_len - 6, "xxxEND");
+    tnd_proc_result_free(&res);
+}
+
+static void death_by_signal_is_reported(void **state)
+{
+    tnd_proc_result res;
+    tnd_proc_spec spec = {.argv = ARGV("sh", "-c", "kill -9 $$")};
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.status, TND_PROC_SIGNALED);
+    assert_int_equal(res.signal, SIGKILL);
+    assert_string_equal(tnd_proc_describe(&res), "killed by signal 9 (Killed)");
+    tnd_proc_result_free(&res);
+}
+
+static int env_has(char **env, const char *entry)
+{
+    for (; *env; env++)
+        if (!strcmp(*env, entry))
+            return 1;
+    return 0;
+}
+
+static void scrubbed_environment_drops_secrets(void **state)
+{
+    const char *extra[] = {"tnd_test_extra", NULL};
+    char path[4096], home[4096];
+    tnd_proc_result res;
+    tnd_proc_spec spec = {.argv = ARGV("env")};
+    char **env;
+
+    (void)state;
+    setenv("HOME", "/nonexistent-home", 0);
+    snprintf(path, sizeof(path), "PATH=%s", getenv("PATH"));
+    snprintf(home, sizeof(home), "HOME=%s", getenv("HOME"));
+    setenv("OPENAI_API_KEY", "sk-test", 1);
+    setenv("MY_TOKEN", "t0k3n", 1);
+    setenv("db_password", "hunter2", 1);
+    setenv("TND_TEST_EXTRA", "extra", 1);
+    setenv("MONKEY", "banana", 1); /* ends in KEY, not _KEY */
+
+    env = tnd_proc_env_scrubbed(extra);
+    assert_false(env_has(env, "OPENAI_API_KEY=sk-test"));
+    assert_false(env_has(env, "MY_TOKEN=t0k3n"));
+    assert_false(env_has(env, "db_password=hunter2"));
+    assert_false(env_has(env, "TND_TEST_EXTRA=extra"));
+    assert_true(env_has(env, "MONKEY=banana"));
+    assert_true(env_has(env, path));
+    assert_true(env_has(env, home));
+
+    /* The child sees exactly that environment. */
+    spec.envp = (const char *const *)env;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_non_null(strstr(res.output, "MONKEY=banana"));
+    assert_null(strstr(res.output, "sk-test"));
+    assert_null(strstr(res.output, "hunter2"));
+    tnd_proc_result_free(&res);
+    tnd_proc_env_free(env);
+    tnd_proc_env_free(NULL);
+
+    unsetenv("OPENAI_API_KEY");
+    unsetenv("MY_TOKEN");
+    unsetenv("db_password");
+    unsetenv("TND_TEST_EXTRA");
+    unsetenv("MONKEY");
+}
+
+static void file_size_limit_stops_a_big_write(void **state)
+{
+    char script[PATH_MAX + 64];
+    tnd_proc_result res;
+    tnd_proc_spec spec = {
+        .argv = ARGV("sh", "-c", script),
+        .rlimit_fsize_bytes = 4096,
+    };
+    struct stat st;
+
+    (void)state;
+    snprintf(script, sizeof(script), "head -c 100000 /dev/zero > %s", big_file);
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_false(res.status == TND_PROC_EXITED && res.exit_code == 0);
+    assert_int_equal(stat(big_file, &st), 0);
+    assert_true(st.st_size <= 4096);
+    tnd_proc_result_free(&res);
+}
+
+static void describe_says_how_it_ended(void **state)
+{
+    tnd_proc_result r = {0};
+
+    (void)state;
+    r.status = TND_PROC_EXITED;
+    r.exit_code = 2;
+    assert_string_equal(tnd_proc_describe(&r), "exit 2");
+    r.status = TND_PROC_SIGNALED;
+    r.signal = SIGKILL;
+    assert_string_equal(tnd_proc_describe(&r), "killed by signal 9 (Killed)");
+    r.status = TND_PROC_TIMEOUT;
+    r.duration_ms = 1500;
+    assert_string_equal(tnd_proc_describe(&r), "timed out after 1.5s");
+    r.status = TND_PROC_CANCELLED;
+    assert_string_equal(tnd_proc_describe(&r), "cancelled");
+    tnd_proc_result_free(&r); /* zeroed: fine */
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(tmpdir))
+        return -1;
+    snprintf(pid_file, sizeof(pid_file), "%s/pid", tmpdir);
+    snprintf(ready_file, sizeof(ready_file), "%s/ready", tmpdir);
+    snprintf(big_file, sizeof(big_file), "%s/big", tmpdir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    unlink(pid_file);
+    unlink(ready_file);
+    unlink(big_file);
+    return rmdir(tmpdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(exit_codes_are_reported),
+        cmocka_unit_test(stdout_and_stderr_are_kept_apart),
+        cmocka_unit_test(merged_stderr_keeps_the_order_written),
+        cmocka_unit_test(input_is_fed_to_stdin),
+        cmocka_unit_test(big_input_to_a_program_that_ignores_it_does_not_hang),
+        cmocka_unit_test(runs_in_the_given_directory),
+        cmocka_unit_test(missing_program_is_an_error_naming_it),
+        cmocka_unit_test(missing_directory_is_an_error_naming_it),
+        cmocka_unit_test(timeout_kills_the_program),
+        cmocka_unit_test(timeout_kills_the_whole_process_group),
+        cmocka_unit_test(term_ignored_means_kill_after_the_grace),
+        cmocka_unit_test(background_grandchild_does_not_hold_up_a_run),
+        cmocka_unit_test(cancel_from_another_thread_stops_the_run),
+        cmocka_unit_test(output_cap_keeps_head_and_tail),
+        cmocka_unit_test(death_by_signal_is_reported),
+        cmocka_unit_test(scrubbed_environment_drops_secrets),
+        cmocka_unit_test(file_size_limit_stops_a_big_write),
+        cmocka_unit_test(describe_says_how_it_ended),
+    };
+
+    /* Orphans of killed process groups are reparented to the nearest
+     * subreaper; in a container whose init never reaps they would linger
+     * as zombies and kill(pid, 0) would still succeed. Be that reaper. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
