@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -158,38 +159,34 @@ int tnd_supervisor_add(tnd_supervisor *self, const tnd_agent_spec *spec)
  * Caller frees. */
 static char *log_tail(const char *path)
 {
-    char *text = NULL, *out;
+    char *text = NULL;
     size_t len = 0;
     const char *start;
     int lines = 0;
+    tnd_buf b;
 
     if (tnd_fs_read(&text, &len, path, 16 << 20) < 0 || len == 0) {
         free(text);
         return tnd_xstrdup("  (its log is empty)");
     }
+    while (len > 0 && text[len - 1] == '\n')
+        text[--len] = '\0';
     start = text + len;
-    while (start > text && lines < 9) {
-        start--;
-        if (*start == '\n' && start != text + len - 1)
+    while (start > text && lines < 8)
+        if (*--start == '\n')
             lines++;
-    }
     if (*start == '\n')
         start++;
-    out = tnd_xasprintf("  last lines of %s:\n    %s", path, start);
-    free(text);
-    for (char *p = out; *p; p++) {
-        if (*p == '\n' && p[1]) {
-            /* indent each line by rebuilding: small text, simple code */
-            char *rest = tnd_xstrdup(p + 1);
-            size_t at = (size_t)(p - out) + 1;
-            char *grown = tnd_xasprintf("%.*s    %s", (int)at, out, rest);
-            free(rest);
-            free(out);
-            out = grown;
-            p = out + at + 3;
-        }
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_printf(&b, "  last lines of %s:", path);
+    for (const char *p = start; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        tnd_buf_printf(&b, "\n    %.*s", (int)(n > 300 ? 300 : n), p);
+        p += n + (nl ? 1 : 0);
     }
-    return out;
+    free(text);
+    return tnd_buf_detach(&b, NULL);
 }
 
 static void describe_exit(char *buf, size_t size, int status)

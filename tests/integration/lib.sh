@@ -88,10 +88,10 @@ copy_demo() {
         (cd "$T/demo" && tar xf -)
 }
 
-# wait_for_file FILE SECONDS
+# wait_for_file FILE SECONDS: poll until FILE exists (written atomically)
 wait_for_file() {
     i=0
-    while [ ! -s "$1" ]; do
+    while [ ! -e "$1" ]; do
         i=$((i + 1))
         [ $i -gt $(($2 * 100)) ] && fail "timed out waiting for $1"
         sleep 0.01
@@ -124,3 +124,29 @@ expect_no_leftovers() {
     [ ! -e "$TMPDIR/tandem-$(id -u)/$sid" ] ||
         fail "runtime directory of $sid was left behind"
 }
+
+# demo_config CASSETTE: point the demo copy's agents.yaml at a cassette
+# (absolute path); extra YAML for the top level can follow on stdin.
+demo_config() {
+    {
+        cat <<YAML
+version: 1
+agents:
+  coder:
+    llm: {provider: replay, cassette: "$1"}
+  reviewer:
+    llm: {provider: replay, cassette: "$1"}
+    skills: [build, test]
+YAML
+        if [ ! -t 0 ]; then cat; fi
+    } >"$T/demo/agents.yaml"
+    if ! grep -q '^skills:' "$T/demo/agents.yaml"; then
+        cat >>"$T/demo/agents.yaml" <<YAML
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+    fi
+}
+
+FIX=$TOP/tests/fixtures

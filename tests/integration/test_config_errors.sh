@@ -1,0 +1,49 @@
+#!/bin/sh
+# A broken agents.yaml stops tandem before anything starts: exit 2, every
+# problem as FILE:LINE:COL, no session written.
+. "$(dirname "$0")/lib.sh"
+
+copy_demo
+cat >"$T/demo/agents.yaml" <<'YAML'
+version: 1
+gate:
+  max_iteration: 3
+  confidence_threshold: high
+agents:
+  coder:
+    llm:
+      provider: replay
+      cassette: cassette.json
+  reviewer:
+    count: 99
+    llm: {provider: replay, cassette: cassette.json}
+    skills: [build, tset]
+skills:
+  build: {command: make}
+  test: {command: make test}
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 2 "bad config"
+expect_in "$T/err" "agents.yaml:3:3: unknown key 'max_iteration' in gate (did you mean 'max_iterations'?)"
+expect_in "$T/err" "agents.yaml:4:25: gate.confidence_threshold must be a number 0..1, got \"high\""
+expect_in "$T/err" "agents.yaml:11:12: agents.reviewer.count must be an integer 0..16, got \"99\""
+expect_in "$T/err" "names 'tset', which is not defined under skills (defined: build, test)"
+[ ! -d "$T/demo/.tandem" ] || fail "a session was created for a bad config"
+pass "every config error is reported with file:line:col and exit 2"
+
+printf 'gate: [1, 2\n' >"$T/demo/agents.yaml"
+run tandem run --repo "$T/demo" "x"
+expect_rc 2 "invalid YAML"
+expect_in "$T/err" "agents.yaml:2:1: not valid YAML"
+pass "a YAML syntax error names the place"
+
+run tandem run --repo "$T/demo" --config "$T/missing.yaml" "x"
+expect_rc 2 "missing --config"
+expect_in "$T/err" "config file $T/missing.yaml does not exist"
+pass "a missing --config file is a usage error"
+
+demo_config "$T/no-such-cassette.json"
+run tandem run --repo "$T/demo" "x"
+expect_rc 2 "missing cassette"
+expect_in "$T/err" "agents.coder.llm.cassette: $T/no-such-cassette.json does not exist"
+pass "a missing cassette is a configuration error"

@@ -1,0 +1,40 @@
+#!/bin/sh
+# The gate decides in code, across the real processes: a model's
+# "approve" cannot pass failing tests, an unparseable critique is never a
+# pass, and a coder that repeats itself is stopped and handed to a human.
+. "$(dirname "$0")/lib.sh"
+
+copy_demo
+demo_config "$FIX/cassette-llm-approves-failing.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved in the end"
+expect_in "$T/err" "[1/3] reviewer: build pass, test FAIL (exit 2); critique: approve, confidence 0.99"
+expect_in "$T/err" "[1/3] revise: required skill test failed (exit 2)"
+expect_in "$T/err" "approved after 2 iterations"
+pass "a model approving a change whose tests fail does not get it through"
+
+copy_demo
+demo_config "$FIX/cassette-bad-critique.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "needs a human"
+expect_in "$T/err" "[1/3] reviewer: build pass, test pass; no valid critique"
+expect_in "$T/err" "[1/3] revise: no valid critique: the critique does not match the schema: field 'confidence' must be a number 0..1"
+expect_in "$T/err" "[2/3] escalate: stuck: attempt 2 proposes exactly the change of attempt 1"
+expect_in "$T/err" "needs a human: stuck"
+[ ! -s "$T/out" ] || fail "a diff was printed for a change that was not approved"
+dir=$(session_dir)
+expect_in "$dir/report.json" '"status": "escalated"'
+expect_in "$dir/report.json" '"final_diff": null'
+expect_in "$dir/report.json" '"llm_calls": 4'
+pass "an unparseable critique is never a pass; a repeated diff escalates (exit 3)"
+
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate:
+  max_iterations: 1
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "max iterations"
+expect_in "$T/err" "[1/1] escalate: gate.max_iterations (1) reached; last failure: required skill test failed (exit 2)"
+pass "reaching gate.max_iterations hands the task to a human (exit 3)"
+check_memcheck

@@ -1,0 +1,89 @@
+#!/bin/sh
+# The openai provider against the fake LLM server on 127.0.0.1: the demo
+# end to end over the real Chat Completions wire format, the key sent
+# only where it belongs, and clear errors and retries for faults.
+. "$(dirname "$0")/lib.sh"
+
+KEY=sk-test-0123456789abcdefSECRET
+export OPENAI_API_KEY=$KEY
+
+copy_demo
+start_fakellm "$FIX/demo-openai.json"
+run tandem run --repo "$T/demo" --llm openai:fake-model \
+    --base-url "$FAKE_URL/v1" "make the failing test pass"
+expect_rc 0 "approved over openai"
+expect_in "$T/out" "+    return (double)sum / (double)count;"
+expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
+[ "$(grep -c '"path":"/v1/chat/completions"' "$FAKE_LOG")" = 4 ] ||
+    fail "expected 4 chat requests"
+expect_in "$FAKE_LOG" "\"authorization\":\"Bearer $KEY\""
+expect_in "$FAKE_LOG" '"model":"fake-model"'
+pass "the demo runs against an OpenAI-compatible server"
+
+# The key went to the server and nowhere else.
+dir=$(session_dir)
+if grep -r -F -q "$KEY" "$dir" "$T/out" "$T/err"; then
+    fail "the API key leaked into the session, stdout or stderr"
+fi
+pass "the API key appears in no session file, log or output"
+
+kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+
+# 401: fails at once, says which variable to check, never shows the key.
+cat >"$T/s401.json" <<'JSON'
+{"steps": [{"status": 401, "repeat": 5}]}
+JSON
+copy_demo
+start_fakellm "$T/s401.json"
+run tandem run --repo "$T/demo" --llm openai:fake-model \
+    --base-url "$FAKE_URL/v1" "make the failing test pass"
+expect_rc 1 "401"
+expect_in "$T/err" "401 from $FAKE_URL/v1/chat/completions"
+expect_in "$T/err" "check the key in \$OPENAI_API_KEY"
+expect_not_in "$T/err" "$KEY"
+[ "$(grep -c '"path"' "$FAKE_LOG")" = 1 ] || fail "a 401 was retried"
+kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+pass "401 fails at once with the variable to check"
+
+# 429 with Retry-After and a 500 are retried; the answers then arrive.
+python_free_script() {
+    # the demo script with two faults in front
+    printf '{"steps": [{"status": 429, "headers": {"Retry-After": "0"}}, {"status": 500},'
+    sed -n '/"steps": \[/,$p' "$FIX/demo-openai.json" | sed '1d'
+}
+python_free_script >"$T/faults.json"
+copy_demo
+start_fakellm "$T/faults.json"
+run tandem run --repo "$T/demo" --llm openai:fake-model \
+    --base-url "$FAKE_URL/v1" "make the failing test pass"
+expect_rc 0 "approved after retries"
+[ "$(grep -c '"path"' "$FAKE_LOG")" = 6 ] || fail "expected 6 requests"
+dir=$(session_dir)
+expect_in "$dir/logs/coder-1.log" "429 from $FAKE_URL/v1/chat/completions"
+expect_in "$dir/logs/coder-1.log" "retry 2 of 3"
+expect_in "$dir/report.json" '"retries": 2'
+kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+pass "429 (Retry-After) and 500 are retried and counted"
+
+# A body that is not JSON is a clear error, not a crash.
+cat >"$T/garbage.json" <<'JSON'
+{"steps": [{"garbage": true}]}
+JSON
+copy_demo
+start_fakellm "$T/garbage.json"
+run tandem run --repo "$T/demo" --llm openai:fake-model \
+    --base-url "$FAKE_URL/v1" "make the failing test pass"
+expect_rc 1 "garbage"
+expect_in "$T/err" "bad answer from $FAKE_URL/v1/chat/completions: not valid JSON"
+pass "a garbage body fails the run with a clear error"
+
+# No server at all: connection refused is retried, then reported.
+kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+copy_demo
+run tandem run --repo "$T/demo" --llm openai:fake-model \
+    --base-url "$FAKE_URL/v1" "make the failing test pass"
+expect_rc 1 "refused"
+expect_in "$T/err" "gave up after 4 attempts"
+expect_in "$T/err" "Couldn't connect to server"
+pass "an unreachable server is retried, then reported"
+check_memcheck

@@ -1,0 +1,66 @@
+#!/bin/sh
+# Processes can die without losing the task: a reviewer killed in the
+# middle of an audit is restarted and the request goes to it again; an
+# interrupted tandem stops its agents cleanly; a tandem killed outright
+# takes its agents (and their skills) with it.
+. "$(dirname "$0")/lib.sh"
+
+copy_demo
+# The first test run kills its own reviewer (the skill's parent process).
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+skills:
+  build: {command: make, timeout_s: 60}
+  test:
+    command: "if [ ! -e '$T/killed' ]; then touch '$T/killed'; kill -9 \$PPID; exit 1; fi; make test"
+    timeout_s: 60
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved despite the crash"
+[ -e "$T/killed" ] || fail "the reviewer was never killed"
+expect_in "$T/err" "agent reviewer-1 was killed by signal 9"
+expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
+dir=$(session_dir)
+expect_in "$dir/logs/reviewer-1.log" "critique says approve"
+expect_no_leftovers "$dir"
+pass "a reviewer killed mid-audit is restarted and its request is not lost"
+
+# A long skill, to have something to interrupt.
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: "touch '$T/started'; exec sleep 47", timeout_s: 60}
+YAML
+rm -f "$T/started"
+"$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
+    >"$T/out" 2>"$T/err" &
+pid=$!
+wait_for_file "$T/started" 20
+kill -INT $pid
+wait $pid
+RC=$?
+expect_rc 1 "interrupted"
+expect_in "$T/err" "failed: interrupted by signal 2"
+dir=$(session_dir)
+expect_in "$dir/report.json" '"status": "failed"'
+expect_no_leftovers "$dir"
+if pgrep -f "sleep 47" >/dev/null; then fail "the skill outlived the run"; fi
+pass "SIGINT stops the run, its agents and their skills; exit 1"
+
+# Killed outright: the agents notice (PR_SET_PDEATHSIG) and stop too.
+rm -f "$T/started"
+"$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
+    >"$T/out" 2>"$T/err" &
+pid=$!
+wait_for_file "$T/started" 20
+sid=$(sed -n 's/^tandem: session \([^:]*\):.*/\1/p' "$T/err" | head -n 1)
+[ -n "$sid" ] || fail "no session id on stderr"
+kill -KILL $pid
+wait $pid 2>/dev/null
+i=0
+while pgrep -f "$sid" >/dev/null || pgrep -f "sleep 47" >/dev/null; do
+    i=$((i + 1))
+    [ $i -gt 1000 ] && fail "agents or skills of $sid outlived tandem"
+    sleep 0.01
+done
+pass "no agent or skill outlives a tandem killed with SIGKILL"
