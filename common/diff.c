@@ -46,9 +46,16 @@ struct side {
 
 struct ctx {
     struct side a, b;
-    long *fv; /* furthest x on each diagonal k = x - y, searching forward */
-    long *bv; /* smallest x on each diagonal, searching backward */
+    long *fv;  /* furthest x on each diagonal k = x - y, searching forward */
+    long *bv;  /* smallest x on each diagonal, searching backward */
+    long kofs; /* diagonal k lives at fv[k + kofs], bv[k + kofs] */
     long max_cost;
+};
+
+/* A distinct line: its first occurrence and how often it occurs. */
+struct cls {
+    const struct line *rep;
+    long count[2]; /* in old, in new */
 };
 
 static uint64_t hash_bytes(const char *p, size_t len)
@@ -96,10 +103,7 @@ static int same_text(const struct line *x, const struct line *y)
  * sides; the others are marked changed right away. */
 static void classify(struct ctx *c)
 {
-    struct cls {
-        const struct line *rep;
-        long count[2]; /* occurrences in old, new */
-    } * cls;
+    struct cls *cls;
     struct side *sides[2] = {&c->a, &c->b};
     size_t total = (size_t)c->a.n + (size_t)c->b.n, size = 16, h;
     long *slots, ncls = 0, i, id;
@@ -113,7 +117,7 @@ static void classify(struct ctx *c)
             struct line *l = &sides[f]->lines[i];
 
             for (h = l->hash & (size - 1);; h = (h + 1) & (size - 1)) {
-                if (!slots[h]) {
+                if (!slots[h]) { /* first of its kind: a new class */
                     cls[ncls].rep = l;
                     slots[h] = ++ncls;
                 }
@@ -155,7 +159,7 @@ static void find_split(struct ctx *c, long x0, long x1, long y0, long y1,
                        long *xs, long *ys)
 {
     const long *A = c->a.kept, *B = c->b.kept;
-    long *fv = c->fv, *bv = c->bv;
+    long *fv = c->fv + c->kofs, *bv = c->bv + c->kofs;
     long kmin = x0 - y1, kmax = x1 - y0;
     long fmid = x0 - y0, bmid = x1 - y1;
     int odd = (fmid - bmid) % 2 != 0;
@@ -380,15 +384,14 @@ static void build_script(struct ctx *c, const char *old_text, size_t old_len,
     classify(c);
     n = c->a.nkept;
     m = c->b.nkept;
-    /* Diagonals run from -m to n; index them from the middle. */
-    c->fv = (long *)tnd_xcalloc(n + m + 3, sizeof(long)) + m + 1;
-    c->bv = (long *)tnd_xcalloc(n + m + 3, sizeof(long)) + m + 1;
+    /* Diagonals run from -m to n. */
+    c->fv = tnd_xcalloc(n + m + 1, sizeof(long));
+    c->bv = tnd_xcalloc(n + m + 1, sizeof(long));
+    c->kofs = m;
     c->max_cost = MIN_COST;
     while (c->max_cost < (n + m) / c->max_cost)
         c->max_cost *= 2; /* about sqrt(N+M) for huge inputs */
     compare(c, 0, n, 0, m);
-    c->fv -= m + 1;
-    c->bv -= m + 1;
     compact(&c->a, &c->b);
     compact(&c->b, &c->a);
 }

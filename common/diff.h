@@ -24,14 +24,21 @@
  *   ...
  *   \ No newline at end of file   (after a last line without '\n')
  *
- * Content with a NUL byte is reported as "Binary files a/PATH and b/PATH
- * differ". Identical inputs append nothing. Returns 0, or -1 when out's
- * cap would be crossed (error set). */
+ * NULL means the file is absent (its length must then be 0). Hunks are
+ * what `diff -u` prints for the same edit script: ",1" left out, an empty
+ * range written "-0,0". An empty file created or deleted gets only the
+ * first two lines, as in git. Content with a NUL byte is reported as
+ * "Binary files a/PATH and b/PATH differ" (/dev/null for an absent side),
+ * after the mode line if any. Identical inputs append nothing. Returns 0,
+ * or -1 when out's cap would be crossed (error set; out is left as it
+ * was). PATH is printed as given, without git's quoting. */
 int tnd_diff_file(tnd_buf *out, const char *path, const char *old_text,
                   size_t old_len, const char *new_text, size_t new_len);
 
 /* Count the lines a diff adds and removes (lines starting with '+' or '-'
- * inside hunks, not the ---/+++ headers). Either out pointer may be NULL. */
+ * inside hunks, not the ---/+++ headers; the @@ counts say where a hunk
+ * ends). Works on several files' diffs in a row. Either out pointer may be
+ * NULL. */
 void tnd_diff_stat(const char *diff, size_t len, size_t *added_out,
                    size_t *removed_out);
 

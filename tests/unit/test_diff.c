@@ -516,6 +516,12 @@ static void matches_diff_u_on_ambiguous_inputs(void **state)
                      "-a\n"
                      "+b\n"
                      " a\n");
+    assert_diff("a\na\n", "b\na\nb\n",
+                HEAD "@@ -1,2 +1,3 @@\n"
+                     "+b\n"
+                     " a\n"
+                     "-a\n"
+                     "+b\n");
     assert_diff("int a(void)\n{\n    return 1;\n}\n\n"
                 "int c(void)\n{\n    return 3;\n}\n",
                 "int a(void)\n{\n    return 1;\n}\n\n"
