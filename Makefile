@@ -21,6 +21,8 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
+# -Wno-format-truncation: one-line messages are cut with snprintf on
+# purpose; gcc cannot tell that from a bug.
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wwrite-strings -Wformat=2 -Wno-format-nonliteral \
         -Wno-format-truncation
@@ -81,7 +83,8 @@ unit: $(UNIT_BINS)
 integration: all $(FAKELLM)
 	@sh tools/run-tests integration tests/integration/test_*.sh
 
-memcheck: deps
+memcheck:
+	@sh tools/install-deps --memcheck
 	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(FAKELLM)
 	@TANDEM_MEMCHECK=1 sh tools/run-tests unit $(UNIT_BINS)
 	@TANDEM_MEMCHECK=1 sh tools/run-tests integration tests/integration/test_*.sh

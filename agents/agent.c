@@ -23,7 +23,7 @@
 #include "common/xalloc.h"
 #include "proto/mdp.h"
 
-#define JOB_ENDPOINT "inproc://tandem-agent-job"
+#define JOB_ENDPOINT  "inproc://tandem-agent-job"
 #define STOP_GRACE_MS 10000
 
 struct tnd_agent_job {
@@ -44,7 +44,7 @@ typedef struct runtime {
     char identity[TND_MDP_MAX_IDENTITY + 1];
     int64_t broker_expiry;
     int64_t next_beat;
-    tnd_agent_job *job; /* running job, or NULL */
+    tnd_agent_job *job;                         /* running job, or NULL */
     unsigned char address[TND_MDP_MAX_ADDRESS]; /* of the running job */
     size_t address_len;
     atomic_int cancel;
@@ -163,8 +163,7 @@ static int connect_broker(runtime *rt)
         rt->dealer = NULL;
     }
     if (!(rt->dealer = zmq_socket(rt->ctx, ZMQ_DEALER)))
-        return tnd_error_set("cannot create a socket: %s",
-                             zmq_strerror(errno));
+        return tnd_error_set("cannot create a socket: %s", zmq_strerror(errno));
     if (tnd_mdp_socket_limits(rt->dealer) < 0 ||
         zmq_setsockopt(rt->dealer, ZMQ_ROUTING_ID, rt->identity,
                        strlen(rt->identity)) < 0)
@@ -173,8 +172,8 @@ static int connect_broker(runtime *rt)
     if (zmq_connect(rt->dealer, rt->opts->endpoint) < 0)
         return tnd_error_set("cannot connect to %s: %s", rt->opts->endpoint,
                              zmq_strerror(errno));
-    rt->broker_expiry = tnd_now_ms() + (int64_t)rt->opts->heartbeat_ms *
-                                           rt->opts->liveness;
+    rt->broker_expiry =
+        tnd_now_ms() + (int64_t)rt->opts->heartbeat_ms * rt->opts->liveness;
     rt->next_beat = tnd_now_ms() + rt->opts->heartbeat_ms;
     /* READY is queued until the connection is up; the queued message is
      * delivered when the broker appears */
@@ -223,15 +222,14 @@ static void from_broker(runtime *rt)
     tnd_mdp_msg msg;
     int rc;
 
-    while ((rc = tnd_mdp_recv(&msg, NULL, NULL, rt->dealer)) !=
-           TND_ETIMEOUT) {
+    while ((rc = tnd_mdp_recv(&msg, NULL, NULL, rt->dealer)) != TND_ETIMEOUT) {
         if (rc < 0) {
             tnd_log_warn("ignoring a message from the broker: %s",
                          tnd_error_last());
             continue;
         }
-        rt->broker_expiry = tnd_now_ms() + (int64_t)rt->opts->heartbeat_ms *
-                                               rt->opts->liveness;
+        rt->broker_expiry =
+            tnd_now_ms() + (int64_t)rt->opts->heartbeat_ms * rt->opts->liveness;
         if (!msg.worker) {
             tnd_log_warn("ignoring an MDP/Client message on a worker "
                          "socket");

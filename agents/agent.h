@@ -30,7 +30,7 @@ typedef struct tnd_agent_options {
     int heartbeat_ms;     /* must match the broker's */
     int liveness;         /* broker beats missed before reconnecting */
     tnd_agent_handler handler;
-    void *payload;        /* passed to handler */
+    void *payload; /* passed to handler */
 } tnd_agent_options;
 
 /* Serve requests until SIGTERM or SIGINT. Returns 0 after a clean stop,

@@ -25,8 +25,8 @@ char *tnd_coder_handle(tnd_llm *llm, const char *body, size_t len,
     memset(&answer, 0, sizeof(answer));
     if (tnd_code_request_decode(&req, body, len) < 0) {
         tnd_log_error("%s", tnd_error_last());
-        out = tnd_error_reply_encode(req.task_id, req.attempt,
-                                     tnd_error_last(), reply_len);
+        out = tnd_error_reply_encode(req.task_id, req.attempt, tnd_error_last(),
+                                     reply_len);
         tnd_code_request_clear(&req);
         return out;
     }
@@ -61,8 +61,8 @@ char *tnd_coder_handle(tnd_llm *llm, const char *body, size_t len,
                             answer.text) == 0)
             break;
         parse_error = tnd_xstrdup(tnd_error_last());
-        tnd_log_warn("task %s attempt %d: unusable answer (%s)%s",
-                     req.task_id, req.attempt, parse_error,
+        tnd_log_warn("task %s attempt %d: unusable answer (%s)%s", req.task_id,
+                     req.attempt, parse_error,
                      call == 1 ? "; asking again" : "");
         free(user);
         user = tnd_prompt_coder_retry(&req, parse_error);
@@ -74,9 +74,9 @@ char *tnd_coder_handle(tnd_llm *llm, const char *body, size_t len,
     }
     reply.task_id = tnd_xstrdup(req.task_id);
     reply.attempt = req.attempt;
-    tnd_log_info("task %s attempt %d: %zu edit(s), %ld+%ld tokens",
-                 req.task_id, req.attempt, reply.nedits,
-                 reply.usage.prompt_tokens, reply.usage.completion_tokens);
+    tnd_log_info("task %s attempt %d: %zu edit(s), %ld+%ld tokens", req.task_id,
+                 req.attempt, reply.nedits, reply.usage.prompt_tokens,
+                 reply.usage.completion_tokens);
     out = tnd_code_reply_encode(&reply, reply_len);
 done:
     free(parse_error);

@@ -14,8 +14,7 @@ typedef struct tnd_http tnd_http;
 
 /* Called with each piece of the body as it arrives (for streaming); a
  * non-zero return aborts the transfer. */
-typedef int (*tnd_http_chunk_fn)(const char *data, size_t len,
-                                 void *payload);
+typedef int (*tnd_http_chunk_fn)(const char *data, size_t len, void *payload);
 
 typedef struct tnd_http_request {
     const char *url;
@@ -30,8 +29,8 @@ typedef struct tnd_http_request {
 } tnd_http_request;
 
 typedef struct tnd_http_response {
-    long status;         /* HTTP status code */
-    char *body;          /* NUL-terminated; owned */
+    long status; /* HTTP status code */
+    char *body;  /* NUL-terminated; owned */
     size_t len;
     long retry_after_ms; /* from Retry-After (seconds or HTTP date); -1 */
 } tnd_http_response;

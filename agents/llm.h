@@ -24,9 +24,9 @@ typedef struct tnd_prompt {
     const char *user;   /* the task, files, feedback */
     const char *role;   /* "coder" or "reviewer": keys recordings, logs */
     const char *task_id;
-    int attempt;        /* the request's attempt, 1-based */
-    int call;           /* this call within the request, 1-based (a
-                           re-ask after a bad answer is call 2) */
+    int attempt; /* the request's attempt, 1-based */
+    int call;    /* this call within the request, 1-based (a
+                    re-ask after a bad answer is call 2) */
 } tnd_prompt;
 
 typedef struct tnd_llm_answer {

@@ -49,8 +49,8 @@ static void *openai_open(const tnd_llm_config *cfg)
         n--;
     o->url = tnd_xasprintf("%.*s/chat/completions", (int)n, cfg->base_url);
     o->model = tnd_xstrdup(cfg->model);
-    o->key_env = tnd_xstrdup(*cfg->api_key_env ? cfg->api_key_env
-                                               : "OPENAI_API_KEY");
+    o->key_env =
+        tnd_xstrdup(*cfg->api_key_env ? cfg->api_key_env : "OPENAI_API_KEY");
     o->temperature = cfg->temperature;
     o->max_tokens = cfg->max_tokens;
     key = getenv(o->key_env);
@@ -76,8 +76,7 @@ static char *build_request(const openai *o, const tnd_prompt *p, size_t *len)
     if (p->system && *p->system) {
         m = json_object_new_object();
         json_object_object_add(m, "role", json_object_new_string("system"));
-        json_object_object_add(m, "content",
-                               json_object_new_string(p->system));
+        json_object_object_add(m, "content", json_object_new_string(p->system));
         json_object_array_add(msgs, m);
     }
     m = json_object_new_object();
@@ -142,8 +141,8 @@ static int status_error(const openai *o, const tnd_http_response *res)
     case 400:
     case 413:
     case 422:
-        tnd_error_set("%ld from %s: the request was rejected%s%s",
-                      res->status, o->url, sep, said);
+        tnd_error_set("%ld from %s: the request was rejected%s%s", res->status,
+                      o->url, sep, said);
         break;
     case 408:
     case 409:
@@ -174,8 +173,8 @@ static int parse_answer(tnd_llm_answer *out, const openai *o,
     int error = -1;
 
     if (tnd_json_parse(&root, res->body, res->len) < 0 ||
-        tnd_json_get_array(&choices, root, "choices", 1000,
-                           TND_JSON_REQUIRED) < 0)
+        tnd_json_get_array(&choices, root, "choices", 1000, TND_JSON_REQUIRED) <
+            0)
         goto out;
     if (json_object_array_length(choices) == 0) {
         tnd_error_set("the answer has no choices");
@@ -188,8 +187,8 @@ static int parse_answer(tnd_llm_answer *out, const openai *o,
         goto out;
     if (tnd_json_get_object(&usage, root, "usage", TND_JSON_OPTIONAL) < 0 ||
         (usage &&
-         (tnd_json_get_int(&out->usage.prompt_tokens, usage, "prompt_tokens",
-                           0, 100000000, TND_JSON_OPTIONAL) < 0 ||
+         (tnd_json_get_int(&out->usage.prompt_tokens, usage, "prompt_tokens", 0,
+                           100000000, TND_JSON_OPTIONAL) < 0 ||
           tnd_json_get_int(&out->usage.completion_tokens, usage,
                            "completion_tokens", 0, 100000000,
                            TND_JSON_OPTIONAL) < 0)))
@@ -207,8 +206,7 @@ static int openai_complete(void *state, tnd_llm_answer *out,
                            long timeout_ms, long *retry_after_ms)
 {
     openai *o = state;
-    const char *headers[3] = {"Content-Type: application/json", o->auth,
-                              NULL};
+    const char *headers[3] = {"Content-Type: application/json", o->auth, NULL};
     tnd_http_request req = {0};
     tnd_http_response res = {0};
     size_t len = 0;

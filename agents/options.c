@@ -41,15 +41,14 @@ static void usage(FILE *to, const char *prog, const char *role)
             prog, role, role, TND_PROVIDERS);
 }
 
-static int parse_int(const char *opt, const char *s, int min, int max,
-                     int *out)
+static int parse_int(const char *opt, const char *s, int min, int max, int *out)
 {
     char *end;
     long n = strtol(s, &end, 10);
 
     if (!*s || *end || n < min || n > max) {
-        fprintf(stderr, "%s must be an integer %d..%d, got \"%s\"\n", opt,
-                min, max, s);
+        fprintf(stderr, "%s must be an integer %d..%d, got \"%s\"\n", opt, min,
+                max, s);
         return TND_ECONFIG;
     }
     *out = (int)n;
@@ -59,8 +58,16 @@ static int parse_int(const char *opt, const char *s, int min, int max,
 int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
                         const char *role)
 {
-    enum { O_CONNECT = 256, O_CONFIG, O_LLM, O_BASE_URL, O_ID, O_HEARTBEAT,
-           O_LIVENESS, O_VERSION };
+    enum {
+        O_CONNECT = 256,
+        O_CONFIG,
+        O_LLM,
+        O_BASE_URL,
+        O_ID,
+        O_HEARTBEAT,
+        O_LIVENESS,
+        O_VERSION
+    };
     static const struct option longs[] = {
         {"connect", required_argument, NULL, O_CONNECT},
         {"config", required_argument, NULL, O_CONFIG},

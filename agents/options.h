@@ -11,7 +11,7 @@
 
 typedef struct tnd_agent_cli {
     char *endpoint;
-    char *identity;   /* NULL: SERVICE-PID */
+    char *identity; /* NULL: SERVICE-PID */
     tnd_config *config;
     int heartbeat_ms; /* from the config unless given */
     int liveness;

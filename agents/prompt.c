@@ -148,8 +148,7 @@ char *tnd_prompt_coder_retry(const tnd_code_request *req, const char *error)
 }
 
 char *tnd_prompt_reviewer_user(const tnd_audit_request *req,
-                               const tnd_skill_result *skills,
-                               size_t nskills)
+                               const tnd_skill_result *skills, size_t nskills)
 {
     tnd_buf b;
 

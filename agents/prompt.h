@@ -15,16 +15,14 @@ const char *tnd_prompt_coder_system(void);
 char *tnd_prompt_coder_user(const tnd_code_request *req);
 
 /* A re-ask after an answer without usable edit blocks. */
-char *tnd_prompt_coder_retry(const tnd_code_request *req,
-                             const char *error);
+char *tnd_prompt_coder_retry(const tnd_code_request *req, const char *error);
 
 /* The reviewer's instructions: audit criteria and the JSON schema. */
 const char *tnd_prompt_reviewer_system(void);
 
 /* The reviewer's request: task, diff, and what each skill found. */
 char *tnd_prompt_reviewer_user(const tnd_audit_request *req,
-                               const tnd_skill_result *skills,
-                               size_t nskills);
+                               const tnd_skill_result *skills, size_t nskills);
 
 /* A re-ask after an answer that was not a valid critique. */
 char *tnd_prompt_reviewer_retry(const char *user, const char *error);

@@ -57,8 +57,8 @@ static int load_exchange(exchange *e, json_object *j)
         tnd_json_get_int(&e->attempt, j, "attempt", 1, 1000,
                          TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_int(&e->call, j, "call", 1, 100, TND_JSON_REQUIRED) < 0 ||
-        tnd_json_get_str(&e->answer, j, "answer", 4 << 20,
-                         TND_JSON_REQUIRED) < 0 ||
+        tnd_json_get_str(&e->answer, j, "answer", 4 << 20, TND_JSON_REQUIRED) <
+            0 ||
         tnd_json_get_array(&expect, j, "expect", 64, TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_object(&usage, j, "usage", TND_JSON_OPTIONAL) < 0)
         return -1;
@@ -101,8 +101,8 @@ static void *replay_open(const tnd_llm_config *cfg)
         tnd_json_get_array(&list, root, "exchanges", MAX_EXCHANGES,
                            TND_JSON_REQUIRED) < 0)
         goto bad;
-    r->items = tnd_xcalloc(json_object_array_length(list) + 1,
-                           sizeof(*r->items));
+    r->items =
+        tnd_xcalloc(json_object_array_length(list) + 1, sizeof(*r->items));
     for (size_t i = 0; i < json_object_array_length(list); i++) {
         exchange *e = &r->items[r->n++];
         if (load_exchange(e, json_object_array_get_idx(list, i)) < 0) {

@@ -32,8 +32,8 @@ static void run_skills(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
             r->status = TND_SKILL_ERROR;
             r->required = true;
             r->command = tnd_xstrdup("");
-            r->output = tnd_xasprintf("no skill named '%s' is configured",
-                                      name);
+            r->output =
+                tnd_xasprintf("no skill named '%s' is configured", name);
             continue;
         }
         tnd_skill_run(r, skill, req->workspace, ctx->envp, ctx->cancel);
@@ -98,8 +98,8 @@ char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
     memset(&reply, 0, sizeof(reply));
     if (tnd_audit_request_decode(&req, body, len) < 0) {
         tnd_log_error("%s", tnd_error_last());
-        out = tnd_error_reply_encode(req.task_id, req.attempt,
-                                     tnd_error_last(), reply_len);
+        out = tnd_error_reply_encode(req.task_id, req.attempt, tnd_error_last(),
+                                     reply_len);
         tnd_audit_request_clear(&req);
         return out;
     }
@@ -109,8 +109,8 @@ char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
                       "filesystem (see README: agents on other hosts)",
                       req.workspace);
         tnd_log_error("%s", tnd_error_last());
-        out = tnd_error_reply_encode(req.task_id, req.attempt,
-                                     tnd_error_last(), reply_len);
+        out = tnd_error_reply_encode(req.task_id, req.attempt, tnd_error_last(),
+                                     reply_len);
         tnd_audit_request_clear(&req);
         return out;
     }
@@ -122,8 +122,8 @@ char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
     }
     if (critique(&reply, ctx, &req) < 0) {
         tnd_log_error("%s", tnd_error_last());
-        out = tnd_error_reply_encode(req.task_id, req.attempt,
-                                     tnd_error_last(), reply_len);
+        out = tnd_error_reply_encode(req.task_id, req.attempt, tnd_error_last(),
+                                     reply_len);
         goto done;
     }
     reply.task_id = tnd_xstrdup(req.task_id);

@@ -21,8 +21,7 @@ static int reserve(tnd_buf *self, size_t extra)
     size_t need;
 
     if (extra > self->cap || self->len > self->cap - extra)
-        return tnd_error_set("data exceeds the limit of %zu bytes",
-                             self->cap);
+        return tnd_error_set("data exceeds the limit of %zu bytes", self->cap);
     need = self->len + extra + 1;
     if (need > self->alloc) {
         size_t n = self->alloc ? self->alloc : 64;

@@ -207,8 +207,8 @@ static int copy_file(const char *src, const char *dst, const struct stat *st)
         tnd_error_sys("cannot read %s", src);
         goto out;
     }
-    out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-               st->st_mode & 07777);
+    out =
+        open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st->st_mode & 07777);
     if (out < 0) {
         tnd_error_sys("cannot create %s", dst);
         goto out;
@@ -240,8 +240,8 @@ out:
     return error;
 }
 
-static int copy_dir(const char *src, const char *dst,
-                    const char *const *skip, size_t *budget, mode_t mode)
+static int copy_dir(const char *src, const char *dst, const char *const *skip,
+                    size_t *budget, mode_t mode)
 {
     DIR *d;
     struct dirent *e;
@@ -289,8 +289,8 @@ static int copy_dir(const char *src, const char *dst,
     return error;
 }
 
-int tnd_fs_copytree(const char *src, const char *dst,
-                    const char *const *skip, size_t max_bytes)
+int tnd_fs_copytree(const char *src, const char *dst, const char *const *skip,
+                    size_t max_bytes)
 {
     struct stat st;
     size_t budget = max_bytes;
@@ -328,7 +328,8 @@ static int list_dir(list_state *ls, const char *root, const char *rel,
         struct stat st;
         char *path, *sub;
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-            strcmp(e->d_name, ".git") == 0 || (!rel[0] && skipped(e->d_name, skip)))
+            strcmp(e->d_name, ".git") == 0 ||
+            (!rel[0] && skipped(e->d_name, skip)))
             continue;
         sub = rel[0] ? tnd_fs_join(rel, e->d_name) : tnd_xstrdup(e->d_name);
         path = tnd_fs_join(root, sub);

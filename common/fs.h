@@ -34,8 +34,8 @@ int tnd_fs_rmtree(const char *path);
  * symlinks; other file types are skipped. Entries of src's top level
  * named in skip (NULL-terminated, may be NULL) are left out. Fails when
  * the regular files add up to more than max_bytes. */
-int tnd_fs_copytree(const char *src, const char *dst,
-                    const char *const *skip, size_t max_bytes);
+int tnd_fs_copytree(const char *src, const char *dst, const char *const *skip,
+                    size_t max_bytes);
 
 /* The regular files under root as paths relative to it, sorted, skipping
  * top-level names in skip and any directory named ".git". At most

@@ -13,7 +13,7 @@
 #include "common/xalloc.h"
 
 #define LINE_MAX_BYTES 8192
-#define SECRETS_MAX 16
+#define SECRETS_MAX    16
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char program[64] = "tandem";

@@ -81,8 +81,8 @@ char *tnd_str_printable(const char *s, size_t max)
     out = tnd_xmalloc(cut + 4);
     for (size_t i = 0; i < cut; i++) {
         unsigned char c = (unsigned char)s[i];
-        out[i] = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? '?'
-                                                                   : (char)c;
+        out[i] =
+            (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? '?' : (char)c;
     }
     if (cut < n)
         memcpy(out + cut, "...", 4);

@@ -37,7 +37,7 @@ char *tnd_xvasprintf(const char *fmt, va_list ap);
  * *alloc tracks the capacity. Doubles, so appends are amortised O(1). */
 void tnd_xgrow(void **items, size_t *alloc, size_t need, size_t elem);
 
-#define TND_GROW(arr, alloc, need)                                             \
+#define TND_GROW(arr, alloc, need) \
     tnd_xgrow((void **)&(arr), &(alloc), (need), sizeof(*(arr)))
 
 #endif

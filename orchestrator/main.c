@@ -39,33 +39,34 @@ static void usage(FILE *to)
 
 static void run_usage(FILE *to)
 {
-    fputs("usage: tandem run [options] TASK...\n"
-          "\n"
-          "Do TASK in a repository: the coder proposes a change in an\n"
-          "isolated copy, the reviewer builds, tests and critiques it, and\n"
-          "the gate decides. Your files are not modified. The approved diff\n"
-          "goes to stdout, progress and a summary to stderr, and everything\n"
-          "else to REPO/.tandem/sessions/ID/ (report.json, attempt-N.diff,\n"
-          "final.diff, agent logs).\n"
-          "\n"
-          "options:\n"
-          "  --repo DIR           the repository (default: .)\n"
-          "  --config FILE        agents.yaml to use (default: REPO/agents.yaml\n"
-          "                       when it exists, else built-in defaults)\n"
-          "  --llm PROVIDER:MODEL use this model for every agent, e.g.\n"
-          "                       openai:gpt-4o-mini (env TANDEM_LLM)\n"
-          "  --base-url URL       API base URL for that provider, e.g.\n"
-          "                       http://localhost:8080/v1 (env "
-          "TANDEM_BASE_URL)\n"
-          "  --task-file FILE     read the task from FILE ('-': stdin)\n"
-          "  --keep-workspace     keep the workspace copy for inspection\n"
-          "  -q, --quiet          no progress lines\n"
-          "  -v, --verbose        debug logging from tandem and the agents\n"
-          "  -h, --help           show this help\n"
-          "\n"
-          "exit status: 0 approved, 1 failed, 2 usage or configuration\n"
-          "error, 3 needs a human (the loop could not converge)\n",
-          to);
+    fputs(
+        "usage: tandem run [options] TASK...\n"
+        "\n"
+        "Do TASK in a repository: the coder proposes a change in an\n"
+        "isolated copy, the reviewer builds, tests and critiques it, and\n"
+        "the gate decides. Your files are not modified. The approved diff\n"
+        "goes to stdout, progress and a summary to stderr, and everything\n"
+        "else to REPO/.tandem/sessions/ID/ (report.json, attempt-N.diff,\n"
+        "final.diff, agent logs).\n"
+        "\n"
+        "options:\n"
+        "  --repo DIR           the repository (default: .)\n"
+        "  --config FILE        agents.yaml to use (default: REPO/agents.yaml\n"
+        "                       when it exists, else built-in defaults)\n"
+        "  --llm PROVIDER:MODEL use this model for every agent, e.g.\n"
+        "                       openai:gpt-4o-mini (env TANDEM_LLM)\n"
+        "  --base-url URL       API base URL for that provider, e.g.\n"
+        "                       http://localhost:8080/v1 (env "
+        "TANDEM_BASE_URL)\n"
+        "  --task-file FILE     read the task from FILE ('-': stdin)\n"
+        "  --keep-workspace     keep the workspace copy for inspection\n"
+        "  -q, --quiet          no progress lines\n"
+        "  -v, --verbose        debug logging from tandem and the agents\n"
+        "  -h, --help           show this help\n"
+        "\n"
+        "exit status: 0 approved, 1 failed, 2 usage or configuration\n"
+        "error, 3 needs a human (the loop could not converge)\n",
+        to);
 }
 
 static char *read_task_file(const char *path)
@@ -176,8 +177,9 @@ static int cmd_run(int argc, char **argv)
         for (int i = optind; i < argc; i++)
             if (tnd_buf_printf(&b, "%s%s", i > optind ? " " : "", argv[i]) <
                 0) {
-                fprintf(stderr, "tandem run: the task is longer than %d "
-                                "bytes\n",
+                fprintf(stderr,
+                        "tandem run: the task is longer than %d "
+                        "bytes\n",
                         TND_BODY_MAX_TASK);
                 tnd_buf_free(&b);
                 return TND_EXIT_USAGE;
@@ -226,7 +228,6 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 1, argv + 1);
-    fprintf(stderr, "tandem: unknown command '%s'\ntry 'tandem --help'\n",
-            cmd);
+    fprintf(stderr, "tandem: unknown command '%s'\ntry 'tandem --help'\n", cmd);
     return TND_EXIT_USAGE;
 }

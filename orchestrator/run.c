@@ -37,9 +37,9 @@
 #include "proto/code.h"
 #include "proto/json.h"
 
-#define POLL_MS 200
+#define POLL_MS       200
 #define STOP_GRACE_MS 5000
-#define IPC_PATH_MAX 100 /* sun_path is 108 bytes; keep a margin */
+#define IPC_PATH_MAX  100 /* sun_path is 108 bytes; keep a margin */
 
 typedef struct run {
     const tnd_run_options *opts;
@@ -59,15 +59,15 @@ typedef struct run {
     int iterations;
     const char *status;
     char *reason;
-    char *final_rel;   /* final.diff relative to the repo */
+    char *final_rel; /* final.diff relative to the repo */
     char *last_diff_rel;
-    char **history;    /* one line per attempt */
+    char **history; /* one line per attempt */
     size_t nhistory, ahistory;
-    uint64_t *hashes;  /* diff hash per attempt */
+    uint64_t *hashes; /* diff hash per attempt */
     size_t nhashes, ahashes;
-    char **required;   /* required skill names, NULL-terminated */
-    char *hidden[4];   /* repo files the coder is not shown: tandem's own
-                          config and cassettes; NULL-terminated */
+    char **required; /* required skill names, NULL-terminated */
+    char *hidden[4]; /* repo files the coder is not shown: tandem's own
+                        config and cassettes; NULL-terminated */
     bool waiting_said[2];
 } run;
 
@@ -104,13 +104,13 @@ static int check_llm(const tnd_config *cfg)
     for (int i = 0; i < 2; i++) {
         if (strcmp(llm[i]->provider, "replay") == 0 && !*llm[i]->cassette)
             return tnd_error_config("agents.%s.llm: provider replay needs a "
-                                 "cassette (set llm.cassette in "
-                                 "agents.yaml)",
-                                 roles[i]);
+                                    "cassette (set llm.cassette in "
+                                    "agents.yaml)",
+                                    roles[i]);
         if (strcmp(llm[i]->provider, "replay") == 0 &&
             !tnd_fs_exists(llm[i]->cassette))
             return tnd_error_config("agents.%s.llm.cassette: %s does not exist",
-                                 roles[i], llm[i]->cassette);
+                                    roles[i], llm[i]->cassette);
     }
     return 0;
 }
@@ -193,8 +193,8 @@ static int make_runtime(run *r)
         free(base);
         return -1;
     }
-    if (lstat(base, &st) < 0 || !S_ISDIR(st.st_mode) ||
-        st.st_uid != getuid() || (st.st_mode & 077)) {
+    if (lstat(base, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+        (st.st_mode & 077)) {
         tnd_error_set("%s must be a directory owned by you with mode 0700 "
                       "(it is not; remove it or set TMPDIR)",
                       base);
@@ -338,8 +338,8 @@ static void agent_gone(const char *name, void *payload)
 /* Send body to service and wait for the reply, keeping the agents alive
  * meanwhile. Returns 0 with *reply (caller frees), TND_ECANCELLED when
  * interrupted, -1 with the error set. */
-static int call(run *r, int role, const char *key, const char *body,
-                size_t len, char **reply, size_t *reply_len)
+static int call(run *r, int role, const char *key, const char *body, size_t len,
+                char **reply, size_t *reply_len)
 {
     const char *service = roles[role];
     int64_t deadline =
@@ -408,9 +408,9 @@ static json_object *skills_json(const tnd_audit_reply *a)
         const tnd_skill_result *s = &a->skills[i];
         json_object *j = json_object_new_object();
         json_object_object_add(j, "name", json_object_new_string(s->name));
-        json_object_object_add(j, "status",
-                               json_object_new_string(
-                                   tnd_skill_status_name(s->status)));
+        json_object_object_add(
+            j, "status",
+            json_object_new_string(tnd_skill_status_name(s->status)));
         json_object_object_add(j, "required",
                                json_object_new_boolean(s->required));
         json_object_object_add(j, "exit_code",
@@ -423,21 +423,19 @@ static json_object *skills_json(const tnd_audit_reply *a)
 }
 
 static void record_attempt(run *r, int attempt, const tnd_code_reply *cr,
-                           const tnd_gate_input *in,
-                           const tnd_gate_decision *d, const char *diff_rel,
-                           uint64_t signature)
+                           const tnd_gate_input *in, const tnd_gate_decision *d,
+                           const char *diff_rel, uint64_t signature)
 {
     json_object *j = json_object_new_object();
     char sig[32];
 
     json_object_object_add(j, "attempt", json_object_new_int(attempt));
-    json_object_object_add(j, "decision",
-                           json_object_new_string(
-                               tnd_gate_action_name(d->action)));
+    json_object_object_add(
+        j, "decision", json_object_new_string(tnd_gate_action_name(d->action)));
     json_object_object_add(j, "reason", json_object_new_string(d->reason));
     json_object_object_add(j, "diff", tnd_json_str_or_null(diff_rel));
-    json_object_object_add(j, "edits", json_object_new_int(
-                                           cr ? (int)cr->nedits : 0));
+    json_object_object_add(j, "edits",
+                           json_object_new_int(cr ? (int)cr->nedits : 0));
     json_object_object_add(j, "rationale",
                            tnd_json_str_or_null(cr ? cr->rationale : NULL));
     json_object_object_add(j, "skills", skills_json(in->audit));
@@ -445,9 +443,9 @@ static void record_attempt(run *r, int attempt, const tnd_code_reply *cr,
                            in->audit && in->audit->critique
                                ? tnd_critique_to_json(in->audit->critique)
                                : NULL);
-    json_object_object_add(j, "critique_error",
-                           tnd_json_str_or_null(
-                               in->audit ? in->audit->critique_error : NULL));
+    json_object_object_add(
+        j, "critique_error",
+        tnd_json_str_or_null(in->audit ? in->audit->critique_error : NULL));
     snprintf(sig, sizeof(sig), "%016llx", (unsigned long long)signature);
     json_object_object_add(j, "failure_signature",
                            signature ? json_object_new_string(sig) : NULL);
@@ -484,8 +482,7 @@ static char *failure_hints(const tnd_audit_reply *a)
     return tnd_buf_detach(&b, NULL);
 }
 
-static void describe_audit(const run *r, int attempt,
-                           const tnd_audit_reply *a)
+static void describe_audit(const run *r, int attempt, const tnd_audit_reply *a)
 {
     tnd_buf b;
 
@@ -615,8 +612,7 @@ static int loop(run *r)
                 r->cfg->gate.max_iterations);
             if ((error = call(r, 1, key, body, len, &reply, &reply_len)) < 0)
                 goto next;
-            if ((error = tnd_audit_reply_decode(&audit, reply, reply_len)) <
-                0)
+            if ((error = tnd_audit_reply_decode(&audit, reply, reply_len)) < 0)
                 goto next;
             audited = true;
             tnd_usage_add(&r->usage[1], &audit.usage);
@@ -690,7 +686,8 @@ static json_object *usage_json(const tnd_usage *u)
     json_object *o = json_object_new_object();
 
     json_object_object_add(o, "llm_calls", json_object_new_int64(u->calls));
-    json_object_object_add(o, "prompt", json_object_new_int64(u->prompt_tokens));
+    json_object_object_add(o, "prompt",
+                           json_object_new_int64(u->prompt_tokens));
     json_object_object_add(o, "completion",
                            json_object_new_int64(u->completion_tokens));
     json_object_object_add(o, "estimated",
@@ -721,8 +718,7 @@ static int write_report(run *r, const tnd_usage *total, int64_t elapsed)
     tnd_clock_iso8601(when, sizeof(when), r->started_wall);
     json_object_object_add(o, "started", json_object_new_string(when));
     json_object_object_add(o, "elapsed_ms", json_object_new_int64(elapsed));
-    json_object_object_add(o, "iterations",
-                           json_object_new_int(r->iterations));
+    json_object_object_add(o, "iterations", json_object_new_int(r->iterations));
     json_object_object_add(o, "llm_calls", json_object_new_int64(total->calls));
     json_object_object_add(tokens, "prompt",
                            json_object_new_int64(total->prompt_tokens));
@@ -773,17 +769,16 @@ static int finish(run *r)
     tnd_usage_add(&total, &r->usage[1]);
     if (write_report(r, &total, elapsed) < 0)
         tnd_log_error("cannot write the report: %s", tnd_error_last());
-    fprintf(stderr,
-            "%s after %d iteration%s · %ld LLM call%s · %s tokens%s (%s "
-            "prompt + %s completion) · %.1fs\n",
-            r->status, r->iterations, r->iterations == 1 ? "" : "s",
-            total.calls, total.calls == 1 ? "" : "s",
-            thousands(t, sizeof(t),
-                      total.prompt_tokens + total.completion_tokens),
-            total.estimated ? " (estimated)" : "",
-            thousands(p, sizeof(p), total.prompt_tokens),
-            thousands(c, sizeof(c), total.completion_tokens),
-            elapsed / 1000.0);
+    fprintf(
+        stderr,
+        "%s after %d iteration%s · %ld LLM call%s · %s tokens%s (%s "
+        "prompt + %s completion) · %.1fs\n",
+        r->status, r->iterations, r->iterations == 1 ? "" : "s", total.calls,
+        total.calls == 1 ? "" : "s",
+        thousands(t, sizeof(t), total.prompt_tokens + total.completion_tokens),
+        total.estimated ? " (estimated)" : "",
+        thousands(p, sizeof(p), total.prompt_tokens),
+        thousands(c, sizeof(c), total.completion_tokens), elapsed / 1000.0);
     if (strcmp(r->status, "approved") == 0) {
         code = TND_EXIT_OK;
     } else if (strcmp(r->status, "escalated") == 0) {

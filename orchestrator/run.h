@@ -11,10 +11,10 @@
 #include <stdbool.h>
 
 /* Exit codes, the same for every command. */
-#define TND_EXIT_OK 0       /* approved / done */
-#define TND_EXIT_FAILED 1   /* rejected, failed, interrupted */
-#define TND_EXIT_USAGE 2    /* usage or configuration error */
-#define TND_EXIT_HUMAN 3    /* waiting for a human */
+#define TND_EXIT_OK     0 /* approved / done */
+#define TND_EXIT_FAILED 1 /* rejected, failed, interrupted */
+#define TND_EXIT_USAGE  2 /* usage or configuration error */
+#define TND_EXIT_HUMAN  3 /* waiting for a human */
 
 typedef struct tnd_run_options {
     const char *repo;     /* the target repository; "." when NULL */

@@ -32,9 +32,9 @@ static void make_id(char *out, size_t size)
         rnd[1] = (unsigned char)(t >> 8);
     }
     gmtime_r(&now, &tm);
-    snprintf(out, size, "%04d%02d%02d-%02d%02d%02d-%02x%02x",
-             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-             tm.tm_min, tm.tm_sec, rnd[0], rnd[1]);
+    snprintf(out, size, "%04d%02d%02d-%02d%02d%02d-%02x%02x", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+             rnd[0], rnd[1]);
 }
 
 tnd_session *tnd_session_new(const char *repo)

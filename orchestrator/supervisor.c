@@ -22,17 +22,17 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 
-#define QUICK_EXIT_MS 10000 /* an exit sooner than this counts as a failure */
+#define QUICK_EXIT_MS      10000 /* an exit sooner than this counts as a failure */
 #define MAX_QUICK_FAILURES 3
-#define BACKOFF_FIRST_MS 250
-#define BACKOFF_MAX_MS 5000
+#define BACKOFF_FIRST_MS   250
+#define BACKOFF_MAX_MS     5000
 
 typedef struct child {
     char *name;
     char *service;
     char **argv;
     char *log_path;
-    pid_t pid;          /* 0 when not running */
+    pid_t pid; /* 0 when not running */
     int64_t started;
     int64_t restart_at; /* when pid == 0: start again at this time */
     int failures;       /* quick exits in a row */

@@ -15,10 +15,10 @@
 typedef struct tnd_supervisor tnd_supervisor;
 
 typedef struct tnd_agent_spec {
-    const char *name;          /* "coder-1": also its --id */
-    const char *service;       /* "coder" or "reviewer" */
-    const char *const *argv;   /* program and arguments; copied */
-    const char *log_path;      /* its output goes here (appended) */
+    const char *name;        /* "coder-1": also its --id */
+    const char *service;     /* "coder" or "reviewer" */
+    const char *const *argv; /* program and arguments; copied */
+    const char *log_path;    /* its output goes here (appended) */
 } tnd_agent_spec;
 
 /* Called for each agent that exited, with its name, so the broker can
@@ -38,8 +38,7 @@ int tnd_supervisor_tick(tnd_supervisor *self, tnd_supervisor_gone_fn gone,
                         void *payload);
 
 /* Agents of service that are running now. */
-size_t tnd_supervisor_running(const tnd_supervisor *self,
-                              const char *service);
+size_t tnd_supervisor_running(const tnd_supervisor *self, const char *service);
 
 /* Stop every agent: SIGTERM, up to grace_ms for them to exit, SIGKILL
  * for the rest (whole process groups), reap all. Sets *self_p to NULL;

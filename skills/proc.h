@@ -21,14 +21,14 @@ typedef struct tnd_proc_spec {
     const char *input;       /* bytes written to stdin, then closed;
                                 NULL = stdin is /dev/null */
     size_t input_len;
-    long timeout_ms;         /* <= 0: no deadline */
-    long kill_grace_ms;      /* TERM to KILL delay; <= 0: 2000 */
-    size_t output_cap;       /* bytes kept per stream; 0: 64 KiB. When a
-                                stream writes more, the first and last
-                                halves are kept with a marker line
-                                between them */
-    int merge_stderr;        /* 1: stderr goes into output, interleaved in
-                                the order written; 0: kept apart */
+    long timeout_ms;          /* <= 0: no deadline */
+    long kill_grace_ms;       /* TERM to KILL delay; <= 0: 2000 */
+    size_t output_cap;        /* bytes kept per stream; 0: 64 KiB. When a
+                                 stream writes more, the first and last
+                                 halves are kept with a marker line
+                                 between them */
+    int merge_stderr;         /* 1: stderr goes into output, interleaved in
+                                 the order written; 0: kept apart */
     const atomic_int *cancel; /* when non-NULL and it becomes non-zero,
                                  the process is stopped as on a timeout */
     /* Resource limits applied in the child; 0 = inherit. */
@@ -39,21 +39,21 @@ typedef struct tnd_proc_spec {
 } tnd_proc_spec;
 
 typedef enum tnd_proc_status {
-    TND_PROC_EXITED = 0,   /* exited; see exit_code */
-    TND_PROC_SIGNALED,     /* killed by a signal it did not ask for */
-    TND_PROC_TIMEOUT,      /* the deadline passed and we killed it */
-    TND_PROC_CANCELLED,    /* *cancel became non-zero and we killed it */
+    TND_PROC_EXITED = 0, /* exited; see exit_code */
+    TND_PROC_SIGNALED,   /* killed by a signal it did not ask for */
+    TND_PROC_TIMEOUT,    /* the deadline passed and we killed it */
+    TND_PROC_CANCELLED,  /* *cancel became non-zero and we killed it */
 } tnd_proc_status;
 
 typedef struct tnd_proc_result {
     tnd_proc_status status;
-    int exit_code;       /* valid when status == TND_PROC_EXITED (and
-                            -1 when the child did not exit itself) */
-    int signal;          /* the terminating signal, when there was one */
-    long duration_ms;    /* wall time from spawn to reap */
-    char *output;        /* stdout (plus stderr when merged), trimmed to
-                            the cap as described above; NUL-terminated;
-                            never NULL after a successful run */
+    int exit_code;    /* valid when status == TND_PROC_EXITED (and
+                         -1 when the child did not exit itself) */
+    int signal;       /* the terminating signal, when there was one */
+    long duration_ms; /* wall time from spawn to reap */
+    char *output;     /* stdout (plus stderr when merged), trimmed to
+                         the cap as described above; NUL-terminated;
+                         never NULL after a successful run */
     size_t output_len;
     size_t output_total; /* bytes the stream really produced */
     char *errors;        /* stderr when not merged (else ""); same rules */

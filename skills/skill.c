@@ -11,8 +11,7 @@
 #include "skills/proc.h"
 
 void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
-                   const char *dir, char *const *envp,
-                   const atomic_int *cancel)
+                   const char *dir, char *const *envp, const atomic_int *cancel)
 {
     tnd_proc_spec spec;
     tnd_proc_result res;
@@ -64,13 +63,11 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
     }
     if (res.status != TND_PROC_EXITED || res.exit_code != 0) {
         /* say how it ended at the end of the output, where people look */
-        char *with = tnd_xasprintf("%s%s[tandem: %s %s]\n", out->output,
-                                   *out->output &&
-                                           out->output[strlen(out->output) -
-                                                       1] != '\n'
-                                       ? "\n"
-                                       : "",
-                                   skill->name, tnd_proc_describe(&res));
+        char *with = tnd_xasprintf(
+            "%s%s[tandem: %s %s]\n", out->output,
+            *out->output && out->output[strlen(out->output) - 1] != '\n' ? "\n"
+                                                                         : "",
+            skill->name, tnd_proc_describe(&res));
         free(out->output);
         out->output = with;
     }

@@ -64,3 +64,25 @@ while pgrep -f "$sid" >/dev/null || pgrep -f "sleep 47" >/dev/null; do
     sleep 0.01
 done
 pass "no agent or skill outlives a tandem killed with SIGKILL"
+
+# A busy agent keeps beating: a test run three times longer than the
+# broker's patience (heartbeat 100 ms x liveness 3) is not mistaken for a
+# dead agent, and the request is not handed out twice.
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+orchestrator:
+  heartbeat_ms: 100
+  liveness: 3
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: "sleep 1; make test", timeout_s: 60}
+YAML
+run tandem run -v --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved with slow tests"
+expect_not_in "$T/err" "went silent"
+expect_not_in "$T/err" "goes back on the queue"
+dir=$(session_dir)
+[ "$(grep -c 'test: ' "$dir/logs/reviewer-1.log")" = 2 ] ||
+    fail "the tests ran more or less than once per attempt"
+pass "an agent busy for longer than the heartbeat timeout stays alive"
+check_memcheck
