@@ -55,3 +55,16 @@ for agent in tandem-coder tandem-reviewer; do
     expect_in "$T/err" "--heartbeat must be an integer 50..60000"
 done
 pass "agent programs: help, version, usage errors"
+
+# make install puts the three programs under PREFIX, and the installed
+# tandem finds its agents next to itself.
+run make -s -C "$TOP" install PREFIX="$T/prefix"
+expect_rc 0 "make install"
+for p in tandem tandem-coder tandem-reviewer; do
+    [ -x "$T/prefix/bin/$p" ] || fail "make install did not install $p"
+done
+copy_demo
+run "$T/prefix/bin/tandem" run -q --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "the installed tandem runs the demo"
+expect_in "$T/err" "approved after 2 iterations"
+pass "make install PREFIX=... installs working programs"

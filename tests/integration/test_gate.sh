@@ -38,3 +38,19 @@ expect_rc 3 "max iterations"
 expect_in "$T/err" "[1/1] escalate: gate.max_iterations (1) reached; last failure: required skill test failed (exit 2)"
 pass "reaching gate.max_iterations hands the task to a human (exit 3)"
 check_memcheck
+
+# The coder's own mistakes are feedback, not failures: an answer without
+# edit blocks is re-asked once with the parse error, and edits that do
+# not apply go back with the closest line of the file.
+copy_demo
+demo_config "$FIX/cassette-coder-mistakes.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved after the coder's mistakes"
+expect_in "$T/err" "[1/3] coder: the edits do not apply"
+expect_in "$T/err" "[1/3] revise: the proposal could not be applied: edit 1: the SEARCH text was not found in stats.c"
+expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
+dir=$(session_dir)
+expect_in "$dir/logs/coder-1.log" "unusable answer (the answer contains no edit blocks"
+expect_in "$dir/report.json" '"diff": ".tandem/sessions/'
+pass "unusable answers and edits that do not apply go back to the coder"
+check_memcheck
