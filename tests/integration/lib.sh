@@ -11,13 +11,24 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/tandem-test.XXXXXX")
 FAKE_PID=
 export TMPDIR=$T/tmp
 mkdir -p "$TMPDIR"
+# Sanitizer builds (make test SANITIZE=...) report into files, so a leak
+# or an error in any process of the test, agents included, fails it.
+export ASAN_OPTIONS="log_path=$T/sanitizer:detect_leaks=1"
+export UBSAN_OPTIONS="log_path=$T/sanitizer:print_stacktrace=1"
 
 cleanup() {
+    status=$?
     if [ -n "$FAKE_PID" ]; then
         kill "$FAKE_PID" 2>/dev/null
         wait "$FAKE_PID" 2>/dev/null
     fi
+    if ls "$T"/sanitizer.* >/dev/null 2>&1; then
+        cat "$T"/sanitizer.* >&2
+        echo "FAIL: a sanitizer reported errors (above)" >&2
+        status=1
+    fi
     rm -rf "$T"
+    exit $status
 }
 trap cleanup EXIT
 
