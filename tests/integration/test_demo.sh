@@ -43,4 +43,3 @@ pass "report.json, attempt-N.diff and final.diff are written"
 
 expect_no_leftovers "$dir"
 pass "no agent process or socket outlives the run"
-check_memcheck

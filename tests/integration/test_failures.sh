@@ -71,4 +71,3 @@ expect_rc 1 "agent configuration error"
 expect_in "$T/err" "agent coder-1 exited with status 2: its configuration is wrong"
 expect_in "$T/err" "misconfigured-coder: agents.yaml is wrong"
 pass "an agent that exits 2 is not restarted"
-check_memcheck

@@ -86,4 +86,3 @@ expect_rc 1 "refused"
 expect_in "$T/err" "gave up after 4 attempts"
 expect_in "$T/err" "Couldn't connect to server"
 pass "an unreachable server is retried, then reported"
-check_memcheck

@@ -85,4 +85,3 @@ dir=$(session_dir)
 [ "$(grep -c 'test: ' "$dir/logs/reviewer-1.log")" = 2 ] ||
     fail "the tests ran more or less than once per attempt"
 pass "an agent busy for longer than the heartbeat timeout stays alive"
-check_memcheck
