@@ -90,12 +90,11 @@ static void try_candidate(attempt *a, const char *text, size_t len)
         return;
     a->tries++;
     clean = drop_trailing_commas(text, len);
-    if (tnd_json_parse(&obj, clean, strlen(clean)) == 0 &&
-        json_object_is_type(obj, json_type_object)) {
-        if (tnd_critique_from_json(&a->found, obj) < 0 && !a->best_error) {
-            a->best_error = tnd_xstrdup(tnd_error_last());
-        }
+    if (tnd_json_parse(&obj, clean, strlen(clean)) == 0) {
         a->saw_json = true;
+        if (json_object_is_type(obj, json_type_object) &&
+            tnd_critique_from_json(&a->found, obj) < 0 && !a->best_error)
+            a->best_error = tnd_xstrdup(tnd_error_last());
     }
     json_object_put(obj);
     free(clean);

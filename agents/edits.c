@@ -120,8 +120,14 @@ static bool is_blank(const line *l)
     return true;
 }
 
-/* The path named on a line, with decoration removed: "### `src/a.c`:"
- * and "**src/a.c**" both give "src/a.c". Caller frees. */
+static bool is_decoration(char c)
+{
+    return c == ' ' || c == '*' || c == '`' || c == '"' || c == '\'';
+}
+
+/* The path named on a line, with decoration removed: "### `src/a.c`:",
+ * "**src/a.c**" and "**File:** src/a.c" all give "src/a.c". Caller
+ * frees. */
 static char *path_from(const line *l)
 {
     char *s = tnd_xstrndup(l->start, l->len);
@@ -132,15 +138,14 @@ static char *path_from(const line *l)
     p = s;
     while (*p == '#')
         p++;
-    while (*p == ' ')
+    while (is_decoration(*p))
         p++;
     if (tnd_str_starts_with(p, "File:") || tnd_str_starts_with(p, "file:"))
         p += 5;
-    while (*p == ' ' || *p == '*' || *p == '`' || *p == '"' || *p == '\'')
+    while (is_decoration(*p))
         p++;
     n = strlen(p);
-    while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '*' || p[n - 1] == '`' ||
-                     p[n - 1] == '"' || p[n - 1] == '\'' || p[n - 1] == ':'))
+    while (n > 0 && (is_decoration(p[n - 1]) || p[n - 1] == ':'))
         n--;
     p = tnd_xstrndup(p, n);
     free(s);

@@ -23,6 +23,9 @@
 
 #define CONFIG_MAX_BYTES (1024 * 1024)
 #define ERRORS_MAX 20
+/* The report ends up in tnd_error_last(), which keeps 2 KiB: stop while
+ * the lines so far and the "too many errors" line still fit whole. */
+#define ERRORS_TEXT_MAX 2000
 
 typedef enum ftype {
     F_INT,
@@ -292,24 +295,29 @@ static void report(loader *L, const yaml_node_t *node, const char *fmt, ...)
 static void report(loader *L, const yaml_node_t *node, const char *fmt, ...)
 {
     char msg[1024];
+    size_t before = L->errors.len;
     va_list ap;
 
-    if (++L->nerrors > ERRORS_MAX)
+    if (L->nerrors > ERRORS_MAX)
         return;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (L->nerrors == ERRORS_MAX) {
-        tnd_buf_printf(&L->errors, "%s: too many errors; stopping here\n",
-                       L->name);
-        return;
-    }
     if (node)
         tnd_buf_printf(&L->errors, "%s:%lu:%lu: %s\n", L->name,
                        (unsigned long)node->start_mark.line + 1,
                        (unsigned long)node->start_mark.column + 1, msg);
     else
         tnd_buf_printf(&L->errors, "%s: %s\n", L->name, msg);
+    if (++L->nerrors > ERRORS_MAX ||
+        L->errors.len + strlen(L->name) + 40 > ERRORS_TEXT_MAX) {
+        /* this one is over the limit: say so instead */
+        L->errors.len = before;
+        L->errors.data[before] = '\0';
+        tnd_buf_printf(&L->errors, "%s: too many errors; stopping here\n",
+                       L->name);
+        L->nerrors = ERRORS_MAX + 1;
+    }
 }
 
 static const char *node_kind(const yaml_node_t *node)
@@ -428,7 +436,7 @@ static void set_number(loader *L, const field *f, const char *path,
     char *shown;
 
     if (v->type != YAML_SCALAR_NODE || is_null(v)) {
-        report(L, v, "%s must be %s %g..%g, got %s", path,
+        report(L, v, "%s must be %s %.15g..%.15g, got %s", path,
                f->type == F_DOUBLE ? "a number" : "an integer", f->min,
                f->max, v->type == YAML_SCALAR_NODE ? "nothing" : node_kind(v));
         return;
@@ -445,8 +453,8 @@ static void set_number(loader *L, const field *f, const char *path,
         long n;
         if (!parse_long(scalar(v), &n) || n < (long)f->min ||
             n > (long)f->max)
-            report(L, v, "%s must be an integer %g..%g, got %s", path, f->min,
-                   f->max, shown);
+            report(L, v, "%s must be an integer %.15g..%.15g, got %s", path,
+                   f->min, f->max, shown);
         else if (f->type == F_KB)
             *(size_t *)(base + f->offset) = (size_t)n * 1024;
         else if (f->type == F_MB)
@@ -608,7 +616,9 @@ static const yaml_node_t *pair_value(loader *L, const yaml_node_pair_t *p)
     return yaml_document_get_node(L->doc, p->value);
 }
 
-/* Checks that keys are unique scalars; reports and returns false if not. */
+/* Checks that keys are unique scalars; reports and returns false if not.
+ * Quadratic, so the walks stop at the error cap: a mapping has only a
+ * few valid keys, and every other key is an error. */
 static bool check_key(loader *L, const yaml_node_t *map,
                       const yaml_node_pair_t *pair, const char *where)
 {
@@ -678,7 +688,7 @@ static void walk_section(loader *L, const char *path, const yaml_node_t *map,
         return;
     }
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
-         p < map->data.mapping.pairs.top; p++) {
+         p < map->data.mapping.pairs.top && L->nerrors <= ERRORS_MAX; p++) {
         const yaml_node_t *k, *v;
         const field *f;
         bool is_extra = false;
@@ -736,7 +746,7 @@ static void walk_skills(loader *L, tnd_config *cfg, const yaml_node_t *map)
         n++;
     cfg->skills = tnd_xcalloc(n ? n : 1, sizeof(*cfg->skills));
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
-         p < map->data.mapping.pairs.top; p++) {
+         p < map->data.mapping.pairs.top && L->nerrors <= ERRORS_MAX; p++) {
         const yaml_node_t *k, *v;
         tnd_skill_config *s;
         char *path;
@@ -777,12 +787,32 @@ static const yaml_node_t *lookup(loader *L, const yaml_node_t *map,
     return NULL;
 }
 
-/* Checks that need the whole file: skill references, provider needs. */
+/* The item of a list that is name, else the list itself. */
+static const yaml_node_t *item_named(loader *L, const yaml_node_t *list,
+                                     const char *name)
+{
+    if (list->type != YAML_SEQUENCE_NODE)
+        return list;
+    for (yaml_node_item_t *it = list->data.sequence.items.start;
+         it < list->data.sequence.items.top; it++) {
+        const yaml_node_t *item = yaml_document_get_node(L->doc, *it);
+        if (item && item->type == YAML_SCALAR_NODE &&
+            strcmp(scalar(item), name) == 0)
+            return item;
+    }
+    return list;
+}
+
+/* Checks that need the whole file: skill references, provider needs.
+ * Each points at the value to change: the list item, the base_url, the
+ * threshold; else at the section (reviewer.skills at its default names
+ * the skills section, which lacks them). */
 static void cross_check(loader *L, tnd_config *cfg, const yaml_node_t *root)
 {
     const yaml_node_t *agents = lookup(L, root, "agents");
     const yaml_node_t *rev = lookup(L, agents, "reviewer");
     const yaml_node_t *names = lookup(L, rev, "skills");
+    const yaml_node_t *gate = lookup(L, root, "gate"), *at;
     const char *roles[] = {"coder", "reviewer"};
     tnd_agent_config *agent[] = {&cfg->coder, &cfg->reviewer};
 
@@ -794,7 +824,9 @@ static void cross_check(loader *L, tnd_config *cfg, const yaml_node_t *root)
             for (size_t j = 0; j < cfg->nskills; j++)
                 tnd_buf_printf(&known, "%s%s", j ? ", " : "",
                                cfg->skills[j].name);
-            report(L, names,
+            report(L,
+                   names ? item_named(L, names, name)
+                         : lookup(L, root, "skills"),
                    "agents.reviewer.skills names '%s', which is not defined "
                    "under skills (defined: %s)",
                    name, known.len ? tnd_buf_str(&known) : "none");
@@ -805,21 +837,28 @@ static void cross_check(loader *L, tnd_config *cfg, const yaml_node_t *root)
         tnd_llm_config *llm = &agent[i]->llm;
         const yaml_node_t *a = lookup(L, agents, roles[i]);
         const yaml_node_t *where = lookup(L, a, "llm");
+        const yaml_node_t *url = lookup(L, where, "base_url");
+        if (!where)
+            where = root;
+        if (!url)
+            url = where;
         if (strcmp(llm->provider, "replay") == 0 && !*llm->cassette)
-            report(L, where ? where : root,
+            report(L, where,
                    "agents.%s.llm: provider replay needs a cassette (the "
                    "file of recorded answers)",
                    roles[i]);
         if (strcmp(llm->provider, "openai") == 0 &&
             !tnd_str_starts_with(llm->base_url, "http://") &&
             !tnd_str_starts_with(llm->base_url, "https://"))
-            report(L, where ? where : root,
+            report(L, url,
                    "agents.%s.llm.base_url must start with http:// or "
                    "https://, got \"%s\"",
                    roles[i], llm->base_url);
     }
+    if (!(at = lookup(L, gate, "human_review_below")))
+        at = lookup(L, gate, "confidence_threshold");
     if (cfg->gate.human_review_below > cfg->gate.confidence_threshold)
-        report(L, lookup(L, root, "gate"),
+        report(L, at ? at : gate,
                "gate.human_review_below (%g) must not be above "
                "gate.confidence_threshold (%g)",
                cfg->gate.human_review_below, cfg->gate.confidence_threshold);
@@ -865,7 +904,8 @@ int tnd_config_parse(tnd_config **out, const char *text, size_t len,
                    "version must be 1 (this tandem reads version 1 files)");
         if ((v = lookup(&L, root, "skills")) != NULL)
             walk_skills(&L, cfg, v);
-        cross_check(&L, cfg, root);
+        if (L.nerrors <= ERRORS_MAX)
+            cross_check(&L, cfg, root);
     }
     if (L.nerrors) {
         /* drop the final newline so the message prints as one block */

@@ -1,0 +1,902 @@
+/* Unit tests for common/config: loading and checking agents.yaml.
+ *
+ * Most cases parse from memory with tnd_config_parse, named "agents.yaml"
+ * and based in /base, and compare the whole error text, so every
+ * "FILE:LINE:COL: message" is checked down to the column. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/fs.h"
+#include "common/str.h"
+
+static char tmpdir[] = "/tmp/tnd-test-config-XXXXXX";
+
+/* text parsed as agents.yaml in /base; must succeed. */
+static tnd_config *parse_ok(const char *text)
+{
+    tnd_config *cfg = (tnd_config *)1;
+    int rc = tnd_config_parse(&cfg, text, strlen(text), "agents.yaml", "/base");
+
+    if (rc != 0)
+        fail_msg("unexpected error: %s", tnd_error_last());
+    assert_non_null(cfg);
+    return cfg;
+}
+
+/* text parsed as agents.yaml; must fail. The message, borrowed. */
+static const char *parse_err(const char *text)
+{
+    tnd_config *cfg = (tnd_config *)1;
+
+    assert_int_equal(
+        tnd_config_parse(&cfg, text, strlen(text), "agents.yaml", "/base"),
+        TND_ECONFIG);
+    assert_null(cfg);
+    return tnd_error_last();
+}
+
+static size_t count_lines(const char *s)
+{
+    size_t n = *s ? 1 : 0;
+
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void assert_argv(char **argv, const char *const *expected)
+{
+    size_t i;
+
+    assert_non_null(argv);
+    for (i = 0; expected[i]; i++) {
+        assert_non_null(argv[i]);
+        assert_string_equal(argv[i], expected[i]);
+    }
+    assert_null(argv[i]);
+}
+
+#define ARGV(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void assert_llm_defaults(const tnd_llm_config *llm)
+{
+    assert_string_equal(llm->provider, "openai");
+    assert_string_equal(llm->model, "gpt-4o-mini");
+    assert_string_equal(llm->base_url, "https://api.openai.com/v1");
+    assert_string_equal(llm->api_key_env, "OPENAI_API_KEY");
+    assert_string_equal(llm->cassette, "");
+    assert_true(llm->temperature == 0.2);
+    assert_int_equal(llm->max_tokens, 4096);
+    assert_int_equal(llm->timeout_s, 300);
+    assert_int_equal(llm->max_retries, 3);
+}
+
+static void assert_defaults(const tnd_config *cfg)
+{
+    assert_true(cfg->gate.confidence_threshold == 0.8);
+    assert_true(cfg->gate.human_review_below == 0.7);
+    assert_int_equal(cfg->gate.max_iterations, 3);
+    assert_int_equal(cfg->gate.persistent_failure_threshold, 2);
+    assert_string_equal(cfg->orchestrator.endpoint, "");
+    assert_int_equal(cfg->orchestrator.heartbeat_ms, 1000);
+    assert_int_equal(cfg->orchestrator.liveness, 5);
+    assert_int_equal(cfg->orchestrator.request_timeout_s, 1800);
+    assert_int_equal(cfg->orchestrator.workspace_max_bytes, 1024 << 20);
+
+    assert_int_equal(cfg->coder.count, 1);
+    assert_null(cfg->coder.program.argv);
+    assert_null(cfg->coder.skills[0]);
+    assert_int_equal(cfg->coder.context_max_bytes, 64 * 1024);
+    assert_llm_defaults(&cfg->coder.llm);
+    assert_int_equal(cfg->reviewer.count, 1);
+    assert_null(cfg->reviewer.program.argv);
+    assert_argv(cfg->reviewer.skills, ARGV("build", "test"));
+    assert_llm_defaults(&cfg->reviewer.llm);
+
+    assert_int_equal(cfg->nskills, 2);
+    assert_string_equal(cfg->skills[0].name, "build");
+    assert_argv(cfg->skills[0].command.argv, ARGV("/bin/sh", "-c", "make"));
+    assert_string_equal(cfg->skills[0].command.display, "make");
+    assert_true(cfg->skills[0].required);
+    assert_int_equal(cfg->skills[0].timeout_s, 600);
+    assert_int_equal(cfg->skills[0].output_cap, 64 * 1024);
+    assert_string_equal(cfg->skills[1].name, "test");
+    assert_argv(cfg->skills[1].command.argv,
+                ARGV("/bin/sh", "-c", "make test"));
+}
+
+/* ---- defaults and a full file ----------------------------------------- */
+
+static void defaults_are_the_documented_values(void **state)
+{
+    tnd_config *cfg = tnd_config_defaults();
+
+    (void)state;
+    assert_null(cfg->path);
+    assert_string_equal(cfg->dir, ".");
+    assert_defaults(cfg);
+    tnd_config_destroy(&cfg);
+    assert_null(cfg);
+    tnd_config_destroy(&cfg); /* NULL is fine */
+    tnd_config_destroy(NULL);
+}
+
+static void empty_file_gives_the_defaults(void **state)
+{
+    static const char *const empties[] = {
+        "", "\n", "# only a comment\n", "---\n", "~\n", "---\n...\n",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(empties) / sizeof(*empties); i++) {
+        tnd_config *cfg = parse_ok(empties[i]);
+        assert_null(cfg->path);
+        assert_string_equal(cfg->dir, "/base");
+        assert_defaults(cfg);
+        tnd_config_destroy(&cfg);
+    }
+}
+
+static const char full_file[] =
+    "# every key, none at its default\n"
+    "version: 1\n"
+    "gate:\n"
+    "  max_iterations: 7\n"
+    "  confidence_threshold: 0.9\n"
+    "  human_review_below: 0.55\n"
+    "  persistent_failure_threshold: 4\n"
+    "orchestrator:\n"
+    "  endpoint: tcp://127.0.0.1:5555\n"
+    "  heartbeat_ms: 250\n"
+    "  liveness: 3\n"
+    "  request_timeout_s: 600\n"
+    "  workspace_max_mb: 16\n"
+    "agents:\n"
+    "  coder:\n"
+    "    count: 2\n"
+    "    command: ./my-coder --verbose\n"
+    "    context_max_kb: 128\n"
+    "    skills: [lint]\n"
+    "    llm:\n"
+    "      provider: openai\n"
+    "      model: gpt-x\n"
+    "      base_url: http://localhost:8080/v1\n"
+    "      api_key_env: MY_KEY\n"
+    "      temperature: 0\n"
+    "      max_tokens: 1000\n"
+    "      timeout_s: 60\n"
+    "      max_retries: 0\n"
+    "  reviewer:\n"
+    "    count: 0\n"
+    "    command: [/usr/bin/env, tandem-reviewer, --fast]\n"
+    "    context_max_kb: 1\n"
+    "    skills:\n"
+    "      - unit\n"
+    "      - lint\n"
+    "    llm:\n"
+    "      provider: replay\n"
+    "      cassette: tapes/review.json\n"
+    "      temperature: 1.5\n"
+    "skills:\n"
+    "  lint:\n"
+    "    command: [clang-tidy, \"src/a b.c\"]\n"
+    "    required: false\n"
+    "    timeout_s: 30\n"
+    "    output_max_kb: 8\n"
+    "  unit:\n"
+    "    command: make check\n";
+
+static void full_file_sets_every_field(void **state)
+{
+    tnd_config *cfg = parse_ok(full_file);
+    const tnd_llm_config *c = &cfg->coder.llm, *r = &cfg->reviewer.llm;
+
+    (void)state;
+    assert_string_equal(cfg->dir, "/base");
+    assert_int_equal(cfg->gate.max_iterations, 7);
+    assert_true(cfg->gate.confidence_threshold == 0.9);
+    assert_true(cfg->gate.human_review_below == 0.55);
+    assert_int_equal(cfg->gate.persistent_failure_threshold, 4);
+
+    assert_string_equal(cfg->orchestrator.endpoint, "tcp://127.0.0.1:5555");
+    assert_int_equal(cfg->orchestrator.heartbeat_ms, 250);
+    assert_int_equal(cfg->orchestrator.liveness, 3);
+    assert_int_equal(cfg->orchestrator.request_timeout_s, 600);
+    assert_int_equal(cfg->orchestrator.workspace_max_bytes, 16 << 20);
+
+    assert_int_equal(cfg->coder.count, 2);
+    assert_argv(cfg->coder.program.argv,
+                ARGV("/bin/sh", "-c", "./my-coder --verbose"));
+    assert_string_equal(cfg->coder.program.display, "./my-coder --verbose");
+    assert_int_equal(cfg->coder.context_max_bytes, 128 * 1024);
+    assert_argv(cfg->coder.skills, ARGV("lint"));
+    assert_string_equal(c->provider, "openai");
+    assert_string_equal(c->model, "gpt-x");
+    assert_string_equal(c->base_url, "http://localhost:8080/v1");
+    assert_string_equal(c->api_key_env, "MY_KEY");
+    assert_string_equal(c->cassette, "");
+    assert_true(c->temperature == 0.0);
+    assert_int_equal(c->max_tokens, 1000);
+    assert_int_equal(c->timeout_s, 60);
+    assert_int_equal(c->max_retries, 0);
+
+    /* the reviewer's llm keeps the defaults it does not set */
+    assert_int_equal(cfg->reviewer.count, 0);
+    assert_argv(cfg->reviewer.program.argv,
+                ARGV("/usr/bin/env", "tandem-reviewer", "--fast"));
+    assert_string_equal(cfg->reviewer.program.display,
+                        "/usr/bin/env tandem-reviewer --fast");
+    assert_int_equal(cfg->reviewer.context_max_bytes, 1024);
+    assert_argv(cfg->reviewer.skills, ARGV("unit", "lint"));
+    assert_string_equal(r->provider, "replay");
+    assert_string_equal(r->cassette, "/base/tapes/review.json");
+    assert_true(r->temperature == 1.5);
+    assert_string_equal(r->model, "gpt-4o-mini");
+    assert_int_equal(r->max_tokens, 4096);
+
+    /* skills replace the default set, in file order */
+    assert_int_equal(cfg->nskills, 2);
+    assert_string_equal(cfg->skills[0].name, "lint");
+    assert_argv(cfg->skills[0].command.argv, ARGV("clang-tidy", "src/a b.c"));
+    assert_string_equal(cfg->skills[0].command.display, "clang-tidy src/a b.c");
+    assert_false(cfg->skills[0].required);
+    assert_int_equal(cfg->skills[0].timeout_s, 30);
+    assert_int_equal(cfg->skills[0].output_cap, 8 * 1024);
+    assert_string_equal(cfg->skills[1].name, "unit");
+    assert_argv(cfg->skills[1].command.argv,
+                ARGV("/bin/sh", "-c", "make check"));
+    assert_true(cfg->skills[1].required);
+    assert_int_equal(cfg->skills[1].timeout_s, 600);
+    assert_int_equal(cfg->skills[1].output_cap, 64 * 1024);
+    tnd_config_destroy(&cfg);
+}
+
+static void values_at_the_ends_of_their_ranges_are_accepted(void **state)
+{
+    tnd_config *cfg = parse_ok("gate:\n"
+                               "  max_iterations: 50\n"
+                               "  confidence_threshold: 1\n"
+                               "  human_review_below: 0\n"
+                               "orchestrator:\n"
+                               "  heartbeat_ms: 50\n"
+                               "  request_timeout_s: \"604800\"\n"
+                               "agents:\n"
+                               "  coder: {count: 16, context_max_kb: 16384}\n"
+                               "  reviewer:\n"
+                               "    llm: {temperature: 2.0, max_retries: 20}\n"
+                               "skills:\n"
+                               "  x_1-Y:\n"
+                               "    command: true\n"
+                               "    required: yes\n"
+                               "    output_max_kb: 1024\n"
+                               "  build: {command: make, required: off}\n"
+                               "  test: {command: make test, required: on}\n");
+
+    (void)state;
+    assert_int_equal(cfg->gate.max_iterations, 50);
+    assert_true(cfg->gate.confidence_threshold == 1.0);
+    assert_true(cfg->gate.human_review_below == 0.0);
+    assert_int_equal(cfg->orchestrator.heartbeat_ms, 50);
+    assert_int_equal(cfg->orchestrator.request_timeout_s, 604800);
+    assert_int_equal(cfg->coder.count, 16);
+    assert_int_equal(cfg->coder.context_max_bytes, 16384 * 1024);
+    assert_true(cfg->reviewer.llm.temperature == 2.0);
+    assert_int_equal(cfg->reviewer.llm.max_retries, 20);
+    assert_true(tnd_config_skill(cfg, "x_1-Y")->required);
+    assert_int_equal(tnd_config_skill(cfg, "x_1-Y")->output_cap, 1024 * 1024);
+    assert_false(tnd_config_skill(cfg, "build")->required);
+    assert_true(tnd_config_skill(cfg, "test")->required);
+    tnd_config_destroy(&cfg);
+}
+
+static void null_values_keep_defaults_or_empty_lists(void **state)
+{
+    tnd_config *cfg = parse_ok("gate:\n"
+                               "agents:\n"
+                               "  reviewer:\n"
+                               "    skills: ~\n"
+                               "    llm:\n"
+                               "skills: null\n");
+
+    (void)state;
+    assert_int_equal(cfg->gate.max_iterations, 3);
+    assert_null(cfg->reviewer.skills[0]);
+    assert_int_equal(cfg->nskills, 0);
+    assert_null(tnd_config_skill(cfg, "build"));
+    assert_llm_defaults(&cfg->reviewer.llm);
+    tnd_config_destroy(&cfg);
+}
+
+static void skill_lookup_finds_by_exact_name(void **state)
+{
+    tnd_config *cfg = tnd_config_defaults();
+    const tnd_skill_config *s;
+
+    (void)state;
+    s = tnd_config_skill(cfg, "test");
+    assert_ptr_equal(s, &cfg->skills[1]);
+    assert_string_equal(s->command.display, "make test");
+    assert_ptr_equal(tnd_config_skill(cfg, "build"), &cfg->skills[0]);
+    assert_null(tnd_config_skill(cfg, "Build"));
+    assert_null(tnd_config_skill(cfg, "tes"));
+    assert_null(tnd_config_skill(cfg, ""));
+    tnd_config_destroy(&cfg);
+}
+
+/* ---- paths --------------------------------------------------------------- */
+
+static void relative_cassette_is_resolved_against_the_file(void **state)
+{
+    static const struct {
+        const char *cassette, *expected;
+    } cases[] = {
+        {"tape.json", "/base/tape.json"},
+        {"sub/dir/tape.json", "/base/sub/dir/tape.json"},
+        {"../shared/tape.json", "/base/../shared/tape.json"},
+        {"/abs/tape.json", "/abs/tape.json"},
+        {"\"\"", ""},
+    };
+    char text[256];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        tnd_config *cfg;
+        snprintf(text, sizeof(text),
+                 "agents:\n  coder:\n    llm:\n      cassette: %s\n",
+                 cases[i].cassette);
+        cfg = parse_ok(text);
+        assert_string_equal(cfg->coder.llm.cassette, cases[i].expected);
+        assert_string_equal(cfg->reviewer.llm.cassette, "");
+        tnd_config_destroy(&cfg);
+    }
+}
+
+static void load_reads_a_file_and_resolves_against_its_directory(void **state)
+{
+    char path[PATH_MAX], real[PATH_MAX], expect[PATH_MAX + 32];
+    static const char text[] =
+        "version: 1\n"
+        "agents:\n"
+        "  coder:\n"
+        "    llm: {provider: replay, cassette: c.json}\n"
+        "  reviewer:\n"
+        "    llm: {provider: replay, cassette: c.json}\n";
+    tnd_config *cfg = NULL;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/agents.yaml", tmpdir);
+    assert_int_equal(tnd_fs_write(path, text, strlen(text)), 0);
+    assert_non_null(realpath(tmpdir, real));
+
+    assert_int_equal(tnd_config_load(&cfg, path), 0);
+    snprintf(expect, sizeof(expect), "%s/agents.yaml", real);
+    assert_string_equal(cfg->path, expect);
+    assert_string_equal(cfg->dir, real);
+    snprintf(expect, sizeof(expect), "%s/c.json", real);
+    assert_string_equal(cfg->coder.llm.cassette, expect);
+    assert_string_equal(cfg->reviewer.llm.cassette, expect);
+    tnd_config_destroy(&cfg);
+    unlink(path);
+}
+
+static void load_names_the_file_in_every_error(void **state)
+{
+    char path[PATH_MAX], expect[PATH_MAX + 128];
+    static const char text[] = "gate:\n  max_iterations: 0\n";
+    tnd_config *cfg = (tnd_config *)1;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/bad.yaml", tmpdir);
+    assert_int_equal(tnd_fs_write(path, text, strlen(text)), 0);
+    assert_int_equal(tnd_config_load(&cfg, path), TND_ECONFIG);
+    assert_null(cfg);
+    snprintf(expect, sizeof(expect),
+             "%s:2:19: gate.max_iterations must be an integer 1..50, got "
+             "\"0\"",
+             path);
+    assert_string_equal(tnd_error_last(), expect);
+    unlink(path);
+}
+
+static void load_of_a_missing_file_says_which(void **state)
+{
+    char path[PATH_MAX];
+    tnd_config *cfg = (tnd_config *)1;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/nope.yaml", tmpdir);
+    assert_int_equal(tnd_config_load(&cfg, path), TND_ECONFIG);
+    assert_null(cfg);
+    assert_non_null(strstr(tnd_error_last(), path));
+    assert_non_null(strstr(tnd_error_last(), "does not exist"));
+
+    /* a directory cannot be read: an error, but not a config error */
+    assert_int_equal(tnd_config_load(&cfg, tmpdir), -1);
+    assert_null(cfg);
+    assert_non_null(strstr(tnd_error_last(), tmpdir));
+}
+
+static void load_refuses_a_file_over_a_megabyte(void **state)
+{
+    char path[PATH_MAX], expect[PATH_MAX + 64];
+    size_t big = (1 << 20) + 1;
+    char *text = malloc(big);
+    tnd_config *cfg = (tnd_config *)1;
+
+    (void)state;
+    memset(text, '#', big);
+    snprintf(path, sizeof(path), "%s/huge.yaml", tmpdir);
+    assert_int_equal(tnd_fs_write(path, text, big), 0);
+    assert_int_equal(tnd_config_load(&cfg, path), -1);
+    assert_null(cfg);
+    snprintf(expect, sizeof(expect), "%s is larger than 1048576 bytes", path);
+    assert_string_equal(tnd_error_last(), expect);
+    unlink(path);
+    free(text);
+}
+
+/* ---- errors: one case, one exact message ------------------------------- */
+
+typedef struct bad_case {
+    const char *text;
+    const char *error; /* the whole of tnd_error_last() */
+} bad_case;
+
+/* Appended where a case defines its own skills, which replace the
+ * defaults that agents.reviewer.skills names. */
+#define USES_LINT "agents: {reviewer: {skills: [lint]}}\n"
+
+static const bad_case bad_cases[] = {
+    /* unknown keys, with and without a near miss */
+    {"gate:\n  max_iteration: 5\n",
+     "agents.yaml:2:3: unknown key 'max_iteration' in gate (did you mean "
+     "'max_iterations'?)"},
+    {"agentz: {}\n",
+     "agents.yaml:1:1: unknown key 'agentz' in the top level (did you mean "
+     "'agents'?)"},
+    {"agents:\n  coder:\n    llm:\n      modle: x\n",
+     "agents.yaml:4:7: unknown key 'modle' in agents.coder.llm (did you mean "
+     "'model'?)"},
+    {"gate:\n  colour: red\n",
+     "agents.yaml:2:3: unknown key 'colour' in gate (known keys: "
+     "max_iterations, confidence_threshold, human_review_below, "
+     "persistent_failure_threshold)"},
+    {"verbose: true\n",
+     "agents.yaml:1:1: unknown key 'verbose' in the top level (known keys: "
+     "gate, orchestrator, agents, version, skills)"},
+    {"skills:\n  lint:\n    command: x\n    retries: 2\n" USES_LINT,
+     "agents.yaml:4:5: unknown key 'retries' in skills.lint (known keys: "
+     "command, required, timeout_s, output_max_kb)"},
+    /* wrong types */
+    {"gate:\n  max_iterations: three\n",
+     "agents.yaml:2:19: gate.max_iterations must be an integer 1..50, got "
+     "\"three\""},
+    {"gate:\n  max_iterations: 2.5\n",
+     "agents.yaml:2:19: gate.max_iterations must be an integer 1..50, got "
+     "\"2.5\""},
+    {"gate:\n  max_iterations:\n    a: 1\n",
+     "agents.yaml:3:5: gate.max_iterations must be an integer 1..50, got a "
+     "mapping"},
+    {"gate:\n  confidence_threshold: [1]\n",
+     "agents.yaml:2:25: gate.confidence_threshold must be a number 0..1, got "
+     "a list"},
+    {"gate:\n  max_iterations:\n",
+     "agents.yaml:2:18: gate.max_iterations must be an integer 1..50, got "
+     "nothing"},
+    {"agents:\n  coder:\n    llm:\n      model: [a, b]\n",
+     "agents.yaml:4:14: agents.coder.llm.model must be a string, got a list"},
+    {"orchestrator:\n  endpoint: {a: 1}\n",
+     "agents.yaml:2:13: orchestrator.endpoint must be a string, got a "
+     "mapping"},
+    {"gate: fast\n",
+     "agents.yaml:1:7: gate must be a mapping of keys, got a value"},
+    {"agents:\n  - coder\n",
+     "agents.yaml:2:3: agents must be a mapping of keys, got a list"},
+    {"[1, 2]\n",
+     "agents.yaml:1:1: the top level must be a mapping of keys, got a list"},
+    {"agents:\n  reviewer:\n    skills: build\n",
+     "agents.yaml:3:13: agents.reviewer.skills must be a list, got a value"},
+    {"agents:\n  reviewer:\n    skills: [build, [x]]\n",
+     "agents.yaml:3:21: agents.reviewer.skills[1] must be a string"},
+    {"agents:\n  coder:\n    command: {a: b}\n",
+     "agents.yaml:3:14: agents.coder.command must be a command: a string run "
+     "by /bin/sh, or a list [program, arg, ...]"},
+    {"agents:\n  coder:\n    command: []\n",
+     "agents.yaml:3:14: agents.coder.command must not be an empty list"},
+    {"agents:\n  coder:\n    command: \"\"\n",
+     "agents.yaml:3:14: agents.coder.command must be a command: a string "
+     "run by /bin/sh, or a list [program, arg, ...]"},
+    {"skills:\n  lint:\n    command: \"\"\n" USES_LINT,
+     "agents.yaml:3:14: skills.lint.command must be a command: a string run "
+     "by /bin/sh, or a list [program, arg, ...]\n"
+     "agents.yaml:3:5: skills.lint needs a command (for example: command: "
+     "make test)"},
+    {"skills: [build]\n",
+     "agents.yaml:1:9: skills must be a mapping of skill names, got a list"},
+    {"{[a]: 1}\n", "agents.yaml:1:2: keys in the top level must be plain "
+                   "names"},
+    /* out of range: the range and the value */
+    {"gate:\n  max_iterations: 51\n",
+     "agents.yaml:2:19: gate.max_iterations must be an integer 1..50, got "
+     "\"51\""},
+    {"gate:\n  max_iterations: 99999999999999999999999\n",
+     "agents.yaml:2:19: gate.max_iterations must be an integer 1..50, got "
+     "\"99999999999999999999999\""},
+    {"gate:\n  confidence_threshold: 1.5\n",
+     "agents.yaml:2:25: gate.confidence_threshold must be a number 0..1, got "
+     "\"1.5\""},
+    {"gate:\n  confidence_threshold: .nan\n",
+     "agents.yaml:2:25: gate.confidence_threshold must be a number 0..1, got "
+     "\".nan\""},
+    {"agents:\n  coder:\n    llm:\n      temperature: -0.5\n",
+     "agents.yaml:4:20: agents.coder.llm.temperature must be a number 0..2, "
+     "got \"-0.5\""},
+    {"agents:\n  reviewer:\n    count: 17\n",
+     "agents.yaml:3:12: agents.reviewer.count must be an integer 0..16, got "
+     "\"17\""},
+    {"orchestrator:\n  heartbeat_ms: 10\n",
+     "agents.yaml:2:17: orchestrator.heartbeat_ms must be an integer "
+     "50..60000, got \"10\""},
+    /* the range exactly, not rounded to "1..1.04858e+06" */
+    {"orchestrator:\n  workspace_max_mb: 1048577\n",
+     "agents.yaml:2:21: orchestrator.workspace_max_mb must be an integer "
+     "1..1048576, got \"1048577\""},
+    {"orchestrator:\n  request_timeout_s: [1]\n",
+     "agents.yaml:2:22: orchestrator.request_timeout_s must be an integer "
+     "1..604800, got a list"},
+    {"skills:\n  lint: {command: x, output_max_kb: 2048}\n" USES_LINT,
+     "agents.yaml:2:37: skills.lint.output_max_kb must be an integer "
+     "1..1024, got \"2048\""},
+    /* booleans and choices */
+    {"skills:\n  lint:\n    command: x\n    required: maybe\n" USES_LINT,
+     "agents.yaml:4:15: skills.lint.required must be true or false, got "
+     "\"maybe\""},
+    {"skills:\n  lint:\n    command: x\n    required: [true]\n" USES_LINT,
+     "agents.yaml:4:15: skills.lint.required must be true or false, got a "
+     "list"},
+    {"agents:\n  coder:\n    llm:\n      provider: anthropic\n",
+     "agents.yaml:4:17: agents.coder.llm.provider must be one of "
+     "replay,openai; got \"anthropic\""},
+    /* duplicates */
+    {"gate:\n  max_iterations: 3\n  max_iterations: 4\n",
+     "agents.yaml:3:3: duplicate key 'max_iterations' in gate"},
+    {"gate: {}\ngate: {}\n",
+     "agents.yaml:2:1: duplicate key 'gate' in the top level"},
+    {"skills:\n  lint: {command: x}\n  lint: {command: y}\n" USES_LINT,
+     "agents.yaml:3:3: duplicate key 'lint' in skills"},
+    /* skills */
+    {"agents:\n"
+     "  reviewer:\n"
+     "    skills:\n"
+     "      - build\n"
+     "      - lint\n",
+     "agents.yaml:5:9: agents.reviewer.skills names 'lint', which is not "
+     "defined under skills (defined: build, test)"},
+    {"skills:\n  lint: {command: x}\n",
+     "agents.yaml:2:3: agents.reviewer.skills names 'build', which is not "
+     "defined under skills (defined: lint)\n"
+     "agents.yaml:2:3: agents.reviewer.skills names 'test', which is not "
+     "defined under skills (defined: lint)"},
+    {"agents:\n  reviewer:\n    skills: [lint]\nskills: {}\n",
+     "agents.yaml:3:14: agents.reviewer.skills names 'lint', which is not "
+     "defined under skills (defined: none)"},
+    {"agents:\n  reviewer:\n    skills: []\nskills:\n  lint:\n"
+     "    required: false\n",
+     "agents.yaml:6:5: skills.lint needs a command (for example: command: "
+     "make test)"},
+    {"agents:\n  reviewer:\n    skills: []\nskills:\n  \"bad name\":\n"
+     "    command: x\n",
+     "agents.yaml:5:3: skill name 'bad name' must be 1..40 letters, digits, "
+     "'-' or '_'"},
+    /* the document as a whole */
+    {"version: 2\n",
+     "agents.yaml:1:10: version must be 1 (this tandem reads version 1 "
+     "files)"},
+    {"version: [1]\n",
+     "agents.yaml:1:10: version must be 1 (this tandem reads version 1 "
+     "files)"},
+    {"gate:\n  confidence_threshold: 0.6\n  human_review_below: 0.65\n",
+     "agents.yaml:3:23: gate.human_review_below (0.65) must not be above "
+     "gate.confidence_threshold (0.6)"},
+    {"gate:\n  max_iterations: 4\n  confidence_threshold: 0.5\n",
+     "agents.yaml:3:25: gate.human_review_below (0.7) must not be above "
+     "gate.confidence_threshold (0.5)"},
+    {"agents:\n  reviewer:\n    llm:\n      provider: replay\n",
+     "agents.yaml:4:7: agents.reviewer.llm: provider replay needs a "
+     "cassette (the file of recorded answers)"},
+    {"agents:\n  coder:\n    llm:\n      model: m\n"
+     "      base_url: ftp://example.com/v1\n",
+     "agents.yaml:5:17: agents.coder.llm.base_url must start with http:// "
+     "or https://, got \"ftp://example.com/v1\""},
+    /* not YAML at all: where libyaml gave up */
+    {"gate:\n  max_iterations: [1, 2\n",
+     "agents.yaml:3:1: not valid YAML: did not find expected ',' or ']' "
+     "while parsing a flow sequence"},
+    {"gate:\n\tmax_iterations: 3\n",
+     "agents.yaml:2:1: not valid YAML: found character that cannot start "
+     "any token while scanning for the next token"},
+    {"gate:\n  a: 1\n b: 2\n",
+     "agents.yaml:3:2: not valid YAML: did not find expected key while "
+     "parsing a block mapping"},
+    {"gate: \"unterminated\n",
+     "agents.yaml:2:1: not valid YAML: found unexpected end of stream while "
+     "scanning a quoted scalar"},
+};
+
+static void every_error_names_file_line_and_column(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad_cases) / sizeof(*bad_cases); i++) {
+        const char *got = parse_err(bad_cases[i].text);
+        if (strcmp(got, bad_cases[i].error) != 0)
+            fail_msg("case %zu:\n%s\nexpected:\n%s\ngot:\n%s", i,
+                     bad_cases[i].text, bad_cases[i].error, got);
+    }
+}
+
+static void several_errors_are_all_reported_one_per_line(void **state)
+{
+    const char *got = parse_err("version: 1\n"
+                                "gate:\n"
+                                "  max_iterations: 0\n"
+                                "  confidence_threshold: high\n"
+                                "agents:\n"
+                                "  coder:\n"
+                                "    cuont: 1\n"
+                                "    llm:\n"
+                                "      provider: nobody\n"
+                                "skills:\n"
+                                "  lint: {}\n");
+
+    (void)state;
+    assert_string_equal(
+        got,
+        "agents.yaml:3:19: gate.max_iterations must be an integer 1..50, got "
+        "\"0\"\n"
+        "agents.yaml:4:25: gate.confidence_threshold must be a number 0..1, "
+        "got \"high\"\n"
+        "agents.yaml:7:5: unknown key 'cuont' in agents.coder (did you mean "
+        "'count'?)\n"
+        "agents.yaml:9:17: agents.coder.llm.provider must be one of "
+        "replay,openai; got \"nobody\"\n"
+        "agents.yaml:11:9: skills.lint needs a command (for example: "
+        "command: make test)\n"
+        "agents.yaml:11:3: agents.reviewer.skills names 'build', which is not "
+        "defined under skills (defined: lint)\n"
+        "agents.yaml:11:3: agents.reviewer.skills names 'test', which is not "
+        "defined under skills (defined: lint)");
+}
+
+/* "gate:" with max_iterations set 1 + n times: n duplicate-key errors
+ * (short ones), on lines 3..n+2. Caller frees. */
+static char *duplicates(int n)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, "gate:\n");
+    for (int i = 0; i <= n; i++)
+        tnd_buf_puts(&b, "  max_iterations: 3\n");
+    return tnd_buf_detach(&b, NULL);
+}
+
+/* n top-level keys unknown_0000..: n long errors. Caller frees. */
+static char *unknown_keys(int n)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (int i = 0; i < n; i++)
+        tnd_buf_printf(&b, "unknown_%04d: 1\n", i);
+    return tnd_buf_detach(&b, NULL);
+}
+
+static void errors_are_capped(void **state)
+{
+    const char *got, *p;
+    int64_t start;
+    char *text;
+
+    (void)state;
+    /* exactly at the cap: all of them, no "too many" */
+    text = duplicates(20);
+    got = parse_err(text);
+    assert_int_equal(count_lines(got), 20);
+    assert_true(tnd_str_ends_with(
+        got, "agents.yaml:22:3: duplicate key 'max_iterations' in gate"));
+    assert_null(strstr(got, "too many"));
+    free(text);
+
+    /* one more: the first 20 and a last line saying there were more */
+    text = duplicates(21);
+    got = parse_err(text);
+    assert_int_equal(count_lines(got), 21);
+    assert_non_null(strstr(got, "agents.yaml:22:3: duplicate key"));
+    assert_null(strstr(got, "agents.yaml:23:3"));
+    assert_true(tnd_str_ends_with(
+        got, "\nagents.yaml: too many errors; stopping here"));
+    free(text);
+
+    /* Long messages: as many whole lines as fit in tnd_error_last(),
+     * then the "too many" line; none is cut off. Checking stops there,
+     * so half a megabyte of keys is quick (the duplicate check over
+     * every pair was quadratic: 30000 keys took seconds). */
+    text = unknown_keys(30000);
+    start = tnd_now_ms();
+    got = parse_err(text);
+    assert_in_range(tnd_now_ms() - start, 0, 4000);
+    assert_true(strlen(got) < 2000);
+    assert_true(count_lines(got) > 5 && count_lines(got) <= 21);
+    assert_true(tnd_str_ends_with(
+        got, "\nagents.yaml: too many errors; stopping here"));
+    for (p = got; (p = strchr(p, '\n')) != NULL; p++)
+        if (strncmp(p - 1, ")\n", 2) != 0)
+            fail_msg("a line was cut: %s", got);
+    free(text);
+}
+
+static void alias_bomb_is_cheap(void **state)
+{
+    static const char bomb[] =
+        "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+        "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+        "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+        "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+        "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+        "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+        "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
+        "h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n"
+        "i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h]\n"
+        "agents:\n"
+        "  coder:\n"
+        "    skills: *i\n"
+        "    command: *i\n"
+        "    llm: *i\n"
+        "skills:\n"
+        "  x:\n"
+        "    command: *i\n";
+    /* The same shape through mappings, under keys the schema reads. */
+    static const char map_bomb[] =
+        "x1: &m1 {command: make, required: true}\n"
+        "x2: &m2 {a: *m1, b: *m1, c: *m1, d: *m1, e: *m1, f: *m1}\n"
+        "x3: &m3 {a: *m2, b: *m2, c: *m2, d: *m2, e: *m2, f: *m2}\n"
+        "x4: &m4 {a: *m3, b: *m3, c: *m3, d: *m3, e: *m3, f: *m3}\n"
+        "x5: &m5 {a: *m4, b: *m4, c: *m4, d: *m4, e: *m4, f: *m4}\n"
+        "x6: &m6 {a: *m5, b: *m5, c: *m5, d: *m5, e: *m5, f: *m5}\n"
+        "x7: &m7 {a: *m6, b: *m6, c: *m6, d: *m6, e: *m6, f: *m6}\n"
+        "x8: &m8 {a: *m7, b: *m7, c: *m7, d: *m7, e: *m7, f: *m7}\n"
+        "agents: {coder: *m8, reviewer: *m8}\n"
+        "skills: *m8\n"
+        "gate: *m8\n";
+    int64_t start = tnd_now_ms();
+    const char *got;
+
+    (void)state;
+    got = parse_err(bomb);
+    assert_non_null(strstr(got, "agents.yaml:1:1: unknown key 'a'"));
+    assert_non_null(strstr(got, "agents.coder.skills[0] must be a string"));
+    got = parse_err(map_bomb);
+    assert_non_null(strstr(got, "unknown key 'x1'"));
+    assert_in_range(tnd_now_ms() - start, 0, 1000);
+}
+
+/* ---- overriding the model from the command line ------------------------ */
+
+static void override_points_both_agents_at_a_model(void **state)
+{
+    tnd_config *cfg = tnd_config_defaults();
+
+    (void)state;
+    assert_int_equal(tnd_config_override_llm(cfg, "openai:gpt-x", NULL), 0);
+    assert_string_equal(cfg->coder.llm.provider, "openai");
+    assert_string_equal(cfg->coder.llm.model, "gpt-x");
+    assert_string_equal(cfg->reviewer.llm.model, "gpt-x");
+    assert_string_equal(cfg->reviewer.llm.base_url,
+                        "https://api.openai.com/v1");
+
+    /* only the provider: the model stays */
+    assert_int_equal(tnd_config_override_llm(cfg, "replay", NULL), 0);
+    assert_string_equal(cfg->coder.llm.provider, "replay");
+    assert_string_equal(cfg->reviewer.llm.provider, "replay");
+    assert_string_equal(cfg->coder.llm.model, "gpt-x");
+
+    /* a model name may itself hold colons */
+    assert_int_equal(tnd_config_override_llm(cfg, "openai:org:model:v2",
+                                             "http://127.0.0.1:9/v1"),
+                     0);
+    assert_string_equal(cfg->coder.llm.provider, "openai");
+    assert_string_equal(cfg->coder.llm.model, "org:model:v2");
+    assert_string_equal(cfg->coder.llm.base_url, "http://127.0.0.1:9/v1");
+    assert_string_equal(cfg->reviewer.llm.base_url, "http://127.0.0.1:9/v1");
+
+    /* only the base URL */
+    assert_int_equal(
+        tnd_config_override_llm(cfg, NULL, "https://llm.example/v1"), 0);
+    assert_string_equal(cfg->coder.llm.provider, "openai");
+    assert_string_equal(cfg->reviewer.llm.base_url, "https://llm.example/v1");
+    tnd_config_destroy(&cfg);
+}
+
+static void override_rejects_bad_specs_and_changes_nothing(void **state)
+{
+    static const struct {
+        const char *spec, *base_url, *error;
+    } cases[] = {
+        {"anthropic:claude", NULL,
+         "--llm anthropic:claude: unknown provider 'anthropic' (known: "
+         "replay, openai)"},
+        {"", NULL, "--llm : unknown provider '' (known: replay, openai)"},
+        {":gpt-x", NULL,
+         "--llm :gpt-x: unknown provider '' (known: replay, openai)"},
+        {"OpenAI:gpt-x", NULL,
+         "--llm OpenAI:gpt-x: unknown provider 'OpenAI' (known: replay, "
+         "openai)"},
+        {"openai:", NULL, "--llm openai:: the model after ':' is empty"},
+        {"openai:gpt-x", "ftp://x/v1",
+         "--base-url ftp://x/v1 must start with http:// or https://"},
+        {NULL, "localhost:8080/v1",
+         "--base-url localhost:8080/v1 must start with http:// or https://"},
+    };
+    tnd_config *cfg = tnd_config_defaults();
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        assert_int_equal(
+            tnd_config_override_llm(cfg, cases[i].spec, cases[i].base_url),
+            TND_ECONFIG);
+        assert_string_equal(tnd_error_last(), cases[i].error);
+        assert_llm_defaults(&cfg->coder.llm);
+        assert_llm_defaults(&cfg->reviewer.llm);
+    }
+    assert_int_equal(tnd_config_override_llm(cfg, NULL, NULL), 0);
+    assert_llm_defaults(&cfg->coder.llm);
+    tnd_config_destroy(&cfg);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return rmdir(tmpdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults_are_the_documented_values),
+        cmocka_unit_test(empty_file_gives_the_defaults),
+        cmocka_unit_test(full_file_sets_every_field),
+        cmocka_unit_test(values_at_the_ends_of_their_ranges_are_accepted),
+        cmocka_unit_test(null_values_keep_defaults_or_empty_lists),
+        cmocka_unit_test(skill_lookup_finds_by_exact_name),
+        cmocka_unit_test(relative_cassette_is_resolved_against_the_file),
+        cmocka_unit_test(load_reads_a_file_and_resolves_against_its_directory),
+        cmocka_unit_test(load_names_the_file_in_every_error),
+        cmocka_unit_test(load_of_a_missing_file_says_which),
+        cmocka_unit_test(load_refuses_a_file_over_a_megabyte),
+        cmocka_unit_test(every_error_names_file_line_and_column),
+        cmocka_unit_test(several_errors_are_all_reported_one_per_line),
+        cmocka_unit_test(errors_are_capped),
+        cmocka_unit_test(alias_bomb_is_cheap),
+        cmocka_unit_test(override_points_both_agents_at_a_model),
+        cmocka_unit_test(override_rejects_bad_specs_and_changes_nothing),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
