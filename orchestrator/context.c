@@ -84,6 +84,13 @@ int tnd_context_build(tnd_code_request *req, const char *root,
     }
     qsort(c, nc, sizeof(*c), by_rank_then_size);
     sent = tnd_xcalloc(nc + 1, sizeof(bool));
+    /* replace an earlier call's files, as repo_map is replaced below */
+    for (size_t i = 0; i < req->nfiles; i++) {
+        free(req->files[i].path);
+        free(req->files[i].content);
+    }
+    free(req->files);
+    req->nfiles = 0;
     req->files = tnd_xcalloc(nc + 1, sizeof(*req->files));
     for (size_t i = 0; i < nc && req->nfiles < TND_BODY_MAX_FILES; i++) {
         char *full, *text = NULL;

@@ -2,18 +2,33 @@
 #include "orchestrator/feedback.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/buf.h"
 #include "common/xalloc.h"
 
+/* Length of s cut to at most max bytes without splitting a UTF-8
+ * sequence, for "%.*s". */
+static int cut(const char *s, size_t max)
+{
+    size_t n = strnlen(s, max);
+
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    return (int)n;
+}
+
 char *tnd_feedback_trim(const char *text, size_t max)
 {
-    size_t n = strlen(text), head, tail;
+    size_t n = strlen(text), head, tail, marker;
 
     if (n <= max)
         return tnd_xstrdup(text);
+    /* the marker counts against max; n bounds the number it will show */
+    marker = (size_t)snprintf(NULL, 0, "\n[... %zu bytes left out ...]\n", n);
+    max = max > marker ? max - marker : 0;
     /* failures are usually reported at the end: keep more of the tail */
     head = max / 3;
     tail = max - head;
@@ -64,12 +79,15 @@ static void issues_part(tnd_buf *b, const tnd_critique *c)
             tnd_buf_printf(b, " %s:", is->file);
         tnd_buf_printf(b, " %s\n", is->description);
         if (is->evidence && *is->evidence)
-            tnd_buf_printf(b, "  Evidence: %.600s\n", is->evidence);
+            tnd_buf_printf(b, "  Evidence: %.*s\n", cut(is->evidence, 600),
+                           is->evidence);
         if (is->suggested_fix && *is->suggested_fix)
-            tnd_buf_printf(b, "  Suggested fix: %.600s\n", is->suggested_fix);
+            tnd_buf_printf(b, "  Suggested fix: %.*s\n",
+                           cut(is->suggested_fix, 600), is->suggested_fix);
     }
     if (c->summary && *c->summary)
-        tnd_buf_printf(b, "\nThe reviewer's summary: %.1000s\n", c->summary);
+        tnd_buf_printf(b, "\nThe reviewer's summary: %.*s\n",
+                       cut(c->summary, 1000), c->summary);
 }
 
 char *tnd_feedback_build(const tnd_gate_input *in,
@@ -90,7 +108,7 @@ char *tnd_feedback_build(const tnd_gate_input *in,
     if (history && history[0]) {
         tnd_buf_puts(&b, "\nEarlier attempts:\n");
         for (const char *const *h = history; *h; h++)
-            tnd_buf_printf(&b, "- %.300s\n", *h);
+            tnd_buf_printf(&b, "- %.*s\n", cut(*h, 300), *h);
     }
     if (diff && *diff) {
         char *d = tnd_feedback_trim(diff, TND_FEEDBACK_MAX_DIFF);

@@ -3,9 +3,11 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/str.h"
+#include "common/xalloc.h"
 
 const char *tnd_gate_action_name(tnd_gate_action a)
 {
@@ -29,9 +31,18 @@ static const tnd_skill_result *find_skill(const tnd_audit_reply *a,
     return NULL;
 }
 
-/* Why the change fails, or NULL when it passes every check. */
-static const char *failure(char *buf, size_t size, const tnd_gate_config *cfg,
-                           const tnd_gate_input *in)
+/* Required by the configuration or marked so by the reviewer. */
+static bool is_required(const tnd_gate_input *in, const tnd_skill_result *s)
+{
+    for (const char *const *r = in->required; r && *r; r++)
+        if (strcmp(*r, s->name) == 0)
+            return true;
+    return s->required;
+}
+
+/* Why the change fails, or NULL when it passes every check. The
+ * reviewer's confidence is left to the caller. */
+static const char *failure(char *buf, size_t size, const tnd_gate_input *in)
 {
     const tnd_audit_reply *a = in->audit;
     const tnd_critique *c;
@@ -65,11 +76,7 @@ static const char *failure(char *buf, size_t size, const tnd_gate_config *cfg,
     }
     for (size_t i = 0; i < a->nskills; i++) {
         const tnd_skill_result *s = &a->skills[i];
-        bool required = s->required;
-        for (const char *const *r = in->required; r && *r; r++)
-            if (strcmp(*r, s->name) == 0)
-                required = true;
-        if (!required || s->status == TND_SKILL_PASS)
+        if (!is_required(in, s) || s->status == TND_SKILL_PASS)
             continue;
         if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
             snprintf(buf, size, "required skill %s failed (exit %d)", s->name,
@@ -106,13 +113,6 @@ static const char *failure(char *buf, size_t size, const tnd_gate_config *cfg,
                  *c->summary ? c->summary : "(no summary)");
         return buf;
     }
-    if (c->confidence < cfg->confidence_threshold) {
-        snprintf(buf, size,
-                 "the reviewer's confidence %.2f is below "
-                 "gate.confidence_threshold %.2f",
-                 c->confidence, cfg->confidence_threshold);
-        return buf;
-    }
     return NULL;
 }
 
@@ -130,25 +130,36 @@ void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
                  in->attempt, in->repeats);
         return;
     }
-    fail = failure(why, sizeof(why), cfg, in);
+    /* human_review_below is at most confidence_threshold (the config
+     * checks), so a passing change the reviewer is very unsure of goes to
+     * a human; one it is merely unsure of goes back for another try. */
+    fail = failure(why, sizeof(why), in);
     if (!fail) {
         double confidence = in->audit->critique->confidence;
-        out->passed = true;
         if (confidence < cfg->human_review_below) {
+            out->passed = true;
             out->action = TND_GATE_ESCALATE;
             snprintf(out->reason, sizeof(out->reason),
                      "the change passes, but the reviewer's confidence %.2f "
                      "is below gate.human_review_below %.2f: a human should "
                      "look",
                      confidence, cfg->human_review_below);
-        } else {
+            return;
+        }
+        if (confidence >= cfg->confidence_threshold) {
+            out->passed = true;
             out->action = TND_GATE_APPROVE;
             snprintf(out->reason, sizeof(out->reason),
                      "every required skill passed and the reviewer approves "
                      "(confidence %.2f)",
                      confidence);
+            return;
         }
-        return;
+        snprintf(why, sizeof(why),
+                 "the reviewer's confidence %.2f is below "
+                 "gate.confidence_threshold %.2f",
+                 confidence, cfg->confidence_threshold);
+        fail = why;
     }
     if (in->streak >= cfg->persistent_failure_threshold &&
         cfg->persistent_failure_threshold > 1) {
@@ -166,10 +177,12 @@ void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
     }
 }
 
-/* Hash text with digits, hex runs after "0x" and /tmp/... paths folded,
- * and whitespace collapsed. */
-static uint64_t hash_normalised(uint64_t h, const char *s)
+/* Copy of s with what changes between runs of the same failure folded:
+ * digit runs and hex runs after "0x" become "#", /tmp/... paths "<tmp>",
+ * whitespace runs one space. Never longer than s. Caller frees. */
+static char *normalise(const char *s)
 {
+    char *out = tnd_xmalloc(strlen(s) + 1), *o = out;
     bool space = false;
 
     for (const char *p = s; *p; p++) {
@@ -179,13 +192,13 @@ static uint64_t hash_normalised(uint64_t h, const char *s)
             while (isxdigit((unsigned char)*p))
                 p++;
             p--;
-            h = tnd_str_hash(h, "#", 1);
+            *o++ = '#';
             continue;
         }
         if (isdigit(c)) {
             while (isdigit((unsigned char)p[1]))
                 p++;
-            h = tnd_str_hash(h, "#", 1);
+            *o++ = '#';
             continue;
         }
         if (c == '/' && (strncmp(p, "/tmp/", 5) == 0 ||
@@ -193,7 +206,8 @@ static uint64_t hash_normalised(uint64_t h, const char *s)
             while (p[1] && !isspace((unsigned char)p[1]) && p[1] != ':' &&
                    p[1] != '\'' && p[1] != '"')
                 p++;
-            h = tnd_str_hash(h, "<tmp>", 5);
+            memcpy(o, "<tmp>", 5);
+            o += 5;
             continue;
         }
         if (isspace(c)) {
@@ -201,20 +215,25 @@ static uint64_t hash_normalised(uint64_t h, const char *s)
             continue;
         }
         if (space) {
-            h = tnd_str_hash(h, " ", 1);
+            *o++ = ' ';
             space = false;
         }
-        h = tnd_str_hash(h, &c, 1);
+        *o++ = (char)c;
     }
-    return h;
+    *o = '\0';
+    return out;
 }
 
-/* The last part of an output, where failures are reported. */
-static const char *tail(const char *s, size_t keep)
+/* Hash the last keep bytes of s normalised. Normalising first keeps the
+ * part hashed the same when numbers earlier in s change length. */
+static uint64_t hash_normalised(uint64_t h, const char *s, size_t keep)
 {
-    size_t n = strlen(s);
+    char *n = normalise(s);
+    size_t len = strlen(n), from = len > keep ? len - keep : 0;
 
-    return n > keep ? s + n - keep : s;
+    h = tnd_str_hash(h, n + from, len - from);
+    free(n);
+    return h;
 }
 
 uint64_t tnd_gate_signature(const tnd_gate_input *in)
@@ -224,20 +243,30 @@ uint64_t tnd_gate_signature(const tnd_gate_input *in)
     bool any = false;
 
     if (in->apply_error)
-        return hash_normalised(tnd_str_hash(h, "apply", 5), in->apply_error);
+        return hash_normalised(tnd_str_hash(h, "apply", 5), in->apply_error,
+                               SIZE_MAX);
     if (in->format_error)
-        return hash_normalised(tnd_str_hash(h, "format", 6),
-                               in->format_error);
+        return hash_normalised(tnd_str_hash(h, "format", 6), in->format_error,
+                               SIZE_MAX);
     if (in->empty)
         return tnd_str_hash(h, "empty", 5);
     if (!a)
         return 0;
+    for (const char *const *r = in->required; r && *r; r++) {
+        if (!find_skill(a, *r)) {
+            h = tnd_str_hash(h, "missing", 7);
+            h = tnd_str_hash(h, *r, strlen(*r));
+            any = true;
+        }
+    }
+    /* only what the gate counts: an optional skill that always fails
+     * would make every later failure look like the same one */
     for (size_t i = 0; i < a->nskills; i++) {
         const tnd_skill_result *s = &a->skills[i];
-        if (s->status == TND_SKILL_PASS)
+        if (!is_required(in, s) || s->status == TND_SKILL_PASS)
             continue;
         h = tnd_str_hash(h, s->name, strlen(s->name));
-        h = hash_normalised(h, tail(s->output, 2048));
+        h = hash_normalised(h, s->output, 2048);
         any = true;
     }
     if (a->critique) {
@@ -251,8 +280,8 @@ uint64_t tnd_gate_signature(const tnd_gate_input *in)
             any = true;
         }
     } else if (a->critique_error) {
-        h = hash_normalised(tnd_str_hash(h, "critique", 8),
-                            a->critique_error);
+        h = hash_normalised(tnd_str_hash(h, "critique", 8), a->critique_error,
+                            SIZE_MAX);
         any = true;
     }
     return any ? h : 0;

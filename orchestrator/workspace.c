@@ -44,6 +44,11 @@ tnd_workspace *tnd_workspace_new(const char *repo, const char *dir,
     tnd_workspace *ws;
     char *root;
 
+    /* checked first: the cleanup below must only remove our own copy */
+    if (tnd_fs_exists(dir)) {
+        tnd_error_set("cannot make a workspace in %s: it already exists", dir);
+        return NULL;
+    }
     if (tnd_fs_copytree(repo, dir, skip, max_bytes) < 0) {
         tnd_fs_rmtree(dir);
         return NULL;
@@ -225,7 +230,9 @@ static size_t loose_matches(const char *text, const char *search,
             size_t a = trimmed_len(t, tl), b = trimmed_len(s, sl);
             if (a != b || memcmp(t, s, a) != 0)
                 break;
-            t += tl;
+            /* a last search line without a newline leaves the line's
+             * end in place, as an exact match would */
+            t += sn ? tl : a;
             s += sl;
         }
         if (k == nsearch) {

@@ -1,0 +1,332 @@
+/* Unit tests for orchestrator/context: which files the coder sees. A
+ * repository of known sizes is built in a temporary directory; each test
+ * asks for the context under some task, hints and budget, and checks the
+ * files sent (in order) and the map of the rest. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "orchestrator/context.h"
+
+static char repo[] = "/tmp/tnd-test-context-XXXXXX";
+static char outside[] = "/tmp/tnd-test-context-out-XXXXXX";
+static char empty[] = "/tmp/tnd-test-context-empty-XXXXXX";
+
+#define KIB 1024
+
+/* The tree: path and size; contents are letters, except the binary. */
+static const struct {
+    const char *path;
+    size_t size;
+} tree[] = {
+    {"README.md", 100},
+    {"src/stats.c", 2000},
+    {"src/util.h", 50},
+    {"src/medium.c", 5000},
+    {"src/edge.c", 256 * KIB}, /* exactly the per-file limit: may go */
+    {"src/big.c", 300 * KIB},  /* over it: never goes */
+    {"docs/guide.md", 1000},
+    {"tests/test_stats.c", 1500},
+    {"agents.yaml", 30},
+    {"cassettes/coder.jsonl", 40},
+    {".git/HEAD", 21},
+    {".git/objects/ab/cdef", 60},
+    {".tandem/sessions/s1.json", 70},
+    {"vendor/lib/.git/config", 80},
+};
+
+static const char *const hidden[] = {"agents.yaml", "cassettes/coder.jsonl",
+                                     NULL};
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void put(const char *dir, const char *rel, const char *data, size_t len)
+{
+    char *full = tnd_fs_join(dir, rel), *parent = tnd_fs_dirname(full);
+
+    assert_int_equal(tnd_fs_mkdirs(parent, 0755), 0);
+    assert_int_equal(tnd_fs_write(full, data, len), 0);
+    free(parent);
+    free(full);
+}
+
+static void build(tnd_code_request *req, const char *task, const char *hints,
+                  const char *const *exclude, size_t budget)
+{
+    memset(req, 0, sizeof(*req));
+    if (tnd_context_build(req, repo, task, hints, exclude, budget) < 0)
+        fail_msg("tnd_context_build: %s", tnd_error_last());
+    assert_non_null(req->repo_map);
+}
+
+/* The paths sent, in order, one per line. Caller frees. */
+static char *sent(const tnd_code_request *req)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (size_t i = 0; i < req->nfiles; i++)
+        tnd_buf_printf(&b, "%s\n", req->files[i].path);
+    return tnd_buf_detach(&b, NULL);
+}
+
+static void assert_sent(const tnd_code_request *req, const char *expect)
+{
+    char *got = sent(req);
+
+    assert_string_equal(got, expect);
+    free(got);
+}
+
+static size_t bytes_sent(const tnd_code_request *req)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < req->nfiles; i++)
+        n += strlen(req->files[i].content);
+    return n;
+}
+
+/* ---- order -------------------------------------------------------------- */
+
+static void named_files_come_first_then_smaller_ones(void **state)
+{
+    tnd_code_request req;
+
+    (void)state;
+    build(&req, "The mean in src/stats.c is wrong for an empty list",
+          "FAIL test_stats.c:12: want 0, got nan\n", hidden, 1024 * KIB);
+    assert_sent(&req, "tests/test_stats.c\n" /* named in hints, 1500 */
+                      "src/stats.c\n"        /* named in the task, 2000 */
+                      "src/util.h\n"         /* then smallest first */
+                      "README.md\n"
+                      "docs/guide.md\n"
+                      "src/medium.c\n"
+                      "src/edge.c\n");
+    assert_int_equal(strlen(req.files[1].content), 2000);
+    assert_int_equal(strlen(req.files[6].content), 256 * KIB);
+    /* what does not go is mapped with its size */
+    assert_string_equal(req.repo_map, "logo.png 20\n"
+                                      "src/big.c 307200\n");
+    tnd_code_request_clear(&req);
+}
+
+static void without_names_smaller_files_go_first(void **state)
+{
+    tnd_code_request req;
+
+    (void)state;
+    build(&req, "tidy up", NULL, hidden, 1024 * KIB);
+    assert_sent(&req, "src/util.h\n"
+                      "README.md\n"
+                      "docs/guide.md\n"
+                      "tests/test_stats.c\n"
+                      "src/stats.c\n"
+                      "src/medium.c\n"
+                      "src/edge.c\n");
+    tnd_code_request_clear(&req);
+}
+
+static void a_name_in_the_task_matches_path_or_file_name(void **state)
+{
+    tnd_code_request req;
+
+    (void)state;
+    build(&req, "see guide.md and medium.c", NULL, hidden, 1024 * KIB);
+    assert_string_equal(req.files[0].path, "docs/guide.md");
+    assert_string_equal(req.files[1].path, "src/medium.c");
+    assert_string_equal(req.files[2].path, "src/util.h");
+    tnd_code_request_clear(&req);
+}
+
+/* ---- what never goes ---------------------------------------------------- */
+
+static void binary_and_huge_files_are_never_sent(void **state)
+{
+    tnd_code_request req;
+
+    (void)state;
+    build(&req, "logo.png looks wrong and src/big.c is slow", NULL, hidden,
+          100 * 1024 * KIB);
+    for (size_t i = 0; i < req.nfiles; i++) {
+        assert_string_not_equal(req.files[i].path, "logo.png");
+        assert_string_not_equal(req.files[i].path, "src/big.c");
+    }
+    assert_string_equal(req.repo_map, "logo.png 20\nsrc/big.c 307200\n");
+    tnd_code_request_clear(&req);
+}
+
+static void budget_is_respected_and_the_rest_is_mapped(void **state)
+{
+    tnd_code_request req;
+
+    (void)state;
+    build(&req, "", NULL, hidden, 3000);
+    assert_sent(&req, "src/util.h\n"
+                      "README.md\n"
+                      "docs/guide.md\n"
+                      "tests/test_stats.c\n");
+    assert_int_equal(bytes_sent(&req), 50 + 100 + 1000 + 1500);
+    assert_string_equal(req.repo_map, "logo.png 20\n"
+                                      "src/stats.c 2000\n"
+                                      "src/medium.c 5000\n"
+                                      "src/edge.c 262144\n"
+                                      "src/big.c 307200\n");
+    tnd_code_request_clear(&req);
+
+    /* a named file too big for the budget does not crowd out others */
+    build(&req, "src/medium.c", NULL, hidden, 3000);
+    assert_true(bytes_sent(&req) <= 3000);
+    assert_non_null(strstr(req.repo_map, "src/medium.c 5000\n"));
+    assert_string_equal(req.files[0].path, "src/util.h");
+    tnd_code_request_clear(&req);
+
+    /* exactly full */
+    build(&req, "", NULL, hidden, 150);
+    assert_sent(&req, "src/util.h\nREADME.md\n");
+    tnd_code_request_clear(&req);
+
+    build(&req, "", NULL, hidden, 0);
+    assert_int_equal(req.nfiles, 0);
+    assert_non_null(strstr(req.repo_map, "README.md 100\n"));
+    tnd_code_request_clear(&req);
+}
+
+static void excluded_and_private_paths_are_neither_sent_nor_listed(void **state)
+{
+    const char *never[] = {"agents.yaml", "cassettes", ".git",     ".tandem",
+                           "HEAD",        "cdef",      "leak.txt", NULL};
+    tnd_code_request req;
+    char *paths;
+
+    (void)state;
+    build(&req, "agents.yaml and leak.txt", NULL, hidden, 100 * 1024 * KIB);
+    paths = sent(&req);
+    for (const char **p = never; *p; p++) {
+        if (strstr(paths, *p) || strstr(req.repo_map, *p))
+            fail_msg("%s shows:\nsent:\n%smap:\n%s", *p, paths, req.repo_map);
+    }
+    free(paths);
+    tnd_code_request_clear(&req);
+
+    /* without the exclusions tandem's config would go like any file */
+    build(&req, "", NULL, NULL, 100 * 1024 * KIB);
+    paths = sent(&req);
+    assert_non_null(strstr(paths, "agents.yaml\n"));
+    assert_non_null(strstr(paths, "cassettes/coder.jsonl\n"));
+    assert_null(strstr(paths, ".git"));
+    free(paths);
+    tnd_code_request_clear(&req);
+}
+
+/* ---- the rest of the contract ------------------------------------------- */
+
+static void contents_are_the_files(void **state)
+{
+    tnd_code_request req;
+    char *full, *text;
+
+    (void)state;
+    build(&req, "", NULL, hidden, 1024 * KIB);
+    for (size_t i = 0; i < req.nfiles; i++) {
+        full = tnd_fs_join(repo, req.files[i].path);
+        assert_int_equal(tnd_fs_read(&text, NULL, full, 1024 * KIB), 0);
+        assert_string_equal(req.files[i].content, text);
+        free(text);
+        free(full);
+    }
+    tnd_code_request_clear(&req);
+}
+
+static void building_again_replaces_the_earlier_context(void **state)
+{
+    tnd_code_request req;
+
+    (void)state;
+    build(&req, "", NULL, hidden, 1024 * KIB);
+    assert_int_equal(req.nfiles, 7);
+    assert_int_equal(
+        tnd_context_build(&req, repo, "src/stats.c", NULL, hidden, 150), 0);
+    assert_sent(&req, "src/util.h\nREADME.md\n");
+    assert_non_null(strstr(req.repo_map, "src/stats.c 2000\n"));
+    tnd_code_request_clear(&req);
+}
+
+static void empty_and_missing_trees(void **state)
+{
+    tnd_code_request req;
+
+    (void)state;
+    memset(&req, 0, sizeof(req));
+    assert_int_equal(tnd_context_build(&req, empty, "x", NULL, NULL, 1000), 0);
+    assert_int_equal(req.nfiles, 0);
+    assert_string_equal(req.repo_map, "");
+    tnd_code_request_clear(&req);
+
+    assert_int_equal(
+        tnd_context_build(&req, "/nonexistent/tnd-tree", "x", NULL, NULL, 1000),
+        -1);
+    assert_non_null(strstr(tnd_error_last(), "/nonexistent/tnd-tree"));
+    tnd_code_request_clear(&req);
+}
+
+/* ---- fixture ------------------------------------------------------------ */
+
+static int setup(void **state)
+{
+    static const char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\1";
+    char *data, *link;
+
+    (void)state;
+    if (!mkdtemp(repo) || !mkdtemp(outside) || !mkdtemp(empty))
+        return -1;
+    data = malloc(300 * KIB);
+    for (size_t i = 0; i < sizeof(tree) / sizeof(tree[0]); i++) {
+        for (size_t k = 0; k < tree[i].size; k++)
+            data[k] = k % 64 == 63 ? '\n' : (char)('a' + k % 26);
+        put(repo, tree[i].path, data, tree[i].size);
+    }
+    free(data);
+    put(repo, "logo.png", png, sizeof(png) - 1);
+    put(outside, "secret.txt", "secret\n", 7);
+    link = tnd_fs_join(repo, "leak.txt");
+    data = tnd_fs_join(outside, "secret.txt");
+    if (symlink(data, link) < 0)
+        return -1;
+    free(data);
+    free(link);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tnd_fs_rmtree(repo) | tnd_fs_rmtree(outside) | tnd_fs_rmtree(empty);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(named_files_come_first_then_smaller_ones),
+        cmocka_unit_test(without_names_smaller_files_go_first),
+        cmocka_unit_test(a_name_in_the_task_matches_path_or_file_name),
+        cmocka_unit_test(binary_and_huge_files_are_never_sent),
+        cmocka_unit_test(budget_is_respected_and_the_rest_is_mapped),
+        cmocka_unit_test(
+            excluded_and_private_paths_are_neither_sent_nor_listed),
+        cmocka_unit_test(contents_are_the_files),
+        cmocka_unit_test(building_again_replaces_the_earlier_context),
+        cmocka_unit_test(empty_and_missing_trees),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

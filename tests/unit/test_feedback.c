@@ -1,0 +1,456 @@
+/* Unit tests for orchestrator/feedback: what the coder hears after a
+ * failed attempt. The gate decides, then feedback explains: the reason,
+ * the failing checks' output, the reviewer's issues, the history and the
+ * last diff, all bounded however much the agents produced. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "orchestrator/feedback.h"
+
+static const tnd_gate_config cfg = {
+    .max_iterations = 10,
+    .confidence_threshold = 0.8,
+    .human_review_below = 0.7,
+    .persistent_failure_threshold = 3,
+};
+
+static const char *const required[] = {"build", "test", NULL};
+
+static const char diff_text[] = "diff --git a/src/stats.c b/src/stats.c\n"
+                                "--- a/src/stats.c\n"
+                                "+++ b/src/stats.c\n"
+                                "@@ -8 +8 @@\n"
+                                "-    return sum / n;\n"
+                                "+    return sum / (n - 1);\n";
+
+/* A reply where build passes, test fails with output, and the reviewer
+ * raises a major and a minor issue. The strings are borrowed. */
+typedef struct reply_store {
+    tnd_skill_result skills[2];
+    tnd_issue issues[2];
+    tnd_critique critique;
+    tnd_audit_reply reply;
+} reply_store;
+
+static tnd_audit_reply *failing_reply(reply_store *st, const char *output)
+{
+    memset(st, 0, sizeof(*st));
+    st->skills[0] = (tnd_skill_result){
+        .name = (char *)"build",
+        .status = TND_SKILL_PASS,
+        .command = (char *)"make",
+        .output = (char *)"cc -c stats.c\n",
+    };
+    st->skills[1] = (tnd_skill_result){
+        .name = (char *)"test",
+        .status = TND_SKILL_FAIL,
+        .exit_code = 1,
+        .command = (char *)"make test",
+        .output = (char *)output,
+    };
+    st->issues[0] = (tnd_issue){
+        .type = TND_ISSUE_INCORRECT,
+        .severity = TND_SEVERITY_MAJOR,
+        .file = (char *)"src/stats.c",
+        .line = 8,
+        .description = (char *)"the mean divides by n - 1",
+        .evidence = (char *)"test_mean: want 2, got 3",
+        .suggested_fix = (char *)"divide by n",
+    };
+    st->issues[1] = (tnd_issue){
+        .type = TND_ISSUE_STYLE,
+        .severity = TND_SEVERITY_MINOR,
+        .file = (char *)"src/stats.c",
+        .description = (char *)"stray blank line",
+    };
+    st->critique = (tnd_critique){
+        .verdict = TND_VERDICT_REVISE,
+        .confidence = 0.9,
+        .issues = st->issues,
+        .nissues = 2,
+        .summary = (char *)"the formula is wrong",
+    };
+    st->reply.skills = st->skills;
+    st->reply.nskills = 2;
+    st->reply.critique = &st->critique;
+    return &st->reply;
+}
+
+/* Feedback for attempt, as the orchestrator builds it: gate first. */
+static char *feedback_for(const tnd_gate_input *in, const char *const *history,
+                          const char *diff)
+{
+    tnd_gate_decision d;
+
+    tnd_gate_decide(&d, &cfg, in);
+    assert_int_not_equal(d.action, TND_GATE_APPROVE);
+    return tnd_feedback_build(in, &d, history, diff);
+}
+
+static void assert_has(const char *text, const char *part)
+{
+    if (!strstr(text, part))
+        fail_msg("feedback lacks \"%s\":\n%s", part, text);
+}
+
+/* True when s is well-formed UTF-8. */
+static bool valid_utf8(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    while (*p) {
+        int n = *p < 0x80             ? 0
+                : (*p & 0xE0) == 0xC0 ? 1
+                : (*p & 0xF0) == 0xE0 ? 2
+                : (*p & 0xF8) == 0xF0 ? 3
+                                      : -1;
+        if (n < 0)
+            return false;
+        p++;
+        for (int i = 0; i < n; i++, p++)
+            if ((*p & 0xC0) != 0x80)
+                return false;
+    }
+    return true;
+}
+
+/* n bytes: head, then filler, then tail. Caller frees. */
+static char *long_text(const char *head, char filler, const char *tail,
+                       size_t n)
+{
+    char *s = malloc(n + 1);
+    size_t hl = strlen(head), tl = strlen(tail);
+
+    assert_true(n >= hl + tl);
+    memcpy(s, head, hl);
+    memset(s + hl, filler, n - hl - tl);
+    memcpy(s + n - tl, tail, tl + 1);
+    return s;
+}
+
+/* ---- what feedback says ------------------------------------------------- */
+
+static void feedback_explains_the_failure(void **state)
+{
+    const char *const history[] = {"attempt 1: the proposal changes nothing",
+                                   NULL};
+    reply_store st;
+    tnd_gate_input in = {.attempt = 2,
+                         .audit = failing_reply(&st, "test_mean: want 2, "
+                                                     "got 3\nFAIL\n"),
+                         .required = required,
+                         .streak = 1};
+    char *fb = feedback_for(&in, history, diff_text);
+
+    (void)state;
+    assert_has(fb, "Attempt 2 was not accepted: required skill test failed "
+                   "(exit 1)\n");
+    assert_has(fb, "\nChecks that failed:\n\n### test (`make test`): fail, "
+                   "exit 1\n```\ntest_mean: want 2, got 3\nFAIL\n```\n");
+    assert_null(strstr(fb, "### build")); /* it passed */
+    assert_has(fb, "\nThe reviewer's issues:\n"
+                   "- [major, incorrect] src/stats.c:8: the mean divides by "
+                   "n - 1\n"
+                   "  Evidence: test_mean: want 2, got 3\n"
+                   "  Suggested fix: divide by n\n"
+                   "- [minor, style] src/stats.c: stray blank line\n");
+    assert_has(fb, "\nThe reviewer's summary: the formula is wrong\n");
+    assert_has(fb, "\nEarlier attempts:\n- attempt 1: the proposal changes "
+                   "nothing\n");
+    assert_has(fb, "\nThe change of attempt 2 (the files are back as they "
+                   "were; propose the whole change again):\n```diff\n");
+    assert_has(fb, "+    return sum / (n - 1);\n```\n");
+    assert_null(strstr(fb, "different approach"));
+    free(fb);
+}
+
+static void repeated_failure_asks_for_a_different_approach(void **state)
+{
+    reply_store st;
+    tnd_gate_input in = {.attempt = 3,
+                         .audit = failing_reply(&st, "FAIL\n"),
+                         .required = required,
+                         .streak = 2};
+    char *fb = feedback_for(&in, NULL, NULL);
+
+    (void)state;
+    assert_has(fb, "The same failure has now happened 2 times in a row. Do "
+                   "not repeat the same fix: find the real cause and try a "
+                   "different approach.\n");
+    assert_null(strstr(fb, "Earlier attempts"));
+    assert_null(strstr(fb, "```diff"));
+    free(fb);
+
+    in.streak = 1;
+    fb = feedback_for(&in, NULL, NULL);
+    assert_null(strstr(fb, "different approach"));
+    free(fb);
+}
+
+static void long_output_keeps_its_head_and_tail(void **state)
+{
+    char *output = long_text("make: entering\n", 'x',
+                             "\ntests/t.c:41: mean: want 2, got 3\n", 200000);
+    reply_store st;
+    tnd_gate_input in = {.attempt = 1,
+                         .audit = failing_reply(&st, output),
+                         .required = required,
+                         .streak = 1};
+    char *fb = feedback_for(&in, NULL, NULL);
+    const char *block = strstr(fb, "```\n"), *end;
+
+    (void)state;
+    assert_non_null(block);
+    end = strstr(block + 4, "```\n");
+    assert_non_null(end);
+    assert_true(end - block <= TND_FEEDBACK_MAX_OUTPUT + 10);
+    assert_has(fb, "```\nmake: entering\nxxx");
+    assert_has(fb, "bytes left out ...]\n");
+    assert_has(fb, "xxx\ntests/t.c:41: mean: want 2, got 3\n```\n");
+    free(fb);
+    free(output);
+}
+
+static void checks_that_did_not_run_say_why(void **state)
+{
+    reply_store st;
+    tnd_gate_input in = {.attempt = 1, .required = required, .streak = 1};
+    char *fb;
+
+    (void)state;
+    in.audit = failing_reply(&st, "");
+    st.skills[1].status = TND_SKILL_TIMEOUT;
+    st.skills[1].exit_code = -1;
+    fb = feedback_for(&in, NULL, NULL);
+    assert_has(fb, "### test (`make test`): timeout\n```\n```\n");
+    free(fb);
+}
+
+static void no_audit_no_critique(void **state)
+{
+    reply_store st;
+    tnd_gate_input in = {.attempt = 1,
+                         .apply_error =
+                             "edit 1: the SEARCH text was not found in a.c",
+                         .required = required,
+                         .streak = 1};
+    char *fb = feedback_for(&in, NULL, NULL);
+
+    (void)state;
+    assert_string_equal(fb, "Attempt 1 was not accepted: the proposal could "
+                            "not be applied: edit 1: the SEARCH text was not "
+                            "found in a.c\n");
+    free(fb);
+
+    /* audited, but the reviewer's critique was unusable */
+    in.apply_error = NULL;
+    in.audit = failing_reply(&st, "FAIL\n");
+    st.skills[1].status = TND_SKILL_PASS;
+    st.reply.critique = NULL;
+    st.reply.critique_error = (char *)"the answer was not JSON";
+    fb = feedback_for(&in, NULL, NULL);
+    assert_has(fb, "no valid critique: the answer was not JSON\n");
+    assert_null(strstr(fb, "Checks that failed"));
+    assert_null(strstr(fb, "The reviewer's issues"));
+    free(fb);
+}
+
+/* ---- bounds ------------------------------------------------------------- */
+
+static void size_stays_bounded_whatever_the_agents_say(void **state)
+{
+    char *huge = long_text("\xe2\x82\xac", 'y', "\xe2\x82\xac", 1 << 20);
+    char *note = long_text("n", 'z', "\xc3\xa9", 16 << 10);
+    char *big_diff = long_text("diff --git a/x b/x\n", '+', "\n", 8 << 20);
+    tnd_skill_result skills[32];
+    tnd_issue issues[200];
+    tnd_critique crit = {.verdict = TND_VERDICT_REVISE,
+                         .confidence = 0.5,
+                         .issues = issues,
+                         .nissues = 200,
+                         .summary = note};
+    tnd_audit_reply reply = {
+        .skills = skills, .nskills = 32, .critique = &crit};
+    const char *history[51];
+    tnd_gate_input in = {
+        .attempt = 50, .audit = &reply, .required = required, .streak = 7};
+    char *fb;
+
+    (void)state;
+    for (int i = 0; i < 32; i++)
+        skills[i] = (tnd_skill_result){.name = (char *)"test",
+                                       .status = TND_SKILL_FAIL,
+                                       .exit_code = 1,
+                                       .command = note,
+                                       .output = huge};
+    for (int i = 0; i < 200; i++)
+        issues[i] = (tnd_issue){.type = TND_ISSUE_INCORRECT,
+                                .severity = TND_SEVERITY_CRITICAL,
+                                .file = (char *)"a.c",
+                                .description = note,
+                                .evidence = note,
+                                .suggested_fix = note};
+    for (int i = 0; i < 50; i++)
+        history[i] = note;
+    history[50] = NULL;
+    fb = feedback_for(&in, history, big_diff);
+    assert_true(strlen(fb) <= TND_FEEDBACK_MAX_TOTAL);
+    assert_has(fb, "Attempt 50 was not accepted");
+    assert_has(fb, "different approach");
+    assert_true(valid_utf8(fb));
+    free(fb);
+    free(huge);
+    free(note);
+    free(big_diff);
+}
+
+/* Parts cut to their caps never split a character: the text goes into
+ * JSON for an LLM API, which may refuse malformed UTF-8. */
+static void cut_parts_stay_valid_utf8(void **state)
+{
+    tnd_buf accents;
+    const char *history[2];
+    reply_store st;
+    tnd_gate_input in = {.attempt = 2, .required = required, .streak = 1};
+    char *text, *fb;
+
+    (void)state;
+    tnd_buf_init(&accents, TND_BUF_NOCAP);
+    tnd_buf_puts(&accents, "x"); /* odd offset: byte 300, 600, 1000 split */
+    for (int i = 0; i < 1000; i++)
+        tnd_buf_puts(&accents, "\xc3\xa9");
+    text = tnd_buf_detach(&accents, NULL);
+    in.audit = failing_reply(&st, text);
+    st.issues[0].evidence = text;
+    st.issues[0].suggested_fix = text;
+    st.critique.summary = text;
+    history[0] = text;
+    history[1] = NULL;
+    fb = feedback_for(&in, history, text);
+    assert_true(valid_utf8(fb));
+    assert_has(fb, "Evidence: x\xc3\xa9");
+    free(fb);
+    free(text);
+}
+
+/* Attempt 5 shows attempt 4 in full and attempts 1-4 in a line each: it
+ * is no bigger than attempt 2's but for three more history lines. */
+static void growth_over_attempts_is_bounded(void **state)
+{
+    char *output = long_text("start\n", 'o', "\nFAIL: test_mean\n", 50000);
+    char *reason =
+        long_text("attempt N: required skill test failed ", 'r', ".", 2000);
+    const char *history[5];
+    reply_store st;
+    tnd_gate_input in = {.attempt = 2,
+                         .audit = failing_reply(&st, output),
+                         .required = required,
+                         .streak = 2};
+    char *fb2, *fb5;
+    size_t len2, len5;
+
+    (void)state;
+    for (int i = 0; i < 4; i++)
+        history[i] = reason;
+    history[4] = NULL;
+    history[1] = NULL;
+    fb2 = feedback_for(&in, history, diff_text);
+    history[1] = reason;
+    in.attempt = 5;
+    fb5 = feedback_for(&in, history, diff_text);
+    len2 = strlen(fb2);
+    len5 = strlen(fb5);
+    assert_true(len5 >= len2);
+    assert_true(len5 - len2 <= 3 * (300 + 3) + 4);
+    assert_true(len5 < TND_FEEDBACK_MAX_TOTAL);
+    free(fb2);
+    free(fb5);
+    free(output);
+    free(reason);
+}
+
+/* ---- trim --------------------------------------------------------------- */
+
+static void trim_keeps_short_text_as_is(void **state)
+{
+    char *t;
+
+    (void)state;
+    t = tnd_feedback_trim("", 10);
+    assert_string_equal(t, "");
+    free(t);
+    t = tnd_feedback_trim("0123456789", 10);
+    assert_string_equal(t, "0123456789");
+    free(t);
+}
+
+static void trim_keeps_head_and_more_tail_within_max(void **state)
+{
+    char *text = long_text("HEAD", '.', "TAIL", 10000);
+    char *t = tnd_feedback_trim(text, 1000);
+    const char *marker = strstr(t, "\n[... ");
+    size_t left_out = 0, len = strlen(t);
+    const char *after;
+
+    (void)state;
+    assert_true(len <= 1000);
+    assert_memory_equal(t, "HEAD", 4);
+    assert_string_equal(t + len - 4, "TAIL");
+    assert_non_null(marker);
+    assert_int_equal(
+        sscanf(marker, "\n[... %zu bytes left out ...]\n", &left_out), 1);
+    after = strstr(marker, "...]\n") + 5;
+    /* what is shown plus what is said to be left out is the whole */
+    assert_int_equal((size_t)(marker - t) + strlen(after) + left_out, 10000);
+    /* failures are reported at the end: the tail gets more room */
+    assert_true(strlen(after) > (size_t)(marker - t));
+    free(t);
+    free(text);
+}
+
+static void trim_keeps_utf8_sequences_whole(void **state)
+{
+    const char *chars[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+    tnd_buf b;
+    char *text;
+
+    (void)state;
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (int i = 0; i < 300; i++)
+        tnd_buf_puts(&b, chars[i % 3]);
+    text = tnd_buf_detach(&b, NULL);
+    for (size_t max = 60; max < 200; max++) {
+        char *t = tnd_feedback_trim(text, max);
+        if (!valid_utf8(t))
+            fail_msg("trim to %zu splits a character: %s", max, t);
+        assert_true(strlen(t) <= max);
+        free(t);
+    }
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(feedback_explains_the_failure),
+        cmocka_unit_test(repeated_failure_asks_for_a_different_approach),
+        cmocka_unit_test(long_output_keeps_its_head_and_tail),
+        cmocka_unit_test(checks_that_did_not_run_say_why),
+        cmocka_unit_test(no_audit_no_critique),
+        cmocka_unit_test(size_stays_bounded_whatever_the_agents_say),
+        cmocka_unit_test(cut_parts_stay_valid_utf8),
+        cmocka_unit_test(growth_over_attempts_is_bounded),
+        cmocka_unit_test(trim_keeps_short_text_as_is),
+        cmocka_unit_test(trim_keeps_head_and_more_tail_within_max),
+        cmocka_unit_test(trim_keeps_utf8_sequences_whole),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

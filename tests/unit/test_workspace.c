@@ -1,0 +1,788 @@
+/* Unit tests for orchestrator/workspace: the isolated copy a task works
+ * in. A small repository is built in a temporary directory (with .git,
+ * .tandem, symlinks in and out, an executable and a binary file); each
+ * test copies it, applies proposals to the copy, and the last test checks
+ * the original was never written. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/str.h"
+#include "orchestrator/workspace.h"
+
+static char repo[] = "/tmp/tnd-test-ws-repo-XXXXXX";
+static char outside[] = "/tmp/tnd-test-ws-out-XXXXXX";
+static char scratch[] = "/tmp/tnd-test-ws-XXXXXX";
+static char *repo_before, *outside_before;
+
+#define MAX_BYTES (1 << 20)
+
+/* A proposal is an array of edits; APPLY(ws, edit, ...) applies one. */
+/* clang-format off */
+#define EDIT(k, p, s, r) {k, (char *)(p), (char *)(s), (char *)(r)}
+#define REPLACE(p, s, r) EDIT(TND_EDIT_REPLACE, p, s, r)
+#define WRITE(p, text)   EDIT(TND_EDIT_WRITE, p, "", text)
+#define DELETE(p)        EDIT(TND_EDIT_DELETE, p, "", "")
+#define EDITS(...)       ((const tnd_edit[]){__VA_ARGS__})
+#define COUNT(...)       (sizeof(EDITS(__VA_ARGS__)) / sizeof(tnd_edit))
+#define APPLY(ws, ...)                                                         \
+    tnd_workspace_apply(ws, EDITS(__VA_ARGS__), COUNT(__VA_ARGS__))
+/* clang-format on */
+
+static const char stats_c[] = "#include \"stats.h\"\n"
+                              "\n"
+                              "double stats_mean(const double *v, int n)\n"
+                              "{\n"
+                              "    double sum = 0;\n"
+                              "    for (int i = 0; i < n; i++)\n"
+                              "        sum += v[i];\n"
+                              "    return sum / n;\n"
+                              "}\n"
+                              "\n"
+                              "double stats_max(const double *v, int n)\n"
+                              "{\n"
+                              "    double m = v[0];\n"
+                              "    for (int i = 1; i < n; i++)\n"
+                              "        if (v[i] > m)\n"
+                              "            m = v[i];\n"
+                              "    return m;\n"
+                              "}\n";
+
+static const char legacy_c[] = "int a = 1;   \n"
+                               "int b = 2;\t\n"
+                               "int c = 3;\n";
+
+static const char binary[] = "\x7f"
+                             "ELF\0\0\1abc";
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void put(const char *dir, const char *rel, const char *text, size_t len)
+{
+    char *full = tnd_fs_join(dir, rel), *parent = tnd_fs_dirname(full);
+
+    assert_int_equal(tnd_fs_mkdirs(parent, 0755), 0);
+    assert_int_equal(tnd_fs_write(full, text, len), 0);
+    free(parent);
+    free(full);
+}
+
+/* The file's content, or NULL when it does not exist. Caller frees. */
+static char *slurp(const char *dir, const char *rel)
+{
+    char *full = tnd_fs_join(dir, rel), *text = NULL;
+    int rc = tnd_fs_read(&text, NULL, full, MAX_BYTES);
+
+    assert_true(rc == 0 || rc == TND_ENOTFOUND);
+    free(full);
+    return text;
+}
+
+static void assert_file(const char *dir, const char *rel, const char *expect)
+{
+    char *text = slurp(dir, rel);
+
+    if (!expect) {
+        if (text)
+            fail_msg("%s should not exist, holds \"%s\"", rel, text);
+        return;
+    }
+    if (!text)
+        fail_msg("%s should exist", rel);
+    assert_string_equal(text, expect);
+    free(text);
+}
+
+static struct stat lstat_of(const char *dir, const char *rel)
+{
+    char *full = tnd_fs_join(dir, rel);
+    struct stat st;
+
+    assert_int_equal(lstat(full, &st), 0);
+    free(full);
+    return st;
+}
+
+static bool exists(const char *dir, const char *rel)
+{
+    char *full = tnd_fs_join(dir, rel);
+    bool yes = tnd_fs_exists(full);
+
+    free(full);
+    return yes;
+}
+
+static void assert_link(const char *dir, const char *rel, const char *target)
+{
+    char *full = tnd_fs_join(dir, rel), got[PATH_MAX];
+    ssize_t n = readlink(full, got, sizeof(got) - 1);
+
+    assert_true(S_ISLNK(lstat_of(dir, rel).st_mode));
+    assert_true(n > 0);
+    got[n] = '\0';
+    assert_string_equal(got, target);
+    free(full);
+}
+
+/* A fresh copy of the repository. */
+static tnd_workspace *open_ws(void)
+{
+    static int n;
+    char dir[PATH_MAX];
+    tnd_workspace *ws;
+
+    snprintf(dir, sizeof(dir), "%s/ws-%d", scratch, ++n);
+    ws = tnd_workspace_new(repo, dir, MAX_BYTES);
+    if (!ws)
+        fail_msg("tnd_workspace_new: %s", tnd_error_last());
+    return ws;
+}
+
+static void assert_error_has(const char *part)
+{
+    if (!strstr(tnd_error_last(), part))
+        fail_msg("error \"%s\" does not say \"%s\"", tnd_error_last(), part);
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* One line per entry under dir: path, mode, size, mtime and a hash of the
+ * content (or the link's target), so any write shows. */
+static void snapshot_dir(tnd_buf *out, const char *dir, const char *rel)
+{
+    char *path = rel[0] ? tnd_fs_join(dir, rel) : strdup(dir);
+    struct dirent **names;
+    int n = scandir(path, &names, NULL, by_name);
+
+    assert_true(n >= 0);
+    for (int i = 0; i < n; i++) {
+        const char *name = names[i]->d_name;
+        char *sub, *full, target[PATH_MAX];
+        struct stat st;
+        if (!strcmp(name, ".") || !strcmp(name, "..")) {
+            free(names[i]);
+            continue;
+        }
+        sub = rel[0] ? tnd_fs_join(rel, name) : strdup(name);
+        full = tnd_fs_join(dir, sub);
+        assert_int_equal(lstat(full, &st), 0);
+        tnd_buf_printf(out, "%s %o %lld %lld.%09ld", sub, (unsigned)st.st_mode,
+                       (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                       st.st_mtim.tv_nsec);
+        if (S_ISLNK(st.st_mode)) {
+            ssize_t len = readlink(full, target, sizeof(target) - 1);
+            assert_true(len > 0);
+            tnd_buf_printf(out, " -> %.*s\n", (int)len, target);
+        } else if (S_ISREG(st.st_mode)) {
+            char *text = NULL;
+            size_t len = 0;
+            assert_int_equal(tnd_fs_read(&text, &len, full, MAX_BYTES), 0);
+            tnd_buf_printf(
+                out, " %016llx\n",
+                (unsigned long long)tnd_str_hash(TND_FNV_SEED, text, len));
+            free(text);
+        } else {
+            tnd_buf_puts(out, "\n");
+            if (S_ISDIR(st.st_mode))
+                snapshot_dir(out, dir, sub);
+        }
+        free(full);
+        free(sub);
+        free(names[i]);
+    }
+    free(names);
+    free(path);
+}
+
+static char *snapshot(const char *dir)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    snapshot_dir(&b, dir, "");
+    return tnd_buf_detach(&b, NULL);
+}
+
+/* ---- the copy ----------------------------------------------------------- */
+
+static void copy_keeps_content_mode_mtime_and_symlinks(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+    struct stat orig, copy;
+
+    (void)state;
+    assert_true(root[0] == '/');
+    assert_non_null(strstr(root, "/ws-"));
+    assert_null(tnd_workspace_touched(ws)[0]);
+
+    assert_file(root, "README.md", "# demo\n");
+    assert_file(root, "src/stats.c", stats_c);
+
+    orig = lstat_of(repo, "run.sh");
+    copy = lstat_of(root, "run.sh");
+    assert_int_equal(copy.st_mode & 07777, 0755);
+    assert_int_equal(copy.st_mode, orig.st_mode);
+
+    orig = lstat_of(repo, "src/stats.c");
+    copy = lstat_of(root, "src/stats.c");
+    assert_int_equal(copy.st_mtim.tv_sec, orig.st_mtim.tv_sec);
+    assert_int_equal(copy.st_mtim.tv_nsec, orig.st_mtim.tv_nsec);
+    assert_int_equal(copy.st_mtim.tv_sec, 1000000000);
+
+    /* symlinks stay symlinks, with the same target */
+    assert_link(root, "link.txt", "README.md");
+    assert_file(root, "link.txt", "# demo\n");
+    assert_link(root, "outside", outside);
+
+    /* neither the repository's history nor tandem's own state */
+    assert_false(exists(root, ".git"));
+    assert_false(exists(root, ".tandem"));
+    /* but a name that only begins alike is copied */
+    assert_file(root, "docs/.tandem-notes", "notes\n");
+
+    tnd_workspace_destroy(&ws, 1);
+    assert_null(ws);
+    tnd_workspace_destroy(&ws, 1); /* NULL: fine */
+}
+
+static void destroy_removes_the_copy_only_when_asked(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    char *root = strdup(tnd_workspace_path(ws));
+
+    (void)state;
+    tnd_workspace_destroy(&ws, 0);
+    assert_true(tnd_fs_is_dir(root));
+    assert_int_equal(tnd_fs_rmtree(root), 0);
+
+    ws = open_ws();
+    free(root);
+    root = strdup(tnd_workspace_path(ws));
+    tnd_workspace_destroy(&ws, 1);
+    assert_false(tnd_fs_exists(root));
+    free(root);
+}
+
+static void copy_limit_is_enforced(void **state)
+{
+    char dir[PATH_MAX];
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "%s/too-small", scratch);
+    assert_null(tnd_workspace_new(repo, dir, 100));
+    assert_error_has("larger than the copy limit");
+    assert_false(tnd_fs_exists(dir)); /* no half copy left behind */
+}
+
+static void existing_directory_is_refused_and_left_alone(void **state)
+{
+    char dir[PATH_MAX];
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "%s/already-here", scratch);
+    put(dir, "keep.txt", "mine\n", 5);
+    assert_null(tnd_workspace_new(repo, dir, MAX_BYTES));
+    assert_error_has(dir);
+    assert_file(dir, "keep.txt", "mine\n");
+    assert_int_equal(tnd_fs_rmtree(dir), 0);
+}
+
+static void missing_repository_is_an_error(void **state)
+{
+    char dir[PATH_MAX];
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "%s/from-nothing", scratch);
+    assert_null(tnd_workspace_new("/nonexistent/tnd-repo", dir, MAX_BYTES));
+    assert_error_has("/nonexistent/tnd-repo");
+    assert_false(tnd_fs_exists(dir));
+}
+
+/* ---- applying proposals ------------------------------------------------- */
+
+static void replace_exact_match_and_diff(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+    const char *const *touched;
+    char *diff;
+
+    (void)state;
+    assert_int_equal(APPLY(ws, REPLACE("src/stats.c", "    return sum / n;\n",
+                                       "    return n > 0 ? sum / n : 0;\n")),
+                     0);
+    touched = tnd_workspace_touched(ws);
+    assert_string_equal(touched[0], "src/stats.c");
+    assert_null(touched[1]);
+    diff = tnd_workspace_diff(ws);
+    assert_string_equal(diff, "diff --git a/src/stats.c b/src/stats.c\n"
+                              "--- a/src/stats.c\n"
+                              "+++ b/src/stats.c\n"
+                              "@@ -5,7 +5,7 @@\n"
+                              "     double sum = 0;\n"
+                              "     for (int i = 0; i < n; i++)\n"
+                              "         sum += v[i];\n"
+                              "-    return sum / n;\n"
+                              "+    return n > 0 ? sum / n : 0;\n"
+                              " }\n"
+                              " \n"
+                              " double stats_max(const double *v, int n)\n");
+    free(diff);
+    diff = slurp(root, "src/stats.c");
+    assert_non_null(strstr(diff, "return n > 0 ? sum / n : 0;\n}\n"));
+    free(diff);
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void replace_tolerates_trailing_whitespace(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+
+    (void)state;
+    assert_int_equal(
+        APPLY(ws, REPLACE("src/legacy.c", "int a = 1;\nint b = 2;\n",
+                          "int a = 10;\nint b = 20;\n")),
+        0);
+    assert_file(root, "src/legacy.c", "int a = 10;\nint b = 20;\nint c = 3;\n");
+    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_file(root, "src/legacy.c", legacy_c);
+
+    /* A SEARCH without a final newline replaces up to the end of its
+     * last line, and the line break after it stays. */
+    assert_int_equal(APPLY(ws, REPLACE("src/legacy.c", "int a = 1;\nint b = 2;",
+                                       "int a = 10;\nint b = 20;")),
+                     0);
+    assert_file(root, "src/legacy.c",
+                "int a = 10;\nint b = 20;\t\nint c = 3;\n");
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void search_not_found_names_the_closest_line(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+
+    (void)state;
+    assert_int_equal(
+        APPLY(ws, REPLACE("src/stats.c", "    return sum / count;\n",
+                          "    return 0;\n")),
+        -1);
+    assert_error_has("edit 1: the SEARCH text was not found in src/stats.c");
+    assert_error_has("the closest line is 8: `    return sum / n;`");
+    assert_null(tnd_workspace_touched(ws)[0]);
+
+    assert_int_equal(APPLY(ws, REPLACE("src/stats.c", "zzzz qqqq\n", "x\n")),
+                     -1);
+    assert_error_has("no line of the file resembles its first line");
+    assert_file(root, "src/stats.c", stats_c);
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void ambiguous_search_is_refused(void **state)
+{
+    tnd_workspace *ws = open_ws();
+
+    (void)state;
+    assert_int_equal(
+        APPLY(ws, REPLACE("src/stats.c", "(const double *v, int n)\n{\n",
+                          "(const double *v, size_t n)\n{\n")),
+        -1);
+    assert_error_has("edit 1: the SEARCH text matches 2 places in src/stats.c");
+    assert_error_has("include more surrounding lines");
+    /* loosely (trailing blanks ignored) ambiguous too */
+    assert_int_equal(APPLY(ws, REPLACE("src/legacy.c", "int a = 1;\n", "x\n"),
+                           REPLACE("src/dup.txt", "same  \n", "other\n")),
+                     -1);
+    assert_error_has("edit 2: the SEARCH text matches 2 places in src/dup.txt");
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void write_creates_a_file_in_a_new_directory(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+    struct stat st;
+    char *diff;
+
+    (void)state;
+    assert_int_equal(APPLY(ws, WRITE("lib/util/clamp.c", "int clamp;\n")), 0);
+    assert_file(root, "lib/util/clamp.c", "int clamp;\n");
+    st = lstat_of(root, "lib/util/clamp.c");
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0644);
+    diff = tnd_workspace_diff(ws);
+    assert_string_equal(diff, "diff --git a/lib/util/clamp.c "
+                              "b/lib/util/clamp.c\n"
+                              "new file mode 100644\n"
+                              "--- /dev/null\n"
+                              "+++ b/lib/util/clamp.c\n"
+                              "@@ -0,0 +1 @@\n"
+                              "+int clamp;\n");
+    free(diff);
+
+    /* revert deletes what the proposal created */
+    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_file(root, "lib/util/clamp.c", NULL);
+    assert_null(tnd_workspace_touched(ws)[0]);
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void write_replaces_a_whole_file(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+
+    (void)state;
+    assert_int_equal(APPLY(ws, WRITE("run.sh", "#!/bin/sh\necho bye\n")), 0);
+    assert_file(root, "run.sh", "#!/bin/sh\necho bye\n");
+    assert_int_equal(lstat_of(root, "run.sh").st_mode & 07777, 0755);
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void delete_removes_and_revert_restores(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+    char *diff;
+
+    (void)state;
+    assert_int_equal(APPLY(ws, DELETE("run.sh")), 0);
+    assert_file(root, "run.sh", NULL);
+    diff = tnd_workspace_diff(ws);
+    assert_string_equal(diff, "diff --git a/run.sh b/run.sh\n"
+                              "deleted file mode 100644\n"
+                              "--- a/run.sh\n"
+                              "+++ /dev/null\n"
+                              "@@ -1,2 +0,0 @@\n"
+                              "-#!/bin/sh\n"
+                              "-echo hi\n");
+    free(diff);
+    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_file(root, "run.sh", "#!/bin/sh\necho hi\n");
+    assert_int_equal(lstat_of(root, "run.sh").st_mode & 07777, 0755);
+
+    assert_int_equal(APPLY(ws, DELETE("no-such-file.c")), -1);
+    assert_error_has("edit 1 deletes no-such-file.c, which does not exist");
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void several_edits_to_one_file_apply_in_order(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+    char *text;
+
+    (void)state;
+    /* the second edit searches for what the first one wrote */
+    assert_int_equal(
+        APPLY(ws,
+              REPLACE("src/stats.c", "    return sum / n;\n",
+                      "    return n ? sum / n : 0;\n"),
+              REPLACE("src/stats.c", "    return n ? sum / n : 0;\n",
+                      "    return n > 0 ? sum / n : 0.0;\n"),
+              REPLACE("src/stats.c", "    double m = v[0];\n",
+                      "    double m = n > 0 ? v[0] : 0;\n"),
+              WRITE("NEWS", "first\n"), REPLACE("NEWS", "first\n", "second\n")),
+        0);
+    text = slurp(root, "src/stats.c");
+    assert_non_null(strstr(text, "    return n > 0 ? sum / n : 0.0;\n"));
+    assert_non_null(strstr(text, "    double m = n > 0 ? v[0] : 0;\n"));
+    assert_null(strstr(text, "return sum / n;"));
+    free(text);
+    assert_file(root, "NEWS", "second\n");
+    assert_string_equal(tnd_workspace_touched(ws)[0], "NEWS");
+    assert_string_equal(tnd_workspace_touched(ws)[1], "src/stats.c");
+    assert_null(tnd_workspace_touched(ws)[2]);
+
+    /* a file deleted and written again in one proposal */
+    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_int_equal(
+        APPLY(ws, DELETE("README.md"), WRITE("README.md", "# new\n")), 0);
+    assert_file(root, "README.md", "# new\n");
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void a_failing_edit_leaves_every_file_as_it_was(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+    char *before = snapshot(root), *after;
+
+    (void)state;
+    assert_int_equal(APPLY(ws, REPLACE("README.md", "# demo\n", "# changed\n"),
+                           WRITE("brand/new.c", "x\n"), DELETE("src/stats.h"),
+                           REPLACE("src/stats.c", "not in the file\n", "x\n")),
+                     -1);
+    assert_error_has("edit 4: the SEARCH text was not found in src/stats.c");
+    assert_null(tnd_workspace_touched(ws)[0]);
+    after = snapshot(root);
+    assert_string_equal(after, before);
+    free(after);
+
+    /* nothing is applied, so the next proposal needs no revert */
+    assert_int_equal(APPLY(ws, REPLACE("README.md", "# demo\n", "# ok\n")), 0);
+    assert_file(root, "README.md", "# ok\n");
+    free(before);
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void edits_cannot_leave_the_workspace(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    char *before = snapshot(outside), *after;
+
+    (void)state;
+    assert_int_equal(APPLY(ws, REPLACE("outside/secret.txt", "secret", "x")),
+                     -1);
+    assert_error_has("edit 1: outside/secret.txt: the path leaves the "
+                     "repository through a symbolic link");
+    assert_int_equal(APPLY(ws, WRITE("outside/new.txt", "x\n")), -1);
+    assert_error_has("leaves the repository through a symbolic link");
+    assert_int_equal(APPLY(ws, WRITE("outside/deep/er/new.txt", "x\n")), -1);
+    assert_error_has("leaves the repository through a symbolic link");
+    assert_int_equal(APPLY(ws, DELETE("outside/secret.txt")), -1);
+    assert_error_has("leaves the repository");
+
+    /* paths that are not relative or climb out, and tandem's own dirs */
+    assert_int_equal(APPLY(ws, WRITE("../escape.txt", "x\n")), -1);
+    assert_error_has("edit 1: '../escape.txt' contains '..'");
+    assert_int_equal(APPLY(ws, WRITE("/tmp/abs.txt", "x\n")), -1);
+    assert_error_has("is an absolute path");
+    assert_int_equal(APPLY(ws, WRITE(".git/config", "x\n")), -1);
+    assert_error_has("inside .git");
+
+    after = snapshot(outside);
+    assert_string_equal(after, before);
+    free(after);
+    free(before);
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void symlinks_directories_and_binaries_are_not_edited(void **state)
+{
+    tnd_workspace *ws = open_ws();
+
+    (void)state;
+    assert_int_equal(APPLY(ws, REPLACE("link.txt", "# demo\n", "# x\n")), -1);
+    assert_error_has("edit 1: link.txt: is a symbolic link; only regular "
+                     "files can be edited");
+    assert_int_equal(APPLY(ws, WRITE("link.txt", "x\n")), -1);
+    assert_error_has("is a symbolic link");
+    assert_int_equal(APPLY(ws, DELETE("link.txt")), -1);
+    assert_error_has("is a symbolic link");
+    assert_int_equal(APPLY(ws, WRITE("src", "x\n")), -1);
+    assert_error_has("src: is a directory");
+
+    assert_int_equal(APPLY(ws, REPLACE("data.bin", "abc", "xyz")), -1);
+    assert_error_has("edit 1 changes data.bin, which is a binary file");
+    assert_int_equal(APPLY(ws, REPLACE("missing.c", "a\n", "b\n")), -1);
+    assert_error_has("edit 1 changes missing.c, which does not exist");
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void diff_lists_files_in_path_order(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    char *diff;
+    const char *readme, *header, *source;
+
+    (void)state;
+    assert_int_equal(APPLY(ws,
+                           REPLACE("src/stats.h", "int n);\n", "size_t n);\n"),
+                           WRITE("src/stats.c", "// gone\n"),
+                           REPLACE("README.md", "# demo\n", "# stats\n")),
+                     0);
+    diff = tnd_workspace_diff(ws);
+    readme = strstr(diff, "diff --git a/README.md b/README.md\n");
+    source = strstr(diff, "diff --git a/src/stats.c b/src/stats.c\n");
+    header = strstr(diff, "diff --git a/src/stats.h b/src/stats.h\n");
+    assert_true(readme == diff);
+    assert_true(source && source > readme);
+    assert_true(header && header > source);
+    assert_non_null(strstr(diff, "-# demo\n+# stats\n"));
+    free(diff);
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void no_op_edits_give_an_empty_diff(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    char *diff;
+
+    (void)state;
+    assert_int_equal(APPLY(ws, REPLACE("README.md", "# demo\n", "# demo\n"),
+                           WRITE("src/stats.c", stats_c)),
+                     0);
+    diff = tnd_workspace_diff(ws);
+    assert_string_equal(diff, "");
+    free(diff);
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void revert_puts_every_touched_file_back(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+    char *after, *diff;
+
+    (void)state;
+    /* a build output the proposal did not touch stays */
+    put(root, "build/stats.o", "object\n", 7);
+    assert_int_equal(APPLY(ws,
+                           REPLACE("src/stats.c", "    double sum = 0;\n",
+                                   "    long double sum = 0;\n"),
+                           DELETE("src/stats.h"), WRITE("src/extra.c", "x\n")),
+                     0);
+    put(root, "build/stats2.o", "object\n", 7);
+    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_file(root, "src/stats.c", stats_c);
+    assert_file(root, "src/stats.h",
+                "double stats_mean(const double *v, int n);\n");
+    assert_file(root, "src/extra.c", NULL);
+    assert_file(root, "build/stats.o", "object\n");
+    assert_file(root, "build/stats2.o", "object\n");
+    assert_null(tnd_workspace_touched(ws)[0]);
+    diff = tnd_workspace_diff(ws);
+    assert_string_equal(diff, "");
+    free(diff);
+
+    /* reverting with nothing applied is a no-op */
+    assert_int_equal(tnd_workspace_revert(ws), 0);
+    after = slurp(root, "src/stats.c");
+    assert_string_equal(after, stats_c);
+    free(after);
+    tnd_workspace_destroy(&ws, 1);
+}
+
+static void applying_twice_without_revert_is_an_error(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+
+    (void)state;
+    assert_int_equal(APPLY(ws, REPLACE("README.md", "# demo\n", "# one\n")), 0);
+    assert_int_equal(APPLY(ws, REPLACE("README.md", "# one\n", "# two\n")), -1);
+    assert_error_has("a proposal is already applied; revert it first");
+    assert_file(root, "README.md", "# one\n");
+    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_int_equal(APPLY(ws, REPLACE("README.md", "# demo\n", "# two\n")), 0);
+    assert_file(root, "README.md", "# two\n");
+
+    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_int_equal(tnd_workspace_apply(ws, NULL, 0), -1);
+    assert_error_has("the proposal has no edits");
+    tnd_workspace_destroy(&ws, 1);
+}
+
+/* Runs last: everything above worked on copies. */
+static void the_original_repository_is_never_written(void **state)
+{
+    char *now = snapshot(repo), *out_now = snapshot(outside);
+
+    (void)state;
+    assert_string_equal(now, repo_before);
+    assert_string_equal(out_now, outside_before);
+    free(now);
+    free(out_now);
+}
+
+/* ---- fixture ------------------------------------------------------------ */
+
+static int setup(void **state)
+{
+    struct timespec mtime[2] = {{1000000000, 123456789},
+                                {1000000000, 123456789}};
+    char *full, *link;
+
+    (void)state;
+    umask(022);
+    if (!mkdtemp(repo) || !mkdtemp(outside) || !mkdtemp(scratch))
+        return -1;
+    put(outside, "secret.txt", "secret\n", 7);
+    put(repo, "README.md", "# demo\n", 7);
+    put(repo, "src/stats.c", stats_c, strlen(stats_c));
+    put(repo, "src/stats.h", "double stats_mean(const double *v, int n);\n",
+        strlen("double stats_mean(const double *v, int n);\n"));
+    put(repo, "src/legacy.c", legacy_c, strlen(legacy_c));
+    put(repo, "src/dup.txt", "same\nsame \n", 11);
+    put(repo, "run.sh", "#!/bin/sh\necho hi\n", 18);
+    put(repo, "data.bin", binary, sizeof(binary) - 1);
+    put(repo, "docs/.tandem-notes", "notes\n", 6);
+    put(repo, ".git/HEAD", "ref: refs/heads/main\n", 21);
+    put(repo, ".git/config", "[core]\n", 7);
+    put(repo, ".tandem/sessions/s1.json", "{}\n", 3);
+
+    full = tnd_fs_join(repo, "run.sh");
+    chmod(full, 0755);
+    free(full);
+    full = tnd_fs_join(repo, "src/stats.c");
+    utimensat(AT_FDCWD, full, mtime, 0);
+    free(full);
+    full = tnd_fs_join(repo, "link.txt");
+    if (symlink("README.md", full) < 0)
+        return -1;
+    free(full);
+    link = tnd_fs_join(repo, "outside");
+    if (symlink(outside, link) < 0)
+        return -1;
+    free(link);
+    repo_before = snapshot(repo);
+    outside_before = snapshot(outside);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(repo_before);
+    free(outside_before);
+    return tnd_fs_rmtree(repo) | tnd_fs_rmtree(outside) |
+           tnd_fs_rmtree(scratch);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(copy_keeps_content_mode_mtime_and_symlinks),
+        cmocka_unit_test(destroy_removes_the_copy_only_when_asked),
+        cmocka_unit_test(copy_limit_is_enforced),
+        cmocka_unit_test(existing_directory_is_refused_and_left_alone),
+        cmocka_unit_test(missing_repository_is_an_error),
+        cmocka_unit_test(replace_exact_match_and_diff),
+        cmocka_unit_test(replace_tolerates_trailing_whitespace),
+        cmocka_unit_test(search_not_found_names_the_closest_line),
+        cmocka_unit_test(ambiguous_search_is_refused),
+        cmocka_unit_test(write_creates_a_file_in_a_new_directory),
+        cmocka_unit_test(write_replaces_a_whole_file),
+        cmocka_unit_test(delete_removes_and_revert_restores),
+        cmocka_unit_test(several_edits_to_one_file_apply_in_order),
+        cmocka_unit_test(a_failing_edit_leaves_every_file_as_it_was),
+        cmocka_unit_test(edits_cannot_leave_the_workspace),
+        cmocka_unit_test(symlinks_directories_and_binaries_are_not_edited),
+        cmocka_unit_test(diff_lists_files_in_path_order),
+        cmocka_unit_test(no_op_edits_give_an_empty_diff),
+        cmocka_unit_test(revert_puts_every_touched_file_back),
+        cmocka_unit_test(applying_twice_without_revert_is_an_error),
+        cmocka_unit_test(the_original_repository_is_never_written),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
