@@ -21,9 +21,11 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "proto/body.h"
 #include "proto/mdp.h"
 
 #define JOB_ENDPOINT  "inproc://tandem-agent-job"
+#define MAX_PENDING   16
 #define STOP_GRACE_MS 10000
 
 struct tnd_agent_job {
@@ -36,6 +38,15 @@ struct tnd_agent_job {
     pthread_t thread;
 };
 
+/* A request received while another runs (the broker sends one at a time,
+ * but after a reconnect it may hand us work before our old job ends). */
+typedef struct pending {
+    unsigned char address[TND_MDP_MAX_ADDRESS];
+    size_t address_len;
+    char *body;
+    size_t len;
+} pending;
+
 typedef struct runtime {
     const tnd_agent_options *opts;
     void *ctx;
@@ -47,6 +58,8 @@ typedef struct runtime {
     tnd_agent_job *job;                         /* running job, or NULL */
     unsigned char address[TND_MDP_MAX_ADDRESS]; /* of the running job */
     size_t address_len;
+    pending queue[MAX_PENDING];
+    size_t npending;
     atomic_int cancel;
 } runtime;
 
@@ -102,7 +115,9 @@ static void job_free(tnd_agent_job *job)
     free(job);
 }
 
-static int job_start(runtime *rt, tnd_mdp_msg *msg)
+/* Start a job for the request at address; takes ownership of body. */
+static int job_start(runtime *rt, const unsigned char *address,
+                     size_t address_len, char *body, size_t len)
 {
     tnd_agent_job *job = tnd_xcalloc(1, sizeof(*job));
     sigset_t all, old;
@@ -110,9 +125,8 @@ static int job_start(runtime *rt, tnd_mdp_msg *msg)
 
     job->opts = rt->opts;
     job->cancel = &rt->cancel;
-    job->body = msg->body;
-    job->len = msg->body_len;
-    msg->body = NULL;
+    job->body = body;
+    job->len = len;
     if (!(job->pair = zmq_socket(rt->ctx, ZMQ_PAIR)) ||
         zmq_setsockopt(job->pair, ZMQ_LINGER, &linger, sizeof(linger)) < 0 ||
         zmq_connect(job->pair, JOB_ENDPOINT) < 0) {
@@ -131,10 +145,76 @@ static int job_start(runtime *rt, tnd_mdp_msg *msg)
         job_free(job);
         return -1;
     }
-    memcpy(rt->address, msg->address, msg->address_len);
-    rt->address_len = msg->address_len;
+    memcpy(rt->address, address, address_len);
+    rt->address_len = address_len;
     rt->job = job;
     return 0;
+}
+
+static bool same_address(const unsigned char *a, size_t alen,
+                         const unsigned char *b, size_t blen)
+{
+    return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+/* Run a request now, or queue it behind the running job. A request we
+ * already hold (the broker re-sent it after a reconnect) is not run
+ * twice: its one reply is on the way. */
+static void accept_request(runtime *rt, tnd_mdp_msg *msg)
+{
+    pending *p;
+
+    if (rt->job && same_address(rt->address, rt->address_len, msg->address,
+                                msg->address_len))
+        return;
+    for (size_t i = 0; i < rt->npending; i++)
+        if (same_address(rt->queue[i].address, rt->queue[i].address_len,
+                         msg->address, msg->address_len))
+            return;
+    if (!rt->job) {
+        if (job_start(rt, msg->address, msg->address_len, msg->body,
+                      msg->body_len) < 0)
+            tnd_log_error("%s", tnd_error_last());
+        msg->body = NULL;
+        return;
+    }
+    if (rt->npending == MAX_PENDING) {
+        /* answer at once so the request fails loudly, not silently */
+        tnd_mdp_msg reply;
+        size_t len;
+        char *body = tnd_error_reply_encode(
+            NULL, 1, "the agent is overloaded: too many requests wait", &len);
+        tnd_log_error("%d requests already wait; refusing one more",
+                      MAX_PENDING);
+        tnd_mdp_msg_init(&reply, true, TND_MDPW_FINAL, NULL);
+        memcpy(reply.address, msg->address, msg->address_len);
+        reply.address_len = msg->address_len;
+        reply.body = body;
+        reply.body_len = len;
+        tnd_mdp_send(rt->dealer, NULL, 0, &reply);
+        free(body);
+        return;
+    }
+    p = &rt->queue[rt->npending++];
+    memcpy(p->address, msg->address, msg->address_len);
+    p->address_len = msg->address_len;
+    p->body = msg->body;
+    p->len = msg->body_len;
+    msg->body = NULL;
+}
+
+/* After a job ends: start the next waiting request, if any. */
+static void start_next(runtime *rt)
+{
+    pending next;
+
+    if (rt->job || rt->npending == 0 || atomic_load(&rt->cancel))
+        return;
+    next = rt->queue[0];
+    memmove(&rt->queue[0], &rt->queue[1], (rt->npending - 1) * sizeof(pending));
+    rt->npending--;
+    if (job_start(rt, next.address, next.address_len, next.body, next.len) < 0)
+        tnd_log_error("%s", tnd_error_last());
 }
 
 static void job_join(runtime *rt)
@@ -213,8 +293,10 @@ static void forward_from_job(runtime *rt)
                      tnd_error_last());
     zmq_msg_close(&kind);
     zmq_msg_close(&body);
-    if (final)
+    if (final) {
         job_join(rt);
+        start_next(rt);
+    }
 }
 
 static void from_broker(runtime *rt)
@@ -234,12 +316,7 @@ static void from_broker(runtime *rt)
             tnd_log_warn("ignoring an MDP/Client message on a worker "
                          "socket");
         } else if (msg.command == TND_MDPW_REQUEST) {
-            if (rt->job) {
-                tnd_log_warn("broker sent a request while one is running; "
-                             "ignored (the broker will requeue it)");
-            } else if (job_start(rt, &msg) < 0) {
-                tnd_log_error("%s", tnd_error_last());
-            }
+            accept_request(rt, &msg);
         } else if (msg.command == TND_MDPW_DISCONNECT) {
             tnd_log_info("broker said DISCONNECT; reconnecting");
             tnd_mdp_msg_clear(&msg);
@@ -342,6 +419,8 @@ int tnd_agent_run(const tnd_agent_options *opts)
 out:
     if (error < 0 && rt.job)
         shut_down(&rt);
+    for (size_t i = 0; i < rt.npending; i++)
+        free(rt.queue[i].body);
     if (rt.dealer)
         zmq_close(rt.dealer);
     if (rt.pair)
