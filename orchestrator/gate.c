@@ -161,11 +161,17 @@ void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
                  confidence, cfg->confidence_threshold);
         fail = why;
     }
-    if (in->streak >= cfg->persistent_failure_threshold &&
-        cfg->persistent_failure_threshold > 1) {
+    if (in->streak >= cfg->persistent_failure_threshold) {
         out->action = TND_GATE_ESCALATE;
-        snprintf(out->reason, sizeof(out->reason),
-                 "the same failure %d times in a row: %s", in->streak, fail);
+        if (in->streak > 1)
+            snprintf(out->reason, sizeof(out->reason),
+                     "the same failure %d times in a row: %s", in->streak,
+                     fail);
+        else
+            snprintf(out->reason, sizeof(out->reason),
+                     "gate.persistent_failure_threshold is 1, so any failure "
+                     "goes to a human: %s",
+                     fail);
     } else if (in->attempt >= cfg->max_iterations) {
         out->action = TND_GATE_ESCALATE;
         snprintf(out->reason, sizeof(out->reason),

@@ -6,11 +6,12 @@
  *   - a required skill that is missing, failed, timed out or could not
  *     run means not approved, whatever the critique says;
  *   - no valid critique means not approved (never a pass);
- *   - approved needs: every required skill passed, a critique with
- *     verdict "approve", no major or critical issue, and confidence at or
- *     above gate.confidence_threshold;
- *   - an approvable change with confidence below gate.human_review_below
- *     goes to a human instead;
+ *   - a change passes when every required skill passed and the critique
+ *     has verdict "approve" and no major or critical issue; then its
+ *     confidence decides: at or above gate.confidence_threshold it is
+ *     approved, below gate.human_review_below it goes to a human (the
+ *     reviewer is too unsure to trust either way), in between it goes
+ *     back to the coder;
  *   - a change that is not approved goes back to the coder, unless
  *     gate.max_iterations is reached, the same failure repeated
  *     gate.persistent_failure_threshold times in a row, or the proposal
