@@ -228,6 +228,8 @@ static int copy_file(const char *src, const char *dst, const struct stat *st)
             goto out;
         }
     }
+    /* open() applied the umask; the copy keeps the original's mode */
+    fchmod(out, st->st_mode & 07777);
     times[0] = st->st_atim;
     times[1] = st->st_mtim;
     futimens(out, times);

@@ -34,6 +34,9 @@ struct tnd_workspace {
     touched *files;
     size_t nfiles, afiles;
     char **paths; /* NULL-terminated view of files[].path */
+    char **dirs;  /* directories the proposal created, in creation order,
+                     so revert can remove them again */
+    size_t ndirs, adirs;
 };
 
 static const char *const skip[] = {".git", ".tandem", NULL};
@@ -84,6 +87,9 @@ void tnd_workspace_destroy(tnd_workspace **self_p, int remove)
     if (remove)
         tnd_fs_rmtree(ws->root);
     forget(ws);
+    for (size_t i = 0; i < ws->ndirs; i++)
+        free(ws->dirs[i]);
+    free(ws->dirs);
     free(ws->paths);
     free(ws->files);
     free(ws->root);
@@ -375,7 +381,27 @@ static int apply_one(tnd_workspace *ws, const tnd_edit *e, size_t index)
     return 0;
 }
 
-static int write_file(const tnd_workspace *ws, const touched *t,
+/* mkdir -p dir, remembering each directory it creates. */
+static int make_dirs(tnd_workspace *ws, const char *dir)
+{
+    char *parent;
+    int error;
+
+    if (tnd_fs_exists(dir))
+        return 0;
+    parent = tnd_fs_dirname(dir);
+    error = strcmp(parent, dir) == 0 ? 0 : make_dirs(ws, parent);
+    free(parent);
+    if (error < 0)
+        return -1;
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return tnd_error_sys("cannot create directory %s", dir);
+    TND_GROW(ws->dirs, ws->adirs, ws->ndirs + 1);
+    ws->dirs[ws->ndirs++] = tnd_xstrdup(dir);
+    return 0;
+}
+
+static int write_file(tnd_workspace *ws, const touched *t,
                       const char *content, size_t len)
 {
     char *full = tnd_fs_join(ws->root, t->path);
@@ -387,7 +413,7 @@ static int write_file(const tnd_workspace *ws, const touched *t,
             error = tnd_error_sys("cannot delete %s", t->path);
         goto out;
     }
-    if (tnd_fs_mkdirs(dir, 0755) < 0) {
+    if (make_dirs(ws, dir) < 0) {
         error = -1;
         goto out;
     }
@@ -480,6 +506,13 @@ int tnd_workspace_revert(tnd_workspace *self)
         const touched *t = &self->files[i];
         if (write_file(self, t, t->base, t->base_len) < 0)
             error = -1;
+    }
+    /* newest first, so children go before their parents; a directory a
+     * build has since put files in stays */
+    while (self->ndirs > 0) {
+        char *dir = self->dirs[--self->ndirs];
+        rmdir(dir);
+        free(dir);
     }
     forget(self);
     return error;

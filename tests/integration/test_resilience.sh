@@ -68,14 +68,17 @@ pass "no agent or skill outlives a tandem killed with SIGKILL"
 # A busy agent keeps beating: a test run three times longer than the
 # broker's patience (heartbeat 100 ms x liveness 3) is not mistaken for a
 # dead agent, and the request is not handed out twice.
+# (valgrind slows everything down some 30 times: scale the clock)
+hb=100 busy=1
+[ "${TANDEM_MEMCHECK:-0}" = 1 ] && hb=1000 busy=8
 copy_demo
 demo_config "$TOP/examples/demo/cassette.json" <<YAML
 orchestrator:
-  heartbeat_ms: 100
+  heartbeat_ms: $hb
   liveness: 3
 skills:
   build: {command: make, timeout_s: 60}
-  test: {command: "sleep 1; make test", timeout_s: 60}
+  test: {command: "sleep $busy; make test", timeout_s: 60}
 YAML
 run tandem run -v --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "approved with slow tests"

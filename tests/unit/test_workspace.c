@@ -439,9 +439,14 @@ static void write_creates_a_file_in_a_new_directory(void **state)
                               "+int clamp;\n");
     free(diff);
 
-    /* revert deletes what the proposal created */
+    /* revert deletes what the proposal created, directories included */
     assert_int_equal(tnd_workspace_revert(ws), 0);
     assert_file(root, "lib/util/clamp.c", NULL);
+    {
+        char *lib = tnd_fs_join(root, "lib");
+        assert_false(tnd_fs_exists(lib));
+        free(lib);
+    }
     assert_null(tnd_workspace_touched(ws)[0]);
     tnd_workspace_destroy(&ws, 1);
 }
