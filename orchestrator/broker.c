@@ -449,8 +449,6 @@ int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
             return 1;
         }
         dispatch(self);
-        if (tnd_now_ms() >= self->next_beat)
-            beat(self);
         wait = tnd_clock_remaining(deadline, -1);
         if (wait > self->next_beat - tnd_now_ms())
             wait = (long)(self->next_beat - tnd_now_ms());
@@ -467,6 +465,10 @@ int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
         for (int i = 0; n > 0 && i < 256; i++)
             if (read_one(self) == 0)
                 break;
+        /* after reading: heartbeats that queued while our caller was busy
+         * elsewhere are signs of life, not silence */
+        if (tnd_now_ms() >= self->next_beat)
+            beat(self);
         if (self->nevents == 0 && tnd_now_ms() >= deadline) {
             dispatch(self);
             return 0;

@@ -102,8 +102,9 @@ void tnd_audit_reply_clear(tnd_audit_reply *r);
 void tnd_skill_result_clear(tnd_skill_result *r);
 
 /* Check a critique object against the schema and convert it; the error
- * names the field at fault ("issues[2].severity must be one of minor,
- * major, critical"). Caller frees *out with tnd_critique_destroy. */
+ * names the field at fault ("issues[2]: field 'severity' must be one of
+ * minor, major, critical, got \"huge\""). Caller frees *out with
+ * tnd_critique_destroy. */
 int tnd_critique_from_json(tnd_critique **out, json_object *obj);
 
 /* The critique as a new JSON object (caller puts). */

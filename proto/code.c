@@ -44,8 +44,9 @@ int tnd_edit_path_check(const char *path)
             return tnd_error_set("'%s' contains '..'; edits must stay inside "
                                  "the repository",
                                  path);
-        if (p == path && ((len == 4 && strncmp(p, ".git", 4) == 0) ||
-                          (len == 7 && strncmp(p, ".tandem", 7) == 0)))
+        /* any .git: a nested one (sub/.git/hooks) runs code too */
+        if ((len == 4 && strncmp(p, ".git", 4) == 0) ||
+            (p == path && len == 7 && strncmp(p, ".tandem", 7) == 0))
             return tnd_error_set("'%s' is inside %.*s, which edits may not "
                                  "touch",
                                  path, (int)len, p);

@@ -22,7 +22,16 @@ int tnd_json_parse(json_object **out, const char *text, size_t len)
     obj = json_tokener_parse_ex(tok, text, (int)len);
     jerr = json_tokener_get_error(tok);
     end = json_tokener_get_parse_end(tok);
-    if (!obj || jerr != json_tokener_success) {
+    if (jerr == json_tokener_continue) {
+        /* A number or literal at the very end waits for a terminator
+         * that a text without NUL never gives: the input ends here. */
+        obj = json_tokener_parse_ex(tok, "", 1);
+        jerr = json_tokener_get_error(tok) == json_tokener_success
+                   ? json_tokener_success
+                   : json_tokener_continue;
+        end = len;
+    }
+    if (jerr != json_tokener_success) { /* obj NULL alone is JSON null */
         if (jerr == json_tokener_continue)
             tnd_error_set("JSON text ends early (after %zu bytes)", len);
         else

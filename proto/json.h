@@ -23,7 +23,8 @@ enum {
 
 /* Parse exactly one JSON value from len bytes (no NUL needed; trailing
  * whitespace allowed, trailing garbage is an error). *out is a new
- * reference the caller puts. The error says where parsing stopped. */
+ * reference the caller puts (NULL for the value null). The error says
+ * where parsing stopped. */
 int tnd_json_parse(json_object **out, const char *text, size_t len);
 
 /* Read obj[key] as a string of at most max bytes without NUL bytes into

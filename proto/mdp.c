@@ -315,7 +315,8 @@ void tnd_mdp_printable(char *out, size_t out_size, const unsigned char *data,
     for (size_t i = 0; i < len; i++)
         if (data[i] < 0x21 || data[i] > 0x7e)
             text = false;
-    for (size_t i = 0; i < len && o + 3 < out_size; i++) {
+    /* room for this byte's 1 or 2 characters and the NUL */
+    for (size_t i = 0; i < len && o + (text ? 1 : 2) < out_size; i++) {
         if (text) {
             out[o++] = (char)data[i];
         } else {

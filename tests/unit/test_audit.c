@@ -1,0 +1,467 @@
+/* Unit tests for proto/audit: the reviewer's request and reply bodies,
+ * skill results, and the critique schema. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "proto/audit.h"
+#include "proto/json.h"
+
+/* A modifiable copy of a literal, for the structs' char * fields. */
+#define S(lit) ((char[]){lit})
+
+static json_object *parse(const char *text)
+{
+    json_object *obj = NULL;
+
+    if (tnd_json_parse(&obj, text, strlen(text)) < 0)
+        fail_msg("cannot parse %s: %s", text, tnd_error_last());
+    return obj;
+}
+
+/* ---- request ---------------------------------------------------------- */
+
+static void request_round_trips(void **state)
+{
+    tnd_audit_request r = {
+        .task_id = S("20261122-014455-3fa2"),
+        .attempt = 2,
+        .task = S("make the failing test pass"),
+        .workspace = S("/tmp/tandem-1000/x/workspace"),
+        .diff = S("diff --git a/stats.c b/stats.c\n--- a/stats.c\n"),
+    };
+    tnd_audit_request back;
+    size_t len = 0;
+    char *body = tnd_audit_request_encode(&r, &len);
+
+    (void)state;
+    assert_int_equal(len, strlen(body));
+    assert_int_equal(tnd_audit_request_decode(&back, body, len), 0);
+    assert_string_equal(back.task_id, r.task_id);
+    assert_int_equal(back.attempt, 2);
+    assert_string_equal(back.task, r.task);
+    assert_string_equal(back.workspace, r.workspace);
+    assert_string_equal(back.diff, r.diff);
+    tnd_audit_request_clear(&back);
+    tnd_audit_request_clear(&back);
+    free(body);
+}
+
+static void request_workspace_must_be_absolute(void **state)
+{
+    tnd_audit_request r = {.task_id = S("t"),
+                           .attempt = 1,
+                           .task = S("x"),
+                           .workspace = S("workspace"),
+                           .diff = S("")};
+    tnd_audit_request back;
+    char *body = tnd_audit_request_encode(&r, NULL);
+
+    (void)state;
+    assert_int_equal(tnd_audit_request_decode(&back, body, strlen(body)), -1);
+    assert_string_equal(tnd_error_last(),
+                        "bad audit request: field 'workspace' must be an "
+                        "absolute path");
+    tnd_audit_request_clear(&back);
+    free(body);
+}
+
+static void request_decode_names_the_bad_field(void **state)
+{
+    const char *no_diff = "{\"tandem\":1,\"type\":\"audit\",\"task_id\":\"t\","
+                          "\"attempt\":1,\"task\":\"x\",\"workspace\":\"/w\"}";
+    const char *code = "{\"tandem\":1,\"type\":\"code\",\"task_id\":\"t\","
+                       "\"attempt\":1}";
+    tnd_audit_request back;
+
+    (void)state;
+    assert_int_equal(tnd_audit_request_decode(&back, no_diff, strlen(no_diff)),
+                     -1);
+    assert_string_equal(tnd_error_last(),
+                        "bad audit request: field 'diff' is missing");
+    tnd_audit_request_clear(&back);
+    assert_int_equal(tnd_audit_request_decode(&back, code, strlen(code)), -1);
+    assert_string_equal(tnd_error_last(),
+                        "expected a audit body, got type \"code\"");
+    tnd_audit_request_clear(&back);
+}
+
+/* ---- reply ------------------------------------------------------------ */
+
+static void reply_round_trips(void **state)
+{
+    tnd_skill_result skills[] = {
+        {S("build"), TND_SKILL_PASS, true, 0, 310, S("make"), S("cc -O2")},
+        {S("test"), TND_SKILL_FAIL, true, 2, 120, S("make test"),
+         S("FAIL stats_mean\n")},
+        {S("lint"), TND_SKILL_TIMEOUT, false, -1, 30000, S("lint"), S("")},
+        {S("fmt"), TND_SKILL_ERROR, false, -1, 0, S("fmt"), S("cannot run")},
+    };
+    tnd_issue issues[] = {
+        {TND_ISSUE_INCORRECT, TND_SEVERITY_MAJOR, S("stats.c"), 11,
+         S("integer division"), S("sum / count"), S("cast first")},
+        {TND_ISSUE_STYLE, TND_SEVERITY_MINOR, NULL, 0, S("naming"), NULL, NULL},
+    };
+    tnd_critique crit = {.verdict = TND_VERDICT_REVISE,
+                         .confidence = 0.95,
+                         .issues = issues,
+                         .nissues = 2,
+                         .summary = S("one real bug")};
+    tnd_audit_reply r = {.task_id = S("t-9"),
+                         .attempt = 4,
+                         .skills = skills,
+                         .nskills = 4,
+                         .critique = &crit,
+                         .usage = {.calls = 1, .prompt_tokens = 562}};
+    tnd_audit_reply back;
+    size_t len;
+    char *body = tnd_audit_reply_encode(&r, &len);
+
+    (void)state;
+    assert_non_null(strstr(body, "\"confidence\":0.95,"));
+    assert_int_equal(tnd_audit_reply_decode(&back, body, len), 0);
+    assert_string_equal(back.task_id, "t-9");
+    assert_int_equal(back.attempt, 4);
+    assert_int_equal(back.nskills, 4);
+    for (size_t i = 0; i < 4; i++) {
+        assert_string_equal(back.skills[i].name, skills[i].name);
+        assert_int_equal(back.skills[i].status, skills[i].status);
+        assert_int_equal(back.skills[i].required, skills[i].required);
+        assert_int_equal(back.skills[i].exit_code, skills[i].exit_code);
+        assert_int_equal(back.skills[i].duration_ms, skills[i].duration_ms);
+        assert_string_equal(back.skills[i].command, skills[i].command);
+        assert_string_equal(back.skills[i].output, skills[i].output);
+    }
+    assert_non_null(back.critique);
+    assert_null(back.critique_error);
+    assert_int_equal(back.critique->verdict, TND_VERDICT_REVISE);
+    assert_true(back.critique->confidence == 0.95);
+    assert_string_equal(back.critique->summary, "one real bug");
+    assert_int_equal(back.critique->nissues, 2);
+    assert_int_equal(back.critique->issues[0].type, TND_ISSUE_INCORRECT);
+    assert_int_equal(back.critique->issues[0].severity, TND_SEVERITY_MAJOR);
+    assert_string_equal(back.critique->issues[0].file, "stats.c");
+    assert_int_equal(back.critique->issues[0].line, 11);
+    assert_string_equal(back.critique->issues[0].description,
+                        "integer division");
+    assert_string_equal(back.critique->issues[0].evidence, "sum / count");
+    assert_string_equal(back.critique->issues[0].suggested_fix, "cast first");
+    /* optional parts stay absent */
+    assert_null(back.critique->issues[1].file);
+    assert_int_equal(back.critique->issues[1].line, 0);
+    assert_null(back.critique->issues[1].evidence);
+    assert_null(back.critique->issues[1].suggested_fix);
+    assert_int_equal(back.usage.calls, 1);
+    assert_int_equal(back.usage.prompt_tokens, 562);
+    tnd_audit_reply_clear(&back);
+    tnd_audit_reply_clear(&back);
+    free(body);
+}
+
+static void null_critique_comes_with_a_reason(void **state)
+{
+    tnd_skill_result skill = {S("build"), TND_SKILL_PASS, true, 0,
+                              1,          S("make"),      S("")};
+    tnd_audit_reply r = {.task_id = S("t"),
+                         .attempt = 1,
+                         .skills = &skill,
+                         .nskills = 1,
+                         .critique_error = S("the model gave no JSON")};
+    tnd_audit_reply back;
+    char *body = tnd_audit_reply_encode(&r, NULL);
+    const char *bare = "{\"tandem\":1,\"type\":\"audit_reply\","
+                       "\"task_id\":\"t\",\"attempt\":1,\"skills\":[],"
+                       "\"critique\":null}";
+
+    (void)state;
+    assert_non_null(strstr(body, "\"critique\":null"));
+    assert_int_equal(tnd_audit_reply_decode(&back, body, strlen(body)), 0);
+    assert_null(back.critique);
+    assert_string_equal(back.critique_error, "the model gave no JSON");
+    tnd_audit_reply_clear(&back);
+    free(body);
+
+    /* without a reason, one is filled in */
+    assert_int_equal(tnd_audit_reply_decode(&back, bare, strlen(bare)), 0);
+    assert_null(back.critique);
+    assert_string_equal(back.critique_error, "the reviewer sent no critique");
+    assert_int_equal(back.nskills, 0);
+    tnd_audit_reply_clear(&back);
+}
+
+/* An audit_reply whose fields after the ids are rest. */
+static void reply_fails(const char *rest, const char *want)
+{
+    char body[1024];
+    tnd_audit_reply out;
+
+    snprintf(body, sizeof(body),
+             "{\"tandem\":1,\"type\":\"audit_reply\",\"task_id\":\"t\","
+             "\"attempt\":1%s}",
+             rest);
+    assert_int_equal(tnd_audit_reply_decode(&out, body, strlen(body)), -1);
+    if (strcmp(tnd_error_last(), want) != 0)
+        fail_msg("%s: error \"%s\", expected \"%s\"", rest, tnd_error_last(),
+                 want);
+    tnd_audit_reply_clear(&out);
+}
+
+#define SKILL "{\"name\":\"build\",\"status\":\"pass\",\"required\":true}"
+#define ISSUE \
+    "{\"type\":\"missing\",\"severity\":\"minor\",\"description\":\"d\"}"
+
+static void reply_decode_names_the_bad_field(void **state)
+{
+    (void)state;
+    reply_fails("", "bad audit reply: field 'skills' is missing");
+    reply_fails(",\"skills\":[" SKILL ",{\"name\":\"x\",\"status\":\"ok\","
+                "\"required\":true}]",
+                "bad audit reply: skills[1]: field 'status' must be one of "
+                "pass, fail, timeout, error, got \"ok\"");
+    reply_fails(",\"skills\":[{\"name\":\"x\",\"status\":\"pass\"}]",
+                "bad audit reply: skills[0]: field 'required' is missing");
+    reply_fails(",\"skills\":[{\"name\":\"x\",\"status\":\"pass\","
+                "\"required\":true,\"exit_code\":5000}]",
+                "bad audit reply: skills[0]: field 'exit_code' must be an "
+                "integer -1000..1000, got 5000");
+    reply_fails(",\"skills\":[],\"critique\":[]",
+                "bad audit reply: field 'critique' must be an object");
+    reply_fails(",\"skills\":[],\"critique\":{\"verdict\":\"approve\","
+                "\"confidence\":1,\"issues\":[" ISSUE ",{\"type\":\"missing\","
+                "\"severity\":\"huge\",\"description\":\"d\"}]}",
+                "bad audit reply: critique: issues[1]: field 'severity' must "
+                "be one of minor, major, critical, got \"huge\"");
+    reply_fails(",\"skills\":[],\"critique_error\":7",
+                "bad audit reply: field 'critique_error' must be a string");
+}
+
+static void reply_limits(void **state)
+{
+    char name[100], *body;
+    tnd_skill_result *skills = calloc(TND_BODY_MAX_SKILLS + 1, sizeof(*skills));
+    tnd_audit_reply r = {.task_id = S("t"), .attempt = 1, .skills = skills};
+    tnd_audit_reply out;
+
+    (void)state;
+    memset(name, 'n', sizeof(name));
+    name[64] = '\0';
+    for (size_t i = 0; i <= TND_BODY_MAX_SKILLS; i++)
+        skills[i] = (tnd_skill_result){.name = name, .required = true};
+    r.nskills = TND_BODY_MAX_SKILLS;
+    body = tnd_audit_reply_encode(&r, NULL);
+    assert_int_equal(tnd_audit_reply_decode(&out, body, strlen(body)), 0);
+    assert_int_equal(out.nskills, TND_BODY_MAX_SKILLS);
+    assert_string_equal(out.skills[0].command, ""); /* NULL went out as "" */
+    tnd_audit_reply_clear(&out);
+    free(body);
+
+    r.nskills = TND_BODY_MAX_SKILLS + 1;
+    body = tnd_audit_reply_encode(&r, NULL);
+    assert_int_equal(tnd_audit_reply_decode(&out, body, strlen(body)), -1);
+    assert_string_equal(tnd_error_last(),
+                        "bad audit reply: field 'skills' has 33 items, more "
+                        "than the limit of 32");
+    tnd_audit_reply_clear(&out);
+    free(body);
+
+    r.nskills = 1;
+    name[64] = 'n';
+    name[65] = '\0';
+    body = tnd_audit_reply_encode(&r, NULL);
+    assert_int_equal(tnd_audit_reply_decode(&out, body, strlen(body)), -1);
+    assert_string_equal(tnd_error_last(),
+                        "bad audit reply: skills[0]: field 'name' is 65 "
+                        "bytes, more than the limit of 64");
+    tnd_audit_reply_clear(&out);
+    free(body);
+    free(skills);
+}
+
+/* ---- critique --------------------------------------------------------- */
+
+/* The critique in text must be refused with exactly want. */
+static void critique_fails(const char *text, const char *want)
+{
+    json_object *obj = parse(text);
+    tnd_critique *c = (tnd_critique *)1;
+
+    assert_int_equal(tnd_critique_from_json(&c, obj), -1);
+    assert_null(c);
+    if (strcmp(tnd_error_last(), want) != 0)
+        fail_msg("%s: error \"%s\", expected \"%s\"", text, tnd_error_last(),
+                 want);
+    json_object_put(obj);
+}
+
+static void critique_schema_names_each_bad_field(void **state)
+{
+    (void)state;
+    critique_fails("{\"confidence\":1,\"issues\":[]}",
+                   "field 'verdict' is missing");
+    critique_fails("{\"verdict\":\"maybe\",\"confidence\":1,\"issues\":[]}",
+                   "field 'verdict' must be one of approve, revise, got "
+                   "\"maybe\"");
+    critique_fails("{\"verdict\":\"?\",\"confidence\":1,\"issues\":[]}",
+                   "field 'verdict' must be one of approve, revise, got "
+                   "\"?\"");
+    critique_fails("{\"verdict\":\"approve\",\"confidence\":1.5,"
+                   "\"issues\":[]}",
+                   "field 'confidence' must be a number 0..1, got 1.5");
+    critique_fails("{\"verdict\":\"approve\",\"confidence\":\"high\","
+                   "\"issues\":[]}",
+                   "field 'confidence' must be a number 0..1");
+    critique_fails("{\"verdict\":\"approve\",\"confidence\":1}",
+                   "field 'issues' is missing");
+    critique_fails("{\"verdict\":\"approve\",\"confidence\":1,\"issues\":[],"
+                   "\"summary\":1}",
+                   "field 'summary' must be a string");
+    critique_fails("{\"verdict\":\"revise\",\"confidence\":1,\"issues\":["
+                   "{\"type\":\"bug\",\"severity\":\"minor\","
+                   "\"description\":\"d\"}]}",
+                   "issues[0]: field 'type' must be one of missing, "
+                   "unsupported, incorrect, superfluous, safety, style, got "
+                   "\"bug\"");
+    critique_fails("{\"verdict\":\"revise\",\"confidence\":1,\"issues\":[" ISSUE
+                   ",{\"type\":\"safety\",\"severity\":\"huge\","
+                   "\"description\":\"d\"}]}",
+                   "issues[1]: field 'severity' must be one of minor, major, "
+                   "critical, got \"huge\"");
+    critique_fails("{\"verdict\":\"revise\",\"confidence\":1,\"issues\":["
+                   "{\"type\":\"safety\",\"severity\":\"major\"}]}",
+                   "issues[0]: field 'description' is missing");
+    critique_fails("{\"verdict\":\"revise\",\"confidence\":1,\"issues\":[" ISSUE
+                   "," ISSUE ",{\"type\":\"style\",\"severity\":\"minor\","
+                   "\"description\":\"d\",\"line\":-3}]}",
+                   "issues[2]: field 'line' must be an integer 0..100000000, "
+                   "got -3");
+    critique_fails("{\"verdict\":\"revise\",\"confidence\":1,\"issues\":["
+                   "\"just text\"]}",
+                   "issues[0]: must be an object");
+    critique_fails("[]", "the critique must be a JSON object");
+}
+
+static void critique_limits(void **state)
+{
+    json_object *obj = parse("{\"verdict\":\"revise\",\"confidence\":0,"
+                             "\"issues\":[]}");
+    json_object *issues = json_object_new_array();
+    char *text = malloc(TND_BODY_MAX_NOTE + 2);
+    tnd_critique *c = NULL;
+
+    (void)state;
+    for (int i = 0; i <= TND_BODY_MAX_ISSUES; i++)
+        json_object_array_add(issues, parse(ISSUE));
+    json_object_object_add(obj, "issues", issues);
+    assert_int_equal(tnd_critique_from_json(&c, obj), -1);
+    assert_string_equal(tnd_error_last(), "field 'issues' has 201 items, more "
+                                          "than the limit of 200");
+    json_object_array_del_idx(issues, 0, 1);
+    assert_int_equal(tnd_critique_from_json(&c, obj), 0);
+    assert_int_equal(c->nissues, TND_BODY_MAX_ISSUES);
+    assert_string_equal(c->summary, ""); /* optional */
+    tnd_critique_destroy(&c);
+    assert_null(c);
+
+    memset(text, 'd', TND_BODY_MAX_NOTE + 1);
+    text[TND_BODY_MAX_NOTE + 1] = '\0';
+    json_object_object_add(json_object_array_get_idx(issues, 199),
+                           "description", json_object_new_string(text));
+    assert_int_equal(tnd_critique_from_json(&c, obj), -1);
+    assert_string_equal(tnd_error_last(),
+                        "issues[199]: field 'description' is 16385 bytes, "
+                        "more than the limit of 16384");
+    free(text);
+    json_object_put(obj);
+}
+
+static void critique_to_json_and_back(void **state)
+{
+    tnd_issue issue = {TND_ISSUE_SAFETY,
+                       TND_SEVERITY_CRITICAL,
+                       S("a.c"),
+                       3,
+                       S("writes outside"),
+                       NULL,
+                       S("check the path")};
+    tnd_critique c = {.verdict = TND_VERDICT_APPROVE,
+                      .confidence = 0.1 + 0.2, /* 0.30000000000000004 */
+                      .issues = &issue,
+                      .nissues = 1,
+                      .summary = NULL};
+    json_object *j = tnd_critique_to_json(&c);
+    char *text = tnd_json_dump(j, NULL);
+    tnd_critique *back = NULL;
+
+    (void)state;
+    assert_string_equal(text, "{\"verdict\":\"approve\",\"confidence\":0.3,"
+                              "\"issues\":[{\"type\":\"safety\",\"severity\":"
+                              "\"critical\",\"file\":\"a.c\",\"line\":3,"
+                              "\"description\":\"writes outside\","
+                              "\"suggested_fix\":\"check the path\"}],"
+                              "\"summary\":\"\"}");
+    assert_int_equal(tnd_critique_from_json(&back, j), 0);
+    assert_int_equal(back->verdict, TND_VERDICT_APPROVE);
+    assert_int_equal(back->issues[0].type, TND_ISSUE_SAFETY);
+    assert_int_equal(back->issues[0].severity, TND_SEVERITY_CRITICAL);
+    assert_null(back->issues[0].evidence);
+    tnd_critique_destroy(&back);
+    tnd_critique_destroy(&back); /* NULL: fine */
+    tnd_critique_destroy(NULL);
+    free(text);
+    json_object_put(j);
+}
+
+static void names_for_people_and_json(void **state)
+{
+    (void)state;
+    assert_string_equal(tnd_skill_status_name(TND_SKILL_PASS), "pass");
+    assert_string_equal(tnd_skill_status_name(TND_SKILL_ERROR), "error");
+    assert_string_equal(tnd_skill_status_name((tnd_skill_status)9), "?");
+    assert_string_equal(tnd_verdict_name(TND_VERDICT_REVISE), "revise");
+    assert_string_equal(tnd_verdict_name((tnd_verdict)0), "?");
+    assert_string_equal(tnd_severity_name(TND_SEVERITY_MAJOR), "major");
+    assert_string_equal(tnd_severity_name((tnd_severity)4), "?");
+    assert_string_equal(tnd_issue_type_name(TND_ISSUE_MISSING), "missing");
+    assert_string_equal(tnd_issue_type_name(TND_ISSUE_STYLE), "style");
+    assert_string_equal(tnd_issue_type_name((tnd_issue_type)7), "?");
+}
+
+static void skill_result_clear_frees_and_zeroes(void **state)
+{
+    tnd_skill_result s = {.name = malloc(4),
+                          .command = malloc(4),
+                          .output = NULL,
+                          .exit_code = 3};
+
+    (void)state;
+    tnd_skill_result_clear(&s);
+    assert_null(s.name);
+    assert_int_equal(s.exit_code, 0);
+    tnd_skill_result_clear(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(request_round_trips),
+        cmocka_unit_test(request_workspace_must_be_absolute),
+        cmocka_unit_test(request_decode_names_the_bad_field),
+        cmocka_unit_test(reply_round_trips),
+        cmocka_unit_test(null_critique_comes_with_a_reason),
+        cmocka_unit_test(reply_decode_names_the_bad_field),
+        cmocka_unit_test(reply_limits),
+        cmocka_unit_test(critique_schema_names_each_bad_field),
+        cmocka_unit_test(critique_limits),
+        cmocka_unit_test(critique_to_json_and_back),
+        cmocka_unit_test(names_for_people_and_json),
+        cmocka_unit_test(skill_result_clear_frees_and_zeroes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,323 @@
+/* Unit tests for proto/json: parsing JSON from outside with limits, and
+ * reading fields with checks whose errors name the field. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "proto/json.h"
+
+/* Parse a NUL-terminated text that must be valid. */
+static json_object *parse(const char *text)
+{
+    json_object *obj = NULL;
+
+    if (tnd_json_parse(&obj, text, strlen(text)) < 0)
+        fail_msg("cannot parse %s: %s", text, tnd_error_last());
+    return obj;
+}
+
+/* text must fail to parse with an error containing want. */
+static void parse_fails(const char *text, size_t len, const char *want)
+{
+    json_object *obj = (json_object *)1;
+
+    assert_int_equal(tnd_json_parse(&obj, text, len), -1);
+    assert_null(obj);
+    if (!strstr(tnd_error_last(), want))
+        fail_msg("parsing '%.*s': error \"%s\" does not say \"%s\"", (int)len,
+                 text, tnd_error_last(), want);
+}
+
+/* ---- parsing ---------------------------------------------------------- */
+
+static void parse_one_value(void **state)
+{
+    const char text[] = "{\"a\": [1, 2], \"b\": \"x\"}";
+    json_object *obj = NULL;
+
+    (void)state;
+    /* no NUL needed: only len bytes are read */
+    assert_int_equal(tnd_json_parse(&obj, text, sizeof(text) - 1), 0);
+    assert_true(json_object_is_type(obj, json_type_object));
+    assert_int_equal(json_object_object_length(obj), 2);
+    json_object_put(obj);
+
+    obj = parse(" {\"a\":1}\r\n\t ");
+    assert_true(json_object_is_type(obj, json_type_object));
+    json_object_put(obj);
+}
+
+static void parse_scalars_at_the_very_end(void **state)
+{
+    json_object *obj;
+
+    (void)state;
+    /* a number or literal with nothing after it is complete */
+    obj = parse("42");
+    assert_int_equal(json_object_get_int(obj), 42);
+    json_object_put(obj);
+    obj = parse("-1.5e3");
+    assert_true(json_object_get_double(obj) == -1500.0);
+    json_object_put(obj);
+    obj = parse("true");
+    assert_true(json_object_get_boolean(obj));
+    json_object_put(obj);
+    obj = parse("\"s\"");
+    assert_string_equal(json_object_get_string(obj), "s");
+    json_object_put(obj);
+    /* JSON null is json-c's NULL */
+    obj = (json_object *)1;
+    assert_int_equal(tnd_json_parse(&obj, "null", 4), 0);
+    assert_null(obj);
+    /* ... and only what len covers is read */
+    assert_int_equal(tnd_json_parse(&obj, "123", 2), 0);
+    assert_int_equal(json_object_get_int(obj), 12);
+    json_object_put(obj);
+}
+
+static void parse_errors_say_where(void **state)
+{
+    char deep[80];
+
+    (void)state;
+    parse_fails("", 0, "JSON text ends early (after 0 bytes)");
+    parse_fails("{\"a\": [1, 2", 11, "JSON text ends early (after 11 bytes)");
+    parse_fails("nul", 3, "ends early");
+    parse_fails("{\"a\":}", 6, "not valid JSON at byte 5");
+    parse_fails("[1,]", 4, "not valid JSON at byte 3");
+    parse_fails("{} x", 4, "not valid JSON at byte 3");
+    parse_fails("{}\0x", 4, "unexpected text after the JSON value at byte 2");
+    parse_fails("1 2", 3, "not valid JSON");
+    parse_fails("hello", 5, "not valid JSON at byte 0");
+
+    /* nesting deeper than TND_JSON_MAX_DEPTH */
+    memset(deep, '[', TND_JSON_MAX_DEPTH + 1);
+    memset(deep + TND_JSON_MAX_DEPTH + 1, ']', TND_JSON_MAX_DEPTH + 1);
+    parse_fails(deep, 2 * (TND_JSON_MAX_DEPTH + 1), "nesting too deep");
+    memset(deep, '[', TND_JSON_MAX_DEPTH);
+    memset(deep + TND_JSON_MAX_DEPTH, ']', TND_JSON_MAX_DEPTH);
+    deep[2 * TND_JSON_MAX_DEPTH] = '\0';
+    json_object_put(parse(deep));
+}
+
+/* ---- fields ----------------------------------------------------------- */
+
+static void strings_are_checked(void **state)
+{
+    json_object *obj = parse("{\"name\": \"coder\", \"n\": 3, \"nul\": "
+                             "\"a\\u0000b\", \"none\": null, \"e\": \"\"}");
+    char *s = (char *)1;
+
+    (void)state;
+    assert_int_equal(tnd_json_get_str(&s, obj, "name", 5, 0), 0);
+    assert_string_equal(s, "coder");
+    free(s);
+    assert_int_equal(tnd_json_get_str(&s, obj, "e", 0, 0), 0);
+    assert_string_equal(s, "");
+    free(s);
+
+    assert_int_equal(tnd_json_get_str(&s, obj, "name", 4, 0), -1);
+    assert_null(s);
+    assert_string_equal(tnd_error_last(), "field 'name' is 5 bytes, more "
+                                          "than the limit of 4");
+    assert_int_equal(tnd_json_get_str(&s, obj, "n", 10, 0), -1);
+    assert_string_equal(tnd_error_last(), "field 'n' must be a string");
+    assert_int_equal(tnd_json_get_str(&s, obj, "nul", 10, 0), -1);
+    assert_string_equal(tnd_error_last(), "field 'nul' contains a NUL byte");
+
+    /* missing and null are the same thing */
+    assert_int_equal(tnd_json_get_str(&s, obj, "absent", 10, TND_JSON_REQUIRED),
+                     -1);
+    assert_string_equal(tnd_error_last(), "field 'absent' is missing");
+    assert_int_equal(tnd_json_get_str(&s, obj, "none", 10, 0), -1);
+    assert_string_equal(tnd_error_last(), "field 'none' is missing");
+    assert_int_equal(tnd_json_get_str(&s, obj, "none", 10, TND_JSON_OPTIONAL),
+                     0);
+    assert_null(s);
+    assert_int_equal(tnd_json_get_str(&s, obj, "absent", 10, TND_JSON_OPTIONAL),
+                     0);
+    assert_null(s);
+    json_object_put(obj);
+}
+
+static void integers_are_checked(void **state)
+{
+    json_object *obj = parse("{\"n\": 7, \"d\": 3.0, \"f\": 3.5, \"s\": \"7\", "
+                             "\"big\": 99999999999999999999, \"neg\": -2}");
+    long n = -1;
+
+    (void)state;
+    assert_int_equal(tnd_json_get_int(&n, obj, "n", 1, 10, 0), 0);
+    assert_int_equal(n, 7);
+    assert_int_equal(tnd_json_get_int(&n, obj, "d", 1, 10, 0), 0);
+    assert_int_equal(n, 3); /* 3.0 is an integer */
+    assert_int_equal(tnd_json_get_int(&n, obj, "neg", -5, 5, 0), 0);
+    assert_int_equal(n, -2);
+
+    n = -1;
+    assert_int_equal(tnd_json_get_int(&n, obj, "n", 1, 5, 0), -1);
+    assert_string_equal(tnd_error_last(),
+                        "field 'n' must be an integer 1..5, got 7");
+    assert_int_equal(tnd_json_get_int(&n, obj, "f", 1, 10, 0), -1);
+    assert_string_equal(tnd_error_last(), "field 'f' must be an integer 1..10");
+    assert_int_equal(tnd_json_get_int(&n, obj, "d", 4, 10, 0), -1);
+    assert_int_equal(tnd_json_get_int(&n, obj, "s", 1, 10, 0), -1);
+    assert_string_equal(tnd_error_last(), "field 's' must be an integer 1..10");
+    assert_int_equal(tnd_json_get_int(&n, obj, "big", 0, 1000, 0), -1);
+    assert_non_null(strstr(tnd_error_last(), "field 'big' must be"));
+    assert_int_equal(n, -1); /* untouched by failures */
+
+    assert_int_equal(tnd_json_get_int(&n, obj, "absent", 0, 1, 0), -1);
+    assert_string_equal(tnd_error_last(), "field 'absent' is missing");
+    assert_int_equal(
+        tnd_json_get_int(&n, obj, "absent", 0, 1, TND_JSON_OPTIONAL), 0);
+    assert_int_equal(n, -1); /* a missing optional field leaves it */
+    json_object_put(obj);
+}
+
+static void doubles_are_checked(void **state)
+{
+    json_object *obj = parse("{\"c\": 0.95, \"one\": 1, \"hi\": 1.5, "
+                             "\"s\": \"0.5\"}");
+    double d = -1;
+
+    (void)state;
+    assert_int_equal(tnd_json_get_double(&d, obj, "c", 0, 1, 0), 0);
+    assert_true(d == 0.95);
+    assert_int_equal(tnd_json_get_double(&d, obj, "one", 0, 1, 0), 0);
+    assert_true(d == 1.0); /* integers are numbers too */
+
+    d = -1;
+    assert_int_equal(tnd_json_get_double(&d, obj, "hi", 0, 1, 0), -1);
+    assert_string_equal(tnd_error_last(),
+                        "field 'hi' must be a number 0..1, got 1.5");
+    assert_int_equal(tnd_json_get_double(&d, obj, "s", 0, 1, 0), -1);
+    assert_string_equal(tnd_error_last(), "field 's' must be a number 0..1");
+    assert_int_equal(
+        tnd_json_get_double(&d, obj, "absent", 0, 1, TND_JSON_OPTIONAL), 0);
+    assert_true(d == -1);
+    assert_int_equal(tnd_json_get_double(&d, obj, "absent", 0, 1, 0), -1);
+    json_object_put(obj);
+}
+
+static void booleans_are_checked(void **state)
+{
+    json_object *obj = parse("{\"t\": true, \"f\": false, \"one\": 1}");
+    bool b = false;
+
+    (void)state;
+    assert_int_equal(tnd_json_get_bool(&b, obj, "t", 0), 0);
+    assert_true(b);
+    assert_int_equal(tnd_json_get_bool(&b, obj, "f", 0), 0);
+    assert_false(b);
+    assert_int_equal(tnd_json_get_bool(&b, obj, "one", 0), -1);
+    assert_string_equal(tnd_error_last(), "field 'one' must be true or false");
+    b = true;
+    assert_int_equal(tnd_json_get_bool(&b, obj, "absent", TND_JSON_OPTIONAL),
+                     0);
+    assert_true(b);
+    assert_int_equal(tnd_json_get_bool(&b, obj, "absent", 0), -1);
+    json_object_put(obj);
+}
+
+static void arrays_and_objects_are_borrowed(void **state)
+{
+    json_object *obj = parse("{\"list\": [1, 2, 3], \"o\": {\"k\": 1}, "
+                             "\"n\": 1}");
+    json_object *v = (json_object *)1;
+
+    (void)state;
+    assert_int_equal(tnd_json_get_array(&v, obj, "list", 3, 0), 0);
+    assert_int_equal(json_object_array_length(v), 3);
+    assert_int_equal(tnd_json_get_array(&v, obj, "list", 2, 0), -1);
+    assert_null(v);
+    assert_string_equal(tnd_error_last(), "field 'list' has 3 items, more "
+                                          "than the limit of 2");
+    assert_int_equal(tnd_json_get_array(&v, obj, "o", 10, 0), -1);
+    assert_string_equal(tnd_error_last(), "field 'o' must be a list");
+    assert_int_equal(
+        tnd_json_get_array(&v, obj, "absent", 10, TND_JSON_OPTIONAL), 0);
+    assert_null(v);
+
+    assert_int_equal(tnd_json_get_object(&v, obj, "o", 0), 0);
+    assert_true(json_object_is_type(v, json_type_object));
+    assert_int_equal(tnd_json_get_object(&v, obj, "list", 0), -1);
+    assert_string_equal(tnd_error_last(), "field 'list' must be an object");
+    assert_int_equal(tnd_json_get_object(&v, obj, "absent", 0), -1);
+    assert_string_equal(tnd_error_last(), "field 'absent' is missing");
+    assert_int_equal(tnd_json_get_object(&v, obj, "absent", TND_JSON_OPTIONAL),
+                     0);
+    assert_null(v);
+    json_object_put(obj);
+}
+
+static void fields_of_a_non_object_are_missing(void **state)
+{
+    json_object *list = parse("[1]");
+    char *s;
+
+    (void)state;
+    assert_int_equal(tnd_json_get_str(&s, list, "a", 10, 0), -1);
+    assert_string_equal(tnd_error_last(), "field 'a' is missing");
+    assert_int_equal(tnd_json_get_str(&s, NULL, "a", 10, 0), -1);
+    json_object_put(list);
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+static void dump_is_compact_and_keeps_slashes(void **state)
+{
+    json_object *obj = parse("{ \"path\": \"src/a.c\", \"n\": [1, 2] }");
+    size_t len = 0;
+    char *s;
+
+    (void)state;
+    s = tnd_json_dump(obj, &len);
+    assert_string_equal(s, "{\"path\":\"src/a.c\",\"n\":[1,2]}");
+    assert_int_equal(len, strlen(s));
+    free(s);
+    s = tnd_json_dump(obj, NULL);
+    assert_non_null(s);
+    free(s);
+
+    s = tnd_json_pretty(obj);
+    assert_non_null(strstr(s, "\"src/a.c\""));
+    assert_non_null(strchr(s, '\n'));
+    assert_int_equal(s[strlen(s) - 1], '\n');
+    free(s);
+    json_object_put(obj);
+}
+
+static void str_or_null(void **state)
+{
+    json_object *s = tnd_json_str_or_null("x");
+
+    (void)state;
+    assert_string_equal(json_object_get_string(s), "x");
+    json_object_put(s);
+    assert_null(tnd_json_str_or_null(NULL));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parse_one_value),
+        cmocka_unit_test(parse_scalars_at_the_very_end),
+        cmocka_unit_test(parse_errors_say_where),
+        cmocka_unit_test(strings_are_checked),
+        cmocka_unit_test(integers_are_checked),
+        cmocka_unit_test(doubles_are_checked),
+        cmocka_unit_test(booleans_are_checked),
+        cmocka_unit_test(arrays_and_objects_are_borrowed),
+        cmocka_unit_test(fields_of_a_non_object_are_missing),
+        cmocka_unit_test(dump_is_compact_and_keeps_slashes),
+        cmocka_unit_test(str_or_null),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
