@@ -290,6 +290,34 @@ static void on_reply(tnd_broker *b, worker *w, tnd_mdp_msg *msg)
     deliver(b, r, w, msg, final);
 }
 
+/* READY from a worker we know: it reconnected under the same identity
+ * (ROUTER_HANDOVER gives the new connection the old name), after it
+ * thought us dead or after its process restarted. RFC 18 calls a second
+ * READY a protocol error, but disconnecting would only make it reconnect
+ * again. Treat it as a fresh registration: whatever it held may be lost,
+ * so that goes back on the queue; if the old job is still running, its
+ * reply is taken when it comes (first reply wins). */
+static void reregister(tnd_broker *b, worker *w, const char *service)
+{
+    char *why;
+
+    tnd_log_info("agent %s registered again (service %s)", w->name, service);
+    why = tnd_xasprintf("worker %s registered again", w->name);
+    for (size_t i = 0; i < b->nrequests; i++) {
+        request *r = b->requests[i];
+        if (r->worker == w) {
+            requeue(b, r, why); /* may remove r: restart the scan */
+            i = (size_t)-1;
+        }
+    }
+    free(why);
+    free(w->busy);
+    w->busy = NULL;
+    free(w->service);
+    w->service = tnd_xstrdup(service);
+    w->idle_since = tnd_now_ms();
+}
+
 static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
                       size_t id_len, tnd_mdp_msg *msg)
 {
@@ -339,11 +367,11 @@ static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
         tnd_log_info("agent %s disconnected", w->name);
         remove_worker(b, w, "disconnected");
         break;
+    case TND_MDPW_READY:
+        reregister(b, w, msg->service);
+        break;
     default:
-        disconnect_worker(b, w,
-                          msg->command == TND_MDPW_READY
-                              ? "sent READY twice"
-                              : "sent a command only a broker may send");
+        disconnect_worker(b, w, "sent a command only a broker may send");
         break;
     }
 }

@@ -515,16 +515,31 @@ static void request_lost_too_often_fails(void **state)
 
 /* ---- protocol breaches ------------------------------------------------ */
 
-static void ready_twice_or_a_broker_command_is_disconnected(void **state)
+/* A worker that reconnects with the same identity says READY again: it
+ * stays registered, and what it held goes back on the queue (its old job
+ * may have died with an earlier process). */
+static void ready_again_reregisters_and_requeues(void **state)
 {
-    peer *w1, *w2;
+    peer *w1;
 
     (void)state;
     w1 = ready_worker("w1");
+    assert_int_equal(tnd_broker_submit(broker, SERVICE, "k", "{}", 2), 0);
+    expect_request(w1, "k", "{}");
     send_worker(w1, TND_MDPW_READY, NULL, NULL);
-    PUMP_UNTIL(w1->disconnects >= 1);
-    assert_int_equal(tnd_broker_workers(broker, SERVICE), 0);
+    /* the request comes to it again, as to any idle worker */
+    expect_request(w1, "k", "{}");
+    assert_int_equal(w1->disconnects, 0);
+    assert_int_equal(tnd_broker_workers(broker, SERVICE), 1);
+    send_worker(w1, TND_MDPW_FINAL, "k", "{\"done\":1}");
+    expect_event(TND_BROKER_FINAL, "k", "w1", "{\"done\":1}");
+}
 
+static void a_broker_command_from_a_worker_is_disconnected(void **state)
+{
+    peer *w2;
+
+    (void)state;
     w2 = ready_worker("w2");
     send_worker(w2, TND_MDPW_REQUEST, "k", "{}");
     PUMP_UNTIL(w2->disconnects >= 1);
@@ -856,7 +871,8 @@ int main(void)
         TEST(disconnect_mid_request_requeues_it),
         TEST(worker_gone_requeues_at_once),
         TEST(request_lost_too_often_fails),
-        TEST(ready_twice_or_a_broker_command_is_disconnected),
+        TEST(ready_again_reregisters_and_requeues),
+        TEST(a_broker_command_from_a_worker_is_disconnected),
         TEST(one_leading_empty_frame_is_accepted),
         TEST(malformed_messages_are_dropped),
         TEST(cancelled_request_reply_is_discarded),
