@@ -76,7 +76,7 @@ static size_t balanced_end(const char *text, size_t start)
 
 typedef struct attempt {
     tnd_critique *found;
-    char *best_error;   /* schema error of a JSON object, preferred */
+    char *best_error; /* schema error of a JSON object, preferred */
     bool saw_json;
     int tries;
 } attempt;

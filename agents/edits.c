@@ -254,8 +254,8 @@ int tnd_edits_parse(tnd_edit **edits_out, size_t *count_out,
         }
         if (j == nlines || classify(&lines[j]) != want_close) {
             error = tnd_error_set(
-                "edit block %zu for %s (line %zu) is not closed by '%s'",
-                n + 1, path, i + 1,
+                "edit block %zu for %s (line %zu) is not closed by '%s'", n + 1,
+                path, i + 1,
                 want_close == M_REPLACE      ? ">>>>>>> REPLACE"
                 : want_close == M_FILE_CLOSE ? ">>>>>>> FILE"
                                              : ">>>>>>> DELETE");
@@ -270,8 +270,8 @@ int tnd_edits_parse(tnd_edit **edits_out, size_t *count_out,
             break;
         }
         if (n >= TND_BODY_MAX_EDITS) {
-            error = tnd_error_set("more than %d edit blocks",
-                                  TND_BODY_MAX_EDITS);
+            error =
+                tnd_error_set("more than %d edit blocks", TND_BODY_MAX_EDITS);
             free(path);
             break;
         }

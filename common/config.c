@@ -22,7 +22,7 @@
 #include "common/xalloc.h"
 
 #define CONFIG_MAX_BYTES (1024 * 1024)
-#define ERRORS_MAX 20
+#define ERRORS_MAX       20
 /* The report ends up in tnd_error_last(), which keeps 2 KiB: stop while
  * the lines so far and the "too many errors" line still fit whole. */
 #define ERRORS_TEXT_MAX 2000
@@ -60,8 +60,8 @@ typedef struct loader {
 #define OFF(type, member) offsetof(type, member)
 
 static const field llm_fields[] = {
-    {"provider", F_STRING, OFF(tnd_llm_config, provider), 0, 0,
-     "replay|openai", NULL},
+    {"provider", F_STRING, OFF(tnd_llm_config, provider), 0, 0, "replay|openai",
+     NULL},
     {"model", F_STRING, OFF(tnd_llm_config, model), 0, 0, NULL, NULL},
     {"base_url", F_STRING, OFF(tnd_llm_config, base_url), 0, 0, NULL, NULL},
     {"api_key_env", F_STRING, OFF(tnd_llm_config, api_key_env), 0, 0, NULL,
@@ -71,10 +71,8 @@ static const field llm_fields[] = {
      NULL},
     {"max_tokens", F_INT, OFF(tnd_llm_config, max_tokens), 1, 1000000, NULL,
      NULL},
-    {"timeout_s", F_INT, OFF(tnd_llm_config, timeout_s), 1, 86400, NULL,
-     NULL},
-    {"max_retries", F_INT, OFF(tnd_llm_config, max_retries), 0, 20, NULL,
-     NULL},
+    {"timeout_s", F_INT, OFF(tnd_llm_config, timeout_s), 1, 86400, NULL, NULL},
+    {"max_retries", F_INT, OFF(tnd_llm_config, max_retries), 0, 20, NULL, NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL},
 };
 
@@ -83,8 +81,8 @@ static const field agent_fields[] = {
     {"command", F_COMMAND, OFF(tnd_agent_config, program), 0, 0, NULL, NULL},
     {"llm", F_SECTION, OFF(tnd_agent_config, llm), 0, 0, NULL, llm_fields},
     {"skills", F_NAMES, OFF(tnd_agent_config, skills), 0, 0, NULL, NULL},
-    {"context_max_kb", F_KB, OFF(tnd_agent_config, context_max_bytes), 1,
-     16384, NULL, NULL},
+    {"context_max_kb", F_KB, OFF(tnd_agent_config, context_max_bytes), 1, 16384,
+     NULL, NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL},
 };
 
@@ -96,8 +94,8 @@ static const field agents_fields[] = {
 };
 
 static const field gate_fields[] = {
-    {"max_iterations", F_INT, OFF(tnd_gate_config, max_iterations), 1, 50,
-     NULL, NULL},
+    {"max_iterations", F_INT, OFF(tnd_gate_config, max_iterations), 1, 50, NULL,
+     NULL},
     {"confidence_threshold", F_DOUBLE,
      OFF(tnd_gate_config, confidence_threshold), 0, 1, NULL, NULL},
     {"human_review_below", F_DOUBLE, OFF(tnd_gate_config, human_review_below),
@@ -117,8 +115,7 @@ static const field orchestrator_fields[] = {
     {"request_timeout_s", F_INT,
      OFF(tnd_orchestrator_config, request_timeout_s), 1, 604800, NULL, NULL},
     {"workspace_max_mb", F_MB,
-     OFF(tnd_orchestrator_config, workspace_max_bytes), 1, 1048576, NULL,
-     NULL},
+     OFF(tnd_orchestrator_config, workspace_max_bytes), 1, 1048576, NULL, NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL},
 };
 
@@ -362,7 +359,8 @@ static size_t distance(const char *a, const char *b)
         for (size_t j = 1; j <= m; j++) {
             size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
             size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            cur[j] =
+                sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
         }
         memcpy(prev, cur, (m + 1) * sizeof(size_t));
     }
@@ -437,8 +435,8 @@ static void set_number(loader *L, const field *f, const char *path,
 
     if (v->type != YAML_SCALAR_NODE || is_null(v)) {
         report(L, v, "%s must be %s %.15g..%.15g, got %s", path,
-               f->type == F_DOUBLE ? "a number" : "an integer", f->min,
-               f->max, v->type == YAML_SCALAR_NODE ? "nothing" : node_kind(v));
+               f->type == F_DOUBLE ? "a number" : "an integer", f->min, f->max,
+               v->type == YAML_SCALAR_NODE ? "nothing" : node_kind(v));
         return;
     }
     shown = quoted(v);
@@ -451,8 +449,7 @@ static void set_number(loader *L, const field *f, const char *path,
             *(double *)(base + f->offset) = d;
     } else {
         long n;
-        if (!parse_long(scalar(v), &n) || n < (long)f->min ||
-            n > (long)f->max)
+        if (!parse_long(scalar(v), &n) || n < (long)f->min || n > (long)f->max)
             report(L, v, "%s must be an integer %.15g..%.15g, got %s", path,
                    f->min, f->max, shown);
         else if (f->type == F_KB)
@@ -766,8 +763,9 @@ static void walk_skills(loader *L, tnd_config *cfg, const yaml_node_t *map)
         path = tnd_xasprintf("skills.%s", scalar(k));
         walk_section(L, path, v, skill_fields, NULL, (char *)s);
         if (!s->command.argv)
-            report(L, v, "%s needs a command (for example: command: make "
-                         "test)",
+            report(L, v,
+                   "%s needs a command (for example: command: make "
+                   "test)",
                    path);
         free(path);
     }

@@ -17,12 +17,12 @@
 #define TND_PROVIDERS "replay, openai"
 
 typedef struct tnd_llm_config {
-    char *provider;    /* one of TND_PROVIDERS */
-    char *model;       /* model name sent to the API */
-    char *base_url;    /* API base; OpenAI-compatible ones end in /v1 */
-    char *api_key_env; /* name of the variable holding the key (never the
-                          key itself) */
-    char *cassette;    /* replay: absolute path of the cassette file */
+    char *provider;     /* one of TND_PROVIDERS */
+    char *model;        /* model name sent to the API */
+    char *base_url;     /* API base; OpenAI-compatible ones end in /v1 */
+    char *api_key_env;  /* name of the variable holding the key (never the
+                           key itself) */
+    char *cassette;     /* replay: absolute path of the cassette file */
     double temperature; /* < 0: the API's default */
     int max_tokens;     /* completion limit per call */
     int timeout_s;      /* per HTTP request */
@@ -38,7 +38,7 @@ typedef struct tnd_command {
 typedef struct tnd_skill_config {
     char *name;
     tnd_command command;
-    bool required;   /* a failure blocks approval */
+    bool required; /* a failure blocks approval */
     int timeout_s;
     size_t output_cap; /* bytes of output kept (head and tail) */
 } tnd_skill_config;
@@ -48,21 +48,21 @@ typedef struct tnd_agent_config {
                             connect by themselves) */
     tnd_command program; /* argv[0] NULL: the bundled agent binary */
     tnd_llm_config llm;
-    char **skills;       /* reviewer: skill names to run, in order;
-                            NULL-terminated */
+    char **skills;            /* reviewer: skill names to run, in order;
+                                 NULL-terminated */
     size_t context_max_bytes; /* coder: bytes of repository files sent */
 } tnd_agent_config;
 
 typedef struct tnd_gate_config {
     int max_iterations;
-    double confidence_threshold;   /* approve only at or above */
-    double human_review_below;     /* ask a human below this */
+    double confidence_threshold;      /* approve only at or above */
+    double human_review_below;        /* ask a human below this */
     int persistent_failure_threshold; /* same failure this many times in a
                                          row: escalate */
 } tnd_gate_config;
 
 typedef struct tnd_orchestrator_config {
-    char *endpoint;        /* "" = ipc:// in a private runtime directory */
+    char *endpoint; /* "" = ipc:// in a private runtime directory */
     int heartbeat_ms;
     int liveness;          /* missed heartbeats before a peer is dead */
     int request_timeout_s; /* longest wait for one agent reply */

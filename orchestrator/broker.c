@@ -25,13 +25,13 @@ typedef struct worker {
     unsigned char id[TND_MDP_MAX_IDENTITY];
     size_t id_len;
     char name[TND_MDP_MAX_PRINTABLE]; /* printable id, for logs and events */
-    char *service;         /* NULL until READY */
-    int64_t expiry;        /* dead after this (monotonic ms) */
-    int64_t idle_since;    /* for least-recently-used dispatch */
-    char *busy;            /* key of the request it works on, or NULL;
-                              kept after the request is cancelled or
-                              answered elsewhere, until the worker's own
-                              FINAL frees it */
+    char *service;                    /* NULL until READY */
+    int64_t expiry;                   /* dead after this (monotonic ms) */
+    int64_t idle_since;               /* for least-recently-used dispatch */
+    char *busy; /* key of the request it works on, or NULL;
+                   kept after the request is cancelled or
+                   answered elsewhere, until the worker's own
+                   FINAL frees it */
 } worker;
 
 struct request {
@@ -68,8 +68,7 @@ struct tnd_broker {
 
 /* ---- bookkeeping -------------------------------------------------------- */
 
-static worker *find_worker(tnd_broker *b, const unsigned char *id,
-                           size_t len)
+static worker *find_worker(tnd_broker *b, const unsigned char *id, size_t len)
 {
     for (size_t i = 0; i < b->nworkers; i++)
         if (b->workers[i]->id_len == len &&
@@ -246,8 +245,7 @@ static void deliver(tnd_broker *b, request *r, worker *w,
 {
     if (r->client_len > 0) {
         tnd_mdp_msg out;
-        tnd_mdp_msg_init(&out, false,
-                         final ? TND_MDPC_FINAL : TND_MDPC_PARTIAL,
+        tnd_mdp_msg_init(&out, false, final ? TND_MDPC_FINAL : TND_MDPC_PARTIAL,
                          r->service);
         out.body = msg->body;
         out.body_len = msg->body_len;
@@ -256,8 +254,8 @@ static void deliver(tnd_broker *b, request *r, worker *w,
                          "%s",
                          r->key, tnd_error_last());
     } else {
-        tnd_broker_event *ev = push_event(
-            b, final ? TND_BROKER_FINAL : TND_BROKER_PARTIAL, r, w);
+        tnd_broker_event *ev =
+            push_event(b, final ? TND_BROKER_FINAL : TND_BROKER_PARTIAL, r, w);
         ev->body = tnd_xmalloc(msg->body_len + 1);
         memcpy(ev->body, msg->body, msg->body_len);
         ev->body[msg->body_len] = '\0';
@@ -270,8 +268,7 @@ static void deliver(tnd_broker *b, request *r, worker *w,
 static void on_reply(tnd_broker *b, worker *w, tnd_mdp_msg *msg)
 {
     bool final = msg->command == TND_MDPW_FINAL;
-    request *r = find_request(b, (const char *)msg->address,
-                              msg->address_len);
+    request *r = find_request(b, (const char *)msg->address, msg->address_len);
     char key[TND_MDP_MAX_PRINTABLE];
 
     if (final && w->busy && strlen(w->busy) == msg->address_len &&
@@ -283,8 +280,7 @@ static void on_reply(tnd_broker *b, worker *w, tnd_mdp_msg *msg)
     if (!r) {
         tnd_mdp_printable(key, sizeof(key), msg->address, msg->address_len);
         tnd_log_debug("discarding a late %s for %s from %s",
-                      tnd_mdp_command_name(true, msg->command), key,
-                      w->name);
+                      tnd_mdp_command_name(true, msg->command), key, w->name);
         return;
     }
     deliver(b, r, w, msg, final);
@@ -332,8 +328,7 @@ static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
             w->expiry = tnd_now_ms() + (int64_t)b->heartbeat_ms * b->liveness;
             TND_GROW(b->workers, b->aworkers, b->nworkers + 1);
             b->workers[b->nworkers++] = w;
-            tnd_log_info("agent %s ready for service %s", w->name,
-                         w->service);
+            tnd_log_info("agent %s ready for service %s", w->name, w->service);
             return;
         }
         if (msg->command == TND_MDPW_DISCONNECT)
@@ -346,8 +341,8 @@ static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
         ghost.id_len = id_len;
         tnd_mdp_printable(ghost.name, sizeof(ghost.name), id, id_len);
         if (msg->command == TND_MDPW_FINAL) {
-            request *r = find_request(b, (const char *)msg->address,
-                                      msg->address_len);
+            request *r =
+                find_request(b, (const char *)msg->address, msg->address_len);
             if (r)
                 deliver(b, r, &ghost, msg, true);
         }
@@ -486,8 +481,7 @@ int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
         if (n < 0) {
             if (errno == EINTR)
                 return 0; /* let the caller look at its signals */
-            return tnd_error_set("broker poll failed: %s",
-                                 zmq_strerror(errno));
+            return tnd_error_set("broker poll failed: %s", zmq_strerror(errno));
         }
         /* read a bounded batch so timers still run under a flood */
         for (int i = 0; n > 0 && i < 256; i++)
@@ -531,8 +525,7 @@ tnd_broker *tnd_broker_new(const tnd_broker_options *opts)
     if (tnd_mdp_socket_limits(b->socket) < 0 ||
         zmq_setsockopt(b->socket, ZMQ_ROUTER_MANDATORY, &one, sizeof(one)) <
             0 ||
-        zmq_setsockopt(b->socket, ZMQ_ROUTER_HANDOVER, &one, sizeof(one)) <
-            0) {
+        zmq_setsockopt(b->socket, ZMQ_ROUTER_HANDOVER, &one, sizeof(one)) < 0) {
         tnd_error_set("cannot configure the broker socket: %s",
                       zmq_strerror(errno));
         goto fail;

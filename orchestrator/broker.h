@@ -40,10 +40,11 @@ typedef enum tnd_broker_event_kind {
 typedef struct tnd_broker_event {
     tnd_broker_event_kind kind;
     char key[TND_BROKER_MAX_KEY + 1];
-    char worker[TND_MDP_MAX_PRINTABLE]; /* printable identity of the worker that answered */
-    char *body;       /* owned; NUL-terminated */
+    char worker[TND_MDP_MAX_PRINTABLE]; /* printable identity of the worker that
+                                           answered */
+    char *body;                         /* owned; NUL-terminated */
     size_t body_len;
-    char *error;      /* owned; FAILED only */
+    char *error; /* owned; FAILED only */
 } tnd_broker_event;
 
 /* Bind and start. NULL with the error set (e.g. the endpoint is in use). */

@@ -14,8 +14,8 @@
 #include "proto/body.h"
 
 #define MAX_FILE_BYTES (256 * 1024)
-#define MAX_LISTED 20000
-#define MAP_MAX_BYTES (64 * 1024)
+#define MAX_LISTED     20000
+#define MAP_MAX_BYTES  (64 * 1024)
 
 typedef struct candidate {
     char *path;
@@ -56,9 +56,9 @@ static bool excluded(const char *path, const char *const *exclude)
     return false;
 }
 
-int tnd_context_build(tnd_code_request *req, const char *root,
-                      const char *task, const char *hints,
-                      const char *const *exclude, size_t budget)
+int tnd_context_build(tnd_code_request *req, const char *root, const char *task,
+                      const char *hints, const char *const *exclude,
+                      size_t budget)
 {
     char **list = NULL;
     size_t n = 0, used = 0, nc = 0;
@@ -75,9 +75,8 @@ int tnd_context_build(tnd_code_request *req, const char *root,
         if (!excluded(list[i], exclude) && stat(full, &st) == 0) {
             c[nc].path = list[i];
             c[nc].size = (size_t)st.st_size;
-            c[nc].rank = mentioned(list[i], task) || mentioned(list[i], hints)
-                             ? 0
-                             : 1;
+            c[nc].rank =
+                mentioned(list[i], task) || mentioned(list[i], hints) ? 0 : 1;
             nc++;
         }
         free(full);

@@ -17,8 +17,8 @@
  * what comes first; paths in exclude (relative, NULL-terminated, may be
  * NULL) are left out entirely, e.g. tandem's own config and cassettes.
  * -1 with the error set when the tree cannot be read. */
-int tnd_context_build(tnd_code_request *req, const char *root,
-                      const char *task, const char *hints,
-                      const char *const *exclude, size_t budget);
+int tnd_context_build(tnd_code_request *req, const char *root, const char *task,
+                      const char *hints, const char *const *exclude,
+                      size_t budget);
 
 #endif

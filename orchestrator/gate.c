@@ -207,8 +207,8 @@ static char *normalise(const char *s)
             *o++ = '#';
             continue;
         }
-        if (c == '/' && (strncmp(p, "/tmp/", 5) == 0 ||
-                         strncmp(p, "/var/tmp/", 9) == 0)) {
+        if (c == '/' &&
+            (strncmp(p, "/tmp/", 5) == 0 || strncmp(p, "/var/tmp/", 9) == 0)) {
             while (p[1] && !isspace((unsigned char)p[1]) && p[1] != ':' &&
                    p[1] != '\'' && p[1] != '"')
                 p++;

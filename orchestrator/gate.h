@@ -33,18 +33,18 @@ typedef enum tnd_gate_action {
 } tnd_gate_action;
 
 typedef struct tnd_gate_input {
-    int attempt;                /* 1-based */
-    const char *apply_error;    /* the proposal could not be applied */
-    const char *format_error;   /* the coder's answer had no usable edits */
-    bool empty;                 /* the proposal changes nothing */
-    int repeats;                /* > 0: the diff is identical to that of
-                                   this earlier attempt (stuck) */
-    const tnd_audit_reply *audit;    /* NULL when no audit ran */
-    const char *const *required;     /* skills the orchestrator's config
-                                        requires, NULL-terminated */
-    int streak;                 /* attempts in a row, this one included,
-                                   that failed with this attempt's
-                                   failure signature */
+    int attempt;                  /* 1-based */
+    const char *apply_error;      /* the proposal could not be applied */
+    const char *format_error;     /* the coder's answer had no usable edits */
+    bool empty;                   /* the proposal changes nothing */
+    int repeats;                  /* > 0: the diff is identical to that of
+                                     this earlier attempt (stuck) */
+    const tnd_audit_reply *audit; /* NULL when no audit ran */
+    const char *const *required;  /* skills the orchestrator's config
+                                     requires, NULL-terminated */
+    int streak;                   /* attempts in a row, this one included,
+                                     that failed with this attempt's
+                                     failure signature */
 } tnd_gate_input;
 
 typedef struct tnd_gate_decision {

@@ -22,11 +22,11 @@
 
 typedef struct touched {
     char *path;
-    char *base;    /* content at the base; NULL when it did not exist */
+    char *base; /* content at the base; NULL when it did not exist */
     size_t base_len;
-    char *now;     /* content after the proposal; NULL when deleted */
+    char *now; /* content after the proposal; NULL when deleted */
     size_t now_len;
-    mode_t mode;   /* of the base file, or 0644 */
+    mode_t mode; /* of the base file, or 0644 */
 } touched;
 
 struct tnd_workspace {
@@ -125,16 +125,15 @@ static int confine(const tnd_workspace *ws, const char *rel)
         dir = up;
     }
     real = realpath(dir, NULL);
-    if (!real || (strcmp(real, ws->root) != 0 &&
-                  (strncmp(real, ws->root, rootlen) != 0 ||
-                   real[rootlen] != '/')))
+    if (!real ||
+        (strcmp(real, ws->root) != 0 &&
+         (strncmp(real, ws->root, rootlen) != 0 || real[rootlen] != '/')))
         error = tnd_error_set("%s: the path leaves the repository through a "
                               "symbolic link",
                               rel);
     else if (lstat(full, &st) == 0 && !S_ISREG(st.st_mode))
-        error = tnd_error_set("%s: %s; only regular files can be edited",
-                              rel,
-                              S_ISLNK(st.st_mode)  ? "is a symbolic link"
+        error = tnd_error_set("%s: %s; only regular files can be edited", rel,
+                              S_ISLNK(st.st_mode)   ? "is a symbolic link"
                               : S_ISDIR(st.st_mode) ? "is a directory"
                                                     : "is not a regular file");
     free(real);
@@ -218,8 +217,8 @@ static size_t trimmed_len(const char *line, size_t len)
 
 /* Match search against text line by line, ignoring trailing whitespace.
  * Returns the number of matches; *start and *end span the first one. */
-static size_t loose_matches(const char *text, const char *search,
-                            size_t *start, size_t *end)
+static size_t loose_matches(const char *text, const char *search, size_t *start,
+                            size_t *end)
 {
     size_t n = 0, nsearch = tnd_str_count_lines(search, strlen(search));
     const char *line = text;
@@ -261,8 +260,8 @@ static size_t loose_matches(const char *text, const char *search,
 static char *closest_line(const char *text, const char *search)
 {
     const char *nl = strchr(search, '\n');
-    size_t want = trimmed_len(search, nl ? (size_t)(nl - search)
-                                         : strlen(search));
+    size_t want =
+        trimmed_len(search, nl ? (size_t)(nl - search) : strlen(search));
     const char *want_start = search;
     size_t best = 0, best_line = 0, lineno = 1;
     const char *best_at = NULL;
@@ -298,8 +297,8 @@ static char *closest_line(const char *text, const char *search)
         return tnd_xstrdup("no line of the file resembles its first line");
     {
         char *shown = tnd_xstrndup(best_at, best_len > 200 ? 200 : best_len);
-        char *out = tnd_xasprintf("the closest line is %zu: `%s`", best_line,
-                                  shown);
+        char *out =
+            tnd_xasprintf("the closest line is %zu: `%s`", best_line, shown);
         free(shown);
         return out;
     }
@@ -401,8 +400,8 @@ static int make_dirs(tnd_workspace *ws, const char *dir)
     return 0;
 }
 
-static int write_file(tnd_workspace *ws, const touched *t,
-                      const char *content, size_t len)
+static int write_file(tnd_workspace *ws, const touched *t, const char *content,
+                      size_t len)
 {
     char *full = tnd_fs_join(ws->root, t->path);
     char *dir = tnd_fs_dirname(full);

@@ -15,8 +15,8 @@ static const char *const skill_statuses[] = {"pass", "fail", "timeout",
 static const char *const verdicts[] = {"?", "approve", "revise"};
 static const char *const severities[] = {"?", "minor", "major", "critical"};
 static const char *const issue_types[] = {
-    "?",         "missing", "unsupported", "incorrect",
-    "superfluous", "safety", "style"};
+    "?",           "missing", "unsupported", "incorrect",
+    "superfluous", "safety",  "style"};
 
 const char *tnd_skill_status_name(tnd_skill_status s)
 {
@@ -112,8 +112,8 @@ static int enum_field(int *out, json_object *obj, const char *key,
         return -1;
     i = lookup_name(names, first, count, s);
     if (i < 0) {
-        tnd_error_set("field '%s' must be one of %s, got \"%s\"", key,
-                      choices, s);
+        tnd_error_set("field '%s' must be one of %s, got \"%s\"", key, choices,
+                      s);
         free(s);
         return -1;
     }
@@ -136,8 +136,8 @@ static int issue_from_json(tnd_issue *is, json_object *j)
         return -1;
     is->type = (tnd_issue_type)type;
     is->severity = (tnd_severity)sev;
-    if (tnd_json_get_str(&is->description, j, "description",
-                         TND_BODY_MAX_NOTE, TND_JSON_REQUIRED) < 0 ||
+    if (tnd_json_get_str(&is->description, j, "description", TND_BODY_MAX_NOTE,
+                         TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_str(&is->file, j, "file", TND_BODY_MAX_PATH,
                          TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_int(&is->line, j, "line", 0, 100000000,
@@ -173,8 +173,8 @@ int tnd_critique_from_json(tnd_critique **out, json_object *obj)
     c->verdict = (tnd_verdict)verdict;
     if (!c->summary)
         c->summary = tnd_xstrdup("");
-    c->issues = tnd_xcalloc(json_object_array_length(issues) + 1,
-                            sizeof(*c->issues));
+    c->issues =
+        tnd_xcalloc(json_object_array_length(issues) + 1, sizeof(*c->issues));
     for (size_t i = 0; i < json_object_array_length(issues); i++) {
         if (issue_from_json(&c->issues[c->nissues++],
                             json_object_array_get_idx(issues, i)) < 0) {
@@ -194,9 +194,8 @@ json_object *tnd_critique_to_json(const tnd_critique *c)
     json_object *o = json_object_new_object();
     json_object *issues = json_object_new_array();
 
-    json_object_object_add(o, "verdict",
-                           json_object_new_string(
-                               tnd_verdict_name(c->verdict)));
+    json_object_object_add(
+        o, "verdict", json_object_new_string(tnd_verdict_name(c->verdict)));
     {
         /* three decimals: 0.95, not 0.94999999999999996 */
         char text[32];
@@ -207,18 +206,15 @@ json_object *tnd_critique_to_json(const tnd_critique *c)
     for (size_t i = 0; i < c->nissues; i++) {
         const tnd_issue *is = &c->issues[i];
         json_object *j = json_object_new_object();
-        json_object_object_add(j, "type",
-                               json_object_new_string(
-                                   tnd_issue_type_name(is->type)));
-        json_object_object_add(j, "severity",
-                               json_object_new_string(
-                                   tnd_severity_name(is->severity)));
+        json_object_object_add(
+            j, "type", json_object_new_string(tnd_issue_type_name(is->type)));
+        json_object_object_add(
+            j, "severity",
+            json_object_new_string(tnd_severity_name(is->severity)));
         if (is->file)
-            json_object_object_add(j, "file",
-                                   json_object_new_string(is->file));
+            json_object_object_add(j, "file", json_object_new_string(is->file));
         if (is->line > 0)
-            json_object_object_add(j, "line",
-                                   json_object_new_int64(is->line));
+            json_object_object_add(j, "line", json_object_new_int64(is->line));
         json_object_object_add(j, "description",
                                json_object_new_string(is->description));
         if (is->evidence)
@@ -230,9 +226,8 @@ json_object *tnd_critique_to_json(const tnd_critique *c)
         json_object_array_add(issues, j);
     }
     json_object_object_add(o, "issues", issues);
-    json_object_object_add(o, "summary",
-                           json_object_new_string(c->summary ? c->summary
-                                                             : ""));
+    json_object_object_add(
+        o, "summary", json_object_new_string(c->summary ? c->summary : ""));
     return o;
 }
 
@@ -265,27 +260,24 @@ char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out)
         const tnd_skill_result *s = &r->skills[i];
         json_object *j = json_object_new_object();
         json_object_object_add(j, "name", json_object_new_string(s->name));
-        json_object_object_add(j, "status",
-                               json_object_new_string(
-                                   tnd_skill_status_name(s->status)));
+        json_object_object_add(
+            j, "status",
+            json_object_new_string(tnd_skill_status_name(s->status)));
         json_object_object_add(j, "required",
                                json_object_new_boolean(s->required));
         json_object_object_add(j, "exit_code",
                                json_object_new_int(s->exit_code));
         json_object_object_add(j, "duration_ms",
                                json_object_new_int64(s->duration_ms));
-        json_object_object_add(j, "command",
-                               json_object_new_string(s->command ? s->command
-                                                                 : ""));
-        json_object_object_add(j, "output",
-                               json_object_new_string(s->output ? s->output
-                                                                : ""));
+        json_object_object_add(
+            j, "command", json_object_new_string(s->command ? s->command : ""));
+        json_object_object_add(
+            j, "output", json_object_new_string(s->output ? s->output : ""));
         json_object_array_add(skills, j);
     }
     json_object_object_add(o, "skills", skills);
-    json_object_object_add(o, "critique",
-                           r->critique ? tnd_critique_to_json(r->critique)
-                                       : NULL);
+    json_object_object_add(
+        o, "critique", r->critique ? tnd_critique_to_json(r->critique) : NULL);
     json_object_object_add(o, "critique_error",
                            tnd_json_str_or_null(r->critique_error));
     json_object_object_add(o, "usage", tnd_usage_to_json(&r->usage));
@@ -300,8 +292,7 @@ static int skill_from_json(tnd_skill_result *s, json_object *j)
     if (tnd_json_get_str(&s->name, j, "name", 64, TND_JSON_REQUIRED) < 0 ||
         enum_field(&status, j, "status", skill_statuses, 0, 4,
                    "pass, fail, timeout, error") < 0 ||
-        tnd_json_get_bool(&s->required, j, "required", TND_JSON_REQUIRED) <
-            0 ||
+        tnd_json_get_bool(&s->required, j, "required", TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_int(&code, j, "exit_code", -1000, 1000,
                          TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_int(&s->duration_ms, j, "duration_ms", 0, 1000000000L,
@@ -320,8 +311,7 @@ static int skill_from_json(tnd_skill_result *s, json_object *j)
     return 0;
 }
 
-int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body,
-                           size_t len)
+int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body, size_t len)
 {
     json_object *o = NULL, *skills = NULL, *crit = NULL, *usage = NULL;
     int error = -1;
@@ -338,8 +328,8 @@ int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body,
         tnd_json_get_object(&usage, o, "usage", TND_JSON_OPTIONAL) < 0 ||
         tnd_usage_from_json(&out->usage, usage) < 0)
         goto out;
-    out->skills = tnd_xcalloc(json_object_array_length(skills) + 1,
-                              sizeof(*out->skills));
+    out->skills =
+        tnd_xcalloc(json_object_array_length(skills) + 1, sizeof(*out->skills));
     for (size_t i = 0; i < json_object_array_length(skills); i++) {
         if (skill_from_json(&out->skills[out->nskills++],
                             json_object_array_get_idx(skills, i)) < 0) {

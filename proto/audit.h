@@ -59,8 +59,8 @@ typedef enum tnd_issue_type {
 typedef struct tnd_issue {
     tnd_issue_type type;
     tnd_severity severity;
-    char *file;          /* may be NULL */
-    long line;           /* 0 when unknown */
+    char *file; /* may be NULL */
+    long line;  /* 0 when unknown */
     char *description;
     char *evidence;      /* may be NULL */
     char *suggested_fix; /* may be NULL */
@@ -94,8 +94,7 @@ int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
 void tnd_audit_request_clear(tnd_audit_request *r);
 
 char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out);
-int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body,
-                           size_t len);
+int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body, size_t len);
 void tnd_audit_reply_clear(tnd_audit_reply *r);
 
 /* Free one skill result's strings. */

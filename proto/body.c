@@ -19,8 +19,7 @@ void tnd_usage_add(tnd_usage *a, const tnd_usage *b)
     a->retries += b->retries;
 }
 
-json_object *tnd_body_new(const char *type, const char *task_id,
-                          int attempt)
+json_object *tnd_body_new(const char *type, const char *task_id, int attempt)
 {
     json_object *o = json_object_new_object();
 
@@ -97,8 +96,7 @@ int tnd_body_open(json_object **out, const char *body, size_t len,
     }
     if (strcmp(got, type) != 0) {
         json_object_put(obj);
-        return tnd_error_set("expected a %s body, got type \"%s\"", type,
-                             got);
+        return tnd_error_set("expected a %s body, got type \"%s\"", type, got);
     }
     *out = obj;
     return 0;
@@ -141,8 +139,8 @@ int tnd_usage_from_json(tnd_usage *out, json_object *obj)
     memset(out, 0, sizeof(*out));
     if (!obj)
         return 0;
-    if (tnd_json_get_int(&out->calls, obj, "calls", 0, big,
-                         TND_JSON_OPTIONAL) < 0 ||
+    if (tnd_json_get_int(&out->calls, obj, "calls", 0, big, TND_JSON_OPTIONAL) <
+            0 ||
         tnd_json_get_int(&out->prompt_tokens, obj, "prompt_tokens", 0, big,
                          TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_int(&out->completion_tokens, obj, "completion_tokens", 0,
@@ -168,7 +166,7 @@ char *tnd_error_reply_encode(const char *task_id, int attempt,
 
     if (n > TND_BODY_MAX_NOTE)
         n = TND_BODY_MAX_NOTE;
-    json_object_object_add(o, "error", json_object_new_string_len(message,
-                                                                  (int)n));
+    json_object_object_add(o, "error",
+                           json_object_new_string_len(message, (int)n));
     return tnd_body_finish(o, len_out);
 }

@@ -19,19 +19,19 @@
 #define TND_BODY_VERSION 1
 
 /* Limits (bytes unless said otherwise). */
-#define TND_BODY_MAX_ID       128
-#define TND_BODY_MAX_TASK     (64 << 10)
-#define TND_BODY_MAX_PATH     1024
-#define TND_BODY_MAX_FILES    2000
-#define TND_BODY_MAX_FILE     (4 << 20)
-#define TND_BODY_MAX_TEXT     (1 << 20) /* feedback, rationale, map */
-#define TND_BODY_MAX_DIFF     (8 << 20)
-#define TND_BODY_MAX_EDITS    500
-#define TND_BODY_MAX_SKILLS   32
-#define TND_BODY_MAX_OUTPUT   (1 << 20) /* one skill's output */
-#define TND_BODY_MAX_ISSUES   200
-#define TND_BODY_MAX_NOTE     (16 << 10) /* one issue's texts */
-#define TND_BODY_MAX_ATTEMPT  1000
+#define TND_BODY_MAX_ID      128
+#define TND_BODY_MAX_TASK    (64 << 10)
+#define TND_BODY_MAX_PATH    1024
+#define TND_BODY_MAX_FILES   2000
+#define TND_BODY_MAX_FILE    (4 << 20)
+#define TND_BODY_MAX_TEXT    (1 << 20) /* feedback, rationale, map */
+#define TND_BODY_MAX_DIFF    (8 << 20)
+#define TND_BODY_MAX_EDITS   500
+#define TND_BODY_MAX_SKILLS  32
+#define TND_BODY_MAX_OUTPUT  (1 << 20) /* one skill's output */
+#define TND_BODY_MAX_ISSUES  200
+#define TND_BODY_MAX_NOTE    (16 << 10) /* one issue's texts */
+#define TND_BODY_MAX_ATTEMPT 1000
 
 /* LLM use of one reply. */
 typedef struct tnd_usage {
@@ -47,8 +47,7 @@ typedef struct tnd_usage {
 void tnd_usage_add(tnd_usage *a, const tnd_usage *b);
 
 /* A new body object with the version and type set. */
-json_object *tnd_body_new(const char *type, const char *task_id,
-                          int attempt);
+json_object *tnd_body_new(const char *type, const char *task_id, int attempt);
 
 /* Parse a body and check its envelope: version 1 and the expected type.
  * An "error" body fails with "agent error: MESSAGE". *out is a new

@@ -14,7 +14,7 @@ static const char *const edit_kinds[] = {"?", "replace", "write", "delete"};
 const char *tnd_edit_kind_name(tnd_edit_kind k)
 {
     return k >= TND_EDIT_REPLACE && k <= TND_EDIT_DELETE ? edit_kinds[k]
-                                                          : edit_kinds[0];
+                                                         : edit_kinds[0];
 }
 
 int tnd_edit_path_check(const char *path)
@@ -31,8 +31,7 @@ int tnd_edit_path_check(const char *path)
                              "relative to the repository root",
                              path);
     for (size_t i = 0; i < n; i++)
-        if ((unsigned char)path[i] < 0x20 || path[i] == 0x7f ||
-            path[i] == '\\')
+        if ((unsigned char)path[i] < 0x20 || path[i] == 0x7f || path[i] == '\\')
             return tnd_error_set("path contains a control character or a "
                                  "backslash");
     while (*p) {
@@ -76,17 +75,14 @@ char *tnd_code_request_encode(const tnd_code_request *r, size_t *len_out)
         json_object_array_add(files, f);
     }
     json_object_object_add(o, "files", files);
-    json_object_object_add(o, "repo_map",
-                           json_object_new_string(r->repo_map ? r->repo_map
-                                                              : ""));
-    json_object_object_add(o, "feedback",
-                           json_object_new_string(r->feedback ? r->feedback
-                                                              : ""));
+    json_object_object_add(
+        o, "repo_map", json_object_new_string(r->repo_map ? r->repo_map : ""));
+    json_object_object_add(
+        o, "feedback", json_object_new_string(r->feedback ? r->feedback : ""));
     return tnd_body_finish(o, len_out);
 }
 
-int tnd_code_request_decode(tnd_code_request *out, const char *body,
-                            size_t len)
+int tnd_code_request_decode(tnd_code_request *out, const char *body, size_t len)
 {
     json_object *o = NULL, *files = NULL;
     int error = -1;
@@ -112,8 +108,8 @@ int tnd_code_request_decode(tnd_code_request *out, const char *body,
             tnd_file *dst = &out->files[out->nfiles++];
             if (tnd_json_get_str(&dst->path, f, "path", TND_BODY_MAX_PATH,
                                  TND_JSON_REQUIRED) < 0 ||
-                tnd_json_get_str(&dst->content, f, "content",
-                                 TND_BODY_MAX_FILE, TND_JSON_REQUIRED) < 0) {
+                tnd_json_get_str(&dst->content, f, "content", TND_BODY_MAX_FILE,
+                                 TND_JSON_REQUIRED) < 0) {
                 tnd_error_prefix("files[%zu]", i);
                 goto out;
             }
@@ -152,15 +148,14 @@ char *tnd_code_reply_encode(const tnd_code_reply *r, size_t *len_out)
     json_object *o = tnd_body_new("code_reply", r->task_id, r->attempt);
     json_object *edits = json_object_new_array();
 
-    json_object_object_add(o, "rationale",
-                           json_object_new_string(r->rationale ? r->rationale
-                                                               : ""));
+    json_object_object_add(
+        o, "rationale",
+        json_object_new_string(r->rationale ? r->rationale : ""));
     for (size_t i = 0; i < r->nedits; i++) {
         const tnd_edit *e = &r->edits[i];
         json_object *j = json_object_new_object();
-        json_object_object_add(j, "kind",
-                               json_object_new_string(
-                                   tnd_edit_kind_name(e->kind)));
+        json_object_object_add(
+            j, "kind", json_object_new_string(tnd_edit_kind_name(e->kind)));
         json_object_object_add(j, "path", json_object_new_string(e->path));
         if (e->kind == TND_EDIT_REPLACE)
             json_object_object_add(j, "search",
@@ -202,8 +197,7 @@ static int decode_edit(tnd_edit *e, json_object *j)
     }
     if (tnd_json_get_str(&e->search, j, "search", TND_BODY_MAX_FILE,
                          e->kind == TND_EDIT_REPLACE ? TND_JSON_REQUIRED
-                                                     : TND_JSON_OPTIONAL) <
-            0 ||
+                                                     : TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_str(&e->replace, j, "replace", TND_BODY_MAX_FILE,
                          e->kind == TND_EDIT_DELETE ? TND_JSON_OPTIONAL
                                                     : TND_JSON_REQUIRED) < 0)
@@ -238,8 +232,8 @@ int tnd_code_reply_decode(tnd_code_reply *out, const char *body, size_t len)
         goto out;
     if (!out->rationale)
         out->rationale = tnd_xstrdup("");
-    out->edits = tnd_xcalloc(json_object_array_length(edits) + 1,
-                             sizeof(*out->edits));
+    out->edits =
+        tnd_xcalloc(json_object_array_length(edits) + 1, sizeof(*out->edits));
     for (size_t i = 0; i < json_object_array_length(edits); i++) {
         tnd_edit *e = &out->edits[out->nedits++];
         if (decode_edit(e, json_object_array_get_idx(edits, i)) < 0) {

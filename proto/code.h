@@ -7,19 +7,19 @@
 #include "proto/body.h"
 
 typedef struct tnd_file {
-    char *path;    /* relative to the repository root */
+    char *path; /* relative to the repository root */
     char *content;
 } tnd_file;
 
 /* orchestrator -> coder */
 typedef struct tnd_code_request {
     char *task_id;
-    int attempt;      /* 1-based */
-    char *task;       /* what the user asked for */
-    tnd_file *files;  /* repository files for context */
+    int attempt;     /* 1-based */
+    char *task;      /* what the user asked for */
+    tnd_file *files; /* repository files for context */
     size_t nfiles;
-    char *repo_map;   /* "PATH SIZE" lines for files not sent */
-    char *feedback;   /* why the previous attempt failed; "" at first */
+    char *repo_map; /* "PATH SIZE" lines for files not sent */
+    char *feedback; /* why the previous attempt failed; "" at first */
 } tnd_code_request;
 
 typedef enum tnd_edit_kind {
@@ -37,7 +37,7 @@ typedef struct tnd_edit {
 
 /* coder -> orchestrator */
 typedef struct tnd_code_reply {
-    char *task_id;   /* echoed from the request */
+    char *task_id; /* echoed from the request */
     int attempt;
     char *rationale; /* the coder's explanation, for people */
     tnd_edit *edits;

@@ -74,8 +74,8 @@ static int missing(const char *key, int flags)
     return tnd_error_set("field '%s' is missing", key);
 }
 
-int tnd_json_get_str(char **out, json_object *obj, const char *key,
-                     size_t max, int flags)
+int tnd_json_get_str(char **out, json_object *obj, const char *key, size_t max,
+                     int flags)
 {
     json_object *v = field(obj, key);
     const char *s;
@@ -111,14 +111,14 @@ int tnd_json_get_int(long *out, json_object *obj, const char *key, long min,
     if (json_object_is_type(v, json_type_double)) {
         double d = json_object_get_double(v);
         if (d != floor(d) || d < (double)min || d > (double)max)
-            return tnd_error_set("field '%s' must be an integer %ld..%ld",
-                                 key, min, max);
+            return tnd_error_set("field '%s' must be an integer %ld..%ld", key,
+                                 min, max);
         *out = (long)d;
         return 0;
     }
     if (!json_object_is_type(v, json_type_int))
-        return tnd_error_set("field '%s' must be an integer %ld..%ld", key,
-                             min, max);
+        return tnd_error_set("field '%s' must be an integer %ld..%ld", key, min,
+                             max);
     n = json_object_get_int64(v);
     if (n < min || n > max)
         return tnd_error_set("field '%s' must be an integer %ld..%ld, got "
@@ -143,14 +143,13 @@ int tnd_json_get_double(double *out, json_object *obj, const char *key,
                              max);
     d = json_object_get_double(v);
     if (!isfinite(d) || d < min || d > max)
-        return tnd_error_set("field '%s' must be a number %g..%g, got %g",
-                             key, min, max, d);
+        return tnd_error_set("field '%s' must be a number %g..%g, got %g", key,
+                             min, max, d);
     *out = d;
     return 0;
 }
 
-int tnd_json_get_bool(bool *out, json_object *obj, const char *key,
-                      int flags)
+int tnd_json_get_bool(bool *out, json_object *obj, const char *key, int flags)
 {
     json_object *v = field(obj, key);
     int m;
@@ -182,8 +181,8 @@ int tnd_json_get_array(json_object **out, json_object *obj, const char *key,
     return 0;
 }
 
-int tnd_json_get_object(json_object **out, json_object *obj,
-                        const char *key, int flags)
+int tnd_json_get_object(json_object **out, json_object *obj, const char *key,
+                        int flags)
 {
     json_object *v = field(obj, key);
     int m;

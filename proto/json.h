@@ -30,8 +30,8 @@ int tnd_json_parse(json_object **out, const char *text, size_t len);
 /* Read obj[key] as a string of at most max bytes without NUL bytes into
  * *out (caller frees). With TND_JSON_OPTIONAL a missing field gives
  * *out = NULL and 0. */
-int tnd_json_get_str(char **out, json_object *obj, const char *key,
-                     size_t max, int flags);
+int tnd_json_get_str(char **out, json_object *obj, const char *key, size_t max,
+                     int flags);
 
 /* Read obj[key] as an integer in min..max. A missing optional field
  * leaves *out untouched. */
@@ -45,8 +45,7 @@ int tnd_json_get_double(double *out, json_object *obj, const char *key,
 
 /* Read obj[key] as a boolean. A missing optional field leaves *out
  * untouched. */
-int tnd_json_get_bool(bool *out, json_object *obj, const char *key,
-                      int flags);
+int tnd_json_get_bool(bool *out, json_object *obj, const char *key, int flags);
 
 /* Borrow obj[key] as an array of at most max items; *out is NULL for a
  * missing optional field. */
@@ -55,8 +54,8 @@ int tnd_json_get_array(json_object **out, json_object *obj, const char *key,
 
 /* Borrow obj[key] as an object; *out is NULL for a missing optional
  * field. */
-int tnd_json_get_object(json_object **out, json_object *obj,
-                        const char *key, int flags);
+int tnd_json_get_object(json_object **out, json_object *obj, const char *key,
+                        int flags);
 
 /* obj serialised compactly into a new string (caller frees); *len_out may
  * be NULL. Slashes are not escaped. */

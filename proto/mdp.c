@@ -11,9 +11,9 @@
 #include "common/error.h"
 #include "common/xalloc.h"
 
-static const char *const worker_names[] = {
-    "UNKNOWN", "READY",     "REQUEST",   "PARTIAL",
-    "FINAL",   "HEARTBEAT", "DISCONNECT"};
+static const char *const worker_names[] = {"UNKNOWN",   "READY", "REQUEST",
+                                           "PARTIAL",   "FINAL", "HEARTBEAT",
+                                           "DISCONNECT"};
 static const char *const client_names[] = {"UNKNOWN", "REQUEST", "PARTIAL",
                                            "FINAL"};
 
@@ -81,10 +81,8 @@ static int take_body(tnd_mdp_msg *out, const tnd_frame *f)
 static int expect_frames(const char *what, size_t n, size_t want)
 {
     if (n != want)
-        return tnd_error_set("%s has %zu frames, expected %zu%s", what, n,
-                             want,
-                             n > want ? " (tandem bodies are one frame)"
-                                      : "");
+        return tnd_error_set("%s has %zu frames, expected %zu%s", what, n, want,
+                             n > want ? " (tandem bodies are one frame)" : "");
     return 0;
 }
 
@@ -117,8 +115,7 @@ static int decode_worker(tnd_mdp_msg *out, const tnd_frame *f, size_t n)
     case TND_MDPW_DISCONNECT:
         return expect_frames(name, n, 2);
     default:
-        return tnd_error_set("unknown MDP/Worker command 0x%02x",
-                             out->command);
+        return tnd_error_set("unknown MDP/Worker command 0x%02x", out->command);
     }
 }
 
@@ -127,8 +124,7 @@ static int decode_client(tnd_mdp_msg *out, const tnd_frame *f, size_t n)
     const char *name = tnd_mdp_command_name(false, out->command);
 
     if (out->command < TND_MDPC_REQUEST || out->command > TND_MDPC_FINAL)
-        return tnd_error_set("unknown MDP/Client command 0x%02x",
-                             out->command);
+        return tnd_error_set("unknown MDP/Client command 0x%02x", out->command);
     if (expect_frames(name, n, 4) < 0 || take_service(out, &f[2]) < 0)
         return -1;
     return take_body(out, &f[3]);
@@ -279,9 +275,8 @@ int tnd_mdp_send(void *socket, const unsigned char *identity,
     unsigned char command;
     size_t n = tnd_mdp_encode(frames, &command, msg);
 
-    if (identity_len > 0 &&
-        zmq_send(socket, identity, identity_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) <
-            0)
+    if (identity_len > 0 && zmq_send(socket, identity, identity_len,
+                                     ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
         return tnd_error_set("send failed: %s", zmq_strerror(errno));
     for (size_t i = 0; i < n; i++) {
         int flags = ZMQ_DONTWAIT | (i + 1 < n ? ZMQ_SNDMORE : 0);

@@ -32,11 +32,11 @@
 #define TND_MDPW_HEARTBEAT  5
 #define TND_MDPW_DISCONNECT 6
 
-#define TND_MDP_MAX_SERVICE 64         /* bytes of a service name */
-#define TND_MDP_MAX_ADDRESS 255        /* bytes of a client address */
-#define TND_MDP_MAX_BODY    (16 << 20) /* bytes of one body frame */
-#define TND_MDP_MAX_FRAMES  8          /* frames of one message */
-#define TND_MDP_MAX_IDENTITY 255       /* bytes of a ROUTER identity */
+#define TND_MDP_MAX_SERVICE   64            /* bytes of a service name */
+#define TND_MDP_MAX_ADDRESS   255           /* bytes of a client address */
+#define TND_MDP_MAX_BODY      (16 << 20)    /* bytes of one body frame */
+#define TND_MDP_MAX_FRAMES    8             /* frames of one message */
+#define TND_MDP_MAX_IDENTITY  255           /* bytes of a ROUTER identity */
 #define TND_MDP_MAX_PRINTABLE (2 * 255 + 1) /* tnd_mdp_printable output */
 
 typedef struct tnd_frame {
@@ -47,7 +47,7 @@ typedef struct tnd_frame {
 typedef struct tnd_mdp_msg {
     bool worker; /* true: MDP/Worker (MDPW02); false: MDP/Client */
     int command; /* TND_MDPC_* or TND_MDPW_* */
-    char service[TND_MDP_MAX_SERVICE + 1]; /* READY and client commands */
+    char service[TND_MDP_MAX_SERVICE + 1];      /* READY and client commands */
     unsigned char address[TND_MDP_MAX_ADDRESS]; /* worker REQUEST, PARTIAL,
                                                    FINAL */
     size_t address_len;
