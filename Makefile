@@ -122,7 +122,8 @@ build/tests/test_%: tests/unit/test_%.c $(LIB) build/flags.stamp
 	$(Q)$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -MMD -MP -o $@ $< $(LIB) \
 	  $(ALL_LDFLAGS) $(LIBS) $(CMOCKA_LIBS)
 
-$(FAKELLM): $(wildcard tests/fakellm/*.c) $(LIB) build/flags.stamp
+$(FAKELLM): $(wildcard tests/fakellm/*.c tests/fakellm/*.h) $(LIB) \
+            build/flags.stamp
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(ALL_LDFLAGS) $(LIBS)
@@ -142,4 +143,4 @@ format:
 
 FORCE:
 
--include $(LIB_OBJ:.o=.d) $(UNIT_BINS:=.d)
+-include $(LIB_OBJ:.o=.d) $(MAINS:%.c=build/obj/%.d) $(UNIT_BINS:=.d)

@@ -58,7 +58,7 @@ tnd_llm *tnd_llm_new(const tnd_llm_config *cfg)
         llm->description = tnd_xasprintf("replay of %s", cfg->cassette);
     else
         llm->description = tnd_xasprintf("%s %s at %s", cfg->provider,
-                                         cfg->model, cfg->base_url);
+                                         cfg->model, tnd_llm_base_url(cfg));
     if (!(llm->state = backend->open(cfg))) {
         tnd_error_prefix("LLM %s", llm->description);
         tnd_llm_destroy(&llm);

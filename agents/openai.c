@@ -43,14 +43,14 @@ static void *openai_open(const tnd_llm_config *cfg)
 {
     openai *o = tnd_xcalloc(1, sizeof(*o));
     const char *key;
-    size_t n = strlen(cfg->base_url);
+    const char *base = tnd_llm_base_url(cfg);
+    size_t n = strlen(base);
 
-    while (n > 0 && cfg->base_url[n - 1] == '/')
+    while (n > 0 && base[n - 1] == '/')
         n--;
-    o->url = tnd_xasprintf("%.*s/chat/completions", (int)n, cfg->base_url);
+    o->url = tnd_xasprintf("%.*s/chat/completions", (int)n, base);
     o->model = tnd_xstrdup(cfg->model);
-    o->key_env =
-        tnd_xstrdup(*cfg->api_key_env ? cfg->api_key_env : "OPENAI_API_KEY");
+    o->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
     o->temperature = cfg->temperature;
     o->max_tokens = cfg->max_tokens;
     key = getenv(o->key_env);

@@ -44,8 +44,9 @@ int main(int argc, char **argv)
     {
         /* skills never see an API key: the usual names are scrubbed,
          * and so are the variables the config names */
-        const char *extra[] = {cli.config->coder.llm.api_key_env,
-                               cli.config->reviewer.llm.api_key_env, NULL};
+        const char *extra[] = {tnd_llm_key_env(&cli.config->coder.llm),
+                               tnd_llm_key_env(&cli.config->reviewer.llm),
+                               NULL};
         st.envp = tnd_proc_env_scrubbed(extra);
     }
     st.config = cli.config;

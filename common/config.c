@@ -29,6 +29,7 @@
 
 typedef enum ftype {
     F_INT,
+    F_LONG,
     F_DOUBLE,
     F_BOOL,
     F_STRING,
@@ -37,6 +38,8 @@ typedef enum ftype {
     F_MB,      /* integer MiB stored as size_t bytes */
     F_NAMES,   /* sequence of strings, stored NULL-terminated */
     F_COMMAND, /* string (shell) or sequence (argv) */
+    F_HEADERS, /* mapping of HTTP header names to values, stored as
+                  NULL-terminated "Name: value" strings */
     F_SECTION, /* nested mapping described by sub */
 } ftype;
 
@@ -60,13 +63,16 @@ typedef struct loader {
 #define OFF(type, member) offsetof(type, member)
 
 static const field llm_fields[] = {
-    {"provider", F_STRING, OFF(tnd_llm_config, provider), 0, 0, "replay|openai",
-     NULL},
+    {"provider", F_STRING, OFF(tnd_llm_config, provider), 0, 0,
+     "replay|openai|anthropic|ollama|command", NULL},
     {"model", F_STRING, OFF(tnd_llm_config, model), 0, 0, NULL, NULL},
     {"base_url", F_STRING, OFF(tnd_llm_config, base_url), 0, 0, NULL, NULL},
     {"api_key_env", F_STRING, OFF(tnd_llm_config, api_key_env), 0, 0, NULL,
      NULL},
     {"cassette", F_PATH, OFF(tnd_llm_config, cassette), 0, 0, NULL, NULL},
+    {"command", F_COMMAND, OFF(tnd_llm_config, command), 0, 0, NULL, NULL},
+    {"headers", F_HEADERS, OFF(tnd_llm_config, headers), 0, 0, NULL, NULL},
+    {"stream", F_BOOL, OFF(tnd_llm_config, stream), 0, 0, NULL, NULL},
     {"temperature", F_DOUBLE, OFF(tnd_llm_config, temperature), 0, 2, NULL,
      NULL},
     {"max_tokens", F_INT, OFF(tnd_llm_config, max_tokens), 1, 1000000, NULL,
@@ -102,6 +108,12 @@ static const field gate_fields[] = {
      0, 1, NULL, NULL},
     {"persistent_failure_threshold", F_INT,
      OFF(tnd_gate_config, persistent_failure_threshold), 1, 50, NULL, NULL},
+    {"max_tokens", F_LONG, OFF(tnd_gate_config, max_tokens), 0, 1e12, NULL,
+     NULL},
+    {"max_llm_calls", F_INT, OFF(tnd_gate_config, max_llm_calls), 0, 100000,
+     NULL, NULL},
+    {"max_wall_s", F_INT, OFF(tnd_gate_config, max_wall_s), 0, 604800, NULL,
+     NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL},
 };
 
@@ -175,9 +187,11 @@ static void llm_defaults(tnd_llm_config *llm)
 {
     llm->provider = tnd_xstrdup("openai");
     llm->model = tnd_xstrdup("gpt-4o-mini");
-    llm->base_url = tnd_xstrdup("https://api.openai.com/v1");
-    llm->api_key_env = tnd_xstrdup("OPENAI_API_KEY");
+    llm->base_url = tnd_xstrdup("");
+    llm->api_key_env = tnd_xstrdup("");
     llm->cassette = tnd_xstrdup("");
+    llm->headers = tnd_xcalloc(1, sizeof(char *));
+    llm->stream = true;
     llm->temperature = 0.2;
     llm->max_tokens = 4096;
     llm->timeout_s = 300;
@@ -191,7 +205,33 @@ static void llm_free(tnd_llm_config *llm)
     free(llm->base_url);
     free(llm->api_key_env);
     free(llm->cassette);
+    command_free(&llm->command);
+    names_free(&llm->headers);
     memset(llm, 0, sizeof(*llm));
+}
+
+const char *tnd_llm_base_url(const tnd_llm_config *llm)
+{
+    if (*llm->base_url)
+        return llm->base_url;
+    if (strcmp(llm->provider, "openai") == 0)
+        return "https://api.openai.com/v1";
+    if (strcmp(llm->provider, "anthropic") == 0)
+        return "https://api.anthropic.com";
+    if (strcmp(llm->provider, "ollama") == 0)
+        return "http://localhost:11434";
+    return "";
+}
+
+const char *tnd_llm_key_env(const tnd_llm_config *llm)
+{
+    if (*llm->api_key_env)
+        return llm->api_key_env;
+    if (strcmp(llm->provider, "openai") == 0)
+        return "OPENAI_API_KEY";
+    if (strcmp(llm->provider, "anthropic") == 0)
+        return "ANTHROPIC_API_KEY";
+    return "";
 }
 
 static void skill_defaults(tnd_skill_config *s, const char *name,
@@ -456,6 +496,8 @@ static void set_number(loader *L, const field *f, const char *path,
             *(size_t *)(base + f->offset) = (size_t)n * 1024;
         else if (f->type == F_MB)
             *(size_t *)(base + f->offset) = (size_t)n * 1024 * 1024;
+        else if (f->type == F_LONG)
+            *(long *)(base + f->offset) = n;
         else
             *(int *)(base + f->offset) = (int)n;
     }
@@ -520,12 +562,17 @@ static void set_string(loader *L, const field *f, const char *path,
     }
     if (f->choices && !in_choices(s, f->choices)) {
         char *shown = quoted(v);
-        char *list = tnd_xstrdup(f->choices);
-        for (char *p = list; *p; p++)
+        tnd_buf list;
+        tnd_buf_init(&list, 1024);
+        for (const char *p = f->choices; *p; p++) {
             if (*p == '|')
-                *p = ',';
-        report(L, v, "%s must be one of %s; got %s", path, list, shown);
-        free(list);
+                tnd_buf_puts(&list, ", ");
+            else
+                tnd_buf_append(&list, p, 1);
+        }
+        report(L, v, "%s must be one of %s; got %s", path, tnd_buf_str(&list),
+               shown);
+        tnd_buf_free(&list);
         free(shown);
         return;
     }
@@ -637,15 +684,78 @@ static bool check_key(loader *L, const yaml_node_t *map,
     return true;
 }
 
+static bool header_name_ok(const char *s)
+{
+    static const char extra[] = "!#$%&'*+-.^_`|~";
+
+    if (!*s || strlen(s) > 100)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr(extra, *s))
+            return false;
+    return true;
+}
+
+/* headers: {Name: value, ...}: names are HTTP tokens, values one line,
+ * so nothing in the config can smuggle in a second header. */
+static void set_headers(loader *L, const char *path, const yaml_node_t *map,
+                        char ***out)
+{
+    size_t n = 0;
+    char **list;
+
+    if (is_null(map)) {
+        names_free(out);
+        *out = tnd_xcalloc(1, sizeof(char *));
+        return;
+    }
+    if (map->type != YAML_MAPPING_NODE) {
+        report(L, map, "%s must be a mapping of header names to values, got %s",
+               path, node_kind(map));
+        return;
+    }
+    list = tnd_xcalloc(33, sizeof(char *));
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         p < map->data.mapping.pairs.top; p++) {
+        const yaml_node_t *k, *v;
+        if (!check_key(L, map, p, path))
+            continue;
+        k = pair_key(L, p);
+        v = pair_value(L, p);
+        if (n == 32) {
+            report(L, k, "%s: at most 32 headers", path);
+            break;
+        }
+        if (!header_name_ok(scalar(k))) {
+            report(L, k, "%s: '%s' is not a valid HTTP header name", path,
+                   scalar(k));
+            continue;
+        }
+        if (v->type != YAML_SCALAR_NODE ||
+            strpbrk(scalar(v), "\r\n") != NULL ||
+            strlen(scalar(v)) != v->data.scalar.length) {
+            report(L, v, "%s.%s must be a one-line string", path, scalar(k));
+            continue;
+        }
+        list[n++] = tnd_xasprintf("%s: %s", scalar(k), scalar(v));
+    }
+    names_free(out);
+    *out = list;
+}
+
 static void set_field(loader *L, const field *f, const char *path,
                       const yaml_node_t *v, char *base)
 {
     switch (f->type) {
     case F_INT:
+    case F_LONG:
     case F_DOUBLE:
     case F_KB:
     case F_MB:
         set_number(L, f, path, v, base);
+        break;
+    case F_HEADERS:
+        set_headers(L, path, v, (char ***)(base + f->offset));
         break;
     case F_BOOL:
         set_bool(L, path, v, (bool *)(base + f->offset));
@@ -845,13 +955,19 @@ static void cross_check(loader *L, tnd_config *cfg, const yaml_node_t *root)
                    "agents.%s.llm: provider replay needs a cassette (the "
                    "file of recorded answers)",
                    roles[i]);
-        if (strcmp(llm->provider, "openai") == 0 &&
+        if (*llm->base_url &&
             !tnd_str_starts_with(llm->base_url, "http://") &&
             !tnd_str_starts_with(llm->base_url, "https://"))
             report(L, url,
                    "agents.%s.llm.base_url must start with http:// or "
                    "https://, got \"%s\"",
                    roles[i], llm->base_url);
+        if (strcmp(llm->provider, "command") == 0 && !llm->command.argv)
+            report(L, where,
+                   "agents.%s.llm: provider command needs a command (the "
+                   "program that reads the prompt on stdin and writes the "
+                   "answer on stdout)",
+                   roles[i]);
     }
     if (!(at = lookup(L, gate, "human_review_below")))
         at = lookup(L, gate, "confidence_threshold");
@@ -961,7 +1077,7 @@ int tnd_config_override_llm(tnd_config *self, const char *spec,
         provider = colon ? tnd_xstrndup(spec, (size_t)(colon - spec))
                          : tnd_xstrdup(spec);
         model = colon ? colon + 1 : NULL;
-        if (!in_choices(provider, "replay|openai")) {
+        if (!in_choices(provider, "replay|openai|anthropic|ollama|command")) {
             tnd_error_set("--llm %s: unknown provider '%s' (known: %s)", spec,
                           provider, TND_PROVIDERS);
             free(provider);
@@ -981,9 +1097,15 @@ int tnd_config_override_llm(tnd_config *self, const char *spec,
         return TND_ECONFIG;
     }
     for (int i = 0; i < 2; i++) {
-        if (provider) {
+        if (provider && strcmp(provider, llms[i]->provider) != 0) {
+            /* another provider: the config's URL and key variable were
+             * for the old one, so fall back to the new one's own */
             free(llms[i]->provider);
             llms[i]->provider = tnd_xstrdup(provider);
+            free(llms[i]->base_url);
+            llms[i]->base_url = tnd_xstrdup("");
+            free(llms[i]->api_key_env);
+            llms[i]->api_key_env = tnd_xstrdup("");
         }
         if (model) {
             free(llms[i]->model);

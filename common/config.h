@@ -14,26 +14,31 @@
 #include "common/error.h"
 
 /* LLM providers an agent can use. */
-#define TND_PROVIDERS "replay, openai"
-
-typedef struct tnd_llm_config {
-    char *provider;     /* one of TND_PROVIDERS */
-    char *model;        /* model name sent to the API */
-    char *base_url;     /* API base; OpenAI-compatible ones end in /v1 */
-    char *api_key_env;  /* name of the variable holding the key (never the
-                           key itself) */
-    char *cassette;     /* replay: absolute path of the cassette file */
-    double temperature; /* < 0: the API's default */
-    int max_tokens;     /* completion limit per call */
-    int timeout_s;      /* per HTTP request */
-    int max_retries;    /* transient failures retried this many times */
-} tnd_llm_config;
+#define TND_PROVIDERS "replay, openai, anthropic, ollama, command"
 
 typedef struct tnd_command {
     char **argv;   /* NULL-terminated; a string command becomes
                       {"/bin/sh", "-c", STRING, NULL} */
     char *display; /* the command as the config wrote it, for messages */
 } tnd_command;
+
+typedef struct tnd_llm_config {
+    char *provider;      /* one of TND_PROVIDERS */
+    char *model;         /* model name sent to the API */
+    char *base_url;      /* API base as the provider documents it; "" for
+                            the provider's own (see tnd_llm_base_url) */
+    char *api_key_env;   /* name of the variable holding the key (never
+                            the key itself); "" for the provider's usual */
+    char *cassette;      /* replay: absolute path of the cassette file */
+    tnd_command command; /* command provider: the program to run */
+    char **headers;      /* extra HTTP headers, "Name: value",
+                            NULL-terminated */
+    bool stream;         /* ask for a streamed answer where the API can */
+    double temperature;  /* < 0: the API's default */
+    int max_tokens;      /* completion limit per call */
+    int timeout_s;       /* per request */
+    int max_retries;     /* transient failures retried this many times */
+} tnd_llm_config;
 
 typedef struct tnd_skill_config {
     char *name;
@@ -59,6 +64,9 @@ typedef struct tnd_gate_config {
     double human_review_below;        /* ask a human below this */
     int persistent_failure_threshold; /* same failure this many times in a
                                          row: escalate */
+    long max_tokens;   /* budget per task, prompt + completion; 0: none */
+    int max_llm_calls; /* budget per task; 0: none */
+    int max_wall_s;    /* budget per task in seconds; 0: none */
 } tnd_gate_config;
 
 typedef struct tnd_orchestrator_config {
@@ -95,10 +103,22 @@ int tnd_config_parse(tnd_config **out, const char *text, size_t len,
                      const char *name, const char *dir);
 
 /* Point both agents at another model: spec is "PROVIDER:MODEL" (or just
- * "PROVIDER"), base_url may be NULL. TND_ECONFIG with a message on a bad
- * spec. */
+ * "PROVIDER"), base_url may be NULL. A provider other than the config's
+ * also drops the config's base_url and api_key_env (they were the old
+ * provider's), so the new provider's own apply unless base_url is given.
+ * TND_ECONFIG with a message on a bad spec. */
 int tnd_config_override_llm(tnd_config *self, const char *spec,
                             const char *base_url);
+
+/* The base URL to use: the configured one, or the provider's own
+ * (https://api.openai.com/v1, https://api.anthropic.com,
+ * http://localhost:11434). Borrowed; "" for providers without one. */
+const char *tnd_llm_base_url(const tnd_llm_config *llm);
+
+/* The variable that holds the key: the configured one, or the provider's
+ * usual (OPENAI_API_KEY, ANTHROPIC_API_KEY). Borrowed; "" when the
+ * provider needs none. */
+const char *tnd_llm_key_env(const tnd_llm_config *llm);
 
 /* The skill called name; NULL when there is none. Borrowed. */
 const tnd_skill_config *tnd_config_skill(const tnd_config *self,

@@ -74,8 +74,14 @@ static void assert_llm_defaults(const tnd_llm_config *llm)
 {
     assert_string_equal(llm->provider, "openai");
     assert_string_equal(llm->model, "gpt-4o-mini");
-    assert_string_equal(llm->base_url, "https://api.openai.com/v1");
-    assert_string_equal(llm->api_key_env, "OPENAI_API_KEY");
+    /* empty: the provider's own, resolved when used */
+    assert_string_equal(llm->base_url, "");
+    assert_string_equal(llm->api_key_env, "");
+    assert_string_equal(tnd_llm_base_url(llm), "https://api.openai.com/v1");
+    assert_string_equal(tnd_llm_key_env(llm), "OPENAI_API_KEY");
+    assert_true(llm->stream);
+    assert_null(llm->headers[0]);
+    assert_null(llm->command.argv);
     assert_string_equal(llm->cassette, "");
     assert_true(llm->temperature == 0.2);
     assert_int_equal(llm->max_tokens, 4096);
@@ -472,7 +478,7 @@ static const bad_case bad_cases[] = {
     {"gate:\n  colour: red\n",
      "agents.yaml:2:3: unknown key 'colour' in gate (known keys: "
      "max_iterations, confidence_threshold, human_review_below, "
-     "persistent_failure_threshold)"},
+     "persistent_failure_threshold, max_tokens, max_llm_calls, max_wall_s)"},
     {"verbose: true\n",
      "agents.yaml:1:1: unknown key 'verbose' in the top level (known keys: "
      "gate, orchestrator, agents, version, skills)"},
@@ -566,9 +572,9 @@ static const bad_case bad_cases[] = {
     {"skills:\n  lint:\n    command: x\n    required: [true]\n" USES_LINT,
      "agents.yaml:4:15: skills.lint.required must be true or false, got a "
      "list"},
-    {"agents:\n  coder:\n    llm:\n      provider: anthropic\n",
+    {"agents:\n  coder:\n    llm:\n      provider: gemini\n",
      "agents.yaml:4:17: agents.coder.llm.provider must be one of "
-     "replay,openai; got \"anthropic\""},
+     "replay, openai, anthropic, ollama, command; got \"gemini\""},
     /* duplicates */
     {"gate:\n  max_iterations: 3\n  max_iterations: 4\n",
      "agents.yaml:3:3: duplicate key 'max_iterations' in gate"},
@@ -670,7 +676,7 @@ static void several_errors_are_all_reported_one_per_line(void **state)
         "agents.yaml:7:5: unknown key 'cuont' in agents.coder (did you mean "
         "'count'?)\n"
         "agents.yaml:9:17: agents.coder.llm.provider must be one of "
-        "replay,openai; got \"nobody\"\n"
+        "replay, openai, anthropic, ollama, command; got \"nobody\"\n"
         "agents.yaml:11:9: skills.lint needs a command (for example: "
         "command: make test)\n"
         "agents.yaml:11:3: agents.reviewer.skills names 'build', which is not "
@@ -803,7 +809,7 @@ static void override_points_both_agents_at_a_model(void **state)
     assert_string_equal(cfg->coder.llm.provider, "openai");
     assert_string_equal(cfg->coder.llm.model, "gpt-x");
     assert_string_equal(cfg->reviewer.llm.model, "gpt-x");
-    assert_string_equal(cfg->reviewer.llm.base_url,
+    assert_string_equal(tnd_llm_base_url(&cfg->reviewer.llm),
                         "https://api.openai.com/v1");
 
     /* only the provider: the model stays */
@@ -826,6 +832,18 @@ static void override_points_both_agents_at_a_model(void **state)
         tnd_config_override_llm(cfg, NULL, "https://llm.example/v1"), 0);
     assert_string_equal(cfg->coder.llm.provider, "openai");
     assert_string_equal(cfg->reviewer.llm.base_url, "https://llm.example/v1");
+
+    /* another provider drops the old one's URL and key variable */
+    assert_int_equal(tnd_config_override_llm(cfg, "anthropic:claude-x", NULL),
+                     0);
+    assert_string_equal(cfg->coder.llm.provider, "anthropic");
+    assert_string_equal(tnd_llm_base_url(&cfg->coder.llm),
+                        "https://api.anthropic.com");
+    assert_string_equal(tnd_llm_key_env(&cfg->coder.llm), "ANTHROPIC_API_KEY");
+    assert_int_equal(tnd_config_override_llm(cfg, "ollama:qwen", NULL), 0);
+    assert_string_equal(tnd_llm_base_url(&cfg->reviewer.llm),
+                        "http://localhost:11434");
+    assert_string_equal(tnd_llm_key_env(&cfg->reviewer.llm), "");
     tnd_config_destroy(&cfg);
 }
 
@@ -834,15 +852,18 @@ static void override_rejects_bad_specs_and_changes_nothing(void **state)
     static const struct {
         const char *spec, *base_url, *error;
     } cases[] = {
-        {"anthropic:claude", NULL,
-         "--llm anthropic:claude: unknown provider 'anthropic' (known: "
-         "replay, openai)"},
-        {"", NULL, "--llm : unknown provider '' (known: replay, openai)"},
+        {"gemini:pro", NULL,
+         "--llm gemini:pro: unknown provider 'gemini' (known: replay, "
+         "openai, anthropic, ollama, command)"},
+        {"", NULL,
+         "--llm : unknown provider '' (known: replay, openai, anthropic, "
+         "ollama, command)"},
         {":gpt-x", NULL,
-         "--llm :gpt-x: unknown provider '' (known: replay, openai)"},
+         "--llm :gpt-x: unknown provider '' (known: replay, openai, "
+         "anthropic, ollama, command)"},
         {"OpenAI:gpt-x", NULL,
          "--llm OpenAI:gpt-x: unknown provider 'OpenAI' (known: replay, "
-         "openai)"},
+         "openai, anthropic, ollama, command)"},
         {"openai:", NULL, "--llm openai:: the model after ':' is empty"},
         {"openai:gpt-x", "ftp://x/v1",
          "--base-url ftp://x/v1 must start with http:// or https://"},
