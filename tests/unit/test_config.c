@@ -898,10 +898,69 @@ static int teardown(void **state)
     return rmdir(tmpdir);
 }
 
+/* The repository's agents.yaml documents every key with its default:
+ * loading it must give exactly the built-in defaults. */
+static void the_documented_file_is_the_defaults(void **state)
+{
+    tnd_config *file = NULL, *def = tnd_config_defaults();
+    const tnd_llm_config *fl[2], *dl[2];
+
+    (void)state;
+    if (tnd_config_load(&file, "agents.yaml") != 0)
+        fail_msg("agents.yaml: %s", tnd_error_last());
+    assert_memory_equal(&file->gate, &def->gate, sizeof(def->gate));
+    assert_string_equal(file->orchestrator.endpoint,
+                        def->orchestrator.endpoint);
+    assert_int_equal(file->orchestrator.heartbeat_ms,
+                     def->orchestrator.heartbeat_ms);
+    assert_int_equal(file->orchestrator.liveness, def->orchestrator.liveness);
+    assert_int_equal(file->orchestrator.request_timeout_s,
+                     def->orchestrator.request_timeout_s);
+    assert_int_equal(file->orchestrator.workspace_max_bytes,
+                     def->orchestrator.workspace_max_bytes);
+    assert_int_equal(file->coder.count, def->coder.count);
+    assert_int_equal(file->reviewer.count, def->reviewer.count);
+    assert_int_equal(file->coder.context_max_bytes,
+                     def->coder.context_max_bytes);
+    fl[0] = &file->coder.llm;
+    fl[1] = &file->reviewer.llm;
+    dl[0] = &def->coder.llm;
+    dl[1] = &def->reviewer.llm;
+    for (int i = 0; i < 2; i++) {
+        assert_string_equal(fl[i]->provider, dl[i]->provider);
+        assert_string_equal(fl[i]->model, dl[i]->model);
+        assert_string_equal(fl[i]->base_url, dl[i]->base_url);
+        assert_string_equal(fl[i]->api_key_env, dl[i]->api_key_env);
+        assert_string_equal(fl[i]->cassette, dl[i]->cassette);
+        assert_null(fl[i]->headers[0]);
+        assert_int_equal(fl[i]->stream, dl[i]->stream);
+        assert_true(fl[i]->temperature == dl[i]->temperature);
+        assert_int_equal(fl[i]->max_tokens, dl[i]->max_tokens);
+        assert_int_equal(fl[i]->timeout_s, dl[i]->timeout_s);
+        assert_int_equal(fl[i]->max_retries, dl[i]->max_retries);
+    }
+    assert_string_equal(file->reviewer.skills[0], "build");
+    assert_string_equal(file->reviewer.skills[1], "test");
+    assert_null(file->reviewer.skills[2]);
+    assert_int_equal(file->nskills, def->nskills);
+    for (size_t i = 0; i < def->nskills; i++) {
+        assert_string_equal(file->skills[i].name, def->skills[i].name);
+        assert_string_equal(file->skills[i].command.display,
+                            def->skills[i].command.display);
+        assert_int_equal(file->skills[i].required, def->skills[i].required);
+        assert_int_equal(file->skills[i].timeout_s, def->skills[i].timeout_s);
+        assert_int_equal(file->skills[i].output_cap,
+                         def->skills[i].output_cap);
+    }
+    tnd_config_destroy(&file);
+    tnd_config_destroy(&def);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_are_the_documented_values),
+        cmocka_unit_test(the_documented_file_is_the_defaults),
         cmocka_unit_test(empty_file_gives_the_defaults),
         cmocka_unit_test(full_file_sets_every_field),
         cmocka_unit_test(values_at_the_ends_of_their_ranges_are_accepted),
