@@ -11,6 +11,15 @@
 #include "agents/llm.h"
 #include "common/config.h"
 
+/* One attempt of one call, as llm.c hands it to a backend. */
+typedef struct tnd_llm_call {
+    const tnd_prompt *prompt;
+    const atomic_int *cancel; /* may be NULL; stop when non-zero */
+    long timeout_ms;          /* bounds this attempt */
+    tnd_llm_delta_fn delta;   /* may be NULL: streamed text as it comes */
+    void *delta_payload;
+} tnd_llm_call;
+
 typedef struct tnd_llm_backend {
     const char *name;
     /* Open a backend for cfg; NULL with the error set. */
@@ -18,10 +27,11 @@ typedef struct tnd_llm_backend {
     /* One attempt. Returns 0 with out->text (and, when the API said,
      * out->usage tokens) filled; TND_ERETRY for a transient failure with
      * *retry_after_ms set (> 0) when the server asked for a delay;
-     * TND_ECANCELLED; or -1 for a permanent failure. timeout_ms bounds
-     * the attempt. The error never contains the API key. */
-    int (*complete)(void *state, tnd_llm_answer *out, const tnd_prompt *p,
-                    const atomic_int *cancel, long timeout_ms,
+     * TND_ECANCELLED; or -1 for a permanent failure. The error never
+     * contains the API key. A streaming backend calls call->delta with
+     * each piece of text as it arrives (and may have called it before a
+     * failure: the next attempt starts the text again). */
+    int (*complete)(void *state, tnd_llm_answer *out, const tnd_llm_call *call,
                     long *retry_after_ms);
     /* Free the state; safe on NULL. */
     void (*close)(void *state);

@@ -26,6 +26,8 @@ struct tnd_llm {
     int max_retries;
     long timeout_ms;
     const atomic_int *cancel;
+    tnd_llm_delta_fn delta;
+    void *delta_payload;
     char *description;
     uint64_t rng;
 };
@@ -83,6 +85,12 @@ void tnd_llm_destroy(tnd_llm **self_p)
 void tnd_llm_set_cancel(tnd_llm *self, const atomic_int *cancel)
 {
     self->cancel = cancel;
+}
+
+void tnd_llm_set_delta(tnd_llm *self, tnd_llm_delta_fn fn, void *payload)
+{
+    self->delta = fn;
+    self->delta_payload = payload;
 }
 
 const char *tnd_llm_describe(const tnd_llm *self)
@@ -152,13 +160,18 @@ int tnd_llm_complete(tnd_llm_answer *out, tnd_llm *self,
 
     memset(out, 0, sizeof(*out));
     for (;;) {
+        tnd_llm_call call;
         long retry_after = -1, wait;
         long left = tnd_clock_remaining(deadline, self->timeout_ms);
 
         if (self->cancel && atomic_load(self->cancel))
             return tnd_error_set("cancelled"), TND_ECANCELLED;
-        rc = self->backend->complete(self->state, out, prompt, self->cancel,
-                                     left > 0 ? left : 1, &retry_after);
+        call.prompt = prompt;
+        call.cancel = self->cancel;
+        call.timeout_ms = left > 0 ? left : 1;
+        call.delta = self->delta;
+        call.delta_payload = self->delta_payload;
+        rc = self->backend->complete(self->state, out, &call, &retry_after);
         if (rc == 0)
             break;
         if (rc != TND_ERETRY)

@@ -34,6 +34,10 @@ typedef struct tnd_llm_answer {
     tnd_usage usage; /* calls = 1, tokens, latency, retries */
 } tnd_llm_answer;
 
+/* Receives streamed answer text as it arrives (see tnd_llm_set_delta).
+ * Runs on the thread that called tnd_llm_complete. */
+typedef void (*tnd_llm_delta_fn)(const char *text, size_t len, void *payload);
+
 /* Open a backend. NULL with the error set when the configuration cannot
  * work (unknown provider, unreadable cassette...). */
 tnd_llm *tnd_llm_new(const tnd_llm_config *cfg);
@@ -44,6 +48,11 @@ void tnd_llm_destroy(tnd_llm **self_p);
 /* Stop waiting (between retries, inside a request) once *cancel is
  * non-zero. The pointer is borrowed; NULL clears it. */
 void tnd_llm_set_cancel(tnd_llm *self, const atomic_int *cancel);
+
+/* Hear the answer's text while it streams in (backends that stream call
+ * it; the others do not). fn NULL stops it. When an attempt fails and is
+ * retried, fn hears the text again from the start. */
+void tnd_llm_set_delta(tnd_llm *self, tnd_llm_delta_fn fn, void *payload);
 
 /* Ask for one completion. Returns 0 with *out filled (free with
  * tnd_llm_answer_clear), TND_ECANCELLED, or -1 with an error that says

@@ -202,9 +202,9 @@ out:
 }
 
 static int openai_complete(void *state, tnd_llm_answer *out,
-                           const tnd_prompt *p, const atomic_int *cancel,
-                           long timeout_ms, long *retry_after_ms)
+                           const tnd_llm_call *call, long *retry_after_ms)
 {
+    const tnd_prompt *p = call->prompt;
     openai *o = state;
     const char *headers[3] = {"Content-Type: application/json", o->auth, NULL};
     tnd_http_request req = {0};
@@ -218,9 +218,9 @@ static int openai_complete(void *state, tnd_llm_answer *out,
     req.body = body;
     req.body_len = len;
     req.headers = headers;
-    req.timeout_ms = timeout_ms;
+    req.timeout_ms = call->timeout_ms;
     req.max_response = TND_OPENAI_MAX_RESPONSE;
-    req.cancel = cancel;
+    req.cancel = call->cancel;
     error = tnd_http_post(&res, o->http, &req);
     if (error == 0 && res.status != 200) {
         error = status_error(o, &res);

@@ -133,15 +133,13 @@ fail:
 }
 
 static int replay_complete(void *state, tnd_llm_answer *out,
-                           const tnd_prompt *p, const atomic_int *cancel,
-                           long timeout_ms, long *retry_after_ms)
+                           const tnd_llm_call *call, long *retry_after_ms)
 {
+    const tnd_prompt *p = call->prompt;
     replay *r = state;
     const exchange *e = NULL;
     long last = 0;
 
-    (void)cancel;
-    (void)timeout_ms;
     *retry_after_ms = -1;
     for (size_t i = 0; i < r->n; i++) {
         if (strcmp(r->items[i].role, p->role) != 0)
