@@ -98,7 +98,15 @@ static char *read_task_file(const char *path)
 
 static int cmd_run(int argc, char **argv)
 {
-    enum { O_REPO = 256, O_CONFIG, O_LLM, O_BASE_URL, O_TASK_FILE, O_KEEP };
+    enum {
+        O_REPO = 256,
+        O_CONFIG,
+        O_LLM,
+        O_BASE_URL,
+        O_TASK_FILE,
+        O_KEEP,
+        O_RECORD
+    };
     static const struct option longs[] = {
         {"repo", required_argument, NULL, O_REPO},
         {"config", required_argument, NULL, O_CONFIG},
@@ -106,6 +114,7 @@ static int cmd_run(int argc, char **argv)
         {"base-url", required_argument, NULL, O_BASE_URL},
         {"task-file", required_argument, NULL, O_TASK_FILE},
         {"keep-workspace", no_argument, NULL, O_KEEP},
+        {"record", required_argument, NULL, O_RECORD},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -145,6 +154,9 @@ static int cmd_run(int argc, char **argv)
             break;
         case O_KEEP:
             o.keep_workspace = true;
+            break;
+        case O_RECORD:
+            o.record = optarg;
             break;
         case 'q':
             o.quiet = true;

@@ -1,75 +1,79 @@
 /* `tandem run`: the gate loop across real processes (see run.h).
  *
  * Everything one run owns hangs off struct run and is released in
- * run_close(), whatever path the run took: the broker, the agent
- * processes, the workspace, the runtime directory with the ipc socket.
- * The loop itself reads top to bottom: propose, apply, audit, decide. */
+ * run_close(), whatever path the run took. The agents and their plumbing
+ * live in the crew (crew.c), the report in report.c; this file is the
+ * loop: check the budget, propose, apply, audit, decide. */
 #include "orchestrator/run.h"
 
-#include <errno.h>
-#include <json-c/json.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "agents/cassette.h"
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/config.h"
-#include "common/diff.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
-#include "orchestrator/broker.h"
+#include "orchestrator/budget.h"
 #include "orchestrator/context.h"
+#include "orchestrator/crew.h"
 #include "orchestrator/feedback.h"
 #include "orchestrator/gate.h"
+#include "orchestrator/report.h"
 #include "orchestrator/session.h"
-#include "orchestrator/supervisor.h"
 #include "orchestrator/workspace.h"
 #include "proto/audit.h"
 #include "proto/code.h"
 #include "proto/json.h"
 
-#define POLL_MS       200
-#define STOP_GRACE_MS 5000
-#define IPC_PATH_MAX  100 /* sun_path is 108 bytes; keep a margin */
-
 typedef struct run {
     const tnd_run_options *opts;
     tnd_config *cfg;
     char *repo;
-    char *runtime;
-    char *endpoint;
-    char *programs[2]; /* coder, reviewer */
     tnd_session *session;
+    tnd_crew *crew;
     tnd_workspace *ws;
-    tnd_broker *broker;
-    tnd_supervisor *sup;
+    tnd_report *report;
+    char *record_partial; /* FILE.partial while recording */
     int64_t started;
-    int64_t started_wall;
-    tnd_usage usage[2]; /* coder, reviewer */
-    json_object *attempts;
     int iterations;
-    const char *status;
+    const char *status; /* NULL while the loop runs */
     char *reason;
     char *final_rel; /* final.diff relative to the repo */
-    char *last_diff_rel;
-    char **history; /* one line per attempt */
+    char *last_rel;  /* the last attempt's diff */
+    char **history;  /* one line per attempt, NULL-terminated */
     size_t nhistory, ahistory;
-    uint64_t *hashes; /* diff hash per attempt */
+    uint64_t *hashes; /* diff hash per attempt (0: no diff) */
     size_t nhashes, ahashes;
-    char **required; /* required skill names, NULL-terminated */
-    char *hidden[4]; /* repo files the coder is not shown: tandem's own
-                        config and cassettes; NULL-terminated */
-    bool waiting_said[2];
+    char **required;    /* required skill names, NULL-terminated */
+    char *hidden[4];    /* repo files the coder is not shown: tandem's own
+                           config and cassettes; NULL-terminated */
+    size_t streamed;    /* characters of the answer streamed so far */
+    bool progress_line; /* a progress line is on the terminal */
 } run;
+
+/* What one attempt builds up, freed in one place. */
+typedef struct attempt {
+    int n;
+    tnd_code_request req;
+    tnd_code_reply reply;
+    tnd_audit_reply audit;
+    bool audited;
+    tnd_gate_input in;
+    tnd_gate_decision decision;
+    char *diff;
+    char *diff_rel;
+    char *apply_error;
+} attempt;
 
 static volatile sig_atomic_t interrupted;
 
@@ -78,16 +82,23 @@ static void on_signal(int sig)
     interrupted = sig;
 }
 
-static const char *const roles[2] = {"coder", "reviewer"};
+static void end_progress(run *r)
+{
+    if (r->progress_line) {
+        fputs("\r\033[K", stderr);
+        r->progress_line = false;
+    }
+}
 
-static void say(const run *r, const char *fmt, ...) TND_PRINTF(2, 3);
+static void say(run *r, const char *fmt, ...) TND_PRINTF(2, 3);
 
-static void say(const run *r, const char *fmt, ...)
+static void say(run *r, const char *fmt, ...)
 {
     va_list ap;
 
     if (r->opts->quiet)
         return;
+    end_progress(r);
     va_start(ap, fmt);
     fputs("tandem: ", stderr);
     vfprintf(stderr, fmt, ap);
@@ -100,6 +111,7 @@ static void say(const run *r, const char *fmt, ...)
 static int check_llm(const tnd_config *cfg)
 {
     const tnd_llm_config *llm[2] = {&cfg->coder.llm, &cfg->reviewer.llm};
+    static const char *const roles[2] = {"coder", "reviewer"};
 
     for (int i = 0; i < 2; i++) {
         if (strcmp(llm[i]->provider, "replay") == 0 && !*llm[i]->cassette)
@@ -111,6 +123,10 @@ static int check_llm(const tnd_config *cfg)
             !tnd_fs_exists(llm[i]->cassette))
             return tnd_error_config("agents.%s.llm.cassette: %s does not exist",
                                     roles[i], llm[i]->cassette);
+        if (strcmp(llm[i]->provider, "command") == 0 && !llm[i]->command.argv)
+            return tnd_error_config("agents.%s.llm: provider command needs "
+                                    "llm.command (the program to run)",
+                                    roles[i]);
     }
     return 0;
 }
@@ -134,159 +150,14 @@ static int load_config(run *r)
     if ((o->llm || o->base_url) &&
         tnd_config_override_llm(r->cfg, o->llm, o->base_url) < 0)
         return TND_ECONFIG;
-    if (check_llm(r->cfg) < 0)
+    if (check_llm(r->cfg) < 0 || tnd_crew_check(r->cfg) < 0)
         return TND_ECONFIG;
-    for (int i = 0; i < 2; i++) {
-        const tnd_agent_config *a = i ? &r->cfg->reviewer : &r->cfg->coder;
-        if (a->count == 0 && !*r->cfg->orchestrator.endpoint)
-            return tnd_error_config(
-                "agents.%s.count is 0, so %s agents must connect by "
-                "themselves; set orchestrator.endpoint to an address they "
-                "can reach (e.g. tcp://0.0.0.0:5555)",
-                roles[i], roles[i]);
-    }
+    if (o->record && strcmp(r->cfg->coder.llm.provider, "replay") == 0 &&
+        strcmp(r->cfg->reviewer.llm.provider, "replay") == 0)
+        return tnd_error_config("--record records a live model's answers, "
+                                "but both agents replay a cassette; add "
+                                "--llm PROVIDER:MODEL");
     return 0;
-}
-
-/* The agent program for role: the config's, or the one installed next to
- * this tandem. */
-static int find_program(run *r, int role)
-{
-    const tnd_agent_config *a = role ? &r->cfg->reviewer : &r->cfg->coder;
-    char *self = NULL, *prog;
-
-    if (a->count == 0)
-        return 0;
-    if (a->program.argv) {
-        const char *p = a->program.argv[0];
-        prog = p[0] == '/' || !strchr(p, '/') ? tnd_xstrdup(p)
-                                              : tnd_fs_join(r->cfg->dir, p);
-    } else {
-        self = tnd_fs_self_dir();
-        prog = tnd_xasprintf("%s/tandem-%s", self ? self : ".", roles[role]);
-        free(self);
-    }
-    if (strchr(prog, '/') && access(prog, X_OK) < 0) {
-        tnd_error_sys("agent program %s cannot be run (build it with 'make', "
-                      "or set agents.%s.command in agents.yaml)",
-                      prog, roles[role]);
-        free(prog);
-        return TND_ECONFIG;
-    }
-    r->programs[role] = prog;
-    return 0;
-}
-
-/* A private directory for the ipc socket and the workspace: only this user
- * may enter it, so no other user can connect to our broker. */
-static int make_runtime(run *r)
-{
-    const char *tmp = getenv("TMPDIR");
-    char *base;
-    struct stat st;
-
-    if (!tmp || !*tmp || tmp[0] != '/')
-        tmp = "/tmp";
-    base = tnd_xasprintf("%s/tandem-%ld", tmp, (long)getuid());
-    if (mkdir(base, 0700) < 0 && errno != EEXIST) {
-        tnd_error_sys("cannot create %s", base);
-        free(base);
-        return -1;
-    }
-    if (lstat(base, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-        (st.st_mode & 077)) {
-        tnd_error_set("%s must be a directory owned by you with mode 0700 "
-                      "(it is not; remove it or set TMPDIR)",
-                      base);
-        free(base);
-        return -1;
-    }
-    r->runtime = tnd_fs_join(base, tnd_session_id(r->session));
-    free(base);
-    if (mkdir(r->runtime, 0700) < 0) {
-        tnd_error_sys("cannot create %s", r->runtime);
-        free(r->runtime);
-        r->runtime = NULL;
-        return -1;
-    }
-    if (*r->cfg->orchestrator.endpoint) {
-        r->endpoint = tnd_xstrdup(r->cfg->orchestrator.endpoint);
-    } else {
-        r->endpoint = tnd_xasprintf("ipc://%s/broker.sock", r->runtime);
-        if (strlen(r->endpoint) - 6 > IPC_PATH_MAX)
-            return tnd_error_set("the socket path %s is too long for ipc://; "
-                                 "set TMPDIR to a shorter directory",
-                                 r->endpoint + 6);
-    }
-    return 0;
-}
-
-static int start_agents(run *r)
-{
-    char *logs = tnd_session_path(r->session, "logs");
-    char hb[32], lv[32];
-    int error = 0;
-
-    if (tnd_fs_mkdirs(logs, 0755) < 0) {
-        free(logs);
-        return -1;
-    }
-    snprintf(hb, sizeof(hb), "%d", r->cfg->orchestrator.heartbeat_ms);
-    snprintf(lv, sizeof(lv), "%d", r->cfg->orchestrator.liveness);
-    r->sup = tnd_supervisor_new();
-    for (int role = 0; role < 2 && error == 0; role++) {
-        const tnd_agent_config *a = role ? &r->cfg->reviewer : &r->cfg->coder;
-        for (int i = 1; i <= a->count && error == 0; i++) {
-            const char *argv[32];
-            size_t n = 0;
-            char *name = tnd_xasprintf("%s-%d", roles[role], i);
-            char *file = tnd_xasprintf("%s.log", name);
-            char *log = tnd_fs_join(logs, file);
-            tnd_agent_spec spec;
-            if (a->program.argv)
-                for (char **p = a->program.argv; *p && n < 16; p++)
-                    n++;
-            argv[0] = r->programs[role];
-            for (size_t k = 1; k < n; k++)
-                argv[k] = a->program.argv[k];
-            if (n == 0)
-                n = 1;
-            argv[n++] = "--connect";
-            argv[n++] = r->endpoint;
-            argv[n++] = "--id";
-            argv[n++] = name;
-            argv[n++] = "--heartbeat";
-            argv[n++] = hb;
-            argv[n++] = "--liveness";
-            argv[n++] = lv;
-            if (r->cfg->path) {
-                argv[n++] = "--config";
-                argv[n++] = r->cfg->path;
-            }
-            if (r->opts->llm) {
-                argv[n++] = "--llm";
-                argv[n++] = r->opts->llm;
-            }
-            if (r->opts->base_url) {
-                argv[n++] = "--base-url";
-                argv[n++] = r->opts->base_url;
-            }
-            if (r->opts->verbose)
-                argv[n++] = "--verbose";
-            argv[n] = NULL;
-            spec.name = name;
-            spec.service = roles[role];
-            spec.argv = argv;
-            spec.log_path = log;
-            if (tnd_supervisor_add(r->sup, &spec) < 0)
-                error = TND_ECONFIG;
-            free(name);
-            free(file);
-            free(log);
-        }
-    }
-    free(logs);
-    return error;
 }
 
 /* tandem's own files inside the repository are not the coder's business
@@ -330,127 +201,64 @@ static void collect_required(run *r)
 
 /* ---- talking to agents -------------------------------------------------- */
 
-static void agent_gone(const char *name, void *payload)
+/* A PARTIAL from an agent: progress while its model streams. On a
+ * terminal, one line that updates; elsewhere nothing (logs stay clean). */
+static void on_progress(const char *body, size_t len, void *payload)
 {
-    tnd_broker_worker_gone(payload, name);
+    run *r = payload;
+    json_object *obj = NULL;
+    long chars = 0;
+
+    if (tnd_json_parse(&obj, body, len) < 0 ||
+        tnd_json_get_int(&chars, obj, "chars", 0, 1L << 40, TND_JSON_REQUIRED) <
+            0) {
+        tnd_log_debug("ignoring a progress message: %s", tnd_error_last());
+        json_object_put(obj);
+        return;
+    }
+    json_object_put(obj);
+    r->streamed = (size_t)chars;
+    if (!r->opts->quiet && isatty(STDERR_FILENO)) {
+        fprintf(stderr, "\r\033[Ktandem: [%d/%d] streaming: %zu characters",
+                r->iterations, r->cfg->gate.max_iterations, r->streamed);
+        r->progress_line = true;
+    }
 }
 
-/* Send body to service and wait for the reply, keeping the agents alive
- * meanwhile. Returns 0 with *reply (caller frees), TND_ECANCELLED when
- * interrupted, -1 with the error set. */
-static int call(run *r, int role, const char *key, const char *body, size_t len,
-                char **reply, size_t *reply_len)
+/* The request's deadline: orchestrator.request_timeout_s, or the end of
+ * gate.max_wall_s if that comes first. */
+static int64_t deadline_for(const run *r, bool *by_budget)
 {
-    const char *service = roles[role];
+    int64_t now = tnd_now_ms();
     int64_t deadline =
-        tnd_now_ms() + (int64_t)r->cfg->orchestrator.request_timeout_s * 1000;
-    int64_t asked = tnd_now_ms();
+        now + (int64_t)r->cfg->orchestrator.request_timeout_s * 1000;
+    long left = tnd_budget_wall_left(&r->cfg->gate, now - r->started);
 
-    *reply = NULL;
-    if (tnd_broker_submit(r->broker, service, key, body, len) < 0)
-        return -1;
-    for (;;) {
-        tnd_broker_event ev;
-        int rc;
+    *by_budget = left >= 0 && now + left < deadline;
+    return *by_budget ? now + left : deadline;
+}
 
-        if (interrupted) {
-            tnd_broker_cancel(r->broker, key);
-            tnd_error_set("interrupted by signal %d", (int)interrupted);
-            return TND_ECANCELLED;
-        }
-        rc = tnd_broker_poll(r->broker, &ev, POLL_MS);
-        if (rc < 0)
-            return -1;
-        if (rc == 1) {
-            bool ours = strcmp(ev.key, key) == 0;
-            if (ours && ev.kind == TND_BROKER_FINAL) {
-                *reply = ev.body;
-                *reply_len = ev.body_len;
-                ev.body = NULL;
-                tnd_broker_event_clear(&ev);
-                return 0;
-            }
-            if (ours && ev.kind == TND_BROKER_FAILED) {
-                tnd_error_set("%s", ev.error);
-                tnd_broker_event_clear(&ev);
-                return -1;
-            }
-            tnd_broker_event_clear(&ev);
-        }
-        if (tnd_supervisor_tick(r->sup, agent_gone, r->broker) < 0) {
-            tnd_broker_cancel(r->broker, key);
-            return -1;
-        }
-        if (!r->waiting_said[role] &&
-            tnd_broker_workers(r->broker, service) == 0 &&
-            tnd_now_ms() - asked > 3000) {
-            say(r, "waiting for a %s agent to connect to %s", service,
-                r->endpoint);
-            r->waiting_said[role] = true;
-        }
-        if (tnd_now_ms() > deadline) {
-            tnd_broker_cancel(r->broker, key);
-            return tnd_error_set("no reply from the %s within %d s "
-                                 "(orchestrator.request_timeout_s)",
-                                 service,
-                                 r->cfg->orchestrator.request_timeout_s);
-        }
-    }
+/* Ask an agent; a budget that runs out during the wait ends the loop
+ * (escalated) rather than failing it. */
+static int ask(run *r, const char *service, const char *key, char *body,
+               size_t len, char **reply, size_t *reply_len)
+{
+    bool by_budget;
+    int64_t deadline = deadline_for(r, &by_budget);
+    int rc;
+
+    r->streamed = 0;
+    rc = tnd_crew_call(r->crew, service, key, body, len, deadline, on_progress,
+                       r, reply, reply_len);
+    end_progress(r);
+    if (rc == TND_ETIMEOUT && !by_budget)
+        return tnd_error_set("no reply from the %s within %d s "
+                             "(orchestrator.request_timeout_s)",
+                             service, r->cfg->orchestrator.request_timeout_s);
+    return rc;
 }
 
 /* ---- the loop ----------------------------------------------------------- */
-
-static json_object *skills_json(const tnd_audit_reply *a)
-{
-    json_object *list = json_object_new_array();
-
-    for (size_t i = 0; a && i < a->nskills; i++) {
-        const tnd_skill_result *s = &a->skills[i];
-        json_object *j = json_object_new_object();
-        json_object_object_add(j, "name", json_object_new_string(s->name));
-        json_object_object_add(
-            j, "status",
-            json_object_new_string(tnd_skill_status_name(s->status)));
-        json_object_object_add(j, "required",
-                               json_object_new_boolean(s->required));
-        json_object_object_add(j, "exit_code",
-                               json_object_new_int(s->exit_code));
-        json_object_object_add(j, "duration_ms",
-                               json_object_new_int64(s->duration_ms));
-        json_object_array_add(list, j);
-    }
-    return list;
-}
-
-static void record_attempt(run *r, int attempt, const tnd_code_reply *cr,
-                           const tnd_gate_input *in, const tnd_gate_decision *d,
-                           const char *diff_rel, uint64_t signature)
-{
-    json_object *j = json_object_new_object();
-    char sig[32];
-
-    json_object_object_add(j, "attempt", json_object_new_int(attempt));
-    json_object_object_add(
-        j, "decision", json_object_new_string(tnd_gate_action_name(d->action)));
-    json_object_object_add(j, "reason", json_object_new_string(d->reason));
-    json_object_object_add(j, "diff", tnd_json_str_or_null(diff_rel));
-    json_object_object_add(j, "edits",
-                           json_object_new_int(cr ? (int)cr->nedits : 0));
-    json_object_object_add(j, "rationale",
-                           tnd_json_str_or_null(cr ? cr->rationale : NULL));
-    json_object_object_add(j, "skills", skills_json(in->audit));
-    json_object_object_add(j, "critique",
-                           in->audit && in->audit->critique
-                               ? tnd_critique_to_json(in->audit->critique)
-                               : NULL);
-    json_object_object_add(
-        j, "critique_error",
-        tnd_json_str_or_null(in->audit ? in->audit->critique_error : NULL));
-    snprintf(sig, sizeof(sig), "%016llx", (unsigned long long)signature);
-    json_object_object_add(j, "failure_signature",
-                           signature ? json_object_new_string(sig) : NULL);
-    json_object_array_add(r->attempts, j);
-}
 
 static void history_add(run *r, const char *fmt, ...) TND_PRINTF(2, 3);
 
@@ -482,7 +290,7 @@ static char *failure_hints(const tnd_audit_reply *a)
     return tnd_buf_detach(&b, NULL);
 }
 
-static void describe_audit(const run *r, int attempt, const tnd_audit_reply *a)
+static void describe_audit(run *r, int n, const tnd_audit_reply *a)
 {
     tnd_buf b;
 
@@ -504,175 +312,215 @@ static void describe_audit(const run *r, int attempt, const tnd_audit_reply *a)
                        a->critique->nissues == 1 ? "" : "s");
     else
         tnd_buf_printf(&b, "%sno valid critique", a->nskills ? "; " : "");
-    say(r, "[%d/%d] reviewer: %s", attempt, r->cfg->gate.max_iterations,
+    say(r, "[%d/%d] reviewer: %s", n, r->cfg->gate.max_iterations,
         tnd_buf_str(&b));
     tnd_buf_free(&b);
 }
 
+static void stop(run *r, const char *status, const char *reason)
+{
+    r->status = status;
+    free(r->reason);
+    r->reason = tnd_xstrdup(reason);
+}
+
+/* 1 (and the loop stops, escalated) when a budget is spent. */
+static int spent(run *r)
+{
+    char why[256];
+    tnd_usage used = tnd_report_total(r->report);
+
+    if (!tnd_budget_spent(why, sizeof(why), &r->cfg->gate, &used,
+                          tnd_now_ms() - r->started))
+        return 0;
+    say(r, "budget: %s", why);
+    stop(r, "escalated", why);
+    return 1;
+}
+
+static int propose(run *r, attempt *a, const char *feedback, const char *hints)
+{
+    char key[160];
+    char *body, *reply = NULL;
+    size_t len, reply_len = 0;
+    int rc;
+
+    a->req.task_id = (char *)tnd_session_id(r->session);
+    a->req.attempt = a->n;
+    a->req.task = (char *)r->opts->task;
+    a->req.feedback = (char *)feedback;
+    if (tnd_context_build(&a->req, tnd_workspace_path(r->ws), r->opts->task,
+                          hints, (const char *const *)r->hidden,
+                          r->cfg->coder.context_max_bytes) < 0)
+        return -1;
+    say(r, "[%d/%d] coder: proposing a change (%zu file%s in context)", a->n,
+        r->cfg->gate.max_iterations, a->req.nfiles,
+        a->req.nfiles == 1 ? "" : "s");
+    body = tnd_code_request_encode(&a->req, &len);
+    snprintf(key, sizeof(key), "%s/%d/coder", a->req.task_id, a->n);
+    rc = ask(r, "coder", key, body, len, &reply, &reply_len);
+    free(body);
+    if (rc == 0 &&
+        (rc = tnd_code_reply_decode(&a->reply, reply, reply_len)) == 0)
+        tnd_report_usage(r->report, TND_ROLE_CODER, &a->reply.usage);
+    free(reply);
+    return rc;
+}
+
+static int apply(run *r, attempt *a)
+{
+    tnd_gate_input *in = &a->in;
+    char name[64];
+    uint64_t h = 0;
+
+    if (a->reply.format_error) {
+        in->format_error = a->reply.format_error;
+    } else if (tnd_workspace_apply(r->ws, a->reply.edits, a->reply.nedits) <
+                   0 ||
+               !(a->diff = tnd_workspace_diff(r->ws))) {
+        a->apply_error = tnd_xstrdup(tnd_error_last());
+        in->apply_error = a->apply_error;
+    } else if (!*a->diff) {
+        in->empty = true;
+    }
+    if (in->format_error || in->apply_error)
+        say(r, "[%d/%d] coder: %s", a->n, r->cfg->gate.max_iterations,
+            in->format_error ? "no usable edits" : "the edits do not apply");
+    else
+        say(r, "[%d/%d] coder: %zu edit%s (%ld+%ld tokens)", a->n,
+            r->cfg->gate.max_iterations, a->reply.nedits,
+            a->reply.nedits == 1 ? "" : "s", a->reply.usage.prompt_tokens,
+            a->reply.usage.completion_tokens);
+    if (a->diff && *a->diff) {
+        h = tnd_str_hash(TND_FNV_SEED, a->diff, strlen(a->diff));
+        for (size_t i = 0; i < r->nhashes; i++)
+            if (r->hashes[i] == h)
+                in->repeats = (int)i + 1;
+    }
+    TND_GROW(r->hashes, r->ahashes, r->nhashes + 1);
+    r->hashes[r->nhashes++] = h;
+    snprintf(name, sizeof(name), "attempt-%d.diff", a->n);
+    if (tnd_session_write(r->session, name, a->diff ? a->diff : "",
+                          a->diff ? strlen(a->diff) : 0) < 0)
+        return -1;
+    a->diff_rel = tnd_session_relpath(r->session, name);
+    return 0;
+}
+
+static int audit(run *r, attempt *a)
+{
+    tnd_audit_request ar = {(char *)tnd_session_id(r->session), a->n,
+                            (char *)r->opts->task,
+                            (char *)tnd_workspace_path(r->ws), a->diff};
+    char key[160];
+    char *body, *reply = NULL;
+    size_t len, reply_len = 0;
+    int rc;
+
+    body = tnd_audit_request_encode(&ar, &len);
+    snprintf(key, sizeof(key), "%s/%d/reviewer", ar.task_id, a->n);
+    say(r, "[%d/%d] reviewer: auditing", a->n, r->cfg->gate.max_iterations);
+    rc = ask(r, "reviewer", key, body, len, &reply, &reply_len);
+    free(body);
+    if (rc == 0 &&
+        (rc = tnd_audit_reply_decode(&a->audit, reply, reply_len)) == 0) {
+        a->audited = true;
+        tnd_report_usage(r->report, TND_ROLE_REVIEWER, &a->audit.usage);
+        a->in.audit = &a->audit;
+        describe_audit(r, a->n, &a->audit);
+    }
+    free(reply);
+    return rc;
+}
+
+static void attempt_clear(attempt *a)
+{
+    free(a->req.repo_map);
+    for (size_t i = 0; i < a->req.nfiles; i++) {
+        free(a->req.files[i].path);
+        free(a->req.files[i].content);
+    }
+    free(a->req.files);
+    tnd_code_reply_clear(&a->reply);
+    tnd_audit_reply_clear(&a->audit);
+    free(a->diff);
+    free(a->diff_rel);
+    free(a->apply_error);
+}
+
+/* A failed request: a spent budget or an interruption ends the loop in
+ * their own way; anything else fails the run. */
+static int request_failed(run *r, int rc)
+{
+    if (rc == TND_ETIMEOUT && spent(r))
+        return 0;
+    return rc;
+}
+
 static int loop(run *r)
 {
-    const char *task_id = tnd_session_id(r->session);
     char *feedback = tnd_xstrdup(""), *hints = NULL;
     uint64_t last_sig = 0;
     int streak = 0, error = 0;
 
-    for (int attempt = 1;; attempt++) {
-        tnd_code_request req;
-        tnd_code_reply cr;
-        tnd_audit_reply audit;
-        tnd_gate_input in;
-        tnd_gate_decision d;
-        char key[TND_BROKER_MAX_KEY + 1], name[64];
-        char *body = NULL, *reply = NULL, *diff = NULL, *diff_rel = NULL;
-        char *apply_error = NULL;
-        size_t len = 0, reply_len = 0;
+    for (int n = 1; !r->status && error == 0; n++) {
+        attempt a;
         uint64_t sig;
-        bool audited = false;
 
-        memset(&req, 0, sizeof(req));
-        memset(&cr, 0, sizeof(cr));
-        memset(&audit, 0, sizeof(audit));
-        memset(&in, 0, sizeof(in));
-        r->iterations = attempt;
-
-        /* propose */
-        req.task_id = (char *)task_id;
-        req.attempt = attempt;
-        req.task = (char *)r->opts->task;
-        req.feedback = feedback;
-        if (tnd_context_build(&req, tnd_workspace_path(r->ws), r->opts->task,
-                              hints, (const char *const *)r->hidden,
-                              r->cfg->coder.context_max_bytes) < 0) {
-            error = -1;
-            goto next;
+        memset(&a, 0, sizeof(a));
+        a.n = n;
+        r->iterations = n;
+        if (spent(r))
+            break;
+        if ((error = propose(r, &a, feedback, hints)) < 0 ||
+            (error = apply(r, &a)) < 0) {
+            error = request_failed(r, error);
+            attempt_clear(&a);
+            break;
         }
-        say(r, "[%d/%d] coder: proposing a change (%zu file%s in context)",
-            attempt, r->cfg->gate.max_iterations, req.nfiles,
-            req.nfiles == 1 ? "" : "s");
-        body = tnd_code_request_encode(&req, &len);
-        snprintf(key, sizeof(key), "%s/%d/coder", task_id, attempt);
-        if ((error = call(r, 0, key, body, len, &reply, &reply_len)) < 0)
-            goto next;
-        if ((error = tnd_code_reply_decode(&cr, reply, reply_len)) < 0)
-            goto next;
-        tnd_usage_add(&r->usage[0], &cr.usage);
-
-        /* apply */
-        in.attempt = attempt;
-        in.required = (const char *const *)r->required;
-        if (cr.format_error) {
-            in.format_error = cr.format_error;
-        } else if (tnd_workspace_apply(r->ws, cr.edits, cr.nedits) < 0) {
-            apply_error = tnd_xstrdup(tnd_error_last());
-            in.apply_error = apply_error;
-        } else if (!(diff = tnd_workspace_diff(r->ws))) {
-            apply_error = tnd_xstrdup(tnd_error_last());
-            in.apply_error = apply_error;
-        } else if (!*diff) {
-            in.empty = true;
-        }
-        if (in.format_error || in.apply_error)
-            say(r, "[%d/%d] coder: %s", attempt, r->cfg->gate.max_iterations,
-                in.format_error ? "no usable edits" : "the edits do not apply");
-        else
-            say(r, "[%d/%d] coder: %zu edit%s (%ld+%ld tokens)", attempt,
-                r->cfg->gate.max_iterations, cr.nedits,
-                cr.nedits == 1 ? "" : "s", cr.usage.prompt_tokens,
-                cr.usage.completion_tokens);
-        if (diff && *diff) {
-            uint64_t h = tnd_str_hash(TND_FNV_SEED, diff, strlen(diff));
-            for (size_t i = 0; i < r->nhashes; i++)
-                if (r->hashes[i] == h)
-                    in.repeats = (int)i + 1;
-            TND_GROW(r->hashes, r->ahashes, r->nhashes + 1);
-            r->hashes[r->nhashes++] = h;
-        } else {
-            TND_GROW(r->hashes, r->ahashes, r->nhashes + 1);
-            r->hashes[r->nhashes++] = 0;
-        }
-        snprintf(name, sizeof(name), "attempt-%d.diff", attempt);
-        if (tnd_session_write(r->session, name, diff ? diff : "",
-                              diff ? strlen(diff) : 0) < 0) {
-            error = -1;
-            goto next;
-        }
-        diff_rel = tnd_session_relpath(r->session, name);
-
-        /* audit */
-        if (!in.format_error && !in.apply_error && !in.empty && !in.repeats) {
-            tnd_audit_request ar = {(char *)task_id, attempt,
-                                    (char *)r->opts->task,
-                                    (char *)tnd_workspace_path(r->ws), diff};
-            free(body);
-            free(reply);
-            reply = NULL;
-            body = tnd_audit_request_encode(&ar, &len);
-            snprintf(key, sizeof(key), "%s/%d/reviewer", task_id, attempt);
-            say(r, "[%d/%d] reviewer: auditing", attempt,
-                r->cfg->gate.max_iterations);
-            if ((error = call(r, 1, key, body, len, &reply, &reply_len)) < 0)
-                goto next;
-            if ((error = tnd_audit_reply_decode(&audit, reply, reply_len)) < 0)
-                goto next;
-            audited = true;
-            tnd_usage_add(&r->usage[1], &audit.usage);
-            in.audit = &audit;
-            describe_audit(r, attempt, &audit);
+        a.in.attempt = n;
+        a.in.required = (const char *const *)r->required;
+        if (!a.in.format_error && !a.in.apply_error && !a.in.empty &&
+            !a.in.repeats) {
+            if (spent(r) || (error = audit(r, &a)) < 0) {
+                error = request_failed(r, error);
+                attempt_clear(&a);
+                break;
+            }
         }
 
-        /* decide */
-        sig = tnd_gate_signature(&in);
+        sig = tnd_gate_signature(&a.in);
         streak = sig && sig == last_sig ? streak + 1 : (sig ? 1 : 0);
         last_sig = sig;
-        in.streak = streak;
-        tnd_gate_decide(&d, &r->cfg->gate, &in);
-        record_attempt(r, attempt, &cr, &in, &d, diff_rel, sig);
-        say(r, "[%d/%d] %s: %s", attempt, r->cfg->gate.max_iterations,
-            tnd_gate_action_name(d.action), d.reason);
-        free(r->last_diff_rel);
-        r->last_diff_rel = diff_rel;
-        diff_rel = NULL;
-        if (d.action == TND_GATE_APPROVE) {
-            if (tnd_session_write(r->session, "final.diff", diff,
-                                  strlen(diff)) < 0) {
-                error = -1;
-                goto next;
+        a.in.streak = streak;
+        tnd_gate_decide(&a.decision, &r->cfg->gate, &a.in);
+        tnd_report_attempt(r->report, n, &a.reply, &a.in, &a.decision,
+                           a.diff_rel, sig);
+        say(r, "[%d/%d] %s: %s", n, r->cfg->gate.max_iterations,
+            tnd_gate_action_name(a.decision.action), a.decision.reason);
+        free(r->last_rel);
+        r->last_rel = tnd_xstrdup(a.diff_rel);
+        if (a.decision.action == TND_GATE_APPROVE) {
+            if ((error = tnd_session_write(r->session, "final.diff", a.diff,
+                                           strlen(a.diff))) == 0) {
+                r->final_rel = tnd_session_relpath(r->session, "final.diff");
+                stop(r, "approved", a.decision.reason);
+                fputs(a.diff, stdout);
+                fflush(stdout);
             }
-            r->final_rel = tnd_session_relpath(r->session, "final.diff");
-            r->status = "approved";
-            r->reason = tnd_xstrdup(d.reason);
-            fputs(diff, stdout);
-            fflush(stdout);
-        } else if (d.action == TND_GATE_ESCALATE) {
-            r->status = "escalated";
-            r->reason = tnd_xstrdup(d.reason);
+        } else if (a.decision.action == TND_GATE_ESCALATE) {
+            stop(r, "escalated", a.decision.reason);
         } else {
-            char *next_feedback = tnd_feedback_build(
-                &in, &d, (const char *const *)r->history, diff);
+            char *next = tnd_feedback_build(
+                &a.in, &a.decision, (const char *const *)r->history, a.diff);
             free(feedback);
-            feedback = next_feedback;
+            feedback = next;
             free(hints);
-            hints = failure_hints(audited ? &audit : NULL);
-            history_add(r, "attempt %d: %s", attempt, d.reason);
-            if (tnd_workspace_revert(r->ws) < 0)
-                error = -1;
+            hints = failure_hints(a.audited ? &a.audit : NULL);
+            history_add(r, "attempt %d: %s", n, a.decision.reason);
+            error = tnd_workspace_revert(r->ws);
         }
-    next:
-        free(req.repo_map);
-        for (size_t i = 0; i < req.nfiles; i++) {
-            free(req.files[i].path);
-            free(req.files[i].content);
-        }
-        free(req.files);
-        free(body);
-        free(reply);
-        free(diff);
-        free(diff_rel);
-        free(apply_error);
-        tnd_code_reply_clear(&cr);
-        tnd_audit_reply_clear(&audit);
-        if (error < 0 || r->status)
-            break;
+        attempt_clear(&a);
     }
     free(feedback);
     free(hints);
@@ -681,111 +529,51 @@ static int loop(run *r)
 
 /* ---- the end ------------------------------------------------------------ */
 
-static json_object *usage_json(const tnd_usage *u)
+/* Turn the agents' recording into the cassette --record asked for. */
+static void save_recording(run *r)
 {
-    json_object *o = json_object_new_object();
+    size_t count = 0, skipped = 0;
+    char *comment;
 
-    json_object_object_add(o, "llm_calls", json_object_new_int64(u->calls));
-    json_object_object_add(o, "prompt",
-                           json_object_new_int64(u->prompt_tokens));
-    json_object_object_add(o, "completion",
-                           json_object_new_int64(u->completion_tokens));
-    json_object_object_add(o, "estimated",
-                           json_object_new_boolean(u->estimated));
-    json_object_object_add(o, "latency_ms",
-                           json_object_new_int64(u->latency_ms));
-    json_object_object_add(o, "retries", json_object_new_int64(u->retries));
-    return o;
-}
-
-static int write_report(run *r, const tnd_usage *total, int64_t elapsed)
-{
-    json_object *o = json_object_new_object();
-    json_object *by_role = json_object_new_object();
-    json_object *tokens = json_object_new_object();
-    char when[40];
-    char *text;
-    int error;
-
-    json_object_object_add(o, "tandem", json_object_new_int(1));
-    json_object_object_add(o, "session",
-                           json_object_new_string(tnd_session_id(r->session)));
-    json_object_object_add(o, "status", json_object_new_string(r->status));
-    json_object_object_add(o, "reason", tnd_json_str_or_null(r->reason));
-    json_object_object_add(o, "task", json_object_new_string(r->opts->task));
-    json_object_object_add(o, "repo", json_object_new_string(r->repo));
-    json_object_object_add(o, "config", tnd_json_str_or_null(r->cfg->path));
-    tnd_clock_iso8601(when, sizeof(when), r->started_wall);
-    json_object_object_add(o, "started", json_object_new_string(when));
-    json_object_object_add(o, "elapsed_ms", json_object_new_int64(elapsed));
-    json_object_object_add(o, "iterations", json_object_new_int(r->iterations));
-    json_object_object_add(o, "llm_calls", json_object_new_int64(total->calls));
-    json_object_object_add(tokens, "prompt",
-                           json_object_new_int64(total->prompt_tokens));
-    json_object_object_add(tokens, "completion",
-                           json_object_new_int64(total->completion_tokens));
-    json_object_object_add(tokens, "estimated",
-                           json_object_new_boolean(total->estimated));
-    json_object_object_add(o, "tokens", tokens);
-    json_object_object_add(by_role, "coder", usage_json(&r->usage[0]));
-    json_object_object_add(by_role, "reviewer", usage_json(&r->usage[1]));
-    json_object_object_add(o, "by_role", by_role);
-    json_object_object_add(o, "final_diff", tnd_json_str_or_null(r->final_rel));
-    json_object_object_add(o, "last_diff",
-                           tnd_json_str_or_null(r->last_diff_rel));
-    json_object_object_add(o, "attempts", json_object_get(r->attempts));
-    text = tnd_json_pretty(o);
-    tnd_log_redact(text);
-    error = tnd_session_write(r->session, "report.json", text, strlen(text));
-    free(text);
-    json_object_put(o);
-    return error;
-}
-
-/* 12345 -> "12,345" into buf. */
-static const char *thousands(char *buf, size_t size, long n)
-{
-    char raw[32];
-    size_t len, o = 0;
-
-    snprintf(raw, sizeof(raw), "%ld", n);
-    len = strlen(raw);
-    for (size_t i = 0; i < len && o + 2 < size; i++) {
-        buf[o++] = raw[i];
-        if (raw[i] != '-' && (len - i - 1) % 3 == 0 && i + 1 < len)
-            buf[o++] = ',';
+    if (!r->record_partial)
+        return;
+    comment =
+        tnd_xasprintf("recorded by tandem %s: %s", TND_VERSION, r->opts->task);
+    if (tnd_cassette_from_recording(r->record_partial, r->opts->record, comment,
+                                    &count, &skipped) < 0) {
+        fprintf(stderr, "tandem: cannot write the recording: %s\n",
+                tnd_error_last());
+    } else {
+        fprintf(stderr, "recorded %zu exchange%s in %s%s\n", count,
+                count == 1 ? "" : "s", r->opts->record,
+                skipped ? " (some lines were torn and left out)" : "");
+        unlink(r->record_partial);
     }
-    buf[o] = '\0';
-    return buf;
+    free(comment);
 }
 
 static int finish(run *r)
 {
-    tnd_usage total = r->usage[0];
-    int64_t elapsed = tnd_now_ms() - r->started;
-    char t[32], p[32], c[32];
+    char *text, *summary;
     int code;
 
-    tnd_usage_add(&total, &r->usage[1]);
-    if (write_report(r, &total, elapsed) < 0)
+    tnd_report_outcome(r->report, r->status, r->reason, r->iterations,
+                       r->final_rel, r->last_rel, tnd_now_ms() - r->started);
+    text = tnd_report_json(r->report);
+    if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0)
         tnd_log_error("cannot write the report: %s", tnd_error_last());
-    fprintf(
-        stderr,
-        "%s after %d iteration%s · %ld LLM call%s · %s tokens%s (%s "
-        "prompt + %s completion) · %.1fs\n",
-        r->status, r->iterations, r->iterations == 1 ? "" : "s", total.calls,
-        total.calls == 1 ? "" : "s",
-        thousands(t, sizeof(t), total.prompt_tokens + total.completion_tokens),
-        total.estimated ? " (estimated)" : "",
-        thousands(p, sizeof(p), total.prompt_tokens),
-        thousands(c, sizeof(c), total.completion_tokens), elapsed / 1000.0);
+    free(text);
+    save_recording(r);
+    summary = tnd_report_summary(r->report);
+    fprintf(stderr, "%s\n", summary);
+    free(summary);
     if (strcmp(r->status, "approved") == 0) {
         code = TND_EXIT_OK;
     } else if (strcmp(r->status, "escalated") == 0) {
         fprintf(stderr, "needs a human: %s\n", r->reason);
-        if (r->last_diff_rel)
+        if (r->last_rel)
             fprintf(stderr, "the last proposal is in %s/%s\n", r->repo,
-                    r->last_diff_rel);
+                    r->last_rel);
         code = TND_EXIT_HUMAN;
     } else {
         fprintf(stderr, "failed: %s\n", r->reason ? r->reason : "");
@@ -798,18 +586,9 @@ static int finish(run *r)
 
 static void run_close(run *r)
 {
-    tnd_supervisor_destroy(&r->sup, STOP_GRACE_MS);
-    tnd_broker_destroy(&r->broker);
+    tnd_crew_destroy(&r->crew, r->opts->keep_workspace);
     tnd_workspace_destroy(&r->ws, !r->opts->keep_workspace);
-    if (r->runtime) {
-        if (r->opts->keep_workspace) {
-            char *sock = tnd_fs_join(r->runtime, "broker.sock");
-            unlink(sock);
-            free(sock);
-        } else {
-            tnd_fs_rmtree(r->runtime);
-        }
-    }
+    tnd_report_destroy(&r->report);
     tnd_session_destroy(&r->session);
     tnd_config_destroy(&r->cfg);
     for (size_t i = 0; i < r->nhistory; i++)
@@ -822,55 +601,67 @@ static void run_close(run *r)
     free(r->required);
     for (int i = 0; i < 4; i++)
         free(r->hidden[i]);
-    json_object_put(r->attempts);
-    free(r->programs[0]);
-    free(r->programs[1]);
-    free(r->endpoint);
-    free(r->runtime);
+    free(r->record_partial);
     free(r->reason);
     free(r->final_rel);
-    free(r->last_diff_rel);
+    free(r->last_rel);
     free(r->repo);
+}
+
+/* Resolve the repository and the configuration: exit 2 on any mistake,
+ * before anything is created. */
+static int prepare(run *r)
+{
+    int error;
+
+    if (!(r->repo = tnd_fs_realpath(r->opts->repo ? r->opts->repo : "."))) {
+        tnd_error_prefix("--repo");
+        return TND_ECONFIG;
+    }
+    if (!tnd_fs_is_dir(r->repo))
+        return tnd_error_config("--repo: %s is not a directory", r->repo);
+    if ((error = load_config(r)) < 0)
+        return error;
+    if (r->opts->record) {
+        char *dir = tnd_fs_dirname(r->opts->record);
+        bool ok = tnd_fs_is_dir(dir);
+        free(dir);
+        if (!ok)
+            return tnd_error_config("--record %s: its directory does not "
+                                    "exist",
+                                    r->opts->record);
+        r->record_partial = tnd_xasprintf("%s.partial", r->opts->record);
+        unlink(r->record_partial);
+    }
+    collect_required(r);
+    hide_own_files(r);
+    return 0;
 }
 
 int tnd_run(const tnd_run_options *opts)
 {
     run r;
     struct sigaction sa, old_int, old_term, old_hup;
-    tnd_broker_options bo;
-    char *ws_dir = NULL;
+    tnd_crew_options co;
+    char *logs = NULL, *ws_dir = NULL;
     int error, code;
 
     memset(&r, 0, sizeof(r));
     r.opts = opts;
     r.started = tnd_now_ms();
-    r.started_wall = tnd_wall_ms();
-    r.attempts = json_object_new_array();
     tnd_log_init("tandem", opts->verbose ? TND_LOG_DEBUG : TND_LOG_WARN);
-
-    if (!(r.repo = tnd_fs_realpath(opts->repo ? opts->repo : "."))) {
-        fprintf(stderr, "tandem: --repo: %s\n", tnd_error_last());
-        run_close(&r);
-        return TND_EXIT_USAGE;
-    }
-    if (!tnd_fs_is_dir(r.repo)) {
-        fprintf(stderr, "tandem: --repo: %s is not a directory\n", r.repo);
-        run_close(&r);
-        return TND_EXIT_USAGE;
-    }
-    if ((error = load_config(&r)) < 0 || (error = find_program(&r, 0)) < 0 ||
-        (error = find_program(&r, 1)) < 0) {
+    if ((error = prepare(&r)) < 0) {
         fprintf(stderr, "tandem: %s\n", tnd_error_last());
         run_close(&r);
         return error == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
-    collect_required(&r);
-    hide_own_files(&r);
-    if (!(r.session = tnd_session_new(r.repo)) || make_runtime(&r) < 0) {
+    if (!(r.session = tnd_session_new(r.repo))) {
         fprintf(stderr, "tandem: %s\n", tnd_error_last());
         run_close(&r);
         return TND_EXIT_FAILED;
     }
+    r.report = tnd_report_new(tnd_session_id(r.session), opts->task, r.repo,
+                              r.cfg->path, tnd_wall_ms());
 
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
@@ -882,24 +673,28 @@ int tnd_run(const tnd_run_options *opts)
     signal(SIGPIPE, SIG_IGN);
 
     say(&r, "session %s: %s", tnd_session_id(r.session), opts->task);
-    ws_dir = tnd_fs_join(r.runtime, "workspace");
-    memset(&bo, 0, sizeof(bo));
-    bo.endpoint = r.endpoint;
-    bo.heartbeat_ms = r.cfg->orchestrator.heartbeat_ms;
-    bo.liveness = r.cfg->orchestrator.liveness;
-    error = 0;
-    if (!(r.ws = tnd_workspace_new(r.repo, ws_dir,
-                                   r.cfg->orchestrator.workspace_max_bytes)) ||
-        !(r.broker = tnd_broker_new(&bo)) || start_agents(&r) < 0)
-        error = -1;
-    if (error == 0)
-        error = loop(&r);
-    if (error < 0) {
-        r.status = "failed";
-        free(r.reason);
-        r.reason = tnd_xstrdup(tnd_error_last());
+    logs = tnd_session_path(r.session, "logs");
+    memset(&co, 0, sizeof(co));
+    co.config = r.cfg;
+    co.session_id = tnd_session_id(r.session);
+    co.logs_dir = logs;
+    co.llm = opts->llm;
+    co.base_url = opts->base_url;
+    co.record = r.record_partial;
+    co.verbose = opts->verbose;
+    co.interrupted = &interrupted;
+    error = -1;
+    if ((r.crew = tnd_crew_new(&co)) != NULL) {
+        ws_dir = tnd_fs_join(tnd_crew_runtime(r.crew), "workspace");
+        if ((r.ws = tnd_workspace_new(r.repo, ws_dir,
+                                      r.cfg->orchestrator.workspace_max_bytes)))
+            error = loop(&r);
     }
+    if (error < 0)
+        stop(&r, "failed", tnd_error_last());
+    tnd_crew_destroy(&r.crew, opts->keep_workspace);
     code = finish(&r);
+    free(logs);
     free(ws_dir);
     run_close(&r);
     sigaction(SIGINT, &old_int, NULL);

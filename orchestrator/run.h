@@ -23,6 +23,8 @@ typedef struct tnd_run_options {
     const char *llm;      /* --llm PROVIDER:MODEL override, or NULL */
     const char *base_url; /* --base-url override, or NULL */
     const char *task;     /* what to do */
+    const char *record;   /* --record FILE: write the models' answers as a
+                             cassette, or NULL */
     bool keep_workspace;  /* leave the workspace for inspection */
     bool quiet;           /* no progress lines */
     bool verbose;         /* debug logging */

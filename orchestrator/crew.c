@@ -1,0 +1,323 @@
+/* The run's agents: runtime directory, broker, processes, calls (see
+ * crew.h). */
+#include "orchestrator/crew.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "orchestrator/broker.h"
+#include "orchestrator/supervisor.h"
+
+#define POLL_MS       200
+#define STOP_GRACE_MS 5000
+#define IPC_PATH_MAX  100 /* sun_path is 108 bytes; keep a margin */
+#define MAX_ARGS      48
+
+static const char *const roles[2] = {"coder", "reviewer"};
+
+struct tnd_crew {
+    const tnd_crew_options *opts;
+    char *runtime;
+    char *endpoint;
+    char *programs[2];
+    tnd_broker *broker;
+    tnd_supervisor *sup;
+    bool waiting_said[2];
+};
+
+static const tnd_agent_config *agent(const tnd_config *cfg, int role)
+{
+    return role ? &cfg->reviewer : &cfg->coder;
+}
+
+/* The agent program for role: the config's, or the one installed next to
+ * this tandem. NULL (error set) when it cannot be run. Caller frees. */
+static char *program(const tnd_config *cfg, int role)
+{
+    const tnd_agent_config *a = agent(cfg, role);
+    char *self, *prog;
+
+    if (a->program.argv) {
+        const char *p = a->program.argv[0];
+        prog = p[0] == '/' || !strchr(p, '/') ? tnd_xstrdup(p)
+                                              : tnd_fs_join(cfg->dir, p);
+    } else {
+        self = tnd_fs_self_dir();
+        prog = tnd_xasprintf("%s/tandem-%s", self ? self : ".", roles[role]);
+        free(self);
+    }
+    if (strchr(prog, '/') && access(prog, X_OK) < 0) {
+        tnd_error_sys("agent program %s cannot be run (build it with 'make', "
+                      "or set agents.%s.command in agents.yaml)",
+                      prog, roles[role]);
+        free(prog);
+        return NULL;
+    }
+    return prog;
+}
+
+int tnd_crew_check(const tnd_config *config)
+{
+    for (int role = 0; role < 2; role++) {
+        char *prog;
+        if (agent(config, role)->count == 0) {
+            if (!*config->orchestrator.endpoint)
+                return tnd_error_config(
+                    "agents.%s.count is 0, so %s agents must connect by "
+                    "themselves; set orchestrator.endpoint to an address "
+                    "they can reach (e.g. tcp://0.0.0.0:5555)",
+                    roles[role], roles[role]);
+            continue;
+        }
+        if (!(prog = program(config, role)))
+            return TND_ECONFIG;
+        free(prog);
+    }
+    return 0;
+}
+
+/* A private directory for the ipc socket and the workspace: only this user
+ * may enter it, so no other user can connect to our broker. */
+static int make_runtime(tnd_crew *c)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *base;
+    struct stat st;
+
+    if (!tmp || !*tmp || tmp[0] != '/')
+        tmp = "/tmp";
+    base = tnd_xasprintf("%s/tandem-%ld", tmp, (long)getuid());
+    if (mkdir(base, 0700) < 0 && errno != EEXIST) {
+        tnd_error_sys("cannot create %s", base);
+        free(base);
+        return -1;
+    }
+    if (lstat(base, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+        (st.st_mode & 077)) {
+        tnd_error_set("%s must be a directory owned by you with mode 0700 "
+                      "(it is not; remove it or set TMPDIR)",
+                      base);
+        free(base);
+        return -1;
+    }
+    c->runtime = tnd_fs_join(base, c->opts->session_id);
+    free(base);
+    if (mkdir(c->runtime, 0700) < 0) {
+        tnd_error_sys("cannot create %s", c->runtime);
+        free(c->runtime);
+        c->runtime = NULL;
+        return -1;
+    }
+    if (*c->opts->config->orchestrator.endpoint) {
+        c->endpoint = tnd_xstrdup(c->opts->config->orchestrator.endpoint);
+    } else {
+        c->endpoint = tnd_xasprintf("ipc://%s/broker.sock", c->runtime);
+        if (strlen(c->endpoint) - 6 > IPC_PATH_MAX)
+            return tnd_error_set("the socket path %s is too long for ipc://; "
+                                 "set TMPDIR to a shorter directory",
+                                 c->endpoint + 6);
+    }
+    return 0;
+}
+
+static int start_agents(tnd_crew *c)
+{
+    const tnd_crew_options *o = c->opts;
+    const tnd_config *cfg = o->config;
+    char hb[32], lv[32];
+
+    snprintf(hb, sizeof(hb), "%d", cfg->orchestrator.heartbeat_ms);
+    snprintf(lv, sizeof(lv), "%d", cfg->orchestrator.liveness);
+    c->sup = tnd_supervisor_new();
+    for (int role = 0; role < 2; role++) {
+        const tnd_agent_config *a = agent(cfg, role);
+        for (int i = 1; i <= a->count; i++) {
+            const char *argv[MAX_ARGS];
+            size_t n = 1;
+            char *name = tnd_xasprintf("%s-%d", roles[role], i);
+            char *file = tnd_xasprintf("%s.log", name);
+            char *log = tnd_fs_join(o->logs_dir, file);
+            tnd_agent_spec spec;
+            int error;
+
+            argv[0] = c->programs[role];
+            for (char **p = a->program.argv ? a->program.argv + 1 : NULL;
+                 p && *p && n < MAX_ARGS - 20; p++)
+                argv[n++] = *p;
+            argv[n++] = "--connect";
+            argv[n++] = c->endpoint;
+            argv[n++] = "--id";
+            argv[n++] = name;
+            argv[n++] = "--heartbeat";
+            argv[n++] = hb;
+            argv[n++] = "--liveness";
+            argv[n++] = lv;
+            if (cfg->path) {
+                argv[n++] = "--config";
+                argv[n++] = cfg->path;
+            }
+            if (o->llm) {
+                argv[n++] = "--llm";
+                argv[n++] = o->llm;
+            }
+            if (o->base_url) {
+                argv[n++] = "--base-url";
+                argv[n++] = o->base_url;
+            }
+            if (o->record) {
+                argv[n++] = "--record";
+                argv[n++] = o->record;
+            }
+            if (o->verbose)
+                argv[n++] = "--verbose";
+            argv[n] = NULL;
+            spec.name = name;
+            spec.service = roles[role];
+            spec.argv = argv;
+            spec.log_path = log;
+            error = tnd_supervisor_add(c->sup, &spec);
+            free(name);
+            free(file);
+            free(log);
+            if (error < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+tnd_crew *tnd_crew_new(const tnd_crew_options *opts)
+{
+    tnd_crew *c = tnd_xcalloc(1, sizeof(*c));
+    tnd_broker_options bo;
+
+    c->opts = opts;
+    for (int role = 0; role < 2; role++)
+        if (agent(opts->config, role)->count > 0 &&
+            !(c->programs[role] = program(opts->config, role)))
+            goto fail;
+    if (make_runtime(c) < 0)
+        goto fail;
+    memset(&bo, 0, sizeof(bo));
+    bo.endpoint = c->endpoint;
+    bo.heartbeat_ms = opts->config->orchestrator.heartbeat_ms;
+    bo.liveness = opts->config->orchestrator.liveness;
+    if (!(c->broker = tnd_broker_new(&bo)) ||
+        tnd_fs_mkdirs(opts->logs_dir, 0755) < 0 || start_agents(c) < 0)
+        goto fail;
+    return c;
+fail:
+    tnd_crew_destroy(&c, false);
+    return NULL;
+}
+
+void tnd_crew_destroy(tnd_crew **self_p, bool keep)
+{
+    tnd_crew *c = self_p ? *self_p : NULL;
+
+    if (!c)
+        return;
+    tnd_supervisor_destroy(&c->sup, STOP_GRACE_MS);
+    tnd_broker_destroy(&c->broker);
+    if (c->runtime) {
+        if (keep) {
+            char *sock = tnd_fs_join(c->runtime, "broker.sock");
+            unlink(sock);
+            free(sock);
+        } else {
+            tnd_fs_rmtree(c->runtime);
+        }
+    }
+    free(c->programs[0]);
+    free(c->programs[1]);
+    free(c->runtime);
+    free(c->endpoint);
+    free(c);
+    *self_p = NULL;
+}
+
+const char *tnd_crew_runtime(const tnd_crew *self)
+{
+    return self->runtime;
+}
+
+const char *tnd_crew_endpoint(const tnd_crew *self)
+{
+    return self->endpoint;
+}
+
+static void agent_gone(const char *name, void *payload)
+{
+    tnd_broker_worker_gone(payload, name);
+}
+
+int tnd_crew_call(tnd_crew *self, const char *service, const char *key,
+                  const char *body, size_t len, int64_t deadline,
+                  tnd_crew_progress_fn progress, void *payload, char **reply,
+                  size_t *reply_len)
+{
+    int role = strcmp(service, "reviewer") == 0;
+    int64_t asked = tnd_now_ms();
+
+    *reply = NULL;
+    if (tnd_broker_submit(self->broker, service, key, body, len) < 0)
+        return -1;
+    for (;;) {
+        tnd_broker_event ev;
+        long wait = tnd_clock_remaining(deadline, POLL_MS);
+        int rc;
+
+        if (self->opts->interrupted && *self->opts->interrupted) {
+            tnd_broker_cancel(self->broker, key);
+            tnd_error_set("interrupted by signal %d",
+                          (int)*self->opts->interrupted);
+            return TND_ECANCELLED;
+        }
+        rc = tnd_broker_poll(self->broker, &ev, wait);
+        if (rc < 0)
+            return -1;
+        if (rc == 1) {
+            bool ours = strcmp(ev.key, key) == 0;
+            if (ours && ev.kind == TND_BROKER_FINAL) {
+                *reply = ev.body;
+                *reply_len = ev.body_len;
+                ev.body = NULL;
+                tnd_broker_event_clear(&ev);
+                return 0;
+            }
+            if (ours && ev.kind == TND_BROKER_FAILED) {
+                tnd_error_set("%s", ev.error);
+                tnd_broker_event_clear(&ev);
+                return -1;
+            }
+            if (ours && ev.kind == TND_BROKER_PARTIAL && progress)
+                progress(ev.body, ev.body_len, payload);
+            tnd_broker_event_clear(&ev);
+        }
+        if (tnd_supervisor_tick(self->sup, agent_gone, self->broker) < 0) {
+            tnd_broker_cancel(self->broker, key);
+            return -1;
+        }
+        if (!self->waiting_said[role] &&
+            tnd_broker_workers(self->broker, service) == 0 &&
+            tnd_now_ms() - asked > 3000) {
+            tnd_log_warn("waiting for a %s agent to connect to %s", service,
+                         self->endpoint);
+            self->waiting_said[role] = true;
+        }
+        if (tnd_now_ms() >= deadline) {
+            tnd_broker_cancel(self->broker, key);
+            tnd_error_set("no reply from the %s in time", service);
+            return TND_ETIMEOUT;
+        }
+    }
+}

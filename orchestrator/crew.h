@@ -1,0 +1,65 @@
+/* tnd_crew - the agents one run works with, and how to talk to them.
+ *
+ * A crew owns a private runtime directory (mode 0700, under $TMPDIR), the
+ * broker bound in it (or on the configured endpoint), and the local agent
+ * processes the config asks for. tnd_crew_call sends one request and
+ * waits for its reply while keeping everything alive: the broker polls,
+ * exited agents are restarted, progress is passed on, and the wait ends
+ * at a deadline or when the run is interrupted. */
+#ifndef TND_CREW_H
+#define TND_CREW_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/config.h"
+
+typedef struct tnd_crew tnd_crew;
+
+typedef struct tnd_crew_options {
+    const tnd_config *config;
+    const char *session_id; /* names the runtime directory */
+    const char *logs_dir;   /* the agents' logs go here */
+    const char *llm;        /* --llm for the agents, or NULL */
+    const char *base_url;   /* --base-url for the agents, or NULL */
+    const char *record;     /* --record for the agents, or NULL */
+    bool verbose;
+    const volatile sig_atomic_t *interrupted; /* non-zero: stop waiting */
+} tnd_crew_options;
+
+/* Progress from an agent while it works: the body of a PARTIAL. */
+typedef void (*tnd_crew_progress_fn)(const char *body, size_t len,
+                                     void *payload);
+
+/* Check that the agent programs the config names can be run, before
+ * anything is started. TND_ECONFIG with a message saying how to fix it. */
+int tnd_crew_check(const tnd_config *config);
+
+/* Create the runtime directory, bind the broker and start the agents.
+ * NULL with the error set. */
+tnd_crew *tnd_crew_new(const tnd_crew_options *opts);
+
+/* Stop the agents, close the broker, remove the runtime directory unless
+ * keep is true (then only the socket goes). Sets *self_p to NULL; safe on
+ * NULL. */
+void tnd_crew_destroy(tnd_crew **self_p, bool keep);
+
+/* The runtime directory (absolute). Borrowed. */
+const char *tnd_crew_runtime(const tnd_crew *self);
+
+/* The broker's endpoint. Borrowed. */
+const char *tnd_crew_endpoint(const tnd_crew *self);
+
+/* Send body to service ("coder" or "reviewer") under key and wait until
+ * deadline (a tnd_now_ms() value) for the reply. Returns 0 with *reply
+ * (caller frees); TND_ETIMEOUT at the deadline; TND_ECANCELLED when
+ * interrupted; -1 with the error set (the request failed, an agent was
+ * given up on). progress may be NULL. */
+int tnd_crew_call(tnd_crew *self, const char *service, const char *key,
+                  const char *body, size_t len, int64_t deadline,
+                  tnd_crew_progress_fn progress, void *payload, char **reply,
+                  size_t *reply_len);
+
+#endif

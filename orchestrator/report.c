@@ -1,0 +1,244 @@
+/* report.json and the summary line (see report.h). */
+#include "orchestrator/report.h"
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "proto/audit.h"
+#include "proto/json.h"
+
+struct tnd_report {
+    char *session, *task, *repo, *config;
+    int64_t started_wall;
+    tnd_usage usage[2];
+    json_object *attempts;
+    char *status, *reason, *final_diff, *last_diff;
+    int iterations;
+    int64_t elapsed_ms;
+};
+
+tnd_report *tnd_report_new(const char *session, const char *task,
+                           const char *repo, const char *config,
+                           int64_t started_wall_ms)
+{
+    tnd_report *r = tnd_xcalloc(1, sizeof(*r));
+
+    r->session = tnd_xstrdup(session);
+    r->task = tnd_xstrdup(task);
+    r->repo = tnd_xstrdup(repo);
+    r->config = tnd_xstrdup(config);
+    r->started_wall = started_wall_ms;
+    r->attempts = json_object_new_array();
+    r->status = tnd_xstrdup("failed");
+    return r;
+}
+
+void tnd_report_destroy(tnd_report **self_p)
+{
+    tnd_report *r = self_p ? *self_p : NULL;
+
+    if (!r)
+        return;
+    free(r->session);
+    free(r->task);
+    free(r->repo);
+    free(r->config);
+    json_object_put(r->attempts);
+    free(r->status);
+    free(r->reason);
+    free(r->final_diff);
+    free(r->last_diff);
+    free(r);
+    *self_p = NULL;
+}
+
+void tnd_report_usage(tnd_report *self, tnd_role role, const tnd_usage *u)
+{
+    tnd_usage_add(&self->usage[role], u);
+}
+
+const tnd_usage *tnd_report_role(const tnd_report *self, tnd_role role)
+{
+    return &self->usage[role];
+}
+
+tnd_usage tnd_report_total(const tnd_report *self)
+{
+    tnd_usage total = self->usage[0];
+
+    tnd_usage_add(&total, &self->usage[1]);
+    return total;
+}
+
+static json_object *skills_json(const tnd_audit_reply *a)
+{
+    json_object *list = json_object_new_array();
+
+    for (size_t i = 0; a && i < a->nskills; i++) {
+        const tnd_skill_result *s = &a->skills[i];
+        json_object *j = json_object_new_object();
+        json_object_object_add(j, "name", json_object_new_string(s->name));
+        json_object_object_add(
+            j, "status",
+            json_object_new_string(tnd_skill_status_name(s->status)));
+        json_object_object_add(j, "required",
+                               json_object_new_boolean(s->required));
+        json_object_object_add(j, "exit_code",
+                               json_object_new_int(s->exit_code));
+        json_object_object_add(j, "duration_ms",
+                               json_object_new_int64(s->duration_ms));
+        json_object_array_add(list, j);
+    }
+    return list;
+}
+
+void tnd_report_attempt(tnd_report *self, int attempt,
+                        const tnd_code_reply *reply, const tnd_gate_input *in,
+                        const tnd_gate_decision *decision,
+                        const char *diff_path, uint64_t signature)
+{
+    json_object *j = json_object_new_object();
+    char sig[32];
+
+    json_object_object_add(j, "attempt", json_object_new_int(attempt));
+    json_object_object_add(
+        j, "decision",
+        json_object_new_string(tnd_gate_action_name(decision->action)));
+    json_object_object_add(j, "reason",
+                           json_object_new_string(decision->reason));
+    json_object_object_add(j, "diff", tnd_json_str_or_null(diff_path));
+    json_object_object_add(j, "edits",
+                           json_object_new_int(reply ? (int)reply->nedits : 0));
+    json_object_object_add(
+        j, "rationale", tnd_json_str_or_null(reply ? reply->rationale : NULL));
+    json_object_object_add(j, "skills", skills_json(in->audit));
+    json_object_object_add(j, "critique",
+                           in->audit && in->audit->critique
+                               ? tnd_critique_to_json(in->audit->critique)
+                               : NULL);
+    json_object_object_add(
+        j, "critique_error",
+        tnd_json_str_or_null(in->audit ? in->audit->critique_error : NULL));
+    snprintf(sig, sizeof(sig), "%016llx", (unsigned long long)signature);
+    json_object_object_add(j, "failure_signature",
+                           signature ? json_object_new_string(sig) : NULL);
+    json_object_array_add(self->attempts, j);
+}
+
+static void replace(char **slot, const char *value)
+{
+    free(*slot);
+    *slot = tnd_xstrdup(value);
+}
+
+void tnd_report_outcome(tnd_report *self, const char *status,
+                        const char *reason, int iterations,
+                        const char *final_diff, const char *last_diff,
+                        int64_t elapsed_ms)
+{
+    replace(&self->status, status);
+    replace(&self->reason, reason);
+    replace(&self->final_diff, final_diff);
+    replace(&self->last_diff, last_diff);
+    self->iterations = iterations;
+    self->elapsed_ms = elapsed_ms;
+}
+
+static json_object *usage_json(const tnd_usage *u)
+{
+    json_object *o = json_object_new_object();
+
+    json_object_object_add(o, "llm_calls", json_object_new_int64(u->calls));
+    json_object_object_add(o, "prompt",
+                           json_object_new_int64(u->prompt_tokens));
+    json_object_object_add(o, "completion",
+                           json_object_new_int64(u->completion_tokens));
+    json_object_object_add(o, "estimated",
+                           json_object_new_boolean(u->estimated));
+    json_object_object_add(o, "latency_ms",
+                           json_object_new_int64(u->latency_ms));
+    json_object_object_add(o, "retries", json_object_new_int64(u->retries));
+    return o;
+}
+
+char *tnd_report_json(const tnd_report *self)
+{
+    json_object *o = json_object_new_object();
+    json_object *by_role = json_object_new_object();
+    json_object *tokens = json_object_new_object();
+    tnd_usage total = tnd_report_total(self);
+    char when[40];
+    char *text;
+
+    json_object_object_add(o, "tandem", json_object_new_int(1));
+    json_object_object_add(o, "session", json_object_new_string(self->session));
+    json_object_object_add(o, "status", json_object_new_string(self->status));
+    json_object_object_add(o, "reason", tnd_json_str_or_null(self->reason));
+    json_object_object_add(o, "task", json_object_new_string(self->task));
+    json_object_object_add(o, "repo", json_object_new_string(self->repo));
+    json_object_object_add(o, "config", tnd_json_str_or_null(self->config));
+    tnd_clock_iso8601(when, sizeof(when), self->started_wall);
+    json_object_object_add(o, "started", json_object_new_string(when));
+    json_object_object_add(o, "elapsed_ms",
+                           json_object_new_int64(self->elapsed_ms));
+    json_object_object_add(o, "iterations",
+                           json_object_new_int(self->iterations));
+    json_object_object_add(o, "llm_calls", json_object_new_int64(total.calls));
+    json_object_object_add(tokens, "prompt",
+                           json_object_new_int64(total.prompt_tokens));
+    json_object_object_add(tokens, "completion",
+                           json_object_new_int64(total.completion_tokens));
+    json_object_object_add(tokens, "estimated",
+                           json_object_new_boolean(total.estimated));
+    json_object_object_add(o, "tokens", tokens);
+    json_object_object_add(by_role, "coder", usage_json(&self->usage[0]));
+    json_object_object_add(by_role, "reviewer", usage_json(&self->usage[1]));
+    json_object_object_add(o, "by_role", by_role);
+    json_object_object_add(o, "final_diff",
+                           tnd_json_str_or_null(self->final_diff));
+    json_object_object_add(o, "last_diff",
+                           tnd_json_str_or_null(self->last_diff));
+    json_object_object_add(o, "attempts", json_object_get(self->attempts));
+    text = tnd_json_pretty(o);
+    json_object_put(o);
+    return tnd_log_redact(text);
+}
+
+/* 12345 -> "12,345" into buf. */
+static const char *thousands(char *buf, size_t size, long n)
+{
+    char raw[32];
+    size_t len, o = 0;
+
+    snprintf(raw, sizeof(raw), "%ld", n);
+    len = strlen(raw);
+    for (size_t i = 0; i < len && o + 2 < size; i++) {
+        buf[o++] = raw[i];
+        if (raw[i] != '-' && (len - i - 1) % 3 == 0 && i + 1 < len)
+            buf[o++] = ',';
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+char *tnd_report_summary(const tnd_report *self)
+{
+    tnd_usage total = tnd_report_total(self);
+    char t[32], p[32], c[32];
+
+    return tnd_xasprintf(
+        "%s after %d iteration%s · %ld LLM call%s · %s tokens%s (%s prompt "
+        "+ %s completion) · %.1fs",
+        self->status, self->iterations, self->iterations == 1 ? "" : "s",
+        total.calls, total.calls == 1 ? "" : "s",
+        thousands(t, sizeof(t), total.prompt_tokens + total.completion_tokens),
+        total.estimated ? " (estimated)" : "",
+        thousands(p, sizeof(p), total.prompt_tokens),
+        thousands(c, sizeof(c), total.completion_tokens),
+        self->elapsed_ms / 1000.0);
+}

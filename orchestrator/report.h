@@ -1,0 +1,61 @@
+/* tnd_report - what one run leaves in report.json, and its summary line.
+ *
+ * The run loop feeds it as things happen (usage per role, one entry per
+ * attempt) and asks it at the end for the JSON and the one-line summary
+ * people read ("approved after 2 iterations · 4 LLM calls · ..."). */
+#ifndef TND_REPORT_H
+#define TND_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "orchestrator/gate.h"
+#include "proto/code.h"
+
+typedef struct tnd_report tnd_report;
+
+/* The roles usage is counted for. */
+typedef enum tnd_role {
+    TND_ROLE_CODER = 0,
+    TND_ROLE_REVIEWER = 1,
+} tnd_role;
+
+/* Start a report. Strings are copied; config may be NULL. */
+tnd_report *tnd_report_new(const char *session, const char *task,
+                           const char *repo, const char *config,
+                           int64_t started_wall_ms);
+
+/* Free; sets *self_p to NULL; safe on NULL. */
+void tnd_report_destroy(tnd_report **self_p);
+
+/* Add one reply's LLM use to role. */
+void tnd_report_usage(tnd_report *self, tnd_role role, const tnd_usage *u);
+
+/* Usage so far: of one role, or of both with tnd_report_total. */
+const tnd_usage *tnd_report_role(const tnd_report *self, tnd_role role);
+tnd_usage tnd_report_total(const tnd_report *self);
+
+/* Record one attempt: the coder's reply (may be NULL), the gate's input
+ * and decision, the attempt's diff (relative path, may be NULL) and its
+ * failure signature. */
+void tnd_report_attempt(tnd_report *self, int attempt,
+                        const tnd_code_reply *reply, const tnd_gate_input *in,
+                        const tnd_gate_decision *decision,
+                        const char *diff_path, uint64_t signature);
+
+/* Set the outcome. status is "approved", "escalated" or "failed";
+ * paths are relative to the repository and may be NULL. */
+void tnd_report_outcome(tnd_report *self, const char *status,
+                        const char *reason, int iterations,
+                        const char *final_diff, const char *last_diff,
+                        int64_t elapsed_ms);
+
+/* report.json's text, pretty, with registered secrets redacted. Caller
+ * frees. */
+char *tnd_report_json(const tnd_report *self);
+
+/* "approved after 2 iterations · 4 LLM calls · 3,837 tokens (3,330
+ * prompt + 507 completion) · 0.4s". Caller frees. */
+char *tnd_report_summary(const tnd_report *self);
+
+#endif
