@@ -1,0 +1,139 @@
+/* Unit tests for orchestrator/report: report.json and the summary line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "orchestrator/report.h"
+#include "proto/json.h"
+
+static tnd_usage usage(long calls, long prompt, long completion)
+{
+    tnd_usage u;
+
+    memset(&u, 0, sizeof(u));
+    u.calls = calls;
+    u.prompt_tokens = prompt;
+    u.completion_tokens = completion;
+    return u;
+}
+
+static void summary_reads_like_a_sentence(void **state)
+{
+    tnd_report *r = tnd_report_new("S", "fix it", "/repo", NULL, 0);
+    tnd_usage c = usage(2, 2240, 172), v = usage(2, 1090, 335);
+    char *line;
+
+    (void)state;
+    tnd_report_usage(r, TND_ROLE_CODER, &c);
+    tnd_report_usage(r, TND_ROLE_REVIEWER, &v);
+    tnd_report_outcome(r, "approved", "ok", 2, "f.diff", "a2.diff", 412);
+    line = tnd_report_summary(r);
+    assert_string_equal(line, "approved after 2 iterations · 4 LLM calls · "
+                              "3,837 tokens (3,330 prompt + 507 completion) "
+                              "· 0.4s");
+    free(line);
+
+    /* one of each, estimated */
+    c = usage(1, 10, 5);
+    c.estimated = true;
+    tnd_report_destroy(&r);
+    r = tnd_report_new("S", "t", "/repo", NULL, 0);
+    tnd_report_usage(r, TND_ROLE_CODER, &c);
+    tnd_report_outcome(r, "failed", "boom", 1, NULL, NULL, 1500);
+    line = tnd_report_summary(r);
+    assert_string_equal(line, "failed after 1 iteration · 1 LLM call · 15 "
+                              "tokens (estimated) (10 prompt + 5 completion) "
+                              "· 1.5s");
+    free(line);
+    tnd_report_destroy(&r);
+    tnd_report_destroy(&r);
+}
+
+static void json_has_the_promised_fields(void **state)
+{
+    tnd_report *r = tnd_report_new("20261122-x", "make it pass", "/repo",
+                                   "/repo/agents.yaml", 0);
+    tnd_usage c = usage(1, 100, 10);
+    tnd_gate_input in;
+    tnd_gate_decision d;
+    json_object *o = NULL, *tokens, *attempts, *a0;
+    char *text;
+
+    (void)state;
+    memset(&in, 0, sizeof(in));
+    memset(&d, 0, sizeof(d));
+    in.attempt = 1;
+    in.apply_error = "edit 1: not found";
+    d.action = TND_GATE_REVISE;
+    strcpy(d.reason, "the proposal could not be applied");
+    tnd_report_usage(r, TND_ROLE_CODER, &c);
+    tnd_report_attempt(r, 1, NULL, &in, &d, ".tandem/sessions/x/attempt-1.diff",
+                       0xabcULL);
+    tnd_report_outcome(r, "escalated", "max iterations", 1, NULL,
+                       ".tandem/sessions/x/attempt-1.diff", 10);
+    text = tnd_report_json(r);
+    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(o, "session")),
+        "20261122-x");
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(o, "status")),
+        "escalated");
+    assert_int_equal(
+        json_object_get_int(json_object_object_get(o, "iterations")), 1);
+    assert_int_equal(
+        json_object_get_int(json_object_object_get(o, "llm_calls")), 1);
+    tokens = json_object_object_get(o, "tokens");
+    assert_int_equal(
+        json_object_get_int(json_object_object_get(tokens, "prompt")), 100);
+    assert_int_equal(
+        json_object_get_int(json_object_object_get(tokens, "completion")), 10);
+    assert_true(json_object_is_type(json_object_object_get(o, "final_diff"),
+                                    json_type_null));
+    attempts = json_object_object_get(o, "attempts");
+    assert_int_equal(json_object_array_length(attempts), 1);
+    a0 = json_object_array_get_idx(attempts, 0);
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(a0, "decision")),
+        "revise");
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(a0, "failure_signature")),
+        "0000000000000abc");
+    json_object_put(o);
+    free(text);
+    tnd_report_destroy(&r);
+}
+
+static void secrets_are_redacted(void **state)
+{
+    tnd_report *r;
+    char *text;
+
+    (void)state;
+    tnd_log_secret("sk-report-secret-123456");
+    r = tnd_report_new("S", "use key sk-report-secret-123456 please", "/r",
+                       NULL, 0);
+    tnd_report_outcome(r, "failed", "401 with sk-report-secret-123456", 1, NULL,
+                       NULL, 0);
+    text = tnd_report_json(r);
+    assert_null(strstr(text, "sk-report-secret-123456"));
+    assert_non_null(strstr(text, "[redacted]"));
+    free(text);
+    tnd_report_destroy(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(summary_reads_like_a_sentence),
+        cmocka_unit_test(json_has_the_promised_fields),
+        cmocka_unit_test(secrets_are_redacted),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
