@@ -11,6 +11,7 @@
 #include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "orchestrator/doctor.h"
 #include "orchestrator/run.h"
 #include "proto/body.h"
 
@@ -24,6 +25,7 @@ static void usage(FILE *to)
           "\n"
           "commands:\n"
           "  run TASK...     do a task in a repository through the gate loop\n"
+          "  doctor          check the config, the models, keys and tools\n"
           "  help [COMMAND]  show help for tandem or a command\n"
           "\n"
           "options:\n"
@@ -212,6 +214,101 @@ static int cmd_run(int argc, char **argv)
     return code;
 }
 
+static void doctor_usage(FILE *to)
+{
+    fputs("usage: tandem doctor [options]\n"
+          "\n"
+          "Check that a run can work: the configuration loads, the agent\n"
+          "programs exist, each agent's API key variable is set (the value\n"
+          "is never shown), each endpoint answers and offers the model\n"
+          "(asking for its model list, not for a completion), and the\n"
+          "programs the skills run are on PATH. Prints a table.\n"
+          "\n"
+          "options:\n"
+          "  --repo DIR           the repository (default: .)\n"
+          "  --config FILE        agents.yaml to check (default: as tandem\n"
+          "                       run finds it)\n"
+          "  --llm PROVIDER:MODEL check this model instead (env TANDEM_LLM)\n"
+          "  --base-url URL       and this base URL (env TANDEM_BASE_URL)\n"
+          "  --timeout S          seconds per endpoint check (default 10)\n"
+          "  -h, --help           show this help\n"
+          "\n"
+          "exit status: 0 every check passed, 1 a check failed, 2 usage "
+          "error\n",
+          to);
+}
+
+static int cmd_doctor(int argc, char **argv)
+{
+    enum { O_REPO = 256, O_CONFIG, O_LLM, O_BASE_URL, O_TIMEOUT };
+    static const struct option longs[] = {
+        {"repo", required_argument, NULL, O_REPO},
+        {"config", required_argument, NULL, O_CONFIG},
+        {"llm", required_argument, NULL, O_LLM},
+        {"base-url", required_argument, NULL, O_BASE_URL},
+        {"timeout", required_argument, NULL, O_TIMEOUT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    tnd_doctor_options o;
+    char *end;
+    long secs;
+    int c;
+
+    memset(&o, 0, sizeof(o));
+    o.llm = getenv("TANDEM_LLM");
+    o.base_url = getenv("TANDEM_BASE_URL");
+    if (o.llm && !*o.llm)
+        o.llm = NULL;
+    if (o.base_url && !*o.base_url)
+        o.base_url = NULL;
+    o.timeout_ms = 10000;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", longs, NULL)) != -1) {
+        switch (c) {
+        case O_REPO:
+            o.repo = optarg;
+            break;
+        case O_CONFIG:
+            o.config = optarg;
+            break;
+        case O_LLM:
+            o.llm = optarg;
+            break;
+        case O_BASE_URL:
+            o.base_url = optarg;
+            break;
+        case O_TIMEOUT:
+            secs = strtol(optarg, &end, 10);
+            if (!*optarg || *end || secs < 1 || secs > 600) {
+                fprintf(stderr,
+                        "tandem doctor: --timeout must be 1..600 "
+                        "seconds, got \"%s\"\n",
+                        optarg);
+                return TND_EXIT_USAGE;
+            }
+            o.timeout_ms = secs * 1000;
+            break;
+        case 'h':
+            doctor_usage(stdout);
+            return TND_EXIT_OK;
+        default:
+            fprintf(stderr,
+                    "tandem doctor: unknown option '%s'\n"
+                    "try 'tandem doctor --help'\n",
+                    argv[optind - 1]);
+            return TND_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tandem doctor: unexpected argument '%s'\n",
+                argv[optind]);
+        return TND_EXIT_USAGE;
+    }
+    return tnd_doctor(&o);
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -231,6 +328,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "help") == 0) {
         if (argc > 2 && strcmp(argv[2], "run") == 0)
             run_usage(stdout);
+        else if (argc > 2 && strcmp(argv[2], "doctor") == 0)
+            doctor_usage(stdout);
         else if (argc > 2) {
             fprintf(stderr, "tandem help: no command '%s'\n", argv[2]);
             return TND_EXIT_USAGE;
@@ -240,6 +339,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "doctor") == 0)
+        return cmd_doctor(argc - 1, argv + 1);
     fprintf(stderr, "tandem: unknown command '%s'\ntry 'tandem --help'\n", cmd);
     return TND_EXIT_USAGE;
 }

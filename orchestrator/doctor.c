@@ -1,0 +1,150 @@
+/* `tandem doctor` (see doctor.h). */
+#include "orchestrator/doctor.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/probe.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/xalloc.h"
+#include "orchestrator/crew.h"
+#include "orchestrator/run.h"
+
+typedef struct table {
+    int failures;
+} table;
+
+static void row(table *t, const char *check, bool ok, const char *detail)
+{
+    printf("%-22s %-5s %s\n", check, ok ? "ok" : "FAIL", detail);
+    if (!ok)
+        t->failures++;
+}
+
+/* The program a skill runs: argv[0], or for a /bin/sh -c string its first
+ * word; NULL when that is a shell word we cannot check (cd, VAR=x, ...).
+ * Caller frees. */
+static char *skill_program(const tnd_command *cmd)
+{
+    static const char *const builtins[] = {"cd",   "exec",  "export", "set",
+                                           "if",   "for",   "test",   "[",
+                                           "true", "false", ":",      NULL};
+    const char *s;
+    size_t n = 0;
+
+    if (!cmd->argv)
+        return NULL;
+    if (strcmp(cmd->argv[0], "/bin/sh") != 0 || !cmd->argv[1] ||
+        strcmp(cmd->argv[1], "-c") != 0 || !cmd->argv[2])
+        return tnd_xstrdup(cmd->argv[0]);
+    s = cmd->argv[2];
+    while (isspace((unsigned char)*s))
+        s++;
+    while (s[n] && !isspace((unsigned char)s[n]) && !strchr(";&|()<>", s[n]))
+        n++;
+    if (n == 0 || memchr(s, '=', n))
+        return NULL;
+    for (int i = 0; builtins[i]; i++)
+        if (strlen(builtins[i]) == n && strncmp(s, builtins[i], n) == 0)
+            return NULL;
+    return tnd_xstrndup(s, n);
+}
+
+static void check_agent(table *t, const char *role, const tnd_llm_config *llm,
+                        long timeout_ms)
+{
+    char check[64], detail[1536], what[512];
+    bool ok;
+
+    snprintf(check, sizeof(check), "%s llm", role);
+    if (strcmp(llm->provider, "replay") == 0)
+        snprintf(what, sizeof(what), "replay of %s", llm->cassette);
+    else if (strcmp(llm->provider, "command") == 0)
+        snprintf(what, sizeof(what), "command %s",
+                 llm->command.display ? llm->command.display : "(none)");
+    else
+        snprintf(what, sizeof(what), "%s %s at %s", llm->provider, llm->model,
+                 tnd_llm_base_url(llm));
+    row(t, check, true, what);
+    snprintf(check, sizeof(check), "%s key", role);
+    ok = tnd_probe_key(detail, sizeof(detail), llm);
+    row(t, check, ok, detail);
+    snprintf(check, sizeof(check), "%s endpoint", role);
+    ok = tnd_probe_endpoint(detail, sizeof(detail), llm, timeout_ms) == 0;
+    row(t, check, ok, detail);
+}
+
+int tnd_doctor(const tnd_doctor_options *opts)
+{
+    table t = {0};
+    tnd_config *cfg = NULL;
+    char *repo, *implicit, detail[1536];
+    const char *path;
+    bool usage = false;
+    int error;
+
+    if (!(repo = tnd_fs_realpath(opts->repo ? opts->repo : "."))) {
+        fprintf(stderr, "tandem doctor: --repo: %s\n", tnd_error_last());
+        return TND_EXIT_USAGE;
+    }
+    implicit = tnd_fs_join(repo, "agents.yaml");
+    path = opts->config ? opts->config
+                        : (tnd_fs_exists(implicit) ? implicit : NULL);
+    printf("%-22s %-5s %s\n", "CHECK", "", "DETAIL");
+    error = path ? tnd_config_load(&cfg, path) : 0;
+    if (!path)
+        cfg = tnd_config_defaults();
+    if (error < 0) {
+        row(&t, "config", false, path);
+        printf("%s\n", tnd_error_last());
+        goto out;
+    }
+    if ((opts->llm || opts->base_url) &&
+        tnd_config_override_llm(cfg, opts->llm, opts->base_url) < 0) {
+        fprintf(stderr, "tandem doctor: %s\n", tnd_error_last());
+        usage = true;
+        goto out;
+    }
+    row(&t, "config", true, path ? path : "built-in defaults (no agents.yaml)");
+    if (tnd_crew_check(cfg) < 0)
+        row(&t, "agent programs", false, tnd_error_last());
+    else
+        row(&t, "agent programs", true, "found");
+    check_agent(&t, "coder", &cfg->coder.llm, opts->timeout_ms);
+    check_agent(&t, "reviewer", &cfg->reviewer.llm, opts->timeout_ms);
+    for (char **s = cfg->reviewer.skills; s && *s; s++) {
+        const tnd_skill_config *skill = tnd_config_skill(cfg, *s);
+        char check[80], found[1024];
+        char *prog = skill ? skill_program(&skill->command) : NULL;
+        snprintf(check, sizeof(check), "skill %s", *s);
+        if (!prog)
+            row(&t, check, true,
+                skill ? "a shell command; its program is not checked"
+                      : "not defined");
+        else if (tnd_probe_program(found, sizeof(found), prog)) {
+            snprintf(detail, sizeof(detail), "%s (%s)", prog, found);
+            row(&t, check, true, detail);
+        } else {
+            snprintf(detail, sizeof(detail),
+                     "%s is not an executable program on PATH", prog);
+            row(&t, check, false, detail);
+        }
+        free(prog);
+    }
+out:
+    if (!usage && t.failures)
+        printf("\ndoctor: %d check%s failed\n", t.failures,
+               t.failures == 1 ? "" : "s");
+    else if (!usage)
+        printf("\ndoctor: everything is in place\n");
+    tnd_config_destroy(&cfg);
+    free(implicit);
+    free(repo);
+    if (usage)
+        return TND_EXIT_USAGE;
+    return t.failures ? TND_EXIT_FAILED : TND_EXIT_OK;
+}

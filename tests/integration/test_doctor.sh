@@ -1,0 +1,88 @@
+#!/bin/sh
+# tandem doctor: a table of checks, exit 0 when all pass and 1 otherwise;
+# keys are checked for presence, never shown; endpoints are asked for
+# their model list.
+. "$(dirname "$0")/lib.sh"
+
+KEY=sk-doctor-0123456789SECRET
+cat >"$T/empty.json" <<'JSON'
+{"steps": []}
+JSON
+start_fakellm "$T/empty.json"
+
+run "$BIN/tandem" doctor --repo "$TOP/examples/demo"
+expect_rc 0 "the demo's configuration"
+expect_in "$T/out" "coder endpoint"
+expect_in "$T/out" "cassette.json can be read"
+expect_in "$T/out" "skill test             ok    make ("
+expect_in "$T/out" "doctor: everything is in place"
+pass "the demo passes every check"
+
+for p in openai anthropic ollama; do
+    case $p in
+    openai) base="$FAKE_URL/v1" ;;
+    *) base="$FAKE_URL" ;;
+    esac
+    OPENAI_API_KEY=$KEY ANTHROPIC_API_KEY=$KEY \
+        run "$BIN/tandem" doctor --repo "$TOP/examples/demo" \
+        --llm "$p:fake-model" --base-url "$base"
+    expect_rc 0 "$p endpoint"
+    expect_in "$T/out" "offers fake-model"
+    expect_not_in "$T/out" "$KEY"
+done
+grep -q '"path":"/v1/models"' "$FAKE_LOG" || fail "no GET /v1/models"
+grep -q '"path":"/api/tags"' "$FAKE_LOG" || fail "no GET /api/tags"
+grep -q '"x-api-key":"'"$KEY"'"' "$FAKE_LOG" || fail "anthropic key not sent"
+grep -q '"anthropic-version":"2023-06-01"' "$FAKE_LOG" ||
+    fail "anthropic-version not sent"
+[ "$(grep -c '"method":"POST"' "$FAKE_LOG")" = 0 ] ||
+    fail "doctor asked for a completion"
+pass "openai, anthropic and ollama endpoints are checked by their model list"
+
+OPENAI_API_KEY=$KEY run "$BIN/tandem" doctor --repo "$TOP/examples/demo" \
+    --llm openai:no-such-model --base-url "$FAKE_URL/v1"
+expect_rc 1 "unknown model"
+expect_in "$T/out" "does not offer model 'no-such-model' (it offers: fake-model)"
+pass "a model the server does not offer fails, naming what it offers"
+
+# (a port on loopback nobody listens on: no traffic leaves the machine)
+env -u OPENAI_API_KEY "$BIN/tandem" doctor --repo "$TOP/examples/demo" \
+    --llm openai:fake-model --base-url http://127.0.0.1:9/v1 --timeout 2 \
+    >"$T/out" 2>"$T/err"
+RC=$?
+expect_rc 1 "unreachable"
+expect_in "$T/out" "coder key              ok    \$OPENAI_API_KEY is not set (fine for a local server)"
+expect_in "$T/out" "GET http://127.0.0.1:9/v1/models: Couldn't connect to server"
+expect_in "$T/out" "doctor: 2 checks failed"
+pass "an unreachable endpoint fails with the reason"
+
+copy_demo
+cat >"$T/demo/agents.yaml" <<YAML
+version: 1
+agents:
+  coder:
+    llm: {provider: replay, cassette: $TOP/examples/demo/cassette.json}
+  reviewer:
+    llm: {provider: replay, cassette: $TOP/examples/demo/cassette.json}
+    skills: [lint, test]
+skills:
+  lint: {command: [no-such-linter, --strict]}
+  test: {command: "cd sub && make test"}
+YAML
+run "$BIN/tandem" doctor --repo "$T/demo"
+expect_rc 1 "missing skill program"
+expect_in "$T/out" "skill lint             FAIL  no-such-linter is not an executable program on PATH"
+expect_in "$T/out" "skill test             ok    a shell command"
+pass "a skill whose program is missing fails"
+
+printf 'gate: {max_iterations: 0}\n' >"$T/demo/agents.yaml"
+run "$BIN/tandem" doctor --repo "$T/demo"
+expect_rc 1 "bad config"
+expect_in "$T/out" "config                 FAIL"
+expect_in "$T/out" "agents.yaml:1:24: gate.max_iterations must be an integer 1..50"
+run "$BIN/tandem" doctor --bogus
+expect_rc 2 "usage"
+run "$BIN/tandem" doctor --help
+expect_rc 0 "help"
+expect_in "$T/out" "usage: tandem doctor"
+pass "a broken config fails the check; usage errors exit 2"
