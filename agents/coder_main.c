@@ -32,6 +32,12 @@ int main(int argc, char **argv)
         tnd_agent_cli_clear(&cli);
         return 2;
     }
+    if (cli.record && tnd_llm_set_record(llm, cli.record) < 0) {
+        tnd_log_error("--record: %s", tnd_error_last());
+        tnd_llm_destroy(&llm);
+        tnd_agent_cli_clear(&cli);
+        return 2;
+    }
     opts.service = "coder";
     opts.endpoint = cli.endpoint;
     opts.identity = cli.identity;

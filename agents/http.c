@@ -22,6 +22,7 @@ struct tnd_http {
 
 typedef struct transfer {
     const tnd_http_request *req;
+    CURL *curl;
     tnd_buf body;
     bool too_big;
     bool chunk_abort;
@@ -106,10 +107,19 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *arg)
 {
     transfer *t = arg;
     size_t n = size * nmemb;
+    long status = 0;
 
-    if (t->req->on_chunk && t->req->on_chunk(data, n, t->req->payload) != 0) {
-        t->chunk_abort = true;
-        return 0;
+    /* with chunks_only, an error status's body is kept for the message
+     * instead of going to a callback that expects the stream */
+    if (t->req->on_chunk && t->req->chunks_only)
+        curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (t->req->on_chunk && (!t->req->chunks_only || status / 100 == 2)) {
+        if (t->req->on_chunk(data, n, t->req->payload) != 0) {
+            t->chunk_abort = true;
+            return 0;
+        }
+        if (t->req->chunks_only)
+            return n;
     }
     if (tnd_buf_append(&t->body, data, n) < 0) {
         t->too_big = true;
@@ -179,6 +189,7 @@ static int perform(tnd_http_response *out, tnd_http *h,
     out->retry_after_ms = -1;
     memset(&t, 0, sizeof(t));
     t.req = req;
+    t.curl = h->curl;
     t.retry_after_ms = -1;
     tnd_buf_init(&t.body, req->max_response);
     h->errbuf[0] = '\0';

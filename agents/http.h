@@ -26,6 +26,11 @@ typedef struct tnd_http_request {
     const atomic_int *cancel;   /* may be NULL */
     tnd_http_chunk_fn on_chunk; /* may be NULL */
     void *payload;
+    int chunks_only; /* with on_chunk: a 2xx body goes only to on_chunk
+                        (out->body is "", max_response is not applied:
+                        the callback bounds what it keeps); any other
+                        status's body skips on_chunk and is kept in
+                        out->body under max_response, for the error */
 } tnd_http_request;
 
 typedef struct tnd_http_response {

@@ -2,6 +2,7 @@
 #include "agents/llm.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,13 +10,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agents/anthropic.h"
 #include "agents/backend.h"
+#include "agents/command.h"
+#include "agents/ollama.h"
 #include "agents/openai.h"
 #include "agents/replay.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "proto/json.h"
 
 #define BACKOFF_BASE_MS 500
 #define BACKOFF_CAP_MS  30000
@@ -30,11 +35,13 @@ struct tnd_llm {
     void *delta_payload;
     char *description;
     uint64_t rng;
+    int record_fd; /* --record: answers are appended here; -1 */
+    char *record_path;
 };
 
 static const tnd_llm_backend *const backends[] = {
-    &tnd_replay_backend,
-    &tnd_openai_backend,
+    &tnd_replay_backend, &tnd_openai_backend,  &tnd_anthropic_backend,
+    &tnd_ollama_backend, &tnd_command_backend,
 };
 
 tnd_llm *tnd_llm_new(const tnd_llm_config *cfg)
@@ -56,8 +63,13 @@ tnd_llm *tnd_llm_new(const tnd_llm_config *cfg)
     llm->timeout_ms = (long)cfg->timeout_s * 1000;
     llm->rng = (uint64_t)tnd_wall_ms() ^ ((uint64_t)getpid() << 32) ^
                (uint64_t)(uintptr_t)llm;
+    llm->record_fd = -1;
     if (strcmp(cfg->provider, "replay") == 0)
         llm->description = tnd_xasprintf("replay of %s", cfg->cassette);
+    else if (strcmp(cfg->provider, "command") == 0)
+        llm->description = tnd_xasprintf(
+            "command '%s'",
+            cfg->command.display ? cfg->command.display : "(none)");
     else
         llm->description = tnd_xasprintf("%s %s at %s", cfg->provider,
                                          cfg->model, tnd_llm_base_url(cfg));
@@ -77,6 +89,9 @@ void tnd_llm_destroy(tnd_llm **self_p)
         return;
     if (llm->state)
         llm->backend->close(llm->state);
+    if (llm->record_fd >= 0)
+        close(llm->record_fd);
+    free(llm->record_path);
     free(llm->description);
     free(llm);
     *self_p = NULL;
@@ -91,6 +106,78 @@ void tnd_llm_set_delta(tnd_llm *self, tnd_llm_delta_fn fn, void *payload)
 {
     self->delta = fn;
     self->delta_payload = payload;
+}
+
+int tnd_llm_set_record(tnd_llm *self, const char *path)
+{
+    int fd = -1;
+
+    if (path &&
+        (fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0)
+        return tnd_error_sys("cannot open the recording %s", path);
+    if (self->record_fd >= 0)
+        close(self->record_fd);
+    free(self->record_path);
+    self->record_fd = fd;
+    self->record_path = path ? tnd_xstrdup(path) : NULL;
+    return 0;
+}
+
+/* The recording's line for one answer, "\n" included. Caller frees. */
+static char *record_line(const tnd_prompt *prompt, const tnd_llm_answer *answer,
+                         size_t *len)
+{
+    json_object *line = json_object_new_object();
+    json_object *usage = json_object_new_object();
+    char *text = tnd_xstrdup(answer->text ? answer->text : "");
+    char *s;
+
+    /* a registered secret (the API key) must never reach a cassette */
+    tnd_log_redact(text);
+    json_object_object_add(
+        line, "role", json_object_new_string(prompt->role ? prompt->role : ""));
+    json_object_object_add(line, "attempt",
+                           json_object_new_int(prompt->attempt));
+    json_object_object_add(line, "call", json_object_new_int(prompt->call));
+    json_object_object_add(line, "answer", json_object_new_string(text));
+    json_object_object_add(usage, "prompt_tokens",
+                           json_object_new_int64(answer->usage.prompt_tokens));
+    json_object_object_add(
+        usage, "completion_tokens",
+        json_object_new_int64(answer->usage.completion_tokens));
+    json_object_object_add(line, "usage", usage);
+    json_object_object_add(line, "estimated",
+                           json_object_new_boolean(answer->usage.estimated));
+    s = tnd_json_dump(line, len);
+    s = tnd_xrealloc(s, *len + 2, 1);
+    s[(*len)++] = '\n';
+    s[*len] = '\0';
+    json_object_put(line);
+    free(text);
+    return s;
+}
+
+/* Append the answer to the recording: one write(2), so lines from the two
+ * agents never interleave. A failure is logged, never the call's. */
+static void record(tnd_llm *self, const tnd_prompt *prompt,
+                   const tnd_llm_answer *answer)
+{
+    size_t len = 0;
+    char *line;
+    ssize_t n;
+
+    if (self->record_fd < 0)
+        return;
+    line = record_line(prompt, answer, &len);
+    n = write(self->record_fd, line, len);
+    if (n < 0)
+        tnd_log_error("cannot record the %s's answer in %s: %s", prompt->role,
+                      self->record_path, strerror(errno));
+    else if ((size_t)n != len)
+        tnd_log_error("cannot record the %s's answer in %s: wrote %zd of "
+                      "%zu bytes (disk full?)",
+                      prompt->role, self->record_path, n, len);
+    free(line);
 }
 
 const char *tnd_llm_describe(const tnd_llm *self)
@@ -205,5 +292,6 @@ int tnd_llm_complete(tnd_llm_answer *out, tnd_llm *self,
         out->usage.completion_tokens = tnd_llm_estimate_tokens(out->text);
         out->usage.estimated = true;
     }
+    record(self, prompt, out);
     return 0;
 }

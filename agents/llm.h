@@ -6,8 +6,8 @@
  * (honouring Retry-After), an overall deadline, cancellation, token
  * accounting (estimated, and marked so, when the API reports none), and
  * the promise that the API key never appears in an error or a log line.
- * Backends: replay (a recorded cassette, offline) and openai (Chat
- * Completions over libcurl). */
+ * Backends: replay (a recorded cassette, offline), openai (Chat
+ * Completions over libcurl) and command (a program of the user's). */
 #ifndef TND_LLM_H
 #define TND_LLM_H
 
@@ -53,6 +53,16 @@ void tnd_llm_set_cancel(tnd_llm *self, const atomic_int *cancel);
  * it; the others do not). fn NULL stops it. When an attempt fails and is
  * retried, fn hears the text again from the start. */
 void tnd_llm_set_delta(tnd_llm *self, tnd_llm_delta_fn fn, void *payload);
+
+/* Record every answer: after each successful tnd_llm_complete, append
+ * one line to the file at path (created 0600) with a single write(2), so
+ * several processes can share the file. The line is the compact JSON
+ * {"role", "attempt", "call", "answer", "usage": {"prompt_tokens",
+ * "completion_tokens"}, "estimated"} and a newline, the answer redacted
+ * of registered secrets (see proto/PROTOCOL.md, "Recording"). A failed
+ * write is logged and does not fail the call. path NULL stops recording.
+ * -1 with the error set when the file cannot be opened. */
+int tnd_llm_set_record(tnd_llm *self, const char *path);
 
 /* Ask for one completion. Returns 0 with *out filled (free with
  * tnd_llm_answer_clear), TND_ECANCELLED, or -1 with an error that says

@@ -1,10 +1,21 @@
-/* The OpenAI Chat Completions backend (see openai.h). */
+/* The OpenAI Chat Completions backend (see openai.h).
+ *
+ * Two ways to read an answer: one JSON body (stream off), or Server-Sent
+ * Events taken apart as libcurl hands them over (stream on). In the
+ * streaming case a 2xx body's first bytes decide how it is read: some
+ * OpenAI-compatible servers ignore "stream" and send one JSON object.
+ * (An error status's body is kept whole by http.c.) */
 #include "agents/openai.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "agents/apierror.h"
 #include "agents/http.h"
+#include "agents/stream.h"
+#include "common/buf.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/str.h"
@@ -16,10 +27,36 @@ typedef struct openai {
     char *url;
     char *model;
     char *key_env;
-    char *auth; /* "Authorization: Bearer KEY" or NULL */
+    char **headers; /* "Name: value", NULL-terminated: ours, then the
+                       config's; may hold the key */
+    bool keyed;     /* the key variable was set */
+    bool stream;
     double temperature;
     int max_tokens;
 } openai;
+
+/* How a streamed response's body turned out to be shaped. */
+typedef enum body_mode {
+    MODE_UNKNOWN, /* too few bytes yet to tell */
+    MODE_SSE,     /* Server-Sent Events */
+    MODE_PLAIN,   /* one JSON body: an error, or a server that ignored
+                     "stream" */
+} body_mode;
+
+/* What a streaming attempt has received so far. */
+typedef struct receiver {
+    const openai *o;
+    const tnd_llm_call *call;
+    body_mode mode;
+    tnd_buf body; /* MODE_UNKNOWN: the first bytes; MODE_PLAIN: all */
+    tnd_stream *sse;
+    tnd_buf answer; /* the delta texts so far */
+    size_t total;   /* bytes received */
+    bool done;      /* data: [DONE] came */
+    long prompt_tokens;
+    long completion_tokens;
+    int error; /* why the receiver stopped the transfer; 0 */
+} receiver;
 
 static void openai_close(void *state)
 {
@@ -31,12 +68,56 @@ static void openai_close(void *state)
     free(o->url);
     free(o->model);
     free(o->key_env);
-    if (o->auth) {
-        /* do not leave the key lying around in freed memory */
-        memset(o->auth, 0, strlen(o->auth));
-        free(o->auth);
+    for (char **h = o->headers; h && *h; h++) {
+        /* do not leave keys lying around in freed memory */
+        memset(*h, 0, strlen(*h));
+        free(*h);
     }
+    free(o->headers);
     free(o);
+}
+
+/* True when the header line "Name: value" is called name. */
+static bool header_is(const char *line, const char *name)
+{
+    size_t n = strlen(name);
+
+    return strncasecmp(line, name, n) == 0 && line[n] == ':';
+}
+
+static bool headers_have(char *const *list, const char *name)
+{
+    for (char *const *h = list; h && *h; h++)
+        if (header_is(*h, name))
+            return true;
+    return false;
+}
+
+/* A configured header that looks like it carries a credential: its value
+ * is redacted from every log line, as the key is. */
+static void guard_header(const char *line)
+{
+    static const char *const words[] = {"auth",   "key",      "token",
+                                        "secret", "password", "cookie"};
+    const char *colon = strchr(line, ':');
+    char name[128];
+    size_t n = colon ? (size_t)(colon - line) : 0;
+
+    if (!colon || n >= sizeof(name))
+        return;
+    for (size_t i = 0; i < n; i++)
+        name[i] =
+            (char)(line[i] >= 'A' && line[i] <= 'Z' ? line[i] + 32 : line[i]);
+    name[n] = '\0';
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        if (strstr(name, words[i])) {
+            const char *value = colon + 1;
+            while (*value == ' ' || *value == '\t')
+                value++;
+            tnd_log_secret(value);
+            return;
+        }
+    }
 }
 
 static void *openai_open(const tnd_llm_config *cfg)
@@ -44,19 +125,33 @@ static void *openai_open(const tnd_llm_config *cfg)
     openai *o = tnd_xcalloc(1, sizeof(*o));
     const char *key;
     const char *base = tnd_llm_base_url(cfg);
-    size_t n = strlen(base);
+    size_t n = strlen(base), nextra = 0, k = 0;
 
     while (n > 0 && base[n - 1] == '/')
         n--;
     o->url = tnd_xasprintf("%.*s/chat/completions", (int)n, base);
     o->model = tnd_xstrdup(cfg->model);
     o->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
+    o->stream = cfg->stream;
     o->temperature = cfg->temperature;
     o->max_tokens = cfg->max_tokens;
+    for (char **h = cfg->headers; h && *h; h++)
+        nextra++;
+    o->headers = tnd_xcalloc(nextra + 4, sizeof(char *));
+    if (!headers_have(cfg->headers, "Content-Type"))
+        o->headers[k++] = tnd_xstrdup("Content-Type: application/json");
+    if (o->stream && !headers_have(cfg->headers, "Accept"))
+        o->headers[k++] = tnd_xstrdup("Accept: text/event-stream");
     key = getenv(o->key_env);
     if (key && *key) {
         tnd_log_secret(key);
-        o->auth = tnd_xasprintf("Authorization: Bearer %s", key);
+        o->keyed = true;
+        if (!headers_have(cfg->headers, "Authorization"))
+            o->headers[k++] = tnd_xasprintf("Authorization: Bearer %s", key);
+    }
+    for (char **h = cfg->headers; h && *h; h++) {
+        guard_header(*h);
+        o->headers[k++] = tnd_xstrdup(*h);
     }
     if (!(o->http = tnd_http_new())) {
         openai_close(o);
@@ -90,89 +185,57 @@ static char *build_request(const openai *o, const tnd_prompt *p, size_t *len)
     if (o->max_tokens > 0)
         json_object_object_add(req, "max_tokens",
                                json_object_new_int(o->max_tokens));
-    json_object_object_add(req, "stream", json_object_new_boolean(0));
+    json_object_object_add(req, "stream", json_object_new_boolean(o->stream));
+    if (o->stream) {
+        json_object *opts = json_object_new_object();
+        json_object_object_add(opts, "include_usage",
+                               json_object_new_boolean(1));
+        json_object_object_add(req, "stream_options", opts);
+    }
     s = tnd_json_dump(req, len);
     json_object_put(req);
     return s;
 }
 
-/* The server's own explanation, when the body carries one. Caller frees. */
-static char *server_message(const char *body, size_t len)
+/* An answer with an error status: the shared mapping (apierror.h). */
+static int status_error(const openai *o, long status, const char *body,
+                        size_t len, long retry_after, long *retry_after_ms)
 {
-    json_object *root = NULL, *err = NULL;
-    char *msg = NULL, *shown;
+    char *not_found = tnd_xasprintf("check the model name '%s' and the base "
+                                    "URL (OpenAI-compatible bases end in /v1)",
+                                    o->model);
+    tnd_apierror_ctx ctx = {o->url, o->key_env, o->keyed, not_found};
+    int error = tnd_apierror_status(&ctx, status, body, len);
 
-    if (tnd_json_parse(&root, body, len) == 0) {
-        if (tnd_json_get_object(&err, root, "error", TND_JSON_OPTIONAL) == 0 &&
-            err)
-            tnd_json_get_str(&msg, err, "message", 4096, TND_JSON_OPTIONAL);
-        else
-            tnd_json_get_str(&msg, root, "error", 4096, TND_JSON_OPTIONAL);
-    }
-    json_object_put(root);
-    tnd_error_clear();
-    if (!msg && len > 0 && !tnd_str_is_binary(body, len))
-        msg = tnd_xstrndup(body, len);
-    if (!msg)
-        return tnd_xstrdup("");
-    shown = tnd_str_printable(msg, 300);
-    free(msg);
-    return tnd_log_redact(shown);
-}
-
-static int status_error(const openai *o, const tnd_http_response *res)
-{
-    char *said = server_message(res->body, res->len);
-    const char *sep = *said ? ": " : "";
-    int error = -1;
-
-    switch (res->status) {
-    case 401:
-    case 403:
-        tnd_error_set("%ld from %s%s%s; check the key in $%s%s", res->status,
-                      o->url, sep, said, o->key_env,
-                      o->auth ? "" : " (it is not set)");
-        break;
-    case 404:
-        tnd_error_set("404 from %s%s%s; check the model name '%s' and the "
-                      "base URL (OpenAI-compatible bases end in /v1)",
-                      o->url, sep, said, o->model);
-        break;
-    case 400:
-    case 413:
-    case 422:
-        tnd_error_set("%ld from %s: the request was rejected%s%s", res->status,
-                      o->url, sep, said);
-        break;
-    case 408:
-    case 409:
-    case 425:
-    case 429:
-    case 500:
-    case 502:
-    case 503:
-    case 504:
-    case 529:
-        tnd_error_set("%ld from %s%s%s", res->status, o->url, sep, said);
-        error = TND_ERETRY;
-        break;
-    default:
-        tnd_error_set("unexpected HTTP %ld from %s%s%s", res->status, o->url,
-                      sep, said);
-        error = res->status >= 500 ? TND_ERETRY : -1;
-        break;
-    }
-    free(said);
+    free(not_found);
+    *retry_after_ms = retry_after;
     return error;
 }
 
-static int parse_answer(tnd_llm_answer *out, const openai *o,
-                        const tnd_http_response *res)
+static int read_usage(tnd_llm_answer *out, json_object *root)
 {
-    json_object *root = NULL, *choices = NULL, *usage = NULL, *msg = NULL;
+    json_object *usage = NULL;
+
+    if (tnd_json_get_object(&usage, root, "usage", TND_JSON_OPTIONAL) < 0)
+        return -1;
+    if (usage &&
+        (tnd_json_get_int(&out->usage.prompt_tokens, usage, "prompt_tokens", 0,
+                          100000000, TND_JSON_OPTIONAL) < 0 ||
+         tnd_json_get_int(&out->usage.completion_tokens, usage,
+                          "completion_tokens", 0, 100000000,
+                          TND_JSON_OPTIONAL) < 0))
+        return -1;
+    return 0;
+}
+
+/* A whole (not streamed) answer. */
+static int parse_answer(tnd_llm_answer *out, const openai *o, const char *body,
+                        size_t len)
+{
+    json_object *root = NULL, *choices = NULL, *msg = NULL;
     int error = -1;
 
-    if (tnd_json_parse(&root, res->body, res->len) < 0 ||
+    if (tnd_json_parse(&root, body, len) < 0 ||
         tnd_json_get_array(&choices, root, "choices", 1000, TND_JSON_REQUIRED) <
             0)
         goto out;
@@ -182,16 +245,9 @@ static int parse_answer(tnd_llm_answer *out, const openai *o,
     }
     if (tnd_json_get_object(&msg, json_object_array_get_idx(choices, 0),
                             "message", TND_JSON_REQUIRED) < 0 ||
-        tnd_json_get_str(&out->text, msg, "content", 4 << 20,
-                         TND_JSON_REQUIRED) < 0)
-        goto out;
-    if (tnd_json_get_object(&usage, root, "usage", TND_JSON_OPTIONAL) < 0 ||
-        (usage &&
-         (tnd_json_get_int(&out->usage.prompt_tokens, usage, "prompt_tokens", 0,
-                           100000000, TND_JSON_OPTIONAL) < 0 ||
-          tnd_json_get_int(&out->usage.completion_tokens, usage,
-                           "completion_tokens", 0, 100000000,
-                           TND_JSON_OPTIONAL) < 0)))
+        tnd_json_get_str(&out->text, msg, "content", TND_OPENAI_MAX_ANSWER,
+                         TND_JSON_REQUIRED) < 0 ||
+        read_usage(out, root) < 0)
         goto out;
     error = 0;
 out:
@@ -201,34 +257,253 @@ out:
     return error;
 }
 
+/* One attempt without streaming: the whole body, then the answer. */
+static int complete_plain(openai *o, tnd_llm_answer *out, tnd_http_request *req,
+                          long *retry_after_ms)
+{
+    tnd_http_response res = {0};
+    int error;
+
+    req->max_response = TND_OPENAI_MAX_RESPONSE;
+    error = tnd_http_post(&res, o->http, req);
+    if (error == 0 && (res.status < 200 || res.status > 299))
+        error = status_error(o, res.status, res.body, res.len,
+                             res.retry_after_ms, retry_after_ms);
+    else if (error == 0)
+        error = parse_answer(out, o, res.body, res.len);
+    tnd_http_response_clear(&res);
+    return error;
+}
+
+/* An error event in the stream (data holds {"error": ...}): the
+ * server's message, retried when the server says the fault was its own. */
+static int stream_error(receiver *r, json_object *err, const char *data,
+                        size_t len)
+{
+    char *msg = tnd_apierror_message(data, len);
+    char *type = NULL, *code = NULL;
+    int error = -1;
+
+    if (json_object_is_type(err, json_type_object)) {
+        tnd_json_get_str(&type, err, "type", 200, TND_JSON_OPTIONAL);
+        if (json_object_is_type(json_object_object_get(err, "code"),
+                                json_type_string))
+            tnd_json_get_str(&code, err, "code", 200, TND_JSON_OPTIONAL);
+    }
+    if ((type && (strcmp(type, "server_error") == 0 ||
+                  strstr(type, "overloaded") || strstr(type, "rate_limit"))) ||
+        (code && strstr(code, "rate_limit")))
+        error = TND_ERETRY;
+    tnd_error_set("%s sent an error in the stream after %zu bytes: %s",
+                  r->o->url, r->total, *msg ? msg : "(no message)");
+    free(msg);
+    free(type);
+    free(code);
+    return error;
+}
+
+static int add_text(receiver *r, const char *text, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (tnd_buf_append(&r->answer, text, len) < 0)
+        return tnd_error_set("the answer from %s is longer than %d bytes; "
+                             "lower llm.max_tokens",
+                             r->o->url, TND_OPENAI_MAX_ANSWER);
+    if (r->call->delta)
+        r->call->delta(text, len, r->call->delta_payload);
+    return 0;
+}
+
+/* One SSE event: a chat.completion.chunk, an error, or [DONE]. */
+static int on_event(const char *name, const char *data, size_t len,
+                    void *payload)
+{
+    receiver *r = payload;
+    json_object *root = NULL, *err = NULL, *choices = NULL, *delta = NULL;
+    json_object *content = NULL, *usage = NULL;
+    int error = 0;
+
+    (void)name;
+    if (r->done || len == 0)
+        return 0; /* nothing counts after [DONE] */
+    if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+        r->done = true;
+        return 0;
+    }
+    if (tnd_json_parse(&root, data, len) < 0) {
+        tnd_error_prefix("bad event in the stream from %s", r->o->url);
+        return r->error = -1;
+    }
+    if (json_object_object_get_ex(root, "error", &err) &&
+        !json_object_is_type(err, json_type_null)) {
+        error = stream_error(r, err, data, len);
+        goto out;
+    }
+    if (json_object_object_get_ex(root, "choices", &choices) &&
+        json_object_is_type(choices, json_type_array) &&
+        json_object_array_length(choices) > 0 &&
+        json_object_object_get_ex(json_object_array_get_idx(choices, 0),
+                                  "delta", &delta) &&
+        json_object_object_get_ex(delta, "content", &content) &&
+        json_object_is_type(content, json_type_string))
+        error = add_text(r, json_object_get_string(content),
+                         (size_t)json_object_get_string_len(content));
+    if (error == 0 && json_object_object_get_ex(root, "usage", &usage) &&
+        json_object_is_type(usage, json_type_object)) {
+        tnd_llm_answer u = {0};
+        if ((error = read_usage(&u, root)) < 0)
+            tnd_error_prefix("bad usage in the stream from %s", r->o->url);
+        r->prompt_tokens = u.usage.prompt_tokens;
+        r->completion_tokens = u.usage.completion_tokens;
+    }
+out:
+    json_object_put(root);
+    return r->error = error;
+}
+
+/* Feed the SSE parser; its own errors (a line over the cap) get the URL,
+ * on_event's already say everything. */
+static int feed(receiver *r, const char *data, size_t len)
+{
+    int rc = tnd_stream_feed(r->sse, data, len, on_event, r);
+
+    if (rc != 0 && r->error == 0)
+        tnd_error_prefix("the stream from %s", r->o->url);
+    return r->error = rc;
+}
+
+/* Enough of the body has come to tell events from one JSON object. An
+ * empty body counts as a stream with no events (so: truncated). */
+static void decide(receiver *r, bool at_end)
+{
+    static const char *const fields[] = {"data:", ":",
+                                         "event:", "id:", "retry:"};
+    const char *s = tnd_buf_str(&r->body);
+    size_t skip = strspn(s, " \t\r\n"), left = r->body.len - skip;
+
+    if (!at_end && left < 6 && !memchr(s + skip, '\n', left))
+        return;
+    r->mode = left == 0 ? MODE_SSE : MODE_PLAIN;
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        if (tnd_str_starts_with(s + skip, fields[i]))
+            r->mode = MODE_SSE;
+    if (r->mode == MODE_SSE) {
+        r->sse = tnd_stream_new(TND_STREAM_SSE, TND_OPENAI_MAX_RESPONSE);
+        feed(r, s + skip, left);
+        tnd_buf_free(&r->body);
+    }
+}
+
+/* libcurl's bytes as they come. Non-zero stops the transfer. */
+static int on_chunk(const char *data, size_t len, void *payload)
+{
+    receiver *r = payload;
+
+    r->total += len;
+    if (r->total > TND_OPENAI_MAX_STREAM)
+        return r->error = tnd_error_set("the stream from %s is longer than "
+                                        "%d bytes",
+                                        r->o->url, TND_OPENAI_MAX_STREAM);
+    if (r->mode == MODE_SSE)
+        return feed(r, data, len);
+    if (tnd_buf_append(&r->body, data, len) < 0)
+        return r->error = tnd_error_set("the response from %s is larger "
+                                        "than %d bytes",
+                                        r->o->url, TND_OPENAI_MAX_RESPONSE);
+    if (r->mode == MODE_UNKNOWN)
+        decide(r, false);
+    return r->error;
+}
+
+static int truncated(const receiver *r, const char *why)
+{
+    tnd_error_set("the stream from %s ended before [DONE] after %zu bytes%s%s",
+                  r->o->url, r->total, why ? ": " : "", why ? why : "");
+    return TND_ERETRY;
+}
+
+/* One attempt with streaming. */
+static int complete_stream(openai *o, tnd_llm_answer *out,
+                           tnd_http_request *req, const tnd_llm_call *call,
+                           long *retry_after_ms)
+{
+    tnd_http_response res = {0};
+    receiver r;
+    int error;
+
+    memset(&r, 0, sizeof(r));
+    r.o = o;
+    r.call = call;
+    tnd_buf_init(&r.body, TND_OPENAI_MAX_RESPONSE);
+    tnd_buf_init(&r.answer, TND_OPENAI_MAX_ANSWER);
+    req->on_chunk = on_chunk;
+    req->payload = &r;
+    req->chunks_only = 1; /* an error status's body still lands in res */
+    req->max_response = TND_OPENAI_MAX_RESPONSE;
+    error = tnd_http_post(&res, o->http, req);
+    if (r.error) {
+        error = r.error; /* the receiver stopped it and said why */
+    } else if (error < 0) {
+        if (error == TND_ERETRY && r.mode == MODE_SSE && !r.done) {
+            /* curl's reason, without the "POST URL: " we say anyway */
+            char *said = tnd_xstrdup(tnd_error_last());
+            const char *why = strstr(said, o->url);
+            why = why && strncmp(why + strlen(o->url), ": ", 2) == 0
+                      ? why + strlen(o->url) + 2
+                      : said;
+            error = truncated(&r, why);
+            free(said);
+        }
+    } else if (res.status < 200 || res.status > 299) {
+        error = status_error(o, res.status, res.body, res.len,
+                             res.retry_after_ms, retry_after_ms);
+    } else {
+        if (r.mode == MODE_UNKNOWN)
+            decide(&r, true);
+        if (r.mode == MODE_SSE && r.error == 0)
+            r.error = tnd_stream_finish(r.sse, on_event, &r);
+        if (r.error)
+            error = r.error;
+        else if (r.mode == MODE_PLAIN) {
+            error = parse_answer(out, o, tnd_buf_str(&r.body), r.body.len);
+            if (error == 0 && call->delta && out->text[0])
+                call->delta(out->text, strlen(out->text), call->delta_payload);
+        } else if (!r.done) {
+            error = truncated(&r, NULL);
+        } else {
+            out->text = tnd_buf_detach(&r.answer, NULL);
+            out->usage.prompt_tokens = r.prompt_tokens;
+            out->usage.completion_tokens = r.completion_tokens;
+        }
+    }
+    tnd_stream_destroy(&r.sse);
+    tnd_buf_free(&r.body);
+    tnd_buf_free(&r.answer);
+    tnd_http_response_clear(&res);
+    return error;
+}
+
 static int openai_complete(void *state, tnd_llm_answer *out,
                            const tnd_llm_call *call, long *retry_after_ms)
 {
-    const tnd_prompt *p = call->prompt;
     openai *o = state;
-    const char *headers[3] = {"Content-Type: application/json", o->auth, NULL};
     tnd_http_request req = {0};
-    tnd_http_response res = {0};
     size_t len = 0;
-    char *body = build_request(o, p, &len);
+    char *body = build_request(o, call->prompt, &len);
     int error;
 
     *retry_after_ms = -1;
     req.url = o->url;
     req.body = body;
     req.body_len = len;
-    req.headers = headers;
+    req.headers = (const char *const *)o->headers;
     req.timeout_ms = call->timeout_ms;
-    req.max_response = TND_OPENAI_MAX_RESPONSE;
     req.cancel = call->cancel;
-    error = tnd_http_post(&res, o->http, &req);
-    if (error == 0 && res.status != 200) {
-        error = status_error(o, &res);
-        *retry_after_ms = res.retry_after_ms;
-    } else if (error == 0) {
-        error = parse_answer(out, o, &res);
-    }
-    tnd_http_response_clear(&res);
+    if (o->stream)
+        error = complete_stream(o, out, &req, call, retry_after_ms);
+    else
+        error = complete_plain(o, out, &req, retry_after_ms);
     free(body);
     return error;
 }

@@ -32,6 +32,8 @@ static void usage(FILE *to, const char *prog, const char *role)
             "  --heartbeat MS       heartbeat interval; must match the\n"
             "                       orchestrator's (default: the config's)\n"
             "  --liveness N         missed heartbeats before reconnecting\n"
+            "  --record FILE        append each LLM answer to FILE as one\n"
+            "                       JSON line (tandem run --record does this)\n"
             "  -v, --verbose        log more\n"
             "  -h, --help           show this help\n"
             "  --version            show the version\n"
@@ -66,6 +68,7 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
         O_ID,
         O_HEARTBEAT,
         O_LIVENESS,
+        O_RECORD,
         O_VERSION
     };
     static const struct option longs[] = {
@@ -76,6 +79,7 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
         {"id", required_argument, NULL, O_ID},
         {"heartbeat", required_argument, NULL, O_HEARTBEAT},
         {"liveness", required_argument, NULL, O_LIVENESS},
+        {"record", required_argument, NULL, O_RECORD},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
@@ -114,6 +118,14 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
         case O_LIVENESS:
             if (parse_int("--liveness", optarg, 2, 100, &liveness) < 0)
                 goto usage_error;
+            break;
+        case O_RECORD:
+            if (!*optarg) {
+                fprintf(stderr, "%s: --record needs a file name\n", prog);
+                goto usage_error;
+            }
+            free(out->record);
+            out->record = tnd_xstrdup(optarg);
             break;
         case 'v':
             verbose = 1;
@@ -173,6 +185,7 @@ void tnd_agent_cli_clear(tnd_agent_cli *cli)
 {
     free(cli->endpoint);
     free(cli->identity);
+    free(cli->record);
     tnd_config_destroy(&cli->config);
     memset(cli, 0, sizeof(*cli));
 }

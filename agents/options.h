@@ -2,7 +2,8 @@
  *
  *   tandem-coder --connect ENDPOINT [--config FILE] [--llm PROVIDER:MODEL]
  *                [--base-url URL] [--id NAME] [--heartbeat MS]
- *                [--liveness N] [--verbose] [--help] [--version]
+ *                [--liveness N] [--record FILE] [--verbose] [--help]
+ *                [--version]
  */
 #ifndef TND_OPTIONS_H
 #define TND_OPTIONS_H
@@ -15,6 +16,7 @@ typedef struct tnd_agent_cli {
     tnd_config *config;
     int heartbeat_ms; /* from the config unless given */
     int liveness;
+    char *record; /* --record: append each answer here; NULL */
 } tnd_agent_cli;
 
 /* Parse argv for the agent program serving role ("coder" or "reviewer").

@@ -41,6 +41,12 @@ int main(int argc, char **argv)
         tnd_agent_cli_clear(&cli);
         return 2;
     }
+    if (cli.record && tnd_llm_set_record(st.llm, cli.record) < 0) {
+        tnd_log_error("--record: %s", tnd_error_last());
+        tnd_llm_destroy(&st.llm);
+        tnd_agent_cli_clear(&cli);
+        return 2;
+    }
     {
         /* skills never see an API key: the usual names are scrubbed,
          * and so are the variables the config names */

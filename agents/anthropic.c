@@ -1,0 +1,481 @@
+/* The Anthropic Messages backend (see anthropic.h).
+ *
+ * One attempt is one POST. Streaming answers go through a tnd_stream SSE
+ * parser straight from libcurl's chunks; the text is kept under
+ * TND_ANTHROPIC_MAX_ANSWER and the raw events are not kept at all. */
+#include "agents/anthropic.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "agents/apierror.h"
+#include "agents/http.h"
+#include "agents/stream.h"
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "proto/json.h"
+
+#define MAX_HEADERS 40
+
+typedef struct anthropic {
+    tnd_http *http;
+    char *url;
+    char *model;
+    char *key_env;
+    char *key_header; /* "x-api-key: KEY" or NULL */
+    char *not_found;  /* what a 404 asks the user to check */
+    char **extra;     /* copies of the config's headers */
+    const char *headers[MAX_HEADERS + 1]; /* ours, then extra; NULL-ended */
+    double temperature;
+    int max_tokens;
+    bool stream;
+} anthropic;
+
+/* One attempt's reading of the answer. */
+typedef struct reading {
+    const anthropic *a;
+    const tnd_llm_call *call;
+    tnd_stream *sse;
+    tnd_buf text;
+    tnd_buf raw; /* a 200 body that turned out not to be a stream */
+    enum { UNKNOWN, EVENTS, RAW } mode;
+    long in_tokens, out_tokens;
+    bool stopped;   /* message_stop came */
+    bool finishing; /* the body ended; an event may be cut short */
+    bool max_tokens_hit;
+    int error; /* why the chunk callback stopped the transfer */
+} reading;
+
+static void anthropic_close(void *state)
+{
+    anthropic *a = state;
+
+    if (!a)
+        return;
+    tnd_http_destroy(&a->http);
+    free(a->url);
+    free(a->model);
+    free(a->key_env);
+    free(a->not_found);
+    if (a->key_header) {
+        /* do not leave the key lying around in freed memory */
+        memset(a->key_header, 0, strlen(a->key_header));
+        free(a->key_header);
+    }
+    for (char **h = a->extra; h && *h; h++)
+        free(*h);
+    free(a->extra);
+    free(a);
+}
+
+/* True when the config's extra headers name this header: theirs wins. */
+static bool configured(const tnd_llm_config *cfg, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (char **h = cfg->headers; h && *h; h++)
+        if (strncasecmp(*h, name, n) == 0 && (*h)[n] == ':')
+            return true;
+    return false;
+}
+
+static void *anthropic_open(const tnd_llm_config *cfg)
+{
+    anthropic *a = tnd_xcalloc(1, sizeof(*a));
+    const char *base = tnd_llm_base_url(cfg), *key;
+    size_t n = strlen(base), nh = 0, i = 0;
+
+    while (n > 0 && base[n - 1] == '/')
+        n--;
+    a->url = tnd_xasprintf("%.*s/v1/messages", (int)n, base);
+    a->model = tnd_xstrdup(cfg->model);
+    a->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
+    a->not_found = tnd_xasprintf(
+        "check the model name '%s' and the base URL (Anthropic's base has "
+        "no /v1: tandem adds /v1/messages, e.g. https://api.anthropic.com)",
+        cfg->model);
+    a->temperature = cfg->temperature;
+    a->max_tokens = cfg->max_tokens > 0 ? cfg->max_tokens : 4096;
+    a->stream = cfg->stream;
+    key = *a->key_env ? getenv(a->key_env) : NULL;
+    if (key && *key) {
+        tnd_log_secret(key);
+        a->key_header = tnd_xasprintf("x-api-key: %s", key);
+    }
+    if (!configured(cfg, "content-type"))
+        a->headers[i++] = "content-type: application/json";
+    if (!configured(cfg, "anthropic-version"))
+        a->headers[i++] = "anthropic-version: " TND_ANTHROPIC_VERSION;
+    if (a->key_header && !configured(cfg, "x-api-key"))
+        a->headers[i++] = a->key_header;
+    while (cfg->headers && cfg->headers[nh])
+        nh++;
+    a->extra = tnd_xcalloc(nh + 1, sizeof(char *));
+    for (size_t k = 0; k < nh && i < MAX_HEADERS; k++)
+        a->headers[i++] = a->extra[k] = tnd_xstrdup(cfg->headers[k]);
+    if (!(a->http = tnd_http_new())) {
+        anthropic_close(a);
+        return NULL;
+    }
+    return a;
+}
+
+static char *build_request(const anthropic *a, const tnd_prompt *p, size_t *len)
+{
+    json_object *req = json_object_new_object();
+    json_object *msgs = json_object_new_array();
+    json_object *m = json_object_new_object();
+    char *s;
+
+    json_object_object_add(req, "model", json_object_new_string(a->model));
+    json_object_object_add(req, "max_tokens",
+                           json_object_new_int(a->max_tokens));
+    if (p->system && *p->system)
+        json_object_object_add(req, "system",
+                               json_object_new_string(p->system));
+    json_object_object_add(m, "role", json_object_new_string("user"));
+    json_object_object_add(m, "content", json_object_new_string(p->user));
+    json_object_array_add(msgs, m);
+    json_object_object_add(req, "messages", msgs);
+    if (a->temperature >= 0)
+        json_object_object_add(req, "temperature",
+                               json_object_new_double(a->temperature));
+    json_object_object_add(req, "stream", json_object_new_boolean(a->stream));
+    s = tnd_json_dump(req, len);
+    json_object_put(req);
+    return s;
+}
+
+/* Add text to the answer, telling the delta callback when streaming. */
+static int add_text(reading *r, const char *text, bool streamed)
+{
+    size_t n = strlen(text);
+
+    if (tnd_buf_append(&r->text, text, n) < 0)
+        return tnd_error_set("the answer from %s is longer than %d bytes",
+                             r->a->url, TND_ANTHROPIC_MAX_ANSWER);
+    if (streamed && n > 0 && r->call->delta)
+        r->call->delta(text, n, r->call->delta_payload);
+    return 0;
+}
+
+/* usage: input tokens (with the cached ones, which are still prompt)
+ * and output tokens; either may be missing. */
+static int read_usage(reading *r, json_object *usage)
+{
+    long in = -1, out = -1, cache_write = 0, cache_read = 0;
+
+    if (!usage)
+        return 0;
+    if (tnd_json_get_int(&in, usage, "input_tokens", 0, 100000000,
+                         TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_int(&out, usage, "output_tokens", 0, 100000000,
+                         TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_int(&cache_write, usage, "cache_creation_input_tokens", 0,
+                         100000000, TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_int(&cache_read, usage, "cache_read_input_tokens", 0,
+                         100000000, TND_JSON_OPTIONAL) < 0)
+        return -1;
+    if (in >= 0 && in + cache_write + cache_read > 0)
+        r->in_tokens = in + cache_write + cache_read;
+    if (out >= 0)
+        r->out_tokens = out;
+    return 0;
+}
+
+/* An "error" object, in a stream event or a 200 body. Sets the error;
+ * returns TND_ERETRY when the server failed or was busy, else -1. */
+static int api_error(const reading *r, json_object *err)
+{
+    char *type = NULL, *msg = NULL, *shown;
+    int error;
+
+    if (err && json_object_is_type(err, json_type_object)) {
+        tnd_json_get_str(&type, err, "type", 200, TND_JSON_OPTIONAL);
+        tnd_json_get_str(&msg, err, "message", 4096, TND_JSON_OPTIONAL);
+    }
+    shown = tnd_log_redact(tnd_str_printable(msg ? msg : "", 300));
+    error = type && (strcmp(type, "overloaded_error") == 0 ||
+                     strcmp(type, "api_error") == 0 ||
+                     strcmp(type, "rate_limit_error") == 0 ||
+                     strcmp(type, "timeout_error") == 0)
+                ? TND_ERETRY
+                : -1;
+    tnd_error_set("%s reported %s%s%s", r->a->url, type ? type : "an error",
+                  *shown ? ": " : "", shown);
+    free(type);
+    free(msg);
+    free(shown);
+    return error;
+}
+
+static int on_delta(reading *r, json_object *ev)
+{
+    json_object *delta = NULL;
+    char *type = NULL, *text = NULL;
+    int error = -1;
+
+    if (tnd_json_get_object(&delta, ev, "delta", TND_JSON_REQUIRED) < 0 ||
+        tnd_json_get_str(&type, delta, "type", 200, TND_JSON_OPTIONAL) < 0)
+        goto out;
+    /* thinking, signatures and tool input are not the answer */
+    if (!type || strcmp(type, "text_delta") != 0) {
+        error = 0;
+        goto out;
+    }
+    if (tnd_json_get_str(&text, delta, "text", TND_ANTHROPIC_MAX_ANSWER,
+                         TND_JSON_REQUIRED) < 0)
+        goto out;
+    error = add_text(r, text, true);
+out:
+    free(type);
+    free(text);
+    return error;
+}
+
+static int take_event(reading *r, const char *type, json_object *ev)
+{
+    json_object *o = NULL, *usage = NULL;
+    char *stop = NULL;
+    int error = 0;
+
+    if (strcmp(type, "message_start") == 0) {
+        if (tnd_json_get_object(&o, ev, "message", TND_JSON_REQUIRED) < 0 ||
+            tnd_json_get_object(&usage, o, "usage", TND_JSON_OPTIONAL) < 0 ||
+            read_usage(r, usage) < 0)
+            error = -1;
+    } else if (strcmp(type, "content_block_delta") == 0) {
+        error = on_delta(r, ev);
+    } else if (strcmp(type, "message_delta") == 0) {
+        if (tnd_json_get_object(&usage, ev, "usage", TND_JSON_OPTIONAL) < 0 ||
+            read_usage(r, usage) < 0 ||
+            tnd_json_get_object(&o, ev, "delta", TND_JSON_OPTIONAL) < 0 ||
+            (o && tnd_json_get_str(&stop, o, "stop_reason", 200,
+                                   TND_JSON_OPTIONAL) < 0))
+            error = -1;
+        r->max_tokens_hit |= stop && strcmp(stop, "max_tokens") == 0;
+    } else if (strcmp(type, "message_stop") == 0) {
+        r->stopped = true;
+    } else if (strcmp(type, "error") == 0) {
+        json_object_object_get_ex(ev, "error", &o);
+        return api_error(r, o);
+    }
+    /* ping, content_block_start/stop and new event types: nothing */
+    free(stop);
+    if (error < 0 && !strstr(tnd_error_last(), r->a->url))
+        tnd_error_prefix("bad %s event from %s", type, r->a->url);
+    return error;
+}
+
+static int on_event(const char *name, const char *data, size_t len,
+                    void *payload)
+{
+    reading *r = payload;
+    json_object *ev = NULL;
+    char *type = NULL;
+    int error;
+
+    if (r->stopped || strcmp(name, "ping") == 0)
+        return 0;
+    if (tnd_json_parse(&ev, data, len) < 0) {
+        if (r->finishing)
+            return 0; /* cut off mid-event: a truncated stream */
+        tnd_error_prefix("bad event from %s", r->a->url);
+        return -1;
+    }
+    if (strcmp(name, "message") != 0) {
+        error = take_event(r, name, ev);
+    } else if (tnd_json_get_str(&type, ev, "type", 200, TND_JSON_REQUIRED) <
+               0) {
+        tnd_error_prefix("bad event from %s", r->a->url);
+        error = -1;
+    } else {
+        error = take_event(r, type, ev);
+    }
+    free(type);
+    json_object_put(ev);
+    return error;
+}
+
+static bool looks_like_events(char c)
+{
+    /* an SSE stream starts with a field name or a ':' comment */
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == ':';
+}
+
+static int on_chunk(const char *data, size_t len, void *payload)
+{
+    reading *r = payload;
+    int rc;
+
+    for (size_t i = 0; r->mode == UNKNOWN && i < len; i++)
+        if (data[i] != ' ' && data[i] != '\t' && data[i] != '\r' &&
+            data[i] != '\n')
+            r->mode = looks_like_events(data[i]) ? EVENTS : RAW;
+    if (r->mode == RAW) {
+        if (tnd_buf_append(&r->raw, data, len) == 0)
+            return 0;
+        tnd_error_set("POST %s: the response is larger than %d bytes",
+                      r->a->url, TND_ANTHROPIC_MAX_RESPONSE);
+        r->error = -1;
+        return 1;
+    }
+    rc = tnd_stream_feed(r->sse, data, len, on_event, r);
+    if (rc == 0)
+        return 0;
+    if (rc == -1 && !strstr(tnd_error_last(), r->a->url))
+        tnd_error_prefix("the stream from %s", r->a->url);
+    r->error = rc;
+    return 1;
+}
+
+/* A whole JSON message: content[] text blocks and usage. */
+static int parse_message(reading *r, const char *body, size_t len)
+{
+    json_object *root = NULL, *content = NULL, *usage = NULL, *err = NULL;
+    char *stop = NULL;
+    int error = -1;
+
+    if (tnd_json_parse(&root, body, len) < 0)
+        goto out;
+    if (json_object_is_type(root, json_type_object) &&
+        json_object_object_get_ex(root, "error", &err)) {
+        error = api_error(r, err);
+        json_object_put(root);
+        return error;
+    }
+    if (tnd_json_get_array(&content, root, "content", 1000, TND_JSON_REQUIRED) <
+            0 ||
+        tnd_json_get_object(&usage, root, "usage", TND_JSON_OPTIONAL) < 0 ||
+        read_usage(r, usage) < 0 ||
+        tnd_json_get_str(&stop, root, "stop_reason", 200, TND_JSON_OPTIONAL) <
+            0)
+        goto out;
+    r->max_tokens_hit = stop && strcmp(stop, "max_tokens") == 0;
+    for (size_t i = 0; i < json_object_array_length(content); i++) {
+        json_object *block = json_object_array_get_idx(content, i);
+        char *type = NULL, *text = NULL;
+        int rc = 0;
+
+        if (!json_object_is_type(block, json_type_object)) {
+            tnd_error_set("content[%zu] must be an object", i);
+            goto out;
+        }
+        if (tnd_json_get_str(&type, block, "type", 200, TND_JSON_REQUIRED) <
+                0 ||
+            (strcmp(type, "text") == 0 &&
+             (tnd_json_get_str(&text, block, "text", TND_ANTHROPIC_MAX_ANSWER,
+                               TND_JSON_REQUIRED) < 0 ||
+              add_text(r, text, false) < 0)))
+            rc = -1;
+        free(type);
+        free(text);
+        if (rc < 0)
+            goto out;
+    }
+    error = 0;
+out:
+    if (error < 0 && !strstr(tnd_error_last(), r->a->url))
+        tnd_error_prefix("bad answer from %s", r->a->url);
+    free(stop);
+    json_object_put(root);
+    return error;
+}
+
+/* The transfer ended with a 200: make sense of what came. */
+static int finish_reading(reading *r, const tnd_http_response *res)
+{
+    int rc;
+
+    if (!r->a->stream)
+        return parse_message(r, res->body, res->len);
+    if (r->mode == RAW)
+        return parse_message(r, r->raw.data, r->raw.len);
+    r->finishing = true;
+    if ((rc = tnd_stream_finish(r->sse, on_event, r)) != 0)
+        return rc;
+    if (!r->stopped) {
+        tnd_error_set("the stream from %s ended before message_stop after "
+                      "%zu bytes",
+                      r->a->url, tnd_stream_bytes(r->sse));
+        return TND_ERETRY;
+    }
+    return 0;
+}
+
+static int anthropic_complete(void *state, tnd_llm_answer *out,
+                              const tnd_llm_call *call, long *retry_after_ms)
+{
+    anthropic *a = state;
+    tnd_http_request req = {0};
+    tnd_http_response res = {0};
+    reading r;
+    size_t len = 0;
+    char *body = build_request(a, call->prompt, &len);
+    int error;
+
+    *retry_after_ms = -1;
+    memset(&r, 0, sizeof(r));
+    r.a = a;
+    r.call = call;
+    r.sse = tnd_stream_new(TND_STREAM_SSE, TND_STREAM_MAX_EVENT);
+    tnd_buf_init(&r.text, TND_ANTHROPIC_MAX_ANSWER);
+    tnd_buf_init(&r.raw, TND_ANTHROPIC_MAX_RESPONSE);
+    req.url = a->url;
+    req.body = body;
+    req.body_len = len;
+    req.headers = a->headers;
+    req.timeout_ms = call->timeout_ms;
+    req.max_response = TND_ANTHROPIC_MAX_RESPONSE;
+    req.cancel = call->cancel;
+    if (a->stream) {
+        req.on_chunk = on_chunk;
+        req.payload = &r;
+        req.chunks_only = 1;
+    }
+    error = tnd_http_post(&res, a->http, &req);
+    if (r.error) {
+        error = r.error; /* on_chunk set the error */
+    } else if (error == TND_ERETRY && r.mode == EVENTS && !r.stopped) {
+        char *why = tnd_xstrdup(tnd_error_last());
+
+        tnd_error_set("the stream from %s ended before message_stop after "
+                      "%zu bytes (%s)",
+                      a->url, tnd_stream_bytes(r.sse), why);
+        free(why);
+    } else if (error == 0 && res.status != 200) {
+        tnd_apierror_ctx ctx = {a->url, a->key_env, a->key_header != NULL,
+                                a->not_found};
+        error = tnd_apierror_status(&ctx, res.status, res.body, res.len);
+        *retry_after_ms = res.retry_after_ms;
+    } else if (error == 0) {
+        error = finish_reading(&r, &res);
+    }
+    if (error == 0) {
+        if (r.max_tokens_hit)
+            tnd_log_warn("the answer from %s stopped at max_tokens (%d); "
+                         "raise llm.max_tokens if it was cut short",
+                         a->url, a->max_tokens);
+        out->text = tnd_buf_detach(&r.text, NULL);
+        out->usage.prompt_tokens = r.in_tokens;
+        out->usage.completion_tokens = r.out_tokens;
+    }
+    tnd_buf_free(&r.text);
+    tnd_buf_free(&r.raw);
+    tnd_stream_destroy(&r.sse);
+    tnd_http_response_clear(&res);
+    free(body);
+    return error > 0 ? -1 : error;
+}
+
+const tnd_llm_backend tnd_anthropic_backend = {
+    "anthropic",
+    anthropic_open,
+    anthropic_complete,
+    anthropic_close,
+};
