@@ -6,6 +6,7 @@
 #include "agents/coder.h"
 #include "agents/llm.h"
 #include "agents/options.h"
+#include "agents/progress.h"
 #include "common/error.h"
 #include "common/log.h"
 
@@ -13,9 +14,16 @@ static char *handle(tnd_agent_job *job, const char *body, size_t len,
                     size_t *reply_len, void *payload)
 {
     tnd_llm *llm = payload;
+    tnd_progress progress;
+    char *reply;
 
     tnd_llm_set_cancel(llm, tnd_agent_job_cancel(job));
-    return tnd_coder_handle(llm, body, len, reply_len);
+    tnd_progress_init(&progress, job, "coder");
+    tnd_llm_set_delta(llm, tnd_progress_delta, &progress);
+    reply = tnd_coder_handle(llm, body, len, reply_len);
+    tnd_llm_set_delta(llm, NULL, NULL);
+    tnd_progress_finish(&progress);
+    return reply;
 }
 
 int main(int argc, char **argv)

@@ -5,6 +5,7 @@
 #include "agents/agent.h"
 #include "agents/llm.h"
 #include "agents/options.h"
+#include "agents/progress.h"
 #include "agents/reviewer.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -22,9 +23,16 @@ static char *handle(tnd_agent_job *job, const char *body, size_t len,
     state *st = payload;
     tnd_reviewer_ctx ctx = {st->llm, st->config, st->envp,
                             tnd_agent_job_cancel(job)};
+    tnd_progress progress;
+    char *reply;
 
     tnd_llm_set_cancel(st->llm, ctx.cancel);
-    return tnd_reviewer_handle(&ctx, body, len, reply_len);
+    tnd_progress_init(&progress, job, "reviewer");
+    tnd_llm_set_delta(st->llm, tnd_progress_delta, &progress);
+    reply = tnd_reviewer_handle(&ctx, body, len, reply_len);
+    tnd_llm_set_delta(st->llm, NULL, NULL);
+    tnd_progress_finish(&progress);
+    return reply;
 }
 
 int main(int argc, char **argv)

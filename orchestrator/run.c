@@ -218,6 +218,7 @@ static void on_progress(const char *body, size_t len, void *payload)
     }
     json_object_put(obj);
     r->streamed = (size_t)chars;
+    tnd_log_debug("streaming: %zu characters so far", r->streamed);
     if (!r->opts->quiet && isatty(STDERR_FILENO)) {
         fprintf(stderr, "\r\033[Ktandem: [%d/%d] streaming: %zu characters",
                 r->iterations, r->cfg->gate.max_iterations, r->streamed);

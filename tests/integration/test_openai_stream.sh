@@ -121,3 +121,22 @@ expect_not_in "$FAKE_LOG" "include_usage"
 expect_in "$FAKE_LOG" '"http-referer":"https://example.com"'
 stop_fakellm
 pass "stream: false asks for one body; extra headers go on every request"
+
+# Progress: while the coder's answer streams in, the agent passes it on as
+# PARTIAL messages; tandem hears them (shown on a terminal; logged at -v).
+python_free_slow_script() {
+    printf '{"steps": [\n'
+    sed -n '/"steps": \[/,$p' "$FIX/demo-openai.json" | sed '1d' |
+        sed 's/^    {$/    {"chunk_size": 8, "chunk_delay_ms": 20,/'
+}
+python_free_slow_script >"$T/slow.json"
+grep -q '"chunk_delay_ms": 20' "$T/slow.json" || fail "could not slow the script"
+copy_demo
+start_fakellm "$T/slow.json"
+openai_config ""
+run tandem run -v --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved while streaming slowly"
+expect_in "$T/err" "streaming: "
+expect_in "$T/err" "characters so far"
+stop_fakellm
+pass "streamed text reaches tandem as progress while it arrives"
