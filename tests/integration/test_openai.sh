@@ -86,3 +86,22 @@ expect_rc 1 "refused"
 expect_in "$T/err" "gave up after 4 attempts"
 expect_in "$T/err" "Couldn't connect to server"
 pass "an unreachable server is retried, then reported"
+
+# The skills never see the key: their environment is scrubbed.
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+skills:
+  build: {command: "env > '$T/skill-env'; make", timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+start_fakellm "$FIX/demo-openai.json"
+MY_SERVICE_TOKEN=tok-0123456789abcdef run tandem run --repo "$T/demo" \
+    --llm openai:fake-model --base-url "$FAKE_URL/v1" \
+    "make the failing test pass"
+expect_rc 0 "approved"
+[ -s "$T/skill-env" ] || fail "the skill did not run"
+expect_in "$T/skill-env" "PATH="
+expect_not_in "$T/skill-env" "$KEY"
+expect_not_in "$T/skill-env" "OPENAI_API_KEY"
+expect_not_in "$T/skill-env" "tok-0123456789abcdef"
+pass "skills run without API keys or tokens in their environment"
