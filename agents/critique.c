@@ -81,6 +81,22 @@ typedef struct attempt {
     int tries;
 } attempt;
 
+/* Beyond the schema, what we ask of a model: every issue shows its
+ * proof (a tool excerpt or code as evidence, or a file and line). An
+ * issue without it is an opinion, and the re-ask says so. */
+static int check_evidence(const tnd_critique *c)
+{
+    for (size_t i = 0; i < c->nissues; i++) {
+        const tnd_issue *is = &c->issues[i];
+        if ((!is->evidence || !*is->evidence) && !(is->file && is->line > 0))
+            return tnd_error_set("issues[%zu] cites no evidence: give "
+                                 "'evidence' (a tool excerpt or the code) or "
+                                 "'file' and 'line'",
+                                 i);
+    }
+    return 0;
+}
+
 static void try_candidate(attempt *a, const char *text, size_t len)
 {
     json_object *obj = NULL;
@@ -93,8 +109,12 @@ static void try_candidate(attempt *a, const char *text, size_t len)
     if (tnd_json_parse(&obj, clean, strlen(clean)) == 0) {
         a->saw_json = true;
         if (json_object_is_type(obj, json_type_object) &&
-            tnd_critique_from_json(&a->found, obj) < 0 && !a->best_error)
-            a->best_error = tnd_xstrdup(tnd_error_last());
+            (tnd_critique_from_json(&a->found, obj) < 0 ||
+             check_evidence(a->found) < 0)) {
+            tnd_critique_destroy(&a->found);
+            if (!a->best_error)
+                a->best_error = tnd_xstrdup(tnd_error_last());
+        }
     }
     json_object_put(obj);
     free(clean);

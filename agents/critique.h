@@ -4,8 +4,9 @@
  * or with a trailing comma. The parser tries, in order: the whole answer,
  * each fenced block, then each balanced {...} in the text; trailing
  * commas are dropped; the first candidate that passes the schema check
- * (proto/audit.h) wins. Nothing is guessed: an answer with no valid
- * critique is an error, and the gate never treats an error as a pass. */
+ * (proto/audit.h), and whose every issue cites evidence (a tool excerpt
+ * or the code, or a file and line), wins. Nothing is guessed: an answer with no
+ * valid critique is an error, and the gate never treats an error as a pass. */
 #ifndef TND_CRITIQUE_H
 #define TND_CRITIQUE_H
 

@@ -18,6 +18,14 @@ static const char *const issue_types[] = {
     "?",           "missing", "unsupported", "incorrect",
     "superfluous", "safety",  "style"};
 
+static const char *const criterion_names[] = {"completeness", "correctness",
+                                              "safety", "quality"};
+
+const char *tnd_criterion_name(tnd_criterion_kind k)
+{
+    return k < TND_CRITERIA ? criterion_names[k] : "?";
+}
+
 const char *tnd_skill_status_name(tnd_skill_status s)
 {
     return s <= TND_SKILL_ERROR ? skill_statuses[s] : "?";
@@ -150,6 +158,42 @@ static int issue_from_json(tnd_issue *is, json_object *j)
     return 0;
 }
 
+/* "criteria": {"correctness": {"score": 0.9, "reason": "..."}, ...};
+ * optional as a whole, checked when present. */
+static int criteria_from_json(tnd_critique *c, json_object *obj)
+{
+    json_object *crit = NULL;
+
+    if (tnd_json_get_object(&crit, obj, "criteria", TND_JSON_OPTIONAL) < 0)
+        return -1;
+    if (!crit)
+        return 0;
+    json_object_object_foreach(crit, key, val)
+    {
+        int k;
+        for (k = 0; k < TND_CRITERIA; k++)
+            if (strcmp(key, criterion_names[k]) == 0)
+                break;
+        if (k == TND_CRITERIA)
+            return tnd_error_set("criteria: unknown criterion '%.40s' "
+                                 "(known: completeness, correctness, "
+                                 "safety, quality)",
+                                 key);
+        if (!json_object_is_type(val, json_type_object) ||
+            tnd_json_get_double(&c->criteria[k].score, val, "score", 0, 1,
+                                TND_JSON_REQUIRED) < 0 ||
+            tnd_json_get_str(&c->criteria[k].reason, val, "reason",
+                             TND_BODY_MAX_NOTE, TND_JSON_OPTIONAL) < 0) {
+            if (!json_object_is_type(val, json_type_object))
+                tnd_error_set("must be an object with score and reason");
+            tnd_error_prefix("criteria.%s", criterion_names[k]);
+            return -1;
+        }
+        c->criteria[k].present = true;
+    }
+    return 0;
+}
+
 int tnd_critique_from_json(tnd_critique **out, json_object *obj)
 {
     tnd_critique *c = tnd_xcalloc(1, sizeof(*c));
@@ -168,7 +212,8 @@ int tnd_critique_from_json(tnd_critique **out, json_object *obj)
         tnd_json_get_array(&issues, obj, "issues", TND_BODY_MAX_ISSUES,
                            TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_str(&c->summary, obj, "summary", TND_BODY_MAX_NOTE,
-                         TND_JSON_OPTIONAL) < 0)
+                         TND_JSON_OPTIONAL) < 0 ||
+        criteria_from_json(c, obj) < 0)
         goto fail;
     c->verdict = (tnd_verdict)verdict;
     if (!c->summary)
@@ -226,6 +271,29 @@ json_object *tnd_critique_to_json(const tnd_critique *c)
         json_object_array_add(issues, j);
     }
     json_object_object_add(o, "issues", issues);
+    {
+        json_object *crit = NULL;
+        for (int k = 0; k < TND_CRITERIA; k++) {
+            json_object *one;
+            char text[32];
+            if (!c->criteria[k].present)
+                continue;
+            if (!crit)
+                crit = json_object_new_object();
+            one = json_object_new_object();
+            snprintf(text, sizeof(text), "%.3g", c->criteria[k].score);
+            json_object_object_add(
+                one, "score",
+                json_object_new_double_s(c->criteria[k].score, text));
+            if (c->criteria[k].reason)
+                json_object_object_add(
+                    one, "reason",
+                    json_object_new_string(c->criteria[k].reason));
+            json_object_object_add(crit, criterion_names[k], one);
+        }
+        if (crit)
+            json_object_object_add(o, "criteria", crit);
+    }
     json_object_object_add(
         o, "summary", json_object_new_string(c->summary ? c->summary : ""));
     return o;
@@ -243,6 +311,8 @@ void tnd_critique_destroy(tnd_critique **cp)
         free(c->issues[i].evidence);
         free(c->issues[i].suggested_fix);
     }
+    for (int k = 0; k < TND_CRITERIA; k++)
+        free(c->criteria[k].reason);
     free(c->issues);
     free(c->summary);
     free(c);

@@ -66,9 +66,26 @@ typedef struct tnd_issue {
     char *suggested_fix; /* may be NULL */
 } tnd_issue;
 
+/* The audit criteria, in the order the critique's "criteria" object
+ * names them. */
+typedef enum tnd_criterion_kind {
+    TND_CRITERION_COMPLETENESS = 0,
+    TND_CRITERION_CORRECTNESS,
+    TND_CRITERION_SAFETY,
+    TND_CRITERION_QUALITY,
+    TND_CRITERIA
+} tnd_criterion_kind;
+
+typedef struct tnd_criterion {
+    bool present; /* the critique scored this criterion */
+    double score; /* 0..1 */
+    char *reason;
+} tnd_criterion;
+
 typedef struct tnd_critique {
     tnd_verdict verdict;
     double confidence; /* 0..1 */
+    tnd_criterion criteria[TND_CRITERIA];
     tnd_issue *issues;
     size_t nissues;
     char *summary;
@@ -117,5 +134,6 @@ const char *tnd_skill_status_name(tnd_skill_status s);
 const char *tnd_verdict_name(tnd_verdict v);
 const char *tnd_severity_name(tnd_severity s);
 const char *tnd_issue_type_name(tnd_issue_type t);
+const char *tnd_criterion_name(tnd_criterion_kind k);
 
 #endif

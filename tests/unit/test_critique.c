@@ -31,7 +31,8 @@
     "     \"evidence\": \"return sum / (n - 1);\",\n"          \
     "     \"suggested_fix\": \"return sum / n;\"},\n"          \
     "    {\"type\": \"style\", \"severity\": \"minor\",\n"     \
-    "     \"description\": \"name the constant\"}\n"           \
+    "     \"description\": \"name the constant\",\n"           \
+    "     \"evidence\": \"x * 86400\"}\n"                      \
     "  ],\n"                                                   \
     "  \"summary\": \"Mean is off by one.\"\n"                 \
     "}"
@@ -56,7 +57,7 @@ static void assert_is_the_critique(const tnd_critique *c)
     assert_null(c->issues[1].file);
     assert_int_equal(c->issues[1].line, 0);
     assert_string_equal(c->issues[1].description, "name the constant");
-    assert_null(c->issues[1].evidence);
+    assert_string_equal(c->issues[1].evidence, "x * 86400");
     assert_null(c->issues[1].suggested_fix);
 }
 
@@ -132,7 +133,8 @@ static void trailing_commas_are_forgiven(void **state)
                                " \"confidence\": 0.9,\n"
                                " \"issues\": [\n"
                                "   {\"type\": \"style\", \"severity\": "
-                               "\"minor\", \"description\": \"a, b,]\",},\n"
+                               "\"minor\", \"description\": \"a, b,]\", "
+                               "\"evidence\": \"e,\",},\n"
                                " ],\n"
                                " \"summary\": \"ok,}\",\r\n"
                                "}\n"
@@ -187,11 +189,26 @@ typedef struct bad_case {
 #define NOT_FOUND                                                    \
     "no JSON critique found in the answer (expected an object with " \
     "verdict, confidence, issues, summary)"
-#define ISSUE \
-    "{\"type\": \"style\", \"severity\": \"minor\", \"description\": \"d\"}"
+#define ISSUE                                                                 \
+    "{\"type\": \"style\", \"severity\": \"minor\", \"description\": \"d\", " \
+    "\"evidence\": \"e\"}"
 
 static const bad_case bad_cases[] = {
     {"", NOT_FOUND},
+    /* an issue must show its proof */
+    {"{\"verdict\": \"revise\", \"confidence\": 0.3, \"issues\": [" ISSUE
+     ", {\"type\": \"incorrect\", \"severity\": \"major\", "
+     "\"description\": \"feels wrong\", \"file\": \"a.c\"}]}",
+     SCHEMA "issues[1] cites no evidence: give 'evidence' (a tool excerpt or "
+            "the code) or 'file' and 'line'"},
+    /* criteria are checked when given */
+    {"{\"verdict\": \"approve\", \"confidence\": 0.9, \"issues\": [], "
+     "\"criteria\": {\"speed\": {\"score\": 1}}}",
+     SCHEMA "criteria: unknown criterion 'speed' (known: completeness, "
+            "correctness, safety, quality)"},
+    {"{\"verdict\": \"approve\", \"confidence\": 0.9, \"issues\": [], "
+     "\"criteria\": {\"safety\": {\"score\": 3}}}",
+     SCHEMA "criteria.safety: field 'score' must be a number 0..1, got 3"},
     {"LGTM, ship it.", NOT_FOUND},
     {"```json\n```", NOT_FOUND},
     {"{verdict: approve}", NOT_FOUND},
@@ -361,9 +378,40 @@ static void hostile_answers_fail_promptly(void **state)
     free(s);
 }
 
+static void criteria_scores_are_read_and_written_back(void **state)
+{
+    tnd_critique *c = NULL;
+    json_object *j;
+    const char *text;
+
+    (void)state;
+    assert_int_equal(
+        tnd_critique_parse(
+            &c, "{\"verdict\": \"approve\", \"confidence\": 0.9, "
+                "\"issues\": [], \"criteria\": {"
+                "\"completeness\": {\"score\": 1, \"reason\": \"all of it\"},"
+                "\"correctness\": {\"score\": 0.75, \"reason\": \"edge case\"},"
+                "\"safety\": {\"score\": 1}}}"),
+        0);
+    assert_true(c->criteria[TND_CRITERION_COMPLETENESS].present);
+    assert_true(c->criteria[TND_CRITERION_CORRECTNESS].score == 0.75);
+    assert_string_equal(c->criteria[TND_CRITERION_CORRECTNESS].reason,
+                        "edge case");
+    assert_true(c->criteria[TND_CRITERION_SAFETY].present);
+    assert_null(c->criteria[TND_CRITERION_SAFETY].reason);
+    assert_false(c->criteria[TND_CRITERION_QUALITY].present);
+    j = tnd_critique_to_json(c);
+    text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
+    assert_non_null(strstr(text, "\"correctness\":{\"score\":0.75"));
+    assert_null(strstr(text, "quality"));
+    json_object_put(j);
+    tnd_critique_destroy(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(criteria_scores_are_read_and_written_back),
         cmocka_unit_test(plain_json_is_read_field_by_field),
         cmocka_unit_test(minimal_critique_defaults_the_optional_fields),
         cmocka_unit_test(the_critique_is_found_however_it_is_wrapped),
