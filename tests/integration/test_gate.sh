@@ -52,3 +52,14 @@ dir=$(session_dir)
 expect_in "$dir/logs/coder-1.log" "unusable answer (the answer contains no edit blocks"
 expect_in "$dir/report.json" '"diff": ".tandem/sessions/'
 pass "unusable answers and edits that do not apply go back to the coder"
+
+# Passing tests are not enough: a critical issue from the reviewer sends
+# the change back even when its verdict says approve.
+copy_demo
+demo_config "$FIX/cassette-critical-issue.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved after the critical issue is fixed"
+expect_in "$T/err" "[1/3] reviewer: build pass, test pass; critique: approve, confidence 0.90, 1 issue"
+expect_in "$T/err" "[1/3] revise: the reviewer found a critical issue at stats.c:11"
+expect_in "$T/out" "+    double sum = 0.0;"
+pass "tests pass but a critical issue is raised: revised, then approved"
