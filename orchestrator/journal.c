@@ -1,0 +1,231 @@
+/* The append-only, fsync'd session journal (see journal.h). */
+#include "orchestrator/journal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "proto/json.h"
+
+#define JOURNAL_MAX_BYTES (512 << 20)
+
+struct tnd_journal {
+    char *path;
+    int fd;
+    json_object *records; /* array */
+    long next_seq;
+    off_t end; /* where the next record goes (after the last whole one) */
+    bool torn;
+    bool broken; /* an append failed: refuse the rest */
+};
+
+/* Parse text into records; *good_end is the offset after the last whole
+ * record. A damaged last line is torn (ignored); damage before it is an
+ * error. */
+static int parse(json_object *records, const char *path, const char *text,
+                 size_t len, size_t *good_end, bool *torn)
+{
+    size_t pos = 0;
+    long line = 0;
+
+    *good_end = 0;
+    *torn = false;
+    while (pos < len) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+        json_object *rec = NULL;
+        line++;
+        if (!nl || tnd_json_parse(&rec, text + pos, n) < 0 ||
+            !json_object_is_type(rec, json_type_object)) {
+            json_object_put(rec);
+            if (!nl || (size_t)(nl - text) + 1 == len) {
+                /* the last line: a crash cut it short */
+                *torn = true;
+                return 0;
+            }
+            return tnd_error_set("%s:%ld: the journal is damaged (not a "
+                                 "whole JSON record); it cannot be resumed "
+                                 "safely",
+                                 path, line);
+        }
+        json_object_array_add(records, rec);
+        pos += n + 1;
+        *good_end = pos;
+    }
+    return 0;
+}
+
+int tnd_journal_read(json_object **out, const char *path)
+{
+    char *text = NULL;
+    size_t len = 0, end;
+    bool torn;
+    json_object *records = json_object_new_array();
+    int rc = tnd_fs_read(&text, &len, path, JOURNAL_MAX_BYTES);
+
+    *out = NULL;
+    if (rc < 0) {
+        json_object_put(records);
+        return rc;
+    }
+    rc = parse(records, path, text, len, &end, &torn);
+    free(text);
+    if (rc < 0) {
+        json_object_put(records);
+        return -1;
+    }
+    *out = records;
+    return 0;
+}
+
+tnd_journal *tnd_journal_open(const char *path)
+{
+    tnd_journal *j = tnd_xcalloc(1, sizeof(*j));
+    char *text = NULL;
+    size_t len = 0, end = 0;
+    int rc;
+
+    j->path = tnd_xstrdup(path);
+    j->fd = -1;
+    j->records = json_object_new_array();
+    rc = tnd_fs_read(&text, &len, path, JOURNAL_MAX_BYTES);
+    if (rc < 0 && rc != TND_ENOTFOUND)
+        goto fail;
+    if (rc == 0 && parse(j->records, path, text, len, &end, &j->torn) < 0)
+        goto fail;
+    free(text);
+    text = NULL;
+    if (j->torn)
+        tnd_log_warn("%s: the last record was cut short by a crash; "
+                     "ignoring it",
+                     path);
+    j->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (j->fd < 0) {
+        tnd_error_sys("cannot open %s", path);
+        goto fail;
+    }
+    /* drop a torn tail so the next record starts on a clean line */
+    if (ftruncate(j->fd, (off_t)end) < 0) {
+        tnd_error_sys("cannot repair %s", path);
+        goto fail;
+    }
+    j->end = (off_t)end;
+    j->next_seq = (long)json_object_array_length(j->records) + 1;
+    return j;
+fail:
+    free(text);
+    tnd_journal_close(&j);
+    return NULL;
+}
+
+void tnd_journal_close(tnd_journal **self_p)
+{
+    tnd_journal *j = self_p ? *self_p : NULL;
+
+    if (!j)
+        return;
+    if (j->fd >= 0)
+        close(j->fd);
+    json_object_put(j->records);
+    free(j->path);
+    free(j);
+    *self_p = NULL;
+}
+
+int tnd_journal_append(tnd_journal *self, const char *type, json_object *fields)
+{
+    json_object *rec = json_object_new_object();
+    char when[40];
+    char *line;
+    size_t len, done = 0;
+
+    if (self->broken) {
+        json_object_put(fields);
+        json_object_put(rec);
+        return tnd_error_set("%s: an earlier write failed; nothing more is "
+                             "recorded",
+                             self->path);
+    }
+    tnd_clock_iso8601(when, sizeof(when), tnd_wall_ms());
+    json_object_object_add(rec, "seq", json_object_new_int64(self->next_seq));
+    json_object_object_add(rec, "time", json_object_new_string(when));
+    json_object_object_add(rec, "type", json_object_new_string(type));
+    if (fields) {
+        json_object_object_foreach(fields, key, val)
+        {
+            json_object_object_add(rec, key, json_object_get(val));
+        }
+        json_object_put(fields);
+    }
+    line = tnd_json_dump(rec, &len);
+    line = tnd_xrealloc(line, len + 2, 1);
+    line[len++] = '\n';
+    line[len] = '\0';
+    tnd_log_redact(line);
+    len = strlen(line);
+    while (done < len) {
+        ssize_t n =
+            pwrite(self->fd, line + done, len - done, self->end + (off_t)done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = ENOSPC;
+            tnd_error_sys("cannot write the journal %s", self->path);
+            goto fail;
+        }
+        done += (size_t)n;
+    }
+    if (fdatasync(self->fd) < 0) {
+        tnd_error_sys("cannot sync the journal %s", self->path);
+        goto fail;
+    }
+    self->end += (off_t)len;
+    self->next_seq++;
+    json_object_array_add(self->records, rec);
+    free(line);
+    return 0;
+fail:
+    /* cut back what was partly written: the journal stays whole */
+    if (ftruncate(self->fd, self->end) < 0) {
+        /* the next open will see a torn line and ignore it */
+    }
+    self->broken = true;
+    json_object_put(rec);
+    free(line);
+    return -1;
+}
+
+size_t tnd_journal_count(const tnd_journal *self)
+{
+    return json_object_array_length(self->records);
+}
+
+json_object *tnd_journal_record(const tnd_journal *self, size_t index)
+{
+    return json_object_array_get_idx(self->records, index);
+}
+
+bool tnd_journal_was_torn(const tnd_journal *self)
+{
+    return self->torn;
+}
+
+const char *tnd_journal_type(json_object *record)
+{
+    json_object *t;
+
+    if (!json_object_object_get_ex(record, "type", &t) ||
+        !json_object_is_type(t, json_type_string))
+        return "";
+    return json_object_get_string(t);
+}

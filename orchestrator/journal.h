@@ -1,0 +1,58 @@
+/* tnd_journal - the session's append-only journal: the source of truth.
+ *
+ * .tandem/sessions/ID/journal.jsonl holds one JSON object per line, one
+ * line per step of the run (the task, each proposal, each audit, each
+ * decision, each escalation and human answer, the finish). A record is
+ * written with a single write(2) and fsync'd before the run acts on it,
+ * so after a crash the journal holds every step that was taken, and a
+ * resumed run can rebuild its state from it without asking any model
+ * again. A torn last line (the crash hit mid-write) is detected and
+ * ignored, never fatal; damage anywhere else is an error.
+ *
+ * Every record has "seq" (1, 2, ...), "time" (ISO 8601 UTC) and "type";
+ * the rest depends on the type (docs/ARCHITECTURE.md, "Journal"). */
+#ifndef TND_JOURNAL_H
+#define TND_JOURNAL_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct tnd_journal tnd_journal;
+
+/* Open path for appending, creating it if needed; existing records are
+ * read first (see tnd_journal_records) so seq continues. NULL with the
+ * error set when the file cannot be opened or is damaged before its last
+ * line. */
+tnd_journal *tnd_journal_open(const char *path);
+
+/* Close; sets *self_p to NULL; safe on NULL. */
+void tnd_journal_close(tnd_journal **self_p);
+
+/* Append one record: "seq", "time" and "type" are added to fields (which
+ * is consumed: its reference is put). The line is written whole and
+ * fsync'd before this returns. -1 with an error naming the file and the
+ * cause (e.g. "No space left on device") when it could not be; the
+ * journal then refuses further appends, so no later step is recorded
+ * without this one. */
+int tnd_journal_append(tnd_journal *self, const char *type,
+                       json_object *fields);
+
+/* The records read at open plus those appended since, in order.
+ * Borrowed: valid until the journal is closed. */
+size_t tnd_journal_count(const tnd_journal *self);
+json_object *tnd_journal_record(const tnd_journal *self, size_t index);
+
+/* True when the file ended with a torn record at open (it was ignored
+ * and will be overwritten by the next append). */
+bool tnd_journal_was_torn(const tnd_journal *self);
+
+/* The record's type, or "" when it has none. */
+const char *tnd_journal_type(json_object *record);
+
+/* Read a journal without opening it for writing (for `tandem show` and
+ * friends). Caller puts *out, a JSON array of the records. A torn last
+ * line is skipped. */
+int tnd_journal_read(json_object **out, const char *path);
+
+#endif

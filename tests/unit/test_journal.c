@@ -1,0 +1,195 @@
+/* Unit tests for orchestrator/journal: the append-only session journal. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "common/fs.h"
+#include "common/log.h"
+#include "orchestrator/journal.h"
+
+static char dir[] = "/tmp/tnd-test-journal-XXXXXX";
+static char path[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
+    tnd_log_init("test", TND_LOG_ERROR);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tnd_fs_rmtree(dir);
+}
+
+static json_object *fields(const char *key, int value)
+{
+    json_object *o = json_object_new_object();
+
+    json_object_object_add(o, key, json_object_new_int(value));
+    return o;
+}
+
+static long seq_of(json_object *rec)
+{
+    return json_object_get_int64(json_object_object_get(rec, "seq"));
+}
+
+static void records_survive_a_reopen_and_seq_continues(void **state)
+{
+    tnd_journal *j;
+
+    (void)state;
+    unlink(path);
+    j = tnd_journal_open(path);
+    assert_non_null(j);
+    assert_int_equal(tnd_journal_count(j), 0);
+    assert_int_equal(tnd_journal_append(j, "task", fields("a", 1)), 0);
+    assert_int_equal(tnd_journal_append(j, "proposal", fields("attempt", 1)),
+                     0);
+    tnd_journal_close(&j);
+    assert_null(j);
+
+    j = tnd_journal_open(path);
+    assert_int_equal(tnd_journal_count(j), 2);
+    assert_string_equal(tnd_journal_type(tnd_journal_record(j, 0)), "task");
+    assert_int_equal(seq_of(tnd_journal_record(j, 1)), 2);
+    assert_non_null(json_object_object_get(tnd_journal_record(j, 1), "time"));
+    assert_int_equal(tnd_journal_append(j, "decision", NULL), 0);
+    assert_int_equal(seq_of(tnd_journal_record(j, 2)), 3);
+    assert_false(tnd_journal_was_torn(j));
+    tnd_journal_close(&j);
+}
+
+static void a_torn_last_line_is_ignored_and_repaired(void **state)
+{
+    static const char text[] = "{\"seq\":1,\"time\":\"t\",\"type\":\"task\"}\n"
+                               "{\"seq\":2,\"time\":\"t\",\"type\":\"propo";
+    json_object *all = NULL;
+    tnd_journal *j;
+    char *back = NULL;
+
+    (void)state;
+    assert_int_equal(tnd_fs_write(path, text, strlen(text)), 0);
+    assert_int_equal(tnd_journal_read(&all, path), 0);
+    assert_int_equal(json_object_array_length(all), 1);
+    json_object_put(all);
+
+    j = tnd_journal_open(path);
+    assert_non_null(j);
+    assert_true(tnd_journal_was_torn(j));
+    assert_int_equal(tnd_journal_count(j), 1);
+    assert_int_equal(tnd_journal_append(j, "proposal", fields("attempt", 1)),
+                     0);
+    tnd_journal_close(&j);
+    /* the torn bytes are gone; the file is whole again */
+    assert_int_equal(tnd_fs_read(&back, NULL, path, 1 << 20), 0);
+    assert_null(strstr(back, "propo\""));
+    assert_non_null(strstr(back, "{\"seq\":2,"));
+    assert_int_equal(back[strlen(back) - 1], '\n');
+    free(back);
+}
+
+static void damage_before_the_end_is_an_error(void **state)
+{
+    static const char text[] = "{\"seq\":1,\"type\":\"task\"}\n"
+                               "garbage that is not JSON\n"
+                               "{\"seq\":3,\"type\":\"finish\"}\n";
+    json_object *all = NULL;
+
+    (void)state;
+    assert_int_equal(tnd_fs_write(path, text, strlen(text)), 0);
+    assert_null(tnd_journal_open(path));
+    assert_non_null(strstr(tnd_error_last(), "journal.jsonl:2: the journal "
+                                             "is damaged"));
+    assert_int_equal(tnd_journal_read(&all, path), -1);
+}
+
+static void a_failed_write_is_reported_and_nothing_is_half_written(void **state)
+{
+    struct rlimit old, small;
+    char *back = NULL;
+    size_t len_before;
+    tnd_journal *j;
+    json_object *big;
+    char filler[2048];
+
+    (void)state;
+    unlink(path);
+    j = tnd_journal_open(path);
+    assert_int_equal(tnd_journal_append(j, "task", fields("a", 1)), 0);
+    assert_int_equal(tnd_fs_read(&back, &len_before, path, 1 << 20), 0);
+    free(back);
+
+    /* the disk "fills up": writes past 1 KiB fail (EFBIG, not a signal) */
+    signal(SIGXFSZ, SIG_IGN);
+    getrlimit(RLIMIT_FSIZE, &old);
+    small = old;
+    small.rlim_cur = 1024;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    memset(filler, 'x', sizeof(filler) - 1);
+    filler[sizeof(filler) - 1] = '\0';
+    big = json_object_new_object();
+    json_object_object_add(big, "text", json_object_new_string(filler));
+    assert_int_equal(tnd_journal_append(j, "proposal", big), -1);
+    assert_non_null(strstr(tnd_error_last(), "cannot write the journal"));
+    /* later steps are refused rather than recorded without this one */
+    assert_int_equal(tnd_journal_append(j, "decision", NULL), -1);
+    assert_non_null(strstr(tnd_error_last(), "an earlier write failed"));
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    tnd_journal_close(&j);
+
+    /* what was journaled before is intact */
+    j = tnd_journal_open(path);
+    assert_non_null(j);
+    assert_int_equal(tnd_journal_count(j), 1);
+    assert_false(tnd_journal_was_torn(j));
+    tnd_journal_close(&j);
+}
+
+static void secrets_never_reach_the_journal(void **state)
+{
+    json_object *f = json_object_new_object();
+    char *back = NULL;
+    tnd_journal *j;
+
+    (void)state;
+    unlink(path);
+    tnd_log_secret("sk-journal-secret-0123456789");
+    json_object_object_add(
+        f, "error",
+        json_object_new_string("401 for sk-journal-secret-0123456789"));
+    j = tnd_journal_open(path);
+    assert_int_equal(tnd_journal_append(j, "finish", f), 0);
+    tnd_journal_close(&j);
+    assert_int_equal(tnd_fs_read(&back, NULL, path, 1 << 20), 0);
+    assert_null(strstr(back, "sk-journal-secret"));
+    free(back);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(records_survive_a_reopen_and_seq_continues),
+        cmocka_unit_test(a_torn_last_line_is_ignored_and_repaired),
+        cmocka_unit_test(damage_before_the_end_is_an_error),
+        cmocka_unit_test(
+            a_failed_write_is_reported_and_nothing_is_half_written),
+        cmocka_unit_test(secrets_never_reach_the_journal),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
