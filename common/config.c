@@ -114,6 +114,10 @@ static const field gate_fields[] = {
      NULL, NULL},
     {"max_wall_s", F_INT, OFF(tnd_gate_config, max_wall_s), 0, 604800, NULL,
      NULL},
+    {"escalate", F_STRING, OFF(tnd_gate_config, escalate), 0, 0,
+     "auto|tty|queue|never", NULL},
+    {"risk_paths", F_NAMES, OFF(tnd_gate_config, risk_paths), 0, 0, NULL,
+     NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL},
 };
 
@@ -270,6 +274,8 @@ tnd_config *tnd_config_defaults(void)
     cfg->gate.confidence_threshold = 0.8;
     cfg->gate.human_review_below = 0.7;
     cfg->gate.persistent_failure_threshold = 2;
+    cfg->gate.escalate = tnd_xstrdup("auto");
+    cfg->gate.risk_paths = tnd_xcalloc(1, sizeof(char *));
     cfg->orchestrator.endpoint = tnd_xstrdup("");
     cfg->orchestrator.heartbeat_ms = 1000;
     cfg->orchestrator.liveness = 5;
@@ -308,6 +314,8 @@ void tnd_config_destroy(tnd_config **self_p)
     free(cfg->path);
     free(cfg->dir);
     free(cfg->orchestrator.endpoint);
+    free(cfg->gate.escalate);
+    names_free(&cfg->gate.risk_paths);
     agent_free(&cfg->coder);
     agent_free(&cfg->reviewer);
     skills_free(cfg);

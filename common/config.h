@@ -67,6 +67,11 @@ typedef struct tnd_gate_config {
     long max_tokens;   /* budget per task, prompt + completion; 0: none */
     int max_llm_calls; /* budget per task; 0: none */
     int max_wall_s;    /* budget per task in seconds; 0: none */
+    char *escalate;    /* who answers an escalation: "auto" (tty when
+                          stdin is a terminal, else queue), "tty",
+                          "queue", "never" */
+    char **risk_paths; /* globs: a change touching one goes to a human
+                          even when it passes; NULL-terminated */
 } tnd_gate_config;
 
 typedef struct tnd_orchestrator_config {
