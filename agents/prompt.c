@@ -1,10 +1,13 @@
 /* Prompt texts and builders (see prompt.h). */
 #include "agents/prompt.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/fs.h"
 #include "common/xalloc.h"
 
 static const char coder_system[] =
@@ -118,6 +121,14 @@ char *tnd_prompt_coder_user(const tnd_code_request *req)
 
     tnd_buf_init(&b, TND_BUF_NOCAP);
     tnd_buf_printf(&b, "## Task\n\n%s\n\n", req->task);
+    if (req->nlessons) {
+        tnd_buf_puts(&b, "## Lessons from earlier tasks in this repository\n"
+                         "\nThese went wrong here before; do not repeat "
+                         "them.\n\n");
+        for (size_t i = 0; i < req->nlessons; i++)
+            tnd_buf_printf(&b, "- %s\n", req->lessons[i]);
+        tnd_buf_puts(&b, "\n");
+    }
     if (req->repo_map && *req->repo_map) {
         tnd_buf_puts(&b, "## Repository files (path, bytes)\n\n");
         fenced(&b, "", req->repo_map);
@@ -155,6 +166,102 @@ char *tnd_prompt_coder_retry(const tnd_code_request *req, const char *error)
     return out;
 }
 
+/* Source lines shown around each location a skill reports. */
+#define SNIPPET_CONTEXT   3
+#define SNIPPET_LINE_MAX  240
+#define SNIPPETS_MAX      (8 * 1024) /* per skill */
+#define SNIPPET_SCAN_MAX  (16 << 20) /* bytes read to reach a line */
+
+/* Lines from..to of the file at loc (under workspace) appended to out,
+ * numbered, the location's own line marked with '>'; long lines cut.
+ * -1 when the file cannot be read or the lines are not there. */
+static int snippet(tnd_buf *out, const char *workspace, const tnd_location *loc,
+                   long from, long to)
+{
+    char *path = tnd_fs_join(workspace, loc->file);
+    FILE *f = fopen(path, "r");
+    long line = 1, shown = 0, last;
+    size_t col = 0, scanned = 0;
+    int c;
+
+    free(path);
+    if (!f)
+        return -1;
+    while (line <= to && scanned++ < SNIPPET_SCAN_MAX && (c = getc(f)) != EOF) {
+        if (line >= from && col == 0)
+            tnd_buf_printf(out, "%c%5ld |%s", line == loc->line ? '>' : ' ',
+                           line, c == '\n' ? "" : " ");
+        if (c == '\n') {
+            if (line >= from) {
+                tnd_buf_puts(out, "\n");
+                shown++;
+            }
+            line++;
+            col = 0;
+            continue;
+        }
+        if (line >= from && col < SNIPPET_LINE_MAX && c != '\r')
+            tnd_buf_append(out, (char[]){(char)c}, 1);
+        else if (line >= from && col == SNIPPET_LINE_MAX)
+            tnd_buf_puts(out, " [...]");
+        col++;
+    }
+    if (col && line >= from && line <= to) {
+        tnd_buf_puts(out, "\n");
+        shown++;
+    }
+    fclose(f);
+    last = col ? line : line - 1;
+    return shown && loc->line <= last ? 0 : -1;
+}
+
+/* The code around each location of s, within SNIPPETS_MAX bytes; a
+ * location inside a window already shown is not shown again. */
+static void locations_part(tnd_buf *b, const char *workspace,
+                           const tnd_skill_result *s)
+{
+    size_t used = 0, hidden = 0;
+    tnd_buf one;
+
+    if (!s->nlocations)
+        return;
+    tnd_buf_init(&one, TND_BUF_NOCAP);
+    tnd_buf_puts(b, "Code at the places it reports:\n\n");
+    for (size_t i = 0; i < s->nlocations; i++) {
+        const tnd_location *loc = &s->locations[i];
+        long from = loc->line > SNIPPET_CONTEXT ? loc->line - SNIPPET_CONTEXT
+                                                : 1;
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++) {
+            const tnd_location *o = &s->locations[k];
+            seen = !strcmp(o->file, loc->file) &&
+                   loc->line >= o->line - SNIPPET_CONTEXT &&
+                   loc->line <= o->line + SNIPPET_CONTEXT;
+        }
+        if (seen)
+            continue;
+        tnd_buf_reset(&one);
+        if (snippet(&one, workspace, loc, from, loc->line + SNIPPET_CONTEXT) <
+            0)
+            continue;
+        if (used + one.len > SNIPPETS_MAX) {
+            hidden++;
+            continue;
+        }
+        used += one.len;
+        if (loc->col > 0)
+            tnd_buf_printf(b, "%s:%ld:%ld\n", loc->file, loc->line, loc->col);
+        else
+            tnd_buf_printf(b, "%s:%ld\n", loc->file, loc->line);
+        fenced(b, "", tnd_buf_str(&one));
+    }
+    if (hidden)
+        tnd_buf_printf(b, "(%zu more place%s not shown)\n", hidden,
+                       hidden == 1 ? "" : "s");
+    tnd_buf_puts(b, "\n");
+    tnd_buf_free(&one);
+}
+
 char *tnd_prompt_reviewer_user(const tnd_audit_request *req,
                                const tnd_skill_result *skills, size_t nskills)
 {
@@ -173,11 +280,22 @@ char *tnd_prompt_reviewer_user(const tnd_audit_request *req,
         if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
             tnd_buf_printf(&b, ", exit %d", s->exit_code);
         tnd_buf_printf(&b, ", %s\n\n", s->required ? "required" : "advisory");
+        if (s->nchanged) {
+            tnd_buf_printf(&b, "The %s skill changed files under review:",
+                           s->name);
+            for (size_t k = 0; k < s->nchanged; k++)
+                tnd_buf_printf(&b, "%s %s", k ? "," : "", s->changed[k]);
+            tnd_buf_puts(&b, ". A tool that rewrites the code it checks (a "
+                             "formatter, a generator) means the change does "
+                             "not match the project's own tooling: raise a "
+                             "style issue naming these files.\n\n");
+        }
         if (s->output && *s->output)
             fenced(&b, "", s->output);
         else
             tnd_buf_puts(&b, "(no output)\n");
         tnd_buf_puts(&b, "\n");
+        locations_part(&b, req->workspace, s);
     }
     tnd_buf_puts(&b, "Answer with the JSON object only.\n");
     return tnd_buf_detach(&b, NULL);

@@ -1,45 +1,338 @@
 /* The reviewer's request handler (see reviewer.h). */
 #include "agents/reviewer.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agents/critique.h"
 #include "agents/prompt.h"
+#include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "proto/audit.h"
+#include "skills/locations.h"
+#include "skills/manifest.h"
+#include "skills/patch.h"
 #include "skills/skill.h"
+
+/* Files a workspace may hold for the reviewer to notice changes. */
+#define MANIFEST_MAX_FILES 200000
+
+/* ---- running the skills ------------------------------------------------- *
+ *
+ * Each skill is a job. A job starts when every job it waits for (see
+ * tnd_config_skill_waits) is done, with at most one running job per CPU;
+ * each runs on its own thread, and this thread starts them, collects
+ * them and looks for changed files. Results stay in the configured
+ * order whatever order the jobs finish in. A skill whose dependency
+ * failed still runs: results are evidence, and a test run after a
+ * failed build says so itself. */
+
+enum { JOB_WAITING, JOB_RUNNING, JOB_FINISHED, JOB_DONE };
+
+typedef struct job {
+    struct sched *sched;
+    const tnd_skill_config *skill;
+    tnd_skill_result *result;
+    int state;     /* under sched->lock once threads run */
+    bool threaded; /* thread must be joined */
+    pthread_t thread;
+    char **changed; /* files changed while it ran; this thread's only */
+    size_t nchanged, achanged;
+} job;
+
+typedef struct sched {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    job *jobs;
+    size_t n, running, done, max_running;
+    const tnd_reviewer_ctx *ctx;
+    const tnd_audit_request *req;
+    tnd_skill_ctx skill_ctx;
+    tnd_manifest *manifest; /* NULL: changes are not tracked */
+} sched;
+
+static void *job_main(void *arg)
+{
+    job *j = arg;
+
+    tnd_skill_run(j->result, j->skill, &j->sched->skill_ctx);
+    pthread_mutex_lock(&j->sched->lock);
+    j->state = JOB_FINISHED;
+    pthread_cond_signal(&j->sched->cond);
+    pthread_mutex_unlock(&j->sched->lock);
+    return NULL;
+}
+
+static bool ready(const sched *s, size_t i)
+{
+    for (size_t j = 0; j < s->n; j++)
+        if (j != i && s->jobs[j].state != JOB_DONE &&
+            tnd_config_skill_waits(s->ctx->config, i, j))
+            return false;
+    return true;
+}
+
+/* Attribute the files changed since the last look to every command that
+ * ran in the meantime: with one running (the default order) that is
+ * exact; with several, any of them may have done it. */
+static void look(sched *s)
+{
+    char **changed;
+    size_t n;
+
+    if (!s->manifest)
+        return;
+    n = tnd_manifest_changes(&changed, s->manifest);
+    for (size_t i = 0; i < s->n && n; i++) {
+        job *j = &s->jobs[i];
+        if ((j->state != JOB_RUNNING && j->state != JOB_FINISHED) ||
+            *j->skill->builtin)
+            continue;
+        for (size_t k = 0; k < n && j->nchanged < TND_AUDIT_MAX_CHANGED; k++) {
+            bool dup = false;
+            for (size_t m = 0; m < j->nchanged && !dup; m++)
+                dup = strcmp(j->changed[m], changed[k]) == 0;
+            if (dup)
+                continue;
+            TND_GROW(j->changed, j->achanged, j->nchanged + 1);
+            j->changed[j->nchanged++] = tnd_xstrdup(changed[k]);
+        }
+    }
+    tnd_manifest_list_free(changed);
+}
+
+static bool commands_running(const sched *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->jobs[i].state == JOB_RUNNING && !*s->jobs[i].skill->builtin)
+            return true;
+    return false;
+}
+
+static void start(sched *s, job *j)
+{
+    if (commands_running(s))
+        look(s);
+    j->state = JOB_RUNNING;
+    s->running++;
+    if (pthread_create(&j->thread, NULL, job_main, j) == 0) {
+        j->threaded = true;
+        return;
+    }
+    /* no thread to be had: run it here, the others keep going */
+    tnd_log_warn("cannot start a thread for skill %s; running it alone",
+                 j->skill->name);
+    pthread_mutex_unlock(&s->lock);
+    tnd_skill_run(j->result, j->skill, &s->skill_ctx);
+    pthread_mutex_lock(&s->lock);
+    j->state = JOB_FINISHED;
+}
+
+static void log_result(const sched *s, const tnd_skill_result *r)
+{
+    tnd_buf list;
+
+    tnd_log_info("task %s attempt %d: %s", s->req->task_id, s->req->attempt,
+                 tnd_skill_summary(r));
+    if (!r->nchanged)
+        return;
+    tnd_buf_init(&list, 4096);
+    for (size_t i = 0; i < r->nchanged && i < 10; i++)
+        tnd_buf_printf(&list, "%s%s", i ? ", " : "", r->changed[i]);
+    if (r->nchanged > 10)
+        tnd_buf_printf(&list, " and %zu more", r->nchanged - 10);
+    tnd_log_warn("task %s attempt %d: skill %s changed %s (a skill must not "
+                 "change the files it audits)",
+                 s->req->task_id, s->req->attempt, r->name,
+                 tnd_buf_str(&list));
+    tnd_buf_free(&list);
+}
+
+/* A finished job: its thread joined, its changed files and locations
+ * added to its result. */
+static void collect(sched *s, job *j)
+{
+    tnd_skill_result *r = j->result;
+
+    if (j->threaded) {
+        pthread_mutex_unlock(&s->lock);
+        pthread_join(j->thread, NULL);
+        pthread_mutex_lock(&s->lock);
+        j->threaded = false;
+    }
+    r->changed = j->changed;
+    r->nchanged = j->nchanged;
+    j->changed = NULL;
+    j->nchanged = 0;
+    r->nlocations = tnd_locations_find(&r->locations, r->output,
+                                       s->req->workspace,
+                                       TND_AUDIT_MAX_LOCATIONS);
+    log_result(s, r);
+    j->state = JOB_DONE;
+    s->running--;
+    s->done++;
+}
+
+static void fail_job(sched *s, job *j, const char *why)
+{
+    memset(j->result, 0, sizeof(*j->result));
+    j->result->name = tnd_xstrdup(j->skill->name);
+    j->result->required = j->skill->required;
+    j->result->command = tnd_xstrdup(
+        j->skill->command.display ? j->skill->command.display : "");
+    j->result->status = TND_SKILL_ERROR;
+    j->result->exit_code = -1;
+    j->result->output = tnd_xstrdup(why);
+    log_result(s, j->result);
+    j->state = JOB_DONE;
+    s->done++;
+}
+
+static void schedule(sched *s)
+{
+    pthread_mutex_lock(&s->lock);
+    while (s->done < s->n) {
+        bool cancelled = s->ctx->cancel && atomic_load(s->ctx->cancel);
+        bool collected = false;
+        for (size_t i = 0; i < s->n; i++) {
+            job *j = &s->jobs[i];
+            if (j->state != JOB_WAITING)
+                continue;
+            if (cancelled)
+                fail_job(s, j, "cancelled before it started");
+            else if (s->running < s->max_running && ready(s, i))
+                start(s, j);
+        }
+        if (s->manifest && s->running) {
+            for (size_t i = 0; i < s->n && !collected; i++)
+                collected = s->jobs[i].state == JOB_FINISHED;
+            if (collected)
+                look(s);
+            collected = false;
+        }
+        for (size_t i = 0; i < s->n; i++)
+            if (s->jobs[i].state == JOB_FINISHED) {
+                collect(s, &s->jobs[i]);
+                collected = true;
+            }
+        if (collected || s->done == s->n)
+            continue;
+        if (s->running == 0) {
+            /* nothing runs and nothing can start: the loader rejects
+             * such cycles, a hand-built config might not */
+            for (size_t i = 0; i < s->n; i++)
+                if (s->jobs[i].state == JOB_WAITING)
+                    fail_job(s, &s->jobs[i],
+                             "waits for skills that wait for it (a cycle in "
+                             "skills.*.after)");
+            break;
+        }
+        pthread_cond_wait(&s->cond, &s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static size_t cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return n < 1 ? 1 : n > TND_BODY_MAX_SKILLS ? TND_BODY_MAX_SKILLS : (size_t)n;
+}
+
+/* Skills that cannot or need not run are done before scheduling starts:
+ * unknown names (the loader rejects them; a hand-built config might
+ * not) and skills whose paths the change does not touch. */
+static void prepare(sched *s, job *j, const char *name,
+                    const char *const *touched)
+{
+    j->sched = s;
+    if (!j->skill) {
+        memset(j->result, 0, sizeof(*j->result));
+        j->result->name = tnd_xstrdup(name);
+        j->result->status = TND_SKILL_ERROR;
+        j->result->required = true;
+        j->result->exit_code = -1;
+        j->result->command = tnd_xstrdup("");
+        j->result->output =
+            tnd_xasprintf("no skill named '%s' is configured", name);
+        j->state = JOB_DONE;
+        s->done++;
+        return;
+    }
+    if (touched && !tnd_skill_applies(j->skill, touched)) {
+        tnd_buf why;
+        tnd_buf_init(&why, TND_BUF_NOCAP);
+        tnd_buf_puts(&why, "skipped: the change touches no path matching ");
+        for (char **p = j->skill->paths; *p; p++)
+            tnd_buf_printf(&why, "%s%s", p == j->skill->paths ? "" : ", ", *p);
+        tnd_buf_puts(&why, "\n");
+        tnd_skill_skip(j->result, j->skill, tnd_buf_str(&why));
+        tnd_buf_free(&why);
+        log_result(s, j->result);
+        j->state = JOB_DONE;
+        s->done++;
+    }
+}
 
 static void run_skills(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
                        const tnd_audit_request *req)
 {
+    sched s;
+    tnd_patch patch;
+    const char **touched = NULL;
     size_t n = 0;
 
     for (char **p = ctx->config->reviewer.skills; p && *p; p++)
         n++;
+    if (n > TND_BODY_MAX_SKILLS)
+        n = TND_BODY_MAX_SKILLS;
+    memset(&s, 0, sizeof(s));
+    pthread_mutex_init(&s.lock, NULL);
+    pthread_cond_init(&s.cond, NULL);
+    s.n = n;
+    s.ctx = ctx;
+    s.req = req;
+    s.max_running = cpus();
+    s.skill_ctx.dir = req->workspace;
+    s.skill_ctx.diff = req->diff;
+    s.skill_ctx.envp = ctx->envp;
+    s.skill_ctx.cancel = ctx->cancel;
+    s.jobs = tnd_xcalloc(n + 1, sizeof(*s.jobs));
     reply->skills = tnd_xcalloc(n + 1, sizeof(*reply->skills));
-    for (size_t i = 0; i < n && i < TND_BODY_MAX_SKILLS; i++) {
+    reply->nskills = n;
+    if (tnd_patch_parse(&patch, req->diff, strlen(req->diff), NULL, NULL) == 0)
+        touched = tnd_patch_paths(&patch);
+    else
+        tnd_log_warn("task %s attempt %d: %s; every skill runs",
+                     req->task_id, req->attempt, tnd_error_last());
+    for (size_t i = 0; i < n; i++) {
         const char *name = ctx->config->reviewer.skills[i];
-        const tnd_skill_config *skill = tnd_config_skill(ctx->config, name);
-        tnd_skill_result *r = &reply->skills[reply->nskills++];
-        if (!skill) {
-            /* the loader rejects this; a hand-built config might not */
-            memset(r, 0, sizeof(*r));
-            r->name = tnd_xstrdup(name);
-            r->status = TND_SKILL_ERROR;
-            r->required = true;
-            r->command = tnd_xstrdup("");
-            r->output =
-                tnd_xasprintf("no skill named '%s' is configured", name);
-            continue;
-        }
-        tnd_skill_run(r, skill, req->workspace, ctx->envp, ctx->cancel);
-        tnd_log_info("task %s attempt %d: %s", req->task_id, req->attempt,
-                     tnd_skill_summary(r));
+        s.jobs[i].skill = tnd_config_skill(ctx->config, name);
+        s.jobs[i].result = &reply->skills[i];
+        prepare(&s, &s.jobs[i], name, touched);
     }
+    if (s.done < n && !(s.manifest = tnd_manifest_new(req->workspace,
+                                                      MANIFEST_MAX_FILES)))
+        tnd_log_warn("task %s attempt %d: changed files are not tracked: %s",
+                     req->task_id, req->attempt, tnd_error_last());
+    schedule(&s);
+    tnd_manifest_destroy(&s.manifest);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < s.jobs[i].nchanged; k++)
+            free(s.jobs[i].changed[k]);
+        free(s.jobs[i].changed);
+    }
+    free(touched);
+    tnd_patch_clear(&patch);
+    free(s.jobs);
+    pthread_cond_destroy(&s.cond);
+    pthread_mutex_destroy(&s.lock);
 }
 
 /* Ask for the critique; a second call carries the parse error. Returns

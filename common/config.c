@@ -20,6 +20,7 @@
 #include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "skills/glob.h"
 
 #define CONFIG_MAX_BYTES (1024 * 1024)
 #define ERRORS_MAX       20
@@ -135,6 +136,17 @@ static const field orchestrator_fields[] = {
     {NULL, 0, 0, 0, 0, NULL, NULL},
 };
 
+static const field limits_fields[] = {
+    {"cpu_s", F_LONG, OFF(tnd_skill_limits, cpu_s), 0, 604800, NULL, NULL},
+    {"memory_mb", F_MB, OFF(tnd_skill_limits, memory_bytes), 0, 1048576, NULL,
+     NULL},
+    {"file_mb", F_MB, OFF(tnd_skill_limits, file_bytes), 0, 1048576, NULL,
+     NULL},
+    {"processes", F_LONG, OFF(tnd_skill_limits, processes), 0, 1000000, NULL,
+     NULL},
+    {NULL, 0, 0, 0, 0, NULL, NULL},
+};
+
 static const field skill_fields[] = {
     {"command", F_COMMAND, OFF(tnd_skill_config, command), 0, 0, NULL, NULL},
     {"required", F_BOOL, OFF(tnd_skill_config, required), 0, 0, NULL, NULL},
@@ -142,6 +154,19 @@ static const field skill_fields[] = {
      NULL},
     {"output_max_kb", F_KB, OFF(tnd_skill_config, output_cap), 1, 1024, NULL,
      NULL},
+    {"builtin", F_STRING, OFF(tnd_skill_config, builtin), 0, 0, "git|docs",
+     NULL},
+    {"paths", F_NAMES, OFF(tnd_skill_config, paths), 0, 0, NULL, NULL},
+    {"after", F_NAMES, OFF(tnd_skill_config, after), 0, 0, NULL, NULL},
+    {"limits", F_SECTION, OFF(tnd_skill_config, limits), 0, 0, NULL,
+     limits_fields},
+    {"forbid", F_NAMES, OFF(tnd_skill_config, forbid), 0, 0, NULL, NULL},
+    {"max_changed_lines", F_INT, OFF(tnd_skill_config, max_changed_lines), 0,
+     100000000, NULL, NULL},
+    {"max_file_kb", F_KB, OFF(tnd_skill_config, max_file_bytes), 0, 1048576,
+     NULL, NULL},
+    {"public", F_NAMES, OFF(tnd_skill_config, public_paths), 0, 0, NULL, NULL},
+    {"docs", F_NAMES, OFF(tnd_skill_config, docs_paths), 0, 0, NULL, NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL},
 };
 
@@ -248,12 +273,24 @@ static void skill_defaults(tnd_skill_config *s, const char *name,
     s->required = true;
     s->timeout_s = 600;
     s->output_cap = 64 * 1024;
+    s->builtin = tnd_xstrdup("");
+    s->paths = tnd_xcalloc(1, sizeof(char *));
+    s->forbid = tnd_xcalloc(1, sizeof(char *));
+    s->max_file_bytes = 1024 * 1024;
+    s->public_paths = tnd_xcalloc(1, sizeof(char *));
+    s->docs_paths = tnd_xcalloc(1, sizeof(char *));
 }
 
 static void skill_free(tnd_skill_config *s)
 {
     free(s->name);
+    free(s->builtin);
     command_free(&s->command);
+    names_free(&s->paths);
+    names_free(&s->after);
+    names_free(&s->forbid);
+    names_free(&s->public_paths);
+    names_free(&s->docs_paths);
 }
 
 static void skills_free(tnd_config *cfg)
@@ -668,6 +705,17 @@ static const yaml_node_t *pair_value(loader *L, const yaml_node_pair_t *p)
     return yaml_document_get_node(L->doc, p->value);
 }
 
+/* The value that goes with key node k of map. */
+static const yaml_node_t *pair_value_of(loader *L, const yaml_node_t *map,
+                                        const yaml_node_t *k)
+{
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         p < map->data.mapping.pairs.top; p++)
+        if (pair_key(L, p) == k)
+            return pair_value(L, p);
+    return k;
+}
+
 /* Checks that keys are unique scalars; reports and returns false if not.
  * Quadratic, so the walks stop at the error cap: a mapping has only a
  * few valid keys, and every other key is an error. */
@@ -840,6 +888,92 @@ static bool valid_skill_name(const char *s)
     return true;
 }
 
+/* The key node of map[key], or NULL. */
+static const yaml_node_t *key_node(loader *L, const yaml_node_t *map,
+                                   const char *key)
+{
+    if (map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         p < map->data.mapping.pairs.top; p++) {
+        const yaml_node_t *k = pair_key(L, p);
+        if (k && k->type == YAML_SCALAR_NODE && strcmp(scalar(k), key) == 0)
+            return k;
+    }
+    return NULL;
+}
+
+/* Every item of the list under map[key] must be a well-formed glob. */
+static void check_globs(loader *L, const char *path, const yaml_node_t *map,
+                        const char *key)
+{
+    const yaml_node_t *k = key_node(L, map, key), *list;
+    size_t i = 0;
+
+    if (!k || (list = pair_value_of(L, map, k))->type != YAML_SEQUENCE_NODE)
+        return;
+    for (yaml_node_item_t *it = list->data.sequence.items.start;
+         it < list->data.sequence.items.top; it++, i++) {
+        const yaml_node_t *item = yaml_document_get_node(L->doc, *it);
+        if (item && item->type == YAML_SCALAR_NODE &&
+            tnd_glob_check(scalar(item)) < 0) {
+            char *shown = quoted(item);
+            report(L, item, "%s.%s[%zu] is not a valid pattern %s: %s", path,
+                   key, i, shown, tnd_error_last());
+            free(shown);
+        }
+    }
+}
+
+/* What one skill's keys must agree on: a command or a builtin, options
+ * only for their builtin, patterns that parse. */
+static void check_skill(loader *L, const tnd_skill_config *s, const char *path,
+                        const yaml_node_t *map)
+{
+    static const char *const git_keys[] = {"forbid", "max_changed_lines",
+                                           "max_file_kb", NULL};
+    static const char *const docs_keys[] = {"public", "docs", NULL};
+    static const char *const globs[] = {"paths", "forbid", "public", "docs",
+                                        NULL};
+    const yaml_node_t *k;
+
+    if (is_null(map) || map->type != YAML_MAPPING_NODE) {
+        if (!s->command.argv)
+            report(L, map,
+                   "%s needs a command (for example: command: make test)",
+                   path);
+        return;
+    }
+    if (!*s->builtin && !s->command.argv && !key_node(L, map, "builtin"))
+        report(L, map, "%s needs a command (for example: command: make test)",
+               path);
+    if (*s->builtin && (k = key_node(L, map, "command")))
+        report(L, k,
+               "%s: builtin: %s runs inside the reviewer and takes no "
+               "command (keep one of the two)",
+               path, s->builtin);
+    if (*s->builtin && (k = key_node(L, map, "limits")))
+        report(L, k,
+               "%s.limits applies to commands; builtin: %s runs inside the "
+               "reviewer",
+               path, s->builtin);
+    for (int i = 0; git_keys[i]; i++)
+        if (strcmp(s->builtin, "git") && (k = key_node(L, map, git_keys[i])))
+            report(L, k, "%s.%s applies only to builtin: git", path,
+                   git_keys[i]);
+    for (int i = 0; docs_keys[i]; i++)
+        if (strcmp(s->builtin, "docs") && (k = key_node(L, map, docs_keys[i])))
+            report(L, k, "%s.%s applies only to builtin: docs", path,
+                   docs_keys[i]);
+    if (!strcmp(s->builtin, "docs") && (!s->public_paths[0] || !s->docs_paths[0]))
+        report(L, key_node(L, map, "builtin"),
+               "%s: builtin: docs needs public: [globs] (the interface) and "
+               "docs: [globs] (its documentation)",
+               path);
+    for (int i = 0; globs[i]; i++)
+        check_globs(L, path, map, globs[i]);
+}
+
 /* skills: { NAME: { command, required, timeout_s }, ... } replaces the
  * default skill set entirely. */
 static void walk_skills(loader *L, tnd_config *cfg, const yaml_node_t *map)
@@ -880,11 +1014,7 @@ static void walk_skills(loader *L, tnd_config *cfg, const yaml_node_t *map)
         skill_defaults(s, scalar(k), NULL);
         path = tnd_xasprintf("skills.%s", scalar(k));
         walk_section(L, path, v, skill_fields, NULL, (char *)s);
-        if (!s->command.argv)
-            report(L, v,
-                   "%s needs a command (for example: command: make "
-                   "test)",
-                   path);
+        check_skill(L, s, path, v);
         free(path);
     }
 }
@@ -919,6 +1049,119 @@ static const yaml_node_t *item_named(loader *L, const yaml_node_t *list,
     return list;
 }
 
+bool tnd_config_skill_waits(const tnd_config *self, size_t i, size_t j)
+{
+    const tnd_skill_config *s =
+        tnd_config_skill(self, self->reviewer.skills[i]);
+
+    if (!s || !s->after)
+        return j < i;
+    for (char **a = s->after; *a; a++)
+        if (strcmp(*a, self->reviewer.skills[j]) == 0)
+            return true;
+    return false;
+}
+
+/* Depth-first search for a cycle through entry i of reviewer.skills;
+ * state: 0 new, 1 on the path, 2 done. On a cycle, path[0..*len) holds
+ * it, from the entry that closes it. */
+static bool find_cycle(const tnd_config *cfg, size_t n, size_t i, int *state,
+                       size_t *stack, size_t depth, size_t *path, size_t *len)
+{
+    state[i] = 1;
+    stack[depth] = i;
+    for (size_t j = 0; j < n; j++) {
+        if (!tnd_config_skill_waits(cfg, i, j))
+            continue;
+        if (state[j] == 1) {
+            size_t from = depth;
+            while (stack[from] != j)
+                from--;
+            *len = 0;
+            for (size_t k = from; k <= depth; k++)
+                path[(*len)++] = stack[k];
+            return true;
+        }
+        if (state[j] == 0 &&
+            find_cycle(cfg, n, j, state, stack, depth + 1, path, len))
+            return true;
+    }
+    state[i] = 2;
+    return false;
+}
+
+/* skills.*.after: known names, and no skill waiting for itself through
+ * others (reported once, at an `after` that closes the cycle). */
+static void check_after(loader *L, tnd_config *cfg, const yaml_node_t *root)
+{
+    const yaml_node_t *skills = lookup(L, root, "skills");
+    size_t n = 0;
+    int *state;
+    size_t *stack, *path, len = 0;
+
+    for (size_t i = 0; i < cfg->nskills; i++) {
+        const tnd_skill_config *s = &cfg->skills[i];
+        const yaml_node_t *after =
+            lookup(L, lookup(L, skills, s->name), "after");
+        for (char **a = s->after; a && *a; a++) {
+            tnd_buf known;
+            if (tnd_config_skill(cfg, *a))
+                continue;
+            tnd_buf_init(&known, 4096);
+            for (size_t j = 0; j < cfg->nskills; j++)
+                tnd_buf_printf(&known, "%s%s", j ? ", " : "",
+                               cfg->skills[j].name);
+            report(L, after ? item_named(L, after, *a) : skills,
+                   "skills.%s.after names '%s', which is not defined under "
+                   "skills (defined: %s)",
+                   s->name, *a, tnd_buf_str(&known));
+            tnd_buf_free(&known);
+        }
+    }
+    for (char **p = cfg->reviewer.skills; p && *p; p++) {
+        if (!tnd_config_skill(cfg, *p))
+            return; /* reported already */
+        n++;
+    }
+    state = tnd_xcalloc(n + 1, sizeof(*state));
+    stack = tnd_xcalloc(n + 1, sizeof(*stack));
+    path = tnd_xcalloc(n + 1, sizeof(*path));
+    for (size_t i = 0; i < n; i++) {
+        if (state[i] || !find_cycle(cfg, n, i, state, stack, 0, path, &len))
+            continue;
+        {
+            const char *names = NULL;
+            tnd_buf text;
+            const yaml_node_t *at = skills;
+            /* blame an explicit `after`: defaults alone never loop */
+            for (size_t k = 0; k < len && !names; k++) {
+                const tnd_skill_config *s =
+                    tnd_config_skill(cfg, cfg->reviewer.skills[path[k]]);
+                if (s->after) {
+                    names = s->name;
+                    at = lookup(L, lookup(L, skills, s->name), "after");
+                }
+            }
+            tnd_buf_init(&text, 4096);
+            for (size_t k = 0; k < len; k++)
+                tnd_buf_printf(&text, "%s%s waits for %s", k ? ", " : "",
+                               cfg->reviewer.skills[path[k]],
+                               cfg->reviewer.skills[path[(k + 1) % len]]);
+            report(L, at ? at : root,
+                   "skills.%s.after makes a cycle: %s (a skill without "
+                   "after waits for every skill listed before it in "
+                   "agents.reviewer.skills)",
+                   names ? names : cfg->reviewer.skills[path[0]],
+                   tnd_buf_str(&text));
+            tnd_buf_free(&text);
+        }
+        break;
+    }
+    free(state);
+    free(stack);
+    free(path);
+}
+
 /* Checks that need the whole file: skill references, provider needs.
  * Each points at the value to change: the list item, the base_url, the
  * threshold; else at the section (reviewer.skills at its default names
@@ -949,6 +1192,7 @@ static void cross_check(loader *L, tnd_config *cfg, const yaml_node_t *root)
             tnd_buf_free(&known);
         }
     }
+    check_after(L, cfg, root);
     for (int i = 0; i < 2; i++) {
         tnd_llm_config *llm = &agent[i]->llm;
         const yaml_node_t *a = lookup(L, agents, roles[i]);

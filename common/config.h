@@ -40,12 +40,35 @@ typedef struct tnd_llm_config {
     int max_retries;     /* transient failures retried this many times */
 } tnd_llm_config;
 
+/* Resource limits for a skill's command; 0 = inherit the reviewer's. */
+typedef struct tnd_skill_limits {
+    long cpu_s;          /* RLIMIT_CPU: CPU seconds */
+    size_t memory_bytes; /* RLIMIT_AS: address space */
+    size_t file_bytes;   /* RLIMIT_FSIZE: the largest file it may write */
+    long processes;      /* RLIMIT_NPROC: counts all of the user's
+                            processes, not only the skill's */
+} tnd_skill_limits;
+
 typedef struct tnd_skill_config {
     char *name;
-    tnd_command command;
-    bool required; /* a failure blocks approval */
+    tnd_command command; /* argv NULL for a built-in skill */
+    bool required;       /* a failure blocks approval */
     int timeout_s;
     size_t output_cap; /* bytes of output kept (head and tail) */
+    char *builtin;     /* "" for a command, else "git" or "docs" */
+    char **paths;      /* run only when the change touches a path matching
+                          one of these globs; empty: always */
+    char **after;      /* names of skills to wait for; NULL (the key is
+                          absent): every skill listed before it in
+                          agents.reviewer.skills; empty: none */
+    tnd_skill_limits limits;
+    /* builtin: git */
+    char **forbid;         /* globs no changed path may match */
+    int max_changed_lines; /* added + removed; 0: no limit */
+    size_t max_file_bytes; /* largest added file; 0: no limit */
+    /* builtin: docs */
+    char **public_paths; /* globs of the public interface */
+    char **docs_paths;   /* globs of the documentation */
 } tnd_skill_config;
 
 typedef struct tnd_agent_config {
@@ -128,6 +151,10 @@ const char *tnd_llm_key_env(const tnd_llm_config *llm);
 /* The skill called name; NULL when there is none. Borrowed. */
 const tnd_skill_config *tnd_config_skill(const tnd_config *self,
                                          const char *name);
+
+/* Whether entry i of reviewer.skills waits for entry j: for j among the
+ * skill's `after` names, or for every j < i when it has none. */
+bool tnd_config_skill_waits(const tnd_config *self, size_t i, size_t j);
 
 /* Free; sets *self_p to NULL. Safe on NULL. */
 void tnd_config_destroy(tnd_config **self_p);

@@ -111,6 +111,10 @@ static int make_runtime(tnd_crew *c)
     }
     c->runtime = tnd_fs_join(base, c->opts->session_id);
     free(base);
+    /* left behind by a run of this session that was killed: the caller
+     * holds the session's lock, so nobody else uses it */
+    if (tnd_fs_exists(c->runtime))
+        tnd_fs_rmtree(c->runtime);
     if (mkdir(c->runtime, 0700) < 0) {
         tnd_error_sys("cannot create %s", c->runtime);
         free(c->runtime);

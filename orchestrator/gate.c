@@ -76,7 +76,9 @@ static const char *failure(char *buf, size_t size, const tnd_gate_input *in)
     }
     for (size_t i = 0; i < a->nskills; i++) {
         const tnd_skill_result *s = &a->skills[i];
-        if (!is_required(in, s) || s->status == TND_SKILL_PASS)
+        /* skipped: the change does not touch its paths, nothing to fail */
+        if (!is_required(in, s) || s->status == TND_SKILL_PASS ||
+            s->status == TND_SKILL_SKIPPED)
             continue;
         if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
             snprintf(buf, size, "required skill %s failed (exit %d)", s->name,
@@ -269,7 +271,8 @@ uint64_t tnd_gate_signature(const tnd_gate_input *in)
      * would make every later failure look like the same one */
     for (size_t i = 0; i < a->nskills; i++) {
         const tnd_skill_result *s = &a->skills[i];
-        if (!is_required(in, s) || s->status == TND_SKILL_PASS)
+        if (!is_required(in, s) || s->status == TND_SKILL_PASS ||
+            s->status == TND_SKILL_SKIPPED)
             continue;
         h = tnd_str_hash(h, s->name, strlen(s->name));
         h = hash_normalised(h, s->output, 2048);

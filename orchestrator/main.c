@@ -12,7 +12,9 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/doctor.h"
+#include "orchestrator/lessons_cmd.h"
 #include "orchestrator/run.h"
+#include "orchestrator/session_cmd.h"
 #include "proto/body.h"
 
 static void usage(FILE *to)
@@ -26,6 +28,14 @@ static void usage(FILE *to)
           "commands:\n"
           "  run TASK...     do a task in a repository through the gate loop\n"
           "  doctor          check the config, the models, keys and tools\n"
+          "  resume ID       go on with a session after a crash or a stop\n"
+          "  approve ID      approve the proposal of a session that waits\n"
+          "  reject ID       reject it (-m WHY)\n"
+          "  guide ID        give the coder guidance and go on (-m TEXT)\n"
+          "  budget ID       grant more attempts (--iterations N) and go "
+          "on\n"
+          "  lessons COMMAND list, show or forget what earlier tasks "
+          "taught\n"
           "  help [COMMAND]  show help for tandem or a command\n"
           "\n"
           "options:\n"
@@ -330,6 +340,10 @@ int main(int argc, char **argv)
             run_usage(stdout);
         else if (argc > 2 && strcmp(argv[2], "doctor") == 0)
             doctor_usage(stdout);
+        else if (argc > 2 && tnd_cmd_continue_known(argv[2]))
+            tnd_cmd_continue_usage(argv[2], stdout);
+        else if (argc > 2 && strcmp(argv[2], "lessons") == 0)
+            tnd_cmd_lessons_usage(stdout);
         else if (argc > 2) {
             fprintf(stderr, "tandem help: no command '%s'\n", argv[2]);
             return TND_EXIT_USAGE;
@@ -339,8 +353,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 1, argv + 1);
+    if (tnd_cmd_continue_known(cmd))
+        return tnd_cmd_continue(cmd, argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0)
         return cmd_doctor(argc - 1, argv + 1);
+    if (strcmp(cmd, "lessons") == 0)
+        return tnd_cmd_lessons(argc - 1, argv + 1);
     fprintf(stderr, "tandem: unknown command '%s'\ntry 'tandem --help'\n", cmd);
     return TND_EXIT_USAGE;
 }

@@ -1,9 +1,17 @@
-/* `tandem run`: the gate loop across real processes (see run.h).
+/* The gate loop across real processes: `tandem run`, `tandem resume` and
+ * the answers to an escalation (see run.h).
  *
  * Everything one run owns hangs off struct run and is released in
  * run_close(), whatever path the run took. The agents and their plumbing
- * live in the crew (crew.c), the report in report.c; this file is the
- * loop: check the budget, propose, apply, audit, decide. */
+ * live in the crew (crew.c), the report in report.c, the journal in
+ * journal.c; this file is the loop: check the budget, propose, apply,
+ * audit, decide, and when the gate says so, ask a person.
+ *
+ * Replay: every agent reply is journaled before it is used. A resumed
+ * run goes through the same loop from attempt 1, taking each reply from
+ * the journal when it is there and from the agents when it is not, so
+ * its state (feedback, failure streaks, usage) is exactly what the
+ * interrupted run had, and no model is asked twice for the same thing. */
 #include "orchestrator/run.h"
 
 #include <signal.h>
@@ -26,20 +34,26 @@
 #include "orchestrator/budget.h"
 #include "orchestrator/context.h"
 #include "orchestrator/crew.h"
+#include "orchestrator/escalate.h"
 #include "orchestrator/feedback.h"
 #include "orchestrator/gate.h"
+#include "orchestrator/journal.h"
 #include "orchestrator/report.h"
 #include "orchestrator/session.h"
+#include "orchestrator/views.h"
 #include "orchestrator/workspace.h"
 #include "proto/audit.h"
 #include "proto/code.h"
 #include "proto/json.h"
 
 typedef struct run {
-    const tnd_run_options *opts;
+    tnd_run_options opts;
+    char *owned[6];     /* strings behind opts when read from a journal */
     tnd_config *cfg;
+    tnd_gate_config gate; /* cfg->gate, plus what a person granted */
     char *repo;
     tnd_session *session;
+    tnd_journal *journal;
     tnd_crew *crew;
     tnd_workspace *ws;
     tnd_report *report;
@@ -48,18 +62,33 @@ typedef struct run {
     int iterations;
     const char *status; /* NULL while the loop runs */
     char *reason;
-    char *final_rel; /* final.diff relative to the repo */
-    char *last_rel;  /* the last attempt's diff */
-    char **history;  /* one line per attempt, NULL-terminated */
+    bool final_escalation; /* escalated with gate.escalate never */
+    bool waiting;          /* escalated, waiting for an answer */
+    char *final_rel;       /* final.diff relative to the repo */
+    char *last_rel;        /* the last attempt's diff */
+    char *last_diff;       /* the last non-empty diff, for an approval */
+    char **history;        /* one line per attempt, NULL-terminated */
     size_t nhistory, ahistory;
     uint64_t *hashes; /* diff hash per attempt (0: no diff) */
     size_t nhashes, ahashes;
-    char **required;    /* required skill names, NULL-terminated */
-    char *hidden[4];    /* repo files the coder is not shown: tandem's own
-                           config and cassettes; NULL-terminated */
-    size_t streamed;    /* characters of the answer streamed so far */
-    bool progress_line; /* a progress line is on the terminal */
+    char **required; /* required skill names, NULL-terminated */
+    char *hidden[4]; /* repo files the coder is not shown: tandem's own
+                        config and cassettes; NULL-terminated */
+    size_t streamed; /* characters of the answer streamed so far */
+    bool progress_line;
+    const char *mode; /* who answers an escalation: tty, queue, never */
+    size_t cursor;    /* journal records before this have been used up
+                         as escalations and answers */
+    char *guidance;   /* a person's words for the coder's next attempt */
 } run;
+
+/* The loop's memory between attempts. */
+typedef struct loop_state {
+    char *feedback;
+    char *hints;
+    uint64_t last_sig;
+    int streak;
+} loop_state;
 
 /* What one attempt builds up, freed in one place. */
 typedef struct attempt {
@@ -96,7 +125,7 @@ static void say(run *r, const char *fmt, ...)
 {
     va_list ap;
 
-    if (r->opts->quiet)
+    if (r->opts.quiet)
         return;
     end_progress(r);
     va_start(ap, fmt);
@@ -104,6 +133,89 @@ static void say(run *r, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+static void stop(run *r, const char *status, const char *reason)
+{
+    r->status = status;
+    free(r->reason);
+    r->reason = tnd_xstrdup(reason);
+}
+
+/* ---- the journal -------------------------------------------------------- */
+
+/* Record a step (fsync'd) and refresh the views; the run does not act on
+ * a step it could not record. fields is consumed. */
+static int step(run *r, const char *type, json_object *fields)
+{
+    if (tnd_journal_append(r->journal, type, fields) < 0)
+        return -1;
+    if (tnd_views_write(r->session, r->journal) < 0)
+        tnd_log_warn("cannot refresh the session views: %s",
+                     tnd_error_last());
+    return 0;
+}
+
+static long rec_int(json_object *rec, const char *key)
+{
+    json_object *v;
+
+    return json_object_object_get_ex(rec, key, &v)
+               ? (long)json_object_get_int64(v)
+               : 0;
+}
+
+static const char *rec_str(json_object *rec, const char *key)
+{
+    json_object *v;
+
+    return json_object_object_get_ex(rec, key, &v) &&
+                   json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
+}
+
+/* The index of the first record of type for attempt at or after from;
+ * -1 when there is none. */
+static long find(const run *r, const char *type, int n, size_t from)
+{
+    for (size_t i = from; i < tnd_journal_count(r->journal); i++) {
+        json_object *rec = tnd_journal_record(r->journal, i);
+        if (strcmp(tnd_journal_type(rec), type) == 0 &&
+            rec_int(rec, "attempt") == n)
+            return (long)i;
+    }
+    return -1;
+}
+
+/* A reply journaled for (type, attempt), as the body it came in; NULL
+ * when the journal has none. Caller frees. */
+static char *journaled_reply(const run *r, const char *type, int n,
+                             size_t *len)
+{
+    long i = find(r, type, n, 0);
+    json_object *reply;
+
+    if (i < 0 || !json_object_object_get_ex(
+                     tnd_journal_record(r->journal, (size_t)i), "reply",
+                     &reply))
+        return NULL;
+    return tnd_json_dump(reply, len);
+}
+
+/* Journal a reply body under type; it is parsed back into JSON so the
+ * journal stays one object per line. */
+static int journal_reply(run *r, const char *type, int n, const char *body,
+                         size_t len)
+{
+    json_object *reply = NULL, *f;
+
+    if (tnd_json_parse(&reply, body, len) < 0)
+        return -1;
+    f = json_object_new_object();
+    json_object_object_add(f, "attempt", json_object_new_int(n));
+    json_object_object_add(f, "reply", reply);
+    return step(r, type, f);
 }
 
 /* ---- set-up ------------------------------------------------------------- */
@@ -133,7 +245,7 @@ static int check_llm(const tnd_config *cfg)
 
 static int load_config(run *r)
 {
-    const tnd_run_options *o = r->opts;
+    const tnd_run_options *o = &r->opts;
     char *implicit = tnd_fs_join(r->repo, "agents.yaml");
     const char *path = o->config;
     int error = 0;
@@ -157,6 +269,11 @@ static int load_config(run *r)
         return tnd_error_config("--record records a live model's answers, "
                                 "but both agents replay a cassette; add "
                                 "--llm PROVIDER:MODEL");
+    r->gate = r->cfg->gate;
+    if (strcmp(r->gate.escalate, "auto") == 0)
+        r->mode = isatty(STDIN_FILENO) ? "tty" : "queue";
+    else
+        r->mode = r->gate.escalate;
     return 0;
 }
 
@@ -210,8 +327,8 @@ static void on_progress(const char *body, size_t len, void *payload)
     long chars = 0;
 
     if (tnd_json_parse(&obj, body, len) < 0 ||
-        tnd_json_get_int(&chars, obj, "chars", 0, 1L << 40, TND_JSON_REQUIRED) <
-            0) {
+        tnd_json_get_int(&chars, obj, "chars", 0, 1L << 40,
+                         TND_JSON_REQUIRED) < 0) {
         tnd_log_debug("ignoring a progress message: %s", tnd_error_last());
         json_object_put(obj);
         return;
@@ -219,9 +336,9 @@ static void on_progress(const char *body, size_t len, void *payload)
     json_object_put(obj);
     r->streamed = (size_t)chars;
     tnd_log_debug("streaming: %zu characters so far", r->streamed);
-    if (!r->opts->quiet && isatty(STDERR_FILENO)) {
+    if (!r->opts.quiet && isatty(STDERR_FILENO)) {
         fprintf(stderr, "\r\033[Ktandem: [%d/%d] streaming: %zu characters",
-                r->iterations, r->cfg->gate.max_iterations, r->streamed);
+                r->iterations, r->gate.max_iterations, r->streamed);
         r->progress_line = true;
     }
 }
@@ -233,7 +350,7 @@ static int64_t deadline_for(const run *r, bool *by_budget)
     int64_t now = tnd_now_ms();
     int64_t deadline =
         now + (int64_t)r->cfg->orchestrator.request_timeout_s * 1000;
-    long left = tnd_budget_wall_left(&r->cfg->gate, now - r->started);
+    long left = tnd_budget_wall_left(&r->gate, now - r->started);
 
     *by_budget = left >= 0 && now + left < deadline;
     return *by_budget ? now + left : deadline;
@@ -249,8 +366,8 @@ static int ask(run *r, const char *service, const char *key, char *body,
     int rc;
 
     r->streamed = 0;
-    rc = tnd_crew_call(r->crew, service, key, body, len, deadline, on_progress,
-                       r, reply, reply_len);
+    rc = tnd_crew_call(r->crew, service, key, body, len, deadline,
+                       on_progress, r, reply, reply_len);
     end_progress(r);
     if (rc == TND_ETIMEOUT && !by_budget)
         return tnd_error_set("no reply from the %s within %d s "
@@ -291,7 +408,8 @@ static char *failure_hints(const tnd_audit_reply *a)
     return tnd_buf_detach(&b, NULL);
 }
 
-static void describe_audit(run *r, int n, const tnd_audit_reply *a)
+static void describe_audit(run *r, int n, const tnd_audit_reply *a,
+                           bool replayed)
 {
     tnd_buf b;
 
@@ -313,56 +431,45 @@ static void describe_audit(run *r, int n, const tnd_audit_reply *a)
                        a->critique->nissues == 1 ? "" : "s");
     else
         tnd_buf_printf(&b, "%sno valid critique", a->nskills ? "; " : "");
-    say(r, "[%d/%d] reviewer: %s", n, r->cfg->gate.max_iterations,
-        tnd_buf_str(&b));
+    say(r, "[%d/%d] reviewer: %s%s", n, r->gate.max_iterations,
+        tnd_buf_str(&b), replayed ? " (from the journal)" : "");
     tnd_buf_free(&b);
 }
 
-static void stop(run *r, const char *status, const char *reason)
-{
-    r->status = status;
-    free(r->reason);
-    r->reason = tnd_xstrdup(reason);
-}
-
-/* 1 (and the loop stops, escalated) when a budget is spent. */
-static int spent(run *r)
-{
-    char why[256];
-    tnd_usage used = tnd_report_total(r->report);
-
-    if (!tnd_budget_spent(why, sizeof(why), &r->cfg->gate, &used,
-                          tnd_now_ms() - r->started))
-        return 0;
-    say(r, "budget: %s", why);
-    stop(r, "escalated", why);
-    return 1;
-}
-
-static int propose(run *r, attempt *a, const char *feedback, const char *hints)
+static int propose(run *r, attempt *a, const loop_state *ls)
 {
     char key[160];
-    char *body, *reply = NULL;
+    char *body, *reply;
     size_t len, reply_len = 0;
-    int rc;
+    int rc = 0;
 
     a->req.task_id = (char *)tnd_session_id(r->session);
     a->req.attempt = a->n;
-    a->req.task = (char *)r->opts->task;
-    a->req.feedback = (char *)feedback;
-    if (tnd_context_build(&a->req, tnd_workspace_path(r->ws), r->opts->task,
-                          hints, (const char *const *)r->hidden,
-                          r->cfg->coder.context_max_bytes) < 0)
-        return -1;
-    say(r, "[%d/%d] coder: proposing a change (%zu file%s in context)", a->n,
-        r->cfg->gate.max_iterations, a->req.nfiles,
-        a->req.nfiles == 1 ? "" : "s");
-    body = tnd_code_request_encode(&a->req, &len);
-    snprintf(key, sizeof(key), "%s/%d/coder", a->req.task_id, a->n);
-    rc = ask(r, "coder", key, body, len, &reply, &reply_len);
-    free(body);
-    if (rc == 0 &&
-        (rc = tnd_code_reply_decode(&a->reply, reply, reply_len)) == 0)
+    a->req.task = (char *)r->opts.task;
+    a->req.feedback = ls->feedback;
+    if ((reply = journaled_reply(r, "proposal", a->n, &reply_len))) {
+        say(r, "[%d/%d] coder: (from the journal)", a->n,
+            r->gate.max_iterations);
+    } else {
+        if (tnd_context_build(&a->req, tnd_workspace_path(r->ws),
+                              r->opts.task, ls->hints,
+                              (const char *const *)r->hidden,
+                              r->cfg->coder.context_max_bytes) < 0)
+            return -1;
+        say(r, "[%d/%d] coder: proposing a change (%zu file%s in context)",
+            a->n, r->gate.max_iterations, a->req.nfiles,
+            a->req.nfiles == 1 ? "" : "s");
+        body = tnd_code_request_encode(&a->req, &len);
+        snprintf(key, sizeof(key), "%s/%d/coder", a->req.task_id, a->n);
+        rc = ask(r, "coder", key, body, len, &reply, &reply_len);
+        free(body);
+        if (rc == 0 &&
+            (rc = journal_reply(r, "proposal", a->n, reply, reply_len)) < 0)
+            free(reply);
+        if (rc < 0)
+            return rc;
+    }
+    if ((rc = tnd_code_reply_decode(&a->reply, reply, reply_len)) == 0)
         tnd_report_usage(r->report, TND_ROLE_CODER, &a->reply.usage);
     free(reply);
     return rc;
@@ -385,11 +492,11 @@ static int apply(run *r, attempt *a)
         in->empty = true;
     }
     if (in->format_error || in->apply_error)
-        say(r, "[%d/%d] coder: %s", a->n, r->cfg->gate.max_iterations,
+        say(r, "[%d/%d] coder: %s", a->n, r->gate.max_iterations,
             in->format_error ? "no usable edits" : "the edits do not apply");
     else
         say(r, "[%d/%d] coder: %zu edit%s (%ld+%ld tokens)", a->n,
-            r->cfg->gate.max_iterations, a->reply.nedits,
+            r->gate.max_iterations, a->reply.nedits,
             a->reply.nedits == 1 ? "" : "s", a->reply.usage.prompt_tokens,
             a->reply.usage.completion_tokens);
     if (a->diff && *a->diff) {
@@ -397,6 +504,8 @@ static int apply(run *r, attempt *a)
         for (size_t i = 0; i < r->nhashes; i++)
             if (r->hashes[i] == h)
                 in->repeats = (int)i + 1;
+        free(r->last_diff);
+        r->last_diff = tnd_xstrdup(a->diff);
     }
     TND_GROW(r->hashes, r->ahashes, r->nhashes + 1);
     r->hashes[r->nhashes++] = h;
@@ -411,24 +520,32 @@ static int apply(run *r, attempt *a)
 static int audit(run *r, attempt *a)
 {
     tnd_audit_request ar = {(char *)tnd_session_id(r->session), a->n,
-                            (char *)r->opts->task,
+                            (char *)r->opts.task,
                             (char *)tnd_workspace_path(r->ws), a->diff};
     char key[160];
-    char *body, *reply = NULL;
+    char *body, *reply;
     size_t len, reply_len = 0;
+    bool replayed = true;
     int rc;
 
-    body = tnd_audit_request_encode(&ar, &len);
-    snprintf(key, sizeof(key), "%s/%d/reviewer", ar.task_id, a->n);
-    say(r, "[%d/%d] reviewer: auditing", a->n, r->cfg->gate.max_iterations);
-    rc = ask(r, "reviewer", key, body, len, &reply, &reply_len);
-    free(body);
-    if (rc == 0 &&
-        (rc = tnd_audit_reply_decode(&a->audit, reply, reply_len)) == 0) {
+    if (!(reply = journaled_reply(r, "audit", a->n, &reply_len))) {
+        replayed = false;
+        body = tnd_audit_request_encode(&ar, &len);
+        snprintf(key, sizeof(key), "%s/%d/reviewer", ar.task_id, a->n);
+        say(r, "[%d/%d] reviewer: auditing", a->n, r->gate.max_iterations);
+        rc = ask(r, "reviewer", key, body, len, &reply, &reply_len);
+        free(body);
+        if (rc == 0 &&
+            (rc = journal_reply(r, "audit", a->n, reply, reply_len)) < 0)
+            free(reply);
+        if (rc < 0)
+            return rc;
+    }
+    if ((rc = tnd_audit_reply_decode(&a->audit, reply, reply_len)) == 0) {
         a->audited = true;
         tnd_report_usage(r->report, TND_ROLE_REVIEWER, &a->audit.usage);
         a->in.audit = &a->audit;
-        describe_audit(r, a->n, &a->audit);
+        describe_audit(r, a->n, &a->audit, replayed);
     }
     free(reply);
     return rc;
@@ -449,83 +566,393 @@ static void attempt_clear(attempt *a)
     free(a->apply_error);
 }
 
-/* A failed request: a spent budget or an interruption ends the loop in
- * their own way; anything else fails the run. */
-static int request_failed(run *r, int rc)
+/* Approve: final.diff, the diff on stdout. */
+static int approve(run *r, const char *diff, const char *reason)
 {
-    if (rc == TND_ETIMEOUT && spent(r))
+    if (!diff || !*diff) {
+        stop(r, "failed", "there is no change to approve: no attempt "
+                          "produced a diff");
         return 0;
+    }
+    if (tnd_session_write(r->session, "final.diff", diff, strlen(diff)) < 0)
+        return -1;
+    free(r->final_rel);
+    r->final_rel = tnd_session_relpath(r->session, "final.diff");
+    stop(r, "approved", reason);
+    fputs(diff, stdout);
+    fflush(stdout);
+    return 0;
+}
+
+/* ---- a person --------------------------------------------------------- */
+
+/* What a person sees before answering: the task, the attempts in one line
+ * each, the recurring error, and the last diff. */
+static void show_escalation(run *r, const char *reason)
+{
+    if (r->opts.quiet && strcmp(r->mode, "tty") != 0)
+        return;
+    end_progress(r);
+    fprintf(stderr, "\n== tandem needs a human ==\n");
+    fprintf(stderr, "task: %s\n", r->opts.task);
+    fprintf(stderr, "why: %s\n", reason);
+    for (size_t i = 0; i < r->nhistory; i++)
+        fprintf(stderr, "  %s\n", r->history[i]);
+    if (r->last_diff) {
+        char *d = tnd_feedback_trim(r->last_diff, 3000);
+        fprintf(stderr, "the last proposal:\n%s%s", d,
+                d[strlen(d) - 1] == '\n' ? "" : "\n");
+        free(d);
+    }
+}
+
+static void show_commands(run *r)
+{
+    const char *id = tnd_session_id(r->session);
+
+    fprintf(stderr,
+            "\nthe session waits for an answer; from %s run one of:\n"
+            "  tandem approve %s\n"
+            "  tandem reject %s -m WHY\n"
+            "  tandem guide %s -m TEXT\n"
+            "  tandem budget %s --iterations N\n",
+            r->repo, id, id, id, id);
+}
+
+static json_object *answer_json(const tnd_answer *ans, const char *by)
+{
+    json_object *f = json_object_new_object();
+
+    json_object_object_add(f, "kind",
+                           json_object_new_string(tnd_answer_name(ans->kind)));
+    json_object_object_add(f, "text", tnd_json_str_or_null(ans->text));
+    json_object_object_add(f, "iterations",
+                           json_object_new_int(ans->iterations));
+    json_object_object_add(f, "tokens", json_object_new_int64(ans->tokens));
+    json_object_object_add(f, "by", json_object_new_string(by));
+    return f;
+}
+
+/* The journaled escalation of attempt n at `at` not used up yet; -1. */
+static long find_escalation(const run *r, int n, const char *at)
+{
+    for (size_t i = r->cursor; i < tnd_journal_count(r->journal); i++) {
+        json_object *rec = tnd_journal_record(r->journal, i);
+        if (strcmp(tnd_journal_type(rec), "escalation") == 0 &&
+            rec_int(rec, "attempt") == n && rec_str(rec, "at") &&
+            strcmp(rec_str(rec, "at"), at) == 0)
+            return (long)i;
+    }
+    return -1;
+}
+
+/* The answer journaled after the escalation at index esc, if any; it is
+ * used up (the cursor moves past it). */
+static bool journaled_answer(run *r, long esc, tnd_answer *ans)
+{
+    for (size_t i = (size_t)esc + 1; i < tnd_journal_count(r->journal); i++) {
+        json_object *rec = tnd_journal_record(r->journal, i);
+        const char *type = tnd_journal_type(rec);
+        if (strcmp(type, "answer") == 0) {
+            r->cursor = i + 1; /* used up */
+            memset(ans, 0, sizeof(*ans));
+            ans->kind = tnd_answer_kind_parse(rec_str(rec, "kind")
+                                                  ? rec_str(rec, "kind")
+                                                  : "");
+            ans->text = tnd_xstrdup(rec_str(rec, "text"));
+            ans->iterations = (int)rec_int(rec, "iterations");
+            ans->tokens = rec_int(rec, "tokens");
+            return ans->kind != 0;
+        }
+        if (strcmp(type, "escalation") == 0 || strcmp(type, "proposal") == 0)
+            break;
+    }
+    return false;
+}
+
+/* The loop must ask a person. 1 with *ans to apply; 0 when the loop
+ * stops (waiting, or escalate: never); -1 on a journal failure. `at` is
+ * "decision" (after attempt n) or "start" (a budget ran out before it). */
+static int escalate(run *r, int n, const char *at, const char *reason,
+                    tnd_answer *ans)
+{
+    long esc = find_escalation(r, n, at);
+
+    if (esc < 0) {
+        json_object *f = json_object_new_object();
+        json_object_object_add(f, "attempt", json_object_new_int(n));
+        json_object_object_add(f, "at", json_object_new_string(at));
+        json_object_object_add(f, "reason", json_object_new_string(reason));
+        json_object_object_add(f, "mode", json_object_new_string(r->mode));
+        if (step(r, "escalation", f) < 0)
+            return -1;
+        esc = (long)tnd_journal_count(r->journal) - 1;
+    } else if (journaled_answer(r, esc, ans)) {
+        say(r, "a person answered: %s", tnd_answer_name(ans->kind));
+        return 1;
+    }
+    r->cursor = (size_t)esc + 1;
+    show_escalation(r, reason);
+    stop(r, "escalated", reason);
+    if (strcmp(r->mode, "never") == 0) {
+        r->final_escalation = true;
+        return 0;
+    }
+    if (strcmp(r->mode, "tty") == 0) {
+        FILE *tty = fopen("/dev/tty", "r+");
+        if (!tty) {
+            tnd_log_warn("no terminal to ask on; the session waits");
+        } else {
+            tnd_escalate_ask(ans, tty, tty);
+            fclose(tty);
+            if (ans->kind != TND_ANSWER_STOP) {
+                if (step(r, "answer", answer_json(ans, "tty")) < 0)
+                    return -1;
+                r->cursor = tnd_journal_count(r->journal);
+                r->status = NULL;
+                return 1;
+            }
+            tnd_answer_clear(ans);
+        }
+    }
+    r->waiting = true;
+    show_commands(r);
+    return 0;
+}
+
+/* Apply a person's answer at attempt a. 1 when the loop goes on (the
+ * answer asked for another attempt), 0 when it ends, -1 on failure. */
+static int take_answer(run *r, attempt *a, loop_state *ls,
+                       const tnd_answer *ans)
+{
+    int n = a ? a->n : r->iterations;
+
+    switch (ans->kind) {
+    case TND_ANSWER_APPROVE:
+        return approve(r, a && a->diff && *a->diff ? a->diff : r->last_diff,
+                       "approved by a person") < 0
+                   ? -1
+                   : 0;
+    case TND_ANSWER_REJECT: {
+        char *why = tnd_xasprintf("rejected by a person%s%s",
+                                  ans->text ? ": " : "",
+                                  ans->text ? ans->text : "");
+        stop(r, "rejected", why);
+        free(why);
+        return 0;
+    }
+    case TND_ANSWER_BUDGET:
+        if (ans->iterations > 0)
+            r->gate.max_iterations =
+                (r->gate.max_iterations > n ? r->gate.max_iterations : n) +
+                ans->iterations;
+        if (ans->tokens > 0 && r->gate.max_tokens > 0)
+            r->gate.max_tokens += ans->tokens;
+        break;
+    case TND_ANSWER_GUIDE:
+    case TND_ANSWER_SKIP:
+        if (r->gate.max_iterations <= n)
+            r->gate.max_iterations = n + 1;
+        break;
+    default:
+        return 0;
+    }
+    if (ans->kind == TND_ANSWER_GUIDE && ans->text) {
+        free(r->guidance);
+        r->guidance = tnd_xstrdup(ans->text);
+    }
+    /* a person's answer is a fresh start for the failure streak */
+    ls->streak = 0;
+    ls->last_sig = 0;
+    r->status = NULL;
+    return 1;
+}
+
+/* ---- the loop ----------------------------------------------------------- */
+
+/* A budget spent at `at` ("start" of attempt n, or before its "audit"):
+ * escalate (a person may grant more). 1 when the loop goes on, 0 when it
+ * stops, -1 on failure. a is the attempt so far (NULL at its start). */
+static int check_budget(run *r, int n, const char *at, attempt *a,
+                        loop_state *ls)
+{
+    long esc = find_escalation(r, n, at);
+    tnd_usage used = tnd_report_total(r->report);
+    tnd_answer ans;
+    char why[256];
+    int rc;
+
+    if (esc >= 0)
+        snprintf(why, sizeof(why), "%s",
+                 rec_str(tnd_journal_record(r->journal, (size_t)esc),
+                         "reason"));
+    else if (!tnd_budget_spent(why, sizeof(why), &r->gate, &used,
+                               tnd_now_ms() - r->started))
+        return 1;
+    say(r, "budget: %s", why);
+    memset(&ans, 0, sizeof(ans));
+    rc = escalate(r, n, at, why, &ans);
+    if (rc == 1)
+        rc = take_answer(r, a, ls, &ans);
+    if (rc == 1 && r->guidance && !a) {
+        /* the attempt this guidance is for has not been asked yet */
+        char *with = tnd_xasprintf("%s\nA person looked at this and says:\n"
+                                   "%s\nFollow this guidance.\n",
+                                   ls->feedback, r->guidance);
+        free(ls->feedback);
+        ls->feedback = with;
+        free(r->guidance);
+        r->guidance = NULL;
+    }
+    tnd_answer_clear(&ans);
+    return rc;
+}
+
+/* A budget ran out while waiting for an agent in attempt n: the attempt
+ * is left unfinished and the session waits (an answer resumes it at the
+ * start of attempt n, from the journal). */
+static int budget_ran_out(run *r, int n)
+{
+    char why[256];
+    tnd_usage used = tnd_report_total(r->report);
+    json_object *f;
+
+    if (!tnd_budget_spent(why, sizeof(why), &r->gate, &used,
+                          tnd_now_ms() - r->started))
+        return -1;
+    say(r, "budget: %s", why);
+    f = json_object_new_object();
+    json_object_object_add(f, "attempt", json_object_new_int(n));
+    json_object_object_add(f, "at", json_object_new_string("start"));
+    json_object_object_add(f, "reason", json_object_new_string(why));
+    json_object_object_add(f, "mode", json_object_new_string(r->mode));
+    if (step(r, "escalation", f) < 0)
+        return -1;
+    show_escalation(r, why);
+    stop(r, "escalated", why);
+    if (strcmp(r->mode, "never") == 0) {
+        r->final_escalation = true;
+    } else {
+        r->waiting = true;
+        show_commands(r);
+    }
+    return 0;
+}
+
+/* The gate's decision for attempt a, journaled once. */
+static int decide(run *r, attempt *a, loop_state *ls)
+{
+    uint64_t sig = tnd_gate_signature(&a->in);
+    char hex[32];
+
+    ls->streak = sig && sig == ls->last_sig ? ls->streak + 1 : (sig ? 1 : 0);
+    ls->last_sig = sig;
+    a->in.streak = ls->streak;
+    tnd_gate_decide(&a->decision, &r->gate, &a->in);
+    tnd_report_attempt(r->report, a->n, &a->reply, &a->in, &a->decision,
+                       a->diff_rel, sig);
+    say(r, "[%d/%d] %s: %s", a->n, r->gate.max_iterations,
+        tnd_gate_action_name(a->decision.action), a->decision.reason);
+    free(r->last_rel);
+    r->last_rel = tnd_xstrdup(a->diff_rel);
+    if (find(r, "decision", a->n, 0) < 0) {
+        json_object *f = json_object_new_object();
+        snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)sig);
+        json_object_object_add(f, "attempt", json_object_new_int(a->n));
+        json_object_object_add(
+            f, "action",
+            json_object_new_string(tnd_gate_action_name(a->decision.action)));
+        json_object_object_add(f, "reason",
+                               json_object_new_string(a->decision.reason));
+        json_object_object_add(f, "passed",
+                               json_object_new_boolean(a->decision.passed));
+        json_object_object_add(f, "signature",
+                               sig ? json_object_new_string(hex) : NULL);
+        json_object_object_add(f, "streak", json_object_new_int(ls->streak));
+        json_object_object_add(f, "diff", tnd_json_str_or_null(a->diff_rel));
+        return step(r, "decision", f);
+    }
+    return 0;
+}
+
+/* Another attempt: feedback from this one, the files back as they were. */
+static int next_attempt(run *r, attempt *a, loop_state *ls)
+{
+    char *next = tnd_feedback_build(
+        &a->in, &a->decision, (const char *const *)r->history, a->diff);
+
+    if (r->guidance) {
+        char *with = tnd_xasprintf("%s\nA person looked at this and says:\n"
+                                   "%s\nFollow this guidance.\n",
+                                   next, r->guidance);
+        free(next);
+        next = with;
+        free(r->guidance);
+        r->guidance = NULL;
+    }
+    free(ls->feedback);
+    ls->feedback = next;
+    free(ls->hints);
+    ls->hints = failure_hints(a->audited ? &a->audit : NULL);
+    history_add(r, "attempt %d: %s", a->n, a->decision.reason);
+    return tnd_workspace_revert(r->ws);
+}
+
+/* One attempt. 1: go on; 0: the loop ends (r->status says how); -1. */
+static int one_attempt(run *r, attempt *a, loop_state *ls)
+{
+    tnd_answer ans;
+    int rc;
+
+    if ((rc = check_budget(r, a->n, "start", NULL, ls)) <= 0)
+        return rc;
+    if ((rc = propose(r, a, ls)) < 0 || (rc = apply(r, a)) < 0)
+        return rc == TND_ETIMEOUT ? budget_ran_out(r, a->n) : rc;
+    a->in.attempt = a->n;
+    a->in.required = (const char *const *)r->required;
+    if (!a->in.format_error && !a->in.apply_error && !a->in.empty &&
+        !a->in.repeats) {
+        if (!r->status && (rc = check_budget(r, a->n, "audit", a, ls)) <= 0)
+            return rc;
+        if ((rc = audit(r, a)) < 0)
+            return rc == TND_ETIMEOUT ? budget_ran_out(r, a->n) : rc;
+    }
+    if (decide(r, a, ls) < 0)
+        return -1;
+    switch (a->decision.action) {
+    case TND_GATE_APPROVE:
+        return approve(r, a->diff, a->decision.reason) < 0 ? -1 : 0;
+    case TND_GATE_REVISE:
+        return next_attempt(r, a, ls) < 0 ? -1 : 1;
+    case TND_GATE_ESCALATE:
+        break;
+    }
+    memset(&ans, 0, sizeof(ans));
+    rc = escalate(r, a->n, "decision", a->decision.reason, &ans);
+    if (rc == 1 && (rc = take_answer(r, a, ls, &ans)) == 1 &&
+        next_attempt(r, a, ls) < 0)
+        rc = -1;
+    tnd_answer_clear(&ans);
     return rc;
 }
 
 static int loop(run *r)
 {
-    char *feedback = tnd_xstrdup(""), *hints = NULL;
-    uint64_t last_sig = 0;
-    int streak = 0, error = 0;
+    loop_state ls = {tnd_xstrdup(""), NULL, 0, 0};
+    int rc = 1;
 
-    for (int n = 1; !r->status && error == 0; n++) {
+    for (int n = 1; rc == 1; n++) {
         attempt a;
-        uint64_t sig;
 
         memset(&a, 0, sizeof(a));
         a.n = n;
         r->iterations = n;
-        if (spent(r))
-            break;
-        if ((error = propose(r, &a, feedback, hints)) < 0 ||
-            (error = apply(r, &a)) < 0) {
-            error = request_failed(r, error);
-            attempt_clear(&a);
-            break;
-        }
-        a.in.attempt = n;
-        a.in.required = (const char *const *)r->required;
-        if (!a.in.format_error && !a.in.apply_error && !a.in.empty &&
-            !a.in.repeats) {
-            if (spent(r) || (error = audit(r, &a)) < 0) {
-                error = request_failed(r, error);
-                attempt_clear(&a);
-                break;
-            }
-        }
-
-        sig = tnd_gate_signature(&a.in);
-        streak = sig && sig == last_sig ? streak + 1 : (sig ? 1 : 0);
-        last_sig = sig;
-        a.in.streak = streak;
-        tnd_gate_decide(&a.decision, &r->cfg->gate, &a.in);
-        tnd_report_attempt(r->report, n, &a.reply, &a.in, &a.decision,
-                           a.diff_rel, sig);
-        say(r, "[%d/%d] %s: %s", n, r->cfg->gate.max_iterations,
-            tnd_gate_action_name(a.decision.action), a.decision.reason);
-        free(r->last_rel);
-        r->last_rel = tnd_xstrdup(a.diff_rel);
-        if (a.decision.action == TND_GATE_APPROVE) {
-            if ((error = tnd_session_write(r->session, "final.diff", a.diff,
-                                           strlen(a.diff))) == 0) {
-                r->final_rel = tnd_session_relpath(r->session, "final.diff");
-                stop(r, "approved", a.decision.reason);
-                fputs(a.diff, stdout);
-                fflush(stdout);
-            }
-        } else if (a.decision.action == TND_GATE_ESCALATE) {
-            stop(r, "escalated", a.decision.reason);
-        } else {
-            char *next = tnd_feedback_build(
-                &a.in, &a.decision, (const char *const *)r->history, a.diff);
-            free(feedback);
-            feedback = next;
-            free(hints);
-            hints = failure_hints(a.audited ? &a.audit : NULL);
-            history_add(r, "attempt %d: %s", n, a.decision.reason);
-            error = tnd_workspace_revert(r->ws);
-        }
+        rc = one_attempt(r, &a, &ls);
         attempt_clear(&a);
     }
-    free(feedback);
-    free(hints);
-    return error;
+    free(ls.feedback);
+    free(ls.hints);
+    return rc < 0 ? -1 : 0;
 }
 
 /* ---- the end ------------------------------------------------------------ */
@@ -539,14 +966,14 @@ static void save_recording(run *r)
     if (!r->record_partial)
         return;
     comment =
-        tnd_xasprintf("recorded by tandem %s: %s", TND_VERSION, r->opts->task);
-    if (tnd_cassette_from_recording(r->record_partial, r->opts->record, comment,
+        tnd_xasprintf("recorded by tandem %s: %s", TND_VERSION, r->opts.task);
+    if (tnd_cassette_from_recording(r->record_partial, r->opts.record, comment,
                                     &count, &skipped) < 0) {
         fprintf(stderr, "tandem: cannot write the recording: %s\n",
                 tnd_error_last());
     } else {
         fprintf(stderr, "recorded %zu exchange%s in %s%s\n", count,
-                count == 1 ? "" : "s", r->opts->record,
+                count == 1 ? "" : "s", r->opts.record,
                 skipped ? " (some lines were torn and left out)" : "");
         unlink(r->record_partial);
     }
@@ -564,6 +991,15 @@ static int finish(run *r)
     if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0)
         tnd_log_error("cannot write the report: %s", tnd_error_last());
     free(text);
+    /* a session that ended for good says so in its journal; one waiting
+     * for an answer, or stopped by a failure, can go on later */
+    if (strcmp(r->status, "failed") != 0 && !r->waiting) {
+        json_object *f = json_object_new_object();
+        json_object_object_add(f, "status", json_object_new_string(r->status));
+        json_object_object_add(f, "reason", tnd_json_str_or_null(r->reason));
+        if (step(r, "finish", f) < 0)
+            tnd_log_error("%s", tnd_error_last());
+    }
     save_recording(r);
     summary = tnd_report_summary(r->report);
     fprintf(stderr, "%s\n", summary);
@@ -575,9 +1011,9 @@ static int finish(run *r)
         if (r->last_rel)
             fprintf(stderr, "the last proposal is in %s/%s\n", r->repo,
                     r->last_rel);
-        code = TND_EXIT_HUMAN;
+        code = r->final_escalation ? TND_EXIT_FAILED : TND_EXIT_HUMAN;
     } else {
-        fprintf(stderr, "failed: %s\n", r->reason ? r->reason : "");
+        fprintf(stderr, "%s: %s\n", r->status, r->reason ? r->reason : "");
         code = TND_EXIT_FAILED;
     }
     fprintf(stderr, "session %s: %s/\n", tnd_session_id(r->session),
@@ -587,9 +1023,10 @@ static int finish(run *r)
 
 static void run_close(run *r)
 {
-    tnd_crew_destroy(&r->crew, r->opts->keep_workspace);
-    tnd_workspace_destroy(&r->ws, !r->opts->keep_workspace);
+    tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
+    tnd_workspace_destroy(&r->ws, !r->opts.keep_workspace);
     tnd_report_destroy(&r->report);
+    tnd_journal_close(&r->journal);
     tnd_session_destroy(&r->session);
     tnd_config_destroy(&r->cfg);
     for (size_t i = 0; i < r->nhistory; i++)
@@ -602,68 +1039,50 @@ static void run_close(run *r)
     free(r->required);
     for (int i = 0; i < 4; i++)
         free(r->hidden[i]);
+    for (int i = 0; i < 6; i++)
+        free(r->owned[i]);
     free(r->record_partial);
     free(r->reason);
     free(r->final_rel);
     free(r->last_rel);
+    free(r->last_diff);
+    free(r->guidance);
     free(r->repo);
 }
 
-/* Resolve the repository and the configuration: exit 2 on any mistake,
- * before anything is created. */
+/* Resolve the configuration: exit 2 on any mistake, before anything is
+ * created. r->repo is set. */
 static int prepare(run *r)
 {
     int error;
 
-    if (!(r->repo = tnd_fs_realpath(r->opts->repo ? r->opts->repo : "."))) {
-        tnd_error_prefix("--repo");
-        return TND_ECONFIG;
-    }
-    if (!tnd_fs_is_dir(r->repo))
-        return tnd_error_config("--repo: %s is not a directory", r->repo);
     if ((error = load_config(r)) < 0)
         return error;
-    if (r->opts->record) {
-        char *dir = tnd_fs_dirname(r->opts->record);
+    if (r->opts.record) {
+        char *dir = tnd_fs_dirname(r->opts.record);
         bool ok = tnd_fs_is_dir(dir);
         free(dir);
         if (!ok)
             return tnd_error_config("--record %s: its directory does not "
                                     "exist",
-                                    r->opts->record);
-        r->record_partial = tnd_xasprintf("%s.partial", r->opts->record);
-        unlink(r->record_partial);
+                                    r->opts.record);
+        r->record_partial = tnd_xasprintf("%s.partial", r->opts.record);
     }
     collect_required(r);
     hide_own_files(r);
     return 0;
 }
 
-int tnd_run(const tnd_run_options *opts)
+/* Start the agents and the workspace, run the loop, finish. */
+static int go(run *r, int64_t started_wall)
 {
-    run r;
     struct sigaction sa, old_int, old_term, old_hup;
     tnd_crew_options co;
-    char *logs = NULL, *ws_dir = NULL;
-    int error, code;
+    char *logs = tnd_session_path(r->session, "logs"), *ws_dir = NULL;
+    int error = -1, code;
 
-    memset(&r, 0, sizeof(r));
-    r.opts = opts;
-    r.started = tnd_now_ms();
-    tnd_log_init("tandem", opts->verbose ? TND_LOG_DEBUG : TND_LOG_WARN);
-    if ((error = prepare(&r)) < 0) {
-        fprintf(stderr, "tandem: %s\n", tnd_error_last());
-        run_close(&r);
-        return error == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
-    }
-    if (!(r.session = tnd_session_new(r.repo))) {
-        fprintf(stderr, "tandem: %s\n", tnd_error_last());
-        run_close(&r);
-        return TND_EXIT_FAILED;
-    }
-    r.report = tnd_report_new(tnd_session_id(r.session), opts->task, r.repo,
-                              r.cfg->path, tnd_wall_ms());
-
+    r->report = tnd_report_new(tnd_session_id(r->session), r->opts.task,
+                               r->repo, r->cfg->path, started_wall);
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -672,34 +1091,269 @@ int tnd_run(const tnd_run_options *opts)
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file size limit is a write error */
 
-    say(&r, "session %s: %s", tnd_session_id(r.session), opts->task);
-    logs = tnd_session_path(r.session, "logs");
     memset(&co, 0, sizeof(co));
-    co.config = r.cfg;
-    co.session_id = tnd_session_id(r.session);
+    co.config = r->cfg;
+    co.session_id = tnd_session_id(r->session);
     co.logs_dir = logs;
-    co.llm = opts->llm;
-    co.base_url = opts->base_url;
-    co.record = r.record_partial;
-    co.verbose = opts->verbose;
+    co.llm = r->opts.llm;
+    co.base_url = r->opts.base_url;
+    co.record = r->record_partial;
+    co.verbose = r->opts.verbose;
     co.interrupted = &interrupted;
-    error = -1;
-    if ((r.crew = tnd_crew_new(&co)) != NULL) {
-        ws_dir = tnd_fs_join(tnd_crew_runtime(r.crew), "workspace");
-        if ((r.ws = tnd_workspace_new(r.repo, ws_dir,
-                                      r.cfg->orchestrator.workspace_max_bytes)))
-            error = loop(&r);
+    if ((r->crew = tnd_crew_new(&co)) != NULL) {
+        ws_dir = tnd_fs_join(tnd_crew_runtime(r->crew), "workspace");
+        if ((r->ws = tnd_workspace_new(
+                 r->repo, ws_dir, r->cfg->orchestrator.workspace_max_bytes)))
+            error = loop(r);
     }
     if (error < 0)
-        stop(&r, "failed", tnd_error_last());
-    tnd_crew_destroy(&r.crew, opts->keep_workspace);
-    code = finish(&r);
+        stop(r, "failed", tnd_error_last());
+    tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
+    code = finish(r);
     free(logs);
     free(ws_dir);
-    run_close(&r);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
+    return code;
+}
+
+static json_object *task_record(const run *r, int64_t started_wall)
+{
+    json_object *f = json_object_new_object();
+
+    json_object_object_add(f, "session",
+                           json_object_new_string(tnd_session_id(r->session)));
+    json_object_object_add(f, "task", json_object_new_string(r->opts.task));
+    json_object_object_add(f, "repo", json_object_new_string(r->repo));
+    json_object_object_add(f, "config", tnd_json_str_or_null(r->cfg->path));
+    json_object_object_add(f, "llm", tnd_json_str_or_null(r->opts.llm));
+    json_object_object_add(f, "base_url",
+                           tnd_json_str_or_null(r->opts.base_url));
+    json_object_object_add(f, "record", tnd_json_str_or_null(r->opts.record));
+    json_object_object_add(f, "keep_workspace",
+                           json_object_new_boolean(r->opts.keep_workspace));
+    json_object_object_add(f, "started_ms",
+                           json_object_new_int64(started_wall));
+    return f;
+}
+
+int tnd_run(const tnd_run_options *opts)
+{
+    run r;
+    int64_t started_wall = tnd_wall_ms();
+    int error, code;
+
+    memset(&r, 0, sizeof(r));
+    r.opts = *opts;
+    r.started = tnd_now_ms();
+    tnd_log_init("tandem", opts->verbose ? TND_LOG_DEBUG : TND_LOG_WARN);
+    if (!(r.repo = tnd_fs_realpath(opts->repo ? opts->repo : "."))) {
+        fprintf(stderr, "tandem: --repo: %s\n", tnd_error_last());
+        run_close(&r);
+        return TND_EXIT_USAGE;
+    }
+    if (!tnd_fs_is_dir(r.repo)) {
+        fprintf(stderr, "tandem: --repo: %s is not a directory\n", r.repo);
+        run_close(&r);
+        return TND_EXIT_USAGE;
+    }
+    if ((error = prepare(&r)) < 0) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        run_close(&r);
+        return error == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
+    }
+    if (r.record_partial)
+        unlink(r.record_partial);
+    if (!(r.session = tnd_session_new(r.repo)) ||
+        tnd_session_lock(r.session) < 0) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        run_close(&r);
+        return TND_EXIT_FAILED;
+    }
+    {
+        char *path = tnd_session_path(r.session, "journal.jsonl");
+        r.journal = tnd_journal_open(path);
+        free(path);
+    }
+    if (!r.journal || step(&r, "task", task_record(&r, started_wall)) < 0) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        run_close(&r);
+        return TND_EXIT_FAILED;
+    }
+    say(&r, "session %s: %s", tnd_session_id(r.session), opts->task);
+    code = go(&r, started_wall);
+    run_close(&r);
+    return code;
+}
+
+/* ---- continuing a session ----------------------------------------------- */
+
+/* The state of a journal's session: "finished STATUS", "waiting", or
+ * "open" (interrupted or failed: it can be resumed). */
+static const char *journal_state(const tnd_journal *j, const char **status)
+{
+    size_t n = tnd_journal_count(j);
+
+    *status = NULL;
+    for (size_t i = n; i-- > 0;) {
+        json_object *rec = tnd_journal_record(j, i);
+        const char *type = tnd_journal_type(rec);
+        if (strcmp(type, "resume") == 0)
+            continue; /* a resume that reached the same question again */
+        if (strcmp(type, "finish") == 0) {
+            *status = rec_str(rec, "status");
+            return "finished";
+        }
+        return strcmp(type, "escalation") == 0 ? "waiting" : "open";
+    }
+    return "open";
+}
+
+static char *own(run *r, int slot, const char *s)
+{
+    free(r->owned[slot]);
+    r->owned[slot] = tnd_xstrdup(s);
+    return r->owned[slot];
+}
+
+/* Options of the original run, from its task record. */
+static int restore_options(run *r, json_object *task,
+                           const tnd_continue_options *o, int64_t *started)
+{
+    if (!task || strcmp(tnd_journal_type(task), "task") != 0 ||
+        !rec_str(task, "task"))
+        return tnd_error_set("the journal does not start with a task "
+                             "record; this session cannot be continued");
+    r->opts.task = own(r, 0, rec_str(task, "task"));
+    r->opts.config = own(r, 1, rec_str(task, "config"));
+    r->opts.llm = own(r, 2, rec_str(task, "llm"));
+    r->opts.base_url = own(r, 3, rec_str(task, "base_url"));
+    r->opts.record = own(r, 4, rec_str(task, "record"));
+    r->opts.keep_workspace = false;
+    r->opts.quiet = o->quiet;
+    r->opts.verbose = o->verbose;
+    *started = rec_int(task, "started_ms");
+    return 0;
+}
+
+static int check_answer(run *r, const tnd_continue_options *o,
+                        const char *state)
+{
+    if (strcmp(state, "waiting") != 0)
+        return tnd_error_config("session %s is not waiting for an answer "
+                                "(%s); use 'tandem resume %s' to continue "
+                                "an interrupted session",
+                                tnd_session_id(r->session),
+                                strcmp(state, "open") == 0 ? "it was "
+                                                             "interrupted"
+                                                           : state,
+                                tnd_session_id(r->session));
+    if (strcmp(o->answer, "budget") == 0 && o->iterations <= 0 &&
+        o->tokens <= 0)
+        return tnd_error_config("budget: give --iterations N or --tokens N");
+    if ((strcmp(o->answer, "guide") == 0 || strcmp(o->answer, "reject") == 0) &&
+        (!o->text || !*o->text))
+        return tnd_error_config("%s: say it with -m TEXT", o->answer);
+    if (strcmp(o->answer, "approve") == 0) {
+        /* something to approve: the last attempt with a diff */
+        for (size_t i = tnd_journal_count(r->journal); i-- > 0;) {
+            json_object *rec = tnd_journal_record(r->journal, i);
+            const char *diff = rec_str(rec, "diff");
+            if (strcmp(tnd_journal_type(rec), "decision") == 0 && diff) {
+                char *path = tnd_fs_join(r->repo, diff), *text = NULL;
+                size_t len = 0;
+                bool ok = tnd_fs_read(&text, &len, path, 64 << 20) == 0 &&
+                          len > 0;
+                free(text);
+                free(path);
+                if (ok)
+                    return 0;
+            }
+        }
+        return tnd_error_config("session %s has no proposal to approve: no "
+                                "attempt produced a change",
+                                tnd_session_id(r->session));
+    }
+    return 0;
+}
+
+int tnd_run_continue(const tnd_continue_options *o)
+{
+    run r;
+    const char *state, *status;
+    int64_t started_wall = 0;
+    int code = TND_EXIT_FAILED, rc;
+
+    memset(&r, 0, sizeof(r));
+    r.started = tnd_now_ms();
+    tnd_log_init("tandem", o->verbose ? TND_LOG_DEBUG : TND_LOG_WARN);
+    if (!(r.repo = tnd_fs_realpath(o->repo ? o->repo : "."))) {
+        fprintf(stderr, "tandem: --repo: %s\n", tnd_error_last());
+        run_close(&r);
+        return TND_EXIT_USAGE;
+    }
+    if (!(r.session = tnd_session_open(r.repo, o->session))) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        run_close(&r);
+        return TND_EXIT_USAGE;
+    }
+    if (tnd_session_lock(r.session) < 0) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        run_close(&r);
+        return TND_EXIT_FAILED;
+    }
+    {
+        char *path = tnd_session_path(r.session, "journal.jsonl");
+        r.journal = tnd_journal_open(path);
+        free(path);
+    }
+    if (!r.journal || restore_options(&r, tnd_journal_count(r.journal)
+                                              ? tnd_journal_record(r.journal, 0)
+                                              : NULL,
+                                      o, &started_wall) < 0) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        run_close(&r);
+        return TND_EXIT_FAILED;
+    }
+    state = journal_state(r.journal, &status);
+    if (strcmp(state, "finished") == 0) {
+        fprintf(stderr, "tandem: session %s already finished: %s\n",
+                tnd_session_id(r.session), status ? status : "?");
+        code = status && strcmp(status, "approved") == 0 ? TND_EXIT_OK
+                                                         : TND_EXIT_FAILED;
+        run_close(&r);
+        return code;
+    }
+    if (o->answer && (rc = check_answer(&r, o, state)) < 0) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        run_close(&r);
+        return rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
+    }
+    if ((rc = prepare(&r)) < 0) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        run_close(&r);
+        return rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
+    }
+    if (o->answer) {
+        tnd_answer ans = {tnd_answer_kind_parse(o->answer),
+                          o->text ? tnd_xstrdup(o->text) : NULL,
+                          o->iterations, o->tokens};
+        rc = step(&r, "answer", answer_json(&ans, "command"));
+        tnd_answer_clear(&ans);
+    } else {
+        rc = step(&r, "resume", NULL);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        run_close(&r);
+        return TND_EXIT_FAILED;
+    }
+    say(&r, "session %s: %s (%s)", tnd_session_id(r.session), r.opts.task,
+        o->answer ? o->answer : "resumed");
+    code = go(&r, started_wall ? started_wall : tnd_wall_ms());
+    run_close(&r);
     return code;
 }

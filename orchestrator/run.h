@@ -1,10 +1,16 @@
-/* tnd_run - `tandem run`: one task through the gate loop, end to end.
+/* tnd_run - one task through the gate loop, end to end: `tandem run`,
+ * and everything that continues a session: `tandem resume` and the
+ * answers to an escalation (`tandem approve|reject|guide|budget`).
  *
  * Copies the repository into a workspace, starts the broker and the local
  * agents, then loops: ask the coder, apply the proposal, ask the reviewer
- * to audit it, let the gate decide. Writes the session (report.json,
- * attempt-N.diff, final.diff), prints the approved diff on stdout and a
- * one-line summary on stderr, and stops every process it started. */
+ * to audit it, let the gate decide. Every step is journaled (fsync'd)
+ * before it is acted on; a resumed session replays the journal — the
+ * answers recorded there are used again, not asked for again — and goes
+ * on from the first step it lacks. Writes the session (journal, views,
+ * report.json, attempt-N.diff, final.diff), prints the approved diff on
+ * stdout and a one-line summary on stderr, and stops every process it
+ * started. */
 #ifndef TND_RUN_H
 #define TND_RUN_H
 
@@ -33,5 +39,22 @@ typedef struct tnd_run_options {
 /* Run the task; returns one of the TND_EXIT_* codes after printing what
  * happened. */
 int tnd_run(const tnd_run_options *opts);
+
+/* What continues an existing session. */
+typedef struct tnd_continue_options {
+    const char *repo;    /* "." when NULL */
+    const char *session; /* id or unique prefix */
+    const char *answer;  /* NULL (resume), or "approve", "reject", "guide",
+                            "budget" */
+    const char *text;    /* reject: why; guide: the guidance */
+    int iterations;      /* budget: more attempts */
+    long tokens;         /* budget: more tokens */
+    bool quiet;
+    bool verbose;
+} tnd_continue_options;
+
+/* Resume a session after a crash, or answer its escalation and go on.
+ * Returns a TND_EXIT_* code. */
+int tnd_run_continue(const tnd_continue_options *opts);
 
 #endif

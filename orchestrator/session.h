@@ -8,6 +8,7 @@
 #ifndef TND_SESSION_H
 #define TND_SESSION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct tnd_session tnd_session;
@@ -16,7 +17,25 @@ typedef struct tnd_session tnd_session;
  * the error set. */
 tnd_session *tnd_session_new(const char *repo);
 
-/* Free (the files stay). Sets *self_p to NULL; safe on NULL. */
+/* Open an existing session of repo by its id or a unique prefix of it.
+ * NULL with an error that says what matched: none ("no session matches
+ * 'x' in REPO") or several (listing them) — both TND_ECONFIG-worthy. */
+tnd_session *tnd_session_open(const char *repo, const char *prefix);
+
+/* The session ids of repo, oldest first, NULL-terminated; free with
+ * tnd_fs_list_free. An empty list when there are none. */
+char **tnd_session_list(const char *repo);
+
+/* Take the session's lock for as long as it is open: only one tandem
+ * works on a session at a time. -1 with an error naming the holder's pid
+ * when another process has it. */
+int tnd_session_lock(tnd_session *self);
+
+/* True when some live process holds the lock of the session in dir. */
+bool tnd_session_locked(const char *dir);
+
+/* Free (the files stay; the lock is released). Sets *self_p to NULL;
+ * safe on NULL. */
 void tnd_session_destroy(tnd_session **self_p);
 
 /* "20261122-014455-3fa2": time of creation plus randomness. Borrowed. */

@@ -10,8 +10,8 @@
 #include "common/xalloc.h"
 #include "proto/json.h"
 
-static const char *const skill_statuses[] = {"pass", "fail", "timeout",
-                                             "error"};
+static const char *const skill_statuses[] = {"pass",  "fail",   "timeout",
+                                             "error", "skipped"};
 static const char *const verdicts[] = {"?", "approve", "revise"};
 static const char *const severities[] = {"?", "minor", "major", "critical"};
 static const char *const issue_types[] = {
@@ -28,7 +28,7 @@ const char *tnd_criterion_name(tnd_criterion_kind k)
 
 const char *tnd_skill_status_name(tnd_skill_status s)
 {
-    return s <= TND_SKILL_ERROR ? skill_statuses[s] : "?";
+    return s <= TND_SKILL_SKIPPED ? skill_statuses[s] : "?";
 }
 
 const char *tnd_verdict_name(tnd_verdict v)
@@ -321,6 +321,83 @@ void tnd_critique_destroy(tnd_critique **cp)
 
 /* ---- reply -------------------------------------------------------------- */
 
+/* "locations" and "changed", each only when there is one. */
+static void evidence_to_json(json_object *j, const tnd_skill_result *s)
+{
+    if (s->nlocations) {
+        json_object *list = json_object_new_array();
+        for (size_t i = 0; i < s->nlocations; i++) {
+            json_object *l = json_object_new_object();
+            json_object_object_add(l, "file",
+                                   json_object_new_string(s->locations[i].file));
+            json_object_object_add(l, "line",
+                                   json_object_new_int64(s->locations[i].line));
+            if (s->locations[i].col > 0)
+                json_object_object_add(
+                    l, "col", json_object_new_int64(s->locations[i].col));
+            json_object_array_add(list, l);
+        }
+        json_object_object_add(j, "locations", list);
+    }
+    if (s->nchanged) {
+        json_object *list = json_object_new_array();
+        for (size_t i = 0; i < s->nchanged; i++)
+            json_object_array_add(list, json_object_new_string(s->changed[i]));
+        json_object_object_add(j, "changed", list);
+    }
+}
+
+/* Optional "locations" and "changed" of a skill result. */
+static int evidence_from_json(tnd_skill_result *s, json_object *j)
+{
+    json_object *locs = NULL, *changed = NULL;
+
+    if (tnd_json_get_array(&locs, j, "locations", TND_AUDIT_MAX_LOCATIONS,
+                           TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_array(&changed, j, "changed", TND_AUDIT_MAX_CHANGED,
+                           TND_JSON_OPTIONAL) < 0)
+        return -1;
+    if (locs && json_object_array_length(locs)) {
+        size_t n = json_object_array_length(locs);
+        s->locations = tnd_xcalloc(n, sizeof(*s->locations));
+        for (size_t i = 0; i < n; i++) {
+            json_object *l = json_object_array_get_idx(locs, i);
+            tnd_location *loc = &s->locations[s->nlocations++];
+            if (!json_object_is_type(l, json_type_object)) {
+                tnd_error_set("locations[%zu] must be an object", i);
+                return -1;
+            }
+            if (tnd_json_get_str(&loc->file, l, "file", TND_BODY_MAX_PATH,
+                                 TND_JSON_REQUIRED) < 0 ||
+                tnd_json_get_int(&loc->line, l, "line", 1, 100000000L,
+                                 TND_JSON_REQUIRED) < 0 ||
+                tnd_json_get_int(&loc->col, l, "col", 0, 1000000L,
+                                 TND_JSON_OPTIONAL) < 0) {
+                tnd_error_prefix("locations[%zu]", i);
+                return -1;
+            }
+        }
+    }
+    if (changed && json_object_array_length(changed)) {
+        size_t n = json_object_array_length(changed);
+        s->changed = tnd_xcalloc(n, sizeof(*s->changed));
+        for (size_t i = 0; i < n; i++) {
+            json_object *c = json_object_array_get_idx(changed, i);
+            const char *path;
+            if (!json_object_is_type(c, json_type_string) ||
+                !*(path = json_object_get_string(c)) ||
+                (size_t)json_object_get_string_len(c) != strlen(path) ||
+                strlen(path) > TND_BODY_MAX_PATH) {
+                tnd_error_set("changed[%zu] must be a path of 1..%d bytes", i,
+                              TND_BODY_MAX_PATH);
+                return -1;
+            }
+            s->changed[s->nchanged++] = tnd_xstrdup(path);
+        }
+    }
+    return 0;
+}
+
 char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out)
 {
     json_object *o = tnd_body_new("audit_reply", r->task_id, r->attempt);
@@ -343,6 +420,7 @@ char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out)
             j, "command", json_object_new_string(s->command ? s->command : ""));
         json_object_object_add(
             j, "output", json_object_new_string(s->output ? s->output : ""));
+        evidence_to_json(j, s);
         json_object_array_add(skills, j);
     }
     json_object_object_add(o, "skills", skills);
@@ -360,8 +438,8 @@ static int skill_from_json(tnd_skill_result *s, json_object *j)
     long code = 0;
 
     if (tnd_json_get_str(&s->name, j, "name", 64, TND_JSON_REQUIRED) < 0 ||
-        enum_field(&status, j, "status", skill_statuses, 0, 4,
-                   "pass, fail, timeout, error") < 0 ||
+        enum_field(&status, j, "status", skill_statuses, 0, 5,
+                   "pass, fail, timeout, error, skipped") < 0 ||
         tnd_json_get_bool(&s->required, j, "required", TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_int(&code, j, "exit_code", -1000, 1000,
                          TND_JSON_OPTIONAL) < 0 ||
@@ -370,7 +448,8 @@ static int skill_from_json(tnd_skill_result *s, json_object *j)
         tnd_json_get_str(&s->command, j, "command", TND_BODY_MAX_NOTE,
                          TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_str(&s->output, j, "output", TND_BODY_MAX_OUTPUT,
-                         TND_JSON_OPTIONAL) < 0)
+                         TND_JSON_OPTIONAL) < 0 ||
+        evidence_from_json(s, j) < 0)
         return -1;
     s->status = (tnd_skill_status)status;
     s->exit_code = (int)code;
@@ -423,6 +502,12 @@ out:
 
 void tnd_skill_result_clear(tnd_skill_result *r)
 {
+    for (size_t i = 0; i < r->nlocations; i++)
+        free(r->locations[i].file);
+    free(r->locations);
+    for (size_t i = 0; i < r->nchanged; i++)
+        free(r->changed[i]);
+    free(r->changed);
     free(r->name);
     free(r->command);
     free(r->output);

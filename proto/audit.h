@@ -24,7 +24,19 @@ typedef enum tnd_skill_status {
     TND_SKILL_FAIL,    /* ran and reported failure (non-zero exit) */
     TND_SKILL_TIMEOUT, /* killed at its deadline */
     TND_SKILL_ERROR,   /* could not run at all */
+    TND_SKILL_SKIPPED, /* not run: the change touches none of its paths */
 } tnd_skill_status;
+
+/* Most locations one skill result carries, and most changed files. */
+#define TND_AUDIT_MAX_LOCATIONS 50
+#define TND_AUDIT_MAX_CHANGED   200
+
+/* A place in the workspace a skill's output points at. */
+typedef struct tnd_location {
+    char *file; /* relative to the workspace */
+    long line;  /* 1.. */
+    long col;   /* 1..; 0 when unknown */
+} tnd_location;
 
 typedef struct tnd_skill_result {
     char *name;
@@ -34,6 +46,11 @@ typedef struct tnd_skill_result {
     long duration_ms;
     char *command; /* as configured, for people */
     char *output;  /* trimmed: head and tail */
+    tnd_location *locations; /* from the output; may be NULL when none */
+    size_t nlocations;
+    char **changed; /* workspace files the skill modified or deleted;
+                       may be NULL when none */
+    size_t nchanged;
 } tnd_skill_result;
 
 typedef enum tnd_verdict {
@@ -114,7 +131,7 @@ char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out);
 int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body, size_t len);
 void tnd_audit_reply_clear(tnd_audit_reply *r);
 
-/* Free one skill result's strings. */
+/* Free one skill result's strings, locations and changed files. */
 void tnd_skill_result_clear(tnd_skill_result *r);
 
 /* Check a critique object against the schema and convert it; the error

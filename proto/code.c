@@ -79,12 +79,42 @@ char *tnd_code_request_encode(const tnd_code_request *r, size_t *len_out)
         o, "repo_map", json_object_new_string(r->repo_map ? r->repo_map : ""));
     json_object_object_add(
         o, "feedback", json_object_new_string(r->feedback ? r->feedback : ""));
+    if (r->nlessons) {
+        json_object *lessons = json_object_new_array();
+        for (size_t i = 0; i < r->nlessons; i++)
+            json_object_array_add(lessons,
+                                  json_object_new_string(r->lessons[i]));
+        json_object_object_add(o, "lessons", lessons);
+    }
     return tnd_body_finish(o, len_out);
+}
+
+static int decode_lessons(tnd_code_request *out, json_object *lessons)
+{
+    size_t n = json_object_array_length(lessons);
+
+    out->lessons = tnd_xcalloc(n + 1, sizeof(*out->lessons));
+    for (size_t i = 0; i < n; i++) {
+        json_object *l = json_object_array_get_idx(lessons, i);
+        size_t len;
+        if (!json_object_is_type(l, json_type_string))
+            return tnd_error_set("lessons[%zu] must be a string", i);
+        len = (size_t)json_object_get_string_len(l);
+        if (len > TND_CODE_MAX_LESSON)
+            return tnd_error_set("lessons[%zu] is %zu bytes, more than the "
+                                 "limit of %d",
+                                 i, len, TND_CODE_MAX_LESSON);
+        if (memchr(json_object_get_string(l), '\0', len))
+            return tnd_error_set("lessons[%zu] contains a NUL byte", i);
+        out->lessons[out->nlessons++] =
+            tnd_xstrndup(json_object_get_string(l), len);
+    }
+    return 0;
 }
 
 int tnd_code_request_decode(tnd_code_request *out, const char *body, size_t len)
 {
-    json_object *o = NULL, *files = NULL;
+    json_object *o = NULL, *files = NULL, *lessons = NULL;
     int error = -1;
 
     memset(out, 0, sizeof(*out));
@@ -98,7 +128,10 @@ int tnd_code_request_decode(tnd_code_request *out, const char *body, size_t len)
         tnd_json_get_str(&out->repo_map, o, "repo_map", TND_BODY_MAX_TEXT,
                          TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_str(&out->feedback, o, "feedback", TND_BODY_MAX_TEXT,
-                         TND_JSON_OPTIONAL) < 0)
+                         TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_array(&lessons, o, "lessons", TND_CODE_MAX_LESSONS,
+                           TND_JSON_OPTIONAL) < 0 ||
+        (lessons && decode_lessons(out, lessons) < 0))
         goto out;
     if (files) {
         size_t n = json_object_array_length(files);
@@ -138,6 +171,9 @@ void tnd_code_request_clear(tnd_code_request *r)
     free(r->task);
     free(r->repo_map);
     free(r->feedback);
+    for (size_t i = 0; i < r->nlessons; i++)
+        free(r->lessons[i]);
+    free(r->lessons);
     memset(r, 0, sizeof(*r));
 }
 

@@ -6,6 +6,10 @@
 
 #include "proto/body.h"
 
+/* Limits of the request's "lessons". */
+#define TND_CODE_MAX_LESSONS 5
+#define TND_CODE_MAX_LESSON  (2 << 10) /* bytes per lesson */
+
 typedef struct tnd_file {
     char *path; /* relative to the repository root */
     char *content;
@@ -20,6 +24,10 @@ typedef struct tnd_code_request {
     size_t nfiles;
     char *repo_map; /* "PATH SIZE" lines for files not sent */
     char *feedback; /* why the previous attempt failed; "" at first */
+    char **lessons; /* what earlier tasks here taught: one paragraph
+                       each, at most TND_CODE_MAX_LESSONS; NULL when
+                       none (left out of the body) */
+    size_t nlessons;
 } tnd_code_request;
 
 typedef enum tnd_edit_kind {

@@ -1,6 +1,7 @@
 /* Running configured skills (see skill.h). */
 #include "skills/skill.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,15 +9,70 @@
 #include "common/error.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
+#include "skills/builtin.h"
+#include "skills/glob.h"
 #include "skills/proc.h"
 
+/* Which limit a signal means, for the note at the end of the output. */
+static const char *limit_hint(const tnd_skill_config *skill,
+                              const tnd_proc_result *res)
+{
+    static _Thread_local char hint[96];
+
+    int sig = res->status == TND_PROC_SIGNALED ? res->signal
+              /* a shell reports its child's signal as 128 + N */
+              : res->status == TND_PROC_EXITED && res->exit_code > 128
+                  ? res->exit_code - 128
+                  : 0;
+
+    hint[0] = '\0';
+    if (sig == SIGXFSZ && skill->limits.file_bytes)
+        snprintf(hint, sizeof(hint), "; a file grew past limits.file_mb %zu",
+                 skill->limits.file_bytes >> 20);
+    else if (sig == SIGXCPU && skill->limits.cpu_s)
+        snprintf(hint, sizeof(hint), "; it used up limits.cpu_s %ld",
+                 skill->limits.cpu_s);
+    return hint;
+}
+
+bool tnd_skill_applies(const tnd_skill_config *skill,
+                       const char *const *touched)
+{
+    if (!skill->paths || !skill->paths[0])
+        return true;
+    for (const char *const *t = touched; t && *t; t++)
+        if (tnd_glob_match_any(skill->paths, *t))
+            return true;
+    return false;
+}
+
+void tnd_skill_skip(tnd_skill_result *out, const tnd_skill_config *skill,
+                    const char *why)
+{
+    memset(out, 0, sizeof(*out));
+    out->name = tnd_xstrdup(skill->name);
+    out->required = skill->required;
+    if (*skill->builtin)
+        out->command = tnd_xasprintf("builtin: %s", skill->builtin);
+    else
+        out->command = tnd_xstrdup(
+            skill->command.display ? skill->command.display : "");
+    out->status = TND_SKILL_SKIPPED;
+    out->exit_code = -1;
+    out->output = tnd_xstrdup(why);
+}
+
 void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
-                   const char *dir, char *const *envp, const atomic_int *cancel)
+                   const tnd_skill_ctx *ctx)
 {
     tnd_proc_spec spec;
     tnd_proc_result res;
     size_t cap = skill->output_cap;
 
+    if (*skill->builtin) {
+        tnd_builtin_run(out, skill, ctx->dir, ctx->diff);
+        return;
+    }
     memset(out, 0, sizeof(*out));
     memset(&res, 0, sizeof(res));
     out->name = tnd_xstrdup(skill->name);
@@ -27,12 +83,16 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
 
     memset(&spec, 0, sizeof(spec));
     spec.argv = (const char *const *)skill->command.argv;
-    spec.cwd = dir;
-    spec.envp = (const char *const *)envp;
+    spec.cwd = ctx->dir;
+    spec.envp = (const char *const *)ctx->envp;
     spec.timeout_ms = (long)skill->timeout_s * 1000;
     spec.output_cap = cap;
     spec.merge_stderr = 1;
-    spec.cancel = cancel;
+    spec.cancel = ctx->cancel;
+    spec.rlimit_cpu_s = skill->limits.cpu_s;
+    spec.rlimit_as_bytes = skill->limits.memory_bytes;
+    spec.rlimit_fsize_bytes = skill->limits.file_bytes;
+    spec.rlimit_nproc = skill->limits.processes;
 
     if (tnd_proc_run(&res, &spec) < 0) {
         out->status = TND_SKILL_ERROR;
@@ -64,10 +124,10 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
     if (res.status != TND_PROC_EXITED || res.exit_code != 0) {
         /* say how it ended at the end of the output, where people look */
         char *with = tnd_xasprintf(
-            "%s%s[tandem: %s %s]\n", out->output,
+            "%s%s[tandem: %s %s%s]\n", out->output,
             *out->output && out->output[strlen(out->output) - 1] != '\n' ? "\n"
                                                                          : "",
-            skill->name, tnd_proc_describe(&res));
+            skill->name, tnd_proc_describe(&res), limit_hint(skill, &res));
         free(out->output);
         out->output = with;
     }

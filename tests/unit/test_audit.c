@@ -98,11 +98,14 @@ static void request_decode_names_the_bad_field(void **state)
 static void reply_round_trips(void **state)
 {
     tnd_skill_result skills[] = {
-        {S("build"), TND_SKILL_PASS, true, 0, 310, S("make"), S("cc -O2")},
+        {S("build"), TND_SKILL_PASS, true, 0, 310, S("make"), S("cc -O2"),
+         NULL, 0, NULL, 0},
         {S("test"), TND_SKILL_FAIL, true, 2, 120, S("make test"),
-         S("FAIL stats_mean\n")},
-        {S("lint"), TND_SKILL_TIMEOUT, false, -1, 30000, S("lint"), S("")},
-        {S("fmt"), TND_SKILL_ERROR, false, -1, 0, S("fmt"), S("cannot run")},
+         S("FAIL stats_mean\n"), NULL, 0, NULL, 0},
+        {S("lint"), TND_SKILL_TIMEOUT, false, -1, 30000, S("lint"), S(""),
+         NULL, 0, NULL, 0},
+        {S("fmt"), TND_SKILL_ERROR, false, -1, 0, S("fmt"), S("cannot run"),
+         NULL, 0, NULL, 0},
     };
     tnd_issue issues[] = {
         {TND_ISSUE_INCORRECT, TND_SEVERITY_MAJOR, S("stats.c"), 11,
@@ -167,8 +170,9 @@ static void reply_round_trips(void **state)
 
 static void null_critique_comes_with_a_reason(void **state)
 {
-    tnd_skill_result skill = {S("build"), TND_SKILL_PASS, true, 0,
-                              1,          S("make"),      S("")};
+    tnd_skill_result skill = {S("build"), TND_SKILL_PASS, true, 0, 1,
+                              S("make"),  S(""),          NULL, 0, NULL,
+                              0};
     tnd_audit_reply r = {.task_id = S("t"),
                          .attempt = 1,
                          .skills = &skill,
@@ -224,7 +228,7 @@ static void reply_decode_names_the_bad_field(void **state)
     reply_fails(",\"skills\":[" SKILL ",{\"name\":\"x\",\"status\":\"ok\","
                 "\"required\":true}]",
                 "bad audit reply: skills[1]: field 'status' must be one of "
-                "pass, fail, timeout, error, got \"ok\"");
+                "pass, fail, timeout, error, skipped, got \"ok\"");
     reply_fails(",\"skills\":[{\"name\":\"x\",\"status\":\"pass\"}]",
                 "bad audit reply: skills[0]: field 'required' is missing");
     reply_fails(",\"skills\":[{\"name\":\"x\",\"status\":\"pass\","

@@ -485,7 +485,8 @@ static const bad_case bad_cases[] = {
      "gate, orchestrator, agents, version, skills)"},
     {"skills:\n  lint:\n    command: x\n    retries: 2\n" USES_LINT,
      "agents.yaml:4:5: unknown key 'retries' in skills.lint (known keys: "
-     "command, required, timeout_s, output_max_kb)"},
+     "command, required, timeout_s, output_max_kb, builtin, paths, after, "
+     "limits, forbid, max_changed_lines, max_file_kb, public, docs)"},
     /* wrong types */
     {"gate:\n  max_iterations: three\n",
      "agents.yaml:2:19: gate.max_iterations must be an integer 1..50, got "

@@ -1,0 +1,132 @@
+/* Answers to an escalation, and asking for one on a terminal (see
+ * escalate.h). */
+#include "orchestrator/escalate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/str.h"
+#include "common/xalloc.h"
+
+static const char *const names[] = {"?",     "approve", "reject", "guide",
+                                    "budget", "skip",   "stop"};
+
+const char *tnd_answer_name(tnd_answer_kind kind)
+{
+    return kind >= TND_ANSWER_APPROVE && kind <= TND_ANSWER_STOP ? names[kind]
+                                                                 : names[0];
+}
+
+tnd_answer_kind tnd_answer_kind_parse(const char *s)
+{
+    for (int k = TND_ANSWER_APPROVE; k <= TND_ANSWER_STOP; k++)
+        if (strcmp(s, names[k]) == 0)
+            return (tnd_answer_kind)k;
+    return 0;
+}
+
+void tnd_answer_clear(tnd_answer *answer)
+{
+    free(answer->text);
+    memset(answer, 0, sizeof(*answer));
+}
+
+/* One line from in, trimmed; NULL at end of input. Caller frees. */
+static char *read_line(FILE *in)
+{
+    char buf[4096];
+
+    if (!fgets(buf, sizeof(buf), in))
+        return NULL;
+    if (!strchr(buf, '\n')) {
+        /* a line too long for us: drop the rest of it */
+        int c;
+        while ((c = fgetc(in)) != EOF && c != '\n')
+            ;
+    }
+    return tnd_xstrdup(tnd_str_trim(buf));
+}
+
+/* Ask for a non-empty line; NULL at end of input. */
+static char *ask_text(const char *what, FILE *in, FILE *out)
+{
+    for (;;) {
+        char *line;
+        fprintf(out, "%s> ", what);
+        fflush(out);
+        if (!(line = read_line(in)))
+            return NULL;
+        if (*line)
+            return line;
+        free(line);
+    }
+}
+
+int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out)
+{
+    memset(answer, 0, sizeof(*answer));
+    fputs("What now?\n"
+          "  a  approve the last proposal      r  reject the task\n"
+          "  g  give the coder guidance        b  grant more attempts\n"
+          "  s  skip: one more attempt as is   q  stop; answer later\n",
+          out);
+    for (;;) {
+        char *line, *text;
+        fputs("choice [a/r/g/b/s/q]> ", out);
+        fflush(out);
+        if (!(line = read_line(in))) {
+            answer->kind = TND_ANSWER_STOP;
+            return 0;
+        }
+        switch (line[0]) {
+        case 'a':
+            answer->kind = TND_ANSWER_APPROVE;
+            break;
+        case 'r':
+            answer->kind = TND_ANSWER_REJECT;
+            text = ask_text("why", in, out);
+            answer->text = text;
+            if (!text)
+                answer->kind = TND_ANSWER_STOP;
+            break;
+        case 'g':
+            answer->kind = TND_ANSWER_GUIDE;
+            text = ask_text("guidance for the coder", in, out);
+            answer->text = text;
+            if (!text)
+                answer->kind = TND_ANSWER_STOP;
+            break;
+        case 'b': {
+            char *end;
+            long n;
+            answer->kind = TND_ANSWER_BUDGET;
+            text = ask_text("more attempts (1..50)", in, out);
+            if (!text) {
+                answer->kind = TND_ANSWER_STOP;
+                break;
+            }
+            n = strtol(text, &end, 10);
+            free(text);
+            if (*end || n < 1 || n > 50) {
+                fputs("a number from 1 to 50, please\n", out);
+                answer->kind = 0;
+                break;
+            }
+            answer->iterations = (int)n;
+            break;
+        }
+        case 's':
+            answer->kind = TND_ANSWER_SKIP;
+            break;
+        case 'q':
+            answer->kind = TND_ANSWER_STOP;
+            break;
+        default:
+            fputs("a, r, g, b, s or q, please\n", out);
+            break;
+        }
+        free(line);
+        if (answer->kind)
+            return 0;
+    }
+}

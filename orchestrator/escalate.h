@@ -1,0 +1,43 @@
+/* tnd_escalate - a person's answer when the loop cannot settle a task.
+ *
+ * The answers, wherever they come from (a prompt on the terminal, or
+ * `tandem approve|reject|guide|budget` for a queued session): approve the
+ * last proposal, reject the task, give guidance for the coder's next
+ * attempt, grant more budget, skip (one more attempt as it stands), or
+ * stop (leave the session waiting and answer later). */
+#ifndef TND_ESCALATE_H
+#define TND_ESCALATE_H
+
+#include <stdio.h>
+
+typedef enum tnd_answer_kind {
+    TND_ANSWER_APPROVE = 1,
+    TND_ANSWER_REJECT,
+    TND_ANSWER_GUIDE,
+    TND_ANSWER_BUDGET,
+    TND_ANSWER_SKIP,
+    TND_ANSWER_STOP,
+} tnd_answer_kind;
+
+typedef struct tnd_answer {
+    tnd_answer_kind kind;
+    char *text;     /* reject: why; guide: the guidance; may be NULL */
+    int iterations; /* budget: more attempts */
+    long tokens;    /* budget: more tokens */
+} tnd_answer;
+
+/* "approve", "reject", "guide", "budget", "skip", "stop". */
+const char *tnd_answer_name(tnd_answer_kind kind);
+
+/* The kind named s; 0 when none. */
+tnd_answer_kind tnd_answer_kind_parse(const char *s);
+
+/* Ask on a terminal: print the choices to out, read the choice (and the
+ * guidance, reason or amount it needs) from in. End of input is "stop".
+ * Returns 0 with *answer filled (free with tnd_answer_clear). */
+int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out);
+
+/* Free the answer's text; safe on a zeroed answer. */
+void tnd_answer_clear(tnd_answer *answer);
+
+#endif

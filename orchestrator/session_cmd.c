@@ -1,0 +1,151 @@
+/* resume, approve, reject, guide, budget (see session_cmd.h). */
+#include "orchestrator/session_cmd.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/run.h"
+
+static const char *const commands[] = {"resume", "approve", "reject",
+                                       "guide", "budget", NULL};
+
+bool tnd_cmd_continue_known(const char *cmd)
+{
+    for (int i = 0; commands[i]; i++)
+        if (strcmp(cmd, commands[i]) == 0)
+            return true;
+    return false;
+}
+
+void tnd_cmd_continue_usage(const char *cmd, FILE *to)
+{
+    if (strcmp(cmd, "resume") == 0)
+        fputs("usage: tandem resume [--repo DIR] ID\n"
+              "\n"
+              "Go on with session ID (or a unique prefix of it) after a crash,\n"
+              "a kill, an interruption or a failure: the steps its journal\n"
+              "holds are replayed (no model is asked again for an answer it\n"
+              "gave), then the loop continues from the first missing step.\n",
+              to);
+    else if (strcmp(cmd, "approve") == 0)
+        fputs("usage: tandem approve [--repo DIR] ID\n"
+              "\n"
+              "Approve the last proposal of session ID, which waits for a\n"
+              "person: it becomes final.diff and is printed on stdout.\n",
+              to);
+    else if (strcmp(cmd, "reject") == 0)
+        fputs("usage: tandem reject [--repo DIR] ID -m WHY\n"
+              "\n"
+              "End the waiting session ID as rejected, with your reason.\n",
+              to);
+    else if (strcmp(cmd, "guide") == 0)
+        fputs("usage: tandem guide [--repo DIR] ID -m TEXT\n"
+              "\n"
+              "Give the coder guidance and go on: TEXT goes into its next\n"
+              "attempt's prompt (one more attempt is granted if none is left).\n",
+              to);
+    else
+        fputs("usage: tandem budget [--repo DIR] ID [--iterations N] "
+              "[--tokens N]\n"
+              "\n"
+              "Grant the waiting session ID more attempts and/or more tokens,\n"
+              "and go on.\n",
+              to);
+    fputs("\n"
+          "options:\n"
+          "  --repo DIR        the repository (default: .)\n"
+          "  -m, --message T   the reason (reject) or guidance (guide)\n"
+          "  --iterations N    budget: more attempts (1..50)\n"
+          "  --tokens N        budget: more tokens\n"
+          "  -q, --quiet       no progress lines\n"
+          "  -v, --verbose     debug logging\n"
+          "  -h, --help        show this help\n"
+          "\n"
+          "exit status: 0 approved, 1 rejected or failed, 2 usage error,\n"
+          "3 waiting for a human again\n",
+          to);
+}
+
+int tnd_cmd_continue(const char *cmd, int argc, char **argv)
+{
+    enum { O_REPO = 256, O_ITERATIONS, O_TOKENS };
+    static const struct option longs[] = {
+        {"repo", required_argument, NULL, O_REPO},
+        {"message", required_argument, NULL, 'm'},
+        {"iterations", required_argument, NULL, O_ITERATIONS},
+        {"tokens", required_argument, NULL, O_TOKENS},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    tnd_continue_options o;
+    char *end;
+    long n;
+    int c;
+
+    memset(&o, 0, sizeof(o));
+    o.answer = strcmp(cmd, "resume") == 0 ? NULL : cmd;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "m:qvh", longs, NULL)) != -1) {
+        switch (c) {
+        case O_REPO:
+            o.repo = optarg;
+            break;
+        case 'm':
+            o.text = optarg;
+            break;
+        case O_ITERATIONS:
+        case O_TOKENS:
+            n = strtol(optarg, &end, 10);
+            if (!*optarg || *end || n < 1 ||
+                n > (c == O_ITERATIONS ? 50 : 100000000L)) {
+                fprintf(stderr,
+                        "tandem %s: --%s must be a positive number%s, got "
+                        "\"%s\"\n",
+                        cmd, c == O_ITERATIONS ? "iterations" : "tokens",
+                        c == O_ITERATIONS ? " up to 50" : "", optarg);
+                return TND_EXIT_USAGE;
+            }
+            if (c == O_ITERATIONS)
+                o.iterations = (int)n;
+            else
+                o.tokens = n;
+            break;
+        case 'q':
+            o.quiet = true;
+            break;
+        case 'v':
+            o.verbose = true;
+            break;
+        case 'h':
+            tnd_cmd_continue_usage(cmd, stdout);
+            return TND_EXIT_OK;
+        default:
+            fprintf(stderr, "tandem %s: unknown option '%s'\ntry 'tandem %s "
+                            "--help'\n",
+                    cmd, argv[optind - 1], cmd);
+            return TND_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "tandem %s: give one session id (or a prefix)\ntry "
+                        "'tandem %s --help'\n",
+                cmd, cmd);
+        return TND_EXIT_USAGE;
+    }
+    o.session = argv[optind];
+    if (o.text && strcmp(cmd, "reject") != 0 && strcmp(cmd, "guide") != 0) {
+        fprintf(stderr, "tandem %s: -m is for reject and guide\n", cmd);
+        return TND_EXIT_USAGE;
+    }
+    if ((o.iterations || o.tokens) && strcmp(cmd, "budget") != 0) {
+        fprintf(stderr, "tandem %s: --iterations and --tokens are for "
+                        "budget\n",
+                cmd);
+        return TND_EXIT_USAGE;
+    }
+    return tnd_run_continue(&o);
+}

@@ -1,0 +1,26 @@
+/* tnd_cmd_continue - the commands that continue a session:
+ *
+ *   tandem resume ID                   go on after a crash or a stop
+ *   tandem approve ID                  approve the last proposal
+ *   tandem reject ID -m WHY            end the task, rejected
+ *   tandem guide ID -m TEXT            guidance for the coder's next try
+ *   tandem budget ID --iterations N    more attempts (or --tokens N)
+ *
+ * ID is a session id or a unique prefix; --repo DIR picks the repository
+ * (default: the current directory). */
+#ifndef TND_SESSION_CMD_H
+#define TND_SESSION_CMD_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* True when cmd is one of the commands above. */
+bool tnd_cmd_continue_known(const char *cmd);
+
+/* Run cmd with its arguments (argv[0] is cmd). Returns the exit code. */
+int tnd_cmd_continue(const char *cmd, int argc, char **argv);
+
+/* Print cmd's help to to. */
+void tnd_cmd_continue_usage(const char *cmd, FILE *to);
+
+#endif

@@ -1,0 +1,258 @@
+/* Session views derived from the journal (see views.h). */
+#include "orchestrator/views.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/xalloc.h"
+#include "proto/json.h"
+
+static json_object *get(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+
+    if (o && json_object_object_get_ex(o, key, &v))
+        return v;
+    return NULL;
+}
+
+static const char *str(json_object *o, const char *key)
+{
+    json_object *v = get(o, key);
+
+    return v && json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
+}
+
+static long num(json_object *o, const char *key)
+{
+    json_object *v = get(o, key);
+
+    return v ? (long)json_object_get_int64(v) : 0;
+}
+
+/* First line of s, at most max bytes, into b. */
+static void first_line(tnd_buf *b, const char *s, size_t max)
+{
+    size_t n = strcspn(s, "\n");
+
+    if (n > max)
+        n = max;
+    tnd_buf_append(b, s, n);
+    if (s[n] && s[n] != '\n')
+        tnd_buf_puts(b, "...");
+}
+
+static void proposal_md(tnd_buf *b, json_object *reply)
+{
+    json_object *edits = get(reply, "edits"), *usage = get(reply, "usage");
+    const char *why = str(reply, "rationale"), *bad = str(reply, "format_error");
+    size_t n = edits ? json_object_array_length(edits) : 0;
+
+    tnd_buf_printf(b, "- Coder: %zu edit%s", n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n && i < 8; i++)
+        tnd_buf_printf(b, "%s%s", i ? ", " : " to ",
+                       str(json_object_array_get_idx(edits, i), "path"));
+    tnd_buf_printf(b, " (%ld + %ld tokens)\n", num(usage, "prompt_tokens"),
+                   num(usage, "completion_tokens"));
+    if (bad) {
+        tnd_buf_puts(b, "  - Unusable answer: ");
+        first_line(b, bad, 300);
+        tnd_buf_puts(b, "\n");
+    }
+    if (why && *why) {
+        tnd_buf_puts(b, "  - Reasoning: ");
+        first_line(b, why, 600);
+        tnd_buf_puts(b, "\n");
+    }
+}
+
+static void audit_md(tnd_buf *b, json_object *reply)
+{
+    json_object *skills = get(reply, "skills"), *crit = get(reply, "critique");
+    json_object *issues = get(crit, "issues");
+
+    tnd_buf_puts(b, "- Checks:");
+    for (size_t i = 0; skills && i < json_object_array_length(skills); i++) {
+        json_object *s = json_object_array_get_idx(skills, i);
+        const char *status = str(s, "status");
+        tnd_buf_printf(b, "%s %s %s", i ? "," : "", str(s, "name"),
+                       status ? status : "?");
+        if (status && strcmp(status, "fail") == 0)
+            tnd_buf_printf(b, " (exit %ld)", num(s, "exit_code"));
+    }
+    if (!skills || json_object_array_length(skills) == 0)
+        tnd_buf_puts(b, " none");
+    tnd_buf_puts(b, "\n");
+    if (!crit || json_object_is_type(crit, json_type_null)) {
+        tnd_buf_printf(b, "- Critique: none (%s)\n",
+                       str(reply, "critique_error") ? str(reply,
+                                                          "critique_error")
+                                                    : "not asked");
+        return;
+    }
+    tnd_buf_printf(b, "- Critique: %s, confidence %.2f: ", str(crit, "verdict"),
+                   json_object_get_double(get(crit, "confidence")));
+    first_line(b, str(crit, "summary") ? str(crit, "summary") : "", 400);
+    tnd_buf_puts(b, "\n");
+    for (size_t i = 0; issues && i < json_object_array_length(issues); i++) {
+        json_object *is = json_object_array_get_idx(issues, i);
+        tnd_buf_printf(b, "  - [%s, %s] ", str(is, "severity"),
+                       str(is, "type"));
+        if (str(is, "file"))
+            tnd_buf_printf(b, "%s:%ld: ", str(is, "file"), num(is, "line"));
+        first_line(b, str(is, "description") ? str(is, "description") : "",
+                   300);
+        tnd_buf_puts(b, "\n");
+    }
+}
+
+char *tnd_views_reflection(json_object *records)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (size_t i = 0; i < json_object_array_length(records); i++) {
+        json_object *r = json_object_array_get_idx(records, i);
+        const char *type = tnd_journal_type(r);
+        if (strcmp(type, "task") == 0) {
+            tnd_buf_printf(&b, "# Session %s\n\nTask: %s\n\nStarted %s in %s\n",
+                           str(r, "session"), str(r, "task"), str(r, "time"),
+                           str(r, "repo"));
+        } else if (strcmp(type, "resume") == 0) {
+            tnd_buf_printf(&b, "\n_Resumed at %s._\n", str(r, "time"));
+        } else if (strcmp(type, "proposal") == 0) {
+            tnd_buf_printf(&b, "\n## Attempt %ld\n\n", num(r, "attempt"));
+            proposal_md(&b, get(r, "reply"));
+        } else if (strcmp(type, "audit") == 0) {
+            audit_md(&b, get(r, "reply"));
+        } else if (strcmp(type, "decision") == 0) {
+            tnd_buf_printf(&b, "- Decision: **%s**: %s\n", str(r, "action"),
+                           str(r, "reason"));
+        } else if (strcmp(type, "escalation") == 0) {
+            tnd_buf_printf(&b, "\n## Needs a human\n\n%s\n",
+                           str(r, "reason"));
+        } else if (strcmp(type, "answer") == 0) {
+            tnd_buf_printf(&b, "\n## A person answered: %s\n\n",
+                           str(r, "kind"));
+            if (str(r, "text"))
+                tnd_buf_printf(&b, "> %s\n", str(r, "text"));
+            if (num(r, "iterations"))
+                tnd_buf_printf(&b, "%ld more attempt(s)\n",
+                               num(r, "iterations"));
+        } else if (strcmp(type, "finish") == 0) {
+            tnd_buf_printf(&b, "\n## Finished: %s\n\n%s\n", str(r, "status"),
+                           str(r, "reason") ? str(r, "reason") : "");
+        }
+    }
+    return tnd_buf_detach(&b, NULL);
+}
+
+static char *decisions(json_object *records)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, "# Decisions\n\n");
+    for (size_t i = 0; i < json_object_array_length(records); i++) {
+        json_object *r = json_object_array_get_idx(records, i);
+        const char *type = tnd_journal_type(r), *when = str(r, "time");
+        if (strcmp(type, "decision") == 0)
+            tnd_buf_printf(&b, "- %s attempt %ld: %s: %s\n", when,
+                           num(r, "attempt"), str(r, "action"),
+                           str(r, "reason"));
+        else if (strcmp(type, "escalation") == 0)
+            tnd_buf_printf(&b, "- %s to a human (%s): %s\n", when,
+                           str(r, "mode"), str(r, "reason"));
+        else if (strcmp(type, "answer") == 0) {
+            tnd_buf_printf(&b, "- %s a person answered %s", when,
+                           str(r, "kind"));
+            if (str(r, "text"))
+                tnd_buf_printf(&b, ": \"%s\"", str(r, "text"));
+            tnd_buf_puts(&b, "\n");
+        } else if (strcmp(type, "finish") == 0)
+            tnd_buf_printf(&b, "- %s finished: %s\n", when, str(r, "status"));
+    }
+    return tnd_buf_detach(&b, NULL);
+}
+
+static char *failures(json_object *records)
+{
+    json_object *root = json_object_new_object();
+    json_object *attempts = json_object_new_array();
+    json_object *patterns = json_object_new_array();
+    char *text;
+
+    for (size_t i = 0; i < json_object_array_length(records); i++) {
+        json_object *r = json_object_array_get_idx(records, i), *a, *p = NULL;
+        const char *sig = str(r, "signature");
+        if (strcmp(tnd_journal_type(r), "decision") != 0 || !sig)
+            continue;
+        a = json_object_new_object();
+        json_object_object_add(a, "attempt",
+                               json_object_new_int64(num(r, "attempt")));
+        json_object_object_add(a, "signature", json_object_new_string(sig));
+        json_object_object_add(a, "reason",
+                               json_object_new_string(str(r, "reason")));
+        json_object_object_add(a, "time",
+                               json_object_new_string(str(r, "time")));
+        json_object_array_add(attempts, a);
+        for (size_t k = 0; k < json_object_array_length(patterns); k++)
+            if (strcmp(str(json_object_array_get_idx(patterns, k),
+                           "signature"),
+                       sig) == 0)
+                p = json_object_array_get_idx(patterns, k);
+        if (!p) {
+            p = json_object_new_object();
+            json_object_object_add(p, "signature",
+                                   json_object_new_string(sig));
+            json_object_object_add(p, "occurrences", json_object_new_int(0));
+            json_object_object_add(p, "first_seen",
+                                   json_object_new_string(str(r, "time")));
+            json_object_object_add(p, "first_attempt",
+                                   json_object_new_int64(num(r, "attempt")));
+            json_object_object_add(p, "reason",
+                                   json_object_new_string(str(r, "reason")));
+            json_object_array_add(patterns, p);
+        }
+        json_object_object_add(
+            p, "occurrences", json_object_new_int(1 + (int)num(p, "occurrences")));
+        json_object_object_add(p, "last_seen",
+                               json_object_new_string(str(r, "time")));
+        json_object_object_add(p, "last_attempt",
+                               json_object_new_int64(num(r, "attempt")));
+    }
+    json_object_object_add(root, "attempts", attempts);
+    json_object_object_add(root, "patterns", patterns);
+    text = tnd_json_pretty(root);
+    json_object_put(root);
+    return text;
+}
+
+int tnd_views_write(tnd_session *session, const tnd_journal *journal)
+{
+    json_object *records = json_object_new_array();
+    char *texts[3];
+    static const char *const names[3] = {"reflection.md", "decisions.md",
+                                         "failures.json"};
+    int error = 0;
+
+    for (size_t i = 0; i < tnd_journal_count(journal); i++)
+        json_object_array_add(records,
+                              json_object_get(tnd_journal_record(journal, i)));
+    texts[0] = tnd_views_reflection(records);
+    texts[1] = decisions(records);
+    texts[2] = failures(records);
+    for (int i = 0; i < 3; i++) {
+        if (error == 0 &&
+            tnd_session_write(session, names[i], texts[i], strlen(texts[i])) <
+                0)
+            error = -1;
+        free(texts[i]);
+    }
+    json_object_put(records);
+    return error;
+}

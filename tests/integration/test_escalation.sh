@@ -1,0 +1,111 @@
+#!/bin/sh
+# A loop that cannot converge goes to a person. queue: the session waits
+# on disk (exit 3) and tandem approve|reject|guide|budget answer it and go
+# on; tty: a prompt on the terminal; never: exit 1. Every answer is
+# journaled with its time; session ids may be given by a unique prefix.
+. "$(dirname "$0")/lib.sh"
+
+# one attempt only: the demo's first (failing) attempt escalates
+escalating_demo() {
+    copy_demo
+    demo_config "$1" <<'YAML'
+gate:
+  max_iterations: 1
+  escalate: queue
+YAML
+}
+
+escalating_demo "$TOP/examples/demo/cassette.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "queued"
+expect_in "$T/err" "== tandem needs a human =="
+expect_in "$T/err" "why: gate.max_iterations (1) reached"
+expect_in "$T/err" "the last proposal:"
+expect_in "$T/err" "tandem approve "
+expect_in "$T/err" "tandem guide "
+id=$(basename "$(session_dir)")
+dir=$(session_dir)
+expect_in "$dir/journal.jsonl" '"type":"escalation"'
+expect_not_in "$dir/journal.jsonl" '"type":"finish"'
+pass "queue: the session waits on disk and says how to answer (exit 3)"
+
+# approve by a unique prefix of the id: attempt 1's diff becomes final
+run "$BIN/tandem" approve --repo "$T/demo" "$(echo "$id" | cut -c1-17)"
+expect_rc 0 "approved by a person"
+expect_in "$T/out" "+    return (double)(sum / (long)count);"
+expect_in "$dir/report.json" '"status": "approved"'
+expect_in "$dir/report.json" '"reason": "approved by a person"'
+expect_in "$dir/journal.jsonl" '"kind":"approve"'
+expect_in "$dir/decisions.md" "a person answered approve"
+cmp -s "$dir/final.diff" "$T/out" || fail "final.diff differs from stdout"
+run "$BIN/tandem" approve --repo "$T/demo" "$id"
+expect_rc 0 "already finished"
+expect_in "$T/err" "already finished: approved"
+pass "approve (by id prefix) makes the last proposal final"
+
+escalating_demo "$TOP/examples/demo/cassette.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+id=$(basename "$(session_dir)")
+run "$BIN/tandem" reject --repo "$T/demo" "$id"
+expect_rc 2 "reject without a reason"
+expect_in "$T/err" "reject: say it with -m TEXT"
+run "$BIN/tandem" reject --repo "$T/demo" "$id" -m "not this way"
+expect_rc 1 "rejected"
+expect_in "$(session_dir)/report.json" '"status": "rejected"'
+expect_in "$(session_dir)/report.json" "rejected by a person: not this way"
+pass "reject -m WHY ends the session, rejected (exit 1)"
+
+escalating_demo "$FIX/cassette-guided.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+id=$(basename "$(session_dir)")
+run "$BIN/tandem" guide --repo "$T/demo" "$id" -m "divide in floating point"
+expect_rc 0 "guided to approval"
+expect_in "$T/err" "[2/2] approve"
+expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
+expect_in "$(session_dir)/reflection.md" "A person answered: guide"
+pass "guide -m TEXT puts the guidance in the coder's next prompt and goes on"
+
+escalating_demo "$TOP/examples/demo/cassette.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+id=$(basename "$(session_dir)")
+run "$BIN/tandem" budget --repo "$T/demo" "$id"
+expect_rc 2 "budget without an amount"
+run "$BIN/tandem" budget --repo "$T/demo" "$id" --iterations 2
+expect_rc 0 "more attempts"
+expect_in "$T/err" "[2/3] approve"
+pass "budget --iterations N grants more attempts and goes on"
+
+run "$BIN/tandem" resume --repo "$T/demo" nosuchsession
+expect_rc 2 "unknown id"
+expect_in "$T/err" "no session matches 'nosuchsession'"
+escalating_demo "$TOP/examples/demo/cassette.json"
+run tandem run --repo "$T/demo" "x"
+run tandem run --repo "$T/demo" "x"
+run "$BIN/tandem" approve --repo "$T/demo" 2
+expect_rc 2 "ambiguous prefix"
+expect_in "$T/err" "matches 2 sessions"
+pass "unknown and ambiguous session ids are usage errors"
+
+# tty: answered on a pseudo-terminal (script(1) gives the run one)
+escalating_demo "$FIX/cassette-guided.json"
+sed -i 's/escalate: queue/escalate: tty/' "$T/demo/agents.yaml"
+printf 'x\ng\n\ndivide in floating point\n' >"$T/answers"
+script -qec "'$BIN/tandem' run --repo '$T/demo' 'make the failing test pass' \
+    </dev/tty" /dev/null <"$T/answers" >"$T/out" 2>"$T/err"
+RC=$?
+expect_rc 0 "answered on the terminal"
+expect_in "$T/out" "choice [a/r/g/b/s/q]>"
+expect_in "$T/out" "a, r, g, b, s or q, please"
+expect_in "$T/out" "guidance for the coder>"
+expect_in "$T/out" "approved after 2 iterations"
+dir=$(ls -d "$T"/demo/.tandem/sessions/*/ | tail -n 1)
+expect_in "$dir/journal.jsonl" '"by":"tty"'
+pass "tty: a prompt on the terminal takes the answer"
+
+escalating_demo "$TOP/examples/demo/cassette.json"
+sed -i 's/escalate: queue/escalate: never/' "$T/demo/agents.yaml"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 1 "never"
+expect_in "$T/err" "needs a human: gate.max_iterations (1) reached"
+expect_in "$(session_dir)/journal.jsonl" '"type":"finish"'
+pass "never: exit 1 with the reason"

@@ -1,0 +1,119 @@
+#!/bin/sh
+# Sessions survive crashes: kill tandem with SIGKILL after each journaled
+# step of a run and `tandem resume` it: the result (the diff, the status,
+# the token and call counts) equals an uninterrupted run's, and no answer
+# the journal holds is asked for again. A torn last journal line is
+# ignored; a write that fails (a full disk) is reported and loses nothing
+# already journaled.
+. "$(dirname "$0")/lib.sh"
+
+# a slower build, so a kill can land between the steps
+slow_demo() {
+    copy_demo
+    demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate:
+  escalate: queue
+skills:
+  build: {command: "sleep 0.3; make", timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+}
+
+journal_lines() {
+    f=$(ls "$T"/demo/.tandem/sessions/*/journal.jsonl 2>/dev/null | head -n 1)
+    [ -n "$f" ] && grep -c '' "$f" || echo 0
+}
+
+# the uninterrupted run, for comparison
+slow_demo
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "uninterrupted"
+cp "$T/out" "$T/expected.diff"
+dir=$(session_dir)
+steps=$(grep -c '' "$dir/journal.jsonl")
+[ "$steps" -ge 7 ] || fail "expected at least 7 journaled steps, got $steps"
+want_calls=$(grep '"llm_calls"' "$dir/report.json" | head -n 1 | tr -d ' ,')
+want_tokens=$(grep -A2 '"tokens"' "$dir/report.json" | tr -d ' \n')
+pass "an uninterrupted run journals $steps steps"
+
+k=1
+while [ $k -lt "$steps" ]; do
+    slow_demo
+    "$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
+        >"$T/out" 2>"$T/err" &
+    pid=$!
+    i=0
+    while [ "$(journal_lines)" -lt $k ] && kill -0 $pid 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -gt 3000 ] && fail "step $k never came"
+        sleep 0.01
+    done
+    kill -KILL $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    id=$(basename "$(ls -d "$T"/demo/.tandem/sessions/*/ | head -n 1)")
+    # the agents notice their parent died; wait for them to go
+    i=0
+    while pgrep -f "$id" >/dev/null; do
+        i=$((i + 1))
+        [ $i -gt 1000 ] && fail "agents of $id outlived tandem"
+        sleep 0.01
+    done
+    run "$BIN/tandem" resume --repo "$T/demo" "$id"
+    expect_rc 0 "resumed after a kill at step $k"
+    if [ -s "$T/out" ]; then
+        cmp -s "$T/out" "$T/expected.diff" ||
+            fail "the diff after a kill at step $k differs"
+    fi
+    rdir="$T/demo/.tandem/sessions/$id"
+    cmp -s "$rdir/final.diff" "$T/expected.diff" ||
+        fail "final.diff after a kill at step $k differs"
+    got_calls=$(grep '"llm_calls"' "$rdir/report.json" | head -n 1 |
+        tr -d ' ,')
+    got_tokens=$(grep -A2 '"tokens"' "$rdir/report.json" | tr -d ' \n')
+    [ "$got_calls" = "$want_calls" ] ||
+        fail "after a kill at step $k: $got_calls, not $want_calls"
+    [ "$got_tokens" = "$want_tokens" ] ||
+        fail "after a kill at step $k: tokens $got_tokens, not $want_tokens"
+    expect_in "$rdir/journal.jsonl" '"type":"resume"'
+    expect_no_leftovers "$rdir"
+    k=$((k + 1))
+done
+pass "killed after each of steps 1..$((steps - 1)) and resumed: the same result"
+
+# a torn last line: the crash cut the last record short
+slow_demo
+run tandem run --repo "$T/demo" "make the failing test pass"
+dir=$(session_dir)
+id=$(basename "$dir")
+head -n 3 "$dir/journal.jsonl" >"$T/j"
+printf '{"seq":4,"time":"2026-11-22T00:00:00.000Z","type":"decis' >>"$T/j"
+cp "$T/j" "$dir/journal.jsonl"
+grep -v '"type":"finish"' "$dir/journal.jsonl" >/dev/null
+run "$BIN/tandem" resume --repo "$T/demo" "$id"
+expect_rc 0 "resumed over a torn line"
+expect_in "$T/err" "the last record was cut short by a crash; ignoring it"
+cmp -s "$dir/final.diff" "$T/expected.diff" || fail "torn: final.diff differs"
+pass "a torn last journal line is ignored, not fatal"
+
+# a full disk: writes past a small file size fail (RLIMIT_FSIZE); the
+# journal's own write error is checked word for word in test_journal
+slow_demo
+(ulimit -f 4 && "$BIN/tandem" run --repo "$T/demo" \
+    "make the failing test pass") >"$T/out" 2>"$T/err"
+RC=$?
+expect_rc 1 "a write failed"
+# which write fails first (the journal, a view, or a build in the
+# workspace, whose processes share the limit) depends on sizes; each
+# says what failed
+expect_in "$T/err" "failed: "
+dir=$(session_dir)
+[ -n "$dir" ] || dir=$(ls -d "$T"/demo/.tandem/sessions/*/ | head -n 1)
+id=$(basename "$dir")
+lines=$(grep -c '' "$dir/journal.jsonl")
+[ "$lines" -ge 1 ] || fail "nothing was journaled before the disk filled"
+tail -c 1 "$dir/journal.jsonl" | od -c | grep -q '\\n' ||
+    fail "the journal ends in a partial record"
+run "$BIN/tandem" resume --repo "$T/demo" "$id"
+expect_rc 0 "resumed once there is room"
+cmp -s "$dir/final.diff" "$T/expected.diff" || fail "disk: final.diff differs"
+pass "a full disk is reported and nothing journaled is lost; resume finishes"
