@@ -38,6 +38,7 @@
 #include "orchestrator/feedback.h"
 #include "orchestrator/gate.h"
 #include "orchestrator/journal.h"
+#include "orchestrator/lessons.h"
 #include "orchestrator/report.h"
 #include "orchestrator/session.h"
 #include "orchestrator/views.h"
@@ -48,7 +49,7 @@
 
 typedef struct run {
     tnd_run_options opts;
-    char *owned[6];     /* strings behind opts when read from a journal */
+    char *owned[6]; /* strings behind opts when read from a journal */
     tnd_config *cfg;
     tnd_gate_config gate; /* cfg->gate, plus what a person granted */
     char *repo;
@@ -76,10 +77,14 @@ typedef struct run {
                         config and cassettes; NULL-terminated */
     size_t streamed; /* characters of the answer streamed so far */
     bool progress_line;
-    const char *mode; /* who answers an escalation: tty, queue, never */
-    size_t cursor;    /* journal records before this have been used up
-                         as escalations and answers */
-    char *guidance;   /* a person's words for the coder's next attempt */
+    const char *mode;  /* who answers an escalation: tty, queue, never */
+    size_t cursor;     /* journal records before this have been used up
+                          as escalations and answers */
+    char *guidance;    /* a person's words for the coder's next attempt */
+    tnd_lessons *bank; /* what earlier tasks taught; NULL when none */
+    char **lessons;    /* rendered for the coder, NULL-terminated */
+    size_t nlessons;
+    char **lesson_ids; /* the ids behind them, NULL-terminated */
 } run;
 
 /* The loop's memory between attempts. */
@@ -151,8 +156,7 @@ static int step(run *r, const char *type, json_object *fields)
     if (tnd_journal_append(r->journal, type, fields) < 0)
         return -1;
     if (tnd_views_write(r->session, r->journal) < 0)
-        tnd_log_warn("cannot refresh the session views: %s",
-                     tnd_error_last());
+        tnd_log_warn("cannot refresh the session views: %s", tnd_error_last());
     return 0;
 }
 
@@ -190,15 +194,14 @@ static long find(const run *r, const char *type, int n, size_t from)
 
 /* A reply journaled for (type, attempt), as the body it came in; NULL
  * when the journal has none. Caller frees. */
-static char *journaled_reply(const run *r, const char *type, int n,
-                             size_t *len)
+static char *journaled_reply(const run *r, const char *type, int n, size_t *len)
 {
     long i = find(r, type, n, 0);
     json_object *reply;
 
-    if (i < 0 || !json_object_object_get_ex(
-                     tnd_journal_record(r->journal, (size_t)i), "reply",
-                     &reply))
+    if (i < 0 ||
+        !json_object_object_get_ex(tnd_journal_record(r->journal, (size_t)i),
+                                   "reply", &reply))
         return NULL;
     return tnd_json_dump(reply, len);
 }
@@ -327,8 +330,8 @@ static void on_progress(const char *body, size_t len, void *payload)
     long chars = 0;
 
     if (tnd_json_parse(&obj, body, len) < 0 ||
-        tnd_json_get_int(&chars, obj, "chars", 0, 1L << 40,
-                         TND_JSON_REQUIRED) < 0) {
+        tnd_json_get_int(&chars, obj, "chars", 0, 1L << 40, TND_JSON_REQUIRED) <
+            0) {
         tnd_log_debug("ignoring a progress message: %s", tnd_error_last());
         json_object_put(obj);
         return;
@@ -366,8 +369,8 @@ static int ask(run *r, const char *service, const char *key, char *body,
     int rc;
 
     r->streamed = 0;
-    rc = tnd_crew_call(r->crew, service, key, body, len, deadline,
-                       on_progress, r, reply, reply_len);
+    rc = tnd_crew_call(r->crew, service, key, body, len, deadline, on_progress,
+                       r, reply, reply_len);
     end_progress(r);
     if (rc == TND_ETIMEOUT && !by_budget)
         return tnd_error_set("no reply from the %s within %d s "
@@ -431,8 +434,8 @@ static void describe_audit(run *r, int n, const tnd_audit_reply *a,
                        a->critique->nissues == 1 ? "" : "s");
     else
         tnd_buf_printf(&b, "%sno valid critique", a->nskills ? "; " : "");
-    say(r, "[%d/%d] reviewer: %s%s", n, r->gate.max_iterations,
-        tnd_buf_str(&b), replayed ? " (from the journal)" : "");
+    say(r, "[%d/%d] reviewer: %s%s", n, r->gate.max_iterations, tnd_buf_str(&b),
+        replayed ? " (from the journal)" : "");
     tnd_buf_free(&b);
 }
 
@@ -447,13 +450,14 @@ static int propose(run *r, attempt *a, const loop_state *ls)
     a->req.attempt = a->n;
     a->req.task = (char *)r->opts.task;
     a->req.feedback = ls->feedback;
+    a->req.lessons = r->lessons; /* borrowed: attempt_clear leaves them */
+    a->req.nlessons = r->nlessons;
     if ((reply = journaled_reply(r, "proposal", a->n, &reply_len))) {
         say(r, "[%d/%d] coder: (from the journal)", a->n,
             r->gate.max_iterations);
     } else {
-        if (tnd_context_build(&a->req, tnd_workspace_path(r->ws),
-                              r->opts.task, ls->hints,
-                              (const char *const *)r->hidden,
+        if (tnd_context_build(&a->req, tnd_workspace_path(r->ws), r->opts.task,
+                              ls->hints, (const char *const *)r->hidden,
                               r->cfg->coder.context_max_bytes) < 0)
             return -1;
         say(r, "[%d/%d] coder: proposing a change (%zu file%s in context)",
@@ -570,8 +574,9 @@ static void attempt_clear(attempt *a)
 static int approve(run *r, const char *diff, const char *reason)
 {
     if (!diff || !*diff) {
-        stop(r, "failed", "there is no change to approve: no attempt "
-                          "produced a diff");
+        stop(r, "failed",
+             "there is no change to approve: no attempt "
+             "produced a diff");
         return 0;
     }
     if (tnd_session_write(r->session, "final.diff", diff, strlen(diff)) < 0)
@@ -656,9 +661,8 @@ static bool journaled_answer(run *r, long esc, tnd_answer *ans)
         if (strcmp(type, "answer") == 0) {
             r->cursor = i + 1; /* used up */
             memset(ans, 0, sizeof(*ans));
-            ans->kind = tnd_answer_kind_parse(rec_str(rec, "kind")
-                                                  ? rec_str(rec, "kind")
-                                                  : "");
+            ans->kind = tnd_answer_kind_parse(
+                rec_str(rec, "kind") ? rec_str(rec, "kind") : "");
             ans->text = tnd_xstrdup(rec_str(rec, "text"));
             ans->iterations = (int)rec_int(rec, "iterations");
             ans->tokens = rec_int(rec, "tokens");
@@ -734,9 +738,9 @@ static int take_answer(run *r, attempt *a, loop_state *ls,
                    ? -1
                    : 0;
     case TND_ANSWER_REJECT: {
-        char *why = tnd_xasprintf("rejected by a person%s%s",
-                                  ans->text ? ": " : "",
-                                  ans->text ? ans->text : "");
+        char *why =
+            tnd_xasprintf("rejected by a person%s%s", ans->text ? ": " : "",
+                          ans->text ? ans->text : "");
         stop(r, "rejected", why);
         free(why);
         return 0;
@@ -783,9 +787,9 @@ static int check_budget(run *r, int n, const char *at, attempt *a,
     int rc;
 
     if (esc >= 0)
-        snprintf(why, sizeof(why), "%s",
-                 rec_str(tnd_journal_record(r->journal, (size_t)esc),
-                         "reason"));
+        snprintf(
+            why, sizeof(why), "%s",
+            rec_str(tnd_journal_record(r->journal, (size_t)esc), "reason"));
     else if (!tnd_budget_spent(why, sizeof(why), &r->gate, &used,
                                tnd_now_ms() - r->started))
         return 1;
@@ -878,8 +882,8 @@ static int decide(run *r, attempt *a, loop_state *ls)
 /* Another attempt: feedback from this one, the files back as they were. */
 static int next_attempt(run *r, attempt *a, loop_state *ls)
 {
-    char *next = tnd_feedback_build(
-        &a->in, &a->decision, (const char *const *)r->history, a->diff);
+    char *next = tnd_feedback_build(&a->in, &a->decision,
+                                    (const char *const *)r->history, a->diff);
 
     if (r->guidance) {
         char *with = tnd_xasprintf("%s\nA person looked at this and says:\n"
@@ -896,6 +900,73 @@ static int next_attempt(run *r, attempt *a, loop_state *ls)
     ls->hints = failure_hints(a->audited ? &a->audit : NULL);
     history_add(r, "attempt %d: %s", a->n, a->decision.reason);
     return tnd_workspace_revert(r->ws);
+}
+
+/* An approval after failed attempts is a lesson: the first failure was
+ * the mistake, the approved change its correction. A lesson that cannot
+ * be stored costs a warning, never the run. */
+static void learn(run *r, const attempt *a)
+{
+    const char *mistake;
+    char **paths;
+    char *correction;
+
+    if (!r->bank || r->nhistory == 0)
+        return;
+    mistake = strchr(r->history[0], ':') ? strchr(r->history[0], ':') + 2
+                                         : r->history[0];
+    paths = tnd_xcalloc(a->reply.nedits + 1, sizeof(char *));
+    for (size_t i = 0; i < a->reply.nedits; i++)
+        paths[i] = a->reply.edits[i].path;
+    correction = tnd_xasprintf(
+        "%s (approved at attempt %d)",
+        *a->reply.rationale ? a->reply.rationale : "the approved change", a->n);
+    if (tnd_lessons_learn(r->bank, r->opts.task, mistake, correction,
+                          (const char *const *)paths) < 0)
+        tnd_log_warn("cannot store a lesson: %s", tnd_error_last());
+    free(correction);
+    free(paths);
+}
+
+/* The lessons earlier tasks of this kind left, for every attempt. */
+static void recall(run *r)
+{
+    const tnd_lesson **found = NULL;
+    size_t n = 0;
+
+    if (!(r->bank = tnd_lessons_open(r->repo))) {
+        tnd_log_warn("lessons are not used: %s", tnd_error_last());
+        return;
+    }
+    if (tnd_lessons_relevant(&found, &n, r->bank,
+                             tnd_lessons_task_type(r->opts.task), NULL,
+                             0) < 0) {
+        tnd_log_warn("lessons are not used: %s", tnd_error_last());
+        return;
+    }
+    r->lessons = tnd_xcalloc(n + 1, sizeof(char *));
+    r->lesson_ids = tnd_xcalloc(n + 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++) {
+        r->lessons[i] = tnd_lessons_render(found[i]);
+        r->lesson_ids[i] = tnd_xstrdup(found[i]->id);
+    }
+    r->nlessons = n;
+    free(found);
+    if (n)
+        say(r, "using %zu lesson%s from earlier tasks here", n,
+            n == 1 ? "" : "s");
+}
+
+/* The lessons that were used did (or did not) lead to an approval. */
+static void remember(run *r)
+{
+    if (!r->bank)
+        return;
+    if (strcmp(r->status, "failed") != 0 && !r->waiting && r->lesson_ids)
+        tnd_lessons_applied(r->bank, (const char *const *)r->lesson_ids,
+                            strcmp(r->status, "approved") == 0);
+    if (tnd_lessons_save(r->bank) < 0)
+        tnd_log_warn("cannot save the lessons: %s", tnd_error_last());
 }
 
 /* One attempt. 1: go on; 0: the loop ends (r->status says how); -1. */
@@ -921,6 +992,7 @@ static int one_attempt(run *r, attempt *a, loop_state *ls)
         return -1;
     switch (a->decision.action) {
     case TND_GATE_APPROVE:
+        learn(r, a);
         return approve(r, a->diff, a->decision.reason) < 0 ? -1 : 0;
     case TND_GATE_REVISE:
         return next_attempt(r, a, ls) < 0 ? -1 : 1;
@@ -1001,6 +1073,7 @@ static int finish(run *r)
             tnd_log_error("%s", tnd_error_last());
     }
     save_recording(r);
+    remember(r);
     summary = tnd_report_summary(r->report);
     fprintf(stderr, "%s\n", summary);
     free(summary);
@@ -1047,6 +1120,13 @@ static void run_close(run *r)
     free(r->last_rel);
     free(r->last_diff);
     free(r->guidance);
+    tnd_lessons_close(&r->bank);
+    for (size_t i = 0; i < r->nlessons; i++) {
+        free(r->lessons[i]);
+        free(r->lesson_ids[i]);
+    }
+    free(r->lessons);
+    free(r->lesson_ids);
     free(r->repo);
 }
 
@@ -1102,6 +1182,7 @@ static int go(run *r, int64_t started_wall)
     co.record = r->record_partial;
     co.verbose = r->opts.verbose;
     co.interrupted = &interrupted;
+    recall(r);
     if ((r->crew = tnd_crew_new(&co)) != NULL) {
         ws_dir = tnd_fs_join(tnd_crew_runtime(r->crew), "workspace");
         if ((r->ws = tnd_workspace_new(
@@ -1265,8 +1346,8 @@ static int check_answer(run *r, const tnd_continue_options *o,
             if (strcmp(tnd_journal_type(rec), "decision") == 0 && diff) {
                 char *path = tnd_fs_join(r->repo, diff), *text = NULL;
                 size_t len = 0;
-                bool ok = tnd_fs_read(&text, &len, path, 64 << 20) == 0 &&
-                          len > 0;
+                bool ok =
+                    tnd_fs_read(&text, &len, path, 64 << 20) == 0 && len > 0;
                 free(text);
                 free(path);
                 if (ok)
@@ -1310,9 +1391,10 @@ int tnd_run_continue(const tnd_continue_options *o)
         r.journal = tnd_journal_open(path);
         free(path);
     }
-    if (!r.journal || restore_options(&r, tnd_journal_count(r.journal)
-                                              ? tnd_journal_record(r.journal, 0)
-                                              : NULL,
+    if (!r.journal || restore_options(&r,
+                                      tnd_journal_count(r.journal)
+                                          ? tnd_journal_record(r.journal, 0)
+                                          : NULL,
                                       o, &started_wall) < 0) {
         fprintf(stderr, "tandem: %s\n", tnd_error_last());
         run_close(&r);
@@ -1339,8 +1421,8 @@ int tnd_run_continue(const tnd_continue_options *o)
     }
     if (o->answer) {
         tnd_answer ans = {tnd_answer_kind_parse(o->answer),
-                          o->text ? tnd_xstrdup(o->text) : NULL,
-                          o->iterations, o->tokens};
+                          o->text ? tnd_xstrdup(o->text) : NULL, o->iterations,
+                          o->tokens};
         rc = step(&r, "answer", answer_json(&ans, "command"));
         tnd_answer_clear(&ans);
     } else {

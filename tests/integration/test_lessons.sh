@@ -139,3 +139,25 @@ run tandem lessons list --repo "$T/nowhere"
 expect_rc 2 "missing repository"
 expect_in "$T/err" "is not a directory"
 pass "usage errors exit 2"
+
+# The loop learns: a task that fails and then passes leaves a lesson, and
+# the next task of the same kind gets it in the coder's prompt; its
+# effectiveness follows the outcome.
+copy_demo
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "the first run"
+[ -s "$T/demo/.tandem/lessons.json" ] || fail "no lesson was stored"
+expect_in "$T/demo/.tandem/lessons.json" '"task_type": "fix"'
+expect_in "$T/demo/.tandem/lessons.json" "required skill test failed"
+expect_in "$T/demo/.tandem/lessons.json" '"stats.c"'
+start_fakellm "$FIX/demo-openai.json"
+run tandem run --repo "$T/demo" --llm openai:fake-model \
+    --base-url "$FAKE_URL/v1" "make the failing test pass"
+expect_rc 0 "the second run"
+expect_in "$T/err" "using 1 lesson from earlier tasks here"
+head -n 1 "$FAKE_LOG" | grep -q "Lessons from earlier tasks in this repository" ||
+    fail "the coder's first prompt lacks the lesson"
+run "$BIN/tandem" lessons list --repo "$T/demo"
+expect_rc 0 "list"
+expect_in "$T/out" "0.65"
+pass "a fail-then-pass task leaves a lesson the next task's coder sees"
