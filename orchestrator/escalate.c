@@ -8,8 +8,8 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 
-static const char *const names[] = {"?",     "approve", "reject", "guide",
-                                    "budget", "skip",   "stop"};
+static const char *const names[] = {"?",      "approve", "reject", "guide",
+                                    "budget", "skip",    "stop"};
 
 const char *tnd_answer_name(tnd_answer_kind kind)
 {

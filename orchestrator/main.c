@@ -14,6 +14,7 @@
 #include "orchestrator/doctor.h"
 #include "orchestrator/lessons_cmd.h"
 #include "orchestrator/run.h"
+#include "orchestrator/history_cmd.h"
 #include "orchestrator/session_cmd.h"
 #include "proto/body.h"
 
@@ -34,6 +35,10 @@ static void usage(FILE *to)
           "  guide ID        give the coder guidance and go on (-m TEXT)\n"
           "  budget ID       grant more attempts (--iterations N) and go "
           "on\n"
+          "  sessions        list the sessions of a repository\n"
+          "  show ID         a session's reflection log and its diff\n"
+          "  stats           figures across sessions (--json)\n"
+          "  watch [ID]      a live view of running sessions\n"
           "  lessons COMMAND list, show or forget what earlier tasks "
           "taught\n"
           "  help [COMMAND]  show help for tandem or a command\n"
@@ -340,6 +345,8 @@ int main(int argc, char **argv)
             run_usage(stdout);
         else if (argc > 2 && strcmp(argv[2], "doctor") == 0)
             doctor_usage(stdout);
+        else if (argc > 2 && tnd_cmd_history_known(argv[2]))
+            tnd_cmd_history_usage(argv[2], stdout);
         else if (argc > 2 && tnd_cmd_continue_known(argv[2]))
             tnd_cmd_continue_usage(argv[2], stdout);
         else if (argc > 2 && strcmp(argv[2], "lessons") == 0)
@@ -355,6 +362,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 1, argv + 1);
     if (tnd_cmd_continue_known(cmd))
         return tnd_cmd_continue(cmd, argc - 1, argv + 1);
+    if (tnd_cmd_history_known(cmd))
+        return tnd_cmd_history(cmd, argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0)
         return cmd_doctor(argc - 1, argv + 1);
     if (strcmp(cmd, "lessons") == 0)

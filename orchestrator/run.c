@@ -35,6 +35,7 @@
 #include "orchestrator/context.h"
 #include "orchestrator/crew.h"
 #include "orchestrator/escalate.h"
+#include "orchestrator/events.h"
 #include "orchestrator/feedback.h"
 #include "orchestrator/gate.h"
 #include "orchestrator/journal.h"
@@ -77,12 +78,13 @@ typedef struct run {
                         config and cassettes; NULL-terminated */
     size_t streamed; /* characters of the answer streamed so far */
     bool progress_line;
-    const char *mode;  /* who answers an escalation: tty, queue, never */
-    size_t cursor;     /* journal records before this have been used up
-                          as escalations and answers */
-    char *guidance;    /* a person's words for the coder's next attempt */
-    tnd_lessons *bank; /* what earlier tasks taught; NULL when none */
-    char **lessons;    /* rendered for the coder, NULL-terminated */
+    const char *mode;   /* who answers an escalation: tty, queue, never */
+    size_t cursor;      /* journal records before this have been used up
+                           as escalations and answers */
+    char *guidance;     /* a person's words for the coder's next attempt */
+    tnd_events *events; /* the stream watchers read; NULL when none */
+    tnd_lessons *bank;  /* what earlier tasks taught; NULL when none */
+    char **lessons;     /* rendered for the coder, NULL-terminated */
     size_t nlessons;
     char **lesson_ids; /* the ids behind them, NULL-terminated */
 } run;
@@ -155,9 +157,24 @@ static int step(run *r, const char *type, json_object *fields)
 {
     if (tnd_journal_append(r->journal, type, fields) < 0)
         return -1;
+    tnd_events_publish(
+        r->events, tnd_session_id(r->session),
+        tnd_journal_record(r->journal, tnd_journal_count(r->journal) - 1));
     if (tnd_views_write(r->session, r->journal) < 0)
         tnd_log_warn("cannot refresh the session views: %s", tnd_error_last());
     return 0;
+}
+
+/* Tell watchers what the run is doing now (not journaled). */
+static void phase(run *r, int n, const char *what)
+{
+    json_object *e = json_object_new_object();
+
+    json_object_object_add(e, "type", json_object_new_string("phase"));
+    json_object_object_add(e, "attempt", json_object_new_int(n));
+    json_object_object_add(e, "phase", json_object_new_string(what));
+    tnd_events_publish(r->events, tnd_session_id(r->session), e);
+    json_object_put(e);
 }
 
 static long rec_int(json_object *rec, const char *key)
@@ -336,6 +353,19 @@ static void on_progress(const char *body, size_t len, void *payload)
         json_object_put(obj);
         return;
     }
+    if (r->events) {
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "type", json_object_new_string("progress"));
+        json_object_object_add(e, "attempt",
+                               json_object_new_int(r->iterations));
+        json_object_object_foreach(obj, key, val)
+        {
+            if (strcmp(key, "type") != 0 && strcmp(key, "tandem") != 0)
+                json_object_object_add(e, key, json_object_get(val));
+        }
+        tnd_events_publish(r->events, tnd_session_id(r->session), e);
+        json_object_put(e);
+    }
     json_object_put(obj);
     r->streamed = (size_t)chars;
     tnd_log_debug("streaming: %zu characters so far", r->streamed);
@@ -463,6 +493,7 @@ static int propose(run *r, attempt *a, const loop_state *ls)
         say(r, "[%d/%d] coder: proposing a change (%zu file%s in context)",
             a->n, r->gate.max_iterations, a->req.nfiles,
             a->req.nfiles == 1 ? "" : "s");
+        phase(r, a->n, "coding");
         body = tnd_code_request_encode(&a->req, &len);
         snprintf(key, sizeof(key), "%s/%d/coder", a->req.task_id, a->n);
         rc = ask(r, "coder", key, body, len, &reply, &reply_len);
@@ -485,6 +516,7 @@ static int apply(run *r, attempt *a)
     char name[64];
     uint64_t h = 0;
 
+    phase(r, a->n, "applying");
     if (a->reply.format_error) {
         in->format_error = a->reply.format_error;
     } else if (tnd_workspace_apply(r->ws, a->reply.edits, a->reply.nedits) <
@@ -537,6 +569,7 @@ static int audit(run *r, attempt *a)
         body = tnd_audit_request_encode(&ar, &len);
         snprintf(key, sizeof(key), "%s/%d/reviewer", ar.task_id, a->n);
         say(r, "[%d/%d] reviewer: auditing", a->n, r->gate.max_iterations);
+        phase(r, a->n, "auditing");
         rc = ask(r, "reviewer", key, body, len, &reply, &reply_len);
         free(body);
         if (rc == 0 &&
@@ -1096,6 +1129,7 @@ static int finish(run *r)
 
 static void run_close(run *r)
 {
+    tnd_events_destroy(&r->events);
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     tnd_workspace_destroy(&r->ws, !r->opts.keep_workspace);
     tnd_report_destroy(&r->report);
@@ -1153,6 +1187,31 @@ static int prepare(run *r)
     return 0;
 }
 
+/* Open the event stream in the runtime directory and tell watchers where
+ * it is; a run without one still works. */
+static void publish_events(run *r)
+{
+    char *ep = tnd_xasprintf("ipc://%s/events.sock", tnd_crew_runtime(r->crew));
+
+    if (!(r->events = tnd_events_new(ep)))
+        tnd_log_warn("%s", tnd_error_last());
+    else if (tnd_session_write(r->session, "events", ep, strlen(ep)) < 0)
+        tnd_log_warn("cannot tell watchers about %s: %s", ep, tnd_error_last());
+    free(ep);
+}
+
+static void close_events(run *r)
+{
+    char *path;
+
+    if (!r->events)
+        return;
+    path = tnd_session_path(r->session, "events");
+    unlink(path);
+    free(path);
+    tnd_events_destroy(&r->events);
+}
+
 /* Start the agents and the workspace, run the loop, finish. */
 static int go(run *r, int64_t started_wall)
 {
@@ -1185,6 +1244,7 @@ static int go(run *r, int64_t started_wall)
     recall(r);
     if ((r->crew = tnd_crew_new(&co)) != NULL) {
         ws_dir = tnd_fs_join(tnd_crew_runtime(r->crew), "workspace");
+        publish_events(r);
         if ((r->ws = tnd_workspace_new(
                  r->repo, ws_dir, r->cfg->orchestrator.workspace_max_bytes)))
             error = loop(r);
@@ -1193,6 +1253,7 @@ static int go(run *r, int64_t started_wall)
         stop(r, "failed", tnd_error_last());
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     code = finish(r);
+    close_events(r);
     free(logs);
     free(ws_dir);
     sigaction(SIGINT, &old_int, NULL);

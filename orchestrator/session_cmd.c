@@ -8,7 +8,7 @@
 #include "orchestrator/run.h"
 
 static const char *const commands[] = {"resume", "approve", "reject",
-                                       "guide", "budget", NULL};
+                                       "guide",  "budget",  NULL};
 
 bool tnd_cmd_continue_known(const char *cmd)
 {
@@ -21,13 +21,14 @@ bool tnd_cmd_continue_known(const char *cmd)
 void tnd_cmd_continue_usage(const char *cmd, FILE *to)
 {
     if (strcmp(cmd, "resume") == 0)
-        fputs("usage: tandem resume [--repo DIR] ID\n"
-              "\n"
-              "Go on with session ID (or a unique prefix of it) after a crash,\n"
-              "a kill, an interruption or a failure: the steps its journal\n"
-              "holds are replayed (no model is asked again for an answer it\n"
-              "gave), then the loop continues from the first missing step.\n",
-              to);
+        fputs(
+            "usage: tandem resume [--repo DIR] ID\n"
+            "\n"
+            "Go on with session ID (or a unique prefix of it) after a crash,\n"
+            "a kill, an interruption or a failure: the steps its journal\n"
+            "holds are replayed (no model is asked again for an answer it\n"
+            "gave), then the loop continues from the first missing step.\n",
+            to);
     else if (strcmp(cmd, "approve") == 0)
         fputs("usage: tandem approve [--repo DIR] ID\n"
               "\n"
@@ -40,11 +41,12 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
               "End the waiting session ID as rejected, with your reason.\n",
               to);
     else if (strcmp(cmd, "guide") == 0)
-        fputs("usage: tandem guide [--repo DIR] ID -m TEXT\n"
-              "\n"
-              "Give the coder guidance and go on: TEXT goes into its next\n"
-              "attempt's prompt (one more attempt is granted if none is left).\n",
-              to);
+        fputs(
+            "usage: tandem guide [--repo DIR] ID -m TEXT\n"
+            "\n"
+            "Give the coder guidance and go on: TEXT goes into its next\n"
+            "attempt's prompt (one more attempt is granted if none is left).\n",
+            to);
     else
         fputs("usage: tandem budget [--repo DIR] ID [--iterations N] "
               "[--tokens N]\n"
@@ -124,15 +126,17 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
             tnd_cmd_continue_usage(cmd, stdout);
             return TND_EXIT_OK;
         default:
-            fprintf(stderr, "tandem %s: unknown option '%s'\ntry 'tandem %s "
-                            "--help'\n",
+            fprintf(stderr,
+                    "tandem %s: unknown option '%s'\ntry 'tandem %s "
+                    "--help'\n",
                     cmd, argv[optind - 1], cmd);
             return TND_EXIT_USAGE;
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "tandem %s: give one session id (or a prefix)\ntry "
-                        "'tandem %s --help'\n",
+        fprintf(stderr,
+                "tandem %s: give one session id (or a prefix)\ntry "
+                "'tandem %s --help'\n",
                 cmd, cmd);
         return TND_EXIT_USAGE;
     }
@@ -142,8 +146,9 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
         return TND_EXIT_USAGE;
     }
     if ((o.iterations || o.tokens) && strcmp(cmd, "budget") != 0) {
-        fprintf(stderr, "tandem %s: --iterations and --tokens are for "
-                        "budget\n",
+        fprintf(stderr,
+                "tandem %s: --iterations and --tokens are for "
+                "budget\n",
                 cmd);
         return TND_EXIT_USAGE;
     }

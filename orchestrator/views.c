@@ -49,7 +49,8 @@ static void first_line(tnd_buf *b, const char *s, size_t max)
 static void proposal_md(tnd_buf *b, json_object *reply)
 {
     json_object *edits = get(reply, "edits"), *usage = get(reply, "usage");
-    const char *why = str(reply, "rationale"), *bad = str(reply, "format_error");
+    const char *why = str(reply, "rationale"),
+               *bad = str(reply, "format_error");
     size_t n = edits ? json_object_array_length(edits) : 0;
 
     tnd_buf_printf(b, "- Coder: %zu edit%s", n, n == 1 ? "" : "s");
@@ -89,9 +90,9 @@ static void audit_md(tnd_buf *b, json_object *reply)
     tnd_buf_puts(b, "\n");
     if (!crit || json_object_is_type(crit, json_type_null)) {
         tnd_buf_printf(b, "- Critique: none (%s)\n",
-                       str(reply, "critique_error") ? str(reply,
-                                                          "critique_error")
-                                                    : "not asked");
+                       str(reply, "critique_error")
+                           ? str(reply, "critique_error")
+                           : "not asked");
         return;
     }
     tnd_buf_printf(b, "- Critique: %s, confidence %.2f: ", str(crit, "verdict"),
@@ -133,8 +134,7 @@ char *tnd_views_reflection(json_object *records)
             tnd_buf_printf(&b, "- Decision: **%s**: %s\n", str(r, "action"),
                            str(r, "reason"));
         } else if (strcmp(type, "escalation") == 0) {
-            tnd_buf_printf(&b, "\n## Needs a human\n\n%s\n",
-                           str(r, "reason"));
+            tnd_buf_printf(&b, "\n## Needs a human\n\n%s\n", str(r, "reason"));
         } else if (strcmp(type, "answer") == 0) {
             tnd_buf_printf(&b, "\n## A person answered: %s\n\n",
                            str(r, "kind"));
@@ -201,14 +201,12 @@ static char *failures(json_object *records)
                                json_object_new_string(str(r, "time")));
         json_object_array_add(attempts, a);
         for (size_t k = 0; k < json_object_array_length(patterns); k++)
-            if (strcmp(str(json_object_array_get_idx(patterns, k),
-                           "signature"),
+            if (strcmp(str(json_object_array_get_idx(patterns, k), "signature"),
                        sig) == 0)
                 p = json_object_array_get_idx(patterns, k);
         if (!p) {
             p = json_object_new_object();
-            json_object_object_add(p, "signature",
-                                   json_object_new_string(sig));
+            json_object_object_add(p, "signature", json_object_new_string(sig));
             json_object_object_add(p, "occurrences", json_object_new_int(0));
             json_object_object_add(p, "first_seen",
                                    json_object_new_string(str(r, "time")));
@@ -219,7 +217,8 @@ static char *failures(json_object *records)
             json_object_array_add(patterns, p);
         }
         json_object_object_add(
-            p, "occurrences", json_object_new_int(1 + (int)num(p, "occurrences")));
+            p, "occurrences",
+            json_object_new_int(1 + (int)num(p, "occurrences")));
         json_object_object_add(p, "last_seen",
                                json_object_new_string(str(r, "time")));
         json_object_object_add(p, "last_attempt",
@@ -247,9 +246,8 @@ int tnd_views_write(tnd_session *session, const tnd_journal *journal)
     texts[1] = decisions(records);
     texts[2] = failures(records);
     for (int i = 0; i < 3; i++) {
-        if (error == 0 &&
-            tnd_session_write(session, names[i], texts[i], strlen(texts[i])) <
-                0)
+        if (error == 0 && tnd_session_write(session, names[i], texts[i],
+                                            strlen(texts[i])) < 0)
             error = -1;
         free(texts[i]);
     }

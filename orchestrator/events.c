@@ -1,0 +1,80 @@
+/* The session's event stream (see events.h). */
+#include "orchestrator/events.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "proto/json.h"
+
+struct tnd_events {
+    void *ctx;
+    void *pub;
+    char *endpoint;
+};
+
+tnd_events *tnd_events_new(const char *endpoint)
+{
+    tnd_events *e = tnd_xcalloc(1, sizeof(*e));
+    int linger = 0, hwm = 10000;
+
+    e->endpoint = tnd_xstrdup(endpoint);
+    if (!(e->ctx = zmq_ctx_new()) || !(e->pub = zmq_socket(e->ctx, ZMQ_PUB)) ||
+        zmq_setsockopt(e->pub, ZMQ_LINGER, &linger, sizeof(linger)) < 0 ||
+        zmq_setsockopt(e->pub, ZMQ_SNDHWM, &hwm, sizeof(hwm)) < 0 ||
+        zmq_bind(e->pub, endpoint) < 0) {
+        tnd_error_set("cannot publish events on %s: %s", endpoint,
+                      zmq_strerror(errno));
+        tnd_events_destroy(&e);
+        return NULL;
+    }
+    return e;
+}
+
+void tnd_events_destroy(tnd_events **self_p)
+{
+    tnd_events *e = self_p ? *self_p : NULL;
+
+    if (!e)
+        return;
+    if (e->pub)
+        zmq_close(e->pub);
+    if (e->ctx)
+        zmq_ctx_term(e->ctx);
+    free(e->endpoint);
+    free(e);
+    *self_p = NULL;
+}
+
+const char *tnd_events_endpoint(const tnd_events *self)
+{
+    return self->endpoint;
+}
+
+void tnd_events_publish(tnd_events *self, const char *session,
+                        json_object *event)
+{
+    json_object *copy;
+    char *text;
+    size_t len;
+
+    if (!self)
+        return;
+    copy = json_object_new_object();
+    json_object_object_add(copy, "session", json_object_new_string(session));
+    json_object_object_foreach(event, key, val)
+    {
+        json_object_object_add(copy, key, json_object_get(val));
+    }
+    text = tnd_json_dump(copy, &len);
+    json_object_put(copy);
+    tnd_log_redact(text);
+    /* a full queue means nobody is reading fast enough: drop, never wait */
+    if (zmq_send(self->pub, text, strlen(text), ZMQ_DONTWAIT) < 0)
+        tnd_log_debug("event dropped: %s", zmq_strerror(errno));
+    free(text);
+}

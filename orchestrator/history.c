@@ -1,0 +1,341 @@
+/* Reading sessions back (see history.h). */
+#include "orchestrator/history.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/xalloc.h"
+#include "orchestrator/journal.h"
+#include "orchestrator/session.h"
+#include "proto/json.h"
+
+#define TOP_PATTERNS 5
+
+static json_object *get(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+
+    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *str(json_object *o, const char *key)
+{
+    json_object *v = get(o, key);
+
+    return v && json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
+}
+
+static long num(json_object *o, const char *key)
+{
+    json_object *v = get(o, key);
+
+    return v ? (long)json_object_get_int64(v) : 0;
+}
+
+int64_t tnd_history_parse_time(const char *iso)
+{
+    struct tm tm;
+    int ms = 0;
+    const char *rest;
+
+    if (!iso)
+        return -1;
+    memset(&tm, 0, sizeof(tm));
+    rest = strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!rest)
+        return -1;
+    if (*rest == '.')
+        ms = atoi(rest + 1);
+    return (int64_t)timegm(&tm) * 1000 + ms;
+}
+
+static const char *state_of(json_object *records, json_object *report,
+                            const char *dir)
+{
+    size_t n = records ? json_object_array_length(records) : 0;
+
+    if (tnd_session_locked(dir))
+        return "running";
+    for (size_t i = n; i-- > 0;) {
+        json_object *r = json_object_array_get_idx(records, i);
+        const char *type = tnd_journal_type(r);
+        if (strcmp(type, "resume") == 0)
+            continue;
+        if (strcmp(type, "finish") == 0)
+            return str(r, "status") ? str(r, "status") : "finished";
+        if (strcmp(type, "escalation") == 0)
+            return "waiting";
+        break;
+    }
+    if (report && str(report, "status") &&
+        strcmp(str(report, "status"), "failed") == 0)
+        return "failed";
+    return "interrupted";
+}
+
+static void summarise(tnd_summary *s, const char *repo, const char *id,
+                      json_object **records_out, json_object **report_out)
+{
+    char *dir = tnd_xasprintf("%s/.tandem/sessions/%s", repo, id);
+    char *path = tnd_fs_join(dir, "journal.jsonl"), *text = NULL;
+    json_object *records = NULL, *report = NULL, *task;
+    size_t len;
+
+    memset(s, 0, sizeof(*s));
+    s->id = tnd_xstrdup(id);
+    if (tnd_journal_read(&records, path) < 0)
+        records = NULL;
+    free(path);
+    path = tnd_fs_join(dir, "report.json");
+    if (tnd_fs_read(&text, &len, path, 64 << 20) == 0 &&
+        tnd_json_parse(&report, text, len) < 0)
+        report = NULL;
+    free(text);
+    free(path);
+    task = records && json_object_array_length(records)
+               ? json_object_array_get_idx(records, 0)
+               : NULL;
+    s->state = tnd_xstrdup(records || report ? state_of(records, report, dir)
+                                             : "unreadable");
+    s->task = tnd_xstrdup(str(task, "task") ? str(task, "task")
+                                            : str(report, "task"));
+    s->started = num(task, "started_ms");
+    s->iterations = num(report, "iterations");
+    s->llm_calls = num(report, "llm_calls");
+    s->tokens = num(get(report, "tokens"), "prompt") +
+                num(get(report, "tokens"), "completion");
+    s->elapsed_ms = num(report, "elapsed_ms");
+    for (size_t i = 0; records && i < json_object_array_length(records); i++)
+        if (strcmp(tnd_journal_type(json_object_array_get_idx(records, i)),
+                   "escalation") == 0)
+            s->escalations++;
+    free(dir);
+    if (records_out)
+        *records_out = records;
+    else
+        json_object_put(records);
+    if (report_out)
+        *report_out = report;
+    else
+        json_object_put(report);
+}
+
+int tnd_history_list(tnd_summary **out, size_t *count, const char *repo)
+{
+    char **ids = tnd_session_list(repo);
+    size_t n = 0;
+
+    for (char **p = ids; *p; p++)
+        n++;
+    *out = tnd_xcalloc(n + 1, sizeof(tnd_summary));
+    for (size_t i = 0; i < n; i++)
+        summarise(&(*out)[i], repo, ids[i], NULL, NULL);
+    *count = n;
+    tnd_fs_list_free(ids);
+    return 0;
+}
+
+void tnd_history_free(tnd_summary *list, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        free(list[i].id);
+        free(list[i].state);
+        free(list[i].task);
+    }
+    free(list);
+}
+
+typedef struct pattern {
+    char *signature;
+    char *reason;
+    long occurrences;
+    long sessions;
+} pattern;
+
+typedef struct totals {
+    long ended, approved, escalated_any, with_report;
+    double iterations;
+    double approved_tokens, approved_calls;
+    double coding_ms, auditing_ms, waiting_ms;
+    long codings, audits, waits;
+    pattern *patterns;
+    size_t npatterns, apatterns;
+} totals;
+
+static void count_pattern(totals *t, const char *sig, const char *reason,
+                          bool first_in_session)
+{
+    pattern *p = NULL;
+
+    for (size_t i = 0; i < t->npatterns; i++)
+        if (strcmp(t->patterns[i].signature, sig) == 0)
+            p = &t->patterns[i];
+    if (!p) {
+        TND_GROW(t->patterns, t->apatterns, t->npatterns + 1);
+        p = &t->patterns[t->npatterns++];
+        memset(p, 0, sizeof(*p));
+        p->signature = tnd_xstrdup(sig);
+        p->reason = tnd_xstrdup(reason ? reason : "");
+    }
+    p->occurrences++;
+    if (first_in_session)
+        p->sessions++;
+}
+
+/* Phase times from the journal's timestamps: coding is from the step
+ * before a proposal to the proposal, auditing from the proposal to the
+ * audit, waiting from an escalation to its answer. */
+static void phases(totals *t, json_object *records)
+{
+    int64_t prev = -1;
+
+    for (size_t i = 0; records && i < json_object_array_length(records); i++) {
+        json_object *r = json_object_array_get_idx(records, i);
+        const char *type = tnd_journal_type(r);
+        int64_t now = tnd_history_parse_time(str(r, "time"));
+        if (now < 0)
+            continue;
+        if (prev >= 0 && strcmp(type, "proposal") == 0) {
+            t->coding_ms += (double)(now - prev);
+            t->codings++;
+        } else if (prev >= 0 && strcmp(type, "audit") == 0) {
+            t->auditing_ms += (double)(now - prev);
+            t->audits++;
+        } else if (prev >= 0 && strcmp(type, "answer") == 0) {
+            t->waiting_ms += (double)(now - prev);
+            t->waits++;
+        }
+        prev = now;
+    }
+}
+
+static int by_occurrences(const void *a, const void *b)
+{
+    const pattern *x = a, *y = b;
+
+    if (x->occurrences != y->occurrences)
+        return x->occurrences > y->occurrences ? -1 : 1;
+    return strcmp(x->signature, y->signature);
+}
+
+static double ratio(double a, double b)
+{
+    return b > 0 ? a / b : 0;
+}
+
+static json_object *rounded(double v)
+{
+    char text[32];
+
+    snprintf(text, sizeof(text), "%.3g", v);
+    return json_object_new_double_s(v, text);
+}
+
+int tnd_history_stats(json_object **out, const char *repo)
+{
+    char **ids = tnd_session_list(repo);
+    json_object *o = json_object_new_object(), *by_state;
+    json_object *per = json_object_new_object(), *ph = json_object_new_object();
+    json_object *top = json_object_new_array();
+    totals t;
+    long total = 0;
+
+    memset(&t, 0, sizeof(t));
+    by_state = json_object_new_object();
+    for (char **p = ids; *p; p++) {
+        tnd_summary s;
+        json_object *records = NULL, *report = NULL, *count;
+        total++;
+        summarise(&s, repo, *p, &records, &report);
+        count = get(by_state, s.state);
+        json_object_object_add(
+            by_state, s.state,
+            json_object_new_int((count ? json_object_get_int(count) : 0) + 1));
+        if (strcmp(s.state, "running") != 0 && strcmp(s.state, "waiting") != 0)
+            t.ended++;
+        if (report) {
+            t.with_report++;
+            t.iterations += (double)s.iterations;
+        }
+        if (strcmp(s.state, "approved") == 0) {
+            t.approved++;
+            t.approved_tokens += (double)s.tokens;
+            t.approved_calls += (double)s.llm_calls;
+        }
+        if (s.escalations)
+            t.escalated_any++;
+        phases(&t, records);
+        for (size_t i = 0; records && i < json_object_array_length(records);
+             i++) {
+            json_object *r = json_object_array_get_idx(records, i);
+            const char *sig = str(r, "signature");
+            bool first = true;
+            if (strcmp(tnd_journal_type(r), "decision") != 0 || !sig)
+                continue;
+            for (size_t k = 0; k < i; k++)
+                if (str(json_object_array_get_idx(records, k), "signature") &&
+                    strcmp(
+                        str(json_object_array_get_idx(records, k), "signature"),
+                        sig) == 0)
+                    first = false;
+            count_pattern(&t, sig, str(r, "reason"), first);
+        }
+        json_object_put(records);
+        json_object_put(report);
+        free(s.id);
+        free(s.state);
+        free(s.task);
+    }
+    tnd_fs_list_free(ids);
+    if (t.npatterns > 1)
+        qsort(t.patterns, t.npatterns, sizeof(pattern), by_occurrences);
+    for (size_t i = 0; i < t.npatterns; i++) {
+        if (i < TOP_PATTERNS) {
+            json_object *j = json_object_new_object();
+            json_object_object_add(
+                j, "signature",
+                json_object_new_string(t.patterns[i].signature));
+            json_object_object_add(
+                j, "reason", json_object_new_string(t.patterns[i].reason));
+            json_object_object_add(
+                j, "occurrences",
+                json_object_new_int64(t.patterns[i].occurrences));
+            json_object_object_add(
+                j, "sessions", json_object_new_int64(t.patterns[i].sessions));
+            json_object_array_add(top, j);
+        }
+        free(t.patterns[i].signature);
+        free(t.patterns[i].reason);
+    }
+    free(t.patterns);
+    json_object_object_add(o, "sessions", json_object_new_int64(total));
+    json_object_object_add(o, "by_state", by_state);
+    json_object_object_add(o, "average_iterations",
+                           rounded(ratio(t.iterations, (double)t.with_report)));
+    json_object_object_add(o, "success_rate",
+                           rounded(ratio((double)t.approved, (double)t.ended)));
+    json_object_object_add(
+        o, "escalation_rate",
+        rounded(ratio((double)t.escalated_any, (double)total)));
+    json_object_object_add(
+        per, "tokens", rounded(ratio(t.approved_tokens, (double)t.approved)));
+    json_object_object_add(
+        per, "llm_calls", rounded(ratio(t.approved_calls, (double)t.approved)));
+    json_object_object_add(o, "per_approved", per);
+    json_object_object_add(ph, "coding_ms",
+                           rounded(ratio(t.coding_ms, (double)t.codings)));
+    json_object_object_add(ph, "auditing_ms",
+                           rounded(ratio(t.auditing_ms, (double)t.audits)));
+    json_object_object_add(ph, "waiting_ms",
+                           rounded(ratio(t.waiting_ms, (double)t.waits)));
+    json_object_object_add(o, "phases", ph);
+    json_object_object_add(o, "failure_patterns", top);
+    *out = o;
+    return 0;
+}

@@ -1,0 +1,305 @@
+/* `tandem watch` (see watch.h). */
+#include "orchestrator/watch.h"
+
+#include <errno.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "orchestrator/journal.h"
+#include "orchestrator/run.h"
+#include "orchestrator/session.h"
+#include "proto/json.h"
+
+#define MAX_WATCHED 64
+#define TICK_MS     250
+
+typedef struct watched {
+    char *id;
+    char *dir;
+    char *task;
+    void *sub;
+    int64_t started_wall;
+    long attempt;
+    long tokens;
+    char phase[128];
+    bool done;
+} watched;
+
+typedef struct watch {
+    const tnd_watch_options *opts;
+    char *repo;
+    void *ctx;
+    watched items[MAX_WATCHED];
+    size_t n;
+    bool tty;
+    int drawn; /* lines drawn last time (tty) */
+} watch;
+
+static long jint(json_object *o, const char *key)
+{
+    json_object *v;
+
+    return json_object_object_get_ex(o, key, &v)
+               ? (long)json_object_get_int64(v)
+               : 0;
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+    json_object *v;
+
+    return json_object_object_get_ex(o, key, &v) &&
+                   json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
+}
+
+static long reply_tokens(json_object *rec)
+{
+    json_object *reply, *usage;
+
+    if (!json_object_object_get_ex(rec, "reply", &reply) ||
+        !json_object_object_get_ex(reply, "usage", &usage))
+        return 0;
+    return jint(usage, "prompt_tokens") + jint(usage, "completion_tokens");
+}
+
+/* Bring a watched session's state up to date with one journal record or
+ * event. */
+static void apply(watched *w, json_object *e)
+{
+    const char *type = jstr(e, "type");
+
+    if (!type)
+        return;
+    if (jint(e, "attempt") > w->attempt)
+        w->attempt = jint(e, "attempt");
+    if (strcmp(type, "task") == 0) {
+        free(w->task);
+        w->task = tnd_xstrdup(jstr(e, "task"));
+        w->started_wall = jint(e, "started_ms");
+        snprintf(w->phase, sizeof(w->phase), "starting");
+    } else if (strcmp(type, "phase") == 0) {
+        snprintf(w->phase, sizeof(w->phase), "%s", jstr(e, "phase"));
+    } else if (strcmp(type, "progress") == 0) {
+        if (jstr(e, "phase"))
+            snprintf(w->phase, sizeof(w->phase), "%s: %s", jstr(e, "role"),
+                     jstr(e, "phase"));
+        else
+            snprintf(w->phase, sizeof(w->phase), "%s streaming (%ld chars)",
+                     jstr(e, "role") ? jstr(e, "role") : "agent",
+                     jint(e, "chars"));
+    } else if (strcmp(type, "proposal") == 0 || strcmp(type, "audit") == 0) {
+        w->tokens += reply_tokens(e);
+        snprintf(w->phase, sizeof(w->phase), "%s done",
+                 strcmp(type, "audit") == 0 ? "audit" : "proposal");
+    } else if (strcmp(type, "decision") == 0) {
+        snprintf(w->phase, sizeof(w->phase), "decided: %s", jstr(e, "action"));
+    } else if (strcmp(type, "escalation") == 0) {
+        snprintf(w->phase, sizeof(w->phase), "waiting for a person");
+    } else if (strcmp(type, "answer") == 0) {
+        snprintf(w->phase, sizeof(w->phase), "a person answered %s",
+                 jstr(e, "kind"));
+    } else if (strcmp(type, "finish") == 0) {
+        snprintf(w->phase, sizeof(w->phase), "finished: %s", jstr(e, "status"));
+        w->done = true;
+    }
+}
+
+static void add(watch *wt, const char *id)
+{
+    watched *w;
+    json_object *records = NULL;
+    char *path, *ep = NULL;
+    size_t len;
+
+    for (size_t i = 0; i < wt->n; i++)
+        if (strcmp(wt->items[i].id, id) == 0)
+            return;
+    if (wt->n == MAX_WATCHED)
+        return;
+    w = &wt->items[wt->n];
+    memset(w, 0, sizeof(*w));
+    w->id = tnd_xstrdup(id);
+    w->dir = tnd_xasprintf("%s/.tandem/sessions/%s", wt->repo, id);
+    snprintf(w->phase, sizeof(w->phase), "?");
+    path = tnd_fs_join(w->dir, "journal.jsonl");
+    if (tnd_journal_read(&records, path) == 0)
+        for (size_t i = 0; i < json_object_array_length(records); i++)
+            apply(w, json_object_array_get_idx(records, i));
+    json_object_put(records);
+    free(path);
+    path = tnd_fs_join(w->dir, "events");
+    if (tnd_fs_read(&ep, &len, path, 4096) == 0 && len > 0) {
+        int zero = 0;
+        w->sub = zmq_socket(wt->ctx, ZMQ_SUB);
+        zmq_setsockopt(w->sub, ZMQ_LINGER, &zero, sizeof(zero));
+        zmq_setsockopt(w->sub, ZMQ_SUBSCRIBE, "", 0);
+        if (zmq_connect(w->sub, tnd_str_trim(ep)) < 0) {
+            zmq_close(w->sub);
+            w->sub = NULL;
+        }
+    }
+    free(ep);
+    free(path);
+    wt->n++;
+}
+
+/* Sessions to watch now: the one asked for, or every running one. */
+static void scan(watch *wt)
+{
+    char **ids;
+
+    if (wt->opts->session)
+        return;
+    ids = tnd_session_list(wt->repo);
+    for (char **p = ids; *p; p++) {
+        char *dir = tnd_xasprintf("%s/.tandem/sessions/%s", wt->repo, *p);
+        if (tnd_session_locked(dir))
+            add(wt, *p);
+        free(dir);
+    }
+    tnd_fs_list_free(ids);
+}
+
+static void draw(watch *wt)
+{
+    int64_t now = tnd_wall_ms();
+
+    if (!wt->tty)
+        return;
+    for (int i = 0; i < wt->drawn; i++)
+        fputs("\033[1A\033[2K", stdout);
+    for (size_t i = 0; i < wt->n; i++) {
+        const watched *w = &wt->items[i];
+        double secs = w->started_wall ? (now - w->started_wall) / 1000.0 : 0;
+        printf("%-22s attempt %-3ld %-34.34s %7.1fs %8ld tokens  %.40s\n",
+               w->id, w->attempt, w->phase, secs, w->tokens,
+               w->task ? w->task : "");
+    }
+    fflush(stdout);
+    wt->drawn = (int)wt->n;
+}
+
+static void plain_line(const watched *w, json_object *e)
+{
+    char when[40];
+
+    tnd_clock_iso8601(when, sizeof(when), tnd_wall_ms());
+    printf("%s %s attempt %ld: %s\n", when + 11, w->id, w->attempt, w->phase);
+    (void)e;
+    fflush(stdout);
+}
+
+static bool all_done(watch *wt)
+{
+    for (size_t i = 0; i < wt->n; i++) {
+        watched *w = &wt->items[i];
+        if (!w->done && !tnd_session_locked(w->dir))
+            w->done = true; /* it stopped without a finish: waiting,
+                               failed or killed */
+        if (!w->done)
+            return false;
+    }
+    return true;
+}
+
+int tnd_watch(const tnd_watch_options *opts)
+{
+    watch wt;
+    int64_t deadline =
+        opts->timeout_ms > 0 ? tnd_now_ms() + opts->timeout_ms : 0;
+    int64_t next_scan = 0;
+    int code = TND_EXIT_OK;
+
+    memset(&wt, 0, sizeof(wt));
+    wt.opts = opts;
+    wt.tty = !opts->plain && isatty(STDOUT_FILENO);
+    if (!(wt.repo = tnd_fs_realpath(opts->repo ? opts->repo : "."))) {
+        fprintf(stderr, "tandem watch: --repo: %s\n", tnd_error_last());
+        return TND_EXIT_USAGE;
+    }
+    wt.ctx = zmq_ctx_new();
+    if (opts->session) {
+        tnd_session *s = tnd_session_open(wt.repo, opts->session);
+        if (!s) {
+            fprintf(stderr, "tandem watch: %s\n", tnd_error_last());
+            code = TND_EXIT_USAGE;
+            goto out;
+        }
+        add(&wt, tnd_session_id(s));
+        tnd_session_destroy(&s);
+    }
+    scan(&wt);
+    if (wt.n == 0) {
+        printf("no session is running in %s\n", wt.repo);
+        goto out;
+    }
+    for (;;) {
+        zmq_pollitem_t items[MAX_WATCHED];
+        size_t map[MAX_WATCHED], np = 0;
+        for (size_t i = 0; i < wt.n; i++)
+            if (wt.items[i].sub && !wt.items[i].done) {
+                items[np].socket = wt.items[i].sub;
+                items[np].fd = 0;
+                items[np].events = ZMQ_POLLIN;
+                items[np].revents = 0;
+                map[np++] = i;
+            }
+        draw(&wt);
+        if (np > 0 && zmq_poll(items, (int)np, TICK_MS) < 0 && errno == EINTR)
+            break;
+        if (np == 0) {
+            struct timespec ts = {0, TICK_MS * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        for (size_t k = 0; k < np; k++) {
+            char buf[1 << 16];
+            int len;
+            if (!(items[k].revents & ZMQ_POLLIN))
+                continue;
+            while ((len = zmq_recv(items[k].socket, buf, sizeof(buf) - 1,
+                                   ZMQ_DONTWAIT)) >= 0) {
+                json_object *e = NULL;
+                if (len >= (int)sizeof(buf))
+                    continue; /* truncated: a progress delta; skip it */
+                if (tnd_json_parse(&e, buf, (size_t)len) == 0 && e) {
+                    watched *w = &wt.items[map[k]];
+                    apply(w, e);
+                    if (!wt.tty)
+                        plain_line(w, e);
+                }
+                json_object_put(e);
+            }
+        }
+        if (tnd_now_ms() >= next_scan) {
+            scan(&wt);
+            next_scan = tnd_now_ms() + 1000;
+        }
+        if (all_done(&wt) || (deadline && tnd_now_ms() >= deadline))
+            break;
+    }
+    draw(&wt);
+    for (size_t i = 0; i < wt.n && !wt.tty; i++)
+        printf("%s: %s\n", wt.items[i].id, wt.items[i].phase);
+out:
+    for (size_t i = 0; i < wt.n; i++) {
+        if (wt.items[i].sub)
+            zmq_close(wt.items[i].sub);
+        free(wt.items[i].id);
+        free(wt.items[i].dir);
+        free(wt.items[i].task);
+    }
+    zmq_ctx_term(wt.ctx);
+    free(wt.repo);
+    return code;
+}

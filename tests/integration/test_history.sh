@@ -1,0 +1,77 @@
+#!/bin/sh
+# Seeing it: tandem sessions (states), tandem show (the reflection log and
+# the diff), tandem stats (figures across sessions), tandem watch (a live
+# view fed by the session's event stream).
+. "$(dirname "$0")/lib.sh"
+
+copy_demo
+mv "$T/demo/agents.yaml" "$T/demo.yaml"
+demo_config "$TOP/examples/demo/cassette.json"
+cp "$T/demo/agents.yaml" "$T/approve.yaml"
+run tandem run --repo "$T/demo" --config "$T/approve.yaml" "make the failing test pass"
+expect_rc 0 "approved"
+approved=$(basename "$(session_dir)")
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate:
+  max_iterations: 1
+  escalate: queue
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "waiting"
+demo_config "$FIX/cassette-short.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 1 "failed"
+
+run "$BIN/tandem" sessions --repo "$T/demo"
+expect_rc 0 "sessions"
+expect_in "$T/out" "SESSION"
+[ "$(grep -c ' approved ' "$T/out")" = 1 ] || fail "one approved session"
+[ "$(grep -c ' waiting ' "$T/out")" = 1 ] || fail "one waiting session"
+[ "$(grep -c ' failed ' "$T/out")" = 1 ] || fail "one failed session"
+run "$BIN/tandem" sessions --repo "$T/demo" --json
+expect_in "$T/out" '"state": "waiting"'
+expect_in "$T/out" '"tokens": 3837'
+pass "sessions lists every session with its state"
+
+run "$BIN/tandem" show --repo "$T/demo" "$(echo "$approved" | cut -c1-19)"
+expect_rc 0 "show"
+expect_in "$T/out" "## Attempt 2"
+expect_in "$T/out" "- Decision: **revise**: required skill test failed (exit 2)"
+expect_in "$T/out" "+    return (double)sum / (double)count;"
+expect_in "$T/out" "## Finished: approved"
+pass "show prints the reflection log and the diff"
+
+run "$BIN/tandem" stats --repo "$T/demo" --json
+expect_rc 0 "stats"
+expect_in "$T/out" '"sessions": 3'
+expect_in "$T/out" '"success_rate": 0.5'
+expect_in "$T/out" '"escalation_rate": 0.333'
+expect_in "$T/out" '"reason": "required skill test failed (exit 2)"'
+run "$BIN/tandem" stats --repo "$T/demo"
+expect_in "$T/out" "success rate:         50%"
+pass "stats gives rates, costs, phases and the common failures"
+
+# watch a run as it goes
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+skills:
+  build: {command: "sleep 0.5; make", timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+"$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
+    >"$T/run.out" 2>"$T/run.err" &
+pid=$!
+i=0
+until ls "$T"/demo/.tandem/sessions/*/events >/dev/null 2>&1; do
+    i=$((i + 1))
+    [ $i -gt 1000 ] && fail "the run never published its events"
+    sleep 0.01
+done
+run "$BIN/tandem" watch --repo "$T/demo" --plain --for 60
+wait $pid
+expect_rc 0 "watch"
+expect_in "$T/out" "attempt 2: auditing"
+expect_in "$T/out" "attempt 2: decided: approve"
+expect_in "$T/out" ": finished: approved"
+run "$BIN/tandem" watch --repo "$T/demo"
+expect_in "$T/out" "no session is running"
+pass "watch follows a running session to its end"
