@@ -167,10 +167,10 @@ char *tnd_prompt_coder_retry(const tnd_code_request *req, const char *error)
 }
 
 /* Source lines shown around each location a skill reports. */
-#define SNIPPET_CONTEXT   3
-#define SNIPPET_LINE_MAX  240
-#define SNIPPETS_MAX      (8 * 1024) /* per skill */
-#define SNIPPET_SCAN_MAX  (16 << 20) /* bytes read to reach a line */
+#define SNIPPET_CONTEXT  3
+#define SNIPPET_LINE_MAX 240
+#define SNIPPETS_MAX     (8 * 1024) /* per skill */
+#define SNIPPET_SCAN_MAX (16 << 20) /* bytes read to reach a line */
 
 /* Lines from..to of the file at loc (under workspace) appended to out,
  * numbered, the location's own line marked with '>'; long lines cut.
@@ -229,8 +229,8 @@ static void locations_part(tnd_buf *b, const char *workspace,
     tnd_buf_puts(b, "Code at the places it reports:\n\n");
     for (size_t i = 0; i < s->nlocations; i++) {
         const tnd_location *loc = &s->locations[i];
-        long from = loc->line > SNIPPET_CONTEXT ? loc->line - SNIPPET_CONTEXT
-                                                : 1;
+        long from =
+            loc->line > SNIPPET_CONTEXT ? loc->line - SNIPPET_CONTEXT : 1;
         bool seen = false;
         for (size_t k = 0; k < i && !seen; k++) {
             const tnd_location *o = &s->locations[k];
@@ -281,8 +281,8 @@ char *tnd_prompt_reviewer_user(const tnd_audit_request *req,
             tnd_buf_printf(&b, ", exit %d", s->exit_code);
         tnd_buf_printf(&b, ", %s\n\n", s->required ? "required" : "advisory");
         if (s->nchanged) {
-            tnd_buf_printf(&b, "The %s skill changed files under review:",
-                           s->name);
+            tnd_buf_printf(&b,
+                           "The %s skill changed files under review:", s->name);
             for (size_t k = 0; k < s->nchanged; k++)
                 tnd_buf_printf(&b, "%s %s", k ? "," : "", s->changed[k]);
             tnd_buf_puts(&b, ". A tool that rewrites the code it checks (a "

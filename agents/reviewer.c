@@ -2,6 +2,7 @@
 #include "agents/reviewer.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,8 +150,7 @@ static void log_result(const sched *s, const tnd_skill_result *r)
         tnd_buf_printf(&list, " and %zu more", r->nchanged - 10);
     tnd_log_warn("task %s attempt %d: skill %s changed %s (a skill must not "
                  "change the files it audits)",
-                 s->req->task_id, s->req->attempt, r->name,
-                 tnd_buf_str(&list));
+                 s->req->task_id, s->req->attempt, r->name, tnd_buf_str(&list));
     tnd_buf_free(&list);
 }
 
@@ -170,9 +170,8 @@ static void collect(sched *s, job *j)
     r->nchanged = j->nchanged;
     j->changed = NULL;
     j->nchanged = 0;
-    r->nlocations = tnd_locations_find(&r->locations, r->output,
-                                       s->req->workspace,
-                                       TND_AUDIT_MAX_LOCATIONS);
+    r->nlocations = tnd_locations_find(
+        &r->locations, r->output, s->req->workspace, TND_AUDIT_MAX_LOCATIONS);
     log_result(s, r);
     j->state = JOB_DONE;
     s->running--;
@@ -184,8 +183,8 @@ static void fail_job(sched *s, job *j, const char *why)
     memset(j->result, 0, sizeof(*j->result));
     j->result->name = tnd_xstrdup(j->skill->name);
     j->result->required = j->skill->required;
-    j->result->command = tnd_xstrdup(
-        j->skill->command.display ? j->skill->command.display : "");
+    j->result->command =
+        tnd_xstrdup(j->skill->command.display ? j->skill->command.display : "");
     j->result->status = TND_SKILL_ERROR;
     j->result->exit_code = -1;
     j->result->output = tnd_xstrdup(why);
@@ -238,11 +237,17 @@ static void schedule(sched *s)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* CPUs this process may use (its affinity mask), 1..the skill cap. */
 static size_t cpus(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    long n = sched_getaffinity(0, sizeof(set), &set) == 0
+                 ? CPU_COUNT(&set)
+                 : sysconf(_SC_NPROCESSORS_ONLN);
 
-    return n < 1 ? 1 : n > TND_BODY_MAX_SKILLS ? TND_BODY_MAX_SKILLS : (size_t)n;
+    return n < 1                     ? 1
+           : n > TND_BODY_MAX_SKILLS ? TND_BODY_MAX_SKILLS
+                                     : (size_t)n;
 }
 
 /* Skills that cannot or need not run are done before scheduling starts:
@@ -309,16 +314,16 @@ static void run_skills(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
     if (tnd_patch_parse(&patch, req->diff, strlen(req->diff), NULL, NULL) == 0)
         touched = tnd_patch_paths(&patch);
     else
-        tnd_log_warn("task %s attempt %d: %s; every skill runs",
-                     req->task_id, req->attempt, tnd_error_last());
+        tnd_log_warn("task %s attempt %d: %s; every skill runs", req->task_id,
+                     req->attempt, tnd_error_last());
     for (size_t i = 0; i < n; i++) {
         const char *name = ctx->config->reviewer.skills[i];
         s.jobs[i].skill = tnd_config_skill(ctx->config, name);
         s.jobs[i].result = &reply->skills[i];
         prepare(&s, &s.jobs[i], name, touched);
     }
-    if (s.done < n && !(s.manifest = tnd_manifest_new(req->workspace,
-                                                      MANIFEST_MAX_FILES)))
+    if (s.done < n &&
+        !(s.manifest = tnd_manifest_new(req->workspace, MANIFEST_MAX_FILES)))
         tnd_log_warn("task %s attempt %d: changed files are not tracked: %s",
                      req->task_id, req->attempt, tnd_error_last());
     schedule(&s);

@@ -1,10 +1,15 @@
 /* tnd_reviewer - the reviewer agent's work: audit a proposed change.
  *
  * Runs the configured skills (build, test, ...) in the workspace the
- * request names, then asks the model for a JSON critique with that
- * evidence, re-asking once with the exact parse error when the answer is
- * not a valid critique. The reviewer reports; it does not decide: the
- * orchestrator's gate makes the decision in code. */
+ * request names: those the change concerns (skills.*.paths; the others
+ * are reported skipped), each once the skills it waits for are done
+ * (skills.*.after), in parallel up to one per CPU. Each result carries
+ * the places its output points at and the workspace files it changed.
+ * Then it asks the model for a JSON critique with that evidence, the
+ * code around each place included, re-asking once with the exact parse
+ * error when the answer is not a valid critique. The reviewer reports;
+ * it does not decide: the orchestrator's gate makes the decision in
+ * code. */
 #ifndef TND_REVIEWER_H
 #define TND_REVIEWER_H
 

@@ -965,7 +965,8 @@ static void check_skill(loader *L, const tnd_skill_config *s, const char *path,
         if (strcmp(s->builtin, "docs") && (k = key_node(L, map, docs_keys[i])))
             report(L, k, "%s.%s applies only to builtin: docs", path,
                    docs_keys[i]);
-    if (!strcmp(s->builtin, "docs") && (!s->public_paths[0] || !s->docs_paths[0]))
+    if (!strcmp(s->builtin, "docs") &&
+        (!s->public_paths[0] || !s->docs_paths[0]))
         report(L, key_node(L, map, "builtin"),
                "%s: builtin: docs needs public: [globs] (the interface) and "
                "docs: [globs] (its documentation)",

@@ -10,8 +10,8 @@
 #include "common/xalloc.h"
 #include "proto/json.h"
 
-static const char *const skill_statuses[] = {"pass",  "fail",   "timeout",
-                                             "error", "skipped"};
+static const char *const skill_statuses[] = {"pass", "fail", "timeout", "error",
+                                             "skipped"};
 static const char *const verdicts[] = {"?", "approve", "revise"};
 static const char *const severities[] = {"?", "minor", "major", "critical"};
 static const char *const issue_types[] = {
@@ -328,8 +328,8 @@ static void evidence_to_json(json_object *j, const tnd_skill_result *s)
         json_object *list = json_object_new_array();
         for (size_t i = 0; i < s->nlocations; i++) {
             json_object *l = json_object_new_object();
-            json_object_object_add(l, "file",
-                                   json_object_new_string(s->locations[i].file));
+            json_object_object_add(
+                l, "file", json_object_new_string(s->locations[i].file));
             json_object_object_add(l, "line",
                                    json_object_new_int64(s->locations[i].line));
             if (s->locations[i].col > 0)

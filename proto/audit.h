@@ -44,8 +44,8 @@ typedef struct tnd_skill_result {
     bool required;
     int exit_code;
     long duration_ms;
-    char *command; /* as configured, for people */
-    char *output;  /* trimmed: head and tail */
+    char *command;           /* as configured, for people */
+    char *output;            /* trimmed: head and tail */
     tnd_location *locations; /* from the output; may be NULL when none */
     size_t nlocations;
     char **changed; /* workspace files the skill modified or deleted;

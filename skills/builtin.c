@@ -38,8 +38,7 @@ typedef struct report {
     size_t room; /* bytes each kind may take */
 } report;
 
-static void finding(report *r, int kind, const char *fmt, ...)
-    TND_PRINTF(3, 4);
+static void finding(report *r, int kind, const char *fmt, ...) TND_PRINTF(3, 4);
 
 static void finding(report *r, int kind, const char *fmt, ...)
 {
@@ -81,8 +80,8 @@ static size_t run_of(const char *s, size_t max, const char *set)
 {
     size_t i = 0;
 
-    while (i < max && (isalnum((unsigned char)s[i]) || (set && s[i] &&
-                                                        strchr(set, s[i]))))
+    while (i < max &&
+           (isalnum((unsigned char)s[i]) || (set && s[i] && strchr(set, s[i]))))
         i++;
     return i;
 }
@@ -97,8 +96,8 @@ static bool has(const char *text, size_t len, const char *needle)
  * placeholder (${X}, <your key>, xxxx...). */
 static bool assigned_secret(const char *t, size_t len)
 {
-    static const char *const names[] = {"api_key", "apikey", "api-key",
-                                        "secret",  "token",  "password",
+    static const char *const names[] = {"api_key", "apikey",      "api-key",
+                                        "secret",  "token",       "password",
                                         "passwd",  "private_key", NULL};
 
     for (size_t i = 0; i < len;) {
@@ -155,8 +154,8 @@ static bool assigned_secret(const char *t, size_t len)
 
 const char *tnd_builtin_secret(const char *t, size_t len)
 {
-    static const char *const gh[] = {"ghp_", "gho_", "ghs_", "ghu_", "ghr_",
-                                     NULL};
+    static const char *const gh[] = {"ghp_", "gho_", "ghs_",
+                                     "ghu_", "ghr_", NULL};
 
     if (has(t, len, "-----BEGIN ") && has(t, len, "PRIVATE KEY"))
         return "a private key (PEM header)";
@@ -177,8 +176,8 @@ const char *tnd_builtin_secret(const char *t, size_t len)
             if (rest >= 40 && !memcmp(t + i, gh[g], 4) &&
                 run_of(t + i + 4, rest - 4, NULL) >= 36)
                 return "a GitHub token";
-        if (rest >= 15 && !memcmp(t + i, "xox", 3) && strchr("baprs", t[i + 3]) &&
-            t[i + 3] && t[i + 4] == '-' &&
+        if (rest >= 15 && !memcmp(t + i, "xox", 3) &&
+            strchr("baprs", t[i + 3]) && t[i + 3] && t[i + 4] == '-' &&
             run_of(t + i + 5, rest - 5, "-") >= 10)
             return "a Slack token";
         if (rest >= 23 && !memcmp(t + i, "sk-", 3) &&
@@ -208,15 +207,15 @@ static void git_line(const tnd_patch *patch, size_t file, long line,
     git_scan *g = payload;
     const char *path = patch->files[file].path, *kind;
 
-    if ((len >= 8 && (!memcmp(text, "<<<<<<< ", 8) ||
-                      !memcmp(text, ">>>>>>> ", 8))) ||
+    if ((len >= 8 &&
+         (!memcmp(text, "<<<<<<< ", 8) || !memcmp(text, ">>>>>>> ", 8))) ||
         line_is(text, len, "<<<<<<<") || line_is(text, len, ">>>>>>>") ||
         line_is(text, len, "======="))
-        finding(g->r, K_CONFLICT, "%s:%ld: adds a merge conflict marker",
-                path, line);
+        finding(g->r, K_CONFLICT, "%s:%ld: adds a merge conflict marker", path,
+                line);
     else if ((kind = tnd_builtin_secret(text, len)) != NULL)
-        finding(g->r, K_SECRET, "%s:%ld: adds what looks like %s", path,
-                line, kind);
+        finding(g->r, K_SECRET, "%s:%ld: adds what looks like %s", path, line,
+                kind);
 }
 
 /* The size of an added file: the workspace's copy, else its diff lines. */
@@ -253,8 +252,8 @@ static void git_files(report *r, const tnd_skill_config *skill,
                 continue;
             if (f->deleted || k == 1)
                 finding(r, K_FORBIDDEN,
-                        "%s: changes a forbidden path (forbid: %s)",
-                        names[k], pat);
+                        "%s: changes a forbidden path (forbid: %s)", names[k],
+                        pat);
             else
                 finding(r, K_FORBIDDEN,
                         "%s:%ld: changes a forbidden path (forbid: %s)",
@@ -285,8 +284,8 @@ static void stats(tnd_buf *out, const char *name, const tnd_patch *p,
 {
     size_t i;
 
-    tnd_buf_printf(out, "%s: %zu file%s changed, +%zu -%zu\n", name,
-                   p->nfiles, p->nfiles == 1 ? "" : "s", p->added, p->removed);
+    tnd_buf_printf(out, "%s: %zu file%s changed, +%zu -%zu\n", name, p->nfiles,
+                   p->nfiles == 1 ? "" : "s", p->added, p->removed);
     for (i = 0; i < p->nfiles && i < FILES_SHOWN && out->len < room; i++) {
         const tnd_patch_file *f = &p->files[i];
         tnd_buf_printf(out, "  %s", f->path);
@@ -335,19 +334,20 @@ static void docs_check(report *r, tnd_buf *out, const tnd_skill_config *skill,
         if (f->deleted || f->first_line <= 0)
             finding(r, K_DOCS,
                     "%s: public path changed, but no documentation did "
-                       "(docs: %s)",
+                    "(docs: %s)",
                     f->path, tnd_buf_str(&docs_list));
         else
             finding(r, K_DOCS,
                     "%s:%ld: public path changed, but no documentation "
-                       "did (docs: %s)",
+                    "did (docs: %s)",
                     f->path, f->first_line, tnd_buf_str(&docs_list));
     }
     if (!npublic)
         tnd_buf_puts(out, "no public path changed\n");
     else if (ndocs)
-        tnd_buf_printf(out, "%zu public path%s changed, and so did the "
-                            "documentation\n",
+        tnd_buf_printf(out,
+                       "%zu public path%s changed, and so did the "
+                       "documentation\n",
                        npublic, npublic == 1 ? "" : "s");
     tnd_buf_free(&docs_list);
 }

@@ -121,8 +121,7 @@ static bool is_workspace_file(const finder *f, const char *rel)
     return ok;
 }
 
-static void consider(finder *f, const char *path, size_t n, long line,
-                     long col)
+static void consider(finder *f, const char *path, size_t n, long line, long col)
 {
     bool known = false;
     char *rel;

@@ -25,9 +25,9 @@
 #include "common/xalloc.h"
 #include "skills/glob.h"
 
-#define DEPTH_MAX      64
-#define IGNORE_MAX     (256 * 1024)
-#define BINARY_PROBE   8192
+#define DEPTH_MAX        64
+#define IGNORE_MAX       (256 * 1024)
+#define BINARY_PROBE     8192
 #define IGNORE_RULES_MAX 1000
 
 typedef struct record {
@@ -239,8 +239,8 @@ static void add_change(changes *c, const char *rel)
     c->list[c->n] = NULL;
 }
 
-static void compare_file(tnd_manifest *m, const char *rel, const struct stat *st,
-                         void *payload)
+static void compare_file(tnd_manifest *m, const char *rel,
+                         const struct stat *st, void *payload)
 {
     record key = {.path = (char *)rel};
     record *r = bsearch(&key, m->recs, m->n, sizeof(*m->recs), by_path);

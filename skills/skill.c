@@ -55,8 +55,8 @@ void tnd_skill_skip(tnd_skill_result *out, const tnd_skill_config *skill,
     if (*skill->builtin)
         out->command = tnd_xasprintf("builtin: %s", skill->builtin);
     else
-        out->command = tnd_xstrdup(
-            skill->command.display ? skill->command.display : "");
+        out->command =
+            tnd_xstrdup(skill->command.display ? skill->command.display : "");
     out->status = TND_SKILL_SKIPPED;
     out->exit_code = -1;
     out->output = tnd_xstrdup(why);

@@ -88,6 +88,12 @@ YAML
         fail "right did not pass"
     expect_in "$T/left.done" "saw-right"
     expect_in "$T/right.done" "saw-left-started"
+    order=$(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(" ".join(s["name"] for s in r["attempts"][-1]["skills"]))' \
+        "$dir/report.json")
+    [ "$order" = "left right build test" ] ||
+        fail "results are not in the configured order: $order"
     pass "two skills with after: [] run concurrently (a pipe handshake)"
 else
     echo "skip - concurrency needs two CPUs; this machine has $(nproc)"
@@ -107,7 +113,10 @@ expect_rc 3 "the limit blocks"
 expect_in "$T/err" "[1/1] escalate: gate.max_iterations (1) reached; last failure: required skill big failed (exit 153)"
 dir=$(session_dir)
 expect_in "$dir/logs/reviewer-1.log" "big: fail"
-pass "a skill over its limits.file_mb fails"
+# the skills after it still ran: results are evidence
+[ "$(skill_status "$dir/report.json" build)" = pass ] ||
+    fail "build did not run after big failed"
+pass "a skill over its limits.file_mb fails; the skills after it still run"
 
 # ---- a skill that rewrites a file it audits is reported -------------
 copy_demo

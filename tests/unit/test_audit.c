@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/buf.h"
+#include "common/xalloc.h"
 #include "proto/audit.h"
 #include "proto/json.h"
 
@@ -98,12 +100,12 @@ static void request_decode_names_the_bad_field(void **state)
 static void reply_round_trips(void **state)
 {
     tnd_skill_result skills[] = {
-        {S("build"), TND_SKILL_PASS, true, 0, 310, S("make"), S("cc -O2"),
-         NULL, 0, NULL, 0},
+        {S("build"), TND_SKILL_PASS, true, 0, 310, S("make"), S("cc -O2"), NULL,
+         0, NULL, 0},
         {S("test"), TND_SKILL_FAIL, true, 2, 120, S("make test"),
          S("FAIL stats_mean\n"), NULL, 0, NULL, 0},
-        {S("lint"), TND_SKILL_TIMEOUT, false, -1, 30000, S("lint"), S(""),
-         NULL, 0, NULL, 0},
+        {S("lint"), TND_SKILL_TIMEOUT, false, -1, 30000, S("lint"), S(""), NULL,
+         0, NULL, 0},
         {S("fmt"), TND_SKILL_ERROR, false, -1, 0, S("fmt"), S("cannot run"),
          NULL, 0, NULL, 0},
     };
@@ -170,9 +172,9 @@ static void reply_round_trips(void **state)
 
 static void null_critique_comes_with_a_reason(void **state)
 {
-    tnd_skill_result skill = {S("build"), TND_SKILL_PASS, true, 0, 1,
-                              S("make"),  S(""),          NULL, 0, NULL,
-                              0};
+    tnd_skill_result skill = {S("build"), TND_SKILL_PASS, true,  0,
+                              1,          S("make"),      S(""), NULL,
+                              0,          NULL,           0};
     tnd_audit_reply r = {.task_id = S("t"),
                          .attempt = 1,
                          .skills = &skill,
@@ -244,6 +246,107 @@ static void reply_decode_names_the_bad_field(void **state)
                 "be one of minor, major, critical, got \"huge\"");
     reply_fails(",\"skills\":[],\"critique_error\":7",
                 "bad audit reply: field 'critique_error' must be a string");
+}
+
+/* A skill's locations and changed files, and the status "skipped". */
+static void reply_carries_locations_changed_and_skipped(void **state)
+{
+    tnd_location locs[] = {{S("src/a.c"), 12, 5}, {S("b.py"), 3, 0}};
+    char *changed[] = {S("src/a.c")};
+    tnd_skill_result skills[] = {
+        {.name = S("lint"),
+         .status = TND_SKILL_FAIL,
+         .exit_code = 1,
+         .command = S("lint"),
+         .output = S("src/a.c:12:5: x\n"),
+         .locations = locs,
+         .nlocations = 2,
+         .changed = changed,
+         .nchanged = 1},
+        {.name = S("docs"),
+         .status = TND_SKILL_SKIPPED,
+         .required = true,
+         .exit_code = -1,
+         .command = S("builtin: docs"),
+         .output = S("skipped")},
+    };
+    tnd_audit_reply r = {.task_id = S("t"),
+                         .attempt = 1,
+                         .skills = skills,
+                         .nskills = 2,
+                         .critique_error = S("none")};
+    tnd_audit_reply back;
+    size_t len;
+    char *body = tnd_audit_reply_encode(&r, &len);
+
+    (void)state;
+    assert_non_null(strstr(body, "\"locations\":[{\"file\":\"src/a.c\","
+                                 "\"line\":12,\"col\":5},{\"file\":\"b.py\","
+                                 "\"line\":3}],\"changed\":[\"src/a.c\"]"));
+    assert_non_null(strstr(body, "\"status\":\"skipped\""));
+    assert_int_equal(tnd_audit_reply_decode(&back, body, len), 0);
+    assert_int_equal(back.skills[0].nlocations, 2);
+    assert_string_equal(back.skills[0].locations[0].file, "src/a.c");
+    assert_int_equal(back.skills[0].locations[0].line, 12);
+    assert_int_equal(back.skills[0].locations[0].col, 5);
+    assert_int_equal(back.skills[0].locations[1].col, 0);
+    assert_int_equal(back.skills[0].nchanged, 1);
+    assert_string_equal(back.skills[0].changed[0], "src/a.c");
+    /* optional: a skill without them has none */
+    assert_int_equal(back.skills[1].status, TND_SKILL_SKIPPED);
+    assert_int_equal(back.skills[1].nlocations, 0);
+    assert_null(back.skills[1].locations);
+    assert_int_equal(back.skills[1].nchanged, 0);
+    assert_string_equal(tnd_skill_status_name(TND_SKILL_SKIPPED), "skipped");
+    tnd_audit_reply_clear(&back);
+    free(body);
+}
+
+static void reply_locations_and_changed_are_checked(void **state)
+{
+    tnd_buf many;
+
+    (void)state;
+    reply_fails(",\"skills\":[{\"name\":\"x\",\"status\":\"fail\","
+                "\"required\":true,\"locations\":[{\"file\":\"a\"}]}]",
+                "bad audit reply: skills[0]: locations[0]: field 'line' is "
+                "missing");
+    reply_fails(",\"skills\":[{\"name\":\"x\",\"status\":\"fail\","
+                "\"required\":true,\"locations\":[{\"file\":\"a\","
+                "\"line\":0}]}]",
+                "bad audit reply: skills[0]: locations[0]: field 'line' must "
+                "be an integer 1..100000000, got 0");
+    reply_fails(",\"skills\":[{\"name\":\"x\",\"status\":\"fail\","
+                "\"required\":true,\"locations\":[7]}]",
+                "bad audit reply: skills[0]: locations[0] must be an object");
+    reply_fails(",\"skills\":[{\"name\":\"x\",\"status\":\"fail\","
+                "\"required\":true,\"changed\":[\"\"]}]",
+                "bad audit reply: skills[0]: changed[0] must be a path of "
+                "1..1024 bytes");
+    reply_fails(",\"skills\":[{\"name\":\"x\",\"status\":\"fail\","
+                "\"required\":true,\"changed\":{}}]",
+                "bad audit reply: skills[0]: field 'changed' must be a "
+                "list");
+    /* at most 50 locations */
+    tnd_buf_init(&many, TND_BUF_NOCAP);
+    tnd_buf_puts(&many, ",\"skills\":[{\"name\":\"x\",\"status\":\"fail\","
+                        "\"required\":true,\"locations\":[");
+    for (int i = 0; i < 51; i++)
+        tnd_buf_printf(&many, "%s{\"file\":\"a\",\"line\":1}", i ? "," : "");
+    tnd_buf_puts(&many, "]}]");
+    {
+        char *body = tnd_xasprintf("{\"tandem\":1,\"type\":\"audit_reply\","
+                                   "\"task_id\":\"t\",\"attempt\":1%s}",
+                                   tnd_buf_str(&many));
+        tnd_audit_reply out;
+        assert_int_equal(tnd_audit_reply_decode(&out, body, strlen(body)), -1);
+        if (!strstr(tnd_error_last(), "locations") ||
+            !strstr(tnd_error_last(), "50"))
+            fail_msg("%s", tnd_error_last());
+        tnd_audit_reply_clear(&out);
+        free(body);
+    }
+    tnd_buf_free(&many);
 }
 
 static void reply_limits(void **state)
@@ -458,6 +561,8 @@ int main(void)
         cmocka_unit_test(request_workspace_must_be_absolute),
         cmocka_unit_test(request_decode_names_the_bad_field),
         cmocka_unit_test(reply_round_trips),
+        cmocka_unit_test(reply_carries_locations_changed_and_skipped),
+        cmocka_unit_test(reply_locations_and_changed_are_checked),
         cmocka_unit_test(null_critique_comes_with_a_reason),
         cmocka_unit_test(reply_decode_names_the_bad_field),
         cmocka_unit_test(reply_limits),

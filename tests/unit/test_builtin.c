@@ -22,19 +22,18 @@
 static char tmpdir[] = "/tmp/tnd-test-builtin-XXXXXX";
 static tnd_config *cfg;
 
-static const char config_text[] =
-    "agents: {reviewer: {skills: [git, docs]}}\n"
-    "skills:\n"
-    "  git:\n"
-    "    builtin: git\n"
-    "    forbid: [\"secrets/**\", \"*.pem\"]\n"
-    "    max_changed_lines: 10\n"
-    "    max_file_kb: 1\n"
-    "  plain: {builtin: git}\n"
-    "  docs:\n"
-    "    builtin: docs\n"
-    "    public: [\"include/**\", \"*.h\"]\n"
-    "    docs: [README.md, \"docs/**\"]\n";
+static const char config_text[] = "agents: {reviewer: {skills: [git, docs]}}\n"
+                                  "skills:\n"
+                                  "  git:\n"
+                                  "    builtin: git\n"
+                                  "    forbid: [\"secrets/**\", \"*.pem\"]\n"
+                                  "    max_changed_lines: 10\n"
+                                  "    max_file_kb: 1\n"
+                                  "  plain: {builtin: git}\n"
+                                  "  docs:\n"
+                                  "    builtin: docs\n"
+                                  "    public: [\"include/**\", \"*.h\"]\n"
+                                  "    docs: [README.md, \"docs/**\"]\n";
 
 /* A diff creating path with the given lines (each without '\n'). */
 static char *created(const char *path, const char *const *lines)
@@ -123,8 +122,9 @@ static void forbidden_paths(void **state)
                 "secrets/**)");
     free(d);
     d = changed("server.pem", "y");
-    expect_fail("git", d, "server.pem:5: changes a forbidden path (forbid: "
-                          "*.pem)");
+    expect_fail("git", d,
+                "server.pem:5: changes a forbidden path (forbid: "
+                "*.pem)");
     free(d);
     /* '*' stays in its directory: a nested .pem is not matched */
     d = changed("certs/server.pem", "y");
@@ -144,8 +144,8 @@ static void forbidden_paths(void **state)
 
 static void too_many_changed_lines(void **state)
 {
-    static const char *const ten[] = {"1", "2", "3", "4", "5",
-                                      "6", "7", "8", "9", "10", NULL};
+    static const char *const ten[] = {"1", "2", "3", "4",  "5", "6",
+                                      "7", "8", "9", "10", NULL};
     static const char *const eleven[] = {"1", "2", "3", "4",  "5",  "6",
                                          "7", "8", "9", "10", "11", NULL};
     char *d = created("ok.txt", ten);
@@ -166,15 +166,12 @@ static void too_many_changed_lines(void **state)
 
 static void conflict_markers(void **state)
 {
-    static const char *const markers[] = {"<<<<<<< HEAD", "=======",
-                                          ">>>>>>> feature", "=======\r",
-                                          "<<<<<<<", NULL};
-    static const char *const fine[] = {
-        "  <<<<<<< indented is content",
-        "========",
-        "x = \"<<<<<<< SEARCH\";",
-        "== not a marker",
-        NULL};
+    static const char *const markers[] = {
+        "<<<<<<< HEAD", "=======", ">>>>>>> feature",
+        "=======\r",    "<<<<<<<", NULL};
+    static const char *const fine[] = {"  <<<<<<< indented is content",
+                                       "========", "x = \"<<<<<<< SEARCH\";",
+                                       "== not a marker", NULL};
 
     (void)state;
     for (int i = 0; markers[i]; i++) {
@@ -257,8 +254,8 @@ static void secrets_are_found_by_kind_and_never_echoed(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(found) / sizeof(*found); i++) {
         char *d = changed("cfg.txt", found[i].line);
-        char *want = tnd_xasprintf("cfg.txt:5: adds what looks like %s",
-                                   found[i].kind);
+        char *want =
+            tnd_xasprintf("cfg.txt:5: adds what looks like %s", found[i].kind);
         expect_fail("plain", d, want);
         assert_null(strstr(result.output, "TANDEMTESTFAKE"));
         assert_null(strstr(result.output, "q8Zr2"));

@@ -121,6 +121,21 @@ static void assert_defaults(const tnd_config *cfg)
     assert_string_equal(cfg->skills[1].name, "test");
     assert_argv(cfg->skills[1].command.argv,
                 ARGV("/bin/sh", "-c", "make test"));
+    for (size_t i = 0; i < 2; i++) {
+        const tnd_skill_config *s = &cfg->skills[i];
+        assert_string_equal(s->builtin, "");
+        assert_null(s->paths[0]);
+        assert_null(s->after); /* after every skill listed before it */
+        assert_int_equal(s->limits.cpu_s, 0);
+        assert_int_equal(s->limits.memory_bytes, 0);
+        assert_int_equal(s->limits.file_bytes, 0);
+        assert_int_equal(s->limits.processes, 0);
+        assert_null(s->forbid[0]);
+        assert_int_equal(s->max_changed_lines, 0);
+        assert_int_equal(s->max_file_bytes, 1024 * 1024);
+        assert_null(s->public_paths[0]);
+        assert_null(s->docs_paths[0]);
+    }
 }
 
 /* ---- defaults and a full file ----------------------------------------- */
@@ -338,6 +353,73 @@ static void skill_lookup_finds_by_exact_name(void **state)
     assert_null(tnd_config_skill(cfg, "Build"));
     assert_null(tnd_config_skill(cfg, "tes"));
     assert_null(tnd_config_skill(cfg, ""));
+    tnd_config_destroy(&cfg);
+}
+
+static void skill_keys_paths_after_limits_and_builtins(void **state)
+{
+    tnd_config *cfg = parse_ok(
+        "agents:\n"
+        "  reviewer:\n"
+        "    skills: [fmt, lint, unit, secrets, docs]\n"
+        "skills:\n"
+        "  fmt:\n"
+        "    command: clang-format -i src/*.c\n"
+        "    paths: [\"src/**\", \"include/*.h\"]\n"
+        "  lint:\n"
+        "    command: [cppcheck, src]\n"
+        "    after: []\n"
+        "  unit:\n"
+        "    command: make check\n"
+        "    after: [fmt]\n"
+        "    limits: {cpu_s: 60, memory_mb: 512, file_mb: 10, processes: 64}\n"
+        "  secrets:\n"
+        "    builtin: git\n"
+        "    after: ~\n"
+        "    forbid: [\"*.pem\", \"secrets/**\"]\n"
+        "    max_changed_lines: 500\n"
+        "    max_file_kb: 0\n"
+        "  docs:\n"
+        "    builtin: docs\n"
+        "    required: false\n"
+        "    public: [\"include/**\"]\n"
+        "    docs: [README.md, \"docs/**\"]\n");
+    const tnd_skill_config *fmt = tnd_config_skill(cfg, "fmt");
+    const tnd_skill_config *lint = tnd_config_skill(cfg, "lint");
+    const tnd_skill_config *unit = tnd_config_skill(cfg, "unit");
+    const tnd_skill_config *secrets = tnd_config_skill(cfg, "secrets");
+    const tnd_skill_config *docs = tnd_config_skill(cfg, "docs");
+
+    (void)state;
+    assert_argv(fmt->paths, ARGV("src/**", "include/*.h"));
+    assert_null(fmt->after);
+    assert_non_null(lint->after);
+    assert_null(lint->after[0]);
+    assert_argv(unit->after, ARGV("fmt"));
+    assert_int_equal(unit->limits.cpu_s, 60);
+    assert_int_equal(unit->limits.memory_bytes, 512 << 20);
+    assert_int_equal(unit->limits.file_bytes, 10 << 20);
+    assert_int_equal(unit->limits.processes, 64);
+    assert_string_equal(secrets->builtin, "git");
+    assert_null(secrets->command.argv);
+    assert_null(secrets->after[0]); /* "after: ~" is "after: []" */
+    assert_argv(secrets->forbid, ARGV("*.pem", "secrets/**"));
+    assert_int_equal(secrets->max_changed_lines, 500);
+    assert_int_equal(secrets->max_file_bytes, 0);
+    assert_string_equal(docs->builtin, "docs");
+    assert_false(docs->required);
+    assert_argv(docs->public_paths, ARGV("include/**"));
+    assert_argv(docs->docs_paths, ARGV("README.md", "docs/**"));
+
+    /* who waits for whom, by position in agents.reviewer.skills */
+    assert_false(tnd_config_skill_waits(cfg, 0, 1)); /* fmt: first */
+    assert_false(tnd_config_skill_waits(cfg, 1, 0)); /* lint: after [] */
+    assert_true(tnd_config_skill_waits(cfg, 2, 0));  /* unit: after [fmt] */
+    assert_false(tnd_config_skill_waits(cfg, 2, 1));
+    assert_true(tnd_config_skill_waits(cfg, 4, 0)); /* docs: default, */
+    assert_true(tnd_config_skill_waits(cfg, 4, 3)); /* every one before */
+    assert_false(tnd_config_skill_waits(cfg, 4, 4));
+    assert_false(tnd_config_skill_waits(cfg, 3, 2)); /* secrets: after ~ */
     tnd_config_destroy(&cfg);
 }
 
@@ -608,6 +690,79 @@ static const bad_case bad_cases[] = {
      "    command: x\n",
      "agents.yaml:5:3: skill name 'bad name' must be 1..40 letters, digits, "
      "'-' or '_'"},
+    /* skills: paths, after, limits, built-ins */
+    {"agents: {reviewer: {skills: [lint]}}\n"
+     "skills:\n  lint:\n    command: x\n    after: [nope]\n",
+     "agents.yaml:5:13: skills.lint.after names 'nope', which is not "
+     "defined under skills (defined: lint)"},
+    {"agents: {reviewer: {skills: [a, b]}}\n"
+     "skills:\n  a: {command: x, after: [b]}\n  b: {command: y}\n",
+     "agents.yaml:3:26: skills.a.after makes a cycle: a waits for b, b "
+     "waits for a (a skill without after waits for every skill listed "
+     "before it in agents.reviewer.skills)"},
+    {"agents: {reviewer: {skills: [a, b, c]}}\n"
+     "skills:\n  a: {command: x, after: []}\n"
+     "  b: {command: y, after: [c]}\n  c: {command: z, after: [b]}\n",
+     "agents.yaml:4:26: skills.b.after makes a cycle: b waits for c, c "
+     "waits for b (a skill without after waits for every skill listed "
+     "before it in agents.reviewer.skills)"},
+    {"agents: {reviewer: {skills: [a]}}\n"
+     "skills:\n  a: {command: x, after: [a]}\n",
+     "agents.yaml:3:26: skills.a.after makes a cycle: a waits for a (a "
+     "skill without after waits for every skill listed before it in "
+     "agents.reviewer.skills)"},
+    {"agents: {reviewer: {skills: [lint]}}\n"
+     "skills:\n  lint:\n    command: x\n"
+     "    paths: [\"src/[ab\", \"ok/**\", \"/abs\"]\n",
+     "agents.yaml:5:13: skills.lint.paths[0] is not a valid pattern "
+     "\"src/[ab\": '[' has no closing ']' in the same path component\n"
+     "agents.yaml:5:33: skills.lint.paths[2] is not a valid pattern "
+     "\"/abs\": a pattern is relative to the repository root and must not "
+     "start with '/'"},
+    {"agents: {reviewer: {skills: [d]}}\n"
+     "skills:\n  d: {builtin: git, forbid: [\"a//b\"], "
+     "max_changed_lines: -3}\n",
+     "agents.yaml:3:58: skills.d.max_changed_lines must be an integer "
+     "0..100000000, got \"-3\"\n"
+     "agents.yaml:3:30: skills.d.forbid[0] is not a valid pattern \"a//b\": "
+     "a pattern must not hold an empty path component ('//')"},
+    {"agents: {reviewer: {skills: [g]}}\n"
+     "skills:\n  g:\n    builtin: git\n    command: make\n"
+     "    limits: {cpu_s: 3}\n",
+     "agents.yaml:5:5: skills.g: builtin: git runs inside the reviewer and "
+     "takes no command (keep one of the two)\n"
+     "agents.yaml:6:5: skills.g.limits applies to commands; builtin: git "
+     "runs inside the reviewer"},
+    {"agents: {reviewer: {skills: [l]}}\n"
+     "skills:\n  l:\n    command: x\n    forbid: [a]\n    public: [b]\n"
+     "    max_file_kb: 3\n",
+     "agents.yaml:5:5: skills.l.forbid applies only to builtin: git\n"
+     "agents.yaml:7:5: skills.l.max_file_kb applies only to builtin: git\n"
+     "agents.yaml:6:5: skills.l.public applies only to builtin: docs"},
+    {"agents: {reviewer: {skills: [d]}}\n"
+     "skills:\n  d: {builtin: docs, public: [\"*.h\"]}\n",
+     "agents.yaml:3:7: skills.d: builtin: docs needs public: [globs] (the "
+     "interface) and docs: [globs] (its documentation)"},
+    {"agents: {reviewer: {skills: [d]}}\nskills:\n  d: {builtin: svn}\n",
+     "agents.yaml:3:16: skills.d.builtin must be one of git, docs; got "
+     "\"svn\""},
+    {"agents: {reviewer: {skills: [l]}}\n"
+     "skills:\n  l:\n    command: x\n"
+     "    limits: {cpu_s: -1, memory_mb: lots, file_mb: 2000000, procs: 3}\n",
+     "agents.yaml:5:21: skills.l.limits.cpu_s must be an integer "
+     "0..604800, got \"-1\"\n"
+     "agents.yaml:5:36: skills.l.limits.memory_mb must be an integer "
+     "0..1048576, got \"lots\"\n"
+     "agents.yaml:5:51: skills.l.limits.file_mb must be an integer "
+     "0..1048576, got \"2000000\"\n"
+     "agents.yaml:5:60: unknown key 'procs' in skills.l.limits (known keys: "
+     "cpu_s, memory_mb, file_mb, processes)"},
+    {"agents: {reviewer: {skills: [l]}}\n"
+     "skills:\n  l: {command: x, after: b, paths: \"src/**\", limits: [1]}\n",
+     "agents.yaml:3:26: skills.l.after must be a list, got a value\n"
+     "agents.yaml:3:36: skills.l.paths must be a list, got a value\n"
+     "agents.yaml:3:54: skills.l.limits must be a mapping of keys, got a "
+     "list"},
     /* the document as a whole */
     {"version: 2\n",
      "agents.yaml:1:10: version must be 1 (this tandem reads version 1 "
@@ -963,6 +1118,16 @@ static void the_documented_file_is_the_defaults(void **state)
         assert_int_equal(file->skills[i].timeout_s, def->skills[i].timeout_s);
         assert_int_equal(file->skills[i].output_cap,
                          def->skills[i].output_cap);
+        assert_string_equal(file->skills[i].builtin, def->skills[i].builtin);
+        assert_null(file->skills[i].paths[0]);
+        assert_null(file->skills[i].after);
+        assert_memory_equal(&file->skills[i].limits, &def->skills[i].limits,
+                            sizeof(def->skills[i].limits));
+        assert_null(file->skills[i].forbid[0]);
+        assert_int_equal(file->skills[i].max_changed_lines,
+                         def->skills[i].max_changed_lines);
+        assert_int_equal(file->skills[i].max_file_bytes,
+                         def->skills[i].max_file_bytes);
     }
     tnd_config_destroy(&file);
     tnd_config_destroy(&def);
@@ -978,6 +1143,7 @@ int main(void)
         cmocka_unit_test(values_at_the_ends_of_their_ranges_are_accepted),
         cmocka_unit_test(null_values_keep_defaults_or_empty_lists),
         cmocka_unit_test(skill_lookup_finds_by_exact_name),
+        cmocka_unit_test(skill_keys_paths_after_limits_and_builtins),
         cmocka_unit_test(relative_cassette_is_resolved_against_the_file),
         cmocka_unit_test(load_reads_a_file_and_resolves_against_its_directory),
         cmocka_unit_test(load_names_the_file_in_every_error),

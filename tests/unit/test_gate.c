@@ -174,6 +174,26 @@ static const row rows[] = {
                 APPROVES(1.0)},
      REQUIRED_BT, .streak = 1, .expect = TND_GATE_REVISE,
      .reason = "required skill build: error"},
+    {"a required skill skipped (the change misses its paths) does not block", 1,
+     .review = {.skills = {BOTH_PASS, STATUS("docs", TND_SKILL_SKIPPED)},
+                APPROVES(0.9)},
+     .required = {"test", "docs"}, .expect = TND_GATE_APPROVE, .passed = true,
+     .reason = "every required skill passed"},
+    {"a skill the reviewer marks required and skips does not block", 1,
+     .review = {.skills = {BOTH_PASS,
+                           {.name = "docs",
+                            .status = TND_SKILL_SKIPPED,
+                            .exit_code = -1,
+                            .required = true}},
+                APPROVES(0.9)},
+     REQUIRED_BT, .expect = TND_GATE_APPROVE, .passed = true,
+     .reason = "approves"},
+    {"skipped does not hide a failure after it", 1,
+     .review = {.skills = {STATUS("docs", TND_SKILL_SKIPPED), PASS("build"),
+                           FAIL("test", 2)},
+                APPROVES(0.9)},
+     .required = {"docs", "test"}, .streak = 1, .expect = TND_GATE_REVISE,
+     .reason = "required skill test failed (exit 2)"},
     {"an optional skill failing does not block", 1,
      .review = {.skills = {BOTH_PASS, FAIL("lint", 1)}, APPROVES(0.9)},
      REQUIRED_BT, .expect = TND_GATE_APPROVE, .passed = true,
@@ -490,6 +510,16 @@ static void signature_is_zero_when_nothing_failed(void **state)
      * counted, a lint that always fails would make every later failure
      * look like "the same failure again". */
     assert_int_equal(sig_of(optional_fails), 0);
+    /* nor is a required skill the change did not concern */
+    {
+        skill_spec skipped[] = {BOTH_PASS,
+                                {.name = "test",
+                                 .status = TND_SKILL_SKIPPED,
+                                 .exit_code = -1,
+                                 .required = true},
+                                {0}};
+        assert_int_equal(sig_of(skipped), 0);
+    }
 }
 
 static void signature_counts_a_missing_required_skill(void **state)

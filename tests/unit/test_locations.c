@@ -218,7 +218,7 @@ static void capped_and_cheap(void **state)
     n = tnd_locations_find(&locs, tnd_buf_str(&b), ws, 50);
     assert_int_equal(n, 0);
     assert_null(locs);
-    assert_in_range(tnd_now_ms() - start, 0, 3000);
+    assert_in_range(tnd_now_ms() - start, 0, 20000); /* valgrind: ~2 s */
 
     /* one huge line */
     tnd_buf_reset(&b);

@@ -80,7 +80,8 @@ static void reads_a_git_diff(void **state)
 
     assert_string_equal(p.files[1].path, "docs/new.md");
     assert_true(p.files[1].created);
-    assert_int_equal(p.files[1].added_bytes, strlen("# New\n--- not a header\n"));
+    assert_int_equal(p.files[1].added_bytes,
+                     strlen("# New\n--- not a header\n"));
     assert_int_equal(p.files[1].first_line, 1);
 
     assert_string_equal(p.files[2].path, "old.txt");
@@ -137,13 +138,12 @@ static void reads_what_tnd_diff_writes(void **state)
 
 static void plain_diff_u_and_crlf(void **state)
 {
-    static const char text[] =
-        "--- a/win.txt\t2024-01-01 00:00:00\r\n"
-        "+++ b/win.txt\t2024-01-02 00:00:00\r\n"
-        "@@ -1,2 +1,2 @@\r\n"
-        " same\r\n"
-        "-old\r\n"
-        "+new\r\n";
+    static const char text[] = "--- a/win.txt\t2024-01-01 00:00:00\r\n"
+                               "+++ b/win.txt\t2024-01-02 00:00:00\r\n"
+                               "@@ -1,2 +1,2 @@\r\n"
+                               " same\r\n"
+                               "-old\r\n"
+                               "+new\r\n";
     tnd_buf added;
     tnd_patch p;
 
@@ -184,8 +184,8 @@ static void hostile_diffs(void **state)
     assert_int_equal(p.files[1].added, 1);
     tnd_patch_clear(&p);
 
-    assert_int_equal(
-        tnd_patch_parse(&p, garbage, strlen(garbage), NULL, NULL), 0);
+    assert_int_equal(tnd_patch_parse(&p, garbage, strlen(garbage), NULL, NULL),
+                     0);
     assert_int_equal(p.nfiles, 0);
     tnd_patch_clear(&p);
 

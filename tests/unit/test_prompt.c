@@ -1,0 +1,185 @@
+/* Unit tests for agents/prompt: the reviewer's user prompt, with the code
+ * around each place a skill reports and the files a skill changed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agents/prompt.h"
+#include "common/buf.h"
+#include "common/fs.h"
+
+static char tmpdir[] = "/tmp/tnd-test-prompt-XXXXXX";
+
+#define S(x) ((char *)(x))
+
+static void write_numbered(const char *name, int lines, int width)
+{
+    char path[PATH_MAX];
+    tnd_buf b;
+
+    snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (int i = 1; i <= lines; i++) {
+        tnd_buf_printf(&b, "line %d", i);
+        for (int k = 0; k < width; k++)
+            tnd_buf_puts(&b, "=");
+        tnd_buf_puts(&b, "\n");
+    }
+    assert_int_equal(tnd_fs_write(path, b.data, b.len), 0);
+    tnd_buf_free(&b);
+}
+
+static char *prompt_for(tnd_skill_result *skills, size_t n)
+{
+    tnd_audit_request req = {.task_id = S("t"),
+                             .attempt = 1,
+                             .task = S("fix it"),
+                             .workspace = tmpdir,
+                             .diff = S("diff --git a/a.c b/a.c\n")};
+
+    return tnd_prompt_reviewer_user(&req, skills, n);
+}
+
+static void code_around_each_place(void **state)
+{
+    tnd_location locs[] = {
+        {S("a.c"), 5, 3},    /* lines 2..8 */
+        {S("a.c"), 7, 1},    /* inside the window above: not repeated */
+        {S("a.c"), 1, 0},    /* lines 1..4 */
+        {S("a.c"), 12, 0},   /* the last line: 9..12 */
+        {S("a.c"), 40, 0},   /* past the end: left out */
+        {S("gone.c"), 3, 0}, /* deleted since: left out */
+    };
+    tnd_skill_result r = {.name = S("build"),
+                          .status = TND_SKILL_FAIL,
+                          .required = true,
+                          .exit_code = 2,
+                          .command = S("make"),
+                          .output = S("a.c:5:3: error: no\n"),
+                          .locations = locs,
+                          .nlocations = 6};
+    char *p;
+
+    (void)state;
+    write_numbered("a.c", 12, 0);
+    p = prompt_for(&r, 1);
+    assert_non_null(strstr(p, "### build (`make`): fail, exit 2, required\n"));
+    assert_non_null(strstr(p, "Code at the places it reports:\n\n"
+                              "a.c:5:3\n"
+                              "```\n"
+                              "     2 | line 2\n"
+                              "     3 | line 3\n"
+                              "     4 | line 4\n"
+                              ">    5 | line 5\n"
+                              "     6 | line 6\n"
+                              "     7 | line 7\n"
+                              "     8 | line 8\n"
+                              "```\n"
+                              "a.c:1\n"
+                              "```\n"
+                              ">    1 | line 1\n"
+                              "     2 | line 2\n"
+                              "     3 | line 3\n"
+                              "     4 | line 4\n"
+                              "```\n"
+                              "a.c:12\n"
+                              "```\n"
+                              "     9 | line 9\n"
+                              "    10 | line 10\n"
+                              "    11 | line 11\n"
+                              ">   12 | line 12\n"
+                              "```\n\n"
+                              "Answer with the JSON object only.\n"));
+    assert_null(strstr(p, "a.c:7"));
+    assert_null(strstr(p, "a.c:40"));
+    assert_null(strstr(p, "gone.c"));
+    free(p);
+}
+
+/* Long lines are cut, and the code shown per skill is capped. */
+static void capped(void **state)
+{
+    tnd_location locs[40];
+    tnd_skill_result r = {.name = S("lint"),
+                          .status = TND_SKILL_FAIL,
+                          .exit_code = 1,
+                          .command = S("lint"),
+                          .output = S("many\n"),
+                          .locations = locs,
+                          .nlocations = 40};
+    char *p;
+    const char *code;
+
+    (void)state;
+    write_numbered("wide.c", 400, 1000);
+    for (int i = 0; i < 40; i++)
+        locs[i] = (tnd_location){S("wide.c"), 10 * i + 5, 0};
+    p = prompt_for(&r, 1);
+    code = strstr(p, "Code at the places");
+    assert_non_null(code);
+    assert_true(strlen(code) < 8 * 1024 + 2048);
+    assert_non_null(strstr(code, " [...]\n"));
+    assert_non_null(strstr(code, "more places not shown)\n"));
+    free(p);
+}
+
+static void changed_files_and_skipped_skills(void **state)
+{
+    char *changed[] = {S("src/a.c"), S("src/b.c")};
+    tnd_skill_result r[] = {
+        {.name = S("fmt"),
+         .status = TND_SKILL_PASS,
+         .command = S("clang-format -i src/*.c"),
+         .output = S(""),
+         .changed = changed,
+         .nchanged = 2},
+        {.name = S("docs"),
+         .status = TND_SKILL_SKIPPED,
+         .required = true,
+         .exit_code = -1,
+         .command = S("builtin: docs"),
+         .output = S("skipped: the change touches no path matching docs/**\n")},
+    };
+    char *p;
+
+    (void)state;
+    p = prompt_for(r, 2);
+    assert_non_null(strstr(p, "The fmt skill changed files under review: "
+                              "src/a.c, src/b.c. A tool that rewrites the "
+                              "code it checks"));
+    assert_non_null(strstr(p, "raise a style issue naming these files."));
+    assert_non_null(
+        strstr(p, "### docs (`builtin: docs`): skipped, required\n\n```\n"
+                  "skipped: the change touches no path matching docs/**\n"));
+    free(p);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tnd_fs_rmtree(tmpdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(code_around_each_place),
+        cmocka_unit_test(capped),
+        cmocka_unit_test(changed_files_and_skipped_skills),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
