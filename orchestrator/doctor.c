@@ -121,7 +121,10 @@ int tnd_doctor(const tnd_doctor_options *opts)
         char check[80], found[1024];
         char *prog = skill ? skill_program(&skill->command) : NULL;
         snprintf(check, sizeof(check), "skill %s", *s);
-        if (!prog)
+        if (skill && skill->builtin && *skill->builtin) {
+            snprintf(detail, sizeof(detail), "built in (%s)", skill->builtin);
+            row(&t, check, true, detail);
+        } else if (!prog)
             row(&t, check, true,
                 skill ? "a shell command; its program is not checked"
                       : "not defined");

@@ -47,7 +47,7 @@ static void skills_part(tnd_buf *b, const tnd_audit_reply *a)
     for (size_t i = 0; i < a->nskills; i++) {
         const tnd_skill_result *s = &a->skills[i];
         char *out;
-        if (s->status == TND_SKILL_PASS)
+        if (s->status == TND_SKILL_PASS || s->status == TND_SKILL_SKIPPED)
             continue;
         if (!header) {
             tnd_buf_puts(b, "\nChecks that failed:\n");

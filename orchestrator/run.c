@@ -431,7 +431,8 @@ static char *failure_hints(const tnd_audit_reply *a)
 
     tnd_buf_init(&b, 64 * 1024);
     for (size_t i = 0; a && i < a->nskills; i++)
-        if (a->skills[i].status != TND_SKILL_PASS)
+        if (a->skills[i].status != TND_SKILL_PASS &&
+            a->skills[i].status != TND_SKILL_SKIPPED)
             tnd_buf_puts(&b, a->skills[i].output);
     for (size_t i = 0; a && a->critique && i < a->critique->nissues; i++)
         if (a->critique->issues[i].file) {
@@ -450,10 +451,13 @@ static void describe_audit(run *r, int n, const tnd_audit_reply *a,
     for (size_t i = 0; i < a->nskills; i++) {
         const tnd_skill_result *s = &a->skills[i];
         tnd_buf_printf(&b, "%s%s %s", i ? ", " : "", s->name,
-                       s->status == TND_SKILL_PASS ? "pass" : "FAIL");
+                       s->status == TND_SKILL_PASS      ? "pass"
+                       : s->status == TND_SKILL_SKIPPED ? "skipped"
+                                                        : "FAIL");
         if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
             tnd_buf_printf(&b, " (exit %d)", s->exit_code);
-        else if (s->status != TND_SKILL_PASS)
+        else if (s->status != TND_SKILL_PASS &&
+                 s->status != TND_SKILL_SKIPPED)
             tnd_buf_printf(&b, " (%s)", tnd_skill_status_name(s->status));
     }
     if (a->critique)
