@@ -46,7 +46,7 @@ int main(int argc, char **argv)
         tnd_agent_cli_clear(&cli);
         return 2;
     }
-    opts.service = "coder";
+    opts.service = cli.service ? cli.service : "coder";
     opts.endpoint = cli.endpoint;
     opts.identity = cli.identity;
     opts.heartbeat_ms = cli.heartbeat_ms;

@@ -34,6 +34,10 @@ static void usage(FILE *to, const char *prog, const char *role)
             "  --liveness N         missed heartbeats before reconnecting\n"
             "  --record FILE        append each LLM answer to FILE as one\n"
             "                       JSON line (tandem run --record does this)\n"
+            "  --service NAME       serve NAME instead of the role's own\n"
+            "                       service (quorum reviewers: reviewer.N)\n"
+            "  --member N           a reviewer quorum member: use the model\n"
+            "                       agents.reviewer.models[N-1]\n"
             "  -v, --verbose        log more\n"
             "  -h, --help           show this help\n"
             "  --version            show the version\n"
@@ -69,6 +73,8 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
         O_HEARTBEAT,
         O_LIVENESS,
         O_RECORD,
+        O_SERVICE,
+        O_MEMBER,
         O_VERSION
     };
     static const struct option longs[] = {
@@ -80,6 +86,8 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
         {"heartbeat", required_argument, NULL, O_HEARTBEAT},
         {"liveness", required_argument, NULL, O_LIVENESS},
         {"record", required_argument, NULL, O_RECORD},
+        {"service", required_argument, NULL, O_SERVICE},
+        {"member", required_argument, NULL, O_MEMBER},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
@@ -117,6 +125,14 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
             break;
         case O_LIVENESS:
             if (parse_int("--liveness", optarg, 2, 100, &liveness) < 0)
+                goto usage_error;
+            break;
+        case O_SERVICE:
+            free(out->service);
+            out->service = tnd_xstrdup(optarg);
+            break;
+        case O_MEMBER:
+            if (parse_int("--member", optarg, 1, 16, &out->member) < 0)
                 goto usage_error;
             break;
         case O_RECORD:
@@ -186,6 +202,7 @@ void tnd_agent_cli_clear(tnd_agent_cli *cli)
     free(cli->endpoint);
     free(cli->identity);
     free(cli->record);
+    free(cli->service);
     tnd_config_destroy(&cli->config);
     memset(cli, 0, sizeof(*cli));
 }

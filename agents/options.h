@@ -2,7 +2,8 @@
  *
  *   tandem-coder --connect ENDPOINT [--config FILE] [--llm PROVIDER:MODEL]
  *                [--base-url URL] [--id NAME] [--heartbeat MS]
- *                [--liveness N] [--record FILE] [--verbose] [--help]
+ *                [--liveness N] [--record FILE] [--service NAME]
+ *                [--member N] [--verbose] [--help]
  *                [--version]
  */
 #ifndef TND_OPTIONS_H
@@ -16,7 +17,10 @@ typedef struct tnd_agent_cli {
     tnd_config *config;
     int heartbeat_ms; /* from the config unless given */
     int liveness;
-    char *record; /* --record: append each answer here; NULL */
+    char *record;  /* --record: append each answer here; NULL */
+    char *service; /* --service: the MDP service to serve; NULL: the
+                      role's own ("coder", "reviewer") */
+    int member;    /* --member: reviewer quorum member, 1-based; 0 */
 } tnd_agent_cli;
 
 /* Parse argv for the agent program serving role ("coder" or "reviewer").

@@ -20,7 +20,7 @@ void tnd_progress_init(tnd_progress *p, tnd_agent_job *job, const char *role)
     p->interval_ms = INTERVAL_MS;
 }
 
-static void send_pending(tnd_progress *p)
+static void emit(tnd_progress *p, const char *phase)
 {
     json_object *o = json_object_new_object();
     size_t len;
@@ -31,15 +31,35 @@ static void send_pending(tnd_progress *p)
     json_object_object_add(o, "role", json_object_new_string(p->role));
     json_object_object_add(o, "chars",
                            json_object_new_int64((int64_t)p->chars));
-    json_object_object_add(o, "delta",
-                           json_object_new_string_len(tnd_buf_str(&p->pending),
-                                                      (int)p->pending.len));
+    if (phase)
+        json_object_object_add(o, "phase", json_object_new_string(phase));
+    else
+        json_object_object_add(
+            o, "delta",
+            json_object_new_string_len(tnd_buf_str(&p->pending),
+                                       (int)p->pending.len));
     body = tnd_json_dump(o, &len);
     json_object_put(o);
     tnd_agent_job_progress(p->job, body, len);
     free(body);
+    if (phase)
+        return;
     tnd_buf_reset(&p->pending);
     p->last_ms = tnd_now_ms();
+}
+
+static void send_pending(tnd_progress *p)
+{
+    emit(p, NULL);
+}
+
+void tnd_progress_phase(tnd_progress *p, const char *phase)
+{
+    if (!p)
+        return;
+    if (p->pending.len > 0)
+        send_pending(p);
+    emit(p, phase);
 }
 
 void tnd_progress_delta(const char *text, size_t len, void *payload)

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -118,8 +119,12 @@ static bool commands_running(const sched *s)
 
 static void start(sched *s, job *j)
 {
+    char what[96];
+
     if (commands_running(s))
         look(s);
+    snprintf(what, sizeof(what), "skill %s", j->skill->name);
+    tnd_progress_phase(s->ctx->progress, what);
     j->state = JOB_RUNNING;
     s->running++;
     if (pthread_create(&j->thread, NULL, job_main, j) == 0) {
@@ -412,17 +417,30 @@ char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
         tnd_audit_request_clear(&req);
         return out;
     }
-    run_skills(&reply, ctx, &req);
+    if (req.skills) {
+        /* evidence from an earlier phase: judge it, do not remake it */
+        reply.skills = req.skills;
+        reply.nskills = req.nskills;
+        req.skills = NULL;
+        req.nskills = 0;
+    } else {
+        run_skills(&reply, ctx, &req);
+    }
     if (ctx->cancel && atomic_load(ctx->cancel)) {
         out = tnd_error_reply_encode(req.task_id, req.attempt, "cancelled",
                                      reply_len);
         goto done;
     }
-    if (critique(&reply, ctx, &req) < 0) {
-        tnd_log_error("%s", tnd_error_last());
-        out = tnd_error_reply_encode(req.task_id, req.attempt, tnd_error_last(),
-                                     reply_len);
-        goto done;
+    if (req.critique) {
+        tnd_progress_phase(ctx->progress, "critique");
+        if (critique(&reply, ctx, &req) < 0) {
+            tnd_log_error("%s", tnd_error_last());
+            out = tnd_error_reply_encode(req.task_id, req.attempt,
+                                         tnd_error_last(), reply_len);
+            goto done;
+        }
+    } else {
+        reply.critique_error = tnd_xstrdup("no critique was asked for");
     }
     reply.task_id = tnd_xstrdup(req.task_id);
     reply.attempt = req.attempt;

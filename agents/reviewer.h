@@ -7,7 +7,10 @@
  * the places its output points at and the workspace files it changed.
  * Then it asks the model for a JSON critique with that evidence, the
  * code around each place included, re-asking once with the exact parse
- * error when the answer is not a valid critique. The reviewer reports;
+ * error when the answer is not a valid critique. A request may carry
+ * skill results already made (then no skill runs) and may ask for no
+ * critique: the orchestrator audits in two phases that way when
+ * gate.critique is on_trigger or a quorum reviews. The reviewer reports;
  * it does not decide: the orchestrator's gate makes the decision in
  * code. */
 #ifndef TND_REVIEWER_H
@@ -17,6 +20,7 @@
 #include <stddef.h>
 
 #include "agents/llm.h"
+#include "agents/progress.h"
 #include "common/config.h"
 
 typedef struct tnd_reviewer_ctx {
@@ -24,6 +28,7 @@ typedef struct tnd_reviewer_ctx {
     const tnd_config *config; /* skills and their order */
     char *const *envp;        /* environment for skills, secrets removed */
     const atomic_int *cancel; /* may be NULL */
+    tnd_progress *progress;   /* phases go here; may be NULL */
 } tnd_reviewer_ctx;
 
 /* Handle one request body; returns the reply body (caller frees): an

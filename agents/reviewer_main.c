@@ -21,9 +21,9 @@ static char *handle(tnd_agent_job *job, const char *body, size_t len,
                     size_t *reply_len, void *payload)
 {
     state *st = payload;
-    tnd_reviewer_ctx ctx = {st->llm, st->config, st->envp,
-                            tnd_agent_job_cancel(job)};
     tnd_progress progress;
+    tnd_reviewer_ctx ctx = {st->llm, st->config, st->envp,
+                            tnd_agent_job_cancel(job), &progress};
     char *reply;
 
     tnd_llm_set_cancel(st->llm, ctx.cancel);
@@ -44,7 +44,8 @@ int main(int argc, char **argv)
 
     if (rc != 0)
         return rc > 0 ? 0 : 2;
-    if (!(st.llm = tnd_llm_new(&cli.config->reviewer.llm))) {
+    if (!(st.llm =
+              tnd_llm_new(tnd_config_member_llm(cli.config, cli.member)))) {
         tnd_log_error("agents.reviewer.llm: %s", tnd_error_last());
         tnd_agent_cli_clear(&cli);
         return 2;
@@ -58,13 +59,15 @@ int main(int argc, char **argv)
     {
         /* skills never see an API key: the usual names are scrubbed,
          * and so are the variables the config names */
-        const char *extra[] = {tnd_llm_key_env(&cli.config->coder.llm),
-                               tnd_llm_key_env(&cli.config->reviewer.llm),
-                               NULL};
+        const tnd_config *c = cli.config;
+        const char *extra[20] = {tnd_llm_key_env(&c->coder.llm),
+                                 tnd_llm_key_env(&c->reviewer.llm)};
+        for (size_t i = 0; i < c->reviewer.nmodels && i < 16; i++)
+            extra[2 + i] = tnd_llm_key_env(&c->reviewer.models[i]);
         st.envp = tnd_proc_env_scrubbed(extra);
     }
     st.config = cli.config;
-    opts.service = "reviewer";
+    opts.service = cli.service ? cli.service : "reviewer";
     opts.endpoint = cli.endpoint;
     opts.identity = cli.identity;
     opts.heartbeat_ms = cli.heartbeat_ms;

@@ -39,6 +39,7 @@ typedef enum ftype {
     F_MB,      /* integer MiB stored as size_t bytes */
     F_NAMES,   /* sequence of strings, stored NULL-terminated */
     F_COMMAND, /* string (shell) or sequence (argv) */
+    F_MODELS,  /* sequence of llm sections (reviewer quorum members) */
     F_HEADERS, /* mapping of HTTP header names to values, stored as
                   NULL-terminated "Name: value" strings */
     F_SECTION, /* nested mapping described by sub */
@@ -90,6 +91,11 @@ static const field agent_fields[] = {
     {"skills", F_NAMES, OFF(tnd_agent_config, skills), 0, 0, NULL, NULL},
     {"context_max_kb", F_KB, OFF(tnd_agent_config, context_max_bytes), 1, 16384,
      NULL, NULL},
+    {"context_include", F_NAMES, OFF(tnd_agent_config, context_include), 0, 0,
+     NULL, NULL},
+    {"quorum", F_STRING, OFF(tnd_agent_config, quorum), 0, 0, "all|majority",
+     NULL},
+    {"models", F_MODELS, OFF(tnd_agent_config, models), 0, 0, NULL, NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL},
 };
 
@@ -117,8 +123,13 @@ static const field gate_fields[] = {
      NULL},
     {"escalate", F_STRING, OFF(tnd_gate_config, escalate), 0, 0,
      "auto|tty|queue|never", NULL},
-    {"risk_paths", F_NAMES, OFF(tnd_gate_config, risk_paths), 0, 0, NULL,
-     NULL},
+    {"risk_paths", F_NAMES, OFF(tnd_gate_config, risk_paths), 0, 0, NULL, NULL},
+    {"critique", F_STRING, OFF(tnd_gate_config, critique), 0, 0,
+     "always|on_trigger", NULL},
+    {"critique_diff_lines", F_INT, OFF(tnd_gate_config, critique_diff_lines), 0,
+     1000000, NULL, NULL},
+    {"critique_every", F_INT, OFF(tnd_gate_config, critique_every), 0, 100000,
+     NULL, NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL},
 };
 
@@ -313,6 +324,8 @@ tnd_config *tnd_config_defaults(void)
     cfg->gate.persistent_failure_threshold = 2;
     cfg->gate.escalate = tnd_xstrdup("auto");
     cfg->gate.risk_paths = tnd_xcalloc(1, sizeof(char *));
+    cfg->gate.critique = tnd_xstrdup("always");
+    cfg->gate.critique_diff_lines = 200;
     cfg->orchestrator.endpoint = tnd_xstrdup("");
     cfg->orchestrator.heartbeat_ms = 1000;
     cfg->orchestrator.liveness = 5;
@@ -322,12 +335,16 @@ tnd_config *tnd_config_defaults(void)
     llm_defaults(&cfg->coder.llm);
     cfg->coder.skills = tnd_xcalloc(1, sizeof(char *));
     cfg->coder.context_max_bytes = 64 * 1024;
+    cfg->coder.context_include = tnd_xcalloc(1, sizeof(char *));
+    cfg->coder.quorum = tnd_xstrdup("all");
     cfg->reviewer.count = 1;
     llm_defaults(&cfg->reviewer.llm);
     cfg->reviewer.skills = tnd_xcalloc(3, sizeof(char *));
     cfg->reviewer.skills[0] = tnd_xstrdup("build");
     cfg->reviewer.skills[1] = tnd_xstrdup("test");
     cfg->reviewer.context_max_bytes = 64 * 1024;
+    cfg->reviewer.context_include = tnd_xcalloc(1, sizeof(char *));
+    cfg->reviewer.quorum = tnd_xstrdup("all");
     cfg->nskills = 2;
     cfg->skills = tnd_xcalloc(2, sizeof(*cfg->skills));
     skill_defaults(&cfg->skills[0], "build", "make");
@@ -340,6 +357,27 @@ static void agent_free(tnd_agent_config *a)
     command_free(&a->program);
     llm_free(&a->llm);
     names_free(&a->skills);
+    names_free(&a->context_include);
+    free(a->quorum);
+    for (size_t i = 0; i < a->nmodels; i++)
+        llm_free(&a->models[i]);
+    free(a->models);
+}
+
+int tnd_config_quorum(const tnd_config *self)
+{
+    if (self->reviewer.count > 1)
+        return self->reviewer.count;
+    if (self->reviewer.count == 0 && self->reviewer.nmodels > 1)
+        return (int)self->reviewer.nmodels;
+    return 1;
+}
+
+const tnd_llm_config *tnd_config_member_llm(const tnd_config *self, int member)
+{
+    if (member >= 1 && (size_t)member <= self->reviewer.nmodels)
+        return &self->reviewer.models[member - 1];
+    return &self->reviewer.llm;
 }
 
 void tnd_config_destroy(tnd_config **self_p)
@@ -352,6 +390,7 @@ void tnd_config_destroy(tnd_config **self_p)
     free(cfg->dir);
     free(cfg->orchestrator.endpoint);
     free(cfg->gate.escalate);
+    free(cfg->gate.critique);
     names_free(&cfg->gate.risk_paths);
     agent_free(&cfg->coder);
     agent_free(&cfg->reviewer);
@@ -787,8 +826,7 @@ static void set_headers(loader *L, const char *path, const yaml_node_t *map,
                    scalar(k));
             continue;
         }
-        if (v->type != YAML_SCALAR_NODE ||
-            strpbrk(scalar(v), "\r\n") != NULL ||
+        if (v->type != YAML_SCALAR_NODE || strpbrk(scalar(v), "\r\n") != NULL ||
             strlen(scalar(v)) != v->data.scalar.length) {
             report(L, v, "%s.%s must be a one-line string", path, scalar(k));
             continue;
@@ -797,6 +835,43 @@ static void set_headers(loader *L, const char *path, const yaml_node_t *map,
     }
     names_free(out);
     *out = list;
+}
+
+/* models: [ {provider, model, ...}, ... ]: one llm section per reviewer
+ * quorum member, each starting from the built-in defaults. */
+static void set_models(loader *L, const char *path, const yaml_node_t *seq,
+                       tnd_agent_config *agent)
+{
+    size_t n = 0;
+
+    if (is_null(seq))
+        return;
+    if (seq->type != YAML_SEQUENCE_NODE) {
+        report(L, seq, "%s must be a list of llm sections, got %s", path,
+               node_kind(seq));
+        return;
+    }
+    for (yaml_node_item_t *it = seq->data.sequence.items.start;
+         it < seq->data.sequence.items.top; it++)
+        n++;
+    if (n > 16) {
+        report(L, seq, "%s has %zu entries; a quorum has at most 16", path, n);
+        return;
+    }
+    for (size_t i = 0; i < agent->nmodels; i++)
+        llm_free(&agent->models[i]);
+    free(agent->models);
+    agent->models = tnd_xcalloc(n + 1, sizeof(tnd_llm_config));
+    agent->nmodels = 0;
+    for (yaml_node_item_t *it = seq->data.sequence.items.start;
+         it < seq->data.sequence.items.top; it++) {
+        yaml_node_t *item = yaml_document_get_node(L->doc, *it);
+        char *sub = tnd_xasprintf("%s[%zu]", path, agent->nmodels);
+        tnd_llm_config *m = &agent->models[agent->nmodels++];
+        llm_defaults(m);
+        walk_section(L, sub, item, llm_fields, NULL, (char *)m);
+        free(sub);
+    }
 }
 
 static void set_field(loader *L, const field *f, const char *path,
@@ -812,6 +887,9 @@ static void set_field(loader *L, const field *f, const char *path,
         break;
     case F_HEADERS:
         set_headers(L, path, v, (char ***)(base + f->offset));
+        break;
+    case F_MODELS:
+        set_models(L, path, v, (tnd_agent_config *)base);
         break;
     case F_BOOL:
         set_bool(L, path, v, (bool *)(base + f->offset));
@@ -1167,6 +1245,44 @@ static void check_after(loader *L, tnd_config *cfg, const yaml_node_t *root)
  * Each points at the value to change: the list item, the base_url, the
  * threshold; else at the section (reviewer.skills at its default names
  * the skills section, which lacks them). */
+/* The checks one llm section needs beyond its keys' types. */
+static void check_llm(loader *L, const tnd_llm_config *llm, const char *label,
+                      const yaml_node_t *where, const yaml_node_t *root)
+{
+    const yaml_node_t *url = lookup(L, where, "base_url");
+
+    if (!where)
+        where = root;
+    if (!url)
+        url = where;
+    if (strcmp(llm->provider, "replay") == 0 && !*llm->cassette)
+        report(L, where,
+               "%s: provider replay needs a cassette (the file of recorded "
+               "answers)",
+               label);
+    if (*llm->base_url && !tnd_str_starts_with(llm->base_url, "http://") &&
+        !tnd_str_starts_with(llm->base_url, "https://"))
+        report(L, url,
+               "%s.base_url must start with http:// or https://, got "
+               "\"%s\"",
+               label, llm->base_url);
+    if (strcmp(llm->provider, "command") == 0 && !llm->command.argv)
+        report(L, where,
+               "%s: provider command needs a command (the program that reads "
+               "the prompt on stdin and writes the answer on stdout)",
+               label);
+}
+
+/* The n-th item of a sequence node, or NULL. */
+static const yaml_node_t *item_at(loader *L, const yaml_node_t *seq, size_t n)
+{
+    if (!seq || seq->type != YAML_SEQUENCE_NODE ||
+        (size_t)(seq->data.sequence.items.top -
+                 seq->data.sequence.items.start) <= n)
+        return NULL;
+    return yaml_document_get_node(L->doc, seq->data.sequence.items.start[n]);
+}
+
 static void cross_check(loader *L, tnd_config *cfg, const yaml_node_t *root)
 {
     const yaml_node_t *agents = lookup(L, root, "agents");
@@ -1195,32 +1311,20 @@ static void cross_check(loader *L, tnd_config *cfg, const yaml_node_t *root)
     }
     check_after(L, cfg, root);
     for (int i = 0; i < 2; i++) {
-        tnd_llm_config *llm = &agent[i]->llm;
         const yaml_node_t *a = lookup(L, agents, roles[i]);
-        const yaml_node_t *where = lookup(L, a, "llm");
-        const yaml_node_t *url = lookup(L, where, "base_url");
-        if (!where)
-            where = root;
-        if (!url)
-            url = where;
-        if (strcmp(llm->provider, "replay") == 0 && !*llm->cassette)
-            report(L, where,
-                   "agents.%s.llm: provider replay needs a cassette (the "
-                   "file of recorded answers)",
-                   roles[i]);
-        if (*llm->base_url &&
-            !tnd_str_starts_with(llm->base_url, "http://") &&
-            !tnd_str_starts_with(llm->base_url, "https://"))
-            report(L, url,
-                   "agents.%s.llm.base_url must start with http:// or "
-                   "https://, got \"%s\"",
-                   roles[i], llm->base_url);
-        if (strcmp(llm->provider, "command") == 0 && !llm->command.argv)
-            report(L, where,
-                   "agents.%s.llm: provider command needs a command (the "
-                   "program that reads the prompt on stdin and writes the "
-                   "answer on stdout)",
-                   roles[i]);
+        const yaml_node_t *models = lookup(L, a, "models");
+        char label[64];
+        snprintf(label, sizeof(label), "agents.%s.llm", roles[i]);
+        check_llm(L, &agent[i]->llm, label, lookup(L, a, "llm"), root);
+        if (i == 0 && agent[i]->nmodels)
+            report(L, models,
+                   "agents.coder.models: only the reviewer has quorum "
+                   "members; give the coder's model under agents.coder.llm");
+        for (size_t m = 0; i == 1 && m < agent[i]->nmodels; m++) {
+            snprintf(label, sizeof(label), "agents.reviewer.models[%zu]", m);
+            check_llm(L, &agent[i]->models[m], label, item_at(L, models, m),
+                      root);
+        }
     }
     if (!(at = lookup(L, gate, "human_review_below")))
         at = lookup(L, gate, "confidence_threshold");
@@ -1349,24 +1453,25 @@ int tnd_config_override_llm(tnd_config *self, const char *spec,
                       base_url);
         return TND_ECONFIG;
     }
-    for (int i = 0; i < 2; i++) {
-        if (provider && strcmp(provider, llms[i]->provider) != 0) {
+    for (size_t i = 0; i < 2 + self->reviewer.nmodels; i++) {
+        tnd_llm_config *llm = i < 2 ? llms[i] : &self->reviewer.models[i - 2];
+        if (provider && strcmp(provider, llm->provider) != 0) {
             /* another provider: the config's URL and key variable were
              * for the old one, so fall back to the new one's own */
-            free(llms[i]->provider);
-            llms[i]->provider = tnd_xstrdup(provider);
-            free(llms[i]->base_url);
-            llms[i]->base_url = tnd_xstrdup("");
-            free(llms[i]->api_key_env);
-            llms[i]->api_key_env = tnd_xstrdup("");
+            free(llm->provider);
+            llm->provider = tnd_xstrdup(provider);
+            free(llm->base_url);
+            llm->base_url = tnd_xstrdup("");
+            free(llm->api_key_env);
+            llm->api_key_env = tnd_xstrdup("");
         }
         if (model) {
-            free(llms[i]->model);
-            llms[i]->model = tnd_xstrdup(model);
+            free(llm->model);
+            llm->model = tnd_xstrdup(model);
         }
         if (base_url) {
-            free(llms[i]->base_url);
-            llms[i]->base_url = tnd_xstrdup(base_url);
+            free(llm->base_url);
+            llm->base_url = tnd_xstrdup(base_url);
         }
     }
     free(provider);

@@ -79,6 +79,14 @@ typedef struct tnd_agent_config {
     char **skills;            /* reviewer: skill names to run, in order;
                                  NULL-terminated */
     size_t context_max_bytes; /* coder: bytes of repository files sent */
+    char **context_include;   /* coder: globs of files always sent first
+                                 (budget allowing); NULL-terminated */
+    char *quorum;             /* reviewer, count > 1: "all" or "majority"
+                                 must approve */
+    tnd_llm_config *models;   /* reviewer: the model of each quorum
+                                 member (member i uses models[i-1]);
+                                 nmodels may be less than count */
+    size_t nmodels;
 } tnd_agent_config;
 
 typedef struct tnd_gate_config {
@@ -87,14 +95,18 @@ typedef struct tnd_gate_config {
     double human_review_below;        /* ask a human below this */
     int persistent_failure_threshold; /* same failure this many times in a
                                          row: escalate */
-    long max_tokens;   /* budget per task, prompt + completion; 0: none */
-    int max_llm_calls; /* budget per task; 0: none */
-    int max_wall_s;    /* budget per task in seconds; 0: none */
-    char *escalate;    /* who answers an escalation: "auto" (tty when
-                          stdin is a terminal, else queue), "tty",
-                          "queue", "never" */
-    char **risk_paths; /* globs: a change touching one goes to a human
-                          even when it passes; NULL-terminated */
+    long max_tokens;         /* budget per task, prompt + completion; 0: none */
+    int max_llm_calls;       /* budget per task; 0: none */
+    int max_wall_s;          /* budget per task in seconds; 0: none */
+    char *escalate;          /* who answers an escalation: "auto" (tty when
+                                stdin is a terminal, else queue), "tty",
+                                "queue", "never" */
+    char **risk_paths;       /* globs: a change touching one goes to a human
+                                even when it passes; NULL-terminated */
+    char *critique;          /* "always", or "on_trigger": ask for the LLM
+                                critique only when a trigger fires */
+    int critique_diff_lines; /* on_trigger: a diff changing more lines */
+    int critique_every;      /* on_trigger: every Nth task (0: never) */
 } tnd_gate_config;
 
 typedef struct tnd_orchestrator_config {
@@ -147,6 +159,15 @@ const char *tnd_llm_base_url(const tnd_llm_config *llm);
  * usual (OPENAI_API_KEY, ANTHROPIC_API_KEY). Borrowed; "" when the
  * provider needs none. */
 const char *tnd_llm_key_env(const tnd_llm_config *llm);
+
+/* Reviewers in the quorum: agents.reviewer.count when above 1; with
+ * count 0 (remote reviewers) the number of agents.reviewer.models when
+ * above 1; else 1 (no quorum). Member i serves "reviewer.i". */
+int tnd_config_quorum(const tnd_config *self);
+
+/* The model of reviewer quorum member (1-based): models[member-1] when
+ * the config gives one, else the reviewer's llm. Borrowed. */
+const tnd_llm_config *tnd_config_member_llm(const tnd_config *self, int member);
 
 /* The skill called name; NULL when there is none. Borrowed. */
 const tnd_skill_config *tnd_config_skill(const tnd_config *self,

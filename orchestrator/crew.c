@@ -144,10 +144,12 @@ static int start_agents(tnd_crew *c)
     c->sup = tnd_supervisor_new();
     for (int role = 0; role < 2; role++) {
         const tnd_agent_config *a = agent(cfg, role);
+        bool quorum = role == 1 && tnd_config_quorum(cfg) > 1;
         for (int i = 1; i <= a->count; i++) {
             const char *argv[MAX_ARGS];
             size_t n = 1;
             char *name = tnd_xasprintf("%s-%d", roles[role], i);
+            char service[32], member[16];
             char *file = tnd_xasprintf("%s.log", name);
             char *log = tnd_fs_join(o->logs_dir, file);
             tnd_agent_spec spec;
@@ -155,7 +157,7 @@ static int start_agents(tnd_crew *c)
 
             argv[0] = c->programs[role];
             for (char **p = a->program.argv ? a->program.argv + 1 : NULL;
-                 p && *p && n < MAX_ARGS - 20; p++)
+                 p && *p && n < MAX_ARGS - 24; p++)
                 argv[n++] = *p;
             argv[n++] = "--connect";
             argv[n++] = c->endpoint;
@@ -183,9 +185,19 @@ static int start_agents(tnd_crew *c)
             }
             if (o->verbose)
                 argv[n++] = "--verbose";
+            snprintf(service, sizeof(service), "%s", roles[role]);
+            if (quorum) {
+                /* each member serves its own service, with its own model */
+                snprintf(service, sizeof(service), "reviewer.%d", i);
+                snprintf(member, sizeof(member), "%d", i);
+                argv[n++] = "--service";
+                argv[n++] = service;
+                argv[n++] = "--member";
+                argv[n++] = member;
+            }
             argv[n] = NULL;
             spec.name = name;
-            spec.service = roles[role];
+            spec.service = service;
             spec.argv = argv;
             spec.log_path = log;
             error = tnd_supervisor_add(c->sup, &spec);
@@ -264,64 +276,155 @@ static void agent_gone(const char *name, void *payload)
     tnd_broker_worker_gone(payload, name);
 }
 
-int tnd_crew_call(tnd_crew *self, const char *service, const char *key,
-                  const char *body, size_t len, int64_t deadline,
-                  tnd_crew_progress_fn progress, void *payload, char **reply,
-                  size_t *reply_len)
+/* The request of reqs under key, or NULL. */
+static tnd_crew_request *request_for(tnd_crew_request *reqs, size_t n,
+                                     const char *key)
 {
-    int role = strcmp(service, "reviewer") == 0;
-    int64_t asked = tnd_now_ms();
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(reqs[i].key, key) == 0)
+            return &reqs[i];
+    return NULL;
+}
 
-    *reply = NULL;
-    if (tnd_broker_submit(self->broker, service, key, body, len) < 0)
-        return -1;
-    for (;;) {
+static void cancel_open(tnd_crew *self, tnd_crew_request *reqs, size_t n,
+                        int rc, const char *why)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (reqs[i].done)
+            continue;
+        tnd_broker_cancel(self->broker, reqs[i].key);
+        reqs[i].done = true;
+        reqs[i].rc = rc;
+        reqs[i].error = tnd_xstrdup(why);
+    }
+}
+
+/* The first failure among reqs, with the error set to it; 0 when none. */
+static int first_failure(const tnd_crew_request *reqs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (reqs[i].rc != 0) {
+            tnd_error_set("%s", reqs[i].error);
+            return reqs[i].rc;
+        }
+    return 0;
+}
+
+static bool is_reviewer(const char *service)
+{
+    return strncmp(service, "reviewer", 8) == 0;
+}
+
+int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
+                       int64_t deadline, tnd_crew_progress_fn progress,
+                       void *payload)
+{
+    int64_t asked = tnd_now_ms();
+    size_t open = n;
+
+    for (size_t i = 0; i < n; i++) {
+        reqs[i].rc = 0;
+        reqs[i].done = false;
+        reqs[i].reply = NULL;
+        reqs[i].reply_len = 0;
+        reqs[i].error = NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (tnd_broker_submit(self->broker, reqs[i].service, reqs[i].key,
+                              reqs[i].body, reqs[i].len) < 0) {
+            char *why = tnd_xstrdup(tnd_error_last());
+            cancel_open(self, reqs, n, -1, why);
+            free(why);
+            return first_failure(reqs, n);
+        }
+    while (open > 0) {
         tnd_broker_event ev;
         long wait = tnd_clock_remaining(deadline, POLL_MS);
         int rc;
 
         if (self->opts->interrupted && *self->opts->interrupted) {
-            tnd_broker_cancel(self->broker, key);
-            tnd_error_set("interrupted by signal %d",
-                          (int)*self->opts->interrupted);
-            return TND_ECANCELLED;
+            char *why = tnd_xasprintf("interrupted by signal %d",
+                                      (int)*self->opts->interrupted);
+            cancel_open(self, reqs, n, TND_ECANCELLED, why);
+            free(why);
+            return first_failure(reqs, n);
         }
-        rc = tnd_broker_poll(self->broker, &ev, wait);
-        if (rc < 0)
-            return -1;
+        if ((rc = tnd_broker_poll(self->broker, &ev, wait)) < 0) {
+            char *why = tnd_xstrdup(tnd_error_last());
+            cancel_open(self, reqs, n, -1, why);
+            free(why);
+            return first_failure(reqs, n);
+        }
         if (rc == 1) {
-            bool ours = strcmp(ev.key, key) == 0;
-            if (ours && ev.kind == TND_BROKER_FINAL) {
-                *reply = ev.body;
-                *reply_len = ev.body_len;
+            tnd_crew_request *q = request_for(reqs, n, ev.key);
+            if (q && !q->done && ev.kind == TND_BROKER_FINAL) {
+                q->reply = ev.body;
+                q->reply_len = ev.body_len;
                 ev.body = NULL;
-                tnd_broker_event_clear(&ev);
-                return 0;
-            }
-            if (ours && ev.kind == TND_BROKER_FAILED) {
-                tnd_error_set("%s", ev.error);
-                tnd_broker_event_clear(&ev);
-                return -1;
-            }
-            if (ours && ev.kind == TND_BROKER_PARTIAL && progress)
+                q->done = true;
+                open--;
+            } else if (q && !q->done && ev.kind == TND_BROKER_FAILED) {
+                q->rc = -1;
+                q->error = tnd_xstrdup(ev.error);
+                q->done = true;
+                open--;
+            } else if (q && ev.kind == TND_BROKER_PARTIAL && progress) {
                 progress(ev.body, ev.body_len, payload);
+            }
             tnd_broker_event_clear(&ev);
         }
         if (tnd_supervisor_tick(self->sup, agent_gone, self->broker) < 0) {
-            tnd_broker_cancel(self->broker, key);
-            return -1;
+            char *why = tnd_xstrdup(tnd_error_last());
+            cancel_open(self, reqs, n, -1, why);
+            free(why);
+            return first_failure(reqs, n);
         }
-        if (!self->waiting_said[role] &&
-            tnd_broker_workers(self->broker, service) == 0 &&
-            tnd_now_ms() - asked > 3000) {
-            tnd_log_warn("waiting for a %s agent to connect to %s", service,
-                         self->endpoint);
+        for (size_t i = 0; i < n; i++) {
+            int role = is_reviewer(reqs[i].service);
+            if (reqs[i].done || self->waiting_said[role] ||
+                tnd_broker_workers(self->broker, reqs[i].service) > 0 ||
+                tnd_now_ms() - asked <= 3000)
+                continue;
+            tnd_log_warn("waiting for a %s agent to connect to %s",
+                         reqs[i].service, self->endpoint);
             self->waiting_said[role] = true;
         }
-        if (tnd_now_ms() >= deadline) {
-            tnd_broker_cancel(self->broker, key);
-            tnd_error_set("no reply from the %s in time", service);
-            return TND_ETIMEOUT;
+        if (open > 0 && tnd_now_ms() >= deadline) {
+            for (size_t i = 0; i < n; i++)
+                if (!reqs[i].done) {
+                    char *why = tnd_xasprintf("no reply from the %s in time",
+                                              reqs[i].service);
+                    tnd_broker_cancel(self->broker, reqs[i].key);
+                    reqs[i].done = true;
+                    reqs[i].rc = TND_ETIMEOUT;
+                    reqs[i].error = why;
+                }
+            return first_failure(reqs, n);
         }
     }
+    return first_failure(reqs, n);
+}
+
+void tnd_crew_request_clear(tnd_crew_request *q)
+{
+    free(q->reply);
+    free(q->error);
+    q->reply = NULL;
+    q->error = NULL;
+}
+
+int tnd_crew_call(tnd_crew *self, const char *service, const char *key,
+                  const char *body, size_t len, int64_t deadline,
+                  tnd_crew_progress_fn progress, void *payload, char **reply,
+                  size_t *reply_len)
+{
+    tnd_crew_request q = {
+        .service = service, .key = key, .body = body, .len = len};
+    int rc = tnd_crew_call_many(self, &q, 1, deadline, progress, payload);
+
+    *reply = q.reply;
+    *reply_len = q.reply_len;
+    q.reply = NULL;
+    tnd_crew_request_clear(&q);
+    return rc;
 }

@@ -52,7 +52,8 @@ const char *tnd_crew_runtime(const tnd_crew *self);
 /* The broker's endpoint. Borrowed. */
 const char *tnd_crew_endpoint(const tnd_crew *self);
 
-/* Send body to service ("coder" or "reviewer") under key and wait until
+/* Send body to service ("coder", "reviewer", or "reviewer.N" for quorum
+ * member N) under key and wait until
  * deadline (a tnd_now_ms() value) for the reply. Returns 0 with *reply
  * (caller frees); TND_ETIMEOUT at the deadline; TND_ECANCELLED when
  * interrupted; -1 with the error set (the request failed, an agent was
@@ -61,5 +62,30 @@ int tnd_crew_call(tnd_crew *self, const char *service, const char *key,
                   const char *body, size_t len, int64_t deadline,
                   tnd_crew_progress_fn progress, void *payload, char **reply,
                   size_t *reply_len);
+
+/* One of several requests sent at once. */
+typedef struct tnd_crew_request {
+    const char *service; /* "coder", "reviewer", "reviewer.2", ... */
+    const char *key;     /* unique among the requests */
+    const char *body;
+    size_t len;
+    /* set by tnd_crew_call_many */
+    bool done;
+    int rc;      /* as tnd_crew_call returns */
+    char *reply; /* rc 0: the reply body */
+    size_t reply_len;
+    char *error; /* rc != 0: why */
+} tnd_crew_request;
+
+/* Send n requests at once (a quorum's critiques) and wait for all of
+ * them, as tnd_crew_call does for one. Returns 0 when every request got a
+ * reply, else the first failing request's code with the error set to its
+ * reason (the others keep what they got). Free each with
+ * tnd_crew_request_clear. */
+int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
+                       int64_t deadline, tnd_crew_progress_fn progress,
+                       void *payload);
+
+void tnd_crew_request_clear(tnd_crew_request *q);
 
 #endif

@@ -115,7 +115,16 @@ int tnd_doctor(const tnd_doctor_options *opts)
     else
         row(&t, "agent programs", true, "found");
     check_agent(&t, "coder", &cfg->coder.llm, opts->timeout_ms);
-    check_agent(&t, "reviewer", &cfg->reviewer.llm, opts->timeout_ms);
+    if (tnd_config_quorum(cfg) > 1) {
+        for (int m = 1; m <= tnd_config_quorum(cfg); m++) {
+            char role[32];
+            snprintf(role, sizeof(role), "reviewer.%d", m);
+            check_agent(&t, role, tnd_config_member_llm(cfg, m),
+                        opts->timeout_ms);
+        }
+    } else {
+        check_agent(&t, "reviewer", &cfg->reviewer.llm, opts->timeout_ms);
+    }
     for (char **s = cfg->reviewer.skills; s && *s; s++) {
         const tnd_skill_config *skill = tnd_config_skill(cfg, *s);
         char check[80], found[1024];

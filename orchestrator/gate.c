@@ -89,6 +89,8 @@ static const char *failure(char *buf, size_t size, const tnd_gate_input *in)
         return buf;
     }
     if (!(c = a->critique)) {
+        if (in->critique_skipped)
+            return NULL;
         snprintf(buf, size, "no valid critique: %s",
                  a->critique_error ? a->critique_error : "none was given");
         return buf;
@@ -118,6 +120,23 @@ static const char *failure(char *buf, size_t size, const tnd_gate_input *in)
     return NULL;
 }
 
+/* A change that passed: approved, unless it touches a risky path. */
+static void approve(tnd_gate_decision *out, const tnd_gate_input *in,
+                    const char *why)
+{
+    out->passed = true;
+    if (in->risky) {
+        out->action = TND_GATE_ESCALATE;
+        snprintf(out->reason, sizeof(out->reason),
+                 "the change passes (%s), but it touches %s "
+                 "(gate.risk_paths): a human must approve it",
+                 why, in->risky);
+        return;
+    }
+    out->action = TND_GATE_APPROVE;
+    snprintf(out->reason, sizeof(out->reason), "%s", why);
+}
+
 void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
                      const tnd_gate_input *in)
 {
@@ -136,6 +155,12 @@ void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
      * checks), so a passing change the reviewer is very unsure of goes to
      * a human; one it is merely unsure of goes back for another try. */
     fail = failure(why, sizeof(why), in);
+    if (!fail && !in->audit->critique) {
+        approve(out, in,
+                "every required skill passed; no critique trigger fired "
+                "(gate.critique: on_trigger)");
+        return;
+    }
     if (!fail) {
         double confidence = in->audit->critique->confidence;
         if (confidence < cfg->human_review_below) {
@@ -149,12 +174,11 @@ void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
             return;
         }
         if (confidence >= cfg->confidence_threshold) {
-            out->passed = true;
-            out->action = TND_GATE_APPROVE;
-            snprintf(out->reason, sizeof(out->reason),
+            snprintf(why, sizeof(why),
                      "every required skill passed and the reviewer approves "
                      "(confidence %.2f)",
                      confidence);
+            approve(out, in, why);
             return;
         }
         snprintf(why, sizeof(why),

@@ -5,13 +5,16 @@
  * gate"):
  *   - a required skill that is missing, failed, timed out or could not
  *     run means not approved, whatever the critique says;
- *   - no valid critique means not approved (never a pass);
+ *   - no valid critique means not approved (never a pass), unless none
+ *     was asked for (gate.critique on_trigger, no trigger fired): then
+ *     the skills alone decide and no confidence rule applies;
  *   - a change passes when every required skill passed and the critique
  *     has verdict "approve" and no major or critical issue; then its
  *     confidence decides: at or above gate.confidence_threshold it is
  *     approved, below gate.human_review_below it goes to a human (the
  *     reviewer is too unsure to trust either way), in between it goes
  *     back to the coder;
+ *   - a change that passes but touches gate.risk_paths goes to a human;
  *   - a change that is not approved goes back to the coder, unless
  *     gate.max_iterations is reached, the same failure repeated
  *     gate.persistent_failure_threshold times in a row, or the proposal
@@ -45,6 +48,10 @@ typedef struct tnd_gate_input {
     int streak;                   /* attempts in a row, this one included,
                                      that failed with this attempt's
                                      failure signature */
+    bool critique_skipped;        /* gate.critique on_trigger and no
+                                     trigger fired: the skills decide */
+    const char *risky;            /* a changed path matching
+                                     gate.risk_paths, or NULL */
 } tnd_gate_input;
 
 typedef struct tnd_gate_decision {

@@ -182,6 +182,13 @@ static void count_pattern(totals *t, const char *sig, const char *reason,
         memset(p, 0, sizeof(*p));
         p->signature = tnd_xstrdup(sig);
         p->reason = tnd_xstrdup(reason ? reason : "");
+    } else if (reason && (strlen(reason) < strlen(p->reason) ||
+                          (strlen(reason) == strlen(p->reason) &&
+                           strcmp(reason, p->reason) < 0))) {
+        /* the plainest wording, whatever order the sessions come in
+         * (ids made in the same second sort by their random part) */
+        free(p->reason);
+        p->reason = tnd_xstrdup(reason);
     }
     p->occurrences++;
     if (first_in_session)

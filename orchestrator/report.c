@@ -17,6 +17,8 @@ struct tnd_report {
     int64_t started_wall;
     tnd_usage usage[2];
     json_object *attempts;
+    json_object *round; /* the coming attempt's critique round */
+    long critiques_asked, critiques_skipped, tokens_saved;
     char *status, *reason, *final_diff, *last_diff;
     int iterations;
     int64_t elapsed_ms;
@@ -49,6 +51,7 @@ void tnd_report_destroy(tnd_report **self_p)
     free(r->repo);
     free(r->config);
     json_object_put(r->attempts);
+    json_object_put(r->round);
     free(r->status);
     free(r->reason);
     free(r->final_diff);
@@ -97,6 +100,28 @@ static json_object *skills_json(const tnd_audit_reply *a)
     return list;
 }
 
+void tnd_report_critique(tnd_report *self, bool asked, const char *why,
+                         long tokens_saved, json_object *members)
+{
+    json_object *j = json_object_new_object();
+
+    json_object_object_add(j, "asked", json_object_new_boolean(asked));
+    json_object_object_add(j, "why", json_object_new_string(why));
+    if (!asked)
+        json_object_object_add(j, "tokens_saved_estimate",
+                               json_object_new_int64(tokens_saved));
+    if (members)
+        json_object_object_add(j, "members", members);
+    json_object_put(self->round);
+    self->round = j;
+    if (asked) {
+        self->critiques_asked++;
+    } else {
+        self->critiques_skipped++;
+        self->tokens_saved += tokens_saved;
+    }
+}
+
 void tnd_report_attempt(tnd_report *self, int attempt,
                         const tnd_code_reply *reply, const tnd_gate_input *in,
                         const tnd_gate_decision *decision,
@@ -124,6 +149,10 @@ void tnd_report_attempt(tnd_report *self, int attempt,
     json_object_object_add(
         j, "critique_error",
         tnd_json_str_or_null(in->audit ? in->audit->critique_error : NULL));
+    if (self->round) {
+        json_object_object_add(j, "critique_round", self->round);
+        self->round = NULL;
+    }
     snprintf(sig, sizeof(sig), "%016llx", (unsigned long long)signature);
     json_object_object_add(j, "failure_signature",
                            signature ? json_object_new_string(sig) : NULL);
@@ -203,6 +232,16 @@ char *tnd_report_json(const tnd_report *self)
                            tnd_json_str_or_null(self->final_diff));
     json_object_object_add(o, "last_diff",
                            tnd_json_str_or_null(self->last_diff));
+    if (self->critiques_asked || self->critiques_skipped) {
+        json_object *c = json_object_new_object();
+        json_object_object_add(c, "asked",
+                               json_object_new_int64(self->critiques_asked));
+        json_object_object_add(c, "skipped",
+                               json_object_new_int64(self->critiques_skipped));
+        json_object_object_add(c, "tokens_saved_estimate",
+                               json_object_new_int64(self->tokens_saved));
+        json_object_object_add(o, "critiques", c);
+    }
     json_object_object_add(o, "attempts", json_object_get(self->attempts));
     text = tnd_json_pretty(o);
     json_object_put(o);

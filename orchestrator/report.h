@@ -6,6 +6,8 @@
 #ifndef TND_REPORT_H
 #define TND_REPORT_H
 
+#include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +36,14 @@ void tnd_report_usage(tnd_report *self, tnd_role role, const tnd_usage *u);
 /* Usage so far: of one role, or of both with tnd_report_total. */
 const tnd_usage *tnd_report_role(const tnd_report *self, tnd_role role);
 tnd_usage tnd_report_total(const tnd_report *self);
+
+/* How the coming attempt's critique went: asked or skipped (why says
+ * which triggers fired or that none did), the tokens a skipped one
+ * would have cost (an estimate), and each quorum member's verdict
+ * (members: a JSON array, taken; may be NULL). Goes into the next
+ * tnd_report_attempt and the totals under "critiques". */
+void tnd_report_critique(tnd_report *self, bool asked, const char *why,
+                         long tokens_saved, json_object *members);
 
 /* Record one attempt: the coder's reply (may be NULL), the gate's input
  * and decision, the attempt's diff (relative path, may be NULL) and its

@@ -41,6 +41,7 @@
 #include "orchestrator/journal.h"
 #include "orchestrator/lessons.h"
 #include "orchestrator/report.h"
+#include "orchestrator/review.h"
 #include "orchestrator/session.h"
 #include "orchestrator/views.h"
 #include "orchestrator/workspace.h"
@@ -86,7 +87,10 @@ typedef struct run {
     tnd_lessons *bank;  /* what earlier tasks taught; NULL when none */
     char **lessons;     /* rendered for the coder, NULL-terminated */
     size_t nlessons;
-    char **lesson_ids; /* the ids behind them, NULL-terminated */
+    char **lesson_ids;      /* the ids behind them, NULL-terminated */
+    long ordinal;           /* this task's number among the repo's sessions */
+    double last_confidence; /* the last critique's; < 0: none yet */
+    long critique_tokens;   /* what the last critique asked cost */
 } run;
 
 /* The loop's memory between attempts. */
@@ -109,6 +113,7 @@ typedef struct attempt {
     char *diff;
     char *diff_rel;
     char *apply_error;
+    char *risky; /* a changed path in gate.risk_paths, or NULL */
 } attempt;
 
 static volatile sig_atomic_t interrupted;
@@ -240,25 +245,35 @@ static int journal_reply(run *r, const char *type, int n, const char *body,
 
 /* ---- set-up ------------------------------------------------------------- */
 
+static int check_one_llm(const tnd_llm_config *llm, const char *label)
+{
+    if (strcmp(llm->provider, "replay") == 0 && !*llm->cassette)
+        return tnd_error_config("%s: provider replay needs a cassette (set "
+                                "llm.cassette in agents.yaml)",
+                                label);
+    if (strcmp(llm->provider, "replay") == 0 && !tnd_fs_exists(llm->cassette))
+        return tnd_error_config("%s.cassette: %s does not exist", label,
+                                llm->cassette);
+    if (strcmp(llm->provider, "command") == 0 && !llm->command.argv)
+        return tnd_error_config("%s: provider command needs llm.command (the "
+                                "program to run)",
+                                label);
+    return 0;
+}
+
+/* What the loader cannot know: whether the files named exist now, and
+ * what --llm made of the models. */
 static int check_llm(const tnd_config *cfg)
 {
-    const tnd_llm_config *llm[2] = {&cfg->coder.llm, &cfg->reviewer.llm};
-    static const char *const roles[2] = {"coder", "reviewer"};
+    char label[64];
 
-    for (int i = 0; i < 2; i++) {
-        if (strcmp(llm[i]->provider, "replay") == 0 && !*llm[i]->cassette)
-            return tnd_error_config("agents.%s.llm: provider replay needs a "
-                                    "cassette (set llm.cassette in "
-                                    "agents.yaml)",
-                                    roles[i]);
-        if (strcmp(llm[i]->provider, "replay") == 0 &&
-            !tnd_fs_exists(llm[i]->cassette))
-            return tnd_error_config("agents.%s.llm.cassette: %s does not exist",
-                                    roles[i], llm[i]->cassette);
-        if (strcmp(llm[i]->provider, "command") == 0 && !llm[i]->command.argv)
-            return tnd_error_config("agents.%s.llm: provider command needs "
-                                    "llm.command (the program to run)",
-                                    roles[i]);
+    if (check_one_llm(&cfg->coder.llm, "agents.coder.llm") < 0 ||
+        check_one_llm(&cfg->reviewer.llm, "agents.reviewer.llm") < 0)
+        return -1;
+    for (size_t i = 0; i < cfg->reviewer.nmodels; i++) {
+        snprintf(label, sizeof(label), "agents.reviewer.models[%zu]", i);
+        if (check_one_llm(&cfg->reviewer.models[i], label) < 0)
+            return -1;
     }
     return 0;
 }
@@ -456,8 +471,7 @@ static void describe_audit(run *r, int n, const tnd_audit_reply *a,
                                                         : "FAIL");
         if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
             tnd_buf_printf(&b, " (exit %d)", s->exit_code);
-        else if (s->status != TND_SKILL_PASS &&
-                 s->status != TND_SKILL_SKIPPED)
+        else if (s->status != TND_SKILL_PASS && s->status != TND_SKILL_SKIPPED)
             tnd_buf_printf(&b, " (%s)", tnd_skill_status_name(s->status));
     }
     if (a->critique)
@@ -557,39 +571,322 @@ static int apply(run *r, attempt *a)
     return 0;
 }
 
-static int audit(run *r, attempt *a)
+/* Journal an audit's (merged) reply with how its critique went. */
+static int journal_audit(run *r, int n, const tnd_audit_reply *a, bool asked,
+                         const char *why)
 {
-    tnd_audit_request ar = {(char *)tnd_session_id(r->session), a->n,
-                            (char *)r->opts.task,
-                            (char *)tnd_workspace_path(r->ws), a->diff};
+    size_t len;
+    char *body = tnd_audit_reply_encode(a, &len);
+    json_object *reply = NULL, *f, *c;
+    int rc;
+
+    rc = tnd_json_parse(&reply, body, len);
+    free(body);
+    if (rc < 0)
+        return -1;
+    f = json_object_new_object();
+    json_object_object_add(f, "attempt", json_object_new_int(n));
+    json_object_object_add(f, "reply", reply);
+    c = json_object_new_object();
+    json_object_object_add(c, "asked", json_object_new_boolean(asked));
+    json_object_object_add(c, "why", json_object_new_string(why));
+    json_object_object_add(f, "critique", c);
+    return step(r, "audit", f);
+}
+
+/* The audit record's critique round, when the audit went in phases. */
+static bool journaled_round(const run *r, int n, bool *asked, char *why,
+                            size_t size)
+{
+    long i = find(r, "audit", n, 0);
+    json_object *c, *v;
+
+    if (i < 0 ||
+        !json_object_object_get_ex(tnd_journal_record(r->journal, (size_t)i),
+                                   "critique", &c) ||
+        !json_object_object_get_ex(c, "asked", &v))
+        return false;
+    *asked = json_object_get_boolean(v);
+    snprintf(why, size, "%s", rec_str(c, "why") ? rec_str(c, "why") : "");
+    return true;
+}
+
+/* Ask the reviewer (service) for one reply, or take it from the journal
+ * under type. Decoded into out. */
+static int ask_reviewer(run *r, int n, const char *service, const char *type,
+                        const tnd_audit_request *ar, tnd_audit_reply *out)
+{
     char key[160];
     char *body, *reply;
     size_t len, reply_len = 0;
-    bool replayed = true;
     int rc;
 
-    if (!(reply = journaled_reply(r, "audit", a->n, &reply_len))) {
-        replayed = false;
-        body = tnd_audit_request_encode(&ar, &len);
-        snprintf(key, sizeof(key), "%s/%d/reviewer", ar.task_id, a->n);
-        say(r, "[%d/%d] reviewer: auditing", a->n, r->gate.max_iterations);
-        phase(r, a->n, "auditing");
-        rc = ask(r, "reviewer", key, body, len, &reply, &reply_len);
+    if (!(reply = journaled_reply(r, type, n, &reply_len))) {
+        body = tnd_audit_request_encode(ar, &len);
+        snprintf(key, sizeof(key), "%s/%d/%s", ar->task_id, n, type);
+        rc = ask(r, service, key, body, len, &reply, &reply_len);
         free(body);
-        if (rc == 0 &&
-            (rc = journal_reply(r, "audit", a->n, reply, reply_len)) < 0)
+        if (rc == 0 && (rc = journal_reply(r, type, n, reply, reply_len)) < 0)
             free(reply);
         if (rc < 0)
             return rc;
     }
-    if ((rc = tnd_audit_reply_decode(&a->audit, reply, reply_len)) == 0) {
-        a->audited = true;
-        tnd_report_usage(r->report, TND_ROLE_REVIEWER, &a->audit.usage);
-        a->in.audit = &a->audit;
-        describe_audit(r, a->n, &a->audit, replayed);
-    }
+    rc = tnd_audit_reply_decode(out, reply, reply_len);
     free(reply);
     return rc;
+}
+
+/* The critiques of the quorum's members (or of the one reviewer) on the
+ * evidence in ar, asked at once; those already journaled are not asked
+ * again. members[i] gets member i+1's reply. */
+static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
+                       tnd_audit_reply *members)
+{
+    tnd_crew_request *reqs = tnd_xcalloc((size_t)quorum, sizeof(*reqs));
+    char **bodies = tnd_xcalloc((size_t)quorum, sizeof(char *));
+    char **replies = tnd_xcalloc((size_t)quorum, sizeof(char *));
+    size_t *lens = tnd_xcalloc((size_t)quorum, sizeof(size_t));
+    char types[16][32], keys[16][160], services[16][32];
+    size_t nreq = 0;
+    bool by_budget;
+    int rc = 0;
+
+    for (int m = 0; m < quorum && m < 16; m++) {
+        snprintf(types[m], sizeof(types[m]), "critique.%d", m + 1);
+        if ((replies[m] = journaled_reply(r, types[m], n, &lens[m])))
+            continue;
+        if (quorum > 1)
+            snprintf(services[m], sizeof(services[m]), "reviewer.%d", m + 1);
+        else
+            snprintf(services[m], sizeof(services[m]), "reviewer");
+        snprintf(keys[m], sizeof(keys[m]), "%s/%d/%s", ar->task_id, n,
+                 types[m]);
+        bodies[m] = tnd_audit_request_encode(ar, &reqs[nreq].len);
+        reqs[nreq].service = services[m];
+        reqs[nreq].key = keys[m];
+        reqs[nreq].body = bodies[m];
+        nreq++;
+    }
+    if (nreq > 0) {
+        int64_t deadline = deadline_for(r, &by_budget);
+        r->streamed = 0;
+        rc = tnd_crew_call_many(r->crew, reqs, nreq, deadline, on_progress, r);
+        end_progress(r);
+        if (rc == TND_ETIMEOUT && !by_budget)
+            tnd_error_set("no critique from the reviewers within %d s "
+                          "(orchestrator.request_timeout_s)",
+                          r->cfg->orchestrator.request_timeout_s);
+    }
+    /* journal every reply that came, failure or not: a resumed run asks
+     * only the members that did not answer */
+    for (size_t i = 0, m = 0; i < nreq; i++, m++) {
+        while (replies[m])
+            m++;
+        if (reqs[i].rc == 0) {
+            replies[m] = reqs[i].reply;
+            lens[m] = reqs[i].reply_len;
+            reqs[i].reply = NULL;
+            if (journal_reply(r, types[m], n, replies[m], lens[m]) < 0 &&
+                rc == 0)
+                rc = -1;
+        }
+        tnd_crew_request_clear(&reqs[i]);
+    }
+    for (int m = 0; rc == 0 && m < quorum; m++)
+        if (tnd_audit_reply_decode(&members[m], replies[m], lens[m]) < 0) {
+            tnd_error_prefix("reviewer %d", m + 1);
+            rc = -1;
+        }
+    for (int m = 0; m < quorum; m++) {
+        free(bodies[m]);
+        free(replies[m]);
+    }
+    free(bodies);
+    free(replies);
+    free(lens);
+    free(reqs);
+    return rc;
+}
+
+/* What a skipped critique would have cost: the last one asked, or the
+ * evidence's size in tokens (about 4 bytes each) with the prompt's
+ * frame and an answer. */
+static long tokens_saved(const run *r, const attempt *a,
+                         const tnd_audit_reply *skills)
+{
+    size_t bytes = a->diff ? strlen(a->diff) : 0;
+
+    if (r->critique_tokens > 0)
+        return r->critique_tokens;
+    for (size_t i = 0; i < skills->nskills; i++)
+        bytes += strlen(skills->skills[i].output);
+    return (long)(bytes / 4) + 1000;
+}
+
+static json_object *members_json(const tnd_audit_reply *members, int n)
+{
+    json_object *list = json_object_new_array();
+
+    for (int m = 0; m < n; m++) {
+        json_object *j = json_object_new_object();
+        const tnd_critique *c = members[m].critique;
+        json_object_object_add(j, "member", json_object_new_int(m + 1));
+        if (c) {
+            json_object_object_add(
+                j, "verdict",
+                json_object_new_string(tnd_verdict_name(c->verdict)));
+            json_object_object_add(j, "confidence",
+                                   json_object_new_double(c->confidence));
+            json_object_object_add(j, "issues",
+                                   json_object_new_int((int)c->nissues));
+        } else {
+            json_object_object_add(
+                j, "error", tnd_json_str_or_null(members[m].critique_error));
+        }
+        json_object_array_add(list, j);
+    }
+    return list;
+}
+
+/* The audit in two phases (gate.critique on_trigger, or a quorum): the
+ * skills once, then the critique when a trigger fires, from every
+ * member, merged. The merged reply is journaled as the attempt's audit. */
+static int audit_in_phases(run *r, attempt *a, int quorum)
+{
+    tnd_audit_request ar = {
+        .task_id = (char *)tnd_session_id(r->session),
+        .attempt = a->n,
+        .task = (char *)r->opts.task,
+        .workspace = (char *)tnd_workspace_path(r->ws),
+        .diff = a->diff,
+    };
+    tnd_audit_reply *members = NULL;
+    tnd_trigger_input ti;
+    char why[600];
+    bool asked;
+    int rc;
+
+    say(r, "[%d/%d] reviewer: running the skills", a->n,
+        r->gate.max_iterations);
+    phase(r, a->n, "auditing");
+    rc = ask_reviewer(r, a->n, quorum > 1 ? "reviewer.1" : "reviewer", "skills",
+                      &ar, &a->audit);
+    if (rc < 0)
+        return rc;
+    memset(&ti, 0, sizeof(ti));
+    ti.skills = &a->audit;
+    ti.required = (const char *const *)r->required;
+    ti.changed_lines = tnd_review_changed_lines(a->diff);
+    ti.risky = a->in.risky;
+    ti.last_confidence = r->last_confidence;
+    ti.ordinal = r->ordinal;
+    asked = tnd_review_triggers(why, sizeof(why), &r->gate, &ti);
+    if (!asked) {
+        say(r, "[%d/%d] reviewer: no critique: %s", a->n,
+            r->gate.max_iterations, why);
+        tnd_report_critique(r->report, false, why,
+                            tokens_saved(r, a, &a->audit), NULL);
+        a->in.critique_skipped = true;
+        free(a->audit.critique_error);
+        a->audit.critique_error = tnd_xstrdup(why);
+        goto journal;
+    }
+    say(r, "[%d/%d] reviewer%s: critique (%s)", a->n, r->gate.max_iterations,
+        quorum > 1 ? "s" : "", why);
+    phase(r, a->n, "critique");
+    ar.critique = true;
+    ar.skills = a->audit.skills;
+    ar.nskills = a->audit.nskills;
+    members = tnd_xcalloc((size_t)quorum, sizeof(*members));
+    if ((rc = ask_members(r, a->n, quorum, &ar, members)) < 0)
+        goto out;
+    if (quorum == 1) {
+        tnd_critique_destroy(&a->audit.critique);
+        free(a->audit.critique_error);
+        a->audit.critique = members[0].critique;
+        a->audit.critique_error = members[0].critique_error;
+        members[0].critique = NULL;
+        members[0].critique_error = NULL;
+        tnd_usage_add(&a->audit.usage, &members[0].usage);
+    } else {
+        tnd_usage usage = a->audit.usage;
+        tnd_review_merge(&a->audit, members, (size_t)quorum,
+                         strcmp(r->cfg->reviewer.quorum, "majority") == 0);
+        tnd_usage_add(&a->audit.usage, &usage);
+    }
+    r->critique_tokens =
+        a->audit.usage.prompt_tokens + a->audit.usage.completion_tokens;
+    tnd_report_critique(r->report, true, why, 0,
+                        quorum > 1 ? members_json(members, quorum) : NULL);
+journal:
+    rc = journal_audit(r, a->n, &a->audit, asked, why);
+out:
+    for (int m = 0; members && m < quorum; m++)
+        tnd_audit_reply_clear(&members[m]);
+    free(members);
+    return rc;
+}
+
+/* The audit in one request: the reviewer runs the skills and asks its
+ * model (gate.critique always, one reviewer). */
+static int audit_at_once(run *r, attempt *a)
+{
+    tnd_audit_request ar = {
+        .task_id = (char *)tnd_session_id(r->session),
+        .attempt = a->n,
+        .task = (char *)r->opts.task,
+        .workspace = (char *)tnd_workspace_path(r->ws),
+        .diff = a->diff,
+        .critique = true,
+    };
+
+    say(r, "[%d/%d] reviewer: auditing", a->n, r->gate.max_iterations);
+    phase(r, a->n, "auditing");
+    return ask_reviewer(r, a->n, "reviewer", "audit", &ar, &a->audit);
+}
+
+static int audit(run *r, attempt *a)
+{
+    int quorum = tnd_config_quorum(r->cfg);
+    bool phased = quorum > 1 || strcmp(r->gate.critique, "always") != 0;
+    bool asked = true, replayed = false;
+    char why[600], risky[512];
+    int rc;
+
+    a->in.risky =
+        tnd_review_risky(risky, sizeof(risky), r->gate.risk_paths, a->diff);
+    if (a->in.risky) {
+        a->risky = tnd_xstrdup(a->in.risky);
+        a->in.risky = a->risky;
+    }
+    if (journaled_round(r, a->n, &asked, why, sizeof(why)) ||
+        find(r, "audit", a->n, 0) >= 0) {
+        /* decided before a crash: the journal has the merged reply */
+        size_t len = 0;
+        char *reply = journaled_reply(r, "audit", a->n, &len);
+        replayed = true;
+        rc = reply ? tnd_audit_reply_decode(&a->audit, reply, len) : -1;
+        free(reply);
+        if (rc == 0 && phased)
+            tnd_report_critique(r->report, asked, why,
+                                asked ? 0 : tokens_saved(r, a, &a->audit),
+                                NULL);
+        if (rc == 0 && phased && asked)
+            r->critique_tokens =
+                a->audit.usage.prompt_tokens + a->audit.usage.completion_tokens;
+        a->in.critique_skipped = !asked;
+    } else {
+        rc = phased ? audit_in_phases(r, a, quorum) : audit_at_once(r, a);
+    }
+    if (rc < 0)
+        return rc;
+    a->audited = true;
+    tnd_report_usage(r->report, TND_ROLE_REVIEWER, &a->audit.usage);
+    a->in.audit = &a->audit;
+    if (a->audit.critique)
+        r->last_confidence = a->audit.critique->confidence;
+    describe_audit(r, a->n, &a->audit, replayed);
+    return 0;
 }
 
 static void attempt_clear(attempt *a)
@@ -605,6 +902,7 @@ static void attempt_clear(attempt *a)
     free(a->diff);
     free(a->diff_rel);
     free(a->apply_error);
+    free(a->risky);
 }
 
 /* Approve: final.diff, the diff on stdout. */
@@ -1283,6 +1581,7 @@ static json_object *task_record(const run *r, int64_t started_wall)
                            json_object_new_boolean(r->opts.keep_workspace));
     json_object_object_add(f, "started_ms",
                            json_object_new_int64(started_wall));
+    json_object_object_add(f, "ordinal", json_object_new_int64(r->ordinal));
     return f;
 }
 
@@ -1295,6 +1594,7 @@ int tnd_run(const tnd_run_options *opts)
     memset(&r, 0, sizeof(r));
     r.opts = *opts;
     r.started = tnd_now_ms();
+    r.last_confidence = -1;
     tnd_log_init("tandem", opts->verbose ? TND_LOG_DEBUG : TND_LOG_WARN);
     if (!(r.repo = tnd_fs_realpath(opts->repo ? opts->repo : "."))) {
         fprintf(stderr, "tandem: --repo: %s\n", tnd_error_last());
@@ -1321,8 +1621,12 @@ int tnd_run(const tnd_run_options *opts)
     }
     {
         char *path = tnd_session_path(r.session, "journal.jsonl");
+        char **ids = tnd_session_list(r.repo);
         r.journal = tnd_journal_open(path);
         free(path);
+        for (char **p = ids; *p; p++)
+            r.ordinal++; /* this session included */
+        tnd_fs_list_free(ids);
     }
     if (!r.journal || step(&r, "task", task_record(&r, started_wall)) < 0) {
         fprintf(stderr, "tandem: %s\n", tnd_error_last());
@@ -1382,6 +1686,7 @@ static int restore_options(run *r, json_object *task,
     r->opts.quiet = o->quiet;
     r->opts.verbose = o->verbose;
     *started = rec_int(task, "started_ms");
+    r->ordinal = rec_int(task, "ordinal");
     return 0;
 }
 
@@ -1435,6 +1740,7 @@ int tnd_run_continue(const tnd_continue_options *o)
 
     memset(&r, 0, sizeof(r));
     r.started = tnd_now_ms();
+    r.last_confidence = -1;
     tnd_log_init("tandem", o->verbose ? TND_LOG_DEBUG : TND_LOG_WARN);
     if (!(r.repo = tnd_fs_realpath(o->repo ? o->repo : "."))) {
         fprintf(stderr, "tandem: --repo: %s\n", tnd_error_last());

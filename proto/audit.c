@@ -58,6 +58,10 @@ static int lookup_name(const char *const *names, int first, int count,
 
 /* ---- request ------------------------------------------------------------ */
 
+static json_object *skills_to_json(const tnd_skill_result *skills, size_t n);
+static int skills_from_json(tnd_skill_result **out, size_t *count,
+                            json_object *arr);
+
 char *tnd_audit_request_encode(const tnd_audit_request *r, size_t *len_out)
 {
     json_object *o = tnd_body_new("audit", r->task_id, r->attempt);
@@ -66,13 +70,17 @@ char *tnd_audit_request_encode(const tnd_audit_request *r, size_t *len_out)
     json_object_object_add(o, "workspace",
                            json_object_new_string(r->workspace));
     json_object_object_add(o, "diff", json_object_new_string(r->diff));
+    json_object_object_add(o, "critique", json_object_new_boolean(r->critique));
+    if (r->skills)
+        json_object_object_add(o, "skills",
+                               skills_to_json(r->skills, r->nskills));
     return tnd_body_finish(o, len_out);
 }
 
 int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
                              size_t len)
 {
-    json_object *o = NULL;
+    json_object *o = NULL, *skills = NULL;
     int error = -1;
 
     memset(out, 0, sizeof(*out));
@@ -85,6 +93,13 @@ int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
                          TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_str(&out->diff, o, "diff", TND_BODY_MAX_DIFF,
                          TND_JSON_REQUIRED) < 0)
+        goto out;
+    out->critique = true;
+    if (tnd_json_get_bool(&out->critique, o, "critique", TND_JSON_OPTIONAL) <
+            0 ||
+        tnd_json_get_array(&skills, o, "skills", TND_BODY_MAX_SKILLS,
+                           TND_JSON_OPTIONAL) < 0 ||
+        (skills && skills_from_json(&out->skills, &out->nskills, skills) < 0))
         goto out;
     if (out->workspace[0] != '/') {
         tnd_error_set("field 'workspace' must be an absolute path");
@@ -104,6 +119,9 @@ void tnd_audit_request_clear(tnd_audit_request *r)
     free(r->task);
     free(r->workspace);
     free(r->diff);
+    for (size_t i = 0; i < r->nskills; i++)
+        tnd_skill_result_clear(&r->skills[i]);
+    free(r->skills);
     memset(r, 0, sizeof(*r));
 }
 
@@ -398,13 +416,12 @@ static int evidence_from_json(tnd_skill_result *s, json_object *j)
     return 0;
 }
 
-char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out)
+static json_object *skills_to_json(const tnd_skill_result *skills, size_t n)
 {
-    json_object *o = tnd_body_new("audit_reply", r->task_id, r->attempt);
-    json_object *skills = json_object_new_array();
+    json_object *arr = json_object_new_array();
 
-    for (size_t i = 0; i < r->nskills; i++) {
-        const tnd_skill_result *s = &r->skills[i];
+    for (size_t i = 0; i < n; i++) {
+        const tnd_skill_result *s = &skills[i];
         json_object *j = json_object_new_object();
         json_object_object_add(j, "name", json_object_new_string(s->name));
         json_object_object_add(
@@ -421,9 +438,16 @@ char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out)
         json_object_object_add(
             j, "output", json_object_new_string(s->output ? s->output : ""));
         evidence_to_json(j, s);
-        json_object_array_add(skills, j);
+        json_object_array_add(arr, j);
     }
-    json_object_object_add(o, "skills", skills);
+    return arr;
+}
+
+char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out)
+{
+    json_object *o = tnd_body_new("audit_reply", r->task_id, r->attempt);
+
+    json_object_object_add(o, "skills", skills_to_json(r->skills, r->nskills));
     json_object_object_add(
         o, "critique", r->critique ? tnd_critique_to_json(r->critique) : NULL);
     json_object_object_add(o, "critique_error",
@@ -460,6 +484,25 @@ static int skill_from_json(tnd_skill_result *s, json_object *j)
     return 0;
 }
 
+/* Decodes an array of skill results; on failure *out holds what was read so
+ * far (the caller clears it). */
+static int skills_from_json(tnd_skill_result **out, size_t *count,
+                            json_object *arr)
+{
+    size_t n = json_object_array_length(arr);
+
+    *out = tnd_xcalloc(n + 1, sizeof(**out));
+    *count = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (skill_from_json(&(*out)[(*count)++],
+                            json_object_array_get_idx(arr, i)) < 0) {
+            tnd_error_prefix("skills[%zu]", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body, size_t len)
 {
     json_object *o = NULL, *skills = NULL, *crit = NULL, *usage = NULL;
@@ -477,15 +520,8 @@ int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body, size_t len)
         tnd_json_get_object(&usage, o, "usage", TND_JSON_OPTIONAL) < 0 ||
         tnd_usage_from_json(&out->usage, usage) < 0)
         goto out;
-    out->skills =
-        tnd_xcalloc(json_object_array_length(skills) + 1, sizeof(*out->skills));
-    for (size_t i = 0; i < json_object_array_length(skills); i++) {
-        if (skill_from_json(&out->skills[out->nskills++],
-                            json_object_array_get_idx(skills, i)) < 0) {
-            tnd_error_prefix("skills[%zu]", i);
-            goto out;
-        }
-    }
+    if (skills_from_json(&out->skills, &out->nskills, skills) < 0)
+        goto out;
     if (crit && tnd_critique_from_json(&out->critique, crit) < 0) {
         tnd_error_prefix("critique");
         goto out;

@@ -9,16 +9,6 @@
 
 #include "proto/body.h"
 
-/* orchestrator -> reviewer */
-typedef struct tnd_audit_request {
-    char *task_id;
-    int attempt;
-    char *task;
-    char *workspace; /* absolute path of the tree to audit (the reviewer
-                        must see the same filesystem) */
-    char *diff;      /* the proposal as a unified diff against the base */
-} tnd_audit_request;
-
 typedef enum tnd_skill_status {
     TND_SKILL_PASS = 0,
     TND_SKILL_FAIL,    /* ran and reported failure (non-zero exit) */
@@ -52,6 +42,20 @@ typedef struct tnd_skill_result {
                        may be NULL when none */
     size_t nchanged;
 } tnd_skill_result;
+
+/* orchestrator -> reviewer */
+typedef struct tnd_audit_request {
+    char *task_id;
+    int attempt;
+    char *task;
+    char *workspace; /* absolute path of the tree to audit (the reviewer
+                        must see the same filesystem) */
+    char *diff;      /* the proposal as a unified diff against the base */
+    bool critique;   /* ask the model for a critique (default true) */
+    tnd_skill_result *skills; /* results of a run already made (the
+                                 reviewer then runs no skill), or NULL */
+    size_t nskills;
+} tnd_audit_request;
 
 typedef enum tnd_verdict {
     TND_VERDICT_APPROVE = 1,

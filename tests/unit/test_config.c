@@ -561,7 +561,7 @@ static const bad_case bad_cases[] = {
      "agents.yaml:2:3: unknown key 'colour' in gate (known keys: "
      "max_iterations, confidence_threshold, human_review_below, "
      "persistent_failure_threshold, max_tokens, max_llm_calls, max_wall_s, "
-     "escalate, risk_paths)"},
+     "escalate, risk_paths, critique, critique_diff_lines, critique_every)"},
     {"verbose: true\n",
      "agents.yaml:1:1: unknown key 'verbose' in the top level (known keys: "
      "gate, orchestrator, agents, version, skills)"},
@@ -1076,6 +1076,13 @@ static void the_documented_file_is_the_defaults(void **state)
     assert_int_equal(file->gate.max_wall_s, def->gate.max_wall_s);
     assert_string_equal(file->gate.escalate, def->gate.escalate);
     assert_null(file->gate.risk_paths[0]);
+    assert_string_equal(file->gate.critique, def->gate.critique);
+    assert_int_equal(file->gate.critique_diff_lines,
+                     def->gate.critique_diff_lines);
+    assert_int_equal(file->gate.critique_every, def->gate.critique_every);
+    assert_null(file->coder.context_include[0]);
+    assert_string_equal(file->reviewer.quorum, def->reviewer.quorum);
+    assert_int_equal(file->reviewer.nmodels, 0);
     assert_string_equal(file->orchestrator.endpoint,
                         def->orchestrator.endpoint);
     assert_int_equal(file->orchestrator.heartbeat_ms,
@@ -1116,8 +1123,7 @@ static void the_documented_file_is_the_defaults(void **state)
                             def->skills[i].command.display);
         assert_int_equal(file->skills[i].required, def->skills[i].required);
         assert_int_equal(file->skills[i].timeout_s, def->skills[i].timeout_s);
-        assert_int_equal(file->skills[i].output_cap,
-                         def->skills[i].output_cap);
+        assert_int_equal(file->skills[i].output_cap, def->skills[i].output_cap);
         assert_string_equal(file->skills[i].builtin, def->skills[i].builtin);
         assert_null(file->skills[i].paths[0]);
         assert_null(file->skills[i].after);

@@ -1,0 +1,245 @@
+/* Critique triggers, risky paths and the quorum merge (see review.h). */
+#include "orchestrator/review.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/xalloc.h"
+#include "skills/glob.h"
+#include "skills/patch.h"
+
+static bool passed(const tnd_skill_result *s)
+{
+    return s->status == TND_SKILL_PASS || s->status == TND_SKILL_SKIPPED;
+}
+
+static bool required(const tnd_trigger_input *in, const tnd_skill_result *s)
+{
+    for (const char *const *r = in->required; r && *r; r++)
+        if (strcmp(*r, s->name) == 0)
+            return true;
+    return s->required;
+}
+
+/* The first required skill that did not pass, or NULL. A required skill
+ * the reviewer did not report counts as not passing. */
+static const char *failed_skill(const tnd_trigger_input *in)
+{
+    const tnd_audit_reply *a = in->skills;
+
+    for (const char *const *r = in->required; r && *r; r++) {
+        bool found = false;
+        for (size_t i = 0; a && i < a->nskills && !found; i++)
+            found = strcmp(a->skills[i].name, *r) == 0;
+        if (!found)
+            return *r;
+    }
+    for (size_t i = 0; a && i < a->nskills; i++)
+        if (required(in, &a->skills[i]) && !passed(&a->skills[i]))
+            return a->skills[i].name;
+    return NULL;
+}
+
+bool tnd_review_triggers(char *why, size_t size, const tnd_gate_config *cfg,
+                         const tnd_trigger_input *in)
+{
+    tnd_buf b;
+    const char *failed;
+    bool fired;
+
+    if (strcmp(cfg->critique, "on_trigger") != 0) {
+        snprintf(why, size, "gate.critique is %s", cfg->critique);
+        return true;
+    }
+    tnd_buf_init(&b, size > 1 ? size - 1 : 1);
+    if ((failed = failed_skill(in)))
+        tnd_buf_printf(&b, "; required skill %s did not pass", failed);
+    if (in->risky)
+        tnd_buf_printf(&b, "; the change touches %s (gate.risk_paths)",
+                       in->risky);
+    if (in->changed_lines > (size_t)cfg->critique_diff_lines)
+        tnd_buf_printf(&b,
+                       "; the change has %zu changed lines "
+                       "(gate.critique_diff_lines is %d)",
+                       in->changed_lines, cfg->critique_diff_lines);
+    if (in->last_confidence >= 0 &&
+        in->last_confidence < cfg->confidence_threshold)
+        tnd_buf_printf(&b,
+                       "; the previous critique's confidence %.2f was below "
+                       "gate.confidence_threshold %.2f",
+                       in->last_confidence, cfg->confidence_threshold);
+    if (cfg->critique_every > 0 && in->ordinal > 0 &&
+        in->ordinal % cfg->critique_every == 0)
+        tnd_buf_printf(&b,
+                       "; task %ld is a periodic check "
+                       "(gate.critique_every is %d)",
+                       in->ordinal, cfg->critique_every);
+    fired = b.len > 0;
+    if (fired)
+        snprintf(why, size, "%s", tnd_buf_str(&b) + 2);
+    else
+        snprintf(why, size, "no trigger fired (gate.critique: on_trigger)");
+    tnd_buf_free(&b);
+    return fired;
+}
+
+const char *tnd_review_risky(char *buf, size_t size, char *const *globs,
+                             const char *diff)
+{
+    tnd_patch patch;
+    const char **paths = NULL;
+    const char *found = NULL;
+
+    if (!globs || !*globs || !diff || !*diff)
+        return NULL;
+    /* a diff naming too many files still has its first ones parsed */
+    (void)tnd_patch_parse(&patch, diff, strlen(diff), NULL, NULL);
+    paths = tnd_patch_paths(&patch);
+    for (size_t i = 0; paths && paths[i] && !found; i++)
+        if (tnd_glob_match_any(globs, paths[i])) {
+            snprintf(buf, size, "%s", paths[i]);
+            found = buf;
+        }
+    free(paths);
+    tnd_patch_clear(&patch);
+    return found;
+}
+
+size_t tnd_review_changed_lines(const char *diff)
+{
+    tnd_patch patch;
+    size_t n;
+
+    if (!diff)
+        return 0;
+    (void)tnd_patch_parse(&patch, diff, strlen(diff), NULL, NULL);
+    n = patch.added + patch.removed;
+    tnd_patch_clear(&patch);
+    return n;
+}
+
+/* ---- the quorum merge --------------------------------------------------- */
+
+static char *dup_or_null(const char *s)
+{
+    return s ? tnd_xstrdup(s) : NULL;
+}
+
+static bool same_place(const tnd_issue *a, const tnd_issue *b)
+{
+    if (a->type != b->type || a->line != b->line)
+        return false;
+    if (!a->file || !b->file)
+        return !a->file && !b->file;
+    return strcmp(a->file, b->file) == 0;
+}
+
+static void add_issue(tnd_critique *c, size_t *cap, const tnd_issue *is)
+{
+    for (size_t i = 0; i < c->nissues; i++) {
+        tnd_issue *have = &c->issues[i];
+        if (!same_place(have, is))
+            continue;
+        if (is->severity > have->severity) {
+            /* the graver reading wins, with its own words */
+            free(have->description);
+            free(have->evidence);
+            free(have->suggested_fix);
+            have->severity = is->severity;
+            have->description = tnd_xstrdup(is->description);
+            have->evidence = dup_or_null(is->evidence);
+            have->suggested_fix = dup_or_null(is->suggested_fix);
+        }
+        return;
+    }
+    TND_GROW(c->issues, *cap, c->nissues + 1);
+    c->issues[c->nissues++] = (tnd_issue){
+        .type = is->type,
+        .severity = is->severity,
+        .file = dup_or_null(is->file),
+        .line = is->line,
+        .description = tnd_xstrdup(is->description),
+        .evidence = dup_or_null(is->evidence),
+        .suggested_fix = dup_or_null(is->suggested_fix),
+    };
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The middle value (the lower middle for an even count). */
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), by_value);
+    return v[(n - 1) / 2];
+}
+
+void tnd_review_merge(tnd_audit_reply *out, const tnd_audit_reply *members,
+                      size_t n, bool majority)
+{
+    tnd_critique *c = tnd_xcalloc(1, sizeof(*c));
+    double *conf = tnd_xcalloc(n + 1, sizeof(*conf));
+    size_t approvals = 0, valid = 0, cap = 0;
+    tnd_buf summary;
+
+    tnd_critique_destroy(&out->critique);
+    free(out->critique_error);
+    out->critique_error = NULL;
+    memset(&out->usage, 0, sizeof(out->usage));
+    tnd_buf_init(&summary, 4000);
+    for (size_t i = 0; i < n; i++) {
+        const tnd_critique *m = members[i].critique;
+        tnd_usage_add(&out->usage, &members[i].usage);
+        if (!m) {
+            tnd_buf_printf(&summary, "%sreviewer %zu: no valid critique (%s)",
+                           i ? "; " : "", i + 1,
+                           members[i].critique_error ? members[i].critique_error
+                                                     : "none was given");
+            continue;
+        }
+        conf[valid++] = m->confidence;
+        if (m->verdict == TND_VERDICT_APPROVE)
+            approvals++;
+        for (size_t k = 0; k < m->nissues; k++)
+            add_issue(c, &cap, &m->issues[k]);
+        for (int k = 0; k < TND_CRITERIA; k++) {
+            const tnd_criterion *mc = &m->criteria[k];
+            tnd_criterion *cc = &c->criteria[k];
+            if (!mc->present || (cc->present && cc->score <= mc->score))
+                continue;
+            free(cc->reason);
+            cc->present = true;
+            cc->score = mc->score;
+            cc->reason = dup_or_null(mc->reason);
+        }
+        tnd_buf_printf(&summary, "%sreviewer %zu: %s %.2f: %s", i ? "; " : "",
+                       i + 1, tnd_verdict_name(m->verdict), m->confidence,
+                       m->summary ? m->summary : "");
+    }
+    if (valid == 0) {
+        out->critique_error = tnd_xasprintf(
+            "no reviewer gave a valid critique: %s", tnd_buf_str(&summary));
+        tnd_critique_destroy(&c);
+    } else {
+        bool approve = majority ? approvals * 2 > n : approvals == n;
+        double lowest = conf[0];
+        for (size_t i = 1; i < valid; i++)
+            if (conf[i] < lowest)
+                lowest = conf[i];
+        c->verdict = approve ? TND_VERDICT_APPROVE : TND_VERDICT_REVISE;
+        c->confidence = majority ? median(conf, valid) : lowest;
+        c->summary = tnd_xasprintf("%zu of %zu reviewers approve (quorum: "
+                                   "%s): %s",
+                                   approvals, n, majority ? "majority" : "all",
+                                   tnd_buf_str(&summary));
+        out->critique = c;
+    }
+    tnd_buf_free(&summary);
+    free(conf);
+}

@@ -1,0 +1,62 @@
+/* tnd_review - the parts of an audit the orchestrator decides itself:
+ * when the LLM critique is worth its tokens, which paths are risky, and
+ * how a quorum's critiques become one.
+ *
+ * With gate.critique "always" and one reviewer, an audit is one request:
+ * the reviewer runs the skills and asks its model. Otherwise it runs in
+ * two phases: the skills first (one reviewer, no critique), then, when
+ * tnd_review_triggers says so, a critique of that evidence from each
+ * quorum member, merged by tnd_review_merge. Pure functions: no I/O, so
+ * every trigger and merge rule has a table-driven test. */
+#ifndef TND_REVIEW_H
+#define TND_REVIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/config.h"
+#include "proto/audit.h"
+
+typedef struct tnd_trigger_input {
+    const tnd_audit_reply *skills; /* the first phase's results */
+    const char *const *required;   /* required skill names,
+                                      NULL-terminated */
+    size_t changed_lines;          /* added + removed lines of the diff */
+    const char *risky;             /* a changed path in gate.risk_paths,
+                                      or NULL */
+    double last_confidence;        /* the previous attempt's critique;
+                                      < 0 when there was none */
+    long ordinal;                  /* this task's number in the repo
+                                      (1-based) */
+} tnd_trigger_input;
+
+/* Whether the critique runs. With gate.critique "always" it does; with
+ * "on_trigger" it does when a required skill did not pass, the change
+ * touches gate.risk_paths, it changes more than gate.critique_diff_lines
+ * lines, the previous critique's confidence was below
+ * gate.confidence_threshold, or the task is every gate.critique_every-th.
+ * why gets the reasons, "; "-separated (or why it was skipped). */
+bool tnd_review_triggers(char *why, size_t size, const tnd_gate_config *cfg,
+                         const tnd_trigger_input *in);
+
+/* The first path of diff matching one of globs (NULL-terminated), copied
+ * into buf; NULL when none does or there are no globs. */
+const char *tnd_review_risky(char *buf, size_t size, char *const *globs,
+                             const char *diff);
+
+/* Lines diff adds and removes. */
+size_t tnd_review_changed_lines(const char *diff);
+
+/* The members' critiques as one: a critique that approves when all members
+ * (majority false) or more than half of them (majority true) approve with a
+ * valid critique. Confidence is the lowest of the members (all) or the median
+ * (majority); the issues are every member's, deduplicated by file, line and
+ * type keeping the highest severity; the summary names each member's verdict. A
+ * member without a valid critique counts as not approving; when no
+ * member has one, out has none either and critique_error says why.
+ * Usage is summed. Only out's critique, critique_error and usage are
+ * set (the skills are the caller's); members are left alone. */
+void tnd_review_merge(tnd_audit_reply *out, const tnd_audit_reply *members,
+                      size_t n, bool majority);
+
+#endif
