@@ -136,12 +136,19 @@ static bool same_place(const tnd_issue *a, const tnd_issue *b)
     return strcmp(a->file, b->file) == 0;
 }
 
-static void add_issue(tnd_critique *c, size_t *cap, const tnd_issue *is)
+/* Add member's issue to c, or fold it into the same one another member
+ * raised; votes[i] counts the members that raised c's issue i. */
+static void add_issue(tnd_critique *c, size_t *cap, size_t **votes,
+                      size_t *vcap, const tnd_issue *is, bool *seen)
 {
     for (size_t i = 0; i < c->nissues; i++) {
         tnd_issue *have = &c->issues[i];
         if (!same_place(have, is))
             continue;
+        if (!seen[i]) {
+            seen[i] = true;
+            (*votes)[i]++;
+        }
         if (is->severity > have->severity) {
             /* the graver reading wins, with its own words */
             free(have->description);
@@ -155,6 +162,9 @@ static void add_issue(tnd_critique *c, size_t *cap, const tnd_issue *is)
         return;
     }
     TND_GROW(c->issues, *cap, c->nissues + 1);
+    TND_GROW(*votes, *vcap, c->nissues + 1);
+    (*votes)[c->nissues] = 1;
+    seen[c->nissues] = true;
     c->issues[c->nissues++] = (tnd_issue){
         .type = is->type,
         .severity = is->severity,
@@ -180,18 +190,41 @@ static double median(double *v, size_t n)
     return v[(n - 1) / 2];
 }
 
+/* Under a majority quorum, an issue raised by no more than half of the
+ * members is the minority's opinion: it stays as evidence, but minor. */
+static void outvoted(tnd_critique *c, const size_t *votes, size_t n)
+{
+    for (size_t i = 0; i < c->nissues; i++) {
+        tnd_issue *is = &c->issues[i];
+        char *d;
+        if (votes[i] * 2 > n || is->severity == TND_SEVERITY_MINOR)
+            continue;
+        d = tnd_xasprintf("%s (%s, raised by %zu of %zu reviewers: outvoted)",
+                          is->description, tnd_severity_name(is->severity),
+                          votes[i], n);
+        free(is->description);
+        is->description = d;
+        is->severity = TND_SEVERITY_MINOR;
+    }
+}
+
 void tnd_review_merge(tnd_audit_reply *out, const tnd_audit_reply *members,
                       size_t n, bool majority)
 {
     tnd_critique *c = tnd_xcalloc(1, sizeof(*c));
     double *conf = tnd_xcalloc(n + 1, sizeof(*conf));
-    size_t approvals = 0, valid = 0, cap = 0;
+    size_t approvals = 0, valid = 0, cap = 0, vcap = 0, total = 0;
+    size_t *votes = NULL;
+    bool *seen;
     tnd_buf summary;
 
     tnd_critique_destroy(&out->critique);
     free(out->critique_error);
     out->critique_error = NULL;
     memset(&out->usage, 0, sizeof(out->usage));
+    for (size_t i = 0; i < n; i++)
+        total += members[i].critique ? members[i].critique->nissues : 0;
+    seen = tnd_xcalloc(total + 1, sizeof(*seen));
     tnd_buf_init(&summary, 4000);
     for (size_t i = 0; i < n; i++) {
         const tnd_critique *m = members[i].critique;
@@ -206,8 +239,9 @@ void tnd_review_merge(tnd_audit_reply *out, const tnd_audit_reply *members,
         conf[valid++] = m->confidence;
         if (m->verdict == TND_VERDICT_APPROVE)
             approvals++;
+        memset(seen, 0, (total + 1) * sizeof(*seen));
         for (size_t k = 0; k < m->nissues; k++)
-            add_issue(c, &cap, &m->issues[k]);
+            add_issue(c, &cap, &votes, &vcap, &m->issues[k], seen);
         for (int k = 0; k < TND_CRITERIA; k++) {
             const tnd_criterion *mc = &m->criteria[k];
             tnd_criterion *cc = &c->criteria[k];
@@ -222,6 +256,8 @@ void tnd_review_merge(tnd_audit_reply *out, const tnd_audit_reply *members,
                        i + 1, tnd_verdict_name(m->verdict), m->confidence,
                        m->summary ? m->summary : "");
     }
+    if (majority)
+        outvoted(c, votes, n);
     if (valid == 0) {
         out->critique_error = tnd_xasprintf(
             "no reviewer gave a valid critique: %s", tnd_buf_str(&summary));
@@ -242,4 +278,6 @@ void tnd_review_merge(tnd_audit_reply *out, const tnd_audit_reply *members,
     }
     tnd_buf_free(&summary);
     free(conf);
+    free(votes);
+    free(seen);
 }

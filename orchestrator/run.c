@@ -74,10 +74,10 @@ typedef struct run {
     size_t nhistory, ahistory;
     uint64_t *hashes; /* diff hash per attempt (0: no diff) */
     size_t nhashes, ahashes;
-    char **required; /* required skill names, NULL-terminated */
-    char *hidden[4]; /* repo files the coder is not shown: tandem's own
-                        config and cassettes; NULL-terminated */
-    size_t streamed; /* characters of the answer streamed so far */
+    char **required;  /* required skill names, NULL-terminated */
+    char *hidden[20]; /* repo files the coder is not shown: tandem's own
+                         config and cassettes; NULL-terminated */
+    size_t streamed;  /* characters of the answer streamed so far */
     bool progress_line;
     const char *mode;   /* who answers an escalation: tty, queue, never */
     size_t cursor;      /* journal records before this have been used up
@@ -316,11 +316,13 @@ static int load_config(run *r)
  * (and a cassette would show it the answers). */
 static void hide_own_files(run *r)
 {
-    const char *own[3] = {r->cfg->path, r->cfg->coder.llm.cassette,
-                          r->cfg->reviewer.llm.cassette};
-    size_t n = 0, len = strlen(r->repo);
+    const char *own[3 + 16] = {r->cfg->path, r->cfg->coder.llm.cassette,
+                               r->cfg->reviewer.llm.cassette};
+    size_t n = 0, len = strlen(r->repo), nown = 3;
 
-    for (int i = 0; i < 3; i++) {
+    for (size_t i = 0; i < r->cfg->reviewer.nmodels && i < 16; i++)
+        own[nown++] = r->cfg->reviewer.models[i].cassette;
+    for (size_t i = 0; i < nown; i++) {
         char *real;
         if (!own[i] || !*own[i] || !(real = realpath(own[i], NULL)))
             continue;
@@ -748,6 +750,32 @@ static json_object *members_json(const tnd_audit_reply *members, int n)
     return list;
 }
 
+/* "reviewers: 1 of 2 approve (quorum: all): #1 approve 0.93, #2 revise
+ * 0.85" */
+static void say_members(run *r, int n, const tnd_audit_reply *members,
+                        int quorum)
+{
+    bool majority = strcmp(r->cfg->reviewer.quorum, "majority") == 0;
+    tnd_buf b;
+    int approvals = 0;
+
+    tnd_buf_init(&b, 4096);
+    for (int m = 0; m < quorum; m++) {
+        const tnd_critique *c = members[m].critique;
+        if (c && c->verdict == TND_VERDICT_APPROVE)
+            approvals++;
+        if (c)
+            tnd_buf_printf(&b, "%s#%d %s %.2f", m ? ", " : "", m + 1,
+                           tnd_verdict_name(c->verdict), c->confidence);
+        else
+            tnd_buf_printf(&b, "%s#%d no valid critique", m ? ", " : "", m + 1);
+    }
+    say(r, "[%d/%d] reviewers: %d of %d approve (quorum: %s): %s", n,
+        r->gate.max_iterations, approvals, quorum,
+        majority ? "majority" : "all", tnd_buf_str(&b));
+    tnd_buf_free(&b);
+}
+
 /* The audit in two phases (gate.critique on_trigger, or a quorum): the
  * skills once, then the critique when a trigger fires, from every
  * member, merged. The merged reply is journaled as the attempt's audit. */
@@ -814,6 +842,8 @@ static int audit_in_phases(run *r, attempt *a, int quorum)
                          strcmp(r->cfg->reviewer.quorum, "majority") == 0);
         tnd_usage_add(&a->audit.usage, &usage);
     }
+    if (quorum > 1)
+        say_members(r, a->n, members, quorum);
     r->critique_tokens =
         a->audit.usage.prompt_tokens + a->audit.usage.completion_tokens;
     tnd_report_critique(r->report, true, why, 0,
@@ -1446,7 +1476,7 @@ static void run_close(run *r)
         for (char **p = r->required; *p; p++)
             free(*p);
     free(r->required);
-    for (int i = 0; i < 4; i++)
+    for (size_t i = 0; i < sizeof(r->hidden) / sizeof(*r->hidden); i++)
         free(r->hidden[i]);
     for (int i = 0; i < 6; i++)
         free(r->owned[i]);

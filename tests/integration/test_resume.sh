@@ -7,16 +7,22 @@
 # already journaled.
 . "$(dirname "$0")/lib.sh"
 
-# a slower build, so a kill can land between the steps
+# a slower build, so a kill can land between the steps; $EXTRA is more
+# YAML for the agents section
+EXTRA=
 slow_demo() {
     copy_demo
-    demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+    demo_config "$TOP/examples/demo/cassette.json" <<YAML
 gate:
   escalate: queue
+  critique: ${CRITIQUE:-always}
 skills:
   build: {command: "sleep 0.3; make", timeout_s: 60}
   test: {command: make test, timeout_s: 60}
 YAML
+    if [ -n "$EXTRA" ]; then
+        sed -i "s|^    skills: \[build, test\]|$EXTRA\n&|" "$T/demo/agents.yaml"
+    fi
 }
 
 journal_lines() {
@@ -24,61 +30,72 @@ journal_lines() {
     [ -n "$f" ] && grep -c '' "$f" || echo 0
 }
 
-# the uninterrupted run, for comparison
-slow_demo
-run tandem run --repo "$T/demo" "make the failing test pass"
-expect_rc 0 "uninterrupted"
-cp "$T/out" "$T/expected.diff"
-dir=$(session_dir)
-steps=$(grep -c '' "$dir/journal.jsonl")
-[ "$steps" -ge 7 ] || fail "expected at least 7 journaled steps, got $steps"
-want_calls=$(grep '"llm_calls"' "$dir/report.json" | head -n 1 | tr -d ' ,')
-want_tokens=$(grep -A2 '"tokens"' "$dir/report.json" | tr -d ' \n')
-pass "an uninterrupted run journals $steps steps"
-
-k=1
-while [ $k -lt "$steps" ]; do
+# kill_each_step LABEL: an uninterrupted run, then one killed after each
+# of its journaled steps and resumed, compared with it
+kill_each_step() {
+    # the uninterrupted run, for comparison
     slow_demo
-    "$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
-        >"$T/out" 2>"$T/err" &
-    pid=$!
-    i=0
-    while [ "$(journal_lines)" -lt $k ] && kill -0 $pid 2>/dev/null; do
-        i=$((i + 1))
-        [ $i -gt 3000 ] && fail "step $k never came"
-        sleep 0.01
+    run tandem run --repo "$T/demo" "make the failing test pass"
+    expect_rc 0 "uninterrupted"
+    cp "$T/out" "$T/expected.diff"
+    dir=$(session_dir)
+    steps=$(grep -c '' "$dir/journal.jsonl")
+    [ "$steps" -ge 7 ] || fail "expected at least 7 journaled steps, got $steps"
+    want_calls=$(grep '"llm_calls"' "$dir/report.json" | head -n 1 | tr -d ' ,')
+    want_tokens=$(grep -A2 '"tokens"' "$dir/report.json" | tr -d ' \n')
+    pass "$1: an uninterrupted run journals $steps steps"
+
+    k=1
+    while [ $k -lt "$steps" ]; do
+        slow_demo
+        "$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
+            >"$T/out" 2>"$T/err" &
+        pid=$!
+        i=0
+        while [ "$(journal_lines)" -lt $k ] && kill -0 $pid 2>/dev/null; do
+            i=$((i + 1))
+            [ $i -gt 3000 ] && fail "step $k never came"
+            sleep 0.01
+        done
+        kill -KILL $pid 2>/dev/null
+        wait $pid 2>/dev/null
+        id=$(basename "$(ls -d "$T"/demo/.tandem/sessions/*/ | head -n 1)")
+        # the agents notice their parent died; wait for them to go
+        i=0
+        while pgrep -f "$id" >/dev/null; do
+            i=$((i + 1))
+            [ $i -gt 1000 ] && fail "agents of $id outlived tandem"
+            sleep 0.01
+        done
+        run "$BIN/tandem" resume --repo "$T/demo" "$id"
+        expect_rc 0 "resumed after a kill at step $k"
+        if [ -s "$T/out" ]; then
+            cmp -s "$T/out" "$T/expected.diff" ||
+                fail "the diff after a kill at step $k differs"
+        fi
+        rdir="$T/demo/.tandem/sessions/$id"
+        cmp -s "$rdir/final.diff" "$T/expected.diff" ||
+            fail "final.diff after a kill at step $k differs"
+        got_calls=$(grep '"llm_calls"' "$rdir/report.json" | head -n 1 |
+            tr -d ' ,')
+        got_tokens=$(grep -A2 '"tokens"' "$rdir/report.json" | tr -d ' \n')
+        [ "$got_calls" = "$want_calls" ] ||
+            fail "after a kill at step $k: $got_calls, not $want_calls"
+        [ "$got_tokens" = "$want_tokens" ] ||
+            fail "after a kill at step $k: tokens $got_tokens, not $want_tokens"
+        expect_in "$rdir/journal.jsonl" '"type":"resume"'
+        expect_no_leftovers "$rdir"
+        k=$((k + 1))
     done
-    kill -KILL $pid 2>/dev/null
-    wait $pid 2>/dev/null
-    id=$(basename "$(ls -d "$T"/demo/.tandem/sessions/*/ | head -n 1)")
-    # the agents notice their parent died; wait for them to go
-    i=0
-    while pgrep -f "$id" >/dev/null; do
-        i=$((i + 1))
-        [ $i -gt 1000 ] && fail "agents of $id outlived tandem"
-        sleep 0.01
-    done
-    run "$BIN/tandem" resume --repo "$T/demo" "$id"
-    expect_rc 0 "resumed after a kill at step $k"
-    if [ -s "$T/out" ]; then
-        cmp -s "$T/out" "$T/expected.diff" ||
-            fail "the diff after a kill at step $k differs"
-    fi
-    rdir="$T/demo/.tandem/sessions/$id"
-    cmp -s "$rdir/final.diff" "$T/expected.diff" ||
-        fail "final.diff after a kill at step $k differs"
-    got_calls=$(grep '"llm_calls"' "$rdir/report.json" | head -n 1 |
-        tr -d ' ,')
-    got_tokens=$(grep -A2 '"tokens"' "$rdir/report.json" | tr -d ' \n')
-    [ "$got_calls" = "$want_calls" ] ||
-        fail "after a kill at step $k: $got_calls, not $want_calls"
-    [ "$got_tokens" = "$want_tokens" ] ||
-        fail "after a kill at step $k: tokens $got_tokens, not $want_tokens"
-    expect_in "$rdir/journal.jsonl" '"type":"resume"'
-    expect_no_leftovers "$rdir"
-    k=$((k + 1))
-done
-pass "killed after each of steps 1..$((steps - 1)) and resumed: the same result"
+    pass "$1: killed after each of steps 1..$((steps - 1)) and resumed: the same result"
+}
+
+kill_each_step "one reviewer"
+# in phases: the skills, then a quorum of two critiques, on trigger
+CRITIQUE=on_trigger EXTRA="    count: 2\n    models: [{provider: replay, cassette: $TOP/examples/demo/cassette.json}, {provider: replay, cassette: $TOP/examples/demo/cassette.json}]" \
+    kill_each_step "a quorum in phases"
+CRITIQUE=always EXTRA=
+slow_demo
 
 # a torn last line: the crash cut the last record short
 slow_demo

@@ -1,0 +1,85 @@
+#!/bin/sh
+# gate.critique on_trigger: the skills run first and the model critiques
+# only when a trigger fires; a change that passes its skills and fires no
+# trigger is approved on them alone, and the report counts what was saved.
+. "$(dirname "$0")/lib.sh"
+
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate:
+  critique: on_trigger
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "on_trigger demo"
+# attempt 1: the tests fail, a trigger: the coder gets the critique
+expect_in "$T/err" "[1/3] reviewer: critique (required skill test did not pass)"
+# attempt 2: the tests pass, a one-line change, confident last critique
+expect_in "$T/err" "[2/3] reviewer: no critique: no trigger fired (gate.critique: on_trigger)"
+expect_in "$T/err" "approved after 2 iterations · 3 LLM calls"
+report=$(session_dir)/report.json
+expect_in "$report" '"asked": 1'
+expect_in "$report" '"skipped": 1'
+# the estimate is what the one critique asked cost (562 + 196 tokens)
+expect_in "$report" '"tokens_saved_estimate": 758'
+expect_in "$(session_dir)/journal.jsonl" '"type":"skills"'
+pass "on_trigger: a passing, small change needs no critique"
+
+# a diff larger than critique_diff_lines is a trigger
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate:
+  critique: on_trigger
+  critique_diff_lines: 1
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "on_trigger with a small critique_diff_lines"
+expect_in "$T/err" "[2/3] reviewer: critique (the change has 2 changed lines (gate.critique_diff_lines is 1))"
+expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
+pass "on_trigger: a large diff is critiqued"
+
+# every Nth task is critiqued whatever it looks like
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate:
+  critique: on_trigger
+  critique_every: 1
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "on_trigger with critique_every 1"
+expect_in "$T/err" "task 1 is a periodic check (gate.critique_every is 1)"
+expect_in "$T/err" "4 LLM calls"
+pass "on_trigger: periodic critiques"
+
+# a risky path is a trigger, and a passing risky change goes to a human
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate:
+  critique: on_trigger
+  risk_paths: ["*.c"]
+  escalate: never
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 1 "a passing change on a risky path"
+expect_in "$T/err" "the change touches stats.c (gate.risk_paths)"
+expect_in "$T/err" "but it touches stats.c (gate.risk_paths): a human must approve it"
+pass "risk_paths: critiqued, and a human decides"
+
+# answering replays the journal: no skill runs again, no model is asked
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate:
+  critique: on_trigger
+  escalate: queue
+  risk_paths: ["*.c"]
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "risky change waits for a person"
+run "$BIN/tandem" approve --repo "$T/demo" "$(basename "$(session_dir)")"
+expect_rc 0 "approve the risky change"
+expect_in "$T/out" "+    return (double)sum / (double)count;"
+journal=$T/demo/.tandem/sessions/$(ls "$T/demo/.tandem/sessions")/journal.jsonl
+[ "$(grep -c '"type":"skills"' "$journal")" = 2 ] ||
+    fail "the skills ran again after the answer"
+[ "$(grep -c '"type":"critique.1"' "$journal")" = 2 ] ||
+    fail "the model was asked again after the answer"
+pass "a risky change is approved by a person"
