@@ -12,6 +12,7 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
+#include "skills/glob.h"
 
 #define MAX_FILE_BYTES (256 * 1024)
 #define MAX_LISTED     20000
@@ -20,7 +21,8 @@
 typedef struct candidate {
     char *path;
     size_t size;
-    int rank; /* 0: named by the task or hints; 1: the rest */
+    int rank; /* 0: named by the task or hints; 1: matching
+                 agents.coder.context_include; 2: the rest */
 } candidate;
 
 static const char *const skip[] = {".git", ".tandem", NULL};
@@ -56,9 +58,17 @@ static bool excluded(const char *path, const char *const *exclude)
     return false;
 }
 
-int tnd_context_build(tnd_code_request *req, const char *root, const char *task,
-                      const char *hints, const char *const *exclude,
-                      size_t budget)
+static int rank(const char *path, const tnd_context_options *o)
+{
+    if (mentioned(path, o->task) || mentioned(path, o->hints))
+        return 0;
+    if (o->include && tnd_glob_match_any(o->include, path))
+        return 1;
+    return 2;
+}
+
+int tnd_context_build(tnd_code_request *req, const char *root,
+                      const tnd_context_options *o, size_t *used_out)
 {
     char **list = NULL;
     size_t n = 0, used = 0, nc = 0;
@@ -72,11 +82,10 @@ int tnd_context_build(tnd_code_request *req, const char *root, const char *task,
     for (size_t i = 0; i < n; i++) {
         char *full = tnd_fs_join(root, list[i]);
         struct stat st;
-        if (!excluded(list[i], exclude) && stat(full, &st) == 0) {
+        if (!excluded(list[i], o->exclude) && stat(full, &st) == 0) {
             c[nc].path = list[i];
             c[nc].size = (size_t)st.st_size;
-            c[nc].rank =
-                mentioned(list[i], task) || mentioned(list[i], hints) ? 0 : 1;
+            c[nc].rank = rank(list[i], o);
             nc++;
         }
         free(full);
@@ -94,11 +103,11 @@ int tnd_context_build(tnd_code_request *req, const char *root, const char *task,
     for (size_t i = 0; i < nc && req->nfiles < TND_BODY_MAX_FILES; i++) {
         char *full, *text = NULL;
         size_t len = 0;
-        if (c[i].size > MAX_FILE_BYTES || used + c[i].size > budget)
+        if (c[i].size > MAX_FILE_BYTES || used + c[i].size > o->budget)
             continue;
         full = tnd_fs_join(root, c[i].path);
         if (tnd_fs_read(&text, &len, full, MAX_FILE_BYTES) == 0 &&
-            !tnd_str_is_binary(text, len) && used + len <= budget) {
+            !tnd_str_is_binary(text, len) && used + len <= o->budget) {
             req->files[req->nfiles].path = tnd_xstrdup(c[i].path);
             req->files[req->nfiles].content = text;
             req->nfiles++;
@@ -124,5 +133,7 @@ int tnd_context_build(tnd_code_request *req, const char *root, const char *task,
     free(sent);
     free(c);
     tnd_fs_list_free(list);
+    if (used_out)
+        *used_out = used;
     return 0;
 }

@@ -1,10 +1,11 @@
 /* tnd_context - which repository files the coder sees.
  *
  * Under a byte budget: first the files the task or the last failure
- * names (by path or file name), then the other text files, smallest
- * first. Binary files and files over 256 KiB are never sent. Files that
- * do not fit are listed in a repository map (path and size) so the coder
- * still knows they exist. */
+ * names (by path or file name), then those matching
+ * agents.coder.context_include, then the other text files; smallest
+ * first within each group. Binary files and files over 256 KiB are never sent.
+ * Files that do not fit are listed in a repository map (path and size) so the
+ * coder still knows they exist. */
 #ifndef TND_CONTEXT_H
 #define TND_CONTEXT_H
 
@@ -12,13 +13,21 @@
 
 #include "proto/code.h"
 
-/* Fill req->files, req->nfiles and req->repo_map from the tree at root.
- * task and hints (e.g. the last failure's output; may be NULL) decide
- * what comes first; paths in exclude (relative, NULL-terminated, may be
- * NULL) are left out entirely, e.g. tandem's own config and cassettes.
- * -1 with the error set when the tree cannot be read. */
-int tnd_context_build(tnd_code_request *req, const char *root, const char *task,
-                      const char *hints, const char *const *exclude,
-                      size_t budget);
+typedef struct tnd_context_options {
+    const char *task;
+    const char *hints;          /* e.g. the last failure's output; may be
+                                   NULL */
+    char *const *include;       /* globs ranked after what is named;
+                                   NULL-terminated, may be NULL */
+    const char *const *exclude; /* relative paths never sent (tandem's own
+                                   config and cassettes); may be NULL */
+    size_t budget;              /* bytes of file content at most */
+} tnd_context_options;
+
+/* Fill req->files, req->nfiles and req->repo_map from the tree at root;
+ * *used (may be NULL) gets the bytes of file content sent. -1 with the
+ * error set when the tree cannot be read. */
+int tnd_context_build(tnd_code_request *req, const char *root,
+                      const tnd_context_options *o, size_t *used);
 
 #endif

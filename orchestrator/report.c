@@ -17,7 +17,8 @@ struct tnd_report {
     int64_t started_wall;
     tnd_usage usage[2];
     json_object *attempts;
-    json_object *round; /* the coming attempt's critique round */
+    json_object *round;   /* the coming attempt's critique round */
+    json_object *context; /* the coming attempt's coder context */
     long critiques_asked, critiques_skipped, tokens_saved;
     char *status, *reason, *final_diff, *last_diff;
     int iterations;
@@ -52,6 +53,7 @@ void tnd_report_destroy(tnd_report **self_p)
     free(r->config);
     json_object_put(r->attempts);
     json_object_put(r->round);
+    json_object_put(r->context);
     free(r->status);
     free(r->reason);
     free(r->final_diff);
@@ -122,6 +124,23 @@ void tnd_report_critique(tnd_report *self, bool asked, const char *why,
     }
 }
 
+void tnd_report_context(tnd_report *self, size_t files, size_t bytes,
+                        size_t budget, size_t request_bytes)
+{
+    json_object *j = json_object_new_object();
+
+    json_object_object_add(j, "files", json_object_new_int64((int64_t)files));
+    json_object_object_add(j, "bytes", json_object_new_int64((int64_t)bytes));
+    json_object_object_add(j, "budget_bytes",
+                           json_object_new_int64((int64_t)budget));
+    json_object_object_add(j, "request_bytes",
+                           json_object_new_int64((int64_t)request_bytes));
+    json_object_object_add(j, "tokens_estimate",
+                           json_object_new_int64((int64_t)request_bytes / 4));
+    json_object_put(self->context);
+    self->context = j;
+}
+
 void tnd_report_attempt(tnd_report *self, int attempt,
                         const tnd_code_reply *reply, const tnd_gate_input *in,
                         const tnd_gate_decision *decision,
@@ -149,6 +168,10 @@ void tnd_report_attempt(tnd_report *self, int attempt,
     json_object_object_add(
         j, "critique_error",
         tnd_json_str_or_null(in->audit ? in->audit->critique_error : NULL));
+    if (self->context) {
+        json_object_object_add(j, "context", self->context);
+        self->context = NULL;
+    }
     if (self->round) {
         json_object_object_add(j, "critique_round", self->round);
         self->round = NULL;

@@ -45,6 +45,12 @@ tnd_usage tnd_report_total(const tnd_report *self);
 void tnd_report_critique(tnd_report *self, bool asked, const char *why,
                          long tokens_saved, json_object *members);
 
+/* What the coming attempt's coder was sent: files and their bytes
+ * against agents.coder.context_max_kb, and the whole request's bytes
+ * (reported with a token estimate of a quarter of that). */
+void tnd_report_context(tnd_report *self, size_t files, size_t bytes,
+                        size_t budget, size_t request_bytes);
+
 /* Record one attempt: the coder's reply (may be NULL), the gate's input
  * and decision, the attempt's diff (relative path, may be NULL) and its
  * failure signature. */

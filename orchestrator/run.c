@@ -506,15 +506,26 @@ static int propose(run *r, attempt *a, const loop_state *ls)
         say(r, "[%d/%d] coder: (from the journal)", a->n,
             r->gate.max_iterations);
     } else {
-        if (tnd_context_build(&a->req, tnd_workspace_path(r->ws), r->opts.task,
-                              ls->hints, (const char *const *)r->hidden,
-                              r->cfg->coder.context_max_bytes) < 0)
+        tnd_context_options co = {
+            .task = r->opts.task,
+            .hints = ls->hints,
+            .include = r->cfg->coder.context_include,
+            .exclude = (const char *const *)r->hidden,
+            .budget = r->cfg->coder.context_max_bytes,
+        };
+        size_t used = 0;
+        if (tnd_context_build(&a->req, tnd_workspace_path(r->ws), &co, &used) <
+            0)
             return -1;
-        say(r, "[%d/%d] coder: proposing a change (%zu file%s in context)",
-            a->n, r->gate.max_iterations, a->req.nfiles,
-            a->req.nfiles == 1 ? "" : "s");
-        phase(r, a->n, "coding");
         body = tnd_code_request_encode(&a->req, &len);
+        /* about 4 bytes a token: enough to see a prompt grow */
+        say(r,
+            "[%d/%d] coder: proposing a change (%zu file%s in context, "
+            "~%zu tokens asked)",
+            a->n, r->gate.max_iterations, a->req.nfiles,
+            a->req.nfiles == 1 ? "" : "s", len / 4);
+        tnd_report_context(r->report, a->req.nfiles, used, co.budget, len);
+        phase(r, a->n, "coding");
         snprintf(key, sizeof(key), "%s/%d/coder", a->req.task_id, a->n);
         rc = ask(r, "coder", key, body, len, &reply, &reply_len);
         free(body);

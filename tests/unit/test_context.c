@@ -60,11 +60,20 @@ static void put(const char *dir, const char *rel, const char *data, size_t len)
     free(full);
 }
 
+static int context(tnd_code_request *req, const char *root, const char *task,
+                   const char *hints, const char *const *exclude, size_t budget)
+{
+    tnd_context_options o = {
+        .task = task, .hints = hints, .exclude = exclude, .budget = budget};
+
+    return tnd_context_build(req, root, &o, NULL);
+}
+
 static void build(tnd_code_request *req, const char *task, const char *hints,
                   const char *const *exclude, size_t budget)
 {
     memset(req, 0, sizeof(*req));
-    if (tnd_context_build(req, repo, task, hints, exclude, budget) < 0)
+    if (context(req, repo, task, hints, exclude, budget) < 0)
         fail_msg("tnd_context_build: %s", tnd_error_last());
     assert_non_null(req->repo_map);
 }
@@ -118,6 +127,32 @@ static void named_files_come_first_then_smaller_ones(void **state)
     /* what does not go is mapped with its size */
     assert_string_equal(req.repo_map, "logo.png 20\n"
                                       "src/big.c 307200\n");
+    tnd_code_request_clear(&req);
+}
+
+static void
+included_globs_come_after_names_and_used_bytes_are_told(void **state)
+{
+    static char docs[] = "docs/**", medium[] = "src/medium.c";
+    char *include[] = {docs, medium, NULL};
+    tnd_context_options o = {.task = "fix src/stats.c",
+                             .include = include,
+                             .exclude = hidden,
+                             .budget = 1024 * KIB};
+    tnd_code_request req;
+    size_t used = 0;
+
+    (void)state;
+    memset(&req, 0, sizeof(req));
+    assert_int_equal(tnd_context_build(&req, repo, &o, &used), 0);
+    assert_sent(&req, "src/stats.c\n"   /* named in the task */
+                      "docs/guide.md\n" /* included, smallest first */
+                      "src/medium.c\n"
+                      "src/util.h\n" /* then the rest */
+                      "README.md\n"
+                      "tests/test_stats.c\n"
+                      "src/edge.c\n");
+    assert_int_equal(used, bytes_sent(&req));
     tnd_code_request_clear(&req);
 }
 
@@ -255,8 +290,7 @@ static void building_again_replaces_the_earlier_context(void **state)
     (void)state;
     build(&req, "", NULL, hidden, 1024 * KIB);
     assert_int_equal(req.nfiles, 7);
-    assert_int_equal(
-        tnd_context_build(&req, repo, "src/stats.c", NULL, hidden, 150), 0);
+    assert_int_equal(context(&req, repo, "src/stats.c", NULL, hidden, 150), 0);
     assert_sent(&req, "src/util.h\nREADME.md\n");
     assert_non_null(strstr(req.repo_map, "src/stats.c 2000\n"));
     tnd_code_request_clear(&req);
@@ -268,14 +302,13 @@ static void empty_and_missing_trees(void **state)
 
     (void)state;
     memset(&req, 0, sizeof(req));
-    assert_int_equal(tnd_context_build(&req, empty, "x", NULL, NULL, 1000), 0);
+    assert_int_equal(context(&req, empty, "x", NULL, NULL, 1000), 0);
     assert_int_equal(req.nfiles, 0);
     assert_string_equal(req.repo_map, "");
     tnd_code_request_clear(&req);
 
     assert_int_equal(
-        tnd_context_build(&req, "/nonexistent/tnd-tree", "x", NULL, NULL, 1000),
-        -1);
+        context(&req, "/nonexistent/tnd-tree", "x", NULL, NULL, 1000), -1);
     assert_non_null(strstr(tnd_error_last(), "/nonexistent/tnd-tree"));
     tnd_code_request_clear(&req);
 }
@@ -318,6 +351,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(named_files_come_first_then_smaller_ones),
+        cmocka_unit_test(
+            included_globs_come_after_names_and_used_bytes_are_told),
         cmocka_unit_test(without_names_smaller_files_go_first),
         cmocka_unit_test(a_name_in_the_task_matches_path_or_file_name),
         cmocka_unit_test(binary_and_huge_files_are_never_sent),
