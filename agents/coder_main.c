@@ -7,6 +7,7 @@
 #include "agents/llm.h"
 #include "agents/options.h"
 #include "agents/progress.h"
+#include "agents/transcript.h"
 #include "common/error.h"
 #include "common/log.h"
 
@@ -15,14 +16,20 @@ static char *handle(tnd_agent_job *job, const char *body, size_t len,
 {
     tnd_llm *llm = payload;
     tnd_progress progress;
+    tnd_transcript transcript;
     char *reply;
 
     tnd_llm_set_cancel(llm, tnd_agent_job_cancel(job));
     tnd_progress_init(&progress, job, "coder");
+    tnd_transcript_init(&transcript);
     tnd_llm_set_delta(llm, tnd_progress_delta, &progress);
+    tnd_llm_set_exchange(llm, tnd_transcript_exchange, &transcript);
     reply = tnd_coder_handle(llm, body, len, reply_len);
+    tnd_llm_set_exchange(llm, NULL, NULL);
     tnd_llm_set_delta(llm, NULL, NULL);
     tnd_progress_finish(&progress);
+    reply = tnd_transcript_attach(&transcript, reply, reply_len);
+    tnd_transcript_clear(&transcript);
     return reply;
 }
 

@@ -33,6 +33,8 @@ struct tnd_llm {
     const atomic_int *cancel;
     tnd_llm_delta_fn delta;
     void *delta_payload;
+    tnd_llm_exchange_fn exchange;
+    void *exchange_payload;
     char *description;
     uint64_t rng;
     int record_fd; /* --record: answers are appended here; -1 */
@@ -236,8 +238,14 @@ static int wait_ms(const tnd_llm *llm, long ms)
     return 0;
 }
 
-int tnd_llm_complete(tnd_llm_answer *out, tnd_llm *self,
-                     const tnd_prompt *prompt)
+void tnd_llm_set_exchange(tnd_llm *self, tnd_llm_exchange_fn fn, void *payload)
+{
+    self->exchange = fn;
+    self->exchange_payload = fn ? payload : NULL;
+}
+
+static int complete(tnd_llm_answer *out, tnd_llm *self,
+                    const tnd_prompt *prompt)
 {
     int64_t start = tnd_now_ms();
     /* every attempt may take its timeout, plus backoff between them */
@@ -294,4 +302,16 @@ int tnd_llm_complete(tnd_llm_answer *out, tnd_llm *self,
     }
     record(self, prompt, out);
     return 0;
+}
+
+int tnd_llm_complete(tnd_llm_answer *out, tnd_llm *self,
+                     const tnd_prompt *prompt)
+{
+    int rc = complete(out, self, prompt);
+
+    if (self->exchange)
+        self->exchange(prompt, rc == 0 ? out : NULL,
+                       rc == 0 ? NULL : tnd_error_last(),
+                       self->exchange_payload);
+    return rc;
 }

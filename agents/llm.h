@@ -54,6 +54,16 @@ void tnd_llm_set_cancel(tnd_llm *self, const atomic_int *cancel);
  * retried, fn hears the text again from the start. */
 void tnd_llm_set_delta(tnd_llm *self, tnd_llm_delta_fn fn, void *payload);
 
+/* Hears every exchange once tnd_llm_complete is done with it: the
+ * prompt, and the answer or (answer NULL) the error that ended the call.
+ * Runs on the calling thread. */
+typedef void (*tnd_llm_exchange_fn)(const tnd_prompt *prompt,
+                                    const tnd_llm_answer *answer,
+                                    const char *error, void *payload);
+
+/* Set (fn NULL: clear) the exchange listener; see agents/transcript.h. */
+void tnd_llm_set_exchange(tnd_llm *self, tnd_llm_exchange_fn fn, void *payload);
+
 /* Record every answer: after each successful tnd_llm_complete, append
  * one line to the file at path (created 0600) with a single write(2), so
  * several processes can share the file. The line is the compact JSON

@@ -7,6 +7,7 @@
 #include "agents/options.h"
 #include "agents/progress.h"
 #include "agents/reviewer.h"
+#include "agents/transcript.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "skills/proc.h"
@@ -22,16 +23,22 @@ static char *handle(tnd_agent_job *job, const char *body, size_t len,
 {
     state *st = payload;
     tnd_progress progress;
+    tnd_transcript transcript;
     tnd_reviewer_ctx ctx = {st->llm, st->config, st->envp,
                             tnd_agent_job_cancel(job), &progress};
     char *reply;
 
     tnd_llm_set_cancel(st->llm, ctx.cancel);
     tnd_progress_init(&progress, job, "reviewer");
+    tnd_transcript_init(&transcript);
     tnd_llm_set_delta(st->llm, tnd_progress_delta, &progress);
+    tnd_llm_set_exchange(st->llm, tnd_transcript_exchange, &transcript);
     reply = tnd_reviewer_handle(&ctx, body, len, reply_len);
+    tnd_llm_set_exchange(st->llm, NULL, NULL);
     tnd_llm_set_delta(st->llm, NULL, NULL);
     tnd_progress_finish(&progress);
+    reply = tnd_transcript_attach(&transcript, reply, reply_len);
+    tnd_transcript_clear(&transcript);
     return reply;
 }
 

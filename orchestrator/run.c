@@ -228,6 +228,34 @@ static char *journaled_reply(const run *r, const char *type, int n, size_t *len)
     return tnd_json_dump(reply, len);
 }
 
+/* The LLM exchanges an agent sent with its reply go to the session's
+ * llm/attempt-N-TYPE.json (secrets redacted again, in case an agent on
+ * another host knew of none), not into the journal: they are for people,
+ * and can be large. A failure to write them is only logged. */
+static void keep_exchanges(run *r, const char *type, int n, json_object *reply)
+{
+    json_object *ex, *o;
+    char name[96], *dir, *text;
+
+    if (!json_object_object_get_ex(reply, "exchanges", &ex))
+        return;
+    o = json_object_new_object();
+    json_object_object_add(o, "attempt", json_object_new_int(n));
+    json_object_object_add(o, "step", json_object_new_string(type));
+    json_object_object_add(o, "exchanges", json_object_get(ex));
+    json_object_object_del(reply, "exchanges");
+    text = tnd_log_redact(tnd_json_pretty(o));
+    json_object_put(o);
+    dir = tnd_session_path(r->session, "llm");
+    snprintf(name, sizeof(name), "llm/attempt-%d-%s.json", n, type);
+    if (tnd_fs_mkdirs(dir, 0755) < 0 ||
+        tnd_session_write(r->session, name, text, strlen(text)) < 0)
+        tnd_log_warn("cannot keep the LLM exchanges of attempt %d: %s", n,
+                     tnd_error_last());
+    free(dir);
+    free(text);
+}
+
 /* Journal a reply body under type; it is parsed back into JSON so the
  * journal stays one object per line. */
 static int journal_reply(run *r, const char *type, int n, const char *body,
@@ -237,6 +265,7 @@ static int journal_reply(run *r, const char *type, int n, const char *body,
 
     if (tnd_json_parse(&reply, body, len) < 0)
         return -1;
+    keep_exchanges(r, type, n, reply);
     f = json_object_new_object();
     json_object_object_add(f, "attempt", json_object_new_int(n));
     json_object_object_add(f, "reply", reply);

@@ -41,5 +41,18 @@ expect_in "$dir/report.json" '"completion": 507'
 expect_in "$dir/report.json" '"final_diff": ".tandem/sessions/'
 pass "report.json, attempt-N.diff and final.diff are written"
 
+# every LLM exchange is kept for people, out of the journal
+for f in attempt-1-proposal attempt-1-audit attempt-2-proposal \
+    attempt-2-audit; do
+    [ -s "$dir/llm/$f.json" ] || fail "llm/$f.json was not written"
+done
+expect_in "$dir/llm/attempt-1-proposal.json" '"system": "You are the coder'
+expect_in "$dir/llm/attempt-1-proposal.json" 'make the failing test pass'
+expect_in "$dir/llm/attempt-1-proposal.json" '"prompt_tokens": 941'
+expect_in "$dir/llm/attempt-2-audit.json" '"answer": "{'
+expect_in "$dir/llm/attempt-2-audit.json" '"latency_ms"'
+expect_not_in "$dir/journal.jsonl" '"exchanges"'
+pass "every LLM exchange is in the session's llm/ folder"
+
 expect_no_leftovers "$dir"
 pass "no agent process or socket outlives the run"
