@@ -66,10 +66,15 @@ void tnd_cmd_history_usage(const char *cmd, FILE *to)
             to);
     fputs("\n"
           "options:\n"
-          "  --repo DIR   the repository (default: .)\n"
-          "  --json       machine-readable output (sessions, stats)\n"
-          "  -h, --help   show this help\n",
+          "  --repo DIR   the repository (default: .)\n",
           to);
+    if (strcmp(cmd, "sessions") == 0 || strcmp(cmd, "stats") == 0)
+        fputs("  --json       machine-readable output\n", to);
+    if (strcmp(cmd, "watch") == 0)
+        fputs("  --plain      one line per event, even on a terminal\n"
+              "  --for S      stop watching after S seconds\n",
+              to);
+    fputs("  -h, --help   show this help\n", to);
 }
 
 static int list_sessions(const char *repo, bool json)
