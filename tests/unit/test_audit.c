@@ -30,6 +30,8 @@ static json_object *parse(const char *text)
 
 /* ---- request ---------------------------------------------------------- */
 
+#define SKILL_JSON "{\"name\":\"build\",\"status\":\"pass\",\"required\":true}"
+
 static void request_round_trips(void **state)
 {
     tnd_audit_request r = {
@@ -93,6 +95,180 @@ static void request_decode_names_the_bad_field(void **state)
     assert_string_equal(tnd_error_last(),
                         "expected a audit body, got type \"code\"");
     tnd_audit_request_clear(&back);
+}
+
+/* A request made in two phases: no critique asked for, or a critique
+ * of skill results already run (which the reviewer then does not run). */
+static void request_carries_critique_and_skills(void **state)
+{
+    tnd_location locs[] = {{S("src/a.c"), 12, 5}, {S("src/b.c"), 3, 0}};
+    char *changed[] = {S("src/gen.h")};
+    tnd_skill_result skills[] = {
+        {.name = S("build"),
+         .status = TND_SKILL_PASS,
+         .required = true,
+         .duration_ms = 310,
+         .command = S("make"),
+         .output = S("cc -O2\n")},
+        {.name = S("lint"),
+         .status = TND_SKILL_FAIL,
+         .exit_code = 1,
+         .command = S("lint"),
+         .output = S("src/a.c:12:5: x\n"),
+         .locations = locs,
+         .nlocations = 2,
+         .changed = changed,
+         .nchanged = 1},
+        {.name = S("docs"),
+         .status = TND_SKILL_SKIPPED,
+         .required = true,
+         .exit_code = -1,
+         .command = S("builtin: docs"),
+         .output = S("")},
+    };
+    tnd_audit_request r = {.task_id = S("t"),
+                           .attempt = 3,
+                           .task = S("x"),
+                           .workspace = S("/w"),
+                           .diff = S(""),
+                           .critique = false};
+    tnd_audit_request back;
+    size_t len;
+    char *body;
+
+    (void)state;
+    /* the skills phase: no critique, no skills given */
+    body = tnd_audit_request_encode(&r, &len);
+    assert_non_null(strstr(body, "\"critique\":false"));
+    assert_null(strstr(body, "\"skills\""));
+    assert_int_equal(tnd_audit_request_decode(&back, body, len), 0);
+    assert_false(back.critique);
+    assert_null(back.skills);
+    assert_int_equal(back.nskills, 0);
+    tnd_audit_request_clear(&back);
+    free(body);
+
+    /* the critique phase: the skills' results go along */
+    r.critique = true;
+    r.skills = skills;
+    r.nskills = 3;
+    body = tnd_audit_request_encode(&r, &len);
+    assert_non_null(strstr(body, "\"critique\":true"));
+    assert_int_equal(tnd_audit_request_decode(&back, body, len), 0);
+    assert_true(back.critique);
+    assert_int_equal(back.attempt, 3);
+    assert_int_equal(back.nskills, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_string_equal(back.skills[i].name, skills[i].name);
+        assert_int_equal(back.skills[i].status, skills[i].status);
+        assert_int_equal(back.skills[i].required, skills[i].required);
+        assert_int_equal(back.skills[i].exit_code, skills[i].exit_code);
+        assert_int_equal(back.skills[i].duration_ms, skills[i].duration_ms);
+        assert_string_equal(back.skills[i].command, skills[i].command);
+        assert_string_equal(back.skills[i].output, skills[i].output);
+    }
+    assert_int_equal(back.skills[1].nlocations, 2);
+    assert_string_equal(back.skills[1].locations[0].file, "src/a.c");
+    assert_int_equal(back.skills[1].locations[0].line, 12);
+    assert_int_equal(back.skills[1].locations[0].col, 5);
+    assert_string_equal(back.skills[1].locations[1].file, "src/b.c");
+    assert_int_equal(back.skills[1].locations[1].line, 3);
+    assert_int_equal(back.skills[1].locations[1].col, 0);
+    assert_int_equal(back.skills[1].nchanged, 1);
+    assert_string_equal(back.skills[1].changed[0], "src/gen.h");
+    assert_int_equal(back.skills[0].nlocations, 0);
+    assert_null(back.skills[0].locations);
+    /* clearing frees the skills with their locations and changed files
+     * (ASan and valgrind report a leak otherwise), and zeroes */
+    tnd_audit_request_clear(&back);
+    assert_null(back.skills);
+    assert_int_equal(back.nskills, 0);
+    assert_null(back.task_id);
+    tnd_audit_request_clear(&back);
+    free(body);
+
+    /* an empty list is "already run, nothing to show": not NULL */
+    r.nskills = 0;
+    body = tnd_audit_request_encode(&r, &len);
+    assert_non_null(strstr(body, "\"skills\":[]"));
+    assert_int_equal(tnd_audit_request_decode(&back, body, len), 0);
+    assert_non_null(back.skills);
+    assert_int_equal(back.nskills, 0);
+    tnd_audit_request_clear(&back);
+    free(body);
+}
+
+/* An audit request whose fields after the diff are rest: refused with
+ * exactly want, or (want NULL) accepted with critique as expected. */
+static void request_with(const char *rest, const char *want, bool critique)
+{
+    char body[1024];
+    tnd_audit_request out;
+    int rc;
+
+    snprintf(body, sizeof(body),
+             "{\"tandem\":1,\"type\":\"audit\",\"task_id\":\"t\","
+             "\"attempt\":1,\"task\":\"x\",\"workspace\":\"/w\","
+             "\"diff\":\"\"%s}",
+             rest);
+    rc = tnd_audit_request_decode(&out, body, strlen(body));
+    if (!want) {
+        if (rc != 0)
+            fail_msg("%s: %s", rest, tnd_error_last());
+        assert_int_equal(out.critique, critique);
+    } else {
+        assert_int_equal(rc, -1);
+        if (strcmp(tnd_error_last(), want) != 0)
+            fail_msg("%s: error \"%s\", expected \"%s\"", rest,
+                     tnd_error_last(), want);
+    }
+    tnd_audit_request_clear(&out);
+}
+
+static void request_critique_defaults_to_true(void **state)
+{
+    (void)state;
+    request_with("", NULL, true);
+    request_with(",\"critique\":true", NULL, true);
+    request_with(",\"critique\":false", NULL, false);
+    request_with(",\"critique\":null", NULL, true);
+    request_with(",\"critique\":\"no\"",
+                 "bad audit request: field 'critique' must be true or false",
+                 false);
+}
+
+static void request_skills_are_checked(void **state)
+{
+    (void)state;
+    request_with(",\"skills\":[{\"name\":\"build\",\"required\":true}]",
+                 "bad audit request: skills[0]: field 'status' is missing",
+                 false);
+    request_with(",\"skills\":[" SKILL_JSON ",{\"name\":\"x\","
+                 "\"status\":\"ok\",\"required\":true}]",
+                 "bad audit request: skills[1]: field 'status' must be one "
+                 "of pass, fail, timeout, error, skipped, got \"ok\"",
+                 false);
+    request_with(",\"skills\":[{\"name\":\"x\",\"status\":\"fail\","
+                 "\"required\":true,\"locations\":[{\"file\":\"a\"}]}]",
+                 "bad audit request: skills[0]: locations[0]: field 'line' is "
+                 "missing",
+                 false);
+    request_with(",\"skills\":{}",
+                 "bad audit request: field 'skills' must be a list", false);
+    /* an item that is not an object is refused and named (the wording,
+     * "field 'name' is missing", is the object reader's) */
+    {
+        const char *body =
+            "{\"tandem\":1,\"type\":\"audit\",\"task_id\":"
+            "\"t\",\"attempt\":1,\"task\":\"x\",\"workspace\":"
+            "\"/w\",\"diff\":\"\",\"skills\":[" SKILL_JSON ",7]}";
+        tnd_audit_request out;
+        assert_int_equal(tnd_audit_request_decode(&out, body, strlen(body)),
+                         -1);
+        assert_non_null(
+            strstr(tnd_error_last(), "bad audit request: skills[1]"));
+        tnd_audit_request_clear(&out);
+    }
 }
 
 /* ---- reply ------------------------------------------------------------ */
@@ -560,6 +736,9 @@ int main(void)
         cmocka_unit_test(request_round_trips),
         cmocka_unit_test(request_workspace_must_be_absolute),
         cmocka_unit_test(request_decode_names_the_bad_field),
+        cmocka_unit_test(request_carries_critique_and_skills),
+        cmocka_unit_test(request_critique_defaults_to_true),
+        cmocka_unit_test(request_skills_are_checked),
         cmocka_unit_test(reply_round_trips),
         cmocka_unit_test(reply_carries_locations_changed_and_skipped),
         cmocka_unit_test(reply_locations_and_changed_are_checked),

@@ -451,6 +451,149 @@ static void relative_cassette_is_resolved_against_the_file(void **state)
     }
 }
 
+static void relative_model_cassette_is_resolved_against_the_file(void **state)
+{
+    static const struct {
+        const char *cassette, *expected;
+    } cases[] = {
+        {"tape.json", "/base/tape.json"},
+        {"sub/dir/tape.json", "/base/sub/dir/tape.json"},
+        {"../shared/tape.json", "/base/../shared/tape.json"},
+        {"/abs/tape.json", "/abs/tape.json"},
+    };
+    char text[256];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        tnd_config *cfg;
+        snprintf(text, sizeof(text),
+                 "agents:\n  reviewer:\n    models:\n"
+                 "      - {provider: openai, model: a}\n"
+                 "      - {provider: replay, cassette: %s}\n",
+                 cases[i].cassette);
+        cfg = parse_ok(text);
+        assert_string_equal(cfg->reviewer.models[0].cassette, "");
+        assert_string_equal(cfg->reviewer.models[1].cassette,
+                            cases[i].expected);
+        assert_string_equal(cfg->reviewer.llm.cassette, "");
+        tnd_config_destroy(&cfg);
+    }
+}
+
+/* ---- the reviewer quorum and the critique ------------------------------- */
+
+static void reviewer_models_give_each_member_its_own(void **state)
+{
+    tnd_config *cfg = parse_ok("agents:\n"
+                               "  reviewer:\n"
+                               "    count: 2\n"
+                               "    quorum: majority\n"
+                               "    llm: {provider: openai, model: base}\n"
+                               "    models:\n"
+                               "      - provider: replay\n"
+                               "        cassette: tapes/one.json\n"
+                               "      - provider: anthropic\n"
+                               "        model: claude-x\n"
+                               "        temperature: 0\n"
+                               "        max_tokens: 1000\n");
+    const tnd_llm_config *m;
+
+    (void)state;
+    assert_string_equal(cfg->reviewer.quorum, "majority");
+    assert_int_equal(cfg->reviewer.nmodels, 2);
+    /* each member starts from the built-in defaults, not from llm */
+    m = &cfg->reviewer.models[0];
+    assert_string_equal(m->provider, "replay");
+    assert_string_equal(m->model, "gpt-4o-mini");
+    assert_string_equal(m->cassette, "/base/tapes/one.json");
+    assert_true(m->temperature == 0.2);
+    m = &cfg->reviewer.models[1];
+    assert_string_equal(m->provider, "anthropic");
+    assert_string_equal(m->model, "claude-x");
+    assert_string_equal(m->cassette, "");
+    assert_true(m->temperature == 0.0);
+    assert_int_equal(m->max_tokens, 1000);
+    assert_string_equal(tnd_llm_base_url(m), "https://api.anthropic.com");
+    assert_string_equal(tnd_llm_key_env(m), "ANTHROPIC_API_KEY");
+
+    /* member N uses models[N-1]; past the list, or 0, the reviewer's llm */
+    assert_ptr_equal(tnd_config_member_llm(cfg, 1), &cfg->reviewer.models[0]);
+    assert_ptr_equal(tnd_config_member_llm(cfg, 2), &cfg->reviewer.models[1]);
+    assert_ptr_equal(tnd_config_member_llm(cfg, 3), &cfg->reviewer.llm);
+    assert_ptr_equal(tnd_config_member_llm(cfg, 0), &cfg->reviewer.llm);
+    assert_string_equal(tnd_config_member_llm(cfg, 3)->model, "base");
+    assert_int_equal(tnd_config_quorum(cfg), 2);
+    tnd_config_destroy(&cfg);
+
+    /* no models: every member is the reviewer's llm */
+    cfg = tnd_config_defaults();
+    assert_int_equal(cfg->reviewer.nmodels, 0);
+    assert_string_equal(cfg->reviewer.quorum, "all");
+    assert_ptr_equal(tnd_config_member_llm(cfg, 1), &cfg->reviewer.llm);
+    tnd_config_destroy(&cfg);
+}
+
+static void quorum_counts_reviewers(void **state)
+{
+    static const struct {
+        const char *text;
+        int quorum;
+    } cases[] = {
+        {"", 1},
+        {"agents: {reviewer: {count: 1}}\n", 1},
+        {"agents: {reviewer: {count: 2}}\n", 2},
+        {"agents: {reviewer: {count: 16}}\n", 16},
+        /* remote reviewers: the models make the quorum */
+        {"agents: {reviewer: {count: 0}}\n", 1},
+        {"agents: {reviewer: {count: 0, models: [{model: a}]}}\n", 1},
+        {"agents: {reviewer: {count: 0, models: [{model: a}, {model: b}]}}\n",
+         2},
+        /* spawned reviewers: the count does, whatever the models */
+        {"agents: {reviewer: {count: 1, models: [{model: a}, {model: b}]}}\n",
+         1},
+        {"agents: {reviewer: {count: 3, models: [{model: a}, {model: b}]}}\n",
+         3},
+        {"agents: {reviewer: {count: 2, models: []}}\n", 2},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        tnd_config *cfg = parse_ok(cases[i].text);
+        if (tnd_config_quorum(cfg) != cases[i].quorum)
+            fail_msg("case %zu: %s: quorum %d, expected %d", i, cases[i].text,
+                     tnd_config_quorum(cfg), cases[i].quorum);
+        tnd_config_destroy(&cfg);
+    }
+}
+
+static void critique_keys_are_read(void **state)
+{
+    tnd_config *cfg = tnd_config_defaults();
+
+    (void)state;
+    assert_string_equal(cfg->gate.critique, "always");
+    assert_int_equal(cfg->gate.critique_diff_lines, 200);
+    assert_int_equal(cfg->gate.critique_every, 0);
+    assert_null(cfg->gate.risk_paths[0]);
+    tnd_config_destroy(&cfg);
+
+    cfg = parse_ok("gate:\n"
+                   "  critique: on_trigger\n"
+                   "  critique_diff_lines: 0\n"
+                   "  critique_every: 100000\n"
+                   "  risk_paths: [\"src/auth/**\", \"*.pem\"]\n");
+    assert_string_equal(cfg->gate.critique, "on_trigger");
+    assert_int_equal(cfg->gate.critique_diff_lines, 0);
+    assert_int_equal(cfg->gate.critique_every, 100000);
+    assert_argv(cfg->gate.risk_paths, ARGV("src/auth/**", "*.pem"));
+    tnd_config_destroy(&cfg);
+
+    cfg = parse_ok("gate: {critique: always, critique_diff_lines: 1000000}\n");
+    assert_string_equal(cfg->gate.critique, "always");
+    assert_int_equal(cfg->gate.critique_diff_lines, 1000000);
+    tnd_config_destroy(&cfg);
+}
+
 static void load_reads_a_file_and_resolves_against_its_directory(void **state)
 {
     char path[PATH_MAX], real[PATH_MAX], expect[PATH_MAX + 32];
@@ -763,6 +906,42 @@ static const bad_case bad_cases[] = {
      "agents.yaml:3:36: skills.l.paths must be a list, got a value\n"
      "agents.yaml:3:54: skills.l.limits must be a mapping of keys, got a "
      "list"},
+    /* the reviewer quorum and the critique */
+    {"agents:\n  coder:\n    models:\n      - {provider: openai, model: a}\n",
+     "agents.yaml:4:7: agents.coder.models: only the reviewer has quorum "
+     "members; give the coder's model under agents.coder.llm"},
+    {"agents:\n  reviewer:\n    models:\n      - {provider: openai, modle: a}\n",
+     "agents.yaml:4:28: unknown key 'modle' in agents.reviewer.models[0] (did "
+     "you mean 'model'?)"},
+    {"agents:\n  reviewer:\n    models:\n      - {provider: openai, model: a}\n"
+     "      - {provider: replay}\n",
+     "agents.yaml:5:9: agents.reviewer.models[1]: provider replay needs a "
+     "cassette (the file of recorded answers)"},
+    {"agents:\n  reviewer:\n    models:\n"
+     "      - {provider: openai, base_url: ftp://x}\n",
+     "agents.yaml:4:38: agents.reviewer.models[0].base_url must start with "
+     "http:// or https://, got \"ftp://x\""},
+    {"agents:\n  reviewer:\n    models: {provider: openai}\n",
+     "agents.yaml:3:13: agents.reviewer.models must be a list of llm "
+     "sections, got a mapping"},
+    {"agents:\n  reviewer:\n    models: [openai]\n",
+     "agents.yaml:3:14: agents.reviewer.models[0] must be a mapping of keys, "
+     "got a value"},
+    {"agents:\n  reviewer:\n    quorum: some\n",
+     "agents.yaml:3:13: agents.reviewer.quorum must be one of all, majority; "
+     "got \"some\""},
+    {"gate:\n  critique: sometimes\n",
+     "agents.yaml:2:13: gate.critique must be one of always, on_trigger; got "
+     "\"sometimes\""},
+    {"gate:\n  critique_diff_lines: -1\n",
+     "agents.yaml:2:24: gate.critique_diff_lines must be an integer "
+     "0..1000000, got \"-1\""},
+    {"gate:\n  critique_diff_lines: 1000001\n",
+     "agents.yaml:2:24: gate.critique_diff_lines must be an integer "
+     "0..1000000, got \"1000001\""},
+    {"gate:\n  critique_every: 100001\n",
+     "agents.yaml:2:19: gate.critique_every must be an integer 0..100000, got "
+     "\"100001\""},
     /* the document as a whole */
     {"version: 2\n",
      "agents.yaml:1:10: version must be 1 (this tandem reads version 1 "
@@ -1151,6 +1330,10 @@ int main(void)
         cmocka_unit_test(skill_lookup_finds_by_exact_name),
         cmocka_unit_test(skill_keys_paths_after_limits_and_builtins),
         cmocka_unit_test(relative_cassette_is_resolved_against_the_file),
+        cmocka_unit_test(relative_model_cassette_is_resolved_against_the_file),
+        cmocka_unit_test(reviewer_models_give_each_member_its_own),
+        cmocka_unit_test(quorum_counts_reviewers),
+        cmocka_unit_test(critique_keys_are_read),
         cmocka_unit_test(load_reads_a_file_and_resolves_against_its_directory),
         cmocka_unit_test(load_names_the_file_in_every_error),
         cmocka_unit_test(load_of_a_missing_file_says_which),

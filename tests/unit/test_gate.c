@@ -110,7 +110,9 @@ typedef struct row {
     review_spec review;
     const char *required[3]; /* the configuration's required skills */
     int streak;
-    tnd_gate_config cfg; /* all zero: DEFAULT_CFG */
+    bool critique_skipped; /* on_trigger and no trigger fired */
+    const char *risky;     /* a changed path in gate.risk_paths */
+    tnd_gate_config cfg;   /* all zero: DEFAULT_CFG */
     tnd_gate_action expect;
     bool passed;
     const char *reason; /* a substring of the decision's reason */
@@ -130,6 +132,10 @@ typedef struct row {
 #define GOOD_REVIEW    {.skills = {BOTH_PASS}, APPROVES(0.9)}
 #define BROKEN_TEST    {.skills = {PASS("build"), FAIL("test", 1)},            \
                         APPROVES(0.9)}
+#define NOT_ASKED      .critique_error =                                       \
+                           "no trigger fired (gate.critique: on_trigger)"
+#define SKIPPED_REVIEW {.skills = {BOTH_PASS}, NOT_ASKED}
+#define RISKY          .risky = "src/auth/login.c"
 /* clang-format on */
 
 static const row rows[] = {
@@ -282,6 +288,77 @@ static const row rows[] = {
      REQUIRED_BT, .streak = 1, .expect = TND_GATE_REVISE,
      .reason = "required skill test failed"},
 
+    /* the critique not asked for (gate.critique on_trigger, no trigger
+     * fired): the skills decide */
+    {"critique skipped, every required skill passes: approve", 1,
+     .review = SKIPPED_REVIEW, REQUIRED_BT, .critique_skipped = true,
+     .expect = TND_GATE_APPROVE, .passed = true,
+     .reason = "every required skill passed; no critique trigger fired "
+               "(gate.critique: on_trigger)"},
+    {"critique skipped, no reason recorded: approve all the same", 1,
+     .review = {.skills = {BOTH_PASS}, .no_critique = true}, REQUIRED_BT,
+     .critique_skipped = true, .expect = TND_GATE_APPROVE, .passed = true,
+     .reason = "no critique trigger fired"},
+    {"critique skipped, required skill skipped (misses its paths): approve", 1,
+     .review = {.skills = {BOTH_PASS, STATUS("docs", TND_SKILL_SKIPPED)},
+                NOT_ASKED},
+     .required = {"test", "docs"}, .critique_skipped = true,
+     .expect = TND_GATE_APPROVE, .passed = true,
+     .reason = "every required skill passed"},
+    {"the same audit without critique_skipped: no critique, revise", 1,
+     .review = SKIPPED_REVIEW, REQUIRED_BT, .expect = TND_GATE_REVISE,
+     .reason = "no valid critique: no trigger fired (gate.critique: "
+               "on_trigger)"},
+    {"critique skipped but a required skill failed: revise", 1,
+     .review = {.skills = {PASS("build"), FAIL("test", 1)}, NOT_ASKED},
+     REQUIRED_BT, .streak = 1, .critique_skipped = true,
+     .expect = TND_GATE_REVISE,
+     .reason = "required skill test failed (exit 1)"},
+    {"critique skipped but a required skill missing: revise", 1,
+     .review = {.skills = {PASS("build")}, NOT_ASKED}, REQUIRED_BT,
+     .critique_skipped = true, .expect = TND_GATE_REVISE,
+     .reason = "required skill test did not run"},
+    {"critique skipped, a required skill failed at the last iteration", 5,
+     .review = {.skills = {PASS("build"), FAIL("test", 1)}, NOT_ASKED},
+     REQUIRED_BT, .streak = 1, .critique_skipped = true,
+     .expect = TND_GATE_ESCALATE,
+     .reason = "gate.max_iterations (5) reached; last failure: required "
+               "skill test failed"},
+
+    /* risky paths (gate.risk_paths): a passing change goes to a human */
+    {"passes but touches a risky path: escalate", 1, .review = GOOD_REVIEW,
+     REQUIRED_BT, RISKY, .expect = TND_GATE_ESCALATE, .passed = true,
+     .reason = "the change passes (every required skill passed and the "
+               "reviewer approves (confidence 0.90)), but it touches "
+               "src/auth/login.c (gate.risk_paths): a human must approve it"},
+    {"risky and a required skill fails: revise as usual", 1,
+     .review = BROKEN_TEST, REQUIRED_BT, RISKY, .streak = 1,
+     .expect = TND_GATE_REVISE,
+     .reason = "required skill test failed (exit 1)"},
+    {"risky and a major issue: revise as usual", 1,
+     .review = {.skills = {BOTH_PASS},
+                APPROVES(0.95),
+                .issues = {{TND_SEVERITY_MAJOR, TND_ISSUE_SAFETY,
+                            "src/auth/login.c", 4, "logs the password"}}},
+     REQUIRED_BT, RISKY, .streak = 1, .expect = TND_GATE_REVISE,
+     .reason = "major issue at src/auth/login.c:4: logs the password"},
+    {"risky and confidence below the threshold: revise as usual", 1,
+     .review = {.skills = {BOTH_PASS}, APPROVES(0.75)}, REQUIRED_BT, RISKY,
+     .expect = TND_GATE_REVISE,
+     .reason = "confidence 0.75 is below gate.confidence_threshold 0.80"},
+    {"risky and failing at the last iteration: escalate, not passed", 5,
+     .review = BROKEN_TEST, REQUIRED_BT, RISKY, .streak = 1,
+     .expect = TND_GATE_ESCALATE, .reason = "gate.max_iterations (5) reached"},
+    {"risky and critique skipped: escalate", 1, .review = SKIPPED_REVIEW,
+     REQUIRED_BT, RISKY, .critique_skipped = true, .expect = TND_GATE_ESCALATE,
+     .passed = true,
+     .reason = "the change passes (every required skill passed; no critique "
+               "trigger fired (gate.critique: on_trigger)), but it touches "
+               "src/auth/login.c (gate.risk_paths): a human must approve it"},
+    {"risky and stuck: stuck wins", 2, .repeats = 1, .review = GOOD_REVIEW,
+     REQUIRED_BT, RISKY, .expect = TND_GATE_ESCALATE,
+     .reason = "stuck: attempt 2 proposes exactly the change of attempt 1"},
+
     /* stuck, out of iterations, the same failure again */
     {"repeats an earlier proposal: escalate though all passes", 3, .repeats = 1,
      .review = GOOD_REVIEW, REQUIRED_BT, .expect = TND_GATE_ESCALATE,
@@ -364,6 +441,8 @@ static void every_rule_decides_as_documented(void **state)
             .audit = r->not_audited ? NULL : build_audit(&store, &r->review),
             .required = r->required,
             .streak = r->streak,
+            .critique_skipped = r->critique_skipped,
+            .risky = r->risky,
         };
 
         if (r->cfg.max_iterations)
