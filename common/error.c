@@ -29,12 +29,22 @@ static void set_joined(const char *a, const char *b)
     memcpy(last, out, n + 1);
 }
 
+/* Format into a buffer of our own first: an argument may be
+ * tnd_error_last() itself ("while doing X: %s"). */
+static void set_formatted(const char *fmt, va_list ap)
+{
+    char msg[ERROR_MAX];
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    memcpy(last, msg, sizeof(last));
+}
+
 int tnd_error_set(const char *fmt, ...)
 {
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(last, sizeof(last), fmt, ap);
+    set_formatted(fmt, ap);
     va_end(ap);
     return TND_ERROR;
 }
@@ -44,7 +54,7 @@ int tnd_error_config(const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(last, sizeof(last), fmt, ap);
+    set_formatted(fmt, ap);
     va_end(ap);
     return TND_ECONFIG;
 }

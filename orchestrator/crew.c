@@ -65,9 +65,9 @@ static char *program(const tnd_config *cfg, int role)
     return prog;
 }
 
-int tnd_crew_check(const tnd_config *config)
+int tnd_crew_check(const tnd_config *config, bool coder)
 {
-    for (int role = 0; role < 2; role++) {
+    for (int role = coder ? 0 : 1; role < 2; role++) {
         char *prog;
         if (agent(config, role)->count == 0) {
             if (!*config->orchestrator.endpoint)
@@ -142,7 +142,7 @@ static int start_agents(tnd_crew *c)
     snprintf(hb, sizeof(hb), "%d", cfg->orchestrator.heartbeat_ms);
     snprintf(lv, sizeof(lv), "%d", cfg->orchestrator.liveness);
     c->sup = tnd_supervisor_new();
-    for (int role = 0; role < 2; role++) {
+    for (int role = o->no_coder ? 1 : 0; role < 2; role++) {
         const tnd_agent_config *a = agent(cfg, role);
         bool quorum = role == 1 && tnd_config_quorum(cfg) > 1;
         for (int i = 1; i <= a->count; i++) {
@@ -217,7 +217,7 @@ tnd_crew *tnd_crew_new(const tnd_crew_options *opts)
     tnd_broker_options bo;
 
     c->opts = opts;
-    for (int role = 0; role < 2; role++)
+    for (int role = opts->no_coder ? 1 : 0; role < 2; role++)
         if (agent(opts->config, role)->count > 0 &&
             !(c->programs[role] = program(opts->config, role)))
             goto fail;

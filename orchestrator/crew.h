@@ -26,6 +26,7 @@ typedef struct tnd_crew_options {
     const char *base_url;   /* --base-url for the agents, or NULL */
     const char *record;     /* --record for the agents, or NULL */
     bool verbose;
+    bool no_coder; /* a review: start no coder, wait for none */
     const volatile sig_atomic_t *interrupted; /* non-zero: stop waiting */
 } tnd_crew_options;
 
@@ -33,9 +34,10 @@ typedef struct tnd_crew_options {
 typedef void (*tnd_crew_progress_fn)(const char *body, size_t len,
                                      void *payload);
 
-/* Check that the agent programs the config names can be run, before
- * anything is started. TND_ECONFIG with a message saying how to fix it. */
-int tnd_crew_check(const tnd_config *config);
+/* Check that the agent programs the config names can be run (the
+ * coder's only when coder is true), before anything is started. TND_ECONFIG
+ * with a message saying how to fix it. */
+int tnd_crew_check(const tnd_config *config, bool coder);
 
 /* Create the runtime directory, bind the broker and start the agents.
  * NULL with the error set. */

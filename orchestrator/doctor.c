@@ -110,7 +110,7 @@ int tnd_doctor(const tnd_doctor_options *opts)
         goto out;
     }
     row(&t, "config", true, path ? path : "built-in defaults (no agents.yaml)");
-    if (tnd_crew_check(cfg) < 0)
+    if (tnd_crew_check(cfg, true) < 0)
         row(&t, "agent programs", false, tnd_error_last());
     else
         row(&t, "agent programs", true, "found");

@@ -28,6 +28,8 @@ static void usage(FILE *to)
           "\n"
           "commands:\n"
           "  run TASK...     do a task in a repository through the gate loop\n"
+          "  review [TASK]   audit an existing change (git changes, or a\n"
+          "                  patch with --diff) through the same gate\n"
           "  doctor          check the config, the models, keys and tools\n"
           "  resume ID       go on with a session after a crash or a stop\n"
           "  approve ID      approve the proposal of a session that waits\n"
@@ -229,6 +231,133 @@ static int cmd_run(int argc, char **argv)
     return code;
 }
 
+static void review_usage(FILE *to)
+{
+    fputs(
+        "usage: tandem review [options] [TASK...]\n"
+        "\n"
+        "Audit a change that already exists, with the reviewer and the\n"
+        "gate of `tandem run` but no coder: the change is applied to an\n"
+        "isolated copy, the skills and the critique judge it, and the\n"
+        "gate decides. TASK says what the change is meant to do (the\n"
+        "critique judges it against that; default: \"review this\n"
+        "change\"). Without --diff the change is the repository's git\n"
+        "changes against HEAD (untracked files are not part of it).\n"
+        "Your files are not modified. A rejected change prints the\n"
+        "findings on stdout; the session is in REPO/.tandem/sessions/ID/.\n"
+        "\n"
+        "options:\n"
+        "  --diff FILE          review the patch in FILE ('-': stdin), a\n"
+        "                       unified diff against the files as they are\n"
+        "  --staged             only the staged changes (git diff --cached),\n"
+        "                       what a commit would take: for a pre-commit\n"
+        "                       hook\n"
+        "  --repo DIR           the repository (default: .)\n"
+        "  --config FILE        agents.yaml to use (default: REPO/agents.yaml\n"
+        "                       when it exists, else built-in defaults)\n"
+        "  --llm PROVIDER:MODEL use this model for the reviewer (env\n"
+        "                       TANDEM_LLM)\n"
+        "  --base-url URL       API base URL for that provider (env\n"
+        "                       TANDEM_BASE_URL)\n"
+        "  -q, --quiet          no progress lines\n"
+        "  -v, --verbose        debug logging from tandem and the agents\n"
+        "  -h, --help           show this help\n"
+        "\n"
+        "exit status: 0 approved, 1 rejected or failed, 2 usage or\n"
+        "configuration error (or nothing to review), 3 needs a human\n",
+        to);
+}
+
+static int cmd_review(int argc, char **argv)
+{
+    enum { O_REPO = 256, O_CONFIG, O_LLM, O_BASE_URL, O_DIFF, O_STAGED };
+    static const struct option longs[] = {
+        {"repo", required_argument, NULL, O_REPO},
+        {"config", required_argument, NULL, O_CONFIG},
+        {"llm", required_argument, NULL, O_LLM},
+        {"base-url", required_argument, NULL, O_BASE_URL},
+        {"diff", required_argument, NULL, O_DIFF},
+        {"staged", no_argument, NULL, O_STAGED},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    tnd_run_options o;
+    char *task;
+    tnd_buf b;
+    int c, code;
+
+    memset(&o, 0, sizeof(o));
+    o.review = true;
+    o.llm = getenv("TANDEM_LLM");
+    o.base_url = getenv("TANDEM_BASE_URL");
+    if (o.llm && !*o.llm)
+        o.llm = NULL;
+    if (o.base_url && !*o.base_url)
+        o.base_url = NULL;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+qvh", longs, NULL)) != -1) {
+        switch (c) {
+        case O_REPO:
+            o.repo = optarg;
+            break;
+        case O_CONFIG:
+            o.config = optarg;
+            break;
+        case O_LLM:
+            o.llm = optarg;
+            break;
+        case O_BASE_URL:
+            o.base_url = optarg;
+            break;
+        case O_DIFF:
+            o.diff = optarg;
+            break;
+        case O_STAGED:
+            o.staged = true;
+            break;
+        case 'q':
+            o.quiet = true;
+            break;
+        case 'v':
+            o.verbose = true;
+            break;
+        case 'h':
+            review_usage(stdout);
+            return TND_EXIT_OK;
+        default:
+            fprintf(stderr,
+                    "tandem review: unknown option '%s'\n"
+                    "try 'tandem review --help'\n",
+                    argv[optind - 1]);
+            return TND_EXIT_USAGE;
+        }
+    }
+    if (o.diff && o.staged) {
+        fprintf(stderr, "tandem review: --staged picks git's staged "
+                        "changes; it cannot go with --diff\n");
+        return TND_EXIT_USAGE;
+    }
+    tnd_buf_init(&b, TND_BODY_MAX_TASK);
+    for (int i = optind; i < argc; i++)
+        if (tnd_buf_printf(&b, "%s%s", i > optind ? " " : "", argv[i]) < 0) {
+            fprintf(stderr,
+                    "tandem review: the task is longer than %d "
+                    "bytes\n",
+                    TND_BODY_MAX_TASK);
+            tnd_buf_free(&b);
+            return TND_EXIT_USAGE;
+        }
+    task = tnd_buf_detach(&b, NULL);
+    tnd_str_trim(task);
+    o.task = *task ? task : "review this change";
+    code = tnd_run(&o);
+    free(task);
+    return code;
+}
+
 static void doctor_usage(FILE *to)
 {
     fputs("usage: tandem doctor [options]\n"
@@ -343,6 +472,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "help") == 0) {
         if (argc > 2 && strcmp(argv[2], "run") == 0)
             run_usage(stdout);
+        else if (argc > 2 && strcmp(argv[2], "review") == 0)
+            review_usage(stdout);
         else if (argc > 2 && strcmp(argv[2], "doctor") == 0)
             doctor_usage(stdout);
         else if (argc > 2 && tnd_cmd_history_known(argv[2]))
@@ -360,6 +491,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "review") == 0)
+        return cmd_review(argc - 1, argv + 1);
     if (tnd_cmd_continue_known(cmd))
         return tnd_cmd_continue(cmd, argc - 1, argv + 1);
     if (tnd_cmd_history_known(cmd))

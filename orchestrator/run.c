@@ -32,6 +32,7 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/budget.h"
+#include "orchestrator/change.h"
 #include "orchestrator/context.h"
 #include "orchestrator/crew.h"
 #include "orchestrator/escalate.h"
@@ -43,6 +44,7 @@
 #include "orchestrator/report.h"
 #include "orchestrator/review.h"
 #include "orchestrator/session.h"
+#include "orchestrator/unidiff.h"
 #include "orchestrator/views.h"
 #include "orchestrator/workspace.h"
 #include "proto/audit.h"
@@ -91,6 +93,10 @@ typedef struct run {
     long ordinal;           /* this task's number among the repo's sessions */
     double last_confidence; /* the last critique's; < 0: none yet */
     long critique_tokens;   /* what the last critique asked cost */
+    tnd_change change;      /* review: the change and its base tree */
+    tnd_edit *edits;        /* review: the change as edits */
+    size_t nedits;
+    const char *review_rev; /* resumed review: the commit of its base */
 } run;
 
 /* The loop's memory between attempts. */
@@ -326,7 +332,7 @@ static int load_config(run *r)
     if ((o->llm || o->base_url) &&
         tnd_config_override_llm(r->cfg, o->llm, o->base_url) < 0)
         return TND_ECONFIG;
-    if (check_llm(r->cfg) < 0 || tnd_crew_check(r->cfg) < 0)
+    if (check_llm(r->cfg) < 0 || tnd_crew_check(r->cfg, !r->opts.review) < 0)
         return TND_ECONFIG;
     if (o->record && strcmp(r->cfg->coder.llm.provider, "replay") == 0 &&
         strcmp(r->cfg->reviewer.llm.provider, "replay") == 0)
@@ -532,8 +538,20 @@ static int propose(run *r, attempt *a, const loop_state *ls)
     a->req.lessons = r->lessons; /* borrowed: attempt_clear leaves them */
     a->req.nlessons = r->nlessons;
     if ((reply = journaled_reply(r, "proposal", a->n, &reply_len))) {
-        say(r, "[%d/%d] coder: (from the journal)", a->n,
-            r->gate.max_iterations);
+        say(r, "[%d/%d] %s: (from the journal)", a->n, r->gate.max_iterations,
+            r->opts.review ? "change" : "coder");
+    } else if (r->opts.review) {
+        /* the change under review stands in for a coder's proposal */
+        tnd_code_reply cr = {.task_id = a->req.task_id,
+                             .attempt = a->n,
+                             .rationale = (char *)"the change under review",
+                             .edits = r->edits,
+                             .nedits = r->nedits};
+        reply = tnd_code_reply_encode(&cr, &reply_len);
+        if ((rc = journal_reply(r, "proposal", a->n, reply, reply_len)) < 0) {
+            free(reply);
+            return rc;
+        }
     } else {
         tnd_context_options co = {
             .task = r->opts.task,
@@ -588,8 +606,13 @@ static int apply(run *r, attempt *a)
         in->empty = true;
     }
     if (in->format_error || in->apply_error)
-        say(r, "[%d/%d] coder: %s", a->n, r->gate.max_iterations,
+        say(r, "[%d/%d] %s: %s", a->n, r->gate.max_iterations,
+            r->opts.review ? "change" : "coder",
             in->format_error ? "no usable edits" : "the edits do not apply");
+    else if (r->opts.review)
+        say(r, "[%d/%d] change: %zu hunk%s and file%s applied", a->n,
+            r->gate.max_iterations, a->reply.nedits,
+            a->reply.nedits == 1 ? "" : "s", a->reply.nedits == 1 ? "" : "s");
     else
         say(r, "[%d/%d] coder: %zu edit%s (%ld+%ld tokens)", a->n,
             r->gate.max_iterations, a->reply.nedits,
@@ -989,8 +1012,10 @@ static int approve(run *r, const char *diff, const char *reason)
     free(r->final_rel);
     r->final_rel = tnd_session_relpath(r->session, "final.diff");
     stop(r, "approved", reason);
-    fputs(diff, stdout);
-    fflush(stdout);
+    if (!r->opts.review) {
+        fputs(diff, stdout);
+        fflush(stdout);
+    }
     return 0;
 }
 
@@ -1151,6 +1176,21 @@ static int take_answer(run *r, attempt *a, loop_state *ls,
         return 0;
     }
     case TND_ANSWER_BUDGET:
+    case TND_ANSWER_GUIDE:
+    case TND_ANSWER_SKIP:
+        if (!r->opts.review)
+            break;
+        /* a review has no coder to try again */
+        stop(r, "rejected",
+             ans->kind == TND_ANSWER_GUIDE && ans->text ? ans->text
+                                                        : "rejected by a "
+                                                          "person");
+        return 0;
+    default:
+        return 0;
+    }
+    switch (ans->kind) {
+    case TND_ANSWER_BUDGET:
         if (ans->iterations > 0)
             r->gate.max_iterations =
                 (r->gate.max_iterations > n ? r->gate.max_iterations : n) +
@@ -1254,10 +1294,18 @@ static int decide(run *r, attempt *a, loop_state *ls)
     uint64_t sig = tnd_gate_signature(&a->in);
     char hex[32];
 
+    tnd_gate_config gate = r->gate;
+
     ls->streak = sig && sig == ls->last_sig ? ls->streak + 1 : (sig ? 1 : 0);
     ls->last_sig = sig;
     a->in.streak = ls->streak;
-    tnd_gate_decide(&a->decision, &r->gate, &a->in);
+    if (r->opts.review) {
+        /* one attempt, no coder: a failure is just that, not a loop that
+         * ran out */
+        gate.max_iterations = a->n + 1;
+        gate.persistent_failure_threshold = a->n + 1;
+    }
+    tnd_gate_decide(&a->decision, &gate, &a->in);
     tnd_report_attempt(r->report, a->n, &a->reply, &a->in, &a->decision,
                        a->diff_rel, sig);
     say(r, "[%d/%d] %s: %s", a->n, r->gate.max_iterations,
@@ -1375,6 +1423,19 @@ static void remember(run *r)
 }
 
 /* One attempt. 1: go on; 0: the loop ends (r->status says how); -1. */
+/* A review the gate does not pass: rejected, and what a coder would
+ * have been told goes to stdout, for the change's author. */
+static int reject_change(run *r, attempt *a)
+{
+    char *findings = tnd_feedback_build(&a->in, &a->decision, NULL, NULL);
+
+    stop(r, "rejected", a->decision.reason);
+    fputs(findings, stdout);
+    fflush(stdout);
+    free(findings);
+    return 0;
+}
+
 static int one_attempt(run *r, attempt *a, loop_state *ls)
 {
     tnd_answer ans;
@@ -1395,6 +1456,8 @@ static int one_attempt(run *r, attempt *a, loop_state *ls)
     }
     if (decide(r, a, ls) < 0)
         return -1;
+    if (r->opts.review && !a->decision.passed)
+        return reject_change(r, a);
     switch (a->decision.action) {
     case TND_GATE_APPROVE:
         learn(r, a);
@@ -1501,6 +1564,10 @@ static int finish(run *r)
 
 static void run_close(run *r)
 {
+    for (size_t i = 0; i < r->nedits; i++)
+        tnd_edit_clear(&r->edits[i]);
+    free(r->edits);
+    tnd_change_clear(&r->change);
     tnd_events_destroy(&r->events);
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     tnd_workspace_destroy(&r->ws, !r->opts.keep_workspace);
@@ -1538,6 +1605,35 @@ static void run_close(run *r)
 
 /* Resolve the configuration: exit 2 on any mistake, before anything is
  * created. r->repo is set. */
+/* The change to review, as edits, and its base tree; one attempt. A
+ * resumed review takes its diff from the session, where the first run
+ * kept it. */
+static int prepare_review(run *r)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *kept =
+        r->session ? tnd_session_path(r->session, "change.diff") : NULL;
+    int rc;
+
+    rc = tnd_change_load(&r->change, r->repo, kept ? kept : r->opts.diff,
+                         r->opts.staged, r->review_rev,
+                         tmp && *tmp ? tmp : "/tmp");
+    free(kept);
+    if (rc < 0)
+        return rc;
+    if (tnd_unidiff_edits(&r->edits, &r->nedits, r->change.diff,
+                          strlen(r->change.diff)) < 0) {
+        if (r->opts.diff && strcmp(r->opts.diff, "-") != 0)
+            tnd_error_prefix("--diff %s", r->opts.diff);
+        else
+            tnd_error_prefix(r->opts.diff ? "the diff on stdin"
+                                          : "the git changes");
+        return TND_ECONFIG;
+    }
+    r->gate.max_iterations = 1;
+    return 0;
+}
+
 static int prepare(run *r)
 {
     int error;
@@ -1556,7 +1652,7 @@ static int prepare(run *r)
     }
     collect_required(r);
     hide_own_files(r);
-    return 0;
+    return r->opts.review ? prepare_review(r) : 0;
 }
 
 /* Open the event stream in the runtime directory and tell watchers where
@@ -1612,13 +1708,15 @@ static int go(run *r, int64_t started_wall)
     co.base_url = r->opts.base_url;
     co.record = r->record_partial;
     co.verbose = r->opts.verbose;
+    co.no_coder = r->opts.review;
     co.interrupted = &interrupted;
     recall(r);
     if ((r->crew = tnd_crew_new(&co)) != NULL) {
         ws_dir = tnd_fs_join(tnd_crew_runtime(r->crew), "workspace");
         publish_events(r);
         if ((r->ws = tnd_workspace_new(
-                 r->repo, ws_dir, r->cfg->orchestrator.workspace_max_bytes)))
+                 r->opts.review ? r->change.base : r->repo, ws_dir,
+                 r->cfg->orchestrator.workspace_max_bytes)))
             error = loop(r);
     }
     if (error < 0)
@@ -1652,6 +1750,13 @@ static json_object *task_record(const run *r, int64_t started_wall)
     json_object_object_add(f, "started_ms",
                            json_object_new_int64(started_wall));
     json_object_object_add(f, "ordinal", json_object_new_int64(r->ordinal));
+    if (r->opts.review) {
+        json_object *rv = json_object_new_object();
+        json_object_object_add(rv, "rev", tnd_json_str_or_null(r->change.rev));
+        json_object_object_add(rv, "staged",
+                               json_object_new_boolean(r->opts.staged));
+        json_object_object_add(f, "review", rv);
+    }
     return f;
 }
 
@@ -1698,7 +1803,11 @@ int tnd_run(const tnd_run_options *opts)
             r.ordinal++; /* this session included */
         tnd_fs_list_free(ids);
     }
-    if (!r.journal || step(&r, "task", task_record(&r, started_wall)) < 0) {
+    if (!r.journal ||
+        (opts->review &&
+         tnd_session_write(r.session, "change.diff", r.change.diff,
+                           strlen(r.change.diff)) < 0) ||
+        step(&r, "task", task_record(&r, started_wall)) < 0) {
         fprintf(stderr, "tandem: %s\n", tnd_error_last());
         run_close(&r);
         return TND_EXIT_FAILED;
@@ -1743,6 +1852,8 @@ static char *own(run *r, int slot, const char *s)
 static int restore_options(run *r, json_object *task,
                            const tnd_continue_options *o, int64_t *started)
 {
+    json_object *review;
+
     if (!task || strcmp(tnd_journal_type(task), "task") != 0 ||
         !rec_str(task, "task"))
         return tnd_error_set("the journal does not start with a task "
@@ -1757,6 +1868,13 @@ static int restore_options(run *r, json_object *task,
     r->opts.verbose = o->verbose;
     *started = rec_int(task, "started_ms");
     r->ordinal = rec_int(task, "ordinal");
+    if (json_object_object_get_ex(task, "review", &review)) {
+        r->opts.review = true;
+        r->opts.staged =
+            json_object_get_boolean(json_object_object_get(review, "staged"));
+        if (rec_str(review, "rev"))
+            r->review_rev = own(r, 5, rec_str(review, "rev"));
+    }
     return 0;
 }
 
@@ -1772,6 +1890,15 @@ static int check_answer(run *r, const tnd_continue_options *o,
                                                              "interrupted"
                                                            : state,
                                 tnd_session_id(r->session));
+    if (r->opts.review &&
+        (strcmp(o->answer, "guide") == 0 || strcmp(o->answer, "budget") == 0))
+        return tnd_error_config("session %s is a review: there is no coder "
+                                "to %s; answer with 'tandem approve' or "
+                                "'tandem reject'",
+                                tnd_session_id(r->session),
+                                strcmp(o->answer, "guide") == 0 ? "guide"
+                                                                : "give more "
+                                                                  "attempts");
     if (strcmp(o->answer, "budget") == 0 && o->iterations <= 0 &&
         o->tokens <= 0)
         return tnd_error_config("budget: give --iterations N or --tokens N");

@@ -32,12 +32,19 @@ typedef struct tnd_run_options {
     const char *record;   /* --record FILE: write the models' answers as a
                              cassette, or NULL */
     bool keep_workspace;  /* leave the workspace for inspection */
+    bool review;          /* `tandem review`: audit an existing change,
+                             no coder, one attempt */
+    const char *diff;     /* review: a patch file ("-": stdin); NULL: the
+                             repository's git changes */
+    bool staged;          /* review with git: staged changes only */
     bool quiet;           /* no progress lines */
     bool verbose;         /* debug logging */
 } tnd_run_options;
 
-/* Run the task; returns one of the TND_EXIT_* codes after printing what
- * happened. */
+/* Run the task (or review the change); returns one of the TND_EXIT_*
+ * codes after printing what happened. A review that fails the gate is
+ * rejected (exit 1) with the findings on stdout; one the gate passes is
+ * approved (exit 0), unless it goes to a person (exit 3). */
 int tnd_run(const tnd_run_options *opts);
 
 /* What continues an existing session. */

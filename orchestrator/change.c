@@ -1,0 +1,182 @@
+/* The change under review and its base tree (see change.h). */
+#include "orchestrator/change.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "proto/body.h"
+#include "skills/proc.h"
+
+#define GIT_TIMEOUT_MS (120 * 1000)
+
+/* Run git (or tar) in dir; 0 with its stdout in *out (may be NULL) when
+ * it exits 0, else TND_ECONFIG with its stderr in the error. */
+static int git(char **out, const char *dir, const char *const *argv, size_t cap)
+{
+    char **envp = tnd_proc_env_scrubbed(NULL);
+    tnd_proc_spec spec;
+    tnd_proc_result res;
+    int rc = 0;
+
+    memset(&spec, 0, sizeof(spec));
+    spec.argv = argv;
+    spec.cwd = dir;
+    spec.envp = (const char *const *)envp;
+    spec.timeout_ms = GIT_TIMEOUT_MS;
+    spec.output_cap = cap;
+    if (tnd_proc_run(&res, &spec) < 0) {
+        tnd_proc_result_free(&res);
+        tnd_proc_env_free(envp);
+        return tnd_error_config("%s (tandem review without --diff needs "
+                                "git)",
+                                tnd_error_last());
+    }
+    if (res.status != TND_PROC_EXITED || res.exit_code != 0) {
+        char *why = tnd_xstrdup(res.errors);
+        tnd_str_trim(why);
+        rc = tnd_error_config("'%s %s' failed (%s)%s%s", argv[0], argv[1],
+                              tnd_proc_describe(&res), *why ? ": " : "", why);
+        free(why);
+    } else if (res.output_total > res.output_len) {
+        rc = tnd_error_config("'%s %s' wrote more than %zu bytes; the "
+                              "change is too large to review",
+                              argv[0], argv[1], cap);
+    } else if (out) {
+        *out = res.output;
+        res.output = NULL;
+    }
+    tnd_proc_result_free(&res);
+    tnd_proc_env_free(envp);
+    return rc;
+}
+
+static int from_file(tnd_change *c, const char *repo, const char *path)
+{
+    size_t len = 0;
+
+    if (strcmp(path, "-") == 0) {
+        tnd_buf b;
+        char chunk[65536];
+        size_t n;
+        tnd_buf_init(&b, TND_BODY_MAX_DIFF);
+        while ((n = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
+            if (tnd_buf_append(&b, chunk, n) < 0) {
+                tnd_buf_free(&b);
+                return tnd_error_config("--diff -: the diff on stdin is "
+                                        "larger than %d MiB",
+                                        TND_BODY_MAX_DIFF >> 20);
+            }
+        c->diff = tnd_buf_detach(&b, &len);
+    } else if (tnd_fs_read(&c->diff, &len, path, TND_BODY_MAX_DIFF) < 0) {
+        return tnd_error_config("--diff %s: %s", path, tnd_error_last());
+    }
+    if (strlen(c->diff) != len)
+        return tnd_error_config("--diff %s: not a text diff (it holds a NUL "
+                                "byte)",
+                                path);
+    c->base = tnd_xstrdup(repo);
+    return 0;
+}
+
+/* HEAD's tree, or c->rev's, into a private directory: the base. */
+static int export(tnd_change *c, const char *repo, const char *tmpdir)
+{
+    const char *archive[] = {"git", "archive", "--format=tar", "-o", NULL,
+                             NULL,  NULL};
+    const char *untar[] = {"tar", "-xf", NULL, "-C", NULL, NULL};
+    char *tarball;
+    int rc;
+
+    c->tmp = tnd_xasprintf("%s/tandem-review-XXXXXX", tmpdir);
+    if (!mkdtemp(c->tmp)) {
+        tnd_error_sys("cannot make a directory in %s", tmpdir);
+        free(c->tmp);
+        c->tmp = NULL;
+        return -1;
+    }
+    tarball = tnd_fs_join(c->tmp, "base.tar");
+    c->base = tnd_fs_join(c->tmp, "base");
+    archive[4] = tarball;
+    archive[5] = c->rev;
+    untar[2] = tarball;
+    untar[4] = c->base;
+    rc = tnd_fs_mkdirs(c->base, 0700);
+    if (rc == 0)
+        rc = git(NULL, repo, archive, 4096);
+    if (rc == 0)
+        rc = git(NULL, c->tmp, untar, 4096);
+    unlink(tarball);
+    free(tarball);
+    return rc;
+}
+
+static int from_git(tnd_change *c, const char *repo, bool staged,
+                    const char *rev, const char *tmpdir)
+{
+    const char *diff_all[] = {"git",        "diff",         "--no-ext-diff",
+                              "--no-color", "--no-renames", "--binary",
+                              NULL,         "--",           NULL};
+    const char *diff_staged[] = {"git",        "diff",
+                                 "--cached",   "--no-ext-diff",
+                                 "--no-color", "--no-renames",
+                                 "--binary",   NULL,
+                                 "--",         NULL};
+    const char *parse[] = {"git", "rev-parse", "--verify", NULL, NULL};
+    char *spec;
+    int rc;
+
+    parse[3] = spec = tnd_xasprintf("%s^{commit}", rev ? rev : "HEAD");
+    rc = git(&c->rev, repo, parse, 4096);
+    free(spec);
+    if (rc < 0) {
+        tnd_error_prefix("%s is not a git repository with a commit%s%s "
+                         "(review a patch with --diff FILE instead)",
+                         repo, rev ? " " : "", rev ? rev : "");
+        return rc;
+    }
+    tnd_str_trim(c->rev);
+    diff_all[6] = c->rev;
+    diff_staged[7] = c->rev;
+    if ((rc = git(&c->diff, repo, staged ? diff_staged : diff_all,
+                  TND_BODY_MAX_DIFF)) < 0)
+        return rc;
+    if (!*c->diff)
+        return tnd_error_config("nothing to review: %s has no %s changes", repo,
+                                staged ? "staged" : "uncommitted");
+    return export(c, repo, tmpdir);
+}
+
+int tnd_change_load(tnd_change *c, const char *repo, const char *diff_file,
+                    bool staged, const char *rev, const char *tmpdir)
+{
+    int rc;
+
+    memset(c, 0, sizeof(*c));
+    if (!diff_file)
+        return from_git(c, repo, staged, rev, tmpdir);
+    if ((rc = from_file(c, repo, diff_file)) < 0 || !rev)
+        return rc;
+    /* a resumed review of git changes: the same base again */
+    free(c->base);
+    c->base = NULL;
+    c->rev = tnd_xstrdup(rev);
+    return export(c, repo, tmpdir);
+}
+
+void tnd_change_clear(tnd_change *c)
+{
+    if (c->tmp)
+        tnd_fs_rmtree(c->tmp);
+    free(c->tmp);
+    free(c->diff);
+    free(c->base);
+    free(c->rev);
+    memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,304 @@
+/* Unified diffs as workspace edits (see unidiff.h). */
+#include "orchestrator/unidiff.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "proto/body.h"
+
+typedef struct reader {
+    const char *p, *end;
+    size_t lineno;
+    const char *line; /* the current line, without its newline */
+    size_t len;
+} reader;
+
+typedef struct parse {
+    tnd_edit *edits;
+    size_t n, alloc;
+    char *old_path, *new_path; /* NULL: /dev/null */
+    size_t hunk;               /* hunks of the current file */
+} parse;
+
+static bool next_line(reader *r)
+{
+    const char *nl;
+
+    if (r->p >= r->end)
+        return false;
+    nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
+    r->line = r->p;
+    r->len = nl ? (size_t)(nl - r->p) : (size_t)(r->end - r->p);
+    r->p = nl ? nl + 1 : r->end;
+    if (r->len > 0 && r->line[r->len - 1] == '\r')
+        r->len--;
+    r->lineno++;
+    return true;
+}
+
+static bool starts(const reader *r, const char *prefix)
+{
+    size_t n = strlen(prefix);
+
+    return r->len >= n && memcmp(r->line, prefix, n) == 0;
+}
+
+/* The path of a ---/+++ line: NULL for /dev/null, "a/" or "b/" dropped,
+ * a tab and what follows (diff -u's timestamp) dropped. */
+static char *header_path(const reader *r)
+{
+    const char *s = r->line + 4, *e = r->line + r->len;
+    const char *tab = memchr(s, '\t', (size_t)(e - s));
+
+    if (tab)
+        e = tab;
+    if ((size_t)(e - s) == 9 && memcmp(s, "/dev/null", 9) == 0)
+        return NULL;
+    if (e - s > 2 && (s[0] == 'a' || s[0] == 'b') && s[1] == '/')
+        s += 2;
+    return tnd_xstrndup(s, (size_t)(e - s));
+}
+
+static int add_edit(parse *ps, tnd_edit_kind kind, const char *path,
+                    char *search, char *replace)
+{
+    if (ps->n >= TND_BODY_MAX_EDITS) {
+        free(search);
+        free(replace);
+        return tnd_error_set("the diff has more than %d hunks and files; "
+                             "review it in parts",
+                             TND_BODY_MAX_EDITS);
+    }
+    TND_GROW(ps->edits, ps->alloc, ps->n + 1);
+    ps->edits[ps->n].kind = kind;
+    ps->edits[ps->n].path = tnd_xstrdup(path);
+    ps->edits[ps->n].search = search ? search : tnd_xstrdup("");
+    ps->edits[ps->n].replace = replace ? replace : tnd_xstrdup("");
+    ps->n++;
+    return 0;
+}
+
+/* "@@ -a,b +c,d @@": the old and new line counts (1 when left out). */
+static int hunk_counts(const reader *r, long *old_n, long *new_n)
+{
+    char buf[128];
+    const char *minus, *plus;
+    char *end;
+
+    if (r->len >= sizeof(buf))
+        return -1;
+    memcpy(buf, r->line, r->len);
+    buf[r->len] = '\0';
+    if (!(minus = strstr(buf, " -")) || !(plus = strstr(buf, " +")))
+        return -1;
+    (void)strtol(minus + 2, &end, 10); /* where: the search text says */
+    *old_n = *end == ',' ? strtol(end + 1, &end, 10) : 1;
+    (void)strtol(plus + 2, &end, 10);
+    *new_n = *end == ',' ? strtol(end + 1, &end, 10) : 1;
+    return *old_n < 0 || *new_n < 0 || *old_n > 10000000 || *new_n > 10000000
+               ? -1
+               : 0;
+}
+
+static void drop_newline(tnd_buf *b)
+{
+    if (b->len > 0 && b->data[b->len - 1] == '\n')
+        b->data[--b->len] = '\0';
+}
+
+/* One hunk, its header the current line: its old and new text. */
+static int read_hunk(parse *ps, reader *r, tnd_buf *old_text, tnd_buf *new_text)
+{
+    const char *path = ps->new_path ? ps->new_path : ps->old_path;
+    long old_n, new_n;
+    int last = 0; /* what the previous line fed: 1 old, 2 new, 3 both */
+
+    ps->hunk++;
+    if (hunk_counts(r, &old_n, &new_n) < 0)
+        return tnd_error_set("line %zu: a hunk header of %s that cannot be "
+                             "read: %.*s",
+                             r->lineno, path, (int)(r->len < 80 ? r->len : 80),
+                             r->line);
+    while (old_n > 0 || new_n > 0) {
+        char c;
+        if (!next_line(r))
+            return tnd_error_set("hunk %zu of %s ends early (the diff is "
+                                 "cut short)",
+                                 ps->hunk, path);
+        c = r->len ? r->line[0] : ' ';
+        if (c == '\\') {
+            /* "\ No newline at end of file": about the line before */
+            if (last & 1)
+                drop_newline(old_text);
+            if (last & 2)
+                drop_newline(new_text);
+            continue;
+        }
+        if (c != ' ' && c != '-' && c != '+')
+            return tnd_error_set("line %zu: hunk %zu of %s has a line "
+                                 "starting with '%c'; is the diff complete?",
+                                 r->lineno, ps->hunk, path, c);
+        last = c == ' ' ? 3 : c == '-' ? 1 : 2;
+        if ((last & 1) && old_n-- <= 0)
+            return tnd_error_set("hunk %zu of %s has more old lines than its "
+                                 "header says",
+                                 ps->hunk, path);
+        if ((last & 2) && new_n-- <= 0)
+            return tnd_error_set("hunk %zu of %s has more new lines than its "
+                                 "header says",
+                                 ps->hunk, path);
+        if ((last & 1) && (tnd_buf_append(old_text, r->line + !!r->len,
+                                          r->len ? r->len - 1 : 0) < 0 ||
+                           tnd_buf_append(old_text, "\n", 1) < 0))
+            return tnd_error_set("%s is too large to review", path);
+        if ((last & 2) && (tnd_buf_append(new_text, r->line + !!r->len,
+                                          r->len ? r->len - 1 : 0) < 0 ||
+                           tnd_buf_append(new_text, "\n", 1) < 0))
+            return tnd_error_set("%s is too large to review", path);
+    }
+    /* a "\ No newline" may follow the last line */
+    if (r->p < r->end && *r->p == '\\') {
+        next_line(r);
+        if (last & 1)
+            drop_newline(old_text);
+        if (last & 2)
+            drop_newline(new_text);
+    }
+    return 0;
+}
+
+static int file_hunks(parse *ps, reader *r)
+{
+    tnd_buf old_text, new_text;
+    const char *path = ps->new_path ? ps->new_path : ps->old_path;
+    int rc = 0;
+
+    tnd_buf_init(&old_text, TND_BODY_MAX_FILE);
+    tnd_buf_init(&new_text, TND_BODY_MAX_FILE);
+    if (!ps->old_path && !ps->new_path) {
+        rc = tnd_error_set("line %zu: both sides of a file are /dev/null",
+                           r->lineno);
+        goto out;
+    }
+    if (ps->old_path && ps->new_path &&
+        strcmp(ps->old_path, ps->new_path) != 0) {
+        rc = tnd_error_set("%s is renamed from %s; renames cannot be "
+                           "reviewed yet (make the diff with --no-renames)",
+                           ps->new_path, ps->old_path);
+        goto out;
+    }
+    if (!ps->new_path) { /* deleted: its hunks only say what it held */
+        while (r->p < r->end && *r->p == '@') {
+            next_line(r);
+            tnd_buf_reset(&old_text);
+            tnd_buf_reset(&new_text);
+            if ((rc = read_hunk(ps, r, &old_text, &new_text)) < 0)
+                goto out;
+        }
+        rc = add_edit(ps, TND_EDIT_DELETE, path, NULL, NULL);
+        goto out;
+    }
+    while (r->p < r->end && *r->p == '@') {
+        next_line(r);
+        tnd_buf_reset(&old_text);
+        tnd_buf_reset(&new_text);
+        if ((rc = read_hunk(ps, r, &old_text, &new_text)) < 0)
+            goto out;
+        if (!ps->old_path) {
+            /* created: one hunk holds it all */
+            rc = add_edit(ps, TND_EDIT_WRITE, path, NULL,
+                          tnd_buf_detach(&new_text, NULL));
+            tnd_buf_init(&new_text, TND_BODY_MAX_FILE);
+            if (rc < 0)
+                goto out;
+            continue;
+        }
+        if (old_text.len == 0) {
+            rc = tnd_error_set("hunk %zu of %s has no context lines, so "
+                               "where it goes is unknown; make the diff with "
+                               "context (git diff -U3)",
+                               ps->hunk, path);
+            goto out;
+        }
+        if ((rc = add_edit(ps, TND_EDIT_REPLACE, path,
+                           tnd_buf_detach(&old_text, NULL),
+                           tnd_buf_detach(&new_text, NULL))) < 0)
+            goto out;
+        tnd_buf_init(&old_text, TND_BODY_MAX_FILE);
+        tnd_buf_init(&new_text, TND_BODY_MAX_FILE);
+    }
+    if (!ps->old_path && ps->hunk == 0)
+        rc = add_edit(ps, TND_EDIT_WRITE, path, NULL, NULL); /* empty file */
+out:
+    tnd_buf_free(&old_text);
+    tnd_buf_free(&new_text);
+    return rc;
+}
+
+static void forget_file(parse *ps)
+{
+    free(ps->old_path);
+    free(ps->new_path);
+    ps->old_path = ps->new_path = NULL;
+    ps->hunk = 0;
+}
+
+int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
+{
+    reader r = {diff, diff + len, 0, NULL, 0};
+    parse ps;
+    int rc = 0;
+
+    memset(&ps, 0, sizeof(ps));
+    *edits = NULL;
+    *n = 0;
+    while (rc == 0 && next_line(&r)) {
+        if (starts(&r, "Binary files ") || starts(&r, "GIT binary patch"))
+            rc = tnd_error_set("line %zu: a binary change; only text "
+                               "changes can be reviewed",
+                               r.lineno);
+        else if (starts(&r, "rename from ") || starts(&r, "copy from "))
+            rc = tnd_error_set("line %zu: renames and copies cannot be "
+                               "reviewed yet (make the diff with "
+                               "--no-renames)",
+                               r.lineno);
+        else if (starts(&r, "--- ") && r.p < r.end &&
+                 strncmp(r.p, "+++ ", 4) == 0) {
+            forget_file(&ps);
+            ps.old_path = header_path(&r);
+            next_line(&r);
+            ps.new_path = header_path(&r);
+            rc = file_hunks(&ps, &r);
+            if (rc < 0)
+                tnd_error_prefix("%s", ps.new_path   ? ps.new_path
+                                       : ps.old_path ? ps.old_path
+                                                     : "the diff");
+        }
+        /* anything else (diff --git, index, modes, prose) is ignored */
+    }
+    if (rc == 0 && ps.n == 0)
+        rc = tnd_error_set("no file changes found (is it a unified diff?)");
+    forget_file(&ps);
+    if (rc < 0) {
+        for (size_t i = 0; i < ps.n; i++)
+            tnd_edit_clear(&ps.edits[i]);
+        free(ps.edits);
+        return -1;
+    }
+    *edits = ps.edits;
+    *n = ps.n;
+    return 0;
+}
+
+void tnd_edit_clear(tnd_edit *e)
+{
+    free(e->path);
+    free(e->search);
+    free(e->replace);
+    memset(e, 0, sizeof(*e));
+}

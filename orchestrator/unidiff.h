@@ -1,0 +1,28 @@
+/* tnd_unidiff - a unified diff (git diff, diff -u) as workspace edits.
+ *
+ * `tandem review --diff FILE` audits a patch someone else wrote. Rather
+ * than a second patch applier, the patch becomes the edits a coder would
+ * have sent: each hunk a REPLACE of its old lines (context and removed)
+ * by its new lines (context and added), a created file a WRITE, a
+ * deleted file a DELETE. tnd_workspace_apply then checks and applies
+ * them with the same rules (paths confined to the copy, each search text
+ * matching exactly one place, all or nothing). Renames, copies and
+ * binary patches are refused with a message saying so; mode changes are
+ * ignored. */
+#ifndef TND_UNIDIFF_H
+#define TND_UNIDIFF_H
+
+#include <stddef.h>
+
+#include "proto/code.h"
+
+/* Parse len bytes of diff into *edits (count in *n; free each with
+ * tnd_edit_clear, then the array). 0, or -1 with an error naming the
+ * file and hunk. A diff with no file in it is an error too. */
+int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff,
+                      size_t len);
+
+/* Free the strings of one edit. */
+void tnd_edit_clear(tnd_edit *e);
+
+#endif

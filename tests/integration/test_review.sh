@@ -1,0 +1,132 @@
+#!/bin/sh
+# tandem review: an existing change through the reviewer and the gate,
+# with no coder: git changes (all, or staged only) against HEAD, or a
+# patch file; rejected changes print their findings; the user's tree and
+# git state are never touched.
+. "$(dirname "$0")/lib.sh"
+
+review_config() { # CASSETTE
+    cat >"$T/review.yaml" <<YAML
+agents:
+  reviewer:
+    llm: {provider: replay, cassette: "$1"}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+}
+git_demo() {
+    copy_demo
+    rm -f "$T/demo/agents.yaml"
+    (cd "$T/demo" && git init -q && git add -A &&
+        git -c user.email=t@example.com -c user.name=t commit -qm base) ||
+        fail "cannot make the demo a git repository"
+}
+FIXED='    return (double)sum / (double)count;'
+
+# git changes against HEAD: the right fix is approved
+git_demo
+review_config "$FIX/cassette-review.json"
+sed -i "s|^    return sum / count;|$FIXED|" "$T/demo/stats.c"
+(cd "$T/demo" && git status --porcelain) >"$T/before"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" \
+    "make the failing test pass"
+expect_rc 0 "the right fix"
+expect_in "$T/err" "[1/1] change: 1 hunk and file applied"
+expect_in "$T/err" "approved after 1 iteration · 1 LLM call"
+[ ! -s "$T/out" ] || fail "an approved review printed on stdout"
+dir=$(session_dir)
+expect_in "$dir/report.json" '"status": "approved"'
+expect_in "$dir/change.diff" "+$FIXED"
+expect_in "$dir/journal.jsonl" '"review":{"rev":"'
+(cd "$T/demo" && git status --porcelain) >"$T/after"
+cmp -s "$T/before" "$T/after" || fail "the review changed the git state"
+grep -q "^$FIXED\$" "$T/demo/stats.c" || fail "the user's change was lost"
+expect_no_leftovers "$dir"
+pass "git changes against HEAD are reviewed and approved"
+
+# --staged: only what a commit would take
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged
+expect_rc 2 "nothing staged"
+expect_in "$T/err" "nothing to review: $T/demo has no staged changes"
+(cd "$T/demo" && git add stats.c)
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged \
+    "make the failing test pass"
+expect_rc 0 "the staged fix"
+pass "--staged reviews the staged changes"
+
+# a patch file: a half fix is rejected, the findings on stdout
+copy_demo
+review_config "$TOP/examples/demo/cassette.json"
+cat >"$T/half.diff" <<'DIFF'
+diff --git a/stats.c b/stats.c
+--- a/stats.c
++++ b/stats.c
+@@ -8,5 +8,5 @@
+         return 0.0;
+     for (size_t i = 0; i < count; i++)
+         sum += values[i];
+-    return sum / count;
++    return (double)(sum / (long)count);
+ }
+DIFF
+run tandem review --repo "$T/demo" --config "$T/review.yaml" \
+    --diff "$T/half.diff" "make the failing test pass"
+expect_rc 1 "a half fix"
+expect_in "$T/err" "[1/1] revise: required skill test failed (exit 2)"
+expect_in "$T/err" "rejected: required skill test failed (exit 2)"
+expect_in "$T/out" "### test (\`make test\`): fail, exit 2"
+expect_in "$T/out" "FAIL stats_mean({1,2,3,4}) = 2.000000, expected 2.500000"
+expect_in "$T/out" "Suggested fix: Convert before dividing"
+grep -q '^    return sum / count;$' "$T/demo/stats.c" ||
+    fail "the patch was applied to the user's tree"
+pass "a patch that fails its tests is rejected with the findings"
+
+# a patch that does not apply is rejected, saying where
+sed 's/sum += values\[i\];/sum += values[j];/' "$T/half.diff" >"$T/stale.diff"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" \
+    --diff "$T/stale.diff"
+expect_rc 1 "a stale patch"
+expect_in "$T/err" "the proposal could not be applied"
+expect_in "$T/err" "stats.c"
+pass "a patch that does not apply is rejected"
+
+# bad input: clear errors, exit 2, nothing started
+echo "not a diff at all" >"$T/garbage"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" \
+    --diff - <"$T/garbage"
+expect_rc 2 "garbage on stdin"
+expect_in "$T/err" "the diff on stdin: no file changes found (is it a unified diff?)"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" \
+    --diff "$T/missing.diff"
+expect_rc 2 "a missing patch file"
+expect_in "$T/err" "--diff $T/missing.diff"
+run tandem review --repo "$T/demo" --config "$T/review.yaml"
+expect_rc 2 "not a git repository"
+expect_in "$T/err" "is not a git repository with a commit (review a patch with --diff FILE instead)"
+run tandem review --repo "$T/demo" --diff "$T/half.diff" --staged
+expect_rc 2 "--diff with --staged"
+expect_in "$T/err" "--staged picks git's staged changes; it cannot go with --diff"
+pass "bad input is refused with the fix"
+
+# a review waiting for a person takes approve or reject only
+copy_demo
+review_config "$FIX/cassette-review.json"
+cat >>"$T/review.yaml" <<'YAML'
+gate:
+  risk_paths: ["*.c"]
+  escalate: queue
+YAML
+printf 'diff --git a/stats.c b/stats.c\n--- a/stats.c\n+++ b/stats.c\n@@ -10,3 +10,3 @@\n         sum += values[i];\n-    return sum / count;\n+%s\n }\n' "$FIXED" >"$T/fix.diff"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" \
+    --diff "$T/fix.diff" "make the failing test pass"
+expect_rc 3 "a risky change waits"
+id=$(basename "$(session_dir)")
+run "$BIN/tandem" guide --repo "$T/demo" "$id" -m "try harder"
+expect_rc 2 "no coder to guide"
+expect_in "$T/err" "is a review: there is no coder to guide"
+run "$BIN/tandem" approve --repo "$T/demo" "$id"
+expect_rc 0 "a person approves the review"
+expect_in "$T/err" "approved"
+pass "a risky change under review waits for a person"
