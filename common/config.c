@@ -970,7 +970,7 @@ static bool valid_skill_name(const char *s)
 static const yaml_node_t *key_node(loader *L, const yaml_node_t *map,
                                    const char *key)
 {
-    if (map->type != YAML_MAPPING_NODE)
+    if (!map || map->type != YAML_MAPPING_NODE)
         return NULL;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
          p < map->data.mapping.pairs.top; p++) {
@@ -1320,12 +1320,29 @@ static void cross_check(loader *L, tnd_config *cfg, const yaml_node_t *root)
             report(L, models,
                    "agents.coder.models: only the reviewer has quorum "
                    "members; give the coder's model under agents.coder.llm");
+        if (i == 0 && key_node(L, a, "quorum"))
+            report(L, key_node(L, a, "quorum"),
+                   "agents.coder.quorum: only the reviewer has a quorum");
+        if (i == 1 && key_node(L, a, "context_include"))
+            report(L, key_node(L, a, "context_include"),
+                   "agents.reviewer.context_include: only the coder is sent "
+                   "repository files; set agents.coder.context_include");
+        if (i == 1 && agent[i]->nmodels && agent[i]->count == 1)
+            report(L, models,
+                   "agents.reviewer.models lists the models of a quorum, but "
+                   "agents.reviewer.count is 1 (one reviewer, using "
+                   "agents.reviewer.llm); raise count to %zu, or set count 0 "
+                   "for remote members",
+                   agent[i]->nmodels > 1 ? agent[i]->nmodels : (size_t)2);
+        check_globs(L, i ? "agents.reviewer" : "agents.coder", a,
+                    "context_include");
         for (size_t m = 0; i == 1 && m < agent[i]->nmodels; m++) {
             snprintf(label, sizeof(label), "agents.reviewer.models[%zu]", m);
             check_llm(L, &agent[i]->models[m], label, item_at(L, models, m),
                       root);
         }
     }
+    check_globs(L, "gate", gate, "risk_paths");
     if (!(at = lookup(L, gate, "human_review_below")))
         at = lookup(L, gate, "confidence_threshold");
     if (cfg->gate.human_review_below > cfg->gate.confidence_threshold)

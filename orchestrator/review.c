@@ -10,6 +10,10 @@
 #include "skills/glob.h"
 #include "skills/patch.h"
 
+/* Bytes of each member's summary in the merged one: 16 members fit the
+ * protocol's 16 KiB for a summary. */
+#define MEMBER_TEXT 900
+
 static bool passed(const tnd_skill_result *s)
 {
     return s->status == TND_SKILL_PASS || s->status == TND_SKILL_SKIPPED;
@@ -45,44 +49,47 @@ static const char *failed_skill(const tnd_trigger_input *in)
 bool tnd_review_triggers(char *why, size_t size, const tnd_gate_config *cfg,
                          const tnd_trigger_input *in)
 {
+    const char *failed = failed_skill(in);
+    bool big = in->changed_lines > (size_t)cfg->critique_diff_lines;
+    bool doubt = in->last_confidence >= 0 &&
+                 in->last_confidence < cfg->confidence_threshold;
+    bool periodic = cfg->critique_every > 0 && in->ordinal > 0 &&
+                    in->ordinal % cfg->critique_every == 0;
     tnd_buf b;
-    const char *failed;
-    bool fired;
 
     if (strcmp(cfg->critique, "on_trigger") != 0) {
         snprintf(why, size, "gate.critique is %s", cfg->critique);
         return true;
     }
-    tnd_buf_init(&b, size > 1 ? size - 1 : 1);
-    if ((failed = failed_skill(in)))
+    if (!failed && !in->risky && !big && !doubt && !periodic) {
+        snprintf(why, size, "no trigger fired (gate.critique: on_trigger)");
+        return false;
+    }
+    /* the decision is made; the text only explains it (cut to fit) */
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    if (failed)
         tnd_buf_printf(&b, "; required skill %s did not pass", failed);
     if (in->risky)
         tnd_buf_printf(&b, "; the change touches %s (gate.risk_paths)",
                        in->risky);
-    if (in->changed_lines > (size_t)cfg->critique_diff_lines)
+    if (big)
         tnd_buf_printf(&b,
                        "; the change has %zu changed lines "
                        "(gate.critique_diff_lines is %d)",
                        in->changed_lines, cfg->critique_diff_lines);
-    if (in->last_confidence >= 0 &&
-        in->last_confidence < cfg->confidence_threshold)
+    if (doubt)
         tnd_buf_printf(&b,
                        "; the previous critique's confidence %.2f was below "
                        "gate.confidence_threshold %.2f",
                        in->last_confidence, cfg->confidence_threshold);
-    if (cfg->critique_every > 0 && in->ordinal > 0 &&
-        in->ordinal % cfg->critique_every == 0)
+    if (periodic)
         tnd_buf_printf(&b,
                        "; task %ld is a periodic check "
                        "(gate.critique_every is %d)",
                        in->ordinal, cfg->critique_every);
-    fired = b.len > 0;
-    if (fired)
-        snprintf(why, size, "%s", tnd_buf_str(&b) + 2);
-    else
-        snprintf(why, size, "no trigger fired (gate.critique: on_trigger)");
+    snprintf(why, size, "%s", tnd_buf_str(&b) + 2);
     tnd_buf_free(&b);
-    return fired;
+    return true;
 }
 
 const char *tnd_review_risky(char *buf, size_t size, char *const *globs,
@@ -225,13 +232,13 @@ void tnd_review_merge(tnd_audit_reply *out, const tnd_audit_reply *members,
     for (size_t i = 0; i < n; i++)
         total += members[i].critique ? members[i].critique->nissues : 0;
     seen = tnd_xcalloc(total + 1, sizeof(*seen));
-    tnd_buf_init(&summary, 4000);
+    tnd_buf_init(&summary, TND_BUF_NOCAP);
     for (size_t i = 0; i < n; i++) {
         const tnd_critique *m = members[i].critique;
         tnd_usage_add(&out->usage, &members[i].usage);
         if (!m) {
-            tnd_buf_printf(&summary, "%sreviewer %zu: no valid critique (%s)",
-                           i ? "; " : "", i + 1,
+            tnd_buf_printf(&summary, "%sreviewer %zu: no valid critique (%.*s)",
+                           i ? "; " : "", i + 1, MEMBER_TEXT,
                            members[i].critique_error ? members[i].critique_error
                                                      : "none was given");
             continue;
@@ -252,9 +259,9 @@ void tnd_review_merge(tnd_audit_reply *out, const tnd_audit_reply *members,
             cc->score = mc->score;
             cc->reason = dup_or_null(mc->reason);
         }
-        tnd_buf_printf(&summary, "%sreviewer %zu: %s %.2f: %s", i ? "; " : "",
+        tnd_buf_printf(&summary, "%sreviewer %zu: %s %.2f: %.*s", i ? "; " : "",
                        i + 1, tnd_verdict_name(m->verdict), m->confidence,
-                       m->summary ? m->summary : "");
+                       MEMBER_TEXT, m->summary ? m->summary : "");
     }
     if (majority)
         outvoted(c, votes, n);

@@ -467,7 +467,7 @@ static void relative_model_cassette_is_resolved_against_the_file(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         tnd_config *cfg;
         snprintf(text, sizeof(text),
-                 "agents:\n  reviewer:\n    models:\n"
+                 "agents:\n  reviewer:\n    count: 2\n    models:\n"
                  "      - {provider: openai, model: a}\n"
                  "      - {provider: replay, cassette: %s}\n",
                  cases[i].cassette);
@@ -549,8 +549,8 @@ static void quorum_counts_reviewers(void **state)
         {"agents: {reviewer: {count: 0, models: [{model: a}, {model: b}]}}\n",
          2},
         /* spawned reviewers: the count does, whatever the models */
-        {"agents: {reviewer: {count: 1, models: [{model: a}, {model: b}]}}\n",
-         1},
+        {"agents: {reviewer: {count: 4, models: [{model: a}, {model: b}]}}\n",
+         4},
         {"agents: {reviewer: {count: 3, models: [{model: a}, {model: b}]}}\n",
          3},
         {"agents: {reviewer: {count: 2, models: []}}\n", 2},
@@ -907,25 +907,41 @@ static const bad_case bad_cases[] = {
      "agents.yaml:3:54: skills.l.limits must be a mapping of keys, got a "
      "list"},
     /* the reviewer quorum and the critique */
+    {"agents:\n  reviewer:\n    models:\n      - {provider: openai, model: a}\n",
+     "agents.yaml:4:7: agents.reviewer.models lists the models of a quorum, "
+     "but agents.reviewer.count is 1 (one reviewer, using "
+     "agents.reviewer.llm); raise count to 2, or set count 0 for remote "
+     "members"},
+    {"agents:\n  coder:\n    quorum: all\n",
+     "agents.yaml:3:5: agents.coder.quorum: only the reviewer has a quorum"},
+    {"agents:\n  reviewer:\n    context_include: [a]\n",
+     "agents.yaml:3:5: agents.reviewer.context_include: only the coder is sent "
+     "repository files; set agents.coder.context_include"},
+    {"gate:\n  risk_paths: [\"src/[ab\"]\n",
+     "agents.yaml:2:16: gate.risk_paths[0] is not a valid pattern \"src/[ab\": "
+     "'[' has no closing ']' in the same path component"},
+    {"agents:\n  coder:\n    context_include: [\"x/[\"]\n",
+     "agents.yaml:3:23: agents.coder.context_include[0] is not a valid pattern "
+     "\"x/[\": '[' has no closing ']' in the same path component"},
     {"agents:\n  coder:\n    models:\n      - {provider: openai, model: a}\n",
      "agents.yaml:4:7: agents.coder.models: only the reviewer has quorum "
      "members; give the coder's model under agents.coder.llm"},
-    {"agents:\n  reviewer:\n    models:\n      - {provider: openai, modle: a}\n",
-     "agents.yaml:4:28: unknown key 'modle' in agents.reviewer.models[0] (did "
+    {"agents:\n  reviewer:\n    count: 2\n    models:\n      - {provider: openai, modle: a}\n",
+     "agents.yaml:5:28: unknown key 'modle' in agents.reviewer.models[0] (did "
      "you mean 'model'?)"},
-    {"agents:\n  reviewer:\n    models:\n      - {provider: openai, model: a}\n"
+    {"agents:\n  reviewer:\n    count: 2\n    models:\n      - {provider: openai, model: a}\n"
      "      - {provider: replay}\n",
-     "agents.yaml:5:9: agents.reviewer.models[1]: provider replay needs a "
+     "agents.yaml:6:9: agents.reviewer.models[1]: provider replay needs a "
      "cassette (the file of recorded answers)"},
-    {"agents:\n  reviewer:\n    models:\n"
+    {"agents:\n  reviewer:\n    count: 2\n    models:\n"
      "      - {provider: openai, base_url: ftp://x}\n",
-     "agents.yaml:4:38: agents.reviewer.models[0].base_url must start with "
+     "agents.yaml:5:38: agents.reviewer.models[0].base_url must start with "
      "http:// or https://, got \"ftp://x\""},
     {"agents:\n  reviewer:\n    models: {provider: openai}\n",
      "agents.yaml:3:13: agents.reviewer.models must be a list of llm "
      "sections, got a mapping"},
-    {"agents:\n  reviewer:\n    models: [openai]\n",
-     "agents.yaml:3:14: agents.reviewer.models[0] must be a mapping of keys, "
+    {"agents:\n  reviewer:\n    count: 0\n    models: [openai]\n",
+     "agents.yaml:4:14: agents.reviewer.models[0] must be a mapping of keys, "
      "got a value"},
     {"agents:\n  reviewer:\n    quorum: some\n",
      "agents.yaml:3:13: agents.reviewer.quorum must be one of all, majority; "

@@ -572,6 +572,48 @@ static void a_member_without_a_critique_does_not_approve(void **state)
     clear_all(&out, m, 2);
 }
 
+/* The decision does not depend on how much of the reason fits. */
+static void a_short_buffer_cuts_the_reason_not_the_decision(void **state)
+{
+    tnd_config *cfg = tnd_config_defaults();
+    tnd_skill_result skill = {.name = (char *)"test",
+                              .status = TND_SKILL_FAIL,
+                              .required = true,
+                              .exit_code = 1,
+                              .command = (char *)"make test",
+                              .output = (char *)""};
+    tnd_audit_reply reply = {.skills = &skill, .nskills = 1};
+    tnd_trigger_input in = {.skills = &reply, .last_confidence = -1};
+    char why[24];
+
+    (void)state;
+    free(cfg->gate.critique);
+    cfg->gate.critique = tnd_xstrdup("on_trigger");
+    assert_true(tnd_review_triggers(why, sizeof(why), &cfg->gate, &in));
+    assert_string_equal(why, "required skill test did");
+    tnd_config_destroy(&cfg);
+}
+
+/* A member's long summary is cut, not dropped: every member is named. */
+static void long_member_summaries_are_cut_not_dropped(void **state)
+{
+    tnd_audit_reply m[2], out = {0};
+    char *longer = tnd_xmalloc(5001);
+
+    (void)state;
+    memset(longer, 'y', 5000);
+    longer[5000] = '\0';
+    member(&m[0], TND_VERDICT_APPROVE, 0.9, longer);
+    member(&m[1], TND_VERDICT_APPROVE, 0.9, "short");
+    tnd_review_merge(&out, m, 2, false);
+    assert_non_null(strstr(out.critique->summary, "reviewer 1: approve 0.90"));
+    assert_non_null(
+        strstr(out.critique->summary, "; reviewer 2: approve 0.90: short"));
+    assert_true(strlen(out.critique->summary) < 2000);
+    clear_all(&out, m, 2);
+    free(longer);
+}
+
 static void no_member_with_a_critique_gives_none(void **state)
 {
     tnd_audit_reply m[2], out = {0};
@@ -858,6 +900,8 @@ int main(void)
         cmocka_unit_test(majority_approves_with_the_median),
         cmocka_unit_test(majority_needs_more_than_half),
         cmocka_unit_test(a_member_without_a_critique_does_not_approve),
+        cmocka_unit_test(a_short_buffer_cuts_the_reason_not_the_decision),
+        cmocka_unit_test(long_member_summaries_are_cut_not_dropped),
         cmocka_unit_test(no_member_with_a_critique_gives_none),
         cmocka_unit_test(issues_are_deduplicated_keeping_the_gravest),
         cmocka_unit_test(issues_at_other_places_or_of_other_types_stay_apart),
