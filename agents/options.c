@@ -35,16 +35,21 @@ static void usage(FILE *to, const char *prog, const char *role)
             "  --record FILE        append each LLM answer to FILE as one\n"
             "                       JSON line (tandem run --record does this)\n"
             "  --service NAME       serve NAME instead of the role's own\n"
-            "                       service (quorum reviewers: reviewer.N)\n"
-            "  --member N           a reviewer quorum member: use the model\n"
-            "                       agents.reviewer.models[N-1]\n"
+            "                       service\n"
+            "%s"
             "  -v, --verbose        log more\n"
             "  -h, --help           show this help\n"
             "  --version            show the version\n"
             "\n"
             "exit status: 0 stopped by SIGTERM/SIGINT, 1 runtime failure,\n"
             "2 usage or configuration error\n",
-            prog, role, role, TND_PROVIDERS);
+            prog, role, role, TND_PROVIDERS,
+            strcmp(role, "reviewer") == 0
+                ? "  --member N           quorum member N: serve reviewer.N\n"
+                  "                       (unless --service says otherwise)\n"
+                  "                       with the model\n"
+                  "                       agents.reviewer.models[N-1]\n"
+                : "");
 }
 
 static int parse_int(const char *opt, const char *s, int min, int max, int *out)
@@ -132,6 +137,10 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
             out->service = tnd_xstrdup(optarg);
             break;
         case O_MEMBER:
+            if (strcmp(role, "reviewer") != 0) {
+                fprintf(stderr, "--member is for reviewers in a quorum\n");
+                goto usage_error;
+            }
             if (parse_int("--member", optarg, 1, 16, &out->member) < 0)
                 goto usage_error;
             break;

@@ -47,6 +47,7 @@ int main(int argc, char **argv)
     tnd_agent_cli cli;
     tnd_agent_options opts = {0};
     state st = {0};
+    char service[32];
     int rc = tnd_agent_cli_parse(&cli, argc, argv, "reviewer");
 
     if (rc != 0)
@@ -74,7 +75,12 @@ int main(int argc, char **argv)
         st.envp = tnd_proc_env_scrubbed(extra);
     }
     st.config = cli.config;
-    opts.service = cli.service ? cli.service : "reviewer";
+    if (!cli.service && cli.member > 0) {
+        snprintf(service, sizeof(service), "reviewer.%d", cli.member);
+        opts.service = service;
+    } else {
+        opts.service = cli.service ? cli.service : "reviewer";
+    }
     opts.endpoint = cli.endpoint;
     opts.identity = cli.identity;
     opts.heartbeat_ms = cli.heartbeat_ms;

@@ -200,7 +200,7 @@ static void count_pattern(totals *t, const char *sig, const char *reason,
  * audit, waiting from an escalation to its answer. */
 static void phases(totals *t, json_object *records)
 {
-    int64_t prev = -1;
+    int64_t prev = -1, proposed = -1;
 
     for (size_t i = 0; records && i < json_object_array_length(records); i++) {
         json_object *r = json_object_array_get_idx(records, i);
@@ -211,9 +211,13 @@ static void phases(totals *t, json_object *records)
         if (prev >= 0 && strcmp(type, "proposal") == 0) {
             t->coding_ms += (double)(now - prev);
             t->codings++;
-        } else if (prev >= 0 && strcmp(type, "audit") == 0) {
-            t->auditing_ms += (double)(now - prev);
+            proposed = now;
+        } else if (proposed >= 0 && strcmp(type, "audit") == 0) {
+            /* from the proposal: an audit in phases journals its skills
+             * and critiques on the way */
+            t->auditing_ms += (double)(now - proposed);
             t->audits++;
+            proposed = -1;
         } else if (prev >= 0 && strcmp(type, "answer") == 0) {
             t->waiting_ms += (double)(now - prev);
             t->waits++;
@@ -240,7 +244,8 @@ static json_object *rounded(double v)
 {
     char text[32];
 
-    snprintf(text, sizeof(text), "%.3g", v);
+    /* three significant digits, but whole numbers stay whole */
+    snprintf(text, sizeof(text), v >= 100 || v <= -100 ? "%.0f" : "%.3g", v);
     return json_object_new_double_s(v, text);
 }
 

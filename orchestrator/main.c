@@ -78,6 +78,8 @@ static void run_usage(FILE *to)
         "                       http://localhost:8080/v1 (env "
         "TANDEM_BASE_URL)\n"
         "  --task-file FILE     read the task from FILE ('-': stdin)\n"
+        "  --record FILE        write the live models' answers to FILE, a\n"
+        "                       cassette the replay provider plays back\n"
         "  --keep-workspace     keep the workspace copy for inspection\n"
         "  -q, --quiet          no progress lines\n"
         "  -v, --verbose        debug logging from tandem and the agents\n"

@@ -272,6 +272,13 @@ static int journal_reply(run *r, const char *type, int n, const char *body,
     if (tnd_json_parse(&reply, body, len) < 0)
         return -1;
     keep_exchanges(r, type, n, reply);
+    if (json_object_object_get_ex(reply, "type", &f) &&
+        strcmp(json_object_get_string(f), "error") == 0) {
+        /* an agent that could not do it: not an answer to replay, so a
+         * resumed session asks again (the caller reports the error) */
+        json_object_put(reply);
+        return 0;
+    }
     f = json_object_new_object();
     json_object_object_add(f, "attempt", json_object_new_int(n));
     json_object_object_add(f, "reply", reply);
@@ -495,7 +502,7 @@ static char *failure_hints(const tnd_audit_reply *a)
 }
 
 static void describe_audit(run *r, int n, const tnd_audit_reply *a,
-                           bool replayed)
+                           bool replayed, bool skipped)
 {
     tnd_buf b;
 
@@ -518,7 +525,8 @@ static void describe_audit(run *r, int n, const tnd_audit_reply *a,
                        a->critique->confidence, a->critique->nissues,
                        a->critique->nissues == 1 ? "" : "s");
     else
-        tnd_buf_printf(&b, "%sno valid critique", a->nskills ? "; " : "");
+        tnd_buf_printf(&b, "%s%s", a->nskills ? "; " : "",
+                       skipped ? "no critique asked" : "no valid critique");
     say(r, "[%d/%d] reviewer: %s%s", n, r->gate.max_iterations, tnd_buf_str(&b),
         replayed ? " (from the journal)" : "");
     tnd_buf_free(&b);
@@ -978,7 +986,7 @@ static int audit(run *r, attempt *a)
     a->in.audit = &a->audit;
     if (a->audit.critique)
         r->last_confidence = a->audit.critique->confidence;
-    describe_audit(r, a->n, &a->audit, replayed);
+    describe_audit(r, a->n, &a->audit, replayed, a->in.critique_skipped);
     return 0;
 }
 
@@ -1048,10 +1056,15 @@ static void show_commands(run *r)
     fprintf(stderr,
             "\nthe session waits for an answer; from %s run one of:\n"
             "  tandem approve %s\n"
-            "  tandem reject %s -m WHY\n"
-            "  tandem guide %s -m TEXT\n"
-            "  tandem budget %s --iterations N\n",
-            r->repo, id, id, id, id);
+            "  tandem reject %s -m WHY\n",
+            r->repo, id, id);
+    if (r->opts.review)
+        return; /* no coder to guide or to give more attempts */
+    fprintf(stderr, "  tandem guide %s -m TEXT\n", id);
+    if (r->gate.max_tokens > 0)
+        fprintf(stderr, "  tandem budget %s --iterations N --tokens N\n", id);
+    else
+        fprintf(stderr, "  tandem budget %s --iterations N\n", id);
 }
 
 static json_object *answer_json(const tnd_answer *ans, const char *by)
@@ -1309,7 +1322,10 @@ static int decide(run *r, attempt *a, loop_state *ls)
     tnd_report_attempt(r->report, a->n, &a->reply, &a->in, &a->decision,
                        a->diff_rel, sig);
     say(r, "[%d/%d] %s: %s", a->n, r->gate.max_iterations,
-        tnd_gate_action_name(a->decision.action), a->decision.reason);
+        r->opts.review && !a->decision.passed
+            ? "reject"
+            : tnd_gate_action_name(a->decision.action),
+        a->decision.reason);
     free(r->last_rel);
     r->last_rel = tnd_xstrdup(a->diff_rel);
     if (find(r, "decision", a->n, 0) < 0) {
@@ -1902,6 +1918,7 @@ static int check_answer(run *r, const tnd_continue_options *o,
     if (strcmp(o->answer, "budget") == 0 && o->iterations <= 0 &&
         o->tokens <= 0)
         return tnd_error_config("budget: give --iterations N or --tokens N");
+
     if ((strcmp(o->answer, "guide") == 0 || strcmp(o->answer, "reject") == 0) &&
         (!o->text || !*o->text))
         return tnd_error_config("%s: say it with -m TEXT", o->answer);
@@ -1986,6 +2003,14 @@ int tnd_run_continue(const tnd_continue_options *o)
         fprintf(stderr, "tandem: %s\n", tnd_error_last());
         run_close(&r);
         return rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
+    }
+    if (o->answer && strcmp(o->answer, "budget") == 0 && o->tokens > 0 &&
+        o->iterations <= 0 && r.gate.max_tokens == 0) {
+        fprintf(stderr, "tandem: budget: gate.max_tokens is 0 (no token "
+                        "budget), so --tokens grants nothing; give "
+                        "--iterations N\n");
+        run_close(&r);
+        return TND_EXIT_USAGE;
     }
     if (o->answer) {
         tnd_answer ans = {tnd_answer_kind_parse(o->answer),

@@ -56,11 +56,17 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
               to);
     fputs("\n"
           "options:\n"
-          "  --repo DIR        the repository (default: .)\n"
-          "  -m, --message T   the reason (reject) or guidance (guide)\n"
-          "  --iterations N    budget: more attempts (1..50)\n"
-          "  --tokens N        budget: more tokens\n"
-          "  -q, --quiet       no progress lines\n"
+          "  --repo DIR        the repository (default: .)\n",
+          to);
+    if (strcmp(cmd, "reject") == 0)
+        fputs("  -m, --message T   why (required)\n", to);
+    if (strcmp(cmd, "guide") == 0)
+        fputs("  -m, --message T   the guidance (required)\n", to);
+    if (strcmp(cmd, "budget") == 0)
+        fputs("  --iterations N    more attempts (1..50)\n"
+              "  --tokens N        more tokens (when gate.max_tokens is set)\n",
+              to);
+    fputs("  -q, --quiet       no progress lines\n"
           "  -v, --verbose     debug logging\n"
           "  -h, --help        show this help\n"
           "\n"

@@ -23,6 +23,11 @@ typedef struct parse {
     size_t n, alloc;
     char *old_path, *new_path; /* NULL: /dev/null */
     size_t hunk;               /* hunks of the current file */
+    char *git_path;            /* a "diff --git" header not yet followed by
+                                  ---/+++ lines (git writes none for an
+                                  empty file created or deleted) */
+    bool git_new, git_deleted;
+    bool git; /* a "diff --git" header was seen: git's a/ b/ names */
 } parse;
 
 static bool next_line(reader *r)
@@ -240,6 +245,55 @@ out:
     return rc;
 }
 
+/* "diff --git a/X b/X": remember X until ---/+++ lines take over. */
+static void git_header(parse *ps, const reader *r)
+{
+    const char *s = r->line + 11, *e = r->line + r->len;
+    size_t half;
+
+    free(ps->git_path);
+    ps->git_path = NULL;
+    ps->git_new = ps->git_deleted = false;
+    /* "a/X b/X": both names are the same without renames */
+    if (e - s < 6 || s[0] != 'a' || s[1] != '/')
+        return;
+    half = (size_t)(e - s - 1) / 2;
+    if (s[half] == ' ' && s[half + 1] == 'b' && s[half + 2] == '/')
+        ps->git_path = tnd_xstrndup(s + 2, half - 2);
+}
+
+/* The header before this one had no ---/+++ lines: an empty file
+ * created or deleted (a mode change alone is ignored). */
+static int git_header_done(parse *ps)
+{
+    int rc = 0;
+
+    if (ps->git_path && ps->git_new)
+        rc = add_edit(ps, TND_EDIT_WRITE, ps->git_path, NULL, NULL);
+    else if (ps->git_path && ps->git_deleted)
+        rc = add_edit(ps, TND_EDIT_DELETE, ps->git_path, NULL, NULL);
+    free(ps->git_path);
+    ps->git_path = NULL;
+    ps->git_new = ps->git_deleted = false;
+    return rc;
+}
+
+/* `diff -ur old new` names one file "old/f" and "new/f": the same file
+ * in two trees, not a rename (git's diffs say renames themselves). */
+static void same_tree(parse *ps)
+{
+    const char *o, *n;
+
+    if (!ps->old_path || !ps->new_path ||
+        strcmp(ps->old_path, ps->new_path) == 0 ||
+        !(o = strchr(ps->old_path, '/')) || !(n = strchr(ps->new_path, '/')) ||
+        strcmp(o, n) != 0 || !o[1])
+        return;
+    memmove(ps->old_path, o + 1, strlen(o));
+    free(ps->new_path);
+    ps->new_path = tnd_xstrdup(ps->old_path);
+}
+
 static void forget_file(parse *ps)
 {
     free(ps->old_path);
@@ -258,7 +312,16 @@ int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
     *edits = NULL;
     *n = 0;
     while (rc == 0 && next_line(&r)) {
-        if (starts(&r, "Binary files ") || starts(&r, "GIT binary patch"))
+        if (starts(&r, "diff --git ")) {
+            ps.git = true;
+            rc = git_header_done(&ps);
+            git_header(&ps, &r);
+        } else if (starts(&r, "new file mode ")) {
+            ps.git_new = true;
+        } else if (starts(&r, "deleted file mode ")) {
+            ps.git_deleted = true;
+        } else if (starts(&r, "Binary files ") ||
+                   starts(&r, "GIT binary patch"))
             rc = tnd_error_set("line %zu: a binary change; only text "
                                "changes can be reviewed",
                                r.lineno);
@@ -267,23 +330,26 @@ int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
                                "reviewed yet (make the diff with "
                                "--no-renames)",
                                r.lineno);
-        else if (starts(&r, "--- ") && r.p < r.end &&
-                 strncmp(r.p, "+++ ", 4) == 0) {
+        else if (starts(&r, "--- ") && r.end - r.p >= 4 &&
+                 memcmp(r.p, "+++ ", 4) == 0) {
+            free(ps.git_path);
+            ps.git_path = NULL; /* the ---/+++ lines say it all */
             forget_file(&ps);
             ps.old_path = header_path(&r);
             next_line(&r);
             ps.new_path = header_path(&r);
-            rc = file_hunks(&ps, &r);
-            if (rc < 0)
-                tnd_error_prefix("%s", ps.new_path   ? ps.new_path
-                                       : ps.old_path ? ps.old_path
-                                                     : "the diff");
+            if (!ps.git)
+                same_tree(&ps);
+            rc = file_hunks(&ps, &r); /* its errors name the file */
         }
         /* anything else (diff --git, index, modes, prose) is ignored */
     }
+    if (rc == 0)
+        rc = git_header_done(&ps);
     if (rc == 0 && ps.n == 0)
         rc = tnd_error_set("no file changes found (is it a unified diff?)");
     forget_file(&ps);
+    free(ps.git_path);
     if (rc < 0) {
         for (size_t i = 0; i < ps.n; i++)
             tnd_edit_clear(&ps.edits[i]);

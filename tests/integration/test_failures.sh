@@ -71,3 +71,17 @@ expect_rc 1 "agent configuration error"
 expect_in "$T/err" "agent coder-1 exited with status 2: its configuration is wrong"
 expect_in "$T/err" "misconfigured-coder: agents.yaml is wrong"
 pass "an agent that exits 2 is not restarted"
+
+# an agent's error is not an answer: once the cause is fixed, resume asks
+# again instead of replaying the failure
+copy_demo
+demo_config "$FIX/cassette-short.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 1 "the cassette runs out"
+id=$(basename "$(session_dir)")
+demo_config "$TOP/examples/demo/cassette.json"
+run "$BIN/tandem" resume --repo "$T/demo" "$id"
+expect_rc 0 "resumed once the cassette is complete"
+expect_in "$T/err" "approved after 2 iterations"
+expect_in "$T/out" "+    return (double)sum / (double)count;"
+pass "resume after an agent error asks the agent again"

@@ -46,6 +46,7 @@ kill_each_step() {
     pass "$1: an uninterrupted run journals $steps steps"
 
     k=1
+    late=0
     while [ $k -lt "$steps" ]; do
         slow_demo
         "$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
@@ -67,6 +68,12 @@ kill_each_step() {
             [ $i -gt 1000 ] && fail "agents of $id outlived tandem"
             sleep 0.01
         done
+        # on a loaded machine the kill may land after the run ended: that
+        # is no resume to check, and too many of them prove nothing
+        finished=0
+        grep -q '"type":"finish"' \
+            "$T/demo/.tandem/sessions/$id/journal.jsonl" && finished=1
+        late=$((late + finished))
         run "$BIN/tandem" resume --repo "$T/demo" "$id"
         expect_rc 0 "resumed after a kill at step $k"
         if [ -s "$T/out" ]; then
@@ -83,11 +90,13 @@ kill_each_step() {
             fail "after a kill at step $k: $got_calls, not $want_calls"
         [ "$got_tokens" = "$want_tokens" ] ||
             fail "after a kill at step $k: tokens $got_tokens, not $want_tokens"
-        expect_in "$rdir/journal.jsonl" '"type":"resume"'
+        [ $finished = 1 ] || expect_in "$rdir/journal.jsonl" '"type":"resume"'
         expect_no_leftovers "$rdir"
         k=$((k + 1))
     done
-    pass "$1: killed after each of steps 1..$((steps - 1)) and resumed: the same result"
+    [ $((late * 2)) -lt "$steps" ] ||
+        fail "$late of $((steps - 1)) kills came after the run had ended"
+    pass "$1: killed after each of steps 1..$((steps - 1)) and resumed: the same result ($late too late)"
 }
 
 kill_each_step "one reviewer"

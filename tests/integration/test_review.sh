@@ -74,7 +74,7 @@ DIFF
 run tandem review --repo "$T/demo" --config "$T/review.yaml" \
     --diff "$T/half.diff" "make the failing test pass"
 expect_rc 1 "a half fix"
-expect_in "$T/err" "[1/1] revise: required skill test failed (exit 2)"
+expect_in "$T/err" "[1/1] reject: required skill test failed (exit 2)"
 expect_in "$T/err" "rejected: required skill test failed (exit 2)"
 expect_in "$T/out" "### test (\`make test\`): fail, exit 2"
 expect_in "$T/out" "FAIL stats_mean({1,2,3,4}) = 2.000000, expected 2.500000"

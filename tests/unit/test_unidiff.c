@@ -1,0 +1,1190 @@
+/* Unit tests for orchestrator/unidiff: a unified diff (git diff, diff -u)
+ * read as the workspace edits a coder would have sent. Every diff is
+ * handed over in a heap copy of exactly its length, with no NUL after it,
+ * so a read past the end shows under ASan and valgrind. The last test
+ * applies a multi-file diff to a real workspace and diffs it back. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/xalloc.h"
+#include "orchestrator/unidiff.h"
+#include "orchestrator/workspace.h"
+#include "proto/body.h"
+#include "proto/code.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* tnd_unidiff_edits on an exact-size copy of len bytes of diff. */
+static int parse_len(tnd_edit **edits, size_t *n, const char *diff, size_t len)
+{
+    char *copy = tnd_xmalloc(len ? len : 1);
+    int rc;
+
+    memcpy(copy, diff, len);
+    rc = tnd_unidiff_edits(edits, n, copy, len);
+    free(copy);
+    return rc;
+}
+
+/* The edits of a diff that must parse; *n gets their count. */
+static tnd_edit *parse_ok(const char *diff, size_t *n)
+{
+    tnd_edit *edits = NULL;
+
+    if (parse_len(&edits, n, diff, strlen(diff)) != 0)
+        fail_msg("tnd_unidiff_edits: %s", tnd_error_last());
+    assert_non_null(edits);
+    assert_true(*n > 0);
+    return edits;
+}
+
+/* A diff that must be refused: -1, nothing handed back. */
+static void parse_fails(const char *diff)
+{
+    tnd_edit *edits = (tnd_edit *)&edits; /* not NULL: must be reset */
+    size_t n = 99;
+
+    assert_int_equal(parse_len(&edits, &n, diff, strlen(diff)), -1);
+    assert_null(edits);
+    assert_int_equal(n, 0);
+}
+
+static void free_edits(tnd_edit *edits, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        tnd_edit_clear(&edits[i]);
+    free(edits);
+}
+
+static void assert_edit(const tnd_edit *e, tnd_edit_kind kind, const char *path,
+                        const char *search, const char *replace)
+{
+    assert_int_equal(e->kind, kind);
+    assert_string_equal(e->path, path);
+    assert_string_equal(e->search, search);
+    assert_string_equal(e->replace, replace);
+}
+
+static void assert_error_has(const char *part)
+{
+    if (!strstr(tnd_error_last(), part))
+        fail_msg("error \"%s\" does not say \"%s\"", tnd_error_last(), part);
+}
+
+/* ---- what a diff becomes ------------------------------------------------ */
+
+static void git_hunk_becomes_a_replace(void **state)
+{
+    static const char diff[] =
+        "diff --git a/src/stats.c b/src/stats.c\n"
+        "old mode 100644\n"
+        "new mode 100755\n"
+        "index 1111111..2222222\n"
+        "--- a/src/stats.c\n"
+        "+++ b/src/stats.c\n"
+        "@@ -4,6 +4,7 @@ double stats_mean(const double *v, int n)\n"
+        " {\n"
+        "     double sum = 0;\n"
+        "     for (int i = 0; i < n; i++)\n"
+        "-        sum += v[i];\n"
+        "+        sum += v[i]; /* no overflow check */\n"
+        "+    assert(n > 0);\n"
+        "     return sum / n;\n"
+        " }\n";
+    size_t n;
+    tnd_edit *e = parse_ok(diff, &n);
+
+    (void)state;
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "src/stats.c",
+                "{\n"
+                "    double sum = 0;\n"
+                "    for (int i = 0; i < n; i++)\n"
+                "        sum += v[i];\n"
+                "    return sum / n;\n"
+                "}\n",
+                "{\n"
+                "    double sum = 0;\n"
+                "    for (int i = 0; i < n; i++)\n"
+                "        sum += v[i]; /* no overflow check */\n"
+                "    assert(n > 0);\n"
+                "    return sum / n;\n"
+                "}\n");
+
+    /* tnd_edit_clear frees and zeroes, so clearing twice is harmless */
+    tnd_edit_clear(&e[0]);
+    assert_null(e[0].path);
+    assert_null(e[0].search);
+    assert_null(e[0].replace);
+    tnd_edit_clear(&e[0]);
+    free(e);
+}
+
+static void plain_diff_u_with_timestamps(void **state)
+{
+    static const char diff[] =
+        "--- notes.txt\t2024-05-01 10:00:00.000000000 +0200\n"
+        "+++ notes.txt\t2024-05-02 11:30:00.123456789 +0200\n"
+        "@@ -1,3 +1,3 @@\n"
+        " one\n"
+        "-two\n"
+        "+2\n"
+        " three\n";
+    size_t n;
+    tnd_edit *e = parse_ok(diff, &n);
+
+    (void)state;
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "notes.txt", "one\ntwo\nthree\n",
+                "one\n2\nthree\n");
+    free_edits(e, n);
+}
+
+static void a_and_b_prefixes_are_dropped_once(void **state)
+{
+    static const char diff[] =
+        /* git's prefixes around a top-level directory named "a" */
+        "diff --git a/a/x.c b/a/x.c\n"
+        "--- a/a/x.c\n"
+        "+++ b/a/x.c\n"
+        "@@ -1 +1 @@\n"
+        "-x\n"
+        "+y\n"
+        /* git diff --no-prefix */
+        "diff --git lib/y.c lib/y.c\n"
+        "--- lib/y.c\n"
+        "+++ lib/y.c\n"
+        "@@ -1 +1 @@\n"
+        "-y\n"
+        "+z\n"
+        /* a name that only begins like a prefix */
+        "--- ab/z.c\n"
+        "+++ ab/z.c\n"
+        "@@ -1 +1 @@\n"
+        "-z\n"
+        "+w\n";
+    size_t n;
+    tnd_edit *e = parse_ok(diff, &n);
+
+    (void)state;
+    assert_int_equal(n, 3);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "a/x.c", "x\n", "y\n");
+    assert_edit(&e[1], TND_EDIT_REPLACE, "lib/y.c", "y\n", "z\n");
+    assert_edit(&e[2], TND_EDIT_REPLACE, "ab/z.c", "z\n", "w\n");
+    free_edits(e, n);
+}
+
+static void files_and_hunks_keep_their_order(void **state)
+{
+    static const char diff[] = "diff --git a/Makefile b/Makefile\n"
+                               "index 1111111..2222222 100644\n"
+                               "--- a/Makefile\n"
+                               "+++ b/Makefile\n"
+                               "@@ -1,3 +1,3 @@\n"
+                               " all:\n"
+                               "-\tcc -O0 x.c\n"
+                               "+\tcc -O2 x.c\n"
+                               " \n"
+                               "@@ -20,2 +20,3 @@ clean:\n"
+                               " clean:\n"
+                               "+\trm -f a.out\n"
+                               " \trm -f x.o\n"
+                               "@@ -40,2 +41,1 @@ install:\n"
+                               " install:\n"
+                               "-\tcp x /usr/bin\n"
+                               "diff --git a/docs/new.md b/docs/new.md\n"
+                               "new file mode 100644\n"
+                               "index 0000000..3333333\n"
+                               "--- /dev/null\n"
+                               "+++ b/docs/new.md\n"
+                               "@@ -0,0 +1,2 @@\n"
+                               "+# New\n"
+                               "+text\n"
+                               "diff --git a/old.c b/old.c\n"
+                               "deleted file mode 100644\n"
+                               "index 4444444..0000000\n"
+                               "--- a/old.c\n"
+                               "+++ /dev/null\n"
+                               "@@ -1,2 +0,0 @@\n"
+                               "-int old;\n"
+                               "-int older;\n"
+                               "diff --git a/x.c b/x.c\n"
+                               "index 5555555..6666666 100644\n"
+                               "--- a/x.c\n"
+                               "+++ b/x.c\n"
+                               "@@ -1 +1 @@\n"
+                               "-int x;\n"
+                               "+long x;\n";
+    size_t n;
+    tnd_edit *e = parse_ok(diff, &n);
+
+    (void)state;
+    assert_int_equal(n, 6);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "Makefile", "all:\n\tcc -O0 x.c\n\n",
+                "all:\n\tcc -O2 x.c\n\n");
+    assert_edit(&e[1], TND_EDIT_REPLACE, "Makefile", "clean:\n\trm -f x.o\n",
+                "clean:\n\trm -f a.out\n\trm -f x.o\n");
+    assert_edit(&e[2], TND_EDIT_REPLACE, "Makefile",
+                "install:\n\tcp x /usr/bin\n", "install:\n");
+    assert_edit(&e[3], TND_EDIT_WRITE, "docs/new.md", "", "# New\ntext\n");
+    assert_edit(&e[4], TND_EDIT_DELETE, "old.c", "", "");
+    assert_edit(&e[5], TND_EDIT_REPLACE, "x.c", "int x;\n", "long x;\n");
+    free_edits(e, n);
+}
+
+static void created_file_is_a_write(void **state)
+{
+    static const char git[] = "diff --git a/src/new.c b/src/new.c\n"
+                              "new file mode 100644\n"
+                              "index 0000000..1111111\n"
+                              "--- /dev/null\n"
+                              "+++ b/src/new.c\n"
+                              "@@ -0,0 +1,3 @@\n"
+                              "+int f(void)\n"
+                              "+{\n"
+                              "+}\n";
+    static const char plain[] =
+        "--- /dev/null\t1970-01-01 00:00:00.000000000 +0000\n"
+        "+++ new.txt\t2024-05-02 11:30:00.000000000 +0000\n"
+        "@@ -0,0 +1 @@\n"
+        "+hello\n";
+    size_t n;
+    tnd_edit *e = parse_ok(git, &n);
+
+    (void)state;
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_WRITE, "src/new.c", "", "int f(void)\n{\n}\n");
+    free_edits(e, n);
+
+    e = parse_ok(plain, &n);
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_WRITE, "new.txt", "", "hello\n");
+    free_edits(e, n);
+}
+
+static void deleted_file_is_a_delete(void **state)
+{
+    static const char git[] = "diff --git a/src/gone.c b/src/gone.c\n"
+                              "deleted file mode 100644\n"
+                              "index 1111111..0000000\n"
+                              "--- a/src/gone.c\n"
+                              "+++ /dev/null\n"
+                              "@@ -1,3 +0,0 @@\n"
+                              "-int f(void)\n"
+                              "-{\n"
+                              "-}\n"
+                              "\\ No newline at end of file\n";
+    static const char plain[] =
+        "--- gone.txt\t2024-05-01 10:00:00.000000000 +0000\n"
+        "+++ /dev/null\t1970-01-01 00:00:00.000000000 +0000\n"
+        "@@ -1 +0,0 @@\n"
+        "-bye\n";
+    size_t n;
+    tnd_edit *e = parse_ok(git, &n);
+
+    (void)state;
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_DELETE, "src/gone.c", "", "");
+    free_edits(e, n);
+
+    e = parse_ok(plain, &n);
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_DELETE, "gone.txt", "", "");
+    free_edits(e, n);
+}
+
+/* ---- "\ No newline at end of file" -------------------------------------- */
+
+static void no_newline_on_the_old_side(void **state)
+{
+    static const char diff[] = "--- a/f\n"
+                               "+++ b/f\n"
+                               "@@ -1,2 +1,2 @@\n"
+                               " a\n"
+                               "-b\n"
+                               "\\ No newline at end of file\n"
+                               "+b\n";
+    size_t n;
+    tnd_edit *e = parse_ok(diff, &n);
+
+    (void)state;
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "f", "a\nb", "a\nb\n");
+    free_edits(e, n);
+}
+
+static void no_newline_on_the_new_side(void **state)
+{
+    static const char diff[] = "--- a/f\n"
+                               "+++ b/f\n"
+                               "@@ -1,2 +1,2 @@\n"
+                               " a\n"
+                               "-b\n"
+                               "+c\n"
+                               "\\ No newline at end of file\n"
+                               /* a second file, so the marker is not last */
+                               "--- a/g\n"
+                               "+++ b/g\n"
+                               "@@ -1 +1 @@\n"
+                               "-g\n"
+                               "+G\n";
+    static const char created[] = "--- /dev/null\n"
+                                  "+++ b/h\n"
+                                  "@@ -0,0 +1,2 @@\n"
+                                  "+a\n"
+                                  "+b\n"
+                                  "\\ No newline at end of file\n";
+    size_t n;
+    tnd_edit *e = parse_ok(diff, &n);
+
+    (void)state;
+    assert_int_equal(n, 2);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "f", "a\nb\n", "a\nc");
+    assert_edit(&e[1], TND_EDIT_REPLACE, "g", "g\n", "G\n");
+    free_edits(e, n);
+
+    e = parse_ok(created, &n);
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_WRITE, "h", "", "a\nb");
+    free_edits(e, n);
+}
+
+static void no_newline_on_both_sides(void **state)
+{
+    static const char changed[] = "--- a/f\n"
+                                  "+++ b/f\n"
+                                  "@@ -1,2 +1,2 @@\n"
+                                  " a\n"
+                                  "-b\n"
+                                  "\\ No newline at end of file\n"
+                                  "+c\n"
+                                  "\\ No newline at end of file\n";
+    /* the last line is context: one marker for both sides */
+    static const char context[] = "--- a/f\n"
+                                  "+++ b/f\n"
+                                  "@@ -1,2 +1,2 @@\n"
+                                  "-a\n"
+                                  "+A\n"
+                                  " b\n"
+                                  "\\ No newline at end of file\n";
+    size_t n;
+    tnd_edit *e = parse_ok(changed, &n);
+
+    (void)state;
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "f", "a\nb", "a\nc");
+    free_edits(e, n);
+
+    e = parse_ok(context, &n);
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "f", "a\nb", "A\nb");
+    free_edits(e, n);
+}
+
+/* ---- line endings and blank lines --------------------------------------- */
+
+static void crlf_line_endings_are_stripped(void **state)
+{
+    static const char diff[] = "diff --git a/f b/f\r\n"
+                               "index 1111111..2222222 100644\r\n"
+                               "--- a/f\r\n"
+                               "+++ b/f\r\n"
+                               "@@ -1,3 +1,3 @@\r\n"
+                               " a\r\n"
+                               "-b\r\n"
+                               "+B\r\n"
+                               "\r\n"
+                               "\\ No newline at end of file\r\n"
+                               "--- /dev/null\r\n"
+                               "+++ b/g\r\n"
+                               "@@ -0,0 +1 @@\r\n"
+                               "+g\r\n";
+    size_t n;
+    tnd_edit *e = parse_ok(diff, &n);
+
+    (void)state;
+    assert_int_equal(n, 2);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "f", "a\nb\n", "a\nB\n");
+    assert_edit(&e[1], TND_EDIT_WRITE, "g", "", "g\n");
+    free_edits(e, n);
+}
+
+static void empty_line_without_space_is_context(void **state)
+{
+    /* some editors and mailers strip the lone space of an empty context
+     * line; the line still counts on both sides */
+    static const char diff[] = "--- a/f.c\n"
+                               "+++ b/f.c\n"
+                               "@@ -1,5 +1,5 @@\n"
+                               " int a;\n"
+                               "\n"
+                               "-int b;\n"
+                               "+long b;\n"
+                               "\n"
+                               " int c;\n";
+    size_t n;
+    tnd_edit *e = parse_ok(diff, &n);
+
+    (void)state;
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "f.c", "int a;\n\nint b;\n\nint c;\n",
+                "int a;\n\nlong b;\n\nint c;\n");
+    free_edits(e, n);
+}
+
+/* ---- empty files -------------------------------------------------------- */
+
+static void created_empty_file_without_hunks(void **state)
+{
+    static const char diff[] = "--- /dev/null\n"
+                               "+++ b/empty.txt\n"
+                               "--- a/f\n"
+                               "+++ b/f\n"
+                               "@@ -1 +1 @@\n"
+                               "-f\n"
+                               "+F\n";
+    size_t n;
+    tnd_edit *e = parse_ok(diff, &n);
+
+    (void)state;
+    assert_int_equal(n, 2);
+    assert_edit(&e[0], TND_EDIT_WRITE, "empty.txt", "", "");
+    assert_edit(&e[1], TND_EDIT_REPLACE, "f", "f\n", "F\n");
+    free_edits(e, n);
+}
+
+/* git prints no ---/+++ lines for an empty file created or deleted, only
+ * "diff --git", "new file mode" or "deleted file mode", and "index"
+ * (common/diff.c writes the same). */
+static void git_created_empty_file(void **state)
+{
+    static const char alone[] = "diff --git a/empty.txt b/empty.txt\n"
+                                "new file mode 100644\n"
+                                "index 0000000..e69de29\n";
+    static const char beside[] = "diff --git a/f b/f\n"
+                                 "index 1111111..2222222 100644\n"
+                                 "--- a/f\n"
+                                 "+++ b/f\n"
+                                 "@@ -1 +1 @@\n"
+                                 "-f\n"
+                                 "+F\n"
+                                 "diff --git a/my empty.txt b/my empty.txt\n"
+                                 "new file mode 100755\n"
+                                 "index 0000000..e69de29\n"
+                                 "diff --git a/g b/g\n"
+                                 "index 1111111..2222222 100644\n"
+                                 "--- a/g\n"
+                                 "+++ b/g\n"
+                                 "@@ -1 +1 @@\n"
+                                 "-g\n"
+                                 "+G\n";
+    static const char crlf[] = "diff --git a/e b/e\r\n"
+                               "new file mode 100644\r\n"
+                               "index 0000000..e69de29\r\n";
+    size_t n;
+    tnd_edit *e = parse_ok(alone, &n);
+
+    (void)state;
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_WRITE, "empty.txt", "", "");
+    free_edits(e, n);
+
+    /* in its place among the others; a name with a space */
+    e = parse_ok(beside, &n);
+    assert_int_equal(n, 3);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "f", "f\n", "F\n");
+    assert_edit(&e[1], TND_EDIT_WRITE, "my empty.txt", "", "");
+    assert_edit(&e[2], TND_EDIT_REPLACE, "g", "g\n", "G\n");
+    free_edits(e, n);
+
+    e = parse_ok(crlf, &n);
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_WRITE, "e", "", "");
+    free_edits(e, n);
+}
+
+static void git_deleted_empty_file(void **state)
+{
+    static const char diff[] = "diff --git a/f b/f\n"
+                               "index 1111111..2222222 100644\n"
+                               "--- a/f\n"
+                               "+++ b/f\n"
+                               "@@ -1 +1 @@\n"
+                               "-f\n"
+                               "+F\n"
+                               "diff --git a/gone.txt b/gone.txt\n"
+                               "deleted file mode 100644\n"
+                               "index e69de29..0000000\n";
+    size_t n;
+    tnd_edit *e = parse_ok(diff, &n);
+
+    (void)state;
+    assert_int_equal(n, 2);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "f", "f\n", "F\n");
+    assert_edit(&e[1], TND_EDIT_DELETE, "gone.txt", "", "");
+    free_edits(e, n);
+}
+
+static void git_header_alone_changes_nothing(void **state)
+{
+    static const char diff[] = /* a mode change only */
+        "diff --git a/run.sh b/run.sh\n"
+        "old mode 100644\n"
+        "new mode 100755\n"
+        /* "new file mode" belongs to the header before it only */
+        "diff --git a/f b/f\n"
+        "index 1111111..2222222 100644\n"
+        "--- a/f\n"
+        "+++ b/f\n"
+        "@@ -1 +1 @@\n"
+        "-f\n"
+        "+F\n"
+        "new file mode 100644\n";
+    size_t n;
+    tnd_edit *e = parse_ok(diff, &n);
+
+    (void)state;
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "f", "f\n", "F\n");
+    free_edits(e, n);
+}
+
+/* ---- refused diffs ------------------------------------------------------ */
+
+static void renames_and_copies_are_refused(void **state)
+{
+    (void)state;
+    /* git diff -M, pure rename: no ---/+++ at all */
+    parse_fails("diff --git a/old.c b/new.c\n"
+                "similarity index 100%\n"
+                "rename from old.c\n"
+                "rename to new.c\n");
+    assert_string_equal(tnd_error_last(),
+                        "line 3: renames and copies cannot be reviewed yet "
+                        "(make the diff with --no-renames)");
+
+    /* rename with changes, after a good file */
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ -1 +1 @@\n"
+                "-f\n"
+                "+F\n"
+                "diff --git a/old.c b/new.c\n"
+                "similarity index 90%\n"
+                "rename from old.c\n"
+                "rename to new.c\n"
+                "index 1111111..2222222 100644\n"
+                "--- a/old.c\n"
+                "+++ b/new.c\n"
+                "@@ -1 +1 @@\n"
+                "-x\n"
+                "+y\n");
+    assert_string_equal(tnd_error_last(),
+                        "line 8: renames and copies cannot be reviewed yet "
+                        "(make the diff with --no-renames)");
+
+    parse_fails("diff --git a/a.c b/b.c\n"
+                "similarity index 100%\n"
+                "copy from a.c\n"
+                "copy to b.c\n");
+    assert_error_has("line 3: renames and copies cannot be reviewed yet");
+
+    /* no rename lines, but ---/+++ name different files */
+    parse_fails("--- a/old.c\n"
+                "+++ b/new.c\n"
+                "@@ -1 +1 @@\n"
+                "-x\n"
+                "+y\n");
+    assert_error_has("new.c is renamed from old.c; renames cannot be "
+                     "reviewed yet (make the diff with --no-renames)");
+}
+
+static void binary_changes_are_refused(void **state)
+{
+    (void)state;
+    parse_fails("diff --git a/logo.png b/logo.png\n"
+                "index 1111111..2222222 100644\n"
+                "Binary files a/logo.png and b/logo.png differ\n");
+    assert_string_equal(tnd_error_last(),
+                        "line 3: a binary change; only text changes can be "
+                        "reviewed");
+
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ -1 +1 @@\n"
+                "-f\n"
+                "+F\n"
+                "diff --git a/logo.png b/logo.png\n"
+                "index 1111111..2222222 100644\n"
+                "GIT binary patch\n"
+                "literal 5\n"
+                "McmZ?wbhEGi00\n"
+                "\n"
+                "literal 3\n"
+                "KcmZ?wbhEGi0\n");
+    assert_string_equal(tnd_error_last(),
+                        "line 8: a binary change; only text changes can be "
+                        "reviewed");
+}
+
+static void hunk_without_context_or_removed_lines_is_refused(void **state)
+{
+    size_t n;
+    tnd_edit *e;
+
+    (void)state;
+    /* git diff -U0: a pure insertion says where only by line number */
+    parse_fails("--- a/f.c\n"
+                "+++ b/f.c\n"
+                "@@ -3,0 +4,2 @@ int main(void)\n"
+                "+x\n"
+                "+y\n");
+    assert_error_has("hunk 1 of f.c has no context lines, so where it goes "
+                     "is unknown; make the diff with context (git diff -U3)");
+
+    /* the second hunk, after a good one */
+    parse_fails("--- a/f.c\n"
+                "+++ b/f.c\n"
+                "@@ -1 +1 @@\n"
+                "-a\n"
+                "+A\n"
+                "@@ -9,0 +10 @@\n"
+                "+z\n");
+    assert_error_has("hunk 2 of f.c has no context lines");
+
+    /* -U0 hunks that remove lines carry their place with them */
+    e = parse_ok("--- a/f.c\n"
+                 "+++ b/f.c\n"
+                 "@@ -2 +1,0 @@\n"
+                 "-b\n"
+                 "@@ -5 +4 @@\n"
+                 "-e\n"
+                 "+E\n",
+                 &n);
+    assert_int_equal(n, 2);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "f.c", "b\n", "");
+    assert_edit(&e[1], TND_EDIT_REPLACE, "f.c", "e\n", "E\n");
+    free_edits(e, n);
+}
+
+static void hunk_cut_short_is_refused(void **state)
+{
+    (void)state;
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ -1,3 +1,3 @@\n"
+                " a\n"
+                "-b\n"
+                "+B\n");
+    assert_error_has("hunk 1 of f ends early (the diff is cut short)");
+
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ -1 +1 @@\n"
+                "-a\n"
+                "+A\n"
+                "@@ -10,3 +10,3 @@\n"
+                " j\n");
+    assert_error_has("hunk 2 of f ends early (the diff is cut short)");
+
+    /* a deleted file's hunks are read too */
+    parse_fails("--- a/gone\n"
+                "+++ /dev/null\n"
+                "@@ -1,3 +0,0 @@\n"
+                "-a\n");
+    assert_error_has("hunk 1 of gone ends early");
+
+    /* cut inside the header */
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ -1,2 +1,2 @@\n");
+    assert_error_has("hunk 1 of f ends early");
+}
+
+static void hunk_longer_than_its_header_is_refused(void **state)
+{
+    (void)state;
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ -1 +1,2 @@\n"
+                "-a\n"
+                "-b\n"
+                "+A\n"
+                "+B\n");
+    assert_error_has("hunk 1 of f has more old lines than its header says");
+
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ -1,2 +1 @@\n"
+                " a\n"
+                "+x\n"
+                "+y\n"
+                " b\n");
+    assert_error_has("hunk 1 of f has more new lines than its header says");
+
+    /* a context line feeds both sides */
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ -1 +1,2 @@\n"
+                " a\n"
+                " b\n"
+                "+c\n");
+    assert_error_has("hunk 1 of f has more old lines than its header says");
+}
+
+static void unexpected_line_in_a_hunk_is_refused(void **state)
+{
+    (void)state;
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ -1,3 +1,3 @@\n"
+                " a\n"
+                "*b\n"
+                " c\n");
+    assert_error_has("line 5: hunk 1 of f has a line starting with '*'; is "
+                     "the diff complete?");
+
+    /* the next file's header where the hunk should go on */
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ -1,3 +1,3 @@\n"
+                " a\n"
+                "-b\n"
+                "+B\n"
+                "diff --git a/g b/g\n"
+                "--- a/g\n"
+                "+++ b/g\n");
+    assert_error_has("line 7: hunk 1 of f has a line starting with 'd'");
+}
+
+static void unreadable_hunk_header_is_refused(void **state)
+{
+    char header[200];
+
+    (void)state;
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ bogus @@\n"
+                " a\n");
+    assert_error_has("line 3: a hunk header of f that cannot be read: "
+                     "@@ bogus @@");
+
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ -1,99999999 +1,99999999 @@\n"
+                " a\n");
+    assert_error_has("a hunk header of f that cannot be read");
+
+    /* a header too long to be one; the message quotes 80 bytes of it */
+    memset(header, 'x', sizeof(header));
+    memcpy(header, "--- a/f\n+++ b/f\n@@ -1 +1 @@ ", 28);
+    header[sizeof(header) - 2] = '\n';
+    header[sizeof(header) - 1] = '\0';
+    parse_fails(header);
+    assert_error_has("a hunk header of f that cannot be read: @@ -1 +1 @@ x");
+    assert_null(strstr(tnd_error_last(), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                                         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                                         "xxxxxxxxx"));
+}
+
+static void text_that_is_not_a_diff_is_refused(void **state)
+{
+    static const char *const not_diffs[] = {
+        "",
+        "hello\nworld\n",
+        /* a commit message's --- separator is not a file header */
+        "Subject: [PATCH] fix\n\n---\n f | 2 +-\n",
+        /* a mode change alone: no text change to review */
+        "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n",
+        /* a file header without hunks */
+        "--- a/f\n+++ b/f\n",
+        /* a --- line with no +++ after it */
+        "--- a/f\n@@ -1 +1 @@\n-a\n+b\n",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(not_diffs) / sizeof(not_diffs[0]); i++) {
+        parse_fails(not_diffs[i]);
+        assert_string_equal(tnd_error_last(),
+                            "no file changes found (is it a unified diff?)");
+    }
+
+    parse_fails("--- /dev/null\n+++ /dev/null\n");
+    assert_error_has("line 2: both sides of a file are /dev/null");
+}
+
+static void hunks(tnd_buf *b, size_t files)
+{
+    for (size_t i = 0; i < files; i++)
+        tnd_buf_printf(b,
+                       "--- a/f%zu\n"
+                       "+++ b/f%zu\n"
+                       "@@ -1 +1 @@\n"
+                       "-a\n"
+                       "+b\n",
+                       i, i);
+}
+
+static void more_than_the_edit_limit_is_refused(void **state)
+{
+    tnd_buf b;
+    tnd_edit *e;
+    size_t n;
+
+    (void)state;
+    /* exactly the limit: fine */
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    hunks(&b, TND_BODY_MAX_EDITS);
+    e = parse_ok(b.data, &n);
+    assert_int_equal(n, TND_BODY_MAX_EDITS);
+    assert_edit(&e[TND_BODY_MAX_EDITS - 1], TND_EDIT_REPLACE, "f499", "a\n",
+                "b\n");
+    free_edits(e, n);
+
+    /* one file over */
+    tnd_buf_reset(&b);
+    hunks(&b, TND_BODY_MAX_EDITS + 1);
+    parse_fails(b.data);
+    assert_error_has("the diff has more than 500 hunks and files; review it "
+                     "in parts");
+
+    /* one hunk over, in one file */
+    tnd_buf_reset(&b);
+    tnd_buf_puts(&b, "--- a/big\n+++ b/big\n");
+    for (int i = 0; i <= TND_BODY_MAX_EDITS; i++)
+        tnd_buf_printf(&b, "@@ -%d +%d @@\n-%d\n+x%d\n", i + 1, i + 1, i, i);
+    parse_fails(b.data);
+    assert_error_has("more than 500 hunks and files");
+
+    /* created and deleted files count as well, empty ones too */
+    tnd_buf_reset(&b);
+    hunks(&b, TND_BODY_MAX_EDITS);
+    tnd_buf_puts(&b, "--- a/gone\n+++ /dev/null\n");
+    parse_fails(b.data);
+    assert_error_has("more than 500 hunks and files");
+    tnd_buf_reset(&b);
+    hunks(&b, TND_BODY_MAX_EDITS);
+    tnd_buf_puts(&b, "diff --git a/e b/e\nnew file mode 100644\n");
+    parse_fails(b.data);
+    assert_error_has("more than 500 hunks and files");
+    tnd_buf_reset(&b);
+    hunks(&b, TND_BODY_MAX_EDITS);
+    tnd_buf_puts(&b, "diff --git a/e b/e\ndeleted file mode 100644\n"
+                     "diff --git a/f0 b/f0\n");
+    parse_fails(b.data);
+    assert_error_has("more than 500 hunks and files");
+    tnd_buf_free(&b);
+}
+
+static void only_len_bytes_are_read(void **state)
+{
+    static const char two[] = "--- a/f\n"
+                              "+++ b/f\n"
+                              "@@ -1 +1 @@\n"
+                              "-f\n"
+                              "+F\n"
+                              "--- a/g\n"
+                              "+++ b/g\n"
+                              "@@ -1 +1 @@\n"
+                              "-g\n"
+                              "+G\n";
+    tnd_edit *e;
+    size_t n;
+
+    (void)state;
+    /* the length stops the parser, not a NUL */
+    assert_int_equal(parse_len(&e, &n, two, strlen(two) / 2), 0);
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "f", "f\n", "F\n");
+    free_edits(e, n);
+
+    /* a last line without its newline */
+    assert_int_equal(parse_len(&e, &n, two, strlen(two) - 1), 0);
+    assert_int_equal(n, 2);
+    assert_edit(&e[1], TND_EDIT_REPLACE, "g", "g\n", "G\n");
+    free_edits(e, n);
+
+    /* a "--- " header cut off before its "+++ " line: fewer than four
+     * bytes are left, none is read past len (ASan and valgrind watch),
+     * and the incomplete header is ignored like any other prose */
+    assert_int_equal(parse_len(&e, &n, two,
+                               strlen("--- a/f\n+++ b/f\n@@ -1 +1 "
+                                      "@@\n-f\n+F\n--- a/g\n+")),
+                     0);
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "f", "f\n", "F\n");
+    free_edits(e, n);
+}
+
+/* ---- end to end: the edits applied to a workspace ----------------------- */
+
+static const char calc_before[] = "#include <stdlib.h>\n"
+                                  "\n"
+                                  "static int add(int a, int b)\n"
+                                  "{\n"
+                                  "    return a + b;\n"
+                                  "}\n"
+                                  "\n"
+                                  "static int sub(int a, int b)\n"
+                                  "{\n"
+                                  "    return a - b;\n"
+                                  "}\n"
+                                  "\n"
+                                  "int main(int argc, char **argv)\n"
+                                  "{\n"
+                                  "    if (argc != 4)\n"
+                                  "        return 2;\n"
+                                  "    return add(atoi(argv[1]), "
+                                  "atoi(argv[3]));\n"
+                                  "}\n";
+
+static const char calc_after[] = "#include <stdlib.h>\n"
+                                 "\n"
+                                 "static int add(int a, int b)\n"
+                                 "{\n"
+                                 "    return (int)((long)a + b);\n"
+                                 "}\n"
+                                 "\n"
+                                 "static int sub(int a, int b)\n"
+                                 "{\n"
+                                 "    return a - b;\n"
+                                 "}\n"
+                                 "\n"
+                                 "int main(int argc, char **argv)\n"
+                                 "{\n"
+                                 "    if (argc != 4) {\n"
+                                 "        fputs(\"usage: calc A + B\", "
+                                 "stderr);\n"
+                                 "        return 2;\n"
+                                 "    }\n"
+                                 "    return add(atoi(argv[1]), "
+                                 "atoi(argv[3]));\n"
+                                 "}\n";
+
+/* What `git diff` prints for the change, by hand. */
+static const char calc_diff[] =
+    "diff --git a/NOTES b/NOTES\n"
+    "index 1111111..2222222 100644\n"
+    "--- a/NOTES\n"
+    "+++ b/NOTES\n"
+    "@@ -1 +1 @@\n"
+    "-draft\n"
+    "\\ No newline at end of file\n"
+    "+final\n"
+    "diff --git a/docs/EMPTY b/docs/EMPTY\n"
+    "new file mode 100644\n"
+    "index 0000000..e69de29\n"
+    "diff --git a/docs/usage.md b/docs/usage.md\n"
+    "new file mode 100644\n"
+    "index 0000000..3333333\n"
+    "--- /dev/null\n"
+    "+++ b/docs/usage.md\n"
+    "@@ -0,0 +1,2 @@\n"
+    "+# Usage\n"
+    "+calc 1 + 2\n"
+    "diff --git a/src/calc.c b/src/calc.c\n"
+    "index 4444444..5555555 100644\n"
+    "--- a/src/calc.c\n"
+    "+++ b/src/calc.c\n"
+    "@@ -2,7 +2,7 @@\n"
+    " \n"
+    " static int add(int a, int b)\n"
+    " {\n"
+    "-    return a + b;\n"
+    "+    return (int)((long)a + b);\n"
+    " }\n"
+    " \n"
+    " static int sub(int a, int b)\n"
+    "@@ -13,6 +13,8 @@ static int sub(int a, int b)\n"
+    " int main(int argc, char **argv)\n"
+    " {\n"
+    "-    if (argc != 4)\n"
+    "+    if (argc != 4) {\n"
+    "+        fputs(\"usage: calc A + B\", stderr);\n"
+    "         return 2;\n"
+    "+    }\n"
+    "     return add(atoi(argv[1]), atoi(argv[3]));\n"
+    " }\n"
+    "diff --git a/src/old.h b/src/old.h\n"
+    "deleted file mode 100644\n"
+    "index 6666666..0000000\n"
+    "--- a/src/old.h\n"
+    "+++ /dev/null\n"
+    "@@ -1 +0,0 @@\n"
+    "-int old(void);\n"
+    "diff --git a/src/unused.txt b/src/unused.txt\n"
+    "deleted file mode 100644\n"
+    "index e69de29..0000000\n";
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+    char *full = tnd_fs_join(dir, rel), *parent = tnd_fs_dirname(full);
+
+    assert_int_equal(tnd_fs_mkdirs(parent, 0755), 0);
+    assert_int_equal(tnd_fs_write(full, text, strlen(text)), 0);
+    free(parent);
+    free(full);
+}
+
+static void assert_file(const char *dir, const char *rel, const char *expect)
+{
+    char *full = tnd_fs_join(dir, rel), *text = NULL;
+    int rc = tnd_fs_read(&text, NULL, full, 1 << 20);
+
+    free(full);
+    if (!expect) {
+        if (rc != TND_ENOTFOUND)
+            fail_msg("%s should not exist", rel);
+        return;
+    }
+    if (rc != 0)
+        fail_msg("%s: %s", rel, tnd_error_last());
+    assert_string_equal(text, expect);
+    free(text);
+}
+
+/* The tree after calc_diff. */
+static void assert_changed_tree(const char *root)
+{
+    assert_file(root, "README.md", "# calc\n");
+    assert_file(root, "NOTES", "final\n");
+    assert_file(root, "docs/usage.md", "# Usage\ncalc 1 + 2\n");
+    assert_file(root, "src/calc.c", calc_after);
+    assert_file(root, "src/old.h", NULL);
+    assert_file(root, "docs/EMPTY", "");
+    assert_file(root, "src/unused.txt", NULL);
+}
+
+static char *temp_dir(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *dir =
+        tnd_xasprintf("%s/tnd-test-unidiff-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+
+    if (!mkdtemp(dir))
+        fail_msg("mkdtemp %s failed", dir);
+    return dir;
+}
+
+static void edits_applied_to_a_workspace_diff_back(void **state)
+{
+    char *repo = temp_dir(), *scratch = temp_dir(), *dir1, *dir2;
+    char *diff1 = NULL, *diff2 = NULL;
+    tnd_workspace *ws1, *ws2;
+    tnd_edit *e;
+    size_t n;
+
+    (void)state;
+    put(repo, "README.md", "# calc\n");
+    put(repo, "NOTES", "draft");
+    put(repo, "src/calc.c", calc_before);
+    put(repo, "src/old.h", "int old(void);\n");
+    put(repo, "src/unused.txt", "");
+    dir1 = tnd_fs_join(scratch, "ws-1");
+    dir2 = tnd_fs_join(scratch, "ws-2");
+
+    /* the hand-written git diff, applied */
+    ws1 = tnd_workspace_new(repo, dir1, 1 << 20);
+    if (!ws1)
+        fail_msg("tnd_workspace_new: %s", tnd_error_last());
+    e = parse_ok(calc_diff, &n);
+    assert_int_equal(n, 7);
+    if (tnd_workspace_apply(ws1, e, n) != 0)
+        fail_msg("tnd_workspace_apply: %s", tnd_error_last());
+    free_edits(e, n);
+    assert_changed_tree(tnd_workspace_path(ws1));
+
+    /* the workspace's own diff says the same change */
+    diff1 = tnd_workspace_diff(ws1);
+    assert_non_null(diff1);
+    assert_non_null(strstr(diff1, "-draft\n"
+                                  "\\ No newline at end of file\n"
+                                  "+final\n"));
+    assert_non_null(strstr(diff1, "--- /dev/null\n"
+                                  "+++ b/docs/usage.md\n"));
+    assert_non_null(strstr(diff1, "--- a/src/old.h\n"
+                                  "+++ /dev/null\n"));
+    /* empty files created and deleted: no ---/+++ lines, as git does */
+    assert_non_null(strstr(diff1, "diff --git a/docs/EMPTY b/docs/EMPTY\n"
+                                  "new file mode 100644\n"
+                                  "diff --git"));
+    assert_non_null(strstr(diff1, "diff --git a/src/unused.txt "
+                                  "b/src/unused.txt\n"
+                                  "deleted file mode 100644\n"));
+    assert_non_null(strstr(diff1, "+        fputs(\"usage: calc A + B\", "
+                                  "stderr);\n"));
+
+    /* and read back, it makes a fresh copy of the tree the same */
+    ws2 = tnd_workspace_new(repo, dir2, 1 << 20);
+    if (!ws2)
+        fail_msg("tnd_workspace_new: %s", tnd_error_last());
+    e = parse_ok(diff1, &n);
+    if (tnd_workspace_apply(ws2, e, n) != 0)
+        fail_msg("tnd_workspace_apply: %s", tnd_error_last());
+    free_edits(e, n);
+    assert_changed_tree(tnd_workspace_path(ws2));
+    diff2 = tnd_workspace_diff(ws2);
+    assert_non_null(diff2);
+    assert_string_equal(diff2, diff1);
+
+    /* the user's tree was never written */
+    assert_file(repo, "NOTES", "draft");
+    assert_file(repo, "src/calc.c", calc_before);
+    assert_file(repo, "src/old.h", "int old(void);\n");
+    assert_file(repo, "docs/usage.md", NULL);
+    assert_file(repo, "src/unused.txt", "");
+    assert_file(repo, "docs/EMPTY", NULL);
+
+    free(diff1);
+    free(diff2);
+    tnd_workspace_destroy(&ws1, 1);
+    tnd_workspace_destroy(&ws2, 1);
+    free(dir1);
+    free(dir2);
+    assert_int_equal(tnd_fs_rmtree(repo), 0);
+    assert_int_equal(tnd_fs_rmtree(scratch), 0);
+    free(repo);
+    free(scratch);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(git_hunk_becomes_a_replace),
+        cmocka_unit_test(plain_diff_u_with_timestamps),
+        cmocka_unit_test(a_and_b_prefixes_are_dropped_once),
+        cmocka_unit_test(files_and_hunks_keep_their_order),
+        cmocka_unit_test(created_file_is_a_write),
+        cmocka_unit_test(deleted_file_is_a_delete),
+        cmocka_unit_test(no_newline_on_the_old_side),
+        cmocka_unit_test(no_newline_on_the_new_side),
+        cmocka_unit_test(no_newline_on_both_sides),
+        cmocka_unit_test(crlf_line_endings_are_stripped),
+        cmocka_unit_test(empty_line_without_space_is_context),
+        cmocka_unit_test(created_empty_file_without_hunks),
+        cmocka_unit_test(git_created_empty_file),
+        cmocka_unit_test(git_deleted_empty_file),
+        cmocka_unit_test(git_header_alone_changes_nothing),
+        cmocka_unit_test(renames_and_copies_are_refused),
+        cmocka_unit_test(binary_changes_are_refused),
+        cmocka_unit_test(hunk_without_context_or_removed_lines_is_refused),
+        cmocka_unit_test(hunk_cut_short_is_refused),
+        cmocka_unit_test(hunk_longer_than_its_header_is_refused),
+        cmocka_unit_test(unexpected_line_in_a_hunk_is_refused),
+        cmocka_unit_test(unreadable_hunk_header_is_refused),
+        cmocka_unit_test(text_that_is_not_a_diff_is_refused),
+        cmocka_unit_test(more_than_the_edit_limit_is_refused),
+        cmocka_unit_test(only_len_bytes_are_read),
+        cmocka_unit_test(edits_applied_to_a_workspace_diff_back),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
