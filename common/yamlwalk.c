@@ -31,6 +31,29 @@ struct tnd_yw {
     int nerrors;    /* ERRORS_MAX + 1 once the report is full */
 };
 
+/* After the first document: nothing more, or an error naming what
+ * follows (a second document would be read by nobody). */
+static int second_document(yaml_parser_t *parser, const char *name)
+{
+    yaml_document_t next;
+    const yaml_node_t *root;
+    int error = 0;
+
+    if (!yaml_parser_load(parser, &next))
+        return tnd_error_set("%s:%lu:%lu: not valid YAML: %s", name,
+                             (unsigned long)parser->problem_mark.line + 1,
+                             (unsigned long)parser->problem_mark.column + 1,
+                             parser->problem ? parser->problem
+                                             : "syntax error");
+    if ((root = yaml_document_get_root_node(&next)))
+        error = tnd_error_set("%s:%lu:%lu: a second YAML document; tandem "
+                              "reads one, so put every key in it",
+                              name, (unsigned long)root->start_mark.line + 1,
+                              (unsigned long)root->start_mark.column + 1);
+    yaml_document_delete(&next);
+    return error;
+}
+
 int tnd_yw_parse(tnd_yw **out, const char *text, size_t len, const char *name,
                  const char *dir)
 {
@@ -50,6 +73,12 @@ int tnd_yw_parse(tnd_yw **out, const char *text, size_t len, const char *name,
                       parser.problem ? parser.problem : "syntax error",
                       parser.context ? " " : "",
                       parser.context ? parser.context : "");
+        free(self);
+        error = TND_ECONFIG;
+        goto out;
+    }
+    if (second_document(&parser, name) < 0) {
+        yaml_document_delete(&self->doc);
         free(self);
         error = TND_ECONFIG;
         goto out;
@@ -329,7 +358,8 @@ static void set_string(tnd_yw *self, const tnd_yw_field *f, const char *path,
         return;
     }
     s = tnd_yw_is_null(v) ? "" : tnd_yw_scalar(v);
-    if (strlen(s) != v->data.scalar.length) {
+    /* a null (~, null) is "" by choice; only a real value can hide a NUL */
+    if (!tnd_yw_is_null(v) && strlen(s) != v->data.scalar.length) {
         tnd_yw_report(self, v, "%s contains a NUL byte", path);
         return;
     }
@@ -368,7 +398,7 @@ void tnd_yw_names_free(char ***names)
 char **tnd_yw_string_list(tnd_yw *self, const char *path, const yaml_node_t *v)
 {
     yaml_node_item_t *it;
-    size_t n = 0, i = 0;
+    size_t n = 0, i = 0, at = 0;
     char **out;
 
     if (tnd_yw_is_null(v))
@@ -383,11 +413,12 @@ char **tnd_yw_string_list(tnd_yw *self, const char *path, const yaml_node_t *v)
         n++;
     out = tnd_xcalloc(n + 1, sizeof(char *));
     for (it = v->data.sequence.items.start; it < v->data.sequence.items.top;
-         it++) {
+         it++, at++) {
         const yaml_node_t *item = tnd_yw_node(self, *it);
         if (!item || item->type != YAML_SCALAR_NODE || tnd_yw_is_null(item)) {
+            /* named by its place in the list, not among the good ones */
             tnd_yw_report(self, item ? item : v, "%s[%zu] must be a string",
-                          path, i);
+                          path, at);
             continue;
         }
         out[i++] = tnd_xstrdup(tnd_yw_scalar(item));
@@ -473,7 +504,7 @@ static void set_headers(tnd_yw *self, const char *path, const yaml_node_t *map,
                           path, tnd_yw_scalar(k));
             continue;
         }
-        if (v->type != YAML_SCALAR_NODE ||
+        if (v->type != YAML_SCALAR_NODE || tnd_yw_is_null(v) ||
             strpbrk(tnd_yw_scalar(v), "\r\n") != NULL ||
             strlen(tnd_yw_scalar(v)) != v->data.scalar.length) {
             tnd_yw_report(self, v, "%s.%s must be a one-line string", path,

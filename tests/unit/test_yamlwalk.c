@@ -272,6 +272,42 @@ static void parse_errors_and_empty_documents(void **state)
     tnd_yw_destroy(&w);
     tnd_yw_destroy(&w);
     tnd_yw_destroy(NULL);
+    /* a second document is named, not silently skipped */
+    w = (tnd_yw *)1;
+    assert_int_equal(
+        tnd_yw_parse(&w, "count: 1\n---\ncount: 99\n", 23, "s.yaml", "/"),
+        TND_ECONFIG);
+    assert_null(w);
+    assert_string_equal(tnd_error_last(),
+                        "s.yaml:3:1: a second YAML document; tandem reads "
+                        "one, so put every key in it");
+    /* a lone "---" or a document end is still one document */
+    w = parse("---\ncount: 1\n...\n");
+    assert_non_null(tnd_yw_root(w));
+    tnd_yw_destroy(&w);
+}
+
+static void nulls_and_list_places(void **state)
+{
+    sample s;
+
+    (void)state;
+    /* a null string is empty, not "a NUL byte" */
+    assert_int_equal(walk(&s, "file: ~\n"), 0);
+    assert_string_equal(s.file, "");
+    sample_free(&s);
+    /* each bad item by its own place in the list */
+    assert_int_equal(walk(&s, "tags: [a, [b], [c], ~]\n"), TND_ECONFIG);
+    assert_string_equal(tnd_error_last(),
+                        "s.yaml:1:11: tags[1] must be a string\n"
+                        "s.yaml:1:16: tags[2] must be a string\n"
+                        "s.yaml:1:21: tags[3] must be a string");
+    sample_free(&s);
+    /* a header needs a value */
+    assert_int_equal(walk(&s, "headers: {X-A: ~}\n"), TND_ECONFIG);
+    assert_string_equal(tnd_error_last(),
+                        "s.yaml:1:16: headers.X-A must be a one-line string");
+    sample_free(&s);
 }
 
 static void lookups_find_nodes(void **state)
@@ -344,6 +380,7 @@ int main(void)
         cmocka_unit_test(unknown_keys_get_a_suggestion_or_the_list),
         cmocka_unit_test(the_report_stops_at_the_cap),
         cmocka_unit_test(parse_errors_and_empty_documents),
+        cmocka_unit_test(nulls_and_list_places),
         cmocka_unit_test(lookups_find_nodes),
         cmocka_unit_test(choices_match_whole_words),
     };
