@@ -73,26 +73,13 @@ static void anthropic_close(void *state)
     free(a);
 }
 
-/* True when the config's extra headers name this header: theirs wins. */
-static bool configured(const tnd_llm_config *cfg, const char *name)
-{
-    size_t n = strlen(name);
-
-    for (char **h = cfg->headers; h && *h; h++)
-        if (strncasecmp(*h, name, n) == 0 && (*h)[n] == ':')
-            return true;
-    return false;
-}
-
 static void *anthropic_open(const tnd_llm_config *cfg)
 {
     anthropic *a = tnd_xcalloc(1, sizeof(*a));
-    const char *base = tnd_llm_base_url(cfg), *key;
-    size_t n = strlen(base), nh = 0, i = 0;
+    const char *key;
+    size_t nh = 0, i = 0;
 
-    while (n > 0 && base[n - 1] == '/')
-        n--;
-    a->url = tnd_xasprintf("%.*s/v1/messages", (int)n, base);
+    a->url = tnd_llm_url(cfg, "/v1/messages");
     a->model = tnd_xstrdup(cfg->model);
     a->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
     a->not_found = tnd_xasprintf(
@@ -107,11 +94,11 @@ static void *anthropic_open(const tnd_llm_config *cfg)
         tnd_log_secret(key);
         a->key_header = tnd_xasprintf("x-api-key: %s", key);
     }
-    if (!configured(cfg, "content-type"))
+    if (!tnd_llm_header_set(cfg->headers, "content-type"))
         a->headers[i++] = "content-type: application/json";
-    if (!configured(cfg, "anthropic-version"))
+    if (!tnd_llm_header_set(cfg->headers, "anthropic-version"))
         a->headers[i++] = "anthropic-version: " TND_ANTHROPIC_VERSION;
-    if (a->key_header && !configured(cfg, "x-api-key"))
+    if (a->key_header && !tnd_llm_header_set(cfg->headers, "x-api-key"))
         a->headers[i++] = a->key_header;
     while (cfg->headers && cfg->headers[nh])
         nh++;

@@ -71,26 +71,13 @@ static void ollama_close(void *state)
     free(o);
 }
 
-/* True when the config's extra headers name this header: theirs wins. */
-static bool configured(const tnd_llm_config *cfg, const char *name)
-{
-    size_t n = strlen(name);
-
-    for (char **h = cfg->headers; h && *h; h++)
-        if (strncasecmp(*h, name, n) == 0 && (*h)[n] == ':')
-            return true;
-    return false;
-}
-
 static void *ollama_open(const tnd_llm_config *cfg)
 {
     ollama *o = tnd_xcalloc(1, sizeof(*o));
-    const char *base = tnd_llm_base_url(cfg), *key;
-    size_t n = strlen(base), nh = 0, i = 0;
+    const char *key;
+    size_t nh = 0, i = 0;
 
-    while (n > 0 && base[n - 1] == '/')
-        n--;
-    o->url = tnd_xasprintf("%.*s/api/chat", (int)n, base);
+    o->url = tnd_llm_url(cfg, "/api/chat");
     o->model = tnd_xstrdup(cfg->model);
     o->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
     o->not_found = tnd_xasprintf(
@@ -106,9 +93,9 @@ static void *ollama_open(const tnd_llm_config *cfg)
         tnd_log_secret(key);
         o->auth = tnd_xasprintf("Authorization: Bearer %s", key);
     }
-    if (!configured(cfg, "content-type"))
+    if (!tnd_llm_header_set(cfg->headers, "content-type"))
         o->headers[i++] = "Content-Type: application/json";
-    if (o->auth && !configured(cfg, "authorization"))
+    if (o->auth && !tnd_llm_header_set(cfg->headers, "authorization"))
         o->headers[i++] = o->auth;
     while (cfg->headers && cfg->headers[nh])
         nh++;

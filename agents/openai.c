@@ -77,22 +77,6 @@ static void openai_close(void *state)
     free(o);
 }
 
-/* True when the header line "Name: value" is called name. */
-static bool header_is(const char *line, const char *name)
-{
-    size_t n = strlen(name);
-
-    return strncasecmp(line, name, n) == 0 && line[n] == ':';
-}
-
-static bool headers_have(char *const *list, const char *name)
-{
-    for (char *const *h = list; h && *h; h++)
-        if (header_is(*h, name))
-            return true;
-    return false;
-}
-
 /* A configured header that looks like it carries a credential: its value
  * is redacted from every log line, as the key is. */
 static void guard_header(const char *line)
@@ -124,12 +108,9 @@ static void *openai_open(const tnd_llm_config *cfg)
 {
     openai *o = tnd_xcalloc(1, sizeof(*o));
     const char *key;
-    const char *base = tnd_llm_base_url(cfg);
-    size_t n = strlen(base), nextra = 0, k = 0;
+    size_t nextra = 0, k = 0;
 
-    while (n > 0 && base[n - 1] == '/')
-        n--;
-    o->url = tnd_xasprintf("%.*s/chat/completions", (int)n, base);
+    o->url = tnd_llm_url(cfg, "/chat/completions");
     o->model = tnd_xstrdup(cfg->model);
     o->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
     o->stream = cfg->stream;
@@ -138,15 +119,15 @@ static void *openai_open(const tnd_llm_config *cfg)
     for (char **h = cfg->headers; h && *h; h++)
         nextra++;
     o->headers = tnd_xcalloc(nextra + 4, sizeof(char *));
-    if (!headers_have(cfg->headers, "Content-Type"))
+    if (!tnd_llm_header_set(cfg->headers, "Content-Type"))
         o->headers[k++] = tnd_xstrdup("Content-Type: application/json");
-    if (o->stream && !headers_have(cfg->headers, "Accept"))
+    if (o->stream && !tnd_llm_header_set(cfg->headers, "Accept"))
         o->headers[k++] = tnd_xstrdup("Accept: text/event-stream");
     key = getenv(o->key_env);
     if (key && *key) {
         tnd_log_secret(key);
         o->keyed = true;
-        if (!headers_have(cfg->headers, "Authorization"))
+        if (!tnd_llm_header_set(cfg->headers, "Authorization"))
             o->headers[k++] = tnd_xasprintf("Authorization: Bearer %s", key);
     }
     for (char **h = cfg->headers; h && *h; h++) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agents/anthropic.h"
 #include "agents/http.h"
 #include "agents/llm.h"
 #include "common/error.h"
@@ -108,31 +109,29 @@ static bool offered(json_object *list, const char *key, const char *model,
 static int probe_http(char *detail, size_t size, const tnd_llm_config *llm,
                       long timeout_ms)
 {
-    const char *base = tnd_llm_base_url(llm), *var = tnd_llm_key_env(llm);
+    const char *var = tnd_llm_key_env(llm);
     const char *key = *var ? getenv(var) : NULL;
     const char *headers[40];
     char *url, *auth = NULL, *version = NULL, names[512];
     const char *list_key = "data", *name_key = "id";
-    size_t n = 0, blen = strlen(base);
+    size_t n = 0;
     tnd_http *http = tnd_http_new();
     tnd_http_request req;
     tnd_http_response res;
     json_object *root = NULL, *list = NULL;
     int rc, error = -1;
 
-    while (blen > 0 && base[blen - 1] == '/')
-        blen--;
     if (strcmp(llm->provider, "anthropic") == 0) {
-        url = tnd_xasprintf("%.*s/v1/models", (int)blen, base);
+        url = tnd_llm_url(llm, "/v1/models");
         if (key && *key)
             auth = tnd_xasprintf("x-api-key: %s", key);
-        version = tnd_xstrdup("anthropic-version: 2023-06-01");
+        version = tnd_xstrdup("anthropic-version: " TND_ANTHROPIC_VERSION);
     } else if (strcmp(llm->provider, "ollama") == 0) {
-        url = tnd_xasprintf("%.*s/api/tags", (int)blen, base);
+        url = tnd_llm_url(llm, "/api/tags");
         list_key = "models";
         name_key = "name";
     } else {
-        url = tnd_xasprintf("%.*s/models", (int)blen, base);
+        url = tnd_llm_url(llm, "/models");
         if (key && *key)
             auth = tnd_xasprintf("Authorization: Bearer %s", key);
     }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/buf.h"
 #include "common/fs.h"
@@ -241,6 +242,26 @@ const char *tnd_llm_base_url(const tnd_llm_config *llm)
     if (strcmp(llm->provider, "ollama") == 0)
         return "http://localhost:11434";
     return "";
+}
+
+char *tnd_llm_url(const tnd_llm_config *llm, const char *path)
+{
+    const char *base = tnd_llm_base_url(llm);
+    size_t n = strlen(base);
+
+    while (n > 0 && base[n - 1] == '/')
+        n--;
+    return tnd_xasprintf("%.*s%s", (int)n, base, path);
+}
+
+bool tnd_llm_header_set(char *const *headers, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (char *const *h = headers; h && *h; h++)
+        if (strncasecmp(*h, name, n) == 0 && (*h)[n] == ':')
+            return true;
+    return false;
 }
 
 const char *tnd_llm_key_env(const tnd_llm_config *llm)

@@ -155,6 +155,14 @@ int tnd_config_override_llm(tnd_config *self, const char *spec,
  * http://localhost:11434). Borrowed; "" for providers without one. */
 const char *tnd_llm_base_url(const tnd_llm_config *llm);
 
+/* The URL of path ("/chat/completions") under that base, its trailing
+ * slashes dropped. Caller frees. */
+char *tnd_llm_url(const tnd_llm_config *llm, const char *path);
+
+/* Whether headers ("Name: value", NULL-terminated, may be NULL) set the
+ * header name (any case): a configured header wins over tandem's own. */
+bool tnd_llm_header_set(char *const *headers, const char *name);
+
 /* The variable that holds the key: the configured one, or the provider's
  * usual (OPENAI_API_KEY, ANTHROPIC_API_KEY). Borrowed; "" when the
  * provider needs none. */

@@ -32,12 +32,32 @@ static const tnd_skill_result *find_skill(const tnd_audit_reply *a,
 }
 
 /* Required by the configuration or marked so by the reviewer. */
-static bool is_required(const tnd_gate_input *in, const tnd_skill_result *s)
+static bool is_required(const char *const *required, const tnd_skill_result *s)
 {
-    for (const char *const *r = in->required; r && *r; r++)
+    for (const char *const *r = required; r && *r; r++)
         if (strcmp(*r, s->name) == 0)
             return true;
     return s->required;
+}
+
+const char *tnd_gate_unmet(const tnd_audit_reply *a,
+                           const char *const *required,
+                           const tnd_skill_result **result)
+{
+    *result = NULL;
+    for (const char *const *r = required; r && *r; r++)
+        if (!find_skill(a, *r))
+            return *r;
+    for (size_t i = 0; i < a->nskills; i++) {
+        const tnd_skill_result *s = &a->skills[i];
+        /* skipped: the change does not touch its paths, nothing to fail */
+        if (is_required(required, s) && s->status != TND_SKILL_PASS &&
+            s->status != TND_SKILL_SKIPPED) {
+            *result = s;
+            return s->name;
+        }
+    }
+    return NULL;
 }
 
 /* Why the change fails, or NULL when it passes every check. The
@@ -45,7 +65,9 @@ static bool is_required(const tnd_gate_input *in, const tnd_skill_result *s)
 static const char *failure(char *buf, size_t size, const tnd_gate_input *in)
 {
     const tnd_audit_reply *a = in->audit;
+    const tnd_skill_result *s;
     const tnd_critique *c;
+    const char *name;
 
     if (in->apply_error) {
         snprintf(buf, size, "the proposal could not be applied: %s",
@@ -65,22 +87,13 @@ static const char *failure(char *buf, size_t size, const tnd_gate_input *in)
         snprintf(buf, size, "the change was not audited");
         return buf;
     }
-    for (const char *const *r = in->required; r && *r; r++) {
-        if (!find_skill(a, *r)) {
+    if ((name = tnd_gate_unmet(a, in->required, &s))) {
+        if (!s)
             snprintf(buf, size,
                      "required skill %s did not run (the reviewer did not "
                      "report it)",
-                     *r);
-            return buf;
-        }
-    }
-    for (size_t i = 0; i < a->nskills; i++) {
-        const tnd_skill_result *s = &a->skills[i];
-        /* skipped: the change does not touch its paths, nothing to fail */
-        if (!is_required(in, s) || s->status == TND_SKILL_PASS ||
-            s->status == TND_SKILL_SKIPPED)
-            continue;
-        if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
+                     name);
+        else if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
             snprintf(buf, size, "required skill %s failed (exit %d)", s->name,
                      s->exit_code);
         else
@@ -295,7 +308,7 @@ uint64_t tnd_gate_signature(const tnd_gate_input *in)
      * would make every later failure look like the same one */
     for (size_t i = 0; i < a->nskills; i++) {
         const tnd_skill_result *s = &a->skills[i];
-        if (!is_required(in, s) || s->status == TND_SKILL_PASS ||
+        if (!is_required(in->required, s) || s->status == TND_SKILL_PASS ||
             s->status == TND_SKILL_SKIPPED)
             continue;
         h = tnd_str_hash(h, s->name, strlen(s->name));

@@ -69,6 +69,14 @@ void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
  * gives the same value. 0 when nothing failed. */
 uint64_t tnd_gate_signature(const tnd_gate_input *in);
 
+/* The first required skill (named in required, NULL-terminated, or
+ * flagged required by the reviewer) that is missing from a or did not
+ * pass (skipped is no failure): its name, with *result NULL when it is
+ * missing. NULL when every required skill passed. */
+const char *tnd_gate_unmet(const tnd_audit_reply *a,
+                           const char *const *required,
+                           const tnd_skill_result **result);
+
 /* "approve", "revise", "escalate". */
 const char *tnd_gate_action_name(tnd_gate_action a);
 

@@ -90,6 +90,31 @@ static void run_usage(FILE *to)
         to);
 }
 
+/* An environment variable's value; NULL when unset or empty. */
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v && *v ? v : NULL;
+}
+
+/* The words of a task joined by spaces, or NULL (said on stderr) when
+ * they are longer than the protocol allows. Caller frees. */
+static char *task_from_args(int argc, char **argv, const char *cmd)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BODY_MAX_TASK);
+    for (int i = 0; i < argc; i++)
+        if (tnd_buf_printf(&b, "%s%s", i ? " " : "", argv[i]) < 0) {
+            fprintf(stderr, "tandem %s: the task is longer than %d bytes\n",
+                    cmd, TND_BODY_MAX_TASK);
+            tnd_buf_free(&b);
+            return NULL;
+        }
+    return tnd_buf_detach(&b, NULL);
+}
+
 static char *read_task_file(const char *path)
 {
     tnd_buf b;
@@ -144,16 +169,11 @@ static int cmd_run(int argc, char **argv)
     tnd_run_options o;
     const char *task_file = NULL;
     char *task = NULL;
-    tnd_buf b;
     int c, code;
 
     memset(&o, 0, sizeof(o));
-    o.llm = getenv("TANDEM_LLM");
-    o.base_url = getenv("TANDEM_BASE_URL");
-    if (o.llm && !*o.llm)
-        o.llm = NULL;
-    if (o.base_url && !*o.base_url)
-        o.base_url = NULL;
+    o.llm = env("TANDEM_LLM");
+    o.base_url = env("TANDEM_BASE_URL");
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+qvh", longs, NULL)) != -1) {
@@ -206,18 +226,8 @@ static int cmd_run(int argc, char **argv)
             return TND_EXIT_USAGE;
         }
     } else {
-        tnd_buf_init(&b, TND_BODY_MAX_TASK);
-        for (int i = optind; i < argc; i++)
-            if (tnd_buf_printf(&b, "%s%s", i > optind ? " " : "", argv[i]) <
-                0) {
-                fprintf(stderr,
-                        "tandem run: the task is longer than %d "
-                        "bytes\n",
-                        TND_BODY_MAX_TASK);
-                tnd_buf_free(&b);
-                return TND_EXIT_USAGE;
-            }
-        task = tnd_buf_detach(&b, NULL);
+        if (!(task = task_from_args(argc - optind, argv + optind, "run")))
+            return TND_EXIT_USAGE;
     }
     tnd_str_trim(task);
     if (!*task) {
@@ -287,17 +297,12 @@ static int cmd_review(int argc, char **argv)
     };
     tnd_run_options o;
     char *task;
-    tnd_buf b;
     int c, code;
 
     memset(&o, 0, sizeof(o));
     o.review = true;
-    o.llm = getenv("TANDEM_LLM");
-    o.base_url = getenv("TANDEM_BASE_URL");
-    if (o.llm && !*o.llm)
-        o.llm = NULL;
-    if (o.base_url && !*o.base_url)
-        o.base_url = NULL;
+    o.llm = env("TANDEM_LLM");
+    o.base_url = env("TANDEM_BASE_URL");
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+qvh", longs, NULL)) != -1) {
@@ -342,17 +347,8 @@ static int cmd_review(int argc, char **argv)
                         "changes; it cannot go with --diff\n");
         return TND_EXIT_USAGE;
     }
-    tnd_buf_init(&b, TND_BODY_MAX_TASK);
-    for (int i = optind; i < argc; i++)
-        if (tnd_buf_printf(&b, "%s%s", i > optind ? " " : "", argv[i]) < 0) {
-            fprintf(stderr,
-                    "tandem review: the task is longer than %d "
-                    "bytes\n",
-                    TND_BODY_MAX_TASK);
-            tnd_buf_free(&b);
-            return TND_EXIT_USAGE;
-        }
-    task = tnd_buf_detach(&b, NULL);
+    if (!(task = task_from_args(argc - optind, argv + optind, "review")))
+        return TND_EXIT_USAGE;
     tnd_str_trim(task);
     o.task = *task ? task : "review this change";
     code = tnd_run(&o);
@@ -402,12 +398,8 @@ static int cmd_doctor(int argc, char **argv)
     int c;
 
     memset(&o, 0, sizeof(o));
-    o.llm = getenv("TANDEM_LLM");
-    o.base_url = getenv("TANDEM_BASE_URL");
-    if (o.llm && !*o.llm)
-        o.llm = NULL;
-    if (o.base_url && !*o.base_url)
-        o.base_url = NULL;
+    o.llm = env("TANDEM_LLM");
+    o.base_url = env("TANDEM_BASE_URL");
     o.timeout_ms = 10000;
     opterr = 0;
     optind = 1;

@@ -7,6 +7,7 @@
 
 #include "common/buf.h"
 #include "common/xalloc.h"
+#include "orchestrator/gate.h"
 #include "skills/glob.h"
 #include "skills/patch.h"
 
@@ -14,36 +15,14 @@
  * protocol's 16 KiB for a summary. */
 #define MEMBER_TEXT 900
 
-static bool passed(const tnd_skill_result *s)
-{
-    return s->status == TND_SKILL_PASS || s->status == TND_SKILL_SKIPPED;
-}
-
-static bool required(const tnd_trigger_input *in, const tnd_skill_result *s)
-{
-    for (const char *const *r = in->required; r && *r; r++)
-        if (strcmp(*r, s->name) == 0)
-            return true;
-    return s->required;
-}
-
-/* The first required skill that did not pass, or NULL. A required skill
- * the reviewer did not report counts as not passing. */
+/* The first required skill that did not pass, or NULL; a required
+ * skill the reviewer did not report counts as not passing. */
 static const char *failed_skill(const tnd_trigger_input *in)
 {
-    const tnd_audit_reply *a = in->skills;
+    const tnd_skill_result *s;
+    tnd_audit_reply none = {0};
 
-    for (const char *const *r = in->required; r && *r; r++) {
-        bool found = false;
-        for (size_t i = 0; a && i < a->nskills && !found; i++)
-            found = strcmp(a->skills[i].name, *r) == 0;
-        if (!found)
-            return *r;
-    }
-    for (size_t i = 0; a && i < a->nskills; i++)
-        if (required(in, &a->skills[i]) && !passed(&a->skills[i]))
-            return a->skills[i].name;
-    return NULL;
+    return tnd_gate_unmet(in->skills ? in->skills : &none, in->required, &s);
 }
 
 bool tnd_review_triggers(char *why, size_t size, const tnd_gate_config *cfg,

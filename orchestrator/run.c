@@ -667,21 +667,18 @@ static int journal_audit(run *r, int n, const tnd_audit_reply *a, bool asked,
     return step(r, "audit", f);
 }
 
-/* The audit record's critique round, when the audit went in phases. */
-static bool journaled_round(const run *r, int n, bool *asked, char *why,
+/* How the journaled audit record rec went about its critique, when the
+ * audit ran in phases (else *asked is left alone). */
+static void journaled_round(json_object *rec, bool *asked, char *why,
                             size_t size)
 {
-    long i = find(r, "audit", n, 0);
     json_object *c, *v;
 
-    if (i < 0 ||
-        !json_object_object_get_ex(tnd_journal_record(r->journal, (size_t)i),
-                                   "critique", &c) ||
+    if (!json_object_object_get_ex(rec, "critique", &c) ||
         !json_object_object_get_ex(c, "asked", &v))
-        return false;
+        return;
     *asked = json_object_get_boolean(v);
     snprintf(why, size, "%s", rec_str(c, "why") ? rec_str(c, "why") : "");
-    return true;
 }
 
 /* Ask the reviewer (service) for one reply, or take it from the journal
@@ -951,7 +948,8 @@ static int audit(run *r, attempt *a)
     int quorum = tnd_config_quorum(r->cfg);
     bool phased = quorum > 1 || strcmp(r->gate.critique, "always") != 0;
     bool asked = true, replayed = false;
-    char why[600], risky[512];
+    char why[600] = "", risky[512];
+    long at;
     int rc;
 
     a->in.risky =
@@ -960,11 +958,12 @@ static int audit(run *r, attempt *a)
         a->risky = tnd_xstrdup(a->in.risky);
         a->in.risky = a->risky;
     }
-    if (journaled_round(r, a->n, &asked, why, sizeof(why)) ||
-        find(r, "audit", a->n, 0) >= 0) {
+    if ((at = find(r, "audit", a->n, 0)) >= 0) {
         /* decided before a crash: the journal has the merged reply */
         size_t len = 0;
         char *reply = journaled_reply(r, "audit", a->n, &len);
+        journaled_round(tnd_journal_record(r->journal, (size_t)at), &asked, why,
+                        sizeof(why));
         replayed = true;
         rc = reply ? tnd_audit_reply_decode(&a->audit, reply, len) : -1;
         free(reply);
