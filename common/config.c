@@ -109,6 +109,16 @@ static const tnd_yw_field gate_fields[] = {
      OFF(tnd_gate_config, critique_diff_lines), 0, 1000000, NULL, NULL, NULL},
     {"critique_every", TND_YW_INT, OFF(tnd_gate_config, critique_every), 0,
      100000, NULL, NULL, NULL},
+    {"baseline", TND_YW_BOOL, OFF(tnd_gate_config, baseline), 0, 0, NULL, NULL,
+     NULL},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL},
+};
+
+static const tnd_yw_field workspace_fields[] = {
+    {"include_untracked", TND_YW_BOOL,
+     OFF(tnd_workspace_config, include_untracked), 0, 0, NULL, NULL, NULL},
+    {"incremental", TND_YW_BOOL, OFF(tnd_workspace_config, incremental), 0, 0,
+     NULL, NULL, NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -176,6 +186,8 @@ static const tnd_yw_field top_fields[] = {
      NULL},
     {"orchestrator", TND_YW_SECTION, OFF(tnd_config, orchestrator), 0, 0, NULL,
      orchestrator_fields, NULL},
+    {"workspace", TND_YW_SECTION, OFF(tnd_config, workspace), 0, 0, NULL,
+     workspace_fields, NULL},
     {"agents", TND_YW_SECTION, 0, 0, 0, NULL, agents_fields, NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL},
 };
@@ -327,6 +339,7 @@ tnd_config *tnd_config_defaults(void)
     cfg->gate.risk_paths = tnd_xcalloc(1, sizeof(char *));
     cfg->gate.critique = tnd_xstrdup("always");
     cfg->gate.critique_diff_lines = 200;
+    cfg->gate.baseline = true;
     cfg->orchestrator.endpoint = tnd_xstrdup("");
     cfg->orchestrator.heartbeat_ms = 1000;
     cfg->orchestrator.liveness = 5;

@@ -107,6 +107,8 @@ typedef struct tnd_gate_config {
                                 critique only when a trigger fires */
     int critique_diff_lines; /* on_trigger: a diff changing more lines */
     int critique_every;      /* on_trigger: every Nth task (0: never) */
+    bool baseline;           /* run the skills on the unmodified tree
+                                before the first attempt (tandem run) */
 } tnd_gate_config;
 
 typedef struct tnd_orchestrator_config {
@@ -117,11 +119,19 @@ typedef struct tnd_orchestrator_config {
     size_t workspace_max_bytes;
 } tnd_orchestrator_config;
 
+/* What each attempt's tree holds (see orchestrator/snapshot.h). */
+typedef struct tnd_workspace_config {
+    bool include_untracked; /* untracked (not ignored) files come in */
+    bool incremental;       /* attempts keep build outputs: only the files
+                               a proposal touched are put back */
+} tnd_workspace_config;
+
 typedef struct tnd_config {
     char *path; /* the file it came from; NULL for built-in defaults */
     char *dir;  /* base for relative paths (the file's directory) */
     tnd_gate_config gate;
     tnd_orchestrator_config orchestrator;
+    tnd_workspace_config workspace;
     tnd_agent_config coder;
     tnd_agent_config reviewer;
     tnd_skill_config *skills;

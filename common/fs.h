@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "common/error.h"
@@ -36,6 +37,11 @@ int tnd_fs_rmtree(const char *path);
  * the regular files add up to more than max_bytes. */
 int tnd_fs_copytree(const char *src, const char *dst, const char *const *skip,
                     size_t max_bytes);
+
+/* Copy the open file in (at offset 0, as just opened) into dst, which
+ * is created (it must not exist) with st's mode and times. A reflink
+ * where the filesystem has them, else copy_file_range, else read/write. */
+int tnd_fs_copy_fd(int in, const char *dst, const struct stat *st);
 
 /* The regular files under root as paths relative to it, sorted, skipping
  * top-level names in skip and any directory named ".git". At most

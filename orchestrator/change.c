@@ -11,50 +11,23 @@
 #include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "orchestrator/git.h"
 #include "proto/body.h"
-#include "skills/proc.h"
-
-#define GIT_TIMEOUT_MS (120 * 1000)
 
 /* Run git (or tar) in dir; 0 with its stdout in *out (may be NULL) when
- * it exits 0, else TND_ECONFIG with its stderr in the error. */
+ * it exits 0, else TND_ECONFIG with what went wrong. */
 static int git(char **out, const char *dir, const char *const *argv, size_t cap)
 {
-    char **envp = tnd_proc_env_scrubbed(NULL);
-    tnd_proc_spec spec;
-    tnd_proc_result res;
-    int rc = 0;
+    int rc = tnd_git_run(out, NULL, dir, argv, cap);
 
-    memset(&spec, 0, sizeof(spec));
-    spec.argv = argv;
-    spec.cwd = dir;
-    spec.envp = (const char *const *)envp;
-    spec.timeout_ms = GIT_TIMEOUT_MS;
-    spec.output_cap = cap;
-    if (tnd_proc_run(&res, &spec) < 0) {
-        tnd_proc_result_free(&res);
-        tnd_proc_env_free(envp);
+    if (rc == TND_ENOTFOUND)
         return tnd_error_config("%s (tandem review without --diff needs "
                                 "git)",
                                 tnd_error_last());
-    }
-    if (res.status != TND_PROC_EXITED || res.exit_code != 0) {
-        char *why = tnd_xstrdup(res.errors);
-        tnd_str_trim(why);
-        rc = tnd_error_config("'%s %s' failed (%s)%s%s", argv[0], argv[1],
-                              tnd_proc_describe(&res), *why ? ": " : "", why);
-        free(why);
-    } else if (res.output_total > res.output_len) {
-        rc = tnd_error_config("'%s %s' wrote more than %zu bytes; the "
-                              "change is too large to review",
-                              argv[0], argv[1], cap);
-    } else if (out) {
-        *out = res.output;
-        res.output = NULL;
-    }
-    tnd_proc_result_free(&res);
-    tnd_proc_env_free(envp);
-    return rc;
+    if (rc < 0 && strstr(tnd_error_last(), "wrote more than"))
+        return tnd_error_config("%s; the change is too large to review",
+                                tnd_error_last());
+    return rc < 0 ? tnd_error_config("%s", tnd_error_last()) : 0;
 }
 
 static int from_file(tnd_change *c, const char *repo, const char *path)

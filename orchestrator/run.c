@@ -44,6 +44,7 @@
 #include "orchestrator/report.h"
 #include "orchestrator/review.h"
 #include "orchestrator/session.h"
+#include "orchestrator/snapshot.h"
 #include "orchestrator/unidiff.h"
 #include "orchestrator/views.h"
 #include "orchestrator/workspace.h"
@@ -60,6 +61,7 @@ typedef struct run {
     tnd_session *session;
     tnd_journal *journal;
     tnd_crew *crew;
+    tnd_snapshot *base; /* what every attempt starts from */
     tnd_workspace *ws;
     tnd_report *report;
     char *record_partial; /* FILE.partial while recording */
@@ -569,7 +571,8 @@ static int propose(run *r, attempt *a, const loop_state *ls)
             .budget = r->cfg->coder.context_max_bytes,
         };
         size_t used = 0;
-        if (tnd_context_build(&a->req, tnd_workspace_path(r->ws), &co, &used) <
+        /* from the base: what a build wrote is never offered as source */
+        if (tnd_context_build(&a->req, tnd_snapshot_path(r->base), &co, &used) <
             0)
             return -1;
         body = tnd_code_request_encode(&a->req, &len);
@@ -1367,7 +1370,7 @@ static int next_attempt(run *r, attempt *a, loop_state *ls)
     free(ls->hints);
     ls->hints = failure_hints(a->audited ? &a->audit : NULL);
     history_add(r, "attempt %d: %s", a->n, a->decision.reason);
-    return tnd_workspace_revert(r->ws);
+    return tnd_workspace_reset(r->ws);
 }
 
 /* An approval after failed attempts is a lesson: the first failure was
@@ -1586,6 +1589,7 @@ static void run_close(run *r)
     tnd_events_destroy(&r->events);
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     tnd_workspace_destroy(&r->ws, !r->opts.keep_workspace);
+    tnd_snapshot_destroy(&r->base, !r->opts.keep_workspace);
     tnd_report_destroy(&r->report);
     tnd_journal_close(&r->journal);
     tnd_session_destroy(&r->session);
@@ -1695,12 +1699,45 @@ static void close_events(run *r)
     tnd_events_destroy(&r->events);
 }
 
+/* The task's base and the workspace, in the run's private runtime
+ * directory. A review of git changes has its base exported from the
+ * commit; the rest take the repository's tracked files. */
+static int make_workspace(run *r)
+{
+    const char *runtime = tnd_crew_runtime(r->crew);
+    char *base_dir = tnd_fs_join(runtime, "base");
+    char *ws_dir = tnd_fs_join(runtime, "workspace");
+    tnd_snapshot_options so = {
+        .include_untracked = r->cfg->workspace.include_untracked,
+        .whole = r->opts.review && r->change.tmp,
+        .max_bytes = r->cfg->orchestrator.workspace_max_bytes,
+    };
+    int rc = -1;
+
+    r->base = tnd_snapshot_new(r->opts.review ? r->change.base : r->repo,
+                               base_dir, &so);
+    if (r->base && (r->ws = tnd_workspace_new(r->base, ws_dir,
+                                              r->cfg->workspace.incremental))) {
+        char *what = tnd_snapshot_describe(r->base);
+        say(r, "workspace: %s%s", what,
+            r->cfg->workspace.incremental
+                ? "; build outputs stay between attempts "
+                  "(workspace.incremental)"
+                : "");
+        free(what);
+        rc = 0;
+    }
+    free(base_dir);
+    free(ws_dir);
+    return rc;
+}
+
 /* Start the agents and the workspace, run the loop, finish. */
 static int go(run *r, int64_t started_wall)
 {
     struct sigaction sa, old_int, old_term, old_hup;
     tnd_crew_options co;
-    char *logs = tnd_session_path(r->session, "logs"), *ws_dir = NULL;
+    char *logs = tnd_session_path(r->session, "logs");
     int error = -1, code;
 
     r->report = tnd_report_new(tnd_session_id(r->session), r->opts.task,
@@ -1727,11 +1764,8 @@ static int go(run *r, int64_t started_wall)
     co.interrupted = &interrupted;
     recall(r);
     if ((r->crew = tnd_crew_new(&co)) != NULL) {
-        ws_dir = tnd_fs_join(tnd_crew_runtime(r->crew), "workspace");
         publish_events(r);
-        if ((r->ws = tnd_workspace_new(
-                 r->opts.review ? r->change.base : r->repo, ws_dir,
-                 r->cfg->orchestrator.workspace_max_bytes)))
+        if (make_workspace(r) == 0)
             error = loop(r);
     }
     if (error < 0)
@@ -1740,7 +1774,6 @@ static int go(run *r, int64_t started_wall)
     code = finish(r);
     close_events(r);
     free(logs);
-    free(ws_dir);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);

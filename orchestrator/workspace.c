@@ -31,6 +31,8 @@ typedef struct touched {
 
 struct tnd_workspace {
     char *root;
+    const tnd_snapshot *base;
+    bool incremental;
     touched *files;
     size_t nfiles, afiles;
     char **paths; /* NULL-terminated view of files[].path */
@@ -39,10 +41,8 @@ struct tnd_workspace {
     size_t ndirs, adirs;
 };
 
-static const char *const skip[] = {".git", ".tandem", NULL};
-
-tnd_workspace *tnd_workspace_new(const char *repo, const char *dir,
-                                 size_t max_bytes)
+tnd_workspace *tnd_workspace_new(const tnd_snapshot *base, const char *dir,
+                                 bool incremental)
 {
     tnd_workspace *ws;
     char *root;
@@ -52,7 +52,7 @@ tnd_workspace *tnd_workspace_new(const char *repo, const char *dir,
         tnd_error_set("cannot make a workspace in %s: it already exists", dir);
         return NULL;
     }
-    if (tnd_fs_copytree(repo, dir, skip, max_bytes) < 0) {
+    if (tnd_snapshot_fill(base, dir) < 0) {
         tnd_fs_rmtree(dir);
         return NULL;
     }
@@ -62,6 +62,8 @@ tnd_workspace *tnd_workspace_new(const char *repo, const char *dir,
     }
     ws = tnd_xcalloc(1, sizeof(*ws));
     ws->root = root;
+    ws->base = base;
+    ws->incremental = incremental;
     ws->paths = tnd_xcalloc(1, sizeof(char *));
     return ws;
 }
@@ -169,7 +171,9 @@ static int load(touched **out, tnd_workspace *ws, const char *path)
     memset(t, 0, sizeof(*t));
     t->path = tnd_xstrdup(path);
     t->mode = 0644;
-    full = tnd_fs_join(ws->root, path);
+    /* the base itself, not the workspace: with incremental on a build may
+     * have rewritten a tracked file, and the diff must be against the base */
+    full = tnd_fs_join(tnd_snapshot_path(ws->base), path);
     rc = tnd_fs_read(&t->base, &t->base_len, full, TND_BODY_MAX_FILE);
     if (rc == 0 && stat(full, &st) == 0)
         t->mode = st.st_mode & 07777;
@@ -440,6 +444,28 @@ out:
     return error;
 }
 
+/* Put back every file the last proposal touched, and remove the
+ * directories it made (those a build has since put files in stay). */
+static int revert(tnd_workspace *self)
+{
+    int error = 0;
+
+    for (size_t i = 0; i < self->nfiles; i++) {
+        const touched *t = &self->files[i];
+        if (write_file(self, t, t->base, t->base_len) < 0)
+            error = -1;
+    }
+    /* newest first, so children go before their parents; a directory a
+     * build has since put files in stays */
+    while (self->ndirs > 0) {
+        char *dir = self->dirs[--self->ndirs];
+        rmdir(dir);
+        free(dir);
+    }
+    forget(self);
+    return error;
+}
+
 static int cmp_touched(const void *a, const void *b)
 {
     return strcmp(((const touched *)a)->path, ((const touched *)b)->path);
@@ -466,7 +492,7 @@ int tnd_workspace_apply(tnd_workspace *self, const tnd_edit *edits,
             /* files not written yet still hold their base: putting the
              * base back everywhere is right and simple */
             char *why = tnd_xstrdup(tnd_error_last());
-            tnd_workspace_revert(self);
+            revert(self);
             tnd_error_set("%s", why);
             free(why);
             return -1;
@@ -497,22 +523,25 @@ char *tnd_workspace_diff(tnd_workspace *self)
     return tnd_buf_detach(&b, NULL);
 }
 
-int tnd_workspace_revert(tnd_workspace *self)
+int tnd_workspace_reset(tnd_workspace *self)
 {
-    int error = 0;
-
-    for (size_t i = 0; i < self->nfiles; i++) {
-        const touched *t = &self->files[i];
-        if (write_file(self, t, t->base, t->base_len) < 0)
-            error = -1;
-    }
-    /* newest first, so children go before their parents; a directory a
-     * build has since put files in stays */
-    while (self->ndirs > 0) {
-        char *dir = self->dirs[--self->ndirs];
-        rmdir(dir);
-        free(dir);
-    }
+    if (self->incremental)
+        return revert(self);
+    /* the whole tree again: what the last attempt and its checks wrote is
+     * gone, whatever the project's build tracks */
     forget(self);
-    return error;
+    for (size_t i = 0; i < self->ndirs; i++)
+        free(self->dirs[i]);
+    self->ndirs = 0;
+    if (tnd_fs_rmtree(self->root) < 0 ||
+        tnd_snapshot_fill(self->base, self->root) < 0) {
+        tnd_error_prefix("cannot make a clean workspace for the next attempt");
+        return -1;
+    }
+    return 0;
+}
+
+bool tnd_workspace_incremental(const tnd_workspace *self)
+{
+    return self->incremental;
 }

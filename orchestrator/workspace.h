@@ -1,26 +1,30 @@
-/* tnd_workspace - the isolated copy of the user's repository a task works
- * in.
+/* tnd_workspace - the tree one attempt of a task works in.
  *
- * The user's tree is never written: tandem copies it (working tree as it
- * is now, uncommitted changes included, without .git and .tandem) and
- * applies the coder's edits to the copy. Every attempt starts again from
- * the base: before the next proposal is applied, the files the last one
- * touched are put back, while build outputs stay, so builds remain
- * incremental. Edits are confined to the copy: absolute paths, "..",
- * and paths that pass through a symlink leading outside are refused. */
+ * The user's tree is never written: the workspace is a copy of the task's
+ * base (see snapshot.h) with the coder's edits applied. Every attempt
+ * starts from a fresh copy of the base (tnd_workspace_reset), so the
+ * checks judge the base plus this attempt's edits and nothing an earlier
+ * attempt's build left behind. With incremental on (workspace.incremental,
+ * for builds that track their dependencies) a reset only puts back the
+ * files the last proposal touched and build outputs stay. Diffs are always
+ * against the base itself. Edits are confined to the copy: absolute paths,
+ * "..", and paths that pass through a symlink leading outside are
+ * refused. */
 #ifndef TND_WORKSPACE_H
 #define TND_WORKSPACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
+#include "orchestrator/snapshot.h"
 #include "proto/code.h"
 
 typedef struct tnd_workspace tnd_workspace;
 
-/* Copy repo into dir (which must not exist yet; its parent must). At most
- * max_bytes of files. NULL with the error set. */
-tnd_workspace *tnd_workspace_new(const char *repo, const char *dir,
-                                 size_t max_bytes);
+/* A workspace in dir (which must not exist yet; its parent must), filled
+ * from base, which must outlive it. NULL with the error set. */
+tnd_workspace *tnd_workspace_new(const tnd_snapshot *base, const char *dir,
+                                 bool incremental);
 
 /* Free; removes the directory when remove is true. Sets *self_p to NULL;
  * safe on NULL. */
@@ -32,7 +36,7 @@ const char *tnd_workspace_path(const tnd_workspace *self);
 /* Apply a proposal, all or nothing: every edit is checked and computed in
  * memory first, and files are written only when all succeed. On failure
  * nothing changed and the error says which edit failed and why, in words
- * fit to send back to the coder. Call tnd_workspace_revert between
+ * fit to send back to the coder. Call tnd_workspace_reset between
  * proposals. */
 int tnd_workspace_apply(tnd_workspace *self, const tnd_edit *edits,
                         size_t count);
@@ -46,7 +50,12 @@ char *tnd_workspace_diff(tnd_workspace *self);
  * next apply or revert. */
 const char *const *tnd_workspace_touched(const tnd_workspace *self);
 
-/* Put back every file the last proposal touched. */
-int tnd_workspace_revert(tnd_workspace *self);
+/* Ready for the next attempt: a fresh copy of the base (what any build
+ * wrote is gone), or with incremental on, the files the last proposal
+ * touched put back. */
+int tnd_workspace_reset(tnd_workspace *self);
+
+/* Whether resets keep build outputs (workspace.incremental). */
+bool tnd_workspace_incremental(const tnd_workspace *self);
 
 #endif

@@ -100,6 +100,9 @@ static void assert_defaults(const tnd_config *cfg)
     assert_int_equal(cfg->orchestrator.liveness, 5);
     assert_int_equal(cfg->orchestrator.request_timeout_s, 1800);
     assert_int_equal(cfg->orchestrator.workspace_max_bytes, 1024 << 20);
+    assert_true(cfg->gate.baseline);
+    assert_false(cfg->workspace.include_untracked);
+    assert_false(cfg->workspace.incremental);
 
     assert_int_equal(cfg->coder.count, 1);
     assert_null(cfg->coder.program.argv);
@@ -178,6 +181,10 @@ static const char full_file[] =
     "  confidence_threshold: 0.9\n"
     "  human_review_below: 0.55\n"
     "  persistent_failure_threshold: 4\n"
+    "  baseline: false\n"
+    "workspace:\n"
+    "  include_untracked: true\n"
+    "  incremental: true\n"
     "orchestrator:\n"
     "  endpoint: tcp://127.0.0.1:5555\n"
     "  heartbeat_ms: 250\n"
@@ -230,6 +237,9 @@ static void full_file_sets_every_field(void **state)
     assert_true(cfg->gate.confidence_threshold == 0.9);
     assert_true(cfg->gate.human_review_below == 0.55);
     assert_int_equal(cfg->gate.persistent_failure_threshold, 4);
+    assert_false(cfg->gate.baseline);
+    assert_true(cfg->workspace.include_untracked);
+    assert_true(cfg->workspace.incremental);
 
     assert_string_equal(cfg->orchestrator.endpoint, "tcp://127.0.0.1:5555");
     assert_int_equal(cfg->orchestrator.heartbeat_ms, 250);
@@ -704,10 +714,17 @@ static const bad_case bad_cases[] = {
      "agents.yaml:2:3: unknown key 'colour' in gate (known keys: "
      "max_iterations, confidence_threshold, human_review_below, "
      "persistent_failure_threshold, max_tokens, max_llm_calls, max_wall_s, "
-     "escalate, risk_paths, critique, critique_diff_lines, critique_every)"},
+     "escalate, risk_paths, critique, critique_diff_lines, critique_every, "
+     "baseline)"},
     {"verbose: true\n",
      "agents.yaml:1:1: unknown key 'verbose' in the top level (known keys: "
-     "gate, orchestrator, agents, version, skills)"},
+     "gate, orchestrator, workspace, agents, version, skills)"},
+    {"workspace:\n  incremental: sometimes\n",
+     "agents.yaml:2:16: workspace.incremental must be true or false, got "
+     "\"sometimes\""},
+    {"workspace:\n  include_untraced: true\n",
+     "agents.yaml:2:3: unknown key 'include_untraced' in workspace (did you "
+     "mean 'include_untracked'?)"},
     {"skills:\n  lint:\n    command: x\n    retries: 2\n" USES_LINT,
      "agents.yaml:4:5: unknown key 'retries' in skills.lint (known keys: "
      "command, required, timeout_s, output_max_kb, builtin, paths, after, "

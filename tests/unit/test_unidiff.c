@@ -17,6 +17,7 @@
 #include "common/fs.h"
 #include "common/xalloc.h"
 #include "orchestrator/unidiff.h"
+#include "orchestrator/snapshot.h"
 #include "orchestrator/workspace.h"
 #include "proto/body.h"
 #include "proto/code.h"
@@ -1080,8 +1081,11 @@ static void edits_applied_to_a_workspace_diff_back(void **state)
     char *repo = temp_dir(), *scratch = temp_dir(), *dir1, *dir2;
     char *diff1 = NULL, *diff2 = NULL;
     tnd_workspace *ws1, *ws2;
+    tnd_snapshot *base;
+    tnd_snapshot_options so = {.max_bytes = 1 << 20};
     tnd_edit *e;
     size_t n;
+    char *base_dir;
 
     (void)state;
     put(repo, "README.md", "# calc\n");
@@ -1091,9 +1095,13 @@ static void edits_applied_to_a_workspace_diff_back(void **state)
     put(repo, "src/unused.txt", "");
     dir1 = tnd_fs_join(scratch, "ws-1");
     dir2 = tnd_fs_join(scratch, "ws-2");
+    base_dir = tnd_fs_join(scratch, "base");
+    base = tnd_snapshot_new(repo, base_dir, &so);
+    if (!base)
+        fail_msg("tnd_snapshot_new: %s", tnd_error_last());
 
     /* the hand-written git diff, applied */
-    ws1 = tnd_workspace_new(repo, dir1, 1 << 20);
+    ws1 = tnd_workspace_new(base, dir1, false);
     if (!ws1)
         fail_msg("tnd_workspace_new: %s", tnd_error_last());
     e = parse_ok(calc_diff, &n);
@@ -1124,7 +1132,7 @@ static void edits_applied_to_a_workspace_diff_back(void **state)
                                   "stderr);\n"));
 
     /* and read back, it makes a fresh copy of the tree the same */
-    ws2 = tnd_workspace_new(repo, dir2, 1 << 20);
+    ws2 = tnd_workspace_new(base, dir2, false);
     if (!ws2)
         fail_msg("tnd_workspace_new: %s", tnd_error_last());
     e = parse_ok(diff1, &n);
@@ -1148,6 +1156,8 @@ static void edits_applied_to_a_workspace_diff_back(void **state)
     free(diff2);
     tnd_workspace_destroy(&ws1, 1);
     tnd_workspace_destroy(&ws2, 1);
+    tnd_snapshot_destroy(&base, 1);
+    free(base_dir);
     free(dir1);
     free(dir2);
     assert_int_equal(tnd_fs_rmtree(repo), 0);

@@ -1,8 +1,9 @@
-/* Unit tests for orchestrator/workspace: the isolated copy a task works
- * in. A small repository is built in a temporary directory (with .git,
- * .tandem, symlinks in and out, an executable and a binary file); each
- * test copies it, applies proposals to the copy, and the last test checks
- * the original was never written. */
+/* Unit tests for orchestrator/workspace: the tree one attempt works in.
+ * A small repository is built in a temporary directory (with .git,
+ * .tandem, symlinks in and out, an executable and a binary file) and
+ * taken as a snapshot once; each test makes a workspace from it, applies
+ * proposals, resets, and the last test checks the original was never
+ * written. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,12 +23,14 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/str.h"
+#include "orchestrator/snapshot.h"
 #include "orchestrator/workspace.h"
 
 static char repo[] = "/tmp/tnd-test-ws-repo-XXXXXX";
 static char outside[] = "/tmp/tnd-test-ws-out-XXXXXX";
 static char scratch[] = "/tmp/tnd-test-ws-XXXXXX";
 static char *repo_before, *outside_before;
+static tnd_snapshot *base;
 
 #define MAX_BYTES (1 << 20)
 
@@ -138,18 +141,24 @@ static void assert_link(const char *dir, const char *rel, const char *target)
     free(full);
 }
 
-/* A fresh copy of the repository. */
-static tnd_workspace *open_ws(void)
+/* A fresh workspace from the repository's snapshot. */
+static tnd_workspace *open_ws_mode(bool incremental)
 {
     static int n;
     char dir[PATH_MAX];
     tnd_workspace *ws;
 
     snprintf(dir, sizeof(dir), "%s/ws-%d", scratch, ++n);
-    ws = tnd_workspace_new(repo, dir, MAX_BYTES);
+    ws = tnd_workspace_new(base, dir, incremental);
     if (!ws)
         fail_msg("tnd_workspace_new: %s", tnd_error_last());
+    assert_true(tnd_workspace_incremental(ws) == incremental);
     return ws;
+}
+
+static tnd_workspace *open_ws(void)
+{
+    return open_ws_mode(false);
 }
 
 static void assert_error_has(const char *part)
@@ -163,8 +172,8 @@ static int by_name(const struct dirent **a, const struct dirent **b)
     return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-/* One line per entry under dir: path, mode, size, mtime and a hash of the
- * content (or the link's target), so any write shows. */
+/* One line per entry under dir: path, mode, size, a file's mtime and a
+ * hash of its content (or the link's target), so any write shows. */
 static void snapshot_dir(tnd_buf *out, const char *dir, const char *rel)
 {
     char *path = rel[0] ? tnd_fs_join(dir, rel) : strdup(dir);
@@ -183,9 +192,11 @@ static void snapshot_dir(tnd_buf *out, const char *dir, const char *rel)
         sub = rel[0] ? tnd_fs_join(rel, name) : strdup(name);
         full = tnd_fs_join(dir, sub);
         assert_int_equal(lstat(full, &st), 0);
-        tnd_buf_printf(out, "%s %o %lld %lld.%09ld", sub, (unsigned)st.st_mode,
-                       (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                       st.st_mtim.tv_nsec);
+        tnd_buf_printf(out, "%s %o %lld", sub, (unsigned)st.st_mode,
+                       (long long)st.st_size);
+        if (S_ISREG(st.st_mode)) /* a copy keeps these, not a link's */
+            tnd_buf_printf(out, " %lld.%09ld", (long long)st.st_mtim.tv_sec,
+                           st.st_mtim.tv_nsec);
         if (S_ISLNK(st.st_mode)) {
             ssize_t len = readlink(full, target, sizeof(target) - 1);
             assert_true(len > 0);
@@ -281,17 +292,6 @@ static void destroy_removes_the_copy_only_when_asked(void **state)
     free(root);
 }
 
-static void copy_limit_is_enforced(void **state)
-{
-    char dir[PATH_MAX];
-
-    (void)state;
-    snprintf(dir, sizeof(dir), "%s/too-small", scratch);
-    assert_null(tnd_workspace_new(repo, dir, 100));
-    assert_error_has("larger than the copy limit");
-    assert_false(tnd_fs_exists(dir)); /* no half copy left behind */
-}
-
 static void existing_directory_is_refused_and_left_alone(void **state)
 {
     char dir[PATH_MAX];
@@ -299,21 +299,10 @@ static void existing_directory_is_refused_and_left_alone(void **state)
     (void)state;
     snprintf(dir, sizeof(dir), "%s/already-here", scratch);
     put(dir, "keep.txt", "mine\n", 5);
-    assert_null(tnd_workspace_new(repo, dir, MAX_BYTES));
+    assert_null(tnd_workspace_new(base, dir, false));
     assert_error_has(dir);
     assert_file(dir, "keep.txt", "mine\n");
     assert_int_equal(tnd_fs_rmtree(dir), 0);
-}
-
-static void missing_repository_is_an_error(void **state)
-{
-    char dir[PATH_MAX];
-
-    (void)state;
-    snprintf(dir, sizeof(dir), "%s/from-nothing", scratch);
-    assert_null(tnd_workspace_new("/nonexistent/tnd-repo", dir, MAX_BYTES));
-    assert_error_has("/nonexistent/tnd-repo");
-    assert_false(tnd_fs_exists(dir));
 }
 
 /* ---- applying proposals ------------------------------------------------- */
@@ -363,7 +352,7 @@ static void replace_tolerates_trailing_whitespace(void **state)
                           "int a = 10;\nint b = 20;\n")),
         0);
     assert_file(root, "src/legacy.c", "int a = 10;\nint b = 20;\nint c = 3;\n");
-    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_int_equal(tnd_workspace_reset(ws), 0);
     assert_file(root, "src/legacy.c", legacy_c);
 
     /* A SEARCH without a final newline replaces up to the end of its
@@ -440,7 +429,7 @@ static void write_creates_a_file_in_a_new_directory(void **state)
     free(diff);
 
     /* revert deletes what the proposal created, directories included */
-    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_int_equal(tnd_workspace_reset(ws), 0);
     assert_file(root, "lib/util/clamp.c", NULL);
     {
         char *lib = tnd_fs_join(root, "lib");
@@ -481,7 +470,7 @@ static void delete_removes_and_revert_restores(void **state)
                               "-#!/bin/sh\n"
                               "-echo hi\n");
     free(diff);
-    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_int_equal(tnd_workspace_reset(ws), 0);
     assert_file(root, "run.sh", "#!/bin/sh\necho hi\n");
     assert_int_equal(lstat_of(root, "run.sh").st_mode & 07777, 0755);
 
@@ -519,7 +508,7 @@ static void several_edits_to_one_file_apply_in_order(void **state)
     assert_null(tnd_workspace_touched(ws)[2]);
 
     /* a file deleted and written again in one proposal */
-    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_int_equal(tnd_workspace_reset(ws), 0);
     assert_int_equal(
         APPLY(ws, DELETE("README.md"), WRITE("README.md", "# new\n")), 0);
     assert_file(root, "README.md", "# new\n");
@@ -643,35 +632,100 @@ static void no_op_edits_give_an_empty_diff(void **state)
     tnd_workspace_destroy(&ws, 1);
 }
 
-static void revert_puts_every_touched_file_back(void **state)
+/* The default: every attempt gets the base again, whatever a build wrote
+ * or rewrote, so no attempt is judged on another's outputs. */
+static void reset_gives_a_clean_copy_of_the_base(void **state)
 {
     tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+    char *diff, *before = snapshot(root);
+
+    (void)state;
+    assert_int_equal(APPLY(ws,
+                           REPLACE("src/stats.c", "    double sum = 0;\n",
+                                   "    long double sum = 0;\n"),
+                           DELETE("src/stats.h"), WRITE("src/extra.c", "x\n")),
+                     0);
+    /* what a build does: outputs, a rewritten tracked file, a directory
+     * without permissions, a directory turned into a symlink outside */
+    put(root, "build/stats.o", "object\n", 7);
+    put(root, "README.md", "# regenerated\n", 14);
+    put(root, "locked/x", "x\n", 2);
+    {
+        char *locked = tnd_fs_join(root, "locked");
+        char *docs = tnd_fs_join(root, "docs");
+        chmod(locked, 0);
+        assert_int_equal(tnd_fs_rmtree(docs), 0);
+        assert_int_equal(symlink(outside, docs), 0);
+        free(locked);
+        free(docs);
+    }
+    assert_int_equal(tnd_workspace_reset(ws), 0);
+    assert_null(tnd_workspace_touched(ws)[0]);
+    {
+        char *after = snapshot(root);
+        assert_string_equal(after, before);
+        free(after);
+    }
+    assert_false(exists(root, "build"));
+    assert_file(root, "README.md", "# demo\n");
+    diff = tnd_workspace_diff(ws);
+    assert_string_equal(diff, "");
+    free(diff);
+
+    /* and the next proposal applies to it as to the first */
+    assert_int_equal(APPLY(ws, REPLACE("README.md", "# demo\n", "# two\n")), 0);
+    diff = tnd_workspace_diff(ws);
+    assert_non_null(strstr(diff, "+# two"));
+    free(diff);
+    free(before);
+    tnd_workspace_destroy(&ws, 1);
+}
+
+/* workspace.incremental: only the touched files go back; build outputs,
+ * even a rewritten tracked file, stay, but diffs are still against the
+ * base itself. */
+static void incremental_reset_puts_back_only_touched_files(void **state)
+{
+    tnd_workspace *ws = open_ws_mode(true);
     const char *root = tnd_workspace_path(ws);
     char *after, *diff;
 
     (void)state;
     /* a build output the proposal did not touch stays */
     put(root, "build/stats.o", "object\n", 7);
+    put(root, "README.md", "# regenerated\n", 14);
     assert_int_equal(APPLY(ws,
                            REPLACE("src/stats.c", "    double sum = 0;\n",
                                    "    long double sum = 0;\n"),
                            DELETE("src/stats.h"), WRITE("src/extra.c", "x\n")),
                      0);
     put(root, "build/stats2.o", "object\n", 7);
-    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_int_equal(tnd_workspace_reset(ws), 0);
     assert_file(root, "src/stats.c", stats_c);
     assert_file(root, "src/stats.h",
                 "double stats_mean(const double *v, int n);\n");
     assert_file(root, "src/extra.c", NULL);
     assert_file(root, "build/stats.o", "object\n");
     assert_file(root, "build/stats2.o", "object\n");
+    assert_file(root, "README.md", "# regenerated\n");
     assert_null(tnd_workspace_touched(ws)[0]);
     diff = tnd_workspace_diff(ws);
     assert_string_equal(diff, "");
     free(diff);
 
-    /* reverting with nothing applied is a no-op */
-    assert_int_equal(tnd_workspace_revert(ws), 0);
+    /* the diff is against the base, not the rewritten file */
+    assert_int_equal(
+        APPLY(ws, REPLACE("README.md", "# regenerated\n", "# two\n")), -1);
+    assert_error_has("SEARCH text was not found");
+    assert_int_equal(APPLY(ws, REPLACE("README.md", "# demo\n", "# two\n")), 0);
+    diff = tnd_workspace_diff(ws);
+    assert_non_null(strstr(diff, "-# demo\n+# two\n"));
+    free(diff);
+    assert_int_equal(tnd_workspace_reset(ws), 0);
+
+    /* resetting with nothing applied is a no-op */
+    assert_int_equal(tnd_workspace_reset(ws), 0);
     after = slurp(root, "src/stats.c");
     assert_string_equal(after, stats_c);
     free(after);
@@ -688,11 +742,11 @@ static void applying_twice_without_revert_is_an_error(void **state)
     assert_int_equal(APPLY(ws, REPLACE("README.md", "# one\n", "# two\n")), -1);
     assert_error_has("a proposal is already applied; revert it first");
     assert_file(root, "README.md", "# one\n");
-    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_int_equal(tnd_workspace_reset(ws), 0);
     assert_int_equal(APPLY(ws, REPLACE("README.md", "# demo\n", "# two\n")), 0);
     assert_file(root, "README.md", "# two\n");
 
-    assert_int_equal(tnd_workspace_revert(ws), 0);
+    assert_int_equal(tnd_workspace_reset(ws), 0);
     assert_int_equal(tnd_workspace_apply(ws, NULL, 0), -1);
     assert_error_has("the proposal has no edits");
     tnd_workspace_destroy(&ws, 1);
@@ -752,6 +806,14 @@ static int setup(void **state)
     free(link);
     repo_before = snapshot(repo);
     outside_before = snapshot(outside);
+    {
+        char *dir = tnd_fs_join(scratch, "base");
+        tnd_snapshot_options so = {.max_bytes = MAX_BYTES};
+        base = tnd_snapshot_new(repo, dir, &so);
+        free(dir);
+        if (!base)
+            return -1;
+    }
     return 0;
 }
 
@@ -760,6 +822,7 @@ static int teardown(void **state)
     (void)state;
     free(repo_before);
     free(outside_before);
+    tnd_snapshot_destroy(&base, 1);
     return tnd_fs_rmtree(repo) | tnd_fs_rmtree(outside) |
            tnd_fs_rmtree(scratch);
 }
@@ -769,9 +832,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(copy_keeps_content_mode_mtime_and_symlinks),
         cmocka_unit_test(destroy_removes_the_copy_only_when_asked),
-        cmocka_unit_test(copy_limit_is_enforced),
         cmocka_unit_test(existing_directory_is_refused_and_left_alone),
-        cmocka_unit_test(missing_repository_is_an_error),
         cmocka_unit_test(replace_exact_match_and_diff),
         cmocka_unit_test(replace_tolerates_trailing_whitespace),
         cmocka_unit_test(search_not_found_names_the_closest_line),
@@ -785,7 +846,8 @@ int main(void)
         cmocka_unit_test(symlinks_directories_and_binaries_are_not_edited),
         cmocka_unit_test(diff_lists_files_in_path_order),
         cmocka_unit_test(no_op_edits_give_an_empty_diff),
-        cmocka_unit_test(revert_puts_every_touched_file_back),
+        cmocka_unit_test(reset_gives_a_clean_copy_of_the_base),
+        cmocka_unit_test(incremental_reset_puts_back_only_touched_files),
         cmocka_unit_test(applying_twice_without_revert_is_an_error),
         cmocka_unit_test(the_original_repository_is_never_written),
     };

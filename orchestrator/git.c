@@ -1,0 +1,50 @@
+/* Running git read-only (see git.h). */
+#include "orchestrator/git.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "skills/proc.h"
+
+int tnd_git_run(char **out, size_t *len, const char *dir,
+                const char *const *argv, size_t cap)
+{
+    char **envp = tnd_proc_env_scrubbed(NULL);
+    tnd_proc_spec spec;
+    tnd_proc_result res;
+    int rc = 0;
+
+    if (out)
+        *out = NULL;
+    memset(&spec, 0, sizeof(spec));
+    spec.argv = argv;
+    spec.cwd = dir;
+    spec.envp = (const char *const *)envp;
+    spec.timeout_ms = TND_GIT_TIMEOUT_MS;
+    spec.output_cap = cap;
+    if (tnd_proc_run(&res, &spec) < 0) {
+        rc = TND_ENOTFOUND;
+    } else if (res.status != TND_PROC_EXITED || res.exit_code != 0) {
+        char *why = tnd_xstrdup(res.errors);
+        tnd_str_trim(why);
+        rc = tnd_error_set("'%s %s' failed (%s)%s%s", argv[0], argv[1],
+                           tnd_proc_describe(&res), *why ? ": " : "", why);
+        free(why);
+    } else if (res.output_total > res.output_len) {
+        rc = tnd_error_set("'%s %s' wrote more than %zu bytes", argv[0],
+                           argv[1], cap);
+    } else {
+        if (len)
+            *len = res.output_len;
+        if (out) {
+            *out = res.output;
+            res.output = NULL;
+        }
+    }
+    tnd_proc_result_free(&res);
+    tnd_proc_env_free(envp);
+    return rc;
+}

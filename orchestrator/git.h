@@ -1,0 +1,21 @@
+/* tnd_git - run git (or a program like it) on a repository, read-only.
+ *
+ * git runs with an argv (no shell), in the repository's directory, with
+ * the environment scrubbed of secrets, a deadline, and its output capped:
+ * output past the cap is an error, never a silently cut list. */
+#ifndef TND_GIT_H
+#define TND_GIT_H
+
+#include <stddef.h>
+
+/* How long one git command may take. */
+#define TND_GIT_TIMEOUT_MS (120 * 1000)
+
+/* Run argv in dir. 0 when it exits 0, with its stdout in *out (caller
+ * frees; out may be NULL) and its length in *len (may be NULL). A program
+ * that cannot start is TND_ENOTFOUND; one that fails, or writes more than
+ * cap bytes, is -1; the error names the command and gives its stderr. */
+int tnd_git_run(char **out, size_t *len, const char *dir,
+                const char *const *argv, size_t cap);
+
+#endif

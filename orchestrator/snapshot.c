@@ -1,0 +1,456 @@
+/* The clean base of a task (see snapshot.h). */
+#include "orchestrator/snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "orchestrator/git.h"
+
+/* git's lists of paths: at most this many bytes and entries */
+#define LIST_CAP  (64 << 20)
+#define MAX_FILES 200000
+
+struct tnd_snapshot {
+    char *dir;
+    tnd_snapshot_stats info;
+};
+
+static const char *const skip[] = {".git", ".tandem", NULL};
+
+/* ---- git's lists ---------------------------------------------------------
+ */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* tandem's own state is never part of a task's tree. */
+static bool ours(const char *path)
+{
+    return strncmp(path, ".tandem", 7) == 0 &&
+           (path[7] == '\0' || path[7] == '/');
+}
+
+/* The NUL-separated paths in buf as a sorted array without duplicates
+ * (an unmerged path is listed once per stage) and without tandem's own.
+ * Entries are borrowed from buf. -1 past MAX_FILES. */
+static int split(const char ***out, size_t *n, const char *buf, size_t len)
+{
+    const char **list = NULL;
+    size_t count = 0, alloc = 0, kept = 0;
+
+    for (size_t at = 0; at < len;) {
+        const char *p = buf + at;
+        size_t plen = strnlen(p, len - at);
+        if (plen > 0 && !ours(p)) {
+            if (count >= MAX_FILES) {
+                free(list);
+                return tnd_error_set("git lists more than %d files; tandem "
+                                     "works on smaller trees",
+                                     MAX_FILES);
+            }
+            TND_GROW(list, alloc, count + 1);
+            list[count++] = p;
+        }
+        at += plen + 1;
+    }
+    if (count)
+        qsort(list, count, sizeof(*list), cmp_str);
+    for (size_t i = 0; i < count; i++)
+        if (kept == 0 || strcmp(list[kept - 1], list[i]) != 0)
+            list[kept++] = list[i];
+    *out = list;
+    *n = kept;
+    return 0;
+}
+
+/* Whether repo is in a git work tree; when it is not, why_whole says so.
+ * -1 only when git fails in a way that leaves the question open. */
+static int in_work_tree(bool *yes, const char *repo, tnd_snapshot_stats *info)
+{
+    const char *argv[] = {"git", "rev-parse", "--is-inside-work-tree", NULL};
+    char *out = NULL;
+    int rc = tnd_git_run(&out, NULL, repo, argv, 4096);
+
+    *yes = rc == 0 && strncmp(out, "true", 4) == 0;
+    if (rc == TND_ENOTFOUND)
+        snprintf(info->why_whole, sizeof(info->why_whole),
+                 "git is not installed, so every file is copied");
+    else if (!*yes)
+        snprintf(info->why_whole, sizeof(info->why_whole),
+                 "not in a git work tree, so every file is copied");
+    free(out);
+    tnd_error_clear();
+    return 0;
+}
+
+/* ---- copying one path at a time, without following symlinks ------------
+ */
+
+typedef struct copier {
+    int root;   /* the repository */
+    int dir_fd; /* the directory of the last path copied... */
+    char *dir;  /* ...relative to root ("" for root itself) */
+    char *made; /* the last destination directory made, relative */
+    const char *dst;
+    size_t budget;
+    tnd_snapshot_stats *info;
+} copier;
+
+static bool bad_component(const char *s, size_t n)
+{
+    return n == 0 || (n == 1 && s[0] == '.') ||
+           (n == 2 && s[0] == '.' && s[1] == '.');
+}
+
+/* The directory rel (relative to the root) opened component by
+ * component with O_NOFOLLOW; -1 with errno when it is missing, leads
+ * through a symlink (ELOOP, ENOTDIR) or cannot be opened. Borrowed. */
+static int open_dir(copier *c, const char *rel)
+{
+    int fd = c->root;
+
+    if (c->dir && strcmp(c->dir, rel) == 0)
+        return c->dir_fd;
+    if (c->dir_fd >= 0 && c->dir_fd != c->root)
+        close(c->dir_fd);
+    free(c->dir);
+    c->dir = NULL;
+    c->dir_fd = -1;
+    for (const char *p = rel; *p;) {
+        const char *slash = strchr(p, '/');
+        size_t n = slash ? (size_t)(slash - p) : strlen(p);
+        char name[NAME_MAX + 1];
+        int next;
+        if (bad_component(p, n) || n > NAME_MAX) {
+            errno = EINVAL;
+            next = -1;
+        } else {
+            memcpy(name, p, n);
+            name[n] = '\0';
+            next = openat(fd, name,
+                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (fd != c->root) {
+            int saved = errno;
+            close(fd);
+            errno = saved;
+        }
+        if (next < 0)
+            return -1;
+        fd = next;
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    c->dir = tnd_xstrdup(rel);
+    c->dir_fd = fd;
+    return fd;
+}
+
+/* The destination's directory for rel's parent, made once. */
+static int make_parent(copier *c, const char *parent)
+{
+    char *full;
+    int rc;
+
+    if (!*parent || (c->made && strcmp(c->made, parent) == 0))
+        return 0;
+    full = tnd_fs_join(c->dst, parent);
+    rc = tnd_fs_mkdirs(full, 0755);
+    free(full);
+    if (rc == 0) {
+        free(c->made);
+        c->made = tnd_xstrdup(parent);
+    }
+    return rc;
+}
+
+static void skipped(copier *c, const char *path, const char *why)
+{
+    /* a few by name; the description gives the count */
+    if (c->info->skipped++ < 5)
+        tnd_log_warn("%s is not copied into the workspace: %s", path, why);
+}
+
+static int copy_path(copier *c, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *parent =
+        slash ? tnd_xstrndup(path, (size_t)(slash - path)) : tnd_xstrdup("");
+    const char *leaf = slash ? slash + 1 : path;
+    char *target = NULL;
+    struct stat st;
+    int dfd, fd, rc = 0;
+
+    if (bad_component(leaf, strlen(leaf))) {
+        skipped(c, path, "not a plain relative path");
+        goto out;
+    }
+    if ((dfd = open_dir(c, parent)) < 0) {
+        if (errno != ENOENT)
+            skipped(c, path, "a directory on its way is a symbolic link");
+        goto out; /* deleted in the working tree: the change is the user's */
+    }
+    if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        if (errno != ENOENT)
+            rc = tnd_error_sys("cannot read %s", path);
+        goto out;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        char link[PATH_MAX];
+        ssize_t n = readlinkat(dfd, leaf, link, sizeof(link) - 1);
+        if (n < 0) {
+            rc = tnd_error_sys("cannot read the link %s", path);
+            goto out;
+        }
+        link[n] = '\0';
+        target = tnd_fs_join(c->dst, path);
+        if ((rc = make_parent(c, parent)) == 0 && symlink(link, target) < 0)
+            rc = tnd_error_sys("cannot create the link %s", target);
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        /* a submodule git does not recurse into, or a path that is a
+         * directory now */
+        if (!S_ISDIR(st.st_mode))
+            skipped(c, path, "not a regular file");
+        goto out;
+    }
+    if ((size_t)st.st_size > c->budget) {
+        rc = tnd_error_set("the repository's files add up to more than the "
+                           "workspace limit (at %s); raise "
+                           "orchestrator.workspace_max_mb",
+                           path);
+        goto out;
+    }
+    /* O_NONBLOCK: should it have become a FIFO since fstatat, no hang */
+    fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        rc = tnd_error_sys("cannot read %s", path);
+        if (fd >= 0)
+            close(fd);
+        goto out;
+    }
+    target = tnd_fs_join(c->dst, path);
+    if ((rc = make_parent(c, parent)) == 0)
+        rc = tnd_fs_copy_fd(fd, target, &st);
+    close(fd);
+    if (rc == 0) {
+        c->budget -= (size_t)st.st_size;
+        c->info->files++;
+        c->info->bytes += (size_t)st.st_size;
+    }
+out:
+    free(target);
+    free(parent);
+    return rc;
+}
+
+static int copy_list(const char *repo, const char *dst, const char **paths,
+                     size_t n, size_t max_bytes, tnd_snapshot_stats *info)
+{
+    copier c = {.dir_fd = -1, .dst = dst, .budget = max_bytes, .info = info};
+    int rc = 0;
+
+    c.root = open(repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (c.root < 0)
+        return tnd_error_sys("cannot open %s", repo);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = copy_path(&c, paths[i]);
+    if (c.dir_fd >= 0 && c.dir_fd != c.root)
+        close(c.dir_fd);
+    close(c.root);
+    free(c.dir);
+    free(c.made);
+    return rc;
+}
+
+/* ---- the two ways -------------------------------------------------------
+ */
+
+/* 1 when the tracked files were copied; 0 when git tracks none of them
+ * (the caller takes the directory whole); -1. */
+static int from_git(const char *repo, const char *dir,
+                    const tnd_snapshot_options *o, tnd_snapshot_stats *info)
+{
+    const char *tracked[] = {
+        "git", "ls-files", "-z", "--cached", "--recurse-submodules", NULL};
+    const char *others[] = {"git",
+                            "ls-files",
+                            "-z",
+                            "--others",
+                            "--exclude-standard",
+                            o->include_untracked ? NULL : "--directory",
+                            NULL};
+    char *tbuf = NULL, *obuf = NULL;
+    size_t tlen = 0, olen = 0, nt = 0, no = 0;
+    const char **tl = NULL, **ol = NULL;
+    int rc;
+
+    if ((rc = tnd_git_run(&tbuf, &tlen, repo, tracked, LIST_CAP)) < 0 ||
+        (rc = split(&tl, &nt, tbuf, tlen)) < 0)
+        goto out;
+    if (nt == 0) {
+        snprintf(info->why_whole, sizeof(info->why_whole),
+                 "git tracks none of its files, so every file is copied");
+        goto out;
+    }
+    if ((rc = tnd_git_run(&obuf, &olen, repo, others, LIST_CAP)) < 0 ||
+        (rc = split(&ol, &no, obuf, olen)) < 0)
+        goto out;
+    info->git = true;
+    info->untracked = no;
+    info->untracked_included = o->include_untracked;
+    if (mkdir(dir, 0700) < 0) {
+        rc = tnd_error_sys("cannot create directory %s", dir);
+        goto out;
+    }
+    rc = copy_list(repo, dir, tl, nt, o->max_bytes, info);
+    if (rc == 0 && o->include_untracked)
+        rc = copy_list(repo, dir, ol, no, o->max_bytes - info->bytes, info);
+    rc = rc < 0 ? rc : 1;
+out:
+    if (rc < 0)
+        tnd_error_prefix("cannot take the repository's files");
+    free(tl);
+    free(ol);
+    free(tbuf);
+    free(obuf);
+    return rc;
+}
+
+static int whole(const char *repo, const char *dir,
+                 const tnd_snapshot_options *o, tnd_snapshot_stats *info)
+{
+    char **list = NULL;
+    size_t n = 0;
+
+    if (tnd_fs_copytree(repo, dir, skip, o->max_bytes) < 0)
+        return -1;
+    if (tnd_fs_list(&list, &n, dir, NULL, (size_t)MAX_FILES * 5) == 0) {
+        info->files = n;
+        for (size_t i = 0; i < n; i++) {
+            char *full = tnd_fs_join(dir, list[i]);
+            struct stat st;
+            if (lstat(full, &st) == 0)
+                info->bytes += (size_t)st.st_size;
+            free(full);
+        }
+    }
+    tnd_fs_list_free(list);
+    tnd_error_clear();
+    return 0;
+}
+
+tnd_snapshot *tnd_snapshot_new(const char *repo, const char *dir,
+                               const tnd_snapshot_options *o)
+{
+    tnd_snapshot *s;
+    tnd_snapshot_stats info;
+    bool git = false;
+    int rc = 0;
+
+    memset(&info, 0, sizeof(info));
+    /* checked first: the cleanup below must only remove our own copy */
+    if (tnd_fs_exists(dir)) {
+        tnd_error_set("cannot take a snapshot into %s: it already exists", dir);
+        return NULL;
+    }
+    if (o->whole)
+        snprintf(info.why_whole, sizeof(info.why_whole), "an exported tree");
+    else
+        in_work_tree(&git, repo, &info);
+    if (git)
+        rc = from_git(repo, dir, o, &info);
+    if (rc == 0)
+        rc = whole(repo, dir, o, &info);
+    if (rc < 0) {
+        tnd_fs_rmtree(dir);
+        return NULL;
+    }
+    s = tnd_xcalloc(1, sizeof(*s));
+    if (!(s->dir = tnd_fs_realpath(dir))) {
+        tnd_fs_rmtree(dir);
+        free(s);
+        return NULL;
+    }
+    s->info = info;
+    return s;
+}
+
+void tnd_snapshot_destroy(tnd_snapshot **self_p, int remove)
+{
+    tnd_snapshot *s = self_p ? *self_p : NULL;
+
+    if (!s)
+        return;
+    if (remove)
+        tnd_fs_rmtree(s->dir);
+    free(s->dir);
+    free(s);
+    *self_p = NULL;
+}
+
+const char *tnd_snapshot_path(const tnd_snapshot *self)
+{
+    return self->dir;
+}
+
+const tnd_snapshot_stats *tnd_snapshot_about(const tnd_snapshot *self)
+{
+    return &self->info;
+}
+
+int tnd_snapshot_fill(const tnd_snapshot *self, const char *dst)
+{
+    if (tnd_fs_exists(dst))
+        return tnd_error_set("cannot fill %s: it already exists", dst);
+    return tnd_fs_copytree(self->dir, dst, NULL, (size_t)-1);
+}
+
+char *tnd_snapshot_describe(const tnd_snapshot *self)
+{
+    const tnd_snapshot_stats *i = &self->info;
+    char size[32], *text, *with;
+
+    if (i->bytes >= 10u << 20)
+        snprintf(size, sizeof(size), "%zu MiB", i->bytes >> 20);
+    else if (i->bytes >= 10u << 10)
+        snprintf(size, sizeof(size), "%zu KiB", i->bytes >> 10);
+    else
+        snprintf(size, sizeof(size), "%zu bytes", i->bytes);
+    if (!i->git)
+        return tnd_xasprintf("%zu files (%s): %s", i->files, size,
+                             i->why_whole);
+    if (i->untracked_included)
+        text = tnd_xasprintf("%zu files (%s): tracked, and %zu untracked "
+                             "(workspace.include_untracked)",
+                             i->files, size, i->untracked);
+    else if (i->untracked)
+        text = tnd_xasprintf("%zu tracked files (%s); %zu untracked path%s "
+                             "left out (workspace.include_untracked: true "
+                             "brings them in)",
+                             i->files, size, i->untracked,
+                             i->untracked == 1 ? "" : "s");
+    else
+        text = tnd_xasprintf("%zu tracked files (%s)", i->files, size);
+    if (!i->skipped)
+        return text;
+    with = tnd_xasprintf("%s; %zu tracked path%s not copied (behind a "
+                         "symbolic link, or not a file)",
+                         text, i->skipped, i->skipped == 1 ? "" : "s");
+    free(text);
+    return with;
+}
