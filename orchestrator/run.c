@@ -41,8 +41,8 @@
 #include "orchestrator/gate.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/lessons.h"
+#include "orchestrator/loop.h"
 #include "orchestrator/report.h"
-#include "orchestrator/review.h"
 #include "orchestrator/session.h"
 #include "orchestrator/snapshot.h"
 #include "orchestrator/unidiff.h"
@@ -52,78 +52,6 @@
 #include "proto/code.h"
 #include "proto/json.h"
 
-typedef struct run {
-    tnd_run_options opts;
-    char *owned[6]; /* strings behind opts when read from a journal */
-    tnd_config *cfg;
-    tnd_gate_config gate; /* cfg->gate, plus what a person granted */
-    char *repo;
-    tnd_session *session;
-    tnd_journal *journal;
-    tnd_crew *crew;
-    tnd_snapshot *base; /* what every attempt starts from */
-    tnd_workspace *ws;
-    tnd_report *report;
-    char *record_partial; /* FILE.partial while recording */
-    int64_t started;
-    int iterations;
-    const char *status; /* NULL while the loop runs */
-    char *reason;
-    bool final_escalation; /* escalated with gate.escalate never */
-    bool waiting;          /* escalated, waiting for an answer */
-    char *final_rel;       /* final.diff relative to the repo */
-    char *last_rel;        /* the last attempt's diff */
-    char *last_diff;       /* the last non-empty diff, for an approval */
-    char **history;        /* one line per attempt, NULL-terminated */
-    size_t nhistory, ahistory;
-    uint64_t *hashes; /* diff hash per attempt (0: no diff) */
-    size_t nhashes, ahashes;
-    char **required;  /* required skill names, NULL-terminated */
-    char *hidden[20]; /* repo files the coder is not shown: tandem's own
-                         config and cassettes; NULL-terminated */
-    size_t streamed;  /* characters of the answer streamed so far */
-    bool progress_line;
-    const char *mode;   /* who answers an escalation: tty, queue, never */
-    size_t cursor;      /* journal records before this have been used up
-                           as escalations and answers */
-    char *guidance;     /* a person's words for the coder's next attempt */
-    tnd_events *events; /* the stream watchers read; NULL when none */
-    tnd_lessons *bank;  /* what earlier tasks taught; NULL when none */
-    char **lessons;     /* rendered for the coder, NULL-terminated */
-    size_t nlessons;
-    char **lesson_ids;      /* the ids behind them, NULL-terminated */
-    long ordinal;           /* this task's number among the repo's sessions */
-    double last_confidence; /* the last critique's; < 0: none yet */
-    long critique_tokens;   /* what the last critique asked cost */
-    tnd_change change;      /* review: the change and its base tree */
-    tnd_edit *edits;        /* review: the change as edits */
-    size_t nedits;
-    const char *review_rev; /* resumed review: the commit of its base */
-} run;
-
-/* The loop's memory between attempts. */
-typedef struct loop_state {
-    char *feedback;
-    char *hints;
-    uint64_t last_sig;
-    int streak;
-} loop_state;
-
-/* What one attempt builds up, freed in one place. */
-typedef struct attempt {
-    int n;
-    tnd_code_request req;
-    tnd_code_reply reply;
-    tnd_audit_reply audit;
-    bool audited;
-    tnd_gate_input in;
-    tnd_gate_decision decision;
-    char *diff;
-    char *diff_rel;
-    char *apply_error;
-    char *risky; /* a changed path in gate.risk_paths, or NULL */
-} attempt;
-
 static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
@@ -131,7 +59,7 @@ static void on_signal(int sig)
     interrupted = sig;
 }
 
-static void end_progress(run *r)
+void tnd_loop_end_progress(run *r)
 {
     if (r->progress_line) {
         fputs("\r\033[K", stderr);
@@ -139,15 +67,13 @@ static void end_progress(run *r)
     }
 }
 
-static void say(run *r, const char *fmt, ...) TND_PRINTF(2, 3);
-
-static void say(run *r, const char *fmt, ...)
+void tnd_loop_say(run *r, const char *fmt, ...)
 {
     va_list ap;
 
     if (r->opts.quiet)
         return;
-    end_progress(r);
+    tnd_loop_end_progress(r);
     va_start(ap, fmt);
     fputs("tandem: ", stderr);
     vfprintf(stderr, fmt, ap);
@@ -155,7 +81,7 @@ static void say(run *r, const char *fmt, ...)
     va_end(ap);
 }
 
-static void stop(run *r, const char *status, const char *reason)
+void tnd_loop_stop(run *r, const char *status, const char *reason)
 {
     r->status = status;
     free(r->reason);
@@ -166,7 +92,7 @@ static void stop(run *r, const char *status, const char *reason)
 
 /* Record a step (fsync'd) and refresh the views; the run does not act on
  * a step it could not record. fields is consumed. */
-static int step(run *r, const char *type, json_object *fields)
+int tnd_loop_step(run *r, const char *type, json_object *fields)
 {
     if (tnd_journal_append(r->journal, type, fields) < 0)
         return -1;
@@ -179,7 +105,7 @@ static int step(run *r, const char *type, json_object *fields)
 }
 
 /* Tell watchers what the run is doing now (not journaled). */
-static void phase(run *r, int n, const char *what)
+void tnd_loop_phase(run *r, int n, const char *what)
 {
     json_object *e = json_object_new_object();
 
@@ -190,7 +116,7 @@ static void phase(run *r, int n, const char *what)
     json_object_put(e);
 }
 
-static long rec_int(json_object *rec, const char *key)
+long tnd_loop_rec_int(json_object *rec, const char *key)
 {
     json_object *v;
 
@@ -199,7 +125,7 @@ static long rec_int(json_object *rec, const char *key)
                : 0;
 }
 
-static const char *rec_str(json_object *rec, const char *key)
+const char *tnd_loop_rec_str(json_object *rec, const char *key)
 {
     json_object *v;
 
@@ -211,12 +137,12 @@ static const char *rec_str(json_object *rec, const char *key)
 
 /* The index of the first record of type for attempt at or after from;
  * -1 when there is none. */
-static long find(const run *r, const char *type, int n, size_t from)
+long tnd_loop_find(const run *r, const char *type, int n, size_t from)
 {
     for (size_t i = from; i < tnd_journal_count(r->journal); i++) {
         json_object *rec = tnd_journal_record(r->journal, i);
         if (strcmp(tnd_journal_type(rec), type) == 0 &&
-            rec_int(rec, "attempt") == n)
+            tnd_loop_rec_int(rec, "attempt") == n)
             return (long)i;
     }
     return -1;
@@ -224,9 +150,10 @@ static long find(const run *r, const char *type, int n, size_t from)
 
 /* A reply journaled for (type, attempt), as the body it came in; NULL
  * when the journal has none. Caller frees. */
-static char *journaled_reply(const run *r, const char *type, int n, size_t *len)
+char *tnd_loop_journaled_reply(const run *r, const char *type, int n,
+                               size_t *len)
 {
-    long i = find(r, type, n, 0);
+    long i = tnd_loop_find(r, type, n, 0);
     json_object *reply;
 
     if (i < 0 ||
@@ -266,8 +193,8 @@ static void keep_exchanges(run *r, const char *type, int n, json_object *reply)
 
 /* Journal a reply body under type; it is parsed back into JSON so the
  * journal stays one object per line. */
-static int journal_reply(run *r, const char *type, int n, const char *body,
-                         size_t len)
+int tnd_loop_journal_reply(run *r, const char *type, int n, const char *body,
+                           size_t len)
 {
     json_object *reply = NULL, *f;
 
@@ -284,7 +211,7 @@ static int journal_reply(run *r, const char *type, int n, const char *body,
     f = json_object_new_object();
     json_object_object_add(f, "attempt", json_object_new_int(n));
     json_object_object_add(f, "reply", reply);
-    return step(r, type, f);
+    return tnd_loop_step(r, type, f);
 }
 
 /* ---- set-up ------------------------------------------------------------- */
@@ -401,7 +328,7 @@ static void collect_required(run *r)
 
 /* A PARTIAL from an agent: progress while its model streams. On a
  * terminal, one line that updates; elsewhere nothing (logs stay clean). */
-static void on_progress(const char *body, size_t len, void *payload)
+void tnd_loop_on_progress(const char *body, size_t len, void *payload)
 {
     run *r = payload;
     json_object *obj = NULL;
@@ -439,7 +366,7 @@ static void on_progress(const char *body, size_t len, void *payload)
 
 /* The request's deadline: orchestrator.request_timeout_s, or the end of
  * gate.max_wall_s if that comes first. */
-static int64_t deadline_for(const run *r, bool *by_budget)
+int64_t tnd_loop_deadline(const run *r, bool *by_budget)
 {
     int64_t now = tnd_now_ms();
     int64_t deadline =
@@ -452,17 +379,17 @@ static int64_t deadline_for(const run *r, bool *by_budget)
 
 /* Ask an agent; a budget that runs out during the wait ends the loop
  * (escalated) rather than failing it. */
-static int ask(run *r, const char *service, const char *key, char *body,
-               size_t len, char **reply, size_t *reply_len)
+int tnd_loop_ask(run *r, const char *service, const char *key, char *body,
+                 size_t len, char **reply, size_t *reply_len)
 {
     bool by_budget;
-    int64_t deadline = deadline_for(r, &by_budget);
+    int64_t deadline = tnd_loop_deadline(r, &by_budget);
     int rc;
 
     r->streamed = 0;
-    rc = tnd_crew_call(r->crew, service, key, body, len, deadline, on_progress,
-                       r, reply, reply_len);
-    end_progress(r);
+    rc = tnd_crew_call(r->crew, service, key, body, len, deadline,
+                       tnd_loop_on_progress, r, reply, reply_len);
+    tnd_loop_end_progress(r);
     if (rc == TND_ETIMEOUT && !by_budget)
         return tnd_error_set("no reply from the %s within %d s "
                              "(orchestrator.request_timeout_s)",
@@ -503,37 +430,6 @@ static char *failure_hints(const tnd_audit_reply *a)
     return tnd_buf_detach(&b, NULL);
 }
 
-static void describe_audit(run *r, int n, const tnd_audit_reply *a,
-                           bool replayed, bool skipped)
-{
-    tnd_buf b;
-
-    tnd_buf_init(&b, 4096);
-    for (size_t i = 0; i < a->nskills; i++) {
-        const tnd_skill_result *s = &a->skills[i];
-        tnd_buf_printf(&b, "%s%s %s", i ? ", " : "", s->name,
-                       s->status == TND_SKILL_PASS      ? "pass"
-                       : s->status == TND_SKILL_SKIPPED ? "skipped"
-                                                        : "FAIL");
-        if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
-            tnd_buf_printf(&b, " (exit %d)", s->exit_code);
-        else if (s->status != TND_SKILL_PASS && s->status != TND_SKILL_SKIPPED)
-            tnd_buf_printf(&b, " (%s)", tnd_skill_status_name(s->status));
-    }
-    if (a->critique)
-        tnd_buf_printf(&b, "%scritique: %s, confidence %.2f, %zu issue%s",
-                       a->nskills ? "; " : "",
-                       tnd_verdict_name(a->critique->verdict),
-                       a->critique->confidence, a->critique->nissues,
-                       a->critique->nissues == 1 ? "" : "s");
-    else
-        tnd_buf_printf(&b, "%s%s", a->nskills ? "; " : "",
-                       skipped ? "no critique asked" : "no valid critique");
-    say(r, "[%d/%d] reviewer: %s%s", n, r->gate.max_iterations, tnd_buf_str(&b),
-        replayed ? " (from the journal)" : "");
-    tnd_buf_free(&b);
-}
-
 static int propose(run *r, attempt *a, const loop_state *ls)
 {
     char key[160];
@@ -547,9 +443,10 @@ static int propose(run *r, attempt *a, const loop_state *ls)
     a->req.feedback = ls->feedback;
     a->req.lessons = r->lessons; /* borrowed: attempt_clear leaves them */
     a->req.nlessons = r->nlessons;
-    if ((reply = journaled_reply(r, "proposal", a->n, &reply_len))) {
-        say(r, "[%d/%d] %s: (from the journal)", a->n, r->gate.max_iterations,
-            r->opts.review ? "change" : "coder");
+    if ((reply = tnd_loop_journaled_reply(r, "proposal", a->n, &reply_len))) {
+        tnd_loop_say(r, "[%d/%d] %s: (from the journal)", a->n,
+                     r->gate.max_iterations,
+                     r->opts.review ? "change" : "coder");
     } else if (r->opts.review) {
         /* the change under review stands in for a coder's proposal */
         tnd_code_reply cr = {.task_id = a->req.task_id,
@@ -558,7 +455,8 @@ static int propose(run *r, attempt *a, const loop_state *ls)
                              .edits = r->edits,
                              .nedits = r->nedits};
         reply = tnd_code_reply_encode(&cr, &reply_len);
-        if ((rc = journal_reply(r, "proposal", a->n, reply, reply_len)) < 0) {
+        if ((rc = tnd_loop_journal_reply(r, "proposal", a->n, reply,
+                                         reply_len)) < 0) {
             free(reply);
             return rc;
         }
@@ -577,18 +475,19 @@ static int propose(run *r, attempt *a, const loop_state *ls)
             return -1;
         body = tnd_code_request_encode(&a->req, &len);
         /* about 4 bytes a token: enough to see a prompt grow */
-        say(r,
+        tnd_loop_say(
+            r,
             "[%d/%d] coder: proposing a change (%zu file%s in context, "
             "~%zu tokens asked)",
             a->n, r->gate.max_iterations, a->req.nfiles,
             a->req.nfiles == 1 ? "" : "s", len / 4);
         tnd_report_context(r->report, a->req.nfiles, used, co.budget, len);
-        phase(r, a->n, "coding");
+        tnd_loop_phase(r, a->n, "coding");
         snprintf(key, sizeof(key), "%s/%d/coder", a->req.task_id, a->n);
-        rc = ask(r, "coder", key, body, len, &reply, &reply_len);
+        rc = tnd_loop_ask(r, "coder", key, body, len, &reply, &reply_len);
         free(body);
-        if (rc == 0 &&
-            (rc = journal_reply(r, "proposal", a->n, reply, reply_len)) < 0)
+        if (rc == 0 && (rc = tnd_loop_journal_reply(r, "proposal", a->n, reply,
+                                                    reply_len)) < 0)
             free(reply);
         if (rc < 0)
             return rc;
@@ -605,7 +504,7 @@ static int apply(run *r, attempt *a)
     char name[64];
     uint64_t h = 0;
 
-    phase(r, a->n, "applying");
+    tnd_loop_phase(r, a->n, "applying");
     if (a->reply.format_error) {
         in->format_error = a->reply.format_error;
     } else if (tnd_workspace_apply(r->ws, a->reply.edits, a->reply.nedits) <
@@ -617,18 +516,21 @@ static int apply(run *r, attempt *a)
         in->empty = true;
     }
     if (in->format_error || in->apply_error)
-        say(r, "[%d/%d] %s: %s", a->n, r->gate.max_iterations,
-            r->opts.review ? "change" : "coder",
-            in->format_error ? "no usable edits" : "the edits do not apply");
+        tnd_loop_say(r, "[%d/%d] %s: %s", a->n, r->gate.max_iterations,
+                     r->opts.review ? "change" : "coder",
+                     in->format_error ? "no usable edits"
+                                      : "the edits do not apply");
     else if (r->opts.review)
-        say(r, "[%d/%d] change: %zu hunk%s and file%s applied", a->n,
-            r->gate.max_iterations, a->reply.nedits,
-            a->reply.nedits == 1 ? "" : "s", a->reply.nedits == 1 ? "" : "s");
+        tnd_loop_say(r, "[%d/%d] change: %zu hunk%s and file%s applied", a->n,
+                     r->gate.max_iterations, a->reply.nedits,
+                     a->reply.nedits == 1 ? "" : "s",
+                     a->reply.nedits == 1 ? "" : "s");
     else
-        say(r, "[%d/%d] coder: %zu edit%s (%ld+%ld tokens)", a->n,
-            r->gate.max_iterations, a->reply.nedits,
-            a->reply.nedits == 1 ? "" : "s", a->reply.usage.prompt_tokens,
-            a->reply.usage.completion_tokens);
+        tnd_loop_say(r, "[%d/%d] coder: %zu edit%s (%ld+%ld tokens)", a->n,
+                     r->gate.max_iterations, a->reply.nedits,
+                     a->reply.nedits == 1 ? "" : "s",
+                     a->reply.usage.prompt_tokens,
+                     a->reply.usage.completion_tokens);
     if (a->diff && *a->diff) {
         h = tnd_str_hash(TND_FNV_SEED, a->diff, strlen(a->diff));
         for (size_t i = 0; i < r->nhashes; i++)
@@ -644,351 +546,6 @@ static int apply(run *r, attempt *a)
                           a->diff ? strlen(a->diff) : 0) < 0)
         return -1;
     a->diff_rel = tnd_session_relpath(r->session, name);
-    return 0;
-}
-
-/* Journal an audit's (merged) reply with how its critique went. */
-static int journal_audit(run *r, int n, const tnd_audit_reply *a, bool asked,
-                         const char *why)
-{
-    size_t len;
-    char *body = tnd_audit_reply_encode(a, &len);
-    json_object *reply = NULL, *f, *c;
-    int rc;
-
-    rc = tnd_json_parse(&reply, body, len);
-    free(body);
-    if (rc < 0)
-        return -1;
-    f = json_object_new_object();
-    json_object_object_add(f, "attempt", json_object_new_int(n));
-    json_object_object_add(f, "reply", reply);
-    c = json_object_new_object();
-    json_object_object_add(c, "asked", json_object_new_boolean(asked));
-    json_object_object_add(c, "why", json_object_new_string(why));
-    json_object_object_add(f, "critique", c);
-    return step(r, "audit", f);
-}
-
-/* How the journaled audit record rec went about its critique, when the
- * audit ran in phases (else *asked is left alone). */
-static void journaled_round(json_object *rec, bool *asked, char *why,
-                            size_t size)
-{
-    json_object *c, *v;
-
-    if (!json_object_object_get_ex(rec, "critique", &c) ||
-        !json_object_object_get_ex(c, "asked", &v))
-        return;
-    *asked = json_object_get_boolean(v);
-    snprintf(why, size, "%s", rec_str(c, "why") ? rec_str(c, "why") : "");
-}
-
-/* Ask the reviewer (service) for one reply, or take it from the journal
- * under type. Decoded into out. */
-static int ask_reviewer(run *r, int n, const char *service, const char *type,
-                        const tnd_audit_request *ar, tnd_audit_reply *out)
-{
-    char key[160];
-    char *body, *reply;
-    size_t len, reply_len = 0;
-    int rc;
-
-    if (!(reply = journaled_reply(r, type, n, &reply_len))) {
-        body = tnd_audit_request_encode(ar, &len);
-        snprintf(key, sizeof(key), "%s/%d/%s", ar->task_id, n, type);
-        rc = ask(r, service, key, body, len, &reply, &reply_len);
-        free(body);
-        if (rc == 0 && (rc = journal_reply(r, type, n, reply, reply_len)) < 0)
-            free(reply);
-        if (rc < 0)
-            return rc;
-    }
-    rc = tnd_audit_reply_decode(out, reply, reply_len);
-    free(reply);
-    return rc;
-}
-
-/* The critiques of the quorum's members (or of the one reviewer) on the
- * evidence in ar, asked at once; those already journaled are not asked
- * again. members[i] gets member i+1's reply. */
-static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
-                       tnd_audit_reply *members)
-{
-    tnd_crew_request *reqs = tnd_xcalloc((size_t)quorum, sizeof(*reqs));
-    char **bodies = tnd_xcalloc((size_t)quorum, sizeof(char *));
-    char **replies = tnd_xcalloc((size_t)quorum, sizeof(char *));
-    size_t *lens = tnd_xcalloc((size_t)quorum, sizeof(size_t));
-    char types[16][32], keys[16][160], services[16][32];
-    size_t nreq = 0;
-    bool by_budget;
-    int rc = 0;
-
-    for (int m = 0; m < quorum && m < 16; m++) {
-        snprintf(types[m], sizeof(types[m]), "critique.%d", m + 1);
-        if ((replies[m] = journaled_reply(r, types[m], n, &lens[m])))
-            continue;
-        if (quorum > 1)
-            snprintf(services[m], sizeof(services[m]), "reviewer.%d", m + 1);
-        else
-            snprintf(services[m], sizeof(services[m]), "reviewer");
-        snprintf(keys[m], sizeof(keys[m]), "%s/%d/%s", ar->task_id, n,
-                 types[m]);
-        bodies[m] = tnd_audit_request_encode(ar, &reqs[nreq].len);
-        reqs[nreq].service = services[m];
-        reqs[nreq].key = keys[m];
-        reqs[nreq].body = bodies[m];
-        nreq++;
-    }
-    if (nreq > 0) {
-        int64_t deadline = deadline_for(r, &by_budget);
-        r->streamed = 0;
-        rc = tnd_crew_call_many(r->crew, reqs, nreq, deadline, on_progress, r);
-        end_progress(r);
-        if (rc == TND_ETIMEOUT && !by_budget)
-            tnd_error_set("no critique from the reviewers within %d s "
-                          "(orchestrator.request_timeout_s)",
-                          r->cfg->orchestrator.request_timeout_s);
-    }
-    /* journal every reply that came, failure or not: a resumed run asks
-     * only the members that did not answer */
-    for (size_t i = 0, m = 0; i < nreq; i++, m++) {
-        while (replies[m])
-            m++;
-        if (reqs[i].rc == 0) {
-            replies[m] = reqs[i].reply;
-            lens[m] = reqs[i].reply_len;
-            reqs[i].reply = NULL;
-            if (journal_reply(r, types[m], n, replies[m], lens[m]) < 0 &&
-                rc == 0)
-                rc = -1;
-        }
-        tnd_crew_request_clear(&reqs[i]);
-    }
-    for (int m = 0; rc == 0 && m < quorum; m++)
-        if (tnd_audit_reply_decode(&members[m], replies[m], lens[m]) < 0) {
-            tnd_error_prefix("reviewer %d", m + 1);
-            rc = -1;
-        }
-    for (int m = 0; m < quorum; m++) {
-        free(bodies[m]);
-        free(replies[m]);
-    }
-    free(bodies);
-    free(replies);
-    free(lens);
-    free(reqs);
-    return rc;
-}
-
-/* What a skipped critique would have cost: the last one asked, or the
- * evidence's size in tokens (about 4 bytes each) with the prompt's
- * frame and an answer. */
-static long tokens_saved(const run *r, const attempt *a,
-                         const tnd_audit_reply *skills)
-{
-    size_t bytes = a->diff ? strlen(a->diff) : 0;
-
-    if (r->critique_tokens > 0)
-        return r->critique_tokens;
-    for (size_t i = 0; i < skills->nskills; i++)
-        bytes += strlen(skills->skills[i].output);
-    return (long)(bytes / 4) + 1000;
-}
-
-static json_object *members_json(const tnd_audit_reply *members, int n)
-{
-    json_object *list = json_object_new_array();
-
-    for (int m = 0; m < n; m++) {
-        json_object *j = json_object_new_object();
-        const tnd_critique *c = members[m].critique;
-        json_object_object_add(j, "member", json_object_new_int(m + 1));
-        if (c) {
-            json_object_object_add(
-                j, "verdict",
-                json_object_new_string(tnd_verdict_name(c->verdict)));
-            json_object_object_add(j, "confidence",
-                                   json_object_new_double(c->confidence));
-            json_object_object_add(j, "issues",
-                                   json_object_new_int((int)c->nissues));
-        } else {
-            json_object_object_add(
-                j, "error", tnd_json_str_or_null(members[m].critique_error));
-        }
-        json_object_array_add(list, j);
-    }
-    return list;
-}
-
-/* "reviewers: 1 of 2 approve (quorum: all): #1 approve 0.93, #2 revise
- * 0.85" */
-static void say_members(run *r, int n, const tnd_audit_reply *members,
-                        int quorum)
-{
-    bool majority = strcmp(r->cfg->reviewer.quorum, "majority") == 0;
-    tnd_buf b;
-    int approvals = 0;
-
-    tnd_buf_init(&b, 4096);
-    for (int m = 0; m < quorum; m++) {
-        const tnd_critique *c = members[m].critique;
-        if (c && c->verdict == TND_VERDICT_APPROVE)
-            approvals++;
-        if (c)
-            tnd_buf_printf(&b, "%s#%d %s %.2f", m ? ", " : "", m + 1,
-                           tnd_verdict_name(c->verdict), c->confidence);
-        else
-            tnd_buf_printf(&b, "%s#%d no valid critique", m ? ", " : "", m + 1);
-    }
-    say(r, "[%d/%d] reviewers: %d of %d approve (quorum: %s): %s", n,
-        r->gate.max_iterations, approvals, quorum,
-        majority ? "majority" : "all", tnd_buf_str(&b));
-    tnd_buf_free(&b);
-}
-
-/* The audit in two phases (gate.critique on_trigger, or a quorum): the
- * skills once, then the critique when a trigger fires, from every
- * member, merged. The merged reply is journaled as the attempt's audit. */
-static int audit_in_phases(run *r, attempt *a, int quorum)
-{
-    tnd_audit_request ar = {
-        .task_id = (char *)tnd_session_id(r->session),
-        .attempt = a->n,
-        .task = (char *)r->opts.task,
-        .workspace = (char *)tnd_workspace_path(r->ws),
-        .diff = a->diff,
-    };
-    tnd_audit_reply *members = NULL;
-    tnd_trigger_input ti;
-    char why[600];
-    bool asked;
-    int rc;
-
-    say(r, "[%d/%d] reviewer: running the skills", a->n,
-        r->gate.max_iterations);
-    phase(r, a->n, "auditing");
-    rc = ask_reviewer(r, a->n, quorum > 1 ? "reviewer.1" : "reviewer", "skills",
-                      &ar, &a->audit);
-    if (rc < 0)
-        return rc;
-    memset(&ti, 0, sizeof(ti));
-    ti.skills = &a->audit;
-    ti.required = (const char *const *)r->required;
-    ti.changed_lines = tnd_review_changed_lines(a->diff);
-    ti.risky = a->in.risky;
-    ti.last_confidence = r->last_confidence;
-    ti.ordinal = r->ordinal;
-    asked = tnd_review_triggers(why, sizeof(why), &r->gate, &ti);
-    if (!asked) {
-        say(r, "[%d/%d] reviewer: no critique: %s", a->n,
-            r->gate.max_iterations, why);
-        tnd_report_critique(r->report, false, why,
-                            tokens_saved(r, a, &a->audit), NULL);
-        a->in.critique_skipped = true;
-        free(a->audit.critique_error);
-        a->audit.critique_error = tnd_xstrdup(why);
-        goto journal;
-    }
-    say(r, "[%d/%d] reviewer%s: critique (%s)", a->n, r->gate.max_iterations,
-        quorum > 1 ? "s" : "", why);
-    phase(r, a->n, "critique");
-    ar.critique = true;
-    ar.skills = a->audit.skills;
-    ar.nskills = a->audit.nskills;
-    members = tnd_xcalloc((size_t)quorum, sizeof(*members));
-    if ((rc = ask_members(r, a->n, quorum, &ar, members)) < 0)
-        goto out;
-    if (quorum == 1) {
-        tnd_critique_destroy(&a->audit.critique);
-        free(a->audit.critique_error);
-        a->audit.critique = members[0].critique;
-        a->audit.critique_error = members[0].critique_error;
-        members[0].critique = NULL;
-        members[0].critique_error = NULL;
-        tnd_usage_add(&a->audit.usage, &members[0].usage);
-    } else {
-        tnd_usage usage = a->audit.usage;
-        tnd_review_merge(&a->audit, members, (size_t)quorum,
-                         strcmp(r->cfg->reviewer.quorum, "majority") == 0);
-        tnd_usage_add(&a->audit.usage, &usage);
-    }
-    if (quorum > 1)
-        say_members(r, a->n, members, quorum);
-    r->critique_tokens =
-        a->audit.usage.prompt_tokens + a->audit.usage.completion_tokens;
-    tnd_report_critique(r->report, true, why, 0,
-                        quorum > 1 ? members_json(members, quorum) : NULL);
-journal:
-    rc = journal_audit(r, a->n, &a->audit, asked, why);
-out:
-    for (int m = 0; members && m < quorum; m++)
-        tnd_audit_reply_clear(&members[m]);
-    free(members);
-    return rc;
-}
-
-/* The audit in one request: the reviewer runs the skills and asks its
- * model (gate.critique always, one reviewer). */
-static int audit_at_once(run *r, attempt *a)
-{
-    tnd_audit_request ar = {
-        .task_id = (char *)tnd_session_id(r->session),
-        .attempt = a->n,
-        .task = (char *)r->opts.task,
-        .workspace = (char *)tnd_workspace_path(r->ws),
-        .diff = a->diff,
-        .critique = true,
-    };
-
-    say(r, "[%d/%d] reviewer: auditing", a->n, r->gate.max_iterations);
-    phase(r, a->n, "auditing");
-    return ask_reviewer(r, a->n, "reviewer", "audit", &ar, &a->audit);
-}
-
-static int audit(run *r, attempt *a)
-{
-    int quorum = tnd_config_quorum(r->cfg);
-    bool phased = quorum > 1 || strcmp(r->gate.critique, "always") != 0;
-    bool asked = true, replayed = false;
-    char why[600] = "", risky[512];
-    long at;
-    int rc;
-
-    a->in.risky =
-        tnd_review_risky(risky, sizeof(risky), r->gate.risk_paths, a->diff);
-    if (a->in.risky) {
-        a->risky = tnd_xstrdup(a->in.risky);
-        a->in.risky = a->risky;
-    }
-    if ((at = find(r, "audit", a->n, 0)) >= 0) {
-        /* decided before a crash: the journal has the merged reply */
-        size_t len = 0;
-        char *reply = journaled_reply(r, "audit", a->n, &len);
-        journaled_round(tnd_journal_record(r->journal, (size_t)at), &asked, why,
-                        sizeof(why));
-        replayed = true;
-        rc = reply ? tnd_audit_reply_decode(&a->audit, reply, len) : -1;
-        free(reply);
-        if (rc == 0 && phased)
-            tnd_report_critique(r->report, asked, why,
-                                asked ? 0 : tokens_saved(r, a, &a->audit),
-                                NULL);
-        if (rc == 0 && phased && asked)
-            r->critique_tokens =
-                a->audit.usage.prompt_tokens + a->audit.usage.completion_tokens;
-        a->in.critique_skipped = !asked;
-    } else {
-        rc = phased ? audit_in_phases(r, a, quorum) : audit_at_once(r, a);
-    }
-    if (rc < 0)
-        return rc;
-    a->audited = true;
-    tnd_report_usage(r->report, TND_ROLE_REVIEWER, &a->audit.usage);
-    a->in.audit = &a->audit;
-    if (a->audit.critique)
-        r->last_confidence = a->audit.critique->confidence;
-    describe_audit(r, a->n, &a->audit, replayed, a->in.critique_skipped);
     return 0;
 }
 
@@ -1009,19 +566,19 @@ static void attempt_clear(attempt *a)
 }
 
 /* Approve: final.diff, the diff on stdout. */
-static int approve(run *r, const char *diff, const char *reason)
+int tnd_loop_approve(run *r, const char *diff, const char *reason)
 {
     if (!diff || !*diff) {
-        stop(r, "failed",
-             "there is no change to approve: no attempt "
-             "produced a diff");
+        tnd_loop_stop(r, "failed",
+                      "there is no change to approve: no attempt "
+                      "produced a diff");
         return 0;
     }
     if (tnd_session_write(r->session, "final.diff", diff, strlen(diff)) < 0)
         return -1;
     free(r->final_rel);
     r->final_rel = tnd_session_relpath(r->session, "final.diff");
-    stop(r, "approved", reason);
+    tnd_loop_stop(r, "approved", reason);
     if (!r->opts.review) {
         fputs(diff, stdout);
         fflush(stdout);
@@ -1031,277 +588,7 @@ static int approve(run *r, const char *diff, const char *reason)
 
 /* ---- a person --------------------------------------------------------- */
 
-/* What a person sees before answering: the task, the attempts in one line
- * each, the recurring error, and the last diff. */
-static void show_escalation(run *r, const char *reason)
-{
-    if (r->opts.quiet && strcmp(r->mode, "tty") != 0)
-        return;
-    end_progress(r);
-    fprintf(stderr, "\n== tandem needs a human ==\n");
-    fprintf(stderr, "task: %s\n", r->opts.task);
-    fprintf(stderr, "why: %s\n", reason);
-    for (size_t i = 0; i < r->nhistory; i++)
-        fprintf(stderr, "  %s\n", r->history[i]);
-    if (r->last_diff) {
-        char *d = tnd_feedback_trim(r->last_diff, 3000);
-        fprintf(stderr, "the last proposal:\n%s%s", d,
-                d[strlen(d) - 1] == '\n' ? "" : "\n");
-        free(d);
-    }
-}
-
-static void show_commands(run *r)
-{
-    const char *id = tnd_session_id(r->session);
-
-    fprintf(stderr,
-            "\nthe session waits for an answer; from %s run one of:\n"
-            "  tandem approve %s\n"
-            "  tandem reject %s -m WHY\n",
-            r->repo, id, id);
-    if (r->opts.review)
-        return; /* no coder to guide or to give more attempts */
-    fprintf(stderr, "  tandem guide %s -m TEXT\n", id);
-    if (r->gate.max_tokens > 0)
-        fprintf(stderr, "  tandem budget %s --iterations N --tokens N\n", id);
-    else
-        fprintf(stderr, "  tandem budget %s --iterations N\n", id);
-}
-
-static json_object *answer_json(const tnd_answer *ans, const char *by)
-{
-    json_object *f = json_object_new_object();
-
-    json_object_object_add(f, "kind",
-                           json_object_new_string(tnd_answer_name(ans->kind)));
-    json_object_object_add(f, "text", tnd_json_str_or_null(ans->text));
-    json_object_object_add(f, "iterations",
-                           json_object_new_int(ans->iterations));
-    json_object_object_add(f, "tokens", json_object_new_int64(ans->tokens));
-    json_object_object_add(f, "by", json_object_new_string(by));
-    return f;
-}
-
-/* The journaled escalation of attempt n at `at` not used up yet; -1. */
-static long find_escalation(const run *r, int n, const char *at)
-{
-    for (size_t i = r->cursor; i < tnd_journal_count(r->journal); i++) {
-        json_object *rec = tnd_journal_record(r->journal, i);
-        if (strcmp(tnd_journal_type(rec), "escalation") == 0 &&
-            rec_int(rec, "attempt") == n && rec_str(rec, "at") &&
-            strcmp(rec_str(rec, "at"), at) == 0)
-            return (long)i;
-    }
-    return -1;
-}
-
-/* The answer journaled after the escalation at index esc, if any; it is
- * used up (the cursor moves past it). */
-static bool journaled_answer(run *r, long esc, tnd_answer *ans)
-{
-    for (size_t i = (size_t)esc + 1; i < tnd_journal_count(r->journal); i++) {
-        json_object *rec = tnd_journal_record(r->journal, i);
-        const char *type = tnd_journal_type(rec);
-        if (strcmp(type, "answer") == 0) {
-            r->cursor = i + 1; /* used up */
-            memset(ans, 0, sizeof(*ans));
-            ans->kind = tnd_answer_kind_parse(
-                rec_str(rec, "kind") ? rec_str(rec, "kind") : "");
-            ans->text = tnd_xstrdup(rec_str(rec, "text"));
-            ans->iterations = (int)rec_int(rec, "iterations");
-            ans->tokens = rec_int(rec, "tokens");
-            return ans->kind != 0;
-        }
-        if (strcmp(type, "escalation") == 0 || strcmp(type, "proposal") == 0)
-            break;
-    }
-    return false;
-}
-
-/* The loop must ask a person. 1 with *ans to apply; 0 when the loop
- * stops (waiting, or escalate: never); -1 on a journal failure. `at` is
- * "decision" (after attempt n) or "start" (a budget ran out before it). */
-static int escalate(run *r, int n, const char *at, const char *reason,
-                    tnd_answer *ans)
-{
-    long esc = find_escalation(r, n, at);
-
-    if (esc < 0) {
-        json_object *f = json_object_new_object();
-        json_object_object_add(f, "attempt", json_object_new_int(n));
-        json_object_object_add(f, "at", json_object_new_string(at));
-        json_object_object_add(f, "reason", json_object_new_string(reason));
-        json_object_object_add(f, "mode", json_object_new_string(r->mode));
-        if (step(r, "escalation", f) < 0)
-            return -1;
-        esc = (long)tnd_journal_count(r->journal) - 1;
-    } else if (journaled_answer(r, esc, ans)) {
-        say(r, "a person answered: %s", tnd_answer_name(ans->kind));
-        return 1;
-    }
-    r->cursor = (size_t)esc + 1;
-    show_escalation(r, reason);
-    stop(r, "escalated", reason);
-    if (strcmp(r->mode, "never") == 0) {
-        r->final_escalation = true;
-        return 0;
-    }
-    if (strcmp(r->mode, "tty") == 0) {
-        FILE *tty = fopen("/dev/tty", "r+");
-        if (!tty) {
-            tnd_log_warn("no terminal to ask on; the session waits");
-        } else {
-            tnd_escalate_ask(ans, tty, tty);
-            fclose(tty);
-            if (ans->kind != TND_ANSWER_STOP) {
-                if (step(r, "answer", answer_json(ans, "tty")) < 0)
-                    return -1;
-                r->cursor = tnd_journal_count(r->journal);
-                r->status = NULL;
-                return 1;
-            }
-            tnd_answer_clear(ans);
-        }
-    }
-    r->waiting = true;
-    show_commands(r);
-    return 0;
-}
-
-/* Apply a person's answer at attempt a. 1 when the loop goes on (the
- * answer asked for another attempt), 0 when it ends, -1 on failure. */
-static int take_answer(run *r, attempt *a, loop_state *ls,
-                       const tnd_answer *ans)
-{
-    int n = a ? a->n : r->iterations;
-
-    switch (ans->kind) {
-    case TND_ANSWER_APPROVE:
-        return approve(r, a && a->diff && *a->diff ? a->diff : r->last_diff,
-                       "approved by a person") < 0
-                   ? -1
-                   : 0;
-    case TND_ANSWER_REJECT: {
-        char *why =
-            tnd_xasprintf("rejected by a person%s%s", ans->text ? ": " : "",
-                          ans->text ? ans->text : "");
-        stop(r, "rejected", why);
-        free(why);
-        return 0;
-    }
-    case TND_ANSWER_BUDGET:
-    case TND_ANSWER_GUIDE:
-    case TND_ANSWER_SKIP:
-        if (!r->opts.review)
-            break;
-        /* a review has no coder to try again */
-        stop(r, "rejected",
-             ans->kind == TND_ANSWER_GUIDE && ans->text ? ans->text
-                                                        : "rejected by a "
-                                                          "person");
-        return 0;
-    default:
-        return 0;
-    }
-    switch (ans->kind) {
-    case TND_ANSWER_BUDGET:
-        if (ans->iterations > 0)
-            r->gate.max_iterations =
-                (r->gate.max_iterations > n ? r->gate.max_iterations : n) +
-                ans->iterations;
-        if (ans->tokens > 0 && r->gate.max_tokens > 0)
-            r->gate.max_tokens += ans->tokens;
-        break;
-    case TND_ANSWER_GUIDE:
-    case TND_ANSWER_SKIP:
-        if (r->gate.max_iterations <= n)
-            r->gate.max_iterations = n + 1;
-        break;
-    default:
-        return 0;
-    }
-    if (ans->kind == TND_ANSWER_GUIDE && ans->text) {
-        free(r->guidance);
-        r->guidance = tnd_xstrdup(ans->text);
-    }
-    /* a person's answer is a fresh start for the failure streak */
-    ls->streak = 0;
-    ls->last_sig = 0;
-    r->status = NULL;
-    return 1;
-}
-
 /* ---- the loop ----------------------------------------------------------- */
-
-/* A budget spent at `at` ("start" of attempt n, or before its "audit"):
- * escalate (a person may grant more). 1 when the loop goes on, 0 when it
- * stops, -1 on failure. a is the attempt so far (NULL at its start). */
-static int check_budget(run *r, int n, const char *at, attempt *a,
-                        loop_state *ls)
-{
-    long esc = find_escalation(r, n, at);
-    tnd_usage used = tnd_report_total(r->report);
-    tnd_answer ans;
-    char why[256];
-    int rc;
-
-    if (esc >= 0)
-        snprintf(
-            why, sizeof(why), "%s",
-            rec_str(tnd_journal_record(r->journal, (size_t)esc), "reason"));
-    else if (!tnd_budget_spent(why, sizeof(why), &r->gate, &used,
-                               tnd_now_ms() - r->started))
-        return 1;
-    say(r, "budget: %s", why);
-    memset(&ans, 0, sizeof(ans));
-    rc = escalate(r, n, at, why, &ans);
-    if (rc == 1)
-        rc = take_answer(r, a, ls, &ans);
-    if (rc == 1 && r->guidance && !a) {
-        /* the attempt this guidance is for has not been asked yet */
-        char *with = tnd_xasprintf("%s\nA person looked at this and says:\n"
-                                   "%s\nFollow this guidance.\n",
-                                   ls->feedback, r->guidance);
-        free(ls->feedback);
-        ls->feedback = with;
-        free(r->guidance);
-        r->guidance = NULL;
-    }
-    tnd_answer_clear(&ans);
-    return rc;
-}
-
-/* A budget ran out while waiting for an agent in attempt n: the attempt
- * is left unfinished and the session waits (an answer resumes it at the
- * start of attempt n, from the journal). */
-static int budget_ran_out(run *r, int n)
-{
-    char why[256];
-    tnd_usage used = tnd_report_total(r->report);
-    json_object *f;
-
-    if (!tnd_budget_spent(why, sizeof(why), &r->gate, &used,
-                          tnd_now_ms() - r->started))
-        return -1;
-    say(r, "budget: %s", why);
-    f = json_object_new_object();
-    json_object_object_add(f, "attempt", json_object_new_int(n));
-    json_object_object_add(f, "at", json_object_new_string("start"));
-    json_object_object_add(f, "reason", json_object_new_string(why));
-    json_object_object_add(f, "mode", json_object_new_string(r->mode));
-    if (step(r, "escalation", f) < 0)
-        return -1;
-    show_escalation(r, why);
-    stop(r, "escalated", why);
-    if (strcmp(r->mode, "never") == 0) {
-        r->final_escalation = true;
-    } else {
-        r->waiting = true;
-        show_commands(r);
-    }
-    return 0;
-}
 
 /* The gate's decision for attempt a, journaled once. */
 static int decide(run *r, attempt *a, loop_state *ls)
@@ -1323,14 +610,14 @@ static int decide(run *r, attempt *a, loop_state *ls)
     tnd_gate_decide(&a->decision, &gate, &a->in);
     tnd_report_attempt(r->report, a->n, &a->reply, &a->in, &a->decision,
                        a->diff_rel, sig);
-    say(r, "[%d/%d] %s: %s", a->n, r->gate.max_iterations,
-        r->opts.review && !a->decision.passed
-            ? "reject"
-            : tnd_gate_action_name(a->decision.action),
-        a->decision.reason);
+    tnd_loop_say(r, "[%d/%d] %s: %s", a->n, r->gate.max_iterations,
+                 r->opts.review && !a->decision.passed
+                     ? "reject"
+                     : tnd_gate_action_name(a->decision.action),
+                 a->decision.reason);
     free(r->last_rel);
     r->last_rel = tnd_xstrdup(a->diff_rel);
-    if (find(r, "decision", a->n, 0) < 0) {
+    if (tnd_loop_find(r, "decision", a->n, 0) < 0) {
         json_object *f = json_object_new_object();
         snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)sig);
         json_object_object_add(f, "attempt", json_object_new_int(a->n));
@@ -1345,7 +632,7 @@ static int decide(run *r, attempt *a, loop_state *ls)
                                sig ? json_object_new_string(hex) : NULL);
         json_object_object_add(f, "streak", json_object_new_int(ls->streak));
         json_object_object_add(f, "diff", tnd_json_str_or_null(a->diff_rel));
-        return step(r, "decision", f);
+        return tnd_loop_step(r, "decision", f);
     }
     return 0;
 }
@@ -1424,8 +711,8 @@ static void recall(run *r)
     r->nlessons = n;
     free(found);
     if (n)
-        say(r, "using %zu lesson%s from earlier tasks here", n,
-            n == 1 ? "" : "s");
+        tnd_loop_say(r, "using %zu lesson%s from earlier tasks here", n,
+                     n == 1 ? "" : "s");
 }
 
 /* The lessons that were used did (or did not) lead to an approval. */
@@ -1447,7 +734,7 @@ static int reject_change(run *r, attempt *a)
 {
     char *findings = tnd_feedback_build(&a->in, &a->decision, NULL, NULL);
 
-    stop(r, "rejected", a->decision.reason);
+    tnd_loop_stop(r, "rejected", a->decision.reason);
     fputs(findings, stdout);
     fflush(stdout);
     free(findings);
@@ -1459,18 +746,19 @@ static int one_attempt(run *r, attempt *a, loop_state *ls)
     tnd_answer ans;
     int rc;
 
-    if ((rc = check_budget(r, a->n, "start", NULL, ls)) <= 0)
+    if ((rc = tnd_loop_check_budget(r, a->n, "start", NULL, ls)) <= 0)
         return rc;
     if ((rc = propose(r, a, ls)) < 0 || (rc = apply(r, a)) < 0)
-        return rc == TND_ETIMEOUT ? budget_ran_out(r, a->n) : rc;
+        return rc == TND_ETIMEOUT ? tnd_loop_budget_ran_out(r, a->n) : rc;
     a->in.attempt = a->n;
     a->in.required = (const char *const *)r->required;
     if (!a->in.format_error && !a->in.apply_error && !a->in.empty &&
         !a->in.repeats) {
-        if (!r->status && (rc = check_budget(r, a->n, "audit", a, ls)) <= 0)
+        if (!r->status &&
+            (rc = tnd_loop_check_budget(r, a->n, "audit", a, ls)) <= 0)
             return rc;
-        if ((rc = audit(r, a)) < 0)
-            return rc == TND_ETIMEOUT ? budget_ran_out(r, a->n) : rc;
+        if ((rc = tnd_loop_audit(r, a)) < 0)
+            return rc == TND_ETIMEOUT ? tnd_loop_budget_ran_out(r, a->n) : rc;
     }
     if (decide(r, a, ls) < 0)
         return -1;
@@ -1479,15 +767,15 @@ static int one_attempt(run *r, attempt *a, loop_state *ls)
     switch (a->decision.action) {
     case TND_GATE_APPROVE:
         learn(r, a);
-        return approve(r, a->diff, a->decision.reason) < 0 ? -1 : 0;
+        return tnd_loop_approve(r, a->diff, a->decision.reason) < 0 ? -1 : 0;
     case TND_GATE_REVISE:
         return next_attempt(r, a, ls) < 0 ? -1 : 1;
     case TND_GATE_ESCALATE:
         break;
     }
     memset(&ans, 0, sizeof(ans));
-    rc = escalate(r, a->n, "decision", a->decision.reason, &ans);
-    if (rc == 1 && (rc = take_answer(r, a, ls, &ans)) == 1 &&
+    rc = tnd_loop_escalate(r, a->n, "decision", a->decision.reason, &ans);
+    if (rc == 1 && (rc = tnd_loop_take_answer(r, a, ls, &ans)) == 1 &&
         next_attempt(r, a, ls) < 0)
         rc = -1;
     tnd_answer_clear(&ans);
@@ -1555,7 +843,7 @@ static int finish(run *r)
         json_object *f = json_object_new_object();
         json_object_object_add(f, "status", json_object_new_string(r->status));
         json_object_object_add(f, "reason", tnd_json_str_or_null(r->reason));
-        if (step(r, "finish", f) < 0)
+        if (tnd_loop_step(r, "finish", f) < 0)
             tnd_log_error("%s", tnd_error_last());
     }
     save_recording(r);
@@ -1719,11 +1007,11 @@ static int make_workspace(run *r)
     if (r->base && (r->ws = tnd_workspace_new(r->base, ws_dir,
                                               r->cfg->workspace.incremental))) {
         char *what = tnd_snapshot_describe(r->base);
-        say(r, "workspace: %s%s", what,
-            r->cfg->workspace.incremental
-                ? "; build outputs stay between attempts "
-                  "(workspace.incremental)"
-                : "");
+        tnd_loop_say(r, "workspace: %s%s", what,
+                     r->cfg->workspace.incremental
+                         ? "; build outputs stay between attempts "
+                           "(workspace.incremental)"
+                         : "");
         free(what);
         rc = 0;
     }
@@ -1769,7 +1057,7 @@ static int go(run *r, int64_t started_wall)
             error = loop(r);
     }
     if (error < 0)
-        stop(r, "failed", tnd_error_last());
+        tnd_loop_stop(r, "failed", tnd_error_last());
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     code = finish(r);
     close_events(r);
@@ -1855,12 +1143,12 @@ int tnd_run(const tnd_run_options *opts)
         (opts->review &&
          tnd_session_write(r.session, "change.diff", r.change.diff,
                            strlen(r.change.diff)) < 0) ||
-        step(&r, "task", task_record(&r, started_wall)) < 0) {
+        tnd_loop_step(&r, "task", task_record(&r, started_wall)) < 0) {
         fprintf(stderr, "tandem: %s\n", tnd_error_last());
         run_close(&r);
         return TND_EXIT_FAILED;
     }
-    say(&r, "session %s: %s", tnd_session_id(r.session), opts->task);
+    tnd_loop_say(&r, "session %s: %s", tnd_session_id(r.session), opts->task);
     code = go(&r, started_wall);
     run_close(&r);
     return code;
@@ -1881,7 +1169,7 @@ static const char *journal_state(const tnd_journal *j, const char **status)
         if (strcmp(type, "resume") == 0)
             continue; /* a resume that reached the same question again */
         if (strcmp(type, "finish") == 0) {
-            *status = rec_str(rec, "status");
+            *status = tnd_loop_rec_str(rec, "status");
             return "finished";
         }
         return strcmp(type, "escalation") == 0 ? "waiting" : "open";
@@ -1903,25 +1191,25 @@ static int restore_options(run *r, json_object *task,
     json_object *review;
 
     if (!task || strcmp(tnd_journal_type(task), "task") != 0 ||
-        !rec_str(task, "task"))
+        !tnd_loop_rec_str(task, "task"))
         return tnd_error_set("the journal does not start with a task "
                              "record; this session cannot be continued");
-    r->opts.task = own(r, 0, rec_str(task, "task"));
-    r->opts.config = own(r, 1, rec_str(task, "config"));
-    r->opts.llm = own(r, 2, rec_str(task, "llm"));
-    r->opts.base_url = own(r, 3, rec_str(task, "base_url"));
-    r->opts.record = own(r, 4, rec_str(task, "record"));
+    r->opts.task = own(r, 0, tnd_loop_rec_str(task, "task"));
+    r->opts.config = own(r, 1, tnd_loop_rec_str(task, "config"));
+    r->opts.llm = own(r, 2, tnd_loop_rec_str(task, "llm"));
+    r->opts.base_url = own(r, 3, tnd_loop_rec_str(task, "base_url"));
+    r->opts.record = own(r, 4, tnd_loop_rec_str(task, "record"));
     r->opts.keep_workspace = false;
     r->opts.quiet = o->quiet;
     r->opts.verbose = o->verbose;
-    *started = rec_int(task, "started_ms");
-    r->ordinal = rec_int(task, "ordinal");
+    *started = tnd_loop_rec_int(task, "started_ms");
+    r->ordinal = tnd_loop_rec_int(task, "ordinal");
     if (json_object_object_get_ex(task, "review", &review)) {
         r->opts.review = true;
         r->opts.staged =
             json_object_get_boolean(json_object_object_get(review, "staged"));
-        if (rec_str(review, "rev"))
-            r->review_rev = own(r, 5, rec_str(review, "rev"));
+        if (tnd_loop_rec_str(review, "rev"))
+            r->review_rev = own(r, 5, tnd_loop_rec_str(review, "rev"));
     }
     return 0;
 }
@@ -1958,7 +1246,7 @@ static int check_answer(run *r, const tnd_continue_options *o,
         /* something to approve: the last attempt with a diff */
         for (size_t i = tnd_journal_count(r->journal); i-- > 0;) {
             json_object *rec = tnd_journal_record(r->journal, i);
-            const char *diff = rec_str(rec, "diff");
+            const char *diff = tnd_loop_rec_str(rec, "diff");
             if (strcmp(tnd_journal_type(rec), "decision") == 0 && diff) {
                 char *path = tnd_fs_join(r->repo, diff), *text = NULL;
                 size_t len = 0;
@@ -2048,18 +1336,18 @@ int tnd_run_continue(const tnd_continue_options *o)
         tnd_answer ans = {tnd_answer_kind_parse(o->answer),
                           o->text ? tnd_xstrdup(o->text) : NULL, o->iterations,
                           o->tokens};
-        rc = step(&r, "answer", answer_json(&ans, "command"));
+        rc = tnd_loop_step(&r, "answer", tnd_loop_answer_json(&ans, "command"));
         tnd_answer_clear(&ans);
     } else {
-        rc = step(&r, "resume", NULL);
+        rc = tnd_loop_step(&r, "resume", NULL);
     }
     if (rc < 0) {
         fprintf(stderr, "tandem: %s\n", tnd_error_last());
         run_close(&r);
         return TND_EXIT_FAILED;
     }
-    say(&r, "session %s: %s (%s)", tnd_session_id(r.session), r.opts.task,
-        o->answer ? o->answer : "resumed");
+    tnd_loop_say(&r, "session %s: %s (%s)", tnd_session_id(r.session),
+                 r.opts.task, o->answer ? o->answer : "resumed");
     code = go(&r, started_wall ? started_wall : tnd_wall_ms());
     run_close(&r);
     return code;

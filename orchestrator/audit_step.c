@@ -1,0 +1,393 @@
+/* The reviewer's side of an attempt (see loop.h): the audit in one
+ * request, or in phases (the skills once, then a critique from each
+ * member of a quorum when a trigger fires, merged), taken from the
+ * journal when a resumed run has it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/xalloc.h"
+#include "orchestrator/loop.h"
+#include "orchestrator/review.h"
+#include "proto/json.h"
+
+static void describe_audit(run *r, int n, const tnd_audit_reply *a,
+                           bool replayed, bool skipped)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, 4096);
+    for (size_t i = 0; i < a->nskills; i++) {
+        const tnd_skill_result *s = &a->skills[i];
+        tnd_buf_printf(&b, "%s%s %s", i ? ", " : "", s->name,
+                       s->status == TND_SKILL_PASS      ? "pass"
+                       : s->status == TND_SKILL_SKIPPED ? "skipped"
+                                                        : "FAIL");
+        if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
+            tnd_buf_printf(&b, " (exit %d)", s->exit_code);
+        else if (s->status != TND_SKILL_PASS && s->status != TND_SKILL_SKIPPED)
+            tnd_buf_printf(&b, " (%s)", tnd_skill_status_name(s->status));
+    }
+    if (a->critique)
+        tnd_buf_printf(&b, "%scritique: %s, confidence %.2f, %zu issue%s",
+                       a->nskills ? "; " : "",
+                       tnd_verdict_name(a->critique->verdict),
+                       a->critique->confidence, a->critique->nissues,
+                       a->critique->nissues == 1 ? "" : "s");
+    else
+        tnd_buf_printf(&b, "%s%s", a->nskills ? "; " : "",
+                       skipped ? "no critique asked" : "no valid critique");
+    tnd_loop_say(r, "[%d/%d] reviewer: %s%s", n, r->gate.max_iterations,
+                 tnd_buf_str(&b), replayed ? " (from the journal)" : "");
+    tnd_buf_free(&b);
+}
+
+/* Journal an audit's (merged) reply with how its critique went. */
+static int journal_audit(run *r, int n, const tnd_audit_reply *a, bool asked,
+                         const char *why)
+{
+    size_t len;
+    char *body = tnd_audit_reply_encode(a, &len);
+    json_object *reply = NULL, *f, *c;
+    int rc;
+
+    rc = tnd_json_parse(&reply, body, len);
+    free(body);
+    if (rc < 0)
+        return -1;
+    f = json_object_new_object();
+    json_object_object_add(f, "attempt", json_object_new_int(n));
+    json_object_object_add(f, "reply", reply);
+    c = json_object_new_object();
+    json_object_object_add(c, "asked", json_object_new_boolean(asked));
+    json_object_object_add(c, "why", json_object_new_string(why));
+    json_object_object_add(f, "critique", c);
+    return tnd_loop_step(r, "audit", f);
+}
+
+/* How the journaled audit record rec went about its critique, when the
+ * audit ran in phases (else *asked is left alone). */
+static void journaled_round(json_object *rec, bool *asked, char *why,
+                            size_t size)
+{
+    json_object *c, *v;
+
+    if (!json_object_object_get_ex(rec, "critique", &c) ||
+        !json_object_object_get_ex(c, "asked", &v))
+        return;
+    *asked = json_object_get_boolean(v);
+    snprintf(why, size, "%s",
+             tnd_loop_rec_str(c, "why") ? tnd_loop_rec_str(c, "why") : "");
+}
+
+/* Ask the reviewer (service) for one reply, or take it from the journal
+ * under type. Decoded into out. */
+static int ask_reviewer(run *r, int n, const char *service, const char *type,
+                        const tnd_audit_request *ar, tnd_audit_reply *out)
+{
+    char key[160];
+    char *body, *reply;
+    size_t len, reply_len = 0;
+    int rc;
+
+    if (!(reply = tnd_loop_journaled_reply(r, type, n, &reply_len))) {
+        body = tnd_audit_request_encode(ar, &len);
+        snprintf(key, sizeof(key), "%s/%d/%s", ar->task_id, n, type);
+        rc = tnd_loop_ask(r, service, key, body, len, &reply, &reply_len);
+        free(body);
+        if (rc == 0 &&
+            (rc = tnd_loop_journal_reply(r, type, n, reply, reply_len)) < 0)
+            free(reply);
+        if (rc < 0)
+            return rc;
+    }
+    rc = tnd_audit_reply_decode(out, reply, reply_len);
+    free(reply);
+    return rc;
+}
+
+/* The critiques of the quorum's members (or of the one reviewer) on the
+ * evidence in ar, asked at once; those already journaled are not asked
+ * again. members[i] gets member i+1's reply. */
+static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
+                       tnd_audit_reply *members)
+{
+    tnd_crew_request *reqs = tnd_xcalloc((size_t)quorum, sizeof(*reqs));
+    char **bodies = tnd_xcalloc((size_t)quorum, sizeof(char *));
+    char **replies = tnd_xcalloc((size_t)quorum, sizeof(char *));
+    size_t *lens = tnd_xcalloc((size_t)quorum, sizeof(size_t));
+    char types[16][32], keys[16][160], services[16][32];
+    size_t nreq = 0;
+    bool by_budget;
+    int rc = 0;
+
+    for (int m = 0; m < quorum && m < 16; m++) {
+        snprintf(types[m], sizeof(types[m]), "critique.%d", m + 1);
+        if ((replies[m] = tnd_loop_journaled_reply(r, types[m], n, &lens[m])))
+            continue;
+        if (quorum > 1)
+            snprintf(services[m], sizeof(services[m]), "reviewer.%d", m + 1);
+        else
+            snprintf(services[m], sizeof(services[m]), "reviewer");
+        snprintf(keys[m], sizeof(keys[m]), "%s/%d/%s", ar->task_id, n,
+                 types[m]);
+        bodies[m] = tnd_audit_request_encode(ar, &reqs[nreq].len);
+        reqs[nreq].service = services[m];
+        reqs[nreq].key = keys[m];
+        reqs[nreq].body = bodies[m];
+        nreq++;
+    }
+    if (nreq > 0) {
+        int64_t deadline = tnd_loop_deadline(r, &by_budget);
+        r->streamed = 0;
+        rc = tnd_crew_call_many(r->crew, reqs, nreq, deadline,
+                                tnd_loop_on_progress, r);
+        tnd_loop_end_progress(r);
+        if (rc == TND_ETIMEOUT && !by_budget)
+            tnd_error_set("no critique from the reviewers within %d s "
+                          "(orchestrator.request_timeout_s)",
+                          r->cfg->orchestrator.request_timeout_s);
+    }
+    /* journal every reply that came, failure or not: a resumed run asks
+     * only the members that did not answer */
+    for (size_t i = 0, m = 0; i < nreq; i++, m++) {
+        while (replies[m])
+            m++;
+        if (reqs[i].rc == 0) {
+            replies[m] = reqs[i].reply;
+            lens[m] = reqs[i].reply_len;
+            reqs[i].reply = NULL;
+            if (tnd_loop_journal_reply(r, types[m], n, replies[m], lens[m]) <
+                    0 &&
+                rc == 0)
+                rc = -1;
+        }
+        tnd_crew_request_clear(&reqs[i]);
+    }
+    for (int m = 0; rc == 0 && m < quorum; m++)
+        if (tnd_audit_reply_decode(&members[m], replies[m], lens[m]) < 0) {
+            tnd_error_prefix("reviewer %d", m + 1);
+            rc = -1;
+        }
+    for (int m = 0; m < quorum; m++) {
+        free(bodies[m]);
+        free(replies[m]);
+    }
+    free(bodies);
+    free(replies);
+    free(lens);
+    free(reqs);
+    return rc;
+}
+
+/* What a skipped critique would have cost: the last one asked, or the
+ * evidence's size in tokens (about 4 bytes each) with the prompt's
+ * frame and an answer. */
+static long tokens_saved(const run *r, const attempt *a,
+                         const tnd_audit_reply *skills)
+{
+    size_t bytes = a->diff ? strlen(a->diff) : 0;
+
+    if (r->critique_tokens > 0)
+        return r->critique_tokens;
+    for (size_t i = 0; i < skills->nskills; i++)
+        bytes += strlen(skills->skills[i].output);
+    return (long)(bytes / 4) + 1000;
+}
+
+static json_object *members_json(const tnd_audit_reply *members, int n)
+{
+    json_object *list = json_object_new_array();
+
+    for (int m = 0; m < n; m++) {
+        json_object *j = json_object_new_object();
+        const tnd_critique *c = members[m].critique;
+        json_object_object_add(j, "member", json_object_new_int(m + 1));
+        if (c) {
+            json_object_object_add(
+                j, "verdict",
+                json_object_new_string(tnd_verdict_name(c->verdict)));
+            json_object_object_add(j, "confidence",
+                                   json_object_new_double(c->confidence));
+            json_object_object_add(j, "issues",
+                                   json_object_new_int((int)c->nissues));
+        } else {
+            json_object_object_add(
+                j, "error", tnd_json_str_or_null(members[m].critique_error));
+        }
+        json_object_array_add(list, j);
+    }
+    return list;
+}
+
+/* "reviewers: 1 of 2 approve (quorum: all): #1 approve 0.93, #2 revise
+ * 0.85" */
+static void say_members(run *r, int n, const tnd_audit_reply *members,
+                        int quorum)
+{
+    bool majority = strcmp(r->cfg->reviewer.quorum, "majority") == 0;
+    tnd_buf b;
+    int approvals = 0;
+
+    tnd_buf_init(&b, 4096);
+    for (int m = 0; m < quorum; m++) {
+        const tnd_critique *c = members[m].critique;
+        if (c && c->verdict == TND_VERDICT_APPROVE)
+            approvals++;
+        if (c)
+            tnd_buf_printf(&b, "%s#%d %s %.2f", m ? ", " : "", m + 1,
+                           tnd_verdict_name(c->verdict), c->confidence);
+        else
+            tnd_buf_printf(&b, "%s#%d no valid critique", m ? ", " : "", m + 1);
+    }
+    tnd_loop_say(r, "[%d/%d] reviewers: %d of %d approve (quorum: %s): %s", n,
+                 r->gate.max_iterations, approvals, quorum,
+                 majority ? "majority" : "all", tnd_buf_str(&b));
+    tnd_buf_free(&b);
+}
+
+/* The audit in two phases (gate.critique on_trigger, or a quorum): the
+ * skills once, then the critique when a trigger fires, from every
+ * member, merged. The merged reply is journaled as the attempt's audit. */
+static int audit_in_phases(run *r, attempt *a, int quorum)
+{
+    tnd_audit_request ar = {
+        .task_id = (char *)tnd_session_id(r->session),
+        .attempt = a->n,
+        .task = (char *)r->opts.task,
+        .workspace = (char *)tnd_workspace_path(r->ws),
+        .diff = a->diff,
+    };
+    tnd_audit_reply *members = NULL;
+    tnd_trigger_input ti;
+    char why[600];
+    bool asked;
+    int rc;
+
+    tnd_loop_say(r, "[%d/%d] reviewer: running the skills", a->n,
+                 r->gate.max_iterations);
+    tnd_loop_phase(r, a->n, "auditing");
+    rc = ask_reviewer(r, a->n, quorum > 1 ? "reviewer.1" : "reviewer", "skills",
+                      &ar, &a->audit);
+    if (rc < 0)
+        return rc;
+    memset(&ti, 0, sizeof(ti));
+    ti.skills = &a->audit;
+    ti.required = (const char *const *)r->required;
+    ti.changed_lines = tnd_review_changed_lines(a->diff);
+    ti.risky = a->in.risky;
+    ti.last_confidence = r->last_confidence;
+    ti.ordinal = r->ordinal;
+    asked = tnd_review_triggers(why, sizeof(why), &r->gate, &ti);
+    if (!asked) {
+        tnd_loop_say(r, "[%d/%d] reviewer: no critique: %s", a->n,
+                     r->gate.max_iterations, why);
+        tnd_report_critique(r->report, false, why,
+                            tokens_saved(r, a, &a->audit), NULL);
+        a->in.critique_skipped = true;
+        free(a->audit.critique_error);
+        a->audit.critique_error = tnd_xstrdup(why);
+        goto journal;
+    }
+    tnd_loop_say(r, "[%d/%d] reviewer%s: critique (%s)", a->n,
+                 r->gate.max_iterations, quorum > 1 ? "s" : "", why);
+    tnd_loop_phase(r, a->n, "critique");
+    ar.critique = true;
+    ar.skills = a->audit.skills;
+    ar.nskills = a->audit.nskills;
+    members = tnd_xcalloc((size_t)quorum, sizeof(*members));
+    if ((rc = ask_members(r, a->n, quorum, &ar, members)) < 0)
+        goto out;
+    if (quorum == 1) {
+        tnd_critique_destroy(&a->audit.critique);
+        free(a->audit.critique_error);
+        a->audit.critique = members[0].critique;
+        a->audit.critique_error = members[0].critique_error;
+        members[0].critique = NULL;
+        members[0].critique_error = NULL;
+        tnd_usage_add(&a->audit.usage, &members[0].usage);
+    } else {
+        tnd_usage usage = a->audit.usage;
+        tnd_review_merge(&a->audit, members, (size_t)quorum,
+                         strcmp(r->cfg->reviewer.quorum, "majority") == 0);
+        tnd_usage_add(&a->audit.usage, &usage);
+    }
+    if (quorum > 1)
+        say_members(r, a->n, members, quorum);
+    r->critique_tokens =
+        a->audit.usage.prompt_tokens + a->audit.usage.completion_tokens;
+    tnd_report_critique(r->report, true, why, 0,
+                        quorum > 1 ? members_json(members, quorum) : NULL);
+journal:
+    rc = journal_audit(r, a->n, &a->audit, asked, why);
+out:
+    for (int m = 0; members && m < quorum; m++)
+        tnd_audit_reply_clear(&members[m]);
+    free(members);
+    return rc;
+}
+
+/* The audit in one request: the reviewer runs the skills and asks its
+ * model (gate.critique always, one reviewer). */
+static int audit_at_once(run *r, attempt *a)
+{
+    tnd_audit_request ar = {
+        .task_id = (char *)tnd_session_id(r->session),
+        .attempt = a->n,
+        .task = (char *)r->opts.task,
+        .workspace = (char *)tnd_workspace_path(r->ws),
+        .diff = a->diff,
+        .critique = true,
+    };
+
+    tnd_loop_say(r, "[%d/%d] reviewer: auditing", a->n, r->gate.max_iterations);
+    tnd_loop_phase(r, a->n, "auditing");
+    return ask_reviewer(r, a->n, "reviewer", "audit", &ar, &a->audit);
+}
+
+int tnd_loop_audit(run *r, attempt *a)
+{
+    int quorum = tnd_config_quorum(r->cfg);
+    bool phased = quorum > 1 || strcmp(r->gate.critique, "always") != 0;
+    bool asked = true, replayed = false;
+    char why[600] = "", risky[512];
+    long at;
+    int rc;
+
+    a->in.risky =
+        tnd_review_risky(risky, sizeof(risky), r->gate.risk_paths, a->diff);
+    if (a->in.risky) {
+        a->risky = tnd_xstrdup(a->in.risky);
+        a->in.risky = a->risky;
+    }
+    if ((at = tnd_loop_find(r, "audit", a->n, 0)) >= 0) {
+        /* decided before a crash: the journal has the merged reply */
+        size_t len = 0;
+        char *reply = tnd_loop_journaled_reply(r, "audit", a->n, &len);
+        journaled_round(tnd_journal_record(r->journal, (size_t)at), &asked, why,
+                        sizeof(why));
+        replayed = true;
+        rc = reply ? tnd_audit_reply_decode(&a->audit, reply, len) : -1;
+        free(reply);
+        if (rc == 0 && phased)
+            tnd_report_critique(r->report, asked, why,
+                                asked ? 0 : tokens_saved(r, a, &a->audit),
+                                NULL);
+        if (rc == 0 && phased && asked)
+            r->critique_tokens =
+                a->audit.usage.prompt_tokens + a->audit.usage.completion_tokens;
+        a->in.critique_skipped = !asked;
+    } else {
+        rc = phased ? audit_in_phases(r, a, quorum) : audit_at_once(r, a);
+    }
+    if (rc < 0)
+        return rc;
+    a->audited = true;
+    tnd_report_usage(r->report, TND_ROLE_REVIEWER, &a->audit.usage);
+    a->in.audit = &a->audit;
+    if (a->audit.critique)
+        r->last_confidence = a->audit.critique->confidence;
+    describe_audit(r, a->n, &a->audit, replayed, a->in.critique_skipped);
+    return 0;
+}

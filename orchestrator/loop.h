@@ -1,0 +1,188 @@
+/* tnd_loop - the state of one run of the gate loop, shared by the three
+ * files that make `tandem run` (internal to them: nothing else includes
+ * this).
+ *
+ * run.c is the loop itself: propose, apply, decide, the end, and
+ * continuing a session; audit_step.c asks the reviewer (the baseline, one
+ * request, or phases with a quorum); person.c asks a person and applies
+ * the answer. struct run owns everything a run holds and is released in
+ * one place (run.c's run_close). */
+#ifndef TND_LOOP_H
+#define TND_LOOP_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "orchestrator/change.h"
+#include "orchestrator/crew.h"
+#include "orchestrator/escalate.h"
+#include "orchestrator/events.h"
+#include "orchestrator/gate.h"
+#include "orchestrator/journal.h"
+#include "orchestrator/lessons.h"
+#include "orchestrator/report.h"
+#include "orchestrator/run.h"
+#include "orchestrator/session.h"
+#include "orchestrator/snapshot.h"
+#include "orchestrator/workspace.h"
+#include "proto/audit.h"
+#include "proto/code.h"
+
+typedef struct run {
+    tnd_run_options opts;
+    char *owned[6]; /* strings behind opts when read from a journal */
+    tnd_config *cfg;
+    tnd_gate_config gate; /* cfg->gate, plus what a person granted */
+    char *repo;
+    tnd_session *session;
+    tnd_journal *journal;
+    tnd_crew *crew;
+    tnd_snapshot *base; /* what every attempt starts from */
+    tnd_workspace *ws;
+    tnd_report *report;
+    char *record_partial; /* FILE.partial while recording */
+    int64_t started;
+    int iterations;
+    const char *status; /* NULL while the loop runs */
+    char *reason;
+    bool final_escalation; /* escalated with gate.escalate never */
+    bool waiting;          /* escalated, waiting for an answer */
+    char *final_rel;       /* final.diff relative to the repo */
+    char *last_rel;        /* the last attempt's diff */
+    char *last_diff;       /* the last non-empty diff, for an approval */
+    char **history;        /* one line per attempt, NULL-terminated */
+    size_t nhistory, ahistory;
+    uint64_t *hashes; /* diff hash per attempt (0: no diff) */
+    size_t nhashes, ahashes;
+    char **required;  /* required skill names, NULL-terminated */
+    char *hidden[20]; /* repo files the coder is not shown: tandem's own
+                         config and cassettes; NULL-terminated */
+    size_t streamed;  /* characters of the answer streamed so far */
+    bool progress_line;
+    const char *mode;   /* who answers an escalation: tty, queue, never */
+    size_t cursor;      /* journal records before this have been used up
+                           as escalations and answers */
+    char *guidance;     /* a person's words for the coder's next attempt */
+    tnd_events *events; /* the stream watchers read; NULL when none */
+    tnd_lessons *bank;  /* what earlier tasks taught; NULL when none */
+    char **lessons;     /* rendered for the coder, NULL-terminated */
+    size_t nlessons;
+    char **lesson_ids;      /* the ids behind them, NULL-terminated */
+    long ordinal;           /* this task's number among the repo's sessions */
+    double last_confidence; /* the last critique's; < 0: none yet */
+    long critique_tokens;   /* what the last critique asked cost */
+    tnd_change change;      /* review: the change and its base tree */
+    tnd_edit *edits;        /* review: the change as edits */
+    size_t nedits;
+    const char *review_rev; /* resumed review: the commit of its base */
+} run;
+
+/* The loop's memory between attempts. */
+typedef struct loop_state {
+    char *feedback;
+    char *hints;
+    uint64_t last_sig;
+    int streak;
+} loop_state;
+
+/* What one attempt builds up, freed in one place. */
+typedef struct attempt {
+    int n;
+    tnd_code_request req;
+    tnd_code_reply reply;
+    tnd_audit_reply audit;
+    bool audited;
+    tnd_gate_input in;
+    tnd_gate_decision decision;
+    char *diff;
+    char *diff_rel;
+    char *apply_error;
+    char *risky; /* a changed path in gate.risk_paths, or NULL */
+} attempt;
+
+/* ---- run.c: saying, journaling, asking agents ---------------------------- */
+
+/* A progress line on stderr, unless --quiet. */
+void tnd_loop_say(run *r, const char *fmt, ...) TND_PRINTF(2, 3);
+
+/* End a streaming progress line so the next line starts clean. */
+void tnd_loop_end_progress(run *r);
+
+/* The loop ends with status ("approved", "rejected", "escalated",
+ * "failed") for reason. */
+void tnd_loop_stop(run *r, const char *status, const char *reason);
+
+/* Journal a step (fsync'd), publish it and refresh the views; the run
+ * does not act on a step it could not record. fields is consumed. */
+int tnd_loop_step(run *r, const char *type, json_object *fields);
+
+/* Tell watchers what the run does now (not journaled). */
+void tnd_loop_phase(run *r, int n, const char *what);
+
+/* A journal record's integer (0 when absent) or string (NULL) field. */
+long tnd_loop_rec_int(json_object *rec, const char *key);
+const char *tnd_loop_rec_str(json_object *rec, const char *key);
+
+/* The index of the first record of type for attempt n at or after from;
+ * -1 when there is none. */
+long tnd_loop_find(const run *r, const char *type, int n, size_t from);
+
+/* The reply journaled for (type, attempt n) as the body it came in; NULL
+ * when there is none. Caller frees. */
+char *tnd_loop_journaled_reply(const run *r, const char *type, int n,
+                               size_t *len);
+
+/* Journal an agent's reply body under type (its LLM exchanges go to the
+ * session's llm/ directory; an error reply is not journaled). */
+int tnd_loop_journal_reply(run *r, const char *type, int n, const char *body,
+                           size_t len);
+
+/* A request's deadline: orchestrator.request_timeout_s, or the end of
+ * gate.max_wall_s when that comes first (*by_budget then true). */
+int64_t tnd_loop_deadline(const run *r, bool *by_budget);
+
+/* Progress from an agent (a PARTIAL): the terminal line and the events. */
+void tnd_loop_on_progress(const char *body, size_t len, void *payload);
+
+/* Ask service for one reply (caller frees *reply). */
+int tnd_loop_ask(run *r, const char *service, const char *key, char *body,
+                 size_t len, char **reply, size_t *reply_len);
+
+/* Approve diff: final.diff, and the diff on stdout. */
+int tnd_loop_approve(run *r, const char *diff, const char *reason);
+
+/* ---- audit_step.c: the reviewer ----------------------------------------- */
+
+/* The audit of attempt a, from the journal or the reviewer(s); a->audit
+ * and the gate's input are filled. */
+int tnd_loop_audit(run *r, attempt *a);
+
+/* ---- person.c: people and budgets --------------------------------------- */
+
+/* An answer as the fields of an `answer` record. */
+json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by);
+
+/* The loop must ask a person about attempt n at `at` ("decision", or
+ * "start"/"audit" for a budget). 1 with *ans to apply; 0 when the loop
+ * stops (waiting, or gate.escalate never); -1 on a journal failure. */
+int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
+                      tnd_answer *ans);
+
+/* Apply a person's answer at attempt a (NULL: before it started). 1 when
+ * the loop goes on, 0 when it ends, -1 on failure. */
+int tnd_loop_take_answer(run *r, attempt *a, loop_state *ls,
+                         const tnd_answer *ans);
+
+/* A budget spent at `at` of attempt n escalates; 1 when the loop goes
+ * on (nothing spent, or a person granted more), 0 when it stops, -1. */
+int tnd_loop_check_budget(run *r, int n, const char *at, attempt *a,
+                          loop_state *ls);
+
+/* A budget ran out while waiting for an agent in attempt n: the session
+ * waits (or fails with gate.escalate never). */
+int tnd_loop_budget_ran_out(run *r, int n);
+
+#endif

@@ -1,0 +1,289 @@
+/* People in the loop (see loop.h): an escalation journaled and shown,
+ * asked on a terminal or left waiting for `tandem approve|reject|guide|
+ * budget`, answers replayed in order on resume, and spent budgets. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "orchestrator/budget.h"
+#include "orchestrator/feedback.h"
+#include "orchestrator/loop.h"
+#include "proto/json.h"
+
+/* What a person sees before answering: the task, the attempts in one line
+ * each, the recurring error, and the last diff. */
+static void show_escalation(run *r, const char *reason)
+{
+    if (r->opts.quiet && strcmp(r->mode, "tty") != 0)
+        return;
+    tnd_loop_end_progress(r);
+    fprintf(stderr, "\n== tandem needs a human ==\n");
+    fprintf(stderr, "task: %s\n", r->opts.task);
+    fprintf(stderr, "why: %s\n", reason);
+    for (size_t i = 0; i < r->nhistory; i++)
+        fprintf(stderr, "  %s\n", r->history[i]);
+    if (r->last_diff) {
+        char *d = tnd_feedback_trim(r->last_diff, 3000);
+        fprintf(stderr, "the last proposal:\n%s%s", d,
+                d[strlen(d) - 1] == '\n' ? "" : "\n");
+        free(d);
+    }
+}
+
+static void show_commands(run *r)
+{
+    const char *id = tnd_session_id(r->session);
+
+    fprintf(stderr,
+            "\nthe session waits for an answer; from %s run one of:\n"
+            "  tandem approve %s\n"
+            "  tandem reject %s -m WHY\n",
+            r->repo, id, id);
+    if (r->opts.review)
+        return; /* no coder to guide or to give more attempts */
+    fprintf(stderr, "  tandem guide %s -m TEXT\n", id);
+    if (r->gate.max_tokens > 0)
+        fprintf(stderr, "  tandem budget %s --iterations N --tokens N\n", id);
+    else
+        fprintf(stderr, "  tandem budget %s --iterations N\n", id);
+}
+
+json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by)
+{
+    json_object *f = json_object_new_object();
+
+    json_object_object_add(f, "kind",
+                           json_object_new_string(tnd_answer_name(ans->kind)));
+    json_object_object_add(f, "text", tnd_json_str_or_null(ans->text));
+    json_object_object_add(f, "iterations",
+                           json_object_new_int(ans->iterations));
+    json_object_object_add(f, "tokens", json_object_new_int64(ans->tokens));
+    json_object_object_add(f, "by", json_object_new_string(by));
+    return f;
+}
+
+/* The journaled escalation of attempt n at `at` not used up yet; -1. */
+static long find_escalation(const run *r, int n, const char *at)
+{
+    for (size_t i = r->cursor; i < tnd_journal_count(r->journal); i++) {
+        json_object *rec = tnd_journal_record(r->journal, i);
+        if (strcmp(tnd_journal_type(rec), "escalation") == 0 &&
+            tnd_loop_rec_int(rec, "attempt") == n &&
+            tnd_loop_rec_str(rec, "at") &&
+            strcmp(tnd_loop_rec_str(rec, "at"), at) == 0)
+            return (long)i;
+    }
+    return -1;
+}
+
+/* The answer journaled after the escalation at index esc, if any; it is
+ * used up (the cursor moves past it). */
+static bool journaled_answer(run *r, long esc, tnd_answer *ans)
+{
+    for (size_t i = (size_t)esc + 1; i < tnd_journal_count(r->journal); i++) {
+        json_object *rec = tnd_journal_record(r->journal, i);
+        const char *type = tnd_journal_type(rec);
+        if (strcmp(type, "answer") == 0) {
+            r->cursor = i + 1; /* used up */
+            memset(ans, 0, sizeof(*ans));
+            ans->kind = tnd_answer_kind_parse(
+                tnd_loop_rec_str(rec, "kind") ? tnd_loop_rec_str(rec, "kind")
+                                              : "");
+            ans->text = tnd_xstrdup(tnd_loop_rec_str(rec, "text"));
+            ans->iterations = (int)tnd_loop_rec_int(rec, "iterations");
+            ans->tokens = tnd_loop_rec_int(rec, "tokens");
+            return ans->kind != 0;
+        }
+        if (strcmp(type, "escalation") == 0 || strcmp(type, "proposal") == 0)
+            break;
+    }
+    return false;
+}
+
+/* The loop must ask a person. 1 with *ans to apply; 0 when the loop
+ * stops (waiting, or escalate: never); -1 on a journal failure. `at` is
+ * "decision" (after attempt n) or "start" (a budget ran out before it). */
+int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
+                      tnd_answer *ans)
+{
+    long esc = find_escalation(r, n, at);
+
+    if (esc < 0) {
+        json_object *f = json_object_new_object();
+        json_object_object_add(f, "attempt", json_object_new_int(n));
+        json_object_object_add(f, "at", json_object_new_string(at));
+        json_object_object_add(f, "reason", json_object_new_string(reason));
+        json_object_object_add(f, "mode", json_object_new_string(r->mode));
+        if (tnd_loop_step(r, "escalation", f) < 0)
+            return -1;
+        esc = (long)tnd_journal_count(r->journal) - 1;
+    } else if (journaled_answer(r, esc, ans)) {
+        tnd_loop_say(r, "a person answered: %s", tnd_answer_name(ans->kind));
+        return 1;
+    }
+    r->cursor = (size_t)esc + 1;
+    show_escalation(r, reason);
+    tnd_loop_stop(r, "escalated", reason);
+    if (strcmp(r->mode, "never") == 0) {
+        r->final_escalation = true;
+        return 0;
+    }
+    if (strcmp(r->mode, "tty") == 0) {
+        FILE *tty = fopen("/dev/tty", "r+");
+        if (!tty) {
+            tnd_log_warn("no terminal to ask on; the session waits");
+        } else {
+            tnd_escalate_ask(ans, tty, tty);
+            fclose(tty);
+            if (ans->kind != TND_ANSWER_STOP) {
+                if (tnd_loop_step(r, "answer",
+                                  tnd_loop_answer_json(ans, "tty")) < 0)
+                    return -1;
+                r->cursor = tnd_journal_count(r->journal);
+                r->status = NULL;
+                return 1;
+            }
+            tnd_answer_clear(ans);
+        }
+    }
+    r->waiting = true;
+    show_commands(r);
+    return 0;
+}
+
+/* Apply a person's answer at attempt a. 1 when the loop goes on (the
+ * answer asked for another attempt), 0 when it ends, -1 on failure. */
+int tnd_loop_take_answer(run *r, attempt *a, loop_state *ls,
+                         const tnd_answer *ans)
+{
+    int n = a ? a->n : r->iterations;
+
+    switch (ans->kind) {
+    case TND_ANSWER_APPROVE:
+        return tnd_loop_approve(
+                   r, a && a->diff && *a->diff ? a->diff : r->last_diff,
+                   "approved by a person") < 0
+                   ? -1
+                   : 0;
+    case TND_ANSWER_REJECT: {
+        char *why =
+            tnd_xasprintf("rejected by a person%s%s", ans->text ? ": " : "",
+                          ans->text ? ans->text : "");
+        tnd_loop_stop(r, "rejected", why);
+        free(why);
+        return 0;
+    }
+    case TND_ANSWER_BUDGET:
+    case TND_ANSWER_GUIDE:
+    case TND_ANSWER_SKIP:
+        if (!r->opts.review)
+            break;
+        /* a review has no coder to try again */
+        tnd_loop_stop(r, "rejected",
+                      ans->kind == TND_ANSWER_GUIDE && ans->text
+                          ? ans->text
+                          : "rejected by a "
+                            "person");
+        return 0;
+    default:
+        return 0;
+    }
+    switch (ans->kind) {
+    case TND_ANSWER_BUDGET:
+        if (ans->iterations > 0)
+            r->gate.max_iterations =
+                (r->gate.max_iterations > n ? r->gate.max_iterations : n) +
+                ans->iterations;
+        if (ans->tokens > 0 && r->gate.max_tokens > 0)
+            r->gate.max_tokens += ans->tokens;
+        break;
+    case TND_ANSWER_GUIDE:
+    case TND_ANSWER_SKIP:
+        if (r->gate.max_iterations <= n)
+            r->gate.max_iterations = n + 1;
+        break;
+    default:
+        return 0;
+    }
+    if (ans->kind == TND_ANSWER_GUIDE && ans->text) {
+        free(r->guidance);
+        r->guidance = tnd_xstrdup(ans->text);
+    }
+    /* a person's answer is a fresh start for the failure streak */
+    ls->streak = 0;
+    ls->last_sig = 0;
+    r->status = NULL;
+    return 1;
+}
+
+/* A budget spent at `at` ("start" of attempt n, or before its "audit"):
+ * escalate (a person may grant more). 1 when the loop goes on, 0 when it
+ * stops, -1 on failure. a is the attempt so far (NULL at its start). */
+int tnd_loop_check_budget(run *r, int n, const char *at, attempt *a,
+                          loop_state *ls)
+{
+    long esc = find_escalation(r, n, at);
+    tnd_usage used = tnd_report_total(r->report);
+    tnd_answer ans;
+    char why[256];
+    int rc;
+
+    if (esc >= 0)
+        snprintf(why, sizeof(why), "%s",
+                 tnd_loop_rec_str(tnd_journal_record(r->journal, (size_t)esc),
+                                  "reason"));
+    else if (!tnd_budget_spent(why, sizeof(why), &r->gate, &used,
+                               tnd_now_ms() - r->started))
+        return 1;
+    tnd_loop_say(r, "budget: %s", why);
+    memset(&ans, 0, sizeof(ans));
+    rc = tnd_loop_escalate(r, n, at, why, &ans);
+    if (rc == 1)
+        rc = tnd_loop_take_answer(r, a, ls, &ans);
+    if (rc == 1 && r->guidance && !a) {
+        /* the attempt this guidance is for has not been asked yet */
+        char *with = tnd_xasprintf("%s\nA person looked at this and says:\n"
+                                   "%s\nFollow this guidance.\n",
+                                   ls->feedback, r->guidance);
+        free(ls->feedback);
+        ls->feedback = with;
+        free(r->guidance);
+        r->guidance = NULL;
+    }
+    tnd_answer_clear(&ans);
+    return rc;
+}
+
+/* A budget ran out while waiting for an agent in attempt n: the attempt
+ * is left unfinished and the session waits (an answer resumes it at the
+ * start of attempt n, from the journal). */
+int tnd_loop_budget_ran_out(run *r, int n)
+{
+    char why[256];
+    tnd_usage used = tnd_report_total(r->report);
+    json_object *f;
+
+    if (!tnd_budget_spent(why, sizeof(why), &r->gate, &used,
+                          tnd_now_ms() - r->started))
+        return -1;
+    tnd_loop_say(r, "budget: %s", why);
+    f = json_object_new_object();
+    json_object_object_add(f, "attempt", json_object_new_int(n));
+    json_object_object_add(f, "at", json_object_new_string("start"));
+    json_object_object_add(f, "reason", json_object_new_string(why));
+    json_object_object_add(f, "mode", json_object_new_string(r->mode));
+    if (tnd_loop_step(r, "escalation", f) < 0)
+        return -1;
+    show_escalation(r, why);
+    tnd_loop_stop(r, "escalated", why);
+    if (strcmp(r->mode, "never") == 0) {
+        r->final_escalation = true;
+    } else {
+        r->waiting = true;
+        show_commands(r);
+    }
+    return 0;
+}
