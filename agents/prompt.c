@@ -142,12 +142,14 @@ char *tnd_prompt_coder_user(const tnd_code_request *req)
             tnd_buf_puts(&b, "\n");
         }
     }
-    if (req->feedback && *req->feedback) {
+    if (req->feedback && *req->feedback && req->attempt <= 1)
+        tnd_buf_printf(&b, "## The project's checks now\n\n%s\n\n",
+                       req->feedback);
+    else if (req->feedback && *req->feedback)
         tnd_buf_printf(&b,
                        "## Your previous attempt was not accepted "
                        "(this is attempt %d)\n\n%s\n\n",
                        req->attempt, req->feedback);
-    }
     tnd_buf_puts(&b, "Answer with a short explanation and the edit "
                      "blocks.\n");
     return tnd_buf_detach(&b, NULL);

@@ -275,6 +275,15 @@ static void prepare(sched *s, job *j, const char *name,
         s->done++;
         return;
     }
+    if (s->req->baseline && *j->skill->builtin) {
+        tnd_skill_skip(j->result, j->skill,
+                       "skipped: a built-in skill judges a change, and the "
+                       "baseline has none\n");
+        log_result(s, j->result);
+        j->state = JOB_DONE;
+        s->done++;
+        return;
+    }
     if (touched && !tnd_skill_applies(j->skill, touched)) {
         tnd_buf why;
         tnd_buf_init(&why, TND_BUF_NOCAP);
@@ -316,7 +325,10 @@ static void run_skills(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
     s.jobs = tnd_xcalloc(n + 1, sizeof(*s.jobs));
     reply->skills = tnd_xcalloc(n + 1, sizeof(*reply->skills));
     reply->nskills = n;
-    if (tnd_patch_parse(&patch, req->diff, strlen(req->diff), NULL, NULL) == 0)
+    if (req->baseline)
+        memset(&patch, 0, sizeof(patch)); /* every skill runs, paths or not */
+    else if (tnd_patch_parse(&patch, req->diff, strlen(req->diff), NULL,
+                             NULL) == 0)
         touched = tnd_patch_paths(&patch);
     else
         tnd_log_warn("task %s attempt %d: %s; every skill runs", req->task_id,

@@ -7,10 +7,29 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/config.h"
 #include "common/xalloc.h"
 #include "orchestrator/loop.h"
 #include "orchestrator/review.h"
 #include "proto/json.h"
+
+/* "build pass, test FAIL (exit 2)" */
+static void skills_line(tnd_buf *b, const tnd_audit_reply *a)
+{
+    for (size_t i = 0; i < a->nskills; i++) {
+        const tnd_skill_result *s = &a->skills[i];
+        tnd_buf_printf(b, "%s%s %s", i ? ", " : "", s->name,
+                       s->status == TND_SKILL_PASS      ? "pass"
+                       : s->status == TND_SKILL_SKIPPED ? "skipped"
+                                                        : "FAIL");
+        if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
+            tnd_buf_printf(b, " (exit %d)", s->exit_code);
+        else if (s->status != TND_SKILL_PASS && s->status != TND_SKILL_SKIPPED)
+            tnd_buf_printf(b, " (%s)", tnd_skill_status_name(s->status));
+    }
+    if (!a->nskills)
+        tnd_buf_puts(b, "no skills");
+}
 
 static void describe_audit(run *r, int n, const tnd_audit_reply *a,
                            bool replayed, bool skipped)
@@ -18,25 +37,14 @@ static void describe_audit(run *r, int n, const tnd_audit_reply *a,
     tnd_buf b;
 
     tnd_buf_init(&b, 4096);
-    for (size_t i = 0; i < a->nskills; i++) {
-        const tnd_skill_result *s = &a->skills[i];
-        tnd_buf_printf(&b, "%s%s %s", i ? ", " : "", s->name,
-                       s->status == TND_SKILL_PASS      ? "pass"
-                       : s->status == TND_SKILL_SKIPPED ? "skipped"
-                                                        : "FAIL");
-        if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
-            tnd_buf_printf(&b, " (exit %d)", s->exit_code);
-        else if (s->status != TND_SKILL_PASS && s->status != TND_SKILL_SKIPPED)
-            tnd_buf_printf(&b, " (%s)", tnd_skill_status_name(s->status));
-    }
+    skills_line(&b, a);
     if (a->critique)
-        tnd_buf_printf(&b, "%scritique: %s, confidence %.2f, %zu issue%s",
-                       a->nskills ? "; " : "",
+        tnd_buf_printf(&b, "; critique: %s, confidence %.2f, %zu issue%s",
                        tnd_verdict_name(a->critique->verdict),
                        a->critique->confidence, a->critique->nissues,
                        a->critique->nissues == 1 ? "" : "s");
     else
-        tnd_buf_printf(&b, "%s%s", a->nskills ? "; " : "",
+        tnd_buf_printf(&b, "; %s",
                        skipped ? "no critique asked" : "no valid critique");
     tnd_loop_say(r, "[%d/%d] reviewer: %s%s", n, r->gate.max_iterations,
                  tnd_buf_str(&b), replayed ? " (from the journal)" : "");
@@ -390,4 +398,149 @@ int tnd_loop_audit(run *r, attempt *a)
         r->last_confidence = a->audit.critique->confidence;
     describe_audit(r, a->n, &a->audit, replayed, a->in.critique_skipped);
     return 0;
+}
+
+/* ---- the baseline -------------------------------------------------------
+ */
+
+static bool required(const run *r, const tnd_skill_result *s)
+{
+    for (char **p = r->required; p && *p; p++)
+        if (strcmp(*p, s->name) == 0)
+            return true;
+    return s->required;
+}
+
+/* The line of a skill's output that shows why it cannot run: the one
+ * naming the cause, else the last that says something (make's directory
+ * notes and the runner's own "[tandem: ...]" aside). Cut to max, into b. */
+static bool noise(const char *line, size_t n)
+{
+    return n == 0 || strncmp(line, "[tandem: ", 9) == 0 ||
+           (strncmp(line, "make[", 5) == 0 && memmem(line, n, "directory", 9));
+}
+
+static void cause_line(tnd_buf *b, const char *text, size_t max)
+{
+    static const char *const causes[] = {"No rule to make target",
+                                         "not found", "Permission denied",
+                                         "cannot run", NULL};
+    const char *start = NULL, *last = NULL, *end;
+
+    for (const char *const *c = causes; *c && !start; c++)
+        if ((start = strstr(text, *c)))
+            while (start > text && start[-1] != '\n')
+                start--;
+    for (const char *line = text; !start && *line;) {
+        const char *next = strchr(line, '\n');
+        if (!noise(line, next ? (size_t)(next - line) : strlen(line)))
+            last = line;
+        if (!next)
+            break;
+        line = next + 1;
+    }
+    if (!start)
+        start = last;
+    if (!start)
+        return;
+    end = strchr(start, '\n');
+    if (!end)
+        end = start + strlen(start);
+    if ((size_t)(end - start) > max)
+        end = start + max;
+    tnd_buf_append(b, start, (size_t)(end - start));
+}
+
+/* A skill that cannot run on the unmodified tree can never pass: a
+ * required one is a configuration mistake, stopped before any model is
+ * paid; an advisory one is a warning. */
+static int check_runnable(run *r, const tnd_audit_reply *base)
+{
+    tnd_buf why;
+    size_t bad = 0;
+    int rc = 0;
+
+    tnd_buf_init(&why, 16 * 1024);
+    for (size_t i = 0; i < base->nskills; i++) {
+        const tnd_skill_result *s = &base->skills[i];
+        const char *cause = tnd_review_cannot_run(s);
+        if (!cause)
+            continue;
+        if (!required(r, s)) {
+            tnd_loop_say(r,
+                         "baseline: advisory skill %s cannot run (%s); "
+                         "fix skills.%s in agents.yaml",
+                         s->name, cause, s->name);
+            continue;
+        }
+        tnd_buf_printf(&why,
+                       "%sskill %s cannot run on the unmodified tree: "
+                       "%s\n  `%s`: ",
+                       bad++ ? "\n" : "", s->name, cause, s->command);
+        cause_line(&why, s->output, 300);
+        tnd_buf_printf(&why, "\n  fix skills.%s in agents.yaml", s->name);
+    }
+    if (bad)
+        rc = tnd_error_config("%s\nno change could pass %s, so no model was "
+                              "asked (tandem doctor checks a configuration)",
+                              tnd_buf_str(&why),
+                              bad == 1 ? "this check" : "these checks");
+    tnd_buf_free(&why);
+    return rc;
+}
+
+int tnd_loop_baseline(run *r)
+{
+    tnd_audit_request ar = {
+        .task_id = (char *)tnd_session_id(r->session),
+        .attempt = 1,
+        .task = (char *)r->opts.task,
+        .workspace = (char *)tnd_workspace_path(r->ws),
+        .diff = (char *)"",
+        .baseline = true,
+    };
+    char key[160], *body, *reply;
+    size_t len, reply_len = 0;
+    bool replayed;
+    tnd_buf line;
+    int rc;
+
+    if (r->opts.review || !r->gate.baseline)
+        return 0;
+    replayed = (reply = tnd_loop_journaled_reply(r, "baseline", 0,
+                                                 &reply_len)) != NULL;
+    if (!replayed) {
+        tnd_loop_say(r, "baseline: running the skills on the unmodified "
+                        "tree");
+        tnd_loop_phase(r, 0, "baseline");
+        body = tnd_audit_request_encode(&ar, &len);
+        snprintf(key, sizeof(key), "%s/0/baseline", ar.task_id);
+        rc = tnd_loop_ask(
+            r, tnd_config_quorum(r->cfg) > 1 ? "reviewer.1" : "reviewer", key,
+            body, len, &reply, &reply_len);
+        free(body);
+        if (rc == TND_ETIMEOUT && tnd_loop_budget_ran_out(r, 1) == 0)
+            return 1; /* a budget ran out: the session waits */
+        if (rc < 0)
+            return rc;
+    }
+    rc = tnd_audit_reply_decode(&r->baseline, reply, reply_len);
+    if (rc == 0 && !replayed)
+        rc = check_runnable(r, &r->baseline);
+    /* journaled only when usable: a resumed run with a fixed config
+     * runs it again */
+    if (rc == 0 && !replayed)
+        rc = tnd_loop_journal_reply(r, "baseline", 0, reply, reply_len);
+    free(reply);
+    if (rc < 0)
+        return rc;
+    r->has_baseline = true;
+    tnd_report_baseline(r->report, &r->baseline);
+    tnd_buf_init(&line, 4096);
+    skills_line(&line, &r->baseline);
+    tnd_loop_say(r, "baseline: %s, before any change%s", tnd_buf_str(&line),
+                 replayed ? " (from the journal)" : "");
+    tnd_buf_free(&line);
+    /* what the baseline's build wrote must not serve attempt 1 */
+    return replayed ? 0 : tnd_workspace_reset(r->ws);
 }

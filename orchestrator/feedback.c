@@ -40,29 +40,62 @@ char *tnd_feedback_trim(const char *text, size_t max)
                          text, n - head - tail, text + n - tail);
 }
 
-static void skills_part(tnd_buf *b, const tnd_audit_reply *a)
+/* One failing skill: its command, how it ended, what it was before the
+ * change (when known), and its output. */
+static void failed_skill(tnd_buf *b, const tnd_skill_result *s,
+                         const tnd_skill_result *before)
+{
+    char *out;
+
+    tnd_buf_printf(b, "\n### %s (`%s`): %s", s->name, s->command,
+                   tnd_skill_status_name(s->status));
+    if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
+        tnd_buf_printf(b, ", exit %d", s->exit_code);
+    if (before && before->status == TND_SKILL_PASS)
+        tnd_buf_puts(b, ": a regression, it passed before the change");
+    else if (before)
+        tnd_buf_puts(b, ": not fixed, it failed before the change too");
+    tnd_buf_puts(b, "\n");
+    out = tnd_feedback_trim(s->output, TND_FEEDBACK_MAX_OUTPUT);
+    tnd_buf_printf(b, "```\n%s%s```\n", out,
+                   *out && out[strlen(out) - 1] != '\n' ? "\n" : "");
+    free(out);
+}
+
+static void skills_part(tnd_buf *b, const tnd_audit_reply *a,
+                        const tnd_audit_reply *baseline)
 {
     bool header = false;
 
     for (size_t i = 0; i < a->nskills; i++) {
         const tnd_skill_result *s = &a->skills[i];
-        char *out;
         if (s->status == TND_SKILL_PASS || s->status == TND_SKILL_SKIPPED)
             continue;
         if (!header) {
             tnd_buf_puts(b, "\nChecks that failed:\n");
             header = true;
         }
-        tnd_buf_printf(b, "\n### %s (`%s`): %s", s->name, s->command,
-                       tnd_skill_status_name(s->status));
-        if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
-            tnd_buf_printf(b, ", exit %d", s->exit_code);
-        tnd_buf_puts(b, "\n");
-        out = tnd_feedback_trim(s->output, TND_FEEDBACK_MAX_OUTPUT);
-        tnd_buf_printf(b, "```\n%s%s```\n", out,
-                       *out && out[strlen(out) - 1] != '\n' ? "\n" : "");
-        free(out);
+        failed_skill(b, s, tnd_gate_before(baseline, s->name));
     }
+}
+
+char *tnd_feedback_baseline(const tnd_audit_reply *baseline)
+{
+    tnd_buf b;
+    bool any = false;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (size_t i = 0; i < baseline->nskills; i++) {
+        const tnd_skill_result *s = &baseline->skills[i];
+        if (s->status == TND_SKILL_PASS || s->status == TND_SKILL_SKIPPED)
+            continue;
+        if (!any)
+            tnd_buf_puts(&b, "Before any change, these checks already fail "
+                             "on the repository as it is:\n");
+        any = true;
+        failed_skill(&b, s, NULL);
+    }
+    return tnd_buf_detach(&b, NULL);
 }
 
 static void issues_part(tnd_buf *b, const tnd_critique *c)
@@ -101,7 +134,7 @@ char *tnd_feedback_build(const tnd_gate_input *in,
     tnd_buf_printf(&b, "Attempt %d was not accepted: %s\n", in->attempt,
                    decision->reason);
     if (in->audit) {
-        skills_part(&b, in->audit);
+        skills_part(&b, in->audit, in->baseline);
         if (in->audit->critique)
             issues_part(&b, in->audit->critique);
     }

@@ -1,7 +1,8 @@
 /* tnd_feedback - what the coder hears after a failed attempt.
  *
  * Concrete and bounded: the gate's reason, each failing skill's output
- * trimmed to its head and tail, the reviewer's issues with evidence and
+ * (the lines that name the failure first) and whether it is a regression
+ * or failed before the change too, the reviewer's issues with evidence and
  * suggested fixes, a line per earlier attempt, the last diff, and a
  * plain "try a different approach" when the same failure repeats. The
  * size does not grow with the number of attempts: only the last attempt
@@ -23,6 +24,11 @@
 char *tnd_feedback_build(const tnd_gate_input *in,
                          const tnd_gate_decision *decision,
                          const char *const *history, const char *diff);
+
+/* What the coder hears before attempt 1 when checks already fail on the
+ * unmodified tree (each such skill's command, status and output): its
+ * first clue. "" when every skill passed there. Caller frees. */
+char *tnd_feedback_baseline(const tnd_audit_reply *baseline);
 
 /* Text cut to max bytes keeping the first and last parts, with a marker
  * saying how much was left out. Caller frees. */

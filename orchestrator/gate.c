@@ -60,6 +60,28 @@ const char *tnd_gate_unmet(const tnd_audit_reply *a,
     return NULL;
 }
 
+const tnd_skill_result *tnd_gate_before(const tnd_audit_reply *baseline,
+                                        const char *name)
+{
+    const tnd_skill_result *s = baseline ? find_skill(baseline, name) : NULL;
+
+    return s && s->status != TND_SKILL_SKIPPED ? s : NULL;
+}
+
+/* What the baseline says of a skill that did not pass: the change broke
+ * it, or it was broken before. */
+static const char *since(const tnd_audit_reply *baseline,
+                         const tnd_skill_result *s)
+{
+    const tnd_skill_result *before = tnd_gate_before(baseline, s->name);
+
+    if (!before)
+        return "";
+    return before->status == TND_SKILL_PASS
+               ? ": a regression, it passed before the change"
+               : ": not fixed, it failed before the change too";
+}
+
 /* Why the change fails, or NULL when it passes every check. The
  * reviewer's confidence is left to the caller. */
 static const char *failure(char *buf, size_t size, const tnd_gate_input *in)
@@ -94,11 +116,11 @@ static const char *failure(char *buf, size_t size, const tnd_gate_input *in)
                      "report it)",
                      name);
         else if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
-            snprintf(buf, size, "required skill %s failed (exit %d)", s->name,
-                     s->exit_code);
+            snprintf(buf, size, "required skill %s failed (exit %d)%s", s->name,
+                     s->exit_code, since(in->baseline, s));
         else
-            snprintf(buf, size, "required skill %s: %s", s->name,
-                     tnd_skill_status_name(s->status));
+            snprintf(buf, size, "required skill %s: %s%s", s->name,
+                     tnd_skill_status_name(s->status), since(in->baseline, s));
         return buf;
     }
     if (!(c = a->critique)) {

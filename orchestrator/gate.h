@@ -52,6 +52,9 @@ typedef struct tnd_gate_input {
                                      trigger fired: the skills decide */
     const char *risky;            /* a changed path matching
                                      gate.risk_paths, or NULL */
+    const tnd_audit_reply *baseline; /* the skills on the unmodified tree,
+                                        or NULL: a failing skill that
+                                        passed there is a regression */
 } tnd_gate_input;
 
 typedef struct tnd_gate_decision {
@@ -76,6 +79,11 @@ uint64_t tnd_gate_signature(const tnd_gate_input *in);
 const char *tnd_gate_unmet(const tnd_audit_reply *a,
                            const char *const *required,
                            const tnd_skill_result **result);
+
+/* How the skill named name did on the unmodified tree: its result in
+ * baseline, or NULL when there is none (no baseline, not run there). */
+const tnd_skill_result *tnd_gate_before(const tnd_audit_reply *baseline,
+                                        const char *name);
 
 /* "approve", "revise", "escalate". */
 const char *tnd_gate_action_name(tnd_gate_action a);

@@ -77,7 +77,10 @@ typedef struct run {
     tnd_change change;      /* review: the change and its base tree */
     tnd_edit *edits;        /* review: the change as edits */
     size_t nedits;
-    const char *review_rev; /* resumed review: the commit of its base */
+    const char *review_rev;   /* resumed review: the commit of its base */
+    tnd_audit_reply baseline; /* the skills on the unmodified tree */
+    bool has_baseline;
+    bool config_error; /* stopped by a configuration mistake: exit 2 */
 } run;
 
 /* The loop's memory between attempts. */
@@ -159,6 +162,13 @@ int tnd_loop_approve(run *r, const char *diff, const char *reason);
 /* The audit of attempt a, from the journal or the reviewer(s); a->audit
  * and the gate's input are filled. */
 int tnd_loop_audit(run *r, attempt *a);
+
+/* Before attempt 1 (gate.baseline, tandem run): the skills on the
+ * unmodified tree, from the journal or the reviewer, into r->baseline.
+ * 0 to go on; 1 when a budget ran out meanwhile (the run stops, waiting
+ * for a person); TND_ECONFIG (nothing journaled) when a required skill
+ * cannot run at all: no change could pass it; -1. */
+int tnd_loop_baseline(run *r);
 
 /* ---- person.c: people and budgets --------------------------------------- */
 

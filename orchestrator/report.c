@@ -13,6 +13,8 @@
 #include "proto/json.h"
 
 struct tnd_report {
+    json_object *baseline;  /* the skills before any change, or NULL */
+    json_object *workspace; /* what the attempts' tree held, or NULL */
     char *session, *task, *repo, *config;
     int64_t started_wall;
     tnd_usage usage[2];
@@ -52,6 +54,8 @@ void tnd_report_destroy(tnd_report **self_p)
     free(r->repo);
     free(r->config);
     json_object_put(r->attempts);
+    json_object_put(r->baseline);
+    json_object_put(r->workspace);
     json_object_put(r->round);
     json_object_put(r->context);
     free(r->status);
@@ -80,12 +84,16 @@ tnd_usage tnd_report_total(const tnd_report *self)
     return total;
 }
 
-static json_object *skills_json(const tnd_audit_reply *a)
+/* Each skill's result; with a baseline, how it did before the change
+ * and whether failing now is a regression. */
+static json_object *skills_json(const tnd_audit_reply *a,
+                                const tnd_audit_reply *baseline)
 {
     json_object *list = json_object_new_array();
 
     for (size_t i = 0; a && i < a->nskills; i++) {
         const tnd_skill_result *s = &a->skills[i];
+        const tnd_skill_result *before = tnd_gate_before(baseline, s->name);
         json_object *j = json_object_new_object();
         json_object_object_add(j, "name", json_object_new_string(s->name));
         json_object_object_add(
@@ -97,9 +105,33 @@ static json_object *skills_json(const tnd_audit_reply *a)
                                json_object_new_int(s->exit_code));
         json_object_object_add(j, "duration_ms",
                                json_object_new_int64(s->duration_ms));
+        if (before) {
+            json_object_object_add(
+                j, "before",
+                json_object_new_string(tnd_skill_status_name(before->status)));
+            json_object_object_add(
+                j, "regression",
+                json_object_new_boolean(before->status == TND_SKILL_PASS &&
+                                        s->status != TND_SKILL_PASS &&
+                                        s->status != TND_SKILL_SKIPPED));
+        }
         json_object_array_add(list, j);
     }
     return list;
+}
+
+void tnd_report_baseline(tnd_report *self, const tnd_audit_reply *baseline)
+{
+    json_object_put(self->baseline);
+    self->baseline = json_object_new_object();
+    json_object_object_add(self->baseline, "skills",
+                           skills_json(baseline, NULL));
+}
+
+void tnd_report_workspace(tnd_report *self, json_object *about)
+{
+    json_object_put(self->workspace);
+    self->workspace = about;
 }
 
 void tnd_report_critique(tnd_report *self, bool asked, const char *why,
@@ -160,7 +192,7 @@ void tnd_report_attempt(tnd_report *self, int attempt,
                            json_object_new_int(reply ? (int)reply->nedits : 0));
     json_object_object_add(
         j, "rationale", tnd_json_str_or_null(reply ? reply->rationale : NULL));
-    json_object_object_add(j, "skills", skills_json(in->audit));
+    json_object_object_add(j, "skills", skills_json(in->audit, in->baseline));
     json_object_object_add(j, "critique",
                            in->audit && in->audit->critique
                                ? tnd_critique_to_json(in->audit->critique)
@@ -265,6 +297,8 @@ char *tnd_report_json(const tnd_report *self)
                                json_object_new_int64(self->tokens_saved));
         json_object_object_add(o, "critiques", c);
     }
+    json_object_object_add(o, "workspace", json_object_get(self->workspace));
+    json_object_object_add(o, "baseline", json_object_get(self->baseline));
     json_object_object_add(o, "attempts", json_object_get(self->attempts));
     text = tnd_json_pretty(o);
     json_object_put(o);

@@ -37,6 +37,14 @@ void tnd_report_usage(tnd_report *self, tnd_role role, const tnd_usage *u);
 const tnd_usage *tnd_report_role(const tnd_report *self, tnd_role role);
 tnd_usage tnd_report_total(const tnd_report *self);
 
+/* The skills' results on the unmodified tree (each attempt's skills then
+ * say how they did before the change, and which failures are
+ * regressions). */
+void tnd_report_baseline(tnd_report *self, const tnd_audit_reply *baseline);
+
+/* What the attempts' tree held (tnd_snapshot_json's object, taken). */
+void tnd_report_workspace(tnd_report *self, json_object *about);
+
 /* How the coming attempt's critique went: asked or skipped (why says
  * which triggers fired or that none did), the tokens a skipped one
  * would have cost (an estimate), and each quorum member's verdict

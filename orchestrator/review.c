@@ -267,3 +267,28 @@ void tnd_review_merge(tnd_audit_reply *out, const tnd_audit_reply *members,
     free(votes);
     free(seen);
 }
+
+const char *tnd_review_cannot_run(const tnd_skill_result *s)
+{
+    const char *p;
+
+    if (s->status == TND_SKILL_ERROR)
+        return "it could not start";
+    if (s->status != TND_SKILL_FAIL)
+        return NULL;
+    if (s->exit_code == 127)
+        return "its command was not found (exit 127)";
+    if (s->exit_code == 126)
+        return "its command cannot be executed (exit 126)";
+    /* the target the command asked for, not a file a rule needs */
+    for (p = s->output; (p = strstr(p, "No rule to make target ")); p++) {
+        const char *name = p + strlen("No rule to make target ");
+        const char *end;
+        if (*name != '\'' && *name != '`')
+            continue;
+        end = strchr(name + 1, '\'');
+        if (end && end[1] == '.')
+            return "make has no rule for the target it names";
+    }
+    return NULL;
+}

@@ -6,8 +6,9 @@
  * the reviewer runs the skills and asks its model. Otherwise it runs in
  * two phases: the skills first (one reviewer, no critique), then, when
  * tnd_review_triggers says so, a critique of that evidence from each
- * quorum member, merged by tnd_review_merge. Pure functions: no I/O, so
- * every trigger and merge rule has a table-driven test. */
+ * quorum member, merged by tnd_review_merge. Before the first attempt,
+ * tnd_review_cannot_run reads the baseline for skills that cannot run.
+ * Pure functions: no I/O, so every rule has a table-driven test. */
 #ifndef TND_REVIEW_H
 #define TND_REVIEW_H
 
@@ -46,6 +47,14 @@ const char *tnd_review_risky(char *buf, size_t size, char *const *globs,
 
 /* Lines diff adds and removes. */
 size_t tnd_review_changed_lines(const char *diff);
+
+/* Why a skill's result on the unmodified tree (the baseline) says it
+ * cannot run at all, so no change could ever pass it: it could not start,
+ * its command was not found (exit 127) or not executable (126), or make
+ * has no rule for the target the command names ("No rule to make target
+ * 'check'.  Stop.", not "... 'x.c', needed by 'x.o'", which is the
+ * project's own breakage). Borrowed static text; NULL when it ran. */
+const char *tnd_review_cannot_run(const tnd_skill_result *s);
 
 /* The members' critiques as one: a critique that approves when all
  * members (majority false) or more than half of them (majority true)

@@ -752,6 +752,7 @@ static int one_attempt(run *r, attempt *a, loop_state *ls)
         return rc == TND_ETIMEOUT ? tnd_loop_budget_ran_out(r, a->n) : rc;
     a->in.attempt = a->n;
     a->in.required = (const char *const *)r->required;
+    a->in.baseline = r->has_baseline ? &r->baseline : NULL;
     if (!a->in.format_error && !a->in.apply_error && !a->in.empty &&
         !a->in.repeats) {
         if (!r->status &&
@@ -784,8 +785,13 @@ static int one_attempt(run *r, attempt *a, loop_state *ls)
 
 static int loop(run *r)
 {
-    loop_state ls = {tnd_xstrdup(""), NULL, 0, 0};
+    loop_state ls = {NULL, NULL, 0, 0};
     int rc = 1;
+
+    /* what already fails before any change is the coder's first clue */
+    ls.feedback =
+        r->has_baseline ? tnd_feedback_baseline(&r->baseline) : tnd_xstrdup("");
+    ls.hints = r->has_baseline ? failure_hints(&r->baseline) : NULL;
 
     for (int n = 1; rc == 1; n++) {
         attempt a;
@@ -861,7 +867,7 @@ static int finish(run *r)
         code = r->final_escalation ? TND_EXIT_FAILED : TND_EXIT_HUMAN;
     } else {
         fprintf(stderr, "%s: %s\n", r->status, r->reason ? r->reason : "");
-        code = TND_EXIT_FAILED;
+        code = r->config_error ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
     fprintf(stderr, "session %s: %s/\n", tnd_session_id(r->session),
             tnd_session_dir(r->session));
@@ -874,6 +880,7 @@ static void run_close(run *r)
         tnd_edit_clear(&r->edits[i]);
     free(r->edits);
     tnd_change_clear(&r->change);
+    tnd_audit_reply_clear(&r->baseline);
     tnd_events_destroy(&r->events);
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     tnd_workspace_destroy(&r->ws, !r->opts.keep_workspace);
@@ -995,26 +1002,33 @@ static int make_workspace(run *r)
     const char *runtime = tnd_crew_runtime(r->crew);
     char *base_dir = tnd_fs_join(runtime, "base");
     char *ws_dir = tnd_fs_join(runtime, "workspace");
+    bool incremental = r->cfg->workspace.incremental;
     tnd_snapshot_options so = {
         .include_untracked = r->cfg->workspace.include_untracked,
         .whole = r->opts.review && r->change.tmp,
         .max_bytes = r->cfg->orchestrator.workspace_max_bytes,
     };
+    char *what;
     int rc = -1;
 
     r->base = tnd_snapshot_new(r->opts.review ? r->change.base : r->repo,
                                base_dir, &so);
-    if (r->base && (r->ws = tnd_workspace_new(r->base, ws_dir,
-                                              r->cfg->workspace.incremental))) {
-        char *what = tnd_snapshot_describe(r->base);
-        tnd_loop_say(r, "workspace: %s%s", what,
-                     r->cfg->workspace.incremental
-                         ? "; build outputs stay between attempts "
-                           "(workspace.incremental)"
-                         : "");
-        free(what);
-        rc = 0;
-    }
+    if (!r->base || !(r->ws = tnd_workspace_new(r->base, ws_dir, incremental)))
+        goto out;
+    tnd_report_workspace(r->report, tnd_snapshot_json(r->base, incremental));
+    /* once per session: what the first run's tree held */
+    if (tnd_loop_find(r, "workspace", 0, 0) < 0 &&
+        tnd_loop_step(r, "workspace", tnd_snapshot_json(r->base, incremental)) <
+            0)
+        goto out;
+    what = tnd_snapshot_describe(r->base);
+    tnd_loop_say(r, "workspace: %s%s", what,
+                 incremental ? "; build outputs stay between attempts "
+                               "(workspace.incremental)"
+                             : "");
+    free(what);
+    rc = 0;
+out:
     free(base_dir);
     free(ws_dir);
     return rc;
@@ -1053,8 +1067,11 @@ static int go(run *r, int64_t started_wall)
     recall(r);
     if ((r->crew = tnd_crew_new(&co)) != NULL) {
         publish_events(r);
-        if (make_workspace(r) == 0)
+        if (make_workspace(r) == 0 && (error = tnd_loop_baseline(r)) == 0)
             error = loop(r);
+        r->config_error = error == TND_ECONFIG;
+        if (error == 1)
+            error = 0; /* stopped before attempt 1; r->status says why */
     }
     if (error < 0)
         tnd_loop_stop(r, "failed", tnd_error_last());

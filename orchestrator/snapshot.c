@@ -454,3 +454,25 @@ char *tnd_snapshot_describe(const tnd_snapshot *self)
     free(text);
     return with;
 }
+
+json_object *tnd_snapshot_json(const tnd_snapshot *self, bool incremental)
+{
+    const tnd_snapshot_stats *i = &self->info;
+    json_object *w = json_object_new_object();
+
+    json_object_object_add(
+        w, "source", json_object_new_string(i->git ? "git" : "directory"));
+    json_object_object_add(w, "files",
+                           json_object_new_int64((int64_t)i->files));
+    json_object_object_add(w, "bytes",
+                           json_object_new_int64((int64_t)i->bytes));
+    json_object_object_add(w, "untracked",
+                           json_object_new_int64((int64_t)i->untracked));
+    json_object_object_add(w, "include_untracked",
+                           json_object_new_boolean(i->untracked_included));
+    json_object_object_add(w, "skipped",
+                           json_object_new_int64((int64_t)i->skipped));
+    json_object_object_add(w, "incremental",
+                           json_object_new_boolean(incremental));
+    return w;
+}

@@ -17,6 +17,7 @@
 #ifndef TND_SNAPSHOT_H
 #define TND_SNAPSHOT_H
 
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -60,6 +61,11 @@ const tnd_snapshot_stats *tnd_snapshot_about(const tnd_snapshot *self);
 
 /* Make dst (which must not exist) a fresh copy of the snapshot. */
 int tnd_snapshot_fill(const tnd_snapshot *self, const char *dst);
+
+/* What the snapshot holds, as a JSON object for report.json and the
+ * journal: source ("git" or "directory"), files, bytes, untracked,
+ * include_untracked, skipped, and incremental as given. Caller puts. */
+json_object *tnd_snapshot_json(const tnd_snapshot *self, bool incremental);
 
 /* One line for people: "12 tracked files (40 KiB); 3 untracked paths
  * left out (workspace.include_untracked brings them in)". Caller frees. */

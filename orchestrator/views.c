@@ -71,10 +71,9 @@ static void proposal_md(tnd_buf *b, json_object *reply)
     }
 }
 
-static void audit_md(tnd_buf *b, json_object *reply)
+static void checks_md(tnd_buf *b, json_object *reply)
 {
-    json_object *skills = get(reply, "skills"), *crit = get(reply, "critique");
-    json_object *issues = get(crit, "issues");
+    json_object *skills = get(reply, "skills");
 
     tnd_buf_puts(b, "- Checks:");
     for (size_t i = 0; skills && i < json_object_array_length(skills); i++) {
@@ -88,6 +87,14 @@ static void audit_md(tnd_buf *b, json_object *reply)
     if (!skills || json_object_array_length(skills) == 0)
         tnd_buf_puts(b, " none");
     tnd_buf_puts(b, "\n");
+}
+
+static void audit_md(tnd_buf *b, json_object *reply)
+{
+    json_object *crit = get(reply, "critique");
+    json_object *issues = get(crit, "issues");
+
+    checks_md(b, reply);
     if (!crit || json_object_is_type(crit, json_type_null)) {
         tnd_buf_printf(b, "- Critique: none (%s)\n",
                        str(reply, "critique_error")
@@ -123,6 +130,26 @@ char *tnd_views_reflection(json_object *records)
             tnd_buf_printf(&b, "# Session %s\n\nTask: %s\n\nStarted %s in %s\n",
                            str(r, "session"), str(r, "task"), str(r, "time"),
                            str(r, "repo"));
+        } else if (strcmp(type, "workspace") == 0) {
+            json_object *inc = get(r, "incremental"),
+                        *unt = get(r, "include_untracked");
+            tnd_buf_printf(&b, "\nWorkspace: %ld files (%s)", num(r, "files"),
+                           str(r, "source") &&
+                                   strcmp(str(r, "source"), "git") == 0
+                               ? "git-tracked"
+                               : "the whole directory");
+            if (unt && json_object_get_boolean(unt))
+                tnd_buf_puts(&b, ", untracked files included");
+            else if (num(r, "untracked"))
+                tnd_buf_printf(&b, ", %ld untracked left out",
+                               num(r, "untracked"));
+            tnd_buf_puts(&b, inc && json_object_get_boolean(inc)
+                                 ? "; incremental: build outputs stayed "
+                                   "between attempts\n"
+                                 : "; a fresh copy for every attempt\n");
+        } else if (strcmp(type, "baseline") == 0) {
+            tnd_buf_puts(&b, "\n## Before any change\n\n");
+            checks_md(&b, get(r, "reply"));
         } else if (strcmp(type, "resume") == 0) {
             tnd_buf_printf(&b, "\n_Resumed at %s._\n", str(r, "time"));
         } else if (strcmp(type, "proposal") == 0) {

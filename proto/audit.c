@@ -71,6 +71,8 @@ char *tnd_audit_request_encode(const tnd_audit_request *r, size_t *len_out)
                            json_object_new_string(r->workspace));
     json_object_object_add(o, "diff", json_object_new_string(r->diff));
     json_object_object_add(o, "critique", json_object_new_boolean(r->critique));
+    if (r->baseline)
+        json_object_object_add(o, "baseline", json_object_new_boolean(true));
     if (r->skills)
         json_object_object_add(o, "skills",
                                skills_to_json(r->skills, r->nskills));
@@ -96,6 +98,8 @@ int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
         goto out;
     out->critique = true;
     if (tnd_json_get_bool(&out->critique, o, "critique", TND_JSON_OPTIONAL) <
+            0 ||
+        tnd_json_get_bool(&out->baseline, o, "baseline", TND_JSON_OPTIONAL) <
             0 ||
         tnd_json_get_array(&skills, o, "skills", TND_BODY_MAX_SKILLS,
                            TND_JSON_OPTIONAL) < 0 ||

@@ -52,6 +52,9 @@ typedef struct tnd_audit_request {
                         must see the same filesystem) */
     char *diff;      /* the proposal as a unified diff against the base */
     bool critique;   /* ask the model for a critique (default true) */
+    bool baseline;   /* the unmodified tree, before attempt 1: every
+                        skill runs whatever its paths, built-ins (which
+                        judge a diff) are skipped */
     tnd_skill_result *skills; /* results of a run already made (the
                                  reviewer then runs no skill), or NULL */
     size_t nskills;

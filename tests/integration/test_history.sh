@@ -46,7 +46,7 @@ expect_rc 0 "stats"
 expect_in "$T/out" '"sessions": 3'
 expect_in "$T/out" '"success_rate": 0.5'
 expect_in "$T/out" '"escalation_rate": 0.333'
-expect_in "$T/out" '"reason": "required skill test failed (exit 2)"'
+expect_in "$T/out" '"reason": "required skill test failed (exit 2): not fixed, it failed before the change too"'
 run "$BIN/tandem" stats --repo "$T/demo"
 expect_in "$T/out" "success rate:         50%"
 pass "stats gives rates, costs, phases and the common failures"

@@ -237,6 +237,37 @@ static void request_critique_defaults_to_true(void **state)
                  false);
 }
 
+/* The baseline flag: absent means false; it travels both ways. */
+static void request_baseline_round_trips(void **state)
+{
+    tnd_audit_request r = {.task_id = (char *)"t",
+                           .attempt = 1,
+                           .task = (char *)"x",
+                           .workspace = (char *)"/w",
+                           .diff = (char *)"",
+                           .baseline = true};
+    tnd_audit_request back;
+    size_t len;
+    char *body = tnd_audit_request_encode(&r, &len);
+
+    (void)state;
+    assert_non_null(strstr(body, "\"baseline\":true"));
+    assert_int_equal(tnd_audit_request_decode(&back, body, len), 0);
+    assert_true(back.baseline);
+    tnd_audit_request_clear(&back);
+    free(body);
+    r.baseline = false;
+    body = tnd_audit_request_encode(&r, &len);
+    assert_null(strstr(body, "baseline"));
+    assert_int_equal(tnd_audit_request_decode(&back, body, len), 0);
+    assert_false(back.baseline);
+    tnd_audit_request_clear(&back);
+    free(body);
+    request_with(",\"baseline\":1",
+                 "bad audit request: field 'baseline' must be true or false",
+                 true);
+}
+
 static void request_skills_are_checked(void **state)
 {
     (void)state;
@@ -738,6 +769,7 @@ int main(void)
         cmocka_unit_test(request_decode_names_the_bad_field),
         cmocka_unit_test(request_carries_critique_and_skills),
         cmocka_unit_test(request_critique_defaults_to_true),
+        cmocka_unit_test(request_baseline_round_trips),
         cmocka_unit_test(request_skills_are_checked),
         cmocka_unit_test(reply_round_trips),
         cmocka_unit_test(reply_carries_locations_changed_and_skipped),

@@ -172,6 +172,54 @@ static void feedback_explains_the_failure(void **state)
     free(fb);
 }
 
+/* With a baseline, a failing check says whether the change broke it or
+ * it was broken before. */
+static void failing_checks_say_what_they_were_before(void **state)
+{
+    reply_store st, base;
+    tnd_audit_reply *before = failing_reply(&base, "FAIL before\n");
+    tnd_gate_input in = {.attempt = 1,
+                         .audit = failing_reply(&st, "FAIL now\n"),
+                         .required = required,
+                         .baseline = before};
+    char *fb;
+
+    (void)state;
+    fb = feedback_for(&in, NULL, diff_text);
+    assert_has(fb, "### test (`make test`): fail, exit 1: not fixed, it "
+                   "failed before the change too\n```\nFAIL now\n```\n");
+    free(fb);
+
+    base.skills[1].status = TND_SKILL_PASS;
+    fb = feedback_for(&in, NULL, diff_text);
+    assert_has(fb, "Attempt 1 was not accepted: required skill test failed "
+                   "(exit 1): a regression, it passed before the change\n");
+    assert_has(fb, "### test (`make test`): fail, exit 1: a regression, it "
+                   "passed before the change\n");
+    free(fb);
+}
+
+/* Before attempt 1: what already fails, or nothing when all passes. */
+static void the_baseline_tells_the_coder_what_fails_already(void **state)
+{
+    reply_store base;
+    tnd_audit_reply *before = failing_reply(&base, "FAIL test_mean\n");
+    char *fb = tnd_feedback_baseline(before);
+
+    (void)state;
+    assert_has(fb, "Before any change, these checks already fail on the "
+                   "repository as it is:\n\n### test (`make test`): fail, "
+                   "exit 1\n```\nFAIL test_mean\n```\n");
+    assert_null(strstr(fb, "### build"));
+    assert_null(strstr(fb, "regression"));
+    free(fb);
+
+    base.skills[1].status = TND_SKILL_PASS;
+    fb = tnd_feedback_baseline(before);
+    assert_string_equal(fb, "");
+    free(fb);
+}
+
 static void repeated_failure_asks_for_a_different_approach(void **state)
 {
     reply_store st;
@@ -441,6 +489,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(feedback_explains_the_failure),
+        cmocka_unit_test(failing_checks_say_what_they_were_before),
+        cmocka_unit_test(the_baseline_tells_the_coder_what_fails_already),
         cmocka_unit_test(repeated_failure_asks_for_a_different_approach),
         cmocka_unit_test(long_output_keeps_its_head_and_tail),
         cmocka_unit_test(checks_that_did_not_run_say_why),

@@ -110,9 +110,11 @@ typedef struct row {
     review_spec review;
     const char *required[3]; /* the configuration's required skills */
     int streak;
-    bool critique_skipped; /* on_trigger and no trigger fired */
-    const char *risky;     /* a changed path in gate.risk_paths */
-    tnd_gate_config cfg;   /* all zero: DEFAULT_CFG */
+    bool critique_skipped;             /* on_trigger and no trigger fired */
+    const char *risky;                 /* a changed path in gate.risk_paths */
+    skill_spec before[MAX_SKILLS + 1]; /* the baseline's skills; none:
+                                          no baseline */
+    tnd_gate_config cfg;               /* all zero: DEFAULT_CFG */
     tnd_gate_action expect;
     bool passed;
     const char *reason; /* a substring of the decision's reason */
@@ -162,6 +164,25 @@ static const row rows[] = {
      .review = {.skills = {PASS("build"), FAIL("test", 2)}, APPROVES(1.0)},
      REQUIRED_BT, .streak = 1, .expect = TND_GATE_REVISE,
      .reason = "required skill test failed (exit 2)"},
+    {"a failing skill that passed before the change is a regression", 1,
+     .review = BROKEN_TEST, REQUIRED_BT, .before = {BOTH_PASS},
+     .expect = TND_GATE_REVISE,
+     .reason = "required skill test failed (exit 1): a regression, it passed "
+               "before the change"},
+    {"a failing skill that failed before too is not fixed", 1,
+     .review = BROKEN_TEST, REQUIRED_BT,
+     .before = {PASS("build"), FAIL("test", 2)}, .expect = TND_GATE_REVISE,
+     .reason = "required skill test failed (exit 1): not fixed, it failed "
+               "before the change too"},
+    {"a timed-out skill that passed before is a regression", 1,
+     .review = {.skills = {PASS("build"), STATUS("test", TND_SKILL_TIMEOUT)},
+                APPROVES(1.0)},
+     REQUIRED_BT, .before = {BOTH_PASS}, .expect = TND_GATE_REVISE,
+     .reason = "required skill test: timeout: a regression"},
+    {"a baseline that failed does not stop a passing change", 1,
+     .review = GOOD_REVIEW, REQUIRED_BT,
+     .before = {PASS("build"), FAIL("test", 2)}, .expect = TND_GATE_APPROVE,
+     .passed = true, .reason = "every required skill passed"},
     {"required skill missing from the audit", 1,
      .review = {.skills = {PASS("build")}, APPROVES(1.0)}, REQUIRED_BT,
      .expect = TND_GATE_REVISE,
@@ -431,7 +452,8 @@ static void every_rule_decides_as_documented(void **state)
         const row *r = &rows[i];
         tnd_gate_config cfg = DEFAULT_CFG;
         tnd_gate_decision d;
-        audit_store store;
+        audit_store store, before;
+        review_spec base = {.no_critique = true};
         tnd_gate_input in = {
             .attempt = r->attempt,
             .apply_error = r->apply_error,
@@ -445,6 +467,9 @@ static void every_rule_decides_as_documented(void **state)
             .risky = r->risky,
         };
 
+        memcpy(base.skills, r->before, sizeof(base.skills));
+        if (r->before[0].name)
+            in.baseline = build_audit(&before, &base);
         if (r->cfg.max_iterations)
             cfg = r->cfg;
         tnd_gate_decide(&d, &cfg, &in);
@@ -475,6 +500,22 @@ static void a_long_reason_is_cut_to_fit(void **state)
     assert_int_equal(d.action, TND_GATE_ESCALATE);
     assert_true(strlen(d.reason) < sizeof(d.reason));
     assert_non_null(strstr(d.reason, "gate.max_iterations (5) reached"));
+}
+
+/* How a skill did before the change: skipped or absent there is unknown. */
+static void before_finds_the_baseline_result(void **state)
+{
+    audit_store st;
+    review_spec base = {
+        .skills = {PASS("build"), STATUS("docs", TND_SKILL_SKIPPED)},
+        .no_critique = true};
+    const tnd_audit_reply *b = build_audit(&st, &base);
+
+    (void)state;
+    assert_int_equal(tnd_gate_before(b, "build")->status, TND_SKILL_PASS);
+    assert_null(tnd_gate_before(b, "docs"));
+    assert_null(tnd_gate_before(b, "test"));
+    assert_null(tnd_gate_before(NULL, "build"));
 }
 
 static void action_names(void **state)
@@ -678,6 +719,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_rule_decides_as_documented),
         cmocka_unit_test(a_long_reason_is_cut_to_fit),
+        cmocka_unit_test(before_finds_the_baseline_result),
         cmocka_unit_test(action_names),
         cmocka_unit_test(signature_ignores_numbers_addresses_and_tmp_paths),
         cmocka_unit_test(signature_of_long_output_ignores_numbers),

@@ -110,6 +110,58 @@ static void json_has_the_promised_fields(void **state)
     tnd_report_destroy(&r);
 }
 
+/* With a baseline, each skill says how it did before and whether its
+ * failure is a regression; the report keeps the baseline and what the
+ * workspace held. */
+static void baseline_and_workspace_are_reported(void **state)
+{
+    tnd_report *r = tnd_report_new("s", "t", "/repo", NULL, 0);
+    tnd_skill_result before[2] = {
+        {.name = (char *)"build", .status = TND_SKILL_PASS},
+        {.name = (char *)"test", .status = TND_SKILL_FAIL, .exit_code = 2}};
+    tnd_skill_result now[2] = {
+        {.name = (char *)"build", .status = TND_SKILL_FAIL, .exit_code = 2},
+        {.name = (char *)"test", .status = TND_SKILL_FAIL, .exit_code = 2}};
+    tnd_audit_reply base = {.skills = before, .nskills = 2};
+    tnd_audit_reply audit = {.skills = now, .nskills = 2};
+    tnd_gate_input in = {.attempt = 1, .audit = &audit, .baseline = &base};
+    tnd_gate_decision d = {.action = TND_GATE_REVISE};
+    json_object *o = NULL, *w, *skills, *s0, *s1, *b;
+    char *text;
+
+    (void)state;
+    w = json_object_new_object();
+    json_object_object_add(w, "incremental", json_object_new_boolean(true));
+    tnd_report_workspace(r, w);
+    tnd_report_baseline(r, &base);
+    tnd_report_attempt(r, 1, NULL, &in, &d, NULL, 0);
+    text = tnd_report_json(r);
+    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    assert_true(json_object_get_boolean(json_object_object_get(
+        json_object_object_get(o, "workspace"), "incremental")));
+    b = json_object_object_get(json_object_object_get(o, "baseline"), "skills");
+    assert_int_equal(json_object_array_length(b), 2);
+    assert_string_equal(json_object_get_string(json_object_object_get(
+                            json_object_array_get_idx(b, 1), "status")),
+                        "fail");
+    skills = json_object_object_get(
+        json_object_array_get_idx(json_object_object_get(o, "attempts"), 0),
+        "skills");
+    s0 = json_object_array_get_idx(skills, 0);
+    s1 = json_object_array_get_idx(skills, 1);
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(s0, "before")), "pass");
+    assert_true(
+        json_object_get_boolean(json_object_object_get(s0, "regression")));
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(s1, "before")), "fail");
+    assert_false(
+        json_object_get_boolean(json_object_object_get(s1, "regression")));
+    json_object_put(o);
+    free(text);
+    tnd_report_destroy(&r);
+}
+
 static void secrets_are_redacted(void **state)
 {
     tnd_report *r;
@@ -133,6 +185,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(summary_reads_like_a_sentence),
         cmocka_unit_test(json_has_the_promised_fields),
+        cmocka_unit_test(baseline_and_workspace_are_reported),
         cmocka_unit_test(secrets_are_redacted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -885,10 +885,65 @@ static void merge_replaces_only_the_critique_part_of_out(void **state)
     clear_all(&out, m, 2);
 }
 
+/* ---- skills that cannot run at the baseline ----------------------------- */
+
+typedef struct cannot_row {
+    tnd_skill_status status;
+    int exit_code;
+    const char *output;
+    const char *why; /* expected: a part of the reason, NULL: it ran */
+} cannot_row;
+
+static void cannot_run_reads_the_baseline_as_documented(void **state)
+{
+    static const cannot_row rows[] = {
+        {TND_SKILL_PASS, 0, "ok\n", NULL},
+        {TND_SKILL_SKIPPED, -1, "skipped\n", NULL},
+        {TND_SKILL_TIMEOUT, -1, "killed\n", NULL},
+        {TND_SKILL_ERROR, -1, "cannot run 'mkae'", "could not start"},
+        {TND_SKILL_FAIL, 127, "sh: 1: mkae: not found\n", "not found"},
+        {TND_SKILL_FAIL, 126, "sh: 1: ./run: Permission denied\n",
+         "cannot be executed"},
+        {TND_SKILL_FAIL, 2,
+         "make: *** No rule to make target 'check'.  Stop.\n",
+         "no rule for the target"},
+        {TND_SKILL_FAIL, 2,
+         "make: *** No rule to make target `check'.  Stop.\n",
+         "no rule for the target"},
+        /* the project's own breakage: a file a rule needs is missing */
+        {TND_SKILL_FAIL, 2,
+         "make: *** No rule to make target 'foo.c', needed by 'foo.o'.  "
+         "Stop.\n",
+         NULL},
+        /* a failing test is what a task is for, not a broken config */
+        {TND_SKILL_FAIL, 2,
+         "FAIL test_x\nmake: *** [Makefile:3: test] "
+         "Error 127\n",
+         NULL},
+        {TND_SKILL_FAIL, 1, "", NULL},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        tnd_skill_result s = {.name = (char *)"test",
+                              .status = rows[i].status,
+                              .exit_code = rows[i].exit_code,
+                              .output = (char *)rows[i].output};
+        const char *why = tnd_review_cannot_run(&s);
+        if (!rows[i].why && why)
+            fail_msg("row %zu: \"%s\" said it cannot run: %s", i,
+                     rows[i].output, why);
+        if (rows[i].why && (!why || !strstr(why, rows[i].why)))
+            fail_msg("row %zu: expected \"%s\", got \"%s\"", i, rows[i].why,
+                     why ? why : "(runs)");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_trigger_fires_as_documented),
+        cmocka_unit_test(cannot_run_reads_the_baseline_as_documented),
         cmocka_unit_test(risky_paths_match_the_globs),
         cmocka_unit_test(risky_with_no_globs_or_no_diff_is_none),
         cmocka_unit_test(risky_sees_both_names_of_a_rename),

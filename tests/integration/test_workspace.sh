@@ -1,0 +1,85 @@
+#!/bin/sh
+# What each attempt's checks run on: the repository's tracked files as
+# the working tree has them, fresh for every attempt. Build outputs in the
+# user's tree never stand in for what the change builds.
+. "$(dirname "$0")/lib.sh"
+
+# The demo as a git repository with a loose Makefile (test_stats does not
+# depend on the library, as many test Makefiles miss a dependency) and a
+# stale, untracked test_stats in the tree that always passes and is newer
+# than test_stats.c, so make would not rebuild it: copied into the
+# workspace, it would approve the first (wrong) fix.
+git_demo() {
+    copy_demo
+    demo_config "$TOP/examples/demo/cassette.json"
+    if [ -n "${1:-}" ]; then printf '%s\n' "$1" >>"$T/demo/agents.yaml"; fi
+    [ "${2:-loose}" = loose ] && sed -i 's/^test: test_stats$/test: libstats.a test_stats/;
+            s/^test_stats: test_stats.c libstats.a$/test_stats: test_stats.c/' \
+        "$T/demo/Makefile"
+    [ "${2:-loose}" != loose ] || grep -q '^test_stats: test_stats.c$' \
+        "$T/demo/Makefile" || fail "the demo's Makefile changed; update this test"
+    (cd "$T/demo" && git init -q && git add -A &&
+        git -c user.name=t -c user.email=t@example.invalid commit -q -m base) ||
+        fail "cannot make a git repository"
+    printf '#!/bin/sh\necho "all tests passed"\n' >"$T/demo/test_stats"
+    chmod 755 "$T/demo/test_stats"
+    printf 'scratch\n' >"$T/demo/notes.txt"
+}
+
+git_demo
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved"
+expect_in "$T/err" "workspace: 7 tracked files"
+expect_in "$T/err" "2 untracked paths left out (workspace.include_untracked: true brings them in)"
+expect_in "$T/err" "[1/3] revise: required skill test failed (exit 2)"
+expect_in "$T/err" "approved after 2 iterations"
+dir=$(session_dir)
+expect_in "$dir/report.json" '"source": "git"'
+expect_in "$dir/report.json" '"incremental": false'
+expect_not_in "$dir/llm/attempt-1-proposal.json" "notes.txt"
+# the user's tree is as it was
+expect_in "$T/demo/test_stats" 'all tests passed'
+(cd "$T/demo" && git diff --quiet) || fail "the user's tracked files changed"
+pass "an untracked build output in the user's tree never reaches a workspace"
+
+# uncommitted changes are part of the base
+git_demo
+rm "$T/demo/test_stats"
+sed -i 's/return sum \/ count;/return (double)sum \/ (double)count;/' "$T/demo/stats.c"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "the fix the cassette expects does not apply to the changed file"
+expect_in "$T/err" "baseline: build pass, test pass, before any change"
+expect_in "$T/err" "the SEARCH text was not found in stats.c"
+pass "the user's uncommitted changes are in the base"
+
+# include_untracked: the untracked files come in, and the run says so
+git_demo 'workspace: {include_untracked: true}'
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_in "$T/err" "workspace: 9 files ("
+expect_in "$T/err" "tracked, and 2 untracked (workspace.include_untracked)"
+dir=$(session_dir)
+expect_in "$dir/report.json" '"include_untracked": true'
+pass "workspace.include_untracked brings untracked files in, and says so"
+
+# incremental: build outputs stay between attempts; report and show say
+# so (with the demo's own Makefile, which tracks its dependencies: with the
+# loose one, attempt 2 would test attempt 1's binary, which is why it is
+# an opt-in)
+git_demo 'workspace: {incremental: true}' tracked-deps
+rm "$T/demo/test_stats"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved"
+expect_in "$T/err" "build outputs stay between attempts (workspace.incremental)"
+dir=$(session_dir)
+expect_in "$dir/report.json" '"incremental": true'
+run "$BIN/tandem" show --repo "$T/demo" "$(basename "$dir")"
+expect_in "$T/out" "incremental: build outputs stayed between attempts"
+pass "workspace.incremental is opt-in and reported"
+
+# a directory git does not track is taken whole, and the run says why
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved"
+expect_in "$T/err" "not in a git work tree, so every file is copied"
+pass "a plain directory is copied whole"
