@@ -4,6 +4,8 @@
 #   make demo       install missing packages, build, run the offline demo
 #   make test       install missing packages, build, run every test
 #   make check      run every test without the package step
+#   make defects    run the defect set (tests/defects/): planted bugs, a
+#                   scripted coder, a report in build/defects/report.md
 #   make memcheck   run the tests under valgrind
 #   make install PREFIX=/usr/local
 #
@@ -58,7 +60,7 @@ else
 Q := @
 endif
 
-.PHONY: all deps demo test check unit integration memcheck install \
+.PHONY: all deps demo test check unit integration defects memcheck install \
         uninstall clean format FORCE
 
 all: $(BINS)
@@ -82,6 +84,9 @@ unit: $(UNIT_BINS)
 
 integration: all $(FAKELLM)
 	@sh tools/run-tests integration tests/integration/test_*.sh
+
+defects: all
+	@sh tests/defects/run
 
 memcheck:
 	@sh tools/install-deps --memcheck

@@ -1,0 +1,66 @@
+/* compat.h - the old API's shims (see compat.c). */
+#ifndef COMPAT_H
+#define COMPAT_H
+
+int compat_open_01(const char *path, int flags, int mode);
+long compat_seek_01(int fd, long offset, int whence);
+int compat_open_02(const char *path, int flags, int mode);
+long compat_seek_02(int fd, long offset, int whence);
+int compat_open_03(const char *path, int flags, int mode);
+long compat_seek_03(int fd, long offset, int whence);
+int compat_open_04(const char *path, int flags, int mode);
+long compat_seek_04(int fd, long offset, int whence);
+int compat_open_05(const char *path, int flags, int mode);
+long compat_seek_05(int fd, long offset, int whence);
+int compat_open_06(const char *path, int flags, int mode);
+long compat_seek_06(int fd, long offset, int whence);
+int compat_open_07(const char *path, int flags, int mode);
+long compat_seek_07(int fd, long offset, int whence);
+int compat_open_08(const char *path, int flags, int mode);
+long compat_seek_08(int fd, long offset, int whence);
+int compat_open_09(const char *path, int flags, int mode);
+long compat_seek_09(int fd, long offset, int whence);
+int compat_open_10(const char *path, int flags, int mode);
+long compat_seek_10(int fd, long offset, int whence);
+int compat_open_11(const char *path, int flags, int mode);
+long compat_seek_11(int fd, long offset, int whence);
+int compat_open_12(const char *path, int flags, int mode);
+long compat_seek_12(int fd, long offset, int whence);
+int compat_open_13(const char *path, int flags, int mode);
+long compat_seek_13(int fd, long offset, int whence);
+int compat_open_14(const char *path, int flags, int mode);
+long compat_seek_14(int fd, long offset, int whence);
+int compat_open_15(const char *path, int flags, int mode);
+long compat_seek_15(int fd, long offset, int whence);
+int compat_open_16(const char *path, int flags, int mode);
+long compat_seek_16(int fd, long offset, int whence);
+int compat_open_17(const char *path, int flags, int mode);
+long compat_seek_17(int fd, long offset, int whence);
+int compat_open_18(const char *path, int flags, int mode);
+long compat_seek_18(int fd, long offset, int whence);
+int compat_open_19(const char *path, int flags, int mode);
+long compat_seek_19(int fd, long offset, int whence);
+int compat_open_20(const char *path, int flags, int mode);
+long compat_seek_20(int fd, long offset, int whence);
+int compat_open_21(const char *path, int flags, int mode);
+long compat_seek_21(int fd, long offset, int whence);
+int compat_open_22(const char *path, int flags, int mode);
+long compat_seek_22(int fd, long offset, int whence);
+int compat_open_23(const char *path, int flags, int mode);
+long compat_seek_23(int fd, long offset, int whence);
+int compat_open_24(const char *path, int flags, int mode);
+long compat_seek_24(int fd, long offset, int whence);
+int compat_open_25(const char *path, int flags, int mode);
+long compat_seek_25(int fd, long offset, int whence);
+int compat_open_26(const char *path, int flags, int mode);
+long compat_seek_26(int fd, long offset, int whence);
+int compat_open_27(const char *path, int flags, int mode);
+long compat_seek_27(int fd, long offset, int whence);
+int compat_open_28(const char *path, int flags, int mode);
+long compat_seek_28(int fd, long offset, int whence);
+int compat_open_29(const char *path, int flags, int mode);
+long compat_seek_29(int fd, long offset, int whence);
+int compat_open_30(const char *path, int flags, int mode);
+long compat_seek_30(int fd, long offset, int whence);
+
+#endif
