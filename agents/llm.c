@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "proto/json.h"
 
@@ -252,6 +253,7 @@ static int complete(tnd_llm_answer *out, tnd_llm *self,
     int64_t deadline = start + self->timeout_ms * (self->max_retries + 1) +
                        (int64_t)BACKOFF_CAP_MS * self->max_retries;
     int retries = 0, rc;
+    size_t replaced;
 
     memset(out, 0, sizeof(*out));
     for (;;) {
@@ -291,6 +293,10 @@ static int complete(tnd_llm_answer *out, tnd_llm *self,
         retries++;
         tnd_llm_answer_clear(out);
     }
+    if ((replaced = tnd_utf8_clean_inplace(&out->text)))
+        tnd_log_warn("%s answer: %zu byte%s that were not valid UTF-8 read "
+                     "as U+FFFD",
+                     prompt->role, replaced, replaced == 1 ? "" : "s");
     out->usage.calls = 1;
     out->usage.retries = retries;
     out->usage.latency_ms = (long)(tnd_now_ms() - start);
@@ -304,14 +310,44 @@ static int complete(tnd_llm_answer *out, tnd_llm *self,
     return 0;
 }
 
+/* text as valid UTF-8: text itself when it is, else a clean copy left in
+ * *owned (caller frees). Adds the bytes replaced to *count. */
+static const char *valid_text(const char *text, char **owned, size_t *count)
+{
+    size_t len, replaced;
+
+    *owned = NULL;
+    if (!text || tnd_utf8_valid(text, len = strlen(text)))
+        return text;
+    *owned = tnd_utf8_clean(text, len, &replaced);
+    *count += replaced;
+    return *owned;
+}
+
 int tnd_llm_complete(tnd_llm_answer *out, tnd_llm *self,
                      const tnd_prompt *prompt)
 {
-    int rc = complete(out, self, prompt);
+    /* An API takes JSON, which is UTF-8: one Latin-1 byte from a source
+     * file or a test's output would get the whole request refused, and a
+     * command program may choke on it. Every prompt is made valid here,
+     * the one place all of them pass, and so is every answer. */
+    tnd_prompt valid = *prompt;
+    char *system, *user;
+    size_t replaced = 0;
+    int rc;
 
+    valid.system = valid_text(prompt->system, &system, &replaced);
+    valid.user = valid_text(prompt->user, &user, &replaced);
+    if (replaced)
+        tnd_log_warn("%s prompt: %zu byte%s that were not valid UTF-8 sent "
+                     "as U+FFFD",
+                     prompt->role, replaced, replaced == 1 ? "" : "s");
+    rc = complete(out, self, &valid);
     if (self->exchange)
-        self->exchange(prompt, rc == 0 ? out : NULL,
+        self->exchange(&valid, rc == 0 ? out : NULL,
                        rc == 0 ? NULL : tnd_error_last(),
                        self->exchange_payload);
+    free(system);
+    free(user);
     return rc;
 }

@@ -2,6 +2,7 @@
 #include "common/str.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/xalloc.h"
@@ -65,6 +66,25 @@ size_t tnd_str_count_lines(const char *s, size_t len)
 bool tnd_str_is_binary(const char *s, size_t len)
 {
     return memchr(s, '\0', len) != NULL;
+}
+
+char *tnd_str_cut_middle(const char *text, size_t max)
+{
+    size_t n = strlen(text), head, tail, marker;
+
+    if (n <= max)
+        return tnd_xstrdup(text);
+    /* the marker counts against max; n bounds the number it will show */
+    marker = (size_t)snprintf(NULL, 0, "\n[... %zu bytes left out ...]\n", n);
+    max = max > marker ? max - marker : 0;
+    head = max / 3;
+    tail = max - head;
+    while (head > 0 && ((unsigned char)text[head] & 0xC0) == 0x80)
+        head--;
+    while (tail > 0 && ((unsigned char)text[n - tail] & 0xC0) == 0x80)
+        tail--;
+    return tnd_xasprintf("%.*s\n[... %zu bytes left out ...]\n%s", (int)head,
+                         text, n - head - tail, text + n - tail);
 }
 
 char *tnd_str_printable(const char *s, size_t max)

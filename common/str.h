@@ -30,6 +30,13 @@ size_t tnd_str_count_lines(const char *s, size_t len);
 /* True when the first len bytes hold a NUL (how we tell binary files). */
 bool tnd_str_is_binary(const char *s, size_t len);
 
+/* Copy of s cut to at most max bytes by leaving out its middle: a third
+ * of the room for the head, the rest for the tail (failures are usually
+ * reported at the end), cut on UTF-8 boundaries, joined by a line
+ * "[... N bytes left out ...]" that counts against max. A copy of s when
+ * it fits. Caller frees. */
+char *tnd_str_cut_middle(const char *s, size_t max);
+
 /* Copy of s with control characters other than \n and \t replaced by
  * '?', cut to at most max bytes (on a UTF-8 boundary) with "..." appended
  * when cut. For putting text from outside into a one-line message. Caller

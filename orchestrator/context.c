@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/str.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
 #include "skills/glob.h"
@@ -67,9 +68,23 @@ static int rank(const char *path, const tnd_context_options *o)
     return 2;
 }
 
-int tnd_context_build(tnd_code_request *req, const char *root,
-                      const tnd_context_options *o, size_t *used_out)
+/* Add one text file to req, as valid UTF-8. */
+static void send(tnd_code_request *req, tnd_context_stats *st, const char *path,
+                 const char *text, size_t len)
 {
+    size_t replaced = 0;
+    tnd_file *f = &req->files[req->nfiles++];
+
+    f->path = tnd_xstrdup(path);
+    f->content = tnd_utf8_clean(text, len, &replaced);
+    st->replaced += replaced;
+    st->replaced_files += replaced > 0;
+}
+
+int tnd_context_build(tnd_code_request *req, const char *root,
+                      const tnd_context_options *o, tnd_context_stats *stats)
+{
+    tnd_context_stats sum = {0};
     char **list = NULL;
     size_t n = 0, used = 0, nc = 0;
     candidate *c;
@@ -106,14 +121,14 @@ int tnd_context_build(tnd_code_request *req, const char *root,
         if (c[i].size > MAX_FILE_BYTES || used + c[i].size > o->budget)
             continue;
         full = tnd_fs_join(root, c[i].path);
-        if (tnd_fs_read(&text, &len, full, MAX_FILE_BYTES) == 0 &&
-            !tnd_str_is_binary(text, len) && used + len <= o->budget) {
-            req->files[req->nfiles].path = tnd_xstrdup(c[i].path);
-            req->files[req->nfiles].content = text;
-            req->nfiles++;
-            used += len;
-            sent[i] = true;
-            text = NULL;
+        if (tnd_fs_read(&text, &len, full, MAX_FILE_BYTES) == 0) {
+            if (tnd_utf8_is_binary(text, len)) {
+                sum.binary++;
+            } else if (used + len <= o->budget) {
+                send(req, &sum, c[i].path, text, len);
+                used += len;
+                sent[i] = true;
+            }
         }
         free(text);
         free(full);
@@ -133,7 +148,9 @@ int tnd_context_build(tnd_code_request *req, const char *root,
     free(sent);
     free(c);
     tnd_fs_list_free(list);
-    if (used_out)
-        *used_out = used;
+    sum.files = req->nfiles;
+    sum.bytes = used;
+    if (stats)
+        *stats = sum;
     return 0;
 }

@@ -156,13 +156,19 @@ void tnd_report_critique(tnd_report *self, bool asked, const char *why,
     }
 }
 
-void tnd_report_context(tnd_report *self, size_t files, size_t bytes,
+void tnd_report_context(tnd_report *self, const tnd_context_stats *st,
                         size_t budget, size_t request_bytes)
 {
     json_object *j = json_object_new_object();
 
-    json_object_object_add(j, "files", json_object_new_int64((int64_t)files));
-    json_object_object_add(j, "bytes", json_object_new_int64((int64_t)bytes));
+    json_object_object_add(j, "files",
+                           json_object_new_int64((int64_t)st->files));
+    json_object_object_add(j, "bytes",
+                           json_object_new_int64((int64_t)st->bytes));
+    json_object_object_add(j, "binary_files",
+                           json_object_new_int64((int64_t)st->binary));
+    json_object_object_add(j, "invalid_utf8_bytes",
+                           json_object_new_int64((int64_t)st->replaced));
     json_object_object_add(j, "budget_bytes",
                            json_object_new_int64((int64_t)budget));
     json_object_object_add(j, "request_bytes",

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "orchestrator/context.h"
 #include "orchestrator/gate.h"
 #include "proto/code.h"
 
@@ -54,9 +55,10 @@ void tnd_report_critique(tnd_report *self, bool asked, const char *why,
                          long tokens_saved, json_object *members);
 
 /* What the coming attempt's coder was sent: files and their bytes
- * against agents.coder.context_max_kb, and the whole request's bytes
- * (reported with a token estimate of a quarter of that). */
-void tnd_report_context(tnd_report *self, size_t files, size_t bytes,
+ * against agents.coder.context_max_kb, the files listed as data and the
+ * bytes sent as U+FFFD, and the whole request's bytes (reported with a
+ * token estimate of a quarter of that). */
+void tnd_report_context(tnd_report *self, const tnd_context_stats *st,
                         size_t budget, size_t request_bytes);
 
 /* Record one attempt: the coder's reply (may be NULL), the gate's input

@@ -468,9 +468,9 @@ static int propose(run *r, attempt *a, const loop_state *ls)
             .exclude = (const char *const *)r->hidden,
             .budget = r->cfg->coder.context_max_bytes,
         };
-        size_t used = 0;
+        tnd_context_stats st;
         /* from the base: what a build wrote is never offered as source */
-        if (tnd_context_build(&a->req, tnd_snapshot_path(r->base), &co, &used) <
+        if (tnd_context_build(&a->req, tnd_snapshot_path(r->base), &co, &st) <
             0)
             return -1;
         body = tnd_code_request_encode(&a->req, &len);
@@ -479,9 +479,16 @@ static int propose(run *r, attempt *a, const loop_state *ls)
             r,
             "[%d/%d] coder: proposing a change (%zu file%s in context, "
             "~%zu tokens asked)",
-            a->n, r->gate.max_iterations, a->req.nfiles,
-            a->req.nfiles == 1 ? "" : "s", len / 4);
-        tnd_report_context(r->report, a->req.nfiles, used, co.budget, len);
+            a->n, r->gate.max_iterations, st.files, st.files == 1 ? "" : "s",
+            len / 4);
+        if (st.replaced)
+            tnd_loop_say(r,
+                         "[%d/%d] coder: %zu byte%s in %zu file%s not valid "
+                         "UTF-8, sent as U+FFFD",
+                         a->n, r->gate.max_iterations, st.replaced,
+                         st.replaced == 1 ? "" : "s", st.replaced_files,
+                         st.replaced_files == 1 ? "" : "s");
+        tnd_report_context(r->report, &st, co.budget, len);
         tnd_loop_phase(r, a->n, "coding");
         snprintf(key, sizeof(key), "%s/%d/coder", a->req.task_id, a->n);
         rc = tnd_loop_ask(r, "coder", key, body, len, &reply, &reply_len);

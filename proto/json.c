@@ -2,8 +2,10 @@
 #include "proto/json.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 int tnd_json_parse(json_object **out, const char *text, size_t len)
@@ -196,24 +198,40 @@ int tnd_json_get_object(json_object **out, json_object *obj, const char *key,
     return 0;
 }
 
+/* json-c writes string bytes as they are; JSON is UTF-8. Outside the
+ * strings everything is ASCII, so cleaning the whole text cleans exactly
+ * the strings' invalid bytes (U+FFFD each) and nothing else. */
+static char *valid_text(const char *s, size_t len, size_t *len_out)
+{
+    char *out = tnd_utf8_clean(s, len, NULL);
+
+    if (len_out)
+        *len_out = strlen(out);
+    return out;
+}
+
 char *tnd_json_dump(json_object *obj, size_t *len_out)
 {
     size_t len;
     const char *s = json_object_to_json_string_length(
         obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
 
-    if (len_out)
-        *len_out = len;
-    return tnd_xstrndup(s, len);
+    return valid_text(s, len, len_out);
 }
 
 char *tnd_json_pretty(json_object *obj)
 {
-    const char *s = json_object_to_json_string_ext(
-        obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                 JSON_C_TO_STRING_NOSLASHESCAPE);
+    size_t len;
+    const char *s = json_object_to_json_string_length(
+        obj,
+        JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+            JSON_C_TO_STRING_NOSLASHESCAPE,
+        &len);
+    char *text = valid_text(s, len, &len), *out;
 
-    return tnd_xasprintf("%s\n", s);
+    out = tnd_xasprintf("%s\n", text);
+    free(text);
+    return out;
 }
 
 json_object *tnd_json_str_or_null(const char *s)

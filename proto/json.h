@@ -58,11 +58,13 @@ int tnd_json_get_object(json_object **out, json_object *obj, const char *key,
                         int flags);
 
 /* obj serialised compactly into a new string (caller frees); *len_out may
- * be NULL. Slashes are not escaped. */
+ * be NULL. Slashes are not escaped. The text is always valid UTF-8: a
+ * string's invalid bytes come out as U+FFFD (see common/utf8.h), so
+ * nothing tandem sends or writes as JSON can be refused for its bytes. */
 char *tnd_json_dump(json_object *obj, size_t *len_out);
 
-/* obj pretty-printed with a trailing newline, for files people read.
- * Caller frees. */
+/* obj pretty-printed with a trailing newline, for files people read;
+ * valid UTF-8 like tnd_json_dump. Caller frees. */
 char *tnd_json_pretty(json_object *obj);
 
 /* A new JSON string from s, or JSON null when s is NULL. */

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/str.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
 #include "skills/builtin.h"
@@ -62,6 +64,34 @@ void tnd_skill_skip(tnd_skill_result *out, const tnd_skill_config *skill,
     out->output = tnd_xstrdup(why);
 }
 
+/* The captured output as valid UTF-8: a test that prints a Latin-1 name
+ * or a binary record must not make the reply, the journal or a prompt
+ * invalid. NUL bytes would cut the text short; they are replaced too.
+ * A replacement takes three bytes, so the text is cut to cap again. What
+ * was replaced is said at the end. Caller frees. */
+static char *clean_output(const tnd_proc_result *res, size_t cap)
+{
+    size_t replaced = 0;
+    char *text = tnd_utf8_clean(res->output ? res->output : "",
+                                res->output ? res->output_len : 0, &replaced);
+    char *with;
+
+    if (!replaced)
+        return text;
+    if (strlen(text) > cap) {
+        with = tnd_str_cut_middle(text, cap);
+        free(text);
+        text = with;
+    }
+    with =
+        tnd_xasprintf("%s%s[tandem: %zu byte%s of this output that were "
+                      "not valid UTF-8 are shown as U+FFFD]\n",
+                      text, *text && text[strlen(text) - 1] != '\n' ? "\n" : "",
+                      replaced, replaced == 1 ? "" : "s");
+    free(text);
+    return with;
+}
+
 void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
                    const tnd_skill_ctx *ctx)
 {
@@ -102,7 +132,7 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
         return;
     }
     out->duration_ms = res.duration_ms;
-    out->output = tnd_xstrdup(res.output ? res.output : "");
+    out->output = clean_output(&res, cap);
     switch (res.status) {
     case TND_PROC_EXITED:
         out->exit_code = res.exit_code;

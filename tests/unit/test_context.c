@@ -140,11 +140,11 @@ included_globs_come_after_names_and_used_bytes_are_told(void **state)
                              .exclude = hidden,
                              .budget = 1024 * KIB};
     tnd_code_request req;
-    size_t used = 0;
+    tnd_context_stats st;
 
     (void)state;
     memset(&req, 0, sizeof(req));
-    assert_int_equal(tnd_context_build(&req, repo, &o, &used), 0);
+    assert_int_equal(tnd_context_build(&req, repo, &o, &st), 0);
     assert_sent(&req, "src/stats.c\n"   /* named in the task */
                       "docs/guide.md\n" /* included, smallest first */
                       "src/medium.c\n"
@@ -152,7 +152,10 @@ included_globs_come_after_names_and_used_bytes_are_told(void **state)
                       "README.md\n"
                       "tests/test_stats.c\n"
                       "src/edge.c\n");
-    assert_int_equal(used, bytes_sent(&req));
+    assert_int_equal(st.bytes, bytes_sent(&req));
+    assert_int_equal(st.files, req.nfiles);
+    assert_int_equal(st.binary, 1); /* logo.png */
+    assert_int_equal(st.replaced, 0);
     tnd_code_request_clear(&req);
 }
 
@@ -199,6 +202,39 @@ static void binary_and_huge_files_are_never_sent(void **state)
     }
     assert_string_equal(req.repo_map, "logo.png 20\nsrc/big.c 307200\n");
     tnd_code_request_clear(&req);
+}
+
+/* Issue 12: a test's binary data and a Latin-1 comment went into the
+ * coder's prompt verbatim, where a JSON API refuses them. Data without a
+ * NUL byte is still data; text with a few stray bytes is still text, sent
+ * as valid UTF-8 with the bytes counted. */
+static void data_is_mapped_and_text_is_sent_as_valid_utf8(void **state)
+{
+    char dir[] = "/tmp/tnd-test-context-utf8-XXXXXX", data[300];
+    tnd_context_options o = {.task = "", .budget = 1024 * KIB};
+    tnd_code_request req;
+    tnd_context_stats st;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    for (size_t i = 0; i < sizeof(data); i++)
+        data[i] = (char)(0x80 + i % 0x7F); /* no NUL, hardly any text */
+    put(dir, "testdata/sample.dat", data, sizeof(data));
+    put(dir, "rec.h", "/* Ren\xE9 M\xFCller */\nint x;\n", 25);
+    put(dir, "ok.c", "int y;\n", 7);
+    memset(&req, 0, sizeof(req));
+    assert_int_equal(tnd_context_build(&req, dir, &o, &st), 0);
+    assert_sent(&req, "ok.c\nrec.h\n");
+    assert_string_equal(req.files[1].content,
+                        "/* Ren\xEF\xBF\xBD M\xEF\xBF\xBDller */\nint x;\n");
+    assert_string_equal(req.repo_map, "testdata/sample.dat 300\n");
+    assert_int_equal(st.files, 2);
+    assert_int_equal(st.bytes, 7 + 25);
+    assert_int_equal(st.binary, 1);
+    assert_int_equal(st.replaced, 2);
+    assert_int_equal(st.replaced_files, 1);
+    tnd_code_request_clear(&req);
+    assert_int_equal(tnd_fs_rmtree(dir), 0);
 }
 
 static void budget_is_respected_and_the_rest_is_mapped(void **state)
@@ -356,6 +392,7 @@ int main(void)
         cmocka_unit_test(without_names_smaller_files_go_first),
         cmocka_unit_test(a_name_in_the_task_matches_path_or_file_name),
         cmocka_unit_test(binary_and_huge_files_are_never_sent),
+        cmocka_unit_test(data_is_mapped_and_text_is_sent_as_valid_utf8),
         cmocka_unit_test(budget_is_respected_and_the_rest_is_mapped),
         cmocka_unit_test(
             excluded_and_private_paths_are_neither_sent_nor_listed),

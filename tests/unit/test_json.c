@@ -294,6 +294,27 @@ static void dump_is_compact_and_keeps_slashes(void **state)
     json_object_put(obj);
 }
 
+/* JSON is UTF-8: a string's stray bytes (a Latin-1 file name, a test's
+ * output) come out as U+FFFD, so no peer or API refuses what we write. */
+static void written_json_is_valid_utf8(void **state)
+{
+    json_object *obj = json_object_new_object();
+    size_t len = 0;
+    char *s;
+
+    (void)state;
+    json_object_object_add(obj, "name",
+                           json_object_new_string("Ren\xE9 \xC3\xA9"));
+    s = tnd_json_dump(obj, &len);
+    assert_string_equal(s, "{\"name\":\"Ren\xEF\xBF\xBD \xC3\xA9\"}");
+    assert_int_equal(len, strlen(s));
+    free(s);
+    s = tnd_json_pretty(obj);
+    assert_non_null(strstr(s, "\"Ren\xEF\xBF\xBD \xC3\xA9\""));
+    free(s);
+    json_object_put(obj);
+}
+
 static void str_or_null(void **state)
 {
     json_object *s = tnd_json_str_or_null("x");
@@ -317,6 +338,7 @@ int main(void)
         cmocka_unit_test(arrays_and_objects_are_borrowed),
         cmocka_unit_test(fields_of_a_non_object_are_missing),
         cmocka_unit_test(dump_is_compact_and_keeps_slashes),
+        cmocka_unit_test(written_json_is_valid_utf8),
         cmocka_unit_test(str_or_null),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

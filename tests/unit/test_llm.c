@@ -268,6 +268,36 @@ static void command_reads_system_separator_user(void **state)
     tnd_llm_destroy(&llm);
 }
 
+static void on_exchange(const tnd_prompt *prompt, const tnd_llm_answer *answer,
+                        const char *error, void *payload)
+{
+    (void)answer;
+    (void)error;
+    *(char **)payload = tnd_xstrdup(prompt->user);
+}
+
+/* Issue 12: a Latin-1 byte from a source file reached a prompt verbatim,
+ * and a JSON API refuses such a request. The program sees valid UTF-8, the
+ * transcript too, and an answer's stray bytes are replaced as well. */
+static void prompts_and_answers_are_valid_utf8(void **state)
+{
+    tnd_llm *llm = command_llm("echo8.sh", "cat; printf ' \\377'\n", "");
+    tnd_llm_answer a;
+    tnd_prompt p = coder_call;
+    char *heard = NULL;
+
+    (void)state;
+    tnd_llm_set_exchange(llm, on_exchange, &heard);
+    p.user = "Jos\xE9 \xC3\xA9";
+    assert_int_equal(tnd_llm_complete(&a, llm, &p), 0);
+    assert_string_equal(a.text, "be brief\n---\nJos\xEF\xBF\xBD \xC3\xA9 "
+                                "\xEF\xBF\xBD");
+    assert_string_equal(heard, "Jos\xEF\xBF\xBD \xC3\xA9");
+    free(heard);
+    tnd_llm_answer_clear(&a);
+    tnd_llm_destroy(&llm);
+}
+
 static void command_exit_75_is_retried(void **state)
 {
     char *counter = path_in_tmp("count");
@@ -674,6 +704,7 @@ int main(void)
         cmocka_unit_test(two_recorders_share_one_file),
         cmocka_unit_test(recorder_errors),
         cmocka_unit_test(command_reads_system_separator_user),
+        cmocka_unit_test(prompts_and_answers_are_valid_utf8),
         cmocka_unit_test(command_exit_75_is_retried),
         cmocka_unit_test(command_gives_up_after_max_retries),
         cmocka_unit_test(command_failure_quotes_the_end_of_stderr),

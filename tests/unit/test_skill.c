@@ -31,7 +31,8 @@ static const char config_text[] =
     "    limits: {file_mb: 1}\n"
     "  docs-only: {command: \"true\", paths: [\"docs/**\", \"*.md\"]}\n"
     "  secrets: {builtin: git}\n"
-    "  nothing: {command: [/no/such/program]}\n";
+    "  nothing: {command: [/no/such/program]}\n"
+    "  latin1: {command: \"printf 'Ren\\\\351\\\\000!'\"}\n";
 
 static void run(tnd_skill_result *r, const char *name, const char *diff)
 {
@@ -62,6 +63,22 @@ static void commands_pass_fail_and_error(void **state)
     run(&r, "nothing", "");
     assert_int_equal(r.status, TND_SKILL_ERROR);
     assert_non_null(strstr(r.output, "/no/such/program"));
+    tnd_skill_result_clear(&r);
+}
+
+/* Issue 12: a test that printed a Latin-1 name made the reply, the
+ * journal and the prompts invalid UTF-8, and a NUL byte cut the output
+ * short. Both are replaced, and the output says so. */
+static void output_is_valid_utf8_and_says_what_was_replaced(void **state)
+{
+    tnd_skill_result r;
+
+    (void)state;
+    run(&r, "latin1", "");
+    assert_int_equal(r.status, TND_SKILL_PASS);
+    assert_string_equal(r.output, "Ren\xEF\xBF\xBD\xEF\xBF\xBD!\n"
+                                  "[tandem: 2 bytes of this output that were "
+                                  "not valid UTF-8 are shown as U+FFFD]\n");
     tnd_skill_result_clear(&r);
 }
 
@@ -152,6 +169,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(commands_pass_fail_and_error),
+        cmocka_unit_test(output_is_valid_utf8_and_says_what_was_replaced),
         cmocka_unit_test(limits_apply_to_the_command),
         cmocka_unit_test(paths_decide_whether_a_skill_applies),
         cmocka_unit_test(builtins_run_on_the_diff),
