@@ -7,6 +7,7 @@
 #   make defects    run the defect set (tests/defects/): planted bugs, a
 #                   scripted coder, a report in build/defects/report.md
 #   make memcheck   run the tests under valgrind
+#   make bench      run the benchmarks under bench/ (figures: bench/RESULTS.md)
 #   make install PREFIX=/usr/local
 #
 # Options: SANITIZE=address,undefined  WERROR=0  CFLAGS=...  V=1
@@ -64,7 +65,7 @@ else
 Q := @
 endif
 
-.PHONY: all deps demo test check unit integration defects memcheck install \
+.PHONY: all deps demo test check unit integration defects memcheck bench install \
         uninstall clean format FORCE
 
 all: $(BINS)
@@ -91,6 +92,16 @@ integration: all $(FAKELLM)
 
 defects: all
 	@sh tests/defects/run
+
+BENCH_BINS := build/bench/workspace
+
+bench: all $(BENCH_BINS)
+	@sh bench/run
+
+build/bench/%: bench/%.c $(LIB) build/flags.stamp
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
 
 memcheck:
 	@sh tools/install-deps --memcheck
@@ -152,4 +163,5 @@ format:
 
 FORCE:
 
--include $(LIB_OBJ:.o=.d) $(MAINS:%.c=build/obj/%.d) $(UNIT_BINS:=.d)
+-include $(LIB_OBJ:.o=.d) $(MAINS:%.c=build/obj/%.d) $(UNIT_BINS:=.d) \
+         $(BENCH_BINS:=.d)

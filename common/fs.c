@@ -195,6 +195,11 @@ int tnd_fs_rmtree(const char *path)
     return rmtree_at(AT_FDCWD, path, path);
 }
 
+int tnd_fs_rmtree_at(int dirfd, const char *name)
+{
+    return rmtree_at(dirfd, name, name);
+}
+
 static bool skipped(const char *name, const char *const *skip)
 {
     for (; skip && *skip; skip++)
@@ -239,11 +244,17 @@ static int copy_contents(int in, int out)
 
 int tnd_fs_copy_fd(int in, const char *dst, const struct stat *st)
 {
+    return tnd_fs_copy_fd_at(in, AT_FDCWD, dst, st);
+}
+
+int tnd_fs_copy_fd_at(int in, int dirfd, const char *dst, const struct stat *st)
+{
     struct timespec times[2];
     int out, error = 0;
 
     out =
-        open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st->st_mode & 07777);
+        openat(dirfd, dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+               st->st_mode & 07777);
     if (out < 0)
         return tnd_error_sys("cannot create %s", dst);
     if (copy_contents(in, out) < 0) {

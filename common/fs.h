@@ -30,6 +30,10 @@ int tnd_fs_mkdirs(const char *path, mode_t mode);
 /* rm -rf without following symlinks. A missing path is success. */
 int tnd_fs_rmtree(const char *path);
 
+/* rm -rf of name in the directory open as dirfd, never following a
+ * symlink, so a tree a build rearranged cannot lead it outside. */
+int tnd_fs_rmtree_at(int dirfd, const char *name);
+
 /* Copy the tree at src into dst (created; must not exist yet): regular
  * files with their mode and modification time, directories, symlinks as
  * symlinks; other file types are skipped. Entries of src's top level
@@ -42,6 +46,10 @@ int tnd_fs_copytree(const char *src, const char *dst, const char *const *skip,
  * is created (it must not exist) with st's mode and times. A reflink
  * where the filesystem has them, else copy_file_range, else read/write. */
 int tnd_fs_copy_fd(int in, const char *dst, const struct stat *st);
+
+/* tnd_fs_copy_fd with dst relative to the directory open as dirfd. */
+int tnd_fs_copy_fd_at(int in, int dirfd, const char *dst,
+                      const struct stat *st);
 
 /* The regular files under root as paths relative to it, sorted, skipping
  * top-level names in skip and any directory named ".git". At most

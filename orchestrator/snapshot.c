@@ -413,13 +413,6 @@ const tnd_snapshot_stats *tnd_snapshot_about(const tnd_snapshot *self)
     return &self->info;
 }
 
-int tnd_snapshot_fill(const tnd_snapshot *self, const char *dst)
-{
-    if (tnd_fs_exists(dst))
-        return tnd_error_set("cannot fill %s: it already exists", dst);
-    return tnd_fs_copytree(self->dir, dst, NULL, (size_t)-1);
-}
-
 char *tnd_snapshot_describe(const tnd_snapshot *self)
 {
     const tnd_snapshot_stats *i = &self->info;

@@ -8,10 +8,10 @@
  * tracked) is taken whole, except .git and .tandem. Build outputs in the
  * user's tree are untracked or ignored, so they never reach a workspace.
  *
- * The snapshot copies that set once, into a private directory;
- * tnd_snapshot_fill makes a fresh copy of it for each attempt, so every
- * attempt's checks run on the base plus that attempt's edits and on
- * nothing an earlier build left. The user's tree is only read: paths are
+ * The snapshot copies that set once, into a private directory; each
+ * attempt's workspace is made equal to it again (orchestrator/workspace.c,
+ * common/mirror.c), so every attempt's checks run on the base plus that
+ * attempt's edits and on nothing an earlier build left. The user's tree is only read: paths are
  * opened one component at a time without following symlinks, so a
  * tracked path that now leads through a symlink is not copied. */
 #ifndef TND_SNAPSHOT_H
@@ -58,9 +58,6 @@ const char *tnd_snapshot_path(const tnd_snapshot *self);
 
 /* What the snapshot holds and where it came from. Borrowed. */
 const tnd_snapshot_stats *tnd_snapshot_about(const tnd_snapshot *self);
-
-/* Make dst (which must not exist) a fresh copy of the snapshot. */
-int tnd_snapshot_fill(const tnd_snapshot *self, const char *dst);
 
 /* What the snapshot holds, as a JSON object for report.json and the
  * journal: source ("git" or "directory"), files, bytes, untracked,

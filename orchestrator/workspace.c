@@ -16,6 +16,7 @@
 #include "common/diff.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/mirror.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
@@ -32,6 +33,7 @@ typedef struct touched {
 struct tnd_workspace {
     char *root;
     const tnd_snapshot *base;
+    tnd_mirror *copy; /* the tree, made equal to the base on reset */
     bool incremental;
     touched *files;
     size_t nfiles, afiles;
@@ -45,6 +47,7 @@ tnd_workspace *tnd_workspace_new(const tnd_snapshot *base, const char *dir,
                                  bool incremental)
 {
     tnd_workspace *ws;
+    tnd_mirror *copy;
     char *root;
 
     /* checked first: the cleanup below must only remove our own copy */
@@ -52,16 +55,15 @@ tnd_workspace *tnd_workspace_new(const tnd_snapshot *base, const char *dir,
         tnd_error_set("cannot make a workspace in %s: it already exists", dir);
         return NULL;
     }
-    if (tnd_snapshot_fill(base, dir) < 0) {
-        tnd_fs_rmtree(dir);
+    if (!(copy = tnd_mirror_new(tnd_snapshot_path(base), dir)))
         return NULL;
-    }
     if (!(root = tnd_fs_realpath(dir))) {
-        tnd_fs_rmtree(dir);
+        tnd_mirror_destroy(&copy, 1);
         return NULL;
     }
     ws = tnd_xcalloc(1, sizeof(*ws));
     ws->root = root;
+    ws->copy = copy;
     ws->base = base;
     ws->incremental = incremental;
     ws->paths = tnd_xcalloc(1, sizeof(char *));
@@ -86,8 +88,7 @@ void tnd_workspace_destroy(tnd_workspace **self_p, int remove)
 
     if (!ws)
         return;
-    if (remove)
-        tnd_fs_rmtree(ws->root);
+    tnd_mirror_destroy(&ws->copy, remove);
     forget(ws);
     for (size_t i = 0; i < ws->ndirs; i++)
         free(ws->dirs[i]);
@@ -527,14 +528,14 @@ int tnd_workspace_reset(tnd_workspace *self)
 {
     if (self->incremental)
         return revert(self);
-    /* the whole tree again: what the last attempt and its checks wrote is
-     * gone, whatever the project's build tracks */
+    /* the base again, exactly: what the last attempt and its checks wrote
+     * is gone, whatever the project's build tracks (see common/mirror.h
+     * for why only what changed is written again) */
     forget(self);
     for (size_t i = 0; i < self->ndirs; i++)
         free(self->dirs[i]);
     self->ndirs = 0;
-    if (tnd_fs_rmtree(self->root) < 0 ||
-        tnd_snapshot_fill(self->base, self->root) < 0) {
+    if (tnd_mirror_restore(self->copy, NULL) < 0) {
         tnd_error_prefix("cannot make a clean workspace for the next attempt");
         return -1;
     }

@@ -2,7 +2,7 @@
  *
  * The user's tree is never written: the workspace is a copy of the task's
  * base (see snapshot.h) with the coder's edits applied. Every attempt
- * starts from a fresh copy of the base (tnd_workspace_reset), so the
+ * starts from a tree equal to the base (tnd_workspace_reset), so the
  * checks judge the base plus this attempt's edits and nothing an earlier
  * attempt's build left behind. With incremental on (workspace.incremental,
  * for builds that track their dependencies) a reset only puts back the
@@ -50,7 +50,7 @@ char *tnd_workspace_diff(tnd_workspace *self);
  * next apply or revert. */
 const char *const *tnd_workspace_touched(const tnd_workspace *self);
 
-/* Ready for the next attempt: a fresh copy of the base (what any build
+/* Ready for the next attempt: a tree equal to the base (what any build
  * wrote is gone), or with incremental on, the files the last proposal
  * touched put back. */
 int tnd_workspace_reset(tnd_workspace *self);

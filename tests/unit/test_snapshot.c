@@ -297,35 +297,6 @@ static void limits_and_refusals(void **state)
     free(repo);
 }
 
-static void fill_makes_fresh_copies(void **state)
-{
-    char *repo = git_repo("r7"), *dst = tnd_fs_join(scratch, "fill");
-    tnd_snapshot *s = take(repo, "s7", false);
-    struct stat a, b;
-    char *x, *y;
-
-    (void)state;
-    assert_int_equal(tnd_snapshot_fill(s, dst), 0);
-    assert_file(dst, "src/lib.c", "int lib(void) { return 1; }\n");
-    x = tnd_fs_join(tnd_snapshot_path(s), "src/lib.c");
-    y = tnd_fs_join(dst, "src/lib.c");
-    assert_int_equal(stat(x, &a), 0);
-    assert_int_equal(stat(y, &b), 0);
-    assert_true(a.st_ino != b.st_ino); /* a copy, not a hard link */
-    assert_int_equal(a.st_mtim.tv_sec, b.st_mtim.tv_sec);
-    /* writing the copy leaves the snapshot as it was */
-    put(dst, "src/lib.c", "changed\n");
-    assert_file(tnd_snapshot_path(s), "src/lib.c",
-                "int lib(void) { return 1; }\n");
-    assert_int_equal(tnd_snapshot_fill(s, dst), -1);
-    assert_non_null(strstr(tnd_error_last(), "already exists"));
-    free(x);
-    free(y);
-    tnd_snapshot_destroy(&s, 1);
-    free(dst);
-    free(repo);
-}
-
 static int setup(void **state)
 {
     (void)state;
@@ -348,7 +319,6 @@ int main(void)
         cmocka_unit_test(an_untracked_directory_in_a_work_tree_is_taken_whole),
         cmocka_unit_test(the_whole_option_ignores_git),
         cmocka_unit_test(limits_and_refusals),
-        cmocka_unit_test(fill_makes_fresh_copies),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
