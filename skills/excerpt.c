@@ -419,6 +419,8 @@ bool tnd_excerpt_is_failure(const char *line, size_t len)
     size_t i = 0;
 
     len = strip_cr(line, len);
+    if (len < 4) /* shorter than "FAIL": quick, for floods of tiny lines */
+        return false;
     switch (severity(line, len)) {
     case SEV_ERROR:
         return true;
