@@ -8,6 +8,7 @@
 
 #include "common/buf.h"
 #include "common/xalloc.h"
+#include "skills/excerpt.h"
 
 /* Length of s cut to at most max bytes without splitting a UTF-8
  * sequence, for "%.*s". */
@@ -41,7 +42,9 @@ char *tnd_feedback_trim(const char *text, size_t max)
 }
 
 /* One failing skill: its command, how it ended, what it was before the
- * change (when known), and its output. */
+ * change (when known), and its output. before is the same skill on the
+ * unmodified tree; its output lets the excerpt fold the warnings that
+ * were there already. */
 static void failed_skill(tnd_buf *b, const tnd_skill_result *s,
                          const tnd_skill_result *before)
 {
@@ -56,7 +59,10 @@ static void failed_skill(tnd_buf *b, const tnd_skill_result *s,
     else if (before)
         tnd_buf_puts(b, ": not fixed, it failed before the change too");
     tnd_buf_puts(b, "\n");
-    out = tnd_feedback_trim(s->output, TND_FEEDBACK_MAX_OUTPUT);
+    /* by relevance, not position: a build's warnings must not push the
+     * line that says what failed out of the window */
+    out = tnd_excerpt(s->output, before ? before->output : NULL,
+                      TND_FEEDBACK_MAX_OUTPUT, NULL);
     tnd_buf_printf(b, "```\n%s%s```\n", out,
                    *out && out[strlen(out) - 1] != '\n' ? "\n" : "");
     free(out);

@@ -1,8 +1,10 @@
 /* tnd_feedback - what the coder hears after a failed attempt.
  *
  * Concrete and bounded: the gate's reason, each failing skill's output
- * (the lines that name the failure first) and whether it is a regression
- * or failed before the change too, the reviewer's issues with evidence and
+ * (an excerpt chosen by relevance, see skills/excerpt.h: the lines that
+ * name the failure first, compiler warnings the unmodified tree printed
+ * too folded into a count) and whether it is a regression or failed
+ * before the change too, the reviewer's issues with evidence and
  * suggested fixes, a line per earlier attempt, the last diff, and a
  * plain "try a different approach" when the same failure repeats. The
  * size does not grow with the number of attempts: only the last attempt
@@ -14,7 +16,7 @@
 #include "orchestrator/gate.h"
 
 /* Caps (bytes) of the parts of a feedback text. */
-#define TND_FEEDBACK_MAX_OUTPUT 3000 /* per failing skill */
+#define TND_FEEDBACK_MAX_OUTPUT 3000 /* per failing skill's excerpt */
 #define TND_FEEDBACK_MAX_DIFF   6000
 #define TND_FEEDBACK_MAX_TOTAL  (24 * 1024)
 
@@ -26,12 +28,15 @@ char *tnd_feedback_build(const tnd_gate_input *in,
                          const char *const *history, const char *diff);
 
 /* What the coder hears before attempt 1 when checks already fail on the
- * unmodified tree (each such skill's command, status and output): its
- * first clue. "" when every skill passed there. Caller frees. */
+ * unmodified tree (each such skill's command, status and an excerpt of
+ * its output, nothing folded): its first clue. "" when every skill passed
+ * there. Caller frees. */
 char *tnd_feedback_baseline(const tnd_audit_reply *baseline);
 
 /* Text cut to max bytes keeping the first and last parts, with a marker
- * saying how much was left out. Caller frees. */
+ * saying how much was left out: for the diff and the whole feedback,
+ * where position is all there is to go by (a skill's output goes through
+ * tnd_excerpt() instead). Caller frees. */
 char *tnd_feedback_trim(const char *text, size_t max);
 
 #endif

@@ -12,6 +12,11 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+/* Most bytes of lines naming a failure (tnd_excerpt_is_failure()) that
+ * a stream keeps from its omitted middle, on top of output_cap; each line
+ * is cut to 1 KiB. Lines beyond are counted in the marker. */
+#define TND_PROC_MIDDLE_MAX (8 * 1024)
+
 typedef struct tnd_proc_spec {
     const char *const *argv; /* argv[0] is looked up on the PATH of the
                                 child's environment unless it contains
@@ -26,7 +31,9 @@ typedef struct tnd_proc_spec {
     size_t output_cap;        /* bytes kept per stream; 0: 64 KiB. When a
                                  stream writes more, the first and last
                                  halves are kept with a marker line
-                                 between them */
+                                 between them, followed by the lines of
+                                 the omitted part that name a failure
+                                 (see TND_PROC_MIDDLE_MAX) */
     int merge_stderr;         /* 1: stderr goes into output, interleaved in
                                  the order written; 0: kept apart */
     const atomic_int *cancel; /* when non-NULL and it becomes non-zero,

@@ -108,8 +108,10 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
     out->name = tnd_xstrdup(skill->name);
     out->required = skill->required;
     out->command = tnd_xstrdup(skill->command.display);
-    if (cap == 0 || cap > TND_BODY_MAX_OUTPUT - 4096)
-        cap = TND_BODY_MAX_OUTPUT - 4096;
+    /* room in the reply for the failure lines proc keeps from an omitted
+     * middle, the markers and the "[tandem: ...]" line */
+    if (cap == 0 || cap > TND_BODY_MAX_OUTPUT - 4096 - TND_PROC_MIDDLE_MAX)
+        cap = TND_BODY_MAX_OUTPUT - 4096 - TND_PROC_MIDDLE_MAX;
 
     memset(&spec, 0, sizeof(spec));
     spec.argv = (const char *const *)skill->command.argv;

@@ -261,10 +261,108 @@ static void long_output_keeps_its_head_and_tail(void **state)
     assert_non_null(end);
     assert_true(end - block <= TND_FEEDBACK_MAX_OUTPUT + 10);
     assert_has(fb, "```\nmake: entering\nxxx");
-    assert_has(fb, "bytes left out ...]\n");
-    assert_has(fb, "xxx\ntests/t.c:41: mean: want 2, got 3\n```\n");
+    /* a 200 KB line is cut, so the line after it still has room */
+    assert_has(fb, "xxx [... 199450 more bytes of this line left out ...]\n"
+                   "tests/t.c:41: mean: want 2, got 3\n```\n");
     free(fb);
     free(output);
+}
+
+/* A build's warnings, then the tests: 20 KB of gcc's unused-parameter
+ * reports (line numbers moved by shift), the failing test (when failed)
+ * after 30 passing ones and before 70 more, and the summary. Caller
+ * frees. */
+static char *warnings_then_tests(int shift, bool failed)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, "cc -Wall -Wextra -c -o src/vec.o src/vec.c\n");
+    for (int i = 0; i < 110; i++) {
+        int line = 10 + 7 * i + shift;
+
+        tnd_buf_printf(&b, "src/vec.c: In function 'vec_op%d':\n", i);
+        tnd_buf_printf(&b,
+                       "src/vec.c:%d:36: warning: unused parameter 'ctx' "
+                       "[-Wunused-parameter]\n",
+                       line);
+        tnd_buf_printf(&b, "%5d | int vec_op%d(struct vec *v, void *ctx)\n",
+                       line, i);
+        tnd_buf_puts(&b, "      |                              ~~~~~~^~~\n");
+    }
+    tnd_buf_puts(&b, "./test_vec\n");
+    for (int i = 0; i < 100; i++) {
+        if (i == 30 && failed)
+            tnd_buf_puts(&b, "[FAIL] test_vec.c:85 vec_find(fib, 5) = -1, "
+                             "expected 0\n");
+        tnd_buf_printf(&b, "[ ok ] test_vec.c:%d vec_push keeps order %d\n",
+                       100 + i, i);
+    }
+    tnd_buf_printf(&b, "101 tests conducted, %d failed.\n", failed ? 1 : 0);
+    return tnd_buf_detach(&b, NULL);
+}
+
+/* Issue 12: the only failing line came after 21 KB of warnings and fell
+ * into the part left out; the coder never saw what failed. */
+static void
+a_failing_line_after_20_kb_of_warnings_reaches_the_coder(void **state)
+{
+    char *output = warnings_then_tests(0, true);
+    reply_store st;
+    tnd_gate_input in = {.attempt = 1,
+                         .audit = failing_reply(&st, output),
+                         .required = required,
+                         .streak = 1};
+    char *fb = feedback_for(&in, NULL, NULL);
+    const char *block = strstr(fb, "```\n"), *end;
+
+    (void)state;
+    assert_true(strlen(output) > 24000);
+    assert_non_null(block);
+    end = strstr(block + 4, "```\n");
+    assert_non_null(end);
+    assert_true(end - block <= TND_FEEDBACK_MAX_OUTPUT + 10);
+    assert_has(fb, "[FAIL] test_vec.c:85 vec_find(fib, 5) = -1, expected 0\n");
+    assert_has(fb, "101 tests conducted, 1 failed.\n```\n");
+    free(fb);
+
+    /* and so does it when the tree already failed before the change */
+    fb = tnd_feedback_baseline(in.audit);
+    assert_has(fb, "[FAIL] test_vec.c:85 vec_find(fib, 5) = -1, expected 0\n");
+    free(fb);
+
+    free(output);
+}
+
+/* The warnings the tree printed before the change too (on lines an edit
+ * moved) are counted, not shown: the room goes to what the change did. */
+static void warnings_from_before_the_change_are_counted(void **state)
+{
+    char *output = warnings_then_tests(0, true);
+    char *base_output = warnings_then_tests(3, false);
+    reply_store st, base;
+    tnd_gate_input in = {.attempt = 1,
+                         .audit = failing_reply(&st, output),
+                         .required = required,
+                         .baseline = failing_reply(&base, base_output),
+                         .streak = 1};
+    char *fb;
+
+    (void)state;
+    base.skills[1].status = TND_SKILL_PASS;
+    fb = feedback_for(&in, NULL, NULL);
+    assert_has(fb, "### test (`make test`): fail, exit 1: a regression, it "
+                   "passed before the change\n```\n"
+                   "[... 110 compiler warnings left out: they were there "
+                   "before the change too ...]\n"
+                   "cc -Wall -Wextra -c -o src/vec.o src/vec.c\n"
+                   "./test_vec\n");
+    assert_null(strstr(fb, "warning: unused parameter"));
+    assert_has(fb, "[FAIL] test_vec.c:85 vec_find(fib, 5) = -1, expected 0\n");
+    assert_has(fb, "101 tests conducted, 1 failed.\n```\n");
+    free(fb);
+    free(output);
+    free(base_output);
 }
 
 static void checks_that_did_not_run_say_why(void **state)
@@ -493,6 +591,9 @@ int main(void)
         cmocka_unit_test(the_baseline_tells_the_coder_what_fails_already),
         cmocka_unit_test(repeated_failure_asks_for_a_different_approach),
         cmocka_unit_test(long_output_keeps_its_head_and_tail),
+        cmocka_unit_test(
+            a_failing_line_after_20_kb_of_warnings_reaches_the_coder),
+        cmocka_unit_test(warnings_from_before_the_change_are_counted),
         cmocka_unit_test(checks_that_did_not_run_say_why),
         cmocka_unit_test(no_audit_no_critique),
         cmocka_unit_test(size_stays_bounded_whatever_the_agents_say),

@@ -363,6 +363,112 @@ static void output_cap_keeps_head_and_tail(void **state)
     tnd_proc_result_free(&res);
 }
 
+/* A test that failed in the middle of 400 KB of build output is kept
+ * from the omitted part, right after the marker. */
+static void a_failure_in_the_omitted_middle_is_kept(void **state)
+{
+    const char *fail = "[FAIL] test_vec.c:85 vec_find(fib, 5) = -1, "
+                       "expected 0\n";
+    size_t total = 200000 + strlen(fail) + 200000;
+    char marker[128];
+    tnd_proc_result res;
+    tnd_proc_spec spec = {
+        .argv = ARGV("sh", "-c",
+                     "yes 'filler line of the build' | head -c 200000; "
+                     "echo '[FAIL] test_vec.c:85 vec_find(fib, 5) = -1, "
+                     "expected 0'; "
+                     "yes 'more filler, still fine' | head -c 200000"),
+    };
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.output_total, total);
+    snprintf(marker, sizeof(marker),
+             "\n[... %zu bytes omitted; this line among them names a "
+             "failure ...]\n",
+             total - 65536);
+    assert_memory_equal(res.output, "filler line of the build\n", 25);
+    assert_memory_equal(res.output + 32768, marker, strlen(marker));
+    assert_memory_equal(res.output + 32768 + strlen(marker), fail,
+                        strlen(fail));
+    assert_int_equal(res.output_len, 65536 + strlen(marker) + strlen(fail));
+    /* 200000 is no multiple of 24: the last line is cut */
+    assert_string_equal(res.output + res.output_len - 19,
+                        "still fine\nmore fil");
+    tnd_proc_result_free(&res);
+}
+
+/* Thousands of failure lines in the middle: the first ones are kept up
+ * to TND_PROC_MIDDLE_MAX bytes, the others counted. */
+static void failure_lines_from_the_middle_are_bounded(void **state)
+{
+    tnd_proc_result res;
+    tnd_proc_spec spec = {
+        .argv = ARGV("sh", "-c",
+                     "yes 'filler line of the build' | head -c 100000; "
+                     "yes '[FAIL] test_x.c:1 something went wrong' | "
+                     "head -n 3000; "
+                     "yes 'filler line of the build' | head -c 100000"),
+    };
+    size_t omitted, nfail, kept;
+    const char *m, *after;
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.output_total, 200000 + 3000 * 39);
+    assert_true(res.output_len <= 65536 + 128 + TND_PROC_MIDDLE_MAX);
+    m = strstr(res.output, "\n[... ");
+    assert_non_null(m);
+    assert_int_equal(sscanf(m,
+                            "\n[... %zu bytes omitted; %zu lines among them "
+                            "name a failure, the first %zu follow ...]\n",
+                            &omitted, &nfail, &kept),
+                     3);
+    assert_int_equal(omitted, res.output_total - 65536);
+    assert_int_equal(nfail, 3000);
+    assert_int_equal(kept, TND_PROC_MIDDLE_MAX / 39);
+    after = strstr(m, "follow ...]\n") + 12;
+    for (size_t i = 0; i < kept; i++)
+        assert_memory_equal(after + 39 * i,
+                            "[FAIL] test_x.c:1 something went wrong\n", 39);
+    assert_null(strstr(after + 39 * kept, "[FAIL]")); /* the tail */
+    tnd_proc_result_free(&res);
+}
+
+/* A line leaves the capture in pieces, as the ring turns and as the pipe
+ * delivers it; a long one is cut to its first 1 KiB. */
+static void failure_lines_are_read_across_pieces(void **state)
+{
+    char script[512];
+    tnd_proc_result res;
+    tnd_proc_spec spec = {.argv = ARGV("sh", "-c", script), .output_cap = 64};
+    const char *m;
+
+    (void)state;
+    snprintf(script, sizeof(script),
+             "printf 'start\\n'; head -c 300000 /dev/zero | tr '\\0' a; echo; "
+             "printf '[FA'; printf 'IL] spl'; printf 'it line\\n'; "
+             "printf '[FAIL] '; head -c 3000 /dev/zero | tr '\\0' b; echo; "
+             "printf 'Segmentation fault\\r\\n'; "
+             "head -c 5000 /dev/zero | tr '\\0' c; echo; echo end");
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    m = strstr(res.output, " ...]\n");
+    assert_non_null(m);
+    assert_non_null(strstr(res.output, "bytes omitted; these 3 lines among "
+                                       "them name a failure ...]\n"));
+    assert_memory_equal(m + 6, "[FAIL] split line\n[FAIL] bbb", 28);
+    m = strstr(m, " [...]\nSegmentation fault\n");
+    assert_non_null(m);
+    /* the long line: its first 1024 bytes */
+    assert_memory_equal(m - 3, "bbb", 3);
+    assert_non_null(strstr(res.output, "[FAIL] split line\n[FAIL] "));
+    assert_int_equal(strstr(res.output, " [...]\n") -
+                         strstr(res.output, "[FAIL] bbb"),
+                     1024);
+    assert_string_equal(res.output + res.output_len - 4, "end\n");
+    tnd_proc_result_free(&res);
+}
+
 static void death_by_signal_is_reported(void **state)
 {
     tnd_proc_result res;
@@ -503,6 +609,9 @@ int main(void)
         cmocka_unit_test(background_grandchild_does_not_hold_up_a_run),
         cmocka_unit_test(cancel_from_another_thread_stops_the_run),
         cmocka_unit_test(output_cap_keeps_head_and_tail),
+        cmocka_unit_test(a_failure_in_the_omitted_middle_is_kept),
+        cmocka_unit_test(failure_lines_from_the_middle_are_bounded),
+        cmocka_unit_test(failure_lines_are_read_across_pieces),
         cmocka_unit_test(death_by_signal_is_reported),
         cmocka_unit_test(scrubbed_environment_drops_secrets),
         cmocka_unit_test(file_size_limit_stops_a_big_write),
