@@ -2,9 +2,13 @@
 #include "proto/json.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/error.h"
+#include "common/str.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 
@@ -237,4 +241,221 @@ char *tnd_json_pretty(json_object *obj)
 json_object *tnd_json_str_or_null(const char *s)
 {
     return s ? json_object_new_string(s) : NULL;
+}
+
+/* ---- repeated keys ------------------------------------------------------
+ *
+ * json-c keeps the last of a repeated key and says nothing, so the text
+ * is walked again here: a flat scan with a fixed stack (no recursion),
+ * the keys collected with the number of their object, sorted, and
+ * neighbours compared. */
+
+/* A container the walk is inside. */
+typedef struct level {
+    bool object;
+    bool want_key;          /* an object's next string is a key */
+    size_t number;          /* an object's number, in text order from 0 */
+    size_t index;           /* an array's current element */
+    size_t key_at, key_len; /* an object's current key, raw, for paths */
+} level;
+
+typedef struct walk {
+    const char *text;
+    size_t len, at;
+    level stack[TND_JSON_MAX_DEPTH + 1];
+    size_t depth;
+    size_t objects; /* objects opened so far */
+} walk;
+
+enum { WALK_END, WALK_KEY, WALK_OBJECT, WALK_TOO_DEEP };
+
+/* Offset just past the string whose quote is at text[at]; 0 when it is
+ * not closed. */
+static size_t string_end(const char *text, size_t len, size_t at)
+{
+    for (at++; at < len; at++) {
+        if (text[at] == '\\')
+            at++;
+        else if (text[at] == '"')
+            return at + 1;
+    }
+    return 0;
+}
+
+/* Advance to the next key (*start..*end, quotes included) or object
+ * opening. Text that is not JSON cannot take the walk past len or past
+ * its stack; an unclosed string ends it. */
+static int walk_next(walk *w, size_t *start, size_t *end)
+{
+    for (; w->at < w->len; w->at++) {
+        char c = w->text[w->at];
+        level *top = w->depth ? &w->stack[w->depth - 1] : NULL;
+
+        if (c == '"') {
+            size_t s = w->at, e = string_end(w->text, w->len, w->at);
+            if (!e)
+                break;
+            if (top && top->object && top->want_key) {
+                top->want_key = false;
+                top->key_at = s + 1;
+                top->key_len = e - s - 2;
+                *start = s;
+                *end = e;
+                w->at = e;
+                return WALK_KEY;
+            }
+            w->at = e - 1; /* the loop steps past the closing quote */
+        } else if (c == '{' || c == '[') {
+            if (w->depth == sizeof(w->stack) / sizeof(*w->stack))
+                return WALK_TOO_DEEP;
+            top = &w->stack[w->depth++];
+            memset(top, 0, sizeof(*top));
+            top->object = c == '{';
+            if (top->object) {
+                top->want_key = true;
+                top->number = w->objects++;
+                w->at++;
+                return WALK_OBJECT;
+            }
+        } else if (c == '}' || c == ']') {
+            if (w->depth)
+                w->depth--;
+        } else if (c == ',' && top) {
+            if (top->object)
+                top->want_key = true;
+            else
+                top->index++;
+        }
+    }
+    w->at = w->len;
+    return WALK_END;
+}
+
+/* One key of one object, as json-c stores it. */
+typedef struct key_ref {
+    size_t object; /* the object's number */
+    size_t at;     /* offset of the key's opening quote */
+    char *name;    /* unescaped, cut at a NUL */
+} key_ref;
+
+static int compare_keys(const void *a, const void *b)
+{
+    const key_ref *x = a, *y = b;
+    int c;
+
+    if (x->object != y->object)
+        return x->object < y->object ? -1 : 1;
+    if ((c = strcmp(x->name, y->name)) != 0)
+        return c;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* The key text[start..end) (with its quotes) decoded by json-c itself,
+ * so a key means here what it means to json-c: "verd\u0069ct" is
+ * "verdict", a lone surrogate is U+FFFD, and "a\u0000b" is "a" (json-c
+ * keys are C strings). Caller frees. */
+static char *key_name(json_tokener **tok, const char *text, size_t start,
+                      size_t end)
+{
+    json_object *s;
+    char *name;
+
+    if (!memchr(text + start, '\\', end - start))
+        return tnd_xstrndup(text + start + 1, end - start - 2);
+    if (!*tok && !(*tok = json_tokener_new_ex(1)))
+        return tnd_xstrndup(text + start + 1, end - start - 2);
+    json_tokener_reset(*tok);
+    s = json_tokener_parse_ex(*tok, text + start, (int)(end - start));
+    if (json_object_is_type(s, json_type_string))
+        name = tnd_xstrdup(json_object_get_string(s));
+    else /* not JSON: compare it as written */
+        name = tnd_xstrndup(text + start + 1, end - start - 2);
+    json_object_put(s);
+    return name;
+}
+
+/* Where object number `number` sits: "issues[1]", "criteria.safety", or
+ * "" for the outermost value. Caller frees. */
+static char *object_path(const char *text, size_t len, size_t number)
+{
+    walk w = {.text = text, .len = len};
+    size_t start, end;
+    tnd_buf path;
+    int ev;
+
+    tnd_buf_init(&path, TND_BUF_NOCAP);
+    while ((ev = walk_next(&w, &start, &end)) != WALK_END &&
+           ev != WALK_TOO_DEEP) {
+        if (ev != WALK_OBJECT || w.objects - 1 != number)
+            continue;
+        for (size_t d = 0; d + 1 < w.depth; d++) {
+            const level *l = &w.stack[d];
+            if (!l->object) {
+                tnd_buf_printf(&path, "[%zu]", l->index);
+            } else {
+                char *raw = tnd_xstrndup(text + l->key_at, l->key_len);
+                char *shown = tnd_str_printable(raw, 40);
+                tnd_buf_printf(&path, "%s%s", d ? "." : "", shown);
+                free(shown);
+                free(raw);
+            }
+        }
+        break;
+    }
+    return tnd_buf_detach(&path, NULL);
+}
+
+int tnd_json_check_unique_keys(const char *text, size_t len)
+{
+    walk w = {.text = text, .len = len};
+    json_tokener *tok = NULL;
+    key_ref *keys = NULL;
+    size_t nkeys = 0, alloc = 0, start, end, first = 0, count = 0;
+    int ev, error = 0;
+
+    while ((ev = walk_next(&w, &start, &end)) != WALK_END) {
+        if (ev == WALK_TOO_DEEP) {
+            error = tnd_error_set("JSON nested deeper than %d levels",
+                                  TND_JSON_MAX_DEPTH);
+            goto out;
+        }
+        if (ev != WALK_KEY)
+            continue;
+        TND_GROW(keys, alloc, nkeys + 1);
+        keys[nkeys].object = w.stack[w.depth - 1].number;
+        keys[nkeys].at = start;
+        keys[nkeys].name = key_name(&tok, text, start, end);
+        nkeys++;
+    }
+    if (nkeys > 1)
+        qsort(keys, nkeys, sizeof(*keys), compare_keys);
+    /* of the repeated keys, the one repeated first in the text */
+    for (size_t i = 0, j; i < nkeys; i = j) {
+        for (j = i + 1; j < nkeys && keys[j].object == keys[i].object &&
+                        strcmp(keys[j].name, keys[i].name) == 0;
+             j++)
+            ;
+        if (j - i > 1 && (!count || keys[i + 1].at < keys[first + 1].at)) {
+            first = i;
+            count = j - i;
+        }
+    }
+    if (count) {
+        char *path = object_path(text, len, keys[first].object);
+        char *name = tnd_str_printable(keys[first].name, 64);
+        char times[32] = "twice";
+        if (count > 2)
+            snprintf(times, sizeof(times), "%zu times", count);
+        error = tnd_error_set("%s%skey '%s' appears %s", path,
+                              *path ? ": " : "", name, times);
+        free(name);
+        free(path);
+    }
+out:
+    for (size_t i = 0; i < nkeys; i++)
+        free(keys[i].name);
+    free(keys);
+    if (tok)
+        json_tokener_free(tok);
+    return error;
 }

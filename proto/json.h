@@ -57,6 +57,17 @@ int tnd_json_get_array(json_object **out, json_object *obj, const char *key,
 int tnd_json_get_object(json_object **out, json_object *obj, const char *key,
                         int flags);
 
+/* Check that no object in the JSON text repeats a key: json-c keeps the
+ * last of a repeated key without a word, so {"verdict": "revise", ...,
+ * "verdict": "approve"} would read as approve. Keys are compared as
+ * json-c stores them (unescaped, cut at a NUL), so "verd\u0069ct"
+ * repeats "verdict". -1 names the key repeated first and its object:
+ * "issues[0]: key 'severity' appears twice". For text tnd_json_parse
+ * accepted: nesting past TND_JSON_MAX_DEPTH is an error, and text that
+ * is not JSON is read only as far as it looks like JSON. O(n log n) time,
+ * O(n) memory, no recursion. */
+int tnd_json_check_unique_keys(const char *text, size_t len);
+
 /* obj serialised compactly into a new string (caller frees); *len_out may
  * be NULL. Slashes are not escaped. The text is always valid UTF-8: a
  * string's invalid bytes come out as U+FFFD (see common/utf8.h), so

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The gate decides in code, across the real processes: a model's
-# "approve" cannot pass failing tests, an unparseable critique is never a
-# pass, and a coder that repeats itself is stopped and handed to a human.
+# "approve" cannot pass failing tests, an unparseable or ambiguous
+# critique is never a pass, and a coder that repeats itself is stopped and
+# handed to a human.
 . "$(dirname "$0")/lib.sh"
 
 copy_demo
@@ -27,6 +28,22 @@ expect_in "$dir/report.json" '"status": "escalated"'
 expect_in "$dir/report.json" '"final_diff": null'
 expect_in "$dir/report.json" '"llm_calls": 4'
 pass "an unparseable critique is never a pass; a repeated diff escalates (exit 3)"
+
+# A draft "approve" before the final "revise", then (re-asked) a verdict
+# given twice: each is an ambiguous critique, never a pass. The cassette's
+# expect checks that the re-ask carries the exact ambiguity.
+copy_demo
+demo_config "$FIX/cassette-ambiguous-critique.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "needs a human"
+expect_in "$T/err" "[1/3] reviewer: build pass, test pass; no valid critique"
+expect_in "$T/err" "[1/3] revise: no valid critique: the critique is ambiguous: key 'verdict' appears twice"
+expect_in "$T/err" "[2/3] escalate: stuck: attempt 2 proposes exactly the change of attempt 1"
+dir=$(session_dir)
+expect_in "$dir/logs/reviewer-1.log" "unusable critique (the answer holds 2 critiques that disagree: 'approve' then 'revise'; answer with exactly one JSON object); asking again"
+expect_in "$dir/report.json" '"final_diff": null'
+expect_in "$dir/report.json" '"llm_calls": 4'
+pass "a draft verdict before the final one, or a verdict given twice, is never a pass"
 
 copy_demo
 demo_config "$TOP/examples/demo/cassette.json" <<'YAML'

@@ -291,6 +291,219 @@ static void truncated_answers_are_never_a_critique(void **state)
     }
 }
 
+/* ---- one answer, one critique ---------------------------------------------
+ *
+ * A model that drafts "approve" and then settles on "revise" has given two
+ * answers; so has a critique whose "verdict" key appears twice (json-c
+ * would keep the last one without a word). Neither is a critique: the
+ * reviewer re-asks with the error, and the gate never sees a guess. */
+
+#define APPROVE                                                        \
+    "{\"verdict\": \"approve\", \"confidence\": 0.9, \"issues\": [], " \
+    "\"summary\": \"Looks right.\"}"
+#define MAJOR_ISSUE                                                      \
+    "{\"type\": \"incorrect\", \"severity\": \"major\", \"file\": "      \
+    "\"stats.c\", \"line\": 11, \"description\": \"divides by n - 1\", " \
+    "\"evidence\": \"return sum / (n - 1);\"}"
+#define REVISE                                                                 \
+    "{\"verdict\": \"revise\", \"confidence\": 0.8, \"issues\": [" MAJOR_ISSUE \
+    "], \"summary\": \"Off by one.\"}"
+#define ONE_OBJECT "; answer with exactly one JSON object"
+#define DISAGREE(n, what) \
+    "the answer holds " n " critiques that disagree: " what ONE_OBJECT
+#define NOT_VALID(n, k, what)                          \
+    "the answer holds " n " critiques and critique " k \
+    " is not valid: " what ONE_OBJECT
+#define AMBIGUOUS "the critique is ambiguous: "
+#define CUT_SHORT                                                    \
+    "the answer holds too many JSON candidates to tell whether its " \
+    "critique is the only one" ONE_OBJECT
+
+static const bad_case several_cases[] = {
+    /* the torture run: a draft approval, then the real answer */
+    {"Draft:\n" APPROVE
+     "\n\nOn reflection the division is wrong. Final:\n" REVISE,
+     DISAGREE("2", "'approve' then 'revise'")},
+    {"```json\n" APPROVE "\n```\nWait, no:\n```json\n" REVISE "\n```\n",
+     DISAGREE("2", "'approve' then 'revise'")},
+    /* in the order of the text, though fences are read before prose */
+    {"My first thought: " APPROVE "\nBut:\n```json\n" REVISE "\n```\n",
+     DISAGREE("2", "'approve' then 'revise'")},
+    {REVISE "\n" APPROVE, DISAGREE("2", "'revise' then 'approve'")},
+    {"[" APPROVE ", " REVISE "]", DISAGREE("2", "'approve' then 'revise'")},
+    /* a wrapper whose duplicate key hides the first critique from json-c */
+    {"{\"critique\": " APPROVE ", \"critique\": " REVISE "}",
+     DISAGREE("2", "'approve' then 'revise'")},
+    {APPROVE " " APPROVE " " REVISE, DISAGREE("3", "'approve' then 'revise'")},
+    /* the same verdict, but not the same critique */
+    {APPROVE "\n{\"verdict\": \"approve\", \"confidence\": 0.6, \"issues\": "
+             "[], \"summary\": \"Looks right.\"}",
+     DISAGREE("2", "confidence 0.9 then 0.6")},
+    {APPROVE "\n{\"verdict\": \"approve\", \"confidence\": 0.9, \"issues\": "
+             "[" MAJOR_ISSUE "], \"summary\": \"Looks right.\"}",
+     DISAGREE("2", "0 issues then 1 issue")},
+    {REVISE "\n{\"verdict\": \"revise\", \"confidence\": 0.8, \"issues\": "
+            "[{\"type\": \"incorrect\", \"severity\": \"minor\", \"file\": "
+            "\"stats.c\", \"line\": 11, \"description\": \"divides by n - "
+            "1\", \"evidence\": \"return sum / (n - 1);\"}], \"summary\": "
+            "\"Off by one.\"}",
+     DISAGREE("2", "issues[0].severity 'major' then 'minor'")},
+    {REVISE "\n{\"verdict\": \"revise\", \"confidence\": 0.8, \"issues\": "
+            "[{\"type\": \"incorrect\", \"severity\": \"major\", \"file\": "
+            "\"stats.c\", \"line\": 12, \"description\": \"divides by n - "
+            "1\", \"evidence\": \"return sum / (n - 1);\"}], \"summary\": "
+            "\"Off by one.\"}",
+     DISAGREE("2", "issues[0].line 11 then 12")},
+    {REVISE "\n{\"verdict\": \"revise\", \"confidence\": 0.8, \"issues\": "
+            "[{\"type\": \"incorrect\", \"severity\": \"major\", \"file\": "
+            "\"stats.c\", \"line\": 11, \"description\": \"off by one\", "
+            "\"evidence\": \"return sum / (n - 1);\"}], \"summary\": "
+            "\"Off by one.\"}",
+     DISAGREE("2", "issues[0].description differs")},
+    {APPROVE "\n{\"verdict\": \"approve\", \"confidence\": 0.9, \"issues\": "
+             "[], \"summary\": \"Fine.\"}",
+     DISAGREE("2", "the summary differs")},
+    {APPROVE "\n{\"verdict\": \"approve\", \"confidence\": 0.9, \"issues\": "
+             "[], \"summary\": \"Looks right.\", \"criteria\": {\"safety\": "
+             "{\"score\": 1}}}",
+     DISAGREE("2", "criteria.safety differs")},
+    /* a valid critique beside one that is not: which did the model mean? */
+    {APPROVE "\nThen:\n{\"verdict\": \"revise\", \"confidence\": \"high\", "
+             "\"issues\": []}",
+     NOT_VALID("2", "2", "field 'confidence' must be a number 0..1")},
+    {"{\"verdict\": \"revise\", \"confidence\": \"high\", \"issues\": []}\n"
+     "Fixed:\n" APPROVE,
+     NOT_VALID("2", "1", "field 'confidence' must be a number 0..1")},
+    {APPROVE "\n{\"verdict\": \"revise\", \"confidence\": 0.8, \"issues\": "
+             "[], \"verdict\": \"revise\"}",
+     NOT_VALID("2", "2", "key 'verdict' appears twice")},
+    {APPROVE "\n{\"verdict\": \"revise\", \"confidence\": 0.8, \"issues\": "
+             "[{\"type\": \"incorrect\", \"severity\": \"major\", "
+             "\"description\": \"feels wrong\"}]}",
+     NOT_VALID("2", "2",
+               "issues[0] cites no evidence: give 'evidence' (a tool excerpt "
+               "or the code) or 'file' and 'line'")},
+};
+
+static const bad_case duplicate_key_cases[] = {
+    /* json-c keeps the last value: this would read as approve */
+    {"{\"verdict\": \"revise\", \"confidence\": 0.8, \"issues\": [" MAJOR_ISSUE
+     "], \"verdict\": \"approve\"}",
+     AMBIGUOUS "key 'verdict' appears twice"},
+    {"```json\n{\"verdict\": \"approve\", \"confidence\": 0.9, \"confidence\": "
+     "0.2, \"confidence\": 1, \"issues\": []}\n```",
+     AMBIGUOUS "key 'confidence' appears 3 times"},
+    /* compared as json-c reads keys: after unescaping */
+    {"{\"verdict\": \"revise\", \"confidence\": 0.8, \"issues\": [], "
+     "\"verd\\u0069ct\": \"approve\"}",
+     AMBIGUOUS "key 'verdict' appears twice"},
+    /* inside an issue, and inside the second of two issues */
+    {"{\"verdict\": \"approve\", \"confidence\": 0.9, \"issues\": [{\"type\": "
+     "\"style\", \"severity\": \"major\", \"severity\": \"minor\", "
+     "\"description\": \"d\", \"evidence\": \"e\"}]}",
+     AMBIGUOUS "issues[0]: key 'severity' appears twice"},
+    {"Review: {\"verdict\": \"approve\", \"confidence\": 0.9, \"issues\": [" ISSUE
+     ", {\"type\": \"style\", \"severity\": \"minor\", \"description\": "
+     "\"d\", \"evidence\": \"e\", \"description\": \"d2\"}]}",
+     AMBIGUOUS "issues[1]: key 'description' appears twice"},
+    {"{\"verdict\": \"approve\", \"confidence\": 0.9, \"issues\": [], "
+     "\"criteria\": {\"safety\": {\"score\": 0.2, \"score\": 1}}}",
+     AMBIGUOUS "criteria.safety: key 'score' appears twice"},
+    /* a key the schema does not read is still part of the critique */
+    {"{\"verdict\": \"approve\", \"confidence\": 0.9, \"issues\": [], "
+     "\"note\": 1, \"note\": 2}",
+     AMBIGUOUS "key 'note' appears twice"},
+};
+
+static void check_bad_cases(const bad_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        tnd_critique *c = (tnd_critique *)1;
+        if (tnd_critique_parse(&c, cases[i].answer) != -1) {
+            fail_msg("case %zu parsed as '%s': %s", i,
+                     tnd_verdict_name(c->verdict), cases[i].answer);
+        }
+        assert_null(c);
+        if (strcmp(tnd_error_last(), cases[i].error) != 0)
+            fail_msg("case %zu: %s\nexpected: %s\ngot:      %s", i,
+                     cases[i].answer, cases[i].error, tnd_error_last());
+    }
+}
+
+static void several_critiques_that_differ_are_no_critique(void **state)
+{
+    (void)state;
+    check_bad_cases(several_cases,
+                    sizeof(several_cases) / sizeof(*several_cases));
+}
+
+static void a_key_given_twice_is_no_critique(void **state)
+{
+    (void)state;
+    check_bad_cases(duplicate_key_cases,
+                    sizeof(duplicate_key_cases) / sizeof(*duplicate_key_cases));
+}
+
+/* A model that quotes its answer again has still given one answer: the
+ * copies are the same critique once parsed (spacing, key order, trailing
+ * commas and 0.85 vs 0.850 aside), so nothing is guessed in taking it. */
+static void identical_copies_are_one_critique(void **state)
+{
+    static const char *const answers[] = {
+        CRITIQUE "\n\nTo repeat:\n" CRITIQUE,
+        "```json\n" CRITIQUE "\n```\nThat is: " CRITIQUE "\n",
+        "```json\n" CRITIQUE "\n```\n```json\n" CRITIQUE "\n```\n",
+        CRITIQUE "\n"
+                 "{\"summary\": \"Mean is off by one.\", \"issues\": ["
+                 "{\"severity\": \"major\", \"type\": \"incorrect\", "
+                 "\"line\": 42, \"file\": \"src/stats.c\", \"description\": "
+                 "\"divides by n - 1\", \"suggested_fix\": \"return sum / "
+                 "n;\", \"evidence\": \"return sum / (n - 1);\"},"
+                 "{\"type\": \"style\", \"severity\": \"minor\", "
+                 "\"description\": \"name the constant\", \"evidence\": "
+                 "\"x * 86400\",},], \"confidence\": 0.850, \"verdict\": "
+                 "\"revise\"}",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(answers) / sizeof(*answers); i++) {
+        tnd_critique *c = NULL;
+        if (tnd_critique_parse(&c, answers[i]) != 0)
+            fail_msg("answer %zu: %s\n%s", i, tnd_error_last(), answers[i]);
+        assert_is_the_critique(c);
+        tnd_critique_destroy(&c);
+    }
+}
+
+/* Keys repeat across objects, and "verdict" may be text: neither is a
+ * duplicate. */
+static void the_same_key_elsewhere_is_no_duplicate(void **state)
+{
+    tnd_critique *c = NULL;
+
+    (void)state;
+    /* two issues, each with its own type, severity, description ... */
+    assert_int_equal(tnd_critique_parse(&c, CRITIQUE), 0);
+    assert_int_equal(c->nissues, 2);
+    tnd_critique_destroy(&c);
+
+    assert_int_equal(
+        tnd_critique_parse(
+            &c, "{\"verdict\": \"revise\", \"confidence\": 0.7, \"issues\": "
+                "[{\"type\": \"incorrect\", \"severity\": \"major\", "
+                "\"description\": \"the \\\"verdict\\\" key is read twice: "
+                "\\\"verdict\\\": \\\"approve\\\"\", \"evidence\": "
+                "\"{\\\"verdict\\\": 1, \\\"verdict\\\": 2}\"}], "
+                "\"summary\": \"verdict, verdict\", "
+                "\"meta\": {\"verdict\": \"draft\", \"issues\": 3}}"),
+        0);
+    assert_int_equal(c->verdict, TND_VERDICT_REVISE);
+    assert_string_equal(c->issues[0].description,
+                        "the \"verdict\" key is read twice: \"verdict\": "
+                        "\"approve\"");
+    tnd_critique_destroy(&c);
+}
+
 /* ---- hostile answers --------------------------------------------------- */
 
 /* len bytes of c. Caller frees. */
@@ -378,6 +591,81 @@ static void hostile_answers_fail_promptly(void **state)
     free(s);
 }
 
+static void hostile_answers_with_many_critiques_fail_promptly(void **state)
+{
+    tnd_buf b;
+
+    (void)state;
+    /* 10k copies of one critique: more than the reviewer reads, so it
+     * cannot vouch that none of the rest differs */
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (int i = 0; i < 10000; i++)
+        tnd_buf_puts(&b, APPROVE "\n");
+    assert_error_within(tnd_buf_str(&b), 1000);
+    assert_string_equal(tnd_error_last(), CUT_SHORT);
+    tnd_buf_free(&b);
+
+    /* 10k alternating verdicts */
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (int i = 0; i < 5000; i++)
+        tnd_buf_puts(&b, APPROVE " " REVISE " ");
+    assert_error_within(tnd_buf_str(&b), 1000);
+    assert_true(strncmp(tnd_error_last(), "the answer holds at least ", 26) ==
+                0);
+    assert_non_null(strstr(tnd_error_last(), " critiques that disagree: "
+                                             "'approve' then 'revise'"));
+    tnd_buf_free(&b);
+
+    /* the disagreeing critique hidden behind more objects than are read */
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, APPROVE "\n");
+    for (int i = 0; i < 200; i++)
+        tnd_buf_puts(&b, "{\"x\": 1} ");
+    tnd_buf_puts(&b, REVISE);
+    assert_error_within(tnd_buf_str(&b), 1000);
+    assert_string_equal(tnd_error_last(), CUT_SHORT);
+    tnd_buf_free(&b);
+
+    /* a critique, then 10k critiques cut off inside a string */
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, APPROVE "\n");
+    for (int i = 0; i < 10000; i++)
+        tnd_buf_puts(&b, "{\"verdict\": \"approve, ");
+    assert_error_within(tnd_buf_str(&b), 2000);
+    tnd_buf_free(&b);
+
+    /* a critique, then 10k braces nested past the depth limit */
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, APPROVE "\n");
+    for (int i = 0; i < 10000; i++)
+        tnd_buf_puts(&b, "{\"a\": ");
+    assert_error_within(tnd_buf_str(&b), 1000);
+    tnd_buf_free(&b);
+
+    /* 10k duplicate keys, and duplicates at the deepest level allowed */
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, "{\"verdict\": \"approve\", \"confidence\": 1, "
+                     "\"issues\": []");
+    for (int i = 0; i < 10000; i++)
+        tnd_buf_puts(&b, ", \"k\": 1");
+    tnd_buf_puts(&b, "}");
+    assert_error_within(tnd_buf_str(&b), 1000);
+    assert_string_equal(tnd_error_last(),
+                        AMBIGUOUS "key 'k' appears 10000 times");
+    tnd_buf_free(&b);
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, "{\"verdict\": \"approve\", \"confidence\": 1, "
+                     "\"issues\": [], \"m\": ");
+    for (int i = 0; i < 29; i++) /* 31 levels: the parser's deepest */
+        tnd_buf_puts(&b, "{\"m\": ");
+    tnd_buf_puts(&b, "{\"k\": 1, \"k\": 2}");
+    for (int i = 0; i < 30; i++)
+        tnd_buf_puts(&b, "}");
+    assert_error_within(tnd_buf_str(&b), 1000);
+    assert_non_null(strstr(tnd_error_last(), ".m.m: key 'k' appears twice"));
+    tnd_buf_free(&b);
+}
+
 static void criteria_scores_are_read_and_written_back(void **state)
 {
     tnd_critique *c = NULL;
@@ -419,7 +707,12 @@ int main(void)
         cmocka_unit_test(quotes_and_braces_inside_strings_do_not_confuse),
         cmocka_unit_test(bad_critiques_are_errors_naming_the_field),
         cmocka_unit_test(truncated_answers_are_never_a_critique),
+        cmocka_unit_test(several_critiques_that_differ_are_no_critique),
+        cmocka_unit_test(a_key_given_twice_is_no_critique),
+        cmocka_unit_test(identical_copies_are_one_critique),
+        cmocka_unit_test(the_same_key_elsewhere_is_no_duplicate),
         cmocka_unit_test(hostile_answers_fail_promptly),
+        cmocka_unit_test(hostile_answers_with_many_critiques_fail_promptly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

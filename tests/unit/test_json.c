@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -325,6 +326,108 @@ static void str_or_null(void **state)
     assert_null(tnd_json_str_or_null(NULL));
 }
 
+/* ---- repeated keys ------------------------------------------------------ */
+
+typedef struct keys_case {
+    const char *text;
+    const char *error; /* NULL: every key is unique */
+} keys_case;
+
+static const keys_case keys_cases[] = {
+    {"{}", NULL},
+    {"{\"a\": 1, \"b\": 2}", NULL},
+    /* the same name in different objects, or as a value */
+    {"[{\"a\": 1}, {\"a\": 2}]", NULL},
+    {"{\"a\": {\"a\": {\"a\": 1}}, \"b\": {\"a\": 2}}", NULL},
+    {"{\"a\": \"\\\"a\\\": 1, \\\"a\\\": 2\", \"b\": [\"a\", \"a\"]}", NULL},
+    {"{\"a\\\"\": 1, \"a\": 2, \"A\": 3}", NULL},
+    {"{\"\\u00e9\": 1, \"\\u00c9\": 2}", NULL},
+    {"\"a\"", NULL},
+    {"42", NULL},
+    /* repeated */
+    {"{\"a\": 1, \"a\": 2}", "key 'a' appears twice"},
+    {"{\"a\": 1, \"b\": 2, \"a\": 3, \"a\": 4}", "key 'a' appears 3 times"},
+    {"{\"verdict\": 1, \"verd\\u0069ct\": 2}", "key 'verdict' appears twice"},
+    {"{\"\\u00e9\": 1, \"\xc3\xa9\": 2}", "key '\xc3\xa9' appears twice"},
+    {"{\"\\/\": 1, \"/\": 2}", "key '/' appears twice"},
+    /* json-c keys are C strings: "a\u0000b" is stored as "a" */
+    {"{\"a\\u0000b\": 1, \"a\": 2}", "key 'a' appears twice"},
+    /* where: the path to the object, as the schema errors give it */
+    {"[{\"b\": 1}, {\"b\": 1, \"b\": 2}]", "[1]: key 'b' appears twice"},
+    {"{\"issues\": [{\"t\": 1}, {\"t\": 1, \"t\": 2}]}",
+     "issues[1]: key 't' appears twice"},
+    {"{\"criteria\": {\"safety\": {\"score\": 1, \"score\": 0}}}",
+     "criteria.safety: key 'score' appears twice"},
+    {"{\"a\": [[1, {\"x\": 0}], [{\"x\": 1, \"x\": 2}]]}",
+     "a[1][0]: key 'x' appears twice"},
+    /* the key repeated first in the text is named */
+    {"{\"a\": 1, \"b\": {\"x\": 1, \"x\": 2}, \"a\": 2}",
+     "b: key 'x' appears twice"},
+    {"{\"a\": 1, \"a\": 2, \"b\": {\"x\": 1, \"x\": 2}}",
+     "key 'a' appears twice"},
+    /* a name from outside is shown printable */
+    {"{\"a\\rb\": 1, \"a\\rb\": 2}", "key 'a?b' appears twice"},
+    /* not JSON: read as far as it looks like JSON, never past the end */
+    {"{\"a\": 1, \"a", NULL},
+    {"{\"a\": \"never closed", NULL},
+    {"{\"a\": 1, \"a\": 2, \"b\": \"never closed", "key 'a' appears twice"},
+};
+
+static void repeated_keys_are_found_as_json_c_reads_them(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(keys_cases) / sizeof(*keys_cases); i++) {
+        const keys_case *k = &keys_cases[i];
+        int rc = tnd_json_check_unique_keys(k->text, strlen(k->text));
+        if (!k->error && rc != 0)
+            fail_msg("case %zu: %s: %s", i, k->text, tnd_error_last());
+        if (k->error && rc != -1)
+            fail_msg("case %zu: no repeated key found in %s", i, k->text);
+        if (k->error && strcmp(tnd_error_last(), k->error) != 0)
+            fail_msg("case %zu: %s\nexpected: %s\ngot:      %s", i, k->text,
+                     k->error, tnd_error_last());
+    }
+}
+
+/* json-c itself agrees: where a key is repeated, the parsed object has
+ * fewer members than the text has keys. */
+static void json_c_drops_what_is_reported(void **state)
+{
+    json_object *o = parse("{\"verdict\": \"revise\", \"verd\\u0069ct\": "
+                           "\"approve\", \"a\\u0000b\": 1, \"a\": 2}");
+
+    (void)state;
+    assert_int_equal(json_object_object_length(o), 2);
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(o, "verdict")),
+        "approve");
+    json_object_put(o);
+}
+
+static void repeated_keys_within_bounds(void **state)
+{
+    char deep[64 * 6 + 1] = "", *big;
+    size_t n = 200000, len = 0;
+
+    (void)state;
+    /* nesting past the parser's limit is refused, not recursed into */
+    for (int i = 0; i < 64; i++)
+        strcat(deep, "{\"a\":");
+    assert_int_equal(tnd_json_check_unique_keys(deep, strlen(deep)), -1);
+    assert_string_equal(tnd_error_last(), "JSON nested deeper than 32 levels");
+
+    /* 200k keys of one object, all different but for the last */
+    big = malloc(n * 12 + 32);
+    assert_non_null(big);
+    big[len++] = '{';
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(big + len, "%s\"k%zu\":1", i ? "," : "", i);
+    len += (size_t)sprintf(big + len, ",\"k7\":2}");
+    assert_int_equal(tnd_json_check_unique_keys(big, len), -1);
+    assert_string_equal(tnd_error_last(), "key 'k7' appears twice");
+    free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +443,9 @@ int main(void)
         cmocka_unit_test(dump_is_compact_and_keeps_slashes),
         cmocka_unit_test(written_json_is_valid_utf8),
         cmocka_unit_test(str_or_null),
+        cmocka_unit_test(repeated_keys_are_found_as_json_c_reads_them),
+        cmocka_unit_test(json_c_drops_what_is_reported),
+        cmocka_unit_test(repeated_keys_within_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
