@@ -9,6 +9,7 @@
 #include "common/buf.h"
 #include "common/fs.h"
 #include "common/xalloc.h"
+#include "skills/excerpt.h"
 
 static const char coder_system[] =
     "You are the coder in a coder/reviewer pair. You change a repository "
@@ -168,6 +169,11 @@ char *tnd_prompt_coder_retry(const tnd_code_request *req, const char *error)
     return out;
 }
 
+/* A skill's output in the reviewer's prompt: the lines that say what
+ * failed first, then the tail (skills/excerpt.h). A build can print a
+ * megabyte; the model needs what went wrong, not every warning. */
+#define OUTPUT_MAX (16 * 1024)
+
 /* Source lines shown around each location a skill reports. */
 #define SNIPPET_CONTEXT  3
 #define SNIPPET_LINE_MAX 240
@@ -292,9 +298,11 @@ char *tnd_prompt_reviewer_user(const tnd_audit_request *req,
                              "not match the project's own tooling: raise a "
                              "style issue naming these files.\n\n");
         }
-        if (s->output && *s->output)
-            fenced(&b, "", s->output);
-        else
+        if (s->output && *s->output) {
+            char *seen = tnd_excerpt(s->output, NULL, OUTPUT_MAX, NULL);
+            fenced(&b, "", seen);
+            free(seen);
+        } else
             tnd_buf_puts(&b, "(no output)\n");
         tnd_buf_puts(&b, "\n");
         locations_part(&b, req->workspace, s);

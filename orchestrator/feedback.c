@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "skills/excerpt.h"
 
@@ -19,26 +20,6 @@ static int cut(const char *s, size_t max)
     while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
         n--;
     return (int)n;
-}
-
-char *tnd_feedback_trim(const char *text, size_t max)
-{
-    size_t n = strlen(text), head, tail, marker;
-
-    if (n <= max)
-        return tnd_xstrdup(text);
-    /* the marker counts against max; n bounds the number it will show */
-    marker = (size_t)snprintf(NULL, 0, "\n[... %zu bytes left out ...]\n", n);
-    max = max > marker ? max - marker : 0;
-    /* failures are usually reported at the end: keep more of the tail */
-    head = max / 3;
-    tail = max - head;
-    while (head > 0 && ((unsigned char)text[head] & 0xC0) == 0x80)
-        head--;
-    while (tail > 0 && ((unsigned char)text[n - tail] & 0xC0) == 0x80)
-        tail--;
-    return tnd_xasprintf("%.*s\n[... %zu bytes left out ...]\n%s", (int)head,
-                         text, n - head - tail, text + n - tail);
 }
 
 /* One failing skill: its command, how it ended, what it was before the
@@ -150,7 +131,7 @@ char *tnd_feedback_build(const tnd_gate_input *in,
             tnd_buf_printf(&b, "- %.*s\n", cut(*h, 300), *h);
     }
     if (diff && *diff) {
-        char *d = tnd_feedback_trim(diff, TND_FEEDBACK_MAX_DIFF);
+        char *d = tnd_str_cut_middle(diff, TND_FEEDBACK_MAX_DIFF);
         tnd_buf_printf(&b,
                        "\nThe change of attempt %d (the files are back as "
                        "they were; propose the whole change again):\n"
@@ -167,7 +148,7 @@ char *tnd_feedback_build(const tnd_gate_input *in,
                        in->streak);
     text = tnd_buf_detach(&b, NULL);
     if (strlen(text) > TND_FEEDBACK_MAX_TOTAL) {
-        char *cut = tnd_feedback_trim(text, TND_FEEDBACK_MAX_TOTAL);
+        char *cut = tnd_str_cut_middle(text, TND_FEEDBACK_MAX_TOTAL);
         free(text);
         text = cut;
     }

@@ -33,10 +33,4 @@ char *tnd_feedback_build(const tnd_gate_input *in,
  * there. Caller frees. */
 char *tnd_feedback_baseline(const tnd_audit_reply *baseline);
 
-/* Text cut to max bytes keeping the first and last parts, with a marker
- * saying how much was left out: for the diff and the whole feedback,
- * where position is all there is to go by (a skill's output goes through
- * tnd_excerpt() instead). Caller frees. */
-char *tnd_feedback_trim(const char *text, size_t max);
-
 #endif

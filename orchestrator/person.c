@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/budget.h"
 #include "orchestrator/feedback.h"
@@ -26,7 +27,7 @@ static void show_escalation(run *r, const char *reason)
     for (size_t i = 0; i < r->nhistory; i++)
         fprintf(stderr, "  %s\n", r->history[i]);
     if (r->last_diff) {
-        char *d = tnd_feedback_trim(r->last_diff, 3000);
+        char *d = tnd_str_cut_middle(r->last_diff, 3000);
         fprintf(stderr, "the last proposal:\n%s%s", d,
                 d[strlen(d) - 1] == '\n' ? "" : "\n");
         free(d);

@@ -51,6 +51,7 @@
 #include "proto/audit.h"
 #include "proto/code.h"
 #include "proto/json.h"
+#include "skills/excerpt.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -412,16 +413,27 @@ static void history_add(run *r, const char *fmt, ...)
     r->history[r->nhistory] = NULL;
 }
 
-/* Text of the failing skills, to steer context toward the files named. */
-static char *failure_hints(const tnd_audit_reply *a)
+/* The failing skills' output as the coder is shown it, to steer the
+ * context toward the files it names: the excerpt, not the whole output,
+ * so twenty kilobytes of warnings the baseline already had do not put
+ * the files they name first. baseline may be NULL. */
+static char *failure_hints(const tnd_audit_reply *a,
+                           const tnd_audit_reply *baseline)
 {
     tnd_buf b;
 
     tnd_buf_init(&b, 64 * 1024);
-    for (size_t i = 0; a && i < a->nskills; i++)
-        if (a->skills[i].status != TND_SKILL_PASS &&
-            a->skills[i].status != TND_SKILL_SKIPPED)
-            tnd_buf_puts(&b, a->skills[i].output);
+    for (size_t i = 0; a && i < a->nskills; i++) {
+        const tnd_skill_result *s = &a->skills[i], *before;
+        char *seen;
+        if (s->status == TND_SKILL_PASS || s->status == TND_SKILL_SKIPPED)
+            continue;
+        before = baseline ? tnd_gate_before(baseline, s->name) : NULL;
+        seen = tnd_excerpt(s->output, before ? before->output : NULL,
+                           TND_FEEDBACK_MAX_OUTPUT, NULL);
+        tnd_buf_puts(&b, seen);
+        free(seen);
+    }
     for (size_t i = 0; a && a->critique && i < a->critique->nissues; i++)
         if (a->critique->issues[i].file) {
             tnd_buf_puts(&b, a->critique->issues[i].file);
@@ -662,7 +674,8 @@ static int next_attempt(run *r, attempt *a, loop_state *ls)
     free(ls->feedback);
     ls->feedback = next;
     free(ls->hints);
-    ls->hints = failure_hints(a->audited ? &a->audit : NULL);
+    ls->hints = failure_hints(a->audited ? &a->audit : NULL,
+                              r->has_baseline ? &r->baseline : NULL);
     history_add(r, "attempt %d: %s", a->n, a->decision.reason);
     return tnd_workspace_reset(r->ws);
 }
@@ -798,7 +811,7 @@ static int loop(run *r)
     /* what already fails before any change is the coder's first clue */
     ls.feedback =
         r->has_baseline ? tnd_feedback_baseline(&r->baseline) : tnd_xstrdup("");
-    ls.hints = r->has_baseline ? failure_hints(&r->baseline) : NULL;
+    ls.hints = r->has_baseline ? failure_hints(&r->baseline, NULL) : NULL;
 
     for (int n = 1; rc == 1; n++) {
         attempt a;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/utf8.h"
 #include "orchestrator/feedback.h"
 
 static const tnd_gate_config cfg = {
@@ -99,27 +100,6 @@ static void assert_has(const char *text, const char *part)
 {
     if (!strstr(text, part))
         fail_msg("feedback lacks \"%s\":\n%s", part, text);
-}
-
-/* True when s is well-formed UTF-8. */
-static bool valid_utf8(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-
-    while (*p) {
-        int n = *p < 0x80             ? 0
-                : (*p & 0xE0) == 0xC0 ? 1
-                : (*p & 0xF0) == 0xE0 ? 2
-                : (*p & 0xF8) == 0xF0 ? 3
-                                      : -1;
-        if (n < 0)
-            return false;
-        p++;
-        for (int i = 0; i < n; i++, p++)
-            if ((*p & 0xC0) != 0x80)
-                return false;
-    }
-    return true;
 }
 
 /* n bytes: head, then filler, then tail. Caller frees. */
@@ -451,7 +431,7 @@ static void size_stays_bounded_whatever_the_agents_say(void **state)
     assert_true(strlen(fb) <= TND_FEEDBACK_MAX_TOTAL);
     assert_has(fb, "Attempt 50 was not accepted");
     assert_has(fb, "different approach");
-    assert_true(valid_utf8(fb));
+    assert_true(tnd_utf8_valid(fb, strlen(fb)));
     free(fb);
     free(huge);
     free(note);
@@ -481,7 +461,7 @@ static void cut_parts_stay_valid_utf8(void **state)
     history[0] = text;
     history[1] = NULL;
     fb = feedback_for(&in, history, text);
-    assert_true(valid_utf8(fb));
+    assert_true(tnd_utf8_valid(fb, strlen(fb)));
     assert_has(fb, "Evidence: x\xc3\xa9");
     free(fb);
     free(text);
@@ -523,66 +503,6 @@ static void growth_over_attempts_is_bounded(void **state)
     free(reason);
 }
 
-/* ---- trim --------------------------------------------------------------- */
-
-static void trim_keeps_short_text_as_is(void **state)
-{
-    char *t;
-
-    (void)state;
-    t = tnd_feedback_trim("", 10);
-    assert_string_equal(t, "");
-    free(t);
-    t = tnd_feedback_trim("0123456789", 10);
-    assert_string_equal(t, "0123456789");
-    free(t);
-}
-
-static void trim_keeps_head_and_more_tail_within_max(void **state)
-{
-    char *text = long_text("HEAD", '.', "TAIL", 10000);
-    char *t = tnd_feedback_trim(text, 1000);
-    const char *marker = strstr(t, "\n[... ");
-    size_t left_out = 0, len = strlen(t);
-    const char *after;
-
-    (void)state;
-    assert_true(len <= 1000);
-    assert_memory_equal(t, "HEAD", 4);
-    assert_string_equal(t + len - 4, "TAIL");
-    assert_non_null(marker);
-    assert_int_equal(
-        sscanf(marker, "\n[... %zu bytes left out ...]\n", &left_out), 1);
-    after = strstr(marker, "...]\n") + 5;
-    /* what is shown plus what is said to be left out is the whole */
-    assert_int_equal((size_t)(marker - t) + strlen(after) + left_out, 10000);
-    /* failures are reported at the end: the tail gets more room */
-    assert_true(strlen(after) > (size_t)(marker - t));
-    free(t);
-    free(text);
-}
-
-static void trim_keeps_utf8_sequences_whole(void **state)
-{
-    const char *chars[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
-    tnd_buf b;
-    char *text;
-
-    (void)state;
-    tnd_buf_init(&b, TND_BUF_NOCAP);
-    for (int i = 0; i < 300; i++)
-        tnd_buf_puts(&b, chars[i % 3]);
-    text = tnd_buf_detach(&b, NULL);
-    for (size_t max = 60; max < 200; max++) {
-        char *t = tnd_feedback_trim(text, max);
-        if (!valid_utf8(t))
-            fail_msg("trim to %zu splits a character: %s", max, t);
-        assert_true(strlen(t) <= max);
-        free(t);
-    }
-    free(text);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -599,9 +519,6 @@ int main(void)
         cmocka_unit_test(size_stays_bounded_whatever_the_agents_say),
         cmocka_unit_test(cut_parts_stay_valid_utf8),
         cmocka_unit_test(growth_over_attempts_is_bounded),
-        cmocka_unit_test(trim_keeps_short_text_as_is),
-        cmocka_unit_test(trim_keeps_head_and_more_tail_within_max),
-        cmocka_unit_test(trim_keeps_utf8_sequences_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -131,6 +131,34 @@ static void capped(void **state)
     free(p);
 }
 
+/* A megabyte-long build log does not go to the model whole: the failing
+ * line and the end do, within a bound. */
+static void long_output_keeps_what_failed(void **state)
+{
+    tnd_skill_result r = {.name = S("test"),
+                          .status = TND_SKILL_FAIL,
+                          .exit_code = 2,
+                          .command = S("make test")};
+    tnd_buf out;
+    char *p;
+
+    (void)state;
+    tnd_buf_init(&out, TND_BUF_NOCAP);
+    for (int i = 0; i < 20000; i++)
+        tnd_buf_printf(&out, "[ ok ] case %d passes\n", i);
+    tnd_buf_puts(&out, "[FAIL] test_vec.c:85 vec_find(v, 7) = -1\n");
+    for (int i = 0; i < 20000; i++)
+        tnd_buf_printf(&out, "[ ok ] case %d passes\n", i);
+    tnd_buf_puts(&out, "54 Passed 1 Failed\n");
+    r.output = out.data;
+    p = prompt_for(&r, 1);
+    assert_non_null(strstr(p, "[FAIL] test_vec.c:85 vec_find(v, 7) = -1\n"));
+    assert_non_null(strstr(p, "54 Passed 1 Failed\n"));
+    assert_true(strlen(p) < 20 * 1024);
+    free(p);
+    tnd_buf_free(&out);
+}
+
 static void changed_files_and_skipped_skills(void **state)
 {
     char *changed[] = {S("src/a.c"), S("src/b.c")};
@@ -179,6 +207,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(code_around_each_place),
         cmocka_unit_test(capped),
+        cmocka_unit_test(long_output_keeps_what_failed),
         cmocka_unit_test(changed_files_and_skipped_skills),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,116 @@
+/* Unit tests for common/str: small string helpers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/str.h"
+#include "common/utf8.h"
+
+static char *long_text(const char *head, char filler, const char *tail,
+                       size_t n)
+{
+    char *s = malloc(n + 1);
+    size_t hl = strlen(head), tl = strlen(tail);
+
+    assert_true(n >= hl + tl);
+    memcpy(s, head, hl);
+    memset(s + hl, filler, n - hl - tl);
+    memcpy(s + n - tl, tail, tl + 1);
+    return s;
+}
+
+static void small_helpers(void **state)
+{
+    char text[] = "  padded\t\n";
+
+    (void)state;
+    assert_true(tnd_str_starts_with("prefix-rest", "prefix"));
+    assert_false(tnd_str_starts_with("pre", "prefix"));
+    assert_true(tnd_str_ends_with("file.c", ".c"));
+    assert_false(tnd_str_ends_with("c", "file.c"));
+    assert_true(tnd_str_eq(NULL, NULL));
+    assert_false(tnd_str_eq("a", NULL));
+    assert_string_equal(tnd_str_trim(text), "padded");
+    assert_int_equal(tnd_str_count_lines("a\nb", 3), 2);
+    assert_int_equal(tnd_str_count_lines("a\nb\n", 4), 2);
+    assert_int_equal(tnd_str_count_lines("", 0), 0);
+}
+
+/* ---- cut_middle
+ * --------------------------------------------------------------- */
+
+static void cut_middle_keeps_short_text_as_is(void **state)
+{
+    char *t;
+
+    (void)state;
+    t = tnd_str_cut_middle("", 10);
+    assert_string_equal(t, "");
+    free(t);
+    t = tnd_str_cut_middle("0123456789", 10);
+    assert_string_equal(t, "0123456789");
+    free(t);
+}
+
+static void cut_middle_keeps_head_and_more_tail_within_max(void **state)
+{
+    char *text = long_text("HEAD", '.', "TAIL", 10000);
+    char *t = tnd_str_cut_middle(text, 1000);
+    const char *marker = strstr(t, "\n[... ");
+    size_t left_out = 0, len = strlen(t);
+    const char *after;
+
+    (void)state;
+    assert_true(len <= 1000);
+    assert_memory_equal(t, "HEAD", 4);
+    assert_string_equal(t + len - 4, "TAIL");
+    assert_non_null(marker);
+    assert_int_equal(
+        sscanf(marker, "\n[... %zu bytes left out ...]\n", &left_out), 1);
+    after = strstr(marker, "...]\n") + 5;
+    /* what is shown plus what is said to be left out is the whole */
+    assert_int_equal((size_t)(marker - t) + strlen(after) + left_out, 10000);
+    /* failures are reported at the end: the tail gets more room */
+    assert_true(strlen(after) > (size_t)(marker - t));
+    free(t);
+    free(text);
+}
+
+static void cut_middle_keeps_utf8_sequences_whole(void **state)
+{
+    const char *chars[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+    tnd_buf b;
+    char *text;
+
+    (void)state;
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (int i = 0; i < 300; i++)
+        tnd_buf_puts(&b, chars[i % 3]);
+    text = tnd_buf_detach(&b, NULL);
+    for (size_t max = 60; max < 200; max++) {
+        char *t = tnd_str_cut_middle(text, max);
+        if (!tnd_utf8_valid(t, strlen(t)))
+            fail_msg("a cut to %zu splits a character: %s", max, t);
+        assert_true(strlen(t) <= max);
+        free(t);
+    }
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(small_helpers),
+        cmocka_unit_test(cut_middle_keeps_short_text_as_is),
+        cmocka_unit_test(cut_middle_keeps_head_and_more_tail_within_max),
+        cmocka_unit_test(cut_middle_keeps_utf8_sequences_whole),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
