@@ -83,6 +83,7 @@ test: deps
 check: all $(UNIT_BINS) $(FAKELLM)
 	@sh tools/run-tests unit $(UNIT_BINS)
 	@sh tools/run-tests integration tests/integration/test_*.sh
+	@sh tests/defects/run
 
 unit: $(UNIT_BINS)
 	@sh tools/run-tests unit $(UNIT_BINS)
