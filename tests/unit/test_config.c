@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -662,16 +663,51 @@ static void load_of_a_missing_file_says_which(void **state)
     assert_null(cfg);
     assert_non_null(strstr(tnd_error_last(), path));
     assert_non_null(strstr(tnd_error_last(), "does not exist"));
+}
 
-    /* a directory cannot be read: an error, but not a config error */
-    assert_int_equal(tnd_config_load(&cfg, tmpdir), -1);
+/* What cannot be a config file is a config error (exit 2), named with
+ * what it is and the fix; a FIFO is refused without waiting for a
+ * writer (the alarm turns a hang into a failure; it is no deadline). */
+static void load_refuses_what_is_not_a_regular_file(void **state)
+{
+    char path[PATH_MAX], expect[2 * PATH_MAX];
+    tnd_config *cfg = (tnd_config *)1;
+
+    (void)state;
+    snprintf(expect, sizeof(expect),
+             "%s is not a regular file (it is a directory); the config "
+             "must be a regular file of at most 1 MiB",
+             tmpdir);
+    assert_int_equal(tnd_config_load(&cfg, tmpdir), TND_ECONFIG);
     assert_null(cfg);
-    assert_non_null(strstr(tnd_error_last(), tmpdir));
+    assert_string_equal(tnd_error_last(), expect);
+
+    snprintf(path, sizeof(path), "%s/fifo.yaml", tmpdir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    snprintf(expect, sizeof(expect),
+             "%s is not a regular file (it is a FIFO); the config must be "
+             "a regular file of at most 1 MiB",
+             path);
+    alarm(60);
+    assert_int_equal(tnd_config_load(&cfg, path), TND_ECONFIG);
+    alarm(0);
+    assert_null(cfg);
+    assert_string_equal(tnd_error_last(), expect);
+    unlink(path);
+
+    alarm(60);
+    assert_int_equal(tnd_config_load(&cfg, "/dev/zero"), TND_ECONFIG);
+    alarm(0);
+    assert_null(cfg);
+    assert_string_equal(tnd_error_last(),
+                        "/dev/zero is not a regular file (it is a character "
+                        "device); the config must be a regular file of at "
+                        "most 1 MiB");
 }
 
 static void load_refuses_a_file_over_a_megabyte(void **state)
 {
-    char path[PATH_MAX], expect[PATH_MAX + 64];
+    char path[PATH_MAX], expect[PATH_MAX + 128];
     size_t big = (1 << 20) + 1;
     char *text = malloc(big);
     tnd_config *cfg = (tnd_config *)1;
@@ -680,9 +716,12 @@ static void load_refuses_a_file_over_a_megabyte(void **state)
     memset(text, '#', big);
     snprintf(path, sizeof(path), "%s/huge.yaml", tmpdir);
     assert_int_equal(tnd_fs_write(path, text, big), 0);
-    assert_int_equal(tnd_config_load(&cfg, path), -1);
+    assert_int_equal(tnd_config_load(&cfg, path), TND_ECONFIG);
     assert_null(cfg);
-    snprintf(expect, sizeof(expect), "%s is larger than 1048576 bytes", path);
+    snprintf(expect, sizeof(expect),
+             "%s is larger than 1048576 bytes; the config must be a regular "
+             "file of at most 1 MiB",
+             path);
     assert_string_equal(tnd_error_last(), expect);
     unlink(path);
     free(text);
@@ -1370,6 +1409,7 @@ int main(void)
         cmocka_unit_test(load_reads_a_file_and_resolves_against_its_directory),
         cmocka_unit_test(load_names_the_file_in_every_error),
         cmocka_unit_test(load_of_a_missing_file_says_which),
+        cmocka_unit_test(load_refuses_what_is_not_a_regular_file),
         cmocka_unit_test(load_refuses_a_file_over_a_megabyte),
         cmocka_unit_test(every_error_names_file_line_and_column),
         cmocka_unit_test(several_errors_are_all_reported_one_per_line),
