@@ -1,6 +1,7 @@
 #!/bin/sh
 # Files a person names (--config, --task-file, --diff) that cannot be
-# what they claim: a FIFO, a device, a directory, a file too large. Each
+# what they claim: a FIFO, a device, a directory, a file too large, a
+# config nested a megabyte deep. Each
 # is exit 2 at once with a message naming the path and the fix, before
 # anything starts; stdin still works, capped.
 . "$(dirname "$0")/lib.sh"
@@ -42,6 +43,15 @@ run tandem run --repo "$T/demo" --config "$T/big.yaml" "x"
 expect_rc 2 "--config over 1 MiB"
 expect_in "$T/err" "$T/big.yaml is larger than 1048576 bytes; $CONFIG_FIX"
 pass "--config over 1 MiB: exit 2"
+
+# a megabyte of nesting kept libyaml busy for minutes: now refused at
+# the 65th level, with its place
+head -c 1048576 /dev/zero | tr '\0' '[' >"$T/deep.yaml"
+run tandem run --repo "$T/demo" --config "$T/deep.yaml" "x"
+expect_rc 2 "--config nested a megabyte deep"
+expect_in "$T/err" "$T/deep.yaml:1:65: lists and mappings nested more than 64 levels deep; tandem reads nothing that deep, so flatten it"
+expect_nothing_started "--config nested a megabyte deep"
+pass "--config nested a megabyte deep: exit 2 at its place"
 
 # the implicit REPO/agents.yaml is held to the same rules
 mv "$T/demo/agents.yaml" "$T/agents.yaml.saved"

@@ -1208,6 +1208,30 @@ static void alias_bomb_is_cheap(void **state)
 
 /* ---- overriding the model from the command line ------------------------ */
 
+/* A megabyte of nesting used to keep libyaml busy for minutes; it is
+ * refused at the 65th level with its place, like any other mistake.
+ * The documented file nests 5 deep. */
+static void deep_nesting_is_refused_at_its_place(void **state)
+{
+    size_t n = 1 << 18; /* "{a: " 256 Ki times: 1 MiB */
+    char *text = malloc(4 * n + 1);
+    tnd_config *cfg = (tnd_config *)1;
+
+    (void)state;
+    for (size_t i = 0; i < n; i++)
+        memcpy(text + 4 * i, "{a: ", 4);
+    text[4 * n] = '\0';
+    assert_int_equal(
+        tnd_config_parse(&cfg, text, 4 * n, "agents.yaml", "/base"),
+        TND_ECONFIG);
+    assert_null(cfg);
+    assert_string_equal(tnd_error_last(),
+                        "agents.yaml:1:257: lists and mappings nested more "
+                        "than 64 levels deep; tandem reads nothing that "
+                        "deep, so flatten it");
+    free(text);
+}
+
 static void override_points_both_agents_at_a_model(void **state)
 {
     tnd_config *cfg = tnd_config_defaults();
@@ -1415,6 +1439,7 @@ int main(void)
         cmocka_unit_test(several_errors_are_all_reported_one_per_line),
         cmocka_unit_test(errors_are_capped),
         cmocka_unit_test(alias_bomb_is_cheap),
+        cmocka_unit_test(deep_nesting_is_refused_at_its_place),
         cmocka_unit_test(override_points_both_agents_at_a_model),
         cmocka_unit_test(override_rejects_bad_specs_and_changes_nothing),
     };
