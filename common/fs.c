@@ -34,6 +34,23 @@ static const char *file_kind(mode_t mode)
     return "of an unknown kind";
 }
 
+int tnd_fs_check_regular(const char *path)
+{
+    struct stat st;
+
+    if (stat(path, &st) < 0) {
+        if (errno == ENOENT) {
+            tnd_error_set("%s: no such file", path);
+            return TND_ENOTFOUND;
+        }
+        return tnd_error_sys("cannot read %s", path);
+    }
+    if (!S_ISREG(st.st_mode))
+        return tnd_error_set("%s is not a regular file (it is %s)", path,
+                             file_kind(st.st_mode));
+    return 0;
+}
+
 int tnd_fs_read_fd(char **out, size_t *len_out, int fd, const char *name,
                    size_t cap)
 {

@@ -19,6 +19,12 @@
  * bytes in case it grows. */
 int tnd_fs_read(char **out, size_t *len_out, const char *path, size_t cap);
 
+/* 0 when path (symlinks followed) is a regular file; TND_ENOTFOUND when
+ * it does not exist; else -1 with the error saying what it is, in
+ * tnd_fs_read's words. For checking a file before a run uses it; the
+ * read itself checks again. */
+int tnd_fs_check_regular(const char *path);
+
 /* Read fd to its end, at most cap bytes (for stdin, or a pipe): as
  * tnd_fs_read, with name in messages, for a descriptor the caller opened
  * and closes. Never reads more than cap + 1 bytes. */

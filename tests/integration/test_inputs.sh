@@ -98,6 +98,17 @@ expect_rc 0 "a task on stdin"
 expect_in "$(session_dir)/report.json" '"task": "make the failing test pass"'
 pass "--task-file -: capped, and still read"
 
+# a cassette named in the config: the agent would wait on a FIFO for
+# ever; it is a configuration error before any agent starts
+rm -rf "$T/demo/.tandem"
+demo_config "$T/fifo"
+run tandem run --repo "$T/demo" "x"
+expect_rc 2 "cassette FIFO"
+expect_in "$T/err" "agents.coder.llm.cassette: $T/fifo is not a regular file (it is a FIFO)"
+expect_nothing_started "a FIFO as the cassette"
+copy_demo
+pass "a FIFO as the cassette: exit 2 before any agent starts"
+
 run tandem review --repo "$T/demo" --diff "$T/fifo"
 expect_rc 2 "--diff FIFO"
 expect_in "$T/err" "--diff $T/fifo: $T/fifo is not a regular file (it is a FIFO)"

@@ -138,6 +138,37 @@ static void a_file_over_the_cap_is_refused_before_reading(void **state)
     unlink(path);
 }
 
+/* The check before a run: the same verdicts as tnd_fs_read, without
+ * opening anything. */
+static void check_regular_says_what_a_path_is(void **state)
+{
+    const char *path = in_tmp("plain");
+    char expect[PATH_MAX + 64];
+
+    (void)state;
+    assert_int_equal(tnd_fs_write(path, "x", 1), 0);
+    assert_int_equal(tnd_fs_check_regular(path), 0);
+    unlink(path);
+    assert_int_equal(tnd_fs_check_regular(path), TND_ENOTFOUND);
+    snprintf(expect, sizeof(expect), "%s: no such file", path);
+    assert_string_equal(tnd_error_last(), expect);
+
+    path = in_tmp("fifo2");
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(tnd_fs_check_regular(path), -1);
+    snprintf(expect, sizeof(expect), "%s is not a regular file (it is a FIFO)",
+             path);
+    assert_string_equal(tnd_error_last(), expect);
+    unlink(path);
+    assert_int_equal(tnd_fs_check_regular(tmpdir), -1);
+    snprintf(expect, sizeof(expect),
+             "%s is not a regular file (it is a directory)", tmpdir);
+    assert_string_equal(tnd_error_last(), expect);
+    assert_int_equal(tnd_fs_check_regular("/dev/zero"), -1);
+    assert_string_equal(tnd_error_last(), "/dev/zero is not a regular file "
+                                          "(it is a character device)");
+}
+
 /* A pipe, as stdin is for `--task-file -`: read to its end, capped, and
  * never more than cap + 1 bytes taken from it. */
 static void a_pipe_is_read_to_its_end_and_capped(void **state)
@@ -243,6 +274,7 @@ int main(void)
         cmocka_unit_test(a_directory_is_refused),
         cmocka_unit_test(a_device_is_refused),
         cmocka_unit_test(a_file_over_the_cap_is_refused_before_reading),
+        cmocka_unit_test(check_regular_says_what_a_path_is),
         cmocka_unit_test(a_pipe_is_read_to_its_end_and_capped),
         cmocka_unit_test(an_endless_descriptor_stops_at_the_cap),
         cmocka_unit_test(a_directory_descriptor_is_an_error),
