@@ -902,13 +902,14 @@ int tnd_config_load(tnd_config **out, const char *path)
 
     *out = NULL;
     error = tnd_fs_read(&text, &len, path, CONFIG_MAX_BYTES);
-    if (error < 0) {
-        if (error == TND_ENOTFOUND)
-            tnd_error_set("config file %s does not exist (give --config "
-                          "FILE, or create agents.yaml)",
-                          path);
-        return error == TND_ENOTFOUND ? TND_ECONFIG : error;
-    }
+    if (error == TND_ENOTFOUND)
+        return tnd_error_config("config file %s does not exist (give "
+                                "--config FILE, or create agents.yaml)",
+                                path);
+    if (error < 0) /* a FIFO, a directory, a device, too large, unreadable */
+        return tnd_error_config("%s; the config must be a regular file of "
+                                "at most %d MiB",
+                                tnd_error_last(), CONFIG_MAX_BYTES >> 20);
     abs = tnd_fs_realpath(path);
     dir = tnd_fs_dirname(abs ? abs : path);
     error = tnd_config_parse(out, text, len, path, dir);

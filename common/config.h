@@ -142,9 +142,10 @@ typedef struct tnd_config {
  * NULL. Free with tnd_config_destroy(). */
 tnd_config *tnd_config_defaults(void);
 
-/* Load and check a file. On failure returns TND_ECONFIG (bad contents:
- * every problem, one "FILE:LINE:COL: message" per line, in
- * tnd_error_last()) or -1 (cannot read the file). */
+/* Load and check a file. On failure returns TND_ECONFIG with the reason
+ * in tnd_error_last(): every problem in the contents, one
+ * "FILE:LINE:COL: message" per line, or why the file cannot be a config
+ * at all (missing, not a regular file, over 1 MiB, unreadable). */
 int tnd_config_load(tnd_config **out, const char *path);
 
 /* As tnd_config_load, from memory; name is used in messages and dir as

@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
+#include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,44 +18,110 @@
 #include "common/buf.h"
 #include "common/xalloc.h"
 
-int tnd_fs_read(char **out, size_t *len_out, const char *path, size_t cap)
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(mode_t mode)
 {
-    tnd_buf buf;
-    char chunk[65536];
-    int fd, error = 0;
-    ssize_t n;
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "of an unknown kind";
+}
 
-    *out = NULL;
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+int tnd_fs_check_regular(const char *path)
+{
+    struct stat st;
+
+    if (stat(path, &st) < 0) {
         if (errno == ENOENT) {
             tnd_error_set("%s: no such file", path);
             return TND_ENOTFOUND;
         }
-        return tnd_error_sys("cannot open %s", path);
+        return tnd_error_sys("cannot read %s", path);
     }
+    if (!S_ISREG(st.st_mode))
+        return tnd_error_set("%s is not a regular file (it is %s)", path,
+                             file_kind(st.st_mode));
+    return 0;
+}
+
+int tnd_fs_read_fd(char **out, size_t *len_out, int fd, const char *name,
+                   size_t cap)
+{
+    tnd_buf buf;
+    char chunk[65536];
+    int error = 0;
+    ssize_t n;
+
+    *out = NULL;
     tnd_buf_init(&buf, cap);
     for (;;) {
-        n = read(fd, chunk, sizeof(chunk));
+        /* at most cap + 1 bytes in all: one more than allowed is enough
+         * to know, whatever the other side still has */
+        size_t room = cap - buf.len;
+        size_t want = room < sizeof(chunk) ? room + 1 : sizeof(chunk);
+        n = read(fd, chunk, want);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            /* a non-blocking pipe handed down to us: wait for it */
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            if (poll(&p, 1, -1) >= 0 || errno == EINTR)
+                continue;
+        }
         if (n < 0) {
-            error = tnd_error_sys("cannot read %s", path);
+            error = tnd_error_sys("cannot read %s", name);
             break;
         }
         if (n == 0)
             break;
         if (tnd_buf_append(&buf, chunk, (size_t)n) < 0) {
-            error = tnd_error_set("%s is larger than %zu bytes", path, cap);
+            error = tnd_error_set("%s is larger than %zu bytes", name, cap);
             break;
         }
     }
-    close(fd);
     if (error < 0) {
         tnd_buf_free(&buf);
         return error;
     }
     *out = tnd_buf_detach(&buf, len_out);
     return 0;
+}
+
+int tnd_fs_read(char **out, size_t *len_out, const char *path, size_t cap)
+{
+    struct stat st;
+    int fd, error;
+
+    *out = NULL;
+    /* O_NONBLOCK so that opening a FIFO does not wait for a writer (fstat
+     * then refuses it); reads from a regular file ignore the flag.
+     * O_NOCTTY so that a terminal named by mistake is not adopted. */
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) {
+            tnd_error_set("%s: no such file", path);
+            return TND_ENOTFOUND;
+        }
+        return tnd_error_sys("cannot open %s", path);
+    }
+    if (fstat(fd, &st) < 0)
+        error = tnd_error_sys("cannot read %s", path);
+    else if (!S_ISREG(st.st_mode))
+        error = tnd_error_set("%s is not a regular file (it is %s)", path,
+                              file_kind(st.st_mode));
+    else if ((uintmax_t)st.st_size > cap)
+        error = tnd_error_set("%s is larger than %zu bytes", path, cap);
+    else /* and capped again while reading: the file may be growing */
+        error = tnd_fs_read_fd(out, len_out, fd, path, cap);
+    close(fd);
+    return error;
 }
 
 static int write_all(int fd, const void *data, size_t len)

@@ -9,11 +9,27 @@
 
 #include "common/error.h"
 
-/* Read a whole file, at most cap bytes. On success *out holds the bytes
- * plus a NUL (caller frees) and *len_out (may be NULL) their count.
- * Returns TND_ENOTFOUND when the file does not exist, -1 on any other
- * failure or when the file is larger than cap; the error names path. */
+/* Read a whole regular file, at most cap bytes. On success *out holds
+ * the bytes plus a NUL (caller frees) and *len_out (may be NULL) their
+ * count. Returns TND_ENOTFOUND when the file does not exist, -1 on any
+ * other failure; the error names path. Anything but a regular file (a
+ * FIFO, a directory, a device) is refused without being read, so a FIFO
+ * cannot block and /dev/zero cannot run on; a file larger than cap is
+ * refused from its size before reading, and reading stops at cap + 1
+ * bytes in case it grows. */
 int tnd_fs_read(char **out, size_t *len_out, const char *path, size_t cap);
+
+/* 0 when path (symlinks followed) is a regular file; TND_ENOTFOUND when
+ * it does not exist; else -1 with the error saying what it is, in
+ * tnd_fs_read's words. For checking a file before a run uses it; the
+ * read itself checks again. */
+int tnd_fs_check_regular(const char *path);
+
+/* Read fd to its end, at most cap bytes (for stdin, or a pipe): as
+ * tnd_fs_read, with name in messages, for a descriptor the caller opened
+ * and closes. Never reads more than cap + 1 bytes. */
+int tnd_fs_read_fd(char **out, size_t *len_out, int fd, const char *name,
+                   size_t cap);
 
 /* Create or replace path with data (mode 0644 for new files). Not atomic:
  * for scratch files. */

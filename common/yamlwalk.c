@@ -54,6 +54,52 @@ static int second_document(yaml_parser_t *parser, const char *name)
     return error;
 }
 
+/* Refuse a document whose lists and mappings nest deeper than
+ * TND_YW_DEPTH_MAX, counted from libyaml's events before any tree is
+ * built. Events, not a scan of our own, so brackets in quotes, block
+ * scalars and comments are text and block nesting counts too. The
+ * scanner's work per token grows with the flow levels open, so a
+ * megabyte of "[" took minutes to load; here it stops at level 65. A
+ * syntax error is left for the load to report with its context. */
+static int check_depth(const char *text, size_t len, const char *name)
+{
+    yaml_parser_t parser;
+    yaml_event_t event;
+    int depth = 0, error = 0;
+    bool done = false;
+
+    if (!yaml_parser_initialize(&parser))
+        return tnd_error_set("%s: cannot start the YAML parser", name);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    while (!done && error == 0 && yaml_parser_parse(&parser, &event)) {
+        switch (event.type) {
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            if (++depth > TND_YW_DEPTH_MAX)
+                error = tnd_error_config(
+                    "%s:%lu:%lu: lists and mappings nested more than %d "
+                    "levels deep; tandem reads nothing that deep, so "
+                    "flatten it",
+                    name, (unsigned long)event.start_mark.line + 1,
+                    (unsigned long)event.start_mark.column + 1,
+                    TND_YW_DEPTH_MAX);
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            depth--;
+            break;
+        case YAML_STREAM_END_EVENT:
+            done = true;
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&event);
+    }
+    yaml_parser_delete(&parser);
+    return error;
+}
+
 int tnd_yw_parse(tnd_yw **out, const char *text, size_t len, const char *name,
                  const char *dir)
 {
@@ -62,6 +108,8 @@ int tnd_yw_parse(tnd_yw **out, const char *text, size_t len, const char *name,
     int error = 0;
 
     *out = NULL;
+    if ((error = check_depth(text, len, name)) < 0)
+        return error;
     if (!yaml_parser_initialize(&parser))
         return tnd_error_set("%s: cannot start the YAML parser", name);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);

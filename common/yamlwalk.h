@@ -72,10 +72,17 @@ struct tnd_yw_field {
     tnd_yw_set_fn *set;      /* CUSTOM */
 };
 
+/* Lists and mappings inside each other, at most: tandem's own files need
+ * a handful of levels, and libyaml's time per token grows with the depth
+ * (a megabyte of "[" took minutes), so deeper is refused unread. */
+#define TND_YW_DEPTH_MAX 64
+
 /* Parse text (the first document in it) for walking; name is used in
  * messages and dir as the base of relative paths, both borrowed until
  * tnd_yw_destroy. TND_ECONFIG with "NAME:LINE:COL: not valid YAML: ..."
- * in tnd_error_last() when it does not parse, -1 when libyaml cannot
+ * in tnd_error_last() when it does not parse, or "NAME:LINE:COL: lists
+ * and mappings nested more than 64 levels deep; ..." at the 65th level
+ * (checked first, in time linear in len), -1 when libyaml cannot
  * start. */
 int tnd_yw_parse(tnd_yw **out, const char *text, size_t len, const char *name,
                  const char *dir);

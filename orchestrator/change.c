@@ -6,7 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/str.h"
@@ -35,18 +34,9 @@ static int from_file(tnd_change *c, const char *repo, const char *path)
     size_t len = 0;
 
     if (strcmp(path, "-") == 0) {
-        tnd_buf b;
-        char chunk[65536];
-        size_t n;
-        tnd_buf_init(&b, TND_BODY_MAX_DIFF);
-        while ((n = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
-            if (tnd_buf_append(&b, chunk, n) < 0) {
-                tnd_buf_free(&b);
-                return tnd_error_config("--diff -: the diff on stdin is "
-                                        "larger than %d MiB",
-                                        TND_BODY_MAX_DIFF >> 20);
-            }
-        c->diff = tnd_buf_detach(&b, &len);
+        if (tnd_fs_read_fd(&c->diff, &len, STDIN_FILENO, "the diff on stdin",
+                           TND_BODY_MAX_DIFF) < 0)
+            return tnd_error_config("--diff -: %s", tnd_error_last());
     } else if (tnd_fs_read(&c->diff, &len, path, TND_BODY_MAX_DIFF) < 0) {
         return tnd_error_config("--diff %s: %s", path, tnd_error_last());
     }

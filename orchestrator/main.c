@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/error.h"
@@ -115,31 +116,29 @@ static char *task_from_args(int argc, char **argv, const char *cmd)
     return tnd_buf_detach(&b, NULL);
 }
 
+/* The task in a file, or on stdin for "-": NULL with the error set when
+ * it cannot be read, is not a regular file, or is over the protocol's
+ * cap. Caller frees. */
 static char *read_task_file(const char *path)
 {
-    tnd_buf b;
-    char chunk[4096];
-    size_t n;
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    char *text = NULL;
+    int error;
 
-    if (!f) {
-        tnd_error_sys("--task-file %s", path);
-        return NULL;
+    if (strcmp(path, "-") == 0) {
+        error = tnd_fs_read_fd(&text, NULL, STDIN_FILENO, "stdin",
+                               TND_BODY_MAX_TASK);
+        if (error < 0)
+            tnd_error_set("--task-file -: %s", tnd_error_last());
+        return text;
     }
-    tnd_buf_init(&b, TND_BODY_MAX_TASK);
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-        if (tnd_buf_append(&b, chunk, n) < 0) {
-            tnd_error_set("--task-file %s: the task is longer than %d bytes",
-                          path, TND_BODY_MAX_TASK);
-            tnd_buf_free(&b);
-            if (f != stdin)
-                fclose(f);
-            return NULL;
-        }
-    }
-    if (f != stdin)
-        fclose(f);
-    return tnd_buf_detach(&b, NULL);
+    error = tnd_fs_read(&text, NULL, path, TND_BODY_MAX_TASK);
+    if (error == TND_ENOTFOUND)
+        tnd_error_set("--task-file %s does not exist", path);
+    else if (error < 0)
+        tnd_error_set("--task-file: %s; give a regular file of at most %d "
+                      "KiB, or - for stdin",
+                      tnd_error_last(), TND_BODY_MAX_TASK >> 10);
+    return text;
 }
 
 static int cmd_run(int argc, char **argv)

@@ -219,13 +219,21 @@ int tnd_loop_journal_reply(run *r, const char *type, int n, const char *body,
 
 static int check_one_llm(const tnd_llm_config *llm, const char *label)
 {
+    int rc;
+
     if (strcmp(llm->provider, "replay") == 0 && !*llm->cassette)
         return tnd_error_config("%s: provider replay needs a cassette (set "
                                 "llm.cassette in agents.yaml)",
                                 label);
-    if (strcmp(llm->provider, "replay") == 0 && !tnd_fs_exists(llm->cassette))
-        return tnd_error_config("%s.cassette: %s does not exist", label,
-                                llm->cassette);
+    /* a FIFO would have the agent wait on it for ever; say so here, as a
+     * configuration error, not as an agent that failed to start */
+    if (strcmp(llm->provider, "replay") == 0 &&
+        (rc = tnd_fs_check_regular(llm->cassette)) < 0)
+        return rc == TND_ENOTFOUND
+                   ? tnd_error_config("%s.cassette: %s does not exist", label,
+                                      llm->cassette)
+                   : tnd_error_config("%s.cassette: %s", label,
+                                      tnd_error_last());
     if (strcmp(llm->provider, "command") == 0 && !llm->command.argv)
         return tnd_error_config("%s: provider command needs llm.command (the "
                                 "program to run)",

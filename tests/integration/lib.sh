@@ -62,16 +62,19 @@ run() {
 }
 
 # tandem itself, under valgrind when TANDEM_MEMCHECK=1 (agents included,
-# system programs the skills run excluded).
+# system programs the skills run excluded). With TANDEM_TIMEOUT=SECONDS
+# set, killed after that long (ten times that under valgrind): for cases
+# where a regression would block, so the test fails instead of hanging.
 tandem() {
     if [ "${TANDEM_MEMCHECK:-0}" = 1 ]; then
         mkdir -p "$T/vg"
-        valgrind -q --trace-children=yes \
+        ${TANDEM_TIMEOUT:+timeout $((TANDEM_TIMEOUT * 10))} \
+            valgrind -q --trace-children=yes \
             --trace-children-skip='/usr/*,/bin/*,/sbin/*' \
             --leak-check=full --errors-for-leak-kinds=definite \
             --log-file="$T/vg/%p.log" "$BIN/tandem" "$@"
     else
-        "$BIN/tandem" "$@"
+        ${TANDEM_TIMEOUT:+timeout $TANDEM_TIMEOUT} "$BIN/tandem" "$@"
     fi
 }
 

@@ -287,6 +287,108 @@ static void parse_errors_and_empty_documents(void **state)
     tnd_yw_destroy(&w);
 }
 
+/* text must be refused with exactly expect. */
+static void assert_parse_refused(const char *text, size_t len,
+                                 const char *expect)
+{
+    tnd_yw *w = (tnd_yw *)1;
+
+    assert_int_equal(tnd_yw_parse(&w, text, len, "s.yaml", "/"), TND_ECONFIG);
+    assert_null(w);
+    assert_string_equal(tnd_error_last(), expect);
+}
+
+/* unit repeated n times, then tail; caller frees. */
+static char *repeat(const char *unit, size_t n, const char *tail)
+{
+    size_t u = strlen(unit), t = strlen(tail);
+    char *s = tnd_xmalloc(u * n + t + 1);
+
+    for (size_t i = 0; i < n; i++)
+        memcpy(s + i * u, unit, u);
+    memcpy(s + u * n, tail, t + 1);
+    return s;
+}
+
+#define DEEP_REFUSED(line, col)                                          \
+    "s.yaml:" #line ":" #col ": lists and mappings nested more than 64 " \
+    "levels deep; tandem reads nothing that deep, so flatten it"
+
+/* Nesting is limited to TND_YW_DEPTH_MAX (64) levels: the 64th is fine,
+ * the 65th refused at its place, in flow and in block style alike. */
+static void nesting_is_limited_to_64_levels(void **state)
+{
+    char *closing = repeat("]", 64, "\n");
+    char *text;
+    tnd_yw *w;
+
+    (void)state;
+    assert_int_equal(TND_YW_DEPTH_MAX, 64);
+    text = repeat("[", 64, closing);
+    w = parse(text);
+    tnd_yw_destroy(&w);
+    free(text);
+    free(closing);
+    text = repeat("[", 65, "]");
+    assert_parse_refused(text, strlen(text), DEEP_REFUSED(1, 65));
+    free(text);
+    /* mappings: "{a: " is four columns a level */
+    text = repeat("{a: ", 65, "1");
+    assert_parse_refused(text, strlen(text), DEEP_REFUSED(1, 257));
+    free(text);
+    /* block style: "- - - x" nests a list a level */
+    text = repeat("- ", 64, "x\n");
+    w = parse(text);
+    tnd_yw_destroy(&w);
+    free(text);
+    text = repeat("- ", 65, "x\n");
+    assert_parse_refused(text, strlen(text), DEEP_REFUSED(1, 129));
+    free(text);
+}
+
+/* Brackets in quoted strings, block scalars and comments are text, not
+ * nesting. */
+static void brackets_in_strings_and_comments_do_not_count(void **state)
+{
+    char *brackets = repeat("[{", 200, "");
+    char *text = tnd_xasprintf("# %s\n"
+                               "a: \"%s\"\n"
+                               "b: '%s'\n"
+                               "c: |\n  %s\n"
+                               "d: x%s # %s\n",
+                               brackets, brackets, brackets, brackets, brackets,
+                               brackets);
+    tnd_yw *w;
+
+    (void)state;
+    w = parse(text);
+    assert_non_null(tnd_yw_root(w));
+    tnd_yw_destroy(&w);
+    free(text);
+    free(brackets);
+}
+
+/* A megabyte of "[" or "{a: " took libyaml minutes (its work per token
+ * grows with the open levels); refused at level 65 it returns at once.
+ * No clock here: the old code would not return within the test run. */
+static void a_megabyte_of_nesting_is_refused(void **state)
+{
+    char *text;
+
+    (void)state;
+    text = repeat("[", 1 << 20, "");
+    assert_parse_refused(text, 1 << 20, DEEP_REFUSED(1, 65));
+    free(text);
+    text = repeat("{a: ", 1 << 18, "");
+    assert_parse_refused(text, 1 << 20, DEEP_REFUSED(1, 257));
+    free(text);
+    /* deep on a later line, under the top mapping (itself a level) */
+    text = repeat("[", 1 << 20, "");
+    memcpy(text, "ok: 1\nx: ", 9);
+    assert_parse_refused(text, 1 << 20, DEEP_REFUSED(2, 67));
+    free(text);
+}
+
 static void nulls_and_list_places(void **state)
 {
     sample s;
@@ -380,6 +482,9 @@ int main(void)
         cmocka_unit_test(unknown_keys_get_a_suggestion_or_the_list),
         cmocka_unit_test(the_report_stops_at_the_cap),
         cmocka_unit_test(parse_errors_and_empty_documents),
+        cmocka_unit_test(nesting_is_limited_to_64_levels),
+        cmocka_unit_test(brackets_in_strings_and_comments_do_not_count),
+        cmocka_unit_test(a_megabyte_of_nesting_is_refused),
         cmocka_unit_test(nulls_and_list_places),
         cmocka_unit_test(lookups_find_nodes),
         cmocka_unit_test(choices_match_whole_words),

@@ -1,0 +1,284 @@
+/* Unit tests for common/fs: reading files a person names.
+ *
+ * tnd_fs_read takes paths from the command line and agents.yaml, so it
+ * must refuse what is not a regular file (a FIFO would block it forever,
+ * /dev/zero never ends) and what is too large, before reading;
+ * tnd_fs_read_fd reads stdin, which may be a pipe, capped the same. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/fs.h"
+
+static char tmpdir[] = "/tmp/tnd-test-fs-XXXXXX";
+
+/* tmpdir/name, in a static buffer. */
+static const char *in_tmp(const char *name)
+{
+    static char path[PATH_MAX];
+
+    snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+    return path;
+}
+
+/* tnd_fs_read of path with cap must fail with exactly expect. */
+static void assert_refused(const char *path, size_t cap, const char *expect)
+{
+    char *text = (char *)1;
+
+    assert_int_equal(tnd_fs_read(&text, NULL, path, cap), -1);
+    assert_null(text);
+    assert_string_equal(tnd_error_last(), expect);
+}
+
+static void reads_a_file_whole(void **state)
+{
+    const char *path = in_tmp("small.txt");
+    char *text;
+    size_t len;
+
+    (void)state;
+    assert_int_equal(tnd_fs_write(path, "a\0b\n", 4), 0);
+    assert_int_equal(tnd_fs_read(&text, &len, path, 4), 0);
+    assert_int_equal(len, 4);
+    assert_memory_equal(text, "a\0b\n", 5); /* NUL-terminated */
+    free(text);
+    /* empty is fine, and still a C string */
+    assert_int_equal(tnd_fs_write(path, "", 0), 0);
+    assert_int_equal(tnd_fs_read(&text, NULL, path, 0), 0);
+    assert_string_equal(text, "");
+    free(text);
+    unlink(path);
+}
+
+static void a_missing_file_is_not_found(void **state)
+{
+    char *text = (char *)1;
+    char expect[PATH_MAX + 32];
+
+    (void)state;
+    assert_int_equal(tnd_fs_read(&text, NULL, in_tmp("none"), 10),
+                     TND_ENOTFOUND);
+    assert_null(text);
+    snprintf(expect, sizeof(expect), "%s: no such file", in_tmp("none"));
+    assert_string_equal(tnd_error_last(), expect);
+}
+
+/* A FIFO with no writer: open() for reading would wait for one forever.
+ * The alarm only turns that hang into a failed test; it is no deadline
+ * (the call returns at once or never). */
+static void a_fifo_is_refused_without_blocking(void **state)
+{
+    char expect[PATH_MAX + 64];
+    const char *path = in_tmp("fifo");
+
+    (void)state;
+    assert_int_equal(mkfifo(path, 0600), 0);
+    snprintf(expect, sizeof(expect), "%s is not a regular file (it is a FIFO)",
+             path);
+    alarm(60);
+    assert_refused(path, 1024, expect);
+    alarm(0);
+    unlink(path);
+}
+
+static void a_directory_is_refused(void **state)
+{
+    char expect[PATH_MAX + 64];
+
+    (void)state;
+    snprintf(expect, sizeof(expect),
+             "%s is not a regular file (it is a directory)", tmpdir);
+    assert_refused(tmpdir, 1024, expect);
+}
+
+/* /dev/zero never ends; /dev/null would look empty. Both are devices. */
+static void a_device_is_refused(void **state)
+{
+    (void)state;
+    alarm(60);
+    assert_refused("/dev/zero", 1 << 20,
+                   "/dev/zero is not a regular file (it is a character "
+                   "device)");
+    assert_refused("/dev/null", 1 << 20,
+                   "/dev/null is not a regular file (it is a character "
+                   "device)");
+    alarm(0);
+}
+
+/* Over the cap is refused, by the size fstat gives before any read. */
+static void a_file_over_the_cap_is_refused_before_reading(void **state)
+{
+    const char *path = in_tmp("big");
+    char expect[PATH_MAX + 64];
+    char *text;
+
+    (void)state;
+    assert_int_equal(tnd_fs_write(path, "12345", 5), 0);
+    snprintf(expect, sizeof(expect), "%s is larger than 4 bytes", path);
+    assert_refused(path, 4, expect);
+    assert_int_equal(tnd_fs_read(&text, NULL, path, 5), 0);
+    assert_string_equal(text, "12345");
+    free(text);
+    /* a gigabyte (sparse): the size alone says no */
+    assert_int_equal(truncate(path, 1L << 30), 0);
+    snprintf(expect, sizeof(expect), "%s is larger than 1048576 bytes", path);
+    assert_refused(path, 1 << 20, expect);
+    unlink(path);
+}
+
+/* The check before a run: the same verdicts as tnd_fs_read, without
+ * opening anything. */
+static void check_regular_says_what_a_path_is(void **state)
+{
+    const char *path = in_tmp("plain");
+    char expect[PATH_MAX + 64];
+
+    (void)state;
+    assert_int_equal(tnd_fs_write(path, "x", 1), 0);
+    assert_int_equal(tnd_fs_check_regular(path), 0);
+    unlink(path);
+    assert_int_equal(tnd_fs_check_regular(path), TND_ENOTFOUND);
+    snprintf(expect, sizeof(expect), "%s: no such file", path);
+    assert_string_equal(tnd_error_last(), expect);
+
+    path = in_tmp("fifo2");
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(tnd_fs_check_regular(path), -1);
+    snprintf(expect, sizeof(expect), "%s is not a regular file (it is a FIFO)",
+             path);
+    assert_string_equal(tnd_error_last(), expect);
+    unlink(path);
+    assert_int_equal(tnd_fs_check_regular(tmpdir), -1);
+    snprintf(expect, sizeof(expect),
+             "%s is not a regular file (it is a directory)", tmpdir);
+    assert_string_equal(tnd_error_last(), expect);
+    assert_int_equal(tnd_fs_check_regular("/dev/zero"), -1);
+    assert_string_equal(tnd_error_last(), "/dev/zero is not a regular file "
+                                          "(it is a character device)");
+}
+
+/* A pipe, as stdin is for `--task-file -`: read to its end, capped, and
+ * never more than cap + 1 bytes taken from it. */
+static void a_pipe_is_read_to_its_end_and_capped(void **state)
+{
+    char chunk[300], *text = (char *)1;
+    int p[2];
+    size_t len;
+
+    (void)state;
+    memset(chunk, 'x', sizeof(chunk));
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(write(p[1], "task\n", 5), 5);
+    close(p[1]);
+    assert_int_equal(tnd_fs_read_fd(&text, &len, p[0], "stdin", 5), 0);
+    assert_int_equal(len, 5);
+    assert_string_equal(text, "task\n");
+    free(text);
+    close(p[0]);
+
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(write(p[1], chunk, sizeof(chunk)), sizeof(chunk));
+    close(p[1]);
+    assert_int_equal(tnd_fs_read_fd(&text, NULL, p[0], "stdin", 100), -1);
+    assert_null(text);
+    assert_string_equal(tnd_error_last(), "stdin is larger than 100 bytes");
+    /* 101 bytes were taken; the rest is still in the pipe */
+    assert_int_equal(read(p[0], chunk, sizeof(chunk)), 300 - 101);
+    close(p[0]);
+}
+
+/* An endless descriptor stops at the cap. */
+static void an_endless_descriptor_stops_at_the_cap(void **state)
+{
+    char *text = (char *)1;
+    int fd = open("/dev/zero", O_RDONLY);
+
+    (void)state;
+    assert_true(fd >= 0);
+    assert_int_equal(tnd_fs_read_fd(&text, NULL, fd, "stdin", 1 << 20), -1);
+    assert_null(text);
+    assert_string_equal(tnd_error_last(), "stdin is larger than 1048576 bytes");
+    close(fd);
+}
+
+/* A directory as stdin (`tandem run --task-file - < dir`) is an error,
+ * not an empty task. */
+static void a_directory_descriptor_is_an_error(void **state)
+{
+    char *text = (char *)1;
+    int fd = open(tmpdir, O_RDONLY | O_DIRECTORY);
+
+    (void)state;
+    assert_true(fd >= 0);
+    assert_int_equal(tnd_fs_read_fd(&text, NULL, fd, "stdin", 100), -1);
+    assert_null(text);
+    assert_string_equal(tnd_error_last(), "cannot read stdin: Is a directory");
+    close(fd);
+}
+
+/* A non-blocking pipe (a shell may hand one down) is waited for, not
+ * taken as empty or as an error. */
+static void a_non_blocking_pipe_is_waited_for(void **state)
+{
+    char *text;
+    int p[2];
+    pid_t child;
+
+    (void)state;
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        close(p[0]);
+        _exit(write(p[1], "later", 5) == 5 ? 0 : 1);
+    }
+    close(p[1]);
+    assert_int_equal(tnd_fs_read_fd(&text, NULL, p[0], "stdin", 100), 0);
+    assert_string_equal(text, "later");
+    free(text);
+    close(p[0]);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tnd_fs_rmtree(tmpdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reads_a_file_whole),
+        cmocka_unit_test(a_missing_file_is_not_found),
+        cmocka_unit_test(a_fifo_is_refused_without_blocking),
+        cmocka_unit_test(a_directory_is_refused),
+        cmocka_unit_test(a_device_is_refused),
+        cmocka_unit_test(a_file_over_the_cap_is_refused_before_reading),
+        cmocka_unit_test(check_regular_says_what_a_path_is),
+        cmocka_unit_test(a_pipe_is_read_to_its_end_and_capped),
+        cmocka_unit_test(an_endless_descriptor_stops_at_the_cap),
+        cmocka_unit_test(a_directory_descriptor_is_an_error),
+        cmocka_unit_test(a_non_blocking_pipe_is_waited_for),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
