@@ -1,10 +1,13 @@
 /* Prompt texts and builders (see prompt.h). */
 #include "agents/prompt.h"
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/fs.h"
@@ -187,14 +190,23 @@ static int snippet(tnd_buf *out, const char *workspace, const tnd_location *loc,
                    long from, long to)
 {
     char *path = tnd_fs_join(workspace, loc->file);
-    FILE *f = fopen(path, "r");
+    /* a build may leave a FIFO or a device where its output points: open
+     * without blocking, and read only a regular file */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
+    FILE *f = NULL;
     long line = 1, shown = 0, last;
     size_t col = 0, scanned = 0;
     int c;
 
     free(path);
-    if (!f)
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        f = fdopen(fd, "r");
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return -1;
+    }
     while (line <= to && scanned++ < SNIPPET_SCAN_MAX && (c = getc(f)) != EOF) {
         if (line >= from && col == 0)
             tnd_buf_printf(out, "%c%5ld |%s", line == loc->line ? '>' : ' ',

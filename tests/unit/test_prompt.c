@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agents/prompt.h"
@@ -57,6 +58,7 @@ static void code_around_each_place(void **state)
         {S("a.c"), 12, 0},   /* the last line: 9..12 */
         {S("a.c"), 40, 0},   /* past the end: left out */
         {S("gone.c"), 3, 0}, /* deleted since: left out */
+        {S("pipe.c"), 1, 0}, /* a FIFO a build left: never opened to block */
     };
     tnd_skill_result r = {.name = S("build"),
                           .status = TND_SKILL_FAIL,
@@ -65,11 +67,14 @@ static void code_around_each_place(void **state)
                           .command = S("make"),
                           .output = S("a.c:5:3: error: no\n"),
                           .locations = locs,
-                          .nlocations = 6};
+                          .nlocations = 7};
+    char fifo[PATH_MAX];
     char *p;
 
     (void)state;
     write_numbered("a.c", 12, 0);
+    snprintf(fifo, sizeof(fifo), "%s/pipe.c", tmpdir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
     p = prompt_for(&r, 1);
     assert_non_null(strstr(p, "### build (`make`): fail, exit 2, required\n"));
     assert_non_null(strstr(p, "Code at the places it reports:\n\n"
@@ -101,6 +106,8 @@ static void code_around_each_place(void **state)
     assert_null(strstr(p, "a.c:7"));
     assert_null(strstr(p, "a.c:40"));
     assert_null(strstr(p, "gone.c"));
+    assert_null(strstr(p, "pipe.c:1"));
+    assert_int_equal(unlink(fifo), 0);
     free(p);
 }
 
