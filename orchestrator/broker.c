@@ -277,6 +277,20 @@ static void on_reply(tnd_broker *b, worker *w, tnd_mdp_msg *msg)
         w->busy = NULL;
         w->idle_since = tnd_now_ms();
     }
+    if (!r && final && w->busy) {
+        /* it holds one request and answers one nobody asked for: a wrong
+         * address, not a late reply (a late reply comes from a worker
+         * that was given up on, so holds nothing, or names a request that
+         * is still outstanding). Left alone, the request it holds would
+         * wait for its reply until the timeout. */
+        char *why;
+        tnd_mdp_printable(key, sizeof(key), msg->address, msg->address_len);
+        why = tnd_xasprintf("it sent a FINAL for '%s' while it holds '%s'", key,
+                            w->busy);
+        disconnect_worker(b, w, why);
+        free(why);
+        return;
+    }
     if (!r) {
         tnd_mdp_printable(key, sizeof(key), msg->address, msg->address_len);
         tnd_log_debug("discarding a late %s for %s from %s",
@@ -634,6 +648,17 @@ void tnd_broker_worker_gone(tnd_broker *self, const char *identity)
     for (size_t i = 0; i < self->nworkers; i++) {
         if (strcmp(self->workers[i]->name, identity) == 0) {
             remove_worker(self, self->workers[i], "exited");
+            return;
+        }
+    }
+}
+
+void tnd_broker_drop_worker(tnd_broker *self, const char *identity,
+                            const char *why)
+{
+    for (size_t i = 0; i < self->nworkers; i++) {
+        if (strcmp(self->workers[i]->name, identity) == 0) {
+            disconnect_worker(self, self->workers[i], why);
             return;
         }
     }

@@ -79,6 +79,12 @@ void tnd_broker_event_clear(tnd_broker_event *ev);
  * exited): requeue what it held now rather than at heartbeat expiry. */
 void tnd_broker_worker_gone(tnd_broker *self, const char *identity);
 
+/* A worker with this printable identity broke the contract (e.g. its
+ * reply cannot be used): tell it DISCONNECT, forget it, and requeue what
+ * it held. It may connect again, as a new registration. why is logged. */
+void tnd_broker_drop_worker(tnd_broker *self, const char *identity,
+                            const char *why);
+
 /* Workers that said READY for service and are alive. */
 size_t tnd_broker_workers(const tnd_broker *self, const char *service);
 

@@ -535,6 +535,45 @@ static void ready_again_reregisters_and_requeues(void **state)
     expect_event(TND_BROKER_FINAL, "k", "w1", "{\"done\":1}");
 }
 
+/* Issue 10: a FINAL under another address from the worker that holds a
+ * request left that request waiting until the request timeout (30 min by
+ * default). It is a broken worker: disconnected, the request requeued. */
+static void a_final_for_another_request_drops_its_worker(void **state)
+{
+    peer *w1, *w2;
+
+    (void)state;
+    w1 = ready_worker("w1");
+    assert_int_equal(tnd_broker_submit(broker, SERVICE, "k", "{}", 2), 0);
+    expect_request(w1, "k", "{}");
+    send_worker(w1, TND_MDPW_FINAL, "not-k", "{}");
+    PUMP_UNTIL(w1->disconnects >= 1);
+    assert_int_equal(tnd_broker_workers(broker, SERVICE), 0);
+    assert_int_equal(tnd_broker_pending(broker, SERVICE), 1);
+    w2 = ready_worker("w2");
+    expect_request(w2, "k", "{}");
+    send_worker(w2, TND_MDPW_FINAL, "k", "{}");
+    expect_event(TND_BROKER_FINAL, "k", "w2", "{}");
+}
+
+/* A worker whose reply cannot be used is dropped by name; what it held
+ * goes back on the queue. */
+static void a_dropped_worker_is_told_and_forgotten(void **state)
+{
+    peer *w1;
+
+    (void)state;
+    w1 = ready_worker("w1");
+    assert_int_equal(tnd_broker_submit(broker, SERVICE, "k", "{}", 2), 0);
+    expect_request(w1, "k", "{}");
+    tnd_broker_drop_worker(broker, "nobody", "unknown: no effect");
+    assert_int_equal(tnd_broker_workers(broker, SERVICE), 1);
+    tnd_broker_drop_worker(broker, "w1", "its reply was not valid");
+    assert_int_equal(tnd_broker_workers(broker, SERVICE), 0);
+    assert_int_equal(tnd_broker_pending(broker, SERVICE), 1);
+    PUMP_UNTIL(w1->disconnects >= 1);
+}
+
 static void a_broker_command_from_a_worker_is_disconnected(void **state)
 {
     peer *w2;
@@ -872,6 +911,8 @@ int main(void)
         TEST(worker_gone_requeues_at_once),
         TEST(request_lost_too_often_fails),
         TEST(ready_again_reregisters_and_requeues),
+        TEST(a_final_for_another_request_drops_its_worker),
+        TEST(a_dropped_worker_is_told_and_forgotten),
         TEST(a_broker_command_from_a_worker_is_disconnected),
         TEST(one_leading_empty_frame_is_accepted),
         TEST(malformed_messages_are_dropped),
