@@ -2,15 +2,15 @@
  *
  * A build that prints 20 KB of compiler warnings before the one test
  * that failed must not lose that line to a cut by position. An excerpt
- * chooses lines by what they say: the lines that name a failure (with a
- * little context), then the last lines, then compiler warnings the change
- * brought, then the first lines. Warnings that the unmodified tree
- * printed too (the baseline) are folded into a count. Pure text in, text
- * out: no I/O, linear in the size of the output. */
+ * chooses lines by what they say (as skills/toolline reads them): the
+ * lines that name a failure (with a little context), then the last
+ * lines, then compiler warnings the change brought, then the first
+ * lines. Warnings that the unmodified tree printed too (the baseline)
+ * are folded into a count. Pure text in, text out: no I/O, linear in the
+ * size of the output. */
 #ifndef TND_EXCERPT_H
 #define TND_EXCERPT_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 /* Below this max an excerpt is a single line cut to max bytes, without
@@ -36,11 +36,5 @@ typedef struct tnd_excerpt_stats {
  * frees. */
 char *tnd_excerpt(const char *output, const char *baseline, size_t max,
                   tnd_excerpt_stats *stats);
-
-/* Whether one line (len bytes, no newline; a trailing '\r' is ignored)
- * names a failure: an error diagnostic, FAIL, "not ok", an assertion, a
- * crash, make's "***", a non-zero exit status, "N failed" with N > 0. A
- * count of zero ("0 failed", "Failed: 0") is not a failure. */
-bool tnd_excerpt_is_failure(const char *line, size_t len);
 
 #endif

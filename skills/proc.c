@@ -39,7 +39,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/xalloc.h"
-#include "skills/excerpt.h"
+#include "skills/toolline.h"
 
 extern char **environ;
 
@@ -473,7 +473,7 @@ static void end_dropped_line(stream *s)
 
     if (n && s->line[n - 1] == '\r' && !s->line_long)
         n--;
-    if (tnd_excerpt_is_failure(s->line, n)) {
+    if (tnd_toolline_is_failure(s->line, n)) {
         s->nfailures++;
         if (s->line_long)
             n = utf8_whole(s->line, n);

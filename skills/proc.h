@@ -12,7 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-/* Most bytes of lines naming a failure (tnd_excerpt_is_failure()) that
+/* Most bytes of lines naming a failure (tnd_toolline_is_failure()) that
  * a stream keeps from its omitted middle, on top of output_cap; each line
  * is cut to 1 KiB. Lines beyond are counted in the marker. */
 #define TND_PROC_MIDDLE_MAX (8 * 1024)
