@@ -16,6 +16,7 @@
 #include "common/xalloc.h"
 #include "orchestrator/broker.h"
 #include "orchestrator/supervisor.h"
+#include "proto/answer.h"
 
 #define POLL_MS       200
 #define STOP_GRACE_MS 5000
@@ -315,6 +316,40 @@ static bool is_reviewer(const char *service)
     return strncmp(service, "reviewer", 8) == 0;
 }
 
+/* A FINAL that does not answer q: drop the agent that sent it and ask
+ * again, or give up on q (done, with the reason) after
+ * TND_CREW_MAX_INVALID of them. False when the reply is usable. */
+static bool refuse(tnd_crew *self, tnd_crew_request *q,
+                   const tnd_broker_event *ev)
+{
+    char *why;
+
+    if (tnd_answer_check(q->body, q->len, ev->body, ev->body_len) == 0)
+        return false;
+    why = tnd_xasprintf("the %s agent %s sent a reply that cannot be used: "
+                        "%s",
+                        q->service, ev->worker, tnd_error_last());
+    q->invalid++;
+    tnd_broker_drop_worker(self->broker, ev->worker, why);
+    if (q->invalid >= TND_CREW_MAX_INVALID) {
+        q->rc = -1;
+        q->error =
+            tnd_xasprintf("%s (%d such replies; giving up)", why, q->invalid);
+        q->done = true;
+    } else if (tnd_broker_submit(self->broker, q->service, q->key, q->body,
+                                 q->len) < 0) {
+        q->rc = -1;
+        q->error =
+            tnd_xasprintf("%s; cannot ask again: %s", why, tnd_error_last());
+        q->done = true;
+    } else {
+        tnd_log_warn("%s; asking again (%d of %d)", why, q->invalid + 1,
+                     TND_CREW_MAX_INVALID);
+    }
+    free(why);
+    return true;
+}
+
 int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
                        int64_t deadline, tnd_crew_progress_fn progress,
                        void *payload)
@@ -328,6 +363,7 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
         reqs[i].reply = NULL;
         reqs[i].reply_len = 0;
         reqs[i].error = NULL;
+        reqs[i].invalid = 0;
     }
     for (size_t i = 0; i < n; i++)
         if (tnd_broker_submit(self->broker, reqs[i].service, reqs[i].key,
@@ -357,7 +393,11 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
         }
         if (rc == 1) {
             tnd_crew_request *q = request_for(reqs, n, ev.key);
-            if (q && !q->done && ev.kind == TND_BROKER_FINAL) {
+            if (q && !q->done && ev.kind == TND_BROKER_FINAL &&
+                refuse(self, q, &ev)) {
+                if (q->done)
+                    open--;
+            } else if (q && !q->done && ev.kind == TND_BROKER_FINAL) {
                 q->reply = ev.body;
                 q->reply_len = ev.body_len;
                 ev.body = NULL;

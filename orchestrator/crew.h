@@ -59,7 +59,15 @@ const char *tnd_crew_endpoint(const tnd_crew *self);
  * deadline (a tnd_now_ms() value) for the reply. Returns 0 with *reply
  * (caller frees); TND_ETIMEOUT at the deadline; TND_ECANCELLED when
  * interrupted; -1 with the error set (the request failed, an agent was
- * given up on). progress may be NULL. */
+ * given up on). progress may be NULL.
+ *
+ * A reply that does not answer the request (tnd_answer_check: bad JSON,
+ * a wrong type or field, another task's ids) is the agent's fault, not
+ * the task's: the agent is dropped (told DISCONNECT, so it registers
+ * anew) and the request is sent again, up to TND_CREW_MAX_INVALID
+ * replies; then the call fails with the agent and the reason named. Such
+ * a reply is never returned, so it is never journaled. */
+#define TND_CREW_MAX_INVALID 3
 int tnd_crew_call(tnd_crew *self, const char *service, const char *key,
                   const char *body, size_t len, int64_t deadline,
                   tnd_crew_progress_fn progress, void *payload, char **reply,
@@ -77,6 +85,7 @@ typedef struct tnd_crew_request {
     char *reply; /* rc 0: the reply body */
     size_t reply_len;
     char *error; /* rc != 0: why */
+    int invalid; /* replies refused (see tnd_crew_call) */
 } tnd_crew_request;
 
 /* Send n requests at once (a quorum's critiques) and wait for all of

@@ -1,0 +1,101 @@
+/* Whether a reply answers its request (see answer.h). */
+#include "proto/answer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "proto/audit.h"
+#include "proto/body.h"
+#include "proto/code.h"
+#include "proto/json.h"
+
+/* The task_id and attempt of a body. */
+static int ids(char **task_id, int *attempt, const char *body, size_t len)
+{
+    json_object *obj = NULL;
+    int rc;
+
+    *task_id = NULL;
+    if (tnd_json_parse(&obj, body, len) < 0)
+        return -1;
+    rc = tnd_body_ids(task_id, attempt, obj);
+    json_object_put(obj);
+    return rc;
+}
+
+/* The reply decoded as the type the request asks for, its ids in *task_id
+ * and *attempt. */
+static int decode(char **task_id, int *attempt, const char *want,
+                  const char *reply, size_t len)
+{
+    if (strcmp(want, "code_reply") == 0) {
+        tnd_code_reply r;
+        memset(&r, 0, sizeof(r));
+        if (tnd_code_reply_decode(&r, reply, len) < 0)
+            return -1;
+        *task_id = r.task_id;
+        *attempt = r.attempt;
+        r.task_id = NULL;
+        tnd_code_reply_clear(&r);
+        return 0;
+    }
+    tnd_audit_reply a;
+    memset(&a, 0, sizeof(a));
+    if (tnd_audit_reply_decode(&a, reply, len) < 0)
+        return -1;
+    *task_id = a.task_id;
+    *attempt = a.attempt;
+    a.task_id = NULL;
+    tnd_audit_reply_clear(&a);
+    return 0;
+}
+
+int tnd_answer_check(const char *request, size_t request_len, const char *reply,
+                     size_t reply_len)
+{
+    char asked[32], got[32], *want_id = NULL, *got_id = NULL;
+    const char *want;
+    int want_n = 0, got_n = 0, rc = -1;
+
+    if (tnd_body_type(asked, sizeof(asked), request, request_len) < 0 ||
+        ids(&want_id, &want_n, request, request_len) < 0) {
+        tnd_error_prefix("the request itself");
+        goto out;
+    }
+    if (strcmp(asked, "code") == 0)
+        want = "code_reply";
+    else if (strcmp(asked, "audit") == 0)
+        want = "audit_reply";
+    else {
+        tnd_error_set("a %s request has no reply type", asked);
+        goto out;
+    }
+    if (tnd_body_type(got, sizeof(got), reply, reply_len) < 0) {
+        tnd_error_prefix("the reply is not a tandem body");
+        goto out;
+    }
+    if (strcmp(got, "error") == 0) {
+        if (ids(&got_id, &got_n, reply, reply_len) < 0) {
+            tnd_error_prefix("the error reply");
+            goto out;
+        }
+    } else if (strcmp(got, want) != 0) {
+        tnd_error_set("a %s request was answered with a body of type %s", asked,
+                      got);
+        goto out;
+    } else if (decode(&got_id, &got_n, want, reply, reply_len) < 0) {
+        goto out;
+    }
+    if (strcmp(got_id, want_id) != 0 || got_n != want_n) {
+        tnd_error_set("the reply is for task %s attempt %d, not task %s "
+                      "attempt %d",
+                      got_id, got_n, want_id, want_n);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(want_id);
+    free(got_id);
+    return rc;
+}
