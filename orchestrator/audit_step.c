@@ -8,6 +8,7 @@
 
 #include "common/buf.h"
 #include "common/config.h"
+#include "common/log.h"
 #include "common/xalloc.h"
 #include "orchestrator/loop.h"
 #include "orchestrator/review.h"
@@ -87,6 +88,50 @@ static void journaled_round(json_object *rec, bool *asked, char *why,
     *asked = json_object_get_boolean(v);
     snprintf(why, size, "%s",
              tnd_loop_rec_str(c, "why") ? tnd_loop_rec_str(c, "why") : "");
+}
+
+/* Drop the places a reply points at (its skills' locations, its
+ * critique's issue files) that are not files in the workspace: outside
+ * it, through a symlink, or not there at all. An agent, perhaps on
+ * another host, or its model says where; the orchestrator checks before
+ * report.json, the feedback and the context rely on it. An issue stays
+ * (it may still block): only its place goes. */
+static void keep_real_places(run *r, tnd_audit_reply *a)
+{
+    size_t dropped = 0;
+
+    for (size_t i = 0; a->critique && i < a->critique->nissues; i++) {
+        tnd_issue *is = &a->critique->issues[i];
+        if (!is->file || tnd_workspace_holds(r->ws, is->file))
+            continue;
+        if (dropped++ == 0)
+            tnd_log_warn("the critique's issue %zu names %s, not a file in "
+                         "the workspace; its place is left out",
+                         i + 1, is->file);
+        free(is->file);
+        is->file = NULL;
+        is->line = 0;
+    }
+
+    for (size_t i = 0; i < a->nskills; i++) {
+        tnd_skill_result *s = &a->skills[i];
+        size_t kept = 0;
+        for (size_t k = 0; k < s->nlocations; k++) {
+            if (tnd_workspace_holds(r->ws, s->locations[k].file)) {
+                s->locations[kept++] = s->locations[k];
+                continue;
+            }
+            if (dropped++ == 0)
+                tnd_log_warn("%s: %s:%ld is not a file in the workspace; "
+                             "left out",
+                             s->name, s->locations[k].file,
+                             s->locations[k].line);
+            free(s->locations[k].file);
+        }
+        s->nlocations = kept;
+    }
+    if (dropped > 1)
+        tnd_log_warn("%zu places the reviewer reported were left out", dropped);
 }
 
 /* Ask the reviewer (service) for one reply, or take it from the journal
@@ -391,6 +436,7 @@ int tnd_loop_audit(run *r, attempt *a)
     }
     if (rc < 0)
         return rc;
+    keep_real_places(r, &a->audit);
     a->audited = true;
     tnd_report_usage(r->report, TND_ROLE_REVIEWER, &a->audit.usage);
     a->in.audit = &a->audit;
@@ -422,9 +468,9 @@ static bool noise(const char *line, size_t n)
 
 static void cause_line(tnd_buf *b, const char *text, size_t max)
 {
-    static const char *const causes[] = {"No rule to make target",
-                                         "not found", "Permission denied",
-                                         "cannot run", NULL};
+    static const char *const causes[] = {"No rule to make target", "not found",
+                                         "Permission denied", "cannot run",
+                                         NULL};
     const char *start = NULL, *last = NULL, *end;
 
     for (const char *const *c = causes; *c && !start; c++)
@@ -525,6 +571,8 @@ int tnd_loop_baseline(run *r)
             return rc;
     }
     rc = tnd_audit_reply_decode(&r->baseline, reply, reply_len);
+    if (rc == 0)
+        keep_real_places(r, &r->baseline);
     if (rc == 0 && !replayed)
         rc = check_runnable(r, &r->baseline);
     /* journaled only when usable: a resumed run with a fixed config

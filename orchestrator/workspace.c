@@ -542,6 +542,25 @@ int tnd_workspace_reset(tnd_workspace *self)
     return 0;
 }
 
+bool tnd_workspace_holds(const tnd_workspace *self, const char *rel)
+{
+    char *full, *real;
+    size_t n = strlen(self->root);
+    struct stat st;
+    bool inside;
+
+    if (!*rel || *rel == '/' || !strcmp(rel, "..") || !strncmp(rel, "../", 3) ||
+        strstr(rel, "/../") || tnd_str_ends_with(rel, "/.."))
+        return false;
+    full = tnd_fs_join(self->root, rel);
+    real = realpath(full, NULL);
+    free(full);
+    inside = real && strncmp(real, self->root, n) == 0 && real[n] == '/' &&
+             stat(real, &st) == 0 && S_ISREG(st.st_mode);
+    free(real);
+    return inside;
+}
+
 bool tnd_workspace_incremental(const tnd_workspace *self)
 {
     return self->incremental;

@@ -55,6 +55,11 @@ const char *const *tnd_workspace_touched(const tnd_workspace *self);
  * touched put back. */
 int tnd_workspace_reset(tnd_workspace *self);
 
+/* True when rel (relative, no "..") names a regular file inside the
+ * workspace, symlinks resolved: how a place an agent reports (a skill's
+ * file:line) is checked before it is shown to people or the coder. */
+bool tnd_workspace_holds(const tnd_workspace *self, const char *rel);
+
 /* Whether resets keep build outputs (workspace.incremental). */
 bool tnd_workspace_incremental(const tnd_workspace *self);
 

@@ -11,6 +11,10 @@ answers one REQUEST per PLAN word, in order, then exits:
     wrong-id     a well-formed reply for another task id
     wrong-addr   a FINAL under another client address than the request's
     edit:PATH    a code_reply writing "fixed\\n" to PATH
+    audit-places an audit_reply: one passing required skill "check"
+                 whose locations point outside the workspace, at a file
+                 that is not there, and at x.txt; an approving critique
+                 with a minor issue placed at /etc/shadow
 
 After a DISCONNECT it reconnects on a new socket and says READY again,
 as the protocol says. Heartbeats every second. Exits 0 when the plan is
@@ -54,6 +58,21 @@ def reply_for(step, request):
         return json.dumps(dict(ids, type="code_reply",
                                rationale="scripted", edits=[edit],
                                usage={})).encode()
+    if step == "audit-places":
+        places = [{"file": "../../../../etc/passwd", "line": 1},
+                  {"file": "nope.c", "line": 3},
+                  {"file": "x.txt", "line": 1}]
+        skill = {"name": "check", "status": "pass", "required": True,
+                 "exit_code": 0, "duration_ms": 1, "command": "check",
+                 "output": "ok\n", "locations": places}
+        issue = {"type": "style", "severity": "minor",
+                 "file": "/etc/shadow", "line": 2,
+                 "description": "a place that is not in the workspace",
+                 "evidence": "scripted"}
+        critique = {"verdict": "approve", "confidence": 0.95,
+                    "issues": [issue], "summary": "scripted"}
+        return json.dumps(dict(ids, type="audit_reply", skills=[skill],
+                               critique=critique, usage={})).encode()
     raise SystemExit("scripted.py: unknown plan word " + step)
 
 

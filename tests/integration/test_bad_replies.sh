@@ -4,7 +4,8 @@
 # task's: the agent is dropped, the request goes out again, and the bad
 # reply is never journaled, so a resume cannot replay it. An agent that
 # never answers properly fails the run after TND_CREW_MAX_INVALID (3)
-# replies, naming itself. The coder here is tests/agents/scripted.py, an
+# replies, naming itself. Places a reviewer reports outside the
+# workspace, or at files that are not there, are left out. The coder here is tests/agents/scripted.py, an
 # agent written from PROTOCOL.md that follows a plan.
 . "$(dirname "$0")/lib.sh"
 
@@ -80,3 +81,30 @@ expect_in "$T/err" "(3 such replies; giving up)"
 dir=$(session_dir)
 expect_not_in "$dir/journal.jsonl" '"type":"proposal"'
 pass "three unusable replies fail the run, naming the agent; nothing is journaled"
+
+# A reviewer (scripted too) that points at places outside the workspace
+cat >"$T/agents2.yaml" <<YAML
+version: 1
+orchestrator: {endpoint: "ipc://$T/broker.sock"}
+gate: {max_iterations: 2, escalate: never, baseline: false}
+agents:
+  coder: {count: 0}
+  reviewer: {count: 0, skills: [check]}
+skills:
+  check: {command: "true", required: true}
+YAML
+start_agent edit:x.txt
+$PY "$AGENT" "ipc://$T/broker.sock" reviewer scripted-reviewer audit-places \
+    >"$T/reviewer.out" 2>&1 &
+REVIEWER_PID=$!
+TANDEM_TIMEOUT=60 run tandem run --repo "$repo" --config "$T/agents2.yaml" \
+    "make x.txt say fixed"
+wait $AGENT_PID
+wait $REVIEWER_PID
+expect_rc 0 "approved"
+expect_in "$T/err" "issue 1 names /etc/shadow, not a file in the workspace"
+expect_in "$T/err" "3 places the reviewer reported were left out"
+dir=$(session_dir)
+expect_in "$dir/report.json" "a place that is not in the workspace"
+expect_not_in "$dir/report.json" "/etc/shadow"
+pass "places outside the workspace or at no file are left out of the report"

@@ -571,6 +571,27 @@ static void edits_cannot_leave_the_workspace(void **state)
     tnd_workspace_destroy(&ws, 1);
 }
 
+/* The places a reviewer reports (file:line) are checked before anyone
+ * relies on them: files in the workspace only (issue 10: a location
+ * outside it was copied into report.json). */
+static void only_files_inside_are_held(void **state)
+{
+    tnd_workspace *ws = open_ws();
+
+    (void)state;
+    assert_true(tnd_workspace_holds(ws, "src/stats.c"));
+    assert_true(tnd_workspace_holds(ws, "link.txt")); /* to README.md */
+    assert_false(tnd_workspace_holds(ws, "outside/secret.txt"));
+    assert_false(tnd_workspace_holds(ws, "src/missing.c"));
+    assert_false(tnd_workspace_holds(ws, "src"));
+    assert_false(tnd_workspace_holds(ws, "../escape.txt"));
+    assert_false(tnd_workspace_holds(ws, "src/../../x"));
+    assert_false(tnd_workspace_holds(ws, "src/.."));
+    assert_false(tnd_workspace_holds(ws, "/etc/passwd"));
+    assert_false(tnd_workspace_holds(ws, ""));
+    tnd_workspace_destroy(&ws, 1);
+}
+
 static void symlinks_directories_and_binaries_are_not_edited(void **state)
 {
     tnd_workspace *ws = open_ws();
@@ -843,6 +864,7 @@ int main(void)
         cmocka_unit_test(several_edits_to_one_file_apply_in_order),
         cmocka_unit_test(a_failing_edit_leaves_every_file_as_it_was),
         cmocka_unit_test(edits_cannot_leave_the_workspace),
+        cmocka_unit_test(only_files_inside_are_held),
         cmocka_unit_test(symlinks_directories_and_binaries_are_not_edited),
         cmocka_unit_test(diff_lists_files_in_path_order),
         cmocka_unit_test(no_op_edits_give_an_empty_diff),
