@@ -51,7 +51,8 @@ static void usage(FILE *to)
           "  --version       show the version\n"
           "\n"
           "exit status: 0 approved/ok, 1 rejected or failed, 2 usage or\n"
-          "configuration error, 3 waiting for a human\n"
+          "configuration error, 3 waiting for a human, 130 interrupted\n"
+          "(128 + the signal; 'tandem resume ID' goes on)\n"
           "\n"
           "'tandem COMMAND --help' shows a command's options.\n",
           to);
@@ -87,7 +88,8 @@ static void run_usage(FILE *to)
         "  -h, --help           show this help\n"
         "\n"
         "exit status: 0 approved, 1 failed, 2 usage or configuration\n"
-        "error, 3 needs a human (the loop could not converge)\n",
+        "error, 3 needs a human (the loop could not converge), 130\n"
+        "interrupted (128 + the signal; 'tandem resume ID' goes on)\n",
         to);
 }
 
@@ -275,7 +277,8 @@ static void review_usage(FILE *to)
         "  -h, --help           show this help\n"
         "\n"
         "exit status: 0 approved, 1 rejected or failed, 2 usage or\n"
-        "configuration error (or nothing to review), 3 needs a human\n",
+        "configuration error (or nothing to review), 3 needs a human,\n"
+        "130 interrupted (128 + the signal)\n",
         to);
 }
 

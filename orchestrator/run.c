@@ -873,7 +873,8 @@ static int finish(run *r)
     free(text);
     /* a session that ended for good says so in its journal; one waiting
      * for an answer, or stopped by a failure, can go on later */
-    if (strcmp(r->status, "failed") != 0 && !r->waiting) {
+    if (strcmp(r->status, "failed") != 0 &&
+        strcmp(r->status, "interrupted") != 0 && !r->waiting) {
         json_object *f = json_object_new_object();
         json_object_object_add(f, "status", json_object_new_string(r->status));
         json_object_object_add(f, "reason", tnd_json_str_or_null(r->reason));
@@ -893,6 +894,11 @@ static int finish(run *r)
             fprintf(stderr, "the last proposal is in %s/%s\n", r->repo,
                     r->last_rel);
         code = r->final_escalation ? TND_EXIT_FAILED : TND_EXIT_HUMAN;
+    } else if (strcmp(r->status, "interrupted") == 0) {
+        fprintf(stderr, "interrupted: %s\n", r->reason);
+        fprintf(stderr, "go on with: tandem resume --repo %s %s\n", r->repo,
+                tnd_session_id(r->session));
+        code = TND_EXIT_SIGNAL + (int)interrupted;
     } else {
         fprintf(stderr, "%s: %s\n", r->status, r->reason ? r->reason : "");
         code = r->config_error ? TND_EXIT_USAGE : TND_EXIT_FAILED;
@@ -1101,8 +1107,15 @@ static int go(run *r, int64_t started_wall)
         if (error == 1)
             error = 0; /* stopped before attempt 1; r->status says why */
     }
-    if (error < 0)
+    if (error < 0 && interrupted) {
+        /* not a failure: the person stopped it, and it can go on */
+        char *why = tnd_xasprintf("interrupted by signal %d (%s)",
+                                  (int)interrupted, strsignal(interrupted));
+        tnd_loop_stop(r, "interrupted", why);
+        free(why);
+    } else if (error < 0) {
         tnd_loop_stop(r, "failed", tnd_error_last());
+    }
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     code = finish(r);
     close_events(r);
@@ -1241,8 +1254,11 @@ static int restore_options(run *r, json_object *task,
                              "record; this session cannot be continued");
     r->opts.task = own(r, 0, tnd_loop_rec_str(task, "task"));
     r->opts.config = own(r, 1, tnd_loop_rec_str(task, "config"));
-    r->opts.llm = own(r, 2, tnd_loop_rec_str(task, "llm"));
-    r->opts.base_url = own(r, 3, tnd_loop_rec_str(task, "base_url"));
+    /* a resume may name another model (the first one's key ran out, a
+     * local server moved); the answers already journaled stand */
+    r->opts.llm = own(r, 2, o->llm ? o->llm : tnd_loop_rec_str(task, "llm"));
+    r->opts.base_url = own(
+        r, 3, o->base_url ? o->base_url : tnd_loop_rec_str(task, "base_url"));
     r->opts.record = own(r, 4, tnd_loop_rec_str(task, "record"));
     r->opts.keep_workspace = false;
     r->opts.quiet = o->quiet;

@@ -18,9 +18,12 @@
 
 /* Exit codes, the same for every command. */
 #define TND_EXIT_OK     0 /* approved / done */
-#define TND_EXIT_FAILED 1 /* rejected, failed, interrupted */
+#define TND_EXIT_FAILED 1 /* rejected, failed */
 #define TND_EXIT_USAGE  2 /* usage or configuration error */
 #define TND_EXIT_HUMAN  3 /* waiting for a human */
+/* Interrupted by a signal: 128 + the signal (130 for Ctrl-C), as shells
+ * report it; the session is open and `tandem resume` goes on. */
+#define TND_EXIT_SIGNAL 128
 
 typedef struct tnd_run_options {
     const char *repo;     /* the target repository; "." when NULL */
@@ -49,13 +52,16 @@ int tnd_run(const tnd_run_options *opts);
 
 /* What continues an existing session. */
 typedef struct tnd_continue_options {
-    const char *repo;    /* "." when NULL */
-    const char *session; /* id or unique prefix */
-    const char *answer;  /* NULL (resume), or "approve", "reject", "guide",
-                            "budget" */
-    const char *text;    /* reject: why; guide: the guidance */
-    int iterations;      /* budget: more attempts */
-    long tokens;         /* budget: more tokens */
+    const char *repo;     /* "." when NULL */
+    const char *session;  /* id or unique prefix */
+    const char *answer;   /* NULL (resume), or "approve", "reject", "guide",
+                             "budget" */
+    const char *text;     /* reject: why; guide: the guidance */
+    int iterations;       /* budget: more attempts */
+    long tokens;          /* budget: more tokens */
+    const char *llm;      /* resume: --llm for this run, or NULL (the
+                             task's own) */
+    const char *base_url; /* resume: --base-url likewise */
     bool quiet;
     bool verbose;
 } tnd_continue_options;

@@ -66,20 +66,27 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
         fputs("  --iterations N    more attempts (1..50)\n"
               "  --tokens N        more tokens (when gate.max_tokens is set)\n",
               to);
+    if (strcmp(cmd, "resume") == 0)
+        fputs("  --llm P:MODEL     another model from here on (answers the\n"
+              "                    journal holds are not asked again)\n"
+              "  --base-url URL    another API base for it\n",
+              to);
     fputs("  -q, --quiet       no progress lines\n"
           "  -v, --verbose     debug logging\n"
           "  -h, --help        show this help\n"
           "\n"
           "exit status: 0 approved, 1 rejected or failed, 2 usage error,\n"
-          "3 waiting for a human again\n",
+          "3 waiting for a human again, 130 interrupted (128 + the signal)\n",
           to);
 }
 
 int tnd_cmd_continue(const char *cmd, int argc, char **argv)
 {
-    enum { O_REPO = 256, O_ITERATIONS, O_TOKENS };
+    enum { O_REPO = 256, O_ITERATIONS, O_TOKENS, O_LLM, O_BASE_URL };
     static const struct option longs[] = {
         {"repo", required_argument, NULL, O_REPO},
+        {"llm", required_argument, NULL, O_LLM},
+        {"base-url", required_argument, NULL, O_BASE_URL},
         {"message", required_argument, NULL, 'm'},
         {"iterations", required_argument, NULL, O_ITERATIONS},
         {"tokens", required_argument, NULL, O_TOKENS},
@@ -104,6 +111,12 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
             break;
         case 'm':
             o.text = optarg;
+            break;
+        case O_LLM:
+            o.llm = optarg;
+            break;
+        case O_BASE_URL:
+            o.base_url = optarg;
             break;
         case O_ITERATIONS:
         case O_TOKENS:
@@ -149,6 +162,13 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
     o.session = argv[optind];
     if (o.text && strcmp(cmd, "reject") != 0 && strcmp(cmd, "guide") != 0) {
         fprintf(stderr, "tandem %s: -m is for reject and guide\n", cmd);
+        return TND_EXIT_USAGE;
+    }
+    if ((o.llm || o.base_url) && strcmp(cmd, "resume") != 0) {
+        fprintf(stderr,
+                "tandem %s: --llm and --base-url are for resume (an answer "
+                "goes on with the session's own model)\n",
+                cmd);
         return TND_EXIT_USAGE;
     }
     if ((o.iterations || o.tokens) && strcmp(cmd, "budget") != 0) {

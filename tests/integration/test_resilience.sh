@@ -39,13 +39,15 @@ wait_for_file "$T/started" 20
 kill -INT $pid
 wait $pid
 RC=$?
-expect_rc 1 "interrupted"
-expect_in "$T/err" "failed: interrupted by signal 2"
+expect_rc 130 "interrupted"
+expect_in "$T/err" "interrupted: interrupted by signal 2 (Interrupt)"
 dir=$(session_dir)
-expect_in "$dir/report.json" '"status": "failed"'
+expect_in "$T/err" "go on with: tandem resume --repo $T/demo $(basename "$dir")"
+expect_in "$dir/report.json" '"status": "interrupted"'
+expect_not_in "$dir/journal.jsonl" '"type":"finish"'
 expect_no_leftovers "$dir"
 if pgrep -f "sleep 47" >/dev/null; then fail "the skill outlived the run"; fi
-pass "SIGINT stops the run, its agents and their skills; exit 1"
+pass "SIGINT stops the run, its agents and their skills; interrupted, exit 130"
 
 # Killed outright: the agents notice (PR_SET_PDEATHSIG) and stop too.
 rm -f "$T/started"
@@ -88,3 +90,36 @@ dir=$(session_dir)
 [ "$(grep -c 'test: ' "$dir/logs/reviewer-1.log")" = 3 ] ||
     fail "the tests ran more or less than once per attempt and once before"
 pass "an agent busy for longer than the heartbeat timeout stays alive"
+
+# An interrupted session goes on with another model: `tandem resume
+# --llm/--base-url` asks it what the journal does not hold yet (here the
+# critique, from an address where nothing listens), then goes on with the
+# session's own model when not told otherwise.
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: "touch '$T/started'; exec sleep 47", timeout_s: 60}
+YAML
+rm -f "$T/started"
+"$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
+    >"$T/out" 2>"$T/err" &
+pid=$!
+wait_for_file "$T/started" 20
+kill -INT $pid
+wait $pid
+RC=$?
+expect_rc 130 "interrupted"
+sid=$(basename "$(session_dir)")
+demo_config "$TOP/examples/demo/cassette.json" </dev/null
+run tandem resume --repo "$T/demo" --llm openai:gone \
+    --base-url http://127.0.0.1:9/v1 "$sid"
+expect_rc 1 "the other model cannot be reached"
+expect_in "$T/err" "127.0.0.1:9"
+run tandem approve --repo "$T/demo" --llm openai:x "$sid"
+expect_rc 2 "--llm is for resume"
+expect_in "$T/err" "--llm and --base-url are for resume"
+run tandem resume --repo "$T/demo" "$sid"
+expect_rc 0 "approved with the session's own model"
+expect_in "$T/err" "approved after 2 iterations"
+pass "resume takes --llm and --base-url for what is still to ask"
