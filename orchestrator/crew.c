@@ -445,6 +445,22 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
     return first_failure(reqs, n);
 }
 
+int tnd_crew_idle(tnd_crew *self, long ms)
+{
+    tnd_broker_event ev;
+    int rc;
+
+    if (self->opts->interrupted && *self->opts->interrupted)
+        return tnd_error_set("interrupted by signal %d",
+                             (int)*self->opts->interrupted),
+               TND_ECANCELLED;
+    if ((rc = tnd_broker_poll(self->broker, &ev, ms)) < 0)
+        return -1;
+    if (rc == 1)
+        tnd_broker_event_clear(&ev);
+    return tnd_supervisor_tick(self->sup, agent_gone, self->broker);
+}
+
 void tnd_crew_request_clear(tnd_crew_request *q)
 {
     free(q->reply);

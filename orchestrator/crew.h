@@ -99,4 +99,13 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
 
 void tnd_crew_request_clear(tnd_crew_request *q);
 
+/* Keep the agents' side going for up to ms while nothing of ours is
+ * outstanding (a person reads a question): heartbeats both ways, agents
+ * registering, dead local agents restarted. Without it an agent waiting
+ * longer than the broker's liveness thinks the orchestrator dead and
+ * reconnects. A reply that comes (to a request given up on) is
+ * discarded. TND_ECANCELLED when interrupted; -1 with the error set
+ * when the broker or the supervisor fails. */
+int tnd_crew_idle(tnd_crew *self, long ms);
+
 #endif

@@ -2,6 +2,8 @@
  * escalate.h). */
 #include "orchestrator/escalate.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,12 +33,36 @@ void tnd_answer_clear(tnd_answer *answer)
     memset(answer, 0, sizeof(*answer));
 }
 
+/* How the caller hears about waiting. */
+typedef struct waiter {
+    tnd_escalate_idle_fn idle;
+    void *payload;
+} waiter;
+
+/* Wait until in has something to read, calling the idle function every
+ * 200 ms meanwhile. False when the idle function says to stop. in must
+ * be unbuffered (see tnd_escalate_ask), so poll sees what fgets will. */
+static bool wait_input(FILE *in, const waiter *w)
+{
+    struct pollfd p = {.fd = fileno(in), .events = POLLIN};
+
+    if (!w->idle)
+        return true;
+    for (;;) {
+        int n = poll(&p, 1, 200);
+        if (n > 0 || (n < 0 && errno != EINTR))
+            return true;
+        if (!w->idle(w->payload))
+            return false;
+    }
+}
+
 /* One line from in, trimmed; NULL at end of input. Caller frees. */
-static char *read_line(FILE *in)
+static char *read_line(FILE *in, const waiter *w)
 {
     char buf[4096];
 
-    if (!fgets(buf, sizeof(buf), in))
+    if (!wait_input(in, w) || !fgets(buf, sizeof(buf), in))
         return NULL;
     if (!strchr(buf, '\n')) {
         /* a line too long for us: drop the rest of it */
@@ -48,13 +74,13 @@ static char *read_line(FILE *in)
 }
 
 /* Ask for a non-empty line; NULL at end of input. */
-static char *ask_text(const char *what, FILE *in, FILE *out)
+static char *ask_text(const char *what, FILE *in, FILE *out, const waiter *w)
 {
     for (;;) {
         char *line;
         fprintf(out, "%s> ", what);
         fflush(out);
-        if (!(line = read_line(in)))
+        if (!(line = read_line(in, w)))
             return NULL;
         if (*line)
             return line;
@@ -62,9 +88,15 @@ static char *ask_text(const char *what, FILE *in, FILE *out)
     }
 }
 
-int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out)
+int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
+                     tnd_escalate_idle_fn idle, void *payload)
 {
+    waiter w = {idle, payload};
+
     memset(answer, 0, sizeof(*answer));
+    /* unbuffered: what poll says is readable is what fgets reads; a
+     * terminal hands over whole lines anyway */
+    setvbuf(in, NULL, _IONBF, 0);
     fputs("What now?\n"
           "  a  approve the last proposal      r  reject the task\n"
           "  g  give the coder guidance        b  grant more attempts\n"
@@ -74,7 +106,7 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out)
         char *line, *text;
         fputs("choice [a/r/g/b/s/q]> ", out);
         fflush(out);
-        if (!(line = read_line(in))) {
+        if (!(line = read_line(in, &w))) {
             answer->kind = TND_ANSWER_STOP;
             return 0;
         }
@@ -84,14 +116,14 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out)
             break;
         case 'r':
             answer->kind = TND_ANSWER_REJECT;
-            text = ask_text("why", in, out);
+            text = ask_text("why", in, out, &w);
             answer->text = text;
             if (!text)
                 answer->kind = TND_ANSWER_STOP;
             break;
         case 'g':
             answer->kind = TND_ANSWER_GUIDE;
-            text = ask_text("guidance for the coder", in, out);
+            text = ask_text("guidance for the coder", in, out, &w);
             answer->text = text;
             if (!text)
                 answer->kind = TND_ANSWER_STOP;
@@ -100,7 +132,7 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out)
             char *end;
             long n;
             answer->kind = TND_ANSWER_BUDGET;
-            text = ask_text("more attempts (1..50)", in, out);
+            text = ask_text("more attempts (1..50)", in, out, &w);
             if (!text) {
                 answer->kind = TND_ANSWER_STOP;
                 break;

@@ -8,6 +8,7 @@
 #ifndef TND_ESCALATE_H
 #define TND_ESCALATE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 typedef enum tnd_answer_kind {
@@ -32,10 +33,17 @@ const char *tnd_answer_name(tnd_answer_kind kind);
 /* The kind named s; 0 when none. */
 tnd_answer_kind tnd_answer_kind_parse(const char *s);
 
+/* Called about five times a second while a person has not answered yet,
+ * so the caller can keep its agents alive; false stops asking (the
+ * answer is then "stop"). */
+typedef bool (*tnd_escalate_idle_fn)(void *payload);
+
 /* Ask on a terminal: print the choices to out, read the choice (and the
  * guidance, reason or amount it needs) from in. End of input is "stop".
- * Returns 0 with *answer filled (free with tnd_answer_clear). */
-int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out);
+ * idle (may be NULL) runs while nothing has been typed. Returns 0 with
+ * *answer filled (free with tnd_answer_clear). */
+int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
+                     tnd_escalate_idle_fn idle, void *payload);
 
 /* Free the answer's text; safe on a zeroed answer. */
 void tnd_answer_clear(tnd_answer *answer);

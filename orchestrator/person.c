@@ -104,6 +104,19 @@ static bool journaled_answer(run *r, long esc, tnd_answer *ans)
     return false;
 }
 
+/* While a person reads the question: the agents keep their heartbeats
+ * (a prompt that took longer than the broker's liveness made every agent
+ * reconnect and re-register). */
+static bool keep_agents(void *payload)
+{
+    run *r = payload;
+    int rc = tnd_crew_idle(r->crew, 0);
+
+    if (rc < 0 && rc != TND_ECANCELLED)
+        tnd_log_warn("while waiting for an answer: %s", tnd_error_last());
+    return rc == 0;
+}
+
 /* The loop must ask a person. 1 with *ans to apply; 0 when the loop
  * stops (waiting, or escalate: never); -1 on a journal failure. `at` is
  * "decision" (after attempt n) or "start" (a budget ran out before it). */
@@ -137,7 +150,7 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
         if (!tty) {
             tnd_log_warn("no terminal to ask on; the session waits");
         } else {
-            tnd_escalate_ask(ans, tty, tty);
+            tnd_escalate_ask(ans, tty, tty, keep_agents, r);
             fclose(tty);
             if (ans->kind != TND_ANSWER_STOP) {
                 if (tnd_loop_step(r, "answer",

@@ -1,0 +1,68 @@
+#!/bin/sh
+# What a person sees at the escalation prompt, under tmux (send-keys and
+# capture-pane): the question, and agents that stay connected however
+# long the person takes to answer. Before, the prompt stopped the broker:
+# an answer slower than the broker's liveness made every agent think the
+# orchestrator dead, reconnect and register again.
+. "$(dirname "$0")/lib.sh"
+
+command -v tmux >/dev/null 2>&1 || fail "tmux is missing (make deps)"
+TMUX_SOCK=$T/tmux.sock
+tmx() { tmux -S "$TMUX_SOCK" "$@"; }
+# the run in the pane must be gone before lib.sh removes its files
+stop_tmux() {
+    tmx kill-server 2>/dev/null
+    i=0
+    while pgrep -f "$T/demo" >/dev/null 2>&1 && [ $i -lt 100 ]; do
+        i=$((i + 1))
+        sleep 0.05
+    done
+}
+trap 'stop_tmux; cleanup' EXIT
+
+# wait_pane TEXT SECONDS: poll the pane until it shows TEXT
+wait_pane() {
+    i=0
+    until tmx capture-pane -p -t tnd | grep -F -q -- "$1"; do
+        i=$((i + 1))
+        if [ $i -gt $(($2 * 20)) ]; then
+            tmx capture-pane -p -t tnd >&2
+            fail "the terminal never showed: $1"
+        fi
+        sleep 0.05
+    done
+}
+
+# one attempt, then the question on the terminal; a broker that gives up
+# on a silent agent after 300 ms (heartbeat 100 ms, liveness 3)
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate: {max_iterations: 1, escalate: tty}
+orchestrator: {heartbeat_ms: 100, liveness: 3}
+YAML
+tmx new-session -d -s tnd -x 120 -y 40 \
+    "'$BIN/tandem' run -v --repo '$T/demo' 'make the failing test pass' \
+     2>'$T/err'; echo \$? >'$T/rc'; sleep 600"
+wait_pane "choice [a/r/g/b/s/q]>" 60
+
+# the person reads for a while: twenty times the broker's patience
+i=0
+while [ $i -lt 40 ]; do
+    if grep -E -q "went silent|registered again|goes back on the queue" \
+        "$T/err"; then
+        fail "the agents lost the orchestrator while the prompt was up"
+    fi
+    i=$((i + 1))
+    sleep 0.05
+done
+dir=$(sed -n 's/^tandem: session \([^:]*\):.*/\1/p' "$T/err" | head -n 1)
+[ -n "$dir" ] || fail "no session on stderr"
+expect_not_in "$T/demo/.tandem/sessions/$dir/logs/coder-1.log" "reconnecting"
+expect_not_in "$T/demo/.tandem/sessions/$dir/logs/reviewer-1.log" "reconnecting"
+
+tmx send-keys -t tnd a Enter
+wait_for_file "$T/rc" 30
+[ "$(cat "$T/rc")" = 0 ] || fail "exit $(cat "$T/rc") after approving"
+expect_in "$T/err" "approved after 1 iteration"
+expect_in "$T/demo/.tandem/sessions/$dir/journal.jsonl" '"by":"tty"'
+pass "agents stay connected while a person reads the question, and the answer is taken"
