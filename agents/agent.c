@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
+#include "proto/json.h"
 #include "proto/mdp.h"
 
 #define JOB_ENDPOINT  "inproc://tandem-agent-job"
@@ -81,6 +82,24 @@ static int job_send(tnd_agent_job *job, const char *kind, const char *body,
     return 0;
 }
 
+/* An error reply to the request in body, echoing its ids (NULL and 1
+ * when the request has none to read). Caller frees. */
+static char *error_for(const char *body, size_t len, const char *why,
+                       size_t *len_out)
+{
+    json_object *obj = NULL;
+    char *task_id = NULL, *out;
+    int attempt = 1;
+
+    if (tnd_json_parse(&obj, body, len) < 0 ||
+        tnd_body_ids(&task_id, &attempt, obj) < 0)
+        attempt = 1;
+    json_object_put(obj);
+    out = tnd_error_reply_encode(task_id, attempt, why, len_out);
+    free(task_id);
+    return out;
+}
+
 static void *job_main(void *arg)
 {
     tnd_agent_job *job = arg;
@@ -89,6 +108,17 @@ static void *job_main(void *arg)
 
     reply = job->opts->handler(job, job->body, job->len, &reply_len,
                                job->opts->payload);
+    if (reply_len > TND_MDP_MAX_BODY) {
+        /* libzmq would drop it without a word and the request would wait
+         * for a FINAL that never comes: say so instead */
+        char *why = tnd_xasprintf("the reply is %zu bytes, more than the %d "
+                                  "one body may hold; it was not sent",
+                                  reply_len, TND_MDP_MAX_BODY);
+        tnd_log_error("%s", why);
+        free(reply);
+        reply = error_for(job->body, job->len, why, &reply_len);
+        free(why);
+    }
     if (job_send(job, "F", reply, reply_len) < 0)
         tnd_log_error("%s", tnd_error_last());
     free(reply);

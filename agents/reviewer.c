@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "proto/audit.h"
+#include "skills/excerpt.h"
 #include "skills/locations.h"
 #include "skills/manifest.h"
 #include "skills/patch.h"
@@ -299,6 +300,36 @@ static void prepare(sched *s, job *j, const char *name,
     }
 }
 
+/* The skills' outputs may add up to this much in one reply: 32 skills of
+ * 1 MiB each would pass the protocol's 16 MiB for one body, and a reply
+ * that large never arrives (libzmq drops it). */
+#define OUTPUTS_MAX (8 << 20)
+
+/* Over OUTPUTS_MAX in all, each output gets an equal share, cut to what
+ * says what failed (skills/excerpt.h) rather than refused. */
+static void fit_outputs(tnd_audit_reply *reply)
+{
+    size_t total = 0, share;
+
+    for (size_t i = 0; i < reply->nskills; i++)
+        total += reply->skills[i].output ? strlen(reply->skills[i].output) : 0;
+    if (total <= OUTPUTS_MAX || reply->nskills == 0)
+        return;
+    share = OUTPUTS_MAX / reply->nskills;
+    tnd_log_warn("the skills printed %zu bytes in all, more than a reply "
+                 "carries; each output is cut to %zu bytes",
+                 total, share);
+    for (size_t i = 0; i < reply->nskills; i++) {
+        tnd_skill_result *s = &reply->skills[i];
+        char *cut;
+        if (!s->output || strlen(s->output) <= share)
+            continue;
+        cut = tnd_excerpt(s->output, NULL, share, NULL);
+        free(s->output);
+        s->output = cut;
+    }
+}
+
 static void run_skills(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
                        const tnd_audit_request *req)
 {
@@ -437,6 +468,7 @@ char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
         req.nskills = 0;
     } else {
         run_skills(&reply, ctx, &req);
+        fit_outputs(&reply);
     }
     if (ctx->cancel && atomic_load(ctx->cancel)) {
         out = tnd_error_reply_encode(req.task_id, req.attempt, "cancelled",

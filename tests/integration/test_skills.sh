@@ -161,3 +161,28 @@ run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 3 "the docs skill blocks"
 expect_in "$T/err" "[1/1] escalate: gate.max_iterations (1) reached; last failure: required skill docs failed (exit 1)"
 pass "the built-in docs skill blocks a header change without a docs change"
+
+# ---- a reply that would not fit --------------------------------------
+# Twenty skills printing 1 MiB each would make a 20 MiB reply, past the
+# protocol's 16 MiB for one body: libzmq dropped it without a word and
+# the run waited for request_timeout_s. The reviewer cuts each output to
+# an equal share instead (what failed kept first), and the run goes on.
+copy_demo
+names=
+{
+    i=1
+    while [ $i -le 20 ]; do
+        printf '  big%d:\n    command: "head -c 1040000 /dev/zero | tr %s x; echo; echo line-%d"\n    output_max_kb: 1024\n    required: false\n' \
+            $i "'\\\\0'" $i
+        names="${names:+$names, }big$i"
+        i=$((i + 1))
+    done
+    printf '  build: {command: make, timeout_s: 60}\n  test: {command: make test, timeout_s: 60}\n'
+} >"$T/big-skills.yaml"
+skills_config "$TOP/examples/demo/cassette.json" "[build, test, $names]" \
+    <"$T/big-skills.yaml"
+TANDEM_TIMEOUT=120 run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved with 20 MiB of skill output"
+dir=$(session_dir)
+expect_in "$dir/logs/reviewer-1.log" "more than a reply carries; each output is cut to"
+pass "outputs too large for one reply are cut, not lost with the reply"
