@@ -130,7 +130,7 @@ static const tnd_yw_field orchestrator_fields[] = {
     {"liveness", TND_YW_INT, OFF(tnd_orchestrator_config, liveness), 2, 100,
      NULL, NULL, NULL},
     {"request_timeout_s", TND_YW_INT,
-     OFF(tnd_orchestrator_config, request_timeout_s), 1, 604800, NULL, NULL,
+     OFF(tnd_orchestrator_config, request_timeout_s), 0, 604800, NULL, NULL,
      NULL},
     {"workspace_max_mb", TND_YW_MB,
      OFF(tnd_orchestrator_config, workspace_max_bytes), 1, 1048576, NULL, NULL,
@@ -343,7 +343,7 @@ tnd_config *tnd_config_defaults(void)
     cfg->orchestrator.endpoint = tnd_xstrdup("");
     cfg->orchestrator.heartbeat_ms = 1000;
     cfg->orchestrator.liveness = 5;
-    cfg->orchestrator.request_timeout_s = 1800;
+    cfg->orchestrator.request_timeout_s = 0; /* follow the work */
     cfg->orchestrator.workspace_max_bytes = (size_t)1024 * 1024 * 1024;
     cfg->coder.count = 1;
     llm_defaults(&cfg->coder.llm);

@@ -115,7 +115,9 @@ typedef struct tnd_orchestrator_config {
     char *endpoint; /* "" = ipc:// in a private runtime directory */
     int heartbeat_ms;
     int liveness;          /* missed heartbeats before a peer is dead */
-    int request_timeout_s; /* longest wait for one agent reply */
+    int request_timeout_s; /* longest wait for one agent reply; 0: what
+                              the work may take (model and skill
+                              timeouts, and a minute) */
     size_t workspace_max_bytes;
 } tnd_orchestrator_config;
 

@@ -192,15 +192,15 @@ static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
         nreq++;
     }
     if (nreq > 0) {
-        int64_t deadline = tnd_loop_deadline(r, &by_budget);
+        int64_t deadline = tnd_loop_deadline(r, "reviewer", &by_budget);
         r->streamed = 0;
         rc = tnd_crew_call_many(r->crew, reqs, nreq, deadline,
                                 tnd_loop_on_progress, r);
         tnd_loop_end_progress(r);
         if (rc == TND_ETIMEOUT && !by_budget)
-            tnd_error_set("no critique from the reviewers within %d s "
-                          "(orchestrator.request_timeout_s)",
-                          r->cfg->orchestrator.request_timeout_s);
+            tnd_error_set("no critique from the reviewers within %ld s (%s)",
+                          tnd_loop_timeout_s(r, "reviewer"),
+                          tnd_loop_timeout_source(r));
     }
     /* journal every reply that came, failure or not: a resumed run asks
      * only the members that did not answer */

@@ -2,6 +2,7 @@
 #include "orchestrator/budget.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int tnd_budget_spent(char *why, size_t size, const tnd_gate_config *gate,
                      const tnd_usage *used, int64_t elapsed_ms)
@@ -38,4 +39,32 @@ long tnd_budget_wall_left(const tnd_gate_config *gate, int64_t elapsed_ms)
         return -1;
     left = (int64_t)gate->max_wall_s * 1000 - elapsed_ms;
     return left > 0 ? (long)left : 0;
+}
+
+/* The longest one model call may take an agent: every try at its
+ * timeout, with the backoff between tries (agents/llm.c caps a wait at
+ * 30 s). */
+static long llm_call_s(const tnd_llm_config *llm)
+{
+    return (long)llm->timeout_s * (llm->max_retries + 1) +
+           30L * llm->max_retries;
+}
+
+long tnd_budget_request_s(const tnd_config *c, const char *service)
+{
+    long model, skills = 0;
+
+    if (c->orchestrator.request_timeout_s > 0)
+        return c->orchestrator.request_timeout_s;
+    if (strcmp(service, "coder") == 0)
+        return 2 * llm_call_s(&c->coder.llm) + 60;
+    model = llm_call_s(&c->reviewer.llm);
+    for (size_t i = 0; i < c->reviewer.nmodels; i++)
+        if (llm_call_s(&c->reviewer.models[i]) > model)
+            model = llm_call_s(&c->reviewer.models[i]);
+    for (char **n = c->reviewer.skills; n && *n; n++) {
+        const tnd_skill_config *sk = tnd_config_skill(c, *n);
+        skills += sk ? sk->timeout_s : 0;
+    }
+    return skills + 2 * model + 60;
 }

@@ -143,9 +143,18 @@ char *tnd_loop_journaled_reply(const run *r, const char *type, int n,
 int tnd_loop_journal_reply(run *r, const char *type, int n, const char *body,
                            size_t len);
 
-/* A request's deadline: orchestrator.request_timeout_s, or the end of
- * gate.max_wall_s when that comes first (*by_budget then true). */
-int64_t tnd_loop_deadline(const run *r, bool *by_budget);
+/* How long a request to service may take, in seconds:
+ * orchestrator.request_timeout_s when set, else what the work may take
+ * (the agent's model calls at their timeouts and retries, twice, plus
+ * the reviewer's skill timeouts, plus a minute). */
+long tnd_loop_timeout_s(const run *r, const char *service);
+
+/* Where that timeout came from, for messages. */
+const char *tnd_loop_timeout_source(const run *r);
+
+/* A request's deadline: its timeout, or the end of gate.max_wall_s if
+ * that comes first; *by_budget says which. */
+int64_t tnd_loop_deadline(const run *r, const char *service, bool *by_budget);
 
 /* Progress from an agent (a PARTIAL): the terminal line and the events. */
 void tnd_loop_on_progress(const char *body, size_t len, void *payload);

@@ -373,17 +373,31 @@ void tnd_loop_on_progress(const char *body, size_t len, void *payload)
     }
 }
 
-/* The request's deadline: orchestrator.request_timeout_s, or the end of
- * gate.max_wall_s if that comes first. */
-int64_t tnd_loop_deadline(const run *r, bool *by_budget)
+long tnd_loop_timeout_s(const run *r, const char *service)
+{
+    return tnd_budget_request_s(r->cfg, service);
+}
+
+/* The request's deadline: its timeout (see tnd_loop_timeout_s), or the
+ * end of gate.max_wall_s if that comes first. */
+int64_t tnd_loop_deadline(const run *r, const char *service, bool *by_budget)
 {
     int64_t now = tnd_now_ms();
-    int64_t deadline =
-        now + (int64_t)r->cfg->orchestrator.request_timeout_s * 1000;
+    int64_t deadline = now + (int64_t)tnd_loop_timeout_s(r, service) * 1000;
     long left = tnd_budget_wall_left(&r->gate, now - r->started);
 
     *by_budget = left >= 0 && now + left < deadline;
     return *by_budget ? now + left : deadline;
+}
+
+/* Where a request's timeout came from, for the message that says it ran
+ * out. */
+const char *tnd_loop_timeout_source(const run *r)
+{
+    return r->cfg->orchestrator.request_timeout_s > 0
+               ? "orchestrator.request_timeout_s"
+               : "the agent's model and skill timeouts and a minute; "
+                 "orchestrator.request_timeout_s sets one";
 }
 
 /* Ask an agent; a budget that runs out during the wait ends the loop
@@ -392,7 +406,7 @@ int tnd_loop_ask(run *r, const char *service, const char *key, char *body,
                  size_t len, char **reply, size_t *reply_len)
 {
     bool by_budget;
-    int64_t deadline = tnd_loop_deadline(r, &by_budget);
+    int64_t deadline = tnd_loop_deadline(r, service, &by_budget);
     int rc;
 
     r->streamed = 0;
@@ -400,9 +414,9 @@ int tnd_loop_ask(run *r, const char *service, const char *key, char *body,
                        tnd_loop_on_progress, r, reply, reply_len);
     tnd_loop_end_progress(r);
     if (rc == TND_ETIMEOUT && !by_budget)
-        return tnd_error_set("no reply from the %s within %d s "
-                             "(orchestrator.request_timeout_s)",
-                             service, r->cfg->orchestrator.request_timeout_s);
+        return tnd_error_set("no reply from the %s within %ld s (%s)", service,
+                             tnd_loop_timeout_s(r, service),
+                             tnd_loop_timeout_source(r));
     return rc;
 }
 

@@ -88,6 +88,32 @@ static void wall_time_is_counted_and_left(void **state)
     assert_int_equal(tnd_budget_wall_left(&g, 2500), 7500);
 }
 
+/* A request's timeout follows the work unless the config sets one: the
+ * old default waited 30 minutes for any reply, whatever the agent could
+ * spend (issue 10). */
+static void a_request_may_take_what_its_work_may(void **state)
+{
+    tnd_config *c = tnd_config_defaults();
+
+    (void)state;
+    assert_non_null(c);
+    c->coder.llm.timeout_s = 20;
+    c->coder.llm.max_retries = 1;
+    /* two calls of two tries at 20 s with one 30 s wait, and a minute */
+    assert_int_equal(tnd_budget_request_s(c, "coder"), 2 * (40 + 30) + 60);
+    c->reviewer.llm.timeout_s = 10;
+    c->reviewer.llm.max_retries = 0;
+    /* the default skills: make and make test, 600 s each */
+    assert_int_equal(tnd_budget_request_s(c, "reviewer"),
+                     600 + 600 + 2 * 10 + 60);
+    assert_int_equal(tnd_budget_request_s(c, "reviewer.2"),
+                     tnd_budget_request_s(c, "reviewer"));
+    c->orchestrator.request_timeout_s = 45;
+    assert_int_equal(tnd_budget_request_s(c, "coder"), 45);
+    assert_int_equal(tnd_budget_request_s(c, "reviewer"), 45);
+    tnd_config_destroy(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -95,6 +121,7 @@ int main(void)
         cmocka_unit_test(tokens_count_prompt_and_completion),
         cmocka_unit_test(calls_are_counted),
         cmocka_unit_test(wall_time_is_counted_and_left),
+        cmocka_unit_test(a_request_may_take_what_its_work_may),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,7 +99,8 @@ static void assert_defaults(const tnd_config *cfg)
     assert_string_equal(cfg->orchestrator.endpoint, "");
     assert_int_equal(cfg->orchestrator.heartbeat_ms, 1000);
     assert_int_equal(cfg->orchestrator.liveness, 5);
-    assert_int_equal(cfg->orchestrator.request_timeout_s, 1800);
+    assert_int_equal(cfg->orchestrator.request_timeout_s,
+                     0); /* follow the work */
     assert_int_equal(cfg->orchestrator.workspace_max_bytes, 1024 << 20);
     assert_true(cfg->gate.baseline);
     assert_false(cfg->workspace.include_untracked);
@@ -844,7 +845,7 @@ static const bad_case bad_cases[] = {
      "1..1048576, got \"1048577\""},
     {"orchestrator:\n  request_timeout_s: [1]\n",
      "agents.yaml:2:22: orchestrator.request_timeout_s must be an integer "
-     "1..604800, got a list"},
+     "0..604800, got a list"},
     {"skills:\n  lint: {command: x, output_max_kb: 2048}\n" USES_LINT,
      "agents.yaml:2:37: skills.lint.output_max_kb must be an integer "
      "1..1024, got \"2048\""},
