@@ -10,8 +10,7 @@
  * called tnd_proc_run() ends, which, as that thread waits in the call
  * until the program is reaped, happens only when the whole process dies:
  * an agent killed outright takes its skill with it. What the program
- * started itself outlives it; see the Supervision section of
- * docs/ARCHITECTURE.md. */
+ * started itself is orphaned then: see skills/reap.h for its end. */
 #ifndef TND_PROC_H
 #define TND_PROC_H
 
