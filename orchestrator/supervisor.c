@@ -1,6 +1,20 @@
-/* Agent processes: spawn, reap, restart, stop (see supervisor.h). */
+/* Agent processes: spawn, reap, restart, stop (see supervisor.h).
+ *
+ * What a dead agent leaves: its skill (or model program) died with it
+ * (PR_SET_PDEATHSIG, skills/proc.c), but what that started runs on. We
+ * are the parent of every orphaned descendant (skills/reap.h), so those
+ * processes are our children once their parents die, and the only ones
+ * besides the agents: the run loop's own programs (git) are reaped
+ * before tnd_proc_run returns, on this same thread. So after an agent
+ * exits, every child of ours that is not a running agent is its
+ * leftover, or one of another agent's that escaped its process group;
+ * tick kills and reaps them all before it reports the agent gone (which
+ * hands its request out again) or starts it anew. The restarted agent
+ * therefore never finds its predecessor's job still at work in the
+ * workspace. */
 #include "orchestrator/supervisor.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,11 +35,17 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "skills/reap.h"
 
 #define QUICK_EXIT_MS      10000 /* an exit sooner than this counts as a failure */
 #define MAX_QUICK_FAILURES 3
 #define BACKOFF_FIRST_MS   250
 #define BACKOFF_MAX_MS     5000
+/* How long one tick waits for killed leftovers to die; more ticks follow
+ * when they take longer (a process in uninterruptible sleep). */
+#define SWEEP_TICK_MS 200
+/* How long shutting down waits for the leftovers. */
+#define SWEEP_STOP_MS 2000
 
 typedef struct child {
     char *name;
@@ -36,6 +56,12 @@ typedef struct child {
     int64_t started;
     int64_t restart_at; /* when pid == 0: start again at this time */
     int failures;       /* quick exits in a row */
+    /* From its exit until what it left is gone: */
+    bool sweeping;  /* not yet reported gone, not to be restarted */
+    bool slow_said; /* the leftovers that would not die were logged */
+    int status;     /* its wait status */
+    int64_t exited; /* when we saw it exit */
+    size_t ended;   /* processes it left that we killed */
 } child;
 
 struct tnd_supervisor {
@@ -45,6 +71,12 @@ struct tnd_supervisor {
 
 tnd_supervisor *tnd_supervisor_new(void)
 {
+    /* without it, orphans go to init and only the skill itself dies with
+     * its agent; the run still works */
+    if (tnd_reap_adopt() < 0)
+        tnd_log_warn("%s; what a killed agent's skills started may keep "
+                     "running",
+                     tnd_error_last());
     return tnd_xcalloc(1, sizeof(tnd_supervisor));
 }
 
@@ -200,60 +232,148 @@ static void describe_exit(char *buf, size_t size, int status)
         snprintf(buf, size, "stopped (status 0x%x)", status);
 }
 
+/* Has the agent exited? Then kill what is left in its process group while
+ * its zombie still holds the group's id (so the id cannot have been given
+ * to a stranger), and reap it. */
+static bool has_exited(child *c)
+{
+    siginfo_t info;
+    pid_t got;
+    int rc;
+
+    memset(&info, 0, sizeof(info));
+    do
+        rc = waitid(P_PID, (id_t)c->pid, &info, WEXITED | WNOHANG | WNOWAIT);
+    while (rc < 0 && errno == EINTR);
+    if (rc < 0) {
+        c->status = 0; /* not ours any more: nothing left to kill */
+        return true;
+    }
+    if (info.si_pid != c->pid)
+        return false;
+    kill(-c->pid, SIGKILL);
+    do
+        got = waitpid(c->pid, &c->status, 0);
+    while (got < 0 && errno == EINTR);
+    return true;
+}
+
+/* The running agents' pids, for tnd_reap_strays(). Caller frees. */
+static pid_t *running_pids(const tnd_supervisor *self, size_t *n)
+{
+    pid_t *pids = tnd_xcalloc(self->n + 1, sizeof(pid_t));
+
+    *n = 0;
+    for (size_t i = 0; i < self->n; i++)
+        if (self->children[i].pid > 0)
+            pids[(*n)++] = self->children[i].pid;
+    return pids;
+}
+
+/* Kill and reap what agents that exited left running. True when nothing
+ * is left; the processes ended go to the first agent being swept (agents
+ * that die together leave one heap). */
+static bool sweep(tnd_supervisor *self)
+{
+    child *first = NULL;
+    size_t nkeep, ended = 0;
+    pid_t *keep = running_pids(self, &nkeep);
+    int rc = tnd_reap_strays(&ended, keep, nkeep, SWEEP_TICK_MS);
+
+    free(keep);
+    for (size_t i = 0; i < self->n && !first; i++)
+        if (self->children[i].sweeping)
+            first = &self->children[i];
+    assert(first);
+    first->ended += ended;
+    if (rc == TND_ETIMEOUT) {
+        if (!first->slow_said)
+            tnd_log_warn("agent %s is restarted once what it left is gone: "
+                         "%s",
+                         first->name, tnd_error_last());
+        first->slow_said = true;
+        return false;
+    }
+    if (rc < 0) /* no /proc: nothing more we can do */
+        tnd_log_warn("%s", tnd_error_last());
+    return true;
+}
+
+/* Its leftovers are gone: say so, report the agent gone (its request is
+ * handed out again), and restart it after a backoff, or give up on it. */
+static int after_exit(child *c, tnd_supervisor_gone_fn gone, void *payload)
+{
+    char how[128], left[96] = "";
+    bool config = WIFEXITED(c->status) && WEXITSTATUS(c->status) == 2;
+    long delay = BACKOFF_FIRST_MS;
+    char *tail;
+
+    c->sweeping = false;
+    describe_exit(how, sizeof(how), c->status);
+    c->failures = c->exited - c->started < QUICK_EXIT_MS ? c->failures + 1 : 1;
+    if (c->ended)
+        snprintf(left, sizeof(left), "; killed %zu process%s it left running",
+                 c->ended, c->ended == 1 ? "" : "es");
+    if (!config && c->failures < MAX_QUICK_FAILURES) {
+        for (int k = 1; k < c->failures && delay < BACKOFF_MAX_MS; k++)
+            delay *= 2;
+        if (delay > BACKOFF_MAX_MS)
+            delay = BACKOFF_MAX_MS;
+        c->restart_at = tnd_now_ms() + delay;
+        tnd_log_warn("agent %s %s%s; restarting in %.2fs", c->name, how, left,
+                     delay / 1000.0);
+    } else if (*left) {
+        tnd_log_warn("agent %s %s%s", c->name, how, left);
+    }
+    if (gone) /* before the error is set: it may log */
+        gone(c->name, payload);
+    if (!config && c->failures < MAX_QUICK_FAILURES)
+        return 0;
+    tail = log_tail(c->log_path);
+    if (config)
+        tnd_error_set("agent %s %s: its configuration is wrong\n%s", c->name,
+                      how, tail);
+    else
+        tnd_error_set("agent %s %s, %d times in a row shortly after "
+                      "starting; giving up\n%s",
+                      c->name, how, c->failures, tail);
+    free(tail);
+    return -1;
+}
+
 int tnd_supervisor_tick(tnd_supervisor *self, tnd_supervisor_gone_fn gone,
                         void *payload)
 {
     int64_t now = tnd_now_ms();
+    bool sweeping = false;
 
     for (size_t i = 0; i < self->n; i++) {
         child *c = &self->children[i];
-        int status;
-        pid_t r;
-        char how[128];
 
-        if (c->pid == 0) {
-            if (c->restart_at && now >= c->restart_at) {
-                c->restart_at = 0;
-                if (spawn(c) < 0)
-                    return -1;
-                tnd_log_info("restarted agent %s", c->name);
-            }
-            continue;
+        if (c->pid > 0 && has_exited(c)) {
+            c->pid = 0;
+            c->sweeping = true;
+            c->slow_said = false;
+            c->exited = now;
+            c->ended = 0;
         }
-        r = waitpid(c->pid, &status, WNOHANG);
-        if (r == 0 || (r < 0 && errno == EINTR))
-            continue;
-        c->pid = 0;
-        /* take down anything it left in its process group */
-        kill(-(pid_t)(r > 0 ? r : 0), SIGKILL);
-        describe_exit(how, sizeof(how), r > 0 ? status : 0);
-        if (gone)
-            gone(c->name, payload);
-        if (r > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 2) {
-            char *tail = log_tail(c->log_path);
-            tnd_error_set("agent %s %s: its configuration is wrong\n%s",
-                          c->name, how, tail);
-            free(tail);
-            return -1;
-        }
-        c->failures = now - c->started < QUICK_EXIT_MS ? c->failures + 1 : 1;
-        if (c->failures >= MAX_QUICK_FAILURES) {
-            char *tail = log_tail(c->log_path);
-            tnd_error_set("agent %s %s, %d times in a row shortly after "
-                          "starting; giving up\n%s",
-                          c->name, how, c->failures, tail);
-            free(tail);
-            return -1;
-        }
-        {
-            long delay = BACKOFF_FIRST_MS;
-            for (int k = 1; k < c->failures && delay < BACKOFF_MAX_MS; k++)
-                delay *= 2;
-            if (delay > BACKOFF_MAX_MS)
-                delay = BACKOFF_MAX_MS;
-            c->restart_at = now + delay;
-            tnd_log_warn("agent %s %s; restarting in %.2fs", c->name, how,
-                         delay / 1000.0);
+        sweeping = sweeping || c->sweeping;
+    }
+    /* what they left dies before anyone gets their requests */
+    if (sweeping && sweep(self))
+        for (size_t i = 0; i < self->n; i++)
+            if (self->children[i].sweeping &&
+                after_exit(&self->children[i], gone, payload) < 0)
+                return -1;
+    for (size_t i = 0; i < self->n; i++) {
+        child *c = &self->children[i];
+
+        if (c->pid == 0 && !c->sweeping && c->restart_at &&
+            tnd_now_ms() >= c->restart_at) {
+            c->restart_at = 0;
+            if (spawn(c) < 0)
+                return -1;
+            tnd_log_info("restarted agent %s", c->name);
         }
     }
     return 0;
@@ -273,8 +393,10 @@ size_t tnd_supervisor_running(const tnd_supervisor *self, const char *service)
 void tnd_supervisor_destroy(tnd_supervisor **self_p, long grace_ms)
 {
     tnd_supervisor *s = self_p ? *self_p : NULL;
+    size_t ended = 0;
     int64_t deadline;
     bool left;
+    int rc;
 
     if (!s)
         return;
@@ -288,12 +410,10 @@ void tnd_supervisor_destroy(tnd_supervisor **self_p, long grace_ms)
             child *c = &s->children[i];
             if (c->pid <= 0)
                 continue;
-            if (waitpid(c->pid, NULL, WNOHANG) == c->pid) {
-                kill(-c->pid, SIGKILL); /* its leftovers, if any */
+            if (has_exited(c)) /* its group's leftovers killed too */
                 c->pid = 0;
-            } else {
+            else
                 left = true;
-            }
         }
         if (left) {
             struct timespec ts = {0, 10 * 1000 * 1000};
@@ -309,6 +429,16 @@ void tnd_supervisor_destroy(tnd_supervisor **self_p, long grace_ms)
             kill(c->pid, SIGKILL);
             waitpid(c->pid, NULL, 0);
         }
+    }
+    /* no agent is left: every child still here is a leftover */
+    rc = tnd_reap_strays(&ended, NULL, 0, SWEEP_STOP_MS);
+    if (rc < 0)
+        tnd_log_warn("%s", tnd_error_last());
+    else if (ended)
+        tnd_log_debug("killed %zu process%s the agents left running", ended,
+                      ended == 1 ? "" : "es");
+    for (size_t i = 0; i < s->n; i++) {
+        child *c = &s->children[i];
         for (char **p = c->argv; *p; p++)
             free(*p);
         free(c->argv);

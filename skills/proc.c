@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -86,7 +87,8 @@ typedef struct child_plan {
     int nlimits;
     int limit_index[MAX_LIMITS]; /* into limit_table */
     struct rlimit limits[MAX_LIMITS];
-    int max_fd; /* fds to close when close_range() is missing */
+    int max_fd;   /* fds to close when close_range() is missing */
+    pid_t parent; /* getpid() before the fork */
 } child_plan;
 
 /* One captured stream: the first half of the cap, then a ring holding the
@@ -203,6 +205,15 @@ static void child_run(const child_plan *p)
     int fd = p->status_fd, err = ENOENT, saw_eacces = 0, i;
 
     setpgid(0, 0);
+    /* Die with the thread that runs us: an agent killed outright must not
+     * leave its skill (or model program) running on, past its deadline.
+     * That thread is blocked in tnd_proc_run() until we are reaped, so
+     * it ends first only when the whole process dies. A parent that died
+     * before prctl() sent no signal: then getppid() is no longer it. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+        child_fail(fd, STAGE_SETUP, errno, 0);
+    if (getppid() != p->parent)
+        _exit(127);
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
     for (i = 1; i < NSIG; i++)
@@ -375,6 +386,7 @@ static int spawn(run *r)
     plan.envp = spec->envp ? (char *const *)spec->envp : environ;
     plan.paths = path_candidates(spec->argv[0], plan.envp);
     plan.cwd = spec->cwd;
+    plan.parent = getpid();
     plan.max_fd = 65536;
     if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < 65536)
         plan.max_fd = (int)nofile.rlim_cur;

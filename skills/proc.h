@@ -5,7 +5,12 @@
  * `command` LLM provider. Nothing here goes through a shell: the caller
  * gives argv. The child gets its own process group, so a timeout or a
  * cancel kills everything it started (TERM, then KILL after a grace
- * period), and no process of the group outlives tnd_proc_run(). */
+ * period), and no process of the group outlives tnd_proc_run(). The
+ * program also dies (SIGKILL, PR_SET_PDEATHSIG) when the thread that
+ * called tnd_proc_run() ends, which, as that thread waits in the call
+ * until the program is reaped, happens only when the whole process dies:
+ * an agent killed outright takes its skill with it. What the program
+ * started itself is orphaned then: see skills/reap.h for its end. */
 #ifndef TND_PROC_H
 #define TND_PROC_H
 

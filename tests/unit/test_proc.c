@@ -63,6 +63,17 @@ static void assert_gone(pid_t pid)
     }
 }
 
+/* Poll (with a deadline) until path exists. */
+static void wait_for_file(const char *path)
+{
+    int64_t deadline = tnd_now_ms() + 5000;
+
+    while (access(path, F_OK) != 0) {
+        assert_true(tnd_now_ms() < deadline);
+        nap_ms(5);
+    }
+}
+
 static void exit_codes_are_reported(void **state)
 {
     tnd_proc_result res;
@@ -482,6 +493,35 @@ static void death_by_signal_is_reported(void **state)
     tnd_proc_result_free(&res);
 }
 
+/* The process running a program is killed outright (an agent's SIGKILL):
+ * the program goes at once, rather than run on with nobody left to
+ * enforce its deadline or read its output. */
+static void the_program_dies_with_the_process_running_it(void **state)
+{
+    char script[3 * PATH_MAX + 64];
+    pid_t runner, program;
+
+    (void)state;
+    unlink(pid_file);
+    snprintf(script, sizeof(script),
+             "echo $$ > %s.new && mv %s.new %s && exec sleep 60", pid_file,
+             pid_file, pid_file);
+    runner = fork();
+    assert_true(runner >= 0);
+    if (runner == 0) {
+        tnd_proc_result res;
+        tnd_proc_spec spec = {.argv = ARGV("sh", "-c", script)};
+
+        tnd_proc_run(&res, &spec);
+        _exit(0);
+    }
+    wait_for_file(pid_file);
+    program = read_pid_file();
+    assert_int_equal(kill(runner, SIGKILL), 0);
+    assert_int_equal(waitpid(runner, NULL, 0), runner);
+    assert_gone(program);
+}
+
 static int env_has(char **env, const char *entry)
 {
     for (; *env; env++)
@@ -613,6 +653,7 @@ int main(void)
         cmocka_unit_test(failure_lines_from_the_middle_are_bounded),
         cmocka_unit_test(failure_lines_are_read_across_pieces),
         cmocka_unit_test(death_by_signal_is_reported),
+        cmocka_unit_test(the_program_dies_with_the_process_running_it),
         cmocka_unit_test(scrubbed_environment_drops_secrets),
         cmocka_unit_test(file_size_limit_stops_a_big_write),
         cmocka_unit_test(describe_says_how_it_ended),
