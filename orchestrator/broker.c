@@ -54,6 +54,8 @@ struct tnd_broker {
     int liveness;
     int max_dispatches;
     size_t max_queue;
+    void (*silent)(const char *name, void *payload);
+    void *silent_payload;
     int64_t next_beat;
     int64_t next_seq;
     int64_t front_seq; /* decreasing: requeued requests go first */
@@ -457,9 +459,13 @@ static void beat(tnd_broker *b)
     for (size_t i = 0; i < b->nworkers;) {
         worker *w = b->workers[i];
         if (w->expiry < now) {
+            char name[sizeof(w->name)];
             tnd_log_warn("agent %s went silent (no heartbeat for %d ms)",
                          w->name, b->heartbeat_ms * b->liveness);
+            memcpy(name, w->name, sizeof(name));
             remove_worker(b, w, "went silent");
+            if (b->silent)
+                b->silent(name, b->silent_payload);
             continue;
         }
         send_command(b, w, TND_MDPW_HEARTBEAT);
@@ -525,6 +531,8 @@ tnd_broker *tnd_broker_new(const tnd_broker_options *opts)
     b->liveness = opts->liveness > 1 ? opts->liveness : 3;
     b->max_dispatches = opts->max_dispatches > 0 ? opts->max_dispatches : 3;
     b->max_queue = opts->max_queue > 0 ? opts->max_queue : 1024;
+    b->silent = opts->silent;
+    b->silent_payload = opts->silent_payload;
     b->next_beat = tnd_now_ms() + b->heartbeat_ms;
     if (!(b->ctx = zmq_ctx_new())) {
         tnd_error_set("cannot create a ZeroMQ context: %s",

@@ -27,6 +27,11 @@ typedef struct tnd_broker_options {
     int max_dispatches;   /* times a request may be lost with its worker
                              before it fails; 0: 3 */
     size_t max_queue;     /* outstanding requests in all; 0: 1024 */
+    /* called with a worker's name when it went silent (its request, if
+     * any, is already back on the queue): a stopped or hung process of
+     * ours can be killed, so it is restarted. May be NULL. */
+    void (*silent)(const char *name, void *payload);
+    void *silent_payload;
 } tnd_broker_options;
 
 #define TND_BROKER_MAX_KEY 128

@@ -212,6 +212,17 @@ static int start_agents(tnd_crew *c)
     return 0;
 }
 
+/* A local agent that stopped heartbeating while its process lives (a
+ * SIGSTOP, a hang) would keep its place and serve nobody: kill it, so
+ * the supervisor restarts it and its request finds an agent. */
+static void agent_silent(const char *name, void *payload)
+{
+    tnd_crew *c = payload;
+
+    if (c->sup)
+        tnd_supervisor_kill(c->sup, name);
+}
+
 tnd_crew *tnd_crew_new(const tnd_crew_options *opts)
 {
     tnd_crew *c = tnd_xcalloc(1, sizeof(*c));
@@ -228,6 +239,8 @@ tnd_crew *tnd_crew_new(const tnd_crew_options *opts)
     bo.endpoint = c->endpoint;
     bo.heartbeat_ms = opts->config->orchestrator.heartbeat_ms;
     bo.liveness = opts->config->orchestrator.liveness;
+    bo.silent = agent_silent;
+    bo.silent_payload = c;
     if (!(c->broker = tnd_broker_new(&bo)) ||
         tnd_fs_mkdirs(opts->logs_dir, 0755) < 0 || start_agents(c) < 0)
         goto fail;

@@ -379,6 +379,21 @@ int tnd_supervisor_tick(tnd_supervisor *self, tnd_supervisor_gone_fn gone,
     return 0;
 }
 
+int tnd_supervisor_kill(tnd_supervisor *self, const char *name)
+{
+    for (size_t i = 0; i < self->n; i++) {
+        child *c = &self->children[i];
+        if (c->pid > 0 && !c->sweeping && strcmp(c->name, name) == 0) {
+            tnd_log_warn("killing agent %s (pid %d): it stopped answering "
+                         "while its process lives",
+                         name, (int)c->pid);
+            kill(c->pid, SIGKILL);
+            return 0;
+        }
+    }
+    return TND_ENOTFOUND;
+}
+
 size_t tnd_supervisor_running(const tnd_supervisor *self, const char *service)
 {
     size_t n = 0;

@@ -46,6 +46,12 @@ int tnd_supervisor_add(tnd_supervisor *self, const tnd_agent_spec *spec);
 int tnd_supervisor_tick(tnd_supervisor *self, tnd_supervisor_gone_fn gone,
                         void *payload);
 
+/* Kill the agent called name with SIGKILL (a stopped or hung process
+ * does not heed SIGTERM): the next tick reaps it, sweeps what it left
+ * and restarts it. 0, or TND_ENOTFOUND when no running agent of ours has
+ * that name (an agent on another host). */
+int tnd_supervisor_kill(tnd_supervisor *self, const char *name);
+
 /* Agents of service that are running now. */
 size_t tnd_supervisor_running(const tnd_supervisor *self, const char *service);
 

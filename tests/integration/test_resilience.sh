@@ -91,6 +91,29 @@ dir=$(session_dir)
     fail "the tests ran more or less than once per attempt and once before"
 pass "an agent busy for longer than the heartbeat timeout stays alive"
 
+# The only reviewer stopped (SIGSTOP) keeps its process but beats no
+# more: the broker gives up on it, tandem kills it (a stopped process
+# heeds only SIGKILL) and starts another, which takes the request. The
+# request used to wait for its whole timeout.
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+orchestrator: {heartbeat_ms: 200, liveness: 3}
+skills:
+  build: {command: make, timeout_s: 60}
+  test:
+    command: "if [ ! -e '$T/stopped' ]; then touch '$T/stopped'; kill -STOP \$PPID; fi; make test"
+    timeout_s: 60
+YAML
+rm -f "$T/stopped"
+TANDEM_TIMEOUT=90 run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved despite a stopped reviewer"
+[ -e "$T/stopped" ] || fail "the reviewer was never stopped"
+expect_in "$T/err" "agent reviewer-1 went silent"
+expect_in "$T/err" "killing agent reviewer-1"
+expect_in "$T/err" "approved after 2 iterations"
+expect_no_leftovers "$(session_dir)"
+pass "a stopped reviewer is killed and replaced; its request is not lost"
+
 # An interrupted session goes on with another model: `tandem resume
 # --llm/--base-url` asks it what the journal does not hold yet (here the
 # critique, from an address where nothing listens), then goes on with the
