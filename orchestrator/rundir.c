@@ -164,7 +164,7 @@ static verdict judge(int basefd, const char *name, bool force, int *lock_fd,
     struct stat st, dst;
     verdict v;
     int dfd, fd;
-    bool kept, grace;
+    bool kept;
 
     *lock_fd = -1;
     if (pid_size)
@@ -181,11 +181,15 @@ static verdict judge(int basefd, const char *name, bool force, int *lock_fd,
         close(dfd);
         return V_GONE; /* replaced under us: look again next time */
     }
+    /* a .new- directory's lock is taken a moment after the file is
+     * created: leave it that moment, without even trying the lock (a
+     * try that succeeds would make its owner's fail) */
+    if (!force && kind == NAME_NEW &&
+        time(NULL) - dst.st_mtime < TND_RUNDIR_NEW_GRACE_S) {
+        close(dfd);
+        return V_YOUNG;
+    }
     kept = !force && faccessat(dfd, KEPT, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-    /* a .new- directory's lock is taken a moment after it is created:
-     * leave it that moment */
-    grace = !force && kind == NAME_NEW &&
-            time(NULL) - dst.st_mtime < TND_RUNDIR_NEW_GRACE_S;
     fd = openat(dfd, LOCK, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd >= 0) {
         struct stat lst;
@@ -196,7 +200,7 @@ static verdict judge(int basefd, const char *name, bool force, int *lock_fd,
             if (pid_size)
                 read_note(dfd, LOCK, pid, pid_size);
         } else {
-            v = kept ? V_KEPT : grace ? V_YOUNG : V_DEAD;
+            v = kept ? V_KEPT : V_DEAD;
         }
         if (v == V_DEAD)
             *lock_fd = fd;
@@ -275,14 +279,15 @@ static int rename_noreplace(int basefd, const char *from, const char *to)
 }
 
 /* Put the locked tmp in place as name (or review-XXXXXX for NULL, into
- * final): a leftover of the same name is removed first. */
+ * final): a leftover of the same name is removed first, waiting up to
+ * wait_ms for a process that holds it. */
 static int place(int basefd, const char *base, const char *tmp,
                  const char *name, char *final, size_t size, long wait_ms)
 {
     int64_t deadline = tnd_now_ms() + wait_ms;
-    char pid[NOTE_MAX], suffix[SUFFIX_LEN + 1];
+    char pid[NOTE_MAX] = "", suffix[SUFFIX_LEN + 1];
 
-    for (;;) {
+    for (int tries = 0; tries < MAKE_TRIES;) {
         int fd;
         verdict v;
         if (!name) {
@@ -295,13 +300,30 @@ static int place(int basefd, const char *base, const char *tmp,
             return 0;
         if (errno != EEXIST && errno != ENOTEMPTY)
             return tnd_error_sys("cannot create %s/%s", base, final);
-        if (tnd_now_ms() > deadline)
-            break;
-        if (!name)
-            continue; /* a random name taken: another one */
+        if (!name) {
+            tries++; /* a random name taken: another one */
+            continue;
+        }
         /* ours by the session's lock: a run of this session that was
          * killed left it, or a sweep is removing it right now */
         v = judge(basefd, final, true, &fd, pid, sizeof(pid));
+        if (v == V_LIVE) {
+            struct timespec ten_ms = {0, 10 * 1000 * 1000};
+            if (tnd_now_ms() >= deadline)
+                return tnd_error_set(
+                    "the runtime directory %s/%s is in use by another "
+                    "process%s%s%s; is session %s running from another "
+                    "repository? Try again when it ends",
+                    base, name, *pid ? " (pid " : "", pid, *pid ? ")" : "",
+                    name);
+            nanosleep(&ten_ms, NULL);
+            continue;
+        }
+        tries++;
+        if (v == V_NOT_OURS)
+            return tnd_error_set("%s/%s is in the way and is not a runtime "
+                                 "directory of yours; remove it",
+                                 base, final);
         if (v == V_DEAD) {
             int rc = tnd_fs_rmtree_at(basefd, final);
             if (fd >= 0)
@@ -312,23 +334,11 @@ static int place(int basefd, const char *base, const char *tmp,
                                  base, final);
                 return -1;
             }
-        } else if (v == V_NOT_OURS) {
-            return tnd_error_set("%s/%s is in the way and is not a runtime "
-                                 "directory of yours; remove it",
-                                 base, final);
-        } else if (v == V_LIVE) {
-            struct timespec ten_ms = {0, 10 * 1000 * 1000};
-            nanosleep(&ten_ms, NULL);
         }
     }
-    if (name)
-        return tnd_error_set("the runtime directory %s/%s is in use by "
-                             "another process%s%s%s; is session %s running "
-                             "from another repository? Try again when it "
-                             "ends",
-                             base, name, *pid ? " (pid " : "", pid,
-                             *pid ? ")" : "", name);
-    return tnd_error_set("cannot find a free name in %s", base);
+    return tnd_error_set("cannot make a runtime directory in %s: its name "
+                         "stays taken",
+                         base);
 }
 
 tnd_rundir *tnd_rundir_new(const char *base, const char *name,

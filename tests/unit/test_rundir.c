@@ -53,6 +53,13 @@ static int teardown(void **state)
     return tnd_fs_rmtree(scratch);
 }
 
+/* expr made a directory, or the test fails saying why not */
+#define made(expr)                                       \
+    do {                                                 \
+        if (!(expr))                                     \
+            fail_msg("%s: %s", #expr, tnd_error_last()); \
+    } while (0)
+
 static char *at(const char *name)
 {
     return tnd_fs_join(base, name);
@@ -173,7 +180,7 @@ static void a_run_holds_its_directory_until_destroyed(void **state)
 
     (void)state;
     clean();
-    assert_non_null(r = tnd_rundir_new(base, ID1, "/repo/.tandem/x", 0));
+    made(r = tnd_rundir_new(base, ID1, "/repo/.tandem/x", 0));
     assert_true(strcmp(tnd_rundir_path(r), base) > 0);
     assert_true(there(ID1));
     /* the lock file names the owner */
@@ -228,7 +235,7 @@ static void a_kept_directory_stays_until_pruned_with_its_session(void **state)
 
     (void)state;
     clean();
-    assert_non_null(r = tnd_rundir_new(base, ID1, "/repo/.tandem/s/" ID1, 0));
+    made(r = tnd_rundir_new(base, ID1, "/repo/.tandem/s/" ID1, 0));
     tnd_rundir_destroy(&r, true);
     assert_true(there(ID1));
     kept = at(ID1 "/kept");
@@ -251,7 +258,7 @@ static void a_kept_directory_stays_until_pruned_with_its_session(void **state)
         tnd_rundir_remove_kept(base, ID1, "/repo/.tandem/s/" ID1, false), 1);
     assert_false(there(ID1));
     /* a directory that is not kept is not remove_kept's */
-    assert_non_null(r = tnd_rundir_new(base, ID1, "/repo/.tandem/s/" ID1, 0));
+    made(r = tnd_rundir_new(base, ID1, "/repo/.tandem/s/" ID1, 0));
     assert_int_equal(
         tnd_rundir_remove_kept(base, ID1, "/repo/.tandem/s/" ID1, false), 0);
     assert_true(there(ID1));
@@ -271,17 +278,17 @@ static void a_resumed_session_replaces_its_leftover(void **state)
     junk = at(ID1 "/stale");
     assert_int_equal(tnd_fs_write(junk, "x", 1), 0);
     kill_child(pid);
-    assert_non_null(r = tnd_rundir_new(base, ID1, NULL, 0));
+    made(r = tnd_rundir_new(base, ID1, NULL, 0));
     assert_false(tnd_fs_exists(junk));
     tnd_rundir_destroy(&r, true);
     /* kept: the session's own, so replaced too */
     assert_int_equal(tnd_fs_write(junk, "x", 1), 0);
-    assert_non_null(r = tnd_rundir_new(base, ID1, NULL, 0));
+    made(r = tnd_rundir_new(base, ID1, NULL, 0));
     assert_false(tnd_fs_exists(junk));
     tnd_rundir_destroy(&r, false);
     /* made by an older tandem: no lock file at all */
     leftover(ID1, false, 0);
-    assert_non_null(r = tnd_rundir_new(base, ID1, NULL, 0));
+    made(r = tnd_rundir_new(base, ID1, NULL, 0));
     tnd_rundir_destroy(&r, false);
     free(junk);
 }
@@ -323,7 +330,7 @@ static void a_held_name_waits_then_says_who_holds_it(void **state)
     assert_int_equal(read(pipefd[0], &ok, 1), 1);
     assert_int_equal(ok, 'y');
     close(pipefd[0]);
-    assert_non_null(r = tnd_rundir_new(base, ID2, NULL, 10000));
+    made(r = tnd_rundir_new(base, ID2, NULL, 10000));
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(there(ID2));
     tnd_rundir_destroy(&r, false);
@@ -344,8 +351,8 @@ static void review_directories_get_fresh_names(void **state)
 
     (void)state;
     clean();
-    assert_non_null(a = tnd_rundir_new(base, NULL, NULL, 0));
-    assert_non_null(b = tnd_rundir_new(base, NULL, NULL, 0));
+    made(a = tnd_rundir_new(base, NULL, NULL, 0));
+    made(b = tnd_rundir_new(base, NULL, NULL, 0));
     name = strrchr(tnd_rundir_path(a), '/') + 1;
     assert_int_equal(strncmp(name, "review-", 7), 0);
     assert_int_equal(strlen(name), 13);
@@ -495,8 +502,10 @@ static void sweeps_never_take_a_directory_being_made(void **state)
             for (int i = 0; i < ROUNDS; i++) {
                 tnd_rundir *r = tnd_rundir_new(base, NULL, NULL, 0);
                 char *lock;
-                if (!r)
+                if (!r) {
+                    fprintf(stderr, "child: %s\n", tnd_error_last());
                     _exit(2);
+                }
                 lock = tnd_fs_join(tnd_rundir_path(r), "lock");
                 if (!tnd_fs_exists(lock))
                     _exit(3); /* swept from under its owner */
