@@ -100,28 +100,28 @@ expect_in "$T/out" "$running   running"
 
 # bad durations and arguments: exit 2, nothing removed
 for d in 7x 30 -1d 1.5d "" 99999d; do
-    run "$BIN/tandem" sessions prune --repo "$T/demo" --older-than "$d"
+    run tandem sessions prune --repo "$T/demo" --older-than "$d"
     expect_rc 2 "--older-than '$d'"
     expect_in "$T/err" "tandem sessions prune: --older-than: "
 done
 expect_in "$T/err" "longer than 100 years"
-run "$BIN/tandem" sessions prune --repo "$T/demo" --older-than 7x
+run tandem sessions prune --repo "$T/demo" --older-than 7x
 expect_in "$T/err" "tandem sessions prune: --older-than: \"7x\": unknown unit 'x' (use s, m, h, d or w); give a duration such as 30d, 12h or 45m"
-run "$BIN/tandem" sessions prune --repo "$T/demo" --older-than
+run tandem sessions prune --repo "$T/demo" --older-than
 expect_rc 2 "no value"
 expect_in "$T/err" "tandem sessions prune: --older-than needs a value"
-run "$BIN/tandem" sessions prune --repo "$T/demo" --bogus
+run tandem sessions prune --repo "$T/demo" --bogus
 expect_rc 2 "unknown option"
-run "$BIN/tandem" sessions prune --repo "$T/demo" 30d
+run tandem sessions prune --repo "$T/demo" 30d
 expect_rc 2 "an argument"
 expect_in "$T/err" "unexpected argument '30d'"
-run "$BIN/tandem" sessions --repo "$T/demo" prune
+run tandem sessions --repo "$T/demo" prune
 expect_rc 2 "prune after an option"
 expect_in "$T/err" "put prune first"
 [ "$(ids | wc -l)" = 6 ] || fail "a usage error removed sessions"
 pass "bad durations and arguments are usage errors (exit 2)"
 
-run "$BIN/tandem" sessions prune --help
+run tandem sessions prune --help
 expect_rc 0 "help"
 expect_in "$T/out" "usage: tandem sessions prune"
 expect_in "$T/out" "(default: 30d)"
@@ -130,7 +130,7 @@ expect_in "$T/out" "tandem sessions prune [--repo DIR] [--older-than D]"
 pass "tandem sessions prune --help, and tandem help sessions"
 
 # a dry run says what would go, and removes nothing
-run "$BIN/tandem" sessions prune --repo "$T/demo" --dry-run
+run tandem sessions prune --repo "$T/demo" --dry-run
 expect_rc 0 "dry run"
 for id in $approved $failed $killed; do
     expect_in "$T/out" "would remove $id"
@@ -149,7 +149,7 @@ expect_in "$T/out" "nothing was removed (--dry-run)"
 [ -d "$RT/$killed" ] || fail "the dry run removed a runtime directory"
 pass "--dry-run says what would go and removes nothing"
 
-run "$BIN/tandem" sessions prune --repo "$T/demo"
+run tandem sessions prune --repo "$T/demo"
 expect_rc 0 "prune"
 expect_in "$T/out" "removed $approved  approved      40d"
 expect_in "$T/out" "removed 3 sessions older than 30d ("
@@ -204,13 +204,13 @@ kept=$(newest)
 [ -f "$RT/$kept/workspace/stats.c" ] || fail "the workspace was not kept"
 age "$waiting"
 age "$kept"
-run "$BIN/tandem" sessions prune --repo "$T/demo" --older-than 1d
+run tandem sessions prune --repo "$T/demo" --older-than 1d
 expect_rc 0 "without --waiting"
 expect_not_in "$T/out" "$waiting"
 expect_in "$T/out" "removed $kept  approved      40d"
 expect_in "$T/out" "and its kept workspace"
 [ ! -e "$RT/$kept" ] || fail "the kept workspace of a pruned session stayed"
-run "$BIN/tandem" sessions prune --repo "$T/demo" --older-than 1d --waiting
+run tandem sessions prune --repo "$T/demo" --older-than 1d --waiting
 expect_rc 0 "--waiting"
 expect_in "$T/out" "removed $waiting  waiting       40d"
 expect_in "$T/out" "removed 1 session older than 1d ("
