@@ -11,6 +11,7 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/git.h"
+#include "orchestrator/rundir.h"
 #include "proto/body.h"
 
 /* Run git (or tar) in dir; 0 with its stdout in *out (may be NULL) when
@@ -49,23 +50,22 @@ static int from_file(tnd_change *c, const char *repo, const char *path)
 }
 
 /* HEAD's tree, or c->rev's, into a private directory: the base. */
-static int export(tnd_change *c, const char *repo, const char *tmpdir)
+static int export(tnd_change *c, const char *repo, const char *rundir_base)
 {
     const char *archive[] = {"git", "archive", "--format=tar", "-o", NULL,
                              NULL,  NULL};
     const char *untar[] = {"tar", "-xf", NULL, "-C", NULL, NULL};
+    const char *dir;
     char *tarball;
     int rc;
 
-    c->tmp = tnd_xasprintf("%s/tandem-review-XXXXXX", tmpdir);
-    if (!mkdtemp(c->tmp)) {
-        tnd_error_sys("cannot make a directory in %s", tmpdir);
-        free(c->tmp);
-        c->tmp = NULL;
+    /* a runtime directory: held while this review lives, swept after a
+     * review killed outright */
+    if (!(c->tmp = tnd_rundir_new(rundir_base, NULL, NULL, 0)))
         return -1;
-    }
-    tarball = tnd_fs_join(c->tmp, "base.tar");
-    c->base = tnd_fs_join(c->tmp, "base");
+    dir = tnd_rundir_path(c->tmp);
+    tarball = tnd_fs_join(dir, "base.tar");
+    c->base = tnd_fs_join(dir, "base");
     archive[4] = tarball;
     archive[5] = c->rev;
     untar[2] = tarball;
@@ -74,14 +74,14 @@ static int export(tnd_change *c, const char *repo, const char *tmpdir)
     if (rc == 0)
         rc = git(NULL, repo, archive, 4096);
     if (rc == 0)
-        rc = git(NULL, c->tmp, untar, 4096);
+        rc = git(NULL, dir, untar, 4096);
     unlink(tarball);
     free(tarball);
     return rc;
 }
 
 static int from_git(tnd_change *c, const char *repo, bool staged,
-                    const char *rev, const char *tmpdir)
+                    const char *rev, const char *rundir_base)
 {
     const char *diff_all[] = {"git",        "diff",         "--no-ext-diff",
                               "--no-color", "--no-renames", "--binary",
@@ -113,31 +113,29 @@ static int from_git(tnd_change *c, const char *repo, bool staged,
     if (!*c->diff)
         return tnd_error_config("nothing to review: %s has no %s changes", repo,
                                 staged ? "staged" : "uncommitted");
-    return export(c, repo, tmpdir);
+    return export(c, repo, rundir_base);
 }
 
 int tnd_change_load(tnd_change *c, const char *repo, const char *diff_file,
-                    bool staged, const char *rev, const char *tmpdir)
+                    bool staged, const char *rev, const char *rundir_base)
 {
     int rc;
 
     memset(c, 0, sizeof(*c));
     if (!diff_file)
-        return from_git(c, repo, staged, rev, tmpdir);
+        return from_git(c, repo, staged, rev, rundir_base);
     if ((rc = from_file(c, repo, diff_file)) < 0 || !rev)
         return rc;
     /* a resumed review of git changes: the same base again */
     free(c->base);
     c->base = NULL;
     c->rev = tnd_xstrdup(rev);
-    return export(c, repo, tmpdir);
+    return export(c, repo, rundir_base);
 }
 
 void tnd_change_clear(tnd_change *c)
 {
-    if (c->tmp)
-        tnd_fs_rmtree(c->tmp);
-    free(c->tmp);
+    tnd_rundir_destroy(&c->tmp, false);
     free(c->diff);
     free(c->base);
     free(c->rev);

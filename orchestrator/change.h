@@ -9,33 +9,35 @@
  *   - git, staged only (--staged, for a pre-commit hook): `git diff
  *     --cached` against HEAD's tree, i.e. exactly what the commit takes.
  * For the git sources HEAD's tree is exported (git archive) into a
- * private directory, so the review sees committed files plus the change
- * and nothing else; untracked files are not part of it. git runs with an
- * argv, no shell, and only reads the repository. */
+ * runtime directory of its own (rundir.h), so the review sees committed files
+ * plus the change and nothing else; untracked files are not part of it. git
+ * runs with an argv, no shell, and only reads the repository. */
 #ifndef TND_CHANGE_H
 #define TND_CHANGE_H
 
 #include <stdbool.h>
 
+#include "orchestrator/rundir.h"
+
 typedef struct tnd_change {
-    char *diff; /* the change as a unified diff */
-    char *base; /* the tree it applies to: the repository itself, or
-                   HEAD exported under tmp */
-    char *rev;  /* the commit of the base; NULL for a patch file */
-    char *tmp;  /* a directory this change owns (removed by clear), or
-                   NULL */
+    char *diff;      /* the change as a unified diff */
+    char *base;      /* the tree it applies to: the repository itself, or
+                        HEAD exported under tmp */
+    char *rev;       /* the commit of the base; NULL for a patch file */
+    tnd_rundir *tmp; /* a directory this change owns (removed by clear),
+                        or NULL */
 } tnd_change;
 
 /* Load the change of repo. diff_file: a patch file or "-", else NULL
  * (git). staged: with git, only what is staged. rev (may be NULL: HEAD)
  * is the commit whose tree is the base; with diff_file too (a resumed
  * review of git changes, its diff kept in the session) that commit is
- * exported as the base instead of taking the repository as it is. tmpdir is
- * where a private directory may be made. 0, or TND_ECONFIG with an error saying
- * what to fix (not a git repository, an empty change, an unreadable file), or
- * -1. */
+ * exported as the base instead of taking the repository as it is, into a
+ * runtime directory made in rundir_base (tnd_rundir_base()). 0, or TND_ECONFIG
+ * with an error saying what to fix (not a git repository, an empty change, an
+ * unreadable file), or -1. */
 int tnd_change_load(tnd_change *c, const char *repo, const char *diff_file,
-                    bool staged, const char *rev, const char *tmpdir);
+                    bool staged, const char *rev, const char *rundir_base);
 
 /* Free, and remove the exported tree. Safe on a zeroed change. */
 void tnd_change_clear(tnd_change *c);

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "orchestrator/broker.h"
+#include "orchestrator/rundir.h"
 #include "orchestrator/supervisor.h"
 #include "proto/answer.h"
 
@@ -27,7 +28,8 @@ static const char *const roles[2] = {"coder", "reviewer"};
 
 struct tnd_crew {
     const tnd_crew_options *opts;
-    char *runtime;
+    tnd_rundir *rundir; /* the runtime directory, held while the run lives */
+    char *runtime;      /* its path */
     char *endpoint;
     char *programs[2];
     tnd_broker *broker;
@@ -87,41 +89,27 @@ int tnd_crew_check(const tnd_config *config, bool coder)
 }
 
 /* A private directory for the ipc socket and the workspace: only this user
- * may enter it, so no other user can connect to our broker. */
+ * may enter it, so no other user can connect to our broker. The runs
+ * killed before us left theirs: they go first. */
 static int make_runtime(tnd_crew *c)
 {
-    const char *tmp = getenv("TMPDIR");
-    char *base;
-    struct stat st;
+    char *base = tnd_rundir_base();
+    tnd_rundir_sweep swept;
 
-    if (!tmp || !*tmp || tmp[0] != '/')
-        tmp = "/tmp";
-    base = tnd_xasprintf("%s/tandem-%ld", tmp, (long)getuid());
-    if (mkdir(base, 0700) < 0 && errno != EEXIST) {
-        tnd_error_sys("cannot create %s", base);
-        free(base);
+    if (!base)
         return -1;
-    }
-    if (lstat(base, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-        (st.st_mode & 077)) {
-        tnd_error_set("%s must be a directory owned by you with mode 0700 "
-                      "(it is not; remove it or set TMPDIR)",
-                      base);
-        free(base);
-        return -1;
-    }
-    c->runtime = tnd_fs_join(base, c->opts->session_id);
+    tnd_rundir_sweep_dead(&swept, base, TND_RUNDIR_SWEEP_ENTRIES,
+                          TND_RUNDIR_SWEEP_REMOVALS, false);
+    if (swept.removed)
+        tnd_log_info("removed %zu runtime director%s left by runs that are "
+                     "gone",
+                     swept.removed, swept.removed == 1 ? "y" : "ies");
+    c->rundir = tnd_rundir_new(base, c->opts->session_id, c->opts->session_dir,
+                               TND_RUNDIR_BUSY_WAIT_MS);
     free(base);
-    /* left behind by a run of this session that was killed: the caller
-     * holds the session's lock, so nobody else uses it */
-    if (tnd_fs_exists(c->runtime))
-        tnd_fs_rmtree(c->runtime);
-    if (mkdir(c->runtime, 0700) < 0) {
-        tnd_error_sys("cannot create %s", c->runtime);
-        free(c->runtime);
-        c->runtime = NULL;
+    if (!c->rundir)
         return -1;
-    }
+    c->runtime = tnd_xstrdup(tnd_rundir_path(c->rundir));
     if (*c->opts->config->orchestrator.endpoint) {
         c->endpoint = tnd_xstrdup(c->opts->config->orchestrator.endpoint);
     } else {
@@ -258,15 +246,12 @@ void tnd_crew_destroy(tnd_crew **self_p, bool keep)
         return;
     tnd_supervisor_destroy(&c->sup, STOP_GRACE_MS);
     tnd_broker_destroy(&c->broker);
-    if (c->runtime) {
-        if (keep) {
-            char *sock = tnd_fs_join(c->runtime, "broker.sock");
-            unlink(sock);
-            free(sock);
-        } else {
-            tnd_fs_rmtree(c->runtime);
-        }
+    if (c->runtime && keep) {
+        char *sock = tnd_fs_join(c->runtime, "broker.sock");
+        unlink(sock);
+        free(sock);
     }
+    tnd_rundir_destroy(&c->rundir, keep);
     free(c->programs[0]);
     free(c->programs[1]);
     free(c->runtime);

@@ -1,6 +1,7 @@
 /* tnd_crew - the agents one run works with, and how to talk to them.
  *
- * A crew owns a private runtime directory (mode 0700, under $TMPDIR), the
+ * A crew owns a private runtime directory (mode 0700, under $TMPDIR: see
+ * rundir.h; making it sweeps away those of runs that are gone), the
  * broker bound in it (or on the configured endpoint), and the local agent
  * processes the config asks for. tnd_crew_call sends one request and
  * waits for its reply while keeping everything alive: the broker polls,
@@ -20,11 +21,12 @@ typedef struct tnd_crew tnd_crew;
 
 typedef struct tnd_crew_options {
     const tnd_config *config;
-    const char *session_id; /* names the runtime directory */
-    const char *logs_dir;   /* the agents' logs go here */
-    const char *llm;        /* --llm for the agents, or NULL */
-    const char *base_url;   /* --base-url for the agents, or NULL */
-    const char *record;     /* --record for the agents, or NULL */
+    const char *session_id;  /* names the runtime directory */
+    const char *session_dir; /* a kept runtime directory records it */
+    const char *logs_dir;    /* the agents' logs go here */
+    const char *llm;         /* --llm for the agents, or NULL */
+    const char *base_url;    /* --base-url for the agents, or NULL */
+    const char *record;      /* --record for the agents, or NULL */
     bool verbose;
     bool no_coder; /* a review: start no coder, wait for none */
     const volatile sig_atomic_t *interrupted; /* non-zero: stop waiting */

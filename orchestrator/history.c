@@ -56,11 +56,11 @@ int64_t tnd_history_parse_time(const char *iso)
 }
 
 static const char *state_of(json_object *records, json_object *report,
-                            const char *dir)
+                            const char *dir, bool held_by_caller)
 {
     size_t n = records ? json_object_array_length(records) : 0;
 
-    if (tnd_session_locked(dir))
+    if (!held_by_caller && tnd_session_locked(dir))
         return "running";
     for (size_t i = n; i-- > 0;) {
         json_object *r = json_object_array_get_idx(records, i);
@@ -80,7 +80,8 @@ static const char *state_of(json_object *records, json_object *report,
 }
 
 static void summarise(tnd_summary *s, const char *repo, const char *id,
-                      json_object **records_out, json_object **report_out)
+                      bool held_by_caller, json_object **records_out,
+                      json_object **report_out)
 {
     char *dir = tnd_xasprintf("%s/.tandem/sessions/%s", repo, id);
     char *path = tnd_fs_join(dir, "journal.jsonl"), *text = NULL;
@@ -101,8 +102,9 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
     task = records && json_object_array_length(records)
                ? json_object_array_get_idx(records, 0)
                : NULL;
-    s->state = tnd_xstrdup(records || report ? state_of(records, report, dir)
-                                             : "unreadable");
+    s->state = tnd_xstrdup(records || report
+                               ? state_of(records, report, dir, held_by_caller)
+                               : "unreadable");
     s->task = tnd_xstrdup(str(task, "task") ? str(task, "task")
                                             : str(report, "task"));
     s->started = num(task, "started_ms");
@@ -115,6 +117,12 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
         if (strcmp(tnd_journal_type(json_object_array_get_idx(records, i)),
                    "escalation") == 0)
             s->escalations++;
+    for (size_t i = records ? json_object_array_length(records) : 0;
+         i-- > 0 && s->last <= 0;)
+        s->last = tnd_history_parse_time(
+            str(json_object_array_get_idx(records, i), "time"));
+    if (s->last < 0)
+        s->last = 0;
     free(dir);
     if (records_out)
         *records_out = records;
@@ -135,19 +143,30 @@ int tnd_history_list(tnd_summary **out, size_t *count, const char *repo)
         n++;
     *out = tnd_xcalloc(n + 1, sizeof(tnd_summary));
     for (size_t i = 0; i < n; i++)
-        summarise(&(*out)[i], repo, ids[i], NULL, NULL);
+        summarise(&(*out)[i], repo, ids[i], false, NULL, NULL);
     *count = n;
     tnd_fs_list_free(ids);
     return 0;
 }
 
+void tnd_history_summary(tnd_summary *out, const char *repo, const char *id,
+                         bool held_by_caller)
+{
+    summarise(out, repo, id, held_by_caller, NULL, NULL);
+}
+
+void tnd_history_summary_clear(tnd_summary *s)
+{
+    free(s->id);
+    free(s->state);
+    free(s->task);
+    memset(s, 0, sizeof(*s));
+}
+
 void tnd_history_free(tnd_summary *list, size_t count)
 {
-    for (size_t i = 0; i < count; i++) {
-        free(list[i].id);
-        free(list[i].state);
-        free(list[i].task);
-    }
+    for (size_t i = 0; i < count; i++)
+        tnd_history_summary_clear(&list[i]);
     free(list);
 }
 
@@ -264,7 +283,7 @@ int tnd_history_stats(json_object **out, const char *repo)
         tnd_summary s;
         json_object *records = NULL, *report = NULL, *count;
         total++;
-        summarise(&s, repo, *p, &records, &report);
+        summarise(&s, repo, *p, false, &records, &report);
         count = get(by_state, s.state);
         json_object_object_add(
             by_state, s.state,
@@ -300,9 +319,7 @@ int tnd_history_stats(json_object **out, const char *repo)
         }
         json_object_put(records);
         json_object_put(report);
-        free(s.id);
-        free(s.state);
-        free(s.task);
+        tnd_history_summary_clear(&s);
     }
     tnd_fs_list_free(ids);
     if (t.npatterns > 1)

@@ -9,6 +9,7 @@
 #define TND_HISTORY_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,8 @@ typedef struct tnd_summary {
     long llm_calls;
     long tokens;     /* prompt + completion */
     int64_t started; /* wall ms; 0 when unknown */
+    int64_t last;    /* wall ms of the last journal record; 0 when
+                        unknown */
     long elapsed_ms; /* from report.json; 0 when unknown */
     int escalations; /* times it went to a person */
 } tnd_summary;
@@ -31,6 +34,15 @@ typedef struct tnd_summary {
 int tnd_history_list(tnd_summary **out, size_t *count, const char *repo);
 
 void tnd_history_free(tnd_summary *list, size_t count);
+
+/* The summary of session id of repo, as tnd_history_list makes it. With
+ * held_by_caller the caller holds the session's lock, so the lock does
+ * not make it "running". Free with tnd_history_summary_clear. */
+void tnd_history_summary(tnd_summary *out, const char *repo, const char *id,
+                         bool held_by_caller);
+
+/* Free a summary's strings and zero it. */
+void tnd_history_summary_clear(tnd_summary *s);
 
 /* Figures across the sessions of repo as a JSON object (caller puts):
  * sessions, by_state, average_iterations, success_rate,

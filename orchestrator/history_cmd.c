@@ -2,15 +2,21 @@
 #include "orchestrator/history_cmd.h"
 
 #include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
+#include "common/duration.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/history.h"
 #include "orchestrator/journal.h"
+#include "orchestrator/prune.h"
+#include "orchestrator/rundir.h"
 #include "orchestrator/run.h"
 #include "orchestrator/session.h"
 #include "orchestrator/views.h"
@@ -32,10 +38,16 @@ void tnd_cmd_history_usage(const char *cmd, FILE *to)
 {
     if (strcmp(cmd, "sessions") == 0)
         fputs("usage: tandem sessions [--repo DIR] [--json]\n"
+              "       tandem sessions prune [--repo DIR] [--older-than D] "
+              "[--waiting]\n"
+              "                             [--dry-run]\n"
               "\n"
               "List the sessions of a repository, oldest first, with their\n"
               "state: running, waiting (for a person), approved, rejected,\n"
-              "escalated, failed, interrupted (resume it).\n",
+              "escalated, failed, interrupted (resume it).\n"
+              "\n"
+              "'prune' removes the sessions that have ended and are older\n"
+              "than D (default 30d); see 'tandem sessions prune --help'.\n",
               to);
     else if (strcmp(cmd, "show") == 0)
         fputs("usage: tandem show [--repo DIR] ID\n"
@@ -75,6 +87,205 @@ void tnd_cmd_history_usage(const char *cmd, FILE *to)
               "  --for S      stop watching after S seconds\n",
               to);
     fputs("  -h, --help   show this help\n", to);
+}
+
+static void prune_usage(FILE *to)
+{
+    fputs("usage: tandem sessions prune [--repo DIR] [--older-than D] "
+          "[--waiting]\n"
+          "                             [--dry-run]\n"
+          "\n"
+          "Remove the sessions of a repository that have ended (approved,\n"
+          "rejected, escalated, failed, interrupted, or unreadable) and are\n"
+          "older than D; a session's age is the time since its last journal\n"
+          "record. A running session is never removed, and one waiting for\n"
+          "a person only with --waiting. A workspace a run kept\n"
+          "(--keep-workspace) goes with its session; the lessons bank\n"
+          "stays. Prints each session removed (id, state, age, size on\n"
+          "disk) and the total. The runtime directories of killed runs\n"
+          "($TMPDIR/tandem-UID/) are removed too.\n"
+          "\n"
+          "options:\n"
+          "  --repo DIR       the repository (default: .)\n"
+          "  --older-than D   the age from which an ended session goes: a\n"
+          "                   whole number and a unit (s, m, h, d, w), e.g.\n"
+          "                   30d, 12h, 1d12h (default: 30d)\n"
+          "  --waiting        remove old sessions waiting for a person too\n"
+          "  --dry-run        say what would be removed; remove nothing\n"
+          "  -h, --help       show this help\n"
+          "\n"
+          "exit status: 0 done (also when nothing was old enough), 1 a\n"
+          "session could not be removed, 2 usage error\n",
+          to);
+}
+
+/* "512 B", "56.0 KiB", "1.3 MiB", "2.0 GiB". */
+static void size_text(char *out, size_t size, uint64_t bytes)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    size_t u = 0;
+
+    if (bytes < 1024) {
+        snprintf(out, size, "%llu B", (unsigned long long)bytes);
+        return;
+    }
+    v /= 1024;
+    while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(out, size, "%.1f %s", v, units[u]);
+}
+
+/* "; kept 3: 1 running, 1 waiting for a person (...), 1 newer" */
+static void print_kept(const size_t kept[4])
+{
+    static const char *const what[4] = {
+        NULL, "running", "waiting for a person (--waiting removes those too)",
+        "newer"};
+    size_t total = kept[TND_PRUNE_RUNNING] + kept[TND_PRUNE_WAITING] +
+                   kept[TND_PRUNE_NEWER];
+    const char *sep = ":";
+
+    if (!total)
+        return;
+    printf("; kept %zu", total);
+    for (int v = TND_PRUNE_RUNNING; v <= TND_PRUNE_NEWER; v++)
+        if (kept[v]) {
+            printf("%s %zu %s", sep, kept[v], what[v]);
+            sep = ",";
+        }
+}
+
+static int prune(int argc, char **argv)
+{
+    enum { O_REPO = 256, O_OLDER, O_WAITING, O_DRY };
+    static const struct option longs[] = {
+        {"repo", required_argument, NULL, O_REPO},
+        {"older-than", required_argument, NULL, O_OLDER},
+        {"waiting", no_argument, NULL, O_WAITING},
+        {"dry-run", no_argument, NULL, O_DRY},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *repo_arg = ".", *older = "30d";
+    const char *verb;
+    tnd_prune_options o;
+    tnd_prune_result res;
+    tnd_rundir_sweep swept;
+    size_t removed = 0, failed = 0, kept[4] = {0, 0, 0, 0};
+    uint64_t bytes = 0;
+    char *base, age[32], size[32];
+    int c, rc;
+
+    memset(&o, 0, sizeof(o));
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case O_REPO:
+            repo_arg = optarg;
+            break;
+        case O_OLDER:
+            older = optarg;
+            break;
+        case O_WAITING:
+            o.waiting = true;
+            break;
+        case O_DRY:
+            o.dry_run = true;
+            break;
+        case 'h':
+            prune_usage(stdout);
+            return TND_EXIT_OK;
+        case ':':
+            fprintf(stderr,
+                    "tandem sessions prune: %s needs a value\ntry 'tandem "
+                    "sessions prune --help'\n",
+                    argv[optind - 1]);
+            return TND_EXIT_USAGE;
+        default:
+            fprintf(stderr,
+                    "tandem sessions prune: unknown option '%s'\ntry "
+                    "'tandem sessions prune --help'\n",
+                    argv[optind - 1]);
+            return TND_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr,
+                "tandem sessions prune: unexpected argument '%s'\ntry "
+                "'tandem sessions prune --help'\n",
+                argv[optind]);
+        return TND_EXIT_USAGE;
+    }
+    if (tnd_duration_parse(&o.older_than_ms, older) < 0) {
+        fprintf(stderr,
+                "tandem sessions prune: --older-than: %s; give a duration "
+                "such as 30d, 12h or 45m\n",
+                tnd_error_last());
+        return TND_EXIT_USAGE;
+    }
+    if (!(o.repo = tnd_fs_realpath(repo_arg))) {
+        fprintf(stderr, "tandem sessions prune: --repo: %s\n",
+                tnd_error_last());
+        return TND_EXIT_USAGE;
+    }
+    o.now_ms = tnd_wall_ms();
+    verb = o.dry_run ? "would remove" : "removed";
+    rc = tnd_prune(&res, &o);
+    for (size_t i = 0; i < res.count; i++) {
+        const tnd_prune_item *it = &res.items[i];
+        if (it->verdict != TND_PRUNE_REMOVE) {
+            kept[it->verdict]++;
+            continue;
+        }
+        if (it->error) {
+            fprintf(stderr, "tandem sessions prune: %s\n", it->error);
+            failed++;
+            continue;
+        }
+        tnd_duration_format(age, sizeof(age), it->age_ms);
+        size_text(size, sizeof(size), it->bytes);
+        printf("%s %s  %-11s %5s %10s%s\n", verb, it->id, it->state, age, size,
+               it->workspace ? "  and its kept workspace" : "");
+        removed++;
+        bytes += it->bytes;
+    }
+    size_text(size, sizeof(size), bytes);
+    printf("%s %zu session%s older than %s (%s)", verb, removed,
+           removed == 1 ? "" : "s", older, size);
+    print_kept(kept);
+    if (failed)
+        printf("; %zu could not be removed (said above)", failed);
+    putchar('\n');
+    if (res.more)
+        printf("only the oldest %d sessions were looked at; run it again for "
+               "the rest\n",
+               TND_PRUNE_MAX_SESSIONS);
+    /* and what killed runs left in $TMPDIR, whatever their repository */
+    if ((base = tnd_rundir_base()) != NULL) {
+        tnd_rundir_sweep_dead(&swept, base, TND_RUNDIR_SWEEP_ENTRIES,
+                              TND_RUNDIR_SWEEP_ENTRIES, o.dry_run);
+        if (swept.removed)
+            printf("%s %zu runtime director%s left in %s by runs that are "
+                   "gone\n",
+                   verb, swept.removed, swept.removed == 1 ? "y" : "ies", base);
+        if (swept.failed)
+            rc = -1;
+        free(base);
+    } else {
+        fprintf(stderr,
+                "tandem sessions prune: cannot look for runtime directories "
+                "left by killed runs: %s\n",
+                tnd_error_last());
+    }
+    if (o.dry_run)
+        printf("nothing was removed (--dry-run)\n");
+    tnd_prune_result_clear(&res);
+    free((char *)o.repo);
+    return rc < 0 ? TND_EXIT_FAILED : TND_EXIT_OK;
 }
 
 static int list_sessions(const char *repo, bool json)
@@ -246,6 +457,9 @@ int tnd_cmd_history(const char *cmd, int argc, char **argv)
     char *repo, *end;
     int c, code;
 
+    if (strcmp(cmd, "sessions") == 0 && argc > 1 &&
+        strcmp(argv[1], "prune") == 0)
+        return prune(argc - 1, argv + 1);
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -283,10 +497,15 @@ int tnd_cmd_history(const char *cmd, int argc, char **argv)
     if (strcmp(cmd, "show") == 0    ? optind != argc - 1
         : strcmp(cmd, "watch") == 0 ? optind < argc - 1
                                     : optind != argc) {
-        fprintf(stderr,
-                "tandem %s: unexpected arguments\ntry 'tandem %s "
-                "--help'\n",
-                cmd, cmd);
+        if (strcmp(cmd, "sessions") == 0 && optind < argc &&
+            strcmp(argv[optind], "prune") == 0)
+            fprintf(stderr, "tandem sessions: put prune first: tandem "
+                            "sessions prune [options]\n");
+        else
+            fprintf(stderr,
+                    "tandem %s: unexpected arguments\ntry 'tandem %s "
+                    "--help'\n",
+                    cmd, cmd);
         return TND_EXIT_USAGE;
     }
     if (strcmp(cmd, "watch") == 0) {

@@ -1,6 +1,8 @@
 /* tnd_cmd_history - the commands that look at sessions:
  *
  *   tandem sessions [--repo DIR] [--json]    every session and its state
+ *   tandem sessions prune [--repo DIR] [--older-than D] [--waiting]
+ *                         [--dry-run]        remove old ended sessions
  *   tandem show [--repo DIR] ID              its reflection log and diff
  *   tandem stats [--repo DIR] [--json]       figures across sessions
  *   tandem watch [--repo DIR] [ID]           a live view of running ones

@@ -43,6 +43,7 @@
 #include "orchestrator/lessons.h"
 #include "orchestrator/loop.h"
 #include "orchestrator/report.h"
+#include "orchestrator/rundir.h"
 #include "orchestrator/session.h"
 #include "orchestrator/snapshot.h"
 #include "orchestrator/unidiff.h"
@@ -972,15 +973,16 @@ static void run_close(run *r)
  * kept it. */
 static int prepare_review(run *r)
 {
-    const char *tmp = getenv("TMPDIR");
+    char *base = tnd_rundir_base();
     char *kept =
         r->session ? tnd_session_path(r->session, "change.diff") : NULL;
-    int rc;
+    int rc = -1;
 
-    rc = tnd_change_load(&r->change, r->repo, kept ? kept : r->opts.diff,
-                         r->opts.staged, r->review_rev,
-                         tmp && *tmp ? tmp : "/tmp");
+    if (base)
+        rc = tnd_change_load(&r->change, r->repo, kept ? kept : r->opts.diff,
+                             r->opts.staged, r->review_rev, base);
     free(kept);
+    free(base);
     if (rc < 0)
         return rc;
     if (tnd_unidiff_edits(&r->edits, &r->nedits, r->change.diff,
@@ -1105,6 +1107,7 @@ static int go(run *r, int64_t started_wall)
     memset(&co, 0, sizeof(co));
     co.config = r->cfg;
     co.session_id = tnd_session_id(r->session);
+    co.session_dir = tnd_session_dir(r->session);
     co.logs_dir = logs;
     co.llm = r->opts.llm;
     co.base_url = r->opts.base_url;

@@ -1,0 +1,548 @@
+/* Unit tests for orchestrator/rundir: runtime directories held by a lock
+ * for their owner's life, and the sweep of those whose owner is gone.
+ * Dead owners are real: child processes killed with SIGKILL. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "orchestrator/rundir.h"
+
+static char scratch[] = "/tmp/tnd-test-rundir-XXXXXX";
+static char *base; /* scratch/tmp/tandem-UID */
+
+#define ID1 "20261122-014455-3fa2"
+#define ID2 "20261122-014455-0b0e"
+#define ID3 "20261123-101010-ffff"
+
+static int setup(void **state)
+{
+    char *tmp;
+
+    (void)state;
+    if (!mkdtemp(scratch))
+        return -1;
+    tnd_log_init("test", TND_LOG_ERROR);
+    tmp = tnd_fs_join(scratch, "tmp");
+    mkdir(tmp, 0755);
+    setenv("TMPDIR", tmp, 1);
+    free(tmp);
+    return (base = tnd_rundir_base()) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(base);
+    return tnd_fs_rmtree(scratch);
+}
+
+/* expr made a directory, or the test fails saying why not */
+#define made(expr)                                       \
+    do {                                                 \
+        if (!(expr))                                     \
+            fail_msg("%s: %s", #expr, tnd_error_last()); \
+    } while (0)
+
+static char *at(const char *name)
+{
+    return tnd_fs_join(base, name);
+}
+
+static bool there(const char *name)
+{
+    char *p = at(name);
+    bool yes = tnd_fs_exists(p);
+
+    free(p);
+    return yes;
+}
+
+/* The entries of the base. */
+static int entries(void)
+{
+    DIR *d = opendir(base);
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* An empty base for each test. */
+static void clean(void)
+{
+    assert_int_equal(tnd_fs_rmtree(base), 0);
+    free(base);
+    assert_non_null(base = tnd_rundir_base());
+}
+
+/* A directory name in the base, as a run that died left it: with a lock
+ * file nobody holds (lock) or none, and its mtime age_s in the past. */
+static void leftover(const char *name, bool lock, long age_s)
+{
+    char *dir = at(name), *file = tnd_fs_join(dir, "lock"), *junk;
+    struct timespec t[2];
+
+    assert_int_equal(mkdir(dir, 0700), 0);
+    junk = tnd_fs_join(dir, "workspace");
+    assert_int_equal(mkdir(junk, 0700), 0);
+    free(junk);
+    if (lock)
+        assert_int_equal(tnd_fs_write(file, "4242\n", 5), 0);
+    t[0].tv_sec = t[1].tv_sec = time(NULL) - age_s;
+    t[0].tv_nsec = t[1].tv_nsec = 0;
+    assert_int_equal(utimensat(AT_FDCWD, dir, t, 0), 0);
+    free(file);
+    free(dir);
+}
+
+/* A child that makes name (NULL: a review directory) and waits to be
+ * killed; its pid, once the directory exists. */
+static pid_t owner_child(const char *name)
+{
+    int pipefd[2];
+    char ok;
+    pid_t pid;
+
+    assert_int_equal(pipe(pipefd), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        tnd_rundir *r = tnd_rundir_new(base, name, NULL, 0);
+        close(pipefd[0]);
+        if (write(pipefd[1], r ? "y" : "n", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(pipefd[1]);
+    assert_int_equal(read(pipefd[0], &ok, 1), 1);
+    assert_int_equal(ok, 'y');
+    close(pipefd[0]);
+    return pid;
+}
+
+static void kill_child(pid_t pid)
+{
+    int status;
+
+    kill(pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+}
+
+static void the_base_is_private_to_the_user(void **state)
+{
+    struct stat st;
+    char *again;
+
+    (void)state;
+    assert_int_equal(lstat(base, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_true(strstr(base, "/tmp/tandem-") != NULL);
+    /* anyone else could enter it: refused, with the fix */
+    assert_int_equal(chmod(base, 0755), 0);
+    assert_null(tnd_rundir_base());
+    assert_non_null(strstr(tnd_error_last(), "must be a directory owned by "
+                                             "you with mode 0700"));
+    assert_int_equal(chmod(base, 0700), 0);
+    assert_non_null(again = tnd_rundir_base());
+    assert_string_equal(again, base);
+    free(again);
+}
+
+static void a_run_holds_its_directory_until_destroyed(void **state)
+{
+    tnd_rundir *r;
+    tnd_rundir_sweep sw;
+    char *lock, *text = NULL, pid[32];
+
+    (void)state;
+    clean();
+    made(r = tnd_rundir_new(base, ID1, "/repo/.tandem/x", 0));
+    assert_true(strcmp(tnd_rundir_path(r), base) > 0);
+    assert_true(there(ID1));
+    /* the lock file names the owner */
+    lock = tnd_fs_join(tnd_rundir_path(r), "lock");
+    assert_int_equal(tnd_fs_read(&text, NULL, lock, 64), 0);
+    snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    assert_string_equal(text, pid);
+    free(text);
+    free(lock);
+    /* a sweep sees it live (another open file: the lock conflicts even
+     * within one process) */
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(sw.live, 1);
+    assert_int_equal(sw.removed, 0);
+    assert_true(there(ID1));
+    /* no temporary name is left behind */
+    assert_int_equal(entries(), 1);
+    tnd_rundir_destroy(&r, false);
+    assert_null(r);
+    assert_false(there(ID1));
+    tnd_rundir_destroy(&r, false); /* NULL-safe */
+}
+
+static void a_killed_owner_leaves_a_directory_the_sweep_removes(void **state)
+{
+    tnd_rundir_sweep sw;
+    pid_t dead, alive;
+
+    (void)state;
+    clean();
+    dead = owner_child(ID1);
+    alive = owner_child(ID2);
+    kill_child(dead); /* kill -9: no cleanup ran */
+    assert_true(there(ID1));
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(sw.removed, 1);
+    assert_int_equal(sw.live, 1);
+    assert_false(sw.more);
+    assert_false(there(ID1));
+    assert_true(there(ID2));
+    kill_child(alive);
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(sw.removed, 1);
+    assert_false(there(ID2));
+}
+
+static void a_kept_directory_stays_until_pruned_with_its_session(void **state)
+{
+    tnd_rundir *r;
+    tnd_rundir_sweep sw;
+    char *kept, *text = NULL;
+
+    (void)state;
+    clean();
+    made(r = tnd_rundir_new(base, ID1, "/repo/.tandem/s/" ID1, 0));
+    tnd_rundir_destroy(&r, true);
+    assert_true(there(ID1));
+    kept = at(ID1 "/kept");
+    assert_int_equal(tnd_fs_read(&text, NULL, kept, 4096), 0);
+    assert_string_equal(text, "/repo/.tandem/s/" ID1 "\n");
+    free(text);
+    free(kept);
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(sw.kept, 1);
+    assert_int_equal(sw.removed, 0);
+    assert_true(there(ID1));
+    /* only for its own session, and a dry run removes nothing */
+    assert_int_equal(tnd_rundir_remove_kept(base, ID1, "/other/" ID1, false),
+                     0);
+    assert_int_equal(tnd_rundir_remove_kept(base, ID2, "/repo", false), 0);
+    assert_int_equal(
+        tnd_rundir_remove_kept(base, ID1, "/repo/.tandem/s/" ID1, true), 1);
+    assert_true(there(ID1));
+    assert_int_equal(
+        tnd_rundir_remove_kept(base, ID1, "/repo/.tandem/s/" ID1, false), 1);
+    assert_false(there(ID1));
+    /* a directory that is not kept is not remove_kept's */
+    made(r = tnd_rundir_new(base, ID1, "/repo/.tandem/s/" ID1, 0));
+    assert_int_equal(
+        tnd_rundir_remove_kept(base, ID1, "/repo/.tandem/s/" ID1, false), 0);
+    assert_true(there(ID1));
+    tnd_rundir_destroy(&r, false);
+}
+
+static void a_resumed_session_replaces_its_leftover(void **state)
+{
+    tnd_rundir *r;
+    char *junk;
+    pid_t pid;
+
+    (void)state;
+    clean();
+    /* killed: its lock is free */
+    pid = owner_child(ID1);
+    junk = at(ID1 "/stale");
+    assert_int_equal(tnd_fs_write(junk, "x", 1), 0);
+    kill_child(pid);
+    made(r = tnd_rundir_new(base, ID1, NULL, 0));
+    assert_false(tnd_fs_exists(junk));
+    tnd_rundir_destroy(&r, true);
+    /* kept: the session's own, so replaced too */
+    assert_int_equal(tnd_fs_write(junk, "x", 1), 0);
+    made(r = tnd_rundir_new(base, ID1, NULL, 0));
+    assert_false(tnd_fs_exists(junk));
+    tnd_rundir_destroy(&r, false);
+    /* made by an older tandem: no lock file at all */
+    leftover(ID1, false, 0);
+    made(r = tnd_rundir_new(base, ID1, NULL, 0));
+    tnd_rundir_destroy(&r, false);
+    free(junk);
+}
+
+static void a_held_name_waits_then_says_who_holds_it(void **state)
+{
+    tnd_rundir *r;
+    int pipefd[2];
+    char ok, *msg;
+    pid_t pid;
+    int status;
+
+    (void)state;
+    clean();
+    /* held for good: refused after the wait, naming the holder */
+    pid = owner_child(ID1);
+    assert_null(tnd_rundir_new(base, ID1, NULL, 100));
+    assert_non_null(strstr(tnd_error_last(), "is in use by another process"));
+    {
+        char want[64];
+        snprintf(want, sizeof(want), "(pid %ld)", (long)pid);
+        assert_non_null(strstr(tnd_error_last(), want));
+    }
+    kill_child(pid);
+    /* held for a moment (a sweep removing it): waited for */
+    assert_int_equal(pipe(pipefd), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        tnd_rundir *mine = tnd_rundir_new(base, ID2, NULL, 0);
+        struct timespec t = {0, 200 * 1000 * 1000};
+        if (write(pipefd[1], mine ? "y" : "n", 1) != 1)
+            _exit(1);
+        nanosleep(&t, NULL);
+        tnd_rundir_destroy(&mine, false);
+        _exit(0);
+    }
+    close(pipefd[1]);
+    assert_int_equal(read(pipefd[0], &ok, 1), 1);
+    assert_int_equal(ok, 'y');
+    close(pipefd[0]);
+    made(r = tnd_rundir_new(base, ID2, NULL, 10000));
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(there(ID2));
+    tnd_rundir_destroy(&r, false);
+    /* in the way and not a directory */
+    msg = at(ID3);
+    assert_int_equal(tnd_fs_write(msg, "x", 1), 0);
+    assert_null(tnd_rundir_new(base, ID3, NULL, 0));
+    assert_non_null(strstr(tnd_error_last(), "is in the way"));
+    free(msg);
+}
+
+static void review_directories_get_fresh_names(void **state)
+{
+    tnd_rundir *a, *b;
+    tnd_rundir_sweep sw;
+    const char *name;
+    pid_t pid;
+
+    (void)state;
+    clean();
+    made(a = tnd_rundir_new(base, NULL, NULL, 0));
+    made(b = tnd_rundir_new(base, NULL, NULL, 0));
+    name = strrchr(tnd_rundir_path(a), '/') + 1;
+    assert_int_equal(strncmp(name, "review-", 7), 0);
+    assert_int_equal(strlen(name), 13);
+    assert_string_not_equal(tnd_rundir_path(a), tnd_rundir_path(b));
+    tnd_rundir_destroy(&a, false);
+    tnd_rundir_destroy(&b, false);
+    /* a review killed outright is swept like a run */
+    pid = owner_child(NULL);
+    kill_child(pid);
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(sw.removed, 1);
+}
+
+static void the_sweep_touches_only_what_tandem_makes(void **state)
+{
+    tnd_rundir_sweep sw;
+    char *p, *outside;
+
+    (void)state;
+    clean();
+    /* dead look-alikes that are not ours by name */
+    leftover("notes", true, 0);
+    leftover("2026112-014455-3fa2", true, 0);  /* one digit short */
+    leftover("20261122-014455-3FA2", true, 0); /* hex is lower case */
+    leftover("review-abc", true, 0);
+    leftover(".new-abc!ef", true, 0);
+    /* a symlink with a session's name, to a dead-looking directory */
+    outside = tnd_fs_join(scratch, "outside");
+    assert_int_equal(mkdir(outside, 0700), 0);
+    p = tnd_fs_join(outside, "lock");
+    assert_int_equal(tnd_fs_write(p, "1\n", 2), 0);
+    free(p);
+    p = at(ID1);
+    assert_int_equal(symlink(outside, p), 0);
+    free(p);
+    /* a regular file with a session's name */
+    p = at(ID2);
+    assert_int_equal(tnd_fs_write(p, "x", 1), 0);
+    free(p);
+    /* a lock that is not a regular file */
+    assert_int_equal(mkdir((p = at(ID3)), 0700), 0);
+    free(p);
+    assert_int_equal(mkdir((p = at(ID3 "/lock")), 0700), 0);
+    free(p);
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(sw.removed, 0);
+    assert_true(there("notes"));
+    assert_true(there("2026112-014455-3fa2"));
+    assert_true(there("20261122-014455-3FA2"));
+    assert_true(there("review-abc"));
+    assert_true(there(".new-abc!ef"));
+    assert_true(there(ID1));
+    assert_true(there(ID2));
+    assert_true(there(ID3));
+    p = tnd_fs_join(outside, "lock");
+    assert_true(tnd_fs_exists(p));
+    free(p);
+    free(outside);
+}
+
+static void another_users_directory_is_never_touched(void **state)
+{
+    tnd_rundir_sweep sw;
+    char *p;
+
+    (void)state;
+    if (getuid() != 0)
+        skip(); /* only root can make one */
+    clean();
+    leftover(ID1, true, 0);
+    p = at(ID1);
+    assert_int_equal(chown(p, 12345, 12345), 0);
+    free(p);
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(sw.removed, 0);
+    assert_true(there(ID1));
+}
+
+static void without_a_lock_file_age_decides(void **state)
+{
+    tnd_rundir_sweep sw;
+    long day = TND_RUNDIR_LOCKLESS_AGE_S, grace = TND_RUNDIR_NEW_GRACE_S;
+
+    (void)state;
+    clean();
+    leftover(ID1, false, day + 60);    /* an older tandem's, a day old */
+    leftover(ID2, false, 60);          /* an older tandem's, running? */
+    leftover(".new-AAAAAA", false, 0); /* being made right now */
+    leftover(".new-BBBBBB", true, 0);  /* being locked right now */
+    leftover(".new-CCCCCC", false, grace + 5); /* killed while made */
+    leftover(".new-DDDDDD", true, grace + 5);  /* killed before rename */
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(sw.removed, 3);
+    assert_int_equal(sw.young, 3);
+    assert_false(there(ID1));
+    assert_true(there(ID2));
+    assert_true(there(".new-AAAAAA"));
+    assert_true(there(".new-BBBBBB"));
+    assert_false(there(".new-CCCCCC"));
+    assert_false(there(".new-DDDDDD"));
+}
+
+static void a_sweep_is_bounded_and_a_dry_run_removes_nothing(void **state)
+{
+    tnd_rundir_sweep sw;
+    char name[32];
+
+    (void)state;
+    clean();
+    for (int i = 0; i < 20; i++) {
+        snprintf(name, sizeof(name), "20261122-0000%02d-beef", i);
+        leftover(name, true, 0);
+    }
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, true);
+    assert_int_equal(sw.removed, 20);
+    assert_true(there("20261122-000000-beef"));
+    assert_true(there("20261122-000019-beef"));
+    tnd_rundir_sweep_dead(&sw, base, 100, 16, false);
+    assert_int_equal(sw.removed, 16);
+    assert_true(sw.more);
+    tnd_rundir_sweep_dead(&sw, base, 3, 100, false);
+    assert_true(sw.removed <= 3);
+    assert_true(sw.more);
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_false(sw.more);
+    for (int i = 0; i < 20; i++) {
+        snprintf(name, sizeof(name), "20261122-0000%02d-beef", i);
+        assert_false(there(name));
+    }
+}
+
+/* Runs that start and end while others sweep: none may lose its
+ * directory, and none may fail to make it. */
+static void sweeps_never_take_a_directory_being_made(void **state)
+{
+    enum { CHILDREN = 4, ROUNDS = 100 };
+    pid_t kids[CHILDREN];
+    tnd_rundir_sweep sw;
+    int status, running = CHILDREN;
+
+    (void)state;
+    clean();
+    for (int k = 0; k < CHILDREN; k++) {
+        kids[k] = fork();
+        assert_true(kids[k] >= 0);
+        if (kids[k] == 0) {
+            for (int i = 0; i < ROUNDS; i++) {
+                tnd_rundir *r = tnd_rundir_new(base, NULL, NULL, 0);
+                char *lock;
+                if (!r) {
+                    fprintf(stderr, "child: %s\n", tnd_error_last());
+                    _exit(2);
+                }
+                lock = tnd_fs_join(tnd_rundir_path(r), "lock");
+                if (!tnd_fs_exists(lock))
+                    _exit(3); /* swept from under its owner */
+                free(lock);
+                tnd_rundir_destroy(&r, false);
+            }
+            _exit(0);
+        }
+    }
+    while (running > 0) {
+        pid_t pid;
+        tnd_rundir_sweep_dead(&sw, base, 1000, 1000, false);
+        assert_int_equal(sw.failed, 0);
+        while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+            assert_true(WIFEXITED(status));
+            assert_int_equal(WEXITSTATUS(status), 0);
+            running--;
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_base_is_private_to_the_user),
+        cmocka_unit_test(a_run_holds_its_directory_until_destroyed),
+        cmocka_unit_test(a_killed_owner_leaves_a_directory_the_sweep_removes),
+        cmocka_unit_test(a_kept_directory_stays_until_pruned_with_its_session),
+        cmocka_unit_test(a_resumed_session_replaces_its_leftover),
+        cmocka_unit_test(a_held_name_waits_then_says_who_holds_it),
+        cmocka_unit_test(review_directories_get_fresh_names),
+        cmocka_unit_test(the_sweep_touches_only_what_tandem_makes),
+        cmocka_unit_test(another_users_directory_is_never_touched),
+        cmocka_unit_test(without_a_lock_file_age_decides),
+        cmocka_unit_test(a_sweep_is_bounded_and_a_dry_run_removes_nothing),
+        cmocka_unit_test(sweeps_never_take_a_directory_being_made),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
