@@ -89,7 +89,7 @@ kill -INT $live_pid
 wait $live_pid
 RC=$?
 LIVE_PID=
-expect_rc 1 "the live run, interrupted"
+expect_rc 130 "the live run, interrupted"
 expect_no_leftovers "$T/live/.tandem/sessions/$live"
 pass "the live run went on untouched"
 
