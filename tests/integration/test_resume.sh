@@ -30,6 +30,18 @@ journal_lines() {
     [ -n "$f" ] && grep -c '' "$f" || echo 0
 }
 
+# prompts SESSION_DIR: the system and user prompt of every LLM exchange
+# the session kept (llm/*.json), in file order, one JSON string a line
+prompts() {
+    /usr/bin/python3 - "$1" <<'PY'
+import glob, json, os, sys
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "llm", "*.json"))):
+    for e in json.load(open(f))["exchanges"]:
+        print(os.path.basename(f), e["call"], json.dumps(e["system"]),
+              json.dumps(e["user"]))
+PY
+}
+
 # kill_each_step LABEL: an uninterrupted run, then one killed after each
 # of its journaled steps and resumed, compared with it
 kill_each_step() {
@@ -41,6 +53,7 @@ kill_each_step() {
     dir=$(session_dir)
     steps=$(grep -c '' "$dir/journal.jsonl")
     [ "$steps" -ge 7 ] || fail "expected at least 7 journaled steps, got $steps"
+    prompts "$dir" >"$T/expected.prompts"
     want_calls=$(grep '"llm_calls"' "$dir/report.json" | head -n 1 | tr -d ' ,')
     want_tokens=$(grep -A2 '"tokens"' "$dir/report.json" | tr -d ' \n')
     pass "$1: an uninterrupted run journals $steps steps"
@@ -90,6 +103,11 @@ kill_each_step() {
             fail "after a kill at step $k: $got_calls, not $want_calls"
         [ "$got_tokens" = "$want_tokens" ] ||
             fail "after a kill at step $k: tokens $got_tokens, not $want_tokens"
+        # every prompt a model saw, byte for byte (a replayed audit once
+        # left the next coder prompt without what the build had made)
+        prompts "$rdir" >"$T/got.prompts"
+        cmp -s "$T/got.prompts" "$T/expected.prompts" ||
+            fail "after a kill at step $k the prompts differ: $(diff "$T/expected.prompts" "$T/got.prompts" | head -n 5)"
         [ $finished = 1 ] || expect_in "$rdir/journal.jsonl" '"type":"resume"'
         expect_no_leftovers "$rdir"
         k=$((k + 1))
