@@ -146,6 +146,30 @@ static void job_free(tnd_agent_job *job)
 }
 
 /* Start a job for the request at address; takes ownership of body. */
+/* A progress PARTIAL for the running request: "started" when it is
+ * taken, then, with no phase, a sign that it is still being worked on.
+ * chars 0 with no delta changes nothing the orchestrator shows. */
+static void send_working(runtime *rt, const char *phase)
+{
+    tnd_mdp_msg msg;
+    char body[128];
+    int n = phase ? snprintf(body, sizeof(body),
+                             "{\"tandem\":1,\"type\":\"progress\","
+                             "\"chars\":0,\"phase\":\"%s\"}",
+                             phase)
+                  : snprintf(body, sizeof(body),
+                             "{\"tandem\":1,\"type\":\"progress\","
+                             "\"chars\":0}");
+
+    tnd_mdp_msg_init(&msg, true, TND_MDPW_PARTIAL, NULL);
+    memcpy(msg.address, rt->address, rt->address_len);
+    msg.address_len = rt->address_len;
+    msg.body = body;
+    msg.body_len = (size_t)n;
+    if (tnd_mdp_send(rt->dealer, NULL, 0, &msg) < 0)
+        tnd_log_warn("cannot send progress: %s", tnd_error_last());
+}
+
 static int job_start(runtime *rt, const unsigned char *address,
                      size_t address_len, char *body, size_t len)
 {
@@ -178,6 +202,9 @@ static int job_start(runtime *rt, const unsigned char *address,
     memcpy(rt->address, address, address_len);
     rt->address_len = address_len;
     rt->job = job;
+    /* acknowledge: from now on the orchestrator expects a sign of this
+     * request at least every heartbeat (see send_beat) */
+    send_working(rt, "started");
     return 0;
 }
 
@@ -433,7 +460,11 @@ int tnd_agent_run(const tnd_agent_options *opts)
         if (n > 0 && (items[0].revents & ZMQ_POLLIN))
             from_broker(&rt);
         if (tnd_now_ms() >= rt.next_beat) {
-            send_simple(&rt, TND_MDPW_HEARTBEAT);
+            /* busy: the beat is a sign the request is still worked on */
+            if (rt.job && !atomic_load(&rt.cancel))
+                send_working(&rt, NULL);
+            else
+                send_simple(&rt, TND_MDPW_HEARTBEAT);
             rt.next_beat = tnd_now_ms() + opts->heartbeat_ms;
         }
         if (tnd_now_ms() > rt.broker_expiry) {

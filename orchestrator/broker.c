@@ -44,6 +44,8 @@ struct request {
     int dispatches;
     int64_t seq; /* queue order: lower goes first */
     worker *worker;
+    int64_t heard; /* the last PARTIAL from its worker; 0: none yet, so
+                      the worker never promised to report progress */
 };
 
 struct tnd_broker {
@@ -233,6 +235,7 @@ static void dispatch(tnd_broker *b)
             continue;
         }
         next->worker = w;
+        next->heard = 0;
         next->dispatches++;
         w->busy = tnd_xstrdup(next->key);
         tnd_log_debug("request %s -> %s (dispatch %d)", next->key, w->name,
@@ -299,6 +302,8 @@ static void on_reply(tnd_broker *b, worker *w, tnd_mdp_msg *msg)
                       tnd_mdp_command_name(true, msg->command), key, w->name);
         return;
     }
+    if (!final && r->worker == w)
+        r->heard = tnd_now_ms();
     deliver(b, r, w, msg, final);
 }
 
@@ -452,6 +457,36 @@ static int read_one(tnd_broker *b)
 
 /* ---- time --------------------------------------------------------------- */
 
+/* A worker that acknowledged a request (any PARTIAL) reports on it at
+ * least every heartbeat while it works; one that beats but has said
+ * nothing of its request for the liveness period has lost it (a job
+ * thread that died, a FINAL that never left): it is disconnected, its
+ * request requeued, and a local agent killed and restarted. */
+static void stalled(tnd_broker *b, int64_t now)
+{
+    int64_t patience = (int64_t)b->heartbeat_ms * b->liveness;
+
+    for (size_t i = 0; i < b->nrequests; i++) {
+        request *r = b->requests[i];
+        worker *w = r->worker;
+        char name[sizeof(w->name)], *why;
+        /* silent altogether is beat()'s to judge; here the worker must
+         * have beaten since it last spoke of r */
+        if (!w || !r->heard || now - r->heard <= patience ||
+            w->expiry - patience <= r->heard)
+            continue;
+        why = tnd_xasprintf("it stopped reporting on request %s (nothing "
+                            "for %lld ms while it still beats)",
+                            r->key, (long long)(now - r->heard));
+        memcpy(name, w->name, sizeof(name));
+        disconnect_worker(b, w, why); /* requeues r: scan again */
+        free(why);
+        if (b->silent)
+            b->silent(name, b->silent_payload);
+        i = (size_t)-1;
+    }
+}
+
 static void beat(tnd_broker *b)
 {
     int64_t now = tnd_now_ms();
@@ -471,6 +506,7 @@ static void beat(tnd_broker *b)
         send_command(b, w, TND_MDPW_HEARTBEAT);
         i++;
     }
+    stalled(b, now);
     b->next_beat = now + b->heartbeat_ms;
 }
 

@@ -351,6 +351,13 @@ void tnd_loop_on_progress(const char *body, size_t len, void *payload)
         json_object_put(obj);
         return;
     }
+    if (!json_object_object_get_ex(obj, "delta", NULL) &&
+        !json_object_object_get_ex(obj, "phase", NULL)) {
+        /* "still working": a sign of life for the broker, nothing to
+         * show */
+        json_object_put(obj);
+        return;
+    }
     if (r->events) {
         json_object *e = json_object_new_object();
         json_object_object_add(e, "type", json_object_new_string("progress"));

@@ -10,6 +10,8 @@ answers one REQUEST per PLAN word, in order, then exits:
     wrong-type   an audit_reply where a code_reply is due (or the reverse)
     wrong-id     a well-formed reply for another task id
     wrong-addr   a FINAL under another client address than the request's
+    ack-then-nothing  a progress PARTIAL, then heartbeats only, never a
+                 FINAL (until the orchestrator says DISCONNECT)
     edit:PATH    a code_reply writing "fixed\\n" to PATH
     audit-places an audit_reply: one passing required skill "check"
                  whose locations point outside the workspace, at a file
@@ -17,8 +19,9 @@ answers one REQUEST per PLAN word, in order, then exits:
                  with a minor issue placed at /etc/shadow
 
 After a DISCONNECT it reconnects on a new socket and says READY again,
-as the protocol says. Heartbeats every second. Exits 0 when the plan is
-done, 3 when the orchestrator stays silent for 60 s.
+as the protocol says. Heartbeats every 100 ms (faster than any test's
+broker expects). Exits 0 when the plan is done, 3 when the orchestrator
+stays silent for 60 s.
 """
 import json
 import sys
@@ -82,8 +85,14 @@ def main():
     ctx = zmq.Context()
     sock = connect(ctx, endpoint, name, service)
     last_heard = time.monotonic()
+    next_beat = 0.0
     while plan:
-        if sock.poll(1000):
+        if time.monotonic() >= next_beat:
+            sock.send_multipart([HEADER, HEARTBEAT])
+            next_beat = time.monotonic() + 0.1
+            if time.monotonic() - last_heard > 60:
+                sys.exit(3)
+        if sock.poll(100):
             frames = sock.recv_multipart()
             last_heard = time.monotonic()
             if frames[0] == b"":
@@ -97,16 +106,18 @@ def main():
                 continue
             address, body = frames[2], frames[4]
             step = plan.pop(0)
+            if step == "ack-then-nothing":
+                progress = b'{"tandem":1,"type":"progress","chars":0,' \
+                    b'"phase":"started"}'
+                sock.send_multipart([HEADER, PARTIAL, address, b"",
+                                     progress])
+                continue
             if step == "wrong-addr":
                 sock.send_multipart([HEADER, FINAL, address + b"-x", b"",
                                      b"{}"])
                 continue
             sock.send_multipart([HEADER, FINAL, address, b"",
                                  reply_for(step, json.loads(body))])
-        else:
-            sock.send_multipart([HEADER, HEARTBEAT])
-            if time.monotonic() - last_heard > 60:
-                sys.exit(3)
     sock.close()
     ctx.term()
 

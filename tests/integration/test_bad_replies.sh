@@ -25,9 +25,12 @@ cat >"$T/cassette.json" <<'JSON'
   "answer": "{\"verdict\":\"approve\",\"confidence\":0.95,\"issues\":[],\"summary\":\"fine\"}"}
 ]}
 JSON
-cat >"$T/agents.yaml" <<YAML
+# config FILE [MORE]: the coder from outside, the reviewer ours; MORE is
+# more of the orchestrator section
+config() {
+    cat >"$1" <<YAML
 version: 1
-orchestrator: {endpoint: "ipc://$T/broker.sock"}
+orchestrator: {endpoint: "ipc://$T/broker.sock"${2:+, $2}}
 gate: {max_iterations: 2, escalate: never}
 agents:
   coder:
@@ -38,6 +41,8 @@ agents:
 skills:
   check: {command: "grep -q fixed x.txt", required: true, timeout_s: 20}
 YAML
+}
+config "$T/agents.yaml"
 
 # start_agent PLAN...: the scripted coder, in the background
 start_agent() {
@@ -69,6 +74,17 @@ wait $AGENT_PID
 expect_rc 0 "approved after the wrong address"
 expect_in "$T/err" "disconnecting scripted-coder: it sent a FINAL for"
 pass "a FINAL under another address drops the agent at once, not at the timeout"
+
+# acknowledged, then nothing but heartbeats: given up on within the
+# broker's liveness (200 ms x 3 here), not at the request's timeout
+config "$T/agents-quick.yaml" "heartbeat_ms: 200, liveness: 3"
+start_agent ack-then-nothing edit:x.txt
+TANDEM_TIMEOUT=60 run tandem run --repo "$repo" --config "$T/agents-quick.yaml" \
+    "make x.txt say fixed"
+wait $AGENT_PID
+expect_rc 0 "approved after the agent that went quiet was dropped"
+expect_in "$T/err" "disconnecting scripted-coder: it stopped reporting on request"
+pass "a request acknowledged and then left is given to an agent again at once"
 
 start_agent garbage wrong-id garbage
 TANDEM_TIMEOUT=60 run tandem run --repo "$repo" --config "$T/agents.yaml" \

@@ -556,6 +556,35 @@ static void a_final_for_another_request_drops_its_worker(void **state)
     expect_event(TND_BROKER_FINAL, "k", "w2", "{}");
 }
 
+/* Issue 10: a worker that acknowledged its request and then said nothing
+ * more of it while it still beat (a FINAL too large to arrive, a job that
+ * died) held the request until its timeout. Once acknowledged, silence on
+ * the request for the liveness period drops the worker and requeues. A
+ * worker that never acknowledged is judged by its heartbeats alone. */
+static void a_request_acknowledged_then_left_is_given_up(void **state)
+{
+    tnd_broker_event ev;
+    peer *w1, *w2;
+
+    (void)state;
+    w1 = ready_worker("w1");
+    assert_int_equal(tnd_broker_submit(broker, SERVICE, "k", "{}", 2), 0);
+    expect_request(w1, "k", "{}");
+    pump_for(HEARTBEAT_MS * (LIVENESS + 2)); /* no ack: it may take long */
+    assert_int_equal(w1->disconnects, 0);
+    send_worker(w1, TND_MDPW_PARTIAL, "k", "{\"started\":1}");
+    next_event(&ev); /* the acknowledgement reaches the caller */
+    assert_int_equal(ev.kind, TND_BROKER_PARTIAL);
+    tnd_broker_event_clear(&ev);
+    /* it keeps beating, but says nothing more of k */
+    PUMP_UNTIL(w1->disconnects >= 1);
+    assert_int_equal(tnd_broker_pending(broker, SERVICE), 1);
+    w2 = ready_worker("w2");
+    expect_request(w2, "k", "{}");
+    send_worker(w2, TND_MDPW_FINAL, "k", "{}");
+    expect_event(TND_BROKER_FINAL, "k", "w2", "{}");
+}
+
 /* A worker whose reply cannot be used is dropped by name; what it held
  * goes back on the queue. */
 static void a_dropped_worker_is_told_and_forgotten(void **state)
@@ -913,6 +942,7 @@ int main(void)
         TEST(ready_again_reregisters_and_requeues),
         TEST(a_final_for_another_request_drops_its_worker),
         TEST(a_dropped_worker_is_told_and_forgotten),
+        TEST(a_request_acknowledged_then_left_is_given_up),
         TEST(a_broker_command_from_a_worker_is_disconnected),
         TEST(one_leading_empty_frame_is_accepted),
         TEST(malformed_messages_are_dropped),
