@@ -15,10 +15,10 @@
 
 #include "common/buf.h"
 #include "common/fs.h"
+#include "common/glob.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "common/yamlwalk.h"
-#include "skills/glob.h"
 
 #define CONFIG_MAX_BYTES (1024 * 1024)
 
