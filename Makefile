@@ -3,7 +3,10 @@
 #   make            build bin/tandem, bin/tandem-coder, bin/tandem-reviewer
 #   make demo       install missing packages, build, run the offline demo
 #   make test       install missing packages, build, run every test
-#   make check      run every test without the package step
+#   make check      check the layers, then run every test without the
+#                   package step
+#   make layers     fail on an #include that goes up a layer (common <
+#                   proto < skills < agents < orchestrator; tools/check-layers)
 #   make defects    run the defect set (tests/defects/): planted bugs, a
 #                   scripted coder, a report in build/defects/report.md
 #   make memcheck   run the tests under valgrind
@@ -65,8 +68,8 @@ else
 Q := @
 endif
 
-.PHONY: all deps demo test check unit integration defects memcheck bench install \
-        uninstall clean format FORCE
+.PHONY: all deps demo test check layers unit integration defects memcheck \
+        bench install uninstall clean format FORCE
 
 all: $(BINS)
 
@@ -81,9 +84,13 @@ test: deps
 	@$(MAKE) --no-print-directory check
 
 check: all $(UNIT_BINS) $(FAKELLM)
+	@sh tools/check-layers
 	@sh tools/run-tests unit $(UNIT_BINS)
 	@sh tools/run-tests integration tests/integration/test_*.sh
 	@sh tests/defects/run
+
+layers:
+	@sh tools/check-layers
 
 unit: $(UNIT_BINS)
 	@sh tools/run-tests unit $(UNIT_BINS)

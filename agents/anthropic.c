@@ -461,8 +461,10 @@ static int anthropic_complete(void *state, tnd_llm_answer *out,
 }
 
 const tnd_llm_backend tnd_anthropic_backend = {
-    "anthropic",
-    anthropic_open,
-    anthropic_complete,
-    anthropic_close,
+    .name = "anthropic",
+    .base_url = "https://api.anthropic.com",
+    .key_env = "ANTHROPIC_API_KEY",
+    .open = anthropic_open,
+    .complete = anthropic_complete,
+    .close = anthropic_close,
 };

@@ -218,8 +218,10 @@ out:
 }
 
 const tnd_llm_backend tnd_command_backend = {
-    "command",
-    command_open,
-    command_complete,
-    command_close,
+    .name = "command",
+    .base_url = "",
+    .key_env = "",
+    .open = command_open,
+    .complete = command_complete,
+    .close = command_close,
 };

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,14 +48,58 @@ static const tnd_llm_backend *const backends[] = {
     &tnd_ollama_backend, &tnd_command_backend,
 };
 
+/* The backend of provider name; NULL when there is none. */
+static const tnd_llm_backend *find_backend(const char *name)
+{
+    for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+        if (strcmp(backends[i]->name, name) == 0)
+            return backends[i];
+    return NULL;
+}
+
+const char *tnd_llm_base_url(const tnd_llm_config *cfg)
+{
+    const tnd_llm_backend *backend = find_backend(cfg->provider);
+
+    if (*cfg->base_url)
+        return cfg->base_url;
+    return backend ? backend->base_url : "";
+}
+
+char *tnd_llm_url(const tnd_llm_config *cfg, const char *path)
+{
+    const char *base = tnd_llm_base_url(cfg);
+    size_t n = strlen(base);
+
+    while (n > 0 && base[n - 1] == '/')
+        n--;
+    return tnd_xasprintf("%.*s%s", (int)n, base, path);
+}
+
+const char *tnd_llm_key_env(const tnd_llm_config *cfg)
+{
+    const tnd_llm_backend *backend = find_backend(cfg->provider);
+
+    if (*cfg->api_key_env)
+        return cfg->api_key_env;
+    return backend ? backend->key_env : "";
+}
+
+bool tnd_llm_header_set(char *const *headers, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (char *const *h = headers; h && *h; h++)
+        if (strncasecmp(*h, name, n) == 0 && (*h)[n] == ':')
+            return true;
+    return false;
+}
+
 tnd_llm *tnd_llm_new(const tnd_llm_config *cfg)
 {
-    const tnd_llm_backend *backend = NULL;
+    const tnd_llm_backend *backend = find_backend(cfg->provider);
     tnd_llm *llm;
 
-    for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
-        if (strcmp(backends[i]->name, cfg->provider) == 0)
-            backend = backends[i];
     if (!backend) {
         tnd_error_set("unknown LLM provider '%s' (known: %s)", cfg->provider,
                       TND_PROVIDERS);

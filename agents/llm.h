@@ -7,11 +7,15 @@
  * accounting (estimated, and marked so, when the API reports none), and
  * the promise that the API key never appears in an error or a log line.
  * Backends: replay (a recorded cassette, offline), openai (Chat
- * Completions over libcurl) and command (a program of the user's). */
+ * Completions over libcurl), anthropic, ollama and command (a program of
+ * the user's); each declares its provider's base URL and key variable,
+ * which apply when agents.yaml names none (common/config.c knows only
+ * the providers' names). */
 #ifndef TND_LLM_H
 #define TND_LLM_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/config.h"
@@ -85,6 +89,24 @@ void tnd_llm_answer_clear(tnd_llm_answer *answer);
 
 /* "openai gpt-4o-mini at https://api.openai.com/v1", for logs. Borrowed. */
 const char *tnd_llm_describe(const tnd_llm *self);
+
+/* The base URL to use: the configured one, or the provider's own
+ * (https://api.openai.com/v1, https://api.anthropic.com,
+ * http://localhost:11434). Borrowed; "" for providers without one. */
+const char *tnd_llm_base_url(const tnd_llm_config *cfg);
+
+/* The URL of path ("/chat/completions") under that base, its trailing
+ * slashes dropped. Caller frees. */
+char *tnd_llm_url(const tnd_llm_config *cfg, const char *path);
+
+/* The variable that holds the key: the configured one, or the provider's
+ * usual (OPENAI_API_KEY, ANTHROPIC_API_KEY). Borrowed; "" when the
+ * provider needs none. */
+const char *tnd_llm_key_env(const tnd_llm_config *cfg);
+
+/* Whether headers ("Name: value", NULL-terminated, may be NULL) set the
+ * header name (any case): a configured header wins over tandem's own. */
+bool tnd_llm_header_set(char *const *headers, const char *name);
 
 /* Rough token count of a text (about 4 bytes a token), for APIs that
  * report none. */

@@ -326,8 +326,10 @@ static int ollama_complete(void *state, tnd_llm_answer *out,
 }
 
 const tnd_llm_backend tnd_ollama_backend = {
-    "ollama",
-    ollama_open,
-    ollama_complete,
-    ollama_close,
+    .name = "ollama",
+    .base_url = "http://localhost:11434",
+    .key_env = "",
+    .open = ollama_open,
+    .complete = ollama_complete,
+    .close = ollama_close,
 };

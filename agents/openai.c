@@ -490,8 +490,10 @@ static int openai_complete(void *state, tnd_llm_answer *out,
 }
 
 const tnd_llm_backend tnd_openai_backend = {
-    "openai",
-    openai_open,
-    openai_complete,
-    openai_close,
+    .name = "openai",
+    .base_url = "https://api.openai.com/v1",
+    .key_env = "OPENAI_API_KEY",
+    .open = openai_open,
+    .complete = openai_complete,
+    .close = openai_close,
 };

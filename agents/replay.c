@@ -173,8 +173,10 @@ static int replay_complete(void *state, tnd_llm_answer *out,
 }
 
 const tnd_llm_backend tnd_replay_backend = {
-    "replay",
-    replay_open,
-    replay_complete,
-    replay_close,
+    .name = "replay",
+    .base_url = "",
+    .key_env = "",
+    .open = replay_open,
+    .complete = replay_complete,
+    .close = replay_close,
 };

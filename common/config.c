@@ -11,25 +11,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "common/buf.h"
 #include "common/fs.h"
+#include "common/glob.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "common/yamlwalk.h"
-#include "skills/glob.h"
 
 #define CONFIG_MAX_BYTES (1024 * 1024)
 
 #define OFF(type, member) offsetof(type, member)
+
+/* The providers agents.yaml and --llm accept, as yamlwalk choices; the
+ * same names as TND_PROVIDERS, which messages show. What each provider
+ * means (its API, base URL, key variable) is the agents' business:
+ * agents/llm.c and its backends. */
+#define PROVIDER_CHOICES "replay|openai|anthropic|ollama|command"
 
 /* The fields whose values are tandem's own types (see below). */
 static tnd_yw_set_fn set_command, set_models;
 
 static const tnd_yw_field llm_fields[] = {
     {"provider", TND_YW_STRING, OFF(tnd_llm_config, provider), 0, 0,
-     "replay|openai|anthropic|ollama|command", NULL, NULL},
+     PROVIDER_CHOICES, NULL, NULL},
     {"model", TND_YW_STRING, OFF(tnd_llm_config, model), 0, 0, NULL, NULL,
      NULL},
     {"base_url", TND_YW_STRING, OFF(tnd_llm_config, base_url), 0, 0, NULL, NULL,
@@ -241,50 +246,6 @@ static void llm_free(tnd_llm_config *llm)
     command_free(&llm->command);
     tnd_yw_names_free(&llm->headers);
     memset(llm, 0, sizeof(*llm));
-}
-
-const char *tnd_llm_base_url(const tnd_llm_config *llm)
-{
-    if (*llm->base_url)
-        return llm->base_url;
-    if (strcmp(llm->provider, "openai") == 0)
-        return "https://api.openai.com/v1";
-    if (strcmp(llm->provider, "anthropic") == 0)
-        return "https://api.anthropic.com";
-    if (strcmp(llm->provider, "ollama") == 0)
-        return "http://localhost:11434";
-    return "";
-}
-
-char *tnd_llm_url(const tnd_llm_config *llm, const char *path)
-{
-    const char *base = tnd_llm_base_url(llm);
-    size_t n = strlen(base);
-
-    while (n > 0 && base[n - 1] == '/')
-        n--;
-    return tnd_xasprintf("%.*s%s", (int)n, base, path);
-}
-
-bool tnd_llm_header_set(char *const *headers, const char *name)
-{
-    size_t n = strlen(name);
-
-    for (char *const *h = headers; h && *h; h++)
-        if (strncasecmp(*h, name, n) == 0 && (*h)[n] == ':')
-            return true;
-    return false;
-}
-
-const char *tnd_llm_key_env(const tnd_llm_config *llm)
-{
-    if (*llm->api_key_env)
-        return llm->api_key_env;
-    if (strcmp(llm->provider, "openai") == 0)
-        return "OPENAI_API_KEY";
-    if (strcmp(llm->provider, "anthropic") == 0)
-        return "ANTHROPIC_API_KEY";
-    return "";
 }
 
 static void skill_defaults(tnd_skill_config *s, const char *name,
@@ -935,8 +896,7 @@ int tnd_config_override_llm(tnd_config *self, const char *spec,
         provider = colon ? tnd_xstrndup(spec, (size_t)(colon - spec))
                          : tnd_xstrdup(spec);
         model = colon ? colon + 1 : NULL;
-        if (!tnd_yw_in_choices(provider,
-                               "replay|openai|anthropic|ollama|command")) {
+        if (!tnd_yw_in_choices(provider, PROVIDER_CHOICES)) {
             tnd_error_set("--llm %s: unknown provider '%s' (known: %s)", spec,
                           provider, TND_PROVIDERS);
             free(provider);

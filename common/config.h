@@ -26,9 +26,11 @@ typedef struct tnd_llm_config {
     char *provider;      /* one of TND_PROVIDERS */
     char *model;         /* model name sent to the API */
     char *base_url;      /* API base as the provider documents it; "" for
-                            the provider's own (see tnd_llm_base_url) */
+                            the provider's own (agents/llm.h:
+                            tnd_llm_base_url) */
     char *api_key_env;   /* name of the variable holding the key (never
-                            the key itself); "" for the provider's usual */
+                            the key itself); "" for the provider's usual
+                            (agents/llm.h: tnd_llm_key_env) */
     char *cassette;      /* replay: absolute path of the cassette file */
     tnd_command command; /* command provider: the program to run */
     char **headers;      /* extra HTTP headers, "Name: value",
@@ -162,24 +164,6 @@ int tnd_config_parse(tnd_config **out, const char *text, size_t len,
  * TND_ECONFIG with a message on a bad spec. */
 int tnd_config_override_llm(tnd_config *self, const char *spec,
                             const char *base_url);
-
-/* The base URL to use: the configured one, or the provider's own
- * (https://api.openai.com/v1, https://api.anthropic.com,
- * http://localhost:11434). Borrowed; "" for providers without one. */
-const char *tnd_llm_base_url(const tnd_llm_config *llm);
-
-/* The URL of path ("/chat/completions") under that base, its trailing
- * slashes dropped. Caller frees. */
-char *tnd_llm_url(const tnd_llm_config *llm, const char *path);
-
-/* Whether headers ("Name: value", NULL-terminated, may be NULL) set the
- * header name (any case): a configured header wins over tandem's own. */
-bool tnd_llm_header_set(char *const *headers, const char *name);
-
-/* The variable that holds the key: the configured one, or the provider's
- * usual (OPENAI_API_KEY, ANTHROPIC_API_KEY). Borrowed; "" when the
- * provider needs none. */
-const char *tnd_llm_key_env(const tnd_llm_config *llm);
 
 /* Reviewers in the quorum: agents.reviewer.count when above 1; with
  * count 0 (remote reviewers) the number of agents.reviewer.models when

@@ -9,11 +9,11 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/glob.h"
 #include "common/str.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
-#include "skills/glob.h"
 
 #define MAX_FILE_BYTES (256 * 1024)
 #define MAX_LISTED     20000

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agents/llm.h"
 #include "agents/probe.h"
 #include "common/config.h"
 #include "common/error.h"

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/glob.h"
 #include "common/xalloc.h"
 #include "orchestrator/gate.h"
-#include "skills/glob.h"
 #include "skills/patch.h"
 
 /* Bytes of each member's summary in the merged one: 16 members fit the

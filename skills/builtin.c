@@ -18,10 +18,10 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/glob.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
-#include "skills/glob.h"
 #include "skills/patch.h"
 
 #define FILES_SHOWN 50

@@ -21,9 +21,9 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/glob.h"
 #include "common/str.h"
 #include "common/xalloc.h"
-#include "skills/glob.h"
 
 #define DEPTH_MAX        64
 #define IGNORE_MAX       (256 * 1024)

@@ -7,12 +7,12 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/glob.h"
 #include "common/str.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
 #include "skills/builtin.h"
-#include "skills/glob.h"
 #include "skills/proc.h"
 
 /* Which limit a signal means, for the note at the end of the output. */

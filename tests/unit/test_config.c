@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agents/llm.h"
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/config.h"

@@ -1,4 +1,4 @@
-/* Unit tests for skills/glob: path patterns for skills.*.paths, forbid,
+/* Unit tests for common/glob: path patterns for skills.*.paths, forbid,
  * public and docs, and for .gitignore. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/error.h"
-#include "skills/glob.h"
+#include "common/glob.h"
 
 typedef struct match_case {
     const char *pattern, *path;

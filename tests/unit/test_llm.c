@@ -113,6 +113,74 @@ static void unknown_provider_is_refused(void **state)
     assert_non_null(strstr(tnd_error_last(), "command"));
 }
 
+/* Each provider's own base URL and key variable, unless the config
+ * names its own; a row for every provider agents.yaml accepts. */
+static void provider_defaults(void **state)
+{
+    static const struct {
+        const char *provider, *base_url, *key_env;
+    } cases[] = {
+        {"openai", "https://api.openai.com/v1", "OPENAI_API_KEY"},
+        {"anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY"},
+        {"ollama", "http://localhost:11434", ""},
+        {"replay", "", ""},
+        {"command", "", ""},
+        {"nope", "", ""},
+    };
+    tnd_llm_config cfg;
+    char *url;
+
+    (void)state;
+    memset(&cfg, 0, sizeof(cfg));
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cfg.provider = (char *)cases[i].provider;
+        cfg.base_url = (char *)"";
+        cfg.api_key_env = (char *)"";
+        assert_string_equal(tnd_llm_base_url(&cfg), cases[i].base_url);
+        assert_string_equal(tnd_llm_key_env(&cfg), cases[i].key_env);
+        cfg.base_url = (char *)"http://127.0.0.1:8080/v1/";
+        cfg.api_key_env = (char *)"MY_KEY";
+        assert_string_equal(tnd_llm_base_url(&cfg),
+                            "http://127.0.0.1:8080/v1/");
+        assert_string_equal(tnd_llm_key_env(&cfg), "MY_KEY");
+    }
+    /* a row for every provider the config accepts */
+    {
+        char *names = tnd_xstrdup(TND_PROVIDERS), *save = NULL;
+        for (char *n = strtok_r(names, ", ", &save); n;
+             n = strtok_r(NULL, ", ", &save)) {
+            bool found = false;
+            for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+                found = found || strcmp(cases[i].provider, n) == 0;
+            assert_true(found);
+        }
+        free(names);
+    }
+    /* trailing slashes of the base are dropped, the path's kept */
+    cfg.provider = (char *)"openai";
+    cfg.base_url = (char *)"http://127.0.0.1:8080/v1//";
+    url = tnd_llm_url(&cfg, "/chat/completions");
+    assert_string_equal(url, "http://127.0.0.1:8080/v1/chat/completions");
+    free(url);
+    cfg.base_url = (char *)"";
+    url = tnd_llm_url(&cfg, "/models");
+    assert_string_equal(url, "https://api.openai.com/v1/models");
+    free(url);
+}
+
+static void configured_headers_are_found_in_any_case(void **state)
+{
+    char *headers[] = {(char *)"X-Api-Key: k", (char *)"Accept-Encoding: gzip",
+                       NULL};
+
+    (void)state;
+    assert_true(tnd_llm_header_set(headers, "x-api-key"));
+    assert_true(tnd_llm_header_set(headers, "accept-encoding"));
+    assert_false(tnd_llm_header_set(headers, "Accept"));
+    assert_false(tnd_llm_header_set(headers, "X-Api"));
+    assert_false(tnd_llm_header_set(NULL, "Accept"));
+}
+
 static void estimate_is_about_four_bytes_a_token(void **state)
 {
     (void)state;
@@ -699,6 +767,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(unknown_provider_is_refused),
+        cmocka_unit_test(provider_defaults),
+        cmocka_unit_test(configured_headers_are_found_in_any_case),
         cmocka_unit_test(estimate_is_about_four_bytes_a_token),
         cmocka_unit_test(recorder_appends_one_line_per_answer),
         cmocka_unit_test(two_recorders_share_one_file),

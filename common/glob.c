@@ -5,7 +5,7 @@
  * component), every other component by the usual single-star
  * backtracking, which is linear per star. So no pattern or path can make
  * matching exponential. */
-#include "skills/glob.h"
+#include "common/glob.h"
 
 #include <stdlib.h>
 #include <string.h>
