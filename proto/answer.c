@@ -32,8 +32,10 @@ static int decode(char **task_id, int *attempt, const char *want,
     if (strcmp(want, "code_reply") == 0) {
         tnd_code_reply r;
         memset(&r, 0, sizeof(r));
-        if (tnd_code_reply_decode(&r, reply, len) < 0)
+        if (tnd_code_reply_decode(&r, reply, len) < 0) {
+            tnd_code_reply_clear(&r); /* what it read before the fault */
             return -1;
+        }
         *task_id = r.task_id;
         *attempt = r.attempt;
         r.task_id = NULL;
@@ -42,8 +44,10 @@ static int decode(char **task_id, int *attempt, const char *want,
     }
     tnd_audit_reply a;
     memset(&a, 0, sizeof(a));
-    if (tnd_audit_reply_decode(&a, reply, len) < 0)
+    if (tnd_audit_reply_decode(&a, reply, len) < 0) {
+        tnd_audit_reply_clear(&a);
         return -1;
+    }
     *task_id = a.task_id;
     *attempt = a.attempt;
     a.task_id = NULL;
