@@ -855,6 +855,22 @@ static int is_secret(const char *entry, const char *const *extra)
     return secret;
 }
 
+/* A variable a make that started tandem set for its own children: a
+ * project's build run as a skill is a make of its own, at the top. */
+static bool is_make_own(const char *entry)
+{
+    static const char *const names[] = {"MAKEFLAGS",    "MFLAGS",
+                                        "MAKELEVEL",    "MAKEOVERRIDES",
+                                        "GNUMAKEFLAGS", NULL};
+
+    for (size_t i = 0; names[i]; i++) {
+        size_t n = strlen(names[i]);
+        if (!strncmp(entry, names[i], n) && entry[n] == '=')
+            return true;
+    }
+    return false;
+}
+
 char **tnd_proc_env_scrubbed(const char *const *extra)
 {
     size_t n = 0, kept = 0;
@@ -864,7 +880,7 @@ char **tnd_proc_env_scrubbed(const char *const *extra)
         n++;
     env = tnd_xcalloc(n + 1, sizeof(*env));
     for (size_t i = 0; i < n; i++)
-        if (!is_secret(environ[i], extra))
+        if (!is_secret(environ[i], extra) && !is_make_own(environ[i]))
             env[kept++] = tnd_xstrdup(environ[i]);
     env[kept] = NULL;
     return env;

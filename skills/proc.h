@@ -91,8 +91,11 @@ const char *tnd_proc_describe(const tnd_proc_result *result);
 /* A copy of the current environment without secrets: variables whose name
  * ends in _KEY, _TOKEN, _SECRET or _PASSWORD (any case), contains
  * API_KEY, APIKEY, SECRET or PASSWORD, or is listed in extra (a
- * NULL-terminated list of names; may be NULL). Caller frees with
- * tnd_proc_env_free(). */
+ * NULL-terminated list of names; may be NULL). Nor with make's own
+ * variables (MAKEFLAGS, MFLAGS, MAKELEVEL, MAKEOVERRIDES, GNUMAKEFLAGS):
+ * a tandem started from a make must not hand its jobserver and level to
+ * the project's build, which then printed the workspace's path on every
+ * "Entering directory" line. Caller frees with tnd_proc_env_free(). */
 char **tnd_proc_env_scrubbed(const char *const *extra);
 
 /* Free an environment from tnd_proc_env_scrubbed(); safe on NULL. */

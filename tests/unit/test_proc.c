@@ -547,8 +547,15 @@ static void scrubbed_environment_drops_secrets(void **state)
     setenv("db_password", "hunter2", 1);
     setenv("TND_TEST_EXTRA", "extra", 1);
     setenv("MONKEY", "banana", 1); /* ends in KEY, not _KEY */
+    /* a make that started tandem: its level and jobserver stay with it */
+    setenv("MAKELEVEL", "1", 1);
+    setenv("MAKEFLAGS", "w -j2 --jobserver-auth=3,4", 1);
+    setenv("MAKEFILES_DIR", "kept", 1); /* only make's own names go */
 
     env = tnd_proc_env_scrubbed(extra);
+    assert_false(env_has(env, "MAKELEVEL=1"));
+    assert_false(env_has(env, "MAKEFLAGS=w -j2 --jobserver-auth=3,4"));
+    assert_true(env_has(env, "MAKEFILES_DIR=kept"));
     assert_false(env_has(env, "OPENAI_API_KEY=sk-test"));
     assert_false(env_has(env, "MY_TOKEN=t0k3n"));
     assert_false(env_has(env, "db_password=hunter2"));
@@ -572,6 +579,9 @@ static void scrubbed_environment_drops_secrets(void **state)
     unsetenv("db_password");
     unsetenv("TND_TEST_EXTRA");
     unsetenv("MONKEY");
+    unsetenv("MAKELEVEL");
+    unsetenv("MAKEFLAGS");
+    unsetenv("MAKEFILES_DIR");
 }
 
 static void file_size_limit_stops_a_big_write(void **state)
