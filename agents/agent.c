@@ -1,8 +1,8 @@
 /* MDP/Worker runtime with a job thread (see agent.h).
  *
  * Threads and sockets: ZeroMQ sockets are not thread-safe, so the main
- * thread owns the DEALER to the broker and one end of an inproc PAIR; the
- * job thread owns the other end and sends two-frame messages on it:
+ * thread owns the DEALER to the broker and the PULL end of an inproc
+ * PUSH/PULL; each job thread owns a PUSH and sends two-frame messages:
  * "P" + body for progress, "F" + body for the reply. Only the main thread
  * ever touches the broker socket. */
 #include "agents/agent.h"
@@ -25,13 +25,18 @@
 #include "proto/json.h"
 #include "proto/mdp.h"
 
+/* Jobs talk to the main thread over inproc PUSH/PULL, not PAIR: a PAIR
+ * takes one peer, and closing the last job's socket is asynchronous, so
+ * the next job's PAIR could connect while the old one still held the
+ * place, and its first send blocked for ever (seen once: a reviewer hung
+ * in test_on_trigger). A PULL takes any number of PUSH peers. */
 #define JOB_ENDPOINT  "inproc://tandem-agent-job"
 #define MAX_PENDING   16
 #define STOP_GRACE_MS 10000
 
 struct tnd_agent_job {
     void *ctx;
-    void *pair; /* job thread's end */
+    void *pair; /* job thread's end: a PUSH (see JOB_ENDPOINT) */
     char *body;
     size_t len;
     const tnd_agent_options *opts;
@@ -52,7 +57,7 @@ typedef struct runtime {
     const tnd_agent_options *opts;
     void *ctx;
     void *dealer;
-    void *pair; /* main thread's end */
+    void *pair; /* main thread's end: a PULL (see JOB_ENDPOINT) */
     char identity[TND_MDP_MAX_IDENTITY + 1];
     int64_t broker_expiry;
     int64_t next_beat;
@@ -181,7 +186,7 @@ static int job_start(runtime *rt, const unsigned char *address,
     job->cancel = &rt->cancel;
     job->body = body;
     job->len = len;
-    if (!(job->pair = zmq_socket(rt->ctx, ZMQ_PAIR)) ||
+    if (!(job->pair = zmq_socket(rt->ctx, ZMQ_PUSH)) ||
         zmq_setsockopt(job->pair, ZMQ_LINGER, &linger, sizeof(linger)) < 0 ||
         zmq_connect(job->pair, JOB_ENDPOINT) < 0) {
         tnd_error_set("cannot open the job channel: %s", zmq_strerror(errno));
@@ -438,7 +443,7 @@ int tnd_agent_run(const tnd_agent_options *opts)
                       zmq_strerror(errno));
         return -1;
     }
-    if (!(rt.pair = zmq_socket(rt.ctx, ZMQ_PAIR)) ||
+    if (!(rt.pair = zmq_socket(rt.ctx, ZMQ_PULL)) ||
         zmq_bind(rt.pair, JOB_ENDPOINT) < 0) {
         tnd_error_set("cannot open the job channel: %s", zmq_strerror(errno));
         goto out;
