@@ -925,9 +925,7 @@ static int finish(run *r)
 
 static void run_close(run *r)
 {
-    for (size_t i = 0; i < r->nedits; i++)
-        tnd_edit_clear(&r->edits[i]);
-    free(r->edits);
+    tnd_edit_list_free(r->edits, r->nedits);
     tnd_change_clear(&r->change);
     tnd_audit_reply_clear(&r->baseline);
     tnd_events_destroy(&r->events);

@@ -351,20 +351,10 @@ int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
     forget_file(&ps);
     free(ps.git_path);
     if (rc < 0) {
-        for (size_t i = 0; i < ps.n; i++)
-            tnd_edit_clear(&ps.edits[i]);
-        free(ps.edits);
+        tnd_edit_list_free(ps.edits, ps.n);
         return -1;
     }
     *edits = ps.edits;
     *n = ps.n;
     return 0;
-}
-
-void tnd_edit_clear(tnd_edit *e)
-{
-    free(e->path);
-    free(e->search);
-    free(e->replace);
-    memset(e, 0, sizeof(*e));
 }

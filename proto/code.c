@@ -17,6 +17,21 @@ const char *tnd_edit_kind_name(tnd_edit_kind k)
                                                          : edit_kinds[0];
 }
 
+void tnd_edit_clear(tnd_edit *e)
+{
+    free(e->path);
+    free(e->search);
+    free(e->replace);
+    memset(e, 0, sizeof(*e));
+}
+
+void tnd_edit_list_free(tnd_edit *edits, size_t n)
+{
+    for (size_t i = 0; edits && i < n; i++)
+        tnd_edit_clear(&edits[i]);
+    free(edits);
+}
+
 int tnd_edit_path_check(const char *path)
 {
     const char *p = path;
@@ -287,12 +302,7 @@ out:
 
 void tnd_code_reply_clear(tnd_code_reply *r)
 {
-    for (size_t i = 0; i < r->nedits; i++) {
-        free(r->edits[i].path);
-        free(r->edits[i].search);
-        free(r->edits[i].replace);
-    }
-    free(r->edits);
+    tnd_edit_list_free(r->edits, r->nedits);
     free(r->task_id);
     free(r->rationale);
     free(r->format_error);
