@@ -67,9 +67,7 @@ static void anthropic_close(void *state)
         memset(a->key_header, 0, strlen(a->key_header));
         free(a->key_header);
     }
-    for (char **h = a->extra; h && *h; h++)
-        free(*h);
-    free(a->extra);
+    tnd_str_list_free(&a->extra);
     free(a);
 }
 

@@ -65,9 +65,7 @@ static void ollama_close(void *state)
         memset(o->auth, 0, strlen(o->auth));
         free(o->auth);
     }
-    for (char **h = o->extra; h && *h; h++)
-        free(*h);
-    free(o->extra);
+    tnd_str_list_free(&o->extra);
     free(o);
 }
 

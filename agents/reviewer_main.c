@@ -10,6 +10,7 @@
 #include "agents/transcript.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "skills/proc.h"
 
 typedef struct state {
@@ -90,7 +91,7 @@ int main(int argc, char **argv)
     rc = tnd_agent_run(&opts);
     if (rc < 0)
         tnd_log_error("%s", tnd_error_last());
-    tnd_proc_env_free(st.envp);
+    tnd_str_list_free(&st.envp);
     tnd_llm_destroy(&st.llm);
     tnd_agent_cli_clear(&cli);
     return rc < 0 ? 1 : 0;

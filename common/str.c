@@ -3,9 +3,20 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/xalloc.h"
+
+void tnd_str_list_free(char ***list_p)
+{
+    char **list = *list_p;
+
+    for (size_t i = 0; list && list[i]; i++)
+        free(list[i]);
+    free(list);
+    *list_p = NULL;
+}
 
 bool tnd_str_starts_with(const char *s, const char *prefix)
 {

@@ -434,15 +434,6 @@ static void set_string(tnd_yw *self, const tnd_yw_field *f, const char *path,
         *slot = tnd_xstrdup(s);
 }
 
-void tnd_yw_names_free(char ***names)
-{
-    if (*names)
-        for (char **p = *names; *p; p++)
-            free(*p);
-    free(*names);
-    *names = NULL;
-}
-
 char **tnd_yw_string_list(tnd_yw *self, const char *path, const yaml_node_t *v)
 {
     yaml_node_item_t *it;
@@ -525,7 +516,7 @@ static void set_headers(tnd_yw *self, const char *path, const yaml_node_t *map,
     char **list;
 
     if (tnd_yw_is_null(map)) {
-        tnd_yw_names_free(out);
+        tnd_str_list_free(out);
         *out = tnd_xcalloc(1, sizeof(char *));
         return;
     }
@@ -561,7 +552,7 @@ static void set_headers(tnd_yw *self, const char *path, const yaml_node_t *map,
         }
         list[n++] = tnd_xasprintf("%s: %s", tnd_yw_scalar(k), tnd_yw_scalar(v));
     }
-    tnd_yw_names_free(out);
+    tnd_str_list_free(out);
     *out = list;
 }
 
@@ -589,7 +580,7 @@ static void set_field(tnd_yw *self, const tnd_yw_field *f, const char *path,
     case TND_YW_NAMES: {
         char **names = tnd_yw_string_list(self, path, v);
         if (names) {
-            tnd_yw_names_free((char ***)(base + f->offset));
+            tnd_str_list_free((char ***)(base + f->offset));
             *(char ***)(base + f->offset) = names;
         }
         break;

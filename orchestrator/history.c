@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/session.h"
@@ -145,7 +146,7 @@ int tnd_history_list(tnd_summary **out, size_t *count, const char *repo)
     for (size_t i = 0; i < n; i++)
         summarise(&(*out)[i], repo, ids[i], false, NULL, NULL);
     *count = n;
-    tnd_fs_list_free(ids);
+    tnd_str_list_free(&ids);
     return 0;
 }
 
@@ -321,7 +322,7 @@ int tnd_history_stats(json_object **out, const char *repo)
         json_object_put(report);
         tnd_history_summary_clear(&s);
     }
-    tnd_fs_list_free(ids);
+    tnd_str_list_free(&ids);
     if (t.npatterns > 1)
         qsort(t.patterns, t.npatterns, sizeof(pattern), by_occurrences);
     for (size_t i = 0; i < t.npatterns; i++) {

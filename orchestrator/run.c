@@ -936,14 +936,9 @@ static void run_close(run *r)
     tnd_journal_close(&r->journal);
     tnd_session_destroy(&r->session);
     tnd_config_destroy(&r->cfg);
-    for (size_t i = 0; i < r->nhistory; i++)
-        free(r->history[i]);
-    free(r->history);
+    tnd_str_list_free(&r->history);
     free(r->hashes);
-    if (r->required)
-        for (char **p = r->required; *p; p++)
-            free(*p);
-    free(r->required);
+    tnd_str_list_free(&r->required);
     for (size_t i = 0; i < sizeof(r->hidden) / sizeof(*r->hidden); i++)
         free(r->hidden[i]);
     for (int i = 0; i < 6; i++)
@@ -955,12 +950,8 @@ static void run_close(run *r)
     free(r->last_diff);
     free(r->guidance);
     tnd_lessons_close(&r->bank);
-    for (size_t i = 0; i < r->nlessons; i++) {
-        free(r->lessons[i]);
-        free(r->lesson_ids[i]);
-    }
-    free(r->lessons);
-    free(r->lesson_ids);
+    tnd_str_list_free(&r->lessons);
+    tnd_str_list_free(&r->lesson_ids);
     free(r->repo);
 }
 
@@ -1210,7 +1201,7 @@ int tnd_run(const tnd_run_options *opts)
         free(path);
         for (char **p = ids; *p; p++)
             r.ordinal++; /* this session included */
-        tnd_fs_list_free(ids);
+        tnd_str_list_free(&ids);
     }
     if (!r.journal ||
         (opts->review &&

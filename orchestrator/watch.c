@@ -168,7 +168,7 @@ static void scan(watch *wt)
             add(wt, *p);
         free(dir);
     }
-    tnd_fs_list_free(ids);
+    tnd_str_list_free(&ids);
 }
 
 static void draw(watch *wt)

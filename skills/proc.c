@@ -39,6 +39,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "skills/toolline.h"
 
@@ -264,7 +265,7 @@ static void child_run(const child_plan *p)
 
 /* Files to try for prog: itself when it has a '/', else each PATH entry
  * of the child's environment (an empty entry is the working directory).
- * NULL-terminated; free with free_list(). */
+ * NULL-terminated; free with tnd_str_list_free(). */
 static char **path_candidates(const char *prog, char *const *envp)
 {
     const char *path = NULL, *p, *end;
@@ -297,13 +298,6 @@ static char **path_candidates(const char *prog, char *const *envp)
     }
     list[n] = NULL;
     return list;
-}
-
-static void free_list(char **list)
-{
-    for (size_t i = 0; list && list[i]; i++)
-        free(list[i]);
-    free(list);
 }
 
 /* Limits the spec asks for, never above the current hard limit (raising
@@ -445,7 +439,7 @@ out:
     close_pipe(outp);
     close_pipe(errp);
     close_pipe(status);
-    free_list(plan.paths);
+    tnd_str_list_free(&plan.paths);
     return error;
 }
 
@@ -868,9 +862,4 @@ char **tnd_proc_env_scrubbed(const char *const *extra)
             env[kept++] = tnd_xstrdup(environ[i]);
     env[kept] = NULL;
     return env;
-}
-
-void tnd_proc_env_free(char **envp)
-{
-    free_list(envp);
 }

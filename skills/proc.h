@@ -92,10 +92,7 @@ const char *tnd_proc_describe(const tnd_proc_result *result);
  * ends in _KEY, _TOKEN, _SECRET or _PASSWORD (any case), contains
  * API_KEY, APIKEY, SECRET or PASSWORD, or is listed in extra (a
  * NULL-terminated list of names; may be NULL). Caller frees with
- * tnd_proc_env_free(). */
+ * tnd_str_list_free(). */
 char **tnd_proc_env_scrubbed(const char *const *extra);
-
-/* Free an environment from tnd_proc_env_scrubbed(); safe on NULL. */
-void tnd_proc_env_free(char **envp);
 
 #endif
