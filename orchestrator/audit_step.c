@@ -86,8 +86,7 @@ static void journaled_round(json_object *rec, bool *asked, char *why,
         !json_object_object_get_ex(c, "asked", &v))
         return;
     *asked = json_object_get_boolean(v);
-    snprintf(why, size, "%s",
-             tnd_loop_rec_str(c, "why") ? tnd_loop_rec_str(c, "why") : "");
+    snprintf(why, size, "%s", tnd_json_str_or(c, "why", ""));
 }
 
 /* Drop the places a reply points at (its skills' locations, its
