@@ -456,7 +456,8 @@ char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out)
         o, "critique", r->critique ? tnd_critique_to_json(r->critique) : NULL);
     json_object_object_add(o, "critique_error",
                            tnd_json_str_or_null(r->critique_error));
-    json_object_object_add(o, "usage", tnd_usage_to_json(&r->usage));
+    json_object_object_add(o, "usage",
+                           tnd_usage_to_json(&r->usage, TND_USAGE_WIRE));
     return tnd_body_finish(o, len_out);
 }
 

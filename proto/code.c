@@ -219,7 +219,8 @@ char *tnd_code_reply_encode(const tnd_code_reply *r, size_t *len_out)
     json_object_object_add(o, "edits", edits);
     json_object_object_add(o, "format_error",
                            tnd_json_str_or_null(r->format_error));
-    json_object_object_add(o, "usage", tnd_usage_to_json(&r->usage));
+    json_object_object_add(o, "usage",
+                           tnd_usage_to_json(&r->usage, TND_USAGE_WIRE));
     return tnd_body_finish(o, len_out);
 }
 
