@@ -94,17 +94,7 @@ static json_object *skills_json(const tnd_audit_reply *a,
     for (size_t i = 0; a && i < a->nskills; i++) {
         const tnd_skill_result *s = &a->skills[i];
         const tnd_skill_result *before = tnd_gate_before(baseline, s->name);
-        json_object *j = json_object_new_object();
-        json_object_object_add(j, "name", json_object_new_string(s->name));
-        json_object_object_add(
-            j, "status",
-            json_object_new_string(tnd_skill_status_name(s->status)));
-        json_object_object_add(j, "required",
-                               json_object_new_boolean(s->required));
-        json_object_object_add(j, "exit_code",
-                               json_object_new_int(s->exit_code));
-        json_object_object_add(j, "duration_ms",
-                               json_object_new_int64(s->duration_ms));
+        json_object *j = tnd_skill_result_to_json(s, TND_SKILL_JSON_SUMMARY);
         if (before) {
             json_object_object_add(
                 j, "before",

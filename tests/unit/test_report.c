@@ -162,6 +162,7 @@ static void baseline_and_workspace_are_reported(void **state)
         "skills");
     s0 = json_object_array_get_idx(skills, 0);
     s1 = json_object_array_get_idx(skills, 1);
+    assert_null(json_object_object_get(s0, "output")); /* the journal's */
     assert_string_equal(
         json_object_get_string(json_object_object_get(s0, "before")), "pass");
     assert_true(
