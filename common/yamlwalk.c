@@ -637,8 +637,9 @@ void tnd_yw_walk(tnd_yw *self, const char *path, const yaml_node_t *map,
 
 /* ---- lookups ------------------------------------------------------------ */
 
-const yaml_node_t *tnd_yw_key_node(tnd_yw *self, const yaml_node_t *map,
-                                   const char *key)
+/* The first pair of map whose key is the scalar key, or NULL. */
+static const yaml_node_pair_t *find_pair(tnd_yw *self, const yaml_node_t *map,
+                                         const char *key)
 {
     if (!map || map->type != YAML_MAPPING_NODE)
         return NULL;
@@ -647,24 +648,25 @@ const yaml_node_t *tnd_yw_key_node(tnd_yw *self, const yaml_node_t *map,
         const yaml_node_t *k = tnd_yw_node(self, p->key);
         if (k && k->type == YAML_SCALAR_NODE &&
             strcmp(tnd_yw_scalar(k), key) == 0)
-            return k;
+            return p;
     }
     return NULL;
+}
+
+const yaml_node_t *tnd_yw_key_node(tnd_yw *self, const yaml_node_t *map,
+                                   const char *key)
+{
+    const yaml_node_pair_t *p = find_pair(self, map, key);
+
+    return p ? tnd_yw_node(self, p->key) : NULL;
 }
 
 const yaml_node_t *tnd_yw_lookup(tnd_yw *self, const yaml_node_t *map,
                                  const char *key)
 {
-    if (!map || map->type != YAML_MAPPING_NODE)
-        return NULL;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
-         p < map->data.mapping.pairs.top; p++) {
-        const yaml_node_t *k = tnd_yw_node(self, p->key);
-        if (k && k->type == YAML_SCALAR_NODE &&
-            strcmp(tnd_yw_scalar(k), key) == 0)
-            return tnd_yw_node(self, p->value);
-    }
-    return NULL;
+    const yaml_node_pair_t *p = find_pair(self, map, key);
+
+    return p ? tnd_yw_node(self, p->value) : NULL;
 }
 
 const yaml_node_t *tnd_yw_item_named(tnd_yw *self, const yaml_node_t *list,
