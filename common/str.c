@@ -18,6 +18,14 @@ void tnd_str_list_free(char ***list_p)
     *list_p = NULL;
 }
 
+bool tnd_str_list_has(const char *const *list, const char *s)
+{
+    for (size_t i = 0; list && list[i]; i++)
+        if (strcmp(list[i], s) == 0)
+            return true;
+    return false;
+}
+
 bool tnd_str_starts_with(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;

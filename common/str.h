@@ -20,6 +20,9 @@ bool tnd_str_eq(const char *a, const char *b);
  * lists, argv, environments, names from the config) is freed here. */
 void tnd_str_list_free(char ***list_p);
 
+/* True when the NULL-terminated list (may be NULL) holds s. */
+bool tnd_str_list_has(const char *const *list, const char *s);
+
 /* Trim ASCII whitespace at both ends, in place; returns s. */
 char *tnd_str_trim(char *s);
 

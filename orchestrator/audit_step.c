@@ -9,6 +9,7 @@
 #include "common/buf.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/loop.h"
 #include "orchestrator/review.h"
@@ -450,10 +451,8 @@ int tnd_loop_audit(run *r, attempt *a)
 
 static bool required(const run *r, const tnd_skill_result *s)
 {
-    for (char **p = r->required; p && *p; p++)
-        if (strcmp(*p, s->name) == 0)
-            return true;
-    return s->required;
+    return tnd_str_list_has((const char *const *)r->required, s->name) ||
+           s->required;
 }
 
 /* The line of a skill's output that shows why it cannot run: the one

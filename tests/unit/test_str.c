@@ -119,6 +119,17 @@ static void lists_are_freed_and_forgotten(void **state)
     assert_null(none);
 }
 
+static void lists_are_searched(void **state)
+{
+    static const char *const list[] = {"run", "review", NULL};
+
+    (void)state;
+    assert_true(tnd_str_list_has(list, "run"));
+    assert_true(tnd_str_list_has(list, "review"));
+    assert_false(tnd_str_list_has(list, "re"));
+    assert_false(tnd_str_list_has(NULL, "run"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -127,6 +138,7 @@ int main(void)
         cmocka_unit_test(cut_middle_keeps_head_and_more_tail_within_max),
         cmocka_unit_test(cut_middle_keeps_utf8_sequences_whole),
         cmocka_unit_test(lists_are_freed_and_forgotten),
+        cmocka_unit_test(lists_are_searched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
