@@ -197,23 +197,14 @@ static int file_hunks(parse *ps, reader *r)
                            ps->new_path, ps->old_path);
         goto out;
     }
-    if (!ps->new_path) { /* deleted: its hunks only say what it held */
-        while (r->p < r->end && *r->p == '@') {
-            next_line(r);
-            tnd_buf_reset(&old_text);
-            tnd_buf_reset(&new_text);
-            if ((rc = read_hunk(ps, r, &old_text, &new_text)) < 0)
-                goto out;
-        }
-        rc = add_edit(ps, TND_EDIT_DELETE, path, NULL, NULL);
-        goto out;
-    }
     while (r->p < r->end && *r->p == '@') {
         next_line(r);
         tnd_buf_reset(&old_text);
         tnd_buf_reset(&new_text);
         if ((rc = read_hunk(ps, r, &old_text, &new_text)) < 0)
             goto out;
+        if (!ps->new_path)
+            continue; /* deleted: its hunks only say what it held */
         if (!ps->old_path) {
             /* created: one hunk holds it all */
             rc = add_edit(ps, TND_EDIT_WRITE, path, NULL,
@@ -237,7 +228,9 @@ static int file_hunks(parse *ps, reader *r)
         tnd_buf_init(&old_text, TND_BODY_MAX_FILE);
         tnd_buf_init(&new_text, TND_BODY_MAX_FILE);
     }
-    if (!ps->old_path && ps->hunk == 0)
+    if (!ps->new_path)
+        rc = add_edit(ps, TND_EDIT_DELETE, path, NULL, NULL);
+    else if (!ps->old_path && ps->hunk == 0)
         rc = add_edit(ps, TND_EDIT_WRITE, path, NULL, NULL); /* empty file */
 out:
     tnd_buf_free(&old_text);
