@@ -195,6 +195,18 @@ static char *decisions(json_object *records)
     return tnd_buf_detach(&b, NULL);
 }
 
+/* When a failure pattern was seen: the decision record r's time and
+ * attempt, under the given keys of p. */
+static void seen(json_object *p, const char *time_key, const char *attempt_key,
+                 json_object *r)
+{
+    json_object_object_add(
+        p, time_key, json_object_new_string(tnd_json_str_or(r, "time", NULL)));
+    json_object_object_add(
+        p, attempt_key,
+        json_object_new_int64(tnd_json_int_or(r, "attempt", 0)));
+}
+
 static char *failures(json_object *records)
 {
     json_object *root = json_object_new_object();
@@ -228,12 +240,7 @@ static char *failures(json_object *records)
             p = json_object_new_object();
             json_object_object_add(p, "signature", json_object_new_string(sig));
             json_object_object_add(p, "occurrences", json_object_new_int(0));
-            json_object_object_add(
-                p, "first_seen",
-                json_object_new_string(tnd_json_str_or(r, "time", NULL)));
-            json_object_object_add(
-                p, "first_attempt",
-                json_object_new_int64(tnd_json_int_or(r, "attempt", 0)));
+            seen(p, "first_seen", "first_attempt", r);
             json_object_object_add(
                 p, "reason",
                 json_object_new_string(tnd_json_str_or(r, "reason", NULL)));
@@ -242,12 +249,7 @@ static char *failures(json_object *records)
         json_object_object_add(
             p, "occurrences",
             json_object_new_int(1 + (int)tnd_json_int_or(p, "occurrences", 0)));
-        json_object_object_add(
-            p, "last_seen",
-            json_object_new_string(tnd_json_str_or(r, "time", NULL)));
-        json_object_object_add(
-            p, "last_attempt",
-            json_object_new_int64(tnd_json_int_or(r, "attempt", 0)));
+        seen(p, "last_seen", "last_attempt", r);
     }
     json_object_object_add(root, "attempts", attempts);
     json_object_object_add(root, "patterns", patterns);
