@@ -18,6 +18,14 @@ void tnd_str_list_free(char ***list_p)
     *list_p = NULL;
 }
 
+void tnd_str_free_secret(char **secret_p)
+{
+    if (*secret_p)
+        explicit_bzero(*secret_p, strlen(*secret_p));
+    free(*secret_p);
+    *secret_p = NULL;
+}
+
 bool tnd_str_list_has(const char *const *list, const char *s)
 {
     for (size_t i = 0; list && list[i]; i++)

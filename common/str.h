@@ -20,6 +20,11 @@ bool tnd_str_eq(const char *a, const char *b);
  * lists, argv, environments, names from the config) is freed here. */
 void tnd_str_list_free(char ***list_p);
 
+/* Overwrite a secret (an API key, a header carrying one) with zeros, free
+ * it and set *secret_p to NULL, so the key does not stay in freed memory.
+ * The zeroing cannot be optimised away. Safe on NULL. */
+void tnd_str_free_secret(char **secret_p);
+
 /* True when the NULL-terminated list (may be NULL) holds s. */
 bool tnd_str_list_has(const char *const *list, const char *s);
 

@@ -119,6 +119,16 @@ static void lists_are_freed_and_forgotten(void **state)
     assert_null(none);
 }
 
+static void secrets_are_freed(void **state)
+{
+    char *key = strdup("Authorization: Bearer sk-1234"), *none = NULL;
+
+    (void)state;
+    tnd_str_free_secret(&key); /* leak-checked under make memcheck */
+    assert_null(key);
+    tnd_str_free_secret(&none);
+}
+
 static void lists_are_searched(void **state)
 {
     static const char *const list[] = {"run", "review", NULL};
@@ -139,6 +149,7 @@ int main(void)
         cmocka_unit_test(cut_middle_keeps_utf8_sequences_whole),
         cmocka_unit_test(lists_are_freed_and_forgotten),
         cmocka_unit_test(lists_are_searched),
+        cmocka_unit_test(secrets_are_freed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
