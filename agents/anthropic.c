@@ -62,14 +62,8 @@ static void anthropic_close(void *state)
     free(a->model);
     free(a->key_env);
     free(a->not_found);
-    if (a->key_header) {
-        /* do not leave the key lying around in freed memory */
-        memset(a->key_header, 0, strlen(a->key_header));
-        free(a->key_header);
-    }
-    for (char **h = a->extra; h && *h; h++)
-        free(*h);
-    free(a->extra);
+    tnd_str_free_secret(&a->key_header);
+    tnd_str_list_free(&a->extra);
     free(a);
 }
 

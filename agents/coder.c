@@ -52,7 +52,7 @@ char *tnd_coder_handle(tnd_llm *llm, const char *body, size_t len,
         tnd_usage_add(&reply.usage, &answer.usage);
         free(parse_error);
         parse_error = NULL;
-        tnd_edits_free(reply.edits, reply.nedits);
+        tnd_edit_list_free(reply.edits, reply.nedits);
         reply.edits = NULL;
         reply.nedits = 0;
         free(reply.rationale);

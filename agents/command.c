@@ -27,9 +27,7 @@ static void command_close(void *state)
 
     if (!c)
         return;
-    for (char **p = c->argv; p && *p; p++)
-        free(*p);
-    free(c->argv);
+    tnd_str_list_free(&c->argv);
     free(c->display);
     free(c);
 }

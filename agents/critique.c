@@ -22,29 +22,48 @@
 #define MAX_CANDIDATES 16
 #define MAX_SCANNED    64
 
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* Where a scan of JSON-like text is: inside a string (and just after a
+ * backslash in it), or outside. */
+typedef struct lexer {
+    bool in_string, escaped;
+} lexer;
+
+/* Feed the next character; true when it belongs to a string (its quotes
+ * included), which a scan for structure passes over. */
+static bool in_string(lexer *lx, char c)
+{
+    if (lx->in_string) {
+        if (lx->escaped)
+            lx->escaped = false;
+        else if (c == '\\')
+            lx->escaped = true;
+        else if (c == '"')
+            lx->in_string = false;
+        return true;
+    }
+    if (c == '"')
+        lx->in_string = true;
+    return lx->in_string;
+}
+
 /* Copy of text[0..len) with commas that directly precede '}' or ']'
  * (whitespace between) removed, leaving string contents alone. */
 static char *drop_trailing_commas(const char *text, size_t len)
 {
     char *out = tnd_xmalloc(len + 1);
     size_t o = 0;
-    bool in_string = false, escaped = false;
+    lexer lx = {false, false};
 
     for (size_t i = 0; i < len; i++) {
         char c = text[i];
-        if (in_string) {
-            if (escaped)
-                escaped = false;
-            else if (c == '\\')
-                escaped = true;
-            else if (c == '"')
-                in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == ',') {
+        if (!in_string(&lx, c) && c == ',') {
             size_t j = i + 1;
-            while (j < len && (text[j] == ' ' || text[j] == '\n' ||
-                               text[j] == '\r' || text[j] == '\t'))
+            while (j < len && is_space(text[j]))
                 j++;
             if (j < len && (text[j] == '}' || text[j] == ']'))
                 continue;
@@ -59,22 +78,13 @@ static char *drop_trailing_commas(const char *text, size_t len)
 static size_t balanced_end(const char *text, size_t start)
 {
     int depth = 0;
-    bool in_string = false, escaped = false;
+    lexer lx = {false, false};
 
     for (size_t i = start; text[i]; i++) {
         char c = text[i];
-        if (in_string) {
-            if (escaped)
-                escaped = false;
-            else if (c == '\\')
-                escaped = true;
-            else if (c == '"')
-                in_string = false;
+        if (in_string(&lx, c))
             continue;
-        }
-        if (c == '"')
-            in_string = true;
-        else if (c == '{')
+        if (c == '{')
             depth++;
         else if (c == '}' && --depth == 0)
             return i + 1;
@@ -82,11 +92,6 @@ static size_t balanced_end(const char *text, size_t start)
             return 0;
     }
     return 0;
-}
-
-static bool is_space(char c)
-{
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
 /* A JSON object could open at text[at] ('{'): the next thing is a key or

@@ -165,16 +165,6 @@ static char *join(const line *lines, size_t from, size_t to)
     return tnd_buf_detach(&b, NULL);
 }
 
-void tnd_edits_free(tnd_edit *edits, size_t count)
-{
-    for (size_t i = 0; i < count; i++) {
-        free(edits[i].path);
-        free(edits[i].search);
-        free(edits[i].replace);
-    }
-    free(edits);
-}
-
 int tnd_edits_parse(tnd_edit **edits_out, size_t *count_out,
                     char **rationale_out, const char *answer)
 {
@@ -317,7 +307,7 @@ int tnd_edits_parse(tnd_edit **edits_out, size_t *count_out,
         *count_out = n;
         *rationale_out = tnd_str_trim(tnd_buf_detach(&rationale, NULL));
     } else {
-        tnd_edits_free(edits, n);
+        tnd_edit_list_free(edits, n);
         tnd_buf_free(&rationale);
     }
     free(last_path);

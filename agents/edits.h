@@ -30,14 +30,11 @@
 #include "proto/code.h"
 
 /* Parse an answer into edits and the rationale (the text outside the
- * blocks). On success *edits_out (free each with tnd_edits_free) holds at
+ * blocks). On success *edits_out (free with tnd_edit_list_free) holds at
  * least one edit. -1 with a message naming the block and line at fault
  * when the answer has no blocks, an unterminated block, a block without a
  * path, or a path that leaves the repository. */
 int tnd_edits_parse(tnd_edit **edits_out, size_t *count_out,
                     char **rationale_out, const char *answer);
-
-/* Free count edits and the array. */
-void tnd_edits_free(tnd_edit *edits, size_t count);
 
 #endif

@@ -60,14 +60,8 @@ static void ollama_close(void *state)
     free(o->model);
     free(o->key_env);
     free(o->not_found);
-    if (o->auth) {
-        /* do not leave the key lying around in freed memory */
-        memset(o->auth, 0, strlen(o->auth));
-        free(o->auth);
-    }
-    for (char **h = o->extra; h && *h; h++)
-        free(*h);
-    free(o->extra);
+    tnd_str_free_secret(&o->auth);
+    tnd_str_list_free(&o->extra);
     free(o);
 }
 

@@ -68,11 +68,8 @@ static void openai_close(void *state)
     free(o->url);
     free(o->model);
     free(o->key_env);
-    for (char **h = o->headers; h && *h; h++) {
-        /* do not leave keys lying around in freed memory */
-        memset(*h, 0, strlen(*h));
-        free(*h);
-    }
+    for (char **h = o->headers; h && *h; h++)
+        tnd_str_free_secret(h); /* any of them may carry a key */
     free(o->headers);
     free(o);
 }

@@ -215,3 +215,27 @@ void tnd_agent_cli_clear(tnd_agent_cli *cli)
     tnd_config_destroy(&cli->config);
     memset(cli, 0, sizeof(*cli));
 }
+
+tnd_llm *tnd_agent_cli_llm(const tnd_agent_cli *cli, const tnd_llm_config *llm,
+                           const char *where)
+{
+    tnd_llm *m = tnd_llm_new(llm);
+
+    if (!m) {
+        tnd_log_error("%s: %s", where, tnd_error_last());
+        return NULL;
+    }
+    if (cli->record && tnd_llm_set_record(m, cli->record) < 0) {
+        tnd_log_error("--record: %s", tnd_error_last());
+        tnd_llm_destroy(&m);
+    }
+    return m;
+}
+
+void tnd_agent_cli_worker(tnd_agent_options *out, const tnd_agent_cli *cli)
+{
+    out->endpoint = cli->endpoint;
+    out->identity = cli->identity;
+    out->heartbeat_ms = cli->heartbeat_ms;
+    out->liveness = cli->liveness;
+}

@@ -9,6 +9,8 @@
 #ifndef TND_OPTIONS_H
 #define TND_OPTIONS_H
 
+#include "agents/agent.h"
+#include "agents/llm.h"
 #include "common/config.h"
 
 typedef struct tnd_agent_cli {
@@ -31,5 +33,15 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
 
 /* Free what tnd_agent_cli_parse allocated. */
 void tnd_agent_cli_clear(tnd_agent_cli *cli);
+
+/* The model of llm (named where in messages, e.g. "agents.coder.llm"),
+ * recording to --record when given. NULL after logging why: the program
+ * exits 2. Caller destroys. */
+tnd_llm *tnd_agent_cli_llm(const tnd_agent_cli *cli, const tnd_llm_config *llm,
+                           const char *where);
+
+/* The worker options the command line sets: endpoint, identity,
+ * heartbeat and liveness (the caller sets the service and handler). */
+void tnd_agent_cli_worker(tnd_agent_options *out, const tnd_agent_cli *cli);
 
 #endif

@@ -182,10 +182,7 @@ static int probe_http(char *detail, size_t size, const tnd_llm_config *llm,
 out:
     json_object_put(root);
     tnd_http_destroy(&http);
-    if (auth) {
-        memset(auth, 0, strlen(auth));
-        free(auth);
-    }
+    tnd_str_free_secret(&auth);
     free(version);
     free(url);
     tnd_log_redact(detail);

@@ -37,10 +37,7 @@ static void replay_close(void *state)
     for (size_t i = 0; i < r->n; i++) {
         free(r->items[i].role);
         free(r->items[i].answer);
-        if (r->items[i].expect)
-            for (char **p = r->items[i].expect; *p; p++)
-                free(*p);
-        free(r->items[i].expect);
+        tnd_str_list_free(&r->items[i].expect);
     }
     free(r->items);
     free(r->path);

@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "proto/audit.h"
 #include "skills/excerpt.h"
@@ -107,7 +108,7 @@ static void look(sched *s)
             j->changed[j->nchanged++] = tnd_xstrdup(changed[k]);
         }
     }
-    tnd_manifest_list_free(changed);
+    tnd_str_list_free(&changed);
 }
 
 static bool commands_running(const sched *s)

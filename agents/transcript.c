@@ -60,7 +60,8 @@ void tnd_transcript_exchange(const tnd_prompt *prompt,
     json_object_object_add(e, "user", text_json(t, prompt->user));
     if (answer) {
         json_object_object_add(e, "answer", text_json(t, answer->text));
-        json_object_object_add(e, "usage", tnd_usage_to_json(&answer->usage));
+        json_object_object_add(
+            e, "usage", tnd_usage_to_json(&answer->usage, TND_USAGE_WIRE));
     } else {
         char *why = tnd_xstrdup(error ? error : "unknown error");
         json_object_object_add(e, "error",

@@ -212,12 +212,8 @@ static void command_set_shell(tnd_command *c, const char *line)
 
 static void command_free(tnd_command *c)
 {
-    if (c->argv)
-        for (char **p = c->argv; *p; p++)
-            free(*p);
-    free(c->argv);
+    tnd_str_list_free(&c->argv);
     free(c->display);
-    c->argv = NULL;
     c->display = NULL;
 }
 
@@ -244,7 +240,7 @@ static void llm_free(tnd_llm_config *llm)
     free(llm->api_key_env);
     free(llm->cassette);
     command_free(&llm->command);
-    tnd_yw_names_free(&llm->headers);
+    tnd_str_list_free(&llm->headers);
     memset(llm, 0, sizeof(*llm));
 }
 
@@ -271,11 +267,11 @@ static void skill_free(tnd_skill_config *s)
     free(s->name);
     free(s->builtin);
     command_free(&s->command);
-    tnd_yw_names_free(&s->paths);
-    tnd_yw_names_free(&s->after);
-    tnd_yw_names_free(&s->forbid);
-    tnd_yw_names_free(&s->public_paths);
-    tnd_yw_names_free(&s->docs_paths);
+    tnd_str_list_free(&s->paths);
+    tnd_str_list_free(&s->after);
+    tnd_str_list_free(&s->forbid);
+    tnd_str_list_free(&s->public_paths);
+    tnd_str_list_free(&s->docs_paths);
 }
 
 static void skills_free(tnd_config *cfg)
@@ -331,8 +327,8 @@ static void agent_free(tnd_agent_config *a)
 {
     command_free(&a->program);
     llm_free(&a->llm);
-    tnd_yw_names_free(&a->skills);
-    tnd_yw_names_free(&a->context_include);
+    tnd_str_list_free(&a->skills);
+    tnd_str_list_free(&a->context_include);
     free(a->quorum);
     for (size_t i = 0; i < a->nmodels; i++)
         llm_free(&a->models[i]);
@@ -366,7 +362,7 @@ void tnd_config_destroy(tnd_config **self_p)
     free(cfg->orchestrator.endpoint);
     free(cfg->gate.escalate);
     free(cfg->gate.critique);
-    tnd_yw_names_free(&cfg->gate.risk_paths);
+    tnd_str_list_free(&cfg->gate.risk_paths);
     agent_free(&cfg->coder);
     agent_free(&cfg->reviewer);
     skills_free(cfg);

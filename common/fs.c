@@ -491,15 +491,6 @@ int tnd_fs_list(char ***out, size_t *count_out, const char *root,
     return 0;
 }
 
-void tnd_fs_list_free(char **list)
-{
-    if (!list)
-        return;
-    for (char **p = list; *p; p++)
-        free(*p);
-    free(list);
-}
-
 bool tnd_fs_exists(const char *path)
 {
     struct stat st;

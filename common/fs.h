@@ -70,12 +70,9 @@ int tnd_fs_copy_fd_at(int in, int dirfd, const char *dst,
 /* The regular files under root as paths relative to it, sorted, skipping
  * top-level names in skip and any directory named ".git". At most
  * max_files; more is an error. *out is a NULL-terminated array; free it
- * with tnd_fs_list_free(). */
+ * with tnd_str_list_free(). */
 int tnd_fs_list(char ***out, size_t *count_out, const char *root,
                 const char *const *skip, size_t max_files);
-
-/* Free a list from tnd_fs_list(); safe on NULL. */
-void tnd_fs_list_free(char **list);
 
 /* True when path exists (without following a final symlink). */
 bool tnd_fs_exists(const char *path);

@@ -113,44 +113,63 @@ static void pop(tnd_buf *rel, size_t mark)
         rel->data[mark] = '\0';
 }
 
-/* Remember every entry under the directory open as fd (taken). */
-static int record(tnd_mirror *m, int fd, tnd_buf *rel)
+/* What walk calls for each entry: name, in the directory open as dir, is
+ * at rel below the copy's root. 0 to go on. */
+typedef int (*visit_fn)(tnd_mirror *m, int dir, const char *name, tnd_buf *rel,
+                        void *payload);
+
+/* Call visit for every entry (but . and ..) of the copy's directory rel,
+ * open as fd (taken). Stops at the first error. */
+static int walk(tnd_mirror *m, int fd, tnd_buf *rel, visit_fn visit,
+                void *payload)
 {
     DIR *d = fdopendir(fd);
     struct dirent *de;
     int error = 0;
 
     if (!d) {
+        tnd_error_sys("cannot read %s/%s", m->dst, tnd_buf_str(rel));
         close(fd);
-        return tnd_error_sys("cannot read %s/%s", m->dst, tnd_buf_str(rel));
+        return -1;
     }
     while (error == 0 && (de = readdir(d)) != NULL) {
-        struct stat st;
         size_t mark;
-        int sub;
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
         mark = push(rel, de->d_name);
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-            error =
-                tnd_error_sys("cannot read %s/%s", m->dst, tnd_buf_str(rel));
-        } else {
-            TND_GROW(m->v, m->alloc, m->n + 1);
-            memset(&m->v[m->n], 0, sizeof(*m->v));
-            m->v[m->n].path = tnd_xstrdup(tnd_buf_str(rel));
-            note(m, &m->v[m->n++], &st);
-            if (S_ISDIR(st.st_mode)) {
-                if ((sub = openat(dirfd(d), de->d_name, DIR_FLAGS)) < 0)
-                    error = tnd_error_sys("cannot open %s/%s", m->dst,
-                                          tnd_buf_str(rel));
-                else
-                    error = record(m, sub, rel);
-            }
-        }
+        error = visit(m, dirfd(d), de->d_name, rel, payload);
         pop(rel, mark);
     }
     closedir(d);
     return error;
+}
+
+/* walk the subdirectory name of dir, which is at rel. */
+static int walk_into(tnd_mirror *m, int dir, const char *name, tnd_buf *rel,
+                     visit_fn visit, void *payload)
+{
+    int sub = openat(dir, name, DIR_FLAGS);
+
+    if (sub < 0)
+        return tnd_error_sys("cannot open %s/%s", m->dst, tnd_buf_str(rel));
+    return walk(m, sub, rel, visit, payload);
+}
+
+/* Remember one entry of the copy, and everything under it. */
+static int record_one(tnd_mirror *m, int dir, const char *name, tnd_buf *rel,
+                      void *payload)
+{
+    struct stat st;
+
+    (void)payload;
+    if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return tnd_error_sys("cannot read %s/%s", m->dst, tnd_buf_str(rel));
+    TND_GROW(m->v, m->alloc, m->n + 1);
+    memset(&m->v[m->n], 0, sizeof(*m->v));
+    m->v[m->n].path = tnd_xstrdup(tnd_buf_str(rel));
+    note(m, &m->v[m->n++], &st);
+    return S_ISDIR(st.st_mode) ? walk_into(m, dir, name, rel, record_one, NULL)
+                               : 0;
 }
 
 /* Returns only once a change made from now on gets a ctime later than
@@ -187,7 +206,7 @@ static int copy_all(tnd_mirror *m)
     if ((root = open(m->dst, DIR_FLAGS)) < 0)
         return tnd_error_sys("cannot open %s", m->dst);
     tnd_buf_init(&rel, PATH_MAX * 4);
-    error = record(m, dup(root), &rel);
+    error = walk(m, dup(root), &rel, record_one, NULL);
     tnd_buf_free(&rel);
     if (error == 0) {
         qsort(m->v, m->n, sizeof(*m->v), by_path);
@@ -232,54 +251,39 @@ void tnd_mirror_destroy(tnd_mirror **self_p, int remove)
     *self_p = NULL;
 }
 
-/* Walk the copy: keep what is intact, remove the rest. fd is taken. */
-static int sweep(tnd_mirror *m, int fd, tnd_buf *rel, tnd_mirror_stats *st)
+/* Keep one entry of the copy when it is intact (a directory: and what is
+ * intact under it), else remove it; payload is the tnd_mirror_stats. */
+static int sweep_one(tnd_mirror *m, int dir, const char *name, tnd_buf *rel,
+                     void *payload)
 {
-    DIR *d = fdopendir(fd);
-    struct dirent *de;
-    int error = 0;
+    tnd_mirror_stats *st = payload;
+    entry *e = find(m, tnd_buf_str(rel));
+    struct stat now;
+    int error;
 
-    if (!d) {
-        close(fd);
-        return tnd_error_sys("cannot read %s/%s", m->dst, tnd_buf_str(rel));
+    if (fstatat(dir, name, &now, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? 0
+                               : tnd_error_sys("cannot read %s/%s", m->dst,
+                                               tnd_buf_str(rel));
+    if (e && S_ISDIR(e->mode) && S_ISDIR(now.st_mode)) {
+        /* a build may have closed it to us: the source's mode again */
+        if (now.st_mode != e->mode &&
+            fchmodat(dir, name, e->mode & 07777, 0) < 0)
+            return tnd_error_sys("cannot restore the mode of %s/%s", m->dst,
+                                 tnd_buf_str(rel));
+        if ((error = walk_into(m, dir, name, rel, sweep_one, st)) != 0)
+            return error;
+        e->seen = true;
+        st->kept++;
+        return 0;
     }
-    while (error == 0 && (de = readdir(d)) != NULL) {
-        struct stat now;
-        entry *e;
-        size_t mark;
-        int sub;
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        mark = push(rel, de->d_name);
-        e = find(m, tnd_buf_str(rel));
-        if (fstatat(dirfd(d), de->d_name, &now, AT_SYMLINK_NOFOLLOW) < 0) {
-            if (errno != ENOENT)
-                error = tnd_error_sys("cannot read %s/%s", m->dst,
-                                      tnd_buf_str(rel));
-        } else if (e && S_ISDIR(e->mode) && S_ISDIR(now.st_mode)) {
-            /* a build may have closed it to us: the source's mode again */
-            if (now.st_mode != e->mode &&
-                fchmodat(dirfd(d), de->d_name, e->mode & 07777, 0) < 0)
-                error = tnd_error_sys("cannot restore the mode of %s/%s",
-                                      m->dst, tnd_buf_str(rel));
-            else if ((sub = openat(dirfd(d), de->d_name, DIR_FLAGS)) < 0)
-                error = tnd_error_sys("cannot open %s/%s", m->dst,
-                                      tnd_buf_str(rel));
-            else if ((error = sweep(m, sub, rel, st)) == 0) {
-                e->seen = true;
-                st->kept++;
-            }
-        } else if (e && intact(e, &now)) {
-            e->seen = true;
-            st->kept++;
-        } else {
-            error = tnd_fs_rmtree_at(dirfd(d), de->d_name);
-            st->removed++;
-        }
-        pop(rel, mark);
+    if (e && intact(e, &now)) {
+        e->seen = true;
+        st->kept++;
+        return 0;
     }
-    closedir(d);
-    return error;
+    st->removed++;
+    return tnd_fs_rmtree_at(dir, name);
 }
 
 /* The directory holding path, opened from root one component at a time
@@ -360,7 +364,7 @@ static int restore(tnd_mirror *m, tnd_mirror_stats *st)
     if ((root = open(m->dst, DIR_FLAGS)) < 0)
         return tnd_error_sys("cannot open %s", m->dst);
     tnd_buf_init(&rel, PATH_MAX * 4);
-    error = sweep(m, dup(root), &rel, st);
+    error = walk(m, dup(root), &rel, sweep_one, st);
     tnd_buf_free(&rel);
     /* in path order, so a directory is made before what it holds */
     for (size_t i = 0; error == 0 && i < m->n; i++)

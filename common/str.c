@@ -3,9 +3,36 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/xalloc.h"
+
+void tnd_str_list_free(char ***list_p)
+{
+    char **list = *list_p;
+
+    for (size_t i = 0; list && list[i]; i++)
+        free(list[i]);
+    free(list);
+    *list_p = NULL;
+}
+
+void tnd_str_free_secret(char **secret_p)
+{
+    if (*secret_p)
+        explicit_bzero(*secret_p, strlen(*secret_p));
+    free(*secret_p);
+    *secret_p = NULL;
+}
+
+bool tnd_str_list_has(const char *const *list, const char *s)
+{
+    for (size_t i = 0; list && list[i]; i++)
+        if (strcmp(list[i], s) == 0)
+            return true;
+    return false;
+}
 
 bool tnd_str_starts_with(const char *s, const char *prefix)
 {

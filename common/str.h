@@ -15,6 +15,19 @@ bool tnd_str_ends_with(const char *s, const char *suffix);
 /* True when the two strings are equal; NULL equals only NULL. */
 bool tnd_str_eq(const char *a, const char *b);
 
+/* Free a NULL-terminated list of strings and the list, and set *list_p
+ * to NULL. Safe on a NULL list. Every char ** list tandem builds (file
+ * lists, argv, environments, names from the config) is freed here. */
+void tnd_str_list_free(char ***list_p);
+
+/* Overwrite a secret (an API key, a header carrying one) with zeros, free
+ * it and set *secret_p to NULL, so the key does not stay in freed memory.
+ * The zeroing cannot be optimised away. Safe on NULL. */
+void tnd_str_free_secret(char **secret_p);
+
+/* True when the NULL-terminated list (may be NULL) holds s. */
+bool tnd_str_list_has(const char *const *list, const char *s);
+
 /* Trim ASCII whitespace at both ends, in place; returns s. */
 char *tnd_str_trim(char *s);
 

@@ -140,3 +140,19 @@ bool tnd_utf8_is_binary(const char *s, size_t len)
     }
     return odd * 10 > len;
 }
+
+size_t tnd_utf8_whole(const char *s, size_t n)
+{
+    for (size_t k = 1; k <= 3 && k <= n; k++) {
+        unsigned char c = (unsigned char)s[n - k];
+        size_t need;
+
+        if ((c & 0xC0) == 0x80)
+            continue;
+        if (c < 0xC0)
+            return n;
+        need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+        return need > k ? n - k : n;
+    }
+    return n;
+}

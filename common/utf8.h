@@ -35,6 +35,11 @@ char *tnd_utf8_clean(const char *s, size_t len, size_t *replaced);
  * replaced is returned. NULL and *s NULL are left alone (0). */
 size_t tnd_utf8_clean_inplace(char **s);
 
+/* n, or less so that s[0..n) does not end inside a UTF-8 sequence: a
+ * lead byte near the end whose sequence would need bytes past n is left
+ * out with what follows it. Looks at the last three bytes only. */
+size_t tnd_utf8_whole(const char *s, size_t n);
+
 /* True when s[0..len) looks like data rather than text: it holds a NUL
  * byte, or more than one byte in ten is not valid UTF-8 or is a control
  * character other than tab, newline, carriage return, form feed and

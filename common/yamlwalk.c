@@ -434,15 +434,6 @@ static void set_string(tnd_yw *self, const tnd_yw_field *f, const char *path,
         *slot = tnd_xstrdup(s);
 }
 
-void tnd_yw_names_free(char ***names)
-{
-    if (*names)
-        for (char **p = *names; *p; p++)
-            free(*p);
-    free(*names);
-    *names = NULL;
-}
-
 char **tnd_yw_string_list(tnd_yw *self, const char *path, const yaml_node_t *v)
 {
     yaml_node_item_t *it;
@@ -525,7 +516,7 @@ static void set_headers(tnd_yw *self, const char *path, const yaml_node_t *map,
     char **list;
 
     if (tnd_yw_is_null(map)) {
-        tnd_yw_names_free(out);
+        tnd_str_list_free(out);
         *out = tnd_xcalloc(1, sizeof(char *));
         return;
     }
@@ -561,7 +552,7 @@ static void set_headers(tnd_yw *self, const char *path, const yaml_node_t *map,
         }
         list[n++] = tnd_xasprintf("%s: %s", tnd_yw_scalar(k), tnd_yw_scalar(v));
     }
-    tnd_yw_names_free(out);
+    tnd_str_list_free(out);
     *out = list;
 }
 
@@ -589,7 +580,7 @@ static void set_field(tnd_yw *self, const tnd_yw_field *f, const char *path,
     case TND_YW_NAMES: {
         char **names = tnd_yw_string_list(self, path, v);
         if (names) {
-            tnd_yw_names_free((char ***)(base + f->offset));
+            tnd_str_list_free((char ***)(base + f->offset));
             *(char ***)(base + f->offset) = names;
         }
         break;
@@ -646,8 +637,9 @@ void tnd_yw_walk(tnd_yw *self, const char *path, const yaml_node_t *map,
 
 /* ---- lookups ------------------------------------------------------------ */
 
-const yaml_node_t *tnd_yw_key_node(tnd_yw *self, const yaml_node_t *map,
-                                   const char *key)
+/* The first pair of map whose key is the scalar key, or NULL. */
+static const yaml_node_pair_t *find_pair(tnd_yw *self, const yaml_node_t *map,
+                                         const char *key)
 {
     if (!map || map->type != YAML_MAPPING_NODE)
         return NULL;
@@ -656,24 +648,25 @@ const yaml_node_t *tnd_yw_key_node(tnd_yw *self, const yaml_node_t *map,
         const yaml_node_t *k = tnd_yw_node(self, p->key);
         if (k && k->type == YAML_SCALAR_NODE &&
             strcmp(tnd_yw_scalar(k), key) == 0)
-            return k;
+            return p;
     }
     return NULL;
+}
+
+const yaml_node_t *tnd_yw_key_node(tnd_yw *self, const yaml_node_t *map,
+                                   const char *key)
+{
+    const yaml_node_pair_t *p = find_pair(self, map, key);
+
+    return p ? tnd_yw_node(self, p->key) : NULL;
 }
 
 const yaml_node_t *tnd_yw_lookup(tnd_yw *self, const yaml_node_t *map,
                                  const char *key)
 {
-    if (!map || map->type != YAML_MAPPING_NODE)
-        return NULL;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
-         p < map->data.mapping.pairs.top; p++) {
-        const yaml_node_t *k = tnd_yw_node(self, p->key);
-        if (k && k->type == YAML_SCALAR_NODE &&
-            strcmp(tnd_yw_scalar(k), key) == 0)
-            return tnd_yw_node(self, p->value);
-    }
-    return NULL;
+    const yaml_node_pair_t *p = find_pair(self, map, key);
+
+    return p ? tnd_yw_node(self, p->value) : NULL;
 }
 
 const yaml_node_t *tnd_yw_item_named(tnd_yw *self, const yaml_node_t *list,

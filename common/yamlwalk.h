@@ -147,7 +147,7 @@ bool tnd_yw_check_key(tnd_yw *self, const yaml_node_t *map,
                       const yaml_node_pair_t *pair, const char *where);
 
 /* The strings of a sequence, as TND_YW_NAMES stores them (caller frees
- * with tnd_yw_names_free); items that are not strings are reported and
+ * with tnd_str_list_free); items that are not strings are reported and
  * left out. NULL, after reporting, when v is not a list. */
 char **tnd_yw_string_list(tnd_yw *self, const char *path, const yaml_node_t *v);
 
@@ -166,9 +166,5 @@ char *tnd_yw_quoted(const yaml_node_t *node);
 
 /* Whether s is one of choices, "a|b|c" as in a field. */
 bool tnd_yw_in_choices(const char *s, const char *choices);
-
-/* Free a NULL-terminated list of strings as TND_YW_NAMES stores it; sets
- * *names to NULL. Safe on a NULL list. */
-void tnd_yw_names_free(char ***names);
 
 #endif

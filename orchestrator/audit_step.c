@@ -9,6 +9,7 @@
 #include "common/buf.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/loop.h"
 #include "orchestrator/review.h"
@@ -86,8 +87,7 @@ static void journaled_round(json_object *rec, bool *asked, char *why,
         !json_object_object_get_ex(c, "asked", &v))
         return;
     *asked = json_object_get_boolean(v);
-    snprintf(why, size, "%s",
-             tnd_loop_rec_str(c, "why") ? tnd_loop_rec_str(c, "why") : "");
+    snprintf(why, size, "%s", tnd_json_str_or(c, "why", ""));
 }
 
 /* Drop the places a reply points at (its skills' locations, its
@@ -300,10 +300,10 @@ static void say_members(run *r, int n, const tnd_audit_reply *members,
     tnd_buf_free(&b);
 }
 
-/* The audit in two phases (gate.critique on_trigger, or a quorum): the
- * skills once, then the critique when a trigger fires, from every
- * member, merged. The merged reply is journaled as the attempt's audit. */
-static int audit_in_phases(run *r, attempt *a, int quorum)
+/* The audit request for attempt a (its strings borrowed), asking for a
+ * critique or not. */
+static tnd_audit_request audit_request(const run *r, const attempt *a,
+                                       bool critique)
 {
     tnd_audit_request ar = {
         .task_id = (char *)tnd_session_id(r->session),
@@ -311,7 +311,18 @@ static int audit_in_phases(run *r, attempt *a, int quorum)
         .task = (char *)r->opts.task,
         .workspace = (char *)tnd_workspace_path(r->ws),
         .diff = a->diff,
+        .critique = critique,
     };
+
+    return ar;
+}
+
+/* The audit in two phases (gate.critique on_trigger, or a quorum): the
+ * skills once, then the critique when a trigger fires, from every
+ * member, merged. The merged reply is journaled as the attempt's audit. */
+static int audit_in_phases(run *r, attempt *a, int quorum)
+{
+    tnd_audit_request ar = audit_request(r, a, false);
     tnd_audit_reply *members = NULL;
     tnd_trigger_input ti;
     char why[600];
@@ -385,14 +396,7 @@ out:
  * model (gate.critique always, one reviewer). */
 static int audit_at_once(run *r, attempt *a)
 {
-    tnd_audit_request ar = {
-        .task_id = (char *)tnd_session_id(r->session),
-        .attempt = a->n,
-        .task = (char *)r->opts.task,
-        .workspace = (char *)tnd_workspace_path(r->ws),
-        .diff = a->diff,
-        .critique = true,
-    };
+    tnd_audit_request ar = audit_request(r, a, true);
 
     tnd_loop_say(r, "[%d/%d] reviewer: auditing", a->n, r->gate.max_iterations);
     tnd_loop_phase(r, a->n, "auditing");
@@ -451,10 +455,8 @@ int tnd_loop_audit(run *r, attempt *a)
 
 static bool required(const run *r, const tnd_skill_result *s)
 {
-    for (char **p = r->required; p && *p; p++)
-        if (strcmp(*p, s->name) == 0)
-            return true;
-    return s->required;
+    return tnd_str_list_has((const char *const *)r->required, s->name) ||
+           s->required;
 }
 
 /* The line of a skill's output that shows why it cannot run: the one

@@ -147,7 +147,7 @@ int tnd_context_build(tnd_code_request *req, const char *root,
     req->repo_map = tnd_buf_detach(&map, NULL);
     free(sent);
     free(c);
-    tnd_fs_list_free(list);
+    tnd_str_list_free(&list);
     sum.files = req->nfiles;
     sum.bytes = used;
     if (stats)

@@ -45,6 +45,6 @@ int tnd_git_run(char **out, size_t *len, const char *dir,
         }
     }
     tnd_proc_result_free(&res);
-    tnd_proc_env_free(envp);
+    tnd_str_list_free(&envp);
     return rc;
 }

@@ -8,35 +8,13 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/session.h"
 #include "proto/json.h"
 
 #define TOP_PATTERNS 5
-
-static json_object *get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-
-    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *str(json_object *o, const char *key)
-{
-    json_object *v = get(o, key);
-
-    return v && json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : NULL;
-}
-
-static long num(json_object *o, const char *key)
-{
-    json_object *v = get(o, key);
-
-    return v ? (long)json_object_get_int64(v) : 0;
-}
 
 int64_t tnd_history_parse_time(const char *iso)
 {
@@ -68,13 +46,12 @@ static const char *state_of(json_object *records, json_object *report,
         if (strcmp(type, "resume") == 0)
             continue;
         if (strcmp(type, "finish") == 0)
-            return str(r, "status") ? str(r, "status") : "finished";
+            return tnd_json_str_or(r, "status", "finished");
         if (strcmp(type, "escalation") == 0)
             return "waiting";
         break;
     }
-    if (report && str(report, "status") &&
-        strcmp(str(report, "status"), "failed") == 0)
+    if (strcmp(tnd_json_str_or(report, "status", ""), "failed") == 0)
         return "failed";
     return "interrupted";
 }
@@ -105,22 +82,23 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
     s->state = tnd_xstrdup(records || report
                                ? state_of(records, report, dir, held_by_caller)
                                : "unreadable");
-    s->task = tnd_xstrdup(str(task, "task") ? str(task, "task")
-                                            : str(report, "task"));
-    s->started = num(task, "started_ms");
-    s->iterations = num(report, "iterations");
-    s->llm_calls = num(report, "llm_calls");
-    s->tokens = num(get(report, "tokens"), "prompt") +
-                num(get(report, "tokens"), "completion");
-    s->elapsed_ms = num(report, "elapsed_ms");
+    s->task = tnd_xstrdup(
+        tnd_json_str_or(task, "task", tnd_json_str_or(report, "task", NULL)));
+    s->started = tnd_json_int_or(task, "started_ms", 0);
+    s->iterations = tnd_json_int_or(report, "iterations", 0);
+    s->llm_calls = tnd_json_int_or(report, "llm_calls", 0);
+    s->tokens =
+        tnd_json_int_or(tnd_json_field(report, "tokens"), "prompt", 0) +
+        tnd_json_int_or(tnd_json_field(report, "tokens"), "completion", 0);
+    s->elapsed_ms = tnd_json_int_or(report, "elapsed_ms", 0);
     for (size_t i = 0; records && i < json_object_array_length(records); i++)
         if (strcmp(tnd_journal_type(json_object_array_get_idx(records, i)),
                    "escalation") == 0)
             s->escalations++;
     for (size_t i = records ? json_object_array_length(records) : 0;
          i-- > 0 && s->last <= 0;)
-        s->last = tnd_history_parse_time(
-            str(json_object_array_get_idx(records, i), "time"));
+        s->last = tnd_history_parse_time(tnd_json_str_or(
+            json_object_array_get_idx(records, i), "time", NULL));
     if (s->last < 0)
         s->last = 0;
     free(dir);
@@ -145,7 +123,7 @@ int tnd_history_list(tnd_summary **out, size_t *count, const char *repo)
     for (size_t i = 0; i < n; i++)
         summarise(&(*out)[i], repo, ids[i], false, NULL, NULL);
     *count = n;
-    tnd_fs_list_free(ids);
+    tnd_str_list_free(&ids);
     return 0;
 }
 
@@ -224,7 +202,7 @@ static void phases(totals *t, json_object *records)
     for (size_t i = 0; records && i < json_object_array_length(records); i++) {
         json_object *r = json_object_array_get_idx(records, i);
         const char *type = tnd_journal_type(r);
-        int64_t now = tnd_history_parse_time(str(r, "time"));
+        int64_t now = tnd_history_parse_time(tnd_json_str_or(r, "time", NULL));
         if (now < 0)
             continue;
         if (prev >= 0 && strcmp(type, "proposal") == 0) {
@@ -284,7 +262,7 @@ int tnd_history_stats(json_object **out, const char *repo)
         json_object *records = NULL, *report = NULL, *count;
         total++;
         summarise(&s, repo, *p, false, &records, &report);
-        count = get(by_state, s.state);
+        count = tnd_json_field(by_state, s.state);
         json_object_object_add(
             by_state, s.state,
             json_object_new_int((count ? json_object_get_int(count) : 0) + 1));
@@ -305,23 +283,23 @@ int tnd_history_stats(json_object **out, const char *repo)
         for (size_t i = 0; records && i < json_object_array_length(records);
              i++) {
             json_object *r = json_object_array_get_idx(records, i);
-            const char *sig = str(r, "signature");
+            const char *sig = tnd_json_str_or(r, "signature", NULL);
             bool first = true;
             if (strcmp(tnd_journal_type(r), "decision") != 0 || !sig)
                 continue;
             for (size_t k = 0; k < i; k++)
-                if (str(json_object_array_get_idx(records, k), "signature") &&
-                    strcmp(
-                        str(json_object_array_get_idx(records, k), "signature"),
-                        sig) == 0)
+                if (tnd_str_eq(
+                        tnd_json_str_or(json_object_array_get_idx(records, k),
+                                        "signature", NULL),
+                        sig))
                     first = false;
-            count_pattern(&t, sig, str(r, "reason"), first);
+            count_pattern(&t, sig, tnd_json_str_or(r, "reason", NULL), first);
         }
         json_object_put(records);
         json_object_put(report);
         tnd_history_summary_clear(&s);
     }
-    tnd_fs_list_free(ids);
+    tnd_str_list_free(&ids);
     if (t.npatterns > 1)
         qsort(t.patterns, t.npatterns, sizeof(pattern), by_occurrences);
     for (size_t i = 0; i < t.npatterns; i++) {

@@ -28,10 +28,7 @@ static const char *const commands[] = {"sessions", "show", "stats", "watch",
 
 bool tnd_cmd_history_known(const char *cmd)
 {
-    for (int i = 0; commands[i]; i++)
-        if (strcmp(cmd, commands[i]) == 0)
-            return true;
-    return false;
+    return tnd_str_list_has(commands, cmd);
 }
 
 void tnd_cmd_history_usage(const char *cmd, FILE *to)

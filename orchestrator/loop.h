@@ -125,10 +125,6 @@ int tnd_loop_step(run *r, const char *type, json_object *fields);
 /* Tell watchers what the run does now (not journaled). */
 void tnd_loop_phase(run *r, int n, const char *what);
 
-/* A journal record's integer (0 when absent) or string (NULL) field. */
-long tnd_loop_rec_int(json_object *rec, const char *key);
-const char *tnd_loop_rec_str(json_object *rec, const char *key);
-
 /* The index of the first record of type for attempt n at or after from;
  * -1 when there is none. */
 long tnd_loop_find(const run *r, const char *type, int n, size_t from);

@@ -144,17 +144,59 @@ static char *read_task_file(const char *path)
     return text;
 }
 
+/* The long options' codes: those run and review (and doctor) have in
+ * common, then each command's own. */
+enum {
+    O_REPO = 256,
+    O_CONFIG,
+    O_LLM,
+    O_BASE_URL,
+    O_TASK_FILE,
+    O_KEEP,
+    O_RECORD,
+    O_DIFF,
+    O_STAGED,
+    O_TIMEOUT
+};
+
+/* Options run and review start from: the model from the environment. */
+static void run_options_init(tnd_run_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->llm = env("TANDEM_LLM");
+    o->base_url = env("TANDEM_BASE_URL");
+}
+
+/* Take an option run and review share (c from getopt_long, its value in
+ * optarg) into o; false when c is not one of them. */
+static bool run_option(tnd_run_options *o, int c)
+{
+    switch (c) {
+    case O_REPO:
+        o->repo = optarg;
+        return true;
+    case O_CONFIG:
+        o->config = optarg;
+        return true;
+    case O_LLM:
+        o->llm = optarg;
+        return true;
+    case O_BASE_URL:
+        o->base_url = optarg;
+        return true;
+    case 'q':
+        o->quiet = true;
+        return true;
+    case 'v':
+        o->verbose = true;
+        return true;
+    default:
+        return false;
+    }
+}
+
 static int cmd_run(int argc, char **argv)
 {
-    enum {
-        O_REPO = 256,
-        O_CONFIG,
-        O_LLM,
-        O_BASE_URL,
-        O_TASK_FILE,
-        O_KEEP,
-        O_RECORD
-    };
     static const struct option longs[] = {
         {"repo", required_argument, NULL, O_REPO},
         {"config", required_argument, NULL, O_CONFIG},
@@ -173,25 +215,13 @@ static int cmd_run(int argc, char **argv)
     char *task = NULL;
     int c, code;
 
-    memset(&o, 0, sizeof(o));
-    o.llm = env("TANDEM_LLM");
-    o.base_url = env("TANDEM_BASE_URL");
+    run_options_init(&o);
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+qvh", longs, NULL)) != -1) {
+        if (run_option(&o, c))
+            continue;
         switch (c) {
-        case O_REPO:
-            o.repo = optarg;
-            break;
-        case O_CONFIG:
-            o.config = optarg;
-            break;
-        case O_LLM:
-            o.llm = optarg;
-            break;
-        case O_BASE_URL:
-            o.base_url = optarg;
-            break;
         case O_TASK_FILE:
             task_file = optarg;
             break;
@@ -200,12 +230,6 @@ static int cmd_run(int argc, char **argv)
             break;
         case O_RECORD:
             o.record = optarg;
-            break;
-        case 'q':
-            o.quiet = true;
-            break;
-        case 'v':
-            o.verbose = true;
             break;
         case 'h':
             run_usage(stdout);
@@ -285,7 +309,6 @@ static void review_usage(FILE *to)
 
 static int cmd_review(int argc, char **argv)
 {
-    enum { O_REPO = 256, O_CONFIG, O_LLM, O_BASE_URL, O_DIFF, O_STAGED };
     static const struct option longs[] = {
         {"repo", required_argument, NULL, O_REPO},
         {"config", required_argument, NULL, O_CONFIG},
@@ -302,37 +325,19 @@ static int cmd_review(int argc, char **argv)
     char *task;
     int c, code;
 
-    memset(&o, 0, sizeof(o));
+    run_options_init(&o);
     o.review = true;
-    o.llm = env("TANDEM_LLM");
-    o.base_url = env("TANDEM_BASE_URL");
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+qvh", longs, NULL)) != -1) {
+        if (run_option(&o, c))
+            continue;
         switch (c) {
-        case O_REPO:
-            o.repo = optarg;
-            break;
-        case O_CONFIG:
-            o.config = optarg;
-            break;
-        case O_LLM:
-            o.llm = optarg;
-            break;
-        case O_BASE_URL:
-            o.base_url = optarg;
-            break;
         case O_DIFF:
             o.diff = optarg;
             break;
         case O_STAGED:
             o.staged = true;
-            break;
-        case 'q':
-            o.quiet = true;
-            break;
-        case 'v':
-            o.verbose = true;
             break;
         case 'h':
             review_usage(stdout);
@@ -385,7 +390,6 @@ static void doctor_usage(FILE *to)
 
 static int cmd_doctor(int argc, char **argv)
 {
-    enum { O_REPO = 256, O_CONFIG, O_LLM, O_BASE_URL, O_TIMEOUT };
     static const struct option longs[] = {
         {"repo", required_argument, NULL, O_REPO},
         {"config", required_argument, NULL, O_CONFIG},

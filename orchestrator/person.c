@@ -72,9 +72,8 @@ static long find_escalation(const run *r, int n, const char *at)
     for (size_t i = r->cursor; i < tnd_journal_count(r->journal); i++) {
         json_object *rec = tnd_journal_record(r->journal, i);
         if (strcmp(tnd_journal_type(rec), "escalation") == 0 &&
-            tnd_loop_rec_int(rec, "attempt") == n &&
-            tnd_loop_rec_str(rec, "at") &&
-            strcmp(tnd_loop_rec_str(rec, "at"), at) == 0)
+            tnd_json_int_or(rec, "attempt", 0) == n &&
+            tnd_str_eq(tnd_json_str_or(rec, "at", NULL), at))
             return (long)i;
     }
     return -1;
@@ -90,12 +89,10 @@ static bool journaled_answer(run *r, long esc, tnd_answer *ans)
         if (strcmp(type, "answer") == 0) {
             r->cursor = i + 1; /* used up */
             memset(ans, 0, sizeof(*ans));
-            ans->kind = tnd_answer_kind_parse(
-                tnd_loop_rec_str(rec, "kind") ? tnd_loop_rec_str(rec, "kind")
-                                              : "");
-            ans->text = tnd_xstrdup(tnd_loop_rec_str(rec, "text"));
-            ans->iterations = (int)tnd_loop_rec_int(rec, "iterations");
-            ans->tokens = tnd_loop_rec_int(rec, "tokens");
+            ans->kind = tnd_answer_kind_parse(tnd_json_str_or(rec, "kind", ""));
+            ans->text = tnd_xstrdup(tnd_json_str_or(rec, "text", NULL));
+            ans->iterations = (int)tnd_json_int_or(rec, "iterations", 0);
+            ans->tokens = tnd_json_int_or(rec, "tokens", 0);
             return ans->kind != 0;
         }
         if (strcmp(type, "escalation") == 0 || strcmp(type, "proposal") == 0)
@@ -247,8 +244,8 @@ int tnd_loop_check_budget(run *r, int n, const char *at, attempt *a,
 
     if (esc >= 0)
         snprintf(why, sizeof(why), "%s",
-                 tnd_loop_rec_str(tnd_journal_record(r->journal, (size_t)esc),
-                                  "reason"));
+                 tnd_json_str_or(tnd_journal_record(r->journal, (size_t)esc),
+                                 "reason", NULL));
     else if (!tnd_budget_spent(why, sizeof(why), &r->gate, &used,
                                tnd_now_ms() - r->started))
         return 1;

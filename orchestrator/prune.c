@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/history.h"
 #include "orchestrator/rundir.h"
@@ -199,7 +200,7 @@ int tnd_prune(tnd_prune_result *out, const tnd_prune_options *o)
         free(dir);
     }
     free(rundir_base);
-    tnd_fs_list_free(ids);
+    tnd_str_list_free(&ids);
     free(sessions);
     return rc;
 }

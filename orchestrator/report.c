@@ -94,17 +94,7 @@ static json_object *skills_json(const tnd_audit_reply *a,
     for (size_t i = 0; a && i < a->nskills; i++) {
         const tnd_skill_result *s = &a->skills[i];
         const tnd_skill_result *before = tnd_gate_before(baseline, s->name);
-        json_object *j = json_object_new_object();
-        json_object_object_add(j, "name", json_object_new_string(s->name));
-        json_object_object_add(
-            j, "status",
-            json_object_new_string(tnd_skill_status_name(s->status)));
-        json_object_object_add(j, "required",
-                               json_object_new_boolean(s->required));
-        json_object_object_add(j, "exit_code",
-                               json_object_new_int(s->exit_code));
-        json_object_object_add(j, "duration_ms",
-                               json_object_new_int64(s->duration_ms));
+        json_object *j = tnd_skill_result_to_json(s, TND_SKILL_JSON_SUMMARY);
         if (before) {
             json_object_object_add(
                 j, "before",
@@ -239,23 +229,6 @@ void tnd_report_outcome(tnd_report *self, const char *status,
     self->elapsed_ms = elapsed_ms;
 }
 
-static json_object *usage_json(const tnd_usage *u)
-{
-    json_object *o = json_object_new_object();
-
-    json_object_object_add(o, "llm_calls", json_object_new_int64(u->calls));
-    json_object_object_add(o, "prompt",
-                           json_object_new_int64(u->prompt_tokens));
-    json_object_object_add(o, "completion",
-                           json_object_new_int64(u->completion_tokens));
-    json_object_object_add(o, "estimated",
-                           json_object_new_boolean(u->estimated));
-    json_object_object_add(o, "latency_ms",
-                           json_object_new_int64(u->latency_ms));
-    json_object_object_add(o, "retries", json_object_new_int64(u->retries));
-    return o;
-}
-
 char *tnd_report_json(const tnd_report *self)
 {
     json_object *o = json_object_new_object();
@@ -286,8 +259,12 @@ char *tnd_report_json(const tnd_report *self)
     json_object_object_add(tokens, "estimated",
                            json_object_new_boolean(total.estimated));
     json_object_object_add(o, "tokens", tokens);
-    json_object_object_add(by_role, "coder", usage_json(&self->usage[0]));
-    json_object_object_add(by_role, "reviewer", usage_json(&self->usage[1]));
+    json_object_object_add(
+        by_role, "coder",
+        tnd_usage_to_json(&self->usage[TND_ROLE_CODER], TND_USAGE_REPORT));
+    json_object_object_add(
+        by_role, "reviewer",
+        tnd_usage_to_json(&self->usage[TND_ROLE_REVIEWER], TND_USAGE_REPORT));
     json_object_object_add(o, "by_role", by_role);
     json_object_object_add(o, "final_diff",
                            tnd_json_str_or_null(self->final_diff));

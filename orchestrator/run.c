@@ -118,25 +118,6 @@ void tnd_loop_phase(run *r, int n, const char *what)
     json_object_put(e);
 }
 
-long tnd_loop_rec_int(json_object *rec, const char *key)
-{
-    json_object *v;
-
-    return json_object_object_get_ex(rec, key, &v)
-               ? (long)json_object_get_int64(v)
-               : 0;
-}
-
-const char *tnd_loop_rec_str(json_object *rec, const char *key)
-{
-    json_object *v;
-
-    return json_object_object_get_ex(rec, key, &v) &&
-                   json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : NULL;
-}
-
 /* The index of the first record of type for attempt at or after from;
  * -1 when there is none. */
 long tnd_loop_find(const run *r, const char *type, int n, size_t from)
@@ -144,7 +125,7 @@ long tnd_loop_find(const run *r, const char *type, int n, size_t from)
     for (size_t i = from; i < tnd_journal_count(r->journal); i++) {
         json_object *rec = tnd_journal_record(r->journal, i);
         if (strcmp(tnd_journal_type(rec), type) == 0 &&
-            tnd_loop_rec_int(rec, "attempt") == n)
+            tnd_json_int_or(rec, "attempt", 0) == n)
             return (long)i;
     }
     return -1;
@@ -203,8 +184,7 @@ int tnd_loop_journal_reply(run *r, const char *type, int n, const char *body,
     if (tnd_json_parse(&reply, body, len) < 0)
         return -1;
     keep_exchanges(r, type, n, reply);
-    if (json_object_object_get_ex(reply, "type", &f) &&
-        strcmp(json_object_get_string(f), "error") == 0) {
+    if (strcmp(tnd_json_str_or(reply, "type", ""), "error") == 0) {
         /* an agent that could not do it: not an answer to replay, so a
          * resumed session asks again (the caller reports the error) */
         json_object_put(reply);
@@ -932,9 +912,7 @@ static int finish(run *r)
 
 static void run_close(run *r)
 {
-    for (size_t i = 0; i < r->nedits; i++)
-        tnd_edit_clear(&r->edits[i]);
-    free(r->edits);
+    tnd_edit_list_free(r->edits, r->nedits);
     tnd_change_clear(&r->change);
     tnd_audit_reply_clear(&r->baseline);
     tnd_events_destroy(&r->events);
@@ -945,14 +923,9 @@ static void run_close(run *r)
     tnd_journal_close(&r->journal);
     tnd_session_destroy(&r->session);
     tnd_config_destroy(&r->cfg);
-    for (size_t i = 0; i < r->nhistory; i++)
-        free(r->history[i]);
-    free(r->history);
+    tnd_str_list_free(&r->history);
     free(r->hashes);
-    if (r->required)
-        for (char **p = r->required; *p; p++)
-            free(*p);
-    free(r->required);
+    tnd_str_list_free(&r->required);
     for (size_t i = 0; i < sizeof(r->hidden) / sizeof(*r->hidden); i++)
         free(r->hidden[i]);
     for (int i = 0; i < 6; i++)
@@ -964,12 +937,8 @@ static void run_close(run *r)
     free(r->last_diff);
     free(r->guidance);
     tnd_lessons_close(&r->bank);
-    for (size_t i = 0; i < r->nlessons; i++) {
-        free(r->lessons[i]);
-        free(r->lesson_ids[i]);
-    }
-    free(r->lessons);
-    free(r->lesson_ids);
+    tnd_str_list_free(&r->lessons);
+    tnd_str_list_free(&r->lesson_ids);
     free(r->repo);
 }
 
@@ -1219,7 +1188,7 @@ int tnd_run(const tnd_run_options *opts)
         free(path);
         for (char **p = ids; *p; p++)
             r.ordinal++; /* this session included */
-        tnd_fs_list_free(ids);
+        tnd_str_list_free(&ids);
     }
     if (!r.journal ||
         (opts->review &&
@@ -1251,7 +1220,7 @@ static const char *journal_state(const tnd_journal *j, const char **status)
         if (strcmp(type, "resume") == 0)
             continue; /* a resume that reached the same question again */
         if (strcmp(type, "finish") == 0) {
-            *status = tnd_loop_rec_str(rec, "status");
+            *status = tnd_json_str_or(rec, "status", NULL);
             return "finished";
         }
         return strcmp(type, "escalation") == 0 ? "waiting" : "open";
@@ -1273,28 +1242,29 @@ static int restore_options(run *r, json_object *task,
     json_object *review;
 
     if (!task || strcmp(tnd_journal_type(task), "task") != 0 ||
-        !tnd_loop_rec_str(task, "task"))
+        !tnd_json_str_or(task, "task", NULL))
         return tnd_error_set("the journal does not start with a task "
                              "record; this session cannot be continued");
-    r->opts.task = own(r, 0, tnd_loop_rec_str(task, "task"));
-    r->opts.config = own(r, 1, tnd_loop_rec_str(task, "config"));
+    r->opts.task = own(r, 0, tnd_json_str_or(task, "task", NULL));
+    r->opts.config = own(r, 1, tnd_json_str_or(task, "config", NULL));
     /* a resume may name another model (the first one's key ran out, a
      * local server moved); the answers already journaled stand */
-    r->opts.llm = own(r, 2, o->llm ? o->llm : tnd_loop_rec_str(task, "llm"));
+    r->opts.llm =
+        own(r, 2, o->llm ? o->llm : tnd_json_str_or(task, "llm", NULL));
     r->opts.base_url = own(
-        r, 3, o->base_url ? o->base_url : tnd_loop_rec_str(task, "base_url"));
-    r->opts.record = own(r, 4, tnd_loop_rec_str(task, "record"));
+        r, 3,
+        o->base_url ? o->base_url : tnd_json_str_or(task, "base_url", NULL));
+    r->opts.record = own(r, 4, tnd_json_str_or(task, "record", NULL));
     r->opts.keep_workspace = false;
     r->opts.quiet = o->quiet;
     r->opts.verbose = o->verbose;
-    *started = tnd_loop_rec_int(task, "started_ms");
-    r->ordinal = tnd_loop_rec_int(task, "ordinal");
+    *started = tnd_json_int_or(task, "started_ms", 0);
+    r->ordinal = tnd_json_int_or(task, "ordinal", 0);
     if (json_object_object_get_ex(task, "review", &review)) {
         r->opts.review = true;
-        r->opts.staged =
-            json_object_get_boolean(json_object_object_get(review, "staged"));
-        if (tnd_loop_rec_str(review, "rev"))
-            r->review_rev = own(r, 5, tnd_loop_rec_str(review, "rev"));
+        r->opts.staged = tnd_json_bool_or(review, "staged", false);
+        if (tnd_json_str_or(review, "rev", NULL))
+            r->review_rev = own(r, 5, tnd_json_str_or(review, "rev", NULL));
     }
     return 0;
 }
@@ -1331,7 +1301,7 @@ static int check_answer(run *r, const tnd_continue_options *o,
         /* something to approve: the last attempt with a diff */
         for (size_t i = tnd_journal_count(r->journal); i-- > 0;) {
             json_object *rec = tnd_journal_record(r->journal, i);
-            const char *diff = tnd_loop_rec_str(rec, "diff");
+            const char *diff = tnd_json_str_or(rec, "diff", NULL);
             if (strcmp(tnd_journal_type(rec), "decision") == 0 && diff) {
                 char *path = tnd_fs_join(r->repo, diff), *text = NULL;
                 size_t len = 0;

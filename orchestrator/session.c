@@ -159,7 +159,7 @@ tnd_session *tnd_session_open(const char *repo, const char *prefix)
         s->lock_fd = -1;
     }
     tnd_buf_free(&names);
-    tnd_fs_list_free(ids);
+    tnd_str_list_free(&ids);
     return s;
 }
 

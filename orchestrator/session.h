@@ -23,7 +23,7 @@ tnd_session *tnd_session_new(const char *repo);
 tnd_session *tnd_session_open(const char *repo, const char *prefix);
 
 /* The session ids of repo, oldest first, NULL-terminated; free with
- * tnd_fs_list_free. An empty list when there are none. */
+ * tnd_str_list_free. An empty list when there are none. */
 char **tnd_session_list(const char *repo);
 
 /* Take the session's lock for as long as it is open: only one tandem

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/str.h"
 #include "orchestrator/run.h"
 
 static const char *const commands[] = {"resume", "approve", "reject",
@@ -12,10 +13,7 @@ static const char *const commands[] = {"resume", "approve", "reject",
 
 bool tnd_cmd_continue_known(const char *cmd)
 {
-    for (int i = 0; commands[i]; i++)
-        if (strcmp(cmd, commands[i]) == 0)
-            return true;
-    return false;
+    return tnd_str_list_has(commands, cmd);
 }
 
 void tnd_cmd_continue_usage(const char *cmd, FILE *to)

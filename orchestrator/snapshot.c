@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/git.h"
 
@@ -349,7 +350,7 @@ static int whole(const char *repo, const char *dir,
             free(full);
         }
     }
-    tnd_fs_list_free(list);
+    tnd_str_list_free(&list);
     tnd_error_clear();
     return 0;
 }

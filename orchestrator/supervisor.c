@@ -34,6 +34,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "skills/reap.h"
 
@@ -157,6 +158,15 @@ fail:
     return -1;
 }
 
+/* Free what a child record holds (not the record: it is in an array). */
+static void child_clear(child *c)
+{
+    tnd_str_list_free(&c->argv);
+    free(c->name);
+    free(c->service);
+    free(c->log_path);
+}
+
 int tnd_supervisor_add(tnd_supervisor *self, const tnd_agent_spec *spec)
 {
     child *c;
@@ -176,12 +186,7 @@ int tnd_supervisor_add(tnd_supervisor *self, const tnd_agent_spec *spec)
     self->n++;
     if (spawn(c) < 0) {
         self->n--;
-        for (size_t i = 0; i < argc; i++)
-            free(c->argv[i]);
-        free(c->argv);
-        free(c->name);
-        free(c->service);
-        free(c->log_path);
+        child_clear(c);
         return -1;
     }
     return 0;
@@ -452,15 +457,8 @@ void tnd_supervisor_destroy(tnd_supervisor **self_p, long grace_ms)
     else if (ended)
         tnd_log_debug("killed %zu process%s the agents left running", ended,
                       ended == 1 ? "" : "es");
-    for (size_t i = 0; i < s->n; i++) {
-        child *c = &s->children[i];
-        for (char **p = c->argv; *p; p++)
-            free(*p);
-        free(c->argv);
-        free(c->name);
-        free(c->service);
-        free(c->log_path);
-    }
+    for (size_t i = 0; i < s->n; i++)
+        child_clear(&s->children[i]);
     free(s->children);
     free(s);
     *self_p = NULL;

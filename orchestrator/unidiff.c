@@ -197,23 +197,14 @@ static int file_hunks(parse *ps, reader *r)
                            ps->new_path, ps->old_path);
         goto out;
     }
-    if (!ps->new_path) { /* deleted: its hunks only say what it held */
-        while (r->p < r->end && *r->p == '@') {
-            next_line(r);
-            tnd_buf_reset(&old_text);
-            tnd_buf_reset(&new_text);
-            if ((rc = read_hunk(ps, r, &old_text, &new_text)) < 0)
-                goto out;
-        }
-        rc = add_edit(ps, TND_EDIT_DELETE, path, NULL, NULL);
-        goto out;
-    }
     while (r->p < r->end && *r->p == '@') {
         next_line(r);
         tnd_buf_reset(&old_text);
         tnd_buf_reset(&new_text);
         if ((rc = read_hunk(ps, r, &old_text, &new_text)) < 0)
             goto out;
+        if (!ps->new_path)
+            continue; /* deleted: its hunks only say what it held */
         if (!ps->old_path) {
             /* created: one hunk holds it all */
             rc = add_edit(ps, TND_EDIT_WRITE, path, NULL,
@@ -237,7 +228,9 @@ static int file_hunks(parse *ps, reader *r)
         tnd_buf_init(&old_text, TND_BODY_MAX_FILE);
         tnd_buf_init(&new_text, TND_BODY_MAX_FILE);
     }
-    if (!ps->old_path && ps->hunk == 0)
+    if (!ps->new_path)
+        rc = add_edit(ps, TND_EDIT_DELETE, path, NULL, NULL);
+    else if (!ps->old_path && ps->hunk == 0)
         rc = add_edit(ps, TND_EDIT_WRITE, path, NULL, NULL); /* empty file */
 out:
     tnd_buf_free(&old_text);
@@ -351,20 +344,10 @@ int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
     forget_file(&ps);
     free(ps.git_path);
     if (rc < 0) {
-        for (size_t i = 0; i < ps.n; i++)
-            tnd_edit_clear(&ps.edits[i]);
-        free(ps.edits);
+        tnd_edit_list_free(ps.edits, ps.n);
         return -1;
     }
     *edits = ps.edits;
     *n = ps.n;
     return 0;
-}
-
-void tnd_edit_clear(tnd_edit *e)
-{
-    free(e->path);
-    free(e->search);
-    free(e->replace);
-    memset(e, 0, sizeof(*e));
 }

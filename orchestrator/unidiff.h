@@ -16,13 +16,10 @@
 
 #include "proto/code.h"
 
-/* Parse len bytes of diff into *edits (count in *n; free each with
- * tnd_edit_clear, then the array). 0, or -1 with an error naming the
- * file and hunk. A diff with no file in it is an error too. */
+/* Parse len bytes of diff into *edits (count in *n; caller frees with
+ * tnd_edit_list_free). 0, or -1 with an error naming the file and hunk.
+ * A diff with no file in it is an error too. */
 int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff,
                       size_t len);
-
-/* Free the strings of one edit. */
-void tnd_edit_clear(tnd_edit *e);
 
 #endif

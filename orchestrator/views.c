@@ -9,31 +9,6 @@
 #include "common/xalloc.h"
 #include "proto/json.h"
 
-static json_object *get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-
-    if (o && json_object_object_get_ex(o, key, &v))
-        return v;
-    return NULL;
-}
-
-static const char *str(json_object *o, const char *key)
-{
-    json_object *v = get(o, key);
-
-    return v && json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : NULL;
-}
-
-static long num(json_object *o, const char *key)
-{
-    json_object *v = get(o, key);
-
-    return v ? (long)json_object_get_int64(v) : 0;
-}
-
 /* First line of s, at most max bytes, into b. */
 static void first_line(tnd_buf *b, const char *s, size_t max)
 {
@@ -48,17 +23,20 @@ static void first_line(tnd_buf *b, const char *s, size_t max)
 
 static void proposal_md(tnd_buf *b, json_object *reply)
 {
-    json_object *edits = get(reply, "edits"), *usage = get(reply, "usage");
-    const char *why = str(reply, "rationale"),
-               *bad = str(reply, "format_error");
+    json_object *edits = tnd_json_field(reply, "edits"),
+                *usage = tnd_json_field(reply, "usage");
+    const char *why = tnd_json_str_or(reply, "rationale", NULL),
+               *bad = tnd_json_str_or(reply, "format_error", NULL);
     size_t n = edits ? json_object_array_length(edits) : 0;
 
     tnd_buf_printf(b, "- Coder: %zu edit%s", n, n == 1 ? "" : "s");
     for (size_t i = 0; i < n && i < 8; i++)
-        tnd_buf_printf(b, "%s%s", i ? ", " : " to ",
-                       str(json_object_array_get_idx(edits, i), "path"));
-    tnd_buf_printf(b, " (%ld + %ld tokens)\n", num(usage, "prompt_tokens"),
-                   num(usage, "completion_tokens"));
+        tnd_buf_printf(
+            b, "%s%s", i ? ", " : " to ",
+            tnd_json_str_or(json_object_array_get_idx(edits, i), "path", NULL));
+    tnd_buf_printf(b, " (%ld + %ld tokens)\n",
+                   tnd_json_int_or(usage, "prompt_tokens", 0),
+                   tnd_json_int_or(usage, "completion_tokens", 0));
     if (bad) {
         tnd_buf_puts(b, "  - Unusable answer: ");
         first_line(b, bad, 300);
@@ -73,16 +51,17 @@ static void proposal_md(tnd_buf *b, json_object *reply)
 
 static void checks_md(tnd_buf *b, json_object *reply)
 {
-    json_object *skills = get(reply, "skills");
+    json_object *skills = tnd_json_field(reply, "skills");
 
     tnd_buf_puts(b, "- Checks:");
     for (size_t i = 0; skills && i < json_object_array_length(skills); i++) {
         json_object *s = json_object_array_get_idx(skills, i);
-        const char *status = str(s, "status");
-        tnd_buf_printf(b, "%s %s %s", i ? "," : "", str(s, "name"),
-                       status ? status : "?");
+        const char *status = tnd_json_str_or(s, "status", NULL);
+        tnd_buf_printf(b, "%s %s %s", i ? "," : "",
+                       tnd_json_str_or(s, "name", NULL), status ? status : "?");
         if (status && strcmp(status, "fail") == 0)
-            tnd_buf_printf(b, " (exit %ld)", num(s, "exit_code"));
+            tnd_buf_printf(b, " (exit %ld)",
+                           tnd_json_int_or(s, "exit_code", 0));
     }
     if (!skills || json_object_array_length(skills) == 0)
         tnd_buf_puts(b, " none");
@@ -91,29 +70,29 @@ static void checks_md(tnd_buf *b, json_object *reply)
 
 static void audit_md(tnd_buf *b, json_object *reply)
 {
-    json_object *crit = get(reply, "critique");
-    json_object *issues = get(crit, "issues");
+    json_object *crit = tnd_json_field(reply, "critique");
+    json_object *issues = tnd_json_field(crit, "issues");
 
     checks_md(b, reply);
     if (!crit || json_object_is_type(crit, json_type_null)) {
         tnd_buf_printf(b, "- Critique: none (%s)\n",
-                       str(reply, "critique_error")
-                           ? str(reply, "critique_error")
-                           : "not asked");
+                       tnd_json_str_or(reply, "critique_error", "not asked"));
         return;
     }
-    tnd_buf_printf(b, "- Critique: %s, confidence %.2f: ", str(crit, "verdict"),
-                   json_object_get_double(get(crit, "confidence")));
-    first_line(b, str(crit, "summary") ? str(crit, "summary") : "", 400);
+    tnd_buf_printf(b, "- Critique: %s, confidence %.2f: ",
+                   tnd_json_str_or(crit, "verdict", NULL),
+                   json_object_get_double(tnd_json_field(crit, "confidence")));
+    first_line(b, tnd_json_str_or(crit, "summary", ""), 400);
     tnd_buf_puts(b, "\n");
     for (size_t i = 0; issues && i < json_object_array_length(issues); i++) {
         json_object *is = json_object_array_get_idx(issues, i);
-        tnd_buf_printf(b, "  - [%s, %s] ", str(is, "severity"),
-                       str(is, "type"));
-        if (str(is, "file"))
-            tnd_buf_printf(b, "%s:%ld: ", str(is, "file"), num(is, "line"));
-        first_line(b, str(is, "description") ? str(is, "description") : "",
-                   300);
+        tnd_buf_printf(b, "  - [%s, %s] ",
+                       tnd_json_str_or(is, "severity", NULL),
+                       tnd_json_str_or(is, "type", NULL));
+        if (tnd_json_str_or(is, "file", NULL))
+            tnd_buf_printf(b, "%s:%ld: ", tnd_json_str_or(is, "file", NULL),
+                           tnd_json_int_or(is, "line", 0));
+        first_line(b, tnd_json_str_or(is, "description", ""), 300);
         tnd_buf_puts(b, "\n");
     }
 }
@@ -128,51 +107,56 @@ char *tnd_views_reflection(json_object *records)
         const char *type = tnd_journal_type(r);
         if (strcmp(type, "task") == 0) {
             tnd_buf_printf(&b, "# Session %s\n\nTask: %s\n\nStarted %s in %s\n",
-                           str(r, "session"), str(r, "task"), str(r, "time"),
-                           str(r, "repo"));
+                           tnd_json_str_or(r, "session", NULL),
+                           tnd_json_str_or(r, "task", NULL),
+                           tnd_json_str_or(r, "time", NULL),
+                           tnd_json_str_or(r, "repo", NULL));
         } else if (strcmp(type, "workspace") == 0) {
-            json_object *inc = get(r, "incremental"),
-                        *unt = get(r, "include_untracked");
-            tnd_buf_printf(&b, "\nWorkspace: %ld files (%s)", num(r, "files"),
-                           str(r, "source") &&
-                                   strcmp(str(r, "source"), "git") == 0
+            tnd_buf_printf(&b, "\nWorkspace: %ld files (%s)",
+                           tnd_json_int_or(r, "files", 0),
+                           strcmp(tnd_json_str_or(r, "source", ""), "git") == 0
                                ? "git-tracked"
                                : "the whole directory");
-            if (unt && json_object_get_boolean(unt))
+            if (tnd_json_bool_or(r, "include_untracked", false))
                 tnd_buf_puts(&b, ", untracked files included");
-            else if (num(r, "untracked"))
+            else if (tnd_json_int_or(r, "untracked", 0))
                 tnd_buf_printf(&b, ", %ld untracked left out",
-                               num(r, "untracked"));
-            tnd_buf_puts(&b, inc && json_object_get_boolean(inc)
+                               tnd_json_int_or(r, "untracked", 0));
+            tnd_buf_puts(&b, tnd_json_bool_or(r, "incremental", false)
                                  ? "; incremental: build outputs stayed "
                                    "between attempts\n"
                                  : "; a fresh copy for every attempt\n");
         } else if (strcmp(type, "baseline") == 0) {
             tnd_buf_puts(&b, "\n## Before any change\n\n");
-            checks_md(&b, get(r, "reply"));
+            checks_md(&b, tnd_json_field(r, "reply"));
         } else if (strcmp(type, "resume") == 0) {
-            tnd_buf_printf(&b, "\n_Resumed at %s._\n", str(r, "time"));
+            tnd_buf_printf(&b, "\n_Resumed at %s._\n",
+                           tnd_json_str_or(r, "time", NULL));
         } else if (strcmp(type, "proposal") == 0) {
-            tnd_buf_printf(&b, "\n## Attempt %ld\n\n", num(r, "attempt"));
-            proposal_md(&b, get(r, "reply"));
+            tnd_buf_printf(&b, "\n## Attempt %ld\n\n",
+                           tnd_json_int_or(r, "attempt", 0));
+            proposal_md(&b, tnd_json_field(r, "reply"));
         } else if (strcmp(type, "audit") == 0) {
-            audit_md(&b, get(r, "reply"));
+            audit_md(&b, tnd_json_field(r, "reply"));
         } else if (strcmp(type, "decision") == 0) {
-            tnd_buf_printf(&b, "- Decision: **%s**: %s\n", str(r, "action"),
-                           str(r, "reason"));
+            tnd_buf_printf(&b, "- Decision: **%s**: %s\n",
+                           tnd_json_str_or(r, "action", NULL),
+                           tnd_json_str_or(r, "reason", NULL));
         } else if (strcmp(type, "escalation") == 0) {
-            tnd_buf_printf(&b, "\n## Needs a human\n\n%s\n", str(r, "reason"));
+            tnd_buf_printf(&b, "\n## Needs a human\n\n%s\n",
+                           tnd_json_str_or(r, "reason", NULL));
         } else if (strcmp(type, "answer") == 0) {
             tnd_buf_printf(&b, "\n## A person answered: %s\n\n",
-                           str(r, "kind"));
-            if (str(r, "text"))
-                tnd_buf_printf(&b, "> %s\n", str(r, "text"));
-            if (num(r, "iterations"))
+                           tnd_json_str_or(r, "kind", NULL));
+            if (tnd_json_str_or(r, "text", NULL))
+                tnd_buf_printf(&b, "> %s\n", tnd_json_str_or(r, "text", NULL));
+            if (tnd_json_int_or(r, "iterations", 0))
                 tnd_buf_printf(&b, "%ld more attempt(s)\n",
-                               num(r, "iterations"));
+                               tnd_json_int_or(r, "iterations", 0));
         } else if (strcmp(type, "finish") == 0) {
-            tnd_buf_printf(&b, "\n## Finished: %s\n\n%s\n", str(r, "status"),
-                           str(r, "reason") ? str(r, "reason") : "");
+            tnd_buf_printf(&b, "\n## Finished: %s\n\n%s\n",
+                           tnd_json_str_or(r, "status", NULL),
+                           tnd_json_str_or(r, "reason", ""));
         }
     }
     return tnd_buf_detach(&b, NULL);
@@ -186,24 +170,41 @@ static char *decisions(json_object *records)
     tnd_buf_puts(&b, "# Decisions\n\n");
     for (size_t i = 0; i < json_object_array_length(records); i++) {
         json_object *r = json_object_array_get_idx(records, i);
-        const char *type = tnd_journal_type(r), *when = str(r, "time");
+        const char *type = tnd_journal_type(r),
+                   *when = tnd_json_str_or(r, "time", NULL);
         if (strcmp(type, "decision") == 0)
             tnd_buf_printf(&b, "- %s attempt %ld: %s: %s\n", when,
-                           num(r, "attempt"), str(r, "action"),
-                           str(r, "reason"));
+                           tnd_json_int_or(r, "attempt", 0),
+                           tnd_json_str_or(r, "action", NULL),
+                           tnd_json_str_or(r, "reason", NULL));
         else if (strcmp(type, "escalation") == 0)
             tnd_buf_printf(&b, "- %s to a human (%s): %s\n", when,
-                           str(r, "mode"), str(r, "reason"));
+                           tnd_json_str_or(r, "mode", NULL),
+                           tnd_json_str_or(r, "reason", NULL));
         else if (strcmp(type, "answer") == 0) {
             tnd_buf_printf(&b, "- %s a person answered %s", when,
-                           str(r, "kind"));
-            if (str(r, "text"))
-                tnd_buf_printf(&b, ": \"%s\"", str(r, "text"));
+                           tnd_json_str_or(r, "kind", NULL));
+            if (tnd_json_str_or(r, "text", NULL))
+                tnd_buf_printf(&b, ": \"%s\"",
+                               tnd_json_str_or(r, "text", NULL));
             tnd_buf_puts(&b, "\n");
         } else if (strcmp(type, "finish") == 0)
-            tnd_buf_printf(&b, "- %s finished: %s\n", when, str(r, "status"));
+            tnd_buf_printf(&b, "- %s finished: %s\n", when,
+                           tnd_json_str_or(r, "status", NULL));
     }
     return tnd_buf_detach(&b, NULL);
+}
+
+/* When a failure pattern was seen: the decision record r's time and
+ * attempt, under the given keys of p. */
+static void seen(json_object *p, const char *time_key, const char *attempt_key,
+                 json_object *r)
+{
+    json_object_object_add(
+        p, time_key, json_object_new_string(tnd_json_str_or(r, "time", NULL)));
+    json_object_object_add(
+        p, attempt_key,
+        json_object_new_int64(tnd_json_int_or(r, "attempt", 0)));
 }
 
 static char *failures(json_object *records)
@@ -215,41 +216,40 @@ static char *failures(json_object *records)
 
     for (size_t i = 0; i < json_object_array_length(records); i++) {
         json_object *r = json_object_array_get_idx(records, i), *a, *p = NULL;
-        const char *sig = str(r, "signature");
+        const char *sig = tnd_json_str_or(r, "signature", NULL);
         if (strcmp(tnd_journal_type(r), "decision") != 0 || !sig)
             continue;
         a = json_object_new_object();
-        json_object_object_add(a, "attempt",
-                               json_object_new_int64(num(r, "attempt")));
+        json_object_object_add(
+            a, "attempt",
+            json_object_new_int64(tnd_json_int_or(r, "attempt", 0)));
         json_object_object_add(a, "signature", json_object_new_string(sig));
-        json_object_object_add(a, "reason",
-                               json_object_new_string(str(r, "reason")));
-        json_object_object_add(a, "time",
-                               json_object_new_string(str(r, "time")));
+        json_object_object_add(
+            a, "reason",
+            json_object_new_string(tnd_json_str_or(r, "reason", NULL)));
+        json_object_object_add(
+            a, "time",
+            json_object_new_string(tnd_json_str_or(r, "time", NULL)));
         json_object_array_add(attempts, a);
         for (size_t k = 0; k < json_object_array_length(patterns); k++)
-            if (strcmp(str(json_object_array_get_idx(patterns, k), "signature"),
+            if (strcmp(tnd_json_str_or(json_object_array_get_idx(patterns, k),
+                                       "signature", NULL),
                        sig) == 0)
                 p = json_object_array_get_idx(patterns, k);
         if (!p) {
             p = json_object_new_object();
             json_object_object_add(p, "signature", json_object_new_string(sig));
             json_object_object_add(p, "occurrences", json_object_new_int(0));
-            json_object_object_add(p, "first_seen",
-                                   json_object_new_string(str(r, "time")));
-            json_object_object_add(p, "first_attempt",
-                                   json_object_new_int64(num(r, "attempt")));
-            json_object_object_add(p, "reason",
-                                   json_object_new_string(str(r, "reason")));
+            seen(p, "first_seen", "first_attempt", r);
+            json_object_object_add(
+                p, "reason",
+                json_object_new_string(tnd_json_str_or(r, "reason", NULL)));
             json_object_array_add(patterns, p);
         }
         json_object_object_add(
             p, "occurrences",
-            json_object_new_int(1 + (int)num(p, "occurrences")));
-        json_object_object_add(p, "last_seen",
-                               json_object_new_string(str(r, "time")));
-        json_object_object_add(p, "last_attempt",
-                               json_object_new_int64(num(r, "attempt")));
+            json_object_new_int(1 + (int)tnd_json_int_or(p, "occurrences", 0)));
+        seen(p, "last_seen", "last_attempt", r);
     }
     json_object_object_add(root, "attempts", attempts);
     json_object_object_add(root, "patterns", patterns);

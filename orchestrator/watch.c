@@ -44,73 +44,56 @@ typedef struct watch {
     int drawn; /* lines drawn last time (tty) */
 } watch;
 
-static long jint(json_object *o, const char *key)
-{
-    json_object *v;
-
-    return json_object_object_get_ex(o, key, &v)
-               ? (long)json_object_get_int64(v)
-               : 0;
-}
-
-static const char *jstr(json_object *o, const char *key)
-{
-    json_object *v;
-
-    return json_object_object_get_ex(o, key, &v) &&
-                   json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : NULL;
-}
-
 static long reply_tokens(json_object *rec)
 {
-    json_object *reply, *usage;
+    json_object *usage = tnd_json_field(tnd_json_field(rec, "reply"), "usage");
 
-    if (!json_object_object_get_ex(rec, "reply", &reply) ||
-        !json_object_object_get_ex(reply, "usage", &usage))
-        return 0;
-    return jint(usage, "prompt_tokens") + jint(usage, "completion_tokens");
+    return tnd_json_int_or(usage, "prompt_tokens", 0) +
+           tnd_json_int_or(usage, "completion_tokens", 0);
 }
 
 /* Bring a watched session's state up to date with one journal record or
  * event. */
 static void apply(watched *w, json_object *e)
 {
-    const char *type = jstr(e, "type");
+    const char *type = tnd_json_str_or(e, "type", NULL);
 
     if (!type)
         return;
-    if (jint(e, "attempt") > w->attempt)
-        w->attempt = jint(e, "attempt");
+    if (tnd_json_int_or(e, "attempt", 0) > w->attempt)
+        w->attempt = tnd_json_int_or(e, "attempt", 0);
     if (strcmp(type, "task") == 0) {
         free(w->task);
-        w->task = tnd_xstrdup(jstr(e, "task"));
-        w->started_wall = jint(e, "started_ms");
+        w->task = tnd_xstrdup(tnd_json_str_or(e, "task", NULL));
+        w->started_wall = tnd_json_int_or(e, "started_ms", 0);
         snprintf(w->phase, sizeof(w->phase), "starting");
     } else if (strcmp(type, "phase") == 0) {
-        snprintf(w->phase, sizeof(w->phase), "%s", jstr(e, "phase"));
+        snprintf(w->phase, sizeof(w->phase), "%s",
+                 tnd_json_str_or(e, "phase", NULL));
     } else if (strcmp(type, "progress") == 0) {
-        if (jstr(e, "phase"))
-            snprintf(w->phase, sizeof(w->phase), "%s: %s", jstr(e, "role"),
-                     jstr(e, "phase"));
+        if (tnd_json_str_or(e, "phase", NULL))
+            snprintf(w->phase, sizeof(w->phase), "%s: %s",
+                     tnd_json_str_or(e, "role", NULL),
+                     tnd_json_str_or(e, "phase", NULL));
         else
             snprintf(w->phase, sizeof(w->phase), "%s streaming (%ld chars)",
-                     jstr(e, "role") ? jstr(e, "role") : "agent",
-                     jint(e, "chars"));
+                     tnd_json_str_or(e, "role", "agent"),
+                     tnd_json_int_or(e, "chars", 0));
     } else if (strcmp(type, "proposal") == 0 || strcmp(type, "audit") == 0) {
         w->tokens += reply_tokens(e);
         snprintf(w->phase, sizeof(w->phase), "%s done",
                  strcmp(type, "audit") == 0 ? "audit" : "proposal");
     } else if (strcmp(type, "decision") == 0) {
-        snprintf(w->phase, sizeof(w->phase), "decided: %s", jstr(e, "action"));
+        snprintf(w->phase, sizeof(w->phase), "decided: %s",
+                 tnd_json_str_or(e, "action", NULL));
     } else if (strcmp(type, "escalation") == 0) {
         snprintf(w->phase, sizeof(w->phase), "waiting for a person");
     } else if (strcmp(type, "answer") == 0) {
         snprintf(w->phase, sizeof(w->phase), "a person answered %s",
-                 jstr(e, "kind"));
+                 tnd_json_str_or(e, "kind", NULL));
     } else if (strcmp(type, "finish") == 0) {
-        snprintf(w->phase, sizeof(w->phase), "finished: %s", jstr(e, "status"));
+        snprintf(w->phase, sizeof(w->phase), "finished: %s",
+                 tnd_json_str_or(e, "status", NULL));
         w->done = true;
     }
 }
@@ -168,7 +151,7 @@ static void scan(watch *wt)
             add(wt, *p);
         free(dir);
     }
-    tnd_fs_list_free(ids);
+    tnd_str_list_free(&ids);
 }
 
 static void draw(watch *wt)

@@ -420,30 +420,35 @@ static int evidence_from_json(tnd_skill_result *s, json_object *j)
     return 0;
 }
 
-static json_object *skills_to_json(const tnd_skill_result *skills, size_t n)
+json_object *tnd_skill_result_to_json(const tnd_skill_result *s,
+                                      tnd_skill_json form)
 {
-    json_object *arr = json_object_new_array();
+    json_object *j = json_object_new_object();
 
-    for (size_t i = 0; i < n; i++) {
-        const tnd_skill_result *s = &skills[i];
-        json_object *j = json_object_new_object();
-        json_object_object_add(j, "name", json_object_new_string(s->name));
-        json_object_object_add(
-            j, "status",
-            json_object_new_string(tnd_skill_status_name(s->status)));
-        json_object_object_add(j, "required",
-                               json_object_new_boolean(s->required));
-        json_object_object_add(j, "exit_code",
-                               json_object_new_int(s->exit_code));
-        json_object_object_add(j, "duration_ms",
-                               json_object_new_int64(s->duration_ms));
+    json_object_object_add(j, "name", json_object_new_string(s->name));
+    json_object_object_add(
+        j, "status", json_object_new_string(tnd_skill_status_name(s->status)));
+    json_object_object_add(j, "required", json_object_new_boolean(s->required));
+    json_object_object_add(j, "exit_code", json_object_new_int(s->exit_code));
+    json_object_object_add(j, "duration_ms",
+                           json_object_new_int64(s->duration_ms));
+    if (form == TND_SKILL_JSON_FULL) {
         json_object_object_add(
             j, "command", json_object_new_string(s->command ? s->command : ""));
         json_object_object_add(
             j, "output", json_object_new_string(s->output ? s->output : ""));
         evidence_to_json(j, s);
-        json_object_array_add(arr, j);
     }
+    return j;
+}
+
+static json_object *skills_to_json(const tnd_skill_result *skills, size_t n)
+{
+    json_object *arr = json_object_new_array();
+
+    for (size_t i = 0; i < n; i++)
+        json_object_array_add(
+            arr, tnd_skill_result_to_json(&skills[i], TND_SKILL_JSON_FULL));
     return arr;
 }
 
@@ -456,7 +461,8 @@ char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out)
         o, "critique", r->critique ? tnd_critique_to_json(r->critique) : NULL);
     json_object_object_add(o, "critique_error",
                            tnd_json_str_or_null(r->critique_error));
-    json_object_object_add(o, "usage", tnd_usage_to_json(&r->usage));
+    json_object_object_add(o, "usage",
+                           tnd_usage_to_json(&r->usage, TND_USAGE_WIRE));
     return tnd_body_finish(o, len_out);
 }
 

@@ -141,6 +141,19 @@ void tnd_audit_reply_clear(tnd_audit_reply *r);
 /* Free one skill result's strings, locations and changed files. */
 void tnd_skill_result_clear(tnd_skill_result *r);
 
+/* How much of a skill result tnd_skill_result_to_json writes. */
+typedef enum tnd_skill_json {
+    TND_SKILL_JSON_SUMMARY, /* name, status, required, exit_code,
+                               duration_ms: report.json's form (the rest
+                               is in the journal) */
+    TND_SKILL_JSON_FULL,    /* and command, output, locations, changed:
+                               the audit_reply's form */
+} tnd_skill_json;
+
+/* A skill result as a new JSON object, in the given form. */
+json_object *tnd_skill_result_to_json(const tnd_skill_result *s,
+                                      tnd_skill_json form);
+
 /* Check a critique object against the schema and convert it; the error
  * names the field at fault ("issues[2]: field 'severity' must be one of
  * minor, major, critical, got \"huge\""). Caller frees *out with

@@ -1,6 +1,7 @@
 /* Body envelope, usage and error replies (see body.h). */
 #include "proto/body.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,14 +116,24 @@ int tnd_body_ids(char **task_id, int *attempt, json_object *obj)
     return 0;
 }
 
-json_object *tnd_usage_to_json(const tnd_usage *u)
+/* The names that differ between the two formats (see tnd_usage_keys). */
+static const struct {
+    const char *calls, *prompt, *completion;
+} usage_names[] = {
+    [TND_USAGE_WIRE] = {"calls", "prompt_tokens", "completion_tokens"},
+    [TND_USAGE_REPORT] = {"llm_calls", "prompt", "completion"},
+};
+
+json_object *tnd_usage_to_json(const tnd_usage *u, tnd_usage_keys keys)
 {
     json_object *o = json_object_new_object();
 
-    json_object_object_add(o, "calls", json_object_new_int64(u->calls));
-    json_object_object_add(o, "prompt_tokens",
+    assert(keys == TND_USAGE_WIRE || keys == TND_USAGE_REPORT);
+    json_object_object_add(o, usage_names[keys].calls,
+                           json_object_new_int64(u->calls));
+    json_object_object_add(o, usage_names[keys].prompt,
                            json_object_new_int64(u->prompt_tokens));
-    json_object_object_add(o, "completion_tokens",
+    json_object_object_add(o, usage_names[keys].completion,
                            json_object_new_int64(u->completion_tokens));
     json_object_object_add(o, "estimated",
                            json_object_new_boolean(u->estimated));
@@ -139,12 +150,14 @@ int tnd_usage_from_json(tnd_usage *out, json_object *obj)
     memset(out, 0, sizeof(*out));
     if (!obj)
         return 0;
-    if (tnd_json_get_int(&out->calls, obj, "calls", 0, big, TND_JSON_OPTIONAL) <
-            0 ||
-        tnd_json_get_int(&out->prompt_tokens, obj, "prompt_tokens", 0, big,
-                         TND_JSON_OPTIONAL) < 0 ||
-        tnd_json_get_int(&out->completion_tokens, obj, "completion_tokens", 0,
+    if (tnd_json_get_int(&out->calls, obj, usage_names[TND_USAGE_WIRE].calls, 0,
                          big, TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_int(&out->prompt_tokens, obj,
+                         usage_names[TND_USAGE_WIRE].prompt, 0, big,
+                         TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_int(&out->completion_tokens, obj,
+                         usage_names[TND_USAGE_WIRE].completion, 0, big,
+                         TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_bool(&out->estimated, obj, "estimated",
                           TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_int(&out->latency_ms, obj, "latency_ms", 0, big,

@@ -58,8 +58,19 @@ int tnd_body_open(json_object **out, const char *body, size_t len,
 /* Read the "task_id" and "attempt" every request and reply carries. */
 int tnd_body_ids(char **task_id, int *attempt, json_object *obj);
 
-/* Usage as JSON, and back (missing fields are 0). */
-json_object *tnd_usage_to_json(const tnd_usage *u);
+/* The key names usage is written with. Both are file formats people's
+ * tools read, so neither may change: the protocol's (PROTOCOL.md:
+ * "calls", "prompt_tokens", "completion_tokens", ...) and report.json's
+ * "by_role" entries (README: "llm_calls", "prompt", "completion", ...,
+ * as its top-level "llm_calls" and "tokens"). Same fields, same order. */
+typedef enum tnd_usage_keys {
+    TND_USAGE_WIRE = 0,
+    TND_USAGE_REPORT = 1,
+} tnd_usage_keys;
+
+/* Usage as a new JSON object with the given key names, and back from the
+ * protocol's names (missing fields are 0). */
+json_object *tnd_usage_to_json(const tnd_usage *u, tnd_usage_keys keys);
 int tnd_usage_from_json(tnd_usage *out, json_object *obj);
 
 /* An "error" reply: the agent could not do the request. Caller frees. */

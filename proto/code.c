@@ -17,6 +17,21 @@ const char *tnd_edit_kind_name(tnd_edit_kind k)
                                                          : edit_kinds[0];
 }
 
+void tnd_edit_clear(tnd_edit *e)
+{
+    free(e->path);
+    free(e->search);
+    free(e->replace);
+    memset(e, 0, sizeof(*e));
+}
+
+void tnd_edit_list_free(tnd_edit *edits, size_t n)
+{
+    for (size_t i = 0; edits && i < n; i++)
+        tnd_edit_clear(&edits[i]);
+    free(edits);
+}
+
 int tnd_edit_path_check(const char *path)
 {
     const char *p = path;
@@ -204,7 +219,8 @@ char *tnd_code_reply_encode(const tnd_code_reply *r, size_t *len_out)
     json_object_object_add(o, "edits", edits);
     json_object_object_add(o, "format_error",
                            tnd_json_str_or_null(r->format_error));
-    json_object_object_add(o, "usage", tnd_usage_to_json(&r->usage));
+    json_object_object_add(o, "usage",
+                           tnd_usage_to_json(&r->usage, TND_USAGE_WIRE));
     return tnd_body_finish(o, len_out);
 }
 
@@ -287,12 +303,7 @@ out:
 
 void tnd_code_reply_clear(tnd_code_reply *r)
 {
-    for (size_t i = 0; i < r->nedits; i++) {
-        free(r->edits[i].path);
-        free(r->edits[i].search);
-        free(r->edits[i].replace);
-    }
-    free(r->edits);
+    tnd_edit_list_free(r->edits, r->nedits);
     free(r->task_id);
     free(r->rationale);
     free(r->format_error);

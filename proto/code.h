@@ -75,4 +75,11 @@ int tnd_edit_path_check(const char *path);
 /* "replace", "write", "delete". */
 const char *tnd_edit_kind_name(tnd_edit_kind k);
 
+/* Free an edit's strings and zero it (clearing twice is harmless). Every
+ * tnd_edit, whoever made it, is freed here. */
+void tnd_edit_clear(tnd_edit *e);
+
+/* Clear n edits and free the array itself. Safe on NULL. */
+void tnd_edit_list_free(tnd_edit *edits, size_t n);
+
 #endif

@@ -62,7 +62,7 @@ int tnd_json_parse(json_object **out, const char *text, size_t len)
 }
 
 /* The field, NULL when missing or null. */
-static json_object *field(json_object *obj, const char *key)
+json_object *tnd_json_field(json_object *obj, const char *key)
 {
     json_object *v = NULL;
 
@@ -83,7 +83,7 @@ static int missing(const char *key, int flags)
 int tnd_json_get_str(char **out, json_object *obj, const char *key, size_t max,
                      int flags)
 {
-    json_object *v = field(obj, key);
+    json_object *v = tnd_json_field(obj, key);
     const char *s;
     size_t len;
     int m;
@@ -108,7 +108,7 @@ int tnd_json_get_str(char **out, json_object *obj, const char *key, size_t max,
 int tnd_json_get_int(long *out, json_object *obj, const char *key, long min,
                      long max, int flags)
 {
-    json_object *v = field(obj, key);
+    json_object *v = tnd_json_field(obj, key);
     int64_t n;
     int m;
 
@@ -137,7 +137,7 @@ int tnd_json_get_int(long *out, json_object *obj, const char *key, long min,
 int tnd_json_get_double(double *out, json_object *obj, const char *key,
                         double min, double max, int flags)
 {
-    json_object *v = field(obj, key);
+    json_object *v = tnd_json_field(obj, key);
     double d;
     int m;
 
@@ -157,7 +157,7 @@ int tnd_json_get_double(double *out, json_object *obj, const char *key,
 
 int tnd_json_get_bool(bool *out, json_object *obj, const char *key, int flags)
 {
-    json_object *v = field(obj, key);
+    json_object *v = tnd_json_field(obj, key);
     int m;
 
     if (!v)
@@ -171,7 +171,7 @@ int tnd_json_get_bool(bool *out, json_object *obj, const char *key, int flags)
 int tnd_json_get_array(json_object **out, json_object *obj, const char *key,
                        size_t max, int flags)
 {
-    json_object *v = field(obj, key);
+    json_object *v = tnd_json_field(obj, key);
     int m;
 
     *out = NULL;
@@ -190,7 +190,7 @@ int tnd_json_get_array(json_object **out, json_object *obj, const char *key,
 int tnd_json_get_object(json_object **out, json_object *obj, const char *key,
                         int flags)
 {
-    json_object *v = field(obj, key);
+    json_object *v = tnd_json_field(obj, key);
     int m;
 
     *out = NULL;
@@ -236,6 +236,29 @@ char *tnd_json_pretty(json_object *obj)
     out = tnd_xasprintf("%s\n", text);
     free(text);
     return out;
+}
+
+const char *tnd_json_str_or(json_object *obj, const char *key,
+                            const char *fallback)
+{
+    json_object *v = tnd_json_field(obj, key);
+
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                    : fallback;
+}
+
+long tnd_json_int_or(json_object *obj, const char *key, long fallback)
+{
+    json_object *v = tnd_json_field(obj, key);
+
+    return v ? (long)json_object_get_int64(v) : fallback;
+}
+
+bool tnd_json_bool_or(json_object *obj, const char *key, bool fallback)
+{
+    json_object *v = tnd_json_field(obj, key);
+
+    return v ? json_object_get_boolean(v) : fallback;
 }
 
 json_object *tnd_json_str_or_null(const char *s)

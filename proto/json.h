@@ -57,6 +57,25 @@ int tnd_json_get_array(json_object **out, json_object *obj, const char *key,
 int tnd_json_get_object(json_object **out, json_object *obj, const char *key,
                         int flags);
 
+/* Lenient readers, for JSON tandem wrote itself (the journal, report.json,
+ * events) where a missing field means "not there", not an error. obj may
+ * be NULL or not an object; a field set to null counts as missing. */
+
+/* Borrow obj[key], or NULL. */
+json_object *tnd_json_field(json_object *obj, const char *key);
+
+/* obj[key] when it is a string (borrowed from obj), else fallback. */
+const char *tnd_json_str_or(json_object *obj, const char *key,
+                            const char *fallback);
+
+/* obj[key] as json-c converts it to an integer (a double is truncated, a
+ * numeric string parsed), or fallback when it is missing. */
+long tnd_json_int_or(json_object *obj, const char *key, long fallback);
+
+/* obj[key] as json-c converts it to a boolean, or fallback when it is
+ * missing. */
+bool tnd_json_bool_or(json_object *obj, const char *key, bool fallback);
+
 /* Check that no object in the JSON text repeats a key: json-c keeps the
  * last of a repeated key without a word, so {"verdict": "revise", ...,
  * "verdict": "approve"} would read as approve. Keys are compared as

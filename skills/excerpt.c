@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "skills/toolline.h"
 
@@ -248,18 +249,7 @@ static size_t utf8_cut(const char *s, size_t len, size_t max)
 
     if (n == len || ((unsigned char)s[n] & 0xC0) != 0x80)
         return n;
-    for (size_t k = 1; k <= 3 && k <= n; k++) {
-        unsigned char c = (unsigned char)s[n - k];
-        size_t need;
-
-        if ((c & 0xC0) == 0x80)
-            continue;
-        if (c < 0xC0)
-            return n;
-        need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-        return need > k ? n - k : n;
-    }
-    return n;
+    return tnd_utf8_whole(s, n);
 }
 
 #define MARKER      "[... %zu line%s left out ...]\n"

@@ -283,13 +283,6 @@ size_t tnd_manifest_changes(char ***out, tnd_manifest *self)
     return c.n;
 }
 
-void tnd_manifest_list_free(char **list)
-{
-    for (size_t i = 0; list && list[i]; i++)
-        free(list[i]);
-    free(list);
-}
-
 void tnd_manifest_destroy(tnd_manifest **self_p)
 {
     tnd_manifest *m = self_p ? *self_p : NULL;

@@ -25,14 +25,11 @@ tnd_manifest *tnd_manifest_new(const char *root, size_t max_files);
  * was taken or since the last call (each change is reported once, and
  * the record moves on to the file's new state). *out is a NULL-terminated
  * list of relative paths, sorted (caller frees with
- * tnd_manifest_list_free); returns the count. */
+ * tnd_str_list_free); returns the count. */
 size_t tnd_manifest_changes(char ***out, tnd_manifest *self);
 
 /* The number of files recorded. */
 size_t tnd_manifest_size(const tnd_manifest *self);
-
-/* Free a list from tnd_manifest_changes; safe on NULL. */
-void tnd_manifest_list_free(char **list);
 
 /* Free; sets *self_p to NULL. Safe on NULL. */
 void tnd_manifest_destroy(tnd_manifest **self_p);

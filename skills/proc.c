@@ -39,6 +39,8 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/str.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "skills/toolline.h"
 
@@ -264,7 +266,7 @@ static void child_run(const child_plan *p)
 
 /* Files to try for prog: itself when it has a '/', else each PATH entry
  * of the child's environment (an empty entry is the working directory).
- * NULL-terminated; free with free_list(). */
+ * NULL-terminated; free with tnd_str_list_free(). */
 static char **path_candidates(const char *prog, char *const *envp)
 {
     const char *path = NULL, *p, *end;
@@ -297,13 +299,6 @@ static char **path_candidates(const char *prog, char *const *envp)
     }
     list[n] = NULL;
     return list;
-}
-
-static void free_list(char **list)
-{
-    for (size_t i = 0; list && list[i]; i++)
-        free(list[i]);
-    free(list);
 }
 
 /* Limits the spec asks for, never above the current hard limit (raising
@@ -445,7 +440,7 @@ out:
     close_pipe(outp);
     close_pipe(errp);
     close_pipe(status);
-    free_list(plan.paths);
+    tnd_str_list_free(&plan.paths);
     return error;
 }
 
@@ -460,23 +455,6 @@ static void stream_init(stream *s, size_t cap)
     tnd_buf_init(&s->failures, TND_PROC_MIDDLE_MAX);
 }
 
-/* n, or less so that s[0..n) does not end inside a UTF-8 sequence. */
-static size_t utf8_whole(const char *s, size_t n)
-{
-    for (size_t k = 1; k <= 3 && k <= n; k++) {
-        unsigned char c = (unsigned char)s[n - k];
-        size_t need;
-
-        if ((c & 0xC0) == 0x80)
-            continue;
-        if (c < 0xC0)
-            return n;
-        need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-        return need > k ? n - k : n;
-    }
-    return n;
-}
-
 /* The line being dropped has ended: keep it when it names a failure and
  * there is room. */
 static void end_dropped_line(stream *s)
@@ -488,7 +466,7 @@ static void end_dropped_line(stream *s)
     if (tnd_toolline_is_failure(s->line, n)) {
         s->nfailures++;
         if (s->line_long)
-            n = utf8_whole(s->line, n);
+            n = tnd_utf8_whole(s->line, n);
         need = n + (s->line_long ? 6 : 0) + 1;
         if (s->failures.len + need <= s->failures.cap) {
             (void)tnd_buf_append(&s->failures, s->line, n);
@@ -884,9 +862,4 @@ char **tnd_proc_env_scrubbed(const char *const *extra)
             env[kept++] = tnd_xstrdup(environ[i]);
     env[kept] = NULL;
     return env;
-}
-
-void tnd_proc_env_free(char **envp)
-{
-    free_list(envp);
 }

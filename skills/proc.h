@@ -95,10 +95,8 @@ const char *tnd_proc_describe(const tnd_proc_result *result);
  * variables (MAKEFLAGS, MFLAGS, MAKELEVEL, MAKEOVERRIDES, GNUMAKEFLAGS):
  * a tandem started from a make must not hand its jobserver and level to
  * the project's build, which then printed the workspace's path on every
- * "Entering directory" line. Caller frees with tnd_proc_env_free(). */
+ * "Entering directory" line. Caller frees with
+ * tnd_str_list_free(). */
 char **tnd_proc_env_scrubbed(const char *const *extra);
-
-/* Free an environment from tnd_proc_env_scrubbed(); safe on NULL. */
-void tnd_proc_env_free(char **envp);
 
 #endif

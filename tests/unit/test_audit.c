@@ -747,6 +747,59 @@ static void names_for_people_and_json(void **state)
     assert_string_equal(tnd_issue_type_name((tnd_issue_type)7), "?");
 }
 
+/* One writer of a skill result: the audit_reply takes it whole,
+ * report.json the summary (its output would swell the report; the
+ * journal keeps it). */
+static void skill_result_json_forms(void **state)
+{
+    tnd_location locs[] = {{S("src/a.c"), 12, 5}};
+    char *changed[] = {S("src/gen.h")};
+    tnd_skill_result s = {.name = S("lint"),
+                          .status = TND_SKILL_FAIL,
+                          .required = true,
+                          .exit_code = 1,
+                          .duration_ms = 250,
+                          .command = S("lint ."),
+                          .output = S("src/a.c:12:5: x\n"),
+                          .locations = locs,
+                          .nlocations = 1,
+                          .changed = changed,
+                          .nchanged = 1};
+    static const char *const summary[] = {"name", "status", "required",
+                                          "exit_code", "duration_ms"};
+    json_object *j = tnd_skill_result_to_json(&s, TND_SKILL_JSON_SUMMARY);
+    size_t i = 0;
+
+    (void)state;
+    assert_int_equal(json_object_object_length(j), 5);
+    json_object_object_foreach(j, key, val)
+    {
+        (void)val;
+        assert_string_equal(key, summary[i++]);
+    }
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(j, "status")), "fail");
+    assert_true(json_object_get_boolean(json_object_object_get(j, "required")));
+    assert_int_equal(
+        json_object_get_int(json_object_object_get(j, "exit_code")), 1);
+    assert_int_equal(
+        json_object_get_int(json_object_object_get(j, "duration_ms")), 250);
+    json_object_put(j);
+
+    j = tnd_skill_result_to_json(&s, TND_SKILL_JSON_FULL);
+    assert_int_equal(json_object_object_length(j), 9);
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(j, "command")), "lint .");
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(j, "output")),
+        "src/a.c:12:5: x\n");
+    assert_int_equal(
+        json_object_array_length(json_object_object_get(j, "locations")), 1);
+    assert_int_equal(
+        json_object_array_length(json_object_object_get(j, "changed")), 1);
+    json_object_put(j);
+}
+
 static void skill_result_clear_frees_and_zeroes(void **state)
 {
     tnd_skill_result s = {.name = malloc(4),
@@ -781,6 +834,7 @@ int main(void)
         cmocka_unit_test(critique_limits),
         cmocka_unit_test(critique_to_json_and_back),
         cmocka_unit_test(names_for_people_and_json),
+        cmocka_unit_test(skill_result_json_forms),
         cmocka_unit_test(skill_result_clear_frees_and_zeroes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -112,7 +112,7 @@ static void usage_round_trips_and_adds(void **state)
                    .latency_ms = 4500,
                    .retries = 1};
     tnd_usage back, sum = {0};
-    json_object *j = tnd_usage_to_json(&u);
+    json_object *j = tnd_usage_to_json(&u, TND_USAGE_WIRE);
 
     (void)state;
     assert_int_equal(tnd_usage_from_json(&back, j), 0);
@@ -132,6 +132,47 @@ static void usage_round_trips_and_adds(void **state)
     assert_int_equal(sum.latency_ms, 9000);
     assert_int_equal(sum.retries, 2);
     assert_true(sum.estimated);
+}
+
+/* The same usage under its two sets of names: the protocol's and
+ * report.json's (by_role), both read by tools outside tandem. */
+static void usage_keys_name_the_format(void **state)
+{
+    static const char *const wire[] = {
+        "calls",     "prompt_tokens", "completion_tokens",
+        "estimated", "latency_ms",    "retries"};
+    static const char *const report[] = {"llm_calls",  "prompt",
+                                         "completion", "estimated",
+                                         "latency_ms", "retries"};
+    tnd_usage u = {3, 40, 5, false, 600, 2};
+    json_object *w = tnd_usage_to_json(&u, TND_USAGE_WIRE);
+    json_object *r = tnd_usage_to_json(&u, TND_USAGE_REPORT);
+    size_t i = 0;
+
+    (void)state;
+    assert_int_equal(json_object_object_length(w), 6);
+    assert_int_equal(json_object_object_length(r), 6);
+    json_object_object_foreach(w, wk, wv)
+    {
+        (void)wv;
+        assert_string_equal(wk, wire[i++]);
+    }
+    i = 0;
+    json_object_object_foreach(r, rk, rv)
+    {
+        (void)rv;
+        assert_string_equal(rk, report[i++]);
+    }
+    assert_int_equal(
+        json_object_get_int(json_object_object_get(r, "llm_calls")), 3);
+    assert_int_equal(json_object_get_int(json_object_object_get(r, "prompt")),
+                     40);
+    assert_int_equal(
+        json_object_get_int(json_object_object_get(r, "completion")), 5);
+    assert_int_equal(
+        json_object_get_int(json_object_object_get(r, "latency_ms")), 600);
+    json_object_put(w);
+    json_object_put(r);
 }
 
 static void usage_missing_fields_are_zero(void **state)
@@ -263,6 +304,7 @@ int main(void)
         cmocka_unit_test(error_bodies_fail_with_the_agent_message),
         cmocka_unit_test(ids_are_checked),
         cmocka_unit_test(usage_round_trips_and_adds),
+        cmocka_unit_test(usage_keys_name_the_format),
         cmocka_unit_test(usage_missing_fields_are_zero),
         cmocka_unit_test(error_reply_round_trips),
         cmocka_unit_test(error_reply_without_ids_still_decodes),

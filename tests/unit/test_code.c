@@ -393,6 +393,29 @@ static void edit_kind_names(void **state)
     assert_string_equal(tnd_edit_kind_name((tnd_edit_kind)9), "?");
 }
 
+/* The one destructor of a tnd_edit: whatever made the edits (a decoded
+ * reply, the coder's parser, a unified diff) frees them here. */
+static void edits_are_cleared_and_freed(void **state)
+{
+    tnd_edit e = {TND_EDIT_REPLACE, strdup("a.c"), strdup("x"), strdup("y")};
+    tnd_edit *list = calloc(2, sizeof(*list));
+
+    (void)state;
+    tnd_edit_clear(&e);
+    assert_int_equal(e.kind, 0);
+    assert_null(e.path);
+    assert_null(e.search);
+    assert_null(e.replace);
+    tnd_edit_clear(&e); /* twice is harmless */
+
+    list[0] = (tnd_edit){TND_EDIT_WRITE, strdup("b.c"), strdup(""),
+                         strdup("int b;\n")};
+    list[1] = (tnd_edit){TND_EDIT_DELETE, strdup("c.c"), NULL, NULL};
+    tnd_edit_list_free(list, 2); /* leak-checked under make memcheck */
+    tnd_edit_list_free(NULL, 0);
+    tnd_edit_list_free(NULL, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +431,7 @@ int main(void)
         cmocka_unit_test(error_reply_is_the_agent_error),
         cmocka_unit_test(edit_paths_are_checked),
         cmocka_unit_test(edit_kind_names),
+        cmocka_unit_test(edits_are_cleared_and_freed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

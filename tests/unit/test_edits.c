@@ -333,7 +333,7 @@ static void assert_parses_to(const good_case *c)
     if (strcmp(rationale, c->rationale) != 0)
         fail_msg("%s: rationale\n[%s]\nexpected\n[%s]", c->what, rationale,
                  c->rationale);
-    tnd_edits_free(edits, n);
+    tnd_edit_list_free(edits, n);
     free(rationale);
 }
 
@@ -368,9 +368,9 @@ static void usage_example(void **state)
     assert_string_equal(edits[0].search, "    return sum / (n - 1);\n");
     assert_string_equal(edits[0].replace, "    return sum / n;\n");
     assert_string_equal(rationale, "The average divided by n - 1.");
-    tnd_edits_free(edits, n);
+    tnd_edit_list_free(edits, n);
     free(rationale);
-    tnd_edits_free(NULL, 0);
+    tnd_edit_list_free(NULL, 0);
 }
 
 /* ---- errors ---------------------------------------------------------------
@@ -475,7 +475,7 @@ static void at_most_500_blocks(void **state)
     assert_int_equal(tnd_edits_parse(&edits, &n, &rationale, answer), 0);
     assert_int_equal(n, 500);
     assert_string_equal(edits[499].path, "f499.txt");
-    tnd_edits_free(edits, n);
+    tnd_edit_list_free(edits, n);
     free(rationale);
     free(answer);
 
@@ -509,7 +509,7 @@ static void a_megabyte_answer_parses_quickly(void **state)
     assert_int_equal(strlen(edits[0].replace),
                      strlen(answer) - strlen("big.txt\n<<<<<<< FILE\n") -
                          strlen(">>>>>>> FILE\n"));
-    tnd_edits_free(edits, n);
+    tnd_edit_list_free(edits, n);
     free(rationale);
     free(answer);
 
@@ -523,7 +523,7 @@ static void a_megabyte_answer_parses_quickly(void **state)
     assert_int_equal(n, 1);
     assert_true(strlen(rationale) <= 64 * 1024);
     assert_memory_equal(rationale, answer, strlen(rationale));
-    tnd_edits_free(edits, n);
+    tnd_edit_list_free(edits, n);
     free(rationale);
     free(answer);
 

@@ -326,6 +326,46 @@ static void str_or_null(void **state)
     assert_null(tnd_json_str_or_null(NULL));
 }
 
+/* The lenient readers of journal records and reports: a missing, null or
+ * oddly typed field gives the fallback, never an error. */
+static void lenient_readers_fall_back(void **state)
+{
+    json_object *o = parse("{\"s\": \"text\", \"n\": 42, \"big\": "
+                           "5000000000, \"d\": 2.9, \"ns\": \"17\", "
+                           "\"t\": true, \"z\": null, \"sub\": {\"k\": 1}}");
+    json_object *a = parse("[1]");
+
+    (void)state;
+    assert_ptr_equal(tnd_json_field(o, "sub"),
+                     json_object_object_get(o, "sub"));
+    assert_null(tnd_json_field(o, "z"));
+    assert_null(tnd_json_field(o, "none"));
+    assert_null(tnd_json_field(a, "s"));
+    assert_null(tnd_json_field(NULL, "s"));
+
+    assert_string_equal(tnd_json_str_or(o, "s", NULL), "text");
+    assert_null(tnd_json_str_or(o, "n", NULL)); /* not a string */
+    assert_string_equal(tnd_json_str_or(o, "z", "-"), "-");
+    assert_string_equal(tnd_json_str_or(o, "none", ""), "");
+    assert_null(tnd_json_str_or(NULL, "s", NULL));
+
+    assert_int_equal(tnd_json_int_or(o, "n", -1), 42);
+    assert_int_equal(tnd_json_int_or(o, "big", -1), 5000000000L);
+    assert_int_equal(tnd_json_int_or(o, "d", -1), 2);
+    assert_int_equal(tnd_json_int_or(o, "ns", -1), 17);
+    assert_int_equal(tnd_json_int_or(o, "z", -1), -1);
+    assert_int_equal(tnd_json_int_or(o, "none", -1), -1);
+    assert_int_equal(tnd_json_int_or(tnd_json_field(o, "sub"), "k", 0), 1);
+    assert_int_equal(tnd_json_int_or(NULL, "n", 7), 7);
+
+    assert_true(tnd_json_bool_or(o, "t", false));
+    assert_false(tnd_json_bool_or(o, "none", false));
+    assert_true(tnd_json_bool_or(o, "z", true));
+    assert_true(tnd_json_bool_or(o, "n", false)); /* json-c: nonzero */
+    json_object_put(o);
+    json_object_put(a);
+}
+
 /* ---- repeated keys ------------------------------------------------------ */
 
 typedef struct keys_case {
@@ -443,6 +483,7 @@ int main(void)
         cmocka_unit_test(dump_is_compact_and_keeps_slashes),
         cmocka_unit_test(written_json_is_valid_utf8),
         cmocka_unit_test(str_or_null),
+        cmocka_unit_test(lenient_readers_fall_back),
         cmocka_unit_test(repeated_keys_are_found_as_json_c_reads_them),
         cmocka_unit_test(json_c_drops_what_is_reported),
         cmocka_unit_test(repeated_keys_within_bounds),

@@ -15,6 +15,7 @@
 
 #include "common/buf.h"
 #include "common/fs.h"
+#include "common/str.h"
 #include "skills/manifest.h"
 
 static char tmpdir[] = "/tmp/tnd-test-manifest-XXXXXX";
@@ -53,7 +54,7 @@ static char *changes(tnd_manifest *m)
     for (size_t i = 0; i < n; i++)
         tnd_buf_printf(&b, "%s%s", i ? "," : "", list[i]);
     assert_null(list[n]);
-    tnd_manifest_list_free(list);
+    tnd_str_list_free(&list);
     return tnd_buf_detach(&b, NULL);
 }
 

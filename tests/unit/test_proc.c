@@ -21,6 +21,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/str.h"
 #include "skills/proc.h"
 
 static char tmpdir[] = "/tmp/tnd-test-proc-XXXXXX";
@@ -571,8 +572,9 @@ static void scrubbed_environment_drops_secrets(void **state)
     assert_null(strstr(res.output, "sk-test"));
     assert_null(strstr(res.output, "hunter2"));
     tnd_proc_result_free(&res);
-    tnd_proc_env_free(env);
-    tnd_proc_env_free(NULL);
+    tnd_str_list_free(&env);
+    assert_null(env);
+    tnd_str_list_free(&env); /* a NULL list is fine */
 
     unsetenv("OPENAI_API_KEY");
     unsetenv("MY_TOKEN");

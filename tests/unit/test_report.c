@@ -62,7 +62,7 @@ static void json_has_the_promised_fields(void **state)
     tnd_usage c = usage(1, 100, 10);
     tnd_gate_input in;
     tnd_gate_decision d;
-    json_object *o = NULL, *tokens, *attempts, *a0;
+    json_object *o = NULL, *tokens, *attempts, *a0, *coder;
     char *text;
 
     (void)state;
@@ -94,6 +94,19 @@ static void json_has_the_promised_fields(void **state)
         json_object_get_int(json_object_object_get(tokens, "prompt")), 100);
     assert_int_equal(
         json_object_get_int(json_object_object_get(tokens, "completion")), 10);
+    /* by_role keeps report.json's names (README), not the protocol's */
+    coder =
+        json_object_object_get(json_object_object_get(o, "by_role"), "coder");
+    assert_int_equal(
+        json_object_get_int(json_object_object_get(coder, "llm_calls")), 1);
+    assert_int_equal(
+        json_object_get_int(json_object_object_get(coder, "prompt")), 100);
+    assert_int_equal(
+        json_object_get_int(json_object_object_get(coder, "completion")), 10);
+    assert_non_null(json_object_object_get(coder, "estimated"));
+    assert_non_null(json_object_object_get(coder, "latency_ms"));
+    assert_non_null(json_object_object_get(coder, "retries"));
+    assert_null(json_object_object_get(coder, "prompt_tokens"));
     assert_true(json_object_is_type(json_object_object_get(o, "final_diff"),
                                     json_type_null));
     attempts = json_object_object_get(o, "attempts");
@@ -149,6 +162,7 @@ static void baseline_and_workspace_are_reported(void **state)
         "skills");
     s0 = json_object_array_get_idx(skills, 0);
     s1 = json_object_array_get_idx(skills, 1);
+    assert_null(json_object_object_get(s0, "output")); /* the journal's */
     assert_string_equal(
         json_object_get_string(json_object_object_get(s0, "before")), "pass");
     assert_true(

@@ -104,6 +104,42 @@ static void cut_middle_keeps_utf8_sequences_whole(void **state)
     free(text);
 }
 
+/* The one way a NULL-terminated list of strings is freed. */
+static void lists_are_freed_and_forgotten(void **state)
+{
+    char **list = calloc(3, sizeof(char *)), **none = NULL;
+
+    (void)state;
+    list[0] = strdup("a");
+    list[1] = strdup("b");
+    tnd_str_list_free(&list); /* leak-checked under make memcheck */
+    assert_null(list);
+    tnd_str_list_free(&list);
+    tnd_str_list_free(&none);
+    assert_null(none);
+}
+
+static void secrets_are_freed(void **state)
+{
+    char *key = strdup("Authorization: Bearer sk-1234"), *none = NULL;
+
+    (void)state;
+    tnd_str_free_secret(&key); /* leak-checked under make memcheck */
+    assert_null(key);
+    tnd_str_free_secret(&none);
+}
+
+static void lists_are_searched(void **state)
+{
+    static const char *const list[] = {"run", "review", NULL};
+
+    (void)state;
+    assert_true(tnd_str_list_has(list, "run"));
+    assert_true(tnd_str_list_has(list, "review"));
+    assert_false(tnd_str_list_has(list, "re"));
+    assert_false(tnd_str_list_has(NULL, "run"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -111,6 +147,9 @@ int main(void)
         cmocka_unit_test(cut_middle_keeps_short_text_as_is),
         cmocka_unit_test(cut_middle_keeps_head_and_more_tail_within_max),
         cmocka_unit_test(cut_middle_keeps_utf8_sequences_whole),
+        cmocka_unit_test(lists_are_freed_and_forgotten),
+        cmocka_unit_test(lists_are_searched),
+        cmocka_unit_test(secrets_are_freed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

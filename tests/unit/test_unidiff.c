@@ -59,13 +59,6 @@ static void parse_fails(const char *diff)
     assert_int_equal(n, 0);
 }
 
-static void free_edits(tnd_edit *edits, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        tnd_edit_clear(&edits[i]);
-    free(edits);
-}
-
 static void assert_edit(const tnd_edit *e, tnd_edit_kind kind, const char *path,
                         const char *search, const char *replace)
 {
@@ -147,7 +140,7 @@ static void plain_diff_u_with_timestamps(void **state)
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_REPLACE, "notes.txt", "one\ntwo\nthree\n",
                 "one\n2\nthree\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 static void a_and_b_prefixes_are_dropped_once(void **state)
@@ -181,7 +174,7 @@ static void a_and_b_prefixes_are_dropped_once(void **state)
     assert_edit(&e[0], TND_EDIT_REPLACE, "a/x.c", "x\n", "y\n");
     assert_edit(&e[1], TND_EDIT_REPLACE, "lib/y.c", "y\n", "z\n");
     assert_edit(&e[2], TND_EDIT_REPLACE, "ab/z.c", "z\n", "w\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 static void files_and_hunks_keep_their_order(void **state)
@@ -239,7 +232,7 @@ static void files_and_hunks_keep_their_order(void **state)
     assert_edit(&e[3], TND_EDIT_WRITE, "docs/new.md", "", "# New\ntext\n");
     assert_edit(&e[4], TND_EDIT_DELETE, "old.c", "", "");
     assert_edit(&e[5], TND_EDIT_REPLACE, "x.c", "int x;\n", "long x;\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 static void created_file_is_a_write(void **state)
@@ -264,12 +257,12 @@ static void created_file_is_a_write(void **state)
     (void)state;
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_WRITE, "src/new.c", "", "int f(void)\n{\n}\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 
     e = parse_ok(plain, &n);
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_WRITE, "new.txt", "", "hello\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 static void deleted_file_is_a_delete(void **state)
@@ -295,12 +288,12 @@ static void deleted_file_is_a_delete(void **state)
     (void)state;
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_DELETE, "src/gone.c", "", "");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 
     e = parse_ok(plain, &n);
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_DELETE, "gone.txt", "", "");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 /* ---- "\ No newline at end of file" -------------------------------------- */
@@ -320,7 +313,7 @@ static void no_newline_on_the_old_side(void **state)
     (void)state;
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_REPLACE, "f", "a\nb", "a\nb\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 static void no_newline_on_the_new_side(void **state)
@@ -351,12 +344,12 @@ static void no_newline_on_the_new_side(void **state)
     assert_int_equal(n, 2);
     assert_edit(&e[0], TND_EDIT_REPLACE, "f", "a\nb\n", "a\nc");
     assert_edit(&e[1], TND_EDIT_REPLACE, "g", "g\n", "G\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 
     e = parse_ok(created, &n);
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_WRITE, "h", "", "a\nb");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 static void no_newline_on_both_sides(void **state)
@@ -383,12 +376,12 @@ static void no_newline_on_both_sides(void **state)
     (void)state;
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_REPLACE, "f", "a\nb", "a\nc");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 
     e = parse_ok(context, &n);
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_REPLACE, "f", "a\nb", "A\nb");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 /* ---- line endings and blank lines --------------------------------------- */
@@ -416,7 +409,7 @@ static void crlf_line_endings_are_stripped(void **state)
     assert_int_equal(n, 2);
     assert_edit(&e[0], TND_EDIT_REPLACE, "f", "a\nb\n", "a\nB\n");
     assert_edit(&e[1], TND_EDIT_WRITE, "g", "", "g\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 static void empty_line_without_space_is_context(void **state)
@@ -439,7 +432,7 @@ static void empty_line_without_space_is_context(void **state)
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_REPLACE, "f.c", "int a;\n\nint b;\n\nint c;\n",
                 "int a;\n\nlong b;\n\nint c;\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 /* ---- empty files -------------------------------------------------------- */
@@ -460,7 +453,7 @@ static void created_empty_file_without_hunks(void **state)
     assert_int_equal(n, 2);
     assert_edit(&e[0], TND_EDIT_WRITE, "empty.txt", "", "");
     assert_edit(&e[1], TND_EDIT_REPLACE, "f", "f\n", "F\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 /* git prints no ---/+++ lines for an empty file created or deleted, only
@@ -497,7 +490,7 @@ static void git_created_empty_file(void **state)
     (void)state;
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_WRITE, "empty.txt", "", "");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 
     /* in its place among the others; a name with a space */
     e = parse_ok(beside, &n);
@@ -505,12 +498,12 @@ static void git_created_empty_file(void **state)
     assert_edit(&e[0], TND_EDIT_REPLACE, "f", "f\n", "F\n");
     assert_edit(&e[1], TND_EDIT_WRITE, "my empty.txt", "", "");
     assert_edit(&e[2], TND_EDIT_REPLACE, "g", "g\n", "G\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 
     e = parse_ok(crlf, &n);
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_WRITE, "e", "", "");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 static void git_deleted_empty_file(void **state)
@@ -532,7 +525,7 @@ static void git_deleted_empty_file(void **state)
     assert_int_equal(n, 2);
     assert_edit(&e[0], TND_EDIT_REPLACE, "f", "f\n", "F\n");
     assert_edit(&e[1], TND_EDIT_DELETE, "gone.txt", "", "");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 static void git_header_alone_changes_nothing(void **state)
@@ -556,7 +549,7 @@ static void git_header_alone_changes_nothing(void **state)
     (void)state;
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_REPLACE, "f", "f\n", "F\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 /* ---- refused diffs ------------------------------------------------------ */
@@ -674,7 +667,7 @@ static void hunk_without_context_or_removed_lines_is_refused(void **state)
     assert_int_equal(n, 2);
     assert_edit(&e[0], TND_EDIT_REPLACE, "f.c", "b\n", "");
     assert_edit(&e[1], TND_EDIT_REPLACE, "f.c", "e\n", "E\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 static void hunk_cut_short_is_refused(void **state)
@@ -849,7 +842,7 @@ static void more_than_the_edit_limit_is_refused(void **state)
     assert_int_equal(n, TND_BODY_MAX_EDITS);
     assert_edit(&e[TND_BODY_MAX_EDITS - 1], TND_EDIT_REPLACE, "f499", "a\n",
                 "b\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 
     /* one file over */
     tnd_buf_reset(&b);
@@ -906,13 +899,13 @@ static void only_len_bytes_are_read(void **state)
     assert_int_equal(parse_len(&e, &n, two, strlen(two) / 2), 0);
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_REPLACE, "f", "f\n", "F\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 
     /* a last line without its newline */
     assert_int_equal(parse_len(&e, &n, two, strlen(two) - 1), 0);
     assert_int_equal(n, 2);
     assert_edit(&e[1], TND_EDIT_REPLACE, "g", "g\n", "G\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 
     /* a "--- " header cut off before its "+++ " line: fewer than four
      * bytes are left, none is read past len (ASan and valgrind watch),
@@ -923,7 +916,7 @@ static void only_len_bytes_are_read(void **state)
                      0);
     assert_int_equal(n, 1);
     assert_edit(&e[0], TND_EDIT_REPLACE, "f", "f\n", "F\n");
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
 }
 
 /* ---- end to end: the edits applied to a workspace ----------------------- */
@@ -1108,7 +1101,7 @@ static void edits_applied_to_a_workspace_diff_back(void **state)
     assert_int_equal(n, 7);
     if (tnd_workspace_apply(ws1, e, n) != 0)
         fail_msg("tnd_workspace_apply: %s", tnd_error_last());
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
     assert_changed_tree(tnd_workspace_path(ws1));
 
     /* the workspace's own diff says the same change */
@@ -1138,7 +1131,7 @@ static void edits_applied_to_a_workspace_diff_back(void **state)
     e = parse_ok(diff1, &n);
     if (tnd_workspace_apply(ws2, e, n) != 0)
         fail_msg("tnd_workspace_apply: %s", tnd_error_last());
-    free_edits(e, n);
+    tnd_edit_list_free(e, n);
     assert_changed_tree(tnd_workspace_path(ws2));
     diff2 = tnd_workspace_diff(ws2);
     assert_non_null(diff2);

@@ -144,6 +144,30 @@ static void binary_or_text(void **state)
     assert_true(tnd_utf8_is_binary("text\0more", 9));
 }
 
+/* A cut never ends inside a sequence: it backs up to the sequence's
+ * lead byte when the sequence would need bytes past the cut. */
+static void cuts_keep_sequences_whole(void **state)
+{
+    static const char s[] = "a\xC3\xA9"         /* e acute */
+                            "\xE2\x82\xAC"      /* euro */
+                            "\xF0\x9F\x99\x82"; /* a smile */
+
+    (void)state;
+    assert_int_equal(tnd_utf8_whole(s, 0), 0);
+    assert_int_equal(tnd_utf8_whole(s, 1), 1);
+    assert_int_equal(tnd_utf8_whole(s, 2), 1); /* inside the e */
+    assert_int_equal(tnd_utf8_whole(s, 3), 3);
+    assert_int_equal(tnd_utf8_whole(s, 4), 3); /* inside the euro */
+    assert_int_equal(tnd_utf8_whole(s, 5), 3);
+    assert_int_equal(tnd_utf8_whole(s, 6), 6);
+    assert_int_equal(tnd_utf8_whole(s, 9), 6); /* inside the smile */
+    assert_int_equal(tnd_utf8_whole(s, 10), 10);
+    /* a lone lead byte at the end goes too */
+    assert_int_equal(tnd_utf8_whole("ab\xC3", 3), 2);
+    /* stray continuation bytes do not pull the cut back */
+    assert_int_equal(tnd_utf8_whole("\x80\x80\x80\x80", 4), 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +176,7 @@ int main(void)
         cmocka_unit_test(clean_inplace_replaces_only_when_needed),
         cmocka_unit_test(any_bytes_come_out_valid),
         cmocka_unit_test(binary_or_text),
+        cmocka_unit_test(cuts_keep_sequences_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "common/yamlwalk.h"
 
@@ -85,8 +86,8 @@ static void sample_free(sample *s)
 {
     free(s->mode);
     free(s->file);
-    tnd_yw_names_free(&s->tags);
-    tnd_yw_names_free(&s->headers);
+    tnd_str_list_free(&s->tags);
+    tnd_str_list_free(&s->headers);
 }
 
 static tnd_yw *parse(const char *text)
@@ -452,9 +453,9 @@ static void lookups_find_nodes(void **state)
     assert_string_equal(list[0], "x");
     assert_string_equal(list[1], "y");
     assert_null(list[2]);
-    tnd_yw_names_free(&list);
+    tnd_str_list_free(&list);
     assert_null(list);
-    tnd_yw_names_free(&list);
+    tnd_str_list_free(&list);
     assert_null(tnd_yw_string_list(w, "a", a));
     assert_int_equal(tnd_yw_finish(w), TND_ECONFIG);
     assert_string_equal(tnd_error_last(),
