@@ -1093,6 +1093,33 @@ static void several_errors_are_all_reported_one_per_line(void **state)
         "defined under skills (defined: lint)");
 }
 
+/* A value or key holding a line break is quoted in its message without
+ * it: each problem stays one line starting with the file's name, which
+ * is what people and editors read the report by. Found by
+ * tests/fuzz/fuzz_config with this file: the pattern "\n\n**" broke its
+ * line in two. */
+static void a_line_break_in_a_value_keeps_one_problem_per_line(void **state)
+{
+    static const char fuzzed[] = "skills:\n s:\n  docs: ['\n\n**']";
+    const char *got = parse_err(fuzzed), *line;
+
+    (void)state;
+    assert_int_equal(count_lines(got), 5);
+    for (line = got; line;
+         line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+        if (strncmp(line, "agents.yaml:", 12) != 0)
+            fail_msg("a line of the report is not a problem:\n%s", got);
+    assert_non_null(strstr(got, "agents.yaml:3:10: skills.s.docs[0] is not a "
+                                "valid pattern \"?**\": "));
+    /* a key, in the other messages that quote one */
+    got = parse_err("gate:\n  \"max\\niterations\": 3\n"
+                    "  \"x\\r\": 1\n  \"x\\r\": 2\n");
+    assert_int_equal(count_lines(got), 3);
+    assert_non_null(strstr(got, "agents.yaml:2:3: unknown key 'max?iterations' "
+                                "in gate (did you mean 'max_iterations'?)"));
+    assert_non_null(strstr(got, "agents.yaml:4:3: duplicate key 'x?' in gate"));
+}
+
 /* "gate:" with max_iterations set 1 + n times: n duplicate-key errors
  * (short ones), on lines 3..n+2. Caller frees. */
 static char *duplicates(int n)
@@ -1437,6 +1464,7 @@ int main(void)
         cmocka_unit_test(load_refuses_a_file_over_a_megabyte),
         cmocka_unit_test(every_error_names_file_line_and_column),
         cmocka_unit_test(several_errors_are_all_reported_one_per_line),
+        cmocka_unit_test(a_line_break_in_a_value_keeps_one_problem_per_line),
         cmocka_unit_test(errors_are_capped),
         cmocka_unit_test(alias_bomb_is_cheap),
         cmocka_unit_test(deep_nesting_is_refused_at_its_place),
