@@ -793,8 +793,17 @@ static void cross_check(tnd_yw *w, tnd_config *cfg, const yaml_node_t *root)
     const yaml_node_t *gate = tnd_yw_lookup(w, root, "gate"), *at;
     const char *roles[] = {"coder", "reviewer"};
     tnd_agent_config *agent[] = {&cfg->coder, &cfg->reviewer};
+    size_t nnames = 0;
 
-    for (size_t i = 0; cfg->reviewer.skills && cfg->reviewer.skills[i]; i++) {
+    while (cfg->reviewer.skills && cfg->reviewer.skills[nnames])
+        nnames++;
+    /* the rest would never run; and the checks below are quadratic */
+    if (nnames > TND_CONFIG_MAX_SKILLS)
+        tnd_yw_report(w, names ? names : root,
+                      "agents.reviewer.skills lists %zu skills; at most %d "
+                      "run (list fewer, or combine checks in one command)",
+                      nnames, TND_CONFIG_MAX_SKILLS);
+    for (size_t i = 0; nnames <= TND_CONFIG_MAX_SKILLS && i < nnames; i++) {
         const char *name = cfg->reviewer.skills[i];
         if (!tnd_config_skill(cfg, name)) {
             tnd_buf known;
@@ -812,7 +821,8 @@ static void cross_check(tnd_yw *w, tnd_config *cfg, const yaml_node_t *root)
             tnd_buf_free(&known);
         }
     }
-    check_after(w, cfg, root);
+    if (nnames <= TND_CONFIG_MAX_SKILLS)
+        check_after(w, cfg, root);
     for (int i = 0; i < 2; i++) {
         const yaml_node_t *a = tnd_yw_lookup(w, agents, roles[i]);
         const yaml_node_t *models = tnd_yw_lookup(w, a, "models");

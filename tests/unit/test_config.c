@@ -21,6 +21,7 @@
 #include "common/config.h"
 #include "common/fs.h"
 #include "common/str.h"
+#include "proto/body.h"
 
 static char tmpdir[] = "/tmp/tnd-test-config-XXXXXX";
 
@@ -1233,6 +1234,49 @@ static void alias_bomb_is_cheap(void **state)
     assert_in_range(tnd_now_ms() - start, 0, 1000);
 }
 
+/* agents.reviewer.skills of n entries naming skill a. Caller frees. */
+static char *reviewer_skills(size_t n)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, "skills:\n  a: {command: make, after: []}\n"
+                     "agents:\n  reviewer:\n    skills: [a");
+    for (size_t i = 1; i < n; i++)
+        tnd_buf_puts(&b, ", a");
+    tnd_buf_puts(&b, "]\n");
+    return tnd_buf_detach(&b, NULL);
+}
+
+/* An audit carries at most TND_BODY_MAX_SKILLS results and the reviewer
+ * ran only that many, so a longer list left its last skills silently
+ * unrun; the order check between its entries was also quadratic: 20,000
+ * names took a second, the megabyte a config may be, minutes. Found
+ * while reading the config checks for inputs larger than the fuzzer's. */
+static void at_most_32_reviewer_skills(void **state)
+{
+    char *text = reviewer_skills(TND_CONFIG_MAX_SKILLS);
+    tnd_config *cfg = parse_ok(text);
+    int64_t start;
+
+    (void)state;
+    assert_int_equal(TND_CONFIG_MAX_SKILLS, TND_BODY_MAX_SKILLS);
+    tnd_config_destroy(&cfg);
+    free(text);
+    text = reviewer_skills(TND_CONFIG_MAX_SKILLS + 1);
+    assert_string_equal(parse_err(text),
+                        "agents.yaml:5:13: agents.reviewer.skills lists 33 "
+                        "skills; at most 32 run (list fewer, or combine "
+                        "checks in one command)");
+    free(text);
+    text = reviewer_skills(200000);
+    start = tnd_now_ms();
+    assert_non_null(strstr(parse_err(text), "lists 200000 skills"));
+    /* 0.1 s; valgrind ~3 s; the pairwise check took two minutes */
+    assert_in_range(tnd_now_ms() - start, 0, 30000);
+    free(text);
+}
+
 /* ---- overriding the model from the command line ------------------------ */
 
 /* A megabyte of nesting used to keep libyaml busy for minutes; it is
@@ -1467,6 +1511,7 @@ int main(void)
         cmocka_unit_test(a_line_break_in_a_value_keeps_one_problem_per_line),
         cmocka_unit_test(errors_are_capped),
         cmocka_unit_test(alias_bomb_is_cheap),
+        cmocka_unit_test(at_most_32_reviewer_skills),
         cmocka_unit_test(deep_nesting_is_refused_at_its_place),
         cmocka_unit_test(override_points_both_agents_at_a_model),
         cmocka_unit_test(override_rejects_bad_specs_and_changes_nothing),
