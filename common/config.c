@@ -686,11 +686,12 @@ static void check_after(tnd_yw *w, tnd_config *cfg, const yaml_node_t *root)
     int *state;
     size_t *stack, *path, len = 0;
 
-    for (size_t i = 0; i < cfg->nskills; i++) {
+    /* until the report is full: each unknown name lists every skill */
+    for (size_t i = 0; i < cfg->nskills && !tnd_yw_stopped(w); i++) {
         const tnd_skill_config *s = &cfg->skills[i];
         const yaml_node_t *after =
             tnd_yw_lookup(w, tnd_yw_lookup(w, skills, s->name), "after");
-        for (char **a = s->after; a && *a; a++) {
+        for (char **a = s->after; a && *a && !tnd_yw_stopped(w); a++) {
             tnd_buf known;
             if (tnd_config_skill(cfg, *a))
                 continue;

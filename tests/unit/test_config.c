@@ -1277,6 +1277,36 @@ static void at_most_32_reviewer_skills(void **state)
     free(text);
 }
 
+/* Each unknown name in an `after` listed every skill defined, for a
+ * report that had long stopped taking lines: 10,000 skills and 50,000
+ * unknown names took 44 s. The check stops with the report. */
+static void unknown_after_names_stop_with_the_report(void **state)
+{
+    tnd_buf b;
+    char *text;
+    const char *got;
+    int64_t start;
+
+    (void)state;
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, "skills:\n");
+    for (int i = 0; i < 10000; i++)
+        tnd_buf_printf(&b, "  s%d: {command: x}\n", i);
+    tnd_buf_puts(&b, "  t: {command: x, after: [zz");
+    for (int i = 1; i < 50000; i++)
+        tnd_buf_puts(&b, ", zz");
+    tnd_buf_puts(&b, "]}\nagents: {reviewer: {skills: [t]}}\n");
+    text = tnd_buf_detach(&b, NULL);
+    start = tnd_now_ms();
+    got = parse_err(text);
+    /* 0.4 s, valgrind ~10 s (the skills' own duplicate-key check) */
+    assert_in_range(tnd_now_ms() - start, 0, 30000);
+    assert_non_null(strstr(got, "skills.t.after names 'zz', which is not "
+                                "defined under skills (defined: s0, s1, "));
+    assert_non_null(strstr(got, "too many errors; stopping here"));
+    free(text);
+}
+
 /* ---- overriding the model from the command line ------------------------ */
 
 /* A megabyte of nesting used to keep libyaml busy for minutes; it is
@@ -1512,6 +1542,7 @@ int main(void)
         cmocka_unit_test(errors_are_capped),
         cmocka_unit_test(alias_bomb_is_cheap),
         cmocka_unit_test(at_most_32_reviewer_skills),
+        cmocka_unit_test(unknown_after_names_stop_with_the_report),
         cmocka_unit_test(deep_nesting_is_refused_at_its_place),
         cmocka_unit_test(override_points_both_agents_at_a_model),
         cmocka_unit_test(override_rejects_bad_specs_and_changes_nothing),
