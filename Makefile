@@ -10,10 +10,15 @@
 #   make defects    run the defect set (tests/defects/): planted bugs, a
 #                   scripted coder, a report in build/defects/report.md
 #   make memcheck   run the tests under valgrind
+#   make fuzz       install clang if missing, build the libFuzzer harnesses
+#                   (tests/fuzz/, ASan + UBSan, objects in build/fuzz/) and
+#                   run each for FUZZ_SECONDS (10); a crash fails it and
+#                   leaves its input in build/fuzz/crashes/
 #   make bench      run the benchmarks under bench/ (figures: bench/RESULTS.md)
 #   make install PREFIX=/usr/local
 #
 # Options: SANITIZE=address,undefined  WERROR=0  CFLAGS=...  V=1
+#          FUZZ_SECONDS=N  FUZZ_TARGETS="mdp body ..."  FUZZ_CC=clang
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -31,14 +36,15 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wwrite-strings -Wformat=2 -Wno-format-nonliteral
 # -Wno-format-truncation: one-line messages are cut with snprintf on
 # purpose; gcc cannot tell that from a bug. clang has no such warning
-# (and refuses the option under -Werror), so ask the compiler.
-ifneq ($(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null \
-                 >/dev/null 2>&1 && echo yes),)
-WARN += -Wno-format-truncation
-endif
+# (and refuses the option under -Werror), so ask the compiler ($(1)).
+no_format_truncation = $(if $(shell $(1) -Werror -Wno-format-truncation \
+                         -E -x c /dev/null >/dev/null 2>&1 && echo yes), \
+                         -Wno-format-truncation)
 ifeq ($(WERROR),1)
-WARN += -Werror
+WERROR_FLAG := -Werror
 endif
+BASE_WARN := $(WARN)
+WARN += $(strip $(call no_format_truncation,$(CC))) $(WERROR_FLAG)
 
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(CFLAGS) \
@@ -69,7 +75,7 @@ Q := @
 endif
 
 .PHONY: all deps demo test check layers unit integration defects memcheck \
-        bench install uninstall clean format FORCE
+        bench fuzz fuzz-build install uninstall clean format FORCE
 
 all: $(BINS)
 
@@ -116,6 +122,54 @@ memcheck:
 	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(FAKELLM)
 	@TANDEM_MEMCHECK=1 sh tools/run-tests unit $(UNIT_BINS)
 	@TANDEM_MEMCHECK=1 sh tools/run-tests integration tests/integration/test_*.sh
+
+# Fuzzing: one libFuzzer harness per parser (tests/fuzz/fuzz_*.c) over a
+# copy of the library built with clang, coverage and ASan + UBSan, in
+# build/fuzz/ so it never mixes with the normal build (its own flags
+# stamp). tools/run-fuzz runs them on a scratch copy of the seed corpora.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 10
+FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_TARGETS ?= $(FUZZ_ALL)
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
+            -fno-omit-frame-pointer
+# Evaluated once, and only when a fuzz target is built: gcc machines
+# without clang pay nothing for it.
+FUZZ_WARN = $(eval FUZZ_WARN := $(BASE_WARN) $(WERROR_FLAG) \
+              $(strip $(call no_format_truncation,$(FUZZ_CC))))$(FUZZ_WARN)
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread $(FUZZ_WARN) -O1 -g -I. \
+              -DTND_VERSION='"$(VERSION)"' $(PKG_CFLAGS) $(FUZZ_SAN)
+FUZZ_OBJ := $(LIB_SRC:%.c=build/fuzz/obj/%.o)
+FUZZ_LIB := build/fuzz/libtandem.a
+FUZZ_BINS := $(FUZZ_ALL:%=build/fuzz/fuzz_%)
+
+fuzz:
+	@sh tools/install-deps --clang
+	@$(MAKE) --no-print-directory fuzz-build
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh tools/run-fuzz $(FUZZ_TARGETS)
+
+fuzz-build: $(FUZZ_BINS)
+
+build/fuzz/flags.stamp: FORCE
+	@mkdir -p build/fuzz
+	@echo '$(FUZZ_CC) $(FUZZ_CFLAGS) $(LIBS)' | cmp -s - $@ || \
+	  echo '$(FUZZ_CC) $(FUZZ_CFLAGS) $(LIBS)' > $@
+
+build/fuzz/obj/%.o: %.c build/fuzz/flags.stamp
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c \
+	  -o $@ $<
+
+$(FUZZ_LIB): $(FUZZ_OBJ)
+	$(if $(Q),@echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB) \
+                   build/fuzz/flags.stamp
+	$(if $(Q),@echo "  FUZZ    $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -o $@ $< \
+	  $(FUZZ_LIB) -pthread $(LIBS)
 
 # Rebuild everything when the compiler or its flags change, so a
 # SANITIZE build never links against objects built without it.
@@ -172,4 +226,4 @@ format:
 FORCE:
 
 -include $(LIB_OBJ:.o=.d) $(MAINS:%.c=build/obj/%.d) $(UNIT_BINS:=.d) \
-         $(BENCH_BINS:=.d)
+         $(BENCH_BINS:=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_BINS:=.d)

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "proto/json.h"
 
@@ -39,7 +40,11 @@ static int by_order(const void *a, const void *b)
     return strcmp(x->role, y->role);
 }
 
-/* One recorded line as an exchange; -1 when it is not a valid one. */
+/* One recorded line as an exchange; -1 when it is not a valid one. The
+ * agents write UTF-8 (tnd_json_dump), so a line that is not is damaged:
+ * its strings would be written back with U+FFFD, three bytes for one,
+ * and a role or answer near its limit would make a cassette the replay
+ * refuses whole. */
 static int parse_line(line *out, const char *text, size_t len)
 {
     json_object *j = NULL, *usage = NULL, *ex;
@@ -48,7 +53,7 @@ static int parse_line(line *out, const char *text, size_t len)
     int error = -1;
 
     memset(out, 0, sizeof(*out));
-    if (tnd_json_parse(&j, text, len) < 0 ||
+    if (!tnd_utf8_valid(text, len) || tnd_json_parse(&j, text, len) < 0 ||
         tnd_json_get_str(&out->role, j, "role", 32, TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_int(&out->attempt, j, "attempt", 1, 1000,
                          TND_JSON_REQUIRED) < 0 ||

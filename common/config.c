@@ -643,11 +643,12 @@ static void check_after(tnd_yw *w, tnd_config *cfg, const yaml_node_t *root)
     int *state;
     size_t *stack, *path, len = 0;
 
-    for (size_t i = 0; i < cfg->nskills; i++) {
+    /* until the report is full: each unknown name lists every skill */
+    for (size_t i = 0; i < cfg->nskills && !tnd_yw_stopped(w); i++) {
         const tnd_skill_config *s = &cfg->skills[i];
         const yaml_node_t *after =
             tnd_yw_lookup(w, tnd_yw_lookup(w, skills, s->name), "after");
-        for (char **a = s->after; a && *a; a++) {
+        for (char **a = s->after; a && *a && !tnd_yw_stopped(w); a++) {
             tnd_buf known;
             if (tnd_config_skill(cfg, *a))
                 continue;
@@ -750,8 +751,17 @@ static void cross_check(tnd_yw *w, tnd_config *cfg, const yaml_node_t *root)
     const yaml_node_t *gate = tnd_yw_lookup(w, root, "gate"), *at;
     const char *roles[] = {"coder", "reviewer"};
     tnd_agent_config *agent[] = {&cfg->coder, &cfg->reviewer};
+    size_t nnames = 0;
 
-    for (size_t i = 0; cfg->reviewer.skills && cfg->reviewer.skills[i]; i++) {
+    while (cfg->reviewer.skills && cfg->reviewer.skills[nnames])
+        nnames++;
+    /* the rest would never run; and the checks below are quadratic */
+    if (nnames > TND_CONFIG_MAX_SKILLS)
+        tnd_yw_report(w, names ? names : root,
+                      "agents.reviewer.skills lists %zu skills; at most %d "
+                      "run (list fewer, or combine checks in one command)",
+                      nnames, TND_CONFIG_MAX_SKILLS);
+    for (size_t i = 0; nnames <= TND_CONFIG_MAX_SKILLS && i < nnames; i++) {
         const char *name = cfg->reviewer.skills[i];
         if (!tnd_config_skill(cfg, name)) {
             tnd_buf known;
@@ -769,7 +779,8 @@ static void cross_check(tnd_yw *w, tnd_config *cfg, const yaml_node_t *root)
             tnd_buf_free(&known);
         }
     }
-    check_after(w, cfg, root);
+    if (nnames <= TND_CONFIG_MAX_SKILLS)
+        check_after(w, cfg, root);
     for (int i = 0; i < 2; i++) {
         const yaml_node_t *a = tnd_yw_lookup(w, agents, roles[i]);
         const yaml_node_t *models = tnd_yw_lookup(w, a, "models");

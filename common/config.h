@@ -16,6 +16,10 @@
 /* LLM providers an agent can use. */
 #define TND_PROVIDERS "replay, openai, anthropic, ollama, command"
 
+/* Most entries of agents.reviewer.skills: an audit reply carries at most
+ * this many results (TND_BODY_MAX_SKILLS in proto/body.h). */
+#define TND_CONFIG_MAX_SKILLS 32
+
 typedef struct tnd_command {
     char **argv;   /* NULL-terminated; a string command becomes
                       {"/bin/sh", "-c", STRING, NULL} */

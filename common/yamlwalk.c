@@ -170,6 +170,10 @@ void tnd_yw_report(tnd_yw *self, const yaml_node_t *node, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    /* one problem, one line, whatever key or value the message quotes */
+    for (char *p = msg; *p; p++)
+        if (((unsigned char)*p < 0x20 && *p != '\t') || *p == 0x7f)
+            *p = '?';
     if (node)
         tnd_buf_printf(&self->errors, "%s:%lu:%lu: %s\n", self->name,
                        (unsigned long)node->start_mark.line + 1,

@@ -105,7 +105,9 @@ void tnd_yw_walk(tnd_yw *self, const char *path, const yaml_node_t *map,
                  char *base);
 
 /* Add "NAME:LINE:COL: message" at node to the report, or "NAME: message"
- * when node is NULL. Dropped once the walk has stopped. */
+ * when node is NULL; control characters in the message (a line break in
+ * a quoted key) become '?', so each problem stays one line. Dropped once
+ * the walk has stopped. */
 void tnd_yw_report(tnd_yw *self, const yaml_node_t *node, const char *fmt, ...)
     TND_PRINTF(3, 4);
 

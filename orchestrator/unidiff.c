@@ -298,12 +298,23 @@ static void forget_file(parse *ps)
 int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
 {
     reader r = {diff, diff + len, 0, NULL, 0};
+    const char *nul;
     parse ps;
     int rc = 0;
 
     memset(&ps, 0, sizeof(ps));
     *edits = NULL;
     *n = 0;
+    /* edits are C strings: a NUL would cut a path or a search text short
+     * and stand for a change other than the one under review */
+    if ((nul = memchr(diff, '\0', len)) != NULL) {
+        size_t line = 1;
+        for (const char *p = diff; p < nul; p++)
+            line += *p == '\n';
+        return tnd_error_set("line %zu: a NUL byte; only text changes can "
+                             "be reviewed",
+                             line);
+    }
     while (rc == 0 && next_line(&r)) {
         if (starts(&r, "diff --git ")) {
             ps.git = true;

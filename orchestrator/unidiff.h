@@ -18,7 +18,8 @@
 
 /* Parse len bytes of diff into *edits (count in *n; caller frees with
  * tnd_edit_list_free). 0, or -1 with an error naming the file and hunk.
- * A diff with no file in it is an error too. */
+ * A diff with no file in it is an error too, and so is one holding a
+ * NUL byte (not a text diff). */
 int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff,
                       size_t len);
 

@@ -202,13 +202,53 @@ int tnd_json_get_object(json_object **out, json_object *obj, const char *key,
     return 0;
 }
 
-/* json-c writes string bytes as they are; JSON is UTF-8. Outside the
- * strings everything is ASCII, so cleaning the whole text cleans exactly
- * the strings' invalid bytes (U+FFFD each) and nothing else. */
-static char *valid_text(const char *s, size_t len, size_t *len_out)
+/* obj with every key made valid UTF-8 (values shared), for the rare
+ * object whose text is not: keys that differ only in invalid bytes would
+ * both come out as U+FFFD, a repeated key. The last value wins, as
+ * json-c reads a repeated key. Recursion as deep as obj (a parsed one:
+ * TND_JSON_MAX_DEPTH). */
+static json_object *clean_keys(json_object *obj)
 {
-    char *out = tnd_utf8_clean(s, len, NULL);
+    json_object *copy;
 
+    if (json_object_is_type(obj, json_type_array)) {
+        size_t n = json_object_array_length(obj);
+        copy = json_object_new_array();
+        for (size_t i = 0; i < n; i++)
+            json_object_array_add(
+                copy, clean_keys(json_object_array_get_idx(obj, i)));
+        return copy;
+    }
+    if (!json_object_is_type(obj, json_type_object))
+        return json_object_get(obj);
+    copy = json_object_new_object();
+    json_object_object_foreach(obj, key, val)
+    {
+        char *k = tnd_utf8_clean(key, strlen(key), NULL);
+        json_object_object_add(copy, k, clean_keys(val));
+        free(k);
+    }
+    return copy;
+}
+
+/* json-c writes string bytes as they are; JSON is UTF-8. Outside the
+ * strings everything is ASCII (control characters and NUL are escaped),
+ * so cleaning the whole text cleans exactly the strings' invalid bytes
+ * (U+FFFD each) and nothing else; the keys are cleaned first when there
+ * are any. */
+static char *valid_text(json_object *obj, int flags, size_t *len_out)
+{
+    size_t len, replaced = 0;
+    const char *s = json_object_to_json_string_length(obj, flags, &len);
+    char *out = tnd_utf8_clean(s, len, &replaced);
+
+    if (replaced) {
+        json_object *copy = clean_keys(obj);
+        free(out);
+        s = json_object_to_json_string_length(copy, flags, &len);
+        out = tnd_utf8_clean(s, len, NULL);
+        json_object_put(copy);
+    }
     if (len_out)
         *len_out = strlen(out);
     return out;
@@ -216,24 +256,18 @@ static char *valid_text(const char *s, size_t len, size_t *len_out)
 
 char *tnd_json_dump(json_object *obj, size_t *len_out)
 {
-    size_t len;
-    const char *s = json_object_to_json_string_length(
-        obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-
-    return valid_text(s, len, len_out);
+    return valid_text(
+        obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len_out);
 }
 
 char *tnd_json_pretty(json_object *obj)
 {
-    size_t len;
-    const char *s = json_object_to_json_string_length(
-        obj,
-        JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-            JSON_C_TO_STRING_NOSLASHESCAPE,
-        &len);
-    char *text = valid_text(s, len, &len), *out;
+    char *text = valid_text(obj,
+                            JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                JSON_C_TO_STRING_NOSLASHESCAPE,
+                            NULL);
+    char *out = tnd_xasprintf("%s\n", text);
 
-    out = tnd_xasprintf("%s\n", text);
     free(text);
     return out;
 }

@@ -155,6 +155,41 @@ static void an_unwritable_cassette_is_an_error(void **state)
     assert_non_null(strstr(tnd_error_last(), "missing/dir"));
 }
 
+/* Found by tests/fuzz/fuzz_recording: a line whose role is not UTF-8
+ * (13 bytes 0xC8) was taken, and the cassette written from it held the
+ * role as 13 U+FFFD, 39 bytes, past the 32 the replay reads: the whole
+ * cassette would not open. tandem writes recordings as UTF-8 JSON, so
+ * such a line is damage, skipped like a torn one. */
+#define FUZZED_LINE                                                       \
+    "{\"role\":\"\xc8\xc8\xc8\xc8\xc8\xc8\xc8\xc8\xc8\xc8\xc8\xc8\xc8\"," \
+    "\"attempt\":2,\"call\":1,\"answer\":\"\"}"
+
+static void a_line_that_is_not_utf8_is_skipped(void **state)
+{
+    size_t count, skipped;
+    char *text;
+
+    (void)state;
+    write_partial(
+        "{\"role\":\"coder\",\"attempt\":1,\"call\":1,"
+        "\"answer\":\"c1\",\"usage\":{\"prompt_tokens\":1}}\n"
+        "{\"role\":\"reviewer\",\"attempt\":1,\"call\":1,"
+        "\"answer\":\"caf\xe9\"}\n" /* Latin-1 */
+        "{\"role\":\"coder\",\"attempt\":2,\"call\":1,"
+        "\"answer\":\"c2\",\"usage\":{\"prompt_tokens\":1}}\n" FUZZED_LINE
+        "\n");
+    assert_int_equal(
+        tnd_cassette_from_recording(partial, out, NULL, &count, &skipped), 0);
+    assert_int_equal(count, 2);
+    assert_int_equal(skipped, 2);
+    text = replay("coder", 1, 1);
+    assert_string_equal(text, "c1");
+    free(text);
+    text = replay("coder", 2, 1);
+    assert_string_equal(text, "c2");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -162,6 +197,7 @@ int main(void)
         cmocka_unit_test(exchanges_are_in_the_order_the_run_asked),
         cmocka_unit_test(no_recording_gives_an_empty_cassette),
         cmocka_unit_test(an_unwritable_cassette_is_an_error),
+        cmocka_unit_test(a_line_that_is_not_utf8_is_skipped),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -22,6 +22,7 @@
 #include "common/config.h"
 #include "common/fs.h"
 #include "common/str.h"
+#include "proto/body.h"
 
 static char tmpdir[] = "/tmp/tnd-test-config-XXXXXX";
 
@@ -1095,6 +1096,33 @@ static void several_errors_are_all_reported_one_per_line(void **state)
         "defined under skills (defined: lint)");
 }
 
+/* A value or key holding a line break is quoted in its message without
+ * it: each problem stays one line starting with the file's name, which
+ * is what people and editors read the report by. Found by
+ * tests/fuzz/fuzz_config with this file: the pattern "\n\n**" broke its
+ * line in two. */
+static void a_line_break_in_a_value_keeps_one_problem_per_line(void **state)
+{
+    static const char fuzzed[] = "skills:\n s:\n  docs: ['\n\n**']";
+    const char *got = parse_err(fuzzed), *line;
+
+    (void)state;
+    assert_int_equal(count_lines(got), 5);
+    for (line = got; line;
+         line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+        if (strncmp(line, "agents.yaml:", 12) != 0)
+            fail_msg("a line of the report is not a problem:\n%s", got);
+    assert_non_null(strstr(got, "agents.yaml:3:10: skills.s.docs[0] is not a "
+                                "valid pattern \"?**\": "));
+    /* a key, in the other messages that quote one */
+    got = parse_err("gate:\n  \"max\\niterations\": 3\n"
+                    "  \"x\\r\": 1\n  \"x\\r\": 2\n");
+    assert_int_equal(count_lines(got), 3);
+    assert_non_null(strstr(got, "agents.yaml:2:3: unknown key 'max?iterations' "
+                                "in gate (did you mean 'max_iterations'?)"));
+    assert_non_null(strstr(got, "agents.yaml:4:3: duplicate key 'x?' in gate"));
+}
+
 /* "gate:" with max_iterations set 1 + n times: n duplicate-key errors
  * (short ones), on lines 3..n+2. Caller frees. */
 static char *duplicates(int n)
@@ -1206,6 +1234,79 @@ static void alias_bomb_is_cheap(void **state)
     got = parse_err(map_bomb);
     assert_non_null(strstr(got, "unknown key 'x1'"));
     assert_in_range(tnd_now_ms() - start, 0, 1000);
+}
+
+/* agents.reviewer.skills of n entries naming skill a. Caller frees. */
+static char *reviewer_skills(size_t n)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, "skills:\n  a: {command: make, after: []}\n"
+                     "agents:\n  reviewer:\n    skills: [a");
+    for (size_t i = 1; i < n; i++)
+        tnd_buf_puts(&b, ", a");
+    tnd_buf_puts(&b, "]\n");
+    return tnd_buf_detach(&b, NULL);
+}
+
+/* An audit carries at most TND_BODY_MAX_SKILLS results and the reviewer
+ * ran only that many, so a longer list left its last skills silently
+ * unrun; the order check between its entries was also quadratic: 20,000
+ * names took a second, the megabyte a config may be, minutes. Found
+ * while reading the config checks for inputs larger than the fuzzer's. */
+static void at_most_32_reviewer_skills(void **state)
+{
+    char *text = reviewer_skills(TND_CONFIG_MAX_SKILLS);
+    tnd_config *cfg = parse_ok(text);
+    int64_t start;
+
+    (void)state;
+    assert_int_equal(TND_CONFIG_MAX_SKILLS, TND_BODY_MAX_SKILLS);
+    tnd_config_destroy(&cfg);
+    free(text);
+    text = reviewer_skills(TND_CONFIG_MAX_SKILLS + 1);
+    assert_string_equal(parse_err(text),
+                        "agents.yaml:5:13: agents.reviewer.skills lists 33 "
+                        "skills; at most 32 run (list fewer, or combine "
+                        "checks in one command)");
+    free(text);
+    text = reviewer_skills(200000);
+    start = tnd_now_ms();
+    assert_non_null(strstr(parse_err(text), "lists 200000 skills"));
+    /* 0.1 s; valgrind ~3 s; the pairwise check took two minutes */
+    assert_in_range(tnd_now_ms() - start, 0, 30000);
+    free(text);
+}
+
+/* Each unknown name in an `after` listed every skill defined, for a
+ * report that had long stopped taking lines: 10,000 skills and 50,000
+ * unknown names took 44 s. The check stops with the report. */
+static void unknown_after_names_stop_with_the_report(void **state)
+{
+    tnd_buf b;
+    char *text;
+    const char *got;
+    int64_t start;
+
+    (void)state;
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, "skills:\n");
+    for (int i = 0; i < 10000; i++)
+        tnd_buf_printf(&b, "  s%d: {command: x}\n", i);
+    tnd_buf_puts(&b, "  t: {command: x, after: [zz");
+    for (int i = 1; i < 50000; i++)
+        tnd_buf_puts(&b, ", zz");
+    tnd_buf_puts(&b, "]}\nagents: {reviewer: {skills: [t]}}\n");
+    text = tnd_buf_detach(&b, NULL);
+    start = tnd_now_ms();
+    got = parse_err(text);
+    /* 0.4 s, valgrind ~10 s (the skills' own duplicate-key check) */
+    assert_in_range(tnd_now_ms() - start, 0, 30000);
+    assert_non_null(strstr(got, "skills.t.after names 'zz', which is not "
+                                "defined under skills (defined: s0, s1, "));
+    assert_non_null(strstr(got, "too many errors; stopping here"));
+    free(text);
 }
 
 /* ---- overriding the model from the command line ------------------------ */
@@ -1439,8 +1540,11 @@ int main(void)
         cmocka_unit_test(load_refuses_a_file_over_a_megabyte),
         cmocka_unit_test(every_error_names_file_line_and_column),
         cmocka_unit_test(several_errors_are_all_reported_one_per_line),
+        cmocka_unit_test(a_line_break_in_a_value_keeps_one_problem_per_line),
         cmocka_unit_test(errors_are_capped),
         cmocka_unit_test(alias_bomb_is_cheap),
+        cmocka_unit_test(at_most_32_reviewer_skills),
+        cmocka_unit_test(unknown_after_names_stop_with_the_report),
         cmocka_unit_test(deep_nesting_is_refused_at_its_place),
         cmocka_unit_test(override_points_both_agents_at_a_model),
         cmocka_unit_test(override_rejects_bad_specs_and_changes_nothing),

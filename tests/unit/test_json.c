@@ -316,6 +316,36 @@ static void written_json_is_valid_utf8(void **state)
     json_object_put(obj);
 }
 
+/* Keys that differ only in bytes that are not UTF-8 would both come out
+ * as U+FFFD: a repeated key, which a reader resolves without a word and
+ * tnd_json_check_unique_keys refuses (agents' progress keys reach the
+ * events this way). The last value wins, as json-c reads a repeated key.
+ * Found by tests/fuzz/fuzz_json with the first text. */
+static void keys_made_valid_stay_unique(void **state)
+{
+    static const char *const cases[][2] = {
+        {"{\"\xef\":1,\"\xbd\":0}", "{\"\xEF\xBF\xBD\":0}"},
+        {"[{\"a\":{\"k\xff\":1,\"ok\":\"\xff\",\"k\xfe\":[2]}}]",
+         "[{\"a\":{\"k\xEF\xBF\xBD\":[2],\"ok\":\"\xEF\xBF\xBD\"}}]"},
+    };
+    size_t len;
+    char *s;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_object *obj = parse(cases[i][0]);
+        s = tnd_json_dump(obj, &len);
+        assert_string_equal(s, cases[i][1]);
+        assert_int_equal(len, strlen(s));
+        assert_int_equal(tnd_json_check_unique_keys(s, len), 0);
+        free(s);
+        s = tnd_json_pretty(obj);
+        assert_int_equal(tnd_json_check_unique_keys(s, strlen(s)), 0);
+        free(s);
+        json_object_put(obj);
+    }
+}
+
 static void str_or_null(void **state)
 {
     json_object *s = tnd_json_str_or_null("x");
@@ -482,6 +512,7 @@ int main(void)
         cmocka_unit_test(fields_of_a_non_object_are_missing),
         cmocka_unit_test(dump_is_compact_and_keeps_slashes),
         cmocka_unit_test(written_json_is_valid_utf8),
+        cmocka_unit_test(keys_made_valid_stay_unique),
         cmocka_unit_test(str_or_null),
         cmocka_unit_test(lenient_readers_fall_back),
         cmocka_unit_test(repeated_keys_are_found_as_json_c_reads_them),

@@ -919,6 +919,33 @@ static void only_len_bytes_are_read(void **state)
     tnd_edit_list_free(e, n);
 }
 
+/* A NUL byte in the diff: the edits are C strings, so a hunk line "-f\0oo"
+ * would have searched for "f" and a header "a/f\0x" named "f", a change
+ * other than the one under review. Found by tests/fuzz/fuzz_unidiff: the
+ * first input below became a REPLACE with an empty SEARCH. */
+static void a_nul_byte_is_refused(void **state)
+{
+    static const char fuzzed[] = "--- \n+++ \n@ - +,\n-\0";
+    static const char hunk[] = "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-f\0oo\n+F\n";
+    static const char header[] =
+        "--- a/f\0x\n+++ b/f\0x\n@@ -1 +1 @@\n-f\n+F\n";
+    tnd_edit *e = (tnd_edit *)&e;
+    size_t n = 99;
+
+    (void)state;
+    assert_int_equal(parse_len(&e, &n, fuzzed, sizeof(fuzzed) - 1), -1);
+    assert_null(e);
+    assert_int_equal(n, 0);
+    assert_string_equal(tnd_error_last(), "line 4: a NUL byte; only text "
+                                          "changes can be reviewed");
+    assert_int_equal(parse_len(&e, &n, hunk, sizeof(hunk) - 1), -1);
+    assert_string_equal(tnd_error_last(), "line 4: a NUL byte; only text "
+                                          "changes can be reviewed");
+    assert_int_equal(parse_len(&e, &n, header, sizeof(header) - 1), -1);
+    assert_string_equal(tnd_error_last(), "line 1: a NUL byte; only text "
+                                          "changes can be reviewed");
+}
+
 /* ---- end to end: the edits applied to a workspace ----------------------- */
 
 static const char calc_before[] = "#include <stdlib.h>\n"
@@ -1187,6 +1214,7 @@ int main(void)
         cmocka_unit_test(text_that_is_not_a_diff_is_refused),
         cmocka_unit_test(more_than_the_edit_limit_is_refused),
         cmocka_unit_test(only_len_bytes_are_read),
+        cmocka_unit_test(a_nul_byte_is_refused),
         cmocka_unit_test(edits_applied_to_a_workspace_diff_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

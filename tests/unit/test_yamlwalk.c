@@ -253,6 +253,22 @@ static void the_report_stops_at_the_cap(void **state)
     sample_free(&s);
 }
 
+/* One problem, one line: whatever a message quotes, its control
+ * characters (a line break in a key or value) come out as '?'. */
+static void a_report_line_holds_no_line_break(void **state)
+{
+    tnd_yw *w = parse("\"a\\nb\": 1\n");
+
+    (void)state;
+    tnd_yw_report(w, tnd_yw_root(w), "key '%s', then \r\x1b[1m\tend", "a\nb");
+    tnd_yw_report(w, NULL, "no place:\n%d", 42);
+    assert_int_equal(tnd_yw_finish(w), TND_ECONFIG);
+    assert_string_equal(tnd_error_last(),
+                        "s.yaml:1:1: key 'a?b', then ??[1m\tend\n"
+                        "s.yaml: no place:?42");
+    tnd_yw_destroy(&w);
+}
+
 static void parse_errors_and_empty_documents(void **state)
 {
     tnd_yw *w = (tnd_yw *)1;
@@ -482,6 +498,7 @@ int main(void)
         cmocka_unit_test(bad_values_are_reported_with_their_place),
         cmocka_unit_test(unknown_keys_get_a_suggestion_or_the_list),
         cmocka_unit_test(the_report_stops_at_the_cap),
+        cmocka_unit_test(a_report_line_holds_no_line_break),
         cmocka_unit_test(parse_errors_and_empty_documents),
         cmocka_unit_test(nesting_is_limited_to_64_levels),
         cmocka_unit_test(brackets_in_strings_and_comments_do_not_count),
