@@ -256,6 +256,19 @@ fail:
     return -1;
 }
 
+/* A score (0..1) as JSON with three significant digits: 0.95, not
+ * 0.94999999999999996. -0 (which the range takes) is written 0: "-0"
+ * reads back as the integer 0, a second text for the same critique. */
+static json_object *score_to_json(double v)
+{
+    char text[32];
+
+    if (v == 0)
+        v = 0; /* +0 */
+    snprintf(text, sizeof(text), "%.3g", v);
+    return json_object_new_double_s(v, text);
+}
+
 json_object *tnd_critique_to_json(const tnd_critique *c)
 {
     json_object *o = json_object_new_object();
@@ -263,13 +276,7 @@ json_object *tnd_critique_to_json(const tnd_critique *c)
 
     json_object_object_add(
         o, "verdict", json_object_new_string(tnd_verdict_name(c->verdict)));
-    {
-        /* three decimals: 0.95, not 0.94999999999999996 */
-        char text[32];
-        snprintf(text, sizeof(text), "%.3g", c->confidence);
-        json_object_object_add(o, "confidence",
-                               json_object_new_double_s(c->confidence, text));
-    }
+    json_object_object_add(o, "confidence", score_to_json(c->confidence));
     for (size_t i = 0; i < c->nissues; i++) {
         const tnd_issue *is = &c->issues[i];
         json_object *j = json_object_new_object();
@@ -297,16 +304,13 @@ json_object *tnd_critique_to_json(const tnd_critique *c)
         json_object *crit = NULL;
         for (int k = 0; k < TND_CRITERIA; k++) {
             json_object *one;
-            char text[32];
             if (!c->criteria[k].present)
                 continue;
             if (!crit)
                 crit = json_object_new_object();
             one = json_object_new_object();
-            snprintf(text, sizeof(text), "%.3g", c->criteria[k].score);
-            json_object_object_add(
-                one, "score",
-                json_object_new_double_s(c->criteria[k].score, text));
+            json_object_object_add(one, "score",
+                                   score_to_json(c->criteria[k].score));
             if (c->criteria[k].reason)
                 json_object_object_add(
                     one, "reason",

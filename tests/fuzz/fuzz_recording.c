@@ -5,55 +5,45 @@
  * the replay provider opens every cassette the recorder writes: a
  * recording that cannot be replayed is a run that cannot be repeated.
  * The recording is a memfd; the cassette goes to a private directory
- * under /dev/shm (or $TMPDIR), removed at exit. */
+ * under /dev/shm (or $TMPDIR), removed when the input is done. */
 #include "tests/fuzz/fuzz.h"
 
 #include "agents/cassette.h"
 #include "agents/replay.h"
 #include "common/error.h"
 
-static char dir[256];
-static char out[300];
-
-static void cleanup(void)
+/* A directory of its own for each input's cassette, removed when the
+ * input is done: a crash leaves only the one it was writing. */
+static int make_dir(char *dir, size_t size)
 {
-    unlink(out);
-    rmdir(dir);
-}
-
-static void setup(void)
-{
+    const char *tmp = getenv("TMPDIR");
     const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm"
-                       : getenv("TMPDIR")            ? getenv("TMPDIR")
+                       : tmp && *tmp                 ? tmp
                                                      : "/tmp";
 
-    snprintf(dir, sizeof(dir), "%s/tandem-fuzz-XXXXXX", base);
-    if (!mkdtemp(dir))
-        abort();
-    snprintf(out, sizeof(out), "%s/cassette.json", dir);
-    atexit(cleanup);
+    snprintf(dir, size, "%s/tandem-fuzz-XXXXXX", base);
+    return mkdtemp(dir) ? 0 : -1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     tnd_llm_config cfg;
-    char partial[64];
+    char partial[64], dir[256], out[300];
     size_t count = 0, skipped = 0;
     void *state;
 
-    if (!*dir)
-        setup();
-    if (fuzz_file(partial, sizeof(partial), data, size) < 0)
+    if (make_dir(dir, sizeof(dir)) < 0 ||
+        fuzz_file(partial, sizeof(partial), data, size) < 0)
         abort();
+    snprintf(out, sizeof(out), "%s/cassette.json", dir);
     FUZZ_CHECK(tnd_cassette_from_recording(partial, out, "fuzz", &count,
                                            &skipped) == 0);
     memset(&cfg, 0, sizeof(cfg));
     cfg.cassette = out;
     state = tnd_replay_backend.open(&cfg);
-    if (!state)
-        fprintf(stderr, "the recorded cassette does not open: %s\n",
-                tnd_error_last());
     FUZZ_CHECK(state != NULL);
     tnd_replay_backend.close(state);
+    unlink(out);
+    rmdir(dir);
     return 0;
 }

@@ -732,6 +732,29 @@ static void critique_to_json_and_back(void **state)
     json_object_put(j);
 }
 
+/* A score of -0 (0 <= -0.0, so the schema takes it) was written "-0",
+ * which reads back as the integer 0 and is then written "0": the same
+ * critique in two texts, and "-0" in report.json. Found by
+ * tests/fuzz/fuzz_body with this reply. */
+static void negative_zero_is_written_as_zero(void **state)
+{
+    static const char fuzzed[] =
+        "{\"tandem\":1,\"type\":\"audit_reply\",\"task_id\":\"\",\"attempt\":1,"
+        "\"skills\":[],\"critique\":{\"verdict\":\"revise\",\"confidence\":-0.,"
+        "\"issues\":[],\"criteria\":{\"safety\":{\"score\":-0.0}}}}";
+    tnd_audit_reply r;
+    char *body;
+
+    (void)state;
+    assert_int_equal(tnd_audit_reply_decode(&r, fuzzed, strlen(fuzzed)), 0);
+    body = tnd_audit_reply_encode(&r, NULL);
+    assert_non_null(strstr(body, "\"confidence\":0,"));
+    assert_non_null(strstr(body, "\"safety\":{\"score\":0}"));
+    assert_null(strstr(body, "-0"));
+    free(body);
+    tnd_audit_reply_clear(&r);
+}
+
 static void names_for_people_and_json(void **state)
 {
     (void)state;
@@ -833,6 +856,7 @@ int main(void)
         cmocka_unit_test(critique_schema_names_each_bad_field),
         cmocka_unit_test(critique_limits),
         cmocka_unit_test(critique_to_json_and_back),
+        cmocka_unit_test(negative_zero_is_written_as_zero),
         cmocka_unit_test(names_for_people_and_json),
         cmocka_unit_test(skill_result_json_forms),
         cmocka_unit_test(skill_result_clear_frees_and_zeroes),
