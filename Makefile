@@ -13,7 +13,8 @@
 #   make fuzz       install clang if missing, build the libFuzzer harnesses
 #                   (tests/fuzz/, ASan + UBSan, objects in build/fuzz/) and
 #                   run each for FUZZ_SECONDS (10); a crash fails it and
-#                   leaves its input in build/fuzz/crashes/
+#                   leaves its input in build/fuzz/crashes/ (fuzz-build:
+#                   the harnesses alone)
 #   make bench      run the benchmarks under bench/ (figures: bench/RESULTS.md)
 #   make install PREFIX=/usr/local
 #
@@ -44,7 +45,7 @@ ifeq ($(WERROR),1)
 WERROR_FLAG := -Werror
 endif
 BASE_WARN := $(WARN)
-WARN += $(strip $(call no_format_truncation,$(CC))) $(WERROR_FLAG)
+WARN += $(strip $(call no_format_truncation,$(CC)) $(WERROR_FLAG))
 
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(CFLAGS) \
@@ -135,8 +136,8 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
             -fno-omit-frame-pointer
 # Evaluated once, and only when a fuzz target is built: gcc machines
 # without clang pay nothing for it.
-FUZZ_WARN = $(eval FUZZ_WARN := $(BASE_WARN) $(WERROR_FLAG) \
-              $(strip $(call no_format_truncation,$(FUZZ_CC))))$(FUZZ_WARN)
+FUZZ_WARN = $(eval FUZZ_WARN := $(BASE_WARN) $(strip $(WERROR_FLAG) \
+              $(call no_format_truncation,$(FUZZ_CC))))$(FUZZ_WARN)
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread $(FUZZ_WARN) -O1 -g -I. \
               -DTND_VERSION='"$(VERSION)"' $(PKG_CFLAGS) $(FUZZ_SAN)
 FUZZ_OBJ := $(LIB_SRC:%.c=build/fuzz/obj/%.o)
