@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "orchestrator/budget.h"
 #include "orchestrator/loop.h"
 #include "orchestrator/review.h"
 #include "proto/json.h"
@@ -199,7 +200,7 @@ static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
         tnd_loop_end_progress(r);
         if (rc == TND_ETIMEOUT && !by_budget)
             tnd_error_set("no critique from the reviewers within %ld s (%s)",
-                          tnd_loop_timeout_s(r, "reviewer"),
+                          tnd_budget_request_s(r->cfg, "reviewer"),
                           tnd_loop_timeout_source(r));
     }
     /* journal every reply that came, failure or not: a resumed run asks

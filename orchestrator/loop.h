@@ -139,13 +139,8 @@ char *tnd_loop_journaled_reply(const run *r, const char *type, int n,
 int tnd_loop_journal_reply(run *r, const char *type, int n, const char *body,
                            size_t len);
 
-/* How long a request to service may take, in seconds:
- * orchestrator.request_timeout_s when set, else what the work may take
- * (the agent's model calls at their timeouts and retries, twice, plus
- * the reviewer's skill timeouts, plus a minute). */
-long tnd_loop_timeout_s(const run *r, const char *service);
-
-/* Where that timeout came from, for messages. */
+/* Where a request's timeout (tnd_budget_request_s) came from, for
+ * messages. */
 const char *tnd_loop_timeout_source(const run *r);
 
 /* A request's deadline: its timeout, or the end of gate.max_wall_s if

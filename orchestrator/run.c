@@ -361,17 +361,13 @@ void tnd_loop_on_progress(const char *body, size_t len, void *payload)
     }
 }
 
-long tnd_loop_timeout_s(const run *r, const char *service)
-{
-    return tnd_budget_request_s(r->cfg, service);
-}
-
-/* The request's deadline: its timeout (see tnd_loop_timeout_s), or the
+/* The request's deadline: its timeout (tnd_budget_request_s), or the
  * end of gate.max_wall_s if that comes first. */
 int64_t tnd_loop_deadline(const run *r, const char *service, bool *by_budget)
 {
     int64_t now = tnd_now_ms();
-    int64_t deadline = now + (int64_t)tnd_loop_timeout_s(r, service) * 1000;
+    int64_t deadline =
+        now + (int64_t)tnd_budget_request_s(r->cfg, service) * 1000;
     long left = tnd_budget_wall_left(&r->gate, now - r->started);
 
     *by_budget = left >= 0 && now + left < deadline;
@@ -403,7 +399,7 @@ int tnd_loop_ask(run *r, const char *service, const char *key, char *body,
     tnd_loop_end_progress(r);
     if (rc == TND_ETIMEOUT && !by_budget)
         return tnd_error_set("no reply from the %s within %ld s (%s)", service,
-                             tnd_loop_timeout_s(r, service),
+                             tnd_budget_request_s(r->cfg, service),
                              tnd_loop_timeout_source(r));
     return rc;
 }
