@@ -156,7 +156,7 @@ int tnd_fs_write(const char *path, const void *data, size_t len)
     return 0;
 }
 
-int tnd_fs_write_atomic(const char *path, const void *data, size_t len)
+static int replace(const char *path, const void *data, size_t len, bool sync)
 {
     char *dir = tnd_fs_dirname(path);
     char *tmp = tnd_xasprintf("%s.tmp.%ld", path, (long)getpid());
@@ -167,7 +167,7 @@ int tnd_fs_write_atomic(const char *path, const void *data, size_t len)
         tnd_error_sys("cannot create %s", tmp);
         goto out;
     }
-    if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+    if (write_all(fd, data, len) < 0 || (sync && fsync(fd) < 0)) {
         tnd_error_sys("cannot write %s", tmp);
         goto out;
     }
@@ -181,7 +181,7 @@ int tnd_fs_write_atomic(const char *path, const void *data, size_t len)
         tnd_error_sys("cannot replace %s", path);
         goto out;
     }
-    if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
+    if (sync && (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
         fsync(dfd);
     error = 0;
 out:
@@ -194,6 +194,16 @@ out:
     free(tmp);
     free(dir);
     return error;
+}
+
+int tnd_fs_write_atomic(const char *path, const void *data, size_t len)
+{
+    return replace(path, data, len, true);
+}
+
+int tnd_fs_write_replace(const char *path, const void *data, size_t len)
+{
+    return replace(path, data, len, false);
 }
 
 int tnd_fs_mkdirs(const char *path, mode_t mode)

@@ -40,6 +40,12 @@ int tnd_fs_write(const char *path, const void *data, size_t len);
  * old or the new contents, never a mix, even after a crash. */
 int tnd_fs_write_atomic(const char *path, const void *data, size_t len);
 
+/* Replace path as tnd_fs_write_atomic does, without the fsyncs: a reader
+ * still never sees a mix, but a crash may leave the old contents (or,
+ * on some filesystems, an empty file). For files rebuilt from a durable
+ * record, such as a session's views. */
+int tnd_fs_write_replace(const char *path, const void *data, size_t len);
+
 /* mkdir -p with mode for the directories it creates. */
 int tnd_fs_mkdirs(const char *path, mode_t mode);
 

@@ -319,7 +319,7 @@ static int list_sessions(const char *repo, bool json)
     } else if (n == 0) {
         printf("no sessions in %s\n", repo);
     } else {
-        printf("%-22s %-11s %5s %6s %9s  %s\n", "SESSION", "STATE", "ITER",
+        printf("%-26s %-11s %5s %6s %9s  %s\n", "SESSION", "STATE", "ITER",
                "CALLS", "TOKENS", "TASK");
         for (size_t i = 0; i < n; i++) {
             char *task =
@@ -327,7 +327,7 @@ static int list_sessions(const char *repo, bool json)
             for (char *p = task; *p; p++)
                 if (*p == '\n' || *p == '\t')
                     *p = ' ';
-            printf("%-22s %-11s %5ld %6ld %9ld  %s\n", list[i].id,
+            printf("%-26s %-11s %5ld %6ld %9ld  %s\n", list[i].id,
                    list[i].state, list[i].iterations, list[i].llm_calls,
                    list[i].tokens, task);
             free(task);

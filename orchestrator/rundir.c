@@ -45,7 +45,7 @@ struct tnd_rundir {
 
 typedef enum name_kind {
     NAME_OTHER,   /* not ours: never touched */
-    NAME_SESSION, /* 20261122-014455-3fa2 */
+    NAME_SESSION, /* 20261122-014455-3fa2c91b (4 hex digits before) */
     NAME_REVIEW,  /* review-XXXXXX */
     NAME_NEW,     /* .new-XXXXXX, on its way to one of the above */
 } name_kind;
@@ -73,9 +73,11 @@ static bool suffixed(const char *name, const char *prefix)
 
 static name_kind kind_of(const char *name)
 {
-    if (strlen(name) == 20 && all_in(name, 8, DIGITS) && name[8] == '-' &&
+    size_t len = strlen(name);
+
+    if ((len == 20 || len == 24) && all_in(name, 8, DIGITS) && name[8] == '-' &&
         all_in(name + 9, 6, DIGITS) && name[15] == '-' &&
-        all_in(name + 16, 4, HEX))
+        all_in(name + 16, len - 16, HEX))
         return NAME_SESSION;
     if (suffixed(name, REVIEW_PREFIX))
         return NAME_REVIEW;

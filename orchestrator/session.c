@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,21 +27,27 @@ struct tnd_session {
     int lock_fd; /* -1 until locked */
 };
 
+/* YYYYMMDD-HHMMSS-RRRRRRRR: the UTC time for people, and 32 random bits
+ * so that runs started in the same second, in one repository or in
+ * several (whose runtime directories share a parent), do not meet: 64
+ * runs in one second collide once in ~2 million batches, and the
+ * mkdir below retries the rare clash in one repository. */
 static void make_id(char *out, size_t size)
 {
     time_t now = time(NULL);
     struct tm tm;
-    unsigned char rnd[2] = {0, 0};
+    unsigned char rnd[TND_SESSION_ID_RANDOM_BYTES] = {0};
 
-    if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd)) {
-        int64_t t = tnd_now_ms() ^ (int64_t)getpid();
-        rnd[0] = (unsigned char)t;
-        rnd[1] = (unsigned char)(t >> 8);
+    if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+        uint64_t t =
+            (uint64_t)tnd_now_ms() * 2654435761u ^ ((uint64_t)getpid() << 32);
+        for (size_t i = 0; i < sizeof(rnd); i++)
+            rnd[i] = (unsigned char)(t >> (8 * i));
     }
     gmtime_r(&now, &tm);
-    snprintf(out, size, "%04d%02d%02d-%02d%02d%02d-%02x%02x", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-             rnd[0], rnd[1]);
+    snprintf(out, size, "%04d%02d%02d-%02d%02d%02d-%02x%02x%02x%02x",
+             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min, tm.tm_sec, rnd[0], rnd[1], rnd[2], rnd[3]);
 }
 
 tnd_session *tnd_session_new(const char *repo)
@@ -123,42 +130,77 @@ char **tnd_session_list(const char *repo)
     return ids;
 }
 
-tnd_session *tnd_session_open(const char *repo, const char *prefix)
+/* How an id matches what a person typed; the first kind that any id
+ * matches decides (an exact id, then a prefix: "20261124-10", then a
+ * suffix: the random part, then anything inside). */
+typedef enum match_kind {
+    MATCH_NONE,
+    MATCH_SUBSTRING,
+    MATCH_SUFFIX,
+    MATCH_PREFIX,
+    MATCH_EXACT,
+} match_kind;
+
+static match_kind match(const char *id, const char *part)
+{
+    size_t n = strlen(id), k = strlen(part);
+
+    if (k == 0 || k > n)
+        return MATCH_NONE;
+    if (strcmp(id, part) == 0)
+        return MATCH_EXACT;
+    if (strncmp(id, part, k) == 0)
+        return MATCH_PREFIX;
+    if (strcmp(id + n - k, part) == 0)
+        return MATCH_SUFFIX;
+    return strstr(id, part) ? MATCH_SUBSTRING : MATCH_NONE;
+}
+
+/* The ids an ambiguity message lists, at most. */
+#define AMBIGUOUS_LISTED 8
+
+tnd_session *tnd_session_open(const char *repo, const char *part)
 {
     char **ids = tnd_session_list(repo);
-    const char *match = NULL;
-    size_t count = 0, plen = strlen(prefix);
+    const char *found = NULL;
+    match_kind best = MATCH_NONE;
+    size_t count = 0;
     tnd_session *s = NULL;
     tnd_buf names;
 
-    tnd_buf_init(&names, 4096);
     for (char **p = ids; *p; p++) {
-        if (plen == 0 || strncmp(*p, prefix, plen) != 0)
-            continue;
-        if (strcmp(*p, prefix) == 0) { /* an exact id wins */
-            match = *p;
-            count = 1;
-            break;
+        match_kind m = match(*p, part);
+        if (m > best) {
+            best = m;
+            count = 0;
         }
-        match = *p;
-        count++;
-        tnd_buf_printf(&names, "%s%s", names.len ? ", " : "", *p);
+        if (m == best && m != MATCH_NONE) {
+            found = *p;
+            count++;
+        }
     }
-    if (count == 0)
+    if (count == 0) {
         tnd_error_set("no session matches '%s' in %s/.tandem/sessions "
                       "(tandem sessions lists them)",
-                      prefix, repo);
-    else if (count > 1)
+                      part, repo);
+    } else if (count > 1 && best != MATCH_EXACT) {
+        size_t listed = 0;
+        tnd_buf_init(&names, 1024);
+        for (char **p = ids; *p; p++)
+            if (match(*p, part) == best && listed++ < AMBIGUOUS_LISTED)
+                tnd_buf_printf(&names, "%s%s", names.len ? ", " : "", *p);
+        if (listed > AMBIGUOUS_LISTED)
+            tnd_buf_printf(&names, " and %zu more", listed - AMBIGUOUS_LISTED);
         tnd_error_set("'%s' matches %zu sessions (%s); give more of the id",
-                      prefix, count, tnd_buf_str(&names));
-    else {
+                      part, count, tnd_buf_str(&names));
+        tnd_buf_free(&names);
+    } else {
         s = tnd_xcalloc(1, sizeof(*s));
-        s->id = tnd_xstrdup(match);
-        s->dir = tnd_xasprintf("%s/.tandem/sessions/%s", repo, match);
+        s->id = tnd_xstrdup(found);
+        s->dir = tnd_xasprintf("%s/.tandem/sessions/%s", repo, found);
         s->repo = tnd_xstrdup(repo);
         s->lock_fd = -1;
     }
-    tnd_buf_free(&names);
     tnd_str_list_free(&ids);
     return s;
 }
@@ -233,6 +275,16 @@ int tnd_session_write(tnd_session *self, const char *name, const char *data,
 {
     char *path = tnd_session_path(self, name);
     int error = tnd_fs_write_atomic(path, data, len);
+
+    free(path);
+    return error;
+}
+
+int tnd_session_write_view(tnd_session *self, const char *name,
+                           const char *data, size_t len)
+{
+    char *path = tnd_session_path(self, name);
+    int error = tnd_fs_write_replace(path, data, len);
 
     free(path);
     return error;

@@ -17,10 +17,16 @@ typedef struct tnd_session tnd_session;
  * the error set. */
 tnd_session *tnd_session_new(const char *repo);
 
-/* Open an existing session of repo by its id or a unique prefix of it.
- * NULL with an error that says what matched: none ("no session matches
- * 'x' in REPO") or several (listing them) — both TND_ECONFIG-worthy. */
-tnd_session *tnd_session_open(const char *repo, const char *prefix);
+/* Random bytes in a session id (written as hex after the UTC time). */
+#define TND_SESSION_ID_RANDOM_BYTES 4
+
+/* Open an existing session of repo by its id, or by a part of it that
+ * only one id has: a prefix, else a suffix (the random part people copy
+ * from a message), else any substring; the first of these kinds that any
+ * id matches decides. NULL with an error that says what matched: none
+ * ("no session matches 'x' in REPO") or several (listing them) — both
+ * TND_ECONFIG-worthy. */
+tnd_session *tnd_session_open(const char *repo, const char *part);
 
 /* The session ids of repo, oldest first, NULL-terminated; free with
  * tnd_str_list_free. An empty list when there are none. */
@@ -51,8 +57,13 @@ char *tnd_session_path(const tnd_session *self, const char *name);
  * (".tandem/sessions/ID/NAME"), for reports. Caller frees. */
 char *tnd_session_relpath(const tnd_session *self, const char *name);
 
-/* Write a file of the session atomically. */
+/* Write a file of the session atomically and durably (fsync'd). */
 int tnd_session_write(tnd_session *self, const char *name, const char *data,
                       size_t len);
+
+/* Write a view of the session: atomically, not fsync'd (a view is
+ * rebuilt from the journal; see tnd_fs_write_replace). */
+int tnd_session_write_view(tnd_session *self, const char *name,
+                           const char *data, size_t len);
 
 #endif

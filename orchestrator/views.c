@@ -273,8 +273,8 @@ int tnd_views_write(tnd_session *session, const tnd_journal *journal)
     texts[1] = decisions(records);
     texts[2] = failures(records);
     for (int i = 0; i < 3; i++) {
-        if (error == 0 && tnd_session_write(session, names[i], texts[i],
-                                            strlen(texts[i])) < 0)
+        if (error == 0 && tnd_session_write_view(session, names[i], texts[i],
+                                                 strlen(texts[i])) < 0)
             error = -1;
         free(texts[i]);
     }

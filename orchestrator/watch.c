@@ -165,7 +165,7 @@ static void draw(watch *wt)
     for (size_t i = 0; i < wt->n; i++) {
         const watched *w = &wt->items[i];
         double secs = w->started_wall ? (now - w->started_wall) / 1000.0 : 0;
-        printf("%-22s attempt %-3ld %-34.34s %7.1fs %8ld tokens  %.40s\n",
+        printf("%-24s attempt %-3ld %-34.34s %7.1fs %8ld tokens  %.40s\n",
                w->id, w->attempt, w->phase, secs, w->tokens,
                w->task ? w->task : "");
     }

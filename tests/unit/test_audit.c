@@ -35,7 +35,7 @@ static json_object *parse(const char *text)
 static void request_round_trips(void **state)
 {
     tnd_audit_request r = {
-        .task_id = S("20261122-014455-3fa2"),
+        .task_id = S("20261122-014455-3fa2c91b"),
         .attempt = 2,
         .task = S("make the failing test pass"),
         .workspace = S("/tmp/tandem-1000/x/workspace"),

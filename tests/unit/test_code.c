@@ -25,7 +25,7 @@ static void request_round_trips(void **state)
         {S("docs/a \"quoted\" name.md"), S("line\n\ttab \\ and \xc3\xa9\n")},
     };
     tnd_code_request r = {
-        .task_id = S("20261122-014455-3fa2"),
+        .task_id = S("20261122-014455-3fa2c91b"),
         .attempt = 2,
         .task = S("make the failing test pass"),
         .files = files,

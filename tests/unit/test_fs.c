@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "common/fs.h"
@@ -40,6 +41,35 @@ static void assert_refused(const char *path, size_t cap, const char *expect)
     assert_int_equal(tnd_fs_read(&text, NULL, path, cap), -1);
     assert_null(text);
     assert_string_equal(tnd_error_last(), expect);
+}
+
+/* Both replacing writes leave the new contents and no temporary file. */
+static void replacing_writes_leave_the_new_contents_alone(void **state)
+{
+    int (*writers[2])(const char *, const void *,
+                      size_t) = {tnd_fs_write_atomic, tnd_fs_write_replace};
+    const char *path = in_tmp("view.md");
+    char *text;
+    DIR *d;
+    struct dirent *e;
+    int files;
+
+    (void)state;
+    for (int w = 0; w < 2; w++) {
+        assert_int_equal(writers[w](path, "old\n", 4), 0);
+        assert_int_equal(writers[w](path, "new contents\n", 13), 0);
+        assert_int_equal(tnd_fs_read(&text, NULL, path, 64), 0);
+        assert_string_equal(text, "new contents\n");
+        free(text);
+        files = 0;
+        assert_non_null(d = opendir(tmpdir));
+        while ((e = readdir(d)) != NULL)
+            if (strstr(e->d_name, "view.md"))
+                files++;
+        closedir(d);
+        assert_int_equal(files, 1);
+        assert_int_equal(unlink(path), 0);
+    }
 }
 
 static void reads_a_file_whole(void **state)
@@ -269,6 +299,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reads_a_file_whole),
+        cmocka_unit_test(replacing_writes_leave_the_new_contents_alone),
         cmocka_unit_test(a_missing_file_is_not_found),
         cmocka_unit_test(a_fifo_is_refused_without_blocking),
         cmocka_unit_test(a_directory_is_refused),

@@ -27,7 +27,7 @@
 static char scratch[] = "/tmp/tnd-test-rundir-XXXXXX";
 static char *base; /* scratch/tmp/tandem-UID */
 
-#define ID1 "20261122-014455-3fa2"
+#define ID1 "20261122-014455-3fa2c91b"
 #define ID2 "20261122-014455-0b0e"
 #define ID3 "20261123-101010-ffff"
 

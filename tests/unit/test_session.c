@@ -1,0 +1,170 @@
+/* Unit tests for orchestrator/session: ids that runs started together do
+ * not share, and finding a session by the part of its id a person typed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "orchestrator/session.h"
+
+static char repo[] = "/tmp/tnd-test-session-XXXXXX";
+
+static int setup(void **state)
+{
+    (void)state;
+    tnd_log_init("test", TND_LOG_ERROR);
+    return mkdtemp(repo) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tnd_fs_rmtree(repo);
+}
+
+/* a session directory named id, as an earlier run left it */
+static void plant(const char *id)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/.tandem/sessions/%s", repo, id);
+    assert_int_equal(tnd_fs_mkdirs(path, 0755), 0);
+}
+
+static void remove_sessions(void)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/.tandem", repo);
+    assert_int_equal(tnd_fs_rmtree(path), 0);
+}
+
+/* the id part opens, or NULL; with want, the session opened is want */
+static void opens(const char *part, const char *want)
+{
+    tnd_session *s = tnd_session_open(repo, part);
+
+    if (!want) {
+        assert_null(s);
+        return;
+    }
+    if (!s)
+        fail_msg("'%s' opened nothing: %s", part, tnd_error_last());
+    assert_string_equal(tnd_session_id(s), want);
+    tnd_session_destroy(&s);
+}
+
+/* YYYYMMDD-HHMMSS- then 8 hex digits: 32 random bits */
+static void test_new_id_shape(void **state)
+{
+    tnd_session *s = tnd_session_new(repo);
+    const char *id;
+
+    (void)state;
+    assert_non_null(s);
+    id = tnd_session_id(s);
+    assert_int_equal(strlen(id), 24);
+    for (int i = 0; i < 24; i++) {
+        if (i == 8 || i == 15)
+            assert_int_equal(id[i], '-');
+        else if (i < 15)
+            assert_true(isdigit((unsigned char)id[i]));
+        else
+            assert_non_null(strchr("0123456789abcdef", id[i]));
+    }
+    tnd_session_destroy(&s);
+    remove_sessions();
+}
+
+/* Many sessions made in the same second get distinct ids: the 16 random
+ * bits before gave two of 64 concurrent runs the same id now and then. */
+static void test_new_ids_are_distinct(void **state)
+{
+    enum { N = 256 };
+    char *ids[N];
+    char **listed;
+    size_t n = 0;
+
+    (void)state;
+    for (int i = 0; i < N; i++) {
+        tnd_session *s = tnd_session_new(repo);
+        assert_non_null(s);
+        ids[i] = strdup(tnd_session_id(s));
+        tnd_session_destroy(&s);
+    }
+    listed = tnd_session_list(repo);
+    while (listed[n])
+        n++;
+    assert_int_equal(n, N);
+    for (int i = 0; i < N; i++) {
+        /* the random part alone tells them apart */
+        for (int j = i + 1; j < N; j++)
+            assert_string_not_equal(ids[i] + 16, ids[j] + 16);
+        free(ids[i]);
+    }
+    for (size_t i = 0; listed[i]; i++)
+        free(listed[i]);
+    free(listed);
+    remove_sessions();
+}
+
+static void test_open_by_part(void **state)
+{
+    (void)state;
+    plant("20261122-014455-3fa2c91b");
+    plant("20261122-020000-77aa0144");
+    plant("20261123-101010-ffff"); /* a 16-bit id of an older tandem */
+
+    opens("20261122-014455-3fa2c91b", "20261122-014455-3fa2c91b"); /* exact */
+    opens("20261122-0", NULL); /* two prefixes match */
+    assert_non_null(strstr(tnd_error_last(), "matches 2 sessions"));
+    opens("20261122-0144", "20261122-014455-3fa2c91b"); /* prefix */
+    opens("c91b", "20261122-014455-3fa2c91b");          /* suffix */
+    opens("ffff", "20261123-101010-ffff");
+    opens("3fa2", "20261122-014455-3fa2c91b"); /* substring */
+    /* "0144" is inside the first id's time and ends the second's random
+     * part: a suffix is the better match */
+    opens("0144", "20261122-020000-77aa0144");
+    opens("abcdef", NULL);
+    assert_non_null(strstr(tnd_error_last(), "no session matches 'abcdef'"));
+    opens("", NULL);
+    remove_sessions();
+}
+
+/* An ambiguity lists a bounded number of ids, and says how many more. */
+static void test_ambiguity_is_bounded(void **state)
+{
+    char id[32];
+
+    (void)state;
+    for (int i = 0; i < 40; i++) {
+        snprintf(id, sizeof(id), "20261122-0100%02d-aaaa%04x", i, i);
+        plant(id);
+    }
+    opens("aaaa", NULL);
+    assert_non_null(strstr(tnd_error_last(), "matches 40 sessions"));
+    assert_non_null(strstr(tnd_error_last(), "and 32 more"));
+    remove_sessions();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_new_id_shape),
+        cmocka_unit_test(test_new_ids_are_distinct),
+        cmocka_unit_test(test_open_by_part),
+        cmocka_unit_test(test_ambiguity_is_bounded),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
