@@ -201,8 +201,47 @@ static const char *const top_extra[] = {"version", "skills", NULL};
 
 /* ---- defaults ---------------------------------------------------------- */
 
+/* Words a shell treats other than as a program to look up in PATH. */
+static const char *const shell_words[] = {
+    ".",     "break",  "case",     "cd",     "command", "continue",
+    "do",    "done",   "elif",     "else",   "esac",    "eval",
+    "exec",  "exit",   "export",   "fi",     "for",     "function",
+    "if",    "in",     "readonly", "return", "select",  "set",
+    "shift", "source", "then",     "times",  "trap",    "ulimit",
+    "umask", "unset",  "until",    "wait",   "while",   NULL};
+
+/* A line the shell would run as plain words: only characters that mean
+ * nothing to it, no variable assignment first, no shell word first. */
+static bool plain_words(const char *line)
+{
+    static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                "abcdefghijklmnopqrstuvwxyz"
+                                "0123456789_-./:,+@%= \t";
+    size_t first;
+
+    if (!*line || line[strspn(line, plain)])
+        return false;
+    line += strspn(line, " \t");
+    first = strcspn(line, " \t");
+    if (first == 0 || memchr(line, '=', first))
+        return false;
+    for (int i = 0; shell_words[i]; i++)
+        if (strlen(shell_words[i]) == first &&
+            strncmp(line, shell_words[i], first) == 0)
+            return false;
+    return true;
+}
+
+/* A string command: plain words are run directly (what /bin/sh would do
+ * with them, without starting a shell per skill), anything else by
+ * /bin/sh -c. */
 static void command_set_shell(tnd_command *c, const char *line)
 {
+    if (plain_words(line)) {
+        c->argv = tnd_str_split_words(line);
+        c->display = tnd_xstrdup(line);
+        return;
+    }
     c->argv = tnd_xcalloc(4, sizeof(char *));
     c->argv[0] = tnd_xstrdup("/bin/sh");
     c->argv[1] = tnd_xstrdup("-c");

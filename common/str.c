@@ -18,6 +18,23 @@ void tnd_str_list_free(char ***list_p)
     *list_p = NULL;
 }
 
+char **tnd_str_split_words(const char *s)
+{
+    char **words = tnd_xcalloc(strlen(s) / 2 + 2, sizeof(char *));
+    size_t n = 0, len;
+
+    for (;;) {
+        s += strspn(s, " \t");
+        if (!*s)
+            break;
+        len = strcspn(s, " \t");
+        words[n++] = tnd_xstrndup(s, len);
+        s += len;
+    }
+    words[n] = NULL;
+    return words;
+}
+
 void tnd_str_free_secret(char **secret_p)
 {
     if (*secret_p)

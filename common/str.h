@@ -20,6 +20,11 @@ bool tnd_str_eq(const char *a, const char *b);
  * lists, argv, environments, names from the config) is freed here. */
 void tnd_str_list_free(char ***list_p);
 
+/* The words of s, split at spaces and tabs, as a NULL-terminated list
+ * (free with tnd_str_list_free); an empty list when s has none. No
+ * quoting: for text already known to hold plain words. */
+char **tnd_str_split_words(const char *s);
+
 /* Overwrite a secret (an API key, a header carrying one) with zeros, free
  * it and set *secret_p to NULL, so the key does not stay in freed memory.
  * The zeroing cannot be optimised away. Safe on NULL. */

@@ -34,9 +34,22 @@ skills:
 YAML
 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 2 "a program that is not there"
+expect_in "$T/err" "skill test cannot run on the unmodified tree: it could not start"
+expect_in "$T/err" "cannot run 'tandem-no-such-program': No such file or directory"
+pass "a skill whose program is not installed is exit 2, naming it"
+
+# the same through the shell (the command has shell syntax): exit 127
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: "tandem-no-such-program --all 2>&1", timeout_s: 60}
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 2 "a program that is not there, through the shell"
 expect_in "$T/err" "skill test cannot run on the unmodified tree: its command was not found (exit 127)"
 expect_in "$T/err" "tandem-no-such-program"
-pass "a skill whose program is not installed is exit 2, naming it"
+pass "a shell command whose program is not installed is exit 2, naming it"
 
 # an advisory skill that cannot run is a warning, not a stop
 copy_demo
@@ -55,7 +68,7 @@ skills:
 YAML
 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "an advisory skill does not stop the run"
-expect_in "$T/err" "baseline: advisory skill lint cannot run (its command was not found (exit 127)); fix skills.lint in agents.yaml"
+expect_in "$T/err" "baseline: advisory skill lint cannot run (it could not start); fix skills.lint in agents.yaml"
 pass "an advisory skill that cannot run is a warning"
 
 # the demo: the baseline's failure is the coder's first clue, and each

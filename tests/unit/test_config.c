@@ -120,14 +120,13 @@ static void assert_defaults(const tnd_config *cfg)
 
     assert_int_equal(cfg->nskills, 2);
     assert_string_equal(cfg->skills[0].name, "build");
-    assert_argv(cfg->skills[0].command.argv, ARGV("/bin/sh", "-c", "make"));
+    assert_argv(cfg->skills[0].command.argv, ARGV("make"));
     assert_string_equal(cfg->skills[0].command.display, "make");
     assert_true(cfg->skills[0].required);
     assert_int_equal(cfg->skills[0].timeout_s, 600);
     assert_int_equal(cfg->skills[0].output_cap, 64 * 1024);
     assert_string_equal(cfg->skills[1].name, "test");
-    assert_argv(cfg->skills[1].command.argv,
-                ARGV("/bin/sh", "-c", "make test"));
+    assert_argv(cfg->skills[1].command.argv, ARGV("make", "test"));
     for (size_t i = 0; i < 2; i++) {
         const tnd_skill_config *s = &cfg->skills[i];
         assert_string_equal(s->builtin, "");
@@ -252,8 +251,7 @@ static void full_file_sets_every_field(void **state)
     assert_int_equal(cfg->orchestrator.workspace_max_bytes, 16 << 20);
 
     assert_int_equal(cfg->coder.count, 2);
-    assert_argv(cfg->coder.program.argv,
-                ARGV("/bin/sh", "-c", "./my-coder --verbose"));
+    assert_argv(cfg->coder.program.argv, ARGV("./my-coder", "--verbose"));
     assert_string_equal(cfg->coder.program.display, "./my-coder --verbose");
     assert_int_equal(cfg->coder.context_max_bytes, 128 * 1024);
     assert_argv(cfg->coder.skills, ARGV("lint"));
@@ -290,8 +288,7 @@ static void full_file_sets_every_field(void **state)
     assert_int_equal(cfg->skills[0].timeout_s, 30);
     assert_int_equal(cfg->skills[0].output_cap, 8 * 1024);
     assert_string_equal(cfg->skills[1].name, "unit");
-    assert_argv(cfg->skills[1].command.argv,
-                ARGV("/bin/sh", "-c", "make check"));
+    assert_argv(cfg->skills[1].command.argv, ARGV("make", "check"));
     assert_true(cfg->skills[1].required);
     assert_int_equal(cfg->skills[1].timeout_s, 600);
     assert_int_equal(cfg->skills[1].output_cap, 64 * 1024);
@@ -606,6 +603,40 @@ static void critique_keys_are_read(void **state)
     assert_string_equal(cfg->gate.critique, "always");
     assert_int_equal(cfg->gate.critique_diff_lines, 1000000);
     tnd_config_destroy(&cfg);
+}
+
+/* A string command of plain words is run directly (no shell started per
+ * skill); anything the shell would read otherwise stays with /bin/sh. */
+static void plain_commands_skip_the_shell(void **state)
+{
+    static const char *const shelled[] = {
+        "sleep 0.3; make", "FOO=1 make",  "cd sub && make", "echo $HOME",
+        "make 'a b'",      "make >log",   "ls *.c",         "exec make",
+        "make # comment",  "~/bin/check", "a | b",          ". ./env",
+        "export X=1",      NULL};
+    char text[256];
+    tnd_config *cfg;
+
+    (void)state;
+    cfg = parse_ok("skills:\n"
+                   "  build: {command: \"  make  -j2\tCFLAGS=-O2 all \"}\n"
+                   "  test: {command: ./run-tests --fast, required: false}\n");
+    assert_argv(cfg->skills[0].command.argv,
+                ARGV("make", "-j2", "CFLAGS=-O2", "all"));
+    assert_string_equal(cfg->skills[0].command.display,
+                        "  make  -j2\tCFLAGS=-O2 all ");
+    assert_argv(cfg->skills[1].command.argv, ARGV("./run-tests", "--fast"));
+    tnd_config_destroy(&cfg);
+    for (int i = 0; shelled[i]; i++) {
+        snprintf(text, sizeof(text),
+                 "skills:\n  build:\n    command: |-\n      %s\n"
+                 "  test: {command: t}\n",
+                 shelled[i]);
+        cfg = parse_ok(text);
+        assert_argv(cfg->skills[0].command.argv,
+                    ARGV("/bin/sh", "-c", shelled[i]));
+        tnd_config_destroy(&cfg);
+    }
 }
 
 static void load_reads_a_file_and_resolves_against_its_directory(void **state)
@@ -1521,6 +1552,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_are_the_documented_values),
+        cmocka_unit_test(plain_commands_skip_the_shell),
         cmocka_unit_test(the_documented_file_is_the_defaults),
         cmocka_unit_test(empty_file_gives_the_defaults),
         cmocka_unit_test(full_file_sets_every_field),

@@ -46,6 +46,27 @@ static void small_helpers(void **state)
 /* ---- cut_middle
  * --------------------------------------------------------------- */
 
+static void split_words_splits_at_blanks(void **state)
+{
+    static const char *const want[] = {"make", "-j2", "CFLAGS=-O2", NULL};
+    char **w = tnd_str_split_words("  make\t-j2  CFLAGS=-O2 ");
+
+    (void)state;
+    for (size_t i = 0; i < 4; i++)
+        if (want[i])
+            assert_string_equal(w[i], want[i]);
+        else
+            assert_null(w[i]);
+    tnd_str_list_free(&w);
+    w = tnd_str_split_words(" \t ");
+    assert_null(w[0]);
+    tnd_str_list_free(&w);
+    w = tnd_str_split_words("a b c d e"); /* as many words as can fit */
+    assert_string_equal(w[4], "e");
+    assert_null(w[5]);
+    tnd_str_list_free(&w);
+}
+
 static void cut_middle_keeps_short_text_as_is(void **state)
 {
     char *t;
@@ -144,6 +165,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(small_helpers),
+        cmocka_unit_test(split_words_splits_at_blanks),
         cmocka_unit_test(cut_middle_keeps_short_text_as_is),
         cmocka_unit_test(cut_middle_keeps_head_and_more_tail_within_max),
         cmocka_unit_test(cut_middle_keeps_utf8_sequences_whole),
