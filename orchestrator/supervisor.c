@@ -26,7 +26,6 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -34,6 +33,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/pidwait.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "skills/reap.h"
@@ -410,6 +410,21 @@ size_t tnd_supervisor_running(const tnd_supervisor *self, const char *service)
     return n;
 }
 
+/* Wait until a running agent may have exited, or the deadline: 0 then. */
+static int wait_any_exit(const tnd_supervisor *self, int64_t deadline)
+{
+    pid_t *pids = tnd_xcalloc(self->n ? self->n : 1, sizeof(pid_t));
+    size_t n = 0;
+    int rc;
+
+    for (size_t i = 0; i < self->n; i++)
+        if (self->children[i].pid > 0)
+            pids[n++] = self->children[i].pid;
+    rc = tnd_pid_wait_any(pids, n, deadline);
+    free(pids);
+    return rc;
+}
+
 void tnd_supervisor_destroy(tnd_supervisor **self_p, long grace_ms)
 {
     tnd_supervisor *s = self_p ? *self_p : NULL;
@@ -435,11 +450,9 @@ void tnd_supervisor_destroy(tnd_supervisor **self_p, long grace_ms)
             else
                 left = true;
         }
-        if (left) {
-            struct timespec ts = {0, 10 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-    } while (left && tnd_now_ms() < deadline);
+        if (left && !wait_any_exit(s, deadline))
+            break;
+    } while (left);
     for (size_t i = 0; i < s->n; i++) {
         child *c = &s->children[i];
         if (c->pid > 0) {

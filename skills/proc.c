@@ -39,6 +39,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/pidwait.h"
 #include "common/str.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
@@ -325,16 +326,6 @@ static void plan_limits(child_plan *plan, const tnd_proc_spec *spec)
     }
 }
 
-static int open_pidfd(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-    return (int)syscall(SYS_pidfd_open, pid, 0); /* close-on-exec */
-#else
-    (void)pid;
-    return -1;
-#endif
-}
-
 static void reap(run *r)
 {
     pid_t got;
@@ -423,7 +414,7 @@ static int spawn(run *r)
         report_failure(&f, spec);
         goto out;
     }
-    r->pidfd = open_pidfd(r->pid);
+    r->pidfd = tnd_pidfd_open(r->pid);
     r->in_fd = in[1];
     r->out.fd = outp[0];
     r->err.fd = errp[0];

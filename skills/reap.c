@@ -23,12 +23,12 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/pidwait.h"
 #include "common/xalloc.h"
 
 /* Strays named in the error when some would not die. */
@@ -136,6 +136,17 @@ static void name_strays(const stray *s, size_t n)
     tnd_buf_free(&b);
 }
 
+/* Until one of the n strays may have died, or the deadline. */
+static void wait_strays(const stray *s, size_t n, int64_t deadline)
+{
+    pid_t *pids = tnd_xcalloc(n, sizeof(pid_t));
+
+    for (size_t i = 0; i < n; i++)
+        pids[i] = s[i].pid;
+    tnd_pid_wait_any(pids, n, deadline);
+    free(pids);
+}
+
 int tnd_reap_strays(size_t *out, const pid_t *keep, size_t nkeep, long wait_ms)
 {
     int64_t deadline = tnd_now_ms() + (wait_ms > 0 ? wait_ms : 0);
@@ -172,7 +183,7 @@ int tnd_reap_strays(size_t *out, const pid_t *keep, size_t nkeep, long wait_ms)
             error = TND_ETIMEOUT;
             break;
         }
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        wait_strays(s, left, deadline);
     }
     free(s);
     return error;
