@@ -29,12 +29,12 @@ expect_not_in "$T/err" "[2/3] reviewer: auditing"
 pass "gate.max_llm_calls stops the loop before the audit that would exceed it"
 
 copy_demo
-demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
 gate:
   max_wall_s: 1
 skills:
   build: {command: make, timeout_s: 60}
-  test: {command: "sleep 30", timeout_s: 60}
+  test: {command: "sleep 30.$$", timeout_s: 60}
 YAML
 start=$(date +%s)
 run tandem run --repo "$T/demo" "make the failing test pass"
@@ -43,5 +43,5 @@ expect_rc 3 "wall budget"
 expect_in "$T/err" "budget: gate.max_wall_s (1) reached"
 [ "$took" -lt 15 ] || fail "the wall budget did not bound the wait (${took}s)"
 expect_no_leftovers "$(session_dir)"
-if pgrep -f "sleep 30" >/dev/null; then fail "the skill outlived the run"; fi
+if pgrep -f "sleep 30.$$" >/dev/null; then fail "the skill outlived the run"; fi
 pass "gate.max_wall_s ends a wait in progress"

@@ -14,14 +14,16 @@ trap 'st=$?; if [ -n "$LIVE_PID" ]; then kill -INT "$LIVE_PID" 2>/dev/null;
     wait "$LIVE_PID" 2>/dev/null; fi; (exit $st); cleanup' EXIT
 
 # demo_copy NAME SLEEP: a demo copy in $T/NAME whose tests, while
-# $T/block-NAME exists, say so in $T/started-NAME and sleep SLEEP seconds
+# $T/block-NAME exists, say so in $T/started-NAME and sleep SLEEP.$$
+# seconds (the fraction is this test's pid, so that pgrep finds this
+# run's sleep and no other test's)
 demo_copy() {
     copy_demo
     demo_config "$TOP/examples/demo/cassette.json" <<YAML
 skills:
   build: {command: make, timeout_s: 60}
   test:
-    command: "if [ -e '$T/block-$1' ]; then touch '$T/started-$1'; exec sleep $2; fi; make test"
+    command: "if [ -e '$T/block-$1' ]; then touch '$T/started-$1'; exec sleep $2.$$; fi; make test"
     timeout_s: 120
 YAML
     rm -rf "$T/$1"
@@ -68,7 +70,7 @@ killed=$(session_of killed)
 kill -KILL $pid
 wait $pid 2>/dev/null
 gone "$killed" "the agents of $killed"
-gone "sleep 47" "the tests of $killed"
+gone "sleep 47.$$" "the tests of $killed"
 [ -d "$RT/$killed" ] || fail "the kill itself removed the runtime directory"
 pass "a run killed with SIGKILL leaves its runtime directory"
 
