@@ -85,6 +85,38 @@ const char *tnd_llm_key_env(const tnd_llm_config *cfg)
     return backend ? backend->key_env : "";
 }
 
+static void register_key(const tnd_llm_config *llm)
+{
+    const char *name = tnd_llm_key_env(llm);
+    const char *value = *name ? getenv(name) : NULL;
+
+    if (value && *value)
+        tnd_log_secret(value);
+}
+
+void tnd_llm_secrets_register(const tnd_config *cfg)
+{
+    register_key(&cfg->coder.llm);
+    register_key(&cfg->reviewer.llm);
+    for (size_t i = 0; i < cfg->reviewer.nmodels; i++)
+        register_key(&cfg->reviewer.models[i]);
+}
+
+void tnd_llm_secret_hide(const tnd_llm_config *llm)
+{
+    const char *name = tnd_llm_key_env(llm);
+    char *value = *name ? getenv(name) : NULL;
+
+    if (!value)
+        return;
+    tnd_log_secret(value);
+    /* /proc/PID/environ shows the block the process started with, which
+     * unsetenv leaves as it was: blank the entry ("NAME=value", the
+     * name just before the value) there first */
+    unsetenv(name);
+    memset(value - strlen(name) - 1, 0, strlen(name) + 1 + strlen(value));
+}
+
 bool tnd_llm_header_set(char *const *headers, const char *name)
 {
     size_t n = strlen(name);

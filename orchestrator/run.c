@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "agents/cassette.h"
+#include "agents/llm.h"
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/config.h"
@@ -258,6 +259,8 @@ static int load_config(run *r)
     if ((o->llm || o->base_url) &&
         tnd_config_override_llm(r->cfg, o->llm, o->base_url) < 0)
         return TND_ECONFIG;
+    /* a model may echo a key into what this process writes */
+    tnd_llm_secrets_register(r->cfg);
     if (check_llm(r->cfg) < 0 || tnd_crew_check(r->cfg, !r->opts.review) < 0)
         return TND_ECONFIG;
     if (o->record && strcmp(r->cfg->coder.llm.provider, "replay") == 0 &&

@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 
@@ -270,22 +271,34 @@ char *tnd_session_relpath(const tnd_session *self, const char *name)
     return tnd_xasprintf(".tandem/sessions/%s/%s", self->id, name);
 }
 
+/* Write a session file with every registered secret (an API key a
+ * model echoed) replaced. */
+static int write_redacted(tnd_session *self, const char *name, const char *data,
+                          size_t len, bool durable)
+{
+    char *path = tnd_session_path(self, name);
+    char *text = tnd_xmalloc(len + 1);
+    int error;
+
+    memcpy(text, data, len);
+    text[len] = '\0';
+    if (strlen(text) == len) /* text; a file with a NUL goes as it is */
+        len = strlen(tnd_log_redact(text));
+    error = durable ? tnd_fs_write_atomic(path, text, len)
+                    : tnd_fs_write_replace(path, text, len);
+    free(text);
+    free(path);
+    return error;
+}
+
 int tnd_session_write(tnd_session *self, const char *name, const char *data,
                       size_t len)
 {
-    char *path = tnd_session_path(self, name);
-    int error = tnd_fs_write_atomic(path, data, len);
-
-    free(path);
-    return error;
+    return write_redacted(self, name, data, len, true);
 }
 
 int tnd_session_write_view(tnd_session *self, const char *name,
                            const char *data, size_t len)
 {
-    char *path = tnd_session_path(self, name);
-    int error = tnd_fs_write_replace(path, data, len);
-
-    free(path);
-    return error;
+    return write_redacted(self, name, data, len, false);
 }
