@@ -1,12 +1,12 @@
-/* tnd_loop - the state of one run of the gate loop, shared by the three
- * files that make `tandem run` (internal to them: nothing else includes
- * this).
+/* tnd_loop - the state of one run of the gate loop, shared by the files
+ * that make `tandem run` (internal to them: nothing else includes this).
  *
- * run.c is the loop itself: propose, apply, decide, the end, and
- * continuing a session; audit_step.c asks the reviewer (the baseline, one
- * request, or phases with a quorum); person.c asks a person and applies
- * the answer. struct run owns everything a run holds and is released in
- * one place (run.c's run_close). */
+ * run.c sets a run up, starts it and ends it; attempt.c is the loop
+ * itself: propose, apply, decide; steps.c journals steps and asks
+ * agents; resume.c continues a session; audit_step.c asks the reviewer
+ * (the baseline, one request, or phases with a quorum); person.c asks a
+ * person and applies the answer. struct run owns everything a run holds
+ * and is released in one place (tnd_loop_close). */
 #ifndef TND_LOOP_H
 #define TND_LOOP_H
 
@@ -106,7 +106,32 @@ typedef struct attempt {
     char *risky; /* a changed path in gate.risk_paths, or NULL */
 } attempt;
 
-/* ---- run.c: saying, journaling, asking agents ---------------------------- */
+/* ---- run.c: setting up, going, ending ------------------------------------ */
+
+/* Resolve the configuration (exit 2 on any mistake, before anything is
+ * created); r->repo is set. 0, TND_ECONFIG or -1. */
+int tnd_loop_prepare(run *r);
+
+/* Start the agents and the workspace, run the loop, finish; a TND_EXIT_*
+ * code. */
+int tnd_loop_go(run *r, int64_t started_wall);
+
+/* Release everything r holds. */
+void tnd_loop_close(run *r);
+
+/* ---- attempt.c: the loop ------------------------------------------------- */
+
+/* Attempts until the loop ends (r->status says how). 0, or -1. */
+int tnd_loop_attempts(run *r);
+
+/* The lessons earlier tasks of this kind left, for every attempt. */
+void tnd_loop_recall(run *r);
+
+/* The lessons that were used did (or did not) lead to an approval; the
+ * bank is saved. */
+void tnd_loop_remember(run *r);
+
+/* ---- steps.c: saying, journaling, asking agents -------------------------- */
 
 /* A progress line on stderr, unless --quiet. */
 void tnd_loop_say(run *r, const char *fmt, ...) TND_PRINTF(2, 3);
