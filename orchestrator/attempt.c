@@ -84,6 +84,7 @@ static int propose(run *r, attempt *a, const loop_state *ls)
     a->req.feedback = ls->feedback;
     a->req.lessons = r->lessons; /* borrowed: attempt_clear leaves them */
     a->req.nlessons = r->nlessons;
+    tnd_loop_count_paid(r, a->n, TND_ROLE_CODER);
     if ((reply = tnd_loop_journaled_reply(r, "proposal", a->n, &reply_len))) {
         tnd_loop_say(r, "[%d/%d] %s: (from the journal)", a->n,
                      r->gate.max_iterations,
@@ -132,7 +133,8 @@ static int propose(run *r, attempt *a, const loop_state *ls)
         tnd_report_context(r->report, &st, co.budget, len);
         tnd_loop_phase(r, a->n, "coding");
         snprintf(key, sizeof(key), "%s/%d/coder", a->req.task_id, a->n);
-        rc = tnd_loop_ask(r, "coder", key, body, len, &reply, &reply_len);
+        rc = tnd_loop_ask_model(r, a->n, "proposal", "coder", key, body, len,
+                                &reply, &reply_len);
         free(body);
         if (rc == 0 && (rc = tnd_loop_journal_reply(r, "proposal", a->n, reply,
                                                     reply_len)) < 0)

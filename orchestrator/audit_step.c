@@ -148,7 +148,11 @@ static int ask_reviewer(run *r, int n, const char *service, const char *type,
     if (!(reply = tnd_loop_journaled_reply(r, type, n, &reply_len))) {
         body = tnd_audit_request_encode(ar, &len);
         snprintf(key, sizeof(key), "%s/%d/%s", ar->task_id, n, type);
-        rc = tnd_loop_ask(r, service, key, body, len, &reply, &reply_len);
+        /* the skills alone ask no model: nothing to count */
+        rc = ar->critique
+                 ? tnd_loop_ask_model(r, n, type, service, key, body, len,
+                                      &reply, &reply_len)
+                 : tnd_loop_ask(r, service, key, body, len, &reply, &reply_len);
         free(body);
         if (rc == 0 &&
             (rc = tnd_loop_journal_reply(r, type, n, reply, reply_len)) < 0)
@@ -173,7 +177,7 @@ static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
     size_t *lens = tnd_xcalloc((size_t)quorum, sizeof(size_t));
     char types[16][32], keys[16][160], services[16][32];
     size_t nreq = 0;
-    bool by_budget;
+    bool by_budget, sent = false;
     int rc = 0;
 
     for (int m = 0; m < quorum && m < 16; m++) {
@@ -191,9 +195,14 @@ static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
         reqs[nreq].key = keys[m];
         reqs[nreq].body = bodies[m];
         nreq++;
+        if (tnd_loop_asked(r, n, types[m], services[m]) < 0) {
+            rc = -1;
+            break;
+        }
     }
-    if (nreq > 0) {
+    if (rc == 0 && nreq > 0) {
         int64_t deadline = tnd_loop_deadline(r, "reviewer", &by_budget);
+        sent = true;
         r->streamed = 0;
         rc = tnd_crew_call_many(r->crew, reqs, nreq, deadline,
                                 tnd_loop_on_progress, r);
@@ -205,9 +214,11 @@ static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
     }
     /* journal every reply that came, failure or not: a resumed run asks
      * only the members that did not answer */
-    for (size_t i = 0, m = 0; i < nreq; i++, m++) {
+    for (size_t i = 0, m = 0; sent && i < nreq; i++, m++) {
         while (replies[m])
             m++;
+        if (tnd_loop_unanswered(r, n, types[m], &reqs[i]) < 0)
+            rc = -1;
         if (reqs[i].rc == 0) {
             replies[m] = reqs[i].reply;
             lens[m] = reqs[i].reply_len;
@@ -419,6 +430,7 @@ int tnd_loop_audit(run *r, attempt *a)
         a->risky = tnd_xstrdup(a->in.risky);
         a->in.risky = a->risky;
     }
+    tnd_loop_count_paid(r, a->n, TND_ROLE_REVIEWER);
     if ((at = tnd_loop_find(r, "audit", a->n, 0)) >= 0) {
         /* decided before a crash: the journal has the merged reply */
         size_t len = 0;

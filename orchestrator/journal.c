@@ -141,7 +141,8 @@ void tnd_journal_close(tnd_journal **self_p)
     *self_p = NULL;
 }
 
-int tnd_journal_append(tnd_journal *self, const char *type, json_object *fields)
+static int append(tnd_journal *self, const char *type, json_object *fields,
+                  bool sync)
 {
     json_object *rec = json_object_new_object();
     char when[40];
@@ -185,7 +186,7 @@ int tnd_journal_append(tnd_journal *self, const char *type, json_object *fields)
         }
         done += (size_t)n;
     }
-    if (fdatasync(self->fd) < 0) {
+    if (sync && fdatasync(self->fd) < 0) {
         tnd_error_sys("cannot sync the journal %s", self->path);
         goto fail;
     }
@@ -203,6 +204,16 @@ fail:
     json_object_put(rec);
     free(line);
     return -1;
+}
+
+int tnd_journal_append(tnd_journal *self, const char *type, json_object *fields)
+{
+    return append(self, type, fields, true);
+}
+
+int tnd_journal_note(tnd_journal *self, const char *type, json_object *fields)
+{
+    return append(self, type, fields, false);
 }
 
 size_t tnd_journal_count(const tnd_journal *self)

@@ -38,6 +38,12 @@ void tnd_journal_close(tnd_journal **self_p);
 int tnd_journal_append(tnd_journal *self, const char *type,
                        json_object *fields);
 
+/* Append like tnd_journal_append, without the fsync: for a record whose
+ * loss in a power cut costs no step, only a count (`asked`, see paid.h).
+ * A process that dies leaves it in the file all the same, and the next
+ * tnd_journal_append makes it durable with its own record. */
+int tnd_journal_note(tnd_journal *self, const char *type, json_object *fields);
+
 /* The records read at open plus those appended since, in order.
  * Borrowed: valid until the journal is closed. */
 size_t tnd_journal_count(const tnd_journal *self);

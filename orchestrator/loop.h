@@ -5,7 +5,8 @@
  * itself: propose, apply, decide; steps.c journals steps and asks
  * agents; resume.c continues a session; audit_step.c asks the reviewer
  * (the baseline, one request, or phases with a quorum); person.c asks a
- * person and applies the answer. struct run owns everything a run holds
+ * person and applies the answer; paid_loop.c journals and counts the
+ * model calls no reply accounts for. struct run owns everything a run holds
  * and is released in one place (tnd_loop_close). */
 #ifndef TND_LOOP_H
 #define TND_LOOP_H
@@ -181,6 +182,27 @@ int tnd_loop_ask(run *r, const char *service, const char *key, char *body,
 
 /* Approve diff: final.diff, and the diff on stdout. */
 int tnd_loop_approve(run *r, const char *diff, const char *reason);
+
+/* ---- paid_loop.c: calls no reply accounts for (paid.h) ------------------ */
+
+/* Ask service for a reply that may cost model calls (the coder's, a
+ * critique): journaled as `asked` step of attempt n before it goes out,
+ * and as `unanswered` after when agents were lost with it, its reply is
+ * an error or none came; then as tnd_loop_ask. */
+int tnd_loop_ask_model(run *r, int n, const char *step, const char *service,
+                       const char *key, const char *body, size_t len,
+                       char **reply, size_t *reply_len);
+
+/* The two halves of tnd_loop_ask_model, for requests sent together
+ * (tnd_crew_call_many): `asked` before, `unanswered` (and its count in
+ * the report) after, from what q says. -1 when the journal failed. */
+int tnd_loop_asked(run *r, int n, const char *step, const char *service);
+int tnd_loop_unanswered(run *r, int n, const char *step,
+                        const tnd_crew_request *q);
+
+/* At the start of role's stage of attempt n: count into the report what
+ * the session's earlier runs paid there that no reply accounts for. */
+void tnd_loop_count_paid(run *r, int n, tnd_role role);
 
 /* ---- audit_step.c: the reviewer ----------------------------------------- */
 

@@ -22,6 +22,7 @@ struct tnd_report {
     json_object *round;   /* the coming attempt's critique round */
     json_object *context; /* the coming attempt's coder context */
     long critiques_asked, critiques_skipped, tokens_saved;
+    long unanswered; /* calls in usage[] whose tokens are unknown */
     char *status, *reason, *final_diff, *last_diff;
     int iterations;
     int64_t elapsed_ms;
@@ -69,6 +70,12 @@ void tnd_report_destroy(tnd_report **self_p)
 void tnd_report_usage(tnd_report *self, tnd_role role, const tnd_usage *u)
 {
     tnd_usage_add(&self->usage[role], u);
+}
+
+void tnd_report_unanswered(tnd_report *self, tnd_role role, long calls)
+{
+    self->usage[role].calls += calls;
+    self->unanswered += calls;
 }
 
 const tnd_usage *tnd_report_role(const tnd_report *self, tnd_role role)
@@ -252,6 +259,8 @@ char *tnd_report_json(const tnd_report *self)
     json_object_object_add(o, "iterations",
                            json_object_new_int(self->iterations));
     json_object_object_add(o, "llm_calls", json_object_new_int64(total.calls));
+    json_object_object_add(o, "calls_unanswered",
+                           json_object_new_int64(self->unanswered));
     json_object_object_add(tokens, "prompt",
                            json_object_new_int64(total.prompt_tokens));
     json_object_object_add(tokens, "completion",
@@ -308,13 +317,15 @@ static const char *thousands(char *buf, size_t size, long n)
 char *tnd_report_summary(const tnd_report *self)
 {
     tnd_usage total = tnd_report_total(self);
-    char t[32], p[32], c[32];
+    char t[32], p[32], c[32], u[48] = "";
 
+    if (self->unanswered)
+        snprintf(u, sizeof(u), " (%ld unanswered)", self->unanswered);
     return tnd_xasprintf(
-        "%s after %d iteration%s · %ld LLM call%s · %s tokens%s (%s prompt "
+        "%s after %d iteration%s · %ld LLM call%s%s · %s tokens%s (%s prompt "
         "+ %s completion) · %.1fs",
         self->status, self->iterations, self->iterations == 1 ? "" : "s",
-        total.calls, total.calls == 1 ? "" : "s",
+        total.calls, total.calls == 1 ? "" : "s", u,
         thousands(t, sizeof(t), total.prompt_tokens + total.completion_tokens),
         total.estimated ? " (estimated)" : "",
         thousands(p, sizeof(p), total.prompt_tokens),

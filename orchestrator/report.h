@@ -34,7 +34,14 @@ void tnd_report_destroy(tnd_report **self_p);
 /* Add one reply's LLM use to role. */
 void tnd_report_usage(tnd_report *self, tnd_role role, const tnd_usage *u);
 
-/* Usage so far: of one role, or of both with tnd_report_total. */
+/* Count calls paid for with no reply to say what they cost (see
+ * paid.h): they are added to role's calls, and to the total of such
+ * calls report.json gives as `calls_unanswered`; their tokens are
+ * unknown, so none are added. */
+void tnd_report_unanswered(tnd_report *self, tnd_role role, long calls);
+
+/* Usage so far: of one role, or of both with tnd_report_total. The
+ * calls include the unanswered ones. */
 const tnd_usage *tnd_report_role(const tnd_report *self, tnd_role role);
 tnd_usage tnd_report_total(const tnd_report *self);
 
@@ -81,7 +88,8 @@ void tnd_report_outcome(tnd_report *self, const char *status,
 char *tnd_report_json(const tnd_report *self);
 
 /* "approved after 2 iterations · 4 LLM calls · 3,837 tokens (3,330
- * prompt + 507 completion) · 0.4s". Caller frees. */
+ * prompt + 507 completion) · 0.4s", with "5 LLM calls (1 unanswered)"
+ * when some were. Caller frees. */
 char *tnd_report_summary(const tnd_report *self);
 
 #endif

@@ -147,7 +147,7 @@ static int serve_one(tnd_zap *z)
                    ? -1
                    : 1;
     }
-    tnd_role_format(user, sizeof(user), roles);
+    tnd_curve_roles_format(user, sizeof(user), roles);
     return send_reply(z->socket, frames[1], lens[1], "200", "OK", user) < 0 ? -1
                                                                             : 1;
 }

@@ -209,7 +209,7 @@ const char *tnd_curve_fingerprint(const char *public_key)
     return fp;
 }
 
-void tnd_role_format(char *out, size_t size, unsigned roles)
+void tnd_curve_roles_format(char *out, size_t size, unsigned roles)
 {
     size_t len = 0;
 
@@ -226,7 +226,7 @@ void tnd_role_format(char *out, size_t size, unsigned roles)
         }
 }
 
-unsigned tnd_role_parse(const char *text)
+unsigned tnd_curve_roles_parse(const char *text)
 {
     unsigned roles = 0;
     const char *p = text;
@@ -294,7 +294,7 @@ int tnd_curve_list_load(tnd_curve_list *out, const char *path)
             name = NULL;
             line += strlen(line);
         }
-        if (!(roles = tnd_role_parse(roles_text))) {
+        if (!(roles = tnd_curve_roles_parse(roles_text))) {
             tnd_error_prefix("%s:%zu", path, lineno);
             goto fail;
         }

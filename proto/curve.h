@@ -31,11 +31,11 @@ typedef struct tnd_curve_pair {
     char secret_key[TND_CURVE_Z85_LEN + 1];
 } tnd_curve_pair;
 
-typedef enum tnd_role {
-    TND_ROLE_CODER = 1 << 0,
-    TND_ROLE_REVIEWER = 1 << 1,
-    TND_ROLE_CLIENT = 1 << 2,
-} tnd_role;
+typedef enum tnd_curve_role {
+    TND_CURVE_CODER = 1 << 0,
+    TND_CURVE_REVIEWER = 1 << 1,
+    TND_CURVE_CLIENT = 1 << 2,
+} tnd_curve_role;
 
 /* A fresh key pair. -1 with the error set when libzmq has no CURVE. */
 int tnd_curve_generate(tnd_curve_pair *out);
@@ -64,8 +64,8 @@ const char *tnd_curve_fingerprint(const char *public_key);
 
 /* "coder,reviewer" from the bits, and back (0 with the error set for an
  * unknown or empty role list). The text form travels as the ZAP user id. */
-void tnd_role_format(char *out, size_t size, unsigned roles);
-unsigned tnd_role_parse(const char *text);
+void tnd_curve_roles_format(char *out, size_t size, unsigned roles);
+unsigned tnd_curve_roles_parse(const char *text);
 
 /* The authorized keys: who may connect, and in which roles. */
 typedef struct tnd_curve_entry {

@@ -161,3 +161,10 @@ YAML
 }
 
 FIX=$TOP/tests/fixtures
+
+# json_int FILE KEY: the integer at KEY of the JSON object in FILE (a
+# report.json)
+json_int() {
+    /usr/bin/python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}

@@ -96,13 +96,13 @@ static void roles_format_and_parse(void **state)
     char text[64];
 
     (void)state;
-    assert_int_equal(tnd_role_parse("coder"), TND_ROLE_CODER);
-    assert_int_equal(tnd_role_parse("reviewer,client"),
-                     TND_ROLE_REVIEWER | TND_ROLE_CLIENT);
-    assert_int_equal(tnd_role_parse("coders"), 0);
+    assert_int_equal(tnd_curve_roles_parse("coder"), TND_CURVE_CODER);
+    assert_int_equal(tnd_curve_roles_parse("reviewer,client"),
+                     TND_CURVE_REVIEWER | TND_CURVE_CLIENT);
+    assert_int_equal(tnd_curve_roles_parse("coders"), 0);
     has("'coders' is not a role (coder, reviewer, client)");
-    assert_int_equal(tnd_role_parse(""), 0);
-    tnd_role_format(text, sizeof(text), TND_ROLE_CODER | TND_ROLE_CLIENT);
+    assert_int_equal(tnd_curve_roles_parse(""), 0);
+    tnd_curve_roles_format(text, sizeof(text), TND_CURVE_CODER | TND_CURVE_CLIENT);
     assert_string_equal(text, "coder,client");
 }
 
@@ -128,10 +128,10 @@ static void the_list_reads_roles_and_names(void **state)
     assert_int_equal(list.n, 2);
     zmq_z85_decode(raw, a.public_key);
     assert_int_equal(tnd_curve_list_roles(&list, raw, &name),
-                     TND_ROLE_CODER | TND_ROLE_REVIEWER);
+                     TND_CURVE_CODER | TND_CURVE_REVIEWER);
     assert_string_equal(name, "build-host");
     zmq_z85_decode(raw, b.public_key);
-    assert_int_equal(tnd_curve_list_roles(&list, raw, &name), TND_ROLE_CLIENT);
+    assert_int_equal(tnd_curve_list_roles(&list, raw, &name), TND_CURVE_CLIENT);
     assert_string_equal(name, "");
     memset(raw, 7, sizeof(raw));
     assert_int_equal(tnd_curve_list_roles(&list, raw, NULL), 0);

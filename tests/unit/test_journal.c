@@ -74,6 +74,30 @@ static void records_survive_a_reopen_and_seq_continues(void **state)
     tnd_journal_close(&j);
 }
 
+/* A note (not fsync'd) is a record like any other: in order, with its
+ * seq, read back on open. */
+static void a_note_is_a_record_in_order(void **state)
+{
+    tnd_journal *j;
+
+    (void)state;
+    unlink(path);
+    j = tnd_journal_open(path);
+    assert_int_equal(tnd_journal_append(j, "task", fields("a", 1)), 0);
+    assert_int_equal(tnd_journal_note(j, "asked", fields("attempt", 1)), 0);
+    assert_int_equal(tnd_journal_append(j, "proposal", fields("attempt", 1)),
+                     0);
+    assert_int_equal(tnd_journal_count(j), 3);
+    tnd_journal_close(&j);
+
+    j = tnd_journal_open(path);
+    assert_int_equal(tnd_journal_count(j), 3);
+    assert_string_equal(tnd_journal_type(tnd_journal_record(j, 1)), "asked");
+    assert_int_equal(seq_of(tnd_journal_record(j, 1)), 2);
+    assert_int_equal(seq_of(tnd_journal_record(j, 2)), 3);
+    tnd_journal_close(&j);
+}
+
 static void a_torn_last_line_is_ignored_and_repaired(void **state)
 {
     static const char text[] = "{\"seq\":1,\"time\":\"t\",\"type\":\"task\"}\n"
@@ -185,6 +209,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(records_survive_a_reopen_and_seq_continues),
+        cmocka_unit_test(a_note_is_a_record_in_order),
         cmocka_unit_test(a_torn_last_line_is_ignored_and_repaired),
         cmocka_unit_test(damage_before_the_end_is_an_error),
         cmocka_unit_test(

@@ -42,7 +42,7 @@ static int setup(void **state)
     f->list.n = 1;
     memcpy(f->list.entries[0].public_key, f->listed.public_key,
            TND_CURVE_Z85_LEN + 1);
-    f->list.entries[0].roles = TND_ROLE_REVIEWER;
+    f->list.entries[0].roles = TND_CURVE_REVIEWER;
     if (!(f->zap = tnd_zap_new(f->ctx, &f->list)))
         return -1;
     f->server = zmq_socket(f->ctx, ZMQ_ROUTER);
