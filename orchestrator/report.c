@@ -23,6 +23,7 @@ struct tnd_report {
     json_object *context; /* the coming attempt's coder context */
     long critiques_asked, critiques_skipped, tokens_saved;
     char *status, *reason, *final_diff, *last_diff;
+    char *final_text; /* the approved diff itself, or NULL */
     int iterations;
     int64_t elapsed_ms;
 };
@@ -62,6 +63,7 @@ void tnd_report_destroy(tnd_report **self_p)
     free(r->reason);
     free(r->final_diff);
     free(r->last_diff);
+    free(r->final_text);
     free(r);
     *self_p = NULL;
 }
@@ -229,6 +231,11 @@ void tnd_report_outcome(tnd_report *self, const char *status,
     self->elapsed_ms = elapsed_ms;
 }
 
+void tnd_report_approved(tnd_report *self, const char *diff)
+{
+    replace(&self->final_text, diff);
+}
+
 char *tnd_report_json(const tnd_report *self)
 {
     json_object *o = json_object_new_object();
@@ -268,6 +275,8 @@ char *tnd_report_json(const tnd_report *self)
     json_object_object_add(o, "by_role", by_role);
     json_object_object_add(o, "final_diff",
                            tnd_json_str_or_null(self->final_diff));
+    json_object_object_add(o, "final_diff_text",
+                           tnd_json_str_or_null(self->final_text));
     json_object_object_add(o, "last_diff",
                            tnd_json_str_or_null(self->last_diff));
     if (self->critiques_asked || self->critiques_skipped) {

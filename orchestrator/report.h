@@ -76,6 +76,10 @@ void tnd_report_outcome(tnd_report *self, const char *status,
                         const char *final_diff, const char *last_diff,
                         int64_t elapsed_ms);
 
+/* The approved change, a unified diff (copied): report.json's
+ * final_diff_text, so a reader of the report alone (--json) has it. */
+void tnd_report_approved(tnd_report *self, const char *diff);
+
 /* report.json's text, pretty, with registered secrets redacted. Caller
  * frees. */
 char *tnd_report_json(const tnd_report *self);

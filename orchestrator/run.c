@@ -604,6 +604,7 @@ int tnd_loop_approve(run *r, const char *diff, const char *reason)
     free(r->final_rel);
     r->final_rel = tnd_session_relpath(r->session, "final.diff");
     tnd_loop_stop(r, "approved", reason);
+    tnd_report_approved(r->report, diff);
     if (!r->opts.review) {
         fputs(diff, stdout);
         fflush(stdout);
