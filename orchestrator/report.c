@@ -1,12 +1,14 @@
 /* report.json and the summary line (see report.h). */
 #include "orchestrator/report.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/error.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "proto/audit.h"
@@ -295,6 +297,18 @@ char *tnd_report_json(const tnd_report *self)
     text = tnd_json_pretty(o);
     json_object_put(o);
     return tnd_log_redact(text);
+}
+
+int tnd_report_emit(FILE *to, const char *text)
+{
+    size_t len = strlen(text);
+
+    if (fwrite(text, 1, len, to) != len ||
+        (len && text[len - 1] != '\n' && fputc('\n', to) == EOF) ||
+        fflush(to) != 0)
+        return tnd_error_set("cannot write the JSON document: %s",
+                             strerror(errno));
+    return 0;
 }
 
 /* 12345 -> "12,345" into buf. */

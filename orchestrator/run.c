@@ -14,6 +14,7 @@
  * interrupted run had, and no model is asked twice for the same thing. */
 #include "orchestrator/run.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -605,7 +606,7 @@ int tnd_loop_approve(run *r, const char *diff, const char *reason)
     r->final_rel = tnd_session_relpath(r->session, "final.diff");
     tnd_loop_stop(r, "approved", reason);
     tnd_report_approved(r->report, diff);
-    if (!r->opts.review) {
+    if (!r->opts.review && !r->opts.json) {
         fputs(diff, stdout);
         fflush(stdout);
     }
@@ -636,6 +637,8 @@ static int decide(run *r, attempt *a, loop_state *ls)
     tnd_gate_decide(&a->decision, &gate, &a->in);
     tnd_report_attempt(r->report, a->n, &a->reply, &a->in, &a->decision,
                        a->diff_rel, sig);
+    if (r->findings)
+        tnd_findings_add_attempt(r->findings, &a->in, &a->decision);
     tnd_loop_say(r, "[%d/%d] %s: %s", a->n, r->gate.max_iterations,
                  r->opts.review && !a->decision.passed
                      ? "reject"
@@ -762,8 +765,10 @@ static int reject_change(run *r, attempt *a)
     char *findings = tnd_feedback_build(&a->in, &a->decision, NULL, NULL);
 
     tnd_loop_stop(r, "rejected", a->decision.reason);
-    fputs(findings, stdout);
-    fflush(stdout);
+    if (!r->opts.json && !r->findings) {
+        fputs(findings, stdout);
+        fflush(stdout);
+    }
     free(findings);
     return 0;
 }
@@ -859,6 +864,29 @@ static void save_recording(run *r)
     free(comment);
 }
 
+/* What --json or review --format put on stdout once the session has
+ * ended: the report's text, or the findings (a review that could not be
+ * done says so in them). */
+static void emit(run *r, const char *report)
+{
+    char *out;
+
+    if (r->opts.json) {
+        if (tnd_report_emit(stdout, report) < 0)
+            tnd_log_error("%s", tnd_error_last());
+        return;
+    }
+    if (!r->findings)
+        return;
+    if (strcmp(r->status, "failed") == 0 ||
+        strcmp(r->status, "interrupted") == 0)
+        tnd_findings_not_done(r->findings, r->reason);
+    out = tnd_findings_render(r->findings, r->opts.format);
+    if (fputs(out, stdout) == EOF || fflush(stdout) != 0)
+        tnd_log_error("cannot write the findings: %s", strerror(errno));
+    free(out);
+}
+
 static int finish(run *r)
 {
     char *text, *summary;
@@ -869,6 +897,7 @@ static int finish(run *r)
     text = tnd_report_json(r->report);
     if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0)
         tnd_log_error("cannot write the report: %s", tnd_error_last());
+    emit(r, text);
     free(text);
     /* a session that ended for good says so in its journal; one waiting
      * for an answer, or stopped by a failure, can go on later */
@@ -913,6 +942,7 @@ static void run_close(run *r)
     tnd_change_clear(&r->change);
     tnd_audit_reply_clear(&r->baseline);
     tnd_events_destroy(&r->events);
+    tnd_findings_destroy(&r->findings);
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     tnd_workspace_destroy(&r->ws, !r->opts.keep_workspace);
     tnd_snapshot_destroy(&r->base, !r->opts.keep_workspace);
@@ -1172,6 +1202,8 @@ int tnd_run(const tnd_run_options *opts)
     }
     if (r.record_partial)
         unlink(r.record_partial);
+    if (opts->review && opts->format)
+        r.findings = tnd_findings_new();
     if (!(r.session = tnd_session_new(r.repo)) ||
         tnd_session_lock(r.session) < 0) {
         fprintf(stderr, "tandem: %s\n", tnd_error_last());
