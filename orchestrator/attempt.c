@@ -15,6 +15,7 @@
 #include "common/xalloc.h"
 #include "orchestrator/context.h"
 #include "orchestrator/feedback.h"
+#include "orchestrator/findings.h"
 #include "orchestrator/gate.h"
 #include "orchestrator/lessons.h"
 #include "orchestrator/loop.h"
@@ -229,7 +230,8 @@ int tnd_loop_approve(run *r, const char *diff, const char *reason)
     free(r->final_rel);
     r->final_rel = tnd_session_relpath(r->session, "final.diff");
     tnd_loop_stop(r, "approved", reason);
-    if (!r->opts.review) {
+    tnd_report_approved(r->report, diff);
+    if (!r->opts.review && !r->opts.json) {
         fputs(diff, stdout);
         fflush(stdout);
     }
@@ -260,6 +262,8 @@ static int decide(run *r, attempt *a, loop_state *ls)
     tnd_gate_decide(&a->decision, &gate, &a->in);
     tnd_report_attempt(r->report, a->n, &a->reply, &a->in, &a->decision,
                        a->diff_rel, sig);
+    if (r->findings)
+        tnd_findings_add_attempt(r->findings, &a->in, &a->decision);
     tnd_loop_say(r, "[%d/%d] %s: %s", a->n, r->gate.max_iterations,
                  r->opts.review && !a->decision.passed
                      ? "reject"
@@ -386,8 +390,10 @@ static int reject_change(run *r, attempt *a)
     char *findings = tnd_feedback_build(&a->in, &a->decision, NULL, NULL);
 
     tnd_loop_stop(r, "rejected", a->decision.reason);
-    fputs(findings, stdout);
-    fflush(stdout);
+    if (!r->opts.json && !r->findings) {
+        fputs(findings, stdout);
+        fflush(stdout);
+    }
     free(findings);
     return 0;
 }

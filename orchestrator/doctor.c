@@ -2,6 +2,7 @@
 #include "orchestrator/doctor.h"
 
 #include <ctype.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +14,46 @@
 #include "common/fs.h"
 #include "common/xalloc.h"
 #include "orchestrator/crew.h"
+#include "orchestrator/report.h"
 #include "orchestrator/run.h"
+#include "proto/json.h"
 
+/* The checks so far: printed as they come, or kept for the document. */
 typedef struct table {
     int failures;
+    json_object *rows; /* with --json: the checks; NULL for the table */
 } table;
 
 static void row(table *t, const char *check, bool ok, const char *detail)
 {
-    printf("%-22s %-5s %s\n", check, ok ? "ok" : "FAIL", detail);
+    if (t->rows) {
+        json_object *r = json_object_new_object();
+        json_object_object_add(r, "check", json_object_new_string(check));
+        json_object_object_add(r, "ok", json_object_new_boolean(ok));
+        json_object_object_add(r, "detail", json_object_new_string(detail));
+        json_object_array_add(t->rows, r);
+    } else {
+        printf("%-22s %-5s %s\n", check, ok ? "ok" : "FAIL", detail);
+    }
     if (!ok)
         t->failures++;
+}
+
+/* The document --json prints: every check, and whether all passed. */
+static void emit(table *t)
+{
+    json_object *o = json_object_new_object();
+    char *text;
+
+    json_object_object_add(o, "tandem", json_object_new_int(1));
+    json_object_object_add(o, "ok", json_object_new_boolean(!t->failures));
+    json_object_object_add(o, "failures", json_object_new_int(t->failures));
+    json_object_object_add(o, "checks", json_object_get(t->rows));
+    text = tnd_json_pretty(o);
+    if (tnd_report_emit(stdout, text) < 0)
+        fprintf(stderr, "tandem doctor: %s\n", tnd_error_last());
+    free(text);
+    json_object_put(o);
 }
 
 /* The program a skill runs: argv[0], or for a /bin/sh -c string its first
@@ -81,7 +111,7 @@ static void check_agent(table *t, const char *role, const tnd_llm_config *llm,
 
 int tnd_doctor(const tnd_doctor_options *opts)
 {
-    table t = {0};
+    table t = {0, opts->json ? json_object_new_array() : NULL};
     tnd_config *cfg = NULL;
     char *repo, *implicit, detail[1536];
     const char *path;
@@ -95,11 +125,16 @@ int tnd_doctor(const tnd_doctor_options *opts)
     implicit = tnd_fs_join(repo, "agents.yaml");
     path = opts->config ? opts->config
                         : (tnd_fs_exists(implicit) ? implicit : NULL);
-    printf("%-22s %-5s %s\n", "CHECK", "", "DETAIL");
+    if (!t.rows)
+        printf("%-22s %-5s %s\n", "CHECK", "", "DETAIL");
     error = path ? tnd_config_load(&cfg, path) : 0;
     if (!path)
         cfg = tnd_config_defaults();
-    if (error < 0) {
+    if (error < 0 && t.rows) {
+        /* the loader's report names the file and each place */
+        row(&t, "config", false, tnd_error_last());
+        goto out;
+    } else if (error < 0) {
         row(&t, "config", false, path);
         printf("%s\n", tnd_error_last());
         goto out;
@@ -149,11 +184,14 @@ int tnd_doctor(const tnd_doctor_options *opts)
         free(prog);
     }
 out:
-    if (!usage && t.failures)
+    if (!usage && t.rows)
+        emit(&t);
+    else if (!usage && t.failures)
         printf("\ndoctor: %d check%s failed\n", t.failures,
                t.failures == 1 ? "" : "s");
     else if (!usage)
         printf("\ndoctor: everything is in place\n");
+    json_object_put(t.rows);
     tnd_config_destroy(&cfg);
     free(implicit);
     free(repo);

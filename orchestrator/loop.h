@@ -21,6 +21,7 @@
 #include "orchestrator/crew.h"
 #include "orchestrator/escalate.h"
 #include "orchestrator/events.h"
+#include "orchestrator/findings.h"
 #include "orchestrator/gate.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/lessons.h"
@@ -81,7 +82,8 @@ typedef struct run {
     const char *review_rev;   /* resumed review: the commit of its base */
     tnd_audit_reply baseline; /* the skills on the unmodified tree */
     bool has_baseline;
-    bool config_error; /* stopped by a configuration mistake: exit 2 */
+    bool config_error;      /* stopped by a configuration mistake: exit 2 */
+    tnd_findings *findings; /* review --format: what the attempt found */
 } run;
 
 /* The loop's memory between attempts. */

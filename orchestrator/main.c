@@ -84,6 +84,9 @@ static void run_usage(FILE *to)
         "  --record FILE        write the live models' answers to FILE, a\n"
         "                       cassette the replay provider plays back\n"
         "  --keep-workspace     keep the workspace copy for inspection\n"
+        "  --json               print the session's report (report.json)\n"
+        "                       on stdout instead of the diff, which is\n"
+        "                       in it (final_diff_text)\n"
         "  -q, --quiet          no progress lines\n"
         "  -v, --verbose        debug logging from tandem and the agents\n"
         "  -h, --help           show this help\n"
@@ -156,7 +159,9 @@ enum {
     O_RECORD,
     O_DIFF,
     O_STAGED,
-    O_TIMEOUT
+    O_TIMEOUT,
+    O_JSON,
+    O_FORMAT
 };
 
 /* Options run and review start from: the model from the environment. */
@@ -190,6 +195,9 @@ static bool run_option(tnd_run_options *o, int c)
     case 'v':
         o->verbose = true;
         return true;
+    case O_JSON:
+        o->json = true;
+        return true;
     default:
         return false;
     }
@@ -205,6 +213,7 @@ static int cmd_run(int argc, char **argv)
         {"task-file", required_argument, NULL, O_TASK_FILE},
         {"keep-workspace", no_argument, NULL, O_KEEP},
         {"record", required_argument, NULL, O_RECORD},
+        {"json", no_argument, NULL, O_JSON},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -290,6 +299,12 @@ static void review_usage(FILE *to)
         "  --staged             only the staged changes (git diff --cached),\n"
         "                       what a commit would take: for a pre-commit\n"
         "                       hook\n"
+        "  --format FORMAT      write the findings on stdout as sarif\n"
+        "                       (SARIF 2.1.0), rdjsonl (reviewdog) or\n"
+        "                       github (workflow commands), whatever the\n"
+        "                       outcome\n"
+        "  --json               print the session's report (report.json)\n"
+        "                       on stdout instead of the findings\n"
         "  --repo DIR           the repository (default: .)\n"
         "  --config FILE        agents.yaml to use (default: REPO/agents.yaml\n"
         "                       when it exists, else built-in defaults)\n"
@@ -316,6 +331,8 @@ static int cmd_review(int argc, char **argv)
         {"base-url", required_argument, NULL, O_BASE_URL},
         {"diff", required_argument, NULL, O_DIFF},
         {"staged", no_argument, NULL, O_STAGED},
+        {"json", no_argument, NULL, O_JSON},
+        {"format", required_argument, NULL, O_FORMAT},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -339,6 +356,12 @@ static int cmd_review(int argc, char **argv)
         case O_STAGED:
             o.staged = true;
             break;
+        case O_FORMAT:
+            if (tnd_findings_format_parse(&o.format, optarg) < 0) {
+                fprintf(stderr, "tandem review: %s\n", tnd_error_last());
+                return TND_EXIT_USAGE;
+            }
+            break;
         case 'h':
             review_usage(stdout);
             return TND_EXIT_OK;
@@ -349,6 +372,11 @@ static int cmd_review(int argc, char **argv)
                     argv[optind - 1]);
             return TND_EXIT_USAGE;
         }
+    }
+    if (o.json && o.format) {
+        fprintf(stderr, "tandem review: --json prints the report and "
+                        "--format the findings; give one of them\n");
+        return TND_EXIT_USAGE;
     }
     if (o.diff && o.staged) {
         fprintf(stderr, "tandem review: --staged picks git's staged "
@@ -381,6 +409,7 @@ static void doctor_usage(FILE *to)
           "  --llm PROVIDER:MODEL check this model instead (env TANDEM_LLM)\n"
           "  --base-url URL       and this base URL (env TANDEM_BASE_URL)\n"
           "  --timeout S          seconds per endpoint check (default 10)\n"
+          "  --json               print the checks as one JSON document\n"
           "  -h, --help           show this help\n"
           "\n"
           "exit status: 0 every check passed, 1 a check failed, 2 usage "
@@ -396,6 +425,7 @@ static int cmd_doctor(int argc, char **argv)
         {"llm", required_argument, NULL, O_LLM},
         {"base-url", required_argument, NULL, O_BASE_URL},
         {"timeout", required_argument, NULL, O_TIMEOUT},
+        {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -434,6 +464,9 @@ static int cmd_doctor(int argc, char **argv)
                 return TND_EXIT_USAGE;
             }
             o.timeout_ms = secs * 1000;
+            break;
+        case O_JSON:
+            o.json = true;
             break;
         case 'h':
             doctor_usage(stdout);

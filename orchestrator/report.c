@@ -1,12 +1,14 @@
 /* report.json and the summary line (see report.h). */
 #include "orchestrator/report.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/error.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "proto/audit.h"
@@ -24,6 +26,7 @@ struct tnd_report {
     long critiques_asked, critiques_skipped, tokens_saved;
     long unanswered; /* calls in usage[] whose tokens are unknown */
     char *status, *reason, *final_diff, *last_diff;
+    char *final_text; /* the approved diff itself, or NULL */
     int iterations;
     int64_t elapsed_ms;
 };
@@ -63,6 +66,7 @@ void tnd_report_destroy(tnd_report **self_p)
     free(r->reason);
     free(r->final_diff);
     free(r->last_diff);
+    free(r->final_text);
     free(r);
     *self_p = NULL;
 }
@@ -236,6 +240,11 @@ void tnd_report_outcome(tnd_report *self, const char *status,
     self->elapsed_ms = elapsed_ms;
 }
 
+void tnd_report_approved(tnd_report *self, const char *diff)
+{
+    replace(&self->final_text, diff);
+}
+
 char *tnd_report_json(const tnd_report *self)
 {
     json_object *o = json_object_new_object();
@@ -277,6 +286,8 @@ char *tnd_report_json(const tnd_report *self)
     json_object_object_add(o, "by_role", by_role);
     json_object_object_add(o, "final_diff",
                            tnd_json_str_or_null(self->final_diff));
+    json_object_object_add(o, "final_diff_text",
+                           tnd_json_str_or_null(self->final_text));
     json_object_object_add(o, "last_diff",
                            tnd_json_str_or_null(self->last_diff));
     if (self->critiques_asked || self->critiques_skipped) {
@@ -295,6 +306,18 @@ char *tnd_report_json(const tnd_report *self)
     text = tnd_json_pretty(o);
     json_object_put(o);
     return tnd_log_redact(text);
+}
+
+int tnd_report_emit(FILE *to, const char *text)
+{
+    size_t len = strlen(text);
+
+    if (fwrite(text, 1, len, to) != len ||
+        (len && text[len - 1] != '\n' && fputc('\n', to) == EOF) ||
+        fflush(to) != 0)
+        return tnd_error_set("cannot write the JSON document: %s",
+                             strerror(errno));
+    return 0;
 }
 
 /* 12345 -> "12,345" into buf. */

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "orchestrator/context.h"
 #include "orchestrator/gate.h"
@@ -83,9 +84,19 @@ void tnd_report_outcome(tnd_report *self, const char *status,
                         const char *final_diff, const char *last_diff,
                         int64_t elapsed_ms);
 
+/* The approved change, a unified diff (copied): report.json's
+ * final_diff_text, so a reader of the report alone (--json) has it. */
+void tnd_report_approved(tnd_report *self, const char *diff);
+
 /* report.json's text, pretty, with registered secrets redacted. Caller
  * frees. */
 char *tnd_report_json(const tnd_report *self);
+
+/* Put one JSON document (tnd_report_json's text, or any) on `to` and
+ * flush it: what --json prints, for every command that has it. -1 with
+ * the error set when it cannot be written (a closed pipe, a full
+ * disk). */
+int tnd_report_emit(FILE *to, const char *text);
 
 /* "approved after 2 iterations · 4 LLM calls · 3,837 tokens (3,330
  * prompt + 507 completion) · 0.4s", with "5 LLM calls (1 unanswered)"

@@ -17,6 +17,7 @@
  * interrupted run had, and no model is asked twice for the same thing. */
 #include "orchestrator/run.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -200,6 +201,29 @@ static void save_recording(run *r)
     free(comment);
 }
 
+/* What --json or review --format put on stdout once the session has
+ * ended: the report's text, or the findings (a review that could not be
+ * done says so in them). */
+static void emit(run *r, const char *report)
+{
+    char *out;
+
+    if (r->opts.json) {
+        if (tnd_report_emit(stdout, report) < 0)
+            tnd_log_error("%s", tnd_error_last());
+        return;
+    }
+    if (!r->findings)
+        return;
+    if (strcmp(r->status, "failed") == 0 ||
+        strcmp(r->status, "interrupted") == 0)
+        tnd_findings_not_done(r->findings, r->reason);
+    out = tnd_findings_render(r->findings, r->opts.format);
+    if (fputs(out, stdout) == EOF || fflush(stdout) != 0)
+        tnd_log_error("cannot write the findings: %s", strerror(errno));
+    free(out);
+}
+
 static int finish(run *r)
 {
     char *text, *summary;
@@ -210,6 +234,7 @@ static int finish(run *r)
     text = tnd_report_json(r->report);
     if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0)
         tnd_log_error("cannot write the report: %s", tnd_error_last());
+    emit(r, text);
     free(text);
     /* a session that ended for good says so in its journal; one waiting
      * for an answer, or stopped by a failure, can go on later */
@@ -254,6 +279,7 @@ void tnd_loop_close(run *r)
     tnd_change_clear(&r->change);
     tnd_audit_reply_clear(&r->baseline);
     tnd_events_destroy(&r->events);
+    tnd_findings_destroy(&r->findings);
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     tnd_workspace_destroy(&r->ws, !r->opts.keep_workspace);
     tnd_snapshot_destroy(&r->base, !r->opts.keep_workspace);
@@ -513,6 +539,8 @@ int tnd_run(const tnd_run_options *opts)
     }
     if (r.record_partial)
         unlink(r.record_partial);
+    if (opts->review && opts->format)
+        r.findings = tnd_findings_new();
     if (!(r.session = tnd_session_new(r.repo)) ||
         tnd_session_lock(r.session) < 0) {
         fprintf(stderr, "tandem: %s\n", tnd_error_last());

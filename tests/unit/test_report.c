@@ -238,6 +238,35 @@ static void secrets_are_redacted(void **state)
     tnd_report_destroy(&r);
 }
 
+/* An approved change is in the report itself (final_diff_text), so
+ * `--json` readers need no file; without one it is null. */
+static void approved_diff_is_in_the_report(void **state)
+{
+    tnd_report *r = tnd_report_new("S", "t", "/repo", NULL, 0);
+    const char *diff = "--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-a\n+b\n";
+    json_object *o = NULL;
+    char *text;
+
+    (void)state;
+    text = tnd_report_json(r);
+    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    assert_true(json_object_object_get_ex(o, "final_diff_text", NULL));
+    assert_null(json_object_object_get(o, "final_diff_text"));
+    json_object_put(o);
+    free(text);
+
+    tnd_report_approved(r, diff);
+    tnd_report_outcome(r, "approved", "ok", 1, "f.diff", "a1.diff", 1);
+    text = tnd_report_json(r);
+    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(o, "final_diff_text")),
+        diff);
+    json_object_put(o);
+    free(text);
+    tnd_report_destroy(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +275,7 @@ int main(void)
         cmocka_unit_test(baseline_and_workspace_are_reported),
         cmocka_unit_test(unanswered_calls_are_counted_without_tokens),
         cmocka_unit_test(secrets_are_redacted),
+        cmocka_unit_test(approved_diff_is_in_the_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
