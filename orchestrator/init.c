@@ -330,12 +330,14 @@ static void guess_npm(tnd_init *self)
     if (!read_file(self, "package.json", FILE_MAX, &text))
         return;
     len = strlen(text);
-    if (tnd_json_parse(&root, text, len) < 0 ||
-        !json_object_is_type(root, json_type_object)) {
+    if (tnd_json_parse(&root, text, len) < 0) {
         list_add(&self->notes, &self->nnotes,
-                 tnd_xasprintf("package.json: not a JSON object (%s); left "
-                               "out",
-                               root ? "another type" : tnd_error_last()));
+                 tnd_xasprintf("package.json: %s; left out", tnd_error_last()));
+        goto out;
+    }
+    if (!json_object_is_type(root, json_type_object)) {
+        list_add(&self->notes, &self->nnotes,
+                 tnd_xstrdup("package.json: not a JSON object; left out"));
         goto out;
     }
     scripts = tnd_json_field(root, "scripts");

@@ -385,7 +385,7 @@ static void files_that_cannot_be_read_are_noted(void **state)
     assert_non_null(strstr(notes[0], "Makefile"));
     assert_non_null(strstr(notes[0], "FIFO"));
     assert_non_null(strstr(notes[1], "CMakeLists.txt"));
-    assert_non_null(strstr(notes[2], "package.json: not a JSON object"));
+    assert_non_null(strstr(notes[2], "package.json: not valid JSON"));
     assert_null(notes[3]);
     assert_null(tnd_init_found(g)[0]);
     assert_null(tnd_init_command(g, TND_INIT_BUILD));
@@ -393,6 +393,12 @@ static void files_that_cannot_be_read_are_noted(void **state)
     expect_loads(g);
     tnd_init_destroy(&g);
     free(fifo);
+
+    put("package.json", "[\"scripts\"]");
+    g = tnd_init_guess(repo);
+    assert_string_equal(tnd_init_notes(g)[2],
+                        "package.json: not a JSON object; left out");
+    tnd_init_destroy(&g);
 }
 
 static void the_template_says_what_to_fill_in(void **state)
