@@ -13,6 +13,7 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/doctor.h"
+#include "orchestrator/init_cmd.h"
 #include "orchestrator/lessons_cmd.h"
 #include "orchestrator/run.h"
 #include "orchestrator/history_cmd.h"
@@ -32,6 +33,7 @@ static void usage(FILE *to)
           "  review [TASK]   audit an existing change (git changes, or a\n"
           "                  patch with --diff) through the same gate\n"
           "  doctor          check the config, the models, keys and tools\n"
+          "  init            write an agents.yaml guessed from the repository\n"
           "  resume ID       go on with a session after a crash or a stop\n"
           "  approve ID      approve the proposal of a session that waits\n"
           "  reject ID       reject it (-m WHY)\n"
@@ -516,6 +518,8 @@ int main(int argc, char **argv)
             tnd_cmd_continue_usage(argv[2], stdout);
         else if (argc > 2 && strcmp(argv[2], "lessons") == 0)
             tnd_cmd_lessons_usage(stdout);
+        else if (argc > 2 && strcmp(argv[2], "init") == 0)
+            tnd_init_cmd_usage(stdout);
         else if (argc > 2) {
             fprintf(stderr, "tandem help: no command '%s'\n", argv[2]);
             return TND_EXIT_USAGE;
@@ -535,6 +539,8 @@ int main(int argc, char **argv)
         return cmd_doctor(argc - 1, argv + 1);
     if (strcmp(cmd, "lessons") == 0)
         return tnd_cmd_lessons(argc - 1, argv + 1);
+    if (strcmp(cmd, "init") == 0)
+        return tnd_init_cmd(argc - 1, argv + 1);
     fprintf(stderr, "tandem: unknown command '%s'\ntry 'tandem --help'\n", cmd);
     return TND_EXIT_USAGE;
 }
