@@ -455,7 +455,7 @@ static int anthropic_complete(void *state, tnd_llm_answer *out,
 }
 
 const tnd_llm_backend tnd_anthropic_backend = {
-    .name = "anthropic",
+    .provider = TND_PROVIDER_ANTHROPIC,
     .base_url = "https://api.anthropic.com",
     .key_env = "ANTHROPIC_API_KEY",
     .open = anthropic_open,

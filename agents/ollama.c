@@ -320,7 +320,7 @@ static int ollama_complete(void *state, tnd_llm_answer *out,
 }
 
 const tnd_llm_backend tnd_ollama_backend = {
-    .name = "ollama",
+    .provider = TND_PROVIDER_OLLAMA,
     .base_url = "http://localhost:11434",
     .key_env = "",
     .open = ollama_open,

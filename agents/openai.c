@@ -487,7 +487,7 @@ static int openai_complete(void *state, tnd_llm_answer *out,
 }
 
 const tnd_llm_backend tnd_openai_backend = {
-    .name = "openai",
+    .provider = TND_PROVIDER_OPENAI,
     .base_url = "https://api.openai.com/v1",
     .key_env = "OPENAI_API_KEY",
     .open = openai_open,

@@ -280,7 +280,6 @@ static json_object *members_json(const tnd_audit_reply *members, int n)
 static void say_members(run *r, int n, const tnd_audit_reply *members,
                         int quorum)
 {
-    bool majority = strcmp(r->cfg->reviewer.quorum, "majority") == 0;
     tnd_buf b;
     int approvals = 0;
 
@@ -297,7 +296,8 @@ static void say_members(run *r, int n, const tnd_audit_reply *members,
     }
     tnd_loop_say(r, "[%d/%d] reviewers: %d of %d approve (quorum: %s): %s", n,
                  r->gate.max_iterations, approvals, quorum,
-                 majority ? "majority" : "all", tnd_buf_str(&b));
+                 tnd_quorum_rule_name(r->cfg->reviewer.quorum),
+                 tnd_buf_str(&b));
     tnd_buf_free(&b);
 }
 
@@ -375,7 +375,7 @@ static int audit_in_phases(run *r, attempt *a, int quorum)
     } else {
         tnd_usage usage = a->audit.usage;
         tnd_review_merge(&a->audit, members, (size_t)quorum,
-                         strcmp(r->cfg->reviewer.quorum, "majority") == 0);
+                         r->cfg->reviewer.quorum == TND_QUORUM_MAJORITY);
         tnd_usage_add(&a->audit.usage, &usage);
     }
     if (quorum > 1)
@@ -407,7 +407,7 @@ static int audit_at_once(run *r, attempt *a)
 int tnd_loop_audit(run *r, attempt *a)
 {
     int quorum = tnd_config_quorum(r->cfg);
-    bool phased = quorum > 1 || strcmp(r->gate.critique, "always") != 0;
+    bool phased = quorum > 1 || r->gate.critique != TND_CRITIQUE_ALWAYS;
     bool asked = true, replayed = false;
     char why[600] = "", risky[512];
     long at;

@@ -62,13 +62,14 @@ typedef struct run {
                          config and cassettes; NULL-terminated */
     size_t streamed;  /* characters of the answer streamed so far */
     bool progress_line;
-    const char *mode;   /* who answers an escalation: tty, queue, never */
-    size_t cursor;      /* journal records before this have been used up
-                           as escalations and answers */
-    char *guidance;     /* a person's words for the coder's next attempt */
-    tnd_events *events; /* the stream watchers read; NULL when none */
-    tnd_lessons *bank;  /* what earlier tasks taught; NULL when none */
-    char **lessons;     /* rendered for the coder, NULL-terminated */
+    tnd_escalate_mode mode; /* who answers an escalation: tty, queue or
+                               never (auto resolved) */
+    size_t cursor;          /* journal records before this have been used up
+                               as escalations and answers */
+    char *guidance;         /* a person's words for the coder's next attempt */
+    tnd_events *events;     /* the stream watchers read; NULL when none */
+    tnd_lessons *bank;      /* what earlier tasks taught; NULL when none */
+    char **lessons;         /* rendered for the coder, NULL-terminated */
     size_t nlessons;
     char **lesson_ids;      /* the ids behind them, NULL-terminated */
     long ordinal;           /* this task's number among the repo's sessions */

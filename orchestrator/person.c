@@ -18,7 +18,7 @@
  * each, the recurring error, and the last diff. */
 static void show_escalation(run *r, const char *reason)
 {
-    if (r->opts.quiet && strcmp(r->mode, "tty") != 0)
+    if (r->opts.quiet && r->mode != TND_ESCALATE_TTY)
         return;
     tnd_loop_end_progress(r);
     fprintf(stderr, "\n== tandem needs a human ==\n");
@@ -127,7 +127,8 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
         json_object_object_add(f, "attempt", json_object_new_int(n));
         json_object_object_add(f, "at", json_object_new_string(at));
         json_object_object_add(f, "reason", json_object_new_string(reason));
-        json_object_object_add(f, "mode", json_object_new_string(r->mode));
+        json_object_object_add(
+            f, "mode", json_object_new_string(tnd_escalate_mode_name(r->mode)));
         if (tnd_loop_step(r, "escalation", f) < 0)
             return -1;
         esc = (long)tnd_journal_count(r->journal) - 1;
@@ -138,11 +139,11 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
     r->cursor = (size_t)esc + 1;
     show_escalation(r, reason);
     tnd_loop_stop(r, "escalated", reason);
-    if (strcmp(r->mode, "never") == 0) {
+    if (r->mode == TND_ESCALATE_NEVER) {
         r->final_escalation = true;
         return 0;
     }
-    if (strcmp(r->mode, "tty") == 0) {
+    if (r->mode == TND_ESCALATE_TTY) {
         FILE *tty = fopen("/dev/tty", "r+");
         if (!tty) {
             tnd_log_warn("no terminal to ask on; the session waits");
@@ -285,12 +286,13 @@ int tnd_loop_budget_ran_out(run *r, int n)
     json_object_object_add(f, "attempt", json_object_new_int(n));
     json_object_object_add(f, "at", json_object_new_string("start"));
     json_object_object_add(f, "reason", json_object_new_string(why));
-    json_object_object_add(f, "mode", json_object_new_string(r->mode));
+    json_object_object_add(
+        f, "mode", json_object_new_string(tnd_escalate_mode_name(r->mode)));
     if (tnd_loop_step(r, "escalation", f) < 0)
         return -1;
     show_escalation(r, why);
     tnd_loop_stop(r, "escalated", why);
-    if (strcmp(r->mode, "never") == 0) {
+    if (r->mode == TND_ESCALATE_NEVER) {
         r->final_escalation = true;
     } else {
         r->waiting = true;

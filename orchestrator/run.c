@@ -198,47 +198,6 @@ int tnd_loop_journal_reply(run *r, const char *type, int n, const char *body,
 
 /* ---- set-up ------------------------------------------------------------- */
 
-static int check_one_llm(const tnd_llm_config *llm, const char *label)
-{
-    int rc;
-
-    if (strcmp(llm->provider, "replay") == 0 && !*llm->cassette)
-        return tnd_error_config("%s: provider replay needs a cassette (set "
-                                "llm.cassette in agents.yaml)",
-                                label);
-    /* a FIFO would have the agent wait on it for ever; say so here, as a
-     * configuration error, not as an agent that failed to start */
-    if (strcmp(llm->provider, "replay") == 0 &&
-        (rc = tnd_fs_check_regular(llm->cassette)) < 0)
-        return rc == TND_ENOTFOUND
-                   ? tnd_error_config("%s.cassette: %s does not exist", label,
-                                      llm->cassette)
-                   : tnd_error_config("%s.cassette: %s", label,
-                                      tnd_error_last());
-    if (strcmp(llm->provider, "command") == 0 && !llm->command.argv)
-        return tnd_error_config("%s: provider command needs llm.command (the "
-                                "program to run)",
-                                label);
-    return 0;
-}
-
-/* What the loader cannot know: whether the files named exist now, and
- * what --llm made of the models. */
-static int check_llm(const tnd_config *cfg)
-{
-    char label[64];
-
-    if (check_one_llm(&cfg->coder.llm, "agents.coder.llm") < 0 ||
-        check_one_llm(&cfg->reviewer.llm, "agents.reviewer.llm") < 0)
-        return -1;
-    for (size_t i = 0; i < cfg->reviewer.nmodels; i++) {
-        snprintf(label, sizeof(label), "agents.reviewer.models[%zu]", i);
-        if (check_one_llm(&cfg->reviewer.models[i], label) < 0)
-            return -1;
-    }
-    return 0;
-}
-
 static int load_config(run *r)
 {
     const tnd_run_options *o = &r->opts;
@@ -258,16 +217,19 @@ static int load_config(run *r)
     if ((o->llm || o->base_url) &&
         tnd_config_override_llm(r->cfg, o->llm, o->base_url) < 0)
         return TND_ECONFIG;
-    if (check_llm(r->cfg) < 0 || tnd_crew_check(r->cfg, !r->opts.review) < 0)
+    /* what the loader cannot know: whether the files named exist now, and
+     * what --llm made of the models */
+    if (tnd_config_check_llms(r->cfg, true) < 0 ||
+        tnd_crew_check(r->cfg, !r->opts.review) < 0)
         return TND_ECONFIG;
-    if (o->record && strcmp(r->cfg->coder.llm.provider, "replay") == 0 &&
-        strcmp(r->cfg->reviewer.llm.provider, "replay") == 0)
+    if (o->record && r->cfg->coder.llm.provider == TND_PROVIDER_REPLAY &&
+        r->cfg->reviewer.llm.provider == TND_PROVIDER_REPLAY)
         return tnd_error_config("--record records a live model's answers, "
                                 "but both agents replay a cassette; add "
                                 "--llm PROVIDER:MODEL");
     r->gate = r->cfg->gate;
-    if (strcmp(r->gate.escalate, "auto") == 0)
-        r->mode = isatty(STDIN_FILENO) ? "tty" : "queue";
+    if (r->gate.escalate == TND_ESCALATE_AUTO)
+        r->mode = isatty(STDIN_FILENO) ? TND_ESCALATE_TTY : TND_ESCALATE_QUEUE;
     else
         r->mode = r->gate.escalate;
     return 0;
