@@ -23,10 +23,7 @@ int tnd_names_parse(int *out, const tnd_names *t, const char *s)
             return 0;
         }
     }
-    shown = tnd_str_printable(s, 60);
-    for (char *p = shown; *p; p++)
-        if (*p == '\n' || *p == '\t')
-            *p = '?'; /* the message stays one line */
+    shown = tnd_str_one_line(s, 60);
     known = tnd_names_list(t);
     tnd_error_set("unknown %s '%s' (known: %s)", t->what, shown, known);
     free(known);

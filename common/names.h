@@ -26,8 +26,8 @@ const char *tnd_names_name(const tnd_names *t, int v);
 
 /* The value named s into *out (unchanged on failure). -1 with "unknown
  * WHAT 'S' (known: A, B, C)" set when no entry is s exactly (the value
- * shown printable and cut to 60 bytes: it may come from a file or a
- * peer). */
+ * shown on one line, printable and cut to 60 bytes: it may come from a
+ * file or a peer). */
 int tnd_names_parse(int *out, const tnd_names *t, const char *s);
 
 /* The names, ", "-separated ("replay, openai, ..."), for messages that

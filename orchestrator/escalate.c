@@ -7,23 +7,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/names.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 
-static const char *const names[] = {"?",      "approve", "reject", "guide",
-                                    "budget", "skip",    "stop"};
+static const char *const answer_names[] = {
+    NULL, "approve", "reject", "guide", "budget", "skip", "stop"};
+static const tnd_names answer_kinds = TND_NAMES("answer", answer_names);
 
 const char *tnd_answer_name(tnd_answer_kind kind)
 {
-    return kind >= TND_ANSWER_APPROVE && kind <= TND_ANSWER_STOP ? names[kind]
-                                                                 : names[0];
+    return tnd_names_name(&answer_kinds, (int)kind);
 }
 
-tnd_answer_kind tnd_answer_kind_parse(const char *s)
+int tnd_answer_kind_parse(tnd_answer_kind *out, const char *name)
 {
-    for (int k = TND_ANSWER_APPROVE; k <= TND_ANSWER_STOP; k++)
-        if (strcmp(s, names[k]) == 0)
-            return (tnd_answer_kind)k;
+    int v;
+
+    if (tnd_names_parse(&v, &answer_kinds, name) < 0)
+        return -1;
+    *out = (tnd_answer_kind)v;
     return 0;
 }
 
@@ -131,6 +134,7 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
         case 'b': {
             char *end;
             long n;
+            bool number;
             answer->kind = TND_ANSWER_BUDGET;
             text = ask_text("more attempts (1..50)", in, out, &w);
             if (!text) {
@@ -138,8 +142,9 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
                 break;
             }
             n = strtol(text, &end, 10);
+            number = !*end; /* end points into text: look before freeing */
             free(text);
-            if (*end || n < 1 || n > 50) {
+            if (!number || n < 1 || n > 50) {
                 fputs("a number from 1 to 50, please\n", out);
                 answer->kind = 0;
                 break;

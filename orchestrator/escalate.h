@@ -30,8 +30,9 @@ typedef struct tnd_answer {
 /* "approve", "reject", "guide", "budget", "skip", "stop". */
 const char *tnd_answer_name(tnd_answer_kind kind);
 
-/* The kind named s; 0 when none. */
-tnd_answer_kind tnd_answer_kind_parse(const char *s);
+/* The kind called name (as an answer record or a command names it) into
+ * *out; -1 with "unknown answer 'NAME' (known: approve, ...)". */
+int tnd_answer_kind_parse(tnd_answer_kind *out, const char *name);
 
 /* Called about five times a second while a person has not answered yet,
  * so the caller can keep its agents alive; false stops asking (the

@@ -245,7 +245,8 @@ static int prune(int argc, char **argv)
         }
         tnd_duration_format(age, sizeof(age), it->age_ms);
         size_text(size, sizeof(size), it->bytes);
-        printf("%s %s  %-11s %5s %10s%s\n", verb, it->id, it->state, age, size,
+        printf("%s %s  %-11s %5s %10s%s\n", verb, it->id,
+               tnd_session_status_name(it->state), age, size,
                it->workspace ? "  and its kept workspace" : "");
         removed++;
         bytes += it->bytes;
@@ -297,8 +298,9 @@ static int list_sessions(const char *repo, bool json)
             json_object *j = json_object_new_object();
             json_object_object_add(j, "session",
                                    json_object_new_string(list[i].id));
-            json_object_object_add(j, "state",
-                                   json_object_new_string(list[i].state));
+            json_object_object_add(
+                j, "state",
+                json_object_new_string(tnd_session_status_name(list[i].state)));
             json_object_object_add(j, "task",
                                    tnd_json_str_or_null(list[i].task));
             json_object_object_add(j, "iterations",
@@ -328,8 +330,8 @@ static int list_sessions(const char *repo, bool json)
                 if (*p == '\n' || *p == '\t')
                     *p = ' ';
             printf("%-22s %-11s %5ld %6ld %9ld  %s\n", list[i].id,
-                   list[i].state, list[i].iterations, list[i].llm_calls,
-                   list[i].tokens, task);
+                   tnd_session_status_name(list[i].state), list[i].iterations,
+                   list[i].llm_calls, list[i].tokens, task);
             free(task);
         }
     }

@@ -46,7 +46,7 @@ typedef struct run {
     char *record_partial; /* FILE.partial while recording */
     int64_t started;
     int iterations;
-    const char *status; /* NULL while the loop runs */
+    tnd_session_status status; /* TND_SESSION_OPEN while the loop runs */
     char *reason;
     bool final_escalation; /* escalated with gate.escalate never */
     bool waiting;          /* escalated, waiting for an answer */
@@ -115,9 +115,9 @@ void tnd_loop_say(run *r, const char *fmt, ...) TND_PRINTF(2, 3);
 /* End a streaming progress line so the next line starts clean. */
 void tnd_loop_end_progress(run *r);
 
-/* The loop ends with status ("approved", "rejected", "escalated",
- * "failed") for reason. */
-void tnd_loop_stop(run *r, const char *status, const char *reason);
+/* The loop ends with status (an outcome: approved, rejected, escalated,
+ * failed, interrupted) for reason. */
+void tnd_loop_stop(run *r, tnd_session_status status, const char *reason);
 
 /* Journal a step (fsync'd), publish it and refresh the views; the run
  * does not act on a step it could not record. fields is consumed. */

@@ -83,7 +83,7 @@ void tnd_loop_say(run *r, const char *fmt, ...)
     va_end(ap);
 }
 
-void tnd_loop_stop(run *r, const char *status, const char *reason)
+void tnd_loop_stop(run *r, tnd_session_status status, const char *reason)
 {
     r->status = status;
     free(r->reason);
@@ -556,7 +556,7 @@ static void attempt_clear(attempt *a)
 int tnd_loop_approve(run *r, const char *diff, const char *reason)
 {
     if (!diff || !*diff) {
-        tnd_loop_stop(r, "failed",
+        tnd_loop_stop(r, TND_SESSION_FAILED,
                       "there is no change to approve: no attempt "
                       "produced a diff");
         return 0;
@@ -565,7 +565,7 @@ int tnd_loop_approve(run *r, const char *diff, const char *reason)
         return -1;
     free(r->final_rel);
     r->final_rel = tnd_session_relpath(r->session, "final.diff");
-    tnd_loop_stop(r, "approved", reason);
+    tnd_loop_stop(r, TND_SESSION_APPROVED, reason);
     if (!r->opts.review) {
         fputs(diff, stdout);
         fflush(stdout);
@@ -708,9 +708,9 @@ static void remember(run *r)
 {
     if (!r->bank)
         return;
-    if (strcmp(r->status, "failed") != 0 && !r->waiting && r->lesson_ids)
+    if (r->status != TND_SESSION_FAILED && !r->waiting && r->lesson_ids)
         tnd_lessons_applied(r->bank, (const char *const *)r->lesson_ids,
-                            strcmp(r->status, "approved") == 0);
+                            r->status == TND_SESSION_APPROVED);
     if (tnd_lessons_save(r->bank) < 0)
         tnd_log_warn("cannot save the lessons: %s", tnd_error_last());
 }
@@ -722,7 +722,7 @@ static int reject_change(run *r, attempt *a)
 {
     char *findings = tnd_feedback_build(&a->in, &a->decision, NULL, NULL);
 
-    tnd_loop_stop(r, "rejected", a->decision.reason);
+    tnd_loop_stop(r, TND_SESSION_REJECTED, a->decision.reason);
     fputs(findings, stdout);
     fflush(stdout);
     free(findings);
@@ -825,18 +825,21 @@ static int finish(run *r)
     char *text, *summary;
     int code;
 
-    tnd_report_outcome(r->report, r->status, r->reason, r->iterations,
-                       r->final_rel, r->last_rel, tnd_now_ms() - r->started);
+    tnd_report_outcome(r->report, tnd_session_status_name(r->status), r->reason,
+                       r->iterations, r->final_rel, r->last_rel,
+                       tnd_now_ms() - r->started);
     text = tnd_report_json(r->report);
     if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0)
         tnd_log_error("cannot write the report: %s", tnd_error_last());
     free(text);
     /* a session that ended for good says so in its journal; one waiting
      * for an answer, or stopped by a failure, can go on later */
-    if (strcmp(r->status, "failed") != 0 &&
-        strcmp(r->status, "interrupted") != 0 && !r->waiting) {
+    if (r->status != TND_SESSION_FAILED &&
+        r->status != TND_SESSION_INTERRUPTED && !r->waiting) {
         json_object *f = json_object_new_object();
-        json_object_object_add(f, "status", json_object_new_string(r->status));
+        json_object_object_add(
+            f, "status",
+            json_object_new_string(tnd_session_status_name(r->status)));
         json_object_object_add(f, "reason", tnd_json_str_or_null(r->reason));
         if (tnd_loop_step(r, "finish", f) < 0)
             tnd_log_error("%s", tnd_error_last());
@@ -846,21 +849,22 @@ static int finish(run *r)
     summary = tnd_report_summary(r->report);
     fprintf(stderr, "%s\n", summary);
     free(summary);
-    if (strcmp(r->status, "approved") == 0) {
+    if (r->status == TND_SESSION_APPROVED) {
         code = TND_EXIT_OK;
-    } else if (strcmp(r->status, "escalated") == 0) {
+    } else if (r->status == TND_SESSION_ESCALATED) {
         fprintf(stderr, "needs a human: %s\n", r->reason);
         if (r->last_rel)
             fprintf(stderr, "the last proposal is in %s/%s\n", r->repo,
                     r->last_rel);
         code = r->final_escalation ? TND_EXIT_FAILED : TND_EXIT_HUMAN;
-    } else if (strcmp(r->status, "interrupted") == 0) {
+    } else if (r->status == TND_SESSION_INTERRUPTED) {
         fprintf(stderr, "interrupted: %s\n", r->reason);
         fprintf(stderr, "go on with: tandem resume --repo %s %s\n", r->repo,
                 tnd_session_id(r->session));
         code = TND_EXIT_SIGNAL + (int)interrupted;
     } else {
-        fprintf(stderr, "%s: %s\n", r->status, r->reason ? r->reason : "");
+        fprintf(stderr, "%s: %s\n", tnd_session_status_name(r->status),
+                r->reason ? r->reason : "");
         code = r->config_error ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
     fprintf(stderr, "session %s: %s/\n", tnd_session_id(r->session),
@@ -1062,10 +1066,10 @@ static int go(run *r, int64_t started_wall)
         /* not a failure: the person stopped it, and it can go on */
         char *why = tnd_xasprintf("interrupted by signal %d (%s)",
                                   (int)interrupted, strsignal(interrupted));
-        tnd_loop_stop(r, "interrupted", why);
+        tnd_loop_stop(r, TND_SESSION_INTERRUPTED, why);
         free(why);
     } else if (error < 0) {
-        tnd_loop_stop(r, "failed", tnd_error_last());
+        tnd_loop_stop(r, TND_SESSION_FAILED, tnd_error_last());
     }
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     code = finish(r);
@@ -1165,27 +1169,6 @@ int tnd_run(const tnd_run_options *opts)
 
 /* ---- continuing a session ----------------------------------------------- */
 
-/* The state of a journal's session: "finished STATUS", "waiting", or
- * "open" (interrupted or failed: it can be resumed). */
-static const char *journal_state(const tnd_journal *j, const char **status)
-{
-    size_t n = tnd_journal_count(j);
-
-    *status = NULL;
-    for (size_t i = n; i-- > 0;) {
-        json_object *rec = tnd_journal_record(j, i);
-        const char *type = tnd_journal_type(rec);
-        if (strcmp(type, "resume") == 0)
-            continue; /* a resume that reached the same question again */
-        if (strcmp(type, "finish") == 0) {
-            *status = tnd_json_str_or(rec, "status", NULL);
-            return "finished";
-        }
-        return strcmp(type, "escalation") == 0 ? "waiting" : "open";
-    }
-    return "open";
-}
-
 static char *own(run *r, int slot, const char *s)
 {
     free(r->owned[slot]);
@@ -1228,34 +1211,34 @@ static int restore_options(run *r, json_object *task,
 }
 
 static int check_answer(run *r, const tnd_continue_options *o,
-                        const char *state)
+                        tnd_session_status state)
 {
-    if (strcmp(state, "waiting") != 0)
+    if (state != TND_SESSION_WAITING)
         return tnd_error_config("session %s is not waiting for an answer "
                                 "(%s); use 'tandem resume %s' to continue "
                                 "an interrupted session",
                                 tnd_session_id(r->session),
-                                strcmp(state, "open") == 0 ? "it was "
-                                                             "interrupted"
-                                                           : state,
+                                state == TND_SESSION_OPEN
+                                    ? "it was interrupted"
+                                    : tnd_session_status_name(state),
                                 tnd_session_id(r->session));
     if (r->opts.review &&
-        (strcmp(o->answer, "guide") == 0 || strcmp(o->answer, "budget") == 0))
+        (o->answer == TND_ANSWER_GUIDE || o->answer == TND_ANSWER_BUDGET))
         return tnd_error_config("session %s is a review: there is no coder "
                                 "to %s; answer with 'tandem approve' or "
                                 "'tandem reject'",
                                 tnd_session_id(r->session),
-                                strcmp(o->answer, "guide") == 0 ? "guide"
-                                                                : "give more "
-                                                                  "attempts");
-    if (strcmp(o->answer, "budget") == 0 && o->iterations <= 0 &&
-        o->tokens <= 0)
+                                o->answer == TND_ANSWER_GUIDE ? "guide"
+                                                              : "give more "
+                                                                "attempts");
+    if (o->answer == TND_ANSWER_BUDGET && o->iterations <= 0 && o->tokens <= 0)
         return tnd_error_config("budget: give --iterations N or --tokens N");
 
-    if ((strcmp(o->answer, "guide") == 0 || strcmp(o->answer, "reject") == 0) &&
+    if ((o->answer == TND_ANSWER_GUIDE || o->answer == TND_ANSWER_REJECT) &&
         (!o->text || !*o->text))
-        return tnd_error_config("%s: say it with -m TEXT", o->answer);
-    if (strcmp(o->answer, "approve") == 0) {
+        return tnd_error_config("%s: say it with -m TEXT",
+                                tnd_answer_name(o->answer));
+    if (o->answer == TND_ANSWER_APPROVE) {
         /* something to approve: the last attempt with a diff */
         for (size_t i = tnd_journal_count(r->journal); i-- > 0;) {
             json_object *rec = tnd_journal_record(r->journal, i);
@@ -1281,7 +1264,7 @@ static int check_answer(run *r, const tnd_continue_options *o,
 int tnd_run_continue(const tnd_continue_options *o)
 {
     run r;
-    const char *state, *status;
+    tnd_session_status state;
     int64_t started_wall = 0;
     int code = TND_EXIT_FAILED, rc;
 
@@ -1318,12 +1301,16 @@ int tnd_run_continue(const tnd_continue_options *o)
         run_close(&r);
         return TND_EXIT_FAILED;
     }
-    state = journal_state(r.journal, &status);
-    if (strcmp(state, "finished") == 0) {
+    if (tnd_journal_status(&state, tnd_journal_records(r.journal)) < 0) {
+        fprintf(stderr, "tandem: session %s: %s\n", tnd_session_id(r.session),
+                tnd_error_last());
+        run_close(&r);
+        return TND_EXIT_FAILED;
+    }
+    if (state != TND_SESSION_OPEN && state != TND_SESSION_WAITING) {
         fprintf(stderr, "tandem: session %s already finished: %s\n",
-                tnd_session_id(r.session), status ? status : "?");
-        code = status && strcmp(status, "approved") == 0 ? TND_EXIT_OK
-                                                         : TND_EXIT_FAILED;
+                tnd_session_id(r.session), tnd_session_status_name(state));
+        code = state == TND_SESSION_APPROVED ? TND_EXIT_OK : TND_EXIT_FAILED;
         run_close(&r);
         return code;
     }
@@ -1337,8 +1324,8 @@ int tnd_run_continue(const tnd_continue_options *o)
         run_close(&r);
         return rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
-    if (o->answer && strcmp(o->answer, "budget") == 0 && o->tokens > 0 &&
-        o->iterations <= 0 && r.gate.max_tokens == 0) {
+    if (o->answer == TND_ANSWER_BUDGET && o->tokens > 0 && o->iterations <= 0 &&
+        r.gate.max_tokens == 0) {
         fprintf(stderr, "tandem: budget: gate.max_tokens is 0 (no token "
                         "budget), so --tokens grants nothing; give "
                         "--iterations N\n");
@@ -1346,9 +1333,8 @@ int tnd_run_continue(const tnd_continue_options *o)
         return TND_EXIT_USAGE;
     }
     if (o->answer) {
-        tnd_answer ans = {tnd_answer_kind_parse(o->answer),
-                          o->text ? tnd_xstrdup(o->text) : NULL, o->iterations,
-                          o->tokens};
+        tnd_answer ans = {o->answer, o->text ? tnd_xstrdup(o->text) : NULL,
+                          o->iterations, o->tokens};
         rc = tnd_loop_step(&r, "answer", tnd_loop_answer_json(&ans, "command"));
         tnd_answer_clear(&ans);
     } else {
@@ -1360,7 +1346,8 @@ int tnd_run_continue(const tnd_continue_options *o)
         return TND_EXIT_FAILED;
     }
     tnd_loop_say(&r, "session %s: %s (%s)", tnd_session_id(r.session),
-                 r.opts.task, o->answer ? o->answer : "resumed");
+                 r.opts.task,
+                 o->answer ? tnd_answer_name(o->answer) : "resumed");
     code = go(&r, started_wall ? started_wall : tnd_wall_ms());
     run_close(&r);
     return code;

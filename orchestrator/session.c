@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/names.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 
@@ -25,6 +26,30 @@ struct tnd_session {
     char *repo;
     int lock_fd; /* -1 until locked */
 };
+
+static const char *const status_names[] = {
+    NULL,          "approved", "rejected", "escalated",  "failed",
+    "interrupted", "running",  "waiting",  "unreadable",
+};
+static const tnd_names states = TND_NAMES("session state", status_names);
+/* what files say: a run's outcome */
+static const tnd_names outcomes = {"session status", status_names,
+                                   TND_SESSION_INTERRUPTED + 1};
+
+const char *tnd_session_status_name(tnd_session_status s)
+{
+    return tnd_names_name(&states, (int)s);
+}
+
+int tnd_session_status_parse(tnd_session_status *out, const char *name)
+{
+    int v;
+
+    if (tnd_names_parse(&v, &outcomes, name) < 0)
+        return -1;
+    *out = (tnd_session_status)v;
+    return 0;
+}
 
 static void make_id(char *out, size_t size)
 {

@@ -1,24 +1,38 @@
 /* resume, approve, reject, guide, budget (see session_cmd.h). */
 #include "orchestrator/session_cmd.h"
 
+#include <assert.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/str.h"
+#include "orchestrator/escalate.h"
 #include "orchestrator/run.h"
 
-static const char *const commands[] = {"resume", "approve", "reject",
-                                       "guide",  "budget",  NULL};
+/* The answer a command gives: 0 for resume (none), -1 for a command
+ * that is none of these. Parsed once; below, the kind says which. */
+static int answer_of(const char *cmd)
+{
+    tnd_answer_kind kind = 0;
+
+    if (strcmp(cmd, "resume") == 0)
+        return 0;
+    if (tnd_answer_kind_parse(&kind, cmd) < 0 || kind == TND_ANSWER_SKIP ||
+        kind == TND_ANSWER_STOP)
+        return -1; /* answers on the terminal only */
+    return (int)kind;
+}
 
 bool tnd_cmd_continue_known(const char *cmd)
 {
-    return tnd_str_list_has(commands, cmd);
+    return answer_of(cmd) >= 0;
 }
 
 void tnd_cmd_continue_usage(const char *cmd, FILE *to)
 {
-    if (strcmp(cmd, "resume") == 0)
+    int kind = answer_of(cmd);
+
+    if (kind == 0)
         fputs(
             "usage: tandem resume [--repo DIR] ID\n"
             "\n"
@@ -27,18 +41,18 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
             "holds are replayed (no model is asked again for an answer it\n"
             "gave), then the loop continues from the first missing step.\n",
             to);
-    else if (strcmp(cmd, "approve") == 0)
+    else if (kind == TND_ANSWER_APPROVE)
         fputs("usage: tandem approve [--repo DIR] ID\n"
               "\n"
               "Approve the last proposal of session ID, which waits for a\n"
               "person: it becomes final.diff and is printed on stdout.\n",
               to);
-    else if (strcmp(cmd, "reject") == 0)
+    else if (kind == TND_ANSWER_REJECT)
         fputs("usage: tandem reject [--repo DIR] ID -m WHY\n"
               "\n"
               "End the waiting session ID as rejected, with your reason.\n",
               to);
-    else if (strcmp(cmd, "guide") == 0)
+    else if (kind == TND_ANSWER_GUIDE)
         fputs(
             "usage: tandem guide [--repo DIR] ID -m TEXT\n"
             "\n"
@@ -56,15 +70,15 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
           "options:\n"
           "  --repo DIR        the repository (default: .)\n",
           to);
-    if (strcmp(cmd, "reject") == 0)
+    if (kind == TND_ANSWER_REJECT)
         fputs("  -m, --message T   why (required)\n", to);
-    if (strcmp(cmd, "guide") == 0)
+    if (kind == TND_ANSWER_GUIDE)
         fputs("  -m, --message T   the guidance (required)\n", to);
-    if (strcmp(cmd, "budget") == 0)
+    if (kind == TND_ANSWER_BUDGET)
         fputs("  --iterations N    more attempts (1..50)\n"
               "  --tokens N        more tokens (when gate.max_tokens is set)\n",
               to);
-    if (strcmp(cmd, "resume") == 0)
+    if (kind == 0)
         fputs("  --llm P:MODEL     another model from here on (answers the\n"
               "                    journal holds are not asked again)\n"
               "  --base-url URL    another API base for it\n",
@@ -99,7 +113,8 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
     int c;
 
     memset(&o, 0, sizeof(o));
-    o.answer = strcmp(cmd, "resume") == 0 ? NULL : cmd;
+    assert(answer_of(cmd) >= 0); /* main.c asked tnd_cmd_continue_known */
+    o.answer = (tnd_answer_kind)answer_of(cmd);
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "m:qvh", longs, NULL)) != -1) {
@@ -158,18 +173,19 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
         return TND_EXIT_USAGE;
     }
     o.session = argv[optind];
-    if (o.text && strcmp(cmd, "reject") != 0 && strcmp(cmd, "guide") != 0) {
+    if (o.text && o.answer != TND_ANSWER_REJECT &&
+        o.answer != TND_ANSWER_GUIDE) {
         fprintf(stderr, "tandem %s: -m is for reject and guide\n", cmd);
         return TND_EXIT_USAGE;
     }
-    if ((o.llm || o.base_url) && strcmp(cmd, "resume") != 0) {
+    if ((o.llm || o.base_url) && o.answer) {
         fprintf(stderr,
                 "tandem %s: --llm and --base-url are for resume (an answer "
                 "goes on with the session's own model)\n",
                 cmd);
         return TND_EXIT_USAGE;
     }
-    if ((o.iterations || o.tokens) && strcmp(cmd, "budget") != 0) {
+    if ((o.iterations || o.tokens) && o.answer != TND_ANSWER_BUDGET) {
         fprintf(stderr,
                 "tandem %s: --iterations and --tokens are for "
                 "budget\n",

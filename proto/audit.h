@@ -173,4 +173,8 @@ const char *tnd_severity_name(tnd_severity s);
 const char *tnd_issue_type_name(tnd_issue_type t);
 const char *tnd_criterion_name(tnd_criterion_kind k);
 
+/* The status called name (as a skill result's "status" writes it) into
+ * *out; -1 with "unknown skill status 'NAME' (known: pass, ...)". */
+int tnd_skill_status_parse(tnd_skill_status *out, const char *name);
+
 #endif

@@ -105,6 +105,26 @@ int tnd_json_get_str(char **out, json_object *obj, const char *key, size_t max,
     return 0;
 }
 
+int tnd_json_get_enum(int *out, json_object *obj, const char *key,
+                      const tnd_names *names)
+{
+    char *s = NULL, *shown, *list;
+    int error;
+
+    if ((error = tnd_json_get_str(&s, obj, key, 64, TND_JSON_REQUIRED)) < 0)
+        return error;
+    if ((error = tnd_names_parse(out, names, s)) < 0) {
+        shown = tnd_str_one_line(s, 60);
+        list = tnd_names_list(names);
+        tnd_error_set("field '%s' must be one of %s, got \"%s\"", key, list,
+                      shown);
+        free(list);
+        free(shown);
+    }
+    free(s);
+    return error;
+}
+
 int tnd_json_get_int(long *out, json_object *obj, const char *key, long min,
                      long max, int flags)
 {
