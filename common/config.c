@@ -40,13 +40,6 @@ static const tnd_names critique_modes =
     TND_NAMES("critique mode", critique_names);
 static const tnd_names quorum_rules = TND_NAMES("quorum rule", quorum_names);
 
-/* yamlwalk stores an enum through an int */
-_Static_assert(sizeof(tnd_provider) == sizeof(int) &&
-                   sizeof(tnd_escalate_mode) == sizeof(int) &&
-                   sizeof(tnd_critique_mode) == sizeof(int) &&
-                   sizeof(tnd_quorum_rule) == sizeof(int),
-               "an enum of the config is not int-sized");
-
 const char *tnd_provider_name(tnd_provider p)
 {
     return tnd_names_name(&providers, (int)p);
@@ -54,12 +47,7 @@ const char *tnd_provider_name(tnd_provider p)
 
 int tnd_provider_parse(tnd_provider *out, const char *name)
 {
-    int v;
-
-    if (tnd_names_parse(&v, &providers, name) < 0)
-        return -1;
-    *out = (tnd_provider)v;
-    return 0;
+    return tnd_names_parse((int *)out, &providers, name);
 }
 
 const char *tnd_escalate_mode_name(tnd_escalate_mode m)

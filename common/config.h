@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "common/names.h"
 
 /* LLM providers an agent can use, as agents.yaml and --llm name them
  * (the same list as tnd_provider's names, for messages). */
@@ -49,6 +50,11 @@ typedef enum tnd_quorum_rule {
     TND_QUORUM_ALL,      /* every member */
     TND_QUORUM_MAJORITY, /* more than half */
 } tnd_quorum_rule;
+
+TND_NAMES_INT_SIZED(tnd_provider);
+TND_NAMES_INT_SIZED(tnd_escalate_mode);
+TND_NAMES_INT_SIZED(tnd_critique_mode);
+TND_NAMES_INT_SIZED(tnd_quorum_rule);
 
 /* The name of each value ("openai", "on_trigger"...); "?" for none. */
 const char *tnd_provider_name(tnd_provider p);

@@ -21,12 +21,19 @@ typedef struct tnd_names {
         (what), (array), (int)(sizeof(array) / sizeof((array)[0])) \
     }
 
+/* An enum whose values tnd_names_parse (or a TND_YW_ENUM field) stores
+ * through an int must be int-sized; at file scope, after its typedef. */
+#define TND_NAMES_INT_SIZED(type)               \
+    _Static_assert(sizeof(type) == sizeof(int), \
+                   #type " is stored through an int, so it must be int-sized")
+
 /* The name of value v; "?" when v has none. Borrowed from the table. */
 const char *tnd_names_name(const tnd_names *t, int v);
 
-/* The value named s into *out (unchanged on failure). -1 with "unknown
- * WHAT 'S' (known: A, B, C)" set when no entry is s exactly (the value
- * shown on one line, printable and cut to 60 bytes: it may come from a
+/* The value named s into *out (unchanged on failure). An enum is parsed
+ * through an int: each enum that is declares so with TND_NAMES_INT_SIZED. -1
+ * with "unknown WHAT 'S' (known: A, B, C)" set when no entry is s exactly (the
+ * value shown on one line, printable and cut to 60 bytes: it may come from a
  * file or a peer). */
 int tnd_names_parse(int *out, const tnd_names *t, const char *s);
 

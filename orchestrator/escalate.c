@@ -22,12 +22,7 @@ const char *tnd_answer_name(tnd_answer_kind kind)
 
 int tnd_answer_kind_parse(tnd_answer_kind *out, const char *name)
 {
-    int v;
-
-    if (tnd_names_parse(&v, &answer_kinds, name) < 0)
-        return -1;
-    *out = (tnd_answer_kind)v;
-    return 0;
+    return tnd_names_parse((int *)out, &answer_kinds, name);
 }
 
 void tnd_answer_clear(tnd_answer *answer)

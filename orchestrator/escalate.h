@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "common/names.h"
+
 typedef enum tnd_answer_kind {
     TND_ANSWER_APPROVE = 1,
     TND_ANSWER_REJECT,
@@ -19,6 +21,8 @@ typedef enum tnd_answer_kind {
     TND_ANSWER_SKIP,
     TND_ANSWER_STOP,
 } tnd_answer_kind;
+
+TND_NAMES_INT_SIZED(tnd_answer_kind);
 
 typedef struct tnd_answer {
     tnd_answer_kind kind;

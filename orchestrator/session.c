@@ -43,12 +43,7 @@ const char *tnd_session_status_name(tnd_session_status s)
 
 int tnd_session_status_parse(tnd_session_status *out, const char *name)
 {
-    int v;
-
-    if (tnd_names_parse(&v, &outcomes, name) < 0)
-        return -1;
-    *out = (tnd_session_status)v;
-    return 0;
+    return tnd_names_parse((int *)out, &outcomes, name);
 }
 
 static void make_id(char *out, size_t size)

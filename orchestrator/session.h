@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/names.h"
+
 typedef struct tnd_session tnd_session;
 
 /* Where a session stands. A run ends with an outcome, APPROVED to
@@ -28,6 +30,8 @@ typedef enum tnd_session_status {
     TND_SESSION_WAITING,     /* read back: escalated, waiting for an answer */
     TND_SESSION_UNREADABLE,  /* read back: its files cannot be read */
 } tnd_session_status;
+
+TND_NAMES_INT_SIZED(tnd_session_status);
 
 /* "approved", ..., "unreadable"; "?" for OPEN. */
 const char *tnd_session_status_name(tnd_session_status s);

@@ -40,27 +40,22 @@ const char *tnd_skill_status_name(tnd_skill_status s)
 
 int tnd_skill_status_parse(tnd_skill_status *out, const char *name)
 {
-    int v;
-
-    if (tnd_names_parse(&v, &skill_status_names, name) < 0)
-        return -1;
-    *out = (tnd_skill_status)v;
-    return 0;
+    return tnd_names_parse((int *)out, &skill_status_names, name);
 }
 
 const char *tnd_verdict_name(tnd_verdict v)
 {
-    return tnd_names_name(&verdict_names, (int)v);
+    return v >= 1 && v <= 2 ? verdicts[v] : "?";
 }
 
 const char *tnd_severity_name(tnd_severity s)
 {
-    return tnd_names_name(&severity_names, (int)s);
+    return s >= 1 && s <= 3 ? severities[s] : "?";
 }
 
 const char *tnd_issue_type_name(tnd_issue_type t)
 {
-    return tnd_names_name(&issue_type_names, (int)t);
+    return t >= 1 && t <= 6 ? issue_types[t] : "?";
 }
 
 /* ---- request ------------------------------------------------------------ */

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/names.h"
 #include "proto/body.h"
 
 typedef enum tnd_skill_status {
@@ -16,6 +17,8 @@ typedef enum tnd_skill_status {
     TND_SKILL_ERROR,   /* could not run at all */
     TND_SKILL_SKIPPED, /* not run: the change touches none of its paths */
 } tnd_skill_status;
+
+TND_NAMES_INT_SIZED(tnd_skill_status);
 
 /* Most locations one skill result carries, and most changed files. */
 #define TND_AUDIT_MAX_LOCATIONS 50
