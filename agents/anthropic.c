@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agents/apierror.h"
+#include "agents/endpoint.h"
 #include "agents/http.h"
 #include "agents/stream.h"
 #include "common/buf.h"
@@ -20,21 +20,8 @@
 #include "common/xalloc.h"
 #include "proto/json.h"
 
-#define MAX_HEADERS 40
-
-typedef struct anthropic {
-    tnd_http *http;
-    char *url;
-    char *model;
-    char *key_env;
-    char *key_header; /* "x-api-key: KEY" or NULL */
-    char *not_found;  /* what a 404 asks the user to check */
-    char **extra;     /* copies of the config's headers */
-    const char *headers[MAX_HEADERS + 1]; /* ours, then extra; NULL-ended */
-    double temperature;
-    int max_tokens;
-    bool stream;
-} anthropic;
+/* Everything the backend keeps is what every HTTP backend keeps. */
+typedef tnd_endpoint anthropic;
 
 /* One attempt's reading of the answer. */
 typedef struct reading {
@@ -53,56 +40,31 @@ typedef struct reading {
 
 static void anthropic_close(void *state)
 {
-    anthropic *a = state;
-
-    if (!a)
-        return;
-    tnd_http_destroy(&a->http);
-    free(a->url);
-    free(a->model);
-    free(a->key_env);
-    free(a->not_found);
-    tnd_str_free_secret(&a->key_header);
-    tnd_str_list_free(&a->extra);
-    free(a);
+    if (state)
+        tnd_endpoint_close(state);
+    free(state);
 }
 
 static void *anthropic_open(const tnd_llm_config *cfg)
 {
+    static const char *const own[] = {
+        "content-type: application/json",
+        "anthropic-version: " TND_ANTHROPIC_VERSION, NULL};
     anthropic *a = tnd_xcalloc(1, sizeof(*a));
-    const char *key;
-    size_t nh = 0, i = 0;
-
-    a->url = tnd_llm_url(cfg, "/v1/messages");
-    a->model = tnd_xstrdup(cfg->model);
-    a->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
-    a->not_found = tnd_xasprintf(
+    char *not_found = tnd_xasprintf(
         "check the model name '%s' and the base URL (Anthropic's base has "
         "no /v1: tandem adds /v1/messages, e.g. https://api.anthropic.com)",
         cfg->model);
-    a->temperature = cfg->temperature;
-    a->max_tokens = cfg->max_tokens > 0 ? cfg->max_tokens : 4096;
-    a->stream = cfg->stream;
-    key = *a->key_env ? getenv(a->key_env) : NULL;
-    if (key && *key) {
-        tnd_log_secret(key);
-        a->key_header = tnd_xasprintf("x-api-key: %s", key);
-    }
-    if (!tnd_llm_header_set(cfg->headers, "content-type"))
-        a->headers[i++] = "content-type: application/json";
-    if (!tnd_llm_header_set(cfg->headers, "anthropic-version"))
-        a->headers[i++] = "anthropic-version: " TND_ANTHROPIC_VERSION;
-    if (a->key_header && !tnd_llm_header_set(cfg->headers, "x-api-key"))
-        a->headers[i++] = a->key_header;
-    while (cfg->headers && cfg->headers[nh])
-        nh++;
-    a->extra = tnd_xcalloc(nh + 1, sizeof(char *));
-    for (size_t k = 0; k < nh && i < MAX_HEADERS; k++)
-        a->headers[i++] = a->extra[k] = tnd_xstrdup(cfg->headers[k]);
-    if (!(a->http = tnd_http_new())) {
-        anthropic_close(a);
+    int error = tnd_endpoint_open(a, cfg, "/v1/messages", own,
+                                  "x-api-key: ", not_found);
+
+    free(not_found);
+    if (error < 0) {
+        free(a);
         return NULL;
     }
+    if (a->max_tokens <= 0)
+        a->max_tokens = 4096; /* the API requires one */
     return a;
 }
 
@@ -393,7 +355,7 @@ static int anthropic_complete(void *state, tnd_llm_answer *out,
                               const tnd_llm_call *call, long *retry_after_ms)
 {
     anthropic *a = state;
-    tnd_http_request req = {0};
+    tnd_http_request req;
     tnd_http_response res = {0};
     reading r;
     size_t len = 0;
@@ -407,13 +369,7 @@ static int anthropic_complete(void *state, tnd_llm_answer *out,
     r.sse = tnd_stream_new(TND_STREAM_SSE, TND_STREAM_MAX_EVENT);
     tnd_buf_init(&r.text, TND_ANTHROPIC_MAX_ANSWER);
     tnd_buf_init(&r.raw, TND_ANTHROPIC_MAX_RESPONSE);
-    req.url = a->url;
-    req.body = body;
-    req.body_len = len;
-    req.headers = a->headers;
-    req.timeout_ms = call->timeout_ms;
-    req.max_response = TND_ANTHROPIC_MAX_RESPONSE;
-    req.cancel = call->cancel;
+    tnd_endpoint_request(&req, a, body, len, call, TND_ANTHROPIC_MAX_RESPONSE);
     if (a->stream) {
         req.on_chunk = on_chunk;
         req.payload = &r;
@@ -430,10 +386,7 @@ static int anthropic_complete(void *state, tnd_llm_answer *out,
                       a->url, tnd_stream_bytes(r.sse), why);
         free(why);
     } else if (error == 0 && res.status != 200) {
-        tnd_apierror_ctx ctx = {a->url, a->key_env, a->key_header != NULL,
-                                a->not_found};
-        error = tnd_apierror_status(&ctx, res.status, res.body, res.len);
-        *retry_after_ms = res.retry_after_ms;
+        error = tnd_endpoint_status_error(a, &res, retry_after_ms);
     } else if (error == 0) {
         error = finish_reading(&r, &res);
     }

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agents/apierror.h"
+#include "agents/endpoint.h"
 #include "agents/http.h"
 #include "agents/stream.h"
 #include "common/buf.h"
@@ -21,21 +21,8 @@
 #include "common/xalloc.h"
 #include "proto/json.h"
 
-#define MAX_HEADERS 40
-
-typedef struct ollama {
-    tnd_http *http;
-    char *url;
-    char *model;
-    char *key_env;   /* "" unless the config names one */
-    char *auth;      /* "Authorization: Bearer KEY" or NULL */
-    char *not_found; /* what a 404 asks the user to do */
-    char **extra;    /* copies of the config's headers */
-    const char *headers[MAX_HEADERS + 1]; /* ours, then extra; NULL-ended */
-    double temperature;
-    int max_tokens;
-    bool stream;
-} ollama;
+/* Everything the backend keeps is what every HTTP backend keeps. */
+typedef tnd_endpoint ollama;
 
 /* One attempt's reading of the answer. */
 typedef struct reading {
@@ -51,53 +38,26 @@ typedef struct reading {
 
 static void ollama_close(void *state)
 {
-    ollama *o = state;
-
-    if (!o)
-        return;
-    tnd_http_destroy(&o->http);
-    free(o->url);
-    free(o->model);
-    free(o->key_env);
-    free(o->not_found);
-    tnd_str_free_secret(&o->auth);
-    tnd_str_list_free(&o->extra);
-    free(o);
+    if (state)
+        tnd_endpoint_close(state);
+    free(state);
 }
 
 static void *ollama_open(const tnd_llm_config *cfg)
 {
+    static const char *const own[] = {"Content-Type: application/json", NULL};
     ollama *o = tnd_xcalloc(1, sizeof(*o));
-    const char *key;
-    size_t nh = 0, i = 0;
-
-    o->url = tnd_llm_url(cfg, "/api/chat");
-    o->model = tnd_xstrdup(cfg->model);
-    o->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
-    o->not_found = tnd_xasprintf(
+    char *not_found = tnd_xasprintf(
         "pull the model on the server (ollama pull %s) or check its name, "
         "and check the base URL (Ollama's own API has no /v1, e.g. "
         "http://localhost:11434)",
         cfg->model);
-    o->temperature = cfg->temperature;
-    o->max_tokens = cfg->max_tokens;
-    o->stream = cfg->stream;
-    key = *o->key_env ? getenv(o->key_env) : NULL;
-    if (key && *key) {
-        tnd_log_secret(key);
-        o->auth = tnd_xasprintf("Authorization: Bearer %s", key);
-    }
-    if (!tnd_llm_header_set(cfg->headers, "content-type"))
-        o->headers[i++] = "Content-Type: application/json";
-    if (o->auth && !tnd_llm_header_set(cfg->headers, "authorization"))
-        o->headers[i++] = o->auth;
-    while (cfg->headers && cfg->headers[nh])
-        nh++;
-    o->extra = tnd_xcalloc(nh + 1, sizeof(char *));
-    for (size_t k = 0; k < nh && i < MAX_HEADERS; k++)
-        o->headers[i++] = o->extra[k] = tnd_xstrdup(cfg->headers[k]);
-    if (!(o->http = tnd_http_new())) {
-        ollama_close(o);
+    int error = tnd_endpoint_open(o, cfg, "/api/chat", own,
+                                  "Authorization: Bearer ", not_found);
+
+    free(not_found);
+    if (error < 0) {
+        free(o);
         return NULL;
     }
     return o;
@@ -259,7 +219,7 @@ static int ollama_complete(void *state, tnd_llm_answer *out,
                            const tnd_llm_call *call, long *retry_after_ms)
 {
     ollama *o = state;
-    tnd_http_request req = {0};
+    tnd_http_request req;
     tnd_http_response res = {0};
     reading r;
     size_t len = 0;
@@ -272,13 +232,7 @@ static int ollama_complete(void *state, tnd_llm_answer *out,
     r.call = call;
     r.lines = tnd_stream_new(TND_STREAM_NDJSON, TND_STREAM_MAX_EVENT);
     tnd_buf_init(&r.text, TND_OLLAMA_MAX_ANSWER);
-    req.url = o->url;
-    req.body = body;
-    req.body_len = len;
-    req.headers = o->headers;
-    req.timeout_ms = call->timeout_ms;
-    req.max_response = TND_OLLAMA_MAX_RESPONSE;
-    req.cancel = call->cancel;
+    tnd_endpoint_request(&req, o, body, len, call, TND_OLLAMA_MAX_RESPONSE);
     if (o->stream) {
         req.on_chunk = on_chunk;
         req.payload = &r;
@@ -296,10 +250,7 @@ static int ollama_complete(void *state, tnd_llm_answer *out,
                       o->url, tnd_stream_bytes(r.lines), why);
         free(why);
     } else if (error == 0 && res.status != 200) {
-        tnd_apierror_ctx ctx = {o->url, o->key_env, o->auth != NULL,
-                                o->not_found};
-        error = tnd_apierror_status(&ctx, res.status, res.body, res.len);
-        *retry_after_ms = res.retry_after_ms;
+        error = tnd_endpoint_status_error(o, &res, retry_after_ms);
     } else if (error == 0) {
         error = finish_reading(&r, &res);
     }

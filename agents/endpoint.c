@@ -1,0 +1,128 @@
+/* What the HTTP backends share (see endpoint.h). */
+#include "agents/endpoint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/apierror.h"
+#include "agents/llm.h"
+#include "common/log.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+
+/* A configured header that looks like it carries a credential: its value
+ * is redacted from every log line, as the key is. */
+static void guard_header(const char *line)
+{
+    static const char *const words[] = {"auth",   "key",      "token",
+                                        "secret", "password", "cookie"};
+    const char *colon = strchr(line, ':');
+    char name[128];
+    size_t n = colon ? (size_t)(colon - line) : 0;
+
+    if (!colon || n >= sizeof(name))
+        return;
+    for (size_t i = 0; i < n; i++)
+        name[i] =
+            (char)(line[i] >= 'A' && line[i] <= 'Z' ? line[i] + 32 : line[i]);
+    name[n] = '\0';
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        if (strstr(name, words[i])) {
+            const char *value = colon + 1;
+            while (*value == ' ' || *value == '\t')
+                value++;
+            tnd_log_secret(value);
+            return;
+        }
+    }
+}
+
+/* Add line to the headers at *n, unless the config sets its header. */
+static void add_own(tnd_endpoint *self, size_t *n, const tnd_llm_config *cfg,
+                    const char *line)
+{
+    char *name = tnd_xstrndup(line, strcspn(line, ":"));
+
+    if (!tnd_llm_header_set(cfg->headers, name))
+        self->headers[(*n)++] = tnd_xstrdup(line);
+    free(name);
+}
+
+int tnd_endpoint_open(tnd_endpoint *self, const tnd_llm_config *cfg,
+                      const char *path, const char *const *own,
+                      const char *key_prefix, const char *not_found)
+{
+    const char *key;
+    size_t n = 0, room = 2;
+
+    memset(self, 0, sizeof(*self));
+    self->url = tnd_llm_url(cfg, path);
+    self->model = tnd_xstrdup(cfg->model);
+    self->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
+    self->not_found = tnd_xstrdup(not_found);
+    self->temperature = cfg->temperature;
+    self->max_tokens = cfg->max_tokens;
+    self->stream = cfg->stream;
+    for (const char *const *h = own; *h; h++)
+        room++;
+    for (char **h = cfg->headers; h && *h; h++)
+        room++;
+    self->headers = tnd_xcalloc(room, sizeof(char *));
+    for (const char *const *h = own; *h; h++)
+        add_own(self, &n, cfg, *h);
+    key = *self->key_env ? getenv(self->key_env) : NULL;
+    if (key && *key) {
+        char *line = tnd_xasprintf("%s%s", key_prefix, key);
+        tnd_log_secret(key);
+        self->keyed = true;
+        add_own(self, &n, cfg, line);
+        tnd_str_free_secret(&line);
+    }
+    for (char **h = cfg->headers; h && *h; h++) {
+        guard_header(*h);
+        self->headers[n++] = tnd_xstrdup(*h);
+    }
+    if (!(self->http = tnd_http_new())) {
+        tnd_endpoint_close(self);
+        return -1;
+    }
+    return 0;
+}
+
+void tnd_endpoint_request(tnd_http_request *req, const tnd_endpoint *self,
+                          const char *body, size_t len,
+                          const tnd_llm_call *call, size_t max_response)
+{
+    memset(req, 0, sizeof(*req));
+    req->url = self->url;
+    req->body = body;
+    req->body_len = len;
+    req->headers = (const char *const *)self->headers;
+    req->timeout_ms = call->timeout_ms;
+    req->max_response = max_response;
+    req->cancel = call->cancel;
+}
+
+int tnd_endpoint_status_error(const tnd_endpoint *self,
+                              const tnd_http_response *res,
+                              long *retry_after_ms)
+{
+    tnd_apierror_ctx ctx = {self->url, self->key_env, self->keyed,
+                            self->not_found};
+
+    *retry_after_ms = res->retry_after_ms;
+    return tnd_apierror_status(&ctx, res->status, res->body, res->len);
+}
+
+void tnd_endpoint_close(tnd_endpoint *self)
+{
+    tnd_http_destroy(&self->http);
+    free(self->url);
+    free(self->model);
+    free(self->key_env);
+    free(self->not_found);
+    for (char **h = self->headers; h && *h; h++)
+        tnd_str_free_secret(h); /* any of them may carry a key */
+    free(self->headers);
+    memset(self, 0, sizeof(*self));
+}
