@@ -38,32 +38,20 @@ typedef struct reading {
     int error; /* why the chunk callback stopped the transfer */
 } reading;
 
-static void anthropic_close(void *state)
-{
-    if (state)
-        tnd_endpoint_close(state);
-    free(state);
-}
-
 static void *anthropic_open(const tnd_llm_config *cfg)
 {
     static const char *const own[] = {
         "content-type: application/json",
         "anthropic-version: " TND_ANTHROPIC_VERSION, NULL};
-    anthropic *a = tnd_xcalloc(1, sizeof(*a));
     char *not_found = tnd_xasprintf(
         "check the model name '%s' and the base URL (Anthropic's base has "
         "no /v1: tandem adds /v1/messages, e.g. https://api.anthropic.com)",
         cfg->model);
-    int error = tnd_endpoint_open(a, cfg, "/v1/messages", own,
-                                  "x-api-key: ", not_found);
+    anthropic *a =
+        tnd_endpoint_new(cfg, "/v1/messages", own, "x-api-key: ", not_found);
 
     free(not_found);
-    if (error < 0) {
-        free(a);
-        return NULL;
-    }
-    if (a->max_tokens <= 0)
+    if (a && a->max_tokens <= 0)
         a->max_tokens = 4096; /* the API requires one */
     return a;
 }
@@ -390,15 +378,9 @@ static int anthropic_complete(void *state, tnd_llm_answer *out,
     } else if (error == 0) {
         error = finish_reading(&r, &res);
     }
-    if (error == 0) {
-        if (r.max_tokens_hit)
-            tnd_log_warn("the answer from %s stopped at max_tokens (%d); "
-                         "raise llm.max_tokens if it was cut short",
-                         a->url, a->max_tokens);
-        out->text = tnd_buf_detach(&r.text, NULL);
-        out->usage.prompt_tokens = r.in_tokens;
-        out->usage.completion_tokens = r.out_tokens;
-    }
+    if (error == 0)
+        tnd_endpoint_answer(a, out, &r.text, r.in_tokens, r.out_tokens,
+                            r.max_tokens_hit);
     tnd_buf_free(&r.text);
     tnd_buf_free(&r.raw);
     tnd_stream_destroy(&r.sse);
@@ -413,5 +395,5 @@ const tnd_llm_backend tnd_anthropic_backend = {
     .key_env = "ANTHROPIC_API_KEY",
     .open = anthropic_open,
     .complete = anthropic_complete,
-    .close = anthropic_close,
+    .close = tnd_endpoint_free,
 };

@@ -48,14 +48,14 @@ static void add_own(tnd_endpoint *self, size_t *n, const tnd_llm_config *cfg,
     free(name);
 }
 
-int tnd_endpoint_open(tnd_endpoint *self, const tnd_llm_config *cfg,
-                      const char *path, const char *const *own,
-                      const char *key_prefix, const char *not_found)
+tnd_endpoint *tnd_endpoint_new(const tnd_llm_config *cfg, const char *path,
+                               const char *const *own, const char *key_prefix,
+                               const char *not_found)
 {
+    tnd_endpoint *self = tnd_xcalloc(1, sizeof(*self));
     const char *key;
     size_t n = 0, room = 2;
 
-    memset(self, 0, sizeof(*self));
     self->url = tnd_llm_url(cfg, path);
     self->model = tnd_xstrdup(cfg->model);
     self->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
@@ -83,10 +83,10 @@ int tnd_endpoint_open(tnd_endpoint *self, const tnd_llm_config *cfg,
         self->headers[n++] = tnd_xstrdup(*h);
     }
     if (!(self->http = tnd_http_new())) {
-        tnd_endpoint_close(self);
-        return -1;
+        tnd_endpoint_free(self);
+        return NULL;
     }
-    return 0;
+    return self;
 }
 
 void tnd_endpoint_request(tnd_http_request *req, const tnd_endpoint *self,
@@ -114,8 +114,25 @@ int tnd_endpoint_status_error(const tnd_endpoint *self,
     return tnd_apierror_status(&ctx, res->status, res->body, res->len);
 }
 
-void tnd_endpoint_close(tnd_endpoint *self)
+void tnd_endpoint_answer(const tnd_endpoint *self, tnd_llm_answer *out,
+                         tnd_buf *text, long prompt_tokens,
+                         long completion_tokens, bool cut)
 {
+    if (cut)
+        tnd_log_warn("the answer from %s stopped at max_tokens (%d); raise "
+                     "llm.max_tokens if it was cut short",
+                     self->url, self->max_tokens);
+    out->text = tnd_buf_detach(text, NULL);
+    out->usage.prompt_tokens = prompt_tokens;
+    out->usage.completion_tokens = completion_tokens;
+}
+
+void tnd_endpoint_free(void *state)
+{
+    tnd_endpoint *self = state;
+
+    if (!self)
+        return;
     tnd_http_destroy(&self->http);
     free(self->url);
     free(self->model);
@@ -124,5 +141,5 @@ void tnd_endpoint_close(tnd_endpoint *self)
     for (char **h = self->headers; h && *h; h++)
         tnd_str_free_secret(h); /* any of them may carry a key */
     free(self->headers);
-    memset(self, 0, sizeof(*self));
+    free(self);
 }

@@ -15,6 +15,7 @@
 
 #include "agents/backend.h"
 #include "agents/http.h"
+#include "common/buf.h"
 #include "common/config.h"
 
 typedef struct tnd_endpoint {
@@ -30,14 +31,15 @@ typedef struct tnd_endpoint {
     bool stream;
 } tnd_endpoint;
 
-/* Open the endpoint for cfg at its base URL + path. own: the backend's
+/* The endpoint for cfg at its base URL + path. own: the backend's
  * headers ("Name: value", NULL-terminated); key_prefix: the start of the
  * header that carries the key ("Authorization: Bearer ", "x-api-key: ");
- * not_found: what a 404 asks the user to check (copied). 0, or -1 with
- * the error set when libcurl cannot start (self is then closed). */
-int tnd_endpoint_open(tnd_endpoint *self, const tnd_llm_config *cfg,
-                      const char *path, const char *const *own,
-                      const char *key_prefix, const char *not_found);
+ * not_found: what a 404 asks the user to check (copied). NULL with the
+ * error set when libcurl cannot start. Free with tnd_endpoint_free: a
+ * backend's open and close. */
+tnd_endpoint *tnd_endpoint_new(const tnd_llm_config *cfg, const char *path,
+                               const char *const *own, const char *key_prefix,
+                               const char *not_found);
 
 /* A POST of body (len bytes, borrowed) for call, keeping at most
  * max_response bytes of the answer; the caller adds a chunk callback. */
@@ -52,8 +54,15 @@ int tnd_endpoint_status_error(const tnd_endpoint *self,
                               const tnd_http_response *res,
                               long *retry_after_ms);
 
-/* Free what open made (the headers wiped: they may hold the key); safe
- * on a zeroed endpoint and twice. */
-void tnd_endpoint_close(tnd_endpoint *self);
+/* Hand an attempt's answer over: text (taken from the buffer) and the
+ * tokens the API counted, with a warning in the log when it stopped at
+ * max_tokens (cut). */
+void tnd_endpoint_answer(const tnd_endpoint *self, tnd_llm_answer *out,
+                         tnd_buf *text, long prompt_tokens,
+                         long completion_tokens, bool cut);
+
+/* Free an endpoint (the headers wiped: they may hold the key); safe on
+ * NULL. A backend's close (void * for tnd_llm_backend). */
+void tnd_endpoint_free(void *self);
 
 #endif

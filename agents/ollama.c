@@ -36,30 +36,18 @@ typedef struct reading {
     int error; /* why the chunk callback stopped the transfer */
 } reading;
 
-static void ollama_close(void *state)
-{
-    if (state)
-        tnd_endpoint_close(state);
-    free(state);
-}
-
 static void *ollama_open(const tnd_llm_config *cfg)
 {
     static const char *const own[] = {"Content-Type: application/json", NULL};
-    ollama *o = tnd_xcalloc(1, sizeof(*o));
     char *not_found = tnd_xasprintf(
         "pull the model on the server (ollama pull %s) or check its name, "
         "and check the base URL (Ollama's own API has no /v1, e.g. "
         "http://localhost:11434)",
         cfg->model);
-    int error = tnd_endpoint_open(o, cfg, "/api/chat", own,
-                                  "Authorization: Bearer ", not_found);
+    ollama *o = tnd_endpoint_new(cfg, "/api/chat", own,
+                                 "Authorization: Bearer ", not_found);
 
     free(not_found);
-    if (error < 0) {
-        free(o);
-        return NULL;
-    }
     return o;
 }
 
@@ -254,15 +242,9 @@ static int ollama_complete(void *state, tnd_llm_answer *out,
     } else if (error == 0) {
         error = finish_reading(&r, &res);
     }
-    if (error == 0) {
-        if (r.length_hit)
-            tnd_log_warn("the answer from %s stopped at max_tokens (%d); "
-                         "raise llm.max_tokens if it was cut short",
-                         o->url, o->max_tokens);
-        out->text = tnd_buf_detach(&r.text, NULL);
-        out->usage.prompt_tokens = r.in_tokens;
-        out->usage.completion_tokens = r.out_tokens;
-    }
+    if (error == 0)
+        tnd_endpoint_answer(o, out, &r.text, r.in_tokens, r.out_tokens,
+                            r.length_hit);
     tnd_buf_free(&r.text);
     tnd_stream_destroy(&r.lines);
     tnd_http_response_clear(&res);
@@ -276,5 +258,5 @@ const tnd_llm_backend tnd_ollama_backend = {
     .key_env = "",
     .open = ollama_open,
     .complete = ollama_complete,
-    .close = ollama_close,
+    .close = tnd_endpoint_free,
 };

@@ -49,31 +49,19 @@ typedef struct receiver {
     int error; /* why the receiver stopped the transfer; 0 */
 } receiver;
 
-static void openai_close(void *state)
-{
-    if (state)
-        tnd_endpoint_close(state);
-    free(state);
-}
-
 static void *openai_open(const tnd_llm_config *cfg)
 {
     static const char *const plain[] = {"Content-Type: application/json", NULL};
     static const char *const streamed[] = {"Content-Type: application/json",
                                            "Accept: text/event-stream", NULL};
-    openai *o = tnd_xcalloc(1, sizeof(*o));
     char *not_found = tnd_xasprintf("check the model name '%s' and the base "
                                     "URL (OpenAI-compatible bases end in /v1)",
                                     cfg->model);
-    int error = tnd_endpoint_open(o, cfg, "/chat/completions",
-                                  cfg->stream ? streamed : plain,
-                                  "Authorization: Bearer ", not_found);
+    openai *o = tnd_endpoint_new(cfg, "/chat/completions",
+                                 cfg->stream ? streamed : plain,
+                                 "Authorization: Bearer ", not_found);
 
     free(not_found);
-    if (error < 0) {
-        free(o);
-        return NULL;
-    }
     return o;
 }
 
@@ -370,9 +358,8 @@ static int complete_stream(openai *o, tnd_llm_answer *out,
         } else if (!r.done) {
             error = truncated(&r, NULL);
         } else {
-            out->text = tnd_buf_detach(&r.answer, NULL);
-            out->usage.prompt_tokens = r.prompt_tokens;
-            out->usage.completion_tokens = r.completion_tokens;
+            tnd_endpoint_answer(o, out, &r.answer, r.prompt_tokens,
+                                r.completion_tokens, false);
         }
     }
     tnd_stream_destroy(&r.sse);
@@ -407,5 +394,5 @@ const tnd_llm_backend tnd_openai_backend = {
     .key_env = "OPENAI_API_KEY",
     .open = openai_open,
     .complete = openai_complete,
-    .close = openai_close,
+    .close = tnd_endpoint_free,
 };

@@ -161,35 +161,41 @@ static int ask_reviewer(run *r, int n, const char *service, const char *type,
     return rc;
 }
 
+/* One member's critique: its journal type, key and service, the request
+ * when it is asked, and the reply (journaled earlier, or new). */
+typedef struct member_ask {
+    char type[32], key[160], service[32];
+    char *body;
+    char *reply;
+    size_t len;
+} member_ask;
+
 /* The critiques of the quorum's members (or of the one reviewer) on the
  * evidence in ar, asked at once; those already journaled are not asked
  * again. members[i] gets member i+1's reply. */
 static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
                        tnd_audit_reply *members)
 {
+    member_ask *ms = tnd_xcalloc((size_t)quorum, sizeof(*ms));
     tnd_crew_request *reqs = tnd_xcalloc((size_t)quorum, sizeof(*reqs));
-    char **bodies = tnd_xcalloc((size_t)quorum, sizeof(char *));
-    char **replies = tnd_xcalloc((size_t)quorum, sizeof(char *));
-    size_t *lens = tnd_xcalloc((size_t)quorum, sizeof(size_t));
-    char types[16][32], keys[16][160], services[16][32];
     size_t nreq = 0;
     bool by_budget;
     int rc = 0;
 
-    for (int m = 0; m < quorum && m < 16; m++) {
-        snprintf(types[m], sizeof(types[m]), "critique.%d", m + 1);
-        if ((replies[m] = tnd_loop_journaled_reply(r, types[m], n, &lens[m])))
+    for (int m = 0; m < quorum; m++) {
+        member_ask *a = &ms[m];
+        snprintf(a->type, sizeof(a->type), "critique.%d", m + 1);
+        if ((a->reply = tnd_loop_journaled_reply(r, a->type, n, &a->len)))
             continue;
         if (quorum > 1)
-            snprintf(services[m], sizeof(services[m]), "reviewer.%d", m + 1);
+            snprintf(a->service, sizeof(a->service), "reviewer.%d", m + 1);
         else
-            snprintf(services[m], sizeof(services[m]), "reviewer");
-        snprintf(keys[m], sizeof(keys[m]), "%s/%d/%s", ar->task_id, n,
-                 types[m]);
-        bodies[m] = tnd_audit_request_encode(ar, &reqs[nreq].len);
-        reqs[nreq].service = services[m];
-        reqs[nreq].key = keys[m];
-        reqs[nreq].body = bodies[m];
+            snprintf(a->service, sizeof(a->service), "reviewer");
+        snprintf(a->key, sizeof(a->key), "%s/%d/%s", ar->task_id, n, a->type);
+        a->body = tnd_audit_request_encode(ar, &reqs[nreq].len);
+        reqs[nreq].service = a->service;
+        reqs[nreq].key = a->key;
+        reqs[nreq].body = a->body;
         nreq++;
     }
     if (nreq > 0) {
@@ -206,31 +212,29 @@ static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
     /* journal every reply that came, failure or not: a resumed run asks
      * only the members that did not answer */
     for (size_t i = 0, m = 0; i < nreq; i++, m++) {
-        while (replies[m])
+        while (ms[m].reply)
             m++;
         if (reqs[i].rc == 0) {
-            replies[m] = reqs[i].reply;
-            lens[m] = reqs[i].reply_len;
+            ms[m].reply = reqs[i].reply;
+            ms[m].len = reqs[i].reply_len;
             reqs[i].reply = NULL;
-            if (tnd_loop_journal_reply(r, types[m], n, replies[m], lens[m]) <
-                    0 &&
+            if (tnd_loop_journal_reply(r, ms[m].type, n, ms[m].reply,
+                                       ms[m].len) < 0 &&
                 rc == 0)
                 rc = -1;
         }
         tnd_crew_request_clear(&reqs[i]);
     }
     for (int m = 0; rc == 0 && m < quorum; m++)
-        if (tnd_audit_reply_decode(&members[m], replies[m], lens[m]) < 0) {
+        if (tnd_audit_reply_decode(&members[m], ms[m].reply, ms[m].len) < 0) {
             tnd_error_prefix("reviewer %d", m + 1);
             rc = -1;
         }
     for (int m = 0; m < quorum; m++) {
-        free(bodies[m]);
-        free(replies[m]);
+        free(ms[m].body);
+        free(ms[m].reply);
     }
-    free(bodies);
-    free(replies);
-    free(lens);
+    free(ms);
     free(reqs);
     return rc;
 }

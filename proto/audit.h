@@ -63,6 +63,12 @@ typedef struct tnd_audit_request {
     size_t nskills;
 } tnd_audit_request;
 
+/* The request's body (see proto/body.h). */
+char *tnd_audit_request_encode(const tnd_audit_request *r, size_t *len_out);
+int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
+                             size_t len);
+void tnd_audit_request_clear(tnd_audit_request *r);
+
 typedef enum tnd_verdict {
     TND_VERDICT_APPROVE = 1,
     TND_VERDICT_REVISE,
@@ -129,14 +135,7 @@ typedef struct tnd_audit_reply {
     tnd_usage usage;
 } tnd_audit_reply;
 
-/* Encoders return a new NUL-terminated body (caller frees); *len_out may
- * be NULL. Decoders fill a zeroed struct, which the caller frees with the
- * matching _clear (also after a failure). */
-char *tnd_audit_request_encode(const tnd_audit_request *r, size_t *len_out);
-int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
-                             size_t len);
-void tnd_audit_request_clear(tnd_audit_request *r);
-
+/* The reply's body (see proto/body.h). */
 char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out);
 int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body, size_t len);
 void tnd_audit_reply_clear(tnd_audit_reply *r);

@@ -1,7 +1,7 @@
 /* Unit tests for agents/endpoint: what the HTTP backends share. The
  * headers in order (the backend's own unless the config sets them, the
  * key, the config's), credentials kept out of logs, a request's fields,
- * and the error for a failed status. */
+ * the error for a failed status, and an answer handed over. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "agents/endpoint.h"
+#include "agents/llm.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -44,36 +45,33 @@ static tnd_config *config(const char *var, const char *const *headers)
 static void headers_come_in_order(void **state)
 {
     tnd_config *cfg = config("TND_TEST_KEY", NULL);
-    tnd_endpoint e;
+    tnd_endpoint *e;
 
     (void)state;
     setenv("TND_TEST_KEY", "sk-endpoint-0123456789", 1);
-    assert_int_equal(tnd_endpoint_open(&e, &cfg->coder.llm, "/chat", own,
-                                       "Authorization: Bearer ", "check it"),
-                     0);
-    assert_string_equal(e.url, "https://api.openai.com/v1/chat");
-    assert_string_equal(e.model, "m-1");
-    assert_string_equal(e.key_env, "TND_TEST_KEY");
-    assert_true(e.keyed);
-    assert_string_equal(e.headers[0], "Content-Type: application/json");
-    assert_string_equal(e.headers[1], "Accept: text/event-stream");
-    assert_string_equal(e.headers[2],
+    assert_non_null(e = tnd_endpoint_new(&cfg->coder.llm, "/chat", own,
+                                         "Authorization: Bearer ", "check it"));
+    assert_string_equal(e->url, "https://api.openai.com/v1/chat");
+    assert_string_equal(e->model, "m-1");
+    assert_string_equal(e->key_env, "TND_TEST_KEY");
+    assert_true(e->keyed);
+    assert_string_equal(e->headers[0], "Content-Type: application/json");
+    assert_string_equal(e->headers[1], "Accept: text/event-stream");
+    assert_string_equal(e->headers[2],
                         "Authorization: Bearer sk-endpoint-0123456789");
-    assert_null(e.headers[3]);
-    tnd_endpoint_close(&e);
-    tnd_endpoint_close(&e); /* twice is harmless */
-    assert_null(e.headers);
+    assert_null(e->headers[3]);
+    tnd_endpoint_free(e);
+    tnd_endpoint_free(NULL); /* safe */
     tnd_config_destroy(&cfg);
 
     /* no key: no key header, and not keyed */
     unsetenv("TND_TEST_KEY");
     cfg = config("TND_TEST_KEY", NULL);
-    assert_int_equal(tnd_endpoint_open(&e, &cfg->coder.llm, "/chat", own,
-                                       "x-api-key: ", "check it"),
-                     0);
-    assert_false(e.keyed);
-    assert_null(e.headers[2]);
-    tnd_endpoint_close(&e);
+    assert_non_null(e = tnd_endpoint_new(&cfg->coder.llm, "/chat", own,
+                                         "x-api-key: ", "check it"));
+    assert_false(e->keyed);
+    assert_null(e->headers[2]);
+    tnd_endpoint_free(e);
     tnd_config_destroy(&cfg);
 }
 
@@ -83,57 +81,67 @@ static void the_config_sets_its_own_headers(void **state)
                                           "X-Api-Key: configured-secret-42",
                                           "X-Trace: on", NULL};
     tnd_config *cfg = config("TND_TEST_KEY", headers);
-    tnd_endpoint e;
+    tnd_endpoint *e;
     char line[128];
 
     (void)state;
     setenv("TND_TEST_KEY", "sk-endpoint-abcdef", 1);
-    assert_int_equal(tnd_endpoint_open(&e, &cfg->coder.llm, "/v1/messages", own,
-                                       "x-api-key: ", "check it"),
-                     0);
+    assert_non_null(e = tnd_endpoint_new(&cfg->coder.llm, "/v1/messages", own,
+                                         "x-api-key: ", "check it"));
     /* the config's content type and key header stand instead of ours */
-    assert_string_equal(e.headers[0], "Accept: text/event-stream");
-    assert_string_equal(e.headers[1], "content-type: text/plain");
-    assert_string_equal(e.headers[2], "X-Api-Key: configured-secret-42");
-    assert_string_equal(e.headers[3], "X-Trace: on");
-    assert_null(e.headers[4]);
-    assert_true(e.keyed);
+    assert_string_equal(e->headers[0], "Accept: text/event-stream");
+    assert_string_equal(e->headers[1], "content-type: text/plain");
+    assert_string_equal(e->headers[2], "X-Api-Key: configured-secret-42");
+    assert_string_equal(e->headers[3], "X-Trace: on");
+    assert_null(e->headers[4]);
+    assert_true(e->keyed);
     /* the key and a credential-like header never reach a log line */
     snprintf(line, sizeof(line), "sk-endpoint-abcdef configured-secret-42 on");
     assert_string_equal(tnd_log_redact(line), "[redacted] [redacted] on");
-    tnd_endpoint_close(&e);
+    tnd_endpoint_free(e);
     tnd_config_destroy(&cfg);
 }
 
 static void requests_and_status_errors(void **state)
 {
     tnd_config *cfg = config("", NULL);
-    tnd_endpoint e;
+    tnd_endpoint *e;
     tnd_http_request req;
     tnd_llm_call call = {0};
     tnd_http_response res = {404, (char *)"{}", 2, 3000};
     long wait = -1;
 
     (void)state;
-    assert_int_equal(tnd_endpoint_open(&e, &cfg->coder.llm, "/api/chat", own,
-                                       "Authorization: Bearer ",
-                                       "pull the model"),
-                     0);
+    assert_non_null(e = tnd_endpoint_new(&cfg->coder.llm, "/api/chat", own,
+                                         "Authorization: Bearer ",
+                                         "pull the model"));
     call.timeout_ms = 1234;
-    tnd_endpoint_request(&req, &e, "{\"a\":1}", 7, &call, 99);
-    assert_string_equal(req.url, e.url);
+    tnd_endpoint_request(&req, e, "{\"a\":1}", 7, &call, 99);
+    assert_string_equal(req.url, e->url);
     assert_int_equal(req.body_len, 7);
-    assert_ptr_equal(req.headers, (const char *const *)e.headers);
+    assert_ptr_equal(req.headers, (const char *const *)e->headers);
     assert_int_equal(req.timeout_ms, 1234);
     assert_int_equal(req.max_response, 99);
     assert_null(req.on_chunk);
-    assert_int_equal(tnd_endpoint_status_error(&e, &res, &wait), -1);
+    assert_int_equal(tnd_endpoint_status_error(e, &res, &wait), -1);
     assert_int_equal(wait, 3000);
     assert_non_null(strstr(tnd_error_last(), "404 from "));
     assert_non_null(strstr(tnd_error_last(), "pull the model"));
     res.status = 503;
-    assert_int_equal(tnd_endpoint_status_error(&e, &res, &wait), TND_ERETRY);
-    tnd_endpoint_close(&e);
+    assert_int_equal(tnd_endpoint_status_error(e, &res, &wait), TND_ERETRY);
+    {
+        tnd_llm_answer a = {0};
+        tnd_buf text;
+        tnd_buf_init(&text, 64);
+        tnd_buf_puts(&text, "the answer");
+        tnd_endpoint_answer(e, &a, &text, 12, 34, true);
+        assert_string_equal(a.text, "the answer");
+        assert_int_equal(a.usage.prompt_tokens, 12);
+        assert_int_equal(a.usage.completion_tokens, 34);
+        assert_int_equal(text.len, 0); /* taken */
+        tnd_llm_answer_clear(&a);
+    }
+    tnd_endpoint_free(e);
     tnd_config_destroy(&cfg);
 }
 
