@@ -357,12 +357,8 @@ static int anthropic_complete(void *state, tnd_llm_answer *out,
     r.sse = tnd_stream_new(TND_STREAM_SSE, TND_STREAM_MAX_EVENT);
     tnd_buf_init(&r.text, TND_ANTHROPIC_MAX_ANSWER);
     tnd_buf_init(&r.raw, TND_ANTHROPIC_MAX_RESPONSE);
-    tnd_endpoint_request(&req, a, body, len, call, TND_ANTHROPIC_MAX_RESPONSE);
-    if (a->stream) {
-        req.on_chunk = on_chunk;
-        req.payload = &r;
-        req.chunks_only = 1;
-    }
+    tnd_endpoint_request(&req, a, body, len, call, TND_ANTHROPIC_MAX_RESPONSE,
+                         on_chunk, &r);
     error = tnd_http_post(&res, a->http, &req);
     if (r.error) {
         error = r.error; /* on_chunk set the error */

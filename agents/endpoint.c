@@ -91,7 +91,8 @@ tnd_endpoint *tnd_endpoint_new(const tnd_llm_config *cfg, const char *path,
 
 void tnd_endpoint_request(tnd_http_request *req, const tnd_endpoint *self,
                           const char *body, size_t len,
-                          const tnd_llm_call *call, size_t max_response)
+                          const tnd_llm_call *call, size_t max_response,
+                          tnd_http_chunk_fn on_chunk, void *payload)
 {
     memset(req, 0, sizeof(*req));
     req->url = self->url;
@@ -101,6 +102,11 @@ void tnd_endpoint_request(tnd_http_request *req, const tnd_endpoint *self,
     req->timeout_ms = call->timeout_ms;
     req->max_response = max_response;
     req->cancel = call->cancel;
+    if (self->stream && on_chunk) {
+        req->on_chunk = on_chunk;
+        req->payload = payload;
+        req->chunks_only = 1;
+    }
 }
 
 int tnd_endpoint_status_error(const tnd_endpoint *self,

@@ -42,10 +42,13 @@ tnd_endpoint *tnd_endpoint_new(const tnd_llm_config *cfg, const char *path,
                                const char *not_found);
 
 /* A POST of body (len bytes, borrowed) for call, keeping at most
- * max_response bytes of the answer; the caller adds a chunk callback. */
+ * max_response bytes of the answer. When the endpoint streams and
+ * on_chunk is given, a success's body goes to on_chunk (with payload)
+ * as it arrives, and only there. */
 void tnd_endpoint_request(tnd_http_request *req, const tnd_endpoint *self,
                           const char *body, size_t len,
-                          const tnd_llm_call *call, size_t max_response);
+                          const tnd_llm_call *call, size_t max_response,
+                          tnd_http_chunk_fn on_chunk, void *payload);
 
 /* The error for an answer whose status is not a success (apierror.h):
  * TND_ERETRY or -1, with *retry_after_ms the wait the server asked

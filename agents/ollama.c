@@ -220,12 +220,8 @@ static int ollama_complete(void *state, tnd_llm_answer *out,
     r.call = call;
     r.lines = tnd_stream_new(TND_STREAM_NDJSON, TND_STREAM_MAX_EVENT);
     tnd_buf_init(&r.text, TND_OLLAMA_MAX_ANSWER);
-    tnd_endpoint_request(&req, o, body, len, call, TND_OLLAMA_MAX_RESPONSE);
-    if (o->stream) {
-        req.on_chunk = on_chunk;
-        req.payload = &r;
-        req.chunks_only = 1;
-    }
+    tnd_endpoint_request(&req, o, body, len, call, TND_OLLAMA_MAX_RESPONSE,
+                         on_chunk, &r);
     error = tnd_http_post(&res, o->http, &req);
     if (r.error) {
         error = r.error; /* on_chunk set the error */

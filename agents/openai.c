@@ -379,7 +379,9 @@ static int openai_complete(void *state, tnd_llm_answer *out,
     int error;
 
     *retry_after_ms = -1;
-    tnd_endpoint_request(&req, o, body, len, call, TND_OPENAI_MAX_RESPONSE);
+    /* the receiver is complete_stream's, which sets it */
+    tnd_endpoint_request(&req, o, body, len, call, TND_OPENAI_MAX_RESPONSE,
+                         NULL, NULL);
     if (o->stream)
         error = complete_stream(o, out, &req, call, retry_after_ms);
     else

@@ -113,18 +113,12 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
             answer->kind = TND_ANSWER_APPROVE;
             break;
         case 'r':
-            answer->kind = TND_ANSWER_REJECT;
-            text = ask_text("why", in, out, &w);
-            answer->text = text;
-            if (!text)
-                answer->kind = TND_ANSWER_STOP;
-            break;
-        case 'g':
-            answer->kind = TND_ANSWER_GUIDE;
-            text = ask_text("guidance for the coder", in, out, &w);
-            answer->text = text;
-            if (!text)
-                answer->kind = TND_ANSWER_STOP;
+        case 'g': /* each with its text: the reason, the guidance */
+            answer->text = ask_text(
+                line[0] == 'r' ? "why" : "guidance for the coder", in, out, &w);
+            answer->kind = !answer->text    ? TND_ANSWER_STOP
+                           : line[0] == 'r' ? TND_ANSWER_REJECT
+                                            : TND_ANSWER_GUIDE;
             break;
         case 'b': {
             char *end;

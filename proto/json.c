@@ -80,19 +80,30 @@ static int missing(const char *key, int flags)
     return tnd_error_set("field '%s' is missing", key);
 }
 
+/* obj[key] into *v when it has type (what says the type in the error):
+ * 0; 1 when it is missing and may be; else the error. */
+static int typed_field(json_object **v, json_object *obj, const char *key,
+                       int flags, json_type type, const char *what)
+{
+    if (!(*v = tnd_json_field(obj, key)))
+        return missing(key, flags);
+    if (!json_object_is_type(*v, type))
+        return tnd_error_set("field '%s' must be %s", key, what);
+    return 0;
+}
+
 int tnd_json_get_str(char **out, json_object *obj, const char *key, size_t max,
                      int flags)
 {
-    json_object *v = tnd_json_field(obj, key);
+    json_object *v;
     const char *s;
     size_t len;
-    int m;
+    int rc;
 
     *out = NULL;
-    if (!v)
-        return (m = missing(key, flags)) > 0 ? 0 : m;
-    if (!json_object_is_type(v, json_type_string))
-        return tnd_error_set("field '%s' must be a string", key);
+    if ((rc = typed_field(&v, obj, key, flags, json_type_string, "a string")) !=
+        0)
+        return rc > 0 ? 0 : rc;
     s = json_object_get_string(v);
     len = (size_t)json_object_get_string_len(v);
     if (len > max)
@@ -177,13 +188,12 @@ int tnd_json_get_double(double *out, json_object *obj, const char *key,
 
 int tnd_json_get_bool(bool *out, json_object *obj, const char *key, int flags)
 {
-    json_object *v = tnd_json_field(obj, key);
-    int m;
+    json_object *v;
+    int rc;
 
-    if (!v)
-        return (m = missing(key, flags)) > 0 ? 0 : m;
-    if (!json_object_is_type(v, json_type_boolean))
-        return tnd_error_set("field '%s' must be true or false", key);
+    if ((rc = typed_field(&v, obj, key, flags, json_type_boolean,
+                          "true or false")) != 0)
+        return rc > 0 ? 0 : rc;
     *out = json_object_get_boolean(v);
     return 0;
 }
@@ -191,14 +201,12 @@ int tnd_json_get_bool(bool *out, json_object *obj, const char *key, int flags)
 int tnd_json_get_array(json_object **out, json_object *obj, const char *key,
                        size_t max, int flags)
 {
-    json_object *v = tnd_json_field(obj, key);
-    int m;
+    json_object *v;
+    int rc;
 
     *out = NULL;
-    if (!v)
-        return (m = missing(key, flags)) > 0 ? 0 : m;
-    if (!json_object_is_type(v, json_type_array))
-        return tnd_error_set("field '%s' must be a list", key);
+    if ((rc = typed_field(&v, obj, key, flags, json_type_array, "a list")) != 0)
+        return rc > 0 ? 0 : rc;
     if (json_object_array_length(v) > max)
         return tnd_error_set("field '%s' has %zu items, more than the limit "
                              "of %zu",
@@ -210,14 +218,13 @@ int tnd_json_get_array(json_object **out, json_object *obj, const char *key,
 int tnd_json_get_object(json_object **out, json_object *obj, const char *key,
                         int flags)
 {
-    json_object *v = tnd_json_field(obj, key);
-    int m;
+    json_object *v;
+    int rc;
 
     *out = NULL;
-    if (!v)
-        return (m = missing(key, flags)) > 0 ? 0 : m;
-    if (!json_object_is_type(v, json_type_object))
-        return tnd_error_set("field '%s' must be an object", key);
+    if ((rc = typed_field(&v, obj, key, flags, json_type_object,
+                          "an object")) != 0)
+        return rc > 0 ? 0 : rc;
     *out = v;
     return 0;
 }

@@ -102,6 +102,14 @@ static void the_config_sets_its_own_headers(void **state)
     tnd_config_destroy(&cfg);
 }
 
+static int on_chunk(const char *data, size_t len, void *payload)
+{
+    (void)data;
+    (void)len;
+    (void)payload;
+    return 0;
+}
+
 static void requests_and_status_errors(void **state)
 {
     tnd_config *cfg = config("", NULL);
@@ -116,12 +124,18 @@ static void requests_and_status_errors(void **state)
                                          "Authorization: Bearer ",
                                          "pull the model"));
     call.timeout_ms = 1234;
-    tnd_endpoint_request(&req, e, "{\"a\":1}", 7, &call, 99);
+    tnd_endpoint_request(&req, e, "{\"a\":1}", 7, &call, 99, on_chunk, &call);
     assert_string_equal(req.url, e->url);
     assert_int_equal(req.body_len, 7);
     assert_ptr_equal(req.headers, (const char *const *)e->headers);
     assert_int_equal(req.timeout_ms, 1234);
     assert_int_equal(req.max_response, 99);
+    assert_true(e->stream); /* the default config streams */
+    assert_ptr_equal(req.on_chunk, on_chunk);
+    assert_ptr_equal(req.payload, &call);
+    assert_int_equal(req.chunks_only, 1);
+    e->stream = false;
+    tnd_endpoint_request(&req, e, "{}", 2, &call, 99, on_chunk, &call);
     assert_null(req.on_chunk);
     assert_int_equal(tnd_endpoint_status_error(e, &res, &wait), -1);
     assert_int_equal(wait, 3000);
