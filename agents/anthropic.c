@@ -58,25 +58,18 @@ static void *anthropic_open(const tnd_llm_config *cfg)
 
 static char *build_request(const anthropic *a, const tnd_prompt *p, size_t *len)
 {
-    json_object *req = json_object_new_object();
-    json_object *msgs = json_object_new_array();
-    json_object *m = json_object_new_object();
+    /* the system prompt is a key of its own, not a message */
+    json_object *req = tnd_endpoint_body(a, p, false);
     char *s;
 
-    json_object_object_add(req, "model", json_object_new_string(a->model));
     json_object_object_add(req, "max_tokens",
                            json_object_new_int(a->max_tokens));
     if (p->system && *p->system)
         json_object_object_add(req, "system",
                                json_object_new_string(p->system));
-    json_object_object_add(m, "role", json_object_new_string("user"));
-    json_object_object_add(m, "content", json_object_new_string(p->user));
-    json_object_array_add(msgs, m);
-    json_object_object_add(req, "messages", msgs);
     if (a->temperature >= 0)
         json_object_object_add(req, "temperature",
                                json_object_new_double(a->temperature));
-    json_object_object_add(req, "stream", json_object_new_boolean(a->stream));
     s = tnd_json_dump(req, len);
     json_object_put(req);
     return s;

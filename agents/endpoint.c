@@ -89,6 +89,31 @@ tnd_endpoint *tnd_endpoint_new(const tnd_llm_config *cfg, const char *path,
     return self;
 }
 
+static void add_message(json_object *msgs, const char *role, const char *text)
+{
+    json_object *m = json_object_new_object();
+
+    json_object_object_add(m, "role", json_object_new_string(role));
+    json_object_object_add(m, "content", json_object_new_string(text));
+    json_object_array_add(msgs, m);
+}
+
+json_object *tnd_endpoint_body(const tnd_endpoint *self, const tnd_prompt *p,
+                               bool system_message)
+{
+    json_object *req = json_object_new_object();
+    json_object *msgs = json_object_new_array();
+
+    json_object_object_add(req, "model", json_object_new_string(self->model));
+    if (system_message && p->system && *p->system)
+        add_message(msgs, "system", p->system);
+    add_message(msgs, "user", p->user);
+    json_object_object_add(req, "messages", msgs);
+    json_object_object_add(req, "stream",
+                           json_object_new_boolean(self->stream));
+    return req;
+}
+
 void tnd_endpoint_request(tnd_http_request *req, const tnd_endpoint *self,
                           const char *body, size_t len,
                           const tnd_llm_call *call, size_t max_response,

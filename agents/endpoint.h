@@ -10,6 +10,7 @@
 #ifndef TND_ENDPOINT_H
 #define TND_ENDPOINT_H
 
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -40,6 +41,12 @@ typedef struct tnd_endpoint {
 tnd_endpoint *tnd_endpoint_new(const tnd_llm_config *cfg, const char *path,
                                const char *const *own, const char *key_prefix,
                                const char *not_found);
+
+/* A request body's common part, {"model", "messages": [the system
+ * prompt when system_message and there is one, the user's], "stream"},
+ * for the backend to add its own keys to. Caller puts. */
+json_object *tnd_endpoint_body(const tnd_endpoint *self, const tnd_prompt *p,
+                               bool system_message);
 
 /* A POST of body (len bytes, borrowed) for call, keeping at most
  * max_response bytes of the answer. When the endpoint streams and

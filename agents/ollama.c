@@ -51,28 +51,12 @@ static void *ollama_open(const tnd_llm_config *cfg)
     return o;
 }
 
-static void add_message(json_object *msgs, const char *role, const char *text)
-{
-    json_object *m = json_object_new_object();
-
-    json_object_object_add(m, "role", json_object_new_string(role));
-    json_object_object_add(m, "content", json_object_new_string(text));
-    json_object_array_add(msgs, m);
-}
-
 static char *build_request(const ollama *o, const tnd_prompt *p, size_t *len)
 {
-    json_object *req = json_object_new_object();
-    json_object *msgs = json_object_new_array();
+    json_object *req = tnd_endpoint_body(o, p, true);
     json_object *opts = json_object_new_object();
     char *s;
 
-    json_object_object_add(req, "model", json_object_new_string(o->model));
-    if (p->system && *p->system)
-        add_message(msgs, "system", p->system);
-    add_message(msgs, "user", p->user);
-    json_object_object_add(req, "messages", msgs);
-    json_object_object_add(req, "stream", json_object_new_boolean(o->stream));
     if (o->temperature >= 0)
         json_object_object_add(opts, "temperature",
                                json_object_new_double(o->temperature));

@@ -67,30 +67,15 @@ static void *openai_open(const tnd_llm_config *cfg)
 
 static char *build_request(const openai *o, const tnd_prompt *p, size_t *len)
 {
-    json_object *req = json_object_new_object();
-    json_object *msgs = json_object_new_array();
-    json_object *m;
+    json_object *req = tnd_endpoint_body(o, p, true);
     char *s;
 
-    json_object_object_add(req, "model", json_object_new_string(o->model));
-    if (p->system && *p->system) {
-        m = json_object_new_object();
-        json_object_object_add(m, "role", json_object_new_string("system"));
-        json_object_object_add(m, "content", json_object_new_string(p->system));
-        json_object_array_add(msgs, m);
-    }
-    m = json_object_new_object();
-    json_object_object_add(m, "role", json_object_new_string("user"));
-    json_object_object_add(m, "content", json_object_new_string(p->user));
-    json_object_array_add(msgs, m);
-    json_object_object_add(req, "messages", msgs);
     if (o->temperature >= 0)
         json_object_object_add(req, "temperature",
                                json_object_new_double(o->temperature));
     if (o->max_tokens > 0)
         json_object_object_add(req, "max_tokens",
                                json_object_new_int(o->max_tokens));
-    json_object_object_add(req, "stream", json_object_new_boolean(o->stream));
     if (o->stream) {
         json_object *opts = json_object_new_object();
         json_object_object_add(opts, "include_usage",

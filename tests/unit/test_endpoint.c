@@ -1,7 +1,8 @@
 /* Unit tests for agents/endpoint: what the HTTP backends share. The
  * headers in order (the backend's own unless the config sets them, the
  * key, the config's), credentials kept out of logs, a request's fields,
- * the error for a failed status, and an answer handed over. */
+ * the error for a failed status, an answer handed over, and the body
+ * every request starts from. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -159,12 +160,42 @@ static void requests_and_status_errors(void **state)
     tnd_config_destroy(&cfg);
 }
 
+/* The body every backend starts from. */
+static void a_body_holds_the_model_messages_and_stream(void **state)
+{
+    tnd_config *cfg = config("", NULL);
+    tnd_prompt p = {0};
+    tnd_endpoint *e;
+    json_object *b;
+
+    (void)state;
+    assert_non_null(e = tnd_endpoint_new(&cfg->coder.llm, "/chat", own,
+                                         "x-api-key: ", "check it"));
+    p.system = "be brief";
+    p.user = "fix it";
+    b = tnd_endpoint_body(e, &p, true);
+    assert_string_equal(
+        json_object_to_json_string_ext(b, JSON_C_TO_STRING_PLAIN),
+        "{\"model\":\"m-1\",\"messages\":[{\"role\":"
+        "\"system\",\"content\":\"be brief\"},{\"role\":"
+        "\"user\",\"content\":\"fix it\"}],\"stream\":true}");
+    json_object_put(b);
+    /* a system prompt the API takes apart is left to the backend */
+    b = tnd_endpoint_body(e, &p, false);
+    assert_int_equal(
+        json_object_array_length(json_object_object_get(b, "messages")), 1);
+    json_object_put(b);
+    tnd_endpoint_free(e);
+    tnd_config_destroy(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(headers_come_in_order),
         cmocka_unit_test(the_config_sets_its_own_headers),
         cmocka_unit_test(requests_and_status_errors),
+        cmocka_unit_test(a_body_holds_the_model_messages_and_stream),
     };
 
     tnd_log_init("test", TND_LOG_ERROR);
