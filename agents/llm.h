@@ -90,6 +90,10 @@ void tnd_llm_answer_clear(tnd_llm_answer *answer);
 /* "openai gpt-4o-mini at https://api.openai.com/v1", for logs. Borrowed. */
 const char *tnd_llm_describe(const tnd_llm *self);
 
+/* The same for a config that is not open: "replay of CASSETTE", "command
+ * 'PROGRAM'", or "PROVIDER MODEL at BASE_URL". Caller frees. */
+char *tnd_llm_config_describe(const tnd_llm_config *cfg);
+
 /* The base URL to use: the configured one, or the provider's own
  * (https://api.openai.com/v1, https://api.anthropic.com,
  * http://localhost:11434). Borrowed; "" for providers without one. */

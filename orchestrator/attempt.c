@@ -220,7 +220,7 @@ static void attempt_clear(attempt *a)
 int tnd_loop_approve(run *r, const char *diff, const char *reason)
 {
     if (!diff || !*diff) {
-        tnd_loop_stop(r, "failed",
+        tnd_loop_stop(r, TND_SESSION_FAILED,
                       "there is no change to approve: no attempt "
                       "produced a diff");
         return 0;
@@ -229,7 +229,7 @@ int tnd_loop_approve(run *r, const char *diff, const char *reason)
         return -1;
     free(r->final_rel);
     r->final_rel = tnd_session_relpath(r->session, "final.diff");
-    tnd_loop_stop(r, "approved", reason);
+    tnd_loop_stop(r, TND_SESSION_APPROVED, reason);
     tnd_report_approved(r->report, diff);
     if (!r->opts.review && !r->opts.json) {
         fputs(diff, stdout);
@@ -375,9 +375,9 @@ void tnd_loop_remember(run *r)
 {
     if (!r->bank)
         return;
-    if (strcmp(r->status, "failed") != 0 && !r->waiting && r->lesson_ids)
+    if (r->status != TND_SESSION_FAILED && !r->waiting && r->lesson_ids)
         tnd_lessons_applied(r->bank, (const char *const *)r->lesson_ids,
-                            strcmp(r->status, "approved") == 0);
+                            r->status == TND_SESSION_APPROVED);
     if (tnd_lessons_save(r->bank) < 0)
         tnd_log_warn("cannot save the lessons: %s", tnd_error_last());
 }
@@ -389,7 +389,7 @@ static int reject_change(run *r, attempt *a)
 {
     char *findings = tnd_feedback_build(&a->in, &a->decision, NULL, NULL);
 
-    tnd_loop_stop(r, "rejected", a->decision.reason);
+    tnd_loop_stop(r, TND_SESSION_REJECTED, a->decision.reason);
     if (!r->opts.json && !r->findings) {
         fputs(findings, stdout);
         fflush(stdout);

@@ -122,6 +122,18 @@ static int make_runtime(tnd_crew *c)
     return 0;
 }
 
+/* argv[n] and argv[n + 1] are option and its value, when there is one;
+ * the new n. */
+static size_t add_option(const char **argv, size_t n, const char *option,
+                         const char *value)
+{
+    if (!value)
+        return n;
+    argv[n] = option;
+    argv[n + 1] = value;
+    return n + 2;
+}
+
 static int start_agents(tnd_crew *c)
 {
     const tnd_crew_options *o = c->opts;
@@ -156,22 +168,10 @@ static int start_agents(tnd_crew *c)
             argv[n++] = hb;
             argv[n++] = "--liveness";
             argv[n++] = lv;
-            if (cfg->path) {
-                argv[n++] = "--config";
-                argv[n++] = cfg->path;
-            }
-            if (o->llm) {
-                argv[n++] = "--llm";
-                argv[n++] = o->llm;
-            }
-            if (o->base_url) {
-                argv[n++] = "--base-url";
-                argv[n++] = o->base_url;
-            }
-            if (o->record) {
-                argv[n++] = "--record";
-                argv[n++] = o->record;
-            }
+            n = add_option(argv, n, "--config", cfg->path);
+            n = add_option(argv, n, "--llm", o->llm);
+            n = add_option(argv, n, "--base-url", o->base_url);
+            n = add_option(argv, n, "--record", o->record);
             if (o->verbose)
                 argv[n++] = "--verbose";
             snprintf(service, sizeof(service), "%s", roles[role]);

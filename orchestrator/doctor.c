@@ -85,22 +85,23 @@ static char *skill_program(const tnd_command *cmd)
     return tnd_xstrndup(s, n);
 }
 
-static void check_agent(table *t, const char *role, const tnd_llm_config *llm,
-                        long timeout_ms)
+/* An agent's model: what it is (or what it lacks: then its key and
+ * endpoint are not tried), its key, its endpoint. label names its section
+ * in agents.yaml. */
+static void check_agent(table *t, const char *role, const char *label,
+                        const tnd_llm_config *llm, long timeout_ms)
 {
-    char check[64], detail[1536], what[512];
+    char check[64], detail[1536], *what;
     bool ok;
 
     snprintf(check, sizeof(check), "%s llm", role);
-    if (strcmp(llm->provider, "replay") == 0)
-        snprintf(what, sizeof(what), "replay of %s", llm->cassette);
-    else if (strcmp(llm->provider, "command") == 0)
-        snprintf(what, sizeof(what), "command %s",
-                 llm->command.display ? llm->command.display : "(none)");
-    else
-        snprintf(what, sizeof(what), "%s %s at %s", llm->provider, llm->model,
-                 tnd_llm_base_url(llm));
+    if (tnd_llm_config_check(llm, label, true) < 0) {
+        row(t, check, false, tnd_error_last());
+        return;
+    }
+    what = tnd_llm_config_describe(llm);
     row(t, check, true, what);
+    free(what);
     snprintf(check, sizeof(check), "%s key", role);
     ok = tnd_probe_key(detail, sizeof(detail), llm);
     row(t, check, ok, detail);
@@ -150,16 +151,23 @@ int tnd_doctor(const tnd_doctor_options *opts)
         row(&t, "agent programs", false, tnd_error_last());
     else
         row(&t, "agent programs", true, "found");
-    check_agent(&t, "coder", &cfg->coder.llm, opts->timeout_ms);
+    check_agent(&t, "coder", "agents.coder.llm", &cfg->coder.llm,
+                opts->timeout_ms);
     if (tnd_config_quorum(cfg) > 1) {
         for (int m = 1; m <= tnd_config_quorum(cfg); m++) {
-            char role[32];
+            char role[32], label[64];
             snprintf(role, sizeof(role), "reviewer.%d", m);
-            check_agent(&t, role, tnd_config_member_llm(cfg, m),
+            if ((size_t)m <= cfg->reviewer.nmodels)
+                snprintf(label, sizeof(label), "agents.reviewer.models[%d]",
+                         m - 1);
+            else
+                snprintf(label, sizeof(label), "agents.reviewer.llm");
+            check_agent(&t, role, label, tnd_config_member_llm(cfg, m),
                         opts->timeout_ms);
         }
     } else {
-        check_agent(&t, "reviewer", &cfg->reviewer.llm, opts->timeout_ms);
+        check_agent(&t, "reviewer", "agents.reviewer.llm", &cfg->reviewer.llm,
+                    opts->timeout_ms);
     }
     for (char **s = cfg->reviewer.skills; s && *s; s++) {
         const tnd_skill_config *skill = tnd_config_skill(cfg, *s);

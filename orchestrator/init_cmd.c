@@ -3,8 +3,8 @@
  * config loader before it is written, so init never leaves a file that
  * `tandem run` refuses. */
 #include "orchestrator/init_cmd.h"
+#include "orchestrator/cli.h"
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +16,9 @@
 #include "orchestrator/init.h"
 #include "orchestrator/run.h"
 
-void tnd_init_cmd_usage(FILE *to)
+void tnd_init_cmd_usage(const char *name, FILE *to)
 {
+    (void)name;
     fputs("usage: tandem init [--repo DIR] [--force]\n"
           "\n"
           "Write REPO/agents.yaml, commented, with the reviewer's build and\n"
@@ -120,41 +121,24 @@ out:
     return code;
 }
 
-int tnd_init_cmd(int argc, char **argv)
+int tnd_init_cmd(const char *name, int argc, char **argv)
 {
-    enum { O_REPO = 256, O_FORCE };
-    static const struct option longs[] = {
-        {"repo", required_argument, NULL, O_REPO},
-        {"force", no_argument, NULL, O_FORCE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    static const int accepts[] = {TND_OPT_REPO, TND_OPT_FORCE, 0};
     const char *repo = ".";
     bool force = false;
     char *path;
+    tnd_cli cli;
     int c, code;
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        switch (c) {
-        case O_REPO:
+    tnd_cli_start(&cli, name, tnd_init_cmd_usage, accepts, false, argc, argv);
+    while ((c = tnd_cli_next(&cli)) > 0) {
+        if (c == TND_OPT_REPO)
             repo = optarg;
-            break;
-        case O_FORCE:
+        else /* TND_OPT_FORCE */
             force = true;
-            break;
-        case 'h':
-            tnd_init_cmd_usage(stdout);
-            return TND_EXIT_OK;
-        default:
-            fprintf(stderr,
-                    "tandem init: unknown option '%s'\n"
-                    "try 'tandem init --help'\n",
-                    argv[optind - 1]);
-            return TND_EXIT_USAGE;
-        }
     }
+    if (c < 0)
+        return cli.status;
     if (optind < argc) {
         fprintf(stderr,
                 "tandem init: unexpected argument '%s'; the repository is "

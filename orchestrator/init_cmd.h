@@ -6,12 +6,12 @@
 
 #include <stdio.h>
 
-/* Run `tandem init ...`; argv[0] is "init". Returns a TND_EXIT_* code:
- * 0 written, 1 it could not be written, 2 usage (an agents.yaml that is
- * there already without --force included). */
-int tnd_init_cmd(int argc, char **argv);
+/* Run `tandem init ...`; argv[0] is name ("init"). Returns a TND_EXIT_*
+ * code: 0 written, 1 it could not be written, 2 usage (an agents.yaml
+ * that is there already without --force included). */
+int tnd_init_cmd(const char *name, int argc, char **argv);
 
 /* The help of `tandem init` (for `tandem help init`). */
-void tnd_init_cmd_usage(FILE *to);
+void tnd_init_cmd_usage(const char *name, FILE *to);
 
 #endif

@@ -226,6 +226,34 @@ json_object *tnd_journal_record(const tnd_journal *self, size_t index)
     return json_object_array_get_idx(self->records, index);
 }
 
+json_object *tnd_journal_records(const tnd_journal *self)
+{
+    return self->records;
+}
+
+int tnd_journal_status(tnd_session_status *out, json_object *records)
+{
+    size_t n = records ? json_object_array_length(records) : 0;
+
+    *out = TND_SESSION_OPEN;
+    for (size_t i = n; i-- > 0;) {
+        json_object *rec = json_object_array_get_idx(records, i);
+        const char *type = tnd_journal_type(rec);
+        if (strcmp(type, "resume") == 0)
+            continue; /* a resume that reached the same question again */
+        if (strcmp(type, "finish") == 0 &&
+            tnd_session_status_parse(out, tnd_json_str_or(rec, "status", "")) <
+                0) {
+            tnd_error_prefix("journal.jsonl:%zu", i + 1);
+            return -1;
+        }
+        if (strcmp(type, "escalation") == 0)
+            *out = TND_SESSION_WAITING;
+        break;
+    }
+    return 0;
+}
+
 bool tnd_journal_was_torn(const tnd_journal *self)
 {
     return self->torn;

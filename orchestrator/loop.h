@@ -48,7 +48,7 @@ typedef struct run {
     char *record_partial; /* FILE.partial while recording */
     int64_t started;
     int iterations;
-    const char *status; /* NULL while the loop runs */
+    tnd_session_status status; /* TND_SESSION_OPEN while the loop runs */
     char *reason;
     bool final_escalation; /* escalated with gate.escalate never */
     bool waiting;          /* escalated, waiting for an answer */
@@ -64,13 +64,14 @@ typedef struct run {
                          config and cassettes; NULL-terminated */
     size_t streamed;  /* characters of the answer streamed so far */
     bool progress_line;
-    const char *mode;   /* who answers an escalation: tty, queue, never */
-    size_t cursor;      /* journal records before this have been used up
-                           as escalations and answers */
-    char *guidance;     /* a person's words for the coder's next attempt */
-    tnd_events *events; /* the stream watchers read; NULL when none */
-    tnd_lessons *bank;  /* what earlier tasks taught; NULL when none */
-    char **lessons;     /* rendered for the coder, NULL-terminated */
+    tnd_escalate_mode mode; /* who answers an escalation: tty, queue or
+                               never (auto resolved) */
+    size_t cursor;          /* journal records before this have been used up
+                               as escalations and answers */
+    char *guidance;         /* a person's words for the coder's next attempt */
+    tnd_events *events;     /* the stream watchers read; NULL when none */
+    tnd_lessons *bank;      /* what earlier tasks taught; NULL when none */
+    char **lessons;         /* rendered for the coder, NULL-terminated */
     size_t nlessons;
     char **lesson_ids;      /* the ids behind them, NULL-terminated */
     long ordinal;           /* this task's number among the repo's sessions */
@@ -142,9 +143,9 @@ void tnd_loop_say(run *r, const char *fmt, ...) TND_PRINTF(2, 3);
 /* End a streaming progress line so the next line starts clean. */
 void tnd_loop_end_progress(run *r);
 
-/* The loop ends with status ("approved", "rejected", "escalated",
- * "failed") for reason. */
-void tnd_loop_stop(run *r, const char *status, const char *reason);
+/* The loop ends with status (an outcome: approved, rejected, escalated,
+ * failed, interrupted) for reason. */
+void tnd_loop_stop(run *r, tnd_session_status status, const char *reason);
 
 /* Journal a step (fsync'd), publish it and refresh the views; the run
  * does not act on a step it could not record. fields is consumed. */

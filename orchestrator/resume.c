@@ -23,27 +23,6 @@
 
 /* ---- continuing a session ----------------------------------------------- */
 
-/* The state of a journal's session: "finished STATUS", "waiting", or
- * "open" (interrupted or failed: it can be resumed). */
-static const char *journal_state(const tnd_journal *j, const char **status)
-{
-    size_t n = tnd_journal_count(j);
-
-    *status = NULL;
-    for (size_t i = n; i-- > 0;) {
-        json_object *rec = tnd_journal_record(j, i);
-        const char *type = tnd_journal_type(rec);
-        if (strcmp(type, "resume") == 0)
-            continue; /* a resume that reached the same question again */
-        if (strcmp(type, "finish") == 0) {
-            *status = tnd_json_str_or(rec, "status", NULL);
-            return "finished";
-        }
-        return strcmp(type, "escalation") == 0 ? "waiting" : "open";
-    }
-    return "open";
-}
-
 static char *own(run *r, int slot, const char *s)
 {
     free(r->owned[slot]);
@@ -86,34 +65,34 @@ static int restore_options(run *r, json_object *task,
 }
 
 static int check_answer(run *r, const tnd_continue_options *o,
-                        const char *state)
+                        tnd_session_status state)
 {
-    if (strcmp(state, "waiting") != 0)
+    if (state != TND_SESSION_WAITING)
         return tnd_error_config("session %s is not waiting for an answer "
                                 "(%s); use 'tandem resume %s' to continue "
                                 "an interrupted session",
                                 tnd_session_id(r->session),
-                                strcmp(state, "open") == 0 ? "it was "
-                                                             "interrupted"
-                                                           : state,
+                                state == TND_SESSION_OPEN
+                                    ? "it was interrupted"
+                                    : tnd_session_status_name(state),
                                 tnd_session_id(r->session));
     if (r->opts.review &&
-        (strcmp(o->answer, "guide") == 0 || strcmp(o->answer, "budget") == 0))
+        (o->answer == TND_ANSWER_GUIDE || o->answer == TND_ANSWER_BUDGET))
         return tnd_error_config("session %s is a review: there is no coder "
                                 "to %s; answer with 'tandem approve' or "
                                 "'tandem reject'",
                                 tnd_session_id(r->session),
-                                strcmp(o->answer, "guide") == 0 ? "guide"
-                                                                : "give more "
-                                                                  "attempts");
-    if (strcmp(o->answer, "budget") == 0 && o->iterations <= 0 &&
-        o->tokens <= 0)
+                                o->answer == TND_ANSWER_GUIDE ? "guide"
+                                                              : "give more "
+                                                                "attempts");
+    if (o->answer == TND_ANSWER_BUDGET && o->iterations <= 0 && o->tokens <= 0)
         return tnd_error_config("budget: give --iterations N or --tokens N");
 
-    if ((strcmp(o->answer, "guide") == 0 || strcmp(o->answer, "reject") == 0) &&
+    if ((o->answer == TND_ANSWER_GUIDE || o->answer == TND_ANSWER_REJECT) &&
         (!o->text || !*o->text))
-        return tnd_error_config("%s: say it with -m TEXT", o->answer);
-    if (strcmp(o->answer, "approve") == 0) {
+        return tnd_error_config("%s: say it with -m TEXT",
+                                tnd_answer_name(o->answer));
+    if (o->answer == TND_ANSWER_APPROVE) {
         /* something to approve: the last attempt with a diff */
         for (size_t i = tnd_journal_count(r->journal); i-- > 0;) {
             json_object *rec = tnd_journal_record(r->journal, i);
@@ -139,7 +118,7 @@ static int check_answer(run *r, const tnd_continue_options *o,
 int tnd_run_continue(const tnd_continue_options *o)
 {
     run r;
-    const char *state, *status;
+    tnd_session_status state;
     int64_t started_wall = 0;
     int code = TND_EXIT_FAILED, rc;
 
@@ -176,12 +155,16 @@ int tnd_run_continue(const tnd_continue_options *o)
         tnd_loop_close(&r);
         return TND_EXIT_FAILED;
     }
-    state = journal_state(r.journal, &status);
-    if (strcmp(state, "finished") == 0) {
+    if (tnd_journal_status(&state, tnd_journal_records(r.journal)) < 0) {
+        fprintf(stderr, "tandem: session %s: %s\n", tnd_session_id(r.session),
+                tnd_error_last());
+        tnd_loop_close(&r);
+        return TND_EXIT_FAILED;
+    }
+    if (state != TND_SESSION_OPEN && state != TND_SESSION_WAITING) {
         fprintf(stderr, "tandem: session %s already finished: %s\n",
-                tnd_session_id(r.session), status ? status : "?");
-        code = status && strcmp(status, "approved") == 0 ? TND_EXIT_OK
-                                                         : TND_EXIT_FAILED;
+                tnd_session_id(r.session), tnd_session_status_name(state));
+        code = state == TND_SESSION_APPROVED ? TND_EXIT_OK : TND_EXIT_FAILED;
         tnd_loop_close(&r);
         return code;
     }
@@ -195,8 +178,8 @@ int tnd_run_continue(const tnd_continue_options *o)
         tnd_loop_close(&r);
         return rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
-    if (o->answer && strcmp(o->answer, "budget") == 0 && o->tokens > 0 &&
-        o->iterations <= 0 && r.gate.max_tokens == 0) {
+    if (o->answer == TND_ANSWER_BUDGET && o->tokens > 0 && o->iterations <= 0 &&
+        r.gate.max_tokens == 0) {
         fprintf(stderr, "tandem: budget: gate.max_tokens is 0 (no token "
                         "budget), so --tokens grants nothing; give "
                         "--iterations N\n");
@@ -204,9 +187,8 @@ int tnd_run_continue(const tnd_continue_options *o)
         return TND_EXIT_USAGE;
     }
     if (o->answer) {
-        tnd_answer ans = {tnd_answer_kind_parse(o->answer),
-                          o->text ? tnd_xstrdup(o->text) : NULL, o->iterations,
-                          o->tokens};
+        tnd_answer ans = {o->answer, o->text ? tnd_xstrdup(o->text) : NULL,
+                          o->iterations, o->tokens};
         rc = tnd_loop_step(&r, "answer", tnd_loop_answer_json(&ans, "command"));
         tnd_answer_clear(&ans);
     } else {
@@ -218,7 +200,8 @@ int tnd_run_continue(const tnd_continue_options *o)
         return TND_EXIT_FAILED;
     }
     tnd_loop_say(&r, "session %s: %s (%s)", tnd_session_id(r.session),
-                 r.opts.task, o->answer ? o->answer : "resumed");
+                 r.opts.task,
+                 o->answer ? tnd_answer_name(o->answer) : "resumed");
     code = tnd_loop_go(&r, started_wall ? started_wall : tnd_wall_ms());
     tnd_loop_close(&r);
     return code;

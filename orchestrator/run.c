@@ -58,47 +58,6 @@ static void on_signal(int sig)
 
 /* ---- set-up ------------------------------------------------------------- */
 
-static int check_one_llm(const tnd_llm_config *llm, const char *label)
-{
-    int rc;
-
-    if (strcmp(llm->provider, "replay") == 0 && !*llm->cassette)
-        return tnd_error_config("%s: provider replay needs a cassette (set "
-                                "llm.cassette in agents.yaml)",
-                                label);
-    /* a FIFO would have the agent wait on it for ever; say so here, as a
-     * configuration error, not as an agent that failed to start */
-    if (strcmp(llm->provider, "replay") == 0 &&
-        (rc = tnd_fs_check_regular(llm->cassette)) < 0)
-        return rc == TND_ENOTFOUND
-                   ? tnd_error_config("%s.cassette: %s does not exist", label,
-                                      llm->cassette)
-                   : tnd_error_config("%s.cassette: %s", label,
-                                      tnd_error_last());
-    if (strcmp(llm->provider, "command") == 0 && !llm->command.argv)
-        return tnd_error_config("%s: provider command needs llm.command (the "
-                                "program to run)",
-                                label);
-    return 0;
-}
-
-/* What the loader cannot know: whether the files named exist now, and
- * what --llm made of the models. */
-static int check_llm(const tnd_config *cfg)
-{
-    char label[64];
-
-    if (check_one_llm(&cfg->coder.llm, "agents.coder.llm") < 0 ||
-        check_one_llm(&cfg->reviewer.llm, "agents.reviewer.llm") < 0)
-        return -1;
-    for (size_t i = 0; i < cfg->reviewer.nmodels; i++) {
-        snprintf(label, sizeof(label), "agents.reviewer.models[%zu]", i);
-        if (check_one_llm(&cfg->reviewer.models[i], label) < 0)
-            return -1;
-    }
-    return 0;
-}
-
 static int load_config(run *r)
 {
     const tnd_run_options *o = &r->opts;
@@ -120,16 +79,19 @@ static int load_config(run *r)
         return TND_ECONFIG;
     /* a model may echo a key into what this process writes */
     tnd_llm_secrets_register(r->cfg);
-    if (check_llm(r->cfg) < 0 || tnd_crew_check(r->cfg, !r->opts.review) < 0)
+    /* what the loader cannot know: whether the files named exist now, and
+     * what --llm made of the models */
+    if (tnd_config_check_llms(r->cfg, true) < 0 ||
+        tnd_crew_check(r->cfg, !r->opts.review) < 0)
         return TND_ECONFIG;
-    if (o->record && strcmp(r->cfg->coder.llm.provider, "replay") == 0 &&
-        strcmp(r->cfg->reviewer.llm.provider, "replay") == 0)
+    if (o->record && r->cfg->coder.llm.provider == TND_PROVIDER_REPLAY &&
+        r->cfg->reviewer.llm.provider == TND_PROVIDER_REPLAY)
         return tnd_error_config("--record records a live model's answers, "
                                 "but both agents replay a cassette; add "
                                 "--llm PROVIDER:MODEL");
     r->gate = r->cfg->gate;
-    if (strcmp(r->gate.escalate, "auto") == 0)
-        r->mode = isatty(STDIN_FILENO) ? "tty" : "queue";
+    if (r->gate.escalate == TND_ESCALATE_AUTO)
+        r->mode = isatty(STDIN_FILENO) ? TND_ESCALATE_TTY : TND_ESCALATE_QUEUE;
     else
         r->mode = r->gate.escalate;
     return 0;
@@ -215,8 +177,7 @@ static void emit(run *r, const char *report)
     }
     if (!r->findings)
         return;
-    if (strcmp(r->status, "failed") == 0 ||
-        strcmp(r->status, "interrupted") == 0)
+    if (r->status == TND_SESSION_FAILED || r->status == TND_SESSION_INTERRUPTED)
         tnd_findings_not_done(r->findings, r->reason);
     out = tnd_findings_render(r->findings, r->opts.format);
     if (fputs(out, stdout) == EOF || fflush(stdout) != 0)
@@ -229,8 +190,9 @@ static int finish(run *r)
     char *text, *summary;
     int code;
 
-    tnd_report_outcome(r->report, r->status, r->reason, r->iterations,
-                       r->final_rel, r->last_rel, tnd_now_ms() - r->started);
+    tnd_report_outcome(r->report, tnd_session_status_name(r->status), r->reason,
+                       r->iterations, r->final_rel, r->last_rel,
+                       tnd_now_ms() - r->started);
     text = tnd_report_json(r->report);
     if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0)
         tnd_log_error("cannot write the report: %s", tnd_error_last());
@@ -238,10 +200,12 @@ static int finish(run *r)
     free(text);
     /* a session that ended for good says so in its journal; one waiting
      * for an answer, or stopped by a failure, can go on later */
-    if (strcmp(r->status, "failed") != 0 &&
-        strcmp(r->status, "interrupted") != 0 && !r->waiting) {
+    if (r->status != TND_SESSION_FAILED &&
+        r->status != TND_SESSION_INTERRUPTED && !r->waiting) {
         json_object *f = json_object_new_object();
-        json_object_object_add(f, "status", json_object_new_string(r->status));
+        json_object_object_add(
+            f, "status",
+            json_object_new_string(tnd_session_status_name(r->status)));
         json_object_object_add(f, "reason", tnd_json_str_or_null(r->reason));
         if (tnd_loop_step(r, "finish", f) < 0)
             tnd_log_error("%s", tnd_error_last());
@@ -251,21 +215,22 @@ static int finish(run *r)
     summary = tnd_report_summary(r->report);
     fprintf(stderr, "%s\n", summary);
     free(summary);
-    if (strcmp(r->status, "approved") == 0) {
+    if (r->status == TND_SESSION_APPROVED) {
         code = TND_EXIT_OK;
-    } else if (strcmp(r->status, "escalated") == 0) {
+    } else if (r->status == TND_SESSION_ESCALATED) {
         fprintf(stderr, "needs a human: %s\n", r->reason);
         if (r->last_rel)
             fprintf(stderr, "the last proposal is in %s/%s\n", r->repo,
                     r->last_rel);
         code = r->final_escalation ? TND_EXIT_FAILED : TND_EXIT_HUMAN;
-    } else if (strcmp(r->status, "interrupted") == 0) {
+    } else if (r->status == TND_SESSION_INTERRUPTED) {
         fprintf(stderr, "interrupted: %s\n", r->reason);
         fprintf(stderr, "go on with: tandem resume --repo %s %s\n", r->repo,
                 tnd_session_id(r->session));
         code = TND_EXIT_SIGNAL + (int)interrupted;
     } else {
-        fprintf(stderr, "%s: %s\n", r->status, r->reason ? r->reason : "");
+        fprintf(stderr, "%s: %s\n", tnd_session_status_name(r->status),
+                r->reason ? r->reason : "");
         code = r->config_error ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
     fprintf(stderr, "session %s: %s/\n", tnd_session_id(r->session),
@@ -468,10 +433,10 @@ int tnd_loop_go(run *r, int64_t started_wall)
         /* not a failure: the person stopped it, and it can go on */
         char *why = tnd_xasprintf("interrupted by signal %d (%s)",
                                   (int)interrupted, strsignal(interrupted));
-        tnd_loop_stop(r, "interrupted", why);
+        tnd_loop_stop(r, TND_SESSION_INTERRUPTED, why);
         free(why);
     } else if (error < 0) {
-        tnd_loop_stop(r, "failed", tnd_error_last());
+        tnd_loop_stop(r, TND_SESSION_FAILED, tnd_error_last());
     }
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     code = finish(r);

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 
+#include "orchestrator/escalate.h"
 #include "orchestrator/findings.h"
 
 /* Exit codes, the same for every command. */
@@ -60,16 +61,16 @@ int tnd_run(const tnd_run_options *opts);
 
 /* What continues an existing session. */
 typedef struct tnd_continue_options {
-    const char *repo;     /* "." when NULL */
-    const char *session;  /* id or unique prefix */
-    const char *answer;   /* NULL (resume), or "approve", "reject", "guide",
-                             "budget" */
-    const char *text;     /* reject: why; guide: the guidance */
-    int iterations;       /* budget: more attempts */
-    long tokens;          /* budget: more tokens */
-    const char *llm;      /* resume: --llm for this run, or NULL (the
-                             task's own) */
-    const char *base_url; /* resume: --base-url likewise */
+    const char *repo;       /* "." when NULL */
+    const char *session;    /* id or unique prefix */
+    tnd_answer_kind answer; /* 0 (resume), or approve, reject, guide,
+                               budget */
+    const char *text;       /* reject: why; guide: the guidance */
+    int iterations;         /* budget: more attempts */
+    long tokens;            /* budget: more tokens */
+    const char *llm;        /* resume: --llm for this run, or NULL (the
+                               task's own) */
+    const char *base_url;   /* resume: --base-url likewise */
     bool quiet;
     bool verbose;
 } tnd_continue_options;

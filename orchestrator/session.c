@@ -18,6 +18,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/names.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 
@@ -27,6 +28,25 @@ struct tnd_session {
     char *repo;
     int lock_fd; /* -1 until locked */
 };
+
+static const char *const status_names[] = {
+    NULL,          "approved", "rejected", "escalated",  "failed",
+    "interrupted", "running",  "waiting",  "unreadable",
+};
+static const tnd_names states = TND_NAMES("session state", status_names);
+/* what files say: a run's outcome */
+static const tnd_names outcomes = {"session status", status_names,
+                                   TND_SESSION_INTERRUPTED + 1};
+
+const char *tnd_session_status_name(tnd_session_status s)
+{
+    return tnd_names_name(&states, (int)s);
+}
+
+int tnd_session_status_parse(tnd_session_status *out, const char *name)
+{
+    return tnd_names_parse((int *)out, &outcomes, name);
+}
 
 /* YYYYMMDD-HHMMSS-RRRRRRRR: the UTC time for people, and 32 random bits
  * so that runs started in the same second, in one repository or in

@@ -46,7 +46,7 @@ void tnd_loop_say(run *r, const char *fmt, ...)
     va_end(ap);
 }
 
-void tnd_loop_stop(run *r, const char *status, const char *reason)
+void tnd_loop_stop(run *r, tnd_session_status status, const char *reason)
 {
     r->status = status;
     free(r->reason);
