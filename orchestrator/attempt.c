@@ -228,8 +228,8 @@ int tnd_loop_approve(run *r, const char *diff, const char *reason)
     r->final_rel = tnd_session_relpath(r->session, "final.diff");
     tnd_loop_stop(r, "approved", reason);
     if (!r->opts.review) {
-        fputs(diff, stdout);
-        fflush(stdout);
+        fputs(diff, r->out);
+        fflush(r->out);
     }
     return 0;
 }
@@ -384,8 +384,8 @@ static int reject_change(run *r, attempt *a)
     char *findings = tnd_feedback_build(&a->in, &a->decision, NULL, NULL);
 
     tnd_loop_stop(r, "rejected", a->decision.reason);
-    fputs(findings, stdout);
-    fflush(stdout);
+    fputs(findings, r->out);
+    fflush(r->out);
     free(findings);
     return 0;
 }
