@@ -656,6 +656,11 @@ const char *tnd_broker_endpoint(const tnd_broker *self)
     return self->endpoint;
 }
 
+void *tnd_broker_socket(const tnd_broker *self)
+{
+    return self->socket;
+}
+
 int tnd_broker_submit(tnd_broker *self, const char *service, const char *key,
                       const char *body, size_t len)
 {

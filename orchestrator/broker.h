@@ -74,6 +74,11 @@ void tnd_broker_destroy(tnd_broker **self_p);
  * Borrowed. */
 const char *tnd_broker_endpoint(const tnd_broker *self);
 
+/* The ROUTER socket, for a caller that polls it together with sockets of
+ * its own (zmq_poll) and then calls tnd_broker_poll with no wait. Read
+ * it only through tnd_broker_poll. Borrowed. */
+void *tnd_broker_socket(const tnd_broker *self);
+
 /* Queue a request of ours for service. key (printable, 1..128 bytes) must
  * not be outstanding already. The body is copied. */
 int tnd_broker_submit(tnd_broker *self, const char *service, const char *key,

@@ -16,7 +16,9 @@
 #include "orchestrator/lessons_cmd.h"
 #include "orchestrator/run.h"
 #include "orchestrator/history_cmd.h"
+#include "orchestrator/serve.h"
 #include "orchestrator/session_cmd.h"
+#include "orchestrator/submit.h"
 #include "proto/body.h"
 
 static void usage(FILE *to)
@@ -31,6 +33,8 @@ static void usage(FILE *to)
           "  run TASK...     do a task in a repository through the gate loop\n"
           "  review [TASK]   audit an existing change (git changes, or a\n"
           "                  patch with --diff) through the same gate\n"
+          "  serve           one resident orchestrator for many tasks\n"
+          "  submit TASK...  send a task to 'tandem serve' and wait for it\n"
           "  doctor          check the config, the models, keys and tools\n"
           "  resume ID       go on with a session after a crash or a stop\n"
           "  approve ID      approve the proposal of a session that waits\n"
@@ -477,6 +481,10 @@ int main(int argc, char **argv)
             review_usage(stdout);
         else if (argc > 2 && strcmp(argv[2], "doctor") == 0)
             doctor_usage(stdout);
+        else if (argc > 2 && strcmp(argv[2], "serve") == 0)
+            tnd_cmd_serve_usage(stdout);
+        else if (argc > 2 && strcmp(argv[2], "submit") == 0)
+            tnd_cmd_submit_usage(stdout);
         else if (argc > 2 && tnd_cmd_history_known(argv[2]))
             tnd_cmd_history_usage(argv[2], stdout);
         else if (argc > 2 && tnd_cmd_continue_known(argv[2]))
@@ -500,6 +508,10 @@ int main(int argc, char **argv)
         return tnd_cmd_history(cmd, argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0)
         return cmd_doctor(argc - 1, argv + 1);
+    if (strcmp(cmd, "serve") == 0)
+        return tnd_cmd_serve(argc - 1, argv + 1);
+    if (strcmp(cmd, "submit") == 0)
+        return tnd_cmd_submit(argc - 1, argv + 1);
     if (strcmp(cmd, "lessons") == 0)
         return tnd_cmd_lessons(argc - 1, argv + 1);
     fprintf(stderr, "tandem: unknown command '%s'\ntry 'tandem --help'\n", cmd);
