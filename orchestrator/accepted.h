@@ -7,8 +7,9 @@
  * session, before the client hears its id; "end" {session} when the
  * session ended or was handed to a person. Opening reads it, keeps the
  * sessions accepted and not ended, in order, and writes them to a fresh
- * file (temporary name, fsync, rename), so the file stays as small as
- * the work in hand. */
+ * file (temporary name, fsync, rename); so does an end once the file
+ * holds far more records than sessions pending, so the file (and the
+ * memory the journal keeps) stays as small as the work in hand. */
 #ifndef TND_ACCEPTED_H
 #define TND_ACCEPTED_H
 
@@ -22,8 +23,8 @@ tnd_accepted *tnd_accepted_open(const char *path);
 /* Close; sets *self_p to NULL; safe on NULL. */
 void tnd_accepted_close(tnd_accepted **self_p);
 
-/* The sessions accepted and not ended when the list was opened, oldest
- * first: the repository and the id of the i-th. Borrowed. */
+/* The sessions accepted and not ended, oldest first: the repository and
+ * the id of the i-th. Borrowed until the next add or end. */
 size_t tnd_accepted_pending(const tnd_accepted *self);
 const char *tnd_accepted_repo(const tnd_accepted *self, size_t i);
 const char *tnd_accepted_id(const tnd_accepted *self, size_t i);

@@ -524,9 +524,17 @@ int tnd_hub_run(tnd_hub *self)
  * their journal says they finished or wait for a person. */
 static void take_over(tnd_hub *h)
 {
-    for (size_t i = 0; i < tnd_accepted_pending(h->accepted); i++) {
-        const char *repo = tnd_accepted_repo(h->accepted, i);
-        const char *id = tnd_accepted_id(h->accepted, i);
+    size_t n = tnd_accepted_pending(h->accepted);
+    char **repos = tnd_xcalloc(n + 1, sizeof(char *));
+    char **ids = tnd_xcalloc(n + 1, sizeof(char *));
+
+    /* a copy: ending one changes the list */
+    for (size_t i = 0; i < n; i++) {
+        repos[i] = tnd_xstrdup(tnd_accepted_repo(h->accepted, i));
+        ids[i] = tnd_xstrdup(tnd_accepted_id(h->accepted, i));
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *repo = repos[i], *id = ids[i];
         char *dir = tnd_xasprintf("%s/.tandem/sessions/%s", repo, id);
         char *path = tnd_fs_join(dir, "journal.jsonl");
         json_object *records = NULL;
@@ -558,6 +566,8 @@ static void take_over(tnd_hub *h)
         free(path);
         free(dir);
     }
+    tnd_str_list_free(&repos);
+    tnd_str_list_free(&ids);
 }
 
 tnd_hub *tnd_hub_new(const tnd_hub_options *opts)
