@@ -52,6 +52,8 @@ typedef enum tnd_cli_opt {
     TND_OPT_STATE,
     TND_OPT_CONNECT,
     TND_OPT_ATTACH,
+    TND_OPT_OUT,
+    TND_OPT_NAME,
     TND_OPT_KEEP_WORKSPACE, /* from here on, flags: no value */
     TND_OPT_STAGED,
     TND_OPT_WAITING,

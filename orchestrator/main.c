@@ -16,6 +16,7 @@
 #include "orchestrator/doctor.h"
 #include "orchestrator/findings.h"
 #include "orchestrator/init_cmd.h"
+#include "orchestrator/keys_cmd.h"
 #include "orchestrator/lessons_cmd.h"
 #include "orchestrator/run.h"
 #include "orchestrator/history_cmd.h"
@@ -40,6 +41,7 @@ static void usage(FILE *to)
           "  submit TASK...  send a task to 'tandem serve' and wait for it\n"
           "  doctor          check the config, the models, keys and tools\n"
           "  init            write an agents.yaml guessed from the repository\n"
+          "  keys generate   write a CURVE key pair for tcp:// endpoints\n"
           "  resume ID       go on with a session after a crash or a stop\n"
           "  approve ID      approve the proposal of a session that waits\n"
           "  reject ID       reject it (-m WHY)\n"
@@ -418,6 +420,7 @@ static const tnd_cli_command commands[] = {
     {"review", cmd_review, review_usage},
     {"doctor", cmd_doctor, doctor_usage},
     {"init", tnd_init_cmd, tnd_init_cmd_usage},
+    {"keys", tnd_keys_cmd, tnd_keys_cmd_usage},
     {"serve", tnd_cmd_serve, tnd_cmd_serve_usage},
     {"submit", tnd_cmd_submit, tnd_cmd_submit_usage},
     {"resume", tnd_cmd_continue, tnd_cmd_continue_usage},
