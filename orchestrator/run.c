@@ -234,9 +234,10 @@ static int finish(run *r)
     }
     save_recording(r);
     tnd_loop_remember(r);
-    /* -q: an approved change says nothing (a pre-commit hook's success
-     * is silent); anything else still says what happened */
-    if (r->status == TND_SESSION_APPROVED && r->opts.quiet)
+    /* review -q: an approved change says nothing (a pre-commit hook's
+     * success is silent); anything else still says what happened. run -q
+     * keeps its summary: what the diff on stdout cost */
+    if (r->status == TND_SESSION_APPROVED && r->opts.quiet && r->opts.review)
         return TND_EXIT_OK;
     summary = tnd_report_summary(r->report);
     fprintf(r->err, "%s\n", summary);

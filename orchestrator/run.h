@@ -85,8 +85,8 @@ typedef struct tnd_run_host {
  * rejected (exit 1) with the findings on stdout; one the gate passes is
  * approved (exit 0), unless it goes to a person (exit 3); one that could
  * not be done is TND_EXIT_NOT_REVIEWED (or 0 with a warning under
- * TND_ON_ERROR_PASS). With quiet, an approved change prints nothing on
- * stderr. With json or
+ * TND_ON_ERROR_PASS). With quiet, an approved review prints nothing on
+ * stderr (a run still prints its summary). With json or
  * format, stdout holds that instead, once the session has ended (an
  * error before a session exists leaves it empty). */
 int tnd_run(const tnd_run_options *opts);
