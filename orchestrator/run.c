@@ -61,7 +61,9 @@ static void on_signal(int sig)
 
 /* A model on its provider's own API without its key would fail at its
  * first call, after the session and the agents started: said now, as a
- * configuration error. coder: whether the coder's model is used. */
+ * configuration error. coder: whether the coder's model is used. An
+ * agent this tandem does not start (count: 0, connecting from outside)
+ * brings its own model and key. */
 static int check_keys(const tnd_config *cfg, bool coder)
 {
     const tnd_llm_config *llm = NULL;
@@ -69,14 +71,17 @@ static int check_keys(const tnd_config *cfg, bool coder)
     char *model;
     int error;
 
-    if (coder && (var = tnd_llm_key_missing(&cfg->coder.llm))) {
+    if (coder && cfg->coder.count > 0 &&
+        (var = tnd_llm_key_missing(&cfg->coder.llm))) {
         llm = &cfg->coder.llm;
         who = "the coder's";
-    } else if ((var = tnd_llm_key_missing(&cfg->reviewer.llm))) {
+    } else if (cfg->reviewer.count > 0 &&
+               (var = tnd_llm_key_missing(&cfg->reviewer.llm))) {
         llm = &cfg->reviewer.llm;
         who = "the reviewer's";
     }
-    for (size_t i = 0; !var && i < cfg->reviewer.nmodels; i++)
+    for (size_t i = 0;
+         !var && cfg->reviewer.count > 0 && i < cfg->reviewer.nmodels; i++)
         if ((var = tnd_llm_key_missing(&cfg->reviewer.models[i]))) {
             llm = &cfg->reviewer.models[i];
             who = "a reviewer quorum member's";
