@@ -156,6 +156,14 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
     return t->req->cancel && atomic_load(t->req->cancel) ? 1 : 0;
 }
 
+/* Whether rc says the server could not be reached at all: a wrong base
+ * URL, a server that is not running, no network. */
+static bool unreachable(CURLcode rc)
+{
+    return rc == CURLE_COULDNT_RESOLVE_HOST ||
+           rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_COULDNT_CONNECT;
+}
+
 static bool transient(CURLcode rc)
 {
     switch (rc) {
@@ -257,9 +265,13 @@ static int perform(tnd_http_response *out, tnd_http *h,
         /* the chunk callback set the error */
         error = -1;
     } else {
-        tnd_error_set("%s %s: %s%s%s%s", method, req->url,
+        tnd_error_set("%s %s: %s%s%s%s%s", method, req->url,
                       curl_easy_strerror(rc), h->errbuf[0] ? " (" : "",
-                      h->errbuf, h->errbuf[0] ? ")" : "");
+                      h->errbuf, h->errbuf[0] ? ")" : "",
+                      !unreachable(rc) ? ""
+                      : req->probe     ? "; check --base-url"
+                                       : "; check --base-url, or run `tandem "
+                                         "doctor`");
         error = transient(rc) ? TND_ERETRY : -1;
     }
     return error;

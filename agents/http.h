@@ -8,6 +8,7 @@
 #define TND_HTTP_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct tnd_http tnd_http;
@@ -31,6 +32,9 @@ typedef struct tnd_http_request {
                         the callback bounds what it keeps); any other
                         status's body skips on_chunk and is kept in
                         out->body under max_response, for the error */
+    bool probe;      /* tandem doctor's own check: an unreachable server's
+                        error ends "check --base-url", not also "or run
+                        `tandem doctor`" as a model call's does */
 } tnd_http_request;
 
 typedef struct tnd_http_response {

@@ -85,6 +85,32 @@ const char *tnd_llm_key_env(const tnd_llm_config *cfg)
     return backend ? backend->key_env : "";
 }
 
+/* Whether base is url, but for trailing slashes. */
+static bool same_url(const char *base, const char *url)
+{
+    size_t n = strlen(base), m = strlen(url);
+
+    while (n > 0 && base[n - 1] == '/')
+        n--;
+    while (m > 0 && url[m - 1] == '/')
+        m--;
+    return n == m && strncmp(base, url, n) == 0;
+}
+
+const char *tnd_llm_key_missing(const tnd_llm_config *cfg)
+{
+    const tnd_llm_backend *backend = find_backend(cfg->provider);
+    const char *name = tnd_llm_key_env(cfg), *value;
+
+    if (!backend || !*name || !backend->base_url ||
+        !same_url(tnd_llm_base_url(cfg), backend->base_url) ||
+        tnd_llm_header_set(cfg->headers, "Authorization") ||
+        tnd_llm_header_set(cfg->headers, "x-api-key"))
+        return NULL;
+    value = getenv(name);
+    return value && *value ? NULL : name;
+}
+
 static void register_key(const tnd_llm_config *llm)
 {
     const char *name = tnd_llm_key_env(llm);

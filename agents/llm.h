@@ -108,6 +108,13 @@ char *tnd_llm_url(const tnd_llm_config *cfg, const char *path);
  * provider needs none. */
 const char *tnd_llm_key_env(const tnd_llm_config *cfg);
 
+/* The variable holding the key cfg needs and lacks, or NULL: its
+ * provider needs a key (openai, anthropic), the base URL is the
+ * provider's own (a server at another URL may need none), no configured
+ * header carries a key (Authorization, x-api-key), and the variable is
+ * unset or empty. A run says so before it starts. Borrowed. */
+const char *tnd_llm_key_missing(const tnd_llm_config *cfg);
+
 /* Register the value of every key variable the config's models use
  * (tnd_llm_key_env of the coder's, the reviewer's and each quorum
  * member's) with the redactor, so whatever this process writes has it

@@ -150,6 +150,7 @@ static int probe_http(char *detail, size_t size, const tnd_llm_config *llm,
     req.headers = headers;
     req.timeout_ms = timeout_ms;
     req.max_response = MAX_LIST_BYTES;
+    req.probe = true;
     if (!http) {
         snprintf(detail, size, "%s", tnd_error_last());
         goto out;

@@ -1017,6 +1017,15 @@ int tnd_config_override_llm(tnd_config *self, const char *spec,
                            : tnd_xstrdup(spec);
         int rc = tnd_provider_parse(&provider, name);
         free(name);
+        if (rc < 0 && !colon) {
+            /* "--llm gpt-4o-mini": a model without its provider */
+            char *known = tnd_names_list(&providers);
+            tnd_error_config("--llm %s: give PROVIDER:MODEL, e.g. "
+                             "openai:%s (providers: %s)",
+                             spec, *spec ? spec : "gpt-4o-mini", known);
+            free(known);
+            return TND_ECONFIG;
+        }
         if (rc < 0) {
             tnd_error_prefix("--llm %s", spec);
             return TND_ECONFIG;

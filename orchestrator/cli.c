@@ -52,7 +52,7 @@ static struct option option_of(int id)
 }
 
 void tnd_cli_start(tnd_cli *self, const char *cmd, tnd_cli_usage_fn *usage,
-                   const int *accepts, bool in_order, int argc, char **argv)
+                   const int *accepts, int argc, char **argv)
 {
     size_t n = 0, s = 0;
 
@@ -60,9 +60,11 @@ void tnd_cli_start(tnd_cli *self, const char *cmd, tnd_cli_usage_fn *usage,
     self->cmd = cmd;
     self->usage = usage;
     self->argc = argc;
+    self->end = argc;
     self->argv = argv;
-    if (in_order)
-        self->shorts[s++] = '+';
+    /* getopt stops at each operand ('+', whatever POSIXLY_CORRECT
+     * says); tnd_cli_next moves it aside and goes on */
+    self->shorts[s++] = '+';
     self->shorts[s++] = ':'; /* a missing value is ':', not '?' */
     for (; accepts[n]; n++) {
         assert(n < TND_CLI_MAX_OPTIONS);
@@ -79,11 +81,65 @@ void tnd_cli_start(tnd_cli *self, const char *cmd, tnd_cli_usage_fn *usage,
     optind = 0; /* glibc: start afresh, also after an earlier parse */
 }
 
+/* Rotate v[0..n) left by k, in place: v[k..n) then v[0..k). */
+static void rotate(char **v, int n, int k)
+{
+    int a = 0, b = n - 1;
+
+    for (int i = 0, j = k - 1; i < j; i++, j--) {
+        char *t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+    for (int i = k, j = n - 1; i < j; i++, j--) {
+        char *t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+    for (; a < b; a++, b--) {
+        char *t = v[a];
+        v[a] = v[b];
+        v[b] = t;
+    }
+}
+
+/* Whether arg is an operand to getopt: "-" or a word not starting '-'. */
+static bool operand(const char *arg)
+{
+    return arg[0] != '-' || arg[1] == '\0';
+}
+
+/* getopt has stopped (-1) after starting at argv[at]: an operand is
+ * moved after the rest, to argv[end..argc), in the order met, and true
+ * says go on; at "--" or the end, the operands are put together at
+ * argv[optind..argc) and false says the options are over. */
+static bool past_operand(tnd_cli *self, int at)
+{
+    char **v = self->argv;
+
+    if (optind == at + 1 && strcmp(v[at], "--") == 0) {
+        /* those after "--" come after those moved before it */
+        rotate(v + optind, self->argc - optind, self->end - optind);
+        return false;
+    }
+    if (optind >= self->end) {
+        optind = self->end;
+        return false;
+    }
+    assert(operand(v[optind]));
+    rotate(v + optind, self->argc - optind, 1);
+    self->end--;
+    return true;
+}
+
 int tnd_cli_next(tnd_cli *self)
 {
-    int c =
-        getopt_long(self->argc, self->argv, self->shorts, self->longs, NULL);
+    int c, at;
 
+    do {
+        at = optind < 1 ? 1 : optind;
+        c = getopt_long(self->end, self->argv, self->shorts, self->longs, NULL);
+    } while (c == -1 && past_operand(self, at));
     if (c == -1)
         return 0;
     if (c == 'h') {
@@ -91,13 +147,20 @@ int tnd_cli_next(tnd_cli *self)
         self->status = TND_EXIT_OK;
         return -1;
     }
-    if (c == ':' || c == '?') {
-        self->status = tnd_cli_error(
-            self, c == ':' ? "%s needs a value" : "unknown option '%s'",
-            self->argv[optind - 1]);
-        return -1;
-    }
-    return c;
+    if (c != ':' && c != '?')
+        return c;
+    if (c == ':')
+        self->status =
+            tnd_cli_error(self, "%s needs a value", self->argv[optind - 1]);
+    else if (self->end < self->argc) /* after an operand: a word of it? */
+        self->status = tnd_cli_error(self,
+                                     "unknown option '%s'; if it is a word, "
+                                     "not an option, put -- before it",
+                                     self->argv[optind - 1]);
+    else
+        self->status =
+            tnd_cli_error(self, "unknown option '%s'", self->argv[optind - 1]);
+    return -1;
 }
 
 int tnd_cli_error(const tnd_cli *self, const char *fmt, ...)

@@ -80,6 +80,7 @@ typedef struct tnd_cli {
     tnd_cli_usage_fn *usage;
     int status; /* once tnd_cli_next says stop: the command's exit code */
     int argc;
+    int end; /* operands met so far are moved to argv[end..argc) */
     char **argv;
     struct option longs[TND_CLI_MAX_OPTIONS + 2]; /* accepted, -h, end */
     char shorts[2 * TND_CLI_MAX_OPTIONS + 4];     /* their letters */
@@ -87,14 +88,17 @@ typedef struct tnd_cli {
 
 /* Start on argv (argv[0] is the command's name) for cmd, whose help is
  * usage and which accepts the options in accepts (0-terminated, at most
- * TND_CLI_MAX_OPTIONS; -h is always taken). in_order: options end at the
- * first operand (a task's words may start with '-'); otherwise they may
- * come before or after operands. */
+ * TND_CLI_MAX_OPTIONS; -h is always taken). Options may come before,
+ * between or after the operands (a task's words), GNU-style: "--" ends
+ * them, so a word starting with '-' that is not an option goes after
+ * it. */
 void tnd_cli_start(tnd_cli *self, const char *cmd, tnd_cli_usage_fn *usage,
-                   const int *accepts, bool in_order, int argc, char **argv);
+                   const int *accepts, int argc, char **argv);
 
 /* The next option's id (its value, for one that takes a value, in
- * optarg); 0 when the options end (optind is then the first operand);
+ * optarg); 0 when the options end (the operands are then argv[optind..
+ * argc), in the order given, whether they came before the options,
+ * between them or after them or "--");
  * -1 when the command stops with self->status: TND_EXIT_OK after -h
  * printed its help, TND_EXIT_USAGE after saying on stderr what is wrong
  * (an option the command does not take, or one without its value). */

@@ -12,8 +12,10 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/crew.h"
+#include "orchestrator/init.h"
 #include "orchestrator/report.h"
 #include "orchestrator/run.h"
 #include "proto/json.h"
@@ -83,6 +85,82 @@ static char *skill_program(const tnd_command *cmd)
         if (strlen(builtins[i]) == n && strncmp(s, builtins[i], n) == 0)
             return NULL;
     return tnd_xstrndup(s, n);
+}
+
+/* The goals of a skill that runs make: the words after `make` (or
+ * gmake), when every word is plain (no shell syntax, no -C or -f, which
+ * move the Makefile, no VAR=value); NULL when the command is no such
+ * make or names no goal. NULL-terminated, caller frees. */
+static char **make_goals(const tnd_command *cmd)
+{
+    const char *s = cmd->display;
+    char **w, **goals;
+    size_t n = 0;
+
+    if (!s || strpbrk(s, ";&|()<>$`'\"\\*?[~#"))
+        return NULL;
+    w = tnd_str_split_words(s);
+    if (!w[0] || (strcmp(w[0], "make") != 0 && strcmp(w[0], "gmake") != 0)) {
+        tnd_str_list_free(&w);
+        return NULL;
+    }
+    for (char **p = w; *p; p++)
+        n++;
+    goals = tnd_xcalloc(n + 1, sizeof(char *));
+    n = 0;
+    for (char **p = w + 1; *p; p++) {
+        /* an option whose value is the next word (-j 4) hides a goal */
+        bool valued = strlen(*p) == 2 && **p == '-' && strchr("jloWI", (*p)[1]);
+        if (valued || strchr(*p, '=') || tnd_str_starts_with(*p, "-C") ||
+            tnd_str_starts_with(*p, "-f") ||
+            tnd_str_starts_with(*p, "--directory") ||
+            tnd_str_starts_with(*p, "--file") ||
+            tnd_str_starts_with(*p, "--makefile")) {
+            tnd_str_list_free(&goals);
+            break;
+        }
+        if (**p != '-')
+            goals[n++] = tnd_xstrdup(*p);
+    }
+    tnd_str_list_free(&w);
+    if (goals && !n)
+        tnd_str_list_free(&goals);
+    return goals;
+}
+
+/* A row for each make target a skill names that the repository's
+ * Makefile has no rule for. The rule lines are read, not run: `make -n`
+ * would run $(shell ...) and remake the makefiles, which a check must not
+ * do. When an include, or a target made of a variable or a pattern,
+ * may name more than reading finds, nothing is said (the run's baseline
+ * still stops a target that is not there, before any model is paid). */
+static void check_make_targets(table *t, const char *check,
+                               const tnd_skill_config *skill, const char *repo)
+{
+    char **goals = make_goals(&skill->command), **targets = NULL;
+    const char *file = NULL;
+    char detail[1024];
+    bool sure = false;
+
+    if (!goals)
+        return;
+    if (tnd_init_make_targets(&targets, &file, &sure, repo) == TND_ENOTFOUND) {
+        snprintf(detail, sizeof(detail),
+                 "`%s`: %s has no Makefile; fix skills.%s in agents.yaml",
+                 skill->command.display, repo, skill->name);
+        row(t, check, false, detail);
+    } else if (targets && sure) {
+        for (char **g = goals; *g; g++)
+            if (!tnd_str_list_has((const char *const *)targets, *g)) {
+                snprintf(detail, sizeof(detail),
+                         "`%s`: %s has no rule for target '%s'; fix "
+                         "skills.%s in agents.yaml",
+                         skill->command.display, file, *g, skill->name);
+                row(t, check, false, detail);
+            }
+    }
+    tnd_str_list_free(&targets);
+    tnd_str_list_free(&goals);
 }
 
 /* An agent's model: what it is (or what it lacks: then its key and
@@ -184,6 +262,7 @@ int tnd_doctor(const tnd_doctor_options *opts)
         else if (tnd_probe_program(found, sizeof(found), prog)) {
             snprintf(detail, sizeof(detail), "%s (%s)", prog, found);
             row(&t, check, true, detail);
+            check_make_targets(&t, check, skill, repo);
         } else {
             snprintf(detail, sizeof(detail),
                      "%s is not an executable program on PATH", prog);

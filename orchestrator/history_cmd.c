@@ -164,7 +164,7 @@ static int prune(int argc, char **argv)
     int c, rc;
 
     memset(&o, 0, sizeof(o));
-    tnd_cli_start(&cli, "sessions prune", prune_usage, accepts, false, argc,
+    tnd_cli_start(&cli, "sessions prune", prune_usage, accepts, argc,
                   argv);
     while ((c = tnd_cli_next(&cli)) > 0) {
         if (c == TND_OPT_REPO)
@@ -416,7 +416,7 @@ int tnd_cmd_history(const char *cmd, int argc, char **argv)
     if (strcmp(cmd, "sessions") == 0 && argc > 1 &&
         strcmp(argv[1], "prune") == 0)
         return prune(argc - 1, argv + 1);
-    tnd_cli_start(&cli, cmd, tnd_cmd_history_usage, accepts, false, argc, argv);
+    tnd_cli_start(&cli, cmd, tnd_cmd_history_usage, accepts, argc, argv);
     while ((c = tnd_cli_next(&cli)) > 0) {
         if (c == TND_OPT_REPO)
             repo_arg = optarg;

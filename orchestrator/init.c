@@ -91,6 +91,9 @@ static bool has_file(const tnd_init *self, const char *name)
 typedef struct make_rules {
     bool all, check, test;
     char *default_goal; /* the first ordinary target, or .DEFAULT_GOAL */
+    char **targets;     /* every plain target, NULL-terminated */
+    size_t ntargets;
+    bool unsure; /* includes, or targets of variables or patterns */
 } make_rules;
 
 static bool target_char(char c)
@@ -103,8 +106,11 @@ static bool target_char(char c)
 static void make_target(make_rules *r, const char *word, size_t len)
 {
     for (size_t i = 0; i < len; i++)
-        if (!target_char(word[i]))
+        if (!target_char(word[i])) {
+            r->unsure = true; /* $(VAR), %.o: more than reading says */
             return;
+        }
+    list_add(&r->targets, &r->ntargets, tnd_xstrndup(word, len));
     if (len == 3 && memcmp(word, "all", 3) == 0)
         r->all = true;
     else if (len == 5 && memcmp(word, "check", 5) == 0)
@@ -148,6 +154,10 @@ static void make_line(make_rules *r, const char *line, size_t len)
     len = (size_t)(end - line);
     if (!len || *line == '#')
         return;
+    if ((len > 8 && memcmp(line, "include", 7) == 0) ||
+        (len > 9 && (memcmp(line, "-include", 8) == 0 ||
+                     memcmp(line, "sinclude", 8) == 0)))
+        r->unsure = true; /* another file may name more targets */
     if (len > 13 && memcmp(line, ".DEFAULT_GOAL", 13) == 0 &&
         (isspace((unsigned char)line[13]) || strchr(":?=", line[13]))) {
         make_default_goal(r, line, len);
@@ -251,7 +261,38 @@ static void guess_make(tnd_init *self)
         free(from);
     }
     free(r.default_goal);
+    tnd_str_list_free(&r.targets);
     free(text);
+}
+
+int tnd_init_make_targets(char ***out, const char **file, bool *sure,
+                          const char *repo)
+{
+    static const char *const names[] = {"GNUmakefile", "makefile", "Makefile",
+                                        NULL};
+    make_rules r = {0};
+    char *text = NULL;
+    int error = TND_ENOTFOUND;
+
+    *out = NULL;
+    *file = NULL;
+    *sure = false;
+    for (int i = 0; names[i] && error == TND_ENOTFOUND; i++) {
+        char *path = tnd_fs_join(repo, names[i]);
+        error = tnd_fs_read(&text, NULL, path, MAKEFILE_MAX);
+        free(path);
+        *file = names[i];
+    }
+    if (error < 0) {
+        *file = error == TND_ENOTFOUND ? NULL : *file;
+        return error;
+    }
+    make_rules_read(&r, text);
+    free(text);
+    free(r.default_goal);
+    *out = r.targets ? r.targets : tnd_xcalloc(1, sizeof(char *));
+    *sure = !r.unsure;
+    return 0;
 }
 
 /* ---- CMake, Meson, Cargo, go ------------------------------------- */

@@ -23,6 +23,8 @@
 #ifndef TND_INIT_H
 #define TND_INIT_H
 
+#include <stdbool.h>
+
 /* The two skills init guesses. */
 typedef enum tnd_init_skill {
     TND_INIT_BUILD,
@@ -38,6 +40,16 @@ tnd_init *tnd_init_guess(const char *repo);
 
 /* Free; sets *self_p to NULL. Safe on NULL. */
 void tnd_init_destroy(tnd_init **self_p);
+
+/* The targets named by the rule lines of the Makefile GNU make reads in
+ * repo (GNUmakefile, makefile, Makefile), for `tandem doctor`: *out
+ * NULL-terminated (free with tnd_str_list_free), *file the file's name
+ * (static), *sure false when an include or a target made of a variable
+ * or a pattern may name more than reading finds. Read, never run.
+ * TND_ENOTFOUND when there is none; -1 with the error set when it
+ * cannot be read. */
+int tnd_init_make_targets(char ***out, const char **file, bool *sure,
+                          const char *repo);
 
 /* The command guessed for a skill, e.g. "make check"; NULL when none.
  * Borrowed until tnd_init_destroy. */

@@ -130,7 +130,7 @@ int tnd_init_cmd(const char *name, int argc, char **argv)
     tnd_cli cli;
     int c, code;
 
-    tnd_cli_start(&cli, name, tnd_init_cmd_usage, accepts, false, argc, argv);
+    tnd_cli_start(&cli, name, tnd_init_cmd_usage, accepts, argc, argv);
     while ((c = tnd_cli_next(&cli)) > 0) {
         if (c == TND_OPT_REPO)
             repo = optarg;

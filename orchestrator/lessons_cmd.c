@@ -115,7 +115,7 @@ static int parse(const command *c, int argc, char **argv, const char **repo,
     *repo = ".";
     *id = NULL;
     snprintf(name, sizeof(name), "lessons %s", c->name);
-    tnd_cli_start(&cli, name, command_usage, accepts, false, argc, argv);
+    tnd_cli_start(&cli, name, command_usage, accepts, argc, argv);
     while ((opt = tnd_cli_next(&cli)) > 0)
         *repo = optarg; /* TND_OPT_REPO */
     if (opt < 0)

@@ -86,6 +86,9 @@ static void run_usage(const char *name, FILE *to)
         "else to REPO/.tandem/sessions/ID/ (report.json, attempt-N.diff,\n"
         "final.diff, agent logs).\n"
         "\n"
+        "Options may also follow the task; -- ends them, so a word of the\n"
+        "task that starts with '-' goes after it.\n"
+        "\n"
         "options:\n"
         "  --repo DIR           the repository (default: .)\n"
         "  --config FILE        agents.yaml to use (default: REPO/agents.yaml\n"
@@ -221,7 +224,7 @@ static int cmd_run(const char *name, int argc, char **argv)
     int c, code;
 
     run_options_init(&o);
-    tnd_cli_start(&cli, name, run_usage, accepts, true, argc, argv);
+    tnd_cli_start(&cli, name, run_usage, accepts, argc, argv);
     while ((c = tnd_cli_next(&cli)) > 0) {
         if (run_option(&o, c))
             continue;
@@ -268,6 +271,7 @@ static void review_usage(const char *name, FILE *to)
         "changes against HEAD (untracked files are not part of it).\n"
         "Your files are not modified. A rejected change prints the\n"
         "findings on stdout; the session is in REPO/.tandem/sessions/ID/.\n"
+        "Options may also follow the task; -- ends them.\n"
         "\n"
         "options:\n"
         "  --diff FILE          review the patch in FILE ('-': stdin), a\n"
@@ -329,7 +333,7 @@ static int cmd_review(const char *name, int argc, char **argv)
 
     run_options_init(&o);
     o.review = true;
-    tnd_cli_start(&cli, name, review_usage, accepts, true, argc, argv);
+    tnd_cli_start(&cli, name, review_usage, accepts, argc, argv);
     while ((c = tnd_cli_next(&cli)) > 0) {
         if (run_option(&o, c))
             continue;
@@ -417,7 +421,7 @@ static int cmd_doctor(const char *name, int argc, char **argv)
     o.llm = env("TANDEM_LLM");
     o.base_url = env("TANDEM_BASE_URL");
     o.timeout_ms = 10000;
-    tnd_cli_start(&cli, name, doctor_usage, accepts, false, argc, argv);
+    tnd_cli_start(&cli, name, doctor_usage, accepts, argc, argv);
     while ((c = tnd_cli_next(&cli)) > 0) {
         if (c == TND_OPT_REPO)
             o.repo = optarg;

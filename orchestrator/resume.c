@@ -138,9 +138,12 @@ int tnd_run_continue(const tnd_continue_options *o)
         return TND_EXIT_USAGE;
     }
     if (tnd_session_lock(r.session) < 0) {
+        /* held by another tandem: like any session that does not wait
+         * for this answer, a usage error; else the lock file failed */
+        bool held = tnd_session_locked(tnd_session_dir(r.session));
         fprintf(r.err, "tandem: %s\n", tnd_error_last());
         tnd_loop_close(&r);
-        return TND_EXIT_FAILED;
+        return held ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
     {
         char *path = tnd_session_path(r.session, "journal.jsonl");

@@ -59,6 +59,45 @@ static void on_signal(int sig)
 
 /* ---- set-up ------------------------------------------------------------- */
 
+/* A model on its provider's own API without its key would fail at its
+ * first call, after the session and the agents started: said now, as a
+ * configuration error. coder: whether the coder's model is used. An
+ * agent this tandem does not start (count: 0, connecting from outside)
+ * brings its own model and key. */
+static int check_keys(const tnd_config *cfg, bool coder)
+{
+    const tnd_llm_config *llm = NULL;
+    const char *var = NULL, *who = NULL;
+    char *model;
+    int error;
+
+    if (coder && cfg->coder.count > 0 &&
+        (var = tnd_llm_key_missing(&cfg->coder.llm))) {
+        llm = &cfg->coder.llm;
+        who = "the coder's";
+    } else if (cfg->reviewer.count > 0 &&
+               (var = tnd_llm_key_missing(&cfg->reviewer.llm))) {
+        llm = &cfg->reviewer.llm;
+        who = "the reviewer's";
+    }
+    for (size_t i = 0;
+         !var && cfg->reviewer.count > 0 && i < cfg->reviewer.nmodels; i++)
+        if ((var = tnd_llm_key_missing(&cfg->reviewer.models[i]))) {
+            llm = &cfg->reviewer.models[i];
+            who = "a reviewer quorum member's";
+        }
+    if (!var)
+        return 0;
+    model = tnd_llm_config_describe(llm);
+    error = tnd_error_config(
+        "%s model (%s) needs an API key, and %s is not set: export it, or "
+        "use another model with --llm PROVIDER:MODEL (and --base-url URL "
+        "for a server of your own)",
+        who, model, var);
+    free(model);
+    return error;
+}
+
 static int load_config(run *r)
 {
     const tnd_run_options *o = &r->opts;
@@ -72,6 +111,12 @@ static int load_config(run *r)
         error = tnd_config_load(&r->cfg, path);
     else
         r->cfg = tnd_config_defaults();
+    if (!path && !r->host && !o->quiet)
+        fprintf(r->err,
+                "tandem: no %s and no --config: using the built-in defaults "
+                "(`tandem init` writes an agents.yaml for this "
+                "repository)\n",
+                implicit);
     free(implicit);
     if (error < 0)
         return error == TND_ECONFIG ? TND_ECONFIG : -1;
@@ -83,7 +128,8 @@ static int load_config(run *r)
     /* what the loader cannot know: whether the files named exist now, and
      * what --llm made of the models */
     if (tnd_config_check_llms(r->cfg, true) < 0 ||
-        tnd_crew_check(r->cfg, !r->opts.review) < 0)
+        tnd_crew_check(r->cfg, !r->opts.review) < 0 ||
+        check_keys(r->cfg, !r->opts.review) < 0)
         return TND_ECONFIG;
     if (o->record && r->cfg->coder.llm.provider == TND_PROVIDER_REPLAY &&
         r->cfg->reviewer.llm.provider == TND_PROVIDER_REPLAY)

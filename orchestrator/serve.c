@@ -211,7 +211,7 @@ static int parse(serve_opts *o, const char *name, int argc, char **argv)
     o->max_sessions = 2 * (cpus > 0 ? cpus : 1);
     o->queue_max = QUEUE_MAX;
     o->drain_s = DRAIN_S;
-    tnd_cli_start(&cli, name, tnd_cmd_serve_usage, accepts, false, argc, argv);
+    tnd_cli_start(&cli, name, tnd_cmd_serve_usage, accepts, argc, argv);
     while ((c = tnd_cli_next(&cli)) > 0) {
         switch (c) {
         case TND_OPT_CONFIG:

@@ -264,8 +264,11 @@ int tnd_session_lock(tnd_session *self)
         ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
         pid[n > 0 ? n : 0] = '\0';
         tnd_str_trim(pid);
-        tnd_error_set("session %s is being worked on by another tandem%s%s%s",
-                      self->id, *pid ? " (pid " : "", pid, *pid ? ")" : "");
+        tnd_error_set("session %s is being worked on by another tandem%s%s%s; "
+                      "wait for it to end, or follow it with 'tandem watch "
+                      "%s'",
+                      self->id, *pid ? " (pid " : "", pid, *pid ? ")" : "",
+                      self->id);
         close(fd);
         free(path);
         return -1;

@@ -99,7 +99,7 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
 
     memset(&o, 0, sizeof(o));
     o.answer = answer_of(cmd);
-    tnd_cli_start(&cli, cmd, tnd_cmd_continue_usage, accepts, false, argc,
+    tnd_cli_start(&cli, cmd, tnd_cmd_continue_usage, accepts, argc,
                   argv);
     while ((c = tnd_cli_next(&cli)) > 0) {
         if (c == TND_OPT_REPO)

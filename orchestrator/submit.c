@@ -47,7 +47,8 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
         "as 'tandem run' writes them, and the exit status is run's. The\n"
         "task is on disk in REPO/.tandem/sessions/ID/ before the server\n"
         "answers; leaving (Ctrl-C) does not cancel it, and --attach ID\n"
-        "follows it again.\n"
+        "follows it again. Options may also follow the task; -- ends\n"
+        "them.\n"
         "\n"
         "options:\n"
         "  --connect EP         the server's endpoint (default: the one in\n"
@@ -333,7 +334,7 @@ static int parse(submit *s, const char *name, int argc, char **argv)
     tnd_cli cli;
     int c;
 
-    tnd_cli_start(&cli, name, tnd_cmd_submit_usage, accepts, true, argc, argv);
+    tnd_cli_start(&cli, name, tnd_cmd_submit_usage, accepts, argc, argv);
     while ((c = tnd_cli_next(&cli)) > 0) {
         switch (c) {
         case TND_OPT_CONNECT:

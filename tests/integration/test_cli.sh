@@ -39,7 +39,36 @@ expect_in "$T/err" "unknown provider 'nosuch'"
 run "$BIN/tandem" run --task-file "$T/none.txt" --repo "$TOP/examples/demo"
 expect_rc 2 "missing task file"
 expect_in "$T/err" "none.txt"
+run "$BIN/tandem" run --llm gpt-4o-mini --repo "$TOP/examples/demo" "x"
+expect_rc 2 "--llm without a provider"
+expect_in "$T/err" "give PROVIDER:MODEL, e.g. openai:gpt-4o-mini"
 pass "usage errors exit 2 with a message"
+
+# Options after the task are honoured (GNU-style), not words of the task:
+# the run is on --repo, quiet, and the task is only the words.
+copy_demo
+run "$BIN/tandem" run "make the failing test pass" --repo "$T/demo" -q
+expect_rc 0 "options after the task"
+expect_not_in "$T/err" "tandem: session"
+report=$(ls "$T"/demo/.tandem/sessions/*/report.json)
+grep -q '"task": *"make the failing test pass"' "$report" ||
+    fail "the task is not the words alone: $(grep '"task"' "$report")"
+# a word that starts with '-' is refused as an unknown option before
+# anything starts, and goes after -- to be a word
+run "$BIN/tandem" run --repo "$T/demo" fix off by -1
+expect_rc 2 "a dash word in the task"
+expect_in "$T/err" "unknown option '-1'; if it is a word, not an option, put -- before it"
+[ "$(ls "$T/demo/.tandem/sessions" | wc -l)" -eq 1 ] ||
+    fail "a refused command line started a session"
+run "$BIN/tandem" review --repo "$T/demo" --diff "$T/none.patch" -- -x
+expect_rc 2 "review, task after --"
+expect_in "$T/err" "none.patch"
+# every command: options after operands
+run "$BIN/tandem" show nosuch --repo "$T/demo"
+expect_rc 2 "show ID --repo"
+expect_in "$T/err" "nosuch"
+expect_not_in "$T/err" "unexpected argument"
+pass "options after the task are honoured; -- ends them"
 
 for agent in tandem-coder tandem-reviewer; do
     run "$BIN/$agent" --help

@@ -88,6 +88,30 @@ expect_rc 1 "--llm command without a command"
 expect_in "$T/out" "coder llm              FAIL  agents.coder.llm: provider command needs a command (set agents.coder.llm.command to the program"
 pass "a model that lacks what its provider needs fails its llm row"
 
+# a make target the Makefile has no rule for is a FAIL row naming the
+# skill and the target; the Makefile is read, not run
+copy_demo
+cat >"$T/demo/agents.yaml" <<YAML
+version: 1
+agents:
+  coder:
+    llm: {provider: replay, cassette: "$TOP/examples/demo/cassette.json"}
+  reviewer:
+    llm: {provider: replay, cassette: "$TOP/examples/demo/cassette.json"}
+    skills: [build, test]
+skills:
+  build: {command: make -j 2}
+  test: {command: make check}
+YAML
+run "$BIN/tandem" doctor --repo "$T/demo"
+expect_rc 1 "a missing make target"
+expect_in "$T/out" "skill test             FAIL  \`make check\`: Makefile has no rule for target 'check'; fix skills.test in agents.yaml"
+expect_not_in "$T/out" "target '2'"
+sed -i 's/make check/make test/' "$T/demo/agents.yaml"
+run "$BIN/tandem" doctor --repo "$T/demo"
+expect_rc 0 "the target is there"
+pass "doctor fails a make target the Makefile has no rule for"
+
 printf 'gate: {max_iterations: 0}\n' >"$T/demo/agents.yaml"
 run "$BIN/tandem" doctor --repo "$T/demo"
 expect_rc 1 "bad config"

@@ -29,6 +29,28 @@ expect_in "$dir/journal.jsonl" '"type":"escalation"'
 expect_not_in "$dir/journal.jsonl" '"type":"finish"'
 pass "queue: the session waits on disk and says how to answer (exit 3)"
 
+# a session another tandem holds (its lock taken) cannot be answered:
+# exit 2, as for any session that does not wait, naming the holder
+mkfifo "$T/hold"
+flock "$dir/lock" cat "$T/hold" >/dev/null &
+holder=$!
+i=0
+while flock -n "$dir/lock" true; do
+    i=$((i + 1))
+    [ $i -gt 1000 ] && fail "the lock was not taken"
+    sleep 0.01
+done
+for answer in approve "reject -m no" "guide -m x" budget resume; do
+    run "$BIN/tandem" $answer --repo "$T/demo" "$id"
+    expect_rc 2 "$answer of a session another tandem holds"
+    expect_in "$T/err" "session $id is being worked on by another tandem"
+    expect_in "$T/err" "tandem watch $id"
+done
+echo >"$T/hold"
+wait $holder
+expect_not_in "$dir/journal.jsonl" '"kind":"approve"'
+pass "answering a session another tandem holds is exit 2"
+
 # approve by a unique prefix of the id: attempt 1's diff becomes final
 run "$BIN/tandem" approve --repo "$T/demo" "$(echo "$id" | cut -c1-17)"
 expect_rc 0 "approved by a person"

@@ -96,7 +96,7 @@ static void accepted_options_come_back_by_id(void **state)
     tnd_cli cli;
 
     (void)state;
-    tnd_cli_start(&cli, "sessions prune", usage, accepts, false, 8, argv);
+    tnd_cli_start(&cli, "sessions prune", usage, accepts, 8, argv);
     assert_int_equal(tnd_cli_next(&cli), TND_OPT_REPO);
     assert_string_equal(optarg, "r");
     assert_int_equal(tnd_cli_next(&cli), TND_OPT_DRY_RUN);
@@ -108,13 +108,98 @@ static void accepted_options_come_back_by_id(void **state)
     assert_int_equal(optind, 6);
     assert_string_equal(argv[optind], "x");
     assert_string_equal(argv[optind + 1], "y");
+}
 
-    /* in order: the options end at the first operand */
-    argv = args("--dry-run", "fix", "-v", NULL);
-    tnd_cli_start(&cli, "sessions prune", usage, accepts, true, 4, argv);
+/* The operands of a parse, from optind, joined by '|'. */
+static const char *operands(char **argv, int argc)
+{
+    static char joined[256];
+
+    joined[0] = '\0';
+    for (int i = optind; i < argc; i++) {
+        if (i > optind)
+            strcat(joined, "|");
+        strcat(joined, argv[i]);
+    }
+    return joined;
+}
+
+static void options_after_the_task_are_honoured(void **state)
+{
+    /* `tandem run "make the failing test pass" --repo demo1 -q` */
+    char **argv = args("make", "it", "pass", "--repo", "demo1", "-v", NULL);
+    tnd_cli cli;
+
+    (void)state;
+    tnd_cli_start(&cli, "sessions prune", usage, accepts, 7, argv);
+    assert_int_equal(tnd_cli_next(&cli), TND_OPT_REPO);
+    assert_string_equal(optarg, "demo1");
+    assert_int_equal(tnd_cli_next(&cli), TND_OPT_VERBOSE);
+    assert_int_equal(tnd_cli_next(&cli), 0);
+    assert_string_equal(operands(argv, 7), "make|it|pass");
+
+    /* between the words too; the words keep their order */
+    argv = args("a", "-v", "b", "--dry-run", "c", NULL);
+    tnd_cli_start(&cli, "sessions prune", usage, accepts, 6, argv);
+    assert_int_equal(tnd_cli_next(&cli), TND_OPT_VERBOSE);
     assert_int_equal(tnd_cli_next(&cli), TND_OPT_DRY_RUN);
     assert_int_equal(tnd_cli_next(&cli), 0);
-    assert_string_equal(argv[optind], "fix");
+    assert_string_equal(operands(argv, 6), "a|b|c");
+
+    /* whatever POSIXLY_CORRECT says */
+    setenv("POSIXLY_CORRECT", "1", 1);
+    argv = args("a", "-v", NULL);
+    tnd_cli_start(&cli, "sessions prune", usage, accepts, 3, argv);
+    assert_int_equal(tnd_cli_next(&cli), TND_OPT_VERBOSE);
+    assert_int_equal(tnd_cli_next(&cli), 0);
+    assert_string_equal(operands(argv, 3), "a");
+    unsetenv("POSIXLY_CORRECT");
+}
+
+static void double_dash_ends_the_options(void **state)
+{
+    /* a word that starts with '-' goes after "--", in its place */
+    char **argv = args("fix", "-v", "--", "-v", "--repo", "-", NULL);
+    tnd_cli cli;
+
+    (void)state;
+    tnd_cli_start(&cli, "sessions prune", usage, accepts, 7, argv);
+    assert_int_equal(tnd_cli_next(&cli), TND_OPT_VERBOSE);
+    assert_int_equal(tnd_cli_next(&cli), 0);
+    assert_string_equal(operands(argv, 7), "fix|-v|--repo|-");
+
+    /* "--" as an option's value is the value */
+    argv = args("--repo", "--", "x", NULL);
+    tnd_cli_start(&cli, "sessions prune", usage, accepts, 4, argv);
+    assert_int_equal(tnd_cli_next(&cli), TND_OPT_REPO);
+    assert_string_equal(optarg, "--");
+    assert_int_equal(tnd_cli_next(&cli), 0);
+    assert_string_equal(operands(argv, 4), "x");
+
+    /* nothing but "--" */
+    argv = args("--", NULL);
+    tnd_cli_start(&cli, "sessions prune", usage, accepts, 2, argv);
+    assert_int_equal(tnd_cli_next(&cli), 0);
+    assert_int_equal(optind, 2);
+}
+
+static void a_dash_word_after_the_task_is_told_how(void **state)
+{
+    char **argv = args("fix", "off", "by", "-1", NULL);
+    tnd_cli cli;
+    char *told;
+
+    (void)state;
+    capture();
+    tnd_cli_start(&cli, "sessions prune", usage, accepts, 5, argv);
+    assert_int_equal(tnd_cli_next(&cli), -1);
+    told = captured();
+    assert_int_equal(cli.status, TND_EXIT_USAGE);
+    assert_string_equal(told, "tandem sessions prune: unknown option '-1'; "
+                              "if it is a word, not an option, put -- "
+                              "before it\n"
+                              "try 'tandem sessions prune --help'\n");
+    free(told);
 }
 
 static void help_is_every_commands(void **state)
@@ -124,13 +209,13 @@ static void help_is_every_commands(void **state)
 
     (void)state;
     usages = 0;
-    tnd_cli_start(&cli, "sessions prune", usage, accepts, false, 3, argv);
+    tnd_cli_start(&cli, "sessions prune", usage, accepts, 3, argv);
     assert_int_equal(tnd_cli_next(&cli), TND_OPT_DRY_RUN);
     assert_int_equal(tnd_cli_next(&cli), -1);
     assert_int_equal(cli.status, TND_EXIT_OK);
     assert_int_equal(usages, 1);
     argv = args("-h", NULL);
-    tnd_cli_start(&cli, "sessions prune", usage, accepts, false, 2, argv);
+    tnd_cli_start(&cli, "sessions prune", usage, accepts, 2, argv);
     assert_int_equal(tnd_cli_next(&cli), -1);
     assert_int_equal(usages, 2);
 }
@@ -160,7 +245,7 @@ static void what_a_command_does_not_take_is_told(void **state)
         tnd_cli cli;
         char *told;
         capture();
-        tnd_cli_start(&cli, "sessions prune", usage, accepts, false, 2, argv);
+        tnd_cli_start(&cli, "sessions prune", usage, accepts, 2, argv);
         assert_int_equal(tnd_cli_next(&cli), -1);
         told = captured();
         assert_int_equal(cli.status, TND_EXIT_USAGE);
@@ -176,7 +261,7 @@ static void errors_point_at_the_help(void **state)
     char *told;
 
     (void)state;
-    tnd_cli_start(&cli, "show", usage, accepts, false, 2, argv);
+    tnd_cli_start(&cli, "show", usage, accepts, 2, argv);
     capture();
     assert_int_equal(tnd_cli_error(&cli, "unexpected argument '%s'", "x"),
                      TND_EXIT_USAGE);
@@ -190,6 +275,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(accepted_options_come_back_by_id),
+        cmocka_unit_test(options_after_the_task_are_honoured),
+        cmocka_unit_test(double_dash_ends_the_options),
+        cmocka_unit_test(a_dash_word_after_the_task_is_told_how),
         cmocka_unit_test(help_is_every_commands),
         cmocka_unit_test(what_a_command_does_not_take_is_told),
         cmocka_unit_test(errors_point_at_the_help),

@@ -1427,8 +1427,11 @@ static void override_rejects_bad_specs_and_changes_nothing(void **state)
          "--llm gemini:pro: unknown provider 'gemini' (known: replay, "
          "openai, anthropic, ollama, command)"},
         {"", NULL,
-         "--llm : unknown provider '' (known: replay, openai, anthropic, "
-         "ollama, command)"},
+         "--llm : give PROVIDER:MODEL, e.g. openai:gpt-4o-mini (providers: "
+         "replay, openai, anthropic, ollama, command)"},
+        {"gpt-4o-mini", NULL,
+         "--llm gpt-4o-mini: give PROVIDER:MODEL, e.g. openai:gpt-4o-mini "
+         "(providers: replay, openai, anthropic, ollama, command)"},
         {":gpt-x", NULL,
          "--llm :gpt-x: unknown provider '' (known: replay, openai, "
          "anthropic, ollama, command)"},

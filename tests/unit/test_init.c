@@ -306,6 +306,37 @@ static const row rows[] = {
      NULL},
 };
 
+static void make_targets_are_read_from_rule_lines(void **state)
+{
+    char **targets = NULL;
+    const char *name = NULL;
+    bool sure = false;
+
+    (void)state;
+    assert_int_equal(tnd_init_make_targets(&targets, &name, &sure, repo),
+                     TND_ENOTFOUND);
+    assert_null(targets);
+    put("Makefile", "CC := cc\nall: x\n\tcc x.c\ncheck test: all\n"
+                    "x.o: VAR = 1\n");
+    assert_int_equal(tnd_init_make_targets(&targets, &name, &sure, repo), 0);
+    assert_string_equal(name, "Makefile");
+    assert_true(sure);
+    assert_true(tnd_str_list_has((const char *const *)targets, "check"));
+    assert_true(tnd_str_list_has((const char *const *)targets, "test"));
+    assert_true(tnd_str_list_has((const char *const *)targets, "all"));
+    assert_false(tnd_str_list_has((const char *const *)targets, "CC"));
+    tnd_str_list_free(&targets);
+    /* an include, or a target of a variable, may name more */
+    put("Makefile", "include rules.mk\nall:\n");
+    assert_int_equal(tnd_init_make_targets(&targets, &name, &sure, repo), 0);
+    assert_false(sure);
+    tnd_str_list_free(&targets);
+    put("Makefile", "$(PROGS): x\n");
+    assert_int_equal(tnd_init_make_targets(&targets, &name, &sure, repo), 0);
+    assert_false(sure);
+    tnd_str_list_free(&targets);
+}
+
 static void each_build_system_is_guessed(void **state)
 {
     (void)state;
@@ -449,6 +480,8 @@ static void a_repository_that_is_no_directory_is_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(make_targets_are_read_from_rule_lines,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(each_build_system_is_guessed, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(every_system_found_is_listed_in_order,

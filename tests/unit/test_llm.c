@@ -182,6 +182,46 @@ static void configured_headers_are_found_in_any_case(void **state)
     assert_false(tnd_llm_header_set(NULL, "Accept"));
 }
 
+static void a_missing_key_is_found_before_a_call(void **state)
+{
+    char *auth[] = {(char *)"authorization: Bearer k", NULL};
+    tnd_llm_config cfg;
+
+    (void)state;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.provider = TND_PROVIDER_OPENAI;
+    cfg.base_url = (char *)"";
+    cfg.api_key_env = (char *)"TND_TEST_LLM_KEY";
+    unsetenv("TND_TEST_LLM_KEY");
+    assert_string_equal(tnd_llm_key_missing(&cfg), "TND_TEST_LLM_KEY");
+    /* the provider's own URL written out, with a slash: the same */
+    cfg.base_url = (char *)"https://api.openai.com/v1/";
+    assert_string_equal(tnd_llm_key_missing(&cfg), "TND_TEST_LLM_KEY");
+    setenv("TND_TEST_LLM_KEY", "", 1); /* empty is not set */
+    assert_string_equal(tnd_llm_key_missing(&cfg), "TND_TEST_LLM_KEY");
+    setenv("TND_TEST_LLM_KEY", "sk-x", 1);
+    assert_null(tnd_llm_key_missing(&cfg));
+    unsetenv("TND_TEST_LLM_KEY");
+    /* a key in a configured header */
+    cfg.headers = auth;
+    assert_null(tnd_llm_key_missing(&cfg));
+    cfg.headers = NULL;
+    /* a server of one's own may need no key */
+    cfg.base_url = (char *)"http://127.0.0.1:8080/v1";
+    assert_null(tnd_llm_key_missing(&cfg));
+    /* providers without a key */
+    cfg.base_url = (char *)"";
+    cfg.api_key_env = (char *)"";
+    cfg.provider = TND_PROVIDER_OLLAMA;
+    assert_null(tnd_llm_key_missing(&cfg));
+    cfg.provider = TND_PROVIDER_REPLAY;
+    assert_null(tnd_llm_key_missing(&cfg));
+    /* anthropic's own */
+    cfg.provider = TND_PROVIDER_ANTHROPIC;
+    unsetenv("ANTHROPIC_API_KEY");
+    assert_string_equal(tnd_llm_key_missing(&cfg), "ANTHROPIC_API_KEY");
+}
+
 static void estimate_is_about_four_bytes_a_token(void **state)
 {
     (void)state;
@@ -770,6 +810,7 @@ int main(void)
         cmocka_unit_test(unknown_provider_is_refused),
         cmocka_unit_test(provider_defaults),
         cmocka_unit_test(configured_headers_are_found_in_any_case),
+        cmocka_unit_test(a_missing_key_is_found_before_a_call),
         cmocka_unit_test(estimate_is_about_four_bytes_a_token),
         cmocka_unit_test(recorder_appends_one_line_per_answer),
         cmocka_unit_test(two_recorders_share_one_file),

@@ -1,0 +1,62 @@
+#!/bin/sh
+# Checks before paying, before anything starts: a run on the built-in
+# defaults says so; a provider's own API with no key set is exit 2 with
+# no session; a server that cannot be reached says where to look.
+. "$(dirname "$0")/lib.sh"
+
+# no agents.yaml, no --config, no key: the defaults are named, then the
+# key, and nothing starts (no session, no agents)
+mkdir -p "$T/bare"
+run env -u OPENAI_API_KEY -u TANDEM_LLM -u TANDEM_BASE_URL \
+    "$BIN/tandem" run "fix it" --repo "$T/bare"
+expect_rc 2 "the default OpenAI URL without a key"
+expect_in "$T/err" "no $T/bare/agents.yaml and no --config: using the built-in defaults"
+expect_in "$T/err" "tandem init"
+expect_in "$T/err" "needs an API key, and OPENAI_API_KEY is not set"
+expect_in "$T/err" "--llm PROVIDER:MODEL (and --base-url URL"
+[ ! -e "$T/bare/.tandem" ] || fail "a session was made before the key was checked"
+[ ! -s "$T/out" ] || fail "stdout is not empty"
+pass "built-in defaults are said; no key on the provider's own URL is exit 2, no session"
+
+# the configured api_key_env is the one named; anthropic the same
+copy_demo
+cat >"$T/demo/agents.yaml" <<'YAML'
+version: 1
+agents:
+  coder:
+    llm: {provider: openai, model: m, api_key_env: TANDEM_TEST_KEY}
+  reviewer:
+    llm: {provider: anthropic, model: m}
+    skills: []
+YAML
+run env -u TANDEM_TEST_KEY -u ANTHROPIC_API_KEY -u TANDEM_LLM \
+    "$BIN/tandem" run "x" --repo "$T/demo"
+expect_rc 2 "the configured key variable unset"
+expect_in "$T/err" "the coder's model (openai m at https://api.openai.com/v1) needs an API key, and TANDEM_TEST_KEY is not set"
+expect_not_in "$T/err" "built-in defaults"
+run env -u ANTHROPIC_API_KEY -u TANDEM_LLM TANDEM_TEST_KEY=sk-x \
+    "$BIN/tandem" run "x" --repo "$T/demo"
+expect_rc 2 "anthropic without its key"
+expect_in "$T/err" "the reviewer's model (anthropic m at https://api.anthropic.com) needs an API key, and ANTHROPIC_API_KEY is not set"
+[ ! -e "$T/demo/.tandem" ] || fail "a session was made before the key was checked"
+pass "the configured api_key_env, and anthropic's key, are checked"
+
+# a server of one's own at another URL may need no key: it starts, and a
+# server that is not there ends with where to look
+cat >"$T/demo/agents.yaml" <<'YAML'
+version: 1
+agents:
+  coder:
+    llm: {provider: openai, model: m, base_url: "http://127.0.0.1:9/v1", max_retries: 0}
+  reviewer:
+    llm: {provider: openai, model: m, base_url: "http://127.0.0.1:9/v1", max_retries: 0}
+    skills: [build]
+skills:
+  build: {command: make, timeout_s: 60}
+YAML
+run env -u OPENAI_API_KEY -u TANDEM_LLM \
+    "$BIN/tandem" run "x" --repo "$T/demo"
+expect_rc 1 "a server that cannot be reached"
+expect_in "$T/err" "Couldn't connect to server"
+expect_in "$T/err" "; check --base-url, or run \`tandem doctor\`"
+pass "a custom base URL needs no key; connection refused says check --base-url or doctor"
