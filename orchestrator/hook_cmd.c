@@ -110,7 +110,7 @@ static int parse(hook_args *a, bool install, int argc, char **argv)
     a->repo = ".";
     tnd_cli_start(&cli, install ? "hook install" : "hook uninstall",
                   install ? install_usage : uninstall_usage,
-                  install ? install_opts : uninstall_opts, false, argc, argv);
+                  install ? install_opts : uninstall_opts, argc, argv);
     while ((c = tnd_cli_next(&cli)) > 0) {
         if (c == TND_OPT_REPO)
             a->repo = optarg;

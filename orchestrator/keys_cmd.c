@@ -40,7 +40,7 @@ int tnd_keys_cmd(const char *name, int argc, char **argv)
     tnd_cli cli;
     int c, rc;
 
-    tnd_cli_start(&cli, name, tnd_keys_cmd_usage, accepts, false, argc, argv);
+    tnd_cli_start(&cli, name, tnd_keys_cmd_usage, accepts, argc, argv);
     while ((c = tnd_cli_next(&cli)) > 0) {
         if (c == TND_OPT_OUT)
             out = optarg;
