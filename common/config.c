@@ -30,7 +30,7 @@
 #define PROVIDER_CHOICES "replay|openai|anthropic|ollama|command"
 
 /* The fields whose values are tandem's own types (see below). */
-static tnd_yw_set_fn set_command, set_models;
+static tnd_yw_set_fn set_command, set_models, set_sandbox;
 
 static const tnd_yw_field llm_fields[] = {
     {"provider", TND_YW_STRING, OFF(tnd_llm_config, provider), 0, 0,
@@ -172,6 +172,10 @@ static const tnd_yw_field skill_fields[] = {
      NULL},
     {"limits", TND_YW_SECTION, OFF(tnd_skill_config, limits), 0, 0, NULL,
      limits_fields, NULL},
+    {"sandbox", TND_YW_CUSTOM, OFF(tnd_skill_config, sandbox), 0, 0, NULL, NULL,
+     set_sandbox},
+    {"network", TND_YW_BOOL, OFF(tnd_skill_config, network), 0, 0, NULL, NULL,
+     NULL},
     {"forbid", TND_YW_NAMES, OFF(tnd_skill_config, forbid), 0, 0, NULL, NULL,
      NULL},
     {"max_changed_lines", TND_YW_INT, OFF(tnd_skill_config, max_changed_lines),
@@ -294,6 +298,10 @@ static void skill_defaults(tnd_skill_config *s, const char *name,
     s->timeout_s = 600;
     s->output_cap = 64 * 1024;
     s->builtin = tnd_xstrdup("");
+    s->limits.cpu_s = TND_SKILL_LIMIT_CPU_S;
+    s->limits.memory_bytes = (size_t)TND_SKILL_LIMIT_MEMORY_MB << 20;
+    s->limits.file_bytes = (size_t)TND_SKILL_LIMIT_FILE_MB << 20;
+    s->limits.processes = TND_SKILL_LIMIT_PROCESSES;
     s->paths = tnd_xcalloc(1, sizeof(char *));
     s->forbid = tnd_xcalloc(1, sizeof(char *));
     s->max_file_bytes = 1024 * 1024;
@@ -456,6 +464,37 @@ static void set_command(tnd_yw *w, const tnd_yw_field *f, const char *path,
                   path);
 }
 
+const char *tnd_sandbox_mode_name(tnd_sandbox_mode s)
+{
+    return s == TND_SANDBOX_BWRAP  ? "bwrap"
+           : s == TND_SANDBOX_NONE ? "none"
+                                   : "?";
+}
+
+/* sandbox: bwrap | none, parsed once into the enum. */
+static void set_sandbox(tnd_yw *w, const tnd_yw_field *f, const char *path,
+                        const yaml_node_t *v, char *base)
+{
+    tnd_sandbox_mode *out = (tnd_sandbox_mode *)(base + f->offset);
+    const char *s = v->type == YAML_SCALAR_NODE ? tnd_yw_scalar(v) : NULL;
+    char *shown;
+
+    if (s && strcmp(s, "bwrap") == 0) {
+        *out = TND_SANDBOX_BWRAP;
+        return;
+    }
+    if (s && strcmp(s, "none") == 0) {
+        *out = TND_SANDBOX_NONE;
+        return;
+    }
+    shown = tnd_yw_quoted(v);
+    tnd_yw_report(w, v,
+                  "%s must be bwrap (run in a bubblewrap sandbox) or none "
+                  "(run unsandboxed); got %s",
+                  path, shown);
+    free(shown);
+}
+
 /* models: [ {provider, model, ...}, ... ]: one llm section per reviewer
  * quorum member, each starting from the built-in defaults. It sets
  * nmodels too, so it fills the whole agent, not only f's member. */
@@ -539,6 +578,8 @@ static void check_skill(tnd_yw *w, const tnd_skill_config *s, const char *path,
     static const char *const git_keys[] = {"forbid", "max_changed_lines",
                                            "max_file_kb", NULL};
     static const char *const docs_keys[] = {"public", "docs", NULL};
+    static const char *const command_keys[] = {"limits", "sandbox", "network",
+                                               NULL};
     static const char *const globs[] = {"paths", "forbid", "public", "docs",
                                         NULL};
     const yaml_node_t *k;
@@ -559,12 +600,12 @@ static void check_skill(tnd_yw *w, const tnd_skill_config *s, const char *path,
                       "%s: builtin: %s runs inside the reviewer and takes no "
                       "command (keep one of the two)",
                       path, s->builtin);
-    if (*s->builtin && (k = tnd_yw_key_node(w, map, "limits")))
-        tnd_yw_report(
-            w, k,
-            "%s.limits applies to commands; builtin: %s runs inside the "
-            "reviewer",
-            path, s->builtin);
+    for (int i = 0; command_keys[i]; i++)
+        if (*s->builtin && (k = tnd_yw_key_node(w, map, command_keys[i])))
+            tnd_yw_report(w, k,
+                          "%s.%s applies to commands; builtin: %s runs "
+                          "inside the reviewer",
+                          path, command_keys[i], s->builtin);
     for (int i = 0; git_keys[i]; i++)
         if (strcmp(s->builtin, "git") &&
             (k = tnd_yw_key_node(w, map, git_keys[i])))
