@@ -12,6 +12,7 @@
 
 static const char *const skill_statuses[] = {"pass", "fail", "timeout", "error",
                                              "skipped"};
+static const char *const isolations[] = {"", "bwrap", "none", "unavailable"};
 static const char *const verdicts[] = {"?", "approve", "revise"};
 static const char *const severities[] = {"?", "minor", "major", "critical"};
 static const char *const issue_types[] = {
@@ -29,6 +30,11 @@ const char *tnd_criterion_name(tnd_criterion_kind k)
 const char *tnd_skill_status_name(tnd_skill_status s)
 {
     return s <= TND_SKILL_SKIPPED ? skill_statuses[s] : "?";
+}
+
+const char *tnd_isolation_name(tnd_isolation i)
+{
+    return i <= TND_ISOLATION_UNAVAILABLE ? isolations[i] : "?";
 }
 
 const char *tnd_verdict_name(tnd_verdict v)
@@ -436,6 +442,12 @@ json_object *tnd_skill_result_to_json(const tnd_skill_result *s,
     json_object_object_add(j, "exit_code", json_object_new_int(s->exit_code));
     json_object_object_add(j, "duration_ms",
                            json_object_new_int64(s->duration_ms));
+    if (s->sandbox != TND_ISOLATION_UNSAID)
+        json_object_object_add(
+            j, "sandbox",
+            json_object_new_string(tnd_isolation_name(s->sandbox)));
+    if (s->ended)
+        json_object_object_add(j, "ended", json_object_new_string(s->ended));
     if (form == TND_SKILL_JSON_FULL) {
         json_object_object_add(
             j, "command", json_object_new_string(s->command ? s->command : ""));
@@ -472,7 +484,7 @@ char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out)
 
 static int skill_from_json(tnd_skill_result *s, json_object *j)
 {
-    int status = 0;
+    int status = 0, sandbox = TND_ISOLATION_UNSAID;
     long code = 0;
 
     if (tnd_json_get_str(&s->name, j, "name", 64, TND_JSON_REQUIRED) < 0 ||
@@ -487,8 +499,14 @@ static int skill_from_json(tnd_skill_result *s, json_object *j)
                          TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_str(&s->output, j, "output", TND_BODY_MAX_OUTPUT,
                          TND_JSON_OPTIONAL) < 0 ||
+        (json_object_object_get_ex(j, "sandbox", NULL) &&
+         enum_field(&sandbox, j, "sandbox", isolations, 1, 4,
+                    "bwrap, none, unavailable") < 0) ||
+        tnd_json_get_str(&s->ended, j, "ended", TND_AUDIT_MAX_ENDED,
+                         TND_JSON_OPTIONAL) < 0 ||
         evidence_from_json(s, j) < 0)
         return -1;
+    s->sandbox = (tnd_isolation)sandbox;
     s->status = (tnd_skill_status)status;
     s->exit_code = (int)code;
     if (!s->command)
@@ -561,6 +579,7 @@ void tnd_skill_result_clear(tnd_skill_result *r)
     free(r->name);
     free(r->command);
     free(r->output);
+    free(r->ended);
     memset(r, 0, sizeof(*r));
 }
 
