@@ -25,7 +25,9 @@ static void skills_line(tnd_buf *b, const tnd_audit_reply *a)
                        s->status == TND_SKILL_PASS      ? "pass"
                        : s->status == TND_SKILL_SKIPPED ? "skipped"
                                                         : "FAIL");
-        if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
+        if (s->ended)
+            tnd_buf_printf(b, " (%s)", s->ended);
+        else if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
             tnd_buf_printf(b, " (exit %d)", s->exit_code);
         else if (s->status != TND_SKILL_PASS && s->status != TND_SKILL_SKIPPED)
             tnd_buf_printf(b, " (%s)", tnd_skill_status_name(s->status));
@@ -500,13 +502,50 @@ static void cause_line(tnd_buf *b, const char *text, size_t max)
     tnd_buf_append(b, start, (size_t)(end - start));
 }
 
+/* The skills of base that did not run because they want a sandbox and
+ * the reviewer's host has none, with the reason (the first line of the
+ * first one's output: they share it) and the fix, after sep. */
+static void no_sandbox(tnd_buf *b, const tnd_audit_reply *base, const char *sep)
+{
+    const tnd_skill_result *first = NULL;
+    size_t n = 0;
+
+    tnd_buf_puts(b, sep);
+    for (size_t i = 0; i < base->nskills; i++)
+        if (base->skills[i].sandbox == TND_ISOLATION_UNAVAILABLE) {
+            if (!first)
+                first = &base->skills[i];
+            n++;
+        }
+    tnd_buf_printf(b, "skill%s ", n == 1 ? "" : "s");
+    for (size_t i = 0, k = 0; i < base->nskills; i++)
+        if (base->skills[i].sandbox == TND_ISOLATION_UNAVAILABLE)
+            tnd_buf_printf(b, "%s%s", k++ ? ", " : "", base->skills[i].name);
+    tnd_buf_printf(b,
+                   " cannot run: %s sandboxed (the default), and on the "
+                   "reviewer's host ",
+                   n == 1 ? "it runs" : "they run");
+    tnd_buf_append(b, first->output, strcspn(first->output, "\n"));
+    tnd_buf_puts(b, "\n  fix: install bubblewrap (Debian: apt-get install "
+                    "bubblewrap) where user namespaces are allowed, or run "
+                    "unsandboxed with ");
+    for (size_t i = 0, k = 0; i < base->nskills; i++)
+        if (base->skills[i].sandbox == TND_ISOLATION_UNAVAILABLE)
+            tnd_buf_printf(b, "%sskills.%s.sandbox: none", k++ ? ", " : "",
+                           base->skills[i].name);
+    tnd_buf_puts(b, " in agents.yaml");
+}
+
 /* A skill that cannot run on the unmodified tree can never pass: a
  * required one is a configuration mistake, stopped before any model is
- * paid; an advisory one is a warning. */
+ * paid; an advisory one is a warning. A skill that wants a sandbox the
+ * host cannot make stops the run whether required or not: no skill runs
+ * unsandboxed unless the config says so, and the fix is the host's or
+ * the config's, never the coder's. */
 static int check_runnable(run *r, const tnd_audit_reply *base)
 {
     tnd_buf why;
-    size_t bad = 0;
+    size_t bad = 0, unboxed = 0;
     int rc = 0;
 
     tnd_buf_init(&why, 16 * 1024);
@@ -515,6 +554,10 @@ static int check_runnable(run *r, const tnd_audit_reply *base)
         const char *cause = tnd_review_cannot_run(s);
         if (!cause)
             continue;
+        if (s->sandbox == TND_ISOLATION_UNAVAILABLE) {
+            unboxed++;
+            continue;
+        }
         if (!required(r, s)) {
             tnd_loop_say(r,
                          "baseline: advisory skill %s cannot run (%s); "
@@ -529,11 +572,14 @@ static int check_runnable(run *r, const tnd_audit_reply *base)
         cause_line(&why, s->output, 300);
         tnd_buf_printf(&why, "\n  fix skills.%s in agents.yaml", s->name);
     }
+    if (unboxed)
+        no_sandbox(&why, base, bad++ ? "\n" : "");
     if (bad)
         rc = tnd_error_config("%s\nno change could pass %s, so no model was "
                               "asked (tandem doctor checks a configuration)",
                               tnd_buf_str(&why),
-                              bad == 1 ? "this check" : "these checks");
+                              bad == 1 && unboxed <= 1 ? "this check"
+                                                       : "these checks");
     tnd_buf_free(&why);
     return rc;
 }

@@ -76,12 +76,15 @@ void tnd_report_outcome(tnd_report *self, const char *status,
                         const char *final_diff, const char *last_diff,
                         int64_t elapsed_ms);
 
-/* report.json's text, pretty, with registered secrets redacted. Caller
- * frees. */
+/* report.json's text, pretty, with registered secrets redacted; its
+ * "unsandboxed_skills" lists the skills that ran with sandbox: none, in
+ * the baseline or an attempt. Caller frees. */
 char *tnd_report_json(const tnd_report *self);
 
 /* "approved after 2 iterations · 4 LLM calls · 3,837 tokens (3,330
- * prompt + 507 completion) · 0.4s". Caller frees. */
+ * prompt + 507 completion) · 0.4s", and a second line when skills ran
+ * unsandboxed ("unsandboxed: skills build, test ran with sandbox: none,
+ * ..."). Caller frees. */
 char *tnd_report_summary(const tnd_report *self);
 
 #endif

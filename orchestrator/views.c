@@ -59,7 +59,9 @@ static void checks_md(tnd_buf *b, json_object *reply)
         const char *status = tnd_json_str_or(s, "status", NULL);
         tnd_buf_printf(b, "%s %s %s", i ? "," : "",
                        tnd_json_str_or(s, "name", NULL), status ? status : "?");
-        if (status && strcmp(status, "fail") == 0)
+        if (tnd_json_str_or(s, "ended", NULL))
+            tnd_buf_printf(b, " (%s)", tnd_json_str_or(s, "ended", NULL));
+        else if (status && strcmp(status, "fail") == 0)
             tnd_buf_printf(b, " (exit %ld)",
                            tnd_json_int_or(s, "exit_code", 0));
     }
