@@ -230,6 +230,28 @@ expect_in "$T/err" "so no model was asked"
 if grep -q '"method":"POST"' "$FAKE_LOG"; then fail "a model was asked"; fi
 pass "without a working bwrap, skills do not run: exit 2 naming the fix, no model asked"
 
+# without a baseline (tandem review, gate.baseline: false) the local
+# reviewers' host is asked before any model is
+cat >"$T/half.diff" <<'DIFF'
+diff --git a/stats.c b/stats.c
+--- a/stats.c
++++ b/stats.c
+@@ -8,5 +8,5 @@
+         return 0.0;
+     for (size_t i = 0; i < count; i++)
+         sum += values[i];
+-    return sum / count;
++    return (double)(sum / (long)count);
+ }
+DIFF
+TANDEM_BWRAP=$T/no-such-bwrap TANDEM_TIMEOUT=60 run tandem review \
+    --repo "$T/demo" --diff "$T/half.diff" "make the failing test pass"
+expect_rc 2 "tandem review without bwrap"
+expect_in "$T/err" "skills build, test cannot run: they run sandboxed (the default), and on this host bubblewrap (bwrap) is not installed"
+expect_in "$T/err" "no model was asked"
+if grep -q '"method":"POST"' "$FAKE_LOG"; then fail "a model was asked"; fi
+pass "tandem review without a working bwrap: exit 2 before any model call"
+
 TANDEM_BWRAP=$T/no-such-bwrap run "$BIN/tandem" doctor --repo "$T/demo"
 expect_rc 1 "doctor without bwrap"
 expect_in "$T/out" "sandbox                FAIL  bubblewrap (bwrap) is not installed"
