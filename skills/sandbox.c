@@ -111,20 +111,27 @@ static void add3(args *a, const char *opt, const char *x, const char *y)
         add(a, y);
 }
 
-/* A $HOME or $TMPDIR that may get a private tmpfs: absolute, not "/",
- * not above a directory the sandbox needs, not inside /tmp (already
- * private) nor the workspace (writable anyway). */
-static bool privatable(const char *path, const char *workspace)
+/* How a $HOME or $TMPDIR is made private: inside the sandbox's own /tmp
+ * or /var/tmp, an empty directory there; elsewhere a tmpfs of its own,
+ * unless it is "/", relative, above a directory the sandbox needs (a
+ * tmpfs would hide it) or inside the workspace (writable anyway). */
+static void add_private(args *a, const char *path, const char *workspace)
 {
-    if (!path || path[0] != '/' || strcmp(path, "/") == 0)
-        return false;
+    if (!path || path[0] != '/' || strcmp(path, "/") == 0 ||
+        under(path, workspace))
+        return;
+    if (under(path, "/tmp") || under(path, "/var/tmp")) {
+        if (strcmp(path, "/tmp") != 0 && strcmp(path, "/var/tmp") != 0)
+            add3(a, "--dir", path, NULL);
+        return;
+    }
     for (int i = 0; system_paths[i]; i++)
         if (under(system_paths[i], path))
-            return false;
+            return;
     for (int i = 0; own_paths[i]; i++)
         if (under(own_paths[i], path) || under(path, own_paths[i]))
-            return false;
-    return !under(path, workspace);
+            return;
+    add3(a, "--tmpfs", path, NULL);
 }
 
 char **tnd_sandbox_argv(const tnd_sandbox_spec *spec)
@@ -183,11 +190,9 @@ char **tnd_sandbox_argv(const tnd_sandbox_spec *spec)
     if (spec->network && host->lookup("/run/systemd/resolve", target,
                                       sizeof(target)) == TND_SANDBOX_PATH_DIR)
         add3(&a, "--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
-    if (privatable(spec->tmpdir, spec->workspace))
-        add3(&a, "--tmpfs", spec->tmpdir, NULL);
-    if (privatable(spec->home, spec->workspace) &&
-        !(spec->tmpdir && strcmp(spec->home, spec->tmpdir) == 0))
-        add3(&a, "--tmpfs", spec->home, NULL);
+    add_private(&a, spec->tmpdir, spec->workspace);
+    if (!spec->home || !spec->tmpdir || strcmp(spec->home, spec->tmpdir) != 0)
+        add_private(&a, spec->home, spec->workspace);
     add3(&a, "--bind", spec->workspace, spec->workspace);
     add3(&a, "--chdir", spec->workspace, NULL);
     add(&a, "--");

@@ -7,8 +7,8 @@
  * Its filesystem is built from an allowlist: the system's directories
  * (/usr, /bin, /sbin, /lib*, /etc) read-only, a fresh /dev and a /proc of
  * its own pid namespace (no other process is visible), private tmpfs on
- * /tmp, /var/tmp, $TMPDIR and $HOME, and the workspace, the one writable
- * directory of the host, at its own path. Everything else (other homes,
+ * /tmp and /var/tmp, an empty private $TMPDIR and $HOME, and the
+ * workspace, the one writable directory of the host, at its own path. Everything else (other homes,
  * /root, /run, /var, /srv, the repository and its .tandem/, tandem's
  * runtime directory) is absent; /etc's secrets (shadow files, ssh host
  * keys, ssl private keys) are covered.

@@ -168,23 +168,24 @@ static void split_host_with_network(void **state)
         .workspace = "/tmp/tandem-0/S/workspace",
         .argv = ARGV("/bin/sh", "-c", "make && make test"),
         .home = "/root",
-        .tmpdir = NULL,
+        .tmpdir = "/tmp/tandem-0",
         .network = true,
         .host = &fake,
     };
 
     (void)state;
     host_paths = split;
-    assert_argv_is(&spec, HEAD "--cap-drop ALL "
-                               "--ro-bind /usr /usr --ro-bind /bin /bin "
-                               "--ro-bind /sbin /sbin --ro-bind /lib /lib "
-                               "--ro-bind /lib32 /lib32 --ro-bind /etc /etc "
-                               "--dev /dev --proc /proc --tmpfs /tmp "
-                               "--tmpfs /var/tmp --tmpfs /root "
-                               "--bind /tmp/tandem-0/S/workspace "
-                               "/tmp/tandem-0/S/workspace "
-                               "--chdir /tmp/tandem-0/S/workspace "
-                               "-- /bin/sh -c make && make test");
+    assert_argv_is(&spec,
+                   HEAD "--cap-drop ALL "
+                        "--ro-bind /usr /usr --ro-bind /bin /bin "
+                        "--ro-bind /sbin /sbin --ro-bind /lib /lib "
+                        "--ro-bind /lib32 /lib32 --ro-bind /etc /etc "
+                        "--dev /dev --proc /proc --tmpfs /tmp "
+                        "--tmpfs /var/tmp --dir /tmp/tandem-0 --tmpfs /root "
+                        "--bind /tmp/tandem-0/S/workspace "
+                        "/tmp/tandem-0/S/workspace "
+                        "--chdir /tmp/tandem-0/S/workspace "
+                        "-- /bin/sh -c make && make test");
     /* the resolver's directory only when the host has it */
     host_paths = merged;
     {
@@ -192,16 +193,17 @@ static void split_host_with_network(void **state)
         char *line = joined(argv);
         assert_non_null(strstr(line, "--tmpfs /var/tmp --ro-bind "
                                      "/run/systemd/resolve "
-                                     "/run/systemd/resolve --tmpfs /root"));
+                                     "/run/systemd/resolve --dir "
+                                     "/tmp/tandem-0 --tmpfs /root"));
         free(line);
         tnd_str_list_free(&argv);
     }
 }
 
 /* A $HOME or $TMPDIR gets a tmpfs only where one cannot hide what the
- * sandbox needs: not "/", not above a system directory, not inside /tmp
- * (private already) or the workspace, not relative; one that equals the
- * other is mounted once. */
+ * sandbox needs: not "/", not above a system directory, not inside the
+ * workspace, not relative; inside /tmp (private already) an empty
+ * directory; one that equals the other is made once. */
 static void home_and_tmpdir_are_private_where_that_is_safe(void **state)
 {
     static const struct {
@@ -209,7 +211,9 @@ static void home_and_tmpdir_are_private_where_that_is_safe(void **state)
     } cases[] = {
         {"/", "/", "--tmpfs /var/tmp --bind"},
         {"/usr/home", NULL, "--tmpfs /var/tmp --tmpfs /usr/home --bind"},
-        {"/var", "/tmp/x", "--tmpfs /var/tmp --bind"},
+        {"/var", "/tmp/x", "--tmpfs /var/tmp --dir /tmp/x --bind"},
+        {"/tmp/t/home", "/var/tmp",
+         "--tmpfs /var/tmp --dir /tmp/t/home --bind"},
         {"/ws/home", "tmp", "--tmpfs /var/tmp --bind"},
         {"/srv/u", "/srv/u", "--tmpfs /var/tmp --tmpfs /srv/u --bind"},
         {"/srv/u", "/data/tmp",
