@@ -287,13 +287,20 @@ int tnd_cgroup_procs_fd(const tnd_cgroup *self)
 
 bool tnd_cgroup_refused(const tnd_cgroup *self)
 {
+    /* asked every tick a skill runs: a line on the stack, no slurp */
     char *file = tnd_xasprintf("%s/pids.events", self->dir);
-    char *text = slurp(file), *max;
+    char text[256], *max;
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
     bool refused = false;
 
-    if (text && (max = strstr(text, "max ")))
-        refused = strtol(max + 4, NULL, 10) > 0;
-    free(text);
+    if (fd >= 0)
+        close(fd);
+    if (n > 0) {
+        text[n] = '\0';
+        if ((max = strstr(text, "max ")))
+            refused = strtol(max + 4, NULL, 10) > 0;
+    }
     free(file);
     return refused;
 }
