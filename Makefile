@@ -16,7 +16,10 @@
 #                   leaves its input in build/fuzz/crashes/ (fuzz-build:
 #                   the harnesses alone)
 #   make bench      run the benchmarks under bench/ (figures: bench/RESULTS.md)
-#   make install PREFIX=/usr/local
+#   make install    the programs, the man pages tandem(1) and agents.yaml(5),
+#                   bash and zsh completion, the commented example
+#                   agents.yaml and LICENSE under PREFIX (/usr/local), all
+#                   below DESTDIR when it is set (make uninstall: removed)
 #
 # Options: SANITIZE=address,undefined  WERROR=0  CFLAGS=...  V=1
 #          FUZZ_SECONDS=N  FUZZ_TARGETS="mdp body ..."  FUZZ_CC=clang
@@ -24,6 +27,10 @@
 VERSION := 0.1.0
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/tandem
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 SANITIZE ?=
 WERROR ?= 1
 
@@ -211,12 +218,28 @@ $(FAKELLM): $(wildcard tests/fakellm/*.c tests/fakellm/*.h) $(LIB) \
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(ALL_LDFLAGS) $(LIBS)
 
+# Everything make install writes besides the programs (make uninstall
+# removes these).
+DATA_FILES := $(MANDIR)/man1/tandem.1 $(MANDIR)/man5/agents.yaml.5 \
+              $(BASHCOMPDIR)/tandem $(ZSHCOMPDIR)/_tandem \
+              $(DOCDIR)/agents.yaml $(DOCDIR)/LICENSE
+
 install: all
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	  $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR) \
+	  $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(DOCDIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
+	install -m 0644 docs/man/tandem.1 $(DESTDIR)$(MANDIR)/man1/tandem.1
+	install -m 0644 docs/man/agents.yaml.5 \
+	  $(DESTDIR)$(MANDIR)/man5/agents.yaml.5
+	install -m 0644 tools/completion/tandem.bash $(DESTDIR)$(BASHCOMPDIR)/tandem
+	install -m 0644 tools/completion/_tandem $(DESTDIR)$(ZSHCOMPDIR)/_tandem
+	install -m 0644 agents.yaml LICENSE $(DESTDIR)$(DOCDIR)/
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS)))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS))) \
+	  $(addprefix $(DESTDIR),$(DATA_FILES))
+	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 clean:
 	rm -rf build bin

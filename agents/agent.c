@@ -87,6 +87,13 @@ static int job_send(tnd_agent_job *job, const char *kind, const char *body,
     return 0;
 }
 
+char *tnd_agent_fail(const char *task_id, int attempt, size_t *reply_len)
+{
+    tnd_log_error("%s", tnd_error_last());
+    return tnd_error_reply_encode(task_id, attempt, tnd_error_last(),
+                                  reply_len);
+}
+
 /* An error reply to the request in body, echoing its ids (NULL and 1
  * when the request has none to read). Caller frees. */
 static char *error_for(const char *body, size_t len, const char *why,

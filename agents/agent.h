@@ -33,6 +33,11 @@ typedef struct tnd_agent_options {
     void *payload; /* passed to handler */
 } tnd_agent_options;
 
+/* What a handler answers when it cannot do the job: the last error,
+ * logged, as the error reply to task_id's attempt (the reply's length in
+ * *reply_len). Caller frees. */
+char *tnd_agent_fail(const char *task_id, int attempt, size_t *reply_len);
+
 /* Serve requests until SIGTERM or SIGINT. Returns 0 after a clean stop,
  * -1 when the socket could not be set up (error set). */
 int tnd_agent_run(const tnd_agent_options *opts);

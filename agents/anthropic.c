@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agents/apierror.h"
+#include "agents/endpoint.h"
 #include "agents/http.h"
 #include "agents/stream.h"
 #include "common/buf.h"
@@ -20,21 +20,8 @@
 #include "common/xalloc.h"
 #include "proto/json.h"
 
-#define MAX_HEADERS 40
-
-typedef struct anthropic {
-    tnd_http *http;
-    char *url;
-    char *model;
-    char *key_env;
-    char *key_header; /* "x-api-key: KEY" or NULL */
-    char *not_found;  /* what a 404 asks the user to check */
-    char **extra;     /* copies of the config's headers */
-    const char *headers[MAX_HEADERS + 1]; /* ours, then extra; NULL-ended */
-    double temperature;
-    int max_tokens;
-    bool stream;
-} anthropic;
+/* Everything the backend keeps is what every HTTP backend keeps. */
+typedef tnd_endpoint anthropic;
 
 /* One attempt's reading of the answer. */
 typedef struct reading {
@@ -51,82 +38,38 @@ typedef struct reading {
     int error; /* why the chunk callback stopped the transfer */
 } reading;
 
-static void anthropic_close(void *state)
-{
-    anthropic *a = state;
-
-    if (!a)
-        return;
-    tnd_http_destroy(&a->http);
-    free(a->url);
-    free(a->model);
-    free(a->key_env);
-    free(a->not_found);
-    tnd_str_free_secret(&a->key_header);
-    tnd_str_list_free(&a->extra);
-    free(a);
-}
-
 static void *anthropic_open(const tnd_llm_config *cfg)
 {
-    anthropic *a = tnd_xcalloc(1, sizeof(*a));
-    const char *key;
-    size_t nh = 0, i = 0;
-
-    a->url = tnd_llm_url(cfg, "/v1/messages");
-    a->model = tnd_xstrdup(cfg->model);
-    a->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
-    a->not_found = tnd_xasprintf(
+    static const char *const own[] = {
+        "content-type: application/json",
+        "anthropic-version: " TND_ANTHROPIC_VERSION, NULL};
+    char *not_found = tnd_xasprintf(
         "check the model name '%s' and the base URL (Anthropic's base has "
         "no /v1: tandem adds /v1/messages, e.g. https://api.anthropic.com)",
         cfg->model);
-    a->temperature = cfg->temperature;
-    a->max_tokens = cfg->max_tokens > 0 ? cfg->max_tokens : 4096;
-    a->stream = cfg->stream;
-    key = *a->key_env ? getenv(a->key_env) : NULL;
-    if (key && *key) {
-        tnd_log_secret(key);
-        a->key_header = tnd_xasprintf("x-api-key: %s", key);
-    }
-    if (!tnd_llm_header_set(cfg->headers, "content-type"))
-        a->headers[i++] = "content-type: application/json";
-    if (!tnd_llm_header_set(cfg->headers, "anthropic-version"))
-        a->headers[i++] = "anthropic-version: " TND_ANTHROPIC_VERSION;
-    if (a->key_header && !tnd_llm_header_set(cfg->headers, "x-api-key"))
-        a->headers[i++] = a->key_header;
-    while (cfg->headers && cfg->headers[nh])
-        nh++;
-    a->extra = tnd_xcalloc(nh + 1, sizeof(char *));
-    for (size_t k = 0; k < nh && i < MAX_HEADERS; k++)
-        a->headers[i++] = a->extra[k] = tnd_xstrdup(cfg->headers[k]);
-    if (!(a->http = tnd_http_new())) {
-        anthropic_close(a);
-        return NULL;
-    }
+    anthropic *a =
+        tnd_endpoint_new(cfg, "/v1/messages", own, "x-api-key: ", not_found);
+
+    free(not_found);
+    if (a && a->max_tokens <= 0)
+        a->max_tokens = 4096; /* the API requires one */
     return a;
 }
 
 static char *build_request(const anthropic *a, const tnd_prompt *p, size_t *len)
 {
-    json_object *req = json_object_new_object();
-    json_object *msgs = json_object_new_array();
-    json_object *m = json_object_new_object();
+    /* the system prompt is a key of its own, not a message */
+    json_object *req = tnd_endpoint_body(a, p, false);
     char *s;
 
-    json_object_object_add(req, "model", json_object_new_string(a->model));
     json_object_object_add(req, "max_tokens",
                            json_object_new_int(a->max_tokens));
     if (p->system && *p->system)
         json_object_object_add(req, "system",
                                json_object_new_string(p->system));
-    json_object_object_add(m, "role", json_object_new_string("user"));
-    json_object_object_add(m, "content", json_object_new_string(p->user));
-    json_object_array_add(msgs, m);
-    json_object_object_add(req, "messages", msgs);
     if (a->temperature >= 0)
         json_object_object_add(req, "temperature",
                                json_object_new_double(a->temperature));
-    json_object_object_add(req, "stream", json_object_new_boolean(a->stream));
     s = tnd_json_dump(req, len);
     json_object_put(req);
     return s;
@@ -393,7 +336,7 @@ static int anthropic_complete(void *state, tnd_llm_answer *out,
                               const tnd_llm_call *call, long *retry_after_ms)
 {
     anthropic *a = state;
-    tnd_http_request req = {0};
+    tnd_http_request req;
     tnd_http_response res = {0};
     reading r;
     size_t len = 0;
@@ -407,18 +350,8 @@ static int anthropic_complete(void *state, tnd_llm_answer *out,
     r.sse = tnd_stream_new(TND_STREAM_SSE, TND_STREAM_MAX_EVENT);
     tnd_buf_init(&r.text, TND_ANTHROPIC_MAX_ANSWER);
     tnd_buf_init(&r.raw, TND_ANTHROPIC_MAX_RESPONSE);
-    req.url = a->url;
-    req.body = body;
-    req.body_len = len;
-    req.headers = a->headers;
-    req.timeout_ms = call->timeout_ms;
-    req.max_response = TND_ANTHROPIC_MAX_RESPONSE;
-    req.cancel = call->cancel;
-    if (a->stream) {
-        req.on_chunk = on_chunk;
-        req.payload = &r;
-        req.chunks_only = 1;
-    }
+    tnd_endpoint_request(&req, a, body, len, call, TND_ANTHROPIC_MAX_RESPONSE,
+                         on_chunk, &r);
     error = tnd_http_post(&res, a->http, &req);
     if (r.error) {
         error = r.error; /* on_chunk set the error */
@@ -430,22 +363,13 @@ static int anthropic_complete(void *state, tnd_llm_answer *out,
                       a->url, tnd_stream_bytes(r.sse), why);
         free(why);
     } else if (error == 0 && res.status != 200) {
-        tnd_apierror_ctx ctx = {a->url, a->key_env, a->key_header != NULL,
-                                a->not_found};
-        error = tnd_apierror_status(&ctx, res.status, res.body, res.len);
-        *retry_after_ms = res.retry_after_ms;
+        error = tnd_endpoint_status_error(a, &res, retry_after_ms);
     } else if (error == 0) {
         error = finish_reading(&r, &res);
     }
-    if (error == 0) {
-        if (r.max_tokens_hit)
-            tnd_log_warn("the answer from %s stopped at max_tokens (%d); "
-                         "raise llm.max_tokens if it was cut short",
-                         a->url, a->max_tokens);
-        out->text = tnd_buf_detach(&r.text, NULL);
-        out->usage.prompt_tokens = r.in_tokens;
-        out->usage.completion_tokens = r.out_tokens;
-    }
+    if (error == 0)
+        tnd_endpoint_answer(a, out, &r.text, r.in_tokens, r.out_tokens,
+                            r.max_tokens_hit);
     tnd_buf_free(&r.text);
     tnd_buf_free(&r.raw);
     tnd_stream_destroy(&r.sse);
@@ -455,10 +379,10 @@ static int anthropic_complete(void *state, tnd_llm_answer *out,
 }
 
 const tnd_llm_backend tnd_anthropic_backend = {
-    .name = "anthropic",
+    .provider = TND_PROVIDER_ANTHROPIC,
     .base_url = "https://api.anthropic.com",
     .key_env = "ANTHROPIC_API_KEY",
     .open = anthropic_open,
     .complete = anthropic_complete,
-    .close = anthropic_close,
+    .close = tnd_endpoint_free,
 };

@@ -1,7 +1,7 @@
 /* tnd_apierror - what an LLM API's error answer means, said so a person
  * can act on it.
  *
- * Shared by the HTTP backends (anthropic, ollama; openai can adopt it):
+ * Shared by the HTTP backends (through agents/endpoint.h for a status):
  * the server's own explanation pulled out of the error body, and the
  * HTTP status mapped to a message that names the URL and the fix, and to
  * "retry" or "give up". */

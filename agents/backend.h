@@ -21,10 +21,10 @@ typedef struct tnd_llm_call {
 } tnd_llm_call;
 
 typedef struct tnd_llm_backend {
-    const char *name;     /* the provider, as agents.yaml names it */
-    const char *base_url; /* the API's own base URL; "" when none */
-    const char *key_env;  /* the variable that usually holds its key; ""
-                             when it needs none */
+    tnd_provider provider; /* the provider it speaks for */
+    const char *base_url;  /* the API's own base URL; "" when none */
+    const char *key_env;   /* the variable that usually holds its key; ""
+                              when it needs none */
     /* Open a backend for cfg; NULL with the error set. */
     void *(*open)(const tnd_llm_config *cfg);
     /* One attempt. Returns 0 with out->text (and, when the API said,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agents/agent.h"
 #include "agents/edits.h"
 #include "agents/prompt.h"
 #include "common/error.h"
@@ -24,9 +25,7 @@ char *tnd_coder_handle(tnd_llm *llm, const char *body, size_t len,
     memset(&reply, 0, sizeof(reply));
     memset(&answer, 0, sizeof(answer));
     if (tnd_code_request_decode(&req, body, len) < 0) {
-        tnd_log_error("%s", tnd_error_last());
-        out = tnd_error_reply_encode(req.task_id, req.attempt, tnd_error_last(),
-                                     reply_len);
+        out = tnd_agent_fail(req.task_id, req.attempt, reply_len);
         tnd_code_request_clear(&req);
         return out;
     }
@@ -44,9 +43,7 @@ char *tnd_coder_handle(tnd_llm *llm, const char *body, size_t len,
         prompt.call = call;
         tnd_llm_answer_clear(&answer);
         if (tnd_llm_complete(&answer, llm, &prompt) < 0) {
-            tnd_log_error("%s", tnd_error_last());
-            out = tnd_error_reply_encode(req.task_id, req.attempt,
-                                         tnd_error_last(), reply_len);
+            out = tnd_agent_fail(req.task_id, req.attempt, reply_len);
             goto done;
         }
         tnd_usage_add(&reply.usage, &answer.usage);

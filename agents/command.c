@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/str.h"
@@ -37,12 +38,8 @@ static void *command_open(const tnd_llm_config *cfg)
     command *c;
     size_t n = 0;
 
-    if (!cfg->command.argv || !cfg->command.argv[0]) {
-        tnd_error_set("provider command needs llm.command: the program to "
-                      "run, as a list [program, arg, ...] or a /bin/sh "
-                      "string");
+    if (tnd_llm_config_check(cfg, "llm", false) < 0)
         return NULL;
-    }
     c = tnd_xcalloc(1, sizeof(*c));
     while (cfg->command.argv[n])
         n++;
@@ -217,7 +214,7 @@ out:
 }
 
 const tnd_llm_backend tnd_command_backend = {
-    .name = "command",
+    .provider = TND_PROVIDER_COMMAND,
     .base_url = "",
     .key_env = "",
     .open = command_open,

@@ -48,11 +48,11 @@ static const tnd_llm_backend *const backends[] = {
     &tnd_ollama_backend, &tnd_command_backend,
 };
 
-/* The backend of provider name; NULL when there is none. */
-static const tnd_llm_backend *find_backend(const char *name)
+/* The backend of a provider; NULL when there is none. */
+static const tnd_llm_backend *find_backend(tnd_provider provider)
 {
     for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
-        if (strcmp(backends[i]->name, name) == 0)
+        if (backends[i]->provider == provider)
             return backends[i];
     return NULL;
 }
@@ -85,6 +85,38 @@ const char *tnd_llm_key_env(const tnd_llm_config *cfg)
     return backend ? backend->key_env : "";
 }
 
+static void register_key(const tnd_llm_config *llm)
+{
+    const char *name = tnd_llm_key_env(llm);
+    const char *value = *name ? getenv(name) : NULL;
+
+    if (value && *value)
+        tnd_log_secret(value);
+}
+
+void tnd_llm_secrets_register(const tnd_config *cfg)
+{
+    register_key(&cfg->coder.llm);
+    register_key(&cfg->reviewer.llm);
+    for (size_t i = 0; i < cfg->reviewer.nmodels; i++)
+        register_key(&cfg->reviewer.models[i]);
+}
+
+void tnd_llm_secret_hide(const tnd_llm_config *llm)
+{
+    const char *name = tnd_llm_key_env(llm);
+    char *value = *name ? getenv(name) : NULL;
+
+    if (!value)
+        return;
+    tnd_log_secret(value);
+    /* /proc/PID/environ shows the block the process started with, which
+     * unsetenv leaves as it was: blank the entry ("NAME=value", the
+     * name just before the value) there first */
+    unsetenv(name);
+    memset(value - strlen(name) - 1, 0, strlen(name) + 1 + strlen(value));
+}
+
 bool tnd_llm_header_set(char *const *headers, const char *name)
 {
     size_t n = strlen(name);
@@ -101,8 +133,8 @@ tnd_llm *tnd_llm_new(const tnd_llm_config *cfg)
     tnd_llm *llm;
 
     if (!backend) {
-        tnd_error_set("unknown LLM provider '%s' (known: %s)", cfg->provider,
-                      TND_PROVIDERS);
+        tnd_error_set("no backend for LLM provider %d (known: %s)",
+                      (int)cfg->provider, TND_PROVIDERS);
         return NULL;
     }
     llm = tnd_xcalloc(1, sizeof(*llm));
@@ -112,15 +144,7 @@ tnd_llm *tnd_llm_new(const tnd_llm_config *cfg)
     llm->rng = (uint64_t)tnd_wall_ms() ^ ((uint64_t)getpid() << 32) ^
                (uint64_t)(uintptr_t)llm;
     llm->record_fd = -1;
-    if (strcmp(cfg->provider, "replay") == 0)
-        llm->description = tnd_xasprintf("replay of %s", cfg->cassette);
-    else if (strcmp(cfg->provider, "command") == 0)
-        llm->description = tnd_xasprintf(
-            "command '%s'",
-            cfg->command.display ? cfg->command.display : "(none)");
-    else
-        llm->description = tnd_xasprintf("%s %s at %s", cfg->provider,
-                                         cfg->model, tnd_llm_base_url(cfg));
+    llm->description = tnd_llm_config_describe(cfg);
     if (!(llm->state = backend->open(cfg))) {
         tnd_error_prefix("LLM %s", llm->description);
         tnd_llm_destroy(&llm);
@@ -226,6 +250,21 @@ static void record(tnd_llm *self, const tnd_prompt *prompt,
                       "%zu bytes (disk full?)",
                       prompt->role, self->record_path, n, len);
     free(line);
+}
+
+char *tnd_llm_config_describe(const tnd_llm_config *cfg)
+{
+    switch (cfg->provider) {
+    case TND_PROVIDER_REPLAY:
+        return tnd_xasprintf("replay of %s", cfg->cassette);
+    case TND_PROVIDER_COMMAND:
+        return tnd_xasprintf("command '%s'", cfg->command.display
+                                                 ? cfg->command.display
+                                                 : "(none)");
+    default:
+        return tnd_xasprintf("%s %s at %s", tnd_provider_name(cfg->provider),
+                             cfg->model, tnd_llm_base_url(cfg));
+    }
 }
 
 const char *tnd_llm_describe(const tnd_llm *self)

@@ -90,6 +90,10 @@ void tnd_llm_answer_clear(tnd_llm_answer *answer);
 /* "openai gpt-4o-mini at https://api.openai.com/v1", for logs. Borrowed. */
 const char *tnd_llm_describe(const tnd_llm *self);
 
+/* The same for a config that is not open: "replay of CASSETTE", "command
+ * 'PROGRAM'", or "PROVIDER MODEL at BASE_URL". Caller frees. */
+char *tnd_llm_config_describe(const tnd_llm_config *cfg);
+
 /* The base URL to use: the configured one, or the provider's own
  * (https://api.openai.com/v1, https://api.anthropic.com,
  * http://localhost:11434). Borrowed; "" for providers without one. */
@@ -103,6 +107,19 @@ char *tnd_llm_url(const tnd_llm_config *cfg, const char *path);
  * usual (OPENAI_API_KEY, ANTHROPIC_API_KEY). Borrowed; "" when the
  * provider needs none. */
 const char *tnd_llm_key_env(const tnd_llm_config *cfg);
+
+/* Register the value of every key variable the config's models use
+ * (tnd_llm_key_env of the coder's, the reviewer's and each quorum
+ * member's) with the redactor, so whatever this process writes has it
+ * replaced. The orchestrator calls it: it never uses the keys, but a
+ * model may echo one into an answer it journals. */
+void tnd_llm_secrets_register(const tnd_config *cfg);
+
+/* For an agent, once its model is made (the backend keeps its own copy
+ * of the key): register the key of llm, blank its value in the
+ * environment block and unset it, so a skill or any other process that
+ * reads this one's /proc/PID/environ finds nothing. */
+void tnd_llm_secret_hide(const tnd_llm_config *llm);
 
 /* Whether headers ("Name: value", NULL-terminated, may be NULL) set the
  * header name (any case): a configured header wins over tandem's own. */

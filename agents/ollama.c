@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agents/apierror.h"
+#include "agents/endpoint.h"
 #include "agents/http.h"
 #include "agents/stream.h"
 #include "common/buf.h"
@@ -21,21 +21,8 @@
 #include "common/xalloc.h"
 #include "proto/json.h"
 
-#define MAX_HEADERS 40
-
-typedef struct ollama {
-    tnd_http *http;
-    char *url;
-    char *model;
-    char *key_env;   /* "" unless the config names one */
-    char *auth;      /* "Authorization: Bearer KEY" or NULL */
-    char *not_found; /* what a 404 asks the user to do */
-    char **extra;    /* copies of the config's headers */
-    const char *headers[MAX_HEADERS + 1]; /* ours, then extra; NULL-ended */
-    double temperature;
-    int max_tokens;
-    bool stream;
-} ollama;
+/* Everything the backend keeps is what every HTTP backend keeps. */
+typedef tnd_endpoint ollama;
 
 /* One attempt's reading of the answer. */
 typedef struct reading {
@@ -49,82 +36,27 @@ typedef struct reading {
     int error; /* why the chunk callback stopped the transfer */
 } reading;
 
-static void ollama_close(void *state)
-{
-    ollama *o = state;
-
-    if (!o)
-        return;
-    tnd_http_destroy(&o->http);
-    free(o->url);
-    free(o->model);
-    free(o->key_env);
-    free(o->not_found);
-    tnd_str_free_secret(&o->auth);
-    tnd_str_list_free(&o->extra);
-    free(o);
-}
-
 static void *ollama_open(const tnd_llm_config *cfg)
 {
-    ollama *o = tnd_xcalloc(1, sizeof(*o));
-    const char *key;
-    size_t nh = 0, i = 0;
-
-    o->url = tnd_llm_url(cfg, "/api/chat");
-    o->model = tnd_xstrdup(cfg->model);
-    o->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
-    o->not_found = tnd_xasprintf(
+    static const char *const own[] = {"Content-Type: application/json", NULL};
+    char *not_found = tnd_xasprintf(
         "pull the model on the server (ollama pull %s) or check its name, "
         "and check the base URL (Ollama's own API has no /v1, e.g. "
         "http://localhost:11434)",
         cfg->model);
-    o->temperature = cfg->temperature;
-    o->max_tokens = cfg->max_tokens;
-    o->stream = cfg->stream;
-    key = *o->key_env ? getenv(o->key_env) : NULL;
-    if (key && *key) {
-        tnd_log_secret(key);
-        o->auth = tnd_xasprintf("Authorization: Bearer %s", key);
-    }
-    if (!tnd_llm_header_set(cfg->headers, "content-type"))
-        o->headers[i++] = "Content-Type: application/json";
-    if (o->auth && !tnd_llm_header_set(cfg->headers, "authorization"))
-        o->headers[i++] = o->auth;
-    while (cfg->headers && cfg->headers[nh])
-        nh++;
-    o->extra = tnd_xcalloc(nh + 1, sizeof(char *));
-    for (size_t k = 0; k < nh && i < MAX_HEADERS; k++)
-        o->headers[i++] = o->extra[k] = tnd_xstrdup(cfg->headers[k]);
-    if (!(o->http = tnd_http_new())) {
-        ollama_close(o);
-        return NULL;
-    }
+    ollama *o = tnd_endpoint_new(cfg, "/api/chat", own,
+                                 "Authorization: Bearer ", not_found);
+
+    free(not_found);
     return o;
-}
-
-static void add_message(json_object *msgs, const char *role, const char *text)
-{
-    json_object *m = json_object_new_object();
-
-    json_object_object_add(m, "role", json_object_new_string(role));
-    json_object_object_add(m, "content", json_object_new_string(text));
-    json_object_array_add(msgs, m);
 }
 
 static char *build_request(const ollama *o, const tnd_prompt *p, size_t *len)
 {
-    json_object *req = json_object_new_object();
-    json_object *msgs = json_object_new_array();
+    json_object *req = tnd_endpoint_body(o, p, true);
     json_object *opts = json_object_new_object();
     char *s;
 
-    json_object_object_add(req, "model", json_object_new_string(o->model));
-    if (p->system && *p->system)
-        add_message(msgs, "system", p->system);
-    add_message(msgs, "user", p->user);
-    json_object_object_add(req, "messages", msgs);
-    json_object_object_add(req, "stream", json_object_new_boolean(o->stream));
     if (o->temperature >= 0)
         json_object_object_add(opts, "temperature",
                                json_object_new_double(o->temperature));
@@ -259,7 +191,7 @@ static int ollama_complete(void *state, tnd_llm_answer *out,
                            const tnd_llm_call *call, long *retry_after_ms)
 {
     ollama *o = state;
-    tnd_http_request req = {0};
+    tnd_http_request req;
     tnd_http_response res = {0};
     reading r;
     size_t len = 0;
@@ -272,18 +204,8 @@ static int ollama_complete(void *state, tnd_llm_answer *out,
     r.call = call;
     r.lines = tnd_stream_new(TND_STREAM_NDJSON, TND_STREAM_MAX_EVENT);
     tnd_buf_init(&r.text, TND_OLLAMA_MAX_ANSWER);
-    req.url = o->url;
-    req.body = body;
-    req.body_len = len;
-    req.headers = o->headers;
-    req.timeout_ms = call->timeout_ms;
-    req.max_response = TND_OLLAMA_MAX_RESPONSE;
-    req.cancel = call->cancel;
-    if (o->stream) {
-        req.on_chunk = on_chunk;
-        req.payload = &r;
-        req.chunks_only = 1;
-    }
+    tnd_endpoint_request(&req, o, body, len, call, TND_OLLAMA_MAX_RESPONSE,
+                         on_chunk, &r);
     error = tnd_http_post(&res, o->http, &req);
     if (r.error) {
         error = r.error; /* on_chunk set the error */
@@ -296,22 +218,13 @@ static int ollama_complete(void *state, tnd_llm_answer *out,
                       o->url, tnd_stream_bytes(r.lines), why);
         free(why);
     } else if (error == 0 && res.status != 200) {
-        tnd_apierror_ctx ctx = {o->url, o->key_env, o->auth != NULL,
-                                o->not_found};
-        error = tnd_apierror_status(&ctx, res.status, res.body, res.len);
-        *retry_after_ms = res.retry_after_ms;
+        error = tnd_endpoint_status_error(o, &res, retry_after_ms);
     } else if (error == 0) {
         error = finish_reading(&r, &res);
     }
-    if (error == 0) {
-        if (r.length_hit)
-            tnd_log_warn("the answer from %s stopped at max_tokens (%d); "
-                         "raise llm.max_tokens if it was cut short",
-                         o->url, o->max_tokens);
-        out->text = tnd_buf_detach(&r.text, NULL);
-        out->usage.prompt_tokens = r.in_tokens;
-        out->usage.completion_tokens = r.out_tokens;
-    }
+    if (error == 0)
+        tnd_endpoint_answer(o, out, &r.text, r.in_tokens, r.out_tokens,
+                            r.length_hit);
     tnd_buf_free(&r.text);
     tnd_stream_destroy(&r.lines);
     tnd_http_response_clear(&res);
@@ -320,10 +233,10 @@ static int ollama_complete(void *state, tnd_llm_answer *out,
 }
 
 const tnd_llm_backend tnd_ollama_backend = {
-    .name = "ollama",
+    .provider = TND_PROVIDER_OLLAMA,
     .base_url = "http://localhost:11434",
     .key_env = "",
     .open = ollama_open,
     .complete = ollama_complete,
-    .close = ollama_close,
+    .close = tnd_endpoint_free,
 };

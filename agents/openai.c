@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "agents/apierror.h"
+#include "agents/endpoint.h"
 #include "agents/http.h"
 #include "agents/stream.h"
 #include "common/buf.h"
@@ -22,18 +23,8 @@
 #include "common/xalloc.h"
 #include "proto/json.h"
 
-typedef struct openai {
-    tnd_http *http;
-    char *url;
-    char *model;
-    char *key_env;
-    char **headers; /* "Name: value", NULL-terminated: ours, then the
-                       config's; may hold the key */
-    bool keyed;     /* the key variable was set */
-    bool stream;
-    double temperature;
-    int max_tokens;
-} openai;
+/* Everything the backend keeps is what every HTTP backend keeps. */
+typedef tnd_endpoint openai;
 
 /* How a streamed response's body turned out to be shaped. */
 typedef enum body_mode {
@@ -58,112 +49,33 @@ typedef struct receiver {
     int error; /* why the receiver stopped the transfer; 0 */
 } receiver;
 
-static void openai_close(void *state)
-{
-    openai *o = state;
-
-    if (!o)
-        return;
-    tnd_http_destroy(&o->http);
-    free(o->url);
-    free(o->model);
-    free(o->key_env);
-    for (char **h = o->headers; h && *h; h++)
-        tnd_str_free_secret(h); /* any of them may carry a key */
-    free(o->headers);
-    free(o);
-}
-
-/* A configured header that looks like it carries a credential: its value
- * is redacted from every log line, as the key is. */
-static void guard_header(const char *line)
-{
-    static const char *const words[] = {"auth",   "key",      "token",
-                                        "secret", "password", "cookie"};
-    const char *colon = strchr(line, ':');
-    char name[128];
-    size_t n = colon ? (size_t)(colon - line) : 0;
-
-    if (!colon || n >= sizeof(name))
-        return;
-    for (size_t i = 0; i < n; i++)
-        name[i] =
-            (char)(line[i] >= 'A' && line[i] <= 'Z' ? line[i] + 32 : line[i]);
-    name[n] = '\0';
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-        if (strstr(name, words[i])) {
-            const char *value = colon + 1;
-            while (*value == ' ' || *value == '\t')
-                value++;
-            tnd_log_secret(value);
-            return;
-        }
-    }
-}
-
 static void *openai_open(const tnd_llm_config *cfg)
 {
-    openai *o = tnd_xcalloc(1, sizeof(*o));
-    const char *key;
-    size_t nextra = 0, k = 0;
+    static const char *const plain[] = {"Content-Type: application/json", NULL};
+    static const char *const streamed[] = {"Content-Type: application/json",
+                                           "Accept: text/event-stream", NULL};
+    char *not_found = tnd_xasprintf("check the model name '%s' and the base "
+                                    "URL (OpenAI-compatible bases end in /v1)",
+                                    cfg->model);
+    openai *o = tnd_endpoint_new(cfg, "/chat/completions",
+                                 cfg->stream ? streamed : plain,
+                                 "Authorization: Bearer ", not_found);
 
-    o->url = tnd_llm_url(cfg, "/chat/completions");
-    o->model = tnd_xstrdup(cfg->model);
-    o->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
-    o->stream = cfg->stream;
-    o->temperature = cfg->temperature;
-    o->max_tokens = cfg->max_tokens;
-    for (char **h = cfg->headers; h && *h; h++)
-        nextra++;
-    o->headers = tnd_xcalloc(nextra + 4, sizeof(char *));
-    if (!tnd_llm_header_set(cfg->headers, "Content-Type"))
-        o->headers[k++] = tnd_xstrdup("Content-Type: application/json");
-    if (o->stream && !tnd_llm_header_set(cfg->headers, "Accept"))
-        o->headers[k++] = tnd_xstrdup("Accept: text/event-stream");
-    key = getenv(o->key_env);
-    if (key && *key) {
-        tnd_log_secret(key);
-        o->keyed = true;
-        if (!tnd_llm_header_set(cfg->headers, "Authorization"))
-            o->headers[k++] = tnd_xasprintf("Authorization: Bearer %s", key);
-    }
-    for (char **h = cfg->headers; h && *h; h++) {
-        guard_header(*h);
-        o->headers[k++] = tnd_xstrdup(*h);
-    }
-    if (!(o->http = tnd_http_new())) {
-        openai_close(o);
-        return NULL;
-    }
+    free(not_found);
     return o;
 }
 
 static char *build_request(const openai *o, const tnd_prompt *p, size_t *len)
 {
-    json_object *req = json_object_new_object();
-    json_object *msgs = json_object_new_array();
-    json_object *m;
+    json_object *req = tnd_endpoint_body(o, p, true);
     char *s;
 
-    json_object_object_add(req, "model", json_object_new_string(o->model));
-    if (p->system && *p->system) {
-        m = json_object_new_object();
-        json_object_object_add(m, "role", json_object_new_string("system"));
-        json_object_object_add(m, "content", json_object_new_string(p->system));
-        json_object_array_add(msgs, m);
-    }
-    m = json_object_new_object();
-    json_object_object_add(m, "role", json_object_new_string("user"));
-    json_object_object_add(m, "content", json_object_new_string(p->user));
-    json_object_array_add(msgs, m);
-    json_object_object_add(req, "messages", msgs);
     if (o->temperature >= 0)
         json_object_object_add(req, "temperature",
                                json_object_new_double(o->temperature));
     if (o->max_tokens > 0)
         json_object_object_add(req, "max_tokens",
                                json_object_new_int(o->max_tokens));
-    json_object_object_add(req, "stream", json_object_new_boolean(o->stream));
     if (o->stream) {
         json_object *opts = json_object_new_object();
         json_object_object_add(opts, "include_usage",
@@ -173,21 +85,6 @@ static char *build_request(const openai *o, const tnd_prompt *p, size_t *len)
     s = tnd_json_dump(req, len);
     json_object_put(req);
     return s;
-}
-
-/* An answer with an error status: the shared mapping (apierror.h). */
-static int status_error(const openai *o, long status, const char *body,
-                        size_t len, long retry_after, long *retry_after_ms)
-{
-    char *not_found = tnd_xasprintf("check the model name '%s' and the base "
-                                    "URL (OpenAI-compatible bases end in /v1)",
-                                    o->model);
-    tnd_apierror_ctx ctx = {o->url, o->key_env, o->keyed, not_found};
-    int error = tnd_apierror_status(&ctx, status, body, len);
-
-    free(not_found);
-    *retry_after_ms = retry_after;
-    return error;
 }
 
 static int read_usage(tnd_llm_answer *out, json_object *root)
@@ -242,11 +139,9 @@ static int complete_plain(openai *o, tnd_llm_answer *out, tnd_http_request *req,
     tnd_http_response res = {0};
     int error;
 
-    req->max_response = TND_OPENAI_MAX_RESPONSE;
     error = tnd_http_post(&res, o->http, req);
     if (error == 0 && (res.status < 200 || res.status > 299))
-        error = status_error(o, res.status, res.body, res.len,
-                             res.retry_after_ms, retry_after_ms);
+        error = tnd_endpoint_status_error(o, &res, retry_after_ms);
     else if (error == 0)
         error = parse_answer(out, o, res.body, res.len);
     tnd_http_response_clear(&res);
@@ -418,7 +313,6 @@ static int complete_stream(openai *o, tnd_llm_answer *out,
     req->on_chunk = on_chunk;
     req->payload = &r;
     req->chunks_only = 1; /* an error status's body still lands in res */
-    req->max_response = TND_OPENAI_MAX_RESPONSE;
     error = tnd_http_post(&res, o->http, req);
     if (r.error) {
         error = r.error; /* the receiver stopped it and said why */
@@ -434,8 +328,7 @@ static int complete_stream(openai *o, tnd_llm_answer *out,
             free(said);
         }
     } else if (res.status < 200 || res.status > 299) {
-        error = status_error(o, res.status, res.body, res.len,
-                             res.retry_after_ms, retry_after_ms);
+        error = tnd_endpoint_status_error(o, &res, retry_after_ms);
     } else {
         if (r.mode == MODE_UNKNOWN)
             decide(&r, true);
@@ -450,9 +343,8 @@ static int complete_stream(openai *o, tnd_llm_answer *out,
         } else if (!r.done) {
             error = truncated(&r, NULL);
         } else {
-            out->text = tnd_buf_detach(&r.answer, NULL);
-            out->usage.prompt_tokens = r.prompt_tokens;
-            out->usage.completion_tokens = r.completion_tokens;
+            tnd_endpoint_answer(o, out, &r.answer, r.prompt_tokens,
+                                r.completion_tokens, false);
         }
     }
     tnd_stream_destroy(&r.sse);
@@ -466,18 +358,15 @@ static int openai_complete(void *state, tnd_llm_answer *out,
                            const tnd_llm_call *call, long *retry_after_ms)
 {
     openai *o = state;
-    tnd_http_request req = {0};
+    tnd_http_request req;
     size_t len = 0;
     char *body = build_request(o, call->prompt, &len);
     int error;
 
     *retry_after_ms = -1;
-    req.url = o->url;
-    req.body = body;
-    req.body_len = len;
-    req.headers = (const char *const *)o->headers;
-    req.timeout_ms = call->timeout_ms;
-    req.cancel = call->cancel;
+    /* the receiver is complete_stream's, which sets it */
+    tnd_endpoint_request(&req, o, body, len, call, TND_OPENAI_MAX_RESPONSE,
+                         NULL, NULL);
     if (o->stream)
         error = complete_stream(o, out, &req, call, retry_after_ms);
     else
@@ -487,10 +376,10 @@ static int openai_complete(void *state, tnd_llm_answer *out,
 }
 
 const tnd_llm_backend tnd_openai_backend = {
-    .name = "openai",
+    .provider = TND_PROVIDER_OPENAI,
     .base_url = "https://api.openai.com/v1",
     .key_env = "OPENAI_API_KEY",
     .open = openai_open,
     .complete = openai_complete,
-    .close = openai_close,
+    .close = tnd_endpoint_free,
 };

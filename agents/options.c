@@ -1,10 +1,12 @@
 /* Agent command line (see options.h). */
 #include "agents/options.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "common/error.h"
 #include "common/log.h"
@@ -216,6 +218,24 @@ void tnd_agent_cli_clear(tnd_agent_cli *cli)
     memset(cli, 0, sizeof(*cli));
 }
 
+/* The model holds its own copy of its key now: take every configured
+ * key out of the environment, so that nothing this agent starts (skills)
+ * and no other process of the user reads one from /proc/PID/environ,
+ * and make the process non-dumpable, so its memory and /proc files are
+ * the kernel's and root's alone. A `command` model program inherits the
+ * environment and may need a key: then the keys stay. */
+static void hide_keys(const tnd_config *cfg, const tnd_llm_config *own)
+{
+    if (own->provider != TND_PROVIDER_COMMAND) {
+        tnd_llm_secret_hide(&cfg->coder.llm);
+        tnd_llm_secret_hide(&cfg->reviewer.llm);
+        for (size_t i = 0; i < cfg->reviewer.nmodels; i++)
+            tnd_llm_secret_hide(&cfg->reviewer.models[i]);
+    }
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        tnd_log_warn("cannot make the agent non-dumpable: %s", strerror(errno));
+}
+
 tnd_llm *tnd_agent_cli_llm(const tnd_agent_cli *cli, const tnd_llm_config *llm,
                            const char *where)
 {
@@ -228,7 +248,9 @@ tnd_llm *tnd_agent_cli_llm(const tnd_agent_cli *cli, const tnd_llm_config *llm,
     if (cli->record && tnd_llm_set_record(m, cli->record) < 0) {
         tnd_log_error("--record: %s", tnd_error_last());
         tnd_llm_destroy(&m);
+        return NULL;
     }
+    hide_keys(cli->config, llm);
     return m;
 }
 

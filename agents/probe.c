@@ -33,7 +33,8 @@ bool tnd_probe_key(char *detail, size_t size, const tnd_llm_config *llm)
     const char *value;
 
     if (!*var) {
-        snprintf(detail, size, "no key needed for %s", llm->provider);
+        snprintf(detail, size, "no key needed for %s",
+                 tnd_provider_name(llm->provider));
         return true;
     }
     value = getenv(var);
@@ -121,12 +122,12 @@ static int probe_http(char *detail, size_t size, const tnd_llm_config *llm,
     json_object *root = NULL, *list = NULL;
     int rc, error = -1;
 
-    if (strcmp(llm->provider, "anthropic") == 0) {
+    if (llm->provider == TND_PROVIDER_ANTHROPIC) {
         url = tnd_llm_url(llm, "/v1/models");
         if (key && *key)
             auth = tnd_xasprintf("x-api-key: %s", key);
         version = tnd_xstrdup("anthropic-version: " TND_ANTHROPIC_VERSION);
-    } else if (strcmp(llm->provider, "ollama") == 0) {
+    } else if (llm->provider == TND_PROVIDER_OLLAMA) {
         url = tnd_llm_url(llm, "/api/tags");
         list_key = "models";
         name_key = "name";
@@ -165,7 +166,7 @@ static int probe_http(char *detail, size_t size, const tnd_llm_config *llm,
     } else if (res.status != 200) {
         snprintf(detail, size,
                  "%ld from %s: is this %s's API at the right base URL?",
-                 res.status, url, llm->provider);
+                 res.status, url, tnd_provider_name(llm->provider));
     } else if (tnd_json_parse(&root, res.body, res.len) < 0 ||
                tnd_json_get_array(&list, root, list_key, 100000,
                                   TND_JSON_REQUIRED) < 0) {
@@ -192,7 +193,11 @@ out:
 int tnd_probe_endpoint(char *detail, size_t size, const tnd_llm_config *llm,
                        long timeout_ms)
 {
-    if (strcmp(llm->provider, "replay") == 0) {
+    if (tnd_llm_config_check(llm, "llm", false) < 0) {
+        snprintf(detail, size, "%s", tnd_error_last());
+        return -1;
+    }
+    if (llm->provider == TND_PROVIDER_REPLAY) {
         tnd_llm *l = tnd_llm_new(llm);
         if (!l) {
             snprintf(detail, size, "%s", tnd_error_last());
@@ -202,12 +207,8 @@ int tnd_probe_endpoint(char *detail, size_t size, const tnd_llm_config *llm,
         tnd_llm_destroy(&l);
         return 0;
     }
-    if (strcmp(llm->provider, "command") == 0) {
+    if (llm->provider == TND_PROVIDER_COMMAND) {
         char found[1024];
-        if (!llm->command.argv) {
-            snprintf(detail, size, "llm.command is not set");
-            return -1;
-        }
         if (!tnd_probe_program(found, sizeof(found), llm->command.argv[0])) {
             snprintf(detail, size, "%s is not an executable program on PATH",
                      llm->command.argv[0]);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/config.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/str.h"
@@ -85,11 +86,8 @@ static void *replay_open(const tnd_llm_config *cfg)
     long version = 0;
 
     r->path = tnd_xstrdup(cfg->cassette);
-    if (!*cfg->cassette) {
-        tnd_error_set("provider replay needs a cassette file (llm.cassette "
-                      "in agents.yaml)");
+    if (tnd_llm_config_check(cfg, "llm", false) < 0)
         goto fail;
-    }
     if (tnd_fs_read(&text, &len, cfg->cassette, TND_REPLAY_MAX_BYTES) < 0)
         goto fail;
     if (tnd_json_parse(&root, text, len) < 0 ||
@@ -170,7 +168,7 @@ static int replay_complete(void *state, tnd_llm_answer *out,
 }
 
 const tnd_llm_backend tnd_replay_backend = {
-    .name = "replay",
+    .provider = TND_PROVIDER_REPLAY,
     .base_url = "",
     .key_env = "",
     .open = replay_open,

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agents/agent.h"
 #include "agents/critique.h"
 #include "agents/prompt.h"
 #include "common/buf.h"
@@ -444,9 +445,7 @@ char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
 
     memset(&reply, 0, sizeof(reply));
     if (tnd_audit_request_decode(&req, body, len) < 0) {
-        tnd_log_error("%s", tnd_error_last());
-        out = tnd_error_reply_encode(req.task_id, req.attempt, tnd_error_last(),
-                                     reply_len);
+        out = tnd_agent_fail(req.task_id, req.attempt, reply_len);
         tnd_audit_request_clear(&req);
         return out;
     }
@@ -455,9 +454,7 @@ char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
                       "see; a reviewer must share the orchestrator's "
                       "filesystem (see README: agents on other hosts)",
                       req.workspace);
-        tnd_log_error("%s", tnd_error_last());
-        out = tnd_error_reply_encode(req.task_id, req.attempt, tnd_error_last(),
-                                     reply_len);
+        out = tnd_agent_fail(req.task_id, req.attempt, reply_len);
         tnd_audit_request_clear(&req);
         return out;
     }
@@ -479,9 +476,7 @@ char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
     if (req.critique) {
         tnd_progress_phase(ctx->progress, "critique");
         if (critique(&reply, ctx, &req) < 0) {
-            tnd_log_error("%s", tnd_error_last());
-            out = tnd_error_reply_encode(req.task_id, req.attempt,
-                                         tnd_error_last(), reply_len);
+            out = tnd_agent_fail(req.task_id, req.attempt, reply_len);
             goto done;
         }
     } else {

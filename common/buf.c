@@ -92,6 +92,16 @@ void tnd_buf_reset(tnd_buf *self)
         self->data[0] = '\0';
 }
 
+void tnd_buf_consume(tnd_buf *self, size_t n)
+{
+    if (n >= self->len) {
+        tnd_buf_reset(self);
+        return;
+    }
+    memmove(self->data, self->data + n, self->len - n + 1);
+    self->len -= n;
+}
+
 void tnd_buf_free(tnd_buf *self)
 {
     free(self->data);

@@ -44,6 +44,10 @@ char *tnd_buf_detach(tnd_buf *self, size_t *len_out);
 /* Drop the contents but keep the memory and the cap. */
 void tnd_buf_reset(tnd_buf *self);
 
+/* Drop the first n bytes (all of them when n >= len); the rest moves to
+ * the front. */
+void tnd_buf_consume(tnd_buf *self, size_t n);
+
 /* Free the memory; the buffer may be reused after tnd_buf_init. */
 void tnd_buf_free(tnd_buf *self);
 

@@ -15,6 +15,7 @@
 #include "common/buf.h"
 #include "common/fs.h"
 #include "common/glob.h"
+#include "common/names.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "common/yamlwalk.h"
@@ -23,18 +24,60 @@
 
 #define OFF(type, member) offsetof(type, member)
 
-/* The providers agents.yaml and --llm accept, as yamlwalk choices; the
- * same names as TND_PROVIDERS, which messages show. What each provider
- * means (its API, base URL, key variable) is the agents' business:
- * agents/llm.c and its backends. */
-#define PROVIDER_CHOICES "replay|openai|anthropic|ollama|command"
+/* The names of the choices, in their enums' order (config.h). The
+ * providers' are TND_PROVIDERS too, which messages show; what each
+ * provider means (its API, base URL, key variable) is the agents'
+ * business: agents/llm.c and its backends. */
+static const char *const provider_names[] = {"replay", "openai", "anthropic",
+                                             "ollama", "command"};
+static const char *const escalate_names[] = {"auto", "tty", "queue", "never"};
+static const char *const critique_names[] = {"always", "on_trigger"};
+static const char *const quorum_names[] = {"all", "majority"};
+static const tnd_names providers = TND_NAMES("provider", provider_names);
+static const tnd_names escalate_modes =
+    TND_NAMES("escalate mode", escalate_names);
+static const tnd_names critique_modes =
+    TND_NAMES("critique mode", critique_names);
+static const tnd_names quorum_rules = TND_NAMES("quorum rule", quorum_names);
+static const char *const sandbox_names[] = {"bwrap", "none"};
+static const tnd_names sandbox_modes = TND_NAMES("sandbox", sandbox_names);
+
+const char *tnd_provider_name(tnd_provider p)
+{
+    return tnd_names_name(&providers, (int)p);
+}
+
+int tnd_provider_parse(tnd_provider *out, const char *name)
+{
+    return tnd_names_parse((int *)out, &providers, name);
+}
+
+const char *tnd_escalate_mode_name(tnd_escalate_mode m)
+{
+    return tnd_names_name(&escalate_modes, (int)m);
+}
+
+const char *tnd_critique_mode_name(tnd_critique_mode m)
+{
+    return tnd_names_name(&critique_modes, (int)m);
+}
+
+const char *tnd_quorum_rule_name(tnd_quorum_rule q)
+{
+    return tnd_names_name(&quorum_rules, (int)q);
+}
+
+const char *tnd_sandbox_mode_name(tnd_sandbox_mode s)
+{
+    return tnd_names_name(&sandbox_modes, (int)s);
+}
 
 /* The fields whose values are tandem's own types (see below). */
-static tnd_yw_set_fn set_command, set_models, set_sandbox;
+static tnd_yw_set_fn set_command, set_models;
 
 static const tnd_yw_field llm_fields[] = {
-    {"provider", TND_YW_STRING, OFF(tnd_llm_config, provider), 0, 0,
-     PROVIDER_CHOICES, NULL, NULL},
+    {"provider", TND_YW_ENUM, OFF(tnd_llm_config, provider), 0, 0, NULL,
+     &providers, NULL},
     {"model", TND_YW_STRING, OFF(tnd_llm_config, model), 0, 0, NULL, NULL,
      NULL},
     {"base_url", TND_YW_STRING, OFF(tnd_llm_config, base_url), 0, 0, NULL, NULL,
@@ -73,8 +116,8 @@ static const tnd_yw_field agent_fields[] = {
      16384, NULL, NULL, NULL},
     {"context_include", TND_YW_NAMES, OFF(tnd_agent_config, context_include), 0,
      0, NULL, NULL, NULL},
-    {"quorum", TND_YW_STRING, OFF(tnd_agent_config, quorum), 0, 0,
-     "all|majority", NULL, NULL},
+    {"quorum", TND_YW_ENUM, OFF(tnd_agent_config, quorum), 0, 0, NULL,
+     &quorum_rules, NULL},
     {"models", TND_YW_CUSTOM, OFF(tnd_agent_config, models), 0, 0, NULL, NULL,
      set_models},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL},
@@ -104,12 +147,12 @@ static const tnd_yw_field gate_fields[] = {
      100000, NULL, NULL, NULL},
     {"max_wall_s", TND_YW_INT, OFF(tnd_gate_config, max_wall_s), 0, 604800,
      NULL, NULL, NULL},
-    {"escalate", TND_YW_STRING, OFF(tnd_gate_config, escalate), 0, 0,
-     "auto|tty|queue|never", NULL, NULL},
+    {"escalate", TND_YW_ENUM, OFF(tnd_gate_config, escalate), 0, 0, NULL,
+     &escalate_modes, NULL},
     {"risk_paths", TND_YW_NAMES, OFF(tnd_gate_config, risk_paths), 0, 0, NULL,
      NULL, NULL},
-    {"critique", TND_YW_STRING, OFF(tnd_gate_config, critique), 0, 0,
-     "always|on_trigger", NULL, NULL},
+    {"critique", TND_YW_ENUM, OFF(tnd_gate_config, critique), 0, 0, NULL,
+     &critique_modes, NULL},
     {"critique_diff_lines", TND_YW_INT,
      OFF(tnd_gate_config, critique_diff_lines), 0, 1000000, NULL, NULL, NULL},
     {"critique_every", TND_YW_INT, OFF(tnd_gate_config, critique_every), 0,
@@ -172,8 +215,8 @@ static const tnd_yw_field skill_fields[] = {
      NULL},
     {"limits", TND_YW_SECTION, OFF(tnd_skill_config, limits), 0, 0, NULL,
      limits_fields, NULL},
-    {"sandbox", TND_YW_CUSTOM, OFF(tnd_skill_config, sandbox), 0, 0, NULL, NULL,
-     set_sandbox},
+    {"sandbox", TND_YW_ENUM, OFF(tnd_skill_config, sandbox), 0, 0, NULL,
+     &sandbox_modes, NULL},
     {"network", TND_YW_BOOL, OFF(tnd_skill_config, network), 0, 0, NULL, NULL,
      NULL},
     {"forbid", TND_YW_NAMES, OFF(tnd_skill_config, forbid), 0, 0, NULL, NULL,
@@ -262,7 +305,7 @@ static void command_free(tnd_command *c)
 
 static void llm_defaults(tnd_llm_config *llm)
 {
-    llm->provider = tnd_xstrdup("openai");
+    llm->provider = TND_PROVIDER_OPENAI;
     llm->model = tnd_xstrdup("gpt-4o-mini");
     llm->base_url = tnd_xstrdup("");
     llm->api_key_env = tnd_xstrdup("");
@@ -277,7 +320,6 @@ static void llm_defaults(tnd_llm_config *llm)
 
 static void llm_free(tnd_llm_config *llm)
 {
-    free(llm->provider);
     free(llm->model);
     free(llm->base_url);
     free(llm->api_key_env);
@@ -339,9 +381,9 @@ tnd_config *tnd_config_defaults(void)
     cfg->gate.confidence_threshold = 0.8;
     cfg->gate.human_review_below = 0.7;
     cfg->gate.persistent_failure_threshold = 2;
-    cfg->gate.escalate = tnd_xstrdup("auto");
+    cfg->gate.escalate = TND_ESCALATE_AUTO;
     cfg->gate.risk_paths = tnd_xcalloc(1, sizeof(char *));
-    cfg->gate.critique = tnd_xstrdup("always");
+    cfg->gate.critique = TND_CRITIQUE_ALWAYS;
     cfg->gate.critique_diff_lines = 200;
     cfg->gate.baseline = true;
     cfg->orchestrator.endpoint = tnd_xstrdup("");
@@ -354,7 +396,6 @@ tnd_config *tnd_config_defaults(void)
     cfg->coder.skills = tnd_xcalloc(1, sizeof(char *));
     cfg->coder.context_max_bytes = 64 * 1024;
     cfg->coder.context_include = tnd_xcalloc(1, sizeof(char *));
-    cfg->coder.quorum = tnd_xstrdup("all");
     cfg->reviewer.count = 1;
     llm_defaults(&cfg->reviewer.llm);
     cfg->reviewer.skills = tnd_xcalloc(3, sizeof(char *));
@@ -362,7 +403,6 @@ tnd_config *tnd_config_defaults(void)
     cfg->reviewer.skills[1] = tnd_xstrdup("test");
     cfg->reviewer.context_max_bytes = 64 * 1024;
     cfg->reviewer.context_include = tnd_xcalloc(1, sizeof(char *));
-    cfg->reviewer.quorum = tnd_xstrdup("all");
     cfg->nskills = 2;
     cfg->skills = tnd_xcalloc(2, sizeof(*cfg->skills));
     skill_defaults(&cfg->skills[0], "build", "make");
@@ -376,7 +416,6 @@ static void agent_free(tnd_agent_config *a)
     llm_free(&a->llm);
     tnd_str_list_free(&a->skills);
     tnd_str_list_free(&a->context_include);
-    free(a->quorum);
     for (size_t i = 0; i < a->nmodels; i++)
         llm_free(&a->models[i]);
     free(a->models);
@@ -407,8 +446,6 @@ void tnd_config_destroy(tnd_config **self_p)
     free(cfg->path);
     free(cfg->dir);
     free(cfg->orchestrator.endpoint);
-    free(cfg->gate.escalate);
-    free(cfg->gate.critique);
     tnd_str_list_free(&cfg->gate.risk_paths);
     agent_free(&cfg->coder);
     agent_free(&cfg->reviewer);
@@ -462,37 +499,6 @@ static void set_command(tnd_yw *w, const tnd_yw_field *f, const char *path,
                   "%s must be a command: a string run by /bin/sh, or a list "
                   "[program, arg, ...]",
                   path);
-}
-
-const char *tnd_sandbox_mode_name(tnd_sandbox_mode s)
-{
-    return s == TND_SANDBOX_BWRAP  ? "bwrap"
-           : s == TND_SANDBOX_NONE ? "none"
-                                   : "?";
-}
-
-/* sandbox: bwrap | none, parsed once into the enum. */
-static void set_sandbox(tnd_yw *w, const tnd_yw_field *f, const char *path,
-                        const yaml_node_t *v, char *base)
-{
-    tnd_sandbox_mode *out = (tnd_sandbox_mode *)(base + f->offset);
-    const char *s = v->type == YAML_SCALAR_NODE ? tnd_yw_scalar(v) : NULL;
-    char *shown;
-
-    if (s && strcmp(s, "bwrap") == 0) {
-        *out = TND_SANDBOX_BWRAP;
-        return;
-    }
-    if (s && strcmp(s, "none") == 0) {
-        *out = TND_SANDBOX_NONE;
-        return;
-    }
-    shown = tnd_yw_quoted(v);
-    tnd_yw_report(w, v,
-                  "%s must be bwrap (run in a bubblewrap sandbox) or none "
-                  "(run unsandboxed); got %s",
-                  path, shown);
-    free(shown);
 }
 
 /* models: [ {provider, model, ...}, ... ]: one llm section per reviewer
@@ -789,6 +795,50 @@ static void check_after(tnd_yw *w, tnd_config *cfg, const yaml_node_t *root)
     free(path);
 }
 
+int tnd_llm_config_check(const tnd_llm_config *llm, const char *label,
+                         bool files)
+{
+    int rc;
+
+    if (llm->provider == TND_PROVIDER_REPLAY && !*llm->cassette)
+        return tnd_error_config("%s: provider replay needs a cassette (set "
+                                "%s.cassette to the file of recorded answers)",
+                                label, label);
+    if (llm->provider == TND_PROVIDER_COMMAND &&
+        (!llm->command.argv || !llm->command.argv[0]))
+        return tnd_error_config(
+            "%s: provider command needs a command (set %s.command to the "
+            "program that reads the prompt on stdin and writes the answer on "
+            "stdout: a list [program, arg, ...] or a /bin/sh string)",
+            label, label);
+    /* a FIFO would have the agent wait on it for ever; say so before any
+     * agent starts, as a configuration error */
+    if (files && llm->provider == TND_PROVIDER_REPLAY &&
+        (rc = tnd_fs_check_regular(llm->cassette)) < 0)
+        return rc == TND_ENOTFOUND
+                   ? tnd_error_config("%s.cassette: %s does not exist", label,
+                                      llm->cassette)
+                   : tnd_error_config("%s.cassette: %s", label,
+                                      tnd_error_last());
+    return 0;
+}
+
+int tnd_config_check_llms(const tnd_config *self, bool files)
+{
+    char label[64];
+
+    if (tnd_llm_config_check(&self->coder.llm, "agents.coder.llm", files) < 0 ||
+        tnd_llm_config_check(&self->reviewer.llm, "agents.reviewer.llm",
+                             files) < 0)
+        return TND_ECONFIG;
+    for (size_t i = 0; i < self->reviewer.nmodels; i++) {
+        snprintf(label, sizeof(label), "agents.reviewer.models[%zu]", i);
+        if (tnd_llm_config_check(&self->reviewer.models[i], label, files) < 0)
+            return TND_ECONFIG;
+    }
+    return 0;
+}
+
 /* The checks one llm section needs beyond its keys' types. */
 static void check_llm(tnd_yw *w, const tnd_llm_config *llm, const char *label,
                       const yaml_node_t *where, const yaml_node_t *root)
@@ -799,24 +849,14 @@ static void check_llm(tnd_yw *w, const tnd_llm_config *llm, const char *label,
         where = root;
     if (!url)
         url = where;
-    if (strcmp(llm->provider, "replay") == 0 && !*llm->cassette)
-        tnd_yw_report(
-            w, where,
-            "%s: provider replay needs a cassette (the file of recorded "
-            "answers)",
-            label);
+    if (tnd_llm_config_check(llm, label, false) < 0)
+        tnd_yw_report(w, where, "%s", tnd_error_last());
     if (*llm->base_url && !tnd_str_starts_with(llm->base_url, "http://") &&
         !tnd_str_starts_with(llm->base_url, "https://"))
         tnd_yw_report(w, url,
                       "%s.base_url must start with http:// or https://, got "
                       "\"%s\"",
                       label, llm->base_url);
-    if (strcmp(llm->provider, "command") == 0 && !llm->command.argv)
-        tnd_yw_report(
-            w, where,
-            "%s: provider command needs a command (the program that reads "
-            "the prompt on stdin and writes the answer on stdout)",
-            label);
 }
 
 /* Checks that need the whole file: skill references, provider needs.
@@ -975,40 +1015,34 @@ int tnd_config_override_llm(tnd_config *self, const char *spec,
                             const char *base_url)
 {
     const char *colon = spec ? strchr(spec, ':') : NULL;
-    char *provider = NULL;
+    tnd_provider provider = TND_PROVIDER_OPENAI;
     const char *model = NULL;
     tnd_llm_config *llms[] = {&self->coder.llm, &self->reviewer.llm};
 
     if (spec) {
-        provider = colon ? tnd_xstrndup(spec, (size_t)(colon - spec))
-                         : tnd_xstrdup(spec);
-        model = colon ? colon + 1 : NULL;
-        if (!tnd_yw_in_choices(provider, PROVIDER_CHOICES)) {
-            tnd_error_set("--llm %s: unknown provider '%s' (known: %s)", spec,
-                          provider, TND_PROVIDERS);
-            free(provider);
+        char *name = colon ? tnd_xstrndup(spec, (size_t)(colon - spec))
+                           : tnd_xstrdup(spec);
+        int rc = tnd_provider_parse(&provider, name);
+        free(name);
+        if (rc < 0) {
+            tnd_error_prefix("--llm %s", spec);
             return TND_ECONFIG;
         }
-        if (model && !*model) {
-            free(provider);
+        model = colon ? colon + 1 : NULL;
+        if (model && !*model)
             return tnd_error_config("--llm %s: the model after ':' is empty",
                                     spec);
-        }
     }
     if (base_url && !tnd_str_starts_with(base_url, "http://") &&
-        !tnd_str_starts_with(base_url, "https://")) {
-        free(provider);
-        tnd_error_set("--base-url %s must start with http:// or https://",
-                      base_url);
-        return TND_ECONFIG;
-    }
+        !tnd_str_starts_with(base_url, "https://"))
+        return tnd_error_config(
+            "--base-url %s must start with http:// or https://", base_url);
     for (size_t i = 0; i < 2 + self->reviewer.nmodels; i++) {
         tnd_llm_config *llm = i < 2 ? llms[i] : &self->reviewer.models[i - 2];
-        if (provider && strcmp(provider, llm->provider) != 0) {
+        if (spec && provider != llm->provider) {
             /* another provider: the config's URL and key variable were
              * for the old one, so fall back to the new one's own */
-            free(llm->provider);
-            llm->provider = tnd_xstrdup(provider);
+            llm->provider = provider;
             free(llm->base_url);
             llm->base_url = tnd_xstrdup("");
             free(llm->api_key_env);
@@ -1023,6 +1057,5 @@ int tnd_config_override_llm(tnd_config *self, const char *spec,
             llm->base_url = tnd_xstrdup(base_url);
         }
     }
-    free(provider);
     return 0;
 }

@@ -12,9 +12,59 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "common/names.h"
 
-/* LLM providers an agent can use. */
+/* LLM providers an agent can use, as agents.yaml and --llm name them
+ * (the same list as tnd_provider's names, for messages). */
 #define TND_PROVIDERS "replay, openai, anthropic, ollama, command"
+
+/* The choices of agents.yaml. Each is parsed once, when the config loads
+ * (or --llm names a provider); the names are the text agents.yaml, the
+ * journal and messages use. */
+
+/* Which API an agent's model is behind (llm.provider). */
+typedef enum tnd_provider {
+    TND_PROVIDER_REPLAY,    /* answers recorded in a cassette */
+    TND_PROVIDER_OPENAI,    /* OpenAI's chat completions, or compatible */
+    TND_PROVIDER_ANTHROPIC, /* Anthropic's messages */
+    TND_PROVIDER_OLLAMA,    /* a local Ollama server */
+    TND_PROVIDER_COMMAND,   /* a program of the user's */
+} tnd_provider;
+
+/* Who answers an escalation (gate.escalate). */
+typedef enum tnd_escalate_mode {
+    TND_ESCALATE_AUTO,  /* tty when stdin is a terminal, else queue */
+    TND_ESCALATE_TTY,   /* a person on the terminal */
+    TND_ESCALATE_QUEUE, /* the session waits for tandem approve|reject|... */
+    TND_ESCALATE_NEVER, /* nobody: the session ends escalated */
+} tnd_escalate_mode;
+
+/* When the reviewer's model is asked for a critique (gate.critique). */
+typedef enum tnd_critique_mode {
+    TND_CRITIQUE_ALWAYS,     /* every audit */
+    TND_CRITIQUE_ON_TRIGGER, /* when a trigger fires (orchestrator/review.h) */
+} tnd_critique_mode;
+
+/* How many quorum members must approve (agents.reviewer.quorum). */
+typedef enum tnd_quorum_rule {
+    TND_QUORUM_ALL,      /* every member */
+    TND_QUORUM_MAJORITY, /* more than half */
+} tnd_quorum_rule;
+
+TND_NAMES_INT_SIZED(tnd_provider);
+TND_NAMES_INT_SIZED(tnd_escalate_mode);
+TND_NAMES_INT_SIZED(tnd_critique_mode);
+TND_NAMES_INT_SIZED(tnd_quorum_rule);
+
+/* The name of each value ("openai", "on_trigger"...); "?" for none. */
+const char *tnd_provider_name(tnd_provider p);
+const char *tnd_escalate_mode_name(tnd_escalate_mode m);
+const char *tnd_critique_mode_name(tnd_critique_mode m);
+const char *tnd_quorum_rule_name(tnd_quorum_rule q);
+
+/* The provider called name into *out; -1 with "unknown provider 'NAME'
+ * (known: replay, openai, ...)" when there is none. */
+int tnd_provider_parse(tnd_provider *out, const char *name);
 
 /* Most entries of agents.reviewer.skills: an audit reply carries at most
  * this many results (TND_BODY_MAX_SKILLS in proto/body.h). */
@@ -27,7 +77,7 @@ typedef struct tnd_command {
 } tnd_command;
 
 typedef struct tnd_llm_config {
-    char *provider;      /* one of TND_PROVIDERS */
+    tnd_provider provider;
     char *model;         /* model name sent to the API */
     char *base_url;      /* API base as the provider documents it; "" for
                             the provider's own (agents/llm.h:
@@ -70,6 +120,8 @@ typedef enum tnd_sandbox_mode {
     TND_SANDBOX_NONE,      /* directly, as the reviewer's user */
 } tnd_sandbox_mode;
 
+TND_NAMES_INT_SIZED(tnd_sandbox_mode);
+
 /* "bwrap" or "none"; "?" out of range. */
 const char *tnd_sandbox_mode_name(tnd_sandbox_mode s);
 
@@ -108,8 +160,7 @@ typedef struct tnd_agent_config {
     size_t context_max_bytes; /* coder: bytes of repository files sent */
     char **context_include;   /* coder: globs of files always sent first
                                  (budget allowing); NULL-terminated */
-    char *quorum;             /* reviewer, count > 1: "all" or "majority"
-                                 must approve */
+    tnd_quorum_rule quorum;   /* reviewer, count > 1: who must approve */
     tnd_llm_config *models;   /* reviewer: the model of each quorum
                                  member (member i uses models[i-1]);
                                  nmodels may be less than count */
@@ -122,20 +173,17 @@ typedef struct tnd_gate_config {
     double human_review_below;        /* ask a human below this */
     int persistent_failure_threshold; /* same failure this many times in a
                                          row: escalate */
-    long max_tokens;         /* budget per task, prompt + completion; 0: none */
-    int max_llm_calls;       /* budget per task; 0: none */
-    int max_wall_s;          /* budget per task in seconds; 0: none */
-    char *escalate;          /* who answers an escalation: "auto" (tty when
-                                stdin is a terminal, else queue), "tty",
-                                "queue", "never" */
-    char **risk_paths;       /* globs: a change touching one goes to a human
-                                even when it passes; NULL-terminated */
-    char *critique;          /* "always", or "on_trigger": ask for the LLM
-                                critique only when a trigger fires */
-    int critique_diff_lines; /* on_trigger: a diff changing more lines */
-    int critique_every;      /* on_trigger: every Nth task (0: never) */
-    bool baseline;           /* run the skills on the unmodified tree
-                                before the first attempt (tandem run) */
+    long max_tokens;   /* budget per task, prompt + completion; 0: none */
+    int max_llm_calls; /* budget per task; 0: none */
+    int max_wall_s;    /* budget per task in seconds; 0: none */
+    tnd_escalate_mode escalate; /* who answers an escalation */
+    char **risk_paths;          /* globs: a change touching one goes to a human
+                                   even when it passes; NULL-terminated */
+    tnd_critique_mode critique; /* when to ask for the LLM critique */
+    int critique_diff_lines;    /* on_trigger: a diff changing more lines */
+    int critique_every;         /* on_trigger: every Nth task (0: never) */
+    bool baseline;              /* run the skills on the unmodified tree
+                                   before the first attempt (tandem run) */
 } tnd_gate_config;
 
 typedef struct tnd_orchestrator_config {
@@ -189,6 +237,20 @@ int tnd_config_parse(tnd_config **out, const char *text, size_t len,
  * TND_ECONFIG with a message on a bad spec. */
 int tnd_config_override_llm(tnd_config *self, const char *spec,
                             const char *base_url);
+
+/* The one check of an llm section beyond its keys' types, which the
+ * loader, --llm (tandem run, resume, review), tandem doctor and the
+ * backends all make: what its provider needs is there (replay: a
+ * cassette; command: a command), and with files, the cassette is a
+ * regular file now. label names the section in the message
+ * ("agents.coder.llm"). 0, or TND_ECONFIG with the key to set in
+ * tnd_error_last(). */
+int tnd_llm_config_check(const tnd_llm_config *llm, const char *label,
+                         bool files);
+
+/* tnd_llm_config_check of every model: the coder's, the reviewer's and
+ * each of agents.reviewer.models; the first problem, as TND_ECONFIG. */
+int tnd_config_check_llms(const tnd_config *self, bool files);
 
 /* Reviewers in the quorum: agents.reviewer.count when above 1; with
  * count 0 (remote reviewers) the number of agents.reviewer.models when

@@ -4,6 +4,7 @@
 #include "common/log.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 #include "common/xalloc.h"
 
 #define LINE_MAX_BYTES 8192
-#define SECRETS_MAX    16
+#define SECRETS_MAX    48 /* 16 values, each with its two JSON forms */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char program[64] = "tandem";
@@ -44,18 +45,109 @@ int tnd_log_level_parse(const char *name)
     return -1;
 }
 
+/* Remember one text to redact, with the lock held. */
+static void add_locked(const char *text)
+{
+    for (size_t i = 0; i < nsecrets; i++)
+        if (strcmp(secrets[i], text) == 0)
+            return;
+    if (nsecrets < SECRETS_MAX)
+        secrets[nsecrets++] = tnd_xstrdup(text);
+}
+
+/* value as a JSON string writer puts it between the quotes: '"', '\\'
+ * and control characters escaped, and '/' too when slash. Caller frees. */
+static char *json_form(const char *value, bool slash)
+{
+    char *out = tnd_xmalloc(strlen(value) * 6 + 1), *o = out;
+
+    for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+        const char *esc = NULL;
+        switch (*p) {
+        case '"':
+            esc = "\\\"";
+            break;
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '\b':
+            esc = "\\b";
+            break;
+        case '\f':
+            esc = "\\f";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        case '/':
+            esc = slash ? "\\/" : NULL;
+            break;
+        default:
+            break;
+        }
+        if (esc) {
+            strcpy(o, esc);
+            o += strlen(esc);
+        } else if (*p < 0x20) {
+            o += sprintf(o, "\\u%04x", *p);
+        } else {
+            *o++ = (char)*p;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
 void tnd_log_secret(const char *value)
 {
+    char *plain, *slashed;
+
     if (!value || strlen(value) < 4)
         return;
+    plain = json_form(value, false);
+    slashed = json_form(value, true);
+    pthread_mutex_lock(&lock);
+    add_locked(value);
+    add_locked(plain);
+    add_locked(slashed);
+    pthread_mutex_unlock(&lock);
+    free(plain);
+    free(slashed);
+}
+
+size_t tnd_log_safe_cut(const char *text, size_t len)
+{
+    size_t longest = 0, cut;
+
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nsecrets; i++)
-        if (strcmp(secrets[i], value) == 0)
-            goto out;
-    if (nsecrets < SECRETS_MAX)
-        secrets[nsecrets++] = tnd_xstrdup(value);
-out:
+        if (strlen(secrets[i]) > longest)
+            longest = strlen(secrets[i]);
+    cut = longest > len ? 0 : len - (longest ? longest - 1 : 0);
+    /* a secret that starts before the cut ends before len: move the cut
+     * past it, so it goes out whole and is redacted; again until no
+     * secret straddles the cut */
+    for (bool moved = true; moved && cut > 0 && cut < len;) {
+        moved = false;
+        for (size_t i = 0; i < nsecrets; i++) {
+            size_t n = strlen(secrets[i]);
+            for (size_t at = cut >= n ? cut - n + 1 : 0; at < cut; at++)
+                if (at + n > cut && at + n <= len &&
+                    memcmp(text + at, secrets[i], n) == 0) {
+                    cut = at + n;
+                    moved = true;
+                    break;
+                }
+        }
+    }
     pthread_mutex_unlock(&lock);
+    return cut;
 }
 
 /* Redact with the lock held. A secret of 10 bytes or more becomes

@@ -26,10 +26,19 @@ tnd_log_level tnd_log_level_get(void);
 /* Parse "error", "warn", "info", "debug"; -1 when unknown. */
 int tnd_log_level_parse(const char *name);
 
-/* Never print value: every later line has it replaced. Values shorter
- * than 4 bytes are ignored (they would redact ordinary words). The value
- * is copied; up to 16 values are remembered. */
+/* Never print value: every later line has it replaced, and so do its
+ * forms inside a JSON string (with '/' escaped or not, quotes,
+ * backslashes and control characters escaped). Values shorter than 4
+ * bytes are ignored (they would redact ordinary words). The value is
+ * copied; up to 16 values are remembered. */
 void tnd_log_secret(const char *value);
+
+/* For text that leaves in pieces (a model's answer streamed as progress
+ * messages): how much of text[0..len) can go now, so that no registered
+ * secret is cut in two between this piece and the next one. Send
+ * text[0..cut), redacted, and keep the rest for the next piece; the last
+ * piece goes whole. */
+size_t tnd_log_safe_cut(const char *text, size_t len);
 
 /* Replace every registered secret in text, in place where it fits;
  * returns text. For strings that leave the process by other routes

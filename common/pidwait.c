@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -25,19 +28,38 @@ int tnd_pidfd_open(pid_t pid)
 #endif
 }
 
-static int nap_until(int64_t deadline)
+/* Whether one of the processes has exited (or is not ours to ask
+ * about, so the caller should look), without reaping it. */
+static bool any_exited(const pid_t *pids, size_t n)
 {
-    int64_t left = deadline - tnd_now_ms();
-    struct timespec ts;
+    for (size_t i = 0; i < n; i++) {
+        siginfo_t info;
+        memset(&info, 0, sizeof(info));
+        if (waitid(P_PID, (id_t)pids[i], &info, WEXITED | WNOHANG | WNOWAIT) <
+            0)
+            return errno != EINTR;
+        if (info.si_pid == pids[i])
+            return true;
+    }
+    return false;
+}
 
-    if (left <= 0)
-        return 0;
-    if (left > NAP_MS)
-        left = NAP_MS;
-    ts.tv_sec = 0;
-    ts.tv_nsec = (long)left * 1000000L;
-    nanosleep(&ts, NULL);
-    return 1;
+/* Without pidfds: look, nap, look again, until the deadline. */
+static int nap_until(const pid_t *pids, size_t n, int64_t deadline)
+{
+    for (;;) {
+        int64_t left = deadline - tnd_now_ms();
+        struct timespec ts;
+        if (any_exited(pids, n))
+            return 1;
+        if (left <= 0)
+            return 0;
+        if (left > NAP_MS)
+            left = NAP_MS;
+        ts.tv_sec = 0;
+        ts.tv_nsec = (long)left * 1000000L;
+        nanosleep(&ts, NULL);
+    }
 }
 
 int tnd_pid_wait_any(const pid_t *pids, size_t n, int64_t deadline)
@@ -54,7 +76,7 @@ int tnd_pid_wait_any(const pid_t *pids, size_t n, int64_t deadline)
         int fd = tnd_pidfd_open(pids[i]);
         if (fd < 0) {
             /* ESRCH: gone already, so there is something to look at */
-            rc = errno == ESRCH ? 1 : nap_until(deadline);
+            rc = errno == ESRCH ? 1 : nap_until(pids, n, deadline);
             goto out;
         }
         pfd[opened].fd = fd;
@@ -72,7 +94,7 @@ int tnd_pid_wait_any(const pid_t *pids, size_t n, int64_t deadline)
         if (got > 0)
             break;
         if (got < 0 && errno != EINTR) {
-            rc = nap_until(deadline);
+            rc = nap_until(pids, n, deadline);
             break;
         }
     }

@@ -3,9 +3,10 @@
  *
  * A pidfd (Linux 5.3) becomes readable when its process exits, so a
  * wait for "any of these, or the deadline" is one poll(). Where pidfds
- * are missing (an older kernel, seccomp), the wait falls back to short
- * naps, which is correct, only slower. Nothing is reaped here: the
- * caller collects the status as before, when this says to look. */
+ * are missing (an older kernel, seccomp, valgrind), the wait looks with
+ * waitid(WNOWAIT) between short naps, which is correct, only slower.
+ * Nothing is reaped here: the caller collects the status as before,
+ * when this says to look. */
 #ifndef TND_PIDWAIT_H
 #define TND_PIDWAIT_H
 

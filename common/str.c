@@ -154,3 +154,13 @@ char *tnd_str_printable(const char *s, size_t max)
         out[cut] = '\0';
     return out;
 }
+
+char *tnd_str_one_line(const char *s, size_t max)
+{
+    char *out = tnd_str_printable(s, max);
+
+    for (char *p = out; *p; p++)
+        if (*p == '\n' || *p == '\t')
+            *p = '?';
+    return out;
+}

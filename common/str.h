@@ -61,4 +61,8 @@ char *tnd_str_cut_middle(const char *s, size_t max);
  * frees. */
 char *tnd_str_printable(const char *s, size_t max);
 
+/* As tnd_str_printable, with \n and \t replaced by '?' too: outside text
+ * quoted inside a one-line message. Caller frees. */
+char *tnd_str_one_line(const char *s, size_t max);
+
 #endif

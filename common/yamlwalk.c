@@ -15,6 +15,7 @@
 
 #include "common/buf.h"
 #include "common/fs.h"
+#include "common/names.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 
@@ -398,25 +399,57 @@ bool tnd_yw_in_choices(const char *s, const char *choices)
     return false;
 }
 
+/* v's text into *s (a null is ""), or false after reporting why it has
+ * none: not a scalar, or a NUL byte inside. */
+static bool scalar_text(tnd_yw *self, const char *path, const yaml_node_t *v,
+                        const char **s)
+{
+    if (v->type != YAML_SCALAR_NODE) {
+        tnd_yw_report(self, v, "%s must be a string, got %s", path,
+                      tnd_yw_kind(v));
+        return false;
+    }
+    *s = tnd_yw_is_null(v) ? "" : tnd_yw_scalar(v);
+    /* a null (~, null) is "" by choice; only a real value can hide a NUL */
+    if (!tnd_yw_is_null(v) && strlen(*s) != v->data.scalar.length) {
+        tnd_yw_report(self, v, "%s contains a NUL byte", path);
+        return false;
+    }
+    return true;
+}
+
+static void report_choices(tnd_yw *self, const char *path, const yaml_node_t *v,
+                           const char *list)
+{
+    char *shown = tnd_yw_quoted(v);
+
+    tnd_yw_report(self, v, "%s must be one of %s; got %s", path, list, shown);
+    free(shown);
+}
+
+static void set_enum(tnd_yw *self, const tnd_yw_field *f, const char *path,
+                     const yaml_node_t *v, char *base)
+{
+    const char *s;
+    char *list;
+
+    if (!scalar_text(self, path, v, &s) ||
+        tnd_names_parse((int *)(base + f->offset), f->sub, s) == 0)
+        return;
+    list = tnd_names_list(f->sub);
+    report_choices(self, path, v, list);
+    free(list);
+}
+
 static void set_string(tnd_yw *self, const tnd_yw_field *f, const char *path,
                        const yaml_node_t *v, char *base)
 {
     char **slot = (char **)(base + f->offset);
     const char *s;
 
-    if (v->type != YAML_SCALAR_NODE) {
-        tnd_yw_report(self, v, "%s must be a string, got %s", path,
-                      tnd_yw_kind(v));
+    if (!scalar_text(self, path, v, &s))
         return;
-    }
-    s = tnd_yw_is_null(v) ? "" : tnd_yw_scalar(v);
-    /* a null (~, null) is "" by choice; only a real value can hide a NUL */
-    if (!tnd_yw_is_null(v) && strlen(s) != v->data.scalar.length) {
-        tnd_yw_report(self, v, "%s contains a NUL byte", path);
-        return;
-    }
     if (f->choices && !tnd_yw_in_choices(s, f->choices)) {
-        char *shown = tnd_yw_quoted(v);
         tnd_buf list;
         tnd_buf_init(&list, 1024);
         for (const char *p = f->choices; *p; p++) {
@@ -425,10 +458,8 @@ static void set_string(tnd_yw *self, const tnd_yw_field *f, const char *path,
             else
                 tnd_buf_append(&list, p, 1);
         }
-        tnd_yw_report(self, v, "%s must be one of %s; got %s", path,
-                      tnd_buf_str(&list), shown);
+        report_choices(self, path, v, tnd_buf_str(&list));
         tnd_buf_free(&list);
-        free(shown);
         return;
     }
     free(*slot);
@@ -580,6 +611,9 @@ static void set_field(tnd_yw *self, const tnd_yw_field *f, const char *path,
     case TND_YW_STRING:
     case TND_YW_PATH:
         set_string(self, f, path, v, base);
+        break;
+    case TND_YW_ENUM:
+        set_enum(self, f, path, v, base);
         break;
     case TND_YW_NAMES: {
         char **names = tnd_yw_string_list(self, path, v);

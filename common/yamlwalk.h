@@ -25,6 +25,7 @@
 #include <yaml.h>
 
 #include "common/error.h"
+#include "common/names.h"
 
 typedef struct tnd_yw tnd_yw;
 typedef struct tnd_yw_field tnd_yw_field;
@@ -42,6 +43,8 @@ typedef enum tnd_yw_type {
                        char *, null stored as "" */
     TND_YW_PATH,    /* as TND_YW_STRING; a relative path is joined to the
                        walker's dir */
+    TND_YW_ENUM,    /* one of the names (common/names.h); an enum of int
+                       size, the value the name stands for */
     TND_YW_KB,      /* integer KiB min..max; size_t bytes */
     TND_YW_MB,      /* integer MiB min..max; size_t bytes */
     TND_YW_NAMES,   /* list of strings; char **, NULL-terminated, null
@@ -65,11 +68,13 @@ typedef void tnd_yw_set_fn(tnd_yw *w, const tnd_yw_field *f, const char *path,
 struct tnd_yw_field {
     const char *key;
     tnd_yw_type type;
-    size_t offset;           /* of the value in the struct filled */
-    double min, max;         /* INT, LONG, DOUBLE, KB, MB: inclusive */
-    const char *choices;     /* STRING, PATH: "a|b|c"; NULL: any */
-    const tnd_yw_field *sub; /* SECTION: the nested mapping's table */
-    tnd_yw_set_fn *set;      /* CUSTOM */
+    size_t offset;       /* of the value in the struct filled */
+    double min, max;     /* INT, LONG, DOUBLE, KB, MB: inclusive */
+    const char *choices; /* STRING, PATH: "a|b|c"; NULL: any */
+    const void *sub;     /* SECTION: the nested mapping's table (a
+                            tnd_yw_field array); ENUM: the values'
+                            names (a tnd_names) */
+    tnd_yw_set_fn *set;  /* CUSTOM */
 };
 
 /* Lists and mappings inside each other, at most: tandem's own files need

@@ -151,7 +151,11 @@ static int ask_reviewer(run *r, int n, const char *service, const char *type,
     if (!(reply = tnd_loop_journaled_reply(r, type, n, &reply_len))) {
         body = tnd_audit_request_encode(ar, &len);
         snprintf(key, sizeof(key), "%s/%d/%s", ar->task_id, n, type);
-        rc = tnd_loop_ask(r, service, key, body, len, &reply, &reply_len);
+        /* the skills alone ask no model: nothing to count */
+        rc = ar->critique
+                 ? tnd_loop_ask_model(r, n, type, service, key, body, len,
+                                      &reply, &reply_len)
+                 : tnd_loop_ask(r, service, key, body, len, &reply, &reply_len);
         free(body);
         if (rc == 0 &&
             (rc = tnd_loop_journal_reply(r, type, n, reply, reply_len)) < 0)
@@ -164,39 +168,50 @@ static int ask_reviewer(run *r, int n, const char *service, const char *type,
     return rc;
 }
 
+/* One member's critique: its journal type, key and service, the request
+ * when it is asked, and the reply (journaled earlier, or new). */
+typedef struct member_ask {
+    char type[32], key[160], service[32];
+    char *body;
+    char *reply;
+    size_t len;
+} member_ask;
+
 /* The critiques of the quorum's members (or of the one reviewer) on the
  * evidence in ar, asked at once; those already journaled are not asked
  * again. members[i] gets member i+1's reply. */
 static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
                        tnd_audit_reply *members)
 {
+    member_ask *ms = tnd_xcalloc((size_t)quorum, sizeof(*ms));
     tnd_crew_request *reqs = tnd_xcalloc((size_t)quorum, sizeof(*reqs));
-    char **bodies = tnd_xcalloc((size_t)quorum, sizeof(char *));
-    char **replies = tnd_xcalloc((size_t)quorum, sizeof(char *));
-    size_t *lens = tnd_xcalloc((size_t)quorum, sizeof(size_t));
-    char types[16][32], keys[16][160], services[16][32];
     size_t nreq = 0;
-    bool by_budget;
+    bool by_budget, sent = false;
     int rc = 0;
 
-    for (int m = 0; m < quorum && m < 16; m++) {
-        snprintf(types[m], sizeof(types[m]), "critique.%d", m + 1);
-        if ((replies[m] = tnd_loop_journaled_reply(r, types[m], n, &lens[m])))
+    for (int m = 0; m < quorum; m++) {
+        member_ask *a = &ms[m];
+        snprintf(a->type, sizeof(a->type), "critique.%d", m + 1);
+        if ((a->reply = tnd_loop_journaled_reply(r, a->type, n, &a->len)))
             continue;
         if (quorum > 1)
-            snprintf(services[m], sizeof(services[m]), "reviewer.%d", m + 1);
+            snprintf(a->service, sizeof(a->service), "reviewer.%d", m + 1);
         else
-            snprintf(services[m], sizeof(services[m]), "reviewer");
-        snprintf(keys[m], sizeof(keys[m]), "%s/%d/%s", ar->task_id, n,
-                 types[m]);
-        bodies[m] = tnd_audit_request_encode(ar, &reqs[nreq].len);
-        reqs[nreq].service = services[m];
-        reqs[nreq].key = keys[m];
-        reqs[nreq].body = bodies[m];
+            snprintf(a->service, sizeof(a->service), "reviewer");
+        snprintf(a->key, sizeof(a->key), "%s/%d/%s", ar->task_id, n, a->type);
+        a->body = tnd_audit_request_encode(ar, &reqs[nreq].len);
+        reqs[nreq].service = a->service;
+        reqs[nreq].key = a->key;
+        reqs[nreq].body = a->body;
         nreq++;
+        if (tnd_loop_asked(r, n, a->type, a->service) < 0) {
+            rc = -1;
+            break;
+        }
     }
-    if (nreq > 0) {
+    if (rc == 0 && nreq > 0) {
         int64_t deadline = tnd_loop_deadline(r, "reviewer", &by_budget);
+        sent = true;
         r->streamed = 0;
         rc = tnd_crew_call_many(r->crew, reqs, nreq, deadline,
                                 tnd_loop_on_progress, r);
@@ -208,32 +223,32 @@ static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
     }
     /* journal every reply that came, failure or not: a resumed run asks
      * only the members that did not answer */
-    for (size_t i = 0, m = 0; i < nreq; i++, m++) {
-        while (replies[m])
+    for (size_t i = 0, m = 0; sent && i < nreq; i++, m++) {
+        while (ms[m].reply)
             m++;
+        if (tnd_loop_unanswered(r, n, ms[m].type, &reqs[i]) < 0)
+            rc = -1;
         if (reqs[i].rc == 0) {
-            replies[m] = reqs[i].reply;
-            lens[m] = reqs[i].reply_len;
+            ms[m].reply = reqs[i].reply;
+            ms[m].len = reqs[i].reply_len;
             reqs[i].reply = NULL;
-            if (tnd_loop_journal_reply(r, types[m], n, replies[m], lens[m]) <
-                    0 &&
+            if (tnd_loop_journal_reply(r, ms[m].type, n, ms[m].reply,
+                                       ms[m].len) < 0 &&
                 rc == 0)
                 rc = -1;
         }
         tnd_crew_request_clear(&reqs[i]);
     }
     for (int m = 0; rc == 0 && m < quorum; m++)
-        if (tnd_audit_reply_decode(&members[m], replies[m], lens[m]) < 0) {
+        if (tnd_audit_reply_decode(&members[m], ms[m].reply, ms[m].len) < 0) {
             tnd_error_prefix("reviewer %d", m + 1);
             rc = -1;
         }
     for (int m = 0; m < quorum; m++) {
-        free(bodies[m]);
-        free(replies[m]);
+        free(ms[m].body);
+        free(ms[m].reply);
     }
-    free(bodies);
-    free(replies);
-    free(lens);
+    free(ms);
     free(reqs);
     return rc;
 }
@@ -283,7 +298,6 @@ static json_object *members_json(const tnd_audit_reply *members, int n)
 static void say_members(run *r, int n, const tnd_audit_reply *members,
                         int quorum)
 {
-    bool majority = strcmp(r->cfg->reviewer.quorum, "majority") == 0;
     tnd_buf b;
     int approvals = 0;
 
@@ -300,7 +314,8 @@ static void say_members(run *r, int n, const tnd_audit_reply *members,
     }
     tnd_loop_say(r, "[%d/%d] reviewers: %d of %d approve (quorum: %s): %s", n,
                  r->gate.max_iterations, approvals, quorum,
-                 majority ? "majority" : "all", tnd_buf_str(&b));
+                 tnd_quorum_rule_name(r->cfg->reviewer.quorum),
+                 tnd_buf_str(&b));
     tnd_buf_free(&b);
 }
 
@@ -378,7 +393,7 @@ static int audit_in_phases(run *r, attempt *a, int quorum)
     } else {
         tnd_usage usage = a->audit.usage;
         tnd_review_merge(&a->audit, members, (size_t)quorum,
-                         strcmp(r->cfg->reviewer.quorum, "majority") == 0);
+                         r->cfg->reviewer.quorum == TND_QUORUM_MAJORITY);
         tnd_usage_add(&a->audit.usage, &usage);
     }
     if (quorum > 1)
@@ -410,7 +425,7 @@ static int audit_at_once(run *r, attempt *a)
 int tnd_loop_audit(run *r, attempt *a)
 {
     int quorum = tnd_config_quorum(r->cfg);
-    bool phased = quorum > 1 || strcmp(r->gate.critique, "always") != 0;
+    bool phased = quorum > 1 || r->gate.critique != TND_CRITIQUE_ALWAYS;
     bool asked = true, replayed = false;
     char why[600] = "", risky[512];
     long at;
@@ -422,6 +437,7 @@ int tnd_loop_audit(run *r, attempt *a)
         a->risky = tnd_xstrdup(a->in.risky);
         a->in.risky = a->risky;
     }
+    tnd_loop_count_paid(r, a->n, TND_ROLE_REVIEWER);
     if ((at = tnd_loop_find(r, "audit", a->n, 0)) >= 0) {
         /* decided before a crash: the journal has the merged reply */
         size_t len = 0;

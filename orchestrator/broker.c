@@ -81,7 +81,7 @@ static worker *find_worker(tnd_broker *b, const unsigned char *id, size_t len)
     return NULL;
 }
 
-static request *find_request(tnd_broker *b, const char *key, size_t len)
+static request *find_request(const tnd_broker *b, const char *key, size_t len)
 {
     for (size_t i = 0; i < b->nrequests; i++)
         if (strlen(b->requests[i]->key) == len &&
@@ -120,6 +120,7 @@ static tnd_broker_event *push_event(tnd_broker *b, tnd_broker_event_kind kind,
     ev = &b->events[b->nevents++];
     memset(ev, 0, sizeof(*ev));
     ev->kind = kind;
+    ev->dispatches = r->dispatches;
     snprintf(ev->key, sizeof(ev->key), "%s", r->key);
     if (w)
         snprintf(ev->worker, sizeof(ev->worker), "%s", w->name);
@@ -678,6 +679,13 @@ int tnd_broker_cancel(tnd_broker *self, const char *key)
         return TND_ENOTFOUND;
     remove_request(self, r);
     return 0;
+}
+
+int tnd_broker_dispatches(const tnd_broker *self, const char *key)
+{
+    const request *r = find_request(self, key, strlen(key));
+
+    return r ? r->dispatches : 0;
 }
 
 void tnd_broker_event_clear(tnd_broker_event *ev)

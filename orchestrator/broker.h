@@ -49,7 +49,11 @@ typedef struct tnd_broker_event {
                                            answered */
     char *body;                         /* owned; NUL-terminated */
     size_t body_len;
-    char *error; /* owned; FAILED only */
+    char *error;    /* owned; FAILED only */
+    int dispatches; /* FINAL, FAILED: times the request went to a worker,
+                       the one that answered included; more than 1 means
+                       workers were lost with it (each may have done, and
+                       paid for, the work) */
 } tnd_broker_event;
 
 /* Bind and start. NULL with the error set (e.g. the endpoint is in use). */
@@ -71,6 +75,11 @@ int tnd_broker_submit(tnd_broker *self, const char *service, const char *key,
 /* Forget an outstanding request; a reply that comes later is discarded.
  * Returns 0, or TND_ENOTFOUND when key is not outstanding. */
 int tnd_broker_cancel(tnd_broker *self, const char *key);
+
+/* How many times the outstanding request key went to a worker so far
+ * (0: it waits in the queue, or key is not outstanding). Ask before
+ * tnd_broker_cancel, which forgets it. */
+int tnd_broker_dispatches(const tnd_broker *self, const char *key);
 
 /* Run the broker for up to timeout_ms (0: only what is ready now). Returns
  * 1 with *out filled (free with tnd_broker_event_clear), 0 when the time

@@ -122,6 +122,18 @@ static int make_runtime(tnd_crew *c)
     return 0;
 }
 
+/* argv[n] and argv[n + 1] are option and its value, when there is one;
+ * the new n. */
+static size_t add_option(const char **argv, size_t n, const char *option,
+                         const char *value)
+{
+    if (!value)
+        return n;
+    argv[n] = option;
+    argv[n + 1] = value;
+    return n + 2;
+}
+
 static int start_agents(tnd_crew *c)
 {
     const tnd_crew_options *o = c->opts;
@@ -156,22 +168,10 @@ static int start_agents(tnd_crew *c)
             argv[n++] = hb;
             argv[n++] = "--liveness";
             argv[n++] = lv;
-            if (cfg->path) {
-                argv[n++] = "--config";
-                argv[n++] = cfg->path;
-            }
-            if (o->llm) {
-                argv[n++] = "--llm";
-                argv[n++] = o->llm;
-            }
-            if (o->base_url) {
-                argv[n++] = "--base-url";
-                argv[n++] = o->base_url;
-            }
-            if (o->record) {
-                argv[n++] = "--record";
-                argv[n++] = o->record;
-            }
+            n = add_option(argv, n, "--config", cfg->path);
+            n = add_option(argv, n, "--llm", o->llm);
+            n = add_option(argv, n, "--base-url", o->base_url);
+            n = add_option(argv, n, "--record", o->record);
             if (o->verbose)
                 argv[n++] = "--verbose";
             snprintf(service, sizeof(service), "%s", roles[role]);
@@ -285,13 +285,21 @@ static tnd_crew_request *request_for(tnd_crew_request *reqs, size_t n,
     return NULL;
 }
 
+/* Stop waiting for q: what it was sent so far is counted, then the
+ * broker forgets it. */
+static void give_up(tnd_crew *self, tnd_crew_request *q)
+{
+    q->sent += tnd_broker_dispatches(self->broker, q->key);
+    tnd_broker_cancel(self->broker, q->key);
+}
+
 static void cancel_open(tnd_crew *self, tnd_crew_request *reqs, size_t n,
                         int rc, const char *why)
 {
     for (size_t i = 0; i < n; i++) {
         if (reqs[i].done)
             continue;
-        tnd_broker_cancel(self->broker, reqs[i].key);
+        give_up(self, &reqs[i]);
         reqs[i].done = true;
         reqs[i].rc = rc;
         reqs[i].error = tnd_xstrdup(why);
@@ -362,6 +370,7 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
         reqs[i].reply_len = 0;
         reqs[i].error = NULL;
         reqs[i].invalid = 0;
+        reqs[i].sent = 0;
     }
     for (size_t i = 0; i < n; i++)
         if (tnd_broker_submit(self->broker, reqs[i].service, reqs[i].key,
@@ -391,6 +400,8 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
         }
         if (rc == 1) {
             tnd_crew_request *q = request_for(reqs, n, ev.key);
+            if (q && !q->done && ev.kind != TND_BROKER_PARTIAL)
+                q->sent += ev.dispatches;
             if (q && !q->done && ev.kind == TND_BROKER_FINAL &&
                 refuse(self, q, &ev)) {
                 if (q->done)
@@ -432,7 +443,7 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
                 if (!reqs[i].done) {
                     char *why = tnd_xasprintf("no reply from the %s in time",
                                               reqs[i].service);
-                    tnd_broker_cancel(self->broker, reqs[i].key);
+                    give_up(self, &reqs[i]);
                     reqs[i].done = true;
                     reqs[i].rc = TND_ETIMEOUT;
                     reqs[i].error = why;

@@ -88,6 +88,10 @@ typedef struct tnd_crew_request {
     size_t reply_len;
     char *error; /* rc != 0: why */
     int invalid; /* replies refused (see tnd_crew_call) */
+    int sent;    /* times it went to an agent: more than the one answer
+                    when agents were lost with it or their replies were
+                    refused; each of those may have paid for model calls
+                    that no reply accounts for (see paid.h) */
 } tnd_crew_request;
 
 /* Send n requests at once (a quorum's critiques) and wait for all of

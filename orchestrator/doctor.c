@@ -2,6 +2,7 @@
 #include "orchestrator/doctor.h"
 
 #include <ctype.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,18 +15,47 @@
 #include "common/fs.h"
 #include "common/xalloc.h"
 #include "orchestrator/crew.h"
+#include "orchestrator/report.h"
 #include "orchestrator/run.h"
 #include "skills/bwrap.h"
+#include "proto/json.h"
 
+/* The checks so far: printed as they come, or kept for the document. */
 typedef struct table {
     int failures;
+    json_object *rows; /* with --json: the checks; NULL for the table */
 } table;
 
 static void row(table *t, const char *check, bool ok, const char *detail)
 {
-    printf("%-22s %-5s %s\n", check, ok ? "ok" : "FAIL", detail);
+    if (t->rows) {
+        json_object *r = json_object_new_object();
+        json_object_object_add(r, "check", json_object_new_string(check));
+        json_object_object_add(r, "ok", json_object_new_boolean(ok));
+        json_object_object_add(r, "detail", json_object_new_string(detail));
+        json_object_array_add(t->rows, r);
+    } else {
+        printf("%-22s %-5s %s\n", check, ok ? "ok" : "FAIL", detail);
+    }
     if (!ok)
         t->failures++;
+}
+
+/* The document --json prints: every check, and whether all passed. */
+static void emit(table *t)
+{
+    json_object *o = json_object_new_object();
+    char *text;
+
+    json_object_object_add(o, "tandem", json_object_new_int(1));
+    json_object_object_add(o, "ok", json_object_new_boolean(!t->failures));
+    json_object_object_add(o, "failures", json_object_new_int(t->failures));
+    json_object_object_add(o, "checks", json_object_get(t->rows));
+    text = tnd_json_pretty(o);
+    if (tnd_report_emit(stdout, text) < 0)
+        fprintf(stderr, "tandem doctor: %s\n", tnd_error_last());
+    free(text);
+    json_object_put(o);
 }
 
 /* The program a skill runs: argv[0], or for a /bin/sh -c string its first
@@ -57,22 +87,23 @@ static char *skill_program(const tnd_command *cmd)
     return tnd_xstrndup(s, n);
 }
 
-static void check_agent(table *t, const char *role, const tnd_llm_config *llm,
-                        long timeout_ms)
+/* An agent's model: what it is (or what it lacks: then its key and
+ * endpoint are not tried), its key, its endpoint. label names its section
+ * in agents.yaml. */
+static void check_agent(table *t, const char *role, const char *label,
+                        const tnd_llm_config *llm, long timeout_ms)
 {
-    char check[64], detail[1536], what[512];
+    char check[64], detail[1536], *what;
     bool ok;
 
     snprintf(check, sizeof(check), "%s llm", role);
-    if (strcmp(llm->provider, "replay") == 0)
-        snprintf(what, sizeof(what), "replay of %s", llm->cassette);
-    else if (strcmp(llm->provider, "command") == 0)
-        snprintf(what, sizeof(what), "command %s",
-                 llm->command.display ? llm->command.display : "(none)");
-    else
-        snprintf(what, sizeof(what), "%s %s at %s", llm->provider, llm->model,
-                 tnd_llm_base_url(llm));
+    if (tnd_llm_config_check(llm, label, true) < 0) {
+        row(t, check, false, tnd_error_last());
+        return;
+    }
+    what = tnd_llm_config_describe(llm);
     row(t, check, true, what);
+    free(what);
     snprintf(check, sizeof(check), "%s key", role);
     ok = tnd_probe_key(detail, sizeof(detail), llm);
     row(t, check, ok, detail);
@@ -120,7 +151,7 @@ static void check_sandbox(table *t, const tnd_config *cfg)
 
 int tnd_doctor(const tnd_doctor_options *opts)
 {
-    table t = {0};
+    table t = {0, opts->json ? json_object_new_array() : NULL};
     tnd_config *cfg = NULL;
     char *repo, *implicit, detail[1536];
     const char *path;
@@ -134,11 +165,16 @@ int tnd_doctor(const tnd_doctor_options *opts)
     implicit = tnd_fs_join(repo, "agents.yaml");
     path = opts->config ? opts->config
                         : (tnd_fs_exists(implicit) ? implicit : NULL);
-    printf("%-22s %-5s %s\n", "CHECK", "", "DETAIL");
+    if (!t.rows)
+        printf("%-22s %-5s %s\n", "CHECK", "", "DETAIL");
     error = path ? tnd_config_load(&cfg, path) : 0;
     if (!path)
         cfg = tnd_config_defaults();
-    if (error < 0) {
+    if (error < 0 && t.rows) {
+        /* the loader's report names the file and each place */
+        row(&t, "config", false, tnd_error_last());
+        goto out;
+    } else if (error < 0) {
         row(&t, "config", false, path);
         printf("%s\n", tnd_error_last());
         goto out;
@@ -154,16 +190,23 @@ int tnd_doctor(const tnd_doctor_options *opts)
         row(&t, "agent programs", false, tnd_error_last());
     else
         row(&t, "agent programs", true, "found");
-    check_agent(&t, "coder", &cfg->coder.llm, opts->timeout_ms);
+    check_agent(&t, "coder", "agents.coder.llm", &cfg->coder.llm,
+                opts->timeout_ms);
     if (tnd_config_quorum(cfg) > 1) {
         for (int m = 1; m <= tnd_config_quorum(cfg); m++) {
-            char role[32];
+            char role[32], label[64];
             snprintf(role, sizeof(role), "reviewer.%d", m);
-            check_agent(&t, role, tnd_config_member_llm(cfg, m),
+            if ((size_t)m <= cfg->reviewer.nmodels)
+                snprintf(label, sizeof(label), "agents.reviewer.models[%d]",
+                         m - 1);
+            else
+                snprintf(label, sizeof(label), "agents.reviewer.llm");
+            check_agent(&t, role, label, tnd_config_member_llm(cfg, m),
                         opts->timeout_ms);
         }
     } else {
-        check_agent(&t, "reviewer", &cfg->reviewer.llm, opts->timeout_ms);
+        check_agent(&t, "reviewer", "agents.reviewer.llm", &cfg->reviewer.llm,
+                    opts->timeout_ms);
     }
     check_sandbox(&t, cfg);
     for (char **s = cfg->reviewer.skills; s && *s; s++) {
@@ -189,11 +232,14 @@ int tnd_doctor(const tnd_doctor_options *opts)
         free(prog);
     }
 out:
-    if (!usage && t.failures)
+    if (!usage && t.rows)
+        emit(&t);
+    else if (!usage && t.failures)
         printf("\ndoctor: %d check%s failed\n", t.failures,
                t.failures == 1 ? "" : "s");
     else if (!usage)
         printf("\ndoctor: everything is in place\n");
+    json_object_put(t.rows);
     tnd_config_destroy(&cfg);
     free(implicit);
     free(repo);

@@ -7,24 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/names.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 
-static const char *const names[] = {"?",      "approve", "reject", "guide",
-                                    "budget", "skip",    "stop"};
+static const char *const answer_names[] = {
+    NULL, "approve", "reject", "guide", "budget", "skip", "stop"};
+static const tnd_names answer_kinds = TND_NAMES("answer", answer_names);
 
 const char *tnd_answer_name(tnd_answer_kind kind)
 {
-    return kind >= TND_ANSWER_APPROVE && kind <= TND_ANSWER_STOP ? names[kind]
-                                                                 : names[0];
+    return tnd_names_name(&answer_kinds, (int)kind);
 }
 
-tnd_answer_kind tnd_answer_kind_parse(const char *s)
+int tnd_answer_kind_parse(tnd_answer_kind *out, const char *name)
 {
-    for (int k = TND_ANSWER_APPROVE; k <= TND_ANSWER_STOP; k++)
-        if (strcmp(s, names[k]) == 0)
-            return (tnd_answer_kind)k;
-    return 0;
+    return tnd_names_parse((int *)out, &answer_kinds, name);
 }
 
 void tnd_answer_clear(tnd_answer *answer)
@@ -115,22 +113,17 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
             answer->kind = TND_ANSWER_APPROVE;
             break;
         case 'r':
-            answer->kind = TND_ANSWER_REJECT;
-            text = ask_text("why", in, out, &w);
-            answer->text = text;
-            if (!text)
-                answer->kind = TND_ANSWER_STOP;
-            break;
-        case 'g':
-            answer->kind = TND_ANSWER_GUIDE;
-            text = ask_text("guidance for the coder", in, out, &w);
-            answer->text = text;
-            if (!text)
-                answer->kind = TND_ANSWER_STOP;
+        case 'g': /* each with its text: the reason, the guidance */
+            answer->text = ask_text(
+                line[0] == 'r' ? "why" : "guidance for the coder", in, out, &w);
+            answer->kind = !answer->text    ? TND_ANSWER_STOP
+                           : line[0] == 'r' ? TND_ANSWER_REJECT
+                                            : TND_ANSWER_GUIDE;
             break;
         case 'b': {
             char *end;
             long n;
+            bool number;
             answer->kind = TND_ANSWER_BUDGET;
             text = ask_text("more attempts (1..50)", in, out, &w);
             if (!text) {
@@ -138,8 +131,9 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
                 break;
             }
             n = strtol(text, &end, 10);
+            number = !*end; /* end points into text: look before freeing */
             free(text);
-            if (*end || n < 1 || n > 50) {
+            if (!number || n < 1 || n > 50) {
                 fputs("a number from 1 to 50, please\n", out);
                 answer->kind = 0;
                 break;

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "common/names.h"
+
 typedef enum tnd_answer_kind {
     TND_ANSWER_APPROVE = 1,
     TND_ANSWER_REJECT,
@@ -19,6 +21,8 @@ typedef enum tnd_answer_kind {
     TND_ANSWER_SKIP,
     TND_ANSWER_STOP,
 } tnd_answer_kind;
+
+TND_NAMES_INT_SIZED(tnd_answer_kind);
 
 typedef struct tnd_answer {
     tnd_answer_kind kind;
@@ -30,8 +34,9 @@ typedef struct tnd_answer {
 /* "approve", "reject", "guide", "budget", "skip", "stop". */
 const char *tnd_answer_name(tnd_answer_kind kind);
 
-/* The kind named s; 0 when none. */
-tnd_answer_kind tnd_answer_kind_parse(const char *s);
+/* The kind called name (as an answer record or a command names it) into
+ * *out; -1 with "unknown answer 'NAME' (known: approve, ...)". */
+int tnd_answer_kind_parse(tnd_answer_kind *out, const char *name);
 
 /* Called about five times a second while a person has not answered yet,
  * so the caller can keep its agents alive; false stops asking (the

@@ -248,10 +248,7 @@ void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
     }
 }
 
-/* Copy of s with what changes between runs of the same failure folded:
- * digit runs and hex runs after "0x" become "#", /tmp/... paths "<tmp>",
- * whitespace runs one space. Never longer than s. Caller frees. */
-static char *normalise(const char *s)
+char *tnd_gate_normalise(const char *s)
 {
     char *out = tnd_xmalloc(strlen(s) + 1), *o = out;
     bool space = false;
@@ -299,7 +296,7 @@ static char *normalise(const char *s)
  * part hashed the same when numbers earlier in s change length. */
 static uint64_t hash_normalised(uint64_t h, const char *s, size_t keep)
 {
-    char *n = normalise(s);
+    char *n = tnd_gate_normalise(s);
     size_t len = strlen(n), from = len > keep ? len - keep : 0;
 
     h = tnd_str_hash(h, n + from, len - from);

@@ -72,6 +72,11 @@ void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
  * gives the same value. 0 when nothing failed. */
 uint64_t tnd_gate_signature(const tnd_gate_input *in);
 
+/* Copy of s with what changes between runs of the same failure folded:
+ * digit runs and hex runs after "0x" become "#", /tmp/... paths "<tmp>",
+ * runs of white space one space. Never longer than s. Caller frees. */
+char *tnd_gate_normalise(const char *s);
+
 /* The first required skill (named in required, NULL-terminated, or
  * flagged required by the reviewer) that is missing from a or did not
  * pass (skipped is no failure): its name, with *result NULL when it is

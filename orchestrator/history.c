@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/journal.h"
@@ -33,27 +34,30 @@ int64_t tnd_history_parse_time(const char *iso)
     return (int64_t)timegm(&tm) * 1000 + ms;
 }
 
-static const char *state_of(json_object *records, json_object *report,
-                            const char *dir, bool held_by_caller)
+/* A status that names no outcome leaves the session unreadable, and a
+ * warning says which value and which file. */
+static tnd_session_status state_of(json_object *records, json_object *report,
+                                   const char *dir, const char *id,
+                                   bool held_by_caller)
 {
-    size_t n = records ? json_object_array_length(records) : 0;
+    const char *said = tnd_json_str_or(report, "status", NULL);
+    tnd_session_status st;
 
     if (!held_by_caller && tnd_session_locked(dir))
-        return "running";
-    for (size_t i = n; i-- > 0;) {
-        json_object *r = json_object_array_get_idx(records, i);
-        const char *type = tnd_journal_type(r);
-        if (strcmp(type, "resume") == 0)
-            continue;
-        if (strcmp(type, "finish") == 0)
-            return tnd_json_str_or(r, "status", "finished");
-        if (strcmp(type, "escalation") == 0)
-            return "waiting";
-        break;
+        return TND_SESSION_RUNNING;
+    if (tnd_journal_status(&st, records) < 0) {
+        tnd_log_warn("session %s: %s", id, tnd_error_last());
+        return TND_SESSION_UNREADABLE;
     }
-    if (strcmp(tnd_json_str_or(report, "status", ""), "failed") == 0)
-        return "failed";
-    return "interrupted";
+    if (st != TND_SESSION_OPEN)
+        return st;
+    /* open: it failed when its report says so, else it was stopped */
+    if (said && tnd_session_status_parse(&st, said) < 0) {
+        tnd_log_warn("session %s: report.json: %s", id, tnd_error_last());
+        return TND_SESSION_UNREADABLE;
+    }
+    return said && st == TND_SESSION_FAILED ? TND_SESSION_FAILED
+                                            : TND_SESSION_INTERRUPTED;
 }
 
 static void summarise(tnd_summary *s, const char *repo, const char *id,
@@ -79,9 +83,9 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
     task = records && json_object_array_length(records)
                ? json_object_array_get_idx(records, 0)
                : NULL;
-    s->state = tnd_xstrdup(records || report
-                               ? state_of(records, report, dir, held_by_caller)
-                               : "unreadable");
+    s->state = records || report
+                   ? state_of(records, report, dir, id, held_by_caller)
+                   : TND_SESSION_UNREADABLE;
     s->task = tnd_xstrdup(
         tnd_json_str_or(task, "task", tnd_json_str_or(report, "task", NULL)));
     s->started = tnd_json_int_or(task, "started_ms", 0);
@@ -136,7 +140,6 @@ void tnd_history_summary(tnd_summary *out, const char *repo, const char *id,
 void tnd_history_summary_clear(tnd_summary *s)
 {
     free(s->id);
-    free(s->state);
     free(s->task);
     memset(s, 0, sizeof(*s));
 }
@@ -260,19 +263,21 @@ int tnd_history_stats(json_object **out, const char *repo)
     for (char **p = ids; *p; p++) {
         tnd_summary s;
         json_object *records = NULL, *report = NULL, *count;
+        const char *name;
         total++;
         summarise(&s, repo, *p, false, &records, &report);
-        count = tnd_json_field(by_state, s.state);
+        name = tnd_session_status_name(s.state);
+        count = tnd_json_field(by_state, name);
         json_object_object_add(
-            by_state, s.state,
+            by_state, name,
             json_object_new_int((count ? json_object_get_int(count) : 0) + 1));
-        if (strcmp(s.state, "running") != 0 && strcmp(s.state, "waiting") != 0)
+        if (s.state != TND_SESSION_RUNNING && s.state != TND_SESSION_WAITING)
             t.ended++;
         if (report) {
             t.with_report++;
             t.iterations += (double)s.iterations;
         }
-        if (strcmp(s.state, "approved") == 0) {
+        if (s.state == TND_SESSION_APPROVED) {
             t.approved++;
             t.approved_tokens += (double)s.tokens;
             t.approved_calls += (double)s.llm_calls;

@@ -13,10 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "orchestrator/session.h"
+
 typedef struct tnd_summary {
     char *id;
-    char *state; /* running, waiting, approved, rejected, escalated,
-                    failed, interrupted */
+    tnd_session_status state; /* running, waiting, approved, rejected,
+                                 escalated, failed, interrupted,
+                                 unreadable */
     char *task;
     long iterations;
     long llm_calls;

@@ -1,7 +1,6 @@
 /* sessions, show, stats, watch (see history_cmd.h). */
 #include "orchestrator/history_cmd.h"
 
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "orchestrator/cli.h"
 #include "orchestrator/history.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/prune.h"
@@ -22,14 +22,6 @@
 #include "orchestrator/views.h"
 #include "orchestrator/watch.h"
 #include "proto/json.h"
-
-static const char *const commands[] = {"sessions", "show", "stats", "watch",
-                                       NULL};
-
-bool tnd_cmd_history_known(const char *cmd)
-{
-    return tnd_str_list_has(commands, cmd);
-}
 
 void tnd_cmd_history_usage(const char *cmd, FILE *to)
 {
@@ -86,8 +78,9 @@ void tnd_cmd_history_usage(const char *cmd, FILE *to)
     fputs("  -h, --help   show this help\n", to);
 }
 
-static void prune_usage(FILE *to)
+static void prune_usage(const char *cmd, FILE *to)
 {
+    (void)cmd;
     fputs("usage: tandem sessions prune [--repo DIR] [--older-than D] "
           "[--waiting]\n"
           "                             [--dry-run]\n"
@@ -157,15 +150,8 @@ static void print_kept(const size_t kept[4])
 
 static int prune(int argc, char **argv)
 {
-    enum { O_REPO = 256, O_OLDER, O_WAITING, O_DRY };
-    static const struct option longs[] = {
-        {"repo", required_argument, NULL, O_REPO},
-        {"older-than", required_argument, NULL, O_OLDER},
-        {"waiting", no_argument, NULL, O_WAITING},
-        {"dry-run", no_argument, NULL, O_DRY},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    static const int accepts[] = {TND_OPT_REPO, TND_OPT_OLDER_THAN,
+                                  TND_OPT_WAITING, TND_OPT_DRY_RUN, 0};
     const char *repo_arg = ".", *older = "30d";
     const char *verb;
     tnd_prune_options o;
@@ -174,49 +160,26 @@ static int prune(int argc, char **argv)
     size_t removed = 0, failed = 0, kept[4] = {0, 0, 0, 0};
     uint64_t bytes = 0;
     char *base, age[32], size[32];
+    tnd_cli cli;
     int c, rc;
 
     memset(&o, 0, sizeof(o));
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
-        switch (c) {
-        case O_REPO:
+    tnd_cli_start(&cli, "sessions prune", prune_usage, accepts, false, argc,
+                  argv);
+    while ((c = tnd_cli_next(&cli)) > 0) {
+        if (c == TND_OPT_REPO)
             repo_arg = optarg;
-            break;
-        case O_OLDER:
+        else if (c == TND_OPT_OLDER_THAN)
             older = optarg;
-            break;
-        case O_WAITING:
+        else if (c == TND_OPT_WAITING)
             o.waiting = true;
-            break;
-        case O_DRY:
+        else /* TND_OPT_DRY_RUN */
             o.dry_run = true;
-            break;
-        case 'h':
-            prune_usage(stdout);
-            return TND_EXIT_OK;
-        case ':':
-            fprintf(stderr,
-                    "tandem sessions prune: %s needs a value\ntry 'tandem "
-                    "sessions prune --help'\n",
-                    argv[optind - 1]);
-            return TND_EXIT_USAGE;
-        default:
-            fprintf(stderr,
-                    "tandem sessions prune: unknown option '%s'\ntry "
-                    "'tandem sessions prune --help'\n",
-                    argv[optind - 1]);
-            return TND_EXIT_USAGE;
-        }
     }
-    if (optind < argc) {
-        fprintf(stderr,
-                "tandem sessions prune: unexpected argument '%s'\ntry "
-                "'tandem sessions prune --help'\n",
-                argv[optind]);
-        return TND_EXIT_USAGE;
-    }
+    if (c < 0)
+        return cli.status;
+    if (optind < argc)
+        return tnd_cli_error(&cli, "unexpected argument '%s'", argv[optind]);
     if (tnd_duration_parse(&o.older_than_ms, older) < 0) {
         fprintf(stderr,
                 "tandem sessions prune: --older-than: %s; give a duration "
@@ -245,7 +208,8 @@ static int prune(int argc, char **argv)
         }
         tnd_duration_format(age, sizeof(age), it->age_ms);
         size_text(size, sizeof(size), it->bytes);
-        printf("%s %s  %-11s %5s %10s%s\n", verb, it->id, it->state, age, size,
+        printf("%s %s  %-11s %5s %10s%s\n", verb, it->id,
+               tnd_session_status_name(it->state), age, size,
                it->workspace ? "  and its kept workspace" : "");
         removed++;
         bytes += it->bytes;
@@ -297,8 +261,9 @@ static int list_sessions(const char *repo, bool json)
             json_object *j = json_object_new_object();
             json_object_object_add(j, "session",
                                    json_object_new_string(list[i].id));
-            json_object_object_add(j, "state",
-                                   json_object_new_string(list[i].state));
+            json_object_object_add(
+                j, "state",
+                json_object_new_string(tnd_session_status_name(list[i].state)));
             json_object_object_add(j, "task",
                                    tnd_json_str_or_null(list[i].task));
             json_object_object_add(j, "iterations",
@@ -328,8 +293,8 @@ static int list_sessions(const char *repo, bool json)
                 if (*p == '\n' || *p == '\t')
                     *p = ' ';
             printf("%-26s %-11s %5ld %6ld %9ld  %s\n", list[i].id,
-                   list[i].state, list[i].iterations, list[i].llm_calls,
-                   list[i].tokens, task);
+                   tnd_session_status_name(list[i].state), list[i].iterations,
+                   list[i].llm_calls, list[i].tokens, task);
             free(task);
         }
     }
@@ -439,58 +404,31 @@ static int stats(const char *repo, bool json)
 
 int tnd_cmd_history(const char *cmd, int argc, char **argv)
 {
-    enum { O_REPO = 256, O_JSON, O_PLAIN, O_FOR };
-    static const struct option longs[] = {
-        {"repo", required_argument, NULL, O_REPO},
-        {"json", no_argument, NULL, O_JSON},
-        {"plain", no_argument, NULL, O_PLAIN},
-        {"for", required_argument, NULL, O_FOR},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    static const int accepts[] = {TND_OPT_REPO, TND_OPT_JSON, TND_OPT_PLAIN,
+                                  TND_OPT_FOR, 0};
     const char *repo_arg = ".";
     bool json = false, plain = false;
     long for_s = 0;
     char *repo, *end;
+    tnd_cli cli;
     int c, code;
 
     if (strcmp(cmd, "sessions") == 0 && argc > 1 &&
         strcmp(argv[1], "prune") == 0)
         return prune(argc - 1, argv + 1);
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        switch (c) {
-        case O_REPO:
+    tnd_cli_start(&cli, cmd, tnd_cmd_history_usage, accepts, false, argc, argv);
+    while ((c = tnd_cli_next(&cli)) > 0) {
+        if (c == TND_OPT_REPO)
             repo_arg = optarg;
-            break;
-        case O_JSON:
+        else if (c == TND_OPT_JSON)
             json = true;
-            break;
-        case O_PLAIN:
+        else if (c == TND_OPT_PLAIN)
             plain = true;
-            break;
-        case O_FOR:
-            for_s = strtol(optarg, &end, 10);
-            if (!*optarg || *end || for_s < 1) {
-                fprintf(stderr,
-                        "tandem %s: --for must be a number of "
-                        "seconds\n",
-                        cmd);
-                return TND_EXIT_USAGE;
-            }
-            break;
-        case 'h':
-            tnd_cmd_history_usage(cmd, stdout);
-            return TND_EXIT_OK;
-        default:
-            fprintf(stderr,
-                    "tandem %s: unknown option '%s'\ntry 'tandem %s "
-                    "--help'\n",
-                    cmd, argv[optind - 1], cmd);
-            return TND_EXIT_USAGE;
-        }
+        else if ((for_s = strtol(optarg, &end, 10)) < 1 || *end)
+            return tnd_cli_error(&cli, "--for must be a number of seconds");
     }
+    if (c < 0)
+        return cli.status;
     if (strcmp(cmd, "show") == 0    ? optind != argc - 1
         : strcmp(cmd, "watch") == 0 ? optind < argc - 1
                                     : optind != argc) {
@@ -499,10 +437,7 @@ int tnd_cmd_history(const char *cmd, int argc, char **argv)
             fprintf(stderr, "tandem sessions: put prune first: tandem "
                             "sessions prune [options]\n");
         else
-            fprintf(stderr,
-                    "tandem %s: unexpected arguments\ntry 'tandem %s "
-                    "--help'\n",
-                    cmd, cmd);
+            tnd_cli_error(&cli, "unexpected arguments");
         return TND_EXIT_USAGE;
     }
     if (strcmp(cmd, "watch") == 0) {

@@ -10,16 +10,11 @@
 #ifndef TND_HISTORY_CMD_H
 #define TND_HISTORY_CMD_H
 
-#include <stdbool.h>
 #include <stdio.h>
 
-/* True when cmd is one of the commands above. */
-bool tnd_cmd_history_known(const char *cmd);
-
-/* Run cmd (argv[0] is cmd). Returns the exit code. */
+/* Run cmd, one of the above (argv[0] is cmd), and print its help: as
+ * main.c's table of commands (orchestrator/cli.h) takes them. */
 int tnd_cmd_history(const char *cmd, int argc, char **argv);
-
-/* Print cmd's help to to. */
 void tnd_cmd_history_usage(const char *cmd, FILE *to);
 
 #endif

@@ -141,7 +141,8 @@ void tnd_journal_close(tnd_journal **self_p)
     *self_p = NULL;
 }
 
-int tnd_journal_append(tnd_journal *self, const char *type, json_object *fields)
+static int append(tnd_journal *self, const char *type, json_object *fields,
+                  bool sync)
 {
     json_object *rec = json_object_new_object();
     char when[40];
@@ -185,7 +186,7 @@ int tnd_journal_append(tnd_journal *self, const char *type, json_object *fields)
         }
         done += (size_t)n;
     }
-    if (fdatasync(self->fd) < 0) {
+    if (sync && fdatasync(self->fd) < 0) {
         tnd_error_sys("cannot sync the journal %s", self->path);
         goto fail;
     }
@@ -205,6 +206,16 @@ fail:
     return -1;
 }
 
+int tnd_journal_append(tnd_journal *self, const char *type, json_object *fields)
+{
+    return append(self, type, fields, true);
+}
+
+int tnd_journal_note(tnd_journal *self, const char *type, json_object *fields)
+{
+    return append(self, type, fields, false);
+}
+
 size_t tnd_journal_count(const tnd_journal *self)
 {
     return json_object_array_length(self->records);
@@ -213,6 +224,34 @@ size_t tnd_journal_count(const tnd_journal *self)
 json_object *tnd_journal_record(const tnd_journal *self, size_t index)
 {
     return json_object_array_get_idx(self->records, index);
+}
+
+json_object *tnd_journal_records(const tnd_journal *self)
+{
+    return self->records;
+}
+
+int tnd_journal_status(tnd_session_status *out, json_object *records)
+{
+    size_t n = records ? json_object_array_length(records) : 0;
+
+    *out = TND_SESSION_OPEN;
+    for (size_t i = n; i-- > 0;) {
+        json_object *rec = json_object_array_get_idx(records, i);
+        const char *type = tnd_journal_type(rec);
+        if (strcmp(type, "resume") == 0)
+            continue; /* a resume that reached the same question again */
+        if (strcmp(type, "finish") == 0 &&
+            tnd_session_status_parse(out, tnd_json_str_or(rec, "status", "")) <
+                0) {
+            tnd_error_prefix("journal.jsonl:%zu", i + 1);
+            return -1;
+        }
+        if (strcmp(type, "escalation") == 0)
+            *out = TND_SESSION_WAITING;
+        break;
+    }
+    return 0;
 }
 
 bool tnd_journal_was_torn(const tnd_journal *self)

@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "orchestrator/session.h"
+
 typedef struct tnd_journal tnd_journal;
 
 /* Open path for appending, creating it if needed; existing records are
@@ -38,10 +40,27 @@ void tnd_journal_close(tnd_journal **self_p);
 int tnd_journal_append(tnd_journal *self, const char *type,
                        json_object *fields);
 
+/* Append like tnd_journal_append, without the fsync: for a record whose
+ * loss in a power cut costs no step, only a count (`asked`, see paid.h).
+ * A process that dies leaves it in the file all the same, and the next
+ * tnd_journal_append makes it durable with its own record. */
+int tnd_journal_note(tnd_journal *self, const char *type, json_object *fields);
+
 /* The records read at open plus those appended since, in order.
  * Borrowed: valid until the journal is closed. */
 size_t tnd_journal_count(const tnd_journal *self);
 json_object *tnd_journal_record(const tnd_journal *self, size_t index);
+
+/* All of them, as the JSON array tnd_journal_read gives. Borrowed. */
+json_object *tnd_journal_records(const tnd_journal *self);
+
+/* Where the session of records (a JSON array) stands by its last step, a
+ * resume not counting: the outcome its finish record names,
+ * TND_SESSION_WAITING after an escalation, else TND_SESSION_OPEN (it can
+ * be resumed). The lock and report.json are the caller's to weigh. -1
+ * when the finish record names no outcome ("journal.jsonl:LINE: unknown
+ * session status 'X' (known: ...)"). */
+int tnd_journal_status(tnd_session_status *out, json_object *records);
 
 /* True when the file ended with a torn record at open (it was ignored
  * and will be overwritten by the next append). */

@@ -3,7 +3,6 @@
  * lessons.c; this file only shows them to people. */
 #include "orchestrator/lessons_cmd.h"
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +12,13 @@
 #include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "orchestrator/cli.h"
 #include "orchestrator/lessons.h"
 #include "orchestrator/run.h"
 
-void tnd_cmd_lessons_usage(FILE *to)
+void tnd_cmd_lessons_usage(const char *cmd, FILE *to)
 {
+    (void)cmd;
     fputs("usage: tandem lessons COMMAND [options]\n"
           "\n"
           "The lessons bank: what earlier tasks in a repository got wrong\n"
@@ -47,121 +48,90 @@ void tnd_cmd_lessons_usage(FILE *to)
           to);
 }
 
-static void list_usage(FILE *to)
-{
-    fputs("usage: tandem lessons list [--repo DIR]\n"
-          "\n"
-          "A table of the lessons in REPO/.tandem/lessons.json, oldest\n"
-          "first: id, task type, effectiveness (0..1, 0.50 when new), how\n"
-          "many times it went to the coder, when it was learnt (UTC), and\n"
-          "the first line of the mistake.\n"
-          "\n"
-          "options:\n"
-          "  --repo DIR      the repository (default: .)\n"
-          "  -h, --help      show this help\n"
-          "\n"
-          "exit status: 0 ok, 1 the bank cannot be read, 2 usage error\n",
-          to);
-}
-
-static void show_usage(FILE *to)
-{
-    fputs("usage: tandem lessons show [--repo DIR] ID\n"
-          "\n"
-          "Everything about one lesson: its record, the files it is about,\n"
-          "the mistake and the correction. ID may be the start of the id.\n"
-          "\n"
-          "options:\n"
-          "  --repo DIR      the repository (default: .)\n"
-          "  -h, --help      show this help\n"
-          "\n"
-          "exit status: 0 ok, 1 the bank cannot be read, 2 usage error (an\n"
-          "unknown or ambiguous ID included)\n",
-          to);
-}
-
-static void forget_usage(FILE *to)
-{
-    fputs("usage: tandem lessons forget [--repo DIR] ID\n"
-          "\n"
-          "Delete one lesson from the bank, e.g. one that is wrong or no\n"
-          "longer true. ID may be the start of the id.\n"
-          "\n"
-          "options:\n"
-          "  --repo DIR      the repository (default: .)\n"
-          "  -h, --help      show this help\n"
-          "\n"
-          "exit status: 0 ok, 1 the bank cannot be read or written, 2 usage\n"
-          "error (an unknown or ambiguous ID included)\n",
-          to);
-}
-
+/* A subcommand, and what its help says. */
 typedef struct command {
     const char *name;
     bool wants_id;
-    void (*usage)(FILE *to);
+    const char *about; /* what it does */
+    const char *exits; /* its exit statuses */
 } command;
 
 static const command commands[] = {
-    {"list", false, list_usage},
-    {"show", true, show_usage},
-    {"forget", true, forget_usage},
+    {"list", false,
+     "A table of the lessons in REPO/.tandem/lessons.json, oldest\n"
+     "first: id, task type, effectiveness (0..1, 0.50 when new), how\n"
+     "many times it went to the coder, when it was learnt (UTC), and\n"
+     "the first line of the mistake.",
+     "0 ok, 1 the bank cannot be read, 2 usage error"},
+    {"show", true,
+     "Everything about one lesson: its record, the files it is about,\n"
+     "the mistake and the correction. ID may be the start of the id.",
+     "0 ok, 1 the bank cannot be read, 2 usage error (an\n"
+     "unknown or ambiguous ID included)"},
+    {"forget", true,
+     "Delete one lesson from the bank, e.g. one that is wrong or no\n"
+     "longer true. ID may be the start of the id.",
+     "0 ok, 1 the bank cannot be read or written, 2 usage\n"
+     "error (an unknown or ambiguous ID included)"},
 };
+
+/* The subcommand called name; NULL when there is none. */
+static const command *find(const char *name)
+{
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+/* The help of "lessons NAME". */
+static void command_usage(const char *cmd, FILE *to)
+{
+    const command *c = find(strchr(cmd, ' ') + 1);
+
+    fprintf(to,
+            "usage: tandem lessons %s [--repo DIR]%s\n"
+            "\n"
+            "%s\n"
+            "\n"
+            "options:\n"
+            "  --repo DIR      the repository (default: .)\n"
+            "  -h, --help      show this help\n"
+            "\n"
+            "exit status: %s\n",
+            c->name, c->wants_id ? " ID" : "", c->about, c->exits);
+}
 
 /* Parse a subcommand's options and operand. Returns -1 to go on, or the
  * exit code to return at once. */
 static int parse(const command *c, int argc, char **argv, const char **repo,
                  const char **id)
 {
-    enum { O_REPO = 256 };
-    static const struct option longs[] = {
-        {"repo", required_argument, NULL, O_REPO},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    static const int accepts[] = {TND_OPT_REPO, 0};
+    char name[32];
+    tnd_cli cli;
     int opt;
 
     *repo = ".";
     *id = NULL;
-    opterr = 0;
-    optind = 0; /* glibc: start afresh */
-    while ((opt = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        switch (opt) {
-        case O_REPO:
-            *repo = optarg;
-            break;
-        case 'h':
-            c->usage(stdout);
-            return TND_EXIT_OK;
-        default:
-            fprintf(stderr,
-                    "tandem lessons %s: unknown option '%s'\n"
-                    "try 'tandem lessons %s --help'\n",
-                    c->name, argv[optind - 1], c->name);
-            return TND_EXIT_USAGE;
-        }
-    }
+    snprintf(name, sizeof(name), "lessons %s", c->name);
+    tnd_cli_start(&cli, name, command_usage, accepts, false, argc, argv);
+    while ((opt = tnd_cli_next(&cli)) > 0)
+        *repo = optarg; /* TND_OPT_REPO */
+    if (opt < 0)
+        return cli.status;
     if (c->wants_id && optind < argc)
         *id = argv[optind++];
-    if (c->wants_id && !*id) {
-        fprintf(stderr,
-                "tandem lessons %s: which lesson? give its id (see "
-                "'tandem lessons list')\n",
-                c->name);
-        return TND_EXIT_USAGE;
-    }
-    if (optind < argc) {
-        fprintf(stderr, "tandem lessons %s: unexpected argument '%s'\n",
-                c->name, argv[optind]);
-        return TND_EXIT_USAGE;
-    }
-    if (!tnd_fs_is_dir(*repo)) {
-        fprintf(stderr,
-                "tandem lessons %s: --repo %s is not a directory; give the "
-                "repository's path\n",
-                c->name, *repo);
-        return TND_EXIT_USAGE;
-    }
+    if (c->wants_id && !*id)
+        return tnd_cli_error(&cli, "which lesson? give its id (see 'tandem "
+                                   "lessons list')");
+    if (optind < argc)
+        return tnd_cli_error(&cli, "unexpected argument '%s'", argv[optind]);
+    if (!tnd_fs_is_dir(*repo))
+        return tnd_cli_error(&cli,
+                             "--repo %s is not a directory; give the "
+                             "repository's path",
+                             *repo);
     return -1;
 }
 
@@ -267,7 +237,7 @@ static int forget(tnd_lessons *b, const char *id)
     return TND_EXIT_OK;
 }
 
-int tnd_cmd_lessons(int argc, char **argv)
+int tnd_cmd_lessons(const char *cmd, int argc, char **argv)
 {
     const char *sub = argc > 1 ? argv[1] : NULL, *repo, *id;
     const command *c = NULL;
@@ -275,17 +245,14 @@ int tnd_cmd_lessons(int argc, char **argv)
     int code;
 
     if (!sub) {
-        tnd_cmd_lessons_usage(stderr);
+        tnd_cmd_lessons_usage(cmd, stderr);
         return TND_EXIT_USAGE;
     }
     if (strcmp(sub, "-h") == 0 || strcmp(sub, "--help") == 0) {
-        tnd_cmd_lessons_usage(stdout);
+        tnd_cmd_lessons_usage(cmd, stdout);
         return TND_EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        if (strcmp(sub, commands[i].name) == 0)
-            c = &commands[i];
-    if (!c) {
+    if (!(c = find(sub))) {
         fprintf(stderr,
                 "tandem lessons: unknown command '%s' (list, show or "
                 "forget)\ntry 'tandem lessons --help'\n",

@@ -1,12 +1,13 @@
-/* tnd_loop - the state of one run of the gate loop, shared by the three
- * files that make `tandem run` (internal to them: nothing else includes
- * this).
+/* tnd_loop - the state of one run of the gate loop, shared by the files
+ * that make `tandem run` (internal to them: nothing else includes this).
  *
- * run.c is the loop itself: propose, apply, decide, the end, and
- * continuing a session; audit_step.c asks the reviewer (the baseline, one
- * request, or phases with a quorum); person.c asks a person and applies
- * the answer. struct run owns everything a run holds and is released in
- * one place (run.c's run_close). */
+ * run.c sets a run up, starts it and ends it; attempt.c is the loop
+ * itself: propose, apply, decide; steps.c journals steps and asks
+ * agents; resume.c continues a session; audit_step.c asks the reviewer
+ * (the baseline, one request, or phases with a quorum); person.c asks a
+ * person and applies the answer; paid_loop.c journals and counts the
+ * model calls no reply accounts for. struct run owns everything a run holds
+ * and is released in one place (tnd_loop_close). */
 #ifndef TND_LOOP_H
 #define TND_LOOP_H
 
@@ -20,6 +21,7 @@
 #include "orchestrator/crew.h"
 #include "orchestrator/escalate.h"
 #include "orchestrator/events.h"
+#include "orchestrator/findings.h"
 #include "orchestrator/gate.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/lessons.h"
@@ -46,7 +48,7 @@ typedef struct run {
     char *record_partial; /* FILE.partial while recording */
     int64_t started;
     int iterations;
-    const char *status; /* NULL while the loop runs */
+    tnd_session_status status; /* TND_SESSION_OPEN while the loop runs */
     char *reason;
     bool final_escalation; /* escalated with gate.escalate never */
     bool waiting;          /* escalated, waiting for an answer */
@@ -62,13 +64,14 @@ typedef struct run {
                          config and cassettes; NULL-terminated */
     size_t streamed;  /* characters of the answer streamed so far */
     bool progress_line;
-    const char *mode;   /* who answers an escalation: tty, queue, never */
-    size_t cursor;      /* journal records before this have been used up
-                           as escalations and answers */
-    char *guidance;     /* a person's words for the coder's next attempt */
-    tnd_events *events; /* the stream watchers read; NULL when none */
-    tnd_lessons *bank;  /* what earlier tasks taught; NULL when none */
-    char **lessons;     /* rendered for the coder, NULL-terminated */
+    tnd_escalate_mode mode; /* who answers an escalation: tty, queue or
+                               never (auto resolved) */
+    size_t cursor;          /* journal records before this have been used up
+                               as escalations and answers */
+    char *guidance;         /* a person's words for the coder's next attempt */
+    tnd_events *events;     /* the stream watchers read; NULL when none */
+    tnd_lessons *bank;      /* what earlier tasks taught; NULL when none */
+    char **lessons;         /* rendered for the coder, NULL-terminated */
     size_t nlessons;
     char **lesson_ids;      /* the ids behind them, NULL-terminated */
     long ordinal;           /* this task's number among the repo's sessions */
@@ -80,7 +83,8 @@ typedef struct run {
     const char *review_rev;   /* resumed review: the commit of its base */
     tnd_audit_reply baseline; /* the skills on the unmodified tree */
     bool has_baseline;
-    bool config_error; /* stopped by a configuration mistake: exit 2 */
+    bool config_error;      /* stopped by a configuration mistake: exit 2 */
+    tnd_findings *findings; /* review --format: what the attempt found */
 } run;
 
 /* The loop's memory between attempts. */
@@ -106,7 +110,32 @@ typedef struct attempt {
     char *risky; /* a changed path in gate.risk_paths, or NULL */
 } attempt;
 
-/* ---- run.c: saying, journaling, asking agents ---------------------------- */
+/* ---- run.c: setting up, going, ending ------------------------------------ */
+
+/* Resolve the configuration (exit 2 on any mistake, before anything is
+ * created); r->repo is set. 0, TND_ECONFIG or -1. */
+int tnd_loop_prepare(run *r);
+
+/* Start the agents and the workspace, run the loop, finish; a TND_EXIT_*
+ * code. */
+int tnd_loop_go(run *r, int64_t started_wall);
+
+/* Release everything r holds. */
+void tnd_loop_close(run *r);
+
+/* ---- attempt.c: the loop ------------------------------------------------- */
+
+/* Attempts until the loop ends (r->status says how). 0, or -1. */
+int tnd_loop_attempts(run *r);
+
+/* The lessons earlier tasks of this kind left, for every attempt. */
+void tnd_loop_recall(run *r);
+
+/* The lessons that were used did (or did not) lead to an approval; the
+ * bank is saved. */
+void tnd_loop_remember(run *r);
+
+/* ---- steps.c: saying, journaling, asking agents -------------------------- */
 
 /* A progress line on stderr, unless --quiet. */
 void tnd_loop_say(run *r, const char *fmt, ...) TND_PRINTF(2, 3);
@@ -114,9 +143,9 @@ void tnd_loop_say(run *r, const char *fmt, ...) TND_PRINTF(2, 3);
 /* End a streaming progress line so the next line starts clean. */
 void tnd_loop_end_progress(run *r);
 
-/* The loop ends with status ("approved", "rejected", "escalated",
- * "failed") for reason. */
-void tnd_loop_stop(run *r, const char *status, const char *reason);
+/* The loop ends with status (an outcome: approved, rejected, escalated,
+ * failed, interrupted) for reason. */
+void tnd_loop_stop(run *r, tnd_session_status status, const char *reason);
 
 /* Journal a step (fsync'd), publish it and refresh the views; the run
  * does not act on a step it could not record. fields is consumed. */
@@ -156,6 +185,27 @@ int tnd_loop_ask(run *r, const char *service, const char *key, char *body,
 
 /* Approve diff: final.diff, and the diff on stdout. */
 int tnd_loop_approve(run *r, const char *diff, const char *reason);
+
+/* ---- paid_loop.c: calls no reply accounts for (paid.h) ------------------ */
+
+/* Ask service for a reply that may cost model calls (the coder's, a
+ * critique): journaled as `asked` step of attempt n before it goes out,
+ * and as `unanswered` after when agents were lost with it, its reply is
+ * an error or none came; then as tnd_loop_ask. */
+int tnd_loop_ask_model(run *r, int n, const char *step, const char *service,
+                       const char *key, const char *body, size_t len,
+                       char **reply, size_t *reply_len);
+
+/* The two halves of tnd_loop_ask_model, for requests sent together
+ * (tnd_crew_call_many): `asked` before, `unanswered` (and its count in
+ * the report) after, from what q says. -1 when the journal failed. */
+int tnd_loop_asked(run *r, int n, const char *step, const char *service);
+int tnd_loop_unanswered(run *r, int n, const char *step,
+                        const tnd_crew_request *q);
+
+/* At the start of role's stage of attempt n: count into the report what
+ * the session's earlier runs paid there that no reply accounts for. */
+void tnd_loop_count_paid(run *r, int n, tnd_role role);
 
 /* ---- audit_step.c: the reviewer ----------------------------------------- */
 

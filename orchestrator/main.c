@@ -12,7 +12,10 @@
 #include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "orchestrator/cli.h"
 #include "orchestrator/doctor.h"
+#include "orchestrator/findings.h"
+#include "orchestrator/init_cmd.h"
 #include "orchestrator/lessons_cmd.h"
 #include "orchestrator/run.h"
 #include "orchestrator/history_cmd.h"
@@ -32,6 +35,7 @@ static void usage(FILE *to)
           "  review [TASK]   audit an existing change (git changes, or a\n"
           "                  patch with --diff) through the same gate\n"
           "  doctor          check the config, the models, keys and tools\n"
+          "  init            write an agents.yaml guessed from the repository\n"
           "  resume ID       go on with a session after a crash or a stop\n"
           "  approve ID      approve the proposal of a session that waits\n"
           "  reject ID       reject it (-m WHY)\n"
@@ -59,8 +63,9 @@ static void usage(FILE *to)
           to);
 }
 
-static void run_usage(FILE *to)
+static void run_usage(const char *name, FILE *to)
 {
+    (void)name;
     fputs(
         "usage: tandem run [options] TASK...\n"
         "\n"
@@ -84,6 +89,9 @@ static void run_usage(FILE *to)
         "  --record FILE        write the live models' answers to FILE, a\n"
         "                       cassette the replay provider plays back\n"
         "  --keep-workspace     keep the workspace copy for inspection\n"
+        "  --json               print the session's report (report.json)\n"
+        "                       on stdout instead of the diff, which is\n"
+        "                       in it (final_diff_text)\n"
         "  -q, --quiet          no progress lines\n"
         "  -v, --verbose        debug logging from tandem and the agents\n"
         "  -h, --help           show this help\n"
@@ -144,21 +152,6 @@ static char *read_task_file(const char *path)
     return text;
 }
 
-/* The long options' codes: those run and review (and doctor) have in
- * common, then each command's own. */
-enum {
-    O_REPO = 256,
-    O_CONFIG,
-    O_LLM,
-    O_BASE_URL,
-    O_TASK_FILE,
-    O_KEEP,
-    O_RECORD,
-    O_DIFF,
-    O_STAGED,
-    O_TIMEOUT
-};
-
 /* Options run and review start from: the model from the environment. */
 static void run_options_init(tnd_run_options *o)
 {
@@ -167,101 +160,82 @@ static void run_options_init(tnd_run_options *o)
     o->base_url = env("TANDEM_BASE_URL");
 }
 
-/* Take an option run and review share (c from getopt_long, its value in
- * optarg) into o; false when c is not one of them. */
+/* Take an option run and review share (c from tnd_cli_next, its value
+ * in optarg) into o; false when c is not one of them. */
 static bool run_option(tnd_run_options *o, int c)
 {
     switch (c) {
-    case O_REPO:
+    case TND_OPT_REPO:
         o->repo = optarg;
         return true;
-    case O_CONFIG:
+    case TND_OPT_CONFIG:
         o->config = optarg;
         return true;
-    case O_LLM:
+    case TND_OPT_LLM:
         o->llm = optarg;
         return true;
-    case O_BASE_URL:
+    case TND_OPT_BASE_URL:
         o->base_url = optarg;
         return true;
-    case 'q':
+    case TND_OPT_QUIET:
         o->quiet = true;
         return true;
-    case 'v':
+    case TND_OPT_VERBOSE:
         o->verbose = true;
+        return true;
+    case TND_OPT_JSON:
+        o->json = true;
         return true;
     default:
         return false;
     }
 }
 
-static int cmd_run(int argc, char **argv)
+static int cmd_run(const char *name, int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"repo", required_argument, NULL, O_REPO},
-        {"config", required_argument, NULL, O_CONFIG},
-        {"llm", required_argument, NULL, O_LLM},
-        {"base-url", required_argument, NULL, O_BASE_URL},
-        {"task-file", required_argument, NULL, O_TASK_FILE},
-        {"keep-workspace", no_argument, NULL, O_KEEP},
-        {"record", required_argument, NULL, O_RECORD},
-        {"quiet", no_argument, NULL, 'q'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    static const int accepts[] = {TND_OPT_REPO,
+                                  TND_OPT_CONFIG,
+                                  TND_OPT_LLM,
+                                  TND_OPT_BASE_URL,
+                                  TND_OPT_RECORD,
+                                  TND_OPT_KEEP_WORKSPACE,
+                                  TND_OPT_JSON,
+                                  TND_OPT_QUIET,
+                                  TND_OPT_VERBOSE,
+                                  TND_OPT_TASK_FILE,
+                                  0};
     tnd_run_options o;
     const char *task_file = NULL;
     char *task = NULL;
+    tnd_cli cli;
     int c, code;
 
     run_options_init(&o);
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+qvh", longs, NULL)) != -1) {
+    tnd_cli_start(&cli, name, run_usage, accepts, true, argc, argv);
+    while ((c = tnd_cli_next(&cli)) > 0) {
         if (run_option(&o, c))
             continue;
-        switch (c) {
-        case O_TASK_FILE:
+        if (c == TND_OPT_TASK_FILE)
             task_file = optarg;
-            break;
-        case O_KEEP:
+        else if (c == TND_OPT_KEEP_WORKSPACE)
             o.keep_workspace = true;
-            break;
-        case O_RECORD:
+        else /* TND_OPT_RECORD */
             o.record = optarg;
-            break;
-        case 'h':
-            run_usage(stdout);
-            return TND_EXIT_OK;
-        default:
-            fprintf(stderr, "tandem run: unknown option '%s'\n",
-                    argv[optind - 1]);
-            fprintf(stderr, "try 'tandem run --help'\n");
-            return TND_EXIT_USAGE;
-        }
     }
-    if (task_file && optind < argc) {
-        fprintf(stderr, "tandem run: give the task as arguments or with "
-                        "--task-file, not both\n");
+    if (c < 0)
+        return cli.status;
+    if (task_file && optind < argc)
+        return tnd_cli_error(&cli, "give the task as arguments or with "
+                                   "--task-file, not both");
+    if (task_file && !(task = read_task_file(task_file)))
+        return tnd_cli_error(&cli, "%s", tnd_error_last());
+    if (!task && !(task = task_from_args(argc - optind, argv + optind, name)))
         return TND_EXIT_USAGE;
-    }
-    if (task_file) {
-        if (!(task = read_task_file(task_file))) {
-            fprintf(stderr, "tandem run: %s\n", tnd_error_last());
-            return TND_EXIT_USAGE;
-        }
-    } else {
-        if (!(task = task_from_args(argc - optind, argv + optind, "run")))
-            return TND_EXIT_USAGE;
-    }
     tnd_str_trim(task);
     if (!*task) {
-        fprintf(stderr, "tandem run: say what to do, e.g. tandem run "
-                        "\"make the failing test pass\"\n"
-                        "try 'tandem run --help'\n");
         free(task);
-        return TND_EXIT_USAGE;
+        return tnd_cli_error(&cli, "say what to do, e.g. tandem run \"make "
+                                   "the failing test pass\"");
     }
     o.task = task;
     code = tnd_run(&o);
@@ -269,8 +243,9 @@ static int cmd_run(int argc, char **argv)
     return code;
 }
 
-static void review_usage(FILE *to)
+static void review_usage(const char *name, FILE *to)
 {
+    (void)name;
     fputs(
         "usage: tandem review [options] [TASK...]\n"
         "\n"
@@ -290,6 +265,12 @@ static void review_usage(FILE *to)
         "  --staged             only the staged changes (git diff --cached),\n"
         "                       what a commit would take: for a pre-commit\n"
         "                       hook\n"
+        "  --format FORMAT      write the findings on stdout as sarif\n"
+        "                       (SARIF 2.1.0), rdjsonl (reviewdog) or\n"
+        "                       github (workflow commands), whatever the\n"
+        "                       outcome\n"
+        "  --json               print the session's report (report.json)\n"
+        "                       on stdout instead of the findings\n"
         "  --repo DIR           the repository (default: .)\n"
         "  --config FILE        agents.yaml to use (default: REPO/agents.yaml\n"
         "                       when it exists, else built-in defaults)\n"
@@ -307,55 +288,46 @@ static void review_usage(FILE *to)
         to);
 }
 
-static int cmd_review(int argc, char **argv)
+static int cmd_review(const char *name, int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"repo", required_argument, NULL, O_REPO},
-        {"config", required_argument, NULL, O_CONFIG},
-        {"llm", required_argument, NULL, O_LLM},
-        {"base-url", required_argument, NULL, O_BASE_URL},
-        {"diff", required_argument, NULL, O_DIFF},
-        {"staged", no_argument, NULL, O_STAGED},
-        {"quiet", no_argument, NULL, 'q'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    static const int accepts[] = {TND_OPT_REPO,
+                                  TND_OPT_CONFIG,
+                                  TND_OPT_LLM,
+                                  TND_OPT_BASE_URL,
+                                  TND_OPT_QUIET,
+                                  TND_OPT_VERBOSE,
+                                  TND_OPT_STAGED,
+                                  TND_OPT_DIFF,
+                                  TND_OPT_JSON,
+                                  TND_OPT_FORMAT,
+                                  0};
     tnd_run_options o;
     char *task;
+    tnd_cli cli;
     int c, code;
 
     run_options_init(&o);
     o.review = true;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+qvh", longs, NULL)) != -1) {
+    tnd_cli_start(&cli, name, review_usage, accepts, true, argc, argv);
+    while ((c = tnd_cli_next(&cli)) > 0) {
         if (run_option(&o, c))
             continue;
-        switch (c) {
-        case O_DIFF:
+        if (c == TND_OPT_DIFF)
             o.diff = optarg;
-            break;
-        case O_STAGED:
+        else if (c == TND_OPT_STAGED)
             o.staged = true;
-            break;
-        case 'h':
-            review_usage(stdout);
-            return TND_EXIT_OK;
-        default:
-            fprintf(stderr,
-                    "tandem review: unknown option '%s'\n"
-                    "try 'tandem review --help'\n",
-                    argv[optind - 1]);
-            return TND_EXIT_USAGE;
-        }
+        else if (tnd_findings_format_parse(&o.format, optarg) < 0)
+            return tnd_cli_error(&cli, "%s", tnd_error_last());
     }
-    if (o.diff && o.staged) {
-        fprintf(stderr, "tandem review: --staged picks git's staged "
-                        "changes; it cannot go with --diff\n");
-        return TND_EXIT_USAGE;
-    }
-    if (!(task = task_from_args(argc - optind, argv + optind, "review")))
+    if (c < 0)
+        return cli.status;
+    if (o.json && o.format)
+        return tnd_cli_error(&cli, "--json prints the report and --format "
+                                   "the findings; give one of them");
+    if (o.diff && o.staged)
+        return tnd_cli_error(&cli, "--staged picks git's staged changes; it "
+                                   "cannot go with --diff");
+    if (!(task = task_from_args(argc - optind, argv + optind, name)))
         return TND_EXIT_USAGE;
     tnd_str_trim(task);
     o.task = *task ? task : "review this change";
@@ -364,8 +336,9 @@ static int cmd_review(int argc, char **argv)
     return code;
 }
 
-static void doctor_usage(FILE *to)
+static void doctor_usage(const char *name, FILE *to)
 {
+    (void)name;
     fputs("usage: tandem doctor [options]\n"
           "\n"
           "Check that a run can work: the configuration loads, the agent\n"
@@ -381,6 +354,7 @@ static void doctor_usage(FILE *to)
           "  --llm PROVIDER:MODEL check this model instead (env TANDEM_LLM)\n"
           "  --base-url URL       and this base URL (env TANDEM_BASE_URL)\n"
           "  --timeout S          seconds per endpoint check (default 10)\n"
+          "  --json               print the checks as one JSON document\n"
           "  -h, --help           show this help\n"
           "\n"
           "exit status: 0 every check passed, 1 a check failed, 2 usage "
@@ -388,18 +362,17 @@ static void doctor_usage(FILE *to)
           to);
 }
 
-static int cmd_doctor(int argc, char **argv)
+static int cmd_doctor(const char *name, int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"repo", required_argument, NULL, O_REPO},
-        {"config", required_argument, NULL, O_CONFIG},
-        {"llm", required_argument, NULL, O_LLM},
-        {"base-url", required_argument, NULL, O_BASE_URL},
-        {"timeout", required_argument, NULL, O_TIMEOUT},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    static const int accepts[] = {TND_OPT_REPO,
+                                  TND_OPT_CONFIG,
+                                  TND_OPT_LLM,
+                                  TND_OPT_BASE_URL,
+                                  TND_OPT_TIMEOUT,
+                                  TND_OPT_JSON,
+                                  0};
     tnd_doctor_options o;
+    tnd_cli cli;
     char *end;
     long secs;
     int c;
@@ -408,61 +381,71 @@ static int cmd_doctor(int argc, char **argv)
     o.llm = env("TANDEM_LLM");
     o.base_url = env("TANDEM_BASE_URL");
     o.timeout_ms = 10000;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longs, NULL)) != -1) {
-        switch (c) {
-        case O_REPO:
+    tnd_cli_start(&cli, name, doctor_usage, accepts, false, argc, argv);
+    while ((c = tnd_cli_next(&cli)) > 0) {
+        if (c == TND_OPT_REPO)
             o.repo = optarg;
-            break;
-        case O_CONFIG:
+        else if (c == TND_OPT_CONFIG)
             o.config = optarg;
-            break;
-        case O_LLM:
+        else if (c == TND_OPT_LLM)
             o.llm = optarg;
-            break;
-        case O_BASE_URL:
+        else if (c == TND_OPT_BASE_URL)
             o.base_url = optarg;
-            break;
-        case O_TIMEOUT:
-            secs = strtol(optarg, &end, 10);
-            if (!*optarg || *end || secs < 1 || secs > 600) {
-                fprintf(stderr,
-                        "tandem doctor: --timeout must be 1..600 "
-                        "seconds, got \"%s\"\n",
-                        optarg);
-                return TND_EXIT_USAGE;
-            }
-            o.timeout_ms = secs * 1000;
-            break;
-        case 'h':
-            doctor_usage(stdout);
-            return TND_EXIT_OK;
-        default:
-            fprintf(stderr,
-                    "tandem doctor: unknown option '%s'\n"
-                    "try 'tandem doctor --help'\n",
-                    argv[optind - 1]);
-            return TND_EXIT_USAGE;
-        }
+        else if (c == TND_OPT_JSON)
+            o.json = true;
+        else if ((secs = strtol(optarg, &end, 10)) >= 1 && secs <= 600 && !*end)
+            o.timeout_ms = secs * 1000; /* TND_OPT_TIMEOUT */
+        else
+            return tnd_cli_error(&cli,
+                                 "--timeout must be 1..600 seconds, got "
+                                 "\"%s\"",
+                                 optarg);
     }
-    if (optind < argc) {
-        fprintf(stderr, "tandem doctor: unexpected argument '%s'\n",
-                argv[optind]);
-        return TND_EXIT_USAGE;
-    }
+    if (c < 0)
+        return cli.status;
+    if (optind < argc)
+        return tnd_cli_error(&cli, "unexpected argument '%s'", argv[optind]);
     return tnd_doctor(&o);
+}
+
+/* Every command, for dispatch and for `tandem help CMD`. */
+static const tnd_cli_command commands[] = {
+    {"run", cmd_run, run_usage},
+    {"review", cmd_review, review_usage},
+    {"doctor", cmd_doctor, doctor_usage},
+    {"init", tnd_init_cmd, tnd_init_cmd_usage},
+    {"resume", tnd_cmd_continue, tnd_cmd_continue_usage},
+    {"approve", tnd_cmd_continue, tnd_cmd_continue_usage},
+    {"reject", tnd_cmd_continue, tnd_cmd_continue_usage},
+    {"guide", tnd_cmd_continue, tnd_cmd_continue_usage},
+    {"budget", tnd_cmd_continue, tnd_cmd_continue_usage},
+    {"sessions", tnd_cmd_history, tnd_cmd_history_usage},
+    {"show", tnd_cmd_history, tnd_cmd_history_usage},
+    {"stats", tnd_cmd_history, tnd_cmd_history_usage},
+    {"watch", tnd_cmd_history, tnd_cmd_history_usage},
+    {"lessons", tnd_cmd_lessons, tnd_cmd_lessons_usage},
+};
+
+/* The command called name; NULL when there is none. */
+static const tnd_cli_command *command(const char *name)
+{
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
 }
 
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;
+    const tnd_cli_command *c;
 
     if (!cmd) {
         usage(stderr);
         return TND_EXIT_USAGE;
     }
-    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
+        (strcmp(cmd, "help") == 0 && argc < 3)) {
         usage(stdout);
         return TND_EXIT_OK;
     }
@@ -471,37 +454,15 @@ int main(int argc, char **argv)
         return TND_EXIT_OK;
     }
     if (strcmp(cmd, "help") == 0) {
-        if (argc > 2 && strcmp(argv[2], "run") == 0)
-            run_usage(stdout);
-        else if (argc > 2 && strcmp(argv[2], "review") == 0)
-            review_usage(stdout);
-        else if (argc > 2 && strcmp(argv[2], "doctor") == 0)
-            doctor_usage(stdout);
-        else if (argc > 2 && tnd_cmd_history_known(argv[2]))
-            tnd_cmd_history_usage(argv[2], stdout);
-        else if (argc > 2 && tnd_cmd_continue_known(argv[2]))
-            tnd_cmd_continue_usage(argv[2], stdout);
-        else if (argc > 2 && strcmp(argv[2], "lessons") == 0)
-            tnd_cmd_lessons_usage(stdout);
-        else if (argc > 2) {
+        if (!(c = command(argv[2]))) {
             fprintf(stderr, "tandem help: no command '%s'\n", argv[2]);
             return TND_EXIT_USAGE;
-        } else
-            usage(stdout);
+        }
+        c->usage(c->name, stdout);
         return TND_EXIT_OK;
     }
-    if (strcmp(cmd, "run") == 0)
-        return cmd_run(argc - 1, argv + 1);
-    if (strcmp(cmd, "review") == 0)
-        return cmd_review(argc - 1, argv + 1);
-    if (tnd_cmd_continue_known(cmd))
-        return tnd_cmd_continue(cmd, argc - 1, argv + 1);
-    if (tnd_cmd_history_known(cmd))
-        return tnd_cmd_history(cmd, argc - 1, argv + 1);
-    if (strcmp(cmd, "doctor") == 0)
-        return cmd_doctor(argc - 1, argv + 1);
-    if (strcmp(cmd, "lessons") == 0)
-        return tnd_cmd_lessons(argc - 1, argv + 1);
+    if ((c = command(cmd)))
+        return c->run(c->name, argc - 1, argv + 1);
     fprintf(stderr, "tandem: unknown command '%s'\ntry 'tandem --help'\n", cmd);
     return TND_EXIT_USAGE;
 }

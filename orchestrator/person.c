@@ -18,7 +18,7 @@
  * each, the recurring error, and the last diff. */
 static void show_escalation(run *r, const char *reason)
 {
-    if (r->opts.quiet && strcmp(r->mode, "tty") != 0)
+    if (r->opts.quiet && r->mode != TND_ESCALATE_TTY)
         return;
     tnd_loop_end_progress(r);
     fprintf(stderr, "\n== tandem needs a human ==\n");
@@ -79,26 +79,32 @@ static long find_escalation(const run *r, int n, const char *at)
     return -1;
 }
 
-/* The answer journaled after the escalation at index esc, if any; it is
- * used up (the cursor moves past it). */
-static bool journaled_answer(run *r, long esc, tnd_answer *ans)
+/* The answer journaled after the escalation at index esc, if any: 1
+ * with *ans filled, and it is used up (the cursor moves past it); 0 when
+ * there is none; -1 when its kind is none tandem knows. */
+static int journaled_answer(run *r, long esc, tnd_answer *ans)
 {
     for (size_t i = (size_t)esc + 1; i < tnd_journal_count(r->journal); i++) {
         json_object *rec = tnd_journal_record(r->journal, i);
         const char *type = tnd_journal_type(rec);
         if (strcmp(type, "answer") == 0) {
-            r->cursor = i + 1; /* used up */
             memset(ans, 0, sizeof(*ans));
-            ans->kind = tnd_answer_kind_parse(tnd_json_str_or(rec, "kind", ""));
+            if (tnd_answer_kind_parse(&ans->kind,
+                                      tnd_json_str_or(rec, "kind", "")) < 0) {
+                tnd_error_prefix("session %s: journal.jsonl:%zu",
+                                 tnd_session_id(r->session), i + 1);
+                return -1;
+            }
+            r->cursor = i + 1; /* used up */
             ans->text = tnd_xstrdup(tnd_json_str_or(rec, "text", NULL));
             ans->iterations = (int)tnd_json_int_or(rec, "iterations", 0);
             ans->tokens = tnd_json_int_or(rec, "tokens", 0);
-            return ans->kind != 0;
+            return 1;
         }
         if (strcmp(type, "escalation") == 0 || strcmp(type, "proposal") == 0)
             break;
     }
-    return false;
+    return 0;
 }
 
 /* While a person reads the question: the agents keep their heartbeats
@@ -121,28 +127,32 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
                       tnd_answer *ans)
 {
     long esc = find_escalation(r, n, at);
+    int rc;
 
     if (esc < 0) {
         json_object *f = json_object_new_object();
         json_object_object_add(f, "attempt", json_object_new_int(n));
         json_object_object_add(f, "at", json_object_new_string(at));
         json_object_object_add(f, "reason", json_object_new_string(reason));
-        json_object_object_add(f, "mode", json_object_new_string(r->mode));
+        json_object_object_add(
+            f, "mode", json_object_new_string(tnd_escalate_mode_name(r->mode)));
         if (tnd_loop_step(r, "escalation", f) < 0)
             return -1;
         esc = (long)tnd_journal_count(r->journal) - 1;
-    } else if (journaled_answer(r, esc, ans)) {
-        tnd_loop_say(r, "a person answered: %s", tnd_answer_name(ans->kind));
-        return 1;
+    } else if ((rc = journaled_answer(r, esc, ans)) != 0) {
+        if (rc > 0)
+            tnd_loop_say(r, "a person answered: %s",
+                         tnd_answer_name(ans->kind));
+        return rc;
     }
     r->cursor = (size_t)esc + 1;
     show_escalation(r, reason);
-    tnd_loop_stop(r, "escalated", reason);
-    if (strcmp(r->mode, "never") == 0) {
+    tnd_loop_stop(r, TND_SESSION_ESCALATED, reason);
+    if (r->mode == TND_ESCALATE_NEVER) {
         r->final_escalation = true;
         return 0;
     }
-    if (strcmp(r->mode, "tty") == 0) {
+    if (r->mode == TND_ESCALATE_TTY) {
         FILE *tty = fopen("/dev/tty", "r+");
         if (!tty) {
             tnd_log_warn("no terminal to ask on; the session waits");
@@ -154,7 +164,7 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
                                   tnd_loop_answer_json(ans, "tty")) < 0)
                     return -1;
                 r->cursor = tnd_journal_count(r->journal);
-                r->status = NULL;
+                r->status = TND_SESSION_OPEN;
                 return 1;
             }
             tnd_answer_clear(ans);
@@ -183,7 +193,7 @@ int tnd_loop_take_answer(run *r, attempt *a, loop_state *ls,
         char *why =
             tnd_xasprintf("rejected by a person%s%s", ans->text ? ": " : "",
                           ans->text ? ans->text : "");
-        tnd_loop_stop(r, "rejected", why);
+        tnd_loop_stop(r, TND_SESSION_REJECTED, why);
         free(why);
         return 0;
     }
@@ -193,7 +203,7 @@ int tnd_loop_take_answer(run *r, attempt *a, loop_state *ls,
         if (!r->opts.review)
             break;
         /* a review has no coder to try again */
-        tnd_loop_stop(r, "rejected",
+        tnd_loop_stop(r, TND_SESSION_REJECTED,
                       ans->kind == TND_ANSWER_GUIDE && ans->text
                           ? ans->text
                           : "rejected by a "
@@ -226,7 +236,7 @@ int tnd_loop_take_answer(run *r, attempt *a, loop_state *ls,
     /* a person's answer is a fresh start for the failure streak */
     ls->streak = 0;
     ls->last_sig = 0;
-    r->status = NULL;
+    r->status = TND_SESSION_OPEN;
     return 1;
 }
 
@@ -285,12 +295,13 @@ int tnd_loop_budget_ran_out(run *r, int n)
     json_object_object_add(f, "attempt", json_object_new_int(n));
     json_object_object_add(f, "at", json_object_new_string("start"));
     json_object_object_add(f, "reason", json_object_new_string(why));
-    json_object_object_add(f, "mode", json_object_new_string(r->mode));
+    json_object_object_add(
+        f, "mode", json_object_new_string(tnd_escalate_mode_name(r->mode)));
     if (tnd_loop_step(r, "escalation", f) < 0)
         return -1;
     show_escalation(r, why);
-    tnd_loop_stop(r, "escalated", why);
-    if (strcmp(r->mode, "never") == 0) {
+    tnd_loop_stop(r, TND_SESSION_ESCALATED, why);
+    if (r->mode == TND_ESCALATE_NEVER) {
         r->final_escalation = true;
     } else {
         r->waiting = true;

@@ -23,12 +23,12 @@
 #define DU_ENTRIES    100000 /* entries counted per session */
 #define HALF_DONE_MAX 100    /* stopped prunes finished per prune */
 
-tnd_prune_verdict tnd_prune_decide(const char *state, int64_t age_ms,
+tnd_prune_verdict tnd_prune_decide(tnd_session_status state, int64_t age_ms,
                                    const tnd_prune_options *o)
 {
-    if (strcmp(state, "running") == 0)
+    if (state == TND_SESSION_RUNNING)
         return TND_PRUNE_RUNNING;
-    if (strcmp(state, "waiting") == 0 && !o->waiting)
+    if (state == TND_SESSION_WAITING && !o->waiting)
         return TND_PRUNE_WAITING;
     return age_ms >= o->older_than_ms ? TND_PRUNE_REMOVE : TND_PRUNE_NEWER;
 }
@@ -183,7 +183,7 @@ int tnd_prune(tnd_prune_result *out, const tnd_prune_options *o)
         tnd_summary s;
         tnd_history_summary(&s, o->repo, ids[i], false);
         it->id = tnd_xstrdup(ids[i]);
-        it->state = tnd_xstrdup(s.state);
+        it->state = s.state;
         it->age_ms = age_of(&s, dir, o);
         it->verdict = tnd_prune_decide(s.state, it->age_ms, o);
         tnd_history_summary_clear(&s);
@@ -209,7 +209,6 @@ void tnd_prune_result_clear(tnd_prune_result *r)
 {
     for (size_t i = 0; i < r->count; i++) {
         free(r->items[i].id);
-        free(r->items[i].state);
         free(r->items[i].error);
     }
     free(r->items);

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "orchestrator/session.h"
+
 /* The most sessions one prune looks at, oldest first; the rest wait for
  * the next. */
 #define TND_PRUNE_MAX_SESSIONS 10000
@@ -45,9 +47,9 @@ typedef enum tnd_prune_verdict {
 
 typedef struct tnd_prune_item {
     char *id;
-    char *state;    /* as tandem sessions shows it */
-    int64_t age_ms; /* since its last journal record */
-    uint64_t bytes; /* its size on disk */
+    tnd_session_status state; /* as tandem sessions shows it */
+    int64_t age_ms;           /* since its last journal record */
+    uint64_t bytes;           /* its size on disk */
     tnd_prune_verdict verdict;
     bool workspace; /* its kept workspace went too (would go) */
     char *error;    /* removing it failed: why; else NULL */
@@ -61,7 +63,7 @@ typedef struct tnd_prune_result {
 
 /* The rule, alone: what becomes of a session in state that is age_ms
  * old. */
-tnd_prune_verdict tnd_prune_decide(const char *state, int64_t age_ms,
+tnd_prune_verdict tnd_prune_decide(tnd_session_status state, int64_t age_ms,
                                    const tnd_prune_options *o);
 
 /* Prune the sessions of o->repo into *out (free with

@@ -1,6 +1,7 @@
 /* report.json and the summary line (see report.h). */
 #include "orchestrator/report.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "common/buf.h"
 #include "common/clock.h"
+#include "common/error.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "proto/audit.h"
@@ -25,7 +27,9 @@ struct tnd_report {
     json_object *unsandboxed; /* names of skills that ran with sandbox:
                                  none, each once */
     long critiques_asked, critiques_skipped, tokens_saved;
+    long unanswered; /* calls in usage[] whose tokens are unknown */
     char *status, *reason, *final_diff, *last_diff;
+    char *final_text; /* the approved diff itself, or NULL */
     int iterations;
     int64_t elapsed_ms;
 };
@@ -67,6 +71,7 @@ void tnd_report_destroy(tnd_report **self_p)
     free(r->reason);
     free(r->final_diff);
     free(r->last_diff);
+    free(r->final_text);
     free(r);
     *self_p = NULL;
 }
@@ -74,6 +79,12 @@ void tnd_report_destroy(tnd_report **self_p)
 void tnd_report_usage(tnd_report *self, tnd_role role, const tnd_usage *u)
 {
     tnd_usage_add(&self->usage[role], u);
+}
+
+void tnd_report_unanswered(tnd_report *self, tnd_role role, long calls)
+{
+    self->usage[role].calls += calls;
+    self->unanswered += calls;
 }
 
 const tnd_usage *tnd_report_role(const tnd_report *self, tnd_role role)
@@ -255,6 +266,11 @@ void tnd_report_outcome(tnd_report *self, const char *status,
     self->elapsed_ms = elapsed_ms;
 }
 
+void tnd_report_approved(tnd_report *self, const char *diff)
+{
+    replace(&self->final_text, diff);
+}
+
 char *tnd_report_json(const tnd_report *self)
 {
     json_object *o = json_object_new_object();
@@ -278,6 +294,8 @@ char *tnd_report_json(const tnd_report *self)
     json_object_object_add(o, "iterations",
                            json_object_new_int(self->iterations));
     json_object_object_add(o, "llm_calls", json_object_new_int64(total.calls));
+    json_object_object_add(o, "calls_unanswered",
+                           json_object_new_int64(self->unanswered));
     json_object_object_add(tokens, "prompt",
                            json_object_new_int64(total.prompt_tokens));
     json_object_object_add(tokens, "completion",
@@ -294,6 +312,8 @@ char *tnd_report_json(const tnd_report *self)
     json_object_object_add(o, "by_role", by_role);
     json_object_object_add(o, "final_diff",
                            tnd_json_str_or_null(self->final_diff));
+    json_object_object_add(o, "final_diff_text",
+                           tnd_json_str_or_null(self->final_text));
     json_object_object_add(o, "last_diff",
                            tnd_json_str_or_null(self->last_diff));
     if (self->critiques_asked || self->critiques_skipped) {
@@ -314,6 +334,18 @@ char *tnd_report_json(const tnd_report *self)
     text = tnd_json_pretty(o);
     json_object_put(o);
     return tnd_log_redact(text);
+}
+
+int tnd_report_emit(FILE *to, const char *text)
+{
+    size_t len = strlen(text);
+
+    if (fwrite(text, 1, len, to) != len ||
+        (len && text[len - 1] != '\n' && fputc('\n', to) == EOF) ||
+        fflush(to) != 0)
+        return tnd_error_set("cannot write the JSON document: %s",
+                             strerror(errno));
+    return 0;
 }
 
 /* 12345 -> "12,345" into buf. */
@@ -337,16 +369,18 @@ char *tnd_report_summary(const tnd_report *self)
 {
     tnd_usage total = tnd_report_total(self);
     size_t n = json_object_array_length(self->unsandboxed);
-    char t[32], p[32], c[32];
+    char t[32], p[32], c[32], u[48] = "";
     tnd_buf b;
 
+    if (self->unanswered)
+        snprintf(u, sizeof(u), " (%ld unanswered)", self->unanswered);
     tnd_buf_init(&b, TND_BUF_NOCAP);
     tnd_buf_printf(
         &b,
-        "%s after %d iteration%s · %ld LLM call%s · %s tokens%s (%s prompt "
+        "%s after %d iteration%s · %ld LLM call%s%s · %s tokens%s (%s prompt "
         "+ %s completion) · %.1fs",
         self->status, self->iterations, self->iterations == 1 ? "" : "s",
-        total.calls, total.calls == 1 ? "" : "s",
+        total.calls, total.calls == 1 ? "" : "s", u,
         thousands(t, sizeof(t), total.prompt_tokens + total.completion_tokens),
         total.estimated ? " (estimated)" : "",
         thousands(p, sizeof(p), total.prompt_tokens),

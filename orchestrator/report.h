@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "orchestrator/context.h"
 #include "orchestrator/gate.h"
@@ -34,7 +35,14 @@ void tnd_report_destroy(tnd_report **self_p);
 /* Add one reply's LLM use to role. */
 void tnd_report_usage(tnd_report *self, tnd_role role, const tnd_usage *u);
 
-/* Usage so far: of one role, or of both with tnd_report_total. */
+/* Count calls paid for with no reply to say what they cost (see
+ * paid.h): they are added to role's calls, and to the total of such
+ * calls report.json gives as `calls_unanswered`; their tokens are
+ * unknown, so none are added. */
+void tnd_report_unanswered(tnd_report *self, tnd_role role, long calls);
+
+/* Usage so far: of one role, or of both with tnd_report_total. The
+ * calls include the unanswered ones. */
 const tnd_usage *tnd_report_role(const tnd_report *self, tnd_role role);
 tnd_usage tnd_report_total(const tnd_report *self);
 
@@ -76,15 +84,26 @@ void tnd_report_outcome(tnd_report *self, const char *status,
                         const char *final_diff, const char *last_diff,
                         int64_t elapsed_ms);
 
+/* The approved change, a unified diff (copied): report.json's
+ * final_diff_text, so a reader of the report alone (--json) has it. */
+void tnd_report_approved(tnd_report *self, const char *diff);
+
 /* report.json's text, pretty, with registered secrets redacted; its
  * "unsandboxed_skills" lists the skills that ran with sandbox: none, in
  * the baseline or an attempt. Caller frees. */
 char *tnd_report_json(const tnd_report *self);
 
+/* Put one JSON document (tnd_report_json's text, or any) on `to` and
+ * flush it: what --json prints, for every command that has it. -1 with
+ * the error set when it cannot be written (a closed pipe, a full
+ * disk). */
+int tnd_report_emit(FILE *to, const char *text);
+
 /* "approved after 2 iterations · 4 LLM calls · 3,837 tokens (3,330
- * prompt + 507 completion) · 0.4s", and a second line when skills ran
- * unsandboxed ("unsandboxed: skills build, test ran with sandbox: none,
- * ..."). Caller frees. */
+ * prompt + 507 completion) · 0.4s", with "5 LLM calls (1 unanswered)"
+ * when some were, and a second line when skills ran unsandboxed
+ * ("unsandboxed: skills build, test ran with sandbox: none, ..."). Caller
+ * frees. */
 char *tnd_report_summary(const tnd_report *self);
 
 #endif

@@ -36,8 +36,9 @@ bool tnd_review_triggers(char *why, size_t size, const tnd_gate_config *cfg,
                     in->ordinal % cfg->critique_every == 0;
     tnd_buf b;
 
-    if (strcmp(cfg->critique, "on_trigger") != 0) {
-        snprintf(why, size, "gate.critique is %s", cfg->critique);
+    if (cfg->critique != TND_CRITIQUE_ON_TRIGGER) {
+        snprintf(why, size, "gate.critique is %s",
+                 tnd_critique_mode_name(cfg->critique));
         return true;
     }
     if (!failed && !in->risky && !big && !doubt && !periodic) {

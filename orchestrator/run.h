@@ -16,6 +16,9 @@
 
 #include <stdbool.h>
 
+#include "orchestrator/escalate.h"
+#include "orchestrator/findings.h"
+
 /* Exit codes, the same for every command. */
 #define TND_EXIT_OK     0 /* approved / done */
 #define TND_EXIT_FAILED 1 /* rejected, failed */
@@ -42,26 +45,32 @@ typedef struct tnd_run_options {
     bool staged;          /* review with git: staged changes only */
     bool quiet;           /* no progress lines */
     bool verbose;         /* debug logging */
+    bool json;            /* --json: stdout holds the report (report.json's
+                             text) and nothing else; no diff, no findings */
+    tnd_findings_format format; /* review --format: the findings on stdout
+                                   in this format, whatever the outcome */
 } tnd_run_options;
 
 /* Run the task (or review the change); returns one of the TND_EXIT_*
  * codes after printing what happened. A review that fails the gate is
  * rejected (exit 1) with the findings on stdout; one the gate passes is
- * approved (exit 0), unless it goes to a person (exit 3). */
+ * approved (exit 0), unless it goes to a person (exit 3). With json or
+ * format, stdout holds that instead, once the session has ended (an
+ * error before a session exists leaves it empty). */
 int tnd_run(const tnd_run_options *opts);
 
 /* What continues an existing session. */
 typedef struct tnd_continue_options {
-    const char *repo;     /* "." when NULL */
-    const char *session;  /* id or unique prefix */
-    const char *answer;   /* NULL (resume), or "approve", "reject", "guide",
-                             "budget" */
-    const char *text;     /* reject: why; guide: the guidance */
-    int iterations;       /* budget: more attempts */
-    long tokens;          /* budget: more tokens */
-    const char *llm;      /* resume: --llm for this run, or NULL (the
-                             task's own) */
-    const char *base_url; /* resume: --base-url likewise */
+    const char *repo;       /* "." when NULL */
+    const char *session;    /* id or unique prefix */
+    tnd_answer_kind answer; /* 0 (resume), or approve, reject, guide,
+                               budget */
+    const char *text;       /* reject: why; guide: the guidance */
+    int iterations;         /* budget: more attempts */
+    long tokens;            /* budget: more tokens */
+    const char *llm;        /* resume: --llm for this run, or NULL (the
+                               task's own) */
+    const char *base_url;   /* resume: --base-url likewise */
     bool quiet;
     bool verbose;
 } tnd_continue_options;

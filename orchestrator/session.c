@@ -17,6 +17,8 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
+#include "common/names.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 
@@ -26,6 +28,25 @@ struct tnd_session {
     char *repo;
     int lock_fd; /* -1 until locked */
 };
+
+static const char *const status_names[] = {
+    NULL,          "approved", "rejected", "escalated",  "failed",
+    "interrupted", "running",  "waiting",  "unreadable",
+};
+static const tnd_names states = TND_NAMES("session state", status_names);
+/* what files say: a run's outcome */
+static const tnd_names outcomes = {"session status", status_names,
+                                   TND_SESSION_INTERRUPTED + 1};
+
+const char *tnd_session_status_name(tnd_session_status s)
+{
+    return tnd_names_name(&states, (int)s);
+}
+
+int tnd_session_status_parse(tnd_session_status *out, const char *name)
+{
+    return tnd_names_parse((int *)out, &outcomes, name);
+}
 
 /* YYYYMMDD-HHMMSS-RRRRRRRR: the UTC time for people, and 32 random bits
  * so that runs started in the same second, in one repository or in
@@ -270,22 +291,34 @@ char *tnd_session_relpath(const tnd_session *self, const char *name)
     return tnd_xasprintf(".tandem/sessions/%s/%s", self->id, name);
 }
 
+/* Write a session file with every registered secret (an API key a
+ * model echoed) replaced. */
+static int write_redacted(tnd_session *self, const char *name, const char *data,
+                          size_t len, bool durable)
+{
+    char *path = tnd_session_path(self, name);
+    char *text = tnd_xmalloc(len + 1);
+    int error;
+
+    memcpy(text, data, len);
+    text[len] = '\0';
+    if (strlen(text) == len) /* text; a file with a NUL goes as it is */
+        len = strlen(tnd_log_redact(text));
+    error = durable ? tnd_fs_write_atomic(path, text, len)
+                    : tnd_fs_write_replace(path, text, len);
+    free(text);
+    free(path);
+    return error;
+}
+
 int tnd_session_write(tnd_session *self, const char *name, const char *data,
                       size_t len)
 {
-    char *path = tnd_session_path(self, name);
-    int error = tnd_fs_write_atomic(path, data, len);
-
-    free(path);
-    return error;
+    return write_redacted(self, name, data, len, true);
 }
 
 int tnd_session_write_view(tnd_session *self, const char *name,
                            const char *data, size_t len)
 {
-    char *path = tnd_session_path(self, name);
-    int error = tnd_fs_write_replace(path, data, len);
-
-    free(path);
-    return error;
+    return write_redacted(self, name, data, len, false);
 }

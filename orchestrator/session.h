@@ -11,7 +11,35 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/names.h"
+
 typedef struct tnd_session tnd_session;
+
+/* Where a session stands. A run ends with an outcome, APPROVED to
+ * INTERRUPTED, which report.json's "status" and the journal's finish
+ * record name; read back (tandem sessions, prune), a session may also be
+ * RUNNING, WAITING for a person, or UNREADABLE. */
+typedef enum tnd_session_status {
+    TND_SESSION_OPEN = 0,    /* not ended: the loop goes on (no name) */
+    TND_SESSION_APPROVED,    /* a change was approved */
+    TND_SESSION_REJECTED,    /* by the gate (a review) or by a person */
+    TND_SESSION_ESCALATED,   /* a person must decide */
+    TND_SESSION_FAILED,      /* an error stopped it; it can be resumed */
+    TND_SESSION_INTERRUPTED, /* a signal stopped it; it can be resumed */
+    TND_SESSION_RUNNING,     /* read back: a tandem holds its lock */
+    TND_SESSION_WAITING,     /* read back: escalated, waiting for an answer */
+    TND_SESSION_UNREADABLE,  /* read back: its files cannot be read */
+} tnd_session_status;
+
+TND_NAMES_INT_SIZED(tnd_session_status);
+
+/* "approved", ..., "unreadable"; "?" for OPEN. */
+const char *tnd_session_status_name(tnd_session_status s);
+
+/* The outcome called name, as report.json and a finish record write it,
+ * into *out; -1 with "unknown session status 'NAME' (known: approved,
+ * rejected, escalated, failed, interrupted)" when it is none. */
+int tnd_session_status_parse(tnd_session_status *out, const char *name);
 
 /* Create a new session directory under repo/.tandem/sessions/. NULL with
  * the error set. */

@@ -1,24 +1,30 @@
 /* resume, approve, reject, guide, budget (see session_cmd.h). */
 #include "orchestrator/session_cmd.h"
 
-#include <getopt.h>
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/str.h"
+#include "orchestrator/cli.h"
+#include "orchestrator/escalate.h"
 #include "orchestrator/run.h"
 
-static const char *const commands[] = {"resume", "approve", "reject",
-                                       "guide",  "budget",  NULL};
-
-bool tnd_cmd_continue_known(const char *cmd)
+/* The answer a command gives: 0 for resume (none). Parsed once; below,
+ * the kind says which command this is. */
+static tnd_answer_kind answer_of(const char *cmd)
 {
-    return tnd_str_list_has(commands, cmd);
+    tnd_answer_kind kind = 0;
+
+    if (strcmp(cmd, "resume") != 0 && tnd_answer_kind_parse(&kind, cmd) < 0)
+        assert(!"main.c's table names a command that is no answer");
+    return kind;
 }
 
 void tnd_cmd_continue_usage(const char *cmd, FILE *to)
 {
-    if (strcmp(cmd, "resume") == 0)
+    tnd_answer_kind kind = answer_of(cmd);
+
+    if (kind == 0)
         fputs(
             "usage: tandem resume [--repo DIR] ID\n"
             "\n"
@@ -27,18 +33,18 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
             "holds are replayed (no model is asked again for an answer it\n"
             "gave), then the loop continues from the first missing step.\n",
             to);
-    else if (strcmp(cmd, "approve") == 0)
+    else if (kind == TND_ANSWER_APPROVE)
         fputs("usage: tandem approve [--repo DIR] ID\n"
               "\n"
               "Approve the last proposal of session ID, which waits for a\n"
               "person: it becomes final.diff and is printed on stdout.\n",
               to);
-    else if (strcmp(cmd, "reject") == 0)
+    else if (kind == TND_ANSWER_REJECT)
         fputs("usage: tandem reject [--repo DIR] ID -m WHY\n"
               "\n"
               "End the waiting session ID as rejected, with your reason.\n",
               to);
-    else if (strcmp(cmd, "guide") == 0)
+    else if (kind == TND_ANSWER_GUIDE)
         fputs(
             "usage: tandem guide [--repo DIR] ID -m TEXT\n"
             "\n"
@@ -56,15 +62,15 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
           "options:\n"
           "  --repo DIR        the repository (default: .)\n",
           to);
-    if (strcmp(cmd, "reject") == 0)
+    if (kind == TND_ANSWER_REJECT)
         fputs("  -m, --message T   why (required)\n", to);
-    if (strcmp(cmd, "guide") == 0)
+    if (kind == TND_ANSWER_GUIDE)
         fputs("  -m, --message T   the guidance (required)\n", to);
-    if (strcmp(cmd, "budget") == 0)
+    if (kind == TND_ANSWER_BUDGET)
         fputs("  --iterations N    more attempts (1..50)\n"
               "  --tokens N        more tokens (when gate.max_tokens is set)\n",
               to);
-    if (strcmp(cmd, "resume") == 0)
+    if (kind == 0)
         fputs("  --llm P:MODEL     another model from here on (answers the\n"
               "                    journal holds are not asked again)\n"
               "  --base-url URL    another API base for it\n",
@@ -80,101 +86,57 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
 
 int tnd_cmd_continue(const char *cmd, int argc, char **argv)
 {
-    enum { O_REPO = 256, O_ITERATIONS, O_TOKENS, O_LLM, O_BASE_URL };
-    static const struct option longs[] = {
-        {"repo", required_argument, NULL, O_REPO},
-        {"llm", required_argument, NULL, O_LLM},
-        {"base-url", required_argument, NULL, O_BASE_URL},
-        {"message", required_argument, NULL, 'm'},
-        {"iterations", required_argument, NULL, O_ITERATIONS},
-        {"tokens", required_argument, NULL, O_TOKENS},
-        {"quiet", no_argument, NULL, 'q'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    /* all of them, for each: what is for another answer is said so */
+    static const int accepts[] = {
+        TND_OPT_REPO,       TND_OPT_LLM,    TND_OPT_BASE_URL,
+        TND_OPT_MESSAGE,    TND_OPT_QUIET,  TND_OPT_VERBOSE,
+        TND_OPT_ITERATIONS, TND_OPT_TOKENS, 0};
     tnd_continue_options o;
+    tnd_cli cli;
     char *end;
     long n;
     int c;
 
     memset(&o, 0, sizeof(o));
-    o.answer = strcmp(cmd, "resume") == 0 ? NULL : cmd;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "m:qvh", longs, NULL)) != -1) {
-        switch (c) {
-        case O_REPO:
+    o.answer = answer_of(cmd);
+    tnd_cli_start(&cli, cmd, tnd_cmd_continue_usage, accepts, false, argc,
+                  argv);
+    while ((c = tnd_cli_next(&cli)) > 0) {
+        if (c == TND_OPT_REPO)
             o.repo = optarg;
-            break;
-        case 'm':
+        else if (c == TND_OPT_MESSAGE)
             o.text = optarg;
-            break;
-        case O_LLM:
+        else if (c == TND_OPT_LLM)
             o.llm = optarg;
-            break;
-        case O_BASE_URL:
+        else if (c == TND_OPT_BASE_URL)
             o.base_url = optarg;
-            break;
-        case O_ITERATIONS:
-        case O_TOKENS:
-            n = strtol(optarg, &end, 10);
-            if (!*optarg || *end || n < 1 ||
-                n > (c == O_ITERATIONS ? 50 : 100000000L)) {
-                fprintf(stderr,
-                        "tandem %s: --%s must be a positive number%s, got "
-                        "\"%s\"\n",
-                        cmd, c == O_ITERATIONS ? "iterations" : "tokens",
-                        c == O_ITERATIONS ? " up to 50" : "", optarg);
-                return TND_EXIT_USAGE;
-            }
-            if (c == O_ITERATIONS)
-                o.iterations = (int)n;
-            else
-                o.tokens = n;
-            break;
-        case 'q':
+        else if (c == TND_OPT_QUIET)
             o.quiet = true;
-            break;
-        case 'v':
+        else if (c == TND_OPT_VERBOSE)
             o.verbose = true;
-            break;
-        case 'h':
-            tnd_cmd_continue_usage(cmd, stdout);
-            return TND_EXIT_OK;
-        default:
-            fprintf(stderr,
-                    "tandem %s: unknown option '%s'\ntry 'tandem %s "
-                    "--help'\n",
-                    cmd, argv[optind - 1], cmd);
-            return TND_EXIT_USAGE;
-        }
+        else if ((n = strtol(optarg, &end, 10)) < 1 || *end ||
+                 n > (c == TND_OPT_ITERATIONS ? 50 : 100000000L))
+            return tnd_cli_error(
+                &cli, "--%s must be a positive number%s, got \"%s\"",
+                c == TND_OPT_ITERATIONS ? "iterations" : "tokens",
+                c == TND_OPT_ITERATIONS ? " up to 50" : "", optarg);
+        else if (c == TND_OPT_ITERATIONS)
+            o.iterations = (int)n;
+        else
+            o.tokens = n;
     }
-    if (optind != argc - 1) {
-        fprintf(stderr,
-                "tandem %s: give one session id (or a prefix)\ntry "
-                "'tandem %s --help'\n",
-                cmd, cmd);
-        return TND_EXIT_USAGE;
-    }
+    if (c < 0)
+        return cli.status;
+    if (optind != argc - 1)
+        return tnd_cli_error(&cli, "give one session id (or a prefix)");
     o.session = argv[optind];
-    if (o.text && strcmp(cmd, "reject") != 0 && strcmp(cmd, "guide") != 0) {
-        fprintf(stderr, "tandem %s: -m is for reject and guide\n", cmd);
-        return TND_EXIT_USAGE;
-    }
-    if ((o.llm || o.base_url) && strcmp(cmd, "resume") != 0) {
-        fprintf(stderr,
-                "tandem %s: --llm and --base-url are for resume (an answer "
-                "goes on with the session's own model)\n",
-                cmd);
-        return TND_EXIT_USAGE;
-    }
-    if ((o.iterations || o.tokens) && strcmp(cmd, "budget") != 0) {
-        fprintf(stderr,
-                "tandem %s: --iterations and --tokens are for "
-                "budget\n",
-                cmd);
-        return TND_EXIT_USAGE;
-    }
+    if (o.text && o.answer != TND_ANSWER_REJECT && o.answer != TND_ANSWER_GUIDE)
+        return tnd_cli_error(&cli, "-m is for reject and guide");
+    if ((o.llm || o.base_url) && o.answer)
+        return tnd_cli_error(&cli, "--llm and --base-url are for resume (an "
+                                   "answer goes on with the session's own "
+                                   "model)");
+    if ((o.iterations || o.tokens) && o.answer != TND_ANSWER_BUDGET)
+        return tnd_cli_error(&cli, "--iterations and --tokens are for budget");
     return tnd_run_continue(&o);
 }

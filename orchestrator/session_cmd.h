@@ -11,16 +11,11 @@
 #ifndef TND_SESSION_CMD_H
 #define TND_SESSION_CMD_H
 
-#include <stdbool.h>
 #include <stdio.h>
 
-/* True when cmd is one of the commands above. */
-bool tnd_cmd_continue_known(const char *cmd);
-
-/* Run cmd with its arguments (argv[0] is cmd). Returns the exit code. */
+/* Run cmd, one of the above, with its arguments (argv[0] is cmd); its
+ * help. As main.c's table of commands (orchestrator/cli.h) takes them. */
 int tnd_cmd_continue(const char *cmd, int argc, char **argv);
-
-/* Print cmd's help to to. */
 void tnd_cmd_continue_usage(const char *cmd, FILE *to);
 
 #endif

@@ -7,6 +7,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/xalloc.h"
+#include "proto/audit.h"
 #include "proto/json.h"
 
 /* First line of s, at most max bytes, into b. */
@@ -57,11 +58,13 @@ static void checks_md(tnd_buf *b, json_object *reply)
     for (size_t i = 0; skills && i < json_object_array_length(skills); i++) {
         json_object *s = json_object_array_get_idx(skills, i);
         const char *status = tnd_json_str_or(s, "status", NULL);
+        tnd_skill_status st = TND_SKILL_ERROR;
         tnd_buf_printf(b, "%s %s %s", i ? "," : "",
                        tnd_json_str_or(s, "name", NULL), status ? status : "?");
         if (tnd_json_str_or(s, "ended", NULL))
             tnd_buf_printf(b, " (%s)", tnd_json_str_or(s, "ended", NULL));
-        else if (status && strcmp(status, "fail") == 0)
+        else if (status && tnd_skill_status_parse(&st, status) == 0 &&
+                 st == TND_SKILL_FAIL)
             tnd_buf_printf(b, " (exit %ld)",
                            tnd_json_int_or(s, "exit_code", 0));
     }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/beneath.h"
 #include "common/buf.h"
 #include "common/diff.h"
 #include "common/error.h"
@@ -32,14 +33,15 @@ typedef struct touched {
 
 struct tnd_workspace {
     char *root;
+    int root_fd; /* every write resolves beneath it (common/beneath.h) */
     const tnd_snapshot *base;
     tnd_mirror *copy; /* the tree, made equal to the base on reset */
     bool incremental;
     touched *files;
     size_t nfiles, afiles;
     char **paths; /* NULL-terminated view of files[].path */
-    char **dirs;  /* directories the proposal created, in creation order,
-                     so revert can remove them again */
+    char **dirs;  /* directories the proposal created (relative), in
+                     creation order, so revert can remove them again */
     size_t ndirs, adirs;
 };
 
@@ -62,6 +64,14 @@ tnd_workspace *tnd_workspace_new(const tnd_snapshot *base, const char *dir,
         return NULL;
     }
     ws = tnd_xcalloc(1, sizeof(*ws));
+    ws->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (ws->root_fd < 0) {
+        tnd_error_sys("cannot open the workspace %s", root);
+        free(root);
+        free(ws);
+        tnd_mirror_destroy(&copy, 1);
+        return NULL;
+    }
     ws->root = root;
     ws->copy = copy;
     ws->base = base;
@@ -96,6 +106,7 @@ void tnd_workspace_destroy(tnd_workspace **self_p, int remove)
     free(ws->paths);
     free(ws->files);
     free(ws->root);
+    close(ws->root_fd);
     free(ws);
     *self_p = NULL;
 }
@@ -385,46 +396,37 @@ static int apply_one(tnd_workspace *ws, const tnd_edit *e, size_t index)
     return 0;
 }
 
-/* mkdir -p dir, remembering each directory it creates. */
-static int make_dirs(tnd_workspace *ws, const char *dir)
+static void remember_dir(const char *rel, void *payload)
 {
-    char *parent;
-    int error;
+    tnd_workspace *ws = payload;
 
-    if (tnd_fs_exists(dir))
-        return 0;
-    parent = tnd_fs_dirname(dir);
-    error = strcmp(parent, dir) == 0 ? 0 : make_dirs(ws, parent);
-    free(parent);
-    if (error < 0)
-        return -1;
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-        return tnd_error_sys("cannot create directory %s", dir);
     TND_GROW(ws->dirs, ws->adirs, ws->ndirs + 1);
-    ws->dirs[ws->ndirs++] = tnd_xstrdup(dir);
-    return 0;
+    ws->dirs[ws->ndirs++] = tnd_xstrdup(rel);
 }
 
+/* Write (or, content NULL, delete) a touched file. Each operation
+ * resolves the path beneath the root at the moment it happens, so a
+ * build that swapped a directory for a symlink since the file was
+ * loaded makes it fail, not write outside. */
 static int write_file(tnd_workspace *ws, const touched *t, const char *content,
                       size_t len)
 {
-    char *full = tnd_fs_join(ws->root, t->path);
-    char *dir = tnd_fs_dirname(full);
+    char *dir = tnd_fs_dirname(t->path);
     int fd = -1, error = 0;
 
     if (!content) {
-        if (unlink(full) < 0 && errno != ENOENT)
-            error = tnd_error_sys("cannot delete %s", t->path);
+        error = tnd_beneath_remove(ws->root_fd, t->path, false, true);
         goto out;
     }
-    if (make_dirs(ws, dir) < 0) {
+    if (strcmp(dir, ".") != 0 &&
+        tnd_beneath_mkdirs(ws->root_fd, dir, remember_dir, ws) < 0) {
         error = -1;
         goto out;
     }
-    fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-              t->mode);
+    fd = tnd_beneath_open(ws->root_fd, t->path, O_WRONLY | O_CREAT | O_TRUNC,
+                          t->mode);
     if (fd < 0) {
-        error = tnd_error_sys("cannot write %s", t->path);
+        error = -1;
         goto out;
     }
     for (size_t off = 0; off < len;) {
@@ -440,8 +442,9 @@ static int write_file(tnd_workspace *ws, const touched *t, const char *content,
 out:
     if (fd >= 0 && close(fd) < 0 && error == 0)
         error = tnd_error_sys("cannot write %s", t->path);
+    else if (error < 0 && !strstr(tnd_error_last(), t->path))
+        tnd_error_prefix("cannot write %s", t->path);
     free(dir);
-    free(full);
     return error;
 }
 
@@ -460,7 +463,9 @@ static int revert(tnd_workspace *self)
      * build has since put files in stays */
     while (self->ndirs > 0) {
         char *dir = self->dirs[--self->ndirs];
-        rmdir(dir);
+        if (tnd_beneath_remove(self->root_fd, dir, true, true) < 0 &&
+            errno != ENOTEMPTY && errno != EEXIST)
+            error = -1;
         free(dir);
     }
     forget(self);

@@ -10,17 +10,25 @@
 #include "common/xalloc.h"
 #include "proto/json.h"
 
+/* The names of each enum, in its order; NULL for a value without one. */
 static const char *const skill_statuses[] = {"pass", "fail", "timeout", "error",
                                              "skipped"};
-static const char *const isolations[] = {"", "bwrap", "none", "unavailable"};
-static const char *const verdicts[] = {"?", "approve", "revise"};
-static const char *const severities[] = {"?", "minor", "major", "critical"};
+static const char *const isolations[] = {NULL, "bwrap", "none", "unavailable"};
+static const char *const verdicts[] = {NULL, "approve", "revise"};
+static const char *const severities[] = {NULL, "minor", "major", "critical"};
 static const char *const issue_types[] = {
-    "?",           "missing", "unsupported", "incorrect",
+    NULL,          "missing", "unsupported", "incorrect",
     "superfluous", "safety",  "style"};
-
 static const char *const criterion_names[] = {"completeness", "correctness",
                                               "safety", "quality"};
+static const tnd_names skill_status_names =
+    TND_NAMES("skill status", skill_statuses);
+static const tnd_names isolation_names = TND_NAMES("sandbox", isolations);
+static const tnd_names verdict_names = TND_NAMES("verdict", verdicts);
+static const tnd_names severity_names = TND_NAMES("severity", severities);
+static const tnd_names issue_type_names = TND_NAMES("issue type", issue_types);
+static const tnd_names criterion_kinds =
+    TND_NAMES("criterion", criterion_names);
 
 const char *tnd_criterion_name(tnd_criterion_kind k)
 {
@@ -34,32 +42,27 @@ const char *tnd_skill_status_name(tnd_skill_status s)
 
 const char *tnd_isolation_name(tnd_isolation i)
 {
-    return i <= TND_ISOLATION_UNAVAILABLE ? isolations[i] : "?";
+    return i == TND_ISOLATION_UNSAID ? "" : tnd_names_name(&isolation_names, i);
+}
+
+int tnd_skill_status_parse(tnd_skill_status *out, const char *name)
+{
+    return tnd_names_parse((int *)out, &skill_status_names, name);
 }
 
 const char *tnd_verdict_name(tnd_verdict v)
 {
-    return v >= 1 && v <= 2 ? verdicts[v] : verdicts[0];
+    return v >= 1 && v <= 2 ? verdicts[v] : "?";
 }
 
 const char *tnd_severity_name(tnd_severity s)
 {
-    return s >= 1 && s <= 3 ? severities[s] : severities[0];
+    return s >= 1 && s <= 3 ? severities[s] : "?";
 }
 
 const char *tnd_issue_type_name(tnd_issue_type t)
 {
-    return t >= 1 && t <= 6 ? issue_types[t] : issue_types[0];
-}
-
-/* Index of name in names[first..count), or -1. */
-static int lookup_name(const char *const *names, int first, int count,
-                       const char *name)
-{
-    for (int i = first; i < count; i++)
-        if (strcmp(names[i], name) == 0)
-            return i;
-    return -1;
+    return t >= 1 && t <= 6 ? issue_types[t] : "?";
 }
 
 /* ---- request ------------------------------------------------------------ */
@@ -137,38 +140,14 @@ void tnd_audit_request_clear(tnd_audit_request *r)
 
 /* ---- critique ----------------------------------------------------------- */
 
-static int enum_field(int *out, json_object *obj, const char *key,
-                      const char *const *names, int first, int count,
-                      const char *choices)
-{
-    char *s = NULL;
-    int i;
-
-    if (tnd_json_get_str(&s, obj, key, 64, TND_JSON_REQUIRED) < 0)
-        return -1;
-    i = lookup_name(names, first, count, s);
-    if (i < 0) {
-        tnd_error_set("field '%s' must be one of %s, got \"%s\"", key, choices,
-                      s);
-        free(s);
-        return -1;
-    }
-    free(s);
-    *out = i;
-    return 0;
-}
-
 static int issue_from_json(tnd_issue *is, json_object *j)
 {
     int type = 0, sev = 0;
 
     if (!json_object_is_type(j, json_type_object))
         return tnd_error_set("must be an object");
-    if (enum_field(&type, j, "type", issue_types, 1, 7,
-                   "missing, unsupported, incorrect, superfluous, safety, "
-                   "style") < 0 ||
-        enum_field(&sev, j, "severity", severities, 1, 4,
-                   "minor, major, critical") < 0)
+    if (tnd_json_get_enum(&type, j, "type", &issue_type_names) < 0 ||
+        tnd_json_get_enum(&sev, j, "severity", &severity_names) < 0)
         return -1;
     is->type = (tnd_issue_type)type;
     is->severity = (tnd_severity)sev;
@@ -199,14 +178,10 @@ static int criteria_from_json(tnd_critique *c, json_object *obj)
     json_object_object_foreach(crit, key, val)
     {
         int k;
-        for (k = 0; k < TND_CRITERIA; k++)
-            if (strcmp(key, criterion_names[k]) == 0)
-                break;
-        if (k == TND_CRITERIA)
-            return tnd_error_set("criteria: unknown criterion '%.40s' "
-                                 "(known: completeness, correctness, "
-                                 "safety, quality)",
-                                 key);
+        if (tnd_names_parse(&k, &criterion_kinds, key) < 0) {
+            tnd_error_prefix("criteria");
+            return -1;
+        }
         if (!json_object_is_type(val, json_type_object) ||
             tnd_json_get_double(&c->criteria[k].score, val, "score", 0, 1,
                                 TND_JSON_REQUIRED) < 0 ||
@@ -233,8 +208,7 @@ int tnd_critique_from_json(tnd_critique **out, json_object *obj)
         tnd_error_set("the critique must be a JSON object");
         goto fail;
     }
-    if (enum_field(&verdict, obj, "verdict", verdicts, 1, 3,
-                   "approve, revise") < 0 ||
+    if (tnd_json_get_enum(&verdict, obj, "verdict", &verdict_names) < 0 ||
         tnd_json_get_double(&c->confidence, obj, "confidence", 0, 1,
                             TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_array(&issues, obj, "issues", TND_BODY_MAX_ISSUES,
@@ -488,8 +462,7 @@ static int skill_from_json(tnd_skill_result *s, json_object *j)
     long code = 0;
 
     if (tnd_json_get_str(&s->name, j, "name", 64, TND_JSON_REQUIRED) < 0 ||
-        enum_field(&status, j, "status", skill_statuses, 0, 5,
-                   "pass, fail, timeout, error, skipped") < 0 ||
+        tnd_json_get_enum(&status, j, "status", &skill_status_names) < 0 ||
         tnd_json_get_bool(&s->required, j, "required", TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_int(&code, j, "exit_code", -1000, 1000,
                          TND_JSON_OPTIONAL) < 0 ||
@@ -500,8 +473,7 @@ static int skill_from_json(tnd_skill_result *s, json_object *j)
         tnd_json_get_str(&s->output, j, "output", TND_BODY_MAX_OUTPUT,
                          TND_JSON_OPTIONAL) < 0 ||
         (json_object_object_get_ex(j, "sandbox", NULL) &&
-         enum_field(&sandbox, j, "sandbox", isolations, 1, 4,
-                    "bwrap, none, unavailable") < 0) ||
+         tnd_json_get_enum(&sandbox, j, "sandbox", &isolation_names) < 0) ||
         tnd_json_get_str(&s->ended, j, "ended", TND_AUDIT_MAX_ENDED,
                          TND_JSON_OPTIONAL) < 0 ||
         evidence_from_json(s, j) < 0)

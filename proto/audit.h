@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/names.h"
 #include "proto/body.h"
 
 typedef enum tnd_skill_status {
@@ -17,6 +18,8 @@ typedef enum tnd_skill_status {
     TND_SKILL_SKIPPED, /* not run: the change touches none of its paths */
 } tnd_skill_status;
 
+TND_NAMES_INT_SIZED(tnd_skill_status);
+
 /* Where a skill's command ran (skills[].sandbox). */
 typedef enum tnd_isolation {
     TND_ISOLATION_UNSAID = 0,  /* not said: a built-in or skipped skill,
@@ -26,6 +29,8 @@ typedef enum tnd_isolation {
     TND_ISOLATION_UNAVAILABLE, /* "unavailable": not run; the config wants
                                   the sandbox and the host has none */
 } tnd_isolation;
+
+TND_NAMES_INT_SIZED(tnd_isolation);
 
 /* Most bytes of a skill result's "ended". */
 #define TND_AUDIT_MAX_ENDED 256
@@ -76,6 +81,12 @@ typedef struct tnd_audit_request {
                                  reviewer then runs no skill), or NULL */
     size_t nskills;
 } tnd_audit_request;
+
+/* The request's body (see proto/body.h). */
+char *tnd_audit_request_encode(const tnd_audit_request *r, size_t *len_out);
+int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
+                             size_t len);
+void tnd_audit_request_clear(tnd_audit_request *r);
 
 typedef enum tnd_verdict {
     TND_VERDICT_APPROVE = 1,
@@ -143,14 +154,7 @@ typedef struct tnd_audit_reply {
     tnd_usage usage;
 } tnd_audit_reply;
 
-/* Encoders return a new NUL-terminated body (caller frees); *len_out may
- * be NULL. Decoders fill a zeroed struct, which the caller frees with the
- * matching _clear (also after a failure). */
-char *tnd_audit_request_encode(const tnd_audit_request *r, size_t *len_out);
-int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
-                             size_t len);
-void tnd_audit_request_clear(tnd_audit_request *r);
-
+/* The reply's body (see proto/body.h). */
 char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out);
 int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body, size_t len);
 void tnd_audit_reply_clear(tnd_audit_reply *r);
@@ -191,5 +195,9 @@ const char *tnd_verdict_name(tnd_verdict v);
 const char *tnd_severity_name(tnd_severity s);
 const char *tnd_issue_type_name(tnd_issue_type t);
 const char *tnd_criterion_name(tnd_criterion_kind k);
+
+/* The status called name (as a skill result's "status" writes it) into
+ * *out; -1 with "unknown skill status 'NAME' (known: pass, ...)". */
+int tnd_skill_status_parse(tnd_skill_status *out, const char *name);
 
 #endif

@@ -8,7 +8,12 @@
  * limits are part of the contract, and every decode checks them so that
  * nothing a peer sends can make us allocate without bound or act on half
  * a message. Decoding an "error" body fails with the agent's own message,
- * so callers treat a remote failure like any other. */
+ * so callers treat a remote failure like any other.
+ *
+ * Each body type T has the same three functions: tnd_T_encode returns a
+ * new NUL-terminated body (caller frees; *len_out may be NULL);
+ * tnd_T_decode fills a zeroed struct, which the caller frees with
+ * tnd_T_clear, also after a failure. */
 #ifndef TND_BODY_H
 #define TND_BODY_H
 

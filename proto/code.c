@@ -9,12 +9,13 @@
 #include "common/xalloc.h"
 #include "proto/json.h"
 
-static const char *const edit_kinds[] = {"?", "replace", "write", "delete"};
+static const char *const edit_kind_names[] = {NULL, "replace", "write",
+                                              "delete"};
+static const tnd_names edit_kinds = TND_NAMES("edit kind", edit_kind_names);
 
 const char *tnd_edit_kind_name(tnd_edit_kind k)
 {
-    return k >= TND_EDIT_REPLACE && k <= TND_EDIT_DELETE ? edit_kinds[k]
-                                                         : edit_kinds[0];
+    return tnd_names_name(&edit_kinds, (int)k);
 }
 
 void tnd_edit_clear(tnd_edit *e)
@@ -226,26 +227,16 @@ char *tnd_code_reply_encode(const tnd_code_reply *r, size_t *len_out)
 
 static int decode_edit(tnd_edit *e, json_object *j)
 {
-    char *kind = NULL;
-    int error = -1;
+    int kind = 0;
 
-    if (tnd_json_get_str(&kind, j, "kind", 16, TND_JSON_REQUIRED) < 0 ||
+    if (tnd_json_get_enum(&kind, j, "kind", &edit_kinds) < 0 ||
         tnd_json_get_str(&e->path, j, "path", TND_BODY_MAX_PATH,
                          TND_JSON_REQUIRED) < 0)
-        goto out;
-    if (strcmp(kind, "replace") == 0)
-        e->kind = TND_EDIT_REPLACE;
-    else if (strcmp(kind, "write") == 0)
-        e->kind = TND_EDIT_WRITE;
-    else if (strcmp(kind, "delete") == 0)
-        e->kind = TND_EDIT_DELETE;
-    else {
-        tnd_error_set("field 'kind' must be replace, write or delete");
-        goto out;
-    }
+        return -1;
+    e->kind = (tnd_edit_kind)kind;
     if (tnd_edit_path_check(e->path) < 0) {
         tnd_error_prefix("field 'path'");
-        goto out;
+        return -1;
     }
     if (tnd_json_get_str(&e->search, j, "search", TND_BODY_MAX_FILE,
                          e->kind == TND_EDIT_REPLACE ? TND_JSON_REQUIRED
@@ -253,15 +244,12 @@ static int decode_edit(tnd_edit *e, json_object *j)
         tnd_json_get_str(&e->replace, j, "replace", TND_BODY_MAX_FILE,
                          e->kind == TND_EDIT_DELETE ? TND_JSON_OPTIONAL
                                                     : TND_JSON_REQUIRED) < 0)
-        goto out;
+        return -1;
     if (!e->search)
         e->search = tnd_xstrdup("");
     if (!e->replace)
         e->replace = tnd_xstrdup("");
-    error = 0;
-out:
-    free(kind);
-    return error;
+    return 0;
 }
 
 int tnd_code_reply_decode(tnd_code_reply *out, const char *body, size_t len)

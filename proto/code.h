@@ -30,6 +30,12 @@ typedef struct tnd_code_request {
     size_t nlessons;
 } tnd_code_request;
 
+/* The request's body (see proto/body.h). */
+char *tnd_code_request_encode(const tnd_code_request *r, size_t *len_out);
+int tnd_code_request_decode(tnd_code_request *out, const char *body,
+                            size_t len);
+void tnd_code_request_clear(tnd_code_request *r);
+
 typedef enum tnd_edit_kind {
     TND_EDIT_REPLACE = 1, /* replace search (exactly once) by replace */
     TND_EDIT_WRITE,       /* write the whole file: content in replace */
@@ -55,14 +61,7 @@ typedef struct tnd_code_reply {
     tnd_usage usage;
 } tnd_code_reply;
 
-/* Encoders return a new NUL-terminated body (caller frees); *len_out may
- * be NULL. Decoders fill a zeroed struct, which the caller frees with the
- * matching _clear (also after a failure). */
-char *tnd_code_request_encode(const tnd_code_request *r, size_t *len_out);
-int tnd_code_request_decode(tnd_code_request *out, const char *body,
-                            size_t len);
-void tnd_code_request_clear(tnd_code_request *r);
-
+/* The reply's body (see proto/body.h). */
 char *tnd_code_reply_encode(const tnd_code_reply *r, size_t *len_out);
 int tnd_code_reply_decode(tnd_code_reply *out, const char *body, size_t len);
 void tnd_code_reply_clear(tnd_code_reply *r);

@@ -80,19 +80,30 @@ static int missing(const char *key, int flags)
     return tnd_error_set("field '%s' is missing", key);
 }
 
+/* obj[key] into *v when it has type (what says the type in the error):
+ * 0; 1 when it is missing and may be; else the error. */
+static int typed_field(json_object **v, json_object *obj, const char *key,
+                       int flags, json_type type, const char *what)
+{
+    if (!(*v = tnd_json_field(obj, key)))
+        return missing(key, flags);
+    if (!json_object_is_type(*v, type))
+        return tnd_error_set("field '%s' must be %s", key, what);
+    return 0;
+}
+
 int tnd_json_get_str(char **out, json_object *obj, const char *key, size_t max,
                      int flags)
 {
-    json_object *v = tnd_json_field(obj, key);
+    json_object *v;
     const char *s;
     size_t len;
-    int m;
+    int rc;
 
     *out = NULL;
-    if (!v)
-        return (m = missing(key, flags)) > 0 ? 0 : m;
-    if (!json_object_is_type(v, json_type_string))
-        return tnd_error_set("field '%s' must be a string", key);
+    if ((rc = typed_field(&v, obj, key, flags, json_type_string, "a string")) !=
+        0)
+        return rc > 0 ? 0 : rc;
     s = json_object_get_string(v);
     len = (size_t)json_object_get_string_len(v);
     if (len > max)
@@ -103,6 +114,26 @@ int tnd_json_get_str(char **out, json_object *obj, const char *key, size_t max,
         return tnd_error_set("field '%s' contains a NUL byte", key);
     *out = tnd_xstrndup(s, len);
     return 0;
+}
+
+int tnd_json_get_enum(int *out, json_object *obj, const char *key,
+                      const tnd_names *names)
+{
+    char *s = NULL, *shown, *list;
+    int error;
+
+    if ((error = tnd_json_get_str(&s, obj, key, 64, TND_JSON_REQUIRED)) < 0)
+        return error;
+    if ((error = tnd_names_parse(out, names, s)) < 0) {
+        shown = tnd_str_one_line(s, 60);
+        list = tnd_names_list(names);
+        tnd_error_set("field '%s' must be one of %s, got \"%s\"", key, list,
+                      shown);
+        free(list);
+        free(shown);
+    }
+    free(s);
+    return error;
 }
 
 int tnd_json_get_int(long *out, json_object *obj, const char *key, long min,
@@ -157,13 +188,12 @@ int tnd_json_get_double(double *out, json_object *obj, const char *key,
 
 int tnd_json_get_bool(bool *out, json_object *obj, const char *key, int flags)
 {
-    json_object *v = tnd_json_field(obj, key);
-    int m;
+    json_object *v;
+    int rc;
 
-    if (!v)
-        return (m = missing(key, flags)) > 0 ? 0 : m;
-    if (!json_object_is_type(v, json_type_boolean))
-        return tnd_error_set("field '%s' must be true or false", key);
+    if ((rc = typed_field(&v, obj, key, flags, json_type_boolean,
+                          "true or false")) != 0)
+        return rc > 0 ? 0 : rc;
     *out = json_object_get_boolean(v);
     return 0;
 }
@@ -171,14 +201,12 @@ int tnd_json_get_bool(bool *out, json_object *obj, const char *key, int flags)
 int tnd_json_get_array(json_object **out, json_object *obj, const char *key,
                        size_t max, int flags)
 {
-    json_object *v = tnd_json_field(obj, key);
-    int m;
+    json_object *v;
+    int rc;
 
     *out = NULL;
-    if (!v)
-        return (m = missing(key, flags)) > 0 ? 0 : m;
-    if (!json_object_is_type(v, json_type_array))
-        return tnd_error_set("field '%s' must be a list", key);
+    if ((rc = typed_field(&v, obj, key, flags, json_type_array, "a list")) != 0)
+        return rc > 0 ? 0 : rc;
     if (json_object_array_length(v) > max)
         return tnd_error_set("field '%s' has %zu items, more than the limit "
                              "of %zu",
@@ -190,14 +218,13 @@ int tnd_json_get_array(json_object **out, json_object *obj, const char *key,
 int tnd_json_get_object(json_object **out, json_object *obj, const char *key,
                         int flags)
 {
-    json_object *v = tnd_json_field(obj, key);
-    int m;
+    json_object *v;
+    int rc;
 
     *out = NULL;
-    if (!v)
-        return (m = missing(key, flags)) > 0 ? 0 : m;
-    if (!json_object_is_type(v, json_type_object))
-        return tnd_error_set("field '%s' must be an object", key);
+    if ((rc = typed_field(&v, obj, key, flags, json_type_object,
+                          "an object")) != 0)
+        return rc > 0 ? 0 : rc;
     *out = v;
     return 0;
 }

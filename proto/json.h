@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "common/buf.h"
+#include "common/names.h"
 
 #define TND_JSON_MAX_DEPTH 32
 
@@ -32,6 +33,12 @@ int tnd_json_parse(json_object **out, const char *text, size_t len);
  * *out = NULL and 0. */
 int tnd_json_get_str(char **out, json_object *obj, const char *key, size_t max,
                      int flags);
+
+/* Read the required obj[key] as the name of one of an enum's values
+ * (common/names.h) into *out: "field 'K' must be one of A, B, C, got "X""
+ * when it names none. Where a peer's enum enters. */
+int tnd_json_get_enum(int *out, json_object *obj, const char *key,
+                      const tnd_names *names);
 
 /* Read obj[key] as an integer in min..max. A missing optional field
  * leaves *out untouched. */

@@ -27,6 +27,17 @@ cleanup() {
         echo "FAIL: a sanitizer reported errors (above)" >&2
         status=1
     fi
+    # every report.json the test left must match the published schema
+    # (docs/report.schema.json), whatever state its session ended in
+    # (a directory a test made unreadable is no report)
+    find "$T" -name report.json -type f 2>/dev/null >"$T/reports.list"
+    if [ -s "$T/reports.list" ] && ! tr '\n' '\0' <"$T/reports.list" |
+        xargs -0 /usr/bin/python3 "$TOP/tools/check-json" \
+            "$TOP/docs/report.schema.json" >&2; then
+        echo "FAIL: a report.json does not match docs/report.schema.json" \
+            "(above)" >&2
+        status=1
+    fi
     if [ "${TANDEM_MEMCHECK:-0}" = 1 ] && [ -d "$T/vg" ]; then
         # with -q, valgrind writes ==PID== lines only for errors and leaks
         bad=$(grep -l -E '^==[0-9]+== ' "$T"/vg/*.log 2>/dev/null)
@@ -161,3 +172,10 @@ YAML
 }
 
 FIX=$TOP/tests/fixtures
+
+# json_int FILE KEY: the integer at KEY of the JSON object in FILE (a
+# report.json)
+json_int() {
+    /usr/bin/python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}

@@ -47,3 +47,15 @@ run tandem run --repo "$T/demo" "x"
 expect_rc 2 "missing cassette"
 expect_in "$T/err" "agents.coder.llm.cassette: $T/no-such-cassette.json does not exist"
 pass "a missing cassette is a configuration error"
+
+# --llm names a provider the config gives nothing for: the same check,
+# in the same words, as agents.yaml gets when it loads
+demo_config "$TOP/examples/demo/cassette.json"
+run tandem run --repo "$T/demo" --llm command "x"
+expect_rc 2 "--llm command without a command"
+expect_in "$T/err" "agents.coder.llm: provider command needs a command (set agents.coder.llm.command to the program that reads the prompt on stdin and writes the answer on stdout"
+[ ! -d "$T/demo/.tandem" ] || fail "a session was created for a bad --llm"
+run tandem review --repo "$T/demo" --llm command
+expect_rc 2 "review --llm command without a command"
+expect_in "$T/err" "agents.coder.llm: provider command needs a command (set agents.coder.llm.command"
+pass "--llm is checked by the config's own check, before anything starts"

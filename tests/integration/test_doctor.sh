@@ -75,6 +75,19 @@ expect_in "$T/out" "skill lint             FAIL  no-such-linter is not an execut
 expect_in "$T/out" "skill test             ok    a shell command"
 pass "a skill whose program is missing fails"
 
+# what the config's check says, doctor says on the model's own row
+# (and does not go on to its key and endpoint)
+demo_config "$T/no-such-cassette.json"
+run "$BIN/tandem" doctor --repo "$T/demo"
+expect_rc 1 "missing cassette"
+expect_in "$T/out" "coder llm              FAIL  agents.coder.llm.cassette: $T/no-such-cassette.json does not exist"
+expect_in "$T/out" "reviewer llm           FAIL  agents.reviewer.llm.cassette: $T/no-such-cassette.json does not exist"
+expect_not_in "$T/out" "coder endpoint"
+run "$BIN/tandem" doctor --repo "$TOP/examples/demo" --llm command
+expect_rc 1 "--llm command without a command"
+expect_in "$T/out" "coder llm              FAIL  agents.coder.llm: provider command needs a command (set agents.coder.llm.command to the program"
+pass "a model that lacks what its provider needs fails its llm row"
+
 printf 'gate: {max_iterations: 0}\n' >"$T/demo/agents.yaml"
 run "$BIN/tandem" doctor --repo "$T/demo"
 expect_rc 1 "bad config"

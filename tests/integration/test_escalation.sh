@@ -109,3 +109,30 @@ expect_rc 1 "never"
 expect_in "$T/err" "needs a human: gate.max_iterations (1) reached"
 expect_in "$(session_dir)/journal.jsonl" '"type":"finish"'
 pass "never: exit 1 with the reason"
+
+# the journal's words are read once, by name: an answer or a status that
+# is none tandem knows stops it, naming the line, the value and the names
+escalating_demo "$TOP/examples/demo/cassette.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "queued again"
+id=$(basename "$(session_dir)")
+dir=$(session_dir)
+cp "$dir/journal.jsonl" "$T/journal.orig"
+line=$(($(wc -l <"$dir/journal.jsonl") + 1))
+printf '{"seq":%d,"time":"2026-01-01T00:00:00.000Z","type":"answer","kind":"maybe","by":"command"}\n' \
+    "$line" >>"$dir/journal.jsonl"
+run "$BIN/tandem" resume --repo "$T/demo" "$id"
+expect_rc 1 "an unknown answer"
+expect_in "$T/err" "session $id: journal.jsonl:$line: unknown answer 'maybe' (known: approve, reject, guide, budget, skip, stop)"
+expect_not_in "$dir/journal.jsonl" '"type":"finish"'
+cp "$T/journal.orig" "$dir/journal.jsonl"
+printf '{"seq":%d,"time":"2026-01-01T00:00:00.000Z","type":"finish","status":"done"}\n' \
+    "$line" >>"$dir/journal.jsonl"
+run "$BIN/tandem" approve --repo "$T/demo" "$id"
+expect_rc 1 "an unknown status"
+expect_in "$T/err" "session $id: journal.jsonl:$line: unknown session status 'done' (known: approved, rejected, escalated, failed, interrupted)"
+run "$BIN/tandem" sessions --repo "$T/demo"
+expect_rc 0 "sessions lists it"
+expect_in "$T/out" "unreadable"
+expect_in "$T/err" "session $id: journal.jsonl:$line: unknown session status 'done'"
+pass "an unknown answer or status in the journal is an error that names it"

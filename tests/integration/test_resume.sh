@@ -1,10 +1,13 @@
 #!/bin/sh
 # Sessions survive crashes: kill tandem with SIGKILL after each journaled
 # step of a run and `tandem resume` it: the result (the diff, the status,
-# the token and call counts) equals an uninterrupted run's, and no answer
-# the journal holds is asked for again. A torn last journal line is
-# ignored; a write that fails (a full disk) is reported and loses nothing
-# already journaled.
+# the tokens) equals an uninterrupted run's, and no answer the journal
+# holds is asked for again. The calls equal it too, plus exactly the
+# requests that were out when tandem died (journaled `asked`, with no
+# answer after): resume pays for those again, and the report counts them
+# as `calls_unanswered`. A torn last journal line is ignored; a write
+# that fails (a full disk) is reported and loses nothing already
+# journaled.
 . "$(dirname "$0")/lib.sh"
 
 # a slower build, so a kill can land between the steps; $EXTRA is more
@@ -42,6 +45,32 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "llm", "*.json"))):
 PY
 }
 
+# open_asks JOURNAL: how many requests were out when the journal ended:
+# `asked` records that neither their step's reply nor an `unanswered`
+# record follows (PROTOCOL.md, Events; orchestrator/paid.h)
+open_asks() {
+    /usr/bin/python3 - "$1" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+n = 0
+for i, r in enumerate(recs):
+    if r["type"] != "asked":
+        continue
+    for later in recs[i + 1:]:
+        if later.get("attempt") != r["attempt"]:
+            continue
+        if later["type"] == r["step"] or (
+                later["type"] == "unanswered" and later["step"] == r["step"]):
+            break
+        if later["type"] == "asked" and later["step"] == r["step"]:
+            n += 1
+            break
+    else:
+        n += 1
+print(n)
+PY
+}
+
 # kill_each_step LABEL: an uninterrupted run, then one killed after each
 # of its journaled steps and resumed, compared with it
 kill_each_step() {
@@ -55,12 +84,15 @@ kill_each_step() {
     [ "$steps" -ge 7 ] || fail "expected at least 7 journaled steps, got $steps"
     prompts "$dir" | sed "s/$(basename "$dir")/SESSION/g" \
         >"$T/expected.prompts"
-    want_calls=$(grep '"llm_calls"' "$dir/report.json" | head -n 1 | tr -d ' ,')
+    want_calls=$(json_int "$dir/report.json" llm_calls)
     want_tokens=$(grep -A2 '"tokens"' "$dir/report.json" | tr -d ' \n')
+    [ "$(json_int "$dir/report.json" calls_unanswered)" = 0 ] ||
+        fail "an uninterrupted run has unanswered calls"
     pass "$1: an uninterrupted run journals $steps steps"
 
     k=1
     late=0
+    out=0 # kills that landed while a request was out
     while [ $k -lt "$steps" ]; do
         slow_demo
         "$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
@@ -88,6 +120,8 @@ kill_each_step() {
         grep -q '"type":"finish"' \
             "$T/demo/.tandem/sessions/$id/journal.jsonl" && finished=1
         late=$((late + finished))
+        lost=$(open_asks "$T/demo/.tandem/sessions/$id/journal.jsonl")
+        [ "$lost" -gt 0 ] && out=$((out + 1))
         run "$BIN/tandem" resume --repo "$T/demo" "$id"
         expect_rc 0 "resumed after a kill at step $k"
         if [ -s "$T/out" ]; then
@@ -97,11 +131,16 @@ kill_each_step() {
         rdir="$T/demo/.tandem/sessions/$id"
         cmp -s "$rdir/final.diff" "$T/expected.diff" ||
             fail "final.diff after a kill at step $k differs"
-        got_calls=$(grep '"llm_calls"' "$rdir/report.json" | head -n 1 |
-            tr -d ' ,')
+        got_calls=$(json_int "$rdir/report.json" llm_calls)
+        got_lost=$(json_int "$rdir/report.json" calls_unanswered)
         got_tokens=$(grep -A2 '"tokens"' "$rdir/report.json" | tr -d ' \n')
-        [ "$got_calls" = "$want_calls" ] ||
-            fail "after a kill at step $k: $got_calls, not $want_calls"
+        # the requests out at the kill were paid for (maybe) and asked
+        # again: counted, one call each, and nothing else
+        [ "$got_lost" = "$lost" ] ||
+            fail "after a kill at step $k with $lost request(s) out: $got_lost calls unanswered"
+        [ "$got_calls" = $((want_calls + lost)) ] ||
+            fail "after a kill at step $k with $lost request(s) out: $got_calls calls, not $want_calls + $lost"
+        # their tokens are unknown: none are made up
         [ "$got_tokens" = "$want_tokens" ] ||
             fail "after a kill at step $k: tokens $got_tokens, not $want_tokens"
         # every prompt a model saw, byte for byte (a replayed audit once
@@ -117,10 +156,19 @@ kill_each_step() {
     done
     [ $((late * 2)) -lt "$steps" ] ||
         fail "$late of $((steps - 1)) kills came after the run had ended"
-    pass "$1: killed after each of steps 1..$((steps - 1)) and resumed: the same result ($late too late)"
+    # both kinds of kill happened: with a request out and between steps
+    # (with one reviewer an audit's `asked` comes before its slow build;
+    # a quorum's come before critiques a cassette answers at once, so
+    # kills there land after them)
+    [ -n "$OUT" ] && [ "$out" -lt "$OUT" ] &&
+        fail "$out kill(s) landed while a request was out, not $OUT or more"
+    [ "$out" -lt $((steps - 1 - late)) ] ||
+        fail "every kill landed while a request was out"
+    pass "$1: killed after each of steps 1..$((steps - 1)) and resumed: the same result, $out time(s) with a request out and counted once more ($late too late)"
 }
 
-kill_each_step "one reviewer"
+OUT=1 kill_each_step "one reviewer"
+OUT=
 # in phases: the skills, then a quorum of two critiques, on trigger
 CRITIQUE=on_trigger EXTRA="    count: 2\n    models: [{provider: replay, cassette: $TOP/examples/demo/cassette.json}, {provider: replay, cassette: $TOP/examples/demo/cassette.json}]" \
     kill_each_step "a quorum in phases"

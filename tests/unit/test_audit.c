@@ -905,6 +905,24 @@ static void skill_result_clear_frees_and_zeroes(void **state)
     tnd_skill_result_clear(&s);
 }
 
+/* A skill status read back (the views read the journal's replies). */
+static void skill_statuses_parse_by_name(void **state)
+{
+    tnd_skill_status st = TND_SKILL_PASS;
+
+    (void)state;
+    for (int s = TND_SKILL_PASS; s <= TND_SKILL_SKIPPED; s++) {
+        assert_int_equal(tnd_skill_status_parse(&st, tnd_skill_status_name(s)),
+                         0);
+        assert_int_equal(st, s);
+    }
+    assert_int_equal(tnd_skill_status_parse(&st, "failed"), -1);
+    assert_string_equal(tnd_error_last(),
+                        "unknown skill status 'failed' (known: pass, fail, "
+                        "timeout, error, skipped)");
+    assert_int_equal(st, TND_SKILL_SKIPPED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -927,6 +945,7 @@ int main(void)
         cmocka_unit_test(critique_to_json_and_back),
         cmocka_unit_test(negative_zero_is_written_as_zero),
         cmocka_unit_test(names_for_people_and_json),
+        cmocka_unit_test(skill_statuses_parse_by_name),
         cmocka_unit_test(skill_result_json_forms),
         cmocka_unit_test(skill_result_clear_frees_and_zeroes),
     };

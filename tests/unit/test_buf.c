@@ -10,6 +10,24 @@
 
 #include "common/buf.h"
 
+static void consume_drops_the_front(void **state)
+{
+    tnd_buf b;
+
+    (void)state;
+    tnd_buf_init(&b, 64);
+    assert_int_equal(tnd_buf_puts(&b, "hello world"), 0);
+    tnd_buf_consume(&b, 6);
+    assert_string_equal(tnd_buf_str(&b), "world");
+    assert_int_equal(b.len, 5);
+    tnd_buf_consume(&b, 0);
+    assert_string_equal(tnd_buf_str(&b), "world");
+    tnd_buf_consume(&b, 99);
+    assert_string_equal(tnd_buf_str(&b), "");
+    assert_int_equal(b.len, 0);
+    tnd_buf_free(&b);
+}
+
 static void append_and_read_back(void **state)
 {
     tnd_buf b;
@@ -85,6 +103,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(append_and_read_back),
+        cmocka_unit_test(consume_drops_the_front),
         cmocka_unit_test(cap_is_enforced_and_nothing_partial_is_kept),
         cmocka_unit_test(detach_hands_over_and_empties),
         cmocka_unit_test(grows_past_initial_allocation),

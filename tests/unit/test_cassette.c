@@ -49,8 +49,7 @@ static char *replay(const char *role, int attempt, int call)
     tnd_llm *llm;
     char *text = NULL;
 
-    free(cfg->coder.llm.provider);
-    cfg->coder.llm.provider = strdup("replay");
+    cfg->coder.llm.provider = TND_PROVIDER_REPLAY;
     free(cfg->coder.llm.cassette);
     cfg->coder.llm.cassette = strdup(out);
     llm = tnd_llm_new(&cfg->coder.llm);

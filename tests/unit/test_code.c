@@ -251,8 +251,8 @@ static void reply_decode_names_the_bad_field(void **state)
                 "bad code reply: edits[1]: field 'path': 'a/../b' contains "
                 "'..'; edits must stay inside the repository");
     reply_fails(",\"edits\":[{\"kind\":\"move\",\"path\":\"a.c\"}]",
-                "bad code reply: edits[0]: field 'kind' must be replace, "
-                "write or delete");
+                "bad code reply: edits[0]: field 'kind' must be one of "
+                "replace, write, delete, got \"move\"");
     reply_fails(",\"edits\":[{\"path\":\"a.c\"}]",
                 "bad code reply: edits[0]: field 'kind' is missing");
     reply_fails(",\"edits\":[{\"kind\":\"replace\",\"path\":\"a.c\","

@@ -75,7 +75,7 @@ static void assert_argv(char **argv, const char *const *expected)
 
 static void assert_llm_defaults(const tnd_llm_config *llm)
 {
-    assert_string_equal(llm->provider, "openai");
+    assert_string_equal(tnd_provider_name(llm->provider), "openai");
     assert_string_equal(llm->model, "gpt-4o-mini");
     /* empty: the provider's own, resolved when used */
     assert_string_equal(llm->base_url, "");
@@ -257,7 +257,7 @@ static void full_file_sets_every_field(void **state)
     assert_string_equal(cfg->coder.program.display, "./my-coder --verbose");
     assert_int_equal(cfg->coder.context_max_bytes, 128 * 1024);
     assert_argv(cfg->coder.skills, ARGV("lint"));
-    assert_string_equal(c->provider, "openai");
+    assert_string_equal(tnd_provider_name(c->provider), "openai");
     assert_string_equal(c->model, "gpt-x");
     assert_string_equal(c->base_url, "http://localhost:8080/v1");
     assert_string_equal(c->api_key_env, "MY_KEY");
@@ -275,7 +275,7 @@ static void full_file_sets_every_field(void **state)
                         "/usr/bin/env tandem-reviewer --fast");
     assert_int_equal(cfg->reviewer.context_max_bytes, 1024);
     assert_argv(cfg->reviewer.skills, ARGV("unit", "lint"));
-    assert_string_equal(r->provider, "replay");
+    assert_string_equal(tnd_provider_name(r->provider), "replay");
     assert_string_equal(r->cassette, "/base/tapes/review.json");
     assert_true(r->temperature == 1.5);
     assert_string_equal(r->model, "gpt-4o-mini");
@@ -524,16 +524,16 @@ static void reviewer_models_give_each_member_its_own(void **state)
     const tnd_llm_config *m;
 
     (void)state;
-    assert_string_equal(cfg->reviewer.quorum, "majority");
+    assert_string_equal(tnd_quorum_rule_name(cfg->reviewer.quorum), "majority");
     assert_int_equal(cfg->reviewer.nmodels, 2);
     /* each member starts from the built-in defaults, not from llm */
     m = &cfg->reviewer.models[0];
-    assert_string_equal(m->provider, "replay");
+    assert_string_equal(tnd_provider_name(m->provider), "replay");
     assert_string_equal(m->model, "gpt-4o-mini");
     assert_string_equal(m->cassette, "/base/tapes/one.json");
     assert_true(m->temperature == 0.2);
     m = &cfg->reviewer.models[1];
-    assert_string_equal(m->provider, "anthropic");
+    assert_string_equal(tnd_provider_name(m->provider), "anthropic");
     assert_string_equal(m->model, "claude-x");
     assert_string_equal(m->cassette, "");
     assert_true(m->temperature == 0.0);
@@ -553,7 +553,7 @@ static void reviewer_models_give_each_member_its_own(void **state)
     /* no models: every member is the reviewer's llm */
     cfg = tnd_config_defaults();
     assert_int_equal(cfg->reviewer.nmodels, 0);
-    assert_string_equal(cfg->reviewer.quorum, "all");
+    assert_string_equal(tnd_quorum_rule_name(cfg->reviewer.quorum), "all");
     assert_ptr_equal(tnd_config_member_llm(cfg, 1), &cfg->reviewer.llm);
     tnd_config_destroy(&cfg);
 }
@@ -596,7 +596,7 @@ static void critique_keys_are_read(void **state)
     tnd_config *cfg = tnd_config_defaults();
 
     (void)state;
-    assert_string_equal(cfg->gate.critique, "always");
+    assert_string_equal(tnd_critique_mode_name(cfg->gate.critique), "always");
     assert_int_equal(cfg->gate.critique_diff_lines, 200);
     assert_int_equal(cfg->gate.critique_every, 0);
     assert_null(cfg->gate.risk_paths[0]);
@@ -607,14 +607,15 @@ static void critique_keys_are_read(void **state)
                    "  critique_diff_lines: 0\n"
                    "  critique_every: 100000\n"
                    "  risk_paths: [\"src/auth/**\", \"*.pem\"]\n");
-    assert_string_equal(cfg->gate.critique, "on_trigger");
+    assert_string_equal(tnd_critique_mode_name(cfg->gate.critique),
+                        "on_trigger");
     assert_int_equal(cfg->gate.critique_diff_lines, 0);
     assert_int_equal(cfg->gate.critique_every, 100000);
     assert_argv(cfg->gate.risk_paths, ARGV("src/auth/**", "*.pem"));
     tnd_config_destroy(&cfg);
 
     cfg = parse_ok("gate: {critique: always, critique_diff_lines: 1000000}\n");
-    assert_string_equal(cfg->gate.critique, "always");
+    assert_string_equal(tnd_critique_mode_name(cfg->gate.critique), "always");
     assert_int_equal(cfg->gate.critique_diff_lines, 1000000);
     tnd_config_destroy(&cfg);
 }
@@ -989,8 +990,8 @@ static const bad_case bad_cases[] = {
      "agents.yaml:6:5: skills.g.network applies to commands; builtin: git "
      "runs inside the reviewer"},
     {USES_LINT "skills:\n  lint: {command: x, sandbox: docker}\n",
-     "agents.yaml:3:31: skills.lint.sandbox must be bwrap (run in a "
-     "bubblewrap sandbox) or none (run unsandboxed); got \"docker\""},
+     "agents.yaml:3:31: skills.lint.sandbox must be one of bwrap, none; got "
+     "\"docker\""},
     {USES_LINT "skills:\n  lint: {command: x, network: maybe}\n",
      "agents.yaml:3:31: skills.lint.network must be true or false, got "
      "\"maybe\""},
@@ -1050,7 +1051,8 @@ static const bad_case bad_cases[] = {
     {"agents:\n  reviewer:\n    count: 2\n    models:\n      - {provider: openai, model: a}\n"
      "      - {provider: replay}\n",
      "agents.yaml:6:9: agents.reviewer.models[1]: provider replay needs a "
-     "cassette (the file of recorded answers)"},
+     "cassette (set agents.reviewer.models[1].cassette to the file of "
+     "recorded answers)"},
     {"agents:\n  reviewer:\n    count: 2\n    models:\n"
      "      - {provider: openai, base_url: ftp://x}\n",
      "agents.yaml:5:38: agents.reviewer.models[0].base_url must start with "
@@ -1091,7 +1093,8 @@ static const bad_case bad_cases[] = {
      "gate.confidence_threshold (0.5)"},
     {"agents:\n  reviewer:\n    llm:\n      provider: replay\n",
      "agents.yaml:4:7: agents.reviewer.llm: provider replay needs a "
-     "cassette (the file of recorded answers)"},
+     "cassette (set agents.reviewer.llm.cassette to the file of recorded "
+     "answers)"},
     {"agents:\n  coder:\n    llm:\n      model: m\n"
      "      base_url: ftp://example.com/v1\n",
      "agents.yaml:5:17: agents.coder.llm.base_url must start with http:// "
@@ -1400,7 +1403,7 @@ static void override_points_both_agents_at_a_model(void **state)
 
     (void)state;
     assert_int_equal(tnd_config_override_llm(cfg, "openai:gpt-x", NULL), 0);
-    assert_string_equal(cfg->coder.llm.provider, "openai");
+    assert_string_equal(tnd_provider_name(cfg->coder.llm.provider), "openai");
     assert_string_equal(cfg->coder.llm.model, "gpt-x");
     assert_string_equal(cfg->reviewer.llm.model, "gpt-x");
     assert_string_equal(tnd_llm_base_url(&cfg->reviewer.llm),
@@ -1408,15 +1411,16 @@ static void override_points_both_agents_at_a_model(void **state)
 
     /* only the provider: the model stays */
     assert_int_equal(tnd_config_override_llm(cfg, "replay", NULL), 0);
-    assert_string_equal(cfg->coder.llm.provider, "replay");
-    assert_string_equal(cfg->reviewer.llm.provider, "replay");
+    assert_string_equal(tnd_provider_name(cfg->coder.llm.provider), "replay");
+    assert_string_equal(tnd_provider_name(cfg->reviewer.llm.provider),
+                        "replay");
     assert_string_equal(cfg->coder.llm.model, "gpt-x");
 
     /* a model name may itself hold colons */
     assert_int_equal(tnd_config_override_llm(cfg, "openai:org:model:v2",
                                              "http://127.0.0.1:9/v1"),
                      0);
-    assert_string_equal(cfg->coder.llm.provider, "openai");
+    assert_string_equal(tnd_provider_name(cfg->coder.llm.provider), "openai");
     assert_string_equal(cfg->coder.llm.model, "org:model:v2");
     assert_string_equal(cfg->coder.llm.base_url, "http://127.0.0.1:9/v1");
     assert_string_equal(cfg->reviewer.llm.base_url, "http://127.0.0.1:9/v1");
@@ -1424,13 +1428,14 @@ static void override_points_both_agents_at_a_model(void **state)
     /* only the base URL */
     assert_int_equal(
         tnd_config_override_llm(cfg, NULL, "https://llm.example/v1"), 0);
-    assert_string_equal(cfg->coder.llm.provider, "openai");
+    assert_string_equal(tnd_provider_name(cfg->coder.llm.provider), "openai");
     assert_string_equal(cfg->reviewer.llm.base_url, "https://llm.example/v1");
 
     /* another provider drops the old one's URL and key variable */
     assert_int_equal(tnd_config_override_llm(cfg, "anthropic:claude-x", NULL),
                      0);
-    assert_string_equal(cfg->coder.llm.provider, "anthropic");
+    assert_string_equal(tnd_provider_name(cfg->coder.llm.provider),
+                        "anthropic");
     assert_string_equal(tnd_llm_base_url(&cfg->coder.llm),
                         "https://api.anthropic.com");
     assert_string_equal(tnd_llm_key_env(&cfg->coder.llm), "ANTHROPIC_API_KEY");
@@ -1511,14 +1516,14 @@ static void the_documented_file_is_the_defaults(void **state)
     assert_int_equal(file->gate.max_tokens, def->gate.max_tokens);
     assert_int_equal(file->gate.max_llm_calls, def->gate.max_llm_calls);
     assert_int_equal(file->gate.max_wall_s, def->gate.max_wall_s);
-    assert_string_equal(file->gate.escalate, def->gate.escalate);
+    assert_int_equal(file->gate.escalate, def->gate.escalate);
     assert_null(file->gate.risk_paths[0]);
-    assert_string_equal(file->gate.critique, def->gate.critique);
+    assert_int_equal(file->gate.critique, def->gate.critique);
     assert_int_equal(file->gate.critique_diff_lines,
                      def->gate.critique_diff_lines);
     assert_int_equal(file->gate.critique_every, def->gate.critique_every);
     assert_null(file->coder.context_include[0]);
-    assert_string_equal(file->reviewer.quorum, def->reviewer.quorum);
+    assert_int_equal(file->reviewer.quorum, def->reviewer.quorum);
     assert_int_equal(file->reviewer.nmodels, 0);
     assert_string_equal(file->orchestrator.endpoint,
                         def->orchestrator.endpoint);
@@ -1538,7 +1543,7 @@ static void the_documented_file_is_the_defaults(void **state)
     dl[0] = &def->coder.llm;
     dl[1] = &def->reviewer.llm;
     for (int i = 0; i < 2; i++) {
-        assert_string_equal(fl[i]->provider, dl[i]->provider);
+        assert_int_equal(fl[i]->provider, dl[i]->provider);
         assert_string_equal(fl[i]->model, dl[i]->model);
         assert_string_equal(fl[i]->base_url, dl[i]->base_url);
         assert_string_equal(fl[i]->api_key_env, dl[i]->api_key_env);
@@ -1578,6 +1583,160 @@ static void the_documented_file_is_the_defaults(void **state)
     tnd_config_destroy(&def);
 }
 
+/* ---- the choices and the llm check ----------------------------------- */
+
+/* Each choice is read once, into its enum; every name maps to its own
+ * value and back. */
+static void every_choice_is_read_into_its_enum(void **state)
+{
+    static const struct {
+        const char *name;
+        tnd_provider value;
+    } providers[] = {
+        {"replay", TND_PROVIDER_REPLAY},       {"openai", TND_PROVIDER_OPENAI},
+        {"anthropic", TND_PROVIDER_ANTHROPIC}, {"ollama", TND_PROVIDER_OLLAMA},
+        {"command", TND_PROVIDER_COMMAND},
+    };
+    static const struct {
+        const char *key, *name;
+        int value;
+    } choices[] = {
+        {"escalate", "auto", TND_ESCALATE_AUTO},
+        {"escalate", "tty", TND_ESCALATE_TTY},
+        {"escalate", "queue", TND_ESCALATE_QUEUE},
+        {"escalate", "never", TND_ESCALATE_NEVER},
+        {"critique", "always", TND_CRITIQUE_ALWAYS},
+        {"critique", "on_trigger", TND_CRITIQUE_ON_TRIGGER},
+        {"quorum", "all", TND_QUORUM_ALL},
+        {"quorum", "majority", TND_QUORUM_MAJORITY},
+    };
+    tnd_buf names;
+
+    (void)state;
+    tnd_buf_init(&names, 1024);
+    for (size_t i = 0; i < sizeof(providers) / sizeof(providers[0]); i++) {
+        char text[256];
+        tnd_config *cfg;
+        tnd_provider p = TND_PROVIDER_OPENAI;
+        snprintf(text, sizeof(text),
+                 "agents:\n  coder:\n    llm: {provider: %s, cassette: c, "
+                 "command: x}\n",
+                 providers[i].name);
+        cfg = parse_ok(text);
+        assert_int_equal(cfg->coder.llm.provider, providers[i].value);
+        tnd_config_destroy(&cfg);
+        assert_string_equal(tnd_provider_name(providers[i].value),
+                            providers[i].name);
+        assert_int_equal(tnd_provider_parse(&p, providers[i].name), 0);
+        assert_int_equal(p, providers[i].value);
+        tnd_buf_printf(&names, "%s%s", i ? ", " : "", providers[i].name);
+    }
+    /* the list messages show is the same */
+    assert_string_equal(tnd_buf_str(&names), TND_PROVIDERS);
+    tnd_buf_free(&names);
+    for (size_t i = 0; i < sizeof(choices) / sizeof(choices[0]); i++) {
+        char text[256];
+        tnd_config *cfg;
+        if (strcmp(choices[i].key, "quorum") == 0)
+            snprintf(text, sizeof(text), "agents:\n  reviewer: {quorum: %s}\n",
+                     choices[i].name);
+        else
+            snprintf(text, sizeof(text), "gate: {%s: %s}\n", choices[i].key,
+                     choices[i].name);
+        cfg = parse_ok(text);
+        if (strcmp(choices[i].key, "escalate") == 0) {
+            assert_int_equal(cfg->gate.escalate, choices[i].value);
+            assert_string_equal(tnd_escalate_mode_name(cfg->gate.escalate),
+                                choices[i].name);
+        } else if (strcmp(choices[i].key, "critique") == 0) {
+            assert_int_equal(cfg->gate.critique, choices[i].value);
+            assert_string_equal(tnd_critique_mode_name(cfg->gate.critique),
+                                choices[i].name);
+        } else {
+            assert_int_equal(cfg->reviewer.quorum, choices[i].value);
+            assert_string_equal(tnd_quorum_rule_name(cfg->reviewer.quorum),
+                                choices[i].name);
+        }
+        tnd_config_destroy(&cfg);
+    }
+    assert_string_equal(tnd_provider_name((tnd_provider)99), "?");
+    assert_string_equal(parse_err("gate: {escalate: ask}\n"),
+                        "agents.yaml:1:18: gate.escalate must be one of auto, "
+                        "tty, queue, never; got \"ask\"");
+    assert_string_equal(parse_err("gate: {escalate: [tty]}\n"),
+                        "agents.yaml:1:18: gate.escalate must be a string, "
+                        "got a list");
+}
+
+/* One check, one wording, wherever an llm section is checked: the key to
+ * set, and with files, whether the cassette is there. */
+static void the_llm_check_names_the_key_to_set(void **state)
+{
+    tnd_config *cfg = tnd_config_defaults();
+    tnd_llm_config *llm = &cfg->coder.llm;
+    char path[PATH_MAX], expect[2 * PATH_MAX];
+
+    (void)state;
+    assert_int_equal(tnd_llm_config_check(llm, "agents.coder.llm", true), 0);
+    assert_int_equal(tnd_config_check_llms(cfg, true), 0);
+
+    llm->provider = TND_PROVIDER_REPLAY;
+    assert_int_equal(tnd_llm_config_check(llm, "agents.coder.llm", false),
+                     TND_ECONFIG);
+    assert_string_equal(tnd_error_last(),
+                        "agents.coder.llm: provider replay needs a cassette "
+                        "(set agents.coder.llm.cassette to the file of "
+                        "recorded answers)");
+    snprintf(path, sizeof(path), "%s/no-such-cassette.json", tmpdir);
+    free(llm->cassette);
+    llm->cassette = strdup(path);
+    /* the loader does not look at files; a run and doctor do */
+    assert_int_equal(tnd_llm_config_check(llm, "agents.coder.llm", false), 0);
+    assert_int_equal(tnd_llm_config_check(llm, "agents.coder.llm", true),
+                     TND_ECONFIG);
+    snprintf(expect, sizeof(expect),
+             "agents.coder.llm.cassette: %s does not exist", path);
+    assert_string_equal(tnd_error_last(), expect);
+    free(llm->cassette);
+    llm->cassette = strdup(tmpdir);
+    assert_int_equal(tnd_llm_config_check(llm, "agents.coder.llm", true),
+                     TND_ECONFIG);
+    assert_non_null(strstr(tnd_error_last(), "agents.coder.llm.cassette: "));
+    assert_non_null(strstr(tnd_error_last(), "not a regular file"));
+    snprintf(path, sizeof(path), "%s/cassette.json", tmpdir);
+    assert_int_equal(tnd_fs_write(path, "{}", 2), 0);
+    free(llm->cassette);
+    llm->cassette = strdup(path);
+    assert_int_equal(tnd_llm_config_check(llm, "agents.coder.llm", true), 0);
+    unlink(path);
+
+    llm->provider = TND_PROVIDER_COMMAND;
+    assert_int_equal(tnd_llm_config_check(llm, "llm", true), TND_ECONFIG);
+    assert_string_equal(tnd_error_last(),
+                        "llm: provider command needs a command (set "
+                        "llm.command to the program that reads the prompt on "
+                        "stdin and writes the answer on stdout: a list "
+                        "[program, arg, ...] or a /bin/sh string)");
+    tnd_config_destroy(&cfg);
+
+    /* every model of the config, each named by its place */
+    cfg = parse_ok("agents:\n  reviewer:\n    count: 2\n"
+                   "    models: [{provider: openai}, {provider: ollama}]\n");
+    assert_int_equal(tnd_config_check_llms(cfg, true), 0);
+    cfg->reviewer.models[1].provider = TND_PROVIDER_REPLAY;
+    assert_int_equal(tnd_config_check_llms(cfg, true), TND_ECONFIG);
+    assert_string_equal(tnd_error_last(),
+                        "agents.reviewer.models[1]: provider replay needs a "
+                        "cassette (set agents.reviewer.models[1].cassette to "
+                        "the file of recorded answers)");
+    /* --llm can make a provider that lacks what it needs */
+    assert_int_equal(tnd_config_override_llm(cfg, "command", NULL), 0);
+    assert_int_equal(tnd_config_check_llms(cfg, false), TND_ECONFIG);
+    assert_non_null(
+        strstr(tnd_error_last(), "agents.coder.llm: provider command needs"));
+    tnd_config_destroy(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1610,6 +1769,8 @@ int main(void)
         cmocka_unit_test(deep_nesting_is_refused_at_its_place),
         cmocka_unit_test(override_points_both_agents_at_a_model),
         cmocka_unit_test(override_rejects_bad_specs_and_changes_nothing),
+        cmocka_unit_test(every_choice_is_read_into_its_enum),
+        cmocka_unit_test(the_llm_check_names_the_key_to_set),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -74,6 +74,30 @@ static void records_survive_a_reopen_and_seq_continues(void **state)
     tnd_journal_close(&j);
 }
 
+/* A note (not fsync'd) is a record like any other: in order, with its
+ * seq, read back on open. */
+static void a_note_is_a_record_in_order(void **state)
+{
+    tnd_journal *j;
+
+    (void)state;
+    unlink(path);
+    j = tnd_journal_open(path);
+    assert_int_equal(tnd_journal_append(j, "task", fields("a", 1)), 0);
+    assert_int_equal(tnd_journal_note(j, "asked", fields("attempt", 1)), 0);
+    assert_int_equal(tnd_journal_append(j, "proposal", fields("attempt", 1)),
+                     0);
+    assert_int_equal(tnd_journal_count(j), 3);
+    tnd_journal_close(&j);
+
+    j = tnd_journal_open(path);
+    assert_int_equal(tnd_journal_count(j), 3);
+    assert_string_equal(tnd_journal_type(tnd_journal_record(j, 1)), "asked");
+    assert_int_equal(seq_of(tnd_journal_record(j, 1)), 2);
+    assert_int_equal(seq_of(tnd_journal_record(j, 2)), 3);
+    tnd_journal_close(&j);
+}
+
 static void a_torn_last_line_is_ignored_and_repaired(void **state)
 {
     static const char text[] = "{\"seq\":1,\"time\":\"t\",\"type\":\"task\"}\n"
@@ -181,15 +205,87 @@ static void secrets_never_reach_the_journal(void **state)
     free(back);
 }
 
+/* Where a session stands, read from its last steps; a status that is no
+ * outcome is an error naming it, the line and the known ones. */
+static void the_status_comes_from_the_last_step(void **state)
+{
+    static const struct {
+        const char *records; /* a JSON array */
+        int rc;
+        tnd_session_status want;
+        const char *error;
+    } rows[] = {
+        {"[]", 0, TND_SESSION_OPEN, NULL},
+        {"[{\"type\":\"task\"},{\"type\":\"decision\"}]", 0, TND_SESSION_OPEN,
+         NULL},
+        {"[{\"type\":\"task\"},{\"type\":\"escalation\"}]", 0,
+         TND_SESSION_WAITING, NULL},
+        /* a resume that reached the same question again */
+        {"[{\"type\":\"escalation\"},{\"type\":\"resume\"}]", 0,
+         TND_SESSION_WAITING, NULL},
+        {"[{\"type\":\"escalation\"},{\"type\":\"answer\"}]", 0,
+         TND_SESSION_OPEN, NULL},
+        {"[{\"type\":\"finish\",\"status\":\"approved\"}]", 0,
+         TND_SESSION_APPROVED, NULL},
+        {"[{\"type\":\"finish\",\"status\":\"rejected\"},{\"type\":"
+         "\"resume\"}]",
+         0, TND_SESSION_REJECTED, NULL},
+        {"[{\"type\":\"finish\",\"status\":\"escalated\"}]", 0,
+         TND_SESSION_ESCALATED, NULL},
+        {"[{\"type\":\"task\"},{\"type\":\"finish\",\"status\":\"done\"}]", -1,
+         TND_SESSION_OPEN,
+         "journal.jsonl:2: unknown session status 'done' (known: approved, "
+         "rejected, escalated, failed, interrupted)"},
+        /* what is read back, never written */
+        {"[{\"type\":\"finish\",\"status\":\"running\"}]", -1, TND_SESSION_OPEN,
+         "journal.jsonl:1: unknown session status 'running' (known: "
+         "approved, rejected, escalated, failed, interrupted)"},
+        {"[{\"type\":\"finish\"}]", -1, TND_SESSION_OPEN,
+         "journal.jsonl:1: unknown session status '' (known: approved, "
+         "rejected, escalated, failed, interrupted)"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        json_object *records = json_tokener_parse(rows[i].records);
+        tnd_session_status got = TND_SESSION_UNREADABLE;
+        assert_non_null(records);
+        assert_int_equal(tnd_journal_status(&got, records), rows[i].rc);
+        if (rows[i].rc == 0)
+            assert_int_equal(got, rows[i].want);
+        else
+            assert_string_equal(tnd_error_last(), rows[i].error);
+        json_object_put(records);
+    }
+    /* an open journal's records are the same array */
+    {
+        tnd_journal *j;
+        tnd_session_status got = TND_SESSION_OPEN;
+        json_object *f = json_object_new_object();
+        unlink(path);
+        j = tnd_journal_open(path);
+        assert_non_null(j);
+        json_object_object_add(f, "status", json_object_new_string("approved"));
+        assert_int_equal(tnd_journal_append(j, "finish", f), 0);
+        assert_int_equal(json_object_array_length(tnd_journal_records(j)), 1);
+        assert_int_equal(tnd_journal_status(&got, tnd_journal_records(j)), 0);
+        assert_int_equal(got, TND_SESSION_APPROVED);
+        assert_string_equal(tnd_session_status_name(got), "approved");
+        tnd_journal_close(&j);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(records_survive_a_reopen_and_seq_continues),
+        cmocka_unit_test(a_note_is_a_record_in_order),
         cmocka_unit_test(a_torn_last_line_is_ignored_and_repaired),
         cmocka_unit_test(damage_before_the_end_is_an_error),
         cmocka_unit_test(
             a_failed_write_is_reported_and_nothing_is_half_written),
         cmocka_unit_test(secrets_never_reach_the_journal),
+        cmocka_unit_test(the_status_comes_from_the_last_step),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -498,6 +498,35 @@ static void repeated_keys_within_bounds(void **state)
     free(big);
 }
 
+/* An enum from a peer: its name, or an error naming the value and the
+ * names allowed. */
+static void enums_are_read_by_name(void **state)
+{
+    static const char *const names[] = {NULL, "replace", "write", "delete"};
+    static const tnd_names kinds = TND_NAMES("edit kind", names);
+    json_object *obj = parse("{\"a\": \"write\", \"b\": \"move\", \"c\": 3, "
+                             "\"d\": \"?\", \"e\": \"x\\ny\"}");
+    int v = -1;
+
+    (void)state;
+    assert_int_equal(tnd_json_get_enum(&v, obj, "a", &kinds), 0);
+    assert_int_equal(v, 2);
+    assert_int_equal(tnd_json_get_enum(&v, obj, "b", &kinds), -1);
+    assert_string_equal(tnd_error_last(), "field 'b' must be one of replace, "
+                                          "write, delete, got \"move\"");
+    /* "?", the name shown for a value without one, is no name */
+    assert_int_equal(tnd_json_get_enum(&v, obj, "d", &kinds), -1);
+    assert_int_equal(tnd_json_get_enum(&v, obj, "e", &kinds), -1);
+    assert_string_equal(tnd_error_last(), "field 'e' must be one of replace, "
+                                          "write, delete, got \"x?y\"");
+    assert_int_equal(tnd_json_get_enum(&v, obj, "c", &kinds), -1);
+    assert_string_equal(tnd_error_last(), "field 'c' must be a string");
+    assert_int_equal(tnd_json_get_enum(&v, obj, "absent", &kinds), -1);
+    assert_string_equal(tnd_error_last(), "field 'absent' is missing");
+    assert_int_equal(v, 2); /* left as it was */
+    json_object_put(obj);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -505,6 +534,7 @@ int main(void)
         cmocka_unit_test(parse_scalars_at_the_very_end),
         cmocka_unit_test(parse_errors_say_where),
         cmocka_unit_test(strings_are_checked),
+        cmocka_unit_test(enums_are_read_by_name),
         cmocka_unit_test(integers_are_checked),
         cmocka_unit_test(doubles_are_checked),
         cmocka_unit_test(booleans_are_checked),

@@ -107,9 +107,9 @@ static void unknown_provider_is_refused(void **state)
 
     (void)state;
     memset(&cfg, 0, sizeof(cfg));
-    cfg.provider = (char *)"nope";
+    cfg.provider = (tnd_provider)99;
     assert_null(tnd_llm_new(&cfg));
-    assert_non_null(strstr(tnd_error_last(), "unknown LLM provider 'nope'"));
+    assert_non_null(strstr(tnd_error_last(), "no backend for LLM provider 99"));
     assert_non_null(strstr(tnd_error_last(), "command"));
 }
 
@@ -133,7 +133,8 @@ static void provider_defaults(void **state)
     (void)state;
     memset(&cfg, 0, sizeof(cfg));
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        cfg.provider = (char *)cases[i].provider;
+        if (tnd_provider_parse(&cfg.provider, cases[i].provider) < 0)
+            cfg.provider = (tnd_provider)99; /* "nope": no backend */
         cfg.base_url = (char *)"";
         cfg.api_key_env = (char *)"";
         assert_string_equal(tnd_llm_base_url(&cfg), cases[i].base_url);
@@ -157,7 +158,7 @@ static void provider_defaults(void **state)
         free(names);
     }
     /* trailing slashes of the base are dropped, the path's kept */
-    cfg.provider = (char *)"openai";
+    cfg.provider = TND_PROVIDER_OPENAI;
     cfg.base_url = (char *)"http://127.0.0.1:8080/v1//";
     url = tnd_llm_url(&cfg, "/chat/completions");
     assert_string_equal(url, "http://127.0.0.1:8080/v1/chat/completions");
@@ -451,9 +452,9 @@ static void command_bad_answers(void **state)
         /* the config refuses this too; the backend does not rely on it */
         tnd_llm_config cfg;
         memset(&cfg, 0, sizeof(cfg));
-        cfg.provider = (char *)"command";
+        cfg.provider = TND_PROVIDER_COMMAND;
         assert_null(tnd_llm_new(&cfg));
-        assert_non_null(strstr(tnd_error_last(), "needs llm.command"));
+        assert_non_null(strstr(tnd_error_last(), "needs a command"));
     }
 }
 

@@ -57,25 +57,27 @@ static int teardown(void **state)
 static void rule_table(void **state)
 {
     static const struct {
-        const char *state;
+        tnd_session_status state;
         int64_t age;
         bool waiting;
         tnd_prune_verdict want;
     } rows[] = {
-        {"approved", 31 * DAY, false, TND_PRUNE_REMOVE},
-        {"approved", 30 * DAY, false, TND_PRUNE_REMOVE}, /* at the age */
-        {"approved", 29 * DAY, false, TND_PRUNE_NEWER},
-        {"rejected", 31 * DAY, false, TND_PRUNE_REMOVE},
-        {"escalated", 31 * DAY, false, TND_PRUNE_REMOVE},
-        {"failed", 31 * DAY, false, TND_PRUNE_REMOVE},
-        {"interrupted", 31 * DAY, false, TND_PRUNE_REMOVE},
-        {"unreadable", 31 * DAY, false, TND_PRUNE_REMOVE},
-        {"running", 999 * DAY, false, TND_PRUNE_RUNNING},
-        {"running", 999 * DAY, true, TND_PRUNE_RUNNING},
-        {"waiting", 999 * DAY, false, TND_PRUNE_WAITING},
-        {"waiting", 31 * DAY, true, TND_PRUNE_REMOVE},
-        {"waiting", 29 * DAY, true, TND_PRUNE_NEWER},
-        {"approved", -DAY, false, TND_PRUNE_NEWER}, /* a clock set back */
+        {TND_SESSION_APPROVED, 31 * DAY, false, TND_PRUNE_REMOVE},
+        /* at the age */
+        {TND_SESSION_APPROVED, 30 * DAY, false, TND_PRUNE_REMOVE},
+        {TND_SESSION_APPROVED, 29 * DAY, false, TND_PRUNE_NEWER},
+        {TND_SESSION_REJECTED, 31 * DAY, false, TND_PRUNE_REMOVE},
+        {TND_SESSION_ESCALATED, 31 * DAY, false, TND_PRUNE_REMOVE},
+        {TND_SESSION_FAILED, 31 * DAY, false, TND_PRUNE_REMOVE},
+        {TND_SESSION_INTERRUPTED, 31 * DAY, false, TND_PRUNE_REMOVE},
+        {TND_SESSION_UNREADABLE, 31 * DAY, false, TND_PRUNE_REMOVE},
+        {TND_SESSION_RUNNING, 999 * DAY, false, TND_PRUNE_RUNNING},
+        {TND_SESSION_RUNNING, 999 * DAY, true, TND_PRUNE_RUNNING},
+        {TND_SESSION_WAITING, 999 * DAY, false, TND_PRUNE_WAITING},
+        {TND_SESSION_WAITING, 31 * DAY, true, TND_PRUNE_REMOVE},
+        {TND_SESSION_WAITING, 29 * DAY, true, TND_PRUNE_NEWER},
+        /* a clock set back */
+        {TND_SESSION_APPROVED, -DAY, false, TND_PRUNE_NEWER},
     };
     tnd_prune_options o = {.older_than_ms = 30 * DAY};
 
@@ -83,7 +85,7 @@ static void rule_table(void **state)
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         o.waiting = rows[i].waiting;
         if (tnd_prune_decide(rows[i].state, rows[i].age, &o) != rows[i].want)
-            fail_msg("row %zu (%s)", i, rows[i].state);
+            fail_msg("row %zu (%s)", i, tnd_session_status_name(rows[i].state));
     }
 }
 
@@ -203,15 +205,19 @@ static void a_repository_of_every_state_and_age(void **state)
     assert_int_equal(r.count, 10);
     assert_false(r.more);
     assert_int_equal(item(&r, APPROVED)->verdict, TND_PRUNE_REMOVE);
-    assert_string_equal(item(&r, APPROVED)->state, "approved");
+    assert_string_equal(tnd_session_status_name(item(&r, APPROVED)->state),
+                        "approved");
     assert_true(item(&r, APPROVED)->age_ms >= 40 * DAY);
     assert_true(item(&r, APPROVED)->age_ms < 41 * DAY);
     assert_true(item(&r, APPROVED)->bytes > 0);
     assert_int_equal(item(&r, UNREADABLE)->verdict, TND_PRUNE_REMOVE);
-    assert_string_equal(item(&r, UNREADABLE)->state, "unreadable");
+    assert_string_equal(tnd_session_status_name(item(&r, UNREADABLE)->state),
+                        "unreadable");
     assert_true(item(&r, UNREADABLE)->age_ms >= 40 * DAY);
-    assert_string_equal(item(&r, FAILED)->state, "failed");
-    assert_string_equal(item(&r, INTERRUPTED)->state, "interrupted");
+    assert_string_equal(tnd_session_status_name(item(&r, FAILED)->state),
+                        "failed");
+    assert_string_equal(tnd_session_status_name(item(&r, INTERRUPTED)->state),
+                        "interrupted");
     assert_int_equal(item(&r, WAITING)->verdict, TND_PRUNE_WAITING);
     assert_int_equal(item(&r, RUNNING)->verdict, TND_PRUNE_RUNNING);
     assert_int_equal(item(&r, RECENT)->verdict, TND_PRUNE_NEWER);

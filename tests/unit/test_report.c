@@ -249,6 +249,50 @@ static void unsandboxed_skills_are_reported(void **state)
     tnd_report_destroy(&r);
 }
 
+/* Calls paid for with no reply to say what they cost (a request out when
+ * tandem died, one lost with its agent): in llm_calls, overall and for
+ * their role, and counted apart, with no tokens made up for them. */
+static void unanswered_calls_are_counted_without_tokens(void **state)
+{
+    tnd_report *r = tnd_report_new("S", "fix it", "/repo", NULL, 0);
+    tnd_usage c = usage(2, 2240, 172), v = usage(2, 1090, 335);
+    json_object *o = NULL, *role;
+    char *text, *line;
+
+    (void)state;
+    tnd_report_usage(r, TND_ROLE_CODER, &c);
+    tnd_report_usage(r, TND_ROLE_REVIEWER, &v);
+    text = tnd_report_json(r);
+    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    assert_int_equal(tnd_json_int_or(o, "calls_unanswered", -1), 0);
+    json_object_put(o);
+    free(text);
+
+    tnd_report_unanswered(r, TND_ROLE_REVIEWER, 1);
+    tnd_report_unanswered(r, TND_ROLE_REVIEWER, 0);
+    assert_int_equal(tnd_report_total(r).calls, 5);
+    assert_int_equal(tnd_report_role(r, TND_ROLE_REVIEWER)->calls, 3);
+    assert_int_equal(tnd_report_role(r, TND_ROLE_REVIEWER)->prompt_tokens,
+                     1090);
+    tnd_report_outcome(r, "approved", "ok", 2, "f.diff", "a2.diff", 412);
+    text = tnd_report_json(r);
+    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    assert_int_equal(tnd_json_int_or(o, "llm_calls", 0), 5);
+    assert_int_equal(tnd_json_int_or(o, "calls_unanswered", 0), 1);
+    assert_int_equal(tnd_json_int_or(tnd_json_field(o, "tokens"), "prompt", 0),
+                     3330);
+    role = tnd_json_field(tnd_json_field(o, "by_role"), "reviewer");
+    assert_int_equal(tnd_json_int_or(role, "llm_calls", 0), 3);
+    json_object_put(o);
+    free(text);
+    line = tnd_report_summary(r);
+    assert_string_equal(line, "approved after 2 iterations · 5 LLM calls (1 "
+                              "unanswered) · 3,837 tokens (3,330 prompt + 507 "
+                              "completion) · 0.4s");
+    free(line);
+    tnd_report_destroy(&r);
+}
+
 static void secrets_are_redacted(void **state)
 {
     tnd_report *r;
@@ -267,6 +311,35 @@ static void secrets_are_redacted(void **state)
     tnd_report_destroy(&r);
 }
 
+/* An approved change is in the report itself (final_diff_text), so
+ * `--json` readers need no file; without one it is null. */
+static void approved_diff_is_in_the_report(void **state)
+{
+    tnd_report *r = tnd_report_new("S", "t", "/repo", NULL, 0);
+    const char *diff = "--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-a\n+b\n";
+    json_object *o = NULL;
+    char *text;
+
+    (void)state;
+    text = tnd_report_json(r);
+    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    assert_true(json_object_object_get_ex(o, "final_diff_text", NULL));
+    assert_null(json_object_object_get(o, "final_diff_text"));
+    json_object_put(o);
+    free(text);
+
+    tnd_report_approved(r, diff);
+    tnd_report_outcome(r, "approved", "ok", 1, "f.diff", "a1.diff", 1);
+    text = tnd_report_json(r);
+    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(o, "final_diff_text")),
+        diff);
+    json_object_put(o);
+    free(text);
+    tnd_report_destroy(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,7 +347,9 @@ int main(void)
         cmocka_unit_test(unsandboxed_skills_are_reported),
         cmocka_unit_test(json_has_the_promised_fields),
         cmocka_unit_test(baseline_and_workspace_are_reported),
+        cmocka_unit_test(unanswered_calls_are_counted_without_tokens),
         cmocka_unit_test(secrets_are_redacted),
+        cmocka_unit_test(approved_diff_is_in_the_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

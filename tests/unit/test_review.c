@@ -176,8 +176,9 @@ static const trigger_row trigger_rows[] = {
 /* The gate configuration of a row: the defaults with its changes. */
 static void set_gate(tnd_gate_config *g, const trigger_row *r)
 {
-    free(g->critique);
-    g->critique = tnd_xstrdup(r->critique ? r->critique : "on_trigger");
+    g->critique = r->critique && strcmp(r->critique, "always") == 0
+                      ? TND_CRITIQUE_ALWAYS
+                      : TND_CRITIQUE_ON_TRIGGER;
     g->critique_diff_lines = r->diff_lines ? r->diff_lines : 200;
     g->critique_every = r->every;
 }
@@ -587,8 +588,7 @@ static void a_short_buffer_cuts_the_reason_not_the_decision(void **state)
     char why[24];
 
     (void)state;
-    free(cfg->gate.critique);
-    cfg->gate.critique = tnd_xstrdup("on_trigger");
+    cfg->gate.critique = TND_CRITIQUE_ON_TRIGGER;
     assert_true(tnd_review_triggers(why, sizeof(why), &cfg->gate, &in));
     assert_string_equal(why, "required skill test did");
     tnd_config_destroy(&cfg);

@@ -1,5 +1,6 @@
 /* Unit tests for orchestrator/session: ids that runs started together do
- * not share, and finding a session by the part of its id a person typed. */
+ * not share, finding a session by the part of its id a person typed, and
+ * the names of a session's status. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,6 +159,50 @@ static void test_ambiguity_is_bounded(void **state)
     remove_sessions();
 }
 
+static void statuses_have_their_names(void **state)
+{
+    static const struct {
+        tnd_session_status status;
+        const char *name;
+        bool outcome; /* a run ends with it; files name it */
+    } rows[] = {
+        {TND_SESSION_APPROVED, "approved", true},
+        {TND_SESSION_REJECTED, "rejected", true},
+        {TND_SESSION_ESCALATED, "escalated", true},
+        {TND_SESSION_FAILED, "failed", true},
+        {TND_SESSION_INTERRUPTED, "interrupted", true},
+        {TND_SESSION_RUNNING, "running", false},
+        {TND_SESSION_WAITING, "waiting", false},
+        {TND_SESSION_UNREADABLE, "unreadable", false},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        tnd_session_status got = TND_SESSION_OPEN;
+        assert_string_equal(tnd_session_status_name(rows[i].status),
+                            rows[i].name);
+        assert_int_equal(tnd_session_status_parse(&got, rows[i].name),
+                         rows[i].outcome ? 0 : -1);
+        assert_int_equal(got,
+                         rows[i].outcome ? rows[i].status : TND_SESSION_OPEN);
+    }
+    assert_string_equal(tnd_session_status_name(TND_SESSION_OPEN), "?");
+    assert_string_equal(tnd_session_status_name((tnd_session_status)99), "?");
+}
+
+static void an_unknown_status_names_the_outcomes(void **state)
+{
+    tnd_session_status got = TND_SESSION_OPEN;
+
+    (void)state;
+    assert_int_equal(tnd_session_status_parse(&got, "Approved"), -1);
+    assert_string_equal(tnd_error_last(),
+                        "unknown session status 'Approved' (known: approved, "
+                        "rejected, escalated, failed, interrupted)");
+    assert_int_equal(tnd_session_status_parse(&got, "?"), -1);
+    assert_int_equal(got, TND_SESSION_OPEN);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -165,6 +210,8 @@ int main(void)
         cmocka_unit_test(test_new_ids_are_distinct),
         cmocka_unit_test(test_open_by_part),
         cmocka_unit_test(test_ambiguity_is_bounded),
+        cmocka_unit_test(statuses_have_their_names),
+        cmocka_unit_test(an_unknown_status_names_the_outcomes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

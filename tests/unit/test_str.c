@@ -161,6 +161,23 @@ static void lists_are_searched(void **state)
     assert_false(tnd_str_list_has(NULL, "run"));
 }
 
+/* Outside text inside a message: printable, cut; on one line too. */
+static void printable_and_one_line_copies(void **state)
+{
+    char *s;
+
+    (void)state;
+    s = tnd_str_printable("a\tb\nc\033d\x7f", 100);
+    assert_string_equal(s, "a\tb\nc?d?");
+    free(s);
+    s = tnd_str_one_line("a\tb\nc\033d\x7f", 100);
+    assert_string_equal(s, "a?b?c?d?");
+    free(s);
+    s = tnd_str_one_line("line one\nline two", 6);
+    assert_string_equal(s, "line o...");
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,6 +189,7 @@ int main(void)
         cmocka_unit_test(lists_are_freed_and_forgotten),
         cmocka_unit_test(lists_are_searched),
         cmocka_unit_test(secrets_are_freed),
+        cmocka_unit_test(printable_and_one_line_copies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -753,6 +753,39 @@ static void incremental_reset_puts_back_only_touched_files(void **state)
     tnd_workspace_destroy(&ws, 1);
 }
 
+/* A build that swaps a workspace directory for a symlink to a directory
+ * outside cannot make the revert write there: every write resolves its
+ * path beneath the workspace at the moment it happens. */
+static void a_swapped_directory_cannot_lead_the_revert_outside(void **state)
+{
+    tnd_workspace *ws = open_ws_mode(true);
+    const char *root = tnd_workspace_path(ws);
+    char *evil = tnd_fs_join(scratch, "evil");
+    char *src = tnd_fs_join(root, "src"), *moved = tnd_fs_join(root, "src.0");
+
+    (void)state;
+    put(evil, "stats.c", "outside\n", 8);
+    assert_int_equal(APPLY(ws,
+                           REPLACE("src/stats.c", "    double sum = 0;\n",
+                                   "    long double sum = 0;\n"),
+                           DELETE("src/stats.h")),
+                     0);
+    /* the "build" */
+    assert_int_equal(rename(src, moved), 0);
+    assert_int_equal(symlink(evil, src), 0);
+
+    assert_int_equal(tnd_workspace_reset(ws), -1);
+    assert_error_has("src/stats");
+    assert_error_has("symbolic link");
+    assert_file(evil, "stats.c", "outside\n");
+    assert_file(evil, "stats.h", NULL);
+    tnd_workspace_destroy(&ws, 1);
+    assert_int_equal(tnd_fs_rmtree(evil), 0);
+    free(evil);
+    free(src);
+    free(moved);
+}
+
 static void applying_twice_without_revert_is_an_error(void **state)
 {
     tnd_workspace *ws = open_ws();
@@ -864,6 +897,7 @@ int main(void)
         cmocka_unit_test(several_edits_to_one_file_apply_in_order),
         cmocka_unit_test(a_failing_edit_leaves_every_file_as_it_was),
         cmocka_unit_test(edits_cannot_leave_the_workspace),
+        cmocka_unit_test(a_swapped_directory_cannot_lead_the_revert_outside),
         cmocka_unit_test(only_files_inside_are_held),
         cmocka_unit_test(symlinks_directories_and_binaries_are_not_edited),
         cmocka_unit_test(diff_lists_files_in_path_order),

@@ -90,14 +90,18 @@ static void sample_free(sample *s)
     tnd_str_list_free(&s->headers);
 }
 
-static tnd_yw *parse(const char *text)
+static tnd_yw *parse_named(const char *text, const char *name)
 {
     tnd_yw *w = NULL;
 
-    assert_int_equal(tnd_yw_parse(&w, text, strlen(text), "s.yaml", "/base"),
-                     0);
+    assert_int_equal(tnd_yw_parse(&w, text, strlen(text), name, "/base"), 0);
     assert_non_null(w);
     return w;
+}
+
+static tnd_yw *parse(const char *text)
+{
+    return parse_named(text, "s.yaml");
 }
 
 /* text walked against sample_fields; tnd_yw_finish's result. */
@@ -490,6 +494,63 @@ static void choices_match_whole_words(void **state)
     assert_false(tnd_yw_in_choices("", "fast|slow"));
 }
 
+/* An enum field: stored as the value its name stands for. */
+typedef enum colour { RED, GREEN, BLUE } colour;
+static const char *const colour_names[] = {"red", "green", "blue"};
+static const tnd_names colours = TND_NAMES("colour", colour_names);
+
+typedef struct paint {
+    colour colour;
+} paint;
+
+static const tnd_yw_field paint_fields[] = {
+    {"colour", TND_YW_ENUM, offsetof(paint, colour), 0, 0, NULL, &colours,
+     NULL},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL},
+};
+
+static void an_enum_is_stored_as_its_value(void **state)
+{
+    static const struct {
+        const char *text, *error; /* NULL: no error */
+        colour want;
+    } rows[] = {
+        {"colour: blue\n", NULL, BLUE},
+        {"colour: red\n", NULL, RED},
+        {"colour: pink\n",
+         "p.yaml:1:9: colour must be one of red, green, blue; got \"pink\"",
+         GREEN},
+        {"colour: Blue\n",
+         "p.yaml:1:9: colour must be one of red, green, blue; got \"Blue\"",
+         GREEN},
+        {"colour:\n",
+         "p.yaml:1:8: colour must be one of red, green, blue; "
+         "got \"\"",
+         GREEN},
+        {"colour: [red]\n", "p.yaml:1:9: colour must be a string, got a list",
+         GREEN},
+        {"colour: \"red\\0\"\n", "p.yaml:1:9: colour contains a NUL byte",
+         GREEN},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        tnd_yw *w = parse_named(rows[i].text, "p.yaml");
+        paint p = {GREEN};
+        int rc;
+        tnd_yw_walk(w, "", tnd_yw_root(w), paint_fields, NULL, (char *)&p);
+        rc = tnd_yw_finish(w);
+        if (rows[i].error) {
+            assert_int_equal(rc, TND_ECONFIG);
+            assert_string_equal(tnd_error_last(), rows[i].error);
+        } else {
+            assert_int_equal(rc, 0);
+        }
+        assert_int_equal(p.colour, rows[i].want);
+        tnd_yw_destroy(&w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -506,6 +567,7 @@ int main(void)
         cmocka_unit_test(nulls_and_list_places),
         cmocka_unit_test(lookups_find_nodes),
         cmocka_unit_test(choices_match_whole_words),
+        cmocka_unit_test(an_enum_is_stored_as_its_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,208 @@
+/* Continuing a session (see run.h): `tandem resume` after a crash or a
+ * stop, and the answers to an escalation (`tandem approve|reject|guide|
+ * budget`). The task's options come back from its task record, the
+ * answer is checked against the journal and journaled, and the loop runs
+ * again as a replay. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "orchestrator/escalate.h"
+#include "orchestrator/journal.h"
+#include "orchestrator/loop.h"
+#include "orchestrator/run.h"
+#include "orchestrator/session.h"
+#include "proto/json.h"
+
+/* ---- continuing a session ----------------------------------------------- */
+
+static char *own(run *r, int slot, const char *s)
+{
+    free(r->owned[slot]);
+    r->owned[slot] = tnd_xstrdup(s);
+    return r->owned[slot];
+}
+
+/* Options of the original run, from its task record. */
+static int restore_options(run *r, json_object *task,
+                           const tnd_continue_options *o, int64_t *started)
+{
+    json_object *review;
+
+    if (!task || strcmp(tnd_journal_type(task), "task") != 0 ||
+        !tnd_json_str_or(task, "task", NULL))
+        return tnd_error_set("the journal does not start with a task "
+                             "record; this session cannot be continued");
+    r->opts.task = own(r, 0, tnd_json_str_or(task, "task", NULL));
+    r->opts.config = own(r, 1, tnd_json_str_or(task, "config", NULL));
+    /* a resume may name another model (the first one's key ran out, a
+     * local server moved); the answers already journaled stand */
+    r->opts.llm =
+        own(r, 2, o->llm ? o->llm : tnd_json_str_or(task, "llm", NULL));
+    r->opts.base_url = own(
+        r, 3,
+        o->base_url ? o->base_url : tnd_json_str_or(task, "base_url", NULL));
+    r->opts.record = own(r, 4, tnd_json_str_or(task, "record", NULL));
+    r->opts.keep_workspace = false;
+    r->opts.quiet = o->quiet;
+    r->opts.verbose = o->verbose;
+    *started = tnd_json_int_or(task, "started_ms", 0);
+    r->ordinal = tnd_json_int_or(task, "ordinal", 0);
+    if (json_object_object_get_ex(task, "review", &review)) {
+        r->opts.review = true;
+        r->opts.staged = tnd_json_bool_or(review, "staged", false);
+        if (tnd_json_str_or(review, "rev", NULL))
+            r->review_rev = own(r, 5, tnd_json_str_or(review, "rev", NULL));
+    }
+    return 0;
+}
+
+static int check_answer(run *r, const tnd_continue_options *o,
+                        tnd_session_status state)
+{
+    if (state != TND_SESSION_WAITING)
+        return tnd_error_config("session %s is not waiting for an answer "
+                                "(%s); use 'tandem resume %s' to continue "
+                                "an interrupted session",
+                                tnd_session_id(r->session),
+                                state == TND_SESSION_OPEN
+                                    ? "it was interrupted"
+                                    : tnd_session_status_name(state),
+                                tnd_session_id(r->session));
+    if (r->opts.review &&
+        (o->answer == TND_ANSWER_GUIDE || o->answer == TND_ANSWER_BUDGET))
+        return tnd_error_config("session %s is a review: there is no coder "
+                                "to %s; answer with 'tandem approve' or "
+                                "'tandem reject'",
+                                tnd_session_id(r->session),
+                                o->answer == TND_ANSWER_GUIDE ? "guide"
+                                                              : "give more "
+                                                                "attempts");
+    if (o->answer == TND_ANSWER_BUDGET && o->iterations <= 0 && o->tokens <= 0)
+        return tnd_error_config("budget: give --iterations N or --tokens N");
+
+    if ((o->answer == TND_ANSWER_GUIDE || o->answer == TND_ANSWER_REJECT) &&
+        (!o->text || !*o->text))
+        return tnd_error_config("%s: say it with -m TEXT",
+                                tnd_answer_name(o->answer));
+    if (o->answer == TND_ANSWER_APPROVE) {
+        /* something to approve: the last attempt with a diff */
+        for (size_t i = tnd_journal_count(r->journal); i-- > 0;) {
+            json_object *rec = tnd_journal_record(r->journal, i);
+            const char *diff = tnd_json_str_or(rec, "diff", NULL);
+            if (strcmp(tnd_journal_type(rec), "decision") == 0 && diff) {
+                char *path = tnd_fs_join(r->repo, diff), *text = NULL;
+                size_t len = 0;
+                bool ok =
+                    tnd_fs_read(&text, &len, path, 64 << 20) == 0 && len > 0;
+                free(text);
+                free(path);
+                if (ok)
+                    return 0;
+            }
+        }
+        return tnd_error_config("session %s has no proposal to approve: no "
+                                "attempt produced a change",
+                                tnd_session_id(r->session));
+    }
+    return 0;
+}
+
+int tnd_run_continue(const tnd_continue_options *o)
+{
+    run r;
+    tnd_session_status state;
+    int64_t started_wall = 0;
+    int code = TND_EXIT_FAILED, rc;
+
+    memset(&r, 0, sizeof(r));
+    r.started = tnd_now_ms();
+    r.last_confidence = -1;
+    tnd_log_init("tandem", o->verbose ? TND_LOG_DEBUG : TND_LOG_WARN);
+    if (!(r.repo = tnd_fs_realpath(o->repo ? o->repo : "."))) {
+        fprintf(stderr, "tandem: --repo: %s\n", tnd_error_last());
+        tnd_loop_close(&r);
+        return TND_EXIT_USAGE;
+    }
+    if (!(r.session = tnd_session_open(r.repo, o->session))) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        tnd_loop_close(&r);
+        return TND_EXIT_USAGE;
+    }
+    if (tnd_session_lock(r.session) < 0) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        tnd_loop_close(&r);
+        return TND_EXIT_FAILED;
+    }
+    {
+        char *path = tnd_session_path(r.session, "journal.jsonl");
+        r.journal = tnd_journal_open(path);
+        free(path);
+    }
+    if (!r.journal || restore_options(&r,
+                                      tnd_journal_count(r.journal)
+                                          ? tnd_journal_record(r.journal, 0)
+                                          : NULL,
+                                      o, &started_wall) < 0) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        tnd_loop_close(&r);
+        return TND_EXIT_FAILED;
+    }
+    if (tnd_journal_status(&state, tnd_journal_records(r.journal)) < 0) {
+        fprintf(stderr, "tandem: session %s: %s\n", tnd_session_id(r.session),
+                tnd_error_last());
+        tnd_loop_close(&r);
+        return TND_EXIT_FAILED;
+    }
+    if (state != TND_SESSION_OPEN && state != TND_SESSION_WAITING) {
+        fprintf(stderr, "tandem: session %s already finished: %s\n",
+                tnd_session_id(r.session), tnd_session_status_name(state));
+        code = state == TND_SESSION_APPROVED ? TND_EXIT_OK : TND_EXIT_FAILED;
+        tnd_loop_close(&r);
+        return code;
+    }
+    if (o->answer && (rc = check_answer(&r, o, state)) < 0) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        tnd_loop_close(&r);
+        return rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
+    }
+    if ((rc = tnd_loop_prepare(&r)) < 0) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        tnd_loop_close(&r);
+        return rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
+    }
+    if (o->answer == TND_ANSWER_BUDGET && o->tokens > 0 && o->iterations <= 0 &&
+        r.gate.max_tokens == 0) {
+        fprintf(stderr, "tandem: budget: gate.max_tokens is 0 (no token "
+                        "budget), so --tokens grants nothing; give "
+                        "--iterations N\n");
+        tnd_loop_close(&r);
+        return TND_EXIT_USAGE;
+    }
+    if (o->answer) {
+        tnd_answer ans = {o->answer, o->text ? tnd_xstrdup(o->text) : NULL,
+                          o->iterations, o->tokens};
+        rc = tnd_loop_step(&r, "answer", tnd_loop_answer_json(&ans, "command"));
+        tnd_answer_clear(&ans);
+    } else {
+        rc = tnd_loop_step(&r, "resume", NULL);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        tnd_loop_close(&r);
+        return TND_EXIT_FAILED;
+    }
+    tnd_loop_say(&r, "session %s: %s (%s)", tnd_session_id(r.session),
+                 r.opts.task,
+                 o->answer ? tnd_answer_name(o->answer) : "resumed");
+    code = tnd_loop_go(&r, started_wall ? started_wall : tnd_wall_ms());
+    tnd_loop_close(&r);
+    return code;
+}

@@ -1,0 +1,250 @@
+/* What the gate loop does with the world (see loop.h): progress lines
+ * on stderr, journal steps (fsync'd, published, the views refreshed),
+ * replies read back from the journal, and asking an agent with a
+ * deadline. */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "orchestrator/budget.h"
+#include "orchestrator/crew.h"
+#include "orchestrator/events.h"
+#include "orchestrator/journal.h"
+#include "orchestrator/loop.h"
+#include "orchestrator/session.h"
+#include "orchestrator/views.h"
+#include "proto/json.h"
+
+void tnd_loop_end_progress(run *r)
+{
+    if (r->progress_line) {
+        fputs("\r\033[K", stderr);
+        r->progress_line = false;
+    }
+}
+
+void tnd_loop_say(run *r, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (r->opts.quiet)
+        return;
+    tnd_loop_end_progress(r);
+    va_start(ap, fmt);
+    fputs("tandem: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void tnd_loop_stop(run *r, tnd_session_status status, const char *reason)
+{
+    r->status = status;
+    free(r->reason);
+    r->reason = tnd_xstrdup(reason);
+}
+
+/* ---- the journal -------------------------------------------------------- */
+
+/* Record a step (fsync'd) and refresh the views; the run does not act on
+ * a step it could not record. fields is consumed. */
+int tnd_loop_step(run *r, const char *type, json_object *fields)
+{
+    if (tnd_journal_append(r->journal, type, fields) < 0)
+        return -1;
+    tnd_events_publish(
+        r->events, tnd_session_id(r->session),
+        tnd_journal_record(r->journal, tnd_journal_count(r->journal) - 1));
+    if (tnd_views_write(r->session, r->journal) < 0)
+        tnd_log_warn("cannot refresh the session views: %s", tnd_error_last());
+    return 0;
+}
+
+/* Tell watchers what the run is doing now (not journaled). */
+void tnd_loop_phase(run *r, int n, const char *what)
+{
+    json_object *e = json_object_new_object();
+
+    json_object_object_add(e, "type", json_object_new_string("phase"));
+    json_object_object_add(e, "attempt", json_object_new_int(n));
+    json_object_object_add(e, "phase", json_object_new_string(what));
+    tnd_events_publish(r->events, tnd_session_id(r->session), e);
+    json_object_put(e);
+}
+
+/* The index of the first record of type for attempt at or after from;
+ * -1 when there is none. */
+long tnd_loop_find(const run *r, const char *type, int n, size_t from)
+{
+    for (size_t i = from; i < tnd_journal_count(r->journal); i++) {
+        json_object *rec = tnd_journal_record(r->journal, i);
+        if (strcmp(tnd_journal_type(rec), type) == 0 &&
+            tnd_json_int_or(rec, "attempt", 0) == n)
+            return (long)i;
+    }
+    return -1;
+}
+
+/* A reply journaled for (type, attempt), as the body it came in; NULL
+ * when the journal has none. Caller frees. */
+char *tnd_loop_journaled_reply(const run *r, const char *type, int n,
+                               size_t *len)
+{
+    long i = tnd_loop_find(r, type, n, 0);
+    json_object *reply;
+
+    if (i < 0 ||
+        !json_object_object_get_ex(tnd_journal_record(r->journal, (size_t)i),
+                                   "reply", &reply))
+        return NULL;
+    return tnd_json_dump(reply, len);
+}
+
+/* The LLM exchanges an agent sent with its reply go to the session's
+ * llm/attempt-N-TYPE.json (secrets redacted again, in case an agent on
+ * another host knew of none), not into the journal: they are for people,
+ * and can be large. A failure to write them is only logged. */
+static void keep_exchanges(run *r, const char *type, int n, json_object *reply)
+{
+    json_object *ex, *o;
+    char name[96], *dir, *text;
+
+    if (!json_object_object_get_ex(reply, "exchanges", &ex))
+        return;
+    o = json_object_new_object();
+    json_object_object_add(o, "attempt", json_object_new_int(n));
+    json_object_object_add(o, "step", json_object_new_string(type));
+    json_object_object_add(o, "exchanges", json_object_get(ex));
+    json_object_object_del(reply, "exchanges");
+    text = tnd_log_redact(tnd_json_pretty(o));
+    json_object_put(o);
+    dir = tnd_session_path(r->session, "llm");
+    snprintf(name, sizeof(name), "llm/attempt-%d-%s.json", n, type);
+    if (tnd_fs_mkdirs(dir, 0755) < 0 ||
+        tnd_session_write(r->session, name, text, strlen(text)) < 0)
+        tnd_log_warn("cannot keep the LLM exchanges of attempt %d: %s", n,
+                     tnd_error_last());
+    free(dir);
+    free(text);
+}
+
+/* Journal a reply body under type; it is parsed back into JSON so the
+ * journal stays one object per line. */
+int tnd_loop_journal_reply(run *r, const char *type, int n, const char *body,
+                           size_t len)
+{
+    json_object *reply = NULL, *f;
+
+    if (tnd_json_parse(&reply, body, len) < 0)
+        return -1;
+    keep_exchanges(r, type, n, reply);
+    if (strcmp(tnd_json_str_or(reply, "type", ""), "error") == 0) {
+        /* an agent that could not do it: not an answer to replay, so a
+         * resumed session asks again (the caller reports the error) */
+        json_object_put(reply);
+        return 0;
+    }
+    f = json_object_new_object();
+    json_object_object_add(f, "attempt", json_object_new_int(n));
+    json_object_object_add(f, "reply", reply);
+    return tnd_loop_step(r, type, f);
+}
+
+/* ---- talking to agents -------------------------------------------------- */
+
+/* A PARTIAL from an agent: progress while its model streams. On a
+ * terminal, one line that updates; elsewhere nothing (logs stay clean). */
+void tnd_loop_on_progress(const char *body, size_t len, void *payload)
+{
+    run *r = payload;
+    json_object *obj = NULL;
+    long chars = 0;
+
+    if (tnd_json_parse(&obj, body, len) < 0 ||
+        tnd_json_get_int(&chars, obj, "chars", 0, 1L << 40, TND_JSON_REQUIRED) <
+            0) {
+        tnd_log_debug("ignoring a progress message: %s", tnd_error_last());
+        json_object_put(obj);
+        return;
+    }
+    if (!json_object_object_get_ex(obj, "delta", NULL) &&
+        !json_object_object_get_ex(obj, "phase", NULL)) {
+        /* "still working": a sign of life for the broker, nothing to
+         * show */
+        json_object_put(obj);
+        return;
+    }
+    if (r->events) {
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "type", json_object_new_string("progress"));
+        json_object_object_add(e, "attempt",
+                               json_object_new_int(r->iterations));
+        json_object_object_foreach(obj, key, val)
+        {
+            if (strcmp(key, "type") != 0 && strcmp(key, "tandem") != 0)
+                json_object_object_add(e, key, json_object_get(val));
+        }
+        tnd_events_publish(r->events, tnd_session_id(r->session), e);
+        json_object_put(e);
+    }
+    json_object_put(obj);
+    r->streamed = (size_t)chars;
+    tnd_log_debug("streaming: %zu characters so far", r->streamed);
+    if (!r->opts.quiet && isatty(STDERR_FILENO)) {
+        fprintf(stderr, "\r\033[Ktandem: [%d/%d] streaming: %zu characters",
+                r->iterations, r->gate.max_iterations, r->streamed);
+        r->progress_line = true;
+    }
+}
+
+/* The request's deadline: its timeout (tnd_budget_request_s), or the
+ * end of gate.max_wall_s if that comes first. */
+int64_t tnd_loop_deadline(const run *r, const char *service, bool *by_budget)
+{
+    int64_t now = tnd_now_ms();
+    int64_t deadline =
+        now + (int64_t)tnd_budget_request_s(r->cfg, service) * 1000;
+    long left = tnd_budget_wall_left(&r->gate, now - r->started);
+
+    *by_budget = left >= 0 && now + left < deadline;
+    return *by_budget ? now + left : deadline;
+}
+
+/* Where a request's timeout came from, for the message that says it ran
+ * out. */
+const char *tnd_loop_timeout_source(const run *r)
+{
+    return r->cfg->orchestrator.request_timeout_s > 0
+               ? "orchestrator.request_timeout_s"
+               : "the agent's model and skill timeouts and a minute; "
+                 "orchestrator.request_timeout_s sets one";
+}
+
+/* Ask an agent; a budget that runs out during the wait ends the loop
+ * (escalated) rather than failing it. */
+int tnd_loop_ask(run *r, const char *service, const char *key, char *body,
+                 size_t len, char **reply, size_t *reply_len)
+{
+    bool by_budget;
+    int64_t deadline = tnd_loop_deadline(r, service, &by_budget);
+    int rc;
+
+    r->streamed = 0;
+    rc = tnd_crew_call(r->crew, service, key, body, len, deadline,
+                       tnd_loop_on_progress, r, reply, reply_len);
+    tnd_loop_end_progress(r);
+    if (rc == TND_ETIMEOUT && !by_budget)
+        return tnd_error_set("no reply from the %s within %ld s (%s)", service,
+                             tnd_budget_request_s(r->cfg, service),
+                             tnd_loop_timeout_source(r));
+    return rc;
+}

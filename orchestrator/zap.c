@@ -1,0 +1,176 @@
+/* The ZAP handler (see zap.h). */
+#include "orchestrator/zap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+
+#define ZAP_ENDPOINT "inproc://zeromq.zap.01"
+#define FRAMES_MAX   8
+#define FRAME_MAX    256
+/* refusals remembered so each is logged once a minute */
+#define SEEN_MAX 64
+#define QUIET_MS 60000
+
+typedef struct seen {
+    char key[TND_CURVE_Z85_LEN + 1];
+    char address[64];
+    int64_t at;
+} seen;
+
+struct tnd_zap {
+    void *socket;
+    const tnd_curve_list *list;
+    size_t refused;
+    seen recent[SEEN_MAX];
+    size_t next_seen;
+};
+
+tnd_zap *tnd_zap_new(void *ctx, const tnd_curve_list *list)
+{
+    tnd_zap *z;
+    int linger = 0;
+    void *s = zmq_socket(ctx, ZMQ_REP);
+
+    if (!s) {
+        tnd_error_set("cannot make the ZAP socket: %s",
+                      zmq_strerror(zmq_errno()));
+        return NULL;
+    }
+    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger));
+    if (zmq_bind(s, ZAP_ENDPOINT) < 0) {
+        tnd_error_set("cannot bind the ZAP handler: %s",
+                      zmq_strerror(zmq_errno()));
+        zmq_close(s);
+        return NULL;
+    }
+    z = tnd_xcalloc(1, sizeof(*z));
+    z->socket = s;
+    z->list = list;
+    return z;
+}
+
+void *tnd_zap_socket(tnd_zap *self)
+{
+    return self->socket;
+}
+
+size_t tnd_zap_refused(const tnd_zap *self)
+{
+    return self->refused;
+}
+
+/* Log a refusal unless the same key was refused from the same address in
+ * the last minute. */
+static void log_refusal(tnd_zap *z, const char *key, const char *address,
+                        const char *why)
+{
+    int64_t now = tnd_now_ms();
+    seen *slot;
+
+    for (size_t i = 0; i < SEEN_MAX; i++) {
+        seen *s = &z->recent[i];
+        if (s->at && now - s->at < QUIET_MS && strcmp(s->key, key) == 0 &&
+            strcmp(s->address, address) == 0)
+            return;
+    }
+    slot = &z->recent[z->next_seen++ % SEEN_MAX];
+    snprintf(slot->key, sizeof(slot->key), "%s", key);
+    snprintf(slot->address, sizeof(slot->address), "%s", address);
+    slot->at = now;
+    tnd_log_warn("refused a connection from %s: key %s %s", address,
+                 *key ? tnd_curve_fingerprint(key) : "(none)", why);
+}
+
+static int send_reply(void *s, const char *id, size_t id_len,
+                      const char *status, const char *text, const char *user)
+{
+    if (zmq_send(s, "1.0", 3, ZMQ_SNDMORE) < 0 ||
+        zmq_send(s, id, id_len, ZMQ_SNDMORE) < 0 ||
+        zmq_send(s, status, strlen(status), ZMQ_SNDMORE) < 0 ||
+        zmq_send(s, text, strlen(text), ZMQ_SNDMORE) < 0 ||
+        zmq_send(s, user, strlen(user), ZMQ_SNDMORE) < 0 ||
+        zmq_send(s, "", 0, 0) < 0)
+        return -1;
+    return 0;
+}
+
+/* One request: version, request id, domain, address, identity,
+ * mechanism, credentials... */
+static int serve_one(tnd_zap *z)
+{
+    char frames[FRAMES_MAX][FRAME_MAX];
+    size_t lens[FRAMES_MAX];
+    size_t n = 0;
+    int more = 1;
+    char address[64], key[TND_CURVE_Z85_LEN + 1] = "";
+    char user[64];
+    const char *name;
+    unsigned roles = 0;
+
+    while (more) {
+        size_t more_size = sizeof(more);
+        int got = zmq_recv(z->socket, n < FRAMES_MAX ? frames[n] : frames[0],
+                           FRAME_MAX, ZMQ_DONTWAIT);
+        if (got < 0)
+            return zmq_errno() == EAGAIN && n == 0 ? 0 : -1;
+        if (n < FRAMES_MAX)
+            lens[n++] = (size_t)got > FRAME_MAX ? FRAME_MAX : (size_t)got;
+        if (zmq_getsockopt(z->socket, ZMQ_RCVMORE, &more, &more_size) < 0)
+            return -1;
+    }
+    if (n < 6) /* not a ZAP request: a REP must still answer */
+        return send_reply(z->socket, "", 0, "500", "malformed request", "") < 0
+                   ? -1
+                   : 1;
+    snprintf(address, sizeof(address), "%.*s",
+             (int)(lens[3] < 63 ? lens[3] : 63), frames[3]);
+    if (lens[5] == 5 && memcmp(frames[5], "CURVE", 5) == 0 && n >= 7 &&
+        lens[6] == 32) {
+        zmq_z85_encode(key, (const uint8_t *)frames[6], 32);
+        roles =
+            tnd_curve_list_roles(z->list, (unsigned char *)frames[6], &name);
+    }
+    if (!roles) {
+        z->refused++;
+        log_refusal(z, key, address,
+                    *key ? "is not in the authorized keys"
+                         : "did not use CURVE");
+        return send_reply(z->socket, frames[1], lens[1], "400",
+                          "key not authorized", "") < 0
+                   ? -1
+                   : 1;
+    }
+    tnd_curve_roles_format(user, sizeof(user), roles);
+    return send_reply(z->socket, frames[1], lens[1], "200", "OK", user) < 0 ? -1
+                                                                            : 1;
+}
+
+int tnd_zap_serve(tnd_zap *self)
+{
+    int count = 0, rc;
+
+    while ((rc = serve_one(self)) > 0)
+        count++;
+    if (rc < 0)
+        return tnd_error_set("the ZAP handler failed: %s",
+                             zmq_strerror(zmq_errno()));
+    return count;
+}
+
+void tnd_zap_destroy(tnd_zap **self_p)
+{
+    tnd_zap *z = self_p ? *self_p : NULL;
+
+    if (!z)
+        return;
+    zmq_close(z->socket);
+    free(z);
+    *self_p = NULL;
+}

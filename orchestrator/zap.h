@@ -1,0 +1,40 @@
+/* tnd_zap - the ZAP handler (ZeroMQ RFC 27) that admits CURVE peers.
+ *
+ * libzmq asks the handler bound at inproc://zeromq.zap.01, in the same
+ * context as the server socket, about every peer that completes a CURVE
+ * handshake. This one answers 200 only for a public key listed in the
+ * authorized keys (proto/curve.h), with the key's roles as the user id
+ * ("coder,reviewer"): each message from that peer then carries them as
+ * its "User-Id" property (zmq_msg_gets on a frame the peer sent; a
+ * ROUTER's routing-id frame has none), which the broker checks before it lets the
+ * peer register as a service or submit a task. Any other key gets 400,
+ * and the refusal is logged with the key's fingerprint and the peer's
+ * address, once per key and address a minute, so a peer that retries
+ * cannot flood the log.
+ *
+ * The handler runs in the thread that polls its socket: call
+ * tnd_zap_serve when tnd_zap_socket is readable. */
+#ifndef TND_ZAP_H
+#define TND_ZAP_H
+
+#include "proto/curve.h"
+
+typedef struct tnd_zap tnd_zap;
+
+/* Bind the handler in ctx. The list is borrowed and must outlive it.
+ * NULL with the error set (another handler is bound in ctx). */
+tnd_zap *tnd_zap_new(void *ctx, const tnd_curve_list *list);
+
+/* The REP socket to poll for ZMQ_POLLIN. */
+void *tnd_zap_socket(tnd_zap *self);
+
+/* Answer every request waiting now. Returns the number answered, -1 on a
+ * socket failure. */
+int tnd_zap_serve(tnd_zap *self);
+
+/* The number of peers refused so far. */
+size_t tnd_zap_refused(const tnd_zap *self);
+
+void tnd_zap_destroy(tnd_zap **self_p);
+
+#endif

@@ -1,0 +1,147 @@
+#!/bin/sh
+# tandem review --format sarif|rdjsonl|github on the demo: the findings
+# (failing skills, the critique's issues, the gate's reason) in the
+# formats CI reads, on stdout and nothing else there, whatever the exit
+# code; fingerprints that do not change between runs; a review that could
+# not be done says so; a format tandem does not know is exit 2.
+. "$(dirname "$0")/lib.sh"
+
+SCHEMAS=$FIX/schemas
+check() { run /usr/bin/python3 "$TOP/tools/check-json" "$@"; }
+
+copy_demo
+rm -f "$T/demo/agents.yaml"
+(cd "$T/demo" && git init -q && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm base) ||
+    fail "cannot make the demo a git repository"
+review_config() { # CASSETTE
+    cat >"$T/review.yaml" <<YAML
+agents:
+  reviewer:
+    llm: {provider: replay, cassette: "$1"}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+}
+review() { # FORMAT [TASK]
+    run tandem review --repo "$T/demo" --config "$T/review.yaml" \
+        --format "$1" "${2:-make the failing test pass}"
+}
+
+# a half fix: the test fails and the reviewer finds the truncation
+review_config "$TOP/examples/demo/cassette.json"
+sed -i 's|^    return sum / count;|    return (double)(sum / (long)count);|' \
+    "$T/demo/stats.c"
+
+review github
+expect_rc 1 "a half fix is rejected"
+expect_in "$T/err" "rejected: required skill test failed (exit 2)"
+[ "$(wc -l <"$T/out")" = 2 ] || fail "expected 2 annotations"
+head -n 1 "$T/out" >"$T/line1"
+expect_in "$T/line1" "::error file=Makefile,line=11,title=tandem%3A test failed::test (\`make test\`): fail, exit 2%0A"
+expect_in "$T/line1" "%0AFAIL stats_mean({1,2,3,4}) = 2.000000, expected 2.500000%0A"
+sed -n 2p "$T/out" >"$T/line2"
+expect_in "$T/line2" "::warning file=stats.c,line=11,title=tandem%3A incorrect (major)::The division is still done in integers and only then converted to double, so the fraction is lost.%0AEvidence: FAIL stats_mean({1,2,3,4}) = 2.000000, expected 2.500000%0ASuggested fix: Convert before dividing: return (double)sum / (double)count;"
+expect_not_in "$T/out" "### test"
+pass "github: one workflow command per finding, escaped"
+
+review rdjsonl
+expect_rc 1 "a half fix is rejected"
+[ "$(wc -l <"$T/out")" = 2 ] || fail "expected 2 diagnostics"
+cp "$T/out" "$T/findings.rdjsonl"
+check --lines "$SCHEMAS/rdjsonl.schema.json" "$T/findings.rdjsonl"
+expect_rc 0 "every line is a reviewdog diagnostic"
+expect_in "$T/findings.rdjsonl" '"location":{"path":"stats.c","range":{"start":{"line":11}}},"severity":"WARNING","source":{"name":"tandem"},"code":{"value":"issue/incorrect"}}'
+expect_in "$T/findings.rdjsonl" '"severity":"ERROR","source":{"name":"tandem"},"code":{"value":"skill/test"}}'
+pass "rdjsonl: one reviewdog diagnostic per line"
+
+review sarif
+expect_rc 1 "a half fix is rejected"
+cp "$T/out" "$T/first.sarif"
+check "$SCHEMAS/sarif-subset.schema.json" "$T/first.sarif"
+expect_rc 0 "the SARIF has what code scanning reads"
+/usr/bin/python3 - "$T/first.sarif" <<'PY' || fail "the SARIF's results are not right"
+import json, sys
+log = json.load(open(sys.argv[1]))
+run = log["runs"][0]
+rules = run["tool"]["driver"]["rules"]
+ids = [r["id"] for r in rules]
+assert len(ids) == len(set(ids)), ids
+assert ids[:7] == ["issue/missing", "issue/unsupported", "issue/incorrect",
+                   "issue/superfluous", "issue/safety", "issue/style",
+                   "gate"], ids
+got = [(r["ruleId"], r["level"],
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        r["locations"][0]["physicalLocation"]["region"]["startLine"])
+       for r in run["results"]]
+assert got == [("skill/test", "error", "Makefile", 11),
+               ("issue/incorrect", "warning", "stats.c", 11)], got
+for r in run["results"]:
+    assert ids[r["ruleIndex"]] == r["ruleId"], r
+assert run["results"][1]["message"]["text"].startswith(
+    "The division is still done in integers"), run["results"][1]
+assert run["invocations"] == [{"executionSuccessful": True}]
+PY
+pass "sarif: rules with stable ids, results with level, place and fingerprint"
+
+# the same review again: the same fingerprints, and stdout the same
+# but for nothing (the session id is not in it)
+review sarif
+expect_rc 1 "the same half fix"
+cmp -s "$T/out" "$T/first.sarif" || fail "a second run gave other SARIF"
+pass "a second review of the same change gives the same SARIF"
+
+# the right fix: approved (exit 0), the minor issue still reported
+review_config "$FIX/cassette-review.json"
+sed -i 's|^    return (double)(sum / (long)count);|    return (double)sum / (double)count;|' \
+    "$T/demo/stats.c"
+review github
+expect_rc 0 "the right fix is approved"
+[ "$(wc -l <"$T/out")" = 1 ] || fail "expected 1 annotation"
+expect_in "$T/out" "::notice file=test_stats.c,line=30,title=tandem%3A missing (minor)::No test covers a single-element input.%0ASuggested fix: Add expect_near(\"stats_mean({7})\", ..., 7.0)."
+review sarif
+expect_rc 0 "the right fix is approved"
+cp "$T/out" "$T/approved.sarif"
+check "$SCHEMAS/sarif-subset.schema.json" "$T/approved.sarif"
+expect_rc 0 "the approved review's SARIF"
+expect_in "$T/approved.sarif" '"level": "note"'
+pass "an approved change's minor issue is a note, and the exit code 0"
+
+# a change that passes but touches a risky path waits (exit 3): the gate
+# says why, as a warning
+cat >>"$T/review.yaml" <<'YAML'
+gate:
+  risk_paths: ["*.c"]
+  escalate: queue
+YAML
+review github
+expect_rc 3 "a risky change waits for a person"
+expect_in "$T/out" "::warning title=tandem%3A needs a person::the change passes"
+expect_in "$T/out" "gate.risk_paths"
+pass "a change that waits for a person says why (exit 3)"
+
+# the reviewer cannot be asked: the review could not be done
+echo '{"tandem_cassette": 1, "exchanges": []}' >"$T/empty.json"
+review_config "$T/empty.json"
+review sarif
+expect_rc 1 "no answer from the reviewer"
+cp "$T/out" "$T/failed.sarif"
+check "$SCHEMAS/sarif-subset.schema.json" "$T/failed.sarif"
+expect_rc 0 "the failed review's SARIF"
+expect_in "$T/failed.sarif" '"executionSuccessful": false'
+expect_in "$T/failed.sarif" "has no answer for the reviewer"
+review github
+expect_rc 1 "no answer from the reviewer"
+expect_in "$T/out" "::error title=tandem%3A could not review::"
+review rdjsonl
+expect_rc 1 "no answer from the reviewer"
+[ ! -s "$T/out" ] || fail "rdjsonl wrote something for a review not done"
+pass "a review that could not be done says so (sarif, github)"
+
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --format checkstyle
+expect_rc 2 "an unknown format"
+expect_in "$T/err" "tandem review: --format: unknown format \"checkstyle\"; use sarif, rdjsonl or github"
+[ ! -s "$T/out" ] || fail "a usage error printed on stdout"
+pass "an unknown format is exit 2, naming the ones there are"

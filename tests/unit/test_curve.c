@@ -1,0 +1,187 @@
+/* Unit tests for proto/curve: key files that only their owner reads,
+ * public keys from files or text, roles, and the authorized-keys list
+ * with errors that name the file and line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zmq.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "proto/curve.h"
+
+static char dir[] = "/tmp/tnd-test-curve-XXXXXX";
+
+static const char *in_dir(const char *name)
+{
+    static char path[512];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return path;
+}
+
+static void has(const char *part)
+{
+    if (!strstr(tnd_error_last(), part))
+        fail_msg("error \"%s\" does not say \"%s\"", tnd_error_last(), part);
+}
+
+static void generate_write_and_read_back(void **state)
+{
+    tnd_curve_pair pair, back;
+    char pub[TND_CURVE_Z85_LEN + 1];
+    struct stat st;
+
+    (void)state;
+    assert_int_equal(tnd_curve_generate(&pair), 0);
+    assert_true(tnd_curve_is_key(pair.public_key));
+    assert_true(tnd_curve_is_key(pair.secret_key));
+    assert_int_equal(tnd_curve_write(dir, "agent-1", &pair), 0);
+    assert_int_equal(stat(in_dir("agent-1.key"), &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(stat(in_dir("agent-1.pub"), &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0644);
+    assert_int_equal(tnd_curve_read_pair(&back, in_dir("agent-1.key")), 0);
+    assert_string_equal(back.public_key, pair.public_key);
+    assert_string_equal(back.secret_key, pair.secret_key);
+    /* the public half from either file, or as text */
+    assert_int_equal(tnd_curve_read_public(pub, in_dir("agent-1.pub")), 0);
+    assert_string_equal(pub, pair.public_key);
+    assert_int_equal(tnd_curve_read_public(pub, in_dir("agent-1.key")), 0);
+    assert_string_equal(pub, pair.public_key);
+    assert_int_equal(tnd_curve_read_public(pub, pair.public_key), 0);
+    assert_string_equal(pub, pair.public_key);
+    /* the .pub file holds no secret */
+    {
+        char *text;
+        assert_int_equal(tnd_fs_read(&text, NULL, in_dir("agent-1.pub"), 4096),
+                         0);
+        assert_null(strstr(text, pair.secret_key));
+        free(text);
+    }
+    /* never overwritten */
+    assert_int_equal(tnd_curve_write(dir, "agent-1", &pair), -1);
+    has("agent-1.pub already exists");
+    assert_int_equal(tnd_curve_write(dir, "../x", &pair), -1);
+    has("is not a key name");
+}
+
+static void a_key_others_can_read_is_refused(void **state)
+{
+    tnd_curve_pair pair;
+
+    (void)state;
+    assert_int_equal(tnd_curve_generate(&pair), 0);
+    assert_int_equal(tnd_curve_write(dir, "loose", &pair), 0);
+    assert_int_equal(chmod(in_dir("loose.key"), 0644), 0);
+    assert_int_equal(tnd_curve_read_pair(&pair, in_dir("loose.key")), -1);
+    has("can be read by others (mode 644)");
+    has("chmod 600");
+    assert_int_equal(tnd_fs_write(in_dir("bad.key"), "public-key = x\n", 15),
+                     0);
+    chmod(in_dir("bad.key"), 0600);
+    assert_int_equal(tnd_curve_read_pair(&pair, in_dir("bad.key")), -1);
+    has("is not a tandem key pair");
+}
+
+static void roles_format_and_parse(void **state)
+{
+    char text[64];
+
+    (void)state;
+    assert_int_equal(tnd_curve_roles_parse("coder"), TND_CURVE_CODER);
+    assert_int_equal(tnd_curve_roles_parse("reviewer,client"),
+                     TND_CURVE_REVIEWER | TND_CURVE_CLIENT);
+    assert_int_equal(tnd_curve_roles_parse("coders"), 0);
+    has("'coders' is not a role (coder, reviewer, client)");
+    assert_int_equal(tnd_curve_roles_parse(""), 0);
+    tnd_curve_roles_format(text, sizeof(text), TND_CURVE_CODER | TND_CURVE_CLIENT);
+    assert_string_equal(text, "coder,client");
+}
+
+static void the_list_reads_roles_and_names(void **state)
+{
+    tnd_curve_pair a, b;
+    tnd_curve_list list;
+    unsigned char raw[32];
+    const char *name;
+    char text[512];
+
+    (void)state;
+    assert_int_equal(tnd_curve_generate(&a), 0);
+    assert_int_equal(tnd_curve_generate(&b), 0);
+    snprintf(text, sizeof(text),
+             "# who may connect\n"
+             "coder,reviewer  %s  build-host\n"
+             "\n"
+             "client %s # ci\n",
+             a.public_key, b.public_key);
+    assert_int_equal(tnd_fs_write(in_dir("authorized"), text, strlen(text)), 0);
+    assert_int_equal(tnd_curve_list_load(&list, in_dir("authorized")), 0);
+    assert_int_equal(list.n, 2);
+    zmq_z85_decode(raw, a.public_key);
+    assert_int_equal(tnd_curve_list_roles(&list, raw, &name),
+                     TND_CURVE_CODER | TND_CURVE_REVIEWER);
+    assert_string_equal(name, "build-host");
+    zmq_z85_decode(raw, b.public_key);
+    assert_int_equal(tnd_curve_list_roles(&list, raw, &name), TND_CURVE_CLIENT);
+    assert_string_equal(name, "");
+    memset(raw, 7, sizeof(raw));
+    assert_int_equal(tnd_curve_list_roles(&list, raw, NULL), 0);
+    tnd_curve_list_clear(&list);
+}
+
+static void list_errors_name_file_and_line(void **state)
+{
+    tnd_curve_list list;
+    tnd_curve_pair a;
+    char text[256];
+
+    (void)state;
+    assert_int_equal(tnd_curve_generate(&a), 0);
+    snprintf(text, sizeof(text), "coder %s\ncoders %s\n", a.public_key,
+             a.public_key);
+    tnd_fs_write(in_dir("l1"), text, strlen(text));
+    assert_int_equal(tnd_curve_list_load(&list, in_dir("l1")), -1);
+    has("l1:2: 'coders' is not a role");
+    tnd_fs_write(in_dir("l2"), "coder not-a-key\n", 16);
+    assert_int_equal(tnd_curve_list_load(&list, in_dir("l2")), -1);
+    has("l2:1: expected ROLES PUBLIC-KEY [NAME]");
+    snprintf(text, sizeof(text), "client %s a b\n", a.public_key);
+    tnd_fs_write(in_dir("l3"), text, strlen(text));
+    assert_int_equal(tnd_curve_list_load(&list, in_dir("l3")), -1);
+    has("l3:1: more than ROLES PUBLIC-KEY NAME");
+    assert_int_equal(tnd_curve_list_load(&list, in_dir("missing")), -1);
+    assert_null(list.entries);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tnd_fs_rmtree(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(generate_write_and_read_back),
+        cmocka_unit_test(a_key_others_can_read_is_refused),
+        cmocka_unit_test(roles_format_and_parse),
+        cmocka_unit_test(the_list_reads_roles_and_names),
+        cmocka_unit_test(list_errors_name_file_and_line),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

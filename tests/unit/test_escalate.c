@@ -1,0 +1,94 @@
+/* Unit tests for orchestrator/escalate: an answer's kind by name, as the
+ * journal and the commands write it, and the choice asked on a terminal. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "orchestrator/escalate.h"
+
+static void answer_kinds_both_ways(void **state)
+{
+    static const struct {
+        tnd_answer_kind kind;
+        const char *name;
+    } rows[] = {
+        {TND_ANSWER_APPROVE, "approve"}, {TND_ANSWER_REJECT, "reject"},
+        {TND_ANSWER_GUIDE, "guide"},     {TND_ANSWER_BUDGET, "budget"},
+        {TND_ANSWER_SKIP, "skip"},       {TND_ANSWER_STOP, "stop"},
+    };
+    tnd_answer_kind got = 0;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        assert_string_equal(tnd_answer_name(rows[i].kind), rows[i].name);
+        assert_int_equal(tnd_answer_kind_parse(&got, rows[i].name), 0);
+        assert_int_equal(got, rows[i].kind);
+    }
+    assert_string_equal(tnd_answer_name(0), "?");
+    assert_int_equal(tnd_answer_kind_parse(&got, "maybe"), -1);
+    assert_string_equal(tnd_error_last(),
+                        "unknown answer 'maybe' (known: approve, reject, "
+                        "guide, budget, skip, stop)");
+    assert_int_equal(tnd_answer_kind_parse(&got, "?"), -1);
+    assert_int_equal(got, TND_ANSWER_STOP); /* left as it was */
+}
+
+/* The choice typed on a terminal, with the text it asks for. */
+static void a_choice_is_read_from_the_terminal(void **state)
+{
+    static const struct {
+        const char *typed;
+        tnd_answer_kind kind;
+        const char *text;
+        int iterations;
+    } rows[] = {
+        {"a\n", TND_ANSWER_APPROVE, NULL, 0},
+        {"r\nnot this way\n", TND_ANSWER_REJECT, "not this way", 0},
+        {"g\nuse the cache\n", TND_ANSWER_GUIDE, "use the cache", 0},
+        {"b\n3\n", TND_ANSWER_BUDGET, NULL, 3},
+        {"b\n99\nb\n2\n", TND_ANSWER_BUDGET, NULL, 2},
+        {"x\ns\n", TND_ANSWER_SKIP, NULL, 0},
+        {"q\n", TND_ANSWER_STOP, NULL, 0},
+        {"r\n", TND_ANSWER_STOP, NULL, 0}, /* no reason: end of input */
+        {"", TND_ANSWER_STOP, NULL, 0},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        FILE *in = fmemopen((void *)rows[i].typed, strlen(rows[i].typed), "r");
+        FILE *out = fopen("/dev/null", "w");
+        tnd_answer ans;
+        assert_non_null(out);
+        if (!in) /* fmemopen refuses an empty buffer on some libcs */
+            in = fopen("/dev/null", "r");
+        assert_int_equal(tnd_escalate_ask(&ans, in, out, NULL, NULL), 0);
+        if (ans.kind != rows[i].kind)
+            fail_msg("row %zu: %s, not %s", i, tnd_answer_name(ans.kind),
+                     tnd_answer_name(rows[i].kind));
+        if (rows[i].text)
+            assert_string_equal(ans.text, rows[i].text);
+        else
+            assert_null(ans.text);
+        assert_int_equal(ans.iterations, rows[i].iterations);
+        tnd_answer_clear(&ans);
+        fclose(in);
+        fclose(out);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(answer_kinds_both_ways),
+        cmocka_unit_test(a_choice_is_read_from_the_terminal),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,167 @@
+/* Unit tests for orchestrator/zap: over a real CURVE handshake on
+ * loopback tcp, a listed key gets in with its roles as the messages'
+ * User-Id, an unlisted key and a peer without CURVE get nothing through,
+ * and refusals are counted. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "orchestrator/zap.h"
+
+typedef struct fixture {
+    void *ctx, *server;
+    void *client; /* closed by teardown even when a check fails */
+    tnd_zap *zap;
+    tnd_curve_pair server_keys, listed, other;
+    tnd_curve_list list;
+    char endpoint[64];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    int yes = 1, linger = 0;
+    size_t len;
+
+    tnd_log_init("test", TND_LOG_ERROR);
+    f->ctx = zmq_ctx_new();
+    zmq_ctx_set(f->ctx, ZMQ_BLOCKY, 0); /* a failed test leaves a client */
+    if (tnd_curve_generate(&f->server_keys) < 0 ||
+        tnd_curve_generate(&f->listed) < 0 || tnd_curve_generate(&f->other) < 0)
+        return -1;
+    f->list.entries = calloc(1, sizeof(tnd_curve_entry));
+    f->list.n = 1;
+    memcpy(f->list.entries[0].public_key, f->listed.public_key,
+           TND_CURVE_Z85_LEN + 1);
+    f->list.entries[0].roles = TND_CURVE_REVIEWER;
+    if (!(f->zap = tnd_zap_new(f->ctx, &f->list)))
+        return -1;
+    f->server = zmq_socket(f->ctx, ZMQ_ROUTER);
+    zmq_setsockopt(f->server, ZMQ_LINGER, &linger, sizeof(linger));
+    zmq_setsockopt(f->server, ZMQ_CURVE_SERVER, &yes, sizeof(yes));
+    zmq_setsockopt(f->server, ZMQ_CURVE_SECRETKEY, f->server_keys.secret_key,
+                   TND_CURVE_Z85_LEN);
+    if (zmq_bind(f->server, "tcp://127.0.0.1:*") < 0)
+        return -1;
+    len = sizeof(f->endpoint);
+    zmq_getsockopt(f->server, ZMQ_LAST_ENDPOINT, f->endpoint, &len);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    zmq_close(f->server);
+    if (f->client)
+        zmq_close(f->client);
+    tnd_zap_destroy(&f->zap);
+    zmq_ctx_term(f->ctx);
+    free(f->list.entries);
+    free(f);
+    return 0;
+}
+
+/* A DEALER that connects with keys (NULL: no CURVE) and sends "hello". */
+static void *client(fixture *f, const tnd_curve_pair *keys)
+{
+    void *c = zmq_socket(f->ctx, ZMQ_DEALER);
+    int linger = 0;
+
+    zmq_setsockopt(c, ZMQ_LINGER, &linger, sizeof(linger));
+    if (keys) {
+        zmq_setsockopt(c, ZMQ_CURVE_SERVERKEY, f->server_keys.public_key,
+                       TND_CURVE_Z85_LEN);
+        zmq_setsockopt(c, ZMQ_CURVE_PUBLICKEY, keys->public_key,
+                       TND_CURVE_Z85_LEN);
+        zmq_setsockopt(c, ZMQ_CURVE_SECRETKEY, keys->secret_key,
+                       TND_CURVE_Z85_LEN);
+    }
+    if (f->client)
+        zmq_close(f->client);
+    f->client = c;
+    assert_int_equal(zmq_connect(c, f->endpoint), 0);
+    zmq_send(c, "hello", 5, ZMQ_DONTWAIT);
+    return c;
+}
+
+/* Serve ZAP and wait up to ms for a message at the server: its User-Id
+ * into user (or "" when it has none); false when none came. */
+static bool received(fixture *f, long ms, char *user, size_t size)
+{
+    int64_t deadline = tnd_now_ms() + ms;
+
+    while (tnd_now_ms() < deadline) {
+        zmq_pollitem_t items[2] = {{tnd_zap_socket(f->zap), 0, ZMQ_POLLIN, 0},
+                                   {f->server, 0, ZMQ_POLLIN, 0}};
+        zmq_poll(items, 2, 50);
+        if (items[0].revents & ZMQ_POLLIN)
+            assert_true(tnd_zap_serve(f->zap) >= 0);
+        if (items[1].revents & ZMQ_POLLIN) {
+            zmq_msg_t m;
+            const char *uid;
+            int more = 1;
+            size_t ms_len = sizeof(more);
+            user[0] = '\0';
+            while (more) { /* the routing id, then the body */
+                zmq_msg_init(&m);
+                zmq_msg_recv(&m, f->server, 0);
+                uid = zmq_msg_gets(&m, "User-Id");
+                if (uid && !user[0])
+                    snprintf(user, size, "%s", uid);
+                zmq_getsockopt(f->server, ZMQ_RCVMORE, &more, &ms_len);
+                zmq_msg_close(&m);
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+static void a_listed_key_gets_in_with_its_roles(void **state)
+{
+    fixture *f = *state;
+    char user[64];
+    client(f, &f->listed);
+    assert_true(received(f, 10000, user, sizeof(user)));
+    assert_string_equal(user, "reviewer");
+    assert_int_equal(tnd_zap_refused(f->zap), 0);
+}
+
+static void other_keys_and_plain_peers_get_nothing_through(void **state)
+{
+    fixture *f = *state;
+    char user[64];
+    int64_t deadline = tnd_now_ms() + 10000;
+
+    client(f, &f->other);
+    /* refused: the handshake is answered 400, no message arrives */
+    while (tnd_zap_refused(f->zap) == 0 && tnd_now_ms() < deadline)
+        assert_false(received(f, 50, user, sizeof(user)));
+    assert_int_equal(tnd_zap_refused(f->zap), 1);
+    assert_false(received(f, 300, user, sizeof(user)));
+    /* without CURVE the handshake fails before ZAP is asked */
+    client(f, NULL);
+    assert_false(received(f, 500, user, sizeof(user)));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(a_listed_key_gets_in_with_its_roles,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            other_keys_and_plain_peers_get_nothing_through, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
