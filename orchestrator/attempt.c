@@ -232,8 +232,8 @@ int tnd_loop_approve(run *r, const char *diff, const char *reason)
     tnd_loop_stop(r, TND_SESSION_APPROVED, reason);
     tnd_report_approved(r->report, diff);
     if (!r->opts.review && !r->opts.json) {
-        fputs(diff, stdout);
-        fflush(stdout);
+        fputs(diff, r->out);
+        fflush(r->out);
     }
     return 0;
 }
@@ -391,8 +391,8 @@ static int reject_change(run *r, attempt *a)
 
     tnd_loop_stop(r, TND_SESSION_REJECTED, a->decision.reason);
     if (!r->opts.json && !r->findings) {
-        fputs(findings, stdout);
-        fflush(stdout);
+        fputs(findings, r->out);
+        fflush(r->out);
     }
     free(findings);
     return 0;

@@ -58,6 +58,7 @@ struct tnd_broker {
     size_t max_queue;
     void (*silent)(const char *name, void *payload);
     void *silent_payload;
+    bool clients;
     int64_t next_beat;
     int64_t next_seq;
     int64_t front_seq; /* decreasing: requeued requests go first */
@@ -406,6 +407,22 @@ static void on_client(tnd_broker *b, const unsigned char *id, size_t id_len,
                      name, tnd_mdp_command_name(false, msg->command));
         return;
     }
+    if (b->clients) {
+        tnd_broker_event *ev;
+        TND_GROW(b->events, b->aevents, b->nevents + 1);
+        ev = &b->events[b->nevents++];
+        memset(ev, 0, sizeof(*ev));
+        ev->kind = TND_BROKER_CLIENT;
+        snprintf(ev->key, sizeof(ev->key), "%s", name);
+        memcpy(ev->client, id, id_len);
+        ev->client_len = id_len;
+        snprintf(ev->service, sizeof(ev->service), "%s", msg->service);
+        ev->body = tnd_xmalloc(msg->body_len + 1);
+        memcpy(ev->body, msg->body, msg->body_len);
+        ev->body[msg->body_len] = '\0';
+        ev->body_len = msg->body_len;
+        return;
+    }
     if (b->nrequests >= b->max_queue) {
         tnd_log_warn("queue full (%zu requests); dropping the request of "
                      "client %s",
@@ -570,6 +587,7 @@ tnd_broker *tnd_broker_new(const tnd_broker_options *opts)
     b->max_queue = opts->max_queue > 0 ? opts->max_queue : 1024;
     b->silent = opts->silent;
     b->silent_payload = opts->silent_payload;
+    b->clients = opts->clients;
     b->next_beat = tnd_now_ms() + b->heartbeat_ms;
     if (!(b->ctx = zmq_ctx_new())) {
         tnd_error_set("cannot create a ZeroMQ context: %s",
@@ -639,6 +657,11 @@ const char *tnd_broker_endpoint(const tnd_broker *self)
     return self->endpoint;
 }
 
+void *tnd_broker_socket(const tnd_broker *self)
+{
+    return self->socket;
+}
+
 int tnd_broker_submit(tnd_broker *self, const char *service, const char *key,
                       const char *body, size_t len)
 {
@@ -686,6 +709,22 @@ int tnd_broker_dispatches(const tnd_broker *self, const char *key)
     const request *r = find_request(self, key, strlen(key));
 
     return r ? r->dispatches : 0;
+}
+
+int tnd_broker_client_send(tnd_broker *self, const unsigned char *client,
+                           size_t client_len, const char *service, bool final,
+                           const char *body, size_t len)
+{
+    tnd_mdp_msg out;
+
+    if (len > TND_MDP_MAX_BODY)
+        return tnd_error_set("a reply of %zu bytes is over the limit of %d",
+                             len, TND_MDP_MAX_BODY);
+    tnd_mdp_msg_init(&out, false, final ? TND_MDPC_FINAL : TND_MDPC_PARTIAL,
+                     service);
+    out.body = (char *)body;
+    out.body_len = len;
+    return tnd_mdp_send(self->socket, client, client_len, &out);
 }
 
 void tnd_broker_event_clear(tnd_broker_event *ev)

@@ -32,6 +32,12 @@ typedef struct tnd_broker_options {
      * ours can be killed, so it is restarted. May be NULL. */
     void (*silent)(const char *name, void *payload);
     void *silent_payload;
+    /* false: a client's request goes to the agents of its service, and
+     * their replies back to it (tandem run). true: every client request
+     * is an event for the caller (TND_BROKER_CLIENT), who answers it with
+     * tnd_broker_client_send (tandem serve: a client may not drive the
+     * agents). */
+    bool clients;
 } tnd_broker_options;
 
 #define TND_BROKER_MAX_KEY 128
@@ -40,6 +46,7 @@ typedef enum tnd_broker_event_kind {
     TND_BROKER_FINAL = 1, /* the reply to an internal request */
     TND_BROKER_PARTIAL,   /* a progress message for one */
     TND_BROKER_FAILED,    /* the request was lost too often; see error */
+    TND_BROKER_CLIENT,    /* a client's request (options.clients) */
 } tnd_broker_event_kind;
 
 typedef struct tnd_broker_event {
@@ -54,6 +61,10 @@ typedef struct tnd_broker_event {
                        the one that answered included; more than 1 means
                        workers were lost with it (each may have done, and
                        paid for, the work) */
+    /* CLIENT only: who asked (key holds it printable), and for what */
+    unsigned char client[TND_MDP_MAX_IDENTITY];
+    size_t client_len;
+    char service[TND_MDP_MAX_SERVICE + 1];
 } tnd_broker_event;
 
 /* Bind and start. NULL with the error set (e.g. the endpoint is in use). */
@@ -66,6 +77,11 @@ void tnd_broker_destroy(tnd_broker **self_p);
 /* The endpoint agents should connect to (a tcp port 0 or "*" resolved).
  * Borrowed. */
 const char *tnd_broker_endpoint(const tnd_broker *self);
+
+/* The ROUTER socket, for a caller that polls it together with sockets of
+ * its own (zmq_poll) and then calls tnd_broker_poll with no wait. Read
+ * it only through tnd_broker_poll. Borrowed. */
+void *tnd_broker_socket(const tnd_broker *self);
 
 /* Queue a request of ours for service. key (printable, 1..128 bytes) must
  * not be outstanding already. The body is copied. */
@@ -85,6 +101,13 @@ int tnd_broker_dispatches(const tnd_broker *self, const char *key);
  * 1 with *out filled (free with tnd_broker_event_clear), 0 when the time
  * passed without an event for us, -1 on a socket failure. */
 int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms);
+
+/* Answer a client's request (a TND_BROKER_CLIENT event): a PARTIAL, or
+ * the FINAL when final is true. -1 with the error set when the client
+ * cannot be reached (it is gone) or the body is over the limit. */
+int tnd_broker_client_send(tnd_broker *self, const unsigned char *client,
+                           size_t client_len, const char *service, bool final,
+                           const char *body, size_t len);
 
 /* Free an event's strings; safe on a zeroed event. */
 void tnd_broker_event_clear(tnd_broker_event *ev);

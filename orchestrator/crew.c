@@ -15,77 +15,28 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "orchestrator/broker.h"
+#include "orchestrator/link.h"
+#include "orchestrator/pool.h"
 #include "orchestrator/rundir.h"
-#include "orchestrator/supervisor.h"
 #include "proto/answer.h"
 
 #define POLL_MS       200
 #define STOP_GRACE_MS 5000
 #define IPC_PATH_MAX  100 /* sun_path is 108 bytes; keep a margin */
-#define MAX_ARGS      48
-
-static const char *const roles[2] = {"coder", "reviewer"};
 
 struct tnd_crew {
     const tnd_crew_options *opts;
     tnd_rundir *rundir; /* the runtime directory, held while the run lives */
     char *runtime;      /* its path */
-    char *endpoint;
-    char *programs[2];
-    tnd_broker *broker;
-    tnd_supervisor *sup;
+    char *endpoint;     /* the local broker's; NULL with a link */
+    tnd_pool *pool;     /* the local agents and their broker, or */
+    tnd_link *link;     /* the hub's line (tandem serve); borrowed */
     bool waiting_said[2];
 };
 
-static const tnd_agent_config *agent(const tnd_config *cfg, int role)
-{
-    return role ? &cfg->reviewer : &cfg->coder;
-}
-
-/* The agent program for role: the config's, or the one installed next to
- * this tandem. NULL (error set) when it cannot be run. Caller frees. */
-static char *program(const tnd_config *cfg, int role)
-{
-    const tnd_agent_config *a = agent(cfg, role);
-    char *self, *prog;
-
-    if (a->program.argv) {
-        const char *p = a->program.argv[0];
-        prog = p[0] == '/' || !strchr(p, '/') ? tnd_xstrdup(p)
-                                              : tnd_fs_join(cfg->dir, p);
-    } else {
-        self = tnd_fs_self_dir();
-        prog = tnd_xasprintf("%s/tandem-%s", self ? self : ".", roles[role]);
-        free(self);
-    }
-    if (strchr(prog, '/') && access(prog, X_OK) < 0) {
-        tnd_error_sys("agent program %s cannot be run (build it with 'make', "
-                      "or set agents.%s.command in agents.yaml)",
-                      prog, roles[role]);
-        free(prog);
-        return NULL;
-    }
-    return prog;
-}
-
 int tnd_crew_check(const tnd_config *config, bool coder)
 {
-    for (int role = coder ? 0 : 1; role < 2; role++) {
-        char *prog;
-        if (agent(config, role)->count == 0) {
-            if (!*config->orchestrator.endpoint)
-                return tnd_error_config(
-                    "agents.%s.count is 0, so %s agents must connect by "
-                    "themselves; set orchestrator.endpoint to an address "
-                    "they can reach (e.g. tcp://0.0.0.0:5555)",
-                    roles[role], roles[role]);
-            continue;
-        }
-        if (!(prog = program(config, role)))
-            return TND_ECONFIG;
-        free(prog);
-    }
-    return 0;
+    return tnd_pool_check(config, coder);
 }
 
 /* A private directory for the ipc socket and the workspace: only this user
@@ -110,6 +61,8 @@ static int make_runtime(tnd_crew *c)
     if (!c->rundir)
         return -1;
     c->runtime = tnd_xstrdup(tnd_rundir_path(c->rundir));
+    if (c->link)
+        return 0; /* the hub's broker serves the agents */
     if (*c->opts->config->orchestrator.endpoint) {
         c->endpoint = tnd_xstrdup(c->opts->config->orchestrator.endpoint);
     } else {
@@ -122,115 +75,27 @@ static int make_runtime(tnd_crew *c)
     return 0;
 }
 
-/* argv[n] and argv[n + 1] are option and its value, when there is one;
- * the new n. */
-static size_t add_option(const char **argv, size_t n, const char *option,
-                         const char *value)
-{
-    if (!value)
-        return n;
-    argv[n] = option;
-    argv[n + 1] = value;
-    return n + 2;
-}
-
-static int start_agents(tnd_crew *c)
-{
-    const tnd_crew_options *o = c->opts;
-    const tnd_config *cfg = o->config;
-    char hb[32], lv[32];
-
-    snprintf(hb, sizeof(hb), "%d", cfg->orchestrator.heartbeat_ms);
-    snprintf(lv, sizeof(lv), "%d", cfg->orchestrator.liveness);
-    c->sup = tnd_supervisor_new();
-    for (int role = o->no_coder ? 1 : 0; role < 2; role++) {
-        const tnd_agent_config *a = agent(cfg, role);
-        bool quorum = role == 1 && tnd_config_quorum(cfg) > 1;
-        for (int i = 1; i <= a->count; i++) {
-            const char *argv[MAX_ARGS];
-            size_t n = 1;
-            char *name = tnd_xasprintf("%s-%d", roles[role], i);
-            char service[32], member[16];
-            char *file = tnd_xasprintf("%s.log", name);
-            char *log = tnd_fs_join(o->logs_dir, file);
-            tnd_agent_spec spec;
-            int error;
-
-            argv[0] = c->programs[role];
-            for (char **p = a->program.argv ? a->program.argv + 1 : NULL;
-                 p && *p && n < MAX_ARGS - 24; p++)
-                argv[n++] = *p;
-            argv[n++] = "--connect";
-            argv[n++] = c->endpoint;
-            argv[n++] = "--id";
-            argv[n++] = name;
-            argv[n++] = "--heartbeat";
-            argv[n++] = hb;
-            argv[n++] = "--liveness";
-            argv[n++] = lv;
-            n = add_option(argv, n, "--config", cfg->path);
-            n = add_option(argv, n, "--llm", o->llm);
-            n = add_option(argv, n, "--base-url", o->base_url);
-            n = add_option(argv, n, "--record", o->record);
-            if (o->verbose)
-                argv[n++] = "--verbose";
-            snprintf(service, sizeof(service), "%s", roles[role]);
-            if (quorum) {
-                /* each member serves its own service, with its own model */
-                snprintf(service, sizeof(service), "reviewer.%d", i);
-                snprintf(member, sizeof(member), "%d", i);
-                argv[n++] = "--service";
-                argv[n++] = service;
-                argv[n++] = "--member";
-                argv[n++] = member;
-            }
-            argv[n] = NULL;
-            spec.name = name;
-            spec.service = service;
-            spec.argv = argv;
-            spec.log_path = log;
-            error = tnd_supervisor_add(c->sup, &spec);
-            free(name);
-            free(file);
-            free(log);
-            if (error < 0)
-                return -1;
-        }
-    }
-    return 0;
-}
-
-/* A local agent that stopped heartbeating while its process lives (a
- * SIGSTOP, a hang) would keep its place and serve nobody: kill it, so
- * the supervisor restarts it and its request finds an agent. */
-static void agent_silent(const char *name, void *payload)
-{
-    tnd_crew *c = payload;
-
-    if (c->sup)
-        tnd_supervisor_kill(c->sup, name);
-}
-
 tnd_crew *tnd_crew_new(const tnd_crew_options *opts)
 {
     tnd_crew *c = tnd_xcalloc(1, sizeof(*c));
-    tnd_broker_options bo;
+    tnd_pool_options po;
 
     c->opts = opts;
-    for (int role = opts->no_coder ? 1 : 0; role < 2; role++)
-        if (agent(opts->config, role)->count > 0 &&
-            !(c->programs[role] = program(opts->config, role)))
-            goto fail;
+    c->link = opts->link;
     if (make_runtime(c) < 0)
         goto fail;
-    memset(&bo, 0, sizeof(bo));
-    bo.endpoint = c->endpoint;
-    bo.heartbeat_ms = opts->config->orchestrator.heartbeat_ms;
-    bo.liveness = opts->config->orchestrator.liveness;
-    bo.silent = agent_silent;
-    bo.silent_payload = c;
-    if (!(c->broker = tnd_broker_new(&bo)) ||
-        tnd_fs_mkdirs(opts->logs_dir, 0755) < 0 || start_agents(c) < 0)
+    if (c->link)
+        return c;
+    memset(&po, 0, sizeof(po));
+    po.config = opts->config;
+    po.endpoint = c->endpoint;
+    po.logs_dir = opts->logs_dir;
+    po.llm = opts->llm;
+    po.base_url = opts->base_url;
+    po.record = opts->record;
+    po.verbose = opts->verbose;
+    po.no_coder = opts->no_coder;
+    if (!(c->pool = tnd_pool_new(&po)))
         goto fail;
     return c;
 fail:
@@ -244,16 +109,13 @@ void tnd_crew_destroy(tnd_crew **self_p, bool keep)
 
     if (!c)
         return;
-    tnd_supervisor_destroy(&c->sup, STOP_GRACE_MS);
-    tnd_broker_destroy(&c->broker);
-    if (c->runtime && keep) {
+    tnd_pool_destroy(&c->pool, STOP_GRACE_MS);
+    if (c->runtime && keep && c->endpoint) {
         char *sock = tnd_fs_join(c->runtime, "broker.sock");
         unlink(sock);
         free(sock);
     }
     tnd_rundir_destroy(&c->rundir, keep);
-    free(c->programs[0]);
-    free(c->programs[1]);
     free(c->runtime);
     free(c->endpoint);
     free(c);
@@ -270,9 +132,58 @@ const char *tnd_crew_endpoint(const tnd_crew *self)
     return self->endpoint;
 }
 
-static void agent_gone(const char *name, void *payload)
+/* ---- the port: a local broker, or the hub through the link ------------- */
+
+static int port_submit(tnd_crew *c, const tnd_crew_request *q)
 {
-    tnd_broker_worker_gone(payload, name);
+    return c->link
+               ? tnd_link_submit(c->link, q->service, q->key, q->body, q->len)
+               : tnd_broker_submit(tnd_pool_broker(c->pool), q->service, q->key,
+                                   q->body, q->len);
+}
+
+static void port_cancel(tnd_crew *c, const char *key)
+{
+    if (c->link)
+        tnd_link_cancel(c->link, key);
+    else
+        tnd_broker_cancel(tnd_pool_broker(c->pool), key);
+}
+
+/* The times the request under key went to an agent so far. The hub
+ * does not say yet, so a session in serve counts 0 for a request it
+ * gives up on (its unanswered calls are undercounted there). */
+static int port_dispatches(tnd_crew *c, const char *key)
+{
+    return c->link ? 0 : tnd_broker_dispatches(tnd_pool_broker(c->pool), key);
+}
+
+static int port_poll(tnd_crew *c, tnd_broker_event *ev, long ms)
+{
+    return c->link ? tnd_link_poll(c->link, ev, ms)
+                   : tnd_broker_poll(tnd_pool_broker(c->pool), ev, ms);
+}
+
+static void port_drop(tnd_crew *c, const char *worker, const char *why)
+{
+    if (c->link)
+        tnd_link_drop(c->link, worker, why);
+    else
+        tnd_broker_drop_worker(tnd_pool_broker(c->pool), worker, why);
+}
+
+/* The agents of the pool; the hub's own are its business. */
+static int port_tick(tnd_crew *c)
+{
+    return c->pool ? tnd_pool_tick(c->pool) : 0;
+}
+
+/* No agent serves service yet (the hub, not a session, says so in
+ * serve). */
+static bool port_none_for(tnd_crew *c, const char *service)
+{
+    return c->pool &&
+           tnd_broker_workers(tnd_pool_broker(c->pool), service) == 0;
 }
 
 /* The request of reqs under key, or NULL. */
@@ -289,8 +200,8 @@ static tnd_crew_request *request_for(tnd_crew_request *reqs, size_t n,
  * broker forgets it. */
 static void give_up(tnd_crew *self, tnd_crew_request *q)
 {
-    q->sent += tnd_broker_dispatches(self->broker, q->key);
-    tnd_broker_cancel(self->broker, q->key);
+    q->sent += port_dispatches(self, q->key);
+    port_cancel(self, q->key);
 }
 
 static void cancel_open(tnd_crew *self, tnd_crew_request *reqs, size_t n,
@@ -336,14 +247,13 @@ static bool refuse(tnd_crew *self, tnd_crew_request *q,
                         "%s",
                         q->service, ev->worker, tnd_error_last());
     q->invalid++;
-    tnd_broker_drop_worker(self->broker, ev->worker, why);
+    port_drop(self, ev->worker, why);
     if (q->invalid >= TND_CREW_MAX_INVALID) {
         q->rc = -1;
         q->error =
             tnd_xasprintf("%s (%d such replies; giving up)", why, q->invalid);
         q->done = true;
-    } else if (tnd_broker_submit(self->broker, q->service, q->key, q->body,
-                                 q->len) < 0) {
+    } else if (port_submit(self, q) < 0) {
         q->rc = -1;
         q->error =
             tnd_xasprintf("%s; cannot ask again: %s", why, tnd_error_last());
@@ -373,8 +283,7 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
         reqs[i].sent = 0;
     }
     for (size_t i = 0; i < n; i++)
-        if (tnd_broker_submit(self->broker, reqs[i].service, reqs[i].key,
-                              reqs[i].body, reqs[i].len) < 0) {
+        if (port_submit(self, &reqs[i]) < 0) {
             char *why = tnd_xstrdup(tnd_error_last());
             cancel_open(self, reqs, n, -1, why);
             free(why);
@@ -385,14 +294,14 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
         long wait = tnd_clock_remaining(deadline, POLL_MS);
         int rc;
 
-        if (self->opts->interrupted && *self->opts->interrupted) {
+        if (self->opts->interrupted && atomic_load(self->opts->interrupted)) {
             char *why = tnd_xasprintf("interrupted by signal %d",
-                                      (int)*self->opts->interrupted);
+                                      atomic_load(self->opts->interrupted));
             cancel_open(self, reqs, n, TND_ECANCELLED, why);
             free(why);
             return first_failure(reqs, n);
         }
-        if ((rc = tnd_broker_poll(self->broker, &ev, wait)) < 0) {
+        if ((rc = port_poll(self, &ev, wait)) < 0) {
             char *why = tnd_xstrdup(tnd_error_last());
             cancel_open(self, reqs, n, -1, why);
             free(why);
@@ -422,7 +331,7 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
             }
             tnd_broker_event_clear(&ev);
         }
-        if (tnd_supervisor_tick(self->sup, agent_gone, self->broker) < 0) {
+        if (port_tick(self) < 0) {
             char *why = tnd_xstrdup(tnd_error_last());
             cancel_open(self, reqs, n, -1, why);
             free(why);
@@ -431,7 +340,7 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
         for (size_t i = 0; i < n; i++) {
             int role = is_reviewer(reqs[i].service);
             if (reqs[i].done || self->waiting_said[role] ||
-                tnd_broker_workers(self->broker, reqs[i].service) > 0 ||
+                !port_none_for(self, reqs[i].service) ||
                 tnd_now_ms() - asked <= 3000)
                 continue;
             tnd_log_warn("waiting for a %s agent to connect to %s",
@@ -459,15 +368,15 @@ int tnd_crew_idle(tnd_crew *self, long ms)
     tnd_broker_event ev;
     int rc;
 
-    if (self->opts->interrupted && *self->opts->interrupted)
+    if (self->opts->interrupted && atomic_load(self->opts->interrupted))
         return tnd_error_set("interrupted by signal %d",
-                             (int)*self->opts->interrupted),
+                             atomic_load(self->opts->interrupted)),
                TND_ECANCELLED;
-    if ((rc = tnd_broker_poll(self->broker, &ev, ms)) < 0)
+    if ((rc = port_poll(self, &ev, ms)) < 0)
         return -1;
     if (rc == 1)
         tnd_broker_event_clear(&ev);
-    return tnd_supervisor_tick(self->sup, agent_gone, self->broker);
+    return port_tick(self);
 }
 
 void tnd_crew_request_clear(tnd_crew_request *q)

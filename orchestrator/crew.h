@@ -1,21 +1,26 @@
 /* tnd_crew - the agents one run works with, and how to talk to them.
  *
  * A crew owns a private runtime directory (mode 0700, under $TMPDIR: see
- * rundir.h; making it sweeps away those of runs that are gone), the
- * broker bound in it (or on the configured endpoint), and the local agent
- * processes the config asks for. tnd_crew_call sends one request and
+ * rundir.h; making it sweeps away those of runs that are gone) and a way
+ * to the agents: for `tandem run`, a pool of its own (pool.h: the broker
+ * bound in the runtime directory, or on the configured endpoint, and the
+ * local agent processes the config asks for); for a session of `tandem
+ * serve`, a link to the hub (link.h), whose pool serves every session.
+ * The calls are the same either way. tnd_crew_call sends one request and
  * waits for its reply while keeping everything alive: the broker polls,
  * exited agents are restarted, progress is passed on, and the wait ends
- * at a deadline or when the run is interrupted. */
+ * at a deadline or when the run is interrupted (with a link, the request
+ * is cancelled at the hub). */
 #ifndef TND_CREW_H
 #define TND_CREW_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/config.h"
+#include "orchestrator/link.h"
 
 typedef struct tnd_crew tnd_crew;
 
@@ -28,8 +33,12 @@ typedef struct tnd_crew_options {
     const char *base_url;    /* --base-url for the agents, or NULL */
     const char *record;      /* --record for the agents, or NULL */
     bool verbose;
-    bool no_coder; /* a review: start no coder, wait for none */
-    const volatile sig_atomic_t *interrupted; /* non-zero: stop waiting */
+    bool no_coder;                 /* a review: start no coder, wait for none */
+    const atomic_int *interrupted; /* non-zero (a signal's number): stop
+                                      waiting */
+    tnd_link *link; /* tandem serve: reach the hub's agents through
+                              this (borrowed) instead of starting a broker
+                              and agents of the run's own */
 } tnd_crew_options;
 
 /* Progress from an agent while it works: the body of a PARTIAL. */
@@ -53,7 +62,7 @@ void tnd_crew_destroy(tnd_crew **self_p, bool keep);
 /* The runtime directory (absolute). Borrowed. */
 const char *tnd_crew_runtime(const tnd_crew *self);
 
-/* The broker's endpoint. Borrowed. */
+/* The local broker's endpoint; NULL with a link. Borrowed. */
 const char *tnd_crew_endpoint(const tnd_crew *self);
 
 /* Send body to service ("coder", "reviewer", or "reviewer.N" for quorum

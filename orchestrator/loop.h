@@ -12,9 +12,11 @@
 #define TND_LOOP_H
 
 #include <json-c/json.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/config.h"
 #include "orchestrator/change.h"
@@ -35,7 +37,11 @@
 
 typedef struct run {
     tnd_run_options opts;
-    char *owned[6]; /* strings behind opts when read from a journal */
+    const tnd_run_host *host; /* the server driving it, or NULL */
+    FILE *out;                /* stdout's part: the diff, findings */
+    FILE *err;                /* stderr's part: progress, the summary */
+    atomic_int *stop;         /* a signal's number: stop as it would */
+    char *owned[6];           /* strings behind opts when read from a journal */
     tnd_config *cfg;
     tnd_gate_config gate; /* cfg->gate, plus what a person granted */
     char *repo;
@@ -119,6 +125,10 @@ int tnd_loop_prepare(run *r);
 /* Start the agents and the workspace, run the loop, finish; a TND_EXIT_*
  * code. */
 int tnd_loop_go(run *r, int64_t started_wall);
+
+/* A zeroed run, its streams and stop flag the host's (NULL: stdout,
+ * stderr, and the flag SIGINT, SIGTERM and SIGHUP set). */
+void tnd_loop_init(run *r, const tnd_run_host *host);
 
 /* Release everything r holds. */
 void tnd_loop_close(run *r);

@@ -19,7 +19,9 @@
 #include "orchestrator/lessons_cmd.h"
 #include "orchestrator/run.h"
 #include "orchestrator/history_cmd.h"
+#include "orchestrator/serve.h"
 #include "orchestrator/session_cmd.h"
+#include "orchestrator/submit.h"
 #include "proto/body.h"
 
 static void usage(FILE *to)
@@ -34,6 +36,8 @@ static void usage(FILE *to)
           "  run TASK...     do a task in a repository through the gate loop\n"
           "  review [TASK]   audit an existing change (git changes, or a\n"
           "                  patch with --diff) through the same gate\n"
+          "  serve           one resident orchestrator for many tasks\n"
+          "  submit TASK...  send a task to 'tandem serve' and wait for it\n"
           "  doctor          check the config, the models, keys and tools\n"
           "  init            write an agents.yaml guessed from the repository\n"
           "  resume ID       go on with a session after a crash or a stop\n"
@@ -414,6 +418,8 @@ static const tnd_cli_command commands[] = {
     {"review", cmd_review, review_usage},
     {"doctor", cmd_doctor, doctor_usage},
     {"init", tnd_init_cmd, tnd_init_cmd_usage},
+    {"serve", tnd_cmd_serve, tnd_cmd_serve_usage},
+    {"submit", tnd_cmd_submit, tnd_cmd_submit_usage},
     {"resume", tnd_cmd_continue, tnd_cmd_continue_usage},
     {"approve", tnd_cmd_continue, tnd_cmd_continue_usage},
     {"reject", tnd_cmd_continue, tnd_cmd_continue_usage},

@@ -21,14 +21,14 @@ static void show_escalation(run *r, const char *reason)
     if (r->opts.quiet && r->mode != TND_ESCALATE_TTY)
         return;
     tnd_loop_end_progress(r);
-    fprintf(stderr, "\n== tandem needs a human ==\n");
-    fprintf(stderr, "task: %s\n", r->opts.task);
-    fprintf(stderr, "why: %s\n", reason);
+    fprintf(r->err, "\n== tandem needs a human ==\n");
+    fprintf(r->err, "task: %s\n", r->opts.task);
+    fprintf(r->err, "why: %s\n", reason);
     for (size_t i = 0; i < r->nhistory; i++)
-        fprintf(stderr, "  %s\n", r->history[i]);
+        fprintf(r->err, "  %s\n", r->history[i]);
     if (r->last_diff) {
         char *d = tnd_str_cut_middle(r->last_diff, 3000);
-        fprintf(stderr, "the last proposal:\n%s%s", d,
+        fprintf(r->err, "the last proposal:\n%s%s", d,
                 d[strlen(d) - 1] == '\n' ? "" : "\n");
         free(d);
     }
@@ -38,18 +38,18 @@ static void show_commands(run *r)
 {
     const char *id = tnd_session_id(r->session);
 
-    fprintf(stderr,
+    fprintf(r->err,
             "\nthe session waits for an answer; from %s run one of:\n"
             "  tandem approve %s\n"
             "  tandem reject %s -m WHY\n",
             r->repo, id, id);
     if (r->opts.review)
         return; /* no coder to guide or to give more attempts */
-    fprintf(stderr, "  tandem guide %s -m TEXT\n", id);
+    fprintf(r->err, "  tandem guide %s -m TEXT\n", id);
     if (r->gate.max_tokens > 0)
-        fprintf(stderr, "  tandem budget %s --iterations N --tokens N\n", id);
+        fprintf(r->err, "  tandem budget %s --iterations N --tokens N\n", id);
     else
-        fprintf(stderr, "  tandem budget %s --iterations N\n", id);
+        fprintf(r->err, "  tandem budget %s --iterations N\n", id);
 }
 
 json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by)

@@ -122,22 +122,23 @@ int tnd_run_continue(const tnd_continue_options *o)
     int64_t started_wall = 0;
     int code = TND_EXIT_FAILED, rc;
 
-    memset(&r, 0, sizeof(r));
-    r.started = tnd_now_ms();
-    r.last_confidence = -1;
-    tnd_log_init("tandem", o->verbose ? TND_LOG_DEBUG : TND_LOG_WARN);
+    bool first;
+
+    tnd_loop_init(&r, o->host);
+    if (!o->host) /* a server's log is its own */
+        tnd_log_init("tandem", o->verbose ? TND_LOG_DEBUG : TND_LOG_WARN);
     if (!(r.repo = tnd_fs_realpath(o->repo ? o->repo : "."))) {
-        fprintf(stderr, "tandem: --repo: %s\n", tnd_error_last());
+        fprintf(r.err, "tandem: --repo: %s\n", tnd_error_last());
         tnd_loop_close(&r);
         return TND_EXIT_USAGE;
     }
     if (!(r.session = tnd_session_open(r.repo, o->session))) {
-        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        fprintf(r.err, "tandem: %s\n", tnd_error_last());
         tnd_loop_close(&r);
         return TND_EXIT_USAGE;
     }
     if (tnd_session_lock(r.session) < 0) {
-        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        fprintf(r.err, "tandem: %s\n", tnd_error_last());
         tnd_loop_close(&r);
         return TND_EXIT_FAILED;
     }
@@ -151,57 +152,64 @@ int tnd_run_continue(const tnd_continue_options *o)
                                           ? tnd_journal_record(r.journal, 0)
                                           : NULL,
                                       o, &started_wall) < 0) {
-        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        fprintf(r.err, "tandem: %s\n", tnd_error_last());
         tnd_loop_close(&r);
         return TND_EXIT_FAILED;
     }
     if (tnd_journal_status(&state, tnd_journal_records(r.journal)) < 0) {
-        fprintf(stderr, "tandem: session %s: %s\n", tnd_session_id(r.session),
+        fprintf(r.err, "tandem: session %s: %s\n", tnd_session_id(r.session),
                 tnd_error_last());
         tnd_loop_close(&r);
         return TND_EXIT_FAILED;
     }
     if (state != TND_SESSION_OPEN && state != TND_SESSION_WAITING) {
-        fprintf(stderr, "tandem: session %s already finished: %s\n",
+        fprintf(r.err, "tandem: session %s already finished: %s\n",
                 tnd_session_id(r.session), tnd_session_status_name(state));
         code = state == TND_SESSION_APPROVED ? TND_EXIT_OK : TND_EXIT_FAILED;
         tnd_loop_close(&r);
         return code;
     }
     if (o->answer && (rc = check_answer(&r, o, state)) < 0) {
-        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        fprintf(r.err, "tandem: %s\n", tnd_error_last());
         tnd_loop_close(&r);
         return rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
     if ((rc = tnd_loop_prepare(&r)) < 0) {
-        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        fprintf(r.err, "tandem: %s\n", tnd_error_last());
         tnd_loop_close(&r);
         return rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
     if (o->answer == TND_ANSWER_BUDGET && o->tokens > 0 && o->iterations <= 0 &&
         r.gate.max_tokens == 0) {
-        fprintf(stderr, "tandem: budget: gate.max_tokens is 0 (no token "
-                        "budget), so --tokens grants nothing; give "
-                        "--iterations N\n");
+        fprintf(r.err, "tandem: budget: gate.max_tokens is 0 (no token "
+                       "budget), so --tokens grants nothing; give "
+                       "--iterations N\n");
         tnd_loop_close(&r);
         return TND_EXIT_USAGE;
     }
+    /* the first run of a session a server made: nothing to resume */
+    first = o->fresh && !o->answer && tnd_journal_count(r.journal) == 1;
+    rc = 0;
     if (o->answer) {
         tnd_answer ans = {o->answer, o->text ? tnd_xstrdup(o->text) : NULL,
                           o->iterations, o->tokens};
         rc = tnd_loop_step(&r, "answer", tnd_loop_answer_json(&ans, "command"));
         tnd_answer_clear(&ans);
-    } else {
+    } else if (!first) {
         rc = tnd_loop_step(&r, "resume", NULL);
     }
     if (rc < 0) {
-        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        fprintf(r.err, "tandem: %s\n", tnd_error_last());
         tnd_loop_close(&r);
         return TND_EXIT_FAILED;
     }
-    tnd_loop_say(&r, "session %s: %s (%s)", tnd_session_id(r.session),
-                 r.opts.task,
-                 o->answer ? tnd_answer_name(o->answer) : "resumed");
+    if (first)
+        tnd_loop_say(&r, "session %s: %s", tnd_session_id(r.session),
+                     r.opts.task);
+    else
+        tnd_loop_say(&r, "session %s: %s (%s)", tnd_session_id(r.session),
+                     r.opts.task,
+                     o->answer ? tnd_answer_name(o->answer) : "resumed");
     code = tnd_loop_go(&r, started_wall ? started_wall : tnd_wall_ms());
     tnd_loop_close(&r);
     return code;

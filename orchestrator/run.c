@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,11 +50,11 @@
 #include "proto/code.h"
 #include "proto/json.h"
 
-static volatile sig_atomic_t interrupted;
+static atomic_int interrupted; /* lock-free: a handler may store to it */
 
 static void on_signal(int sig)
 {
-    interrupted = sig;
+    atomic_store(&interrupted, sig);
 }
 
 /* ---- set-up ------------------------------------------------------------- */
@@ -65,7 +66,7 @@ static int load_config(run *r)
     const char *path = o->config;
     int error = 0;
 
-    if (!path && tnd_fs_exists(implicit))
+    if (!path && !r->host && tnd_fs_exists(implicit))
         path = implicit;
     if (path)
         error = tnd_config_load(&r->cfg, path);
@@ -90,7 +91,10 @@ static int load_config(run *r)
                                 "but both agents replay a cassette; add "
                                 "--llm PROVIDER:MODEL");
     r->gate = r->cfg->gate;
-    if (r->gate.escalate == TND_ESCALATE_AUTO)
+    if (r->host) /* no terminal: a person answers with a command */
+        r->mode = r->gate.escalate == TND_ESCALATE_NEVER ? TND_ESCALATE_NEVER
+                                                         : TND_ESCALATE_QUEUE;
+    else if (r->gate.escalate == TND_ESCALATE_AUTO)
         r->mode = isatty(STDIN_FILENO) ? TND_ESCALATE_TTY : TND_ESCALATE_QUEUE;
     else
         r->mode = r->gate.escalate;
@@ -152,10 +156,10 @@ static void save_recording(run *r)
         tnd_xasprintf("recorded by tandem %s: %s", TND_VERSION, r->opts.task);
     if (tnd_cassette_from_recording(r->record_partial, r->opts.record, comment,
                                     &count, &skipped) < 0) {
-        fprintf(stderr, "tandem: cannot write the recording: %s\n",
+        fprintf(r->err, "tandem: cannot write the recording: %s\n",
                 tnd_error_last());
     } else {
-        fprintf(stderr, "recorded %zu exchange%s in %s%s\n", count,
+        fprintf(r->err, "recorded %zu exchange%s in %s%s\n", count,
                 count == 1 ? "" : "s", r->opts.record,
                 skipped ? " (some lines were torn and left out)" : "");
         unlink(r->record_partial);
@@ -213,27 +217,27 @@ static int finish(run *r)
     save_recording(r);
     tnd_loop_remember(r);
     summary = tnd_report_summary(r->report);
-    fprintf(stderr, "%s\n", summary);
+    fprintf(r->err, "%s\n", summary);
     free(summary);
     if (r->status == TND_SESSION_APPROVED) {
         code = TND_EXIT_OK;
     } else if (r->status == TND_SESSION_ESCALATED) {
-        fprintf(stderr, "needs a human: %s\n", r->reason);
+        fprintf(r->err, "needs a human: %s\n", r->reason);
         if (r->last_rel)
-            fprintf(stderr, "the last proposal is in %s/%s\n", r->repo,
+            fprintf(r->err, "the last proposal is in %s/%s\n", r->repo,
                     r->last_rel);
         code = r->final_escalation ? TND_EXIT_FAILED : TND_EXIT_HUMAN;
     } else if (r->status == TND_SESSION_INTERRUPTED) {
-        fprintf(stderr, "interrupted: %s\n", r->reason);
-        fprintf(stderr, "go on with: tandem resume --repo %s %s\n", r->repo,
+        fprintf(r->err, "interrupted: %s\n", r->reason);
+        fprintf(r->err, "go on with: tandem resume --repo %s %s\n", r->repo,
                 tnd_session_id(r->session));
-        code = TND_EXIT_SIGNAL + (int)interrupted;
+        code = TND_EXIT_SIGNAL + atomic_load(r->stop);
     } else {
-        fprintf(stderr, "%s: %s\n", tnd_session_status_name(r->status),
+        fprintf(r->err, "%s: %s\n", tnd_session_status_name(r->status),
                 r->reason ? r->reason : "");
         code = r->config_error ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
-    fprintf(stderr, "session %s: %s/\n", tnd_session_id(r->session),
+    fprintf(r->err, "session %s: %s/\n", tnd_session_id(r->session),
             tnd_session_dir(r->session));
     return code;
 }
@@ -399,15 +403,18 @@ int tnd_loop_go(run *r, int64_t started_wall)
 
     r->report = tnd_report_new(tnd_session_id(r->session), r->opts.task,
                                r->repo, r->cfg->path, started_wall);
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    interrupted = 0;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    sigaction(SIGHUP, &sa, &old_hup);
-    signal(SIGPIPE, SIG_IGN);
-    signal(SIGXFSZ, SIG_IGN); /* a file size limit is a write error */
+    if (!r->host) {
+        /* in a server, signals are the main thread's (serve.c) */
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        atomic_store(&interrupted, 0);
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        sigaction(SIGHUP, &sa, &old_hup);
+        signal(SIGPIPE, SIG_IGN);
+        signal(SIGXFSZ, SIG_IGN); /* a file size limit is a write error */
+    }
 
     memset(&co, 0, sizeof(co));
     co.config = r->cfg;
@@ -419,7 +426,8 @@ int tnd_loop_go(run *r, int64_t started_wall)
     co.record = r->record_partial;
     co.verbose = r->opts.verbose;
     co.no_coder = r->opts.review;
-    co.interrupted = &interrupted;
+    co.interrupted = r->stop;
+    co.link = r->host ? r->host->link : NULL;
     tnd_loop_recall(r);
     if ((r->crew = tnd_crew_new(&co)) != NULL) {
         publish_events(r);
@@ -429,10 +437,11 @@ int tnd_loop_go(run *r, int64_t started_wall)
         if (error == 1)
             error = 0; /* stopped before attempt 1; r->status says why */
     }
-    if (error < 0 && interrupted) {
+    if (error < 0 && atomic_load(r->stop)) {
         /* not a failure: the person stopped it, and it can go on */
-        char *why = tnd_xasprintf("interrupted by signal %d (%s)",
-                                  (int)interrupted, strsignal(interrupted));
+        int sig = atomic_load(r->stop);
+        char *why =
+            tnd_xasprintf("interrupted by signal %d (%s)", sig, strsignal(sig));
         tnd_loop_stop(r, TND_SESSION_INTERRUPTED, why);
         free(why);
     } else if (error < 0) {
@@ -442,9 +451,11 @@ int tnd_loop_go(run *r, int64_t started_wall)
     code = finish(r);
     close_events(r);
     free(logs);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGHUP, &old_hup, NULL);
+    if (!r->host) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGHUP, &old_hup, NULL);
+    }
     return code;
 }
 
@@ -476,62 +487,100 @@ static json_object *task_record(const run *r, int64_t started_wall)
     return f;
 }
 
+void tnd_loop_init(run *r, const tnd_run_host *host)
+{
+    memset(r, 0, sizeof(*r));
+    r->started = tnd_now_ms();
+    r->last_confidence = -1;
+    r->host = host;
+    r->out = host ? host->out : stdout;
+    r->err = host ? host->err : stderr;
+    r->stop = host ? host->stop : &interrupted;
+}
+
+/* A new session for r->opts: the config checked, the session made and
+ * locked, its task record journaled (fsync'd). 0, or a TND_EXIT_* code
+ * after saying why on r->err. */
+static int open_new(run *r, int64_t started_wall)
+{
+    int error;
+
+    if (!(r->repo = tnd_fs_realpath(r->opts.repo ? r->opts.repo : "."))) {
+        fprintf(r->err, "tandem: --repo: %s\n", tnd_error_last());
+        return TND_EXIT_USAGE;
+    }
+    if (!tnd_fs_is_dir(r->repo)) {
+        fprintf(r->err, "tandem: --repo: %s is not a directory\n", r->repo);
+        return TND_EXIT_USAGE;
+    }
+    if ((error = tnd_loop_prepare(r)) < 0) {
+        fprintf(r->err, "tandem: %s\n", tnd_error_last());
+        return error == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
+    }
+    if (r->record_partial)
+        unlink(r->record_partial);
+    if (r->opts.review && r->opts.format)
+        r->findings = tnd_findings_new();
+    if (!(r->session = tnd_session_new(r->repo)) ||
+        tnd_session_lock(r->session) < 0) {
+        fprintf(r->err, "tandem: %s\n", tnd_error_last());
+        return TND_EXIT_FAILED;
+    }
+    {
+        char *path = tnd_session_path(r->session, "journal.jsonl");
+        char **ids = tnd_session_list(r->repo);
+        r->journal = tnd_journal_open(path);
+        free(path);
+        for (char **p = ids; *p; p++)
+            r->ordinal++; /* this session included */
+        tnd_str_list_free(&ids);
+    }
+    if (!r->journal ||
+        (r->opts.review &&
+         tnd_session_write(r->session, "change.diff", r->change.diff,
+                           strlen(r->change.diff)) < 0) ||
+        tnd_loop_step(r, "task", task_record(r, started_wall)) < 0) {
+        fprintf(r->err, "tandem: %s\n", tnd_error_last());
+        return TND_EXIT_FAILED;
+    }
+    return 0;
+}
+
 int tnd_run(const tnd_run_options *opts)
 {
     run r;
     int64_t started_wall = tnd_wall_ms();
-    int error, code;
+    int code;
 
-    memset(&r, 0, sizeof(r));
+    tnd_loop_init(&r, NULL);
     r.opts = *opts;
-    r.started = tnd_now_ms();
-    r.last_confidence = -1;
     tnd_log_init("tandem", opts->verbose ? TND_LOG_DEBUG : TND_LOG_WARN);
-    if (!(r.repo = tnd_fs_realpath(opts->repo ? opts->repo : "."))) {
-        fprintf(stderr, "tandem: --repo: %s\n", tnd_error_last());
-        tnd_loop_close(&r);
-        return TND_EXIT_USAGE;
+    if ((code = open_new(&r, started_wall)) == 0) {
+        tnd_loop_say(&r, "session %s: %s", tnd_session_id(r.session),
+                     opts->task);
+        code = tnd_loop_go(&r, started_wall);
     }
-    if (!tnd_fs_is_dir(r.repo)) {
-        fprintf(stderr, "tandem: --repo: %s is not a directory\n", r.repo);
-        tnd_loop_close(&r);
-        return TND_EXIT_USAGE;
+    tnd_loop_close(&r);
+    return code;
+}
+
+int tnd_run_create(char **id, char **dir, const tnd_run_options *opts,
+                   const tnd_run_host *host)
+{
+    run r;
+    int code;
+
+    *id = *dir = NULL;
+    tnd_loop_init(&r, host);
+    r.opts = *opts;
+    if (opts->review) {
+        fprintf(r.err, "tandem: a review cannot be created to run later "
+                       "yet; run 'tandem review'\n");
+        code = TND_EXIT_USAGE;
+    } else if ((code = open_new(&r, tnd_wall_ms())) == 0) {
+        *id = tnd_xstrdup(tnd_session_id(r.session));
+        *dir = tnd_xstrdup(tnd_session_dir(r.session));
     }
-    if ((error = tnd_loop_prepare(&r)) < 0) {
-        fprintf(stderr, "tandem: %s\n", tnd_error_last());
-        tnd_loop_close(&r);
-        return error == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
-    }
-    if (r.record_partial)
-        unlink(r.record_partial);
-    if (opts->review && opts->format)
-        r.findings = tnd_findings_new();
-    if (!(r.session = tnd_session_new(r.repo)) ||
-        tnd_session_lock(r.session) < 0) {
-        fprintf(stderr, "tandem: %s\n", tnd_error_last());
-        tnd_loop_close(&r);
-        return TND_EXIT_FAILED;
-    }
-    {
-        char *path = tnd_session_path(r.session, "journal.jsonl");
-        char **ids = tnd_session_list(r.repo);
-        r.journal = tnd_journal_open(path);
-        free(path);
-        for (char **p = ids; *p; p++)
-            r.ordinal++; /* this session included */
-        tnd_str_list_free(&ids);
-    }
-    if (!r.journal ||
-        (opts->review &&
-         tnd_session_write(r.session, "change.diff", r.change.diff,
-                           strlen(r.change.diff)) < 0) ||
-        tnd_loop_step(&r, "task", task_record(&r, started_wall)) < 0) {
-        fprintf(stderr, "tandem: %s\n", tnd_error_last());
-        tnd_loop_close(&r);
-        return TND_EXIT_FAILED;
-    }
-    tnd_loop_say(&r, "session %s: %s", tnd_session_id(r.session), opts->task);
-    code = tnd_loop_go(&r, started_wall);
     tnd_loop_close(&r);
     return code;
 }

@@ -14,7 +14,11 @@
 #ifndef TND_RUN_H
 #define TND_RUN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
+
+#include "orchestrator/link.h"
 
 #include "orchestrator/escalate.h"
 #include "orchestrator/findings.h"
@@ -51,6 +55,17 @@ typedef struct tnd_run_options {
                                    in this format, whatever the outcome */
 } tnd_run_options;
 
+/* What a server gives a session it runs on a thread of its own (tandem
+ * serve): no signal handler is installed, no terminal is asked (an
+ * escalation waits for a command), the config is never taken from the
+ * repository implicitly, and the log is the server's. */
+typedef struct tnd_run_host {
+    tnd_link *link;   /* the hub's agents */
+    FILE *out, *err;  /* the session's stdout and stderr */
+    atomic_int *stop; /* set to a signal's number: stop as that signal
+                         would (the session stays open, resumable) */
+} tnd_run_host;
+
 /* Run the task (or review the change); returns one of the TND_EXIT_*
  * codes after printing what happened. A review that fails the gate is
  * rejected (exit 1) with the findings on stdout; one the gate passes is
@@ -58,6 +73,14 @@ typedef struct tnd_run_options {
  * format, stdout holds that instead, once the session has ended (an
  * error before a session exists leaves it empty). */
 int tnd_run(const tnd_run_options *opts);
+
+/* Make the session for a task, to be run later with tnd_run_continue:
+ * the config checked, the session directory made and its task record
+ * journaled (fsync'd), nothing started. 0 with *id and *dir (caller
+ * frees), or a TND_EXIT_* code after saying why on host->err (stderr
+ * when host is NULL). Not for a review. */
+int tnd_run_create(char **id, char **dir, const tnd_run_options *opts,
+                   const tnd_run_host *host);
 
 /* What continues an existing session. */
 typedef struct tnd_continue_options {
@@ -73,6 +96,9 @@ typedef struct tnd_continue_options {
     const char *base_url;   /* resume: --base-url likewise */
     bool quiet;
     bool verbose;
+    const tnd_run_host *host; /* a server runs it, or NULL */
+    bool fresh; /* the first run of a session tnd_run_create made: no
+                   `resume` record */
 } tnd_continue_options;
 
 /* Resume a session after a crash, or answer its escalation and go on.

@@ -27,7 +27,7 @@
 void tnd_loop_end_progress(run *r)
 {
     if (r->progress_line) {
-        fputs("\r\033[K", stderr);
+        fputs("\r\033[K", r->err);
         r->progress_line = false;
     }
 }
@@ -40,9 +40,9 @@ void tnd_loop_say(run *r, const char *fmt, ...)
         return;
     tnd_loop_end_progress(r);
     va_start(ap, fmt);
-    fputs("tandem: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    fputs("tandem: ", r->err);
+    vfprintf(r->err, fmt, ap);
+    fputc('\n', r->err);
     va_end(ap);
 }
 
@@ -199,8 +199,8 @@ void tnd_loop_on_progress(const char *body, size_t len, void *payload)
     json_object_put(obj);
     r->streamed = (size_t)chars;
     tnd_log_debug("streaming: %zu characters so far", r->streamed);
-    if (!r->opts.quiet && isatty(STDERR_FILENO)) {
-        fprintf(stderr, "\r\033[Ktandem: [%d/%d] streaming: %zu characters",
+    if (!r->opts.quiet && r->err == stderr && isatty(STDERR_FILENO)) {
+        fprintf(r->err, "\r\033[Ktandem: [%d/%d] streaming: %zu characters",
                 r->iterations, r->gate.max_iterations, r->streamed);
         r->progress_line = true;
     }

@@ -338,6 +338,43 @@ static void plan_limits(child_plan *plan, const tnd_proc_spec *spec)
     }
 }
 
+/* The children tnd_proc_run() started and has not reaped yet, in every
+ * thread: a supervisor's sweep (skills/reap.h) must not take them for a
+ * dead agent's leftovers. A fork happens with the lock held, so a sweep
+ * that holds it sees every such child listed. */
+static pthread_mutex_t children_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t *children;
+static size_t nchildren, achildren;
+
+void tnd_proc_children_lock(void)
+{
+    pthread_mutex_lock(&children_lock);
+}
+
+void tnd_proc_children_unlock(void)
+{
+    pthread_mutex_unlock(&children_lock);
+}
+
+bool tnd_proc_is_running(pid_t pid)
+{
+    for (size_t i = 0; i < nchildren; i++)
+        if (children[i] == pid)
+            return true;
+    return false;
+}
+
+static void forget_child(pid_t pid)
+{
+    pthread_mutex_lock(&children_lock);
+    for (size_t i = 0; i < nchildren; i++)
+        if (children[i] == pid) {
+            children[i] = children[--nchildren];
+            break;
+        }
+    pthread_mutex_unlock(&children_lock);
+}
+
 static void reap(run *r)
 {
     pid_t got;
@@ -347,6 +384,7 @@ static void reap(run *r)
     while (got < 0 && errno == EINTR);
     r->lost = got < 0;
     r->end_ms = tnd_now_ms();
+    forget_child(r->pid);
 }
 
 static void report_failure(const child_failure *f, const tnd_proc_spec *spec)
@@ -404,9 +442,14 @@ static int spawn(run *r)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &saved);
     r->start_ms = tnd_now_ms();
+    pthread_mutex_lock(&children_lock);
+    TND_GROW(children, achildren, nchildren + 1);
     r->pid = fork();
     if (r->pid == 0)
         child_run(&plan);
+    if (r->pid > 0)
+        children[nchildren++] = r->pid;
+    pthread_mutex_unlock(&children_lock);
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (r->pid < 0) {
         tnd_error_sys("fork failed");

@@ -15,7 +15,9 @@
 #define TND_PROC_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Most bytes of lines naming a failure (tnd_toolline_is_failure()) that
  * a stream keeps from its omitted middle, on top of output_cap; each line
@@ -109,5 +111,14 @@ const char *tnd_proc_describe(const tnd_proc_result *result);
  * "Entering directory" line. Caller frees with
  * tnd_str_list_free(). */
 char **tnd_proc_env_scrubbed(const char *const *extra);
+
+/* The programs tnd_proc_run() runs, for any thread of the process, are
+ * its children too; a sweep for leftovers (tnd_reap_strays) must spare
+ * them. While the lock is held no such program starts, and
+ * tnd_proc_is_running (called with the lock held) says whether pid is
+ * one that has not been reaped yet. */
+void tnd_proc_children_lock(void);
+void tnd_proc_children_unlock(void);
+bool tnd_proc_is_running(pid_t pid);
 
 #endif

@@ -30,6 +30,7 @@
 #include "common/error.h"
 #include "common/pidwait.h"
 #include "common/xalloc.h"
+#include "skills/proc.h"
 
 /* Strays named in the error when some would not die. */
 #define NAMED_MAX 8
@@ -101,7 +102,8 @@ static int find_strays(stray **out, size_t *n, size_t *alloc, const pid_t *keep,
         long pid = strtol(e->d_name, &end, 10);
 
         if (pid <= 0 || *end || read_stat(&ppid, &pgid, e->d_name) < 0 ||
-            ppid != self || kept((pid_t)pid, keep, nkeep))
+            ppid != self || kept((pid_t)pid, keep, nkeep) ||
+            tnd_proc_is_running((pid_t)pid))
             continue;
         TND_GROW(*out, *alloc, *n + 1);
         (*out)[(*n)++] = (stray){(pid_t)pid, pgid};
@@ -156,14 +158,20 @@ int tnd_reap_strays(size_t *out, const pid_t *keep, size_t nkeep, long wait_ms)
 
     *out = 0;
     for (;;) {
-        if ((error = find_strays(&s, &n, &alloc, keep, nkeep)) < 0 || !n)
+        /* no program of another thread's tnd_proc_run starts meanwhile,
+         * so every child that is not listed there is a leftover */
+        tnd_proc_children_lock();
+        if ((error = find_strays(&s, &n, &alloc, keep, nkeep)) < 0 || !n) {
+            tnd_proc_children_unlock();
             break;
+        }
         /* the group first, while its member holds the id unreaped */
         for (size_t i = 0; i < n; i++) {
             if (group_is_strays(s[i].pgid, keep, nkeep))
                 kill(-s[i].pgid, SIGKILL);
             kill(s[i].pid, SIGKILL);
         }
+        tnd_proc_children_unlock();
         left = 0;
         for (size_t i = 0; i < n; i++) {
             pid_t got;

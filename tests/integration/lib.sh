@@ -73,7 +73,9 @@ run() {
 }
 
 # tandem itself, under valgrind when TANDEM_MEMCHECK=1 (agents included,
-# system programs the skills run excluded). With TANDEM_TIMEOUT=SECONDS
+# system programs the skills run excluded; a forked child is silent until
+# it execs, since one whose exec fails leaves with the other threads'
+# memory in use, which is no leak). With TANDEM_TIMEOUT=SECONDS
 # set, killed after that long (ten times that under valgrind): for cases
 # where a regression would block, so the test fails instead of hanging.
 tandem() {
@@ -82,6 +84,7 @@ tandem() {
         ${TANDEM_TIMEOUT:+timeout $((TANDEM_TIMEOUT * 10))} \
             valgrind -q --trace-children=yes \
             --trace-children-skip='/usr/*,/bin/*,/sbin/*' \
+            --child-silent-after-fork=yes \
             --leak-check=full --errors-for-leak-kinds=definite \
             --log-file="$T/vg/%p.log" "$BIN/tandem" "$@"
     else

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,8 @@ static void nap_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+static bool clients_mode; /* the next broker hands client requests over */
+
 static void start_broker(int max_dispatches, size_t max_queue)
 {
     tnd_broker_options o = {
@@ -72,6 +75,7 @@ static void start_broker(int max_dispatches, size_t max_queue)
         .liveness = LIVENESS,
         .max_dispatches = max_dispatches,
         .max_queue = max_queue,
+        .clients = clients_mode,
     };
 
     tnd_broker_destroy(&broker);
@@ -766,6 +770,53 @@ static void client_request_is_served_by_a_worker(void **state)
     assert_int_equal(w->ninbox + c->ninbox, 0);
 }
 
+/* tandem serve: a client's request is the caller's to answer, whatever
+ * the service; it never reaches an agent. */
+static void client_requests_go_to_the_caller_when_asked(void **state)
+{
+    tnd_broker_event ev;
+    peer *w, *c;
+    tnd_mdp_msg m;
+
+    (void)state;
+    clients_mode = true;
+    start_broker(0, 0);
+    clients_mode = false;
+    w = ready_worker("w1");
+    c = connect_peer("c1");
+    tnd_mdp_msg_init(&m, false, TND_MDPC_REQUEST, SERVICE);
+    m.body = tnd_xstrdup("{\"q\":1}");
+    m.body_len = 7;
+    send_msg(c, &m);
+    next_event(&ev);
+    assert_int_equal(ev.kind, TND_BROKER_CLIENT);
+    assert_string_equal(ev.key, "c1");
+    assert_string_equal(ev.service, SERVICE);
+    assert_int_equal(ev.client_len, 2);
+    assert_memory_equal(ev.client, "c1", 2);
+    assert_string_equal(ev.body, "{\"q\":1}");
+    assert_int_equal(tnd_broker_pending(broker, SERVICE), 0);
+
+    assert_int_equal(tnd_broker_client_send(broker, ev.client, ev.client_len,
+                                            ev.service, false, "{\"p\":1}", 7),
+                     0);
+    assert_int_equal(tnd_broker_client_send(broker, ev.client, ev.client_len,
+                                            ev.service, true, "{\"f\":1}", 7),
+                     0);
+    take(&m, c);
+    assert_false(m.worker);
+    assert_int_equal(m.command, TND_MDPC_PARTIAL);
+    assert_string_equal(m.service, SERVICE);
+    assert_string_equal(m.body, "{\"p\":1}");
+    tnd_mdp_msg_clear(&m);
+    take(&m, c);
+    assert_int_equal(m.command, TND_MDPC_FINAL);
+    assert_string_equal(m.body, "{\"f\":1}");
+    tnd_mdp_msg_clear(&m);
+    tnd_broker_event_clear(&ev);
+    assert_int_equal(w->ninbox, 0);
+}
+
 static void submit_checks_its_input(void **state)
 {
     char key[TND_BROKER_MAX_KEY + 2];
@@ -962,6 +1013,7 @@ int main(void)
         TEST(malformed_messages_are_dropped),
         TEST(cancelled_request_reply_is_discarded),
         TEST(client_request_is_served_by_a_worker),
+        TEST(client_requests_go_to_the_caller_when_asked),
         TEST(submit_checks_its_input),
         TEST(queue_is_bounded),
         TEST(counts_are_per_service),

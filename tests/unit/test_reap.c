@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +175,39 @@ static void kept_children_and_our_group_are_spared(void **state)
     assert_int_equal(waitpid(keep, NULL, 0), keep);
 }
 
+/* A program another thread runs with tnd_proc_run() is that thread's,
+ * not a leftover: tandem serve's session threads run git while the hub
+ * sweeps after an agent died. */
+static void *run_sleep(void *arg)
+{
+    tnd_proc_result *res = arg;
+    tnd_proc_spec spec = {.argv = ARGV("sh", "-c",
+                                       "echo $$ > running; "
+                                       "exec sleep 1"),
+                          .cwd = tmpdir};
+
+    tnd_proc_run(res, &spec);
+    return NULL;
+}
+
+static void programs_of_other_threads_are_spared(void **state)
+{
+    tnd_proc_result res;
+    pthread_t t;
+    size_t ended = 1;
+
+    (void)state;
+    memset(&res, 0, sizeof(res));
+    assert_int_equal(pthread_create(&t, NULL, run_sleep, &res), 0);
+    wait_for_pid("running");
+    assert_int_equal(tnd_reap_strays(&ended, NULL, 0, 5000), 0);
+    assert_int_equal(ended, 0);
+    pthread_join(t, NULL);
+    assert_int_equal(res.status, TND_PROC_EXITED);
+    assert_int_equal(res.exit_code, 0);
+    tnd_proc_result_free(&res);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -193,6 +227,7 @@ int main(void)
         cmocka_unit_test(what_a_killed_runner_left_is_ended),
         cmocka_unit_test(every_generation_is_ended),
         cmocka_unit_test(kept_children_and_our_group_are_spared),
+        cmocka_unit_test(programs_of_other_threads_are_spared),
     };
 
     /* Be what tandem is: the parent of our orphaned descendants. */

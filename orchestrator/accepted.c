@@ -1,0 +1,175 @@
+/* The sessions tandem serve accepted and has not ended (see accepted.h). */
+#include "orchestrator/accepted.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "orchestrator/journal.h"
+#include "proto/json.h"
+
+/* Records past twice the pending ones, plus this, and the file is
+ * written afresh: the journal keeps its records in memory too. */
+#define COMPACT_SLACK 1024
+
+typedef struct entry {
+    char *repo, *id;
+} entry;
+
+struct tnd_accepted {
+    char *path;
+    tnd_journal *journal;
+    entry *e; /* accepted and not ended, oldest first */
+    size_t n, alloc;
+};
+
+static json_object *accept_record(const char *repo, const char *id)
+{
+    json_object *f = json_object_new_object();
+
+    json_object_object_add(f, "repo", json_object_new_string(repo));
+    json_object_object_add(f, "session", json_object_new_string(id));
+    return f;
+}
+
+static void remember(tnd_accepted *a, const char *repo, const char *id)
+{
+    TND_GROW(a->e, a->alloc, a->n + 1);
+    a->e[a->n].repo = tnd_xstrdup(repo);
+    a->e[a->n++].id = tnd_xstrdup(id);
+}
+
+static void forget(tnd_accepted *a, const char *id)
+{
+    for (size_t k = 0; k < a->n; k++)
+        if (strcmp(a->e[k].id, id) == 0) {
+            free(a->e[k].repo);
+            free(a->e[k].id);
+            memmove(&a->e[k], &a->e[k + 1], (a->n - k - 1) * sizeof(entry));
+            a->n--;
+            return;
+        }
+}
+
+/* The accepted and not ended, from the records of j. */
+static void collect(tnd_accepted *a, const tnd_journal *j)
+{
+    for (size_t i = 0; i < tnd_journal_count(j); i++) {
+        json_object *rec = tnd_journal_record(j, i);
+        const char *type = tnd_journal_type(rec);
+        const char *id = tnd_json_str_or(rec, "session", NULL);
+        const char *repo = tnd_json_str_or(rec, "repo", NULL);
+        if (id && repo && strcmp(type, "accept") == 0)
+            remember(a, repo, id);
+        else if (id && strcmp(type, "end") == 0)
+            forget(a, id);
+    }
+}
+
+/* The pending ones, in a fresh file that replaces the old at once (a
+ * crash before the rename leaves the old one, which says the same). */
+static int compact(tnd_accepted *a)
+{
+    char *tmp = tnd_xasprintf("%s.new", a->path);
+    tnd_journal *fresh;
+    int rc = -1;
+
+    unlink(tmp);
+    if (!(fresh = tnd_journal_open(tmp)))
+        goto out;
+    for (size_t i = 0; i < a->n; i++)
+        if (tnd_journal_append(fresh, "accept",
+                               accept_record(a->e[i].repo, a->e[i].id)) < 0)
+            goto out;
+    if (rename(tmp, a->path) < 0) {
+        tnd_error_sys("cannot replace %s", a->path);
+        goto out;
+    }
+    tnd_journal_close(&a->journal);
+    a->journal = fresh;
+    fresh = NULL;
+    rc = 0;
+out:
+    tnd_journal_close(&fresh);
+    free(tmp);
+    return rc;
+}
+
+tnd_accepted *tnd_accepted_open(const char *path)
+{
+    tnd_accepted *a = tnd_xcalloc(1, sizeof(*a));
+    tnd_journal *old = tnd_journal_open(path);
+
+    a->path = tnd_xstrdup(path);
+    if (!old)
+        goto fail;
+    collect(a, old);
+    tnd_journal_close(&old);
+    if (compact(a) < 0)
+        goto fail;
+    return a;
+fail:
+    tnd_error_prefix("the list of accepted sessions");
+    tnd_accepted_close(&a);
+    return NULL;
+}
+
+void tnd_accepted_close(tnd_accepted **self_p)
+{
+    tnd_accepted *a = self_p ? *self_p : NULL;
+
+    if (!a)
+        return;
+    tnd_journal_close(&a->journal);
+    for (size_t i = 0; i < a->n; i++) {
+        free(a->e[i].repo);
+        free(a->e[i].id);
+    }
+    free(a->e);
+    free(a->path);
+    free(a);
+    *self_p = NULL;
+}
+
+size_t tnd_accepted_pending(const tnd_accepted *self)
+{
+    return self->n;
+}
+
+const char *tnd_accepted_repo(const tnd_accepted *self, size_t i)
+{
+    return self->e[i].repo;
+}
+
+const char *tnd_accepted_id(const tnd_accepted *self, size_t i)
+{
+    return self->e[i].id;
+}
+
+int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id)
+{
+    if (tnd_journal_append(self->journal, "accept", accept_record(repo, id)) <
+        0)
+        return -1;
+    remember(self, repo, id);
+    return 0;
+}
+
+int tnd_accepted_end(tnd_accepted *self, const char *id)
+{
+    json_object *f = json_object_new_object();
+
+    json_object_object_add(f, "session", json_object_new_string(id));
+    if (tnd_journal_append(self->journal, "end", f) < 0)
+        return -1;
+    forget(self, id);
+    if (tnd_journal_count(self->journal) > 2 * self->n + COMPACT_SLACK &&
+        compact(self) < 0)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,270 @@
+/* One session tandem serve holds (see hubsession.h). */
+#include "orchestrator/hubsession.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "orchestrator/link.h"
+#include "orchestrator/run.h"
+#include "proto/client.h"
+#include "proto/json.h"
+
+#define REPORT_MAX (16 << 20)
+#define OUT_BUF    (64 << 10)
+
+typedef struct follower {
+    unsigned char id[TND_MDP_MAX_IDENTITY];
+    size_t len;
+    char service[TND_MDP_MAX_SERVICE + 1];
+} follower;
+
+struct tnd_hubsession {
+    char *name, *repo, *id, *dir;
+    tnd_hubsession_state state;
+    tnd_link *link; /* the thread's once it started */
+    pthread_t thread;
+    bool started; /* a thread runs it, not joined yet */
+    bool ran;     /* a thread was started: the link is the thread's */
+    atomic_int stop;
+    follower f[TND_HUBSESSION_MAX_FOLLOWERS];
+    size_t nf;
+};
+
+tnd_hubsession *tnd_hubsession_new(const char *name, const char *repo,
+                                   const char *id, const char *dir)
+{
+    tnd_hubsession *s = tnd_xcalloc(1, sizeof(*s));
+
+    s->name = tnd_xstrdup(name);
+    s->repo = tnd_xstrdup(repo);
+    s->id = tnd_xstrdup(id);
+    s->dir = tnd_xstrdup(dir);
+    s->state = TND_HS_QUEUED;
+    atomic_init(&s->stop, 0);
+    return s;
+}
+
+void tnd_hubsession_destroy(tnd_hubsession **self_p)
+{
+    tnd_hubsession *s = self_p ? *self_p : NULL;
+
+    if (!s)
+        return;
+    if (s->started)
+        pthread_join(s->thread, NULL);
+    if (!s->ran)
+        tnd_link_destroy(&s->link); /* no thread took it */
+    free(s->name);
+    free(s->repo);
+    free(s->id);
+    free(s->dir);
+    free(s);
+    *self_p = NULL;
+}
+
+const char *tnd_hubsession_name(const tnd_hubsession *self)
+{
+    return self->name;
+}
+
+const char *tnd_hubsession_id(const tnd_hubsession *self)
+{
+    return self->id;
+}
+
+const char *tnd_hubsession_dir(const tnd_hubsession *self)
+{
+    return self->dir;
+}
+
+tnd_hubsession_state tnd_hubsession_state_of(const tnd_hubsession *self)
+{
+    return self->state;
+}
+
+/* ---- the thread --------------------------------------------------------- */
+
+/* The session, run as `tandem resume` would run it, with the link as its
+ * crew and its streams. Its last message says how it ended. */
+static void *session_main(void *arg)
+{
+    tnd_hubsession *s = arg;
+    tnd_link *link = s->link;
+    FILE *out = tnd_link_stream(link, TND_LINK_OUT);
+    FILE *err = tnd_link_stream(link, TND_LINK_ERR);
+    int code = TND_EXIT_FAILED;
+
+    if (out && err) {
+        tnd_run_host host = {link, out, err, &s->stop};
+        tnd_continue_options co;
+        memset(&co, 0, sizeof(co));
+        co.repo = s->repo;
+        co.session = s->id;
+        co.host = &host;
+        co.fresh = true;
+        /* the diff in large pieces, progress a line at a time */
+        setvbuf(out, NULL, _IOFBF, OUT_BUF);
+        code = tnd_run_continue(&co);
+    } else {
+        tnd_log_error("session %s: %s", s->id, tnd_error_last());
+    }
+    if (out)
+        fclose(out);
+    if (err)
+        fclose(err);
+    if (tnd_link_done(link, code) < 0)
+        tnd_log_error("session %s: %s", s->id, tnd_error_last());
+    tnd_link_destroy(&link);
+    return NULL;
+}
+
+int tnd_hubsession_start(tnd_hubsession *self, void *ctx, const char *endpoint)
+{
+    sigset_t all, old;
+    int rc;
+
+    if (!(self->link = tnd_link_new(ctx, endpoint, self->name)))
+        return -1;
+    /* the thread inherits the mask: signals stay the main thread's */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    rc = pthread_create(&self->thread, NULL, session_main, self);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        tnd_link_destroy(&self->link);
+        return tnd_error_set("cannot start a thread: %s", strerror(rc));
+    }
+    self->ran = true; /* the link is the thread's now */
+    self->started = true;
+    self->state = TND_HS_RUNNING;
+    return 0;
+}
+
+void tnd_hubsession_stop(tnd_hubsession *self, int sig)
+{
+    if (self->started)
+        atomic_store(&self->stop, sig);
+}
+
+/* ---- followers ---------------------------------------------------------- */
+
+int tnd_hubsession_follow(tnd_hubsession *self, const unsigned char *client,
+                          size_t client_len, const char *service)
+{
+    follower *f;
+
+    if (self->nf == TND_HUBSESSION_MAX_FOLLOWERS)
+        return tnd_error_set("%d clients follow session %s already; that is "
+                             "the most it takes",
+                             TND_HUBSESSION_MAX_FOLLOWERS, self->id);
+    f = &self->f[self->nf++];
+    memcpy(f->id, client, client_len);
+    f->len = client_len;
+    snprintf(f->service, sizeof(f->service), "%s", service);
+    return 0;
+}
+
+/* body to every follower; one that cannot be reached is forgotten.
+ * Frees body. */
+static void tell(tnd_hubsession *self, tnd_broker *broker, bool final,
+                 char *body, size_t len)
+{
+    for (size_t i = 0; i < self->nf;) {
+        follower *f = &self->f[i];
+        if (tnd_broker_client_send(broker, f->id, f->len, f->service, final,
+                                   body, len) < 0 &&
+            !final) {
+            tnd_log_info("session %s: a client is gone (%s)", self->id,
+                         tnd_error_last());
+            memmove(f, f + 1, (self->nf - i - 1) * sizeof(*f));
+            self->nf--;
+            continue;
+        }
+        i++;
+    }
+    if (final)
+        self->nf = 0;
+    free(body);
+}
+
+void tnd_hubsession_output(tnd_hubsession *self, tnd_broker *broker, bool err,
+                           const char *text, size_t len)
+{
+    while (len > 0 && self->nf > 0) {
+        size_t n = len < TND_CLIENT_MAX_TEXT ? len : TND_CLIENT_MAX_TEXT, blen;
+        char *body;
+        /* a piece ends between characters, never inside one */
+        while (n < len && n > 1 && ((unsigned char)text[n] & 0xC0) == 0x80)
+            n--;
+        body = tnd_client_output(err, text, n, &blen);
+        tell(self, broker, false, body, blen);
+        text += n;
+        len -= n;
+    }
+}
+
+void tnd_hubsession_alive(tnd_hubsession *self, tnd_broker *broker)
+{
+    size_t len;
+    char *body;
+
+    if (self->nf == 0)
+        return;
+    body = tnd_client_alive(&len);
+    tell(self, broker, false, body, len);
+}
+
+void tnd_hubsession_finish(tnd_hubsession *self, tnd_broker *broker, int code)
+{
+    char *path = tnd_fs_join(self->dir, "report.json"), *text = NULL, *body;
+    json_object *report = NULL;
+    size_t len = 0;
+
+    if (self->started) {
+        pthread_join(self->thread, NULL);
+        self->started = false;
+    }
+    if (tnd_fs_read(&text, &len, path, REPORT_MAX) < 0 ||
+        tnd_json_parse(&report, text, len) < 0) {
+        tnd_log_warn("session %s: no report: %s", self->id, tnd_error_last());
+        json_object_put(report);
+        report = NULL;
+    }
+    body = tnd_client_done(
+        self->id, code, tnd_json_str_or(report, "status", NULL), report, &len);
+    tell(self, broker, true, body, len);
+    json_object_put(report);
+    free(text);
+    free(path);
+}
+
+void tnd_hubsession_fail(tnd_hubsession *self, tnd_broker *broker,
+                         const char *kind, const char *why)
+{
+    size_t len;
+    char *body = tnd_client_error(kind, why, &len);
+
+    tell(self, broker, true, body, len);
+}
+
+json_object *tnd_hubsession_json(const tnd_hubsession *self)
+{
+    json_object *o = json_object_new_object();
+
+    json_object_object_add(o, "session", json_object_new_string(self->id));
+    json_object_object_add(o, "repo", json_object_new_string(self->repo));
+    json_object_object_add(o, "state",
+                           json_object_new_string(self->state == TND_HS_RUNNING
+                                                      ? "running"
+                                                      : "queued"));
+    json_object_object_add(o, "followers", json_object_new_int((int)self->nf));
+    return o;
+}

@@ -1,0 +1,79 @@
+/* tnd_hubsession - one session tandem serve holds: queued, or running on
+ * a thread of its own, and the clients that follow it.
+ *
+ * The hub (hub.c) makes one for every task it accepts and for every
+ * session an earlier server left unfinished. Starting it opens its link
+ * (link.h) and a thread that runs the session with tnd_run_continue, as
+ * `tandem resume` would but with a host: the link as its crew and its
+ * streams, a stop flag instead of signals. The thread blocks every
+ * signal: signals are the main thread's. What the session writes reaches
+ * its followers as output replies, its end as a done reply
+ * (proto/client.h). Everything here but the thread itself runs on the
+ * hub's thread. */
+#ifndef TND_HUBSESSION_H
+#define TND_HUBSESSION_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "orchestrator/broker.h"
+
+typedef struct tnd_hubsession tnd_hubsession;
+
+typedef enum tnd_hubsession_state {
+    TND_HS_QUEUED = 1,
+    TND_HS_RUNNING,
+} tnd_hubsession_state;
+
+/* Clients that may follow one session. */
+#define TND_HUBSESSION_MAX_FOLLOWERS 8
+
+/* A queued session: name is its link's (unique in the server), repo, id
+ * and dir say where it lives. The strings are copied. */
+tnd_hubsession *tnd_hubsession_new(const char *name, const char *repo,
+                                   const char *id, const char *dir);
+
+/* Free; a running session's thread is waited for (stop it first).
+ * Sets *self_p to NULL; safe on NULL. */
+void tnd_hubsession_destroy(tnd_hubsession **self_p);
+
+const char *tnd_hubsession_name(const tnd_hubsession *self);
+const char *tnd_hubsession_id(const tnd_hubsession *self);
+const char *tnd_hubsession_dir(const tnd_hubsession *self);
+tnd_hubsession_state tnd_hubsession_state_of(const tnd_hubsession *self);
+
+/* Run it: a link to the hub's ROUTER at endpoint in ctx, and a thread.
+ * -1 with the error set. */
+int tnd_hubsession_start(tnd_hubsession *self, void *ctx, const char *endpoint);
+
+/* Ask the running session to stop as signal sig would (it stays
+ * resumable). Nothing for a queued one. */
+void tnd_hubsession_stop(tnd_hubsession *self, int sig);
+
+/* A client (a ROUTER identity; service is what it asked) follows the
+ * session from now on. -1 with the error set when too many do. */
+int tnd_hubsession_follow(tnd_hubsession *self, const unsigned char *client,
+                          size_t client_len, const char *service);
+
+/* What the session wrote, to every follower (a client that cannot be
+ * reached any more is forgotten). */
+void tnd_hubsession_output(tnd_hubsession *self, tnd_broker *broker, bool err,
+                           const char *text, size_t len);
+
+/* "Still here" to every follower. */
+void tnd_hubsession_alive(tnd_hubsession *self, tnd_broker *broker);
+
+/* The session's thread ended with code: wait for it, and tell every
+ * follower the outcome with report.json. */
+void tnd_hubsession_finish(tnd_hubsession *self, tnd_broker *broker, int code);
+
+/* The session cannot go on here: every follower gets an error of kind. */
+void tnd_hubsession_fail(tnd_hubsession *self, tnd_broker *broker,
+                         const char *kind, const char *why);
+
+/* {"session", "repo", "state", "followers"} for a status reply. Caller
+ * puts. */
+json_object *tnd_hubsession_json(const tnd_hubsession *self);
+
+#endif

@@ -1,0 +1,226 @@
+/* The local agents and their broker (see pool.h). */
+#include "orchestrator/pool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/xalloc.h"
+#include "orchestrator/supervisor.h"
+
+#define MAX_ARGS 48
+
+static const char *const roles[2] = {"coder", "reviewer"};
+
+struct tnd_pool {
+    tnd_broker *broker;
+    tnd_supervisor *sup;
+};
+
+static const tnd_agent_config *agent(const tnd_config *cfg, int role)
+{
+    return role ? &cfg->reviewer : &cfg->coder;
+}
+
+/* The agent program for role: the config's, or the one installed next to
+ * this tandem. NULL (error set) when it cannot be run. Caller frees. */
+static char *program(const tnd_config *cfg, int role)
+{
+    const tnd_agent_config *a = agent(cfg, role);
+    char *self, *prog;
+
+    if (a->program.argv) {
+        const char *p = a->program.argv[0];
+        prog = p[0] == '/' || !strchr(p, '/') ? tnd_xstrdup(p)
+                                              : tnd_fs_join(cfg->dir, p);
+    } else {
+        self = tnd_fs_self_dir();
+        prog = tnd_xasprintf("%s/tandem-%s", self ? self : ".", roles[role]);
+        free(self);
+    }
+    if (strchr(prog, '/') && access(prog, X_OK) < 0) {
+        tnd_error_sys("agent program %s cannot be run (build it with 'make', "
+                      "or set agents.%s.command in agents.yaml)",
+                      prog, roles[role]);
+        free(prog);
+        return NULL;
+    }
+    return prog;
+}
+
+int tnd_pool_check(const tnd_config *config, bool coder)
+{
+    for (int role = coder ? 0 : 1; role < 2; role++) {
+        char *prog;
+        if (agent(config, role)->count == 0) {
+            if (!*config->orchestrator.endpoint)
+                return tnd_error_config(
+                    "agents.%s.count is 0, so %s agents must connect by "
+                    "themselves; set orchestrator.endpoint to an address "
+                    "they can reach (e.g. tcp://0.0.0.0:5555)",
+                    roles[role], roles[role]);
+            continue;
+        }
+        if (!(prog = program(config, role)))
+            return TND_ECONFIG;
+        free(prog);
+    }
+    return 0;
+}
+
+/* argv[n] and argv[n + 1] are option and its value, when there is one;
+ * the new n. */
+static size_t add_option(const char **argv, size_t n, const char *option,
+                         const char *value)
+{
+    if (!value)
+        return n;
+    argv[n] = option;
+    argv[n + 1] = value;
+    return n + 2;
+}
+
+/* The agents of one role, started as children with --connect. */
+static int start_role(tnd_pool *p, const tnd_pool_options *o, int role,
+                      const char *prog)
+{
+    const tnd_config *cfg = o->config;
+    const tnd_agent_config *a = agent(cfg, role);
+    bool quorum = role == 1 && tnd_config_quorum(cfg) > 1;
+    const char *endpoint = o->endpoint;
+    char hb[32], lv[32];
+
+    snprintf(hb, sizeof(hb), "%d", cfg->orchestrator.heartbeat_ms);
+    snprintf(lv, sizeof(lv), "%d", cfg->orchestrator.liveness);
+    for (int i = 1; i <= a->count; i++) {
+        const char *argv[MAX_ARGS];
+        size_t n = 1;
+        char *name = tnd_xasprintf("%s-%d", roles[role], i);
+        char service[32], member[16];
+        char *file = tnd_xasprintf("%s.log", name);
+        char *log = tnd_fs_join(o->logs_dir, file);
+        tnd_agent_spec spec;
+        int error;
+
+        argv[0] = prog;
+        for (char **q = a->program.argv ? a->program.argv + 1 : NULL;
+             q && *q && n < MAX_ARGS - 24; q++)
+            argv[n++] = *q;
+        argv[n++] = "--connect";
+        argv[n++] = endpoint;
+        argv[n++] = "--id";
+        argv[n++] = name;
+        argv[n++] = "--heartbeat";
+        argv[n++] = hb;
+        argv[n++] = "--liveness";
+        argv[n++] = lv;
+        n = add_option(argv, n, "--config", cfg->path);
+        n = add_option(argv, n, "--llm", o->llm);
+        n = add_option(argv, n, "--base-url", o->base_url);
+        n = add_option(argv, n, "--record", o->record);
+        if (o->verbose)
+            argv[n++] = "--verbose";
+        snprintf(service, sizeof(service), "%s", roles[role]);
+        if (quorum) {
+            /* each member serves its own service, with its own model */
+            snprintf(service, sizeof(service), "reviewer.%d", i);
+            snprintf(member, sizeof(member), "%d", i);
+            argv[n++] = "--service";
+            argv[n++] = service;
+            argv[n++] = "--member";
+            argv[n++] = member;
+        }
+        argv[n] = NULL;
+        spec.name = name;
+        spec.service = service;
+        spec.argv = argv;
+        spec.log_path = log;
+        error = tnd_supervisor_add(p->sup, &spec);
+        free(name);
+        free(file);
+        free(log);
+        if (error < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A local agent that stopped heartbeating while its process lives (a
+ * SIGSTOP, a hang) would keep its place and serve nobody: kill it, so
+ * the supervisor restarts it and its request finds an agent. */
+static void agent_silent(const char *name, void *payload)
+{
+    tnd_pool *p = payload;
+
+    if (p->sup)
+        tnd_supervisor_kill(p->sup, name);
+}
+
+tnd_pool *tnd_pool_new(const tnd_pool_options *opts)
+{
+    tnd_pool *p = tnd_xcalloc(1, sizeof(*p));
+    char *programs[2] = {NULL, NULL};
+    tnd_broker_options bo;
+    int error = -1;
+
+    for (int role = opts->no_coder ? 1 : 0; role < 2; role++)
+        if (agent(opts->config, role)->count > 0 &&
+            !(programs[role] = program(opts->config, role)))
+            goto out;
+    memset(&bo, 0, sizeof(bo));
+    bo.endpoint = opts->endpoint;
+    bo.heartbeat_ms = opts->config->orchestrator.heartbeat_ms;
+    bo.liveness = opts->config->orchestrator.liveness;
+    bo.silent = agent_silent;
+    bo.silent_payload = p;
+    bo.clients = opts->clients;
+    if (!(p->broker = tnd_broker_new(&bo)) ||
+        tnd_fs_mkdirs(opts->logs_dir, 0755) < 0)
+        goto out;
+    p->sup = tnd_supervisor_new();
+    error = 0;
+    for (int role = opts->no_coder ? 1 : 0; error == 0 && role < 2; role++)
+        if (programs[role])
+            error = start_role(p, opts, role, programs[role]);
+out:
+    free(programs[0]);
+    free(programs[1]);
+    if (error < 0)
+        tnd_pool_destroy(&p, 0);
+    return p;
+}
+
+void tnd_pool_destroy(tnd_pool **self_p, long grace_ms)
+{
+    tnd_pool *p = self_p ? *self_p : NULL;
+
+    if (!p)
+        return;
+    tnd_supervisor_destroy(&p->sup, grace_ms);
+    tnd_broker_destroy(&p->broker);
+    free(p);
+    *self_p = NULL;
+}
+
+tnd_broker *tnd_pool_broker(tnd_pool *self)
+{
+    return self->broker;
+}
+
+const char *tnd_pool_endpoint(const tnd_pool *self)
+{
+    return tnd_broker_endpoint(self->broker);
+}
+
+static void agent_gone(const char *name, void *payload)
+{
+    tnd_broker_worker_gone(payload, name);
+}
+
+int tnd_pool_tick(tnd_pool *self)
+{
+    return tnd_supervisor_tick(self->sup, agent_gone, self->broker);
+}

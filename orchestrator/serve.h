@@ -1,0 +1,30 @@
+/* tnd_serve - `tandem serve`: one resident orchestrator for many tasks.
+ *
+ * The command takes its options, makes sure it is the user's only
+ * server (an flock, held for its life, in the runtime directory and in
+ * the state directory), binds the endpoint in a directory only the user
+ * may enter, writes it to serve.endpoint there for `tandem submit`, and
+ * runs the hub (hub.h) until SIGTERM, SIGINT or SIGHUP: the first
+ * drains (no new task; running sessions get --drain-s, then stop
+ * resumable), a second stops the sessions at once. The agents are told
+ * DISCONNECT and stopped, and it exits 0. */
+#ifndef TND_SERVE_H
+#define TND_SERVE_H
+
+#include <stdio.h>
+
+/* The directory of the server's endpoint: $XDG_RUNTIME_DIR/tandem when
+ * that is set, else the runtime base (rundir.h); made with mode 0700
+ * when missing. NULL with the error set when it cannot be made or is
+ * not the user's alone. Caller frees. */
+char *tnd_serve_dir(void);
+
+/* The endpoint file's name in that directory. */
+#define TND_SERVE_ENDPOINT_FILE "serve.endpoint"
+
+/* `tandem serve [options]`; a TND_EXIT_* code. argv[0] is "serve". */
+int tnd_cmd_serve(const char *name, int argc, char **argv);
+
+void tnd_cmd_serve_usage(const char *name, FILE *to);
+
+#endif

@@ -1,0 +1,434 @@
+/* `tandem submit` (see submit.h). */
+#include "orchestrator/submit.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "orchestrator/cli.h"
+#include "orchestrator/run.h"
+#include "orchestrator/serve.h"
+#include "proto/body.h"
+#include "proto/client.h"
+#include "proto/json.h"
+#include "proto/mdp.h"
+
+#define FIRST_ANSWER_MS 10000 /* the server answers a request at once */
+#define SILENCE_MS      15000 /* it says "alive" every 2 s while it works */
+
+static atomic_int left; /* a signal: leave, the task goes on */
+
+static void on_signal(int sig)
+{
+    atomic_store(&left, sig);
+}
+
+void tnd_cmd_submit_usage(const char *name, FILE *to)
+{
+    (void)name;
+    fputs(
+        "usage: tandem submit [options] TASK...\n"
+        "       tandem submit --attach ID [options]\n"
+        "       tandem submit --status [--json]\n"
+        "\n"
+        "Send TASK to a running 'tandem serve' and wait for it: the\n"
+        "session's progress goes to stderr and the approved diff to stdout,\n"
+        "as 'tandem run' writes them, and the exit status is run's. The\n"
+        "task is on disk in REPO/.tandem/sessions/ID/ before the server\n"
+        "answers; leaving (Ctrl-C) does not cancel it, and --attach ID\n"
+        "follows it again.\n"
+        "\n"
+        "options:\n"
+        "  --connect EP         the server's endpoint (default: the one in\n"
+        "                       serve.endpoint, which tandem serve writes in\n"
+        "                       $XDG_RUNTIME_DIR/tandem, else\n"
+        "                       $TMPDIR/tandem-UID)\n"
+        "  --repo DIR           the repository (default: .)\n"
+        "  --config FILE        agents.yaml; it must be the server's (a\n"
+        "                       server runs one configuration)\n"
+        "  --task-file FILE     read the task from FILE ('-': stdin)\n"
+        "  --detach             print the session id as soon as the server\n"
+        "                       has it, and return\n"
+        "  --json               print the report (report.json) on stdout\n"
+        "                       instead of the diff\n"
+        "  --attach ID          follow session ID of the server until it\n"
+        "                       ends\n"
+        "  --status             what the server runs and holds\n"
+        "  -q, --quiet          no progress lines\n"
+        "  -h, --help           show this help\n"
+        "\n"
+        "exit status: as tandem run (0 approved, 1 failed, 2 usage or\n"
+        "configuration error, 3 needs a human, 128 + N stopped by signal\n"
+        "N), 75 the server is busy or stopping (try again later), 130 you\n"
+        "left (the task goes on)\n",
+        to);
+}
+
+typedef struct submit {
+    const char *connect, *repo, *config, *task_file, *attach;
+    bool detach, json, status, quiet;
+    void *ctx, *socket;
+    char *endpoint;
+    char *session; /* once accepted */
+} submit;
+
+/* The endpoint the server wrote; NULL with the error set. */
+static char *find_endpoint(void)
+{
+    char *dir = tnd_serve_dir(), *file, *ep = NULL;
+
+    if (!dir)
+        return NULL;
+    file = tnd_fs_join(dir, TND_SERVE_ENDPOINT_FILE);
+    if (tnd_fs_read(&ep, NULL, file, 4096) < 0) {
+        tnd_error_set("no tandem serve runs for you: %s cannot be read; "
+                      "start one with 'tandem serve', or give --connect EP",
+                      file);
+        ep = NULL;
+    } else {
+        tnd_str_trim(ep);
+    }
+    free(file);
+    free(dir);
+    return ep;
+}
+
+static int send_request(submit *s, const tnd_client_request *req)
+{
+    tnd_mdp_msg m;
+    size_t len;
+    char *body = tnd_client_request_encode(req, &len);
+    int rc;
+
+    tnd_mdp_msg_init(&m, false, TND_MDPC_REQUEST,
+                     tnd_client_service(req->kind));
+    m.body = body;
+    m.body_len = len;
+    rc = tnd_mdp_send(s->socket, NULL, 0, &m);
+    tnd_mdp_msg_clear(&m);
+    return rc;
+}
+
+static void print_status(const tnd_client_reply *r)
+{
+    json_object *list = tnd_json_field(r->report, "sessions");
+
+    printf("running %ld of %ld, queued %ld of %ld%s\n",
+           tnd_json_int_or(r->report, "running", 0),
+           tnd_json_int_or(r->report, "max_sessions", 0),
+           tnd_json_int_or(r->report, "queued", 0),
+           tnd_json_int_or(r->report, "queue_max", 0),
+           tnd_json_bool_or(r->report, "stopping", false) ? " (stopping)" : "");
+    for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+        json_object *e = json_object_array_get_idx(list, i);
+        printf("%s  %-7s  %s\n", tnd_json_str_or(e, "session", "?"),
+               tnd_json_str_or(e, "state", "?"),
+               tnd_json_str_or(e, "repo", "?"));
+    }
+}
+
+/* One reply: 1 when it was the last (*code set), 0 to go on, -1. */
+static int on_reply(submit *s, const tnd_client_reply *r, int *code)
+{
+    char *text;
+
+    switch (r->type) {
+    case TND_CLIENT_ACCEPTED:
+        free(s->session);
+        s->session = tnd_xstrdup(r->session);
+        if (s->detach) {
+            printf("%s\n", r->session);
+            *code = TND_EXIT_OK;
+            return 1;
+        }
+        if (r->queued > 0 && !s->quiet)
+            fprintf(stderr,
+                    "tandem: session %s waits: %ld session%s ahead of it\n",
+                    r->session, r->queued, r->queued == 1 ? "" : "s");
+        return 0;
+    case TND_CLIENT_OUTPUT:
+        if (r->err ? s->quiet : s->json)
+            return 0;
+        fwrite(r->text, 1, r->text_len, r->err ? stderr : stdout);
+        fflush(r->err ? stderr : stdout);
+        return 0;
+    case TND_CLIENT_ALIVE:
+        return 0;
+    case TND_CLIENT_DONE:
+        if (s->json && r->report) {
+            text = tnd_json_pretty(r->report);
+            fputs(text, stdout);
+            free(text);
+        }
+        *code = r->exit_code;
+        return 1;
+    case TND_CLIENT_STATUS_REPLY:
+        if (s->json) {
+            text = tnd_json_pretty(r->report);
+            fputs(text, stdout);
+            free(text);
+        } else {
+            print_status(r);
+        }
+        *code = TND_EXIT_OK;
+        return 1;
+    case TND_CLIENT_ERROR:
+        fprintf(stderr, "tandem submit: %s\n", r->error);
+        *code = strcmp(r->kind, "busy") == 0 || strcmp(r->kind, "stopping") == 0
+                    ? TND_EXIT_TEMPFAIL
+                : strcmp(r->kind, "failed") == 0 ? TND_EXIT_FAILED
+                                                 : TND_EXIT_USAGE;
+        return 1;
+    }
+    return 0;
+}
+
+/* Read replies until the FINAL; a TND_EXIT_* code. */
+static int follow(submit *s)
+{
+    int64_t heard = tnd_now_ms();
+    bool any = false;
+    int code = TND_EXIT_FAILED;
+
+    for (;;) {
+        zmq_pollitem_t item = {s->socket, 0, ZMQ_POLLIN, 0};
+        tnd_mdp_msg m;
+        tnd_client_reply r;
+        int rc;
+
+        if (atomic_load(&left)) {
+            if (s->session)
+                fprintf(stderr,
+                        "tandem submit: left; session %s goes on (tandem "
+                        "submit --attach %s follows it)\n",
+                        s->session, s->session);
+            return TND_EXIT_SIGNAL + atomic_load(&left);
+        }
+        if (tnd_now_ms() - heard > (any ? SILENCE_MS : FIRST_ANSWER_MS)) {
+            fprintf(stderr,
+                    "tandem submit: no answer from tandem serve at %s for "
+                    "%d s; is it running?%s%s%s\n",
+                    s->endpoint, (any ? SILENCE_MS : FIRST_ANSWER_MS) / 1000,
+                    s->session ? " Session " : "", s->session ? s->session : "",
+                    s->session ? " is on disk; it goes on when a server runs "
+                                 "it (tandem submit --attach ID)"
+                               : "");
+            return TND_EXIT_FAILED;
+        }
+        if (zmq_poll(&item, 1, 500) < 0 && errno != EINTR) {
+            fprintf(stderr, "tandem submit: %s\n", zmq_strerror(errno));
+            return TND_EXIT_FAILED;
+        }
+        while ((rc = tnd_mdp_recv(&m, NULL, NULL, s->socket)) == 0) {
+            int last;
+            heard = tnd_now_ms();
+            any = true;
+            if (m.worker || (m.command != TND_MDPC_PARTIAL &&
+                             m.command != TND_MDPC_FINAL)) {
+                tnd_mdp_msg_clear(&m);
+                continue;
+            }
+            if (tnd_client_reply_decode(&r, m.body, m.body_len) < 0) {
+                fprintf(stderr, "tandem submit: %s\n", tnd_error_last());
+                tnd_mdp_msg_clear(&m);
+                return TND_EXIT_FAILED;
+            }
+            last = on_reply(s, &r, &code) || m.command == TND_MDPC_FINAL;
+            tnd_client_reply_clear(&r);
+            tnd_mdp_msg_clear(&m);
+            if (last)
+                return code;
+        }
+        if (rc != TND_ETIMEOUT) {
+            fprintf(stderr, "tandem submit: %s\n", tnd_error_last());
+            return TND_EXIT_FAILED;
+        }
+    }
+}
+
+/* The request the options ask for; -1 (said on stderr) when they cannot
+ * make one. */
+static int make_request(tnd_client_request *req, submit *s, int argc,
+                        char **argv)
+{
+    tnd_buf b;
+
+    memset(req, 0, sizeof(*req));
+    if (s->status) {
+        req->kind = TND_CLIENT_KIND_STATUS;
+        return 0;
+    }
+    if (s->attach) {
+        req->kind = TND_CLIENT_KIND_ATTACH;
+        req->session = tnd_xstrdup(s->attach);
+        return 0;
+    }
+    req->kind = TND_CLIENT_KIND_SUBMIT;
+    req->detach = s->detach;
+    if (!(req->repo = tnd_fs_realpath(s->repo ? s->repo : "."))) {
+        fprintf(stderr, "tandem submit: --repo: %s\n", tnd_error_last());
+        return -1;
+    }
+    if (s->config && !(req->config = tnd_fs_realpath(s->config))) {
+        fprintf(stderr, "tandem submit: --config: %s\n", tnd_error_last());
+        return -1;
+    }
+    if (s->task_file && argc > 0) {
+        fprintf(stderr, "tandem submit: give the task as arguments or with "
+                        "--task-file, not both\n");
+        return -1;
+    }
+    if (s->task_file) {
+        int rc = strcmp(s->task_file, "-") == 0
+                     ? tnd_fs_read_fd(&req->task, NULL, STDIN_FILENO, "stdin",
+                                      TND_BODY_MAX_TASK)
+                     : tnd_fs_read(&req->task, NULL, s->task_file,
+                                   TND_BODY_MAX_TASK);
+        if (rc < 0) {
+            fprintf(stderr, "tandem submit: --task-file %s: %s\n", s->task_file,
+                    tnd_error_last());
+            return -1;
+        }
+    } else {
+        tnd_buf_init(&b, TND_BODY_MAX_TASK);
+        for (int i = 0; i < argc; i++)
+            if (tnd_buf_printf(&b, "%s%s", i ? " " : "", argv[i]) < 0) {
+                fprintf(stderr,
+                        "tandem submit: the task is longer than %d "
+                        "bytes\n",
+                        TND_BODY_MAX_TASK);
+                tnd_buf_free(&b);
+                return -1;
+            }
+        req->task = tnd_buf_detach(&b, NULL);
+    }
+    tnd_str_trim(req->task);
+    if (!*req->task) {
+        fprintf(stderr, "tandem submit: say what to do, e.g. tandem submit "
+                        "\"make the failing test pass\"\n"
+                        "try 'tandem submit --help'\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int parse(submit *s, const char *name, int argc, char **argv)
+{
+    static const int accepts[] = {TND_OPT_CONNECT, TND_OPT_REPO,
+                                  TND_OPT_CONFIG,  TND_OPT_TASK_FILE,
+                                  TND_OPT_DETACH,  TND_OPT_JSON,
+                                  TND_OPT_ATTACH,  TND_OPT_STATUS,
+                                  TND_OPT_QUIET,   0};
+    tnd_cli cli;
+    int c;
+
+    tnd_cli_start(&cli, name, tnd_cmd_submit_usage, accepts, true, argc, argv);
+    while ((c = tnd_cli_next(&cli)) > 0) {
+        switch (c) {
+        case TND_OPT_CONNECT:
+            s->connect = optarg;
+            break;
+        case TND_OPT_REPO:
+            s->repo = optarg;
+            break;
+        case TND_OPT_CONFIG:
+            s->config = optarg;
+            break;
+        case TND_OPT_TASK_FILE:
+            s->task_file = optarg;
+            break;
+        case TND_OPT_DETACH:
+            s->detach = true;
+            break;
+        case TND_OPT_JSON:
+            s->json = true;
+            break;
+        case TND_OPT_ATTACH:
+            s->attach = optarg;
+            break;
+        case TND_OPT_STATUS:
+            s->status = true;
+            break;
+        default: /* TND_OPT_QUIET */
+            s->quiet = true;
+            break;
+        }
+    }
+    if (c < 0)
+        return cli.status == TND_EXIT_OK ? -1 : cli.status;
+    if ((s->attach || s->status) && optind < argc) {
+        fprintf(stderr, "tandem submit: --%s takes no task\n",
+                s->attach ? "attach" : "status");
+        return TND_EXIT_USAGE;
+    }
+    if (s->attach && s->status) {
+        fprintf(stderr, "tandem submit: --attach and --status do not go "
+                        "together\n");
+        return TND_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int tnd_cmd_submit(const char *name, int argc, char **argv)
+{
+    submit s;
+    tnd_client_request req;
+    struct sigaction sa;
+    int linger = 0, code = TND_EXIT_USAGE, rc;
+
+    memset(&s, 0, sizeof(s));
+    memset(&req, 0, sizeof(req));
+    if ((rc = parse(&s, name, argc, argv)) != 0)
+        return rc < 0 ? TND_EXIT_OK : rc;
+    if (make_request(&req, &s, argc - optind, argv + optind) < 0)
+        goto out;
+    s.endpoint = s.connect ? tnd_xstrdup(s.connect) : find_endpoint();
+    if (!s.endpoint) {
+        fprintf(stderr, "tandem submit: %s\n", tnd_error_last());
+        goto out;
+    }
+    code = TND_EXIT_FAILED;
+    if (!(s.ctx = zmq_ctx_new()) ||
+        !(s.socket = zmq_socket(s.ctx, ZMQ_DEALER)) ||
+        tnd_mdp_socket_limits(s.socket) < 0 ||
+        zmq_connect(s.socket, s.endpoint) < 0) {
+        fprintf(stderr, "tandem submit: cannot connect to %s: %s\n", s.endpoint,
+                zmq_strerror(errno));
+        goto out;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (send_request(&s, &req) < 0) {
+        fprintf(stderr, "tandem submit: cannot send to %s: %s\n", s.endpoint,
+                tnd_error_last());
+        goto out;
+    }
+    code = follow(&s);
+out:
+    if (s.socket) {
+        zmq_setsockopt(s.socket, ZMQ_LINGER, &linger, sizeof(linger));
+        zmq_close(s.socket);
+    }
+    if (s.ctx)
+        zmq_ctx_term(s.ctx);
+    tnd_client_request_clear(&req);
+    free(s.endpoint);
+    free(s.session);
+    return code;
+}

@@ -1,0 +1,26 @@
+/* tnd_submit - `tandem submit`: a task for a running `tandem serve`.
+ *
+ * The client of proto/client.h over MDP/0.2: it resolves the repository
+ * (and a config) to absolute paths, sends the task to tandem.submit (or
+ * follows a session with tandem.attach, or asks tandem.status), and by
+ * default waits: the session's progress lines go to stderr and the
+ * approved diff to stdout as `tandem run` writes them, and it exits with
+ * run's exit code. --detach prints the session id once the server has
+ * it on disk; --json prints the report instead of the diff. Leaving
+ * (Ctrl-C, a lost connection) never cancels the task. */
+#ifndef TND_SUBMIT_H
+#define TND_SUBMIT_H
+
+#include <stdio.h>
+
+/* The exit code for "the server is busy or stopping: try again later"
+ * (EX_TEMPFAIL from sysexits.h). */
+#define TND_EXIT_TEMPFAIL 75
+
+/* `tandem submit [options] TASK...`; a TND_EXIT_* code. argv[0] is
+ * "submit". */
+int tnd_cmd_submit(const char *name, int argc, char **argv);
+
+void tnd_cmd_submit_usage(const char *name, FILE *to);
+
+#endif

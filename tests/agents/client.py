@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""A client of tandem serve for tests, written from proto/PROTOCOL.md
+("MDP/Client") alone.
+
+    client.py ENDPOINT submit REPO TASK
+        Submit TASK for the repository REPO (made absolute here), print
+        each reply's type on stderr and the session's output as it
+        comes, then "status: STATUS" and the report's iterations on
+        stdout. Exits with the done reply's exit_code, or 10 + n for an
+        error reply (n: 1 bad_request, 2 config, 3 busy, 4 stopping,
+        5 not_found, 6 failed).
+
+    client.py ENDPOINT bad
+        Send what a server must refuse and survive: a message that is
+        not MDP, a REQUEST for an agent's service, a body that is not
+        JSON, one of another version, and a submit without a repo. Print
+        each error reply's kind on stdout; exit 0 when each well-framed
+        one got an error FINAL.
+
+Exits 3 when the server stays silent for 20 s.
+"""
+import json
+import os
+import sys
+
+import zmq
+
+CLIENT = b"MDPC02"
+REQUEST, PARTIAL, FINAL = b"\x01", b"\x02", b"\x03"
+KINDS = ["bad_request", "config", "busy", "stopping", "not_found", "failed"]
+
+
+def connect(endpoint):
+    ctx = zmq.Context.instance()
+    s = ctx.socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 0)
+    s.connect(endpoint)
+    return s
+
+
+def request(s, service, body):
+    if not isinstance(body, bytes):
+        body = json.dumps(body).encode()
+    s.send_multipart([CLIENT, REQUEST, service.encode(), body])
+
+
+def replies(s):
+    """Yield (final, body) until the FINAL."""
+    while True:
+        if not s.poll(20000):
+            print("client.py: the server is silent", file=sys.stderr)
+            sys.exit(3)
+        frames = s.recv_multipart()
+        if len(frames) != 4 or frames[0] != CLIENT or \
+                frames[1] not in (PARTIAL, FINAL):
+            print("client.py: not an MDP/Client reply: %r" % frames[:2],
+                  file=sys.stderr)
+            sys.exit(4)
+        body = json.loads(frames[3].decode("utf-8"))
+        assert body["tandem"] == 1, body
+        final = frames[1] == FINAL
+        yield final, body
+        if final:
+            return
+
+
+def submit(endpoint, repo, task):
+    s = connect(endpoint)
+    request(s, "tandem.submit", {"tandem": 1, "type": "submit",
+                                 "repo": os.path.abspath(repo),
+                                 "task": task})
+    for final, body in replies(s):
+        kind = body["type"]
+        print("reply: %s" % kind, file=sys.stderr)
+        if kind == "accepted":
+            print("session: %s" % body["session"])
+        elif kind == "output":
+            stream = sys.stderr if body["stream"] == "stderr" else sys.stdout
+            stream.write(body["text"])
+        elif kind == "done":
+            report = body["report"] or {}
+            print("status: %s" % body["status"])
+            print("iterations: %s" % report.get("iterations"))
+            return body["exit_code"]
+        elif kind == "error":
+            print("error: %s: %s" % (body["kind"], body["error"]),
+                  file=sys.stderr)
+            return 10 + KINDS.index(body["kind"]) + 1
+    return 5
+
+
+def bad(endpoint):
+    s = connect(endpoint)
+    # not MDP at all: dropped without an answer
+    s.send_multipart([b"HELLO", b"\x01"])
+    s.send_multipart([CLIENT, b"\x07", b"tandem.submit", b"{}"])
+    cases = [
+        ("coder", {"tandem": 1, "type": "code", "task_id": "x",
+                   "attempt": 1, "task": "rm -rf /"}),
+        ("tandem.submit", b"this is not json"),
+        ("tandem.submit", {"tandem": 2, "type": "submit"}),
+        ("tandem.submit", {"tandem": 1, "type": "submit", "task": "x"}),
+    ]
+    ok = True
+    for service, body in cases:
+        request(s, service, body)
+        for final, reply in replies(s):
+            if final:
+                print(reply.get("kind"))
+                ok = ok and reply["type"] == "error"
+    return 0 if ok else 1
+
+
+def main():
+    if len(sys.argv) == 5 and sys.argv[2] == "submit":
+        sys.exit(submit(sys.argv[1], sys.argv[3], sys.argv[4]))
+    if len(sys.argv) == 3 and sys.argv[2] == "bad":
+        sys.exit(bad(sys.argv[1]))
+    print(__doc__, file=sys.stderr)
+    sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

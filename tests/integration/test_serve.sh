@@ -1,0 +1,341 @@
+#!/bin/sh
+# tandem serve and tandem submit: one server, resident agents, many
+# tasks across repositories; bad clients refused while it keeps serving;
+# a full queue answers busy; SIGTERM drains and the next server resumes
+# what it stopped; SIGKILL loses nothing; a Python client written from
+# PROTOCOL.md. Every task is the demo, answered from its cassette (the
+# replay provider keys answers by role and attempt, so sessions running
+# at once get the same story whatever the order).
+. "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+SLOW=1 # waits are longer under valgrind
+[ "${TANDEM_MEMCHECK:-0}" = 1 ] && SLOW=10
+export XDG_RUNTIME_DIR=$T/run XDG_STATE_HOME=$T/state
+mkdir -p "$T/run" "$T/state"
+chmod 700 "$T/run" "$T/state"
+EPFILE=$T/run/tandem/serve.endpoint
+CASSETTE=$TOP/examples/demo/cassette.json
+SERVE_PID=
+
+# serve_config FILE [BUILD-COMMAND]: the server's agents.yaml; the build
+# skill may be held back on a gate file.
+serve_config() {
+    cat >"$1" <<YAML
+version: 1
+gate:
+  max_iterations: 3
+agents:
+  coder:
+    count: 2
+    llm: {provider: replay, cassette: "$CASSETTE"}
+  reviewer:
+    count: 2
+    llm: {provider: replay, cassette: "$CASSETTE"}
+    skills: [build, test]
+skills:
+  build: {command: "${2:-make}", required: true, timeout_s: 120}
+  test: {command: make test, required: true, timeout_s: 60}
+YAML
+}
+
+# repo NAME: a fresh copy of the demo without its own config.
+repo() {
+    rm -rf "$T/$1"
+    mkdir -p "$T/$1"
+    (cd "$TOP/examples/demo" && tar cf - --exclude=.tandem \
+        --exclude=agents.yaml .) | (cd "$T/$1" && tar xf -)
+}
+
+# start_serve ARGS...: a server in the background, up once it wrote its
+# endpoint.
+start_serve() {
+    rm -f "$EPFILE"
+    # not through lib.sh's tandem(): $! must be the server itself
+    if [ "${TANDEM_MEMCHECK:-0}" = 1 ]; then
+        mkdir -p "$T/vg"
+        valgrind -q --trace-children=yes \
+            --trace-children-skip='/usr/*,/bin/*,/sbin/*' \
+            --leak-check=full --errors-for-leak-kinds=definite \
+            --log-file="$T/vg/%p.log" "$BIN/tandem" serve "$@" \
+            >>"$T/serve.out" 2>>"$T/serve.err" &
+    else
+        "$BIN/tandem" serve "$@" >>"$T/serve.out" 2>>"$T/serve.err" &
+    fi
+    SERVE_PID=$!
+    i=0
+    while [ ! -s "$EPFILE" ]; do
+        i=$((i + 1))
+        kill -0 "$SERVE_PID" 2>/dev/null || fail "tandem serve exited: $(cat "$T/serve.err")"
+        [ $i -gt $((1000 * SLOW)) ] && fail "tandem serve did not write $EPFILE"
+        sleep 0.01
+    done
+}
+
+# stop_serve: SIGTERM, and it exits 0.
+stop_serve() {
+    kill -TERM "$SERVE_PID"
+    wait "$SERVE_PID"
+    rc=$?
+    [ "$rc" = 0 ] || fail "tandem serve exited $rc after SIGTERM: $(tail -5 "$T/serve.err")"
+    SERVE_PID=
+}
+
+serve_cleanup() {
+    s=$?
+    if [ -n "$SERVE_PID" ]; then kill -KILL "$SERVE_PID" 2>/dev/null; fi
+    (exit $s) # cleanup exits with the status it finds
+    cleanup
+}
+trap serve_cleanup EXIT
+
+# status_says TEXT: poll tandem submit --status until it says TEXT.
+status_says() {
+    i=0
+    until tandem submit --status 2>/dev/null | grep -F -q -- "$1"; do
+        i=$((i + 1))
+        [ $i -gt $((1000 * SLOW)) ] && fail "the server's status never said '$1'"
+        sleep 0.01
+    done
+}
+
+# wait_for TEXT FILE SECONDS: poll until FILE holds TEXT.
+wait_for() {
+    i=0
+    until grep -F -q -- "$1" "$2" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -gt $(($3 * 100 * SLOW)) ] && fail "timed out waiting for '$1' in $(basename "$2")"
+        sleep 0.01
+    done
+}
+
+# approved DIR: the session in DIR finished approved, complete on disk.
+approved() {
+    for f in journal.jsonl report.json final.diff attempt-1.diff attempt-2.diff; do
+        [ -s "$1/$f" ] || fail "$1 lacks $f"
+    done
+    expect_in "$1/report.json" '"status": "approved"'
+    expect_in "$1/report.json" '"llm_calls": 4'
+    expect_in "$1/journal.jsonl" '"type":"finish","status":"approved"'
+}
+
+serve_config "$T/serve.yaml"
+for r in a b c; do repo "$r"; done
+
+# ---- many tasks at once, three repositories ----------------------------
+start_serve --config "$T/serve.yaml" --max-sessions 4
+expect_in "$T/serve.err" "listening on ipc://$T/run/tandem/serve.sock"
+[ "$(stat -c %a "$T/run/tandem")" = 700 ] || fail "the endpoint directory is not 0700"
+pids=
+for i in $(seq 1 20); do
+    r=$(echo a b c | cut -d' ' -f$((i % 3 + 1)))
+    (tandem submit --repo "$T/$r" "make the failing test pass" \
+        >"$T/out.$i" 2>"$T/err.$i"; echo $? >"$T/rc.$i") &
+    pids="$pids $!"
+done
+wait $pids
+for i in $(seq 1 20); do
+    [ "$(cat "$T/rc.$i")" = 0 ] || fail "submission $i exited $(cat "$T/rc.$i"): $(tail -3 "$T/err.$i")"
+    expect_in "$T/out.$i" "+    return (double)sum / (double)count;"
+    expect_in "$T/err.$i" "[2/3] approve"
+done
+n=0
+for d in "$T"/a/.tandem/sessions/* "$T"/b/.tandem/sessions/* \
+    "$T"/c/.tandem/sessions/*; do
+    approved "$d"
+    n=$((n + 1))
+done
+[ "$n" = 20 ] || fail "expected 20 sessions on disk, found $n"
+for r in a b c; do
+    [ "$(ls "$T/$r/.tandem/sessions" | wc -l)" -ge 6 ] || fail "repository $r got too few sessions"
+done
+# every session's runtime directory is gone
+left=$(find "$TMPDIR/tandem-$(id -u)" -mindepth 1 -maxdepth 1 -name '2*' | wc -l)
+[ "$left" = 0 ] || fail "$left runtime directories were left behind"
+pass "20 tasks across 3 repositories at once: all approved, each session complete on disk"
+
+# stdout is the approved diff, byte for byte as the session keeps it
+sid=$(sed -n 's/^tandem: session \([^:]*\): make.*/\1/p' "$T/err.1" | head -1)
+d=$(ls -d "$T"/*/.tandem/sessions/"$sid")
+cmp -s "$d/final.diff" "$T/out.1" || fail "stdout is not final.diff"
+pass "submit prints run's progress on stderr and the diff on stdout"
+
+run tandem submit --json -q --repo "$T/a" "make the failing test pass"
+expect_rc 0 "--json"
+expect_in "$T/out" '"status": "approved"'
+expect_in "$T/out" '"llm_calls": 4'
+# one JSON document and nothing else: the diff is inside it
+/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["final_diff_text"].startswith("diff --git")' "$T/out" ||
+    fail "--json did not print one report with the diff in it"
+[ ! -s "$T/err" ] || fail "-q still printed: $(cat "$T/err")"
+pass "submit --json prints the report instead of the diff; -q prints no progress"
+
+# ---- the user's only server ---------------------------------------------
+run tandem serve --config "$T/serve.yaml"
+expect_rc 2 "a second server"
+expect_in "$T/err" "tandem serve is already running as pid $SERVE_PID at ipc://"
+pass "a second tandem serve refuses to start and names the running one"
+
+# ---- bad clients are refused, and the server goes on -------------------
+$PY -c 'import zmq' 2>/dev/null || fail "python3-zmq is missing (make deps)"
+run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" bad
+expect_rc 0 "bad requests answered with errors"
+[ "$(grep -c bad_request "$T/out")" = 4 ] || fail "expected 4 bad_request errors: $(cat "$T/out")"
+run tandem submit --repo "$T/a" --config "$T/a/Makefile" "make the failing test pass"
+expect_rc 2 "another config"
+expect_in "$T/err" "this server's agents run with $T/serve.yaml"
+run tandem submit --repo "$T/nowhere" "x"
+expect_rc 2 "no repository"
+run tandem submit --attach 20990101-000000-0000
+expect_rc 2 "attach to nothing"
+expect_in "$T/err" "no session 20990101-000000-0000 runs or waits in this server"
+run tandem submit --repo "$T/b" "make the failing test pass"
+expect_rc 0 "the server still serves"
+pass "malformed and unauthorised requests are refused; the server keeps serving"
+
+# ---- a Python client written from PROTOCOL.md ---------------------------
+run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" submit "$T/c" \
+    "make the failing test pass"
+expect_rc 0 "the Python client"
+expect_in "$T/out" "status: approved"
+expect_in "$T/out" "iterations: 2"
+expect_in "$T/out" "+    return (double)sum / (double)count;"
+pass "a Python client from PROTOCOL.md submits and gets the report"
+
+# ---- tandem run is unchanged beside a server ----------------------------
+copy_demo
+demo_config "$CASSETTE"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "tandem run beside tandem serve"
+expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
+pass "tandem run works as before while a server runs"
+stop_serve
+expect_in "$T/serve.err" "tandem serve: stopped"
+[ ! -e "$EPFILE" ] || fail "the endpoint file outlived the server"
+if pgrep -f "$T/serve.yaml" >/dev/null; then fail "agents outlived the server"; fi
+pass "SIGTERM on an idle server: exit 0, agents stopped, endpoint removed"
+
+# ---- a full queue answers busy; --detach and --attach --------------------
+serve_config "$T/gated.yaml" "while [ ! -e $T/gate ]; do sleep 0.02; done; make"
+start_serve --config "$T/gated.yaml" --max-sessions 1 --queue-max 1
+run tandem submit --detach --repo "$T/a" "make the failing test pass"
+expect_rc 0 "first detached"
+first=$(cat "$T/out")
+run tandem submit --detach --repo "$T/b" "make the failing test pass"
+expect_rc 0 "second detached"
+second=$(cat "$T/out")
+[ -s "$T/a/.tandem/sessions/$first/journal.jsonl" ] || fail "a detached session is not on disk"
+run tandem submit --repo "$T/c" "make the failing test pass"
+expect_rc 75 "a full queue"
+expect_in "$T/err" "busy: 1 sessions run (--max-sessions 1) and 1 wait (--queue-max 1)"
+run tandem submit --status
+expect_in "$T/out" "running 1 of 1, queued 1 of 1"
+touch "$T/gate"
+run tandem submit --attach "$second"
+expect_rc 0 "attach to the queued session"
+expect_in "$T/out" "+    return (double)sum / (double)count;"
+approved "$T/a/.tandem/sessions/$first"
+approved "$T/b/.tandem/sessions/$second"
+pass "a full queue answers busy naming the limits; detached sessions run; --attach follows one"
+
+# ---- SIGTERM while busy: drain, stop, resume -----------------------------
+rm -f "$T/gate"
+for r in a b; do repo "$r"; done
+(tandem submit --repo "$T/a" "make the failing test pass" >"$T/out.run" \
+    2>"$T/err.run"; echo $? >"$T/rc.run") &
+runner=$!
+wait_for "baseline: running the skills" "$T/err.run" 20
+(tandem submit --repo "$T/b" "make the failing test pass" >"$T/out.queued" \
+    2>"$T/err.queued"; echo $? >"$T/rc.queued") &
+queued=$!
+status_says "queued 1 of 1"
+kill -TERM "$SERVE_PID"
+wait $queued
+[ "$(cat "$T/rc.queued")" = 75 ] || fail "the queued client exited $(cat "$T/rc.queued")"
+expect_in "$T/err.queued" "tandem serve stopped before this session started"
+run tandem submit --repo "$T/c" "make the failing test pass"
+[ "$RC" = 75 ] || [ "$RC" = 1 ] || fail "a submission while stopping exited $RC"
+kill -TERM "$SERVE_PID" # a second SIGTERM stops the running one at once
+wait $runner
+[ "$(cat "$T/rc.run")" = 143 ] || fail "the running client exited $(cat "$T/rc.run")"
+expect_in "$T/err.run" "interrupted: interrupted by signal 15"
+wait "$SERVE_PID"
+rc=$?
+[ "$rc" = 0 ] || fail "tandem serve exited $rc after two SIGTERMs"
+SERVE_PID=
+if pgrep -f "$T/gated.yaml" >/dev/null; then fail "agents outlived the server"; fi
+pass "SIGTERM while busy: intake stops, the queued client is told, a second SIGTERM stops the running session, exit 0"
+
+touch "$T/gate"
+start_serve --config "$T/gated.yaml" --max-sessions 2
+wait_for "session 20" "$T/serve.err" 5
+for r in a b; do
+    d=$(ls -d "$T"/$r/.tandem/sessions/*)
+    i=0
+    until grep -q '"type":"finish"' "$d/journal.jsonl" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -gt $((3000 * SLOW)) ] && fail "session $d was not resumed"
+        sleep 0.01
+    done
+    approved "$d"
+done
+expect_in "$T/serve.err" "of an earlier server goes on"
+pass "the next server resumes the stopped and the queued session"
+
+# ---- SIGKILL mid-batch loses nothing, repays nothing --------------------
+# The build holds back only the right fix, so the first two sessions get
+# as far as attempt 2's audit (baseline, proposal 1, audit 1, proposal 2
+# journaled) and the other two wait in the queue when the server dies.
+stop_serve
+serve_config "$T/late.yaml" \
+    "if grep -q 'return (double)sum / (double)count' stats.c; then while [ ! -e $T/late-gate ]; do sleep 0.02; done; fi; make"
+start_serve --config "$T/late.yaml" --max-sessions 2
+for r in a b; do repo "$r"; done
+ids=
+for r in a b a b; do
+    run tandem submit --detach --repo "$T/$r" "make the failing test pass"
+    expect_rc 0 "detached before the kill"
+    ids="$ids $(cat "$T/out")"
+done
+for sid in $(echo $ids | cut -d' ' -f1-2); do
+    wait_for '"type":"proposal","attempt":2' "$(ls "$T"/*/.tandem/sessions/"$sid"/journal.jsonl)" 30
+done
+status_says "running 2 of 2, queued 2"
+kill -KILL "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null
+SERVE_PID=
+mkdir -p "$T/before"
+for sid in $ids; do
+    cp "$(ls "$T"/*/.tandem/sessions/"$sid"/journal.jsonl)" "$T/before/$sid"
+done
+touch "$T/late-gate"
+: >"$T/serve.err"
+start_serve --config "$T/late.yaml" --max-sessions 4 --verbose
+for sid in $ids; do
+    d=$(ls -d "$T"/*/.tandem/sessions/"$sid")
+    i=0
+    until grep -q '"type":"finish"' "$d/journal.jsonl" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -gt $((3000 * SLOW)) ] && fail "session $sid did not complete after the restart"
+        sleep 0.01
+    done
+    approved "$d"
+    # what the journal held before the kill is never asked again; what it
+    # lacked is
+    # (a quorum of two: the skills once, then each member's critique)
+    for rec in baseline:0/baseline proposal:1/coder skills:1/skills \
+        critique.1:1/critique.1 critique.2:1/critique.2 proposal:2/coder \
+        skills:2/skills critique.1:2/critique.1 critique.2:2/critique.2; do
+        type=${rec%%:*} key=$sid/${rec#*:}
+        n=$(echo "${rec#*:}" | cut -d/ -f1)
+        if grep -F -q "\"type\":\"$type\",\"attempt\":$n," "$T/before/$sid"; then
+            expect_not_in "$T/serve.err" ":$key -> "
+        elif grep -F -q "\"type\":\"$type\",\"attempt\":$n," "$d/journal.jsonl"; then
+            expect_in "$T/serve.err" ":$key -> "
+        fi
+    done
+done
+grep -q '"type":"proposal","attempt":2' "$T/before/$(echo $ids | cut -d' ' -f1)" ||
+    fail "the first session had not reached attempt 2 before the kill"
+stop_serve
+pass "SIGKILL mid-batch, then a restart: every task completes, and no journaled call is asked again"

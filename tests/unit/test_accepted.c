@@ -1,0 +1,119 @@
+/* Unit tests for orchestrator/accepted: the sessions tandem serve
+ * accepted and has not ended, as the next server finds them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/fs.h"
+#include "orchestrator/accepted.h"
+
+static char tmpdir[] = "/tmp/tnd-test-accepted-XXXXXX";
+static char path[PATH_MAX];
+
+static size_t lines(void)
+{
+    char *text = NULL;
+    size_t len = 0, n = 0;
+
+    assert_int_equal(tnd_fs_read(&text, &len, path, 1 << 24), 0);
+    for (size_t i = 0; i < len; i++)
+        n += text[i] == '\n';
+    free(text);
+    return n;
+}
+
+static void what_is_not_ended_survives_a_restart(void **state)
+{
+    tnd_accepted *a;
+
+    (void)state;
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_int_equal(tnd_accepted_pending(a), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1"), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/b", "S2"), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S3"), 0);
+    assert_int_equal(tnd_accepted_end(a, "S2"), 0);
+    assert_int_equal(tnd_accepted_end(a, "nobody"), 0);
+    assert_int_equal(tnd_accepted_pending(a), 2);
+    tnd_accepted_close(&a);
+    assert_null(a);
+
+    /* the next server: S1 and S3, oldest first, and only they on disk */
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_int_equal(tnd_accepted_pending(a), 2);
+    assert_string_equal(tnd_accepted_repo(a, 0), "/r/a");
+    assert_string_equal(tnd_accepted_id(a, 0), "S1");
+    assert_string_equal(tnd_accepted_id(a, 1), "S3");
+    assert_int_equal(lines(), 2);
+    tnd_accepted_close(&a);
+    tnd_accepted_close(&a);
+}
+
+static void a_long_life_keeps_the_file_small(void **state)
+{
+    tnd_accepted *a;
+    char id[32];
+
+    (void)state;
+    unlink(path);
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "KEEP"), 0);
+    for (int i = 0; i < 2000; i++) {
+        snprintf(id, sizeof(id), "S%d", i);
+        assert_int_equal(tnd_accepted_add(a, "/r/b", id), 0);
+        assert_int_equal(tnd_accepted_end(a, id), 0);
+    }
+    assert_int_equal(tnd_accepted_pending(a), 1);
+    assert_true(lines() < 1100);
+    tnd_accepted_close(&a);
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_int_equal(tnd_accepted_pending(a), 1);
+    assert_string_equal(tnd_accepted_id(a, 0), "KEEP");
+    tnd_accepted_close(&a);
+}
+
+static void a_damaged_list_is_an_error(void **state)
+{
+    FILE *f;
+
+    (void)state;
+    unlink(path);
+    assert_non_null(f = fopen(path, "w"));
+    fputs("not json\n{\"seq\":2}\n", f);
+    fclose(f);
+    assert_null(tnd_accepted_open(path));
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(tmpdir))
+        return -1;
+    snprintf(path, sizeof(path), "%s/accepted.jsonl", tmpdir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tnd_fs_rmtree(tmpdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(what_is_not_ended_survives_a_restart),
+        cmocka_unit_test(a_long_life_keeps_the_file_small),
+        cmocka_unit_test(a_damaged_list_is_an_error),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,189 @@
+/* Unit tests for proto/client: the bodies a client and tandem serve
+ * exchange, each request and reply encoded and decoded again, and each
+ * way a client's request can be refused. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/xalloc.h"
+#include "proto/client.h"
+#include "proto/json.h"
+
+#define S(x) ((char *)(x))
+
+static void requests_round_trip(void **state)
+{
+    tnd_client_request in = {.kind = TND_CLIENT_KIND_SUBMIT,
+                             .repo = S("/src/app"),
+                             .task = S("make the test pass"),
+                             .config = S("/src/app/agents.yaml"),
+                             .detach = true},
+                       out;
+    size_t len;
+    char *body;
+
+    (void)state;
+    body = tnd_client_request_encode(&in, &len);
+    assert_int_equal(
+        tnd_client_request_decode(&out, TND_CLIENT_SUBMIT, body, len), 0);
+    assert_int_equal(out.kind, TND_CLIENT_KIND_SUBMIT);
+    assert_string_equal(out.repo, "/src/app");
+    assert_string_equal(out.task, "make the test pass");
+    assert_string_equal(out.config, "/src/app/agents.yaml");
+    assert_true(out.detach);
+    tnd_client_request_clear(&out);
+    free(body);
+
+    in = (tnd_client_request){.kind = TND_CLIENT_KIND_ATTACH,
+                              .session = S("20261122-014455-3fa2")};
+    body = tnd_client_request_encode(&in, &len);
+    assert_string_equal(tnd_client_service(in.kind), TND_CLIENT_ATTACH);
+    assert_int_equal(
+        tnd_client_request_decode(&out, TND_CLIENT_ATTACH, body, len), 0);
+    assert_string_equal(out.session, "20261122-014455-3fa2");
+    tnd_client_request_clear(&out);
+    free(body);
+
+    body = tnd_xstrdup("{\"tandem\":1,\"type\":\"status\"}");
+    assert_int_equal(
+        tnd_client_request_decode(&out, TND_CLIENT_STATUS, body, strlen(body)),
+        0);
+    free(body);
+    assert_int_equal(out.kind, TND_CLIENT_KIND_STATUS);
+    tnd_client_request_clear(&out);
+}
+
+/* body, sent to service, is refused with an error containing want. */
+static void refused(const char *service, const char *body, const char *want)
+{
+    tnd_client_request out;
+
+    assert_int_equal(
+        tnd_client_request_decode(&out, service, body, strlen(body)), -1);
+    if (!strstr(tnd_error_last(), want))
+        fail_msg("'%s' does not say '%s'", tnd_error_last(), want);
+    assert_null(out.repo);
+    assert_null(out.task);
+}
+
+static void bad_requests_are_refused_with_the_field_named(void **state)
+{
+    char *big;
+
+    (void)state;
+    refused("coder", "{}", "no service 'coder' for clients");
+    refused(TND_CLIENT_SUBMIT, "not json", "bad submit body");
+    refused(TND_CLIENT_SUBMIT, "{\"tandem\":2,\"type\":\"submit\"}",
+            "version 2");
+    refused(TND_CLIENT_SUBMIT, "{\"tandem\":1,\"type\":\"attach\"}",
+            "expected a submit body");
+    refused(TND_CLIENT_SUBMIT,
+            "{\"tandem\":1,\"type\":\"submit\",\"task\":\"x\"}",
+            "field 'repo'");
+    refused(
+        TND_CLIENT_SUBMIT,
+        "{\"tandem\":1,\"type\":\"submit\",\"repo\":\"app\",\"task\":\"x\"}",
+        "must be an absolute path");
+    refused(TND_CLIENT_SUBMIT,
+            "{\"tandem\":1,\"type\":\"submit\",\"repo\":\"/a\",\"task\":\" \"}",
+            "'task' is empty");
+    refused(TND_CLIENT_SUBMIT,
+            "{\"tandem\":1,\"type\":\"submit\",\"repo\":\"/a\",\"task\":\"x\","
+            "\"config\":\"a.yaml\"}",
+            "field 'config' must be an absolute path");
+    refused(TND_CLIENT_SUBMIT,
+            "{\"tandem\":1,\"type\":\"submit\",\"repo\":\"/a\",\"task\":\"x\","
+            "\"detach\":\"yes\"}",
+            "detach");
+    refused(TND_CLIENT_ATTACH, "{\"tandem\":1,\"type\":\"attach\"}",
+            "field 'session'");
+    big = malloc(TND_CLIENT_MAX_BODY + 2);
+    memset(big, ' ', TND_CLIENT_MAX_BODY + 1);
+    big[TND_CLIENT_MAX_BODY + 1] = '\0';
+    refused(TND_CLIENT_STATUS, big, "more than the limit");
+    free(big);
+}
+
+static void replies_round_trip(void **state)
+{
+    tnd_client_reply r;
+    json_object *report = NULL;
+    size_t len;
+    char *body;
+
+    (void)state;
+    body = tnd_client_accepted("S1", "/a/.tandem/sessions/S1", 3, &len);
+    assert_int_equal(tnd_client_reply_decode(&r, body, len), 0);
+    assert_int_equal(r.type, TND_CLIENT_ACCEPTED);
+    assert_string_equal(r.session, "S1");
+    assert_string_equal(r.dir, "/a/.tandem/sessions/S1");
+    assert_int_equal(r.queued, 3);
+    tnd_client_reply_clear(&r);
+    free(body);
+
+    body = tnd_client_output(false, "a\0b\n", 4, &len);
+    assert_int_equal(tnd_client_reply_decode(&r, body, len), 0);
+    assert_int_equal(r.type, TND_CLIENT_OUTPUT);
+    assert_false(r.err);
+    assert_int_equal(r.text_len, 4);
+    assert_memory_equal(r.text, "a\0b\n", 4);
+    tnd_client_reply_clear(&r);
+    free(body);
+
+    body = tnd_client_alive(&len);
+    assert_int_equal(tnd_client_reply_decode(&r, body, len), 0);
+    assert_int_equal(r.type, TND_CLIENT_ALIVE);
+    tnd_client_reply_clear(&r);
+    free(body);
+
+    assert_int_equal(tnd_json_parse(&report, "{\"status\":\"approved\"}", 21),
+                     0);
+    body = tnd_client_done("S1", 0, "approved", report, &len);
+    json_object_put(report);
+    assert_int_equal(tnd_client_reply_decode(&r, body, len), 0);
+    assert_int_equal(r.type, TND_CLIENT_DONE);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.status, "approved");
+    assert_string_equal(tnd_json_str_or(r.report, "status", ""), "approved");
+    tnd_client_reply_clear(&r);
+    free(body);
+
+    body = tnd_client_busy(4, 256, &len);
+    assert_int_equal(tnd_client_reply_decode(&r, body, len), 0);
+    assert_int_equal(r.type, TND_CLIENT_ERROR);
+    assert_string_equal(r.kind, "busy");
+    assert_non_null(strstr(r.error, "--max-sessions 4"));
+    assert_non_null(strstr(r.error, "--queue-max 256"));
+    tnd_client_reply_clear(&r);
+    free(body);
+
+    body = tnd_client_error("not_found", "no session X here", &len);
+    assert_int_equal(tnd_client_reply_decode(&r, body, len), 0);
+    assert_string_equal(r.kind, "not_found");
+    assert_string_equal(r.error, "no session X here");
+    tnd_client_reply_clear(&r);
+    free(body);
+
+    body = tnd_xstrdup("{\"tandem\":1,\"type\":\"what\"}");
+    assert_int_equal(tnd_client_reply_decode(&r, body, strlen(body)), -1);
+    free(body);
+    assert_non_null(strstr(tnd_error_last(), "unknown type 'what'"));
+    assert_int_equal(tnd_client_reply_decode(&r, "[1]", 3), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(requests_round_trip),
+        cmocka_unit_test(bad_requests_are_refused_with_the_field_named),
+        cmocka_unit_test(replies_round_trip),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
