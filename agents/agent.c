@@ -318,6 +318,16 @@ static int connect_broker(runtime *rt)
                        strlen(rt->identity)) < 0)
         return tnd_error_set("cannot configure the socket: %s",
                              zmq_strerror(errno));
+    if (rt->opts->server_key &&
+        (zmq_setsockopt(rt->dealer, ZMQ_CURVE_SERVERKEY, rt->opts->server_key,
+                        TND_CURVE_Z85_LEN) < 0 ||
+         zmq_setsockopt(rt->dealer, ZMQ_CURVE_PUBLICKEY,
+                        rt->opts->curve_pair->public_key,
+                        TND_CURVE_Z85_LEN) < 0 ||
+         zmq_setsockopt(rt->dealer, ZMQ_CURVE_SECRETKEY,
+                        rt->opts->curve_pair->secret_key,
+                        TND_CURVE_Z85_LEN) < 0))
+        return tnd_error_set("cannot set up CURVE: %s", zmq_strerror(errno));
     if (zmq_connect(rt->dealer, rt->opts->endpoint) < 0)
         return tnd_error_set("cannot connect to %s: %s", rt->opts->endpoint,
                              zmq_strerror(errno));

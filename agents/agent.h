@@ -14,6 +14,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "proto/curve.h"
+
 typedef struct tnd_agent_job tnd_agent_job;
 
 /* Handle one request body and return the reply body (caller of the
@@ -29,6 +31,11 @@ typedef struct tnd_agent_options {
     const char *identity; /* routing id; NULL: "SERVICE-PID" */
     int heartbeat_ms;     /* must match the broker's */
     int liveness;         /* broker beats missed before reconnecting */
+    /* CURVE: the orchestrator's public key and this agent's pair; NULL
+     * for a plain connection (ipc://, or a tcp:// the orchestrator
+     * allows without) */
+    const char *server_key;
+    const tnd_curve_pair *curve_pair;
     tnd_agent_handler handler;
     void *payload; /* passed to handler */
 } tnd_agent_options;

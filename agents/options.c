@@ -38,6 +38,11 @@ static void usage(FILE *to, const char *prog, const char *role)
             "                       JSON line (tandem run --record does this)\n"
             "  --service NAME       serve NAME instead of the role's own\n"
             "                       service\n"
+            "  --server-key KEY     CURVE: the orchestrator's public key, or\n"
+            "                       its NAME.pub file (with --key)\n"
+            "  --key FILE           CURVE: this agent's NAME.key (tandem keys\n"
+            "                       generate); the orchestrator must list its\n"
+            "                       public key with this role\n"
             "%s"
             "  -v, --verbose        log more\n"
             "  -h, --help           show this help\n"
@@ -82,6 +87,8 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
         O_RECORD,
         O_SERVICE,
         O_MEMBER,
+        O_SERVER_KEY,
+        O_KEY,
         O_VERSION
     };
     static const struct option longs[] = {
@@ -95,6 +102,8 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
         {"record", required_argument, NULL, O_RECORD},
         {"service", required_argument, NULL, O_SERVICE},
         {"member", required_argument, NULL, O_MEMBER},
+        {"server-key", required_argument, NULL, O_SERVER_KEY},
+        {"key", required_argument, NULL, O_KEY},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
@@ -102,6 +111,7 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
     };
     const char *prog = argc > 0 ? argv[0] : "tandem-agent";
     const char *config = NULL, *llm = NULL, *base_url = NULL;
+    const char *server_key = NULL, *key = NULL;
     int hb = 0, liveness = 0, c, verbose = 0;
 
     memset(out, 0, sizeof(*out));
@@ -146,6 +156,12 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
             if (parse_int("--member", optarg, 1, 16, &out->member) < 0)
                 goto usage_error;
             break;
+        case O_SERVER_KEY:
+            server_key = optarg;
+            break;
+        case O_KEY:
+            key = optarg;
+            break;
         case O_RECORD:
             if (!*optarg) {
                 fprintf(stderr, "%s: --record needs a file name\n", prog);
@@ -179,6 +195,20 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
         fprintf(stderr, "%s: --connect ENDPOINT is required\n", prog);
         goto usage_error;
     }
+    if (!server_key != !key) {
+        fprintf(stderr,
+                "%s: CURVE needs both --server-key (the "
+                "orchestrator's public key) and --key (this agent's "
+                "NAME.key; tandem keys generate writes one)\n",
+                prog);
+        goto usage_error;
+    }
+    if (server_key && (tnd_curve_read_public(out->server_key, server_key) < 0 ||
+                       tnd_curve_read_pair(&out->curve_pair, key) < 0)) {
+        fprintf(stderr, "%s: %s\n", prog, tnd_error_last());
+        goto usage_error;
+    }
+    out->curve = server_key != NULL;
     if (out->identity && (!*out->identity || strlen(out->identity) > 200)) {
         fprintf(stderr, "%s: --id must be 1..200 bytes\n", prog);
         goto usage_error;
@@ -215,7 +245,7 @@ void tnd_agent_cli_clear(tnd_agent_cli *cli)
     free(cli->record);
     free(cli->service);
     tnd_config_destroy(&cli->config);
-    memset(cli, 0, sizeof(*cli));
+    memset(cli, 0, sizeof(*cli)); /* the secret key too */
 }
 
 /* The model holds its own copy of its key now: take every configured
@@ -259,5 +289,7 @@ void tnd_agent_cli_worker(tnd_agent_options *out, const tnd_agent_cli *cli)
     out->endpoint = cli->endpoint;
     out->identity = cli->identity;
     out->heartbeat_ms = cli->heartbeat_ms;
+    out->server_key = cli->curve ? cli->server_key : NULL;
+    out->curve_pair = cli->curve ? &cli->curve_pair : NULL;
     out->liveness = cli->liveness;
 }

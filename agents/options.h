@@ -3,8 +3,8 @@
  *   tandem-coder --connect ENDPOINT [--config FILE] [--llm PROVIDER:MODEL]
  *                [--base-url URL] [--id NAME] [--heartbeat MS]
  *                [--liveness N] [--record FILE] [--service NAME]
- *                [--member N] [--verbose] [--help]
- *                [--version]
+ *                [--member N] [--server-key KEY|FILE --key FILE]
+ *                [--verbose] [--help] [--version]
  */
 #ifndef TND_OPTIONS_H
 #define TND_OPTIONS_H
@@ -12,6 +12,7 @@
 #include "agents/agent.h"
 #include "agents/llm.h"
 #include "common/config.h"
+#include "proto/curve.h"
 
 typedef struct tnd_agent_cli {
     char *endpoint;
@@ -23,6 +24,11 @@ typedef struct tnd_agent_cli {
     char *service; /* --service: the MDP service to serve; NULL: the
                       role's own ("coder", "reviewer") */
     int member;    /* --member: reviewer quorum member, 1-based; 0 */
+    /* --server-key and --key: CURVE toward a tcp:// orchestrator; both
+     * or neither. curve.secret_key is wiped by tnd_agent_cli_clear. */
+    bool curve;
+    char server_key[TND_CURVE_Z85_LEN + 1];
+    tnd_curve_pair curve_pair;
 } tnd_agent_cli;
 
 /* Parse argv for the agent program serving role ("coder" or "reviewer").

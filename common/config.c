@@ -183,6 +183,12 @@ static const tnd_yw_field orchestrator_fields[] = {
     {"workspace_max_mb", TND_YW_MB,
      OFF(tnd_orchestrator_config, workspace_max_bytes), 1, 1048576, NULL, NULL,
      NULL},
+    {"curve_key", TND_YW_PATH, OFF(tnd_orchestrator_config, curve_key), 0, 0,
+     NULL, NULL, NULL},
+    {"authorized_keys", TND_YW_PATH,
+     OFF(tnd_orchestrator_config, authorized_keys), 0, 0, NULL, NULL, NULL},
+    {"insecure", TND_YW_BOOL, OFF(tnd_orchestrator_config, insecure), 0, 0,
+     NULL, NULL, NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -387,6 +393,8 @@ tnd_config *tnd_config_defaults(void)
     cfg->gate.critique_diff_lines = 200;
     cfg->gate.baseline = true;
     cfg->orchestrator.endpoint = tnd_xstrdup("");
+    cfg->orchestrator.curve_key = tnd_xstrdup("");
+    cfg->orchestrator.authorized_keys = tnd_xstrdup("");
     cfg->orchestrator.heartbeat_ms = 1000;
     cfg->orchestrator.liveness = 5;
     cfg->orchestrator.request_timeout_s = 0; /* follow the work */
@@ -446,6 +454,8 @@ void tnd_config_destroy(tnd_config **self_p)
     free(cfg->path);
     free(cfg->dir);
     free(cfg->orchestrator.endpoint);
+    free(cfg->orchestrator.curve_key);
+    free(cfg->orchestrator.authorized_keys);
     tnd_str_list_free(&cfg->gate.risk_paths);
     agent_free(&cfg->coder);
     agent_free(&cfg->reviewer);

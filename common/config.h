@@ -194,6 +194,11 @@ typedef struct tnd_orchestrator_config {
                               the work may take (model and skill
                               timeouts, and a minute) */
     size_t workspace_max_bytes;
+    /* CURVE on a tcp:// endpoint: the orchestrator's NAME.key and the
+     * authorized-keys file (proto/curve.h); "" for none */
+    char *curve_key;
+    char *authorized_keys;
+    bool insecure; /* a tcp:// endpoint beyond loopback without CURVE */
 } tnd_orchestrator_config;
 
 /* What each attempt's tree holds (see orchestrator/snapshot.h). */

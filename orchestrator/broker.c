@@ -18,6 +18,8 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "orchestrator/zap.h"
+#include "proto/body.h"
 
 typedef struct request request;
 
@@ -59,6 +61,7 @@ struct tnd_broker {
     void (*silent)(const char *name, void *payload);
     void *silent_payload;
     bool clients;
+    tnd_zap *zap; /* CURVE: admits keys, gives their roles; NULL: none */
     int64_t next_beat;
     int64_t next_seq;
     int64_t front_seq; /* decreasing: requeued requests go first */
@@ -337,10 +340,64 @@ static void reregister(tnd_broker *b, worker *w, const char *service)
     w->idle_since = tnd_now_ms();
 }
 
+/* Over CURVE, a READY only for a service the key's roles allow; a
+ * refused peer is told DISCONNECT and logged. */
+static bool may_serve(tnd_broker *b, const unsigned char *id, size_t id_len,
+                      const tnd_mdp_msg *msg)
+{
+    worker peer = {0};
+
+    if (!b->zap || tnd_zap_may_serve(msg->user_id, msg->service))
+        return true;
+    memcpy(peer.id, id, id_len);
+    peer.id_len = id_len;
+    tnd_mdp_printable(peer.name, sizeof(peer.name), id, id_len);
+    tnd_log_warn("refused agent %s: its key's roles (%s) do not include "
+                 "service %s",
+                 peer.name, *msg->user_id ? msg->user_id : "none",
+                 msg->service);
+    send_command(b, &peer, TND_MDPW_DISCONNECT);
+    return false;
+}
+
+/* A client may not drive the agents: a request for their services is
+ * answered with an error; over CURVE a client needs the client role. */
+static bool may_ask(tnd_broker *b, const unsigned char *id, size_t id_len,
+                    const tnd_mdp_msg *msg, const char *name)
+{
+    const char *why = NULL;
+    tnd_mdp_msg out;
+    size_t len;
+    char *body;
+
+    if (b->zap && !tnd_zap_may_submit(msg->user_id))
+        why = "this key may not send requests (it lacks the client role)";
+    else if (!b->clients && /* with clients, the caller answers all */
+             (strcmp(msg->service, "coder") == 0 ||
+              strcmp(msg->service, "reviewer") == 0 ||
+              strncmp(msg->service, "reviewer.", 9) == 0))
+        why = "agent services take requests from tandem's own sessions "
+              "only";
+    if (!why)
+        return true;
+    tnd_log_warn("refused a request of client %s for %s: %s", name,
+                 msg->service, why);
+    body = tnd_error_reply_encode("", 0, why, &len);
+    tnd_mdp_msg_init(&out, false, TND_MDPC_FINAL, msg->service);
+    out.body = body;
+    out.body_len = len;
+    if (tnd_mdp_send(b->socket, id, id_len, &out) < 0)
+        tnd_log_debug("cannot tell client %s: %s", name, tnd_error_last());
+    free(body);
+    return false;
+}
+
 static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
                       size_t id_len, tnd_mdp_msg *msg)
 {
     if (!w) {
+        if (msg->command == TND_MDPW_READY && !may_serve(b, id, id_len, msg))
+            return;
         if (msg->command == TND_MDPW_READY) {
             w = tnd_xcalloc(1, sizeof(*w));
             memcpy(w->id, id, id_len);
@@ -386,7 +443,10 @@ static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
         remove_worker(b, w, "disconnected");
         break;
     case TND_MDPW_READY:
-        reregister(b, w, msg->service);
+        if (!may_serve(b, id, id_len, msg))
+            remove_worker(b, w, "is not allowed that service");
+        else
+            reregister(b, w, msg->service);
         break;
     default:
         disconnect_worker(b, w, "sent a command only a broker may send");
@@ -407,6 +467,8 @@ static void on_client(tnd_broker *b, const unsigned char *id, size_t id_len,
                      name, tnd_mdp_command_name(false, msg->command));
         return;
     }
+    if (!may_ask(b, id, id_len, msg, name))
+        return;
     if (b->clients) {
         tnd_broker_event *ev;
         TND_GROW(b->events, b->aevents, b->nevents + 1);
@@ -534,7 +596,9 @@ int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
 
     memset(out, 0, sizeof(*out));
     for (;;) {
-        zmq_pollitem_t item = {self->socket, 0, ZMQ_POLLIN, 0};
+        zmq_pollitem_t items[2] = {
+            {self->socket, 0, ZMQ_POLLIN, 0},
+            {self->zap ? tnd_zap_socket(self->zap) : NULL, 0, ZMQ_POLLIN, 0}};
         long wait;
         int n;
 
@@ -551,12 +615,15 @@ int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
             wait = (long)(self->next_beat - tnd_now_ms());
         if (wait < 0)
             wait = 0;
-        n = zmq_poll(&item, 1, wait);
+        n = zmq_poll(items, self->zap ? 2 : 1, wait);
         if (n < 0) {
             if (errno == EINTR)
                 return 0; /* let the caller look at its signals */
             return tnd_error_set("broker poll failed: %s", zmq_strerror(errno));
         }
+        if (self->zap && (items[1].revents & ZMQ_POLLIN) &&
+            tnd_zap_serve(self->zap) < 0)
+            tnd_log_warn("%s", tnd_error_last());
         /* read a bounded batch so timers still run under a flood */
         for (int i = 0; n > 0 && i < 256; i++)
             if (read_one(self) == 0)
@@ -573,6 +640,24 @@ int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
 }
 
 /* ---- public ------------------------------------------------------------- */
+
+/* The server side of CURVE: the handler that admits keys, then the
+ * socket's own key pair. */
+static int start_curve(tnd_broker *b, const tnd_broker_options *opts)
+{
+    int one = 1;
+
+    if (!opts->authorized)
+        return tnd_error_set("CURVE needs the list of authorized keys");
+    if (!(b->zap = tnd_zap_new(b->ctx, opts->authorized)))
+        return -1;
+    if (zmq_setsockopt(b->socket, ZMQ_CURVE_SERVER, &one, sizeof(one)) < 0 ||
+        zmq_setsockopt(b->socket, ZMQ_CURVE_SECRETKEY, opts->curve->secret_key,
+                       TND_CURVE_Z85_LEN) < 0 ||
+        zmq_setsockopt(b->socket, ZMQ_ZAP_DOMAIN, "tandem", 6) < 0)
+        return tnd_error_set("cannot set up CURVE: %s", zmq_strerror(errno));
+    return 0;
+}
 
 tnd_broker *tnd_broker_new(const tnd_broker_options *opts)
 {
@@ -607,6 +692,8 @@ tnd_broker *tnd_broker_new(const tnd_broker_options *opts)
                       zmq_strerror(errno));
         goto fail;
     }
+    if (opts->curve && start_curve(b, opts) < 0)
+        goto fail;
     if (zmq_bind(b->socket, opts->endpoint) < 0) {
         tnd_error_set("cannot bind %s: %s", opts->endpoint,
                       zmq_strerror(errno));
@@ -642,6 +729,7 @@ void tnd_broker_destroy(tnd_broker **self_p)
         remove_request(b, b->requests[b->nrequests - 1]);
     for (size_t i = 0; i < b->nevents; i++)
         tnd_broker_event_clear(&b->events[i]);
+    tnd_zap_destroy(&b->zap);
     if (b->ctx)
         zmq_ctx_term(b->ctx);
     free(b->workers);

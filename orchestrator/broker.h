@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "proto/curve.h"
 #include "proto/mdp.h"
 
 typedef struct tnd_broker tnd_broker;
@@ -38,6 +39,13 @@ typedef struct tnd_broker_options {
      * tnd_broker_client_send (tandem serve: a client may not drive the
      * agents). */
     bool clients;
+    /* CURVE (tcp://): the orchestrator's key pair and the keys admitted,
+     * with their roles (orchestrator/zap.h); NULL: no CURVE. A worker
+     * registers only for a service its key's roles allow, and a client
+     * request needs the client role. Both borrowed; they must outlive
+     * the broker. */
+    const tnd_curve_pair *curve;
+    const tnd_curve_list *authorized;
 } tnd_broker_options;
 
 #define TND_BROKER_MAX_KEY 128

@@ -110,9 +110,11 @@ static int from_git(tnd_change *c, const char *repo, bool staged,
     if ((rc = git(&c->diff, repo, staged ? diff_staged : diff_all,
                   TND_BODY_MAX_DIFF)) < 0)
         return rc;
-    if (!*c->diff)
+    if (!*c->diff) {
+        c->empty = true;
         return tnd_error_config("nothing to review: %s has no %s changes", repo,
                                 staged ? "staged" : "uncommitted");
+    }
     return export(c, repo, rundir_base);
 }
 

@@ -26,6 +26,8 @@ typedef struct tnd_change {
     char *rev;       /* the commit of the base; NULL for a patch file */
     tnd_rundir *tmp; /* a directory this change owns (removed by clear),
                         or NULL */
+    bool empty;      /* git had no changes: tnd_change_load said "nothing
+                        to review" (TND_ECONFIG) */
 } tnd_change;
 
 /* Load the change of repo. diff_file: a patch file or "-", else NULL
@@ -35,7 +37,7 @@ typedef struct tnd_change {
  * exported as the base instead of taking the repository as it is, into a
  * runtime directory made in rundir_base (tnd_rundir_base()). 0, or TND_ECONFIG
  * with an error saying what to fix (not a git repository, an empty change, an
- * unreadable file), or -1. */
+ * unreadable file; c->empty tells the empty change apart), or -1. */
 int tnd_change_load(tnd_change *c, const char *repo, const char *diff_file,
                     bool staged, const char *rev, const char *rundir_base);
 

@@ -52,6 +52,9 @@ typedef enum tnd_cli_opt {
     TND_OPT_STATE,
     TND_OPT_CONNECT,
     TND_OPT_ATTACH,
+    TND_OPT_OUT,
+    TND_OPT_NAME,
+    TND_OPT_ON_ERROR,
     TND_OPT_KEEP_WORKSPACE, /* from here on, flags: no value */
     TND_OPT_STAGED,
     TND_OPT_WAITING,
@@ -60,6 +63,7 @@ typedef enum tnd_cli_opt {
     TND_OPT_FORCE,
     TND_OPT_DETACH,
     TND_OPT_STATUS,
+    TND_OPT_ALLOW_EMPTY,
     TND_OPT_PLAIN, /* the last long one */
     TND_OPT_MESSAGE = 'm',
     TND_OPT_QUIET = 'q',

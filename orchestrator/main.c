@@ -16,9 +16,11 @@
 #include "orchestrator/doctor.h"
 #include "orchestrator/findings.h"
 #include "orchestrator/init_cmd.h"
+#include "orchestrator/keys_cmd.h"
 #include "orchestrator/lessons_cmd.h"
 #include "orchestrator/run.h"
 #include "orchestrator/history_cmd.h"
+#include "orchestrator/hook_cmd.h"
 #include "orchestrator/serve.h"
 #include "orchestrator/session_cmd.h"
 #include "orchestrator/submit.h"
@@ -40,6 +42,7 @@ static void usage(FILE *to)
           "  submit TASK...  send a task to 'tandem serve' and wait for it\n"
           "  doctor          check the config, the models, keys and tools\n"
           "  init            write an agents.yaml guessed from the repository\n"
+          "  keys generate   write a CURVE key pair for tcp:// endpoints\n"
           "  resume ID       go on with a session after a crash or a stop\n"
           "  approve ID      approve the proposal of a session that waits\n"
           "  reject ID       reject it (-m WHY)\n"
@@ -53,6 +56,8 @@ static void usage(FILE *to)
           "  watch [ID]      a live view of running sessions\n"
           "  lessons COMMAND list, show or forget what earlier tasks "
           "taught\n"
+          "  hook COMMAND    install or uninstall a git pre-commit hook\n"
+          "                  that reviews each commit\n"
           "  help [COMMAND]  show help for tandem or a command\n"
           "\n"
           "options:\n"
@@ -60,8 +65,9 @@ static void usage(FILE *to)
           "  --version       show the version\n"
           "\n"
           "exit status: 0 approved/ok, 1 rejected or failed, 2 usage or\n"
-          "configuration error, 3 waiting for a human, 130 interrupted\n"
-          "(128 + the signal; 'tandem resume ID' goes on)\n"
+          "configuration error, 3 waiting for a human, 4 could not review\n"
+          "(tandem review), 130 interrupted (128 + the signal; 'tandem\n"
+          "resume ID' goes on)\n"
           "\n"
           "'tandem COMMAND --help' shows a command's options.\n",
           to);
@@ -269,6 +275,13 @@ static void review_usage(const char *name, FILE *to)
         "  --staged             only the staged changes (git diff --cached),\n"
         "                       what a commit would take: for a pre-commit\n"
         "                       hook\n"
+        "  --allow-empty        no git changes is exit 0, saying there was\n"
+        "                       nothing to review (a commit that changes no\n"
+        "                       file: --amend of the message, --allow-empty)\n"
+        "  --on-error WHAT      a review that could not be done (the model\n"
+        "                       unreachable, no key, an agent that crashed):\n"
+        "                       fail (exit 4, the default) or pass (exit 0\n"
+        "                       with a warning)\n"
         "  --format FORMAT      write the findings on stdout as sarif\n"
         "                       (SARIF 2.1.0), rdjsonl (reviewdog) or\n"
         "                       github (workflow commands), whatever the\n"
@@ -282,13 +295,15 @@ static void review_usage(const char *name, FILE *to)
         "                       TANDEM_LLM)\n"
         "  --base-url URL       API base URL for that provider (env\n"
         "                       TANDEM_BASE_URL)\n"
-        "  -q, --quiet          no progress lines\n"
+        "  -q, --quiet          no progress lines, and nothing at all when\n"
+        "                       the change is approved\n"
         "  -v, --verbose        debug logging from tandem and the agents\n"
         "  -h, --help           show this help\n"
         "\n"
-        "exit status: 0 approved, 1 rejected or failed, 2 usage or\n"
-        "configuration error (or nothing to review), 3 needs a human,\n"
-        "130 interrupted (128 + the signal)\n",
+        "exit status: 0 approved (or nothing to review, with --allow-empty),\n"
+        "1 rejected, 2 usage or configuration error (or nothing to review),\n"
+        "3 needs a human, 4 could not review (0 with --on-error pass), 130\n"
+        "interrupted (128 + the signal)\n",
         to);
 }
 
@@ -304,6 +319,8 @@ static int cmd_review(const char *name, int argc, char **argv)
                                   TND_OPT_DIFF,
                                   TND_OPT_JSON,
                                   TND_OPT_FORMAT,
+                                  TND_OPT_ALLOW_EMPTY,
+                                  TND_OPT_ON_ERROR,
                                   0};
     tnd_run_options o;
     char *task;
@@ -320,6 +337,17 @@ static int cmd_review(const char *name, int argc, char **argv)
             o.diff = optarg;
         else if (c == TND_OPT_STAGED)
             o.staged = true;
+        else if (c == TND_OPT_ALLOW_EMPTY)
+            o.allow_empty = true;
+        else if (c == TND_OPT_ON_ERROR && strcmp(optarg, "fail") == 0)
+            o.on_error = TND_ON_ERROR_FAIL;
+        else if (c == TND_OPT_ON_ERROR && strcmp(optarg, "pass") == 0)
+            o.on_error = TND_ON_ERROR_PASS;
+        else if (c == TND_OPT_ON_ERROR)
+            return tnd_cli_error(&cli,
+                                 "--on-error must be fail (exit 4) or pass "
+                                 "(exit 0 with a warning), got \"%s\"",
+                                 optarg);
         else if (tnd_findings_format_parse(&o.format, optarg) < 0)
             return tnd_cli_error(&cli, "%s", tnd_error_last());
     }
@@ -328,6 +356,10 @@ static int cmd_review(const char *name, int argc, char **argv)
     if (o.json && o.format)
         return tnd_cli_error(&cli, "--json prints the report and --format "
                                    "the findings; give one of them");
+    if (o.diff && o.allow_empty)
+        return tnd_cli_error(&cli, "--allow-empty is for git's changes (a "
+                                   "commit with none); a --diff patch must "
+                                   "hold one");
     if (o.diff && o.staged)
         return tnd_cli_error(&cli, "--staged picks git's staged changes; it "
                                    "cannot go with --diff");
@@ -418,6 +450,7 @@ static const tnd_cli_command commands[] = {
     {"review", cmd_review, review_usage},
     {"doctor", cmd_doctor, doctor_usage},
     {"init", tnd_init_cmd, tnd_init_cmd_usage},
+    {"keys", tnd_keys_cmd, tnd_keys_cmd_usage},
     {"serve", tnd_cmd_serve, tnd_cmd_serve_usage},
     {"submit", tnd_cmd_submit, tnd_cmd_submit_usage},
     {"resume", tnd_cmd_continue, tnd_cmd_continue_usage},
@@ -430,6 +463,7 @@ static const tnd_cli_command commands[] = {
     {"stats", tnd_cmd_history, tnd_cmd_history_usage},
     {"watch", tnd_cmd_history, tnd_cmd_history_usage},
     {"lessons", tnd_cmd_lessons, tnd_cmd_lessons_usage},
+    {"hook", tnd_cmd_hook, tnd_cmd_hook_usage},
 };
 
 /* The command called name; NULL when there is none. */

@@ -8,6 +8,8 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/supervisor.h"
 
@@ -18,6 +20,12 @@ static const char *const roles[2] = {"coder", "reviewer"};
 struct tnd_pool {
     tnd_broker *broker;
     tnd_supervisor *sup;
+    /* CURVE on a tcp:// endpoint: our key pair (the local agents use it
+     * too) and the keys admitted; curve false: none */
+    bool curve;
+    tnd_curve_pair pair;
+    tnd_curve_list authorized;
+    const char *key_file; /* the config's curve_key, for the agents */
 };
 
 static const tnd_agent_config *agent(const tnd_config *cfg, int role)
@@ -51,6 +59,73 @@ static char *program(const tnd_config *cfg, int role)
     return prog;
 }
 
+/* Whether a tcp:// endpoint binds only loopback. */
+static bool loopback(const char *endpoint)
+{
+    const char *host = endpoint + strlen("tcp://");
+
+    return tnd_str_starts_with(host, "127.") ||
+           tnd_str_starts_with(host, "localhost:") ||
+           tnd_str_starts_with(host, "[::1]:");
+}
+
+/* What a tcp:// endpoint needs: CURVE with the configured keys, or, for
+ * one beyond loopback, an explicit insecure. */
+static int setup_transport(tnd_pool *p, const tnd_config *cfg,
+                           const char *endpoint)
+{
+    const tnd_orchestrator_config *oc = &cfg->orchestrator;
+    tnd_curve_entry *self;
+
+    if (!tnd_str_starts_with(endpoint, "tcp://"))
+        return 0;
+    if (!*oc->curve_key) {
+        if (loopback(endpoint))
+            return 0;
+        if (!oc->insecure)
+            return tnd_error_config(
+                "orchestrator.endpoint %s accepts connections from other "
+                "hosts without CURVE, so anyone who connects could act as an "
+                "agent: set orchestrator.curve_key and "
+                "orchestrator.authorized_keys (tandem keys generate writes "
+                "keys), or orchestrator.insecure: true on a network you "
+                "trust",
+                endpoint);
+        if (p)
+            tnd_log_warn("orchestrator.insecure: %s has no CURVE: anyone "
+                         "who can connect may act as an agent",
+                         endpoint);
+        return 0;
+    }
+    if (!*oc->authorized_keys)
+        return tnd_error_config("orchestrator.curve_key is set but "
+                                "orchestrator.authorized_keys is not: list "
+                                "the agents' public keys with their roles");
+    if (!p) { /* a check: the files load */
+        tnd_pool probe;
+        int rc;
+        memset(&probe, 0, sizeof(probe));
+        rc = setup_transport(&probe, cfg, endpoint);
+        tnd_curve_list_clear(&probe.authorized);
+        memset(&probe.pair, 0, sizeof(probe.pair));
+        return rc;
+    }
+    if (tnd_curve_read_pair(&p->pair, oc->curve_key) < 0 ||
+        tnd_curve_list_load(&p->authorized, oc->authorized_keys) < 0)
+        return tnd_error_config("%s", tnd_error_last());
+    /* the local agents connect with our own key */
+    p->authorized.entries = tnd_xrealloc(
+        p->authorized.entries, p->authorized.n + 1, sizeof(tnd_curve_entry));
+    self = &p->authorized.entries[p->authorized.n++];
+    memset(self, 0, sizeof(*self));
+    memcpy(self->public_key, p->pair.public_key, TND_CURVE_Z85_LEN + 1);
+    self->roles = TND_CURVE_CODER | TND_CURVE_REVIEWER;
+    snprintf(self->name, sizeof(self->name), "tandem's own agents");
+    p->key_file = oc->curve_key;
+    p->curve = true;
+    return 0;
+}
+
 int tnd_pool_check(const tnd_config *config, bool coder)
 {
     for (int role = coder ? 0 : 1; role < 2; role++) {
@@ -68,7 +143,7 @@ int tnd_pool_check(const tnd_config *config, bool coder)
             return TND_ECONFIG;
         free(prog);
     }
-    return 0;
+    return setup_transport(NULL, config, config->orchestrator.endpoint);
 }
 
 /* argv[n] and argv[n + 1] are option and its value, when there is one;
@@ -90,7 +165,8 @@ static int start_role(tnd_pool *p, const tnd_pool_options *o, int role,
     const tnd_config *cfg = o->config;
     const tnd_agent_config *a = agent(cfg, role);
     bool quorum = role == 1 && tnd_config_quorum(cfg) > 1;
-    const char *endpoint = o->endpoint;
+    /* as bound: a tcp port 0 or "*" resolved */
+    const char *endpoint = tnd_broker_endpoint(p->broker);
     char hb[32], lv[32];
 
     snprintf(hb, sizeof(hb), "%d", cfg->orchestrator.heartbeat_ms);
@@ -117,6 +193,10 @@ static int start_role(tnd_pool *p, const tnd_pool_options *o, int role,
         argv[n++] = hb;
         argv[n++] = "--liveness";
         argv[n++] = lv;
+        if (p->curve) {
+            n = add_option(argv, n, "--server-key", p->pair.public_key);
+            n = add_option(argv, n, "--key", p->key_file);
+        }
         n = add_option(argv, n, "--config", cfg->path);
         n = add_option(argv, n, "--llm", o->llm);
         n = add_option(argv, n, "--base-url", o->base_url);
@@ -170,8 +250,12 @@ tnd_pool *tnd_pool_new(const tnd_pool_options *opts)
         if (agent(opts->config, role)->count > 0 &&
             !(programs[role] = program(opts->config, role)))
             goto out;
+    if (setup_transport(p, opts->config, opts->endpoint) < 0)
+        goto out;
     memset(&bo, 0, sizeof(bo));
     bo.endpoint = opts->endpoint;
+    bo.curve = p->curve ? &p->pair : NULL;
+    bo.authorized = p->curve ? &p->authorized : NULL;
     bo.heartbeat_ms = opts->config->orchestrator.heartbeat_ms;
     bo.liveness = opts->config->orchestrator.liveness;
     bo.silent = agent_silent;
@@ -201,6 +285,8 @@ void tnd_pool_destroy(tnd_pool **self_p, long grace_ms)
         return;
     tnd_supervisor_destroy(&p->sup, grace_ms);
     tnd_broker_destroy(&p->broker);
+    tnd_curve_list_clear(&p->authorized);
+    memset(&p->pair, 0, sizeof(p->pair));
     free(p);
     *self_p = NULL;
 }

@@ -189,6 +189,24 @@ static void emit(run *r, const char *report)
     free(out);
 }
 
+/* A review that could not be done: exit 4, or, under --on-error pass, 0
+ * with a warning that the change went through unreviewed. */
+static int not_reviewed(const run *r, const char *why)
+{
+    if (r->opts.on_error == TND_ON_ERROR_PASS) {
+        fprintf(r->err,
+                "tandem review: warning: could not review the change (%s); "
+                "--on-error pass lets it through unreviewed\n",
+                why ? why : "no reason given");
+        return TND_EXIT_OK;
+    }
+    fprintf(r->err,
+            "could not review: %s (exit %d; --on-error pass lets a change "
+            "through when the review cannot be done)\n",
+            why ? why : "no reason given", TND_EXIT_NOT_REVIEWED);
+    return TND_EXIT_NOT_REVIEWED;
+}
+
 static int finish(run *r)
 {
     char *text, *summary;
@@ -216,6 +234,11 @@ static int finish(run *r)
     }
     save_recording(r);
     tnd_loop_remember(r);
+    /* review -q: an approved change says nothing (a pre-commit hook's
+     * success is silent); anything else still says what happened. run -q
+     * keeps its summary: what the diff on stdout cost */
+    if (r->status == TND_SESSION_APPROVED && r->opts.quiet && r->opts.review)
+        return TND_EXIT_OK;
     summary = tnd_report_summary(r->report);
     fprintf(r->err, "%s\n", summary);
     free(summary);
@@ -232,6 +255,9 @@ static int finish(run *r)
         fprintf(r->err, "go on with: tandem resume --repo %s %s\n", r->repo,
                 tnd_session_id(r->session));
         code = TND_EXIT_SIGNAL + atomic_load(r->stop);
+    } else if (r->opts.review && r->status == TND_SESSION_FAILED &&
+               !r->config_error) {
+        code = not_reviewed(r, r->reason);
     } else {
         fprintf(r->err, "%s: %s\n", tnd_session_status_name(r->status),
                 r->reason ? r->reason : "");
@@ -498,9 +524,14 @@ void tnd_loop_init(run *r, const tnd_run_host *host)
     r->stop = host ? host->stop : &interrupted;
 }
 
+/* open_new's answer for a review with nothing in it under --allow-empty:
+ * no session, exit 0. */
+#define NOTHING_TO_REVIEW (-1)
+
 /* A new session for r->opts: the config checked, the session made and
- * locked, its task record journaled (fsync'd). 0, or a TND_EXIT_* code
- * after saying why on r->err. */
+ * locked, its task record journaled (fsync'd). 0, NOTHING_TO_REVIEW, or a
+ * TND_EXIT_* code after saying why on r->err. A review that fails for
+ * another reason than its input (git, the disk) could not be done. */
 static int open_new(run *r, int64_t started_wall)
 {
     int error;
@@ -514,6 +545,16 @@ static int open_new(run *r, int64_t started_wall)
         return TND_EXIT_USAGE;
     }
     if ((error = tnd_loop_prepare(r)) < 0) {
+        if (r->change.empty && r->opts.allow_empty) {
+            /* a commit that changes no file: --amend of the message,
+             * --allow-empty; git itself let it through */
+            if (!r->opts.quiet)
+                fprintf(r->err, "tandem: %s; --allow-empty passes it\n",
+                        tnd_error_last());
+            return NOTHING_TO_REVIEW;
+        }
+        if (error != TND_ECONFIG && r->opts.review)
+            return not_reviewed(r, tnd_error_last());
         fprintf(r->err, "tandem: %s\n", tnd_error_last());
         return error == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
@@ -523,6 +564,8 @@ static int open_new(run *r, int64_t started_wall)
         r->findings = tnd_findings_new();
     if (!(r->session = tnd_session_new(r->repo)) ||
         tnd_session_lock(r->session) < 0) {
+        if (r->opts.review)
+            return not_reviewed(r, tnd_error_last());
         fprintf(r->err, "tandem: %s\n", tnd_error_last());
         return TND_EXIT_FAILED;
     }
@@ -540,6 +583,8 @@ static int open_new(run *r, int64_t started_wall)
          tnd_session_write(r->session, "change.diff", r->change.diff,
                            strlen(r->change.diff)) < 0) ||
         tnd_loop_step(r, "task", task_record(r, started_wall)) < 0) {
+        if (r->opts.review)
+            return not_reviewed(r, tnd_error_last());
         fprintf(r->err, "tandem: %s\n", tnd_error_last());
         return TND_EXIT_FAILED;
     }
@@ -559,6 +604,8 @@ int tnd_run(const tnd_run_options *opts)
         tnd_loop_say(&r, "session %s: %s", tnd_session_id(r.session),
                      opts->task);
         code = tnd_loop_go(&r, started_wall);
+    } else if (code == NOTHING_TO_REVIEW) {
+        code = TND_EXIT_OK;
     }
     tnd_loop_close(&r);
     return code;

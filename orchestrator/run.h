@@ -28,29 +28,43 @@
 #define TND_EXIT_FAILED 1 /* rejected, failed */
 #define TND_EXIT_USAGE  2 /* usage or configuration error */
 #define TND_EXIT_HUMAN  3 /* waiting for a human */
+/* `tandem review` could not review the change (the model unreachable or
+ * refusing the key, an agent that crashed): nothing was judged, unlike
+ * exit 1. `tandem run` keeps exit 1 for it (see README, Exit codes). */
+#define TND_EXIT_NOT_REVIEWED 4
 /* Interrupted by a signal: 128 + the signal (130 for Ctrl-C), as shells
  * report it; the session is open and `tandem resume` goes on. */
 #define TND_EXIT_SIGNAL 128
 
+/* review --on-error: what a review that could not be done exits with. */
+typedef enum tnd_on_error {
+    TND_ON_ERROR_FAIL = 0, /* exit 4 (TND_EXIT_NOT_REVIEWED): fail closed */
+    TND_ON_ERROR_PASS,     /* exit 0 with a warning: fail open */
+} tnd_on_error;
+
 typedef struct tnd_run_options {
-    const char *repo;     /* the target repository; "." when NULL */
-    const char *config;   /* agents.yaml; NULL: REPO/agents.yaml when it
-                             exists, else the built-in defaults */
-    const char *llm;      /* --llm PROVIDER:MODEL override, or NULL */
-    const char *base_url; /* --base-url override, or NULL */
-    const char *task;     /* what to do */
-    const char *record;   /* --record FILE: write the models' answers as a
-                             cassette, or NULL */
-    bool keep_workspace;  /* leave the workspace for inspection */
-    bool review;          /* `tandem review`: audit an existing change,
-                             no coder, one attempt */
-    const char *diff;     /* review: a patch file ("-": stdin); NULL: the
-                             repository's git changes */
-    bool staged;          /* review with git: staged changes only */
-    bool quiet;           /* no progress lines */
-    bool verbose;         /* debug logging */
-    bool json;            /* --json: stdout holds the report (report.json's
-                             text) and nothing else; no diff, no findings */
+    const char *repo;      /* the target repository; "." when NULL */
+    const char *config;    /* agents.yaml; NULL: REPO/agents.yaml when it
+                              exists, else the built-in defaults */
+    const char *llm;       /* --llm PROVIDER:MODEL override, or NULL */
+    const char *base_url;  /* --base-url override, or NULL */
+    const char *task;      /* what to do */
+    const char *record;    /* --record FILE: write the models' answers as a
+                              cassette, or NULL */
+    bool keep_workspace;   /* leave the workspace for inspection */
+    bool review;           /* `tandem review`: audit an existing change,
+                              no coder, one attempt */
+    const char *diff;      /* review: a patch file ("-": stdin); NULL: the
+                              repository's git changes */
+    bool staged;           /* review with git: staged changes only */
+    bool allow_empty;      /* review with git: no changes is exit 0 ("nothing
+                              to review"), not a usage error */
+    tnd_on_error on_error; /* review: exit 4, or 0 with a warning, when the
+                              review could not be done */
+    bool quiet;            /* no progress lines */
+    bool verbose;          /* debug logging */
+    bool json;             /* --json: stdout holds the report (report.json's
+                              text) and nothing else; no diff, no findings */
     tnd_findings_format format; /* review --format: the findings on stdout
                                    in this format, whatever the outcome */
 } tnd_run_options;
@@ -69,7 +83,10 @@ typedef struct tnd_run_host {
 /* Run the task (or review the change); returns one of the TND_EXIT_*
  * codes after printing what happened. A review that fails the gate is
  * rejected (exit 1) with the findings on stdout; one the gate passes is
- * approved (exit 0), unless it goes to a person (exit 3). With json or
+ * approved (exit 0), unless it goes to a person (exit 3); one that could
+ * not be done is TND_EXIT_NOT_REVIEWED (or 0 with a warning under
+ * TND_ON_ERROR_PASS). With quiet, an approved review prints nothing on
+ * stderr (a run still prints its summary). With json or
  * format, stdout holds that instead, once the session has ended (an
  * error before a session exists leaves it empty). */
 int tnd_run(const tnd_run_options *opts);

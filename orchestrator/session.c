@@ -226,6 +226,29 @@ tnd_session *tnd_session_open(const char *repo, const char *part)
     return s;
 }
 
+/* The lock file names this process as the holder: a lock of ours that
+ * was just let go, still held by a child forked meanwhile (by another
+ * thread of tandem serve) that has not reached its exec, where the
+ * close-on-exec descriptor goes. Wait for it, a bounded time; true once
+ * the lock is ours. */
+static bool own_lock_released(int fd)
+{
+    int64_t deadline = tnd_now_ms() + TND_SESSION_OWN_LOCK_WAIT_MS;
+    char pid[32];
+    ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+
+    pid[n > 0 ? n : 0] = '\0';
+    if (strtol(pid, NULL, 10) != (long)getpid())
+        return false;
+    while (tnd_now_ms() < deadline) {
+        struct timespec nap = {0, 2 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return true;
+    }
+    return false;
+}
+
 int tnd_session_lock(tnd_session *self)
 {
     char *path = tnd_session_path(self, "lock");
@@ -237,8 +260,8 @@ int tnd_session_lock(tnd_session *self)
         free(path);
         return -1;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-        ssize_t n = read(fd, pid, sizeof(pid) - 1);
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0 && !own_lock_released(fd)) {
+        ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
         pid[n > 0 ? n : 0] = '\0';
         tnd_str_trim(pid);
         tnd_error_set("session %s is being worked on by another tandem%s%s%s",

@@ -60,6 +60,10 @@ tnd_session *tnd_session_open(const char *repo, const char *part);
  * tnd_str_list_free. An empty list when there are none. */
 char **tnd_session_list(const char *repo);
 
+/* How long tnd_session_lock waits for a lock this process let go of
+ * that a child forked meanwhile still holds (until its exec). */
+#define TND_SESSION_OWN_LOCK_WAIT_MS 10000
+
 /* Take the session's lock for as long as it is open: only one tandem
  * works on a session at a time. -1 with an error naming the holder's pid
  * when another process has it. */

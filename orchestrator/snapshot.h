@@ -11,9 +11,9 @@
  * The snapshot copies that set once, into a private directory; each
  * attempt's workspace is made equal to it again (orchestrator/workspace.c,
  * common/mirror.c), so every attempt's checks run on the base plus that
- * attempt's edits and on nothing an earlier build left. The user's tree is only read: paths are
- * opened one component at a time without following symlinks, so a
- * tracked path that now leads through a symlink is not copied. */
+ * attempt's edits and on nothing an earlier build left. The user's tree is only
+ * read: paths are opened one component at a time without following symlinks, so
+ * a tracked path that now leads through a symlink is not copied. */
 #ifndef TND_SNAPSHOT_H
 #define TND_SNAPSHOT_H
 

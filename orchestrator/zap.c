@@ -174,3 +174,34 @@ void tnd_zap_destroy(tnd_zap **self_p)
     free(z);
     *self_p = NULL;
 }
+
+static unsigned roles_of(const char *user_id)
+{
+    char text[64];
+
+    /* parsed quietly: an empty or odd id is no role, not an error */
+    snprintf(text, sizeof(text), "%s", user_id ? user_id : "");
+    if (!*text)
+        return 0;
+    for (char *p = text; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyz,", *p))
+            return 0;
+    return tnd_curve_roles_parse(text);
+}
+
+bool tnd_zap_may_serve(const char *user_id, const char *service)
+{
+    unsigned roles = roles_of(user_id);
+
+    if (strcmp(service, "coder") == 0)
+        return roles & TND_CURVE_CODER;
+    if (strcmp(service, "reviewer") == 0 ||
+        strncmp(service, "reviewer.", 9) == 0)
+        return roles & TND_CURVE_REVIEWER;
+    return false;
+}
+
+bool tnd_zap_may_submit(const char *user_id)
+{
+    return roles_of(user_id) & TND_CURVE_CLIENT;
+}

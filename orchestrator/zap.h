@@ -6,16 +6,17 @@
  * authorized keys (proto/curve.h), with the key's roles as the user id
  * ("coder,reviewer"): each message from that peer then carries them as
  * its "User-Id" property (zmq_msg_gets on a frame the peer sent; a
- * ROUTER's routing-id frame has none), which the broker checks before it lets the
- * peer register as a service or submit a task. Any other key gets 400,
- * and the refusal is logged with the key's fingerprint and the peer's
- * address, once per key and address a minute, so a peer that retries
- * cannot flood the log.
+ * ROUTER's routing-id frame has none), which the broker checks before it lets
+ * the peer register as a service or submit a task. Any other key gets 400, and
+ * the refusal is logged with the key's fingerprint and the peer's address, once
+ * per key and address a minute, so a peer that retries cannot flood the log.
  *
  * The handler runs in the thread that polls its socket: call
  * tnd_zap_serve when tnd_zap_socket is readable. */
 #ifndef TND_ZAP_H
 #define TND_ZAP_H
+
+#include <stdbool.h>
 
 #include "proto/curve.h"
 
@@ -36,5 +37,13 @@ int tnd_zap_serve(tnd_zap *self);
 size_t tnd_zap_refused(const tnd_zap *self);
 
 void tnd_zap_destroy(tnd_zap **self_p);
+
+/* Whether a peer whose messages carry user_id (the roles the handler
+ * gave its key) may register as service: "coder" needs the coder role,
+ * "reviewer" and "reviewer.N" the reviewer role. */
+bool tnd_zap_may_serve(const char *user_id, const char *service);
+
+/* Whether such a peer may send client requests (the client role). */
+bool tnd_zap_may_submit(const char *user_id);
 
 #endif

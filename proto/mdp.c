@@ -263,6 +263,11 @@ int tnd_mdp_recv(tnd_mdp_msg *out, unsigned char *identity,
     }
     if (error == 0)
         error = tnd_mdp_decode(out, frames + first, n - first);
+    if (error == 0 && n > first) {
+        /* a ROUTER's identity frame carries no properties: the sender's */
+        const char *uid = zmq_msg_gets(&parts[first], "User-Id");
+        snprintf(out->user_id, sizeof(out->user_id), "%s", uid ? uid : "");
+    }
     for (size_t i = 0; i < n; i++)
         zmq_msg_close(&parts[i]);
     return error;

@@ -54,6 +54,9 @@ typedef struct tnd_mdp_msg {
     char *body; /* owned; NUL-terminated for convenience; NULL when the
                    command has none */
     size_t body_len;
+    /* tnd_mdp_recv: what the ZAP handler said of the sender over CURVE
+     * (its roles, e.g. "coder,reviewer"); "" without CURVE */
+    char user_id[64];
 } tnd_mdp_msg;
 
 /* Check and decode one message given as frames (without the ROUTER

@@ -46,6 +46,14 @@ grep -q "^$FIXED\$" "$T/demo/stats.c" || fail "the user's change was lost"
 expect_no_leftovers "$dir"
 pass "git changes against HEAD are reviewed and approved"
 
+# -q: an approved change prints nothing at all
+run tandem review -q --repo "$T/demo" --config "$T/review.yaml" \
+    "make the failing test pass"
+expect_rc 0 "the right fix, -q"
+[ ! -s "$T/out" ] || fail "review -q printed on stdout"
+[ ! -s "$T/err" ] || fail "review -q printed on stderr"
+pass "review -q says nothing when the change is approved"
+
 # --staged: only what a commit would take
 run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged
 expect_rc 2 "nothing staged"

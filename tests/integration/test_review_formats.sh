@@ -126,19 +126,36 @@ pass "a change that waits for a person says why (exit 3)"
 echo '{"tandem_cassette": 1, "exchanges": []}' >"$T/empty.json"
 review_config "$T/empty.json"
 review sarif
-expect_rc 1 "no answer from the reviewer"
+expect_rc 4 "no answer from the reviewer"
+expect_in "$T/err" "could not review: "
+expect_in "$T/err" "(exit 4; --on-error pass lets a change through when the review cannot be done)"
 cp "$T/out" "$T/failed.sarif"
 check "$SCHEMAS/sarif-subset.schema.json" "$T/failed.sarif"
 expect_rc 0 "the failed review's SARIF"
 expect_in "$T/failed.sarif" '"executionSuccessful": false'
 expect_in "$T/failed.sarif" "has no answer for the reviewer"
 review github
-expect_rc 1 "no answer from the reviewer"
+expect_rc 4 "no answer from the reviewer"
 expect_in "$T/out" "::error title=tandem%3A could not review::"
 review rdjsonl
-expect_rc 1 "no answer from the reviewer"
+expect_rc 4 "no answer from the reviewer"
 [ ! -s "$T/out" ] || fail "rdjsonl wrote something for a review not done"
-pass "a review that could not be done says so (sarif, github)"
+pass "a review that could not be done says so (sarif, github) and exits 4"
+
+# --on-error pass: the same review fails open, with a warning
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --format github \
+    --on-error pass "make the failing test pass"
+expect_rc 0 "--on-error pass"
+expect_in "$T/err" "tandem review: warning: could not review the change ("
+expect_in "$T/err" "--on-error pass lets it through unreviewed"
+expect_in "$T/out" "::error title=tandem%3A could not review::"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --format github \
+    --on-error fail "make the failing test pass"
+expect_rc 4 "--on-error fail"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --on-error open
+expect_rc 2 "a bad --on-error"
+expect_in "$T/err" "tandem review: --on-error must be fail (exit 4) or pass (exit 0 with a warning), got \"open\""
+pass "--on-error pass lets a review that could not be done through (exit 0, a warning)"
 
 run tandem review --repo "$T/demo" --config "$T/review.yaml" --format checkstyle
 expect_rc 2 "an unknown format"

@@ -12,8 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
@@ -159,6 +162,40 @@ static void test_ambiguity_is_bounded(void **state)
     remove_sessions();
 }
 
+/* tandem serve: a thread lets a session's lock go while a child another
+ * thread forked still holds the descriptor (until its exec); the next
+ * lock in this process waits for it instead of calling the session
+ * another tandem's. A lock another process holds still fails at once. */
+static void a_lock_a_forked_child_holds_is_waited_for(void **state)
+{
+    tnd_session *s = tnd_session_new(repo), *again;
+    char *id;
+    pid_t child;
+    int64_t start;
+
+    (void)state;
+    assert_non_null(s);
+    id = strdup(tnd_session_id(s));
+    assert_int_equal(tnd_session_lock(s), 0);
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) { /* holds the inherited lock a while, never execs */
+        struct timespec t = {0, 300 * 1000 * 1000};
+        nanosleep(&t, NULL);
+        _exit(0);
+    }
+    tnd_session_destroy(&s); /* ours is let go; the child's copy is not */
+    again = tnd_session_open(repo, id);
+    assert_non_null(again);
+    start = tnd_now_ms();
+    assert_int_equal(tnd_session_lock(again), 0);
+    assert_true(tnd_now_ms() - start < TND_SESSION_OWN_LOCK_WAIT_MS);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    tnd_session_destroy(&again);
+    free(id);
+    remove_sessions();
+}
+
 static void statuses_have_their_names(void **state)
 {
     static const struct {
@@ -210,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_new_ids_are_distinct),
         cmocka_unit_test(test_open_by_part),
         cmocka_unit_test(test_ambiguity_is_bounded),
+        cmocka_unit_test(a_lock_a_forked_child_holds_is_waited_for),
         cmocka_unit_test(statuses_have_their_names),
         cmocka_unit_test(an_unknown_status_names_the_outcomes),
     };

@@ -1,0 +1,85 @@
+#!/bin/sh
+# CURVE on a tcp:// endpoint: tandem's own agents connect with the
+# orchestrator's key and the demo is approved; a key that is not listed
+# is refused, with its fingerprint in the log; a key listed for the coder
+# cannot register as a reviewer; a client may not drive the agents; and
+# a tcp:// endpoint beyond loopback without CURVE is refused unless
+# orchestrator.insecure says so.
+. "$(dirname "$0")/lib.sh"
+
+K=$T/keys
+mkdir -p "$K"
+for name in orch agent rogue coderonly; do
+    tandem keys generate --out "$K" --name $name >"$T/$name.pubkey" 2>/dev/null ||
+        fail "tandem keys generate $name"
+done
+[ "$(stat -c %a "$K/orch.key")" = 600 ] || fail "orch.key is not mode 600"
+pass "tandem keys generate writes NAME.key (0600) and NAME.pub"
+
+cat >"$K/authorized" <<EOF2
+# who may connect
+coder,reviewer $(cat "$T/agent.pubkey") agent
+coder $(cat "$T/coderonly.pubkey") coder-only
+EOF2
+
+port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+EP=tcp://127.0.0.1:$port
+
+# tandem's own agents over CURVE
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+orchestrator:
+  endpoint: "$EP"
+  curve_key: "$K/orch.key"
+  authorized_keys: "$K/authorized"
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved over CURVE"
+expect_in "$T/out" "+    return (double)sum / (double)count;"
+pass "tandem's own agents connect over CURVE with the orchestrator's key"
+
+# strangers: an unlisted key, and a coder key posing as a reviewer
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+orchestrator:
+  endpoint: "$EP"
+  curve_key: "$K/orch.key"
+  authorized_keys: "$K/authorized"
+  request_timeout_s: 6
+gate: {baseline: false}
+YAML
+sed -i 's/^  coder:$/  coder:\n    count: 0/' "$T/demo/agents.yaml"
+"$BIN/tandem-coder" --connect "$EP" --server-key "$K/orch.pub" \
+    --key "$K/rogue.key" --config "$T/demo/agents.yaml" \
+    --heartbeat 1000 >"$T/rogue.log" 2>&1 &
+ROGUE=$!
+"$BIN/tandem-reviewer" --connect "$EP" --server-key "$K/orch.pub" \
+    --key "$K/coderonly.key" --config "$T/demo/agents.yaml" \
+    --heartbeat 1000 >"$T/poser.log" 2>&1 &
+POSER=$!
+TANDEM_TIMEOUT=60 run tandem run --repo "$T/demo" "make the failing test pass"
+kill $ROGUE $POSER 2>/dev/null
+wait $ROGUE $POSER 2>/dev/null
+expect_rc 1 "no coder could register"
+fp=$(cut -c1-12 "$T/rogue.pubkey")
+expect_in "$T/err" "key $fp is not in the authorized keys"
+expect_in "$T/err" "its key's roles (coder) do not include service reviewer"
+expect_in "$T/err" "no reply from the coder within 6 s"
+pass "an unlisted key and a coder key posing as a reviewer are refused"
+
+# beyond loopback without CURVE: refused, unless insecure
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+orchestrator: {endpoint: "tcp://0.0.0.0:$port"}
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 2 "open tcp refused"
+expect_in "$T/err" "accepts connections from other hosts without CURVE"
+expect_in "$T/err" "orchestrator.insecure: true"
+expect_not_in "$T/err" "coder: proposing"
+sed -i "s|endpoint: \"tcp://0.0.0.0:$port\"|endpoint: \"tcp://0.0.0.0:$port\", insecure: true|" \
+    "$T/demo/agents.yaml"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "insecure allowed"
+expect_in "$T/err" "has no CURVE: anyone who can connect may act as an agent"
+pass "a tcp:// endpoint beyond loopback needs CURVE or orchestrator.insecure"

@@ -1,0 +1,160 @@
+#!/bin/sh
+# tandem hook install|uninstall and the hook at work: git commit runs it;
+# a rejected change is stopped, an approved one is committed silently, a
+# commit that changes no file passes; a review that cannot be done stops
+# the commit (exit 4) or, installed with --on-error pass, lets it through
+# with a warning. Only tandem's own hook is written or removed, where git
+# looks for hooks (core.hooksPath included).
+. "$(dirname "$0")/lib.sh"
+
+PATH=$BIN:$PATH
+export PATH
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com
+export GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com
+
+# The demo as a git repository, with an untracked agents.yaml replaying
+# CASSETTE (the hook finds REPO/agents.yaml as tandem review does).
+git_demo() { # CASSETTE
+    copy_demo
+    rm -f "$T/demo/agents.yaml"
+    (cd "$T/demo" && git init -q && git add -A && git commit -qm base) ||
+        fail "cannot make the demo a git repository"
+    demo_config "$1"
+}
+HALF='    return (double)(sum / (long)count);'
+FIXED='    return (double)sum / (double)count;'
+commit() { # ARGS...: git commit in the demo; $RC, $T/out, $T/err
+    (cd "$T/demo" && git commit -q "$@") >"$T/out" 2>"$T/err"
+    RC=$?
+}
+head_of() { git -C "$T/demo" rev-parse HEAD; }
+
+# ---- install, and the hook at work ---------------------------------
+
+git_demo "$TOP/examples/demo/cassette.json"
+run tandem hook install --repo "$T/demo"
+expect_rc 0 "hook install"
+hook=$T/demo/.git/hooks/pre-commit
+[ -x "$hook" ] || fail "no executable $hook"
+expect_in "$hook" "# tandem-hook: written by 'tandem hook install'"
+expect_in "$T/err" "wrote $T/demo/.git/hooks/pre-commit"
+pass "hook install writes an executable, marked pre-commit hook"
+
+# a change whose test fails: rejected, the commit stopped
+sed -i "s|^    return sum / count;|$HALF|" "$T/demo/stats.c"
+(cd "$T/demo" && git add stats.c)
+before=$(head_of)
+commit -m "half fix"
+[ "$RC" != 0 ] || fail "a commit with a failing test went through"
+expect_in "$T/err" "rejected: required skill test failed (exit 2)"
+[ "$(head_of)" = "$before" ] || fail "HEAD moved though the hook failed"
+pass "a commit whose test fails is stopped, saying why"
+
+# the right fix: approved, committed, nothing printed
+git_demo "$FIX/cassette-review.json"
+run tandem hook install --repo "$T/demo"
+sed -i "s|^    return sum / count;|$FIXED|" "$T/demo/stats.c"
+(cd "$T/demo" && git add stats.c)
+commit -m "fix the mean"
+expect_rc 0 "the right fix"
+[ ! -s "$T/out" ] && [ ! -s "$T/err" ] ||
+    fail "an approved commit printed something"
+git -C "$T/demo" log -1 --format=%s | grep -q "^fix the mean$" ||
+    fail "the approved change was not committed"
+pass "an approved commit goes through silently"
+
+# nothing to review: --amend of the message only, --allow-empty
+commit --amend -m "fix the mean (reworded)"
+expect_rc 0 "an amend of the message"
+git -C "$T/demo" log -1 --format=%s | grep -q "reworded" ||
+    fail "the amend did not happen"
+commit --allow-empty -m "an empty commit"
+expect_rc 0 "an empty commit"
+git -C "$T/demo" log -1 --format=%s | grep -q "^an empty commit$" ||
+    fail "the empty commit did not happen"
+run tandem review --repo "$T/demo" --staged --allow-empty
+expect_rc 0 "review --staged --allow-empty, nothing staged"
+expect_in "$T/err" "nothing to review: $T/demo has no staged changes; --allow-empty passes it"
+run tandem review --repo "$T/demo" --staged
+expect_rc 2 "review --staged, nothing staged, no --allow-empty"
+pass "a commit that changes no file passes (--amend, --allow-empty)"
+
+# a review that cannot be done: exit 4 stops the commit; --on-error pass
+# lets it through with a warning
+echo '{"tandem_cassette": 1, "exchanges": []}' >"$T/empty.json"
+demo_config "$T/empty.json"
+echo "/* a comment */" >>"$T/demo/stats.c"
+(cd "$T/demo" && git add stats.c)
+before=$(head_of)
+commit -m "unreviewable"
+[ "$RC" != 0 ] || fail "an unreviewed commit went through (--on-error fail)"
+expect_in "$T/err" "could not review:"
+[ "$(head_of)" = "$before" ] || fail "HEAD moved though the review failed"
+(cd "$T/demo" && sh .git/hooks/pre-commit) >"$T/out" 2>"$T/err"
+RC=$?
+expect_rc 4 "the hook itself when the review cannot be done"
+run tandem hook install --repo "$T/demo" --on-error pass
+expect_rc 0 "hook install --on-error pass"
+commit -m "unreviewable, let through"
+expect_rc 0 "--on-error pass"
+expect_in "$T/err" "warning: could not review the change"
+expect_in "$T/err" "--on-error pass lets it through unreviewed"
+pass "a review that cannot be done stops the commit, or passes it with --on-error pass"
+
+# ---- only tandem's own hook ----------------------------------------
+
+printf '#!/bin/sh\necho mine\n' >"$hook"
+run tandem hook install --repo "$T/demo"
+expect_rc 2 "a foreign hook in the way"
+expect_in "$T/err" "tandem hook install: $hook is another pre-commit hook, not tandem's; keep it"
+expect_in "$T/err" "replace it with --force"
+expect_in "$hook" "echo mine"
+run tandem hook uninstall --repo "$T/demo"
+expect_rc 0 "uninstall with a foreign hook"
+expect_in "$T/err" "is not tandem's hook; left alone"
+expect_in "$hook" "echo mine"
+printf '#!/bin/sh\n# File generated by pre-commit: https://pre-commit.com\n' >"$hook"
+run tandem hook install --repo "$T/demo"
+expect_rc 2 "the pre-commit framework's hook in the way"
+expect_in "$T/err" "add the hook id tandem-review to .pre-commit-config.yaml"
+printf '#!/bin/sh\necho mine\n' >"$hook"
+run tandem hook install --repo "$T/demo" --force
+expect_rc 0 "hook install --force"
+expect_in "$T/err" "replacing the hook that was there (--force)"
+expect_in "$hook" "# tandem-hook:"
+run tandem hook uninstall --repo "$T/demo"
+expect_rc 0 "uninstall"
+expect_in "$T/err" "removed $hook"
+[ ! -e "$hook" ] || fail "uninstall left $hook"
+run tandem hook uninstall --repo "$T/demo"
+expect_rc 0 "uninstall with no hook"
+expect_in "$T/err" "has no pre-commit hook; nothing to remove"
+pass "only tandem's own hook is written or removed; --force replaces another"
+
+# core.hooksPath, relative to the work tree, from a subdirectory
+git -C "$T/demo" config core.hooksPath my-hooks
+mkdir -p "$T/demo/sub"
+run tandem hook install --repo "$T/demo/sub"
+expect_rc 0 "hook install with core.hooksPath"
+[ -x "$T/demo/my-hooks/pre-commit" ] || fail "core.hooksPath not honoured"
+[ ! -e "$hook" ] || fail "wrote .git/hooks though core.hooksPath is set"
+run tandem hook uninstall --repo "$T/demo"
+expect_rc 0 "uninstall with core.hooksPath"
+[ ! -e "$T/demo/my-hooks/pre-commit" ] || fail "uninstall left my-hooks/pre-commit"
+pass "core.hooksPath is where the hook goes"
+
+# usage
+mkdir -p "$T/plain"
+run tandem hook install --repo "$T/plain"
+expect_rc 2 "not a git repository"
+expect_in "$T/err" "is not in a git repository"
+expect_in "$T/err" "give one with --repo DIR"
+run tandem hook install --on-error maybe --repo "$T/demo"
+expect_rc 2 "a bad --on-error"
+expect_in "$T/err" "--on-error must be fail (stop the commit) or pass (let it through), got \"maybe\""
+run tandem hook
+expect_rc 2 "no subcommand"
+run tandem hook frob
+expect_rc 2 "an unknown subcommand"
+expect_in "$T/err" "tandem hook: unknown command 'frob'; use install or uninstall"
+pass "usage errors name the fix"
