@@ -133,6 +133,7 @@ static int run_error(const command *c, const tnd_proc_result *res,
         error = TND_ERETRY;
         break;
     case TND_PROC_SIGNALED:
+    case TND_PROC_STOPPED: /* it sets no watch; for completeness */
         tnd_error_set("LLM command '%s' was %s%s", c->display,
                       tnd_proc_describe(res), tail);
         break;

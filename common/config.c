@@ -39,6 +39,8 @@ static const tnd_names escalate_modes =
 static const tnd_names critique_modes =
     TND_NAMES("critique mode", critique_names);
 static const tnd_names quorum_rules = TND_NAMES("quorum rule", quorum_names);
+static const char *const sandbox_names[] = {"bwrap", "none"};
+static const tnd_names sandbox_modes = TND_NAMES("sandbox", sandbox_names);
 
 const char *tnd_provider_name(tnd_provider p)
 {
@@ -63,6 +65,11 @@ const char *tnd_critique_mode_name(tnd_critique_mode m)
 const char *tnd_quorum_rule_name(tnd_quorum_rule q)
 {
     return tnd_names_name(&quorum_rules, (int)q);
+}
+
+const char *tnd_sandbox_mode_name(tnd_sandbox_mode s)
+{
+    return tnd_names_name(&sandbox_modes, (int)s);
 }
 
 /* The fields whose values are tandem's own types (see below). */
@@ -214,6 +221,10 @@ static const tnd_yw_field skill_fields[] = {
      NULL},
     {"limits", TND_YW_SECTION, OFF(tnd_skill_config, limits), 0, 0, NULL,
      limits_fields, NULL},
+    {"sandbox", TND_YW_ENUM, OFF(tnd_skill_config, sandbox), 0, 0, NULL,
+     &sandbox_modes, NULL},
+    {"network", TND_YW_BOOL, OFF(tnd_skill_config, network), 0, 0, NULL, NULL,
+     NULL},
     {"forbid", TND_YW_NAMES, OFF(tnd_skill_config, forbid), 0, 0, NULL, NULL,
      NULL},
     {"max_changed_lines", TND_YW_INT, OFF(tnd_skill_config, max_changed_lines),
@@ -335,6 +346,10 @@ static void skill_defaults(tnd_skill_config *s, const char *name,
     s->timeout_s = 600;
     s->output_cap = 64 * 1024;
     s->builtin = tnd_xstrdup("");
+    s->limits.cpu_s = TND_SKILL_LIMIT_CPU_S;
+    s->limits.memory_bytes = (size_t)TND_SKILL_LIMIT_MEMORY_MB << 20;
+    s->limits.file_bytes = (size_t)TND_SKILL_LIMIT_FILE_MB << 20;
+    s->limits.processes = TND_SKILL_LIMIT_PROCESSES;
     s->paths = tnd_xcalloc(1, sizeof(char *));
     s->forbid = tnd_xcalloc(1, sizeof(char *));
     s->max_file_bytes = 1024 * 1024;
@@ -579,6 +594,8 @@ static void check_skill(tnd_yw *w, const tnd_skill_config *s, const char *path,
     static const char *const git_keys[] = {"forbid", "max_changed_lines",
                                            "max_file_kb", NULL};
     static const char *const docs_keys[] = {"public", "docs", NULL};
+    static const char *const command_keys[] = {"limits", "sandbox", "network",
+                                               NULL};
     static const char *const globs[] = {"paths", "forbid", "public", "docs",
                                         NULL};
     const yaml_node_t *k;
@@ -599,12 +616,12 @@ static void check_skill(tnd_yw *w, const tnd_skill_config *s, const char *path,
                       "%s: builtin: %s runs inside the reviewer and takes no "
                       "command (keep one of the two)",
                       path, s->builtin);
-    if (*s->builtin && (k = tnd_yw_key_node(w, map, "limits")))
-        tnd_yw_report(
-            w, k,
-            "%s.limits applies to commands; builtin: %s runs inside the "
-            "reviewer",
-            path, s->builtin);
+    for (int i = 0; command_keys[i]; i++)
+        if (*s->builtin && (k = tnd_yw_key_node(w, map, command_keys[i])))
+            tnd_yw_report(w, k,
+                          "%s.%s applies to commands; builtin: %s runs "
+                          "inside the reviewer",
+                          path, command_keys[i], s->builtin);
     for (int i = 0; git_keys[i]; i++)
         if (strcmp(s->builtin, "git") &&
             (k = tnd_yw_key_node(w, map, git_keys[i])))

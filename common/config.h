@@ -96,14 +96,34 @@ typedef struct tnd_llm_config {
     int max_retries;     /* transient failures retried this many times */
 } tnd_llm_config;
 
-/* Resource limits for a skill's command; 0 = inherit the reviewer's. */
+/* Resource limits for a skill's command; 0 = none set (the reviewer's
+ * own apply). Defaults: TND_SKILL_LIMIT_* below. */
 typedef struct tnd_skill_limits {
-    long cpu_s;          /* RLIMIT_CPU: CPU seconds */
-    size_t memory_bytes; /* RLIMIT_AS: address space */
+    long cpu_s;          /* RLIMIT_CPU: CPU seconds of each process */
+    size_t memory_bytes; /* RLIMIT_AS: address space of each process */
     size_t file_bytes;   /* RLIMIT_FSIZE: the largest file it may write */
-    long processes;      /* RLIMIT_NPROC: counts all of the user's
-                            processes, not only the skill's */
+    long processes;      /* processes and threads of the skill at once
+                            (a pids cgroup, else RLIMIT_NPROC above the
+                            user's count; see skills/skill.c) */
 } tnd_skill_limits;
+
+#define TND_SKILL_LIMIT_CPU_S     3600
+#define TND_SKILL_LIMIT_MEMORY_MB 8192
+#define TND_SKILL_LIMIT_FILE_MB   1024
+#define TND_SKILL_LIMIT_PROCESSES 512
+
+/* Where a skill's command runs (skills.NAME.sandbox). The zero value is
+ * the sandbox, so a config built by hand is contained too. */
+typedef enum tnd_sandbox_mode {
+    TND_SANDBOX_BWRAP = 0, /* bubblewrap: new namespaces, only the
+                                    workspace writable (skills/sandbox.h) */
+    TND_SANDBOX_NONE,      /* directly, as the reviewer's user */
+} tnd_sandbox_mode;
+
+TND_NAMES_INT_SIZED(tnd_sandbox_mode);
+
+/* "bwrap" or "none"; "?" out of range. */
+const char *tnd_sandbox_mode_name(tnd_sandbox_mode s);
 
 typedef struct tnd_skill_config {
     char *name;
@@ -118,6 +138,9 @@ typedef struct tnd_skill_config {
                           absent): every skill listed before it in
                           agents.reviewer.skills; empty: none */
     tnd_skill_limits limits;
+    tnd_sandbox_mode sandbox;
+    bool network; /* bwrap: share the host's network (default: none but
+                     a loopback of its own) */
     /* builtin: git */
     char **forbid;         /* globs no changed path may match */
     int max_changed_lines; /* added + removed; 0: no limit */

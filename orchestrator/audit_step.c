@@ -15,6 +15,7 @@
 #include "orchestrator/loop.h"
 #include "orchestrator/review.h"
 #include "proto/json.h"
+#include "skills/bwrap.h"
 
 /* "build pass, test FAIL (exit 2)" */
 static void skills_line(tnd_buf *b, const tnd_audit_reply *a)
@@ -25,7 +26,9 @@ static void skills_line(tnd_buf *b, const tnd_audit_reply *a)
                        s->status == TND_SKILL_PASS      ? "pass"
                        : s->status == TND_SKILL_SKIPPED ? "skipped"
                                                         : "FAIL");
-        if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
+        if (s->ended)
+            tnd_buf_printf(b, " (%s)", s->ended);
+        else if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
             tnd_buf_printf(b, " (exit %d)", s->exit_code);
         else if (s->status != TND_SKILL_PASS && s->status != TND_SKILL_SKIPPED)
             tnd_buf_printf(b, " (%s)", tnd_skill_status_name(s->status));
@@ -516,13 +519,91 @@ static void cause_line(tnd_buf *b, const char *text, size_t max)
     tnd_buf_append(b, start, (size_t)(end - start));
 }
 
+/* Skills that cannot run for want of a sandbox (names, n of them), why
+(where: "the reviewer's host" or "this host"; why: the first line of
+what the probe said), and the fix, after sep. */
+static void no_sandbox(tnd_buf *b, const char *const *names, size_t n,
+                       const char *where, const char *why, const char *sep)
+{
+    tnd_buf_printf(b, "%sskill%s ", sep, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n; i++)
+        tnd_buf_printf(b, "%s%s", i ? ", " : "", names[i]);
+    tnd_buf_printf(b, " cannot run: %s sandboxed (the default), and on %s ",
+                   n == 1 ? "it runs" : "they run", where);
+    tnd_buf_append(b, why, strcspn(why, "\n"));
+    tnd_buf_puts(b, "\n  fix: install bubblewrap (Debian: apt-get install "
+                    "bubblewrap) where user namespaces are allowed, or run "
+                    "unsandboxed with ");
+    for (size_t i = 0; i < n; i++)
+        tnd_buf_printf(b, "%sskills.%s.sandbox: none", i ? ", " : "", names[i]);
+    tnd_buf_puts(b, " in agents.yaml");
+}
+
+/* The baseline's skills that did not run for want of a sandbox, with
+ * the first one's reason (they share it). */
+static void no_sandbox_in(tnd_buf *b, const tnd_audit_reply *base,
+                          const char *sep)
+{
+    const char **names = tnd_xcalloc(base->nskills + 1, sizeof(*names));
+    const char *why = "";
+    size_t n = 0;
+
+    for (size_t i = 0; i < base->nskills; i++)
+        if (base->skills[i].sandbox == TND_ISOLATION_UNAVAILABLE) {
+            if (!n)
+                why = base->skills[i].output;
+            names[n++] = base->skills[i].name;
+        }
+    no_sandbox(b, names, n, "the reviewer's host", why, sep);
+    free(names);
+}
+
+/* tandem review and gate.baseline: false have no baseline to find
+ * skills that cannot have their sandbox. The local reviewers run on this
+ * host, so ask here, before any model is paid; remote ones (count 0)
+ * answer for their own host when they run the skills. */
+static int sandbox_here(run *r)
+{
+    const tnd_config *cfg = r->cfg;
+    const char **names;
+    const char *bwrap;
+    size_t n = 0;
+    tnd_buf why;
+    int rc = 0;
+
+    if (cfg->reviewer.count == 0)
+        return 0;
+    names = tnd_xcalloc(TND_CONFIG_MAX_SKILLS + 1, sizeof(*names));
+    for (char **p = cfg->reviewer.skills; p && *p && n < TND_CONFIG_MAX_SKILLS;
+         p++) {
+        const tnd_skill_config *s = tnd_config_skill(cfg, *p);
+        if (s && !*s->builtin && s->sandbox == TND_SANDBOX_BWRAP)
+            names[n++] = s->name;
+    }
+    if (n && tnd_bwrap_check(&bwrap) < 0) {
+        char *reason = tnd_xstrdup(tnd_error_last());
+        tnd_buf_init(&why, 16 * 1024);
+        no_sandbox(&why, names, n, "this host", reason, "");
+        rc = tnd_error_config("%s\nno model was asked (tandem doctor "
+                              "checks a configuration)",
+                              tnd_buf_str(&why));
+        tnd_buf_free(&why);
+        free(reason);
+    }
+    free(names);
+    return rc;
+}
+
 /* A skill that cannot run on the unmodified tree can never pass: a
  * required one is a configuration mistake, stopped before any model is
- * paid; an advisory one is a warning. */
+ * paid; an advisory one is a warning. A skill that wants a sandbox the
+ * host cannot make stops the run whether required or not: no skill runs
+ * unsandboxed unless the config says so, and the fix is the host's or
+ * the config's, never the coder's. */
 static int check_runnable(run *r, const tnd_audit_reply *base)
 {
     tnd_buf why;
-    size_t bad = 0;
+    size_t bad = 0, unboxed = 0;
     int rc = 0;
 
     tnd_buf_init(&why, 16 * 1024);
@@ -531,6 +612,10 @@ static int check_runnable(run *r, const tnd_audit_reply *base)
         const char *cause = tnd_review_cannot_run(s);
         if (!cause)
             continue;
+        if (s->sandbox == TND_ISOLATION_UNAVAILABLE) {
+            unboxed++;
+            continue;
+        }
         if (!required(r, s)) {
             tnd_loop_say(r,
                          "baseline: advisory skill %s cannot run (%s); "
@@ -545,11 +630,14 @@ static int check_runnable(run *r, const tnd_audit_reply *base)
         cause_line(&why, s->output, 300);
         tnd_buf_printf(&why, "\n  fix skills.%s in agents.yaml", s->name);
     }
+    if (unboxed)
+        no_sandbox_in(&why, base, bad++ ? "\n" : "");
     if (bad)
         rc = tnd_error_config("%s\nno change could pass %s, so no model was "
                               "asked (tandem doctor checks a configuration)",
                               tnd_buf_str(&why),
-                              bad == 1 ? "this check" : "these checks");
+                              bad == 1 && unboxed <= 1 ? "this check"
+                                                       : "these checks");
     tnd_buf_free(&why);
     return rc;
 }
@@ -571,7 +659,7 @@ int tnd_loop_baseline(run *r)
     int rc;
 
     if (r->opts.review || !r->gate.baseline)
-        return 0;
+        return sandbox_here(r);
     replayed = (reply = tnd_loop_journaled_reply(r, "baseline", 0,
                                                  &reply_len)) != NULL;
     if (!replayed) {

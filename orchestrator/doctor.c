@@ -9,6 +9,7 @@
 
 #include "agents/llm.h"
 #include "agents/probe.h"
+#include "common/buf.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -18,6 +19,7 @@
 #include "orchestrator/init.h"
 #include "orchestrator/report.h"
 #include "orchestrator/run.h"
+#include "skills/bwrap.h"
 #include "proto/json.h"
 
 /* The checks so far: printed as they come, or kept for the document. */
@@ -188,6 +190,43 @@ static void check_agent(table *t, const char *role, const char *label,
     row(t, check, ok, detail);
 }
 
+/* Whether the skills that run sandboxed can: bubblewrap found and able
+ * to make a sandbox here (the reviewer's host, for local reviewers); and
+ * which skills run without one. */
+static void check_sandbox(table *t, const tnd_config *cfg)
+{
+    tnd_buf in, out, detail;
+    const char *bwrap;
+
+    tnd_buf_init(&in, 4096);
+    tnd_buf_init(&out, 4096);
+    tnd_buf_init(&detail, 8192);
+    for (char **s = cfg->reviewer.skills; s && *s; s++) {
+        const tnd_skill_config *skill = tnd_config_skill(cfg, *s);
+        tnd_buf *list =
+            skill && skill->sandbox == TND_SANDBOX_NONE ? &out : &in;
+        if (skill && !*skill->builtin)
+            tnd_buf_printf(list, "%s%s", list->len ? ", " : "", *s);
+    }
+    if (in.len && tnd_bwrap_check(&bwrap) < 0) {
+        tnd_buf_printf(&detail, "%s; %s", tnd_error_last(), TND_BWRAP_FIX);
+        row(t, "sandbox", false, tnd_buf_str(&detail));
+    } else if (in.len || out.len) {
+        if (in.len)
+            tnd_buf_printf(&detail, "%s makes the sandbox of %s", bwrap,
+                           tnd_buf_str(&in));
+        if (out.len)
+            tnd_buf_printf(&detail,
+                           "%sunsandboxed (sandbox: none): %s, with the "
+                           "host's files, processes and network",
+                           in.len ? "; " : "", tnd_buf_str(&out));
+        row(t, "sandbox", true, tnd_buf_str(&detail));
+    }
+    tnd_buf_free(&in);
+    tnd_buf_free(&out);
+    tnd_buf_free(&detail);
+}
+
 int tnd_doctor(const tnd_doctor_options *opts)
 {
     table t = {0, opts->json ? json_object_new_array() : NULL};
@@ -247,6 +286,7 @@ int tnd_doctor(const tnd_doctor_options *opts)
         check_agent(&t, "reviewer", "agents.reviewer.llm", &cfg->reviewer.llm,
                     opts->timeout_ms);
     }
+    check_sandbox(&t, cfg);
     for (char **s = cfg->reviewer.skills; s && *s; s++) {
         const tnd_skill_config *skill = tnd_config_skill(cfg, *s);
         char check[80], found[1024];

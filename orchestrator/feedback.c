@@ -33,7 +33,9 @@ static void failed_skill(tnd_buf *b, const tnd_skill_result *s,
 
     tnd_buf_printf(b, "\n### %s (`%s`): %s", s->name, s->command,
                    tnd_skill_status_name(s->status));
-    if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
+    if (s->ended)
+        tnd_buf_printf(b, ", %s", s->ended);
+    else if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
         tnd_buf_printf(b, ", exit %d", s->exit_code);
     if (before && before->status == TND_SKILL_PASS)
         tnd_buf_puts(b, ": a regression, it passed before the change");

@@ -115,6 +115,10 @@ static const char *failure(char *buf, size_t size, const tnd_gate_input *in)
                      "required skill %s did not run (the reviewer did not "
                      "report it)",
                      name);
+        else if (s->ended)
+            snprintf(buf, size, "required skill %s: %s, %s%s", s->name,
+                     tnd_skill_status_name(s->status), s->ended,
+                     since(in->baseline, s));
         else if (s->status == TND_SKILL_FAIL && s->exit_code >= 0)
             snprintf(buf, size, "required skill %s failed (exit %d)%s", s->name,
                      s->exit_code, since(in->baseline, s));

@@ -561,6 +561,19 @@ static void yaml_quoted(tnd_buf *b, const char *s)
     tnd_buf_puts(b, "\"");
 }
 
+/* Whether command's tool downloads what it builds (npm's packages,
+ * cargo's crates, go's modules): in the skills' sandbox, with a $HOME of
+ * its own, it finds no cache and needs the network. */
+static bool fetches(const char *command)
+{
+    static const char *const tools[] = {"npm ", "cargo ", "go ", NULL};
+
+    for (int i = 0; tools[i]; i++)
+        if (strncmp(command, tools[i], strlen(tools[i])) == 0)
+            return true;
+    return false;
+}
+
 /* A skill's entry under skills:, commented out (with an example
  * command) when nothing was guessed for it. */
 static void render_skill(tnd_buf *b, const tnd_init *self, tnd_init_skill s)
@@ -574,6 +587,9 @@ static void render_skill(tnd_buf *b, const tnd_init *self, tnd_init_skill s)
     yaml_quoted(b, command ? command : examples[s]);
     tnd_buf_printf(b, "\n  %s  required: true\n", c);
     tnd_buf_printf(b, "  %s  timeout_s: 600\n", c);
+    if (command && fetches(command))
+        tnd_buf_puts(b, "    network: true        # it downloads what it "
+                        "builds\n");
 }
 
 char *tnd_init_render(const tnd_init *self)
@@ -636,6 +652,13 @@ char *tnd_init_render(const tnd_init *self)
             "is\n"
             "# not there. A string is run by /bin/sh -c (plain words "
             "directly).\n"
+            "# Each runs in a sandbox: it may write only in that copy, and "
+            "sees the\n"
+            "# system's directories but not your home, other processes or "
+            "the\n"
+            "# network (network: true gives it the network; sandbox: none "
+            "runs it\n"
+            "# unsandboxed).\n"
             "#\n");
     if (!build && !test) {
         tnd_buf_puts(

@@ -227,7 +227,10 @@ int tnd_loop_audit(run *r, attempt *a);
  * unmodified tree, from the journal or the reviewer, into r->baseline.
  * 0 to go on; 1 when a budget ran out meanwhile (the run stops, waiting
  * for a person); TND_ECONFIG (nothing journaled) when a required skill
- * cannot run at all: no change could pass it; -1. */
+ * cannot run at all: no change could pass it, or any skill wants a
+ * sandbox the reviewer's host cannot make; -1. Without a baseline
+ * (tandem review, gate.baseline: false) only the sandbox is checked, on
+ * this host for local reviewers. */
 int tnd_loop_baseline(run *r);
 
 /* ---- person.c: people and budgets --------------------------------------- */

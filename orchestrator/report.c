@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -21,8 +22,10 @@ struct tnd_report {
     int64_t started_wall;
     tnd_usage usage[2];
     json_object *attempts;
-    json_object *round;   /* the coming attempt's critique round */
-    json_object *context; /* the coming attempt's coder context */
+    json_object *round;       /* the coming attempt's critique round */
+    json_object *context;     /* the coming attempt's coder context */
+    json_object *unsandboxed; /* names of skills that ran with sandbox:
+                                 none, each once */
     long critiques_asked, critiques_skipped, tokens_saved;
     long unanswered; /* calls in usage[] whose tokens are unknown */
     char *status, *reason, *final_diff, *last_diff;
@@ -43,6 +46,7 @@ tnd_report *tnd_report_new(const char *session, const char *task,
     r->config = tnd_xstrdup(config);
     r->started_wall = started_wall_ms;
     r->attempts = json_object_new_array();
+    r->unsandboxed = json_object_new_array();
     r->status = tnd_xstrdup("failed");
     return r;
 }
@@ -62,6 +66,7 @@ void tnd_report_destroy(tnd_report **self_p)
     json_object_put(r->workspace);
     json_object_put(r->round);
     json_object_put(r->context);
+    json_object_put(r->unsandboxed);
     free(r->status);
     free(r->reason);
     free(r->final_diff);
@@ -95,6 +100,25 @@ tnd_usage tnd_report_total(const tnd_report *self)
     return total;
 }
 
+/* Note the skills of a that ran unsandboxed. */
+static void note_unsandboxed(tnd_report *self, const tnd_audit_reply *a)
+{
+    for (size_t i = 0; a && i < a->nskills; i++) {
+        const char *name = a->skills[i].name;
+        bool seen = false;
+        if (a->skills[i].sandbox != TND_ISOLATION_NONE)
+            continue;
+        for (size_t k = 0;
+             k < json_object_array_length(self->unsandboxed) && !seen; k++)
+            seen = strcmp(json_object_get_string(
+                              json_object_array_get_idx(self->unsandboxed, k)),
+                          name) == 0;
+        if (!seen)
+            json_object_array_add(self->unsandboxed,
+                                  json_object_new_string(name));
+    }
+}
+
 /* Each skill's result; with a baseline, how it did before the change
  * and whether failing now is a regression. */
 static json_object *skills_json(const tnd_audit_reply *a,
@@ -123,6 +147,7 @@ static json_object *skills_json(const tnd_audit_reply *a,
 
 void tnd_report_baseline(tnd_report *self, const tnd_audit_reply *baseline)
 {
+    note_unsandboxed(self, baseline);
     json_object_put(self->baseline);
     self->baseline = json_object_new_object();
     json_object_object_add(self->baseline, "skills",
@@ -188,6 +213,7 @@ void tnd_report_attempt(tnd_report *self, int attempt,
     json_object *j = json_object_new_object();
     char sig[32];
 
+    note_unsandboxed(self, in->audit);
     json_object_object_add(j, "attempt", json_object_new_int(attempt));
     json_object_object_add(
         j, "decision",
@@ -300,6 +326,8 @@ char *tnd_report_json(const tnd_report *self)
                                json_object_new_int64(self->tokens_saved));
         json_object_object_add(o, "critiques", c);
     }
+    json_object_object_add(o, "unsandboxed_skills",
+                           json_object_get(self->unsandboxed));
     json_object_object_add(o, "workspace", json_object_get(self->workspace));
     json_object_object_add(o, "baseline", json_object_get(self->baseline));
     json_object_object_add(o, "attempts", json_object_get(self->attempts));
@@ -340,11 +368,15 @@ static const char *thousands(char *buf, size_t size, long n)
 char *tnd_report_summary(const tnd_report *self)
 {
     tnd_usage total = tnd_report_total(self);
+    size_t n = json_object_array_length(self->unsandboxed);
     char t[32], p[32], c[32], u[48] = "";
+    tnd_buf b;
 
     if (self->unanswered)
         snprintf(u, sizeof(u), " (%ld unanswered)", self->unanswered);
-    return tnd_xasprintf(
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_printf(
+        &b,
         "%s after %d iteration%s · %ld LLM call%s%s · %s tokens%s (%s prompt "
         "+ %s completion) · %.1fs",
         self->status, self->iterations, self->iterations == 1 ? "" : "s",
@@ -354,4 +386,14 @@ char *tnd_report_summary(const tnd_report *self)
         thousands(p, sizeof(p), total.prompt_tokens),
         thousands(c, sizeof(c), total.completion_tokens),
         self->elapsed_ms / 1000.0);
+    if (n) {
+        tnd_buf_printf(&b, "\nunsandboxed: skill%s ", n == 1 ? "" : "s");
+        for (size_t i = 0; i < n; i++)
+            tnd_buf_printf(&b, "%s%s", i ? ", " : "",
+                           json_object_get_string(json_object_array_get_idx(
+                               self->unsandboxed, i)));
+        tnd_buf_printf(&b, " ran with sandbox: none, with the host's files, "
+                           "processes and network");
+    }
+    return tnd_buf_detach(&b, NULL);
 }

@@ -88,8 +88,9 @@ void tnd_report_outcome(tnd_report *self, const char *status,
  * final_diff_text, so a reader of the report alone (--json) has it. */
 void tnd_report_approved(tnd_report *self, const char *diff);
 
-/* report.json's text, pretty, with registered secrets redacted. Caller
- * frees. */
+/* report.json's text, pretty, with registered secrets redacted; its
+ * "unsandboxed_skills" lists the skills that ran with sandbox: none, in
+ * the baseline or an attempt. Caller frees. */
 char *tnd_report_json(const tnd_report *self);
 
 /* Put one JSON document (tnd_report_json's text, or any) on `to` and
@@ -100,7 +101,9 @@ int tnd_report_emit(FILE *to, const char *text);
 
 /* "approved after 2 iterations · 4 LLM calls · 3,837 tokens (3,330
  * prompt + 507 completion) · 0.4s", with "5 LLM calls (1 unanswered)"
- * when some were. Caller frees. */
+ * when some were, and a second line when skills ran unsandboxed
+ * ("unsandboxed: skills build, test ran with sandbox: none, ..."). Caller
+ * frees. */
 char *tnd_report_summary(const tnd_report *self);
 
 #endif

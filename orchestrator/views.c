@@ -61,8 +61,10 @@ static void checks_md(tnd_buf *b, json_object *reply)
         tnd_skill_status st = TND_SKILL_ERROR;
         tnd_buf_printf(b, "%s %s %s", i ? "," : "",
                        tnd_json_str_or(s, "name", NULL), status ? status : "?");
-        if (status && tnd_skill_status_parse(&st, status) == 0 &&
-            st == TND_SKILL_FAIL)
+        if (tnd_json_str_or(s, "ended", NULL))
+            tnd_buf_printf(b, " (%s)", tnd_json_str_or(s, "ended", NULL));
+        else if (status && tnd_skill_status_parse(&st, status) == 0 &&
+                 st == TND_SKILL_FAIL)
             tnd_buf_printf(b, " (exit %ld)",
                            tnd_json_int_or(s, "exit_code", 0));
     }

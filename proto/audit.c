@@ -13,6 +13,7 @@
 /* The names of each enum, in its order; NULL for a value without one. */
 static const char *const skill_statuses[] = {"pass", "fail", "timeout", "error",
                                              "skipped"};
+static const char *const isolations[] = {NULL, "bwrap", "none", "unavailable"};
 static const char *const verdicts[] = {NULL, "approve", "revise"};
 static const char *const severities[] = {NULL, "minor", "major", "critical"};
 static const char *const issue_types[] = {
@@ -22,6 +23,7 @@ static const char *const criterion_names[] = {"completeness", "correctness",
                                               "safety", "quality"};
 static const tnd_names skill_status_names =
     TND_NAMES("skill status", skill_statuses);
+static const tnd_names isolation_names = TND_NAMES("sandbox", isolations);
 static const tnd_names verdict_names = TND_NAMES("verdict", verdicts);
 static const tnd_names severity_names = TND_NAMES("severity", severities);
 static const tnd_names issue_type_names = TND_NAMES("issue type", issue_types);
@@ -36,6 +38,11 @@ const char *tnd_criterion_name(tnd_criterion_kind k)
 const char *tnd_skill_status_name(tnd_skill_status s)
 {
     return s <= TND_SKILL_SKIPPED ? skill_statuses[s] : "?";
+}
+
+const char *tnd_isolation_name(tnd_isolation i)
+{
+    return i == TND_ISOLATION_UNSAID ? "" : tnd_names_name(&isolation_names, i);
 }
 
 int tnd_skill_status_parse(tnd_skill_status *out, const char *name)
@@ -409,6 +416,12 @@ json_object *tnd_skill_result_to_json(const tnd_skill_result *s,
     json_object_object_add(j, "exit_code", json_object_new_int(s->exit_code));
     json_object_object_add(j, "duration_ms",
                            json_object_new_int64(s->duration_ms));
+    if (s->sandbox != TND_ISOLATION_UNSAID)
+        json_object_object_add(
+            j, "sandbox",
+            json_object_new_string(tnd_isolation_name(s->sandbox)));
+    if (s->ended)
+        json_object_object_add(j, "ended", json_object_new_string(s->ended));
     if (form == TND_SKILL_JSON_FULL) {
         json_object_object_add(
             j, "command", json_object_new_string(s->command ? s->command : ""));
@@ -445,7 +458,7 @@ char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out)
 
 static int skill_from_json(tnd_skill_result *s, json_object *j)
 {
-    int status = 0;
+    int status = 0, sandbox = TND_ISOLATION_UNSAID;
     long code = 0;
 
     if (tnd_json_get_str(&s->name, j, "name", 64, TND_JSON_REQUIRED) < 0 ||
@@ -459,8 +472,13 @@ static int skill_from_json(tnd_skill_result *s, json_object *j)
                          TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_str(&s->output, j, "output", TND_BODY_MAX_OUTPUT,
                          TND_JSON_OPTIONAL) < 0 ||
+        (json_object_object_get_ex(j, "sandbox", NULL) &&
+         tnd_json_get_enum(&sandbox, j, "sandbox", &isolation_names) < 0) ||
+        tnd_json_get_str(&s->ended, j, "ended", TND_AUDIT_MAX_ENDED,
+                         TND_JSON_OPTIONAL) < 0 ||
         evidence_from_json(s, j) < 0)
         return -1;
+    s->sandbox = (tnd_isolation)sandbox;
     s->status = (tnd_skill_status)status;
     s->exit_code = (int)code;
     if (!s->command)
@@ -533,6 +551,7 @@ void tnd_skill_result_clear(tnd_skill_result *r)
     free(r->name);
     free(r->command);
     free(r->output);
+    free(r->ended);
     memset(r, 0, sizeof(*r));
 }
 

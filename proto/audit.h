@@ -20,6 +20,21 @@ typedef enum tnd_skill_status {
 
 TND_NAMES_INT_SIZED(tnd_skill_status);
 
+/* Where a skill's command ran (skills[].sandbox). */
+typedef enum tnd_isolation {
+    TND_ISOLATION_UNSAID = 0,  /* not said: a built-in or skipped skill,
+                                  or a reviewer that does not say */
+    TND_ISOLATION_BWRAP,       /* "bwrap": in the bubblewrap sandbox */
+    TND_ISOLATION_NONE,        /* "none": unsandboxed, as configured */
+    TND_ISOLATION_UNAVAILABLE, /* "unavailable": not run; the config wants
+                                  the sandbox and the host has none */
+} tnd_isolation;
+
+TND_NAMES_INT_SIZED(tnd_isolation);
+
+/* Most bytes of a skill result's "ended". */
+#define TND_AUDIT_MAX_ENDED 256
+
 /* Most locations one skill result carries, and most changed files. */
 #define TND_AUDIT_MAX_LOCATIONS 50
 #define TND_AUDIT_MAX_CHANGED   200
@@ -44,6 +59,10 @@ typedef struct tnd_skill_result {
     char **changed; /* workspace files the skill modified or deleted;
                        may be NULL when none */
     size_t nchanged;
+    tnd_isolation sandbox;
+    char *ended; /* how it ended when not by exiting itself, in words
+                    ("killed: over the 512-process limit", "timed out
+                    after 600 s"); NULL otherwise */
 } tnd_skill_result;
 
 /* orchestrator -> reviewer */
@@ -146,8 +165,9 @@ void tnd_skill_result_clear(tnd_skill_result *r);
 /* How much of a skill result tnd_skill_result_to_json writes. */
 typedef enum tnd_skill_json {
     TND_SKILL_JSON_SUMMARY, /* name, status, required, exit_code,
-                               duration_ms: report.json's form (the rest
-                               is in the journal) */
+                               duration_ms, and sandbox and ended when
+                               said: report.json's form (the rest is in
+                               the journal) */
     TND_SKILL_JSON_FULL,    /* and command, output, locations, changed:
                                the audit_reply's form */
 } tnd_skill_json;
@@ -170,6 +190,7 @@ void tnd_critique_destroy(tnd_critique **c);
 
 /* Names for people and for JSON; "?" when out of range. */
 const char *tnd_skill_status_name(tnd_skill_status s);
+const char *tnd_isolation_name(tnd_isolation i); /* "" for UNSAID */
 const char *tnd_verdict_name(tnd_verdict v);
 const char *tnd_severity_name(tnd_severity s);
 const char *tnd_issue_type_name(tnd_issue_type t);

@@ -61,7 +61,7 @@ extern char **environ;
 #define SCAN_LINE_MAX 1024
 
 /* Where the child was when it gave up; sent on the status pipe. */
-enum { STAGE_SETUP = 1, STAGE_CWD, STAGE_LIMIT, STAGE_EXEC };
+enum { STAGE_SETUP = 1, STAGE_CGROUP, STAGE_CWD, STAGE_LIMIT, STAGE_EXEC };
 
 typedef struct child_failure {
     int stage;
@@ -87,6 +87,7 @@ typedef struct child_plan {
     int stdio[3];    /* become the child's fds 0, 1 and 2 (all >= 3);
                         stdio[0] == -1: /dev/null */
     int status_fd;   /* write end of the close-on-exec status pipe */
+    int cgroup_fd;   /* cgroup.procs to join; 0: none */
     int nlimits;
     int limit_index[MAX_LIMITS]; /* into limit_table */
     struct rlimit limits[MAX_LIMITS];
@@ -217,6 +218,9 @@ static void child_run(const child_plan *p)
         child_fail(fd, STAGE_SETUP, errno, 0);
     if (getppid() != p->parent)
         _exit(127);
+    /* before anything runs that could fork: all of it is in the cgroup */
+    if (p->cgroup_fd > 0 && write(p->cgroup_fd, "0", 1) != 1)
+        child_fail(fd, STAGE_CGROUP, errno, 0);
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
     for (i = 1; i < NSIG; i++)
@@ -317,11 +321,19 @@ static void plan_limits(child_plan *plan, const tnd_proc_spec *spec)
 
         if (!want[i])
             continue;
-        if (getrlimit(limit_table[i].resource, &cur) == 0 && cur.rlim_max < v)
+        if (getrlimit(limit_table[i].resource, &cur) < 0)
+            cur.rlim_max = RLIM_INFINITY;
+        if (cur.rlim_max < v)
             v = cur.rlim_max;
         plan->limit_index[plan->nlimits] = i;
         plan->limits[plan->nlimits].rlim_cur = v;
         plan->limits[plan->nlimits].rlim_max = v;
+        /* at the soft CPU limit the kernel sends SIGXCPU, which says
+         * which limit it was; at the hard one SIGKILL, which does not:
+         * so the hard one is a second later */
+        if (limit_table[i].resource == RLIMIT_CPU &&
+            (cur.rlim_max == RLIM_INFINITY || cur.rlim_max > v))
+            plan->limits[plan->nlimits].rlim_max = v + 1;
         plan->nlimits++;
     }
 }
@@ -382,6 +394,8 @@ static void report_failure(const child_failure *f, const tnd_proc_spec *spec)
     errno = f->err;
     if (f->stage == STAGE_EXEC)
         tnd_error_sys("cannot run '%s'", prog);
+    else if (f->stage == STAGE_CGROUP)
+        tnd_error_sys("cannot run '%s': cannot join its cgroup", prog);
     else if (f->stage == STAGE_CWD)
         tnd_error_sys("cannot run '%s': cannot enter directory '%s'", prog,
                       spec->cwd);
@@ -423,6 +437,7 @@ static int spawn(run *r)
     plan.stdio[1] = outp[1];
     plan.stdio[2] = spec->merge_stderr ? outp[1] : errp[1];
     plan.status_fd = status[1];
+    plan.cgroup_fd = spec->cgroup_procs_fd;
 
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &saved);
@@ -694,7 +709,7 @@ static void supervise(run *r)
         spec->kill_grace_ms > 0 ? spec->kill_grace_ms : DEFAULT_GRACE_MS;
     int64_t deadline =
         spec->timeout_ms > 0 ? r->start_ms + spec->timeout_ms : 0;
-    int64_t kill_at = 0, drain_until = 0;
+    int64_t kill_at = 0, drain_until = 0, next_watch = 0;
     int exited = 0, killed = 0;
 
     for (;;) {
@@ -721,6 +736,14 @@ static void supervise(run *r)
                 r->stop = cancel ? TND_PROC_CANCELLED : TND_PROC_TIMEOUT;
                 kill(-r->pid, SIGTERM);
                 kill_at = now + grace;
+            } else if (spec->watch && now >= next_watch) {
+                /* at most once a tick, however often output wakes us */
+                next_watch = now + TICK_MS;
+                if (spec->watch(r->pid, spec->watch_payload)) {
+                    r->stop = TND_PROC_STOPPED;
+                    kill(-r->pid, SIGKILL);
+                    killed = 1;
+                }
             }
         } else if (!killed && now >= kill_at) {
             kill(-r->pid, SIGKILL);
@@ -833,6 +856,8 @@ const char *tnd_proc_describe(const tnd_proc_result *result)
                  (double)result->duration_ms / 1000.0);
     else if (result->status == TND_PROC_CANCELLED)
         snprintf(line, sizeof(line), "cancelled");
+    else if (result->status == TND_PROC_STOPPED)
+        snprintf(line, sizeof(line), "stopped");
     else
         snprintf(line, sizeof(line), "exit %d", result->exit_code);
     return line;

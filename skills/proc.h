@@ -50,6 +50,15 @@ typedef struct tnd_proc_spec {
     size_t rlimit_as_bytes;
     size_t rlimit_fsize_bytes;
     long rlimit_nproc;
+    int cgroup_procs_fd; /* > 0: an open cgroup.procs file the child joins
+                            before anything else (skills/cgroup.h), so
+                            everything it starts is in that cgroup; 0:
+                            none */
+    /* When set, called about every 50 ms while the program runs, with
+     * its pid (also its process group); a non-zero return stops it at
+     * once (SIGKILL to the group), with status TND_PROC_STOPPED. */
+    int (*watch)(int pid, void *payload);
+    void *watch_payload;
 } tnd_proc_spec;
 
 typedef enum tnd_proc_status {
@@ -57,6 +66,7 @@ typedef enum tnd_proc_status {
     TND_PROC_SIGNALED,   /* killed by a signal it did not ask for */
     TND_PROC_TIMEOUT,    /* the deadline passed and we killed it */
     TND_PROC_CANCELLED,  /* *cancel became non-zero and we killed it */
+    TND_PROC_STOPPED,    /* spec->watch said so and we killed it */
 } tnd_proc_status;
 
 typedef struct tnd_proc_result {
@@ -87,7 +97,8 @@ void tnd_proc_result_free(tnd_proc_result *result);
 
 /* One line describing how the run ended, for people: "exit 0",
  * "exit 2", "killed by signal 9 (Killed)", "timed out after 30.0s",
- * "cancelled". Borrowed from a static buffer of this thread. */
+ * "cancelled", "stopped". Borrowed from a static buffer of this
+ * thread. */
 const char *tnd_proc_describe(const tnd_proc_result *result);
 
 /* A copy of the current environment without secrets: variables whose name

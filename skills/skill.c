@@ -2,39 +2,79 @@
 #include "skills/skill.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/glob.h"
+#include "common/log.h"
 #include "common/str.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
 #include "skills/builtin.h"
+#include "skills/bwrap.h"
+#include "skills/cgroup.h"
 #include "skills/proc.h"
+#include "skills/ptree.h"
+#include "skills/sandbox.h"
 
-/* Which limit a signal means, for the note at the end of the output. */
-static const char *limit_hint(const tnd_skill_config *skill,
-                              const tnd_proc_result *res)
+/* Processes (and threads) the sandbox itself adds to a skill's: bwrap,
+ * and the init of its pid namespace. */
+#define SANDBOX_TASKS 2
+/* Room above the count RLIMIT_NPROC is set to when no cgroup counts
+ * (see limit_processes): the user's other processes come and go. */
+#define NPROC_SLACK 16
+
+/* The words for a run a limit ended: a signal (which a shell, and bwrap,
+ * report as an exit with 128 + N) that the limit sends. NULL for none. */
+static char *limit_words(const tnd_skill_config *skill,
+                         const tnd_proc_result *res)
 {
-    static _Thread_local char hint[96];
-
     int sig = res->status == TND_PROC_SIGNALED ? res->signal
-              /* a shell reports its child's signal as 128 + N */
               : res->status == TND_PROC_EXITED && res->exit_code > 128
                   ? res->exit_code - 128
                   : 0;
 
-    hint[0] = '\0';
     if (sig == SIGXFSZ && skill->limits.file_bytes)
-        snprintf(hint, sizeof(hint), "; a file grew past limits.file_mb %zu",
-                 skill->limits.file_bytes >> 20);
-    else if (sig == SIGXCPU && skill->limits.cpu_s)
-        snprintf(hint, sizeof(hint), "; it used up limits.cpu_s %ld",
-                 skill->limits.cpu_s);
-    return hint;
+        return tnd_xasprintf("killed: a file grew past the %zu MiB limit "
+                             "(limits.file_mb)",
+                             skill->limits.file_bytes >> 20);
+    if (sig == SIGXCPU && skill->limits.cpu_s)
+        return tnd_xasprintf("killed: CPU time limit of %ld s "
+                             "(limits.cpu_s)",
+                             skill->limits.cpu_s);
+    return NULL;
+}
+
+/* How a run ended when it did not end by exiting itself, in words; NULL
+ * for an exit of its own. */
+static char *ended_words(const tnd_skill_config *skill,
+                         const tnd_proc_result *res)
+{
+    char *words = limit_words(skill, res);
+
+    if (words)
+        return words;
+    switch (res->status) {
+    case TND_PROC_STOPPED:
+        return tnd_xasprintf("killed: over the %ld-process limit "
+                             "(limits.processes)",
+                             skill->limits.processes);
+    case TND_PROC_TIMEOUT:
+        return tnd_xasprintf("timed out after %d s (timeout_s)",
+                             skill->timeout_s);
+    case TND_PROC_SIGNALED:
+    case TND_PROC_CANCELLED:
+        return tnd_xstrdup(tnd_proc_describe(res));
+    case TND_PROC_EXITED:
+        break;
+    }
+    return NULL;
 }
 
 bool tnd_skill_applies(const tnd_skill_config *skill,
@@ -92,12 +132,137 @@ static char *clean_output(const tnd_proc_result *res, size_t cap)
     return with;
 }
 
+/* The value of variable name in envp (NULL: this process's), or NULL. */
+static const char *env_get(char *const *envp, const char *name)
+{
+    size_t n = strlen(name);
+
+    if (!envp)
+        return getenv(name);
+    for (; *envp; envp++)
+        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+            return *envp + n + 1;
+    return NULL;
+}
+
+/* The bwrap command line for skill's command (see sandbox.h), its
+ * program found as the sandbox sees it. -1 with the reason. */
+static int sandbox_argv(char ***out, const tnd_skill_config *skill,
+                        const tnd_skill_ctx *ctx, const char *bwrap)
+{
+    char *const *envp = ctx->envp;
+    const char **argv;
+    char *prog = NULL, *dir = NULL;
+    tnd_sandbox_spec sb;
+    size_t n = 0;
+
+    *out = NULL;
+    if (ctx->dir[0] != '/' && !(dir = tnd_fs_realpath(ctx->dir)))
+        return -1;
+    if (tnd_sandbox_resolve(&prog, skill->command.argv[0],
+                            env_get(envp, "PATH"), dir ? dir : ctx->dir,
+                            NULL) < 0) {
+        free(dir);
+        return -1;
+    }
+    while (skill->command.argv[n])
+        n++;
+    argv = tnd_xcalloc(n + 1, sizeof(*argv));
+    argv[0] = prog;
+    for (size_t i = 1; i < n; i++)
+        argv[i] = skill->command.argv[i];
+    memset(&sb, 0, sizeof(sb));
+    sb.bwrap = bwrap;
+    sb.workspace = dir ? dir : ctx->dir;
+    sb.argv = argv;
+    sb.home = env_get(envp, "HOME");
+    sb.tmpdir = env_get(envp, "TMPDIR");
+    sb.network = skill->network;
+    *out = tnd_sandbox_argv(&sb);
+    free(argv);
+    free(prog);
+    free(dir);
+    return 0;
+}
+
+/* How the process limit is kept while a skill runs (see
+ * limit_processes). */
+typedef struct watcher {
+    tnd_cgroup *cg; /* the skill's pids cgroup, or NULL */
+    long max;       /* the skill's processes, at most */
+    bool sandboxed; /* run under bwrap (SANDBOX_TASKS more) */
+    bool refused;   /* after the run: the cgroup refused a fork */
+} watcher;
+
+/* Has the skill gone over its process limit? With a cgroup, the kernel
+ * refused it a fork; else its tree, counted below the process tandem
+ * started (bwrap: its namespace's init, then the command and what it
+ * started; a command run directly: what it started), is too big. */
+static int over_limit(int pid, void *payload)
+{
+    const watcher *w = payload;
+    long n;
+
+    if (w->cg)
+        return tnd_cgroup_refused(w->cg);
+    n = tnd_ptree_count_below(pid, w->max + 2) + (w->sandboxed ? -1 : 1);
+    return n > w->max;
+}
+
+/* The process limit: a pids cgroup of the skill's own when the host
+ * gives one (exact, and it binds root too); else RLIMIT_NPROC set that
+ * many processes above what the user runs now (the kernel counts all of
+ * a user's processes, in every namespace; and never root's), and the
+ * skill's tree counted. Either way a skill over it is killed. */
+static void limit_processes(tnd_proc_spec *spec, watcher *w,
+                            const tnd_skill_config *skill, bool sandboxed)
+{
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    long extra = sandboxed ? SANDBOX_TASKS : 0;
+
+    memset(w, 0, sizeof(*w));
+    if (skill->limits.processes <= 0)
+        return;
+    w->max = skill->limits.processes;
+    w->sandboxed = sandboxed;
+    spec->watch = over_limit;
+    spec->watch_payload = w;
+    if ((w->cg = tnd_cgroup_new(w->max + extra))) {
+        spec->cgroup_procs_fd = tnd_cgroup_procs_fd(w->cg);
+        return;
+    }
+    if (!atomic_flag_test_and_set(&warned))
+        tnd_log_warn("skills' process limits: %s; %s", tnd_error_last(),
+                     getuid() == 0
+                         ? "as root, RLIMIT_NPROC does not bind either, so "
+                           "a skill's processes are only counted, every "
+                           "50 ms, and it is killed when over"
+                         : "RLIMIT_NPROC is set above the user's own "
+                           "processes instead");
+    spec->rlimit_nproc =
+        tnd_ptree_count_user(getuid()) + w->max + extra + NPROC_SLACK;
+}
+
+static void fail_result(tnd_skill_result *out, tnd_isolation sandbox,
+                        const char *why)
+{
+    out->status = TND_SKILL_ERROR;
+    out->exit_code = -1;
+    out->sandbox = sandbox;
+    out->output = tnd_xasprintf("%s\n", why);
+}
+
 void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
                    const tnd_skill_ctx *ctx)
 {
     tnd_proc_spec spec;
     tnd_proc_result res;
+    watcher w;
     size_t cap = skill->output_cap;
+    bool sandboxed = skill->sandbox == TND_SANDBOX_BWRAP;
+    const char *bwrap = NULL;
+    char **argv = NULL;
+    int rc;
 
     if (*skill->builtin) {
         tnd_builtin_run(out, skill, ctx->dir, ctx->diff);
@@ -108,13 +273,25 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
     out->name = tnd_xstrdup(skill->name);
     out->required = skill->required;
     out->command = tnd_xstrdup(skill->command.display);
+    out->sandbox = sandboxed ? TND_ISOLATION_BWRAP : TND_ISOLATION_NONE;
+    if (sandboxed && tnd_bwrap_check(&bwrap) < 0) {
+        char *why =
+            tnd_xasprintf("%s\nfix: %s", tnd_error_last(), TND_BWRAP_FIX);
+        fail_result(out, TND_ISOLATION_UNAVAILABLE, why);
+        free(why);
+        return;
+    }
+    if (sandboxed && sandbox_argv(&argv, skill, ctx, bwrap) < 0) {
+        fail_result(out, TND_ISOLATION_BWRAP, tnd_error_last());
+        return;
+    }
     /* room in the reply for the failure lines proc keeps from an omitted
      * middle, the markers and the "[tandem: ...]" line */
     if (cap == 0 || cap > TND_BODY_MAX_OUTPUT - 4096 - TND_PROC_MIDDLE_MAX)
         cap = TND_BODY_MAX_OUTPUT - 4096 - TND_PROC_MIDDLE_MAX;
 
     memset(&spec, 0, sizeof(spec));
-    spec.argv = (const char *const *)skill->command.argv;
+    spec.argv = (const char *const *)(argv ? argv : skill->command.argv);
     spec.cwd = ctx->dir;
     spec.envp = (const char *const *)ctx->envp;
     spec.timeout_ms = (long)skill->timeout_s * 1000;
@@ -124,12 +301,14 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
     spec.rlimit_cpu_s = skill->limits.cpu_s;
     spec.rlimit_as_bytes = skill->limits.memory_bytes;
     spec.rlimit_fsize_bytes = skill->limits.file_bytes;
-    spec.rlimit_nproc = skill->limits.processes;
+    limit_processes(&spec, &w, skill, sandboxed);
 
-    if (tnd_proc_run(&res, &spec) < 0) {
-        out->status = TND_SKILL_ERROR;
-        out->exit_code = -1;
-        out->output = tnd_xstrdup(tnd_error_last());
+    rc = tnd_proc_run(&res, &spec);
+    w.refused = w.cg && tnd_cgroup_refused(w.cg);
+    tnd_cgroup_destroy(&w.cg); /* and whatever is left in it */
+    tnd_str_list_free(&argv);
+    if (rc < 0) {
+        fail_result(out, out->sandbox, tnd_error_last());
         tnd_proc_result_free(&res);
         return;
     }
@@ -139,12 +318,18 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
     case TND_PROC_EXITED:
         out->exit_code = res.exit_code;
         out->status = res.exit_code == 0 ? TND_SKILL_PASS : TND_SKILL_FAIL;
+        /* bwrap could not set the sandbox up or start the command: it
+         * says why, first, and exits 1 */
+        if (sandboxed && res.exit_code == 1 &&
+            strncmp(out->output, "bwrap: ", 7) == 0)
+            out->status = TND_SKILL_ERROR;
         break;
     case TND_PROC_TIMEOUT:
         out->exit_code = -1;
         out->status = TND_SKILL_TIMEOUT;
         break;
     case TND_PROC_SIGNALED:
+    case TND_PROC_STOPPED:
         out->exit_code = -1;
         out->status = TND_SKILL_FAIL;
         break;
@@ -153,13 +338,22 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
         out->status = TND_SKILL_ERROR;
         break;
     }
+    /* the kernel refused it a fork at the limit, and it gave up: a
+     * shell does at once, before a look could see it over */
+    if (w.refused && res.status == TND_PROC_EXITED && res.exit_code != 0)
+        res.status = TND_PROC_STOPPED;
+    if (res.status == TND_PROC_STOPPED) {
+        out->exit_code = -1;
+        out->status = TND_SKILL_FAIL;
+    }
+    out->ended = ended_words(skill, &res);
     if (res.status != TND_PROC_EXITED || res.exit_code != 0) {
         /* say how it ended at the end of the output, where people look */
         char *with = tnd_xasprintf(
-            "%s%s[tandem: %s %s%s]\n", out->output,
+            "%s%s[tandem: %s %s]\n", out->output,
             *out->output && out->output[strlen(out->output) - 1] != '\n' ? "\n"
                                                                          : "",
-            skill->name, tnd_proc_describe(&res), limit_hint(skill, &res));
+            skill->name, out->ended ? out->ended : tnd_proc_describe(&res));
         free(out->output);
         out->output = with;
     }

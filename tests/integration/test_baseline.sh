@@ -35,7 +35,7 @@ YAML
 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 2 "a program that is not there"
 expect_in "$T/err" "skill test cannot run on the unmodified tree: it could not start"
-expect_in "$T/err" "cannot run 'tandem-no-such-program': No such file or directory"
+expect_in "$T/err" "cannot run 'tandem-no-such-program': not found on PATH"
 pass "a skill whose program is not installed is exit 2, naming it"
 
 # the same through the shell (the command has shell syntax): exit 127

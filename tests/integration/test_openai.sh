@@ -87,11 +87,13 @@ expect_in "$T/err" "gave up after 4 attempts"
 expect_in "$T/err" "Couldn't connect to server"
 pass "an unreachable server is retried, then reported"
 
-# The skills never see the key: their environment is scrubbed.
+# The skills never see the key: their environment is scrubbed. (The skill
+# writes it where this test can read it, outside the workspace, so it
+# runs unsandboxed: the scrubbing is the same either way.)
 copy_demo
 demo_config "$TOP/examples/demo/cassette.json" <<YAML
 skills:
-  build: {command: "env > '$T/skill-env'; make", timeout_s: 60}
+  build: {command: "env > '$T/skill-env'; make", timeout_s: 60, sandbox: none}
   test: {command: make test, timeout_s: 60}
 YAML
 start_fakellm "$FIX/demo-openai.json"

@@ -60,7 +60,7 @@ copy_demo
 demo_config "$TOP/examples/demo/cassette.json" <<YAML
 skills:
   build: {command: make, timeout_s: 60}
-  test: {command: [sh, '$T/skill.sh'], timeout_s: 60}
+  test: {command: [sh, '$T/skill.sh'], timeout_s: 60, sandbox: none}
 YAML
 TANDEM_TIMEOUT=60 run tandem run --repo "$T/demo" "make the failing test pass"
 [ -e "$T/killed" ] || fail "the reviewer was never killed"

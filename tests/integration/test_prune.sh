@@ -33,6 +33,7 @@ skills:
   test:
     command: "if [ -e '$T/block' ]; then touch '$T/started'; exec sleep \$((40 + $1)); fi; make test"
     timeout_s: 120
+    sandbox: none  # it signals this test through \$T
 YAML
 }
 

@@ -13,6 +13,7 @@ skills:
   test:
     command: "if [ ! -e '$T/killed' ]; then touch '$T/killed'; kill -9 \$PPID; exit 1; fi; make test"
     timeout_s: 60
+    sandbox: none  # it kills the reviewer, which a sandbox hides
 YAML
 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "approved despite the crash"
@@ -29,7 +30,8 @@ copy_demo
 demo_config "$TOP/examples/demo/cassette.json" <<YAML
 skills:
   build: {command: make, timeout_s: 60}
-  test: {command: "touch '$T/started'; exec sleep 47", timeout_s: 60}
+  test: {command: "touch '$T/started'; exec sleep 47", timeout_s: 60,
+         sandbox: none}
 YAML
 rm -f "$T/started"
 "$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
@@ -103,6 +105,7 @@ skills:
   test:
     command: "if [ ! -e '$T/stopped' ]; then touch '$T/stopped'; kill -STOP \$PPID; fi; make test"
     timeout_s: 60
+    sandbox: none  # it stops the reviewer, which a sandbox hides
 YAML
 rm -f "$T/stopped"
 TANDEM_TIMEOUT=90 run tandem run --repo "$T/demo" "make the failing test pass"
@@ -122,7 +125,8 @@ copy_demo
 demo_config "$TOP/examples/demo/cassette.json" <<YAML
 skills:
   build: {command: make, timeout_s: 60}
-  test: {command: "touch '$T/started'; exec sleep 47", timeout_s: 60}
+  test: {command: "touch '$T/started'; exec sleep 47", timeout_s: 60,
+         sandbox: none}
 YAML
 rm -f "$T/started"
 "$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \

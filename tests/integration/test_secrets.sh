@@ -36,6 +36,9 @@ skills:
   test:
     command: "tr '\\\\000' '\\\\n' </proc/\$PPID/environ >'$T/reviewer-env'; make test"
     timeout_s: 60
+    # unsandboxed: the sandbox would hide the reviewer, and this shows
+    # that the reviewer itself keeps its key from its environ
+    sandbox: none
 YAML
 start_fakellm "$T/echo.json"
 "$BIN/tandem" run --repo "$T/demo" --llm openai:fake-model \

@@ -19,7 +19,8 @@ CASSETTE=$TOP/examples/demo/cassette.json
 SERVE_PID=
 
 # serve_config FILE [BUILD-COMMAND]: the server's agents.yaml; the build
-# skill may be held back on a gate file.
+# skill may be held back on a gate file (this test's, outside the
+# workspace: that build runs unsandboxed).
 serve_config() {
     cat >"$1" <<YAML
 version: 1
@@ -34,7 +35,8 @@ agents:
     llm: {provider: replay, cassette: "$CASSETTE"}
     skills: [build, test]
 skills:
-  build: {command: "${2:-make}", required: true, timeout_s: 120}
+  build: {command: "${2:-make}", required: true, timeout_s: 120${2:+,
+          sandbox: none}}
   test: {command: make test, required: true, timeout_s: 60}
 YAML
 }

@@ -72,10 +72,12 @@ if [ "$(nproc)" -ge 2 ]; then
     command: "echo left-started > $T/handshake && echo saw-right > $T/left.done"
     after: []
     timeout_s: 20
+    sandbox: none  # the pipe is this test's, outside the workspace
   right:
     command: "read what < $T/handshake && echo \"saw-\$what\" > $T/right.done"
     after: []
     timeout_s: 20
+    sandbox: none
   build: {command: make, timeout_s: 60}
   test: {command: make test, timeout_s: 60}
 YAML
@@ -110,13 +112,13 @@ MAX_ITER=1 skills_config "$DEMO_CASSETTE" "[big, build, test]" <<'YAML'
 YAML
 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 3 "the limit blocks"
-expect_in "$T/err" "[1/1] escalate: gate.max_iterations (1) reached; last failure: required skill big failed (exit 153)"
+expect_in "$T/err" "[1/1] escalate: gate.max_iterations (1) reached; last failure: required skill big: fail, killed: a file grew past the 1 MiB limit (limits.file_mb)"
 dir=$(session_dir)
 expect_in "$dir/logs/reviewer-1.log" "big: fail"
 # the skills after it still ran: results are evidence
 [ "$(skill_status "$dir/report.json" build)" = pass ] ||
     fail "build did not run after big failed"
-pass "a skill over its limits.file_mb fails; the skills after it still run"
+pass "a skill over its limits.file_mb fails, saying so; the skills after it still run"
 
 # ---- a skill that rewrites a file it audits is reported -------------
 copy_demo

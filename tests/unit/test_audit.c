@@ -308,13 +308,13 @@ static void reply_round_trips(void **state)
 {
     tnd_skill_result skills[] = {
         {S("build"), TND_SKILL_PASS, true, 0, 310, S("make"), S("cc -O2"), NULL,
-         0, NULL, 0},
+         0, NULL, 0, TND_ISOLATION_UNSAID, NULL},
         {S("test"), TND_SKILL_FAIL, true, 2, 120, S("make test"),
-         S("FAIL stats_mean\n"), NULL, 0, NULL, 0},
+         S("FAIL stats_mean\n"), NULL, 0, NULL, 0, TND_ISOLATION_UNSAID, NULL},
         {S("lint"), TND_SKILL_TIMEOUT, false, -1, 30000, S("lint"), S(""), NULL,
-         0, NULL, 0},
+         0, NULL, 0, TND_ISOLATION_UNSAID, NULL},
         {S("fmt"), TND_SKILL_ERROR, false, -1, 0, S("fmt"), S("cannot run"),
-         NULL, 0, NULL, 0},
+         NULL, 0, NULL, 0, TND_ISOLATION_UNSAID, NULL},
     };
     tnd_issue issues[] = {
         {TND_ISSUE_INCORRECT, TND_SEVERITY_MAJOR, S("stats.c"), 11,
@@ -379,9 +379,10 @@ static void reply_round_trips(void **state)
 
 static void null_critique_comes_with_a_reason(void **state)
 {
-    tnd_skill_result skill = {S("build"), TND_SKILL_PASS, true,  0,
-                              1,          S("make"),      S(""), NULL,
-                              0,          NULL,           0};
+    tnd_skill_result skill = {
+        S("build"), TND_SKILL_PASS, true, 0,    1, S("make"),
+        S(""),      NULL,           0,    NULL, 0, TND_ISOLATION_UNSAID,
+        NULL};
     tnd_audit_reply r = {.task_id = S("t"),
                          .attempt = 1,
                          .skills = &skill,
@@ -507,6 +508,73 @@ static void reply_carries_locations_changed_and_skipped(void **state)
     assert_string_equal(tnd_skill_status_name(TND_SKILL_SKIPPED), "skipped");
     tnd_audit_reply_clear(&back);
     free(body);
+}
+
+/* Where each skill ran and how a killed one ended travel with it; a
+ * reply that says neither (a built-in, another reviewer) reads as
+ * unsaid. */
+static void reply_carries_sandbox_and_ended(void **state)
+{
+    tnd_skill_result skills[] = {
+        {.name = S("bomb"),
+         .status = TND_SKILL_FAIL,
+         .exit_code = -1,
+         .command = S("sh bomb.sh"),
+         .output = S("sh: Cannot fork\n"),
+         .sandbox = TND_ISOLATION_BWRAP,
+         .ended = S("killed: over the 32-process limit (limits.processes)")},
+        {.name = S("lint"),
+         .status = TND_SKILL_PASS,
+         .command = S("lint"),
+         .output = S(""),
+         .sandbox = TND_ISOLATION_NONE},
+        {.name = S("test"),
+         .status = TND_SKILL_ERROR,
+         .exit_code = -1,
+         .command = S("make test"),
+         .output = S("no bwrap\n"),
+         .sandbox = TND_ISOLATION_UNAVAILABLE},
+        {.name = S("git"),
+         .status = TND_SKILL_PASS,
+         .command = S("builtin: git"),
+         .output = S("")},
+    };
+    tnd_audit_reply r = {.task_id = S("t"),
+                         .attempt = 1,
+                         .skills = skills,
+                         .nskills = 4,
+                         .critique_error = S("none")};
+    tnd_audit_reply back;
+    size_t len;
+    char *body = tnd_audit_reply_encode(&r, &len);
+
+    (void)state;
+    assert_non_null(strstr(body, "\"sandbox\":\"bwrap\",\"ended\":\"killed: "
+                                 "over the 32-process limit "
+                                 "(limits.processes)\""));
+    assert_non_null(strstr(body, "\"sandbox\":\"none\""));
+    assert_non_null(strstr(body, "\"sandbox\":\"unavailable\""));
+    assert_int_equal(tnd_audit_reply_decode(&back, body, len), 0);
+    assert_int_equal(back.skills[0].sandbox, TND_ISOLATION_BWRAP);
+    assert_string_equal(back.skills[0].ended,
+                        "killed: over the 32-process limit (limits.processes)");
+    assert_int_equal(back.skills[1].sandbox, TND_ISOLATION_NONE);
+    assert_null(back.skills[1].ended);
+    assert_int_equal(back.skills[2].sandbox, TND_ISOLATION_UNAVAILABLE);
+    assert_int_equal(back.skills[3].sandbox, TND_ISOLATION_UNSAID);
+    assert_string_equal(tnd_isolation_name(TND_ISOLATION_NONE), "none");
+    assert_string_equal(tnd_isolation_name(TND_ISOLATION_UNSAID), "");
+    assert_string_equal(tnd_isolation_name((tnd_isolation)9), "?");
+    tnd_audit_reply_clear(&back);
+    free(body);
+
+    reply_fails(",\"skills\":[{\"name\":\"x\",\"status\":\"fail\","
+                "\"required\":true,\"sandbox\":\"docker\"}]",
+                "bad audit reply: skills[0]: field 'sandbox' must be one of "
+                "bwrap, none, unavailable, got \"docker\"");
+    reply_fails(",\"skills\":[{\"name\":\"x\",\"status\":\"fail\","
+                "\"required\":true,\"ended\":7}]",
+                "bad audit reply: skills[0]: field 'ended' must be a string");
 }
 
 static void reply_locations_and_changed_are_checked(void **state)
@@ -867,6 +935,7 @@ int main(void)
         cmocka_unit_test(request_skills_are_checked),
         cmocka_unit_test(reply_round_trips),
         cmocka_unit_test(reply_carries_locations_changed_and_skipped),
+        cmocka_unit_test(reply_carries_sandbox_and_ended),
         cmocka_unit_test(reply_locations_and_changed_are_checked),
         cmocka_unit_test(null_critique_comes_with_a_reason),
         cmocka_unit_test(reply_decode_names_the_bad_field),

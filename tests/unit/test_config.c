@@ -132,10 +132,12 @@ static void assert_defaults(const tnd_config *cfg)
         assert_string_equal(s->builtin, "");
         assert_null(s->paths[0]);
         assert_null(s->after); /* after every skill listed before it */
-        assert_int_equal(s->limits.cpu_s, 0);
-        assert_int_equal(s->limits.memory_bytes, 0);
-        assert_int_equal(s->limits.file_bytes, 0);
-        assert_int_equal(s->limits.processes, 0);
+        assert_int_equal(s->limits.cpu_s, 3600);
+        assert_int_equal(s->limits.memory_bytes, (size_t)8192 << 20);
+        assert_int_equal(s->limits.file_bytes, (size_t)1024 << 20);
+        assert_int_equal(s->limits.processes, 512);
+        assert_int_equal(s->sandbox, TND_SANDBOX_BWRAP);
+        assert_false(s->network);
         assert_null(s->forbid[0]);
         assert_int_equal(s->max_changed_lines, 0);
         assert_int_equal(s->max_file_bytes, 1024 * 1024);
@@ -380,9 +382,12 @@ static void skill_keys_paths_after_limits_and_builtins(void **state)
         "  lint:\n"
         "    command: [cppcheck, src]\n"
         "    after: []\n"
+        "    sandbox: none\n"
+        "    limits: {processes: 0}\n"
         "  unit:\n"
         "    command: make check\n"
         "    after: [fmt]\n"
+        "    network: true\n"
         "    limits: {cpu_s: 60, memory_mb: 512, file_mb: 10, processes: 64}\n"
         "  secrets:\n"
         "    builtin: git\n"
@@ -411,6 +416,15 @@ static void skill_keys_paths_after_limits_and_builtins(void **state)
     assert_int_equal(unit->limits.memory_bytes, 512 << 20);
     assert_int_equal(unit->limits.file_bytes, 10 << 20);
     assert_int_equal(unit->limits.processes, 64);
+    assert_int_equal(unit->sandbox, TND_SANDBOX_BWRAP);
+    assert_true(unit->network);
+    /* a limit given alone leaves the others at their defaults; 0: none */
+    assert_int_equal(lint->limits.processes, 0);
+    assert_int_equal(lint->limits.cpu_s, TND_SKILL_LIMIT_CPU_S);
+    assert_int_equal(lint->sandbox, TND_SANDBOX_NONE);
+    assert_false(lint->network);
+    assert_string_equal(tnd_sandbox_mode_name(lint->sandbox), "none");
+    assert_string_equal(tnd_sandbox_mode_name(unit->sandbox), "bwrap");
     assert_string_equal(secrets->builtin, "git");
     assert_null(secrets->command.argv);
     assert_null(secrets->after[0]); /* "after: ~" is "after: []" */
@@ -802,7 +816,8 @@ static const bad_case bad_cases[] = {
     {"skills:\n  lint:\n    command: x\n    retries: 2\n" USES_LINT,
      "agents.yaml:4:5: unknown key 'retries' in skills.lint (known keys: "
      "command, required, timeout_s, output_max_kb, builtin, paths, after, "
-     "limits, forbid, max_changed_lines, max_file_kb, public, docs)"},
+     "limits, sandbox, network, forbid, max_changed_lines, max_file_kb, "
+     "public, docs)"},
     /* wrong types */
     {"gate:\n  max_iterations: three\n",
      "agents.yaml:2:19: gate.max_iterations must be an integer 1..50, got "
@@ -967,6 +982,19 @@ static const bad_case bad_cases[] = {
      "takes no command (keep one of the two)\n"
      "agents.yaml:6:5: skills.g.limits applies to commands; builtin: git "
      "runs inside the reviewer"},
+    {"agents: {reviewer: {skills: [g]}}\n"
+     "skills:\n  g:\n    builtin: git\n    sandbox: none\n"
+     "    network: true\n",
+     "agents.yaml:5:5: skills.g.sandbox applies to commands; builtin: git "
+     "runs inside the reviewer\n"
+     "agents.yaml:6:5: skills.g.network applies to commands; builtin: git "
+     "runs inside the reviewer"},
+    {USES_LINT "skills:\n  lint: {command: x, sandbox: docker}\n",
+     "agents.yaml:3:31: skills.lint.sandbox must be one of bwrap, none; got "
+     "\"docker\""},
+    {USES_LINT "skills:\n  lint: {command: x, network: maybe}\n",
+     "agents.yaml:3:31: skills.lint.network must be true or false, got "
+     "\"maybe\""},
     {"agents: {reviewer: {skills: [l]}}\n"
      "skills:\n  l:\n    command: x\n    forbid: [a]\n    public: [b]\n"
      "    max_file_kb: 3\n",
@@ -1546,6 +1574,8 @@ static void the_documented_file_is_the_defaults(void **state)
         assert_null(file->skills[i].after);
         assert_memory_equal(&file->skills[i].limits, &def->skills[i].limits,
                             sizeof(def->skills[i].limits));
+        assert_int_equal(file->skills[i].sandbox, def->skills[i].sandbox);
+        assert_int_equal(file->skills[i].network, def->skills[i].network);
         assert_null(file->skills[i].forbid[0]);
         assert_int_equal(file->skills[i].max_changed_lines,
                          def->skills[i].max_changed_lines);

@@ -25,6 +25,7 @@ typedef struct skill_spec {
     int exit_code;
     bool required; /* the reviewer's own marking */
     const char *output;
+    const char *ended; /* how a killed one ended, in words */
 } skill_spec;
 
 typedef struct issue_spec {
@@ -70,6 +71,7 @@ static const tnd_audit_reply *build_audit(audit_store *st, const review_spec *r)
             .exit_code = s->exit_code,
             .command = (char *)"make",
             .output = (char *)(s->output ? s->output : ""),
+            .ended = (char *)s->ended,
         };
         st->reply.nskills++;
     }
@@ -191,6 +193,17 @@ static const row rows[] = {
     {"no skills reported at all", 1, .review = {APPROVES(1.0)},
      .required = {"build"}, .expect = TND_GATE_REVISE,
      .reason = "required skill build did not run"},
+    {"a skill a limit killed says which in the reason", 1,
+     .review = {.skills = {PASS("build"),
+                           {.name = "test",
+                            .status = TND_SKILL_FAIL,
+                            .exit_code = -1,
+                            .ended = "killed: over the 512-process limit "
+                                     "(limits.processes)"}},
+                APPROVES(1.0)},
+     REQUIRED_BT, .expect = TND_GATE_REVISE,
+     .reason = "required skill test: fail, killed: over the 512-process "
+               "limit (limits.processes)"},
     {"required skill timed out", 1,
      .review = {.skills = {PASS("build"), STATUS("test", TND_SKILL_TIMEOUT)},
                 APPROVES(1.0)},

@@ -457,6 +457,20 @@ static void the_template_says_what_to_fill_in(void **state)
     assert_non_null(strstr(text, "  # build:\n"));
     assert_non_null(strstr(text, "  test:\n    command: \"python3 -m pytest "
                                  "-q\"\n    required: true\n"));
+    /* the skills run sandboxed; pytest needs no network */
+    assert_non_null(strstr(text, "# Each runs in a sandbox"));
+    assert_null(strstr(text, "    network: true"));
+    free(text);
+    tnd_init_destroy(&g);
+
+    /* a tool that downloads what it builds gets the network */
+    put("go.mod", "module example.com/x\n\ngo 1.21\n");
+    g = tnd_init_guess(repo);
+    text = tnd_init_render(g);
+    assert_non_null(strstr(text, "  build:\n    command: \"go build ./...\"\n"
+                                 "    required: true\n    timeout_s: 600\n"
+                                 "    network: true        # it downloads "
+                                 "what it builds\n"));
     free(text);
     tnd_init_destroy(&g);
 }

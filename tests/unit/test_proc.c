@@ -621,7 +621,56 @@ static void describe_says_how_it_ended(void **state)
     assert_string_equal(tnd_proc_describe(&r), "timed out after 1.5s");
     r.status = TND_PROC_CANCELLED;
     assert_string_equal(tnd_proc_describe(&r), "cancelled");
+    r.status = TND_PROC_STOPPED;
+    assert_string_equal(tnd_proc_describe(&r), "stopped");
     tnd_proc_result_free(&r); /* zeroed: fine */
+}
+
+typedef struct watch_log {
+    int calls, stop_at, pid;
+} watch_log;
+
+static int watch_counting(int pid, void *payload)
+{
+    watch_log *w = payload;
+
+    w->pid = pid;
+    return ++w->calls >= w->stop_at;
+}
+
+/* The watch is asked while the program runs, about once a tick however
+ * much it writes; when it says stop, the program's group is killed at
+ * once and the run says it was stopped. */
+static void a_watch_can_stop_the_run(void **state)
+{
+    tnd_proc_spec spec = {0};
+    tnd_proc_result r;
+    watch_log w = {0, 3, 0};
+    int64_t t0 = tnd_now_ms();
+
+    (void)state;
+    spec.argv = ARGV("/bin/sh", "-c", "yes | head -c 100000000; sleep 30");
+    spec.watch = watch_counting;
+    spec.watch_payload = &w;
+    spec.output_cap = 1024;
+    assert_int_equal(tnd_proc_run(&r, &spec), 0);
+    assert_int_equal(r.status, TND_PROC_STOPPED);
+    assert_int_equal(w.calls, 3);
+    assert_true(w.pid > 0);
+    /* three looks 50 ms apart, not one for each read of its output */
+    assert_true(r.duration_ms >= 90);
+    assert_true(tnd_now_ms() - t0 < 5000);
+    assert_true(kill(w.pid, 0) < 0); /* the group went with it */
+    tnd_proc_result_free(&r);
+
+    /* a program that ends first is not stopped */
+    w.calls = 0;
+    w.stop_at = 1000;
+    spec.argv = ARGV("/bin/sh", "-c", "exit 4");
+    assert_int_equal(tnd_proc_run(&r, &spec), 0);
+    assert_int_equal(r.status, TND_PROC_EXITED);
+    assert_int_equal(r.exit_code, 4);
+    tnd_proc_result_free(&r);
 }
 
 static int setup(void **state)
@@ -669,6 +718,7 @@ int main(void)
         cmocka_unit_test(scrubbed_environment_drops_secrets),
         cmocka_unit_test(file_size_limit_stops_a_big_write),
         cmocka_unit_test(describe_says_how_it_ended),
+        cmocka_unit_test(a_watch_can_stop_the_run),
     };
 
     /* Orphans of killed process groups are reparented to the nearest

@@ -176,6 +176,79 @@ static void baseline_and_workspace_are_reported(void **state)
     tnd_report_destroy(&r);
 }
 
+/* Skills that ran with sandbox: none, in the baseline or any attempt,
+ * are named once each in report.json and on a second summary line; with
+ * none of them, the list is empty and the summary one line. */
+static void unsandboxed_skills_are_reported(void **state)
+{
+    tnd_report *r = tnd_report_new("s", "t", "/repo", NULL, 0);
+    tnd_skill_result before[2] = {{.name = (char *)"build",
+                                   .status = TND_SKILL_PASS,
+                                   .sandbox = TND_ISOLATION_BWRAP},
+                                  {.name = (char *)"lint",
+                                   .status = TND_SKILL_PASS,
+                                   .sandbox = TND_ISOLATION_NONE}};
+    tnd_skill_result now[3] = {
+        {.name = (char *)"build",
+         .status = TND_SKILL_FAIL,
+         .sandbox = TND_ISOLATION_BWRAP,
+         .ended = (char *)"killed: over the 512-process limit"},
+        {.name = (char *)"lint",
+         .status = TND_SKILL_PASS,
+         .sandbox = TND_ISOLATION_NONE},
+        {.name = (char *)"deploy",
+         .status = TND_SKILL_PASS,
+         .sandbox = TND_ISOLATION_NONE}};
+    tnd_audit_reply base = {.skills = before, .nskills = 2};
+    tnd_audit_reply audit = {.skills = now, .nskills = 3};
+    tnd_gate_input in = {.attempt = 1, .audit = &audit, .baseline = &base};
+    tnd_gate_decision d = {.action = TND_GATE_REVISE};
+    json_object *o = NULL, *list, *s0;
+    char *text, *line;
+
+    (void)state;
+    text = tnd_report_json(r);
+    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    assert_int_equal(json_object_array_length(
+                         json_object_object_get(o, "unsandboxed_skills")),
+                     0);
+    json_object_put(o);
+    free(text);
+
+    tnd_report_baseline(r, &base);
+    tnd_report_attempt(r, 1, NULL, &in, &d, NULL, 0);
+    tnd_report_attempt(r, 2, NULL, &in, &d, NULL, 0);
+    tnd_report_outcome(r, "approved", "ok", 2, NULL, NULL, 100);
+    text = tnd_report_json(r);
+    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    list = json_object_object_get(o, "unsandboxed_skills");
+    assert_int_equal(json_object_array_length(list), 2);
+    assert_string_equal(
+        json_object_get_string(json_object_array_get_idx(list, 0)), "lint");
+    assert_string_equal(
+        json_object_get_string(json_object_array_get_idx(list, 1)), "deploy");
+    s0 = json_object_array_get_idx(
+        json_object_object_get(
+            json_object_array_get_idx(json_object_object_get(o, "attempts"), 0),
+            "skills"),
+        0);
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(s0, "sandbox")), "bwrap");
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(s0, "ended")),
+        "killed: over the 512-process limit");
+    json_object_put(o);
+    free(text);
+    line = tnd_report_summary(r);
+    assert_string_equal(line,
+                        "approved after 2 iterations · 0 LLM calls · 0 tokens "
+                        "(0 prompt + 0 completion) · 0.1s\n"
+                        "unsandboxed: skills lint, deploy ran with sandbox: "
+                        "none, with the host's files, processes and network");
+    free(line);
+    tnd_report_destroy(&r);
+}
+
 /* Calls paid for with no reply to say what they cost (a request out when
  * tandem died, one lost with its agent): in llm_calls, overall and for
  * their role, and counted apart, with no tokens made up for them. */
@@ -271,6 +344,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(summary_reads_like_a_sentence),
+        cmocka_unit_test(unsandboxed_skills_are_reported),
         cmocka_unit_test(json_has_the_promised_fields),
         cmocka_unit_test(baseline_and_workspace_are_reported),
         cmocka_unit_test(unanswered_calls_are_counted_without_tokens),

@@ -12,6 +12,7 @@
 
 #include "common/config.h"
 #include "common/fs.h"
+#include "common/xalloc.h"
 #include "skills/skill.h"
 
 static char tmpdir[] = "/tmp/tnd-test-skill-XXXXXX";
@@ -32,6 +33,21 @@ static const char config_text[] =
     "  docs-only: {command: \"true\", paths: [\"docs/**\", \"*.md\"]}\n"
     "  secrets: {builtin: git}\n"
     "  nothing: {command: [/no/such/program]}\n"
+    "  unknown: {command: tandem-no-such-program}\n"
+    "  spin:\n"
+    "    command: \"while :; do :; done\"\n"
+    "    limits: {cpu_s: 1}\n"
+    "  flood:\n"
+    "    command: \"for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 30 & done; "
+    "wait\"\n"
+    "    limits: {processes: 8}\n"
+    "  flood-none:\n"
+    "    command: \"for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 30 & done; "
+    "wait\"\n"
+    "    limits: {processes: 8}\n"
+    "    sandbox: none\n"
+    "  where: {command: \"pwd; ls /proc | grep -c '^[0-9]'\"}\n"
+    "  plain: {command: \"echo hello\", sandbox: none}\n"
     "  latin1: {command: \"printf 'Ren\\\\351\\\\000!'\"}\n";
 
 static void run(tnd_skill_result *r, const char *name, const char *diff)
@@ -62,7 +78,42 @@ static void commands_pass_fail_and_error(void **state)
 
     run(&r, "nothing", "");
     assert_int_equal(r.status, TND_SKILL_ERROR);
-    assert_non_null(strstr(r.output, "/no/such/program"));
+    assert_string_equal(r.output,
+                        "cannot run '/no/such/program': No such file or "
+                        "directory\n");
+    tnd_skill_result_clear(&r);
+
+    run(&r, "unknown", "");
+    assert_int_equal(r.status, TND_SKILL_ERROR);
+    assert_non_null(strstr(r.output,
+                           "cannot run 'tandem-no-such-program': not found on "
+                           "PATH"));
+    tnd_skill_result_clear(&r);
+}
+
+/* By default a command runs in the sandbox: in the workspace, seeing no
+ * process but its own; sandbox: none runs it directly. The result says
+ * which. */
+static void commands_run_sandboxed_unless_the_config_says_none(void **state)
+{
+    tnd_skill_result r;
+    char *expect;
+
+    (void)state;
+    run(&r, "where", "");
+    assert_int_equal(r.status, TND_SKILL_PASS);
+    assert_int_equal(r.sandbox, TND_ISOLATION_BWRAP);
+    /* the namespace's init, the shell, ls and grep at most */
+    expect = tnd_xasprintf("%s\n", tmpdir);
+    assert_true(strncmp(r.output, expect, strlen(expect)) == 0);
+    assert_true(atoi(r.output + strlen(expect)) <= 4);
+    free(expect);
+    tnd_skill_result_clear(&r);
+
+    run(&r, "plain", "");
+    assert_int_equal(r.status, TND_SKILL_PASS);
+    assert_int_equal(r.sandbox, TND_ISOLATION_NONE);
+    assert_null(r.ended);
     tnd_skill_result_clear(&r);
 }
 
@@ -91,7 +142,10 @@ static void limits_apply_to_the_command(void **state)
     (void)state;
     run(&r, "write", "");
     assert_int_equal(r.status, TND_SKILL_FAIL);
-    assert_non_null(strstr(r.output, "a file grew past limits.file_mb 1"));
+    assert_string_equal(r.ended, "killed: a file grew past the 1 MiB limit "
+                                 "(limits.file_mb)");
+    assert_non_null(strstr(r.output, "[tandem: write killed: a file grew "
+                                     "past the 1 MiB limit (limits.file_mb)]"));
     tnd_skill_result_clear(&r);
     {
         char *path = tnd_fs_join(tmpdir, "big.bin");
@@ -106,6 +160,32 @@ static void limits_apply_to_the_command(void **state)
     assert_int_equal(r.status, TND_SKILL_PASS);
     assert_true(strlen(r.output) <= 1024 + 256);
     tnd_skill_result_clear(&r);
+}
+
+/* Each limit that ends a skill says so in words: CPU time, and the
+ * process limit (kept by a pids cgroup where the host has one, else by
+ * counting), sandboxed or not. */
+static void a_skill_killed_by_a_limit_says_which(void **state)
+{
+    static const char *const floods[] = {"flood", "flood-none"};
+    tnd_skill_result r;
+
+    (void)state;
+    run(&r, "spin", "");
+    assert_int_equal(r.status, TND_SKILL_FAIL);
+    assert_string_equal(r.ended,
+                        "killed: CPU time limit of 1 s (limits.cpu_s)");
+    tnd_skill_result_clear(&r);
+
+    for (int i = 0; i < 2; i++) {
+        run(&r, floods[i], "");
+        assert_int_equal(r.status, TND_SKILL_FAIL);
+        assert_int_equal(r.exit_code, -1);
+        assert_string_equal(r.ended, "killed: over the 8-process limit "
+                                     "(limits.processes)");
+        assert_true(r.duration_ms < 20000);
+        tnd_skill_result_clear(&r);
+    }
 }
 
 static void paths_decide_whether_a_skill_applies(void **state)
@@ -170,7 +250,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(commands_pass_fail_and_error),
         cmocka_unit_test(output_is_valid_utf8_and_says_what_was_replaced),
+        cmocka_unit_test(commands_run_sandboxed_unless_the_config_says_none),
         cmocka_unit_test(limits_apply_to_the_command),
+        cmocka_unit_test(a_skill_killed_by_a_limit_says_which),
         cmocka_unit_test(paths_decide_whether_a_skill_applies),
         cmocka_unit_test(builtins_run_on_the_diff),
     };

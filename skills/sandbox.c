@@ -1,0 +1,329 @@
+/* The bubblewrap command line for a skill (see sandbox.h).
+ *
+ * The filesystem is an allowlist rather than the host's root read-only
+ * with secrets subtracted: a list of secrets is never complete (another
+ * user's home, a token under /run, the repository's .tandem/, tandem's
+ * own runtime directory wherever TMPDIR puts it), while what a build
+ * needs from the host is the system's directories. The order of the
+ * options matters to bwrap, which applies them in turn: the private
+ * tmpfs go before the workspace, so a workspace inside $TMPDIR (where
+ * tandem keeps it) is bound back on top of the tmpfs that hides the rest
+ * of the runtime directory. */
+#include "skills/sandbox.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+
+/* The host's directories a build needs, bound read-only at their place
+ * (or, when the host has a symlink there, as on merged-/usr systems, the
+ * same symlink). Nothing else of the host is in the sandbox. */
+static const char *const system_paths[] = {"/usr",    "/bin",   "/sbin",
+                                           "/lib",    "/lib32", "/lib64",
+                                           "/libx32", "/etc",   NULL};
+
+/* Secrets under the bound directories: covered by an empty file or an
+ * empty read-only directory when the host has them. */
+static const char *const covered_paths[] = {"/etc/shadow",
+                                            "/etc/shadow-",
+                                            "/etc/gshadow",
+                                            "/etc/gshadow-",
+                                            "/etc/ssh",
+                                            "/etc/ssl/private",
+                                            NULL};
+
+/* Places the sandbox makes of its own; a $HOME or $TMPDIR that is one of
+ * them, or above one, is not given a tmpfs (it would hide them). */
+static const char *const own_paths[] = {"/dev", "/proc", "/tmp", "/var/tmp",
+                                        NULL};
+
+/* Where resolve() looks when the environment has no PATH: execvp's
+ * default. */
+#define DEFAULT_PATH "/bin:/usr/bin"
+
+/* Symlinks followed by tnd_sandbox_shows at most (/bin -> usr/bin is
+ * one). */
+#define MAX_HOPS 8
+
+static tnd_sandbox_kind real_lookup(const char *path, char *target, size_t size)
+{
+    struct stat st;
+    ssize_t n;
+
+    if (lstat(path, &st) < 0)
+        return TND_SANDBOX_PATH_ABSENT;
+    if (S_ISDIR(st.st_mode))
+        return TND_SANDBOX_PATH_DIR;
+    if (!S_ISLNK(st.st_mode))
+        return TND_SANDBOX_PATH_FILE;
+    n = size ? readlink(path, target, size - 1) : -1;
+    if (n < 0)
+        return TND_SANDBOX_PATH_ABSENT;
+    target[n] = '\0';
+    return TND_SANDBOX_PATH_SYMLINK;
+}
+
+static bool real_executable(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+           access(path, X_OK) == 0;
+}
+
+const tnd_sandbox_host tnd_sandbox_real_host = {real_lookup, real_executable};
+
+/* path is dir or lies beneath it. */
+static bool under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+
+    if (strcmp(dir, "/") == 0)
+        return path[0] == '/';
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+typedef struct args {
+    char **v;
+    size_t n, alloc;
+} args;
+
+static void add(args *a, const char *s)
+{
+    TND_GROW(a->v, a->alloc, a->n + 2);
+    a->v[a->n++] = tnd_xstrdup(s);
+    a->v[a->n] = NULL;
+}
+
+static void add3(args *a, const char *opt, const char *x, const char *y)
+{
+    add(a, opt);
+    add(a, x);
+    if (y)
+        add(a, y);
+}
+
+/* How a $HOME or $TMPDIR is made private: inside the sandbox's own /tmp
+ * or /var/tmp, an empty directory there; elsewhere a tmpfs of its own,
+ * unless it is "/", relative, above a directory the sandbox needs (a
+ * tmpfs would hide it) or inside the workspace (writable anyway). */
+static void add_private(args *a, const char *path, const char *workspace)
+{
+    if (!path || path[0] != '/' || strcmp(path, "/") == 0 ||
+        under(path, workspace))
+        return;
+    if (under(path, "/tmp") || under(path, "/var/tmp")) {
+        if (strcmp(path, "/tmp") != 0 && strcmp(path, "/var/tmp") != 0)
+            add3(a, "--dir", path, NULL);
+        return;
+    }
+    for (int i = 0; system_paths[i]; i++)
+        if (under(system_paths[i], path))
+            return;
+    for (int i = 0; own_paths[i]; i++)
+        if (under(own_paths[i], path) || under(path, own_paths[i]))
+            return;
+    add3(a, "--tmpfs", path, NULL);
+}
+
+char **tnd_sandbox_argv(const tnd_sandbox_spec *spec)
+{
+    const tnd_sandbox_host *host =
+        spec->host ? spec->host : &tnd_sandbox_real_host;
+    char target[4096];
+    args a = {NULL, 0, 0};
+
+    assert(spec->bwrap && spec->workspace && spec->argv && spec->argv[0]);
+    add(&a, spec->bwrap);
+    /* the sandbox dies with the reviewer's thread that runs it, and its
+     * command cannot reach the reviewer's terminal (TIOCSTI) */
+    add(&a, "--die-with-parent");
+    add(&a, "--new-session");
+    add(&a, "--unshare-user");
+    add(&a, "--unshare-pid");
+    add(&a, "--unshare-ipc");
+    add(&a, "--unshare-uts");
+    add(&a, "--unshare-cgroup-try");
+    if (!spec->network)
+        add(&a, "--unshare-net");
+    add3(&a, "--cap-drop", "ALL", NULL);
+    for (int i = 0; system_paths[i]; i++) {
+        const char *p = system_paths[i];
+        switch (host->lookup(p, target, sizeof(target))) {
+        case TND_SANDBOX_PATH_DIR:
+            add3(&a, "--ro-bind", p, p);
+            break;
+        case TND_SANDBOX_PATH_SYMLINK:
+            add3(&a, "--symlink", target, p);
+            break;
+        default: /* absent, or a file where a directory belongs */
+            break;
+        }
+    }
+    for (int i = 0; covered_paths[i]; i++) {
+        const char *p = covered_paths[i];
+        switch (host->lookup(p, target, sizeof(target))) {
+        case TND_SANDBOX_PATH_DIR:
+            add3(&a, "--tmpfs", p, NULL);
+            add3(&a, "--remount-ro", p, NULL);
+            break;
+        case TND_SANDBOX_PATH_FILE:
+            add3(&a, "--ro-bind", "/dev/null", p);
+            break;
+        default: /* a symlink leads out of /etc or to a covered path */
+            break;
+        }
+    }
+    add3(&a, "--dev", "/dev", NULL);
+    add3(&a, "--proc", "/proc", NULL);
+    add3(&a, "--tmpfs", "/tmp", NULL);
+    add3(&a, "--tmpfs", "/var/tmp", NULL);
+    /* a resolver's file /etc/resolv.conf may point into /run */
+    if (spec->network && host->lookup("/run/systemd/resolve", target,
+                                      sizeof(target)) == TND_SANDBOX_PATH_DIR)
+        add3(&a, "--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
+    add_private(&a, spec->tmpdir, spec->workspace);
+    if (!spec->home || !spec->tmpdir || strcmp(spec->home, spec->tmpdir) != 0)
+        add_private(&a, spec->home, spec->workspace);
+    add3(&a, "--bind", spec->workspace, spec->workspace);
+    add3(&a, "--chdir", spec->workspace, NULL);
+    add(&a, "--");
+    for (const char *const *p = spec->argv; *p; p++)
+        add(&a, *p);
+    return a.v;
+}
+
+/* The host path a symlink at link (absolute) with target leads to, with
+ * rest (a part below link, starting with '/' or empty) appended. */
+static char *follow(const char *link, const char *target, const char *rest)
+{
+    char *dir, *out;
+    const char *slash;
+
+    if (target[0] == '/')
+        return tnd_xasprintf("%s%s", target, rest);
+    slash = strrchr(link, '/');
+    dir = tnd_xstrndup(link, (size_t)(slash - link));
+    out = tnd_xasprintf("%s/%s%s", dir, target, rest);
+    free(dir);
+    return out;
+}
+
+static bool shows(const char *path, const char *workspace,
+                  const tnd_sandbox_host *host, int hops)
+{
+    char target[4096];
+
+    if (workspace && under(path, workspace))
+        return true;
+    for (int i = 0; covered_paths[i]; i++)
+        if (under(path, covered_paths[i]))
+            return false;
+    for (int i = 0; system_paths[i]; i++) {
+        const char *s = system_paths[i];
+        if (!under(path, s))
+            continue;
+        switch (host->lookup(s, target, sizeof(target))) {
+        case TND_SANDBOX_PATH_DIR:
+            return true;
+        case TND_SANDBOX_PATH_SYMLINK:
+            if (hops < MAX_HOPS) {
+                char *to = follow(s, target, path + strlen(s));
+                bool ok = shows(to, workspace, host, hops + 1);
+                free(to);
+                return ok;
+            }
+            return false;
+        default:
+            return false;
+        }
+    }
+    return false;
+}
+
+bool tnd_sandbox_shows(const char *path, const char *workspace,
+                       const tnd_sandbox_host *host)
+{
+    return shows(path, workspace, host ? host : &tnd_sandbox_real_host, 0);
+}
+
+/* What the sandbox shows, for messages. */
+#define SHOWN                                                              \
+    "the sandbox shows the workspace and the system's directories: /usr, " \
+    "/bin, /sbin, /lib*, /etc"
+
+int tnd_sandbox_resolve(char **out, const char *prog, const char *path,
+                        const char *workspace, const tnd_sandbox_host *host)
+{
+    char *hidden = NULL;
+
+    *out = NULL;
+    if (!host)
+        host = &tnd_sandbox_real_host;
+    if (!*prog) {
+        tnd_error_set("cannot run '': the command is empty");
+        return -1;
+    }
+    if (strchr(prog, '/')) {
+        const char *rel = prog;
+        char *abs;
+        while (rel[0] == '.' && rel[1] == '/')
+            rel += 2 + strspn(rel + 2, "/");
+        abs = prog[0] == '/' ? tnd_xstrdup(prog)
+                             : tnd_xasprintf("%s/%s", workspace, rel);
+        if (!host->executable(abs)) {
+            free(abs);
+            errno = ENOENT;
+            return tnd_error_sys("cannot run '%s'", prog);
+        }
+        if (!tnd_sandbox_shows(abs, workspace, host)) {
+            free(abs);
+            tnd_error_set("cannot run '%s': it is not in the sandbox (%s)",
+                          prog, SHOWN);
+            return -1;
+        }
+        *out = abs;
+        return 0;
+    }
+    if (!path)
+        path = DEFAULT_PATH;
+    for (const char *p = path, *end;; p = end + 1) {
+        char *dir, *cand;
+        end = strchr(p, ':');
+        if (!end)
+            end = p + strlen(p);
+        dir = end == p ? tnd_xstrdup(workspace)
+              : p[0] != '/'
+                  ? tnd_xasprintf("%s/%.*s", workspace, (int)(end - p), p)
+                  : tnd_xstrndup(p, (size_t)(end - p));
+        cand = tnd_xasprintf("%s/%s", dir, prog);
+        free(dir);
+        if (host->executable(cand)) {
+            if (tnd_sandbox_shows(cand, workspace, host)) {
+                free(hidden);
+                *out = cand;
+                return 0;
+            }
+            if (!hidden)
+                hidden = tnd_xstrdup(cand);
+        }
+        free(cand);
+        if (!*end)
+            break;
+    }
+    if (hidden)
+        tnd_error_set("cannot run '%s': %s is not in the sandbox (%s)", prog,
+                      hidden, SHOWN);
+    else
+        tnd_error_set("cannot run '%s': not found on PATH (%s)", prog, path);
+    free(hidden);
+    return -1;
+}

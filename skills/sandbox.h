@@ -1,0 +1,75 @@
+/* tnd_sandbox - the bubblewrap command line that runs one skill contained.
+ *
+ * A skill runs code a model wrote (the project's build and tests), so it
+ * runs in new user, pid, ipc, uts and cgroup namespaces, and a network
+ * namespace of its own unless the skill says network: true, with every
+ * capability dropped, in a session of its own, dying with the reviewer.
+ * Its filesystem is built from an allowlist: the system's directories
+ * (/usr, /bin, /sbin, /lib*, /etc) read-only, a fresh /dev and a /proc of
+ * its own pid namespace (no other process is visible), private tmpfs on
+ * /tmp and /var/tmp, an empty private $TMPDIR and $HOME, and the
+ * workspace, the one writable directory of the host, at its own path. Everything else (other homes,
+ * /root, /run, /var, /srv, the repository and its .tandem/, tandem's
+ * runtime directory) is absent; /etc's secrets (shadow files, ssh host
+ * keys, ssl private keys) are covered.
+ *
+ * Building the command line is pure given what the host's paths are, so
+ * a test can give a host of its own (tnd_sandbox_host). Whether bwrap
+ * works at all on this host is skills/bwrap.h's business. */
+#ifndef TND_SANDBOX_H
+#define TND_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* What a path on the host is, as tnd_sandbox_host's lookup tells. */
+typedef enum tnd_sandbox_kind {
+    TND_SANDBOX_PATH_ABSENT = 0,
+    TND_SANDBOX_PATH_DIR,
+    TND_SANDBOX_PATH_FILE,    /* any other non-symlink */
+    TND_SANDBOX_PATH_SYMLINK, /* the target is given */
+} tnd_sandbox_kind;
+
+/* The host as the command line needs to know it. */
+typedef struct tnd_sandbox_host {
+    /* What path is, without following it when it is a symlink (then its
+     * target, cut to size, goes to target). */
+    tnd_sandbox_kind (*lookup)(const char *path, char *target, size_t size);
+    /* Whether path (symlinks followed) is a file this user may execute. */
+    bool (*executable)(const char *path);
+} tnd_sandbox_host;
+
+/* The real host: lstat(2), readlink(2), access(2). */
+extern const tnd_sandbox_host tnd_sandbox_real_host;
+
+typedef struct tnd_sandbox_spec {
+    const char *bwrap;            /* the program to run; required */
+    const char *workspace;        /* absolute; writable, the cwd */
+    const char *const *argv;      /* the command; argv[0] as given by
+                                     tnd_sandbox_resolve */
+    const char *home;             /* $HOME the command sees, or NULL */
+    const char *tmpdir;           /* $TMPDIR the command sees, or NULL */
+    bool network;                 /* share the host's network */
+    const tnd_sandbox_host *host; /* NULL: tnd_sandbox_real_host */
+} tnd_sandbox_spec;
+
+/* The command line: bwrap, its options, "--", then the command. NULL-
+ * terminated; caller frees with tnd_str_list_free(). */
+char **tnd_sandbox_argv(const tnd_sandbox_spec *spec);
+
+/* Whether the command in the sandbox sees the host's path at the same
+ * place (under a system directory that is bound and not covered, or
+ * under the workspace). path is absolute. */
+bool tnd_sandbox_shows(const char *path, const char *workspace,
+                       const tnd_sandbox_host *host);
+
+/* The program to run for prog, found as the sandbox will see it: with a
+ * '/', itself (relative to the workspace); else the first entry of path
+ * (a PATH value; NULL: "/bin:/usr/bin") that the sandbox shows and that
+ * holds an executable prog. *out is absolute (caller frees). -1 when
+ * there is none, the error naming prog and the reason ("cannot run
+ * 'mkae': not found on PATH as the sandbox sees it (...)"). */
+int tnd_sandbox_resolve(char **out, const char *prog, const char *path,
+                        const char *workspace, const tnd_sandbox_host *host);
+
+#endif

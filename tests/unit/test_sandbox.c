@@ -1,0 +1,359 @@
+/* Unit tests for skills/sandbox: the bwrap command line for given
+ * inputs, on a host of the test's making (a merged-/usr system, or one
+ * with real /bin and /lib), and finding a skill's program as the sandbox
+ * will see it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "skills/sandbox.h"
+
+#define ARGV(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* ---- a host of the test's making --------------------------------------- */
+
+typedef struct fake_path {
+    const char *path;
+    tnd_sandbox_kind kind;
+    const char *target; /* for a symlink */
+} fake_path;
+
+/* Debian 12: /bin, /sbin, /lib, /lib64 are symlinks into /usr; no
+ * /lib32 or /libx32; shadow files and ssh host keys in /etc. */
+static const fake_path merged[] = {
+    {"/usr", TND_SANDBOX_PATH_DIR, NULL},
+    {"/bin", TND_SANDBOX_PATH_SYMLINK, "usr/bin"},
+    {"/sbin", TND_SANDBOX_PATH_SYMLINK, "usr/sbin"},
+    {"/lib", TND_SANDBOX_PATH_SYMLINK, "usr/lib"},
+    {"/lib64", TND_SANDBOX_PATH_SYMLINK, "usr/lib64"},
+    {"/etc", TND_SANDBOX_PATH_DIR, NULL},
+    {"/etc/shadow", TND_SANDBOX_PATH_FILE, NULL},
+    {"/etc/gshadow", TND_SANDBOX_PATH_FILE, NULL},
+    {"/etc/ssh", TND_SANDBOX_PATH_DIR, NULL},
+    {"/run/systemd/resolve", TND_SANDBOX_PATH_DIR, NULL},
+    {NULL, 0, NULL},
+};
+
+/* An older layout: real directories, /lib32 too, no secrets in /etc. */
+static const fake_path split[] = {
+    {"/usr", TND_SANDBOX_PATH_DIR, NULL},
+    {"/bin", TND_SANDBOX_PATH_DIR, NULL},
+    {"/sbin", TND_SANDBOX_PATH_DIR, NULL},
+    {"/lib", TND_SANDBOX_PATH_DIR, NULL},
+    {"/lib32", TND_SANDBOX_PATH_DIR, NULL},
+    {"/etc", TND_SANDBOX_PATH_DIR, NULL},
+    {NULL, 0, NULL},
+};
+
+/* Executable files of the fake hosts. */
+static const char *const programs[] = {
+    "/usr/bin/make",        "/usr/bin/cc",
+    "/usr/local/bin/cargo", "/root/.cargo/bin/cargo",
+    "/home/u/bin/mytool",   "/ws/configure",
+    "/ws/tools/gen",        NULL};
+
+static const fake_path *host_paths;
+
+static tnd_sandbox_kind fake_lookup(const char *path, char *target, size_t size)
+{
+    for (const fake_path *p = host_paths; p->path; p++)
+        if (strcmp(p->path, path) == 0) {
+            if (p->target)
+                snprintf(target, size, "%s", p->target);
+            return p->kind;
+        }
+    return TND_SANDBOX_PATH_ABSENT;
+}
+
+static bool fake_executable(const char *path)
+{
+    /* /bin/x is /usr/bin/x on the merged host, as the kernel would see */
+    char via[256];
+
+    if (host_paths == merged && strncmp(path, "/bin/", 5) == 0) {
+        snprintf(via, sizeof(via), "/usr%s", path);
+        path = via;
+    }
+    for (int i = 0; programs[i]; i++)
+        if (strcmp(programs[i], path) == 0)
+            return true;
+    return false;
+}
+
+static const tnd_sandbox_host fake = {fake_lookup, fake_executable};
+
+/* argv joined by spaces, for comparing whole command lines. */
+static char *joined(char **argv)
+{
+    size_t len = 1;
+    char *out;
+
+    for (char **p = argv; *p; p++)
+        len += strlen(*p) + 1;
+    out = tnd_xcalloc(len, 1);
+    for (char **p = argv; *p; p++) {
+        if (p != argv)
+            strcat(out, " ");
+        strcat(out, *p);
+    }
+    return out;
+}
+
+static void assert_argv_is(const tnd_sandbox_spec *spec, const char *expect)
+{
+    char **argv = tnd_sandbox_argv(spec);
+    char *line = joined(argv);
+
+    assert_string_equal(line, expect);
+    free(line);
+    tnd_str_list_free(&argv);
+}
+
+/* The namespaces, the session and the capabilities: every command line
+ * starts so. */
+#define HEAD                                                         \
+    "/usr/bin/bwrap --die-with-parent --new-session --unshare-user " \
+    "--unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try "
+
+/* ---- the command line -------------------------------------------------- */
+
+/* The default: no network; the system's directories read-only (symlinks
+ * kept as symlinks), /etc's secrets covered, a /dev, a /proc and /tmp of
+ * its own, $TMPDIR and $HOME private, the workspace bound back on top
+ * (tandem keeps it inside $TMPDIR), then the command. */
+static void merged_usr_host_without_network(void **state)
+{
+    tnd_sandbox_spec spec = {
+        .bwrap = "/usr/bin/bwrap",
+        .workspace = "/home/u/tmp/tandem-1000/S/workspace",
+        .argv = ARGV("/usr/bin/make", "test"),
+        .home = "/home/u",
+        .tmpdir = "/home/u/tmp",
+        .host = &fake,
+    };
+
+    (void)state;
+    host_paths = merged;
+    assert_argv_is(&spec,
+                   HEAD "--unshare-net --cap-drop ALL "
+                        "--ro-bind /usr /usr --symlink usr/bin /bin "
+                        "--symlink usr/sbin /sbin --symlink usr/lib /lib "
+                        "--symlink usr/lib64 /lib64 --ro-bind /etc /etc "
+                        "--ro-bind /dev/null /etc/shadow "
+                        "--ro-bind /dev/null /etc/gshadow "
+                        "--tmpfs /etc/ssh --remount-ro /etc/ssh "
+                        "--dev /dev --proc /proc --tmpfs /tmp --tmpfs /var/tmp "
+                        "--tmpfs /home/u/tmp --tmpfs /home/u "
+                        "--bind /home/u/tmp/tandem-1000/S/workspace "
+                        "/home/u/tmp/tandem-1000/S/workspace "
+                        "--chdir /home/u/tmp/tandem-1000/S/workspace "
+                        "-- /usr/bin/make test");
+}
+
+/* network: true keeps the host's network namespace and shows the
+ * resolver's directory; real /bin and /lib are bound, not linked. */
+static void split_host_with_network(void **state)
+{
+    tnd_sandbox_spec spec = {
+        .bwrap = "/usr/bin/bwrap",
+        .workspace = "/tmp/tandem-0/S/workspace",
+        .argv = ARGV("/bin/sh", "-c", "make && make test"),
+        .home = "/root",
+        .tmpdir = "/tmp/tandem-0",
+        .network = true,
+        .host = &fake,
+    };
+
+    (void)state;
+    host_paths = split;
+    assert_argv_is(&spec,
+                   HEAD "--cap-drop ALL "
+                        "--ro-bind /usr /usr --ro-bind /bin /bin "
+                        "--ro-bind /sbin /sbin --ro-bind /lib /lib "
+                        "--ro-bind /lib32 /lib32 --ro-bind /etc /etc "
+                        "--dev /dev --proc /proc --tmpfs /tmp "
+                        "--tmpfs /var/tmp --dir /tmp/tandem-0 --tmpfs /root "
+                        "--bind /tmp/tandem-0/S/workspace "
+                        "/tmp/tandem-0/S/workspace "
+                        "--chdir /tmp/tandem-0/S/workspace "
+                        "-- /bin/sh -c make && make test");
+    /* the resolver's directory only when the host has it */
+    host_paths = merged;
+    {
+        char **argv = tnd_sandbox_argv(&spec);
+        char *line = joined(argv);
+        assert_non_null(strstr(line, "--tmpfs /var/tmp --ro-bind "
+                                     "/run/systemd/resolve "
+                                     "/run/systemd/resolve --dir "
+                                     "/tmp/tandem-0 --tmpfs /root"));
+        free(line);
+        tnd_str_list_free(&argv);
+    }
+}
+
+/* A $HOME or $TMPDIR gets a tmpfs only where one cannot hide what the
+ * sandbox needs: not "/", not above a system directory, not inside the
+ * workspace, not relative; inside /tmp (private already) an empty
+ * directory; one that equals the other is made once. */
+static void home_and_tmpdir_are_private_where_that_is_safe(void **state)
+{
+    static const struct {
+        const char *home, *tmpdir, *expect;
+    } cases[] = {
+        {"/", "/", "--tmpfs /var/tmp --bind"},
+        {"/usr/home", NULL, "--tmpfs /var/tmp --tmpfs /usr/home --bind"},
+        {"/var", "/tmp/x", "--tmpfs /var/tmp --dir /tmp/x --bind"},
+        {"/tmp/t/home", "/var/tmp",
+         "--tmpfs /var/tmp --dir /tmp/t/home --bind"},
+        {"/ws/home", "tmp", "--tmpfs /var/tmp --bind"},
+        {"/srv/u", "/srv/u", "--tmpfs /var/tmp --tmpfs /srv/u --bind"},
+        {"/srv/u", "/data/tmp",
+         "--tmpfs /var/tmp --tmpfs /data/tmp --tmpfs /srv/u --bind"},
+        {NULL, NULL, "--tmpfs /var/tmp --bind"},
+    };
+    tnd_sandbox_spec spec = {
+        .bwrap = "/usr/bin/bwrap",
+        .workspace = "/ws",
+        .argv = ARGV("/usr/bin/make"),
+        .host = &fake,
+    };
+
+    (void)state;
+    host_paths = split;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char **argv;
+        char *line;
+        spec.home = cases[i].home;
+        spec.tmpdir = cases[i].tmpdir;
+        argv = tnd_sandbox_argv(&spec);
+        line = joined(argv);
+        if (!strstr(line, cases[i].expect))
+            fail_msg("case %zu: %s lacks %s", i, line, cases[i].expect);
+        free(line);
+        tnd_str_list_free(&argv);
+    }
+}
+
+/* ---- what the sandbox shows, and finding a program in it -------------- */
+
+static void shows_the_system_and_the_workspace_only(void **state)
+{
+    (void)state;
+    host_paths = merged;
+    assert_true(tnd_sandbox_shows("/usr/bin/make", "/ws", &fake));
+    assert_true(tnd_sandbox_shows("/bin/sh", "/ws", &fake)); /* via usr/bin */
+    assert_true(tnd_sandbox_shows("/etc/passwd", "/ws", &fake));
+    assert_true(tnd_sandbox_shows("/ws/tools/gen", "/ws", &fake));
+    assert_false(tnd_sandbox_shows("/etc/shadow", "/ws", &fake));
+    assert_false(tnd_sandbox_shows("/etc/ssh/ssh_host_rsa_key", "/ws", &fake));
+    assert_false(tnd_sandbox_shows("/root/.cargo/bin/cargo", "/ws", &fake));
+    assert_false(tnd_sandbox_shows("/home/u/bin/mytool", "/ws", &fake));
+    assert_false(tnd_sandbox_shows("/lib32/x", "/ws", &fake)); /* absent */
+    assert_false(tnd_sandbox_shows("/wsx/a", "/ws", &fake));
+    assert_false(tnd_sandbox_shows("/usrx/bin/make", "/ws", &fake));
+}
+
+static void programs_are_found_as_the_sandbox_sees_them(void **state)
+{
+    char *out = NULL;
+
+    (void)state;
+    host_paths = merged;
+    assert_int_equal(
+        tnd_sandbox_resolve(&out, "make", "/usr/local/bin:/bin", "/ws", &fake),
+        0);
+    assert_string_equal(out, "/bin/make");
+    free(out);
+    /* a PATH entry the sandbox does not show is passed over */
+    assert_int_equal(tnd_sandbox_resolve(&out, "cargo",
+                                         "/root/.cargo/bin:/usr/local/bin",
+                                         "/ws", &fake),
+                     0);
+    assert_string_equal(out, "/usr/local/bin/cargo");
+    free(out);
+    /* relative entries and paths are the workspace's */
+    assert_int_equal(tnd_sandbox_resolve(&out, "gen", "tools", "/ws", &fake),
+                     0);
+    assert_string_equal(out, "/ws/tools/gen");
+    free(out);
+    assert_int_equal(
+        tnd_sandbox_resolve(&out, "./configure", NULL, "/ws", &fake), 0);
+    assert_string_equal(out, "/ws/configure");
+    free(out);
+    /* no PATH: execvp's default, /bin first */
+    assert_int_equal(tnd_sandbox_resolve(&out, "cc", NULL, "/ws", &fake), 0);
+    assert_string_equal(out, "/bin/cc");
+    free(out);
+}
+
+static void a_program_the_sandbox_lacks_is_an_error_naming_it(void **state)
+{
+    char *out = (char *)1;
+
+    (void)state;
+    host_paths = merged;
+    assert_int_equal(
+        tnd_sandbox_resolve(&out, "mkae", "/usr/bin:/bin", "/ws", &fake), -1);
+    assert_null(out);
+    assert_string_equal(tnd_error_last(),
+                        "cannot run 'mkae': not found on PATH "
+                        "(/usr/bin:/bin)");
+    assert_int_equal(tnd_sandbox_resolve(&out, "mytool", "/home/u/bin:/usr/bin",
+                                         "/ws", &fake),
+                     -1);
+    assert_string_equal(tnd_error_last(),
+                        "cannot run 'mytool': /home/u/bin/mytool is not in "
+                        "the sandbox (the sandbox shows the workspace and "
+                        "the system's directories: /usr, /bin, /sbin, /lib*, "
+                        "/etc)");
+    assert_int_equal(
+        tnd_sandbox_resolve(&out, "/root/.cargo/bin/cargo", NULL, "/ws", &fake),
+        -1);
+    assert_string_equal(tnd_error_last(),
+                        "cannot run '/root/.cargo/bin/cargo': it is not in "
+                        "the sandbox (the sandbox shows the workspace and "
+                        "the system's directories: /usr, /bin, /sbin, /lib*, "
+                        "/etc)");
+    assert_int_equal(tnd_sandbox_resolve(&out, "/no/such", NULL, "/ws", &fake),
+                     -1);
+    assert_string_equal(tnd_error_last(),
+                        "cannot run '/no/such': No such file or directory");
+    assert_int_equal(tnd_sandbox_resolve(&out, "", NULL, "/ws", &fake), -1);
+}
+
+/* The real host, for once: this machine's make is found where the
+ * sandbox shows it. */
+static void the_real_host_is_the_default(void **state)
+{
+    char *out = NULL;
+
+    (void)state;
+    if (tnd_sandbox_resolve(&out, "sh", "/usr/bin:/bin", "/no-workspace",
+                            NULL) < 0)
+        fail_msg("%s", tnd_error_last());
+    assert_true(strcmp(out, "/usr/bin/sh") == 0 || strcmp(out, "/bin/sh") == 0);
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(merged_usr_host_without_network),
+        cmocka_unit_test(split_host_with_network),
+        cmocka_unit_test(home_and_tmpdir_are_private_where_that_is_safe),
+        cmocka_unit_test(shows_the_system_and_the_workspace_only),
+        cmocka_unit_test(programs_are_found_as_the_sandbox_sees_them),
+        cmocka_unit_test(a_program_the_sandbox_lacks_is_an_error_naming_it),
+        cmocka_unit_test(the_real_host_is_the_default),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
