@@ -176,6 +176,16 @@ static void approve(tnd_gate_decision *out, const tnd_gate_input *in,
     snprintf(out->reason, sizeof(out->reason), "%s", why);
 }
 
+/* What the skills said of a passing change: that they passed, or, with
+ * none run (skills: [], or none listed for the reviewer), that nothing
+ * but the critique checked it. */
+static const char *skills_said(const tnd_gate_input *in)
+{
+    return in->audit->nskills > 0 ? "every required skill passed"
+                                  : "no skill checked the change "
+                                    "(agents.reviewer.skills lists none)";
+}
+
 void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
                      const tnd_gate_input *in)
 {
@@ -195,9 +205,10 @@ void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
      * a human; one it is merely unsure of goes back for another try. */
     fail = failure(why, sizeof(why), in);
     if (!fail && !in->audit->critique) {
-        approve(out, in,
-                "every required skill passed; no critique trigger fired "
-                "(gate.critique: on_trigger)");
+        snprintf(why, sizeof(why),
+                 "%s; no critique trigger fired (gate.critique: on_trigger)",
+                 skills_said(in));
+        approve(out, in, why);
         return;
     }
     if (!fail) {
@@ -214,9 +225,8 @@ void tnd_gate_decide(tnd_gate_decision *out, const tnd_gate_config *cfg,
         }
         if (confidence >= cfg->confidence_threshold) {
             snprintf(why, sizeof(why),
-                     "every required skill passed and the reviewer approves "
-                     "(confidence %.2f)",
-                     confidence);
+                     "%s and the reviewer approves (confidence %.2f)",
+                     skills_said(in), confidence);
             approve(out, in, why);
             return;
         }

@@ -159,6 +159,7 @@ typedef struct pattern {
 } pattern;
 
 typedef struct totals {
+    long runs, reviews, reviews_approved, reviews_rejected;
     long ended, approved, escalated_any, with_report;
     double iterations;
     double approved_tokens, approved_calls;
@@ -249,12 +250,24 @@ static json_object *rounded(double v)
     return json_object_new_double_s(v, text);
 }
 
+/* Whether the session is a `tandem review` (its task record says so). */
+static bool is_review(json_object *records)
+{
+    for (size_t i = 0; records && i < json_object_array_length(records); i++) {
+        json_object *r = json_object_array_get_idx(records, i);
+        if (strcmp(tnd_journal_type(r), "task") == 0)
+            return json_object_object_get_ex(r, "review", NULL);
+    }
+    return false;
+}
+
 int tnd_history_stats(json_object **out, const char *repo)
 {
     char **ids = tnd_session_list(repo);
     json_object *o = json_object_new_object(), *by_state;
     json_object *per = json_object_new_object(), *ph = json_object_new_object();
     json_object *top = json_object_new_array();
+    json_object *rv = json_object_new_object();
     totals t;
     long total = 0;
 
@@ -266,6 +279,18 @@ int tnd_history_stats(json_object **out, const char *repo)
         const char *name;
         total++;
         summarise(&s, repo, *p, false, &records, &report);
+        if (is_review(records)) {
+            /* a review answers "may this change go in", not a task: its
+             * figures would blur the runs' */
+            t.reviews++;
+            t.reviews_approved += s.state == TND_SESSION_APPROVED;
+            t.reviews_rejected += s.state == TND_SESSION_REJECTED;
+            json_object_put(records);
+            json_object_put(report);
+            tnd_history_summary_clear(&s);
+            continue;
+        }
+        t.runs++;
         name = tnd_session_status_name(s.state);
         count = tnd_json_field(by_state, name);
         json_object_object_add(
@@ -327,6 +352,13 @@ int tnd_history_stats(json_object **out, const char *repo)
     }
     free(t.patterns);
     json_object_object_add(o, "sessions", json_object_new_int64(total));
+    json_object_object_add(o, "runs", json_object_new_int64(t.runs));
+    json_object_object_add(rv, "sessions", json_object_new_int64(t.reviews));
+    json_object_object_add(rv, "approved",
+                           json_object_new_int64(t.reviews_approved));
+    json_object_object_add(rv, "rejected",
+                           json_object_new_int64(t.reviews_rejected));
+    json_object_object_add(o, "reviews", rv);
     json_object_object_add(o, "by_state", by_state);
     json_object_object_add(o, "average_iterations",
                            rounded(ratio(t.iterations, (double)t.with_report)));
@@ -334,7 +366,7 @@ int tnd_history_stats(json_object **out, const char *repo)
                            rounded(ratio((double)t.approved, (double)t.ended)));
     json_object_object_add(
         o, "escalation_rate",
-        rounded(ratio((double)t.escalated_any, (double)total)));
+        rounded(ratio((double)t.escalated_any, (double)t.runs)));
     json_object_object_add(
         per, "tokens", rounded(ratio(t.approved_tokens, (double)t.approved)));
     json_object_object_add(

@@ -48,7 +48,9 @@ void tnd_history_summary(tnd_summary *out, const char *repo, const char *id,
 void tnd_history_summary_clear(tnd_summary *s);
 
 /* Figures across the sessions of repo as a JSON object (caller puts):
- * sessions, by_state, average_iterations, success_rate,
+ * sessions (all), runs, reviews {sessions, approved, rejected}, and over
+ * the runs alone (a review is no task): by_state, average_iterations,
+ * success_rate,
  * escalation_rate, per_approved {tokens, llm_calls}, phases {coding_ms,
  * auditing_ms, waiting_ms: averages per attempt}, and the most common
  * failure patterns {signature, reason, occurrences, sessions}. */

@@ -164,8 +164,7 @@ static int prune(int argc, char **argv)
     int c, rc;
 
     memset(&o, 0, sizeof(o));
-    tnd_cli_start(&cli, "sessions prune", prune_usage, accepts, argc,
-                  argv);
+    tnd_cli_start(&cli, "sessions prune", prune_usage, accepts, argc, argv);
     while ((c = tnd_cli_next(&cli)) > 0) {
         if (c == TND_OPT_REPO)
             repo_arg = optarg;
@@ -333,8 +332,15 @@ static int show(const char *repo, const char *prefix)
                 free(file);
             }
         }
-        if (diff && len)
-            printf("\n## The last proposal\n\n```diff\n%s```\n", diff);
+        if (diff && len) {
+            tnd_session_status st;
+            bool approved = tnd_journal_status(&st, records) == 0 &&
+                            st == TND_SESSION_APPROVED;
+            printf("\n## %s\n\n```diff\n%s```\n",
+                   approved ? "The approved change"
+                            : "The last proposal (not approved)",
+                   diff);
+        }
     }
     json_object_put(records);
     free(diff);
@@ -359,6 +365,15 @@ static int stats(const char *repo, bool json)
     }
     printf("sessions:             %d\n",
            json_object_get_int(json_object_object_get(o, "sessions")));
+    {
+        json_object *rv = json_object_object_get(o, "reviews");
+        printf("reviews:              %d (%d approved, %d rejected); the "
+               "figures below are the %d runs'\n",
+               json_object_get_int(json_object_object_get(rv, "sessions")),
+               json_object_get_int(json_object_object_get(rv, "approved")),
+               json_object_get_int(json_object_object_get(rv, "rejected")),
+               json_object_get_int(json_object_object_get(o, "runs")));
+    }
     json_object_object_foreach(json_object_object_get(o, "by_state"), k, v)
     {
         printf("  %-19s %d\n", k, json_object_get_int(v));

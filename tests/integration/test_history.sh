@@ -18,6 +18,7 @@ gate:
 YAML
 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 3 "waiting"
+waiting=$(basename "$(session_dir)")
 demo_config "$FIX/cassette-short.json"
 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 1 "failed"
@@ -39,7 +40,10 @@ expect_in "$T/out" "## Attempt 2"
 expect_in "$T/out" "- Decision: **revise**: required skill test failed (exit 2)"
 expect_in "$T/out" "+    return (double)sum / (double)count;"
 expect_in "$T/out" "## Finished: approved"
-pass "show prints the reflection log and the diff"
+expect_in "$T/out" "## The approved change"
+run "$BIN/tandem" show --repo "$T/demo" "$waiting"
+expect_in "$T/out" "## The last proposal (not approved)"
+pass "show prints the reflection log and the diff, labelled approved or not"
 
 run "$BIN/tandem" stats --repo "$T/demo" --json
 expect_rc 0 "stats"

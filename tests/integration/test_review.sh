@@ -138,3 +138,19 @@ run "$BIN/tandem" approve --repo "$T/demo" "$id"
 expect_rc 0 "a person approves the review"
 expect_in "$T/err" "approved"
 pass "a risky change under review waits for a person"
+
+# stats keep reviews apart from runs: a review is no task
+run "$BIN/tandem" stats --repo "$T/demo" --json
+expect_rc 0 "stats"
+expect_in "$T/out" '"runs": 0'
+/usr/bin/python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+r = s["reviews"]
+assert r["sessions"] == s["sessions"] > 0, s
+assert r["approved"] + r["rejected"] >= 1, r
+assert s["by_state"] == {}, s["by_state"]
+' "$T/out" || fail "stats did not count the reviews apart: $(cat "$T/out")"
+run "$BIN/tandem" stats --repo "$T/demo"
+expect_in "$T/out" "the figures below are the 0 runs'"
+pass "stats count reviews apart from runs"

@@ -148,6 +148,10 @@ static const row rows[] = {
      .expect = TND_GATE_APPROVE, .passed = true,
      .reason = "every required skill passed and the reviewer approves "
                "(confidence 0.90)"},
+    {"no skill at all (skills: []): the reason says nothing checked it", 1,
+     .review = {APPROVES(0.9)}, .expect = TND_GATE_APPROVE, .passed = true,
+     .reason = "no skill checked the change (agents.reviewer.skills lists "
+               "none) and the reviewer approves"},
     {"minor issues only, approve, confidence over the threshold", 1,
      .review = {.skills = {BOTH_PASS},
                 APPROVES(0.85),
