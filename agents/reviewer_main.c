@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/str.h"
+#include "skills/env.h"
 #include "skills/proc.h"
 
 typedef struct state {
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
                                  tnd_llm_key_env(&c->reviewer.llm)};
         for (size_t i = 0; i < c->reviewer.nmodels && i < 16; i++)
             extra[2 + i] = tnd_llm_key_env(&c->reviewer.models[i]);
-        st.envp = tnd_proc_env_scrubbed(extra);
+        st.envp = tnd_env_scrubbed(extra);
     }
     st.config = cli.config;
     tnd_agent_cli_worker(&opts, &cli);

@@ -7,12 +7,13 @@
 #include "common/error.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "skills/env.h"
 #include "skills/proc.h"
 
 int tnd_git_run(char **out, size_t *len, const char *dir,
                 const char *const *argv, size_t cap)
 {
-    char **envp = tnd_proc_env_scrubbed(NULL);
+    char **envp = tnd_env_scrubbed(NULL);
     tnd_proc_spec spec;
     tnd_proc_result res;
     int rc = 0;

@@ -101,17 +101,6 @@ void tnd_proc_result_free(tnd_proc_result *result);
  * thread. */
 const char *tnd_proc_describe(const tnd_proc_result *result);
 
-/* A copy of the current environment without secrets: variables whose name
- * ends in _KEY, _TOKEN, _SECRET or _PASSWORD (any case), contains
- * API_KEY, APIKEY, SECRET or PASSWORD, or is listed in extra (a
- * NULL-terminated list of names; may be NULL). Nor with make's own
- * variables (MAKEFLAGS, MFLAGS, MAKELEVEL, MAKEOVERRIDES, GNUMAKEFLAGS):
- * a tandem started from a make must not hand its jobserver and level to
- * the project's build, which then printed the workspace's path on every
- * "Entering directory" line. Caller frees with
- * tnd_str_list_free(). */
-char **tnd_proc_env_scrubbed(const char *const *extra);
-
 /* The programs tnd_proc_run() runs, for any thread of the process, are
  * its children too; a sweep for leftovers (tnd_reap_strays) must spare
  * them. While the lock is held no such program starts, and

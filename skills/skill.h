@@ -20,7 +20,7 @@
 typedef struct tnd_skill_ctx {
     const char *dir;          /* the workspace: the command's cwd */
     const char *diff;         /* the proposal; built-in skills read it */
-    char *const *envp;        /* see tnd_proc_env_scrubbed */
+    char *const *envp;        /* see tnd_env_scrubbed */
     const atomic_int *cancel; /* may be NULL */
 } tnd_skill_ctx;
 

@@ -1,0 +1,73 @@
+/* A child's environment without secrets (see env.h). */
+#include "skills/env.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "common/xalloc.h"
+
+extern char **environ;
+
+/* Is the NAME of a NAME=value entry a secret (see env.h)? */
+static int is_secret(const char *entry, const char *const *extra)
+{
+    /* _SECRET and _PASSWORD endings are covered by parts[]. */
+    static const char *const suffixes[] = {"_KEY", "_TOKEN"};
+    static const char *const parts[] = {"API_KEY", "APIKEY", "SECRET",
+                                        "PASSWORD"};
+    size_t len = strcspn(entry, "="), i;
+    char *name = tnd_xstrndup(entry, len);
+    int secret = 0;
+
+    for (i = 0; i < len; i++)
+        name[i] = (char)toupper((unsigned char)name[i]);
+    for (i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
+        size_t n = strlen(suffixes[i]);
+
+        if (len >= n && !strcmp(name + len - n, suffixes[i]))
+            secret = 1;
+    }
+    for (i = 0; i < sizeof(parts) / sizeof(*parts); i++)
+        if (strstr(name, parts[i]))
+            secret = 1;
+    for (i = 0; extra && extra[i]; i++)
+        if (!strcasecmp(name, extra[i]))
+            secret = 1;
+    free(name);
+    return secret;
+}
+
+/* A variable a make that started tandem set for its own children: a
+ * project's build run as a skill is a make of its own, at the top. */
+static bool is_make_own(const char *entry)
+{
+    static const char *const names[] = {"MAKEFLAGS",    "MFLAGS",
+                                        "MAKELEVEL",    "MAKEOVERRIDES",
+                                        "GNUMAKEFLAGS", NULL};
+
+    for (size_t i = 0; names[i]; i++) {
+        size_t n = strlen(names[i]);
+        if (!strncmp(entry, names[i], n) && entry[n] == '=')
+            return true;
+    }
+    return false;
+}
+
+char **tnd_env_scrubbed(const char *const *extra)
+{
+    size_t n = 0, kept = 0;
+    char **env;
+
+    while (environ && environ[n])
+        n++;
+    env = tnd_xcalloc(n + 1, sizeof(*env));
+    for (size_t i = 0; i < n; i++)
+        if (!is_secret(environ[i], extra) && !is_make_own(environ[i]))
+            env[kept++] = tnd_xstrdup(environ[i]);
+    env[kept] = NULL;
+    return env;
+}
