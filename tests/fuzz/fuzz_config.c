@@ -22,7 +22,7 @@ static void ask(const tnd_config *cfg)
     for (int m = 1; m <= quorum; m++) {
         const tnd_llm_config *llm = tnd_config_member_llm(cfg, m);
         char *url = tnd_llm_url(llm, "/chat/completions");
-        FUZZ_CHECK(llm->provider && llm->model);
+        FUZZ_CHECK(tnd_provider_name(llm->provider) && llm->model);
         (void)tnd_llm_key_env(llm);
         (void)tnd_llm_header_set(llm->headers, "authorization");
         free(url);
