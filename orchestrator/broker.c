@@ -136,7 +136,10 @@ static void send_command(tnd_broker *b, worker *w, int command)
     tnd_mdp_msg msg;
 
     tnd_mdp_msg_init(&msg, true, command, NULL);
-    if (tnd_mdp_send(b->socket, w->id, w->id_len, &msg) < 0)
+    /* a peer already gone (EHOSTUNREACH: an agent stopped before the
+     * broker says goodbye at the end of a run) is no news */
+    if (tnd_mdp_send(b->socket, w->id, w->id_len, &msg) < 0 &&
+        errno != EHOSTUNREACH)
         tnd_log_debug("cannot send %s to %s: %s",
                       tnd_mdp_command_name(true, command), w->name,
                       tnd_error_last());

@@ -273,6 +273,17 @@ int tnd_mdp_recv(tnd_mdp_msg *out, unsigned char *identity,
     return error;
 }
 
+/* -1 with the error set, and errno kept for the caller (EHOSTUNREACH:
+ * the peer is gone). */
+static int send_failed(void)
+{
+    int e = errno;
+
+    tnd_error_set("send failed: %s", zmq_strerror(e));
+    errno = e;
+    return -1;
+}
+
 int tnd_mdp_send(void *socket, const unsigned char *identity,
                  size_t identity_len, const tnd_mdp_msg *msg)
 {
@@ -282,11 +293,11 @@ int tnd_mdp_send(void *socket, const unsigned char *identity,
 
     if (identity_len > 0 && zmq_send(socket, identity, identity_len,
                                      ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
-        return tnd_error_set("send failed: %s", zmq_strerror(errno));
+        return send_failed();
     for (size_t i = 0; i < n; i++) {
         int flags = ZMQ_DONTWAIT | (i + 1 < n ? ZMQ_SNDMORE : 0);
         if (zmq_send(socket, frames[i].data, frames[i].size, flags) < 0)
-            return tnd_error_set("send failed: %s", zmq_strerror(errno));
+            return send_failed();
     }
     return 0;
 }

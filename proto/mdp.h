@@ -81,7 +81,8 @@ int tnd_mdp_recv(tnd_mdp_msg *out, unsigned char *identity,
                  size_t *identity_len, void *socket);
 
 /* Send msg, prefixed by identity when identity_len > 0 (ROUTER). Does not
- * block: a full queue or an unknown peer is an error (-1). */
+ * block: a full queue or an unknown peer is an error (-1, with errno
+ * kept: EAGAIN, EHOSTUNREACH). */
 int tnd_mdp_send(void *socket, const unsigned char *identity,
                  size_t identity_len, const tnd_mdp_msg *msg);
 

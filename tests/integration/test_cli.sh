@@ -97,3 +97,13 @@ run "$T/prefix/bin/tandem" run -q --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "the installed tandem runs the demo"
 expect_in "$T/err" "approved after 2 iterations"
 pass "make install PREFIX=... installs working programs"
+
+# -v on a good run: debug lines, but none about saying goodbye to agents
+# that are already gone (it used to end with "cannot send DISCONNECT to
+# coder-1: send failed: Host unreachable")
+copy_demo
+run tandem run -v --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "a verbose run"
+expect_in "$T/err" "debug:"
+expect_not_in "$T/err" "cannot send DISCONNECT"
+pass "-v does not end a good run with a DISCONNECT line"
