@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/term.h"
 #include "common/xalloc.h"
 #include "orchestrator/budget.h"
 #include "orchestrator/crew.h"
@@ -199,7 +200,8 @@ void tnd_loop_on_progress(const char *body, size_t len, void *payload)
     json_object_put(obj);
     r->streamed = (size_t)chars;
     tnd_log_debug("streaming: %zu characters so far", r->streamed);
-    if (!r->opts.quiet && r->err == stderr && isatty(STDERR_FILENO)) {
+    if (!r->opts.quiet && r->err == stderr &&
+        tnd_term_can_redraw(STDERR_FILENO)) {
         fprintf(r->err, "\r\033[Ktandem: [%d/%d] streaming: %zu characters",
                 r->iterations, r->gate.max_iterations, r->streamed);
         r->progress_line = true;

@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/term.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/journal.h"
@@ -206,7 +207,7 @@ int tnd_watch(const tnd_watch_options *opts)
 
     memset(&wt, 0, sizeof(wt));
     wt.opts = opts;
-    wt.tty = !opts->plain && isatty(STDOUT_FILENO);
+    wt.tty = !opts->plain && tnd_term_can_redraw(STDOUT_FILENO);
     if (!(wt.repo = tnd_fs_realpath(opts->repo ? opts->repo : "."))) {
         fprintf(stderr, "tandem watch: --repo: %s\n", tnd_error_last());
         return TND_EXIT_USAGE;
