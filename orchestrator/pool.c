@@ -126,6 +126,16 @@ static int setup_transport(tnd_pool *p, const tnd_config *cfg,
     return 0;
 }
 
+const char *tnd_pool_insecure_endpoint(const tnd_config *config)
+{
+    const tnd_orchestrator_config *oc = &config->orchestrator;
+
+    return tnd_str_starts_with(oc->endpoint, "tcp://") && !*oc->curve_key &&
+                   oc->insecure && !loopback(oc->endpoint)
+               ? oc->endpoint
+               : NULL;
+}
+
 int tnd_pool_check(const tnd_config *config, bool coder)
 {
     for (int role = coder ? 0 : 1; role < 2; role++) {

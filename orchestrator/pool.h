@@ -35,6 +35,10 @@ typedef struct tnd_pool_options {
  * TND_ECONFIG with a message saying how to fix it. */
 int tnd_pool_check(const tnd_config *config, bool coder);
 
+/* The config's endpoint when it is a tcp:// one beyond loopback without
+ * CURVE, allowed by orchestrator.insecure; NULL otherwise. Borrowed. */
+const char *tnd_pool_insecure_endpoint(const tnd_config *config);
+
 /* Bind the broker and start the agents. NULL with the error set. The
  * options' strings are copied where kept. */
 tnd_pool *tnd_pool_new(const tnd_pool_options *opts);

@@ -26,6 +26,7 @@ struct tnd_report {
     json_object *context;     /* the coming attempt's coder context */
     json_object *unsandboxed; /* names of skills that ran with sandbox:
                                  none, each once */
+    char *insecure;           /* a tcp:// endpoint open without CURVE */
     long critiques_asked, critiques_skipped, tokens_saved;
     long unanswered; /* calls in usage[] whose tokens are unknown */
     char *status, *reason, *final_diff, *last_diff;
@@ -67,6 +68,7 @@ void tnd_report_destroy(tnd_report **self_p)
     json_object_put(r->round);
     json_object_put(r->context);
     json_object_put(r->unsandboxed);
+    free(r->insecure);
     free(r->status);
     free(r->reason);
     free(r->final_diff);
@@ -266,6 +268,12 @@ void tnd_report_outcome(tnd_report *self, const char *status,
     self->elapsed_ms = elapsed_ms;
 }
 
+void tnd_report_insecure(tnd_report *self, const char *endpoint)
+{
+    free(self->insecure);
+    self->insecure = endpoint ? tnd_xstrdup(endpoint) : NULL;
+}
+
 void tnd_report_approved(tnd_report *self, const char *diff)
 {
     replace(&self->final_text, diff);
@@ -328,6 +336,8 @@ char *tnd_report_json(const tnd_report *self)
     }
     json_object_object_add(o, "unsandboxed_skills",
                            json_object_get(self->unsandboxed));
+    json_object_object_add(o, "insecure_endpoint",
+                           tnd_json_str_or_null(self->insecure));
     json_object_object_add(o, "workspace", json_object_get(self->workspace));
     json_object_object_add(o, "baseline", json_object_get(self->baseline));
     json_object_object_add(o, "attempts", json_object_get(self->attempts));

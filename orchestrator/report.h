@@ -84,6 +84,12 @@ void tnd_report_outcome(tnd_report *self, const char *status,
                         const char *final_diff, const char *last_diff,
                         int64_t elapsed_ms);
 
+/* The run's endpoint when agents connect to it over tcp:// beyond
+ * loopback without CURVE (orchestrator.insecure: true), NULL otherwise:
+ * report.json's "insecure_endpoint", so every report of such a run says
+ * anyone who could connect may have acted as an agent. Copied. */
+void tnd_report_insecure(tnd_report *self, const char *endpoint);
+
 /* The approved change, a unified diff (copied): report.json's
  * final_diff_text, so a reader of the report alone (--json) has it. */
 void tnd_report_approved(tnd_report *self, const char *diff);

@@ -41,6 +41,7 @@
 #include "orchestrator/journal.h"
 #include "orchestrator/lessons.h"
 #include "orchestrator/loop.h"
+#include "orchestrator/pool.h"
 #include "orchestrator/report.h"
 #include "orchestrator/rundir.h"
 #include "orchestrator/session.h"
@@ -475,6 +476,8 @@ int tnd_loop_go(run *r, int64_t started_wall)
 
     r->report = tnd_report_new(tnd_session_id(r->session), r->opts.task,
                                r->repo, r->cfg->path, started_wall);
+    if (!r->host) /* a server's sessions use the hub's agents */
+        tnd_report_insecure(r->report, tnd_pool_insecure_endpoint(r->cfg));
     if (!r->host) {
         /* in a server, signals are the main thread's (serve.c) */
         memset(&sa, 0, sizeof(sa));

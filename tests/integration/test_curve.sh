@@ -36,6 +36,7 @@ YAML
 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "approved over CURVE"
 expect_in "$T/out" "+    return (double)sum / (double)count;"
+expect_in "$(session_dir)/report.json" '"insecure_endpoint": null'
 pass "tandem's own agents connect over CURVE with the orchestrator's key"
 
 # strangers: an unlisted key, and a coder key posing as a reviewer
@@ -82,4 +83,5 @@ sed -i "s|endpoint: \"tcp://0.0.0.0:$port\"|endpoint: \"tcp://0.0.0.0:$port\", i
 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "insecure allowed"
 expect_in "$T/err" "has no CURVE: anyone who can connect may act as an agent"
+expect_in "$(session_dir)/report.json" "\"insecure_endpoint\": \"tcp://0.0.0.0:$port\""
 pass "a tcp:// endpoint beyond loopback needs CURVE or orchestrator.insecure"
