@@ -59,6 +59,13 @@ static char *program(const tnd_config *cfg, int role)
     return prog;
 }
 
+/* Forget the keys setup_transport loaded (the secret one wiped). */
+static void release_keys(tnd_pool *p)
+{
+    tnd_curve_list_clear(&p->authorized);
+    memset(&p->pair, 0, sizeof(p->pair));
+}
+
 /* Whether a tcp:// endpoint binds only loopback. */
 static bool loopback(const char *endpoint)
 {
@@ -69,10 +76,11 @@ static bool loopback(const char *endpoint)
            tnd_str_starts_with(host, "[::1]:");
 }
 
-/* What a tcp:// endpoint needs: CURVE with the configured keys, or, for
- * one beyond loopback, an explicit insecure. */
+/* What a tcp:// endpoint needs: CURVE with the configured keys (loaded
+ * into p), or, for one beyond loopback, an explicit insecure (said on
+ * stderr unless this is only a check). */
 static int setup_transport(tnd_pool *p, const tnd_config *cfg,
-                           const char *endpoint)
+                           const char *endpoint, bool check)
 {
     const tnd_orchestrator_config *oc = &cfg->orchestrator;
     tnd_curve_entry *self;
@@ -91,7 +99,7 @@ static int setup_transport(tnd_pool *p, const tnd_config *cfg,
                 "keys), or orchestrator.insecure: true on a network you "
                 "trust",
                 endpoint);
-        if (p)
+        if (!check)
             tnd_log_warn("orchestrator.insecure: %s has no CURVE: anyone "
                          "who can connect may act as an agent",
                          endpoint);
@@ -101,15 +109,6 @@ static int setup_transport(tnd_pool *p, const tnd_config *cfg,
         return tnd_error_config("orchestrator.curve_key is set but "
                                 "orchestrator.authorized_keys is not: list "
                                 "the agents' public keys with their roles");
-    if (!p) { /* a check: the files load */
-        tnd_pool probe;
-        int rc;
-        memset(&probe, 0, sizeof(probe));
-        rc = setup_transport(&probe, cfg, endpoint);
-        tnd_curve_list_clear(&probe.authorized);
-        memset(&probe.pair, 0, sizeof(probe.pair));
-        return rc;
-    }
     if (tnd_curve_read_pair(&p->pair, oc->curve_key) < 0 ||
         tnd_curve_list_load(&p->authorized, oc->authorized_keys) < 0)
         return tnd_error_config("%s", tnd_error_last());
@@ -153,7 +152,16 @@ int tnd_pool_check(const tnd_config *config, bool coder)
             return TND_ECONFIG;
         free(prog);
     }
-    return setup_transport(NULL, config, config->orchestrator.endpoint);
+    {
+        /* the key files load: a bad one is exit 2 before anything starts */
+        tnd_pool probe;
+        int rc;
+        memset(&probe, 0, sizeof(probe));
+        rc = setup_transport(&probe, config, config->orchestrator.endpoint,
+                             true);
+        release_keys(&probe);
+        return rc;
+    }
 }
 
 /* argv[n] and argv[n + 1] are option and its value, when there is one;
@@ -260,7 +268,7 @@ tnd_pool *tnd_pool_new(const tnd_pool_options *opts)
         if (agent(opts->config, role)->count > 0 &&
             !(programs[role] = program(opts->config, role)))
             goto out;
-    if (setup_transport(p, opts->config, opts->endpoint) < 0)
+    if (setup_transport(p, opts->config, opts->endpoint, false) < 0)
         goto out;
     memset(&bo, 0, sizeof(bo));
     bo.endpoint = opts->endpoint;
@@ -295,8 +303,7 @@ void tnd_pool_destroy(tnd_pool **self_p, long grace_ms)
         return;
     tnd_supervisor_destroy(&p->sup, grace_ms);
     tnd_broker_destroy(&p->broker);
-    tnd_curve_list_clear(&p->authorized);
-    memset(&p->pair, 0, sizeof(p->pair));
+    release_keys(p);
     free(p);
     *self_p = NULL;
 }
