@@ -109,6 +109,8 @@ static const tnd_yw_field agent_fields[] = {
      16384, NULL, NULL, NULL},
     {"context_include", TND_YW_NAMES, OFF(tnd_agent_config, context_include), 0,
      0, NULL, NULL, NULL},
+    {"map_max_tokens", TND_YW_INT, OFF(tnd_agent_config, map_max_tokens), 256,
+     65536, NULL, NULL, NULL},
     {"quorum", TND_YW_ENUM, OFF(tnd_agent_config, quorum), 0, 0, NULL,
      &quorum_rules, NULL},
     {"models", TND_YW_CUSTOM, OFF(tnd_agent_config, models), 0, 0, NULL, NULL,
@@ -306,8 +308,9 @@ tnd_config *tnd_config_defaults(void)
     cfg->coder.count = 1;
     llm_defaults(&cfg->coder.llm);
     cfg->coder.skills = tnd_xcalloc(1, sizeof(char *));
-    cfg->coder.context_max_bytes = 64 * 1024;
+    cfg->coder.context_max_bytes = 128 * 1024;
     cfg->coder.context_include = tnd_xcalloc(1, sizeof(char *));
+    cfg->coder.map_max_tokens = 2048;
     cfg->reviewer.count = 1;
     llm_defaults(&cfg->reviewer.llm);
     cfg->reviewer.skills = tnd_xcalloc(3, sizeof(char *));
@@ -315,6 +318,7 @@ tnd_config *tnd_config_defaults(void)
     cfg->reviewer.skills[1] = tnd_xstrdup("test");
     cfg->reviewer.context_max_bytes = 64 * 1024;
     cfg->reviewer.context_include = tnd_xcalloc(1, sizeof(char *));
+    cfg->reviewer.map_max_tokens = 2048;
     cfg->nskills = 2;
     cfg->skills = tnd_xcalloc(2, sizeof(*cfg->skills));
     tnd_config_skill_defaults(&cfg->skills[0], "build", "make");
@@ -597,6 +601,11 @@ static void cross_check(tnd_yw *w, tnd_config *cfg, const yaml_node_t *root)
                 w, tnd_yw_key_node(w, a, "context_include"),
                 "agents.reviewer.context_include: only the coder is sent "
                 "repository files; set agents.coder.context_include");
+        if (i == 1 && tnd_yw_key_node(w, a, "map_max_tokens"))
+            tnd_yw_report(
+                w, tnd_yw_key_node(w, a, "map_max_tokens"),
+                "agents.reviewer.map_max_tokens: only the coder is sent "
+                "a repository map; set agents.coder.map_max_tokens");
         if (i == 1 && agent[i]->nmodels && agent[i]->count == 1)
             tnd_yw_report(
                 w, models,

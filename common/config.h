@@ -160,6 +160,7 @@ typedef struct tnd_agent_config {
     size_t context_max_bytes; /* coder: bytes of repository files sent */
     char **context_include;   /* coder: globs of files always sent first
                                  (budget allowing); NULL-terminated */
+    int map_max_tokens;       /* coder: the repository map's cap */
     tnd_quorum_rule quorum;   /* reviewer, count > 1: who must approve */
     tnd_llm_config *models;   /* reviewer: the model of each quorum
                                  member (member i uses models[i-1]);

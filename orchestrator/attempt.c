@@ -110,6 +110,7 @@ static int propose(run *r, attempt *a, const loop_state *ls)
             .include = r->cfg->coder.context_include,
             .exclude = (const char *const *)r->hidden,
             .budget = r->cfg->coder.context_max_bytes,
+            .map_max = (size_t)r->cfg->coder.map_max_tokens * 4,
         };
         tnd_context_stats st;
         /* from the base: what a build wrote is never offered as source */
@@ -121,9 +122,16 @@ static int propose(run *r, attempt *a, const loop_state *ls)
         tnd_loop_say(
             r,
             "[%d/%d] coder: proposing a change (%zu file%s in context, "
-            "~%zu tokens asked)",
+            "%zu left out, ~%zu tokens asked)",
             a->n, r->gate.max_iterations, st.files, st.files == 1 ? "" : "s",
-            len / 4);
+            st.left_out, len / 4);
+        if (st.named_out)
+            tnd_loop_say(r,
+                         "[%d/%d] coder: not sent, though named: %s; the "
+                         "named files need agents.coder.context_max_kb: "
+                         "%zu or more (it is %zu)",
+                         a->n, r->gate.max_iterations, st.named,
+                         (st.named_need + 1023) / 1024, co.budget / 1024);
         if (st.replaced)
             tnd_loop_say(r,
                          "[%d/%d] coder: %zu byte%s in %zu file%s not valid "

@@ -2,6 +2,7 @@
 #include "orchestrator/context.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,9 +16,9 @@
 #include "common/xalloc.h"
 #include "proto/body.h"
 
-#define MAX_FILE_BYTES (256 * 1024)
+#define MAX_FILE_BYTES (256 * 1024) /* unless named */
 #define MAX_LISTED     20000
-#define MAP_MAX_BYTES  (64 * 1024)
+#define MAP_DIRS_MAX   64 /* directories the map sums up, at most */
 
 typedef struct candidate {
     char *path;
@@ -81,6 +82,147 @@ static void send(tnd_code_request *req, tnd_context_stats *st, const char *path,
     st->replaced_files += replaced > 0;
 }
 
+/* Name a named file that did not go, while there is room. */
+static void note_named(tnd_context_stats *st, const candidate *c)
+{
+    size_t len = strlen(st->named);
+    char one[sizeof(st->named)];
+
+    snprintf(one, sizeof(one), "%s%s (%zu KiB)", len ? ", " : "", c->path,
+             (c->size + 1023) / 1024);
+    if (len + strlen(one) < sizeof(st->named) - 5)
+        memcpy(st->named + len, one, strlen(one) + 1);
+    else if (!strstr(st->named, ", ..."))
+        memcpy(st->named + len, ", ...", 6);
+    st->named_out++;
+}
+
+/* The top-level directory of a path, "." for a file at the top. */
+static size_t top_len(const char *path)
+{
+    const char *slash = strchr(path, '/');
+
+    return slash ? (size_t)(slash - path) : 0;
+}
+
+typedef struct dir_sum {
+    const char *path; /* a path in the directory (borrowed) */
+    size_t len;       /* of its top-level directory; 0 for "." */
+    size_t files, bytes;
+} dir_sum;
+
+static int by_files(const void *a, const void *b)
+{
+    const dir_sum *x = a, *y = b;
+
+    if (x->files != y->files)
+        return x->files > y->files ? -1 : 1;
+    return strncmp(x->path, y->path, x->len < y->len ? x->len : y->len);
+}
+
+/* Sum up the unsent files from c[from] on, per top-level directory, into
+ * map: the directories with most files first, while they fit. */
+static void sum_up(tnd_buf *map, const candidate *c, const bool *sent,
+                   size_t from, size_t nc, tnd_context_stats *st)
+{
+    dir_sum d[MAP_DIRS_MAX];
+    size_t nd = 0, other = 0, shown = 0;
+
+    for (size_t i = from; i < nc; i++) {
+        size_t len = top_len(c[i].path), k;
+        if (sent[i])
+            continue;
+        for (k = 0; k < nd; k++)
+            if (d[k].len == len && strncmp(d[k].path, c[i].path, len) == 0)
+                break;
+        if (k == nd && nd == MAP_DIRS_MAX) {
+            other++;
+            continue;
+        }
+        if (k == nd)
+            d[nd++] = (dir_sum){.path = c[i].path, .len = len};
+        d[k].files++;
+        d[k].bytes += c[i].size;
+    }
+    qsort(d, nd, sizeof(*d), by_files);
+    for (size_t k = 0; k < nd; k++) {
+        int rc = d[k].len
+                     ? tnd_buf_printf(map,
+                                      "%.*s/ (%zu more files, %zu "
+                                      "KiB)\n",
+                                      (int)d[k].len, d[k].path, d[k].files,
+                                      d[k].bytes / 1024)
+                     : tnd_buf_printf(map, "./ (%zu more files, %zu KiB)\n",
+                                      d[k].files, d[k].bytes / 1024);
+        if (rc < 0) {
+            for (; k < nd; k++)
+                other += d[k].files;
+            break;
+        }
+        shown += d[k].files;
+    }
+    st->map_summed = shown;
+    if (other)
+        (void)tnd_buf_printf(map, "... and %zu more\n", other);
+}
+
+static size_t depth(const char *path)
+{
+    size_t d = 0;
+
+    for (; *path; path++)
+        d += *path == '/';
+    return d;
+}
+
+/* The map's order: what is named first, then shallow paths (a Makefile,
+ * a README) before deep ones, then by path, so a directory's files stay
+ * together. */
+static int by_rank_then_depth(const void *a, const void *b)
+{
+    const candidate *x = a, *y = b;
+    size_t dx = depth(x->path), dy = depth(y->path);
+
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    if (dx != dy)
+        return dx < dy ? -1 : 1;
+    return strcmp(x->path, y->path);
+}
+
+/* The map of what was not sent (c is reordered): by name while it fits
+ * in three quarters of the cap, then summed up per directory in the
+ * rest. */
+static char *make_map(candidate *c, bool *sent, size_t nc, size_t cap,
+                      tnd_context_stats *st)
+{
+    tnd_buf map;
+    size_t i = 0, k = 0;
+
+    /* only the unsent, in the map's order */
+    for (i = 0; i < nc; i++)
+        if (!sent[i])
+            c[k++] = c[i];
+    nc = k;
+    memset(sent, 0, nc * sizeof(*sent));
+    qsort(c, nc, sizeof(*c), by_rank_then_depth);
+    tnd_buf_init(&map, cap - cap / 4);
+    i = 0;
+    for (; i < nc; i++) {
+        if (sent[i])
+            continue;
+        if (tnd_buf_printf(&map, "%s %zu\n", c[i].path, c[i].size) < 0)
+            break;
+        st->map_listed++;
+    }
+    map.cap = cap; /* the last quarter sums up the rest */
+    if (i < nc)
+        sum_up(&map, c, sent, i, nc, st);
+    tnd_error_clear();
+    st->map_bytes = map.len;
+    return tnd_buf_detach(&map, NULL);
+}
+
 int tnd_context_build(tnd_code_request *req, const char *root,
                       const tnd_context_options *o, tnd_context_stats *stats)
 {
@@ -88,7 +230,6 @@ int tnd_context_build(tnd_code_request *req, const char *root,
     char **list = NULL;
     size_t n = 0, used = 0, nc = 0;
     candidate *c;
-    tnd_buf map;
     bool *sent;
 
     if (tnd_fs_list(&list, &n, root, skip, MAX_LISTED) < 0)
@@ -115,36 +256,38 @@ int tnd_context_build(tnd_code_request *req, const char *root,
     free(req->files);
     req->nfiles = 0;
     req->files = tnd_xcalloc(nc + 1, sizeof(*req->files));
-    for (size_t i = 0; i < nc && req->nfiles < TND_BODY_MAX_FILES; i++) {
+    for (size_t i = 0; i < nc; i++) {
+        size_t max = c[i].rank == 0 ? TND_BODY_MAX_FILE : MAX_FILE_BYTES;
         char *full, *text = NULL;
         size_t len = 0;
-        if (c[i].size > MAX_FILE_BYTES || used + c[i].size > o->budget)
-            continue;
-        full = tnd_fs_join(root, c[i].path);
-        if (tnd_fs_read(&text, &len, full, MAX_FILE_BYTES) == 0) {
-            if (tnd_utf8_is_binary(text, len)) {
-                sum.binary++;
-            } else if (used + len <= o->budget) {
-                send(req, &sum, c[i].path, text, len);
-                used += len;
-                sent[i] = true;
+        bool data = false;
+        if (c[i].size <= max && used + c[i].size <= o->budget &&
+            req->nfiles < TND_BODY_MAX_FILES) {
+            full = tnd_fs_join(root, c[i].path);
+            if (tnd_fs_read(&text, &len, full, max) == 0) {
+                if ((data = tnd_utf8_is_binary(text, len))) {
+                    sum.binary++;
+                } else if (used + len <= o->budget) {
+                    send(req, &sum, c[i].path, text, len);
+                    used += len;
+                    sent[i] = true;
+                }
             }
+            free(text);
+            free(full);
         }
-        free(text);
-        free(full);
-    }
-    tnd_buf_init(&map, MAP_MAX_BYTES);
-    for (size_t i = 0; i < nc; i++) {
-        if (sent[i])
+        if (c[i].rank == 0 && !data)
+            sum.named_need += c[i].size;
+        if (sent[i] || data)
             continue;
-        if (tnd_buf_printf(&map, "%s %zu\n", c[i].path, c[i].size) < 0) {
-            tnd_buf_puts(&map, "...\n");
-            break;
-        }
+        sum.left_out++;
+        if (c[i].rank == 0)
+            note_named(&sum, &c[i]);
     }
     tnd_error_clear();
     free(req->repo_map);
-    req->repo_map = tnd_buf_detach(&map, NULL);
+    req->repo_map = make_map(
+        c, sent, nc, o->map_max ? o->map_max : TND_CONTEXT_MAP_DEFAULT, &sum);
     free(sent);
     free(c);
     tnd_str_list_free(&list);

@@ -4,10 +4,16 @@
  * names (by path or file name), then those matching
  * agents.coder.context_include, then the other text files; smallest
  * first within each group. Files that hold data rather than text (see
- * tnd_utf8_is_binary) and files over 256 KiB are never sent. Files that
- * do not fit are listed in a repository map (path and size) so the coder
- * still knows they exist. What is sent is valid UTF-8: a text file's
- * stray bytes (a Latin-1 comment) go as U+FFFD, counted. */
+ * tnd_utf8_is_binary) are never sent, nor are files over 256 KiB that
+ * nothing names. A named file that does not fit is counted and named in
+ * the stats, so the run can say so and which budget to raise.
+ *
+ * Files that are not sent are listed in a repository map (path and size)
+ * so the coder still knows they exist. The map has its own cap: past it,
+ * the rest is summed up per top-level directory, so a 2,000-file tree
+ * costs the prompt a bounded number of tokens. What is sent is valid
+ * UTF-8: a text file's stray bytes (a Latin-1 comment) go as U+FFFD,
+ * counted. */
 #ifndef TND_CONTEXT_H
 #define TND_CONTEXT_H
 
@@ -24,7 +30,11 @@ typedef struct tnd_context_options {
     const char *const *exclude; /* relative paths never sent (tandem's own
                                    config and cassettes); may be NULL */
     size_t budget;              /* bytes of file content at most */
+    size_t map_max;             /* bytes of repository map at most; 0 for
+                                   TND_CONTEXT_MAP_DEFAULT */
 } tnd_context_options;
+
+#define TND_CONTEXT_MAP_DEFAULT (8 * 1024)
 
 /* What one context holds, for the console and report.json. */
 typedef struct tnd_context_stats {
@@ -33,6 +43,15 @@ typedef struct tnd_context_stats {
     size_t binary;         /* files left to the map as data, not text */
     size_t replaced;       /* bytes that were not UTF-8, sent as U+FFFD */
     size_t replaced_files; /* files holding such bytes */
+    size_t left_out;       /* files not sent (data files not counted) */
+    size_t named_out;      /* ...of which the task or failure names */
+    char named[256];       /* the first of those, ", "-separated, each
+                              with its size ("cJSON.c (80 KiB)"); "" */
+    size_t named_need;     /* the budget, in bytes, that would have held
+                              every named file */
+    size_t map_listed;     /* files the map lists by name */
+    size_t map_summed;     /* files it only counts, per directory */
+    size_t map_bytes;      /* the map's size */
 } tnd_context_stats;
 
 /* Fill req->files, req->nfiles and req->repo_map from the tree at root;

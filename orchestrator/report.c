@@ -197,6 +197,14 @@ void tnd_report_context(tnd_report *self, const tnd_context_stats *st,
                            json_object_new_int64((int64_t)st->binary));
     json_object_object_add(j, "invalid_utf8_bytes",
                            json_object_new_int64((int64_t)st->replaced));
+    json_object_object_add(j, "files_left_out",
+                           json_object_new_int64((int64_t)st->left_out));
+    json_object_object_add(j, "named_left_out",
+                           json_object_new_int64((int64_t)st->named_out));
+    json_object_object_add(j, "map_bytes",
+                           json_object_new_int64((int64_t)st->map_bytes));
+    json_object_object_add(j, "map_files_summed",
+                           json_object_new_int64((int64_t)st->map_summed));
     json_object_object_add(j, "budget_bytes",
                            json_object_new_int64((int64_t)budget));
     json_object_object_add(j, "request_bytes",

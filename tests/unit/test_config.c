@@ -111,7 +111,8 @@ static void assert_defaults(const tnd_config *cfg)
     assert_int_equal(cfg->coder.count, 1);
     assert_null(cfg->coder.program.argv);
     assert_null(cfg->coder.skills[0]);
-    assert_int_equal(cfg->coder.context_max_bytes, 64 * 1024);
+    assert_int_equal(cfg->coder.context_max_bytes, 128 * 1024);
+    assert_int_equal(cfg->coder.map_max_tokens, 2048);
     assert_llm_defaults(&cfg->coder.llm);
     assert_int_equal(cfg->reviewer.count, 1);
     assert_null(cfg->reviewer.program.argv);
@@ -200,7 +201,8 @@ static const char full_file[] =
     "  coder:\n"
     "    count: 2\n"
     "    command: ./my-coder --verbose\n"
-    "    context_max_kb: 128\n"
+    "    context_max_kb: 256\n"
+    "    map_max_tokens: 512\n"
     "    skills: [lint]\n"
     "    llm:\n"
     "      provider: openai\n"
@@ -255,7 +257,8 @@ static void full_file_sets_every_field(void **state)
     assert_int_equal(cfg->coder.count, 2);
     assert_argv(cfg->coder.program.argv, ARGV("./my-coder", "--verbose"));
     assert_string_equal(cfg->coder.program.display, "./my-coder --verbose");
-    assert_int_equal(cfg->coder.context_max_bytes, 128 * 1024);
+    assert_int_equal(cfg->coder.context_max_bytes, 256 * 1024);
+    assert_int_equal(cfg->coder.map_max_tokens, 512);
     assert_argv(cfg->coder.skills, ARGV("lint"));
     assert_string_equal(tnd_provider_name(c->provider), "openai");
     assert_string_equal(c->model, "gpt-x");
@@ -1036,6 +1039,12 @@ static const bad_case bad_cases[] = {
     {"agents:\n  reviewer:\n    context_include: [a]\n",
      "agents.yaml:3:5: agents.reviewer.context_include: only the coder is sent "
      "repository files; set agents.coder.context_include"},
+    {"agents:\n  reviewer:\n    map_max_tokens: 1000\n",
+     "agents.yaml:3:5: agents.reviewer.map_max_tokens: only the coder is sent "
+     "a repository map; set agents.coder.map_max_tokens"},
+    {"agents:\n  coder:\n    map_max_tokens: 100\n",
+     "agents.yaml:3:21: agents.coder.map_max_tokens must be an integer "
+     "256..65536, got \"100\""},
     {"gate:\n  risk_paths: [\"src/[ab\"]\n",
      "agents.yaml:2:16: gate.risk_paths[0] is not a valid pattern \"src/[ab\": "
      "'[' has no closing ']' in the same path component"},
@@ -1541,6 +1550,7 @@ static void the_documented_file_is_the_defaults(void **state)
     assert_int_equal(file->reviewer.count, def->reviewer.count);
     assert_int_equal(file->coder.context_max_bytes,
                      def->coder.context_max_bytes);
+    assert_int_equal(file->coder.map_max_tokens, def->coder.map_max_tokens);
     fl[0] = &file->coder.llm;
     fl[1] = &file->reviewer.llm;
     dl[0] = &def->coder.llm;

@@ -189,19 +189,114 @@ static void a_name_in_the_task_matches_path_or_file_name(void **state)
 
 /* ---- what never goes ---------------------------------------------------- */
 
-static void binary_and_huge_files_are_never_sent(void **state)
+static void data_and_unnamed_huge_files_are_never_sent(void **state)
 {
     tnd_code_request req;
 
     (void)state;
-    build(&req, "logo.png looks wrong and src/big.c is slow", NULL, hidden,
-          100 * 1024 * KIB);
+    build(&req, "logo.png looks wrong", NULL, hidden, 100 * 1024 * KIB);
     for (size_t i = 0; i < req.nfiles; i++) {
         assert_string_not_equal(req.files[i].path, "logo.png");
         assert_string_not_equal(req.files[i].path, "src/big.c");
     }
     assert_string_equal(req.repo_map, "logo.png 20\nsrc/big.c 307200\n");
     tnd_code_request_clear(&req);
+}
+
+/* Issue 11: a task naming cJSON.c (80 KB) sent 119 small files and not
+ * cJSON.c, without a word. A named file goes whatever its size, when
+ * the budget holds it; when it does not, the stats name it and the
+ * budget that would have. */
+static void a_named_file_goes_whatever_its_size(void **state)
+{
+    tnd_context_options o = {
+        .task = "src/big.c is slow", .exclude = hidden, .budget = 1024 * KIB};
+    tnd_code_request req;
+    tnd_context_stats st;
+
+    (void)state;
+    memset(&req, 0, sizeof(req));
+    assert_int_equal(tnd_context_build(&req, repo, &o, &st), 0);
+    assert_string_equal(req.files[0].path, "src/big.c");
+    assert_int_equal(strlen(req.files[0].content), 300 * KIB);
+    assert_int_equal(st.named_out, 0);
+    assert_string_equal(st.named, "");
+    assert_int_equal(st.named_need, 300 * KIB);
+
+    /* too big for the budget: said, with what would have held it */
+    o.task = "src/big.c and src/stats.c";
+    o.budget = 64 * KIB;
+    assert_int_equal(tnd_context_build(&req, repo, &o, &st), 0);
+    assert_string_equal(req.files[0].path, "src/stats.c");
+    assert_int_equal(st.named_out, 1);
+    assert_string_equal(st.named, "src/big.c (300 KiB)");
+    assert_int_equal(st.named_need, 302 * KIB - 48);
+    assert_int_equal(st.left_out, 1 /* big.c */ + 1 /* edge.c */);
+    tnd_code_request_clear(&req);
+}
+
+static void files_left_out_are_counted(void **state)
+{
+    tnd_context_options o = {.task = "", .exclude = hidden, .budget = 3000};
+    tnd_code_request req;
+    tnd_context_stats st;
+
+    (void)state;
+    memset(&req, 0, sizeof(req));
+    assert_int_equal(tnd_context_build(&req, repo, &o, &st), 0);
+    /* stats.c, medium.c, edge.c, big.c; logo.png is data */
+    assert_int_equal(st.left_out, 4);
+    assert_int_equal(st.named_out, 0);
+    assert_int_equal(st.map_listed, 5);
+    assert_int_equal(st.map_summed, 0);
+    assert_int_equal(st.map_bytes, strlen(req.repo_map));
+    tnd_code_request_clear(&req);
+}
+
+/* Issue 11: the map grew to ~30k tokens on a 2,000-file repository. Past
+ * its cap the rest is summed up per top-level directory. */
+static void the_map_is_capped_and_sums_up_the_rest(void **state)
+{
+    char dir[] = "/tmp/tnd-test-context-map-XXXXXX", rel[64];
+    tnd_context_options o = {.task = "", .budget = 0, .map_max = 2048};
+    tnd_code_request req;
+    tnd_context_stats st;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    for (int i = 0; i < 2000; i++) {
+        snprintf(rel, sizeof(rel), "%s/file%04d.c",
+                 i < 1500   ? "src"
+                 : i < 1900 ? "tests"
+                            : "docs",
+                 i);
+        put(dir, rel, "x\n", 2);
+    }
+    put(dir, "Makefile", "all:\n", 5);
+    memset(&req, 0, sizeof(req));
+    assert_int_equal(tnd_context_build(&req, dir, &o, &st), 0);
+    assert_int_equal(req.nfiles, 0);
+    assert_true(strlen(req.repo_map) <= 2048);
+    assert_int_equal(st.map_bytes, strlen(req.repo_map));
+    assert_true(st.map_listed > 50);
+    assert_int_equal(st.map_listed + st.map_summed, 2001);
+    assert_non_null(strstr(req.repo_map, "Makefile 5\n"));
+    /* the directories with most files first */
+    assert_non_null(strstr(req.repo_map, "src/ ("));
+    assert_true(strstr(req.repo_map, "src/ (") <
+                strstr(req.repo_map, "tests/ ("));
+    assert_non_null(strstr(req.repo_map, "docs/file1900.c 2\n"));
+    assert_non_null(strstr(req.repo_map, "tests/ (400 more files, 0 KiB)\n"));
+    tnd_code_request_clear(&req);
+
+    /* the default cap holds about 2,000 tokens */
+    o.map_max = 0;
+    assert_int_equal(tnd_context_build(&req, dir, &o, &st), 0);
+    assert_true(strlen(req.repo_map) <= TND_CONTEXT_MAP_DEFAULT);
+    assert_true(strlen(req.repo_map) > TND_CONTEXT_MAP_DEFAULT / 2);
+    assert_int_equal(st.map_listed + st.map_summed, 2001);
+    tnd_code_request_clear(&req);
+    assert_int_equal(tnd_fs_rmtree(dir), 0);
 }
 
 /* Issue 12: a test's binary data and a Latin-1 comment went into the
@@ -248,11 +343,11 @@ static void budget_is_respected_and_the_rest_is_mapped(void **state)
                       "docs/guide.md\n"
                       "tests/test_stats.c\n");
     assert_int_equal(bytes_sent(&req), 50 + 100 + 1000 + 1500);
-    assert_string_equal(req.repo_map, "logo.png 20\n"
-                                      "src/stats.c 2000\n"
-                                      "src/medium.c 5000\n"
+    assert_string_equal(req.repo_map, "logo.png 20\n" /* shallow first */
+                                      "src/big.c 307200\n"
                                       "src/edge.c 262144\n"
-                                      "src/big.c 307200\n");
+                                      "src/medium.c 5000\n"
+                                      "src/stats.c 2000\n");
     tnd_code_request_clear(&req);
 
     /* a named file too big for the budget does not crowd out others */
@@ -391,7 +486,10 @@ int main(void)
             included_globs_come_after_names_and_used_bytes_are_told),
         cmocka_unit_test(without_names_smaller_files_go_first),
         cmocka_unit_test(a_name_in_the_task_matches_path_or_file_name),
-        cmocka_unit_test(binary_and_huge_files_are_never_sent),
+        cmocka_unit_test(data_and_unnamed_huge_files_are_never_sent),
+        cmocka_unit_test(a_named_file_goes_whatever_its_size),
+        cmocka_unit_test(files_left_out_are_counted),
+        cmocka_unit_test(the_map_is_capped_and_sums_up_the_rest),
         cmocka_unit_test(data_is_mapped_and_text_is_sent_as_valid_utf8),
         cmocka_unit_test(budget_is_respected_and_the_rest_is_mapped),
         cmocka_unit_test(
