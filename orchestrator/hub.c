@@ -593,6 +593,7 @@ tnd_hub *tnd_hub_new(const tnd_hub_options *opts)
     po.endpoint = opts->endpoint;
     po.logs_dir = opts->logs_dir;
     po.verbose = opts->verbose;
+    po.copies = opts->pool;
     po.clients = true;
     if (!(h->pool = tnd_pool_new(&po)))
         goto fail;

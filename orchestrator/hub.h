@@ -38,6 +38,7 @@ typedef struct tnd_hub_options {
     const char *logs_dir;     /* the agents' logs */
     const char *accepted;     /* the accepted list's file */
     long max_sessions;        /* sessions running at once */
+    int pool;                 /* sets of the config's agents to start */
     long queue_max;           /* sessions waiting to run */
     long drain_ms;            /* after a stop, how long running sessions
                                  may go on before they are stopped */

@@ -189,10 +189,12 @@ static int start_role(tnd_pool *p, const tnd_pool_options *o, int role,
 
     snprintf(hb, sizeof(hb), "%d", cfg->orchestrator.heartbeat_ms);
     snprintf(lv, sizeof(lv), "%d", cfg->orchestrator.liveness);
-    for (int i = 1; i <= a->count; i++) {
+    for (int k = 1; k <= a->count * (o->copies > 0 ? o->copies : 1); k++) {
+        /* the k-th agent of the role: member i of its set */
+        int i = (k - 1) % a->count + 1;
         const char *argv[MAX_ARGS];
         size_t n = 1;
-        char *name = tnd_xasprintf("%s-%d", roles[role], i);
+        char *name = tnd_xasprintf("%s-%d", roles[role], k);
         char service[32], member[16];
         char *file = tnd_xasprintf("%s.log", name);
         char *log = tnd_fs_join(o->logs_dir, file);

@@ -2,11 +2,11 @@
  *
  * A pool binds the broker (MDP/0.2 ROUTER) at an endpoint and starts the
  * agent processes the config asks for (agents.*.count; quorum members
- * as reviewer.N), which connect to it; agents on other hosts may connect
- * too. Dead local agents are reaped, what they left is ended, and they
- * are restarted (supervisor.h); a silent one is killed so it restarts.
- * `tandem run` has one pool for its one task (crew.c); `tandem serve`
- * keeps one for every session it runs (hub.c). */
+ * as reviewer.N), as many sets of them as `copies` says, which connect
+ * to it; agents on other hosts may connect too. Dead local agents are reaped,
+ * what they left is ended, and they are restarted (supervisor.h); a silent one
+ * is killed so it restarts. `tandem run` has one pool for its one task
+ * (crew.c); `tandem serve` keeps one for every session it runs (hub.c). */
 #ifndef TND_POOL_H
 #define TND_POOL_H
 
@@ -25,6 +25,7 @@ typedef struct tnd_pool_options {
     const char *base_url; /* --base-url for the agents, or NULL */
     const char *record;   /* --record for the agents, or NULL */
     bool verbose;
+    int copies;    /* sets of the config's agents to start (0: one) */
     bool no_coder; /* start no coder */
     bool clients;  /* client requests are the caller's (tandem serve):
                       see tnd_broker_options.clients */

@@ -29,6 +29,7 @@
 #define QUEUE_MAX    256
 #define DRAIN_S      30
 #define LIMIT_MAX    100000
+#define POOL_MAX     64
 
 static atomic_int stops; /* lock-free: the handler adds to it */
 
@@ -69,6 +70,10 @@ void tnd_cmd_serve_usage(const char *name, FILE *to)
         "                       online CPUs)\n"
         "  --queue-max N        sessions waiting to run (default 256); past\n"
         "                       it a submission is answered busy\n"
+        "  --pool N             sets of the config's agents to start, so\n"
+        "                       that N sessions' agents work at once\n"
+        "                       (default: the online CPUs, at most\n"
+        "                       --max-sessions)\n"
         "  --drain-s S          how long running sessions may go on after\n"
         "                       SIGTERM (default 30)\n"
         "  --state DIR          where the list of accepted sessions and the\n"
@@ -194,15 +199,16 @@ static long number(const char *opt, const char *arg, long max)
 
 typedef struct serve_opts {
     const char *config, *bind, *state;
-    long max_sessions, queue_max, drain_s;
+    long max_sessions, queue_max, drain_s, pool;
     bool verbose;
 } serve_opts;
 
 static int parse(serve_opts *o, const char *name, int argc, char **argv)
 {
     static const int accepts[] = {
-        TND_OPT_CONFIG,  TND_OPT_BIND,  TND_OPT_MAX_SESSIONS, TND_OPT_QUEUE_MAX,
-        TND_OPT_DRAIN_S, TND_OPT_STATE, TND_OPT_VERBOSE,      0};
+        TND_OPT_CONFIG,    TND_OPT_BIND,    TND_OPT_MAX_SESSIONS,
+        TND_OPT_QUEUE_MAX, TND_OPT_DRAIN_S, TND_OPT_POOL,
+        TND_OPT_STATE,     TND_OPT_VERBOSE, 0};
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     tnd_cli cli;
     int c;
@@ -231,6 +237,10 @@ static int parse(serve_opts *o, const char *name, int argc, char **argv)
             if ((o->queue_max = number("--queue-max", optarg, LIMIT_MAX)) < 0)
                 return TND_EXIT_USAGE;
             break;
+        case TND_OPT_POOL:
+            if ((o->pool = number("--pool", optarg, POOL_MAX)) < 0)
+                return TND_EXIT_USAGE;
+            break;
         case TND_OPT_DRAIN_S:
             if ((o->drain_s = number("--drain-s", optarg, 86400)) < 0)
                 return TND_EXIT_USAGE;
@@ -244,6 +254,10 @@ static int parse(serve_opts *o, const char *name, int argc, char **argv)
         return cli.status == TND_EXIT_OK ? -1 : cli.status;
     if (optind < argc)
         return tnd_cli_error(&cli, "unexpected argument '%s'", argv[optind]);
+    if (!o->pool) /* a set per CPU, and no more than can be busy */
+        o->pool = cpus < 1                 ? 1
+                  : cpus < o->max_sessions ? cpus
+                                           : o->max_sessions;
     return 0;
 }
 
@@ -348,6 +362,7 @@ static int serve(const serve_opts *o)
     ho.logs_dir = logs;
     ho.accepted = accepted;
     ho.max_sessions = o->max_sessions;
+    ho.pool = (int)o->pool;
     ho.queue_max = o->queue_max;
     ho.drain_ms = o->drain_s * 1000;
     ho.stops = &stops;
@@ -358,8 +373,9 @@ static int serve(const serve_opts *o)
     }
     fprintf(stderr,
             "tandem serve: listening on %s (%ld sessions at once, a queue of "
-            "%ld; config %s)\n",
-            endpoint, o->max_sessions, o->queue_max,
+            "%ld, %ld set%s of agents; config %s)\n",
+            endpoint, o->max_sessions, o->queue_max, o->pool,
+            o->pool == 1 ? "" : "s",
             cfg->path ? cfg->path : "built-in defaults");
     /* submit finds the endpoint only once the server answers there */
     if (publish(dir, endpoint) < 0) {

@@ -125,7 +125,7 @@ serve_config "$T/serve.yaml"
 for r in a b c; do repo "$r"; done
 
 # ---- many tasks at once, three repositories ----------------------------
-start_serve --config "$T/serve.yaml" --max-sessions 4
+start_serve --config "$T/serve.yaml" --max-sessions 4 --pool 2
 expect_in "$T/serve.err" "listening on ipc://$T/run/tandem/serve.sock"
 [ "$(stat -c %a "$T/run/tandem")" = 700 ] || fail "the endpoint directory is not 0700"
 pids=
@@ -155,6 +155,20 @@ done
 left=$(find "$TMPDIR/tandem-$(id -u)" -mindepth 1 -maxdepth 1 -name '2*' | wc -l)
 [ "$left" = 0 ] || fail "$left runtime directories were left behind"
 pass "20 tasks across 3 repositories at once: all approved, each session complete on disk"
+
+# --pool 2: two sets of the config's agents (two coders and a quorum of
+# two reviewers each), and the second set served tasks too
+expect_in "$T/serve.err" "2 sets of agents"
+logs=$T/state/tandem/logs
+for a in coder-1 coder-4 reviewer-1 reviewer-2 reviewer-3 reviewer-4; do
+    [ -s "$logs/$a.log" ] || fail "no log of $a: $(ls "$logs")"
+done
+[ ! -e "$logs/reviewer-5.log" ] || fail "a fifth reviewer was started"
+grep -q "service reviewer.1" "$logs/reviewer-3.log" ||
+    fail "reviewer-3 is not quorum member 1 of the second set"
+grep -q "attempt" "$logs/reviewer-3.log" "$logs/reviewer-4.log" ||
+    fail "the second set of reviewers served nothing"
+pass "--pool 2 starts two sets of agents, and both serve"
 
 # stdout is the approved diff, byte for byte as the session keeps it
 sid=$(sed -n 's/^tandem: session \([^:]*\): make.*/\1/p' "$T/err.1" | head -1)
