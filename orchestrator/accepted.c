@@ -19,6 +19,7 @@
 
 typedef struct entry {
     char *repo, *id;
+    json_object *answer; /* owned; NULL: a task to run */
 } entry;
 
 struct tnd_accepted {
@@ -28,28 +29,41 @@ struct tnd_accepted {
     size_t n, alloc;
 };
 
-static json_object *accept_record(const char *repo, const char *id)
+static json_object *accept_record(const char *repo, const char *id,
+                                  json_object *answer)
 {
     json_object *f = json_object_new_object();
 
     json_object_object_add(f, "repo", json_object_new_string(repo));
     json_object_object_add(f, "session", json_object_new_string(id));
+    if (answer)
+        json_object_object_add(f, "answer", json_object_get(answer));
     return f;
 }
 
-static void remember(tnd_accepted *a, const char *repo, const char *id)
+static void remember(tnd_accepted *a, const char *repo, const char *id,
+                     json_object *answer)
 {
     TND_GROW(a->e, a->alloc, a->n + 1);
     a->e[a->n].repo = tnd_xstrdup(repo);
+    a->e[a->n].answer = answer ? json_object_get(answer) : NULL;
     a->e[a->n++].id = tnd_xstrdup(id);
 }
+
+static void entry_free(entry *e)
+{
+    free(e->repo);
+    free(e->id);
+    json_object_put(e->answer);
+}
+
+static void entry_free(entry *e);
 
 static void forget(tnd_accepted *a, const char *id)
 {
     for (size_t k = 0; k < a->n; k++)
         if (strcmp(a->e[k].id, id) == 0) {
-            free(a->e[k].repo);
-            free(a->e[k].id);
+            entry_free(&a->e[k]);
             memmove(&a->e[k], &a->e[k + 1], (a->n - k - 1) * sizeof(entry));
             a->n--;
             return;
@@ -64,9 +78,13 @@ static void collect(tnd_accepted *a, const tnd_journal *j)
         const char *type = tnd_journal_type(rec);
         const char *id = tnd_json_str_or(rec, "session", NULL);
         const char *repo = tnd_json_str_or(rec, "repo", NULL);
-        if (id && repo && strcmp(type, "accept") == 0)
-            remember(a, repo, id);
-        else if (id && strcmp(type, "end") == 0)
+        json_object *answer = tnd_json_field(rec, "answer");
+        if (id && repo && strcmp(type, "accept") == 0) {
+            forget(a, id); /* accepted again, with an answer */
+            remember(a, repo, id,
+                     json_object_is_type(answer, json_type_object) ? answer
+                                                                   : NULL);
+        } else if (id && strcmp(type, "end") == 0)
             forget(a, id);
     }
 }
@@ -83,8 +101,9 @@ static int compact(tnd_accepted *a)
     if (!(fresh = tnd_journal_open(tmp)))
         goto out;
     for (size_t i = 0; i < a->n; i++)
-        if (tnd_journal_append(fresh, "accept",
-                               accept_record(a->e[i].repo, a->e[i].id)) < 0)
+        if (tnd_journal_append(
+                fresh, "accept",
+                accept_record(a->e[i].repo, a->e[i].id, a->e[i].answer)) < 0)
             goto out;
     if (rename(tmp, a->path) < 0) {
         tnd_error_sys("cannot replace %s", a->path);
@@ -126,10 +145,8 @@ void tnd_accepted_close(tnd_accepted **self_p)
     if (!a)
         return;
     tnd_journal_close(&a->journal);
-    for (size_t i = 0; i < a->n; i++) {
-        free(a->e[i].repo);
-        free(a->e[i].id);
-    }
+    for (size_t i = 0; i < a->n; i++)
+        entry_free(&a->e[i]);
     free(a->e);
     free(a->path);
     free(a);
@@ -151,12 +168,19 @@ const char *tnd_accepted_id(const tnd_accepted *self, size_t i)
     return self->e[i].id;
 }
 
-int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id)
+json_object *tnd_accepted_answer(const tnd_accepted *self, size_t i)
 {
-    if (tnd_journal_append(self->journal, "accept", accept_record(repo, id)) <
-        0)
+    return self->e[i].answer;
+}
+
+int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id,
+                     json_object *answer)
+{
+    if (tnd_journal_append(self->journal, "accept",
+                           accept_record(repo, id, answer)) < 0)
         return -1;
-    remember(self, repo, id);
+    forget(self, id); /* an answer to a session accepted before */
+    remember(self, repo, id, answer);
     return 0;
 }
 

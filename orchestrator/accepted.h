@@ -4,7 +4,9 @@
  *
  * STATE/accepted.jsonl is a journal (journal.h: one fsync'd record per
  * line): "accept" {repo, session} when a client's task becomes a
- * session, before the client hears its id; "end" {session} when the
+ * session, before the client hears its id, or {repo, session, answer}
+ * when a client answers a session that waits for a person, before the
+ * client hears that the server took the answer; "end" {session} when the
  * session ended or was handed to a person. Opening reads it, keeps the
  * sessions accepted and not ended, in order, and writes them to a fresh
  * file (temporary name, fsync, rename); so does an end once the file
@@ -13,6 +15,7 @@
 #ifndef TND_ACCEPTED_H
 #define TND_ACCEPTED_H
 
+#include <json-c/json.h>
 #include <stddef.h>
 
 typedef struct tnd_accepted tnd_accepted;
@@ -29,8 +32,14 @@ size_t tnd_accepted_pending(const tnd_accepted *self);
 const char *tnd_accepted_repo(const tnd_accepted *self, size_t i);
 const char *tnd_accepted_id(const tnd_accepted *self, size_t i);
 
-/* Record a session accepted (fsync'd before it returns). */
-int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id);
+/* The answer the i-th goes on with ({answer, text, iterations, tokens}
+ * as a client sent it), or NULL for a task to run. Borrowed. */
+json_object *tnd_accepted_answer(const tnd_accepted *self, size_t i);
+
+/* Record a session accepted (fsync'd before it returns), with the answer
+ * it goes on with (a reference is kept), or NULL. */
+int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id,
+                     json_object *answer);
 
 /* Record a session ended (fsync'd). */
 int tnd_accepted_end(tnd_accepted *self, const char *id);

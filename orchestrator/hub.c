@@ -238,7 +238,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_client_request *req,
         tnd_str_trim(said);
         tnd_error_set("%s",
                       strncmp(said, "tandem: ", 8) == 0 ? said + 8 : said);
-    } else if (tnd_accepted_add(h->accepted, req->repo, id) < 0) {
+    } else if (tnd_accepted_add(h->accepted, req->repo, id, NULL) < 0) {
         *kind = "failed";
         tnd_error_prefix("session %s was made but cannot be recorded", id);
     } else {
@@ -310,6 +310,111 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
     answer(h, ev, false, body, len);
 }
 
+/* An answer as the accepted list keeps it. */
+static json_object *answer_json(const tnd_client_request *req)
+{
+    json_object *o = json_object_new_object();
+
+    json_object_object_add(o, "answer", json_object_new_string(req->answer));
+    if (req->text)
+        json_object_object_add(o, "text", json_object_new_string(req->text));
+    json_object_object_add(o, "iterations",
+                           json_object_new_int64(req->iterations));
+    json_object_object_add(o, "tokens", json_object_new_int64(req->tokens));
+    return o;
+}
+
+/* s goes on with the answer ans (as answer_json makes it); -1 with the
+ * error set when it names no answer a person may give. */
+static int set_answer(tnd_hubsession *s, json_object *ans)
+{
+    tnd_answer_kind kind;
+
+    if (tnd_answer_kind_parse(&kind, tnd_json_str_or(ans, "answer", "none")) <
+        0)
+        return -1;
+    if (kind > TND_ANSWER_BUDGET)
+        return tnd_error_set("'%s' is an answer at the terminal only; a "
+                             "server takes approve, reject, guide or budget",
+                             tnd_answer_name(kind));
+    tnd_hubsession_set_answer(s, kind, tnd_json_str_or(ans, "text", NULL),
+                              (int)tnd_json_int_or(ans, "iterations", 0),
+                              tnd_json_int_or(ans, "tokens", 0));
+    return 0;
+}
+
+/* Whether the server may answer the session: one it ran, with its
+ * config, that waits for a person and that it does not hold now. -1
+ * with *kind and the error set. */
+static int check_answerable(tnd_hub *h, const tnd_client_request *req,
+                            tnd_session_facts *f, const char **kind)
+{
+    *kind = "not_found";
+    if (tnd_run_facts(f, req->repo, req->session) < 0)
+        return -1;
+    *kind = "busy";
+    if (by_id(h, f->id))
+        return tnd_error_set("session %s is %s in this server, not waiting "
+                             "for an answer",
+                             f->id,
+                             tnd_hubsession_state_of(by_id(h, f->id)) ==
+                                     TND_HS_RUNNING
+                                 ? "running"
+                                 : "queued");
+    *kind = "config";
+    if (f->status != TND_SESSION_WAITING)
+        return tnd_error_set("session %s is not waiting for an answer (%s)",
+                             f->id, tnd_session_status_name(f->status));
+    if (check_config(h, f->config) < 0) {
+        tnd_error_prefix("session %s", f->id);
+        return -1;
+    }
+    return 0;
+}
+
+static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
+                      const tnd_client_request *req)
+{
+    tnd_session_facts f;
+    tnd_hubsession *s;
+    json_object *ans = answer_json(req);
+    const char *kind = "bad_request";
+    size_t len;
+    char *body;
+
+    memset(&f, 0, sizeof(f));
+    if (h->draining) {
+        refuse(h, ev, "stopping",
+               "tandem serve is stopping and takes no answer; answer again "
+               "when it runs");
+    } else if ((long)h->n >= h->o->max_sessions + h->o->queue_max) {
+        body = tnd_client_busy(h->o->max_sessions, h->o->queue_max, &len);
+        answer(h, ev, true, body, len);
+    } else if (check_repo(req->repo) < 0 ||
+               check_answerable(h, req, &f, &kind) < 0) {
+        refuse(h, ev, kind, tnd_error_last());
+        tnd_session_facts_clear(&f);
+    } else {
+        s = add(h, req->repo, f.id, f.dir);
+        if (set_answer(s, ans) < 0) {
+            refuse(h, ev, "bad_request", tnd_error_last());
+            forget(h, s);
+        } else if (tnd_accepted_add(h->accepted, req->repo, f.id, ans) < 0) {
+            refuse(h, ev, "failed", tnd_error_last());
+            forget(h, s);
+        } else {
+            fprintf(stderr, "tandem serve: session %s goes on with %s\n", f.id,
+                    req->answer);
+            body = tnd_client_accepted(f.id, f.dir, ahead_of(h, s), &len);
+            tnd_hubsession_follow(s, ev->client, ev->client_len, ev->service);
+            answer(h, ev, false, body, len);
+            start_queued(h);
+        }
+        tnd_session_facts_clear(&f);
+    }
+    json_object_put(ans);
+}
+
 static void on_status(tnd_hub *h, const tnd_broker_event *ev)
 {
     json_object *o = json_object_new_object(), *list = json_object_new_array();
@@ -353,6 +458,9 @@ static void on_client(tnd_hub *h, const tnd_broker_event *ev)
         break;
     case TND_CLIENT_KIND_STATUS:
         on_status(h, ev);
+        break;
+    case TND_CLIENT_KIND_ANSWER:
+        on_answer(h, ev, &req);
         break;
     }
     tnd_client_request_clear(&req);
@@ -521,17 +629,21 @@ int tnd_hub_run(tnd_hub *self)
 /* ---- life --------------------------------------------------------------- */
 
 /* An earlier server's sessions that did not end: queued again, unless
- * their journal says they finished or wait for a person. */
+ * their journal says they finished or wait for a person. One that waits
+ * and was accepted with an answer goes on with it; one that journaled
+ * its answer already goes on as any other. */
 static void take_over(tnd_hub *h)
 {
     size_t n = tnd_accepted_pending(h->accepted);
     char **repos = tnd_xcalloc(n + 1, sizeof(char *));
     char **ids = tnd_xcalloc(n + 1, sizeof(char *));
+    json_object **answers = tnd_xcalloc(n + 1, sizeof(json_object *));
 
     /* a copy: ending one changes the list */
     for (size_t i = 0; i < n; i++) {
         repos[i] = tnd_xstrdup(tnd_accepted_repo(h->accepted, i));
         ids[i] = tnd_xstrdup(tnd_accepted_id(h->accepted, i));
+        answers[i] = json_object_get(tnd_accepted_answer(h->accepted, i));
     }
     for (size_t i = 0; i < n; i++) {
         const char *repo = repos[i], *id = ids[i];
@@ -551,23 +663,32 @@ static void take_over(tnd_hub *h)
             tnd_log_warn("session %s of an earlier server: %s", id,
                          tnd_error_last());
         }
-        if (strcmp(last, "finish") == 0 || strcmp(last, "escalation") == 0 ||
+        bool waits = strcmp(last, "escalation") == 0;
+        if (strcmp(last, "finish") == 0 || (waits && !answers[i]) ||
             strcmp(last, "unreadable") == 0) {
             if (tnd_accepted_end(h->accepted, id) < 0)
                 tnd_log_error("%s", tnd_error_last());
         } else {
+            tnd_hubsession *s = add(h, repo, id, dir);
             fprintf(stderr,
                     "tandem serve: session %s of an earlier server goes on "
                     "(%s)\n",
                     id, repo);
-            add(h, repo, id, dir);
+            if (waits && set_answer(s, answers[i]) < 0) {
+                tnd_log_error("session %s: %s", id, tnd_error_last());
+                forget(h, s);
+                if (tnd_accepted_end(h->accepted, id) < 0)
+                    tnd_log_error("%s", tnd_error_last());
+            }
         }
+        json_object_put(answers[i]);
         json_object_put(records);
         free(path);
         free(dir);
     }
     tnd_str_list_free(&repos);
     tnd_str_list_free(&ids);
+    free(answers);
 }
 
 tnd_hub *tnd_hub_new(const tnd_hub_options *opts)

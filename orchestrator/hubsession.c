@@ -34,6 +34,7 @@ struct tnd_hubsession {
     bool started; /* a thread runs it, not joined yet */
     bool ran;     /* a thread was started: the link is the thread's */
     atomic_int stop;
+    tnd_answer answer; /* kind 0: none */
     follower f[TND_HUBSESSION_MAX_FOLLOWERS];
     size_t nf;
 };
@@ -66,6 +67,7 @@ void tnd_hubsession_destroy(tnd_hubsession **self_p)
     free(s->repo);
     free(s->id);
     free(s->dir);
+    tnd_answer_clear(&s->answer);
     free(s);
     *self_p = NULL;
 }
@@ -90,6 +92,16 @@ tnd_hubsession_state tnd_hubsession_state_of(const tnd_hubsession *self)
     return self->state;
 }
 
+void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
+                               const char *text, int iterations, long tokens)
+{
+    tnd_answer_clear(&self->answer);
+    self->answer.kind = kind;
+    self->answer.text = text ? tnd_xstrdup(text) : NULL;
+    self->answer.iterations = iterations;
+    self->answer.tokens = tokens;
+}
+
 /* ---- the thread --------------------------------------------------------- */
 
 /* The session, run as `tandem resume` would run it, with the link as its
@@ -110,6 +122,10 @@ static void *session_main(void *arg)
         co.session = s->id;
         co.host = &host;
         co.fresh = true;
+        co.answer = s->answer.kind;
+        co.text = s->answer.text;
+        co.iterations = s->answer.iterations;
+        co.tokens = s->answer.tokens;
         /* the diff in large pieces, progress a line at a time */
         setvbuf(out, NULL, _IOFBF, OUT_BUF);
         code = tnd_run_continue(&co);

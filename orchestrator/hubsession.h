@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "orchestrator/broker.h"
+#include "orchestrator/escalate.h"
 
 typedef struct tnd_hubsession tnd_hubsession;
 
@@ -42,6 +43,12 @@ const char *tnd_hubsession_name(const tnd_hubsession *self);
 const char *tnd_hubsession_id(const tnd_hubsession *self);
 const char *tnd_hubsession_dir(const tnd_hubsession *self);
 tnd_hubsession_state tnd_hubsession_state_of(const tnd_hubsession *self);
+
+/* It goes on with a person's answer, which tnd_run_continue checks and
+ * journals: kind (approve, reject, guide, budget), text (copied; may be
+ * NULL), iterations and tokens. Before tnd_hubsession_start. */
+void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
+                               const char *text, int iterations, long tokens);
 
 /* Run it: a link to the hub's ROUTER at endpoint in ctx, and a thread.
  * -1 with the error set. */

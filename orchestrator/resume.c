@@ -115,6 +115,45 @@ static int check_answer(run *r, const tnd_continue_options *o,
     return 0;
 }
 
+int tnd_run_facts(tnd_session_facts *out, const char *repo, const char *part)
+{
+    tnd_session *s;
+    json_object *records = NULL, *task;
+    char *path;
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    if (!(s = tnd_session_open(repo, part)))
+        return TND_ECONFIG;
+    path = tnd_session_path(s, "journal.jsonl");
+    if (tnd_journal_read(&records, path) == 0 &&
+        tnd_journal_status(&out->status, records) == 0) {
+        task = json_object_array_length(records)
+                   ? json_object_array_get_idx(records, 0)
+                   : NULL;
+        out->id = tnd_xstrdup(tnd_session_id(s));
+        out->dir = tnd_xstrdup(tnd_session_dir(s));
+        if (task && tnd_json_str_or(task, "config", NULL))
+            out->config = tnd_xstrdup(tnd_json_str_or(task, "config", NULL));
+        out->served = task && tnd_json_bool_or(task, "served", false);
+        rc = 0;
+    } else {
+        tnd_error_prefix("session %s", tnd_session_id(s));
+    }
+    json_object_put(records);
+    free(path);
+    tnd_session_destroy(&s);
+    return rc;
+}
+
+void tnd_session_facts_clear(tnd_session_facts *facts)
+{
+    free(facts->id);
+    free(facts->dir);
+    free(facts->config);
+    memset(facts, 0, sizeof(*facts));
+}
+
 int tnd_run_continue(const tnd_continue_options *o)
 {
     run r;

@@ -552,6 +552,8 @@ static json_object *task_record(const run *r, int64_t started_wall)
     json_object_object_add(f, "started_ms",
                            json_object_new_int64(started_wall));
     json_object_object_add(f, "ordinal", json_object_new_int64(r->ordinal));
+    if (r->host) /* answers go to a server, when one runs */
+        json_object_object_add(f, "served", json_object_new_boolean(true));
     if (r->opts.review) {
         json_object *rv = json_object_new_object();
         json_object_object_add(rv, "rev", tnd_json_str_or_null(r->change.rev));

@@ -22,6 +22,7 @@
 
 #include "orchestrator/escalate.h"
 #include "orchestrator/findings.h"
+#include "orchestrator/session.h"
 
 /* Exit codes, the same for every command. */
 #define TND_EXIT_OK     0 /* approved / done */
@@ -121,5 +122,21 @@ typedef struct tnd_continue_options {
 /* Resume a session after a crash, or answer its escalation and go on.
  * Returns a TND_EXIT_* code. */
 int tnd_run_continue(const tnd_continue_options *opts);
+
+/* What is known of a session without taking it: enough to send an
+ * answer to the server that ran it, and for the server to check it. */
+typedef struct tnd_session_facts {
+    char *id, *dir; /* the whole id; the session's directory */
+    char *config;   /* the task record's config path, or NULL */
+    bool served;    /* tandem serve made it */
+    tnd_session_status status;
+} tnd_session_facts;
+
+/* The facts of session part (an id or a unique part of one) in repo,
+ * read from its journal without its lock. -1 with the error set
+ * (TND_ECONFIG when no session or several match). */
+int tnd_run_facts(tnd_session_facts *out, const char *repo, const char *part);
+
+void tnd_session_facts_clear(tnd_session_facts *facts);
 
 #endif

@@ -142,6 +142,25 @@ static char *state_dir(const char *given)
     return dir;
 }
 
+bool tnd_serve_running(void)
+{
+    char *dir = tnd_serve_dir(), *path;
+    bool running = false;
+    int fd;
+
+    if (!dir)
+        return false;
+    path = tnd_fs_join(dir, "serve.lock");
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0) {
+        running = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+        close(fd); /* a lock we took goes with it */
+    }
+    free(path);
+    free(dir);
+    return running;
+}
+
 /* Hold dir/serve.lock for the server's life. -1 with an error naming
  * the running server when another holds it. */
 static int take_lock(int *fd, const char *dir, const char *endpoint_dir)

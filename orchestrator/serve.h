@@ -11,6 +11,7 @@
 #ifndef TND_SERVE_H
 #define TND_SERVE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* The directory of the server's endpoint: $XDG_RUNTIME_DIR/tandem when
@@ -18,6 +19,10 @@
  * when missing. NULL with the error set when it cannot be made or is
  * not the user's alone. Caller frees. */
 char *tnd_serve_dir(void);
+
+/* Whether a tandem serve of the user's runs: one holds serve.lock in
+ * that directory. */
+bool tnd_serve_running(void);
 
 /* The endpoint file's name in that directory. */
 #define TND_SERVE_ENDPOINT_FILE "serve.endpoint"

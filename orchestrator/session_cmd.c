@@ -8,6 +8,7 @@
 #include "orchestrator/cli.h"
 #include "orchestrator/escalate.h"
 #include "orchestrator/run.h"
+#include "orchestrator/submit.h"
 
 /* The answer a command gives: 0 for resume (none). Parsed once; below,
  * the kind says which command this is. */
@@ -99,8 +100,7 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
 
     memset(&o, 0, sizeof(o));
     o.answer = answer_of(cmd);
-    tnd_cli_start(&cli, cmd, tnd_cmd_continue_usage, accepts, argc,
-                  argv);
+    tnd_cli_start(&cli, cmd, tnd_cmd_continue_usage, accepts, argc, argv);
     while ((c = tnd_cli_next(&cli)) > 0) {
         if (c == TND_OPT_REPO)
             o.repo = optarg;
@@ -138,5 +138,7 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
                                    "model)");
     if ((o.iterations || o.tokens) && o.answer != TND_ANSWER_BUDGET)
         return tnd_cli_error(&cli, "--iterations and --tokens are for budget");
+    if (o.answer && (c = tnd_submit_answer(&o)) >= 0)
+        return c; /* the server that ran it went on with it */
     return tnd_run_continue(&o);
 }

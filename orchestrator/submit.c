@@ -81,7 +81,9 @@ typedef struct submit {
     bool detach, json, status, quiet;
     void *ctx, *socket;
     char *endpoint;
-    char *session; /* once accepted */
+    char *session;  /* once accepted */
+    const char *me; /* "tandem submit", or "tandem" answering */
+    bool answering; /* tnd_submit_answer */
 } submit;
 
 /* The endpoint the server wrote; NULL with the error set. */
@@ -148,6 +150,9 @@ static int on_reply(submit *s, const tnd_client_reply *r, int *code)
     case TND_CLIENT_ACCEPTED:
         free(s->session);
         s->session = tnd_xstrdup(r->session);
+        if (s->answering && !s->quiet)
+            fprintf(stderr, "tandem: session %s goes on in tandem serve (%s)\n",
+                    r->session, s->endpoint);
         if (s->detach) {
             printf("%s\n", r->session);
             *code = TND_EXIT_OK;
@@ -185,7 +190,7 @@ static int on_reply(submit *s, const tnd_client_reply *r, int *code)
         *code = TND_EXIT_OK;
         return 1;
     case TND_CLIENT_ERROR:
-        fprintf(stderr, "tandem submit: %s\n", r->error);
+        fprintf(stderr, "%s: %s\n", s->me, r->error);
         *code = strcmp(r->kind, "busy") == 0 || strcmp(r->kind, "stopping") == 0
                     ? TND_EXIT_TEMPFAIL
                 : strcmp(r->kind, "failed") == 0 ? TND_EXIT_FAILED
@@ -211,16 +216,17 @@ static int follow(submit *s)
         if (atomic_load(&left)) {
             if (s->session)
                 fprintf(stderr,
-                        "tandem submit: left; session %s goes on (tandem "
+                        "%s: left; session %s goes on (tandem "
                         "submit --attach %s follows it)\n",
-                        s->session, s->session);
+                        s->me, s->session, s->session);
             return TND_EXIT_SIGNAL + atomic_load(&left);
         }
         if (tnd_now_ms() - heard > (any ? SILENCE_MS : FIRST_ANSWER_MS)) {
             fprintf(stderr,
-                    "tandem submit: no answer from tandem serve at %s for "
+                    "%s: no answer from tandem serve at %s for "
                     "%d s; is it running?%s%s%s\n",
-                    s->endpoint, (any ? SILENCE_MS : FIRST_ANSWER_MS) / 1000,
+                    s->me, s->endpoint,
+                    (any ? SILENCE_MS : FIRST_ANSWER_MS) / 1000,
                     s->session ? " Session " : "", s->session ? s->session : "",
                     s->session ? " is on disk; it goes on when a server runs "
                                  "it (tandem submit --attach ID)"
@@ -228,7 +234,7 @@ static int follow(submit *s)
             return TND_EXIT_FAILED;
         }
         if (zmq_poll(&item, 1, 500) < 0 && errno != EINTR) {
-            fprintf(stderr, "tandem submit: %s\n", zmq_strerror(errno));
+            fprintf(stderr, "%s: %s\n", s->me, zmq_strerror(errno));
             return TND_EXIT_FAILED;
         }
         while ((rc = tnd_mdp_recv(&m, NULL, NULL, s->socket)) == 0) {
@@ -241,7 +247,7 @@ static int follow(submit *s)
                 continue;
             }
             if (tnd_client_reply_decode(&r, m.body, m.body_len) < 0) {
-                fprintf(stderr, "tandem submit: %s\n", tnd_error_last());
+                fprintf(stderr, "%s: %s\n", s->me, tnd_error_last());
                 tnd_mdp_msg_clear(&m);
                 return TND_EXIT_FAILED;
             }
@@ -252,7 +258,7 @@ static int follow(submit *s)
                 return code;
         }
         if (rc != TND_ETIMEOUT) {
-            fprintf(stderr, "tandem submit: %s\n", tnd_error_last());
+            fprintf(stderr, "%s: %s\n", s->me, tnd_error_last());
             return TND_EXIT_FAILED;
         }
     }
@@ -381,30 +387,18 @@ static int parse(submit *s, const char *name, int argc, char **argv)
     return 0;
 }
 
-int tnd_cmd_submit(const char *name, int argc, char **argv)
+/* Send req to the server and follow what it answers; a TND_EXIT_* code.
+ * s->endpoint is set. */
+static int exchange(submit *s, const tnd_client_request *req)
 {
-    submit s;
-    tnd_client_request req;
     struct sigaction sa;
-    int linger = 0, code = TND_EXIT_USAGE, rc;
+    int linger = 0, code = TND_EXIT_FAILED;
 
-    memset(&s, 0, sizeof(s));
-    memset(&req, 0, sizeof(req));
-    if ((rc = parse(&s, name, argc, argv)) != 0)
-        return rc < 0 ? TND_EXIT_OK : rc;
-    if (make_request(&req, &s, argc - optind, argv + optind) < 0)
-        goto out;
-    s.endpoint = s.connect ? tnd_xstrdup(s.connect) : find_endpoint();
-    if (!s.endpoint) {
-        fprintf(stderr, "tandem submit: %s\n", tnd_error_last());
-        goto out;
-    }
-    code = TND_EXIT_FAILED;
-    if (!(s.ctx = zmq_ctx_new()) ||
-        !(s.socket = zmq_socket(s.ctx, ZMQ_DEALER)) ||
-        tnd_mdp_socket_limits(s.socket) < 0 ||
-        zmq_connect(s.socket, s.endpoint) < 0) {
-        fprintf(stderr, "tandem submit: cannot connect to %s: %s\n", s.endpoint,
+    if (!(s->ctx = zmq_ctx_new()) ||
+        !(s->socket = zmq_socket(s->ctx, ZMQ_DEALER)) ||
+        tnd_mdp_socket_limits(s->socket) < 0 ||
+        zmq_connect(s->socket, s->endpoint) < 0) {
+        fprintf(stderr, "%s: cannot connect to %s: %s\n", s->me, s->endpoint,
                 zmq_strerror(errno));
         goto out;
     }
@@ -415,19 +409,93 @@ int tnd_cmd_submit(const char *name, int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (send_request(&s, &req) < 0) {
-        fprintf(stderr, "tandem submit: cannot send to %s: %s\n", s.endpoint,
+    if (send_request(s, req) < 0) {
+        fprintf(stderr, "%s: cannot send to %s: %s\n", s->me, s->endpoint,
                 tnd_error_last());
         goto out;
     }
-    code = follow(&s);
+    code = follow(s);
 out:
-    if (s.socket) {
-        zmq_setsockopt(s.socket, ZMQ_LINGER, &linger, sizeof(linger));
-        zmq_close(s.socket);
+    if (s->socket) {
+        zmq_setsockopt(s->socket, ZMQ_LINGER, &linger, sizeof(linger));
+        zmq_close(s->socket);
+        s->socket = NULL;
     }
-    if (s.ctx)
-        zmq_ctx_term(s.ctx);
+    if (s->ctx)
+        zmq_ctx_term(s->ctx);
+    s->ctx = NULL;
+    return code;
+}
+
+int tnd_submit_answer(const tnd_continue_options *o)
+{
+    tnd_session_facts f;
+    tnd_client_request req;
+    submit s;
+    char *repo = tnd_fs_realpath(o->repo ? o->repo : ".");
+    int code = -1;
+
+    memset(&s, 0, sizeof(s));
+    memset(&req, 0, sizeof(req));
+    if (!repo || tnd_run_facts(&f, repo, o->session) < 0) {
+        free(repo); /* tnd_run_continue says what is wrong */
+        return -1;
+    }
+    if (!f.served)
+        goto out;
+    if (!tnd_serve_running()) {
+        if (!o->quiet)
+            fprintf(stderr,
+                    "tandem: session %s was run by tandem serve, which is "
+                    "not running; it goes on here\n",
+                    f.id);
+        goto out;
+    }
+    if (!(s.endpoint = find_endpoint())) {
+        fprintf(stderr, "tandem: %s\n", tnd_error_last());
+        code = TND_EXIT_FAILED;
+        goto out;
+    }
+    s.quiet = o->quiet;
+    req.kind = TND_CLIENT_KIND_ANSWER;
+    req.session = tnd_xstrdup(f.id);
+    req.repo = tnd_xstrdup(repo);
+    req.answer = tnd_xstrdup(tnd_answer_name(o->answer));
+    req.text = o->text ? tnd_xstrdup(o->text) : NULL;
+    req.iterations = o->iterations;
+    req.tokens = o->tokens;
+    s.me = "tandem";
+    s.answering = true;
+    code = exchange(&s, &req);
+out:
+    tnd_client_request_clear(&req);
+    tnd_session_facts_clear(&f);
+    free(s.endpoint);
+    free(s.session);
+    free(repo);
+    return code;
+}
+
+int tnd_cmd_submit(const char *name, int argc, char **argv)
+{
+    submit s;
+    tnd_client_request req;
+    int code = TND_EXIT_USAGE, rc;
+
+    memset(&s, 0, sizeof(s));
+    memset(&req, 0, sizeof(req));
+    s.me = "tandem submit";
+    if ((rc = parse(&s, name, argc, argv)) != 0)
+        return rc < 0 ? TND_EXIT_OK : rc;
+    if (make_request(&req, &s, argc - optind, argv + optind) < 0)
+        goto out;
+    s.endpoint = s.connect ? tnd_xstrdup(s.connect) : find_endpoint();
+    if (!s.endpoint) {
+        fprintf(stderr, "tandem submit: %s\n", tnd_error_last());
+        goto out;
+    }
+    code = exchange(&s, &req);
+out:
     tnd_client_request_clear(&req);
     free(s.endpoint);
     free(s.session);

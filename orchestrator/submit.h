@@ -13,6 +13,8 @@
 
 #include <stdio.h>
 
+#include "orchestrator/run.h"
+
 /* The exit code for "the server is busy or stopping: try again later"
  * (EX_TEMPFAIL from sysexits.h). */
 #define TND_EXIT_TEMPFAIL 75
@@ -22,5 +24,13 @@
 int tnd_cmd_submit(const char *name, int argc, char **argv);
 
 void tnd_cmd_submit_usage(const char *name, FILE *to);
+
+/* `tandem approve|reject|guide|budget ID` of a session tandem serve ran,
+ * while a server of the user's runs: the answer goes to it (checked and
+ * fsync'd there before it is taken), the server goes on with the
+ * session, and this follows it as submit does; a TND_EXIT_* code. -1
+ * when the session is not a server's, or no server runs: answer it
+ * here (tnd_run_continue). */
+int tnd_submit_answer(const tnd_continue_options *o);
 
 #endif

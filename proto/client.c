@@ -21,6 +21,7 @@ static const struct {
     {TND_CLIENT_KIND_SUBMIT, TND_CLIENT_SUBMIT, "submit"},
     {TND_CLIENT_KIND_ATTACH, TND_CLIENT_ATTACH, "attach"},
     {TND_CLIENT_KIND_STATUS, TND_CLIENT_STATUS, "status"},
+    {TND_CLIENT_KIND_ANSWER, TND_CLIENT_ANSWER, "answer"},
 };
 
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
@@ -70,6 +71,25 @@ static int decode_submit(tnd_client_request *out, json_object *obj)
     return 0;
 }
 
+static int decode_answer(tnd_client_request *out, json_object *obj)
+{
+    return tnd_json_get_str(&out->session, obj, "session", TND_BODY_MAX_ID,
+                            TND_JSON_REQUIRED) < 0 ||
+                   tnd_json_get_str(&out->repo, obj, "repo", TND_BODY_MAX_PATH,
+                                    TND_JSON_REQUIRED) < 0 ||
+                   absolute("repo", out->repo) < 0 ||
+                   tnd_json_get_str(&out->answer, obj, "answer", MAX_KIND,
+                                    TND_JSON_REQUIRED) < 0 ||
+                   tnd_json_get_str(&out->text, obj, "text", TND_BODY_MAX_TASK,
+                                    TND_JSON_OPTIONAL) < 0 ||
+                   tnd_json_get_int(&out->iterations, obj, "iterations", 0, 50,
+                                    TND_JSON_OPTIONAL) < 0 ||
+                   tnd_json_get_int(&out->tokens, obj, "tokens", 0, 100000000L,
+                                    TND_JSON_OPTIONAL) < 0
+               ? -1
+               : 0;
+}
+
 int tnd_client_request_decode(tnd_client_request *out, const char *service,
                               const char *body, size_t len)
 {
@@ -83,10 +103,10 @@ int tnd_client_request_decode(tnd_client_request *out, const char *service,
             break;
     if (i == NKINDS)
         return tnd_error_set("tandem serve has no service '%s' for clients "
-                             "(it offers %s, %s and %s; agents' services "
-                             "are not for clients)",
+                             "(it offers %s, %s, %s and %s; agents' "
+                             "services are not for clients)",
                              service, TND_CLIENT_SUBMIT, TND_CLIENT_ATTACH,
-                             TND_CLIENT_STATUS);
+                             TND_CLIENT_STATUS, TND_CLIENT_ANSWER);
     if (len > TND_CLIENT_MAX_BODY)
         return tnd_error_set("the request is %zu bytes, more than the limit "
                              "of %d",
@@ -104,6 +124,9 @@ int tnd_client_request_decode(tnd_client_request *out, const char *service,
         break;
     case TND_CLIENT_KIND_STATUS:
         rc = 0;
+        break;
+    case TND_CLIENT_KIND_ANSWER:
+        rc = decode_answer(out, obj);
         break;
     }
     json_object_put(obj);
@@ -134,6 +157,21 @@ char *tnd_client_request_encode(const tnd_client_request *req, size_t *len)
     } else if (req->kind == TND_CLIENT_KIND_ATTACH) {
         json_object_object_add(o, "session",
                                json_object_new_string(req->session));
+    } else if (req->kind == TND_CLIENT_KIND_ANSWER) {
+        json_object_object_add(o, "session",
+                               json_object_new_string(req->session));
+        json_object_object_add(o, "repo", json_object_new_string(req->repo));
+        json_object_object_add(o, "answer",
+                               json_object_new_string(req->answer));
+        if (req->text)
+            json_object_object_add(o, "text",
+                                   json_object_new_string(req->text));
+        if (req->iterations)
+            json_object_object_add(o, "iterations",
+                                   json_object_new_int64(req->iterations));
+        if (req->tokens)
+            json_object_object_add(o, "tokens",
+                                   json_object_new_int64(req->tokens));
     }
     return tnd_body_finish(o, len);
 }
@@ -144,6 +182,8 @@ void tnd_client_request_clear(tnd_client_request *req)
     free(req->task);
     free(req->config);
     free(req->session);
+    free(req->answer);
+    free(req->text);
     memset(req, 0, sizeof(*req));
 }
 

@@ -1,7 +1,8 @@
 /* tnd_client - the bodies an MDP/0.2 client and `tandem serve` exchange.
  *
  * A client sends one REQUEST to a service of the server's own namespace
- * (tandem.submit, tandem.attach, tandem.status) and gets zero or more
+ * (tandem.submit, tandem.attach, tandem.status, tandem.answer) and gets
+ * zero or more
  * PARTIAL replies, then one FINAL. Every body is a JSON object with
  * "tandem": 1 and "type", like the agents' bodies (body.h);
  * proto/PROTOCOL.md ("MDP/Client") is the reference, with every limit.
@@ -18,6 +19,7 @@
 #define TND_CLIENT_SUBMIT "tandem.submit"
 #define TND_CLIENT_ATTACH "tandem.attach"
 #define TND_CLIENT_STATUS "tandem.status"
+#define TND_CLIENT_ANSWER "tandem.answer"
 
 /* A request body is at most this long; a longer one is refused. */
 #define TND_CLIENT_MAX_BODY (256 << 10)
@@ -31,15 +33,21 @@ typedef enum tnd_client_kind {
     TND_CLIENT_KIND_SUBMIT = 1,
     TND_CLIENT_KIND_ATTACH,
     TND_CLIENT_KIND_STATUS,
+    TND_CLIENT_KIND_ANSWER,
 } tnd_client_kind;
 
 typedef struct tnd_client_request {
     tnd_client_kind kind;
-    char *repo;    /* submit: the repository, an absolute path */
-    char *task;    /* submit: what to do */
-    char *config;  /* submit: agents.yaml, absolute; NULL: the server's */
-    bool detach;   /* submit: the FINAL comes as soon as it is accepted */
-    char *session; /* attach: the session id */
+    char *repo;      /* submit, answer: the repository, an absolute path */
+    char *task;      /* submit: what to do */
+    char *config;    /* submit: agents.yaml, absolute; NULL: the server's */
+    bool detach;     /* submit: the FINAL comes as soon as it is accepted */
+    char *session;   /* attach, answer: the session id */
+    char *answer;    /* answer: approve, reject, guide or budget (the
+                        server parses it) */
+    char *text;      /* answer: reject's reason, guide's guidance; or NULL */
+    long iterations; /* answer, budget: more attempts (1..50), or 0 */
+    long tokens;     /* answer, budget: more tokens, or 0 */
 } tnd_client_request;
 
 /* Decode the request body sent to service. -1 with an error naming the

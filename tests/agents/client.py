@@ -10,6 +10,13 @@
         error reply (n: 1 bad_request, 2 config, 3 busy, 4 stopping,
         5 not_found, 6 failed).
 
+    client.py ENDPOINT answer REPO SESSION ANSWER [TEXT]
+        Answer a session that waits for a person (ANSWER: approve,
+        reject, guide or budget; TEXT is the reason or the guidance; a
+        budget asks one more attempt). Print "error KIND: MESSAGE" for an
+        error reply, else "status: STATUS", on stdout; exit 0 either way
+        once a FINAL came.
+
     client.py ENDPOINT bad
         Send what a server must refuse and survive: a message that is
         not MDP, a REQUEST for an agent's service, a body that is not
@@ -89,6 +96,23 @@ def submit(endpoint, repo, task):
     return 5
 
 
+def answer(endpoint, repo, session, kind, text=None):
+    s = connect(endpoint)
+    body = {"tandem": 1, "type": "answer", "repo": os.path.abspath(repo),
+            "session": session, "answer": kind}
+    if text is not None:
+        body["text"] = text
+    if kind == "budget":
+        body["iterations"] = 1
+    request(s, "tandem.answer", body)
+    for final, reply in replies(s):
+        if reply["type"] == "error":
+            print("error %s: %s" % (reply["kind"], reply["error"]))
+        elif reply["type"] == "done":
+            print("status: %s" % reply["status"])
+    return 0
+
+
 def bad(endpoint):
     s = connect(endpoint)
     # not MDP at all: dropped without an answer
@@ -114,6 +138,8 @@ def bad(endpoint):
 def main():
     if len(sys.argv) == 5 and sys.argv[2] == "submit":
         sys.exit(submit(sys.argv[1], sys.argv[3], sys.argv[4]))
+    if len(sys.argv) in (6, 7) and sys.argv[2] == "answer":
+        sys.exit(answer(*sys.argv[1:2], *sys.argv[3:]))
     if len(sys.argv) == 3 and sys.argv[2] == "bad":
         sys.exit(bad(sys.argv[1]))
     print(__doc__, file=sys.stderr)

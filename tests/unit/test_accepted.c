@@ -37,9 +37,9 @@ static void what_is_not_ended_survives_a_restart(void **state)
     (void)state;
     assert_non_null(a = tnd_accepted_open(path));
     assert_int_equal(tnd_accepted_pending(a), 0);
-    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1"), 0);
-    assert_int_equal(tnd_accepted_add(a, "/r/b", "S2"), 0);
-    assert_int_equal(tnd_accepted_add(a, "/r/a", "S3"), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/b", "S2", NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S3", NULL), 0);
     assert_int_equal(tnd_accepted_end(a, "S2"), 0);
     assert_int_equal(tnd_accepted_end(a, "nobody"), 0);
     assert_int_equal(tnd_accepted_pending(a), 2);
@@ -65,10 +65,10 @@ static void a_long_life_keeps_the_file_small(void **state)
     (void)state;
     unlink(path);
     assert_non_null(a = tnd_accepted_open(path));
-    assert_int_equal(tnd_accepted_add(a, "/r/a", "KEEP"), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "KEEP", NULL), 0);
     for (int i = 0; i < 2000; i++) {
         snprintf(id, sizeof(id), "S%d", i);
-        assert_int_equal(tnd_accepted_add(a, "/r/b", id), 0);
+        assert_int_equal(tnd_accepted_add(a, "/r/b", id, NULL), 0);
         assert_int_equal(tnd_accepted_end(a, id), 0);
     }
     assert_int_equal(tnd_accepted_pending(a), 1);
@@ -77,6 +77,45 @@ static void a_long_life_keeps_the_file_small(void **state)
     assert_non_null(a = tnd_accepted_open(path));
     assert_int_equal(tnd_accepted_pending(a), 1);
     assert_string_equal(tnd_accepted_id(a, 0), "KEEP");
+    tnd_accepted_close(&a);
+}
+
+/* An answer to a waiting session is accepted like a task, with the
+ * answer: a server killed before the session went on finds it there. */
+static void an_answer_survives_a_restart(void **state)
+{
+    tnd_accepted *a;
+    json_object *ans = json_tokener_parse(
+        "{\"answer\": \"guide\", \"text\": \"use a double\"}");
+
+    (void)state;
+    unlink(path);
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S2", NULL), 0);
+    assert_int_equal(tnd_accepted_end(a, "S1"), 0); /* it escalated */
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", ans), 0);
+    json_object_put(ans);
+    assert_int_equal(tnd_accepted_pending(a), 2);
+    assert_null(tnd_accepted_answer(a, 0)); /* S2 */
+    assert_non_null(tnd_accepted_answer(a, 1));
+    tnd_accepted_close(&a);
+
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_int_equal(tnd_accepted_pending(a), 2);
+    assert_string_equal(tnd_accepted_id(a, 0), "S2");
+    assert_null(tnd_accepted_answer(a, 0));
+    assert_string_equal(tnd_accepted_id(a, 1), "S1");
+    assert_string_equal(
+        json_object_get_string(
+            json_object_object_get(tnd_accepted_answer(a, 1), "text")),
+        "use a double");
+    /* answered again without ending (a second client): one entry */
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL), 0);
+    assert_int_equal(tnd_accepted_pending(a), 2);
+    tnd_accepted_close(&a);
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_int_equal(tnd_accepted_pending(a), 2);
     tnd_accepted_close(&a);
 }
 
@@ -112,6 +151,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(what_is_not_ended_survives_a_restart),
         cmocka_unit_test(a_long_life_keeps_the_file_small),
+        cmocka_unit_test(an_answer_survives_a_restart),
         cmocka_unit_test(a_damaged_list_is_an_error),
     };
 

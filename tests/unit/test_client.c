@@ -57,6 +57,26 @@ static void requests_round_trip(void **state)
     free(body);
     assert_int_equal(out.kind, TND_CLIENT_KIND_STATUS);
     tnd_client_request_clear(&out);
+
+    in = (tnd_client_request){.kind = TND_CLIENT_KIND_ANSWER,
+                              .session = S("20261122-014455-3fa2c91b"),
+                              .repo = S("/src/app"),
+                              .answer = S("budget"),
+                              .iterations = 2,
+                              .tokens = 5000};
+    body = tnd_client_request_encode(&in, &len);
+    assert_string_equal(tnd_client_service(in.kind), TND_CLIENT_ANSWER);
+    assert_int_equal(
+        tnd_client_request_decode(&out, TND_CLIENT_ANSWER, body, len), 0);
+    assert_int_equal(out.kind, TND_CLIENT_KIND_ANSWER);
+    assert_string_equal(out.session, "20261122-014455-3fa2c91b");
+    assert_string_equal(out.repo, "/src/app");
+    assert_string_equal(out.answer, "budget");
+    assert_null(out.text);
+    assert_int_equal(out.iterations, 2);
+    assert_int_equal(out.tokens, 5000);
+    tnd_client_request_clear(&out);
+    free(body);
 }
 
 /* body, sent to service, is refused with an error containing want. */
@@ -103,6 +123,14 @@ static void bad_requests_are_refused_with_the_field_named(void **state)
             "detach");
     refused(TND_CLIENT_ATTACH, "{\"tandem\":1,\"type\":\"attach\"}",
             "field 'session'");
+    refused(TND_CLIENT_ANSWER,
+            "{\"tandem\":1,\"type\":\"answer\",\"session\":\"s\","
+            "\"answer\":\"approve\"}",
+            "field 'repo'");
+    refused(TND_CLIENT_ANSWER,
+            "{\"tandem\":1,\"type\":\"answer\",\"session\":\"s\","
+            "\"repo\":\"/a\",\"answer\":\"budget\",\"iterations\":51}",
+            "iterations");
     big = malloc(TND_CLIENT_MAX_BODY + 2);
     memset(big, ' ', TND_CLIENT_MAX_BODY + 1);
     big[TND_CLIENT_MAX_BODY + 1] = '\0';

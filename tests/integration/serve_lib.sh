@@ -1,0 +1,119 @@
+# Helpers of the tandem serve tests, sourced after lib.sh: a private
+# runtime and state directory, a server in the background (under
+# valgrind with TANDEM_MEMCHECK=1), its config, fresh repositories, and
+# polls with deadlines.
+
+PY=/usr/bin/python3
+SLOW=1 # waits are longer under valgrind
+[ "${TANDEM_MEMCHECK:-0}" = 1 ] && SLOW=10
+export XDG_RUNTIME_DIR=$T/run XDG_STATE_HOME=$T/state
+mkdir -p "$T/run" "$T/state"
+chmod 700 "$T/run" "$T/state"
+EPFILE=$T/run/tandem/serve.endpoint
+CASSETTE=$TOP/examples/demo/cassette.json
+SERVE_PID=
+
+# serve_config FILE [BUILD-COMMAND] [ITERATIONS]: the server's
+# agents.yaml (gate.max_iterations ITERATIONS, default 3); the build
+# skill may be held back on a gate file (this test's, outside the
+# workspace: that build runs unsandboxed).
+serve_config() {
+    cat >"$1" <<YAML
+version: 1
+gate:
+  max_iterations: ${3:-3}
+agents:
+  coder:
+    count: 2
+    llm: {provider: replay, cassette: "$CASSETTE"}
+  reviewer:
+    count: 2
+    llm: {provider: replay, cassette: "$CASSETTE"}
+    skills: [build, test]
+skills:
+  build: {command: "${2:-make}", required: true, timeout_s: 120${2:+,
+          sandbox: none}}
+  test: {command: make test, required: true, timeout_s: 60}
+YAML
+}
+
+# repo NAME: a fresh copy of the demo without its own config.
+repo() {
+    rm -rf "$T/$1"
+    mkdir -p "$T/$1"
+    (cd "$TOP/examples/demo" && tar cf - --exclude=.tandem \
+        --exclude=agents.yaml .) | (cd "$T/$1" && tar xf -)
+}
+
+# start_serve ARGS...: a server in the background, up once it wrote its
+# endpoint.
+start_serve() {
+    rm -f "$EPFILE"
+    # not through lib.sh's tandem(): $! must be the server itself
+    if [ "${TANDEM_MEMCHECK:-0}" = 1 ]; then
+        mkdir -p "$T/vg"
+        valgrind -q --trace-children=yes \
+            --trace-children-skip='/usr/*,/bin/*,/sbin/*' \
+            --leak-check=full --errors-for-leak-kinds=definite \
+            --log-file="$T/vg/%p.log" "$BIN/tandem" serve "$@" \
+            >>"$T/serve.out" 2>>"$T/serve.err" &
+    else
+        "$BIN/tandem" serve "$@" >>"$T/serve.out" 2>>"$T/serve.err" &
+    fi
+    SERVE_PID=$!
+    i=0
+    while [ ! -s "$EPFILE" ]; do
+        i=$((i + 1))
+        kill -0 "$SERVE_PID" 2>/dev/null || fail "tandem serve exited: $(cat "$T/serve.err")"
+        [ $i -gt $((1000 * SLOW)) ] && fail "tandem serve did not write $EPFILE"
+        sleep 0.01
+    done
+}
+
+# stop_serve: SIGTERM, and it exits 0.
+stop_serve() {
+    kill -TERM "$SERVE_PID"
+    wait "$SERVE_PID"
+    rc=$?
+    [ "$rc" = 0 ] || fail "tandem serve exited $rc after SIGTERM: $(tail -5 "$T/serve.err")"
+    SERVE_PID=
+}
+
+serve_cleanup() {
+    s=$?
+    if [ -n "$SERVE_PID" ]; then kill -KILL "$SERVE_PID" 2>/dev/null; fi
+    (exit $s) # cleanup exits with the status it finds
+    cleanup
+}
+trap serve_cleanup EXIT
+
+# status_says TEXT: poll tandem submit --status until it says TEXT.
+status_says() {
+    i=0
+    until tandem submit --status 2>/dev/null | grep -F -q -- "$1"; do
+        i=$((i + 1))
+        [ $i -gt $((1000 * SLOW)) ] && fail "the server's status never said '$1'"
+        sleep 0.01
+    done
+}
+
+# wait_for TEXT FILE SECONDS: poll until FILE holds TEXT.
+wait_for() {
+    i=0
+    until grep -F -q -- "$1" "$2" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -gt $(($3 * 100 * SLOW)) ] && fail "timed out waiting for '$1' in $(basename "$2")"
+        sleep 0.01
+    done
+}
+
+# approved DIR: the session in DIR finished approved, complete on disk.
+approved() {
+    for f in journal.jsonl report.json final.diff attempt-1.diff attempt-2.diff; do
+        [ -s "$1/$f" ] || fail "$1 lacks $f"
+    done
+    expect_in "$1/report.json" '"status": "approved"'
+    expect_in "$1/report.json" '"llm_calls": 4'
+    expect_in "$1/journal.jsonl" '"type":"finish","status":"approved"'
+}
+

@@ -1,0 +1,82 @@
+#!/bin/sh
+# A person answers a session tandem serve ran (issue 8): `tandem budget|
+# guide|approve|reject ID` goes to the running server, which takes the
+# answer only once it is on disk (its accepted list, fsync'd), goes on
+# with the session and streams it to the answering command, as submit
+# does. A server killed after taking an answer goes on with it when it
+# starts again. With no server running, the session is answered here.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve_lib.sh"
+
+# one attempt, then a person: the demo's first proposal fails its test
+serve_config "$T/one.yaml" make 1
+for r in a b c; do repo "$r"; done
+start_serve --config "$T/one.yaml" --max-sessions 2
+
+# escalated: `submit` ends with exit 3 and names the answers
+escalate() { # REPO: submit a task that waits for a person; sets SID
+    run tandem submit --repo "$T/$1" "make the failing test pass"
+    expect_rc 3 "escalated in $1"
+    expect_in "$T/err" "tandem budget"
+    SID=$(sed -n 's/^tandem: session \([^:]*\): make.*/\1/p' "$T/err" | head -1)
+    [ -n "$SID" ] || fail "no session id in: $(cat "$T/err")"
+}
+
+# ---- answered through the server ----------------------------------------
+escalate a
+run tandem budget --repo "$T/a" --iterations 1 "${SID#*-*-}"
+expect_rc 0 "budget through the server"
+expect_in "$T/err" "session $SID goes on in tandem serve"
+expect_in "$T/err" "[2/2] approve"
+expect_in "$T/out" "+    return (double)sum / (double)count;"
+expect_in "$T/serve.err" "session $SID goes on with budget"
+d=$T/a/.tandem/sessions/$SID
+expect_in "$d/journal.jsonl" '"type":"answer"'
+expect_in "$d/journal.jsonl" '"type":"finish","status":"approved"'
+# the agents that did it are the server's: nothing was started here
+[ "$(grep -c "goes on with" "$T/serve.err")" = 1 ] || fail "one answer expected in serve.err"
+pass "tandem budget ID of a served session: the server goes on with it and the command follows it"
+
+# an answer the server cannot take is refused, and the session is unharmed
+run tandem approve --repo "$T/a" "$SID"
+expect_rc 2 "answering an approved session"
+expect_in "$T/err" "is not waiting for an answer (approved)"
+escalate b
+run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" answer "$T/b" "$SID" skip
+expect_rc 0 "a raw answer request"
+expect_in "$T/out" "error bad_request"
+expect_in "$T/out" "a server takes approve, reject, guide or budget"
+run tandem guide --repo "$T/b" -m "divide as doubles" "$SID"
+expect_rc 0 "guide through the server"
+expect_in "$T/b/.tandem/sessions/$SID/journal.jsonl" '"text":"divide as doubles"'
+pass "answers the server cannot take are refused with the reason; the session waits on"
+
+# ---- a server killed after taking an answer goes on with it -------------
+escalate c
+stop_serve
+# the answer as a server takes it, on disk, and then the server died
+# before the session went on: its accepted list holds it
+printf '{"seq":9999,"time":"2026-11-24T00:00:00Z","type":"accept","repo":"%s","session":"%s","answer":{"answer":"budget","iterations":1,"tokens":0}}\n' \
+    "$T/c" "$SID" >>"$T/state/tandem/accepted.jsonl"
+start_serve --config "$T/one.yaml" --max-sessions 2
+d=$T/c/.tandem/sessions/$SID
+i=0
+until grep -q '"type":"finish"' "$d/journal.jsonl" 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -gt $((3000 * SLOW)) ] && fail "session $SID did not go on after the restart"
+    sleep 0.01
+done
+expect_in "$d/journal.jsonl" '"type":"finish","status":"approved"'
+expect_in "$d/journal.jsonl" '"type":"answer"'
+expect_in "$T/serve.err" "session $SID of an earlier server goes on"
+pass "an answer the server took survives its death: the next server goes on with it"
+
+# ---- no server: answered here --------------------------------------------
+repo a
+escalate a
+stop_serve
+run tandem budget --repo "$T/a" --iterations 1 "$SID"
+expect_rc 0 "budget with no server"
+expect_in "$T/err" "was run by tandem serve, which is not running; it goes on here"
+expect_in "$T/out" "+    return (double)sum / (double)count;"
+pass "with no server running, a served session is answered here"
