@@ -26,6 +26,7 @@
 #include "orchestrator/link.h"
 #include "orchestrator/pool.h"
 #include "orchestrator/run.h"
+#include "orchestrator/rundir.h"
 #include "proto/client.h"
 #include "proto/json.h"
 
@@ -206,6 +207,33 @@ static int check_config(const tnd_hub *h, const char *config)
     return 0;
 }
 
+/* A review's diff, as the client sent it, in a file of the server's
+ * own private runtime directory for tnd_run_create to read (it keeps a
+ * copy in the session); NULL with the error set. Caller unlinks and
+ * frees. */
+static char *diff_file(const char *diff)
+{
+    char *base = tnd_rundir_base(), *path;
+    int fd;
+
+    if (!base)
+        return NULL;
+    path = tnd_xasprintf("%s/review-XXXXXX", base);
+    free(base);
+    if ((fd = mkstemp(path)) < 0) {
+        tnd_error_sys("cannot make %s", path);
+        free(path);
+        return NULL;
+    }
+    close(fd);
+    if (tnd_fs_write(path, diff, strlen(diff)) < 0) {
+        unlink(path);
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
 /* The session for a submitted task, made and recorded; NULL with kind
  * and the error set when it cannot be. */
 static tnd_hubsession *create(tnd_hub *h, const tnd_client_request *req,
@@ -214,7 +242,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_client_request *req,
     tnd_run_options ro;
     tnd_run_host host;
     atomic_int never = 0;
-    char *id = NULL, *dir = NULL, *said = NULL;
+    char *id = NULL, *dir = NULL, *said = NULL, *diff = NULL;
     size_t said_len = 0;
     tnd_hubsession *s = NULL;
     int code;
@@ -223,16 +251,28 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_client_request *req,
     ro.repo = req->repo;
     ro.config = h->o->config->path;
     ro.task = req->task;
+    ro.review = req->review;
+    ro.staged = req->staged;
+    if (req->diff && !(ro.diff = diff = diff_file(req->diff))) {
+        *kind = "failed";
+        return NULL;
+    }
     memset(&host, 0, sizeof(host));
     host.stop = &never;
     host.out = host.err = open_memstream(&said, &said_len);
     if (!host.err) {
         *kind = "failed";
         tnd_error_sys("cannot make a session");
+        if (diff)
+            unlink(diff);
+        free(diff);
         return NULL;
     }
     code = tnd_run_create(&id, &dir, &ro, &host);
     fclose(host.err);
+    if (diff)
+        unlink(diff);
+    free(diff);
     if (code != 0) {
         *kind = code == TND_EXIT_USAGE ? "config" : "failed";
         tnd_str_trim(said);

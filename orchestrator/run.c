@@ -671,11 +671,9 @@ int tnd_run_create(char **id, char **dir, const tnd_run_options *opts,
     *id = *dir = NULL;
     tnd_loop_init(&r, host);
     r.opts = *opts;
-    if (opts->review) {
-        fprintf(r.err, "tandem: a review cannot be created to run later "
-                       "yet; run 'tandem review'\n");
-        code = TND_EXIT_USAGE;
-    } else if ((code = open_new(&r, tnd_wall_ms())) == 0) {
+    r.opts.allow_empty = false; /* an empty change makes no session */
+    r.opts.format = 0;          /* the findings are the caller's to print */
+    if ((code = open_new(&r, tnd_wall_ms())) == 0) {
         *id = tnd_xstrdup(tnd_session_id(r.session));
         *dir = tnd_xstrdup(tnd_session_dir(r.session));
     }

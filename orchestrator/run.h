@@ -96,7 +96,9 @@ int tnd_run(const tnd_run_options *opts);
  * the config checked, the session directory made and its task record
  * journaled (fsync'd), nothing started. 0 with *id and *dir (caller
  * frees), or a TND_EXIT_* code after saying why on host->err (stderr
- * when host is NULL). Not for a review. */
+ * when host is NULL). A review's change is read now and kept in the
+ * session (change.diff), so what is reviewed is what there was when it
+ * was made; an empty change is a usage error. */
 int tnd_run_create(char **id, char **dir, const tnd_run_options *opts,
                    const tnd_run_host *host);
 

@@ -39,6 +39,7 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
     (void)name;
     fputs(
         "usage: tandem submit [options] TASK...\n"
+        "       tandem submit --review [--staged | --diff FILE] [TASK...]\n"
         "       tandem submit --attach ID [options]\n"
         "       tandem submit --status [--json]\n"
         "\n"
@@ -59,6 +60,13 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
         "  --config FILE        agents.yaml; it must be the server's (a\n"
         "                       server runs one configuration)\n"
         "  --task-file FILE     read the task from FILE ('-': stdin)\n"
+        "  --review             'tandem review' through the server: audit\n"
+        "                       the repository's git changes against HEAD,\n"
+        "                       as they are now; TASK says what they are\n"
+        "                       meant to do (default: review this change)\n"
+        "  --staged             with --review: only the staged changes\n"
+        "  --diff FILE          with --review: the patch in FILE ('-':\n"
+        "                       stdin), sent to the server\n"
         "  --detach             print the session id as soon as the server\n"
         "                       has it, and return\n"
         "  --json               print the report (report.json) on stdout\n"
@@ -72,13 +80,14 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
         "exit status: as tandem run (0 approved, 1 failed, 2 usage or\n"
         "configuration error, 3 needs a human, 128 + N stopped by signal\n"
         "N), 75 the server is busy or stopping (try again later), 130 you\n"
-        "left (the task goes on)\n",
+        "left (the task goes on); with --review as tandem review (1\n"
+        "rejected, 4 could not review)\n",
         to);
 }
 
 typedef struct submit {
-    const char *connect, *repo, *config, *task_file, *attach;
-    bool detach, json, status, quiet;
+    const char *connect, *repo, *config, *task_file, *attach, *diff;
+    bool detach, json, status, quiet, review, staged;
     void *ctx, *socket;
     char *endpoint;
     char *session;  /* once accepted */
@@ -193,8 +202,9 @@ static int on_reply(submit *s, const tnd_client_reply *r, int *code)
         fprintf(stderr, "%s: %s\n", s->me, r->error);
         *code = strcmp(r->kind, "busy") == 0 || strcmp(r->kind, "stopping") == 0
                     ? TND_EXIT_TEMPFAIL
-                : strcmp(r->kind, "failed") == 0 ? TND_EXIT_FAILED
-                                                 : TND_EXIT_USAGE;
+                : strcmp(r->kind, "failed") != 0 ? TND_EXIT_USAGE
+                : s->review                      ? TND_EXIT_NOT_REVIEWED
+                                                 : TND_EXIT_FAILED;
         return 1;
     }
     return 0;
@@ -283,6 +293,17 @@ static int make_request(tnd_client_request *req, submit *s, int argc,
     }
     req->kind = TND_CLIENT_KIND_SUBMIT;
     req->detach = s->detach;
+    req->review = s->review;
+    req->staged = s->staged;
+    if (s->diff &&
+        (strcmp(s->diff, "-") == 0
+             ? tnd_fs_read_fd(&req->diff, NULL, STDIN_FILENO, "stdin",
+                              TND_BODY_MAX_DIFF)
+             : tnd_fs_read(&req->diff, NULL, s->diff, TND_BODY_MAX_DIFF)) < 0) {
+        fprintf(stderr, "tandem submit: --diff %s: %s\n", s->diff,
+                tnd_error_last());
+        return -1;
+    }
     if (!(req->repo = tnd_fs_realpath(s->repo ? s->repo : "."))) {
         fprintf(stderr, "tandem submit: --repo: %s\n", tnd_error_last());
         return -1;
@@ -321,6 +342,10 @@ static int make_request(tnd_client_request *req, submit *s, int argc,
         req->task = tnd_buf_detach(&b, NULL);
     }
     tnd_str_trim(req->task);
+    if (!*req->task && s->review) {
+        free(req->task);
+        req->task = tnd_xstrdup("review this change");
+    }
     if (!*req->task) {
         fprintf(stderr, "tandem submit: say what to do, e.g. tandem submit "
                         "\"make the failing test pass\"\n"
@@ -332,11 +357,19 @@ static int make_request(tnd_client_request *req, submit *s, int argc,
 
 static int parse(submit *s, const char *name, int argc, char **argv)
 {
-    static const int accepts[] = {TND_OPT_CONNECT, TND_OPT_REPO,
-                                  TND_OPT_CONFIG,  TND_OPT_TASK_FILE,
-                                  TND_OPT_DETACH,  TND_OPT_JSON,
-                                  TND_OPT_ATTACH,  TND_OPT_STATUS,
-                                  TND_OPT_QUIET,   0};
+    static const int accepts[] = {TND_OPT_CONNECT,
+                                  TND_OPT_REPO,
+                                  TND_OPT_CONFIG,
+                                  TND_OPT_TASK_FILE,
+                                  TND_OPT_DETACH,
+                                  TND_OPT_JSON,
+                                  TND_OPT_ATTACH,
+                                  TND_OPT_STATUS,
+                                  TND_OPT_REVIEW,
+                                  TND_OPT_STAGED,
+                                  TND_OPT_DIFF,
+                                  TND_OPT_QUIET,
+                                  0};
     tnd_cli cli;
     int c;
 
@@ -367,6 +400,15 @@ static int parse(submit *s, const char *name, int argc, char **argv)
         case TND_OPT_STATUS:
             s->status = true;
             break;
+        case TND_OPT_REVIEW:
+            s->review = true;
+            break;
+        case TND_OPT_STAGED:
+            s->staged = true;
+            break;
+        case TND_OPT_DIFF:
+            s->diff = optarg;
+            break;
         default: /* TND_OPT_QUIET */
             s->quiet = true;
             break;
@@ -377,6 +419,16 @@ static int parse(submit *s, const char *name, int argc, char **argv)
     if ((s->attach || s->status) && optind < argc) {
         fprintf(stderr, "tandem submit: --%s takes no task\n",
                 s->attach ? "attach" : "status");
+        return TND_EXIT_USAGE;
+    }
+    if ((s->staged || s->diff) && !s->review) {
+        fprintf(stderr, "tandem submit: --%s is for --review\n",
+                s->staged ? "staged" : "diff");
+        return TND_EXIT_USAGE;
+    }
+    if (s->staged && s->diff) {
+        fprintf(stderr, "tandem submit: --staged and --diff do not go "
+                        "together\n");
         return TND_EXIT_USAGE;
     }
     if (s->attach && s->status) {

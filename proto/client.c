@@ -56,6 +56,8 @@ static int absolute(const char *field, const char *path)
 
 static int decode_submit(tnd_client_request *out, json_object *obj)
 {
+    json_object *review;
+
     if (tnd_json_get_str(&out->repo, obj, "repo", TND_BODY_MAX_PATH,
                          TND_JSON_REQUIRED) < 0 ||
         absolute("repo", out->repo) < 0 ||
@@ -66,6 +68,21 @@ static int decode_submit(tnd_client_request *out, json_object *obj)
         (out->config && absolute("config", out->config) < 0) ||
         tnd_json_get_bool(&out->detach, obj, "detach", TND_JSON_OPTIONAL) < 0)
         return -1;
+    if ((review = tnd_json_field(obj, "review"))) {
+        if (!json_object_is_type(review, json_type_object))
+            return tnd_error_set("field 'review' must be an object");
+        out->review = true;
+        if (tnd_json_get_bool(&out->staged, review, "staged",
+                              TND_JSON_OPTIONAL) < 0 ||
+            tnd_json_get_str(&out->diff, review, "diff", TND_BODY_MAX_DIFF,
+                             TND_JSON_OPTIONAL) < 0) {
+            tnd_error_prefix("field 'review'");
+            return -1;
+        }
+        if (out->staged && out->diff)
+            return tnd_error_set("field 'review': 'staged' and 'diff' do "
+                                 "not go together");
+    }
     if (!out->task[strspn(out->task, " \t\r\n")])
         return tnd_error_set("field 'task' is empty: say what to do");
     return 0;
@@ -154,6 +171,15 @@ char *tnd_client_request_encode(const tnd_client_request *req, size_t *len)
                                    json_object_new_string(req->config));
         json_object_object_add(o, "detach",
                                json_object_new_boolean(req->detach));
+        if (req->review) {
+            json_object *rv = json_object_new_object();
+            json_object_object_add(rv, "staged",
+                                   json_object_new_boolean(req->staged));
+            if (req->diff)
+                json_object_object_add(rv, "diff",
+                                       json_object_new_string(req->diff));
+            json_object_object_add(o, "review", rv);
+        }
     } else if (req->kind == TND_CLIENT_KIND_ATTACH) {
         json_object_object_add(o, "session",
                                json_object_new_string(req->session));
@@ -184,6 +210,7 @@ void tnd_client_request_clear(tnd_client_request *req)
     free(req->session);
     free(req->answer);
     free(req->text);
+    free(req->diff);
     memset(req, 0, sizeof(*req));
 }
 

@@ -16,13 +16,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "proto/body.h"
+
 #define TND_CLIENT_SUBMIT "tandem.submit"
 #define TND_CLIENT_ATTACH "tandem.attach"
 #define TND_CLIENT_STATUS "tandem.status"
 #define TND_CLIENT_ANSWER "tandem.answer"
 
-/* A request body is at most this long; a longer one is refused. */
-#define TND_CLIENT_MAX_BODY (256 << 10)
+/* A request body is at most this long (room for a review's diff); a
+ * longer one is refused. */
+#define TND_CLIENT_MAX_BODY (TND_BODY_MAX_DIFF + (256 << 10))
 
 /* An output reply carries at most this much text (a longer write is
  * sent as several replies). */
@@ -42,6 +45,10 @@ typedef struct tnd_client_request {
     char *task;      /* submit: what to do */
     char *config;    /* submit: agents.yaml, absolute; NULL: the server's */
     bool detach;     /* submit: the FINAL comes as soon as it is accepted */
+    bool review;     /* submit: review a change (tandem review), not a task */
+    bool staged;     /* review: git's staged changes only */
+    char *diff;      /* review: the change as a unified diff; NULL: the
+                        repository's git changes */
     char *session;   /* attach, answer: the session id */
     char *answer;    /* answer: approve, reject, guide or budget (the
                         server parses it) */

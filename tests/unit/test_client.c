@@ -37,6 +37,18 @@ static void requests_round_trip(void **state)
     assert_string_equal(out.task, "make the test pass");
     assert_string_equal(out.config, "/src/app/agents.yaml");
     assert_true(out.detach);
+    assert_false(out.review);
+    tnd_client_request_clear(&out);
+    free(body);
+
+    in.review = true;
+    in.diff = S("--- a/x\n+++ b/x\n");
+    body = tnd_client_request_encode(&in, &len);
+    assert_int_equal(
+        tnd_client_request_decode(&out, TND_CLIENT_SUBMIT, body, len), 0);
+    assert_true(out.review);
+    assert_false(out.staged);
+    assert_string_equal(out.diff, "--- a/x\n+++ b/x\n");
     tnd_client_request_clear(&out);
     free(body);
 
@@ -123,6 +135,14 @@ static void bad_requests_are_refused_with_the_field_named(void **state)
             "detach");
     refused(TND_CLIENT_ATTACH, "{\"tandem\":1,\"type\":\"attach\"}",
             "field 'session'");
+    refused(TND_CLIENT_SUBMIT,
+            "{\"tandem\":1,\"type\":\"submit\",\"repo\":\"/a\",\"task\":\"x\","
+            "\"review\":{\"staged\":true,\"diff\":\"d\"}}",
+            "do not go together");
+    refused(TND_CLIENT_SUBMIT,
+            "{\"tandem\":1,\"type\":\"submit\",\"repo\":\"/a\",\"task\":\"x\","
+            "\"review\":true}",
+            "field 'review' must be an object");
     refused(TND_CLIENT_ANSWER,
             "{\"tandem\":1,\"type\":\"answer\",\"session\":\"s\","
             "\"answer\":\"approve\"}",

@@ -1,0 +1,82 @@
+#!/bin/sh
+# tandem submit --review (issue 8): `tandem review` through a running
+# server. The change is read when the server makes the session (git's
+# staged changes, or the patch the client sends), so what is reviewed is
+# what there was at submit time; the exit codes are review's, with the
+# findings of a rejected change on stdout.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve_lib.sh"
+
+FIXED='    return (double)sum / (double)count;'
+review_config() { # FILE CASSETTE
+    cat >"$1" <<YAML
+version: 1
+agents:
+  coder:
+    llm: {provider: replay, cassette: "$2"}
+  reviewer:
+    llm: {provider: replay, cassette: "$2"}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+}
+review_config "$T/review.yaml" "$FIX/cassette-review.json"
+repo a
+(cd "$T/a" && git init -q && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm base) ||
+    fail "cannot make the demo a git repository"
+start_serve --config "$T/review.yaml" --max-sessions 2
+
+# the staged fix is approved; what is staged is read at submit time
+sed -i "s|^    return sum / count;|$FIXED|" "$T/a/stats.c"
+(cd "$T/a" && git add stats.c)
+run tandem submit --review --staged --repo "$T/a" "make the failing test pass"
+expect_rc 0 "the staged fix through the server"
+expect_in "$T/err" "[1/1] change: 1 hunk and file applied"
+expect_in "$T/err" "approved after 1 iteration · 1 LLM call"
+[ ! -s "$T/out" ] || fail "an approved review printed on stdout: $(cat "$T/out")"
+sid=$(sed -n 's/^tandem: session \([^:]*\):.*/\1/p' "$T/err" | head -1)
+d=$T/a/.tandem/sessions/$sid
+expect_in "$d/change.diff" "+$FIXED"
+expect_in "$d/journal.jsonl" '"served":true'
+expect_in "$d/journal.jsonl" '"review":{"rev":"'
+pass "submit --review --staged: the staged change, reviewed by the server"
+
+# a patch sent by the client: a half fix is rejected, findings on stdout
+# (the critique the demo's recording holds for its half fix)
+stop_serve
+review_config "$T/half.yaml" "$TOP/examples/demo/cassette.json"
+start_serve --config "$T/half.yaml" --max-sessions 2
+cat >"$T/half.diff" <<'DIFF'
+diff --git a/stats.c b/stats.c
+--- a/stats.c
++++ b/stats.c
+@@ -8,5 +8,5 @@
+         return 0.0;
+     for (size_t i = 0; i < count; i++)
+         sum += values[i];
+-    return sum / count;
++    return (double)(sum / (long)count);
+ }
+DIFF
+repo b
+run tandem submit --review --repo "$T/b" --diff - "make the failing test pass" \
+    <"$T/half.diff"
+expect_rc 1 "a half fix through the server"
+expect_in "$T/err" "rejected: required skill test failed (exit 2)"
+expect_in "$T/out" "### test (\`make test\`): fail, exit 2"
+grep -q '^    return sum / count;$' "$T/b/stats.c" ||
+    fail "the patch was applied to the user's tree"
+pass "submit --review --diff -: the patch goes with the request; a rejected change prints its findings"
+
+# what cannot be reviewed is said before anything runs
+run tandem submit --review --staged --repo "$T/b"
+expect_rc 2 "--staged outside git"
+expect_in "$T/err" "is not a git repository"
+run tandem submit --staged --repo "$T/a" "x"
+expect_rc 2 "--staged without --review"
+expect_in "$T/err" "--staged is for --review"
+stop_serve
+pass "a review the server cannot make is a usage error"
