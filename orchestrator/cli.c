@@ -15,7 +15,7 @@ static const char *const long_names[] = {
     "queue-max",  "drain-s",     "state",    "connect",        "attach",
     "out",        "name",        "on-error", "keep-workspace", "staged",
     "waiting",    "dry-run",     "json",     "force",          "detach",
-    "status",     "allow-empty", "plain",
+    "status",     "allow-empty", "apply",    "commit",         "plain",
 };
 _Static_assert(sizeof(long_names) / sizeof(long_names[0]) ==
                    TND_OPT_PLAIN - TND_OPT_REPO + 1,
