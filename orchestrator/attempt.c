@@ -197,6 +197,8 @@ static int apply(run *r, attempt *a)
                 in->repeats = (int)i + 1;
         free(r->last_diff);
         r->last_diff = tnd_xstrdup(a->diff);
+        free(r->last_rationale);
+        r->last_rationale = tnd_xstrdup(a->reply.rationale);
     }
     TND_GROW(r->hashes, r->ahashes, r->nhashes + 1);
     r->hashes[r->nhashes++] = h;

@@ -15,7 +15,8 @@ static const char *const long_names[] = {
     "queue-max",  "drain-s", "state",       "connect",    "attach",
     "out",        "name",    "on-error",    "pool",       "keep-workspace",
     "staged",     "waiting", "dry-run",     "json",       "force",
-    "detach",     "status",  "allow-empty", "review",     "plain",
+    "detach",     "status",  "allow-empty", "review",     "apply",
+    "commit",     "plain",
 };
 _Static_assert(sizeof(long_names) / sizeof(long_names[0]) ==
                    TND_OPT_PLAIN - TND_OPT_REPO + 1,

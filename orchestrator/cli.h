@@ -66,6 +66,8 @@ typedef enum tnd_cli_opt {
     TND_OPT_STATUS,
     TND_OPT_ALLOW_EMPTY,
     TND_OPT_REVIEW,
+    TND_OPT_APPLY,
+    TND_OPT_COMMIT,
     TND_OPT_PLAIN, /* the last long one */
     TND_OPT_MESSAGE = 'm',
     TND_OPT_QUIET = 'q',

@@ -61,6 +61,8 @@ typedef struct run {
     char *final_rel;       /* final.diff relative to the repo */
     char *last_rel;        /* the last attempt's diff */
     char *last_diff;       /* the last non-empty diff, for an approval */
+    char *last_rationale;  /* the coder's rationale for last_diff: the
+                              message of a --commit */
     char **history;        /* one line per attempt, NULL-terminated */
     size_t nhistory, ahistory;
     uint64_t *hashes; /* diff hash per attempt (0: no diff) */

@@ -66,8 +66,8 @@ static void usage(FILE *to)
           "\n"
           "exit status: 0 approved/ok, 1 rejected or failed, 2 usage or\n"
           "configuration error, 3 waiting for a human, 4 could not review\n"
-          "(tandem review), 130 interrupted (128 + the signal; 'tandem\n"
-          "resume ID' goes on)\n"
+          "(tandem review), 5 approved but not applied (run --apply), 130\n"
+          "interrupted (128 + the signal; 'tandem resume ID' goes on)\n"
           "\n"
           "'tandem COMMAND --help' shows a command's options.\n",
           to);
@@ -81,10 +81,10 @@ static void run_usage(const char *name, FILE *to)
         "\n"
         "Do TASK in a repository: the coder proposes a change in an\n"
         "isolated copy, the reviewer builds, tests and critiques it, and\n"
-        "the gate decides. Your files are not modified. The approved diff\n"
-        "goes to stdout, progress and a summary to stderr, and everything\n"
-        "else to REPO/.tandem/sessions/ID/ (report.json, attempt-N.diff,\n"
-        "final.diff, agent logs).\n"
+        "the gate decides. Your files are not modified unless --apply\n"
+        "asks. The approved diff goes to stdout, progress and a summary to\n"
+        "stderr, and everything else to REPO/.tandem/sessions/ID/\n"
+        "(report.json, attempt-N.diff, final.diff, agent logs).\n"
         "\n"
         "Options may also follow the task; -- ends them, so a word of the\n"
         "task that starts with '-' goes after it.\n"
@@ -102,6 +102,14 @@ static void run_usage(const char *name, FILE *to)
         "  --record FILE        write the live models' answers to FILE, a\n"
         "                       cassette the replay provider plays back\n"
         "  --keep-workspace     keep the workspace copy for inspection\n"
+        "  --apply              once approved, apply the change to the\n"
+        "                       repository, only if it applies cleanly to\n"
+        "                       the files as they are then (else they are\n"
+        "                       left alone: exit 5, the patch is in\n"
+        "                       final.diff)\n"
+        "  --commit             as --apply, then commit the files the\n"
+        "                       change touches (and nothing else) with the\n"
+        "                       coder's rationale as the message; git only\n"
         "  --json               print the session's report (report.json)\n"
         "                       on stdout instead of the diff, which is\n"
         "                       in it (final_diff_text)\n"
@@ -109,9 +117,11 @@ static void run_usage(const char *name, FILE *to)
         "  -v, --verbose        debug logging from tandem and the agents\n"
         "  -h, --help           show this help\n"
         "\n"
-        "exit status: 0 approved, 1 failed, 2 usage or configuration\n"
-        "error, 3 needs a human (the loop could not converge), 130\n"
-        "interrupted (128 + the signal; 'tandem resume ID' goes on)\n",
+        "exit status: 0 approved (and applied, with --apply), 1 failed, 2\n"
+        "usage or configuration error, 3 needs a human (the loop could not\n"
+        "converge), 5 approved but not applied or not committed (--apply,\n"
+        "--commit), 130 interrupted (128 + the signal; 'tandem resume ID'\n"
+        "goes on)\n",
         to);
 }
 
@@ -216,6 +226,8 @@ static int cmd_run(const char *name, int argc, char **argv)
                                   TND_OPT_QUIET,
                                   TND_OPT_VERBOSE,
                                   TND_OPT_TASK_FILE,
+                                  TND_OPT_APPLY,
+                                  TND_OPT_COMMIT,
                                   0};
     tnd_run_options o;
     const char *task_file = NULL;
@@ -232,8 +244,12 @@ static int cmd_run(const char *name, int argc, char **argv)
             task_file = optarg;
         else if (c == TND_OPT_KEEP_WORKSPACE)
             o.keep_workspace = true;
-        else /* TND_OPT_RECORD */
+        else if (c == TND_OPT_RECORD)
             o.record = optarg;
+        else if (c == TND_OPT_APPLY && o.apply != TND_APPLY_COMMIT)
+            o.apply = TND_APPLY_TREE;
+        else /* --commit, which implies --apply */
+            o.apply = TND_APPLY_COMMIT;
     }
     if (c < 0)
         return cli.status;
@@ -313,19 +329,12 @@ static void review_usage(const char *name, FILE *to)
 
 static int cmd_review(const char *name, int argc, char **argv)
 {
-    static const int accepts[] = {TND_OPT_REPO,
-                                  TND_OPT_CONFIG,
-                                  TND_OPT_LLM,
-                                  TND_OPT_BASE_URL,
-                                  TND_OPT_QUIET,
-                                  TND_OPT_VERBOSE,
-                                  TND_OPT_STAGED,
-                                  TND_OPT_DIFF,
-                                  TND_OPT_JSON,
-                                  TND_OPT_FORMAT,
-                                  TND_OPT_ALLOW_EMPTY,
-                                  TND_OPT_ON_ERROR,
-                                  0};
+    static const int accepts[] = {
+        TND_OPT_REPO,     TND_OPT_CONFIG,      TND_OPT_LLM,
+        TND_OPT_BASE_URL, TND_OPT_QUIET,       TND_OPT_VERBOSE,
+        TND_OPT_STAGED,   TND_OPT_DIFF,        TND_OPT_JSON,
+        TND_OPT_FORMAT,   TND_OPT_ALLOW_EMPTY, TND_OPT_ON_ERROR,
+        TND_OPT_APPLY,    TND_OPT_COMMIT,      0};
     tnd_run_options o;
     char *task;
     tnd_cli cli;
@@ -343,6 +352,13 @@ static int cmd_review(const char *name, int argc, char **argv)
             o.staged = true;
         else if (c == TND_OPT_ALLOW_EMPTY)
             o.allow_empty = true;
+        else if (c == TND_OPT_APPLY || c == TND_OPT_COMMIT)
+            return tnd_cli_error(&cli,
+                                 "%s is for tandem run: a review judges a "
+                                 "change that is already in your tree, so "
+                                 "there is nothing to apply or commit; "
+                                 "commit it yourself once approved",
+                                 c == TND_OPT_APPLY ? "--apply" : "--commit");
         else if (c == TND_OPT_ON_ERROR && strcmp(optarg, "fail") == 0)
             o.on_error = TND_ON_ERROR_FAIL;
         else if (c == TND_OPT_ON_ERROR && strcmp(optarg, "pass") == 0)

@@ -27,6 +27,7 @@ struct tnd_report {
     json_object *unsandboxed; /* names of skills that ran with sandbox:
                                  none, each once */
     char *insecure;           /* a tcp:// endpoint open without CURVE */
+    json_object *apply;       /* what --apply/--commit did, or NULL */
     long critiques_asked, critiques_skipped, tokens_saved;
     long unanswered; /* calls in usage[] whose tokens are unknown */
     char *status, *reason, *final_diff, *last_diff;
@@ -69,6 +70,7 @@ void tnd_report_destroy(tnd_report **self_p)
     json_object_put(r->context);
     json_object_put(r->unsandboxed);
     free(r->insecure);
+    json_object_put(r->apply);
     free(r->status);
     free(r->reason);
     free(r->final_diff);
@@ -282,6 +284,12 @@ void tnd_report_insecure(tnd_report *self, const char *endpoint)
     self->insecure = endpoint ? tnd_xstrdup(endpoint) : NULL;
 }
 
+void tnd_report_apply(tnd_report *self, json_object *about)
+{
+    json_object_put(self->apply);
+    self->apply = about;
+}
+
 void tnd_report_approved(tnd_report *self, const char *diff)
 {
     replace(&self->final_text, diff);
@@ -346,6 +354,7 @@ char *tnd_report_json(const tnd_report *self)
                            json_object_get(self->unsandboxed));
     json_object_object_add(o, "insecure_endpoint",
                            tnd_json_str_or_null(self->insecure));
+    json_object_object_add(o, "apply", json_object_get(self->apply));
     json_object_object_add(o, "workspace", json_object_get(self->workspace));
     json_object_object_add(o, "baseline", json_object_get(self->baseline));
     json_object_object_add(o, "attempts", json_object_get(self->attempts));

@@ -94,6 +94,11 @@ void tnd_report_insecure(tnd_report *self, const char *endpoint);
  * final_diff_text, so a reader of the report alone (--json) has it. */
 void tnd_report_approved(tnd_report *self, const char *diff);
 
+/* What `tandem run --apply` or `--commit` did with the approved change
+ * (tnd_apply_json's object, taken): report.json's "apply", null when
+ * neither was asked. */
+void tnd_report_apply(tnd_report *self, json_object *about);
+
 /* report.json's text, pretty, with registered secrets redacted; its
  * "unsandboxed_skills" lists the skills that ran with sandbox: none, in
  * the baseline or an attempt. Caller frees. */

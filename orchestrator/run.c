@@ -35,6 +35,7 @@
 #include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "orchestrator/apply.h"
 #include "orchestrator/change.h"
 #include "orchestrator/crew.h"
 #include "orchestrator/events.h"
@@ -48,6 +49,7 @@
 #include "orchestrator/snapshot.h"
 #include "orchestrator/unidiff.h"
 #include "orchestrator/workspace.h"
+#include "proto/body.h"
 #include "proto/code.h"
 #include "proto/json.h"
 
@@ -254,11 +256,73 @@ static int not_reviewed(const run *r, const char *why)
     return TND_EXIT_NOT_REVIEWED;
 }
 
+/* "stats.c", "stats.c and 2 more files". Caller frees. */
+static char *files_line(char **paths)
+{
+    size_t n = 0;
+
+    while (paths && paths[n])
+        n++;
+    if (n == 0)
+        return tnd_xstrdup("no file");
+    return n == 1 ? tnd_xstrdup(paths[0])
+                  : tnd_xasprintf("%s and %zu more file%s", paths[0], n - 1,
+                                  n == 2 ? "" : "s");
+}
+
+/* --apply, --commit: the approved change into the user's tree, only when
+ * it applies cleanly to the tree as it is now (apply.h). 0 when done as
+ * asked; 1 (exit 5) when not, the tree as it was, or applied but not
+ * committed. Said on r->err and in the report. */
+static int put_in_tree(run *r)
+{
+    char *file = tnd_fs_join(r->repo, r->final_rel), *diff = NULL, *msg;
+    char *what = NULL;
+    tnd_apply_result res;
+    int rc;
+
+    memset(&res, 0, sizeof(res));
+    if (tnd_fs_read(&diff, NULL, file, TND_BODY_MAX_DIFF) < 0) {
+        res.mode = r->opts.apply;
+        res.why = tnd_xstrdup(tnd_error_last());
+        rc = 1;
+    } else {
+        msg = tnd_apply_message(r->last_rationale, r->opts.task,
+                                tnd_session_id(r->session));
+        rc = tnd_apply_patch(&res, r->repo, diff, file, r->opts.apply, msg);
+        free(msg);
+    }
+    if (res.committed)
+        fprintf(r->err, "tandem: committed the approved change as %.12s: %s\n",
+                res.commit ? res.commit : "HEAD", what = files_line(res.paths));
+    else if (res.applied && rc == 0)
+        fprintf(r->err, "tandem: applied the approved change to %s: %s\n",
+                r->repo, what = files_line(res.paths));
+    else if (res.applied)
+        fprintf(r->err,
+                "tandem: not committed: %s; the change is in your tree, "
+                "and the patch in %s (exit %d)\n",
+                res.why, file, TND_EXIT_NOT_APPLIED);
+    else
+        fprintf(r->err,
+                "tandem: not applied: %s; your tree is as it was, and the "
+                "approved patch is in %s (exit %d)\n",
+                res.why, file, TND_EXIT_NOT_APPLIED);
+    tnd_report_apply(r->report, tnd_apply_json(&res));
+    tnd_apply_result_clear(&res);
+    free(what);
+    free(diff);
+    free(file);
+    return rc;
+}
+
 static int finish(run *r)
 {
     char *text, *summary;
-    int code;
+    int code, unapplied = 0;
 
+    if (r->status == TND_SESSION_APPROVED && r->opts.apply && r->final_rel)
+        unapplied = put_in_tree(r);
     tnd_report_outcome(r->report, tnd_session_status_name(r->status), r->reason,
                        r->iterations, r->final_rel, r->last_rel,
                        tnd_now_ms() - r->started);
@@ -290,7 +354,7 @@ static int finish(run *r)
     fprintf(r->err, "%s\n", summary);
     free(summary);
     if (r->status == TND_SESSION_APPROVED) {
-        code = TND_EXIT_OK;
+        code = unapplied ? TND_EXIT_NOT_APPLIED : TND_EXIT_OK;
     } else if (r->status == TND_SESSION_ESCALATED) {
         fprintf(r->err, "needs a human: %s\n", r->reason);
         if (r->last_rel)
@@ -341,6 +405,7 @@ void tnd_loop_close(run *r)
     free(r->final_rel);
     free(r->last_rel);
     free(r->last_diff);
+    free(r->last_rationale);
     free(r->guidance);
     tnd_lessons_close(&r->bank);
     tnd_str_list_free(&r->lessons);
@@ -386,6 +451,9 @@ int tnd_loop_prepare(run *r)
 
     if ((error = load_config(r)) < 0)
         return error;
+    /* said now, not after the run is paid for */
+    if (r->opts.apply == TND_APPLY_COMMIT && tnd_apply_can_commit(r->repo) < 0)
+        return TND_ECONFIG;
     if (r->opts.record) {
         char *dir = tnd_fs_dirname(r->opts.record);
         bool ok = tnd_fs_is_dir(dir);

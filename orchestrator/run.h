@@ -20,6 +20,7 @@
 
 #include "orchestrator/link.h"
 
+#include "orchestrator/apply.h"
 #include "orchestrator/escalate.h"
 #include "orchestrator/findings.h"
 #include "orchestrator/session.h"
@@ -33,6 +34,11 @@
  * refusing the key, an agent that crashed): nothing was judged, unlike
  * exit 1. `tandem run` keeps exit 1 for it (see README, Exit codes). */
 #define TND_EXIT_NOT_REVIEWED 4
+/* `tandem run --apply` or `--commit`: the change was approved, but the
+ * tree was not changed (or not committed) as asked: the patch no longer
+ * applies cleanly, or the files it touches hold uncommitted changes of
+ * the user's. report.json's "apply" says what was done and why not. */
+#define TND_EXIT_NOT_APPLIED 5
 /* Interrupted by a signal: 128 + the signal (130 for Ctrl-C), as shells
  * report it; the session is open and `tandem resume` goes on. */
 #define TND_EXIT_SIGNAL 128
@@ -53,6 +59,8 @@ typedef struct tnd_run_options {
     const char *record;    /* --record FILE: write the models' answers as a
                               cassette, or NULL */
     bool keep_workspace;   /* leave the workspace for inspection */
+    tnd_apply_mode apply;  /* run --apply, --commit: put an approved change
+                              into the tree (and commit it) */
     bool review;           /* `tandem review`: audit an existing change,
                               no coder, one attempt */
     const char *diff;      /* review: a patch file ("-": stdin); NULL: the

@@ -1,0 +1,542 @@
+/* Putting an approved patch into the user's tree (see apply.h).
+ *
+ * Two appliers, one rule: check the whole patch against the tree as it is
+ * now, and write only when every part of it fits. In a git work tree git
+ * checks and applies (`git apply --check`, then `git apply`); elsewhere
+ * the patch becomes edits (unidiff.c), every edit is worked out in
+ * memory on the files as they are, and only then are files written, each
+ * resolved beneath the tree's directory (common/beneath.h). */
+#include "orchestrator/apply.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/beneath.h"
+#include "common/buf.h"
+#include "common/diff.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "orchestrator/git.h"
+#include "orchestrator/unidiff.h"
+#include "proto/body.h"
+#include "proto/code.h"
+#include "proto/json.h"
+#include "skills/patch.h"
+
+#define SUBJECT_MAX 72         /* bytes of a commit's first line */
+#define BODY_MAX    (16 << 10) /* bytes of the rationale in a commit */
+#define GIT_OUT_MAX (64 << 10) /* what git may print for our questions */
+
+/* ---- the message ----------------------------------------------------------
+ */
+
+/* The first line of text, trimmed, cut to SUBJECT_MAX at a word (or at
+ * the end of the first sentence when that fits). Caller frees. */
+static char *subject_of(const char *text)
+{
+    size_t len = strcspn(text, "\n");
+    char *line = tnd_xstrndup(text, len), *dot, *cut;
+
+    tnd_str_trim(line);
+    if (strlen(line) <= SUBJECT_MAX)
+        return line;
+    if ((dot = strstr(line, ". ")) && (size_t)(dot - line) < SUBJECT_MAX) {
+        dot[1] = '\0';
+        return line;
+    }
+    line[SUBJECT_MAX - 3] = '\0';
+    if ((cut = strrchr(line, ' ')) && cut > line + SUBJECT_MAX / 2)
+        *cut = '\0';
+    /* never leave half a UTF-8 character before the "..." */
+    for (size_t n = strlen(line); n > 0 && (line[n - 1] & 0xC0) == 0x80;)
+        line[--n] = '\0';
+    if (strlen(line) > 0 && (line[strlen(line) - 1] & 0xC0) == 0xC0)
+        line[strlen(line) - 1] = '\0';
+    tnd_str_trim(line);
+    cut = tnd_xasprintf("%s...", line);
+    free(line);
+    return cut;
+}
+
+char *tnd_apply_message(const char *rationale, const char *task,
+                        const char *session)
+{
+    char *why = tnd_xstrdup(rationale ? rationale : ""), *subject, *body, *msg;
+
+    tnd_str_trim(why);
+    subject = subject_of(*why ? why : task);
+    /* the rationale in full, unless the subject already is all of it */
+    body = *why && strcmp(why, subject) != 0 ? tnd_str_cut_middle(why, BODY_MAX)
+                                             : tnd_xstrdup("");
+    msg = tnd_xasprintf("%s\n\n%s%sTandem-Session: %s\n", subject, body,
+                        *body ? "\n\n" : "", session);
+    free(subject);
+    free(body);
+    free(why);
+    return msg;
+}
+
+/* ---- without git: tandem's own strict applier -----------------------------
+ */
+
+/* One file of the patch as it will be: now is NULL when it is (to be)
+ * absent. */
+typedef struct pending {
+    const char *path; /* borrowed from the edits */
+    bool existed;
+    char *now;
+    size_t len;
+} pending;
+
+static void pending_free(pending *files, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(files[i].now);
+    free(files);
+}
+
+/* The pending state of path, read from the tree the first time. */
+static int load(pending **out, pending **files, size_t *n, int root,
+                const char *path)
+{
+    pending *p;
+    int fd, error;
+
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*files)[i].path, path) == 0) {
+            *out = &(*files)[i];
+            return 0;
+        }
+    *files = tnd_xrealloc(*files, *n + 1, sizeof(pending));
+    p = &(*files)[(*n)++];
+    memset(p, 0, sizeof(*p));
+    p->path = path;
+    *out = p;
+    if (tnd_edit_path_check(path) < 0)
+        return -1;
+    if ((fd = tnd_beneath_open(root, path, O_RDONLY, 0)) < 0)
+        return errno == ENOENT ? (tnd_error_clear(), 0) : -1;
+    error = tnd_fs_read_fd(&p->now, &p->len, fd, path, TND_BODY_MAX_FILE);
+    close(fd);
+    p->existed = error == 0;
+    return error;
+}
+
+/* How many times needle occurs in hay; *at is the first place. */
+static size_t occurrences(const char *hay, size_t len, const char *needle,
+                          const char **at)
+{
+    size_t n = 0, nlen = strlen(needle);
+
+    for (const char *p = hay; p && (size_t)(p - hay) + nlen <= len;) {
+        const char *hit = memmem(p, len - (size_t)(p - hay), needle, nlen);
+        if (!hit)
+            break;
+        if (n++ == 0)
+            *at = hit;
+        p = hit + 1;
+    }
+    return n;
+}
+
+/* A deleted file's part of the patch: from its "diff --git" line to the
+ * next file's. NULL when the patch has none. */
+static char *section_of(const char *diff, const char *path)
+{
+    char *head = tnd_xasprintf("diff --git a/%s b/%s\n", path, path);
+    const char *at = strstr(diff, head), *end;
+    char *s = NULL;
+
+    while (at && at != diff && at[-1] != '\n')
+        at = strstr(at + 1, head);
+    if (at) {
+        end = strstr(at + strlen(head), "\ndiff --git ");
+        s = end ? tnd_xstrndup(at, (size_t)(end + 1 - at)) : tnd_xstrdup(at);
+    }
+    free(head);
+    return s;
+}
+
+/* Work edit e out on the pending files. -1 with the error saying why the
+ * patch does not fit the tree as it is. */
+static int plan_one(pending **files, size_t *n, int root, const tnd_edit *e,
+                    const char *diff)
+{
+    pending *p;
+    const char *at = NULL;
+    size_t hits, slen;
+    tnd_buf b;
+
+    if (load(&p, files, n, root, e->path) < 0)
+        return -1;
+    switch (e->kind) {
+    case TND_EDIT_WRITE:
+        if (p->now || p->existed)
+            return tnd_error_set("the patch creates %s, which exists now",
+                                 e->path);
+        p->now = tnd_xstrdup(e->replace ? e->replace : "");
+        p->len = strlen(p->now);
+        return 0;
+    case TND_EDIT_DELETE: {
+        /* deleted only when it holds exactly what the patch removes */
+        char *want = section_of(diff, e->path);
+        tnd_buf got;
+        bool same;
+        if (!p->now) {
+            free(want);
+            return tnd_error_set("the patch deletes %s, which does not "
+                                 "exist now",
+                                 e->path);
+        }
+        tnd_buf_init(&got, TND_BUF_NOCAP);
+        tnd_diff_file(&got, e->path, p->now, p->len, NULL, 0);
+        same = want && got.len > 0 && strcmp(want, got.data) == 0;
+        tnd_buf_free(&got);
+        free(want);
+        if (!same)
+            return tnd_error_set("the patch deletes %s, which has changed "
+                                 "since the run started",
+                                 e->path);
+        free(p->now);
+        p->now = NULL;
+        p->len = 0;
+        return 0;
+    }
+    case TND_EDIT_REPLACE:
+        break;
+    }
+    if (!p->now)
+        return tnd_error_set("the patch changes %s, which does not exist now",
+                             e->path);
+    slen = strlen(e->search);
+    if (slen == 0) { /* lines added to an empty file */
+        hits = p->len == 0 ? 1 : 0;
+        at = p->now;
+    } else {
+        hits = occurrences(p->now, p->len, e->search, &at);
+    }
+    if (hits != 1)
+        return tnd_error_set(
+            hits == 0 ? "%s: the lines a hunk changes are no longer there as "
+                        "the patch expects (the file changed since the run "
+                        "started)"
+                      : "%s: the lines a hunk changes occur in more than one "
+                        "place now",
+            e->path);
+    tnd_buf_init(&b, TND_BODY_MAX_FILE);
+    if (tnd_buf_append(&b, p->now, (size_t)(at - p->now)) < 0 ||
+        tnd_buf_puts(&b, e->replace) < 0 ||
+        tnd_buf_append(&b, at + slen, p->len - (size_t)(at - p->now) - slen) <
+            0) {
+        tnd_buf_free(&b);
+        return tnd_error_set("the patch makes %s larger than %d bytes", e->path,
+                             TND_BODY_MAX_FILE);
+    }
+    free(p->now);
+    p->now = tnd_buf_detach(&b, &p->len);
+    return 0;
+}
+
+/* Write (or remove) one planned file. */
+static int write_one(int root, const pending *p)
+{
+    char *dir;
+    int fd, error = 0;
+
+    if (!p->now)
+        return tnd_beneath_remove(root, p->path, false, false);
+    dir = tnd_fs_dirname(p->path);
+    if (strcmp(dir, ".") != 0 && tnd_beneath_mkdirs(root, dir, NULL, NULL) < 0)
+        error = -1;
+    free(dir);
+    if (error < 0 ||
+        (fd = tnd_beneath_open(root, p->path, O_WRONLY | O_CREAT | O_TRUNC,
+                               0644)) < 0)
+        return -1;
+    for (size_t off = 0; off < p->len && error == 0;) {
+        ssize_t w = write(fd, p->now + off, p->len - off);
+        if (w < 0 && errno != EINTR)
+            error = tnd_error_sys("cannot write %s", p->path);
+        else if (w > 0)
+            off += (size_t)w;
+    }
+    if (close(fd) < 0 && error == 0)
+        error = tnd_error_sys("cannot write %s", p->path);
+    return error;
+}
+
+/* Apply diff to the tree at repo, all or nothing. 0, or -1 with the error
+ * set and the tree untouched (unless a write itself failed: then the
+ * error says which file). */
+static int apply_own(const char *repo, const char *diff)
+{
+    tnd_edit *edits = NULL;
+    pending *files = NULL;
+    size_t nedits = 0, n = 0;
+    int root, error = -1;
+
+    if ((root = open(repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return tnd_error_sys("cannot open %s", repo);
+    if (tnd_unidiff_edits(&edits, &nedits, diff, strlen(diff)) < 0)
+        goto out;
+    for (size_t i = 0; i < nedits; i++)
+        if (plan_one(&files, &n, root, &edits[i], diff) < 0)
+            goto out;
+    /* everything fits: now write */
+    for (size_t i = 0; i < n; i++)
+        if (write_one(root, &files[i]) < 0) {
+            tnd_error_prefix("the tree is partly patched (%zu of %zu files "
+                             "written)",
+                             i, n);
+            goto out;
+        }
+    error = 0;
+out:
+    pending_free(files, n);
+    tnd_edit_list_free(edits, nedits);
+    close(root);
+    return error;
+}
+
+/* ---- with git -------------------------------------------------------------
+ */
+
+int tnd_apply_can_commit(const char *repo)
+{
+    const char *argv[] = {"git", "rev-parse", "--is-inside-work-tree", NULL};
+    char *out = NULL;
+    int rc = tnd_git_run(&out, NULL, repo, argv, GIT_OUT_MAX);
+    bool yes = rc == 0 && out && strncmp(out, "true", 4) == 0;
+
+    free(out);
+    if (yes)
+        return 0;
+    return tnd_error_config(
+        "--commit commits the approved change with git, but %s is %s; use "
+        "--apply (it patches any directory) or run in a git work tree",
+        repo,
+        rc == TND_ENOTFOUND ? "not usable: git is not installed"
+                            : "not in a git work tree");
+}
+
+/* The repository's path prefix of repo (git rev-parse --show-prefix): ""
+ * at the top, "sub/" below it. NULL when repo is not in a work tree. */
+static char *git_prefix(const char *repo)
+{
+    const char *argv[] = {"git", "rev-parse", "--show-prefix", NULL};
+    char *out = NULL;
+
+    if (tnd_git_run(&out, NULL, repo, argv, GIT_OUT_MAX) < 0) {
+        free(out);
+        tnd_error_clear();
+        return NULL;
+    }
+    if (!out)
+        return tnd_xstrdup("");
+    out[strcspn(out, "\n")] = '\0';
+    return out;
+}
+
+/* argv with "git" and the given words, then "--" and the paths.
+ * Caller frees the array. */
+static const char **git_argv(const char *const *words, char **paths)
+{
+    size_t nw = 0, np = 0, k = 0;
+    const char **argv;
+
+    while (words[nw])
+        nw++;
+    while (paths && paths[np])
+        np++;
+    argv = tnd_xcalloc(nw + np + 3, sizeof(char *));
+    argv[k++] = "git";
+    for (size_t i = 0; i < nw; i++)
+        argv[k++] = words[i];
+    if (paths) {
+        argv[k++] = "--";
+        for (size_t i = 0; i < np; i++)
+            argv[k++] = paths[i];
+    }
+    return argv;
+}
+
+static int git(char **out, const char *repo, const char *const *words,
+               char **paths)
+{
+    const char **argv = git_argv(words, paths);
+    int rc = tnd_git_run(out, NULL, repo, argv, GIT_OUT_MAX);
+
+    free(argv);
+    return rc;
+}
+
+/* Uncommitted changes of the user's in the files the patch touches: a
+ * commit of them would carry those too. 0 when there are none. */
+static int clean_paths(const char *repo, char **paths)
+{
+    const char *status[] = {"--literal-pathspecs",   "status",
+                            "--porcelain",           "-z",
+                            "--untracked-files=all", NULL};
+    char *out = NULL;
+    int rc = git(&out, repo, status, paths);
+
+    if (rc == 0 && out && *out) {
+        /* "XY PATH\0": name the first */
+        rc = tnd_error_set("%s has changes of yours that are not committed, "
+                           "and --commit commits only the patch; commit or "
+                           "stash them first, or use --apply",
+                           strlen(out) > 3 ? out + 3 : out);
+    }
+    free(out);
+    return rc;
+}
+
+/* The created files git does not know yet go into the index, then the
+ * patch's paths, and only they, are committed. */
+static int commit_paths(tnd_apply_result *r, const char *repo,
+                        const tnd_patch *patch, const char *message)
+{
+    const char *add[] = {"--literal-pathspecs", "add", NULL};
+    const char *commit[] = {"--literal-pathspecs",
+                            "commit",
+                            "--no-verify",
+                            "--only",
+                            "--quiet",
+                            "-m",
+                            message,
+                            NULL};
+    const char *head[] = {"rev-parse", "HEAD", NULL};
+    char **created = tnd_xcalloc(patch->nfiles + 1, sizeof(char *));
+    size_t n = 0;
+    int rc = 0;
+
+    for (size_t i = 0; i < patch->nfiles; i++)
+        if (patch->files[i].created)
+            created[n++] = patch->files[i].path;
+    if (n > 0)
+        rc = git(NULL, repo, add, created);
+    if (rc == 0)
+        rc = git(NULL, repo, commit, r->paths);
+    if (rc == 0 && git(&r->commit, repo, head, NULL) == 0 && r->commit)
+        r->commit[strcspn(r->commit, "\n")] = '\0';
+    free(created);
+    return rc < 0 ? -1 : 0;
+}
+
+static int apply_git(const char *repo, const char *patch_file,
+                     const char *prefix)
+{
+    char *dir = *prefix ? tnd_xasprintf("--directory=%s", prefix) : NULL;
+    const char *check[] = {"apply", "--check", dir ? dir : patch_file,
+                           dir ? patch_file : NULL, NULL};
+    const char *apply[] = {"apply", dir ? dir : patch_file,
+                           dir ? patch_file : NULL, NULL};
+    int rc;
+
+    if ((rc = git(NULL, repo, check, NULL)) == 0)
+        rc = git(NULL, repo, apply, NULL);
+    free(dir);
+    return rc < 0 ? -1 : 0;
+}
+
+/* ---- the whole ------------------------------------------------------------
+ */
+
+static char **copy_paths(const tnd_patch *patch)
+{
+    const char **paths = tnd_patch_paths(patch);
+    size_t n = 0;
+    char **out;
+
+    while (paths[n])
+        n++;
+    out = tnd_xcalloc(n + 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        out[i] = tnd_xstrdup(paths[i]);
+    free(paths);
+    return out;
+}
+
+int tnd_apply_patch(tnd_apply_result *out, const char *repo, const char *diff,
+                    const char *patch_file, tnd_apply_mode mode,
+                    const char *message)
+{
+    tnd_patch patch;
+    char *prefix = NULL;
+    int rc = 1;
+
+    memset(out, 0, sizeof(*out));
+    memset(&patch, 0, sizeof(patch));
+    out->mode = mode;
+    if (tnd_patch_parse(&patch, diff, strlen(diff), NULL, NULL) < 0) {
+        out->why = tnd_xstrdup(tnd_error_last());
+        goto done;
+    }
+    out->paths = copy_paths(&patch);
+    prefix = git_prefix(repo);
+    out->git = prefix != NULL;
+    if (mode == TND_APPLY_COMMIT &&
+        (!out->git ? tnd_apply_can_commit(repo)
+                   : clean_paths(repo, out->paths)) < 0) {
+        out->why = tnd_xstrdup(tnd_error_last());
+        goto done;
+    }
+    if ((out->git ? apply_git(repo, patch_file, prefix)
+                  : apply_own(repo, diff)) < 0) {
+        out->why = tnd_xasprintf(
+            "the patch does not apply cleanly to the tree as it is now "
+            "(%s)",
+            tnd_error_last());
+        goto done;
+    }
+    out->applied = true;
+    if (mode == TND_APPLY_COMMIT) {
+        if (commit_paths(out, repo, &patch, message) < 0) {
+            out->why = tnd_xasprintf("applied, but not committed: %s",
+                                     tnd_error_last());
+            goto done;
+        }
+        out->committed = true;
+    }
+    rc = 0;
+done:
+    tnd_patch_clear(&patch);
+    free(prefix);
+    return rc;
+}
+
+void tnd_apply_result_clear(tnd_apply_result *out)
+{
+    free(out->commit);
+    free(out->why);
+    tnd_str_list_free(&out->paths);
+    memset(out, 0, sizeof(*out));
+}
+
+json_object *tnd_apply_json(const tnd_apply_result *r)
+{
+    json_object *o = json_object_new_object();
+    json_object *paths = json_object_new_array();
+
+    for (char **p = r->paths; p && *p; p++)
+        json_object_array_add(paths, json_object_new_string(*p));
+    json_object_object_add(o, "asked",
+                           json_object_new_string(r->mode == TND_APPLY_COMMIT
+                                                      ? "commit"
+                                                      : "apply"));
+    json_object_object_add(o, "applied", json_object_new_boolean(r->applied));
+    json_object_object_add(o, "committed",
+                           json_object_new_boolean(r->committed));
+    json_object_object_add(o, "commit", tnd_json_str_or_null(r->commit));
+    json_object_object_add(o, "why", tnd_json_str_or_null(r->why));
+    json_object_object_add(o, "via",
+                           json_object_new_string(r->git ? "git" : "tandem"));
+    json_object_object_add(o, "paths", paths);
+    return o;
+}

@@ -1,0 +1,191 @@
+#!/bin/sh
+# tandem run --apply and --commit: the approved change goes into the
+# user's tree only when it applies cleanly to the tree as it is at the
+# end, and uncommitted work is never lost. The user edits the tree during
+# the run: the build skill (sandbox: none) runs a script that edits
+# $T/demo after the run took its snapshot, in a way the patch conflicts
+# with, or not, and keeps a copy of the tree as the user left it.
+. "$(dirname "$0")/lib.sh"
+
+CASSETTE=$TOP/examples/demo/cassette.json
+
+# The user's edits, made while the run goes on; $T/mode says which:
+#   conflict  the line the patch changes (stats.c:11)
+#   other     another file, and stats.c far from the hunk
+#   readme    another file only
+# Each edit is made once, however often the skill runs; then the tree as
+# the user left it (without .tandem/) is copied to $T/expected.
+cat >"$T/edit.sh" <<SH
+#!/bin/sh
+mode=\$(cat '$T/mode')
+case \$mode in
+conflict)
+    sed -i 's|^    return sum / count;\$|    return sum / count; /* mine */|' \
+        '$T/demo/stats.c' ;;
+other)
+    sed -i 's|^    return best;\$|    return best; /* mine */|' \
+        '$T/demo/stats.c' ;;
+esac
+case \$mode in
+other | readme)
+    grep -q 'my note' '$T/demo/README.md' ||
+        echo 'my note' >>'$T/demo/README.md' ;;
+esac
+rm -rf '$T/expected' && mkdir '$T/expected' &&
+    (cd '$T/demo' && tar cf - --exclude=.tandem .) |
+    (cd '$T/expected' && tar xf -)
+exec make
+SH
+
+# demo MODE: a fresh demo whose build skill edits it as MODE says.
+demo() {
+    copy_demo
+    rm -rf "$T/expected"
+    echo "$1" >"$T/mode"
+    demo_config "$CASSETTE" <<YAML
+skills:
+  build: {command: [sh, '$T/edit.sh'], timeout_s: 60, sandbox: none}
+  test: {command: make test, timeout_s: 60}
+YAML
+}
+
+# apply_of: report.json's "apply", as one line of Python's repr
+apply_of() {
+    /usr/bin/python3 -c 'import json, sys
+a = json.load(open(sys.argv[1]))["apply"]
+print(a if a is None else (a["asked"], a["applied"], a["committed"],
+      a["via"], a["paths"], a["why"] or ""))' "$(session_dir)/report.json"
+}
+
+# same_tree: $T/demo (without .tandem/) is byte for byte $T/expected
+same_tree() {
+    diff -r -x .tandem "$T/expected" "$T/demo" >"$T/tree.diff" ||
+        fail "the tree changed: $(cat "$T/tree.diff")"
+}
+
+# ---- outside git: tandem's own applier ---------------------------------
+
+demo conflict
+run tandem run --apply --repo "$T/demo" "make the failing test pass"
+expect_rc 5 "approved, not applied"
+[ -d "$T/expected" ] || fail "the skill never edited the tree"
+grep -q 'sum / count; /\* mine \*/' "$T/demo/stats.c" ||
+    fail "the user's edit is gone"
+same_tree
+expect_in "$T/err" "tandem: not applied: the patch does not apply cleanly to the tree as it is now (stats.c:"
+expect_in "$T/err" "your tree is as it was, and the approved patch is in $T/demo/.tandem/sessions/"
+expect_in "$T/err" "/final.diff (exit 5)"
+expect_in "$T/out" "+    return (double)sum / (double)count;" # stdout: the diff
+apply_of >"$T/apply"
+expect_in "$T/apply" "('apply', False, False, 'tandem', ['stats.c'], 'the patch does not apply cleanly"
+pass "a conflicting edit made during the run: exit 5, the tree byte for byte as the user left it"
+
+demo other
+run tandem run --apply --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved and applied"
+expect_in "$T/err" "tandem: applied the approved change to $T/demo: stats.c"
+expect_in "$T/demo/stats.c" "    return (double)sum / (double)count;"
+expect_in "$T/demo/stats.c" "    return best; /* mine */"
+expect_in "$T/demo/README.md" "my note"
+# the tree is what the user left plus the patch, nothing else
+(cd "$T/expected" && git apply "$(session_dir)/final.diff") ||
+    fail "final.diff does not apply to the user's tree"
+same_tree
+apply_of >"$T/apply"
+expect_in "$T/apply" "('apply', True, False, 'tandem', ['stats.c'], '')"
+pass "edits elsewhere made during the run: applied, the user's edits kept"
+
+# without --apply the tree is left alone, whatever it holds
+demo other
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved"
+same_tree
+[ "$(apply_of)" = None ] || fail "report.json's apply should be null"
+pass "without --apply the tree is not touched"
+
+# ---- in a git work tree: git apply, git commit -------------------------
+
+# git_demo MODE: the demo committed, with a change to stats.h staged and
+# one to test_stats.c not (both must stay as they are, out of any commit)
+git_demo() {
+    demo "$1"
+    (cd "$T/demo" && git init -q && git config user.name t &&
+        git config user.email t@example.invalid && git add -A &&
+        git commit -q -m base &&
+        echo '/* staged */' >>stats.h && git add stats.h &&
+        echo '/* unstaged */' >>test_stats.c) >/dev/null ||
+        fail "cannot make the git demo"
+}
+
+git_demo other
+run tandem run --apply --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved and applied with git"
+expect_in "$T/demo/stats.c" "    return (double)sum / (double)count;"
+expect_in "$T/demo/stats.c" "    return best; /* mine */"
+(cd "$T/expected" && git apply "$(session_dir)/final.diff") ||
+    fail "final.diff does not apply to the user's tree"
+same_tree
+[ "$(cd "$T/demo" && git log --format=%s)" = base ] ||
+    fail "--apply made a commit"
+pass "git apply: an edit elsewhere in the same file, made during the run, is kept"
+
+git_demo readme
+run tandem run --commit --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved and committed"
+expect_in "$T/err" "tandem: committed the approved change as "
+(cd "$T/demo" && git log --format=%s -2) >"$T/log"
+expect_in "$T/log" "The cast came after the integer division, so the"
+expect_in "$T/log" "base"
+(cd "$T/demo" && git show --name-only --format=%b HEAD) >"$T/show"
+expect_in "$T/show" "Tandem-Session: $(basename "$(session_dir)")"
+expect_in "$T/show" "stats.c"
+expect_not_in "$T/show" "stats.h"
+expect_not_in "$T/show" "README.md"
+(cd "$T/demo" && git status --porcelain --untracked-files=no) >"$T/status"
+expect_in "$T/status" "M  stats.h"      # still staged, not committed
+expect_in "$T/status" " M test_stats.c" # still unstaged
+expect_in "$T/status" " M README.md"    # edited during the run
+# the committed stats.c is HEAD~'s plus the patch and nothing else
+(cd "$T/demo" && git diff HEAD~ HEAD) >"$T/committed.diff"
+expect_in "$T/committed.diff" "+    return (double)sum / (double)count;"
+[ "$(grep -c '^[-+] ' "$T/committed.diff")" = 2 ] ||
+    fail "the commit holds more than the patch: $(cat "$T/committed.diff")"
+apply_of >"$T/apply"
+expect_in "$T/apply" "('commit', True, True, 'git', ['stats.c'], '')"
+pass "--commit: only the patch's files are committed; staged and unstaged work stays as it was"
+
+git_demo conflict
+run tandem run --commit --repo "$T/demo" "make the failing test pass"
+expect_rc 5 "approved, not committed"
+same_tree
+[ "$(cd "$T/demo" && git log --format=%s)" = base ] ||
+    fail "a commit was made"
+expect_in "$T/err" "tandem: not applied: stats.c has changes of yours that are not committed"
+apply_of >"$T/apply"
+expect_in "$T/apply" "('commit', False, False, 'git', ['stats.c'],"
+pass "--commit with changes of the user's in the patch's file: exit 5, nothing applied or committed"
+
+git_demo conflict
+run tandem run --apply --repo "$T/demo" "make the failing test pass"
+expect_rc 5 "approved, not applied"
+same_tree
+expect_in "$T/err" "'git apply' failed"
+pass "git apply --check refuses a conflicting edit; the tree is untouched"
+
+# ---- refused before anything starts ------------------------------------
+
+demo other
+rm -rf "$T/demo/.tandem"
+run tandem run --commit --repo "$T/demo" "make the failing test pass"
+expect_rc 2 "--commit outside a git work tree"
+expect_in "$T/err" "--commit commits the approved change with git, but $T/demo is not in a git work tree; use --apply"
+[ ! -e "$T/demo/.tandem/sessions" ] || fail "a session was made"
+[ ! -e "$T/expected" ] || fail "the run started"
+pass "--commit outside a git work tree is exit 2 before the run"
+
+run tandem review --apply --repo "$T/demo"
+expect_rc 2 "review --apply"
+expect_in "$T/err" "tandem review: --apply is for tandem run: a review judges a change that is already in your tree"
+run tandem review --commit --repo "$T/demo"
+expect_rc 2 "review --commit"
+pass "tandem review refuses --apply and --commit"

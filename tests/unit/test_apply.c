@@ -1,0 +1,475 @@
+/* Unit tests for orchestrator/apply: an approved patch into the user's
+ * tree. Trees are made in a temporary directory, plain and under git;
+ * patches are made as the run makes them (common/diff.h). Each test says
+ * what the tree holds afterwards, byte for byte, and, with git, what is
+ * committed and what is still staged. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/buf.h"
+#include "common/diff.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/xalloc.h"
+#include "orchestrator/apply.h"
+
+static char scratch[] = "/tmp/tnd-test-apply-XXXXXX";
+
+#define MAX_BYTES (1 << 20)
+
+static const char *const lines10 = "one\ntwo\nthree\nfour\nfive\nsix\n"
+                                   "seven\neight\nnine\nten\n";
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+    char *full = tnd_fs_join(dir, rel);
+    char *parent = tnd_fs_dirname(full);
+
+    assert_int_equal(tnd_fs_mkdirs(parent, 0755), 0);
+    assert_int_equal(tnd_fs_write(full, text, strlen(text)), 0);
+    free(parent);
+    free(full);
+}
+
+static void assert_file(const char *dir, const char *rel, const char *expect)
+{
+    char *full = tnd_fs_join(dir, rel), *text = NULL;
+
+    if (tnd_fs_read(&text, NULL, full, MAX_BYTES) < 0)
+        fail_msg("%s should exist: %s", rel, tnd_error_last());
+    assert_string_equal(text, expect);
+    free(text);
+    free(full);
+}
+
+static bool exists(const char *dir, const char *rel)
+{
+    char *full = tnd_fs_join(dir, rel);
+    bool yes = tnd_fs_exists(full);
+
+    free(full);
+    return yes;
+}
+
+static void sh(const char *fmt, ...) TND_PRINTF(1, 2);
+
+static void sh(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    if (system(cmd) != 0)
+        fail_msg("command failed: %s", cmd);
+}
+
+/* What a command prints, trimmed of its last newline. Caller frees. */
+static char *sh_out(const char *fmt, ...) TND_PRINTF(1, 2);
+
+static char *sh_out(const char *fmt, ...)
+{
+    char cmd[4096], buf[4096];
+    size_t n;
+    va_list ap;
+    FILE *p;
+
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    assert_non_null(p = popen(cmd, "r"));
+    n = fread(buf, 1, sizeof(buf) - 1, p);
+    buf[n] = '\0';
+    pclose(p);
+    if (n && buf[n - 1] == '\n')
+        buf[n - 1] = '\0';
+    return tnd_xstrdup(buf);
+}
+
+/* A fresh directory under the scratch directory. Caller frees. */
+static char *plain(const char *name)
+{
+    char *dir = tnd_fs_join(scratch, name);
+
+    assert_int_equal(tnd_fs_mkdirs(dir, 0755), 0);
+    return dir;
+}
+
+/* A git repository with a.txt (lines10) and b.txt committed. */
+static char *git_repo(const char *name)
+{
+    char *dir = plain(name);
+
+    put(dir, "a.txt", lines10);
+    put(dir, "b.txt", "bee\n");
+    sh("cd '%s' && git init -q && git config user.name t && "
+       "git config user.email t@example.invalid && git add -A && "
+       "git commit -q -m base",
+       dir);
+    return dir;
+}
+
+/* The patch of one file, as a run writes it; and in patch_file too. */
+static char *patch(const char *dir, const char *path, const char *old_text,
+                   const char *new_text, char **patch_file)
+{
+    tnd_buf b;
+    char *text;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    assert_int_equal(tnd_diff_file(&b, path, old_text,
+                                   old_text ? strlen(old_text) : 0, new_text,
+                                   new_text ? strlen(new_text) : 0),
+                     0);
+    text = tnd_buf_detach(&b, NULL);
+    *patch_file = tnd_xasprintf("%s.patch", dir);
+    assert_int_equal(tnd_fs_write(*patch_file, text, strlen(text)), 0);
+    return text;
+}
+
+static const char *const changed10 = "one\ntwo\nthree\nfour\nFIVE\nsix\n"
+                                     "seven\neight\nnine\nten\n";
+
+/* ---- the message ---------------------------------------------------- */
+
+static void the_message_is_the_rationale(void **state)
+{
+    char *m;
+
+    (void)state;
+    m = tnd_apply_message("Cast before dividing.\nThe fraction was lost.",
+                          "fix it", "S1");
+    assert_string_equal(m, "Cast before dividing.\n\nCast before dividing.\n"
+                           "The fraction was lost.\n\nTandem-Session: S1\n");
+    free(m);
+    /* a rationale of one short line is the subject and nothing more */
+    m = tnd_apply_message("  Cast before dividing.  ", "fix it", "S1");
+    assert_string_equal(m, "Cast before dividing.\n\nTandem-Session: S1\n");
+    free(m);
+    /* no rationale: the task */
+    m = tnd_apply_message("", "make the failing test pass", "S2");
+    assert_string_equal(m, "make the failing test pass\n\n"
+                           "Tandem-Session: S2\n");
+    free(m);
+    m = tnd_apply_message(NULL, "task", "S3");
+    assert_string_equal(m, "task\n\nTandem-Session: S3\n");
+    free(m);
+}
+
+static void a_long_first_line_is_cut_for_the_subject(void **state)
+{
+    const char *sentence = "The cast came after the division. So the "
+                           "fraction was already gone and the mean of 1 and "
+                           "2 came out as 1 instead of 1.5.";
+    const char *words = "The cast came after the integer division so the "
+                        "fraction was already gone and the mean came out "
+                        "wrong";
+    char *m, *nl;
+
+    (void)state;
+    m = tnd_apply_message(sentence, "t", "S");
+    nl = strchr(m, '\n');
+    assert_int_equal(nl - m, strlen("The cast came after the division."));
+    assert_non_null(strstr(m, sentence)); /* the whole of it in the body */
+    free(m);
+    m = tnd_apply_message(words, "t", "S");
+    nl = strchr(m, '\n');
+    assert_true(nl - m <= 72);
+    assert_memory_equal(nl - 3, "...", 3);
+    assert_true(nl[-4] != ' ');
+    assert_non_null(strstr(m, words));
+    free(m);
+}
+
+/* ---- without git ---------------------------------------------------- */
+
+static void a_clean_patch_applies_outside_git(void **state)
+{
+    char *dir = plain("plain-clean"), *file, *diff;
+    tnd_apply_result r;
+
+    (void)state;
+    put(dir, "a.txt", lines10);
+    put(dir, "other.txt", "mine\n");
+    diff = patch(dir, "a.txt", lines10, changed10, &file);
+    /* the user edits a line far from the hunk, and another file */
+    put(dir, "a.txt",
+        "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nTEN\n");
+    put(dir, "other.txt", "mine, edited\n");
+    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
+                     0);
+    assert_true(r.applied);
+    assert_false(r.git);
+    assert_null(r.why);
+    assert_string_equal(r.paths[0], "a.txt");
+    assert_null(r.paths[1]);
+    assert_file(dir, "a.txt",
+                "one\ntwo\nthree\nfour\nFIVE\nsix\nseven\neight\nnine\nTEN\n");
+    assert_file(dir, "other.txt", "mine, edited\n");
+    tnd_apply_result_clear(&r);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
+static void a_conflict_leaves_the_tree_as_it_was(void **state)
+{
+    char *dir = plain("plain-conflict"), *file, *diff, *two;
+    const char *edited = "one\ntwo\nthree\nfour\nfive, mine\nsix\nseven\n"
+                         "eight\nnine\nten\n";
+    tnd_buf b;
+    tnd_apply_result r;
+
+    (void)state;
+    put(dir, "a.txt", lines10);
+    put(dir, "b.txt", "bee\n");
+    /* two files: b.txt would apply, a.txt does not; neither is written */
+    diff = patch(dir, "a.txt", lines10, changed10, &file);
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, diff);
+    tnd_diff_file(&b, "b.txt", "bee\n", 4, "BEE\n", 4);
+    two = tnd_buf_detach(&b, NULL);
+    put(dir, "a.txt", edited);
+    assert_int_equal(tnd_apply_patch(&r, dir, two, file, TND_APPLY_TREE, "m"),
+                     1);
+    assert_false(r.applied);
+    assert_non_null(strstr(r.why, "does not apply cleanly"));
+    assert_non_null(strstr(r.why, "a.txt"));
+    assert_file(dir, "a.txt", edited);
+    assert_file(dir, "b.txt", "bee\n");
+    tnd_apply_result_clear(&r);
+    free(two);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
+static void created_and_deleted_files_outside_git(void **state)
+{
+    char *dir = plain("plain-files"), *file, *diff;
+    tnd_apply_result r;
+
+    (void)state;
+    /* created: only where nothing is now */
+    diff = patch(dir, "src/new.c", NULL, "int x;\n", &file);
+    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
+                     0);
+    assert_file(dir, "src/new.c", "int x;\n");
+    tnd_apply_result_clear(&r);
+    put(dir, "src/new.c", "int y;\n");
+    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
+                     1);
+    assert_non_null(strstr(r.why, "creates src/new.c, which exists now"));
+    assert_file(dir, "src/new.c", "int y;\n");
+    tnd_apply_result_clear(&r);
+    free(diff);
+    free(file);
+    /* deleted: only when it holds what the patch removes */
+    put(dir, "old.c", "gone\n");
+    diff = patch(dir, "old.c", "gone\n", NULL, &file);
+    put(dir, "old.c", "gone, but edited\n");
+    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
+                     1);
+    assert_non_null(strstr(r.why, "deletes old.c, which has changed"));
+    assert_file(dir, "old.c", "gone, but edited\n");
+    tnd_apply_result_clear(&r);
+    put(dir, "old.c", "gone\n");
+    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
+                     0);
+    assert_false(exists(dir, "old.c"));
+    tnd_apply_result_clear(&r);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
+static void commit_outside_git_is_refused(void **state)
+{
+    char *dir = plain("plain-commit"), *file, *diff;
+    tnd_apply_result r;
+
+    (void)state;
+    assert_int_equal(tnd_apply_can_commit(dir), TND_ECONFIG);
+    assert_non_null(strstr(tnd_error_last(), "not in a git work tree"));
+    assert_non_null(strstr(tnd_error_last(), "--apply"));
+    put(dir, "a.txt", lines10);
+    diff = patch(dir, "a.txt", lines10, changed10, &file);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "m"), 1);
+    assert_false(r.applied);
+    assert_file(dir, "a.txt", lines10);
+    tnd_apply_result_clear(&r);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
+/* ---- with git ------------------------------------------------------- */
+
+static void git_applies_only_what_fits(void **state)
+{
+    char *dir = git_repo("git-apply"), *file, *diff;
+    const char *edited = "one\ntwo\nthree\nfour\nfive, mine\nsix\nseven\n"
+                         "eight\nnine\nten\n";
+    tnd_apply_result r;
+
+    (void)state;
+    assert_int_equal(tnd_apply_can_commit(dir), 0);
+    diff = patch(dir, "a.txt", lines10, changed10, &file);
+    put(dir, "a.txt", edited);
+    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
+                     1);
+    assert_true(r.git);
+    assert_false(r.applied);
+    assert_non_null(strstr(r.why, "git apply"));
+    assert_file(dir, "a.txt", edited);
+    tnd_apply_result_clear(&r);
+    put(dir, "a.txt", lines10);
+    put(dir, "b.txt", "bee, mine\n");
+    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
+                     0);
+    assert_true(r.applied);
+    assert_false(r.committed);
+    assert_file(dir, "a.txt", changed10);
+    assert_file(dir, "b.txt", "bee, mine\n");
+    tnd_apply_result_clear(&r);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
+static void a_commit_holds_the_patch_and_nothing_else(void **state)
+{
+    char *dir = git_repo("git-commit"), *file, *diff, *out;
+    tnd_apply_result r;
+
+    (void)state;
+    diff = patch(dir, "a.txt", lines10, changed10, &file);
+    /* the user has something staged, and something not */
+    put(dir, "b.txt", "bee, staged\n");
+    sh("cd '%s' && git add b.txt", dir);
+    put(dir, "c.txt", "untracked\n");
+    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT,
+                                     "Shout five\n\nTandem-Session: S\n"),
+                     0);
+    assert_true(r.applied);
+    assert_true(r.committed);
+    assert_non_null(r.commit);
+    assert_int_equal(strlen(r.commit), 40);
+    out = sh_out("cd '%s' && git show --name-only --format=%%s HEAD", dir);
+    assert_string_equal(out, "Shout five\n\na.txt");
+    free(out);
+    out = sh_out("cd '%s' && git status --porcelain", dir);
+    assert_string_equal(out, "M  b.txt\n?? c.txt");
+    free(out);
+    tnd_apply_result_clear(&r);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
+static void a_commit_of_a_file_with_changes_of_yours_is_refused(void **state)
+{
+    char *dir = git_repo("git-dirty"), *file, *diff, *out;
+    const char *mine = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\n"
+                       "nine\nten, mine\n";
+    tnd_apply_result r;
+
+    (void)state;
+    diff = patch(dir, "a.txt", lines10, changed10, &file);
+    put(dir, "a.txt", mine); /* would apply, but would be committed too */
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "m"), 1);
+    assert_false(r.applied);
+    assert_non_null(strstr(r.why, "a.txt has changes of yours"));
+    assert_file(dir, "a.txt", mine);
+    out = sh_out("cd '%s' && git log --format=%%s", dir);
+    assert_string_equal(out, "base");
+    free(out);
+    tnd_apply_result_clear(&r);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
+static void a_created_file_is_committed_from_a_subdirectory(void **state)
+{
+    char *top = git_repo("git-sub"), *dir = tnd_fs_join(top, "sub"), *file,
+         *diff, *out;
+    tnd_apply_result r;
+
+    (void)state;
+    put(dir, "kept.txt", "kept\n");
+    sh("cd '%s' && git add -A && git commit -q -m sub", top);
+    diff = patch(dir, "new.txt", NULL, "new\n", &file);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "Add new"), 0);
+    assert_file(dir, "new.txt", "new\n");
+    out = sh_out("cd '%s' && git show --name-only --format=%%s HEAD", top);
+    assert_string_equal(out, "Add new\n\nsub/new.txt");
+    free(out);
+    tnd_apply_result_clear(&r);
+    free(diff);
+    free(file);
+    free(dir);
+    free(top);
+}
+
+static void the_report_says_what_was_done(void **state)
+{
+    char *paths[] = {(char *)"a.txt", NULL};
+    tnd_apply_result r = {.mode = TND_APPLY_COMMIT,
+                          .git = true,
+                          .applied = true,
+                          .why = (char *)"applied, but not committed: x",
+                          .paths = paths};
+    json_object *o = tnd_apply_json(&r);
+
+    (void)state;
+    assert_string_equal(
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+        "{\"asked\":\"commit\",\"applied\":true,\"committed\":"
+        "false,\"commit\":null,\"why\":\"applied, but not "
+        "committed: x\",\"via\":\"git\",\"paths\":[\"a.txt\"]}");
+    json_object_put(o);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    umask(022);
+    return mkdtemp(scratch) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tnd_fs_rmtree(scratch);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_message_is_the_rationale),
+        cmocka_unit_test(a_long_first_line_is_cut_for_the_subject),
+        cmocka_unit_test(a_clean_patch_applies_outside_git),
+        cmocka_unit_test(a_conflict_leaves_the_tree_as_it_was),
+        cmocka_unit_test(created_and_deleted_files_outside_git),
+        cmocka_unit_test(commit_outside_git_is_refused),
+        cmocka_unit_test(git_applies_only_what_fits),
+        cmocka_unit_test(a_commit_holds_the_patch_and_nothing_else),
+        cmocka_unit_test(a_commit_of_a_file_with_changes_of_yours_is_refused),
+        cmocka_unit_test(a_created_file_is_committed_from_a_subdirectory),
+        cmocka_unit_test(the_report_says_what_was_done),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
