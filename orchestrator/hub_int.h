@@ -1,0 +1,59 @@
+/* The hub's insides, shared by hub.c (sessions, the loop, life) and
+ * hubclient.c (what clients ask). Not for anyone else: the rest of
+ * tandem uses hub.h. */
+#ifndef TND_HUB_INT_H
+#define TND_HUB_INT_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "orchestrator/accepted.h"
+#include "orchestrator/broker.h"
+#include "orchestrator/hub.h"
+#include "orchestrator/hubsession.h"
+#include "orchestrator/pool.h"
+
+struct tnd_hub {
+    const tnd_hub_options *o;
+    tnd_pool *pool;
+    tnd_broker *broker; /* the pool's */
+    tnd_accepted *accepted;
+    void *ctx, *router; /* the links' side */
+    tnd_hubsession **s; /* queued first-come first-served, and running */
+    size_t n, alloc;
+    unsigned long seq; /* names sessions: s1, s2, ... */
+    int64_t next_alive;
+    bool draining, stopped;
+    int64_t drain_deadline;
+};
+
+/* Sessions in state. */
+size_t tnd_hub_count(const tnd_hub *h, tnd_hubsession_state state);
+
+/* The session of id, or NULL. Borrowed. */
+tnd_hubsession *tnd_hub_by_id(tnd_hub *h, const char *id);
+
+/* A session queued last, named sN. Borrowed: the hub owns it. */
+tnd_hubsession *tnd_hub_add(tnd_hub *h, const char *repo, const char *id,
+                            const char *dir);
+
+/* Let go of s and destroy it. */
+void tnd_hub_forget(tnd_hub *h, tnd_hubsession *s);
+
+/* Sessions waiting ahead of s (0 when s runs, or will at once). */
+long tnd_hub_ahead_of(const tnd_hub *h, const tnd_hubsession *s);
+
+/* Start queued sessions while slots are free. */
+void tnd_hub_start_queued(tnd_hub *h);
+
+/* A client's request: answered, or refused with the reason
+ * (hubclient.c). */
+void tnd_hub_on_client(tnd_hub *h, const tnd_broker_event *ev);
+
+/* s goes on with the answer ans ({answer, text, iterations, tokens}, as
+ * the accepted list keeps it); -1 with the error set when it names no
+ * answer a person may give through a server (hubclient.c). */
+int tnd_hub_set_answer(tnd_hubsession *s, json_object *ans);
+
+#endif

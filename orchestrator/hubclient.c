@@ -1,0 +1,380 @@
+/* What clients of tandem serve ask the hub (see hub_int.h): submit a
+ * task or a review, follow a session, the server's status, and a
+ * person's answer to a session that waits. Every request is checked
+ * before anything is made; a refusal names the reason. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "orchestrator/hub_int.h"
+#include "orchestrator/run.h"
+#include "orchestrator/rundir.h"
+#include "proto/client.h"
+#include "proto/json.h"
+
+static void answer(tnd_hub *h, const tnd_broker_event *ev, bool final,
+                   char *body, size_t len)
+{
+    if (tnd_broker_client_send(h->broker, ev->client, ev->client_len,
+                               ev->service, final, body, len) < 0)
+        tnd_log_warn("cannot answer client %s: %s", ev->key, tnd_error_last());
+    free(body);
+}
+
+static void refuse(tnd_hub *h, const tnd_broker_event *ev, const char *kind,
+                   const char *why)
+{
+    size_t len;
+    char *body = tnd_client_error(kind, why, &len);
+
+    tnd_log_info("refusing a request of client %s: %s", ev->key, why);
+    answer(h, ev, true, body, len);
+}
+
+/* Whether the server may take a task in repo: it must see the directory
+ * and read it, as the user it runs as. */
+static int check_repo(const char *repo)
+{
+    struct stat st;
+
+    if (stat(repo, &st) < 0)
+        return tnd_error_sys("repo %s", repo);
+    if (!S_ISDIR(st.st_mode))
+        return tnd_error_set("repo %s is not a directory", repo);
+    if (access(repo, R_OK | X_OK) < 0)
+        return tnd_error_sys("repo %s cannot be read by the server (uid %d)",
+                             repo, (int)getuid());
+    return 0;
+}
+
+/* The task's config must be the one the server's agents run with. */
+static int check_config(const tnd_hub *h, const char *config)
+{
+    const char *mine = h->o->config->path;
+    char *real;
+    bool same;
+
+    if (!config)
+        return 0;
+    real = tnd_fs_realpath(config);
+    same = real && mine && strcmp(real, mine) == 0;
+    free(real);
+    if (!same)
+        return tnd_error_set("--config %s: this server's agents run with %s; "
+                             "a server runs one configuration (start another "
+                             "tandem serve --config %s, or use tandem run)",
+                             config, mine ? mine : "the built-in defaults",
+                             config);
+    return 0;
+}
+
+/* A review's diff, as the client sent it, in a file of the server's
+ * own private runtime directory for tnd_run_create to read (it keeps a
+ * copy in the session); NULL with the error set. Caller unlinks and
+ * frees. */
+static char *diff_file(const char *diff)
+{
+    char *base = tnd_rundir_base(), *path;
+    int fd;
+
+    if (!base)
+        return NULL;
+    path = tnd_xasprintf("%s/review-XXXXXX", base);
+    free(base);
+    if ((fd = mkstemp(path)) < 0) {
+        tnd_error_sys("cannot make %s", path);
+        free(path);
+        return NULL;
+    }
+    close(fd);
+    if (tnd_fs_write(path, diff, strlen(diff)) < 0) {
+        unlink(path);
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
+/* The session for a submitted task, made and recorded; NULL with kind
+ * and the error set when it cannot be. */
+static tnd_hubsession *create(tnd_hub *h, const tnd_client_request *req,
+                              const char **kind)
+{
+    tnd_run_options ro;
+    tnd_run_host host;
+    atomic_int never = 0;
+    char *id = NULL, *dir = NULL, *said = NULL, *diff = NULL;
+    size_t said_len = 0;
+    tnd_hubsession *s = NULL;
+    int code;
+
+    memset(&ro, 0, sizeof(ro));
+    ro.repo = req->repo;
+    ro.config = h->o->config->path;
+    ro.task = req->task;
+    ro.review = req->review;
+    ro.staged = req->staged;
+    if (req->diff && !(ro.diff = diff = diff_file(req->diff))) {
+        *kind = "failed";
+        return NULL;
+    }
+    memset(&host, 0, sizeof(host));
+    host.stop = &never;
+    host.out = host.err = open_memstream(&said, &said_len);
+    if (!host.err) {
+        *kind = "failed";
+        tnd_error_sys("cannot make a session");
+        if (diff)
+            unlink(diff);
+        free(diff);
+        return NULL;
+    }
+    code = tnd_run_create(&id, &dir, &ro, &host);
+    fclose(host.err);
+    if (diff)
+        unlink(diff);
+    free(diff);
+    if (code != 0) {
+        *kind = code == TND_EXIT_USAGE ? "config" : "failed";
+        tnd_str_trim(said);
+        tnd_error_set("%s",
+                      strncmp(said, "tandem: ", 8) == 0 ? said + 8 : said);
+    } else if (tnd_accepted_add(h->accepted, req->repo, id, NULL) < 0) {
+        *kind = "failed";
+        tnd_error_prefix("session %s was made but cannot be recorded", id);
+    } else {
+        s = tnd_hub_add(h, req->repo, id, dir);
+    }
+    free(said);
+    free(id);
+    free(dir);
+    return s;
+}
+
+static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
+                      const tnd_client_request *req)
+{
+    const char *kind = "bad_request";
+    tnd_hubsession *s;
+    size_t len;
+    char *body;
+
+    if (h->draining) {
+        refuse(h, ev, "stopping",
+               "tandem serve is stopping and takes no new task; submit "
+               "again when it runs");
+        return;
+    }
+    if ((long)h->n >= h->o->max_sessions + h->o->queue_max) {
+        body = tnd_client_busy(h->o->max_sessions, h->o->queue_max, &len);
+        answer(h, ev, true, body, len);
+        return;
+    }
+    if (check_repo(req->repo) < 0 ||
+        (kind = "config", check_config(h, req->config) < 0) ||
+        !(s = create(h, req, &kind))) {
+        refuse(h, ev, kind, tnd_error_last());
+        return;
+    }
+    fprintf(stderr, "tandem serve: session %s accepted in %s\n",
+            tnd_hubsession_id(s), req->repo);
+    body = tnd_client_accepted(tnd_hubsession_id(s), tnd_hubsession_dir(s),
+                               tnd_hub_ahead_of(h, s), &len);
+    if (!req->detach)
+        tnd_hubsession_follow(s, ev->client, ev->client_len, ev->service);
+    answer(h, ev, req->detach, body, len);
+    tnd_hub_start_queued(h);
+}
+
+static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
+                      const tnd_client_request *req)
+{
+    tnd_hubsession *s = tnd_hub_by_id(h, req->session);
+    size_t len;
+    char *body;
+
+    if (!s) {
+        char *why = tnd_xasprintf(
+            "no session %s runs or waits in this server; a session that "
+            "ended is in its repository (tandem show --repo REPO %s)",
+            req->session, req->session);
+        refuse(h, ev, "not_found", why);
+        free(why);
+        return;
+    }
+    if (tnd_hubsession_follow(s, ev->client, ev->client_len, ev->service) < 0) {
+        refuse(h, ev, "busy", tnd_error_last());
+        return;
+    }
+    body = tnd_client_accepted(tnd_hubsession_id(s), tnd_hubsession_dir(s),
+                               tnd_hub_ahead_of(h, s), &len);
+    answer(h, ev, false, body, len);
+}
+
+/* An answer as the accepted list keeps it. */
+static json_object *answer_json(const tnd_client_request *req)
+{
+    json_object *o = json_object_new_object();
+
+    json_object_object_add(o, "answer", json_object_new_string(req->answer));
+    if (req->text)
+        json_object_object_add(o, "text", json_object_new_string(req->text));
+    json_object_object_add(o, "iterations",
+                           json_object_new_int64(req->iterations));
+    json_object_object_add(o, "tokens", json_object_new_int64(req->tokens));
+    return o;
+}
+
+/* s goes on with the answer ans (as answer_json makes it); -1 with the
+ * error set when it names no answer a person may give. */
+int tnd_hub_set_answer(tnd_hubsession *s, json_object *ans)
+{
+    tnd_answer_kind kind;
+
+    if (tnd_answer_kind_parse(&kind, tnd_json_str_or(ans, "answer", "none")) <
+        0)
+        return -1;
+    if (kind > TND_ANSWER_BUDGET)
+        return tnd_error_set("'%s' is an answer at the terminal only; a "
+                             "server takes approve, reject, guide or budget",
+                             tnd_answer_name(kind));
+    tnd_hubsession_set_answer(s, kind, tnd_json_str_or(ans, "text", NULL),
+                              (int)tnd_json_int_or(ans, "iterations", 0),
+                              tnd_json_int_or(ans, "tokens", 0));
+    return 0;
+}
+
+/* Whether the server may answer the session: one it ran, with its
+ * config, that waits for a person and that it does not hold now. -1
+ * with *kind and the error set. */
+static int check_answerable(tnd_hub *h, const tnd_client_request *req,
+                            tnd_session_facts *f, const char **kind)
+{
+    *kind = "not_found";
+    if (tnd_run_facts(f, req->repo, req->session) < 0)
+        return -1;
+    *kind = "busy";
+    if (tnd_hub_by_id(h, f->id))
+        return tnd_error_set("session %s is %s in this server, not waiting "
+                             "for an answer",
+                             f->id,
+                             tnd_hubsession_state_of(tnd_hub_by_id(h, f->id)) ==
+                                     TND_HS_RUNNING
+                                 ? "running"
+                                 : "queued");
+    *kind = "config";
+    if (f->status != TND_SESSION_WAITING)
+        return tnd_error_set("session %s is not waiting for an answer (%s)",
+                             f->id, tnd_session_status_name(f->status));
+    if (check_config(h, f->config) < 0) {
+        tnd_error_prefix("session %s", f->id);
+        return -1;
+    }
+    return 0;
+}
+
+static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
+                      const tnd_client_request *req)
+{
+    tnd_session_facts f;
+    tnd_hubsession *s;
+    json_object *ans = answer_json(req);
+    const char *kind = "bad_request";
+    size_t len;
+    char *body;
+
+    memset(&f, 0, sizeof(f));
+    if (h->draining) {
+        refuse(h, ev, "stopping",
+               "tandem serve is stopping and takes no answer; answer again "
+               "when it runs");
+    } else if ((long)h->n >= h->o->max_sessions + h->o->queue_max) {
+        body = tnd_client_busy(h->o->max_sessions, h->o->queue_max, &len);
+        answer(h, ev, true, body, len);
+    } else if (check_repo(req->repo) < 0 ||
+               check_answerable(h, req, &f, &kind) < 0) {
+        refuse(h, ev, kind, tnd_error_last());
+        tnd_session_facts_clear(&f);
+    } else {
+        s = tnd_hub_add(h, req->repo, f.id, f.dir);
+        if (tnd_hub_set_answer(s, ans) < 0) {
+            refuse(h, ev, "bad_request", tnd_error_last());
+            tnd_hub_forget(h, s);
+        } else if (tnd_accepted_add(h->accepted, req->repo, f.id, ans) < 0) {
+            refuse(h, ev, "failed", tnd_error_last());
+            tnd_hub_forget(h, s);
+        } else {
+            fprintf(stderr, "tandem serve: session %s goes on with %s\n", f.id,
+                    req->answer);
+            body =
+                tnd_client_accepted(f.id, f.dir, tnd_hub_ahead_of(h, s), &len);
+            tnd_hubsession_follow(s, ev->client, ev->client_len, ev->service);
+            answer(h, ev, false, body, len);
+            tnd_hub_start_queued(h);
+        }
+        tnd_session_facts_clear(&f);
+    }
+    json_object_put(ans);
+}
+
+static void on_status(tnd_hub *h, const tnd_broker_event *ev)
+{
+    json_object *o = json_object_new_object(), *list = json_object_new_array();
+    size_t len;
+    char *body;
+
+    json_object_object_add(o, "tandem", json_object_new_int(1));
+    json_object_object_add(o, "type", json_object_new_string("status"));
+    json_object_object_add(
+        o, "running",
+        json_object_new_int64((int64_t)tnd_hub_count(h, TND_HS_RUNNING)));
+    json_object_object_add(
+        o, "queued",
+        json_object_new_int64((int64_t)tnd_hub_count(h, TND_HS_QUEUED)));
+    json_object_object_add(o, "max_sessions",
+                           json_object_new_int64(h->o->max_sessions));
+    json_object_object_add(o, "queue_max",
+                           json_object_new_int64(h->o->queue_max));
+    json_object_object_add(o, "stopping", json_object_new_boolean(h->draining));
+    for (size_t i = 0; i < h->n; i++)
+        json_object_array_add(list, tnd_hubsession_json(h->s[i]));
+    json_object_object_add(o, "sessions", list);
+    body = tnd_json_dump(o, &len);
+    json_object_put(o);
+    answer(h, ev, true, body, len);
+}
+
+void tnd_hub_on_client(tnd_hub *h, const tnd_broker_event *ev)
+{
+    tnd_client_request req;
+
+    if (tnd_client_request_decode(&req, ev->service, ev->body, ev->body_len) <
+        0) {
+        refuse(h, ev, "bad_request", tnd_error_last());
+        return;
+    }
+    switch (req.kind) {
+    case TND_CLIENT_KIND_SUBMIT:
+        on_submit(h, ev, &req);
+        break;
+    case TND_CLIENT_KIND_ATTACH:
+        on_attach(h, ev, &req);
+        break;
+    case TND_CLIENT_KIND_STATUS:
+        on_status(h, ev);
+        break;
+    case TND_CLIENT_KIND_ANSWER:
+        on_answer(h, ev, &req);
+        break;
+    }
+    tnd_client_request_clear(&req);
+}
