@@ -100,9 +100,36 @@ long tnd_hub_ahead_of(const tnd_hub *h, const tnd_hubsession *s)
     return n < free_slots ? 0 : n - free_slots + 1;
 }
 
+/* Remember s as ended with code, forgetting the oldest past the cap. */
+static void remember_ended(tnd_hub *h, const tnd_hubsession *s, int code)
+{
+    tnd_hub_ended *e;
+
+    if (!h->ended)
+        h->ended = tnd_xcalloc(TND_HUB_ENDED_MAX, sizeof(*h->ended));
+    e = &h->ended[h->ended_at];
+    free(e->id);
+    free(e->dir);
+    e->id = tnd_xstrdup(tnd_hubsession_id(s));
+    e->dir = tnd_xstrdup(tnd_hubsession_dir(s));
+    e->code = code;
+    h->ended_at = (h->ended_at + 1) % TND_HUB_ENDED_MAX;
+    if (h->nended < TND_HUB_ENDED_MAX)
+        h->nended++;
+}
+
+const tnd_hub_ended *tnd_hub_ended_find(const tnd_hub *h, const char *id)
+{
+    for (size_t i = 0; i < h->nended; i++)
+        if (strcmp(h->ended[i].id, id) == 0)
+            return &h->ended[i];
+    return NULL;
+}
+
 /* s ended with code: its clients get the outcome, the accepted list
  * forgets it unless it was stopped (a stopped session is resumed by the
- * next server), and the hub lets go of it. */
+ * next server), the hub remembers its outcome
+ * and lets go of it. */
 static void ended(tnd_hub *h, tnd_hubsession *s, int code)
 {
     bool stopped = code > TND_EXIT_SIGNAL;
@@ -113,6 +140,8 @@ static void ended(tnd_hub *h, tnd_hubsession *s, int code)
             stopped ? "stopped; the next server resumes it" : "ended", code);
     if (!stopped && tnd_accepted_end(h->accepted, tnd_hubsession_id(s)) < 0)
         tnd_log_error("%s", tnd_error_last());
+    if (!stopped)
+        remember_ended(h, s, code);
     tnd_hub_forget(h, s);
 }
 
@@ -411,6 +440,11 @@ void tnd_hub_destroy(tnd_hub **self_p)
     while (h->n > 0)
         tnd_hub_forget(h, h->s[h->n - 1]);
     free(h->s);
+    for (size_t i = 0; i < h->nended; i++) {
+        free(h->ended[i].id);
+        free(h->ended[i].dir);
+    }
+    free(h->ended);
     if (h->router) {
         zmq_setsockopt(h->router, ZMQ_LINGER, &linger, sizeof(linger));
         zmq_close(h->router);

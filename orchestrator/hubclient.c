@@ -199,9 +199,16 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
                       const tnd_client_request *req)
 {
     tnd_hubsession *s = tnd_hub_by_id(h, req->session);
+    const tnd_hub_ended *e;
     size_t len;
     char *body;
 
+    if (!s && (e = tnd_hub_ended_find(h, req->session))) {
+        /* it ended while nobody followed it: its outcome */
+        body = tnd_hubsession_done_body(e->id, e->dir, e->code, &len);
+        answer(h, ev, true, body, len);
+        return;
+    }
     if (!s) {
         char *why = tnd_xasprintf(
             "no session %s runs or waits in this server; a session that "

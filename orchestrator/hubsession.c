@@ -238,28 +238,38 @@ void tnd_hubsession_alive(tnd_hubsession *self, tnd_broker *broker)
     tell(self, broker, false, body, len);
 }
 
+char *tnd_hubsession_done_body(const char *id, const char *dir, int code,
+                               size_t *len)
+{
+    char *path = tnd_fs_join(dir, "report.json"), *text = NULL, *body;
+    json_object *report = NULL;
+    size_t n = 0;
+
+    if (tnd_fs_read(&text, &n, path, REPORT_MAX) < 0 ||
+        tnd_json_parse(&report, text, n) < 0) {
+        tnd_log_warn("session %s: no report: %s", id, tnd_error_last());
+        json_object_put(report);
+        report = NULL;
+    }
+    body = tnd_client_done(id, code, tnd_json_str_or(report, "status", NULL),
+                           report, len);
+    json_object_put(report);
+    free(text);
+    free(path);
+    return body;
+}
+
 void tnd_hubsession_finish(tnd_hubsession *self, tnd_broker *broker, int code)
 {
-    char *path = tnd_fs_join(self->dir, "report.json"), *text = NULL, *body;
-    json_object *report = NULL;
     size_t len = 0;
+    char *body;
 
     if (self->started) {
         pthread_join(self->thread, NULL);
         self->started = false;
     }
-    if (tnd_fs_read(&text, &len, path, REPORT_MAX) < 0 ||
-        tnd_json_parse(&report, text, len) < 0) {
-        tnd_log_warn("session %s: no report: %s", self->id, tnd_error_last());
-        json_object_put(report);
-        report = NULL;
-    }
-    body = tnd_client_done(
-        self->id, code, tnd_json_str_or(report, "status", NULL), report, &len);
+    body = tnd_hubsession_done_body(self->id, self->dir, code, &len);
     tell(self, broker, true, body, len);
-    json_object_put(report);
-    free(text);
-    free(path);
 }
 
 void tnd_hubsession_fail(tnd_hubsession *self, tnd_broker *broker,

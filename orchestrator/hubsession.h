@@ -71,6 +71,11 @@ void tnd_hubsession_output(tnd_hubsession *self, tnd_broker *broker, bool err,
 /* "Still here" to every follower. */
 void tnd_hubsession_alive(tnd_hubsession *self, tnd_broker *broker);
 
+/* The `done` reply of a session that ended with code: its report.json
+ * from dir (none when it cannot be read). Caller frees. */
+char *tnd_hubsession_done_body(const char *id, const char *dir, int code,
+                               size_t *len);
+
 /* The session's thread ended with code: wait for it, and tell every
  * follower the outcome with report.json. */
 void tnd_hubsession_finish(tnd_hubsession *self, tnd_broker *broker, int code);

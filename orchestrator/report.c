@@ -27,6 +27,7 @@ struct tnd_report {
     json_object *unsandboxed; /* names of skills that ran with sandbox:
                                  none, each once */
     char *insecure;           /* a tcp:// endpoint open without CURVE */
+    bool review;              /* tandem review, not tandem run */
     json_object *apply;       /* what --apply/--commit did, or NULL */
     long critiques_asked, critiques_skipped, tokens_saved;
     long unanswered; /* calls in usage[] whose tokens are unknown */
@@ -278,6 +279,11 @@ void tnd_report_outcome(tnd_report *self, const char *status,
     self->elapsed_ms = elapsed_ms;
 }
 
+void tnd_report_review(tnd_report *self)
+{
+    self->review = true;
+}
+
 void tnd_report_insecure(tnd_report *self, const char *endpoint)
 {
     free(self->insecure);
@@ -306,6 +312,8 @@ char *tnd_report_json(const tnd_report *self)
 
     json_object_object_add(o, "tandem", json_object_new_int(1));
     json_object_object_add(o, "session", json_object_new_string(self->session));
+    json_object_object_add(
+        o, "kind", json_object_new_string(self->review ? "review" : "run"));
     json_object_object_add(o, "status", json_object_new_string(self->status));
     json_object_object_add(o, "reason", tnd_json_str_or_null(self->reason));
     json_object_object_add(o, "task", json_object_new_string(self->task));

@@ -90,6 +90,10 @@ void tnd_report_outcome(tnd_report *self, const char *status,
  * anyone who could connect may have acted as an agent. Copied. */
 void tnd_report_insecure(tnd_report *self, const char *endpoint);
 
+/* The session reviews an existing change (`kind` "review"), rather than
+ * doing a task ("run"). */
+void tnd_report_review(tnd_report *self);
+
 /* The approved change, a unified diff (copied): report.json's
  * final_diff_text, so a reader of the report alone (--json) has it. */
 void tnd_report_approved(tnd_report *self, const char *diff);

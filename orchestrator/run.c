@@ -544,6 +544,8 @@ int tnd_loop_go(run *r, int64_t started_wall)
 
     r->report = tnd_report_new(tnd_session_id(r->session), r->opts.task,
                                r->repo, r->cfg->path, started_wall);
+    if (r->opts.review)
+        tnd_report_review(r->report);
     if (!r->host) /* a server's sessions use the hub's agents */
         tnd_report_insecure(r->report, tnd_pool_insecure_endpoint(r->cfg));
     if (!r->host) {

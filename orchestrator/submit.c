@@ -93,6 +93,7 @@ typedef struct submit {
     char *session;  /* once accepted */
     const char *me; /* "tandem submit", or "tandem" answering */
     bool answering; /* tnd_submit_answer */
+    bool wrote_out; /* the session's stdout came */
 } submit;
 
 /* The endpoint the server wrote; NULL with the error set. */
@@ -177,6 +178,7 @@ static int on_reply(submit *s, const tnd_client_reply *r, int *code)
             return 0;
         fwrite(r->text, 1, r->text_len, r->err ? stderr : stdout);
         fflush(r->err ? stderr : stdout);
+        s->wrote_out = s->wrote_out || !r->err;
         return 0;
     case TND_CLIENT_ALIVE:
         return 0;
@@ -185,6 +187,14 @@ static int on_reply(submit *s, const tnd_client_reply *r, int *code)
             text = tnd_json_pretty(r->report);
             fputs(text, stdout);
             free(text);
+        } else if (!s->wrote_out && r->exit_code == TND_EXIT_OK &&
+                   strcmp(tnd_json_str_or(r->report, "kind", ""), "run") == 0) {
+            /* it ended while nobody followed it: the diff is in its
+             * report */
+            if (!s->quiet)
+                fprintf(stderr, "tandem: session %s ended %s\n", r->session,
+                        r->status ? r->status : "");
+            fputs(tnd_json_str_or(r->report, "final_diff_text", ""), stdout);
         }
         *code = r->exit_code;
         return 1;
