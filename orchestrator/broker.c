@@ -20,6 +20,7 @@
 #include "common/xalloc.h"
 #include "orchestrator/zap.h"
 #include "proto/body.h"
+#include "proto/client.h"
 
 typedef struct request request;
 
@@ -385,7 +386,9 @@ static bool may_ask(tnd_broker *b, const unsigned char *id, size_t id_len,
         return true;
     tnd_log_warn("refused a request of client %s for %s: %s", name,
                  msg->service, why);
-    body = tnd_error_reply_encode("", 0, why, &len);
+    /* a server's clients read client bodies (proto/client.h) */
+    body = b->clients ? tnd_client_error("forbidden", why, &len)
+                      : tnd_error_reply_encode("", 0, why, &len);
     tnd_mdp_msg_init(&out, false, TND_MDPC_FINAL, msg->service);
     out.body = body;
     out.body_len = len;

@@ -135,12 +135,14 @@ const char *tnd_pool_insecure_endpoint(const tnd_config *config)
                : NULL;
 }
 
-int tnd_pool_check(const tnd_config *config, bool coder)
+int tnd_pool_check(const tnd_config *config, const char *endpoint, bool coder)
 {
+    if (!endpoint)
+        endpoint = config->orchestrator.endpoint;
     for (int role = coder ? 0 : 1; role < 2; role++) {
         char *prog;
         if (agent(config, role)->count == 0) {
-            if (!*config->orchestrator.endpoint)
+            if (!*endpoint)
                 return tnd_error_config(
                     "agents.%s.count is 0, so %s agents must connect by "
                     "themselves; set orchestrator.endpoint to an address "
@@ -157,8 +159,7 @@ int tnd_pool_check(const tnd_config *config, bool coder)
         tnd_pool probe;
         int rc;
         memset(&probe, 0, sizeof(probe));
-        rc = setup_transport(&probe, config, config->orchestrator.endpoint,
-                             true);
+        rc = setup_transport(&probe, config, endpoint, true);
         release_keys(&probe);
         return rc;
     }

@@ -32,9 +32,11 @@ typedef struct tnd_pool_options {
 } tnd_pool_options;
 
 /* Check that the agent programs the config names can be run (the
- * coder's only when coder is true), before anything is started.
- * TND_ECONFIG with a message saying how to fix it. */
-int tnd_pool_check(const tnd_config *config, bool coder);
+ * coder's only when coder is true), and that endpoint (NULL: the
+ * config's orchestrator.endpoint) has what it needs (CURVE keys that
+ * load), before anything is started. TND_ECONFIG with a message saying
+ * how to fix it. */
+int tnd_pool_check(const tnd_config *config, const char *endpoint, bool coder);
 
 /* The config's endpoint when it is a tcp:// one beyond loopback without
  * CURVE, allowed by orchestrator.insecure; NULL otherwise. Borrowed. */

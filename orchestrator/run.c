@@ -131,7 +131,8 @@ static int load_config(run *r)
     /* what the loader cannot know: whether the files named exist now, and
      * what --llm made of the models */
     if (tnd_config_check_llms(r->cfg, true) < 0 ||
-        tnd_crew_check(r->cfg, !r->opts.review) < 0 ||
+        /* a server's sessions use its agents, checked when it started */
+        (!r->host && tnd_crew_check(r->cfg, !r->opts.review) < 0) ||
         check_keys(r->cfg, !r->opts.review) < 0)
         return TND_ECONFIG;
     if (o->record && r->cfg->coder.llm.provider == TND_PROVIDER_REPLAY &&

@@ -24,6 +24,7 @@
 #include "orchestrator/pool.h"
 #include "orchestrator/run.h"
 #include "orchestrator/rundir.h"
+#include "proto/curve.h"
 
 #define IPC_PATH_MAX 100 /* sun_path is 108 bytes; keep a margin */
 #define QUEUE_MAX    256
@@ -64,8 +65,13 @@ void tnd_cmd_serve_usage(const char *name, FILE *to)
         "options:\n"
         "  --config FILE        agents.yaml for the agents and every session\n"
         "                       (default: the built-in defaults)\n"
-        "  --bind ipc://PATH    the endpoint (default: serve.sock in the\n"
-        "                       directory above); tcp:// waits for CURVE\n"
+        "  --bind EP            the endpoint: ipc://PATH (default:\n"
+        "                       serve.sock in the directory above, or the\n"
+        "                       config's orchestrator.endpoint), or\n"
+        "                       tcp://HOST:PORT for agents and clients on\n"
+        "                       other hosts, with CURVE (orchestrator.\n"
+        "                       curve_key, authorized_keys: clients need\n"
+        "                       the client role)\n"
         "  --max-sessions N     sessions running at once (default: 2 x the\n"
         "                       online CPUs)\n"
         "  --queue-max N        sessions waiting to run (default 256); past\n"
@@ -296,22 +302,31 @@ static int load_config(tnd_config **out, const char *given)
         return rc == TND_ECONFIG ? TND_ECONFIG : -1;
     }
     free(real);
-    if (*(*out)->orchestrator.endpoint)
-        return tnd_error_config(
-            "orchestrator.endpoint is %s, but tandem serve binds its own "
-            "endpoint (--bind ipc://PATH); agents on other hosts and tcp:// "
-            "wait for CURVE (issue 9)",
-            (*out)->orchestrator.endpoint);
-    return tnd_pool_check(*out, true) < 0 ? TND_ECONFIG : 0;
+    return 0;
 }
 
-/* Write the endpoint where submit finds it: a temporary file renamed
- * into place, so a reader never sees half of it. */
-static int publish(const char *dir, const char *endpoint)
+/* Write the endpoint where submit finds it (and, over CURVE, the
+ * server's public key): a temporary file renamed into place, so a reader
+ * never sees half of it. */
+static int publish(const char *dir, const char *endpoint, const tnd_config *cfg)
 {
     char *path = tnd_fs_join(dir, TND_SERVE_ENDPOINT_FILE);
-    char *text = tnd_xasprintf("%s\n", endpoint);
-    int rc = tnd_fs_write_atomic(path, text, strlen(text));
+    char *text = NULL;
+    tnd_curve_pair pair;
+    int rc;
+
+    if (*cfg->orchestrator.curve_key && strncmp(endpoint, "tcp://", 6) == 0) {
+        if (tnd_curve_read_pair(&pair, cfg->orchestrator.curve_key) < 0) {
+            free(path);
+            return -1;
+        }
+        text = tnd_xasprintf("%s\n%s %s\n", endpoint, TND_SERVE_KEY_WORD,
+                             pair.public_key);
+        explicit_bzero(pair.secret_key, sizeof(pair.secret_key));
+    } else {
+        text = tnd_xasprintf("%s\n", endpoint);
+    }
+    rc = tnd_fs_write_atomic(path, text, strlen(text));
 
     free(text);
     free(path);
@@ -344,17 +359,26 @@ static int serve(const serve_opts *o)
         code = rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
         goto out;
     }
-    if (o->bind && strncmp(o->bind, "ipc://", 6) != 0) {
+    endpoint = o->bind ? tnd_xstrdup(o->bind)
+               : *cfg->orchestrator.endpoint
+                   ? tnd_xstrdup(cfg->orchestrator.endpoint)
+                   : tnd_xasprintf("ipc://%s/serve.sock", dir);
+    if (strncmp(endpoint, "ipc://", 6) != 0 &&
+        strncmp(endpoint, "tcp://", 6) != 0) {
         fprintf(stderr,
-                "tandem serve: --bind %s: only ipc:// for now; "
-                "serving over tcp:// waits for CURVE (issue 9)\n",
-                o->bind);
+                "tandem serve: %s: the endpoint must be ipc://PATH or "
+                "tcp://HOST:PORT\n",
+                endpoint);
         code = TND_EXIT_USAGE;
         goto out;
     }
-    endpoint = o->bind ? tnd_xstrdup(o->bind)
-                       : tnd_xasprintf("ipc://%s/serve.sock", dir);
-    if (strlen(endpoint) - 6 > IPC_PATH_MAX) {
+    if (tnd_pool_check(cfg, endpoint, true) < 0) {
+        fprintf(stderr, "tandem serve: %s\n", tnd_error_last());
+        code = TND_EXIT_USAGE;
+        goto out;
+    }
+    if (strncmp(endpoint, "ipc://", 6) == 0 &&
+        strlen(endpoint) - 6 > IPC_PATH_MAX) {
         fprintf(stderr,
                 "tandem serve: the socket path %s is too long for ipc://; "
                 "give --bind ipc://SHORTER-PATH\n",
@@ -362,7 +386,8 @@ static int serve(const serve_opts *o)
         code = TND_EXIT_USAGE;
         goto out;
     }
-    unlink(endpoint + 6); /* a dead server's: we hold the lock */
+    if (strncmp(endpoint, "ipc://", 6) == 0)
+        unlink(endpoint + 6); /* a dead server's: we hold the lock */
     logs = tnd_fs_join(state, "logs");
     accepted = tnd_fs_join(state, "accepted.jsonl");
 
@@ -397,7 +422,7 @@ static int serve(const serve_opts *o)
             o->pool == 1 ? "" : "s",
             cfg->path ? cfg->path : "built-in defaults");
     /* submit finds the endpoint only once the server answers there */
-    if (publish(dir, endpoint) < 0) {
+    if (publish(dir, endpoint, cfg) < 0) {
         fprintf(stderr, "tandem serve: %s\n", tnd_error_last());
         goto out;
     }

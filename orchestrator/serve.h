@@ -24,8 +24,11 @@ char *tnd_serve_dir(void);
  * that directory. */
 bool tnd_serve_running(void);
 
-/* The endpoint file's name in that directory. */
+/* The endpoint file's name in that directory. Its first line is the
+ * endpoint; over CURVE a second line is TND_SERVE_KEY_WORD and the
+ * server's public key. */
 #define TND_SERVE_ENDPOINT_FILE "serve.endpoint"
+#define TND_SERVE_KEY_WORD      "server-key"
 
 /* `tandem serve [options]`; a TND_EXIT_* code. argv[0] is "serve". */
 int tnd_cmd_serve(const char *name, int argc, char **argv);

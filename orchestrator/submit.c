@@ -21,6 +21,7 @@
 #include "orchestrator/serve.h"
 #include "proto/body.h"
 #include "proto/client.h"
+#include "proto/curve.h"
 #include "proto/json.h"
 #include "proto/mdp.h"
 
@@ -71,6 +72,11 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
         "                       has it, and return\n"
         "  --json               print the report (report.json) on stdout\n"
         "                       instead of the diff\n"
+        "  --server-key KEY     CURVE: the server's public key, or its\n"
+        "                       NAME.pub (default: the one tandem serve\n"
+        "                       wrote next to its endpoint)\n"
+        "  --key FILE           CURVE: this client's NAME.key, listed with\n"
+        "                       the client role (default: $TANDEM_KEY)\n"
         "  --attach ID          follow session ID of the server until it\n"
         "                       ends\n"
         "  --status             what the server runs and holds\n"
@@ -87,6 +93,8 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
 
 typedef struct submit {
     const char *connect, *repo, *config, *task_file, *attach, *diff;
+    const char *server_key, *key;          /* CURVE: --server-key, --key */
+    char found_key[TND_CURVE_Z85_LEN + 1]; /* from serve.endpoint */
     bool detach, json, status, quiet, review, staged;
     void *ctx, *socket;
     char *endpoint;
@@ -97,9 +105,9 @@ typedef struct submit {
 } submit;
 
 /* The endpoint the server wrote; NULL with the error set. */
-static char *find_endpoint(void)
+static char *find_endpoint(submit *s)
 {
-    char *dir = tnd_serve_dir(), *file, *ep = NULL;
+    char *dir = tnd_serve_dir(), *file, *ep = NULL, *nl, *key;
 
     if (!dir)
         return NULL;
@@ -110,11 +118,76 @@ static char *find_endpoint(void)
                       file);
         ep = NULL;
     } else {
+        /* the endpoint, then maybe "server-key KEY" */
+        if ((nl = strchr(ep, '\n'))) {
+            *nl = '\0';
+            key = nl + 1;
+            if (strncmp(key, TND_SERVE_KEY_WORD " ",
+                        strlen(TND_SERVE_KEY_WORD) + 1) == 0) {
+                key += strlen(TND_SERVE_KEY_WORD) + 1;
+                tnd_str_trim(key);
+                if (tnd_curve_is_key(key) && !s->server_key)
+                    memcpy(s->found_key, key, TND_CURVE_Z85_LEN + 1);
+            }
+        }
         tnd_str_trim(ep);
     }
     free(file);
     free(dir);
     return ep;
+}
+
+/* CURVE for the socket when the server wants it: its public key (from
+ * --server-key, else serve.endpoint) and this client's pair (--key, else
+ * $TANDEM_KEY). 0 when there is none to set; -1 said on stderr. */
+static int setup_curve(submit *s)
+{
+    const char *key_file = s->key ? s->key : getenv("TANDEM_KEY");
+    char server[TND_CURVE_Z85_LEN + 1];
+    tnd_curve_pair pair;
+    int rc = 0;
+
+    if (s->server_key) {
+        if (tnd_curve_read_public(server, s->server_key) < 0) {
+            fprintf(stderr, "%s: --server-key: %s\n", s->me, tnd_error_last());
+            return -1;
+        }
+    } else if (s->found_key[0]) {
+        memcpy(server, s->found_key, sizeof(server));
+    } else {
+        if (s->key) {
+            fprintf(stderr,
+                    "%s: --key needs the server's public key: give "
+                    "--server-key KEY (its NAME.pub)\n",
+                    s->me);
+            return -1;
+        }
+        return 0;
+    }
+    if (!key_file || !*key_file) {
+        fprintf(stderr,
+                "%s: the server at %s wants CURVE: give --key FILE (a "
+                "NAME.key its authorized keys list with the client role), "
+                "or set TANDEM_KEY\n",
+                s->me, s->endpoint);
+        return -1;
+    }
+    if (tnd_curve_read_pair(&pair, key_file) < 0) {
+        fprintf(stderr, "%s: --key: %s\n", s->me, tnd_error_last());
+        return -1;
+    }
+    if (zmq_setsockopt(s->socket, ZMQ_CURVE_SERVERKEY, server,
+                       TND_CURVE_Z85_LEN) < 0 ||
+        zmq_setsockopt(s->socket, ZMQ_CURVE_PUBLICKEY, pair.public_key,
+                       TND_CURVE_Z85_LEN) < 0 ||
+        zmq_setsockopt(s->socket, ZMQ_CURVE_SECRETKEY, pair.secret_key,
+                       TND_CURVE_Z85_LEN) < 0) {
+        fprintf(stderr, "%s: cannot set up CURVE: %s\n", s->me,
+                zmq_strerror(errno));
+        rc = -1;
+    }
+    explicit_bzero(pair.secret_key, sizeof(pair.secret_key));
+    return rc;
 }
 
 static int send_request(submit *s, const tnd_client_request *req)
@@ -367,19 +440,12 @@ static int make_request(tnd_client_request *req, submit *s, int argc,
 
 static int parse(submit *s, const char *name, int argc, char **argv)
 {
-    static const int accepts[] = {TND_OPT_CONNECT,
-                                  TND_OPT_REPO,
-                                  TND_OPT_CONFIG,
-                                  TND_OPT_TASK_FILE,
-                                  TND_OPT_DETACH,
-                                  TND_OPT_JSON,
-                                  TND_OPT_ATTACH,
-                                  TND_OPT_STATUS,
-                                  TND_OPT_REVIEW,
-                                  TND_OPT_STAGED,
-                                  TND_OPT_DIFF,
-                                  TND_OPT_QUIET,
-                                  0};
+    static const int accepts[] = {
+        TND_OPT_CONNECT,   TND_OPT_REPO,   TND_OPT_CONFIG,
+        TND_OPT_TASK_FILE, TND_OPT_DETACH, TND_OPT_JSON,
+        TND_OPT_ATTACH,    TND_OPT_STATUS, TND_OPT_REVIEW,
+        TND_OPT_STAGED,    TND_OPT_DIFF,   TND_OPT_SERVER_KEY,
+        TND_OPT_KEY,       TND_OPT_QUIET,  0};
     tnd_cli cli;
     int c;
 
@@ -418,6 +484,12 @@ static int parse(submit *s, const char *name, int argc, char **argv)
             break;
         case TND_OPT_DIFF:
             s->diff = optarg;
+            break;
+        case TND_OPT_SERVER_KEY:
+            s->server_key = optarg;
+            break;
+        case TND_OPT_KEY:
+            s->key = optarg;
             break;
         default: /* TND_OPT_QUIET */
             s->quiet = true;
@@ -458,8 +530,16 @@ static int exchange(submit *s, const tnd_client_request *req)
 
     if (!(s->ctx = zmq_ctx_new()) ||
         !(s->socket = zmq_socket(s->ctx, ZMQ_DEALER)) ||
-        tnd_mdp_socket_limits(s->socket) < 0 ||
-        zmq_connect(s->socket, s->endpoint) < 0) {
+        tnd_mdp_socket_limits(s->socket) < 0) {
+        fprintf(stderr, "%s: cannot make a socket: %s\n", s->me,
+                zmq_strerror(errno));
+        goto out;
+    }
+    if (setup_curve(s) < 0) {
+        code = TND_EXIT_USAGE;
+        goto out;
+    }
+    if (zmq_connect(s->socket, s->endpoint) < 0) {
         fprintf(stderr, "%s: cannot connect to %s: %s\n", s->me, s->endpoint,
                 zmq_strerror(errno));
         goto out;
@@ -513,7 +593,7 @@ int tnd_submit_answer(const tnd_continue_options *o)
                     f.id);
         goto out;
     }
-    if (!(s.endpoint = find_endpoint())) {
+    if (!(s.endpoint = find_endpoint(&s))) {
         fprintf(stderr, "tandem: %s\n", tnd_error_last());
         code = TND_EXIT_FAILED;
         goto out;
@@ -551,7 +631,7 @@ int tnd_cmd_submit(const char *name, int argc, char **argv)
         return rc < 0 ? TND_EXIT_OK : rc;
     if (make_request(&req, &s, argc - optind, argv + optind) < 0)
         goto out;
-    s.endpoint = s.connect ? tnd_xstrdup(s.connect) : find_endpoint();
+    s.endpoint = s.connect ? tnd_xstrdup(s.connect) : find_endpoint(&s);
     if (!s.endpoint) {
         fprintf(stderr, "tandem submit: %s\n", tnd_error_last());
         goto out;

@@ -8,7 +8,7 @@
         comes, then "status: STATUS" and the report's iterations on
         stdout. Exits with the done reply's exit_code, or 10 + n for an
         error reply (n: 1 bad_request, 2 config, 3 busy, 4 stopping,
-        5 not_found, 6 failed).
+        5 not_found, 6 failed, 7 forbidden).
 
     client.py ENDPOINT answer REPO SESSION ANSWER [TEXT]
         Answer a session that waits for a person (ANSWER: approve,
@@ -34,7 +34,8 @@ import zmq
 
 CLIENT = b"MDPC02"
 REQUEST, PARTIAL, FINAL = b"\x01", b"\x02", b"\x03"
-KINDS = ["bad_request", "config", "busy", "stopping", "not_found", "failed"]
+KINDS = ["bad_request", "config", "busy", "stopping", "not_found", "failed",
+         "forbidden"]
 
 
 def connect(endpoint):

@@ -12,6 +12,7 @@ chmod 700 "$T/run" "$T/state"
 EPFILE=$T/run/tandem/serve.endpoint
 CASSETTE=$TOP/examples/demo/cassette.json
 SERVE_PID=
+SERVE_IN=
 
 # serve_config FILE [BUILD-COMMAND] [ITERATIONS]: the server's
 # agents.yaml (gate.max_iterations ITERATIONS, default 3); the build
@@ -58,7 +59,8 @@ start_serve() {
             --log-file="$T/vg/%p.log" "$BIN/tandem" serve "$@" \
             >>"$T/serve.out" 2>>"$T/serve.err" &
     else
-        "$BIN/tandem" serve "$@" >>"$T/serve.out" 2>>"$T/serve.err" &
+        # SERVE_IN: a prefix that runs it elsewhere (ip netns exec NS)
+        $SERVE_IN "$BIN/tandem" serve "$@" >>"$T/serve.out" 2>>"$T/serve.err" &
     fi
     SERVE_PID=$!
     i=0
