@@ -235,7 +235,8 @@ int tnd_loop_baseline(run *r);
 
 /* ---- person.c: people and budgets --------------------------------------- */
 
-/* An answer as the fields of an `answer` record. */
+/* An answer as the fields of an `answer` record: by ("tty",
+ * "command") and the user the system says runs this process. */
 json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by);
 
 /* The loop must ask a person about attempt n at `at` ("decision", or

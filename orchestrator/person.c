@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/str.h"
+#include "common/user.h"
 #include "common/xalloc.h"
 #include "orchestrator/budget.h"
 #include "orchestrator/feedback.h"
@@ -55,6 +56,7 @@ static void show_commands(run *r)
 json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by)
 {
     json_object *f = json_object_new_object();
+    char *user = tnd_user_name(); /* whoever runs this tandem answered */
 
     json_object_object_add(f, "kind",
                            json_object_new_string(tnd_answer_name(ans->kind)));
@@ -63,6 +65,8 @@ json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by)
                            json_object_new_int(ans->iterations));
     json_object_object_add(f, "tokens", json_object_new_int64(ans->tokens));
     json_object_object_add(f, "by", json_object_new_string(by));
+    json_object_object_add(f, "user", json_object_new_string(user));
+    free(user);
     return f;
 }
 

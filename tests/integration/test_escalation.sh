@@ -2,7 +2,8 @@
 # A loop that cannot converge goes to a person. queue: the session waits
 # on disk (exit 3) and tandem approve|reject|guide|budget answer it and go
 # on; tty: a prompt on the terminal; never: exit 1. Every answer is
-# journaled with its time; session ids may be given by a unique prefix.
+# journaled with its time and who gave it; session ids may be given by a
+# unique prefix.
 . "$(dirname "$0")/lib.sh"
 
 # one attempt only: the demo's first (failing) attempt escalates
@@ -58,8 +59,14 @@ expect_in "$T/out" "+    return (double)(sum / (long)count);"
 expect_in "$dir/report.json" '"status": "approved"'
 expect_in "$dir/report.json" '"reason": "approved by a person"'
 expect_in "$dir/journal.jsonl" '"kind":"approve"'
+# who answered: the system's name for the user running the command
+me=$(id -un)
+expect_in "$dir/journal.jsonl" "\"by\":\"command\",\"user\":\"$me\""
 expect_in "$dir/decisions.md" "a person answered approve"
 cmp -s "$dir/final.diff" "$T/out" || fail "final.diff differs from stdout"
+run "$BIN/tandem" show --repo "$T/demo" "$id"
+expect_rc 0 "show"
+expect_in "$T/out" "By $me, with a tandem command."
 run "$BIN/tandem" approve --repo "$T/demo" "$id"
 expect_rc 0 "already finished"
 expect_in "$T/err" "already finished: approved"
@@ -121,7 +128,7 @@ expect_in "$T/out" "a, r, g, b, s or q, please"
 expect_in "$T/out" "guidance for the coder>"
 expect_in "$T/out" "approved after 2 iterations"
 dir=$(ls -d "$T"/demo/.tandem/sessions/*/ | tail -n 1)
-expect_in "$dir/journal.jsonl" '"by":"tty"'
+expect_in "$dir/journal.jsonl" "\"by\":\"tty\",\"user\":\"$me\""
 pass "tty: a prompt on the terminal takes the answer"
 
 escalating_demo "$TOP/examples/demo/cassette.json"
