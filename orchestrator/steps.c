@@ -217,8 +217,11 @@ static void draw_progress(run *r)
     tnd_doing_format(what, sizeof(what), &r->doing, now);
     if (!*what)
         return;
-    snprintf(line, sizeof(line), "tandem: [%d/%d] %s", r->iterations,
-             r->gate.max_iterations, what);
+    if (r->iterations == 0) /* before attempt 1: the baseline */
+        snprintf(line, sizeof(line), "tandem: baseline: %s", what);
+    else
+        snprintf(line, sizeof(line), "tandem: [%d/%d] %s", r->iterations,
+                 r->gate.max_iterations, what);
     tnd_term_fit(line, tnd_term_width(STDERR_FILENO) - 1);
     fprintf(r->err, "\r\033[K%s", line);
     fflush(r->err);

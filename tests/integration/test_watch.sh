@@ -69,11 +69,11 @@ tmx new-session -d -s run -x 80 -y 24 \
 
 # the progress line says what runs, and its time counts up between
 # messages (the skill sends none while it runs)
-wait_pane run "reviewer: test running (" 30
-wait_pane run "reviewer: test running (2." 30
+wait_pane run "tandem: baseline: reviewer: test running (" 30
+wait_pane run "tandem: baseline: reviewer: test running (2." 30
 tmx capture-pane -p -J -t run | grep -q "streaming:" &&
     fail "the progress line still says streaming"
-no_wide run '^tandem: \[[0-9]+/[0-9]+\] '
+no_wide run '^tandem: baseline: '
 pass "the progress line says what runs and counts its time"
 
 # the watcher picked the session up, its lines within 80 columns
