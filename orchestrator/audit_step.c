@@ -212,7 +212,7 @@ static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
     if (rc == 0 && nreq > 0) {
         int64_t deadline = tnd_loop_deadline(r, "reviewer", &by_budget);
         sent = true;
-        r->streamed = 0;
+        tnd_loop_progress_start(r, "reviewer");
         rc = tnd_crew_call_many(r->crew, reqs, nreq, deadline,
                                 tnd_loop_on_progress, r);
         tnd_loop_end_progress(r);

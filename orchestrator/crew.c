@@ -337,6 +337,8 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
             free(why);
             return first_failure(reqs, n);
         }
+        if (progress && open > 0)
+            progress(NULL, 0, payload); /* the timer tick */
         for (size_t i = 0; i < n; i++) {
             int role = is_reviewer(reqs[i].service);
             if (reqs[i].done || self->waiting_said[role] ||

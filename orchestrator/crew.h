@@ -41,7 +41,9 @@ typedef struct tnd_crew_options {
                               and agents of the run's own */
 } tnd_crew_options;
 
-/* Progress from an agent while it works: the body of a PARTIAL. */
+/* Progress from an agent while it works: the body of a PARTIAL; or a
+ * NULL body, a tick at least every 200 ms while a call waits (so what is
+ * shown can count time without a message). */
 typedef void (*tnd_crew_progress_fn)(const char *body, size_t len,
                                      void *payload);
 

@@ -86,6 +86,26 @@ static char *ask_text(const char *what, FILE *in, FILE *out, const waiter *w)
     }
 }
 
+/* Ask for a number of more attempts until one is in range (saying the
+ * range again after anything else); 0 at end of input. */
+static int ask_count(FILE *in, FILE *out, const waiter *w)
+{
+    for (;;) {
+        char *text = ask_text("more attempts (1..50)", in, out, w), *end;
+        long n;
+        bool number;
+
+        if (!text)
+            return 0;
+        n = strtol(text, &end, 10);
+        number = !*end; /* end points into text: look before freeing */
+        free(text);
+        if (number && n >= 1 && n <= 50)
+            return (int)n;
+        fputs("more attempts must be a number from 1 to 50\n", out);
+    }
+}
+
 int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
                      tnd_escalate_idle_fn idle, void *payload)
 {
@@ -101,7 +121,7 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
           "  s  skip: one more attempt as is   q  stop; answer later\n",
           out);
     for (;;) {
-        char *line, *text;
+        char *line;
         fputs("choice [a/r/g/b/s/q]> ", out);
         fflush(out);
         if (!(line = read_line(in, &w))) {
@@ -120,27 +140,11 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
                            : line[0] == 'r' ? TND_ANSWER_REJECT
                                             : TND_ANSWER_GUIDE;
             break;
-        case 'b': {
-            char *end;
-            long n;
-            bool number;
+        case 'b':
             answer->kind = TND_ANSWER_BUDGET;
-            text = ask_text("more attempts (1..50)", in, out, &w);
-            if (!text) {
+            if ((answer->iterations = ask_count(in, out, &w)) == 0)
                 answer->kind = TND_ANSWER_STOP;
-                break;
-            }
-            n = strtol(text, &end, 10);
-            number = !*end; /* end points into text: look before freeing */
-            free(text);
-            if (!number || n < 1 || n > 50) {
-                fputs("a number from 1 to 50, please\n", out);
-                answer->kind = 0;
-                break;
-            }
-            answer->iterations = (int)n;
             break;
-        }
         case 's':
             answer->kind = TND_ANSWER_SKIP;
             break;

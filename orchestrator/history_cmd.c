@@ -60,10 +60,13 @@ void tnd_cmd_history_usage(const char *cmd, FILE *to)
             "usage: tandem watch [--repo DIR] [--plain] [--for S] [ID]\n"
             "\n"
             "A live view of the running sessions of a repository (or of\n"
-            "session ID): a line per task with its attempt, what it is doing,\n"
-            "the time and the tokens so far. On a terminal the lines update\n"
-            "in place; otherwise (or with --plain) each event is a line. It\n"
-            "ends when they end (or after --for S seconds).\n",
+            "session ID): a line per task with its attempt, what it is doing\n"
+            "(\"reviewer: test running (6.1 s)\"), the time and the tokens so\n"
+            "far. On a terminal the lines update in place, cut to its width;\n"
+            "otherwise (or with --plain) each event is a line. It ends when\n"
+            "they end. With no session running it ends at once, unless --for\n"
+            "S: then it waits up to S seconds for one to start, and stops\n"
+            "after S seconds in any case.\n",
             to);
     fputs("\n"
           "options:\n"
@@ -72,9 +75,11 @@ void tnd_cmd_history_usage(const char *cmd, FILE *to)
     if (strcmp(cmd, "sessions") == 0 || strcmp(cmd, "stats") == 0)
         fputs("  --json       machine-readable output\n", to);
     if (strcmp(cmd, "watch") == 0)
-        fputs("  --plain      one line per event, even on a terminal\n"
-              "  --for S      stop watching after S seconds\n",
-              to);
+        fputs(
+            "  --plain      one line per event, even on a terminal\n"
+            "  --for S      wait up to S seconds for a session; stop after S\n"
+            "               seconds\n",
+            to);
     fputs("  -h, --help   show this help\n", to);
 }
 

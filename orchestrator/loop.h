@@ -21,6 +21,7 @@
 #include "common/config.h"
 #include "orchestrator/change.h"
 #include "orchestrator/crew.h"
+#include "orchestrator/doing.h"
 #include "orchestrator/escalate.h"
 #include "orchestrator/events.h"
 #include "orchestrator/findings.h"
@@ -67,11 +68,12 @@ typedef struct run {
     size_t nhistory, ahistory;
     uint64_t *hashes; /* diff hash per attempt (0: no diff) */
     size_t nhashes, ahashes;
-    char **required;  /* required skill names, NULL-terminated */
-    char *hidden[20]; /* repo files the coder is not shown: tandem's own
-                         config and cassettes; NULL-terminated */
-    size_t streamed;  /* characters of the answer streamed so far */
-    bool progress_line;
+    char **required;        /* required skill names, NULL-terminated */
+    char *hidden[20];       /* repo files the coder is not shown: tandem's own
+                               config and cassettes; NULL-terminated */
+    tnd_doing doing;        /* what the agent asked last is doing now */
+    bool progress_line;     /* it is on stderr, to be redrawn or ended */
+    int64_t progress_drawn; /* when it was drawn last (monotonic ms) */
     tnd_escalate_mode mode; /* who answers an escalation: tty, queue or
                                never (auto resolved) */
     size_t cursor;          /* journal records before this have been used up
@@ -188,7 +190,12 @@ const char *tnd_loop_timeout_source(const run *r);
  * that comes first; *by_budget says which. */
 int64_t tnd_loop_deadline(const run *r, const char *service, bool *by_budget);
 
-/* Progress from an agent (a PARTIAL): the terminal line and the events. */
+/* Before asking service: what it does is not known yet. */
+void tnd_loop_progress_start(run *r, const char *service);
+
+/* Progress from an agent (a PARTIAL): the terminal line and the events.
+ * A NULL body is the call's timer tick: the line is redrawn (at most 4
+ * times a second) so its time counts up while the phase lasts. */
 void tnd_loop_on_progress(const char *body, size_t len, void *payload);
 
 /* Ask service for one reply (caller frees *reply). */
@@ -237,7 +244,8 @@ int tnd_loop_baseline(run *r);
 
 /* ---- person.c: people and budgets --------------------------------------- */
 
-/* An answer as the fields of an `answer` record. */
+/* An answer as the fields of an `answer` record: by ("tty",
+ * "command") and the user the system says runs this process. */
 json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by);
 
 /* The loop must ask a person about attempt n at `at` ("decision", or

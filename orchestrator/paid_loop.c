@@ -71,7 +71,7 @@ int tnd_loop_ask_model(run *r, int n, const char *step, const char *service,
     if (tnd_loop_asked(r, n, step, service) < 0)
         return -1;
     deadline = tnd_loop_deadline(r, service, &by_budget);
-    r->streamed = 0;
+    tnd_loop_progress_start(r, service);
     rc = tnd_crew_call_many(r->crew, &q, 1, deadline, tnd_loop_on_progress, r);
     tnd_loop_end_progress(r);
     if (tnd_loop_unanswered(r, n, step, &q) < 0)

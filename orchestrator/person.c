@@ -6,16 +6,97 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/error.h"
 #include "common/log.h"
 #include "common/str.h"
+#include "common/user.h"
 #include "common/xalloc.h"
 #include "orchestrator/budget.h"
 #include "orchestrator/feedback.h"
 #include "orchestrator/loop.h"
 #include "proto/json.h"
 
+#define TAIL_LINES 15
+
+/* The last lines of text (at most TAIL_LINES), indented, redacted. */
+static void show_tail(FILE *to, const char *text)
+{
+    size_t len = strlen(text), start;
+    int lines = 0;
+    char *raw, *tail;
+
+    while (len > 0 && text[len - 1] == '\n')
+        len--;
+    for (start = len; start > 0; start--)
+        if (text[start - 1] == '\n' && ++lines == TAIL_LINES)
+            break;
+    raw = tnd_xstrndup(text + start, len - start);
+    /* no escape codes from a skill's output on the person's terminal */
+    tail = tnd_log_redact(tnd_str_printable(raw, 16384));
+    free(raw);
+    for (char *line = tail, *nl; line; line = nl ? nl + 1 : NULL) {
+        if ((nl = strchr(line, '\n')))
+            *nl = '\0';
+        fprintf(to, "    %s\n", line);
+    }
+    free(tail);
+}
+
+/* The evidence of the last audit: the tail of each failing skill's output
+ * and the reviewer's issues, so a person can answer without opening the
+ * session's files. */
+static void show_evidence(run *r)
+{
+    json_object *reply = NULL, *skills, *issues;
+    size_t n;
+
+    for (size_t i = tnd_journal_count(r->journal); i-- > 0 && !reply;) {
+        json_object *rec = tnd_journal_record(r->journal, i);
+        if (strcmp(tnd_journal_type(rec), "audit") == 0)
+            reply = tnd_json_field(rec, "reply");
+    }
+    if (!reply)
+        return;
+    skills = tnd_json_field(reply, "skills");
+    n = skills ? json_object_array_length(skills) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *sk = json_object_array_get_idx(skills, i);
+        const char *status = tnd_json_str_or(sk, "status", "");
+        const char *out = tnd_json_str_or(sk, "output", "");
+        if (strcmp(status, "pass") == 0 || strcmp(status, "skipped") == 0)
+            continue;
+        fprintf(r->err, "%s %s (exit %ld)%s\n",
+                tnd_json_str_or(sk, "name", "?"), status,
+                tnd_json_int_or(sk, "exit_code", -1),
+                *out ? ", the end of its output:" : ", with no output");
+        if (*out)
+            show_tail(r->err, out);
+    }
+    issues = tnd_json_field(tnd_json_field(reply, "critique"), "issues");
+    n = issues ? json_object_array_length(issues) : 0;
+    if (n > 0)
+        fprintf(r->err, "the reviewer's issues:\n");
+    for (size_t i = 0; i < n; i++) {
+        json_object *is = json_object_array_get_idx(issues, i);
+        const char *file = tnd_json_str_or(is, "file", NULL);
+        long line = tnd_json_int_or(is, "line", 0);
+        char *what =
+            tnd_str_one_line(tnd_json_str_or(is, "description", ""), 300);
+        char where[1100] = "";
+        if (file && line > 0)
+            snprintf(where, sizeof(where), "%s:%ld ", file, line);
+        else if (file)
+            snprintf(where, sizeof(where), "%s ", file);
+        what = tnd_log_redact(what);
+        fprintf(r->err, "  %s%s: %s\n", where,
+                tnd_json_str_or(is, "severity", "?"), what);
+        free(what);
+    }
+}
+
 /* What a person sees before answering: the task, the attempts in one line
- * each, the recurring error, and the last diff. */
+ * each, the recurring error, the evidence of the last audit, and the last
+ * diff. */
 static void show_escalation(run *r, const char *reason)
 {
     if (r->opts.quiet && r->mode != TND_ESCALATE_TTY)
@@ -26,6 +107,7 @@ static void show_escalation(run *r, const char *reason)
     fprintf(r->err, "why: %s\n", reason);
     for (size_t i = 0; i < r->nhistory; i++)
         fprintf(r->err, "  %s\n", r->history[i]);
+    show_evidence(r);
     if (r->last_diff) {
         char *d = tnd_str_cut_middle(r->last_diff, 3000);
         fprintf(r->err, "the last proposal:\n%s%s", d,
@@ -55,6 +137,7 @@ static void show_commands(run *r)
 json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by)
 {
     json_object *f = json_object_new_object();
+    char *user = tnd_user_name(); /* whoever runs this tandem answered */
 
     json_object_object_add(f, "kind",
                            json_object_new_string(tnd_answer_name(ans->kind)));
@@ -63,6 +146,8 @@ json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by)
                            json_object_new_int(ans->iterations));
     json_object_object_add(f, "tokens", json_object_new_int64(ans->tokens));
     json_object_object_add(f, "by", json_object_new_string(by));
+    json_object_object_add(f, "user", json_object_new_string(user));
+    free(user);
     return f;
 }
 

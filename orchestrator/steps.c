@@ -70,10 +70,45 @@ int tnd_loop_step(run *r, const char *type, json_object *fields)
     return 0;
 }
 
+/* now.json: what the run does now, for a watcher that joins late (the
+ * events before it joined are gone). records is the journal's length
+ * when it was written: a later record makes it stale. phase is the
+ * loop's phase, or NULL for what the agent asked does (r->doing). */
+static void write_now(run *r, int n, const char *phase)
+{
+    json_object *o = json_object_new_object();
+    char *text;
+    size_t len;
+
+    json_object_object_add(o, "attempt", json_object_new_int(n));
+    json_object_object_add(
+        o, "records",
+        json_object_new_int64((int64_t)tnd_journal_count(r->journal)));
+    if (phase) {
+        json_object_object_add(o, "phase", json_object_new_string(phase));
+    } else {
+        json_object_object_add(o, "role",
+                               json_object_new_string(r->doing.role));
+        json_object_object_add(o, "what",
+                               json_object_new_string(r->doing.what));
+        json_object_object_add(
+            o, "since_ms",
+            json_object_new_int64(tnd_wall_ms() -
+                                  (tnd_now_ms() - r->doing.since_ms)));
+    }
+    text = tnd_json_dump(o, &len);
+    json_object_put(o);
+    if (tnd_session_write_view(r->session, "now.json", text, len) < 0)
+        tnd_log_debug("cannot write now.json: %s", tnd_error_last());
+    free(text);
+}
+
 /* Tell watchers what the run is doing now (not journaled). */
 void tnd_loop_phase(run *r, int n, const char *what)
 {
     json_object *e = json_object_new_object();
+
+    write_now(r, n, what);
 
     json_object_object_add(e, "type", json_object_new_string("phase"));
     json_object_object_add(e, "attempt", json_object_new_int(n));
@@ -162,14 +197,53 @@ int tnd_loop_journal_reply(run *r, const char *type, int n, const char *body,
 
 /* ---- talking to agents -------------------------------------------------- */
 
-/* A PARTIAL from an agent: progress while its model streams. On a
- * terminal, one line that updates; elsewhere nothing (logs stay clean). */
+void tnd_loop_progress_start(run *r, const char *service)
+{
+    tnd_doing_start(&r->doing, service);
+}
+
+#define REDRAW_MS 250 /* at most 4 redraws a second */
+
+/* The progress line on a terminal: what the agent does and for how long,
+ * cut to the terminal's width (a line that wraps cannot be redrawn). */
+static void draw_progress(run *r)
+{
+    char what[160], line[256];
+    int64_t now = tnd_now_ms();
+
+    if (r->opts.quiet || r->err != stderr ||
+        !tnd_term_can_redraw(STDERR_FILENO))
+        return;
+    tnd_doing_format(what, sizeof(what), &r->doing, now);
+    if (!*what)
+        return;
+    if (r->iterations == 0) /* before attempt 1: the baseline */
+        snprintf(line, sizeof(line), "tandem: baseline: %s", what);
+    else
+        snprintf(line, sizeof(line), "tandem: [%d/%d] %s", r->iterations,
+                 r->gate.max_iterations, what);
+    tnd_term_fit(line, tnd_term_width(STDERR_FILENO) - 1);
+    fprintf(r->err, "\r\033[K%s", line);
+    fflush(r->err);
+    r->progress_line = true;
+    r->progress_drawn = now;
+}
+
+/* A PARTIAL from an agent: what it is doing (a phase, or its model's
+ * answer streaming in). On a terminal, one line that updates; elsewhere
+ * nothing (logs stay clean). Watchers get it as an event. */
 void tnd_loop_on_progress(const char *body, size_t len, void *payload)
 {
     run *r = payload;
     json_object *obj = NULL;
+    char was[sizeof(r->doing.what)];
     long chars = 0;
 
+    if (!body) { /* a tick: the time on the line counts up */
+        if (r->progress_line && tnd_now_ms() - r->progress_drawn >= REDRAW_MS)
+            draw_progress(r);
+        return;
+    }
     if (tnd_json_parse(&obj, body, len) < 0 ||
         tnd_json_get_int(&chars, obj, "chars", 0, 1L << 40, TND_JSON_REQUIRED) <
             0) {
@@ -177,8 +251,8 @@ void tnd_loop_on_progress(const char *body, size_t len, void *payload)
         json_object_put(obj);
         return;
     }
-    if (!json_object_object_get_ex(obj, "delta", NULL) &&
-        !json_object_object_get_ex(obj, "phase", NULL)) {
+    memcpy(was, r->doing.what, sizeof(was));
+    if (!tnd_doing_update(&r->doing, obj, tnd_now_ms())) {
         /* "still working": a sign of life for the broker, nothing to
          * show */
         json_object_put(obj);
@@ -194,18 +268,21 @@ void tnd_loop_on_progress(const char *body, size_t len, void *payload)
             if (strcmp(key, "type") != 0 && strcmp(key, "tandem") != 0)
                 json_object_object_add(e, key, json_object_get(val));
         }
+        if (!json_object_object_get_ex(e, "role", NULL))
+            json_object_object_add(e, "role",
+                                   json_object_new_string(r->doing.role));
         tnd_events_publish(r->events, tnd_session_id(r->session), e);
         json_object_put(e);
     }
     json_object_put(obj);
-    r->streamed = (size_t)chars;
-    tnd_log_debug("streaming: %zu characters so far", r->streamed);
-    if (!r->opts.quiet && r->err == stderr &&
-        tnd_term_can_redraw(STDERR_FILENO)) {
-        fprintf(r->err, "\r\033[Ktandem: [%d/%d] streaming: %zu characters",
-                r->iterations, r->gate.max_iterations, r->streamed);
-        r->progress_line = true;
-    }
+    if (strcmp(was, r->doing.what) != 0)
+        write_now(r, r->iterations, NULL);
+    tnd_log_debug("%s: %s, %ld characters so far", r->doing.role, r->doing.what,
+                  chars);
+    /* a phase at once; streamed text at most every REDRAW_MS */
+    if (strcmp(r->doing.what, "writing") != 0 || !r->progress_line ||
+        tnd_now_ms() - r->progress_drawn >= REDRAW_MS)
+        draw_progress(r);
 }
 
 /* The request's deadline: its timeout (tnd_budget_request_s), or the
@@ -240,7 +317,7 @@ int tnd_loop_ask(run *r, const char *service, const char *key, char *body,
     int64_t deadline = tnd_loop_deadline(r, service, &by_budget);
     int rc;
 
-    r->streamed = 0;
+    tnd_loop_progress_start(r, service);
     rc = tnd_crew_call(r->crew, service, key, body, len, deadline,
                        tnd_loop_on_progress, r, reply, reply_len);
     tnd_loop_end_progress(r);

@@ -22,6 +22,21 @@ static void first_line(tnd_buf *b, const char *s, size_t max)
         tnd_buf_puts(b, "...");
 }
 
+/* Who answered, and where: "By alice, on the terminal." */
+static void answered_by(tnd_buf *b, json_object *answer)
+{
+    const char *user = tnd_json_str_or(answer, "user", NULL),
+               *by = tnd_json_str_or(answer, "by", NULL);
+
+    if (!user) /* journaled before tandem recorded it */
+        return;
+    tnd_buf_printf(b, "By %s%s.\n", user,
+                   !by                          ? ""
+                   : strcmp(by, "tty") == 0     ? ", on the terminal"
+                   : strcmp(by, "command") == 0 ? ", with a tandem command"
+                                                : "");
+}
+
 static void proposal_md(tnd_buf *b, json_object *reply)
 {
     json_object *edits = tnd_json_field(reply, "edits"),
@@ -153,6 +168,7 @@ char *tnd_views_reflection(json_object *records)
         } else if (strcmp(type, "answer") == 0) {
             tnd_buf_printf(&b, "\n## A person answered: %s\n\n",
                            tnd_json_str_or(r, "kind", NULL));
+            answered_by(&b, r);
             if (tnd_json_str_or(r, "text", NULL))
                 tnd_buf_printf(&b, "> %s\n", tnd_json_str_or(r, "text", NULL));
             if (tnd_json_int_or(r, "iterations", 0))
@@ -189,6 +205,8 @@ static char *decisions(json_object *records)
         else if (strcmp(type, "answer") == 0) {
             tnd_buf_printf(&b, "- %s a person answered %s", when,
                            tnd_json_str_or(r, "kind", NULL));
+            if (tnd_json_str_or(r, "user", NULL))
+                tnd_buf_printf(&b, " (%s)", tnd_json_str_or(r, "user", NULL));
             if (tnd_json_str_or(r, "text", NULL))
                 tnd_buf_printf(&b, ": \"%s\"",
                                tnd_json_str_or(r, "text", NULL));

@@ -15,6 +15,7 @@
 #include "common/term.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "orchestrator/doing.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/run.h"
 #include "orchestrator/session.h"
@@ -32,6 +33,8 @@ typedef struct watched {
     long attempt;
     long tokens;
     char phase[128];
+    tnd_doing doing; /* what an agent does, when the last word was its */
+    bool doing_now;
     bool done;
 } watched;
 
@@ -42,7 +45,8 @@ typedef struct watch {
     watched items[MAX_WATCHED];
     size_t n;
     bool tty;
-    int drawn; /* lines drawn last time (tty) */
+    int drawn;        /* lines drawn last time (tty) */
+    int64_t deadline; /* --for: the end (monotonic ms); 0: none */
 } watch;
 
 static long reply_tokens(json_object *rec)
@@ -63,6 +67,13 @@ static void apply(watched *w, json_object *e)
         return;
     if (tnd_json_int_or(e, "attempt", 0) > w->attempt)
         w->attempt = tnd_json_int_or(e, "attempt", 0);
+    if (strcmp(type, "progress") == 0) {
+        if (tnd_doing_update(&w->doing, e, tnd_wall_ms()))
+            w->doing_now = true;
+        return;
+    }
+    if (strcmp(type, "asked") != 0 && strcmp(type, "unanswered") != 0)
+        w->doing_now = false;
     if (strcmp(type, "task") == 0) {
         free(w->task);
         w->task = tnd_xstrdup(tnd_json_str_or(e, "task", NULL));
@@ -71,15 +82,13 @@ static void apply(watched *w, json_object *e)
     } else if (strcmp(type, "phase") == 0) {
         snprintf(w->phase, sizeof(w->phase), "%s",
                  tnd_json_str_or(e, "phase", NULL));
-    } else if (strcmp(type, "progress") == 0) {
-        if (tnd_json_str_or(e, "phase", NULL))
-            snprintf(w->phase, sizeof(w->phase), "%s: %s",
-                     tnd_json_str_or(e, "role", NULL),
-                     tnd_json_str_or(e, "phase", NULL));
-        else
-            snprintf(w->phase, sizeof(w->phase), "%s streaming (%ld chars)",
-                     tnd_json_str_or(e, "role", "agent"),
-                     tnd_json_int_or(e, "chars", 0));
+    } else if (strcmp(type, "asked") == 0) {
+        snprintf(w->phase, sizeof(w->phase), "asked the %s (%s)",
+                 tnd_json_str_or(e, "service", "agent"),
+                 tnd_json_str_or(e, "step", "?"));
+        tnd_doing_start(&w->doing, tnd_json_str_or(e, "service", "agent"));
+    } else if (strcmp(type, "baseline") == 0) {
+        snprintf(w->phase, sizeof(w->phase), "baseline done");
     } else if (strcmp(type, "proposal") == 0 || strcmp(type, "audit") == 0) {
         w->tokens += reply_tokens(e);
         snprintf(w->phase, sizeof(w->phase), "%s done",
@@ -97,6 +106,36 @@ static void apply(watched *w, json_object *e)
                  tnd_json_str_or(e, "status", NULL));
         w->done = true;
     }
+}
+
+/* Joining late: what the run does now, from its now.json, when no
+ * journal record came after it (records is the journal as read). */
+static void current_step(watched *w, json_object *records)
+{
+    json_object *now = NULL;
+    char *path = tnd_fs_join(w->dir, "now.json"), *text = NULL;
+    size_t len, have = records ? json_object_array_length(records) : 0;
+
+    if (tnd_fs_read(&text, &len, path, 64 * 1024) == 0 &&
+        tnd_json_parse(&now, text, len) == 0 &&
+        tnd_json_int_or(now, "records", -1) == (long)have) {
+        const char *phase = tnd_json_str_or(now, "phase", NULL);
+        if (tnd_json_int_or(now, "attempt", 0) > w->attempt)
+            w->attempt = tnd_json_int_or(now, "attempt", 0);
+        if (phase) {
+            snprintf(w->phase, sizeof(w->phase), "%s", phase);
+            w->doing_now = false;
+        } else if (*tnd_json_str_or(now, "what", "")) {
+            tnd_doing_start(&w->doing, tnd_json_str_or(now, "role", "agent"));
+            snprintf(w->doing.what, sizeof(w->doing.what), "%s",
+                     tnd_json_str_or(now, "what", ""));
+            w->doing.since_ms = tnd_json_int_or(now, "since_ms", 0);
+            w->doing_now = true;
+        }
+    }
+    json_object_put(now);
+    free(text);
+    free(path);
 }
 
 static void add(watch *wt, const char *id)
@@ -120,6 +159,7 @@ static void add(watch *wt, const char *id)
     if (tnd_journal_read(&records, path) == 0)
         for (size_t i = 0; i < json_object_array_length(records); i++)
             apply(w, json_object_array_get_idx(records, i));
+    current_step(w, records);
     json_object_put(records);
     free(path);
     path = tnd_fs_join(w->dir, "events");
@@ -155,20 +195,44 @@ static void scan(watch *wt)
     tnd_str_list_free(&ids);
 }
 
+/* What w does now, in words. */
+static void phase_of(char *out, size_t size, const watched *w, int64_t now)
+{
+    if (w->doing_now)
+        tnd_doing_format(out, size, &w->doing, now);
+    else
+        snprintf(out, size, "%s", w->phase);
+}
+
 static void draw(watch *wt)
 {
     int64_t now = tnd_wall_ms();
+    int width = tnd_term_width(STDOUT_FILENO) - 1; /* never the last column:
+                                                      no wrap, ever */
+    char line[1024], phase[160];
 
     if (!wt->tty)
         return;
     for (int i = 0; i < wt->drawn; i++)
         fputs("\033[1A\033[2K", stdout);
+    if (wt->n == 0) {
+        snprintf(line, sizeof(line),
+                 "waiting for a session to start in %s (%.0f s left)", wt->repo,
+                 (double)(wt->deadline - tnd_now_ms()) / 1000.0);
+        tnd_term_fit(line, width);
+        printf("%s\n", line);
+        wt->drawn = 1;
+        fflush(stdout);
+        return;
+    }
     for (size_t i = 0; i < wt->n; i++) {
         const watched *w = &wt->items[i];
         double secs = w->started_wall ? (now - w->started_wall) / 1000.0 : 0;
-        printf("%-24s attempt %-3ld %-34.34s %7.1fs %8ld tokens  %.40s\n",
-               w->id, w->attempt, w->phase, secs, w->tokens,
-               w->task ? w->task : "");
+        phase_of(phase, sizeof(phase), w, now);
+        snprintf(line, sizeof(line), "%s  #%ld  %s  %.0fs  %ld tok  %s", w->id,
+                 w->attempt, phase, secs, w->tokens, w->task ? w->task : "");
+        tnd_term_fit(line, width);
+        printf("%s\n", line);
     }
     fflush(stdout);
     wt->drawn = (int)wt->n;
@@ -179,7 +243,10 @@ static void plain_line(const watched *w, json_object *e)
     char when[40];
 
     tnd_clock_iso8601(when, sizeof(when), tnd_wall_ms());
-    printf("%s %s attempt %ld: %s\n", when + 11, w->id, w->attempt, w->phase);
+    char phase[160];
+
+    phase_of(phase, sizeof(phase), w, tnd_wall_ms());
+    printf("%s %s attempt %ld: %s\n", when + 11, w->id, w->attempt, phase);
     (void)e;
     fflush(stdout);
 }
@@ -200,13 +267,12 @@ static bool all_done(watch *wt)
 int tnd_watch(const tnd_watch_options *opts)
 {
     watch wt;
-    int64_t deadline =
-        opts->timeout_ms > 0 ? tnd_now_ms() + opts->timeout_ms : 0;
     int64_t next_scan = 0;
     int code = TND_EXIT_OK;
 
     memset(&wt, 0, sizeof(wt));
     wt.opts = opts;
+    wt.deadline = opts->timeout_ms > 0 ? tnd_now_ms() + opts->timeout_ms : 0;
     wt.tty = !opts->plain && tnd_term_can_redraw(STDOUT_FILENO);
     if (!(wt.repo = tnd_fs_realpath(opts->repo ? opts->repo : "."))) {
         fprintf(stderr, "tandem watch: --repo: %s\n", tnd_error_last());
@@ -224,8 +290,10 @@ int tnd_watch(const tnd_watch_options *opts)
         tnd_session_destroy(&s);
     }
     scan(&wt);
-    if (wt.n == 0) {
-        printf("no session is running in %s\n", wt.repo);
+    if (wt.n == 0 && !wt.deadline) {
+        printf("no session is running in %s (tandem watch --for S waits "
+               "up to S seconds for one)\n",
+               wt.repo);
         goto out;
     }
     for (;;) {
@@ -267,12 +335,17 @@ int tnd_watch(const tnd_watch_options *opts)
         }
         if (tnd_now_ms() >= next_scan) {
             scan(&wt);
-            next_scan = tnd_now_ms() + 1000;
+            /* while none runs, look at every tick */
+            next_scan = tnd_now_ms() + (wt.n ? 1000 : TICK_MS);
         }
-        if (all_done(&wt) || (deadline && tnd_now_ms() >= deadline))
+        if ((wt.n > 0 && all_done(&wt)) ||
+            (wt.deadline && tnd_now_ms() >= wt.deadline))
             break;
     }
     draw(&wt);
+    if (wt.n == 0)
+        printf("no session started in %s within %ld s\n", wt.repo,
+               opts->timeout_ms / 1000);
     for (size_t i = 0; i < wt.n && !wt.tty; i++)
         printf("%s: %s\n", wt.items[i].id, wt.items[i].phase);
 out:

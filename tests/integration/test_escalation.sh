@@ -2,7 +2,8 @@
 # A loop that cannot converge goes to a person. queue: the session waits
 # on disk (exit 3) and tandem approve|reject|guide|budget answer it and go
 # on; tty: a prompt on the terminal; never: exit 1. Every answer is
-# journaled with its time; session ids may be given by a unique prefix.
+# journaled with its time and who gave it; session ids may be given by a
+# unique prefix.
 . "$(dirname "$0")/lib.sh"
 
 # one attempt only: the demo's first (failing) attempt escalates
@@ -21,6 +22,10 @@ expect_rc 3 "queued"
 expect_in "$T/err" "== tandem needs a human =="
 expect_in "$T/err" "why: gate.max_iterations (1) reached"
 expect_in "$T/err" "the last proposal:"
+expect_in "$T/err" "test fail (exit 2), the end of its output:"
+expect_in "$T/err" "    FAIL stats_mean({1,2,3,4}) = 2.000000, expected 2.500000"
+expect_in "$T/err" "the reviewer's issues:"
+expect_in "$T/err" "  stats.c:11 major: The division is still done in integers"
 expect_in "$T/err" "tandem approve "
 expect_in "$T/err" "tandem guide "
 id=$(basename "$(session_dir)")
@@ -58,8 +63,14 @@ expect_in "$T/out" "+    return (double)(sum / (long)count);"
 expect_in "$dir/report.json" '"status": "approved"'
 expect_in "$dir/report.json" '"reason": "approved by a person"'
 expect_in "$dir/journal.jsonl" '"kind":"approve"'
+# who answered: the system's name for the user running the command
+me=$(id -un)
+expect_in "$dir/journal.jsonl" "\"by\":\"command\",\"user\":\"$me\""
 expect_in "$dir/decisions.md" "a person answered approve"
 cmp -s "$dir/final.diff" "$T/out" || fail "final.diff differs from stdout"
+run "$BIN/tandem" show --repo "$T/demo" "$id"
+expect_rc 0 "show"
+expect_in "$T/out" "By $me, with a tandem command."
 run "$BIN/tandem" approve --repo "$T/demo" "$id"
 expect_rc 0 "already finished"
 expect_in "$T/err" "already finished: approved"
@@ -121,7 +132,7 @@ expect_in "$T/out" "a, r, g, b, s or q, please"
 expect_in "$T/out" "guidance for the coder>"
 expect_in "$T/out" "approved after 2 iterations"
 dir=$(ls -d "$T"/demo/.tandem/sessions/*/ | tail -n 1)
-expect_in "$dir/journal.jsonl" '"by":"tty"'
+expect_in "$dir/journal.jsonl" "\"by\":\"tty\",\"user\":\"$me\""
 pass "tty: a prompt on the terminal takes the answer"
 
 escalating_demo "$TOP/examples/demo/cassette.json"
@@ -158,3 +169,14 @@ expect_rc 0 "sessions lists it"
 expect_in "$T/out" "unreadable"
 expect_in "$T/err" "session $id: journal.jsonl:$line: unknown session status 'done'"
 pass "an unknown answer or status in the journal is an error that names it"
+
+# a long failing output: only its last 15 lines are shown
+escalating_demo "$TOP/examples/demo/cassette.json"
+sed -i 's/test: {command: make test,/test: {command: "make test; s=$?; seq 101 140; exit $s",/' \
+    "$T/demo/agents.yaml"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "queued, long output"
+expect_in "$T/err" "    140"
+expect_in "$T/err" "    127"
+expect_not_in "$T/err" "    126"
+pass "the escalation shows the tail of the failing output"

@@ -136,7 +136,7 @@ start_fakellm "$T/slow.json"
 openai_config ""
 run tandem run -v --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "approved while streaming slowly"
-expect_in "$T/err" "streaming: "
+expect_in "$T/err" "coder: writing, "
 expect_in "$T/err" "characters so far"
 stop_fakellm
 pass "streamed text reaches tandem as progress while it arrives"

@@ -18,7 +18,8 @@ stop_tmux() {
         sleep 0.05
     done
 }
-trap 'stop_tmux; cleanup' EXIT
+# (cleanup reads the test's exit status from $?: keep it past stop_tmux)
+trap 's=$?; stop_tmux; (exit $s); cleanup' EXIT
 
 # wait_pane TEXT SECONDS: poll the pane until it shows TEXT
 wait_pane() {

@@ -53,7 +53,10 @@ static void a_choice_is_read_from_the_terminal(void **state)
         {"r\nnot this way\n", TND_ANSWER_REJECT, "not this way", 0},
         {"g\nuse the cache\n", TND_ANSWER_GUIDE, "use the cache", 0},
         {"b\n3\n", TND_ANSWER_BUDGET, NULL, 3},
-        {"b\n99\nb\n2\n", TND_ANSWER_BUDGET, NULL, 2},
+        /* out of range or not a number: asked again, range named */
+        {"b\n99\n2\n", TND_ANSWER_BUDGET, NULL, 2},
+        {"b\n0\n99999\nthree\n\n4\n", TND_ANSWER_BUDGET, NULL, 4},
+        {"b\n0\n", TND_ANSWER_STOP, NULL, 0}, /* then end of input */
         {"x\ns\n", TND_ANSWER_SKIP, NULL, 0},
         {"q\n", TND_ANSWER_STOP, NULL, 0},
         {"r\n", TND_ANSWER_STOP, NULL, 0}, /* no reason: end of input */
@@ -83,11 +86,46 @@ static void a_choice_is_read_from_the_terminal(void **state)
     }
 }
 
+/* A number out of range is asked again, naming the range each time;
+ * it is neither taken nor the end of the question. */
+static void an_out_of_range_budget_is_asked_again(void **state)
+{
+    const char *typed = "b\n0\n99999\n7\n";
+    FILE *in = fmemopen((void *)typed, strlen(typed), "r");
+    FILE *out = tmpfile();
+    char said[2048] = "", *p;
+    size_t n, asked = 0;
+    tnd_answer ans;
+
+    (void)state;
+    assert_non_null(in);
+    assert_non_null(out);
+    assert_int_equal(tnd_escalate_ask(&ans, in, out, NULL, NULL), 0);
+    assert_int_equal(ans.kind, TND_ANSWER_BUDGET);
+    assert_int_equal(ans.iterations, 7);
+    rewind(out);
+    n = fread(said, 1, sizeof(said) - 1, out);
+    said[n] = '\0';
+    for (p = said; (p = strstr(p, "more attempts (1..50)> ")); p++)
+        asked++;
+    assert_int_equal(asked, 3);
+    assert_non_null(strstr(said, "a number from 1 to 50"));
+    /* the choice itself was asked once: the number is asked again, not
+     * the whole question */
+    p = strstr(said, "choice [");
+    assert_non_null(p);
+    assert_null(strstr(p + 1, "choice ["));
+    tnd_answer_clear(&ans);
+    fclose(in);
+    fclose(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(answer_kinds_both_ways),
         cmocka_unit_test(a_choice_is_read_from_the_terminal),
+        cmocka_unit_test(an_out_of_range_budget_is_asked_again),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

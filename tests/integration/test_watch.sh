@@ -1,0 +1,110 @@
+#!/bin/sh
+# People on terminals, under tmux (send-keys and capture-pane), at 80
+# columns: tandem watch waits for a session with --for, keeps each line
+# within the width (never wrapping, so the screen does not scroll at each
+# redraw) and, joining late, shows the current step; tandem run's
+# progress line says what runs and counts its time up ("reviewer: test
+# running (2.0 s)"), not "streaming: 0 characters".
+. "$(dirname "$0")/lib.sh"
+
+command -v tmux >/dev/null 2>&1 || fail "tmux is missing (make deps)"
+TMUX_SOCK=$T/tmux.sock
+tmx() { tmux -S "$TMUX_SOCK" "$@"; }
+# the processes in the panes must be gone before lib.sh removes files
+stop_tmux() {
+    tmx kill-server 2>/dev/null
+    i=0
+    while pgrep -f "$T/demo" >/dev/null 2>&1 && [ $i -lt 100 ]; do
+        i=$((i + 1))
+        sleep 0.05
+    done
+}
+# (cleanup reads the test's exit status from $?: keep it past stop_tmux)
+trap 's=$?; stop_tmux; (exit $s); cleanup' EXIT
+
+# wait_pane PANE TEXT SECONDS: poll the pane until it shows TEXT
+wait_pane() {
+    i=0
+    until tmx capture-pane -p -J -t "$1" | grep -F -q -- "$2"; do
+        i=$((i + 1))
+        if [ $i -gt $(($3 * 20)) ]; then
+            tmx capture-pane -p -J -t "$1" >&2
+            fail "the terminal $1 never showed: $2"
+        fi
+        sleep 0.05
+    done
+}
+
+# no_wide PANE [REGEX]: no line of the pane (wrapped lines joined), or
+# none matching REGEX, is wider than its 80 columns
+no_wide() {
+    tmx capture-pane -p -J -t "$1" >"$T/pane"
+    if awk -v re="${2:-.}" '$0 ~ re && length($0) > 80 { bad = 1 }
+        END { exit !bad }' "$T/pane"; then
+        cat "$T/pane" >&2
+        fail "a line of $1 is wider than 80 columns"
+    fi
+}
+
+# the test skill waits for the test to say go: the run stays in it as
+# long as the test needs, without a sleep deciding anything (it runs in
+# the baseline, before any attempt)
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+skills:
+  build: {command: make, timeout_s: 60}
+  test:
+    command: "while [ ! -e '$T/go' ]; do sleep 0.05; done; make test"
+    timeout_s: 60
+    sandbox: none # the sandbox would hide $T/go
+YAML
+
+# a watcher waiting before anything runs (before: it exited at once)
+tmx new-session -d -s watch -x 80 -y 24 \
+    "'$BIN/tandem' watch --repo '$T/demo' --for 60; echo \$? >'$T/watch-rc'; sleep 600"
+wait_pane watch "waiting for a session to start in" 10
+
+tmx new-session -d -s run -x 80 -y 24 \
+    "'$BIN/tandem' run --repo '$T/demo' 'make the failing test pass with a task long enough to need more than one line of an eighty-column terminal'; echo \$? >'$T/rc'; sleep 600"
+
+# the progress line says what runs, and its time counts up between
+# messages (the skill sends none while it runs)
+wait_pane run "tandem: baseline: reviewer: test running (" 30
+wait_pane run "tandem: baseline: reviewer: test running (2." 30
+tmx capture-pane -p -J -t run | grep -q "streaming:" &&
+    fail "the progress line still says streaming"
+no_wide run '^tandem: baseline: '
+pass "the progress line says what runs and counts its time"
+
+# the watcher picked the session up, its lines within 80 columns
+wait_pane watch "reviewer: test running (" 30
+no_wide watch
+pass "watch --for waits for a session, and its lines fit 80 columns"
+
+# a watcher joining late shows the current step, not only what it hears
+tmx new-session -d -s late -x 80 -y 24 \
+    "'$BIN/tandem' watch --repo '$T/demo'; sleep 600"
+wait_pane late "reviewer: test running (" 10
+no_wide late
+pass "a watcher joining late shows the current step"
+
+touch "$T/go"
+(wait_for_file "$T/rc" 60) 2>/dev/null || {
+    tmx capture-pane -p -J -t run >&2
+    fail "the run did not end"
+}
+[ "$(cat "$T/rc")" = 0 ] || fail "the run exited $(cat "$T/rc")"
+wait_for_file "$T/watch-rc" 30
+[ "$(cat "$T/watch-rc")" = 0 ] || fail "watch exited $(cat "$T/watch-rc")"
+wait_pane watch "finished: approved" 10
+no_wide watch
+pass "the watcher ends with the session"
+
+# without --for and nothing running: at once, saying how to wait
+run "$BIN/tandem" watch --repo "$T/demo"
+expect_rc 0 "watch with nothing running"
+expect_in "$T/out" "tandem watch --for S waits"
+run "$BIN/tandem" watch --repo "$T/demo" --for 1
+expect_rc 0 "watch --for 1 with nothing running"
+expect_in "$T/out" "no session started in"
+pass "watch with nothing running ends at once, or after --for S"
