@@ -31,6 +31,8 @@ void tnd_answer_clear(tnd_answer *answer)
     memset(answer, 0, sizeof(*answer));
 }
 
+#define IDLE_MS 40
+
 /* How the caller hears about waiting. */
 typedef struct waiter {
     tnd_escalate_idle_fn idle;
@@ -38,8 +40,11 @@ typedef struct waiter {
 } waiter;
 
 /* Wait until in has something to read, calling the idle function every
- * 200 ms meanwhile. False when the idle function says to stop. in must
- * be unbuffered (see tnd_escalate_ask), so poll sees what fgets will. */
+ * IDLE_MS meanwhile: often enough that the broker's heartbeats keep
+ * their pace at the shortest orchestrator.heartbeat_ms a test uses
+ * (100), so no agent thinks the orchestrator gone while a person reads.
+ * False when the idle function says to stop. in must be unbuffered (see
+ * tnd_escalate_ask), so poll sees what fgets will. */
 static bool wait_input(FILE *in, const waiter *w)
 {
     struct pollfd p = {.fd = fileno(in), .events = POLLIN};
@@ -47,7 +52,7 @@ static bool wait_input(FILE *in, const waiter *w)
     if (!w->idle)
         return true;
     for (;;) {
-        int n = poll(&p, 1, 200);
+        int n = poll(&p, 1, IDLE_MS);
         if (n > 0 || (n < 0 && errno != EINTR))
             return true;
         if (!w->idle(w->payload))
