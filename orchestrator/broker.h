@@ -65,7 +65,8 @@ typedef struct tnd_broker_event {
     char *body;                         /* owned; NUL-terminated */
     size_t body_len;
     char *error;    /* owned; FAILED only */
-    int dispatches; /* FINAL, FAILED: times the request went to a worker,
+    int dispatches; /* times the request went to a worker (FINAL, FAILED;
+                       PARTIAL over a link: the hub fills it),
                        the one that answered included; more than 1 means
                        workers were lost with it (each may have done, and
                        paid for, the work) */

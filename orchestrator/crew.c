@@ -150,12 +150,13 @@ static void port_cancel(tnd_crew *c, const char *key)
         tnd_broker_cancel(tnd_pool_broker(c->pool), key);
 }
 
-/* The times the request under key went to an agent so far. The hub
- * does not say yet, so a session in serve counts 0 for a request it
- * gives up on (its unanswered calls are undercounted there). */
+/* The times the request under key went to an agent so far. Over a
+ * link, as far as the hub's events said: an agent that took the request
+ * and died before its first PARTIAL is not counted. */
 static int port_dispatches(tnd_crew *c, const char *key)
 {
-    return c->link ? 0 : tnd_broker_dispatches(tnd_pool_broker(c->pool), key);
+    return c->link ? tnd_link_dispatches(c->link, key)
+                   : tnd_broker_dispatches(tnd_pool_broker(c->pool), key);
 }
 
 static int port_poll(tnd_crew *c, tnd_broker_event *ev, long ms)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
@@ -18,9 +19,65 @@ static const char *const verbs[] = {
     NULL, "SUBMIT", "CANCEL", "DROP", "OUT", "ERR", "DONE",
 };
 
+/* Open requests the hub said went to an agent, and how many times: what
+ * a session that gives up on one counts as asked. */
+#define SEEN_MAX 64
+
+typedef struct seen {
+    char key[TND_BROKER_MAX_KEY + 1];
+    int dispatches;
+} seen;
+
 struct tnd_link {
     void *socket;
+    seen seen[SEEN_MAX];
+    size_t nseen;
 };
+
+static seen *seen_find(tnd_link *self, const char *key)
+{
+    for (size_t i = 0; i < self->nseen; i++)
+        if (strcmp(self->seen[i].key, key) == 0)
+            return &self->seen[i];
+    return NULL;
+}
+
+/* Remember key went out n times; the oldest is forgotten past the cap
+ * (a session has a handful of requests open at once). */
+static void seen_note(tnd_link *self, const char *key, int n)
+{
+    seen *s = seen_find(self, key);
+
+    if (!s) {
+        if (self->nseen == SEEN_MAX)
+            memmove(&self->seen[0], &self->seen[1],
+                    (SEEN_MAX - 1) * sizeof(seen));
+        else
+            self->nseen++;
+        s = &self->seen[self->nseen - 1];
+        snprintf(s->key, sizeof(s->key), "%s", key);
+    }
+    s->dispatches = n;
+}
+
+static int seen_take(tnd_link *self, const char *key)
+{
+    seen *s = seen_find(self, key);
+    int n;
+
+    if (!s)
+        return 0;
+    n = s->dispatches;
+    memmove(s, s + 1,
+            (size_t)(&self->seen[self->nseen] - (s + 1)) * sizeof(seen));
+    self->nseen--;
+    return n;
+}
+
+int tnd_link_dispatches(tnd_link *self, const char *key)
+{
+    return seen_take(self, key);
+}
 
 typedef struct frame {
     const void *data;
@@ -218,6 +275,19 @@ static bool part_is(zmq_msg_t *m, const char *s)
            memcmp(zmq_msg_data(m), s, strlen(s)) == 0;
 }
 
+/* A frame holding a small decimal number; 0 when it holds none. */
+static int part_int(zmq_msg_t *m)
+{
+    char text[16];
+    size_t len = zmq_msg_size(m);
+
+    if (len == 0 || len >= sizeof(text))
+        return 0;
+    memcpy(text, zmq_msg_data(m), len);
+    text[len] = '\0';
+    return atoi(text);
+}
+
 static void close_parts(zmq_msg_t *parts, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -240,7 +310,7 @@ int tnd_link_poll(tnd_link *self, tnd_broker_event *out, long timeout_ms)
         return 0;
     if (rc < 0)
         return -1;
-    if (n == 4 &&
+    if (n == 5 &&
         (part_is(&parts[0], "FINAL") || part_is(&parts[0], "PARTIAL"))) {
         out->kind =
             part_is(&parts[0], "FINAL") ? TND_BROKER_FINAL : TND_BROKER_PARTIAL;
@@ -248,12 +318,14 @@ int tnd_link_poll(tnd_link *self, tnd_broker_event *out, long timeout_ms)
                  (int)zmq_msg_size(&parts[1]), (char *)zmq_msg_data(&parts[1]));
         snprintf(out->worker, sizeof(out->worker), "%.*s",
                  (int)zmq_msg_size(&parts[2]), (char *)zmq_msg_data(&parts[2]));
-        out->body = dup_part(&parts[3], &out->body_len);
-    } else if (n == 3 && part_is(&parts[0], "FAILED")) {
+        out->dispatches = part_int(&parts[3]);
+        out->body = dup_part(&parts[4], &out->body_len);
+    } else if (n == 4 && part_is(&parts[0], "FAILED")) {
         out->kind = TND_BROKER_FAILED;
         snprintf(out->key, sizeof(out->key), "%.*s",
                  (int)zmq_msg_size(&parts[1]), (char *)zmq_msg_data(&parts[1]));
-        out->error = dup_part(&parts[2], NULL);
+        out->dispatches = part_int(&parts[2]);
+        out->error = dup_part(&parts[3], NULL);
     } else {
         close_parts(parts, n);
         return tnd_error_set("the hub sent a message a link does not know "
@@ -261,6 +333,10 @@ int tnd_link_poll(tnd_link *self, tnd_broker_event *out, long timeout_ms)
                              n);
     }
     close_parts(parts, n);
+    if (out->kind == TND_BROKER_PARTIAL)
+        seen_note(self, out->key, out->dispatches);
+    else
+        seen_take(self, out->key); /* counted with this event */
     return 1;
 }
 
@@ -319,15 +395,17 @@ void tnd_link_msg_clear(tnd_link_msg *msg)
 int tnd_link_send_event(void *router, const char *to,
                         const tnd_broker_event *ev)
 {
+    char n[16];
+
+    snprintf(n, sizeof(n), "%d", ev->dispatches > 0 ? ev->dispatches : 0);
     if (ev->kind == TND_BROKER_FAILED) {
-        frame f[] = {str(to), str("FAILED"), str(ev->key),
+        frame f[] = {str(to), str("FAILED"), str(ev->key), str(n),
                      str(ev->error ? ev->error : "failed")};
-        return send_frames(router, f, 4);
+        return send_frames(router, f, 5);
     }
-    frame f[] = {str(to),
-                 str(ev->kind == TND_BROKER_FINAL ? "FINAL" : "PARTIAL"),
-                 str(ev->key),
-                 str(ev->worker),
-                 {ev->body, ev->body_len}};
-    return send_frames(router, f, 5);
+    frame f[] = {
+        str(to),      str(ev->kind == TND_BROKER_FINAL ? "FINAL" : "PARTIAL"),
+        str(ev->key), str(ev->worker),
+        str(n),       {ev->body, ev->body_len}};
+    return send_frames(router, f, 6);
 }

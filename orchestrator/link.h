@@ -80,6 +80,11 @@ FILE *tnd_link_stream(tnd_link *self, tnd_link_verb verb);
  * on a socket failure. */
 int tnd_link_poll(tnd_link *self, tnd_broker_event *out, long timeout_ms);
 
+/* The times the open request under key went to an agent, as the hub's
+ * last event for it said (0 when none came), and forget it: what a
+ * session that gives up on the request counts as asked. */
+int tnd_link_dispatches(tnd_link *self, const char *key);
+
 /* ---- the hub's side ------------------------------------------------------ */
 
 /* One message from a link, as the hub reads it. */

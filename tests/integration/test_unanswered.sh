@@ -166,3 +166,39 @@ expect_rc 0 "resumed after the error"
 expect_report "$dir" 5 0 $((DEMO_PROMPT + 500)) $((DEMO_COMPLETION + 5))
 stop_fakellm
 pass "an error reply counts the calls and tokens its agent says it paid for"
+
+# ---- the same in tandem serve: the hub says what went out ---------------
+# A served session hears of its requests through the hub; the coder that
+# dies at the model is restarted by the server, the request goes to it
+# again, and the report counts the lost call.
+. "$(dirname "$0")/serve_lib.sh"
+start_fakellm "$T/s.json"
+cat >"$T/serve.yaml" <<YAML
+version: 1
+agents:
+  coder:
+    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"}
+  reviewer:
+    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+start_serve --config "$T/serve.yaml" --pool 1
+repo a
+(tandem submit --repo "$T/a" "make the failing test pass" >"$T/out.s" \
+    2>"$T/err.s"; echo $? >"$T/rc.s") &
+sub=$!
+wait_requests 1
+cpid=$(pgrep -f "tandem-coder.*$T/serve.yaml")
+[ -n "$cpid" ] || fail "no coder agent of the server"
+kill -KILL $cpid
+wait $sub
+[ "$(cat "$T/rc.s")" = 0 ] || fail "the served task exited $(cat "$T/rc.s"): $(tail -3 "$T/err.s")"
+expect_in "$T/err.s" "approved after 2 iterations · 5 LLM calls (1 unanswered)"
+d=$(ls -d "$T"/a/.tandem/sessions/*)
+expect_report "$d" 5 1 $DEMO_PROMPT $DEMO_COMPLETION
+stop_serve
+stop_fakellm
+pass "in tandem serve, a request whose agent died at the model is counted too"

@@ -66,19 +66,26 @@ static void hub_recv(hub *h, tnd_link_msg *m)
     assert_int_equal(rc, 1);
 }
 
-static void hub_send(hub *h, const char *to, tnd_broker_event_kind kind,
-                     const char *key, const char *body)
+static void hub_send_n(hub *h, const char *to, tnd_broker_event_kind kind,
+                       const char *key, const char *body, int dispatches)
 {
     tnd_broker_event ev;
 
     memset(&ev, 0, sizeof(ev));
     ev.kind = kind;
+    ev.dispatches = dispatches;
     snprintf(ev.key, sizeof(ev.key), "%s", key);
     snprintf(ev.worker, sizeof(ev.worker), "coder-1");
     ev.body = (char *)body;
     ev.body_len = body ? strlen(body) : 0;
     ev.error = kind == TND_BROKER_FAILED ? (char *)body : NULL;
     assert_int_equal(tnd_link_send_event(h->router, to, &ev), 0);
+}
+
+static void hub_send(hub *h, const char *to, tnd_broker_event_kind kind,
+                     const char *key, const char *body)
+{
+    hub_send_n(h, to, kind, key, body, 1);
 }
 
 static void every_verb_reaches_the_hub_and_back(void **state)
@@ -150,7 +157,23 @@ static void every_verb_reaches_the_hub_and_back(void **state)
     assert_int_equal(tnd_link_poll(l, &ev, 5000), 1);
     assert_int_equal(ev.kind, TND_BROKER_FAILED);
     assert_string_equal(ev.error, "lost 3 times");
+    assert_int_equal(ev.dispatches, 1);
     tnd_broker_event_clear(&ev);
+
+    /* what a session that gives up counts as asked: the last PARTIAL's
+     * count; a request that ended counted with its FINAL */
+    hub_send_n(&h, "s1", TND_BROKER_PARTIAL, "t/2/audit", "{}", 1);
+    hub_send_n(&h, "s1", TND_BROKER_PARTIAL, "t/2/audit", "{}", 2);
+    hub_send_n(&h, "s1", TND_BROKER_PARTIAL, "t/2/coder", "{}", 1);
+    hub_send_n(&h, "s1", TND_BROKER_FINAL, "t/2/coder", "{}", 1);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(tnd_link_poll(l, &ev, 5000), 1);
+        tnd_broker_event_clear(&ev);
+    }
+    assert_int_equal(tnd_link_dispatches(l, "t/2/audit"), 2);
+    assert_int_equal(tnd_link_dispatches(l, "t/2/audit"), 0); /* taken */
+    assert_int_equal(tnd_link_dispatches(l, "t/2/coder"), 0);
+    assert_int_equal(tnd_link_dispatches(l, "never"), 0);
 
     tnd_link_destroy(&l);
     assert_null(l);
