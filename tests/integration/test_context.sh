@@ -98,3 +98,27 @@ assert 1024 * 2 < c["map_bytes"] <= 1024 * 4, c
 PY
 kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
 pass "a named file that does not fit is named, with the budget to raise"
+
+# 3. in a git work tree, tandem's own outputs and untracked files stay
+# out: a fix.patch written into the repository, the untracked
+# agents.yaml, .tandem/
+copy_demo
+rm -f "$T/demo/agents.yaml"
+(cd "$T/demo" && git init -q && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm base) ||
+    fail "cannot make the demo a git repository"
+config "context_max_kb: 512"
+echo "# CONFIG-MARKER" >>"$T/demo/agents.yaml"
+printf 'diff --git a/x b/x\n+PATCH-MARKER\n' >"$T/demo/fix.patch"
+mkdir -p "$T/demo/.tandem" && echo TANDEM-MARKER >"$T/demo/.tandem/note"
+start_fakellm "$FIX/demo-openai.json"
+run tandem run --repo "$T/demo" --base-url "$FAKE_URL/v1" "make the failing test pass"
+expect_rc 0 "approved in a git tree"
+coder_request >"$T/req3"
+expect_not_in "$T/req3" "PATCH-MARKER"
+expect_not_in "$T/req3" "fix.patch"
+expect_not_in "$T/req3" "TANDEM-MARKER"
+expect_not_in "$T/req3" "CONFIG-MARKER"
+expect_in "$T/req3" "stats.c"
+kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+pass "fix.patch, the untracked agents.yaml and .tandem/ are neither sent nor mapped"
