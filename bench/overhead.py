@@ -87,8 +87,9 @@ def measure(n):
 
 
 # Buckets: a sample goes to the first whose process name matches, else to
-# the outermost frame of its call chain that one of the function patterns
-# matches, else "other".
+# the innermost frame of its call chain that one of the function patterns
+# matches (a write under tnd_views_write is the views', wherever that was
+# called from), else "other".
 BY_PROCESS = [
     ("skills", re.compile(r"^(bwrap|true|grep|sh)$")),
     ("workspace", re.compile(r"^git$")),
@@ -96,14 +97,14 @@ BY_PROCESS = [
 BY_FUNCTION = [
     ("process start (exec, dynamic linking)",
      re.compile(r"^(_dl_start|_dl_relocate_object|_dl_map_object|"
-                r"dl_main|_dl_sysdep_start|__libc_start_main_impl|"
-                r"_dl_init|do_execve|__x64_sys_execve|bprm_execve)")),
-    ("skills", re.compile(r"^tnd_(skill|skills|proc|sandbox|bwrap|modcheck|"
-                          r"toolline)")),
+                r"dl_main|_dl_sysdep_start|_dl_init|do_execve|"
+                r"__x64_sys_execve|bprm_execve)")),
+    ("skills", re.compile(r"^tnd_(skill|skills|sandbox|bwrap|modcheck|"
+                          r"toolline|manifest|cgroup)")),
     ("journal and views", re.compile(r"^tnd_(journal|views|report|events|"
                                      r"lessons|fsio|atomic)")),
     ("workspace", re.compile(r"^tnd_(workspace|mirror|snapshot|beneath|"
-                             r"rundir|session_create|context|unidiff)")),
+                             r"git|rundir|session_new|context|unidiff)")),
     ("model calls (agents)", re.compile(r"^(tnd_llm|tnd_http|tnd_openai|"
                                         r"curl_|Curl_|tnd_stream)")),
     ("broker and messages", re.compile(r"^(tnd_broker|tnd_mdp|tnd_link|"
@@ -116,7 +117,7 @@ def bucket(procname, frames):
     for name, rx in BY_PROCESS:
         if rx.search(procname):
             return name
-    for f in reversed(frames):  # outermost first
+    for f in frames:  # the innermost tandem function that says decides
         for name, rx in BY_FUNCTION:
             if rx.search(f):
                 return name
