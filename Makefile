@@ -117,7 +117,7 @@ defects: all
 
 BENCH_BINS := build/bench/workspace
 
-bench: all $(BENCH_BINS)
+bench: all $(BENCH_BINS) $(FAKELLM)
 	@sh bench/run
 
 build/bench/%: bench/%.c $(LIB) build/flags.stamp

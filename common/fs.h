@@ -43,7 +43,8 @@ int tnd_fs_write_atomic(const char *path, const void *data, size_t len);
 /* Replace path as tnd_fs_write_atomic does, without the fsyncs: a reader
  * still never sees a mix, but a crash may leave the old contents (or,
  * on some filesystems, an empty file). For files rebuilt from a durable
- * record, such as a session's views. */
+ * record, such as a session's views. A regular file that already holds
+ * exactly data is left as it is (no new file, no rename). */
 int tnd_fs_write_replace(const char *path, const void *data, size_t len);
 
 /* mkdir -p with mode for the directories it creates. */

@@ -189,29 +189,31 @@ static int load_headers(fl_step *step, json_object *v)
     return 0;
 }
 
-static int load_expect(fl_step *step, json_object *v)
+/* A string or an array of strings (expect, when) into a NULL-ended list. */
+static int load_strings(char ***list, size_t *count, json_object *v,
+                        const char *key)
 {
     size_t n;
 
     if (json_object_is_type(v, json_type_string)) {
-        step->expect = tnd_xcalloc(1, sizeof(char *));
-        step->nexpect = 1;
-        return want_string(&step->expect[0], NULL, v, "expect");
+        *list = tnd_xcalloc(2, sizeof(char *));
+        *count = 1;
+        return want_string(&(*list)[0], NULL, v, key);
     }
     if (!json_object_is_type(v, json_type_array))
-        return tnd_error_set("expect must be a string or an array of "
+        return tnd_error_set("%s must be a string or an array of "
                              "strings, got %.60s",
-                             shown(v));
+                             key, shown(v));
     n = json_object_array_length(v);
-    step->expect = tnd_xcalloc(n + 1, sizeof(char *));
+    *list = tnd_xcalloc(n + 1, sizeof(char *));
     for (size_t i = 0; i < n; i++) {
         json_object *s = json_object_array_get_idx(v, i);
 
         if (!json_object_is_type(s, json_type_string))
-            return tnd_error_set("expect[%zu] must be a string, got %.60s", i,
+            return tnd_error_set("%s[%zu] must be a string, got %.60s", key, i,
                                  shown(s));
-        step->expect[i] = tnd_xstrdup(json_object_get_string(s));
-        step->nexpect = i + 1;
+        (*list)[i] = tnd_xstrdup(json_object_get_string(s));
+        *count = i + 1;
     }
     return 0;
 }
@@ -260,7 +262,9 @@ static int load_field(fl_step *step, const char *key, json_object *v)
         return error;
     }
     if (!strcmp(key, "expect"))
-        return load_expect(step, v);
+        return load_strings(&step->expect, &step->nexpect, v, key);
+    if (!strcmp(key, "when"))
+        return load_strings(&step->when, &step->nwhen, v, key);
     if (!strcmp(key, "repeat")) {
         error = want_int(&n, v, key, 0, INT_MAX);
         step->repeat = (long)n;
@@ -368,6 +372,9 @@ static void free_step(fl_step *step)
     for (size_t i = 0; i < step->nexpect; i++)
         free(step->expect[i]);
     free(step->expect);
+    for (size_t i = 0; i < step->nwhen; i++)
+        free(step->when[i]);
+    free(step->when);
 }
 
 void fl_script_destroy(fl_script **self_p)

@@ -32,6 +32,8 @@ typedef struct fl_step {
     long chunk_delay_ms;
     char **expect; /* strings the request body must contain */
     size_t nexpect;
+    char **when; /* out of order: taken by a request containing these */
+    size_t nwhen;
     long repeat; /* requests this step serves; 0 skips it */
     int close;
 } fl_step;

@@ -37,6 +37,7 @@ struct fl_server {
     long served;       /* requests answered by a step */
     size_t step;       /* the step now serving */
     long used;         /* requests that step has served */
+    long *taken;       /* per step with "when": requests it has served */
 };
 
 typedef enum route {
@@ -63,6 +64,7 @@ fl_server *fl_server_new(fl_script *script, FILE *log)
     pthread_mutex_init(&self->lock, NULL);
     self->script = script;
     self->log = log;
+    self->taken = tnd_xcalloc(fl_script_count(script) + 1, sizeof(long));
     return self;
 }
 
@@ -72,6 +74,7 @@ void fl_server_destroy(fl_server **self_p)
         return;
     pthread_mutex_destroy(&(*self_p)->lock);
     fl_script_destroy(&(*self_p)->script);
+    free((*self_p)->taken);
     if ((*self_p)->log)
         fclose((*self_p)->log);
     free(*self_p);
@@ -255,14 +258,35 @@ static void log_request(fl_server *self, long n, const fl_request *req,
     json_object_put(o);
 }
 
+static int contains_all(const tnd_buf *body, char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!memmem(tnd_buf_str(body), body->len, list[i], strlen(list[i])))
+            return 0;
+    return 1;
+}
+
 /* The index of the step that serves this request, or -1 when the script
- * is used up. Caller holds the lock. */
-static long take_step(fl_server *self)
+ * is used up: the first step with "when" whose strings the body holds and
+ * that has uses left, else the next step in order (steps with "when" are
+ * not in it). Caller holds the lock. */
+static long take_step(fl_server *self, const tnd_buf *body)
 {
     size_t count = fl_script_count(self->script);
+    const fl_step *s;
 
+    for (size_t i = 0; i < count; i++) {
+        s = fl_script_step(self->script, i);
+        if (s->nwhen && self->taken[i] < s->repeat &&
+            contains_all(body, s->when, s->nwhen)) {
+            self->taken[i]++;
+            self->served++;
+            return (long)i;
+        }
+    }
     while (self->step < count &&
-           self->used >= fl_script_step(self->script, self->step)->repeat) {
+           ((s = fl_script_step(self->script, self->step))->nwhen ||
+            self->used >= s->repeat)) {
         self->step++;
         self->used = 0;
     }
@@ -276,8 +300,7 @@ static long take_step(fl_server *self)
 static const char *missing_expect(const fl_step *step, const tnd_buf *body)
 {
     for (size_t i = 0; i < step->nexpect; i++)
-        if (!memmem(tnd_buf_str(body), body->len, step->expect[i],
-                    strlen(step->expect[i])))
+        if (!contains_all(body, &step->expect[i], 1))
             return step->expect[i];
     return NULL;
 }
@@ -480,7 +503,7 @@ static int answer(fl_server *self, fl_conn *conn, const fl_request *req)
     read_ask(&q, req, r);
     pthread_mutex_lock(&self->lock);
     n = ++self->requests;
-    if (is_chat(r) && (index = take_step(self)) < 0)
+    if (is_chat(r) && (index = take_step(self, &req->body)) < 0)
         note = tnd_xasprintf("fakellm: script exhausted after %ld requests",
                              self->served);
     if (index >= 0) {

@@ -72,6 +72,39 @@ static void replacing_writes_leave_the_new_contents_alone(void **state)
     }
 }
 
+/* A view rewritten with the contents it holds stays the same file; new
+ * contents, or a symlink in its place, are replaced. */
+static void replace_skips_a_file_that_holds_the_contents(void **state)
+{
+    char path[PATH_MAX], other[PATH_MAX];
+    struct stat a, b;
+    char *text;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s", in_tmp("same.md"));
+    snprintf(other, sizeof(other), "%s", in_tmp("other.md"));
+    assert_int_equal(tnd_fs_write_replace(path, "same\n", 5), 0);
+    assert_int_equal(stat(path, &a), 0);
+    assert_int_equal(tnd_fs_write_replace(path, "same\n", 5), 0);
+    assert_int_equal(stat(path, &b), 0);
+    assert_true(a.st_ino == b.st_ino);
+    assert_int_equal(tnd_fs_write_replace(path, "samE\n", 5), 0);
+    assert_int_equal(stat(path, &b), 0);
+    assert_true(a.st_ino != b.st_ino);
+    assert_int_equal(tnd_fs_read(&text, NULL, path, 64), 0);
+    assert_string_equal(text, "samE\n");
+    free(text);
+    /* a symlink to a file with the same contents is replaced by a file */
+    assert_int_equal(tnd_fs_write(other, "samE\n", 5), 0);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(symlink(other, path), 0);
+    assert_int_equal(tnd_fs_write_replace(path, "samE\n", 5), 0);
+    assert_int_equal(lstat(path, &b), 0);
+    assert_true(S_ISREG(b.st_mode));
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(unlink(other), 0);
+}
+
 static void reads_a_file_whole(void **state)
 {
     const char *path = in_tmp("small.txt");
@@ -298,6 +331,7 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(replace_skips_a_file_that_holds_the_contents),
         cmocka_unit_test(reads_a_file_whole),
         cmocka_unit_test(replacing_writes_leave_the_new_contents_alone),
         cmocka_unit_test(a_missing_file_is_not_found),
