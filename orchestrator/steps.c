@@ -165,8 +165,9 @@ static void keep_exchanges(run *r, const char *type, int n, json_object *reply)
     json_object_put(o);
     dir = tnd_session_path(r->session, "llm");
     snprintf(name, sizeof(name), "llm/attempt-%d-%s.json", n, type);
+    /* not fsync'd: they are for people, and a lost one is only logged */
     if (tnd_fs_mkdirs(dir, 0755) < 0 ||
-        tnd_session_write(r->session, name, text, strlen(text)) < 0)
+        tnd_session_write_view(r->session, name, text, strlen(text)) < 0)
         tnd_log_warn("cannot keep the LLM exchanges of attempt %d: %s", n,
                      tnd_error_last());
     free(dir);

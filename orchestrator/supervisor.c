@@ -47,6 +47,8 @@
 #define SWEEP_TICK_MS 200
 /* How long shutting down waits for the leftovers. */
 #define SWEEP_STOP_MS 2000
+/* how often exited orphans are collected (a /proc scan) */
+#define ZOMBIES_MS 1000
 
 typedef struct child {
     char *name;
@@ -68,6 +70,7 @@ typedef struct child {
 struct tnd_supervisor {
     child *children;
     size_t n, alloc;
+    int64_t next_zombies; /* when exited orphans are reaped next */
 };
 
 tnd_supervisor *tnd_supervisor_new(void)
@@ -363,6 +366,17 @@ int tnd_supervisor_tick(tnd_supervisor *self, tnd_supervisor_gone_fn gone,
             c->ended = 0;
         }
         sweeping = sweeping || c->sweeping;
+    }
+    /* adopted orphans that exited (a sandboxed skill's bwrap leaves one
+     * each) wait for us: a long-lived server would fill the process
+     * table with them */
+    if (now >= self->next_zombies) {
+        size_t n = 0, nkeep;
+        pid_t *keep = running_pids(self, &nkeep);
+        if (tnd_reap_zombies(&n, keep, nkeep) < 0)
+            tnd_log_debug("%s", tnd_error_last());
+        free(keep);
+        self->next_zombies = now + ZOMBIES_MS;
     }
     /* what they left dies before anyone gets their requests */
     if (sweeping && sweep(self))

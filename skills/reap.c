@@ -48,10 +48,11 @@ int tnd_reap_adopt(void)
     return 0;
 }
 
-/* The parent and process group of pid from /proc/PID/stat: "PID (COMM)
- * STATE PPID PGRP ...". COMM may hold spaces and parentheses, so the
- * fields are read after the last ')'. -1 when pid is gone. */
-static int read_stat(pid_t *ppid, pid_t *pgid, const char *pid)
+/* The state, parent and process group of pid from /proc/PID/stat: "PID
+ * (COMM) STATE PPID PGRP ...". COMM may hold spaces and parentheses, so
+ * the fields are read after the last ')'. -1 when pid is gone. */
+static int read_stat_state(char *state_out, pid_t *ppid, pid_t *pgid,
+                           const char *pid)
 {
     char path[64], text[512], state;
     const char *close_paren;
@@ -74,7 +75,15 @@ static int read_stat(pid_t *ppid, pid_t *pgid, const char *pid)
         return -1;
     *ppid = (pid_t)parent;
     *pgid = (pid_t)group;
+    *state_out = state;
     return 0;
+}
+
+static int read_stat(pid_t *ppid, pid_t *pgid, const char *pid)
+{
+    char state;
+
+    return read_stat_state(&state, ppid, pgid, pid);
 }
 
 static int kept(pid_t pid, const pid_t *keep, size_t nkeep)
@@ -195,4 +204,33 @@ int tnd_reap_strays(size_t *out, const pid_t *keep, size_t nkeep, long wait_ms)
     }
     free(s);
     return error;
+}
+
+int tnd_reap_zombies(size_t *out, const pid_t *keep, size_t nkeep)
+{
+    pid_t self = getpid(), ppid, pgid;
+    struct dirent *e;
+    DIR *proc;
+    char state;
+
+    *out = 0;
+    if (!(proc = opendir("/proc")))
+        return tnd_error_sys("cannot list the processes in /proc");
+    /* a program another thread's tnd_proc_run waits for is its own */
+    tnd_proc_children_lock();
+    while ((e = readdir(proc)) != NULL) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+
+        if (pid <= 0 || *end ||
+            read_stat_state(&state, &ppid, &pgid, e->d_name) < 0 ||
+            ppid != self || state != 'Z' || kept((pid_t)pid, keep, nkeep) ||
+            tnd_proc_is_running((pid_t)pid))
+            continue;
+        if (waitpid((pid_t)pid, NULL, WNOHANG) == (pid_t)pid)
+            (*out)++;
+    }
+    tnd_proc_children_unlock();
+    closedir(proc);
+    return 0;
 }

@@ -39,4 +39,11 @@ int tnd_reap_adopt(void);
  * the time: such a child would be killed too. */
 int tnd_reap_strays(size_t *out, const pid_t *keep, size_t nkeep, long wait_ms);
 
+/* Reap the children of the calling process that have exited already
+ * (zombies) and are neither in keep nor a program tnd_proc_run waits
+ * for: what adopted orphans leave, such as the helper a sandboxed
+ * skill's bwrap leaves when it exits. Kills nothing. *out gets the
+ * number reaped. -1 when /proc cannot be read (error set). */
+int tnd_reap_zombies(size_t *out, const pid_t *keep, size_t nkeep);
+
 #endif

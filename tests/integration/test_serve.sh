@@ -59,6 +59,17 @@ grep -q "attempt" "$logs/reviewer-3.log" "$logs/reviewer-4.log" ||
     fail "the second set of reviewers served nothing"
 pass "--pool 2 starts two sets of agents, and both serve"
 
+# what sandboxed skills leave (bwrap's helper, adopted by the server when
+# bwrap exits) is reaped while the server runs, not only when it stops
+zombies() { ps --ppid "$SERVE_PID" -o stat= | grep -c '^Z'; }
+i=0
+while [ "$(zombies)" -gt 0 ]; do
+    i=$((i + 1))
+    [ $i -gt $((500 * SLOW)) ] && fail "tandem serve keeps $(zombies) exited children unreaped"
+    sleep 0.01
+done
+pass "a server reaps the orphans its sandboxed skills leave"
+
 # stdout is the approved diff, byte for byte as the session keeps it
 sid=$(sed -n 's/^tandem: session \([^:]*\): make.*/\1/p' "$T/err.1" | head -1)
 d=$(ls -d "$T"/*/.tandem/sessions/"$sid")

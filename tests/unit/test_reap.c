@@ -208,6 +208,39 @@ static void programs_of_other_threads_are_spared(void **state)
     tnd_proc_result_free(&res);
 }
 
+/* Exited children nobody waits for are reaped, the kept one and the
+ * live one left alone: what bwrap leaves a long-lived server. */
+static void only_exited_strays_are_reaped(void **state)
+{
+    pid_t dead, kept, alive;
+    size_t n = 9;
+    siginfo_t info;
+
+    (void)state;
+    assert_true((dead = fork()) >= 0);
+    if (dead == 0)
+        _exit(0);
+    assert_true((kept = fork()) >= 0);
+    if (kept == 0)
+        _exit(0);
+    assert_true((alive = fork()) >= 0);
+    if (alive == 0) {
+        pause();
+        _exit(0);
+    }
+    /* both exited, not reaped */
+    memset(&info, 0, sizeof(info));
+    assert_int_equal(waitid(P_PID, (id_t)dead, &info, WEXITED | WNOWAIT), 0);
+    assert_int_equal(waitid(P_PID, (id_t)kept, &info, WEXITED | WNOWAIT), 0);
+    assert_int_equal(tnd_reap_zombies(&n, &kept, 1), 0);
+    assert_int_equal(n, 1);
+    assert_false(exists(dead));
+    assert_int_equal(waitpid(kept, NULL, WNOHANG), kept); /* still ours */
+    assert_int_equal(waitpid(alive, NULL, WNOHANG), 0);
+    kill(alive, SIGKILL);
+    assert_int_equal(waitpid(alive, NULL, 0), alive);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -228,6 +261,7 @@ int main(void)
         cmocka_unit_test(every_generation_is_ended),
         cmocka_unit_test(kept_children_and_our_group_are_spared),
         cmocka_unit_test(programs_of_other_threads_are_spared),
+        cmocka_unit_test(only_exited_strays_are_reaped),
     };
 
     /* Be what tandem is: the parent of our orphaned descendants. */
