@@ -67,3 +67,32 @@ wait_for_file "$T/rc" 30
 expect_in "$T/err" "approved after 1 iteration"
 expect_in "$T/demo/.tandem/sessions/$dir/journal.jsonl" '"by":"tty"'
 pass "agents stay connected while a person reads the question, and the answer is taken"
+
+# Ctrl-C in the middle of a run, as a person presses it: the run stops
+# (exit 130), says how to go on, and leaves the terminal clean; the
+# session is interrupted, not failed, and resumes.
+tmx kill-server 2>/dev/null
+rm -f "$T/rc" "$T/err"
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+skills:
+  build: {command: "while [ ! -e $T/go ]; do sleep 0.02; done; make", timeout_s: 120, sandbox: none}
+  test: {command: make test, timeout_s: 60}
+YAML
+tmx new-session -d -s tnd -x 100 -y 30 \
+    "'$BIN/tandem' run --repo '$T/demo' 'make the failing test pass'; \
+     echo \"rc=\$?\" >'$T/rc'; sleep 600"
+wait_pane "build running" 30
+tmx send-keys -t tnd C-c
+wait_for_file "$T/rc" 30
+[ "$(cat "$T/rc")" = rc=130 ] || fail "Ctrl-C: $(cat "$T/rc"), not rc=130"
+wait_pane "go on with: tandem resume --repo $T/demo" 10
+if tmx capture-pane -p -t tnd | grep -q "$(printf '\033')"; then
+    fail "escape codes left on the screen"
+fi
+sid=$(ls "$T/demo/.tandem/sessions")
+expect_in "$T/demo/.tandem/sessions/$sid/report.json" '"status": "interrupted"'
+touch "$T/go"
+run tandem resume --repo "$T/demo" "$sid"
+expect_rc 0 "resumed after Ctrl-C"
+pass "Ctrl-C stops the run with exit 130, says how to go on, and the session resumes"
