@@ -21,7 +21,8 @@ static const char *const long_names[] = {
     "staged",     "waiting",     "dry-run",
     "json",       "force",       "detach",
     "status",     "allow-empty", "review",
-    "apply",      "commit",      "plain",
+    "apply",      "commit",      "server",
+    "plain",
 };
 _Static_assert(sizeof(long_names) / sizeof(long_names[0]) ==
                    TND_OPT_PLAIN - TND_OPT_REPO + 1,

@@ -58,6 +58,7 @@ void tnd_cmd_history_usage(const char *cmd, FILE *to)
     else
         fputs(
             "usage: tandem watch [--repo DIR] [--plain] [--for S] [ID]\n"
+            "       tandem watch --server [--plain] [--for S]\n"
             "\n"
             "A live view of the running sessions of a repository (or of\n"
             "session ID): a line per task with its attempt, what it is doing\n"
@@ -66,7 +67,8 @@ void tnd_cmd_history_usage(const char *cmd, FILE *to)
             "otherwise (or with --plain) each event is a line. It ends when\n"
             "they end. With no session running it ends at once, unless --for\n"
             "S: then it waits up to S seconds for one to start, and stops\n"
-            "after S seconds in any case.\n",
+            "after S seconds in any case. With --server, the sessions the\n"
+            "running tandem serve runs, whatever their repository.\n",
             to);
     fputs("\n"
           "options:\n"
@@ -78,7 +80,8 @@ void tnd_cmd_history_usage(const char *cmd, FILE *to)
         fputs(
             "  --plain      one line per event, even on a terminal\n"
             "  --for S      wait up to S seconds for a session; stop after S\n"
-            "               seconds\n",
+            "               seconds\n"
+            "  --server     every session your tandem serve runs\n",
             to);
     fputs("  -h, --help   show this help\n", to);
 }
@@ -424,10 +427,10 @@ static int stats(const char *repo, bool json)
 
 int tnd_cmd_history(const char *cmd, int argc, char **argv)
 {
-    static const int accepts[] = {TND_OPT_REPO, TND_OPT_JSON, TND_OPT_PLAIN,
-                                  TND_OPT_FOR, 0};
+    static const int accepts[] = {TND_OPT_REPO, TND_OPT_JSON,   TND_OPT_PLAIN,
+                                  TND_OPT_FOR,  TND_OPT_SERVER, 0};
     const char *repo_arg = ".";
-    bool json = false, plain = false;
+    bool json = false, plain = false, server = false;
     long for_s = 0;
     char *repo, *end;
     tnd_cli cli;
@@ -444,6 +447,8 @@ int tnd_cmd_history(const char *cmd, int argc, char **argv)
             json = true;
         else if (c == TND_OPT_PLAIN)
             plain = true;
+        else if (c == TND_OPT_SERVER)
+            server = true;
         else if ((for_s = strtol(optarg, &end, 10)) < 1 || *end)
             return tnd_cli_error(&cli, "--for must be a number of seconds");
     }
@@ -460,9 +465,14 @@ int tnd_cmd_history(const char *cmd, int argc, char **argv)
             tnd_cli_error(&cli, "unexpected arguments");
         return TND_EXIT_USAGE;
     }
+    if (server && strcmp(cmd, "watch") != 0)
+        return tnd_cli_error(&cli, "--server is for tandem watch");
     if (strcmp(cmd, "watch") == 0) {
         tnd_watch_options w = {repo_arg, optind < argc ? argv[optind] : NULL,
-                               plain, for_s * 1000};
+                               plain, for_s * 1000, server};
+        if (server && optind < argc)
+            return tnd_cli_error(&cli, "--server watches every session the "
+                                       "server runs; give no ID");
         return tnd_watch(&w);
     }
     if (!(repo = tnd_fs_realpath(repo_arg))) {

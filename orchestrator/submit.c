@@ -98,10 +98,11 @@ typedef struct submit {
     bool detach, json, status, quiet, review, staged;
     void *ctx, *socket;
     char *endpoint;
-    char *session;  /* once accepted */
-    const char *me; /* "tandem submit", or "tandem" answering */
-    bool answering; /* tnd_submit_answer */
-    bool wrote_out; /* the session's stdout came */
+    char *session;            /* once accepted */
+    const char *me;           /* "tandem submit", or "tandem" answering */
+    bool answering;           /* tnd_submit_answer */
+    bool wrote_out;           /* the session's stdout came */
+    json_object **status_out; /* a status reply is kept here, not shown */
 } submit;
 
 /* The endpoint the server wrote; NULL with the error set. */
@@ -272,7 +273,9 @@ static int on_reply(submit *s, const tnd_client_reply *r, int *code)
         *code = r->exit_code;
         return 1;
     case TND_CLIENT_STATUS_REPLY:
-        if (s->json) {
+        if (s->status_out) {
+            *s->status_out = json_object_get(r->report);
+        } else if (s->json) {
             text = tnd_json_pretty(r->report);
             fputs(text, stdout);
             free(text);
@@ -525,7 +528,8 @@ static int parse(submit *s, const char *name, int argc, char **argv)
  * s->endpoint is set. */
 static int exchange(submit *s, const tnd_client_request *req)
 {
-    struct sigaction sa;
+    struct sigaction sa, old[3];
+    bool handled = false;
     int linger = 0, code = TND_EXIT_FAILED;
 
     if (!(s->ctx = zmq_ctx_new()) ||
@@ -547,9 +551,10 @@ static int exchange(submit *s, const tnd_client_request *req)
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGINT, &sa, &old[0]);
+    sigaction(SIGTERM, &sa, &old[1]);
+    sigaction(SIGHUP, &sa, &old[2]);
+    handled = true;
     signal(SIGPIPE, SIG_IGN);
     if (send_request(s, req) < 0) {
         fprintf(stderr, "%s: cannot send to %s: %s\n", s->me, s->endpoint,
@@ -566,6 +571,11 @@ out:
     if (s->ctx)
         zmq_ctx_term(s->ctx);
     s->ctx = NULL;
+    if (handled) { /* a caller such as watch keeps its own */
+        sigaction(SIGINT, &old[0], NULL);
+        sigaction(SIGTERM, &old[1], NULL);
+        sigaction(SIGHUP, &old[2], NULL);
+    }
     return code;
 }
 
@@ -616,6 +626,24 @@ out:
     free(s.session);
     free(repo);
     return code;
+}
+
+json_object *tnd_submit_status(void)
+{
+    tnd_client_request req;
+    json_object *status = NULL;
+    submit s;
+
+    memset(&s, 0, sizeof(s));
+    memset(&req, 0, sizeof(req));
+    s.me = "tandem watch";
+    s.quiet = true;
+    s.status_out = &status;
+    req.kind = TND_CLIENT_KIND_STATUS;
+    if (tnd_serve_running() && (s.endpoint = find_endpoint(&s)))
+        exchange(&s, &req);
+    free(s.endpoint);
+    return status;
 }
 
 int tnd_cmd_submit(const char *name, int argc, char **argv)

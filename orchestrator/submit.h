@@ -11,6 +11,7 @@
 #ifndef TND_SUBMIT_H
 #define TND_SUBMIT_H
 
+#include <json-c/json.h>
 #include <stdio.h>
 
 #include "orchestrator/run.h"
@@ -32,5 +33,10 @@ void tnd_cmd_submit_usage(const char *name, FILE *to);
  * when the session is not a server's, or no server runs: answer it
  * here (tnd_run_continue). */
 int tnd_submit_answer(const tnd_continue_options *o);
+
+/* What the user's running tandem serve holds (its status reply, see
+ * PROTOCOL.md), or NULL when none runs or it does not answer (said on
+ * stderr). Caller puts. */
+json_object *tnd_submit_status(void);
 
 #endif

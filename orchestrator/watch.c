@@ -19,6 +19,7 @@
 #include "orchestrator/journal.h"
 #include "orchestrator/run.h"
 #include "orchestrator/session.h"
+#include "orchestrator/submit.h"
 #include "proto/json.h"
 
 #define MAX_WATCHED 64
@@ -138,7 +139,7 @@ static void current_step(watched *w, json_object *records)
     free(path);
 }
 
-static void add(watch *wt, const char *id)
+static void add(watch *wt, const char *repo, const char *id)
 {
     watched *w;
     json_object *records = NULL;
@@ -153,7 +154,7 @@ static void add(watch *wt, const char *id)
     w = &wt->items[wt->n];
     memset(w, 0, sizeof(*w));
     w->id = tnd_xstrdup(id);
-    w->dir = tnd_xasprintf("%s/.tandem/sessions/%s", wt->repo, id);
+    w->dir = tnd_xasprintf("%s/.tandem/sessions/%s", repo, id);
     snprintf(w->phase, sizeof(w->phase), "?");
     path = tnd_fs_join(w->dir, "journal.jsonl");
     if (tnd_journal_read(&records, path) == 0)
@@ -178,18 +179,40 @@ static void add(watch *wt, const char *id)
     wt->n++;
 }
 
-/* Sessions to watch now: the one asked for, or every running one. */
+/* The sessions the user's tandem serve runs now, from its status. */
+static void scan_server(watch *wt)
+{
+    json_object *status = tnd_submit_status(), *list;
+
+    list = tnd_json_field(status, "sessions");
+    for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+        json_object *e = json_object_array_get_idx(list, i);
+        const char *repo = tnd_json_str_or(e, "repo", NULL);
+        const char *id = tnd_json_str_or(e, "session", NULL);
+        if (repo && id &&
+            strcmp(tnd_json_str_or(e, "state", ""), "running") == 0)
+            add(wt, repo, id);
+    }
+    json_object_put(status);
+}
+
+/* Sessions to watch now: the one asked for, every running one, or
+ * every one the server runs. */
 static void scan(watch *wt)
 {
     char **ids;
 
     if (wt->opts->session)
         return;
+    if (wt->opts->server) {
+        scan_server(wt);
+        return;
+    }
     ids = tnd_session_list(wt->repo);
     for (char **p = ids; *p; p++) {
         char *dir = tnd_xasprintf("%s/.tandem/sessions/%s", wt->repo, *p);
         if (tnd_session_locked(dir))
-            add(wt, *p);
+            add(wt, wt->repo, *p);
         free(dir);
     }
     tnd_str_list_free(&ids);
@@ -286,14 +309,15 @@ int tnd_watch(const tnd_watch_options *opts)
             code = TND_EXIT_USAGE;
             goto out;
         }
-        add(&wt, tnd_session_id(s));
+        add(&wt, wt.repo, tnd_session_id(s));
         tnd_session_destroy(&s);
     }
     scan(&wt);
     if (wt.n == 0 && !wt.deadline) {
-        printf("no session is running in %s (tandem watch --for S waits "
+        printf("no session is running %s%s (tandem watch --for S waits "
                "up to S seconds for one)\n",
-               wt.repo);
+               opts->server ? "in tandem serve" : "in ",
+               opts->server ? "" : wt.repo);
         goto out;
     }
     for (;;) {
@@ -344,8 +368,9 @@ int tnd_watch(const tnd_watch_options *opts)
     }
     draw(&wt);
     if (wt.n == 0)
-        printf("no session started in %s within %ld s\n", wt.repo,
-               opts->timeout_ms / 1000);
+        printf("no session started %s%s within %ld s\n",
+               opts->server ? "in tandem serve" : "in ",
+               opts->server ? "" : wt.repo, opts->timeout_ms / 1000);
     for (size_t i = 0; i < wt.n && !wt.tty; i++)
         printf("%s: %s\n", wt.items[i].id, wt.items[i].phase);
 out:

@@ -20,6 +20,8 @@ typedef struct tnd_watch_options {
     bool plain;          /* plain lines even on a terminal */
     long timeout_ms;     /* wait this long for a session, and stop after
                             it (0: no wait; stop when they end) */
+    bool server;         /* every session the user's tandem serve runs,
+                            whatever its repository */
 } tnd_watch_options;
 
 /* Watch; returns an exit code (0, or 2 for a bad session id). */

@@ -146,13 +146,18 @@ expect_rc 75 "a full queue"
 expect_in "$T/err" "busy: 1 sessions run (--max-sessions 1) and 1 wait (--queue-max 1)"
 run tandem submit --status
 expect_in "$T/out" "running 1 of 1, queued 1 of 1"
+# tandem watch --server: the session the server runs, from its status,
+# whatever its repository; the queued one is not running yet
+(cd / && tandem watch --server --plain --for 2) >"$T/watch.out" 2>&1
+expect_in "$T/watch.out" "$first: "
+expect_not_in "$T/watch.out" "$second"
 touch "$T/gate"
 run tandem submit --attach "$second"
 expect_rc 0 "attach to the queued session"
 expect_in "$T/out" "+    return (double)sum / (double)count;"
 approved "$T/a/.tandem/sessions/$first"
 approved "$T/b/.tandem/sessions/$second"
-pass "a full queue answers busy naming the limits; detached sessions run; --attach follows one"
+pass "a full queue answers busy naming the limits; detached sessions run; --attach follows one; watch --server shows the running one"
 
 # ---- SIGTERM while busy: drain, stop, resume -----------------------------
 rm -f "$T/gate"
