@@ -22,7 +22,7 @@ static const char *const long_names[] = {
     "json",       "force",       "detach",
     "status",     "allow-empty", "review",
     "apply",      "commit",      "server",
-    "plain",
+    "insecure",   "plain",
 };
 _Static_assert(sizeof(long_names) / sizeof(long_names[0]) ==
                    TND_OPT_PLAIN - TND_OPT_REPO + 1,

@@ -71,6 +71,7 @@ typedef enum tnd_cli_opt {
     TND_OPT_APPLY,
     TND_OPT_COMMIT,
     TND_OPT_SERVER,
+    TND_OPT_INSECURE,
     TND_OPT_PLAIN, /* the last long one */
     TND_OPT_MESSAGE = 'm',
     TND_OPT_QUIET = 'q',

@@ -154,7 +154,9 @@ void tnd_hub_start_queued(tnd_hub *h)
         tnd_hubsession *s = h->s[i];
         if (tnd_hubsession_state_of(s) != TND_HS_QUEUED)
             continue;
-        if (tnd_hubsession_start(s, h->ctx, TND_HUB_LINKS) < 0) {
+        if (tnd_hubsession_start(s, h->ctx, TND_HUB_LINKS,
+                                 tnd_pool_insecure(h->pool) ? h->o->endpoint
+                                                            : NULL) < 0) {
             char *why = tnd_xasprintf("cannot start session %s: %s",
                                       tnd_hubsession_id(s), tnd_error_last());
             tnd_log_error("%s", why);

@@ -34,7 +34,8 @@ struct tnd_hubsession {
     bool started; /* a thread runs it, not joined yet */
     bool ran;     /* a thread was started: the link is the thread's */
     atomic_int stop;
-    tnd_answer answer; /* kind 0: none */
+    tnd_answer answer;    /* kind 0: none */
+    const char *insecure; /* borrowed: for the report */
     follower f[TND_HUBSESSION_MAX_FOLLOWERS];
     size_t nf;
 };
@@ -115,7 +116,7 @@ static void *session_main(void *arg)
     int code = TND_EXIT_FAILED;
 
     if (out && err) {
-        tnd_run_host host = {link, out, err, &s->stop};
+        tnd_run_host host = {link, out, err, &s->stop, s->insecure};
         tnd_continue_options co;
         memset(&co, 0, sizeof(co));
         co.repo = s->repo;
@@ -142,8 +143,10 @@ static void *session_main(void *arg)
     return NULL;
 }
 
-int tnd_hubsession_start(tnd_hubsession *self, void *ctx, const char *endpoint)
+int tnd_hubsession_start(tnd_hubsession *self, void *ctx, const char *endpoint,
+                         const char *insecure)
 {
+    self->insecure = insecure;
     sigset_t all, old;
     int rc;
 

@@ -51,8 +51,11 @@ void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
                                const char *text, int iterations, long tokens);
 
 /* Run it: a link to the hub's ROUTER at endpoint in ctx, and a thread.
- * -1 with the error set. */
-int tnd_hubsession_start(tnd_hubsession *self, void *ctx, const char *endpoint);
+ * insecure (borrowed: it must outlive the session; may be NULL) is the
+ * server's endpoint when it has no CURVE beyond loopback, for the
+ * session's report. -1 with the error set. */
+int tnd_hubsession_start(tnd_hubsession *self, void *ctx, const char *endpoint,
+                         const char *insecure);
 
 /* Ask the running session to stop as signal sig would (it stays
  * resumable). Nothing for a queued one. */

@@ -102,6 +102,10 @@ static void run_usage(const char *name, FILE *to)
         "  --record FILE        write the live models' answers to FILE, a\n"
         "                       cassette the replay provider plays back\n"
         "  --keep-workspace     keep the workspace copy for inspection\n"
+        "  --insecure           allow a tcp:// orchestrator.endpoint beyond\n"
+        "                       loopback without CURVE (as\n"
+        "                       orchestrator.insecure: true); the report\n"
+        "                       says so\n"
         "  --apply              once approved, apply the change to the\n"
         "                       repository, only if it applies cleanly to\n"
         "                       the files as they are then (else they are\n"
@@ -209,6 +213,9 @@ static bool run_option(tnd_run_options *o, int c)
     case TND_OPT_JSON:
         o->json = true;
         return true;
+    case TND_OPT_INSECURE:
+        o->insecure = true;
+        return true;
     default:
         return false;
     }
@@ -216,19 +223,13 @@ static bool run_option(tnd_run_options *o, int c)
 
 static int cmd_run(const char *name, int argc, char **argv)
 {
-    static const int accepts[] = {TND_OPT_REPO,
-                                  TND_OPT_CONFIG,
-                                  TND_OPT_LLM,
-                                  TND_OPT_BASE_URL,
-                                  TND_OPT_RECORD,
-                                  TND_OPT_KEEP_WORKSPACE,
-                                  TND_OPT_JSON,
-                                  TND_OPT_QUIET,
-                                  TND_OPT_VERBOSE,
-                                  TND_OPT_TASK_FILE,
-                                  TND_OPT_APPLY,
-                                  TND_OPT_COMMIT,
-                                  0};
+    static const int accepts[] = {TND_OPT_REPO,     TND_OPT_CONFIG,
+                                  TND_OPT_LLM,      TND_OPT_BASE_URL,
+                                  TND_OPT_RECORD,   TND_OPT_KEEP_WORKSPACE,
+                                  TND_OPT_JSON,     TND_OPT_QUIET,
+                                  TND_OPT_VERBOSE,  TND_OPT_TASK_FILE,
+                                  TND_OPT_APPLY,    TND_OPT_COMMIT,
+                                  TND_OPT_INSECURE, 0};
     tnd_run_options o;
     const char *task_file = NULL;
     char *task = NULL;
@@ -306,6 +307,8 @@ static void review_usage(const char *name, FILE *to)
         "                       (SARIF 2.1.0), rdjsonl (reviewdog) or\n"
         "                       github (workflow commands), whatever the\n"
         "                       outcome\n"
+        "  --insecure           allow a tcp:// orchestrator.endpoint beyond\n"
+        "                       loopback without CURVE; the report says so\n"
         "  --json               print the session's report (report.json)\n"
         "                       on stdout instead of the findings\n"
         "  --repo DIR           the repository (default: .)\n"
@@ -330,11 +333,10 @@ static void review_usage(const char *name, FILE *to)
 static int cmd_review(const char *name, int argc, char **argv)
 {
     static const int accepts[] = {
-        TND_OPT_REPO,     TND_OPT_CONFIG,      TND_OPT_LLM,
-        TND_OPT_BASE_URL, TND_OPT_QUIET,       TND_OPT_VERBOSE,
-        TND_OPT_STAGED,   TND_OPT_DIFF,        TND_OPT_JSON,
-        TND_OPT_FORMAT,   TND_OPT_ALLOW_EMPTY, TND_OPT_ON_ERROR,
-        TND_OPT_APPLY,    TND_OPT_COMMIT,      0};
+        TND_OPT_REPO,  TND_OPT_CONFIG,  TND_OPT_LLM,         TND_OPT_BASE_URL,
+        TND_OPT_QUIET, TND_OPT_VERBOSE, TND_OPT_STAGED,      TND_OPT_DIFF,
+        TND_OPT_JSON,  TND_OPT_FORMAT,  TND_OPT_ALLOW_EMPTY, TND_OPT_ON_ERROR,
+        TND_OPT_APPLY, TND_OPT_COMMIT,  TND_OPT_INSECURE,    0};
     tnd_run_options o;
     char *task;
     tnd_cli cli;

@@ -23,6 +23,7 @@ struct tnd_pool {
     /* CURVE on a tcp:// endpoint: our key pair (the local agents use it
      * too) and the keys admitted; curve false: none */
     bool curve;
+    bool insecure; /* tcp:// beyond loopback without CURVE, allowed */
     tnd_curve_pair pair;
     tnd_curve_list authorized;
     const char *key_file; /* the config's curve_key, for the agents */
@@ -103,6 +104,7 @@ static int setup_transport(tnd_pool *p, const tnd_config *cfg,
             tnd_log_warn("orchestrator.insecure: %s has no CURVE: anyone "
                          "who can connect may act as an agent",
                          endpoint);
+        p->insecure = true;
         return 0;
     }
     if (!*oc->authorized_keys)
@@ -309,6 +311,11 @@ void tnd_pool_destroy(tnd_pool **self_p, long grace_ms)
     release_keys(p);
     free(p);
     *self_p = NULL;
+}
+
+bool tnd_pool_insecure(const tnd_pool *self)
+{
+    return self->insecure;
 }
 
 tnd_broker *tnd_pool_broker(tnd_pool *self)

@@ -50,6 +50,10 @@ tnd_pool *tnd_pool_new(const tnd_pool_options *opts);
  * and close the broker. Sets *self_p to NULL; safe on NULL. */
 void tnd_pool_destroy(tnd_pool **self_p, long grace_ms);
 
+/* Whether the pool's endpoint is tcp:// beyond loopback without CURVE
+ * (allowed by orchestrator.insecure): every report must say so. */
+bool tnd_pool_insecure(const tnd_pool *self);
+
 /* The broker. Borrowed until tnd_pool_destroy. */
 tnd_broker *tnd_pool_broker(tnd_pool *self);
 

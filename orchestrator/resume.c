@@ -51,6 +51,7 @@ static int restore_options(run *r, json_object *task,
         o->base_url ? o->base_url : tnd_json_str_or(task, "base_url", NULL));
     r->opts.record = own(r, 4, tnd_json_str_or(task, "record", NULL));
     r->opts.keep_workspace = false;
+    r->opts.insecure = tnd_json_bool_or(task, "insecure", false);
     r->opts.quiet = o->quiet;
     r->opts.verbose = o->verbose;
     *started = tnd_json_int_or(task, "started_ms", 0);

@@ -126,6 +126,8 @@ static int load_config(run *r)
     if ((o->llm || o->base_url) &&
         tnd_config_override_llm(r->cfg, o->llm, o->base_url) < 0)
         return TND_ECONFIG;
+    if (o->insecure)
+        r->cfg->orchestrator.insecure = true;
     /* a model may echo a key into what this process writes */
     tnd_llm_secrets_register(r->cfg);
     /* what the loader cannot know: whether the files named exist now, and
@@ -547,8 +549,10 @@ int tnd_loop_go(run *r, int64_t started_wall)
                                r->repo, r->cfg->path, started_wall);
     if (r->opts.review)
         tnd_report_review(r->report);
-    if (!r->host) /* a server's sessions use the hub's agents */
-        tnd_report_insecure(r->report, tnd_pool_insecure_endpoint(r->cfg));
+    /* a server's sessions use the hub's agents, and its endpoint */
+    tnd_report_insecure(r->report, r->host
+                                       ? r->host->insecure
+                                       : tnd_pool_insecure_endpoint(r->cfg));
     if (!r->host) {
         /* in a server, signals are the main thread's (serve.c) */
         memset(&sa, 0, sizeof(sa));
@@ -623,6 +627,8 @@ static json_object *task_record(const run *r, int64_t started_wall)
     json_object_object_add(f, "started_ms",
                            json_object_new_int64(started_wall));
     json_object_object_add(f, "ordinal", json_object_new_int64(r->ordinal));
+    if (r->opts.insecure)
+        json_object_object_add(f, "insecure", json_object_new_boolean(true));
     if (r->host) /* answers go to a server, when one runs */
         json_object_object_add(f, "served", json_object_new_boolean(true));
     if (r->opts.review) {

@@ -70,6 +70,7 @@ typedef struct tnd_run_options {
                               to review"), not a usage error */
     tnd_on_error on_error; /* review: exit 4, or 0 with a warning, when the
                               review could not be done */
+    bool insecure;         /* --insecure: as orchestrator.insecure: true */
     bool quiet;            /* no progress lines */
     bool verbose;          /* debug logging */
     bool json;             /* --json: stdout holds the report (report.json's
@@ -83,10 +84,12 @@ typedef struct tnd_run_options {
  * escalation waits for a command), the config is never taken from the
  * repository implicitly, and the log is the server's. */
 typedef struct tnd_run_host {
-    tnd_link *link;   /* the hub's agents */
-    FILE *out, *err;  /* the session's stdout and stderr */
-    atomic_int *stop; /* set to a signal's number: stop as that signal
-                         would (the session stays open, resumable) */
+    tnd_link *link;       /* the hub's agents */
+    FILE *out, *err;      /* the session's stdout and stderr */
+    atomic_int *stop;     /* set to a signal's number: stop as that signal
+                             would (the session stays open, resumable) */
+    const char *insecure; /* the server's tcp:// endpoint open without
+                             CURVE, for the report; or NULL */
 } tnd_run_host;
 
 /* Run the task (or review the change); returns one of the TND_EXIT_*

@@ -82,6 +82,9 @@ void tnd_cmd_serve_usage(const char *name, FILE *to)
         "                       --max-sessions)\n"
         "  --drain-s S          how long running sessions may go on after\n"
         "                       SIGTERM (default 30)\n"
+        "  --insecure           allow a tcp:// endpoint beyond loopback\n"
+        "                       without CURVE (as orchestrator.insecure:\n"
+        "                       true); every session's report says so\n"
         "  --state DIR          where the list of accepted sessions and the\n"
         "                       agents' logs live (default:\n"
         "                       $XDG_STATE_HOME/tandem, else\n"
@@ -225,15 +228,16 @@ static long number(const char *opt, const char *arg, long max)
 typedef struct serve_opts {
     const char *config, *bind, *state;
     long max_sessions, queue_max, drain_s, pool;
-    bool verbose;
+    bool verbose, insecure;
 } serve_opts;
 
 static int parse(serve_opts *o, const char *name, int argc, char **argv)
 {
-    static const int accepts[] = {
-        TND_OPT_CONFIG,    TND_OPT_BIND,    TND_OPT_MAX_SESSIONS,
-        TND_OPT_QUEUE_MAX, TND_OPT_DRAIN_S, TND_OPT_POOL,
-        TND_OPT_STATE,     TND_OPT_VERBOSE, 0};
+    static const int accepts[] = {TND_OPT_CONFIG,       TND_OPT_BIND,
+                                  TND_OPT_MAX_SESSIONS, TND_OPT_QUEUE_MAX,
+                                  TND_OPT_DRAIN_S,      TND_OPT_POOL,
+                                  TND_OPT_STATE,        TND_OPT_VERBOSE,
+                                  TND_OPT_INSECURE,     0};
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     tnd_cli cli;
     int c;
@@ -269,6 +273,9 @@ static int parse(serve_opts *o, const char *name, int argc, char **argv)
         case TND_OPT_DRAIN_S:
             if ((o->drain_s = number("--drain-s", optarg, 86400)) < 0)
                 return TND_EXIT_USAGE;
+            break;
+        case TND_OPT_INSECURE:
+            o->insecure = true;
             break;
         default: /* TND_OPT_VERBOSE */
             o->verbose = true;
@@ -359,6 +366,8 @@ static int serve(const serve_opts *o)
         code = rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
         goto out;
     }
+    if (o->insecure)
+        cfg->orchestrator.insecure = true;
     endpoint = o->bind ? tnd_xstrdup(o->bind)
                : *cfg->orchestrator.endpoint
                    ? tnd_xstrdup(cfg->orchestrator.endpoint)

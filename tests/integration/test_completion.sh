@@ -73,7 +73,7 @@ pass "bash: commands"
 
 comp tandem run --
 expect_words --repo --config --llm --base-url --task-file --record \
-    --json --keep-workspace --apply --commit --quiet --verbose --help
+    --json --keep-workspace --insecure --apply --commit --quiet --verbose --help
 comp tandem review --st
 expect_words --staged
 comp tandem init --
@@ -170,7 +170,7 @@ grep -q -x init "$T/out" || fail "zsh: tandem <TAB> lacks init"
 grep -q -x run "$T/out" || fail "zsh: tandem <TAB> lacks run"
 zcomp tandem run --
 expect_words --repo --config --llm --base-url --task-file --record \
-    --json --keep-workspace --apply --commit -q --quiet -v --verbose -h \
+    --json --keep-workspace --insecure --apply --commit -q --quiet -v --verbose -h \
     --help
 zcomp tandem sessions ''
 expect_words prune

@@ -85,3 +85,42 @@ expect_rc 0 "insecure allowed"
 expect_in "$T/err" "has no CURVE: anyone who can connect may act as an agent"
 expect_in "$(session_dir)/report.json" "\"insecure_endpoint\": \"tcp://0.0.0.0:$port\""
 pass "a tcp:// endpoint beyond loopback needs CURVE or orchestrator.insecure"
+
+# --insecure says the same on the command line, for run and for serve,
+# and a resume keeps it; every served session's report says so too
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+orchestrator: {endpoint: "tcp://0.0.0.0:$port"}
+YAML
+run tandem run --insecure --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "--insecure"
+expect_in "$T/err" "has no CURVE: anyone who can connect may act as an agent"
+d=$(session_dir)
+expect_in "$d/report.json" "\"insecure_endpoint\": \"tcp://0.0.0.0:$port\""
+expect_in "$d/journal.jsonl" '"insecure":true'
+run tandem resume --repo "$T/demo" "$(basename "$d")"
+expect_in "$T/err" "already finished"
+
+export XDG_RUNTIME_DIR=$T/run XDG_STATE_HOME=$T/state
+mkdir -p "$T/run" "$T/state" && chmod 700 "$T/run" "$T/state"
+sed -i '/^orchestrator:/d' "$T/demo/agents.yaml"
+"$BIN/tandem" serve --config "$T/demo/agents.yaml" --bind "tcp://0.0.0.0:$port" \
+    >"$T/serve.out" 2>"$T/serve.err" &
+srv=$!
+wait "$srv"
+[ $? = 2 ] || fail "serve on an open tcp:// without CURVE did not exit 2"
+expect_in "$T/serve.err" "accepts connections from other hosts without CURVE"
+"$BIN/tandem" serve --insecure --config "$T/demo/agents.yaml" \
+    --bind "tcp://0.0.0.0:$port" >"$T/serve.out" 2>"$T/serve.err" &
+srv=$!
+wait_for_file "$T/run/tandem/serve.endpoint" 20
+rm -rf "$T/demo/.tandem"
+run tandem submit --connect "tcp://127.0.0.1:$port" --repo "$T/demo" \
+    "make the failing test pass"
+kill -TERM $srv
+wait $srv
+expect_rc 0 "submitted to an insecure server"
+expect_in "$T/serve.err" "has no CURVE"
+expect_in "$(ls -d "$T"/demo/.tandem/sessions/*)/report.json" \
+    "\"insecure_endpoint\": \"tcp://0.0.0.0:$port\""
+pass "--insecure allows it for run (kept by resume) and serve, and every report says so"
