@@ -259,6 +259,35 @@ out:
     return rc;
 }
 
+/* Whether the n paths' files fit in max_bytes, from their sizes alone,
+ * before anything is copied: a tree that does not fit fails at once,
+ * not after copying most of it. A path that cannot be looked at counts
+ * 0 here; copy_path says what is wrong with it. */
+static int check_size(const char *repo, const char **paths, size_t n,
+                      size_t max_bytes)
+{
+    int root = open(repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    size_t total = 0, files = 0;
+    struct stat st;
+
+    if (root < 0)
+        return tnd_error_sys("cannot open %s", repo);
+    for (size_t i = 0; i < n; i++)
+        if (fstatat(root, paths[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISREG(st.st_mode)) {
+            total += (size_t)st.st_size;
+            files++;
+        }
+    close(root);
+    if (total > max_bytes)
+        return tnd_error_set("the repository's %zu files add up to %zu MiB, "
+                             "more than the workspace limit of %zu MiB; "
+                             "raise orchestrator.workspace_max_mb",
+                             files, (total + (1 << 20) - 1) >> 20,
+                             max_bytes >> 20);
+    return 0;
+}
+
 static int copy_list(const char *repo, const char *dst, const char **paths,
                      size_t n, size_t max_bytes, tnd_snapshot_stats *info)
 {
@@ -314,6 +343,8 @@ static int from_git(const char *repo, const char *dir,
     info->git = true;
     info->untracked = no;
     info->untracked_included = o->include_untracked;
+    if ((rc = check_size(repo, tl, nt, o->max_bytes)) < 0)
+        goto out;
     if (mkdir(dir, 0700) < 0) {
         rc = tnd_error_sys("cannot create directory %s", dir);
         goto out;

@@ -44,7 +44,8 @@ typedef struct tnd_snapshot_stats {
 } tnd_snapshot_stats;
 
 /* Take the snapshot of repo into dir (which must not exist; its parent
- * must). NULL with the error set: the files are larger than max_bytes,
+ * must). NULL with the error set: the files are larger than max_bytes
+ * (for git's files, told from their sizes before anything is copied),
  * git fails in a work tree, a file cannot be read. */
 tnd_snapshot *tnd_snapshot_new(const char *repo, const char *dir,
                                const tnd_snapshot_options *o);

@@ -275,6 +275,8 @@ static void limits_and_refusals(void **state)
     (void)state;
     assert_null(tnd_snapshot_new(repo, dir, &o));
     assert_non_null(strstr(tnd_error_last(), "orchestrator.workspace_max_mb"));
+    /* told from the sizes before a file is copied, with the total */
+    assert_non_null(strstr(tnd_error_last(), " MiB, more than the workspace"));
     assert_false(tnd_fs_exists(dir)); /* no half copy left behind */
 
     o.max_bytes = MAX_BYTES;
