@@ -6,6 +6,7 @@
  * and "in flight" otherwise; losing a worker puts its request back at the
  * front of the queue (lowest sequence number). */
 #include "orchestrator/broker.h"
+#include "orchestrator/broker_int.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -20,60 +21,6 @@
 #include "common/xalloc.h"
 #include "orchestrator/zap.h"
 #include "proto/body.h"
-#include "proto/client.h"
-
-typedef struct request request;
-
-typedef struct worker {
-    unsigned char id[TND_MDP_MAX_IDENTITY];
-    size_t id_len;
-    char name[TND_MDP_MAX_PRINTABLE]; /* printable id, for logs and events */
-    char *service;                    /* NULL until READY */
-    int64_t expiry;                   /* dead after this (monotonic ms) */
-    int64_t idle_since;               /* for least-recently-used dispatch */
-    char *busy; /* key of the request it works on, or NULL;
-                   kept after the request is cancelled or
-                   answered elsewhere, until the worker's own
-                   FINAL frees it */
-} worker;
-
-struct request {
-    char *key;
-    char *service;
-    char *body;
-    size_t len;
-    unsigned char client[TND_MDP_MAX_IDENTITY]; /* external client, or */
-    size_t client_len;                          /* 0 for our own */
-    int dispatches;
-    int64_t seq; /* queue order: lower goes first */
-    worker *worker;
-    int64_t heard; /* the last PARTIAL from its worker; 0: none yet, so
-                      the worker never promised to report progress */
-};
-
-struct tnd_broker {
-    void *ctx;
-    void *socket;
-    char *endpoint;
-    int heartbeat_ms;
-    int liveness;
-    int max_dispatches;
-    size_t max_queue;
-    void (*silent)(const char *name, void *payload);
-    void *silent_payload;
-    bool clients;
-    tnd_zap *zap; /* CURVE: admits keys, gives their roles; NULL: none */
-    int64_t next_beat;
-    int64_t next_seq;
-    int64_t front_seq; /* decreasing: requeued requests go first */
-    uint64_t client_seq;
-    worker **workers;
-    size_t nworkers, aworkers;
-    request **requests;
-    size_t nrequests, arequests;
-    tnd_broker_event *events;
-    size_t nevents, aevents;
-};
 
 /* ---- bookkeeping -------------------------------------------------------- */
 
@@ -364,40 +311,6 @@ static bool may_serve(tnd_broker *b, const unsigned char *id, size_t id_len,
     return false;
 }
 
-/* A client may not drive the agents: a request for their services is
- * answered with an error; over CURVE a client needs the client role. */
-static bool may_ask(tnd_broker *b, const unsigned char *id, size_t id_len,
-                    const tnd_mdp_msg *msg, const char *name)
-{
-    const char *why = NULL;
-    tnd_mdp_msg out;
-    size_t len;
-    char *body;
-
-    if (b->zap && !tnd_zap_may_submit(msg->user_id))
-        why = "this key may not send requests (it lacks the client role)";
-    else if (!b->clients && /* with clients, the caller answers all */
-             (strcmp(msg->service, "coder") == 0 ||
-              strcmp(msg->service, "reviewer") == 0 ||
-              strncmp(msg->service, "reviewer.", 9) == 0))
-        why = "agent services take requests from tandem's own sessions "
-              "only";
-    if (!why)
-        return true;
-    tnd_log_warn("refused a request of client %s for %s: %s", name,
-                 msg->service, why);
-    /* a server's clients read client bodies (proto/client.h) */
-    body = b->clients ? tnd_client_error("forbidden", why, &len)
-                      : tnd_error_reply_encode("", 0, why, &len);
-    tnd_mdp_msg_init(&out, false, TND_MDPC_FINAL, msg->service);
-    out.body = body;
-    out.body_len = len;
-    if (tnd_mdp_send(b->socket, id, id_len, &out) < 0)
-        tnd_log_debug("cannot tell client %s: %s", name, tnd_error_last());
-    free(body);
-    return false;
-}
-
 static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
                       size_t id_len, tnd_mdp_msg *msg)
 {
@@ -460,57 +373,6 @@ static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
     }
 }
 
-static void on_client(tnd_broker *b, const unsigned char *id, size_t id_len,
-                      tnd_mdp_msg *msg)
-{
-    char name[TND_MDP_MAX_PRINTABLE];
-    request *r;
-
-    tnd_mdp_printable(name, sizeof(name), id, id_len);
-    if (msg->command != TND_MDPC_REQUEST) {
-        tnd_log_warn("client %s sent %s, which only a broker may send; "
-                     "ignored",
-                     name, tnd_mdp_command_name(false, msg->command));
-        return;
-    }
-    if (!may_ask(b, id, id_len, msg, name))
-        return;
-    if (b->clients) {
-        tnd_broker_event *ev;
-        TND_GROW(b->events, b->aevents, b->nevents + 1);
-        ev = &b->events[b->nevents++];
-        memset(ev, 0, sizeof(*ev));
-        ev->kind = TND_BROKER_CLIENT;
-        snprintf(ev->key, sizeof(ev->key), "%s", name);
-        memcpy(ev->client, id, id_len);
-        ev->client_len = id_len;
-        snprintf(ev->service, sizeof(ev->service), "%s", msg->service);
-        ev->body = tnd_xmalloc(msg->body_len + 1);
-        memcpy(ev->body, msg->body, msg->body_len);
-        ev->body[msg->body_len] = '\0';
-        ev->body_len = msg->body_len;
-        return;
-    }
-    if (b->nrequests >= b->max_queue) {
-        tnd_log_warn("queue full (%zu requests); dropping the request of "
-                     "client %s",
-                     b->max_queue, name);
-        return;
-    }
-    r = tnd_xcalloc(1, sizeof(*r));
-    r->key = tnd_xasprintf("client:%.*s:%llu", 64, name,
-                           (unsigned long long)++b->client_seq);
-    r->service = tnd_xstrdup(msg->service);
-    r->body = msg->body;
-    r->len = msg->body_len;
-    msg->body = NULL;
-    memcpy(r->client, id, id_len);
-    r->client_len = id_len;
-    r->seq = b->next_seq++;
-    TND_GROW(b->requests, b->arequests, b->nrequests + 1);
-    b->requests[b->nrequests++] = r;
-}
-
 static int read_one(tnd_broker *b)
 {
     unsigned char id[TND_MDP_MAX_IDENTITY];
@@ -536,7 +398,7 @@ static int read_one(tnd_broker *b)
     if (msg.worker)
         on_worker(b, w, id, id_len, &msg);
     else
-        on_client(b, id, id_len, &msg);
+        tnd_broker_on_client(b, id, id_len, &msg);
     tnd_mdp_msg_clear(&msg);
     return 1;
 }
@@ -803,22 +665,6 @@ int tnd_broker_dispatches(const tnd_broker *self, const char *key)
     const request *r = find_request(self, key, strlen(key));
 
     return r ? r->dispatches : 0;
-}
-
-int tnd_broker_client_send(tnd_broker *self, const unsigned char *client,
-                           size_t client_len, const char *service, bool final,
-                           const char *body, size_t len)
-{
-    tnd_mdp_msg out;
-
-    if (len > TND_MDP_MAX_BODY)
-        return tnd_error_set("a reply of %zu bytes is over the limit of %d",
-                             len, TND_MDP_MAX_BODY);
-    tnd_mdp_msg_init(&out, false, final ? TND_MDPC_FINAL : TND_MDPC_PARTIAL,
-                     service);
-    out.body = (char *)body;
-    out.body_len = len;
-    return tnd_mdp_send(self->socket, client, client_len, &out);
 }
 
 void tnd_broker_event_clear(tnd_broker_event *ev)

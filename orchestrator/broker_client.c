@@ -1,0 +1,114 @@
+/* Requests from MDP clients (see broker_int.h): a client may not drive
+ * the agents, needs the client role over CURVE, and is answered with the
+ * body it reads; with clients, its requests go to the caller as events
+ * (tandem serve), else to the workers of its service. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "orchestrator/broker_int.h"
+#include "proto/body.h"
+#include "proto/client.h"
+
+/* A client may not drive the agents: a request for their services is
+ * answered with an error; over CURVE a client needs the client role. */
+static bool may_ask(tnd_broker *b, const unsigned char *id, size_t id_len,
+                    const tnd_mdp_msg *msg, const char *name)
+{
+    const char *why = NULL;
+    tnd_mdp_msg out;
+    size_t len;
+    char *body;
+
+    if (b->zap && !tnd_zap_may_submit(msg->user_id))
+        why = "this key may not send requests (it lacks the client role)";
+    else if (!b->clients && /* with clients, the caller answers all */
+             (strcmp(msg->service, "coder") == 0 ||
+              strcmp(msg->service, "reviewer") == 0 ||
+              strncmp(msg->service, "reviewer.", 9) == 0))
+        why = "agent services take requests from tandem's own sessions "
+              "only";
+    if (!why)
+        return true;
+    tnd_log_warn("refused a request of client %s for %s: %s", name,
+                 msg->service, why);
+    /* a server's clients read client bodies (proto/client.h) */
+    body = b->clients ? tnd_client_error("forbidden", why, &len)
+                      : tnd_error_reply_encode("", 0, why, &len);
+    tnd_mdp_msg_init(&out, false, TND_MDPC_FINAL, msg->service);
+    out.body = body;
+    out.body_len = len;
+    if (tnd_mdp_send(b->socket, id, id_len, &out) < 0)
+        tnd_log_debug("cannot tell client %s: %s", name, tnd_error_last());
+    free(body);
+    return false;
+}
+
+void tnd_broker_on_client(tnd_broker *b, const unsigned char *id, size_t id_len,
+                          tnd_mdp_msg *msg)
+{
+    char name[TND_MDP_MAX_PRINTABLE];
+    request *r;
+
+    tnd_mdp_printable(name, sizeof(name), id, id_len);
+    if (msg->command != TND_MDPC_REQUEST) {
+        tnd_log_warn("client %s sent %s, which only a broker may send; "
+                     "ignored",
+                     name, tnd_mdp_command_name(false, msg->command));
+        return;
+    }
+    if (!may_ask(b, id, id_len, msg, name))
+        return;
+    if (b->clients) {
+        tnd_broker_event *ev;
+        TND_GROW(b->events, b->aevents, b->nevents + 1);
+        ev = &b->events[b->nevents++];
+        memset(ev, 0, sizeof(*ev));
+        ev->kind = TND_BROKER_CLIENT;
+        snprintf(ev->key, sizeof(ev->key), "%s", name);
+        memcpy(ev->client, id, id_len);
+        ev->client_len = id_len;
+        snprintf(ev->service, sizeof(ev->service), "%s", msg->service);
+        ev->body = tnd_xmalloc(msg->body_len + 1);
+        memcpy(ev->body, msg->body, msg->body_len);
+        ev->body[msg->body_len] = '\0';
+        ev->body_len = msg->body_len;
+        return;
+    }
+    if (b->nrequests >= b->max_queue) {
+        tnd_log_warn("queue full (%zu requests); dropping the request of "
+                     "client %s",
+                     b->max_queue, name);
+        return;
+    }
+    r = tnd_xcalloc(1, sizeof(*r));
+    r->key = tnd_xasprintf("client:%.*s:%llu", 64, name,
+                           (unsigned long long)++b->client_seq);
+    r->service = tnd_xstrdup(msg->service);
+    r->body = msg->body;
+    r->len = msg->body_len;
+    msg->body = NULL;
+    memcpy(r->client, id, id_len);
+    r->client_len = id_len;
+    r->seq = b->next_seq++;
+    TND_GROW(b->requests, b->arequests, b->nrequests + 1);
+    b->requests[b->nrequests++] = r;
+}
+
+int tnd_broker_client_send(tnd_broker *self, const unsigned char *client,
+                           size_t client_len, const char *service, bool final,
+                           const char *body, size_t len)
+{
+    tnd_mdp_msg out;
+
+    if (len > TND_MDP_MAX_BODY)
+        return tnd_error_set("a reply of %zu bytes is over the limit of %d",
+                             len, TND_MDP_MAX_BODY);
+    tnd_mdp_msg_init(&out, false, final ? TND_MDPC_FINAL : TND_MDPC_PARTIAL,
+                     service);
+    out.body = (char *)body;
+    out.body_len = len;
+    return tnd_mdp_send(self->socket, client, client_len, &out);
+}

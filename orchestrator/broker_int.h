@@ -1,0 +1,74 @@
+/* The broker's insides, shared by broker.c (workers, dispatch, time) and
+ * broker_client.c (requests from MDP clients). Nothing else includes
+ * this: the rest of tandem uses broker.h. */
+#ifndef TND_BROKER_INT_H
+#define TND_BROKER_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "orchestrator/broker.h"
+#include "orchestrator/zap.h"
+#include "proto/mdp.h"
+
+typedef struct request request;
+
+typedef struct worker {
+    unsigned char id[TND_MDP_MAX_IDENTITY];
+    size_t id_len;
+    char name[TND_MDP_MAX_PRINTABLE]; /* printable id, for logs and events */
+    char *service;                    /* NULL until READY */
+    int64_t expiry;                   /* dead after this (monotonic ms) */
+    int64_t idle_since;               /* for least-recently-used dispatch */
+    char *busy; /* key of the request it works on, or NULL;
+                   kept after the request is cancelled or
+                   answered elsewhere, until the worker's own
+                   FINAL frees it */
+} worker;
+
+struct request {
+    char *key;
+    char *service;
+    char *body;
+    size_t len;
+    unsigned char client[TND_MDP_MAX_IDENTITY]; /* external client, or */
+    size_t client_len;                          /* 0 for our own */
+    int dispatches;
+    int64_t seq; /* queue order: lower goes first */
+    worker *worker;
+    int64_t heard; /* the last PARTIAL from its worker; 0: none yet, so
+                      the worker never promised to report progress */
+};
+
+struct tnd_broker {
+    void *ctx;
+    void *socket;
+    char *endpoint;
+    int heartbeat_ms;
+    int liveness;
+    int max_dispatches;
+    size_t max_queue;
+    void (*silent)(const char *name, void *payload);
+    void *silent_payload;
+    bool clients;
+    tnd_zap *zap; /* CURVE: admits keys, gives their roles; NULL: none */
+    int64_t next_beat;
+    int64_t next_seq;
+    int64_t front_seq; /* decreasing: requeued requests go first */
+    uint64_t client_seq;
+    worker **workers;
+    size_t nworkers, aworkers;
+    request **requests;
+    size_t nrequests, arequests;
+    tnd_broker_event *events;
+    size_t nevents, aevents;
+};
+
+/* A client's message (not a worker's), read from the socket: refused,
+ * handed to the caller as an event (clients), or queued for a worker.
+ * msg's body may be taken. */
+void tnd_broker_on_client(tnd_broker *b, const unsigned char *id, size_t id_len,
+                          tnd_mdp_msg *msg);
+
+#endif
