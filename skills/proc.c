@@ -6,12 +6,10 @@
  * child_plan before the fork, and a close-on-exec status pipe carries the
  * errno of a failed chdir/setrlimit/exec back to the parent. The parent
  * then polls the child's stdin, stdout, stderr and a pidfd, so a child
- * that never reads its input cannot deadlock us, and keeps only the head
- * and a rolling tail of each stream, so memory stays bounded whatever the
- * child writes. What falls out between them is read once on its way out,
- * line by line, and the lines that name a failure are kept (up to
- * TND_PROC_MIDDLE_MAX bytes): a test that failed in the middle of 200 KB
- * of warnings is not lost before anyone looks. Every pipe is
+ * that never reads its input cannot deadlock us, and keeps what
+ * capture.h keeps of each stream (the head, a rolling tail, and the lines
+ * between that name a failure), so memory stays bounded whatever the
+ * child writes. Every pipe is
  * close-on-exec in the parent, so a fork in another thread cannot inherit
  * one and keep our reads from seeing EOF. */
 #include "skills/proc.h"
@@ -41,7 +39,7 @@
 #include "common/str.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
-#include "skills/toolline.h"
+#include "skills/capture.h"
 
 extern char **environ;
 
@@ -54,9 +52,6 @@ extern char **environ;
 #define DRAIN_MS   250
 #define CHUNK      32768
 #define MAX_LIMITS 4
-/* Bytes of a line from the omitted middle that are looked at (and kept
- * when it names a failure); the rest of a longer line is skipped. */
-#define SCAN_LINE_MAX 1024
 
 /* Where the child was when it gave up; sent on the status pipe. */
 enum { STAGE_SETUP = 1, STAGE_CGROUP, STAGE_CWD, STAGE_LIMIT, STAGE_EXEC };
@@ -93,24 +88,10 @@ typedef struct child_plan {
     pid_t parent; /* getpid() before the fork */
 } child_plan;
 
-/* One captured stream: the first half of the cap, then a ring holding the
- * latest bytes; of the bytes in between, the lines that name a failure. */
+/* One of the child's output streams: its pipe and what is kept of it. */
 typedef struct stream {
-    int fd;       /* read end; -1 once at EOF */
-    tnd_buf head; /* the first bytes, up to head.cap */
-    char *ring;   /* ring_cap bytes, allocated when head is full */
-    size_t ring_cap;
-    size_t ring_pos; /* where the next byte goes */
-    size_t ring_len;
-    size_t total; /* bytes the child wrote */
-    /* the line being dropped from the middle: its first bytes */
-    char line[SCAN_LINE_MAX];
-    size_t line_len;
-    int line_long;    /* it had more than SCAN_LINE_MAX bytes */
-    tnd_buf failures; /* dropped lines that name a failure, one per line,
-                         up to TND_PROC_MIDDLE_MAX bytes */
-    size_t nfailures; /* such lines, kept or not */
-    size_t kept;      /* such lines in failures */
+    int fd; /* read end; -1 once at EOF */
+    tnd_capture cap;
 } stream;
 
 /* One tnd_proc_run() call as seen from the parent. */
@@ -495,155 +476,14 @@ out:
 
 static void stream_init(stream *s, size_t cap)
 {
-    memset(s, 0, sizeof(*s));
     s->fd = -1;
-    tnd_buf_init(&s->head, cap / 2);
-    s->ring_cap = cap - cap / 2; /* >= 1 as cap >= 1 */
-    tnd_buf_init(&s->failures, TND_PROC_MIDDLE_MAX);
-}
-
-/* The line being dropped has ended: keep it when it names a failure and
- * there is room. */
-static void end_dropped_line(stream *s)
-{
-    size_t n = s->line_len, need;
-
-    if (n && s->line[n - 1] == '\r' && !s->line_long)
-        n--;
-    if (tnd_toolline_is_failure(s->line, n)) {
-        s->nfailures++;
-        if (s->line_long)
-            n = tnd_utf8_whole(s->line, n);
-        need = n + (s->line_long ? 6 : 0) + 1;
-        if (s->failures.len + need <= s->failures.cap) {
-            (void)tnd_buf_append(&s->failures, s->line, n);
-            (void)tnd_buf_puts(&s->failures, s->line_long ? " [...]\n" : "\n");
-            s->kept++;
-        }
-    }
-    s->line_len = 0;
-    s->line_long = 0;
-}
-
-/* Bytes leaving the capture for good, in the order written: read them as
- * lines, holding at most SCAN_LINE_MAX bytes of the current one, since a
- * line goes out in pieces as the ring turns. */
-static void drop(stream *s, const char *data, size_t len)
-{
-    while (len) {
-        const char *nl = memchr(data, '\n', len);
-        size_t n = nl ? (size_t)(nl - data) : len;
-        size_t room = SCAN_LINE_MAX - s->line_len, take = n < room ? n : room;
-
-        memcpy(s->line + s->line_len, data, take);
-        s->line_len += take;
-        if (n > take)
-            s->line_long = 1;
-        if (!nl)
-            return;
-        end_dropped_line(s);
-        data += n + 1;
-        len -= n + 1;
-    }
-}
-
-static void stream_add(stream *s, const char *data, size_t len)
-{
-    size_t room = s->head.cap - s->head.len, n = len < room ? len : room;
-    size_t over, evict, start;
-
-    s->total += len;
-    if (n)
-        (void)tnd_buf_append(&s->head, data, n);
-    data += n;
-    len -= n;
-    if (!len)
-        return;
-    if (!s->ring)
-        s->ring = tnd_xmalloc(s->ring_cap);
-    /* the oldest bytes of the ring make way, then whatever of data does
-     * not fit at all: both are the omitted middle, in that order */
-    over =
-        s->ring_len + len > s->ring_cap ? s->ring_len + len - s->ring_cap : 0;
-    evict = over < s->ring_len ? over : s->ring_len;
-    if (evict) {
-        start = (s->ring_pos + s->ring_cap - s->ring_len) % s->ring_cap;
-        n = s->ring_cap - start < evict ? s->ring_cap - start : evict;
-        drop(s, s->ring + start, n);
-        drop(s, s->ring, evict - n);
-        s->ring_len -= evict;
-    }
-    if (len > s->ring_cap) {
-        drop(s, data, len - s->ring_cap);
-        data += len - s->ring_cap;
-        len = s->ring_cap;
-    }
-    n = s->ring_cap - s->ring_pos; /* room before the wrap */
-    if (n > len)
-        n = len;
-    memcpy(s->ring + s->ring_pos, data, n);
-    memcpy(s->ring, data + n, len - n);
-    s->ring_pos = (s->ring_pos + len) % s->ring_cap;
-    s->ring_len += len;
-    if (s->ring_len > s->ring_cap)
-        s->ring_len = s->ring_cap;
-}
-
-/* The marker line for the omitted middle, then the lines from it that
- * name a failure. Worded so that the marker itself does not read as one. */
-static void omitted_part(tnd_buf *b, stream *s, size_t omitted)
-{
-    if (s->line_len) /* the line the tail starts in the middle of */
-        end_dropped_line(s);
-    if (!s->nfailures)
-        (void)tnd_buf_printf(b, "\n[... %zu bytes omitted ...]\n", omitted);
-    else if (s->kept == 1 && s->nfailures == 1)
-        (void)tnd_buf_printf(b,
-                             "\n[... %zu bytes omitted; this line among them "
-                             "names a failure ...]\n",
-                             omitted);
-    else if (s->kept == s->nfailures)
-        (void)tnd_buf_printf(b,
-                             "\n[... %zu bytes omitted; these %zu lines among "
-                             "them name a failure ...]\n",
-                             omitted, s->kept);
-    else
-        (void)tnd_buf_printf(b,
-                             "\n[... %zu bytes omitted; %zu lines among them "
-                             "name a failure, the first %zu follow ...]\n",
-                             omitted, s->nfailures, s->kept);
-    (void)tnd_buf_append(b, tnd_buf_str(&s->failures), s->failures.len);
-}
-
-/* head + "\n[... N bytes omitted ...]\n" (and the failure lines from
- * the omitted part) + tail. Caller frees. */
-static char *stream_finish(stream *s, size_t *len_out)
-{
-    size_t omitted = s->total - s->head.len - s->ring_len;
-    size_t start = (s->ring_pos + s->ring_cap - s->ring_len) % s->ring_cap;
-    size_t first = s->ring_cap - start;
-    tnd_buf b;
-
-    if (first > s->ring_len)
-        first = s->ring_len;
-    tnd_buf_init(&b, TND_BUF_NOCAP);
-    (void)tnd_buf_append(&b, tnd_buf_str(&s->head), s->head.len);
-    if (omitted)
-        omitted_part(&b, s, omitted);
-    if (s->ring_len) {
-        (void)tnd_buf_append(&b, s->ring + start, first);
-        (void)tnd_buf_append(&b, s->ring, s->ring_len - first);
-    }
-    return tnd_buf_detach(&b, len_out);
+    tnd_capture_init(&s->cap, cap);
 }
 
 static void stream_free(stream *s)
 {
     close_fd(&s->fd);
-    tnd_buf_free(&s->head);
-    tnd_buf_free(&s->failures);
-    free(s->ring);
-    s->ring = NULL;
+    tnd_capture_free(&s->cap);
 }
 
 static void stream_read(stream *s)
@@ -655,7 +495,7 @@ static void stream_read(stream *s)
         n = read(s->fd, chunk, sizeof(chunk));
     while (n < 0 && errno == EINTR);
     if (n > 0)
-        stream_add(s, chunk, (size_t)n);
+        tnd_capture_add(&s->cap, chunk, (size_t)n);
     else if (n == 0 || errno != EAGAIN)
         close_fd(&s->fd);
 }
@@ -790,10 +630,10 @@ static void fill_result(tnd_proc_result *out, run *r)
     }
     if (r->stop)
         out->status = r->stop;
-    out->output = stream_finish(&r->out, &out->output_len);
-    out->output_total = r->out.total;
-    out->errors = stream_finish(&r->err, &out->errors_len);
-    out->errors_total = r->err.total;
+    out->output = tnd_capture_finish(&r->out.cap, &out->output_len);
+    out->output_total = r->out.cap.total;
+    out->errors = tnd_capture_finish(&r->err.cap, &out->errors_len);
+    out->errors_total = r->err.cap.total;
 }
 
 int tnd_proc_run(tnd_proc_result *out, const tnd_proc_spec *spec)

@@ -19,10 +19,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "skills/capture.h"
+
 /* Most bytes of lines naming a failure (tnd_toolline_is_failure()) that
  * a stream keeps from its omitted middle, on top of output_cap; each line
- * is cut to 1 KiB. Lines beyond are counted in the marker. */
-#define TND_PROC_MIDDLE_MAX (8 * 1024)
+ * is cut to 1 KiB. Lines beyond are counted in the marker (capture.h). */
+#define TND_PROC_MIDDLE_MAX TND_CAPTURE_MIDDLE_MAX
 
 typedef struct tnd_proc_spec {
     const char *const *argv; /* argv[0] is looked up on the PATH of the
