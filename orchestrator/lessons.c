@@ -1,6 +1,7 @@
 /* The reflection bank (see lessons.h): lessons in memory, their file,
  * matching a new lesson against old ones, and ranking them for a task. */
 #include "orchestrator/lessons.h"
+#include "orchestrator/lessons_int.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -17,15 +18,13 @@
 #include "proto/code.h"
 #include "proto/json.h"
 
-#define VERSION         1
-#define SIMILAR         0.5 /* word overlap that makes two mistakes one */
-#define MAX_WORDS       256 /* words compared per mistake */
-#define WORD_MAX        32
-#define EMA_KEEP        0.7 /* effectiveness = KEEP * e + (1-KEEP) * hit */
-#define W_TYPE          0.5 /* relevance weights */
-#define W_PATHS         0.3
-#define W_EFFECT        0.2
-#define MAX_QUERY_PATHS 10000
+#define VERSION   1
+#define SIMILAR   0.5 /* word overlap that makes two mistakes one */
+#define MAX_WORDS 256 /* words compared per mistake */
+#define EMA_KEEP  0.7 /* effectiveness = KEEP * e + (1-KEEP) * hit */
+#define W_TYPE    0.5 /* relevance weights */
+#define W_PATHS   0.3
+#define W_EFFECT  0.2
 
 _Static_assert(TND_LESSON_RENDER_MAX <= TND_CODE_MAX_LESSON,
                "a rendered lesson must fit the coder request's limit");
@@ -38,143 +37,12 @@ struct tnd_lessons {
     size_t max;
 };
 
-/* ---- task types --------------------------------------------------------- */
-
-static const char *const types[] = {"fix",      "test", "feature",
-                                    "refactor", "docs", "other"};
-
-/* Each type's words, space-separated with a space at both ends. */
-static const struct {
-    const char *type;
-    const char *words;
-} keywords[] = {
-    {"fix", " fix fixes fixed fixing bug bugs buggy fail fails failed failing "
-            "failure failures error errors crash crashes crashed crashing "
-            "broken "},
-    {"test", " test tests tested testing coverage "},
-    {"feature", " add adds added adding implement implements implemented "
-                "implementing implementation support supports supported "
-                "supporting create creates created creating "},
-    {"refactor", " refactor refactors refactored refactoring rename renames "
-                 "renamed renaming clean cleans cleaned cleaning cleanup "
-                 "simplify simplifies simplified simplifying "},
-    {"docs", " doc docs document documents documented documenting "
-             "documentation readme comment comments commented commenting "},
-};
-
-/* The next word of s (letters and digits, lowercased, cut to WORD_MAX - 1)
- * into w; returns where scanning continues, NULL at the end. */
-static const char *next_word(char w[WORD_MAX], const char *s)
-{
-    size_t n = 0;
-
-    while (*s && !isalnum((unsigned char)*s))
-        s++;
-    if (!*s)
-        return NULL;
-    for (; isalnum((unsigned char)*s); s++)
-        if (n < WORD_MAX - 1)
-            w[n++] = (char)tolower((unsigned char)*s);
-    w[n] = '\0';
-    return s;
-}
-
-static const char *keyword_type(const char *w)
-{
-    char spaced[WORD_MAX + 2];
-
-    snprintf(spaced, sizeof(spaced), " %s ", w);
-    for (size_t i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++)
-        if (strstr(keywords[i].words, spaced))
-            return keywords[i].type;
-    return NULL;
-}
-
-const char *tnd_lessons_task_type(const char *task)
-{
-    const char *first = NULL, *t;
-    char w[WORD_MAX];
-
-    while (task && (task = next_word(w, task))) {
-        if (!(t = keyword_type(w)))
-            continue;
-        if (!first)
-            first = t;
-        else if (strcmp(first, "feature") == 0 &&
-                 (strcmp(t, "test") == 0 || strcmp(t, "docs") == 0))
-            return t;
-        if (strcmp(first, "feature") != 0)
-            break;
-    }
-    return first ? first : "other";
-}
-
-/* The static name for a type, NULL when name is none. */
-static const char *type_name(const char *name)
-{
-    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-        if (name && strcmp(name, types[i]) == 0)
-            return types[i];
-    return NULL;
-}
-
-bool tnd_lessons_task_type_valid(const char *name)
-{
-    return type_name(name) != NULL;
-}
-
-/* ---- path sets ---------------------------------------------------------- */
-
-static int by_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* paths sorted with repeats left out, borrowed; *n_out of them. */
-static const char **path_set(const char *const *paths, size_t *n_out)
-{
-    size_t n = 0, k = 0;
-    const char **set;
-
-    while (paths && paths[n] && n < MAX_QUERY_PATHS)
-        n++;
-    set = tnd_xcalloc(n + 1, sizeof(*set));
-    if (n)
-        memcpy(set, paths, n * sizeof(*set));
-    qsort(set, n, sizeof(*set), by_str);
-    for (size_t i = 0; i < n; i++)
-        if (k == 0 || strcmp(set[k - 1], set[i]) != 0)
-            set[k++] = set[i];
-    set[k] = NULL;
-    *n_out = k;
-    return set;
-}
-
-static uint64_t hash_sorted(const char *const *set, size_t n)
-{
-    uint64_t h = TND_FNV_SEED;
-
-    for (size_t i = 0; i < n; i++)
-        h = tnd_str_hash(h, set[i], strlen(set[i]) + 1); /* with the NUL */
-    return h;
-}
-
-uint64_t tnd_lessons_context_hash(const char *const *paths)
-{
-    size_t n;
-    const char **set = path_set(paths, &n);
-    uint64_t h = hash_sorted(set, n);
-
-    free(set);
-    return h;
-}
-
 /* Give l its paths: checked, sorted, distinct, at most
  * TND_LESSON_PATHS_MAX; and their hash. */
 static int set_paths(tnd_lesson *l, const char *const *paths)
 {
     size_t n;
-    const char **set = path_set(paths, &n);
+    const char **set = tnd_lessons_path_set(paths, &n);
 
     for (size_t i = 0; i < n; i++)
         if (tnd_edit_path_check(set[i]) < 0) {
@@ -187,24 +55,9 @@ static int set_paths(tnd_lesson *l, const char *const *paths)
     for (size_t i = 0; i < n; i++)
         l->paths[i] = tnd_xstrdup(set[i]);
     l->npaths = n;
-    l->context_hash = hash_sorted((const char *const *)l->paths, n);
+    l->context_hash = tnd_lessons_hash_set((const char *const *)l->paths, n);
     free(set);
     return 0;
-}
-
-/* |a ∩ b| / |a ∪ b| of two sorted, distinct sets; 0 when both are empty. */
-static double jaccard(const char *const *a, size_t na, const char *const *b,
-                      size_t nb)
-{
-    size_t i = 0, j = 0, both = 0;
-
-    while (i < na && j < nb) {
-        int c = strcmp(a[i], b[j]);
-        both += c == 0;
-        i += c <= 0;
-        j += c >= 0;
-    }
-    return na + nb == both ? 0.0 : (double)both / (double)(na + nb - both);
 }
 
 /* ---- lessons ------------------------------------------------------------ */
@@ -235,7 +88,7 @@ static char *text_copy(const char *s, size_t max)
 }
 
 typedef struct words {
-    char w[MAX_WORDS][WORD_MAX];
+    char w[MAX_WORDS][TND_LESSONS_WORD_MAX];
     size_t n;
 } words;
 
@@ -243,10 +96,10 @@ typedef struct words {
  * and "line 40" are the same mistake. */
 static void words_of(words *out, const char *s)
 {
-    char w[WORD_MAX];
+    char w[TND_LESSONS_WORD_MAX];
 
     out->n = 0;
-    while (out->n < MAX_WORDS && (s = next_word(w, s))) {
+    while (out->n < MAX_WORDS && (s = tnd_lessons_next_word(w, s))) {
         size_t i;
         if (isdigit((unsigned char)w[0]))
             strcpy(w, "#");
@@ -408,7 +261,7 @@ static int read_lesson(tnd_lesson **out, const tnd_lessons *b, json_object *j)
         tnd_json_get_array(&arr, j, "paths", TND_LESSON_PATHS_MAX,
                            TND_JSON_OPTIONAL) < 0)
         goto out;
-    l->task_type = type_name(type);
+    l->task_type = tnd_lessons_type_name(type);
     if (index_of(b, l->id) >= 0) {
         tnd_error_set("field 'id': another lesson has id %s", l->id);
         goto out;
@@ -630,7 +483,7 @@ int tnd_lessons_add(const tnd_lesson **out, tnd_lessons *self,
 
     if (out)
         *out = NULL;
-    if (!type_name(task_type))
+    if (!tnd_lessons_type_name(task_type))
         return tnd_error_set("unknown task type '%s'",
                              task_type ? task_type : "(null)");
     if (!mistake || !*mistake || !correction || !*correction)
@@ -640,7 +493,7 @@ int tnd_lessons_add(const tnd_lesson **out, tnd_lessons *self,
         lesson_free(l);
         return -1;
     }
-    l->task_type = type_name(task_type);
+    l->task_type = tnd_lessons_type_name(task_type);
     l->mistake = text_copy(mistake, TND_LESSON_TEXT_MAX);
     l->correction = text_copy(correction, TND_LESSON_TEXT_MAX);
     for (size_t i = 0; i < self->n; i++) {
@@ -702,7 +555,7 @@ int tnd_lessons_relevant(const tnd_lesson ***out, size_t *n,
                          const char *const *paths, size_t k)
 {
     size_t nq, ns = 0;
-    const char **query = path_set(paths, &nq);
+    const char **query = tnd_lessons_path_set(paths, &nq);
     scored *s = tnd_xcalloc(self->n + 1, sizeof(*s));
 
     if (k == 0)
@@ -710,8 +563,8 @@ int tnd_lessons_relevant(const tnd_lesson ***out, size_t *n,
     for (size_t i = 0; i < self->n; i++) {
         const tnd_lesson *l = self->items[i];
         bool same = task_type && strcmp(l->task_type, task_type) == 0;
-        double overlap =
-            jaccard((const char *const *)l->paths, l->npaths, query, nq);
+        double overlap = tnd_lessons_jaccard((const char *const *)l->paths,
+                                             l->npaths, query, nq);
         if (!same && overlap == 0.0)
             continue;
         s[ns].l = l;
