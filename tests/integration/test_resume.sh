@@ -51,7 +51,16 @@ PY
 open_asks() {
     /usr/bin/python3 - "$1" <<'PY'
 import json, sys
-recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+lines = [l for l in open(sys.argv[1]) if l.strip()]
+recs = []
+for i, l in enumerate(lines):
+    try:
+        recs.append(json.loads(l))
+    except ValueError:
+        # a torn last line (the kill landed mid-write) is not a record,
+        # as tandem itself reads it
+        if i != len(lines) - 1:
+            raise
 n = 0
 for i, r in enumerate(recs):
     if r["type"] != "asked":

@@ -233,8 +233,10 @@ static void only_exited_strays_are_reaped(void **state)
     assert_int_equal(waitid(P_PID, (id_t)dead, &info, WEXITED | WNOWAIT), 0);
     assert_int_equal(waitid(P_PID, (id_t)kept, &info, WEXITED | WNOWAIT), 0);
     assert_int_equal(tnd_reap_zombies(&n, &kept, 1), 0);
-    assert_int_equal(n, 1);
-    assert_false(exists(dead));
+    assert_true(n >= 1); /* an earlier test's leftovers may be among them */
+    errno = 0;
+    assert_int_equal(waitpid(dead, NULL, WNOHANG), -1); /* reaped */
+    assert_int_equal(errno, ECHILD);
     assert_int_equal(waitpid(kept, NULL, WNOHANG), kept); /* still ours */
     assert_int_equal(waitpid(alive, NULL, WNOHANG), 0);
     kill(alive, SIGKILL);
