@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 
@@ -56,6 +57,12 @@ static void usage(FILE *to, const char *prog, const char *role)
                   "                       (unless --service says otherwise)\n"
                   "                       with the model\n"
                   "                       agents.reviewer.models[N-1]\n"
+                  "  --runtime DIR        the orchestrator's private runtime\n"
+                  "                       directory (tandem passes it to the\n"
+                  "                       agents it starts): a workspace path\n"
+                  "                       sent beneath it is used in place;\n"
+                  "                       without it every tree comes by\n"
+                  "                       content\n"
                 : "");
 }
 
@@ -89,6 +96,7 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
         O_MEMBER,
         O_SERVER_KEY,
         O_KEY,
+        O_RUNTIME,
         O_VERSION
     };
     static const struct option longs[] = {
@@ -104,6 +112,7 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
         {"member", required_argument, NULL, O_MEMBER},
         {"server-key", required_argument, NULL, O_SERVER_KEY},
         {"key", required_argument, NULL, O_KEY},
+        {"runtime", required_argument, NULL, O_RUNTIME},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
@@ -161,6 +170,17 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
             break;
         case O_KEY:
             key = optarg;
+            break;
+        case O_RUNTIME:
+            if (strcmp(role, "reviewer") != 0) {
+                fprintf(stderr, "--runtime is for reviewers\n");
+                goto usage_error;
+            }
+            free(out->runtime);
+            if (!(out->runtime = tnd_fs_realpath(optarg))) {
+                fprintf(stderr, "%s: --runtime: %s\n", prog, tnd_error_last());
+                goto usage_error;
+            }
             break;
         case O_RECORD:
             if (!*optarg) {
@@ -244,6 +264,7 @@ void tnd_agent_cli_clear(tnd_agent_cli *cli)
     free(cli->identity);
     free(cli->record);
     free(cli->service);
+    free(cli->runtime);
     tnd_config_destroy(&cli->config);
     memset(cli, 0, sizeof(*cli)); /* the secret key too */
 }

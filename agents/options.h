@@ -3,7 +3,8 @@
  *   tandem-coder --connect ENDPOINT [--config FILE] [--llm PROVIDER:MODEL]
  *                [--base-url URL] [--id NAME] [--heartbeat MS]
  *                [--liveness N] [--record FILE] [--service NAME]
- *                [--member N] [--server-key KEY|FILE --key FILE]
+ *                [--member N] [--runtime DIR]
+ *                [--server-key KEY|FILE --key FILE]
  *                [--verbose] [--help] [--version]
  */
 #ifndef TND_OPTIONS_H
@@ -24,6 +25,8 @@ typedef struct tnd_agent_cli {
     char *service; /* --service: the MDP service to serve; NULL: the
                       role's own ("coder", "reviewer") */
     int member;    /* --member: reviewer quorum member, 1-based; 0 */
+    char *runtime; /* --runtime DIR, symlinks resolved: where a workspace
+                      path from the orchestrator may lie; NULL */
     /* --server-key and --key: CURVE toward a tcp:// orchestrator; both
      * or neither. curve.secret_key is wiped by tnd_agent_cli_clear. */
     bool curve;

@@ -436,12 +436,131 @@ static int critique(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
     return error;
 }
 
+/* Whether path, symlinks resolved, lies beneath dir (symlink-free). */
+static bool beneath(const char *path, const char *dir)
+{
+    char *real = realpath(path, NULL);
+    size_t n = strlen(dir);
+    bool ok = real && strncmp(real, dir, n) == 0 && real[n] == '/';
+
+    free(real);
+    return ok;
+}
+
+/* What a blob sent with req is, for messages: "the manifest", a path,
+ * or NULL when neither the tree nor the changes name it. */
+static const char *blob_what(const tnd_audit_request *req, const tnd_tree *tree,
+                             const char *hash)
+{
+    const tnd_tree_entry *e;
+
+    if (req->tree && strcmp(hash, req->tree) == 0)
+        return "the manifest";
+    for (size_t i = 0; i < req->nchanges; i++)
+        if (!req->changes[i].deleted && strcmp(req->changes[i].blob, hash) == 0)
+            return req->changes[i].path;
+    e = tree ? tnd_tree_find_blob(tree, hash) : NULL;
+    return e ? e->path : NULL;
+}
+
+/* Store the blobs req carries that its manifest or changes name (the
+ * manifest first, so the others can be named): each checked against its
+ * hash. -1 with the error naming a wrong one. */
+static int store_blobs(tnd_blobcache *cache, const tnd_audit_request *req,
+                       tnd_tree **tree)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < req->nblobs; i++) {
+            const tnd_blob *b = &req->blobs[i];
+            bool manifest = strcmp(b->hash, req->tree) == 0;
+            const char *what;
+            if (manifest != (pass == 0))
+                continue;
+            if (!(what = blob_what(req, *tree, b->hash))) {
+                tnd_log_warn("task %s attempt %d: blob %s is not in tree %s "
+                             "nor in the changes; not stored",
+                             req->task_id, req->attempt, b->hash, req->tree);
+                continue;
+            }
+            if (tnd_blobcache_put(cache, b, what) < 0)
+                return -1;
+        }
+        if (pass == 0 && !*tree && tnd_blobcache_has(cache, req->tree) &&
+            !(*tree = tnd_blobcache_tree(cache, req->tree)))
+            return -1;
+    }
+    return 0;
+}
+
+/* Where the skills of req run, into *ws (borrowed from req, or built:
+ * then *built holds it too, for tnd_blobcache_drop). 1 with *need set
+ * (a "need" body) when the cache lacks blobs; -1 with the error set. */
+static int workspace_for(char **built, char **need, size_t *need_len,
+                         const tnd_reviewer_ctx *ctx, tnd_audit_request *req)
+{
+    tnd_tree *tree = NULL;
+    char **missing = NULL;
+    int rc = -1;
+
+    *built = NULL;
+    if (req->workspace && ctx->runtime && beneath(req->workspace, ctx->runtime))
+        return 0; /* the orchestrator's own, on this host */
+    if (req->workspace)
+        tnd_log_info("task %s attempt %d: the workspace path %s is not "
+                     "beneath this reviewer's --runtime directory; "
+                     "building from content",
+                     req->task_id, req->attempt, req->workspace);
+    if (!req->tree)
+        return tnd_error_set("the request names no tree by content, and its "
+                             "workspace path %s is not one this reviewer may "
+                             "use (only a path beneath --runtime DIR is)",
+                             req->workspace ? req->workspace : "(none)");
+    if (!ctx->cache)
+        return tnd_error_set("this reviewer has no blob cache to build tree "
+                             "%s in",
+                             req->tree);
+    if (store_blobs(ctx->cache, req, &tree) < 0)
+        goto out;
+    if (!tree) {
+        const char *list[] = {req->tree};
+        *need = tnd_need_encode(req->task_id, req->attempt, list, 1, need_len);
+        tnd_log_info("task %s attempt %d: need the manifest of tree %s",
+                     req->task_id, req->attempt, req->tree);
+        rc = 1;
+        goto out;
+    }
+    if ((missing = tnd_blobcache_missing(ctx->cache, tree, req->changes,
+                                         req->nchanges))) {
+        size_t n = 0;
+        while (missing[n])
+            n++;
+        *need = tnd_need_encode(req->task_id, req->attempt,
+                                (const char *const *)missing, n, need_len);
+        tnd_log_info("task %s attempt %d: need %zu blob%s of tree %s",
+                     req->task_id, req->attempt, n, n == 1 ? "" : "s",
+                     req->tree);
+        rc = 1;
+        goto out;
+    }
+    if (tnd_blobcache_build(built, ctx->cache, tree, req->changes,
+                            req->nchanges) < 0)
+        goto out;
+    free(req->workspace);
+    req->workspace = tnd_xstrdup(*built);
+    rc = 0;
+out:
+    tnd_str_list_free(&missing);
+    tnd_tree_destroy(&tree);
+    return rc;
+}
+
 char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
                           size_t len, size_t *reply_len)
 {
     tnd_audit_request req;
     tnd_audit_reply reply;
-    char *out;
+    char *out = NULL, *built = NULL;
+    int where;
 
     memset(&reply, 0, sizeof(reply));
     if (tnd_audit_request_decode(&req, body, len) < 0) {
@@ -449,12 +568,9 @@ char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
         tnd_audit_request_clear(&req);
         return out;
     }
-    if (!tnd_fs_is_dir(req.workspace)) {
-        tnd_error_set("workspace %s is not a directory this reviewer can "
-                      "see; a reviewer must share the orchestrator's "
-                      "filesystem (see README: agents on other hosts)",
-                      req.workspace);
-        out = tnd_agent_fail(req.task_id, req.attempt, reply_len);
+    if ((where = workspace_for(&built, &out, reply_len, ctx, &req)) != 0) {
+        if (where < 0)
+            out = tnd_agent_fail(req.task_id, req.attempt, reply_len);
         tnd_audit_request_clear(&req);
         return out;
     }
@@ -492,6 +608,8 @@ char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
                      reply.critique->confidence, reply.critique->nissues);
     out = tnd_audit_reply_encode(&reply, reply_len);
 done:
+    if (built)
+        tnd_blobcache_drop(ctx->cache, &built);
     tnd_audit_reply_clear(&reply);
     tnd_audit_request_clear(&req);
     return out;

@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "agents/blobcache.h"
 #include "agents/llm.h"
 #include "agents/progress.h"
 #include "common/config.h"
@@ -29,12 +30,24 @@ typedef struct tnd_reviewer_ctx {
     char *const *envp;        /* environment for skills, secrets removed */
     const atomic_int *cancel; /* may be NULL */
     tnd_progress *progress;   /* phases go here; may be NULL */
+    tnd_blobcache *cache;     /* blobs sent by content, and the workspaces
+                                 built from them; NULL: none */
+    const char *runtime;      /* --runtime DIR, symlink-free: a request's
+                                 workspace path is used only beneath it;
+                                 NULL: never */
 } tnd_reviewer_ctx;
 
 /* Handle one request body; returns the reply body (caller frees): an
- * "audit_reply", or an "error" body when the request was malformed, the
- * workspace cannot be seen from here, or the model could not be
- * reached. */
+ * "audit_reply"; a "need" body listing the blobs of the request's tree
+ * the cache lacks; or an "error" body when the request was malformed,
+ * names no tree this reviewer may use, carries a blob that does not
+ * match its hash, or the model could not be reached.
+ *
+ * Where the skills run: the request's "workspace" when ctx->runtime is
+ * set and the path, symlinks resolved, lies beneath it (an agent the
+ * orchestrator started on its own host); otherwise a workspace built in
+ * the cache from the tree and changes the request names, removed after
+ * the reply. A path from the wire is never used otherwise. */
 char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
                           size_t len, size_t *reply_len);
 

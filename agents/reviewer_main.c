@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "agents/agent.h"
+#include "agents/blobcache.h"
 #include "agents/llm.h"
 #include "agents/options.h"
 #include "agents/observer.h"
@@ -17,6 +18,8 @@ typedef struct state {
     tnd_llm *llm;
     const tnd_config *config;
     char **envp;
+    tnd_blobcache *cache;
+    const char *runtime;
 } state;
 
 static char *handle(tnd_agent_job *job, const char *body, size_t len,
@@ -24,8 +27,9 @@ static char *handle(tnd_agent_job *job, const char *body, size_t len,
 {
     state *st = payload;
     tnd_observer ob;
-    tnd_reviewer_ctx ctx = {st->llm, st->config, st->envp,
-                            tnd_agent_job_cancel(job), &ob.progress};
+    tnd_reviewer_ctx ctx = {
+        st->llm,      st->config, st->envp,   tnd_agent_job_cancel(job),
+        &ob.progress, st->cache,  st->runtime};
     char *reply;
 
     tnd_observer_start(&ob, st->llm, job, "reviewer");
@@ -60,6 +64,15 @@ int main(int argc, char **argv)
         st.envp = tnd_env_scrubbed(extra);
     }
     st.config = cli.config;
+    st.runtime = cli.runtime;
+    if (!(st.cache = tnd_blobcache_new(
+              "reviewer", cli.config->orchestrator.workspace_max_bytes))) {
+        tnd_log_error("%s", tnd_error_last());
+        tnd_str_list_free(&st.envp);
+        tnd_llm_destroy(&st.llm);
+        tnd_agent_cli_clear(&cli);
+        return 1;
+    }
     tnd_agent_cli_worker(&opts, &cli);
     if (!cli.service && cli.member > 0) {
         snprintf(service, sizeof(service), "reviewer.%d", cli.member);
@@ -72,6 +85,7 @@ int main(int argc, char **argv)
     rc = tnd_agent_run(&opts);
     if (rc < 0)
         tnd_log_error("%s", tnd_error_last());
+    tnd_blobcache_destroy(&st.cache);
     tnd_str_list_free(&st.envp);
     tnd_llm_destroy(&st.llm);
     tnd_agent_cli_clear(&cli);

@@ -141,22 +141,18 @@ static void keep_real_places(run *r, tnd_audit_reply *a)
 /* Ask the reviewer (service) for one reply, or take it from the journal
  * under type. Decoded into out. */
 static int ask_reviewer(run *r, int n, const char *service, const char *type,
-                        const tnd_audit_request *ar, tnd_audit_reply *out)
+                        tnd_audit_request *ar, tnd_audit_reply *out)
 {
     char key[160];
-    char *body, *reply;
-    size_t len, reply_len = 0;
+    char *reply;
+    size_t reply_len = 0;
     int rc;
 
     if (!(reply = tnd_loop_journaled_reply(r, type, n, &reply_len))) {
-        body = tnd_audit_request_encode(ar, &len);
         snprintf(key, sizeof(key), "%s/%d/%s", ar->task_id, n, type);
         /* the skills alone ask no model: nothing to count */
-        rc = ar->critique
-                 ? tnd_loop_ask_model(r, n, type, service, key, body, len,
-                                      &reply, &reply_len)
-                 : tnd_loop_ask(r, service, key, body, len, &reply, &reply_len);
-        free(body);
+        rc = tnd_loop_ask_content(r, n, type, service, key, ar->critique, ar,
+                                  &reply, &reply_len);
         if (rc == 0 &&
             (rc = tnd_loop_journal_reply(r, type, n, reply, reply_len)) < 0)
             free(reply);
@@ -180,7 +176,7 @@ typedef struct member_ask {
 /* The critiques of the quorum's members (or of the one reviewer) on the
  * evidence in ar, asked at once; those already journaled are not asked
  * again. members[i] gets member i+1's reply. */
-static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
+static int ask_members(run *r, int n, int quorum, tnd_audit_request *ar,
                        tnd_audit_reply *members)
 {
     member_ask *ms = tnd_xcalloc((size_t)quorum, sizeof(*ms));
@@ -199,7 +195,10 @@ static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
         else
             snprintf(a->service, sizeof(a->service), "reviewer");
         snprintf(a->key, sizeof(a->key), "%s/%d/%s", ar->task_id, n, a->type);
-        a->body = tnd_audit_request_encode(ar, &reqs[nreq].len);
+        if (!(a->body = tnd_loop_encode_round(r, ar, NULL, &reqs[nreq].len))) {
+            rc = -1;
+            break;
+        }
         reqs[nreq].service = a->service;
         reqs[nreq].key = a->key;
         reqs[nreq].body = a->body;
@@ -228,7 +227,16 @@ static int ask_members(run *r, int n, int quorum, const tnd_audit_request *ar,
             m++;
         if (tnd_loop_unanswered(r, n, ms[m].type, &reqs[i]) < 0)
             rc = -1;
-        if (reqs[i].rc == 0) {
+        if (reqs[i].rc == 0 &&
+            tnd_loop_answer_needs(r, ms[m].service, ms[m].key, ar,
+                                  &reqs[i].reply, &reqs[i].reply_len) < 0) {
+            free(reqs[i].reply); /* a "need" is no answer to journal */
+            reqs[i].reply = NULL;
+            reqs[i].rc = -1;
+            if (rc == 0)
+                rc = -1;
+        }
+        if (reqs[i].rc == 0 && reqs[i].reply) {
             ms[m].reply = reqs[i].reply;
             ms[m].len = reqs[i].reply_len;
             reqs[i].reply = NULL;
@@ -348,6 +356,8 @@ static int audit_in_phases(run *r, attempt *a, int quorum)
     bool asked;
     int rc;
 
+    if (tnd_loop_with_content(r, &ar, a) < 0)
+        return -1;
     tnd_loop_say(r, "[%d/%d] reviewer: running the skills", a->n,
                  r->gate.max_iterations);
     tnd_loop_phase(r, a->n, "auditing");
@@ -417,6 +427,8 @@ static int audit_at_once(run *r, attempt *a)
 {
     tnd_audit_request ar = audit_request(r, a, true);
 
+    if (tnd_loop_with_content(r, &ar, a) < 0)
+        return -1;
     tnd_loop_say(r, "[%d/%d] reviewer: auditing", a->n, r->gate.max_iterations);
     tnd_loop_phase(r, a->n, "auditing");
     return ask_reviewer(r, a->n, "reviewer", "audit", &ar, &a->audit);
@@ -652,8 +664,8 @@ int tnd_loop_baseline(run *r)
         .diff = (char *)"",
         .baseline = true,
     };
-    char key[160], *body, *reply;
-    size_t len, reply_len = 0;
+    char key[160], *reply = NULL;
+    size_t reply_len = 0;
     bool replayed;
     tnd_buf line;
     int rc;
@@ -666,12 +678,13 @@ int tnd_loop_baseline(run *r)
         tnd_loop_say(r, "baseline: running the skills on the unmodified "
                         "tree");
         tnd_loop_phase(r, 0, "baseline");
-        body = tnd_audit_request_encode(&ar, &len);
         snprintf(key, sizeof(key), "%s/0/baseline", ar.task_id);
-        rc = tnd_loop_ask(
-            r, tnd_config_quorum(r->cfg) > 1 ? "reviewer.1" : "reviewer", key,
-            body, len, &reply, &reply_len);
-        free(body);
+        rc = tnd_loop_with_content(r, &ar, NULL);
+        if (rc == 0)
+            rc = tnd_loop_ask_content(
+                r, 0, "baseline",
+                tnd_config_quorum(r->cfg) > 1 ? "reviewer.1" : "reviewer", key,
+                false, &ar, &reply, &reply_len);
         if (rc == TND_ETIMEOUT && tnd_loop_budget_ran_out(r, 1) == 0)
             return 1; /* a budget ran out: the session waits */
         if (rc < 0)

@@ -93,6 +93,7 @@ tnd_crew *tnd_crew_new(const tnd_crew_options *opts)
     po.llm = opts->llm;
     po.base_url = opts->base_url;
     po.record = opts->record;
+    po.runtime = c->runtime;
     po.verbose = opts->verbose;
     po.no_coder = opts->no_coder;
     if (!(c->pool = tnd_pool_new(&po)))

@@ -20,6 +20,7 @@
 
 #include "common/config.h"
 #include "orchestrator/change.h"
+#include "orchestrator/content.h"
 #include "orchestrator/crew.h"
 #include "orchestrator/doing.h"
 #include "orchestrator/escalate.h"
@@ -49,7 +50,10 @@ typedef struct run {
     tnd_session *session;
     tnd_journal *journal;
     tnd_crew *crew;
-    tnd_snapshot *base; /* what every attempt starts from */
+    tnd_snapshot *base;   /* what every attempt starts from */
+    tnd_content *content; /* base and changes by content, for reviewers
+                             that do not share this filesystem; made when
+                             first needed */
     tnd_workspace *ws;
     tnd_report *report;
     char *record_partial; /* FILE.partial while recording */
@@ -241,6 +245,33 @@ int tnd_loop_audit(run *r, attempt *a);
  * (tandem review, gate.baseline: false) only the sandbox is checked, on
  * this host for local reviewers. */
 int tnd_loop_baseline(run *r);
+
+/* ---- audit_content.c: the tree by content ------------------------------ */
+
+/* Name the base tree and, for an attempt (a != NULL), its changed files
+ * in ar (borrowed from r->content until the next attempt). -1 with the
+ * error set. */
+int tnd_loop_with_content(run *r, tnd_audit_request *ar, const attempt *a);
+
+/* ar encoded with the blobs hashes name (NULL: none), as many as fit in
+ * one frame. NULL with the error set. Caller frees. */
+char *tnd_loop_encode_round(run *r, tnd_audit_request *ar,
+                            const char *const *hashes, size_t *len);
+
+/* While *reply is a "need", send ar to service again (under key+N) with
+ * the blobs it asks for; *reply becomes the answer. -1 with the error
+ * set when a reviewer keeps asking past the rounds a tree takes, or a
+ * blob cannot be had (*reply may still hold the need then). */
+int tnd_loop_answer_needs(run *r, const char *service, const char *key,
+                          tnd_audit_request *ar, char **reply,
+                          size_t *reply_len);
+
+/* Send ar (its tree and changes set) to service under key, the changed
+ * files along (with model: as tnd_loop_ask_model for step type of
+ * attempt n; else tnd_loop_ask), and see any "need" through. */
+int tnd_loop_ask_content(run *r, int n, const char *type, const char *service,
+                         const char *key, bool model, tnd_audit_request *ar,
+                         char **reply, size_t *reply_len);
 
 /* ---- person.c: people and budgets --------------------------------------- */
 

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "orchestrator/rundir.h"
 #include "orchestrator/supervisor.h"
 
 #define MAX_ARGS 48
@@ -27,6 +28,7 @@ struct tnd_pool {
     tnd_curve_pair pair;
     tnd_curve_list authorized;
     const char *key_file; /* the config's curve_key, for the agents */
+    char *runtime;        /* --runtime for the local reviewers */
 };
 
 static const tnd_agent_config *agent(const tnd_config *cfg, int role)
@@ -224,6 +226,8 @@ static int start_role(tnd_pool *p, const tnd_pool_options *o, int role,
         n = add_option(argv, n, "--llm", o->llm);
         n = add_option(argv, n, "--base-url", o->base_url);
         n = add_option(argv, n, "--record", o->record);
+        if (role == 1)
+            n = add_option(argv, n, "--runtime", p->runtime);
         if (o->verbose)
             argv[n++] = "--verbose";
         snprintf(service, sizeof(service), "%s", roles[role]);
@@ -275,6 +279,10 @@ tnd_pool *tnd_pool_new(const tnd_pool_options *opts)
             goto out;
     if (setup_transport(p, opts->config, opts->endpoint, false) < 0)
         goto out;
+    /* the local reviewers may use a workspace path beneath it */
+    if (!(p->runtime =
+              opts->runtime ? tnd_xstrdup(opts->runtime) : tnd_rundir_base()))
+        goto out;
     memset(&bo, 0, sizeof(bo));
     bo.endpoint = opts->endpoint;
     bo.curve = p->curve ? &p->pair : NULL;
@@ -309,6 +317,7 @@ void tnd_pool_destroy(tnd_pool **self_p, long grace_ms)
     tnd_supervisor_destroy(&p->sup, grace_ms);
     tnd_broker_destroy(&p->broker);
     release_keys(p);
+    free(p->runtime);
     free(p);
     *self_p = NULL;
 }

@@ -24,6 +24,9 @@ typedef struct tnd_pool_options {
     const char *llm;      /* --llm for the agents, or NULL */
     const char *base_url; /* --base-url for the agents, or NULL */
     const char *record;   /* --record for the agents, or NULL */
+    const char *runtime;  /* --runtime for the reviewers: the private
+                             directory their workspaces lie in (NULL:
+                             $TMPDIR/tandem-UID, every run's) */
     bool verbose;
     int copies;    /* sets of the config's agents to start (0: one) */
     bool no_coder; /* start no coder */

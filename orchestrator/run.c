@@ -391,6 +391,7 @@ void tnd_loop_close(run *r)
     tnd_findings_destroy(&r->findings);
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     tnd_workspace_destroy(&r->ws, !r->opts.keep_workspace);
+    tnd_content_destroy(&r->content);
     tnd_snapshot_destroy(&r->base, !r->opts.keep_workspace);
     tnd_report_destroy(&r->report);
     tnd_journal_close(&r->journal);

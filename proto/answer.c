@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/str.h"
 #include "proto/audit.h"
+#include "proto/tree.h"
 #include "proto/body.h"
 #include "proto/code.h"
 #include "proto/json.h"
@@ -79,7 +81,16 @@ int tnd_answer_check(const char *request, size_t request_len, const char *reply,
         tnd_error_prefix("the reply is not a tandem body");
         goto out;
     }
-    if (strcmp(got, "error") == 0) {
+    if (strcmp(got, "need") == 0 && strcmp(asked, "audit") == 0) {
+        /* the reviewer lacks some of the tree's blobs: the caller sends
+         * them and asks again (PROTOCOL.md, Content) */
+        char **hashes = NULL;
+        int need_rc =
+            tnd_need_decode(&hashes, &got_id, &got_n, reply, reply_len);
+        tnd_str_list_free(&hashes);
+        if (need_rc < 0)
+            goto out;
+    } else if (strcmp(got, "error") == 0) {
         if (ids(&got_id, &got_n, reply, reply_len) < 0) {
             tnd_error_prefix("the error reply");
             goto out;

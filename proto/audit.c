@@ -76,8 +76,17 @@ char *tnd_audit_request_encode(const tnd_audit_request *r, size_t *len_out)
     json_object *o = tnd_body_new("audit", r->task_id, r->attempt);
 
     json_object_object_add(o, "task", json_object_new_string(r->task));
-    json_object_object_add(o, "workspace",
-                           json_object_new_string(r->workspace));
+    if (r->workspace)
+        json_object_object_add(o, "workspace",
+                               json_object_new_string(r->workspace));
+    if (r->tree)
+        json_object_object_add(o, "tree", json_object_new_string(r->tree));
+    if (r->nchanges)
+        json_object_object_add(
+            o, "changes", tnd_tree_changes_to_json(r->changes, r->nchanges));
+    if (r->nblobs)
+        json_object_object_add(o, "blobs",
+                               tnd_tree_blobs_to_json(r->blobs, r->nblobs));
     json_object_object_add(o, "diff", json_object_new_string(r->diff));
     json_object_object_add(o, "critique", json_object_new_boolean(r->critique));
     if (r->baseline)
@@ -91,7 +100,7 @@ char *tnd_audit_request_encode(const tnd_audit_request *r, size_t *len_out)
 int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
                              size_t len)
 {
-    json_object *o = NULL, *skills = NULL;
+    json_object *o = NULL, *skills = NULL, *changes = NULL, *blobs = NULL;
     int error = -1;
 
     memset(out, 0, sizeof(*out));
@@ -101,7 +110,9 @@ int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
         tnd_json_get_str(&out->task, o, "task", TND_BODY_MAX_TASK,
                          TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_str(&out->workspace, o, "workspace", 4096,
-                         TND_JSON_REQUIRED) < 0 ||
+                         TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_str(&out->tree, o, "tree", TND_SHA256_HEX,
+                         TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_str(&out->diff, o, "diff", TND_BODY_MAX_DIFF,
                          TND_JSON_REQUIRED) < 0)
         goto out;
@@ -112,10 +123,27 @@ int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
             0 ||
         tnd_json_get_array(&skills, o, "skills", TND_BODY_MAX_SKILLS,
                            TND_JSON_OPTIONAL) < 0 ||
-        (skills && skills_from_json(&out->skills, &out->nskills, skills) < 0))
+        (skills && skills_from_json(&out->skills, &out->nskills, skills) < 0) ||
+        tnd_json_get_array(&changes, o, "changes", TND_BODY_MAX_EDITS,
+                           TND_JSON_OPTIONAL) < 0 ||
+        (changes && tnd_tree_changes_from_json(&out->changes, &out->nchanges,
+                                               changes) < 0) ||
+        tnd_json_get_object(&blobs, o, "blobs", TND_JSON_OPTIONAL) < 0 ||
+        (blobs &&
+         tnd_tree_blobs_from_json(&out->blobs, &out->nblobs, blobs) < 0))
         goto out;
-    if (out->workspace[0] != '/') {
+    if (out->workspace && out->workspace[0] != '/') {
         tnd_error_set("field 'workspace' must be an absolute path");
+        goto out;
+    }
+    if (out->tree && !tnd_sha256_is_hex(out->tree)) {
+        tnd_error_set("field 'tree' must be a SHA-256 in lowercase hex");
+        goto out;
+    }
+    if (!out->workspace && !out->tree) {
+        tnd_error_set("the request names no tree: it needs 'tree' (or, "
+                      "for a reviewer on the orchestrator's host, "
+                      "'workspace')");
         goto out;
     }
     error = 0;
@@ -131,6 +159,9 @@ void tnd_audit_request_clear(tnd_audit_request *r)
     free(r->task_id);
     free(r->task);
     free(r->workspace);
+    free(r->tree);
+    tnd_tree_changes_free(&r->changes, r->nchanges);
+    tnd_tree_blobs_free(&r->blobs, r->nblobs);
     free(r->diff);
     for (size_t i = 0; i < r->nskills; i++)
         tnd_skill_result_clear(&r->skills[i]);

@@ -9,6 +9,7 @@
 
 #include "common/names.h"
 #include "proto/body.h"
+#include "proto/tree.h"
 
 typedef enum tnd_skill_status {
     TND_SKILL_PASS = 0,
@@ -70,13 +71,21 @@ typedef struct tnd_audit_request {
     char *task_id;
     int attempt;
     char *task;
-    char *workspace; /* absolute path of the tree to audit (the reviewer
-                        must see the same filesystem) */
-    char *diff;      /* the proposal as a unified diff against the base */
-    bool critique;   /* ask the model for a critique (default true) */
-    bool baseline;   /* the unmodified tree, before attempt 1: every
-                        skill runs whatever its paths, built-ins (which
-                        judge a diff) are skipped */
+    char *workspace; /* absolute path of the tree to audit: a hint only a
+                        reviewer started with --runtime DIR uses, when it
+                        lies beneath DIR; NULL when not sent */
+    char *tree;      /* hash of the base tree's manifest (proto/tree.h);
+                        NULL when not sent */
+    tnd_tree_change *changes; /* the attempt's files against the base */
+    size_t nchanges;
+    tnd_blob *blobs; /* contents carried along: the manifest, changed
+                        files, what a "need" asked for */
+    size_t nblobs;
+    char *diff;    /* the proposal as a unified diff against the base */
+    bool critique; /* ask the model for a critique (default true) */
+    bool baseline; /* the unmodified tree, before attempt 1: every
+                      skill runs whatever its paths, built-ins (which
+                      judge a diff) are skipped */
     tnd_skill_result *skills; /* results of a run already made (the
                                  reviewer then runs no skill), or NULL */
     size_t nskills;

@@ -1,0 +1,265 @@
+/* The manifest of a snapshot, an attempt's changes, and the blobs a
+ * reviewer asks for (see content.h). */
+#include "orchestrator/content.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/base64.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+
+struct tnd_content {
+    char *base_dir;
+    tnd_tree *tree; /* NULL until first asked */
+    tnd_tree_change *changes;
+    size_t nchanges;
+    tnd_blob *blobs; /* the changed files' bytes */
+    size_t nblobs;
+    size_t sent, sent_bytes;
+};
+
+tnd_content *tnd_content_new(const char *base_dir)
+{
+    tnd_content *c = tnd_xcalloc(1, sizeof(*c));
+
+    c->base_dir = tnd_xstrdup(base_dir);
+    return c;
+}
+
+static void clear_changes(tnd_content *c)
+{
+    tnd_tree_changes_free(&c->changes, c->nchanges);
+    tnd_tree_blobs_free(&c->blobs, c->nblobs);
+    c->nchanges = c->nblobs = 0;
+}
+
+void tnd_content_destroy(tnd_content **self_p)
+{
+    tnd_content *c = self_p ? *self_p : NULL;
+
+    if (!c)
+        return;
+    clear_changes(c);
+    tnd_tree_destroy(&c->tree);
+    free(c->base_dir);
+    free(c);
+    *self_p = NULL;
+}
+
+/* The bytes and mode of the regular file rel under dir, read without
+ * following a symlink at its end. TND_ENOTFOUND when it is not there. */
+static int read_file(char **data, size_t *len, bool *exec, const char *dir,
+                     const char *rel)
+{
+    char *path = tnd_fs_join(dir, rel);
+    struct stat st;
+    int rc;
+
+    *data = NULL;
+    if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+        rc = TND_ENOTFOUND;
+        tnd_error_set("%s is not a regular file", path);
+    } else {
+        *exec = (st.st_mode & 0100) != 0;
+        rc = tnd_fs_read(data, len, path, (size_t)1 << 40);
+    }
+    free(path);
+    return rc;
+}
+
+int tnd_content_tree(const char **out, tnd_content *self)
+{
+    tnd_tree_entry *e;
+    char **files = NULL;
+    size_t n = 0;
+
+    if (self->tree) {
+        *out = tnd_tree_hash(self->tree);
+        return 0;
+    }
+    if (tnd_fs_list(&files, &n, self->base_dir, NULL, TND_TREE_MAX_FILES) < 0)
+        return -1;
+    e = tnd_xcalloc(n + 1, sizeof(*e));
+    for (size_t i = 0; i < n; i++) {
+        char *data;
+        size_t len;
+        if (read_file(&data, &len, &e[i].exec, self->base_dir, files[i]) < 0) {
+            for (size_t k = 0; k < i; k++)
+                free(e[k].path);
+            free(e);
+            tnd_str_list_free(&files);
+            return -1;
+        }
+        tnd_sha256_hex(e[i].blob, data, len);
+        e[i].size = len;
+        e[i].path = files[i];
+        files[i] = NULL;
+        free(data);
+    }
+    free(files); /* the paths moved into e */
+    if (!(self->tree = tnd_tree_new(e, n)))
+        return -1;
+    tnd_log_info("the base tree is %s (%zu files)", tnd_tree_hash(self->tree),
+                 n);
+    *out = tnd_tree_hash(self->tree);
+    return 0;
+}
+
+int tnd_content_changes(const tnd_tree_change **out, size_t *n,
+                        tnd_content *self, const char *ws_dir,
+                        const char *const *touched)
+{
+    size_t alloc = 0, balloc = 0;
+    const char *hash;
+
+    *out = NULL;
+    *n = 0;
+    clear_changes(self);
+    if (tnd_content_tree(&hash, self) < 0)
+        return -1;
+    for (size_t i = 0; touched && touched[i]; i++) {
+        const tnd_tree_entry *base = tnd_tree_find_path(self->tree, touched[i]);
+        tnd_tree_change c;
+        char *data;
+        size_t len;
+        int rc;
+
+        memset(&c, 0, sizeof(c));
+        if (tnd_tree_check_path(touched[i]) < 0)
+            return -1;
+        rc = read_file(&data, &len, &c.exec, ws_dir, touched[i]);
+        if (rc == TND_ENOTFOUND) {
+            if (!base)
+                continue; /* made and removed again: nothing to send */
+            c.deleted = true;
+        } else if (rc < 0) {
+            return -1;
+        } else {
+            tnd_sha256_hex(c.blob, data, len);
+            if (base && strcmp(base->blob, c.blob) == 0 &&
+                base->exec == c.exec) {
+                free(data);
+                continue;
+            }
+            TND_GROW(self->blobs, balloc, self->nblobs + 1);
+            memcpy(self->blobs[self->nblobs].hash, c.blob, sizeof(c.blob));
+            self->blobs[self->nblobs].data = data;
+            self->blobs[self->nblobs++].len = len;
+        }
+        c.path = tnd_xstrdup(touched[i]);
+        TND_GROW(self->changes, alloc, self->nchanges + 1);
+        self->changes[self->nchanges++] = c;
+    }
+    *out = self->changes;
+    *n = self->nchanges;
+    return 0;
+}
+
+const tnd_blob *tnd_content_change_blobs(const tnd_content *self, size_t *n)
+{
+    *n = self->nblobs;
+    return self->blobs;
+}
+
+/* The bytes of the blob named hash into b; -1 when none is known. */
+static int find(tnd_blob *b, tnd_content *self, const char *hash)
+{
+    const tnd_tree_entry *e;
+    bool exec;
+
+    memset(b, 0, sizeof(*b));
+    memcpy(b->hash, hash, sizeof(b->hash));
+    if (strcmp(hash, tnd_tree_hash(self->tree)) == 0) {
+        size_t len;
+        const char *text = tnd_tree_text(self->tree, &len);
+        b->data = tnd_xstrndup(text, len);
+        b->len = len;
+        return 0;
+    }
+    for (size_t i = 0; i < self->nblobs; i++)
+        if (strcmp(self->blobs[i].hash, hash) == 0) {
+            b->data = tnd_xmalloc(self->blobs[i].len + 1);
+            memcpy(b->data, self->blobs[i].data, self->blobs[i].len);
+            b->len = self->blobs[i].len;
+            return 0;
+        }
+    if ((e = tnd_tree_find_blob(self->tree, hash)))
+        return read_file(&b->data, &b->len, &exec, self->base_dir, e->path) < 0
+                   ? -1
+                   : 0;
+    return tnd_error_set("the reviewer asked for blob %s, which is not in "
+                         "tree %s nor among the attempt's changes",
+                         hash, tnd_tree_hash(self->tree));
+}
+
+int tnd_content_fill(tnd_blob **out, size_t *n, tnd_content *self,
+                     const char *const *hashes, size_t budget)
+{
+    size_t used = 0, alloc = 0;
+    const char *tree;
+
+    *out = NULL;
+    *n = 0;
+    if (tnd_content_tree(&tree, self) < 0)
+        return -1;
+    for (size_t i = 0; hashes[i]; i++) {
+        tnd_blob b;
+        size_t cost;
+        if (find(&b, self, hashes[i]) < 0) {
+            tnd_tree_blobs_free(out, *n);
+            *n = 0;
+            return -1;
+        }
+        cost = tnd_base64_len(b.len) + TND_SHA256_HEX + 8;
+        if (*n > 0 && used + cost > budget) {
+            free(b.data);
+            break; /* the next round brings the rest */
+        }
+        if (cost > budget) {
+            const tnd_tree_entry *e = tnd_tree_find_blob(self->tree, b.hash);
+            tnd_error_set("%s is %zu bytes, more than one request carries "
+                          "beside the rest of it (%zu bytes of base64): a "
+                          "reviewer on another host cannot be sent it; run "
+                          "the reviewer on this host",
+                          e ? e->path : b.hash, b.len, budget);
+            free(b.data);
+            tnd_tree_blobs_free(out, *n);
+            *n = 0;
+            return -1;
+        }
+        used += cost;
+        TND_GROW(*out, alloc, *n + 1);
+        (*out)[(*n)++] = b;
+        self->sent++;
+        self->sent_bytes += b.len;
+    }
+    return 0;
+}
+
+size_t tnd_content_tree_bytes(const tnd_content *self)
+{
+    size_t n, total = 0, len;
+    const tnd_tree_entry *e;
+
+    if (!self->tree)
+        return 0;
+    e = tnd_tree_entries(self->tree, &n);
+    for (size_t i = 0; i < n; i++)
+        total += tnd_base64_len(e[i].size);
+    tnd_tree_text(self->tree, &len);
+    return total + tnd_base64_len(len);
+}
+
+size_t tnd_content_sent(const tnd_content *self, size_t *bytes)
+{
+    if (bytes)
+        *bytes = self->sent_bytes;
+    return self->sent;
+}

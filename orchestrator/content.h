@@ -1,0 +1,59 @@
+/* tnd_content - the orchestrator's side of sending a tree by content
+ * (proto/tree.h, PROTOCOL.md "Content").
+ *
+ * A reviewer that does not share this host's filesystem gets the task's
+ * base (the snapshot every attempt starts from) as a manifest of blobs,
+ * and each attempt as the files it wrote or deleted. This module makes
+ * the manifest of the snapshot (once, when first asked), the change list
+ * of the workspace as it stands after a proposal was applied, and finds
+ * the bytes of any blob a reviewer asks for: the manifest itself, a base
+ * file (read from the snapshot), or a changed file. */
+#ifndef TND_CONTENT_H
+#define TND_CONTENT_H
+
+#include <stddef.h>
+
+#include "proto/tree.h"
+
+typedef struct tnd_content tnd_content;
+
+/* For the snapshot in base_dir; nothing is read yet. */
+tnd_content *tnd_content_new(const char *base_dir);
+
+/* Free; sets *self_p to NULL; safe on NULL. */
+void tnd_content_destroy(tnd_content **self_p);
+
+/* The base tree's hash into *out (borrowed), hashing the snapshot on the
+ * first call. -1 with the error set: a file cannot be read, the tree is
+ * larger than the transfer carries. */
+int tnd_content_tree(const char **out, tnd_content *self);
+
+/* The attempt's changes: each of touched (paths relative to ws_dir) as
+ * it is in ws_dir now, written or deleted; files equal to the base are
+ * left out. Replaces the previous attempt's. *out and *n are borrowed
+ * until the next call. The changed files' blobs are kept to be sent. */
+int tnd_content_changes(const tnd_tree_change **out, size_t *n,
+                        tnd_content *self, const char *ws_dir,
+                        const char *const *touched);
+
+/* The changed files' blobs (those of the last tnd_content_changes), to
+ * go with the first request of an attempt. Borrowed. */
+const tnd_blob *tnd_content_change_blobs(const tnd_content *self, size_t *n);
+
+/* The blobs a "need" asked for (hashes, NULL-terminated), as many as fit
+ * in budget bytes of base64 (at least one, whatever its size, so every
+ * round makes progress), into *out (free with tnd_tree_blobs_free).
+ * -1 with the error set: a hash that is neither the manifest, a base
+ * file nor a changed file ("the reviewer asked for blob H, which is not
+ * in tree T"), or a file that cannot be read. */
+int tnd_content_fill(tnd_blob **out, size_t *n, tnd_content *self,
+                     const char *const *hashes, size_t budget);
+
+/* Bytes of base64 the whole tree would take: how many rounds of
+ * TND_TREE_BLOBS_BUDGET a reviewer may need. */
+size_t tnd_content_tree_bytes(const tnd_content *self);
+
+/* Blobs and their bytes sent so far by tnd_content_fill. */
+size_t tnd_content_sent(const tnd_content *self, size_t *bytes);
+
+#endif

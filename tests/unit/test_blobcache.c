@@ -1,0 +1,231 @@
+/* Unit tests for agents/blobcache: the agent's private runtime
+ * directory, blobs checked on arrival, what a tree still lacks, and the
+ * workspaces built from the cache. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agents/blobcache.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+
+static char tmp[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmp, sizeof(tmp), "%s/tnd-blobcache-XXXXXX",
+             getenv("TMPDIR") && getenv("TMPDIR")[0] == '/' ? getenv("TMPDIR")
+                                                            : "/tmp");
+    assert_non_null(mkdtemp(tmp));
+    setenv("TMPDIR", tmp, 1);
+    unsetenv("XDG_RUNTIME_DIR");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tnd_fs_rmtree(tmp);
+    return 0;
+}
+
+static tnd_blob blob(const char *text)
+{
+    tnd_blob b = {.data = (char *)text, .len = strlen(text)};
+
+    tnd_sha256_hex(b.hash, text, b.len);
+    return b;
+}
+
+static void test_dir(void **state)
+{
+    tnd_blobcache *c = tnd_blobcache_new("reviewer", 1 << 20);
+    struct stat st;
+    char *dir;
+
+    (void)state;
+    assert_non_null(c);
+    dir = tnd_xstrdup(tnd_blobcache_dir(c));
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_non_null(strstr(dir, "/reviewer-"));
+    tnd_blobcache_destroy(&c);
+    assert_null(c);
+    assert_false(tnd_fs_exists(dir));
+    free(dir);
+}
+
+static void test_put_checks(void **state)
+{
+    tnd_blobcache *c = tnd_blobcache_new("reviewer", 1 << 20);
+    tnd_blob good = blob("int x;\n"), bad = blob("int x;\n");
+
+    (void)state;
+    assert_false(tnd_blobcache_has(c, good.hash));
+    assert_int_equal(tnd_blobcache_put(c, &good, "x.c"), 0);
+    assert_true(tnd_blobcache_has(c, good.hash));
+    assert_int_equal(tnd_blobcache_received(c), 1);
+    /* tampered: the bytes are not the ones the hash names */
+    bad.data = (char *)"int y;\n";
+    tnd_sha256_hex(bad.hash, "other", 5);
+    assert_int_equal(tnd_blobcache_put(c, &bad, "src/y.c"), -1);
+    assert_non_null(strstr(tnd_error_last(), "src/y.c"));
+    assert_non_null(strstr(tnd_error_last(), bad.hash));
+    assert_false(tnd_blobcache_has(c, bad.hash));
+    /* a name that is not a hash is never a file */
+    assert_false(tnd_blobcache_has(c, "../../etc/passwd"));
+    tnd_blobcache_destroy(&c);
+}
+
+static void test_bounded(void **state)
+{
+    tnd_blobcache *c = tnd_blobcache_new("reviewer", 10);
+    tnd_blob a = blob("123456"), b = blob("abcdef"), big = blob("0123456789x");
+
+    (void)state;
+    assert_int_equal(tnd_blobcache_put(c, &a, "a"), 0);
+    /* past the bound: the cache is emptied to make room */
+    assert_int_equal(tnd_blobcache_put(c, &b, "b"), 0);
+    assert_false(tnd_blobcache_has(c, a.hash));
+    assert_true(tnd_blobcache_has(c, b.hash));
+    assert_int_equal(tnd_blobcache_put(c, &big, "big"), -1);
+    assert_non_null(strstr(tnd_error_last(), "more than this agent's cache"));
+    tnd_blobcache_destroy(&c);
+}
+
+static tnd_tree *tree_of(tnd_blobcache *c, bool store)
+{
+    tnd_tree_entry *e = tnd_xcalloc(2, sizeof(*e));
+    tnd_blob m = blob("all:\n\t@true\n"), s = blob("int s;\n");
+    tnd_tree *t;
+    const char *text;
+    size_t len;
+
+    e[0].path = tnd_xstrdup("Makefile");
+    e[0].size = m.len;
+    memcpy(e[0].blob, m.hash, sizeof(m.hash));
+    e[1].path = tnd_xstrdup("src/s.c");
+    e[1].exec = true;
+    e[1].size = s.len;
+    memcpy(e[1].blob, s.hash, sizeof(s.hash));
+    t = tnd_tree_new(e, 2);
+    if (store) {
+        tnd_blob mb;
+        assert_int_equal(tnd_blobcache_put(c, &m, "Makefile"), 0);
+        assert_int_equal(tnd_blobcache_put(c, &s, "src/s.c"), 0);
+        text = tnd_tree_text(t, &len);
+        mb.data = (char *)text;
+        mb.len = len;
+        memcpy(mb.hash, tnd_tree_hash(t), sizeof(mb.hash));
+        assert_int_equal(tnd_blobcache_put(c, &mb, "the manifest"), 0);
+    }
+    return t;
+}
+
+static void test_missing(void **state)
+{
+    tnd_blobcache *c = tnd_blobcache_new("reviewer", 1 << 20);
+    tnd_tree *t = tree_of(c, false), *back;
+    tnd_tree_change ch = {.path = (char *)"new.c"};
+    tnd_blob nb = blob("new\n");
+    char **missing;
+
+    (void)state;
+    memcpy(ch.blob, nb.hash, sizeof(nb.hash));
+    missing = tnd_blobcache_missing(c, t, &ch, 1);
+    assert_non_null(missing);
+    assert_string_equal(missing[0], nb.hash); /* changes first */
+    assert_non_null(missing[2]);
+    assert_null(missing[3]);
+    tnd_str_list_free(&missing);
+    tnd_tree_destroy(&t);
+    t = tree_of(c, true);
+    assert_int_equal(tnd_blobcache_put(c, &nb, "new.c"), 0);
+    assert_null(tnd_blobcache_missing(c, t, &ch, 1));
+    back = tnd_blobcache_tree(c, tnd_tree_hash(t));
+    assert_non_null(back);
+    assert_string_equal(tnd_tree_hash(back), tnd_tree_hash(t));
+    tnd_tree_destroy(&back);
+    tnd_tree_destroy(&t);
+    tnd_blobcache_destroy(&c);
+}
+
+static void test_build(void **state)
+{
+    tnd_blobcache *c = tnd_blobcache_new("reviewer", 1 << 20);
+    tnd_tree *t = tree_of(c, true);
+    tnd_tree_change ch[2];
+    tnd_blob nb = blob("int n;\n");
+    char *ws = NULL, *path, *text;
+    size_t len;
+    struct stat st;
+
+    (void)state;
+    memset(ch, 0, sizeof(ch));
+    ch[0].path = (char *)"lib/n.c";
+    memcpy(ch[0].blob, nb.hash, sizeof(nb.hash));
+    ch[1].path = (char *)"src/s.c";
+    ch[1].deleted = true;
+    assert_int_equal(tnd_blobcache_put(c, &nb, "lib/n.c"), 0);
+    assert_int_equal(tnd_blobcache_build(&ws, c, t, ch, 2), 0);
+    assert_true(
+        strncmp(ws, tnd_blobcache_dir(c), strlen(tnd_blobcache_dir(c))) == 0);
+    path = tnd_fs_join(ws, "Makefile");
+    assert_int_equal(tnd_fs_read(&text, &len, path, 1024), 0);
+    assert_string_equal(text, "all:\n\t@true\n");
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0644);
+    free(text);
+    free(path);
+    path = tnd_fs_join(ws, "lib/n.c");
+    assert_true(tnd_fs_exists(path));
+    free(path);
+    path = tnd_fs_join(ws, "src/s.c");
+    assert_false(tnd_fs_exists(path)); /* deleted by the change */
+    free(path);
+    /* a skill that writes a file in place does not change the cache */
+    path = tnd_fs_join(ws, "Makefile");
+    assert_int_equal(tnd_fs_write(path, "broken", 6), 0);
+    free(path);
+    tnd_blobcache_drop(c, &ws);
+    assert_null(ws);
+    assert_int_equal(tnd_blobcache_build(&ws, c, t, NULL, 0), 0);
+    path = tnd_fs_join(ws, "Makefile");
+    assert_int_equal(tnd_fs_read(&text, &len, path, 1024), 0);
+    assert_string_equal(text, "all:\n\t@true\n");
+    free(text);
+    free(path);
+    path = tnd_fs_join(ws, "src/s.c");
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0755);
+    free(path);
+    tnd_blobcache_drop(c, &ws);
+    /* deleting what the base lacks is an error */
+    ch[1].path = (char *)"nowhere.c";
+    assert_int_equal(tnd_blobcache_build(&ws, c, t, ch, 2), -1);
+    assert_non_null(strstr(tnd_error_last(), "nowhere.c"));
+    assert_null(ws);
+    tnd_tree_destroy(&t);
+    tnd_blobcache_destroy(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dir),     cmocka_unit_test(test_put_checks),
+        cmocka_unit_test(test_bounded), cmocka_unit_test(test_missing),
+        cmocka_unit_test(test_build),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,124 @@
+/* Unit tests for orchestrator/content: the snapshot's manifest, an
+ * attempt's changes, and the blobs a reviewer asks for. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/xalloc.h"
+#include "orchestrator/content.h"
+
+static char tmp[256];
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+    char *path = tnd_fs_join(dir, rel), *parent = tnd_fs_dirname(path);
+
+    assert_int_equal(tnd_fs_mkdirs(parent, 0755), 0);
+    assert_int_equal(tnd_fs_write(path, text, strlen(text)), 0);
+    free(parent);
+    free(path);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *t = getenv("TMPDIR");
+
+    snprintf(tmp, sizeof(tmp), "%s/tnd-content-XXXXXX",
+             t && t[0] == '/' ? t : "/tmp");
+    assert_non_null(mkdtemp(tmp));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tnd_fs_rmtree(tmp);
+    return 0;
+}
+
+static void test_tree_changes_fill(void **state)
+{
+    char *base = tnd_fs_join(tmp, "base"), *ws = tnd_fs_join(tmp, "ws");
+    const char *touched[] = {"a.c", "b.c", "new.c", "same.c", NULL};
+    const char *hash, *again;
+    const tnd_tree_change *ch;
+    tnd_content *c;
+    tnd_blob *blobs;
+    size_t n, nb;
+    char *path;
+
+    (void)state;
+    put(base, "a.c", "a\n");
+    put(base, "b.c", "b\n");
+    put(base, "same.c", "s\n");
+    put(base, "dir/x.sh", "#!/bin/sh\n");
+    path = tnd_fs_join(base, "dir/x.sh");
+    chmod(path, 0755);
+    free(path);
+    put(ws, "a.c", "A\n");    /* written */
+    put(ws, "new.c", "n\n");  /* created; b.c deleted */
+    put(ws, "same.c", "s\n"); /* touched, unchanged */
+    c = tnd_content_new(base);
+    assert_int_equal(tnd_content_tree(&hash, c), 0);
+    assert_int_equal(tnd_content_tree(&again, c), 0);
+    assert_string_equal(hash, again); /* hashed once */
+    assert_int_equal(tnd_content_changes(&ch, &n, c, ws, touched), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(ch[0].path, "a.c");
+    assert_false(ch[0].deleted);
+    assert_string_equal(ch[1].path, "b.c");
+    assert_true(ch[1].deleted);
+    assert_string_equal(ch[2].path, "new.c");
+    assert_int_equal(tnd_content_change_blobs(c, &nb)[0].len, 2);
+    assert_int_equal(nb, 2);
+    {
+        /* the manifest, a base file and a changed file can be had */
+        char x[TND_SHA256_HEX + 1];
+        const char *asked[] = {hash, x, ch[0].blob, NULL};
+        tnd_sha256_hex(x, "#!/bin/sh\n", 10);
+        assert_int_equal(tnd_content_fill(&blobs, &nb, c, asked, 1 << 20), 0);
+        assert_int_equal(nb, 3);
+        assert_non_null(strstr(blobs[0].data, "755 10 "));
+        assert_memory_equal(blobs[1].data, "#!/bin/sh\n", 10);
+        assert_memory_equal(blobs[2].data, "A\n", 2);
+        tnd_tree_blobs_free(&blobs, nb);
+        /* a tiny budget: one per round, never none */
+        assert_int_equal(tnd_content_fill(&blobs, &nb, c, asked, 1), -1);
+        assert_non_null(strstr(tnd_error_last(), "more than one request"));
+        asked[0] = x;
+        asked[1] = NULL;
+        assert_int_equal(tnd_content_fill(&blobs, &nb, c, asked, 100), 0);
+        assert_int_equal(nb, 1);
+        tnd_tree_blobs_free(&blobs, nb);
+    }
+    {
+        char other[TND_SHA256_HEX + 1];
+        const char *asked[] = {other, NULL};
+        tnd_sha256_hex(other, "not in the tree", 15);
+        assert_int_equal(tnd_content_fill(&blobs, &nb, c, asked, 1 << 20), -1);
+        assert_non_null(strstr(tnd_error_last(), "which is not in tree"));
+    }
+    assert_int_equal(tnd_content_sent(c, NULL), 4);
+    tnd_content_destroy(&c);
+    assert_null(c);
+    free(base);
+    free(ws);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tree_changes_fill),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
