@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "proto/body.h"
 
 struct tnd_blobcache {
     char *dir;   /* the runtime directory */
@@ -241,6 +242,33 @@ static int place(tnd_blobcache *c, int root, const char *path, const char *hash,
     return rc;
 }
 
+/* Make path, beneath root, a symbolic link to the target blob hash holds.
+ * Links are made after every file, and no path of a tree lies beneath a
+ * link (tree.h), so nothing is ever written through one. */
+static int place_link(tnd_blobcache *c, int root, const char *path,
+                      const char *hash)
+{
+    char *src = blob_path(c, hash), *target = NULL, *slash = strrchr(path, '/');
+    char *parent = slash ? tnd_xstrndup(path, (size_t)(slash - path)) : NULL;
+    int dir = -1, rc;
+
+    rc = tnd_fs_read(&target, NULL, src, TND_BODY_MAX_PATH + 1);
+    if (rc == 0 && parent)
+        rc = tnd_beneath_mkdirs(root, parent, NULL, NULL);
+    if (rc == 0 && (dir = parent ? tnd_beneath_open(root, parent,
+                                                    O_RDONLY | O_DIRECTORY, 0)
+                                 : dup(root)) < 0)
+        rc = parent ? -1 : tnd_error_sys("cannot open the workspace");
+    if (rc == 0 && symlinkat(target, dir, slash ? slash + 1 : path) < 0)
+        rc = tnd_error_sys("cannot make the link %s", path);
+    if (dir >= 0)
+        close(dir);
+    free(parent);
+    free(target);
+    free(src);
+    return rc;
+}
+
 static const tnd_tree_change *change_at(const tnd_tree_change *changes,
                                         size_t n, const char *path)
 {
@@ -269,7 +297,7 @@ int tnd_blobcache_build(char **out, tnd_blobcache *self, const tnd_tree *tree,
         goto out;
     }
     for (size_t i = 0; i < ne; i++) {
-        if (change_at(changes, n, e[i].path))
+        if (e[i].link || change_at(changes, n, e[i].path))
             continue;
         if (place(self, root, e[i].path, e[i].blob, e[i].exec) < 0)
             goto out;
@@ -288,6 +316,10 @@ int tnd_blobcache_build(char **out, tnd_blobcache *self, const tnd_tree *tree,
                   changes[i].exec) < 0)
             goto out;
     }
+    for (size_t i = 0; i < ne; i++)
+        if (e[i].link && !change_at(changes, n, e[i].path) &&
+            place_link(self, root, e[i].path, e[i].blob) < 0)
+            goto out;
     rc = 0;
 out:
     if (root >= 0)

@@ -457,6 +457,7 @@ int tnd_fs_copytree(const char *src, const char *dst, const char *const *skip,
 typedef struct list_state {
     char **items;
     size_t n, alloc, max;
+    bool links; /* list symbolic links, not regular files */
 } list_state;
 
 static int list_dir(list_state *ls, const char *root, const char *rel,
@@ -484,7 +485,7 @@ static int list_dir(list_state *ls, const char *root, const char *rel,
         if (lstat(path, &st) == 0) {
             if (S_ISDIR(st.st_mode)) {
                 error = list_dir(ls, root, sub, skip);
-            } else if (S_ISREG(st.st_mode)) {
+            } else if (ls->links ? S_ISLNK(st.st_mode) : S_ISREG(st.st_mode)) {
                 if (ls->n >= ls->max) {
                     error = tnd_error_set("%s holds more than %zu files", root,
                                           ls->max);
@@ -508,10 +509,10 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int tnd_fs_list(char ***out, size_t *count_out, const char *root,
-                const char *const *skip, size_t max_files)
+static int list(char ***out, size_t *count_out, const char *root,
+                const char *const *skip, size_t max_files, bool links)
 {
-    list_state ls = {NULL, 0, 0, max_files};
+    list_state ls = {NULL, 0, 0, max_files, links};
 
     *out = NULL;
     if (list_dir(&ls, root, "", skip) < 0) {
@@ -527,6 +528,18 @@ int tnd_fs_list(char ***out, size_t *count_out, const char *root,
     if (count_out)
         *count_out = ls.n;
     return 0;
+}
+
+int tnd_fs_list(char ***out, size_t *count_out, const char *root,
+                const char *const *skip, size_t max_files)
+{
+    return list(out, count_out, root, skip, max_files, false);
+}
+
+int tnd_fs_list_links(char ***out, size_t *count_out, const char *root,
+                      size_t max_links)
+{
+    return list(out, count_out, root, NULL, max_links, true);
 }
 
 bool tnd_fs_exists(const char *path)

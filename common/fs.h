@@ -81,6 +81,11 @@ int tnd_fs_copy_fd_at(int in, int dirfd, const char *dst,
 int tnd_fs_list(char ***out, size_t *count_out, const char *root,
                 const char *const *skip, size_t max_files);
 
+/* The symbolic links under root, as tnd_fs_list lists files (sorted,
+ * ".git" skipped, at most max_links; the links are not followed). */
+int tnd_fs_list_links(char ***out, size_t *count_out, const char *root,
+                      size_t max_links);
+
 /* True when path exists (without following a final symlink). */
 bool tnd_fs_exists(const char *path);
 

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "proto/body.h"
 
 struct tnd_content {
     char *base_dir;
@@ -74,11 +75,53 @@ static int read_file(char **data, size_t *len, bool *exec, const char *dir,
     return rc;
 }
 
+/* The target of the symbolic link rel under dir, as its blob's bytes. */
+static int read_link(char **data, size_t *len, const char *dir, const char *rel)
+{
+    char *path = tnd_fs_join(dir, rel), target[TND_BODY_MAX_PATH + 1];
+    ssize_t n = readlink(path, target, sizeof(target));
+
+    *data = NULL;
+    if (n < 0 || (size_t)n >= sizeof(target)) {
+        int rc = n < 0 ? tnd_error_sys("cannot read the link %s", path)
+                       : tnd_error_set("the link %s points at a path longer "
+                                       "than %d bytes",
+                                       path, TND_BODY_MAX_PATH);
+        free(path);
+        return rc;
+    }
+    free(path);
+    *data = tnd_xstrndup(target, (size_t)n);
+    *len = (size_t)n;
+    return 0;
+}
+
+/* The tree's symbolic links appended to e (n entries, room for nl
+ * more). -1 with the error set. */
+static int add_links(tnd_tree_entry *e, size_t *n, char **links, size_t nl,
+                     const char *dir)
+{
+    for (size_t i = 0; i < nl; i++) {
+        char *data;
+        size_t len;
+        if (read_link(&data, &len, dir, links[i]) < 0)
+            return -1;
+        tnd_sha256_hex(e[*n].blob, data, len);
+        e[*n].size = len;
+        e[*n].link = true;
+        e[*n].path = links[i];
+        links[i] = NULL;
+        (*n)++;
+        free(data);
+    }
+    return 0;
+}
+
 int tnd_content_tree(const char **out, tnd_content *self)
 {
     tnd_tree_entry *e;
-    char **files = NULL;
-    size_t n = 0;
+    char **files = NULL, **links = NULL;
+    size_t n = 0, nl = 0;
 
     if (self->tree) {
         *out = tnd_tree_hash(self->tree);
@@ -86,7 +129,12 @@ int tnd_content_tree(const char **out, tnd_content *self)
     }
     if (tnd_fs_list(&files, &n, self->base_dir, NULL, TND_TREE_MAX_FILES) < 0)
         return -1;
-    e = tnd_xcalloc(n + 1, sizeof(*e));
+    if (tnd_fs_list_links(&links, &nl, self->base_dir, TND_TREE_MAX_FILES) <
+        0) {
+        tnd_str_list_free(&files);
+        return -1;
+    }
+    e = tnd_xcalloc(n + nl + 1, sizeof(*e));
     for (size_t i = 0; i < n; i++) {
         char *data;
         size_t len;
@@ -95,6 +143,7 @@ int tnd_content_tree(const char **out, tnd_content *self)
                 free(e[k].path);
             free(e);
             tnd_str_list_free(&files);
+            tnd_str_list_free(&links);
             return -1;
         }
         tnd_sha256_hex(e[i].blob, data, len);
@@ -104,6 +153,14 @@ int tnd_content_tree(const char **out, tnd_content *self)
         free(data);
     }
     free(files); /* the paths moved into e */
+    if (add_links(e, &n, links, nl, self->base_dir) < 0) {
+        for (size_t k = 0; k < n; k++)
+            free(e[k].path);
+        free(e);
+        tnd_str_list_free(&links);
+        return -1;
+    }
+    free(links);
     if (!(self->tree = tnd_tree_new(e, n)))
         return -1;
     tnd_log_info("the base tree is %s (%zu files)", tnd_tree_hash(self->tree),
@@ -191,7 +248,9 @@ static int find(tnd_blob *b, tnd_content *self, const char *hash)
             return 0;
         }
     if ((e = tnd_tree_find_blob(self->tree, hash)))
-        return read_file(&b->data, &b->len, &exec, self->base_dir, e->path) < 0
+        return (e->link ? read_link(&b->data, &b->len, self->base_dir, e->path)
+                        : read_file(&b->data, &b->len, &exec, self->base_dir,
+                                    e->path)) < 0
                    ? -1
                    : 0;
     return tnd_error_set("the reviewer asked for blob %s, which is not in "

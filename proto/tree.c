@@ -64,6 +64,29 @@ static void free_entries(tnd_tree_entry *e, size_t n)
     free(e);
 }
 
+/* -1 with the error set when an entry of the sorted t lies beneath one
+ * that is a link: a workspace built from it would write through the
+ * link. */
+static int check_links(const tnd_tree *t)
+{
+    char dir[TND_BODY_MAX_PATH + 1];
+
+    for (size_t i = 0; i < t->n; i++) {
+        const char *path = t->entries[i].path;
+        for (const char *s = strchr(path, '/'); s; s = strchr(s + 1, '/')) {
+            const tnd_tree_entry *d;
+            memcpy(dir, path, (size_t)(s - path)); /* paths are checked */
+            dir[s - path] = '\0';
+            d = tnd_tree_find_path(t, dir);
+            if (d && d->link)
+                return tnd_error_set("path '%s' lies beneath '%.*s', which is "
+                                     "a symbolic link",
+                                     path, (int)(s - path), path);
+        }
+    }
+    return 0;
+}
+
 /* The text and hash of sorted, checked entries. */
 static void finish(tnd_tree *t)
 {
@@ -71,7 +94,10 @@ static void finish(tnd_tree *t)
 
     tnd_buf_init(&b, TND_BUF_NOCAP);
     for (size_t i = 0; i < t->n; i++)
-        tnd_buf_printf(&b, "%s %zu %s %s\n", t->entries[i].exec ? "755" : "644",
+        tnd_buf_printf(&b, "%s %zu %s %s\n",
+                       t->entries[i].link   ? "lnk"
+                       : t->entries[i].exec ? "755"
+                                            : "644",
                        t->entries[i].size, t->entries[i].blob,
                        t->entries[i].path);
     t->text = tnd_buf_detach(&b, &t->text_len);
@@ -105,6 +131,10 @@ tnd_tree *tnd_tree_new(tnd_tree_entry *entries, size_t n)
     t = tnd_xcalloc(1, sizeof(*t));
     t->entries = entries;
     t->n = n;
+    if (check_links(t) < 0) {
+        tnd_tree_destroy(&t);
+        return NULL;
+    }
     finish(t);
     if (t->text_len > TND_TREE_MAX_TEXT) {
         tnd_error_set("the manifest of %zu files is %zu bytes, more than the "
@@ -127,8 +157,9 @@ static int parse_line(tnd_tree_entry *e, const char *line, size_t len)
         return tnd_error_set("not 'MODE SIZE BLOB PATH'");
     memcpy(mode, p, 3);
     mode[3] = '\0';
-    if (strcmp(mode, "644") != 0 && strcmp(mode, "755") != 0)
-        return tnd_error_set("mode must be 644 or 755, got '%s'", mode);
+    if (strcmp(mode, "644") != 0 && strcmp(mode, "755") != 0 &&
+        strcmp(mode, "lnk") != 0)
+        return tnd_error_set("mode must be 644, 755 or lnk, got '%s'", mode);
     p += 4;
     if (p >= end || *p < '0' || *p > '9' || (*p == '0' && p[1] != ' '))
         return tnd_error_set("size must be a decimal number");
@@ -148,6 +179,7 @@ static int parse_line(tnd_tree_entry *e, const char *line, size_t len)
         return tnd_error_set("path holds a NUL byte");
     e->path = tnd_xstrndup(p, (size_t)(end - p));
     e->exec = mode[0] == '7';
+    e->link = mode[0] == 'l';
     e->size = (size_t)size;
     memcpy(e->blob, blob, sizeof(blob));
     return tnd_tree_check_path(e->path);
@@ -193,6 +225,10 @@ tnd_tree *tnd_tree_parse(const char *text, size_t len)
     t = tnd_xcalloc(1, sizeof(*t));
     t->entries = e;
     t->n = n;
+    if (check_links(t) < 0) {
+        tnd_tree_destroy(&t);
+        return NULL;
+    }
     finish(t);
     return t;
 fail:

@@ -1,9 +1,11 @@
 /* tnd_tree - a tree of files named by content, for agents that do not
  * share the orchestrator's filesystem (proto/PROTOCOL.md, "Content").
  *
- * A manifest lists a tree's regular files: path, mode (0644 or 0755),
- * size and blob, the SHA-256 of the file's bytes in lowercase hex. Its
- * canonical text is one line per file, sorted by path bytewise:
+ * A manifest lists a tree's regular files and symbolic links: path, mode
+ * (644 or 755 for a file, lnk for a link), size and blob, the SHA-256 of
+ * the file's bytes (a link's: its target's) in lowercase hex. No path
+ * lies beneath a link. Its canonical text is one line per entry, sorted
+ * by path bytewise:
  *
  *   644 1234 e3b0c442...b855 src/main.c\n
  *
@@ -34,6 +36,8 @@
 typedef struct tnd_tree_entry {
     char *path; /* relative, "/"-separated, no "." or ".." components */
     bool exec;  /* mode 0755; else 0644 */
+    bool link;  /* a symbolic link: the blob is its target, size its
+                   length */
     size_t size;
     char blob[TND_SHA256_HEX + 1];
 } tnd_tree_entry;

@@ -1,8 +1,9 @@
 #!/bin/sh
 # The tree by content (issue 9 point 2): a reviewer that does not share
 # the orchestrator's runtime directory (started by hand with --connect,
-# as one on another host would be) is sent the base tree as blobs, keeps
-# them, and audits the demo to an approval; a second task on the same
+# as one on another host would be) is sent the base tree as blobs
+# (a symbolic link as a link), keeps them, and audits the demo to an
+# approval; a second task on the same
 # tree sends none. A workspace path from the wire that is not beneath
 # the reviewer's --runtime directory is never used: the skills there
 # would leave a marker, and none appears. The local reviewers tandem
@@ -38,8 +39,12 @@ expect_rc 0 "approved with the local reviewer"
     fail "the local reviewer did not use the workspace path it was sent"
 pass "a reviewer tandem starts uses the workspace beneath its runtime dir"
 
-# a reviewer of our own, as on another host: the tree comes by content
+# a reviewer of our own, as on another host: the tree comes by content,
+# symbolic links included (the tests fail without the link)
 marked_demo
+ln -s stats.c "$T/demo/stats_link.c"
+sed -i 's/^\t.\/test_stats$/\ttest -L stats_link.c\n\t.\/test_stats/' "$T/demo/Makefile"
+grep -q "test -L stats_link.c" "$T/demo/Makefile" || fail "the Makefile was not changed"
 sed -i 's/^  reviewer:$/  reviewer:\n    count: 0/' "$T/demo/agents.yaml"
 mkdir -p "$T/elsewhere"
 env -u XDG_RUNTIME_DIR "$BIN/tandem-reviewer" --connect "$EP" --config "$T/demo/agents.yaml" \

@@ -220,12 +220,46 @@ static void test_build(void **state)
     tnd_blobcache_destroy(&c);
 }
 
+/* A tree's symbolic links are made in the workspace as links, to the
+ * targets their blobs hold, after the files. */
+static void test_links(void **state)
+{
+    tnd_blobcache *c = tnd_blobcache_new("reviewer", 1 << 20);
+    tnd_tree_entry *e = tnd_xcalloc(2, sizeof(*e));
+    tnd_blob f = blob("int f(void);\n"), l = blob("include/f.h");
+    tnd_tree *t;
+    char *ws = NULL, *path, target[64];
+    ssize_t n;
+
+    (void)state;
+    e[0].path = tnd_xstrdup("include/f.h");
+    e[0].size = f.len;
+    memcpy(e[0].blob, f.hash, sizeof(f.hash));
+    e[1].path = tnd_xstrdup("lib/f.h");
+    e[1].link = true;
+    e[1].size = l.len;
+    memcpy(e[1].blob, l.hash, sizeof(l.hash));
+    assert_non_null(t = tnd_tree_new(e, 2));
+    assert_int_equal(tnd_blobcache_put(c, &f, "include/f.h"), 0);
+    assert_int_equal(tnd_blobcache_put(c, &l, "lib/f.h"), 0);
+    assert_int_equal(tnd_blobcache_build(&ws, c, t, NULL, 0), 0);
+    path = tnd_fs_join(ws, "lib/f.h");
+    n = readlink(path, target, sizeof(target) - 1);
+    assert_int_equal(n, 11);
+    target[n] = '\0';
+    assert_string_equal(target, "include/f.h");
+    free(path);
+    tnd_blobcache_drop(c, &ws);
+    tnd_tree_destroy(&t);
+    tnd_blobcache_destroy(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dir),     cmocka_unit_test(test_put_checks),
         cmocka_unit_test(test_bounded), cmocka_unit_test(test_missing),
-        cmocka_unit_test(test_build),
+        cmocka_unit_test(test_build),   cmocka_unit_test(test_links),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

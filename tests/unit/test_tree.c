@@ -102,6 +102,40 @@ static void test_bad_paths(void **state)
     assert_non_null(strstr(tnd_error_last(), "appears twice"));
 }
 
+/* A symbolic link is an entry of its own: mode lnk, its target the
+ * blob. */
+static void test_links(void **state)
+{
+    tnd_tree_entry *e = tnd_xcalloc(3, sizeof(*e));
+    tnd_tree *t, *back;
+    const char *text;
+    size_t len;
+
+    (void)state;
+    e[0] = entry("include/stats.h", "int f(void);\n", false);
+    e[1] = entry("stats.h", "include/stats.h", false);
+    e[1].link = true;
+    e[2] = entry("lib", "../elsewhere", false);
+    e[2].link = true;
+    assert_non_null(t = tnd_tree_new(e, 3));
+    text = tnd_tree_text(t, &len);
+    assert_non_null(strstr(text, "lnk 15 "));
+    assert_non_null(strstr(text, " stats.h\n"));
+    assert_non_null(back = tnd_tree_parse(text, len));
+    assert_true(tnd_tree_find_path(back, "stats.h")->link);
+    assert_false(tnd_tree_find_path(back, "include/stats.h")->link);
+    assert_string_equal(tnd_tree_hash(back), tnd_tree_hash(t));
+    tnd_tree_destroy(&back);
+    tnd_tree_destroy(&t);
+
+    e = tnd_xcalloc(2, sizeof(*e));
+    e[0] = entry("d", "real", false);
+    e[0].link = true;
+    e[1] = entry("d/x", "x", false);
+    assert_null(tnd_tree_new(e, 2));
+    assert_non_null(strstr(tnd_error_last(), "which is a symbolic link"));
+}
+
 static void parse_fails(const char *text, const char *why)
 {
     tnd_tree *t = tnd_tree_parse(text, strlen(text));
@@ -119,7 +153,10 @@ static void test_parse_refuses(void **state)
 
     (void)state;
     snprintf(text, sizeof(text), "600 0 %s a\n", h);
-    parse_fails(text, "mode must be 644 or 755");
+    parse_fails(text, "mode must be 644, 755 or lnk");
+    /* nothing may lie beneath a link: a workspace would write through it */
+    snprintf(text, sizeof(text), "lnk 4 %s d\n644 0 %s d/x\n", h, h);
+    parse_fails(text, "lies beneath 'd', which is a symbolic link");
     snprintf(text, sizeof(text), "644 0 %s a", h);
     parse_fails(text, "end in a newline");
     snprintf(text, sizeof(text), "644 0 %s b\n644 0 %s a\n", h, h);
@@ -217,6 +254,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_and_hash),
+        cmocka_unit_test(test_links),
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_bad_paths),
         cmocka_unit_test(test_parse_refuses),
