@@ -139,11 +139,86 @@ static int empty(tnd_blobcache *c)
     return 0;
 }
 
+/* Bytes held of a blob that comes in pieces (HASH.part); 0 when none. */
+static size_t part_len(const tnd_blobcache *c, const char *hash)
+{
+    char *path = tnd_xasprintf("%s/%s.part", c->blobs, hash);
+    struct stat st;
+    size_t n =
+        lstat(path, &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
+
+    free(path);
+    return n;
+}
+
+/* A piece of a large blob: appended to HASH.part when it starts where
+ * the part ends (else dropped: the next "need" says where to start);
+ * the whole is checked against its hash before it becomes the blob. */
+static int put_piece(tnd_blobcache *c, const tnd_blob *b, const char *what)
+{
+    char *part = tnd_xasprintf("%s/%s.part", c->blobs, b->hash);
+    char *path = blob_path(c, b->hash), *data = NULL;
+    size_t have = part_len(c, b->hash), len = 0;
+    tnd_blob whole;
+    int fd = -1, rc = 0;
+
+    if (b->total > c->max_bytes) {
+        rc = tnd_error_set("blob %s (%s) is %zu bytes, more than this "
+                           "agent's cache holds (%zu; "
+                           "orchestrator.workspace_max_mb)",
+                           b->hash, what, b->total, c->max_bytes);
+        goto out;
+    }
+    if (b->offset != have) /* out of order: what the next need says */
+        goto out;
+    if (have == 0 && c->bytes + b->total > c->max_bytes && empty(c) < 0) {
+        rc = -1;
+        goto out;
+    }
+    fd = open(part, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+              0600);
+    if (fd < 0 || write(fd, b->data, b->len) != (ssize_t)b->len) {
+        rc = tnd_error_sys("cannot store a piece of blob %s", part);
+        unlink(part);
+        goto out;
+    }
+    if (have + b->len < b->total)
+        goto out;
+    /* whole: checked as any blob, then it is one */
+    if ((rc = tnd_fs_read(&data, &len, part, b->total + 1)) == 0) {
+        memset(&whole, 0, sizeof(whole));
+        memcpy(whole.hash, b->hash, sizeof(whole.hash));
+        whole.data = data;
+        whole.len = len;
+        rc = tnd_blob_verify(&whole, what);
+    }
+    if (rc == 0 && rename(part, path) < 0)
+        rc = tnd_error_sys("cannot store blob %s", path);
+    if (rc < 0) {
+        unlink(part);
+    } else {
+        c->bytes += len;
+        c->received++;
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+    free(data);
+    free(path);
+    free(part);
+    return rc;
+}
+
 int tnd_blobcache_put(tnd_blobcache *self, const tnd_blob *b, const char *what)
 {
     char *path, *tmp;
     int rc;
 
+    if (b->total) {
+        if (tnd_blobcache_has(self, b->hash))
+            return 0;
+        return put_piece(self, b, what);
+    }
     if (tnd_blob_verify(b, what) < 0)
         return -1;
     if (tnd_blobcache_has(self, b->hash))
@@ -189,13 +264,17 @@ tnd_tree *tnd_blobcache_tree(const tnd_blobcache *self, const char *hash)
 static void add_missing(char ***list, size_t *n, size_t *alloc,
                         const tnd_blobcache *c, const char *hash)
 {
+    size_t have;
+
     if (tnd_blobcache_has(c, hash))
         return;
     for (size_t i = 0; i < *n; i++)
-        if (strcmp((*list)[i], hash) == 0)
+        if (strncmp((*list)[i], hash, TND_SHA256_HEX) == 0)
             return;
     TND_GROW(*list, *alloc, *n + 2);
-    (*list)[(*n)++] = tnd_xstrdup(hash);
+    have = part_len(c, hash);
+    (*list)[(*n)++] =
+        have ? tnd_xasprintf("%s:%zu", hash, have) : tnd_xstrdup(hash);
     (*list)[*n] = NULL;
 }
 

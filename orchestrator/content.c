@@ -269,9 +269,11 @@ int tnd_content_fill(tnd_blob **out, size_t *n, tnd_content *self,
     if (tnd_content_tree(&tree, self) < 0)
         return -1;
     for (size_t i = 0; hashes[i]; i++) {
+        char hash[TND_SHA256_HEX + 1];
+        size_t cost, have;
         tnd_blob b;
-        size_t cost;
-        if (find(&b, self, hashes[i]) < 0) {
+        if (tnd_need_entry(hash, &have, hashes[i]) < 0 ||
+            find(&b, self, hash) < 0) {
             tnd_tree_blobs_free(out, *n);
             *n = 0;
             return -1;
@@ -281,17 +283,41 @@ int tnd_content_fill(tnd_blob **out, size_t *n, tnd_content *self,
             free(b.data);
             break; /* the next round brings the rest */
         }
-        if (cost > budget) {
-            const tnd_tree_entry *e = tnd_tree_find_blob(self->tree, b.hash);
-            tnd_error_set("%s is %zu bytes, more than one request carries "
-                          "beside the rest of it (%zu bytes of base64): a "
-                          "reviewer on another host cannot be sent it; run "
-                          "the reviewer on this host",
-                          e ? e->path : b.hash, b.len, budget);
+        if (cost > budget || have) {
+            /* too large for one request: a piece from where the agent
+             * is, as large as the budget allows */
+            size_t room, len;
+            char *piece;
+            if (budget < 4096) {
+                tnd_error_set("the request leaves no room for blob %s", hash);
+                free(b.data);
+                tnd_tree_blobs_free(out, *n);
+                *n = 0;
+                return -1;
+            }
+            room = (budget - TND_SHA256_HEX - 64) / 4 * 3;
+            if (have >= b.len) {
+                tnd_error_set("the reviewer holds %zu bytes of blob %s, "
+                              "which has %zu",
+                              have, hash, b.len);
+                free(b.data);
+                tnd_tree_blobs_free(out, *n);
+                *n = 0;
+                return -1;
+            }
+            len = b.len - have < room ? b.len - have : room;
+            piece = tnd_xmalloc(len + 1);
+            memcpy(piece, b.data + have, len);
+            b.total = b.len;
+            b.offset = have;
             free(b.data);
-            tnd_tree_blobs_free(out, *n);
-            *n = 0;
-            return -1;
+            b.data = piece;
+            b.len = len;
+            cost = tnd_base64_len(len) + TND_SHA256_HEX + 64;
+            if (*n > 0 && used + cost > budget) {
+                free(b.data);
+                break;
+            }
         }
         used += cost;
         TND_GROW(*out, alloc, *n + 1);

@@ -40,9 +40,12 @@ int tnd_content_changes(const tnd_tree_change **out, size_t *n,
  * go with the first request of an attempt. Borrowed. */
 const tnd_blob *tnd_content_change_blobs(const tnd_content *self, size_t *n);
 
-/* The blobs a "need" asked for (hashes, NULL-terminated), as many as fit
- * in budget bytes of base64 (at least one, whatever its size, so every
- * round makes progress), into *out (free with tnd_tree_blobs_free).
+/* The blobs a "need" asked for (hashes, NULL-terminated; "HASH:N" for
+ * one the agent holds N bytes of), as many as fit in budget bytes of
+ * base64, into *out (free with tnd_tree_blobs_free). A blob too large
+ * for one request, or one the agent holds a part of, goes as a piece
+ * from where the agent is, as large as the budget allows, so every
+ * round makes progress.
  * -1 with the error set: a hash that is neither the manifest, a base
  * file nor a changed file ("the reviewer asked for blob H, which is not
  * in tree T"), or a file that cannot be read. */

@@ -373,7 +373,17 @@ json_object *tnd_tree_blobs_to_json(const tnd_blob *b, size_t n)
 
     for (size_t i = 0; i < n; i++) {
         char *text = tnd_base64_encode(b[i].data, b[i].len);
-        json_object_object_add(o, b[i].hash, json_object_new_string(text));
+        json_object *v = json_object_new_string(text);
+        if (b[i].total) {
+            json_object *piece = json_object_new_object();
+            json_object_object_add(piece, "offset",
+                                   json_object_new_int64((int64_t)b[i].offset));
+            json_object_object_add(piece, "size",
+                                   json_object_new_int64((int64_t)b[i].total));
+            json_object_object_add(piece, "data", v);
+            v = piece;
+        }
+        json_object_object_add(o, b[i].hash, v);
         free(text);
     }
     return o;
@@ -388,19 +398,39 @@ int tnd_tree_blobs_from_json(tnd_blob **out, size_t *n, json_object *obj)
     json_object_object_foreach(obj, key, val)
     {
         tnd_blob *b;
+        json_object *data = val;
+        long offset = 0, total = 0;
         if (!tnd_sha256_is_hex(key))
             return tnd_error_set("blobs: key '%.80s' is not a SHA-256 in hex",
                                  key);
-        if (!json_object_is_type(val, json_type_string))
-            return tnd_error_set("blobs.%s must be a base64 string", key);
+        if (json_object_is_type(val, json_type_object) &&
+            (tnd_json_get_int(&offset, val, "offset", 0, 1L << 40,
+                              TND_JSON_REQUIRED) < 0 ||
+             tnd_json_get_int(&total, val, "size", 1, 1L << 40,
+                              TND_JSON_REQUIRED) < 0 ||
+             !json_object_object_get_ex(val, "data", &data))) {
+            tnd_error_prefix("blobs.%s: a piece is {offset, size, data}", key);
+            return -1;
+        }
+        if (!json_object_is_type(data, json_type_string))
+            return tnd_error_set("blobs.%s must be a base64 string, or a "
+                                 "piece {offset, size, data}",
+                                 key);
         TND_GROW(*out, alloc, *n + 1);
         b = &(*out)[(*n)++];
+        memset(b, 0, sizeof(*b));
         memcpy(b->hash, key, sizeof(b->hash));
-        if (tnd_base64_decode(&b->data, &b->len, json_object_get_string(val),
-                              (size_t)json_object_get_string_len(val)) < 0) {
+        b->offset = (size_t)offset;
+        b->total = (size_t)total;
+        if (tnd_base64_decode(&b->data, &b->len, json_object_get_string(data),
+                              (size_t)json_object_get_string_len(data)) < 0) {
             tnd_error_prefix("blobs.%s", key);
             return -1;
         }
+        if (b->total && (b->len == 0 || b->offset + b->len > b->total))
+            return tnd_error_set("blobs.%s: a piece of %zu bytes at %zu does "
+                                 "not lie within its blob of %zu",
+                                 key, b->len, b->offset, b->total);
     }
     return 0;
 }
@@ -462,9 +492,11 @@ int tnd_need_decode(char ***out, char **task_id, int *attempt, const char *body,
     *out = tnd_xcalloc(n + 1, sizeof(**out));
     for (size_t i = 0; i < n; i++) {
         json_object *h = json_object_array_get_idx(arr, i);
+        char hash[TND_SHA256_HEX + 1];
+        size_t have;
         if (!json_object_is_type(h, json_type_string) ||
-            !tnd_sha256_is_hex(json_object_get_string(h))) {
-            tnd_error_set("blobs[%zu] must be a SHA-256 in hex", i);
+            tnd_need_entry(hash, &have, json_object_get_string(h)) < 0) {
+            tnd_error_set("blobs[%zu] must be a SHA-256 in hex, or HASH:N", i);
             goto out;
         }
         (*out)[i] = tnd_xstrdup(json_object_get_string(h));
@@ -479,4 +511,31 @@ out:
     }
     json_object_put(o);
     return rc;
+}
+
+int tnd_need_entry(char hash[TND_SHA256_HEX + 1], size_t *have,
+                   const char *entry)
+{
+    size_t len = strlen(entry);
+    unsigned long long n = 0;
+
+    *have = 0;
+    if (len < TND_SHA256_HEX)
+        return tnd_error_set("'%.80s' is not a hash", entry);
+    memcpy(hash, entry, TND_SHA256_HEX);
+    hash[TND_SHA256_HEX] = '\0';
+    if (!tnd_sha256_is_hex(hash))
+        return tnd_error_set("'%.80s' is not a hash", entry);
+    if (len == TND_SHA256_HEX)
+        return 0;
+    if (entry[TND_SHA256_HEX] != ':' || len == TND_SHA256_HEX + 1 ||
+        len > TND_SHA256_HEX + 1 + 13)
+        return tnd_error_set("'%.80s' is not HASH or HASH:N", entry);
+    for (const char *p = entry + TND_SHA256_HEX + 1; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return tnd_error_set("'%.80s' is not HASH or HASH:N", entry);
+        n = n * 10 + (unsigned)(*p - '0');
+    }
+    *have = (size_t)n;
+    return 0;
 }

@@ -93,16 +93,20 @@ int tnd_tree_changes_from_json(tnd_tree_change **out, size_t *n,
 void tnd_tree_changes_free(tnd_tree_change **c, size_t n);
 
 /* A blob as it travelled: its hash (the key it was sent under) and its
- * bytes, not yet checked against the hash. */
+ * bytes, not yet checked against the hash. A blob too large for one
+ * request travels in pieces: then total is its whole size and data
+ * holds len bytes from offset; total 0 means data is the whole blob. */
 typedef struct tnd_blob {
     char hash[TND_SHA256_HEX + 1];
     char *data;
     size_t len;
+    size_t offset, total;
 } tnd_blob;
 
-/* A request's "blobs" object {hash: base64} and back. Keys must be
- * hashes and values base64; whether the bytes match is the receiver's
- * check (tnd_blob_verify). */
+/* A request's "blobs" object and back: {hash: base64} for a whole blob,
+ * {hash: {"offset": N, "size": TOTAL, "data": base64}} for a piece. Keys
+ * must be hashes and values base64; whether the bytes match is the
+ * receiver's check (tnd_blob_verify, once a blob is whole). */
 json_object *tnd_tree_blobs_to_json(const tnd_blob *b, size_t n);
 int tnd_tree_blobs_from_json(tnd_blob **out, size_t *n, json_object *obj);
 void tnd_tree_blobs_free(tnd_blob **b, size_t n);
@@ -112,13 +116,21 @@ void tnd_tree_blobs_free(tnd_blob **b, size_t n);
 int tnd_blob_verify(const tnd_blob *b, const char *what);
 
 /* The "need" body an agent answers with when it lacks blobs: the task's
- * ids and the hashes. Caller frees. */
+ * ids and the hashes (each may be "HASH:N", see tnd_need_decode). Caller
+ * frees. */
 char *tnd_need_encode(const char *task_id, int attempt,
                       const char *const *hashes, size_t n, size_t *len_out);
 
-/* Decode a "need" body: *out is a NULL-terminated list of hashes
- * (tnd_str_list_free), at least one. -1 with the error set. */
+/* Decode a "need" body: *out is a NULL-terminated list (tnd_str_list_free),
+ * at least one, each a hash, or "HASH:N" for a blob the agent holds the
+ * first N bytes of (it came in pieces; the next piece starts there). -1
+ * with the error set. */
 int tnd_need_decode(char ***out, char **task_id, int *attempt, const char *body,
                     size_t len);
+
+/* Split a need entry ("HASH" or "HASH:N") into hash and *have (0 when
+ * none). -1 with the error set when it is neither. */
+int tnd_need_entry(char hash[TND_SHA256_HEX + 1], size_t *have,
+                   const char *entry);
 
 #endif

@@ -2,8 +2,8 @@
 # The tree by content (issue 9 point 2): a reviewer that does not share
 # the orchestrator's runtime directory (started by hand with --connect,
 # as one on another host would be) is sent the base tree as blobs
-# (a symbolic link as a link), keeps them, and audits the demo to an
-# approval; a second task on the same
+# (a symbolic link as a link, a 13 MB file in pieces), keeps them, and
+# audits the demo to an approval; a second task on the same
 # tree sends none. A workspace path from the wire that is not beneath
 # the reviewer's --runtime directory is never used: the skills there
 # would leave a marker, and none appears. The local reviewers tandem
@@ -43,6 +43,8 @@ pass "a reviewer tandem starts uses the workspace beneath its runtime dir"
 # symbolic links included (the tests fail without the link)
 marked_demo
 ln -s stats.c "$T/demo/stats_link.c"
+# and a file larger than one request carries: it goes in pieces
+head -c 13000000 /dev/urandom >"$T/demo/data.bin"
 sed -i 's/^\t.\/test_stats$/\ttest -L stats_link.c\n\t.\/test_stats/' "$T/demo/Makefile"
 grep -q "test -L stats_link.c" "$T/demo/Makefile" || fail "the Makefile was not changed"
 sed -i 's/^  reviewer:$/  reviewer:\n    count: 0/' "$T/demo/agents.yaml"

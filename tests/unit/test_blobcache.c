@@ -254,12 +254,66 @@ static void test_links(void **state)
     tnd_blobcache_destroy(&c);
 }
 
+/* A large blob comes in pieces: kept in order, whole only once every
+ * byte is there and the whole hashes right; until then "need" says how
+ * much is held. */
+static void test_pieces(void **state)
+{
+    tnd_blobcache *c = tnd_blobcache_new("reviewer", 1 << 20);
+    const char *text = "0123456789abcdefghij";
+    tnd_blob whole = blob(text), p;
+    tnd_tree_entry *e = tnd_xcalloc(1, sizeof(*e));
+    tnd_tree *t;
+    char **missing, want[TND_SHA256_HEX + 8];
+
+    (void)state;
+    e[0].path = tnd_xstrdup("big.dat");
+    e[0].size = 20;
+    memcpy(e[0].blob, whole.hash, sizeof(whole.hash));
+    assert_non_null(t = tnd_tree_new(e, 1));
+    p = whole;
+    p.total = 20;
+    p.data = (char *)text;
+    p.len = 8;
+    assert_int_equal(tnd_blobcache_put(c, &p, "big.dat"), 0);
+    assert_false(tnd_blobcache_has(c, whole.hash));
+    missing = tnd_blobcache_missing(c, t, NULL, 0);
+    snprintf(want, sizeof(want), "%s:8", whole.hash);
+    assert_string_equal(missing[0], want);
+    tnd_str_list_free(&missing);
+    /* out of order: dropped, the part stays as it was */
+    p.offset = 12;
+    p.data = (char *)text + 12;
+    assert_int_equal(tnd_blobcache_put(c, &p, "big.dat"), 0);
+    missing = tnd_blobcache_missing(c, t, NULL, 0);
+    assert_string_equal(missing[0], want);
+    tnd_str_list_free(&missing);
+    /* the rest: whole, checked, a blob */
+    p.offset = 8;
+    p.data = (char *)text + 8;
+    p.len = 12;
+    assert_int_equal(tnd_blobcache_put(c, &p, "big.dat"), 0);
+    assert_true(tnd_blobcache_has(c, whole.hash));
+    assert_null(tnd_blobcache_missing(c, t, NULL, 0));
+    tnd_tree_destroy(&t);
+
+    /* pieces of other bytes than the hash names: refused when whole */
+    p = blob("other bytes");
+    memcpy(p.hash, blob("the real ones").hash, sizeof(p.hash));
+    p.total = p.len;
+    assert_int_equal(tnd_blobcache_put(c, &p, "x.dat"), -1);
+    assert_non_null(strstr(tnd_error_last(), "tampered"));
+    assert_false(tnd_blobcache_has(c, p.hash));
+    tnd_blobcache_destroy(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dir),     cmocka_unit_test(test_put_checks),
         cmocka_unit_test(test_bounded), cmocka_unit_test(test_missing),
         cmocka_unit_test(test_build),   cmocka_unit_test(test_links),
+        cmocka_unit_test(test_pieces),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

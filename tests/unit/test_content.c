@@ -92,14 +92,46 @@ static void test_tree_changes_fill(void **state)
         assert_memory_equal(blobs[1].data, "#!/bin/sh\n", 10);
         assert_memory_equal(blobs[2].data, "A\n", 2);
         tnd_tree_blobs_free(&blobs, nb);
-        /* a tiny budget: one per round, never none */
+        /* a budget no piece fits in */
         assert_int_equal(tnd_content_fill(&blobs, &nb, c, asked, 1), -1);
-        assert_non_null(strstr(tnd_error_last(), "more than one request"));
+        assert_non_null(strstr(tnd_error_last(), "leaves no room"));
         asked[0] = x;
         asked[1] = NULL;
         assert_int_equal(tnd_content_fill(&blobs, &nb, c, asked, 100), 0);
         assert_int_equal(nb, 1);
         tnd_tree_blobs_free(&blobs, nb);
+    }
+    {
+        /* a blob larger than a round goes in pieces, each from where the
+         * agent says it is ("HASH:N") */
+        char big[TND_SHA256_HEX + 1], at[TND_SHA256_HEX + 16];
+        char *data = malloc(20000);
+        const char *asked[] = {big, NULL};
+        for (int i = 0; i < 20000; i++)
+            data[i] = (char)('a' + i % 26);
+        path = tnd_fs_join(base, "big.dat");
+        assert_int_equal(tnd_fs_write(path, data, 20000), 0);
+        free(path);
+        tnd_content_destroy(&c);
+        c = tnd_content_new(base);
+        assert_int_equal(tnd_content_tree(&hash, c), 0);
+        tnd_sha256_hex(big, data, 20000);
+        assert_int_equal(tnd_content_fill(&blobs, &nb, c, asked, 8192), 0);
+        assert_int_equal(nb, 1);
+        assert_int_equal(blobs[0].total, 20000);
+        assert_int_equal(blobs[0].offset, 0);
+        assert_true(blobs[0].len > 4000 && blobs[0].len < 6200);
+        assert_memory_equal(blobs[0].data, data, blobs[0].len);
+        snprintf(at, sizeof(at), "%s:%zu", big, blobs[0].len);
+        tnd_tree_blobs_free(&blobs, nb);
+        asked[0] = at;
+        assert_int_equal(tnd_content_fill(&blobs, &nb, c, asked, 8192), 0);
+        assert_int_equal(blobs[0].offset,
+                         strtoul(strchr(at, ':') + 1, NULL, 10));
+        assert_memory_equal(blobs[0].data, data + blobs[0].offset,
+                            blobs[0].len);
+        tnd_tree_blobs_free(&blobs, nb);
+        free(data);
     }
     {
         char other[TND_SHA256_HEX + 1];
@@ -108,7 +140,7 @@ static void test_tree_changes_fill(void **state)
         assert_int_equal(tnd_content_fill(&blobs, &nb, c, asked, 1 << 20), -1);
         assert_non_null(strstr(tnd_error_last(), "which is not in tree"));
     }
-    assert_int_equal(tnd_content_sent(c, NULL), 4);
+    assert_int_equal(tnd_content_sent(c, NULL), 2);
     tnd_content_destroy(&c);
     assert_null(c);
     free(base);

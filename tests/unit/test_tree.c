@@ -212,6 +212,42 @@ static void test_blobs_and_verify(void **state)
     assert_int_equal(n, 1);
     assert_int_equal(back[0].len, 6);
     assert_memory_equal(back[0].data, "hello\n", 6);
+    /* a piece of a larger blob */
+    {
+        tnd_blob p = b, *pb = NULL;
+        json_object *pj;
+        size_t pn;
+        char need[TND_SHA256_HEX + 16], hash[TND_SHA256_HEX + 1];
+        size_t have;
+        p.offset = 10;
+        p.total = 100;
+        pj = tnd_tree_blobs_to_json(&p, 1);
+        assert_int_equal(tnd_tree_blobs_from_json(&pb, &pn, pj), 0);
+        assert_int_equal(pb[0].offset, 10);
+        assert_int_equal(pb[0].total, 100);
+        assert_int_equal(pb[0].len, 6);
+        tnd_tree_blobs_free(&pb, pn);
+        json_object_put(pj);
+        /* a piece past its blob's end */
+        pj = json_tokener_parse("{\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4"
+                                "649b934ca495991b7852b855\": {\"offset\": "
+                                "99, \"size\": 100, \"data\": \"aGVsbG8K\"}}");
+        assert_int_equal(tnd_tree_blobs_from_json(&pb, &pn, pj), -1);
+        assert_non_null(strstr(tnd_error_last(), "does not lie within"));
+        tnd_tree_blobs_free(&pb, pn);
+        json_object_put(pj);
+        /* need entries: HASH or HASH:N */
+        snprintf(need, sizeof(need), "%s:4096", b.hash);
+        assert_int_equal(tnd_need_entry(hash, &have, need), 0);
+        assert_string_equal(hash, b.hash);
+        assert_int_equal(have, 4096);
+        assert_int_equal(tnd_need_entry(hash, &have, b.hash), 0);
+        assert_int_equal(have, 0);
+        snprintf(need, sizeof(need), "%s:x", b.hash);
+        assert_int_equal(tnd_need_entry(hash, &have, need), -1);
+        snprintf(need, sizeof(need), "%s:", b.hash);
+        assert_int_equal(tnd_need_entry(hash, &have, need), -1);
+    }
     /* tampered: the same key, other bytes */
     back[0].data[0] = 'j';
     assert_int_equal(tnd_blob_verify(&back[0], "a.txt"), -1);
