@@ -1,8 +1,8 @@
 /* Fuzz proto/client: what a client may send tandem serve, and what a
  * client reads back. The first byte picks the service the request is
- * sent to (tandem.submit, tandem.attach, tandem.status, or an agent's,
- * which must be refused); the rest is the body, as it arrives in an MDP
- * frame.
+ * sent to (tandem.submit, tandem.attach, tandem.status, tandem.answer, or
+ * an agent's, which must be refused); the rest is the body, as it arrives in an
+ * MDP frame.
  *
  * A request that decodes is one the client could hold, so it must
  * encode to a request that decodes again, and a second trip changes no
@@ -15,7 +15,8 @@
 #include "proto/client.h"
 
 static const char *const services[] = {TND_CLIENT_SUBMIT, TND_CLIENT_ATTACH,
-                                       TND_CLIENT_STATUS, "coder"};
+                                       TND_CLIENT_STATUS, TND_CLIENT_ANSWER,
+                                       "coder"};
 
 static void request(const char *service, const char *body, size_t len,
                     bool utf8)
@@ -65,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size < 1)
         return 0;
-    request(services[data[0] % 4], body, size - 1,
+    request(services[data[0] % 5], body, size - 1,
             tnd_utf8_valid(body, size - 1));
     reply(body, size - 1);
     return 0;
