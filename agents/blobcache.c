@@ -29,31 +29,14 @@ struct tnd_blobcache {
  * be the user's alone. Caller frees. */
 static char *base_dir(bool *xdg)
 {
-    const char *x = getenv("XDG_RUNTIME_DIR"), *tmp = getenv("TMPDIR");
+    const char *x = getenv("XDG_RUNTIME_DIR");
     struct stat st;
-    char *base;
 
     *xdg = x && x[0] == '/' && stat(x, &st) == 0 && S_ISDIR(st.st_mode) &&
            st.st_uid == getuid() && access(x, W_OK) == 0;
     if (*xdg)
         return tnd_xstrdup(x);
-    if (!tmp || tmp[0] != '/')
-        tmp = "/tmp";
-    base = tnd_xasprintf("%s/tandem-%ld", tmp, (long)getuid());
-    if (mkdir(base, 0700) < 0 && errno != EEXIST) {
-        tnd_error_sys("cannot create %s", base);
-        free(base);
-        return NULL;
-    }
-    if (lstat(base, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-        (st.st_mode & 077)) {
-        tnd_error_set("%s must be a directory owned by you with mode 0700 "
-                      "(it is not; remove it or set TMPDIR)",
-                      base);
-        free(base);
-        return NULL;
-    }
-    return base;
+    return tnd_fs_user_tmp();
 }
 
 tnd_blobcache *tnd_blobcache_new(const char *role, size_t max_bytes)

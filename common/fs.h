@@ -106,4 +106,10 @@ char *tnd_fs_realpath(const char *path);
  * frees. */
 char *tnd_fs_self_dir(void);
 
+/* $TMPDIR/tandem-UID (TMPDIR, else /tmp), made with mode 0700 when
+ * missing: the directory only this user may enter, where tandem's
+ * processes keep what is theirs. NULL with the error set when it cannot
+ * be made or is not the user's alone. Caller frees. */
+char *tnd_fs_user_tmp(void);
+
 #endif

@@ -88,9 +88,10 @@ static char *diff_file(const char *diff)
 
     if (!base)
         return NULL;
-    path = tnd_xasprintf("%s/review-XXXXXX", base);
+    /* not review-XXXXXX: that names a review's runtime directory */
+    path = tnd_xasprintf("%s/submitted-XXXXXX.diff", base);
     free(base);
-    if ((fd = mkstemp(path)) < 0) {
+    if ((fd = mkstemps(path, 5)) < 0) {
         tnd_error_sys("cannot make %s", path);
         free(path);
         return NULL;

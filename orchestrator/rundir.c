@@ -105,27 +105,7 @@ static void random_suffix(char out[SUFFIX_LEN + 1])
 
 char *tnd_rundir_base(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    char *base;
-    struct stat st;
-
-    if (!tmp || !*tmp || tmp[0] != '/')
-        tmp = "/tmp";
-    base = tnd_xasprintf("%s/tandem-%ld", tmp, (long)getuid());
-    if (mkdir(base, 0700) < 0 && errno != EEXIST) {
-        tnd_error_sys("cannot create %s", base);
-        free(base);
-        return NULL;
-    }
-    if (lstat(base, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-        (st.st_mode & 077)) {
-        tnd_error_set("%s must be a directory owned by you with mode 0700 "
-                      "(it is not; remove it or set TMPDIR)",
-                      base);
-        free(base);
-        return NULL;
-    }
-    return base;
+    return tnd_fs_user_tmp();
 }
 
 /* ---- judging a directory -------------------------------------------- */
