@@ -10,6 +10,16 @@
 # starts itself still use the path (the marker shows it).
 . "$(dirname "$0")/lib.sh"
 
+# a reviewer this test started must not outlive it, pass or fail
+REVIEWER=
+content_cleanup() {
+    s=$?
+    if [ -n "$REVIEWER" ]; then kill "$REVIEWER" 2>/dev/null; fi
+    (exit $s) # cleanup exits with the status it finds
+    cleanup
+}
+trap content_cleanup EXIT
+
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 EP=tcp://127.0.0.1:$port
 
@@ -75,6 +85,7 @@ pass "the tree goes to a reviewer once"
 # its runtime directory goes with it
 kill $REVIEWER
 wait $REVIEWER 2>/dev/null
+REVIEWER=
 ls "$TMPDIR/tandem-$(id -u)" | grep -q '^reviewer-' &&
     fail "the reviewer left its runtime directory: $(ls "$TMPDIR/tandem-$(id -u)")"
 pass "the reviewer removes its runtime directory at exit"
