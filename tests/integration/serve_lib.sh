@@ -53,7 +53,7 @@ start_serve() {
     # not through lib.sh's tandem(): $! must be the server itself
     if [ "${TANDEM_MEMCHECK:-0}" = 1 ]; then
         mkdir -p "$T/vg"
-        valgrind -q --trace-children=yes \
+        $SERVE_IN valgrind -q --trace-children=yes \
             --trace-children-skip='/usr/*,/bin/*,/sbin/*' \
             --leak-check=full --errors-for-leak-kinds=definite \
             --log-file="$T/vg/%p.log" "$BIN/tandem" serve "$@" \
