@@ -75,7 +75,10 @@ run() {
 # tandem itself, under valgrind when TANDEM_MEMCHECK=1 (agents included,
 # system programs the skills run excluded; a forked child is silent until
 # it execs, since one whose exec fails leaves with the other threads'
-# memory in use, which is no leak). With TANDEM_TIMEOUT=SECONDS
+# memory in use, which is no leak; only definite leaks are shown, since
+# an agent whose job will not stop leaves with _exit while that thread
+# still holds the context, on purpose, and its blocks are "possibly
+# lost"). With TANDEM_TIMEOUT=SECONDS
 # set, killed after that long (ten times that under valgrind): for cases
 # where a regression would block, so the test fails instead of hanging.
 tandem() {
@@ -86,6 +89,7 @@ tandem() {
             --trace-children-skip='/usr/*,/bin/*,/sbin/*' \
             --child-silent-after-fork=yes \
             --leak-check=full --errors-for-leak-kinds=definite \
+            --show-leak-kinds=definite \
             --log-file="$T/vg/%p.log" "$BIN/tandem" "$@"
     else
         ${TANDEM_TIMEOUT:+timeout $TANDEM_TIMEOUT} "$BIN/tandem" "$@"

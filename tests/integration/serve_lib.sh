@@ -50,12 +50,16 @@ repo() {
 # endpoint.
 start_serve() {
     rm -f "$EPFILE"
-    # not through lib.sh's tandem(): $! must be the server itself
+    # not through lib.sh's tandem(): $! must be the server itself (its
+    # valgrind options are tandem()'s: a forked child is silent until it
+    # execs)
     if [ "${TANDEM_MEMCHECK:-0}" = 1 ]; then
         mkdir -p "$T/vg"
         $SERVE_IN valgrind -q --trace-children=yes \
             --trace-children-skip='/usr/*,/bin/*,/sbin/*' \
+            --child-silent-after-fork=yes \
             --leak-check=full --errors-for-leak-kinds=definite \
+            --show-leak-kinds=definite \
             --log-file="$T/vg/%p.log" "$BIN/tandem" serve "$@" \
             >>"$T/serve.out" 2>>"$T/serve.err" &
     else
