@@ -268,11 +268,11 @@ def tree(root):
         except (OSError, ValueError, IndexError):
             continue
         children.setdefault(ppid, []).append(int(name))
-    out, todo = [], [root]
-    while todo:
-        p = todo.pop()
+    out, pending = [], [root]
+    while pending:
+        p = pending.pop()
         out.append(p)
-        todo.extend(children.get(p, []))
+        pending.extend(children.get(p, []))
     return out
 
 

@@ -79,16 +79,16 @@ def queued_rss(queued):
         repos = b.make_repos(8)
         b.start_serve(1, pool=1, queue_max=queued + 8)
         base = bl.rss_kib(b.serve_pid)
-        todo = list(range(queued + 1))
+        pending = list(range(queued + 1))
         lock = threading.Lock()
         fails = []
 
         def worker():
             while True:
                 with lock:
-                    if not todo:
+                    if not pending:
                         return
-                    i = todo.pop()
+                    i = pending.pop()
                 p = b.submit(repos[i % len(repos)], "--detach")
                 err = p.stderr.read().decode(errors="replace")
                 if p.wait() != 0:

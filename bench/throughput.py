@@ -57,16 +57,16 @@ def serve_batch(b, n, c):
 
 def runs_batch(b, n, c):
     repos = b.make_repos(n)
-    todo = list(repos)
+    pending = list(repos)
     lock = threading.Lock()
     result = {"fails": 0, "first": ""}
 
     def worker():
         while True:
             with lock:
-                if not todo:
+                if not pending:
                     return
-                r = todo.pop(0)
+                r = pending.pop(0)
             p = b.run(r)
             err = p.stderr.read().decode(errors="replace")
             if p.wait() != 0:

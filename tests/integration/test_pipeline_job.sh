@@ -25,9 +25,9 @@ skills:
   test: {command: make test, timeout_s: 60}
 YAML
 for i in 1 2 3; do
-    mkdir -p "$T/job/work/$i"
+    mkdir -p "$T/job/checkouts/$i"
     (cd "$TOP/examples/demo" && tar cf - --exclude=.tandem \
-        --exclude=agents.yaml .) | (cd "$T/job/work/$i" && tar xf -)
+        --exclude=agents.yaml .) | (cd "$T/job/checkouts/$i" && tar xf -)
     echo "make the failing test pass" >>"$T/job/tasks.txt"
 done
 (cd "$T/job" && PATH=$BIN:$PATH sh ci/tandem-tasks.sh) >"$T/out" 2>"$T/err"
