@@ -1,13 +1,22 @@
 /* MDP/Worker runtime with a job thread (see agent.h).
  *
- * Threads and sockets: ZeroMQ sockets are not thread-safe, so the main
- * thread owns the DEALER to the broker and the PULL end of an inproc
- * PUSH/PULL; each job thread owns a PUSH and sends two-frame messages:
- * "P" + body for progress, "F" + body for the reply. Only the main thread
- * ever touches the broker socket. */
+ * Threads and sockets: ZeroMQ sockets are not thread-safe, so each
+ * worker's loop thread owns its DEALER to the broker and the PULL end of
+ * an inproc PUSH/PULL; each job thread owns a PUSH and sends two-frame
+ * messages: "P" + body for progress, "F" + body for the reply. Only the
+ * worker's loop thread ever touches its broker socket. Worker 1 loops on
+ * the main thread; with threads > 1 the others loop on threads of their
+ * own, sharing the ZeroMQ context.
+ *
+ * Stopping: SIGTERM and SIGINT write a byte into the stop pipe, which
+ * nobody reads, so its read end stays readable and every loop polling it
+ * wakes at once, whenever the signal came. A worker that fails writes
+ * the same byte: one broken worker stops the agent, whose supervisor
+ * restarts it whole. */
 #include "agents/agent.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -30,7 +39,7 @@
  * the next job's PAIR could connect while the old one still held the
  * place, and its first send blocked for ever (seen once: a reviewer hung
  * in test_on_trigger). A PULL takes any number of PUSH peers. */
-#define JOB_ENDPOINT  "inproc://tandem-agent-job"
+#define JOB_ENDPOINT  "inproc://tandem-agent-job-%d"
 #define MAX_PENDING   16
 #define STOP_GRACE_MS 10000
 
@@ -40,6 +49,7 @@ struct tnd_agent_job {
     char *body;
     size_t len;
     const tnd_agent_options *opts;
+    void *payload; /* the handler's, for this worker */
     atomic_int *cancel;
     pthread_t thread;
 };
@@ -55,9 +65,15 @@ typedef struct pending {
 
 typedef struct runtime {
     const tnd_agent_options *opts;
+    void *payload; /* the handler's, for this worker */
+    int index;     /* 1-based */
+    char job_endpoint[64];
+    int stop_fd; /* readable once the agent stops (see the top) */
+    pthread_t thread;
+    int rc; /* the loop's: 0 stopped, -1 failed (error logged) */
     void *ctx;
     void *dealer;
-    void *pair; /* main thread's end: a PULL (see JOB_ENDPOINT) */
+    void *pair; /* the loop's end: a PULL (see JOB_ENDPOINT) */
     char identity[TND_MDP_MAX_IDENTITY + 1];
     int64_t broker_expiry;
     int64_t next_beat;
@@ -70,10 +86,22 @@ typedef struct runtime {
 } runtime;
 
 static volatile sig_atomic_t stop_signal;
+static int stop_pipe[2] = {-1, -1};
+
+static void stop_all(void)
+{
+    int saved = errno;
+
+    if (stop_pipe[1] >= 0 && write(stop_pipe[1], "s", 1) < 0) {
+        /* full: a byte is there already, which is all it takes */
+    }
+    errno = saved;
+}
 
 static void on_signal(int sig)
 {
     stop_signal = sig;
+    stop_all();
 }
 
 /* ---- job thread --------------------------------------------------------- */
@@ -118,8 +146,8 @@ static void *job_main(void *arg)
     size_t reply_len = 0;
     char *reply;
 
-    reply = job->opts->handler(job, job->body, job->len, &reply_len,
-                               job->opts->payload);
+    reply =
+        job->opts->handler(job, job->body, job->len, &reply_len, job->payload);
     if (reply_len > TND_MDP_MAX_BODY) {
         /* libzmq would drop it without a word and the request would wait
          * for a FINAL that never comes: say so instead */
@@ -190,12 +218,13 @@ static int job_start(runtime *rt, const unsigned char *address,
     int linger = 0, rc;
 
     job->opts = rt->opts;
+    job->payload = rt->payload;
     job->cancel = &rt->cancel;
     job->body = body;
     job->len = len;
     if (!(job->pair = zmq_socket(rt->ctx, ZMQ_PUSH)) ||
         zmq_setsockopt(job->pair, ZMQ_LINGER, &linger, sizeof(linger)) < 0 ||
-        zmq_connect(job->pair, JOB_ENDPOINT) < 0) {
+        zmq_connect(job->pair, rt->job_endpoint) < 0) {
         tnd_error_set("cannot open the job channel: %s", zmq_strerror(errno));
         job_free(job);
         return -1;
@@ -433,81 +462,188 @@ static void shut_down(runtime *rt)
     }
 }
 
+/* One worker's loop: connect, serve until the stop pipe says stop or
+ * the loop fails, say goodbye. Sets rt->rc. */
+static void worker_loop(runtime *rt)
+{
+    const tnd_agent_options *opts = rt->opts;
+
+    rt->rc = -1;
+    if (!(rt->pair = zmq_socket(rt->ctx, ZMQ_PULL)) ||
+        zmq_bind(rt->pair, rt->job_endpoint) < 0) {
+        tnd_log_error("%s: cannot open the job channel: %s", rt->identity,
+                      zmq_strerror(errno));
+        return;
+    }
+    if (connect_broker(rt) < 0) {
+        tnd_log_error("%s", tnd_error_last());
+        return;
+    }
+    for (;;) {
+        zmq_pollitem_t items[3] = {{rt->dealer, 0, ZMQ_POLLIN, 0},
+                                   {rt->pair, 0, ZMQ_POLLIN, 0},
+                                   {NULL, rt->stop_fd, ZMQ_POLLIN, 0}};
+        long wait = tnd_clock_remaining(rt->next_beat, -1);
+        int n = zmq_poll(items, 3, wait);
+
+        if (n < 0 && errno != EINTR) {
+            tnd_log_error("%s: poll failed: %s", rt->identity,
+                          zmq_strerror(errno));
+            break;
+        }
+        if (stop_signal || (n > 0 && (items[2].revents & ZMQ_POLLIN))) {
+            shut_down(rt);
+            rt->rc = 0;
+            break;
+        }
+        if (n > 0 && (items[1].revents & ZMQ_POLLIN))
+            forward_from_job(rt);
+        if (n > 0 && (items[0].revents & ZMQ_POLLIN))
+            from_broker(rt);
+        if (tnd_now_ms() >= rt->next_beat) {
+            /* busy: the beat is a sign the request is still worked on */
+            if (rt->job && !atomic_load(&rt->cancel))
+                send_working(rt, NULL);
+            else
+                send_simple(rt, TND_MDPW_HEARTBEAT);
+            rt->next_beat = tnd_now_ms() + opts->heartbeat_ms;
+        }
+        if (tnd_now_ms() > rt->broker_expiry) {
+            tnd_log_warn("no word from the broker for %d ms; reconnecting",
+                         opts->heartbeat_ms * opts->liveness);
+            if (connect_broker(rt) < 0) {
+                tnd_log_error("%s", tnd_error_last());
+                break;
+            }
+        }
+    }
+    if (rt->rc < 0 && rt->job)
+        shut_down(rt);
+}
+
+static void *worker_main(void *arg)
+{
+    runtime *rt = arg;
+
+    worker_loop(rt);
+    if (rt->rc < 0)
+        stop_all(); /* one broken worker stops the agent */
+    return NULL;
+}
+
+static void worker_clear(runtime *rt)
+{
+    for (size_t i = 0; i < rt->npending; i++)
+        free(rt->queue[i].body);
+    if (rt->dealer)
+        zmq_close(rt->dealer);
+    if (rt->pair)
+        zmq_close(rt->pair);
+}
+
+/* Worker k's identity: the agent's own for a single worker, ID.K for
+ * several. -1 with the error set when it does not fit. */
+static int worker_identity(runtime *rt, const tnd_agent_options *opts, int k)
+{
+    char base[TND_MDP_MAX_IDENTITY + 1];
+    int n;
+
+    if (opts->identity)
+        n = snprintf(base, sizeof(base), "%s", opts->identity);
+    else
+        n = snprintf(base, sizeof(base), "%s-%ld", opts->service,
+                     (long)getpid());
+    if (n >= 0 && (size_t)n < sizeof(base))
+        n = opts->threads > 1
+                ? snprintf(rt->identity, sizeof(rt->identity), "%s.%d", base, k)
+                : snprintf(rt->identity, sizeof(rt->identity), "%s", base);
+    if (n < 0 || (size_t)n >= sizeof(rt->identity))
+        return tnd_error_set("the agent's identity is longer than %d bytes; "
+                             "give a shorter --id",
+                             TND_MDP_MAX_IDENTITY);
+    return 0;
+}
+
 int tnd_agent_run(const tnd_agent_options *opts)
 {
-    runtime rt;
+    int nworkers = opts->threads > 1 ? opts->threads : 1;
+    runtime *rts = tnd_xcalloc((size_t)nworkers, sizeof(*rts));
     struct sigaction sa;
-    int error = -1;
+    sigset_t all, old;
+    void *ctx;
+    int started = 0, error = -1;
 
-    memset(&rt, 0, sizeof(rt));
-    rt.opts = opts;
-    atomic_init(&rt.cancel, 0);
-    if (opts->identity)
-        snprintf(rt.identity, sizeof(rt.identity), "%s", opts->identity);
-    else
-        snprintf(rt.identity, sizeof(rt.identity), "%s-%ld", opts->service,
-                 (long)getpid());
+    if (nworkers > TND_AGENT_MAX_THREADS) {
+        free(rts);
+        return tnd_error_set("%d threads asked for; an agent serves at most "
+                             "%d requests at once",
+                             nworkers, TND_AGENT_MAX_THREADS);
+    }
+    if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+        free(rts);
+        return tnd_error_sys("cannot make the stop pipe");
+    }
+    stop_signal = 0;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    stop_signal = 0;
-
-    if (!(rt.ctx = zmq_ctx_new())) {
+    if (!(ctx = zmq_ctx_new())) {
         tnd_error_set("cannot create a ZeroMQ context: %s",
                       zmq_strerror(errno));
-        return -1;
-    }
-    if (!(rt.pair = zmq_socket(rt.ctx, ZMQ_PULL)) ||
-        zmq_bind(rt.pair, JOB_ENDPOINT) < 0) {
-        tnd_error_set("cannot open the job channel: %s", zmq_strerror(errno));
         goto out;
     }
-    if (connect_broker(&rt) < 0)
-        goto out;
-    while (!stop_signal) {
-        zmq_pollitem_t items[2] = {{rt.dealer, 0, ZMQ_POLLIN, 0},
-                                   {rt.pair, 0, ZMQ_POLLIN, 0}};
-        long wait = tnd_clock_remaining(rt.next_beat, -1);
-        int n = zmq_poll(items, 2, wait);
-
-        if (n < 0 && errno != EINTR) {
-            tnd_error_set("poll failed: %s", zmq_strerror(errno));
+    for (int k = 0; k < nworkers; k++) {
+        runtime *rt = &rts[k];
+        rt->opts = opts;
+        rt->payload = opts->payloads ? opts->payloads[k] : opts->payload;
+        rt->index = k + 1;
+        rt->ctx = ctx;
+        rt->stop_fd = stop_pipe[0];
+        atomic_init(&rt->cancel, 0);
+        snprintf(rt->job_endpoint, sizeof(rt->job_endpoint), JOB_ENDPOINT,
+                 k + 1);
+        if (worker_identity(rt, opts, k + 1) < 0)
             goto out;
-        }
-        if (n > 0 && (items[1].revents & ZMQ_POLLIN))
-            forward_from_job(&rt);
-        if (n > 0 && (items[0].revents & ZMQ_POLLIN))
-            from_broker(&rt);
-        if (tnd_now_ms() >= rt.next_beat) {
-            /* busy: the beat is a sign the request is still worked on */
-            if (rt.job && !atomic_load(&rt.cancel))
-                send_working(&rt, NULL);
-            else
-                send_simple(&rt, TND_MDPW_HEARTBEAT);
-            rt.next_beat = tnd_now_ms() + opts->heartbeat_ms;
-        }
-        if (tnd_now_ms() > rt.broker_expiry) {
-            tnd_log_warn("no word from the broker for %d ms; reconnecting",
-                         opts->heartbeat_ms * opts->liveness);
-            if (connect_broker(&rt) < 0)
-                goto out;
+    }
+    /* workers 2.. take no signal: the main thread does, and its handler
+     * wakes them all through the stop pipe */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    for (started = 1; started < nworkers; started++) {
+        int rc = pthread_create(&rts[started].thread, NULL, worker_main,
+                                &rts[started]);
+        if (rc != 0) {
+            tnd_error_set("cannot start worker thread %d: %s", started + 1,
+                          strerror(rc));
+            break;
         }
     }
-    tnd_log_info("stopping (signal %d)", (int)stop_signal);
-    shut_down(&rt);
-    error = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (started == nworkers)
+        worker_loop(&rts[0]);
+    stop_all();
+    for (int k = 1; k < started; k++)
+        pthread_join(rts[k].thread, NULL);
+    if (stop_signal)
+        tnd_log_info("stopping (signal %d)", (int)stop_signal);
+    error = started == nworkers ? 0 : -1;
+    for (int k = 0; k < nworkers; k++)
+        if (k < started && rts[k].rc < 0) {
+            error = tnd_error_set("worker %s failed; see the log above",
+                                  rts[k].identity);
+            break;
+        }
 out:
-    if (error < 0 && rt.job)
-        shut_down(&rt);
-    for (size_t i = 0; i < rt.npending; i++)
-        free(rt.queue[i].body);
-    if (rt.dealer)
-        zmq_close(rt.dealer);
-    if (rt.pair)
-        zmq_close(rt.pair);
-    zmq_ctx_term(rt.ctx);
+    for (int k = 0; k < nworkers; k++)
+        worker_clear(&rts[k]);
+    if (ctx)
+        zmq_ctx_term(ctx);
+    close(stop_pipe[0]);
+    close(stop_pipe[1]);
+    stop_pipe[0] = stop_pipe[1] = -1;
+    free(rts);
     return error;
 }

@@ -2,12 +2,18 @@
  *
  * It connects a DEALER socket to the broker, says READY for its service,
  * and hands each REQUEST body to a handler running on a job thread. The
- * main thread keeps the socket: it beats while a job runs (a two-minute
+ * worker's loop keeps the socket: it beats while a job runs (a two-minute
  * LLM call or a long test run never looks like a dead agent), forwards
  * the job's progress (PARTIAL) and reply (FINAL), and reconnects when the
  * broker goes silent or says DISCONNECT. SIGTERM and SIGINT stop it
  * cleanly: the running job sees its cancel flag, the broker gets
- * DISCONNECT, and tnd_agent_run returns. */
+ * DISCONNECT, and tnd_agent_run returns.
+ *
+ * One process may serve several requests at once (threads > 1): it is
+ * then that many MDP workers, each with its own socket, loop and job
+ * thread, named ID.1, ID.2, ...; the broker sees separate workers. They
+ * share the process's libraries and heap, which is what makes a pool of
+ * 32 cost a few megabytes instead of 32 processes. */
 #ifndef TND_AGENT_H
 #define TND_AGENT_H
 
@@ -17,6 +23,9 @@
 #include "proto/curve.h"
 
 typedef struct tnd_agent_job tnd_agent_job;
+
+/* The most requests one agent process serves at once. */
+#define TND_AGENT_MAX_THREADS 64
 
 /* Handle one request body and return the reply body (caller of the
  * handler frees it); never NULL: a failure is answered with an error
@@ -38,6 +47,11 @@ typedef struct tnd_agent_options {
     const tnd_curve_pair *curve_pair;
     tnd_agent_handler handler;
     void *payload; /* passed to handler */
+    /* requests served at once, 1..TND_AGENT_MAX_THREADS (0: 1); with
+     * payloads, worker k (0-based) passes payloads[k] to handler instead
+     * of payload: whatever a job changes must be its worker's own */
+    int threads;
+    void *const *payloads;
 } tnd_agent_options;
 
 /* What a handler answers when it cannot do the job: the last error,

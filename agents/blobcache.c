@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ struct tnd_blobcache {
     char *blobs; /* dir/blobs: one file per blob, named by its hash */
     size_t max_bytes, bytes;
     size_t received;
+    pthread_mutex_t lock; /* see tnd_blobcache_lock */
 };
 
 /* $XDG_RUNTIME_DIR when it is a usable absolute directory (name gets
@@ -62,6 +64,7 @@ tnd_blobcache *tnd_blobcache_new(const char *role, size_t max_bytes)
     c->dir = real;
     c->blobs = tnd_fs_join(real, "blobs");
     c->max_bytes = max_bytes;
+    pthread_mutex_init(&c->lock, NULL);
     if (mkdir(c->blobs, 0700) < 0) {
         tnd_error_sys("cannot create %s", c->blobs);
         tnd_blobcache_destroy(&c);
@@ -77,10 +80,21 @@ void tnd_blobcache_destroy(tnd_blobcache **self_p)
         return;
     if (tnd_fs_rmtree(c->dir) < 0)
         tnd_log_warn("%s", tnd_error_last());
+    pthread_mutex_destroy(&c->lock);
     free(c->dir);
     free(c->blobs);
     free(c);
     *self_p = NULL;
+}
+
+void tnd_blobcache_lock(tnd_blobcache *self)
+{
+    pthread_mutex_lock(&self->lock);
+}
+
+void tnd_blobcache_unlock(tnd_blobcache *self)
+{
+    pthread_mutex_unlock(&self->lock);
 }
 
 const char *tnd_blobcache_dir(const tnd_blobcache *self)

@@ -32,6 +32,15 @@ tnd_blobcache *tnd_blobcache_new(const char *role, size_t max_bytes);
  * on NULL. */
 void tnd_blobcache_destroy(tnd_blobcache **self_p);
 
+/* Hold the cache for a sequence of the calls below that must not
+ * interleave with another thread's: from storing a request's blobs to
+ * building its workspace (a put that finds the cache full empties it,
+ * which would take blobs from under a build that found them present).
+ * The calls themselves do not lock: one thread alone needs none of
+ * this. tnd_blobcache_drop needs no lock. */
+void tnd_blobcache_lock(tnd_blobcache *self);
+void tnd_blobcache_unlock(tnd_blobcache *self);
+
 /* The runtime directory (absolute, symlink-free). Borrowed. */
 const char *tnd_blobcache_dir(const tnd_blobcache *self);
 

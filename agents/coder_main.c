@@ -26,24 +26,24 @@ int main(int argc, char **argv)
 {
     tnd_agent_cli cli;
     tnd_agent_options opts = {0};
-    tnd_llm *llm;
+    tnd_llm *llms[TND_AGENT_MAX_THREADS] = {0};
     int rc = tnd_agent_cli_parse(&cli, argc, argv, "coder");
 
     if (rc != 0)
         return rc > 0 ? 0 : 2;
-    if (!(llm = tnd_agent_cli_llm(&cli, &cli.config->coder.llm,
-                                  "agents.coder.llm"))) {
+    if (tnd_agent_cli_llms(llms, &cli, &cli.config->coder.llm,
+                           "agents.coder.llm") < 0) {
         tnd_agent_cli_clear(&cli);
         return 2;
     }
     tnd_agent_cli_worker(&opts, &cli);
     opts.service = cli.service ? cli.service : "coder";
     opts.handler = handle;
-    opts.payload = llm;
+    opts.payloads = (void *const *)llms; /* each thread its own model */
     rc = tnd_agent_run(&opts);
     if (rc < 0)
         tnd_log_error("%s", tnd_error_last());
-    tnd_llm_destroy(&llm);
+    tnd_agent_cli_llms_destroy(llms, &cli);
     tnd_agent_cli_clear(&cli);
     return rc < 0 ? 1 : 0;
 }

@@ -39,6 +39,9 @@ static void usage(FILE *to, const char *prog, const char *role)
             "                       JSON line (tandem run --record does this)\n"
             "  --service NAME       serve NAME instead of the role's own\n"
             "                       service\n"
+            "  --threads N          serve up to N requests at once, as N\n"
+            "                       workers named ID.1 .. ID.N (1..%d,\n"
+            "                       default 1)\n"
             "  --server-key KEY     CURVE: the orchestrator's public key, or\n"
             "                       its NAME.pub file (with --key)\n"
             "  --key FILE           CURVE: this agent's NAME.key (tandem keys\n"
@@ -51,7 +54,7 @@ static void usage(FILE *to, const char *prog, const char *role)
             "\n"
             "exit status: 0 stopped by SIGTERM/SIGINT, 1 runtime failure,\n"
             "2 usage or configuration error\n",
-            prog, role, role, TND_PROVIDERS,
+            prog, role, role, TND_PROVIDERS, TND_AGENT_MAX_THREADS,
             strcmp(role, "reviewer") == 0
                 ? "  --member N           quorum member N: serve reviewer.N\n"
                   "                       (unless --service says otherwise)\n"
@@ -97,6 +100,7 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
         O_SERVER_KEY,
         O_KEY,
         O_RUNTIME,
+        O_THREADS,
         O_VERSION
     };
     static const struct option longs[] = {
@@ -113,6 +117,7 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
         {"server-key", required_argument, NULL, O_SERVER_KEY},
         {"key", required_argument, NULL, O_KEY},
         {"runtime", required_argument, NULL, O_RUNTIME},
+        {"threads", required_argument, NULL, O_THREADS},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
@@ -151,6 +156,11 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
             break;
         case O_LIVENESS:
             if (parse_int("--liveness", optarg, 2, 100, &liveness) < 0)
+                goto usage_error;
+            break;
+        case O_THREADS:
+            if (parse_int("--threads", optarg, 1, TND_AGENT_MAX_THREADS,
+                          &out->threads) < 0)
                 goto usage_error;
             break;
         case O_SERVICE:
@@ -251,6 +261,8 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
     }
     out->heartbeat_ms = hb ? hb : out->config->orchestrator.heartbeat_ms;
     out->liveness = liveness ? liveness : out->config->orchestrator.liveness;
+    if (out->threads == 0)
+        out->threads = 1;
     return 0;
 usage_error:
     fprintf(stderr, "try '%s --help'\n", prog);
@@ -287,22 +299,34 @@ static void hide_keys(const tnd_config *cfg, const tnd_llm_config *own)
         tnd_log_warn("cannot make the agent non-dumpable: %s", strerror(errno));
 }
 
-tnd_llm *tnd_agent_cli_llm(const tnd_agent_cli *cli, const tnd_llm_config *llm,
-                           const char *where)
+int tnd_agent_cli_llms(tnd_llm **out, const tnd_agent_cli *cli,
+                       const tnd_llm_config *llm, const char *where)
 {
-    tnd_llm *m = tnd_llm_new(llm);
+    int n = cli->threads > 0 ? cli->threads : 1;
 
-    if (!m) {
-        tnd_log_error("%s: %s", where, tnd_error_last());
-        return NULL;
-    }
-    if (cli->record && tnd_llm_set_record(m, cli->record) < 0) {
-        tnd_log_error("--record: %s", tnd_error_last());
-        tnd_llm_destroy(&m);
-        return NULL;
+    /* all of them before the keys leave the environment */
+    for (int k = 0; k < n; k++) {
+        if (!(out[k] = tnd_llm_new(llm))) {
+            tnd_log_error("%s: %s", where, tnd_error_last());
+            goto fail;
+        }
+        if (cli->record && tnd_llm_set_record(out[k], cli->record) < 0) {
+            tnd_log_error("--record: %s", tnd_error_last());
+            goto fail;
+        }
     }
     hide_keys(cli->config, llm);
-    return m;
+    return 0;
+fail:
+    for (int k = 0; k < n; k++)
+        tnd_llm_destroy(&out[k]);
+    return -1;
+}
+
+void tnd_agent_cli_llms_destroy(tnd_llm **llms, const tnd_agent_cli *cli)
+{
+    for (int k = 0; llms && k < cli->threads; k++)
+        tnd_llm_destroy(&llms[k]);
 }
 
 void tnd_agent_cli_worker(tnd_agent_options *out, const tnd_agent_cli *cli)
@@ -313,4 +337,5 @@ void tnd_agent_cli_worker(tnd_agent_options *out, const tnd_agent_cli *cli)
     out->server_key = cli->curve ? cli->server_key : NULL;
     out->curve_pair = cli->curve ? &cli->curve_pair : NULL;
     out->liveness = cli->liveness;
+    out->threads = cli->threads;
 }

@@ -3,7 +3,7 @@
  *   tandem-coder --connect ENDPOINT [--config FILE] [--llm PROVIDER:MODEL]
  *                [--base-url URL] [--id NAME] [--heartbeat MS]
  *                [--liveness N] [--record FILE] [--service NAME]
- *                [--member N] [--runtime DIR]
+ *                [--member N] [--runtime DIR] [--threads N]
  *                [--server-key KEY|FILE --key FILE]
  *                [--verbose] [--help] [--version]
  */
@@ -27,6 +27,7 @@ typedef struct tnd_agent_cli {
     int member;    /* --member: reviewer quorum member, 1-based; 0 */
     char *runtime; /* --runtime DIR, symlinks resolved: where a workspace
                       path from the orchestrator may lie; NULL */
+    int threads;   /* --threads: requests served at once; 1 */
     /* --server-key and --key: CURVE toward a tcp:// orchestrator; both
      * or neither. curve.secret_key is wiped by tnd_agent_cli_clear. */
     bool curve;
@@ -43,14 +44,19 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
 /* Free what tnd_agent_cli_parse allocated. */
 void tnd_agent_cli_clear(tnd_agent_cli *cli);
 
-/* The model of llm (named where in messages, e.g. "agents.coder.llm"),
- * recording to --record when given. NULL after logging why: the program
- * exits 2. Caller destroys. */
-tnd_llm *tnd_agent_cli_llm(const tnd_agent_cli *cli, const tnd_llm_config *llm,
-                           const char *where);
+/* One model of llm (named where in messages, e.g. "agents.coder.llm")
+ * for each of the agent's threads, out[0 .. cli->threads), each
+ * recording to --record when given. -1 after logging why (none is left
+ * made): the program exits 2. Destroy with tnd_agent_cli_llms_destroy. */
+int tnd_agent_cli_llms(tnd_llm **out, const tnd_agent_cli *cli,
+                       const tnd_llm_config *llm, const char *where);
+
+/* Destroy what tnd_agent_cli_llms made; safe on NULL entries. */
+void tnd_agent_cli_llms_destroy(tnd_llm **llms, const tnd_agent_cli *cli);
 
 /* The worker options the command line sets: endpoint, identity,
- * heartbeat and liveness (the caller sets the service and handler). */
+ * heartbeat, liveness and threads (the caller sets the service, the
+ * handler and its payloads). */
 void tnd_agent_cli_worker(tnd_agent_options *out, const tnd_agent_cli *cli);
 
 #endif

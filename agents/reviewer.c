@@ -519,6 +519,7 @@ static int workspace_for(char **built, char **need, size_t *need_len,
         return tnd_error_set("this reviewer has no blob cache to build tree "
                              "%s in",
                              req->tree);
+    tnd_blobcache_lock(ctx->cache); /* to the build: see blobcache.h */
     if (store_blobs(ctx->cache, req, &tree) < 0)
         goto out;
     if (!tree) {
@@ -549,6 +550,7 @@ static int workspace_for(char **built, char **need, size_t *need_len,
     req->workspace = tnd_xstrdup(*built);
     rc = 0;
 out:
+    tnd_blobcache_unlock(ctx->cache);
     tnd_str_list_free(&missing);
     tnd_tree_destroy(&tree);
     return rc;

@@ -14,6 +14,8 @@
 #include "skills/env.h"
 #include "skills/proc.h"
 
+/* A worker's own model, and what all share: the blob cache locks itself
+ * around what must not interleave (see reviewer.c, workspace_for). */
 typedef struct state {
     tnd_llm *llm;
     const tnd_config *config;
@@ -41,15 +43,19 @@ int main(int argc, char **argv)
 {
     tnd_agent_cli cli;
     tnd_agent_options opts = {0};
-    state st = {0};
+    tnd_llm *llms[TND_AGENT_MAX_THREADS] = {0};
+    state st[TND_AGENT_MAX_THREADS];
+    void *payloads[TND_AGENT_MAX_THREADS];
+    char **envp;
+    tnd_blobcache *cache;
     char service[32];
     int rc = tnd_agent_cli_parse(&cli, argc, argv, "reviewer");
 
     if (rc != 0)
         return rc > 0 ? 0 : 2;
-    if (!(st.llm = tnd_agent_cli_llm(
-              &cli, tnd_config_member_llm(cli.config, cli.member),
-              "agents.reviewer.llm"))) {
+    if (tnd_agent_cli_llms(llms, &cli,
+                           tnd_config_member_llm(cli.config, cli.member),
+                           "agents.reviewer.llm") < 0) {
         tnd_agent_cli_clear(&cli);
         return 2;
     }
@@ -61,17 +67,19 @@ int main(int argc, char **argv)
                                  tnd_llm_key_env(&c->reviewer.llm)};
         for (size_t i = 0; i < c->reviewer.nmodels && i < 16; i++)
             extra[2 + i] = tnd_llm_key_env(&c->reviewer.models[i]);
-        st.envp = tnd_env_scrubbed(extra);
+        envp = tnd_env_scrubbed(extra);
     }
-    st.config = cli.config;
-    st.runtime = cli.runtime;
-    if (!(st.cache = tnd_blobcache_new(
+    if (!(cache = tnd_blobcache_new(
               "reviewer", cli.config->orchestrator.workspace_max_bytes))) {
         tnd_log_error("%s", tnd_error_last());
-        tnd_str_list_free(&st.envp);
-        tnd_llm_destroy(&st.llm);
+        tnd_str_list_free(&envp);
+        tnd_agent_cli_llms_destroy(llms, &cli);
         tnd_agent_cli_clear(&cli);
         return 1;
+    }
+    for (int k = 0; k < cli.threads; k++) {
+        st[k] = (state){llms[k], cli.config, envp, cache, cli.runtime};
+        payloads[k] = &st[k];
     }
     tnd_agent_cli_worker(&opts, &cli);
     if (!cli.service && cli.member > 0) {
@@ -81,13 +89,13 @@ int main(int argc, char **argv)
         opts.service = cli.service ? cli.service : "reviewer";
     }
     opts.handler = handle;
-    opts.payload = &st;
+    opts.payloads = payloads;
     rc = tnd_agent_run(&opts);
     if (rc < 0)
         tnd_log_error("%s", tnd_error_last());
-    tnd_blobcache_destroy(&st.cache);
-    tnd_str_list_free(&st.envp);
-    tnd_llm_destroy(&st.llm);
+    tnd_blobcache_destroy(&cache);
+    tnd_str_list_free(&envp);
+    tnd_agent_cli_llms_destroy(llms, &cli);
     tnd_agent_cli_clear(&cli);
     return rc < 0 ? 1 : 0;
 }

@@ -27,6 +27,10 @@ import time
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # BENCH_BIN: another build's bin/ (to compare before and after a change)
 BIN = os.environ.get("BENCH_BIN") or os.path.join(TOP, "bin")
+# BENCH_THREADS=N: agents.*.threads in the config (requests one agent
+# process serves at once); unset: the built-in default
+THREADS = ("\n    threads: %d" % int(os.environ["BENCH_THREADS"])
+           if os.environ.get("BENCH_THREADS") else "")
 TANDEM = os.path.join(BIN, "tandem")
 FAKELLM = os.path.join(TOP, "build", "tests", "fakellm")
 TASK = "set the value in app.txt to 3"
@@ -121,14 +125,14 @@ class Bench:
 gate: {escalate: never}
 agents:
   coder:
-    llm: %s
+    llm: %s%s
   reviewer:
-    llm: %s
+    llm: %s%s
     skills: [ok, check]
 skills:
   ok: {command: "true", required: true}
   check: {command: "grep -q 'value = 3' app.txt", required: true}
-""" % (llm, llm))
+""" % (llm, THREADS, llm, THREADS))
 
     # ---- repositories -----------------------------------------------------
     def make_repos(self, n):

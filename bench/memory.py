@@ -19,6 +19,7 @@ workload).
 
 Run from the top of the tree after `make all build/tests/fakellm`:
     python3 bench/memory.py 32 1000
+QUEUED 0 skips the second part.
 """
 import os
 import subprocess
@@ -126,7 +127,8 @@ def main():
     sessions = int(sys.argv[1]) if len(sys.argv) > 1 else 32
     queued = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
     pss_peak(sessions)
-    queued_rss(queued)
+    if queued > 0:
+        queued_rss(queued)
 
 
 if __name__ == "__main__":

@@ -99,6 +99,8 @@ static const tnd_yw_field llm_fields[] = {
 static const tnd_yw_field agent_fields[] = {
     {"count", TND_YW_INT, OFF(tnd_agent_config, count), 0, 16, NULL, NULL,
      NULL},
+    {"threads", TND_YW_INT, OFF(tnd_agent_config, threads), 1, 64, NULL, NULL,
+     NULL},
     {"command", TND_YW_CUSTOM, OFF(tnd_agent_config, program), 0, 0, NULL, NULL,
      tnd_config_set_command},
     {"llm", TND_YW_SECTION, OFF(tnd_agent_config, llm), 0, 0, NULL, llm_fields,
@@ -306,12 +308,14 @@ tnd_config *tnd_config_defaults(void)
     cfg->orchestrator.request_timeout_s = 0; /* follow the work */
     cfg->orchestrator.workspace_max_bytes = (size_t)1024 * 1024 * 1024;
     cfg->coder.count = 1;
+    cfg->coder.threads = 8;
     llm_defaults(&cfg->coder.llm);
     cfg->coder.skills = tnd_xcalloc(1, sizeof(char *));
     cfg->coder.context_max_bytes = 128 * 1024;
     cfg->coder.context_include = tnd_xcalloc(1, sizeof(char *));
     cfg->coder.map_max_tokens = 2048;
     cfg->reviewer.count = 1;
+    cfg->reviewer.threads = 8;
     llm_defaults(&cfg->reviewer.llm);
     cfg->reviewer.skills = tnd_xcalloc(3, sizeof(char *));
     cfg->reviewer.skills[0] = tnd_xstrdup("build");

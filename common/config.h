@@ -153,6 +153,8 @@ typedef struct tnd_skill_config {
 typedef struct tnd_agent_config {
     int count;           /* local processes to spawn (0: remote agents
                             connect by themselves) */
+    int threads;         /* tandem serve --pool: requests one agent process
+                            serves at once (tandem-coder --threads) */
     tnd_command program; /* argv[0] NULL: the bundled agent binary */
     tnd_llm_config llm;
     char **skills;            /* reviewer: skill names to run, in order;

@@ -674,14 +674,23 @@ void tnd_broker_event_clear(tnd_broker_event *ev)
     memset(ev, 0, sizeof(*ev));
 }
 
+/* Whether worker name is the agent process named agent: the same name,
+ * or AGENT.N, one of its threads (tandem-coder --threads). */
+static bool of_agent(const char *name, const char *agent)
+{
+    size_t n = strlen(agent);
+
+    return strncmp(name, agent, n) == 0 &&
+           (name[n] == '\0' ||
+            (name[n] == '.' && name[n + 1] &&
+             strspn(name + n + 1, "0123456789") == strlen(name + n + 1)));
+}
+
 void tnd_broker_worker_gone(tnd_broker *self, const char *identity)
 {
-    for (size_t i = 0; i < self->nworkers; i++) {
-        if (strcmp(self->workers[i]->name, identity) == 0) {
+    for (size_t i = self->nworkers; i-- > 0;)
+        if (i < self->nworkers && of_agent(self->workers[i]->name, identity))
             remove_worker(self, self->workers[i], "exited");
-            return;
-        }
-    }
 }
 
 void tnd_broker_drop_worker(tnd_broker *self, const char *identity,

@@ -121,8 +121,10 @@ int tnd_broker_client_send(tnd_broker *self, const unsigned char *client,
 /* Free an event's strings; safe on a zeroed event. */
 void tnd_broker_event_clear(tnd_broker_event *ev);
 
-/* A worker with this printable identity is known to be gone (its process
- * exited): requeue what it held now rather than at heartbeat expiry. */
+/* The agent process with this printable identity is known to be gone
+ * (it exited): requeue what its workers held (identity itself, and
+ * IDENTITY.N for each of its threads) now rather than at heartbeat
+ * expiry. */
 void tnd_broker_worker_gone(tnd_broker *self, const char *identity);
 
 /* A worker with this printable identity broke the contract (e.g. its

@@ -13,6 +13,7 @@
 #include "common/xalloc.h"
 #include "orchestrator/rundir.h"
 #include "orchestrator/supervisor.h"
+#include "proto/mdp.h"
 
 #define MAX_ARGS 48
 
@@ -192,15 +193,22 @@ static int start_role(tnd_pool *p, const tnd_pool_options *o, int role,
     const char *endpoint = tnd_broker_endpoint(p->broker);
     char hb[32], lv[32];
 
+    /* each member's copies, in processes of at most a->threads */
+    int copies = o->copies > 0 ? o->copies : 1;
+    int per = a->threads > 0 ? a->threads : 1;
+    int nproc = (copies + per - 1) / per;
+
     snprintf(hb, sizeof(hb), "%d", cfg->orchestrator.heartbeat_ms);
     snprintf(lv, sizeof(lv), "%d", cfg->orchestrator.liveness);
-    for (int k = 1; k <= a->count * (o->copies > 0 ? o->copies : 1); k++) {
-        /* the k-th agent of the role: member i of its set */
-        int i = (k - 1) % a->count + 1;
+    for (int k = 1; k <= a->count * nproc; k++) {
+        /* the k-th agent of the role: member i of its set, process j of
+         * that member's copies */
+        int i = (k - 1) % a->count + 1, j = (k - 1) / a->count;
+        int threads = copies - j * per < per ? copies - j * per : per;
         const char *argv[MAX_ARGS];
         size_t n = 1;
         char *name = tnd_xasprintf("%s-%d", roles[role], k);
-        char service[32], member[16];
+        char service[32], member[16], nthreads[16];
         char *file = tnd_xasprintf("%s.log", name);
         char *log = tnd_fs_join(o->logs_dir, file);
         tnd_agent_spec spec;
@@ -228,6 +236,10 @@ static int start_role(tnd_pool *p, const tnd_pool_options *o, int role,
         n = add_option(argv, n, "--record", o->record);
         if (role == 1)
             n = add_option(argv, n, "--runtime", p->runtime);
+        if (threads > 1) {
+            snprintf(nthreads, sizeof(nthreads), "%d", threads);
+            n = add_option(argv, n, "--threads", nthreads);
+        }
         if (o->verbose)
             argv[n++] = "--verbose";
         snprintf(service, sizeof(service), "%s", roles[role]);
@@ -261,9 +273,19 @@ static int start_role(tnd_pool *p, const tnd_pool_options *o, int role,
 static void agent_silent(const char *name, void *payload)
 {
     tnd_pool *p = payload;
+    char agent[TND_MDP_MAX_IDENTITY + 1];
+    char *dot;
 
-    if (p->sup)
-        tnd_supervisor_kill(p->sup, name);
+    if (!p->sup)
+        return;
+    /* a worker of an agent with --threads is AGENT.N: the process is
+     * AGENT's (one silent thread means a stuck process) */
+    snprintf(agent, sizeof(agent), "%s", name);
+    if (tnd_supervisor_kill(p->sup, agent) == TND_ENOTFOUND &&
+        (dot = strrchr(agent, '.'))) {
+        *dot = '\0';
+        tnd_supervisor_kill(p->sup, agent);
+    }
 }
 
 tnd_pool *tnd_pool_new(const tnd_pool_options *opts)

@@ -109,6 +109,8 @@ static void assert_defaults(const tnd_config *cfg)
     assert_false(cfg->workspace.incremental);
 
     assert_int_equal(cfg->coder.count, 1);
+    assert_int_equal(cfg->coder.threads, 8);
+    assert_int_equal(cfg->reviewer.threads, 8);
     assert_null(cfg->coder.program.argv);
     assert_null(cfg->coder.skills[0]);
     assert_int_equal(cfg->coder.context_max_bytes, 128 * 1024);
@@ -1042,6 +1044,9 @@ static const bad_case bad_cases[] = {
     {"agents:\n  reviewer:\n    map_max_tokens: 1000\n",
      "agents.yaml:3:5: agents.reviewer.map_max_tokens: only the coder is sent "
      "a repository map; set agents.coder.map_max_tokens"},
+    {"agents:\n  coder:\n    threads: 65\n",
+     "agents.yaml:3:14: agents.coder.threads must be an integer 1..64, got "
+     "\"65\""},
     {"agents:\n  coder:\n    map_max_tokens: 100\n",
      "agents.yaml:3:21: agents.coder.map_max_tokens must be an integer "
      "256..65536, got \"100\""},
@@ -1548,6 +1553,8 @@ static void the_documented_file_is_the_defaults(void **state)
                      def->orchestrator.workspace_max_bytes);
     assert_int_equal(file->coder.count, def->coder.count);
     assert_int_equal(file->reviewer.count, def->reviewer.count);
+    assert_int_equal(file->coder.threads, def->coder.threads);
+    assert_int_equal(file->reviewer.threads, def->reviewer.threads);
     assert_int_equal(file->coder.context_max_bytes,
                      def->coder.context_max_bytes);
     assert_int_equal(file->coder.map_max_tokens, def->coder.map_max_tokens);

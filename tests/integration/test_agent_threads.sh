@@ -1,0 +1,90 @@
+#!/bin/sh
+# An agent process that serves several requests at once (--threads N,
+# agents.*.threads for the agents tandem serve starts): one reviewer
+# process runs four sessions' checks at the same time; killed outright
+# with four requests in hand, all four are handed out again and every
+# task is approved; its command line refuses a bad count.
+. "$(dirname "$0")/lib.sh"
+
+. "$(dirname "$0")/serve_lib.sh"
+
+# the build of every audit marks that it started, then waits for the
+# gate (outside the workspace, so it runs unsandboxed)
+cat >"$T/serve.yaml" <<YAML
+version: 1
+agents:
+  coder:
+    threads: 4
+    llm: {provider: replay, cassette: "$CASSETTE"}
+  reviewer:
+    threads: 4
+    llm: {provider: replay, cassette: "$CASSETTE"}
+    skills: [build, test]
+skills:
+  build:
+    command: "sh -c 'mktemp $T/started.XXXXXX >/dev/null; while [ ! -e $T/gate ]; do sleep 0.02; done; make'"
+    required: true
+    sandbox: none
+    timeout_s: 120
+  test: {command: make test, required: true, timeout_s: 60}
+YAML
+for r in a b c d; do repo "$r"; done
+
+# started N: poll until N builds have started and wait together
+started() {
+    i=0
+    until [ "$(ls "$T" | grep -c '^started\.')" -ge "$1" ]; do
+        i=$((i + 1))
+        [ $i -gt $((2000 * SLOW)) ] && fail "only $(ls "$T" | grep -c '^started\.') of $1 builds started at once"
+        sleep 0.01
+    done
+}
+
+start_serve --config "$T/serve.yaml" --max-sessions 4 --pool 4
+reviewers() { pgrep -P "$SERVE_PID" -f bin/tandem-reviewer | wc -l; }
+coders() { pgrep -P "$SERVE_PID" -f bin/tandem-coder | wc -l; }
+logs=$T/state/tandem/logs
+for w in 1 2 3 4; do
+    wait_for "as reviewer-1.$w (service reviewer)" "$logs/reviewer-1.log" 10
+    wait_for "as coder-1.$w (service coder)" "$logs/coder-1.log" 10
+done
+[ "$(reviewers)" = 1 ] || fail "expected one reviewer process, found $(reviewers)"
+[ "$(coders)" = 1 ] || fail "expected one coder process, found $(coders)"
+[ ! -e "$logs/reviewer-2.log" ] || fail "a second reviewer process was started"
+pass "--pool 4 with threads 4: one coder and one reviewer process, four workers each"
+
+for r in a b c d; do
+    tandem submit --detach --repo "$T/$r" "make the failing test pass" \
+        >"$T/id.$r" 2>"$T/err.$r" || fail "submit to $r: $(cat "$T/err.$r")"
+done
+started 4
+[ "$(reviewers)" = 1 ] || fail "the four builds did not all run in one reviewer"
+pass "one reviewer process runs four sessions' builds at once"
+
+# killed with four requests in hand: each is handed out again
+old=$(pgrep -P "$SERVE_PID" -f bin/tandem-reviewer)
+rm -f "$T"/started.*
+kill -KILL "$old"
+started 4
+new=$(pgrep -P "$SERVE_PID" -f bin/tandem-reviewer)
+[ -n "$new" ] && [ "$new" != "$old" ] || fail "the reviewer was not restarted"
+touch "$T/gate"
+for r in a b c d; do
+    id=$(cat "$T/id.$r")
+    run tandem submit --attach "$id"
+    expect_rc 0 "task on $r after the reviewer was killed"
+    approved "$T/$r/.tandem/sessions/$id"
+done
+pass "the reviewer killed with four requests: restarted, all four approved"
+
+stop_serve
+pass "SIGTERM stops the server and its threaded agents"
+
+run "$BIN/tandem-coder" --connect ipc://x --threads 0
+expect_rc 2 "--threads 0"
+expect_in "$T/err" "--threads must be an integer 1..64"
+run "$BIN/tandem-reviewer" --connect ipc://x --threads 65
+expect_rc 2 "--threads 65"
+run "$BIN/tandem-coder" --help
+expect_in "$T/out" "--threads N"
+pass "--threads out of range is a usage error; --help names it"
