@@ -225,13 +225,62 @@ static bool holds(const char *path, const void *data, size_t len)
     return same;
 }
 
+/* The spare of path: DIR/.NAME.spare. Caller frees. */
+static char *spare_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (!slash)
+        return tnd_xasprintf(".%s.spare", path);
+    return tnd_xasprintf("%.*s/.%s.spare", (int)(slash - path), path,
+                         slash + 1);
+}
+
+/* A spare that is not a regular file (what a swap took from path's
+ * place) is removed, so the next write makes a proper one. */
+static void drop_odd_spare(const char *spare)
+{
+    struct stat st;
+
+    if (lstat(spare, &st) == 0 && !S_ISREG(st.st_mode))
+        unlink(spare);
+}
+
 int tnd_fs_write_replace(const char *path, const void *data, size_t len)
 {
+    char *spare;
+    int fd, rc;
+
     /* a view rebuilt after every step mostly comes out the same: reading
      * it costs far less than a new file (an inode, a rename) */
     if (holds(path, data, len))
         return 0;
-    return replace(path, data, len, false);
+    /* write the spare, then swap it with path: no inode made or freed
+     * (on ext4 allocating one costs more than all the rest, see
+     * fs.h); the old text is the next spare */
+    spare = spare_of(path);
+    fd = open(spare, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && (errno == ELOOP || errno == EISDIR)) {
+        drop_odd_spare(spare); /* never written through */
+        fd = open(spare, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    }
+    if (fd < 0 || ftruncate(fd, 0) < 0 || write_all(fd, data, len) < 0) {
+        if (fd >= 0)
+            close(fd);
+        free(spare);
+        return replace(path, data, len, false);
+    }
+    rc = close(fd);
+    if (rc == 0)
+        rc = renameat2(AT_FDCWD, spare, AT_FDCWD, path, RENAME_EXCHANGE);
+    if (rc < 0 && errno == ENOENT) /* the first time: the spare becomes it */
+        rc = rename(spare, path);
+    else if (rc == 0)
+        drop_odd_spare(spare); /* path was a symlink, say: not kept */
+    free(spare);
+    if (rc < 0) /* a filesystem that cannot swap: a new file each time */
+        return replace(path, data, len, false);
+    return 0;
 }
 
 int tnd_fs_mkdirs(const char *path, mode_t mode)

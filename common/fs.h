@@ -40,11 +40,18 @@ int tnd_fs_write(const char *path, const void *data, size_t len);
  * old or the new contents, never a mix, even after a crash. */
 int tnd_fs_write_atomic(const char *path, const void *data, size_t len);
 
-/* Replace path as tnd_fs_write_atomic does, without the fsyncs: a reader
- * still never sees a mix, but a crash may leave the old contents (or,
- * on some filesystems, an empty file). For files rebuilt from a durable
- * record, such as a session's views. A regular file that already holds
- * exactly data is left as it is (no new file, no rename). */
+/* Replace path without fsyncs, for files rebuilt from a durable record,
+ * such as a session's views, that change often. A regular file that
+ * already holds exactly data is left as it is. Otherwise data is
+ * written to a spare file beside it (DIR/.NAME.spare, kept) and the two
+ * are swapped atomically (renameat2 RENAME_EXCHANGE), so no inode is
+ * made or freed: on ext4 allocating one after many deletions scans the
+ * recently freed ones, and that was most of a server's CPU (see
+ * bench/RESULTS.md). A reader that opens path sees the old or the new
+ * contents, never a mix, as long as it reads them before the next
+ * update but one (which rewrites the inode it holds); a crash may leave
+ * the old contents. Where the filesystem cannot swap, a new file is
+ * renamed over path as tnd_fs_write_atomic does. */
 int tnd_fs_write_replace(const char *path, const void *data, size_t len);
 
 /* mkdir -p with mode for the directories it creates. */

@@ -64,7 +64,8 @@ static void replacing_writes_leave_the_new_contents_alone(void **state)
         files = 0;
         assert_non_null(d = opendir(tmpdir));
         while ((e = readdir(d)) != NULL)
-            if (strstr(e->d_name, "view.md"))
+            if (strstr(e->d_name, "view.md") &&
+                strcmp(e->d_name, ".view.md.spare") != 0)
                 files++;
         closedir(d);
         assert_int_equal(files, 1);
@@ -90,7 +91,7 @@ static void replace_skips_a_file_that_holds_the_contents(void **state)
     assert_true(a.st_ino == b.st_ino);
     assert_int_equal(tnd_fs_write_replace(path, "samE\n", 5), 0);
     assert_int_equal(stat(path, &b), 0);
-    assert_true(a.st_ino != b.st_ino);
+    assert_true(a.st_ino != b.st_ino); /* a reader of the old one keeps it */
     assert_int_equal(tnd_fs_read(&text, NULL, path, 64), 0);
     assert_string_equal(text, "samE\n");
     free(text);
@@ -103,6 +104,53 @@ static void replace_skips_a_file_that_holds_the_contents(void **state)
     assert_true(S_ISREG(b.st_mode));
     assert_int_equal(unlink(path), 0);
     assert_int_equal(unlink(other), 0);
+}
+
+/* Changing a view swaps it with its spare: two inodes serve every
+ * update, none is made or freed after the first two, and each holds the
+ * contents written (the spare the ones before). */
+static void replace_swaps_with_a_spare(void **state)
+{
+    char path[PATH_MAX], spare[PATH_MAX], want[32];
+    ino_t seen[2] = {0, 0};
+    struct stat st;
+    char *text;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s", in_tmp("swap.md"));
+    snprintf(spare, sizeof(spare), "%s", in_tmp(".swap.md.spare"));
+    for (int i = 0; i < 6; i++) {
+        snprintf(want, sizeof(want), "update %d\n", i);
+        assert_int_equal(tnd_fs_write_replace(path, want, strlen(want)), 0);
+        assert_int_equal(tnd_fs_read(&text, NULL, path, 64), 0);
+        assert_string_equal(text, want);
+        free(text);
+        assert_int_equal(lstat(path, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        if (i < 2)
+            seen[i] = st.st_ino;
+        else
+            assert_true(st.st_ino == seen[i % 2]);
+        if (i > 0) {
+            snprintf(want, sizeof(want), "update %d\n", i - 1);
+            assert_int_equal(tnd_fs_read(&text, NULL, spare, 64), 0);
+            assert_string_equal(text, want);
+            free(text);
+        }
+    }
+    assert_true(seen[0] != seen[1]);
+    /* a spare that is a symlink is never written through */
+    assert_int_equal(unlink(spare), 0);
+    assert_int_equal(symlink(in_tmp("elsewhere"), spare), 0);
+    assert_int_equal(tnd_fs_write_replace(path, "after\n", 6), 0);
+    assert_int_equal(tnd_fs_read(&text, NULL, path, 64), 0);
+    assert_string_equal(text, "after\n");
+    free(text);
+    assert_int_equal(access(in_tmp("elsewhere"), F_OK), -1);
+    assert_int_equal(lstat(spare, &st), 0); /* and it is a file again */
+    assert_true(S_ISREG(st.st_mode));
+    unlink(spare);
+    assert_int_equal(unlink(path), 0);
 }
 
 static void reads_a_file_whole(void **state)
@@ -332,6 +380,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(replace_skips_a_file_that_holds_the_contents),
+        cmocka_unit_test(replace_swaps_with_a_spare),
         cmocka_unit_test(reads_a_file_whole),
         cmocka_unit_test(replacing_writes_leave_the_new_contents_alone),
         cmocka_unit_test(a_missing_file_is_not_found),
