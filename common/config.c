@@ -156,6 +156,8 @@ static const tnd_yw_field gate_fields[] = {
      100000, NULL, NULL, NULL},
     {"baseline", TND_YW_BOOL, OFF(tnd_gate_config, baseline), 0, 0, NULL, NULL,
      NULL},
+    {"baseline_reuse_s", TND_YW_INT, OFF(tnd_gate_config, baseline_reuse_s), 0,
+     86400, NULL, NULL, NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -300,6 +302,7 @@ tnd_config *tnd_config_defaults(void)
     cfg->gate.critique = TND_CRITIQUE_ALWAYS;
     cfg->gate.critique_diff_lines = 200;
     cfg->gate.baseline = true;
+    cfg->gate.baseline_reuse_s = 600;
     cfg->orchestrator.endpoint = tnd_xstrdup("");
     cfg->orchestrator.curve_key = tnd_xstrdup("");
     cfg->orchestrator.authorized_keys = tnd_xstrdup("");

@@ -187,6 +187,9 @@ typedef struct tnd_gate_config {
     int critique_every;         /* on_trigger: every Nth task (0: never) */
     bool baseline;              /* run the skills on the unmodified tree
                                    before the first attempt (tandem run) */
+    int baseline_reuse_s;       /* tandem serve: a baseline of the same tree
+                                   and skills this young is reused (0:
+                                   never) */
 } tnd_gate_config;
 
 typedef struct tnd_orchestrator_config {

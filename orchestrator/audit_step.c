@@ -664,7 +664,9 @@ int tnd_loop_baseline(run *r)
         .diff = (char *)"",
         .baseline = true,
     };
-    char key[160], *reply = NULL;
+    const char *service =
+        tnd_config_quorum(r->cfg) > 1 ? "reviewer.1" : "reviewer";
+    char key[160], *reply = NULL, *from = NULL;
     size_t reply_len = 0;
     bool replayed;
     tnd_buf line;
@@ -674,21 +676,30 @@ int tnd_loop_baseline(run *r)
         return sandbox_here(r);
     replayed = (reply = tnd_loop_journaled_reply(r, "baseline", 0,
                                                  &reply_len)) != NULL;
+    if (replayed)
+        from = tnd_loop_baseline_source(r);
     if (!replayed) {
-        tnd_loop_say(r, "baseline: running the skills on the unmodified "
-                        "tree");
         tnd_loop_phase(r, 0, "baseline");
-        snprintf(key, sizeof(key), "%s/0/baseline", ar.task_id);
         rc = tnd_loop_with_content(r, &ar, NULL);
+        /* another session's on the same tree (tandem serve) */
         if (rc == 0)
-            rc = tnd_loop_ask_content(
-                r, 0, "baseline",
-                tnd_config_quorum(r->cfg) > 1 ? "reviewer.1" : "reviewer", key,
-                false, &ar, &reply, &reply_len);
+            rc = tnd_loop_baseline_reuse(r, &ar, service, &reply, &reply_len,
+                                         &from);
+        if (rc == 0 && !reply) {
+            tnd_loop_say(r, "baseline: running the skills on the unmodified "
+                            "tree");
+            snprintf(key, sizeof(key), "%s/0/baseline", ar.task_id);
+            rc = tnd_loop_ask_content(r, 0, "baseline", service, key, false,
+                                      &ar, &reply, &reply_len);
+        }
+        if (rc < 0)
+            tnd_loop_baseline_done(r, NULL, NULL, 0);
         if (rc == TND_ETIMEOUT && tnd_loop_budget_ran_out(r, 1) == 0)
             return 1; /* a budget ran out: the session waits */
         if (rc < 0)
             return rc;
+        if (from)
+            tnd_loop_say(r, "baseline: reused from %s (same tree)", from);
     }
     rc = tnd_audit_reply_decode(&r->baseline, reply, reply_len);
     if (rc == 0)
@@ -698,17 +709,27 @@ int tnd_loop_baseline(run *r)
     /* journaled only when usable: a resumed run with a fixed config
      * runs it again */
     if (rc == 0 && !replayed)
-        rc = tnd_loop_journal_reply(r, "baseline", 0, reply, reply_len);
+        rc = tnd_loop_journal_baseline(r, reply, reply_len, from);
+    /* the sessions waiting for this one's get it, when it can serve */
+    if (!replayed)
+        tnd_loop_baseline_done(r, rc == 0 ? &r->baseline : NULL, reply,
+                               reply_len);
     free(reply);
-    if (rc < 0)
+    if (rc < 0) {
+        free(from);
         return rc;
+    }
     r->has_baseline = true;
-    tnd_report_baseline(r->report, &r->baseline);
+    tnd_report_baseline(r->report, &r->baseline, from);
     tnd_buf_init(&line, 4096);
     skills_line(&line, &r->baseline);
     tnd_loop_say(r, "baseline: %s, before any change%s", tnd_buf_str(&line),
                  replayed ? " (from the journal)" : "");
     tnd_buf_free(&line);
-    /* what the baseline's build wrote must not serve attempt 1 */
-    return replayed ? 0 : tnd_workspace_reset(r->ws);
+    /* what the baseline's build wrote must not serve attempt 1 (a
+     * reused one ran in another session's workspace: this one is as
+     * the snapshot made it) */
+    rc = replayed || from ? 0 : tnd_workspace_reset(r->ws);
+    free(from);
+    return rc;
 }

@@ -156,7 +156,8 @@ void tnd_hub_start_queued(tnd_hub *h)
             continue;
         if (tnd_hubsession_start(s, h->ctx, TND_HUB_LINKS,
                                  tnd_pool_insecure(h->pool) ? h->o->endpoint
-                                                            : NULL) < 0) {
+                                                            : NULL,
+                                 h->baselines) < 0) {
             char *why = tnd_xasprintf("cannot start session %s: %s",
                                       tnd_hubsession_id(s), tnd_error_last());
             tnd_log_error("%s", why);
@@ -402,6 +403,10 @@ tnd_hub *tnd_hub_new(const tnd_hub_options *opts)
     int hwm = 0;
 
     h->o = opts;
+    if (opts->config->gate.baseline_reuse_s > 0)
+        h->baselines = tnd_basecache_new(
+            TND_BASECACHE_MAX,
+            (int64_t)opts->config->gate.baseline_reuse_s * 1000);
     if (!(h->accepted = tnd_accepted_open(opts->accepted)))
         goto fail;
     if (!(h->ctx = zmq_ctx_new()) ||
@@ -457,6 +462,7 @@ void tnd_hub_destroy(tnd_hub **self_p)
         zmq_ctx_term(h->ctx);
     tnd_pool_destroy(&h->pool, STOP_GRACE_MS);
     tnd_accepted_close(&h->accepted);
+    tnd_basecache_destroy(&h->baselines); /* every session thread ended */
     free(h);
     *self_p = NULL;
 }

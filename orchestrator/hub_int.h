@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "orchestrator/accepted.h"
+#include "orchestrator/basecache.h"
 #include "orchestrator/broker.h"
 #include "orchestrator/hub.h"
 #include "orchestrator/hubsession.h"
@@ -28,8 +29,10 @@ struct tnd_hub {
     tnd_pool *pool;
     tnd_broker *broker; /* the pool's */
     tnd_accepted *accepted;
-    void *ctx, *router; /* the links' side */
-    tnd_hubsession **s; /* queued first-come first-served, and running */
+    tnd_basecache *baselines; /* shared by the sessions (gate.baseline_reuse_s);
+                                 NULL when off */
+    void *ctx, *router;       /* the links' side */
+    tnd_hubsession **s;       /* queued first-come first-served, and running */
     size_t n, alloc;
     unsigned long seq; /* names sessions: s1, s2, ... */
     int64_t next_alive;

@@ -34,8 +34,9 @@ struct tnd_hubsession {
     bool started; /* a thread runs it, not joined yet */
     bool ran;     /* a thread was started: the link is the thread's */
     atomic_int stop;
-    tnd_answer answer;    /* kind 0: none */
-    const char *insecure; /* borrowed: for the report */
+    tnd_answer answer;        /* kind 0: none */
+    const char *insecure;     /* borrowed: for the report */
+    tnd_basecache *baselines; /* borrowed: the server's */
     follower f[TND_HUBSESSION_MAX_FOLLOWERS];
     size_t nf;
 };
@@ -116,7 +117,12 @@ static void *session_main(void *arg)
     int code = TND_EXIT_FAILED;
 
     if (out && err) {
-        tnd_run_host host = {link, out, err, &s->stop, s->insecure};
+        tnd_run_host host = {.link = link,
+                             .out = out,
+                             .err = err,
+                             .stop = &s->stop,
+                             .insecure = s->insecure,
+                             .baselines = s->baselines};
         tnd_continue_options co;
         memset(&co, 0, sizeof(co));
         co.repo = s->repo;
@@ -144,9 +150,10 @@ static void *session_main(void *arg)
 }
 
 int tnd_hubsession_start(tnd_hubsession *self, void *ctx, const char *endpoint,
-                         const char *insecure)
+                         const char *insecure, tnd_basecache *baselines)
 {
     self->insecure = insecure;
+    self->baselines = baselines;
     sigset_t all, old;
     int rc;
 

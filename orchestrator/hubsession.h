@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "orchestrator/basecache.h"
 #include "orchestrator/broker.h"
 #include "orchestrator/escalate.h"
 
@@ -53,9 +54,10 @@ void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
 /* Run it: a link to the hub's ROUTER at endpoint in ctx, and a thread.
  * insecure (borrowed: it must outlive the session; may be NULL) is the
  * server's endpoint when it has no CURVE beyond loopback, for the
- * session's report. -1 with the error set. */
+ * session's report; baselines (borrowed likewise; may be NULL) the
+ * baselines the server's sessions share. -1 with the error set. */
 int tnd_hubsession_start(tnd_hubsession *self, void *ctx, const char *endpoint,
-                         const char *insecure);
+                         const char *insecure, tnd_basecache *baselines);
 
 /* Ask the running session to stop as signal sig would (it stays
  * resumable). Nothing for a queued one. */

@@ -97,8 +97,11 @@ typedef struct run {
     const char *review_rev;   /* resumed review: the commit of its base */
     tnd_audit_reply baseline; /* the skills on the unmodified tree */
     bool has_baseline;
-    bool config_error;      /* stopped by a configuration mistake: exit 2 */
-    tnd_findings *findings; /* review --format: what the attempt found */
+    char baseline_flight[65]; /* the key of the baseline this run runs
+                                 for the server's other sessions too
+                                 (basecache.h); "" when none */
+    bool config_error;        /* stopped by a configuration mistake: exit 2 */
+    tnd_findings *findings;   /* review --format: what the attempt found */
 } run;
 
 /* The loop's memory between attempts. */
@@ -245,6 +248,36 @@ int tnd_loop_audit(run *r, attempt *a);
  * (tandem review, gate.baseline: false) only the sandbox is checked, on
  * this host for local reviewers. */
 int tnd_loop_baseline(run *r);
+
+/* ---- baseline_reuse.c: a baseline shared by a server's sessions ------- */
+
+/* The baseline of ar's tree (service: the reviewer asked) from the
+ * server's cache (tandem serve, gate.baseline_reuse_s above 0), as this
+ * session's reviewer would have sent it: 0 with *reply (caller frees)
+ * and *from (the session that ran it; caller frees). 0 with *reply NULL:
+ * run it here; when the other sessions wait for this run,
+ * r->baseline_flight is set and tnd_loop_baseline_done must follow.
+ * TND_ECANCELLED (stopped while waiting), TND_ETIMEOUT (the deadline of
+ * a request passed while waiting), -1. */
+int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
+                            const char *service, char **reply, size_t *len,
+                            char **from);
+
+/* End this run's flight, if it has one: the reply (len bytes; base is
+ * it decoded) goes to the sessions waiting and is kept when another
+ * session may rely on it (every skill ran, sandboxed as configured);
+ * base NULL: the baseline failed, and they run their own. */
+void tnd_loop_baseline_done(run *r, const tnd_audit_reply *base,
+                            const char *reply, size_t len);
+
+/* Journal the baseline reply as `baseline`, with `reused_from` when it
+ * came from session from (NULL: this session's reviewer ran it). */
+int tnd_loop_journal_baseline(run *r, const char *reply, size_t len,
+                              const char *from);
+
+/* The session the journaled baseline came from; NULL when it ran here
+ * or none is journaled. Caller frees. */
+char *tnd_loop_baseline_source(const run *r);
 
 /* ---- audit_content.c: the tree by content ------------------------------ */
 

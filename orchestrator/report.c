@@ -150,13 +150,16 @@ static json_object *skills_json(const tnd_audit_reply *a,
     return list;
 }
 
-void tnd_report_baseline(tnd_report *self, const tnd_audit_reply *baseline)
+void tnd_report_baseline(tnd_report *self, const tnd_audit_reply *baseline,
+                         const char *reused_from)
 {
     note_unsandboxed(self, baseline);
     json_object_put(self->baseline);
     self->baseline = json_object_new_object();
     json_object_object_add(self->baseline, "skills",
                            skills_json(baseline, NULL));
+    json_object_object_add(self->baseline, "reused_from",
+                           tnd_json_str_or_null(reused_from));
 }
 
 void tnd_report_workspace(tnd_report *self, json_object *about)

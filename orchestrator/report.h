@@ -48,8 +48,10 @@ tnd_usage tnd_report_total(const tnd_report *self);
 
 /* The skills' results on the unmodified tree (each attempt's skills then
  * say how they did before the change, and which failures are
- * regressions). */
-void tnd_report_baseline(tnd_report *self, const tnd_audit_reply *baseline);
+ * regressions); reused_from: the session whose baseline this is (tandem
+ * serve, the same tree), or NULL when it ran here. */
+void tnd_report_baseline(tnd_report *self, const tnd_audit_reply *baseline,
+                         const char *reused_from);
 
 /* What the attempts' tree held (tnd_snapshot_json's object, taken). */
 void tnd_report_workspace(tnd_report *self, json_object *about);

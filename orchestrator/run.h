@@ -21,6 +21,7 @@
 #include "orchestrator/link.h"
 
 #include "orchestrator/apply.h"
+#include "orchestrator/basecache.h"
 #include "orchestrator/escalate.h"
 #include "orchestrator/findings.h"
 #include "orchestrator/session.h"
@@ -84,12 +85,14 @@ typedef struct tnd_run_options {
  * escalation waits for a command), the config is never taken from the
  * repository implicitly, and the log is the server's. */
 typedef struct tnd_run_host {
-    tnd_link *link;       /* the hub's agents */
-    FILE *out, *err;      /* the session's stdout and stderr */
-    atomic_int *stop;     /* set to a signal's number: stop as that signal
-                             would (the session stays open, resumable) */
-    const char *insecure; /* the server's tcp:// endpoint open without
-                             CURVE, for the report; or NULL */
+    tnd_link *link;           /* the hub's agents */
+    FILE *out, *err;          /* the session's stdout and stderr */
+    atomic_int *stop;         /* set to a signal's number: stop as that signal
+                                 would (the session stays open, resumable) */
+    const char *insecure;     /* the server's tcp:// endpoint open without
+                                 CURVE, for the report; or NULL */
+    tnd_basecache *baselines; /* the server's baselines, shared by its
+                                 sessions (borrowed); NULL: none */
 } tnd_run_host;
 
 /* Run the task (or review the change); returns one of the TND_EXIT_*

@@ -105,6 +105,7 @@ static void assert_defaults(const tnd_config *cfg)
                      0); /* follow the work */
     assert_int_equal(cfg->orchestrator.workspace_max_bytes, 1024 << 20);
     assert_true(cfg->gate.baseline);
+    assert_int_equal(cfg->gate.baseline_reuse_s, 600);
     assert_false(cfg->workspace.include_untracked);
     assert_false(cfg->workspace.incremental);
 
@@ -190,6 +191,7 @@ static const char full_file[] =
     "  human_review_below: 0.55\n"
     "  persistent_failure_threshold: 4\n"
     "  baseline: false\n"
+    "  baseline_reuse_s: 0\n"
     "workspace:\n"
     "  include_untracked: true\n"
     "  incremental: true\n"
@@ -247,6 +249,7 @@ static void full_file_sets_every_field(void **state)
     assert_true(cfg->gate.human_review_below == 0.55);
     assert_int_equal(cfg->gate.persistent_failure_threshold, 4);
     assert_false(cfg->gate.baseline);
+    assert_int_equal(cfg->gate.baseline_reuse_s, 0);
     assert_true(cfg->workspace.include_untracked);
     assert_true(cfg->workspace.incremental);
 
@@ -808,7 +811,7 @@ static const bad_case bad_cases[] = {
      "max_iterations, confidence_threshold, human_review_below, "
      "persistent_failure_threshold, max_tokens, max_llm_calls, max_wall_s, "
      "escalate, risk_paths, critique, critique_diff_lines, critique_every, "
-     "baseline)"},
+     "baseline, baseline_reuse_s)"},
     {"verbose: true\n",
      "agents.yaml:1:1: unknown key 'verbose' in the top level (known keys: "
      "gate, orchestrator, workspace, agents, version, skills)"},
@@ -1092,6 +1095,9 @@ static const bad_case bad_cases[] = {
     {"gate:\n  critique_every: 100001\n",
      "agents.yaml:2:19: gate.critique_every must be an integer 0..100000, got "
      "\"100001\""},
+    {"gate:\n  baseline_reuse_s: -1\n",
+     "agents.yaml:2:21: gate.baseline_reuse_s must be an integer 0..86400, got "
+     "\"-1\""},
     /* the document as a whole */
     {"version: 2\n",
      "agents.yaml:1:10: version must be 1 (this tandem reads version 1 "
@@ -1539,6 +1545,7 @@ static void the_documented_file_is_the_defaults(void **state)
     assert_int_equal(file->gate.critique_diff_lines,
                      def->gate.critique_diff_lines);
     assert_int_equal(file->gate.critique_every, def->gate.critique_every);
+    assert_int_equal(file->gate.baseline_reuse_s, def->gate.baseline_reuse_s);
     assert_null(file->coder.context_include[0]);
     assert_int_equal(file->reviewer.quorum, def->reviewer.quorum);
     assert_int_equal(file->reviewer.nmodels, 0);

@@ -146,12 +146,17 @@ static void baseline_and_workspace_are_reported(void **state)
     w = json_object_new_object();
     json_object_object_add(w, "incremental", json_object_new_boolean(true));
     tnd_report_workspace(r, w);
-    tnd_report_baseline(r, &base);
+    tnd_report_baseline(r, &base, "20260101-000000-abcd");
     tnd_report_attempt(r, 1, NULL, &in, &d, NULL, 0);
     text = tnd_report_json(r);
     assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
     assert_true(json_object_get_boolean(json_object_object_get(
         json_object_object_get(o, "workspace"), "incremental")));
+    /* whose baseline it is, when another session of a server ran it */
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(
+            json_object_object_get(o, "baseline"), "reused_from")),
+        "20260101-000000-abcd");
     b = json_object_object_get(json_object_object_get(o, "baseline"), "skills");
     assert_int_equal(json_object_array_length(b), 2);
     assert_string_equal(json_object_get_string(json_object_object_get(
@@ -215,7 +220,7 @@ static void unsandboxed_skills_are_reported(void **state)
     json_object_put(o);
     free(text);
 
-    tnd_report_baseline(r, &base);
+    tnd_report_baseline(r, &base, NULL);
     tnd_report_attempt(r, 1, NULL, &in, &d, NULL, 0);
     tnd_report_attempt(r, 2, NULL, &in, &d, NULL, 0);
     tnd_report_outcome(r, "approved", "ok", 2, NULL, NULL, 100);

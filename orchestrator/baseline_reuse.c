@@ -1,0 +1,166 @@
+/* A served session's side of the baseline cache (see loop.h and
+ * basecache.h): the key of this run's baseline, a baseline another
+ * session ran on the same tree taken as this session's own (its task id
+ * and workspace paths made this session's), journaled as `baseline` with
+ * where it came from, and this run's flight ended for the sessions that
+ * wait for it, with its reply only when another session may rely on it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "orchestrator/basecache.h"
+#include "orchestrator/loop.h"
+#include "orchestrator/review.h"
+#include "proto/json.h"
+
+/* s with every from replaced by to (s is freed); s itself when from is
+ * not in it. */
+static char *replace_all(char *s, const char *from, const char *to)
+{
+    size_t n = strlen(from);
+    const char *p, *at;
+    tnd_buf b;
+
+    if (!s || !n || !strstr(s, from))
+        return s;
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (p = s; (at = strstr(p, from)); p = at + n) {
+        tnd_buf_append(&b, p, (size_t)(at - p));
+        tnd_buf_puts(&b, to);
+    }
+    tnd_buf_puts(&b, p);
+    free(s);
+    return tnd_buf_detach(&b, NULL);
+}
+
+/* The reply hit holds, as this session's reviewer would have sent it:
+ * its task id, and the other session's workspace in the skills' output
+ * named as this one's. */
+static int adopt(run *r, const tnd_basecache_hit *hit, char **reply,
+                 size_t *len)
+{
+    const char *ws = tnd_workspace_path(r->ws);
+    tnd_audit_reply a;
+
+    if (tnd_audit_reply_decode(&a, hit->reply, hit->len) < 0) {
+        tnd_error_prefix("session %s's baseline", hit->session);
+        return -1;
+    }
+    free(a.task_id);
+    a.task_id = tnd_xstrdup(tnd_session_id(r->session));
+    for (size_t i = 0; i < a.nskills; i++) {
+        a.skills[i].output =
+            replace_all(a.skills[i].output, hit->workspace, ws);
+        a.skills[i].ended = replace_all(a.skills[i].ended, hit->workspace, ws);
+    }
+    *reply = tnd_audit_reply_encode(&a, len);
+    tnd_audit_reply_clear(&a);
+    return 0;
+}
+
+static void say_waiting(const char *runner, void *payload)
+{
+    run *r = payload;
+
+    tnd_loop_say(r, "baseline: waiting for session %s's (same tree)", runner);
+}
+
+int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
+                            const char *service, char **reply, size_t *len,
+                            char **from)
+{
+    tnd_basecache *cache = r->host ? r->host->baselines : NULL;
+    tnd_basecache_hit hit;
+    char key[TND_SHA256_HEX + 1];
+    int64_t deadline;
+    bool by_budget;
+    int rc;
+
+    *reply = NULL;
+    *from = NULL;
+    if (!cache || r->gate.baseline_reuse_s <= 0 || !ar->tree)
+        return 0;
+    tnd_basecache_key(key, r->cfg, ar->tree, service);
+    deadline = tnd_loop_deadline(r, service, &by_budget);
+    rc = tnd_basecache_take(&hit, cache, key, tnd_session_id(r->session),
+                            tnd_workspace_path(r->ws), deadline, r->stop,
+                            say_waiting, r);
+    if (rc == TND_BASECACHE_RUN)
+        snprintf(r->baseline_flight, sizeof(r->baseline_flight), "%s", key);
+    if (rc == TND_BASECACHE_ALONE)
+        tnd_loop_say(r, "baseline: that run failed; running this session's "
+                        "own");
+    if (rc != TND_BASECACHE_HIT)
+        return rc < 0 ? rc : 0;
+    if ((rc = adopt(r, &hit, reply, len)) == 0) {
+        *from = hit.session;
+        hit.session = NULL;
+    }
+    tnd_basecache_hit_clear(&hit);
+    return rc;
+}
+
+/* Whether another session may take base as its own: every skill ran (or
+ * was skipped) and ended by itself, and every command that should run
+ * sandboxed did. A result of the moment (a timeout, a skill that could
+ * not start, no sandbox to be had) is not kept. */
+static bool reusable(const run *r, const tnd_audit_reply *base)
+{
+    for (size_t i = 0; i < base->nskills; i++) {
+        const tnd_skill_result *s = &base->skills[i];
+        const tnd_skill_config *c = tnd_config_skill(r->cfg, s->name);
+        if (!c || tnd_review_cannot_run(s) || s->ended ||
+            (s->status != TND_SKILL_PASS && s->status != TND_SKILL_FAIL &&
+             s->status != TND_SKILL_SKIPPED))
+            return false;
+        if (s->status != TND_SKILL_SKIPPED && !*c->builtin &&
+            c->sandbox == TND_SANDBOX_BWRAP &&
+            s->sandbox != TND_ISOLATION_BWRAP)
+            return false;
+    }
+    return true;
+}
+
+void tnd_loop_baseline_done(run *r, const tnd_audit_reply *base,
+                            const char *reply, size_t len)
+{
+    bool keep = base && reply && reusable(r, base);
+
+    if (!r->baseline_flight[0])
+        return;
+    tnd_basecache_done(r->host->baselines, r->baseline_flight,
+                       keep ? reply : NULL, keep ? len : 0);
+    r->baseline_flight[0] = '\0';
+}
+
+int tnd_loop_journal_baseline(run *r, const char *reply, size_t len,
+                              const char *from)
+{
+    json_object *obj = NULL, *f;
+
+    if (!from)
+        return tnd_loop_journal_reply(r, "baseline", 0, reply, len);
+    if (tnd_json_parse(&obj, reply, len) < 0)
+        return -1;
+    f = json_object_new_object();
+    json_object_object_add(f, "attempt", json_object_new_int(0));
+    json_object_object_add(f, "reply", obj);
+    json_object_object_add(f, "reused_from", json_object_new_string(from));
+    return tnd_loop_step(r, "baseline", f);
+}
+
+char *tnd_loop_baseline_source(const run *r)
+{
+    long at = tnd_loop_find(r, "baseline", 0, 0);
+    const char *from;
+
+    if (at < 0)
+        return NULL;
+    from = tnd_json_str_or(tnd_journal_record(r->journal, (size_t)at),
+                           "reused_from", NULL);
+    return from ? tnd_xstrdup(from) : NULL;
+}

@@ -1,0 +1,135 @@
+#!/bin/sh
+# tandem serve: tasks on the same tree share one baseline
+# (gate.baseline_reuse_s). A skill that only the baseline runs (its paths
+# match nothing the change touches; the baseline runs every skill) counts
+# its runs in a file outside the workspace, so the count is the number of
+# baselines that ran. The second task on a tree reuses the first's and
+# says so (stderr, journal, report.json); a changed tree runs its own;
+# tasks that start together on a new tree run it once; with
+# gate.baseline_reuse_s: 0 every task runs its own. While the gate file
+# is missing, the counting skill holds its baseline back (it runs
+# unsandboxed, so it sees this test's files).
+. "$(dirname "$0")/lib.sh"
+
+. "$(dirname "$0")/serve_lib.sh"
+
+COUNTER=$T/baselines
+GATE=$T/gate
+touch "$GATE"
+
+# config FILE [REUSE-SECONDS]
+config() {
+    cat >"$1" <<YAML
+version: 1
+gate:
+  baseline_reuse_s: ${2:-600}
+agents:
+  coder:
+    llm: {provider: replay, cassette: "$CASSETTE"}
+  reviewer:
+    llm: {provider: replay, cassette: "$CASSETTE"}
+    skills: [count, build, test]
+skills:
+  count: {command: "echo ran >>$COUNTER; until [ -e $GATE ]; do sleep 0.01; done",
+          sandbox: none,
+          paths: ["nothing/matches/this"], timeout_s: 30}
+  build: {command: make, required: true, timeout_s: 120}
+  test: {command: make test, required: true, timeout_s: 60}
+YAML
+}
+
+baselines() { if [ -e "$COUNTER" ]; then wc -l <"$COUNTER"; else echo 0; fi; }
+
+# submit N REPO: one task, waited for; its stderr in $T/err.N
+submit() {
+    tandem submit --repo "$2" "make the failing test pass" \
+        >"$T/out.$1" 2>"$T/err.$1" ||
+        fail "task $1 exited $?: $(tail -5 "$T/err.$1")"
+}
+
+sid_of() { sed -n 's/^tandem: session \([^:]*\): make.*/\1/p' "$T/err.$1" | head -1; }
+
+# reused_from DIR: the report's baseline.reused_from ("None" when null)
+reused_from() {
+    $PY -c 'import json, sys
+print(json.load(open(sys.argv[1]))["baseline"]["reused_from"])' "$1/report.json"
+}
+
+config "$T/serve.yaml"
+repo a
+repo b
+echo "/* another tree */" >>"$T/b/stats.h"
+
+# ---- the second task on a tree reuses the first's baseline --------------
+start_serve --config "$T/serve.yaml" --max-sessions 4 --pool 1
+submit 1 "$T/a"
+[ "$(baselines)" = 1 ] || fail "the first task ran $(baselines) baselines"
+s1=$(sid_of 1)
+expect_in "$T/err.1" "baseline: running the skills on the unmodified tree"
+[ "$(reused_from "$T/a/.tandem/sessions/$s1")" = None ] ||
+    fail "the first task's baseline says it was reused"
+submit 2 "$T/a"
+[ "$(baselines)" = 1 ] || fail "the second task on the same tree ran its own baseline"
+s2=$(sid_of 2)
+d2=$T/a/.tandem/sessions/$s2
+expect_in "$T/err.2" "baseline: reused from $s1 (same tree)"
+expect_not_in "$T/err.2" "baseline: running the skills"
+expect_in "$T/err.2" "[2/3] approve"
+[ "$(reused_from "$d2")" = "$s1" ] || fail "report.json: reused_from is $(reused_from "$d2"), not $s1"
+expect_in "$d2/journal.jsonl" "\"reused_from\":\"$s1\""
+# journaled as a fresh one is: the task id is this session's
+grep '"type":"baseline"' "$d2/journal.jsonl" | grep -q "\"task_id\":\"$s2\"" ||
+    fail "the reused baseline is journaled under another task id"
+pass "a second task on the same tree reuses the first's baseline, and says so"
+
+# ---- a changed tree runs its own ----------------------------------------
+submit 3 "$T/b"
+[ "$(baselines)" = 2 ] || fail "a changed tree did not run its own baseline"
+[ "$(reused_from "$T/b/.tandem/sessions/$(sid_of 3)")" = None ] ||
+    fail "the changed tree's baseline says it was reused"
+expect_not_in "$T/err.3" "reused from"
+pass "a task on a changed tree runs its own baseline"
+
+# ---- tasks that start together on a new tree run it once ----------------
+# the first baseline is held until the other two wait for it
+for r in c d e; do
+    repo $r
+    echo "/* a third tree */" >>"$T/$r/stats.h"
+done
+rm "$GATE"
+pids=
+for i in 4 5 6; do
+    r=$(echo c d e | cut -d' ' -f$((i - 3)))
+    (submit $i "$T/$r") &
+    pids="$pids $!"
+done
+wait_for "ran" "$COUNTER" 30
+n=0
+i=0
+while [ "$n" != 2 ]; do
+    n=$(cat "$T"/err.4 "$T"/err.5 "$T"/err.6 2>/dev/null |
+        grep -c "baseline: waiting for session")
+    i=$((i + 1))
+    [ $i -gt $((3000 * SLOW)) ] && fail "$n tasks wait for the first one's baseline, not 2"
+    sleep 0.01
+done
+touch "$GATE"
+for p in $pids; do wait "$p" || fail "a task of the three failed"; done
+[ "$(baselines)" = 3 ] || fail "three tasks on one new tree ran $(($(baselines) - 2)) baselines"
+n=$(cat "$T"/err.4 "$T"/err.5 "$T"/err.6 | grep -c "baseline: reused from")
+[ "$n" = 2 ] || fail "$n of the three tasks reused the baseline, not 2"
+pass "three tasks starting together on a new tree: one runs the baseline, two wait for it"
+stop_serve
+
+# ---- gate.baseline_reuse_s: 0 -------------------------------------------
+config "$T/off.yaml" 0
+rm -f "$COUNTER"
+start_serve --config "$T/off.yaml" --max-sessions 4 --pool 1
+submit 7 "$T/a"
+submit 8 "$T/a"
+[ "$(baselines)" = 2 ] || fail "with gate.baseline_reuse_s: 0, two tasks ran $(baselines) baselines"
+expect_not_in "$T/err.8" "reused from"
+[ "$(reused_from "$T/a/.tandem/sessions/$(sid_of 8)")" = None ] ||
+    fail "with reuse off, a baseline says it was reused"
+stop_serve
+pass "gate.baseline_reuse_s: 0 runs every task's own baseline"
