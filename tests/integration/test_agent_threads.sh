@@ -9,9 +9,12 @@
 . "$(dirname "$0")/serve_lib.sh"
 
 # the build of every audit marks that it started, then waits for the
-# gate (outside the workspace, so it runs unsandboxed)
+# gate (outside the workspace, so it runs unsandboxed); every session
+# runs its own baseline (the four repositories hold the same tree)
 cat >"$T/serve.yaml" <<YAML
 version: 1
+gate:
+  baseline_reuse_s: 0
 agents:
   coder:
     threads: 4
