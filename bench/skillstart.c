@@ -5,7 +5,8 @@
  * a skill whose command is `true` through tnd_skill_run, in its sandbox
  * and (for the yardstick) with `sandbox: none`, and the pids cgroup a
  * skill gets alone (made, then removed): wall and CPU (this process and
- * its reaped children) of each run, medians.
+ * its reaped children) of each run: medians, and the mean wall time
+ * (a slow tail is time a reviewer spends too).
  *
  *   build/bench/skillstart [RUNS]
  *
@@ -134,8 +135,13 @@ int main(int argc, char **argv)
             wall[i] = now_ms() - t0;
             cpu[i] = cpu_ms() - c0;
         }
-        printf("%-32s  wall %6.3f  cpu %6.3f\n", names[w], median(wall, runs),
-               median(cpu, runs));
+        {
+            double sum = 0;
+            for (int i = 0; i < runs; i++)
+                sum += wall[i];
+            printf("%-32s  wall %6.3f (mean %6.3f)  cpu %6.3f\n", names[w],
+                   median(wall, runs), sum / runs, median(cpu, runs));
+        }
     next:;
     }
     free(wall);
