@@ -25,6 +25,11 @@
 
 /* How long destroy waits for the killed processes to be gone. */
 #define EMPTY_WAIT_MS 1000
+/* Its naps while it waits: the first short, since what is left after a
+ * run is usually a process already dying (bwrap exits before its
+ * namespace's init, which its death then kills), then doubling. */
+#define FIRST_NAP_US 50
+#define LAST_NAP_US  2000
 /* Rounds of reading cgroup.procs and killing what it lists (v1, or a
  * kernel without cgroup.kill): a fork that raced the read is caught by
  * the next round, and pids.max bounds how many there can be. */
@@ -39,6 +44,11 @@ struct tnd_cgroup {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned next_seq;
 static bool swept;
+/* Where this process makes its cgroups, or why it cannot, once found:
+ * finding out reads /proc/self/cgroup and the whole mount table, which
+ * every skill run would pay. The place is forgotten when a mkdir there
+ * says it is gone. */
+static char *parent_found, *parent_reason;
 
 /* A small file of the kernel's, NUL-terminated; NULL when unreadable.
  * (/proc and cgroupfs files report size 0, so tnd_fs_read cannot.) */
@@ -227,27 +237,58 @@ static void sweep(const char *parent)
         closedir(d);
 }
 
-tnd_cgroup *tnd_cgroup_new(long max_tasks)
+/* The parent for a new cgroup (caller frees), found now when stale or
+ * not found yet; its sequence number in *seq. NULL with the reason. */
+static char *parent_for_new(unsigned *seq, bool stale)
 {
-    char *parent = parent_dir(), *file, num[32];
-    tnd_cgroup *cg;
-    unsigned seq;
+    char *parent;
 
-    if (!parent)
-        return NULL;
     pthread_mutex_lock(&lock);
-    seq = next_seq++;
-    if (!swept) {
+    if (stale) {
+        free(parent_found);
+        parent_found = NULL;
+    }
+    if (!parent_found && !parent_reason && !(parent_found = parent_dir()))
+        parent_reason = tnd_xstrdup(tnd_error_last());
+    if (parent_found)
+        parent = tnd_xstrdup(parent_found);
+    else {
+        parent = NULL;
+        tnd_error_set("%s", parent_reason);
+    }
+    *seq = next_seq++;
+    if (parent && !swept) {
         swept = true;
         sweep(parent);
     }
     pthread_mutex_unlock(&lock);
+    return parent;
+}
+
+tnd_cgroup *tnd_cgroup_new(long max_tasks)
+{
+    char *parent, *file, num[32];
+    tnd_cgroup *cg;
+    unsigned seq;
+    int made;
+
     cg = tnd_xcalloc(1, sizeof(*cg));
     cg->procs_fd = -1;
-    cg->dir =
-        tnd_xasprintf("%s/tandem-skill-%d-%u", parent, (int)getpid(), seq);
-    free(parent);
-    if (mkdir(cg->dir, 0755) < 0) {
+    for (int attempt = 0;; attempt++) {
+        if (!(parent = parent_for_new(&seq, attempt > 0))) {
+            free(cg);
+            return NULL;
+        }
+        cg->dir =
+            tnd_xasprintf("%s/tandem-skill-%d-%u", parent, (int)getpid(), seq);
+        free(parent);
+        made = mkdir(cg->dir, 0755);
+        /* ENOENT: our own cgroup is no longer where it was found */
+        if (made == 0 || errno != ENOENT || attempt > 0)
+            break;
+        free(cg->dir);
+    }
+    if (made < 0) {
         tnd_error_sys("cannot make the cgroup %s", cg->dir);
         free(cg->dir);
         free(cg);
@@ -339,13 +380,15 @@ void tnd_cgroup_destroy(tnd_cgroup **self_p)
         return;
     if (cg->procs_fd >= 0)
         close(cg->procs_fd);
-    tnd_cgroup_kill(cg);
     until = tnd_now_ms() + EMPTY_WAIT_MS;
-    /* the kernel takes the killed tasks out as they exit */
-    while (rmdir(cg->dir) < 0 && errno == EBUSY && tnd_now_ms() < until) {
-        struct timespec nap = {0, 2 * 1000 * 1000};
-        nanosleep(&nap, NULL);
+    /* an empty one goes at once; else kill what is in it, and the kernel
+     * takes the killed tasks out as they exit */
+    for (long nap_us = FIRST_NAP_US;
+         rmdir(cg->dir) < 0 && errno == EBUSY && tnd_now_ms() < until;
+         nap_us = nap_us * 2 > LAST_NAP_US ? LAST_NAP_US : nap_us * 2) {
+        struct timespec nap = {0, nap_us * 1000};
         tnd_cgroup_kill(cg);
+        nanosleep(&nap, NULL);
     }
     free(cg->dir);
     free(cg);

@@ -9,7 +9,8 @@
  * v2 when the pids controller is enabled there or can be, else the v1
  * pids hierarchy), which needs write access there: root has it, and so
  * does a user whose service manager delegated a subtree. Elsewhere
- * tnd_cgroup_new says why not, and the caller falls back (skills/skill.c). */
+ * tnd_cgroup_new says why not, and the caller falls back (skills/skill.c).
+ * Where (or why not) is found once per process. */
 #ifndef TND_CGROUP_H
 #define TND_CGROUP_H
 

@@ -8,10 +8,11 @@
  * (/usr, /bin, /sbin, /lib*, /etc) read-only, a fresh /dev and a /proc of
  * its own pid namespace (no other process is visible), private tmpfs on
  * /tmp and /var/tmp, an empty private $TMPDIR and $HOME, and the
- * workspace, the one writable directory of the host, at its own path. Everything else (other homes,
- * /root, /run, /var, /srv, the repository and its .tandem/, tandem's
- * runtime directory) is absent; /etc's secrets (shadow files, ssh host
- * keys, ssl private keys) are covered.
+ * workspace, the one writable directory of the host, at its own path.
+ * Everything else (other homes, /root, /run, /var, /srv, the repository and its
+ * .tandem/, tandem's runtime directory) is absent; /etc's secrets (shadow
+ * files, ssh host keys, ssl private keys) are covered where this user could
+ * read them (as root: always; elsewhere their permissions keep them unread).
  *
  * Building the command line is pure given what the host's paths are, so
  * a test can give a host of its own (tnd_sandbox_host). Whether bwrap
@@ -37,6 +38,9 @@ typedef struct tnd_sandbox_host {
     tnd_sandbox_kind (*lookup)(const char *path, char *target, size_t size);
     /* Whether path (symlinks followed) is a file this user may execute. */
     bool (*executable)(const char *path);
+    /* Whether the sandbox, run as this user, could read path (kind FILE)
+     * or look inside it (kind DIR) were it not covered. */
+    bool (*readable)(const char *path, tnd_sandbox_kind kind);
 } tnd_sandbox_host;
 
 /* The real host: lstat(2), readlink(2), access(2). */

@@ -8,13 +8,18 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common/error.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "skills/bwrap.h"
 #include "skills/sandbox.h"
 
 #define ARGV(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -89,7 +94,21 @@ static bool fake_executable(const char *path)
     return false;
 }
 
-static const tnd_sandbox_host fake = {fake_lookup, fake_executable};
+/* The paths the fake host's user cannot read; NULL: it is root and can
+ * read them all. */
+static const char *const *unreadable;
+
+static bool fake_readable(const char *path, tnd_sandbox_kind kind)
+{
+    (void)kind;
+    for (int i = 0; unreadable && unreadable[i]; i++)
+        if (strcmp(unreadable[i], path) == 0)
+            return false;
+    return true;
+}
+
+static const tnd_sandbox_host fake = {fake_lookup, fake_executable,
+                                      fake_readable};
 
 /* argv joined by spaces, for comparing whole command lines. */
 static char *joined(char **argv)
@@ -330,6 +349,111 @@ static void a_program_the_sandbox_lacks_is_an_error_naming_it(void **state)
     assert_int_equal(tnd_sandbox_resolve(&out, "", NULL, "/ws", &fake), -1);
 }
 
+/* A secret this user cannot read gets no cover (each is a mount bwrap
+ * pays for): the sandbox, the same user without capabilities, cannot
+ * read it either. One it can read, or a directory it can look into, is
+ * still covered. */
+static void secrets_this_user_cannot_read_are_not_covered(void **state)
+{
+    static const char *const shadow_only[] = {"/etc/shadow", "/etc/gshadow",
+                                              NULL};
+    tnd_sandbox_spec spec = {
+        .bwrap = "/usr/bin/bwrap",
+        .workspace = "/ws",
+        .argv = ARGV("/usr/bin/make"),
+        .host = &fake,
+    };
+
+    (void)state;
+    host_paths = merged;
+    unreadable = shadow_only;
+    assert_argv_is(&spec,
+                   HEAD "--unshare-net --cap-drop ALL "
+                        "--ro-bind /usr /usr --symlink usr/bin /bin "
+                        "--symlink usr/sbin /sbin --symlink usr/lib /lib "
+                        "--symlink usr/lib64 /lib64 --ro-bind /etc /etc "
+                        "--tmpfs /etc/ssh --remount-ro /etc/ssh "
+                        "--dev /dev --proc /proc --tmpfs /tmp "
+                        "--tmpfs /var/tmp --bind /ws /ws --chdir /ws "
+                        "-- /usr/bin/make");
+    unreadable = NULL;
+    /* tnd_sandbox_shows does not depend on it: a covered path is never a
+     * place to run a program from */
+    assert_false(tnd_sandbox_shows("/etc/shadow", "/ws", &fake));
+}
+
+/* What a secret of this host holds; "" when absent or unreadable. */
+static char *host_secret(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *buf = tnd_xcalloc(64, 1);
+
+    if (f) {
+        if (!fgets(buf, 64, f))
+            buf[0] = '\0';
+        fclose(f);
+    }
+    return buf;
+}
+
+/* Run `sh -c script` in the sandbox this host gives ws, as uid (-1: as
+ * this process); its exit code, or -1 when it did not exit. */
+static int run_sandboxed(const char *bwrap, const char *ws, const char *script,
+                         uid_t uid)
+{
+    pid_t pid = fork();
+    int status;
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        tnd_sandbox_spec spec = {
+            .bwrap = bwrap,
+            .workspace = ws,
+            .argv = ARGV("/bin/sh", "-c", script),
+        };
+        char **argv;
+        if (uid != (uid_t)-1 &&
+            (setgroups(0, NULL) < 0 || setgid(uid) < 0 || setuid(uid) < 0))
+            _exit(125);
+        /* built after the switch: the real host answers for this user */
+        argv = tnd_sandbox_argv(&spec);
+        execv(argv[0], argv);
+        _exit(126);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The real host, the real bwrap: /etc's secrets cannot be read in the
+ * sandbox, whether covered (this user could read them: root) or not
+ * (run as nobody, when this is root). */
+static void secrets_stay_unread_in_a_real_sandbox(void **state)
+{
+    static const char script[] =
+        "for f in /etc/shadow /etc/gshadow /etc/shadow- /etc/gshadow-; do "
+        "if [ -n \"$(cat $f 2>/dev/null)\" ]; then echo read $f; exit 3; fi; "
+        "done; if ls -A /etc/ssl/private 2>/dev/null | grep -q .; then "
+        "exit 4; fi; exit 0";
+    char ws[] = "/tmp/tnd-test-sandbox-XXXXXX";
+    char *bwrap = NULL, *secret = host_secret("/etc/shadow");
+
+    (void)state;
+    if (tnd_bwrap_find(&bwrap) < 0 || tnd_bwrap_probe(bwrap) < 0) {
+        free(bwrap);
+        free(secret);
+        skip();
+    }
+    assert_non_null(mkdtemp(ws));
+    assert_int_equal(chmod(ws, 0755), 0);
+    assert_int_equal(run_sandboxed(bwrap, ws, script, (uid_t)-1), 0);
+    /* as nobody /etc/shadow is not covered: its mode keeps it unread */
+    if (geteuid() == 0 && secret[0])
+        assert_int_equal(run_sandboxed(bwrap, ws, script, 65534), 0);
+    rmdir(ws);
+    free(bwrap);
+    free(secret);
+}
+
 /* The real host, for once: this machine's make is found where the
  * sandbox shows it. */
 static void the_real_host_is_the_default(void **state)
@@ -353,6 +477,8 @@ int main(void)
         cmocka_unit_test(shows_the_system_and_the_workspace_only),
         cmocka_unit_test(programs_are_found_as_the_sandbox_sees_them),
         cmocka_unit_test(a_program_the_sandbox_lacks_is_an_error_naming_it),
+        cmocka_unit_test(secrets_this_user_cannot_read_are_not_covered),
+        cmocka_unit_test(secrets_stay_unread_in_a_real_sandbox),
         cmocka_unit_test(the_real_host_is_the_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,151 @@
+/* bench/skillstart - what starting one skill costs the reviewer.
+ *
+ * Every attempt runs each configured skill in its sandbox (issue 8:
+ * the benchmark's tasks run six each). This times, in this one process,
+ * a skill whose command is `true` through tnd_skill_run, in its sandbox
+ * and (for the yardstick) with `sandbox: none`, and the pids cgroup a
+ * skill gets alone (made, then removed): wall and CPU (this process and
+ * its reaped children) of each run: medians, and the mean wall time
+ * (a slow tail is time a reviewer spends too).
+ *
+ *   build/bench/skillstart [RUNS]
+ *
+ * Default 201 runs after 5 of warm-up. Prints one line per figure. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "common/xalloc.h"
+#include "proto/audit.h"
+#include "skills/cgroup.h"
+#include "skills/skill.h"
+
+extern char **environ;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* CPU of this process and of its reaped children so far, in ms. */
+static double cpu_ms(void)
+{
+    struct rusage self, kids;
+
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    return (self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
+            kids.ru_stime.tv_sec) *
+               1e3 +
+           (self.ru_utime.tv_usec + self.ru_stime.tv_usec +
+            kids.ru_utime.tv_usec + kids.ru_stime.tv_usec) /
+               1e3;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), by_value);
+    return v[n / 2];
+}
+
+typedef enum what { SANDBOXED, UNSANDBOXED, CGROUP_ONLY } what;
+
+/* One run of w; -1 when it did not do what it should. */
+static int one(what w, const tnd_skill_config *skill, const tnd_skill_ctx *ctx)
+{
+    tnd_skill_config none;
+    tnd_skill_result r;
+    tnd_cgroup *cg;
+    int ok;
+
+    if (w == CGROUP_ONLY) {
+        if (!(cg = tnd_cgroup_new(TND_SKILL_LIMIT_PROCESSES)))
+            return -1;
+        tnd_cgroup_destroy(&cg);
+        return 0;
+    }
+    none = *skill;
+    none.sandbox = w == SANDBOXED ? TND_SANDBOX_BWRAP : TND_SANDBOX_NONE;
+    memset(&r, 0, sizeof(r));
+    tnd_skill_run(&r, &none, ctx);
+    ok = r.status == TND_SKILL_PASS ? 0 : -1;
+    if (ok < 0)
+        fprintf(stderr, "skillstart: the skill did not pass: %s\n",
+                r.output ? r.output : "");
+    tnd_skill_result_clear(&r);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const names[] = {"true in its sandbox",
+                                        "true without a sandbox",
+                                        "a pids cgroup made and removed"};
+    int runs = argc > 1 ? atoi(argv[1]) : 201;
+    char dir[] = "/tmp/tnd-skillstart-XXXXXX";
+    char name[] = "true", builtin[] = "", prog[] = "true";
+    char *true_argv[] = {prog, NULL};
+    tnd_skill_config skill;
+    tnd_skill_ctx ctx;
+    double *wall, *cpu;
+
+    if (runs < 1 || !mkdtemp(dir)) {
+        fprintf(stderr, "usage: skillstart [RUNS >= 1] (and a writable "
+                        "/tmp)\n");
+        return 2;
+    }
+    memset(&skill, 0, sizeof(skill));
+    skill.name = name;
+    skill.command.argv = true_argv;
+    skill.builtin = builtin;
+    skill.timeout_s = 60;
+    skill.output_cap = 4096;
+    skill.limits.processes = TND_SKILL_LIMIT_PROCESSES;
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.dir = dir;
+    ctx.envp = environ;
+    wall = tnd_xcalloc((size_t)runs, sizeof(*wall));
+    cpu = tnd_xcalloc((size_t)runs, sizeof(*cpu));
+    printf("medians of %d runs each, in turn (ms)\n", runs);
+    for (int w = SANDBOXED; w <= CGROUP_ONLY; w++) {
+        for (int i = 0; i < 5; i++)
+            if (one(w, &skill, &ctx) < 0)
+                break;
+        for (int i = 0; i < runs; i++) {
+            double t0 = now_ms(), c0 = cpu_ms();
+            if (one(w, &skill, &ctx) < 0) {
+                printf("%-32s  n/a: %s\n", names[w], tnd_error_last());
+                goto next;
+            }
+            wall[i] = now_ms() - t0;
+            cpu[i] = cpu_ms() - c0;
+        }
+        {
+            double sum = 0;
+            for (int i = 0; i < runs; i++)
+                sum += wall[i];
+            printf("%-32s  wall %6.3f (mean %6.3f)  cpu %6.3f\n", names[w],
+                   median(wall, runs), sum / runs, median(cpu, runs));
+        }
+    next:;
+    }
+    free(wall);
+    free(cpu);
+    rmdir(dir);
+    return 0;
+}
