@@ -115,7 +115,7 @@ integration: all $(FAKELLM)
 defects: all
 	@sh tests/defects/run
 
-BENCH_BINS := build/bench/workspace build/bench/skillstart
+BENCH_BINS := build/bench/workspace build/bench/skillstart build/bench/spawn
 
 bench: all $(BENCH_BINS) $(FAKELLM)
 	@sh bench/run

@@ -1,9 +1,9 @@
 /* Run a child program with a deadline and bounded output (see proc.h).
  *
- * The caller is multi-threaded, so between fork() and execve() the child
- * only makes async-signal-safe calls: everything it needs (argv, envp,
- * the PATH candidates for argv[0], the rlimits) is prepared in a
- * child_plan before the fork, and a close-on-exec status pipe carries the
+ * The caller is multi-threaded, so between the clone and execve() the
+ * child only makes async-signal-safe calls (see start_child): everything it
+ * needs (argv, envp, the PATH candidates for argv[0], the rlimits) is prepared
+ * in a child_plan before the fork, and a close-on-exec status pipe carries the
  * errno of a failed chdir/setrlimit/exec back to the parent. The parent
  * then polls the child's stdin, stdout, stderr and a pidfd, so a child
  * that never reads its input cannot deadlock us, and keeps what
@@ -19,12 +19,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -246,6 +248,61 @@ static void child_run(const child_plan *p)
     child_fail(fd, STAGE_EXEC, err, 0);
 }
 
+/* --- starting the child --- */
+
+/* Why not fork(): a fork copies the page tables of the whole process, and
+ * the child's first writes fault pages in one by one; tandem serve is a
+ * large process with a thread per session that starts git for each, and
+ * the reviewer starts every skill. A clone that shares our memory and
+ * suspends this thread until the child execs or exits (CLONE_VM |
+ * CLONE_VFORK, what posix_spawn does) costs neither. posix_spawn itself
+ * cannot set the death signal, the rlimits or the cgroup. The child only
+ * writes its own stack and the status pipe; errno is this thread's, and
+ * this thread waits. Sanitizer builds fork: the child's stack is
+ * unknown to them. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SPAWN_BY_FORK 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define SPAWN_BY_FORK 1
+#endif
+#endif
+#ifndef SPAWN_BY_FORK
+#define SPAWN_BY_FORK 0
+#endif
+
+/* The child's stack: child_run's frames and libc's thin wrappers. */
+#define CHILD_STACK (256 * 1024)
+
+static int child_entry(void *plan)
+{
+    child_run(plan);
+    return 127; /* not reached: child_run execs or exits */
+}
+
+/* Start the child running plan. Its pid, or -1 with errno set. */
+static pid_t start_child(const child_plan *plan)
+{
+    pid_t pid;
+    void *stack = MAP_FAILED;
+
+    if (!SPAWN_BY_FORK)
+        stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack != MAP_FAILED) {
+        pid = clone(child_entry, (char *)stack + CHILD_STACK,
+                    CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)plan);
+        munmap(stack, CHILD_STACK); /* the child has exec'd or exited */
+        if (pid >= 0 || errno != EINVAL)
+            return pid;
+    }
+    pid = fork();
+    if (pid == 0)
+        child_run(plan);
+    return pid;
+}
+
 /* --- the parent: preparing the plan --- */
 
 /* Files to try for prog: itself when it has a '/', else each PATH entry
@@ -423,15 +480,13 @@ static int spawn(run *r)
     r->start_ms = tnd_now_ms();
     pthread_mutex_lock(&children_lock);
     TND_GROW(children, achildren, nchildren + 1);
-    r->pid = fork();
-    if (r->pid == 0)
-        child_run(&plan);
+    r->pid = start_child(&plan);
     if (r->pid > 0)
         children[nchildren++] = r->pid;
     pthread_mutex_unlock(&children_lock);
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (r->pid < 0) {
-        tnd_error_sys("fork failed");
+        tnd_error_sys("cannot start a process");
         goto fail;
     }
     close_fd(&status[1]); /* the child's ends are the child's now */
