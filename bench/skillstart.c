@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/timing.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/xalloc.h"
@@ -26,42 +27,6 @@
 #include "skills/skill.h"
 
 extern char **environ;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* CPU of this process and of its reaped children so far, in ms. */
-static double cpu_ms(void)
-{
-    struct rusage self, kids;
-
-    getrusage(RUSAGE_SELF, &self);
-    getrusage(RUSAGE_CHILDREN, &kids);
-    return (self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
-            kids.ru_stime.tv_sec) *
-               1e3 +
-           (self.ru_utime.tv_usec + self.ru_stime.tv_usec +
-            kids.ru_utime.tv_usec + kids.ru_stime.tv_usec) /
-               1e3;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), by_value);
-    return v[n / 2];
-}
 
 typedef enum what { SANDBOXED, UNSANDBOXED, CGROUP_ONLY } what;
 
@@ -127,20 +92,21 @@ int main(int argc, char **argv)
             if (one(w, &skill, &ctx) < 0)
                 break;
         for (int i = 0; i < runs; i++) {
-            double t0 = now_ms(), c0 = cpu_ms();
+            double t0 = bench_now_ms(), c0 = bench_cpu_ms(true);
             if (one(w, &skill, &ctx) < 0) {
                 printf("%-32s  n/a: %s\n", names[w], tnd_error_last());
                 goto next;
             }
-            wall[i] = now_ms() - t0;
-            cpu[i] = cpu_ms() - c0;
+            wall[i] = bench_now_ms() - t0;
+            cpu[i] = bench_cpu_ms(true) - c0;
         }
         {
             double sum = 0;
             for (int i = 0; i < runs; i++)
                 sum += wall[i];
             printf("%-32s  wall %6.3f (mean %6.3f)  cpu %6.3f\n", names[w],
-                   median(wall, runs), sum / runs, median(cpu, runs));
+                   bench_median(wall, (size_t)runs), sum / runs,
+                   bench_median(cpu, (size_t)runs));
         }
     next:;
     }

@@ -19,25 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/timing.h"
 #include "common/error.h"
 #include "skills/proc.h"
-
-static double wall_ms(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static double cpu_ms(void)
-{
-    struct rusage r;
-
-    getrusage(RUSAGE_SELF, &r);
-    return (double)(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e3 +
-           (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e3;
-}
 
 static void *idle(void *arg)
 {
@@ -45,13 +29,6 @@ static void *idle(void *arg)
     for (;;)
         pause();
     return NULL;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
@@ -86,22 +63,21 @@ int main(int argc, char **argv)
     spec.timeout_ms = 10000;
     for (long i = -5; i < runs; i++) {
         tnd_proc_result r;
-        double w0 = wall_ms(), c0 = cpu_ms();
+        double w0 = bench_now_ms(), c0 = bench_cpu_ms(false);
         if (tnd_proc_run(&r, &spec) < 0) {
             fprintf(stderr, "spawn: %s\n", tnd_error_last());
             return 1;
         }
         tnd_proc_result_free(&r);
         if (i >= 0) {
-            wall[i] = wall_ms() - w0;
-            cpu[i] = cpu_ms() - c0;
+            wall[i] = bench_now_ms() - w0;
+            cpu[i] = bench_cpu_ms(false) - c0;
         }
     }
-    qsort(wall, (size_t)runs, sizeof(double), cmp);
-    qsort(cpu, (size_t)runs, sizeof(double), cmp);
     printf("start of `true` from a process of %ld MiB and %ld threads: "
            "%.3f ms wall, %.3f ms of this process's CPU (medians of %ld)\n",
-           mib, threads, wall[runs / 2], cpu[runs / 2], runs);
+           mib, threads, bench_median(wall, (size_t)runs),
+           bench_median(cpu, (size_t)runs), runs);
     free(wall);
     free(cpu);
     free(heap);

@@ -20,32 +20,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/timing.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/xalloc.h"
 #include "orchestrator/snapshot.h"
 #include "orchestrator/workspace.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), by_value);
-    return v[n / 2];
-}
 
 /* A git repository of files × kib KiB in dir/repo: sources in 20
  * directories, committed. */
@@ -136,12 +116,12 @@ static int measure(const char *dir, int files, int runs, bool incremental,
         double t0;
         if (apply_small_change(ws) < 0 || build_outputs(ws, files) < 0)
             goto out;
-        t0 = now_ms();
+        t0 = bench_now_ms();
         if (tnd_workspace_reset(ws) < 0)
             goto out;
-        t[i] = now_ms() - t0;
+        t[i] = bench_now_ms() - t0;
     }
-    *out = median(t, runs);
+    *out = bench_median(t, (size_t)runs);
     rc = 0;
 out:
     tnd_workspace_destroy(&ws, 1);
@@ -161,15 +141,15 @@ static int snapshot_time(const char *dir, int runs, double *out)
     int rc = 0;
 
     for (int i = 0; i < runs && rc == 0; i++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         tnd_snapshot *s = tnd_snapshot_new(repo, base, &o);
-        t[i] = now_ms() - t0;
+        t[i] = bench_now_ms() - t0;
         if (!s)
             rc = -1;
         tnd_snapshot_destroy(&s, 1);
     }
     if (rc == 0)
-        *out = median(t, runs);
+        *out = bench_median(t, (size_t)runs);
     free(t);
     free(base);
     free(repo);
