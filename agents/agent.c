@@ -546,22 +546,13 @@ static void worker_clear(runtime *rt)
 static int worker_identity(runtime *rt, const tnd_agent_options *opts, int k)
 {
     char base[TND_MDP_MAX_IDENTITY + 1];
-    int n;
 
     if (opts->identity)
-        n = snprintf(base, sizeof(base), "%s", opts->identity);
+        snprintf(base, sizeof(base), "%s", opts->identity);
     else
-        n = snprintf(base, sizeof(base), "%s-%ld", opts->service,
-                     (long)getpid());
-    if (n >= 0 && (size_t)n < sizeof(base))
-        n = opts->threads > 1
-                ? snprintf(rt->identity, sizeof(rt->identity), "%s.%d", base, k)
-                : snprintf(rt->identity, sizeof(rt->identity), "%s", base);
-    if (n < 0 || (size_t)n >= sizeof(rt->identity))
-        return tnd_error_set("the agent's identity is longer than %d bytes; "
-                             "give a shorter --id",
-                             TND_MDP_MAX_IDENTITY);
-    return 0;
+        snprintf(base, sizeof(base), "%s-%ld", opts->service, (long)getpid());
+    return tnd_mdp_worker_name(rt->identity, sizeof(rt->identity), base,
+                               opts->threads > 1 ? k : 0);
 }
 
 int tnd_agent_run(const tnd_agent_options *opts)

@@ -678,12 +678,10 @@ void tnd_broker_event_clear(tnd_broker_event *ev)
  * or AGENT.N, one of its threads (tandem-coder --threads). */
 static bool of_agent(const char *name, const char *agent)
 {
-    size_t n = strlen(agent);
+    char process[TND_MDP_MAX_PRINTABLE];
 
-    return strncmp(name, agent, n) == 0 &&
-           (name[n] == '\0' ||
-            (name[n] == '.' && name[n + 1] &&
-             strspn(name + n + 1, "0123456789") == strlen(name + n + 1)));
+    tnd_mdp_worker_agent(process, sizeof(process), name);
+    return strcmp(name, agent) == 0 || strcmp(process, agent) == 0;
 }
 
 void tnd_broker_worker_gone(tnd_broker *self, const char *identity)

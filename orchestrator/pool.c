@@ -274,18 +274,14 @@ static void agent_silent(const char *name, void *payload)
 {
     tnd_pool *p = payload;
     char agent[TND_MDP_MAX_IDENTITY + 1];
-    char *dot;
 
     if (!p->sup)
         return;
     /* a worker of an agent with --threads is AGENT.N: the process is
      * AGENT's (one silent thread means a stuck process) */
-    snprintf(agent, sizeof(agent), "%s", name);
-    if (tnd_supervisor_kill(p->sup, agent) == TND_ENOTFOUND &&
-        (dot = strrchr(agent, '.'))) {
-        *dot = '\0';
+    tnd_mdp_worker_agent(agent, sizeof(agent), name);
+    if (tnd_supervisor_kill(p->sup, name) == TND_ENOTFOUND)
         tnd_supervisor_kill(p->sup, agent);
-    }
 }
 
 tnd_pool *tnd_pool_new(const tnd_pool_options *opts)

@@ -338,3 +338,25 @@ void tnd_mdp_printable(char *out, size_t out_size, const unsigned char *data,
     if (out_size)
         out[o < out_size ? o : out_size - 1] = '\0';
 }
+
+int tnd_mdp_worker_name(char *out, size_t out_size, const char *agent, int k)
+{
+    int n = k > 0 ? snprintf(out, out_size, "%s.%d", agent, k)
+                  : snprintf(out, out_size, "%s", agent);
+
+    if (n < 0 || (size_t)n >= out_size)
+        return tnd_error_set("the agent's identity is longer than %zu bytes; "
+                             "give a shorter --id",
+                             out_size - 1);
+    return 0;
+}
+
+void tnd_mdp_worker_agent(char *out, size_t out_size, const char *worker)
+{
+    const char *dot = strrchr(worker, '.');
+    size_t n = strlen(worker);
+
+    if (dot && dot[1] && strspn(dot + 1, "0123456789") == strlen(dot + 1))
+        n = (size_t)(dot - worker);
+    snprintf(out, out_size, "%.*s", (int)n, worker);
+}

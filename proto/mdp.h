@@ -105,4 +105,14 @@ int tnd_mdp_socket_limits(void *socket);
 void tnd_mdp_printable(char *out, size_t out_size, const unsigned char *data,
                        size_t len);
 
+/* An agent process that serves several requests at once (tandem-coder
+ * --threads N) is N workers named AGENT.1 .. AGENT.N. Worker k's name
+ * into out (k 0: AGENT itself, a single worker); -1 with the error set
+ * when it does not fit. */
+int tnd_mdp_worker_name(char *out, size_t out_size, const char *agent, int k);
+
+/* The agent process of worker: AGENT for AGENT.N (N digits), else the
+ * name itself, into out (truncated to out_size). */
+void tnd_mdp_worker_agent(char *out, size_t out_size, const char *worker);
+
 #endif

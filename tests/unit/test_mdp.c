@@ -581,9 +581,32 @@ static void a_socket_error_is_not_a_timeout(void **state)
     zmq_close(pub);
 }
 
+/* The workers of an agent with --threads are AGENT.N, and each maps back
+ * to its process; a name that only looks like one stays whole. */
+static void worker_names_map_back_to_their_agent(void **state)
+{
+    char name[32], agent[32];
+
+    (void)state;
+    assert_int_equal(tnd_mdp_worker_name(name, sizeof(name), "coder-1", 0), 0);
+    assert_string_equal(name, "coder-1");
+    assert_int_equal(tnd_mdp_worker_name(name, sizeof(name), "coder-1", 12), 0);
+    assert_string_equal(name, "coder-1.12");
+    tnd_mdp_worker_agent(agent, sizeof(agent), name);
+    assert_string_equal(agent, "coder-1");
+    tnd_mdp_worker_agent(agent, sizeof(agent), "coder-1");
+    assert_string_equal(agent, "coder-1");
+    tnd_mdp_worker_agent(agent, sizeof(agent), "my.agent");
+    assert_string_equal(agent, "my.agent");
+    tnd_mdp_worker_agent(agent, sizeof(agent), "trailing.");
+    assert_string_equal(agent, "trailing.");
+    assert_int_equal(tnd_mdp_worker_name(name, 8, "coder-1", 2), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(worker_names_map_back_to_their_agent),
         cmocka_unit_test(client_commands_round_trip),
         cmocka_unit_test(worker_commands_round_trip),
         cmocka_unit_test(encode_lays_out_the_rfc_frames),
