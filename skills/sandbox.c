@@ -32,7 +32,7 @@ static const char *const system_paths[] = {"/usr",    "/bin",   "/sbin",
 
 /* Secrets under the bound directories: covered by an empty file or an
  * empty read-only directory when the host has them and this user could
- * read them (a file) or look inside them (a directory). One this user
+ * read them (a file) or list or enter them (a directory). One this user
  * cannot read needs no cover: the sandbox runs as the same user with the
  * same groups and no capability on the host's files (a user namespace
  * of its own, every capability dropped, setuid ignored), so it cannot
@@ -81,8 +81,11 @@ static tnd_sandbox_kind real_lookup(const char *path, char *target, size_t size)
 static bool real_readable(const char *path, tnd_sandbox_kind kind)
 {
     /* access(2) answers for the real uid and, unless that is root,
-     * without capabilities: as the sandbox would */
-    return access(path, kind == TND_SANDBOX_PATH_DIR ? X_OK : R_OK) == 0;
+     * without capabilities: as the sandbox would. A directory this user
+     * may list (r) or enter (x) is covered: either shows something. */
+    if (kind == TND_SANDBOX_PATH_DIR)
+        return access(path, R_OK) == 0 || access(path, X_OK) == 0;
+    return access(path, R_OK) == 0;
 }
 
 static bool real_executable(const char *path)
