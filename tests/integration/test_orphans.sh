@@ -69,7 +69,11 @@ killed one's still ran: $(cat "$T/race")"
 poll_gone "the killed reviewer's skill" "$T/skill" "$T/grandchild"
 expect_rc 0 "approved despite the crash"
 expect_in "$T/err" "agent reviewer-1 was killed by signal 9"
-expect_in "$T/err" "processes it left"
+# how many: the skill and its grandchild, or one when the grandchild,
+# killed with the skill's group, is reaped by the once-a-second zombie
+# sweep first (seen under valgrind on a loaded machine); poll_gone above
+# proves both are gone either way
+expect_in "$T/err" "it left running"
 expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
 dir=$(session_dir)
 expect_no_leftovers "$dir"
