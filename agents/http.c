@@ -1,9 +1,7 @@
 /* HTTP over one reused libcurl easy handle (see http.h). */
 #include "agents/http.h"
 
-#include <curl/curl.h>
 #include <ctype.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,17 +9,20 @@
 #include <strings.h>
 #include <time.h>
 
+#include "agents/libcurl.h"
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/xalloc.h"
 
 struct tnd_http {
+    const tnd_libcurl *api;
     CURL *curl;
     char errbuf[CURL_ERROR_SIZE];
 };
 
 typedef struct transfer {
     const tnd_http_request *req;
+    const tnd_libcurl *api;
     CURL *curl;
     tnd_buf body;
     bool too_big;
@@ -29,26 +30,16 @@ typedef struct transfer {
     long retry_after_ms;
 } transfer;
 
-static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static CURLcode global_rc = CURLE_OK;
-
-static void global_init(void)
-{
-    global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 tnd_http *tnd_http_new(void)
 {
+    const tnd_libcurl *api = tnd_libcurl_get();
     tnd_http *h;
 
-    pthread_once(&global_once, global_init);
-    if (global_rc != CURLE_OK) {
-        tnd_error_set("cannot start libcurl: %s",
-                      curl_easy_strerror(global_rc));
+    if (!api)
         return NULL;
-    }
     h = tnd_xcalloc(1, sizeof(*h));
-    if (!(h->curl = curl_easy_init())) {
+    h->api = api;
+    if (!(h->curl = api->easy_init())) {
         free(h);
         tnd_error_set("cannot create a libcurl handle");
         return NULL;
@@ -62,7 +53,7 @@ void tnd_http_destroy(tnd_http **self_p)
 
     if (!h)
         return;
-    curl_easy_cleanup(h->curl);
+    h->api->easy_cleanup(h->curl);
     free(h);
     *self_p = NULL;
 }
@@ -112,7 +103,7 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *arg)
     /* with chunks_only, an error status's body is kept for the message
      * instead of going to a callback that expects the stream */
     if (t->req->on_chunk && t->req->chunks_only)
-        curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+        t->api->easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
     if (t->req->on_chunk && (!t->req->chunks_only || status / 100 == 2)) {
         if (t->req->on_chunk(data, n, t->req->payload) != 0) {
             t->chunk_abort = true;
@@ -197,58 +188,59 @@ static int perform(tnd_http_response *out, tnd_http *h,
     out->retry_after_ms = -1;
     memset(&t, 0, sizeof(t));
     t.req = req;
+    t.api = h->api;
     t.curl = h->curl;
     t.retry_after_ms = -1;
     tnd_buf_init(&t.body, req->max_response);
     h->errbuf[0] = '\0';
 
     for (const char *const *p = req->headers; p && *p; p++)
-        headers = curl_slist_append(headers, *p);
+        headers = h->api->slist_append(headers, *p);
     /* no 100-continue round trip for big prompts */
-    headers = curl_slist_append(headers, "Expect:");
+    headers = h->api->slist_append(headers, "Expect:");
 
-    curl_easy_reset(h->curl);
-    curl_easy_setopt(h->curl, CURLOPT_URL, req->url);
-    curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->errbuf);
-    curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h->curl, CURLOPT_USERAGENT, "tandem/" TND_VERSION);
-    curl_easy_setopt(h->curl, CURLOPT_FOLLOWLOCATION, 0L);
+    h->api->easy_reset(h->curl);
+    h->api->easy_setopt(h->curl, CURLOPT_URL, req->url);
+    h->api->easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
+    h->api->easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->errbuf);
+    h->api->easy_setopt(h->curl, CURLOPT_HTTPHEADER, headers);
+    h->api->easy_setopt(h->curl, CURLOPT_USERAGENT, "tandem/" TND_VERSION);
+    h->api->easy_setopt(h->curl, CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
-    curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    h->api->easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 #else
-    curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS,
-                     (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    h->api->easy_setopt(h->curl, CURLOPT_PROTOCOLS,
+                        (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-    curl_easy_setopt(h->curl, CURLOPT_HTTP_VERSION,
-                     (long)CURL_HTTP_VERSION_2TLS);
-    curl_easy_setopt(h->curl, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS,
-                     req->timeout_ms > 0 ? req->timeout_ms : 300000L);
-    curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS,
-                     req->timeout_ms > 0 && req->timeout_ms < 30000
-                         ? req->timeout_ms
-                         : 30000L);
-    curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &t);
-    curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, &t);
+    h->api->easy_setopt(h->curl, CURLOPT_HTTP_VERSION,
+                        (long)CURL_HTTP_VERSION_2TLS);
+    h->api->easy_setopt(h->curl, CURLOPT_ACCEPT_ENCODING, "");
+    h->api->easy_setopt(h->curl, CURLOPT_TIMEOUT_MS,
+                        req->timeout_ms > 0 ? req->timeout_ms : 300000L);
+    h->api->easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS,
+                        req->timeout_ms > 0 && req->timeout_ms < 30000
+                            ? req->timeout_ms
+                            : 30000L);
+    h->api->easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, on_write);
+    h->api->easy_setopt(h->curl, CURLOPT_WRITEDATA, &t);
+    h->api->easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, on_header);
+    h->api->easy_setopt(h->curl, CURLOPT_HEADERDATA, &t);
+    h->api->easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
+    h->api->easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    h->api->easy_setopt(h->curl, CURLOPT_XFERINFODATA, &t);
     if (post) {
-        curl_easy_setopt(h->curl, CURLOPT_POST, 1L);
-        curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, req->body);
-        curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE,
-                         (curl_off_t)req->body_len);
+        h->api->easy_setopt(h->curl, CURLOPT_POST, 1L);
+        h->api->easy_setopt(h->curl, CURLOPT_POSTFIELDS, req->body);
+        h->api->easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                            (curl_off_t)req->body_len);
     } else {
-        curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
+        h->api->easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
     }
 
-    rc = curl_easy_perform(h->curl);
-    curl_slist_free_all(headers);
+    rc = h->api->easy_perform(h->curl);
+    h->api->slist_free_all(headers);
     if (rc == CURLE_OK) {
-        curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &out->status);
+        h->api->easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &out->status);
         out->body = tnd_buf_detach(&t.body, &out->len);
         out->retry_after_ms = t.retry_after_ms;
         return 0;
@@ -266,7 +258,7 @@ static int perform(tnd_http_response *out, tnd_http *h,
         error = -1;
     } else {
         tnd_error_set("%s %s: %s%s%s%s%s", method, req->url,
-                      curl_easy_strerror(rc), h->errbuf[0] ? " (" : "",
+                      h->api->easy_strerror(rc), h->errbuf[0] ? " (" : "",
                       h->errbuf, h->errbuf[0] ? ")" : "",
                       !unreachable(rc) ? ""
                       : req->probe     ? "; check --base-url"
