@@ -15,6 +15,7 @@
 # XDG_STATE_HOME point into it), removed at the end unless KEEP=1.
 # BENCH_BIN=DIR runs the tandem of another build (its bin/); fakellm is
 # always this tree's.
+import atexit
 import json
 import os
 import shutil
@@ -223,7 +224,23 @@ skills:
         if os.environ.get("KEEP"):
             print("kept %s" % self.dir)
         else:
-            shutil.rmtree(self.dir, ignore_errors=True)
+            _trash.append(self.dir)
+
+
+# The worlds are removed when the benchmark exits, not when each is
+# closed: removing one (thousands of files: repositories, sessions) just
+# before the next is measured made every file the next one created cost
+# more. On ext4 without a journal, as on the machines these figures come
+# from, making an inode skips each one freed in the last 5 to 35 s
+# (recently_deleted in ext4's find_inode_bit): perf showed it at a quarter
+# of all CPU in the batch that followed a removal, 5 % otherwise.
+_trash = []
+
+
+@atexit.register
+def _remove_worlds():
+    for d in _trash:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 # ---- sessions on disk -----------------------------------------------------
