@@ -104,15 +104,14 @@ int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
     return rc;
 }
 
-/* Whether another session may take base as its own: every skill ran (or
- * was skipped) and ended by itself, and every command that should run
- * sandboxed did. A result of the moment (a timeout, a skill that could
- * not start, no sandbox to be had) is not kept. */
-static bool reusable(const run *r, const tnd_audit_reply *base)
+bool tnd_loop_baseline_reusable(const tnd_config *cfg,
+                                const tnd_audit_reply *base)
 {
+    if (!base)
+        return false;
     for (size_t i = 0; i < base->nskills; i++) {
         const tnd_skill_result *s = &base->skills[i];
-        const tnd_skill_config *c = tnd_config_skill(r->cfg, s->name);
+        const tnd_skill_config *c = tnd_config_skill(cfg, s->name);
         if (!c || tnd_review_cannot_run(s) || s->ended ||
             (s->status != TND_SKILL_PASS && s->status != TND_SKILL_FAIL &&
              s->status != TND_SKILL_SKIPPED))
@@ -128,7 +127,7 @@ static bool reusable(const run *r, const tnd_audit_reply *base)
 void tnd_loop_baseline_done(run *r, const tnd_audit_reply *base,
                             const char *reply, size_t len)
 {
-    bool keep = base && reply && reusable(r, base);
+    bool keep = reply && tnd_loop_baseline_reusable(r->cfg, base);
 
     if (!r->baseline_flight[0])
         return;
