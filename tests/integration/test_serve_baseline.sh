@@ -4,7 +4,8 @@
 # match nothing the change touches; the baseline runs every skill) counts
 # its runs in a file outside the workspace, so the count is the number of
 # baselines that ran. The second task on a tree reuses the first's and
-# says so (stderr, journal, report.json); a changed tree runs its own;
+# says so (stderr, journal, report.json); a changed tree runs its own,
+# and so does one that differs only in an empty directory;
 # tasks that start together on a new tree run it once; a session resumed
 # after SIGKILL replays its reused baseline and still says whose it is;
 # with gate.baseline_reuse_s: 0 every task runs its own. While the gate file
@@ -121,6 +122,21 @@ for p in $pids; do wait "$p" || fail "a task of the three failed"; done
 n=$(cat "$T"/err.4 "$T"/err.5 "$T"/err.6 | grep -c "baseline: reused from")
 [ "$n" = 2 ] || fail "$n of the three tasks reused the baseline, not 2"
 pass "three tasks starting together on a new tree: one runs the baseline, two wait for it"
+
+# ---- an empty directory makes another tree ------------------------------
+# Outside git a tree is taken whole, empty directories too, and a skill
+# sees them (`mkdir build` fails when one is there), though the tree's
+# hash lists files and links only: the directories are in the key.
+repo g
+repo h
+mkdir "$T/h/build"
+submit 9 "$T/g"
+[ "$(baselines)" = 3 ] || fail "a copy of tree a ran its own baseline"
+expect_in "$T/err.9" "baseline: reused from $s1 (same tree)"
+submit 10 "$T/h"
+[ "$(baselines)" = 4 ] || fail "a tree with one more, empty, directory reused another's baseline"
+expect_not_in "$T/err.10" "reused from"
+pass "a copy of a tree reuses its baseline; one more empty directory runs its own"
 stop_serve
 
 # ---- a resumed session keeps where its baseline came from --------------

@@ -171,7 +171,7 @@ static void start_flight(fixture *f)
     f->host.baselines = f->cache;
     f->r.cfg = f->cfg;
     f->r.host = &f->host;
-    tnd_basecache_key(f->key, f->cfg, TREE, "reviewer");
+    tnd_basecache_key(f->key, f->cfg, TREE, NULL, "reviewer");
     assert_int_equal(tnd_basecache_take(&hit, f->cache, f->key, "s1", "/ws1",
                                         tnd_now_ms() + 60000, NULL, NULL, NULL),
                      TND_BASECACHE_RUN);
