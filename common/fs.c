@@ -503,11 +503,26 @@ int tnd_fs_copytree(const char *src, const char *dst, const char *const *skip,
     return 0;
 }
 
+/* What a listing collects. */
+typedef enum list_kind { LIST_FILES, LIST_LINKS, LIST_DIRS } list_kind;
+
 typedef struct list_state {
     char **items;
     size_t n, alloc, max;
-    bool links; /* list symbolic links, not regular files */
+    list_kind kind;
 } list_state;
+
+/* Add sub to the listing (taking it); -1 past the most it may hold. */
+static int list_add(list_state *ls, const char *root, char **sub)
+{
+    if (ls->n >= ls->max)
+        return tnd_error_set("%s holds more than %zu %s", root, ls->max,
+                             ls->kind == LIST_DIRS ? "directories" : "files");
+    TND_GROW(ls->items, ls->alloc, ls->n + 2);
+    ls->items[ls->n++] = *sub;
+    *sub = NULL;
+    return 0;
+}
 
 static int list_dir(list_state *ls, const char *root, const char *rel,
                     const char *const *skip)
@@ -534,15 +549,11 @@ static int list_dir(list_state *ls, const char *root, const char *rel,
         if (lstat(path, &st) == 0) {
             if (S_ISDIR(st.st_mode)) {
                 error = list_dir(ls, root, sub, skip);
-            } else if (ls->links ? S_ISLNK(st.st_mode) : S_ISREG(st.st_mode)) {
-                if (ls->n >= ls->max) {
-                    error = tnd_error_set("%s holds more than %zu files", root,
-                                          ls->max);
-                } else {
-                    TND_GROW(ls->items, ls->alloc, ls->n + 2);
-                    ls->items[ls->n++] = sub;
-                    sub = NULL;
-                }
+                if (error == 0 && ls->kind == LIST_DIRS)
+                    error = list_add(ls, root, &sub);
+            } else if ((ls->kind == LIST_FILES && S_ISREG(st.st_mode)) ||
+                       (ls->kind == LIST_LINKS && S_ISLNK(st.st_mode))) {
+                error = list_add(ls, root, &sub);
             }
         }
         free(path);
@@ -559,9 +570,9 @@ static int cmp_str(const void *a, const void *b)
 }
 
 static int list(char ***out, size_t *count_out, const char *root,
-                const char *const *skip, size_t max_files, bool links)
+                const char *const *skip, size_t max_files, list_kind kind)
 {
-    list_state ls = {NULL, 0, 0, max_files, links};
+    list_state ls = {NULL, 0, 0, max_files, kind};
 
     *out = NULL;
     if (list_dir(&ls, root, "", skip) < 0) {
@@ -582,13 +593,19 @@ static int list(char ***out, size_t *count_out, const char *root,
 int tnd_fs_list(char ***out, size_t *count_out, const char *root,
                 const char *const *skip, size_t max_files)
 {
-    return list(out, count_out, root, skip, max_files, false);
+    return list(out, count_out, root, skip, max_files, LIST_FILES);
 }
 
 int tnd_fs_list_links(char ***out, size_t *count_out, const char *root,
                       size_t max_links)
 {
-    return list(out, count_out, root, NULL, max_links, true);
+    return list(out, count_out, root, NULL, max_links, LIST_LINKS);
+}
+
+int tnd_fs_list_dirs(char ***out, size_t *count_out, const char *root,
+                     size_t max_dirs)
+{
+    return list(out, count_out, root, NULL, max_dirs, LIST_DIRS);
 }
 
 bool tnd_fs_exists(const char *path)

@@ -93,6 +93,13 @@ int tnd_fs_list(char ***out, size_t *count_out, const char *root,
 int tnd_fs_list_links(char ***out, size_t *count_out, const char *root,
                       size_t max_links);
 
+/* The directories under root (root itself not included), as tnd_fs_list
+ * lists files (sorted, ".git" skipped, at most max_dirs; links to
+ * directories are not followed or listed). Empty ones are the point: a
+ * list of files cannot tell them. */
+int tnd_fs_list_dirs(char ***out, size_t *count_out, const char *root,
+                     size_t max_dirs);
+
 /* True when path exists (without following a final symlink). */
 bool tnd_fs_exists(const char *path);
 

@@ -151,7 +151,7 @@ static void put_skill(tnd_sha256 *h, const tnd_skill_config *s)
 }
 
 void tnd_basecache_key(char out[TND_SHA256_HEX + 1], const tnd_config *cfg,
-                       const char *tree, const char *service)
+                       const char *tree, char *const *dirs, const char *service)
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char digest[TND_SHA256_LEN];
@@ -160,6 +160,7 @@ void tnd_basecache_key(char out[TND_SHA256_HEX + 1], const tnd_config *cfg,
     tnd_sha256_init(&h);
     put_str(&h, "tandem baseline 1");
     put_str(&h, tree);
+    put_list(&h, dirs);
     put_str(&h, service);
     put_str(&h, cfg->dir);
     put_list(&h, cfg->reviewer.program.argv);

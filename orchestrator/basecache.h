@@ -4,10 +4,11 @@
  * A baseline (the skills on the unmodified tree, audit_step.c) is a
  * function of the tree's bytes and of what the reviewer is told to run
  * there; neither names the task. Sessions of one server whose baselines
- * have the same key (tnd_basecache_key: the base tree's hash and a hash
- * of the resolved config the baseline depends on) therefore share one:
- * the first to ask runs it, the others wait for its reply (single
- * flight), and later ones take it while it is younger than the age limit.
+ * have the same key (tnd_basecache_key: the base tree's hash, its
+ * directories and a hash of the resolved config the baseline depends on)
+ * therefore share one: the first to ask runs it, the others wait for its
+ * reply (single flight), and later ones take it while it is younger than
+ * the age limit.
  * A run that fails is not kept: its waiters run their own.
  *
  * Thread-safe: the hub owns the cache; session threads call it. */
@@ -52,14 +53,18 @@ tnd_basecache *tnd_basecache_new(size_t max, int64_t max_age_ms);
 void tnd_basecache_destroy(tnd_basecache **self_p);
 
 /* The key of a baseline into out (64 hex digits): tree (the base tree's
- * hash, proto/tree.h), the service asked, and every setting of cfg the
+ * hash, proto/tree.h), dirs (the base tree's directories, sorted and
+ * NULL-terminated, tnd_fs_list_dirs: the tree's hash lists files and
+ * links only, and an empty directory is there for the skills too), the
+ * service asked, and every setting of cfg the
  * baseline's result depends on: each skill the reviewer runs (its name,
  * command, required, timeout, output cap, paths, order, limits, sandbox,
  * network, built-in settings), the reviewer's program and count, the
  * workspace settings and the config's directory. The task's words are
  * not in it: the baseline asks no model and no skill is given them. */
 void tnd_basecache_key(char out[TND_SHA256_HEX + 1], const tnd_config *cfg,
-                       const char *tree, const char *service);
+                       const char *tree, char *const *dirs,
+                       const char *service);
 
 /* The baseline of key for session (its id). A kept one younger than the
  * age limit: TND_BASECACHE_HIT with *out filled. None, and nobody runs

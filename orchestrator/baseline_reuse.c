@@ -10,6 +10,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/basecache.h"
@@ -75,7 +76,7 @@ int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
 {
     tnd_basecache *cache = r->host ? r->host->baselines : NULL;
     tnd_basecache_hit hit;
-    char key[TND_SHA256_HEX + 1];
+    char key[TND_SHA256_HEX + 1], **dirs = NULL;
     int64_t deadline;
     bool by_budget;
     int rc;
@@ -84,7 +85,14 @@ int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
     *from = NULL;
     if (!cache || r->gate.baseline_reuse_s <= 0 || !ar->tree)
         return 0;
-    tnd_basecache_key(key, r->cfg, ar->tree, service);
+    /* the tree's hash has no directories; an empty one counts too */
+    if (tnd_fs_list_dirs(&dirs, NULL, tnd_snapshot_path(r->base),
+                         TND_TREE_MAX_FILES) < 0) {
+        tnd_error_prefix("the shared baseline's key");
+        return -1;
+    }
+    tnd_basecache_key(key, r->cfg, ar->tree, dirs, service);
+    tnd_str_list_free(&dirs);
     deadline = tnd_loop_deadline(r, service, &by_budget);
     rc = tnd_basecache_take(&hit, cache, key, tnd_session_id(r->session),
                             tnd_workspace_path(r->ws), deadline, r->stop,
@@ -104,15 +112,14 @@ int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
     return rc;
 }
 
-/* Whether another session may take base as its own: every skill ran (or
- * was skipped) and ended by itself, and every command that should run
- * sandboxed did. A result of the moment (a timeout, a skill that could
- * not start, no sandbox to be had) is not kept. */
-static bool reusable(const run *r, const tnd_audit_reply *base)
+bool tnd_loop_baseline_reusable(const tnd_config *cfg,
+                                const tnd_audit_reply *base)
 {
+    if (!base)
+        return false;
     for (size_t i = 0; i < base->nskills; i++) {
         const tnd_skill_result *s = &base->skills[i];
-        const tnd_skill_config *c = tnd_config_skill(r->cfg, s->name);
+        const tnd_skill_config *c = tnd_config_skill(cfg, s->name);
         if (!c || tnd_review_cannot_run(s) || s->ended ||
             (s->status != TND_SKILL_PASS && s->status != TND_SKILL_FAIL &&
              s->status != TND_SKILL_SKIPPED))
@@ -128,7 +135,7 @@ static bool reusable(const run *r, const tnd_audit_reply *base)
 void tnd_loop_baseline_done(run *r, const tnd_audit_reply *base,
                             const char *reply, size_t len)
 {
-    bool keep = base && reply && reusable(r, base);
+    bool keep = reply && tnd_loop_baseline_reusable(r->cfg, base);
 
     if (!r->baseline_flight[0])
         return;

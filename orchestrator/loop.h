@@ -1,5 +1,6 @@
 /* tnd_loop - the state of one run of the gate loop, shared by the files
- * that make `tandem run` (internal to them: nothing else includes this).
+ * that make `tandem run` (internal to them: nothing else includes this
+ * but their unit tests).
  *
  * run.c sets a run up, starts it and ends it; attempt.c is the loop
  * itself: propose, apply, decide; steps.c journals steps and asks
@@ -262,6 +263,15 @@ int tnd_loop_baseline(run *r);
 int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
                             const char *service, char **reply, size_t *len,
                             char **from);
+
+/* Whether another session may take base (a baseline run under cfg) as
+ * its own: every skill is one cfg names, passed, failed or was skipped,
+ * and ended by itself (no timeout, no limit kill, nothing
+ * tnd_review_cannot_run names), and every command cfg asks to sandbox
+ * ran in the sandbox. A result of the moment is not kept. false for
+ * NULL. Pure: the rule tnd_loop_baseline_done applies. */
+bool tnd_loop_baseline_reusable(const tnd_config *cfg,
+                                const tnd_audit_reply *base);
 
 /* End this run's flight, if it has one: the reply (len bytes; base is
  * it decoded) goes to the sessions waiting and is kept when another

@@ -49,6 +49,9 @@ static bool swept;
  * every skill run would pay. The place is forgotten when a mkdir there
  * says it is gone. */
 static char *parent_found, *parent_reason;
+/* Where the finding reads this process's cgroups and the mount table:
+ * /proc/self's, or a test's files (tnd_cgroup_set_proc_files). */
+static char *cgroup_file, *mountinfo_file;
 
 /* A small file of the kernel's, NUL-terminated; NULL when unreadable.
  * (/proc and cgroupfs files report size 0, so tnd_fs_read cannot.) */
@@ -101,7 +104,8 @@ static bool has_word(const char *list, const char *item, size_t n)
  * that has the pids controller. Caller frees; NULL when none. */
 static char *own_path(bool v2)
 {
-    char *text = slurp("/proc/self/cgroup"), *out = NULL;
+    char *text = slurp(cgroup_file ? cgroup_file : "/proc/self/cgroup");
+    char *out = NULL;
 
     for (char *line = text; line && *line && !out;) {
         char *end = strchr(line, '\n'), *c1, *c2;
@@ -143,7 +147,9 @@ static void unescape(char *s)
  * NULL when it is not mounted here. */
 static char *place(const char *path, bool v2)
 {
-    char *text = slurp("/proc/self/mountinfo"), *out = NULL;
+    char *text =
+        slurp(mountinfo_file ? mountinfo_file : "/proc/self/mountinfo");
+    char *out = NULL;
 
     for (char *line = text; line && *line && !out;) {
         char *end = strchr(line, '\n'), *f[6], *dash, *type, *opts, *save;
@@ -263,6 +269,19 @@ static char *parent_for_new(unsigned *seq, bool stale)
     }
     pthread_mutex_unlock(&lock);
     return parent;
+}
+
+void tnd_cgroup_set_proc_files(const char *cgroup, const char *mountinfo)
+{
+    pthread_mutex_lock(&lock);
+    free(cgroup_file);
+    free(mountinfo_file);
+    cgroup_file = cgroup ? tnd_xstrdup(cgroup) : NULL;
+    mountinfo_file = mountinfo ? tnd_xstrdup(mountinfo) : NULL;
+    free(parent_found);
+    free(parent_reason);
+    parent_found = parent_reason = NULL;
+    pthread_mutex_unlock(&lock);
 }
 
 tnd_cgroup *tnd_cgroup_new(long max_tasks)

@@ -37,4 +37,12 @@ void tnd_cgroup_kill(tnd_cgroup *self);
  * it and free; sets *self_p to NULL. Safe on NULL. */
 void tnd_cgroup_destroy(tnd_cgroup **self_p);
 
+/* For tests only: read this process's cgroups from the file cgroup and
+ * the mount table from mountinfo (their /proc/self formats) instead of
+ * /proc/self's; NULL: /proc/self's. Forgets where cgroups were made, or
+ * why they could not be, so the next tnd_cgroup_new finds out again. A
+ * test rewrites its cgroup file to play this process moved to another
+ * cgroup, whose old one is then gone. */
+void tnd_cgroup_set_proc_files(const char *cgroup, const char *mountinfo);
+
 #endif

@@ -4,9 +4,11 @@
 # match nothing the change touches; the baseline runs every skill) counts
 # its runs in a file outside the workspace, so the count is the number of
 # baselines that ran. The second task on a tree reuses the first's and
-# says so (stderr, journal, report.json); a changed tree runs its own;
-# tasks that start together on a new tree run it once; with
-# gate.baseline_reuse_s: 0 every task runs its own. While the gate file
+# says so (stderr, journal, report.json); a changed tree runs its own,
+# and so does one that differs only in an empty directory;
+# tasks that start together on a new tree run it once; a session resumed
+# after SIGKILL replays its reused baseline and still says whose it is;
+# with gate.baseline_reuse_s: 0 every task runs its own. While the gate file
 # is missing, the counting skill holds its baseline back (it runs
 # unsandboxed, so it sees this test's files).
 . "$(dirname "$0")/lib.sh"
@@ -17,7 +19,7 @@ COUNTER=$T/baselines
 GATE=$T/gate
 touch "$GATE"
 
-# config FILE [REUSE-SECONDS]
+# config FILE [REUSE-SECONDS] [BUILD-COMMAND]
 config() {
     cat >"$1" <<YAML
 version: 1
@@ -33,7 +35,8 @@ skills:
   count: {command: "echo ran >>$COUNTER; until [ -e $GATE ]; do sleep 0.01; done",
           sandbox: none,
           paths: ["nothing/matches/this"], timeout_s: 30}
-  build: {command: make, required: true, timeout_s: 120}
+  build: {command: "${3:-make}", required: true, timeout_s: 120${3:+,
+          sandbox: none}}
   test: {command: make test, required: true, timeout_s: 60}
 YAML
 }
@@ -119,7 +122,65 @@ for p in $pids; do wait "$p" || fail "a task of the three failed"; done
 n=$(cat "$T"/err.4 "$T"/err.5 "$T"/err.6 | grep -c "baseline: reused from")
 [ "$n" = 2 ] || fail "$n of the three tasks reused the baseline, not 2"
 pass "three tasks starting together on a new tree: one runs the baseline, two wait for it"
+
+# ---- an empty directory makes another tree ------------------------------
+# Outside git a tree is taken whole, empty directories too, and a skill
+# sees them (`mkdir build` fails when one is there), though the tree's
+# hash lists files and links only: the directories are in the key.
+repo g
+repo h
+mkdir "$T/h/build"
+submit 9 "$T/g"
+[ "$(baselines)" = 3 ] || fail "a copy of tree a ran its own baseline"
+expect_in "$T/err.9" "baseline: reused from $s1 (same tree)"
+submit 10 "$T/h"
+[ "$(baselines)" = 4 ] || fail "a tree with one more, empty, directory reused another's baseline"
+expect_not_in "$T/err.10" "reused from"
+pass "a copy of a tree reuses its baseline; one more empty directory runs its own"
 stop_serve
+
+# ---- a resumed session keeps where its baseline came from --------------
+# The build holds back the right fix (attempt 2) until $HOLD exists, so
+# both sessions are still running when the server is killed: the second
+# one with its reused baseline journaled. The next server resumes them;
+# the second replays its baseline (none runs: the new server's cache is
+# empty, so running one would count) and its report still names the
+# first session.
+HOLD=$T/hold
+config "$T/held.yaml" 600 \
+    "if grep -q 'return (double)sum / (double)count' stats.c; then until [ -e $HOLD ]; do sleep 0.02; done; fi; make"
+rm -f "$COUNTER"
+repo f
+start_serve --config "$T/held.yaml" --max-sessions 4 --pool 1
+journal_of() { echo "$T/f/.tandem/sessions/$1/journal.jsonl"; }
+run tandem submit --detach --repo "$T/f" "make the failing test pass"
+expect_rc 0 "the first task, detached"
+k1=$(cat "$T/out")
+wait_for '"type":"baseline"' "$(journal_of "$k1")" 30
+run tandem submit --detach --repo "$T/f" "make the failing test pass"
+expect_rc 0 "the second task, detached"
+k2=$(cat "$T/out")
+wait_for "\"reused_from\":\"$k1\"" "$(journal_of "$k2")" 30
+[ "$(baselines)" = 1 ] || fail "two tasks on one tree ran $(baselines) baselines before the kill"
+expect_not_in "$(journal_of "$k2")" '"type":"finish"'
+kill -KILL "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null
+SERVE_PID=
+touch "$HOLD"
+start_serve --config "$T/held.yaml" --max-sessions 4 --pool 1
+for k in $k1 $k2; do
+    wait_for '"type":"finish"' "$(journal_of "$k")" 60
+    expect_in "$T/f/.tandem/sessions/$k/report.json" '"status": "approved"'
+done
+[ "$(baselines)" = 1 ] || fail "the resumed sessions ran $(($(baselines) - 1)) baselines again"
+[ "$(reused_from "$T/f/.tandem/sessions/$k2")" = "$k1" ] ||
+    fail "the resumed session's report.json: reused_from is $(reused_from "$T/f/.tandem/sessions/$k2"), not $k1"
+[ "$(reused_from "$T/f/.tandem/sessions/$k1")" = None ] ||
+    fail "the resumed first session's baseline says it was reused"
+[ "$(grep -c '"type":"baseline"' "$(journal_of "$k2")")" = 1 ] ||
+    fail "the resumed session journaled its baseline again"
+stop_serve
+pass "SIGKILL after a reused baseline was journaled: the resumed session replays it, and report.json still says whose it is"
 
 # ---- gate.baseline_reuse_s: 0 -------------------------------------------
 config "$T/off.yaml" 0

@@ -1,6 +1,7 @@
 /* Unit tests for orchestrator/basecache: baselines shared by a server's
- * sessions (hits, keys, age, the bound, one flight for many waiters, and
- * failures that are not kept). */
+ * sessions (hits, keys that follow the config and the directories, age,
+ * the bound, one flight for many waiters, and failures that are not
+ * kept). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,7 +26,7 @@ static void key_of(char out[TND_SHA256_HEX + 1], const char *tree)
 {
     tnd_config *cfg = tnd_config_defaults();
 
-    tnd_basecache_key(out, cfg, tree, "reviewer");
+    tnd_basecache_key(out, cfg, tree, NULL, "reviewer");
     tnd_config_destroy(&cfg);
 }
 
@@ -89,35 +90,35 @@ static void the_key_follows_the_config(void **state)
 
     (void)state;
     assert_non_null(build);
-    tnd_basecache_key(base, cfg, TREE, "reviewer");
-    tnd_basecache_key(k, cfg, TREE, "reviewer");
+    tnd_basecache_key(base, cfg, TREE, NULL, "reviewer");
+    tnd_basecache_key(k, cfg, TREE, NULL, "reviewer");
     assert_string_equal(base, k);
-    tnd_basecache_key(k, cfg, TREE, "reviewer.1");
+    tnd_basecache_key(k, cfg, TREE, NULL, "reviewer.1");
     assert_string_not_equal(base, k);
 
     build->timeout_s++;
-    tnd_basecache_key(k, cfg, TREE, "reviewer");
+    tnd_basecache_key(k, cfg, TREE, NULL, "reviewer");
     assert_string_not_equal(base, k);
     build->timeout_s--;
 
     build->sandbox = TND_SANDBOX_NONE;
-    tnd_basecache_key(k, cfg, TREE, "reviewer");
+    tnd_basecache_key(k, cfg, TREE, NULL, "reviewer");
     assert_string_not_equal(base, k);
     build->sandbox = TND_SANDBOX_BWRAP;
 
     build->required = !build->required;
-    tnd_basecache_key(k, cfg, TREE, "reviewer");
+    tnd_basecache_key(k, cfg, TREE, NULL, "reviewer");
     assert_string_not_equal(base, k);
     build->required = !build->required;
 
     old = build->command.argv[0];
     build->command.argv[0] = (char *)"gmake";
-    tnd_basecache_key(k, cfg, TREE, "reviewer");
+    tnd_basecache_key(k, cfg, TREE, NULL, "reviewer");
     assert_string_not_equal(base, k);
     build->command.argv[0] = old;
 
     cfg->workspace.include_untracked = true;
-    tnd_basecache_key(k, cfg, TREE, "reviewer");
+    tnd_basecache_key(k, cfg, TREE, NULL, "reviewer");
     assert_string_not_equal(base, k);
     cfg->workspace.include_untracked = false;
 
@@ -125,13 +126,40 @@ static void the_key_follows_the_config(void **state)
     old = cfg->reviewer.skills[0];
     cfg->reviewer.skills[0] = cfg->reviewer.skills[1];
     cfg->reviewer.skills[1] = old;
-    tnd_basecache_key(k, cfg, TREE, "reviewer");
+    tnd_basecache_key(k, cfg, TREE, NULL, "reviewer");
     assert_string_not_equal(base, k);
     cfg->reviewer.skills[1] = cfg->reviewer.skills[0];
     cfg->reviewer.skills[0] = old;
 
-    tnd_basecache_key(k, cfg, TREE, "reviewer");
+    tnd_basecache_key(k, cfg, TREE, NULL, "reviewer");
     assert_string_equal(base, k);
+    tnd_config_destroy(&cfg);
+}
+
+/* Two trees with the same files and links may differ in an empty
+ * directory, which the tree's hash does not list but the skills see
+ * (`mkdir build` fails when it is there): the directories are in the
+ * key, and no directories differs from one. */
+static void the_key_follows_the_directories(void **state)
+{
+    tnd_config *cfg = tnd_config_defaults();
+    char *none[] = {NULL};
+    char *build[] = {(char *)"build", NULL};
+    char *src_build[] = {(char *)"build", (char *)"src", NULL};
+    char *joined[] = {(char *)"buildsrc", NULL};
+    char k0[TND_SHA256_HEX + 1], k1[TND_SHA256_HEX + 1], k2[TND_SHA256_HEX + 1],
+        k3[TND_SHA256_HEX + 1], again[TND_SHA256_HEX + 1];
+
+    (void)state;
+    tnd_basecache_key(k0, cfg, TREE, none, "reviewer");
+    tnd_basecache_key(k1, cfg, TREE, build, "reviewer");
+    tnd_basecache_key(k2, cfg, TREE, src_build, "reviewer");
+    tnd_basecache_key(k3, cfg, TREE, joined, "reviewer");
+    assert_string_not_equal(k0, k1);
+    assert_string_not_equal(k1, k2);
+    assert_string_not_equal(k2, k3); /* each name goes in on its own */
+    tnd_basecache_key(again, cfg, TREE, build, "reviewer");
+    assert_string_equal(k1, again);
     tnd_config_destroy(&cfg);
 }
 
@@ -325,6 +353,7 @@ int main(void)
         cmocka_unit_test(a_kept_baseline_is_a_hit),
         cmocka_unit_test(another_key_is_a_miss),
         cmocka_unit_test(the_key_follows_the_config),
+        cmocka_unit_test(the_key_follows_the_directories),
         cmocka_unit_test(an_old_baseline_is_not_reused),
         cmocka_unit_test(the_oldest_goes_when_full),
         cmocka_unit_test(one_runs_and_the_other_waits_for_it),

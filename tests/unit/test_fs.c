@@ -20,7 +20,9 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "common/error.h"
 #include "common/fs.h"
+#include "common/str.h"
 
 static char tmpdir[] = "/tmp/tnd-test-fs-XXXXXX";
 
@@ -171,6 +173,34 @@ static void reads_a_file_whole(void **state)
     assert_string_equal(text, "");
     free(text);
     unlink(path);
+}
+
+/* Directories are listed, empty ones included, sorted, without .git
+ * and without following a link; files and links are not; a tree with
+ * more directories than allowed is an error naming it. */
+static void lists_the_directories(void **state)
+{
+    char **dirs = NULL;
+    size_t n = 0;
+
+    (void)state;
+    assert_int_equal(mkdir(in_tmp("ls"), 0700), 0);
+    assert_int_equal(tnd_fs_mkdirs(in_tmp("ls/src/empty"), 0700), 0);
+    assert_int_equal(tnd_fs_mkdirs(in_tmp("ls/build"), 0700), 0);
+    assert_int_equal(tnd_fs_mkdirs(in_tmp("ls/.git/objects"), 0700), 0);
+    assert_int_equal(tnd_fs_write(in_tmp("ls/src/main.c"), "x", 1), 0);
+    assert_int_equal(symlink("src", in_tmp("ls/link")), 0);
+    assert_int_equal(tnd_fs_list_dirs(&dirs, &n, in_tmp("ls"), 10), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(dirs[0], "build");
+    assert_string_equal(dirs[1], "src");
+    assert_string_equal(dirs[2], "src/empty");
+    assert_null(dirs[3]);
+    tnd_str_list_free(&dirs);
+    assert_int_equal(tnd_fs_list_dirs(&dirs, &n, in_tmp("ls"), 2), -1);
+    assert_null(dirs);
+    assert_non_null(strstr(tnd_error_last(), "holds more than 2 directories"));
+    assert_int_equal(tnd_fs_rmtree(in_tmp("ls")), 0);
 }
 
 static void a_missing_file_is_not_found(void **state)
@@ -382,6 +412,7 @@ int main(void)
         cmocka_unit_test(replace_skips_a_file_that_holds_the_contents),
         cmocka_unit_test(replace_swaps_with_a_spare),
         cmocka_unit_test(reads_a_file_whole),
+        cmocka_unit_test(lists_the_directories),
         cmocka_unit_test(replacing_writes_leave_the_new_contents_alone),
         cmocka_unit_test(a_missing_file_is_not_found),
         cmocka_unit_test(a_fifo_is_refused_without_blocking),
