@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agents/agentdir.h"
 #include "common/beneath.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -19,50 +20,23 @@
 #include "proto/body.h"
 
 struct tnd_blobcache {
-    char *dir;   /* the runtime directory */
-    char *blobs; /* dir/blobs: one file per blob, named by its hash */
+    tnd_agentdir *dir; /* the runtime directory */
+    char *blobs;       /* dir/blobs: one file per blob, named by its hash */
     size_t max_bytes, bytes;
     size_t received;
     pthread_mutex_t lock; /* see tnd_blobcache_lock */
 };
 
-/* $XDG_RUNTIME_DIR when it is a usable absolute directory (name gets
- * "tandem-" in front), else $TMPDIR/tandem-UID, made 0700 and checked to
- * be the user's alone. Caller frees. */
-static char *base_dir(bool *xdg)
-{
-    const char *x = getenv("XDG_RUNTIME_DIR");
-    struct stat st;
-
-    *xdg = x && x[0] == '/' && stat(x, &st) == 0 && S_ISDIR(st.st_mode) &&
-           st.st_uid == getuid() && access(x, W_OK) == 0;
-    if (*xdg)
-        return tnd_xstrdup(x);
-    return tnd_fs_user_tmp();
-}
-
 tnd_blobcache *tnd_blobcache_new(const char *role, size_t max_bytes)
 {
     tnd_blobcache *c;
-    bool xdg;
-    char *base = base_dir(&xdg), *tmpl, *real;
+    tnd_agentdir *dir = tnd_agentdir_new(role);
 
-    if (!base)
-        return NULL;
-    tmpl = tnd_xasprintf("%s/%s%s-XXXXXX", base, xdg ? "tandem-" : "", role);
-    free(base);
-    if (!mkdtemp(tmpl)) { /* mode 0700 */
-        tnd_error_sys("cannot make a runtime directory like %s", tmpl);
-        free(tmpl);
-        return NULL;
-    }
-    real = tnd_fs_realpath(tmpl);
-    free(tmpl);
-    if (!real)
+    if (!dir)
         return NULL;
     c = tnd_xcalloc(1, sizeof(*c));
-    c->dir = real;
-    c->blobs = tnd_fs_join(real, "blobs");
+    c->dir = dir;
+    c->blobs = tnd_fs_join(tnd_agentdir_path(dir), "blobs");
     c->max_bytes = max_bytes;
     pthread_mutex_init(&c->lock, NULL);
     if (mkdir(c->blobs, 0700) < 0) {
@@ -78,10 +52,8 @@ void tnd_blobcache_destroy(tnd_blobcache **self_p)
 
     if (!c)
         return;
-    if (tnd_fs_rmtree(c->dir) < 0)
-        tnd_log_warn("%s", tnd_error_last());
+    tnd_agentdir_destroy(&c->dir);
     pthread_mutex_destroy(&c->lock);
-    free(c->dir);
     free(c->blobs);
     free(c);
     *self_p = NULL;
@@ -99,7 +71,7 @@ void tnd_blobcache_unlock(tnd_blobcache *self)
 
 const char *tnd_blobcache_dir(const tnd_blobcache *self)
 {
-    return self->dir;
+    return tnd_agentdir_path(self->dir);
 }
 
 size_t tnd_blobcache_received(const tnd_blobcache *self)
@@ -357,7 +329,8 @@ static const tnd_tree_change *change_at(const tnd_tree_change *changes,
 int tnd_blobcache_build(char **out, tnd_blobcache *self, const tnd_tree *tree,
                         const tnd_tree_change *changes, size_t n)
 {
-    char *dir = tnd_xasprintf("%s/workspace-XXXXXX", self->dir);
+    char *dir =
+        tnd_xasprintf("%s/workspace-XXXXXX", tnd_agentdir_path(self->dir));
     size_t ne;
     const tnd_tree_entry *e = tnd_tree_entries(tree, &ne);
     int root = -1, rc = -1;

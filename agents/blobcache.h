@@ -4,9 +4,9 @@
  * An agent that does not share the orchestrator's filesystem is sent the
  * base tree by content (proto/tree.h): the manifest and each file's
  * bytes, named by SHA-256. The cache keeps them in the agent's own
- * directory (mode 0700: $XDG_RUNTIME_DIR/tandem-ROLE-XXXXXX, else
- * $TMPDIR/tandem-UID/ROLE-XXXXXX), made at start and removed at exit, so
- * the tree travels once per agent. Every blob is checked against its
+ * runtime directory (agents/agentdir.h: made at start, removed at exit,
+ * and by the next agent when this one was killed), so the tree travels
+ * once per agent. Every blob is checked against its
  * hash before it is stored. The cache is bounded: a blob that would take
  * it past its size empties it first.
  *
@@ -24,8 +24,9 @@
 
 typedef struct tnd_blobcache tnd_blobcache;
 
-/* Make the runtime directory for role ("reviewer") holding at most
- * max_bytes of blobs. NULL with the error set. */
+/* Make the runtime directory for role ("reviewer", see
+ * tnd_agentdir_new) holding at most max_bytes of blobs. NULL with the
+ * error set. */
 tnd_blobcache *tnd_blobcache_new(const char *role, size_t max_bytes);
 
 /* Remove the directory and everything in it; sets *self_p to NULL; safe
