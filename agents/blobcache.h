@@ -4,11 +4,14 @@
  * An agent that does not share the orchestrator's filesystem is sent the
  * base tree by content (proto/tree.h): the manifest and each file's
  * bytes, named by SHA-256. The cache keeps them in the agent's own
- * directory (mode 0700: $XDG_RUNTIME_DIR/tandem-ROLE-XXXXXX, else
- * $TMPDIR/tandem-UID/ROLE-XXXXXX), made at start and removed at exit, so
- * the tree travels once per agent. Every blob is checked against its
+ * runtime directory (agents/agentdir.h: made at start, removed at exit,
+ * and by the next agent when this one was killed), so the tree travels
+ * once per agent. Every blob is checked against its
  * hash before it is stored. The cache is bounded: a blob that would take
- * it past its size empties it first.
+ * it past its size makes room by removing the least recently used blobs
+ * (a blob is used when it is stored or sent again, and when a request's
+ * tree names it: tnd_blobcache_missing, tnd_blobcache_hold), never those
+ * of the request being served (see tnd_blobcache_lock).
  *
  * For each request the agent builds a fresh workspace in the same
  * directory from the base tree and the attempt's changes, by copying the
@@ -24,8 +27,9 @@
 
 typedef struct tnd_blobcache tnd_blobcache;
 
-/* Make the runtime directory for role ("reviewer") holding at most
- * max_bytes of blobs. NULL with the error set. */
+/* Make the runtime directory for role ("reviewer", see
+ * tnd_agentdir_new) holding at most max_bytes of blobs. NULL with the
+ * error set. */
 tnd_blobcache *tnd_blobcache_new(const char *role, size_t max_bytes);
 
 /* Remove the directory and everything in it; sets *self_p to NULL; safe
@@ -34,10 +38,13 @@ void tnd_blobcache_destroy(tnd_blobcache **self_p);
 
 /* Hold the cache for a sequence of the calls below that must not
  * interleave with another thread's: from storing a request's blobs to
- * building its workspace (a put that finds the cache full empties it,
- * which would take blobs from under a build that found them present).
+ * building its workspace (a put that finds the cache full removes blobs,
+ * which would take them from under a build that found them present).
+ * While it is held, a blob used since it was taken is the request's and
+ * is never removed to make room: a put that finds no other room fails.
  * The calls themselves do not lock: one thread alone needs none of
- * this. tnd_blobcache_drop needs no lock. */
+ * this (then any blob but the one being stored may make room).
+ * tnd_blobcache_drop needs no lock. */
 void tnd_blobcache_lock(tnd_blobcache *self);
 void tnd_blobcache_unlock(tnd_blobcache *self);
 
@@ -48,8 +55,9 @@ const char *tnd_blobcache_dir(const tnd_blobcache *self);
 bool tnd_blobcache_has(const tnd_blobcache *self, const char *hash);
 
 /* Check b against its hash (what names it in the error: a path, "the
- * manifest") and store it. -1 with the error set: a wrong blob is
- * refused, and so is one larger than the cache. */
+ * manifest") and store it (one stored already is marked used). -1 with
+ * the error set: a wrong blob is refused, and so is one larger than the
+ * cache, or than the room the request's own blobs leave. */
 int tnd_blobcache_put(tnd_blobcache *self, const tnd_blob *b, const char *what);
 
 /* The manifest stored under hash, parsed. NULL with the error set
@@ -58,9 +66,16 @@ tnd_tree *tnd_blobcache_tree(const tnd_blobcache *self, const char *hash);
 
 /* The blobs of tree and of changes that are not stored, without
  * duplicates, as a NULL-terminated list (tnd_str_list_free); NULL when
- * none is missing. */
-char **tnd_blobcache_missing(const tnd_blobcache *self, const tnd_tree *tree,
+ * none is missing. Those stored, and the manifest, are marked used, as
+ * tnd_blobcache_hold does. */
+char **tnd_blobcache_missing(tnd_blobcache *self, const tnd_tree *tree,
                              const tnd_tree_change *changes, size_t n);
+
+/* Mark the stored blobs of tree (its manifest too) and of changes used
+ * now: under tnd_blobcache_lock, the blobs stored next cannot make room
+ * by removing them. */
+void tnd_blobcache_hold(tnd_blobcache *self, const tnd_tree *tree,
+                        const tnd_tree_change *changes, size_t n);
 
 /* A new workspace holding tree with changes applied, every blob stored.
  * *out is its absolute path (caller frees, and removes it with

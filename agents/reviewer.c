@@ -469,11 +469,14 @@ static const char *blob_what(const tnd_audit_request *req, const tnd_tree *tree,
 static int store_blobs(tnd_blobcache *cache, const tnd_audit_request *req,
                        tnd_tree **tree)
 {
+    bool others = false; /* blobs besides the manifest */
+
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < req->nblobs; i++) {
             const tnd_blob *b = &req->blobs[i];
             bool manifest = strcmp(b->hash, req->tree) == 0;
             const char *what;
+            others = others || !manifest;
             if (manifest != (pass == 0))
                 continue;
             if (!(what = blob_what(req, *tree, b->hash))) {
@@ -488,6 +491,10 @@ static int store_blobs(tnd_blobcache *cache, const tnd_audit_request *req,
         if (pass == 0 && !*tree && tnd_blobcache_has(cache, req->tree) &&
             !(*tree = tnd_blobcache_tree(cache, req->tree)))
             return -1;
+        /* what the cache holds of the tree is this request's: the blobs
+         * stored next must not remove it to make room */
+        if (pass == 0 && *tree && others)
+            tnd_blobcache_hold(cache, *tree, req->changes, req->nchanges);
     }
     return 0;
 }

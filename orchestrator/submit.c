@@ -97,6 +97,7 @@ typedef struct submit {
     char found_key[TND_CURVE_Z85_LEN + 1]; /* from serve.endpoint */
     bool detach, json, status, quiet, review, staged;
     void *ctx, *socket;
+    bool own_ctx; /* ctx is made and ended by exchange, not the caller's */
     char *endpoint;
     char *session;            /* once accepted */
     const char *me;           /* "tandem submit", or "tandem" answering */
@@ -532,8 +533,11 @@ static int exchange(submit *s, const tnd_client_request *req)
     bool handled = false;
     int linger = 0, code = TND_EXIT_FAILED;
 
-    if (!(s->ctx = zmq_ctx_new()) ||
-        !(s->socket = zmq_socket(s->ctx, ZMQ_DEALER)) ||
+    if (!s->ctx) {
+        s->ctx = zmq_ctx_new();
+        s->own_ctx = true;
+    }
+    if (!s->ctx || !(s->socket = zmq_socket(s->ctx, ZMQ_DEALER)) ||
         tnd_mdp_socket_limits(s->socket) < 0) {
         fprintf(stderr, "%s: cannot make a socket: %s\n", s->me,
                 zmq_strerror(errno));
@@ -568,9 +572,10 @@ out:
         zmq_close(s->socket);
         s->socket = NULL;
     }
-    if (s->ctx)
+    if (s->own_ctx && s->ctx)
         zmq_ctx_term(s->ctx);
     s->ctx = NULL;
+    s->own_ctx = false;
     if (handled) { /* a caller such as watch keeps its own */
         sigaction(SIGINT, &old[0], NULL);
         sigaction(SIGTERM, &old[1], NULL);
@@ -628,7 +633,7 @@ out:
     return code;
 }
 
-json_object *tnd_submit_status(void)
+json_object *tnd_submit_status(void *ctx)
 {
     tnd_client_request req;
     json_object *status = NULL;
@@ -639,6 +644,7 @@ json_object *tnd_submit_status(void)
     s.me = "tandem watch";
     s.quiet = true;
     s.status_out = &status;
+    s.ctx = ctx; /* NULL: exchange makes one for this call */
     req.kind = TND_CLIENT_KIND_STATUS;
     if (tnd_serve_running() && (s.endpoint = find_endpoint(&s)))
         exchange(&s, &req);

@@ -36,7 +36,9 @@ int tnd_submit_answer(const tnd_continue_options *o);
 
 /* What the user's running tandem serve holds (its status reply, see
  * PROTOCOL.md), or NULL when none runs or it does not answer (said on
- * stderr). Caller puts. */
-json_object *tnd_submit_status(void);
+ * stderr). Caller puts. ctx is the caller's ZeroMQ context, borrowed
+ * (one that asks again and again, as watch does, keeps one: each new
+ * context starts its own I/O threads); NULL makes one for this call. */
+json_object *tnd_submit_status(void *ctx);
 
 #endif

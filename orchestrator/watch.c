@@ -179,10 +179,15 @@ static void add(watch *wt, const char *repo, const char *id)
     wt->n++;
 }
 
-/* The sessions the user's tandem serve runs now, from its status. */
+/* The sessions the user's tandem serve runs now, from its status: asked
+ * every second, through the watch's one context (a context per ask
+ * would start and stop its I/O threads each time). The socket is made
+ * per ask: a status reply that comes after its ask gave up must not be
+ * taken for the next one's, and the server may have restarted on
+ * another endpoint. */
 static void scan_server(watch *wt)
 {
-    json_object *status = tnd_submit_status(), *list;
+    json_object *status = tnd_submit_status(wt->ctx), *list;
 
     list = tnd_json_field(status, "sessions");
     for (size_t i = 0; list && i < json_object_array_length(list); i++) {

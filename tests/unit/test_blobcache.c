@@ -95,12 +95,188 @@ static void test_bounded(void **state)
 
     (void)state;
     assert_int_equal(tnd_blobcache_put(c, &a, "a"), 0);
-    /* past the bound: the cache is emptied to make room */
+    /* past the bound: the older blob makes room */
     assert_int_equal(tnd_blobcache_put(c, &b, "b"), 0);
     assert_false(tnd_blobcache_has(c, a.hash));
     assert_true(tnd_blobcache_has(c, b.hash));
     assert_int_equal(tnd_blobcache_put(c, &big, "big"), -1);
     assert_non_null(strstr(tnd_error_last(), "more than this agent's cache"));
+    tnd_blobcache_destroy(&c);
+}
+
+/* A tree of the blobs bs (files f0, f1, ...), the manifest not stored. */
+static tnd_tree *tree_with(const tnd_blob *bs, size_t n)
+{
+    tnd_tree_entry *e = tnd_xcalloc(n, sizeof(*e));
+
+    for (size_t i = 0; i < n; i++) {
+        e[i].path = tnd_xasprintf("f%zu", i);
+        e[i].size = bs[i].len;
+        memcpy(e[i].blob, bs[i].hash, sizeof(bs[i].hash));
+    }
+    return tnd_tree_new(e, n);
+}
+
+/* Full, the cache removes the least recently used blobs, not all: a blob
+ * a request's tree names, or one sent again, is used. */
+static void test_lru(void **state)
+{
+    tnd_blobcache *c = tnd_blobcache_new("reviewer", 20);
+    tnd_blob a = blob("aaaaaa"), b = blob("bbbbbb"), d = blob("dddddd");
+    tnd_blob e = blob("eeeeee"), f = blob("ffffff");
+    tnd_tree *t = tree_with(&a, 1);
+    char **missing;
+
+    (void)state;
+    assert_int_equal(tnd_blobcache_put(c, &a, "a"), 0);
+    assert_int_equal(tnd_blobcache_put(c, &b, "b"), 0);
+    assert_int_equal(tnd_blobcache_put(c, &d, "d"), 0);
+    /* a request on a tree holding a: a is used, b is now the oldest */
+    missing = tnd_blobcache_missing(c, t, NULL, 0);
+    assert_null(missing);
+    assert_int_equal(tnd_blobcache_put(c, &e, "e"), 0);
+    assert_true(tnd_blobcache_has(c, a.hash));
+    assert_false(tnd_blobcache_has(c, b.hash));
+    assert_true(tnd_blobcache_has(c, d.hash));
+    assert_true(tnd_blobcache_has(c, e.hash));
+    /* d sent again: used; a is the oldest now */
+    assert_int_equal(tnd_blobcache_put(c, &d, "d"), 0);
+    assert_int_equal(tnd_blobcache_put(c, &f, "f"), 0);
+    assert_false(tnd_blobcache_has(c, a.hash));
+    assert_true(tnd_blobcache_has(c, d.hash));
+    assert_true(tnd_blobcache_has(c, e.hash));
+    assert_true(tnd_blobcache_has(c, f.hash));
+    assert_int_equal(tnd_blobcache_received(c), 5);
+    tnd_tree_destroy(&t);
+    tnd_blobcache_destroy(&c);
+}
+
+/* Under the lock, what the request uses is never removed to make room:
+ * the tree it holds (tnd_blobcache_hold) and the blobs it stored. With
+ * nothing else to remove, a put fails saying so; after the unlock the
+ * same put makes room. */
+static void test_pinned(void **state)
+{
+    tnd_blobcache *c = tnd_blobcache_new("reviewer", 20);
+    tnd_blob a = blob("aaaaaa"), b = blob("bbbbbb"), x = blob("xxxxxx");
+    tnd_blob d = blob("dddddd"), e = blob("eeeeee");
+    tnd_blob ab[2];
+    tnd_tree *t;
+
+    (void)state;
+    ab[0] = a;
+    ab[1] = b;
+    t = tree_with(ab, 2);
+    assert_int_equal(tnd_blobcache_put(c, &a, "a"), 0);
+    assert_int_equal(tnd_blobcache_put(c, &b, "b"), 0);
+    assert_int_equal(tnd_blobcache_put(c, &x, "x"), 0); /* the newest */
+    tnd_blobcache_lock(c);
+    tnd_blobcache_hold(c, t, NULL, 0);
+    /* x is the only one not the request's, newest or not */
+    assert_int_equal(tnd_blobcache_put(c, &d, "src/d.c"), 0);
+    assert_false(tnd_blobcache_has(c, x.hash));
+    assert_true(tnd_blobcache_has(c, a.hash));
+    assert_true(tnd_blobcache_has(c, b.hash));
+    /* a, b and d are the request's: no room for e */
+    assert_int_equal(tnd_blobcache_put(c, &e, "src/e.c"), -1);
+    assert_non_null(strstr(tnd_error_last(), "does not fit"));
+    assert_non_null(strstr(tnd_error_last(), "src/e.c"));
+    assert_non_null(strstr(tnd_error_last(), "workspace_max_mb"));
+    assert_false(tnd_blobcache_has(c, e.hash));
+    assert_true(tnd_blobcache_has(c, a.hash));
+    assert_true(tnd_blobcache_has(c, b.hash));
+    assert_true(tnd_blobcache_has(c, d.hash));
+    tnd_blobcache_unlock(c);
+    /* the next request may take the oldest: a */
+    tnd_blobcache_lock(c);
+    assert_int_equal(tnd_blobcache_put(c, &e, "src/e.c"), 0);
+    tnd_blobcache_unlock(c);
+    assert_false(tnd_blobcache_has(c, a.hash));
+    assert_true(tnd_blobcache_has(c, b.hash));
+    assert_true(tnd_blobcache_has(c, d.hash));
+    assert_true(tnd_blobcache_has(c, e.hash));
+    tnd_tree_destroy(&t);
+    tnd_blobcache_destroy(&c);
+}
+
+/* piece n (0 or 1) of blob b of 12 bytes: 8, then 4 */
+static tnd_blob piece(const tnd_blob *b, int n)
+{
+    tnd_blob p = *b;
+
+    p.total = b->len;
+    p.offset = n ? 8 : 0;
+    p.data = b->data + p.offset;
+    p.len = n ? b->len - 8 : 8;
+    return p;
+}
+
+/* A blob in pieces counts as it arrives; its part is never removed to
+ * make room for its own next piece, and a part left behind is removed
+ * like a blob when it is the oldest. */
+static void test_evict_parts(void **state)
+{
+    tnd_blobcache *c = tnd_blobcache_new("reviewer", 16);
+    tnd_blob w = blob("0123456789ab"), w2 = blob("ABCDEFGHIJKL");
+    tnd_blob y = blob("yyyyyy"), z = blob("zzzzzzzzzz"), p;
+    tnd_tree *t = tree_with(&w2, 1);
+    char **missing;
+
+    (void)state;
+    p = piece(&w, 0);
+    assert_int_equal(tnd_blobcache_put(c, &p, "w.dat"), 0); /* 8 */
+    assert_int_equal(tnd_blobcache_put(c, &y, "y"), 0);     /* 14 */
+    /* 18: the part is the oldest, but its own; y makes room */
+    p = piece(&w, 1);
+    assert_int_equal(tnd_blobcache_put(c, &p, "w.dat"), 0);
+    assert_true(tnd_blobcache_has(c, w.hash));
+    assert_false(tnd_blobcache_has(c, y.hash));
+
+    /* 12 + 8: w makes room for w2's first piece */
+    p = piece(&w2, 0);
+    assert_int_equal(tnd_blobcache_put(c, &p, "w2.dat"), 0);
+    assert_false(tnd_blobcache_has(c, w.hash));
+    assert_int_equal(tnd_blobcache_put(c, &y, "y"), 0); /* 14 */
+    /* 24: the part left half way is the oldest and goes */
+    assert_int_equal(tnd_blobcache_put(c, &z, "z"), 0);
+    missing = tnd_blobcache_missing(c, t, NULL, 0);
+    assert_non_null(missing);
+    assert_string_equal(missing[0], w2.hash); /* not HASH:8 */
+    tnd_str_list_free(&missing);
+    assert_true(tnd_blobcache_has(c, y.hash));
+    assert_true(tnd_blobcache_has(c, z.hash));
+    tnd_tree_destroy(&t);
+    tnd_blobcache_destroy(&c);
+}
+
+/* Room for a blob as large as the cache, in a cache of many small ones:
+ * more than one batch of the oldest is removed. */
+static void test_evict_many(void **state)
+{
+    tnd_blobcache *c = tnd_blobcache_new("reviewer", 200);
+    char text[8], big[201];
+    tnd_blob b;
+
+    (void)state;
+    for (int i = 0; i < 200; i++) {
+        snprintf(text, sizeof(text), "%c", 'A' + i % 50);
+        if (i >= 50)
+            snprintf(text, sizeof(text), "%03d", i); /* 3 bytes */
+        b = blob(text);
+        if (i < 50 || i >= 150)
+            continue; /* 100 blobs of 3 bytes: 300 > 200 */
+        assert_int_equal(tnd_blobcache_put(c, &b, text), 0);
+    }
+    memset(big, 'q', 200);
+    big[200] = '\0';
+    b = blob(big);
+    assert_int_equal(tnd_blobcache_put(c, &b, "big"), 0);
+    assert_true(tnd_blobcache_has(c, b.hash));
+    for (int i = 50; i < 150; i++) {
+        snprintf(text, sizeof(text), "%03d", i);
+        b = blob(text);
+        assert_false(tnd_blobcache_has(c, b.hash));
+    }
     tnd_blobcache_destroy(&c);
 }
 
@@ -311,10 +487,12 @@ static void test_pieces(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dir),     cmocka_unit_test(test_put_checks),
-        cmocka_unit_test(test_bounded), cmocka_unit_test(test_missing),
-        cmocka_unit_test(test_build),   cmocka_unit_test(test_links),
-        cmocka_unit_test(test_pieces),
+        cmocka_unit_test(test_dir),        cmocka_unit_test(test_put_checks),
+        cmocka_unit_test(test_bounded),    cmocka_unit_test(test_missing),
+        cmocka_unit_test(test_build),      cmocka_unit_test(test_links),
+        cmocka_unit_test(test_pieces),     cmocka_unit_test(test_lru),
+        cmocka_unit_test(test_pinned),     cmocka_unit_test(test_evict_parts),
+        cmocka_unit_test(test_evict_many),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
