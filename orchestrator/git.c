@@ -1,6 +1,7 @@
 /* Running git read-only (see git.h). */
 #include "orchestrator/git.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,16 +11,35 @@
 #include "skills/env.h"
 #include "skills/proc.h"
 
-int tnd_git_run(char **out, size_t *len, const char *dir,
-                const char *const *argv, size_t cap)
+/* The scrubbed environment, with LC_ALL=C when english. */
+static char **environment(bool english)
 {
-    char **envp = tnd_env_scrubbed(NULL);
+    static const char *const locale[] = {"LC_ALL", NULL};
+    char **envp = tnd_env_scrubbed(english ? locale : NULL);
+    size_t n = 0;
+
+    if (!english)
+        return envp;
+    while (envp[n])
+        n++;
+    envp = tnd_xrealloc(envp, n + 2, sizeof(*envp));
+    envp[n] = tnd_xstrdup("LC_ALL=C");
+    envp[n + 1] = NULL;
+    return envp;
+}
+
+static int run(char **out, size_t *len, char **why_out, const char *dir,
+               const char *const *argv, size_t cap, bool english)
+{
+    char **envp = environment(english);
     tnd_proc_spec spec;
     tnd_proc_result res;
     int rc = 0;
 
     if (out)
         *out = NULL;
+    if (why_out)
+        *why_out = NULL;
     memset(&spec, 0, sizeof(spec));
     spec.argv = argv;
     spec.cwd = dir;
@@ -33,7 +53,10 @@ int tnd_git_run(char **out, size_t *len, const char *dir,
         tnd_str_trim(why);
         rc = tnd_error_set("'%s %s' failed (%s)%s%s", argv[0], argv[1],
                            tnd_proc_describe(&res), *why ? ": " : "", why);
-        free(why);
+        if (why_out)
+            *why_out = why;
+        else
+            free(why);
     } else if (res.output_total > res.output_len) {
         rc = tnd_error_set("'%s %s' wrote more than %zu bytes", argv[0],
                            argv[1], cap);
@@ -48,4 +71,16 @@ int tnd_git_run(char **out, size_t *len, const char *dir,
     tnd_proc_result_free(&res);
     tnd_str_list_free(&envp);
     return rc;
+}
+
+int tnd_git_run(char **out, size_t *len, const char *dir,
+                const char *const *argv, size_t cap)
+{
+    return run(out, len, NULL, dir, argv, cap, false);
+}
+
+int tnd_git_try(char **out, size_t *len, char **why, const char *dir,
+                const char *const *argv, size_t cap)
+{
+    return run(out, len, why, dir, argv, cap, true);
 }

@@ -18,4 +18,11 @@
 int tnd_git_run(char **out, size_t *len, const char *dir,
                 const char *const *argv, size_t cap);
 
+/* As tnd_git_run, for a caller that tells git's failures apart by what
+ * git says: git runs with LC_ALL=C, so its messages are not translated,
+ * and when it ran and failed (-1), *why holds its stderr, trimmed
+ * (caller frees; NULL in every other case). */
+int tnd_git_try(char **out, size_t *len, char **why, const char *dir,
+                const char *const *argv, size_t cap);
+
 #endif

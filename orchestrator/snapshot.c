@@ -17,9 +17,14 @@
 #include "common/xalloc.h"
 #include "orchestrator/git.h"
 
-/* git's lists of paths: at most this many bytes and entries */
+/* Each of git's lists of paths (tracked, untracked): at most this many
+ * bytes and entries */
 #define LIST_CAP  (64 << 20)
 #define MAX_FILES 200000
+/* The one listing of both: the two lists, and the tags of `-t -s` at
+ * most ("H 100644 <64 hex digits> 0\t" on a tracked path, "? " on an
+ * untracked one) */
+#define BOTH_CAP ((size_t)2 * LIST_CAP + (size_t)MAX_FILES * (76 + 2))
 
 struct tnd_snapshot {
     char *dir;
@@ -43,57 +48,180 @@ static bool ours(const char *path)
            (path[7] == '\0' || path[7] == '/');
 }
 
-/* The NUL-separated paths in buf as a sorted array without duplicates
- * (an unmerged path is listed once per stage) and without tandem's own.
- * Entries are borrowed from buf. -1 past MAX_FILES. */
-static int split(const char ***out, size_t *n, const char *buf, size_t len)
-{
-    const char **list = NULL;
-    size_t count = 0, alloc = 0, kept = 0;
+/* One of git's lists: paths borrowed from the buffer git wrote. */
+typedef struct pathlist {
+    const char **at;
+    size_t n, alloc;
+    size_t bytes; /* as `git ls-files -z` alone writes them */
+} pathlist;
 
-    for (size_t at = 0; at < len;) {
-        const char *p = buf + at;
-        size_t plen = strnlen(p, len - at);
-        if (plen > 0 && !ours(p)) {
-            if (count >= MAX_FILES) {
-                free(list);
-                return tnd_error_set("git lists more than %d files; tandem "
-                                     "works on smaller trees",
-                                     MAX_FILES);
-            }
-            TND_GROW(list, alloc, count + 1);
-            list[count++] = p;
-        }
-        at += plen + 1;
-    }
-    if (count)
-        qsort(list, count, sizeof(*list), cmp_str);
-    for (size_t i = 0; i < count; i++)
-        if (kept == 0 || strcmp(list[kept - 1], list[i]) != 0)
-            list[kept++] = list[i];
-    *out = list;
-    *n = kept;
+/* path (plen bytes, NUL-terminated) into l unless it is tandem's own;
+ * -1 past LIST_CAP or MAX_FILES, in the words a list of its own had. */
+static int push(pathlist *l, const char *path, size_t plen)
+{
+    l->bytes += plen + 1;
+    if (l->bytes > LIST_CAP)
+        return tnd_error_set("'git ls-files' wrote more than %d bytes",
+                             LIST_CAP);
+    if (plen == 0 || ours(path))
+        return 0;
+    if (l->n >= MAX_FILES)
+        return tnd_error_set("git lists more than %d files; tandem works "
+                             "on smaller trees",
+                             MAX_FILES);
+    TND_GROW(l->at, l->alloc, l->n + 1);
+    l->at[l->n++] = path;
     return 0;
 }
 
-/* Whether repo is in a git work tree; when it is not, why_whole says so.
- * -1 only when git fails in a way that leaves the question open. */
-static int in_work_tree(bool *yes, const char *repo, tnd_snapshot_stats *info)
+/* Sorted, without duplicates (an unmerged path is listed once per
+ * stage). */
+static void sort_unique(pathlist *l)
+{
+    size_t kept = 0;
+
+    if (l->n)
+        qsort(l->at, l->n, sizeof(*l->at), cmp_str);
+    for (size_t i = 0; i < l->n; i++)
+        if (kept == 0 || strcmp(l->at[kept - 1], l->at[i]) != 0)
+            l->at[kept++] = l->at[i];
+    l->n = kept;
+}
+
+/* The NUL-separated paths of `git ls-files -z` into l. */
+static int split(pathlist *l, const char *buf, size_t len)
+{
+    int rc = 0;
+
+    for (size_t at = 0; at < len && rc == 0;) {
+        size_t plen = strnlen(buf + at, len - at);
+        rc = push(l, buf + at, plen);
+        at += plen + 1;
+    }
+    return rc;
+}
+
+/* Both lists from `git ls-files -z -t -s --cached --others`: an untracked
+ * path is "? PATH", a tracked one "TAG MODE OID STAGE\tPATH" (TAG H, S
+ * or M). *gitlink: a tracked path is a submodule (mode 160000). */
+static int split_both(pathlist *tracked, pathlist *others, bool *gitlink,
+                      const char *buf, size_t len)
+{
+    int rc = 0;
+
+    *gitlink = false;
+    for (size_t at = 0; at < len && rc == 0;) {
+        const char *p = buf + at, *tab;
+        size_t plen = strnlen(p, len - at);
+        at += plen + 1;
+        if (plen == 0)
+            continue;
+        if (plen < 2 || p[1] != ' ' ||
+            (p[0] != '?' && !(tab = memchr(p, '\t', plen))))
+            return tnd_error_set("'git ls-files -t -s' wrote \"%.80s\", "
+                                 "which tandem does not understand; "
+                                 "report it with the output of "
+                                 "'git --version'",
+                                 p);
+        if (p[0] == '?') {
+            rc = push(others, p + 2, plen - 2);
+        } else {
+            if (strncmp(p + 2, "160000 ", 7) == 0)
+                *gitlink = true;
+            rc = push(tracked, tab + 1, plen - (size_t)(tab + 1 - p));
+        }
+    }
+    return rc;
+}
+
+/* What git wrote, and its lists of the paths in it. */
+typedef struct git_lists {
+    char *both; /* ls-files --cached --others */
+    char *deep; /* ls-files --cached --recurse-submodules, when there is
+                   a submodule */
+    pathlist tracked, others;
+} git_lists;
+
+static void git_lists_free(git_lists *g)
+{
+    free(g->tracked.at);
+    free(g->others.at);
+    free(g->deep);
+    free(g->both);
+}
+
+/* Whether repo is in a git work tree, after git ls-files failed there
+ * saying why (in English: see tnd_git_try). git's own words when they
+ * say it is not; otherwise `git rev-parse`, as before the lists were
+ * taken in one run: a failure in other words (another git's, a
+ * repository git refuses for its owner) must not be taken for an answer.
+ * The error of the lists is kept. */
+static bool in_work_tree(const char *repo, const char *why)
 {
     const char *argv[] = {"git", "rev-parse", "--is-inside-work-tree", NULL};
-    char *out = NULL;
-    int rc = tnd_git_run(&out, NULL, repo, argv, 4096);
+    char *out = NULL, *saved;
+    bool yes;
 
-    *yes = rc == 0 && strncmp(out, "true", 4) == 0;
-    if (rc == TND_ENOTFOUND)
-        snprintf(info->why_whole, sizeof(info->why_whole),
-                 "git is not installed, so every file is copied");
-    else if (!*yes)
-        snprintf(info->why_whole, sizeof(info->why_whole),
-                 "not in a git work tree, so every file is copied");
+    if (strstr(why, "not a git repository") ||
+        strstr(why, "must be run in a work tree"))
+        return false;
+    saved = tnd_xstrdup(tnd_error_last());
+    yes = tnd_git_run(&out, NULL, repo, argv, 4096) == 0 &&
+          strncmp(out, "true", 4) == 0;
+    tnd_error_set("%s", saved);
+    free(saved);
     free(out);
-    tnd_error_clear();
-    return 0;
+    return yes;
+}
+
+/* git's lists of repo's tracked and untracked paths (the untracked
+ * collapsed into their directories when collapse), sorted: 1; 0 when
+ * git is not installed or repo is not in a work tree (why_whole says
+ * which); -1. One git run, which --others makes fail outside a work
+ * tree; a second only when there is a submodule, as --recurse-submodules
+ * does not go with --others. */
+static int list_files(git_lists *g, const char *repo, bool collapse,
+                      tnd_snapshot_stats *info)
+{
+    const char *both[] = {"git",
+                          "ls-files",
+                          "-z",
+                          "-t",
+                          "-s",
+                          "--cached",
+                          "--others",
+                          "--exclude-standard",
+                          collapse ? "--directory" : NULL,
+                          NULL};
+    const char *deep[] = {
+        "git", "ls-files", "-z", "--cached", "--recurse-submodules", NULL};
+    char *why = NULL;
+    size_t len = 0;
+    bool gitlink;
+    int rc = tnd_git_try(&g->both, &len, &why, repo, both, BOTH_CAP);
+
+    if (rc == TND_ENOTFOUND || (rc < 0 && why && !in_work_tree(repo, why))) {
+        snprintf(info->why_whole, sizeof(info->why_whole), "%s",
+                 rc == TND_ENOTFOUND
+                     ? "git is not installed, so every file is copied"
+                     : "not in a git work tree, so every file is copied");
+        free(why);
+        tnd_error_clear();
+        return 0;
+    }
+    free(why);
+    if (rc < 0 ||
+        split_both(&g->tracked, &g->others, &gitlink, g->both, len) < 0)
+        return -1;
+    if (gitlink) {
+        g->tracked.n = g->tracked.bytes = 0;
+        if (tnd_git_run(&g->deep, &len, repo, deep, LIST_CAP) < 0 ||
+            split(&g->tracked, g->deep, len) < 0)
+            return -1;
+    }
+    sort_unique(&g->tracked);
+    sort_unique(&g->others);
+    return 1;
 }
 
 /* ---- copying one path at a time, without following symlinks ------------
@@ -310,56 +438,41 @@ static int copy_list(const char *repo, const char *dst, const char **paths,
 /* ---- the two ways -------------------------------------------------------
  */
 
-/* 1 when the tracked files were copied; 0 when git tracks none of them
- * (the caller takes the directory whole); -1. */
+/* 1 when the tracked files were copied; 0 when the caller takes the
+ * directory whole (why_whole says why); -1. */
 static int from_git(const char *repo, const char *dir,
                     const tnd_snapshot_options *o, tnd_snapshot_stats *info)
 {
-    const char *tracked[] = {
-        "git", "ls-files", "-z", "--cached", "--recurse-submodules", NULL};
-    const char *others[] = {"git",
-                            "ls-files",
-                            "-z",
-                            "--others",
-                            "--exclude-standard",
-                            o->include_untracked ? NULL : "--directory",
-                            NULL};
-    char *tbuf = NULL, *obuf = NULL;
-    size_t tlen = 0, olen = 0, nt = 0, no = 0;
-    const char **tl = NULL, **ol = NULL;
+    git_lists g;
     int rc;
 
-    if ((rc = tnd_git_run(&tbuf, &tlen, repo, tracked, LIST_CAP)) < 0 ||
-        (rc = split(&tl, &nt, tbuf, tlen)) < 0)
+    memset(&g, 0, sizeof(g));
+    if ((rc = list_files(&g, repo, !o->include_untracked, info)) <= 0)
         goto out;
-    if (nt == 0) {
+    if (g.tracked.n == 0) {
         snprintf(info->why_whole, sizeof(info->why_whole),
                  "git tracks none of its files, so every file is copied");
+        rc = 0;
         goto out;
     }
-    if ((rc = tnd_git_run(&obuf, &olen, repo, others, LIST_CAP)) < 0 ||
-        (rc = split(&ol, &no, obuf, olen)) < 0)
-        goto out;
     info->git = true;
-    info->untracked = no;
+    info->untracked = g.others.n;
     info->untracked_included = o->include_untracked;
-    if ((rc = check_size(repo, tl, nt, o->max_bytes)) < 0)
+    if ((rc = check_size(repo, g.tracked.at, g.tracked.n, o->max_bytes)) < 0)
         goto out;
     if (mkdir(dir, 0700) < 0) {
         rc = tnd_error_sys("cannot create directory %s", dir);
         goto out;
     }
-    rc = copy_list(repo, dir, tl, nt, o->max_bytes, info);
+    rc = copy_list(repo, dir, g.tracked.at, g.tracked.n, o->max_bytes, info);
     if (rc == 0 && o->include_untracked)
-        rc = copy_list(repo, dir, ol, no, o->max_bytes - info->bytes, info);
+        rc = copy_list(repo, dir, g.others.at, g.others.n,
+                       o->max_bytes - info->bytes, info);
     rc = rc < 0 ? rc : 1;
 out:
     if (rc < 0)
         tnd_error_prefix("cannot take the repository's files");
-    free(tl);
-    free(ol);
-    free(tbuf);
-    free(obuf);
+    git_lists_free(&g);
     return rc;
 }
 
@@ -391,7 +504,6 @@ tnd_snapshot *tnd_snapshot_new(const char *repo, const char *dir,
 {
     tnd_snapshot *s;
     tnd_snapshot_stats info;
-    bool git = false;
     int rc = 0;
 
     memset(&info, 0, sizeof(info));
@@ -403,8 +515,6 @@ tnd_snapshot *tnd_snapshot_new(const char *repo, const char *dir,
     if (o->whole)
         snprintf(info.why_whole, sizeof(info.why_whole), "an exported tree");
     else
-        in_work_tree(&git, repo, &info);
-    if (git)
         rc = from_git(repo, dir, o, &info);
     if (rc == 0)
         rc = whole(repo, dir, o, &info);

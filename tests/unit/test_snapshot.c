@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/xalloc.h"
 #include "orchestrator/snapshot.h"
 
 static char scratch[] = "/tmp/tnd-test-snap-XXXXXX";
@@ -299,16 +300,300 @@ static void limits_and_refusals(void **state)
     free(repo);
 }
 
-static int setup(void **state)
+/* ---- how many times git runs, and when it is missing or fails -------- */
+
+static char real_git[PATH_MAX];
+
+/* PATH for the snapshot: a directory of its own in front (bin under
+ * scratch), or only that directory when alone. */
+static char *saved_path;
+
+static void path_with(const char *bin, bool alone)
+{
+    char *full =
+        alone ? tnd_xstrdup(bin) : tnd_xasprintf("%s:%s", bin, saved_path);
+
+    assert_int_equal(setenv("PATH", full, 1), 0);
+    free(full);
+}
+
+static void path_restore(void)
+{
+    assert_int_equal(setenv("PATH", saved_path, 1), 0);
+    assert_int_equal(unsetenv("LC_ALL"), 0);
+}
+
+/* After a test that changed them, even one that failed half-way. */
+static int environment_back(void **state)
 {
     (void)state;
+    path_restore();
+    return 0;
+}
+
+/* A git in dir/bin that writes its subcommand to dir/log (and LC_ALL,
+ * when set) and runs the real one; when refuse_lists, ls-files fails in words
+ * git has in no English message (as a translated git's would be). */
+static char *counting_git(const char *name, bool refuse_lists)
+{
+    char *dir = tnd_fs_join(scratch, name);
+    char *bin = tnd_fs_join(dir, "bin"), *script;
+
+    script = tnd_xasprintf(
+        "#!/bin/sh\necho \"$1${LC_ALL:+ LC_ALL=$LC_ALL}\" >> '%s/log'\n"
+        "%sexec '%s' \"$@\"\n",
+        dir,
+        refuse_lists ? "if [ \"$1\" = ls-files ]; then\n"
+                       "  echo 'fatal: kein Git-Repository' >&2; exit 128\n"
+                       "fi\n"
+                     : "",
+        real_git);
+    put(bin, "git", script);
+    sh("chmod 755 '%s/git'", bin);
+    free(script);
+    free(dir);
+    return bin;
+}
+
+/* The subcommands the counting git in name ran, one per line; resets. */
+static char *git_runs(const char *name)
+{
+    char *dir = tnd_fs_join(scratch, name), *log = tnd_fs_join(dir, "log");
+    char *text = NULL;
+
+    if (tnd_fs_read(&text, NULL, log, MAX_BYTES) < 0)
+        text = tnd_xstrdup("");
+    unlink(log);
+    free(log);
+    free(dir);
+    return text;
+}
+
+/* Tracked, untracked and ignored files from one run of git, the
+ * untracked counted by directory when left out, one by one when in. */
+static void one_git_run_lists_tracked_and_untracked(void **state)
+{
+    char *repo = git_repo("r7"), *bin = counting_git("g7", false), *runs;
+    tnd_snapshot *s;
+    const tnd_snapshot_stats *st;
+    const char *root;
+
+    (void)state;
+    put(repo, "notes.txt", "mine\n");
+    put(repo, "scratch/a.txt", "a\n");
+    put(repo, "scratch/b.txt", "b\n");
+    put(repo, "src/lib.o", "obj");           /* ignored */
+    put(repo, "build/out", "out");           /* ignored directory */
+    put(repo, ".tandem/lessons.json", "{}"); /* tandem's own */
+    path_with(bin, false);
+    /* git's words are English, whatever the user's language */
+    assert_int_equal(setenv("LC_ALL", "fr_FR.UTF-8", 1), 0);
+    s = take(repo, "s7", false);
+    runs = git_runs("g7");
+    assert_string_equal(runs, "ls-files LC_ALL=C\n");
+    free(runs);
+    st = tnd_snapshot_about(s);
+    assert_true(st->git);
+    assert_int_equal(st->files, 4); /* lib.c, lib.h, run-tests, .gitignore */
+    assert_int_equal(st->untracked, 2); /* notes.txt, scratch/ */
+    assert_false(exists(tnd_snapshot_path(s), "notes.txt"));
+    tnd_snapshot_destroy(&s, 1);
+
+    s = take(repo, "s7b", true);
+    runs = git_runs("g7");
+    path_restore();
+    assert_string_equal(runs, "ls-files LC_ALL=C\n");
+    free(runs);
+    st = tnd_snapshot_about(s);
+    root = tnd_snapshot_path(s);
+    assert_int_equal(st->untracked, 3);
+    assert_int_equal(st->files, 4 + 3);
+    assert_file(root, "scratch/b.txt", "b\n");
+    assert_file(root, "src/lib.c", "int lib(void) { return 1; }\n");
+    assert_false(exists(root, "src/lib.o"));
+    assert_false(exists(root, "build"));
+    assert_false(exists(root, ".tandem"));
+    tnd_snapshot_destroy(&s, 1);
+    free(bin);
+    free(repo);
+}
+
+static void without_git_every_file_is_copied(void **state)
+{
+    char *repo = git_repo("r8"), *bin = tnd_fs_join(scratch, "nogit"), *text;
+    tnd_snapshot *s;
+
+    (void)state;
+    assert_int_equal(tnd_fs_mkdirs(bin, 0755), 0);
+    put(repo, "src/lib.o", "obj");
+    path_with(bin, true);
+    s = take(repo, "s8", false);
+    path_restore();
+    assert_false(tnd_snapshot_about(s)->git);
+    assert_file(tnd_snapshot_path(s), "src/lib.o", "obj");
+    assert_false(exists(tnd_snapshot_path(s), ".git"));
+    text = tnd_snapshot_describe(s);
+    assert_non_null(
+        strstr(text, "git is not installed, so every file is copied"));
+    free(text);
+    tnd_snapshot_destroy(&s, 1);
+    free(bin);
+    free(repo);
+}
+
+/* A repository's .git directory and a bare repository: git knows them,
+ * but they are no work tree. */
+static void a_repository_without_a_work_tree_is_taken_whole(void **state)
+{
+    char *repo = git_repo("r9"), *gitdir = tnd_fs_join(repo, ".git");
+    char *bare = tnd_fs_join(scratch, "r9.git"), *bin, *runs;
+    tnd_snapshot *s;
+
+    (void)state;
+    bin = counting_git("g9", false);
+    sh("git clone -q --bare '%s' '%s'", repo, bare);
+    path_with(bin, false);
+    s = take(gitdir, "s9", false);
+    assert_false(tnd_snapshot_about(s)->git);
+    assert_true(exists(tnd_snapshot_path(s), "HEAD"));
+    assert_non_null(strstr(tnd_snapshot_about(s)->why_whole,
+                           "not in a git work tree, so every file is copied"));
+    tnd_snapshot_destroy(&s, 1);
+    s = take(bare, "s9b", false);
+    runs = git_runs("g9");
+    path_restore();
+    assert_false(tnd_snapshot_about(s)->git);
+    assert_non_null(
+        strstr(tnd_snapshot_about(s)->why_whole, "not in a git work tree"));
+    /* git's own words settle it: no second run */
+    assert_string_equal(runs, "ls-files LC_ALL=C\nls-files LC_ALL=C\n");
+    tnd_snapshot_destroy(&s, 1);
+    free(runs);
+    free(bin);
+    free(bare);
+    free(gitdir);
+    free(repo);
+}
+
+/* When ls-files fails in words tandem does not know, git rev-parse
+ * decides: outside a work tree the directory is taken whole, in one the
+ * failure is the error. */
+static void a_failure_in_other_words_asks_rev_parse(void **state)
+{
+    char *repo = git_repo("r10"), *plain = tnd_fs_join(scratch, "plain10");
+    char *bin = counting_git("g10", true), *dir = tnd_fs_join(scratch, "s10");
+    tnd_snapshot_options o = {.max_bytes = MAX_BYTES};
+    tnd_snapshot *s;
+    char *runs;
+
+    (void)state;
+    put(plain, "a.c", "a\n");
+    path_with(bin, false);
+    s = take(plain, "s10b", false);
+    runs = git_runs("g10");
+    assert_string_equal(runs, "ls-files LC_ALL=C\nrev-parse\n");
+    free(runs);
+    assert_false(tnd_snapshot_about(s)->git);
+    assert_non_null(
+        strstr(tnd_snapshot_about(s)->why_whole, "not in a git work tree"));
+    assert_file(tnd_snapshot_path(s), "a.c", "a\n");
+    tnd_snapshot_destroy(&s, 1);
+
+    assert_null(tnd_snapshot_new(repo, dir, &o));
+    path_restore();
+    assert_non_null(strstr(tnd_error_last(),
+                           "cannot take the repository's files: 'git "
+                           "ls-files' failed (exit 128): fatal: kein "
+                           "Git-Repository"));
+    assert_false(tnd_fs_exists(dir));
+    free(dir);
+    free(bin);
+    free(plain);
+    free(repo);
+}
+
+/* A submodule's files are the superproject's tracked files too: a second
+ * run lists them, as --recurse-submodules does not go with --others. */
+static void a_submodule_s_files_are_tracked_files(void **state)
+{
+    char *sub = git_repo("r11sub"), *top = git_repo("r11");
+    char *bin = counting_git("g11", false), *runs;
+    tnd_snapshot *s;
+    const char *root;
+
+    (void)state;
+    sh("cd '%s' && git -c protocol.file.allow=always submodule add -q "
+       "'%s' dep && git -c user.name=t -c user.email=t@example.invalid "
+       "commit -q -m dep",
+       top, sub);
+    put(top, "dep/new.txt", "in the submodule\n"); /* not the top's */
+    put(top, "notes.txt", "mine\n");
+    put(top, "dep/src/lib.c", "int lib(void) { return 3; }\n");
+    path_with(bin, false);
+    s = take(top, "s11", false);
+    runs = git_runs("g11");
+    path_restore();
+    assert_string_equal(runs, "ls-files LC_ALL=C\nls-files\n");
+    free(runs);
+    root = tnd_snapshot_path(s);
+    assert_file(root, "dep/src/lib.c", "int lib(void) { return 3; }\n");
+    assert_file(root, "dep/run-tests", "#!/bin/sh\nexit 0\n");
+    assert_true(exists(root, ".gitmodules"));
+    assert_false(exists(root, "dep/new.txt"));
+    assert_false(exists(root, "dep/.git"));
+    /* 4 of the top's, .gitmodules, 4 of the submodule's */
+    assert_int_equal(tnd_snapshot_about(s)->files, 9);
+    assert_int_equal(tnd_snapshot_about(s)->untracked, 1);
+    tnd_snapshot_destroy(&s, 1);
+    free(bin);
+    free(top);
+    free(sub);
+}
+
+/* A path in conflict is listed once per stage; it is copied once. */
+static void an_unmerged_path_is_copied_once(void **state)
+{
+    char *repo = git_repo("r12");
+    tnd_snapshot *s;
+    char *text;
+
+    (void)state;
+    sh("cd '%s' && git checkout -q -b other && echo 2 > src/lib.c && "
+       "git -c user.name=t -c user.email=t@example.invalid commit -q -am 2 "
+       "&& git checkout -q - && echo 3 > src/lib.c && "
+       "git -c user.name=t -c user.email=t@example.invalid commit -q -am 3 "
+       "&& ! git -c user.name=t -c user.email=t@example.invalid merge -q "
+       "other >/dev/null 2>&1",
+       repo);
+    s = take(repo, "s12", false);
+    assert_true(tnd_snapshot_about(s)->git);
+    assert_int_equal(tnd_snapshot_about(s)->files, 4);
+    text = tnd_snapshot_describe(s);
+    assert_non_null(strstr(text, "4 tracked files"));
+    free(text);
+    tnd_snapshot_destroy(&s, 1);
+    free(repo);
+}
+
+static int setup(void **state)
+{
+    FILE *p = popen("command -v git", "r");
+    bool found = p && fgets(real_git, sizeof(real_git), p);
+
+    (void)state;
+    if (p)
+        pclose(p);
+    real_git[strcspn(real_git, "\n")] = '\0';
+    saved_path = tnd_xstrdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    unsetenv("LC_ALL"); /* the counting git's log says when it is set */
     umask(022);
-    return mkdtemp(scratch) ? 0 : -1;
+    return found && mkdtemp(scratch) ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
+    free(saved_path);
     return tnd_fs_rmtree(scratch);
 }
 
@@ -321,6 +606,17 @@ int main(void)
         cmocka_unit_test(an_untracked_directory_in_a_work_tree_is_taken_whole),
         cmocka_unit_test(the_whole_option_ignores_git),
         cmocka_unit_test(limits_and_refusals),
+        cmocka_unit_test_teardown(one_git_run_lists_tracked_and_untracked,
+                                  environment_back),
+        cmocka_unit_test_teardown(without_git_every_file_is_copied,
+                                  environment_back),
+        cmocka_unit_test_teardown(
+            a_repository_without_a_work_tree_is_taken_whole, environment_back),
+        cmocka_unit_test_teardown(a_failure_in_other_words_asks_rev_parse,
+                                  environment_back),
+        cmocka_unit_test_teardown(a_submodule_s_files_are_tracked_files,
+                                  environment_back),
+        cmocka_unit_test(an_unmerged_path_is_copied_once),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
