@@ -118,7 +118,8 @@ integration: all $(FAKELLM)
 defects: all
 	@sh tests/defects/run
 
-BENCH_BINS := build/bench/workspace build/bench/skillstart build/bench/spawn
+BENCH_BINS := build/bench/workspace build/bench/skillstart build/bench/spawn \
+              build/bench/snapshot
 
 bench: all $(BENCH_BINS) $(FAKELLM)
 	@sh bench/run
