@@ -16,8 +16,8 @@
  *     client          Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID  ci
  *
  * '#' begins a comment as a line's first word or after the key (a Z85
- * key may itself hold '#'). Roles: `coder` and `reviewer` may register as those
- * services (a reviewer also as reviewer.N), `client` may submit tasks. */
+ * key may itself hold '#'). Roles: `coder` and `reviewer` may register as those services (a
+ * reviewer also as reviewer.N), `client` may submit tasks. */
 #ifndef TND_CURVE_H
 #define TND_CURVE_H
 
