@@ -24,3 +24,11 @@ char *tnd_user_name(void)
     return tnd_user_pick(pw ? pw->pw_name : NULL, getenv("USER"),
                          (unsigned)uid);
 }
+
+char *tnd_user_of_uid(unsigned uid)
+{
+    const struct passwd *pw = getpwuid((uid_t)uid);
+
+    /* not $USER: that is this process's, not the other one's */
+    return tnd_user_pick(pw ? pw->pw_name : NULL, NULL, uid);
+}

@@ -15,4 +15,8 @@ char *tnd_user_pick(const char *account, const char *env_user, unsigned uid);
  * $USER and the uid). Caller frees. */
 char *tnd_user_name(void);
 
+/* The account name of uid (another process's, as the kernel reported
+ * it), else uid in decimal. Caller frees. */
+char *tnd_user_of_uid(unsigned uid);
+
 #endif

@@ -27,6 +27,7 @@ struct tnd_accepted {
     tnd_journal *journal;
     entry *e; /* accepted and not ended, oldest first */
     size_t n, alloc;
+    const tnd_client_who *from; /* borrowed: who asks now; NULL: none */
 };
 
 static json_object *accept_record(const char *repo, const char *id,
@@ -173,15 +174,34 @@ json_object *tnd_accepted_answer(const tnd_accepted *self, size_t i)
     return self->e[i].answer;
 }
 
+void tnd_accepted_from(tnd_accepted *self, const tnd_client_who *who)
+{
+    self->from = who;
+}
+
 int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id,
                      json_object *answer)
 {
+    json_object *copy = NULL;
+    int rc = -1;
+
+    if (answer) {
+        /* a copy: the caller's object stays as it made it */
+        if (json_object_deep_copy(answer, &copy, NULL) < 0) {
+            tnd_error_set("session %s: cannot copy its answer", id);
+            return -1;
+        }
+        tnd_client_who_add(copy, self->from);
+    }
     if (tnd_journal_append(self->journal, "accept",
-                           accept_record(repo, id, answer)) < 0)
-        return -1;
+                           accept_record(repo, id, copy)) < 0)
+        goto out;
     forget(self, id); /* an answer to a session accepted before */
-    remember(self, repo, id, answer);
-    return 0;
+    remember(self, repo, id, copy);
+    rc = 0;
+out:
+    json_object_put(copy);
+    return rc;
 }
 
 int tnd_accepted_end(tnd_accepted *self, const char *id)

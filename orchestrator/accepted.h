@@ -18,6 +18,8 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
+#include "proto/client.h"
+
 typedef struct tnd_accepted tnd_accepted;
 
 /* Open (or create) the list at path. NULL with the error set. */
@@ -33,11 +35,18 @@ const char *tnd_accepted_repo(const tnd_accepted *self, size_t i);
 const char *tnd_accepted_id(const tnd_accepted *self, size_t i);
 
 /* The answer the i-th goes on with ({answer, text, iterations, tokens}
- * as a client sent it), or NULL for a task to run. Borrowed. */
+ * as a client sent it, and who sent it: the fields of
+ * tnd_client_who_add), or NULL for a task to run. Borrowed. */
 json_object *tnd_accepted_answer(const tnd_accepted *self, size_t i);
 
+/* The client whose request the hub handles now (borrowed until the next
+ * call; NULL between requests): tnd_accepted_add records an answer with
+ * who gave it. The hub sets it around each request, so whatever takes
+ * an answer there cannot forget to say who gave it. */
+void tnd_accepted_from(tnd_accepted *self, const tnd_client_who *who);
+
 /* Record a session accepted (fsync'd before it returns), with the answer
- * it goes on with (a reference is kept), or NULL. */
+ * it goes on with (copied, with tnd_accepted_from's who), or NULL. */
 int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id,
                      json_object *answer);
 

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "proto/client.h"
 #include "proto/curve.h"
 #include "proto/mdp.h"
 
@@ -74,6 +75,14 @@ typedef struct tnd_broker_event {
     unsigned char client[TND_MDP_MAX_IDENTITY];
     size_t client_len;
     char service[TND_MDP_MAX_SERVICE + 1];
+    /* CLIENT only: the person or machine behind the client as the
+     * transport proved it: over CURVE the key's name (from the ZAP
+     * handler), over ipc:// the account of the peer's uid (the kernel's
+     * SO_PEERCRED as libzmq gives it; the server's own account where
+     * libzmq does not, the only one besides root that may enter the
+     * endpoint's 0700 directory), over tcp:// without CURVE its address
+     * only */
+    tnd_client_who who;
 } tnd_broker_event;
 
 /* Bind and start. NULL with the error set (e.g. the endpoint is in use). */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/user.h"
 #include "common/xalloc.h"
 #include "orchestrator/broker_int.h"
 #include "proto/body.h"
@@ -46,6 +47,35 @@ static bool may_ask(tnd_broker *b, const unsigned char *id, size_t id_len,
     return false;
 }
 
+/* Who sent msg, as the way it came proves (see tnd_broker_event.who):
+ * nothing a peer could claim for itself. */
+static void who_of(tnd_client_who *out, const tnd_broker *b,
+                   const tnd_mdp_msg *msg)
+{
+    char *user = NULL;
+    unsigned uid;
+
+    memset(out, 0, sizeof(*out));
+    if (b->zap) {
+        /* the handler set both for every key it admits */
+        out->via = TND_CLIENT_VIA_CURVE;
+        snprintf(out->user, sizeof(out->user), "%s",
+                 *msg->key_name ? msg->key_name : msg->key_fingerprint);
+        snprintf(out->key, sizeof(out->key), "%s", msg->key_fingerprint);
+        snprintf(out->address, sizeof(out->address), "%s", msg->peer_address);
+    } else if (strncmp(b->endpoint, "tcp://", 6) == 0) {
+        out->via = TND_CLIENT_VIA_TCP;
+        snprintf(out->address, sizeof(out->address), "%s", msg->peer_address);
+    } else {
+        out->via = TND_CLIENT_VIA_IPC;
+        user = tnd_mdp_peer_uid(&uid, msg->peer_address) == 0
+                   ? tnd_user_of_uid(uid)
+                   : tnd_user_name();
+        snprintf(out->user, sizeof(out->user), "%s", user);
+        free(user);
+    }
+}
+
 void tnd_broker_on_client(tnd_broker *b, const unsigned char *id, size_t id_len,
                           tnd_mdp_msg *msg)
 {
@@ -71,6 +101,7 @@ void tnd_broker_on_client(tnd_broker *b, const unsigned char *id, size_t id_len,
         memcpy(ev->client, id, id_len);
         ev->client_len = id_len;
         snprintf(ev->service, sizeof(ev->service), "%s", msg->service);
+        who_of(&ev->who, b, msg);
         ev->body = tnd_xmalloc(msg->body_len + 1);
         memcpy(ev->body, msg->body, msg->body_len);
         ev->body[msg->body_len] = '\0';

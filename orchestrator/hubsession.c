@@ -35,6 +35,7 @@ struct tnd_hubsession {
     bool ran;     /* a thread was started: the link is the thread's */
     atomic_int stop;
     tnd_answer answer;        /* kind 0: none */
+    tnd_client_who who;       /* who gives it; via NONE: not known */
     const char *insecure;     /* borrowed: for the report */
     tnd_basecache *baselines; /* borrowed: the server's */
     follower f[TND_HUBSESSION_MAX_FOLLOWERS];
@@ -104,6 +105,11 @@ void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
     self->answer.tokens = tokens;
 }
 
+void tnd_hubsession_set_who(tnd_hubsession *self, const tnd_client_who *who)
+{
+    self->who = *who;
+}
+
 /* ---- the thread --------------------------------------------------------- */
 
 /* The session, run as `tandem resume` would run it, with the link as its
@@ -133,6 +139,7 @@ static void *session_main(void *arg)
         co.text = s->answer.text;
         co.iterations = s->answer.iterations;
         co.tokens = s->answer.tokens;
+        co.who = s->who.via ? &s->who : NULL;
         /* the diff in large pieces, progress a line at a time */
         setvbuf(out, NULL, _IOFBF, OUT_BUF);
         code = tnd_run_continue(&co);

@@ -20,6 +20,7 @@
 #include "orchestrator/basecache.h"
 #include "orchestrator/broker.h"
 #include "orchestrator/escalate.h"
+#include "proto/client.h"
 
 typedef struct tnd_hubsession tnd_hubsession;
 
@@ -50,6 +51,10 @@ tnd_hubsession_state tnd_hubsession_state_of(const tnd_hubsession *self);
  * NULL), iterations and tokens. Before tnd_hubsession_start. */
 void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
                                const char *text, int iterations, long tokens);
+
+/* Who gives that answer, as the server's transport proved it (copied);
+ * the session journals it with the answer. Before tnd_hubsession_start. */
+void tnd_hubsession_set_who(tnd_hubsession *self, const tnd_client_who *who);
 
 /* Run it: a link to the hub's ROUTER at endpoint in ctx, and a thread.
  * insecure (borrowed: it must outlive the session; may be NULL) is the

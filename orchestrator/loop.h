@@ -319,8 +319,12 @@ int tnd_loop_ask_content(run *r, int n, const char *type, const char *service,
 /* ---- person.c: people and budgets --------------------------------------- */
 
 /* An answer as the fields of an `answer` record: by ("tty",
- * "command") and the user the system says runs this process. */
-json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by);
+ * "command") and who gave it: with who NULL (or via NONE) the user the
+ * system says runs this process; else who's fields (a served answer:
+ * "user" as the server's transport proved it, "via", "key",
+ * "address"). */
+json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by,
+                                  const tnd_client_who *who);
 
 /* The loop must ask a person about attempt n at `at` ("decision", or
  * "start"/"audit" for a budget). 1 with *ans to apply; 0 when the loop

@@ -134,10 +134,10 @@ static void show_commands(run *r)
         fprintf(r->err, "  tandem budget %s --iterations N\n", id);
 }
 
-json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by)
+json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by,
+                                  const tnd_client_who *who)
 {
     json_object *f = json_object_new_object();
-    char *user = tnd_user_name(); /* whoever runs this tandem answered */
 
     json_object_object_add(f, "kind",
                            json_object_new_string(tnd_answer_name(ans->kind)));
@@ -146,8 +146,14 @@ json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by)
                            json_object_new_int(ans->iterations));
     json_object_object_add(f, "tokens", json_object_new_int64(ans->tokens));
     json_object_object_add(f, "by", json_object_new_string(by));
-    json_object_object_add(f, "user", json_object_new_string(user));
-    free(user);
+    if (who && who->via != TND_CLIENT_VIA_NONE) {
+        /* a server's: never its own user, who only relayed it */
+        tnd_client_who_add(f, who);
+    } else {
+        char *user = tnd_user_name(); /* whoever runs this tandem answered */
+        json_object_object_add(f, "user", json_object_new_string(user));
+        free(user);
+    }
     return f;
 }
 
@@ -246,7 +252,7 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
             fclose(tty);
             if (ans->kind != TND_ANSWER_STOP) {
                 if (tnd_loop_step(r, "answer",
-                                  tnd_loop_answer_json(ans, "tty")) < 0)
+                                  tnd_loop_answer_json(ans, "tty", NULL)) < 0)
                     return -1;
                 r->cursor = tnd_journal_count(r->journal);
                 r->status = TND_SESSION_OPEN;

@@ -236,7 +236,8 @@ int tnd_run_continue(const tnd_continue_options *o)
     if (o->answer) {
         tnd_answer ans = {o->answer, o->text ? tnd_xstrdup(o->text) : NULL,
                           o->iterations, o->tokens};
-        rc = tnd_loop_step(&r, "answer", tnd_loop_answer_json(&ans, "command"));
+        rc = tnd_loop_step(&r, "answer",
+                           tnd_loop_answer_json(&ans, "command", o->who));
         tnd_answer_clear(&ans);
     } else if (!first) {
         rc = tnd_loop_step(&r, "resume", NULL);

@@ -25,6 +25,7 @@
 #include "orchestrator/escalate.h"
 #include "orchestrator/findings.h"
 #include "orchestrator/session.h"
+#include "proto/client.h"
 
 /* Exit codes, the same for every command. */
 #define TND_EXIT_OK     0 /* approved / done */
@@ -118,16 +119,19 @@ int tnd_run_create(char **id, char **dir, const tnd_run_options *opts,
 
 /* What continues an existing session. */
 typedef struct tnd_continue_options {
-    const char *repo;       /* "." when NULL */
-    const char *session;    /* id or unique prefix */
-    tnd_answer_kind answer; /* 0 (resume), or approve, reject, guide,
-                               budget */
-    const char *text;       /* reject: why; guide: the guidance */
-    int iterations;         /* budget: more attempts */
-    long tokens;            /* budget: more tokens */
-    const char *llm;        /* resume: --llm for this run, or NULL (the
-                               task's own) */
-    const char *base_url;   /* resume: --base-url likewise */
+    const char *repo;          /* "." when NULL */
+    const char *session;       /* id or unique prefix */
+    tnd_answer_kind answer;    /* 0 (resume), or approve, reject, guide,
+                                  budget */
+    const char *text;          /* reject: why; guide: the guidance */
+    int iterations;            /* budget: more attempts */
+    long tokens;               /* budget: more tokens */
+    const tnd_client_who *who; /* a served answer: who gave it, as the
+                                  server's transport proved it (journaled
+                                  with it); NULL: this process's user */
+    const char *llm;           /* resume: --llm for this run, or NULL (the
+                                  task's own) */
+    const char *base_url;      /* resume: --base-url likewise */
     bool quiet;
     bool verbose;
     const tnd_run_host *host; /* a server runs it, or NULL */

@@ -22,19 +22,45 @@ static void first_line(tnd_buf *b, const char *s, size_t max)
         tnd_buf_puts(b, "...");
 }
 
+/* Who gave the answer record r, or NULL when it does not say (journaled
+ * before tandem recorded it): "alice"; a served answer as its server
+ * proved it: "build-host (CURVE key rq:rM>}U?@Ln)", "alice (on the
+ * server's host)", "someone at 10.0.0.2 (no CURVE key)". */
+static char *who_answered(json_object *r)
+{
+    const char *user = tnd_json_str_or(r, "user", NULL),
+               *via = tnd_json_str_or(r, "via", ""),
+               *key = tnd_json_str_or(r, "key", NULL),
+               *address = tnd_json_str_or(r, "address", NULL);
+
+    if (strcmp(via, "curve") == 0 && user)
+        return key && strcmp(key, user) != 0
+                   ? tnd_xasprintf("%s (CURVE key %s)", user, key)
+                   : tnd_xasprintf("CURVE key %s", user);
+    if (strcmp(via, "ipc") == 0 && user)
+        return tnd_xasprintf("%s (on the server's host)", user);
+    if (strcmp(via, "tcp") == 0)
+        return tnd_xasprintf("someone at %s (no CURVE key)",
+                             address ? address : "an unknown address");
+    return user ? tnd_xstrdup(user) : NULL;
+}
+
 /* Who answered, and where: "By alice, on the terminal." */
 static void answered_by(tnd_buf *b, json_object *answer)
 {
-    const char *user = tnd_json_str_or(answer, "user", NULL),
-               *by = tnd_json_str_or(answer, "by", NULL);
+    const char *by = tnd_json_str_or(answer, "by", NULL);
+    bool served = *tnd_json_str_or(answer, "via", "");
+    char *who = who_answered(answer);
 
-    if (!user) /* journaled before tandem recorded it */
+    if (!who)
         return;
-    tnd_buf_printf(b, "By %s%s.\n", user,
-                   !by                          ? ""
+    tnd_buf_printf(b, "By %s%s.\n", who,
+                   served                       ? ", through tandem serve"
+                   : !by                        ? ""
                    : strcmp(by, "tty") == 0     ? ", on the terminal"
                    : strcmp(by, "command") == 0 ? ", with a tandem command"
                                                 : "");
+    free(who);
 }
 
 static void proposal_md(tnd_buf *b, json_object *reply)
@@ -205,8 +231,10 @@ static char *decisions(json_object *records)
         else if (strcmp(type, "answer") == 0) {
             tnd_buf_printf(&b, "- %s a person answered %s", when,
                            tnd_json_str_or(r, "kind", NULL));
-            if (tnd_json_str_or(r, "user", NULL))
-                tnd_buf_printf(&b, " (%s)", tnd_json_str_or(r, "user", NULL));
+            char *who = who_answered(r);
+            if (who)
+                tnd_buf_printf(&b, " (%s)", who);
+            free(who);
             if (tnd_json_str_or(r, "text", NULL))
                 tnd_buf_printf(&b, ": \"%s\"",
                                tnd_json_str_or(r, "text", NULL));

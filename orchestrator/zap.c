@@ -88,15 +88,47 @@ static void log_refusal(tnd_zap *z, const char *key, const char *address,
                  *key ? tnd_curve_fingerprint(key) : "(none)", why);
 }
 
+/* One property of a ZAP metadata frame (ZMTP's form: a name of 1..255
+ * bytes after its length byte, a value after its 4-byte length in network
+ * order) at out + *len. */
+static void put_property(unsigned char *out, size_t *len, const char *name,
+                         const char *value)
+{
+    size_t n = strlen(name), v = strlen(value);
+
+    out[(*len)++] = (unsigned char)n;
+    memcpy(out + *len, name, n);
+    *len += n;
+    for (int shift = 24; shift >= 0; shift -= 8)
+        out[(*len)++] = (unsigned char)(v >> shift);
+    memcpy(out + *len, value, v);
+    *len += v;
+}
+
+size_t tnd_zap_metadata(unsigned char *out, const char *public_key,
+                        const char *name)
+{
+    char fp[TND_MDP_MAX_KEY_NAME + 1];
+    size_t len = 0;
+
+    /* both always: a property the handler left out could be one the
+     * peer's own handshake metadata supplies */
+    snprintf(fp, sizeof(fp), "%s", tnd_curve_fingerprint(public_key));
+    put_property(out, &len, TND_MDP_KEY_NAME, name && *name ? name : fp);
+    put_property(out, &len, TND_MDP_KEY_FINGERPRINT, fp);
+    return len;
+}
+
 static int send_reply(void *s, const char *id, size_t id_len,
-                      const char *status, const char *text, const char *user)
+                      const char *status, const char *text, const char *user,
+                      const unsigned char *metadata, size_t metadata_len)
 {
     if (zmq_send(s, "1.0", 3, ZMQ_SNDMORE) < 0 ||
         zmq_send(s, id, id_len, ZMQ_SNDMORE) < 0 ||
         zmq_send(s, status, strlen(status), ZMQ_SNDMORE) < 0 ||
         zmq_send(s, text, strlen(text), ZMQ_SNDMORE) < 0 ||
         zmq_send(s, user, strlen(user), ZMQ_SNDMORE) < 0 ||
-        zmq_send(s, "", 0, 0) < 0)
+        zmq_send(s, metadata, metadata_len, 0) < 0)
         return -1;
     return 0;
 }
@@ -111,7 +143,9 @@ static int serve_one(tnd_zap *z)
     int more = 1;
     char address[64], key[TND_CURVE_Z85_LEN + 1] = "";
     char user[64];
-    const char *name;
+    unsigned char metadata[TND_ZAP_METADATA_MAX];
+    size_t metadata_len;
+    const char *name = "";
     unsigned roles = 0;
 
     while (more) {
@@ -126,7 +160,8 @@ static int serve_one(tnd_zap *z)
             return -1;
     }
     if (n < 6) /* not a ZAP request: a REP must still answer */
-        return send_reply(z->socket, "", 0, "500", "malformed request", "") < 0
+        return send_reply(z->socket, "", 0, "500", "malformed request", "",
+                          NULL, 0) < 0
                    ? -1
                    : 1;
     snprintf(address, sizeof(address), "%.*s",
@@ -143,13 +178,16 @@ static int serve_one(tnd_zap *z)
                     *key ? "is not in the authorized keys"
                          : "did not use CURVE");
         return send_reply(z->socket, frames[1], lens[1], "400",
-                          "key not authorized", "") < 0
+                          "key not authorized", "", NULL, 0) < 0
                    ? -1
                    : 1;
     }
     tnd_curve_roles_format(user, sizeof(user), roles);
-    return send_reply(z->socket, frames[1], lens[1], "200", "OK", user) < 0 ? -1
-                                                                            : 1;
+    metadata_len = tnd_zap_metadata(metadata, key, name);
+    return send_reply(z->socket, frames[1], lens[1], "200", "OK", user,
+                      metadata, metadata_len) < 0
+               ? -1
+               : 1;
 }
 
 int tnd_zap_serve(tnd_zap *self)

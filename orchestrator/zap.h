@@ -7,9 +7,13 @@
  * ("coder,reviewer"): each message from that peer then carries them as
  * its "User-Id" property (zmq_msg_gets on a frame the peer sent; a
  * ROUTER's routing-id frame has none), which the broker checks before it lets
- * the peer register as a service or submit a task. Any other key gets 400, and
- * the refusal is logged with the key's fingerprint and the peer's address, once
- * per key and address a minute, so a peer that retries cannot flood the log.
+ * the peer register as a service or submit a task. The reply's metadata
+ * frame names the key: "Key-Name" (the NAME its authorized-keys line gives,
+ * else its fingerprint) and "Key-Fingerprint", which tnd_mdp_recv reads
+ * (proto/mdp.h) and `tandem serve` records with a person's answer. Any other
+ * key gets 400, and the refusal is logged with the key's fingerprint and the
+ * peer's address, once per key and address a minute, so a peer that retries
+ * cannot flood the log.
  *
  * The handler runs in the thread that polls its socket: call
  * tnd_zap_serve when tnd_zap_socket is readable. */
@@ -19,6 +23,10 @@
 #include <stdbool.h>
 
 #include "proto/curve.h"
+#include "proto/mdp.h"
+
+/* Bytes of the largest metadata frame tnd_zap_metadata makes. */
+#define TND_ZAP_METADATA_MAX 256
 
 typedef struct tnd_zap tnd_zap;
 
@@ -32,6 +40,13 @@ void *tnd_zap_socket(tnd_zap *self);
 /* Answer every request waiting now. Returns the number answered, -1 on a
  * socket failure. */
 int tnd_zap_serve(tnd_zap *self);
+
+/* The metadata frame of a 200 reply for the Z85 public_key listed under
+ * name ("" or NULL: none) into out (TND_ZAP_METADATA_MAX bytes): the
+ * properties "Key-Name" (name, else the key's fingerprint) and
+ * "Key-Fingerprint", in ZMTP's metadata form. Returns its length. */
+size_t tnd_zap_metadata(unsigned char *out, const char *public_key,
+                        const char *name);
 
 /* The number of peers refused so far. */
 size_t tnd_zap_refused(const tnd_zap *self);

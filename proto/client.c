@@ -412,3 +412,55 @@ void tnd_client_reply_clear(tnd_client_reply *reply)
     free(reply->error);
     memset(reply, 0, sizeof(*reply));
 }
+
+/* ---- who asked ---------------------------------------------------------- */
+
+static const char *const via_names[] = {"", "curve", "ipc", "tcp"};
+
+const char *tnd_client_via_name(tnd_client_via via)
+{
+    return (unsigned)via < sizeof(via_names) / sizeof(via_names[0])
+               ? via_names[via]
+               : "";
+}
+
+void tnd_client_who_add(json_object *o, const tnd_client_who *who)
+{
+    if (!who || who->via == TND_CLIENT_VIA_NONE)
+        return;
+    json_object_object_add(
+        o, "via", json_object_new_string(tnd_client_via_name(who->via)));
+    json_object_object_add(
+        o, "user", *who->user ? json_object_new_string(who->user) : NULL);
+    if (*who->key)
+        json_object_object_add(o, "key", json_object_new_string(who->key));
+    if (*who->address)
+        json_object_object_add(o, "address",
+                               json_object_new_string(who->address));
+}
+
+/* A string field of o into out: "" when missing or too long. */
+static void copy_field(char *out, size_t size, json_object *o, const char *name)
+{
+    const char *v = tnd_json_str_or(o, name, "");
+
+    out[0] = '\0';
+    if (strlen(v) < size)
+        memcpy(out, v, strlen(v) + 1);
+}
+
+void tnd_client_who_read(tnd_client_who *out, json_object *o)
+{
+    const char *via = tnd_json_str_or(o, "via", "");
+
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 1; *via && i < sizeof(via_names) / sizeof(via_names[0]);
+         i++)
+        if (strcmp(via, via_names[i]) == 0)
+            out->via = (tnd_client_via)i;
+    if (out->via == TND_CLIENT_VIA_NONE)
+        return;
+    copy_field(out->user, sizeof(out->user), o, "user");
+    copy_field(out->key, sizeof(out->key), o, "key");
+    copy_field(out->address, sizeof(out->address), o, "address");
+}

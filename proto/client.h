@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "proto/body.h"
+#include "proto/mdp.h"
 
 #define TND_CLIENT_SUBMIT "tandem.submit"
 #define TND_CLIENT_ATTACH "tandem.attach"
@@ -70,6 +71,39 @@ char *tnd_client_request_encode(const tnd_client_request *req, size_t *len);
 const char *tnd_client_service(tnd_client_kind kind);
 
 void tnd_client_request_clear(tnd_client_request *req);
+
+/* ---- who asked ---------------------------------------------------------- */
+
+/* How a request reached the server, which says what proves its sender. */
+typedef enum tnd_client_via {
+    TND_CLIENT_VIA_NONE = 0, /* not through a server: this process's user */
+    TND_CLIENT_VIA_CURVE,    /* tcp:// with CURVE: the key, as ZAP named it */
+    TND_CLIENT_VIA_IPC,      /* ipc://: the peer's uid, as the kernel said */
+    TND_CLIENT_VIA_TCP,      /* tcp:// without CURVE: nothing but an address */
+} tnd_client_via;
+
+/* Who sent a request, as the server's transport proved it; never what the
+ * body says. All strings; "" when not known. */
+typedef struct tnd_client_who {
+    tnd_client_via via;
+    char user[TND_MDP_MAX_KEY_NAME + 1]; /* curve: the key's name, else its
+                                            fingerprint; ipc: the account of
+                                            the peer's uid; tcp: "" */
+    char key[TND_MDP_MAX_KEY_NAME + 1];  /* curve: the key's fingerprint */
+    char address[TND_MDP_MAX_PEER + 1];  /* curve, tcp: the peer's address */
+} tnd_client_who;
+
+/* "curve", "ipc", "tcp"; "" for TND_CLIENT_VIA_NONE. */
+const char *tnd_client_via_name(tnd_client_via via);
+
+/* Add who's fields to o (an answer record): "via", "user" (null when not
+ * known), and "key" and "address" when known. Nothing for
+ * TND_CLIENT_VIA_NONE. */
+void tnd_client_who_add(json_object *o, const tnd_client_who *who);
+
+/* Read those fields back from o (may be NULL) into *out; what is missing,
+ * too long or unknown is left empty (TND_CLIENT_VIA_NONE). */
+void tnd_client_who_read(tnd_client_who *out, json_object *o);
 
 /* ---- replies ------------------------------------------------------------- */
 

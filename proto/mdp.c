@@ -1,6 +1,7 @@
 /* MDP/0.2 encode, decode and socket I/O (see mdp.h). */
 #include "proto/mdp.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -219,6 +220,23 @@ static void drain(void *socket)
     }
 }
 
+/* A message property into out: "" when it is missing, does not fit, or
+ * holds a byte outside printable ASCII (it ends up in journals and
+ * logs). */
+static void property(char *out, size_t size, zmq_msg_t *m, const char *name)
+{
+    const char *v = zmq_msg_gets(m, name);
+    size_t n = v ? strlen(v) : 0;
+
+    out[0] = '\0';
+    if (!v || n >= size)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] < 0x21 || v[i] > 0x7e)
+            return;
+    memcpy(out, v, n + 1);
+}
+
 int tnd_mdp_recv(tnd_mdp_msg *out, unsigned char *identity,
                  size_t *identity_len, void *socket)
 {
@@ -267,6 +285,12 @@ int tnd_mdp_recv(tnd_mdp_msg *out, unsigned char *identity,
         /* a ROUTER's identity frame carries no properties: the sender's */
         const char *uid = zmq_msg_gets(&parts[first], "User-Id");
         snprintf(out->user_id, sizeof(out->user_id), "%s", uid ? uid : "");
+        property(out->key_name, sizeof(out->key_name), &parts[first],
+                 TND_MDP_KEY_NAME);
+        property(out->key_fingerprint, sizeof(out->key_fingerprint),
+                 &parts[first], TND_MDP_KEY_FINGERPRINT);
+        property(out->peer_address, sizeof(out->peer_address), &parts[first],
+                 "Peer-Address");
     }
     for (size_t i = 0; i < n; i++)
         zmq_msg_close(&parts[i]);
@@ -359,4 +383,26 @@ void tnd_mdp_worker_agent(char *out, size_t out_size, const char *worker)
     if (dot && dot[1] && strspn(dot + 1, "0123456789") == strlen(dot + 1))
         n = (size_t)(dot - worker);
     snprintf(out, out_size, "%.*s", (int)n, worker);
+}
+
+int tnd_mdp_peer_uid(unsigned *out, const char *peer_address)
+{
+    const char *p = peer_address + strlen(peer_address);
+    unsigned long uid = 0;
+
+    /* back over PID and GID to the colon before UID */
+    for (int fields = 0; fields < 3; fields++) {
+        const char *end = p;
+        while (p > peer_address && isdigit((unsigned char)p[-1]))
+            p--;
+        if (p == end || end - p > 10 || p == peer_address || p[-1] != ':')
+            return -1;
+        if (fields == 2)
+            uid = strtoul(p, NULL, 10);
+        p--;
+    }
+    if (uid > 0xffffffffUL)
+        return -1;
+    *out = (unsigned)uid;
+    return 0;
 }

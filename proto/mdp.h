@@ -38,6 +38,15 @@
 #define TND_MDP_MAX_FRAMES    8             /* frames of one message */
 #define TND_MDP_MAX_IDENTITY  255           /* bytes of a ROUTER identity */
 #define TND_MDP_MAX_PRINTABLE (2 * 255 + 1) /* tnd_mdp_printable output */
+#define TND_MDP_MAX_KEY_NAME  64            /* bytes of a Key-Name */
+#define TND_MDP_MAX_PEER      128           /* bytes of a Peer-Address */
+
+/* The properties the server's ZAP handler (orchestrator/zap.h) gives
+ * every message of a CURVE peer it admitted, besides "User-Id": the NAME
+ * the authorized keys give its key (else the key's fingerprint), and the
+ * fingerprint. */
+#define TND_MDP_KEY_NAME        "Key-Name"
+#define TND_MDP_KEY_FINGERPRINT "Key-Fingerprint"
 
 typedef struct tnd_frame {
     const void *data;
@@ -57,6 +66,16 @@ typedef struct tnd_mdp_msg {
     /* tnd_mdp_recv: what the ZAP handler said of the sender over CURVE
      * (its roles, e.g. "coder,reviewer"); "" without CURVE */
     char user_id[64];
+    /* tnd_mdp_recv: the sender's "Key-Name" and "Key-Fingerprint" (see
+     * above); "" when the message has none, or one longer than
+     * TND_MDP_MAX_KEY_NAME or with a byte outside printable ASCII. Only
+     * what a ZAP handler set is proof: read them only over CURVE. */
+    char key_name[TND_MDP_MAX_KEY_NAME + 1];
+    char key_fingerprint[TND_MDP_MAX_KEY_NAME + 1];
+    /* tnd_mdp_recv: libzmq's "Peer-Address" of the sender ("" when none or
+     * too long): an IP address over tcp://; over ipc:// on Linux
+     * "HOST:UID:GID:PID" as the kernel reports the peer (SO_PEERCRED) */
+    char peer_address[TND_MDP_MAX_PEER + 1];
 } tnd_mdp_msg;
 
 /* Check and decode one message given as frames (without the ROUTER
@@ -104,6 +123,12 @@ int tnd_mdp_socket_limits(void *socket);
  * printable ASCII) into out (at least 2 * len + 1 bytes, max 512). */
 void tnd_mdp_printable(char *out, size_t out_size, const unsigned char *data,
                        size_t len);
+
+/* The uid in an ipc:// peer's Peer-Address ("HOST:UID:GID:PID") into
+ * *out: 0, or -1 (quietly) when the address does not end in three
+ * decimal numbers. Only for a message that came over ipc://: a tcp://
+ * peer's IPv6 address can end in the same shape. */
+int tnd_mdp_peer_uid(unsigned *out, const char *peer_address);
 
 /* An agent process that serves several requests at once (tandem-coder
  * --threads N) is N workers named AGENT.1 .. AGENT.N. Worker k's name

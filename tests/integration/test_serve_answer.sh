@@ -33,6 +33,9 @@ expect_in "$T/serve.err" "session $SID goes on with budget"
 d=$T/a/.tandem/sessions/$SID
 expect_in "$d/journal.jsonl" '"type":"answer"'
 expect_in "$d/journal.jsonl" '"type":"finish","status":"approved"'
+# over ipc:// the server names the answering process's account, as the
+# kernel reported it (not a name the client sent)
+expect_in "$d/journal.jsonl" "\"via\":\"ipc\",\"user\":\"$(id -un)\""
 # the agents that did it are the server's: nothing was started here
 [ "$(grep -c "goes on with" "$T/serve.err")" = 1 ] || fail "one answer expected in serve.err"
 pass "tandem budget ID of a served session: the server goes on with it and the command follows it"
@@ -56,7 +59,7 @@ escalate c
 stop_serve
 # the answer as a server takes it, on disk, and then the server died
 # before the session went on: its accepted list holds it
-printf '{"seq":9999,"time":"2026-11-24T00:00:00Z","type":"accept","repo":"%s","session":"%s","answer":{"answer":"budget","iterations":1,"tokens":0}}\n' \
+printf '{"seq":9999,"time":"2026-11-24T00:00:00Z","type":"accept","repo":"%s","session":"%s","answer":{"answer":"budget","iterations":1,"tokens":0,"via":"curve","user":"ann-laptop","key":"rq:rM>}U?@Ln"}}\n' \
     "$T/c" "$SID" >>"$T/state/tandem/accepted.jsonl"
 start_serve --config "$T/one.yaml" --max-sessions 2
 d=$T/c/.tandem/sessions/$SID
@@ -68,8 +71,10 @@ until grep -q '"type":"finish"' "$d/journal.jsonl" 2>/dev/null; do
 done
 expect_in "$d/journal.jsonl" '"type":"finish","status":"approved"'
 expect_in "$d/journal.jsonl" '"type":"answer"'
+# and with who gave it, as the server that took it recorded
+expect_in "$d/journal.jsonl" '"via":"curve","user":"ann-laptop","key":"rq:rM>}U?@Ln"'
 expect_in "$T/serve.err" "session $SID of an earlier server goes on"
-pass "an answer the server took survives its death: the next server goes on with it"
+pass "an answer the server took survives its death: the next server goes on with it, and names who gave it"
 
 # ---- no server: answered here --------------------------------------------
 repo a

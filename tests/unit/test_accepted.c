@@ -106,16 +106,51 @@ static void an_answer_survives_a_restart(void **state)
     assert_string_equal(tnd_accepted_id(a, 0), "S2");
     assert_null(tnd_accepted_answer(a, 0));
     assert_string_equal(tnd_accepted_id(a, 1), "S1");
-    assert_string_equal(
-        json_object_get_string(
-            json_object_object_get(tnd_accepted_answer(a, 1), "text")),
-        "use a double");
+    assert_string_equal(json_object_get_string(json_object_object_get(
+                            tnd_accepted_answer(a, 1), "text")),
+                        "use a double");
     /* answered again without ending (a second client): one entry */
     assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL), 0);
     assert_int_equal(tnd_accepted_pending(a), 2);
     tnd_accepted_close(&a);
     assert_non_null(a = tnd_accepted_open(path));
     assert_int_equal(tnd_accepted_pending(a), 2);
+    tnd_accepted_close(&a);
+}
+
+/* An answer is kept with who gave it, as the hub said (the client its
+ * request came from), and the caller's object is left as it was. */
+static void an_answer_keeps_who_gave_it(void **state)
+{
+    tnd_client_who who = {.via = TND_CLIENT_VIA_CURVE,
+                          .user = "build-host",
+                          .key = "rq:rM>}U?@Ln",
+                          .address = "10.0.0.2"},
+                   got;
+    tnd_accepted *a;
+    json_object *ans = json_tokener_parse("{\"answer\": \"approve\"}");
+
+    (void)state;
+    unlink(path);
+    assert_non_null(a = tnd_accepted_open(path));
+    tnd_accepted_from(a, &who);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", ans), 0);
+    tnd_accepted_from(a, NULL);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S2", ans), 0);
+    assert_null(json_object_object_get(ans, "user"));
+    json_object_put(ans);
+    tnd_accepted_close(&a);
+
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_int_equal(tnd_accepted_pending(a), 2);
+    tnd_client_who_read(&got, tnd_accepted_answer(a, 0));
+    assert_int_equal(got.via, TND_CLIENT_VIA_CURVE);
+    assert_string_equal(got.user, "build-host");
+    assert_string_equal(got.key, "rq:rM>}U?@Ln");
+    assert_string_equal(got.address, "10.0.0.2");
+    tnd_client_who_read(&got, tnd_accepted_answer(a, 1));
+    assert_int_equal(got.via, TND_CLIENT_VIA_NONE);
+    assert_string_equal(got.user, "");
     tnd_accepted_close(&a);
 }
 
@@ -152,6 +187,7 @@ int main(void)
         cmocka_unit_test(what_is_not_ended_survives_a_restart),
         cmocka_unit_test(a_long_life_keeps_the_file_small),
         cmocka_unit_test(an_answer_survives_a_restart),
+        cmocka_unit_test(an_answer_keeps_who_gave_it),
         cmocka_unit_test(a_damaged_list_is_an_error),
     };
 

@@ -225,12 +225,58 @@ static void replies_round_trip(void **state)
     assert_int_equal(tnd_client_reply_decode(&r, "[1]", 3), -1);
 }
 
+/* Who asked, as an answer record keeps it, and back; a record from
+ * before (no "via") or with odd fields reads as not known. */
+static void who_asked_round_trips_through_a_record(void **state)
+{
+    tnd_client_who who = {.via = TND_CLIENT_VIA_CURVE,
+                          .user = "build-host",
+                          .key = "rq:rM>}U?@Ln",
+                          .address = "10.0.0.2"},
+                   tcp = {.via = TND_CLIENT_VIA_TCP, .address = "127.0.0.1"},
+                   got;
+    json_object *o = json_object_new_object();
+
+    (void)state;
+    tnd_client_who_add(o, &who);
+    assert_string_equal(json_object_to_json_string(o),
+                        "{ \"via\": \"curve\", \"user\": \"build-host\", "
+                        "\"key\": \"rq:rM>}U?@Ln\", \"address\": "
+                        "\"10.0.0.2\" }");
+    tnd_client_who_read(&got, o);
+    assert_memory_equal(&got, &who, sizeof(got));
+    json_object_put(o);
+
+    o = json_object_new_object(); /* no CURVE: no one is named */
+    tnd_client_who_add(o, &tcp);
+    assert_string_equal(json_object_to_json_string(o),
+                        "{ \"via\": \"tcp\", \"user\": null, \"address\": "
+                        "\"127.0.0.1\" }");
+    json_object_put(o);
+
+    o = json_object_new_object(); /* a local answer adds nothing */
+    tnd_client_who_add(o, &(tnd_client_who){0});
+    tnd_client_who_add(o, NULL);
+    assert_int_equal(json_object_object_length(o), 0);
+    json_object_put(o);
+
+    o = json_tokener_parse("{\"via\": \"carrier-pigeon\", \"user\": \"x\"}");
+    tnd_client_who_read(&got, o);
+    assert_int_equal(got.via, TND_CLIENT_VIA_NONE);
+    assert_string_equal(got.user, "");
+    json_object_put(o);
+    tnd_client_who_read(&got, NULL);
+    assert_int_equal(got.via, TND_CLIENT_VIA_NONE);
+    assert_string_equal(tnd_client_via_name(TND_CLIENT_VIA_IPC), "ipc");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(requests_round_trip),
         cmocka_unit_test(bad_requests_are_refused_with_the_field_named),
         cmocka_unit_test(replies_round_trip),
+        cmocka_unit_test(who_asked_round_trips_through_a_record),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,8 +7,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "common/clock.h"
@@ -603,10 +605,160 @@ static void worker_names_map_back_to_their_agent(void **state)
     assert_int_equal(tnd_mdp_worker_name(name, 8, "coder-1", 2), -1);
 }
 
+/* ---- what the ZAP handler and the kernel say of a sender -------------- */
+
+/* A ZAP handler's metadata frame of name=value pairs (ZMTP's form). */
+static size_t metadata(unsigned char *out, const char *const *pairs)
+{
+    size_t len = 0;
+
+    for (size_t i = 0; pairs[i]; i += 2) {
+        size_t n = strlen(pairs[i]), v = strlen(pairs[i + 1]);
+        out[len++] = (unsigned char)n;
+        memcpy(out + len, pairs[i], n);
+        len += n;
+        for (int shift = 24; shift >= 0; shift -= 8)
+            out[len++] = (unsigned char)(v >> shift);
+        memcpy(out + len, pairs[i + 1], v);
+        len += v;
+    }
+    return len;
+}
+
+/* A client over ipc:// to a ROUTER whose ZAP handler (answering here)
+ * admits it with user id "client" and the properties pairs; the message
+ * as tnd_mdp_recv reads it. */
+static void received_with(tnd_mdp_msg *out, const char *const *pairs)
+{
+    void *c = zmq_ctx_new(), *zap = zmq_socket(c, ZMQ_REP),
+         *r = zmq_socket(c, ZMQ_ROUTER), *d = zmq_socket(c, ZMQ_DEALER);
+    char dir[] = "/tmp/tnd-mdp-XXXXXX", endpoint[64], body[] = "{}";
+    unsigned char id[TND_MDP_MAX_IDENTITY], meta[512];
+    size_t id_len, meta_len = metadata(meta, pairs);
+    int64_t deadline = tnd_now_ms() + 5000;
+    tnd_mdp_msg msg;
+    int rc = TND_ETIMEOUT;
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(endpoint, sizeof(endpoint), "ipc://%s/s", dir);
+    assert_int_equal(zmq_bind(zap, "inproc://zeromq.zap.01"), 0);
+    assert_int_equal(zmq_setsockopt(r, ZMQ_ZAP_DOMAIN, "test", 4), 0);
+    assert_int_equal(zmq_bind(r, endpoint), 0);
+    assert_int_equal(zmq_connect(d, endpoint), 0);
+    tnd_mdp_msg_init(&msg, false, TND_MDPC_REQUEST, "tandem.answer");
+    msg.body = body;
+    msg.body_len = 2;
+    assert_int_equal(tnd_mdp_send(d, NULL, 0, &msg), 0);
+    while (rc == TND_ETIMEOUT && tnd_now_ms() < deadline) {
+        zmq_pollitem_t items[2] = {{zap, 0, ZMQ_POLLIN, 0},
+                                   {r, 0, ZMQ_POLLIN, 0}};
+        zmq_poll(items, 2, 100);
+        if (items[0].revents & ZMQ_POLLIN) {
+            char frame[256], req_id[64];
+            int more = 1, n = 0, got, id_size = 0;
+            size_t size = sizeof(more);
+            while (more) { /* version, request id, domain, ... */
+                got = zmq_recv(zap, frame, sizeof(frame), 0);
+                if (n++ == 1) {
+                    id_size = got < 64 ? got : 64;
+                    memcpy(req_id, frame, (size_t)id_size);
+                }
+                zmq_getsockopt(zap, ZMQ_RCVMORE, &more, &size);
+            }
+            zmq_send(zap, "1.0", 3, ZMQ_SNDMORE);
+            zmq_send(zap, req_id, (size_t)id_size, ZMQ_SNDMORE);
+            zmq_send(zap, "200", 3, ZMQ_SNDMORE);
+            zmq_send(zap, "OK", 2, ZMQ_SNDMORE);
+            zmq_send(zap, "client", 6, ZMQ_SNDMORE);
+            zmq_send(zap, meta, meta_len, 0);
+        }
+        if (items[1].revents & ZMQ_POLLIN)
+            rc = tnd_mdp_recv(out, id, &id_len, r);
+    }
+    assert_int_equal(rc, 0);
+    assert_string_equal(out->service, "tandem.answer");
+    zmq_close(d);
+    zmq_close(r);
+    zmq_close(zap);
+    zmq_ctx_term(c);
+    snprintf(endpoint, sizeof(endpoint), "%s/s", dir);
+    unlink(endpoint);
+    rmdir(dir);
+}
+
+static void the_zap_handlers_key_name_is_read(void **state)
+{
+    const char *const named[] = {TND_MDP_KEY_NAME, "build-host",
+                                 TND_MDP_KEY_FINGERPRINT, "rq:rM>}U?@Ln", NULL};
+    tnd_mdp_msg out;
+    unsigned uid = 12345;
+
+    (void)state;
+    received_with(&out, named);
+    assert_string_equal(out.user_id, "client");
+    assert_string_equal(out.key_name, "build-host");
+    assert_string_equal(out.key_fingerprint, "rq:rM>}U?@Ln");
+    /* over ipc:// libzmq names the peer as the kernel saw it */
+    if (tnd_mdp_peer_uid(&uid, out.peer_address) == 0)
+        assert_int_equal(uid, (unsigned)geteuid());
+    tnd_mdp_msg_clear(&out);
+}
+
+static void a_key_name_too_long_or_not_printable_is_none(void **state)
+{
+    char long_name[TND_MDP_MAX_KEY_NAME + 2];
+    const char *const odd[] = {TND_MDP_KEY_NAME, "build host",
+                               TND_MDP_KEY_FINGERPRINT, long_name, NULL};
+    const char *const none[] = {NULL};
+    tnd_mdp_msg out;
+
+    (void)state;
+    memset(long_name, 'k', sizeof(long_name) - 1);
+    long_name[sizeof(long_name) - 1] = '\0';
+    received_with(&out, odd);
+    assert_string_equal(out.user_id, "client");
+    assert_string_equal(out.key_name, "");
+    assert_string_equal(out.key_fingerprint, "");
+    tnd_mdp_msg_clear(&out);
+    received_with(&out, none);
+    assert_string_equal(out.key_name, "");
+    tnd_mdp_msg_clear(&out);
+}
+
+static void the_uid_of_an_ipc_peer_address(void **state)
+{
+    static const struct {
+        const char *address;
+        int rc;
+        unsigned uid;
+    } rows[] = {
+        {"localhost:1000:1000:4242", 0, 1000},
+        {":0:0:1", 0, 0},
+        {"localhost:4294967295:0:1", 0, 4294967295u},
+        {"localhost:1000:1000", -1, 0}, /* no pid */
+        {"127.0.0.1", -1, 0},
+        {"", -1, 0},
+        {"localhost:10x0:1000:4242", -1, 0},
+        {"1000:1000:4242", -1, 0}, /* no host before the uid */
+        {"localhost:99999999999:0:1", -1, 0},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        unsigned uid = 7;
+        int rc = tnd_mdp_peer_uid(&uid, rows[i].address);
+        if (rc != rows[i].rc || (rc == 0 && uid != rows[i].uid))
+            fail_msg("row %zu (%s): rc %d uid %u", i, rows[i].address, rc, uid);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(worker_names_map_back_to_their_agent),
+        cmocka_unit_test(the_zap_handlers_key_name_is_read),
+        cmocka_unit_test(a_key_name_too_long_or_not_printable_is_none),
+        cmocka_unit_test(the_uid_of_an_ipc_peer_address),
         cmocka_unit_test(client_commands_round_trip),
         cmocka_unit_test(worker_commands_round_trip),
         cmocka_unit_test(encode_lays_out_the_rfc_frames),

@@ -51,11 +51,31 @@ static void the_effective_user_is_named(void **state)
     free(got);
 }
 
+/* Another process's uid: its account, or the number when no account has
+ * it (never this process's $USER). */
+static void a_uid_is_named_by_its_account(void **state)
+{
+    const struct passwd *pw = getpwuid(0);
+    char *got = tnd_user_of_uid(0);
+    unsigned nobody = 4000000001u;
+
+    (void)state;
+    assert_string_equal(got, pw ? pw->pw_name : "0");
+    free(got);
+    if (!getpwuid((uid_t)nobody)) {
+        setenv("USER", "someone-else", 1);
+        got = tnd_user_of_uid(nobody);
+        assert_string_equal(got, "4000000001");
+        free(got);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_account_then_user_then_the_uid),
         cmocka_unit_test(the_effective_user_is_named),
+        cmocka_unit_test(a_uid_is_named_by_its_account),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

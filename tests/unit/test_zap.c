@@ -95,6 +95,9 @@ static void *client(fixture *f, const tnd_curve_pair *keys)
     return c;
 }
 
+/* The Key-Name and Key-Fingerprint of the last message received. */
+static char got_name[128], got_fp[128];
+
 /* Serve ZAP and wait up to ms for a message at the server: its User-Id
  * into user (or "" when it has none); false when none came. */
 static bool received(fixture *f, long ms, char *user, size_t size)
@@ -117,8 +120,14 @@ static bool received(fixture *f, long ms, char *user, size_t size)
                 zmq_msg_init(&m);
                 zmq_msg_recv(&m, f->server, 0);
                 uid = zmq_msg_gets(&m, "User-Id");
-                if (uid && !user[0])
+                if (uid && !user[0]) {
+                    const char *name = zmq_msg_gets(&m, TND_MDP_KEY_NAME),
+                               *fp = zmq_msg_gets(&m, TND_MDP_KEY_FINGERPRINT);
                     snprintf(user, size, "%s", uid);
+                    snprintf(got_name, sizeof(got_name), "%s",
+                             name ? name : "(none)");
+                    snprintf(got_fp, sizeof(got_fp), "%s", fp ? fp : "(none)");
+                }
                 zmq_getsockopt(f->server, ZMQ_RCVMORE, &more, &ms_len);
                 zmq_msg_close(&m);
             }
@@ -136,6 +145,51 @@ static void a_listed_key_gets_in_with_its_roles(void **state)
     assert_true(received(f, 10000, user, sizeof(user)));
     assert_string_equal(user, "reviewer");
     assert_int_equal(tnd_zap_refused(f->zap), 0);
+    /* no NAME on its line: the key is named by its fingerprint */
+    assert_string_equal(got_name, tnd_curve_fingerprint(f->listed.public_key));
+    assert_string_equal(got_fp, tnd_curve_fingerprint(f->listed.public_key));
+}
+
+/* The reply's metadata names the key: every message of the peer carries
+ * the NAME of its line as Key-Name, and its fingerprint. */
+static void a_named_key_is_known_by_its_name(void **state)
+{
+    fixture *f = *state;
+    char user[64];
+
+    snprintf(f->list.entries[0].name, sizeof(f->list.entries[0].name), "%s",
+             "build-host");
+    client(f, &f->listed);
+    assert_true(received(f, 10000, user, sizeof(user)));
+    assert_string_equal(user, "reviewer");
+    assert_string_equal(got_name, "build-host");
+    assert_string_equal(got_fp, tnd_curve_fingerprint(f->listed.public_key));
+}
+
+/* The frame itself, byte for byte (ZMTP metadata: a 1-byte name length,
+ * the name, a 4-byte value length in network order, the value). */
+static void the_metadata_frame_is_zmtps_form(void **state)
+{
+    const char *key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
+    static const unsigned char want[] =
+        "\x08Key-Name\0\0\0\x02"
+        "ci"
+        "\x0fKey-Fingerprint\0\0\0\x0crq:rM>}U?@Ln";
+    unsigned char out[TND_ZAP_METADATA_MAX];
+    size_t len = tnd_zap_metadata(out, key, "ci");
+
+    (void)state;
+    assert_int_equal(len, sizeof(want) - 1);
+    assert_memory_equal(out, want, len);
+    /* no name: the fingerprint stands for it */
+    len = tnd_zap_metadata(out, key, "");
+    assert_int_equal(len, 9 + 4 + 12 + 16 + 4 + 12);
+    assert_memory_equal(out + 13, "rq:rM>}U?@Ln", 12);
+    /* the longest name a line keeps still fits */
+    char name[sizeof(((tnd_curve_entry *)0)->name)];
+    memset(name, 'n', sizeof(name) - 1);
+    name[sizeof(name) - 1] = '\0';
+    assert_true(tnd_zap_metadata(out, key, name) <= TND_ZAP_METADATA_MAX);
 }
 
 static void other_keys_and_plain_peers_get_nothing_through(void **state)
@@ -162,6 +216,9 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             other_keys_and_plain_peers_get_nothing_through, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_named_key_is_known_by_its_name, setup,
+                                        teardown),
+        cmocka_unit_test(the_metadata_frame_is_zmtps_form),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,78 @@
+#!/bin/sh
+# Who answered a served session is who the server's transport proved,
+# never the server's own user: over CURVE the name the authorized keys
+# give the answering key (else its fingerprint), journaled with the
+# answer and shown in decisions.md and reflection.md; over ipc:// the
+# account of the answering process (test_serve_answer.sh).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve_lib.sh"
+
+K=$T/keys
+mkdir -p "$K"
+for name in orch ann ci; do
+    tandem keys generate --out "$K" --name $name >"$T/$name.pubkey" 2>/dev/null ||
+        fail "tandem keys generate $name"
+done
+cat >"$K/authorized" <<EOF2
+client $(cat "$T/ann.pubkey") ann-laptop
+client $(cat "$T/ci.pubkey")
+EOF2
+port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+EP=tcp://127.0.0.1:$port
+
+# one attempt, then a person: the demo's first proposal fails its test
+serve_config "$T/one.yaml" make 1
+cat >>"$T/one.yaml" <<YAML
+orchestrator:
+  curve_key: "$K/orch.key"
+  authorized_keys: "$K/authorized"
+YAML
+repo a
+repo b
+start_serve --config "$T/one.yaml" --bind "$EP" --max-sessions 2
+
+escalate() { # REPO: submit a task that waits for a person; sets SID
+    TANDEM_KEY=$K/ci.key
+    export TANDEM_KEY
+    run tandem submit --repo "$T/$1" "make the failing test pass"
+    expect_rc 3 "escalated in $1"
+    SID=$(sed -n 's/^tandem: session \([^:]*\): make.*/\1/p' "$T/err" | head -1)
+    [ -n "$SID" ] || fail "no session id in: $(cat "$T/err")"
+}
+me=$(id -un)
+
+# ---- a named key ----------------------------------------------------------
+escalate a
+TANDEM_KEY=$K/ann.key
+export TANDEM_KEY
+run tandem budget --repo "$T/a" --iterations 1 "$SID"
+expect_rc 0 "budget over CURVE with ann's key"
+d=$T/a/.tandem/sessions/$SID
+ann_fp=$(cut -c1-12 "$T/ann.pubkey")
+grep '"type":"answer"' "$d/journal.jsonl" >"$T/answer.json"
+expect_in "$T/answer.json" '"via":"curve"'
+expect_in "$T/answer.json" '"user":"ann-laptop"'
+expect_in "$T/answer.json" "\"key\":\"$ann_fp\""
+expect_in "$T/answer.json" '"address":"127.0.0.1"'
+expect_not_in "$T/answer.json" "\"user\":\"$me\""
+expect_in "$d/report.json" '"status": "approved"'
+expect_in "$d/decisions.md" "a person answered budget (ann-laptop (CURVE key $ann_fp))"
+expect_in "$d/reflection.md" "By ann-laptop (CURVE key $ann_fp), through tandem serve."
+pass "an answer over CURVE names the answering key's name, not the server's user"
+
+# ---- a key its line gives no name -------------------------------------------
+escalate b
+TANDEM_KEY=$K/ci.key
+export TANDEM_KEY
+run tandem approve --repo "$T/b" "$SID"
+expect_rc 0 "approve over CURVE with the unnamed key"
+d=$T/b/.tandem/sessions/$SID
+ci_fp=$(cut -c1-12 "$T/ci.pubkey")
+grep '"type":"answer"' "$d/journal.jsonl" >"$T/answer.json"
+expect_in "$T/answer.json" '"via":"curve"'
+expect_in "$T/answer.json" "\"user\":\"$ci_fp\""
+expect_in "$T/answer.json" "\"key\":\"$ci_fp\""
+expect_not_in "$T/answer.json" "\"user\":\"$me\""
+expect_in "$d/reflection.md" "By CURVE key $ci_fp, through tandem serve."
+pass "a key with no name is named by its fingerprint"
+stop_serve
