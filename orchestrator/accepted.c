@@ -27,7 +27,6 @@ struct tnd_accepted {
     tnd_journal *journal;
     entry *e; /* accepted and not ended, oldest first */
     size_t n, alloc;
-    const tnd_client_who *from; /* borrowed: who asks now; NULL: none */
 };
 
 static json_object *accept_record(const char *repo, const char *id,
@@ -174,13 +173,8 @@ json_object *tnd_accepted_answer(const tnd_accepted *self, size_t i)
     return self->e[i].answer;
 }
 
-void tnd_accepted_from(tnd_accepted *self, const tnd_client_who *who)
-{
-    self->from = who;
-}
-
 int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id,
-                     json_object *answer)
+                     json_object *answer, const tnd_client_who *who)
 {
     json_object *copy = NULL;
     int rc = -1;
@@ -191,7 +185,7 @@ int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id,
             tnd_error_set("session %s: cannot copy its answer", id);
             return -1;
         }
-        tnd_client_who_add(copy, self->from);
+        tnd_client_who_add(copy, who);
     }
     if (tnd_journal_append(self->journal, "accept",
                            accept_record(repo, id, copy)) < 0)

@@ -39,16 +39,11 @@ const char *tnd_accepted_id(const tnd_accepted *self, size_t i);
  * tnd_client_who_add), or NULL for a task to run. Borrowed. */
 json_object *tnd_accepted_answer(const tnd_accepted *self, size_t i);
 
-/* The client whose request the hub handles now (borrowed until the next
- * call; NULL between requests): tnd_accepted_add records an answer with
- * who gave it. The hub sets it around each request, so whatever takes
- * an answer there cannot forget to say who gave it. */
-void tnd_accepted_from(tnd_accepted *self, const tnd_client_who *who);
-
 /* Record a session accepted (fsync'd before it returns), with the answer
- * it goes on with (copied, with tnd_accepted_from's who), or NULL. */
+ * it goes on with (copied, with who gave it: the fields of
+ * tnd_client_who_add; who may be NULL), or NULL. */
 int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id,
-                     json_object *answer);
+                     json_object *answer, const tnd_client_who *who);
 
 /* Record a session ended (fsync'd). */
 int tnd_accepted_end(tnd_accepted *self, const char *id);

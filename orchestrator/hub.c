@@ -73,8 +73,6 @@ tnd_hubsession *tnd_hub_add(tnd_hub *h, const char *repo, const char *id,
 
     snprintf(name, sizeof(name), "s%lu", ++h->seq);
     s = tnd_hubsession_new(name, repo, id, dir);
-    if (h->asking) /* an answer it goes on with is the asker's */
-        tnd_hubsession_set_who(s, h->asking);
     TND_GROW(h->s, h->alloc, h->n + 1);
     h->s[h->n++] = s;
     return s;
@@ -289,17 +287,6 @@ static void stops(tnd_hub *h)
     }
 }
 
-/* A client's request, handled with who sent it known to what records an
- * answer: the sessions the request adds, and the accepted list. */
-static void on_client(tnd_hub *h, const tnd_broker_event *ev)
-{
-    h->asking = &ev->who;
-    tnd_accepted_from(h->accepted, &ev->who);
-    tnd_hub_on_client(h, ev);
-    tnd_accepted_from(h->accepted, NULL);
-    h->asking = NULL;
-}
-
 /* ---- the loop ----------------------------------------------------------- */
 
 int tnd_hub_run(tnd_hub *self)
@@ -318,7 +305,7 @@ int tnd_hub_run(tnd_hub *self)
                                  zmq_strerror(errno));
         while ((rc = tnd_broker_poll(self->broker, &ev, 0)) == 1) {
             if (ev.kind == TND_BROKER_CLIENT)
-                on_client(self, &ev);
+                tnd_hub_on_client(self, &ev);
             else
                 on_agent_event(self, &ev);
             tnd_broker_event_clear(&ev);

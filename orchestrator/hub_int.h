@@ -38,11 +38,7 @@ struct tnd_hub {
     int64_t next_alive;
     bool draining, stopped;
     int64_t drain_deadline;
-    const tnd_client_who *asking; /* the client whose request is handled
-                                     now; NULL between requests: a session
-                                     tnd_hub_add makes then takes it as
-                                     whoever answers it */
-    tnd_hub_ended *ended;         /* a ring of TND_HUB_ENDED_MAX */
+    tnd_hub_ended *ended; /* a ring of TND_HUB_ENDED_MAX */
     size_t nended, ended_at;
 };
 
@@ -55,8 +51,7 @@ size_t tnd_hub_count(const tnd_hub *h, tnd_hubsession_state state);
 /* The session of id, or NULL. Borrowed. */
 tnd_hubsession *tnd_hub_by_id(tnd_hub *h, const char *id);
 
-/* A session queued last, named sN, its answer (if it gets one) given by
- * h->asking. Borrowed: the hub owns it. */
+/* A session queued last, named sN. Borrowed: the hub owns it. */
 tnd_hubsession *tnd_hub_add(tnd_hub *h, const char *repo, const char *id,
                             const char *dir);
 

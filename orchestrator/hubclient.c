@@ -149,7 +149,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_client_request *req,
         tnd_str_trim(said);
         tnd_error_set("%s",
                       strncmp(said, "tandem: ", 8) == 0 ? said + 8 : said);
-    } else if (tnd_accepted_add(h->accepted, req->repo, id, NULL) < 0) {
+    } else if (tnd_accepted_add(h->accepted, req->repo, id, NULL, NULL) < 0) {
         *kind = "failed";
         tnd_error_prefix("session %s was made but cannot be recorded", id);
     } else {
@@ -314,10 +314,13 @@ static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
         tnd_session_facts_clear(&f);
     } else {
         s = tnd_hub_add(h, req->repo, f.id, f.dir);
+        /* the session goes on with the answer of who sent this request */
+        tnd_hubsession_set_who(s, &ev->who);
         if (tnd_hub_set_answer(s, ans) < 0) {
             refuse(h, ev, "bad_request", tnd_error_last());
             tnd_hub_forget(h, s);
-        } else if (tnd_accepted_add(h->accepted, req->repo, f.id, ans) < 0) {
+        } else if (tnd_accepted_add(h->accepted, req->repo, f.id, ans,
+                                    &ev->who) < 0) {
             refuse(h, ev, "failed", tnd_error_last());
             tnd_hub_forget(h, s);
         } else {

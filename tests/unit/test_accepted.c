@@ -37,9 +37,9 @@ static void what_is_not_ended_survives_a_restart(void **state)
     (void)state;
     assert_non_null(a = tnd_accepted_open(path));
     assert_int_equal(tnd_accepted_pending(a), 0);
-    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL), 0);
-    assert_int_equal(tnd_accepted_add(a, "/r/b", "S2", NULL), 0);
-    assert_int_equal(tnd_accepted_add(a, "/r/a", "S3", NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL, NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/b", "S2", NULL, NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S3", NULL, NULL), 0);
     assert_int_equal(tnd_accepted_end(a, "S2"), 0);
     assert_int_equal(tnd_accepted_end(a, "nobody"), 0);
     assert_int_equal(tnd_accepted_pending(a), 2);
@@ -65,10 +65,10 @@ static void a_long_life_keeps_the_file_small(void **state)
     (void)state;
     unlink(path);
     assert_non_null(a = tnd_accepted_open(path));
-    assert_int_equal(tnd_accepted_add(a, "/r/a", "KEEP", NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "KEEP", NULL, NULL), 0);
     for (int i = 0; i < 2000; i++) {
         snprintf(id, sizeof(id), "S%d", i);
-        assert_int_equal(tnd_accepted_add(a, "/r/b", id, NULL), 0);
+        assert_int_equal(tnd_accepted_add(a, "/r/b", id, NULL, NULL), 0);
         assert_int_equal(tnd_accepted_end(a, id), 0);
     }
     assert_int_equal(tnd_accepted_pending(a), 1);
@@ -91,10 +91,10 @@ static void an_answer_survives_a_restart(void **state)
     (void)state;
     unlink(path);
     assert_non_null(a = tnd_accepted_open(path));
-    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL), 0);
-    assert_int_equal(tnd_accepted_add(a, "/r/a", "S2", NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL, NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S2", NULL, NULL), 0);
     assert_int_equal(tnd_accepted_end(a, "S1"), 0); /* it escalated */
-    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", ans), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", ans, NULL), 0);
     json_object_put(ans);
     assert_int_equal(tnd_accepted_pending(a), 2);
     assert_null(tnd_accepted_answer(a, 0)); /* S2 */
@@ -110,7 +110,7 @@ static void an_answer_survives_a_restart(void **state)
                             tnd_accepted_answer(a, 1), "text")),
                         "use a double");
     /* answered again without ending (a second client): one entry */
-    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL, NULL), 0);
     assert_int_equal(tnd_accepted_pending(a), 2);
     tnd_accepted_close(&a);
     assert_non_null(a = tnd_accepted_open(path));
@@ -133,10 +133,8 @@ static void an_answer_keeps_who_gave_it(void **state)
     (void)state;
     unlink(path);
     assert_non_null(a = tnd_accepted_open(path));
-    tnd_accepted_from(a, &who);
-    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", ans), 0);
-    tnd_accepted_from(a, NULL);
-    assert_int_equal(tnd_accepted_add(a, "/r/a", "S2", ans), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", ans, &who), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S2", ans, NULL), 0);
     assert_null(json_object_object_get(ans, "user"));
     json_object_put(ans);
     tnd_accepted_close(&a);
