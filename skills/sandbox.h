@@ -54,6 +54,9 @@ typedef struct tnd_sandbox_spec {
     const char *home;             /* $HOME the command sees, or NULL */
     const char *tmpdir;           /* $TMPDIR the command sees, or NULL */
     bool network;                 /* share the host's network */
+    int info_fd;                  /* > 2: bwrap writes the sandbox's pids
+                                     to it (--info-fd; skills/holder.h);
+                                     else none */
     const tnd_sandbox_host *host; /* NULL: tnd_sandbox_real_host */
 } tnd_sandbox_spec;
 
