@@ -5,9 +5,10 @@
  * ends. Every pipe is close-on-exec and lifted above the descriptors the
  * child gets (0..3), so another thread's fork inherits none and the
  * child's dup2s never meet their own source; everything else is closed
- * in the child. bwrap's stderr goes to a pipe read only when it fails;
- * the read end stays open while the holder runs, so a late word from
- * bwrap never meets a closed pipe. */
+ * in the child. bwrap's stderr goes to a pipe read only when it fails,
+ * and cat's stdout to one read once, for the line that says the sandbox
+ * is built; their read ends stay open while the holder runs, so a late
+ * word from either never meets a closed pipe. */
 #include "skills/holder.h"
 
 #include <errno.h>
@@ -51,6 +52,7 @@ struct tnd_holder {
     long pid;                 /* the first process inside */
     unsigned long long start; /* its start time (/proc/PID/stat) */
     int hold;                 /* write end of the command's stdin */
+    int out;                  /* read end of its stdout */
     int err;                  /* read end of bwrap's stderr */
 };
 
@@ -116,6 +118,27 @@ static void read_info(int fd, char *buf, size_t size, int64_t deadline)
     }
 }
 
+/* Whether a line comes on fd before deadline. */
+static bool read_line(int fd, int64_t deadline)
+{
+    char c;
+
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        int64_t left = deadline - tnd_now_ms();
+        ssize_t got;
+        if (left <= 0 || poll(&p, 1, (int)left) == 0)
+            return false;
+        got = read(fd, &c, 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return false;
+        if (c == '\n')
+            return true;
+    }
+}
+
 /* Field 22 of /proc/pid/stat, or 0. */
 static unsigned long long start_time(long pid)
 {
@@ -166,8 +189,8 @@ static char *what_it_said(int fd)
     return tnd_xstrdup(*buf ? buf : "it ended without saying why");
 }
 
-static int spawn(pid_t *pid, char **argv, char *const *envp, int in, int err,
-                 int info)
+static int spawn(pid_t *pid, char **argv, char *const *envp, int in, int out,
+                 int err, int info)
 {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
@@ -179,7 +202,7 @@ static int spawn(pid_t *pid, char **argv, char *const *envp, int in, int err,
     sigemptyset(&none);
     sigfillset(&all);
     posix_spawn_file_actions_adddup2(&fa, in, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, out, 1);
     posix_spawn_file_actions_adddup2(&fa, err, 2);
     posix_spawn_file_actions_adddup2(&fa, info, INFO_FD);
     posix_spawn_file_actions_addclosefrom_np(&fa, INFO_FD + 1);
@@ -205,13 +228,16 @@ tnd_holder *tnd_holder_start(const char *bwrap, const char *workspace,
                              const char *home, const char *tmpdir, bool network,
                              char *const *envp)
 {
-    int in[2] = {-1, -1}, err[2] = {-1, -1}, info[2] = {-1, -1};
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+    int info[2] = {-1, -1};
     const char *cat_argv[] = {NULL, NULL};
     char *cat = NULL, **argv = NULL, buf[1024], *at, *said;
     tnd_holder *h = NULL;
     tnd_sandbox_spec sb;
     pid_t pid = -1;
     long child = 0;
+    int64_t deadline;
+    bool ready = false;
 
     if (tnd_sandbox_resolve(&cat, "cat", env_get(envp, "PATH"), workspace,
                             NULL) < 0)
@@ -226,16 +252,23 @@ tnd_holder *tnd_holder_start(const char *bwrap, const char *workspace,
     sb.network = network;
     sb.info_fd = INFO_FD;
     argv = tnd_sandbox_argv(&sb);
-    if (lifted_pipe(in) < 0 || lifted_pipe(err) < 0 || lifted_pipe(info) < 0 ||
-        spawn(&pid, argv, envp, in[0], err[1], info[1]) < 0)
+    if (lifted_pipe(in) < 0 || lifted_pipe(out) < 0 || lifted_pipe(err) < 0 ||
+        lifted_pipe(info) < 0 ||
+        spawn(&pid, argv, envp, in[0], out[1], err[1], info[1]) < 0)
         goto out;
     close_fd(&in[0]);
+    close_fd(&out[1]);
     close_fd(&err[1]);
     close_fd(&info[1]);
-    read_info(info[0], buf, sizeof(buf), tnd_now_ms() + START_MS);
+    deadline = tnd_now_ms() + START_MS;
+    read_info(info[0], buf, sizeof(buf), deadline);
     if ((at = strstr(buf, "\"child-pid\":")))
         child = strtol(at + strlen("\"child-pid\":"), NULL, 10);
-    if (child <= 0) {
+    /* bwrap tells the pid before it builds the sandbox; cat running,
+     * and echoing a line, says it is built */
+    if (child > 0 && write(in[1], "\n", 1) == 1)
+        ready = read_line(out[0], deadline);
+    if (!ready) {
         close_fd(&in[1]); /* its command ends, if it started */
         end_bwrap(pid, tnd_now_ms() + STOP_MS);
         said = what_it_said(err[0]);
@@ -249,11 +282,14 @@ tnd_holder *tnd_holder_start(const char *bwrap, const char *workspace,
     h->pid = child;
     h->start = start_time(child);
     h->hold = in[1];
+    h->out = out[0];
     h->err = err[0];
-    in[1] = err[0] = -1;
+    in[1] = out[0] = err[0] = -1;
 out:
     close_fd(&in[0]);
     close_fd(&in[1]);
+    close_fd(&out[0]);
+    close_fd(&out[1]);
     close_fd(&err[0]);
     close_fd(&err[1]);
     close_fd(&info[0]);
@@ -297,6 +333,7 @@ void tnd_holder_stop(tnd_holder **self_p)
     *self_p = NULL;
     close_fd(&h->hold);
     end_bwrap(h->bwrap, tnd_now_ms() + STOP_MS);
+    close_fd(&h->out);
     close_fd(&h->err);
     free(h);
 }
