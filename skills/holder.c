@@ -408,8 +408,11 @@ static char *find_enter(void)
         path = tnd_xasprintf("%s/tandem-sandbox-enter", self ? self : ".");
         free(self);
     }
-    if (access(path, X_OK) == 0)
-        return path;
+    /* absolute: a skill runs it from the workspace */
+    if (access(path, X_OK) == 0 && (self = realpath(path, NULL))) {
+        free(path);
+        return self;
+    }
     tnd_error_sys("%s cannot be run", path);
     free(path);
     return NULL;
