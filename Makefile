@@ -212,11 +212,14 @@ $(filter-out bin/tandem-sandbox-enter,$(BINS)):
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-# libc only: it runs between the reviewer and a sandbox (skills/holder.h)
-bin/tandem-sandbox-enter: build/obj/skills/enter_main.o
+# libc only, and without a sanitizer's runtime: it must stay one thread
+# to join a user namespace, and runs between the reviewer and a sandbox
+# (skills/holder.h)
+ENTER_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(ALL_CFLAGS))
+bin/tandem-sandbox-enter: skills/enter_main.c build/flags.stamp
 	@mkdir -p bin
-	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(ENTER_CFLAGS) -o $@ skills/enter_main.c
 
 build/tests/test_%: tests/unit/test_%.c $(LIB) build/flags.stamp
 	@mkdir -p $(@D)
