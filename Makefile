@@ -1,6 +1,7 @@
 # tandem: build, test, demo, install.
 #
-#   make            build bin/tandem, bin/tandem-coder, bin/tandem-reviewer
+#   make            build bin/tandem, bin/tandem-coder, bin/tandem-reviewer,
+#                   bin/tandem-sandbox-enter
 #   make demo       install missing packages, build, run the offline demo
 #   make test       install missing packages, build, run every test
 #   make check      check the layers, then run every test without the
@@ -68,13 +69,15 @@ ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 LIBS := $(PKG_LIBS) -lm
 
-MAINS := orchestrator/main.c agents/coder_main.c agents/reviewer_main.c
+MAINS := orchestrator/main.c agents/coder_main.c agents/reviewer_main.c \
+         skills/enter_main.c
 LIB_SRC := $(filter-out $(MAINS),$(wildcard common/*.c proto/*.c skills/*.c \
              agents/*.c orchestrator/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=build/obj/%.o)
 LIB := build/libtandem.a
 
-BINS := bin/tandem bin/tandem-coder bin/tandem-reviewer
+BINS := bin/tandem bin/tandem-coder bin/tandem-reviewer \
+        bin/tandem-sandbox-enter
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 FAKELLM := build/tests/fakellm
@@ -205,10 +208,19 @@ $(LIB): $(LIB_OBJ)
 bin/tandem: build/obj/orchestrator/main.o $(LIB)
 bin/tandem-coder: build/obj/agents/coder_main.o $(LIB)
 bin/tandem-reviewer: build/obj/agents/reviewer_main.o $(LIB)
-$(BINS):
+$(filter-out bin/tandem-sandbox-enter,$(BINS)):
 	@mkdir -p bin
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# libc only, and without a sanitizer's runtime: it must stay one thread
+# to join a user namespace, and runs between the reviewer and a sandbox
+# (skills/holder.h)
+ENTER_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(ALL_CFLAGS))
+bin/tandem-sandbox-enter: skills/enter_main.c build/flags.stamp
+	@mkdir -p bin
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(ENTER_CFLAGS) -o $@ skills/enter_main.c
 
 build/tests/test_%: tests/unit/test_%.c $(LIB) build/flags.stamp
 	@mkdir -p $(@D)

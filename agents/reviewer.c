@@ -20,6 +20,7 @@
 #include "common/xalloc.h"
 #include "proto/audit.h"
 #include "skills/excerpt.h"
+#include "skills/holder.h"
 #include "skills/locations.h"
 #include "skills/manifest.h"
 #include "skills/patch.h"
@@ -332,9 +333,27 @@ static void fit_outputs(tnd_audit_reply *reply)
     }
 }
 
+/* Start the audit's sandboxes, one per shape its sandboxed skills need
+ * (skills/holder.h), on this thread: it outlives every job, and a
+ * holder dies with the thread that started it. */
+static void hold(sched *s, tnd_holders *holders)
+{
+    bool need[2] = {false, false};
+
+    for (size_t i = 0; i < s->n; i++) {
+        const tnd_skill_config *k = s->jobs[i].skill;
+        if (s->jobs[i].state == JOB_WAITING && k && !*k->builtin &&
+            k->sandbox == TND_SANDBOX_BWRAP)
+            need[k->network ? 1 : 0] = true;
+    }
+    tnd_holders_start(holders, need, s->req->workspace, s->ctx->envp);
+    s->skill_ctx.holders = holders;
+}
+
 static void run_skills(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
                        const tnd_audit_request *req)
 {
+    tnd_holders holders;
     sched s;
     tnd_patch patch;
     const char **touched = NULL;
@@ -372,11 +391,13 @@ static void run_skills(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
         s.jobs[i].result = &reply->skills[i];
         prepare(&s, &s.jobs[i], name, touched);
     }
+    hold(&s, &holders);
     if (s.done < n &&
         !(s.manifest = tnd_manifest_new(req->workspace, MANIFEST_MAX_FILES)))
         tnd_log_warn("task %s attempt %d: changed files are not tracked: %s",
                      req->task_id, req->attempt, tnd_error_last());
     schedule(&s);
+    tnd_holders_stop(&holders);
     tnd_manifest_destroy(&s.manifest);
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < s.jobs[i].nchanged; k++)

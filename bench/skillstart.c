@@ -2,8 +2,10 @@
  *
  * Every attempt runs each configured skill in its sandbox (issue 8:
  * the benchmark's tasks run six each). This times, in this one process,
- * a skill whose command is `true` through tnd_skill_run, in its sandbox
- * and (for the yardstick) with `sandbox: none`, and the pids cgroup a
+ * a skill whose command is `true` through tnd_skill_run, in a sandbox of
+ * its own, entered into a running sandbox (an audit's, skills/holder.h;
+ * bin/tandem-sandbox-enter unless TANDEM_SANDBOX_ENTER says) and (for
+ * the yardstick) with `sandbox: none`, and the pids cgroup a
  * skill gets alone (made, then removed): wall and CPU (this process and
  * its reaped children) of each run: medians, and the mean wall time
  * (a slow tail is time a reviewer spends too).
@@ -28,7 +30,7 @@
 
 extern char **environ;
 
-typedef enum what { SANDBOXED, UNSANDBOXED, CGROUP_ONLY } what;
+typedef enum what { SANDBOXED, ENTERED, UNSANDBOXED, CGROUP_ONLY } what;
 
 /* One run of w; -1 when it did not do what it should. */
 static int one(what w, const tnd_skill_config *skill, const tnd_skill_ctx *ctx)
@@ -45,7 +47,7 @@ static int one(what w, const tnd_skill_config *skill, const tnd_skill_ctx *ctx)
         return 0;
     }
     none = *skill;
-    none.sandbox = w == SANDBOXED ? TND_SANDBOX_BWRAP : TND_SANDBOX_NONE;
+    none.sandbox = w == UNSANDBOXED ? TND_SANDBOX_NONE : TND_SANDBOX_BWRAP;
     memset(&r, 0, sizeof(r));
     tnd_skill_run(&r, &none, ctx);
     ok = r.status == TND_SKILL_PASS ? 0 : -1;
@@ -58,15 +60,17 @@ static int one(what w, const tnd_skill_config *skill, const tnd_skill_ctx *ctx)
 
 int main(int argc, char **argv)
 {
-    static const char *const names[] = {"true in its sandbox",
-                                        "true without a sandbox",
-                                        "a pids cgroup made and removed"};
+    static const char *const names[] = {
+        "true in its own sandbox", "true entered into a running sandbox",
+        "true without a sandbox", "a pids cgroup made and removed"};
     int runs = argc > 1 ? atoi(argv[1]) : 201;
     char dir[] = "/tmp/tnd-skillstart-XXXXXX";
     char name[] = "true", builtin[] = "", prog[] = "true";
     char *true_argv[] = {prog, NULL};
     tnd_skill_config skill;
-    tnd_skill_ctx ctx;
+    tnd_skill_ctx ctx, entered;
+    tnd_holders holders;
+    const bool need[2] = {true, false};
     double *wall, *cpu;
 
     if (runs < 1 || !mkdtemp(dir)) {
@@ -84,17 +88,27 @@ int main(int argc, char **argv)
     memset(&ctx, 0, sizeof(ctx));
     ctx.dir = dir;
     ctx.envp = environ;
+    /* the enter program of this build, unless told */
+    setenv("TANDEM_SANDBOX_ENTER", "bin/tandem-sandbox-enter", 0);
+    tnd_holders_start(&holders, need, dir, environ);
+    entered = ctx;
+    entered.holders = &holders;
     wall = tnd_xcalloc((size_t)runs, sizeof(*wall));
     cpu = tnd_xcalloc((size_t)runs, sizeof(*cpu));
     printf("medians of %d runs each, in turn (ms)\n", runs);
     for (int w = SANDBOXED; w <= CGROUP_ONLY; w++) {
+        const tnd_skill_ctx *c = w == ENTERED ? &entered : &ctx;
+        if (w == ENTERED && !holders.shape[0]) {
+            printf("%-36s  n/a: no running sandbox (see the log)\n", names[w]);
+            continue;
+        }
         for (int i = 0; i < 5; i++)
-            if (one(w, &skill, &ctx) < 0)
+            if (one(w, &skill, c) < 0)
                 break;
         for (int i = 0; i < runs; i++) {
             double t0 = bench_now_ms(), c0 = bench_cpu_ms(true);
-            if (one(w, &skill, &ctx) < 0) {
-                printf("%-32s  n/a: %s\n", names[w], tnd_error_last());
+            if (one(w, &skill, c) < 0) {
+                printf("%-36s  n/a: %s\n", names[w], tnd_error_last());
                 goto next;
             }
             wall[i] = bench_now_ms() - t0;
@@ -104,12 +118,13 @@ int main(int argc, char **argv)
             double sum = 0;
             for (int i = 0; i < runs; i++)
                 sum += wall[i];
-            printf("%-32s  wall %6.3f (mean %6.3f)  cpu %6.3f\n", names[w],
+            printf("%-36s  wall %6.3f (mean %6.3f)  cpu %6.3f\n", names[w],
                    bench_median(wall, (size_t)runs), sum / runs,
                    bench_median(cpu, (size_t)runs));
         }
     next:;
     }
+    tnd_holders_stop(&holders);
     free(wall);
     free(cpu);
     rmdir(dir);

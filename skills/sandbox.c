@@ -173,6 +173,11 @@ char **tnd_sandbox_argv(const tnd_sandbox_spec *spec)
     if (!spec->network)
         add(&a, "--unshare-net");
     add3(&a, "--cap-drop", "ALL", NULL);
+    if (spec->info_fd > 2) {
+        char fd[16];
+        snprintf(fd, sizeof(fd), "%d", spec->info_fd);
+        add3(&a, "--info-fd", fd, NULL);
+    }
     for (int i = 0; system_paths[i]; i++) {
         const char *p = system_paths[i];
         switch (host->lookup(p, target, sizeof(target))) {

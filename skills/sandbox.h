@@ -3,7 +3,8 @@
  * A skill runs code a model wrote (the project's build and tests), so it
  * runs in new user, pid, ipc, uts and cgroup namespaces, and a network
  * namespace of its own unless the skill says network: true, with every
- * capability dropped, in a session of its own, dying with the reviewer.
+ * capability dropped, in a session of its own (entered: without a
+ * controlling terminal), dying with the reviewer.
  * Its filesystem is built from an allowlist: the system's directories
  * (/usr, /bin, /sbin, /lib*, /etc) read-only, a fresh /dev and a /proc of
  * its own pid namespace (no other process is visible), private tmpfs on
@@ -13,6 +14,13 @@
  * .tandem/, tandem's runtime directory) is absent; /etc's secrets (shadow
  * files, ssh host keys, ssl private keys) are covered where this user could
  * read them (as root: always; elsewhere their permissions keep them unread).
+ *
+ * A skill of an audit runs in the audit's sandbox of its shape, made
+ * once with this command line and entered (skills/holder.h); the
+ * guarantees above hold for it all the same, and its audit's other
+ * skills share the sandbox's /tmp, /var/tmp, $HOME, $TMPDIR and pid
+ * namespace (a process a skill leaves is killed at its end through its
+ * cgroup or process group, at the latest when the audit's sandbox ends).
  *
  * Building the command line is pure given what the host's paths are, so
  * a test can give a host of its own (tnd_sandbox_host). Whether bwrap
@@ -54,6 +62,9 @@ typedef struct tnd_sandbox_spec {
     const char *home;             /* $HOME the command sees, or NULL */
     const char *tmpdir;           /* $TMPDIR the command sees, or NULL */
     bool network;                 /* share the host's network */
+    int info_fd;                  /* > 2: bwrap writes the sandbox's pids
+                                     to it (--info-fd; skills/holder.h);
+                                     else none */
     const tnd_sandbox_host *host; /* NULL: tnd_sandbox_real_host */
 } tnd_sandbox_spec;
 

@@ -24,8 +24,10 @@
 #include "skills/sandbox.h"
 
 /* Processes (and threads) the sandbox itself adds to a skill's: bwrap,
- * and the init of its pid namespace. */
+ * and the init of its pid namespace; or, entering an audit's sandbox,
+ * the enter program (the holder's init is in no skill's cgroup). */
 #define SANDBOX_TASKS 2
+#define ENTER_TASKS   1
 /* Room above the count RLIMIT_NPROC is set to when no cgroup counts
  * (see limit_processes): the user's other processes come and go. */
 #define NPROC_SLACK 16
@@ -145,10 +147,12 @@ static const char *env_get(char *const *envp, const char *name)
     return NULL;
 }
 
-/* The bwrap command line for skill's command (see sandbox.h), its
+/* The bwrap command line for skill's command (see sandbox.h), or the
+ * one entering holder with enter (holder.h) when holder is set, its
  * program found as the sandbox sees it. -1 with the reason. */
 static int sandbox_argv(char ***out, const tnd_skill_config *skill,
-                        const tnd_skill_ctx *ctx, const char *bwrap)
+                        const tnd_skill_ctx *ctx, const char *bwrap,
+                        const tnd_holder *holder, const char *enter)
 {
     char *const *envp = ctx->envp;
     const char **argv;
@@ -178,7 +182,8 @@ static int sandbox_argv(char ***out, const tnd_skill_config *skill,
     sb.home = env_get(envp, "HOME");
     sb.tmpdir = env_get(envp, "TMPDIR");
     sb.network = skill->network;
-    *out = tnd_sandbox_argv(&sb);
+    *out = holder ? tnd_holder_argv(holder, enter, sb.workspace, argv)
+                  : tnd_sandbox_argv(&sb);
     free(argv);
     free(prog);
     free(dir);
@@ -190,14 +195,19 @@ static int sandbox_argv(char ***out, const tnd_skill_config *skill,
 typedef struct watcher {
     tnd_cgroup *cg; /* the skill's pids cgroup, or NULL */
     long max;       /* the skill's processes, at most */
-    bool sandboxed; /* run under bwrap (SANDBOX_TASKS more) */
+    long adjust;    /* the skill's processes minus those below the one
+                       tandem started: -1 under bwrap (its init is
+                       below), 0 entering a holder, 1 run directly */
     bool refused;   /* after the run: the cgroup refused a fork */
 } watcher;
 
 /* Has the skill gone over its process limit? With a cgroup, the kernel
  * refused it a fork; else its tree, counted below the process tandem
  * started (bwrap: its namespace's init, then the command and what it
- * started; a command run directly: what it started), is too big. */
+ * started; the enter program: the command and what it started; a
+ * command run directly: what it started), is too big. What a skill in a
+ * holder orphans is the holder's init's, uncounted: RLIMIT_NPROC bounds
+ * it still. */
 static int over_limit(int pid, void *payload)
 {
     const watcher *w = payload;
@@ -205,7 +215,7 @@ static int over_limit(int pid, void *payload)
 
     if (w->cg)
         return tnd_cgroup_refused(w->cg);
-    n = tnd_ptree_count_below(pid, w->max + 2) + (w->sandboxed ? -1 : 1);
+    n = tnd_ptree_count_below(pid, w->max + 2) + w->adjust;
     return n > w->max;
 }
 
@@ -215,16 +225,17 @@ static int over_limit(int pid, void *payload)
  * a user's processes, in every namespace; and never root's), and the
  * skill's tree counted. Either way a skill over it is killed. */
 static void limit_processes(tnd_proc_spec *spec, watcher *w,
-                            const tnd_skill_config *skill, bool sandboxed)
+                            const tnd_skill_config *skill, bool sandboxed,
+                            bool entered)
 {
     static atomic_flag warned = ATOMIC_FLAG_INIT;
-    long extra = sandboxed ? SANDBOX_TASKS : 0;
+    long extra = entered ? ENTER_TASKS : sandboxed ? SANDBOX_TASKS : 0;
 
     memset(w, 0, sizeof(*w));
     if (skill->limits.processes <= 0)
         return;
     w->max = skill->limits.processes;
-    w->sandboxed = sandboxed;
+    w->adjust = entered ? 0 : sandboxed ? -1 : 1;
     spec->watch = over_limit;
     spec->watch_payload = w;
     if ((w->cg = tnd_cgroup_new(w->max + extra))) {
@@ -252,16 +263,67 @@ static void fail_result(tnd_skill_result *out, tnd_isolation sandbox,
     out->output = tnd_xasprintf("%s\n", why);
 }
 
+/* The holder skill enters, or NULL: it starts bwrap of its own. */
+static const tnd_holder *holder_for(const tnd_skill_config *skill,
+                                    const tnd_skill_ctx *ctx)
+{
+    if (skill->sandbox != TND_SANDBOX_BWRAP || !ctx->holders ||
+        !ctx->holders->enter)
+        return NULL;
+    return ctx->holders->shape[skill->network ? 1 : 0];
+}
+
+/* Run skill's command once (in holder when set, else in a bwrap of its
+ * own when sandboxed). 0 with *res; -1 with the reason when it could not
+ * start. */
+static int run_once(tnd_proc_result *res, const tnd_skill_config *skill,
+                    const tnd_skill_ctx *ctx, const char *bwrap,
+                    const tnd_holder *holder, size_t cap)
+{
+    bool sandboxed = skill->sandbox == TND_SANDBOX_BWRAP;
+    tnd_proc_spec spec;
+    char **argv = NULL;
+    watcher w;
+    int rc;
+
+    memset(res, 0, sizeof(*res));
+    if (sandboxed &&
+        sandbox_argv(&argv, skill, ctx, bwrap, holder,
+                     ctx->holders ? ctx->holders->enter : NULL) < 0)
+        return -1;
+    memset(&spec, 0, sizeof(spec));
+    spec.argv = (const char *const *)(argv ? argv : skill->command.argv);
+    spec.cwd = ctx->dir;
+    spec.envp = (const char *const *)ctx->envp;
+    spec.timeout_ms = (long)skill->timeout_s * 1000;
+    spec.output_cap = cap;
+    spec.merge_stderr = 1;
+    spec.cancel = ctx->cancel;
+    spec.rlimit_cpu_s = skill->limits.cpu_s;
+    spec.rlimit_as_bytes = skill->limits.memory_bytes;
+    spec.rlimit_fsize_bytes = skill->limits.file_bytes;
+    limit_processes(&spec, &w, skill, sandboxed, holder != NULL);
+
+    rc = tnd_proc_run(res, &spec);
+    w.refused = w.cg && tnd_cgroup_refused(w.cg);
+    tnd_cgroup_destroy(&w.cg); /* and whatever is left in it */
+    tnd_str_list_free(&argv);
+    /* the kernel refused it a fork at the limit, and it gave up: a
+     * shell does at once, before a look could see it over */
+    if (rc == 0 && w.refused && res->status == TND_PROC_EXITED &&
+        res->exit_code != 0)
+        res->status = TND_PROC_STOPPED;
+    return rc;
+}
+
 void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
                    const tnd_skill_ctx *ctx)
 {
-    tnd_proc_spec spec;
     tnd_proc_result res;
-    watcher w;
     size_t cap = skill->output_cap;
     bool sandboxed = skill->sandbox == TND_SANDBOX_BWRAP;
+    const tnd_holder *holder = holder_for(skill, ctx);
     const char *bwrap = NULL;
-    char **argv = NULL;
     int rc;
 
     if (*skill->builtin) {
@@ -281,32 +343,23 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
         free(why);
         return;
     }
-    if (sandboxed && sandbox_argv(&argv, skill, ctx, bwrap) < 0) {
-        fail_result(out, TND_ISOLATION_BWRAP, tnd_error_last());
-        return;
-    }
     /* room in the reply for the failure lines proc keeps from an omitted
      * middle, the markers and the "[tandem: ...]" line */
     if (cap == 0 || cap > TND_BODY_MAX_OUTPUT - 4096 - TND_PROC_MIDDLE_MAX)
         cap = TND_BODY_MAX_OUTPUT - 4096 - TND_PROC_MIDDLE_MAX;
 
-    memset(&spec, 0, sizeof(spec));
-    spec.argv = (const char *const *)(argv ? argv : skill->command.argv);
-    spec.cwd = ctx->dir;
-    spec.envp = (const char *const *)ctx->envp;
-    spec.timeout_ms = (long)skill->timeout_s * 1000;
-    spec.output_cap = cap;
-    spec.merge_stderr = 1;
-    spec.cancel = ctx->cancel;
-    spec.rlimit_cpu_s = skill->limits.cpu_s;
-    spec.rlimit_as_bytes = skill->limits.memory_bytes;
-    spec.rlimit_fsize_bytes = skill->limits.file_bytes;
-    limit_processes(&spec, &w, skill, sandboxed);
-
-    rc = tnd_proc_run(&res, &spec);
-    w.refused = w.cg && tnd_cgroup_refused(w.cg);
-    tnd_cgroup_destroy(&w.cg); /* and whatever is left in it */
-    tnd_str_list_free(&argv);
+    rc = run_once(&res, skill, ctx, bwrap, holder, cap);
+    if (rc == 0 && holder && res.status == TND_PROC_EXITED &&
+        res.exit_code == TND_HOLDER_NOT_ENTERED &&
+        tnd_holder_failed(res.output, res.exit_code)) {
+        /* the audit's sandbox could not be entered (it ended?): the
+         * command never started, so it runs in a sandbox of its own */
+        tnd_log_warn("skill %s: %.*s; it runs in a sandbox of its own",
+                     skill->name, (int)strcspn(res.output, "\n"), res.output);
+        tnd_proc_result_free(&res);
+        holder = NULL;
+        rc = run_once(&res, skill, ctx, bwrap, NULL, cap);
+    }
     if (rc < 0) {
         fail_result(out, out->sandbox, tnd_error_last());
         tnd_proc_result_free(&res);
@@ -323,6 +376,9 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
         if (sandboxed && res.exit_code == 1 &&
             strncmp(out->output, "bwrap: ", 7) == 0)
             out->status = TND_SKILL_ERROR;
+        /* nor could the enter program (holder.h) */
+        if (holder && tnd_holder_failed(out->output, res.exit_code))
+            out->status = TND_SKILL_ERROR;
         break;
     case TND_PROC_TIMEOUT:
         out->exit_code = -1;
@@ -338,10 +394,6 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
         out->status = TND_SKILL_ERROR;
         break;
     }
-    /* the kernel refused it a fork at the limit, and it gave up: a
-     * shell does at once, before a look could see it over */
-    if (w.refused && res.status == TND_PROC_EXITED && res.exit_code != 0)
-        res.status = TND_PROC_STOPPED;
     if (res.status == TND_PROC_STOPPED) {
         out->exit_code = -1;
         out->status = TND_SKILL_FAIL;

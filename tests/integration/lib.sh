@@ -73,7 +73,8 @@ run() {
 }
 
 # tandem itself, under valgrind when TANDEM_MEMCHECK=1 (agents included,
-# system programs the skills run excluded; a forked child is silent until
+# system programs the skills run excluded, and tandem-sandbox-enter: in a
+# sandbox's mount namespace valgrind cannot remove its own files; a forked child is silent until
 # it execs, since one whose exec fails leaves with the other threads'
 # memory in use, which is no leak; only definite leaks are shown, since
 # an agent whose job will not stop leaves with _exit while that thread
@@ -86,7 +87,7 @@ tandem() {
         mkdir -p "$T/vg"
         ${TANDEM_TIMEOUT:+timeout $((TANDEM_TIMEOUT * 10))} \
             valgrind -q --trace-children=yes \
-            --trace-children-skip='/usr/*,/bin/*,/sbin/*' \
+            --trace-children-skip='/usr/*,/bin/*,/sbin/*,*/tandem-sandbox-enter' \
             --child-silent-after-fork=yes \
             --leak-check=full --errors-for-leak-kinds=definite \
             --show-leak-kinds=definite \

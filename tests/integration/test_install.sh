@@ -23,6 +23,7 @@ done <<EOF
 bin/tandem bin/tandem 755
 bin/tandem-coder bin/tandem-coder 755
 bin/tandem-reviewer bin/tandem-reviewer 755
+bin/tandem-sandbox-enter bin/tandem-sandbox-enter 755
 share/man/man1/tandem.1 docs/man/tandem.1 644
 share/man/man5/agents.yaml.5 docs/man/agents.yaml.5 644
 share/bash-completion/completions/tandem tools/completion/tandem.bash 644
@@ -30,7 +31,7 @@ share/zsh/site-functions/_tandem tools/completion/_tandem 644
 share/doc/tandem/agents.yaml agents.yaml 644
 share/doc/tandem/LICENSE LICENSE 644
 EOF
-[ "$(find "$D" -type f | wc -l)" = 9 ] || {
+[ "$(find "$D" -type f | wc -l)" = 10 ] || {
     find "$D" -type f >&2
     fail "make install wrote files it does not list"
 }

@@ -178,6 +178,54 @@ static void merged_usr_host_without_network(void **state)
                         "-- /usr/bin/make test");
 }
 
+/* A holder (skills/holder.h) gets exactly a skill's options and an
+ * info fd, after --cap-drop: the pids of the sandbox are written there. */
+static void a_holder_has_an_info_fd(void **state)
+{
+    tnd_sandbox_spec spec = {
+        .bwrap = "/usr/bin/bwrap",
+        .workspace = "/home/u/tmp/tandem-1000/S/workspace",
+        .argv = ARGV("/usr/bin/cat"),
+        .home = "/home/u",
+        .tmpdir = "/home/u/tmp",
+        .info_fd = 3,
+        .host = &fake,
+    };
+
+    (void)state;
+    host_paths = merged;
+    assert_argv_is(&spec,
+                   HEAD "--unshare-net --cap-drop ALL --info-fd 3 "
+                        "--ro-bind /usr /usr --symlink usr/bin /bin "
+                        "--symlink usr/sbin /sbin --symlink usr/lib /lib "
+                        "--symlink usr/lib64 /lib64 --ro-bind /etc /etc "
+                        "--ro-bind /dev/null /etc/shadow "
+                        "--ro-bind /dev/null /etc/gshadow "
+                        "--tmpfs /etc/ssh --remount-ro /etc/ssh "
+                        "--dev /dev --proc /proc --tmpfs /tmp --tmpfs /var/tmp "
+                        "--tmpfs /home/u/tmp --tmpfs /home/u "
+                        "--bind /home/u/tmp/tandem-1000/S/workspace "
+                        "/home/u/tmp/tandem-1000/S/workspace "
+                        "--chdir /home/u/tmp/tandem-1000/S/workspace "
+                        "-- /usr/bin/cat");
+    /* 0..2 are the command's own: no info fd */
+    spec.info_fd = 2;
+    assert_argv_is(&spec,
+                   HEAD "--unshare-net --cap-drop ALL "
+                        "--ro-bind /usr /usr --symlink usr/bin /bin "
+                        "--symlink usr/sbin /sbin --symlink usr/lib /lib "
+                        "--symlink usr/lib64 /lib64 --ro-bind /etc /etc "
+                        "--ro-bind /dev/null /etc/shadow "
+                        "--ro-bind /dev/null /etc/gshadow "
+                        "--tmpfs /etc/ssh --remount-ro /etc/ssh "
+                        "--dev /dev --proc /proc --tmpfs /tmp --tmpfs /var/tmp "
+                        "--tmpfs /home/u/tmp --tmpfs /home/u "
+                        "--bind /home/u/tmp/tandem-1000/S/workspace "
+                        "/home/u/tmp/tandem-1000/S/workspace "
+                        "--chdir /home/u/tmp/tandem-1000/S/workspace "
+                        "-- /usr/bin/cat");
+}
+
 /* network: true keeps the host's network namespace and shows the
  * resolver's directory; real /bin and /lib are bound, not linked. */
 static void split_host_with_network(void **state)
@@ -473,6 +521,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(merged_usr_host_without_network),
         cmocka_unit_test(split_host_with_network),
+        cmocka_unit_test(a_holder_has_an_info_fd),
         cmocka_unit_test(home_and_tmpdir_are_private_where_that_is_safe),
         cmocka_unit_test(shows_the_system_and_the_workspace_only),
         cmocka_unit_test(programs_are_found_as_the_sandbox_sees_them),
