@@ -333,19 +333,24 @@ static void fit_outputs(tnd_audit_reply *reply)
     }
 }
 
-/* Start the audit's sandboxes, one per shape its sandboxed skills need
- * (skills/holder.h), on this thread: it outlives every job, and a
- * holder dies with the thread that started it. */
+/* Start the audit's sandboxes, one per shape at least two of its
+ * sandboxed skills need (skills/holder.h), on this thread: it outlives
+ * every job, and a holder dies with the thread that started it. A shape
+ * only one skill needs gets none: a holder is a bwrap start of its own
+ * plus a handshake, so one skill is cheaper in a bwrap of its own. */
 static void hold(sched *s, tnd_holders *holders)
 {
-    bool need[2] = {false, false};
+    size_t count[2] = {0, 0};
+    bool need[2];
 
     for (size_t i = 0; i < s->n; i++) {
         const tnd_skill_config *k = s->jobs[i].skill;
         if (s->jobs[i].state == JOB_WAITING && k && !*k->builtin &&
             k->sandbox == TND_SANDBOX_BWRAP)
-            need[k->network ? 1 : 0] = true;
+            count[k->network ? 1 : 0]++;
     }
+    need[0] = count[0] >= 2;
+    need[1] = count[1] >= 2;
     tnd_holders_start(holders, need, s->req->workspace, s->ctx->envp);
     s->skill_ctx.holders = holders;
 }
