@@ -13,6 +13,9 @@
  * capability and runs the command there, under skills/proc.c as bwrap
  * would be.
  *
+ * The reviewer starts one only for a shape two skills or more need:
+ * for a single skill its own bwrap is cheaper.
+ *
  * What the skills of one audit share then: the sandbox's /tmp, /var/tmp,
  * $HOME, $TMPDIR and pid namespace. They already share the writable
  * workspace and run the same model-written code, so this is no new trust
