@@ -63,6 +63,20 @@ def load():
     return "load %s %s %s on %d CPUs" % (la[0], la[1], la[2], os.cpu_count())
 
 
+def quiet():
+    """Before a measured batch: wait BENCH_QUIET_S seconds (default 0).
+
+    On ext4 without a journal (the machines these figures come from) each
+    new inode skips the inodes freed in the last 5 to 35 s
+    (recently_deleted in ext4's find_inode_bit), so a batch run just after
+    a removal of thousands of files (an earlier run's world, a test suite)
+    pays for it: a quarter of all CPU in perf. BENCH_QUIET_S=40 lets them
+    age out, so that each figure is tandem's own."""
+    s = float(os.environ.get("BENCH_QUIET_S") or 0)
+    if s > 0:
+        time.sleep(s)
+
+
 def need_build():
     for p in (TANDEM, FAKELLM):
         if not os.access(p, os.X_OK):

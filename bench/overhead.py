@@ -65,6 +65,7 @@ def measure(n):
         b.start_serve(1)
         for r in repos[:2]:
             one_task(b, r)
+        bl.quiet()
         wall, server, client = [], [], []
         for r in repos[2:]:
             w, s, c, it = one_task(b, r)

@@ -48,6 +48,7 @@ def serve_batch(b, n, c):
     repos = b.make_repos(n)
     b.start_serve(c, pool=c)
     wait_all([b.submit(r) for r in warm])
+    bl.quiet()
     t0 = time.monotonic()
     fails, first = wait_all([b.submit(r) for r in repos])
     wall = time.monotonic() - t0
@@ -74,6 +75,7 @@ def runs_batch(b, n, c):
                     result["fails"] += 1
                     result["first"] = result["first"] or err[-500:]
 
+    bl.quiet()
     t0 = time.monotonic()
     threads = [threading.Thread(target=worker) for _ in range(c)]
     for t in threads:
