@@ -71,3 +71,15 @@ char **tnd_env_scrubbed(const char *const *extra)
     env[kept] = NULL;
     return env;
 }
+
+const char *tnd_env_get(char *const *envp, const char *name)
+{
+    size_t n = strlen(name);
+
+    if (!envp)
+        return getenv(name);
+    for (; *envp; envp++)
+        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+            return *envp + n + 1;
+    return NULL;
+}

@@ -14,4 +14,8 @@
  * tnd_str_list_free(). */
 char **tnd_env_scrubbed(const char *const *extra);
 
+/* The value of variable name in envp (NULL: this process's environment),
+ * or NULL when it is not set. Borrowed. */
+const char *tnd_env_get(char *const *envp, const char *name);
+
 #endif

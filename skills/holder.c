@@ -33,6 +33,7 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "skills/bwrap.h"
+#include "skills/env.h"
 #include "skills/proc.h"
 #include "skills/sandbox.h"
 
@@ -81,18 +82,6 @@ static int lifted_pipe(int fds[2])
         return tnd_error_sys("cannot create a pipe");
     }
     return 0;
-}
-
-static const char *env_get(char *const *envp, const char *name)
-{
-    size_t n = strlen(name);
-
-    if (!envp)
-        return getenv(name);
-    for (; *envp; envp++)
-        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
-            return *envp + n + 1;
-    return NULL;
 }
 
 /* Read fd into buf until it holds a '}' (bwrap's info is one JSON
@@ -239,7 +228,7 @@ tnd_holder *tnd_holder_start(const char *bwrap, const char *workspace,
     int64_t deadline;
     bool ready = false;
 
-    if (tnd_sandbox_resolve(&cat, "cat", env_get(envp, "PATH"), workspace,
+    if (tnd_sandbox_resolve(&cat, "cat", tnd_env_get(envp, "PATH"), workspace,
                             NULL) < 0)
         return NULL;
     cat_argv[0] = cat;
@@ -461,8 +450,8 @@ void tnd_holders_start(tnd_holders *self, const bool need[2],
         if (!need[net])
             continue;
         self->shape[net] = tnd_holder_start(
-            bwrap, dir ? dir : workspace, env_get(envp, "HOME"),
-            env_get(envp, "TMPDIR"), net == 1, envp);
+            bwrap, dir ? dir : workspace, tnd_env_get(envp, "HOME"),
+            tnd_env_get(envp, "TMPDIR"), net == 1, envp);
         if (!self->shape[net])
             tnd_log_warn("the skills%s of this audit start a sandbox each: %s",
                          net ? " with network: true" : "", tnd_error_last());

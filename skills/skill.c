@@ -18,6 +18,7 @@
 #include "proto/body.h"
 #include "skills/builtin.h"
 #include "skills/bwrap.h"
+#include "skills/env.h"
 #include "skills/cgroup.h"
 #include "skills/proc.h"
 #include "skills/ptree.h"
@@ -134,19 +135,6 @@ static char *clean_output(const tnd_proc_result *res, size_t cap)
     return with;
 }
 
-/* The value of variable name in envp (NULL: this process's), or NULL. */
-static const char *env_get(char *const *envp, const char *name)
-{
-    size_t n = strlen(name);
-
-    if (!envp)
-        return getenv(name);
-    for (; *envp; envp++)
-        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
-            return *envp + n + 1;
-    return NULL;
-}
-
 /* The bwrap command line for skill's command (see sandbox.h), or the
  * one entering holder with enter (holder.h) when holder is set, its
  * program found as the sandbox sees it. -1 with the reason. */
@@ -164,7 +152,7 @@ static int sandbox_argv(char ***out, const tnd_skill_config *skill,
     if (ctx->dir[0] != '/' && !(dir = tnd_fs_realpath(ctx->dir)))
         return -1;
     if (tnd_sandbox_resolve(&prog, skill->command.argv[0],
-                            env_get(envp, "PATH"), dir ? dir : ctx->dir,
+                            tnd_env_get(envp, "PATH"), dir ? dir : ctx->dir,
                             NULL) < 0) {
         free(dir);
         return -1;
@@ -179,8 +167,8 @@ static int sandbox_argv(char ***out, const tnd_skill_config *skill,
     sb.bwrap = bwrap;
     sb.workspace = dir ? dir : ctx->dir;
     sb.argv = argv;
-    sb.home = env_get(envp, "HOME");
-    sb.tmpdir = env_get(envp, "TMPDIR");
+    sb.home = tnd_env_get(envp, "HOME");
+    sb.tmpdir = tnd_env_get(envp, "TMPDIR");
     sb.network = skill->network;
     *out = holder ? tnd_holder_argv(holder, enter, sb.workspace, argv)
                   : tnd_sandbox_argv(&sb);

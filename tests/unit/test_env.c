@@ -79,10 +79,29 @@ static void scrubbed_environment_drops_secrets(void **state)
     unsetenv("MAKEFILES_DIR");
 }
 
+static void a_variable_is_read_from_a_block_or_from_this_process(void **state)
+{
+    char a[] = "PATHS=/nope", b[] = "PATH=/usr/bin",
+         c[] = "EMPTY=", d[] = "PATH=/late";
+    char *block[] = {a, b, c, d, NULL};
+
+    (void)state;
+    /* the whole name, not a prefix; the first of two */
+    assert_string_equal(tnd_env_get(block, "PATH"), "/usr/bin");
+    assert_string_equal(tnd_env_get(block, "EMPTY"), "");
+    assert_null(tnd_env_get(block, "PAT"));
+    assert_null(tnd_env_get(block, "HOME"));
+    setenv("TND_TEST_ENV_GET", "here", 1);
+    assert_string_equal(tnd_env_get(NULL, "TND_TEST_ENV_GET"), "here");
+    unsetenv("TND_TEST_ENV_GET");
+    assert_null(tnd_env_get(NULL, "TND_TEST_ENV_GET"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scrubbed_environment_drops_secrets),
+        cmocka_unit_test(a_variable_is_read_from_a_block_or_from_this_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
