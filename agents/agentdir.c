@@ -177,22 +177,13 @@ static int make_lock(const char *dir)
 {
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int fd = -1;
-    char pid[32];
 
-    if (dfd >= 0)
-        fd = openat(dfd, LOCK_NEW,
-                    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 ||
+    if (dfd < 0 || (fd = tnd_fs_lock_new(dfd, LOCK_NEW)) < 0 ||
         renameat(dfd, LOCK_NEW, dfd, LOCK) < 0) {
         tnd_error_sys("cannot lock %s/" LOCK, dir);
         if (fd >= 0)
             close(fd);
         fd = -1;
-    } else {
-        snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-        if (write(fd, pid, strlen(pid)) < 0) {
-            /* the pid is only for a person looking */
-        }
     }
     if (dfd >= 0)
         close(dfd);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -688,4 +689,27 @@ char *tnd_fs_user_tmp(void)
         return NULL;
     }
     return base;
+}
+
+int tnd_fs_lock_new(int dirfd, const char *name)
+{
+    char pid[32];
+    int fd, saved;
+
+    fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                0600);
+    if (fd < 0)
+        return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        saved = errno;
+        close(fd);
+        unlinkat(dirfd, name, 0);
+        errno = saved;
+        return -1;
+    }
+    snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    if (write(fd, pid, strlen(pid)) < 0) {
+        /* the pid is only for a person looking */
+    }
+    return fd;
 }

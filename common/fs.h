@@ -64,6 +64,15 @@ int tnd_fs_rmtree(const char *path);
  * symlink, so a tree a build rearranged cannot lead it outside. */
 int tnd_fs_rmtree_at(int dirfd, const char *name);
 
+/* A new lock file name in the directory open as dirfd (O_EXCL, 0600,
+ * never following a link), with an exclusive flock(2) taken on it and
+ * this process's pid written in it for people to read. The lock lasts
+ * as long as the descriptor (close-on-exec), and the kernel drops it
+ * however the process ends: a lock another process can take proves its
+ * holder gone, where a pid, reused, proves nothing. The descriptor, or
+ * -1 with errno set (the caller names the file in its error). */
+int tnd_fs_lock_new(int dirfd, const char *name);
+
 /* Copy the tree at src into dst (created; must not exist yet): regular
  * files with their mode and modification time, directories, symlinks as
  * symlinks; other file types are skipped. Entries of src's top level

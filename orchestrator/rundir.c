@@ -209,7 +209,7 @@ static verdict judge(int basefd, const char *name, bool force, int *lock_fd,
  * tmp. The lock's descriptor, or -1 with the error set. */
 static int make_locked(int basefd, const char *base, char *tmp, size_t size)
 {
-    char suffix[SUFFIX_LEN + 1], pid[32];
+    char suffix[SUFFIX_LEN + 1];
     int dfd, fd = -1;
 
     for (int tries = 0; tries < MAKE_TRIES; tries++) {
@@ -221,20 +221,8 @@ static int make_locked(int basefd, const char *base, char *tmp, size_t size)
             return tnd_error_sys("cannot create a directory in %s", base);
     }
     dfd = openat(basefd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd >= 0)
-        fd = openat(dfd, LOCK,
-                    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    if (dfd < 0 || (fd = tnd_fs_lock_new(dfd, LOCK)) < 0)
         tnd_error_sys("cannot lock %s/%s/" LOCK, base, tmp);
-        if (fd >= 0)
-            close(fd);
-        fd = -1;
-    } else {
-        snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-        if (write(fd, pid, strlen(pid)) < 0) {
-            /* the pid is only for messages */
-        }
-    }
     if (dfd >= 0)
         close(dfd);
     if (fd < 0)

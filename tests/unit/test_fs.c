@@ -10,11 +10,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <dirent.h>
@@ -406,6 +408,47 @@ static int teardown(void **state)
     return tnd_fs_rmtree(tmpdir);
 }
 
+/* Whether another open file description of path can take the lock. */
+static int can_lock(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC), ok;
+
+    assert_true(fd >= 0);
+    ok = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    close(fd);
+    return ok;
+}
+
+static void a_new_lock_is_held_until_its_descriptor_closes(void **state)
+{
+    int dfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, again;
+    char text[64] = "", want[64];
+    ssize_t n;
+
+    (void)state;
+    assert_true(dfd >= 0);
+    assert_true((fd = tnd_fs_lock_new(dfd, "held.lock")) >= 0);
+    assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+    assert_false(can_lock(in_tmp("held.lock")));
+    /* the pid, for a person looking */
+    n = pread(fd, text, sizeof(text) - 1, 0);
+    assert_true(n > 0);
+    snprintf(want, sizeof(want), "%ld\n", (long)getpid());
+    assert_string_equal(text, want);
+    /* one that exists is not taken over */
+    assert_int_equal(tnd_fs_lock_new(dfd, "held.lock"), -1);
+    assert_int_equal(errno, EEXIST);
+    close(fd);
+    assert_true(can_lock(in_tmp("held.lock")));
+    /* nor a link in its place */
+    assert_int_equal(symlink("held.lock", in_tmp("link.lock")), 0);
+    again = tnd_fs_lock_new(dfd, "link.lock");
+    assert_int_equal(again, -1);
+    unlink(in_tmp("held.lock"));
+    unlink(in_tmp("link.lock"));
+    close(dfd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -424,6 +467,7 @@ int main(void)
         cmocka_unit_test(an_endless_descriptor_stops_at_the_cap),
         cmocka_unit_test(a_directory_descriptor_is_an_error),
         cmocka_unit_test(a_non_blocking_pipe_is_waited_for),
+        cmocka_unit_test(a_new_lock_is_held_until_its_descriptor_closes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
