@@ -72,22 +72,27 @@ run() {
     RC=$?
 }
 
+# What valgrind does not follow under TANDEM_MEMCHECK=1: the system
+# programs the skills run, and tandem-sandbox-enter (libc only, no
+# sanitizer either), which moves into a sandbox's mount namespace, where
+# valgrind cannot remove its own files at exit and says so as errors.
+VG_SKIP='/usr/*,/bin/*,/sbin/*,*/tandem-sandbox-enter'
+
 # tandem itself, under valgrind when TANDEM_MEMCHECK=1 (agents included,
-# system programs the skills run excluded, and tandem-sandbox-enter: in a
-# sandbox's mount namespace valgrind cannot remove its own files; a forked child is silent until
-# it execs, since one whose exec fails leaves with the other threads'
-# memory in use, which is no leak; only definite leaks are shown, since
-# an agent whose job will not stop leaves with _exit while that thread
-# still holds the context, on purpose, and its blocks are "possibly
-# lost"). With TANDEM_TIMEOUT=SECONDS
-# set, killed after that long (ten times that under valgrind): for cases
-# where a regression would block, so the test fails instead of hanging.
+# what VG_SKIP names excluded; a forked child is silent until it execs,
+# since one whose exec fails leaves with the other threads' memory in
+# use, which is no leak; only definite leaks are shown, since an agent
+# whose job will not stop leaves with _exit while that thread still
+# holds the context, on purpose, and its blocks are "possibly lost").
+# With TANDEM_TIMEOUT=SECONDS set, killed after that long (ten times
+# that under valgrind): for cases where a regression would block, so the
+# test fails instead of hanging.
 tandem() {
     if [ "${TANDEM_MEMCHECK:-0}" = 1 ]; then
         mkdir -p "$T/vg"
         ${TANDEM_TIMEOUT:+timeout $((TANDEM_TIMEOUT * 10))} \
             valgrind -q --trace-children=yes \
-            --trace-children-skip='/usr/*,/bin/*,/sbin/*,*/tandem-sandbox-enter' \
+            --trace-children-skip="$VG_SKIP" \
             --child-silent-after-fork=yes \
             --leak-check=full --errors-for-leak-kinds=definite \
             --show-leak-kinds=definite \

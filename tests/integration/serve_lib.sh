@@ -56,7 +56,7 @@ start_serve() {
     if [ "${TANDEM_MEMCHECK:-0}" = 1 ]; then
         mkdir -p "$T/vg"
         $SERVE_IN valgrind -q --trace-children=yes \
-            --trace-children-skip='/usr/*,/bin/*,/sbin/*' \
+            --trace-children-skip="$VG_SKIP" \
             --child-silent-after-fork=yes \
             --leak-check=full --errors-for-leak-kinds=definite \
             --show-leak-kinds=definite \
