@@ -333,11 +333,17 @@ static void fit_outputs(tnd_audit_reply *reply)
     }
 }
 
-/* Start the audit's sandboxes, one per shape at least two of its
+/* The sandboxed skills of one shape an audit needs before they share a
+ * holder (see hold). */
+#define HOLD_MIN 3
+
+/* Start the audit's sandboxes, one per shape at least HOLD_MIN of its
  * sandboxed skills need (skills/holder.h), on this thread: it outlives
- * every job, and a holder dies with the thread that started it. A shape
- * only one skill needs gets none: a holder is a bwrap start of its own
- * plus a handshake, so one skill is cheaper in a bwrap of its own. */
+ * every job, and a holder dies with the thread that started it. Fewer
+ * skills get none: a holder is a bwrap start of its own, a handshake and
+ * its processes alive for the whole audit, and each entry costs a fork
+ * and two execs; measured, two skills cost the same CPU either way and
+ * more memory held (bench/RESULTS.md, "One sandbox per audit"). */
 static void hold(sched *s, tnd_holders *holders)
 {
     size_t count[2] = {0, 0};
@@ -349,8 +355,8 @@ static void hold(sched *s, tnd_holders *holders)
             k->sandbox == TND_SANDBOX_BWRAP)
             count[k->network ? 1 : 0]++;
     }
-    need[0] = count[0] >= 2;
-    need[1] = count[1] >= 2;
+    need[0] = count[0] >= HOLD_MIN;
+    need[1] = count[1] >= HOLD_MIN;
     tnd_holders_start(holders, need, s->req->workspace, s->ctx->envp);
     s->skill_ctx.holders = holders;
 }

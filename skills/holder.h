@@ -13,8 +13,8 @@
  * capability and runs the command there, under skills/proc.c as bwrap
  * would be.
  *
- * The reviewer starts one only for a shape two skills or more need:
- * for a single skill its own bwrap is cheaper.
+ * The reviewer starts one only for a shape three skills or more need:
+ * for fewer, a bwrap each costs as much CPU and holds less memory.
  *
  * What the skills of one audit share then: the sandbox's /tmp, /var/tmp,
  * $HOME, $TMPDIR and pid namespace. They already share the writable
