@@ -55,7 +55,8 @@ void tnd_basecache_destroy(tnd_basecache **self_p);
 /* The key of a baseline into out (64 hex digits): tree (the base tree's
  * hash, proto/tree.h), dirs (the base tree's directories, sorted and
  * NULL-terminated, tnd_fs_list_dirs: the tree's hash lists files and
- * links only, and an empty directory is there for the skills too), the
+ * links only, and an empty directory is there for the skills too; NULL
+ * for git's files, whose directories they imply), the
  * service asked, and every setting of cfg the
  * baseline's result depends on: each skill the reviewer runs (its name,
  * command, required, timeout, output cap, paths, order, limits, sandbox,

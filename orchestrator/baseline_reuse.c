@@ -85,8 +85,11 @@ int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
     *from = NULL;
     if (!cache || r->gate.baseline_reuse_s <= 0 || !ar->tree)
         return 0;
-    /* the tree's hash has no directories; an empty one counts too */
-    if (tnd_fs_list_dirs(&dirs, NULL, tnd_snapshot_path(r->base),
+    /* the tree's hash has no directories, and a tree copied whole may
+     * hold empty ones the skills see; git's files imply their own
+     * directories, so such a tree is not walked again (dirs NULL) */
+    if (!tnd_snapshot_about(r->base)->git &&
+        tnd_fs_list_dirs(&dirs, NULL, tnd_snapshot_path(r->base),
                          TND_TREE_MAX_FILES) < 0) {
         tnd_error_prefix("the shared baseline's key");
         return -1;
