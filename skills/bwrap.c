@@ -65,15 +65,36 @@ int tnd_bwrap_find(char **out)
     return -1;
 }
 
-/* The first line of what bwrap printed, or how it ended. */
-static char *what_it_said(const tnd_proc_result *res)
+int tnd_bwrap_try(const char *const *argv, const char *dir, char **said)
 {
-    const char *text = res->output ? res->output : "";
-    size_t n = strcspn(text, "\n");
+    tnd_proc_spec spec;
+    tnd_proc_result res;
+    const char *text;
+    size_t n;
+    int error = -1;
 
-    if (n)
-        return tnd_xstrndup(text, n > 300 ? 300 : n);
-    return tnd_xstrdup(tnd_proc_describe(res));
+    *said = NULL;
+    memset(&spec, 0, sizeof(spec));
+    spec.argv = argv;
+    spec.cwd = dir;
+    spec.timeout_ms = PROBE_TIMEOUT_MS;
+    spec.output_cap = 4096;
+    spec.merge_stderr = 1;
+    if (tnd_proc_run(&res, &spec) < 0) {
+        tnd_proc_result_free(&res);
+        return -1;
+    }
+    if (res.status == TND_PROC_EXITED && res.exit_code == 0) {
+        error = 0;
+    } else {
+        /* the first line of what it printed, or how it ended */
+        text = res.output ? res.output : "";
+        n = strcspn(text, "\n");
+        *said = n ? tnd_xstrndup(text, n > 300 ? 300 : n)
+                  : tnd_xstrdup(tnd_proc_describe(&res));
+    }
+    tnd_proc_result_free(&res);
+    return error;
 }
 
 int tnd_bwrap_probe(const char *program)
@@ -82,13 +103,10 @@ int tnd_bwrap_probe(const char *program)
     const char *argv_true[] = {NULL, NULL};
     char *dir = tnd_xasprintf("%s/tandem-probe-XXXXXX",
                               tmp && *tmp == '/' ? tmp : "/tmp");
-    char *truth = NULL, **argv = NULL, *said;
+    char *truth = NULL, **argv = NULL, *said = NULL;
     tnd_sandbox_spec sb;
-    tnd_proc_spec spec;
-    tnd_proc_result res;
     int error = -1;
 
-    memset(&res, 0, sizeof(res));
     if (!mkdtemp(dir)) {
         tnd_error_sys("cannot try bubblewrap: cannot make a directory %s", dir);
         goto out;
@@ -103,24 +121,12 @@ int tnd_bwrap_probe(const char *program)
     sb.home = getenv("HOME");
     sb.tmpdir = tmp;
     argv = tnd_sandbox_argv(&sb);
-    memset(&spec, 0, sizeof(spec));
-    spec.argv = (const char *const *)argv;
-    spec.cwd = dir;
-    spec.timeout_ms = PROBE_TIMEOUT_MS;
-    spec.output_cap = 4096;
-    spec.merge_stderr = 1;
-    if (tnd_proc_run(&res, &spec) < 0)
-        goto out;
-    if (res.status == TND_PROC_EXITED && res.exit_code == 0) {
-        error = 0;
-        goto out;
-    }
-    said = what_it_said(&res);
-    tnd_error_set("bubblewrap (%s) cannot make a sandbox here: %s", program,
-                  said);
+    if ((error = tnd_bwrap_try((const char *const *)argv, dir, &said)) < 0 &&
+        said)
+        tnd_error_set("bubblewrap (%s) cannot make a sandbox here: %s", program,
+                      said);
     free(said);
 out:
-    tnd_proc_result_free(&res);
     tnd_str_list_free(&argv);
     free(truth);
     rmdir(dir);

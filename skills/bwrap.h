@@ -26,6 +26,12 @@ int tnd_bwrap_find(char **out);
  * cached. */
 int tnd_bwrap_probe(const char *program);
 
+/* What a probe runs: argv (a sandbox's command line around `true`) in
+ * dir, within 10 s. 0 when it exits 0; else -1 with *said the first
+ * line it printed, or how it ended (caller frees); or -1 with *said NULL
+ * and the error set when it could not start. */
+int tnd_bwrap_try(const char *const *argv, const char *dir, char **said);
+
 /* tnd_bwrap_find, then tnd_bwrap_probe, the first time it is called in
  * this process; every call returns that answer. 0 with the program in
  * *program (borrowed; valid until the process ends), or -1 with the

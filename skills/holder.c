@@ -329,8 +329,6 @@ void tnd_holder_stop(tnd_holder **self_p)
 
 /* ---- the check, once per process ---------------------------------------- */
 
-#define PROBE_TIMEOUT_MS 10000
-
 /* Enter a holder in an empty directory and run `true`: 0 when it
  * passes, else -1 with what went wrong. */
 static int probe(const char *enter, const char *bwrap)
@@ -339,13 +337,10 @@ static int probe(const char *enter, const char *bwrap)
     char *dir = tnd_xasprintf("%s/tandem-probe-XXXXXX",
                               tmp && *tmp == '/' ? tmp : "/tmp");
     const char *true_argv[] = {NULL, NULL};
-    char *truth = NULL, **argv = NULL, *said;
+    char *truth = NULL, **argv = NULL, *said = NULL;
     tnd_holder *h = NULL;
-    tnd_proc_spec spec;
-    tnd_proc_result res;
     int error = -1;
 
-    memset(&res, 0, sizeof(res));
     if (!mkdtemp(dir)) {
         tnd_error_sys("cannot make a directory %s", dir);
         goto out;
@@ -355,24 +350,11 @@ static int probe(const char *enter, const char *bwrap)
         goto out;
     true_argv[0] = truth;
     argv = tnd_holder_argv(h, enter, dir, true_argv);
-    memset(&spec, 0, sizeof(spec));
-    spec.argv = (const char *const *)argv;
-    spec.cwd = dir;
-    spec.timeout_ms = PROBE_TIMEOUT_MS;
-    spec.output_cap = 4096;
-    spec.merge_stderr = 1;
-    if (tnd_proc_run(&res, &spec) < 0)
-        goto out;
-    if (res.status == TND_PROC_EXITED && res.exit_code == 0) {
-        error = 0;
-        goto out;
-    }
-    said = *res.output ? tnd_str_one_line(res.output, 300)
-                       : tnd_xstrdup(tnd_proc_describe(&res));
-    tnd_error_set("%s cannot enter a running sandbox: %s", enter, said);
+    if ((error = tnd_bwrap_try((const char *const *)argv, dir, &said)) < 0 &&
+        said)
+        tnd_error_set("%s cannot enter a running sandbox: %s", enter, said);
     free(said);
 out:
-    tnd_proc_result_free(&res);
     tnd_str_list_free(&argv);
     tnd_holder_stop(&h);
     free(truth);
