@@ -102,6 +102,19 @@ tandem() {
     fi
 }
 
+# skill_output DIR NAME: skill NAME's output in the session's baseline
+skill_output() {
+    python3 - "$@" <<'PY'
+import json, sys
+for line in open(sys.argv[1] + "/journal.jsonl"):
+    rec = json.loads(line)
+    if rec["type"] == "baseline":
+        for s in rec["reply"]["skills"]:
+            if s["name"] == sys.argv[2]:
+                print(s["output"])
+PY
+}
+
 expect_rc() {
     [ "$RC" = "$1" ] || fail "expected exit $1, got $RC ($2)"
 }

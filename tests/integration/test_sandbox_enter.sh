@@ -11,19 +11,6 @@
 
 DEMO_CASSETTE=$TOP/examples/demo/cassette.json
 
-# skill_output DIR NAME: skill NAME's output in the session's baseline
-skill_output() {
-    python3 - "$@" <<'PY'
-import json, sys
-for line in open(sys.argv[1] + "/journal.jsonl"):
-    rec = json.loads(line)
-    if rec["type"] == "baseline":
-        for s in rec["reply"]["skills"]:
-            if s["name"] == sys.argv[2]:
-                print(s["output"])
-PY
-}
-
 # a host process no skill may see
 sleep 3000.$$ &
 HOST_SLEEP=$!

@@ -143,6 +143,21 @@ static void assert_argv_is(const tnd_sandbox_spec *spec, const char *expect)
     "/usr/bin/bwrap --die-with-parent --new-session --unshare-user " \
     "--unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try "
 
+/* What follows the capabilities on the merged-/usr host, as root, for
+ * the workspace below: the same in every test that uses it. */
+#define MERGED_HOST_MOUNTS                                   \
+    "--ro-bind /usr /usr --symlink usr/bin /bin "            \
+    "--symlink usr/sbin /sbin --symlink usr/lib /lib "       \
+    "--symlink usr/lib64 /lib64 --ro-bind /etc /etc "        \
+    "--ro-bind /dev/null /etc/shadow "                       \
+    "--ro-bind /dev/null /etc/gshadow "                      \
+    "--tmpfs /etc/ssh --remount-ro /etc/ssh "                \
+    "--dev /dev --proc /proc --tmpfs /tmp --tmpfs /var/tmp " \
+    "--tmpfs /home/u/tmp --tmpfs /home/u "                   \
+    "--bind /home/u/tmp/tandem-1000/S/workspace "            \
+    "/home/u/tmp/tandem-1000/S/workspace "                   \
+    "--chdir /home/u/tmp/tandem-1000/S/workspace "
+
 /* ---- the command line -------------------------------------------------- */
 
 /* The default: no network; the system's directories read-only (symlinks
@@ -163,18 +178,7 @@ static void merged_usr_host_without_network(void **state)
     (void)state;
     host_paths = merged;
     assert_argv_is(&spec,
-                   HEAD "--unshare-net --cap-drop ALL "
-                        "--ro-bind /usr /usr --symlink usr/bin /bin "
-                        "--symlink usr/sbin /sbin --symlink usr/lib /lib "
-                        "--symlink usr/lib64 /lib64 --ro-bind /etc /etc "
-                        "--ro-bind /dev/null /etc/shadow "
-                        "--ro-bind /dev/null /etc/gshadow "
-                        "--tmpfs /etc/ssh --remount-ro /etc/ssh "
-                        "--dev /dev --proc /proc --tmpfs /tmp --tmpfs /var/tmp "
-                        "--tmpfs /home/u/tmp --tmpfs /home/u "
-                        "--bind /home/u/tmp/tandem-1000/S/workspace "
-                        "/home/u/tmp/tandem-1000/S/workspace "
-                        "--chdir /home/u/tmp/tandem-1000/S/workspace "
+                   HEAD "--unshare-net --cap-drop ALL " MERGED_HOST_MOUNTS
                         "-- /usr/bin/make test");
 }
 
@@ -194,35 +198,14 @@ static void a_holder_has_an_info_fd(void **state)
 
     (void)state;
     host_paths = merged;
-    assert_argv_is(&spec,
-                   HEAD "--unshare-net --cap-drop ALL --info-fd 3 "
-                        "--ro-bind /usr /usr --symlink usr/bin /bin "
-                        "--symlink usr/sbin /sbin --symlink usr/lib /lib "
-                        "--symlink usr/lib64 /lib64 --ro-bind /etc /etc "
-                        "--ro-bind /dev/null /etc/shadow "
-                        "--ro-bind /dev/null /etc/gshadow "
-                        "--tmpfs /etc/ssh --remount-ro /etc/ssh "
-                        "--dev /dev --proc /proc --tmpfs /tmp --tmpfs /var/tmp "
-                        "--tmpfs /home/u/tmp --tmpfs /home/u "
-                        "--bind /home/u/tmp/tandem-1000/S/workspace "
-                        "/home/u/tmp/tandem-1000/S/workspace "
-                        "--chdir /home/u/tmp/tandem-1000/S/workspace "
-                        "-- /usr/bin/cat");
+    assert_argv_is(
+        &spec,
+        HEAD "--unshare-net --cap-drop ALL --info-fd 3 " MERGED_HOST_MOUNTS
+             "-- /usr/bin/cat");
     /* 0..2 are the command's own: no info fd */
     spec.info_fd = 2;
     assert_argv_is(&spec,
-                   HEAD "--unshare-net --cap-drop ALL "
-                        "--ro-bind /usr /usr --symlink usr/bin /bin "
-                        "--symlink usr/sbin /sbin --symlink usr/lib /lib "
-                        "--symlink usr/lib64 /lib64 --ro-bind /etc /etc "
-                        "--ro-bind /dev/null /etc/shadow "
-                        "--ro-bind /dev/null /etc/gshadow "
-                        "--tmpfs /etc/ssh --remount-ro /etc/ssh "
-                        "--dev /dev --proc /proc --tmpfs /tmp --tmpfs /var/tmp "
-                        "--tmpfs /home/u/tmp --tmpfs /home/u "
-                        "--bind /home/u/tmp/tandem-1000/S/workspace "
-                        "/home/u/tmp/tandem-1000/S/workspace "
-                        "--chdir /home/u/tmp/tandem-1000/S/workspace "
+                   HEAD "--unshare-net --cap-drop ALL " MERGED_HOST_MOUNTS
                         "-- /usr/bin/cat");
 }
 
