@@ -36,7 +36,9 @@ static const char *file(const char *name)
     return path;
 }
 
-/* Poll (with a deadline) until tmpdir/name exists, then the pid in it. */
+/* Poll (with a deadline) until tmpdir/name exists, then the pid in it.
+ * Every script writes NAME.new and renames it: a file written in place
+ * could be seen before the pid is in it (under valgrind it was). */
 static pid_t wait_for_pid(const char *name)
 {
     int64_t deadline = tnd_now_ms() + 5000;
@@ -98,7 +100,8 @@ static void no_children_nothing_to_do(void **state)
  * orphaned to us, and the reaper ends all of them. */
 static void what_a_killed_runner_left_is_ended(void **state)
 {
-    const char *script = "sleep 60 & echo $! > in-group; "
+    const char *script = "sleep 60 & echo $! > in-group.new && "
+                         "mv in-group.new in-group; "
                          "setsid sh -c 'echo $$ > escaped.new && "
                          "mv escaped.new escaped && exec sleep 60' & "
                          "echo $$ > program.new && mv program.new program; "
@@ -182,7 +185,8 @@ static void *run_sleep(void *arg)
 {
     tnd_proc_result *res = arg;
     tnd_proc_spec spec = {.argv = ARGV("sh", "-c",
-                                       "echo $$ > running; "
+                                       "echo $$ > running.new && "
+                                       "mv running.new running; "
                                        "exec sleep 1"),
                           .cwd = tmpdir};
 
