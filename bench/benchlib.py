@@ -327,20 +327,56 @@ def cpu_s(pids):
     return total / float(TICK)
 
 
-def pss_kib(pids):
-    """Sum of Pss over these processes (smaps_rollup), and the count read."""
-    total, n = 0, 0
+_libc = None
+
+
+def _shares_vm(a, b):
+    """Whether processes a and b have one address space: a child started
+    with clone(CLONE_VM | CLONE_VFORK) (skills/proc.c) until its exec.
+    kcmp(2), KCMP_VM."""
+    global _libc
+    if _libc is None:
+        import ctypes
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc.syscall(312, a, b, 1, 0, 0) == 0  # SYS_kcmp on x86-64
+
+
+def pss_by_pid(pids):
+    """Pss of each of these processes (smaps_rollup), in KiB. A process
+    that still shares its parent's address space (started, not yet
+    exec'd) is left out: its smaps are its parent's, and counting both
+    would count that memory twice."""
+    out = {}
+    ppid = {}
     for pid in pids:
+        try:
+            name, rest = _stat(pid)
+            ppid[pid] = (int(rest[1]), name)
+        except (OSError, ValueError, IndexError):
+            continue
+    for pid in pids:
+        if pid not in ppid:
+            continue
+        parent, name = ppid[pid]
+        if parent in ppid and ppid[parent][1] == name and \
+                _shares_vm(parent, pid):
+            continue
         try:
             with open("/proc/%d/smaps_rollup" % pid) as f:
                 for line in f:
                     if line.startswith("Pss:"):
-                        total += int(line.split()[1])
-                        n += 1
+                        out[pid] = int(line.split()[1])
                         break
         except OSError:
             continue
-    return total, n
+    return out
+
+
+def pss_kib(pids):
+    """Sum of Pss over these processes (see pss_by_pid), and the count
+    read."""
+    by = pss_by_pid(pids)
+    return sum(by.values()), len(by)
 
 
 def rss_kib(pid):

@@ -9,7 +9,9 @@ workload).
    once: `tandem serve --max-sessions SESSIONS --pool SESSIONS`, the fake
    model at 50 ms so sessions overlap, 2 x SESSIONS tasks submitted at
    once; Pss of /proc/PID/smaps_rollup summed over every process of the
-   tree, sampled every 20 ms during the batch. Prints the peak, with the
+   tree, sampled every 20 ms during the batch (a child that shares its
+   parent's address space between its clone and its exec is counted
+   once, with its parent: bench/benchlib.py, pss_by_pid). Prints the peak, with the
    server's and the agents' shares at that moment. Target <= 64 MiB.
 2. RSS of the server holding QUEUED (default 1000) tasks: `tandem serve
    --max-sessions 1 --queue-max QUEUED+8`, the model slow (2 s an
@@ -45,15 +47,16 @@ def pss_peak(sessions):
         procs = [b.submit(r) for r in repos]
         peak = (0, 0, 0, 0, "")
         while any(p.poll() is None for p in procs):
-            pids = bl.tree(b.serve_pid)
-            total, n = bl.pss_kib(pids)
+            by = bl.pss_by_pid(bl.tree(b.serve_pid))
+            total, n = sum(by.values()), len(by)
             if total > peak[0]:
-                server, _ = bl.pss_kib([b.serve_pid])
-                agents, _ = bl.pss_kib(
-                    [p for p in pids if bl.comm(p).startswith("tandem-")])
+                # the shares from the same sample as the total
+                names = {p: bl.comm(p) for p in by}
+                server = by.get(b.serve_pid, 0)
+                agents = sum(v for p, v in by.items()
+                             if names[p].startswith("tandem-"))
                 kinds = {}
-                for p in pids:
-                    k = bl.comm(p)
+                for k in names.values():
                     kinds[k] = kinds.get(k, 0) + 1
                 peak = (total, n, server, agents, ", ".join(
                     "%d %s" % (v, k) for k, v in sorted(kinds.items())))
