@@ -12,6 +12,7 @@
 #include "agents/agent.h"
 #include "agents/critique.h"
 #include "agents/prompt.h"
+#include "agents/slots.h"
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -63,11 +64,41 @@ typedef struct sched {
     tnd_manifest *manifest; /* NULL: changes are not tracked */
 } sched;
 
+/* A result for a skill that never ran: why says why. */
+static void never_ran(tnd_skill_result *r, const tnd_skill_config *skill,
+                      const char *why)
+{
+    memset(r, 0, sizeof(*r));
+    r->name = tnd_xstrdup(skill->name);
+    r->required = skill->required;
+    r->command =
+        tnd_xstrdup(skill->command.display ? skill->command.display : "");
+    r->status = TND_SKILL_ERROR;
+    r->exit_code = -1;
+    r->output = tnd_xstrdup(why);
+}
+
+/* Run j's skill once the process has a slot for it (agents/slots.h). */
+static void run_job(job *j)
+{
+    const tnd_reviewer_ctx *ctx = j->sched->ctx;
+    /* a built-in runs in this process, a few ms: no sandbox to bound */
+    tnd_slots *slots = *j->skill->builtin ? NULL : ctx->slots;
+
+    if (slots && tnd_slots_take(slots, ctx->cancel) < 0) {
+        never_ran(j->result, j->skill, "cancelled while it waited to start");
+        return;
+    }
+    tnd_skill_run(j->result, j->skill, &j->sched->skill_ctx);
+    if (slots)
+        tnd_slots_give(slots);
+}
+
 static void *job_main(void *arg)
 {
     job *j = arg;
 
-    tnd_skill_run(j->result, j->skill, &j->sched->skill_ctx);
+    run_job(j);
     pthread_mutex_lock(&j->sched->lock);
     j->state = JOB_FINISHED;
     pthread_cond_signal(&j->sched->cond);
@@ -139,7 +170,7 @@ static void start(sched *s, job *j)
     tnd_log_warn("cannot start a thread for skill %s; running it alone",
                  j->skill->name);
     pthread_mutex_unlock(&s->lock);
-    tnd_skill_run(j->result, j->skill, &s->skill_ctx);
+    run_job(j);
     pthread_mutex_lock(&s->lock);
     j->state = JOB_FINISHED;
 }
@@ -189,14 +220,7 @@ static void collect(sched *s, job *j)
 
 static void fail_job(sched *s, job *j, const char *why)
 {
-    memset(j->result, 0, sizeof(*j->result));
-    j->result->name = tnd_xstrdup(j->skill->name);
-    j->result->required = j->skill->required;
-    j->result->command =
-        tnd_xstrdup(j->skill->command.display ? j->skill->command.display : "");
-    j->result->status = TND_SKILL_ERROR;
-    j->result->exit_code = -1;
-    j->result->output = tnd_xstrdup(why);
+    never_ran(j->result, j->skill, why);
     log_result(s, j->result);
     j->state = JOB_DONE;
     s->done++;
@@ -257,6 +281,12 @@ static size_t cpus(void)
     return n < 1                     ? 1
            : n > TND_BODY_MAX_SKILLS ? TND_BODY_MAX_SKILLS
                                      : (size_t)n;
+}
+
+size_t tnd_reviewer_skills_at_once(const tnd_config *c)
+{
+    return c->reviewer.skills_at_once > 0 ? (size_t)c->reviewer.skills_at_once
+                                          : cpus();
 }
 
 /* Skills that cannot or need not run are done before scheduling starts:

@@ -3,7 +3,9 @@
  * Runs the configured skills (build, test, ...) in the workspace the
  * request names: those the change concerns (skills.*.paths; the others
  * are reported skipped), each once the skills it waits for are done
- * (skills.*.after), in parallel up to one per CPU. Each result carries
+ * (skills.*.after), in parallel up to one per CPU and, over all the
+ * requests the process serves, one per slot of ctx->slots
+ * (agents/slots.h). Each result carries
  * the places its output points at and the workspace files it changed.
  * Then it asks the model for a JSON critique with that evidence, the
  * code around each place included, re-asking once with the exact parse
@@ -22,6 +24,7 @@
 #include "agents/blobcache.h"
 #include "agents/llm.h"
 #include "agents/progress.h"
+#include "agents/slots.h"
 #include "common/config.h"
 
 typedef struct tnd_reviewer_ctx {
@@ -35,7 +38,15 @@ typedef struct tnd_reviewer_ctx {
     const char *runtime;      /* --runtime DIR, symlink-free: a request's
                                  workspace path is used only beneath it;
                                  NULL: never */
+    tnd_slots *slots;         /* skills running at once in this process,
+                                 shared by its threads; NULL: no bound
+                                 but the audit's own (one per CPU) */
 } tnd_reviewer_ctx;
+
+/* The skills a reviewer process runs at once (c's
+ * agents.reviewer.skills_at_once, or the CPUs it may use): the size of
+ * the tnd_slots its threads share. */
+size_t tnd_reviewer_skills_at_once(const tnd_config *c);
 
 /* Handle one request body; returns the reply body (caller frees): an
  * "audit_reply"; a "need" body listing the blobs of the request's tree

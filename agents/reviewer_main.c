@@ -22,6 +22,7 @@ typedef struct state {
     char **envp;
     tnd_blobcache *cache;
     const char *runtime;
+    tnd_slots *slots;
 } state;
 
 static char *handle(tnd_agent_job *job, const char *body, size_t len,
@@ -30,8 +31,8 @@ static char *handle(tnd_agent_job *job, const char *body, size_t len,
     state *st = payload;
     tnd_observer ob;
     tnd_reviewer_ctx ctx = {
-        st->llm,      st->config, st->envp,   tnd_agent_job_cancel(job),
-        &ob.progress, st->cache,  st->runtime};
+        st->llm,      st->config, st->envp,    tnd_agent_job_cancel(job),
+        &ob.progress, st->cache,  st->runtime, st->slots};
     char *reply;
 
     tnd_observer_start(&ob, st->llm, job, "reviewer");
@@ -48,6 +49,7 @@ int main(int argc, char **argv)
     void *payloads[TND_AGENT_MAX_THREADS];
     char **envp;
     tnd_blobcache *cache;
+    tnd_slots *slots;
     char service[32];
     int rc = tnd_agent_cli_parse(&cli, argc, argv, "reviewer");
 
@@ -77,8 +79,9 @@ int main(int argc, char **argv)
         tnd_agent_cli_clear(&cli);
         return 1;
     }
+    slots = tnd_slots_new(tnd_reviewer_skills_at_once(cli.config));
     for (int k = 0; k < cli.threads; k++) {
-        st[k] = (state){llms[k], cli.config, envp, cache, cli.runtime};
+        st[k] = (state){llms[k], cli.config, envp, cache, cli.runtime, slots};
         payloads[k] = &st[k];
     }
     tnd_agent_cli_worker(&opts, &cli);
@@ -93,6 +96,7 @@ int main(int argc, char **argv)
     rc = tnd_agent_run(&opts);
     if (rc < 0)
         tnd_log_error("%s", tnd_error_last());
+    tnd_slots_destroy(&slots);
     tnd_blobcache_destroy(&cache);
     tnd_str_list_free(&envp);
     tnd_agent_cli_llms_destroy(llms, &cli);

@@ -115,6 +115,8 @@ static const tnd_yw_field agent_fields[] = {
      65536, NULL, NULL, NULL},
     {"quorum", TND_YW_ENUM, OFF(tnd_agent_config, quorum), 0, 0, NULL,
      &quorum_rules, NULL},
+    {"skills_at_once", TND_YW_INT, OFF(tnd_agent_config, skills_at_once), 0,
+     1024, NULL, NULL, NULL},
     {"models", TND_YW_CUSTOM, OFF(tnd_agent_config, models), 0, 0, NULL, NULL,
      set_models},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL},

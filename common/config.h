@@ -164,6 +164,9 @@ typedef struct tnd_agent_config {
                                  (budget allowing); NULL-terminated */
     int map_max_tokens;       /* coder: the repository map's cap */
     tnd_quorum_rule quorum;   /* reviewer, count > 1: who must approve */
+    int skills_at_once;       /* reviewer: skills one process runs at
+                                 once over all its requests; 0: one per
+                                 CPU it may use */
     tnd_llm_config *models;   /* reviewer: the model of each quorum
                                  member (member i uses models[i-1]);
                                  nmodels may be less than count */

@@ -3,7 +3,8 @@
 # agents.*.threads for the agents tandem serve starts): one reviewer
 # process runs four sessions' checks at the same time; killed outright
 # with four requests in hand, all four are handed out again and every
-# task is approved; its command line refuses a bad count.
+# task is approved; agents.reviewer.skills_at_once bounds the skills
+# its requests run at once; its command line refuses a bad count.
 . "$(dirname "$0")/lib.sh"
 
 . "$(dirname "$0")/serve_lib.sh"
@@ -21,6 +22,7 @@ agents:
     llm: {provider: replay, cassette: "$CASSETTE"}
   reviewer:
     threads: 4
+    skills_at_once: 4
     llm: {provider: replay, cassette: "$CASSETTE"}
     skills: [build, test]
 skills:
@@ -82,6 +84,54 @@ pass "the reviewer killed with four requests: restarted, all four approved"
 
 stop_serve
 pass "SIGTERM stops the server and its threaded agents"
+
+# skills_at_once 2: each build takes the first free mark run.1 .. run.3
+# and holds it until a third build takes run.3 or 0.4 s pass; a third
+# build at once would make run.3 (the limit stops it: it waits its turn)
+rm -rf "$T/state/tandem/logs" "$T"/started.*
+cat >"$T/bound-build" <<SH
+#!/bin/sh
+for s in 1 2 3; do mkdir "$T/run.\$s" 2>/dev/null && break; done
+[ "\$s" = 3 ] && touch "$T/three"
+[ "\$s" = 2 ] && touch "$T/two"
+i=0
+while [ \$i -lt 20 ] && [ ! -d "$T/run.3" ]; do sleep 0.02; i=\$((i + 1)); done
+rmdir "$T/run.\$s"
+exec make
+SH
+chmod +x "$T/bound-build"
+cat >"$T/bound.yaml" <<YAML
+version: 1
+gate:
+  baseline_reuse_s: 0
+agents:
+  coder:
+    threads: 4
+    llm: {provider: replay, cassette: "$CASSETTE"}
+  reviewer:
+    threads: 4
+    skills_at_once: 2
+    llm: {provider: replay, cassette: "$CASSETTE"}
+    skills: [build, test]
+skills:
+  build: {command: ["$T/bound-build"], required: true, sandbox: none, timeout_s: 120}
+  test: {command: make test, required: true, timeout_s: 60}
+YAML
+for r in a b c d; do rm -rf "$T/$r"; repo "$r"; done
+start_serve --config "$T/bound.yaml" --max-sessions 4 --pool 4
+for r in a b c d; do
+    tandem submit --detach --repo "$T/$r" "make the failing test pass" \
+        >"$T/id.$r" 2>"$T/err.$r" || fail "submit to $r: $(cat "$T/err.$r")"
+done
+for r in a b c d; do
+    run tandem submit --attach "$(cat "$T/id.$r")"
+    expect_rc 0 "task on $r with two skills at once"
+    approved "$T/$r/.tandem/sessions/$(cat "$T/id.$r")"
+done
+[ -e "$T/two" ] || fail "two builds never ran at once"
+[ ! -e "$T/three" ] || fail "three builds ran at once with skills_at_once: 2"
+stop_serve
+pass "skills_at_once 2: two builds at once, never three, all four approved"
 
 run "$BIN/tandem-coder" --connect ipc://x --threads 0
 expect_rc 2 "--threads 0"

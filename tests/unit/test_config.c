@@ -112,6 +112,7 @@ static void assert_defaults(const tnd_config *cfg)
     assert_int_equal(cfg->coder.count, 1);
     assert_int_equal(cfg->coder.threads, 8);
     assert_int_equal(cfg->reviewer.threads, 8);
+    assert_int_equal(cfg->reviewer.skills_at_once, 0); /* one per CPU */
     assert_null(cfg->coder.program.argv);
     assert_null(cfg->coder.skills[0]);
     assert_int_equal(cfg->coder.context_max_bytes, 128 * 1024);
@@ -830,6 +831,9 @@ static const bad_case bad_cases[] = {
     {"gate:\n  max_iterations: three\n",
      "agents.yaml:2:19: gate.max_iterations must be an integer 1..50, got "
      "\"three\""},
+    {"agents:\n  reviewer:\n    skills_at_once: 1025\n",
+     "agents.yaml:3:21: agents.reviewer.skills_at_once must be an integer "
+     "0..1024, got \"1025\""},
     {"gate:\n  max_iterations: 2.5\n",
      "agents.yaml:2:19: gate.max_iterations must be an integer 1..50, got "
      "\"2.5\""},
