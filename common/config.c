@@ -218,26 +218,64 @@ static const char *const shell_words[] = {
     "shift", "source", "then",     "times",  "trap",    "ulimit",
     "umask", "unset",  "until",    "wait",   "while",   NULL};
 
-/* A line the shell would run as plain words: only characters that mean
- * nothing to it, no variable assignment first, no shell word first. */
-static bool plain_words(const char *line)
-{
-    static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                "abcdefghijklmnopqrstuvwxyz"
-                                "0123456789_-./:,+@%= \t";
-    size_t first;
+/* Characters that mean nothing to the shell outside quotes. */
+static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                            "abcdefghijklmnopqrstuvwxyz"
+                            "0123456789_-./:,+@%=";
 
-    if (!*line || line[strspn(line, plain)])
-        return false;
-    line += strspn(line, " \t");
-    first = strcspn(line, " \t");
-    if (first == 0 || memchr(line, '=', first))
-        return false;
+/* The words of a line the shell would run as plain words, its quotes
+ * removed: outside quotes only characters that mean nothing to it;
+ * single quotes around anything but a single quote; double quotes
+ * around anything but $, `, \ and a double quote (nothing is expanded
+ * inside them then). No variable assignment first, no shell word first,
+ * and the first word unquoted (a quoted builtin is still a builtin).
+ * NULL when the shell would do more than split and unquote. */
+static char **plain_words(const char *line)
+{
+    char **words = NULL;
+    size_t n = 0, alloc = 0, len = strlen(line);
+    char *word = tnd_xmalloc(len + 1), *w = NULL;
+
+    for (const char *p = line;; p++) {
+        if (!*p || *p == ' ' || *p == '\t') {
+            if (w) {
+                *w = '\0';
+                TND_GROW(words, alloc, n + 2);
+                words[n++] = tnd_xstrdup(word);
+                words[n] = NULL;
+                w = NULL;
+            }
+            if (!*p)
+                break;
+            continue;
+        }
+        if (!w)
+            w = word;
+        if (*p == '\'' || *p == '"') {
+            const char *end = strchr(p + 1, *p);
+            if (n == 0 || !end ||
+                (*p == '"' && strcspn(p + 1, "$`\\\"") < (size_t)(end - p - 1)))
+                goto shell;
+            memcpy(w, p + 1, (size_t)(end - p - 1));
+            w += end - p - 1;
+            p = end;
+        } else if (strchr(plain, *p)) {
+            *w++ = *p;
+        } else {
+            goto shell;
+        }
+    }
+    if (n == 0 || strchr(words[0], '='))
+        goto shell;
     for (int i = 0; shell_words[i]; i++)
-        if (strlen(shell_words[i]) == first &&
-            strncmp(line, shell_words[i], first) == 0)
-            return false;
-    return true;
+        if (strcmp(words[0], shell_words[i]) == 0)
+            goto shell;
+    free(word);
+    return words;
+shell:
+    free(word);
+    tnd_str_list_free(&words);
+    return NULL;
 }
 
 /* A string command: plain words are run directly (what /bin/sh would do
@@ -245,8 +283,7 @@ static bool plain_words(const char *line)
  * /bin/sh -c. */
 void tnd_config_command_shell(tnd_command *c, const char *line)
 {
-    if (plain_words(line)) {
-        c->argv = tnd_str_split_words(line);
+    if ((c->argv = plain_words(line))) {
         c->display = tnd_xstrdup(line);
         return;
     }

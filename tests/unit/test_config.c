@@ -634,10 +634,22 @@ static void critique_keys_are_read(void **state)
 static void plain_commands_skip_the_shell(void **state)
 {
     static const char *const shelled[] = {
-        "sleep 0.3; make", "FOO=1 make",  "cd sub && make", "echo $HOME",
-        "make 'a b'",      "make >log",   "ls *.c",         "exec make",
-        "make # comment",  "~/bin/check", "a | b",          ". ./env",
-        "export X=1",      NULL};
+        "sleep 0.3; make", "FOO=1 make",    "cd sub && make", "echo $HOME",
+        "make >log",       "ls *.c",        "exec make",      "make # comment",
+        "~/bin/check",     "a | b",         ". ./env",        "export X=1",
+        "echo \"$HOME\"",  "echo \"a\\b\"", "echo \"a`b`\"",  "echo 'open",
+        "echo \"open",     "'make' all",    "FOO='a b' make", NULL};
+    /* quotes the shell would only remove */
+    static const struct {
+        const char *line;
+        const char *argv[5];
+    } quoted[] = {
+        {"grep -q 'value = 3' app.txt", {"grep", "-q", "value = 3", "app.txt"}},
+        {"pytest -k \"a and not b\"", {"pytest", "-k", "a and not b"}},
+        {"echo '' x", {"echo", "", "x"}},
+        {"x a'b c'd \"e'f\"", {"x", "ab cd", "e'f"}},
+        {"make 'a b'", {"make", "a b"}},
+    };
     char text[256];
     tnd_config *cfg;
 
@@ -659,6 +671,24 @@ static void plain_commands_skip_the_shell(void **state)
         cfg = parse_ok(text);
         assert_argv(cfg->skills[0].command.argv,
                     ARGV("/bin/sh", "-c", shelled[i]));
+        tnd_config_destroy(&cfg);
+    }
+    for (size_t i = 0; i < sizeof(quoted) / sizeof(quoted[0]); i++) {
+        const tnd_command *c;
+        size_t k = 0;
+        snprintf(text, sizeof(text),
+                 "skills:\n  build:\n    command: |-\n      %s\n"
+                 "  test: {command: t}\n",
+                 quoted[i].line);
+        cfg = parse_ok(text);
+        c = &cfg->skills[0].command;
+        for (; quoted[i].argv[k]; k++) {
+            if (!c->argv[k])
+                fail_msg("%s: no word %zu", quoted[i].line, k);
+            assert_string_equal(c->argv[k], quoted[i].argv[k]);
+        }
+        assert_null(c->argv[k]);
+        assert_string_equal(c->display, quoted[i].line);
         tnd_config_destroy(&cfg);
     }
 }
