@@ -170,10 +170,11 @@ static long find_escalation(const run *r, int n, const char *at)
     return -1;
 }
 
-/* The answer journaled after the escalation at index esc, if any: 1
- * with *ans filled, and it is used up (the cursor moves past it); 0 when
- * there is none; -1 when its kind is none tandem knows. */
-static int journaled_answer(run *r, long esc, tnd_answer *ans)
+/* The answer journaled after the escalation of attempt n at index esc,
+ * if any: 1 with *ans filled, and it is used up (the cursor moves past
+ * it) and in the report; 0 when there is none; -1 when its kind is none
+ * tandem knows. */
+static int journaled_answer(run *r, int n, long esc, tnd_answer *ans)
 {
     for (size_t i = (size_t)esc + 1; i < tnd_journal_count(r->journal); i++) {
         json_object *rec = tnd_journal_record(r->journal, i);
@@ -187,6 +188,7 @@ static int journaled_answer(run *r, long esc, tnd_answer *ans)
                 return -1;
             }
             r->cursor = i + 1; /* used up */
+            tnd_report_answer(r->report, n, rec);
             ans->text = tnd_xstrdup(tnd_json_str_or(rec, "text", NULL));
             ans->iterations = (int)tnd_json_int_or(rec, "iterations", 0);
             ans->tokens = tnd_json_int_or(rec, "tokens", 0);
@@ -230,7 +232,7 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
         if (tnd_loop_step(r, "escalation", f) < 0)
             return -1;
         esc = (long)tnd_journal_count(r->journal) - 1;
-    } else if ((rc = journaled_answer(r, esc, ans)) != 0) {
+    } else if ((rc = journaled_answer(r, n, esc, ans)) != 0) {
         if (rc > 0)
             tnd_loop_say(r, "a person answered: %s",
                          tnd_answer_name(ans->kind));
@@ -254,6 +256,10 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
                 if (tnd_loop_step(r, "answer",
                                   tnd_loop_answer_json(ans, "tty", NULL)) < 0)
                     return -1;
+                tnd_report_answer(
+                    r->report, n,
+                    tnd_journal_record(r->journal,
+                                       tnd_journal_count(r->journal) - 1));
                 r->cursor = tnd_journal_count(r->journal);
                 r->status = TND_SESSION_OPEN;
                 return 1;

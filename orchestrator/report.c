@@ -29,6 +29,7 @@ struct tnd_report {
     char *insecure;           /* a tcp:// endpoint open without CURVE */
     bool review;              /* tandem review, not tandem run */
     json_object *apply;       /* what --apply/--commit did, or NULL */
+    json_object *answers;     /* a person's answers, in order */
     long critiques_asked, critiques_skipped, tokens_saved;
     long unanswered; /* calls in usage[] whose tokens are unknown */
     char *status, *reason, *final_diff, *last_diff;
@@ -50,6 +51,7 @@ tnd_report *tnd_report_new(const char *session, const char *task,
     r->started_wall = started_wall_ms;
     r->attempts = json_object_new_array();
     r->unsandboxed = json_object_new_array();
+    r->answers = json_object_new_array();
     r->status = tnd_xstrdup("failed");
     return r;
 }
@@ -72,6 +74,7 @@ void tnd_report_destroy(tnd_report **self_p)
     json_object_put(r->unsandboxed);
     free(r->insecure);
     json_object_put(r->apply);
+    json_object_put(r->answers);
     free(r->status);
     free(r->reason);
     free(r->final_diff);
@@ -299,6 +302,29 @@ void tnd_report_apply(tnd_report *self, json_object *about)
     self->apply = about;
 }
 
+void tnd_report_answer(tnd_report *self, int attempt, json_object *record)
+{
+    static const char *const strings[] = {"by",   "text", "via",
+                                          "user", "key",  "address"};
+    json_object *a = json_object_new_object();
+
+    json_object_object_add(a, "attempt", json_object_new_int(attempt));
+    json_object_object_add(
+        a, "answer",
+        json_object_new_string(tnd_json_str_or(record, "kind", "")));
+    for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
+        json_object_object_add(
+            a, strings[i],
+            tnd_json_str_or_null(tnd_json_str_or(record, strings[i], NULL)));
+    json_object_object_add(
+        a, "iterations",
+        json_object_new_int64(tnd_json_int_or(record, "iterations", 0)));
+    json_object_object_add(
+        a, "tokens",
+        json_object_new_int64(tnd_json_int_or(record, "tokens", 0)));
+    json_object_array_add(self->answers, a);
+}
+
 void tnd_report_approved(tnd_report *self, const char *diff)
 {
     replace(&self->final_text, diff);
@@ -369,6 +395,7 @@ char *tnd_report_json(const tnd_report *self)
     json_object_object_add(o, "workspace", json_object_get(self->workspace));
     json_object_object_add(o, "baseline", json_object_get(self->baseline));
     json_object_object_add(o, "attempts", json_object_get(self->attempts));
+    json_object_object_add(o, "answers", json_object_get(self->answers));
     text = tnd_json_pretty(o);
     json_object_put(o);
     return tnd_log_redact(text);

@@ -100,6 +100,11 @@ void tnd_report_review(tnd_report *self);
  * final_diff_text, so a reader of the report alone (--json) has it. */
 void tnd_report_approved(tnd_report *self, const char *diff);
 
+/* A person's answer to the escalation of attempt attempt: record is its
+ * journal record (borrowed; kind, text, by, and who gave it: via, user,
+ * key, address, as proto/client.h's tnd_client_who_add writes them). */
+void tnd_report_answer(tnd_report *self, int attempt, json_object *record);
+
 /* What `tandem run --apply` or `--commit` did with the approved change
  * (tnd_apply_json's object, taken): report.json's "apply", null when
  * neither was asked. */

@@ -58,6 +58,18 @@ expect_not_in "$T/answer.json" "\"user\":\"$me\""
 expect_in "$d/report.json" '"status": "approved"'
 expect_in "$d/decisions.md" "a person answered budget (ann-laptop (CURVE key $ann_fp))"
 expect_in "$d/reflection.md" "By ann-laptop (CURVE key $ann_fp), through tandem serve."
+# report.json: the answer, and who gave it
+python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["answers"]
+assert len(a) == 1, a
+a = a[0]
+want = {"answer": "budget", "by": "command", "via": "curve",
+        "user": "ann-laptop", "key": sys.argv[2], "address": "127.0.0.1",
+        "iterations": 1, "text": None}
+for k, v in want.items():
+    assert a[k] == v, (k, a[k], v)
+' "$d/report.json" "$ann_fp" || fail "report.json answers: $(cat "$d/report.json")"
 pass "an answer over CURVE names the answering key's name, not the server's user"
 
 # ---- a key its line gives no name -------------------------------------------
@@ -74,5 +86,7 @@ expect_in "$T/answer.json" "\"user\":\"$ci_fp\""
 expect_in "$T/answer.json" "\"key\":\"$ci_fp\""
 expect_not_in "$T/answer.json" "\"user\":\"$me\""
 expect_in "$d/reflection.md" "By CURVE key $ci_fp, through tandem serve."
+expect_in "$d/report.json" '"answer": "approve"'
+expect_in "$d/report.json" "\"user\": \"$ci_fp\""
 pass "a key with no name is named by its fingerprint"
 stop_serve

@@ -66,6 +66,13 @@ wait_for_file "$T/rc" 30
 [ "$(cat "$T/rc")" = 0 ] || fail "exit $(cat "$T/rc") after approving"
 expect_in "$T/err" "approved after 1 iteration"
 expect_in "$T/demo/.tandem/sessions/$dir/journal.jsonl" '"by":"tty"'
+python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["answers"]
+assert [(x["attempt"], x["answer"], x["by"], x["user"], x["via"]) for x in a] \
+    == [(1, "approve", "tty", sys.argv[2], None)], a
+' "$T/demo/.tandem/sessions/$dir/report.json" "$(id -un)" ||
+    fail "report.json answers: $(cat "$T/demo/.tandem/sessions/$dir/report.json")"
 pass "agents stay connected while a person reads the question, and the answer is taken"
 
 # Ctrl-C in the middle of a run, as a person presses it: the run stops
