@@ -9,10 +9,11 @@
 
 . "$(dirname "$0")/serve_lib.sh"
 
-# the build of every audit marks that it started, then waits for the
-# gate (outside the workspace, so it runs unsandboxed); every session
-# runs its own baseline (the four repositories hold the same tree)
-cat >"$T/serve.yaml" <<YAML
+# serve_config FILE SKILLS_AT_ONCE BUILD: four workers of each agent;
+# every session runs its own baseline (the four repositories hold the
+# same tree); BUILD outside the workspace, so it runs unsandboxed
+serve_config() {
+    cat >"$1" <<YAML
 version: 1
 gate:
   baseline_reuse_s: 0
@@ -22,17 +23,24 @@ agents:
     llm: {provider: replay, cassette: "$CASSETTE"}
   reviewer:
     threads: 4
-    skills_at_once: 4
+    skills_at_once: $2
     llm: {provider: replay, cassette: "$CASSETTE"}
     skills: [build, test]
 skills:
-  build:
-    command: "sh -c 'mktemp $T/started.XXXXXX >/dev/null; while [ ! -e $T/gate ]; do sleep 0.02; done; make'"
-    required: true
-    sandbox: none
-    timeout_s: 120
+  build: {command: ["$3"], required: true, sandbox: none, timeout_s: 120}
   test: {command: make test, required: true, timeout_s: 60}
 YAML
+}
+
+# the build of every audit marks that it started, then waits for the gate
+cat >"$T/gated-build" <<SH
+#!/bin/sh
+mktemp "$T/started.XXXXXX" >/dev/null
+while [ ! -e "$T/gate" ]; do sleep 0.02; done
+exec make
+SH
+chmod +x "$T/gated-build"
+serve_config "$T/serve.yaml" 4 "$T/gated-build"
 for r in a b c d; do repo "$r"; done
 
 # started N: poll until N builds have started and wait together
@@ -100,23 +108,7 @@ rmdir "$T/run.\$s"
 exec make
 SH
 chmod +x "$T/bound-build"
-cat >"$T/bound.yaml" <<YAML
-version: 1
-gate:
-  baseline_reuse_s: 0
-agents:
-  coder:
-    threads: 4
-    llm: {provider: replay, cassette: "$CASSETTE"}
-  reviewer:
-    threads: 4
-    skills_at_once: 2
-    llm: {provider: replay, cassette: "$CASSETTE"}
-    skills: [build, test]
-skills:
-  build: {command: ["$T/bound-build"], required: true, sandbox: none, timeout_s: 120}
-  test: {command: make test, required: true, timeout_s: 60}
-YAML
+serve_config "$T/bound.yaml" 2 "$T/bound-build"
 for r in a b c d; do rm -rf "$T/$r"; repo "$r"; done
 start_serve --config "$T/bound.yaml" --max-sessions 4 --pool 4
 for r in a b c d; do
