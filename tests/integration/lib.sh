@@ -173,8 +173,9 @@ expect_no_leftovers() {
         fail "runtime directory of $sid was left behind"
 }
 
-# demo_config CASSETTE: point the demo copy's agents.yaml at a cassette
-# (absolute path); extra YAML for the top level can follow on stdin.
+# demo_config CASSETTE [SKILLS]: point the demo copy's agents.yaml at a
+# cassette (absolute path), the reviewer running SKILLS (default "build,
+# test"); extra YAML for the top level can follow on stdin.
 demo_config() {
     {
         cat <<YAML
@@ -184,7 +185,7 @@ agents:
     llm: {provider: replay, cassette: "$1"}
   reviewer:
     llm: {provider: replay, cassette: "$1"}
-    skills: [build, test]
+    skills: [${2:-build, test}]
 YAML
         if [ ! -t 0 ]; then cat; fi
     } >"$T/demo/agents.yaml"

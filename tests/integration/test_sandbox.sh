@@ -73,16 +73,7 @@ PY
 # ---- the sandbox contains each attack ---------------------------------
 copy_demo
 {
-    cat <<YAML
-version: 1
-agents:
-  coder:
-    llm: {provider: replay, cassette: "$DEMO_CASSETTE"}
-  reviewer:
-    llm: {provider: replay, cassette: "$DEMO_CASSETTE"}
-    skills: [build, test, environ, peek, writes, connect, connect-net, forkbomb, sleeper]
-skills:
-YAML
+    echo "skills:"
     hostile_skills bwrap false
     cat <<YAML
   connect-net:
@@ -99,7 +90,8 @@ YAML
     required: false
     timeout_s: 1
 YAML
-} >"$T/demo/agents.yaml"
+} | demo_config "$DEMO_CASSETTE" \
+    "build, test, environ, peek, writes, connect, connect-net, forkbomb, sleeper"
 TANDEM_TIMEOUT=120 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "the demo approves with hostile advisory skills beside it"
 dir=$(session_dir)
@@ -169,18 +161,9 @@ pass "nothing a skill started outlives it"
 # ---- sandbox: none runs without, and says so -------------------------
 copy_demo
 {
-    cat <<YAML
-version: 1
-agents:
-  coder:
-    llm: {provider: replay, cassette: "$DEMO_CASSETTE"}
-  reviewer:
-    llm: {provider: replay, cassette: "$DEMO_CASSETTE"}
-    skills: [build, test, environ, writes, connect]
-skills:
-YAML
+    echo "skills:"
     hostile_skills none false
-} >"$T/demo/agents.yaml"
+} | demo_config "$DEMO_CASSETTE" "build, test, environ, writes, connect"
 TANDEM_TIMEOUT=120 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "the demo approves unsandboxed"
 dir=$(session_dir)

@@ -19,14 +19,7 @@ trap 'st=$?; kill $HOST_SLEEP 2>/dev/null; (exit $st); cleanup' EXIT
 # config SKILLS: the demo's agents.yaml with these reviewer skills and
 # the skills below
 config() {
-    cat >"$T/demo/agents.yaml" <<YAML
-version: 1
-agents:
-  coder:
-    llm: {provider: replay, cassette: "$DEMO_CASSETTE"}
-  reviewer:
-    llm: {provider: replay, cassette: "$DEMO_CASSETTE"}
-    skills: [$1]
+    demo_config "$DEMO_CASSETTE" "$1" <<YAML
 skills:
   build: {command: make, timeout_s: 60}
   test: {command: make test, timeout_s: 60}

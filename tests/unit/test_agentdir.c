@@ -63,6 +63,15 @@ static bool exists(const char *name, const char *rel)
     return e;
 }
 
+/* Make base/name/rel (rel NULL: base/name) with mode. */
+static void make_dir(const char *name, const char *rel, mode_t mode)
+{
+    char *p = at(name, rel);
+
+    assert_int_equal(mkdir(p, mode), 0);
+    free(p);
+}
+
 /* A directory as an agent leaves it: a lock file (held when fd is given:
  * its owner lives), a blob and a workspace with a read-only directory
  * (as Go's module cache leaves). */
@@ -71,21 +80,13 @@ static void leave(const char *name, int *fd)
     char *p;
     int lfd;
 
-    p = at(name, NULL);
-    assert_int_equal(mkdir(p, 0700), 0);
-    free(p);
-    p = at(name, "blobs");
-    assert_int_equal(mkdir(p, 0700), 0);
-    free(p);
+    make_dir(name, NULL, 0700);
+    make_dir(name, "blobs", 0700);
     p = at(name, "blobs/0123");
     assert_int_equal(tnd_fs_write(p, "x", 1), 0);
     free(p);
-    p = at(name, "workspace-abcdef");
-    assert_int_equal(mkdir(p, 0700), 0);
-    free(p);
-    p = at(name, "workspace-abcdef/ro");
-    assert_int_equal(mkdir(p, 0500), 0);
-    free(p);
+    make_dir(name, "workspace-abcdef", 0700);
+    make_dir(name, "workspace-abcdef/ro", 0500);
     p = at(name, "lock");
     lfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     assert_true(lfd >= 0);

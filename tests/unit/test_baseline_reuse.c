@@ -208,33 +208,37 @@ static void a_reusable_baseline_is_kept(void **state)
     finish(&f);
 }
 
+/* The flight ended and kept nothing: the next task runs its own. */
+static void assert_not_kept(fixture *f)
+{
+    tnd_basecache_hit hit;
+
+    assert_string_equal(f->r.baseline_flight, "");
+    assert_int_equal(tnd_basecache_size(f->cache), 0);
+    assert_int_equal(take_again(f, &hit), TND_BASECACHE_RUN);
+}
+
 static void a_result_of_the_moment_is_not_kept(void **state)
 {
     fixture f;
     tnd_skill_result s = result_of(&rows[5]); /* a timeout */
     tnd_audit_reply base = {.skills = &s, .nskills = 1};
-    tnd_basecache_hit hit;
 
     (void)state;
     start_flight(&f);
     tnd_loop_baseline_done(&f.r, &base, "{\"r\":1}", 7);
-    assert_string_equal(f.r.baseline_flight, "");
-    assert_int_equal(tnd_basecache_size(f.cache), 0);
-    assert_int_equal(take_again(&f, &hit), TND_BASECACHE_RUN);
+    assert_not_kept(&f);
     finish(&f);
 }
 
 static void a_failed_baseline_is_not_kept(void **state)
 {
     fixture f;
-    tnd_basecache_hit hit;
 
     (void)state;
     start_flight(&f);
     tnd_loop_baseline_done(&f.r, NULL, NULL, 0);
-    assert_string_equal(f.r.baseline_flight, "");
-    assert_int_equal(tnd_basecache_size(f.cache), 0);
-    assert_int_equal(take_again(&f, &hit), TND_BASECACHE_RUN);
+    assert_not_kept(&f);
     finish(&f);
 }
 
