@@ -215,12 +215,13 @@ $(filter-out bin/tandem-sandbox-enter,$(BINS)):
 
 # libc only, and without a sanitizer's runtime: it must stay one thread
 # to join a user namespace, and runs between the reviewer and a sandbox
-# (skills/holder.h)
+# (skills/holder.h). Static: every sandboxed skill starts it, and without
+# the dynamic loader a start costs ~0.5 ms of CPU less (bench/RESULTS.md)
 ENTER_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(ALL_CFLAGS))
 bin/tandem-sandbox-enter: skills/enter_main.c build/flags.stamp
 	@mkdir -p bin
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(ENTER_CFLAGS) -o $@ skills/enter_main.c
+	$(Q)$(CC) $(ENTER_CFLAGS) -static -o $@ skills/enter_main.c
 
 build/tests/test_%: tests/unit/test_%.c $(LIB) build/flags.stamp
 	@mkdir -p $(@D)

@@ -363,38 +363,9 @@ static void fit_outputs(tnd_audit_reply *reply)
     }
 }
 
-/* The sandboxed skills of one shape an audit needs before they share a
- * holder (see hold). */
-#define HOLD_MIN 3
-
-/* Start the audit's sandboxes, one per shape at least HOLD_MIN of its
- * sandboxed skills need (skills/holder.h), on this thread: it outlives
- * every job, and a holder dies with the thread that started it. Fewer
- * skills get none: a holder is a bwrap start of its own, a handshake and
- * its processes alive for the whole audit, and each entry costs a fork
- * and two execs; measured, two skills cost the same CPU either way and
- * more memory held (bench/RESULTS.md, "One sandbox per audit"). */
-static void hold(sched *s, tnd_holders *holders)
-{
-    size_t count[2] = {0, 0};
-    bool need[2];
-
-    for (size_t i = 0; i < s->n; i++) {
-        const tnd_skill_config *k = s->jobs[i].skill;
-        if (s->jobs[i].state == JOB_WAITING && k && !*k->builtin &&
-            k->sandbox == TND_SANDBOX_BWRAP)
-            count[k->network ? 1 : 0]++;
-    }
-    need[0] = count[0] >= HOLD_MIN;
-    need[1] = count[1] >= HOLD_MIN;
-    tnd_holders_start(holders, need, s->req->workspace, s->ctx->envp);
-    s->skill_ctx.holders = holders;
-}
-
 static void run_skills(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
                        const tnd_audit_request *req)
 {
-    tnd_holders holders;
     sched s;
     tnd_patch patch;
     const char **touched = NULL;
@@ -415,6 +386,7 @@ static void run_skills(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
     s.skill_ctx.diff = req->diff;
     s.skill_ctx.envp = ctx->envp;
     s.skill_ctx.cancel = ctx->cancel;
+    s.skill_ctx.holder = ctx->holder;
     s.jobs = tnd_xcalloc(n + 1, sizeof(*s.jobs));
     reply->skills = tnd_xcalloc(n + 1, sizeof(*reply->skills));
     reply->nskills = n;
@@ -432,13 +404,11 @@ static void run_skills(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
         s.jobs[i].result = &reply->skills[i];
         prepare(&s, &s.jobs[i], name, touched);
     }
-    hold(&s, &holders);
     if (s.done < n &&
         !(s.manifest = tnd_manifest_new(req->workspace, MANIFEST_MAX_FILES)))
         tnd_log_warn("task %s attempt %d: changed files are not tracked: %s",
                      req->task_id, req->attempt, tnd_error_last());
     schedule(&s);
-    tnd_holders_stop(&holders);
     tnd_manifest_destroy(&s.manifest);
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < s.jobs[i].nchanged; k++)

@@ -26,6 +26,7 @@
 #include "agents/progress.h"
 #include "agents/slots.h"
 #include "common/config.h"
+#include "skills/holder.h"
 
 typedef struct tnd_reviewer_ctx {
     tnd_llm *llm;
@@ -41,6 +42,9 @@ typedef struct tnd_reviewer_ctx {
     tnd_slots *slots;         /* skills running at once in this process,
                                  shared by its threads; NULL: no bound
                                  but the audit's own (one per CPU) */
+    tnd_holder *holder;       /* the process's running sandbox, from which
+                                 each skill's is made (skills/holder.h);
+                                 NULL: a bwrap per skill */
 } tnd_reviewer_ctx;
 
 /* The skills a reviewer process runs at once (c's

@@ -23,6 +23,7 @@ typedef struct state {
     tnd_blobcache *cache;
     const char *runtime;
     tnd_slots *slots;
+    tnd_holder *holder;
 } state;
 
 static char *handle(tnd_agent_job *job, const char *body, size_t len,
@@ -32,7 +33,8 @@ static char *handle(tnd_agent_job *job, const char *body, size_t len,
     tnd_observer ob;
     tnd_reviewer_ctx ctx = {
         st->llm,      st->config, st->envp,    tnd_agent_job_cancel(job),
-        &ob.progress, st->cache,  st->runtime, st->slots};
+        &ob.progress, st->cache,  st->runtime, st->slots,
+        st->holder};
     char *reply;
 
     tnd_observer_start(&ob, st->llm, job, "reviewer");
@@ -50,6 +52,7 @@ int main(int argc, char **argv)
     char **envp;
     tnd_blobcache *cache;
     tnd_slots *slots;
+    tnd_holder *holder;
     char service[32];
     int rc = tnd_agent_cli_parse(&cli, argc, argv, "reviewer");
 
@@ -80,8 +83,14 @@ int main(int argc, char **argv)
         return 1;
     }
     slots = tnd_slots_new(tnd_reviewer_skills_at_once(cli.config));
+    {
+        /* where this reviewer's workspaces are: the holder binds them */
+        const char *roots[] = {tnd_blobcache_dir(cache), cli.runtime, NULL};
+        holder = tnd_holder_new(roots, envp);
+    }
     for (int k = 0; k < cli.threads; k++) {
-        st[k] = (state){llms[k], cli.config, envp, cache, cli.runtime, slots};
+        st[k] = (state){llms[k],     cli.config, envp,  cache,
+                        cli.runtime, slots,      holder};
         payloads[k] = &st[k];
     }
     tnd_agent_cli_worker(&opts, &cli);
@@ -96,6 +105,7 @@ int main(int argc, char **argv)
     rc = tnd_agent_run(&opts);
     if (rc < 0)
         tnd_log_error("%s", tnd_error_last());
+    tnd_holder_destroy(&holder);
     tnd_slots_destroy(&slots);
     tnd_blobcache_destroy(&cache);
     tnd_str_list_free(&envp);

@@ -3,7 +3,7 @@
  * Every attempt runs each configured skill in its sandbox (issue 8:
  * the benchmark's tasks run six each). This times, in this one process,
  * a skill whose command is `true` through tnd_skill_run, in a sandbox of
- * its own, entered into a running sandbox (an audit's, skills/holder.h;
+ * its own, made from the reviewer's running sandbox (skills/holder.h;
  * bin/tandem-sandbox-enter unless TANDEM_SANDBOX_ENTER says) and (for
  * the yardstick) with `sandbox: none`, and the pids cgroup a
  * skill gets alone (made, then removed): wall and CPU (this process and
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,8 +25,10 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/xalloc.h"
+#include "common/str.h"
 #include "proto/audit.h"
 #include "skills/cgroup.h"
+#include "skills/holder.h"
 #include "skills/skill.h"
 
 extern char **environ;
@@ -61,19 +64,23 @@ static int one(what w, const tnd_skill_config *skill, const tnd_skill_ctx *ctx)
 int main(int argc, char **argv)
 {
     static const char *const names[] = {
-        "true in its own sandbox", "true entered into a running sandbox",
+        "true in its own sandbox", "true from the reviewer's sandbox",
         "true without a sandbox", "a pids cgroup made and removed"};
     int runs = argc > 1 ? atoi(argv[1]) : 201;
-    char dir[] = "/tmp/tnd-skillstart-XXXXXX";
+    char root[] = "/tmp/tnd-skillstart-XXXXXX", *dir = NULL;
     char name[] = "true", builtin[] = "", prog[] = "true";
     char *true_argv[] = {prog, NULL};
+    const char *roots[] = {root, NULL}, *probe_argv[] = {"/bin/true", NULL};
     tnd_skill_config skill;
     tnd_skill_ctx ctx, entered;
-    tnd_holders holders;
-    const bool need[2] = {true, false};
+    tnd_sandbox_spec probe;
+    tnd_holder *holder;
+    unsigned generation;
+    char **held;
     double *wall, *cpu;
 
-    if (runs < 1 || !mkdtemp(dir)) {
+    if (runs < 1 || !mkdtemp(root) ||
+        mkdir((dir = tnd_xasprintf("%s/ws", root)), 0700) < 0) {
         fprintf(stderr, "usage: skillstart [RUNS >= 1] (and a writable "
                         "/tmp)\n");
         return 2;
@@ -90,15 +97,20 @@ int main(int argc, char **argv)
     ctx.envp = environ;
     /* the enter program of this build, unless told */
     setenv("TANDEM_SANDBOX_ENTER", "bin/tandem-sandbox-enter", 0);
-    tnd_holders_start(&holders, need, dir, environ);
+    holder = tnd_holder_new(roots, environ);
     entered = ctx;
-    entered.holders = &holders;
+    entered.holder = holder;
+    /* started now, and whether there is one at all */
+    memset(&probe, 0, sizeof(probe));
+    probe.workspace = dir;
+    probe.argv = probe_argv;
+    held = tnd_holder_argv(holder, &probe, &generation);
     wall = tnd_xcalloc((size_t)runs, sizeof(*wall));
     cpu = tnd_xcalloc((size_t)runs, sizeof(*cpu));
     printf("medians of %d runs each, in turn (ms)\n", runs);
     for (int w = SANDBOXED; w <= CGROUP_ONLY; w++) {
         const tnd_skill_ctx *c = w == ENTERED ? &entered : &ctx;
-        if (w == ENTERED && !holders.shape[0]) {
+        if (w == ENTERED && !held) {
             printf("%-36s  n/a: no running sandbox (see the log)\n", names[w]);
             continue;
         }
@@ -124,9 +136,12 @@ int main(int argc, char **argv)
         }
     next:;
     }
-    tnd_holders_stop(&holders);
+    tnd_str_list_free(&held);
+    tnd_holder_destroy(&holder);
     free(wall);
     free(cpu);
     rmdir(dir);
+    rmdir(root);
+    free(dir);
     return 0;
 }

@@ -1,40 +1,64 @@
-/* tandem-sandbox-enter - run one command inside a sandbox that is
- * already running (skills/holder.h), instead of starting a new one.
+/* tandem-sandbox-enter - run one command in a sandbox of its own, made
+ * from the reviewer's running sandbox (skills/holder.h) rather than by a
+ * bubblewrap start of its own.
  *
- *   tandem-sandbox-enter PID START DIR -- PROGRAM [ARGS...]
+ *   tandem-sandbox-enter PID START [--cover DIR | --dir DIR]...
+ *                        [--network] --workspace DIR -- PROGRAM [ARGS...]
  *
  * PID is the host pid of the holder's first process inside its
  * namespaces (bwrap's --info-fd "child-pid"), START its start time
  * (field 22 of /proc/PID/stat): a holder that died, and whose pid now
- * names another process (another task's sandbox, or a host process), is
- * never entered. DIR is the workspace, at its own path inside. PROGRAM
- * is an absolute path as the sandbox sees it.
+ * names another process, is never entered. PROGRAM is an absolute path
+ * as the sandbox sees it.
  *
- * What it does, in order: opens /proc/PID and, through that one
- * directory (so every file read is that process's even if it dies and
- * its pid is reused), checks START and opens its namespaces; refuses
- * unless the user, mount, pid, ipc and uts namespaces differ from its
- * own (net and cgroup may be the host's: network: true, or a kernel
- * without cgroup namespaces); gives up its controlling terminal (a
- * command must not push input into the reviewer's terminal, TIOCSTI);
- * joins the user namespace, then the others (the mount namespace puts
- * root and cwd at the sandbox's root); enters DIR; drops every
- * capability (bounding set, ambient, effective, permitted, inheritable)
- * and sets no_new_privs; then forks, since a pid namespace applies to
- * children only. The child dies with this process (PR_SET_PDEATHSIG) and
- * execs PROGRAM; it stays in this process's process group, so whoever
- * runs this (skills/proc.c) stops the command by signalling the group,
- * as it would any program. This process forwards SIGTERM, SIGINT and
- * SIGHUP to the child, waits for it and exits with its status: its exit
- * code, or 128 + N for a signal N (as bwrap and a shell report it).
+ * The holder gives two things: its user namespace (the one uid bwrap
+ * maps; whoever joins has every capability there, and nowhere else) and
+ * its mount namespace (the system's directories read-only with their
+ * secrets covered, a /dev, and the directories where workspaces are,
+ * the roots, bound writable). Of everything else the command gets its
+ * own, shared with no other command, of this audit or another task:
+ *
+ *   1. It opens /proc/PID and, through that one directory (so every file
+ *      read is that process's even if it dies and its pid is reused),
+ *      checks START and opens the user and mount namespaces, refusing
+ *      either if it is this process's own; gives up its controlling
+ *      terminal (TIOCSTI); joins them (root and cwd move to the
+ *      sandbox's root).
+ *   2. It unshares new mount, pid, ipc, uts and cgroup namespaces, and a
+ *      network namespace without --network (its loopback up, nothing
+ *      else).
+ *   3. In the new mount namespace, every mount private; the workspace
+ *      opened (no symlink on the way); then in order each --cover DIR
+ *      gets an empty tmpfs (the roots first: no other workspace stays
+ *      reachable; /tmp, /var/tmp; a $HOME or $TMPDIR) and each --dir DIR
+ *      is made; /dev/shm and /dev/pts are new; the workspace is bound
+ *      back at its own path and becomes the cwd.
+ *   4. It forks: the child is the init (pid 1) of the new pid namespace.
+ *      The init mounts that namespace's /proc (sys, sysrq-trigger, irq
+ *      and bus read-only, as bwrap does), drops every capability
+ *      (bounding set, ambient, effective, permitted, inheritable), sets
+ *      no_new_privs, forks the command and reaps every orphan until the
+ *      command ends. Then it exits with the command's status, which ends
+ *      the namespace: whatever the command left running is killed.
+ *
+ * Everything stays in the caller's process group, so whoever runs this
+ * (skills/proc.c) stops the command by signalling the group, as it
+ * would any program; SIGTERM, SIGINT and SIGHUP sent to this process are
+ * passed to the init and from it to the command. This process waits for
+ * the init and exits with its status: the command's exit code, or 128 +
+ * N for a signal N (as bwrap and a shell report it).
  *
  * Its own failures are told on stderr after "tandem-sandbox-enter: ",
  * with exit 125 when the command was never started (the sandbox could
- * not be entered: the caller may run it another way), 126 when PROGRAM
- * could not be executed and 127 when it does not exist. libc only. */
+ * not be entered or made: the caller may run it another way), 126 when
+ * PROGRAM could not be executed and 127 when it does not exist. libc
+ * only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -43,7 +67,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -57,20 +83,30 @@
 #define EXIT_NOT_EXEC    126
 #define EXIT_NOT_FOUND   127
 
-/* The namespaces, in the order they are joined: the user namespace
- * first, which gives the capabilities the others need. */
-static const struct {
-    const char *name;
-    int type;
-    int required; /* must differ from this process's own */
-} spaces[] = {
-    {"user", CLONE_NEWUSER, 1},     {"mnt", CLONE_NEWNS, 1},
-    {"pid", CLONE_NEWPID, 1},       {"net", CLONE_NEWNET, 0},
-    {"ipc", CLONE_NEWIPC, 1},       {"uts", CLONE_NEWUTS, 1},
-    {"cgroup", CLONE_NEWCGROUP, 0},
-};
-#define NSPACES (sizeof(spaces) / sizeof(spaces[0]))
+/* Options at most (covers and directories). */
+#define MAX_STEPS 32
 
+/* What /proc shows read-only, as bwrap's --proc does. */
+static const char *const proc_ro[] = {"/proc/sys", "/proc/sysrq-trigger",
+                                      "/proc/irq", "/proc/bus", NULL};
+
+typedef struct step {
+    int cover; /* 1: a tmpfs over path; 0: make the directory path */
+    const char *path;
+} step;
+
+typedef struct request {
+    long pid;
+    unsigned long long start;
+    step steps[MAX_STEPS];
+    int nsteps;
+    int network;
+    const char *workspace;
+    char **argv; /* the command */
+} request;
+
+/* The process the signals go to: the init (in this process), the
+ * command (in the init). */
 static pid_t child = -1;
 
 static void die(int code, const char *fmt, ...)
@@ -88,8 +124,9 @@ static void die(int code, const char *fmt, ...)
 static void usage(void)
 {
     die(EXIT_NOT_ENTERED,
-        "usage: tandem-sandbox-enter PID START DIR -- PROGRAM [ARGS...] "
-        "(it is run by tandem-reviewer, not by hand)");
+        "usage: tandem-sandbox-enter PID START [--cover DIR | --dir DIR]... "
+        "[--network] --workspace DIR -- PROGRAM [ARGS...] (it is run by "
+        "tandem-reviewer, not by hand)");
 }
 
 static long number(const char *s)
@@ -102,6 +139,49 @@ static long number(const char *s)
     if (errno || end == s || *end || v <= 0)
         usage();
     return v;
+}
+
+/* An absolute path without "." or ".." components: every option's. */
+static const char *clean_path(const char *s)
+{
+    if (!s || s[0] != '/' || strstr(s, "/./") || strstr(s, "/../"))
+        usage();
+    size_t n = strlen(s);
+    if ((n >= 2 && strcmp(s + n - 2, "/.") == 0) ||
+        (n >= 3 && strcmp(s + n - 3, "/..") == 0))
+        usage();
+    return s;
+}
+
+static void parse(request *r, int argc, char **argv)
+{
+    int i;
+
+    memset(r, 0, sizeof(*r));
+    if (argc < 3)
+        usage();
+    r->pid = number(argv[1]);
+    r->start = (unsigned long long)number(argv[2]);
+    for (i = 3; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *opt = argv[i];
+        if (strcmp(opt, "--network") == 0) {
+            r->network = 1;
+            continue;
+        }
+        if (i + 1 >= argc)
+            usage();
+        if (strcmp(opt, "--workspace") == 0)
+            r->workspace = clean_path(argv[++i]);
+        else if ((strcmp(opt, "--cover") == 0 || strcmp(opt, "--dir") == 0) &&
+                 r->nsteps < MAX_STEPS)
+            r->steps[r->nsteps++] =
+                (step){opt[2] == 'c', clean_path(argv[++i])};
+        else
+            usage();
+    }
+    if (i + 1 >= argc || !r->workspace || argv[i + 1][0] != '/')
+        usage();
+    r->argv = argv + i + 1;
 }
 
 /* Field 22 of the stat file open at dirfd, or -1. */
@@ -129,56 +209,56 @@ static unsigned long long start_time(int dirfd)
     return (unsigned long long)-1;
 }
 
-static void same_file(int fd, const char *own, const char *name, int *same)
+/* The holder's namespace name (user, mnt) open from dirfd, checked to be
+ * other than this process's. */
+static int open_space(int dirfd, long pid, const char *name)
 {
+    char path[32], own[64];
     struct stat a, b;
+    int fd;
 
+    snprintf(path, sizeof(path), "ns/%s", name);
+    snprintf(own, sizeof(own), "/proc/self/ns/%s", name);
+    if ((fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC)) < 0)
+        die(EXIT_NOT_ENTERED,
+            "cannot open the %s namespace of the sandbox (process %ld): %s",
+            name, pid, strerror(errno));
     if (fstat(fd, &a) < 0 || stat(own, &b) < 0)
         die(EXIT_NOT_ENTERED, "cannot compare the %s namespace: %s", name,
             strerror(errno));
-    *same = a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        die(EXIT_NOT_ENTERED,
+            "process %ld is not in a sandbox: its %s namespace is this "
+            "host's",
+            pid, name);
+    return fd;
 }
 
-/* Open the holder's namespaces into fds (-1: the same as ours, not to be
- * joined). */
-static void open_spaces(long pid, unsigned long long start, int fds[NSPACES])
+/* Join the holder's user, then mount namespace. */
+static void join(const request *r)
 {
     char path[64];
-    int dirfd;
+    int dirfd, user, mnt;
 
-    snprintf(path, sizeof(path), "/proc/%ld", pid);
+    snprintf(path, sizeof(path), "/proc/%ld", r->pid);
     if ((dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         die(EXIT_NOT_ENTERED,
             "the sandbox (process %ld) is gone: %s; the skill can run in a "
             "sandbox of its own",
-            pid, strerror(errno));
-    if (start_time(dirfd) != start)
+            r->pid, strerror(errno));
+    if (start_time(dirfd) != r->start)
         die(EXIT_NOT_ENTERED,
             "process %ld is not the sandbox any more (its start time "
             "differs): it ended",
-            pid);
-    for (size_t i = 0; i < NSPACES; i++) {
-        char own[64];
-        int same;
-        snprintf(path, sizeof(path), "ns/%s", spaces[i].name);
-        snprintf(own, sizeof(own), "/proc/self/ns/%s", spaces[i].name);
-        if ((fds[i] = openat(dirfd, path, O_RDONLY | O_CLOEXEC)) < 0)
-            die(EXIT_NOT_ENTERED,
-                "cannot open the %s namespace of the sandbox (process %ld): "
-                "%s",
-                spaces[i].name, pid, strerror(errno));
-        same_file(fds[i], own, spaces[i].name, &same);
-        if (same && spaces[i].required)
-            die(EXIT_NOT_ENTERED,
-                "process %ld is not in a sandbox: its %s namespace is this "
-                "host's",
-                pid, spaces[i].name);
-        if (same) {
-            close(fds[i]);
-            fds[i] = -1;
-        }
-    }
+            r->pid);
+    user = open_space(dirfd, r->pid, "user");
+    mnt = open_space(dirfd, r->pid, "mnt");
     close(dirfd);
+    if (setns(user, CLONE_NEWUSER) < 0 || setns(mnt, CLONE_NEWNS) < 0)
+        die(EXIT_NOT_ENTERED, "cannot join the sandbox's namespaces: %s",
+            strerror(errno));
+    close(user);
+    close(mnt);
 }
 
 /* Give up the controlling terminal, if there is one. */
@@ -192,6 +272,133 @@ static void leave_terminal(void)
         die(EXIT_NOT_ENTERED, "cannot give up the terminal: %s",
             strerror(errno));
     close(fd);
+}
+
+static void loopback_up(void)
+{
+    struct ifreq ifr;
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+    memset(&ifr, 0, sizeof(ifr));
+    strcpy(ifr.ifr_name, "lo");
+    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0 ||
+        (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr) < 0))
+        die(EXIT_NOT_ENTERED, "cannot bring up the loopback: %s",
+            strerror(errno));
+    close(s);
+}
+
+/* mkdir -p, on the tmpfs a cover made. */
+static void make_dirs(const char *path)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+
+    if (n >= sizeof(buf))
+        die(EXIT_NOT_ENTERED, "path too long: %s", path);
+    memcpy(buf, path, n + 1);
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            die(EXIT_NOT_ENTERED, "cannot make %s in the sandbox: %s", buf,
+                strerror(errno));
+        if (!(*p = c))
+            break;
+    }
+}
+
+static void tmpfs(const char *path, const char *mode)
+{
+    char opts[32];
+
+    snprintf(opts, sizeof(opts), "mode=%s", mode);
+    if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+        die(EXIT_NOT_ENTERED, "cannot cover %s in the sandbox: %s", path,
+            strerror(errno));
+}
+
+/* Whether path is a directory in the sandbox. */
+static int is_dir(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The workspace at path, opened with no symlink on the way. */
+static int open_workspace(const char *path)
+{
+    struct open_how how;
+    int fd;
+
+    memset(&how, 0, sizeof(how));
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+    if (fd < 0)
+        die(EXIT_NOT_ENTERED, "cannot open the workspace %s in the sandbox: %s",
+            path, strerror(errno));
+    return fd;
+}
+
+/* Bind the directory open at fd on path (a directory). */
+static void bind_at(int fd, const char *path)
+{
+    int tree =
+        (int)syscall(SYS_open_tree, fd, "",
+                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+
+    if (tree < 0 || syscall(SYS_move_mount, tree, "", AT_FDCWD, path,
+                            MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        die(EXIT_NOT_ENTERED, "cannot bind the workspace at %s: %s", path,
+            strerror(errno));
+    close(tree);
+}
+
+/* Steps 2 and 3 (see the top). */
+static void make_sandbox(const request *r)
+{
+    int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+    int ws;
+
+    if (!r->network)
+        flags |= CLONE_NEWNET;
+    if (unshare(flags) < 0)
+        die(EXIT_NOT_ENTERED, "cannot make the skill's namespaces: %s",
+            strerror(errno));
+    /* a kernel without cgroup namespaces shows the host's names only */
+    if (unshare(CLONE_NEWCGROUP) < 0 && errno != EINVAL)
+        die(EXIT_NOT_ENTERED, "cannot make a cgroup namespace: %s",
+            strerror(errno));
+    if (!r->network)
+        loopback_up();
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        die(EXIT_NOT_ENTERED, "cannot make the mounts private: %s",
+            strerror(errno));
+    ws = open_workspace(r->workspace);
+    for (int i = 0; i < r->nsteps; i++) {
+        if (r->steps[i].cover) {
+            make_dirs(r->steps[i].path);
+            tmpfs(r->steps[i].path, "0755");
+        } else {
+            make_dirs(r->steps[i].path);
+        }
+    }
+    if (is_dir("/dev/shm"))
+        tmpfs("/dev/shm", "1777");
+    if (is_dir("/dev/pts") &&
+        mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+              "newinstance,ptmxmode=0666,mode=620") < 0)
+        die(EXIT_NOT_ENTERED, "cannot make /dev/pts: %s", strerror(errno));
+    make_dirs(r->workspace);
+    bind_at(ws, r->workspace);
+    close(ws);
+    if (chdir(r->workspace) < 0)
+        die(EXIT_NOT_ENTERED, "cannot enter %s in the sandbox: %s",
+            r->workspace, strerror(errno));
 }
 
 static void drop_capabilities(void)
@@ -222,64 +429,117 @@ static void drop_capabilities(void)
         die(EXIT_NOT_ENTERED, "cannot set no_new_privs: %s", strerror(errno));
 }
 
+/* The pid namespace's own /proc, with bwrap's read-only parts. */
+static void mount_proc(void)
+{
+    const unsigned long fl = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+
+    if (mount("proc", "/proc", "proc", fl, NULL) < 0)
+        die(EXIT_NOT_ENTERED, "cannot mount /proc: %s", strerror(errno));
+    for (int i = 0; proc_ro[i]; i++) {
+        const char *p = proc_ro[i];
+        if (access(p, F_OK) < 0)
+            continue;
+        if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0 ||
+            mount(NULL, p, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | fl, NULL) <
+                0)
+            die(EXIT_NOT_ENTERED, "cannot make %s read-only: %s", p,
+                strerror(errno));
+    }
+}
+
 static void forward(int sig)
 {
     if (child > 0)
         kill(child, sig);
 }
 
-/* The child: die with this process, then become the command. */
-static void run(char **argv, int alive)
+static void forward_signals(void)
 {
-    struct pollfd p = {alive, POLLIN, 0};
-
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-        _exit(EXIT_NOT_ENTERED);
-    /* the parent died before the prctl: its end of the pipe is closed */
-    if (poll(&p, 1, 0) != 0)
-        _exit(EXIT_NOT_ENTERED);
-    close(alive);
-    execv(argv[0], argv);
-    fprintf(stderr, PREFIX "cannot run '%s': %s\n", argv[0], strerror(errno));
-    _exit(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXEC);
-}
-
-int main(int argc, char **argv)
-{
-    int fds[NSPACES], alive[2], status;
-    pid_t parent = getppid(), got;
     struct sigaction sa;
-    unsigned long long start;
-    long pid;
 
-    if (argc < 6 || strcmp(argv[4], "--") != 0 || argv[5][0] != '/')
-        usage();
-    pid = number(argv[1]);
-    start = (unsigned long long)number(argv[2]);
-    open_spaces(pid, start, fds);
-    leave_terminal();
-    for (size_t i = 0; i < NSPACES; i++)
-        if (fds[i] >= 0) {
-            if (setns(fds[i], spaces[i].type) < 0)
-                die(EXIT_NOT_ENTERED,
-                    "cannot join the %s namespace of the sandbox: %s",
-                    spaces[i].name, strerror(errno));
-            close(fds[i]);
-        }
-    if (chdir(argv[3]) < 0)
-        die(EXIT_NOT_ENTERED, "cannot enter %s in the sandbox: %s", argv[3],
-            strerror(errno));
-    drop_capabilities();
-    /* joining a user namespace may clear the death signal the caller
-     * set; set it again, and make sure the caller is still there */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
-        die(EXIT_NOT_ENTERED, "the program that ran this has ended");
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = forward;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Die with the parent, and make sure it was still there (its end of the
+ * pipe alive is open). */
+static void die_with_parent(int alive)
+{
+    struct pollfd p = {alive, POLLIN, 0};
+
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&p, 1, 0) != 0)
+        _exit(EXIT_NOT_ENTERED);
+    close(alive);
+}
+
+/* Wait for pid, reaping every other child on the way; its status as an
+ * exit code. */
+static int reap_until(pid_t pid, const char *what)
+{
+    int status;
+
+    for (;;) {
+        pid_t got = wait(&status);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            die(EXIT_NOT_ENTERED, "cannot wait for '%s': %s", what,
+                strerror(errno));
+        if (got == pid)
+            break;
+    }
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WEXITSTATUS(status);
+}
+
+/* Step 4: pid 1 of the skill's pid namespace. */
+static void init_main(char **argv, int alive)
+{
+    int ready[2];
+
+    die_with_parent(alive);
+    mount_proc();
+    drop_capabilities();
+    forward_signals();
+    if (pipe2(ready, O_CLOEXEC) < 0)
+        die(EXIT_NOT_ENTERED, "cannot make a pipe: %s", strerror(errno));
+    fflush(stderr);
+    child = fork();
+    if (child < 0)
+        die(EXIT_NOT_ENTERED, "cannot fork: %s", strerror(errno));
+    if (child == 0) {
+        close(ready[1]);
+        die_with_parent(ready[0]);
+        execv(argv[0], argv);
+        fprintf(stderr, PREFIX "cannot run '%s': %s\n", argv[0],
+                strerror(errno));
+        _exit(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXEC);
+    }
+    close(ready[0]);
+    exit(reap_until(child, argv[0]));
+}
+
+int main(int argc, char **argv)
+{
+    pid_t parent = getppid();
+    int alive[2];
+    request r;
+
+    parse(&r, argc, argv);
+    leave_terminal();
+    join(&r);
+    make_sandbox(&r);
+    /* joining a user namespace may clear the death signal the caller
+     * set; set it again, and make sure the caller is still there */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+        die(EXIT_NOT_ENTERED, "the program that ran this has ended");
+    forward_signals();
     if (pipe2(alive, O_CLOEXEC) < 0)
         die(EXIT_NOT_ENTERED, "cannot make a pipe: %s", strerror(errno));
     fflush(stderr);
@@ -288,16 +548,10 @@ int main(int argc, char **argv)
         die(EXIT_NOT_ENTERED, "cannot fork: %s", strerror(errno));
     if (child == 0) {
         close(alive[1]);
-        run(argv + 5, alive[0]);
+        init_main(r.argv, alive[0]);
     }
     close(alive[0]);
-    do
-        got = waitpid(child, &status, 0);
-    while (got < 0 && errno == EINTR);
-    if (got < 0)
-        die(EXIT_NOT_ENTERED, "cannot wait for '%s': %s", argv[5],
-            strerror(errno));
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return WEXITSTATUS(status);
+    /* this process keeps its capabilities in the sandbox's user
+     * namespace only while it waits; it runs nothing else */
+    return reap_until(child, r.argv[0]);
 }

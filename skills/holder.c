@@ -1,4 +1,5 @@
-/* An audit's running sandbox, entered by its skills (see holder.h).
+/* The reviewer's running sandbox, from which each skill's own is made
+ * (see holder.h).
  *
  * bwrap is started with posix_spawn rather than through skills/proc.c,
  * which waits for its program to end: a holder runs until the audit
@@ -48,13 +49,26 @@ extern char **environ;
 /* The enter program's prefix on its own messages (enter_main.c). */
 #define ENTER_PREFIX "tandem-sandbox-enter: "
 
-struct tnd_holder {
-    pid_t bwrap;              /* our child, reaped in tnd_holder_stop */
+/* One running holder. */
+typedef struct running {
+    pid_t bwrap;              /* our child, reaped in stop() */
     long pid;                 /* the first process inside */
     unsigned long long start; /* its start time (/proc/PID/stat) */
     int hold;                 /* write end of the command's stdin */
     int out;                  /* read end of its stdout */
     int err;                  /* read end of bwrap's stderr */
+} running;
+
+struct tnd_holder {
+    pthread_mutex_t lock;
+    char **roots;        /* absolute, symlink-free, none beneath another */
+    char *const *envp;   /* bwrap's; borrowed */
+    char *enter;         /* the enter program, once looked for */
+    bool looked;         /* for it */
+    bool off;            /* no more holders: bwrap each */
+    int failed;          /* holders in a row refused, no entry between */
+    unsigned generation; /* of the running one, counted from 1 */
+    running *run;        /* NULL: none now */
 };
 
 static void close_fd(int *fd)
@@ -213,34 +227,26 @@ static int spawn(pid_t *pid, char **argv, char *const *envp, int in, int out,
     return 0;
 }
 
-tnd_holder *tnd_holder_start(const char *bwrap, const char *workspace,
-                             const char *home, const char *tmpdir, bool network,
-                             char *const *envp)
+/* Start a holder for roots: NULL with the error set when it cannot be. */
+static running *start(const char *bwrap, char *const *roots, char *const *envp)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
     int info[2] = {-1, -1};
     const char *cat_argv[] = {NULL, NULL};
     char *cat = NULL, **argv = NULL, buf[1024], *at, *said;
-    tnd_holder *h = NULL;
-    tnd_sandbox_spec sb;
+    running *h = NULL;
     pid_t pid = -1;
     long child = 0;
     int64_t deadline;
     bool ready = false;
 
-    if (tnd_sandbox_resolve(&cat, "cat", tnd_env_get(envp, "PATH"), workspace,
+    /* cat as the holder shows it: a root is bound there too */
+    if (tnd_sandbox_resolve(&cat, "cat", tnd_env_get(envp, "PATH"), roots[0],
                             NULL) < 0)
         return NULL;
     cat_argv[0] = cat;
-    memset(&sb, 0, sizeof(sb));
-    sb.bwrap = bwrap;
-    sb.workspace = workspace;
-    sb.argv = cat_argv;
-    sb.home = home;
-    sb.tmpdir = tmpdir;
-    sb.network = network;
-    sb.info_fd = INFO_FD;
-    argv = tnd_sandbox_argv(&sb);
+    argv = tnd_sandbox_holder_argv(bwrap, (const char *const *)roots, INFO_FD,
+                                   cat_argv, NULL);
     if (lifted_pipe(in) < 0 || lifted_pipe(out) < 0 || lifted_pipe(err) < 0 ||
         lifted_pipe(info) < 0 ||
         spawn(&pid, argv, envp, in[0], out[1], err[1], info[1]) < 0)
@@ -261,7 +267,7 @@ tnd_holder *tnd_holder_start(const char *bwrap, const char *workspace,
         close_fd(&in[1]); /* its command ends, if it started */
         end_bwrap(pid, tnd_now_ms() + STOP_MS);
         said = what_it_said(err[0]);
-        tnd_error_set("cannot start the audit's sandbox with %s: %s", bwrap,
+        tnd_error_set("cannot start the reviewer's sandbox with %s: %s", bwrap,
                       said);
         free(said);
         goto out;
@@ -288,90 +294,40 @@ out:
     return h;
 }
 
-char **tnd_holder_argv(const tnd_holder *self, const char *enter,
-                       const char *dir, const char *const *argv)
+/* End a holder: close its pipe (its command ends, and with it bwrap),
+ * wait for bwrap and reap it. */
+static void stop(running **h_p)
 {
-    size_t n = 0, i = 0;
-    char **out;
-
-    while (argv[n])
-        n++;
-    out = tnd_xcalloc(n + 6, sizeof(*out));
-    out[i++] = tnd_xstrdup(enter);
-    out[i++] = tnd_xasprintf("%ld", self->pid);
-    out[i++] = tnd_xasprintf("%llu", self->start);
-    out[i++] = tnd_xstrdup(dir);
-    out[i++] = tnd_xstrdup("--");
-    for (size_t k = 0; k < n; k++)
-        out[i++] = tnd_xstrdup(argv[k]);
-    return out;
-}
-
-bool tnd_holder_failed(const char *output, int code)
-{
-    return code >= TND_HOLDER_NOT_ENTERED && code <= 127 && output &&
-           strncmp(output, ENTER_PREFIX, strlen(ENTER_PREFIX)) == 0;
-}
-
-void tnd_holder_stop(tnd_holder **self_p)
-{
-    tnd_holder *h = *self_p;
+    running *h = *h_p;
 
     if (!h)
         return;
-    *self_p = NULL;
+    *h_p = NULL;
     close_fd(&h->hold);
-    end_bwrap(h->bwrap, tnd_now_ms() + STOP_MS);
+    if (h->bwrap > 0) /* not reaped yet */
+        end_bwrap(h->bwrap, tnd_now_ms() + STOP_MS);
     close_fd(&h->out);
     close_fd(&h->err);
     free(h);
 }
 
-/* ---- the check, once per process ---------------------------------------- */
-
-/* Enter a holder in an empty directory and run `true`: 0 when it
- * passes, else -1 with what went wrong. */
-static int probe(const char *enter, const char *bwrap)
+/* Whether the holder's bwrap has ended (it is reaped then). */
+static bool ended(const running *h)
 {
-    const char *tmp = getenv("TMPDIR");
-    char *dir = tnd_xasprintf("%s/tandem-probe-XXXXXX",
-                              tmp && *tmp == '/' ? tmp : "/tmp");
-    const char *true_argv[] = {NULL, NULL};
-    char *truth = NULL, **argv = NULL, *said = NULL;
-    tnd_holder *h = NULL;
-    int error = -1;
+    pid_t got;
 
-    if (!mkdtemp(dir)) {
-        tnd_error_sys("cannot make a directory %s", dir);
-        goto out;
-    }
-    if (tnd_sandbox_resolve(&truth, "true", getenv("PATH"), dir, NULL) < 0 ||
-        !(h = tnd_holder_start(bwrap, dir, getenv("HOME"), tmp, false, NULL)))
-        goto out;
-    true_argv[0] = truth;
-    argv = tnd_holder_argv(h, enter, dir, true_argv);
-    if ((error = tnd_bwrap_try((const char *const *)argv, dir, &said)) < 0 &&
-        said)
-        tnd_error_set("%s cannot enter a running sandbox: %s", enter, said);
-    free(said);
-out:
-    tnd_str_list_free(&argv);
-    tnd_holder_stop(&h);
-    free(truth);
-    rmdir(dir);
-    free(dir);
-    return error;
+    do
+        got = waitpid(h->bwrap, NULL, WNOHANG);
+    while (got < 0 && errno == EINTR);
+    return got != 0;
 }
 
-static pthread_mutex_t check_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool checked;
-static char *found; /* the program, when entering works */
-
-static char *find_enter(void)
+int tnd_holder_find_enter(char **out)
 {
     const char *env = getenv("TANDEM_SANDBOX_ENTER");
     char *self, *path;
 
+    *out = NULL;
     if (env && *env)
         path = tnd_xstrdup(env);
     else {
@@ -380,70 +336,175 @@ static char *find_enter(void)
         free(self);
     }
     /* absolute: a skill runs it from the workspace */
-    if (access(path, X_OK) == 0 && (self = realpath(path, NULL))) {
+    if (access(path, X_OK) == 0 && (*out = realpath(path, NULL))) {
         free(path);
-        return self;
+        return 0;
     }
     tnd_error_sys("%s cannot be run", path);
     free(path);
+    return -1;
+}
+
+/* The fix named when skills start a bwrap each. */
+#define ENTER_FIX                                                       \
+    "fix: install tandem-sandbox-enter beside tandem-reviewer, or set " \
+    "TANDEM_SANDBOX_ENTER"
+
+/* No more holders in this process; told once, with why. */
+static void turn_off(tnd_holder *self, const char *why)
+{
+    if (self->off)
+        return;
+    self->off = true;
+    tnd_log_warn("skills start a sandbox each, not one per reviewer: %s "
+                 "(%s)",
+                 why, ENTER_FIX);
+}
+
+tnd_holder *tnd_holder_new(const char *const *roots, char *const *envp)
+{
+    tnd_holder *h = tnd_xcalloc(1, sizeof(*h));
+    size_t n = 0, k = 0;
+
+    pthread_mutex_init(&h->lock, NULL);
+    h->envp = envp;
+    while (roots && roots[n])
+        n++;
+    h->roots = tnd_xcalloc(n + 1, sizeof(*h->roots));
+    for (size_t i = 0; i < n; i++) {
+        char *real = tnd_fs_realpath(roots[i]);
+        bool inside = false;
+        if (!real || !tnd_sandbox_root_ok(real)) {
+            tnd_log_warn("skills in workspaces beneath %s start a sandbox "
+                         "each: %s",
+                         roots[i],
+                         real ? "it is, or holds, a directory every "
+                                "sandbox has"
+                              : tnd_error_last());
+            free(real);
+            continue;
+        }
+        for (size_t j = 0; j < k; j++)
+            inside = inside || tnd_sandbox_under(real, h->roots[j]);
+        /* one the new root holds is left out */
+        for (size_t j = k; j-- > 0 && !inside;)
+            if (tnd_sandbox_under(h->roots[j], real)) {
+                free(h->roots[j]);
+                h->roots[j] = h->roots[--k];
+                h->roots[k] = NULL;
+            }
+        if (inside)
+            free(real);
+        else
+            h->roots[k++] = real;
+    }
+    return h;
+}
+
+void tnd_holder_destroy(tnd_holder **self_p)
+{
+    tnd_holder *h = *self_p;
+
+    if (!h)
+        return;
+    *self_p = NULL;
+    stop(&h->run);
+    tnd_str_list_free(&h->roots);
+    free(h->enter);
+    pthread_mutex_destroy(&h->lock);
+    free(h);
+}
+
+/* The root workspace lies beneath, or NULL. */
+static const char *root_of(const tnd_holder *self, const char *workspace)
+{
+    if (workspace[0] != '/' || strstr(workspace, "/./") ||
+        strstr(workspace, "/../") || strstr(workspace, "//"))
+        return NULL;
+    for (char **r = self->roots; *r; r++)
+        if (tnd_sandbox_under(workspace, *r) && strcmp(workspace, *r) != 0)
+            return *r;
     return NULL;
 }
 
-int tnd_holder_check(const char **enter, const char *bwrap)
-{
-    pthread_mutex_lock(&check_lock);
-    if (!checked) {
-        char *program = find_enter();
-        checked = true;
-        if (program && probe(program, bwrap) == 0)
-            found = program;
-        else {
-            free(program);
-            tnd_log_warn("skills start a sandbox each, not one per audit: %s "
-                         "(fix: install tandem-sandbox-enter beside "
-                         "tandem-reviewer, or set TANDEM_SANDBOX_ENTER)",
-                         tnd_error_last());
-        }
-    }
-    pthread_mutex_unlock(&check_lock);
-    *enter = found;
-    if (found)
-        return 0;
-    return tnd_error_set("no program to enter a running sandbox");
-}
-
-void tnd_holders_start(tnd_holders *self, const bool need[2],
-                       const char *workspace, char *const *envp)
+/* A running holder, started if need be; NULL when there is none to be
+ * had. Under the lock. */
+static running *running_one(tnd_holder *self)
 {
     const char *bwrap = NULL;
-    char *dir = NULL;
 
-    memset(self, 0, sizeof(*self));
-    if (!need[0] && !need[1])
-        return;
-    if (tnd_bwrap_check(&bwrap) < 0 ||
-        tnd_holder_check(&self->enter, bwrap) < 0) {
-        self->enter = NULL;
-        return;
+    if (self->run && ended(self->run)) {
+        tnd_log_warn("the reviewer's sandbox (bwrap %ld) ended; starting "
+                     "another",
+                     (long)self->run->bwrap);
+        self->run->bwrap = -1; /* reaped */
+        stop(&self->run);
     }
-    if (workspace[0] != '/' && !(dir = tnd_fs_realpath(workspace)))
-        return;
-    for (int net = 0; net < 2; net++) {
-        if (!need[net])
-            continue;
-        self->shape[net] = tnd_holder_start(
-            bwrap, dir ? dir : workspace, tnd_env_get(envp, "HOME"),
-            tnd_env_get(envp, "TMPDIR"), net == 1, envp);
-        if (!self->shape[net])
-            tnd_log_warn("the skills%s of this audit start a sandbox each: %s",
-                         net ? " with network: true" : "", tnd_error_last());
+    if (self->run || self->off)
+        return self->run;
+    if (!self->looked) {
+        self->looked = true;
+        if (tnd_holder_find_enter(&self->enter) < 0) {
+            turn_off(self, tnd_error_last());
+            return NULL;
+        }
     }
-    free(dir);
+    if (tnd_bwrap_check(&bwrap) < 0)
+        return NULL; /* the skill says so itself */
+    if (!(self->run = start(bwrap, self->roots, self->envp))) {
+        tnd_log_warn("%s", tnd_error_last());
+        if (++self->failed >= TND_HOLDER_TRIES)
+            turn_off(self, tnd_error_last());
+        return NULL;
+    }
+    self->generation++;
+    return self->run;
 }
 
-void tnd_holders_stop(tnd_holders *self)
+char **tnd_holder_argv(tnd_holder *self, const tnd_sandbox_spec *spec,
+                       unsigned *generation)
 {
-    for (int net = 0; net < 2; net++)
-        tnd_holder_stop(&self->shape[net]);
-    memset(self, 0, sizeof(*self));
+    char **argv = NULL;
+    running *h;
+
+    *generation = 0;
+    if (!self || !root_of(self, spec->workspace))
+        return NULL;
+    pthread_mutex_lock(&self->lock);
+    if ((h = running_one(self))) {
+        argv = tnd_sandbox_enter_argv(spec, self->enter, h->pid, h->start,
+                                      (const char *const *)self->roots);
+        *generation = self->generation;
+    }
+    pthread_mutex_unlock(&self->lock);
+    return argv;
+}
+
+bool tnd_holder_failed(const char *output, int code)
+{
+    return code >= TND_HOLDER_NOT_ENTERED && code <= 127 && output &&
+           strncmp(output, ENTER_PREFIX, strlen(ENTER_PREFIX)) == 0;
+}
+
+void tnd_holder_refused(tnd_holder *self, unsigned generation, const char *why)
+{
+    if (!self)
+        return;
+    pthread_mutex_lock(&self->lock);
+    if (generation == self->generation && self->run) {
+        stop(&self->run);
+        if (++self->failed >= TND_HOLDER_TRIES)
+            turn_off(self, why);
+    }
+    pthread_mutex_unlock(&self->lock);
+}
+
+void tnd_holder_entered(tnd_holder *self, unsigned generation)
+{
+    if (!self)
+        return;
+    pthread_mutex_lock(&self->lock);
+    if (generation == self->generation)
+        self->failed = 0;
+    pthread_mutex_unlock(&self->lock);
 }

@@ -1,93 +1,85 @@
-/* tnd_holder - one running sandbox that an audit's skills enter, instead
- * of each starting bubblewrap of its own.
+/* tnd_holder - the reviewer's running sandbox, from which each skill's
+ * own sandbox is made, instead of by a bubblewrap start per skill.
  *
- * Starting bwrap for every skill costs ~4 ms of CPU (new namespaces,
- * ~17 mounts each reading the whole mount table), ten times the skill
- * `true` itself. A holder is that sandbox made once per audit and shape
- * (today the shape is the skill's network flag; the workspace, $HOME and
- * $TMPDIR are the audit's): bwrap with exactly a skill's options
- * (skills/sandbox.h) plus --info-fd, whose command only waits: `cat`
- * reading a pipe whose write end the holder keeps. Each skill then runs
- * as `tandem-sandbox-enter PID START DIR -- PROGRAM ARGS...` (see
- * skills/enter_main.c), which joins the holder's namespaces, drops every
- * capability and runs the command there, under skills/proc.c as bwrap
- * would be.
+ * Starting bwrap for a skill costs ~5 ms of CPU (new namespaces, ~17
+ * mounts each reading the whole mount table), ten times the skill `true`
+ * itself. A holder is the part every skill's sandbox shares, made once
+ * per reviewer process: bwrap with the system's directories as a skill
+ * has them and, instead of one workspace, the roots (the directories
+ * where this reviewer's workspaces are: its --runtime directory and its
+ * blob cache) bound writable; its command only waits (`cat` reading a
+ * pipe whose write end the holder keeps). A skill then runs as
+ * `tandem-sandbox-enter PID START ... --workspace DIR -- PROGRAM ARGS`
+ * (skills/enter_main.c), which joins the holder's user and mount
+ * namespaces and makes the rest anew for that skill alone: mount, pid,
+ * ipc, uts, cgroup and network namespaces, an empty tmpfs over each root
+ * with only its workspace bound back, fresh /tmp, /var/tmp, $HOME,
+ * $TMPDIR, /dev/shm and /dev/pts, and an init whose end kills whatever
+ * the skill left running. So skills share nothing through the holder:
+ * not the ones of an audit, and not those of two tasks a reviewer's
+ * threads serve at once (ARCHITECTURE.md, "One sandbox per reviewer").
  *
- * The reviewer starts one only for a shape three skills or more need:
- * for fewer, a bwrap each costs as much CPU and holds less memory.
- *
- * What the skills of one audit share then: the sandbox's /tmp, /var/tmp,
- * $HOME, $TMPDIR and pid namespace. They already share the writable
- * workspace and run the same model-written code, so this is no new trust
- * boundary; tasks, and audits, never share a holder. A process a skill
- * leaves behind is killed at that skill's end through its pids cgroup
- * (skills/cgroup.h) where there is one; where there is none, through its
- * process group, and at the latest when the holder stops (the end of its
- * pid namespace kills everything in it).
- *
- * The holder's bwrap dies with the thread that started it
- * (--die-with-parent): start and stop a holder on the thread that waits
- * for the audit's skills, never on a skill's own thread. */
+ * The holder is started at the first skill that needs it, and again
+ * after it ended; it does not die with that skill's thread: it ends when
+ * its pipe closes, at tnd_holder_destroy or when the reviewer dies. A
+ * skill whose workspace is not beneath a root, or that runs while there
+ * is no holder to be had, starts bwrap of its own as before. */
 #ifndef TND_HOLDER_H
 #define TND_HOLDER_H
 
 #include <stdbool.h>
 
+#include "skills/sandbox.h"
+
 typedef struct tnd_holder tnd_holder;
 
-/* The sandbox for skills running in workspace (absolute) with $HOME home
- * and $TMPDIR tmpdir (either NULL), sharing the host's network or not;
- * envp is the environment bwrap gets (NULL: this process's). bwrap is
- * the program (skills/bwrap.h). NULL with the error set when it cannot
- * be started. */
-tnd_holder *tnd_holder_start(const char *bwrap, const char *workspace,
-                             const char *home, const char *tmpdir, bool network,
-                             char *const *envp);
+/* A holder for workspaces beneath roots (NULL-terminated; each made
+ * absolute and symlink-free; one that is not a directory, or that
+ * tnd_sandbox_root_ok refuses, is left out with a warning); envp is the
+ * environment bwrap gets (NULL: this process's; kept, not copied).
+ * Nothing is started yet. Never NULL. */
+tnd_holder *tnd_holder_new(const char *const *roots, char *const *envp);
 
-/* The command line that runs argv (argv[0] absolute, as
- * tnd_sandbox_resolve gives it) in the holder with cwd dir: enter, the
- * holder's pid and start time, dir, "--", argv. Caller frees with
- * tnd_str_list_free. Safe from any thread while the holder runs. */
-char **tnd_holder_argv(const tnd_holder *self, const char *enter,
-                       const char *dir, const char *const *argv);
+/* Stop the holder, if one runs: close its pipe, wait for bwrap (2 s at
+ * most, then SIGKILL) and reap it. Skills already entered are not
+ * affected. Sets *self_p to NULL; safe on NULL. */
+void tnd_holder_destroy(tnd_holder **self_p);
 
-/* Whether argv's run ended by the enter program's own failure: it
- * printed output starting "tandem-sandbox-enter: " and exited with
- * code. 125 means the command never started (the holder is gone, or
- * could not be joined); 126 and 127 that it could not be executed. */
+/* The command line that runs spec's command (spec->argv[0] absolute, as
+ * tnd_sandbox_resolve gives it) in a sandbox of its own made from the
+ * holder, starting the holder when none runs; *generation tells which
+ * holder, for tnd_holder_refused. NULL when the skill is to start bwrap
+ * of its own: self NULL, the workspace not beneath a root, no enter
+ * program (told once), or no holder to be had (told). Caller frees with
+ * tnd_str_list_free. Safe from any thread. */
+char **tnd_holder_argv(tnd_holder *self, const tnd_sandbox_spec *spec,
+                       unsigned *generation);
+
+/* Whether a run ended by the enter program's own failure: it printed
+ * output starting "tandem-sandbox-enter: " and exited with code. 125
+ * means the command never started (the holder is gone, or the sandbox
+ * could not be made); 126 and 127 that it could not be executed. */
 bool tnd_holder_failed(const char *output, int code);
 
 /* The enter program's exit code when the command never started. */
 #define TND_HOLDER_NOT_ENTERED 125
 
-/* End the holder: close its pipe (its command ends, and with it the pid
- * namespace and everything in it), wait for bwrap (2 s at most, then
- * SIGKILL) and reap it. Sets *self_p to NULL; safe on NULL. */
-void tnd_holder_stop(tnd_holder **self_p);
+/* An entry into the holder of generation failed before its command
+ * started, for why: the holder is stopped and the next skill starts
+ * another. After TND_HOLDER_TRIES holders in a row fail so, without one
+ * entry that worked, skills start bwrap of their own for the rest of
+ * the process (told once, with why). */
+void tnd_holder_refused(tnd_holder *self, unsigned generation, const char *why);
+
+#define TND_HOLDER_TRIES 2
+
+/* An entry into the holder of generation ran its command: the count of
+ * holders refused in a row starts again. */
+void tnd_holder_entered(tnd_holder *self, unsigned generation);
 
 /* The enter program: $TANDEM_SANDBOX_ENTER when set, else
- * tandem-sandbox-enter beside this process's executable. The first call
- * in the process also tries it: a holder started in an empty directory
- * and `true` entered into it. 0 with the program in *enter (borrowed,
- * valid until the process ends), or -1 with the reason (logged once, at
- * the first call): skills then start a bwrap each. Safe from any
- * thread. */
-int tnd_holder_check(const char **enter, const char *bwrap);
-
-/* One audit's holders, one per shape (index: the network flag). */
-typedef struct tnd_holders {
-    tnd_holder *shape[2];
-    const char *enter; /* the program; NULL: no holder */
-} tnd_holders;
-
-/* Start a holder for each shape in need[] (need[1]: a skill wants the
- * network) for workspace, with $HOME and $TMPDIR from envp. One that
- * cannot be had is logged and left NULL: its skills start bwrap each.
- * Nothing is started when tnd_holder_check or tnd_bwrap_check fails. */
-void tnd_holders_start(tnd_holders *self, const bool need[2],
-                       const char *workspace, char *const *envp);
-
-/* Stop every holder; the struct is zeroed. */
-void tnd_holders_stop(tnd_holders *self);
+ * tandem-sandbox-enter beside this process's executable; absolute, into
+ * *out (caller frees). -1 with the reason when it cannot be run. */
+int tnd_holder_find_enter(char **out);
 
 #endif

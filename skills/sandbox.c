@@ -52,6 +52,10 @@ static const char *const covered_paths[] = {"/etc/shadow",
 static const char *const own_paths[] = {"/dev", "/proc", "/tmp", "/var/tmp",
                                         NULL};
 
+/* The host's resolver directory, which /etc/resolv.conf may point into:
+ * shown read-only to a skill with network: true. */
+#define RESOLVER "/run/systemd/resolve"
+
 /* Where resolve() looks when the environment has no PATH: execvp's
  * default. */
 #define DEFAULT_PATH "/bin:/usr/bin"
@@ -99,8 +103,7 @@ static bool real_executable(const char *path)
 const tnd_sandbox_host tnd_sandbox_real_host = {real_lookup, real_executable,
                                                 real_readable};
 
-/* path is dir or lies beneath it. */
-static bool under(const char *path, const char *dir)
+bool tnd_sandbox_under(const char *path, const char *dir)
 {
     size_t n = strlen(dir);
 
@@ -133,59 +136,59 @@ static void add3(args *a, const char *opt, const char *x, const char *y)
  * or /var/tmp, an empty directory there; elsewhere a tmpfs of its own,
  * unless it is "/", relative, above a directory the sandbox needs (a
  * tmpfs would hide it) or inside the workspace (writable anyway). */
-static void add_private(args *a, const char *path, const char *workspace)
+static void add_private(args *a, const char *path, const char *workspace,
+                        const char *cover)
 {
     if (!path || path[0] != '/' || strcmp(path, "/") == 0 ||
-        under(path, workspace))
+        tnd_sandbox_under(path, workspace))
         return;
-    if (under(path, "/tmp") || under(path, "/var/tmp")) {
+    if (tnd_sandbox_under(path, "/tmp") ||
+        tnd_sandbox_under(path, "/var/tmp")) {
         if (strcmp(path, "/tmp") != 0 && strcmp(path, "/var/tmp") != 0)
             add3(a, "--dir", path, NULL);
         return;
     }
     for (int i = 0; system_paths[i]; i++)
-        if (under(system_paths[i], path))
+        if (tnd_sandbox_under(system_paths[i], path))
             return;
     for (int i = 0; own_paths[i]; i++)
-        if (under(own_paths[i], path) || under(path, own_paths[i]))
+        if (tnd_sandbox_under(own_paths[i], path) ||
+            tnd_sandbox_under(path, own_paths[i]))
             return;
-    add3(a, "--tmpfs", path, NULL);
+    add3(a, cover, path, NULL);
 }
 
-char **tnd_sandbox_argv(const tnd_sandbox_spec *spec)
+/* What every sandbox has: bwrap's options, then the system's
+ * directories read-only with their secrets covered, a /dev, a /proc, and
+ * private /tmp and /var/tmp. With resolver, the host's resolver
+ * directory (an /etc/resolv.conf may point into /run) read-only. */
+static void add_base(args *a, const tnd_sandbox_host *host, const char *bwrap,
+                     bool network, bool resolver, bool dies_with_thread)
 {
-    const tnd_sandbox_host *host =
-        spec->host ? spec->host : &tnd_sandbox_real_host;
     char target[4096];
-    args a = {NULL, 0, 0};
 
-    assert(spec->bwrap && spec->workspace && spec->argv && spec->argv[0]);
-    add(&a, spec->bwrap);
+    add(a, bwrap);
     /* the sandbox dies with the reviewer's thread that runs it, and its
      * command cannot reach the reviewer's terminal (TIOCSTI) */
-    add(&a, "--die-with-parent");
-    add(&a, "--new-session");
-    add(&a, "--unshare-user");
-    add(&a, "--unshare-pid");
-    add(&a, "--unshare-ipc");
-    add(&a, "--unshare-uts");
-    add(&a, "--unshare-cgroup-try");
-    if (!spec->network)
-        add(&a, "--unshare-net");
-    add3(&a, "--cap-drop", "ALL", NULL);
-    if (spec->info_fd > 2) {
-        char fd[16];
-        snprintf(fd, sizeof(fd), "%d", spec->info_fd);
-        add3(&a, "--info-fd", fd, NULL);
-    }
+    if (dies_with_thread)
+        add(a, "--die-with-parent");
+    add(a, "--new-session");
+    add(a, "--unshare-user");
+    add(a, "--unshare-pid");
+    add(a, "--unshare-ipc");
+    add(a, "--unshare-uts");
+    add(a, "--unshare-cgroup-try");
+    if (!network)
+        add(a, "--unshare-net");
+    add3(a, "--cap-drop", "ALL", NULL);
     for (int i = 0; system_paths[i]; i++) {
         const char *p = system_paths[i];
         switch (host->lookup(p, target, sizeof(target))) {
         case TND_SANDBOX_PATH_DIR:
-            add3(&a, "--ro-bind", p, p);
+            add3(a, "--ro-bind", p, p);
             break;
         case TND_SANDBOX_PATH_SYMLINK:
-            add3(&a, "--symlink", target, p);
+            add3(a, "--symlink", target, p);
             break;
         default: /* absent, or a file where a directory belongs */
             break;
@@ -199,32 +202,128 @@ char **tnd_sandbox_argv(const tnd_sandbox_spec *spec)
             continue;
         switch (kind) {
         case TND_SANDBOX_PATH_DIR:
-            add3(&a, "--tmpfs", p, NULL);
-            add3(&a, "--remount-ro", p, NULL);
+            add3(a, "--tmpfs", p, NULL);
+            add3(a, "--remount-ro", p, NULL);
             break;
         case TND_SANDBOX_PATH_FILE:
-            add3(&a, "--ro-bind", "/dev/null", p);
+            add3(a, "--ro-bind", "/dev/null", p);
             break;
         default: /* a symlink leads out of /etc or to a covered path */
             break;
         }
     }
-    add3(&a, "--dev", "/dev", NULL);
-    add3(&a, "--proc", "/proc", NULL);
-    add3(&a, "--tmpfs", "/tmp", NULL);
-    add3(&a, "--tmpfs", "/var/tmp", NULL);
-    /* a resolver's file /etc/resolv.conf may point into /run */
-    if (spec->network && host->lookup("/run/systemd/resolve", target,
-                                      sizeof(target)) == TND_SANDBOX_PATH_DIR)
-        add3(&a, "--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
-    add_private(&a, spec->tmpdir, spec->workspace);
+    add3(a, "--dev", "/dev", NULL);
+    add3(a, "--proc", "/proc", NULL);
+    add3(a, "--tmpfs", "/tmp", NULL);
+    add3(a, "--tmpfs", "/var/tmp", NULL);
+    if (resolver &&
+        host->lookup(RESOLVER, target, sizeof(target)) == TND_SANDBOX_PATH_DIR)
+        add3(a, "--ro-bind", RESOLVER, RESOLVER);
+}
+
+/* $TMPDIR and $HOME made private (see add_private), with cover the
+ * option that puts an empty tmpfs on a directory. */
+static void add_privates(args *a, const tnd_sandbox_spec *spec,
+                         const char *cover)
+{
+    add_private(a, spec->tmpdir, spec->workspace, cover);
     if (!spec->home || !spec->tmpdir || strcmp(spec->home, spec->tmpdir) != 0)
-        add_private(&a, spec->home, spec->workspace);
+        add_private(a, spec->home, spec->workspace, cover);
+}
+
+static void add_argv(args *a, const char *const *argv)
+{
+    add(a, "--");
+    for (const char *const *p = argv; *p; p++)
+        add(a, *p);
+}
+
+static const tnd_sandbox_host *host_of(const tnd_sandbox_spec *spec)
+{
+    return spec->host ? spec->host : &tnd_sandbox_real_host;
+}
+
+char **tnd_sandbox_argv(const tnd_sandbox_spec *spec)
+{
+    args a = {NULL, 0, 0};
+
+    assert(spec->bwrap && spec->workspace && spec->argv && spec->argv[0]);
+    add_base(&a, host_of(spec), spec->bwrap, spec->network, spec->network,
+             true);
+    add_privates(&a, spec, "--tmpfs");
     add3(&a, "--bind", spec->workspace, spec->workspace);
     add3(&a, "--chdir", spec->workspace, NULL);
-    add(&a, "--");
-    for (const char *const *p = spec->argv; *p; p++)
-        add(&a, *p);
+    add_argv(&a, spec->argv);
+    return a.v;
+}
+
+bool tnd_sandbox_root_ok(const char *dir)
+{
+    if (!dir || dir[0] != '/' || strcmp(dir, "/") == 0 || strstr(dir, "/./") ||
+        strstr(dir, "/../") || strstr(dir, "//"))
+        return false;
+    for (int i = 0; system_paths[i]; i++)
+        if (tnd_sandbox_under(system_paths[i], dir) ||
+            tnd_sandbox_under(dir, system_paths[i]))
+            return false;
+    for (int i = 0; own_paths[i]; i++)
+        if (tnd_sandbox_under(own_paths[i], dir))
+            return false;
+    /* what the sandbox makes of its own; beneath /tmp and /var/tmp is
+     * where a runtime directory usually is */
+    return !tnd_sandbox_under(dir, "/dev") && !tnd_sandbox_under(dir, "/proc");
+}
+
+char **tnd_sandbox_holder_argv(const char *bwrap, const char *const *roots,
+                               int info_fd, const char *const *argv,
+                               const tnd_sandbox_host *host)
+{
+    args a = {NULL, 0, 0};
+    char fd[16];
+
+    assert(bwrap && roots && argv && argv[0] && info_fd > 2);
+    /* it outlives the thread that starts it: it ends when its command
+     * reads the end of its stdin (skills/holder.h) */
+    add_base(&a, host ? host : &tnd_sandbox_real_host, bwrap, false, true,
+             false);
+    snprintf(fd, sizeof(fd), "%d", info_fd);
+    add3(&a, "--info-fd", fd, NULL);
+    for (const char *const *r = roots; *r; r++) {
+        assert(tnd_sandbox_root_ok(*r));
+        add3(&a, "--bind", *r, *r);
+    }
+    add3(&a, "--chdir", "/", NULL);
+    add_argv(&a, argv);
+    return a.v;
+}
+
+char **tnd_sandbox_enter_argv(const tnd_sandbox_spec *spec, const char *enter,
+                              long pid, unsigned long long start,
+                              const char *const *roots)
+{
+    const tnd_sandbox_host *host = host_of(spec);
+    char target[4096], num[32];
+    args a = {NULL, 0, 0};
+
+    assert(enter && spec->workspace && spec->argv && spec->argv[0]);
+    add(&a, enter);
+    snprintf(num, sizeof(num), "%ld", pid);
+    add(&a, num);
+    snprintf(num, sizeof(num), "%llu", start);
+    add(&a, num);
+    if (spec->network)
+        add(&a, "--network");
+    /* the roots first: no other workspace stays in sight */
+    for (const char *const *r = roots; *r; r++)
+        add3(&a, "--cover", *r, NULL);
+    add3(&a, "--cover", "/tmp", NULL);
+    add3(&a, "--cover", "/var/tmp", NULL);
+    if (!spec->network &&
+        host->lookup(RESOLVER, target, sizeof(target)) == TND_SANDBOX_PATH_DIR)
+        add3(&a, "--cover", RESOLVER, NULL);
+    add_privates(&a, spec, "--cover");
+    add3(&a, "--workspace", spec->workspace, NULL);
+    add_argv(&a, spec->argv);
     return a.v;
 }
 
@@ -249,14 +348,14 @@ static bool shows(const char *path, const char *workspace,
 {
     char target[4096];
 
-    if (workspace && under(path, workspace))
+    if (workspace && tnd_sandbox_under(path, workspace))
         return true;
     for (int i = 0; covered_paths[i]; i++)
-        if (under(path, covered_paths[i]))
+        if (tnd_sandbox_under(path, covered_paths[i]))
             return false;
     for (int i = 0; system_paths[i]; i++) {
         const char *s = system_paths[i];
-        if (!under(path, s))
+        if (!tnd_sandbox_under(path, s))
             continue;
         switch (host->lookup(s, target, sizeof(target))) {
         case TND_SANDBOX_PATH_DIR:

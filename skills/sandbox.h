@@ -15,12 +15,10 @@
  * files, ssh host keys, ssl private keys) are covered where this user could
  * read them (as root: always; elsewhere their permissions keep them unread).
  *
- * A skill of an audit runs in the audit's sandbox of its shape, made
- * once with this command line and entered (skills/holder.h); the
- * guarantees above hold for it all the same, and its audit's other
- * skills share the sandbox's /tmp, /var/tmp, $HOME, $TMPDIR and pid
- * namespace (a process a skill leaves is killed at its end through its
- * cgroup or process group, at the latest when the audit's sandbox ends).
+ * A skill usually runs in a sandbox made from the reviewer's running
+ * one (skills/holder.h) by the enter program rather than by a bwrap
+ * start of its own; the guarantees above hold for it all the same, and
+ * it shares no namespace, /tmp, $HOME or process with any other skill.
  *
  * Building the command line is pure given what the host's paths are, so
  * a test can give a host of its own (tnd_sandbox_host). Whether bwrap
@@ -62,15 +60,46 @@ typedef struct tnd_sandbox_spec {
     const char *home;             /* $HOME the command sees, or NULL */
     const char *tmpdir;           /* $TMPDIR the command sees, or NULL */
     bool network;                 /* share the host's network */
-    int info_fd;                  /* > 2: bwrap writes the sandbox's pids
-                                     to it (--info-fd; skills/holder.h);
-                                     else none */
     const tnd_sandbox_host *host; /* NULL: tnd_sandbox_real_host */
 } tnd_sandbox_spec;
 
 /* The command line: bwrap, its options, "--", then the command. NULL-
  * terminated; caller frees with tnd_str_list_free(). */
 char **tnd_sandbox_argv(const tnd_sandbox_spec *spec);
+
+/* Whether path is dir or lies beneath it (both absolute, compared as
+ * text). */
+bool tnd_sandbox_under(const char *path, const char *dir);
+
+/* Whether dir (absolute) may be a holder's root, a directory bound
+ * writable into the reviewer's running sandbox (skills/holder.h): not
+ * "/", no "." or ".." or "//", not a system directory, nor beneath one,
+ * nor above one or above /dev, /proc, /tmp or /var/tmp, nor beneath /dev
+ * or /proc. */
+bool tnd_sandbox_root_ok(const char *dir);
+
+/* The holder's command line: bwrap with the system's directories as a
+ * skill has them, the resolver directory read-only when the host has
+ * one, roots (NULL-terminated, each tnd_sandbox_root_ok) bound writable
+ * at their place instead of a workspace, cwd "/", the sandbox's pids
+ * written to info_fd (> 2), and argv. It does not die with the thread
+ * that starts it: it ends when its command does. host NULL: the real
+ * one. Caller frees with tnd_str_list_free(). */
+char **tnd_sandbox_holder_argv(const char *bwrap, const char *const *roots,
+                               int info_fd, const char *const *argv,
+                               const tnd_sandbox_host *host);
+
+/* The command line that runs spec's command in a sandbox made from the
+ * holder whose first process is pid (start time start) by the enter
+ * program (skills/enter_main.c): enter, pid, start, [--network], a
+ * --cover for each of roots (the holder's), /tmp and /var/tmp, the
+ * resolver directory without the network, $TMPDIR and $HOME made
+ * private as a skill's own sandbox makes them (--dir or --cover),
+ * --workspace, "--", the command. spec->bwrap is not used. Caller frees
+ * with tnd_str_list_free(). */
+char **tnd_sandbox_enter_argv(const tnd_sandbox_spec *spec, const char *enter,
+                              long pid, unsigned long long start,
+                              const char *const *roots);
 
 /* Whether the command in the sandbox sees the host's path at the same
  * place (under a system directory that is bound and not covered, or

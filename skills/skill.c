@@ -25,10 +25,9 @@
 #include "skills/sandbox.h"
 
 /* Processes (and threads) the sandbox itself adds to a skill's: bwrap,
- * and the init of its pid namespace; or, entering an audit's sandbox,
- * the enter program (the holder's init is in no skill's cgroup). */
+ * or the enter program (skills/holder.h), and the init of the skill's
+ * pid namespace. */
 #define SANDBOX_TASKS 2
-#define ENTER_TASKS   1
 /* Room above the count RLIMIT_NPROC is set to when no cgroup counts
  * (see limit_processes): the user's other processes come and go. */
 #define NPROC_SLACK 16
@@ -135,12 +134,20 @@ static char *clean_output(const tnd_proc_result *res, size_t cap)
     return with;
 }
 
-/* The bwrap command line for skill's command (see sandbox.h), or the
- * one entering holder with enter (holder.h) when holder is set, its
+/* How a sandboxed skill is started. */
+typedef struct start_how {
+    const char *bwrap;   /* the program, for a sandbox of its own */
+    tnd_holder *holder;  /* the reviewer's; NULL: none */
+    bool own;            /* start bwrap even with a holder */
+    bool entered;        /* after sandbox_argv: it enters the holder */
+    unsigned generation; /* of the holder it enters */
+} start_how;
+
+/* The command line that runs skill's command in a sandbox made from
+ * the holder (holder.h), or else in a bwrap of its own (sandbox.h), its
  * program found as the sandbox sees it. -1 with the reason. */
 static int sandbox_argv(char ***out, const tnd_skill_config *skill,
-                        const tnd_skill_ctx *ctx, const char *bwrap,
-                        const tnd_holder *holder, const char *enter)
+                        const tnd_skill_ctx *ctx, start_how *how)
 {
     char *const *envp = ctx->envp;
     const char **argv;
@@ -164,14 +171,17 @@ static int sandbox_argv(char ***out, const tnd_skill_config *skill,
     for (size_t i = 1; i < n; i++)
         argv[i] = skill->command.argv[i];
     memset(&sb, 0, sizeof(sb));
-    sb.bwrap = bwrap;
+    sb.bwrap = how->bwrap;
     sb.workspace = dir ? dir : ctx->dir;
     sb.argv = argv;
     sb.home = tnd_env_get(envp, "HOME");
     sb.tmpdir = tnd_env_get(envp, "TMPDIR");
     sb.network = skill->network;
-    *out = holder ? tnd_holder_argv(holder, enter, sb.workspace, argv)
-                  : tnd_sandbox_argv(&sb);
+    if (!how->own)
+        *out = tnd_holder_argv(how->holder, &sb, &how->generation);
+    how->entered = *out != NULL;
+    if (!*out)
+        *out = tnd_sandbox_argv(&sb);
     free(argv);
     free(prog);
     free(dir);
@@ -184,18 +194,17 @@ typedef struct watcher {
     tnd_cgroup *cg; /* the skill's pids cgroup, or NULL */
     long max;       /* the skill's processes, at most */
     long adjust;    /* the skill's processes minus those below the one
-                       tandem started: -1 under bwrap (its init is
-                       below), 0 entering a holder, 1 run directly */
+                       tandem started: -1 sandboxed (the init of its
+                       pid namespace is below bwrap or the enter
+                       program), 1 run directly */
     bool refused;   /* after the run: the cgroup refused a fork */
 } watcher;
 
 /* Has the skill gone over its process limit? With a cgroup, the kernel
  * refused it a fork; else its tree, counted below the process tandem
- * started (bwrap: its namespace's init, then the command and what it
- * started; the enter program: the command and what it started; a
- * command run directly: what it started), is too big. What a skill in a
- * holder orphans is the holder's init's, uncounted: RLIMIT_NPROC bounds
- * it still. */
+ * started (bwrap or the enter program: its namespace's init, then the
+ * command and what it started; a command run directly: what it
+ * started), is too big. */
 static int over_limit(int pid, void *payload)
 {
     const watcher *w = payload;
@@ -213,17 +222,16 @@ static int over_limit(int pid, void *payload)
  * a user's processes, in every namespace; and never root's), and the
  * skill's tree counted. Either way a skill over it is killed. */
 static void limit_processes(tnd_proc_spec *spec, watcher *w,
-                            const tnd_skill_config *skill, bool sandboxed,
-                            bool entered)
+                            const tnd_skill_config *skill, bool sandboxed)
 {
     static atomic_flag warned = ATOMIC_FLAG_INIT;
-    long extra = entered ? ENTER_TASKS : sandboxed ? SANDBOX_TASKS : 0;
+    long extra = sandboxed ? SANDBOX_TASKS : 0;
 
     memset(w, 0, sizeof(*w));
     if (skill->limits.processes <= 0)
         return;
     w->max = skill->limits.processes;
-    w->adjust = entered ? 0 : sandboxed ? -1 : 1;
+    w->adjust = sandboxed ? -1 : 1;
     spec->watch = over_limit;
     spec->watch_payload = w;
     if ((w->cg = tnd_cgroup_new(w->max + extra))) {
@@ -251,22 +259,10 @@ static void fail_result(tnd_skill_result *out, tnd_isolation sandbox,
     out->output = tnd_xasprintf("%s\n", why);
 }
 
-/* The holder skill enters, or NULL: it starts bwrap of its own. */
-static const tnd_holder *holder_for(const tnd_skill_config *skill,
-                                    const tnd_skill_ctx *ctx)
-{
-    if (skill->sandbox != TND_SANDBOX_BWRAP || !ctx->holders ||
-        !ctx->holders->enter)
-        return NULL;
-    return ctx->holders->shape[skill->network ? 1 : 0];
-}
-
-/* Run skill's command once (in holder when set, else in a bwrap of its
- * own when sandboxed). 0 with *res; -1 with the reason when it could not
- * start. */
+/* Run skill's command once (sandboxed as how says). 0 with *res; -1
+ * with the reason when it could not start. */
 static int run_once(tnd_proc_result *res, const tnd_skill_config *skill,
-                    const tnd_skill_ctx *ctx, const char *bwrap,
-                    const tnd_holder *holder, size_t cap)
+                    const tnd_skill_ctx *ctx, start_how *how, size_t cap)
 {
     bool sandboxed = skill->sandbox == TND_SANDBOX_BWRAP;
     tnd_proc_spec spec;
@@ -275,9 +271,7 @@ static int run_once(tnd_proc_result *res, const tnd_skill_config *skill,
     int rc;
 
     memset(res, 0, sizeof(*res));
-    if (sandboxed &&
-        sandbox_argv(&argv, skill, ctx, bwrap, holder,
-                     ctx->holders ? ctx->holders->enter : NULL) < 0)
+    if (sandboxed && sandbox_argv(&argv, skill, ctx, how) < 0)
         return -1;
     memset(&spec, 0, sizeof(spec));
     spec.argv = (const char *const *)(argv ? argv : skill->command.argv);
@@ -290,7 +284,7 @@ static int run_once(tnd_proc_result *res, const tnd_skill_config *skill,
     spec.rlimit_cpu_s = skill->limits.cpu_s;
     spec.rlimit_as_bytes = skill->limits.memory_bytes;
     spec.rlimit_fsize_bytes = skill->limits.file_bytes;
-    limit_processes(&spec, &w, skill, sandboxed, holder != NULL);
+    limit_processes(&spec, &w, skill, sandboxed);
 
     rc = tnd_proc_run(res, &spec);
     w.refused = w.cg && tnd_cgroup_refused(w.cg);
@@ -310,8 +304,7 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
     tnd_proc_result res;
     size_t cap = skill->output_cap;
     bool sandboxed = skill->sandbox == TND_SANDBOX_BWRAP;
-    const tnd_holder *holder = holder_for(skill, ctx);
-    const char *bwrap = NULL;
+    start_how how;
     int rc;
 
     if (*skill->builtin) {
@@ -324,7 +317,9 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
     out->required = skill->required;
     out->command = tnd_xstrdup(skill->command.display);
     out->sandbox = sandboxed ? TND_ISOLATION_BWRAP : TND_ISOLATION_NONE;
-    if (sandboxed && tnd_bwrap_check(&bwrap) < 0) {
+    memset(&how, 0, sizeof(how));
+    how.holder = ctx->holder;
+    if (sandboxed && tnd_bwrap_check(&how.bwrap) < 0) {
         char *why =
             tnd_xasprintf("%s\nfix: %s", tnd_error_last(), TND_BWRAP_FIX);
         fail_result(out, TND_ISOLATION_UNAVAILABLE, why);
@@ -336,17 +331,22 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
     if (cap == 0 || cap > TND_BODY_MAX_OUTPUT - 4096 - TND_PROC_MIDDLE_MAX)
         cap = TND_BODY_MAX_OUTPUT - 4096 - TND_PROC_MIDDLE_MAX;
 
-    rc = run_once(&res, skill, ctx, bwrap, holder, cap);
-    if (rc == 0 && holder && res.status == TND_PROC_EXITED &&
+    rc = run_once(&res, skill, ctx, &how, cap);
+    if (rc == 0 && how.entered && res.status == TND_PROC_EXITED &&
         res.exit_code == TND_HOLDER_NOT_ENTERED &&
         tnd_holder_failed(res.output, res.exit_code)) {
-        /* the audit's sandbox could not be entered (it ended?): the
-         * command never started, so it runs in a sandbox of its own */
-        tnd_log_warn("skill %s: %.*s; it runs in a sandbox of its own",
-                     skill->name, (int)strcspn(res.output, "\n"), res.output);
+        /* its sandbox could not be made from the reviewer's (it ended?):
+         * the command never started, so it runs in a sandbox of its own */
+        char *why = tnd_xstrndup(res.output, strcspn(res.output, "\n"));
+        tnd_log_warn("skill %s: %s; it runs in a sandbox of its own",
+                     skill->name, why);
+        tnd_holder_refused(how.holder, how.generation, why);
+        free(why);
         tnd_proc_result_free(&res);
-        holder = NULL;
-        rc = run_once(&res, skill, ctx, bwrap, NULL, cap);
+        how.own = true;
+        rc = run_once(&res, skill, ctx, &how, cap);
+    } else if (rc == 0 && how.entered) {
+        tnd_holder_entered(how.holder, how.generation);
     }
     if (rc < 0) {
         fail_result(out, out->sandbox, tnd_error_last());
@@ -365,7 +365,7 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
             strncmp(out->output, "bwrap: ", 7) == 0)
             out->status = TND_SKILL_ERROR;
         /* nor could the enter program (holder.h) */
-        if (holder && tnd_holder_failed(out->output, res.exit_code))
+        if (how.entered && tnd_holder_failed(out->output, res.exit_code))
             out->status = TND_SKILL_ERROR;
         break;
     case TND_PROC_TIMEOUT:

@@ -19,14 +19,14 @@
 
 /* Where and on what a skill runs; everything borrowed. */
 typedef struct tnd_skill_ctx {
-    const char *dir;            /* the workspace: the command's cwd */
-    const char *diff;           /* the proposal; built-in skills read it */
-    char *const *envp;          /* see tnd_env_scrubbed */
-    const atomic_int *cancel;   /* may be NULL */
-    const tnd_holders *holders; /* the audit's running sandboxes, which
-                                   sandboxed skills enter (see holder.h);
-                                   NULL, or none of the skill's shape:
-                                   it starts bwrap of its own */
+    const char *dir;          /* the workspace: the command's cwd */
+    const char *diff;         /* the proposal; built-in skills read it */
+    char *const *envp;        /* see tnd_env_scrubbed */
+    const atomic_int *cancel; /* may be NULL */
+    tnd_holder *holder;       /* the reviewer's running sandbox, from
+                                 which a sandboxed skill's own is made
+                                 (see holder.h); NULL: it starts bwrap
+                                 of its own */
 } tnd_skill_ctx;
 
 /* Run skill and fill *out (free with tnd_skill_result_clear). Never

@@ -1,20 +1,30 @@
 #!/bin/sh
-# The sandboxed skills of one audit enter one running sandbox per shape
-# (skills/holder.h) instead of starting bubblewrap each (issue 8). Every
-# guarantee of the sandbox is checked from inside a skill run that way;
-# two skills share the sandbox's /tmp but not what the first left
-# running; network: true and false skills get a holder each, when three
-# skills or more need it (fewer start a bwrap each); a reviewer
-# killed mid-audit leaves no holder behind; without the enter program,
-# skills start a bwrap each, as before.
+# Each sandboxed skill gets a sandbox of its own made from the reviewer's
+# running one (skills/holder.h, bin/tandem-sandbox-enter) instead of a
+# bubblewrap start (issue 8). Every guarantee of the sandbox is checked
+# from inside a skill run that way; skills share nothing through it (not
+# /tmp, not a process, not another workspace under the runtime
+# directory); what a skill leaves running ends with it; network: true
+# keeps the host's network; a holder that died is started again; a
+# reviewer killed mid-audit leaves nothing behind; without the enter
+# program, skills start a bwrap each, as before.
 . "$(dirname "$0")/lib.sh"
 
 DEMO_CASSETTE=$TOP/examples/demo/cassette.json
+RUNTIME=$TMPDIR/tandem-$(id -u)
 
-# a host process no skill may see
+# a host process no skill may see, and a file of the runtime directory
+# (as another task's workspace would be) no skill may see either
 sleep 3000.$$ &
 HOST_SLEEP=$!
 trap 'st=$?; kill $HOST_SLEEP 2>/dev/null; (exit $st); cleanup' EXIT
+mkdir -m 700 "$RUNTIME" && mkdir "$RUNTIME/other-task.$$"
+echo secret >"$RUNTIME/other-task.$$/file"
+
+parent() { ps -o ppid= -p "$1" | tr -d ' '; }
+
+# pid 1 of the skill's pid namespace is the enter program's init
+ENTERED="tr '\\\\0' ' ' </proc/1/cmdline | grep -q '[t]andem-sandbox-enter' && echo entered"
 
 # config SKILLS: the demo's agents.yaml with these reviewer skills and
 # the skills below
@@ -31,10 +41,15 @@ skills:
       for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' <\$f; echo; done >/tmp/cmdlines
       grep -q '[3]000\\.$$' /tmp/cmdlines && echo sees-host
       grep -q 'tandem-[r]eviewer' /tmp/cmdlines && echo sees-reviewer
-      grep -q '^/usr/bin/[c]at \$\|^/bin/[c]at \$' /tmp/cmdlines && echo entered
+      grep -q '^/usr/bin/[c]at \$\|^/bin/[c]at \$' /tmp/cmdlines && echo sees-holder
+      $ENTERED
+      echo "processes: \$(ls -d /proc/[0-9]* | wc -l)"
       echo "interfaces: \$(sed -n 's/^ *\\([^:]*\\):.*/\\1/p' /proc/net/dev | sort | tr '\\n' ' ')"
+      python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); socket.create_connection(s.getsockname(), 5); print("loopback-up")'
       unshare -m true 2>/dev/null && echo unshare-allowed || echo unshare-refused
       mount -t tmpfs none /tmp 2>/dev/null && echo mount-allowed || echo mount-refused
+      cat "$RUNTIME/other-task.$$/file" 2>/dev/null && echo sees-other-task
+      echo "beside the workspace: \$(ls -A ..)"
       true
   first:
     required: false
@@ -49,18 +64,17 @@ skills:
     required: false
     network: true
     command: |
-      grep -q '^/usr/bin/[c]at \$\|^/bin/[c]at \$' /tmp/cmdlines 2>/dev/null && echo same-sandbox-as-inside
+      $ENTERED
       echo "interfaces: \$(sed -n 's/^ *\\([^:]*\\):.*/\\1/p' /proc/net/dev | sort | tr '\\n' ' ')"
-      for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' <\$f; echo; done | grep -q '^/usr/bin/[c]at \$\|^/bin/[c]at \$' && echo entered
       true
-  nets2:
+  gate:
     required: false
-    network: true
-    command: "true"
-  nets3:
+    timeout_s: 60
+    command: "i=0; while [ ! -e go ] && [ \$i -lt 6000 ]; do sleep 0.01; i=\$((i+1)); done; rm -f go; echo gate-open"
+  later:
     required: false
-    network: true
-    command: "true"
+    after: [gate]
+    command: "$ENTERED; true"
   hang:
     required: false
     command: [sleep, "5000.$$"]
@@ -68,9 +82,9 @@ skills:
 YAML
 }
 
-# ---- the guarantees, from inside an entered skill -----------------------
+# ---- the guarantees, from inside a skill -------------------------------
 copy_demo
-config "build, test, inside, first, second, nets, nets2, nets3"
+config "build, test, inside, first, second, nets"
 TANDEM_TIMEOUT=120 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "the demo approves with the entered skills beside it"
 dir=$(session_dir)
@@ -78,52 +92,74 @@ out=$(skill_output "$dir" inside)
 for want in "CapInh:	0000000000000000" "CapPrm:	0000000000000000" \
     "CapEff:	0000000000000000" "CapBnd:	0000000000000000" \
     "CapAmb:	0000000000000000" "NoNewPrivs:	1" shadow-covered \
-    "interfaces: lo " unshare-refused mount-refused entered; do
+    "interfaces: lo " loopback-up unshare-refused mount-refused entered \
+    "beside the workspace: workspace"; do
     case $out in *"$want"*) ;; *) fail "inside: lacks '$want': $out" ;; esac
 done
-case $out in *sees-host* | *sees-reviewer*) fail "inside: sees the host: $out" ;; esac
-pass "an entered skill has no capability, no new privileges, no host process, no network, no mount"
+case $out in *sees-host* | *sees-reviewer* | *sees-holder* | *sees-other-task*)
+    fail "inside: sees what is not its own: $out" ;;
+esac
+# its init, its shell, and the subshell, ls and wc counting them
+n=$(echo "$out" | sed -n 's/^processes: //p')
+[ -n "$n" ] && [ "$n" -le 5 ] || fail "inside: sees $n processes: $out"
+pass "a skill has no capability, no new privileges, no other process, no other workspace, its own loopback only"
 
 out=$(skill_output "$dir" nets)
 case $out in *entered*) ;; *) fail "nets: not entered: $out" ;; esac
-case $out in *same-sandbox-as-inside*) fail "nets shares the network:false sandbox: $out" ;; esac
 host_ifs=$(sed -n 's/^ *\([^:]*\):.*/\1/p' /proc/net/dev | sort | tr '\n' ' ')
 case $out in *"interfaces: $host_ifs"*) ;; *) fail "nets: not the host's network ($host_ifs): $out" ;; esac
-pass "a network: true skill enters a sandbox of its own shape, with the host's network"
+pass "a network: true skill keeps the host's network"
 
-[ "$(skill_output "$dir" second | head -n 1)" = shared ] ||
-    fail "second: $(skill_output "$dir" second)"
-if grep -q "skills. process limits" "$dir/logs/reviewer-1.log"; then
-    echo "# no pids cgroup here: a stray lives until the audit's end"
-else
-    case $(skill_output "$dir" second) in *stray-gone*) ;;
-    *) fail "second: the first skill's stray survived: $(skill_output "$dir" second)" ;;
-    esac
-fi
-pgrep -f "sleep 4000\.$$" >/dev/null && fail "a skill's stray outlived the audit"
+out=$(skill_output "$dir" second)
+case $out in *not-shared*stray-gone*) ;;
+*) fail "second: sees what the first left: $out" ;;
+esac
+pgrep -f "sleep 4000\.$$" >/dev/null && fail "a skill's stray outlived it"
 expect_no_leftovers "$dir"
-pass "two skills of an audit share its sandbox's /tmp, not the first one's strays"
+pass "a skill's /tmp is its own, and what it leaves running ends with it"
 
-# ---- a shape fewer than three skills need gets no holder -----------------
-# (a holder is a bwrap start, a handshake and processes held for the
-# audit: for two skills no cheaper than a bwrap each)
+# ---- a holder that died is started again ------------------------------
 copy_demo
-config "build, test, inside, nets, nets2"
-TANDEM_TIMEOUT=120 run tandem run --repo "$T/demo" "make the failing test pass"
-expect_rc 0 "the demo approves with one network: true skill"
+config "build, test, gate, later"
+TANDEM_TIMEOUT=120 tandem run --repo "$T/demo" "make the failing test pass" \
+    >"$T/out" 2>"$T/err" &
+TANDEM_PID=$!
+# the gate skill waits in every audit until the test lets it go; in the
+# first, the holder is killed while it waits
+holder= last= i=0
+while kill -0 "$TANDEM_PID" 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -gt 12000 ] && fail "the run did not end"
+    waiter=$(pgrep -f '^/bin/sh -c i=0; while' | head -n 1)
+    if [ -n "$waiter" ] && [ "$waiter" != "$last" ] &&
+        ws=$(readlink "/proc/$waiter/cwd"); then
+        if [ -z "$holder" ]; then
+            # the waiting shell's parents: its init, the enter program,
+            # the reviewer
+            enter=$(parent "$(parent "$waiter")")
+            [ "$(ps -o comm= -p "$enter")" = tandem-sandbox- ] ||
+                fail "the gate was not entered: $(ps -o args= -p "$enter")"
+            reviewer=$(parent "$enter")
+            holder=$(pgrep -P "$reviewer" -f '^[^ ]*bwrap .*--info-fd')
+            [ -n "$holder" ] || fail "the reviewer ($reviewer) runs no holder"
+            kill -9 "$holder"
+        fi
+        touch "$ws/go"
+        last=$waiter
+    fi
+    sleep 0.01
+done
+wait "$TANDEM_PID"
+rc=$?
+[ "$rc" -eq 0 ] || fail "the run with a holder killed ended $rc: $(tail -n 5 "$T/err")"
 dir=$(session_dir)
-case $(skill_output "$dir" inside) in *entered*) ;;
-*) fail "inside: not entered: $(skill_output "$dir" inside)" ;;
+case $(skill_output "$dir" later) in *entered*) ;;
+*) fail "later: not entered after the holder died: $(skill_output "$dir" later)" ;;
 esac
-case $(skill_output "$dir" nets) in
-*entered*) fail "nets, one of two of its shape, was entered: $(skill_output "$dir" nets)" ;;
-*interfaces:*) ;;
-*) fail "nets did not run: $(skill_output "$dir" nets)" ;;
-esac
-expect_no_leftovers "$dir"
-pass "two skills of a shape start a sandbox each; three enter theirs"
+expect_in "$dir/logs/reviewer-1.log" "the reviewer's sandbox (bwrap $holder) ended; starting another"
+pass "a holder that died is replaced, and skills keep their sandbox"
 
-# ---- the reviewer killed mid-audit leaves no holder ---------------------
+# ---- the reviewer killed mid-audit leaves nothing behind --------------
 copy_demo
 config "build, test, hang, nets"
 TANDEM_TIMEOUT=120 tandem run --repo "$T/demo" "make the failing test pass" \
@@ -135,18 +171,20 @@ while ! sleeper=$(pgrep -f "^/[a-z/]*sleep 5000\.$$" | head -n 1) || [ -z "$slee
     [ $i -gt 6000 ] && fail "the hanging skill never started"
     sleep 0.01
 done
-# sleep's parent is the enter program, whose parent is the reviewer
-enter=$(ps -o ppid= -p "$sleeper" | tr -d ' ')
-reviewer=$(ps -o ppid= -p "$enter" | tr -d ' ')
+# sleep's parent is the init of its namespace, a child of the enter
+# program, whose parent is the reviewer
+init=$(parent "$sleeper")
+enter=$(parent "$init")
+reviewer=$(parent "$enter")
 [ "$(ps -o comm= -p "$enter")" = tandem-sandbox- ] ||
     fail "the skill was not entered: its parent is $(ps -o args= -p "$enter")"
-holders=$(pgrep -P "$reviewer" bwrap | tr '\n' ' ')
+holders=$(pgrep -P "$reviewer" -f '^[^ ]*bwrap .*--info-fd' | tr '\n' ' ')
 [ -n "$holders" ] || fail "the reviewer ($reviewer) has no holder"
 kill -9 "$reviewer"
 i=0
 while :; do
     left=
-    for p in $holders $sleeper $enter; do
+    for p in $holders $sleeper $init $enter; do
         if kill -0 "$p" 2>/dev/null &&
             ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null; then
             left="$left $p"
@@ -171,9 +209,10 @@ expect_rc 0 "the demo approves without the enter program"
 dir=$(session_dir)
 out=$(skill_output "$dir" inside)
 case $out in *entered*) fail "inside: entered without the program: $out" ;; esac
-for want in "CapEff:	0000000000000000" "NoNewPrivs:	1" "interfaces: lo "; do
+for want in "CapEff:	0000000000000000" "NoNewPrivs:	1" "interfaces: lo " \
+    "beside the workspace: workspace"; do
     case $out in *"$want"*) ;; *) fail "inside (fallback): lacks '$want': $out" ;; esac
 done
-expect_in "$dir/logs/reviewer-1.log" "skills start a sandbox each, not one per audit"
+expect_in "$dir/logs/reviewer-1.log" "skills start a sandbox each, not one per reviewer"
 expect_no_leftovers "$dir"
 pass "without tandem-sandbox-enter, each skill starts its own sandbox"

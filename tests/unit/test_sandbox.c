@@ -182,31 +182,110 @@ static void merged_usr_host_without_network(void **state)
                         "-- /usr/bin/make test");
 }
 
-/* A holder (skills/holder.h) gets exactly a skill's options and an
- * info fd, after --cap-drop: the pids of the sandbox are written there. */
-static void a_holder_has_an_info_fd(void **state)
+/* The holder (skills/holder.h): a skill's system directories, the
+ * resolver's directory whatever the network, its pids on the info fd,
+ * the roots bound writable instead of a workspace, cwd /; and it does
+ * not die with the thread that starts it. */
+static void a_holder_binds_its_roots(void **state)
 {
-    tnd_sandbox_spec spec = {
-        .bwrap = "/usr/bin/bwrap",
-        .workspace = "/home/u/tmp/tandem-1000/S/workspace",
-        .argv = ARGV("/usr/bin/cat"),
-        .home = "/home/u",
-        .tmpdir = "/home/u/tmp",
-        .info_fd = 3,
-        .host = &fake,
-    };
+    char **argv;
+    char *line;
 
     (void)state;
     host_paths = merged;
-    assert_argv_is(
-        &spec,
-        HEAD "--unshare-net --cap-drop ALL --info-fd 3 " MERGED_HOST_MOUNTS
-             "-- /usr/bin/cat");
-    /* 0..2 are the command's own: no info fd */
-    spec.info_fd = 2;
-    assert_argv_is(&spec,
-                   HEAD "--unshare-net --cap-drop ALL " MERGED_HOST_MOUNTS
-                        "-- /usr/bin/cat");
+    unreadable = NULL;
+    argv = tnd_sandbox_holder_argv(
+        "/usr/bin/bwrap", ARGV("/home/u/tmp/tandem-1000", "/srv/cache"), 3,
+        ARGV("/usr/bin/cat"), &fake);
+    line = joined(argv);
+    assert_string_equal(
+        line, "/usr/bin/bwrap --new-session --unshare-user --unshare-pid "
+              "--unshare-ipc --unshare-uts --unshare-cgroup-try "
+              "--unshare-net --cap-drop ALL "
+              "--ro-bind /usr /usr --symlink usr/bin /bin "
+              "--symlink usr/sbin /sbin --symlink usr/lib /lib "
+              "--symlink usr/lib64 /lib64 --ro-bind /etc /etc "
+              "--ro-bind /dev/null /etc/shadow "
+              "--ro-bind /dev/null /etc/gshadow "
+              "--tmpfs /etc/ssh --remount-ro /etc/ssh "
+              "--dev /dev --proc /proc --tmpfs /tmp --tmpfs /var/tmp "
+              "--ro-bind /run/systemd/resolve /run/systemd/resolve "
+              "--info-fd 3 --bind /home/u/tmp/tandem-1000 "
+              "/home/u/tmp/tandem-1000 --bind /srv/cache /srv/cache "
+              "--chdir / -- /usr/bin/cat");
+    free(line);
+    tnd_str_list_free(&argv);
+}
+
+/* A skill's sandbox made from the holder: every root covered first (no
+ * other workspace in sight), a fresh /tmp and /var/tmp, the resolver's
+ * directory covered without the network, $TMPDIR and $HOME private as
+ * in a sandbox of its own, then its workspace. */
+static void an_entry_covers_every_root(void **state)
+{
+    tnd_sandbox_spec spec = {
+        .workspace = "/home/u/tmp/tandem-1000/S/workspace",
+        .argv = ARGV("/usr/bin/make", "test"),
+        .home = "/home/u",
+        .tmpdir = "/home/u/tmp",
+        .host = &fake,
+    };
+    const char *const *roots = ARGV("/home/u/tmp/tandem-1000", "/srv/cache");
+    char **argv;
+    char *line;
+
+    (void)state;
+    host_paths = merged;
+    argv = tnd_sandbox_enter_argv(&spec, "/opt/t/tandem-sandbox-enter", 42, 99,
+                                  roots);
+    line = joined(argv);
+    assert_string_equal(line, "/opt/t/tandem-sandbox-enter 42 99 "
+                              "--cover /home/u/tmp/tandem-1000 "
+                              "--cover /srv/cache --cover /tmp "
+                              "--cover /var/tmp "
+                              "--cover /run/systemd/resolve "
+                              "--cover /home/u/tmp --cover /home/u "
+                              "--workspace /home/u/tmp/tandem-1000/S/workspace "
+                              "-- /usr/bin/make test");
+    free(line);
+    tnd_str_list_free(&argv);
+    /* with the network: the host's resolver stays; $TMPDIR inside /tmp
+     * is an empty directory there */
+    spec.network = true;
+    spec.tmpdir = "/tmp";
+    spec.home = "/tmp/h";
+    argv = tnd_sandbox_enter_argv(&spec, "/e", 1, 2, roots);
+    line = joined(argv);
+    assert_string_equal(line, "/e 1 2 --network "
+                              "--cover /home/u/tmp/tandem-1000 "
+                              "--cover /srv/cache --cover /tmp "
+                              "--cover /var/tmp --dir /tmp/h "
+                              "--workspace /home/u/tmp/tandem-1000/S/workspace "
+                              "-- /usr/bin/make test");
+    free(line);
+    tnd_str_list_free(&argv);
+}
+
+/* A root is bound writable into every skill's starting point: never "/",
+ * a system directory, one above it or above what the sandbox makes, and
+ * never a path with "." or ".." in it. */
+static void what_may_be_a_root(void **state)
+{
+    static const char *const ok[] = {"/tmp/tandem-0", "/home/u/.cache/t",
+                                     "/srv/cache", "/var/tmp/x", NULL};
+    static const char *const refused[] = {
+        "/",        "/usr",     "/usr/lib/x", "/etc/t",   "/tmp",
+        "/var",     "/var/tmp", "/home/../x", "/a/./b",   "/a//b",
+        "relative", "",         "/proc/1",    "/dev/shm", NULL};
+
+    (void)state;
+    for (int i = 0; ok[i]; i++)
+        if (!tnd_sandbox_root_ok(ok[i]))
+            fail_msg("refused %s", ok[i]);
+    for (int i = 0; refused[i]; i++)
+        if (tnd_sandbox_root_ok(refused[i]))
+            fail_msg("took %s", refused[i]);
+    assert_false(tnd_sandbox_root_ok(NULL));
 }
 
 /* network: true keeps the host's network namespace and shows the
@@ -504,7 +583,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(merged_usr_host_without_network),
         cmocka_unit_test(split_host_with_network),
-        cmocka_unit_test(a_holder_has_an_info_fd),
+        cmocka_unit_test(a_holder_binds_its_roots),
+        cmocka_unit_test(an_entry_covers_every_root),
+        cmocka_unit_test(what_may_be_a_root),
         cmocka_unit_test(home_and_tmpdir_are_private_where_that_is_safe),
         cmocka_unit_test(shows_the_system_and_the_workspace_only),
         cmocka_unit_test(programs_are_found_as_the_sandbox_sees_them),
