@@ -477,6 +477,28 @@ static void die_with_parent(int alive)
     close(alive);
 }
 
+/* Fork a child that dies with this process, as it checks it was still
+ * there when that was set (the write end of a pipe stays open here until
+ * this process ends). The child's pid here, 0 in the child. */
+static pid_t fork_tied(void)
+{
+    int alive[2];
+    pid_t pid;
+
+    if (pipe2(alive, O_CLOEXEC) < 0)
+        die(EXIT_NOT_ENTERED, "cannot make a pipe: %s", strerror(errno));
+    fflush(stderr);
+    if ((pid = fork()) < 0)
+        die(EXIT_NOT_ENTERED, "cannot fork: %s", strerror(errno));
+    if (pid == 0) {
+        close(alive[1]);
+        die_with_parent(alive[0]);
+        return 0;
+    }
+    close(alive[0]);
+    return pid;
+}
+
 /* Wait for pid, reaping every other child on the way; its status as an
  * exit code. */
 static int reap_until(pid_t pid, const char *what)
@@ -499,36 +521,23 @@ static int reap_until(pid_t pid, const char *what)
 }
 
 /* Step 4: pid 1 of the skill's pid namespace. */
-static void init_main(char **argv, int alive)
+static void init_main(char **argv)
 {
-    int ready[2];
-
-    die_with_parent(alive);
     mount_proc();
     drop_capabilities();
     forward_signals();
-    if (pipe2(ready, O_CLOEXEC) < 0)
-        die(EXIT_NOT_ENTERED, "cannot make a pipe: %s", strerror(errno));
-    fflush(stderr);
-    child = fork();
-    if (child < 0)
-        die(EXIT_NOT_ENTERED, "cannot fork: %s", strerror(errno));
-    if (child == 0) {
-        close(ready[1]);
-        die_with_parent(ready[0]);
+    if ((child = fork_tied()) == 0) {
         execv(argv[0], argv);
         fprintf(stderr, PREFIX "cannot run '%s': %s\n", argv[0],
                 strerror(errno));
         _exit(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXEC);
     }
-    close(ready[0]);
     exit(reap_until(child, argv[0]));
 }
 
 int main(int argc, char **argv)
 {
     pid_t parent = getppid();
-    int alive[2];
     request r;
 
     parse(&r, argc, argv);
@@ -540,17 +549,8 @@ int main(int argc, char **argv)
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
         die(EXIT_NOT_ENTERED, "the program that ran this has ended");
     forward_signals();
-    if (pipe2(alive, O_CLOEXEC) < 0)
-        die(EXIT_NOT_ENTERED, "cannot make a pipe: %s", strerror(errno));
-    fflush(stderr);
-    child = fork();
-    if (child < 0)
-        die(EXIT_NOT_ENTERED, "cannot fork: %s", strerror(errno));
-    if (child == 0) {
-        close(alive[1]);
-        init_main(r.argv, alive[0]);
-    }
-    close(alive[0]);
+    if ((child = fork_tied()) == 0)
+        init_main(r.argv);
     /* this process keeps its capabilities in the sandbox's user
      * namespace only while it waits; it runs nothing else */
     return reap_until(child, r.argv[0]);
