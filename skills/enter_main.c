@@ -32,10 +32,13 @@
  *      gets an empty tmpfs (the roots first: no other workspace stays
  *      reachable; /tmp, /var/tmp; a $HOME or $TMPDIR) and each --dir DIR
  *      is made; /dev/shm and /dev/pts are new; the workspace is bound
- *      back at its own path and becomes the cwd.
+ *      back at its own path and becomes the cwd; the root and /dev,
+ *      which are the holder's, become read-only.
  *   4. It forks: the child is the init (pid 1) of the new pid namespace.
  *      The init mounts that namespace's /proc (sys, sysrq-trigger, irq
- *      and bus read-only, as bwrap does), drops every capability
+ *      and bus read-only, as bwrap does), makes a user namespace of its
+ *      own (the same one uid; no keyring shared with another skill),
+ *      makes itself undumpable, drops every capability
  *      (bounding set, ambient, effective, permitted, inheritable), sets
  *      no_new_privs, forks the command and reaps every orphan until the
  *      command ends. Then it exits with the command's status, which ends
@@ -358,6 +361,15 @@ static void bind_at(int fd, const char *path)
     close(tree);
 }
 
+/* Make the mount at path read-only, with flags. */
+static void read_only(const char *path, unsigned long flags)
+{
+    if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | flags,
+              NULL) < 0)
+        die(EXIT_NOT_ENTERED, "cannot make %s read-only: %s", path,
+            strerror(errno));
+}
+
 /* Steps 2 and 3 (see the top). */
 static void make_sandbox(const request *r)
 {
@@ -399,6 +411,11 @@ static void make_sandbox(const request *r)
     if (chdir(r->workspace) < 0)
         die(EXIT_NOT_ENTERED, "cannot enter %s in the sandbox: %s",
             r->workspace, strerror(errno));
+    /* the holder's root and /dev are every skill's: read-only in this
+     * one's mount namespace (the holder's own stay as they are), so no
+     * skill leaves a file there for another */
+    read_only("/", MS_NOSUID | MS_NODEV);
+    read_only("/dev", MS_NOSUID | MS_NOEXEC);
 }
 
 static void drop_capabilities(void)
@@ -477,6 +494,35 @@ static void die_with_parent(int alive)
     close(alive);
 }
 
+static void write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : write(fd, text, strlen(text));
+
+    if (n != (ssize_t)strlen(text))
+        die(EXIT_NOT_ENTERED, "cannot write %s: %s", path, strerror(errno));
+    close(fd);
+}
+
+/* A user namespace of the skill's own, mapping only its user and group:
+ * what belongs to a user namespace (the user keyring above all) is not
+ * shared with the other skills, which all joined the holder's. */
+static void own_user_namespace(void)
+{
+    char map[64];
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
+
+    if (unshare(CLONE_NEWUSER) < 0)
+        die(EXIT_NOT_ENTERED, "cannot make a user namespace: %s",
+            strerror(errno));
+    write_file("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    write_file("/proc/self/uid_map", map);
+    snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    write_file("/proc/self/gid_map", map);
+}
+
 /* Fork a child that dies with this process, as it checks it was still
  * there when that was set (the write end of a pipe stays open here until
  * this process ends). The child's pid here, 0 in the child. */
@@ -524,6 +570,11 @@ static int reap_until(pid_t pid, const char *what)
 static void init_main(char **argv)
 {
     mount_proc();
+    own_user_namespace();
+    /* the command may not trace its init (and reach what it holds) */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        die(EXIT_NOT_ENTERED, "cannot make the init undumpable: %s",
+            strerror(errno));
     drop_capabilities();
     forward_signals();
     if ((child = fork_tied()) == 0) {

@@ -50,16 +50,19 @@ skills:
       mount -t tmpfs none /tmp 2>/dev/null && echo mount-allowed || echo mount-refused
       cat "$RUNTIME/other-task.$$/file" 2>/dev/null && echo sees-other-task
       echo "beside the workspace: \$(ls -A ..)"
+      touch /rootfile.$$ 2>/dev/null && echo root-writable || echo root-read-only
+      touch /dev/devfile.$$ 2>/dev/null && echo dev-writable || echo dev-read-only
       true
   first:
     required: false
-    command: "sleep 4000.$$ & echo shared >/tmp/shared.$$; echo started"
+    command: "sleep 4000.$$ & echo shared >/tmp/shared.$$; echo started; echo userns \$(readlink /proc/self/ns/user)"
   second:
     required: false
     after: [first]
     command: |
       cat /tmp/shared.$$ 2>/dev/null || echo not-shared
       if grep -q '[4]000\\.$$' /proc/[0-9]*/cmdline 2>/dev/null; then echo stray-alive; else echo stray-gone; fi
+      echo userns \$(readlink /proc/self/ns/user)
   nets:
     required: false
     network: true
@@ -93,7 +96,7 @@ for want in "CapInh:	0000000000000000" "CapPrm:	0000000000000000" \
     "CapEff:	0000000000000000" "CapBnd:	0000000000000000" \
     "CapAmb:	0000000000000000" "NoNewPrivs:	1" shadow-covered \
     "interfaces: lo " loopback-up unshare-refused mount-refused entered \
-    "beside the workspace: workspace"; do
+    "beside the workspace: workspace" root-read-only dev-read-only; do
     case $out in *"$want"*) ;; *) fail "inside: lacks '$want': $out" ;; esac
 done
 case $out in *sees-host* | *sees-reviewer* | *sees-holder* | *sees-other-task*)
@@ -115,8 +118,13 @@ case $out in *not-shared*stray-gone*) ;;
 *) fail "second: sees what the first left: $out" ;;
 esac
 pgrep -f "sleep 4000\.$$" >/dev/null && fail "a skill's stray outlived it"
+# a user namespace each: no user keyring shared (the holder's root and
+# /dev are read-only to both, above)
+u1=$(skill_output "$dir" first | sed -n 's/^userns //p')
+u2=$(skill_output "$dir" second | sed -n 's/^userns //p')
+[ -n "$u1" ] && [ "$u1" != "$u2" ] || fail "first and second share a user namespace: '$u1' '$u2'"
 expect_no_leftovers "$dir"
-pass "a skill's /tmp is its own, and what it leaves running ends with it"
+pass "a skill's /tmp and user namespace are its own, and what it leaves running ends with it"
 
 # ---- a holder that died is started again ------------------------------
 copy_demo
