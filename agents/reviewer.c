@@ -21,7 +21,6 @@
 #include "common/xalloc.h"
 #include "proto/audit.h"
 #include "skills/excerpt.h"
-#include "skills/holder.h"
 #include "skills/locations.h"
 #include "skills/manifest.h"
 #include "skills/patch.h"

@@ -392,12 +392,9 @@ static void make_sandbox(const request *r)
             strerror(errno));
     ws = open_workspace(r->workspace);
     for (int i = 0; i < r->nsteps; i++) {
-        if (r->steps[i].cover) {
-            make_dirs(r->steps[i].path);
+        make_dirs(r->steps[i].path);
+        if (r->steps[i].cover)
             tmpfs(r->steps[i].path, "0755");
-        } else {
-            make_dirs(r->steps[i].path);
-        }
     }
     if (is_dir("/dev/shm"))
         tmpfs("/dev/shm", "1777");

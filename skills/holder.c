@@ -322,7 +322,10 @@ static bool ended(const running *h)
     return got != 0;
 }
 
-int tnd_holder_find_enter(char **out)
+/* The enter program: $TANDEM_SANDBOX_ENTER when set, else
+ * tandem-sandbox-enter beside this process's executable; absolute, into
+ * *out (caller frees). -1 with the reason when it cannot be run. */
+static int find_enter(char **out)
 {
     const char *env = getenv("TANDEM_SANDBOX_ENTER");
     char *self, *path;
@@ -444,7 +447,7 @@ static running *running_one(tnd_holder *self)
         return self->run;
     if (!self->looked) {
         self->looked = true;
-        if (tnd_holder_find_enter(&self->enter) < 0) {
+        if (find_enter(&self->enter) < 0) {
             turn_off(self, tnd_error_last());
             return NULL;
         }

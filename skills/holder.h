@@ -77,9 +77,4 @@ void tnd_holder_refused(tnd_holder *self, unsigned generation, const char *why);
  * holders refused in a row starts again. */
 void tnd_holder_entered(tnd_holder *self, unsigned generation);
 
-/* The enter program: $TANDEM_SANDBOX_ENTER when set, else
- * tandem-sandbox-enter beside this process's executable; absolute, into
- * *out (caller frees). -1 with the reason when it cannot be run. */
-int tnd_holder_find_enter(char **out);
-
 #endif
