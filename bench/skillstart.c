@@ -75,7 +75,7 @@ int main(int argc, char **argv)
     tnd_skill_ctx ctx, entered;
     tnd_sandbox_spec probe;
     tnd_holder *holder;
-    unsigned generation;
+    tnd_holder_entry entry;
     char **held;
     double *wall, *cpu;
 
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     memset(&probe, 0, sizeof(probe));
     probe.workspace = dir;
     probe.argv = probe_argv;
-    held = tnd_holder_argv(holder, &probe, &generation);
+    held = tnd_holder_argv(holder, &probe, &entry);
     wall = tnd_xcalloc((size_t)runs, sizeof(*wall));
     cpu = tnd_xcalloc((size_t)runs, sizeof(*cpu));
     printf("medians of %d runs each, in turn (ms)\n", runs);

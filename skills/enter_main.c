@@ -11,19 +11,21 @@
  * names another process, is never entered. PROGRAM is an absolute path
  * as the sandbox sees it.
  *
- * The holder gives two things: its user namespace (the one uid bwrap
- * maps; whoever joins has every capability there, and nowhere else) and
- * its mount namespace (the system's directories read-only with their
+ * The holder gives two things: its mount namespace's user namespace
+ * (whoever joins has every capability there, and nowhere else) and its
+ * mount namespace (the system's directories read-only with their
  * secrets covered, a /dev, and the directories where workspaces are,
  * the roots, bound writable). Of everything else the command gets its
  * own, shared with no other command, of this audit or another task:
  *
  *   1. It opens /proc/PID and, through that one directory (so every file
  *      read is that process's even if it dies and its pid is reused),
- *      checks START and opens the user and mount namespaces, refusing
- *      either if it is this process's own; gives up its controlling
- *      terminal (TIOCSTI); joins them (root and cwd move to the
- *      sandbox's root).
+ *      checks START and opens the mount namespace and the user namespace
+ *      that owns it (NS_GET_USERNS: for a user other than root, bwrap
+ *      runs its command in a second user namespace inside that one),
+ *      refusing either if it is this process's own; gives up its
+ *      controlling terminal (TIOCSTI); joins them (root and cwd move to
+ *      the sandbox's root).
  *   2. It unshares new mount, pid, ipc, uts and cgroup namespaces, and a
  *      network namespace without --network (its loopback up, nothing
  *      else).
@@ -37,12 +39,14 @@
  *   4. It forks: the child is the init (pid 1) of the new pid namespace.
  *      The init mounts that namespace's /proc (sys, sysrq-trigger, irq
  *      and bus read-only, as bwrap does), makes a user namespace of its
- *      own (the same one uid; no keyring shared with another skill),
- *      makes itself undumpable, drops every capability
- *      (bounding set, ambient, effective, permitted, inheritable), sets
- *      no_new_privs, forks the command and reaps every orphan until the
- *      command ends. Then it exits with the command's status, which ends
- *      the namespace: whatever the command left running is killed.
+ *      own (the caller's uid and gid, as the host knows them, mapped to
+ *      the ones it has there; no keyring shared with another skill),
+ *      makes itself undumpable, drops every capability (bounding set,
+ *      ambient, effective, permitted, inheritable), sets no_new_privs,
+ *      forks the command (descriptors above 2 closed) and reaps every
+ *      orphan until the command ends. Then it exits with the command's
+ *      status, which ends the namespace: whatever the command left
+ *      running is killed.
  *
  * Everything stays in the caller's process group, so whoever runs this
  * (skills/proc.c) stops the command by signalling the group, as it
@@ -51,15 +55,19 @@
  * the init and exits with its status: the command's exit code, or 128 +
  * N for a signal N (as bwrap and a shell report it).
  *
- * Its own failures are told on stderr after "tandem-sandbox-enter: ",
- * with exit 125 when the command was never started (the sandbox could
- * not be entered or made: the caller may run it another way), 126 when
- * PROGRAM could not be executed and 127 when it does not exist. libc
- * only. */
+ * Its own failures are told on stderr after "tandem-sandbox-enter: "
+ * and, when the caller gave one in $TANDEM_SANDBOX_NONCE, the nonce and
+ * ": ": the variable is taken out of the environment and wiped before
+ * anything else, so the command never knows it, and a command that
+ * prints the same words is not taken for this program (holder.h). Exit
+ * 125 when the command was never started (the sandbox could not be
+ * entered or made: the caller may run it another way), 126 when PROGRAM
+ * could not be executed and 127 when it does not exist. libc only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/mount.h>
+#include <linux/nsfs.h>
 #include <linux/openat2.h>
 #include <net/if.h>
 #include <poll.h>
@@ -85,6 +93,11 @@
 #define EXIT_NOT_ENTERED 125
 #define EXIT_NOT_EXEC    126
 #define EXIT_NOT_FOUND   127
+
+/* The variable the reviewer passes the nonce in, and its length at
+ * most (hex digits). */
+#define NONCE_VAR "TANDEM_SANDBOX_NONCE"
+#define NONCE_MAX 64
 
 /* Options at most (covers and directories). */
 #define MAX_STEPS 32
@@ -112,16 +125,59 @@ typedef struct request {
  * command (in the init). */
 static pid_t child = -1;
 
+/* The nonce its own failure lines carry (see the top), or "". */
+static char nonce[NONCE_MAX + 1];
+
+/* Tell one failure of its own on stderr: the prefix, the nonce, fmt. */
+static void say(const char *fmt, va_list ap)
+{
+    fputs(PREFIX, stderr);
+    if (*nonce)
+        fprintf(stderr, "%s: ", nonce);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+}
+
+static void tell(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    say(fmt, ap);
+    va_end(ap);
+}
+
 static void die(int code, const char *fmt, ...)
 {
     va_list ap;
 
-    fputs(PREFIX, stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     exit(code);
+}
+
+/* Take NONCE_VAR out of the environment (the command never gets it) and
+ * wipe it where it was (/proc/PID/environ shows that memory). */
+static void take_nonce(void)
+{
+    extern char **environ;
+    size_t len = strlen(NONCE_VAR);
+    char **e;
+
+    for (e = environ; e && *e; e++)
+        if (strncmp(*e, NONCE_VAR, len) == 0 && (*e)[len] == '=')
+            break;
+    if (!e || !*e)
+        return;
+    if (strlen(*e + len + 1) <= NONCE_MAX &&
+        strspn(*e + len + 1, "0123456789abcdef") == strlen(*e + len + 1))
+        strcpy(nonce, *e + len + 1);
+    memset(*e, 0, strlen(*e));
+    do
+        e[0] = e[1];
+    while (*e++);
 }
 
 static void usage(void)
@@ -212,32 +268,25 @@ static unsigned long long start_time(int dirfd)
     return (unsigned long long)-1;
 }
 
-/* The holder's namespace name (user, mnt) open from dirfd, checked to be
- * other than this process's. */
-static int open_space(int dirfd, long pid, const char *name)
+/* Whether fd is the namespace this process has in name (user, mnt). */
+static int is_own(int fd, const char *name)
 {
-    char path[32], own[64];
+    char own[64];
     struct stat a, b;
-    int fd;
 
-    snprintf(path, sizeof(path), "ns/%s", name);
     snprintf(own, sizeof(own), "/proc/self/ns/%s", name);
-    if ((fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC)) < 0)
-        die(EXIT_NOT_ENTERED,
-            "cannot open the %s namespace of the sandbox (process %ld): %s",
-            name, pid, strerror(errno));
     if (fstat(fd, &a) < 0 || stat(own, &b) < 0)
         die(EXIT_NOT_ENTERED, "cannot compare the %s namespace: %s", name,
             strerror(errno));
-    if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-        die(EXIT_NOT_ENTERED,
-            "process %ld is not in a sandbox: its %s namespace is this "
-            "host's",
-            pid, name);
-    return fd;
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* Join the holder's user, then mount namespace. */
+/* Join the holder's mount namespace and, first, the user namespace that
+ * owns it. That is not always the one its process is in: bubblewrap run
+ * by a user other than root maps that user to 0 in a first user
+ * namespace, mounts there (a devpts needs root), and runs its command in
+ * a second one inside the first, mapping the user back; capabilities in
+ * the second give none over the mounts, which belong to the first. */
 static void join(const request *r)
 {
     char path[64];
@@ -254,9 +303,21 @@ static void join(const request *r)
             "process %ld is not the sandbox any more (its start time "
             "differs): it ended",
             r->pid);
-    user = open_space(dirfd, r->pid, "user");
-    mnt = open_space(dirfd, r->pid, "mnt");
+    if ((mnt = openat(dirfd, "ns/mnt", O_RDONLY | O_CLOEXEC)) < 0)
+        die(EXIT_NOT_ENTERED,
+            "cannot open the mount namespace of the sandbox (process %ld): "
+            "%s",
+            r->pid, strerror(errno));
     close(dirfd);
+    if ((user = ioctl(mnt, NS_GET_USERNS)) < 0)
+        die(EXIT_NOT_ENTERED,
+            "cannot find the user namespace of the sandbox's mounts: %s",
+            strerror(errno));
+    if (is_own(mnt, "mnt") || is_own(user, "user"))
+        die(EXIT_NOT_ENTERED,
+            "process %ld is not in a sandbox: its namespaces are this "
+            "host's",
+            r->pid);
     if (setns(user, CLONE_NEWUSER) < 0 || setns(mnt, CLONE_NEWNS) < 0)
         die(EXIT_NOT_ENTERED, "cannot join the sandbox's namespaces: %s",
             strerror(errno));
@@ -501,10 +562,12 @@ static void write_file(const char *path, const char *text)
     close(fd);
 }
 
-/* A user namespace of the skill's own, mapping only its user and group:
- * what belongs to a user namespace (the user keyring above all) is not
- * shared with the other skills, which all joined the holder's. */
-static void own_user_namespace(void)
+/* A user namespace of the skill's own, mapping only its user and group
+ * (as the host knows them: the sandbox's may be 0 in the namespace
+ * joined, see join): what belongs to a user namespace (the user keyring
+ * above all) is not shared with the other skills, which all joined the
+ * holder's. */
+static void own_user_namespace(uid_t host_uid, gid_t host_gid)
 {
     char map[64];
     uid_t uid = geteuid();
@@ -514,23 +577,31 @@ static void own_user_namespace(void)
         die(EXIT_NOT_ENTERED, "cannot make a user namespace: %s",
             strerror(errno));
     write_file("/proc/self/setgroups", "deny");
-    snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)host_uid, (unsigned)uid);
     write_file("/proc/self/uid_map", map);
-    snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)host_gid, (unsigned)gid);
     write_file("/proc/self/gid_map", map);
 }
 
 /* Fork a child that dies with this process, as it checks it was still
  * there when that was set (the write end of a pipe stays open here until
- * this process ends). The child's pid here, 0 in the child. */
+ * this process ends), and that the signals are passed to: they wait,
+ * blocked, until `child` names it. The child's pid here; 0 in the child,
+ * where they are still blocked. */
 static pid_t fork_tied(void)
 {
+    sigset_t set, old;
     int alive[2];
     pid_t pid;
 
     if (pipe2(alive, O_CLOEXEC) < 0)
         die(EXIT_NOT_ENTERED, "cannot make a pipe: %s", strerror(errno));
     fflush(stderr);
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, &old);
     if ((pid = fork()) < 0)
         die(EXIT_NOT_ENTERED, "cannot fork: %s", strerror(errno));
     if (pid == 0) {
@@ -539,6 +610,8 @@ static pid_t fork_tied(void)
         return 0;
     }
     close(alive[0]);
+    child = pid;
+    sigprocmask(SIG_SETMASK, &old, NULL);
     return pid;
 }
 
@@ -564,21 +637,28 @@ static int reap_until(pid_t pid, const char *what)
 }
 
 /* Step 4: pid 1 of the skill's pid namespace. */
-static void init_main(char **argv)
+static void init_main(char **argv, uid_t host_uid, gid_t host_gid)
 {
+    sigset_t none;
+
     mount_proc();
-    own_user_namespace();
+    own_user_namespace(host_uid, host_gid);
     /* the command may not trace its init (and reach what it holds) */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         die(EXIT_NOT_ENTERED, "cannot make the init undumpable: %s",
             strerror(errno));
     drop_capabilities();
     forward_signals();
-    if ((child = fork_tied()) == 0) {
+    if (fork_tied() == 0) {
+        int err;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        /* nothing of the enter program's beyond stdin, stdout, stderr */
+        syscall(SYS_close_range, 3U, ~0U, 0U);
         execv(argv[0], argv);
-        fprintf(stderr, PREFIX "cannot run '%s': %s\n", argv[0],
-                strerror(errno));
-        _exit(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXEC);
+        err = errno;
+        tell("cannot run '%s': %s", argv[0], strerror(err));
+        _exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXEC);
     }
     exit(reap_until(child, argv[0]));
 }
@@ -586,8 +666,11 @@ static void init_main(char **argv)
 int main(int argc, char **argv)
 {
     pid_t parent = getppid();
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
     request r;
 
+    take_nonce();
     parse(&r, argc, argv);
     leave_terminal();
     join(&r);
@@ -597,8 +680,8 @@ int main(int argc, char **argv)
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
         die(EXIT_NOT_ENTERED, "the program that ran this has ended");
     forward_signals();
-    if ((child = fork_tied()) == 0)
-        init_main(r.argv);
+    if (fork_tied() == 0)
+        init_main(r.argv, uid, gid);
     /* this process keeps its capabilities in the sandbox's user
      * namespace only while it waits; it runs nothing else */
     return reap_until(child, r.argv[0]);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -46,8 +47,10 @@ extern char **environ;
 #define STOP_MS  2000
 /* The descriptor bwrap writes its info to, in the child. */
 #define INFO_FD 3
-/* The enter program's prefix on its own messages (enter_main.c). */
+/* The enter program's prefix on its own messages, and the variable it
+ * takes the nonce from (enter_main.c). */
 #define ENTER_PREFIX "tandem-sandbox-enter: "
+#define NONCE_VAR    "TANDEM_SANDBOX_NONCE"
 
 /* One running holder. */
 typedef struct running {
@@ -240,9 +243,9 @@ static running *start(const char *bwrap, char *const *roots, char *const *envp)
     int64_t deadline;
     bool ready = false;
 
-    /* cat as the holder shows it: a root is bound there too */
-    if (tnd_sandbox_resolve(&cat, "cat", tnd_env_get(envp, "PATH"), roots[0],
-                            NULL) < 0)
+    /* cat as the holder shows it, from the system's directories only: a
+     * PATH entry that is relative or empty would find one in a root */
+    if (tnd_sandbox_resolve(&cat, "cat", "/usr/bin:/bin", "/", NULL) < 0)
         return NULL;
     cat_argv[0] = cat;
     argv = tnd_sandbox_holder_argv(bwrap, (const char *const *)roots, INFO_FD,
@@ -464,37 +467,77 @@ static running *running_one(tnd_holder *self)
     return self->run;
 }
 
+/* A fresh nonce into out; false when the kernel gives no randomness
+ * (then the skill starts bwrap of its own). */
+static bool make_nonce(char out[TND_HOLDER_NONCE_LEN + 1])
+{
+    unsigned char rnd[TND_HOLDER_NONCE_LEN / 2];
+
+    if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+        return false;
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        snprintf(out + 2 * i, 3, "%02x", rnd[i]);
+    return true;
+}
+
 char **tnd_holder_argv(tnd_holder *self, const tnd_sandbox_spec *spec,
-                       unsigned *generation)
+                       tnd_holder_entry *entry)
 {
     char **argv = NULL;
     running *h;
 
-    *generation = 0;
-    if (!self || !root_of(self, spec->workspace))
+    memset(entry, 0, sizeof(*entry));
+    if (!self || !root_of(self, spec->workspace) || !make_nonce(entry->nonce))
         return NULL;
     pthread_mutex_lock(&self->lock);
     if ((h = running_one(self))) {
         argv = tnd_sandbox_enter_argv(spec, self->enter, h->pid, h->start,
                                       (const char *const *)self->roots);
-        *generation = self->generation;
+        entry->generation = self->generation;
     }
     pthread_mutex_unlock(&self->lock);
     return argv;
 }
 
-bool tnd_holder_failed(const char *output, int code)
+char **tnd_holder_envp(const tnd_holder_entry *entry, char *const *envp)
 {
-    return code >= TND_HOLDER_NOT_ENTERED && code <= 127 && output &&
-           strncmp(output, ENTER_PREFIX, strlen(ENTER_PREFIX)) == 0;
+    char *const *from = envp ? envp : environ;
+    size_t n = 0, k = 0;
+    char **out;
+
+    while (from[n])
+        n++;
+    out = tnd_xcalloc(n + 2, sizeof(*out));
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(from[i], NONCE_VAR "=", strlen(NONCE_VAR "=")) != 0)
+            out[k++] = tnd_xstrdup(from[i]);
+    out[k] = tnd_xasprintf(NONCE_VAR "=%s", entry->nonce);
+    return out;
 }
 
-void tnd_holder_refused(tnd_holder *self, unsigned generation, const char *why)
+bool tnd_holder_failed(const tnd_holder_entry *entry, char *output, int code)
+{
+    size_t pre = strlen(ENTER_PREFIX), len = strlen(entry->nonce);
+    char *at;
+
+    if (code < TND_HOLDER_NOT_ENTERED || code > 127 || !output || len == 0 ||
+        strncmp(output, ENTER_PREFIX, pre) != 0)
+        return false;
+    at = output + pre;
+    if (strncmp(at, entry->nonce, len) != 0 || at[len] != ':' ||
+        at[len + 1] != ' ')
+        return false;
+    memmove(at, at + len + 2, strlen(at + len + 2) + 1);
+    return true;
+}
+
+void tnd_holder_refused(tnd_holder *self, const tnd_holder_entry *entry,
+                        const char *why)
 {
     if (!self)
         return;
     pthread_mutex_lock(&self->lock);
-    if (generation == self->generation && self->run) {
+    if (entry->generation == self->generation && self->run) {
         stop(&self->run);
         if (++self->failed >= TND_HOLDER_TRIES)
             turn_off(self, why);
@@ -502,12 +545,12 @@ void tnd_holder_refused(tnd_holder *self, unsigned generation, const char *why)
     pthread_mutex_unlock(&self->lock);
 }
 
-void tnd_holder_entered(tnd_holder *self, unsigned generation)
+void tnd_holder_entered(tnd_holder *self, const tnd_holder_entry *entry)
 {
     if (!self)
         return;
     pthread_mutex_lock(&self->lock);
-    if (generation == self->generation)
+    if (entry->generation == self->generation)
         self->failed = 0;
     pthread_mutex_unlock(&self->lock);
 }

@@ -45,36 +45,54 @@ tnd_holder *tnd_holder_new(const char *const *roots, char *const *envp);
  * affected. Sets *self_p to NULL; safe on NULL. */
 void tnd_holder_destroy(tnd_holder **self_p);
 
+/* One entry into a holder: which holder it was (its generation), and
+ * the nonce only the enter program's own failure lines carry, which the
+ * command it runs never sees (tnd_holder_failed). */
+#define TND_HOLDER_NONCE_LEN 32
+typedef struct tnd_holder_entry {
+    unsigned generation;
+    char nonce[TND_HOLDER_NONCE_LEN + 1];
+} tnd_holder_entry;
+
 /* The command line that runs spec's command (spec->argv[0] absolute, as
  * tnd_sandbox_resolve gives it) in a sandbox of its own made from the
- * holder, starting the holder when none runs; *generation tells which
- * holder, for tnd_holder_refused. NULL when the skill is to start bwrap
- * of its own: self NULL, the workspace not beneath a root, no enter
- * program (told once), or no holder to be had (told). Caller frees with
- * tnd_str_list_free. Safe from any thread. */
+ * holder, starting the holder when none runs; *entry says which holder
+ * and the nonce, for what follows. NULL when the skill is to start
+ * bwrap of its own: self NULL, the workspace not beneath a root, no
+ * enter program (told once), or no holder to be had (told). Caller
+ * frees with tnd_str_list_free. Safe from any thread. */
 char **tnd_holder_argv(tnd_holder *self, const tnd_sandbox_spec *spec,
-                       unsigned *generation);
+                       tnd_holder_entry *entry);
 
-/* Whether a run ended by the enter program's own failure: it printed
- * output starting "tandem-sandbox-enter: " and exited with code. 125
- * means the command never started (the holder is gone, or the sandbox
- * could not be made); 126 and 127 that it could not be executed. */
-bool tnd_holder_failed(const char *output, int code);
+/* The environment the enter program runs with: a copy of envp (NULL:
+ * this process's) with entry's nonce added. Caller frees with
+ * tnd_str_list_free. */
+char **tnd_holder_envp(const tnd_holder_entry *entry, char *const *envp);
+
+/* Whether a run of entry ended by the enter program's own failure: its
+ * output starts "tandem-sandbox-enter: NONCE: " with entry's nonce, which
+ * no command can know, and it exited with code. If so, "NONCE: " is
+ * taken out of output, which then reads as the program's own message.
+ * 125 means the command never started (the holder is gone, or the
+ * sandbox could not be made); 126 and 127 that it could not be
+ * executed. */
+bool tnd_holder_failed(const tnd_holder_entry *entry, char *output, int code);
 
 /* The enter program's exit code when the command never started. */
 #define TND_HOLDER_NOT_ENTERED 125
 
-/* An entry into the holder of generation failed before its command
- * started, for why: the holder is stopped and the next skill starts
- * another. After TND_HOLDER_TRIES holders in a row fail so, without one
- * entry that worked, skills start bwrap of their own for the rest of
- * the process (told once, with why). */
-void tnd_holder_refused(tnd_holder *self, unsigned generation, const char *why);
+/* An entry failed before its command started, for why: its holder is
+ * stopped (if it still runs) and the next skill starts another. After
+ * TND_HOLDER_TRIES holders in a row fail so, without one entry that
+ * worked, skills start bwrap of their own for the rest of the process
+ * (told once, with why). */
+void tnd_holder_refused(tnd_holder *self, const tnd_holder_entry *entry,
+                        const char *why);
 
 #define TND_HOLDER_TRIES 2
 
-/* An entry into the holder of generation ran its command: the count of
- * holders refused in a row starts again. */
-void tnd_holder_entered(tnd_holder *self, unsigned generation);
+/* An entry ran its command: the count of holders refused in a row
+ * starts again. */
+void tnd_holder_entered(tnd_holder *self, const tnd_holder_entry *entry);
 
 #endif

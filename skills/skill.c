@@ -136,11 +136,11 @@ static char *clean_output(const tnd_proc_result *res, size_t cap)
 
 /* How a sandboxed skill is started. */
 typedef struct start_how {
-    const char *bwrap;   /* the program, for a sandbox of its own */
-    tnd_holder *holder;  /* the reviewer's; NULL: none */
-    bool own;            /* start bwrap even with a holder */
-    bool entered;        /* after sandbox_argv: it enters the holder */
-    unsigned generation; /* of the holder it enters */
+    const char *bwrap;      /* the program, for a sandbox of its own */
+    tnd_holder *holder;     /* the reviewer's; NULL: none */
+    bool own;               /* start bwrap even with a holder */
+    bool entered;           /* after sandbox_argv: it enters the holder */
+    tnd_holder_entry entry; /* then: which holder, the nonce */
 } start_how;
 
 /* The command line that runs skill's command in a sandbox made from
@@ -178,7 +178,7 @@ static int sandbox_argv(char ***out, const tnd_skill_config *skill,
     sb.tmpdir = tnd_env_get(envp, "TMPDIR");
     sb.network = skill->network;
     if (!how->own)
-        *out = tnd_holder_argv(how->holder, &sb, &how->generation);
+        *out = tnd_holder_argv(how->holder, &sb, &how->entry);
     how->entered = *out != NULL;
     if (!*out)
         *out = tnd_sandbox_argv(&sb);
@@ -266,17 +266,19 @@ static int run_once(tnd_proc_result *res, const tnd_skill_config *skill,
 {
     bool sandboxed = skill->sandbox == TND_SANDBOX_BWRAP;
     tnd_proc_spec spec;
-    char **argv = NULL;
+    char **argv = NULL, **envp = NULL;
     watcher w;
     int rc;
 
     memset(res, 0, sizeof(*res));
     if (sandboxed && sandbox_argv(&argv, skill, ctx, how) < 0)
         return -1;
+    if (how->entered)
+        envp = tnd_holder_envp(&how->entry, ctx->envp);
     memset(&spec, 0, sizeof(spec));
     spec.argv = (const char *const *)(argv ? argv : skill->command.argv);
     spec.cwd = ctx->dir;
-    spec.envp = (const char *const *)ctx->envp;
+    spec.envp = (const char *const *)(envp ? envp : ctx->envp);
     spec.timeout_ms = (long)skill->timeout_s * 1000;
     spec.output_cap = cap;
     spec.merge_stderr = 1;
@@ -290,6 +292,7 @@ static int run_once(tnd_proc_result *res, const tnd_skill_config *skill,
     w.refused = w.cg && tnd_cgroup_refused(w.cg);
     tnd_cgroup_destroy(&w.cg); /* and whatever is left in it */
     tnd_str_list_free(&argv);
+    tnd_str_list_free(&envp);
     /* the kernel refused it a fork at the limit, and it gave up: a
      * shell does at once, before a look could see it over */
     if (rc == 0 && w.refused && res->status == TND_PROC_EXITED &&
@@ -305,6 +308,7 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
     size_t cap = skill->output_cap;
     bool sandboxed = skill->sandbox == TND_SANDBOX_BWRAP;
     start_how how;
+    bool enter_failed;
     int rc;
 
     if (*skill->builtin) {
@@ -332,21 +336,22 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
         cap = TND_BODY_MAX_OUTPUT - 4096 - TND_PROC_MIDDLE_MAX;
 
     rc = run_once(&res, skill, ctx, &how, cap);
-    if (rc == 0 && how.entered && res.status == TND_PROC_EXITED &&
-        res.exit_code == TND_HOLDER_NOT_ENTERED &&
-        tnd_holder_failed(res.output, res.exit_code)) {
+    enter_failed = rc == 0 && how.entered && res.status == TND_PROC_EXITED &&
+                   tnd_holder_failed(&how.entry, res.output, res.exit_code);
+    if (enter_failed && res.exit_code == TND_HOLDER_NOT_ENTERED) {
         /* its sandbox could not be made from the reviewer's (it ended?):
          * the command never started, so it runs in a sandbox of its own */
         char *why = tnd_xstrndup(res.output, strcspn(res.output, "\n"));
         tnd_log_warn("skill %s: %s; it runs in a sandbox of its own",
                      skill->name, why);
-        tnd_holder_refused(how.holder, how.generation, why);
+        tnd_holder_refused(how.holder, &how.entry, why);
         free(why);
         tnd_proc_result_free(&res);
         how.own = true;
+        enter_failed = false;
         rc = run_once(&res, skill, ctx, &how, cap);
     } else if (rc == 0 && how.entered) {
-        tnd_holder_entered(how.holder, how.generation);
+        tnd_holder_entered(how.holder, &how.entry);
     }
     if (rc < 0) {
         fail_result(out, out->sandbox, tnd_error_last());
@@ -365,7 +370,7 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
             strncmp(out->output, "bwrap: ", 7) == 0)
             out->status = TND_SKILL_ERROR;
         /* nor could the enter program (holder.h) */
-        if (how.entered && tnd_holder_failed(out->output, res.exit_code))
+        if (enter_failed)
             out->status = TND_SKILL_ERROR;
         break;
     case TND_PROC_TIMEOUT:

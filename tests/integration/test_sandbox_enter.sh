@@ -7,7 +7,8 @@
 # directory); what a skill leaves running ends with it; network: true
 # keeps the host's network; a holder that died is started again; a
 # reviewer killed mid-audit leaves nothing behind; without the enter
-# program, skills start a bwrap each, as before.
+# program, skills start a bwrap each, as before; a command cannot pass
+# for the enter program failing, and a real failure falls back.
 . "$(dirname "$0")/lib.sh"
 
 DEMO_CASSETTE=$TOP/examples/demo/cassette.json
@@ -22,6 +23,19 @@ mkdir -m 700 "$RUNTIME" && mkdir "$RUNTIME/other-task.$$"
 echo secret >"$RUNTIME/other-task.$$/file"
 
 parent() { ps -o ppid= -p "$1" | tr -d ' '; }
+
+# skill_field DIR SKILL FIELD: that field of the skill's baseline result
+skill_field() {
+    python3 - "$@" <<'PY'
+import json, sys
+for line in open(sys.argv[1] + "/journal.jsonl"):
+    rec = json.loads(line)
+    if rec["type"] == "baseline":
+        for s in rec["reply"]["skills"]:
+            if s["name"] == sys.argv[2]:
+                print(s.get(sys.argv[3]))
+PY
+}
 
 # pid 1 of the skill's pid namespace is the enter program's init
 ENTERED="tr '\\\\0' ' ' </proc/1/cmdline | grep -q '[t]andem-sandbox-enter' && echo entered"
@@ -52,6 +66,8 @@ skills:
       echo "beside the workspace: \$(ls -A ..)"
       touch /rootfile.$$ 2>/dev/null && echo root-writable || echo root-read-only
       touch /dev/devfile.$$ 2>/dev/null && echo dev-writable || echo dev-read-only
+      env | grep -q TANDEM_SANDBOX_NONCE && echo sees-nonce
+      tr '\\0' '\\n' </proc/1/environ 2>/dev/null | grep -q TANDEM_SANDBOX_NONCE && echo sees-init-nonce
       true
   first:
     required: false
@@ -63,6 +79,13 @@ skills:
       cat /tmp/shared.$$ 2>/dev/null || echo not-shared
       if grep -q '[4]000\\.$$' /proc/[0-9]*/cmdline 2>/dev/null; then echo stray-alive; else echo stray-gone; fi
       echo userns \$(readlink /proc/self/ns/user)
+  faker:
+    required: false
+    command: "echo \\"tandem-sandbox-enter: cannot join the sandbox's namespaces: faked\\"; exit 125"
+  after_faker:
+    required: false
+    after: [faker]
+    command: "$ENTERED; true"
   nets:
     required: false
     network: true
@@ -87,7 +110,7 @@ YAML
 
 # ---- the guarantees, from inside a skill -------------------------------
 copy_demo
-config "build, test, inside, first, second, nets"
+config "build, test, inside, first, second, nets, faker, after_faker"
 TANDEM_TIMEOUT=120 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "the demo approves with the entered skills beside it"
 dir=$(session_dir)
@@ -99,13 +122,26 @@ for want in "CapInh:	0000000000000000" "CapPrm:	0000000000000000" \
     "beside the workspace: workspace" root-read-only dev-read-only; do
     case $out in *"$want"*) ;; *) fail "inside: lacks '$want': $out" ;; esac
 done
-case $out in *sees-host* | *sees-reviewer* | *sees-holder* | *sees-other-task*)
+case $out in *sees-host* | *sees-reviewer* | *sees-holder* | *sees-other-task* | *nonce*)
     fail "inside: sees what is not its own: $out" ;;
 esac
 # its init, its shell, and the subshell, ls and wc counting them
 n=$(echo "$out" | sed -n 's/^processes: //p')
 [ -n "$n" ] && [ "$n" -le 5 ] || fail "inside: sees $n processes: $out"
 pass "a skill has no capability, no new privileges, no other process, no other workspace, its own loopback only"
+
+# a command printing the enter program's words is not taken for it (it
+# would run again, in a bwrap, and stop the holder): only the program
+# knows the nonce its own lines carry
+[ "$(skill_field "$dir" faker status)" = fail ] &&
+    [ "$(skill_field "$dir" faker exit_code)" = 125 ] ||
+    fail "faker: not its own failure: $(skill_field "$dir" faker status) $(skill_field "$dir" faker exit_code)"
+case $(skill_output "$dir" after_faker) in *entered*) ;;
+*) fail "after_faker: not entered: $(skill_output "$dir" after_faker)" ;;
+esac
+expect_not_in "$dir/logs/reviewer-1.log" "in a sandbox of its own"
+expect_not_in "$dir/logs/reviewer-1.log" "starting another"
+pass "a command cannot pass for the enter program failing"
 
 out=$(skill_output "$dir" nets)
 case $out in *entered*) ;; *) fail "nets: not entered: $out" ;; esac
@@ -224,3 +260,28 @@ done
 expect_in "$dir/logs/reviewer-1.log" "skills start a sandbox each, not one per reviewer"
 expect_no_leftovers "$dir"
 pass "without tandem-sandbox-enter, each skill starts its own sandbox"
+
+# ---- an entry that fails: that skill in a bwrap, then no more holders ----
+# the enter program's own failure, nonce and all, as one that cannot
+# join the holder tells it
+cat >"$T/enter-fails" <<'SH'
+#!/bin/sh
+echo "tandem-sandbox-enter: $TANDEM_SANDBOX_NONCE: cannot join the sandbox's namespaces: refused by the test"
+exit 125
+SH
+chmod +x "$T/enter-fails"
+copy_demo
+config "build, test, inside"
+TANDEM_SANDBOX_ENTER=$T/enter-fails TANDEM_TIMEOUT=120 run tandem run \
+    --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "the demo approves when no entry works"
+dir=$(session_dir)
+out=$(skill_output "$dir" inside)
+case $out in *entered*) fail "inside: entered a holder that refuses: $out" ;; esac
+case $out in *"NoNewPrivs:	1"*) ;; *) fail "inside: not sandboxed: $out" ;; esac
+log=$dir/logs/reviewer-1.log
+expect_in "$log" "tandem-sandbox-enter: cannot join the sandbox's namespaces: refused by the test; it runs in a sandbox of its own"
+expect_in "$log" "skills start a sandbox each, not one per reviewer: tandem-sandbox-enter: cannot join"
+grep -E 'tandem-sandbox-enter: [0-9a-f]{32}' "$log" "$dir/journal.jsonl" &&
+    fail "the nonce reached the log or the journal"
+pass "an entry that fails runs its skill in a bwrap; two holders so, and skills start a bwrap each"
