@@ -590,7 +590,7 @@ static void own_user_namespace(uid_t host_uid, gid_t host_gid)
  * where they are still blocked. */
 static pid_t fork_tied(void)
 {
-    sigset_t set, old;
+    sigset_t set;
     int alive[2];
     pid_t pid;
 
@@ -601,7 +601,7 @@ static pid_t fork_tied(void)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
-    sigprocmask(SIG_BLOCK, &set, &old);
+    sigprocmask(SIG_BLOCK, &set, NULL);
     if ((pid = fork()) < 0)
         die(EXIT_NOT_ENTERED, "cannot fork: %s", strerror(errno));
     if (pid == 0) {
@@ -611,7 +611,9 @@ static pid_t fork_tied(void)
     }
     close(alive[0]);
     child = pid;
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    /* unblocked, not the mask before: the init's was inherited with
+     * them blocked, and would have kept them so */
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
     return pid;
 }
 
@@ -651,10 +653,16 @@ static void init_main(char **argv, uid_t host_uid, gid_t host_gid)
     forward_signals();
     if (fork_tied() == 0) {
         int err;
+        /* the command's signals as a program's are: default, unblocked
+         * (a TERM now ends it, as it would after the exec) */
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        /* nothing of the enter program's beyond stdin, stdout, stderr */
-        syscall(SYS_close_range, 3U, ~0U, 0U);
+        /* nothing of the enter program's beyond stdin, stdout, stderr
+         * (closefrom falls back to /proc/self/fd without close_range) */
+        closefrom(3);
         execv(argv[0], argv);
         err = errno;
         tell("cannot run '%s': %s", argv[0], strerror(err));
@@ -666,6 +674,8 @@ static void init_main(char **argv, uid_t host_uid, gid_t host_gid)
 int main(int argc, char **argv)
 {
     pid_t parent = getppid();
+    /* the ids the skill runs as (bwrap maps the real ones; the reviewer
+     * is never set-id, so they are the same) */
     uid_t uid = geteuid();
     gid_t gid = getegid();
     request r;

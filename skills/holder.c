@@ -69,6 +69,7 @@ struct tnd_holder {
     char *enter;         /* the enter program, once looked for */
     bool looked;         /* for it */
     bool off;            /* no more holders: bwrap each */
+    bool told_random;    /* that a nonce could not be made */
     int failed;          /* holders in a row refused, no entry between */
     unsigned generation; /* of the running one, counted from 1 */
     running *run;        /* NULL: none now */
@@ -487,9 +488,19 @@ char **tnd_holder_argv(tnd_holder *self, const tnd_sandbox_spec *spec,
     running *h;
 
     memset(entry, 0, sizeof(*entry));
-    if (!self || !root_of(self, spec->workspace) || !make_nonce(entry->nonce))
+    if (!self || !root_of(self, spec->workspace))
         return NULL;
     pthread_mutex_lock(&self->lock);
+    if (!make_nonce(entry->nonce)) {
+        if (!self->told_random)
+            tnd_log_warn("skills start a sandbox each while the kernel "
+                         "gives no random bytes (getrandom: %s): an "
+                         "entry into the reviewer's needs a nonce",
+                         strerror(errno));
+        self->told_random = true;
+        pthread_mutex_unlock(&self->lock);
+        return NULL;
+    }
     if ((h = running_one(self))) {
         argv = tnd_sandbox_enter_argv(spec, self->enter, h->pid, h->start,
                                       (const char *const *)self->roots);

@@ -86,6 +86,10 @@ skills:
     required: false
     after: [faker]
     command: "$ENTERED; true"
+  leaver:
+    required: false
+    timeout_s: 1
+    command: [setsid, sh, -c, "trap 'echo got-term; exit 3' TERM; echo waiting; sleep 30.$$ & wait"]
   nets:
     required: false
     network: true
@@ -110,7 +114,7 @@ YAML
 
 # ---- the guarantees, from inside a skill -------------------------------
 copy_demo
-config "build, test, inside, first, second, nets, faker, after_faker"
+config "build, test, inside, first, second, nets, faker, after_faker, leaver"
 TANDEM_TIMEOUT=120 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "the demo approves with the entered skills beside it"
 dir=$(session_dir)
@@ -142,6 +146,12 @@ esac
 expect_not_in "$dir/logs/reviewer-1.log" "in a sandbox of its own"
 expect_not_in "$dir/logs/reviewer-1.log" "starting another"
 pass "a command cannot pass for the enter program failing"
+
+# a command out of the process group the timeout signals still gets its
+# TERM: the enter program passes it to the init, the init to the command
+out=$(skill_output "$dir" leaver)
+case $out in *waiting*got-term*) ;; *) fail "leaver: no TERM reached it: $out" ;; esac
+pass "a TERM to the enter program reaches a command that left the group"
 
 out=$(skill_output "$dir" nets)
 case $out in *entered*) ;; *) fail "nets: not entered: $out" ;; esac
