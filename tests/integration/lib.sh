@@ -104,6 +104,12 @@ tandem() {
 
 # skill_output DIR NAME: skill NAME's output in the session's baseline
 skill_output() {
+    baseline_field "$1" "$2" output
+}
+
+# baseline_field DIR SKILL FIELD: that field of the skill's result in the
+# session's baseline
+baseline_field() {
     python3 - "$@" <<'PY'
 import json, sys
 for line in open(sys.argv[1] + "/journal.jsonl"):
@@ -111,7 +117,7 @@ for line in open(sys.argv[1] + "/journal.jsonl"):
     if rec["type"] == "baseline":
         for s in rec["reply"]["skills"]:
             if s["name"] == sys.argv[2]:
-                print(s["output"])
+                print(s.get(sys.argv[3]))
 PY
 }
 

@@ -24,19 +24,6 @@ echo secret >"$RUNTIME/other-task.$$/file"
 
 parent() { ps -o ppid= -p "$1" | tr -d ' '; }
 
-# skill_field DIR SKILL FIELD: that field of the skill's baseline result
-skill_field() {
-    python3 - "$@" <<'PY'
-import json, sys
-for line in open(sys.argv[1] + "/journal.jsonl"):
-    rec = json.loads(line)
-    if rec["type"] == "baseline":
-        for s in rec["reply"]["skills"]:
-            if s["name"] == sys.argv[2]:
-                print(s.get(sys.argv[3]))
-PY
-}
-
 # pid 1 of the skill's pid namespace is the enter program's init
 ENTERED="tr '\\\\0' ' ' </proc/1/cmdline | grep -q '[t]andem-sandbox-enter' && echo entered"
 
@@ -137,9 +124,9 @@ pass "a skill has no capability, no new privileges, no other process, no other w
 # a command printing the enter program's words is not taken for it (it
 # would run again, in a bwrap, and stop the holder): only the program
 # knows the nonce its own lines carry
-[ "$(skill_field "$dir" faker status)" = fail ] &&
-    [ "$(skill_field "$dir" faker exit_code)" = 125 ] ||
-    fail "faker: not its own failure: $(skill_field "$dir" faker status) $(skill_field "$dir" faker exit_code)"
+[ "$(baseline_field "$dir" faker status)" = fail ] &&
+    [ "$(baseline_field "$dir" faker exit_code)" = 125 ] ||
+    fail "faker: not its own failure: $(baseline_field "$dir" faker status) $(baseline_field "$dir" faker exit_code)"
 case $(skill_output "$dir" after_faker) in *entered*) ;;
 *) fail "after_faker: not entered: $(skill_output "$dir" after_faker)" ;;
 esac
