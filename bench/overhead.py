@@ -92,7 +92,7 @@ def measure(n):
 # matches (a write under tnd_views_write is the views', wherever that was
 # called from), else "other".
 BY_PROCESS = [
-    ("skills", re.compile(r"^(bwrap|true|grep|sh)$")),
+    ("skills", re.compile(r"^(bwrap|true|grep|sh|cat|tandem-sandbox-)$")),
     ("workspace", re.compile(r"^git$")),
 ]
 BY_FUNCTION = [

@@ -37,8 +37,8 @@
 #define FILE_MAX    (256 * 1024)
 
 struct tnd_cgroup {
-    char *dir;    /* the cgroup's directory */
-    int procs_fd; /* its cgroup.procs, for writing */
+    char *dir;   /* the cgroup's directory */
+    int join_fd; /* the file a process joins it by, for writing */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -49,6 +49,7 @@ static bool swept;
  * every skill run would pay. The place is forgotten when a mkdir there
  * says it is gone. */
 static char *parent_found, *parent_reason;
+static bool parent_v1; /* parent_found is in the v1 pids hierarchy */
 /* Where the finding reads this process's cgroups and the mount table:
  * /proc/self's, or a test's files (tnd_cgroup_set_proc_files). */
 static char *cgroup_file, *mountinfo_file;
@@ -192,8 +193,8 @@ static char *place(const char *path, bool v2)
 
 /* Our cgroup's directory where a child with a pids limit can be made:
  * v2 with pids enabled for children (or enabled now), else v1's pids
- * hierarchy. Caller frees; NULL with the reason. */
-static char *parent_dir(void)
+ * hierarchy (*v1 set). Caller frees; NULL with the reason. */
+static char *parent_dir(bool *v1)
 {
     char *path = own_path(true), *dir = path ? place(path, true) : NULL;
 
@@ -211,11 +212,13 @@ static char *parent_dir(void)
         }
     }
     free(path);
+    *v1 = false;
     if (dir)
         return dir;
     path = own_path(false);
     dir = path ? place(path, false) : NULL;
     free(path);
+    *v1 = true;
     if (dir && access(dir, W_OK) == 0)
         return dir;
     free(dir);
@@ -244,8 +247,9 @@ static void sweep(const char *parent)
 }
 
 /* The parent for a new cgroup (caller frees), found now when stale or
- * not found yet; its sequence number in *seq. NULL with the reason. */
-static char *parent_for_new(unsigned *seq, bool stale)
+ * not found yet; its sequence number in *seq, whether it is v1's in *v1.
+ * NULL with the reason. */
+static char *parent_for_new(unsigned *seq, bool *v1, bool stale)
 {
     char *parent;
 
@@ -254,8 +258,10 @@ static char *parent_for_new(unsigned *seq, bool stale)
         free(parent_found);
         parent_found = NULL;
     }
-    if (!parent_found && !parent_reason && !(parent_found = parent_dir()))
+    if (!parent_found && !parent_reason &&
+        !(parent_found = parent_dir(&parent_v1)))
         parent_reason = tnd_xstrdup(tnd_error_last());
+    *v1 = parent_v1;
     if (parent_found)
         parent = tnd_xstrdup(parent_found);
     else {
@@ -289,12 +295,13 @@ tnd_cgroup *tnd_cgroup_new(long max_tasks)
     char *parent, *file, num[32];
     tnd_cgroup *cg;
     unsigned seq;
+    bool v1 = false;
     int made;
 
     cg = tnd_xcalloc(1, sizeof(*cg));
-    cg->procs_fd = -1;
+    cg->join_fd = -1;
     for (int attempt = 0;; attempt++) {
-        if (!(parent = parent_for_new(&seq, attempt > 0))) {
+        if (!(parent = parent_for_new(&seq, &v1, attempt > 0))) {
             free(cg);
             return NULL;
         }
@@ -319,30 +326,35 @@ tnd_cgroup *tnd_cgroup_new(long max_tasks)
         tnd_error_sys("cannot set %s", file);
     } else {
         free(file);
-        file = tnd_xasprintf("%s/cgroup.procs", cg->dir);
-        if ((cg->procs_fd = open(file, O_WRONLY | O_CLOEXEC)) < 0)
+        /* v1's tasks moves only the thread that writes: a child just
+         * forked, which is all of itself. cgroup.procs moves a whole
+         * thread group under a lock whose taking waits for an RCU grace
+         * period once writers have been idle (5-23 ms here: most of the
+         * first skill start of every audit); v2 has no tasks file */
+        file = tnd_xasprintf("%s/%s", cg->dir, v1 ? "tasks" : "cgroup.procs");
+        if ((cg->join_fd = open(file, O_WRONLY | O_CLOEXEC)) < 0)
             tnd_error_sys("cannot open %s", file);
-        else if (cg->procs_fd <= 2) {
+        else if (cg->join_fd <= 2) {
             /* 0 means "none" to tnd_proc_spec, and a child's stdio takes
              * 0..2: keep it above them */
-            int high = fcntl(cg->procs_fd, F_DUPFD_CLOEXEC, 3);
-            close(cg->procs_fd);
-            cg->procs_fd = high;
+            int high = fcntl(cg->join_fd, F_DUPFD_CLOEXEC, 3);
+            close(cg->join_fd);
+            cg->join_fd = high;
             if (high < 0)
                 tnd_error_sys("cannot open %s", file);
         }
     }
     free(file);
-    if (cg->procs_fd < 0) {
+    if (cg->join_fd < 0) {
         tnd_cgroup_destroy(&cg);
         return NULL;
     }
     return cg;
 }
 
-int tnd_cgroup_procs_fd(const tnd_cgroup *self)
+int tnd_cgroup_join_fd(const tnd_cgroup *self)
 {
-    return self->procs_fd;
+    return self->join_fd;
 }
 
 bool tnd_cgroup_refused(const tnd_cgroup *self)
@@ -397,8 +409,8 @@ void tnd_cgroup_destroy(tnd_cgroup **self_p)
 
     if (!cg)
         return;
-    if (cg->procs_fd >= 0)
-        close(cg->procs_fd);
+    if (cg->join_fd >= 0)
+        close(cg->join_fd);
     until = tnd_now_ms() + EMPTY_WAIT_MS;
     /* an empty one goes at once; else kill what is in it, and the kernel
      * takes the killed tasks out as they exit */

@@ -23,9 +23,12 @@ typedef struct tnd_cgroup tnd_cgroup;
  * cgroups a dead process of ours left behind are removed first. */
 tnd_cgroup *tnd_cgroup_new(long max_tasks);
 
-/* Its cgroup.procs, open for writing (close-on-exec): a process that
- * writes "0" there joins it (tnd_proc_spec.cgroup_procs_fd). Borrowed. */
-int tnd_cgroup_procs_fd(const tnd_cgroup *self);
+/* The file a process joins it by, open for writing (close-on-exec): a
+ * process that writes "0" there joins it (tnd_proc_spec.cgroup_join_fd).
+ * v1's tasks, which moves only the writing thread (a child just forked is
+ * one thread) without the lock that makes cgroup.procs wait for an RCU
+ * grace period; v2's cgroup.procs. Borrowed. */
+int tnd_cgroup_join_fd(const tnd_cgroup *self);
 
 /* Whether a fork in it has been refused for its limit. */
 bool tnd_cgroup_refused(const tnd_cgroup *self);

@@ -82,7 +82,7 @@ typedef struct child_plan {
     int stdio[3];    /* become the child's fds 0, 1 and 2 (all >= 3);
                         stdio[0] == -1: /dev/null */
     int status_fd;   /* write end of the close-on-exec status pipe */
-    int cgroup_fd;   /* cgroup.procs to join; 0: none */
+    int cgroup_fd;   /* the cgroup's join file; 0: none */
     int nlimits;
     int limit_index[MAX_LIMITS]; /* into limit_table */
     struct rlimit limits[MAX_LIMITS];
@@ -473,7 +473,7 @@ static int spawn(run *r)
     plan.stdio[1] = outp[1];
     plan.stdio[2] = spec->merge_stderr ? outp[1] : errp[1];
     plan.status_fd = status[1];
-    plan.cgroup_fd = spec->cgroup_procs_fd;
+    plan.cgroup_fd = spec->cgroup_join_fd;
 
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &saved);

@@ -52,7 +52,7 @@ typedef struct tnd_proc_spec {
     size_t rlimit_as_bytes;
     size_t rlimit_fsize_bytes;
     long rlimit_nproc;
-    int cgroup_procs_fd; /* > 0: an open cgroup.procs file the child joins
+    int cgroup_join_fd; /* > 0: a cgroup's open join file the child joins
                             before anything else (skills/cgroup.h), so
                             everything it starts is in that cgroup; 0:
                             none */

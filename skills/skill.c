@@ -235,7 +235,7 @@ static void limit_processes(tnd_proc_spec *spec, watcher *w,
     spec->watch = over_limit;
     spec->watch_payload = w;
     if ((w->cg = tnd_cgroup_new(w->max + extra))) {
-        spec->cgroup_procs_fd = tnd_cgroup_procs_fd(w->cg);
+        spec->cgroup_join_fd = tnd_cgroup_join_fd(w->cg);
         return;
     }
     if (!atomic_flag_test_and_set(&warned))

@@ -50,7 +50,7 @@ static void a_run_in_a_cgroup_is_held_to_its_limit(void **state)
     memset(&spec, 0, sizeof(spec));
     spec.argv = ARGV("/bin/sh", "-c",
                      "sleep 0.1 & sleep 0.1 & sleep 0.1 & wait; echo done");
-    spec.cgroup_procs_fd = tnd_cgroup_procs_fd(cg);
+    spec.cgroup_join_fd = tnd_cgroup_join_fd(cg);
     spec.timeout_ms = 10000;
     assert_int_equal(tnd_proc_run(&res, &spec), 0);
     assert_int_equal(res.exit_code, 0);
@@ -65,7 +65,7 @@ static void a_run_in_a_cgroup_is_held_to_its_limit(void **state)
     assert_non_null(cg = tnd_cgroup_new(4));
     spec.argv = ARGV("/bin/sh", "-c",
                      "for i in 1 2 3 4 5 6 7 8; do sleep 30 & done; wait");
-    spec.cgroup_procs_fd = tnd_cgroup_procs_fd(cg);
+    spec.cgroup_join_fd = tnd_cgroup_join_fd(cg);
     spec.watch = refused;
     spec.watch_payload = cg;
     assert_int_equal(tnd_proc_run(&res, &spec), 0);
@@ -97,7 +97,7 @@ static void destroy_kills_what_left_the_group(void **state)
     {
         char *cmd = tnd_xasprintf("setsid sleep 60 & echo $! > %s", pidfile);
         spec.argv = ARGV("/bin/sh", "-c", cmd);
-        spec.cgroup_procs_fd = tnd_cgroup_procs_fd(cg);
+        spec.cgroup_join_fd = tnd_cgroup_join_fd(cg);
         spec.timeout_ms = 10000;
         assert_int_equal(tnd_proc_run(&res, &spec), 0);
         free(cmd);
@@ -135,11 +135,53 @@ static char *dir_of(const tnd_cgroup *cg)
     char link[64], path[4096];
     ssize_t n;
 
-    snprintf(link, sizeof(link), "/proc/self/fd/%d", tnd_cgroup_procs_fd(cg));
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", tnd_cgroup_join_fd(cg));
     n = readlink(link, path, sizeof(path) - 1);
     assert_true(n > 0);
     path[n] = '\0';
     return tnd_fs_dirname(path);
+}
+
+/* A program joins by the file that moves only itself where there is one
+ * (v1's tasks: cgroup.procs moves a thread group under a lock that waits
+ * for an RCU grace period, 5-23 ms of the first skill of every audit),
+ * and what it starts is in the cgroup too. */
+static void a_program_joins_by_the_cheap_file(void **state)
+{
+    tnd_cgroup *cg = tnd_cgroup_new(8);
+    char link[64], path[4096], *dir, *sub, *name;
+    tnd_proc_spec spec;
+    tnd_proc_result res;
+    ssize_t n;
+    bool v2;
+
+    (void)state;
+    if (!cg)
+        skip();
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", tnd_cgroup_join_fd(cg));
+    n = readlink(link, path, sizeof(path) - 1);
+    assert_true(n > 0);
+    path[n] = '\0';
+    dir = tnd_fs_dirname(path);
+    sub = tnd_xasprintf("%s/cgroup.subtree_control", dir);
+    v2 = access(sub, F_OK) == 0;
+    assert_string_equal(strrchr(path, '/') + 1, v2 ? "cgroup.procs" : "tasks");
+    memset(&spec, 0, sizeof(spec));
+    spec.argv = ARGV("/bin/sh", "-c",
+                     "cat /proc/self/cgroup; echo; "
+                     "/bin/sh -c 'cat /proc/$$/cgroup'");
+    spec.cgroup_join_fd = tnd_cgroup_join_fd(cg);
+    spec.timeout_ms = 10000;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.exit_code, 0);
+    name = strrchr(dir, '/') + 1;
+    /* the shell, and the cat its child ran, each in it */
+    assert_non_null(strstr(res.output, name));
+    assert_non_null(strstr(strstr(res.output, name) + 1, name));
+    tnd_proc_result_free(&res);
+    tnd_cgroup_destroy(&cg);
+    free(sub);
+    free(dir);
 }
 
 /* This process's cgroup path in the hierarchy whose directory is dir:
@@ -276,6 +318,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_run_in_a_cgroup_is_held_to_its_limit),
         cmocka_unit_test(destroy_kills_what_left_the_group),
+        cmocka_unit_test(a_program_joins_by_the_cheap_file),
         cmocka_unit_test_teardown(a_parent_that_went_is_found_again,
                                   remove_moved),
     };
