@@ -226,6 +226,16 @@ static bool holds(const char *path, const void *data, size_t len)
     return same;
 }
 
+/* Cut the file open at fd to len bytes when it is longer. */
+static int cut_to(int fd, size_t len)
+{
+    struct stat st;
+
+    if (fstat(fd, &st) < 0)
+        return -1;
+    return (size_t)st.st_size > len ? ftruncate(fd, (off_t)len) : 0;
+}
+
 /* The spare of path: DIR/.NAME.spare. Caller frees. */
 static char *spare_of(const char *path)
 {
@@ -265,7 +275,10 @@ int tnd_fs_write_replace(const char *path, const void *data, size_t len)
         drop_odd_spare(spare); /* never written through */
         fd = open(spare, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     }
-    if (fd < 0 || ftruncate(fd, 0) < 0 || write_all(fd, data, len) < 0) {
+    /* written over, then cut to length: truncating to 0 first would make
+     * ext4 write the file out at its close (auto_da_alloc, meant for
+     * programs that replace a file without fsync), an I/O per view */
+    if (fd < 0 || write_all(fd, data, len) < 0 || cut_to(fd, len) < 0) {
         if (fd >= 0)
             close(fd);
         free(spare);

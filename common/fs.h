@@ -45,8 +45,10 @@ int tnd_fs_write_atomic(const char *path, const void *data, size_t len);
  * already holds exactly data is left as it is. Otherwise data is
  * written to a spare file beside it (DIR/.NAME.spare, kept) and the two
  * are swapped atomically (renameat2 RENAME_EXCHANGE), so no inode is
- * made or freed: on ext4 allocating one after many deletions scans the
- * recently freed ones, and that was most of a server's CPU (see
+ * made or freed, and the spare is written over and cut to length, never
+ * emptied first (ext4 writes a file emptied and rewritten out at its
+ * close, an I/O each time): on ext4 allocating one after many deletions scans
+ * the recently freed ones, and that was most of a server's CPU (see
  * bench/RESULTS.md). A reader that opens path sees the old or the new
  * contents, never a mix, as long as it reads them before the next
  * update but one (which rewrites the inode it holds); a crash may leave

@@ -481,7 +481,8 @@ static void publish_events(run *r)
 
     if (!(r->events = tnd_events_new(ep)))
         tnd_log_warn("%s", tnd_error_last());
-    else if (tnd_session_write(r->session, "events", ep, strlen(ep)) < 0)
+    /* a view: the address is this process's, gone with it */
+    else if (tnd_session_write_view(r->session, "events", ep, strlen(ep)) < 0)
         tnd_log_warn("cannot tell watchers about %s: %s", ep, tnd_error_last());
     free(ep);
 }

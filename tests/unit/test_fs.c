@@ -157,6 +157,35 @@ static void replace_swaps_with_a_spare(void **state)
     assert_int_equal(unlink(path), 0);
 }
 
+/* A spare is written over and cut to length (never emptied first: ext4
+ * then writes the file out at close): shorter and longer contents, and
+ * none, come out exactly. */
+static void replace_cuts_a_longer_spare_to_length(void **state)
+{
+    const char *texts[] = {"a long first text\n",
+                           "short\n",
+                           "a longer third text than both\n",
+                           "x\n",
+                           "",
+                           "back again\n"};
+    char path[PATH_MAX];
+    char *text;
+    size_t len;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s", in_tmp("cut.md"));
+    for (size_t i = 0; i < sizeof(texts) / sizeof(*texts); i++) {
+        assert_int_equal(tnd_fs_write_replace(path, texts[i], strlen(texts[i])),
+                         0);
+        assert_int_equal(tnd_fs_read(&text, &len, path, 64), 0);
+        assert_int_equal(len, strlen(texts[i]));
+        assert_memory_equal(text, texts[i], len);
+        free(text);
+    }
+    unlink(in_tmp(".cut.md.spare"));
+    assert_int_equal(unlink(path), 0);
+}
+
 static void reads_a_file_whole(void **state)
 {
     const char *path = in_tmp("small.txt");
@@ -454,6 +483,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(replace_skips_a_file_that_holds_the_contents),
         cmocka_unit_test(replace_swaps_with_a_spare),
+        cmocka_unit_test(replace_cuts_a_longer_spare_to_length),
         cmocka_unit_test(reads_a_file_whole),
         cmocka_unit_test(lists_the_directories),
         cmocka_unit_test(replacing_writes_leave_the_new_contents_alone),
