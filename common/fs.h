@@ -51,9 +51,11 @@ int tnd_fs_write_atomic(const char *path, const void *data, size_t len);
  * the recently freed ones, and that was most of a server's CPU (see
  * bench/RESULTS.md). A reader that opens path sees the old or the new
  * contents, never a mix, as long as it reads them before the next
- * update but one (which rewrites the inode it holds); a crash may leave
- * the old contents. Where the filesystem cannot swap, a new file is
- * renamed over path as tnd_fs_write_atomic does. */
+ * update but one (which rewrites the inode it holds); a crash of the
+ * machine may leave the old contents, those of the update before, or a
+ * mix of either with the new (nothing is flushed: what is written so is
+ * rebuilt from its durable record). Where the filesystem cannot swap, a new
+ * file is renamed over path as tnd_fs_write_atomic does. */
 int tnd_fs_write_replace(const char *path, const void *data, size_t len);
 
 /* mkdir -p with mode for the directories it creates. */

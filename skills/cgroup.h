@@ -27,7 +27,8 @@ tnd_cgroup *tnd_cgroup_new(long max_tasks);
  * process that writes "0" there joins it (tnd_proc_spec.cgroup_join_fd).
  * v1's tasks, which moves only the writing thread (a child just forked is
  * one thread) without the lock that makes cgroup.procs wait for an RCU
- * grace period; v2's cgroup.procs. Borrowed. */
+ * grace period: only for "0", the writer itself (a pid takes the lock
+ * again); v2's cgroup.procs. Borrowed. */
 int tnd_cgroup_join_fd(const tnd_cgroup *self);
 
 /* Whether a fork in it has been refused for its limit. */

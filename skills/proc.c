@@ -199,7 +199,9 @@ static void child_run(const child_plan *p)
         child_fail(fd, STAGE_SETUP, errno, 0);
     if (getppid() != p->parent)
         _exit(127);
-    /* before anything runs that could fork: all of it is in the cgroup */
+    /* before anything runs that could fork: all of it is in the cgroup
+     * ("0", this thread: not our pid, which on v1 takes the slow lock,
+     * skills/cgroup.h) */
     if (p->cgroup_fd > 0 && write(p->cgroup_fd, "0", 1) != 1)
         child_fail(fd, STAGE_CGROUP, errno, 0);
     memset(&dfl, 0, sizeof(dfl));
