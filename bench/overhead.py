@@ -13,7 +13,10 @@ after another, after 2 of warm-up; for each, per iteration:
   (target: <= 5 ms);
 - server CPU: user + system time of the server, its agents and what they
   ran (skills, bwrap, git), read from /proc before and after each task;
-- submit CPU: the `tandem submit` client's own.
+- submit CPU: the `tandem submit` client's own;
+- the wall time between the task's journal records (submit -> task ->
+  workspace -> ... -> finish -> the client's exit), medians: where the
+  wall goes, as the breakdown below says where the CPU goes.
 
 CPU is summed over the batch and divided by its iterations: /proc counts
 it in 10 ms clock ticks, too coarse for one task.
@@ -27,6 +30,9 @@ start, other). Without perf, `strace -c -f` counts system calls instead.
 Run from the top of the tree after `make all build/tests/fakellm`:
     python3 bench/overhead.py 20
 """
+import datetime
+import glob
+import json
 import os
 import re
 import shutil
@@ -38,15 +44,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
 
-def one_task(b, repo):
+def one_task(b, repo, span=None):
     """Submit one task and wait: (wall s, server CPU s, submit CPU s,
-    iterations)."""
+    iterations). span, a list, gets the submit's start and end as wall
+    clock ms (the journal's times are wall clock)."""
     pids = bl.tree(b.serve_pid)
     c0 = bl.cpu_s(pids)
+    w0 = time.time()
     t0 = time.monotonic()
     p = b.submit(repo)
     _, status, ru = os.wait4(p.pid, 0)
     t1 = time.monotonic()
+    if span is not None:
+        span[:] = [w0 * 1000, time.time() * 1000]
     p.returncode = os.waitstatus_to_exitcode(status)
     err = p.stderr.read().decode(errors="replace")
     if p.returncode != 0:
@@ -67,8 +77,11 @@ def measure(n):
             one_task(b, r)
         bl.quiet()
         wall, server, client = [], [], []
+        phases = {}
         for r in repos[2:]:
-            w, s, c, it = one_task(b, r)
+            span = []
+            w, s, c, it = one_task(b, r, span)
+            add_phases(phases, r, span)
             if it != 2:
                 sys.exit("a task took %d iterations, not 2 (%s)" % (it, r))
             wall.append(w / it)
@@ -83,8 +96,41 @@ def measure(n):
                   bl.ms(bl.median(wall)), bl.ms(min(wall)),
                   bl.ms(max(wall)), bl.ms(sum(server) / len(server)),
                   bl.ms(sum(client) / len(client))))
+        print_phases(phases, n)
     finally:
         b.close()
+
+
+def add_phases(phases, repo, span):
+    """The wall time between the task's journal records (their times are
+    whole ms), and from the submit's start to the first and from the last
+    to the submit's exit, into phases: name -> list of ms."""
+    path = glob.glob(os.path.join(repo, ".tandem", "sessions", "*",
+                                  "journal.jsonl"))[0]
+    prev = ("submit", span[0])
+    with open(path) as f:
+        for line in f:
+            rec = json.loads(line)
+            t = datetime.datetime.strptime(
+                rec["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+                    tzinfo=datetime.timezone.utc).timestamp() * 1000
+            key = "%s -> %s" % (prev[0], rec["type"])
+            phases.setdefault(key, []).append(t - prev[1])
+            prev = (rec["type"], t)
+    phases.setdefault("%s -> client exit" % prev[0], []).append(
+        span[1] - prev[1])
+
+
+def print_phases(phases, n):
+    """Where a task's wall time goes, by the journal: the median of each
+    step to the next, and its sum over a task."""
+    print("wall time between journal records, medians over %d tasks "
+          "(records have whole ms):" % n)
+    print("  %-28s %5s %9s %12s" % ("from -> to", "each", "median ms",
+                                    "ms / task"))
+    for k, v in phases.items():
+        print("  %-28s %5d %9.1f %12.1f" % (k, len(v) // n, bl.median(v),
+                                           sum(v) / n))
 
 
 # Buckets: a sample goes to the first whose process name matches, else to
