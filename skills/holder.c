@@ -526,19 +526,21 @@ char **tnd_holder_envp(const tnd_holder_entry *entry, char *const *envp)
     return out;
 }
 
-bool tnd_holder_failed(const tnd_holder_entry *entry, char *output, int code)
+bool tnd_holder_failed(const tnd_holder_entry *entry, char *output, size_t *len,
+                       int code)
 {
-    size_t pre = strlen(ENTER_PREFIX), len = strlen(entry->nonce);
+    size_t pre = strlen(ENTER_PREFIX), n = strlen(entry->nonce), cut = n + 2;
     char *at;
 
-    if (code < TND_HOLDER_NOT_ENTERED || code > 127 || !output || len == 0 ||
-        strncmp(output, ENTER_PREFIX, pre) != 0)
+    if (code < TND_HOLDER_NOT_ENTERED || code > 127 || !output || n == 0 ||
+        *len < pre + cut || strncmp(output, ENTER_PREFIX, pre) != 0)
         return false;
     at = output + pre;
-    if (strncmp(at, entry->nonce, len) != 0 || at[len] != ':' ||
-        at[len + 1] != ' ')
+    if (strncmp(at, entry->nonce, n) != 0 || at[n] != ':' || at[n + 1] != ' ')
         return false;
-    memmove(at, at + len + 2, strlen(at + len + 2) + 1);
+    /* the rest, the terminating NUL with it */
+    memmove(at, at + cut, *len - pre - cut + 1);
+    *len -= cut;
     return true;
 }
 

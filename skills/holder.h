@@ -28,6 +28,7 @@
 #define TND_HOLDER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "skills/sandbox.h"
 
@@ -70,13 +71,14 @@ char **tnd_holder_argv(tnd_holder *self, const tnd_sandbox_spec *spec,
 char **tnd_holder_envp(const tnd_holder_entry *entry, char *const *envp);
 
 /* Whether a run of entry ended by the enter program's own failure: its
- * output starts "tandem-sandbox-enter: NONCE: " with entry's nonce, which
- * no command can know, and it exited with code. If so, "NONCE: " is
- * taken out of output, which then reads as the program's own message.
- * 125 means the command never started (the holder is gone, or the
- * sandbox could not be made); 126 and 127 that it could not be
- * executed. */
-bool tnd_holder_failed(const tnd_holder_entry *entry, char *output, int code);
+ * output (*len bytes) starts "tandem-sandbox-enter: NONCE: " with entry's
+ * nonce, which no command can know, and it exited with code. If so,
+ * "NONCE: " is taken out of output, and *len shortened to match, so the
+ * output reads as the program's own message. 125 means the command never
+ * started (the holder is gone, or the sandbox could not be made); 126 and
+ * 127 that it could not be executed. */
+bool tnd_holder_failed(const tnd_holder_entry *entry, char *output, size_t *len,
+                       int code);
 
 /* The enter program's exit code when the command never started. */
 #define TND_HOLDER_NOT_ENTERED 125

@@ -337,7 +337,8 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
 
     rc = run_once(&res, skill, ctx, &how, cap);
     enter_failed = rc == 0 && how.entered && res.status == TND_PROC_EXITED &&
-                   tnd_holder_failed(&how.entry, res.output, res.exit_code);
+                   tnd_holder_failed(&how.entry, res.output, &res.output_len,
+                                     res.exit_code);
     if (enter_failed && res.exit_code == TND_HOLDER_NOT_ENTERED) {
         /* its sandbox could not be made from the reviewer's (it ended?):
          * the command never started, so it runs in a sandbox of its own */

@@ -282,3 +282,36 @@ expect_in "$log" "skills start a sandbox each, not one per reviewer: tandem-sand
 grep -E 'tandem-sandbox-enter: [0-9a-f]{32}' "$log" "$dir/journal.jsonl" &&
     fail "the nonce reached the log or the journal"
 pass "an entry that fails runs its skill in a bwrap; two holders so, and skills start a bwrap each"
+
+# ---- the enter program cannot run the command: an error, told cleanly ----
+# (the real enter program for every skill but the one running true)
+cat >"$T/enter-cannot-run" <<SH
+#!/bin/sh
+for a; do last=\$a; done
+if [ "\$last" = /usr/bin/true ]; then
+    echo "tandem-sandbox-enter: \$TANDEM_SANDBOX_NONCE: cannot run '/usr/bin/true': Permission denied"
+    exit 126
+fi
+exec "$BIN/tandem-sandbox-enter" "\$@"
+SH
+chmod +x "$T/enter-cannot-run"
+copy_demo
+config "build, test, cantrun"
+cat >>"$T/demo/agents.yaml" <<'YAML'
+  cantrun: {required: false, command: "true"}
+YAML
+TANDEM_SANDBOX_ENTER=$T/enter-cannot-run TANDEM_TIMEOUT=120 run tandem run \
+    --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "the demo approves beside a skill that cannot run"
+dir=$(session_dir)
+[ "$(baseline_field "$dir" cantrun status)" = error ] ||
+    fail "cantrun: not an error: $(baseline_field "$dir" cantrun status)"
+# the line alone, the nonce taken out, nothing of it left behind
+out=$(baseline_field "$dir" cantrun output)
+first=$(printf '%s\n' "$out" | head -n 1)
+[ "$first" = "tandem-sandbox-enter: cannot run '/usr/bin/true': Permission denied" ] ||
+    fail "cantrun: first line: $first"
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 2 ] &&
+    printf '%s\n' "$out" | tail -n 1 | grep -q '^\[tandem: cantrun ' ||
+    fail "cantrun: more than its line and tandem's: $(printf '%s' "$out" | od -c | head -20)"
+pass "the enter program's failure to run a command is an error, its line shown without the nonce"
