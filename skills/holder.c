@@ -102,48 +102,31 @@ static int lifted_pipe(int fds[2])
     return 0;
 }
 
-/* Read fd into buf until it holds a '}' (bwrap's info is one JSON
- * object), EOF, or deadline. */
-static void read_info(int fd, char *buf, size_t size, int64_t deadline)
+/* Read fd into buf (NUL-terminated) until it holds stop, EOF, or
+ * deadline; whether stop came. */
+static bool read_until(int fd, char *buf, size_t size, char stop,
+                       int64_t deadline)
 {
     size_t n = 0;
 
     buf[0] = '\0';
-    while (n + 1 < size && !strchr(buf, '}')) {
+    while (n + 1 < size) {
         struct pollfd p = {fd, POLLIN, 0};
         int64_t left = deadline - tnd_now_ms();
         ssize_t got;
         if (left <= 0 || poll(&p, 1, (int)left) == 0)
-            return;
+            return false;
         got = read(fd, buf + n, size - 1 - n);
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
-            return;
+            return false;
         n += (size_t)got;
         buf[n] = '\0';
-    }
-}
-
-/* Whether a line comes on fd before deadline. */
-static bool read_line(int fd, int64_t deadline)
-{
-    char c;
-
-    for (;;) {
-        struct pollfd p = {fd, POLLIN, 0};
-        int64_t left = deadline - tnd_now_ms();
-        ssize_t got;
-        if (left <= 0 || poll(&p, 1, (int)left) == 0)
-            return false;
-        got = read(fd, &c, 1);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return false;
-        if (c == '\n')
+        if (memchr(buf, stop, n))
             return true;
     }
+    return false;
 }
 
 /* Field 22 of /proc/pid/stat, or 0. */
@@ -237,7 +220,7 @@ static running *start(const char *bwrap, char *const *roots, char *const *envp)
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
     int info[2] = {-1, -1};
     const char *cat_argv[] = {NULL, NULL};
-    char *cat = NULL, **argv = NULL, buf[1024], *at, *said;
+    char *cat = NULL, **argv = NULL, buf[1024], echo[8], *at, *said;
     running *h = NULL;
     pid_t pid = -1;
     long child = 0;
@@ -260,13 +243,14 @@ static running *start(const char *bwrap, char *const *roots, char *const *envp)
     close_fd(&err[1]);
     close_fd(&info[1]);
     deadline = tnd_now_ms() + START_MS;
-    read_info(info[0], buf, sizeof(buf), deadline);
+    /* bwrap's info is one JSON object */
+    read_until(info[0], buf, sizeof(buf), '}', deadline);
     if ((at = strstr(buf, "\"child-pid\":")))
         child = strtol(at + strlen("\"child-pid\":"), NULL, 10);
     /* bwrap tells the pid before it builds the sandbox; cat running,
      * and echoing a line, says it is built */
     if (child > 0 && write(in[1], "\n", 1) == 1)
-        ready = read_line(out[0], deadline);
+        ready = read_until(out[0], echo, sizeof(echo), '\n', deadline);
     if (!ready) {
         close_fd(&in[1]); /* its command ends, if it started */
         end_bwrap(pid, tnd_now_ms() + STOP_MS);
