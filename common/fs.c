@@ -300,20 +300,25 @@ int tnd_fs_write_replace(const char *path, const void *data, size_t len)
 int tnd_fs_mkdirs(const char *path, mode_t mode)
 {
     char *copy = tnd_xstrdup(path);
+    size_t len = strlen(copy);
     int error = 0;
 
-    for (char *p = copy + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char saved = *p;
-        *p = '\0';
-        if (mkdir(copy, mode) < 0 && errno != EEXIST) {
+    /* the whole path first: it, or all of it but the last part, mostly
+     * exists, so that is one mkdir rather than one for each part; on
+     * ENOENT back up a part at a time, then make the parts cut off */
+    while (mkdir(copy, mode) < 0 && errno != EEXIST) {
+        char *slash = strrchr(copy, '/');
+
+        if (errno != ENOENT || !slash || slash == copy) {
             error = tnd_error_sys("cannot create directory %s", copy);
             break;
         }
-        *p = saved;
-        if (saved == '\0')
-            break;
+        *slash = '\0';
+    }
+    while (error == 0 && strlen(copy) < len) {
+        copy[strlen(copy)] = '/';
+        if (mkdir(copy, mode) < 0 && errno != EEXIST)
+            error = tnd_error_sys("cannot create directory %s", copy);
     }
     if (error == 0 && !tnd_fs_is_dir(path))
         error = tnd_error_set("%s exists and is not a directory", path);

@@ -234,6 +234,36 @@ static void lists_the_directories(void **state)
     assert_int_equal(tnd_fs_rmtree(in_tmp("ls")), 0);
 }
 
+/* mkdirs makes every missing part (with doubled and trailing slashes),
+ * succeeds on a directory that exists, and names the part in the way
+ * when a file is. */
+static void mkdirs_makes_the_missing_parts(void **state)
+{
+    char expect[PATH_MAX + 64];
+    struct stat st;
+
+    (void)state;
+    assert_int_equal(tnd_fs_mkdirs(in_tmp("mk/a//b/c/"), 0700), 0);
+    assert_int_equal(stat(in_tmp("mk/a/b/c"), &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(tnd_fs_mkdirs(in_tmp("mk/a/b/c"), 0700), 0);
+    assert_int_equal(tnd_fs_mkdirs(in_tmp("mk/a/b/d"), 0700), 0);
+    assert_true(tnd_fs_is_dir(in_tmp("mk/a/b/d")));
+
+    assert_int_equal(tnd_fs_write(in_tmp("mk/file"), "x", 1), 0);
+    assert_int_equal(tnd_fs_mkdirs(in_tmp("mk/file/sub/deeper"), 0700), -1);
+    snprintf(expect, sizeof(expect), "cannot create directory %s",
+             in_tmp("mk/file/sub"));
+    assert_non_null(strstr(tnd_error_last(), expect));
+    assert_int_equal(tnd_fs_mkdirs(in_tmp("mk/file"), 0700), -1);
+    snprintf(expect, sizeof(expect), "%s exists and is not a directory",
+             in_tmp("mk/file"));
+    assert_string_equal(tnd_error_last(), expect);
+    assert_int_equal(tnd_fs_mkdirs("", 0700), -1);
+    assert_int_equal(tnd_fs_rmtree(in_tmp("mk")), 0);
+}
+
 static void a_missing_file_is_not_found(void **state)
 {
     char *text = (char *)1;
@@ -486,6 +516,7 @@ int main(void)
         cmocka_unit_test(replace_cuts_a_longer_spare_to_length),
         cmocka_unit_test(reads_a_file_whole),
         cmocka_unit_test(lists_the_directories),
+        cmocka_unit_test(mkdirs_makes_the_missing_parts),
         cmocka_unit_test(replacing_writes_leave_the_new_contents_alone),
         cmocka_unit_test(a_missing_file_is_not_found),
         cmocka_unit_test(a_fifo_is_refused_without_blocking),
