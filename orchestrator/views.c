@@ -309,25 +309,64 @@ static char *failures(json_object *records)
     return text;
 }
 
+enum { REFLECTION = 1, DECISIONS = 2, FAILURES = 4, ALL_VIEWS = 7 };
+
+/* The views a record of type can change: each is rebuilt only when its
+ * text can differ (most steps leave decisions.md and failures.json as
+ * they were). The first step and a resume write all three, so each file
+ * exists from the start, and one a crash left a step behind is mended. */
+static unsigned touched_by(const char *type)
+{
+    static const struct {
+        const char *type;
+        unsigned views;
+    } table[] = {
+        {"task", ALL_VIEWS},
+        {"resume", ALL_VIEWS},
+        {"decision", ALL_VIEWS},
+        {"escalation", REFLECTION | DECISIONS},
+        {"answer", REFLECTION | DECISIONS},
+        {"finish", REFLECTION | DECISIONS},
+        {"workspace", REFLECTION},
+        {"baseline", REFLECTION},
+        {"proposal", REFLECTION},
+        {"audit", REFLECTION},
+    };
+
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+        if (strcmp(type, table[i].type) == 0)
+            return table[i].views;
+    return 0; /* a record no view shows */
+}
+
 int tnd_views_write(tnd_session *session, const tnd_journal *journal)
 {
-    json_object *records = json_object_new_array();
-    char *texts[3];
     static const char *const names[3] = {"reflection.md", "decisions.md",
                                          "failures.json"};
+    char *(*const build[3])(json_object *) = {tnd_views_reflection, decisions,
+                                              failures};
+    size_t count = tnd_journal_count(journal);
+    unsigned views = count ? touched_by(tnd_journal_type(
+                                 tnd_journal_record(journal, count - 1)))
+                           : ALL_VIEWS;
+    json_object *records;
     int error = 0;
 
-    for (size_t i = 0; i < tnd_journal_count(journal); i++)
+    if (!views)
+        return 0;
+    records = json_object_new_array();
+    for (size_t i = 0; i < count; i++)
         json_object_array_add(records,
                               json_object_get(tnd_journal_record(journal, i)));
-    texts[0] = tnd_views_reflection(records);
-    texts[1] = decisions(records);
-    texts[2] = failures(records);
-    for (int i = 0; i < 3; i++) {
-        if (error == 0 && tnd_session_write_view(session, names[i], texts[i],
-                                                 strlen(texts[i])) < 0)
+    for (int i = 0; i < 3 && error == 0; i++) {
+        char *text;
+
+        if (!(views & (1u << i)))
+            continue;
+        text = build[i](records);
+        if (tnd_session_write_view(session, names[i], text, strlen(text)) < 0)
             error = -1;
-        free(texts[i]);
+        free(text);
     }
     json_object_put(records);
     return error;

@@ -1,6 +1,7 @@
 /* tnd_views - the session files people read, derived from the journal.
  *
- * After every journaled step the run rewrites, from the journal alone:
+ * After every journaled step the run rewrites, from the journal alone,
+ * those of them the step's record can change:
  *   reflection.md   per attempt: what the coder did and why, what the
  *                   checks and the critique found, what was decided
  *   failures.json   each failed attempt's failure signature and reason,
@@ -14,7 +15,8 @@
 #include "orchestrator/journal.h"
 #include "orchestrator/session.h"
 
-/* Rewrite the three views of session from journal (atomically each). */
+/* Rewrite, from journal, the views of session its last record can change
+ * (all three after the first record and a resume; atomically each). */
 int tnd_views_write(tnd_session *session, const tnd_journal *journal);
 
 /* The reflection text alone, for `tandem show`: from an array of journal
