@@ -12,18 +12,22 @@
 #include "proto/json.h"
 
 struct tnd_events {
-    void *ctx;
+    void *own; /* the context made here, or NULL: the caller's */
     void *pub;
     char *endpoint;
 };
 
-tnd_events *tnd_events_new(const char *endpoint)
+tnd_events *tnd_events_new(void *ctx, const char *endpoint)
 {
     tnd_events *e = tnd_xcalloc(1, sizeof(*e));
     int linger = 0, hwm = 10000;
 
     e->endpoint = tnd_xstrdup(endpoint);
-    if (!(e->ctx = zmq_ctx_new()) || !(e->pub = zmq_socket(e->ctx, ZMQ_PUB)) ||
+    /* the server passes its own: a context per session would be two
+     * threads made and joined for each */
+    if (!ctx)
+        ctx = e->own = zmq_ctx_new();
+    if (!ctx || !(e->pub = zmq_socket(ctx, ZMQ_PUB)) ||
         zmq_setsockopt(e->pub, ZMQ_LINGER, &linger, sizeof(linger)) < 0 ||
         zmq_setsockopt(e->pub, ZMQ_SNDHWM, &hwm, sizeof(hwm)) < 0 ||
         zmq_bind(e->pub, endpoint) < 0) {
@@ -43,8 +47,8 @@ void tnd_events_destroy(tnd_events **self_p)
         return;
     if (e->pub)
         zmq_close(e->pub);
-    if (e->ctx)
-        zmq_ctx_term(e->ctx);
+    if (e->own)
+        zmq_ctx_term(e->own);
     free(e->endpoint);
     free(e);
     *self_p = NULL;

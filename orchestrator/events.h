@@ -14,8 +14,10 @@
 
 typedef struct tnd_events tnd_events;
 
-/* Bind at endpoint; NULL with the error set. */
-tnd_events *tnd_events_new(const char *endpoint);
+/* Bind at endpoint, with a socket in ctx (borrowed: it must outlive
+ * this) or, when ctx is NULL, in a context of its own; NULL with the
+ * error set. */
+tnd_events *tnd_events_new(void *ctx, const char *endpoint);
 
 /* Close; sets *self_p to NULL; safe on NULL. */
 void tnd_events_destroy(tnd_events **self_p);

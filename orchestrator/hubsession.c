@@ -38,6 +38,7 @@ struct tnd_hubsession {
     tnd_client_who who;       /* who gives it; via NONE: not known */
     const char *insecure;     /* borrowed: for the report */
     tnd_basecache *baselines; /* borrowed: the server's */
+    void *ctx;                /* borrowed: the hub's ZeroMQ context */
     follower f[TND_HUBSESSION_MAX_FOLLOWERS];
     size_t nf;
 };
@@ -128,7 +129,8 @@ static void *session_main(void *arg)
                              .err = err,
                              .stop = &s->stop,
                              .insecure = s->insecure,
-                             .baselines = s->baselines};
+                             .baselines = s->baselines,
+                             .zmq_ctx = s->ctx};
         tnd_continue_options co;
         memset(&co, 0, sizeof(co));
         co.repo = s->repo;
@@ -161,6 +163,7 @@ int tnd_hubsession_start(tnd_hubsession *self, void *ctx, const char *endpoint,
 {
     self->insecure = insecure;
     self->baselines = baselines;
+    self->ctx = ctx;
     sigset_t all, old;
     int rc;
 

@@ -479,7 +479,7 @@ static void publish_events(run *r)
 {
     char *ep = tnd_xasprintf("ipc://%s/events.sock", tnd_crew_runtime(r->crew));
 
-    if (!(r->events = tnd_events_new(ep)))
+    if (!(r->events = tnd_events_new(r->host ? r->host->zmq_ctx : NULL, ep)))
         tnd_log_warn("%s", tnd_error_last());
     /* a view: the address is this process's, gone with it */
     else if (tnd_session_write_view(r->session, "events", ep, strlen(ep)) < 0)

@@ -94,6 +94,9 @@ typedef struct tnd_run_host {
                                  CURVE, for the report; or NULL */
     tnd_basecache *baselines; /* the server's baselines, shared by its
                                  sessions (borrowed); NULL: none */
+    void *zmq_ctx;            /* the server's ZeroMQ context, for the
+                                 session's event socket (borrowed); NULL:
+                                 the session makes its own */
 } tnd_run_host;
 
 /* Run the task (or review the change); returns one of the TND_EXIT_*
