@@ -9,7 +9,8 @@
 # attempt 2", and the reviewer always approves. The reviewer's skills are
 # trivial: `true`, and a grep for "value = 3" that fails the first
 # attempt. So every task takes 2 iterations (4 model calls) and is
-# approved. Skills run in the default bubblewrap sandbox.
+# approved. Skills run in the default bubblewrap sandbox (BENCH_SANDBOX,
+# below, changes that).
 #
 # Everything lives in one temporary directory (TMPDIR, XDG_RUNTIME_DIR and
 # XDG_STATE_HOME point into it), removed at the end unless KEEP=1.
@@ -32,6 +33,11 @@ BIN = os.environ.get("BENCH_BIN") or os.path.join(TOP, "bin")
 # process serves at once); unset: the built-in default
 THREADS = ("\n    threads: %d" % int(os.environ["BENCH_THREADS"])
            if os.environ.get("BENCH_THREADS") else "")
+# BENCH_SANDBOX=none: the skills run with `sandbox: none`, to tell the
+# orchestrator's own time from the skill sandbox's (unset: the default
+# sandbox, as a user gets it)
+SANDBOX = (", sandbox: %s" % os.environ["BENCH_SANDBOX"]
+           if os.environ.get("BENCH_SANDBOX") else "")
 TANDEM = os.path.join(BIN, "tandem")
 FAKELLM = os.path.join(TOP, "build", "tests", "fakellm")
 TASK = "set the value in app.txt to 3"
@@ -66,12 +72,16 @@ def load():
 def quiet():
     """Before a measured batch: wait BENCH_QUIET_S seconds (default 0).
 
-    On ext4 without a journal (the machines these figures come from) each
-    new inode skips the inodes freed in the last 5 to 35 s
-    (recently_deleted in ext4's find_inode_bit), so a batch run just after
-    a removal of thousands of files (an earlier run's world, a test suite)
-    pays for it: a quarter of all CPU in perf. BENCH_QUIET_S=40 lets them
-    age out, so that each figure is tandem's own."""
+    On ext4 without a journal (the machines these figures come from) a
+    new inode is not put where one was freed recently: 60 s, and 300 s
+    more while that inode's table block is dirty (recently_deleted in
+    ext4's find_inode_bit, which reads each such inode on every
+    allocation). So a batch run within minutes of a removal of thousands
+    of files (an earlier run's world, a test suite) pays for each of them
+    on every file it makes: a quarter of all CPU in perf, and the C = 32
+    batch a third slower. BENCH_QUIET_S=400 lets them age out, so that
+    each figure is tandem's own (40, the earlier advice, is too short
+    while the blocks stay dirty)."""
     s = float(os.environ.get("BENCH_QUIET_S") or 0)
     if s > 0:
         time.sleep(s)
@@ -145,9 +155,9 @@ agents:
     llm: %s%s
     skills: [ok, check]
 skills:
-  ok: {command: "true", required: true}
-  check: {command: "grep -q 'value = 3' app.txt", required: true}
-""" % (llm, THREADS, llm, THREADS))
+  ok: {command: "true", required: true%s}
+  check: {command: "grep -q 'value = 3' app.txt", required: true%s}
+""" % (llm, THREADS, llm, THREADS, SANDBOX, SANDBOX))
 
     # ---- repositories -----------------------------------------------------
     def make_repos(self, n):

@@ -14,7 +14,7 @@ LATENCY_MS (default 50) before each answer, for each concurrency C
   the last exit;
 - runs: the same TASKS as independent `tandem run`s, C at a time.
 
-Both against the ideal, ceil(TASKS / C) x 2 iterations x 2 calls x
+(BENCH_RUNS=0 leaves the runs out.) Both against the ideal, ceil(TASKS / C) x 2 iterations x 2 calls x
 LATENCY_MS: the time the model alone takes. Target: serve <= 2x ideal
 at C = 32.
 
@@ -98,7 +98,10 @@ def main():
         ideal = math.ceil(n / float(c)) * 2 * 2 * lat
         b = bl.Bench(lat, "throughput")
         try:
-            for how, fn in (("serve", serve_batch), ("runs", runs_batch)):
+            hows = [("serve", serve_batch), ("runs", runs_batch)]
+            if os.environ.get("BENCH_RUNS") == "0":
+                hows = hows[:1]
+            for how, fn in hows:
                 wall, it, fails, first = fn(b, n, c)
                 print("%-4d %-6s %9.0f %9d %7.2f %6d  %d%s" % (
                     c, how, bl.ms(wall), ideal, bl.ms(wall) / ideal, it,
