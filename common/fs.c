@@ -309,7 +309,8 @@ int tnd_fs_mkdirs(const char *path, mode_t mode)
     while (mkdir(copy, mode) < 0 && errno != EEXIST) {
         char *slash = strrchr(copy, '/');
 
-        if (errno != ENOENT || !slash || slash == copy) {
+        /* ENOTDIR: a file in the way, which the forward pass names */
+        if ((errno != ENOENT && errno != ENOTDIR) || !slash || slash == copy) {
             error = tnd_error_sys("cannot create directory %s", copy);
             break;
         }
