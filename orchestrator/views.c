@@ -313,8 +313,9 @@ enum { REFLECTION = 1, DECISIONS = 2, FAILURES = 4, ALL_VIEWS = 7 };
 
 /* The views a record of type can change: each is rebuilt only when its
  * text can differ (most steps leave decisions.md and failures.json as
- * they were). The first step and a resume write all three, so each file
- * exists from the start, and one a crash left a step behind is mended. */
+ * they were). The first step, a resume and an answer (which a resume
+ * with one journals instead) write all three, so each file exists from
+ * the start, and one a crash left a step behind is mended. */
 static unsigned touched_by(const char *type)
 {
     static const struct {
@@ -325,7 +326,7 @@ static unsigned touched_by(const char *type)
         {"resume", ALL_VIEWS},
         {"decision", ALL_VIEWS},
         {"escalation", REFLECTION | DECISIONS},
-        {"answer", REFLECTION | DECISIONS},
+        {"answer", ALL_VIEWS}, /* what a resume with an answer journals */
         {"finish", REFLECTION | DECISIONS},
         {"workspace", REFLECTION},
         {"baseline", REFLECTION},
@@ -358,7 +359,9 @@ int tnd_views_write(tnd_session *session, const tnd_journal *journal)
     for (size_t i = 0; i < count; i++)
         json_object_array_add(records,
                               json_object_get(tnd_journal_record(journal, i)));
-    for (int i = 0; i < 3 && error == 0; i++) {
+    /* each one, even when another could not be written: one left behind
+     * waits for the next step that shows in it */
+    for (int i = 0; i < 3; i++) {
         char *text;
 
         if (!(views & (1u << i)))

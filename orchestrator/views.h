@@ -16,7 +16,8 @@
 #include "orchestrator/session.h"
 
 /* Rewrite, from journal, the views of session its last record can change
- * (all three after the first record and a resume; atomically each). */
+ * (all three after the first record, a resume and an answer; atomically
+ * each; each even when another could not be written). */
 int tnd_views_write(tnd_session *session, const tnd_journal *journal);
 
 /* The reflection text alone, for `tandem show`: from an array of journal

@@ -161,7 +161,7 @@ static void each_view_follows_the_steps_it_shows(void **state)
 
 /* A view lost (deleted, or never written: a crash between a step and its
  * views) comes back at the next step that shows something in it, and a
- * resume writes all three. */
+ * resume, with or without an answer, writes all three. */
 static void a_lost_view_comes_back(void **state)
 {
     fixture *f = *state;
@@ -182,6 +182,11 @@ static void a_lost_view_comes_back(void **state)
     assert_view_has(f, "decisions.md", "attempt 1: revise");
     assert_view_has(f, "failures.json", "\"s\"");
     assert_reflection_current(f);
+
+    /* a resume with a person's answer journals the answer, not resume */
+    remove_view(f, "failures.json");
+    step(f, "answer", "{\"kind\": \"guide\", \"text\": \"g\"}");
+    assert_view_has(f, "failures.json", "\"s\"");
 }
 
 int main(void)
