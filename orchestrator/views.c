@@ -350,15 +350,9 @@ int tnd_views_write(tnd_session *session, const tnd_journal *journal)
     unsigned views = count ? touched_by(tnd_journal_type(
                                  tnd_journal_record(journal, count - 1)))
                            : ALL_VIEWS;
-    json_object *records;
+    json_object *records = tnd_journal_records(journal); /* borrowed */
     int error = 0;
 
-    if (!views)
-        return 0;
-    records = json_object_new_array();
-    for (size_t i = 0; i < count; i++)
-        json_object_array_add(records,
-                              json_object_get(tnd_journal_record(journal, i)));
     /* each one, even when another could not be written: one left behind
      * waits for the next step that shows in it */
     for (int i = 0; i < 3; i++) {
@@ -371,6 +365,5 @@ int tnd_views_write(tnd_session *session, const tnd_journal *journal)
             error = -1;
         free(text);
     }
-    json_object_put(records);
     return error;
 }
