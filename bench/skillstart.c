@@ -10,9 +10,11 @@
  * its reaped children) of each run: medians, and the mean wall time
  * (a slow tail is time a reviewer spends too).
  *
- *   build/bench/skillstart [RUNS]
+ *   build/bench/skillstart [RUNS [WHICH]]
  *
- * Default 201 runs after 5 of warm-up. Prints one line per figure. */
+ * Default 201 runs after 5 of warm-up. Prints one line per figure.
+ * WHICH (own, entered, none or cgroup) times that one alone, for a
+ * profiler to see nothing else. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +68,8 @@ int main(int argc, char **argv)
     static const char *const names[] = {
         "true in its own sandbox", "true from the reviewer's sandbox",
         "true without a sandbox", "a pids cgroup made and removed"};
-    int runs = argc > 1 ? atoi(argv[1]) : 201;
+    static const char *const which[] = {"own", "entered", "none", "cgroup"};
+    int runs = argc > 1 ? atoi(argv[1]) : 201, only = -1;
     char root[] = "/tmp/tnd-skillstart-XXXXXX", *dir = NULL;
     char name[] = "true", builtin[] = "", prog[] = "true";
     char *true_argv[] = {prog, NULL};
@@ -79,10 +82,13 @@ int main(int argc, char **argv)
     char **held;
     double *wall, *cpu;
 
-    if (runs < 1 || !mkdtemp(root) ||
+    for (int w = SANDBOXED; argc > 2 && w <= CGROUP_ONLY; w++)
+        if (!strcmp(argv[2], which[w]))
+            only = w;
+    if (runs < 1 || (argc > 2 && only < 0) || argc > 3 || !mkdtemp(root) ||
         mkdir((dir = tnd_xasprintf("%s/ws", root)), 0700) < 0) {
-        fprintf(stderr, "usage: skillstart [RUNS >= 1] (and a writable "
-                        "/tmp)\n");
+        fprintf(stderr, "usage: skillstart [RUNS >= 1 [own|entered|none|"
+                        "cgroup]] (and a writable /tmp)\n");
         return 2;
     }
     memset(&skill, 0, sizeof(skill));
@@ -110,6 +116,8 @@ int main(int argc, char **argv)
     printf("medians of %d runs each, in turn (ms)\n", runs);
     for (int w = SANDBOXED; w <= CGROUP_ONLY; w++) {
         const tnd_skill_ctx *c = w == ENTERED ? &entered : &ctx;
+        if (only >= 0 && w != only)
+            continue;
         if (w == ENTERED && !held) {
             printf("%-36s  n/a: no running sandbox (see the log)\n", names[w]);
             continue;
