@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/beneath.h"
 #include "common/buf.h"
-#include "common/fs.h"
 #include "common/xalloc.h"
 #include "skills/excerpt.h"
 
@@ -183,23 +183,27 @@ char *tnd_prompt_coder_retry(const tnd_code_request *req, const char *error)
 #define SNIPPETS_MAX     (8 * 1024) /* per skill */
 #define SNIPPET_SCAN_MAX (16 << 20) /* bytes read to reach a line */
 
-/* Lines from..to of the file at loc (under workspace) appended to out,
- * numbered, the location's own line marked with '>'; long lines cut.
- * -1 when the file cannot be read or the lines are not there. */
-static int snippet(tnd_buf *out, const char *workspace, const tnd_location *loc,
-                   long from, long to)
+/* Lines from..to of the file at loc (beneath the workspace, open as
+ * root) appended to out, numbered, the location's own line marked with
+ * '>'; long lines cut. -1 when the file cannot be read or the lines are
+ * not there. */
+static int snippet(tnd_buf *out, int root, const tnd_location *loc, long from,
+                   long to)
 {
-    char *path = tnd_fs_join(workspace, loc->file);
-    /* a build may leave a FIFO or a device where its output points: open
-     * without blocking, and read only a regular file */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    /* Opened beneath the workspace at this moment, no symlink followed:
+     * the place was a file inside it when its skill ended, but a skill
+     * that ran since (sequential or beside it) can have put a link to
+     * any file of this user there, which would go to the model. And a
+     * build may leave a FIFO or a device: open without blocking, and
+     * read only a regular file. */
+    int fd =
+        tnd_beneath_open(root, loc->file, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
     struct stat st;
     FILE *f = NULL;
     long line = 1, shown = 0, last;
     size_t col = 0, scanned = 0;
     int c;
 
-    free(path);
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
         f = fdopen(fd, "r");
     if (!f) {
@@ -242,8 +246,11 @@ static void locations_part(tnd_buf *b, const char *workspace,
 {
     size_t used = 0, hidden = 0;
     tnd_buf one;
+    int root;
 
     if (!s->nlocations)
+        return;
+    if ((root = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         return;
     tnd_buf_init(&one, TND_BUF_NOCAP);
     tnd_buf_puts(b, "Code at the places it reports:\n\n");
@@ -261,8 +268,7 @@ static void locations_part(tnd_buf *b, const char *workspace,
         if (seen)
             continue;
         tnd_buf_reset(&one);
-        if (snippet(&one, workspace, loc, from, loc->line + SNIPPET_CONTEXT) <
-            0)
+        if (snippet(&one, root, loc, from, loc->line + SNIPPET_CONTEXT) < 0)
             continue;
         if (used + one.len > SNIPPETS_MAX) {
             hidden++;
@@ -280,6 +286,7 @@ static void locations_part(tnd_buf *b, const char *workspace,
                        hidden == 1 ? "" : "s");
     tnd_buf_puts(b, "\n");
     tnd_buf_free(&one);
+    close(root);
 }
 
 char *tnd_prompt_reviewer_user(const tnd_audit_request *req,

@@ -197,6 +197,54 @@ static void changed_files_and_skipped_skills(void **state)
     free(p);
 }
 
+/* A place is read when the prompt is built, beneath the workspace and
+ * through no symlink: a skill that ran after the one reporting it can
+ * have swapped the file for a link to one of the user's secrets, which
+ * would otherwise go to the model (a review found it). */
+static void a_place_swapped_for_a_link_is_not_read(void **state)
+{
+    tnd_location locs[] = {
+        {S("stats.c"), 2, 0},  /* now a link to a file outside */
+        {S("sub/in.c"), 1, 0}, /* through a linked directory */
+        {S("ok.c"), 1, 0},     /* a plain file: shown */
+    };
+    tnd_skill_result r = {.name = S("build"),
+                          .status = TND_SKILL_FAIL,
+                          .exit_code = 1,
+                          .command = S("make"),
+                          .output = S("stats.c:2: error: x\n"),
+                          .locations = locs,
+                          .nlocations = 3};
+    char ws[PATH_MAX], secret[PATH_MAX], path[PATH_MAX], outside[PATH_MAX];
+    tnd_audit_request req = {.task_id = S("t"),
+                             .attempt = 1,
+                             .task = S("fix it"),
+                             .workspace = ws,
+                             .diff = S("diff --git a/a.c b/a.c\n")};
+    char *p;
+
+    (void)state;
+    snprintf(ws, sizeof(ws), "%s/ws", tmpdir);
+    snprintf(outside, sizeof(outside), "%s/outside", tmpdir);
+    snprintf(secret, sizeof(secret), "%s/secret.txt", outside);
+    assert_int_equal(mkdir(ws, 0700), 0);
+    assert_int_equal(mkdir(outside, 0700), 0);
+    assert_int_equal(tnd_fs_write(secret, "one\nTOPSECRET\n", 14), 0);
+    snprintf(path, sizeof(path), "%s/in.c", outside);
+    assert_int_equal(tnd_fs_write(path, "TOPSECRET too\n", 14), 0);
+    snprintf(path, sizeof(path), "%s/stats.c", ws);
+    assert_int_equal(symlink(secret, path), 0);
+    snprintf(path, sizeof(path), "%s/sub", ws);
+    assert_int_equal(symlink(outside, path), 0);
+    snprintf(path, sizeof(path), "%s/ok.c", ws);
+    assert_int_equal(tnd_fs_write(path, "fine\n", 5), 0);
+    p = tnd_prompt_reviewer_user(&req, &r, 1);
+    assert_null(strstr(p, "TOPSECRET"));
+    assert_null(strstr(p, "stats.c:2\n"));
+    assert_non_null(strstr(p, "ok.c:1\n```\n>    1 | fine\n```\n"));
+    free(p);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -216,6 +264,7 @@ int main(void)
         cmocka_unit_test(capped),
         cmocka_unit_test(long_output_keeps_what_failed),
         cmocka_unit_test(changed_files_and_skipped_skills),
+        cmocka_unit_test(a_place_swapped_for_a_link_is_not_read),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
