@@ -597,6 +597,16 @@ static int watch(struct pollfd *pfd, int *nfds, int fd, short events)
     return (*nfds)++;
 }
 
+/* sig to the run's process group, and to its first process itself: a
+ * child may leave the group (setpgid into another of the session), and
+ * the group's signal would then reach no one while we wait for it. It
+ * is not reaped yet, so its pid still names it. */
+static void signal_run(const run *r, int sig)
+{
+    kill(-r->pid, sig);
+    kill(r->pid, sig);
+}
+
 static void supervise(run *r)
 {
     const tnd_proc_spec *spec = r->spec;
@@ -614,7 +624,7 @@ static void supervise(run *r)
         long wait;
 
         if (!exited && has_exited(r->pid)) {
-            kill(-r->pid, SIGKILL); /* whatever it left behind */
+            kill(-r->pid, SIGKILL); /* whatever it left in its group */
             reap(r);
             exited = 1;
             drain_until = now + DRAIN_MS;
@@ -629,19 +639,19 @@ static void supervise(run *r)
 
             if (cancel || (deadline && now >= deadline)) {
                 r->stop = cancel ? TND_PROC_CANCELLED : TND_PROC_TIMEOUT;
-                kill(-r->pid, SIGTERM);
+                signal_run(r, SIGTERM);
                 kill_at = now + grace;
             } else if (spec->watch && now >= next_watch) {
                 /* at most once a tick, however often output wakes us */
                 next_watch = now + TICK_MS;
                 if (spec->watch(r->pid, spec->watch_payload)) {
                     r->stop = TND_PROC_STOPPED;
-                    kill(-r->pid, SIGKILL);
+                    signal_run(r, SIGKILL);
                     killed = 1;
                 }
             }
         } else if (!killed && now >= kill_at) {
-            kill(-r->pid, SIGKILL);
+            signal_run(r, SIGKILL);
             killed = 1;
         }
 

@@ -5,7 +5,8 @@
  * `command` LLM provider. Nothing here goes through a shell: the caller
  * gives argv. The child gets its own process group, so a timeout or a
  * cancel kills everything it started (TERM, then KILL after a grace
- * period), and no process of the group outlives tnd_proc_run(). The
+ * period, to the group and to the child itself, which may have left
+ * it), and no process of the group outlives tnd_proc_run(). The
  * program also dies (SIGKILL, PR_SET_PDEATHSIG) when the thread that
  * called tnd_proc_run() ends, which, as that thread waits in the call
  * until the program is reaped, happens only when the whole process dies:

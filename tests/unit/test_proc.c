@@ -264,6 +264,27 @@ static void timeout_kills_the_whole_process_group(void **state)
     tnd_proc_result_free(&res);
 }
 
+/* A program that leaves its process group for another of the session
+ * (ours: a model-written test can) still gets the timeout's signals; the
+ * group's reached no one, and the run waited for it to end by itself (a
+ * review found it). perl is in every Debian (perl-base). */
+static void timeout_reaches_a_program_that_left_its_group(void **state)
+{
+    tnd_proc_result res;
+    tnd_proc_spec spec = {
+        .argv = ARGV("perl", "-e",
+                     "setpgrp(0, getpgrp(getppid())) or die; sleep 20"),
+        .timeout_ms = 300,
+    };
+
+    (void)state;
+    assert_int_equal(tnd_proc_run(&res, &spec), 0);
+    assert_int_equal(res.status, TND_PROC_TIMEOUT);
+    assert_int_equal(res.signal, SIGTERM);
+    assert_in_range(res.duration_ms, 300, 5000);
+    tnd_proc_result_free(&res);
+}
+
 static void term_ignored_means_kill_after_the_grace(void **state)
 {
     tnd_proc_result res;
@@ -643,6 +664,7 @@ int main(void)
         cmocka_unit_test(missing_directory_is_an_error_naming_it),
         cmocka_unit_test(timeout_kills_the_program),
         cmocka_unit_test(timeout_kills_the_whole_process_group),
+        cmocka_unit_test(timeout_reaches_a_program_that_left_its_group),
         cmocka_unit_test(term_ignored_means_kill_after_the_grace),
         cmocka_unit_test(background_grandchild_does_not_hold_up_a_run),
         cmocka_unit_test(cancel_from_another_thread_stops_the_run),
