@@ -269,6 +269,24 @@ static void schedule(sched *s)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* Built-ins judge the change as it came to this reviewer, so they run
+ * before any command, which could change what they read: a build that
+ * shrank an added file passed it under max_file_kb (a review found it).
+ * They take a few ms and no slot, and wait for nothing: what they read
+ * is the request's. */
+static void run_builtins(sched *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        job *j = &s->jobs[i];
+        if (j->state != JOB_WAITING || !*j->skill->builtin)
+            continue;
+        j->state = JOB_RUNNING;
+        s->running++;
+        run_job(j);
+        collect(s, j);
+    }
+}
+
 /* CPUs this process may use (its affinity mask), 1..the skill cap. */
 static size_t cpus(void)
 {
@@ -407,6 +425,7 @@ static void run_skills(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
         !(s.manifest = tnd_manifest_new(req->workspace, MANIFEST_MAX_FILES)))
         tnd_log_warn("task %s attempt %d: changed files are not tracked: %s",
                      req->task_id, req->attempt, tnd_error_last());
+    run_builtins(&s);
     schedule(&s);
     tnd_manifest_destroy(&s.manifest);
     for (size_t i = 0; i < n; i++) {

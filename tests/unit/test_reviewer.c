@@ -1,0 +1,125 @@
+/* Unit tests for agents/reviewer: one audit request handled whole, its
+ * skills run for real (unsandboxed: `sandbox: none`), no critique asked. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agents/reviewer.h"
+#include "common/buf.h"
+#include "common/config.h"
+#include "common/fs.h"
+#include "proto/audit.h"
+
+extern char **environ;
+
+static char tmpdir[] = "/tmp/tnd-test-reviewer-XXXXXX";
+
+#define S(x) ((char *)(x))
+
+/* Audit diff in tmpdir/ws under config text; the decoded reply. */
+static void audit(tnd_audit_reply *reply, const char *text, const char *diff)
+{
+    char ws[PATH_MAX];
+    tnd_config *cfg = NULL;
+    tnd_reviewer_ctx ctx;
+    tnd_audit_request req;
+    char *body, *out;
+    size_t len, out_len;
+
+    snprintf(ws, sizeof(ws), "%s/ws", tmpdir);
+    assert_int_equal(
+        tnd_config_parse(&cfg, text, strlen(text), "test.yaml", tmpdir), 0);
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.config = cfg;
+    ctx.envp = environ;
+    ctx.runtime = tmpdir;
+    memset(&req, 0, sizeof(req));
+    req.task_id = S("t1");
+    req.attempt = 1;
+    req.task = S("add the data");
+    req.workspace = ws;
+    req.diff = S(diff);
+    req.critique = false;
+    body = tnd_audit_request_encode(&req, &len);
+    out = tnd_reviewer_handle(&ctx, body, len, &out_len);
+    assert_non_null(out);
+    if (tnd_audit_reply_decode(reply, out, out_len) < 0)
+        fail_msg("not an audit reply: %s", out);
+    free(out);
+    free(body);
+    tnd_config_destroy(&cfg);
+}
+
+/* A built-in judges the change as it came: a command listed before it
+ * that shrinks an added file does not get the file under max_file_kb (a
+ * review found `skills: [build, gitcheck]` approving what
+ * `[gitcheck, build]` rejected). */
+static void builtins_judge_the_change_before_any_command(void **state)
+{
+    static const char text[] =
+        "agents: {reviewer: {skills: [shrink, gitcheck]}}\n"
+        "skills:\n"
+        "  shrink: {command: \": > big.txt\", sandbox: none}\n"
+        "  gitcheck: {builtin: git, max_file_kb: 1}\n";
+    char path[PATH_MAX], line[4001];
+    tnd_audit_reply reply;
+    tnd_buf diff;
+    struct stat st;
+
+    (void)state;
+    memset(line, 'x', sizeof(line) - 1);
+    line[sizeof(line) - 1] = '\0';
+    snprintf(path, sizeof(path), "%s/ws", tmpdir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/ws/big.txt", tmpdir);
+    tnd_buf_init(&diff, TND_BUF_NOCAP);
+    tnd_buf_printf(&diff, "%s\n", line);
+    assert_int_equal(tnd_fs_write(path, diff.data, diff.len), 0);
+    tnd_buf_reset(&diff);
+    tnd_buf_printf(&diff,
+                   "diff --git a/big.txt b/big.txt\nnew file mode 100644\n"
+                   "--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1 @@\n+%s\n",
+                   line);
+    memset(&reply, 0, sizeof(reply));
+    audit(&reply, text, tnd_buf_str(&diff));
+    /* the command did run, after */
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_size, 0);
+    assert_int_equal(reply.nskills, 2);
+    assert_string_equal(reply.skills[0].name, "shrink");
+    assert_int_equal(reply.skills[0].status, TND_SKILL_PASS);
+    assert_string_equal(reply.skills[1].name, "gitcheck");
+    assert_int_equal(reply.skills[1].status, TND_SKILL_FAIL);
+    assert_non_null(strstr(reply.skills[1].output, "big.txt:1: adds a file"));
+    tnd_audit_reply_clear(&reply);
+    tnd_buf_free(&diff);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tnd_fs_rmtree(tmpdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(builtins_judge_the_change_before_any_command),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
