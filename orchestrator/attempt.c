@@ -401,8 +401,12 @@ static int reject_change(run *r, attempt *a)
 
     tnd_loop_stop(r, TND_SESSION_REJECTED, a->decision.reason);
     if (!r->opts.json && !r->findings) {
-        fputs(findings, r->out);
+        /* skills' output is in it: no escape codes on the author's
+         * terminal (a review found them passed through) */
+        char *shown = tnd_str_printable(findings, strlen(findings) + 1);
+        fputs(shown, r->out);
         fflush(r->out);
+        free(shown);
     }
     free(findings);
     return 0;

@@ -91,6 +91,28 @@ grep -q '^    return sum / count;$' "$T/demo/stats.c" ||
     fail "the patch was applied to the user's tree"
 pass "a patch that fails its tests is rejected with the findings"
 
+# the findings on stdout carry a skill's output, but none of its escape
+# codes: a review found `tandem review` writing them to the terminal
+printf '%s\n' "printf 'bad \\033]0;PWNED\\007 \\033[2J end\\n'" "exit 1" \
+    >"$T/demo/noisy.sh"
+cat >"$T/esc.yaml" <<YAML
+agents:
+  reviewer:
+    llm: {provider: command, command: [cat, "$FIX/command-demo/answer-2"]}
+    skills: [noisy]
+skills:
+  noisy: {command: [sh, noisy.sh]}
+YAML
+run tandem review --repo "$T/demo" --config "$T/esc.yaml" \
+    --diff "$T/half.diff" "make the failing test pass"
+expect_rc 1 "a skill that prints escape codes"
+expect_in "$T/out" "### noisy"
+expect_in "$T/out" "bad ?]0;PWNED? ?[2J end"
+if LC_ALL=C grep -q "$(printf '\033')" "$T/out"; then
+    fail "an escape code reached stdout"
+fi
+pass "the findings on stdout carry no escape codes"
+
 # a patch that does not apply is rejected, saying where
 sed 's/sum += values\[i\];/sum += values[j];/' "$T/half.diff" >"$T/stale.diff"
 run tandem review --repo "$T/demo" --config "$T/review.yaml" \
