@@ -366,8 +366,9 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
         out->exit_code = res.exit_code;
         out->status = res.exit_code == 0 ? TND_SKILL_PASS : TND_SKILL_FAIL;
         /* bwrap could not set the sandbox up or start the command: it
-         * says why, first, and exits 1 */
-        if (sandboxed && res.exit_code == 1 &&
+         * says why, first, and exits 1. Only a skill in a bwrap of its
+         * own has one; entered, those words are the command's. */
+        if (sandboxed && !how.entered && res.exit_code == 1 &&
             strncmp(out->output, "bwrap: ", 7) == 0)
             out->status = TND_SKILL_ERROR;
         /* nor could the enter program (holder.h) */

@@ -69,6 +69,9 @@ skills:
   faker:
     required: false
     command: "echo \\"tandem-sandbox-enter: cannot join the sandbox's namespaces: faked\\"; exit 125"
+  bwrap_faker:
+    required: false
+    command: "echo 'bwrap: pretend'; exit 1"
   after_faker:
     required: false
     after: [faker]
@@ -101,7 +104,7 @@ YAML
 
 # ---- the guarantees, from inside a skill -------------------------------
 copy_demo
-config "build, test, inside, first, second, nets, faker, after_faker, leaver"
+config "build, test, inside, first, second, nets, faker, bwrap_faker, after_faker, leaver"
 TANDEM_TIMEOUT=120 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "the demo approves with the entered skills beside it"
 dir=$(session_dir)
@@ -132,7 +135,12 @@ case $(skill_output "$dir" after_faker) in *entered*) ;;
 esac
 expect_not_in "$dir/logs/reviewer-1.log" "in a sandbox of its own"
 expect_not_in "$dir/logs/reviewer-1.log" "starting another"
-pass "a command cannot pass for the enter program failing"
+# nor for bwrap's own failure, which only a skill in a bwrap of its own
+# can have (a review found this one read as an error)
+[ "$(baseline_field "$dir" bwrap_faker status)" = fail ] &&
+    [ "$(baseline_field "$dir" bwrap_faker exit_code)" = 1 ] ||
+    fail "bwrap_faker: not its own failure: $(baseline_field "$dir" bwrap_faker status)"
+pass "a command cannot pass for the enter program or bwrap failing"
 
 # a command out of the process group the timeout signals still gets its
 # TERM: the enter program passes it to the init, the init to the command
