@@ -223,7 +223,10 @@ static bool looks_binary(const tnd_manifest *m, const char *rel)
 {
     char *path = tnd_fs_join(m->root, rel);
     char probe[BINARY_PROBE];
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* not blocking: a skill running beside may have put a FIFO there
+     * since the lstat that found a file */
+    int fd =
+        open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     ssize_t got = fd >= 0 ? read(fd, probe, sizeof(probe)) : -1;
 
     if (fd >= 0)
