@@ -75,7 +75,7 @@ static void proposal_md(tnd_buf *b, json_object *reply)
     for (size_t i = 0; i < n && i < 8; i++)
         tnd_buf_printf(
             b, "%s%s", i ? ", " : " to ",
-            tnd_json_str_or(json_object_array_get_idx(edits, i), "path", NULL));
+            tnd_json_str_or(json_object_array_get_idx(edits, i), "path", "?"));
     tnd_buf_printf(b, " (%ld + %ld tokens)\n",
                    tnd_json_int_or(usage, "prompt_tokens", 0),
                    tnd_json_int_or(usage, "completion_tokens", 0));
@@ -101,7 +101,7 @@ static void checks_md(tnd_buf *b, json_object *reply)
         const char *status = tnd_json_str_or(s, "status", NULL);
         tnd_skill_status st = TND_SKILL_ERROR;
         tnd_buf_printf(b, "%s %s %s", i ? "," : "",
-                       tnd_json_str_or(s, "name", NULL), status ? status : "?");
+                       tnd_json_str_or(s, "name", "?"), status ? status : "?");
         if (tnd_json_str_or(s, "ended", NULL))
             tnd_buf_printf(b, " (%s)", tnd_json_str_or(s, "ended", NULL));
         else if (status && tnd_skill_status_parse(&st, status) == 0 &&
@@ -126,15 +126,14 @@ static void audit_md(tnd_buf *b, json_object *reply)
         return;
     }
     tnd_buf_printf(b, "- Critique: %s, confidence %.2f: ",
-                   tnd_json_str_or(crit, "verdict", NULL),
+                   tnd_json_str_or(crit, "verdict", "?"),
                    json_object_get_double(tnd_json_field(crit, "confidence")));
     first_line(b, tnd_json_str_or(crit, "summary", ""), 400);
     tnd_buf_puts(b, "\n");
     for (size_t i = 0; issues && i < json_object_array_length(issues); i++) {
         json_object *is = json_object_array_get_idx(issues, i);
-        tnd_buf_printf(b, "  - [%s, %s] ",
-                       tnd_json_str_or(is, "severity", NULL),
-                       tnd_json_str_or(is, "type", NULL));
+        tnd_buf_printf(b, "  - [%s, %s] ", tnd_json_str_or(is, "severity", "?"),
+                       tnd_json_str_or(is, "type", "?"));
         if (tnd_json_str_or(is, "file", NULL))
             tnd_buf_printf(b, "%s:%ld: ", tnd_json_str_or(is, "file", NULL),
                            tnd_json_int_or(is, "line", 0));
@@ -153,10 +152,10 @@ char *tnd_views_reflection(json_object *records)
         const char *type = tnd_journal_type(r);
         if (strcmp(type, "task") == 0) {
             tnd_buf_printf(&b, "# Session %s\n\nTask: %s\n\nStarted %s in %s\n",
-                           tnd_json_str_or(r, "session", NULL),
-                           tnd_json_str_or(r, "task", NULL),
-                           tnd_json_str_or(r, "time", NULL),
-                           tnd_json_str_or(r, "repo", NULL));
+                           tnd_json_str_or(r, "session", "?"),
+                           tnd_json_str_or(r, "task", "?"),
+                           tnd_json_str_or(r, "time", "?"),
+                           tnd_json_str_or(r, "repo", "?"));
         } else if (strcmp(type, "workspace") == 0) {
             tnd_buf_printf(&b, "\nWorkspace: %ld files (%s)",
                            tnd_json_int_or(r, "files", 0),
@@ -177,7 +176,7 @@ char *tnd_views_reflection(json_object *records)
             checks_md(&b, tnd_json_field(r, "reply"));
         } else if (strcmp(type, "resume") == 0) {
             tnd_buf_printf(&b, "\n_Resumed at %s._\n",
-                           tnd_json_str_or(r, "time", NULL));
+                           tnd_json_str_or(r, "time", "?"));
         } else if (strcmp(type, "proposal") == 0) {
             tnd_buf_printf(&b, "\n## Attempt %ld\n\n",
                            tnd_json_int_or(r, "attempt", 0));
@@ -186,14 +185,14 @@ char *tnd_views_reflection(json_object *records)
             audit_md(&b, tnd_json_field(r, "reply"));
         } else if (strcmp(type, "decision") == 0) {
             tnd_buf_printf(&b, "- Decision: **%s**: %s\n",
-                           tnd_json_str_or(r, "action", NULL),
-                           tnd_json_str_or(r, "reason", NULL));
+                           tnd_json_str_or(r, "action", "?"),
+                           tnd_json_str_or(r, "reason", "?"));
         } else if (strcmp(type, "escalation") == 0) {
             tnd_buf_printf(&b, "\n## Needs a human\n\n%s\n",
-                           tnd_json_str_or(r, "reason", NULL));
+                           tnd_json_str_or(r, "reason", "?"));
         } else if (strcmp(type, "answer") == 0) {
             tnd_buf_printf(&b, "\n## A person answered: %s\n\n",
-                           tnd_json_str_or(r, "kind", NULL));
+                           tnd_json_str_or(r, "kind", "?"));
             answered_by(&b, r);
             if (tnd_json_str_or(r, "text", NULL))
                 tnd_buf_printf(&b, "> %s\n", tnd_json_str_or(r, "text", NULL));
@@ -202,7 +201,7 @@ char *tnd_views_reflection(json_object *records)
                                tnd_json_int_or(r, "iterations", 0));
         } else if (strcmp(type, "finish") == 0) {
             tnd_buf_printf(&b, "\n## Finished: %s\n\n%s\n",
-                           tnd_json_str_or(r, "status", NULL),
+                           tnd_json_str_or(r, "status", "?"),
                            tnd_json_str_or(r, "reason", ""));
         }
     }
@@ -218,19 +217,19 @@ static char *decisions(json_object *records)
     for (size_t i = 0; i < json_object_array_length(records); i++) {
         json_object *r = json_object_array_get_idx(records, i);
         const char *type = tnd_journal_type(r),
-                   *when = tnd_json_str_or(r, "time", NULL);
+                   *when = tnd_json_str_or(r, "time", "?");
         if (strcmp(type, "decision") == 0)
             tnd_buf_printf(&b, "- %s attempt %ld: %s: %s\n", when,
                            tnd_json_int_or(r, "attempt", 0),
-                           tnd_json_str_or(r, "action", NULL),
-                           tnd_json_str_or(r, "reason", NULL));
+                           tnd_json_str_or(r, "action", "?"),
+                           tnd_json_str_or(r, "reason", "?"));
         else if (strcmp(type, "escalation") == 0)
             tnd_buf_printf(&b, "- %s to a human (%s): %s\n", when,
-                           tnd_json_str_or(r, "mode", NULL),
-                           tnd_json_str_or(r, "reason", NULL));
+                           tnd_json_str_or(r, "mode", "?"),
+                           tnd_json_str_or(r, "reason", "?"));
         else if (strcmp(type, "answer") == 0) {
             tnd_buf_printf(&b, "- %s a person answered %s", when,
-                           tnd_json_str_or(r, "kind", NULL));
+                           tnd_json_str_or(r, "kind", "?"));
             char *who = who_answered(r);
             if (who)
                 tnd_buf_printf(&b, " (%s)", who);
@@ -241,7 +240,7 @@ static char *decisions(json_object *records)
             tnd_buf_puts(&b, "\n");
         } else if (strcmp(type, "finish") == 0)
             tnd_buf_printf(&b, "- %s finished: %s\n", when,
-                           tnd_json_str_or(r, "status", NULL));
+                           tnd_json_str_or(r, "status", "?"));
     }
     return tnd_buf_detach(&b, NULL);
 }
@@ -252,7 +251,7 @@ static void seen(json_object *p, const char *time_key, const char *attempt_key,
                  json_object *r)
 {
     json_object_object_add(
-        p, time_key, json_object_new_string(tnd_json_str_or(r, "time", NULL)));
+        p, time_key, json_object_new_string(tnd_json_str_or(r, "time", "")));
     json_object_object_add(
         p, attempt_key,
         json_object_new_int64(tnd_json_int_or(r, "attempt", 0)));
@@ -277,10 +276,9 @@ static char *failures(json_object *records)
         json_object_object_add(a, "signature", json_object_new_string(sig));
         json_object_object_add(
             a, "reason",
-            json_object_new_string(tnd_json_str_or(r, "reason", NULL)));
+            json_object_new_string(tnd_json_str_or(r, "reason", "")));
         json_object_object_add(
-            a, "time",
-            json_object_new_string(tnd_json_str_or(r, "time", NULL)));
+            a, "time", json_object_new_string(tnd_json_str_or(r, "time", "")));
         json_object_array_add(attempts, a);
         for (size_t k = 0; k < json_object_array_length(patterns); k++)
             if (strcmp(tnd_json_str_or(json_object_array_get_idx(patterns, k),
@@ -294,7 +292,7 @@ static char *failures(json_object *records)
             seen(p, "first_seen", "first_attempt", r);
             json_object_object_add(
                 p, "reason",
-                json_object_new_string(tnd_json_str_or(r, "reason", NULL)));
+                json_object_new_string(tnd_json_str_or(r, "reason", "")));
             json_object_array_add(patterns, p);
         }
         json_object_object_add(

@@ -189,11 +189,38 @@ static void a_lost_view_comes_back(void **state)
     assert_view_has(f, "failures.json", "\"s\"");
 }
 
+/* Records a hand or a bug made wrong (a number where text goes, a
+ * field missing) give '?' in the views, not a crash: a decision with
+ * "reason": 42 crashed every resume of its session (a review found it). */
+static void wrong_fields_do_not_crash_a_view(void **state)
+{
+    fixture *f = *state;
+
+    step(f, "task", "{\"task\": 7}");
+    step(f, "proposal",
+         "{\"attempt\": 1, \"reply\": {\"edits\": [{\"path\": 7}]}}");
+    step(f, "audit",
+         "{\"attempt\": 1, \"reply\": {\"skills\": [{\"name\": 1}], "
+         "\"critique\": {\"issues\": [{\"type\": 2}]}}}");
+    step(f, "decision",
+         "{\"attempt\": 1, \"action\": 3, \"reason\": 42, "
+         "\"signature\": \"s\"}");
+    step(f, "escalation", "{\"reason\": [], \"mode\": {}}");
+    step(f, "answer", "{\"kind\": 5}");
+    step(f, "finish", "{\"status\": false}");
+    assert_view_has(f, "decisions.md", "attempt 1: ?: ?");
+    assert_view_has(f, "decisions.md", "to a human (?): ?");
+    assert_view_has(f, "failures.json", "\"reason\": \"\"");
+    assert_view_has(f, "reflection.md", "## Finished: ?");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(each_view_follows_the_steps_it_shows,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(wrong_fields_do_not_crash_a_view, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(a_lost_view_comes_back, setup,
                                         teardown),
     };
