@@ -180,6 +180,52 @@ char *tnd_log_redact(char *text)
     return text;
 }
 
+/* The end of the JSON string whose opening quote is at p: its closing
+ * quote, or the text's end when there is none. */
+static char *string_end(char *p)
+{
+    for (p++; *p && *p != '"'; p++)
+        if (*p == '\\' && p[1])
+            p++;
+    return p;
+}
+
+char *tnd_log_redact_json(char *text)
+{
+    char *p = text;
+
+    pthread_mutex_lock(&lock);
+    while ((p = strchr(p, '"')) != NULL) {
+        char *end = string_end(p), *after = end, keep = *end;
+        size_t was, now;
+
+        if (keep)
+            for (after = end + 1; *after == ' ' || *after == '\t' ||
+                                  *after == '\n' || *after == '\r';
+                 after++)
+                ;
+        if (!keep) { /* cut short: the rest is all string */
+            redact_locked(p + 1);
+            break;
+        }
+        if (*after == ':') { /* a key: as it is */
+            p = end + 1;
+            continue;
+        }
+        /* the string's inside alone; a long secret shrinks it */
+        *end = '\0';
+        was = (size_t)(end - p - 1);
+        redact_locked(p + 1);
+        now = strlen(p + 1);
+        *end = keep;
+        if (now < was)
+            memmove(p + 1 + now, end, strlen(end) + 1);
+        p += 1 + now + 1;
+    }
+    pthread_mutex_unlock(&lock);
+    return text;
+}
+
 void tnd_log(tnd_log_level level, const char *fmt, ...)
 {
     char line[LINE_MAX_BYTES];

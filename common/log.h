@@ -45,6 +45,12 @@ size_t tnd_log_safe_cut(const char *text, size_t len);
  * (session files, events). */
 char *tnd_log_redact(char *text);
 
+/* As tnd_log_redact, for JSON text: only inside string values, never in
+ * an object's key, a number or a literal, so the text stays the same
+ * JSON (a short secret, "1298", made a token count "****" and the
+ * journal unreadable). Returns text. */
+char *tnd_log_redact_json(char *text);
+
 /* Write one line at level. */
 void tnd_log(tnd_log_level level, const char *fmt, ...) TND_PRINTF(2, 3);
 

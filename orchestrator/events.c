@@ -76,7 +76,7 @@ void tnd_events_publish(tnd_events *self, const char *session,
     }
     text = tnd_json_dump(copy, &len);
     json_object_put(copy);
-    tnd_log_redact(text);
+    tnd_log_redact_json(text);
     /* a full queue means nobody is reading fast enough: drop, never wait */
     if (zmq_send(self->pub, text, strlen(text), ZMQ_DONTWAIT) < 0)
         tnd_log_debug("event dropped: %s", zmq_strerror(errno));

@@ -171,7 +171,7 @@ static int append(tnd_journal *self, const char *type, json_object *fields,
     line = tnd_xrealloc(line, len + 2, 1);
     line[len++] = '\n';
     line[len] = '\0';
-    tnd_log_redact(line);
+    tnd_log_redact_json(line);
     len = strlen(line);
     while (done < len) {
         ssize_t n =

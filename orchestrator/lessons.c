@@ -430,7 +430,7 @@ int tnd_lessons_save(tnd_lessons *self)
     for (size_t i = 0; i < self->n; i++)
         json_object_array_add(arr, lesson_json(self->items[i]));
     json_object_object_add(top, "lessons", arr);
-    text = tnd_log_redact(tnd_json_pretty(top));
+    text = tnd_log_redact_json(tnd_json_pretty(top));
     if (tnd_fs_mkdirs(dir, 0755) < 0)
         goto out;
     /* .tandem/ is tandem's own: keep it out of the user's git */

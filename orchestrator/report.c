@@ -398,7 +398,7 @@ char *tnd_report_json(const tnd_report *self)
     json_object_object_add(o, "answers", json_object_get(self->answers));
     text = tnd_json_pretty(o);
     json_object_put(o);
-    return tnd_log_redact(text);
+    return tnd_log_redact_json(text);
 }
 
 int tnd_report_emit(FILE *to, const char *text)

@@ -329,7 +329,9 @@ static int write_redacted(tnd_session *self, const char *name, const char *data,
     memcpy(text, data, len);
     text[len] = '\0';
     if (strlen(text) == len) /* text; a file with a NUL goes as it is */
-        len = strlen(tnd_log_redact(text));
+        len = strlen(tnd_str_ends_with(name, ".json")
+                         ? tnd_log_redact_json(text) /* stays JSON */
+                         : tnd_log_redact(text));
     error = durable ? tnd_fs_write_atomic(path, text, len)
                     : tnd_fs_write_replace(path, text, len);
     free(text);

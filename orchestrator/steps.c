@@ -161,7 +161,7 @@ static void keep_exchanges(run *r, const char *type, int n, json_object *reply)
     json_object_object_add(o, "step", json_object_new_string(type));
     json_object_object_add(o, "exchanges", json_object_get(ex));
     json_object_object_del(reply, "exchanges");
-    text = tnd_log_redact(tnd_json_pretty(o));
+    text = tnd_log_redact_json(tnd_json_pretty(o));
     json_object_put(o);
     dir = tnd_session_path(r->session, "llm");
     snprintf(name, sizeof(name), "llm/attempt-%d-%s.json", n, type);

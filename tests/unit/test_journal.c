@@ -15,6 +15,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "orchestrator/journal.h"
+#include "proto/json.h"
 
 static char dir[] = "/tmp/tnd-test-journal-XXXXXX";
 static char path[256];
@@ -205,6 +206,31 @@ static void secrets_never_reach_the_journal(void **state)
     free(back);
 }
 
+/* A short secret (a local server's dummy key, "4096") is redacted in
+ * text, never in a number: the line stays JSON and the journal reads
+ * back whole (a review found "prompt_tokens":**** and a session read as
+ * damaged). */
+static void a_short_secret_leaves_the_journal_readable(void **state)
+{
+    json_object *f = json_object_new_object(), *records = NULL, *r;
+    tnd_journal *j;
+
+    (void)state;
+    unlink(path);
+    tnd_log_secret("4096");
+    json_object_object_add(f, "prompt_tokens", json_object_new_int(4096));
+    json_object_object_add(f, "error", json_object_new_string("key 4096"));
+    j = tnd_journal_open(path);
+    assert_int_equal(tnd_journal_append(j, "audit", f), 0);
+    tnd_journal_close(&j);
+    assert_int_equal(tnd_journal_read(&records, path), 0);
+    assert_int_equal(json_object_array_length(records), 1);
+    r = json_object_array_get_idx(records, 0);
+    assert_int_equal(tnd_json_int_or(r, "prompt_tokens", 0), 4096);
+    assert_string_equal(tnd_json_str_or(r, "error", ""), "key ****");
+    json_object_put(records);
+}
+
 /* Where a session stands, read from its last steps; a status that is no
  * outcome is an error naming it, the line and the known ones. */
 static void the_status_comes_from_the_last_step(void **state)
@@ -285,6 +311,7 @@ int main(void)
         cmocka_unit_test(
             a_failed_write_is_reported_and_nothing_is_half_written),
         cmocka_unit_test(secrets_never_reach_the_journal),
+        cmocka_unit_test(a_short_secret_leaves_the_journal_readable),
         cmocka_unit_test(the_status_comes_from_the_last_step),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

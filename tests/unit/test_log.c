@@ -81,12 +81,39 @@ static void streamed_text_is_cut_outside_secrets(void **state)
     }
 }
 
+/* In JSON text a secret is redacted inside string values only: a short
+ * one ("1298", a local server's dummy key) in a number or a literal
+ * made a journal line that no longer parsed, and the session read as
+ * damaged (a review found it). Keys stay too; a long one shrinks its
+ * string, and the text after it moves with it. */
+static void json_text_stays_json(void **state)
+{
+    char *got;
+
+    (void)state;
+    tnd_log_secret("1298");
+    tnd_log_secret("null");
+    tnd_log_secret(KEY);
+    got = tnd_log_redact_json(tnd_xstrdup(
+        "{\"1298\": 1298, \"n\": null, \"a\": \"x1298y\", "
+        "\"b\" : [\"null\", \"k=sk-test\\/0123456789\\\"abc\\\\def!\", 1298], "
+        "\"c\": \"esc \\\" 1298\"}"));
+    assert_string_equal(got, "{\"1298\": 1298, \"n\": null, \"a\": \"x****y\", "
+                             "\"b\" : [\"****\", \"k=[redacted]!\", 1298], "
+                             "\"c\": \"esc \\\" ****\"}");
+    free(got);
+    got = tnd_log_redact_json(tnd_xstrdup("[\"cut short 1298"));
+    assert_string_equal(got, "[\"cut short ****");
+    free(got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_json_form_is_redacted),
         cmocka_unit_test(short_values_are_not_secrets),
         cmocka_unit_test(streamed_text_is_cut_outside_secrets),
+        cmocka_unit_test(json_text_stays_json),
     };
     tnd_log_init("test", TND_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);
