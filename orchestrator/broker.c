@@ -258,6 +258,15 @@ static void on_reply(tnd_broker *b, worker *w, tnd_mdp_msg *msg)
                       tnd_mdp_command_name(true, msg->command), key, w->name);
         return;
     }
+    if (!w->service || strcmp(r->service, w->service) != 0) {
+        /* an agent answers for its own service only: a key allowed to
+         * review does not write a coder's proposal */
+        tnd_log_warn("discarding a %s for %s from agent %s, which serves %s, "
+                     "not %s",
+                     tnd_mdp_command_name(true, msg->command), r->key, w->name,
+                     w->service ? w->service : "nothing", r->service);
+        return;
+    }
     if (!final && r->worker == w)
         r->heard = tnd_now_ms();
     deliver(b, r, w, msg, final);
@@ -323,6 +332,8 @@ static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
             w->id_len = id_len;
             tnd_mdp_printable(w->name, sizeof(w->name), id, id_len);
             w->service = tnd_xstrdup(msg->service);
+            snprintf(w->key_fingerprint, sizeof(w->key_fingerprint), "%s",
+                     msg->key_fingerprint);
             w->idle_since = tnd_now_ms();
             w->expiry = tnd_now_ms() + (int64_t)b->heartbeat_ms * b->liveness;
             TND_GROW(b->workers, b->aworkers, b->nworkers + 1);
@@ -342,11 +353,24 @@ static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
         if (msg->command == TND_MDPW_FINAL) {
             request *r =
                 find_request(b, (const char *)msg->address, msg->address_len);
-            if (r)
+            if (r && (!b->zap || tnd_zap_may_serve(msg->user_id, r->service)))
                 deliver(b, r, &ghost, msg, true);
         }
         tnd_log_info("telling unknown agent %s to reconnect", ghost.name);
         send_command(b, &ghost, TND_MDPW_DISCONNECT);
+        return;
+    }
+    if (strcmp(msg->key_fingerprint, w->key_fingerprint) != 0) {
+        /* another key speaks under an agent's name (ROUTER_HANDOVER gave
+         * it the connection): it is not that agent, whatever its roles,
+         * and what the agent held goes back on the queue */
+        tnd_log_warn("refused a message from key %s (%s) under the name of "
+                     "agent %s, which registered with key %s",
+                     *msg->key_fingerprint ? msg->key_fingerprint : "none",
+                     *msg->key_name ? msg->key_name : "unnamed", w->name,
+                     *w->key_fingerprint ? w->key_fingerprint : "none");
+        send_command(b, w, TND_MDPW_DISCONNECT);
+        remove_worker(b, w, "had its name taken by another key");
         return;
     }
     w->expiry = tnd_now_ms() + (int64_t)b->heartbeat_ms * b->liveness;

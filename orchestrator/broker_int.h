@@ -19,12 +19,15 @@ typedef struct worker {
     size_t id_len;
     char name[TND_MDP_MAX_PRINTABLE]; /* printable id, for logs and events */
     char *service;                    /* NULL until READY */
-    int64_t expiry;                   /* dead after this (monotonic ms) */
-    int64_t idle_since;               /* for least-recently-used dispatch */
-    char *busy; /* key of the request it works on, or NULL;
-                   kept after the request is cancelled or
-                   answered elsewhere, until the worker's own
-                   FINAL frees it */
+    /* the Key-Fingerprint its READY came with over CURVE ("" without):
+     * every later message under its name must carry the same */
+    char key_fingerprint[TND_MDP_MAX_KEY_NAME + 1];
+    int64_t expiry;     /* dead after this (monotonic ms) */
+    int64_t idle_since; /* for least-recently-used dispatch */
+    char *busy;         /* key of the request it works on, or NULL;
+                           kept after the request is cancelled or
+                           answered elsewhere, until the worker's own
+                           FINAL frees it */
 } worker;
 
 struct request {

@@ -9,7 +9,7 @@
 
 K=$T/keys
 mkdir -p "$K"
-for name in orch agent rogue coderonly; do
+for name in orch agent rogue coderonly mallory; do
     tandem keys generate --out "$K" --name $name >"$T/$name.pubkey" 2>/dev/null ||
         fail "tandem keys generate $name"
 done
@@ -20,6 +20,7 @@ cat >"$K/authorized" <<EOF2
 # who may connect
 coder,reviewer $(cat "$T/agent.pubkey") agent
 coder $(cat "$T/coderonly.pubkey") coder-only
+client $(cat "$T/mallory.pubkey") mallory
 EOF2
 
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -67,6 +68,78 @@ expect_in "$T/err" "key $fp is not in the authorized keys"
 expect_in "$T/err" "its key's roles (coder) do not include service reviewer"
 expect_in "$T/err" "no reply from the coder within 6 s"
 pass "an unlisted key and a coder key posing as a reviewer are refused"
+
+# a key that may only submit takes an agent's name: ROUTER_HANDOVER
+# gives it the agent's connection, and it got the coder's request (the
+# repository's files) and its forged reply was journaled as the coder's
+# proposal (a review found it). Now its first message under that name is
+# refused; the real agent reconnects and answers
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+orchestrator:
+  endpoint: "$EP"
+  curve_key: "$K/orch.key"
+  authorized_keys: "$K/authorized"
+  heartbeat_ms: 300
+skills:
+  build: {command: "sleep 1; make", timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+cat >"$T/mallory.py" <<'PY'
+import json, sys, time, zmq
+ep, server_pub, keyfile, name = sys.argv[1:5]
+def read(path):
+    return dict(l.split(" = ", 1) for l in open(path).read().splitlines()
+                if " = " in l)
+keys = read(keyfile)
+s = zmq.Context.instance().socket(zmq.DEALER)
+s.setsockopt(zmq.LINGER, 0)
+s.curve_serverkey = read(server_pub)["public-key"].encode()
+s.curve_publickey = keys["public-key"].encode()
+s.curve_secretkey = keys["secret-key"].encode()
+s.setsockopt(zmq.ROUTING_ID, name.encode())
+s.connect(ep)
+end = time.time() + 30
+while time.time() < end:
+    s.send_multipart([b"MDPW02", b"\x05"])
+    if s.poll(200):
+        f = s.recv_multipart()
+        if len(f) >= 5 and f[1] == b"\x02":
+            req = json.loads(f[-1])
+            reply = {"tandem": 1, "type": "code_reply",
+                     "task_id": req["task_id"], "attempt": req["attempt"],
+                     "rationale": "forged by mallory",
+                     "edits": [{"kind": "write", "path": "PWNED.txt",
+                                "replace": "forged\n"}]}
+            s.send_multipart([b"MDPW02", b"\x04", f[2], b"",
+                              json.dumps(reply).encode()])
+            print("forged a reply")
+            time.sleep(1)
+            sys.exit(0)
+print("no request came")
+PY
+"$BIN/tandem" run --verbose --repo "$T/demo" "make the failing test pass" \
+    >"$T/out" 2>"$T/err" &
+pid=$!
+i=0
+until grep -q "agent coder-1 ready" "$T/err"; do
+    i=$((i + 1))
+    [ $i -gt 300 ] && fail "coder-1 never registered"
+    sleep 0.05
+done
+/usr/bin/python3 "$T/mallory.py" "$EP" "$K/orch.pub" "$K/mallory.key" \
+    coder-1 >"$T/mallory.out" 2>&1 &
+mallory=$!
+wait $pid
+RC=$?
+kill $mallory 2>/dev/null
+wait $mallory 2>/dev/null
+expect_rc 0 "approved despite an impostor"
+expect_in "$T/err" "(mallory) under the name of agent coder-1"
+d=$(session_dir)
+expect_not_in "$d/journal.jsonl" "forged by mallory"
+[ ! -e "$T/demo/PWNED.txt" ] || fail "the forged edit reached the tree"
+pass "a client key under an agent's name is refused; the agent answers"
 
 # beyond loopback without CURVE: refused, unless insecure
 copy_demo
