@@ -120,9 +120,14 @@ static void remember_ended(tnd_hub *h, const tnd_hubsession *s, int code)
 
 const tnd_hub_ended *tnd_hub_ended_find(const tnd_hub *h, const char *id)
 {
-    for (size_t i = 0; i < h->nended; i++)
+    /* newest first: a session that ended waiting for a person (exit 3)
+     * and was answered ended again, and its last end is the one that
+     * counts (a review found --attach saying 3 after approval) */
+    for (size_t k = 1; k <= h->nended; k++) {
+        size_t i = (h->ended_at + TND_HUB_ENDED_MAX - k) % TND_HUB_ENDED_MAX;
         if (strcmp(h->ended[i].id, id) == 0)
             return &h->ended[i];
+    }
     return NULL;
 }
 

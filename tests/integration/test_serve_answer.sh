@@ -38,6 +38,11 @@ expect_in "$d/journal.jsonl" '"type":"finish","status":"approved"'
 expect_in "$d/journal.jsonl" "\"via\":\"ipc\",\"user\":\"$(id -un)\""
 # the agents that did it are the server's: nothing was started here
 [ "$(grep -c "goes on with" "$T/serve.err")" = 1 ] || fail "one answer expected in serve.err"
+# it ended twice in this server, escalated then approved: --attach tells
+# the last end (it said exit 3, with no diff; a review found it)
+run tandem submit --attach "$SID"
+expect_rc 0 "attached after the answer"
+expect_in "$T/out" "+    return (double)sum / (double)count;"
 pass "tandem budget ID of a served session: the server goes on with it and the command follows it"
 
 # an answer the server cannot take is refused, and the session is unharmed
