@@ -420,7 +420,8 @@ static int one_attempt(run *r, attempt *a, loop_state *ls)
     if ((rc = tnd_loop_check_budget(r, a->n, "start", NULL, ls)) <= 0)
         return rc;
     if ((rc = propose(r, a, ls)) < 0 || (rc = apply(r, a)) < 0)
-        return rc == TND_ETIMEOUT ? tnd_loop_budget_ran_out(r, a->n) : rc;
+        return rc == TND_ETIMEOUT ? tnd_loop_budget_ran_out(r, a->n, "start")
+                                  : rc;
     a->in.attempt = a->n;
     a->in.required = (const char *const *)r->required;
     a->in.baseline = r->has_baseline ? &r->baseline : NULL;
@@ -430,7 +431,9 @@ static int one_attempt(run *r, attempt *a, loop_state *ls)
             (rc = tnd_loop_check_budget(r, a->n, "audit", a, ls)) <= 0)
             return rc;
         if ((rc = tnd_loop_audit(r, a)) < 0)
-            return rc == TND_ETIMEOUT ? tnd_loop_budget_ran_out(r, a->n) : rc;
+            return rc == TND_ETIMEOUT
+                       ? tnd_loop_budget_ran_out(r, a->n, "audit")
+                       : rc;
     }
     if (decide(r, a, ls) < 0)
         return -1;

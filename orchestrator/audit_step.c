@@ -694,7 +694,7 @@ int tnd_loop_baseline(run *r)
         }
         if (rc < 0)
             tnd_loop_baseline_done(r, NULL, NULL, 0);
-        if (rc == TND_ETIMEOUT && tnd_loop_budget_ran_out(r, 1) == 0)
+        if (rc == TND_ETIMEOUT && tnd_loop_budget_ran_out(r, 1, "start") == 0)
             return 1; /* a budget ran out: the session waits */
         if (rc < 0)
             return rc;

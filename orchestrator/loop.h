@@ -345,12 +345,18 @@ int tnd_loop_take_answer(run *r, attempt *a, loop_state *ls,
                          const tnd_answer *ans);
 
 /* A budget spent at `at` of attempt n escalates; 1 when the loop goes
- * on (nothing spent, or a person granted more), 0 when it stops, -1. */
+ * on (nothing spent, or a person granted more), 0 when it stops, -1.
+ * Replayed, each escalation journaled at that point is taken in turn: an
+ * answer that let the step run again, which then ran out again, left
+ * another there. */
 int tnd_loop_check_budget(run *r, int n, const char *at, attempt *a,
                           loop_state *ls);
 
-/* A budget ran out while waiting for an agent in attempt n: the session
- * waits (or fails with gate.escalate never). */
-int tnd_loop_budget_ran_out(run *r, int n);
+/* A budget ran out while waiting for an agent at `at` of attempt n
+ * ("start": its proposal; "audit": its audit, the proposal applied):
+ * the escalation is journaled there, where the replay of an answer
+ * meets it (tnd_loop_check_budget), and the session waits (or fails
+ * with gate.escalate never). */
+int tnd_loop_budget_ran_out(run *r, int n, const char *at);
 
 #endif

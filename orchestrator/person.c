@@ -340,8 +340,8 @@ int tnd_loop_take_answer(run *r, attempt *a, loop_state *ls,
 /* A budget spent at `at` ("start" of attempt n, or before its "audit"):
  * escalate (a person may grant more). 1 when the loop goes on, 0 when it
  * stops, -1 on failure. a is the attempt so far (NULL at its start). */
-int tnd_loop_check_budget(run *r, int n, const char *at, attempt *a,
-                          loop_state *ls)
+static int check_budget_once(run *r, int n, const char *at, attempt *a,
+                             loop_state *ls)
 {
     long esc = find_escalation(r, n, at);
     tnd_usage used = tnd_report_total(r->report);
@@ -375,10 +375,25 @@ int tnd_loop_check_budget(run *r, int n, const char *at, attempt *a,
     return rc;
 }
 
-/* A budget ran out while waiting for an agent in attempt n: the attempt
- * is left unfinished and the session waits (an answer resumes it at the
- * start of attempt n, from the journal). */
-int tnd_loop_budget_ran_out(run *r, int n)
+int tnd_loop_check_budget(run *r, int n, const char *at, attempt *a,
+                          loop_state *ls)
+{
+    int rc;
+
+    /* an answer that let the step run again, and it ran out again: the
+     * next escalation journaled here is the one its answer is for (a
+     * review found every answer after the first ignored, and the step
+     * paid for again at each) */
+    do
+        rc = check_budget_once(r, n, at, a, ls);
+    while (rc == 1 && find_escalation(r, n, at) >= 0);
+    return rc;
+}
+
+/* A budget ran out while waiting for an agent at `at` of attempt n: the
+ * attempt is left unfinished and the session waits (an answer resumes it
+ * there, from the journal). */
+int tnd_loop_budget_ran_out(run *r, int n, const char *at)
 {
     char why[256];
     tnd_usage used = tnd_report_total(r->report);
@@ -390,7 +405,7 @@ int tnd_loop_budget_ran_out(run *r, int n)
     tnd_loop_say(r, "budget: %s", why);
     f = json_object_new_object();
     json_object_object_add(f, "attempt", json_object_new_int(n));
-    json_object_object_add(f, "at", json_object_new_string("start"));
+    json_object_object_add(f, "at", json_object_new_string(at));
     json_object_object_add(f, "reason", json_object_new_string(why));
     json_object_object_add(
         f, "mode", json_object_new_string(tnd_escalate_mode_name(r->mode)));

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/escalate.h"
 #include "orchestrator/journal.h"
@@ -94,17 +95,31 @@ static int check_answer(run *r, const tnd_continue_options *o,
         return tnd_error_config("%s: say it with -m TEXT",
                                 tnd_answer_name(o->answer));
     if (o->answer == TND_ANSWER_APPROVE) {
-        /* something to approve: the last attempt with a diff */
+        /* something to approve: the last attempt with a diff, decided, or
+         * escalated at its audit (a budget ran out there, its proposal
+         * applied) */
         for (size_t i = tnd_journal_count(r->journal); i-- > 0;) {
             json_object *rec = tnd_journal_record(r->journal, i);
-            const char *diff = tnd_json_str_or(rec, "diff", NULL);
-            if (strcmp(tnd_journal_type(rec), "decision") == 0 && diff) {
-                char *path = tnd_fs_join(r->repo, diff), *text = NULL;
+            const char *type = tnd_journal_type(rec);
+            char *rel = NULL;
+            if (strcmp(type, "decision") == 0 &&
+                tnd_json_str_or(rec, "diff", NULL))
+                rel = tnd_xstrdup(tnd_json_str_or(rec, "diff", NULL));
+            else if (strcmp(type, "escalation") == 0 &&
+                     tnd_str_eq(tnd_json_str_or(rec, "at", NULL), "audit")) {
+                char name[64];
+                snprintf(name, sizeof(name), "attempt-%ld.diff",
+                         tnd_json_int_or(rec, "attempt", 0));
+                rel = tnd_session_relpath(r->session, name);
+            }
+            if (rel) {
+                char *path = tnd_fs_join(r->repo, rel), *text = NULL;
                 size_t len = 0;
                 bool ok =
                     tnd_fs_read(&text, &len, path, 64 << 20) == 0 && len > 0;
                 free(text);
                 free(path);
+                free(rel);
                 if (ok)
                     return 0;
             }

@@ -45,3 +45,47 @@ expect_in "$T/err" "budget: gate.max_wall_s (1) reached"
 expect_no_leftovers "$(session_dir)"
 if pgrep -f "sleep 30.$$" >/dev/null; then fail "the skill outlived the run"; fi
 pass "gate.max_wall_s ends a wait in progress"
+
+# a wall budget that runs out during an audit escalates there, the
+# proposal applied: an approve takes that attempt's diff (it took the
+# attempt before's, or had none), and when an answer lets the audit run
+# again and it runs out again, the next answer is the one that counts
+# (every answer after the first was ignored, and the audit paid for
+# again at each; a review found both)
+wall_audit() {
+    copy_demo
+    demo_config "$TOP/examples/demo/cassette.json" <<YAML
+gate:
+  max_wall_s: 2
+  baseline: false
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: "sleep 30.$$", timeout_s: 60}
+YAML
+    run tandem run --repo "$T/demo" "make the failing test pass"
+    expect_rc 3 "a wall budget during the audit"
+    dir=$(session_dir)
+    id=$(basename "$dir")
+    expect_in "$dir/journal.jsonl" '"type":"escalation","attempt":1,"at":"audit"'
+}
+audits() { grep -c '"type":"asked","attempt":1,"step":"audit"' "$dir/journal.jsonl"; }
+
+wall_audit
+run tandem approve --repo "$T/demo" "$id"
+expect_rc 0 "approved at the audit's escalation"
+cmp -s "$dir/final.diff" "$dir/attempt-1.diff" ||
+    fail "the approve did not take attempt 1's diff"
+pass "approve at an audit's budget escalation takes that attempt's diff"
+
+wall_audit
+run tandem budget --repo "$T/demo" --iterations 1 "$id"
+expect_rc 3 "the audit ran out again"
+[ "$(grep -c '"type":"escalation","attempt":1,"at":"audit"' "$dir/journal.jsonl")" = 2 ] ||
+    fail "expected a second escalation at attempt 1's audit"
+asked=$(audits)
+run tandem reject --repo "$T/demo" -m "stop here" "$id"
+expect_rc 1 "rejected at the second escalation"
+expect_in "$dir/journal.jsonl" '"type":"finish","status":"rejected"'
+[ "$(audits)" = "$asked" ] || fail "the reject asked for the audit again"
+if pgrep -f "sleep 30.$$" >/dev/null; then fail "a skill outlived the run"; fi
+pass "the answer to a second budget escalation at one point is the one taken"
