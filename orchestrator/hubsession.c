@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "orchestrator/link.h"
 #include "orchestrator/run.h"
@@ -234,6 +235,16 @@ static void tell(tnd_hubsession *self, tnd_broker *broker, bool final,
 void tnd_hubsession_output(tnd_hubsession *self, tnd_broker *broker, bool err,
                            const char *text, size_t len)
 {
+    char *clean = NULL;
+
+    /* made UTF-8 before it is cut: a bad byte becomes U+FFFD, three
+     * bytes, and a full piece cut first went past the 64 KiB a client
+     * takes (a review found an approved diff so lost to its submit) */
+    if (self->nf > 0 && !tnd_utf8_valid(text, len)) {
+        clean = tnd_utf8_clean(text, len, NULL);
+        text = clean;
+        len = strlen(clean);
+    }
     while (len > 0 && self->nf > 0) {
         size_t n = len < TND_CLIENT_MAX_TEXT ? len : TND_CLIENT_MAX_TEXT, blen;
         char *body;
@@ -245,6 +256,7 @@ void tnd_hubsession_output(tnd_hubsession *self, tnd_broker *broker, bool err,
         text += n;
         len -= n;
     }
+    free(clean);
 }
 
 void tnd_hubsession_alive(tnd_hubsession *self, tnd_broker *broker)

@@ -269,3 +269,32 @@ grep -q '"type":"proposal","attempt":2' "$T/before/$(echo $ids | cut -d' ' -f1)"
     fail "the first session had not reached attempt 2 before the kill"
 stop_serve
 pass "SIGKILL mid-batch, then a restart: every task completes, and no journaled call is asked again"
+
+# an approved diff over 64 KiB whose context is not UTF-8 (a Latin-1
+# comment): submit gets it whole, the bad byte as U+FFFD. Cut first and
+# cleaned after, a full piece grew past the 64 KiB a reply's text may
+# hold, and the client refused the reply (a review found it)
+/usr/bin/python3 - "$CASSETTE" "$T/big.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+lines = "".join("    /* padding line %05d of a long comment */\n" % i
+                for i in range(1800))
+for e in c["exchanges"]:
+    if e["role"] == "coder" and e["attempt"] == 2:
+        e["answer"] = e["answer"].replace(
+            "    return (double)sum / (double)count;\n",
+            lines + "    return (double)sum / (double)count;\n")
+json.dump(c, open(sys.argv[2], "w"))
+PY
+CASSETTE=$T/big.json serve_config "$T/big.yaml"
+repo latin1
+sed -i 's|^        sum += values\[i\];$|&\n    /* caf\xe9 */|' "$T/latin1/stats.c"
+grep -q "$(printf 'caf\351')" "$T/latin1/stats.c" || fail "no Latin-1 byte in stats.c"
+start_serve --config "$T/big.yaml" --max-sessions 1
+run tandem submit --repo "$T/latin1" "make the failing test pass"
+stop_serve
+expect_rc 0 "a long diff with a Latin-1 byte"
+[ "$(wc -c <"$T/out")" -gt 65536 ] || fail "the diff on stdout is short: $(wc -c <"$T/out") bytes"
+expect_in "$T/out" "$(printf 'caf\357\277\275')"
+expect_in "$T/out" "padding line 01799"
+pass "a diff over 64 KiB that is not all UTF-8 reaches submit whole"
