@@ -210,6 +210,15 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
         answer(h, ev, true, body, len);
         return;
     }
+    if (!s && h->draining) {
+        /* a queued session was let go at the first SIGTERM: it is on
+         * disk for the next server, not ended (a review found it called
+         * not found) */
+        refuse(h, ev, "stopping",
+               "tandem serve is stopping; a session it had not started "
+               "waits for the next server: attach again when it runs");
+        return;
+    }
     if (!s) {
         char *why = tnd_xasprintf(
             "no session %s runs or waits in this server; a session that "

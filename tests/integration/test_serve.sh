@@ -177,6 +177,13 @@ kill -TERM "$SERVE_PID"
 wait $queued
 [ "$(cat "$T/rc.queued")" = 75 ] || fail "the queued client exited $(cat "$T/rc.queued")"
 expect_in "$T/err.queued" "tandem serve stopped before this session started"
+# attaching to it now: the server is stopping, and the session waits
+# for the next one (it said no such session; a review found it)
+qid=$(sed -n 's/^tandem: session \([^ :]*\)[ :].*/\1/p' "$T/err.queued" | head -1)
+[ -n "$qid" ] || fail "no session id in: $(cat "$T/err.queued")"
+run tandem submit --attach "$qid"
+[ "$RC" = 75 ] || fail "attaching to a queued session while stopping exited $RC"
+expect_in "$T/err" "waits for the next server"
 run tandem submit --repo "$T/c" "make the failing test pass"
 [ "$RC" = 75 ] || [ "$RC" = 1 ] || fail "a submission while stopping exited $RC"
 kill -TERM "$SERVE_PID" # a second SIGTERM stops the running one at once
