@@ -292,6 +292,16 @@ static int check_answerable(tnd_hub *h, const tnd_client_request *req,
     if (f->status != TND_SESSION_WAITING)
         return tnd_error_set("session %s is not waiting for an answer (%s)",
                              f->id, tnd_session_status_name(f->status));
+    /* a session made with no config ran with the built-in defaults: the
+     * server's agents are the same only when it has none either (no
+     * config means "the server's" for a submit, not for an answer; a
+     * review found one so answered with agents it never ran with) */
+    if (!f->config && h->o->config->path)
+        return tnd_error_set("session %s ran with the built-in defaults; "
+                             "this server's agents run with %s (answer it "
+                             "with no server running, or from a tandem serve "
+                             "started without --config)",
+                             f->id, h->o->config->path);
     if (check_config(h, f->config) < 0) {
         tnd_error_prefix("session %s", f->id);
         return -1;

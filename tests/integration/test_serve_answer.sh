@@ -57,6 +57,16 @@ expect_in "$T/out" "a server takes approve, reject, guide or budget"
 run tandem guide --repo "$T/b" -m "divide as doubles" "$SID"
 expect_rc 0 "guide through the server"
 expect_in "$T/b/.tandem/sessions/$SID/journal.jsonl" '"text":"divide as doubles"'
+# a session made with the built-in defaults (its task record names no
+# config) is not this server's to answer: it ran with other agents
+repo d
+escalate d
+sed -i '1s|"config":"[^"]*"|"config":null|' "$T/d/.tandem/sessions/$SID/journal.jsonl"
+expect_in "$T/d/.tandem/sessions/$SID/journal.jsonl" '"config":null'
+run tandem budget --repo "$T/d" --iterations 1 "$SID"
+expect_rc 2 "answering a session of the built-in defaults"
+expect_in "$T/err" "ran with the built-in defaults; this server's agents run with"
+expect_not_in "$T/d/.tandem/sessions/$SID/journal.jsonl" '"type":"answer"'
 pass "answers the server cannot take are refused with the reason; the session waits on"
 
 # ---- a server killed after taking an answer goes on with it -------------
