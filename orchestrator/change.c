@@ -30,21 +30,26 @@ static int git(char **out, const char *dir, const char *const *argv, size_t cap)
     return rc < 0 ? tnd_error_config("%s", tnd_error_last()) : 0;
 }
 
-static int from_file(tnd_change *c, const char *repo, const char *path)
+static int from_file(tnd_change *c, const char *repo, const char *path,
+                     const char *label)
 {
+    char *named = label ? tnd_xstrdup(label) : tnd_xasprintf("--diff %s", path);
     size_t len = 0;
+    int rc = 0;
 
     if (strcmp(path, "-") == 0) {
         if (tnd_fs_read_fd(&c->diff, &len, STDIN_FILENO, "the diff on stdin",
                            TND_BODY_MAX_DIFF) < 0)
-            return tnd_error_config("--diff -: %s", tnd_error_last());
+            rc = tnd_error_config("%s: %s", named, tnd_error_last());
     } else if (tnd_fs_read(&c->diff, &len, path, TND_BODY_MAX_DIFF) < 0) {
-        return tnd_error_config("--diff %s: %s", path, tnd_error_last());
+        rc = tnd_error_config("%s: %s", named, tnd_error_last());
     }
-    if (strlen(c->diff) != len)
-        return tnd_error_config("--diff %s: not a text diff (it holds a NUL "
-                                "byte)",
-                                path);
+    if (rc == 0 && strlen(c->diff) != len)
+        rc = tnd_error_config("%s: not a text diff (it holds a NUL byte)",
+                              named);
+    free(named);
+    if (rc < 0)
+        return rc;
     c->base = tnd_xstrdup(repo);
     return 0;
 }
@@ -119,14 +124,15 @@ static int from_git(tnd_change *c, const char *repo, bool staged,
 }
 
 int tnd_change_load(tnd_change *c, const char *repo, const char *diff_file,
-                    bool staged, const char *rev, const char *rundir_base)
+                    const char *label, bool staged, const char *rev,
+                    const char *rundir_base)
 {
     int rc;
 
     memset(c, 0, sizeof(*c));
     if (!diff_file)
         return from_git(c, repo, staged, rev, rundir_base);
-    if ((rc = from_file(c, repo, diff_file)) < 0 || !rev)
+    if ((rc = from_file(c, repo, diff_file, label)) < 0 || !rev)
         return rc;
     /* a resumed review of git changes: the same base again */
     free(c->base);

@@ -35,11 +35,13 @@ typedef struct tnd_change {
  * is the commit whose tree is the base; with diff_file too (a resumed
  * review of git changes, its diff kept in the session) that commit is
  * exported as the base instead of taking the repository as it is, into a
- * runtime directory made in rundir_base (tnd_rundir_base()). 0, or TND_ECONFIG
+ * runtime directory made in rundir_base (tnd_rundir_base()). label (may be
+ * NULL: "--diff FILE") is how errors name diff_file. 0, or TND_ECONFIG
  * with an error saying what to fix (not a git repository, an empty change, an
  * unreadable file; c->empty tells the empty change apart), or -1. */
 int tnd_change_load(tnd_change *c, const char *repo, const char *diff_file,
-                    bool staged, const char *rev, const char *rundir_base);
+                    const char *label, bool staged, const char *rev,
+                    const char *rundir_base);
 
 /* Free, and remove the exported tree. Safe on a zeroed change. */
 void tnd_change_clear(tnd_change *c);

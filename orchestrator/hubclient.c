@@ -124,6 +124,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_client_request *req,
     ro.task = req->task;
     ro.review = req->review;
     ro.staged = req->staged;
+    ro.diff_label = "the submitted diff";
     if (req->diff && !(ro.diff = diff = diff_file(req->diff))) {
         *kind = "failed";
         return NULL;

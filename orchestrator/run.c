@@ -431,14 +431,17 @@ static int prepare_review(run *r)
 
     if (base)
         rc = tnd_change_load(&r->change, r->repo, kept ? kept : r->opts.diff,
-                             r->opts.staged, r->review_rev, base);
+                             kept ? NULL : r->opts.diff_label, r->opts.staged,
+                             r->review_rev, base);
     free(kept);
     free(base);
     if (rc < 0)
         return rc;
     if (tnd_unidiff_edits(&r->edits, &r->nedits, r->change.diff,
                           strlen(r->change.diff)) < 0) {
-        if (r->opts.diff && strcmp(r->opts.diff, "-") != 0)
+        if (r->opts.diff && r->opts.diff_label)
+            tnd_error_prefix("%s", r->opts.diff_label);
+        else if (r->opts.diff && strcmp(r->opts.diff, "-") != 0)
             tnd_error_prefix("--diff %s", r->opts.diff);
         else
             tnd_error_prefix(r->opts.diff ? "the diff on stdin"

@@ -52,31 +52,33 @@ typedef enum tnd_on_error {
 } tnd_on_error;
 
 typedef struct tnd_run_options {
-    const char *repo;      /* the target repository; "." when NULL */
-    const char *config;    /* agents.yaml; NULL: REPO/agents.yaml when it
-                              exists, else the built-in defaults */
-    const char *llm;       /* --llm PROVIDER:MODEL override, or NULL */
-    const char *base_url;  /* --base-url override, or NULL */
-    const char *task;      /* what to do */
-    const char *record;    /* --record FILE: write the models' answers as a
-                              cassette, or NULL */
-    bool keep_workspace;   /* leave the workspace for inspection */
-    tnd_apply_mode apply;  /* run --apply, --commit: put an approved change
-                              into the tree (and commit it) */
-    bool review;           /* `tandem review`: audit an existing change,
-                              no coder, one attempt */
-    const char *diff;      /* review: a patch file ("-": stdin); NULL: the
-                              repository's git changes */
-    bool staged;           /* review with git: staged changes only */
-    bool allow_empty;      /* review with git: no changes is exit 0 ("nothing
-                              to review"), not a usage error */
-    tnd_on_error on_error; /* review: exit 4, or 0 with a warning, when the
-                              review could not be done */
-    bool insecure;         /* --insecure: as orchestrator.insecure: true */
-    bool quiet;            /* no progress lines */
-    bool verbose;          /* debug logging */
-    bool json;             /* --json: stdout holds the report (report.json's
-                              text) and nothing else; no diff, no findings */
+    const char *repo;       /* the target repository; "." when NULL */
+    const char *config;     /* agents.yaml; NULL: REPO/agents.yaml when it
+                               exists, else the built-in defaults */
+    const char *llm;        /* --llm PROVIDER:MODEL override, or NULL */
+    const char *base_url;   /* --base-url override, or NULL */
+    const char *task;       /* what to do */
+    const char *record;     /* --record FILE: write the models' answers as a
+                               cassette, or NULL */
+    bool keep_workspace;    /* leave the workspace for inspection */
+    tnd_apply_mode apply;   /* run --apply, --commit: put an approved change
+                               into the tree (and commit it) */
+    bool review;            /* `tandem review`: audit an existing change,
+                               no coder, one attempt */
+    const char *diff;       /* review: a patch file ("-": stdin); NULL: the
+                               repository's git changes */
+    const char *diff_label; /* how messages name diff (a server's: "the
+                               submitted diff"); NULL: "--diff FILE" */
+    bool staged;            /* review with git: staged changes only */
+    bool allow_empty;       /* review with git: no changes is exit 0 ("nothing
+                               to review"), not a usage error */
+    tnd_on_error on_error;  /* review: exit 4, or 0 with a warning, when the
+                               review could not be done */
+    bool insecure;          /* --insecure: as orchestrator.insecure: true */
+    bool quiet;             /* no progress lines */
+    bool verbose;           /* debug logging */
+    bool json;              /* --json: stdout holds the report (report.json's
+                               text) and nothing else; no diff, no findings */
     tnd_findings_format format; /* review --format: the findings on stdout
                                    in this format, whatever the outcome */
 } tnd_run_options;

@@ -78,5 +78,12 @@ expect_in "$T/err" "is not a git repository"
 run tandem submit --staged --repo "$T/a" "x"
 expect_rc 2 "--staged without --review"
 expect_in "$T/err" "--staged is for --review"
+# a patch that is no diff: named as the user knows it, not by the
+# server's copy of it, which is gone (a review found that path)
+echo "garbage" >"$T/bad.diff"
+run tandem submit --review --diff "$T/bad.diff" --repo "$T/a" "x"
+expect_rc 2 "a garbage patch"
+expect_in "$T/err" "the submitted diff: no file changes found"
+expect_not_in "$T/err" "submitted-"
 stop_serve
 pass "a review the server cannot make is a usage error"
