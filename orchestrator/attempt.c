@@ -10,6 +10,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
@@ -157,6 +158,40 @@ static int propose(run *r, attempt *a, const loop_state *ls)
     return rc;
 }
 
+/* Replayed, attempt n's diff must be the one its journaled audit saw:
+ * that is in file name (attempt-N.diff, written and fsync'd before the
+ * audit was asked), and the repository's files may have changed since.
+ * Without this, a resume after a context line changed replayed the
+ * audit's approval for a diff no audit had seen (a review found it). */
+static int same_as_audited(run *r, const attempt *a, const char *name)
+{
+    char *path, *was = NULL, *now;
+    size_t len = 0;
+    bool same;
+
+    if (tnd_loop_find(r, "audit", a->n, 0) < 0)
+        return 0;
+    path = tnd_session_path(r->session, name);
+    if (tnd_fs_read(&was, &len, path, TND_BODY_MAX_DIFF + 1) < 0) {
+        free(path); /* gone: nothing to hold it to */
+        return 0;
+    }
+    /* as the session keeps it: secrets redacted */
+    now = tnd_log_redact(tnd_xstrdup(a->diff ? a->diff : ""));
+    same = strlen(now) == len && memcmp(now, was, len) == 0;
+    free(now);
+    free(was);
+    free(path);
+    if (same)
+        return 0;
+    return tnd_error_set(
+        "%s changed since this session started: attempt %d's change, made "
+        "again from its journaled edits, is not the one its journaled "
+        "audit saw (%s), so the session cannot go on. Put the files back "
+        "as they were, or start a new run",
+        r->repo, a->n, name);
+}
+
 static int apply(run *r, attempt *a)
 {
     tnd_gate_input *in = &a->in;
@@ -203,6 +238,8 @@ static int apply(run *r, attempt *a)
     TND_GROW(r->hashes, r->ahashes, r->nhashes + 1);
     r->hashes[r->nhashes++] = h;
     snprintf(name, sizeof(name), "attempt-%d.diff", a->n);
+    if (same_as_audited(r, a, name) < 0)
+        return -1;
     if (tnd_session_write(r->session, name, a->diff ? a->diff : "",
                           a->diff ? strlen(a->diff) : 0) < 0)
         return -1;

@@ -14,11 +14,8 @@
 #include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
-#include "orchestrator/journal.h"
 #include "orchestrator/loop.h"
-#include "orchestrator/snapshot.h"
 #include "proto/body.h"
-#include "proto/json.h"
 #include "proto/tree.h"
 
 /* A frame carries 16 MiB: the blobs get what the rest of the request
@@ -28,32 +25,6 @@ static size_t blobs_budget(size_t request_len)
     size_t room = (31u << 19) > request_len ? (31u << 19) - request_len : 0;
 
     return room < TND_TREE_BLOBS_BUDGET ? room : TND_TREE_BLOBS_BUDGET;
-}
-
-int tnd_loop_same_tree(run *r, json_object *about)
-{
-    long at = tnd_loop_find(r, "workspace", 0, 0);
-    const char *tree = NULL, *was;
-
-    if (!r->content)
-        r->content = tnd_content_new(tnd_snapshot_path(r->base));
-    if (tnd_content_tree(&tree, r->content) < 0)
-        return -1;
-    if (at < 0) {
-        json_object_object_add(about, "tree", json_object_new_string(tree));
-        return 0;
-    }
-    /* a session journaled before the tree was: nothing to compare */
-    was = tnd_json_str_or(tnd_journal_record(r->journal, (size_t)at), "tree",
-                          NULL);
-    if (!was || strcmp(was, tree) == 0)
-        return 0;
-    return tnd_error_set(
-        "%s changed since this session started: its files are not the ones "
-        "the session's proposals and audits were made on (tree %.12s then, "
-        "%.12s now), so it cannot go on. Put the files back as they were, "
-        "or start a new run",
-        r->repo, was, tree);
 }
 
 /* The tree and, for an attempt (a != NULL), its changes, into ar

@@ -291,13 +291,6 @@ char *tnd_loop_baseline_source(const run *r);
 
 /* ---- audit_content.c: the tree by content ------------------------------ */
 
-/* The base tree's hash: added to about (the workspace record, journaled
- * once per session) when the journal has none yet, else compared with
- * the journaled one. -1 with the error set when they differ: a resume
- * would replay proposals and audits made on other files, and could
- * approve a change no audit saw. */
-int tnd_loop_same_tree(run *r, json_object *about);
-
 /* Name the base tree and, for an attempt (a != NULL), its changed files
  * in ar (borrowed from r->content until the next attempt). -1 with the
  * error set. */

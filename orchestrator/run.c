@@ -511,7 +511,6 @@ static int make_workspace(run *r)
     char *base_dir = tnd_fs_join(runtime, "base");
     char *ws_dir = tnd_fs_join(runtime, "workspace");
     bool incremental = r->cfg->workspace.incremental;
-    json_object *about;
     tnd_snapshot_options so = {
         .include_untracked = r->cfg->workspace.include_untracked,
         .whole = r->opts.review && r->change.tmp,
@@ -525,18 +524,11 @@ static int make_workspace(run *r)
     if (!r->base || !(r->ws = tnd_workspace_new(r->base, ws_dir, incremental)))
         goto out;
     tnd_report_workspace(r->report, tnd_snapshot_json(r->base, incremental));
-    /* once per session: what the first run's tree held, its hash too,
-     * which a resume must find again */
-    about = tnd_snapshot_json(r->base, incremental);
-    if (tnd_loop_same_tree(r, about) < 0) {
-        json_object_put(about);
+    /* once per session: what the first run's tree held */
+    if (tnd_loop_find(r, "workspace", 0, 0) < 0 &&
+        tnd_loop_step(r, "workspace", tnd_snapshot_json(r->base, incremental)) <
+            0)
         goto out;
-    }
-    if (tnd_loop_find(r, "workspace", 0, 0) < 0) {
-        if (tnd_loop_step(r, "workspace", about) < 0)
-            goto out;
-    } else
-        json_object_put(about);
     what = tnd_snapshot_describe(r->base);
     tnd_loop_say(r, "workspace: %s%s", what,
                  incremental ? "; build outputs stay between attempts "
