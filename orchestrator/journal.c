@@ -18,6 +18,13 @@
 
 #define JOURNAL_MAX_BYTES (512 << 20)
 
+/* A record holds what tandem parsed (a reply, at most TND_JSON_MAX_DEPTH
+ * deep) a few levels down ("reply", a quorum's members): read back with
+ * room for them, or a reply as deep as a body may be made its record
+ * unreadable, dropped as torn and its call paid again (a review found
+ * it). */
+#define RECORD_DEPTH (TND_JSON_MAX_DEPTH + 8)
+
 struct tnd_journal {
     char *path;
     int fd;
@@ -44,7 +51,8 @@ static int parse(json_object *records, const char *path, const char *text,
         size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
         json_object *rec = NULL;
         line++;
-        if (!nl || tnd_json_parse(&rec, text + pos, n) < 0 ||
+        if (!nl ||
+            tnd_json_parse_depth(&rec, text + pos, n, RECORD_DEPTH) < 0 ||
             !json_object_is_type(rec, json_type_object)) {
             json_object_put(rec);
             if (!nl || (size_t)(nl - text) + 1 == len) {

@@ -14,6 +14,12 @@
 
 int tnd_json_parse(json_object **out, const char *text, size_t len)
 {
+    return tnd_json_parse_depth(out, text, len, TND_JSON_MAX_DEPTH);
+}
+
+int tnd_json_parse_depth(json_object **out, const char *text, size_t len,
+                         int depth)
+{
     json_tokener *tok;
     json_object *obj;
     enum json_tokener_error jerr;
@@ -22,7 +28,7 @@ int tnd_json_parse(json_object **out, const char *text, size_t len)
     *out = NULL;
     if (len > (size_t)INT32_MAX)
         return tnd_error_set("JSON text too large (%zu bytes)", len);
-    if (!(tok = json_tokener_new_ex(TND_JSON_MAX_DEPTH)))
+    if (!(tok = json_tokener_new_ex(depth)))
         return tnd_error_set("out of memory creating a JSON parser");
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
     obj = json_tokener_parse_ex(tok, text, (int)len);

@@ -28,6 +28,12 @@ enum {
  * where parsing stopped. */
 int tnd_json_parse(json_object **out, const char *text, size_t len);
 
+/* As tnd_json_parse, nesting allowed to depth (not TND_JSON_MAX_DEPTH):
+ * for text tandem wrote around values it parsed, a journal record around
+ * a reply, which is deeper than the reply by the record's levels. */
+int tnd_json_parse_depth(json_object **out, const char *text, size_t len,
+                         int depth);
+
 /* Read obj[key] as a string of at most max bytes without NUL bytes into
  * *out (caller frees). With TND_JSON_OPTIONAL a missing field gives
  * *out = NULL and 0. */

@@ -231,6 +231,37 @@ static void a_short_secret_leaves_the_journal_readable(void **state)
     json_object_put(records);
 }
 
+/* A reply as deeply nested as a body may be (TND_JSON_MAX_DEPTH) is a
+ * level deeper in its record: it reads back, not dropped as a torn line
+ * (its call would be paid again; a review found it). */
+static void a_deep_reply_reads_back(void **state)
+{
+    char body[8 * TND_JSON_MAX_DEPTH];
+    size_t n = 0;
+    json_object *reply = NULL, *f = json_object_new_object(), *records = NULL;
+    tnd_journal *j;
+
+    (void)state;
+    unlink(path);
+    for (int i = 0; i < TND_JSON_MAX_DEPTH - 1; i++)
+        n += (size_t)snprintf(body + n, sizeof(body) - n, "{\"a\":");
+    body[n++] = '1';
+    for (int i = 0; i < TND_JSON_MAX_DEPTH - 1; i++)
+        body[n++] = '}';
+    assert_int_equal(tnd_json_parse(&reply, body, n), 0);
+    json_object_object_add(f, "reply", reply);
+    j = tnd_journal_open(path);
+    assert_int_equal(tnd_journal_append(j, "audit", f), 0);
+    tnd_journal_close(&j);
+    assert_int_equal(tnd_journal_read(&records, path), 0);
+    assert_int_equal(json_object_array_length(records), 1);
+    json_object_put(records);
+    j = tnd_journal_open(path);
+    assert_non_null(j);
+    assert_int_equal(tnd_journal_count(j), 1);
+    tnd_journal_close(&j);
+}
+
 /* Where a session stands, read from its last steps; a status that is no
  * outcome is an error naming it, the line and the known ones. */
 static void the_status_comes_from_the_last_step(void **state)
@@ -312,6 +343,7 @@ int main(void)
             a_failed_write_is_reported_and_nothing_is_half_written),
         cmocka_unit_test(secrets_never_reach_the_journal),
         cmocka_unit_test(a_short_secret_leaves_the_journal_readable),
+        cmocka_unit_test(a_deep_reply_reads_back),
         cmocka_unit_test(the_status_comes_from_the_last_step),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
