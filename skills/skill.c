@@ -32,13 +32,27 @@
  * (see limit_processes): the user's other processes come and go. */
 #define NPROC_SLACK 16
 
+/* Whether the command ran as itself: no sandbox and no shell between,
+ * to report a signal's death as an exit with 128 + N. */
+static bool runs_plain(const tnd_skill_config *skill)
+{
+    char **argv = skill->command.argv;
+
+    return skill->sandbox == TND_SANDBOX_NONE && argv && argv[0] &&
+           !(argv[1] && strcmp(argv[1], "-c") == 0 &&
+             (strcmp(argv[0], "/bin/sh") == 0 || strcmp(argv[0], "sh") == 0));
+}
+
 /* The words for a run a limit ended: a signal (which a shell, and bwrap,
- * report as an exit with 128 + N) that the limit sends. NULL for none. */
+ * report as an exit with 128 + N) that the limit sends. NULL for none.
+ * A command that ran as itself is only ever ended by a real signal: an
+ * exit of 152 is its own (a review found it called a CPU limit). */
 static char *limit_words(const tnd_skill_config *skill,
                          const tnd_proc_result *res)
 {
     int sig = res->status == TND_PROC_SIGNALED ? res->signal
-              : res->status == TND_PROC_EXITED && res->exit_code > 128
+              : res->status == TND_PROC_EXITED && res->exit_code > 128 &&
+                      !runs_plain(skill)
                   ? res->exit_code - 128
                   : 0;
 

@@ -48,6 +48,7 @@ static const char config_text[] =
     "    sandbox: none\n"
     "  where: {command: \"pwd; ls /proc | grep -c '^[0-9]'\"}\n"
     "  plain: {command: \"echo hello\", sandbox: none}\n"
+    "  exits152: {command: [perl, -e, \"exit 152\"], sandbox: none}\n"
     "  latin1: {command: \"printf 'Ren\\\\351\\\\000!'\"}\n";
 
 static void run(tnd_skill_result *r, const char *name, const char *diff)
@@ -188,6 +189,21 @@ static void a_skill_killed_by_a_limit_says_which(void **state)
     }
 }
 
+/* A command that ran as itself (no sandbox, no shell) and exited 152
+ * exited so: no shell or sandbox reports a SIGXCPU death that way for
+ * it (a review found it called the CPU limit). */
+static void an_exit_of_its_own_is_no_limit(void **state)
+{
+    tnd_skill_result r;
+
+    (void)state;
+    run(&r, "exits152", "");
+    assert_int_equal(r.status, TND_SKILL_FAIL);
+    assert_int_equal(r.exit_code, 152);
+    assert_null(r.ended);
+    tnd_skill_result_clear(&r);
+}
+
 static void paths_decide_whether_a_skill_applies(void **state)
 {
     const tnd_skill_config *docs = tnd_config_skill(cfg, "docs-only");
@@ -253,6 +269,7 @@ int main(void)
         cmocka_unit_test(commands_run_sandboxed_unless_the_config_says_none),
         cmocka_unit_test(limits_apply_to_the_command),
         cmocka_unit_test(a_skill_killed_by_a_limit_says_which),
+        cmocka_unit_test(an_exit_of_its_own_is_no_limit),
         cmocka_unit_test(paths_decide_whether_a_skill_applies),
         cmocka_unit_test(builtins_run_on_the_diff),
     };
