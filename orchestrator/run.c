@@ -366,8 +366,14 @@ static int finish(run *r)
         code = r->final_escalation ? TND_EXIT_FAILED : TND_EXIT_HUMAN;
     } else if (r->status == TND_SESSION_INTERRUPTED) {
         fprintf(r->err, "interrupted: %s\n", r->reason);
-        fprintf(r->err, "go on with: tandem resume --repo %s %s\n", r->repo,
-                tnd_session_id(r->session));
+        if (r->host) /* a server's: its next start goes on with it */
+            fprintf(r->err,
+                    "the next tandem serve goes on with it (tandem submit "
+                    "--attach %s follows it then)\n",
+                    tnd_session_id(r->session));
+        else
+            fprintf(r->err, "go on with: tandem resume --repo %s %s\n", r->repo,
+                    tnd_session_id(r->session));
         code = TND_EXIT_SIGNAL + atomic_load(r->stop);
     } else if (r->opts.review && r->status == TND_SESSION_FAILED &&
                !r->config_error) {

@@ -190,6 +190,9 @@ kill -TERM "$SERVE_PID" # a second SIGTERM stops the running one at once
 wait $runner
 [ "$(cat "$T/rc.run")" = 143 ] || fail "the running client exited $(cat "$T/rc.run")"
 expect_in "$T/err.run" "interrupted: interrupted by signal 15"
+# the server goes on with it, not a resume here (it said tandem resume)
+expect_in "$T/err.run" "the next tandem serve goes on with it"
+expect_not_in "$T/err.run" "go on with: tandem resume"
 wait "$SERVE_PID"
 rc=$?
 [ "$rc" = 0 ] || fail "tandem serve exited $rc after two SIGTERMs"
