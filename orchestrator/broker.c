@@ -538,12 +538,26 @@ int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
 static int start_curve(tnd_broker *b, const tnd_broker_options *opts)
 {
     int one = 1;
+    int zero = 0, ivl = opts->heartbeat_ms > 0 ? opts->heartbeat_ms : 1000,
+        timeout = ivl * (opts->liveness > 0 ? opts->liveness : 3);
 
     if (!opts->authorized)
         return tnd_error_set("CURVE needs the list of authorized keys");
     if (!(b->zap = tnd_zap_new(b->ctx, opts->authorized)))
         return -1;
-    if (zmq_setsockopt(b->socket, ZMQ_CURVE_SERVER, &one, sizeof(one)) < 0 ||
+    /* Over CURVE there are many keys, so no handover: with it a peer
+     * connecting under an agent's name takes that agent's connection
+     * as soon as its handshake ends, and gets the agent's requests
+     * before it sends a thing (a review found a client's key doing so).
+     * Without it, libzmq drops a connection whose name is in use; ZMTP
+     * heartbeats drop an agent's dead connection in time for the agent,
+     * restarted, to have its name again. */
+    if (zmq_setsockopt(b->socket, ZMQ_ROUTER_HANDOVER, &zero, sizeof(zero)) <
+            0 ||
+        zmq_setsockopt(b->socket, ZMQ_HEARTBEAT_IVL, &ivl, sizeof(ivl)) < 0 ||
+        zmq_setsockopt(b->socket, ZMQ_HEARTBEAT_TIMEOUT, &timeout,
+                       sizeof(timeout)) < 0 ||
+        zmq_setsockopt(b->socket, ZMQ_CURVE_SERVER, &one, sizeof(one)) < 0 ||
         zmq_setsockopt(b->socket, ZMQ_CURVE_SECRETKEY, opts->curve->secret_key,
                        TND_CURVE_Z85_LEN) < 0 ||
         zmq_setsockopt(b->socket, ZMQ_ZAP_DOMAIN, "tandem", 6) < 0)

@@ -69,11 +69,13 @@ expect_in "$T/err" "its key's roles (coder) do not include service reviewer"
 expect_in "$T/err" "no reply from the coder within 6 s"
 pass "an unlisted key and a coder key posing as a reviewer are refused"
 
-# a key that may only submit takes an agent's name: ROUTER_HANDOVER
-# gives it the agent's connection, and it got the coder's request (the
-# repository's files) and its forged reply was journaled as the coder's
-# proposal (a review found it). Now its first message under that name is
-# refused; the real agent reconnects and answers
+# a key that may only submit connects under an agent's name. With
+# ROUTER_HANDOVER it took that agent's connection at its handshake: it
+# got the coder's request (the repository's files) without sending a
+# thing, and its forged reply was journaled as the coder's proposal (a
+# review found both). Over CURVE the broker has no handover: the name is
+# the agent's while its connection lives, and a message under it from
+# another key is refused anyway (the broker keeps each agent's key)
 copy_demo
 demo_config "$TOP/examples/demo/cassette.json" <<YAML
 orchestrator:
@@ -87,7 +89,7 @@ skills:
 YAML
 cat >"$T/mallory.py" <<'PY'
 import json, sys, time, zmq
-ep, server_pub, keyfile, name = sys.argv[1:5]
+ep, server_pub, keyfile, name, mode = sys.argv[1:6]
 def read(path):
     return dict(l.split(" = ", 1) for l in open(path).read().splitlines()
                 if " = " in l)
@@ -101,10 +103,13 @@ s.setsockopt(zmq.ROUTING_ID, name.encode())
 s.connect(ep)
 end = time.time() + 30
 while time.time() < end:
-    s.send_multipart([b"MDPW02", b"\x05"])
+    if mode == "talk":
+        s.send_multipart([b"MDPW02", b"\x05"])
     if s.poll(200):
         f = s.recv_multipart()
         if len(f) >= 5 and f[1] == b"\x02":
+            print("got a request: %d bytes" % len(f[-1]))
+            sys.stdout.flush()
             req = json.loads(f[-1])
             reply = {"tandem": 1, "type": "code_reply",
                      "task_id": req["task_id"], "attempt": req["attempt"],
@@ -113,33 +118,32 @@ while time.time() < end:
                                 "replace": "forged\n"}]}
             s.send_multipart([b"MDPW02", b"\x04", f[2], b"",
                               json.dumps(reply).encode()])
-            print("forged a reply")
-            time.sleep(1)
-            sys.exit(0)
-print("no request came")
 PY
-"$BIN/tandem" run --verbose --repo "$T/demo" "make the failing test pass" \
-    >"$T/out" 2>"$T/err" &
-pid=$!
-i=0
-until grep -q "agent coder-1 ready" "$T/err"; do
-    i=$((i + 1))
-    [ $i -gt 300 ] && fail "coder-1 never registered"
-    sleep 0.05
+for mode in listen talk; do
+    rm -rf "$T/demo/.tandem"
+    "$BIN/tandem" run --verbose --repo "$T/demo" "make the failing test pass" \
+        >"$T/out" 2>"$T/err" &
+    pid=$!
+    i=0
+    until grep -q "agent coder-1 ready" "$T/err"; do
+        i=$((i + 1))
+        [ $i -gt 300 ] && fail "coder-1 never registered"
+        sleep 0.05
+    done
+    /usr/bin/python3 "$T/mallory.py" "$EP" "$K/orch.pub" "$K/mallory.key" \
+        coder-1 $mode >"$T/mallory.out" 2>&1 &
+    mallory=$!
+    wait $pid
+    RC=$?
+    kill $mallory 2>/dev/null
+    wait $mallory 2>/dev/null
+    expect_rc 0 "approved beside an impostor that would $mode"
+    expect_not_in "$T/mallory.out" "got a request"
+    d=$(session_dir)
+    expect_not_in "$d/journal.jsonl" "forged by mallory"
+    [ ! -e "$T/demo/PWNED.txt" ] || fail "the forged edit reached the tree"
 done
-/usr/bin/python3 "$T/mallory.py" "$EP" "$K/orch.pub" "$K/mallory.key" \
-    coder-1 >"$T/mallory.out" 2>&1 &
-mallory=$!
-wait $pid
-RC=$?
-kill $mallory 2>/dev/null
-wait $mallory 2>/dev/null
-expect_rc 0 "approved despite an impostor"
-expect_in "$T/err" "(mallory) under the name of agent coder-1"
-d=$(session_dir)
-expect_not_in "$d/journal.jsonl" "forged by mallory"
-[ ! -e "$T/demo/PWNED.txt" ] || fail "the forged edit reached the tree"
-pass "a client key under an agent's name is refused; the agent answers"
+pass "a client key under an agent's name gets nothing; the agent answers"
 
 # beyond loopback without CURVE: refused, unless insecure
 copy_demo
