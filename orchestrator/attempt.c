@@ -158,18 +158,38 @@ static int propose(run *r, attempt *a, const loop_state *ls)
     return rc;
 }
 
-/* Replayed, attempt n's diff must be the one its journaled audit saw:
- * that is in file name (attempt-N.diff, written and fsync'd before the
- * audit was asked), and the repository's files may have changed since.
+/* Replayed, attempt n's diff must be the one its journaled audit saw (or
+ * a person was shown): that is in file name (attempt-N.diff, written and
+ * fsync'd before the audit was asked), and the repository's files may
+ * have changed since.
  * Without this, a resume after a context line changed replayed the
  * audit's approval for a diff no audit had seen (a review found it). */
+/* Whether the journal holds anything of attempt n's audit a replay will
+ * use: the merged reply, a phased audit's skills or a critique, or an
+ * escalation at the audit (a person read attempt-N.diff). */
+static bool audit_journaled(const run *r, int n)
+{
+    for (size_t i = 0; i < tnd_journal_count(r->journal); i++) {
+        json_object *rec = tnd_journal_record(r->journal, i);
+        const char *type = tnd_journal_type(rec);
+        if (tnd_json_int_or(rec, "attempt", 0) != n)
+            continue;
+        if (strcmp(type, "audit") == 0 || strcmp(type, "skills") == 0 ||
+            strncmp(type, "critique.", 9) == 0 ||
+            (strcmp(type, "escalation") == 0 &&
+             tnd_str_eq(tnd_json_str_or(rec, "at", NULL), "audit")))
+            return true;
+    }
+    return false;
+}
+
 static int same_as_audited(run *r, const attempt *a, const char *name)
 {
     char *path, *was = NULL, *now;
     size_t len = 0;
     bool same;
 
-    if (tnd_loop_find(r, "audit", a->n, 0) < 0)
+    if (!audit_journaled(r, a->n))
         return 0;
     path = tnd_session_path(r->session, name);
     if (tnd_fs_read(&was, &len, path, TND_BODY_MAX_DIFF + 1) < 0) {

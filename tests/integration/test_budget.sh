@@ -77,6 +77,18 @@ cmp -s "$dir/final.diff" "$dir/attempt-1.diff" ||
     fail "the approve did not take attempt 1's diff"
 pass "approve at an audit's budget escalation takes that attempt's diff"
 
+# the diff the person read is the one an approve takes: files changed
+# since (so the edits now make another diff) stop it
+wall_audit
+cp "$dir/attempt-1.diff" "$T/seen.diff"
+sed -i 's/sum += values\[i\];/sum += values[i] + 1;/' "$T/demo/stats.c"
+run tandem approve --repo "$T/demo" "$id"
+[ "$RC" -ne 0 ] || fail "approved a diff nobody was shown"
+expect_in "$T/err" "changed since this session started: attempt 1's change"
+cmp -s "$dir/attempt-1.diff" "$T/seen.diff" || fail "attempt-1.diff was rewritten"
+[ ! -e "$dir/final.diff" ] || fail "a final.diff was written"
+pass "an approve after the files changed under the escalated attempt is refused"
+
 wall_audit
 run tandem budget --repo "$T/demo" --iterations 1 "$id"
 expect_rc 3 "the audit ran out again"

@@ -224,6 +224,21 @@ expect_rc 0 "resumed once the files are back"
 cmp -s "$dir/final.diff" "$T/expected.diff" || fail "changed: final.diff differs"
 pass "a resume whose edits now make another diff is refused, naming it; with the files back it finishes"
 
+# the same with an audit in phases, killed in its critique: the skills'
+# results are journaled, the audit not yet, and they would be reused
+CRITIQUE=on_trigger slow_demo
+run tandem run --repo "$T/demo" "make the failing test pass"
+dir=$(session_dir)
+id=$(basename "$dir")
+expect_in "$dir/journal.jsonl" '"type":"skills","attempt":1'
+sed -n '1,/"type":"skills","attempt":1/p' "$dir/journal.jsonl" >"$T/j"
+cp "$T/j" "$dir/journal.jsonl"
+sed -i 's/sum += values\[i\];/sum += values[i] + 1;/' "$T/demo/stats.c"
+run "$BIN/tandem" resume --repo "$T/demo" "$id"
+[ "$RC" -ne 0 ] || fail "a resume reused skills run on another diff"
+expect_in "$T/err" "changed since this session started: attempt 1's change"
+pass "journaled skills of an audit in phases are not reused for another diff"
+
 # a full disk: writes past a small file size fail (RLIMIT_FSIZE); the
 # journal's own write error is checked word for word in test_journal
 slow_demo
