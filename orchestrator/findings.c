@@ -602,7 +602,13 @@ static void gh_escaped(tnd_buf *b, const char *s, bool property)
             tnd_buf_puts(b, property ? "%2C" : ",");
             break;
         default:
-            tnd_buf_append(b, p, 1);
+            /* a skill's output is in messages: no escape codes or other
+             * controls on whatever shows this log (a review found the
+             * default format filtered and this one not) */
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                tnd_buf_puts(b, *p == '\t' ? "\t" : "?");
+            else
+                tnd_buf_append(b, p, 1);
         }
     }
     free(clean);

@@ -33,14 +33,22 @@
 #define NPROC_SLACK 16
 
 /* Whether the command ran as itself: no sandbox and no shell between,
- * to report a signal's death as an exit with 128 + N. */
+ * to report a signal's death as an exit with 128 + N. A shell is any
+ * program named like one, or env starting one ([env, bash, -c, ...]). */
 static bool runs_plain(const tnd_skill_config *skill)
 {
+    static const char *const shells[] = {"sh",  "bash", "dash", "zsh",
+                                         "ksh", "mksh", "ash",  "env"};
     char **argv = skill->command.argv;
+    const char *base;
 
-    return skill->sandbox == TND_SANDBOX_NONE && argv && argv[0] &&
-           !(argv[1] && strcmp(argv[1], "-c") == 0 &&
-             (strcmp(argv[0], "/bin/sh") == 0 || strcmp(argv[0], "sh") == 0));
+    if (skill->sandbox != TND_SANDBOX_NONE || !argv || !argv[0])
+        return false;
+    base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    for (size_t i = 0; i < sizeof(shells) / sizeof(*shells); i++)
+        if (strcmp(base, shells[i]) == 0)
+            return false;
+    return true;
 }
 
 /* The words for a run a limit ended: a signal (which a shell, and bwrap,

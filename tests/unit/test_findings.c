@@ -202,6 +202,29 @@ static void github_escapes_what_github_documents(void **state)
     tnd_findings_destroy(&fs);
 }
 
+/* A skill's output in a message carries no escape code to the log that
+ * shows it: controls other than the newlines GitHub encodes become '?'
+ * (a review found them passed through). */
+static void github_drops_control_characters(void **state)
+{
+    tnd_findings *fs = tnd_findings_new();
+    tnd_finding f = {
+        .rule = "skill/build",
+        .level = TND_FINDING_ERROR,
+        .title = "build \033[31mred",
+        .message = "bad \033]0;PWNED\007 \033[2J\tend",
+    };
+    char *text;
+
+    (void)state;
+    tnd_findings_add(fs, &f);
+    text = tnd_findings_render(fs, TND_FINDINGS_GITHUB);
+    expect_text(text,
+                "::error title=build ?[31mred::bad ?]0;PWNED? ?[2J\tend\n");
+    free(text);
+    tnd_findings_destroy(&fs);
+}
+
 /* Text that is not ASCII passes through as UTF-8 (a URI gets it
  * percent-encoded); bytes that are not UTF-8 become U+FFFD, so no
  * writer puts out text a reader refuses. */
@@ -594,6 +617,7 @@ int main(void)
         cmocka_unit_test(sarif_is_exact),
         cmocka_unit_test(rdjsonl_is_exact),
         cmocka_unit_test(github_is_exact),
+        cmocka_unit_test(github_drops_control_characters),
         cmocka_unit_test(github_escapes_what_github_documents),
         cmocka_unit_test(non_ascii_and_invalid_text),
         cmocka_unit_test(no_file_or_no_line),
