@@ -319,13 +319,40 @@ static int put_in_tree(run *r)
     return rc;
 }
 
+/* A session that ended for good says so in its journal; one waiting for
+ * an answer, or stopped by a failure, can go on later. */
+static void journal_finish(run *r)
+{
+    json_object *f;
+
+    if (r->status == TND_SESSION_FAILED ||
+        r->status == TND_SESSION_INTERRUPTED || r->waiting)
+        return;
+    f = json_object_new_object();
+    json_object_object_add(
+        f, "status",
+        json_object_new_string(tnd_session_status_name(r->status)));
+    json_object_object_add(f, "reason", tnd_json_str_or_null(r->reason));
+    if (tnd_loop_step(r, "finish", f) < 0)
+        tnd_log_error("%s", tnd_error_last());
+}
+
 static int finish(run *r)
 {
     char *text, *summary;
     int code, unapplied = 0;
+    bool apply =
+        r->status == TND_SESSION_APPROVED && r->opts.apply && r->final_rel;
 
-    if (r->status == TND_SESSION_APPROVED && r->opts.apply && r->final_rel)
+    /* Approved for good before the user's tree is touched: a kill while
+     * the change goes in left an approved session unjournaled, whose
+     * replay then met its own change in the tree (a review found it
+     * stuck). final.diff is durable already; what --apply did is in the
+     * report and on stderr. */
+    if (apply) {
+        journal_finish(r);
         unapplied = put_in_tree(r);
+    }
     tnd_report_outcome(r->report, tnd_session_status_name(r->status), r->reason,
                        r->iterations, r->final_rel, r->last_rel,
                        tnd_now_ms() - r->started);
@@ -334,18 +361,8 @@ static int finish(run *r)
         tnd_log_error("cannot write the report: %s", tnd_error_last());
     emit(r, text);
     free(text);
-    /* a session that ended for good says so in its journal; one waiting
-     * for an answer, or stopped by a failure, can go on later */
-    if (r->status != TND_SESSION_FAILED &&
-        r->status != TND_SESSION_INTERRUPTED && !r->waiting) {
-        json_object *f = json_object_new_object();
-        json_object_object_add(
-            f, "status",
-            json_object_new_string(tnd_session_status_name(r->status)));
-        json_object_object_add(f, "reason", tnd_json_str_or_null(r->reason));
-        if (tnd_loop_step(r, "finish", f) < 0)
-            tnd_log_error("%s", tnd_error_last());
-    }
+    if (!apply)
+        journal_finish(r);
     save_recording(r);
     tnd_loop_remember(r);
     /* review -q: an approved change says nothing (a pre-commit hook's

@@ -129,6 +129,48 @@ same_tree
     fail "--apply made a commit"
 pass "git apply: an edit elsewhere in the same file, made during the run, is kept"
 
+# killed while the change goes in: the session was approved for good
+# before the tree was touched, so a resume finds it finished, and the
+# change and final.diff are there. Before, the kill left the approval
+# unjournaled, and the replay met its own change in the tree (a review
+# found it escalating, the attempt diffs emptied). A git on PATH applies
+# the patch, then waits to be killed.
+git_demo other
+REAL_GIT=$(command -v git)
+mkdir -p "$T/slowgit"
+cat >"$T/slowgit/git" <<SH
+#!/bin/sh
+if [ "\$1" = apply ] && [ "\$2" != --check ] && [ ! -e "$T/applied" ]; then
+    "$REAL_GIT" "\$@"
+    touch "$T/applied"
+    sleep 60
+fi
+exec "$REAL_GIT" "\$@"
+SH
+chmod +x "$T/slowgit/git"
+PATH="$T/slowgit:$PATH" "$BIN/tandem" run --apply --repo "$T/demo" \
+    "make the failing test pass" >"$T/out" 2>"$T/err" &
+pid=$!
+i=0
+until [ -e "$T/applied" ]; do
+    i=$((i + 1))
+    [ $i -gt 3000 ] && fail "the change never went in"
+    kill -0 $pid 2>/dev/null || fail "tandem ended before applying: $(cat "$T/err")"
+    sleep 0.01
+done
+kill -KILL $pid
+wait $pid 2>/dev/null
+pkill -f "$T/slowgit/git" 2>/dev/null
+dir=$(ls -d "$T"/demo/.tandem/sessions/*/ | head -n 1)
+dir=${dir%/}
+expect_in "$dir/journal.jsonl" '"type":"finish","status":"approved"'
+run tandem resume --repo "$T/demo" "$(basename "$dir")"
+expect_rc 0 "the resume of a session killed while applying"
+expect_in "$T/err" "already finished: approved"
+expect_in "$T/demo/stats.c" "    return (double)sum / (double)count;"
+[ -s "$dir/final.diff" ] || fail "final.diff is missing"
+pass "killed while the change went in: the session is approved, the change and final.diff there"
+
 git_demo readme
 run tandem run --commit --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "approved and committed"
