@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "proto/mdp.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "orchestrator/link.h"
@@ -285,6 +286,17 @@ char *tnd_hubsession_done_body(const char *id, const char *dir, int code,
     }
     body = tnd_client_done(id, code, tnd_json_str_or(report, "status", NULL),
                            report, len);
+    if (*len > TND_MDP_MAX_BODY) {
+        /* a reply that large is never sent (a review found the client
+         * waiting for it until it gave up): the outcome without the
+         * report, which stays in the session's directory */
+        tnd_log_warn("session %s: report.json (%zu bytes) is larger than a "
+                     "reply carries; the client is told where it is",
+                     id, n);
+        free(body);
+        body = tnd_client_done(
+            id, code, tnd_json_str_or(report, "status", NULL), NULL, len);
+    }
     json_object_put(report);
     free(text);
     free(path);

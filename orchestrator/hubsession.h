@@ -82,7 +82,8 @@ void tnd_hubsession_output(tnd_hubsession *self, tnd_broker *broker, bool err,
 void tnd_hubsession_alive(tnd_hubsession *self, tnd_broker *broker);
 
 /* The `done` reply of a session that ended with code: its report.json
- * from dir (none when it cannot be read). Caller frees. */
+ * from dir (none when it cannot be read, or when the reply would not fit
+ * in a body: TND_MDP_MAX_BODY). Caller frees. */
 char *tnd_hubsession_done_body(const char *id, const char *dir, int code,
                                size_t *len);
 
