@@ -62,6 +62,29 @@ static int exists(pid_t pid)
     return kill(pid, 0) == 0 || errno != ESRCH;
 }
 
+/* Poll (with a deadline) until pid runs sleep: the shell that wrote its
+ * pid file has exec'd, so the mv it ran is gone. Counted before that, the
+ * mv made an exact count one more under load (CI under memcheck). */
+static void wait_until_sleeping(pid_t pid)
+{
+    int64_t deadline = tnd_now_ms() + 5000;
+    char path[64], comm[32] = "";
+
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (!fgets(comm, sizeof(comm), f))
+                comm[0] = '\0';
+            fclose(f);
+        }
+        if (strcmp(comm, "sleep\n") == 0)
+            return;
+        assert_true(tnd_now_ms() < deadline);
+        nanosleep(&(struct timespec){0, 2000000}, NULL);
+    }
+}
+
 /* A process that runs script with tnd_proc_run() in tmpdir, as an agent
  * runs a skill in a workspace, and waits for it. */
 static pid_t start_runner(const char *script)
@@ -115,6 +138,9 @@ static void what_a_killed_runner_left_is_ended(void **state)
     in_group = wait_for_pid("in-group");
     escaped = wait_for_pid("escaped"); /* written after its setsid() */
     assert_int_equal(getsid(escaped), escaped);
+    wait_until_sleeping(program);
+    wait_until_sleeping(in_group);
+    wait_until_sleeping(escaped);
     kill_runner(runner);
 
     assert_int_equal(tnd_reap_strays(&ended, NULL, 0, 5000), 0);
@@ -140,6 +166,7 @@ static void every_generation_is_ended(void **state)
     (void)state;
     runner = start_runner(script);
     deepest = wait_for_pid("deepest");
+    wait_until_sleeping(deepest);
     kill_runner(runner);
 
     assert_int_equal(tnd_reap_strays(&ended, NULL, 0, 5000), 0);
