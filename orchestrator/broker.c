@@ -537,8 +537,8 @@ int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
  * socket's own key pair. */
 static int start_curve(tnd_broker *b, const tnd_broker_options *opts)
 {
-    int one = 1;
-    int zero = 0, ivl = opts->heartbeat_ms > 0 ? opts->heartbeat_ms : 1000,
+    int one = 1, zero = 0,
+        ivl = opts->heartbeat_ms > 0 ? opts->heartbeat_ms : 1000,
         timeout = ivl * (opts->liveness > 0 ? opts->liveness : 3);
 
     if (!opts->authorized)

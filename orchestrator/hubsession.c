@@ -11,13 +11,13 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
-#include "proto/mdp.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "orchestrator/link.h"
 #include "orchestrator/run.h"
 #include "proto/client.h"
 #include "proto/json.h"
+#include "proto/mdp.h"
 
 #define REPORT_MAX (16 << 20)
 #define OUT_BUF    (64 << 10)

@@ -100,11 +100,11 @@ static int check_answer(run *r, const tnd_continue_options *o,
          * applied) */
         for (size_t i = tnd_journal_count(r->journal); i-- > 0;) {
             json_object *rec = tnd_journal_record(r->journal, i);
-            const char *type = tnd_journal_type(rec);
+            const char *type = tnd_journal_type(rec),
+                       *diff = tnd_json_str_or(rec, "diff", NULL);
             char *rel = NULL;
-            if (strcmp(type, "decision") == 0 &&
-                tnd_json_str_or(rec, "diff", NULL))
-                rel = tnd_xstrdup(tnd_json_str_or(rec, "diff", NULL));
+            if (strcmp(type, "decision") == 0 && diff)
+                rel = tnd_xstrdup(diff);
             else if (strcmp(type, "escalation") == 0 &&
                      tnd_str_eq(tnd_json_str_or(rec, "at", NULL), "audit")) {
                 char name[64];

@@ -40,11 +40,11 @@ static bool runs_plain(const tnd_skill_config *skill)
     static const char *const shells[] = {"sh",  "bash", "dash", "zsh",
                                          "ksh", "mksh", "ash",  "env"};
     char **argv = skill->command.argv;
-    const char *base;
+    const char *base, *slash;
 
     if (skill->sandbox != TND_SANDBOX_NONE || !argv || !argv[0])
         return false;
-    base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    base = (slash = strrchr(argv[0], '/')) ? slash + 1 : argv[0];
     for (size_t i = 0; i < sizeof(shells) / sizeof(*shells); i++)
         if (strcmp(base, shells[i]) == 0)
             return false;
