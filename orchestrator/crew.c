@@ -36,7 +36,7 @@ struct tnd_crew {
 
 int tnd_crew_check(const tnd_config *config, bool coder)
 {
-    return tnd_pool_check(config, NULL, coder);
+    return tnd_pool_check(config, NULL, coder, false);
 }
 
 /* A private directory for the ipc socket and the workspace: only this user

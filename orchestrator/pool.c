@@ -81,10 +81,12 @@ static bool loopback(const char *endpoint)
 }
 
 /* What a tcp:// endpoint needs: CURVE with the configured keys (loaded
- * into p), or, for one beyond loopback, an explicit insecure (said on
- * stderr unless this is only a check). */
+ * into p), or an explicit insecure (said on stderr unless this is only a
+ * check). Agents alone may do without it on loopback: every user of this
+ * host can reach a loopback port, and with clients (tandem serve) one of
+ * them could run tasks in any repository the server's user can read. */
 static int setup_transport(tnd_pool *p, const tnd_config *cfg,
-                           const char *endpoint, bool check)
+                           const char *endpoint, bool clients, bool check)
 {
     const tnd_orchestrator_config *oc = &cfg->orchestrator;
     tnd_curve_entry *self;
@@ -92,8 +94,17 @@ static int setup_transport(tnd_pool *p, const tnd_config *cfg,
     if (!tnd_str_starts_with(endpoint, "tcp://"))
         return 0;
     if (!*oc->curve_key) {
-        if (loopback(endpoint))
+        if (loopback(endpoint) && !clients)
             return 0;
+        if (!oc->insecure && clients && loopback(endpoint))
+            return tnd_error_config(
+                "%s has no CURVE, and every user of this host can connect "
+                "to a loopback port: any of them could submit tasks in your "
+                "repositories and answer your sessions. Leave out --bind for "
+                "the private ipc:// default, set orchestrator.curve_key and "
+                "orchestrator.authorized_keys (tandem keys generate writes "
+                "keys), or give --insecure if you trust every local user",
+                endpoint);
         if (!oc->insecure)
             return tnd_error_config(
                 "orchestrator.endpoint %s accepts connections from other "
@@ -105,8 +116,8 @@ static int setup_transport(tnd_pool *p, const tnd_config *cfg,
                 endpoint);
         if (!check)
             tnd_log_warn("orchestrator.insecure: %s has no CURVE: anyone "
-                         "who can connect may act as an agent",
-                         endpoint);
+                         "who can connect may act as an agent%s",
+                         endpoint, clients ? " or a client" : "");
         p->insecure = true;
         return 0;
     }
@@ -140,7 +151,8 @@ const char *tnd_pool_insecure_endpoint(const tnd_config *config)
                : NULL;
 }
 
-int tnd_pool_check(const tnd_config *config, const char *endpoint, bool coder)
+int tnd_pool_check(const tnd_config *config, const char *endpoint, bool coder,
+                   bool clients)
 {
     if (!endpoint)
         endpoint = config->orchestrator.endpoint;
@@ -164,7 +176,7 @@ int tnd_pool_check(const tnd_config *config, const char *endpoint, bool coder)
         tnd_pool probe;
         int rc;
         memset(&probe, 0, sizeof(probe));
-        rc = setup_transport(&probe, config, endpoint, true);
+        rc = setup_transport(&probe, config, endpoint, clients, true);
         release_keys(&probe);
         return rc;
     }
@@ -295,7 +307,8 @@ tnd_pool *tnd_pool_new(const tnd_pool_options *opts)
         if (agent(opts->config, role)->count > 0 &&
             !(programs[role] = program(opts->config, role)))
             goto out;
-    if (setup_transport(p, opts->config, opts->endpoint, false) < 0)
+    if (setup_transport(p, opts->config, opts->endpoint, opts->clients, false) <
+        0)
         goto out;
     /* the local reviewers may use a workspace path beneath it */
     if (!(p->runtime =

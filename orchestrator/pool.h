@@ -37,9 +37,11 @@ typedef struct tnd_pool_options {
 /* Check that the agent programs the config names can be run (the
  * coder's only when coder is true), and that endpoint (NULL: the
  * config's orchestrator.endpoint) has what it needs (CURVE keys that
- * load), before anything is started. TND_ECONFIG with a message saying
+ * load; with clients, as for tandem serve, CURVE or insecure even on
+ * loopback), before anything is started. TND_ECONFIG with a message saying
  * how to fix it. */
-int tnd_pool_check(const tnd_config *config, const char *endpoint, bool coder);
+int tnd_pool_check(const tnd_config *config, const char *endpoint, bool coder,
+                   bool clients);
 
 /* The config's endpoint when it is a tcp:// one beyond loopback without
  * CURVE, allowed by orchestrator.insecure; NULL otherwise. Borrowed. */
@@ -53,8 +55,9 @@ tnd_pool *tnd_pool_new(const tnd_pool_options *opts);
  * and close the broker. Sets *self_p to NULL; safe on NULL. */
 void tnd_pool_destroy(tnd_pool **self_p, long grace_ms);
 
-/* Whether the pool's endpoint is tcp:// beyond loopback without CURVE
- * (allowed by orchestrator.insecure): every report must say so. */
+/* Whether the pool's endpoint is tcp:// without CURVE where that needs
+ * orchestrator.insecure (beyond loopback, or any with clients): every
+ * report must say so. */
 bool tnd_pool_insecure(const tnd_pool *self);
 
 /* The broker. Borrowed until tnd_pool_destroy. */

@@ -83,9 +83,10 @@ void tnd_cmd_serve_usage(const char *name, FILE *to)
         "                       serves agents.*.threads of them\n"
         "  --drain-s S          how long running sessions may go on after\n"
         "                       SIGTERM (default 30)\n"
-        "  --insecure           allow a tcp:// endpoint beyond loopback\n"
-        "                       without CURVE (as orchestrator.insecure:\n"
-        "                       true); every session's report says so\n"
+        "  --insecure           allow a tcp:// endpoint without CURVE,\n"
+        "                       loopback too, where every local user may\n"
+        "                       submit (as orchestrator.insecure: true);\n"
+        "                       every session's report says so\n"
         "  --state DIR          where the list of accepted sessions and the\n"
         "                       agents' logs live (default:\n"
         "                       $XDG_STATE_HOME/tandem, else\n"
@@ -382,7 +383,7 @@ static int serve(const serve_opts *o)
         code = TND_EXIT_USAGE;
         goto out;
     }
-    if (tnd_pool_check(cfg, endpoint, true) < 0) {
+    if (tnd_pool_check(cfg, endpoint, true, true) < 0) {
         fprintf(stderr, "tandem serve: %s\n", tnd_error_last());
         code = TND_EXIT_USAGE;
         goto out;

@@ -187,6 +187,13 @@ srv=$!
 wait "$srv"
 [ $? = 2 ] || fail "serve on an open tcp:// without CURVE did not exit 2"
 expect_in "$T/serve.err" "accepts connections from other hosts without CURVE"
+# on loopback too: every local user could submit there, as the server's
+# user, in any repository it can read (a server that starts is killed)
+TANDEM_TIMEOUT=20 run tandem serve --config "$T/demo/agents.yaml" \
+    --bind "tcp://127.0.0.1:$port"
+expect_rc 2 "serve on a loopback tcp:// without CURVE"
+expect_in "$T/err" "every user of this host can connect to a loopback port"
+expect_in "$T/err" "--insecure"
 "$BIN/tandem" serve --insecure --config "$T/demo/agents.yaml" \
     --bind "tcp://0.0.0.0:$port" >"$T/serve.out" 2>"$T/serve.err" &
 srv=$!
