@@ -83,6 +83,8 @@ typedef struct tnd_broker_event {
      * endpoint's 0700 directory), over tcp:// without CURVE its address
      * only */
     tnd_client_who who;
+    unsigned roles; /* CLIENT over CURVE: its key's roles (proto/curve.h);
+                       0 otherwise */
 } tnd_broker_event;
 
 /* Bind and start. NULL with the error set (e.g. the endpoint is in use). */

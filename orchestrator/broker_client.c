@@ -24,7 +24,8 @@ static bool may_ask(tnd_broker *b, const unsigned char *id, size_t id_len,
     char *body;
 
     if (b->zap && !tnd_zap_may_submit(msg->user_id))
-        why = "this key may not send requests (it lacks the client role)";
+        why = "this key may not send requests (it lacks the client and "
+              "the person role)";
     else if (!b->clients && /* with clients, the caller answers all */
              (strcmp(msg->service, "coder") == 0 ||
               strcmp(msg->service, "reviewer") == 0 ||
@@ -102,6 +103,7 @@ void tnd_broker_on_client(tnd_broker *b, const unsigned char *id, size_t id_len,
         ev->client_len = id_len;
         snprintf(ev->service, sizeof(ev->service), "%s", msg->service);
         who_of(&ev->who, b, msg);
+        ev->roles = b->zap ? tnd_zap_roles(msg->user_id) : 0;
         ev->body = tnd_xmalloc(msg->body_len + 1);
         memcpy(ev->body, msg->body, msg->body_len);
         ev->body[msg->body_len] = '\0';

@@ -19,6 +19,7 @@
 #include "orchestrator/run.h"
 #include "orchestrator/rundir.h"
 #include "proto/client.h"
+#include "proto/curve.h"
 #include "proto/json.h"
 
 static void answer(tnd_hub *h, const tnd_broker_event *ev, bool final,
@@ -384,6 +385,32 @@ static void on_status(tnd_hub *h, const tnd_broker_event *ev)
     answer(h, ev, true, body, len);
 }
 
+/* Over CURVE a key is a credential, and its roles say what it may ask:
+ * a task needs `client`; an answer needs `person`, since approve lets a
+ * change past the gate, which a pipeline's key must not do to its own
+ * tasks. Following sessions and status need either (the broker let only
+ * those through). Over ipc:// only the server's user (or root) connects;
+ * over tcp:// without CURVE nothing tells keys apart (--insecure). */
+static bool may(tnd_hub *h, const tnd_broker_event *ev, tnd_client_kind kind)
+{
+    const char *why = NULL;
+
+    if (ev->who.via != TND_CLIENT_VIA_CURVE)
+        return true;
+    if (kind == TND_CLIENT_KIND_SUBMIT && !(ev->roles & TND_CURVE_CLIENT))
+        why = "this key may not submit tasks: the server's authorized keys "
+              "list it without the client role";
+    else if (kind == TND_CLIENT_KIND_ANSWER && !(ev->roles & TND_CURVE_PERSON))
+        why = "this key may not answer sessions: the server's authorized "
+              "keys list it without the person role (answers such as "
+              "approve let a change past the gate, so they are a person's, "
+              "not a pipeline's)";
+    if (!why)
+        return true;
+    refuse(h, ev, "forbidden", why);
+    return false;
+}
+
 void tnd_hub_on_client(tnd_hub *h, const tnd_broker_event *ev)
 {
     tnd_client_request req;
@@ -391,6 +418,10 @@ void tnd_hub_on_client(tnd_hub *h, const tnd_broker_event *ev)
     if (tnd_client_request_decode(&req, ev->service, ev->body, ev->body_len) <
         0) {
         refuse(h, ev, "bad_request", tnd_error_last());
+        return;
+    }
+    if (!may(h, ev, req.kind)) {
+        tnd_client_request_clear(&req);
         return;
     }
     switch (req.kind) {

@@ -241,5 +241,10 @@ bool tnd_zap_may_serve(const char *user_id, const char *service)
 
 bool tnd_zap_may_submit(const char *user_id)
 {
-    return roles_of(user_id) & TND_CURVE_CLIENT;
+    return roles_of(user_id) & (TND_CURVE_CLIENT | TND_CURVE_PERSON);
+}
+
+unsigned tnd_zap_roles(const char *user_id)
+{
+    return roles_of(user_id);
 }

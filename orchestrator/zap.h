@@ -58,7 +58,11 @@ void tnd_zap_destroy(tnd_zap **self_p);
  * "reviewer" and "reviewer.N" the reviewer role. */
 bool tnd_zap_may_serve(const char *user_id, const char *service);
 
-/* Whether such a peer may send client requests (the client role). */
+/* Whether such a peer may send client requests at all (the client or
+ * the person role). */
 bool tnd_zap_may_submit(const char *user_id);
+
+/* The roles in user_id (proto/curve.h); 0 for none or an odd id. */
+unsigned tnd_zap_roles(const char *user_id);
 
 #endif

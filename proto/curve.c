@@ -23,7 +23,10 @@ static const char z85_chars[] = "0123456789abcdefghijklmnopqrstuvwxyz"
                                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}"
                                 "@%$#";
 
-static const char *const role_names[] = {"coder", "reviewer", "client"};
+static const char *const role_names[] = {"coder", "reviewer", "client",
+                                         "person"};
+#define NROLES    (sizeof(role_names) / sizeof(role_names[0]))
+#define ROLE_LIST "coder, reviewer, client, person"
 
 int tnd_curve_generate(tnd_curve_pair *out)
 {
@@ -216,7 +219,7 @@ void tnd_curve_roles_format(char *out, size_t size, unsigned roles)
     if (size == 0)
         return;
     out[0] = '\0';
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < NROLES; i++)
         if (roles & (1u << i)) {
             int n = snprintf(out + len, size - len, "%s%s", len ? "," : "",
                              role_names[i]);
@@ -234,11 +237,11 @@ unsigned tnd_curve_roles_parse(const char *text)
     while (*p) {
         size_t n = strcspn(p, ",");
         size_t i;
-        for (i = 0; i < 3; i++)
+        for (i = 0; i < NROLES; i++)
             if (strlen(role_names[i]) == n && strncmp(p, role_names[i], n) == 0)
                 break;
-        if (i == 3) {
-            tnd_error_set("'%.*s' is not a role (coder, reviewer, client)",
+        if (i == NROLES) {
+            tnd_error_set("'%.*s' is not a role (" ROLE_LIST ")",
                           (int)(n > 40 ? 40 : n), p);
             return 0;
         }
@@ -248,7 +251,7 @@ unsigned tnd_curve_roles_parse(const char *text)
             p++;
     }
     if (!roles)
-        tnd_error_set("no role given (coder, reviewer, client)");
+        tnd_error_set("no role given (" ROLE_LIST ")");
     return roles;
 }
 

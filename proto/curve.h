@@ -16,8 +16,11 @@
  *     client          Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID  ci
  *
  * '#' begins a comment as a line's first word or after the key (a Z85
- * key may itself hold '#'). Roles: `coder` and `reviewer` may register as those services (a
- * reviewer also as reviewer.N), `client` may submit tasks. */
+ * key may itself hold '#'). Roles: `coder` and `reviewer` may register as
+ * those services (a reviewer also as reviewer.N), `client` may submit
+ * tasks, `person` may answer a session that waits for a person (approve
+ * it past the gate, among others); either may follow sessions and ask
+ * the server's status. */
 #ifndef TND_CURVE_H
 #define TND_CURVE_H
 
@@ -35,6 +38,7 @@ typedef enum tnd_curve_role {
     TND_CURVE_CODER = 1 << 0,
     TND_CURVE_REVIEWER = 1 << 1,
     TND_CURVE_CLIENT = 1 << 2,
+    TND_CURVE_PERSON = 1 << 3,
 } tnd_curve_role;
 
 /* A fresh key pair. -1 with the error set when libzmq has no CURVE. */
@@ -84,7 +88,7 @@ typedef struct tnd_curve_list {
 
 /* Read an authorized-keys file (at most 1 MiB). Every error names the
  * file and line ("FILE:3: 'coders' is not a role (coder, reviewer,
- * client)"). */
+ * client, person)"). */
 int tnd_curve_list_load(tnd_curve_list *out, const char *path);
 
 /* The roles of a binary (32-byte) public key: 0 when it is not listed. */

@@ -3,19 +3,22 @@
 # never the server's own user: over CURVE the name the authorized keys
 # give the answering key (else its fingerprint), journaled with the
 # answer and shown in decisions.md and reflection.md; over ipc:// the
-# account of the answering process (test_serve_answer.sh).
+# account of the answering process (test_serve_answer.sh). And only a
+# key with the person role answers: a pipeline's `client` key cannot
+# approve its own task past the gate.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
 
 K=$T/keys
 mkdir -p "$K"
-for name in orch ann ci; do
+for name in orch ann ci ops; do
     tandem keys generate --out "$K" --name $name >"$T/$name.pubkey" 2>/dev/null ||
         fail "tandem keys generate $name"
 done
 cat >"$K/authorized" <<EOF2
-client $(cat "$T/ann.pubkey") ann-laptop
-client $(cat "$T/ci.pubkey")
+person $(cat "$T/ann.pubkey") ann-laptop
+client $(cat "$T/ci.pubkey") ci
+client,person $(cat "$T/ops.pubkey")
 EOF2
 port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 EP=tcp://127.0.0.1:$port
@@ -41,10 +44,24 @@ escalate() { # REPO: submit a task that waits for a person; sets SID
 }
 me=$(id -un)
 
-# ---- a named key ----------------------------------------------------------
+# ---- roles ------------------------------------------------------------------
 escalate a
+run tandem approve --repo "$T/a" "$SID"
+expect_rc 2 "approve with the pipeline's client key"
+expect_in "$T/err" "this key may not answer sessions"
+expect_in "$T/err" "without the person role"
+expect_not_in "$T/a/.tandem/sessions/$SID/journal.jsonl" '"type":"answer"'
+run tandem submit --status
+expect_rc 0 "status with the client key"
 TANDEM_KEY=$K/ann.key
 export TANDEM_KEY
+run tandem submit --repo "$T/a" "another task"
+expect_rc 2 "submit with the person key"
+expect_in "$T/err" "this key may not submit tasks"
+expect_in "$T/err" "without the client role"
+pass "a client key cannot answer, a person key cannot submit"
+
+# ---- a named key ----------------------------------------------------------
 run tandem budget --repo "$T/a" --iterations 1 "$SID"
 expect_rc 0 "budget over CURVE with ann's key"
 d=$T/a/.tandem/sessions/$SID
@@ -74,12 +91,12 @@ pass "an answer over CURVE names the answering key's name, not the server's user
 
 # ---- a key its line gives no name -------------------------------------------
 escalate b
-TANDEM_KEY=$K/ci.key
+TANDEM_KEY=$K/ops.key
 export TANDEM_KEY
 run tandem approve --repo "$T/b" "$SID"
 expect_rc 0 "approve over CURVE with the unnamed key"
 d=$T/b/.tandem/sessions/$SID
-ci_fp=$(cut -c1-12 "$T/ci.pubkey")
+ci_fp=$(cut -c1-12 "$T/ops.pubkey")
 grep '"type":"answer"' "$d/journal.jsonl" >"$T/answer.json"
 expect_in "$T/answer.json" '"via":"curve"'
 expect_in "$T/answer.json" "\"user\":\"$ci_fp\""

@@ -115,7 +115,7 @@ pass "an agent with an unknown key is refused"
 run $IN_B "$BIN/tandem" submit --connect "$EP" --server-key "$K/orch.pub" \
     --key "$K/agent.key" --repo "$T/a" "make the failing test pass"
 expect_rc 2 "an agent's key submitting"
-expect_in "$T/err" "lacks the client role"
+expect_in "$T/err" "lacks the client and the person role"
 # and without a key a client is told what to give
 run $IN_B "$BIN/tandem" submit --connect "$EP" --server-key "$K/orch.pub" \
     --repo "$T/a" "make the failing test pass"

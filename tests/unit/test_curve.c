@@ -100,10 +100,16 @@ static void roles_format_and_parse(void **state)
     assert_int_equal(tnd_curve_roles_parse("reviewer,client"),
                      TND_CURVE_REVIEWER | TND_CURVE_CLIENT);
     assert_int_equal(tnd_curve_roles_parse("coders"), 0);
-    has("'coders' is not a role (coder, reviewer, client)");
+    has("'coders' is not a role (coder, reviewer, client, person)");
     assert_int_equal(tnd_curve_roles_parse(""), 0);
-    tnd_curve_roles_format(text, sizeof(text), TND_CURVE_CODER | TND_CURVE_CLIENT);
+    assert_int_equal(tnd_curve_roles_parse("client,person"),
+                     TND_CURVE_CLIENT | TND_CURVE_PERSON);
+    tnd_curve_roles_format(text, sizeof(text),
+                           TND_CURVE_CODER | TND_CURVE_CLIENT);
     assert_string_equal(text, "coder,client");
+    tnd_curve_roles_format(text, sizeof(text),
+                           TND_CURVE_REVIEWER | TND_CURVE_PERSON);
+    assert_string_equal(text, "reviewer,person");
 }
 
 static void the_list_reads_roles_and_names(void **state)

@@ -192,6 +192,22 @@ static void the_metadata_frame_is_zmtps_form(void **state)
     assert_true(tnd_zap_metadata(out, key, name) <= TND_ZAP_METADATA_MAX);
 }
 
+/* What a peer's user id (its key's roles) lets it ask. */
+static void roles_say_what_a_peer_may_ask(void **state)
+{
+    (void)state;
+    assert_true(tnd_zap_may_serve("coder,reviewer", "reviewer.2"));
+    assert_false(tnd_zap_may_serve("client,person", "coder"));
+    assert_true(tnd_zap_may_submit("client"));
+    assert_true(tnd_zap_may_submit("person"));
+    assert_false(tnd_zap_may_submit("coder,reviewer"));
+    assert_int_equal(tnd_zap_roles("client,person"),
+                     TND_CURVE_CLIENT | TND_CURVE_PERSON);
+    assert_int_equal(tnd_zap_roles(""), 0);
+    assert_int_equal(tnd_zap_roles("client;rm"), 0);
+    assert_int_equal(tnd_zap_roles(NULL), 0);
+}
+
 static void other_keys_and_plain_peers_get_nothing_through(void **state)
 {
     fixture *f = *state;
@@ -219,6 +235,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_named_key_is_known_by_its_name, setup,
                                         teardown),
         cmocka_unit_test(the_metadata_frame_is_zmtps_form),
+        cmocka_unit_test(roles_say_what_a_peer_may_ask),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
