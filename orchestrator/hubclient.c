@@ -21,6 +21,10 @@
 #include "proto/client.h"
 #include "proto/curve.h"
 #include "proto/json.h"
+#include "proto/mdp.h"
+
+/* The most bytes of sessions a status reply lists: half a frame. */
+#define STATUS_LIST_MAX (TND_MDP_MAX_BODY / 2)
 
 static void answer(tnd_hub *h, const tnd_broker_event *ev, bool final,
                    char *body, size_t len)
@@ -177,14 +181,18 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
                "again when it runs");
         return;
     }
+    /* a request that could never run is told so, busy or not */
+    if (check_repo(req->repo) < 0 ||
+        (kind = "config", check_config(h, req->config) < 0)) {
+        refuse(h, ev, kind, tnd_error_last());
+        return;
+    }
     if ((long)h->n >= h->o->max_sessions + h->o->queue_max) {
         body = tnd_client_busy(h->o->max_sessions, h->o->queue_max, &len);
         answer(h, ev, true, body, len);
         return;
     }
-    if (check_repo(req->repo) < 0 ||
-        (kind = "config", check_config(h, req->config) < 0) ||
-        !(s = create(h, req, &kind))) {
+    if (!(s = create(h, req, &kind))) {
         refuse(h, ev, kind, tnd_error_last());
         return;
     }
@@ -196,6 +204,15 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
         tnd_hubsession_follow(s, ev->client, ev->client_len, ev->service);
     answer(h, ev, req->detach, body, len);
     tnd_hub_start_queued(h);
+}
+
+/* Whether id is a session this server accepted and has not ended. */
+static bool accepted_here(const tnd_hub *h, const char *id)
+{
+    for (size_t i = 0; i < tnd_accepted_pending(h->accepted); i++)
+        if (strcmp(tnd_accepted_id(h->accepted, i), id) == 0)
+            return true;
+    return false;
 }
 
 static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
@@ -212,7 +229,7 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
         answer(h, ev, true, body, len);
         return;
     }
-    if (!s && h->draining) {
+    if (!s && h->draining && accepted_here(h, req->session)) {
         /* a queued session was let go at the first SIGTERM: it is on
          * disk for the next server, not ended (a review found it called
          * not found) */
@@ -326,12 +343,13 @@ static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
         refuse(h, ev, "stopping",
                "tandem serve is stopping and takes no answer; answer again "
                "when it runs");
-    } else if ((long)h->n >= h->o->max_sessions + h->o->queue_max) {
-        body = tnd_client_busy(h->o->max_sessions, h->o->queue_max, &len);
-        answer(h, ev, true, body, len);
     } else if (check_repo(req->repo) < 0 ||
                check_answerable(h, req, &f, &kind) < 0) {
         refuse(h, ev, kind, tnd_error_last());
+        tnd_session_facts_clear(&f);
+    } else if ((long)h->n >= h->o->max_sessions + h->o->queue_max) {
+        body = tnd_client_busy(h->o->max_sessions, h->o->queue_max, &len);
+        answer(h, ev, true, body, len);
         tnd_session_facts_clear(&f);
     } else {
         s = tnd_hub_add(h, req->repo, f.id, f.dir);
@@ -360,8 +378,8 @@ static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
 
 static void on_status(tnd_hub *h, const tnd_broker_event *ev)
 {
-    json_object *o = json_object_new_object(), *list = json_object_new_array();
-    size_t len;
+    json_object *o = json_object_new_object(), *list;
+    size_t len, more;
     char *body;
 
     json_object_object_add(o, "tandem", json_object_new_int(1));
@@ -377,9 +395,9 @@ static void on_status(tnd_hub *h, const tnd_broker_event *ev)
     json_object_object_add(o, "queue_max",
                            json_object_new_int64(h->o->queue_max));
     json_object_object_add(o, "stopping", json_object_new_boolean(h->draining));
-    for (size_t i = 0; i < h->n; i++)
-        json_object_array_add(list, tnd_hubsession_json(h->s[i]));
+    list = tnd_hubsession_list(h->s, h->n, STATUS_LIST_MAX, &more);
     json_object_object_add(o, "sessions", list);
+    json_object_object_add(o, "more", json_object_new_int64((int64_t)more));
     body = tnd_json_dump(o, &len);
     json_object_put(o);
     answer(h, ev, true, body, len);

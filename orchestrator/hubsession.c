@@ -218,15 +218,18 @@ static void tell(tnd_hubsession *self, tnd_broker *broker, bool final,
     for (size_t i = 0; i < self->nf;) {
         follower *f = &self->f[i];
         if (tnd_broker_client_send(broker, f->id, f->len, f->service, final,
-                                   body, len) < 0 &&
-            !final) {
+                                   body, len) == 0) {
+            i++;
+        } else if (final) {
+            tnd_log_warn("session %s: cannot tell a client its end (%s)",
+                         self->id, tnd_error_last());
+            i++;
+        } else {
             tnd_log_info("session %s: a client is gone (%s)", self->id,
                          tnd_error_last());
             memmove(f, f + 1, (self->nf - i - 1) * sizeof(*f));
             self->nf--;
-            continue;
         }
-        i++;
     }
     if (final)
         self->nf = 0;
@@ -337,4 +340,25 @@ json_object *tnd_hubsession_json(const tnd_hubsession *self)
                                                       : "queued"));
     json_object_object_add(o, "followers", json_object_new_int((int)self->nf));
     return o;
+}
+
+json_object *tnd_hubsession_list(tnd_hubsession *const *s, size_t n, size_t max,
+                                 size_t *more)
+{
+    json_object *list = json_object_new_array();
+    size_t size = 0, i;
+
+    for (i = 0; i < n; i++) {
+        json_object *e = tnd_hubsession_json(s[i]);
+        size_t len = 0;
+        json_object_to_json_string_length(e, JSON_C_TO_STRING_PLAIN, &len);
+        if (size + len + 1 > max) {
+            json_object_put(e);
+            break;
+        }
+        size += len + 1;
+        json_object_array_add(list, e);
+    }
+    *more = n - i;
+    return list;
 }

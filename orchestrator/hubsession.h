@@ -99,4 +99,10 @@ void tnd_hubsession_fail(tnd_hubsession *self, tnd_broker *broker,
  * puts. */
 json_object *tnd_hubsession_json(const tnd_hubsession *self);
 
+/* The entries of s[0..n) in order, as long as their text stays within
+ * max bytes (a long queue of long paths must not make a reply too large
+ * to send); *more counts those left out. Caller puts. */
+json_object *tnd_hubsession_list(tnd_hubsession *const *s, size_t n, size_t max,
+                                 size_t *more);
+
 #endif

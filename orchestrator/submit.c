@@ -224,6 +224,9 @@ static void print_status(const tnd_client_reply *r)
                tnd_json_str_or(e, "state", "?"),
                tnd_json_str_or(e, "repo", "?"));
     }
+    if (tnd_json_int_or(r->report, "more", 0) > 0)
+        printf("... and %ld more, past what one reply lists\n",
+               tnd_json_int_or(r->report, "more", 0));
 }
 
 /* One reply: 1 when it was the last (*code set), 0 to go on, -1. */

@@ -145,6 +145,12 @@ second=$(cat "$T/out")
 run tandem submit --repo "$T/c" "make the failing test pass"
 expect_rc 75 "a full queue"
 expect_in "$T/err" "busy: 1 sessions run (--max-sessions 1) and 1 wait (--queue-max 1)"
+# one that could never run says why, busy or not (it said busy)
+cp "$T/gated.yaml" "$T/other.yaml"
+run tandem submit --config "$T/other.yaml" --repo "$T/c" "make the failing test pass"
+expect_rc 2 "another config while full"
+expect_in "$T/err" "a server runs one configuration"
+expect_not_in "$T/err" "busy"
 run tandem submit --status
 expect_in "$T/out" "running 1 of 1, queued 1 of 1"
 # tandem watch --server: the session the server runs, from its status,
@@ -184,6 +190,10 @@ qid=$(sed -n 's/^tandem: session \([^ :]*\)[ :].*/\1/p' "$T/err.queued" | head -
 run tandem submit --attach "$qid"
 [ "$RC" = 75 ] || fail "attaching to a queued session while stopping exited $RC"
 expect_in "$T/err" "waits for the next server"
+# an id it never had is not found, stopping or not (it said stopping)
+run tandem submit --attach 20200101-000000-00000000
+expect_rc 2 "attaching to an unknown session while stopping"
+expect_in "$T/err" "no session 20200101-000000-00000000"
 run tandem submit --repo "$T/c" "make the failing test pass"
 [ "$RC" = 75 ] || [ "$RC" = 1 ] || fail "a submission while stopping exited $RC"
 kill -TERM "$SERVE_PID" # a second SIGTERM stops the running one at once

@@ -1,6 +1,6 @@
 /* Unit tests for orchestrator/hubsession: the `done` reply a served
  * session's clients get, with its report, or without it when the two
- * would not fit in one body. */
+ * would not fit in one body; the status list within its bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,6 +66,45 @@ static void a_report_too_large_for_a_reply_stays_behind(void **state)
     free(body);
 }
 
+/* A long queue of long paths: the list stops at its bytes, and says how
+ * many it left out (the reply went over a frame, and no status came). */
+static void the_status_list_stays_within_its_bytes(void **state)
+{
+    tnd_hubsession *s[5];
+    char repo[1001], id[32];
+    json_object *list;
+    size_t more = 99, whole;
+
+    (void)state;
+    memset(repo, 'r', sizeof(repo) - 1);
+    repo[0] = '/';
+    repo[sizeof(repo) - 1] = '\0';
+    for (int i = 0; i < 5; i++) {
+        snprintf(id, sizeof(id), "s%d", i);
+        s[i] = tnd_hubsession_new(id, repo, id, tmpdir);
+    }
+    list = tnd_hubsession_list(s, 5, SIZE_MAX, &more);
+    assert_int_equal(json_object_array_length(list), 5);
+    assert_int_equal(more, 0);
+    whole =
+        strlen(json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN));
+    json_object_put(list);
+    /* room for two and a half entries: two listed, three more */
+    list = tnd_hubsession_list(s, 5, whole / 2, &more);
+    assert_int_equal(json_object_array_length(list), 2);
+    assert_int_equal(more, 3);
+    assert_string_equal(json_object_get_string(json_object_object_get(
+                            json_object_array_get_idx(list, 1), "session")),
+                        "s1");
+    json_object_put(list);
+    list = tnd_hubsession_list(s, 5, 10, &more);
+    assert_int_equal(json_object_array_length(list), 0);
+    assert_int_equal(more, 5);
+    json_object_put(list);
+    for (int i = 0; i < 5; i++)
+        tnd_hubsession_destroy(&s[i]);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -84,6 +123,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_report_comes_with_the_outcome),
         cmocka_unit_test(a_report_too_large_for_a_reply_stays_behind),
+        cmocka_unit_test(the_status_list_stays_within_its_bytes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
