@@ -181,14 +181,15 @@ char *tnd_prompt_coder_retry(const tnd_code_request *req, const char *error)
 #define SNIPPET_CONTEXT  3
 #define SNIPPET_LINE_MAX 240
 #define SNIPPETS_MAX     (8 * 1024) /* per skill */
-#define SNIPPET_SCAN_MAX (16 << 20) /* bytes read to reach a line */
+#define SNIPPET_SCAN_MAX (16 << 20) /* bytes read per skill to reach lines */
 
 /* Lines from..to of the file at loc (beneath the workspace, open as
  * root) appended to out, numbered, the location's own line marked with
- * '>'; long lines cut. -1 when the file cannot be read or the lines are
- * not there. */
+ * '>'; long lines cut. At most *budget bytes are read, and what was read
+ * is taken from it. -1 when the file cannot be read or the lines are not
+ * there within the budget. */
 static int snippet(tnd_buf *out, int root, const tnd_location *loc, long from,
-                   long to)
+                   long to, size_t *budget)
 {
     /* Opened beneath the workspace at this moment, no symlink followed:
      * the place was a file inside it when its skill ended, but a skill
@@ -201,7 +202,7 @@ static int snippet(tnd_buf *out, int root, const tnd_location *loc, long from,
     struct stat st;
     FILE *f = NULL;
     long line = 1, shown = 0, last;
-    size_t col = 0, scanned = 0;
+    size_t col = 0;
     int c;
 
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
@@ -211,7 +212,8 @@ static int snippet(tnd_buf *out, int root, const tnd_location *loc, long from,
             close(fd);
         return -1;
     }
-    while (line <= to && scanned++ < SNIPPET_SCAN_MAX && (c = getc(f)) != EOF) {
+    while (line <= to && *budget > 0 && (c = getc(f)) != EOF) {
+        --*budget;
         if (line >= from && col == 0)
             tnd_buf_printf(out, "%c%5ld |%s", line == loc->line ? '>' : ' ',
                            line, c == '\n' ? "" : " ");
@@ -239,12 +241,13 @@ static int snippet(tnd_buf *out, int root, const tnd_location *loc, long from,
     return shown && loc->line <= last ? 0 : -1;
 }
 
-/* The code around each location of s, within SNIPPETS_MAX bytes; a
- * location inside a window already shown is not shown again. */
+/* The code around each location of s, within SNIPPETS_MAX bytes shown
+ * and SNIPPET_SCAN_MAX read (50 places deep in a large file read 16 MiB
+ * each); a location inside a window already shown is not shown again. */
 static void locations_part(tnd_buf *b, const char *workspace,
                            const tnd_skill_result *s)
 {
-    size_t used = 0, hidden = 0;
+    size_t used = 0, hidden = 0, budget = SNIPPET_SCAN_MAX;
     tnd_buf one;
     int root;
 
@@ -268,8 +271,15 @@ static void locations_part(tnd_buf *b, const char *workspace,
         if (seen)
             continue;
         tnd_buf_reset(&one);
-        if (snippet(&one, root, loc, from, loc->line + SNIPPET_CONTEXT) < 0)
+        if (used >= SNIPPETS_MAX || budget == 0) {
+            hidden++; /* nothing more is read once the room is used */
             continue;
+        }
+        if (snippet(&one, root, loc, from, loc->line + SNIPPET_CONTEXT,
+                    &budget) < 0) {
+            hidden += budget == 0; /* there, maybe, past what may be read */
+            continue;
+        }
         if (used + one.len > SNIPPETS_MAX) {
             hidden++;
             continue;

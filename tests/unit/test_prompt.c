@@ -138,6 +138,40 @@ static void capped(void **state)
     free(p);
 }
 
+/* Places deep in a large file: what is read to reach them is bounded
+ * per skill (each read up to 16 MiB, 50 of them 800 MiB), and the rest
+ * are counted as not shown. */
+static void reads_to_reach_places_are_bounded(void **state)
+{
+    tnd_location locs[50];
+    tnd_skill_result r = {.name = S("lint"),
+                          .status = TND_SKILL_FAIL,
+                          .exit_code = 1,
+                          .command = S("lint"),
+                          .output = S("many\n"),
+                          .locations = locs,
+                          .nlocations = 50};
+    char *p, *code, want[64];
+    int shown = 0;
+
+    (void)state;
+    /* 7 MiB: 100,000 lines of 72 bytes; each place near the end */
+    write_numbered("deep.c", 100000, 64);
+    for (int i = 0; i < 50; i++)
+        locs[i] = (tnd_location){S("deep.c"), 99000 + 10 * i, 0};
+    p = prompt_for(&r, 1);
+    code = strstr(p, "Code at the places");
+    assert_non_null(code);
+    for (int i = 0; i < 50; i++) {
+        snprintf(want, sizeof(want), "deep.c:%d\n", 99000 + 10 * i);
+        shown += strstr(code, want) != NULL;
+    }
+    /* 16 MiB reach two places 7 MiB deep, not fifty */
+    assert_int_equal(shown, 2);
+    assert_non_null(strstr(code, "(48 more places not shown)\n"));
+    free(p);
+}
+
 /* A megabyte-long build log does not go to the model whole: the failing
  * line and the end do, within a bound. */
 static void long_output_keeps_what_failed(void **state)
@@ -262,6 +296,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(code_around_each_place),
         cmocka_unit_test(capped),
+        cmocka_unit_test(reads_to_reach_places_are_bounded),
         cmocka_unit_test(long_output_keeps_what_failed),
         cmocka_unit_test(changed_files_and_skipped_skills),
         cmocka_unit_test(a_place_swapped_for_a_link_is_not_read),
