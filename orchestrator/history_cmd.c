@@ -199,6 +199,11 @@ static int prune(int argc, char **argv)
                 tnd_error_last());
         return TND_EXIT_USAGE;
     }
+    if (tnd_session_check_home(o.repo) < 0) {
+        fprintf(stderr, "tandem sessions prune: %s\n", tnd_error_last());
+        free((char *)o.repo);
+        return TND_EXIT_FAILED;
+    }
     o.now_ms = tnd_wall_ms();
     verb = o.dry_run ? "would remove" : "removed";
     rc = tnd_prune(&res, &o);

@@ -116,7 +116,8 @@ tnd_journal *tnd_journal_open(const char *path)
         tnd_log_warn("%s: the last record was cut short by a crash; "
                      "ignoring it",
                      path);
-    j->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    /* a link there (a repository can carry .tandem) is not followed */
+    j->fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (j->fd < 0) {
         tnd_error_sys("cannot open %s", path);
         goto fail;

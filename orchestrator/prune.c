@@ -168,7 +168,8 @@ int tnd_prune(tnd_prune_result *out, const tnd_prune_options *o)
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
-    if (!o->dry_run)
+    /* a link there would have the removals below act where it leads */
+    if (!o->dry_run && tnd_session_check_home(o->repo) == 0)
         finish_half_done(sessions);
     for (char **p = ids; *p; p++)
         n++;

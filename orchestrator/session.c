@@ -2,6 +2,7 @@
 #include "orchestrator/session.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <stdint.h>
@@ -71,6 +72,46 @@ static void make_id(char *out, size_t size)
              tm.tm_min, tm.tm_sec, rnd[0], rnd[1], rnd[2], rnd[3]);
 }
 
+/* path is missing or a directory of its own. */
+static int own_dir(const char *path)
+{
+    struct stat st;
+
+    if (lstat(path, &st) < 0 || S_ISDIR(st.st_mode))
+        return 0;
+    return tnd_error_set("%s is %s, not a directory; tandem keeps sessions "
+                         "only in a directory of their own (remove it)",
+                         path,
+                         S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+}
+
+int tnd_session_check_home(const char *repo)
+{
+    char *top = tnd_fs_join(repo, ".tandem");
+    char *sessions = tnd_fs_join(top, "sessions");
+    int rc = own_dir(top) < 0 || own_dir(sessions) < 0 ? -1 : 0;
+
+    free(sessions);
+    free(top);
+    return rc;
+}
+
+/* .tandem/.gitignore, when missing: made new, never through a link. */
+static int write_ignore(const char *path)
+{
+    static const char text[] = "# tandem's sessions and state\n*\n";
+    int fd =
+        open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int rc = 0;
+
+    if (fd < 0)
+        return errno == EEXIST ? 0 : tnd_error_sys("cannot write %s", path);
+    if (write(fd, text, sizeof(text) - 1) != (ssize_t)sizeof(text) - 1)
+        rc = tnd_error_sys("cannot write %s", path);
+    close(fd);
+    return rc;
+}
+
 tnd_session *tnd_session_new(const char *repo)
 {
     char *top = tnd_fs_join(repo, ".tandem");
@@ -79,10 +120,8 @@ tnd_session *tnd_session_new(const char *repo)
     tnd_session *s = NULL;
     char id[64];
 
-    if (tnd_fs_mkdirs(sessions, 0755) < 0)
-        goto out;
-    if (!tnd_fs_exists(ignore) &&
-        tnd_fs_write(ignore, "# tandem's sessions and state\n*\n", 32) < 0)
+    if (tnd_session_check_home(repo) < 0 || tnd_fs_mkdirs(sessions, 0755) < 0 ||
+        tnd_session_check_home(repo) < 0 || write_ignore(ignore) < 0)
         goto out;
     for (int tries = 0; tries < 20; tries++) {
         char *dir;
@@ -130,14 +169,21 @@ static int cmp_str(const void *a, const void *b)
 char **tnd_session_list(const char *repo)
 {
     char *dir = tnd_xasprintf("%s/.tandem/sessions", repo);
-    DIR *d = opendir(dir);
+    DIR *d = NULL;
     struct dirent *e;
+    struct stat st;
     char **ids = NULL;
     size_t n = 0, alloc = 0;
 
+    if (tnd_session_check_home(repo) < 0)
+        tnd_log_warn("%s", tnd_error_last());
+    else
+        d = opendir(dir);
     free(dir);
     while (d && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
+        if (e->d_name[0] == '.' ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISDIR(st.st_mode))
             continue;
         TND_GROW(ids, alloc, n + 2);
         ids[n++] = tnd_xstrdup(e->d_name);
@@ -215,7 +261,7 @@ tnd_session *tnd_session_open(const char *repo, const char *part)
         tnd_error_set("'%s' matches %zu sessions (%s); give more of the id",
                       part, count, tnd_buf_str(&names));
         tnd_buf_free(&names);
-    } else {
+    } else if (tnd_session_check_home(repo) == 0) {
         s = tnd_xcalloc(1, sizeof(*s));
         s->id = tnd_xstrdup(found);
         s->dir = tnd_xasprintf("%s/.tandem/sessions/%s", repo, found);
@@ -249,14 +295,29 @@ static bool own_lock_released(int fd)
     return false;
 }
 
+/* The lock file at path: no link followed, no FIFO or device opened
+ * (a reader would block on one for ever). -1 with the error set. */
+static int open_lock(const char *path, int flags)
+{
+    int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    struct stat st;
+
+    if (fd < 0)
+        return tnd_error_sys("cannot open %s", path);
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return tnd_error_set("%s is not a regular file; remove it", path);
+    }
+    return fd;
+}
+
 int tnd_session_lock(tnd_session *self)
 {
     char *path = tnd_session_path(self, "lock");
     char pid[32];
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open_lock(path, O_RDWR | O_CREAT);
 
     if (fd < 0) {
-        tnd_error_sys("cannot open %s", path);
         free(path);
         return -1;
     }
@@ -285,7 +346,7 @@ int tnd_session_lock(tnd_session *self)
 bool tnd_session_locked(const char *dir)
 {
     char *path = tnd_fs_join(dir, "lock");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open_lock(path, O_RDONLY);
     bool held = false;
 
     free(path);

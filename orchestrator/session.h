@@ -41,6 +41,12 @@ const char *tnd_session_status_name(tnd_session_status s);
  * rejected, escalated, failed, interrupted)" when it is none. */
 int tnd_session_status_parse(tnd_session_status *out, const char *name);
 
+/* Whether repo/.tandem and repo/.tandem/sessions, where they exist, are
+ * directories of their own, not symbolic links: a repository can carry
+ * links there (a clone holds what was committed), and prune would remove
+ * what they lead to. 0, or -1 with an error naming the link. */
+int tnd_session_check_home(const char *repo);
+
 /* Create a new session directory under repo/.tandem/sessions/. NULL with
  * the error set. */
 tnd_session *tnd_session_new(const char *repo);
@@ -57,7 +63,9 @@ tnd_session *tnd_session_new(const char *repo);
 tnd_session *tnd_session_open(const char *repo, const char *part);
 
 /* The session ids of repo, oldest first, NULL-terminated; free with
- * tnd_str_list_free. An empty list when there are none. */
+ * tnd_str_list_free. An empty list when there are none, or when
+ * tnd_session_check_home refuses (warned). Only directories count, not
+ * links to them. */
 char **tnd_session_list(const char *repo);
 
 /* How long tnd_session_lock waits for a lock this process let go of
@@ -69,7 +77,9 @@ char **tnd_session_list(const char *repo);
  * when another process has it. */
 int tnd_session_lock(tnd_session *self);
 
-/* True when some live process holds the lock of the session in dir. */
+/* True when some live process holds the lock of the session in dir.
+ * Neither this nor tnd_session_lock follows a symbolic link or opens
+ * anything but a regular file (a FIFO there hung every reader). */
 bool tnd_session_locked(const char *dir);
 
 /* Free (the files stay; the lock is released). Sets *self_p to NULL;

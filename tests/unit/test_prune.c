@@ -23,6 +23,7 @@
 #include "common/xalloc.h"
 #include "orchestrator/prune.h"
 #include "orchestrator/rundir.h"
+#include "orchestrator/session.h"
 
 #define DAY (24LL * 3600 * 1000)
 
@@ -352,6 +353,62 @@ static void a_session_that_cannot_be_removed_says_why(void **state)
     free(dir);
 }
 
+/* A repository can carry links in .tandem (a clone holds what was
+ * committed): prune acts on nothing they lead to (it removed a sibling
+ * directory of the repository, and the repository itself). */
+static void links_in_tandem_lead_nowhere(void **state)
+{
+    tnd_prune_options o = {.older_than_ms = DAY};
+    tnd_prune_result r;
+    char *outside = tnd_fs_join(scratch, "precious");
+    char *old = tnd_fs_join(outside, "old");
+    char *half = tnd_fs_join(outside, ".pruned-x");
+    char *top = tnd_fs_join(repo, ".tandem");
+    char *sessions = tnd_fs_join(top, "sessions");
+    char *inner = tnd_fs_join(sessions, "20200101-000000-0001");
+    struct timespec t[2] = {{0, 0}, {0, 0}};
+
+    (void)state;
+    fresh();
+    o.repo = repo;
+    o.now_ms = now;
+    assert_int_equal(tnd_fs_mkdirs(old, 0755), 0);
+    assert_int_equal(tnd_fs_mkdirs(half, 0755), 0);
+    assert_int_equal(utimensat(AT_FDCWD, old, t, 0), 0); /* 1970 */
+    /* .tandem/sessions a link */
+    assert_int_equal(tnd_fs_mkdirs(top, 0755), 0);
+    assert_int_equal(symlink(outside, sessions), 0);
+    assert_int_equal(tnd_prune(&r, &o), 0);
+    assert_int_equal(r.count, 0);
+    tnd_prune_result_clear(&r);
+    assert_true(tnd_fs_exists(old));
+    assert_true(tnd_fs_exists(half));
+    assert_int_equal(tnd_session_check_home(repo), -1);
+    assert_non_null(strstr(tnd_error_last(), "is a symbolic link"));
+    /* .tandem a link */
+    fresh();
+    assert_int_equal(symlink(scratch, top), 0);
+    assert_int_equal(tnd_session_check_home(repo), -1);
+    assert_int_equal(tnd_prune(&r, &o), 0);
+    assert_int_equal(r.count, 0);
+    tnd_prune_result_clear(&r);
+    assert_int_equal(unlink(top), 0);
+    /* a session that is a link to a directory */
+    assert_int_equal(tnd_fs_mkdirs(sessions, 0755), 0);
+    assert_int_equal(symlink(outside, inner), 0);
+    assert_int_equal(tnd_prune(&r, &o), 0);
+    assert_int_equal(r.count, 0);
+    tnd_prune_result_clear(&r);
+    assert_true(tnd_fs_exists(old));
+    fresh();
+    free(inner);
+    free(sessions);
+    free(top);
+    free(half);
+    free(old);
+    free(outside);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +417,7 @@ int main(void)
         cmocka_unit_test(a_kept_workspace_goes_with_its_session),
         cmocka_unit_test(a_prune_stopped_halfway_is_finished),
         cmocka_unit_test(a_session_that_cannot_be_removed_says_why),
+        cmocka_unit_test(links_in_tandem_lead_nowhere),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -240,6 +240,42 @@ static void an_unknown_status_names_the_outcomes(void **state)
     assert_int_equal(got, TND_SESSION_OPEN);
 }
 
+/* A lock that is a link truncated the file it led to; one that is a
+ * FIFO hung every reader. Neither is opened now. */
+static void a_lock_is_only_ever_a_regular_file(void **state)
+{
+    char victim[512], lock[512];
+    tnd_session *s;
+
+    (void)state;
+    remove_sessions();
+    plant("20200101-000000-00000001");
+    snprintf(victim, sizeof(victim), "%s/victim", repo);
+    snprintf(lock, sizeof(lock),
+             "%s/.tandem/sessions/20200101-000000-00000001/lock", repo);
+    assert_int_equal(tnd_fs_write(victim, "keep me\n", 8), 0);
+    assert_int_equal(symlink(victim, lock), 0);
+    s = tnd_session_open(repo, "20200101-000000-00000001");
+    assert_non_null(s);
+    assert_int_equal(tnd_session_lock(s), -1);
+    assert_false(tnd_session_locked(tnd_session_dir(s)));
+    {
+        char *text = NULL;
+        size_t len = 0;
+        assert_int_equal(tnd_fs_read(&text, &len, victim, 64), 0);
+        assert_string_equal(text, "keep me\n");
+        free(text);
+    }
+    assert_int_equal(unlink(lock), 0);
+    assert_int_equal(mkfifo(lock, 0644), 0);
+    /* returns at once: no writer will ever come */
+    assert_false(tnd_session_locked(tnd_session_dir(s)));
+    assert_int_equal(tnd_session_lock(s), -1);
+    assert_non_null(strstr(tnd_error_last(), "not a regular file"));
+    tnd_session_destroy(&s);
+    remove_sessions();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +286,7 @@ int main(void)
         cmocka_unit_test(a_lock_a_forked_child_holds_is_waited_for),
         cmocka_unit_test(statuses_have_their_names),
         cmocka_unit_test(an_unknown_status_names_the_outcomes),
+        cmocka_unit_test(a_lock_is_only_ever_a_regular_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
