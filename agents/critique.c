@@ -104,6 +104,38 @@ static bool could_open_object(const char *text, size_t at)
     return text[at] == '"' || text[at] == '}';
 }
 
+/* Or an object a model wrote as JavaScript: {'verdict': or {verdict:. */
+static bool could_be_broken(const char *text, size_t at)
+{
+    for (at++; is_space(text[at]); at++)
+        ;
+    return text[at] == '\'' || strncmp(text + at, "verdict", 7) == 0;
+}
+
+/* Whether text[0..len) names a verdict as a key: "verdict", 'verdict' or
+ * verdict, then a colon. */
+static bool mentions_verdict(const char *text, size_t len)
+{
+    static const char word[] = "verdict";
+    const size_t n = sizeof(word) - 1;
+
+    for (size_t i = 0; i + n <= len; i++) {
+        size_t j = i + n;
+        if (memcmp(text + i, word, n) != 0 ||
+            (i > 0 && (text[i - 1] == '_' ||
+                       (text[i - 1] >= 'a' && text[i - 1] <= 'z') ||
+                       (text[i - 1] >= 'A' && text[i - 1] <= 'Z'))))
+            continue;
+        if (j < len && (text[j] == '"' || text[j] == '\''))
+            j++;
+        while (j < len && is_space(text[j]))
+            j++;
+        if (j < len && text[j] == ':')
+            return true;
+    }
+    return false;
+}
+
 /* An object in the answer that claims to be the critique: a JSON object
  * with a top-level "verdict". */
 typedef struct claim {
@@ -115,10 +147,19 @@ typedef struct claim {
                                NULL for a valid critique */
 } claim;
 
+/* Text that names a verdict but is not JSON: a claim the model broke
+ * (an unescaped quote, a comment, single quotes, a brace left open). */
+typedef struct broken {
+    size_t start, end;
+    char *error;
+} broken;
+
 typedef struct search {
     const char *answer;
     claim claims[MAX_CANDIDATES]; /* in the order they were found */
     size_t nclaims;
+    broken broken[MAX_CANDIDATES + MAX_SCANNED];
+    size_t nbroken;
     char *other_error; /* schema error of a JSON object with no verdict */
     bool saw_json;
     bool cut_short; /* a cap left part of the answer unread */
@@ -169,6 +210,18 @@ static void read_claim(claim *c, json_object *obj, const char *text)
     }
 }
 
+static void note_broken(search *s, size_t start, size_t end)
+{
+    broken *b;
+
+    if (s->nbroken == sizeof(s->broken) / sizeof(s->broken[0]))
+        return;
+    b = &s->broken[s->nbroken++];
+    b->start = start;
+    b->end = end;
+    b->error = tnd_xstrdup(tnd_error_last());
+}
+
 /* Try answer[start..end) as a candidate. */
 static void consider(search *s, size_t start, size_t end)
 {
@@ -189,7 +242,10 @@ static void consider(search *s, size_t start, size_t end)
     }
     s->tries++;
     clean = drop_trailing_commas(s->answer + start, end - start);
-    if (tnd_json_parse(&obj, clean, strlen(clean)) == 0) {
+    if (tnd_json_parse(&obj, clean, strlen(clean)) < 0) {
+        if (mentions_verdict(clean, strlen(clean)))
+            note_broken(s, start, end);
+    } else {
         s->saw_json = true;
         if (json_object_is_type(obj, json_type_object) &&
             json_object_object_get_ex(obj, "verdict", NULL)) {
@@ -237,14 +293,43 @@ static void find_candidates(search *s)
             p = answer + c->end - 1; /* past the claim */
             continue;
         }
-        if (!could_open_object(answer, at))
+        if (!could_open_object(answer, at) && !could_be_broken(answer, at))
             continue;
         if (scanned++ == MAX_SCANNED) {
             s->cut_short = true;
             break;
         }
-        if ((end = balanced_end(answer, at)) != 0)
+        if ((end = balanced_end(answer, at)) != 0) {
             consider(s, at, end);
+        } else if (mentions_verdict(answer + at, strlen(answer + at))) {
+            /* never closed: to the end of the answer */
+            tnd_error_set("a '{' is never closed");
+            note_broken(s, at, strlen(answer));
+        }
+    }
+}
+
+/* Broken claims that hold no valid claim become invalid claims: the
+ * model may have meant one (a draft "approve" then a final "revise"
+ * that does not parse must not leave the draft standing). One that holds
+ * a claim is the text around it (the whole answer: JSON and prose). */
+static void add_broken(search *s)
+{
+    for (size_t i = 0; i < s->nbroken && s->nclaims < MAX_CANDIDATES; i++) {
+        broken *b = &s->broken[i];
+        bool holds = false;
+        for (size_t k = 0; k < s->nclaims && !holds; k++)
+            holds =
+                s->claims[k].start >= b->start && s->claims[k].start < b->end;
+        if (!holds) {
+            claim *c = &s->claims[s->nclaims++];
+            memset(c, 0, sizeof(*c));
+            c->start = b->start;
+            c->end = b->end;
+            c->kind = "the critique is not valid JSON";
+            c->error = b->error;
+            b->error = NULL;
+        }
     }
 }
 
@@ -391,6 +476,7 @@ int tnd_critique_parse(tnd_critique **out, const char *answer)
     memset(&s, 0, sizeof(s));
     s.answer = answer;
     find_candidates(&s);
+    add_broken(&s);
     if (s.nclaims)
         error = one_critique(out, &s);
     else if (s.other_error)
@@ -405,6 +491,8 @@ int tnd_critique_parse(tnd_critique **out, const char *answer)
         tnd_critique_destroy(&s.claims[i].critique);
         free(s.claims[i].error);
     }
+    for (size_t i = 0; i < s.nbroken; i++)
+        free(s.broken[i].error);
     free(s.other_error);
     return error;
 }

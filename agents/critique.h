@@ -8,7 +8,12 @@
  * of it, not another candidate. A claim is valid when no object in it
  * repeats a key (json-c would keep the last value without a word), it
  * passes the schema check (proto/audit.h), and its every issue cites
- * evidence (a tool excerpt or the code, or a file and line).
+ * evidence (a tool excerpt or the code, or a file and line). A fenced
+ * block or braced text that names a verdict ("verdict", 'verdict' or
+ * verdict, then a colon) but does not parse, or a brace never closed
+ * before it, is a claim too, an invalid one, unless it holds a valid
+ * claim (JSON with prose around it): a model's broken final answer must
+ * not leave its draft standing.
  *
  * The answer holds a critique when it makes exactly one claim and that
  * claim is valid, or when all its claims are valid and the same critique

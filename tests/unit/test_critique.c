@@ -211,7 +211,9 @@ static const bad_case bad_cases[] = {
      SCHEMA "criteria.safety: field 'score' must be a number 0..1, got 3"},
     {"LGTM, ship it.", NOT_FOUND},
     {"```json\n```", NOT_FOUND},
-    {"{verdict: approve}", NOT_FOUND},
+    {"{verdict: approve}",
+     "the critique is not valid JSON: not valid JSON at byte 1: quoted "
+     "object property name expected"},
     {"[1, 2, 3]", "the answer holds JSON but no critique object"},
     {"{\"verdict\": \"maybe\", \"confidence\": 0.5, \"issues\": []}",
      SCHEMA "field 'verdict' must be one of approve, revise, got \"maybe\""},
@@ -251,10 +253,12 @@ static const bad_case bad_cases[] = {
     {"Here: ```json\n{\"verdict\": \"approve\", \"confidence\": 2, "
      "\"issues\": [" ISSUE "]}\n```",
      SCHEMA "field 'confidence' must be a number 0..1, got 2"},
-    /* truncated mid-way: the complete inner issue is not a critique */
+    /* truncated mid-way: the complete inner issue is not a critique, and
+     * the cut one says it ends early */
     {"{\"verdict\": \"approve\", \"confidence\": 0.9, \"issues\": [" ISSUE
      ", {\"type\": \"sty",
-     SCHEMA "field 'verdict' is missing"},
+     "the critique is not valid JSON: JSON text ends early (after 143 "
+     "bytes)"},
 };
 
 static void bad_critiques_are_errors_naming_the_field(void **state)
@@ -427,6 +431,34 @@ static void check_bad_cases(const bad_case *cases, size_t n)
         if (strcmp(tnd_error_last(), cases[i].error) != 0)
             fail_msg("case %zu: %s\nexpected: %s\ngot:      %s", i,
                      cases[i].answer, cases[i].error, tnd_error_last());
+    }
+}
+
+/* A draft that parses and a final answer that does not: the broken one
+ * may be what the model meant, so there is no critique (a "revise" with
+ * one unescaped quote, a comment or single quotes, or never closed, left
+ * the draft "approve" standing, and the gate approved). */
+static void a_broken_claim_beside_a_valid_one_is_no_critique(void **state)
+{
+    static const char *const finals[] = {
+        "```json\n{\"verdict\": \"revise\", \"summary\": \"do not \"merge\"\"}\n```",
+        "```json\n{\"verdict\": \"revise\", // final\n \"issues\": []}\n```",
+        "{'verdict': 'revise', 'issues': []}",
+        "{verdict: \"revise\", issues: []}",
+        "Final: {\"verdict\": \"revise\", \"issues\": [",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(finals) / sizeof(*finals); i++) {
+        tnd_critique *c = (tnd_critique *)1;
+        char *answer = tnd_xasprintf("Draft:\n```json\n%s\n```\nOn second "
+                                     "thought:\n%s\n",
+                                     APPROVE, finals[i]);
+        if (tnd_critique_parse(&c, answer) != -1)
+            fail_msg("final %zu left the draft standing: %s", i, answer);
+        assert_null(c);
+        assert_non_null(strstr(tnd_error_last(), "is not valid"));
+        free(answer);
     }
 }
 
@@ -707,6 +739,7 @@ int main(void)
         cmocka_unit_test(quotes_and_braces_inside_strings_do_not_confuse),
         cmocka_unit_test(bad_critiques_are_errors_naming_the_field),
         cmocka_unit_test(truncated_answers_are_never_a_critique),
+        cmocka_unit_test(a_broken_claim_beside_a_valid_one_is_no_critique),
         cmocka_unit_test(several_critiques_that_differ_are_no_critique),
         cmocka_unit_test(a_key_given_twice_is_no_critique),
         cmocka_unit_test(identical_copies_are_one_critique),
