@@ -164,12 +164,42 @@ static touched *find(tnd_workspace *ws, const char *path)
     return NULL;
 }
 
+/* t->path as the base has it, into t->base and t->mode: opened beneath
+ * the base, through no link. The workspace's own path was confined, but
+ * with incremental on a build may have put a directory where the base
+ * has a link (lnk -> /elsewhere), and the base read through it put a
+ * file of the user's outside the repository into the diff, to the model
+ * (a review found it). TND_ENOTFOUND when the base has no such file. */
+static int read_base(tnd_workspace *ws, touched *t)
+{
+    int root =
+        open(tnd_snapshot_path(ws->base), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int fd, rc;
+    struct stat st;
+
+    if (root < 0)
+        return tnd_error_sys("cannot open the base %s",
+                             tnd_snapshot_path(ws->base));
+    fd = tnd_beneath_open(root, t->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    close(root);
+    if (fd < 0)
+        return errno == ENOENT ? TND_ENOTFOUND : -1;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return tnd_error_set("%s: not a regular file in the repository; "
+                             "only regular files can be edited",
+                             t->path);
+    }
+    t->mode = st.st_mode & 07777;
+    rc = tnd_fs_read_fd(&t->base, &t->base_len, fd, t->path, TND_BODY_MAX_FILE);
+    close(fd);
+    return rc;
+}
+
 /* The pending state of path, loaded from disk the first time. */
 static int load(touched **out, tnd_workspace *ws, const char *path)
 {
     touched *t = find(ws, path);
-    char *full;
-    struct stat st;
     int rc;
 
     if (t) {
@@ -185,11 +215,7 @@ static int load(touched **out, tnd_workspace *ws, const char *path)
     t->mode = 0644;
     /* the base itself, not the workspace: with incremental on a build may
      * have rewritten a tracked file, and the diff must be against the base */
-    full = tnd_fs_join(tnd_snapshot_path(ws->base), path);
-    rc = tnd_fs_read(&t->base, &t->base_len, full, TND_BODY_MAX_FILE);
-    if (rc == 0 && stat(full, &st) == 0)
-        t->mode = st.st_mode & 07777;
-    free(full);
+    rc = read_base(ws, t);
     if (rc < 0 && rc != TND_ENOTFOUND) {
         ws->nfiles--;
         free(t->path);

@@ -786,6 +786,31 @@ static void a_swapped_directory_cannot_lead_the_revert_outside(void **state)
     free(moved);
 }
 
+/* With incremental on, a build put a directory where the base has a link
+ * out of the repository: the base is still read beneath itself, so the
+ * file the link leads to never reaches the diff (and the model). */
+static void the_base_is_not_read_through_a_link(void **state)
+{
+    tnd_workspace *ws = open_ws_mode(true);
+    const char *root = tnd_workspace_path(ws);
+    char *lnk = tnd_fs_join(root, "outside");
+    char *diff;
+
+    (void)state;
+    /* the "build" */
+    assert_int_equal(unlink(lnk), 0);
+    assert_int_equal(mkdir(lnk, 0755), 0);
+    assert_int_equal(APPLY(ws, WRITE("outside/secret.txt", "mine\n")), -1);
+    assert_error_has("outside/secret.txt");
+    assert_error_has("symbolic link");
+    diff = tnd_workspace_diff(ws);
+    assert_true(!diff || !strstr(diff, "secret\n"));
+    free(diff);
+    assert_file(outside, "secret.txt", "secret\n");
+    tnd_workspace_destroy(&ws, 1);
+    free(lnk);
+}
+
 static void applying_twice_without_revert_is_an_error(void **state)
 {
     tnd_workspace *ws = open_ws();
@@ -905,6 +930,7 @@ int main(void)
         cmocka_unit_test(reset_gives_a_clean_copy_of_the_base),
         cmocka_unit_test(incremental_reset_puts_back_only_touched_files),
         cmocka_unit_test(applying_twice_without_revert_is_an_error),
+        cmocka_unit_test(the_base_is_not_read_through_a_link),
         cmocka_unit_test(the_original_repository_is_never_written),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
