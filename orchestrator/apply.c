@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/beneath.h"
@@ -106,6 +107,7 @@ static int load(pending **out, pending **files, size_t *n, int root,
                 const char *path)
 {
     pending *p;
+    struct stat st;
     int fd, error;
 
     for (size_t i = 0; i < *n; i++)
@@ -120,8 +122,16 @@ static int load(pending **out, pending **files, size_t *n, int root,
     *out = p;
     if (tnd_edit_path_check(path) < 0)
         return -1;
-    if ((fd = tnd_beneath_open(root, path, O_RDONLY, 0)) < 0)
+    /* not blocking: a FIFO there hung the apply for ever */
+    if ((fd = tnd_beneath_open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY,
+                               0)) < 0)
         return errno == ENOENT ? (tnd_error_clear(), 0) : -1;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return tnd_error_set("%s is not a regular file in your tree; only "
+                             "regular files are patched",
+                             path);
+    }
     error = tnd_fs_read_fd(&p->now, &p->len, fd, path, TND_BODY_MAX_FILE);
     close(fd);
     p->existed = error == 0;
@@ -161,6 +171,21 @@ static char *section_of(const char *diff, const char *path)
     }
     free(head);
     return s;
+}
+
+/* Where line (1-based) begins in text[0..len); false past its end. */
+static bool at_line(const char *text, size_t len, long line, const char **at)
+{
+    const char *p = text, *end = text + len;
+
+    for (long l = 1; l < line; l++) {
+        const char *nl = p < end ? memchr(p, '\n', (size_t)(end - p)) : NULL;
+        if (!nl)
+            return false;
+        p = nl + 1;
+    }
+    *at = p;
+    return true;
 }
 
 /* Work edit e out on the pending files. -1 with the error saying why the
@@ -215,12 +240,23 @@ static int plan_one(pending **files, size_t *n, int root, const tnd_edit *e,
         return tnd_error_set("the patch changes %s, which does not exist now",
                              e->path);
     slen = strlen(e->search);
+    if (slen == 0 && p->len > 0)
+        return tnd_error_set("%s: a hunk with no context lines (diff -U0) "
+                             "cannot be checked against the file as it is "
+                             "now; apply final.diff with git apply",
+                             e->path);
     if (slen == 0) { /* lines added to an empty file */
-        hits = p->len == 0 ? 1 : 0;
+        hits = 1;
         at = p->now;
     } else {
         hits = occurrences(p->now, p->len, e->search, &at);
     }
+    /* the same lines in several places: the one where the hunk's header
+     * puts them, when they are there (the tree unchanged around it) */
+    if (hits > 1 && e->line > 0 && at_line(p->now, p->len, e->line, &at) &&
+        (size_t)(p->now + p->len - at) >= slen &&
+        memcmp(at, e->search, slen) == 0)
+        hits = 1;
     if (hits != 1)
         return tnd_error_set(
             hits == 0 ? "%s: the lines a hunk changes are no longer there as "

@@ -70,7 +70,7 @@ static char *header_path(const reader *r)
 }
 
 static int add_edit(parse *ps, tnd_edit_kind kind, const char *path,
-                    char *search, char *replace)
+                    char *search, char *replace, long line)
 {
     if (ps->n >= TND_BODY_MAX_EDITS) {
         free(search);
@@ -84,12 +84,16 @@ static int add_edit(parse *ps, tnd_edit_kind kind, const char *path,
     ps->edits[ps->n].path = tnd_xstrdup(path);
     ps->edits[ps->n].search = search ? search : tnd_xstrdup("");
     ps->edits[ps->n].replace = replace ? replace : tnd_xstrdup("");
+    ps->edits[ps->n].line = line;
     ps->n++;
     return 0;
 }
 
-/* "@@ -a,b +c,d @@": the old and new line counts (1 when left out). */
-static int hunk_counts(const reader *r, long *old_n, long *new_n)
+/* "@@ -a,b +c,d @@": the old and new line counts (1 when left out), and
+ * the line the hunk's text begins at in the file as the hunks before it
+ * left it: c, or the line after c when the hunk leaves no line (d = 0:
+ * c is the one before). */
+static int hunk_counts(const reader *r, long *old_n, long *new_n, long *at)
 {
     char buf[128];
     const char *minus, *plus;
@@ -101,11 +105,14 @@ static int hunk_counts(const reader *r, long *old_n, long *new_n)
     buf[r->len] = '\0';
     if (!(minus = strstr(buf, " -")) || !(plus = strstr(buf, " +")))
         return -1;
-    (void)strtol(minus + 2, &end, 10); /* where: the search text says */
+    (void)strtol(minus + 2, &end, 10);
     *old_n = *end == ',' ? strtol(end + 1, &end, 10) : 1;
-    (void)strtol(plus + 2, &end, 10);
+    *at = strtol(plus + 2, &end, 10);
     *new_n = *end == ',' ? strtol(end + 1, &end, 10) : 1;
-    return *old_n < 0 || *new_n < 0 || *old_n > 10000000 || *new_n > 10000000
+    if (*new_n == 0)
+        ++*at;
+    return *old_n < 0 || *new_n < 0 || *old_n > 10000000 || *new_n > 10000000 ||
+                   *at < 1 || *at > TND_EDIT_MAX_LINE
                ? -1
                : 0;
 }
@@ -116,15 +123,17 @@ static void drop_newline(tnd_buf *b)
         b->data[--b->len] = '\0';
 }
 
-/* One hunk, its header the current line: its old and new text. */
-static int read_hunk(parse *ps, reader *r, tnd_buf *old_text, tnd_buf *new_text)
+/* One hunk, its header the current line: its old and new text, and the
+ * line it begins at (hunk_counts). */
+static int read_hunk(parse *ps, reader *r, tnd_buf *old_text, tnd_buf *new_text,
+                     long *at)
 {
     const char *path = ps->new_path ? ps->new_path : ps->old_path;
     long old_n, new_n;
     int last = 0; /* what the previous line fed: 1 old, 2 new, 3 both */
 
     ps->hunk++;
-    if (hunk_counts(r, &old_n, &new_n) < 0)
+    if (hunk_counts(r, &old_n, &new_n, at) < 0)
         return tnd_error_set("line %zu: a hunk header of %s that cannot be "
                              "read: %.*s",
                              r->lineno, path, (int)(r->len < 80 ? r->len : 80),
@@ -181,6 +190,7 @@ static int file_hunks(parse *ps, reader *r)
 {
     tnd_buf old_text, new_text;
     const char *path = ps->new_path ? ps->new_path : ps->old_path;
+    long at = 0;
     int rc = 0;
 
     tnd_buf_init(&old_text, TND_BODY_MAX_FILE);
@@ -201,37 +211,35 @@ static int file_hunks(parse *ps, reader *r)
         next_line(r);
         tnd_buf_reset(&old_text);
         tnd_buf_reset(&new_text);
-        if ((rc = read_hunk(ps, r, &old_text, &new_text)) < 0)
+        if ((rc = read_hunk(ps, r, &old_text, &new_text, &at)) < 0)
             goto out;
         if (!ps->new_path)
             continue; /* deleted: its hunks only say what it held */
         if (!ps->old_path) {
             /* created: one hunk holds it all */
             rc = add_edit(ps, TND_EDIT_WRITE, path, NULL,
-                          tnd_buf_detach(&new_text, NULL));
+                          tnd_buf_detach(&new_text, NULL), 0);
             tnd_buf_init(&new_text, TND_BODY_MAX_FILE);
             if (rc < 0)
                 goto out;
             continue;
         }
-        if (old_text.len == 0) {
-            rc = tnd_error_set("hunk %zu of %s has no context lines, so "
-                               "where it goes is unknown; make the diff with "
-                               "context (git diff -U3)",
-                               ps->hunk, path);
-            goto out;
-        }
+        /* where the header says: the same text elsewhere in the file is
+         * not this hunk (a review found one applied to an earlier copy
+         * of its lines, and the change audited was not the one made),
+         * and a hunk with no old lines (diff -U0, a file that was
+         * empty) inserts there */
         if ((rc = add_edit(ps, TND_EDIT_REPLACE, path,
                            tnd_buf_detach(&old_text, NULL),
-                           tnd_buf_detach(&new_text, NULL))) < 0)
+                           tnd_buf_detach(&new_text, NULL), at)) < 0)
             goto out;
         tnd_buf_init(&old_text, TND_BODY_MAX_FILE);
         tnd_buf_init(&new_text, TND_BODY_MAX_FILE);
     }
     if (!ps->new_path)
-        rc = add_edit(ps, TND_EDIT_DELETE, path, NULL, NULL);
+        rc = add_edit(ps, TND_EDIT_DELETE, path, NULL, NULL, 0);
     else if (!ps->old_path && ps->hunk == 0)
-        rc = add_edit(ps, TND_EDIT_WRITE, path, NULL, NULL); /* empty file */
+        rc = add_edit(ps, TND_EDIT_WRITE, path, NULL, NULL, 0); /* empty */
 out:
     tnd_buf_free(&old_text);
     tnd_buf_free(&new_text);
@@ -262,9 +270,9 @@ static int git_header_done(parse *ps)
     int rc = 0;
 
     if (ps->git_path && ps->git_new)
-        rc = add_edit(ps, TND_EDIT_WRITE, ps->git_path, NULL, NULL);
+        rc = add_edit(ps, TND_EDIT_WRITE, ps->git_path, NULL, NULL, 0);
     else if (ps->git_path && ps->git_deleted)
-        rc = add_edit(ps, TND_EDIT_DELETE, ps->git_path, NULL, NULL);
+        rc = add_edit(ps, TND_EDIT_DELETE, ps->git_path, NULL, NULL, 0);
     free(ps->git_path);
     ps->git_path = NULL;
     ps->git_new = ps->git_deleted = false;

@@ -3,8 +3,10 @@
  * `tandem review --diff FILE` audits a patch someone else wrote. Rather
  * than a second patch applier, the patch becomes the edits a coder would
  * have sent: each hunk a REPLACE of its old lines (context and removed)
- * by its new lines (context and added), a created file a WRITE, a
- * deleted file a DELETE. tnd_workspace_apply then checks and applies
+ * by its new lines (context and added), anchored at the line its header
+ * gives (tnd_edit.line: a hunk goes where the diff says, not to another
+ * copy of its lines; one with no old lines inserts there), a created
+ * file a WRITE, a deleted file a DELETE. tnd_workspace_apply then checks and applies
  * them with the same rules (paths confined to the copy, each search text
  * matching exactly one place, all or nothing). Renames, copies and
  * binary patches are refused with a message saying so; mode changes are

@@ -239,13 +239,31 @@ static size_t count_matches(const char *hay, const char *needle,
     *first = NULL;
     if (len == 0)
         return 0;
+    /* overlapping places count: "A B A" is twice in "A B A B A" (counted
+     * once, an edit went to the first of two places without a word) */
     while ((p = strstr(p, needle)) != NULL) {
         if (!n)
             *first = p;
         n++;
-        p += len;
+        p++;
     }
     return n;
+}
+
+/* Where line (1-based) begins in text[0..len): the line after the last
+ * one is its end. False when the text has fewer lines. */
+static bool line_start(const char *text, size_t len, long line, size_t *off)
+{
+    size_t at = 0;
+
+    for (long l = 1; l < line; l++) {
+        const char *nl = at < len ? memchr(text + at, '\n', len - at) : NULL;
+        if (!nl)
+            return false;
+        at = (size_t)(nl - text) + 1;
+    }
+    *off = at;
+    return true;
 }
 
 /* Length of a line without trailing spaces, tabs and the newline. */
@@ -385,27 +403,38 @@ static int apply_one(tnd_workspace *ws, const tnd_edit *e, size_t index)
         return tnd_error_set("edit %zu changes %s, which is a binary file",
                              index + 1, e->path);
     slen = strlen(e->search);
-    n = count_matches(t->now, e->search, &at);
-    if (n == 1) {
-        start = (size_t)(at - t->now);
+    if (e->line > 0) {
+        /* a diff's hunk: there, exactly, or not at all */
+        if (!line_start(t->now, t->now_len, e->line, &start) ||
+            t->now_len - start < slen ||
+            memcmp(t->now + start, e->search, slen) != 0)
+            return tnd_error_set("edit %zu: %s does not hold at line %ld the "
+                                 "lines the hunk changes (the diff was not "
+                                 "made against this tree)",
+                                 index + 1, e->path, e->line);
         end = start + slen;
-    } else if (n == 0) {
-        n = loose_matches(t->now, e->search, &start, &end);
-    }
-    if (n == 0) {
-        char *hint = closest_line(t->now, e->search);
-        int error = tnd_error_set("edit %zu: the SEARCH text was not found "
-                                  "in %s; %s. SEARCH must copy the current "
-                                  "lines exactly",
-                                  index + 1, e->path, hint);
-        free(hint);
-        return error;
-    }
-    if (n > 1)
+    } else if ((n = count_matches(t->now, e->search, &at)) > 1) {
         return tnd_error_set("edit %zu: the SEARCH text matches %zu places "
                              "in %s; include more surrounding lines so it "
                              "matches one",
                              index + 1, n, e->path);
+    } else if (n == 1) {
+        start = (size_t)(at - t->now);
+        end = start + slen;
+    } else if ((n = loose_matches(t->now, e->search, &start, &end)) != 1) {
+        char *hint = n ? NULL : closest_line(t->now, e->search);
+        int error =
+            n ? tnd_error_set("edit %zu: the SEARCH text matches %zu places "
+                              "in %s; include more surrounding lines so it "
+                              "matches one",
+                              index + 1, n, e->path)
+              : tnd_error_set("edit %zu: the SEARCH text was not found in "
+                              "%s; %s. SEARCH must copy the current lines "
+                              "exactly",
+                              index + 1, e->path, hint);
+        free(hint);
+        return error;
+    }
     tnd_buf_init(&b, TND_BODY_MAX_FILE);
     if (tnd_buf_append(&b, t->now, start) < 0 ||
         tnd_buf_puts(&b, e->replace) < 0 ||

@@ -212,6 +212,8 @@ char *tnd_code_reply_encode(const tnd_code_reply *r, size_t *len_out)
         if (e->kind == TND_EDIT_REPLACE)
             json_object_object_add(j, "search",
                                    json_object_new_string(e->search));
+        if (e->kind == TND_EDIT_REPLACE && e->line > 0)
+            json_object_object_add(j, "line", json_object_new_int64(e->line));
         if (e->kind != TND_EDIT_DELETE)
             json_object_object_add(j, "replace",
                                    json_object_new_string(e->replace));
@@ -243,7 +245,9 @@ static int decode_edit(tnd_edit *e, json_object *j)
                                                      : TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_str(&e->replace, j, "replace", TND_BODY_MAX_FILE,
                          e->kind == TND_EDIT_DELETE ? TND_JSON_OPTIONAL
-                                                    : TND_JSON_REQUIRED) < 0)
+                                                    : TND_JSON_REQUIRED) < 0 ||
+        tnd_json_get_int(&e->line, j, "line", 0, TND_EDIT_MAX_LINE,
+                         TND_JSON_OPTIONAL) < 0)
         return -1;
     if (!e->search)
         e->search = tnd_xstrdup("");

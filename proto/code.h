@@ -42,11 +42,18 @@ typedef enum tnd_edit_kind {
     TND_EDIT_DELETE,      /* delete the file */
 } tnd_edit_kind;
 
+/* The largest line an edit may be anchored at. */
+#define TND_EDIT_MAX_LINE 100000000L
+
 typedef struct tnd_edit {
     tnd_edit_kind kind;
     char *path;
     char *search;  /* REPLACE only; "" otherwise */
     char *replace; /* REPLACE: new text; WRITE: the whole file */
+    long line;     /* REPLACE: the line search begins at, 1-based, in the
+                      file as the edits before this one left it (a diff's
+                      hunk: search must be there, exactly; "" inserts);
+                      0: wherever search matches, once (a coder's) */
 } tnd_edit;
 
 /* coder -> orchestrator */

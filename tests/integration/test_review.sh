@@ -176,3 +176,26 @@ assert s["by_state"] == {}, s["by_state"]
 run "$BIN/tandem" stats --repo "$T/demo"
 expect_in "$T/out" "the figures below are the 0 runs'"
 pass "stats count reviews apart from runs"
+
+# a hunk goes where its header says: the same lines earlier in the file
+# are not it (the review audited line 4 changed where line 8 was), and
+# lines added to a file that was empty are reviewed (it was refused)
+git_demo
+review_config "$FIX/cassette-review.json"
+printf 'A\nB\nA\nB\nA\nB\nA\nB\nA\n' >"$T/demo/rep.txt"
+: >"$T/demo/empty.py"
+(cd "$T/demo" && git add rep.txt empty.py &&
+    git -c user.email=t@example.com -c user.name=t commit -qm rep) ||
+    fail "cannot commit rep.txt"
+sed -i "s|^    return sum / count;|$FIXED|" "$T/demo/stats.c"
+sed -i '8s/B/C/' "$T/demo/rep.txt"
+echo 'VERSION = 1' >"$T/demo/empty.py"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" \
+    "make the failing test pass"
+expect_rc 0 "a change with a repeated context"
+dir=$(session_dir)
+expect_in "$dir/change.diff" "@@ -5,5 +5,5 @@"
+expect_in "$dir/attempt-1.diff" "@@ -5,5 +5,5 @@"
+expect_not_in "$dir/attempt-1.diff" "@@ -1,7 +1,7 @@"
+expect_in "$dir/attempt-1.diff" "+VERSION = 1"
+pass "each hunk is audited where its header puts it; an empty file gains lines"

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/diff.h"
@@ -253,6 +254,45 @@ static void a_conflict_leaves_the_tree_as_it_was(void **state)
     free(dir);
 }
 
+/* Without git: the same lines in two places go where the hunk's header
+ * puts them (refused as "in more than one place" before), and a FIFO
+ * where the patch changes a file is refused at once (it hung). */
+static void repeated_lines_and_fifos_outside_git(void **state)
+{
+    static const char rep[] = "A\nB\nA\nB\nA\nB\nA\nB\nA\n";
+    static const char rep8[] = "A\nB\nA\nB\nA\nB\nA\nC\nA\n";
+    char *dir = plain("plain-repeated"), *file, *diff, *fifo;
+    tnd_apply_result r;
+
+    (void)state;
+    put(dir, "rep.txt", rep);
+    diff = patch(dir, "rep.txt", rep, rep8, &file);
+    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
+                     0);
+    assert_true(r.applied);
+    assert_file(dir, "rep.txt", rep8);
+    tnd_apply_result_clear(&r);
+    free(diff);
+    free(file);
+
+    put(dir, "pipe", "x\n");
+    diff = patch(dir, "pipe", "x\n", "y\n", &file);
+    fifo = tnd_fs_join(dir, "pipe");
+    assert_int_equal(unlink(fifo), 0);
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    alarm(20); /* a hang fails the test */
+    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
+                     1);
+    alarm(0);
+    assert_false(r.applied);
+    assert_non_null(strstr(r.why, "not a regular file"));
+    tnd_apply_result_clear(&r);
+    free(fifo);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
 static void created_and_deleted_files_outside_git(void **state)
 {
     char *dir = plain("plain-files"), *file, *diff;
@@ -464,6 +504,7 @@ int main(void)
         cmocka_unit_test(a_clean_patch_applies_outside_git),
         cmocka_unit_test(a_conflict_leaves_the_tree_as_it_was),
         cmocka_unit_test(created_and_deleted_files_outside_git),
+        cmocka_unit_test(repeated_lines_and_fifos_outside_git),
         cmocka_unit_test(commit_outside_git_is_refused),
         cmocka_unit_test(git_applies_only_what_fits),
         cmocka_unit_test(a_commit_holds_the_patch_and_nothing_else),

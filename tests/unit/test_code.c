@@ -163,16 +163,17 @@ static void reply_round_trips_every_edit_kind(void **state)
 {
     tnd_edit edits[] = {
         {TND_EDIT_REPLACE, S("stats.c"), S("return sum / count;\n"),
-         S("return (double)sum / count;\n")},
-        {TND_EDIT_WRITE, S("docs/NOTES.md"), S(""), S("whole file\n")},
-        {TND_EDIT_DELETE, S("old.c"), S(""), S("")},
+         S("return (double)sum / count;\n"), 0},
+        {TND_EDIT_REPLACE, S("stats.c"), S(""), S("/* top */\n"), 1},
+        {TND_EDIT_WRITE, S("docs/NOTES.md"), S(""), S("whole file\n"), 0},
+        {TND_EDIT_DELETE, S("old.c"), S(""), S(""), 0},
     };
     tnd_code_reply r = {
         .task_id = S("t-1"),
         .attempt = 3,
         .rationale = S("The cast came after the division."),
         .edits = edits,
-        .nedits = 3,
+        .nedits = 4,
         .usage = {.calls = 1,
                   .prompt_tokens = 1298,
                   .completion_tokens = 84,
@@ -188,20 +189,30 @@ static void reply_round_trips_every_edit_kind(void **state)
     assert_int_equal(back.attempt, 3);
     assert_string_equal(back.rationale, r.rationale);
     assert_null(back.format_error);
-    assert_int_equal(back.nedits, 3);
-    for (size_t i = 0; i < 3; i++) {
+    assert_int_equal(back.nedits, 4);
+    for (size_t i = 0; i < 4; i++) {
         assert_int_equal(back.edits[i].kind, edits[i].kind);
         assert_string_equal(back.edits[i].path, edits[i].path);
         assert_string_equal(back.edits[i].search, edits[i].search);
         assert_string_equal(back.edits[i].replace, edits[i].replace);
+        assert_int_equal(back.edits[i].line, edits[i].line);
     }
     assert_int_equal(back.usage.calls, 1);
     assert_int_equal(back.usage.prompt_tokens, 1298);
     assert_int_equal(back.usage.completion_tokens, 84);
     assert_int_equal(back.usage.latency_ms, 2310);
     assert_false(back.usage.estimated);
-    /* only the fields a kind uses go on the wire */
-    assert_null(strstr(body, "\"search\":\"\""));
+    /* only the fields a kind uses go on the wire: search for the two
+     * replaces, line for the one anchored */
+    {
+        size_t searches = 0, lines = 0;
+        for (const char *p = body; (p = strstr(p, "\"search\":")); p++)
+            searches++;
+        for (const char *p = body; (p = strstr(p, "\"line\":")); p++)
+            lines++;
+        assert_int_equal(searches, 2);
+        assert_int_equal(lines, 1);
+    }
     tnd_code_reply_clear(&back);
     tnd_code_reply_clear(&back);
     free(body);
@@ -284,7 +295,7 @@ static void reply_edit_count_is_limited(void **state)
 
     (void)state;
     for (size_t i = 0; i <= TND_BODY_MAX_EDITS; i++)
-        edits[i] = (tnd_edit){TND_EDIT_DELETE, path, empty, empty};
+        edits[i] = (tnd_edit){TND_EDIT_DELETE, path, empty, empty, 0};
     r.nedits = TND_BODY_MAX_EDITS;
     body = tnd_code_reply_encode(&r, NULL);
     assert_int_equal(tnd_code_reply_decode(&out, body, strlen(body)), 0);
@@ -397,7 +408,7 @@ static void edit_kind_names(void **state)
  * reply, the coder's parser, a unified diff) frees them here. */
 static void edits_are_cleared_and_freed(void **state)
 {
-    tnd_edit e = {TND_EDIT_REPLACE, strdup("a.c"), strdup("x"), strdup("y")};
+    tnd_edit e = {TND_EDIT_REPLACE, strdup("a.c"), strdup("x"), strdup("y"), 0};
     tnd_edit *list = calloc(2, sizeof(*list));
 
     (void)state;
@@ -409,8 +420,8 @@ static void edits_are_cleared_and_freed(void **state)
     tnd_edit_clear(&e); /* twice is harmless */
 
     list[0] = (tnd_edit){TND_EDIT_WRITE, strdup("b.c"), strdup(""),
-                         strdup("int b;\n")};
-    list[1] = (tnd_edit){TND_EDIT_DELETE, strdup("c.c"), NULL, NULL};
+                         strdup("int b;\n"), 0};
+    list[1] = (tnd_edit){TND_EDIT_DELETE, strdup("c.c"), NULL, NULL, 0};
     tnd_edit_list_free(list, 2); /* leak-checked under make memcheck */
     tnd_edit_list_free(NULL, 0);
     tnd_edit_list_free(NULL, 3);

@@ -630,43 +630,53 @@ static void binary_changes_are_refused(void **state)
                         "reviewed");
 }
 
-static void hunk_without_context_or_removed_lines_is_refused(void **state)
+/* Every hunk is placed where its header says, in the file as the hunks
+ * before it left it (the line after +c,0 when it leaves no line): the
+ * same lines elsewhere in the file are not this hunk, and a hunk with no
+ * old lines (git diff -U0, a file that was empty) inserts there. */
+static void hunks_are_placed_by_their_headers(void **state)
 {
     size_t n;
     tnd_edit *e;
 
     (void)state;
-    /* git diff -U0: a pure insertion says where only by line number */
-    parse_fails("--- a/f.c\n"
-                "+++ b/f.c\n"
-                "@@ -3,0 +4,2 @@ int main(void)\n"
-                "+x\n"
-                "+y\n");
-    assert_error_has("hunk 1 of f.c has no context lines, so where it goes "
-                     "is unknown; make the diff with context (git diff -U3)");
-
-    /* the second hunk, after a good one */
-    parse_fails("--- a/f.c\n"
-                "+++ b/f.c\n"
-                "@@ -1 +1 @@\n"
-                "-a\n"
-                "+A\n"
-                "@@ -9,0 +10 @@\n"
-                "+z\n");
-    assert_error_has("hunk 2 of f.c has no context lines");
-
-    /* -U0 hunks that remove lines carry their place with them */
     e = parse_ok("--- a/f.c\n"
                  "+++ b/f.c\n"
+                 "@@ -3,0 +4,2 @@ int main(void)\n"
+                 "+x\n"
+                 "+y\n"
                  "@@ -2 +1,0 @@\n"
                  "-b\n"
                  "@@ -5 +4 @@\n"
                  "-e\n"
-                 "+E\n",
+                 "+E\n"
+                 "@@ -8,3 +9,4 @@\n"
+                 " A\n"
+                 " B\n"
+                 "+C\n"
+                 " A\n",
                  &n);
-    assert_int_equal(n, 2);
-    assert_edit(&e[0], TND_EDIT_REPLACE, "f.c", "b\n", "");
-    assert_edit(&e[1], TND_EDIT_REPLACE, "f.c", "e\n", "E\n");
+    assert_int_equal(n, 4);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "f.c", "", "x\ny\n");
+    assert_int_equal(e[0].line, 4);
+    assert_edit(&e[1], TND_EDIT_REPLACE, "f.c", "b\n", "");
+    assert_int_equal(e[1].line, 2);
+    assert_edit(&e[2], TND_EDIT_REPLACE, "f.c", "e\n", "E\n");
+    assert_int_equal(e[2].line, 4);
+    assert_edit(&e[3], TND_EDIT_REPLACE, "f.c", "A\nB\nA\n", "A\nB\nC\nA\n");
+    assert_int_equal(e[3].line, 9);
+    tnd_edit_list_free(e, n);
+
+    /* lines added to a file that was empty */
+    e = parse_ok("diff --git a/__init__.py b/__init__.py\n"
+                 "--- a/__init__.py\n"
+                 "+++ b/__init__.py\n"
+                 "@@ -0,0 +1 @@\n"
+                 "+VERSION = 1\n",
+                 &n);
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "__init__.py", "", "VERSION = 1\n");
+    assert_int_equal(e[0].line, 1);
     tnd_edit_list_free(e, n);
 }
 
@@ -1206,7 +1216,7 @@ int main(void)
         cmocka_unit_test(git_header_alone_changes_nothing),
         cmocka_unit_test(renames_and_copies_are_refused),
         cmocka_unit_test(binary_changes_are_refused),
-        cmocka_unit_test(hunk_without_context_or_removed_lines_is_refused),
+        cmocka_unit_test(hunks_are_placed_by_their_headers),
         cmocka_unit_test(hunk_cut_short_is_refused),
         cmocka_unit_test(hunk_longer_than_its_header_is_refused),
         cmocka_unit_test(unexpected_line_in_a_hunk_is_refused),

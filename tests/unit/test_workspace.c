@@ -36,7 +36,7 @@ static tnd_snapshot *base;
 
 /* A proposal is an array of edits; APPLY(ws, edit, ...) applies one. */
 /* clang-format off */
-#define EDIT(k, p, s, r) {k, (char *)(p), (char *)(s), (char *)(r)}
+#define EDIT(k, p, s, r) {k, (char *)(p), (char *)(s), (char *)(r), 0}
 #define REPLACE(p, s, r) EDIT(TND_EDIT_REPLACE, p, s, r)
 #define WRITE(p, text)   EDIT(TND_EDIT_WRITE, p, "", text)
 #define DELETE(p)        EDIT(TND_EDIT_DELETE, p, "", "")
@@ -402,6 +402,18 @@ static void ambiguous_search_is_refused(void **state)
                            REPLACE("src/dup.txt", "same  \n", "other\n")),
                      -1);
     assert_error_has("edit 2: the SEARCH text matches 2 places in src/dup.txt");
+    tnd_workspace_destroy(&ws, 1);
+}
+
+/* Places that overlap count: "A B A" is in "A B A B A" twice (counted
+ * once, the edit went to the first without a word). */
+static void overlapping_places_are_ambiguous_too(void **state)
+{
+    tnd_workspace *ws = open_ws();
+
+    (void)state;
+    assert_int_equal(APPLY(ws, REPLACE("src/rep.txt", "A\nB\nA\n", "X\n")), -1);
+    assert_error_has("matches 2 places in src/rep.txt");
     tnd_workspace_destroy(&ws, 1);
 }
 
@@ -862,6 +874,7 @@ static int setup(void **state)
         strlen("double stats_mean(const double *v, int n);\n"));
     put(repo, "src/legacy.c", legacy_c, strlen(legacy_c));
     put(repo, "src/dup.txt", "same\nsame \n", 11);
+    put(repo, "src/rep.txt", "A\nB\nA\nB\nA\n", 10);
     put(repo, "run.sh", "#!/bin/sh\necho hi\n", 18);
     put(repo, "data.bin", binary, sizeof(binary) - 1);
     put(repo, "docs/.tandem-notes", "notes\n", 6);
@@ -916,6 +929,7 @@ int main(void)
         cmocka_unit_test(replace_tolerates_trailing_whitespace),
         cmocka_unit_test(search_not_found_names_the_closest_line),
         cmocka_unit_test(ambiguous_search_is_refused),
+        cmocka_unit_test(overlapping_places_are_ambiguous_too),
         cmocka_unit_test(write_creates_a_file_in_a_new_directory),
         cmocka_unit_test(write_replaces_a_whole_file),
         cmocka_unit_test(delete_removes_and_revert_restores),
