@@ -164,3 +164,33 @@ char *tnd_str_one_line(const char *s, size_t max)
             *p = '?';
     return out;
 }
+
+char *tnd_str_git_unquote(const char *s, size_t n)
+{
+    static const char from[] = "abfnrtv\\\"", to[] = "\a\b\f\n\r\t\v\\\"";
+    char *out, *o;
+
+    if (n < 2 || s[0] != '"' || s[n - 1] != '"')
+        return tnd_xstrndup(s, n);
+    o = out = tnd_xmalloc(n);
+    for (size_t i = 1; i < n - 1; i++) {
+        const char *k;
+        if (s[i] != '\\') {
+            *o++ = s[i];
+        } else if (i + 1 < n - 1 && (k = memchr(from, s[i + 1], 9)) != NULL) {
+            *o++ = to[k - from];
+            i++;
+        } else if (i + 3 < n - 1 && s[i + 1] >= '0' && s[i + 1] <= '3' &&
+                   s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' &&
+                   s[i + 3] <= '7' && memcmp(s + i + 1, "000", 3) != 0) {
+            *o++ = (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 +
+                          (s[i + 3] - '0'));
+            i += 3;
+        } else {
+            free(out);
+            return tnd_xstrndup(s, n);
+        }
+    }
+    *o = '\0';
+    return out;
+}

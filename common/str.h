@@ -65,4 +65,11 @@ char *tnd_str_printable(const char *s, size_t max);
  * quoted inside a one-line message. Caller frees. */
 char *tnd_str_one_line(const char *s, size_t max);
 
+/* A path as git writes it in a diff, s[0..n): one in double quotes is
+ * C-unquoted (\\, \", \a \b \f \n \r \t \v and \ooo octal bytes: how git
+ * writes names with quotes, backslashes, control or non-ASCII bytes);
+ * any other is copied. A quoted name whose escapes are not git's (or
+ * that would hold a NUL) is copied as it is. */
+char *tnd_str_git_unquote(const char *s, size_t n);
+
 #endif

@@ -88,14 +88,24 @@ static int export(tnd_change *c, const char *repo, const char *rundir_base)
 static int from_git(tnd_change *c, const char *repo, bool staged,
                     const char *rev, const char *rundir_base)
 {
-    const char *diff_all[] = {"git",        "diff",         "--no-ext-diff",
-                              "--no-color", "--no-renames", "--binary",
-                              NULL,         "--",           NULL};
-    const char *diff_staged[] = {"git",        "diff",
-                                 "--cached",   "--no-ext-diff",
-                                 "--no-color", "--no-renames",
-                                 "--binary",   NULL,
-                                 "--",         NULL};
+    /* names as they are, not octal-quoted (the parsers undo git's quoting
+     * of the rest) */
+    const char *diff_all[] = {"git",
+                              "-c",
+                              "core.quotePath=false",
+                              "diff",
+                              "--no-ext-diff",
+                              "--no-color",
+                              "--no-renames",
+                              "--binary",
+                              NULL,
+                              "--",
+                              NULL};
+    const char *diff_staged[] = {
+        "git",        "-c",           "core.quotePath=false",
+        "diff",       "--cached",     "--no-ext-diff",
+        "--no-color", "--no-renames", "--binary",
+        NULL,         "--",           NULL};
     const char *parse[] = {"git", "rev-parse", "--verify", NULL, NULL};
     char *spec;
     int rc;
@@ -110,8 +120,8 @@ static int from_git(tnd_change *c, const char *repo, bool staged,
         return rc;
     }
     tnd_str_trim(c->rev);
-    diff_all[6] = c->rev;
-    diff_staged[7] = c->rev;
+    diff_all[8] = c->rev;
+    diff_staged[9] = c->rev;
     if ((rc = git(&c->diff, repo, staged ? diff_staged : diff_all,
                   TND_BODY_MAX_DIFF)) < 0)
         return rc;

@@ -471,6 +471,13 @@ static int prepare_review(run *r)
                                           : "the git changes");
         return TND_ECONFIG;
     }
+    if (r->nedits == 0) {
+        /* file modes alone (chmod +x): as a change of no file, which
+         * --allow-empty passes */
+        r->change.empty = true;
+        return tnd_error_config("nothing to review: the change only changes "
+                                "file modes, and a review audits content");
+    }
     r->gate.max_iterations = 1;
     return 0;
 }

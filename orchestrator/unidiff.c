@@ -27,7 +27,8 @@ typedef struct parse {
                                   ---/+++ lines (git writes none for an
                                   empty file created or deleted) */
     bool git_new, git_deleted;
-    bool git; /* a "diff --git" header was seen: git's a/ b/ names */
+    bool git;   /* a "diff --git" header was seen: git's a/ b/ names */
+    bool modes; /* an "old mode"/"new mode" pair was seen */
 } parse;
 
 static bool next_line(reader *r)
@@ -59,14 +60,46 @@ static char *header_path(const reader *r)
 {
     const char *s = r->line + 4, *e = r->line + r->len;
     const char *tab = memchr(s, '\t', (size_t)(e - s));
+    char *name, *path;
 
     if (tab)
         e = tab;
-    if ((size_t)(e - s) == 9 && memcmp(s, "/dev/null", 9) == 0)
+    /* git quotes a name with quotes, backslashes, control or (without
+     * core.quotePath=false) non-ASCII bytes */
+    name = tnd_str_git_unquote(s, (size_t)(e - s));
+    if (strcmp(name, "/dev/null") == 0) {
+        free(name);
         return NULL;
-    if (e - s > 2 && (s[0] == 'a' || s[0] == 'b') && s[1] == '/')
-        s += 2;
-    return tnd_xstrndup(s, (size_t)(e - s));
+    }
+    if (strlen(name) > 2 && (name[0] == 'a' || name[0] == 'b') &&
+        name[1] == '/') {
+        path = tnd_xstrdup(name + 2);
+        free(name);
+        return path;
+    }
+    return name;
+}
+
+/* What a git header line's mode says is not a regular file: "a symbolic
+ * link" (120000) or "a submodule" (160000), else NULL. The text of such
+ * a file's hunks is a link's target or a commit id, and a workspace
+ * would make it a regular file (a review found a new link to
+ * /etc/passwd audited as a text file). */
+static const char *not_a_file(const reader *r)
+{
+    static const char *const heads[] = {"new file mode ", "deleted file mode ",
+                                        "old mode ", "new mode ", "index "};
+    const char *word;
+    bool head = false;
+
+    for (size_t i = 0; i < sizeof(heads) / sizeof(*heads) && !head; i++)
+        head = starts(r, heads[i]);
+    if (!head || r->len < 7)
+        return NULL;
+    word = r->line + r->len - 7; /* " MODE", the line's last word */
+    return memcmp(word, " 120000", 7) == 0   ? "a symbolic link"
+           : memcmp(word, " 160000", 7) == 0 ? "a submodule"
+                                             : NULL;
 }
 
 static int add_edit(parse *ps, tnd_edit_kind kind, const char *path,
@@ -255,6 +288,17 @@ static void git_header(parse *ps, const reader *r)
     free(ps->git_path);
     ps->git_path = NULL;
     ps->git_new = ps->git_deleted = false;
+    if (e - s > 4 && s[0] == '"') {
+        /* "a/X" "b/X": quoted names, each as long as the other */
+        half = (size_t)(e - s - 1) / 2;
+        if (s[half] == ' ' && s[half + 1] == '"') {
+            char *name = tnd_str_git_unquote(s, half);
+            if (strncmp(name, "a/", 2) == 0)
+                ps->git_path = tnd_xstrdup(name + 2);
+            free(name);
+        }
+        return;
+    }
     /* "a/X b/X": both names are the same without renames */
     if (e - s < 6 || s[0] != 'a' || s[1] != '/')
         return;
@@ -328,10 +372,17 @@ int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
             ps.git = true;
             rc = git_header_done(&ps);
             git_header(&ps, &r);
+        } else if (not_a_file(&r)) {
+            rc = tnd_error_set("line %zu: %s (%.*s); only regular files "
+                               "can be reviewed",
+                               r.lineno, not_a_file(&r),
+                               (int)(r.len < 80 ? r.len : 80), r.line);
         } else if (starts(&r, "new file mode ")) {
             ps.git_new = true;
         } else if (starts(&r, "deleted file mode ")) {
             ps.git_deleted = true;
+        } else if (starts(&r, "old mode ") || starts(&r, "new mode ")) {
+            ps.modes = true;
         } else if (starts(&r, "Binary files ") ||
                    starts(&r, "GIT binary patch"))
             rc = tnd_error_set("line %zu: a binary change; only text "
@@ -358,7 +409,9 @@ int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
     }
     if (rc == 0)
         rc = git_header_done(&ps);
-    if (rc == 0 && ps.n == 0)
+    /* a mode change alone (chmod +x): nothing a review audits, which the
+     * caller says as an empty change */
+    if (rc == 0 && ps.n == 0 && !ps.modes)
         rc = tnd_error_set("no file changes found (is it a unified diff?)");
     forget_file(&ps);
     free(ps.git_path);

@@ -9,8 +9,10 @@
  * file a WRITE, a deleted file a DELETE. tnd_workspace_apply then checks and applies
  * them with the same rules (paths confined to the copy, each search text
  * matching exactly one place, all or nothing). Renames, copies and
- * binary patches are refused with a message saying so; mode changes are
- * ignored. */
+ * binary patches are refused with a message saying so, and so are
+ * symbolic links and submodules (modes 120000, 160000); other mode
+ * changes are ignored, and a diff of mode changes alone is no edit at
+ * all (0, with *n 0). Quoted names (git's C quoting) are unquoted. */
 #ifndef TND_UNIDIFF_H
 #define TND_UNIDIFF_H
 

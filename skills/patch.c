@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 
 typedef struct parser {
@@ -35,20 +36,24 @@ static bool starts(const char *s, size_t n, const char *prefix)
 static char *header_path(const char *s, size_t n)
 {
     const char *tab = memchr(s, '\t', n);
+    char *name, *path;
 
     if (tab)
         n = (size_t)(tab - s);
-    if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
-        s++;
-        n -= 2;
-    }
-    if (n == 9 && memcmp(s, "/dev/null", 9) == 0)
+    /* git's quoting undone: a forbidden path must not pass as its
+     * escaped spelling */
+    name = tnd_str_git_unquote(s, n);
+    if (strcmp(name, "/dev/null") == 0) {
+        free(name);
         return NULL;
-    if (n > 2 && (s[0] == 'a' || s[0] == 'b') && s[1] == '/') {
-        s += 2;
-        n -= 2;
     }
-    return tnd_xstrndup(s, n);
+    if (strlen(name) > 2 && (name[0] == 'a' || name[0] == 'b') &&
+        name[1] == '/') {
+        path = tnd_xstrdup(name + 2);
+        free(name);
+        return path;
+    }
+    return name;
 }
 
 static int new_file(parser *P)
@@ -91,6 +96,13 @@ static int git_header(parser *P, const char *s, size_t n)
     if (new_file(P) < 0)
         return -1;
     P->header_open = true;
+    if (n >= 5 && s[0] == '"' && (n - 1) % 2 == 0 && s[(n - 1) / 2] == ' ') {
+        /* "a/P" "b/P": quoted names, each as long as the other */
+        half = (n - 1) / 2;
+        set_paths(P->cur, header_path(s, half),
+                  header_path(s + half + 1, n - half - 1));
+        return 0;
+    }
     if (n >= 5 && (n - 5) % 2 == 0) {
         half = (n - 5) / 2;
         if (starts(s, n, "a/") && memcmp(s + 2 + half, " b/", 3) == 0 &&

@@ -199,3 +199,29 @@ expect_in "$dir/attempt-1.diff" "@@ -5,5 +5,5 @@"
 expect_not_in "$dir/attempt-1.diff" "@@ -1,7 +1,7 @@"
 expect_in "$dir/attempt-1.diff" "+VERSION = 1"
 pass "each hunk is audited where its header puts it; an empty file gains lines"
+
+# a name git quotes, a mode change alone, a new symbolic link
+git_demo
+review_config "$FIX/cassette-review.json"
+echo a >"$T/demo/ü.txt"
+(cd "$T/demo" && git add ü.txt &&
+    git -c user.email=t@example.com -c user.name=t commit -qm u) ||
+    fail "cannot commit ü.txt"
+echo b >"$T/demo/ü.txt"
+sed -i "s|^    return sum / count;|$FIXED|" "$T/demo/stats.c"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" \
+    "make the failing test pass"
+expect_rc 0 "a change to ü.txt (it read as a rename)"
+expect_in "$(session_dir)/attempt-1.diff" "+b"
+(cd "$T/demo" && git checkout -q -- . && chmod +x ü.txt && git add ü.txt)
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged
+expect_rc 2 "a mode change alone"
+expect_in "$T/err" "nothing to review: the change only changes file modes"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged \
+    --allow-empty
+expect_rc 0 "a mode change alone, --allow-empty"
+(cd "$T/demo" && git reset -q && ln -s /etc/passwd link.txt && git add link.txt)
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged
+expect_rc 2 "a new symbolic link"
+expect_in "$T/err" "a symbolic link (new file mode 120000)"
+pass "quoted names are reviewed; a mode change alone is empty; a link is refused"

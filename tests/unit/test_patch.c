@@ -159,6 +159,30 @@ static void plain_diff_u_and_crlf(void **state)
     tnd_buf_free(&added);
 }
 
+/* git's quoted names are unquoted: a forbidden path must not pass as its
+ * escaped spelling, and a header alone names its file. */
+static void quoted_names(void **state)
+{
+    static const char text[] =
+        "diff --git \"a/secrets/\\303\\274\" \"b/secrets/\\303\\274\"\n"
+        "--- \"a/secrets/\\303\\274\"\n"
+        "+++ \"b/secrets/\\303\\274\"\n"
+        "@@ -1 +1 @@\n"
+        "-a\n"
+        "+b\n"
+        "diff --git \"a/x\\\"y\" \"b/x\\\"y\"\n"
+        "new file mode 100644\n"
+        "index 0000000..e69de29\n";
+    tnd_patch p;
+
+    (void)state;
+    assert_int_equal(tnd_patch_parse(&p, text, strlen(text), NULL, NULL), 0);
+    assert_int_equal(p.nfiles, 2);
+    assert_string_equal(p.files[0].path, "secrets/\xc3\xbc");
+    assert_string_equal(p.files[1].path, "x\"y");
+    tnd_patch_clear(&p);
+}
+
 /* Counts that lie, no headers, garbage: parsed without reading past the
  * text, and a lying hunk cannot swallow the next file. */
 static void hostile_diffs(void **state)
@@ -222,6 +246,7 @@ int main(void)
         cmocka_unit_test(reads_what_tnd_diff_writes),
         cmocka_unit_test(plain_diff_u_and_crlf),
         cmocka_unit_test(hostile_diffs),
+        cmocka_unit_test(quoted_names),
         cmocka_unit_test(too_many_files_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -178,6 +178,29 @@ static void printable_and_one_line_copies(void **state)
     free(s);
 }
 
+/* git's C quoting of names undone; what is not git's left alone. */
+static void git_names_are_unquoted(void **state)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain.c", "plain.c"},
+        {"\"a/\\303\\274.txt\"", "a/\xc3\xbc.txt"},
+        {"\"say \\\"hi\\\"\"", "say \"hi\""},
+        {"\"back\\\\slash\\ttab\"", "back\\slash\ttab"},
+        {"\"nul\\000x\"", "\"nul\\000x\""}, /* no NUL made */
+        {"\"bad\\q\"", "\"bad\\q\""},
+        {"\"", "\""},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char *got = tnd_str_git_unquote(cases[i].in, strlen(cases[i].in));
+        assert_string_equal(got, cases[i].out);
+        free(got);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -190,6 +213,7 @@ int main(void)
         cmocka_unit_test(lists_are_searched),
         cmocka_unit_test(secrets_are_freed),
         cmocka_unit_test(printable_and_one_line_copies),
+        cmocka_unit_test(git_names_are_unquoted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

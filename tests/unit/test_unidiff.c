@@ -554,6 +554,75 @@ static void git_header_alone_changes_nothing(void **state)
 
 /* ---- refused diffs ------------------------------------------------------ */
 
+/* A link's or a submodule's "text" is its target or a commit id: not a
+ * file a workspace can hold as it is (a new link was audited as a text
+ * file). Mode changes alone are no edit, which review calls empty. */
+static void links_submodules_and_modes_alone(void **state)
+{
+    tnd_edit *e = (tnd_edit *)1;
+    size_t n = 99;
+
+    (void)state;
+    parse_fails("diff --git a/config.txt b/config.txt\n"
+                "new file mode 120000\n"
+                "index 0000000..1111111\n"
+                "--- /dev/null\n"
+                "+++ b/config.txt\n"
+                "@@ -0,0 +1 @@\n"
+                "+/etc/passwd\n"
+                "\\ No newline at end of file\n");
+    assert_error_has("line 2: a symbolic link (new file mode 120000); only "
+                     "regular files can be reviewed");
+    parse_fails("diff --git a/lnk b/lnk\n"
+                "index 1111111..2222222 120000\n"
+                "--- a/lnk\n"
+                "+++ b/lnk\n"
+                "@@ -1 +1 @@\n"
+                "-a\n"
+                "+b\n");
+    assert_error_has("a symbolic link");
+    parse_fails("diff --git a/lib b/lib\n"
+                "index 1111111..2222222 160000\n"
+                "--- a/lib\n"
+                "+++ b/lib\n"
+                "@@ -1 +1 @@\n"
+                "-Subproject commit 1111111\n"
+                "+Subproject commit 2222222\n");
+    assert_error_has("a submodule");
+    assert_int_equal(parse_len(&e, &n,
+                               "diff --git a/run.sh b/run.sh\n"
+                               "old mode 100644\n"
+                               "new mode 100755\n",
+                               42),
+                     0);
+    assert_int_equal(n, 0);
+    tnd_edit_list_free(e, n);
+}
+
+/* git quotes names with quotes, backslashes, control or non-ASCII bytes
+ * (the review said such a change was a rename). */
+static void quoted_names_are_unquoted(void **state)
+{
+    size_t n;
+    tnd_edit *e;
+
+    (void)state;
+    e = parse_ok("diff --git \"a/\\303\\274.txt\" \"b/\\303\\274.txt\"\n"
+                 "--- \"a/\\303\\274.txt\"\n"
+                 "+++ \"b/\\303\\274.txt\"\n"
+                 "@@ -1 +1 @@\n"
+                 "-a\n"
+                 "+b\n"
+                 "diff --git \"a/say \\\"hi\\\"\" \"b/say \\\"hi\\\"\"\n"
+                 "new file mode 100644\n"
+                 "index 0000000..e69de29\n",
+                 &n);
+    assert_int_equal(n, 2);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "\xc3\xbc.txt", "a\n", "b\n");
+    assert_edit(&e[1], TND_EDIT_WRITE, "say \"hi\"", "", "");
+    tnd_edit_list_free(e, n);
+}
+
 static void renames_and_copies_are_refused(void **state)
 {
     (void)state;
@@ -807,8 +876,6 @@ static void text_that_is_not_a_diff_is_refused(void **state)
         "hello\nworld\n",
         /* a commit message's --- separator is not a file header */
         "Subject: [PATCH] fix\n\n---\n f | 2 +-\n",
-        /* a mode change alone: no text change to review */
-        "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n",
         /* a file header without hunks */
         "--- a/f\n+++ b/f\n",
         /* a --- line with no +++ after it */
@@ -1215,6 +1282,8 @@ int main(void)
         cmocka_unit_test(git_deleted_empty_file),
         cmocka_unit_test(git_header_alone_changes_nothing),
         cmocka_unit_test(renames_and_copies_are_refused),
+        cmocka_unit_test(links_submodules_and_modes_alone),
+        cmocka_unit_test(quoted_names_are_unquoted),
         cmocka_unit_test(binary_changes_are_refused),
         cmocka_unit_test(hunks_are_placed_by_their_headers),
         cmocka_unit_test(hunk_cut_short_is_refused),
