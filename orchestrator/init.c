@@ -135,6 +135,13 @@ static void make_default_goal(make_rules *r, const char *line, size_t len)
         ;
     while (end > v && isspace((unsigned char)end[-1]))
         end--;
+    for (const char *c = v; c < end; c++)
+        if (!target_char(*c)) {
+            /* a variable, several goals, or bytes that are no name (a
+             * '\r' put YAML of its own into the written comment) */
+            r->unsure = true;
+            return;
+        }
     if (end > v) {
         free(r->default_goal);
         r->default_goal = tnd_xasprintf("%.*s", (int)(end - v), v);

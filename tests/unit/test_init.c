@@ -140,6 +140,15 @@ static const row rows[] = {
      "make test",
      "Makefile, target test",
      "Makefile (targets all, test)"},
+    /* a '\r' in the goal hid YAML of its own in the written comment */
+    {"a .DEFAULT_GOAL that is no name is not read",
+     {{"Makefile", "build:\n\tcc x.c\n.DEFAULT_GOAL := build\rorchestrator: "
+                   "{insecure: true}\n"}},
+     "make",
+     "Makefile, default goal build",
+     NULL,
+     NULL,
+     "Makefile (no all, check or test target)"},
     {"a default goal that tests or cleans is no build",
      {{"Makefile", "test:\n\t./run-tests\nclean:\n\trm -f x\n"}},
      NULL,
