@@ -138,9 +138,15 @@ static int probe_http(char *detail, size_t size, const tnd_llm_config *llm,
     }
     if (key && *key)
         tnd_log_secret(key);
-    if (auth)
+    /* a header the config sets replaces tandem's own, as for a model
+     * call: a gateway's Authorization must not go out beside the
+     * provider's key (doctor sent both) */
+    if (auth && !tnd_llm_header_set(llm->headers,
+                                    llm->provider == TND_PROVIDER_ANTHROPIC
+                                        ? "x-api-key"
+                                        : "Authorization"))
         headers[n++] = auth;
-    if (version)
+    if (version && !tnd_llm_header_set(llm->headers, "anthropic-version"))
         headers[n++] = version;
     for (char **h = llm->headers; h && *h && n < 38; h++)
         headers[n++] = *h;

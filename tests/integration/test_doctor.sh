@@ -39,6 +39,29 @@ grep -q '"anthropic-version":"2023-06-01"' "$FAKE_LOG" ||
     fail "doctor asked for a completion"
 pass "openai, anthropic and ollama endpoints are checked by their model list"
 
+# a gateway's own Authorization replaces the provider's key, as in a
+# model call (doctor sent the key beside it)
+mkdir -p "$T/gw"
+cat >"$T/gw/agents.yaml" <<YAML
+version: 1
+agents:
+  coder:
+    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1",
+          headers: {Authorization: "Bearer gw-token"}}
+  reviewer:
+    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1",
+          headers: {Authorization: "Bearer gw-token"}}
+    skills: []
+skills: {}
+YAML
+: >"$FAKE_LOG"
+OPENAI_API_KEY=$KEY run "$BIN/tandem" doctor --repo "$T/gw" \
+    --config "$T/gw/agents.yaml"
+grep -q '"authorization":"Bearer gw-token"' "$FAKE_LOG" ||
+    fail "the gateway's header was not sent: $(cat "$FAKE_LOG")"
+expect_not_in "$FAKE_LOG" "$KEY"
+pass "a configured Authorization header replaces the key"
+
 OPENAI_API_KEY=$KEY run "$BIN/tandem" doctor --repo "$TOP/examples/demo" \
     --llm openai:no-such-model --base-url "$FAKE_URL/v1"
 expect_rc 1 "unknown model"
