@@ -57,7 +57,7 @@ static void show_evidence(run *r)
     }
     if (!reply)
         return;
-    skills = tnd_json_field(reply, "skills");
+    skills = tnd_json_array(reply, "skills");
     n = skills ? json_object_array_length(skills) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *sk = json_object_array_get_idx(skills, i);
@@ -72,7 +72,7 @@ static void show_evidence(run *r)
         if (*out)
             show_tail(r->err, out);
     }
-    issues = tnd_json_field(tnd_json_field(reply, "critique"), "issues");
+    issues = tnd_json_array(tnd_json_field(reply, "critique"), "issues");
     n = issues ? json_object_array_length(issues) : 0;
     if (n > 0)
         fprintf(r->err, "the reviewer's issues:\n");

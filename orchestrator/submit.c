@@ -210,7 +210,7 @@ static int send_request(submit *s, const tnd_client_request *req)
 
 static void print_status(const tnd_client_reply *r)
 {
-    json_object *list = tnd_json_field(r->report, "sessions");
+    json_object *list = tnd_json_array(r->report, "sessions");
 
     printf("running %ld of %ld, queued %ld of %ld%s\n",
            tnd_json_int_or(r->report, "running", 0),

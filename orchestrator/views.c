@@ -65,7 +65,7 @@ static void answered_by(tnd_buf *b, json_object *answer)
 
 static void proposal_md(tnd_buf *b, json_object *reply)
 {
-    json_object *edits = tnd_json_field(reply, "edits"),
+    json_object *edits = tnd_json_array(reply, "edits"),
                 *usage = tnd_json_field(reply, "usage");
     const char *why = tnd_json_str_or(reply, "rationale", NULL),
                *bad = tnd_json_str_or(reply, "format_error", NULL);
@@ -93,7 +93,7 @@ static void proposal_md(tnd_buf *b, json_object *reply)
 
 static void checks_md(tnd_buf *b, json_object *reply)
 {
-    json_object *skills = tnd_json_field(reply, "skills");
+    json_object *skills = tnd_json_array(reply, "skills");
 
     tnd_buf_puts(b, "- Checks:");
     for (size_t i = 0; skills && i < json_object_array_length(skills); i++) {
@@ -117,7 +117,7 @@ static void checks_md(tnd_buf *b, json_object *reply)
 static void audit_md(tnd_buf *b, json_object *reply)
 {
     json_object *crit = tnd_json_field(reply, "critique");
-    json_object *issues = tnd_json_field(crit, "issues");
+    json_object *issues = tnd_json_array(crit, "issues");
 
     checks_md(b, reply);
     if (!crit || json_object_is_type(crit, json_type_null)) {

@@ -189,7 +189,7 @@ static void scan_server(watch *wt)
 {
     json_object *status = tnd_submit_status(wt->ctx), *list;
 
-    list = tnd_json_field(status, "sessions");
+    list = tnd_json_array(status, "sessions");
     for (size_t i = 0; list && i < json_object_array_length(list); i++) {
         json_object *e = json_object_array_get_idx(list, i);
         const char *repo = tnd_json_str_or(e, "repo", NULL);

@@ -68,6 +68,13 @@ int tnd_json_parse_depth(json_object **out, const char *text, size_t len,
 }
 
 /* The field, NULL when missing or null. */
+json_object *tnd_json_array(json_object *obj, const char *key)
+{
+    json_object *v = tnd_json_field(obj, key);
+
+    return json_object_is_type(v, json_type_array) ? v : NULL;
+}
+
 json_object *tnd_json_field(json_object *obj, const char *key)
 {
     json_object *v = NULL;

@@ -77,6 +77,11 @@ int tnd_json_get_object(json_object **out, json_object *obj, const char *key,
 /* Borrow obj[key], or NULL. */
 json_object *tnd_json_field(json_object *obj, const char *key);
 
+/* obj[key] when it is an array (borrowed), else NULL: what a damaged
+ * file holds is never handed to json_object_array_length, which aborts
+ * on anything else. */
+json_object *tnd_json_array(json_object *obj, const char *key);
+
 /* obj[key] when it is a string (borrowed from obj), else fallback. */
 const char *tnd_json_str_or(json_object *obj, const char *key,
                             const char *fallback);

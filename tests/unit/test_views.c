@@ -205,6 +205,11 @@ static void wrong_fields_do_not_crash_a_view(void **state)
     step(f, "decision",
          "{\"attempt\": 1, \"action\": 3, \"reason\": 42, "
          "\"signature\": \"s\"}");
+    /* lists that are not lists: json-c aborted on their length */
+    step(f, "proposal", "{\"attempt\": 2, \"reply\": {\"edits\": \"x\"}}");
+    step(f, "audit",
+         "{\"attempt\": 2, \"reply\": {\"skills\": 5, "
+         "\"critique\": {\"verdict\": \"approve\", \"issues\": {}}}}");
     step(f, "escalation", "{\"reason\": [], \"mode\": {}}");
     step(f, "answer", "{\"kind\": 5}");
     step(f, "finish", "{\"status\": false}");
