@@ -457,13 +457,34 @@ static int copy_file(const char *src, const char *dst, const struct stat *st)
     return error;
 }
 
+static int copy_link(const char *src, const char *dst)
+{
+    char target[PATH_MAX];
+    ssize_t n = readlink(src, target, sizeof(target) - 1);
+
+    if (n < 0)
+        return tnd_error_sys("cannot read link %s", src);
+    target[n] = '\0';
+    if (symlink(target, dst) < 0)
+        return tnd_error_sys("cannot create link %s", dst);
+    return 0;
+}
+
+/* The deepest a copied tree may go: each level holds a directory open
+ * and a stack frame (2,000 nested directories crashed the copy). */
+#define COPY_DEPTH_MAX 256
+
 static int copy_dir(const char *src, const char *dst, const char *const *skip,
-                    size_t *budget, mode_t mode)
+                    size_t *budget, mode_t mode, int depth)
 {
     DIR *d;
     struct dirent *e;
     int error = 0;
 
+    if (depth > COPY_DEPTH_MAX)
+        return tnd_error_set("the tree is more than %d directories deep (at "
+                             "%s)",
+                             COPY_DEPTH_MAX, src);
     if (mkdir(dst, (mode & 07777) | 0700) < 0)
         return tnd_error_sys("cannot create directory %s", dst);
     if (!(d = opendir(src)))
@@ -479,7 +500,7 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip,
         if (lstat(s, &st) < 0) {
             error = tnd_error_sys("cannot read %s", s);
         } else if (S_ISDIR(st.st_mode)) {
-            error = copy_dir(s, t, NULL, budget, st.st_mode);
+            error = copy_dir(s, t, NULL, budget, st.st_mode, depth + 1);
         } else if (S_ISREG(st.st_mode)) {
             if ((size_t)st.st_size > *budget)
                 error = tnd_error_set(
@@ -489,15 +510,7 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip,
                 error = copy_file(s, t, &st);
             }
         } else if (S_ISLNK(st.st_mode)) {
-            char target[PATH_MAX];
-            ssize_t n = readlink(s, target, sizeof(target) - 1);
-            if (n < 0) {
-                error = tnd_error_sys("cannot read link %s", s);
-            } else {
-                target[n] = '\0';
-                if (symlink(target, t) < 0)
-                    error = tnd_error_sys("cannot create link %s", t);
-            }
+            error = copy_link(s, t);
         }
         free(s);
         free(t);
@@ -516,7 +529,7 @@ int tnd_fs_copytree(const char *src, const char *dst, const char *const *skip,
         return tnd_error_sys("cannot read %s", src);
     if (!S_ISDIR(st.st_mode))
         return tnd_error_set("%s is not a directory", src);
-    if (copy_dir(src, dst, skip, &budget, st.st_mode) < 0) {
+    if (copy_dir(src, dst, skip, &budget, st.st_mode, 0) < 0) {
         tnd_error_prefix("cannot copy %s to %s", src, dst);
         return -1;
     }

@@ -478,6 +478,34 @@ static int can_lock(const char *path)
     return ok;
 }
 
+/* A tree deeper than the copy goes is refused, not a crash (2,000
+ * nested directories overflowed the stack). */
+static void a_tree_too_deep_is_refused(void **state)
+{
+    char src[PATH_MAX], dst[PATH_MAX];
+    int fd;
+
+    (void)state;
+    snprintf(src, sizeof(src), "%s/deep", tmpdir);
+    snprintf(dst, sizeof(dst), "%s/deep-copy", tmpdir);
+    assert_int_equal(mkdir(src, 0755), 0);
+    fd = open(src, O_RDONLY | O_DIRECTORY);
+    assert_true(fd >= 0);
+    for (int i = 0; i < 300; i++) {
+        int next;
+        assert_int_equal(mkdirat(fd, "d", 0755), 0);
+        next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+        assert_true(next >= 0);
+        close(fd);
+        fd = next;
+    }
+    close(fd);
+    assert_int_equal(tnd_fs_copytree(src, dst, NULL, 1 << 20), -1);
+    assert_non_null(strstr(tnd_error_last(), "more than 256 directories deep"));
+    assert_int_equal(tnd_fs_rmtree(dst), 0);
+    assert_int_equal(tnd_fs_rmtree(src), 0);
+}
+
 static void a_new_lock_is_held_until_its_descriptor_closes(void **state)
 {
     int dfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, again;
@@ -529,6 +557,7 @@ int main(void)
         cmocka_unit_test(a_directory_descriptor_is_an_error),
         cmocka_unit_test(a_non_blocking_pipe_is_waited_for),
         cmocka_unit_test(a_new_lock_is_held_until_its_descriptor_closes),
+        cmocka_unit_test(a_tree_too_deep_is_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
