@@ -251,7 +251,7 @@ static int on_chunk(const char *data, size_t len, void *payload)
     }
     rc = tnd_stream_feed(r->sse, data, len, on_event, r);
     if (rc == 0)
-        return 0;
+        return r->stopped ? TND_HTTP_CHUNK_END : 0;
     if (rc == -1 && !strstr(tnd_error_last(), r->a->url))
         tnd_error_prefix("the stream from %s", r->a->url);
     r->error = rc;

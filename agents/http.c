@@ -27,6 +27,7 @@ typedef struct transfer {
     tnd_buf body;
     bool too_big;
     bool chunk_abort;
+    bool ended; /* the chunk callback said the answer is complete */
     long retry_after_ms;
 } transfer;
 
@@ -105,7 +106,12 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *arg)
     if (t->req->on_chunk && t->req->chunks_only)
         t->api->easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
     if (t->req->on_chunk && (!t->req->chunks_only || status / 100 == 2)) {
-        if (t->req->on_chunk(data, n, t->req->payload) != 0) {
+        int rc = t->req->on_chunk(data, n, t->req->payload);
+        if (rc == TND_HTTP_CHUNK_END) {
+            t->ended = true;
+            return 0;
+        }
+        if (rc != 0) {
             t->chunk_abort = true;
             return 0;
         }
@@ -239,7 +245,7 @@ static int perform(tnd_http_response *out, tnd_http *h,
 
     rc = h->api->easy_perform(h->curl);
     h->api->slist_free_all(headers);
-    if (rc == CURLE_OK) {
+    if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && t.ended)) {
         h->api->easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &out->status);
         out->body = tnd_buf_detach(&t.body, &out->len);
         out->retry_after_ms = t.retry_after_ms;

@@ -14,8 +14,14 @@
 typedef struct tnd_http tnd_http;
 
 /* Called with each piece of the body as it arrives (for streaming); a
- * non-zero return aborts the transfer. */
+ * non-zero return aborts the transfer, as an error, except
+ * TND_HTTP_CHUNK_END: the answer is complete (its end marker came), and
+ * the transfer stops as a success, whether or not the server closes the
+ * body (one that sent [DONE] and kept it open was waited on until the
+ * timeout, then retried and paid for again). */
 typedef int (*tnd_http_chunk_fn)(const char *data, size_t len, void *payload);
+
+#define TND_HTTP_CHUNK_END 2
 
 typedef struct tnd_http_request {
     const char *url;

@@ -155,7 +155,7 @@ static int on_chunk(const char *data, size_t len, void *payload)
     int rc = tnd_stream_feed(r->lines, data, len, on_line, r);
 
     if (rc == 0)
-        return 0;
+        return r->done ? TND_HTTP_CHUNK_END : 0;
     if (!strstr(tnd_error_last(), r->o->url))
         tnd_error_prefix("the stream from %s", r->o->url);
     r->error = rc;

@@ -278,8 +278,10 @@ static int on_chunk(const char *data, size_t len, void *payload)
         return r->error = tnd_error_set("the stream from %s is longer than "
                                         "%d bytes",
                                         r->o->url, TND_OPENAI_MAX_STREAM);
-    if (r->mode == MODE_SSE)
-        return feed(r, data, len);
+    if (r->mode == MODE_SSE) {
+        int rc = feed(r, data, len);
+        return rc == 0 && r->done ? TND_HTTP_CHUNK_END : rc;
+    }
     if (tnd_buf_append(&r->body, data, len) < 0)
         return r->error = tnd_error_set("the response from %s is larger "
                                         "than %d bytes",

@@ -247,6 +247,8 @@ static int load_field(fl_step *step, const char *key, json_object *v)
         return want_bool(&step->stall, v, key);
     if (!strcmp(key, "truncate"))
         return want_bool(&step->truncate, v, key);
+    if (!strcmp(key, "hold_open"))
+        return want_bool(&step->hold_open, v, key);
     if (!strcmp(key, "garbage"))
         return want_bool(&step->garbage, v, key);
     if (!strcmp(key, "oversize"))

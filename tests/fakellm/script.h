@@ -26,6 +26,7 @@ typedef struct fl_step {
     long delay_ms;
     int stall;
     int truncate;
+    int hold_open; /* streaming: every event, then the body kept open */
     int garbage;
     long long oversize; /* body bytes; -1 when not given */
     size_t chunk_size;  /* content bytes per stream event */

@@ -430,6 +430,12 @@ static int send_stream(fl_conn *conn, const fl_request *req,
             error = fl_conn_send_chunk(conn, chunked, events.items[i].data,
                                        events.items[i].len);
     }
+    if (error == 0 && step->hold_open) {
+        /* the end marker is sent, the body never ends */
+        fl_events_free(&events);
+        fl_conn_stall(conn);
+        return 0;
+    }
     if (error == 0 && chunked && !step->truncate)
         error = fl_conn_send_last_chunk(conn);
     fl_events_free(&events);

@@ -216,6 +216,27 @@ JSON
     pass "$provider: an oversize body fails the run with a clear error"
 done
 
+# --- an answer complete, its body kept open ------------------------------------
+# The end marker ([DONE], message_stop, "done": true) ends the call: it
+# was waited on until timeout_s, then retried and paid for again.
+sed 's/"chunk_size": 7,/"chunk_size": 7, "hold_open": true,/' "$T/demo.json" \
+    >"$T/hold.json"
+[ "$(grep -c '"hold_open"' "$T/hold.json")" = 4 ] || fail "cannot make hold.json"
+for provider in openai anthropic ollama; do
+    case $provider in
+    openai) path=/v1/chat/completions ;;
+    anthropic) path=/v1/messages ;;
+    ollama) path=/api/chat ;;
+    esac
+    serve "$T/hold.json"
+    base=$FAKE_URL
+    [ $provider = openai ] && base=$FAKE_URL/v1
+    llm_config "{provider: $provider, model: fake-model, base_url: \"$base\", timeout_s: 60, max_retries: 0}"
+    OPENAI_API_KEY=$KEY TANDEM_TIMEOUT=50 run tandem run --repo "$T/demo" "$TASK"
+    expect_approved $path
+    pass "$provider: an answer whose body stays open ends at its end marker"
+done
+
 # --- errors inside a 200 stream ----------------------------------------------
 # Anthropic: an overloaded_error event mid-stream is retried.
 script '{"headers": {"Content-Type": "text/event-stream"}, "body": "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"}' \
