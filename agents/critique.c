@@ -268,6 +268,8 @@ static void consider(search *s, size_t start, size_t end)
 static void find_candidates(search *s)
 {
     const char *answer = s->answer, *p;
+    size_t len = strlen(answer);
+    bool unclosed = false;
     int scanned = 0;
 
     consider(s, 0, strlen(answer));
@@ -301,10 +303,14 @@ static void find_candidates(search *s)
         }
         if ((end = balanced_end(answer, at)) != 0) {
             consider(s, at, end);
-        } else if (mentions_verdict(answer + at, strlen(answer + at))) {
-            /* never closed: to the end of the answer */
-            tnd_error_set("a '{' is never closed");
-            note_broken(s, at, strlen(answer));
+        } else if (!unclosed) {
+            /* never closed: the rest of the answer, once (every later
+             * '{' lies inside it) */
+            unclosed = true;
+            if (mentions_verdict(answer + at, len - at)) {
+                tnd_error_set("a '{' is never closed");
+                note_broken(s, at, len);
+            }
         }
     }
 }
