@@ -209,6 +209,7 @@ static int prune(int argc, char **argv)
     rc = tnd_prune(&res, &o);
     for (size_t i = 0; i < res.count; i++) {
         const tnd_prune_item *it = &res.items[i];
+        char *id;
         if (it->verdict != TND_PRUNE_REMOVE) {
             kept[it->verdict]++;
             continue;
@@ -220,9 +221,11 @@ static int prune(int argc, char **argv)
         }
         tnd_duration_format(age, sizeof(age), it->age_ms);
         size_text(size, sizeof(size), it->bytes);
-        printf("%s %s  %-11s %5s %10s%s\n", verb, it->id,
+        id = tnd_str_one_line(it->id, 64); /* a directory's name */
+        printf("%s %s  %-11s %5s %10s%s\n", verb, id,
                tnd_session_status_name(it->state), age, size,
                it->workspace ? "  and its kept workspace" : "");
+        free(id);
         removed++;
         bytes += it->bytes;
     }
@@ -304,14 +307,37 @@ static int list_sessions(const char *repo, bool json)
             for (char *p = task; *p; p++)
                 if (*p == '\n' || *p == '\t')
                     *p = ' ';
-            printf("%-26s %-11s %5ld %6ld %9ld  %s\n", list[i].id,
+            char *id = tnd_str_one_line(list[i].id, 64);
+            printf("%-26s %-11s %5ld %6ld %9ld  %s\n", id,
                    tnd_session_status_name(list[i].state), list[i].iterations,
                    list[i].llm_calls, list[i].tokens, task);
+            free(id);
             free(task);
         }
     }
     tnd_history_free(list, n);
     return TND_EXIT_OK;
+}
+
+/* A session's diff file: attempt-N.diff or final.diff. */
+static bool diff_name(const char *name)
+{
+    size_t n =
+        strspn(name + (strncmp(name, "attempt-", 8) ? 0 : 8), "0123456789");
+
+    return strcmp(name, "final.diff") == 0 ||
+           (strncmp(name, "attempt-", 8) == 0 && n > 0 &&
+            strcmp(name + 8 + n, ".diff") == 0);
+}
+
+/* text on stdout with no terminal escape: model-written text and a
+ * diff of a repository's files reach a person's terminal here */
+static void put_printable(const char *text)
+{
+    char *clean = tnd_str_printable(text, strlen(text) + 1);
+
+    fputs(clean, stdout);
+    free(clean);
 }
 
 static int show(const char *repo, const char *prefix)
@@ -332,14 +358,21 @@ static int show(const char *repo, const char *prefix)
         code = TND_EXIT_FAILED;
     } else {
         text = tnd_views_reflection(records);
-        fputs(text, stdout);
+        put_printable(text);
         /* the approved change, or else the last proposal */
         for (size_t i = json_object_array_length(records); i-- > 0 && !diff;) {
             json_object *r = json_object_array_get_idx(records, i), *d;
             if (strcmp(tnd_journal_type(r), "decision") == 0 &&
                 json_object_object_get_ex(r, "diff", &d) &&
                 json_object_is_type(d, json_type_string)) {
-                char *file = tnd_fs_join(repo, json_object_get_string(d));
+                /* a file of this session, by its name only: a journal
+                 * naming any other path had it printed (/etc/passwd) */
+                const char *name = strrchr(json_object_get_string(d), '/');
+                char *file;
+                name = name ? name + 1 : json_object_get_string(d);
+                if (!diff_name(name))
+                    continue;
+                file = tnd_session_path(s, name);
                 if (tnd_fs_read(&diff, &len, file, 64 << 20) < 0)
                     diff = NULL;
                 free(file);
@@ -349,10 +382,11 @@ static int show(const char *repo, const char *prefix)
             tnd_session_status st;
             bool approved = tnd_journal_status(&st, records) == 0 &&
                             st == TND_SESSION_APPROVED;
-            printf("\n## %s\n\n```diff\n%s```\n",
+            printf("\n## %s\n\n```diff\n",
                    approved ? "The approved change"
-                            : "The last proposal (not approved)",
-                   diff);
+                            : "The last proposal (not approved)");
+            put_printable(diff);
+            fputs("```\n", stdout);
         }
     }
     json_object_put(records);
@@ -418,13 +452,16 @@ static int stats(const char *repo, bool json)
            json_object_array_length(pats) ? "" : " none");
     for (size_t i = 0; i < json_object_array_length(pats); i++) {
         json_object *p = json_object_array_get_idx(pats, i);
-        printf("  %3d x in %d session%s  %.70s\n",
+        /* the reason holds the model's words: no terminal escape */
+        char *reason = tnd_str_one_line(tnd_json_str_or(p, "reason", ""), 70);
+        printf("  %3d x in %d session%s  %s\n",
                json_object_get_int(json_object_object_get(p, "occurrences")),
                json_object_get_int(json_object_object_get(p, "sessions")),
                json_object_get_int(json_object_object_get(p, "sessions")) == 1
                    ? ""
                    : "s",
-               json_object_get_string(json_object_object_get(p, "reason")));
+               reason);
+        free(reason);
     }
     json_object_put(o);
     return TND_EXIT_OK;

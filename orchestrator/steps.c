@@ -15,6 +15,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/term.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/budget.h"
 #include "orchestrator/crew.h"
@@ -36,15 +37,19 @@ void tnd_loop_end_progress(run *r)
 void tnd_loop_say(run *r, const char *fmt, ...)
 {
     va_list ap;
+    char *text, *clean;
 
     if (r->opts.quiet)
         return;
     tnd_loop_end_progress(r);
     va_start(ap, fmt);
-    fputs("tandem: ", r->err);
-    vfprintf(r->err, fmt, ap);
-    fputc('\n', r->err);
+    text = tnd_xvasprintf(fmt, ap);
     va_end(ap);
+    /* what it says often holds the model's words (a revise's reason) */
+    clean = tnd_str_printable(text, strlen(text) + 1);
+    fprintf(r->err, "tandem: %s\n", clean);
+    free(clean);
+    free(text);
 }
 
 void tnd_loop_stop(run *r, tnd_session_status status, const char *reason)

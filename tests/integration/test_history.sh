@@ -79,3 +79,31 @@ expect_in "$T/out" ": finished: approved"
 run "$BIN/tandem" watch --repo "$T/demo"
 expect_in "$T/out" "no session is running"
 pass "watch follows a running session to its end"
+
+# what the model wrote, and names on disk, reach a terminal without its
+# escapes; show reads only this session's own diffs
+python3 - "$TOP/examples/demo/cassette.json" "$T/esc.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+ex = c["exchanges"]
+ex[0]["answer"] = "\x1b]0;PWNED\x07\x1b[31mRED\x1b[0m " + ex[0]["answer"]
+json.dump(c, open(sys.argv[2], "w"))
+PY
+rm -rf "$T/demo/.tandem"
+demo_config "$T/esc.json" </dev/null
+run "$BIN/tandem" run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "a run whose coder writes escapes"
+mkdir "$T/demo/.tandem/sessions/$(printf 'x\033]0;PWNED\007')"
+for cmd in "show 2026" "stats" "sessions"; do
+    # shellcheck disable=SC2086
+    "$BIN/tandem" $cmd --repo "$T/demo" >"$T/esc.out" 2>&1
+    if LC_ALL=C grep -q "$(printf '\033')" "$T/esc.out"; then
+        fail "tandem $cmd printed an escape: $(cat -v "$T/esc.out")"
+    fi
+done
+id=$(basename "$(ls -d "$T"/demo/.tandem/sessions/2026*)")
+printf '%s\n' '{"seq":90,"time":"2026-01-01T00:00:00.000Z","type":"decision","attempt":9,"action":"approve","reason":"x","diff":"../../../../../../etc/passwd"}' \
+    >>"$T/demo/.tandem/sessions/$id/journal.jsonl"
+run "$BIN/tandem" show --repo "$T/demo" "$id"
+expect_not_in "$T/out" "root:"
+pass "show, stats and sessions print no terminal escapes; show reads only the session's diffs"
