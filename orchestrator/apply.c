@@ -469,10 +469,17 @@ static int apply_git(const char *repo, const char *patch_file,
                      const char *prefix)
 {
     char *dir = *prefix ? tnd_xasprintf("--directory=%s", prefix) : NULL;
-    const char *check[] = {"apply", "--check", dir ? dir : patch_file,
-                           dir ? patch_file : NULL, NULL};
-    const char *apply[] = {"apply", dir ? dir : patch_file,
-                           dir ? patch_file : NULL, NULL};
+    /* exactly the audited patch: no apply.whitespace=fix of the user's
+     * config rewriting what the gate saw */
+    const char *check[] = {"apply",
+                           "--whitespace=nowarn",
+                           "--check",
+                           dir ? dir : patch_file,
+                           dir ? patch_file : NULL,
+                           NULL};
+    const char *apply[] = {"apply", "--whitespace=nowarn",
+                           dir ? dir : patch_file, dir ? patch_file : NULL,
+                           NULL};
     int rc;
 
     if ((rc = git(NULL, repo, check, NULL)) == 0)

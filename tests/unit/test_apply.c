@@ -387,6 +387,29 @@ static void git_applies_only_what_fits(void **state)
     free(dir);
 }
 
+/* The user's apply.whitespace=fix does not rewrite the audited patch
+ * (a trailing blank the gate saw was taken out). */
+static void git_applies_the_patch_as_it_was_audited(void **state)
+{
+    char *dir = git_repo("git-whitespace"), *file, *diff;
+    const char *blank = "one\ntwo\nthree\nfour\nFIVE  \nsix\nseven\n"
+                        "eight\nnine\nten\n";
+    tnd_apply_result r;
+
+    (void)state;
+    sh("cd '%s' && git config apply.whitespace fix", dir);
+    diff = patch(dir, "a.txt", lines10, blank, &file);
+    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
+                     0);
+    assert_true(r.git);
+    assert_true(r.applied);
+    assert_file(dir, "a.txt", blank);
+    tnd_apply_result_clear(&r);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
 static void a_commit_holds_the_patch_and_nothing_else(void **state)
 {
     char *dir = git_repo("git-commit"), *file, *diff, *out;
@@ -507,6 +530,7 @@ int main(void)
         cmocka_unit_test(repeated_lines_and_fifos_outside_git),
         cmocka_unit_test(commit_outside_git_is_refused),
         cmocka_unit_test(git_applies_only_what_fits),
+        cmocka_unit_test(git_applies_the_patch_as_it_was_audited),
         cmocka_unit_test(a_commit_holds_the_patch_and_nothing_else),
         cmocka_unit_test(a_commit_of_a_file_with_changes_of_yours_is_refused),
         cmocka_unit_test(a_created_file_is_committed_from_a_subdirectory),
