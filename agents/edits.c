@@ -182,7 +182,7 @@ int tnd_edits_parse(tnd_edit **edits_out, size_t *count_out,
     for (size_t i = 0; i < nlines && error == 0; i++) {
         marker m = classify(&lines[i]);
         marker want_close;
-        size_t path_line = 0, j, divider = 0;
+        size_t path_line = 0, j, divider = 0, dividers = 0;
         char *path = NULL;
         bool have_path = false;
         tnd_edit *e;
@@ -208,6 +208,20 @@ int tnd_edits_parse(tnd_edit **edits_out, size_t *count_out,
         }
         if (have_path) {
             path = path_from(&lines[path_line]);
+            if (strpbrk(path, " \t") &&
+                !memchr(lines[path_line].start, '`', lines[path_line].len) &&
+                !memchr(lines[path_line].start, '"', lines[path_line].len)) {
+                /* a sentence, not a path ("And the helper goes in a
+                 * header:" made a file of that name): a name with a
+                 * space must be quoted */
+                error = tnd_error_set(
+                    "edit block %zu at line %zu: the line above it, '%.60s', "
+                    "reads as prose, not a file path; put the path alone on "
+                    "that line (in backticks if it has spaces)",
+                    n + 1, i + 1, path);
+                free(path);
+                break;
+            }
         } else if (last_path) {
             path = tnd_xstrdup(last_path);
             path_line = i;
@@ -235,9 +249,13 @@ int tnd_edits_parse(tnd_edit **edits_out, size_t *count_out,
                                         : M_DEL_CLOSE;
         for (j = i + 1; j < nlines; j++) {
             marker k = classify(&lines[j]);
-            if (k == M_DIVIDER && m == M_SEARCH && !divider)
+            if (k == M_DIVIDER && m == M_SEARCH && divider) {
+                /* which of two is the divider is a guess (a heading's
+                 * underline in SEARCH split it at the wrong one) */
+                dividers++;
+            } else if (k == M_DIVIDER && m == M_SEARCH) {
                 divider = j;
-            else if (k == want_close)
+            } else if (k == want_close)
                 break;
             else if (k == M_SEARCH || k == M_FILE_OPEN || k == M_DEL_OPEN)
                 break;
@@ -249,6 +267,15 @@ int tnd_edits_parse(tnd_edit **edits_out, size_t *count_out,
                 want_close == M_REPLACE      ? ">>>>>>> REPLACE"
                 : want_close == M_FILE_CLOSE ? ">>>>>>> FILE"
                                              : ">>>>>>> DELETE");
+            free(path);
+            break;
+        }
+        if (dividers) {
+            error = tnd_error_set("edit block %zu for %s (line %zu) has more "
+                                  "than one '=======' line, so where SEARCH "
+                                  "ends is unclear; write the whole file in "
+                                  "a FILE block instead",
+                                  n + 1, path, i + 1);
             free(path);
             break;
         }

@@ -289,17 +289,6 @@ static const good_case good_cases[] = {
               "==========\n====\n",
               "print('>>>>>>> REPLACE')\n >>>>>>> REPLACE\n<<<< SEARCH\n"
               ">>>>>>> REPLACED\n")}},
-    {"a second divider belongs to the replacement",
-     "a.txt\n"
-     "<<<<<<< SEARCH\n"
-     "x\n"
-     "=======\n"
-     "y\n"
-     "=======\n"
-     "z\n"
-     ">>>>>>> REPLACE\n",
-     "",
-     {REPLACE("a.txt", "x\n", "y\n=======\nz\n")}},
     {"no newline at the end",
      "a.txt\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE",
      "",
@@ -425,6 +414,19 @@ static const bad_case bad_cases[] = {
     {".git/config\n<<<<<<< FILE\n>>>>>>> FILE\n",
      "edit block 1 at line 2: '.git/config' is inside .git, which edits may "
      "not touch"},
+    /* two dividers: which ends SEARCH is a guess (an underline in the
+     * file's text split it at the wrong one, and the file was corrupted
+     * with no error) */
+    {"a.txt\n<<<<<<< SEARCH\nx\n=======\ny\n=======\nz\n>>>>>>> REPLACE\n",
+     "edit block 1 for a.txt (line 2) has more than one '=======' line, so "
+     "where SEARCH ends is unclear; write the whole file in a FILE block "
+     "instead"},
+    /* prose above a block is no path (it made a file of that name) */
+    {"And the new helper goes in a header:\n<<<<<<< FILE\nint x;\n"
+     ">>>>>>> FILE\n",
+     "edit block 1 at line 2: the line above it, 'And the new helper goes in "
+     "a header', reads as prose, not a file path; put the path alone on that "
+     "line (in backticks if it has spaces)"},
     {"Done.\n>>>>>>> REPLACE\n",
      "line 2: '>>>>>>> REPLACE' appears outside an edit block"},
     {"a.c\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"
