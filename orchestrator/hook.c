@@ -81,9 +81,17 @@ int tnd_hook_dir(char **out, const char *repo)
 int tnd_hook_read(tnd_hook_state *out, const char *dir)
 {
     char *path = tnd_fs_join(dir, "pre-commit"), *text = NULL;
+    struct stat st;
     int rc;
 
     *out = TND_HOOK_NONE;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        /* someone's link (to a hook manager's script, say), whether or
+         * not it leads anywhere now: never tandem's to replace unasked */
+        *out = TND_HOOK_FOREIGN;
+        free(path);
+        return 0;
+    }
     rc = tnd_fs_read(&text, NULL, path, HOOK_MAX);
     if (rc == TND_ENOTFOUND) {
         rc = 0;

@@ -141,6 +141,20 @@ static void test_install_uninstall(void **state)
     assert_false(tnd_fs_exists(path));
     assert_int_equal(tnd_hook_uninstall(&was, dir), 0);
     assert_int_equal(was, TND_HOOK_NONE);
+
+    /* a link, even one that leads nowhere now, is someone's: refused;
+     * --force replaces the link itself, not where it leads */
+    {
+        char *target = tnd_fs_join(scratch, "manager-hook");
+        assert_int_equal(symlink(target, path), 0);
+        assert_int_equal(tnd_hook_install(&was, dir, text, false), TND_ECONFIG);
+        assert_int_equal(was, TND_HOOK_FOREIGN);
+        assert_int_equal(tnd_hook_install(&was, dir, text, true), 0);
+        assert_int_equal(lstat(path, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_false(tnd_fs_exists(target));
+        free(target);
+    }
     free(text);
     free(pass);
     free(path);
