@@ -521,6 +521,25 @@ void tnd_config_check_globs(tnd_yw *w, const char *path, const yaml_node_t *map,
     }
 }
 
+static bool env_name(const char *s)
+{
+    if (!isalpha((unsigned char)*s) && *s != '_')
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return false;
+    return true;
+}
+
+/* An http:// or https:// URL with something after the scheme before any
+ * '/' (the scheme itself is checked where the file is read). */
+static bool url_has_host(const char *url)
+{
+    const char *p = strstr(url, "://");
+
+    return !p || (p[3] && p[3] != '/' && p[3] != '?' && p[3] != '#');
+}
+
 int tnd_llm_config_check(const tnd_llm_config *llm, const char *label,
                          bool files)
 {
@@ -537,6 +556,23 @@ int tnd_llm_config_check(const tnd_llm_config *llm, const char *label,
             "program that reads the prompt on stdin and writes the answer on "
             "stdout: a list [program, arg, ...] or a /bin/sh string)",
             label, label);
+    if ((llm->provider == TND_PROVIDER_OPENAI ||
+         llm->provider == TND_PROVIDER_ANTHROPIC ||
+         llm->provider == TND_PROVIDER_OLLAMA) &&
+        !*llm->model)
+        return tnd_error_config("%s.model is empty: name the model the "
+                                "server runs (tandem doctor lists what it "
+                                "offers)",
+                                label);
+    if (*llm->api_key_env && !env_name(llm->api_key_env))
+        return tnd_error_config("%s.api_key_env: \"%s\" is not the name of "
+                                "an environment variable (letters, digits and "
+                                "'_', not starting with a digit)",
+                                label, llm->api_key_env);
+    if (*llm->base_url && !url_has_host(llm->base_url))
+        return tnd_error_config("%s.base_url: \"%s\" names no host; give "
+                                "one, e.g. http://127.0.0.1:11434",
+                                label, llm->base_url);
     /* a FIFO would have the agent wait on it for ever; say so before any
      * agent starts, as a configuration error */
     if (files && llm->provider == TND_PROVIDER_REPLAY &&

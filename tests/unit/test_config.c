@@ -1153,6 +1153,18 @@ static const bad_case bad_cases[] = {
      "      base_url: ftp://example.com/v1\n",
      "agents.yaml:5:17: agents.coder.llm.base_url must start with http:// "
      "or https://, got \"ftp://example.com/v1\""},
+    /* accepted silently, then failing at the first call */
+    {"agents:\n  coder:\n    llm:\n      provider: openai\n      model: \"\"\n",
+     "agents.yaml:4:7: agents.coder.llm.model is empty: name the model the "
+     "server runs (tandem doctor lists what it offers)"},
+    {"agents:\n  coder:\n    llm:\n      model: m\n"
+     "      api_key_env: NOT A VAR\n",
+     "agents.yaml:4:7: agents.coder.llm.api_key_env: \"NOT A VAR\" is not "
+     "the name of an environment variable (letters, digits and '_', not "
+     "starting with a digit)"},
+    {"agents:\n  coder:\n    llm:\n      model: m\n      base_url: http://\n",
+     "agents.yaml:4:7: agents.coder.llm.base_url: \"http://\" names no host; "
+     "give one, e.g. http://127.0.0.1:11434"},
     /* not YAML at all: where libyaml gave up */
     {"gate:\n  max_iterations: [1, 2\n",
      "agents.yaml:3:1: not valid YAML: did not find expected ',' or ']' "
