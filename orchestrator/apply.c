@@ -91,14 +91,23 @@ char *tnd_apply_message(const char *rationale, const char *task,
 typedef struct pending {
     const char *path; /* borrowed from the edits */
     bool existed;
+    mode_t mode; /* of the file as it was; 0644 for a new one */
     char *now;
     size_t len;
+    int dir;    /* staged: its directory, open; -1 before */
+    char *temp; /* staged: the new content's file there, by name */
 } pending;
 
 static void pending_free(pending *files, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        if (files[i].temp)
+            unlinkat(files[i].dir, files[i].temp, 0);
+        if (files[i].dir >= 0)
+            close(files[i].dir);
+        free(files[i].temp);
         free(files[i].now);
+    }
     free(files);
 }
 
@@ -119,6 +128,8 @@ static int load(pending **out, pending **files, size_t *n, int root,
     p = &(*files)[(*n)++];
     memset(p, 0, sizeof(*p));
     p->path = path;
+    p->dir = -1;
+    p->mode = 0644;
     *out = p;
     if (tnd_edit_path_check(path) < 0)
         return -1;
@@ -132,6 +143,7 @@ static int load(pending **out, pending **files, size_t *n, int root,
                              "regular files are patched",
                              path);
     }
+    p->mode = st.st_mode & 07777;
     error = tnd_fs_read_fd(&p->now, &p->len, fd, path, TND_BODY_MAX_FILE);
     close(fd);
     p->existed = error == 0;
@@ -280,31 +292,86 @@ static int plan_one(pending **files, size_t *n, int root, const tnd_edit *e,
 }
 
 /* Write (or remove) one planned file. */
-static int write_one(int root, const pending *p)
-{
-    char *dir;
-    int fd, error = 0;
+/* Directories a staging made, parents first: removed again when the
+ * patch is not put in place. */
+typedef struct made_dirs {
+    char **v;
+    size_t n, alloc;
+} made_dirs;
 
-    if (!p->now)
-        return tnd_beneath_remove(root, p->path, false, false);
-    dir = tnd_fs_dirname(p->path);
-    if (strcmp(dir, ".") != 0 && tnd_beneath_mkdirs(root, dir, NULL, NULL) < 0)
+static void remember_dir(const char *rel, void *payload)
+{
+    made_dirs *m = payload;
+
+    TND_GROW(m->v, m->alloc, m->n + 1);
+    m->v[m->n++] = tnd_xstrdup(rel);
+}
+
+static const char *base_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    return slash ? slash + 1 : path;
+}
+
+/* Write p's new content beside it, under a name of its own, in its
+ * directory (made if missing; each made is added to made). Nothing is
+ * replaced yet. */
+static int stage_one(int root, pending *p, made_dirs *made)
+{
+    char *dir = tnd_fs_dirname(p->path);
+    const char *base = base_of(p->path);
+    int fd = -1, error = 0;
+
+    if (strcmp(dir, ".") != 0 &&
+        tnd_beneath_mkdirs(root, dir, remember_dir, made) < 0)
         error = -1;
-    free(dir);
-    if (error < 0 ||
-        (fd = tnd_beneath_open(root, p->path, O_WRONLY | O_CREAT | O_TRUNC,
-                               0644)) < 0)
-        return -1;
-    for (size_t off = 0; off < p->len && error == 0;) {
+    else if ((p->dir = strcmp(dir, ".") == 0
+                           ? dup(root)
+                           : tnd_beneath_open(root, dir, O_PATH | O_DIRECTORY,
+                                              0)) < 0)
+        error = p->dir = -1;
+    for (int tries = 0; error == 0 && fd < 0 && tries < 100; tries++) {
+        free(p->temp);
+        p->temp =
+            tnd_xasprintf(".%.200s.tandem-%ld-%d", base, (long)getpid(), tries);
+        fd = openat(p->dir, p->temp,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    p->mode);
+        if (fd < 0 && errno != EEXIST)
+            error = tnd_error_sys("cannot write beside %s", p->path);
+    }
+    if (fd < 0 && error == 0)
+        error = tnd_error_set("cannot write beside %s", p->path);
+    if (fd < 0) {
+        free(p->temp);
+        p->temp = NULL;
+    }
+    for (size_t off = 0; fd >= 0 && off < p->len && error == 0;) {
         ssize_t w = write(fd, p->now + off, p->len - off);
         if (w < 0 && errno != EINTR)
             error = tnd_error_sys("cannot write %s", p->path);
         else if (w > 0)
             off += (size_t)w;
     }
-    if (close(fd) < 0 && error == 0)
+    if (fd >= 0 && fchmod(fd, p->mode) < 0 && error == 0)
         error = tnd_error_sys("cannot write %s", p->path);
+    if (fd >= 0 && close(fd) < 0 && error == 0)
+        error = tnd_error_sys("cannot write %s", p->path);
+    free(dir);
     return error;
+}
+
+/* Put p in place: its staged file over it, or it removed. */
+static int commit_one(int root, pending *p)
+{
+    if (!p->now)
+        return tnd_beneath_remove(root, p->path, false, false);
+    if (renameat(p->dir, p->temp, p->dir, base_of(p->path)) < 0)
+        return tnd_error_sys("cannot put %s in place", p->path);
+    free(p->temp);
+    p->temp = NULL;
+    return 0;
 }
 
 /* Apply diff to the tree at repo, all or nothing. 0, or -1 with the error
@@ -314,6 +381,7 @@ static int apply_own(const char *repo, const char *diff)
 {
     tnd_edit *edits = NULL;
     pending *files = NULL;
+    made_dirs made = {NULL, 0, 0};
     size_t nedits = 0, n = 0;
     int root, error = -1;
 
@@ -324,16 +392,30 @@ static int apply_own(const char *repo, const char *diff)
     for (size_t i = 0; i < nedits; i++)
         if (plan_one(&files, &n, root, &edits[i], diff) < 0)
             goto out;
-    /* everything fits: now write */
+    /* everything fits: each new content written beside its file; only
+     * when all are (a full disk fails here) is any put in place, by a
+     * rename each, so the tree is either as it was or patched (a file
+     * written over in place was left cut short, and the tree half
+     * patched, when the disk filled) */
     for (size_t i = 0; i < n; i++)
-        if (write_one(root, &files[i]) < 0) {
+        if (files[i].now && stage_one(root, &files[i], &made) < 0) {
+            tnd_error_prefix("nothing was changed");
+            for (size_t k = made.n; k-- > 0;)
+                tnd_beneath_remove(root, made.v[k], true, true);
+            goto out;
+        }
+    for (size_t i = 0; i < n; i++)
+        if (commit_one(root, &files[i]) < 0) {
             tnd_error_prefix("the tree is partly patched (%zu of %zu files "
-                             "written)",
+                             "in place)",
                              i, n);
             goto out;
         }
     error = 0;
 out:
+    for (size_t k = 0; k < made.n; k++)
+        free(made.v[k]);
+    free(made.v);
     pending_free(files, n);
     tnd_edit_list_free(edits, nedits);
     close(root);

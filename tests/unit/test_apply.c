@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -293,6 +295,48 @@ static void repeated_lines_and_fifos_outside_git(void **state)
     free(dir);
 }
 
+/* Without git, a write that fails (here the file size limit, as a full
+ * disk would) leaves every file as it was: the new contents are written
+ * beside the files first (a.txt was changed and b.txt cut short). */
+static void a_failed_write_changes_nothing_outside_git(void **state)
+{
+    char *dir = plain("plain-full"), *file, *diff, *big;
+    struct rlimit was, small;
+    tnd_buf b;
+    tnd_apply_result r;
+
+    (void)state;
+    put(dir, "a.txt", lines10);
+    put(dir, "b.txt", "bee\n");
+    big = tnd_xmalloc(256 * 1024 + 2);
+    memset(big, 'x', 256 * 1024);
+    strcpy(big + 256 * 1024, "\n");
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    free(patch(dir, "a.txt", lines10, changed10, &file));
+    tnd_diff_file(&b, "a.txt", lines10, strlen(lines10), changed10,
+                  strlen(changed10));
+    tnd_diff_file(&b, "b.txt", "bee\n", 4, big, strlen(big));
+    diff = tnd_buf_detach(&b, NULL);
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &was), 0);
+    small = was;
+    small.rlim_cur = 64 * 1024;
+    signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
+                     1);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &was), 0);
+    assert_false(r.applied);
+    assert_non_null(strstr(r.why, "nothing was changed"));
+    assert_file(dir, "a.txt", lines10);
+    assert_file(dir, "b.txt", "bee\n");
+    sh("test -z \"$(ls -A '%s' | grep tandem)\"", dir); /* no leftover */
+    tnd_apply_result_clear(&r);
+    free(big);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
 static void created_and_deleted_files_outside_git(void **state)
 {
     char *dir = plain("plain-files"), *file, *diff;
@@ -527,6 +571,7 @@ int main(void)
         cmocka_unit_test(a_clean_patch_applies_outside_git),
         cmocka_unit_test(a_conflict_leaves_the_tree_as_it_was),
         cmocka_unit_test(created_and_deleted_files_outside_git),
+        cmocka_unit_test(a_failed_write_changes_nothing_outside_git),
         cmocka_unit_test(repeated_lines_and_fifos_outside_git),
         cmocka_unit_test(commit_outside_git_is_refused),
         cmocka_unit_test(git_applies_only_what_fits),
