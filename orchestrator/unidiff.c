@@ -13,6 +13,8 @@
 
 typedef struct reader {
     const char *p, *end;
+    bool strip_cr; /* the whole diff has CRLF line ends (a patch file an
+                      editor converted): its '\r's are not content */
     size_t lineno;
     const char *line; /* the current line, without its newline */
     size_t len;
@@ -41,7 +43,7 @@ static bool next_line(reader *r)
     r->line = r->p;
     r->len = nl ? (size_t)(nl - r->p) : (size_t)(r->end - r->p);
     r->p = nl ? nl + 1 : r->end;
-    if (r->len > 0 && r->line[r->len - 1] == '\r')
+    if (r->strip_cr && r->len > 0 && r->line[r->len - 1] == '\r')
         r->len--;
     r->lineno++;
     return true;
@@ -347,9 +349,23 @@ static void forget_file(parse *ps)
     ps->hunk = 0;
 }
 
+/* Whether the diff's own lines end in CRLF: its first header line
+ * does. git writes its headers with LF whatever the files hold, and a
+ * CRLF file's lines keep their '\r' as content (they were stripped, and
+ * a review audited the file turned to LF). */
+static bool crlf_diff(const char *diff, size_t len)
+{
+    reader r = {diff, diff + len, false, 0, NULL, 0};
+
+    while (next_line(&r))
+        if (starts(&r, "diff ") || starts(&r, "--- ") || starts(&r, "@@ "))
+            return r.len > 0 && r.line[r.len - 1] == '\r';
+    return false;
+}
+
 int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
 {
-    reader r = {diff, diff + len, 0, NULL, 0};
+    reader r = {diff, diff + len, crlf_diff(diff, len), 0, NULL, 0};
     const char *nul;
     parse ps;
     int rc = 0;

@@ -412,6 +412,27 @@ static void crlf_line_endings_are_stripped(void **state)
     tnd_edit_list_free(e, n);
 }
 
+/* git's diff of a CRLF file: headers end in LF, the file's lines keep
+ * their CR as content (stripped, a review audited the file as LF). */
+static void crlf_content_is_kept(void **state)
+{
+    static const char diff[] = "diff --git a/w.txt b/w.txt\n"
+                               "--- a/w.txt\n"
+                               "+++ b/w.txt\n"
+                               "@@ -1,2 +1,2 @@\n"
+                               " hello\r\n"
+                               "-world\r\n"
+                               "+World\r\n";
+    size_t n;
+    tnd_edit *e = parse_ok(diff, &n);
+
+    (void)state;
+    assert_int_equal(n, 1);
+    assert_edit(&e[0], TND_EDIT_REPLACE, "w.txt", "hello\r\nworld\r\n",
+                "hello\r\nWorld\r\n");
+    tnd_edit_list_free(e, n);
+}
+
 static void empty_line_without_space_is_context(void **state)
 {
     /* some editors and mailers strip the lone space of an empty context
@@ -1276,6 +1297,7 @@ int main(void)
         cmocka_unit_test(no_newline_on_the_new_side),
         cmocka_unit_test(no_newline_on_both_sides),
         cmocka_unit_test(crlf_line_endings_are_stripped),
+        cmocka_unit_test(crlf_content_is_kept),
         cmocka_unit_test(empty_line_without_space_is_context),
         cmocka_unit_test(created_empty_file_without_hunks),
         cmocka_unit_test(git_created_empty_file),
