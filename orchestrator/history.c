@@ -1,6 +1,7 @@
 /* Reading sessions back (see history.h). */
 #include "orchestrator/history.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,7 @@ typedef struct pattern {
     char *reason;
     long occurrences;
     long sessions;
+    long last_session; /* the session (1, 2, ...) that counted it last */
 } pattern;
 
 typedef struct totals {
@@ -167,18 +169,54 @@ typedef struct totals {
     long codings, audits, waits;
     pattern *patterns;
     size_t npatterns, apatterns;
+    size_t *index; /* open addressing into patterns by signature: a
+                      journal of many decisions made a linear search of
+                      each (and a rescan of the session's earlier ones)
+                      take minutes */
+    size_t nindex;
+    long session; /* the session being counted, from 1 */
 } totals;
 
-static void count_pattern(totals *t, const char *sig, const char *reason,
-                          bool first_in_session)
+/* The slot of sig in t->index: its pattern's, or the empty one. */
+static size_t *slot_of(totals *t, const char *sig)
+{
+    size_t mask = t->nindex - 1,
+           i = (size_t)tnd_str_hash(TND_FNV_SEED, sig, strlen(sig)) & mask;
+
+    while (t->index[i] != SIZE_MAX &&
+           strcmp(t->patterns[t->index[i]].signature, sig) != 0)
+        i = (i + 1) & mask;
+    return &t->index[i];
+}
+
+/* Room in the index for one more pattern, at most half full. */
+static void index_room(totals *t)
+{
+    size_t old = t->nindex, *was = t->index;
+
+    if ((t->npatterns + 1) * 2 <= t->nindex)
+        return;
+    t->nindex = old ? old * 2 : 64;
+    t->index = tnd_xcalloc(t->nindex, sizeof(size_t));
+    for (size_t i = 0; i < t->nindex; i++)
+        t->index[i] = SIZE_MAX;
+    for (size_t k = 0; k < t->npatterns; k++)
+        *slot_of(t, t->patterns[k].signature) = k;
+    free(was);
+}
+
+static void count_pattern(totals *t, const char *sig, const char *reason)
 {
     pattern *p = NULL;
+    size_t *slot;
 
-    for (size_t i = 0; i < t->npatterns; i++)
-        if (strcmp(t->patterns[i].signature, sig) == 0)
-            p = &t->patterns[i];
+    index_room(t);
+    slot = slot_of(t, sig);
+    if (*slot != SIZE_MAX)
+        p = &t->patterns[*slot];
     if (!p) {
         TND_GROW(t->patterns, t->apatterns, t->npatterns + 1);
+        *slot = t->npatterns;
         p = &t->patterns[t->npatterns++];
         memset(p, 0, sizeof(*p));
         p->signature = tnd_xstrdup(sig);
@@ -192,8 +230,10 @@ static void count_pattern(totals *t, const char *sig, const char *reason,
         p->reason = tnd_xstrdup(reason);
     }
     p->occurrences++;
-    if (first_in_session)
+    if (p->last_session != t->session) {
         p->sessions++;
+        p->last_session = t->session;
+    }
 }
 
 /* Phase times from the journal's timestamps: coding is from the step
@@ -310,20 +350,14 @@ int tnd_history_stats(json_object **out, const char *repo)
         if (s.escalations)
             t.escalated_any++;
         phases(&t, records);
+        t.session++;
         for (size_t i = 0; records && i < json_object_array_length(records);
              i++) {
             json_object *r = json_object_array_get_idx(records, i);
             const char *sig = tnd_json_str_or(r, "signature", NULL);
-            bool first = true;
             if (strcmp(tnd_journal_type(r), "decision") != 0 || !sig)
                 continue;
-            for (size_t k = 0; k < i; k++)
-                if (tnd_str_eq(
-                        tnd_json_str_or(json_object_array_get_idx(records, k),
-                                        "signature", NULL),
-                        sig))
-                    first = false;
-            count_pattern(&t, sig, tnd_json_str_or(r, "reason", NULL), first);
+            count_pattern(&t, sig, tnd_json_str_or(r, "reason", NULL));
         }
         json_object_put(records);
         json_object_put(report);
@@ -351,6 +385,7 @@ int tnd_history_stats(json_object **out, const char *repo)
         free(t.patterns[i].reason);
     }
     free(t.patterns);
+    free(t.index);
     json_object_object_add(o, "sessions", json_object_new_int64(total));
     json_object_object_add(o, "runs", json_object_new_int64(t.runs));
     json_object_object_add(rv, "sessions", json_object_new_int64(t.reviews));

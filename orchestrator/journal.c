@@ -18,6 +18,12 @@
 
 #define JOURNAL_MAX_BYTES (512 << 20)
 
+/* The most records a journal may hold: far past any session (50
+ * iterations a budget, each a dozen records), and a bound on what one
+ * that is not tandem's costs to read (10 MB of "{}" lines took 2.7 GB
+ * and 9 s of tandem sessions). */
+#define JOURNAL_MAX_RECORDS 200000
+
 /* A record holds what tandem parsed (a reply, at most TND_JSON_MAX_DEPTH
  * deep) a few levels down ("reply", a quorum's members): read back with
  * room for them, or a reply as deep as a body may be made its record
@@ -64,6 +70,12 @@ static int parse(json_object *records, const char *path, const char *text,
                                  "whole JSON record); it cannot be resumed "
                                  "safely",
                                  path, line);
+        }
+        if (json_object_array_length(records) == JOURNAL_MAX_RECORDS) {
+            json_object_put(rec);
+            return tnd_error_set("%s: more than %d records; this is no "
+                                 "journal tandem wrote",
+                                 path, JOURNAL_MAX_RECORDS);
         }
         json_object_array_add(records, rec);
         pos += n + 1;

@@ -143,6 +143,25 @@ static void damage_before_the_end_is_an_error(void **state)
     assert_int_equal(tnd_journal_read(&all, path), -1);
 }
 
+/* A file of millions of records is no journal of tandem's: refused at
+ * the cap, not read into gigabytes (10 MB of "{}" took 2.7 GB). */
+static void too_many_records_are_refused(void **state)
+{
+    size_t n = 200001;
+    char *text = malloc(n * 3);
+    json_object *all = NULL;
+
+    (void)state;
+    assert_non_null(text);
+    for (size_t i = 0; i < n; i++)
+        memcpy(text + 3 * i, "{}\n", 3);
+    assert_int_equal(tnd_fs_write(path, text, n * 3), 0);
+    assert_int_equal(tnd_journal_read(&all, path), -1);
+    assert_non_null(strstr(tnd_error_last(), "more than 200000 records"));
+    assert_null(all);
+    free(text);
+}
+
 static void a_failed_write_is_reported_and_nothing_is_half_written(void **state)
 {
     struct rlimit old, small;
@@ -339,6 +358,7 @@ int main(void)
         cmocka_unit_test(a_note_is_a_record_in_order),
         cmocka_unit_test(a_torn_last_line_is_ignored_and_repaired),
         cmocka_unit_test(damage_before_the_end_is_an_error),
+        cmocka_unit_test(too_many_records_are_refused),
         cmocka_unit_test(
             a_failed_write_is_reported_and_nothing_is_half_written),
         cmocka_unit_test(secrets_never_reach_the_journal),
