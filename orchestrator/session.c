@@ -226,15 +226,43 @@ static match_kind match(const char *id, const char *part)
 /* The ids an ambiguity message lists, at most. */
 #define AMBIGUOUS_LISTED 8
 
+/* The session of exactly this id, without listing them all (prune opens
+ * each one it removes: 10,000 took 83 s); NULL when there is none. */
+static tnd_session *open_exact(const char *repo, const char *id)
+{
+    char *dir;
+    struct stat st;
+    tnd_session *s = NULL;
+
+    if (!*id || strchr(id, '/') || id[0] == '.' ||
+        tnd_session_check_home(repo) < 0)
+        return NULL;
+    dir = tnd_xasprintf("%s/.tandem/sessions/%s", repo, id);
+    if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+        s = tnd_xcalloc(1, sizeof(*s));
+        s->id = tnd_xstrdup(id);
+        s->dir = dir;
+        s->repo = tnd_xstrdup(repo);
+        s->lock_fd = -1;
+        return s;
+    }
+    free(dir);
+    return NULL;
+}
+
 tnd_session *tnd_session_open(const char *repo, const char *part)
 {
-    char **ids = tnd_session_list(repo);
+    tnd_session *exact = open_exact(repo, part);
+    char **ids;
     const char *found = NULL;
     match_kind best = MATCH_NONE;
     size_t count = 0;
     tnd_session *s = NULL;
     tnd_buf names;
 
+    if (exact)
+        return exact;
+    ids = tnd_session_list(repo);
     for (char **p = ids; *p; p++) {
         match_kind m = match(*p, part);
         if (m > best) {
