@@ -1,12 +1,16 @@
-/* The reflection bank (see lessons.h): lessons in memory, their file,
- * matching a new lesson against old ones, and ranking them for a task. */
+/* The reflection bank (see lessons.h): lessons in memory, their file
+ * (saved as a merge of this process's changes into what it holds then),
+ * and matching a new lesson against old ones. */
 #include "orchestrator/lessons.h"
 #include "orchestrator/lessons_int.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/clock.h"
@@ -22,12 +26,24 @@
 #define SIMILAR   0.5 /* word overlap that makes two mistakes one */
 #define MAX_WORDS 256 /* words compared per mistake */
 #define EMA_KEEP  0.7 /* effectiveness = KEEP * e + (1-KEEP) * hit */
-#define W_TYPE    0.5 /* relevance weights */
-#define W_PATHS   0.3
-#define W_EFFECT  0.2
 
 _Static_assert(TND_LESSON_RENDER_MAX <= TND_CODE_MAX_LESSON,
                "a rendered lesson must fit the coder request's limit");
+
+/* A change this process made, replayed on the file as it is at save:
+ * two runs, or a run and `tandem lessons forget`, each saving what it
+ * loaded at its start undid the other's (a forgotten lesson came back
+ * when a run ended). */
+typedef struct change {
+    enum { LEARNED, APPLIED, FORGOT } kind;
+    const char *task_type;            /* LEARNED */
+    char *mistake, *correction;       /* LEARNED */
+    char **paths;                     /* LEARNED; APPLIED: the ids */
+    char made[TND_LESSON_ID_MAX + 1]; /* LEARNED: the new lesson's id */
+    char created[32];                 /* and time; "" when it was merged */
+    bool success;                     /* APPLIED */
+    char *id;                         /* FORGOT */
+} change;
 
 struct tnd_lessons {
     char *path;
@@ -35,6 +51,9 @@ struct tnd_lessons {
                            borrowed pointers survive appends */
     size_t n, alloc;
     size_t max;
+    change *changes; /* since the last save, in order */
+    size_t nchanges, achanges;
+    bool replaying; /* the changes are being made again: not logged */
 };
 
 /* Give l its paths: checked, sorted, distinct, at most
@@ -151,6 +170,43 @@ static void make_id(tnd_lessons *b, tnd_lesson *l)
         snprintf(l->id, sizeof(l->id), "%08x", (unsigned)(h ^ (h >> 32)));
         h = tnd_str_hash(h, "+", 1);
     } while (index_of(b, l->id) >= 0);
+}
+
+static char **list_copy(const char *const *list)
+{
+    size_t n = 0;
+    char **out;
+
+    while (list && list[n])
+        n++;
+    out = tnd_xcalloc(n + 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        out[i] = tnd_xstrdup(list[i]);
+    return out;
+}
+
+static change *log_change(tnd_lessons *b, int kind)
+{
+    change *c;
+
+    if (b->replaying)
+        return NULL;
+    TND_GROW(b->changes, b->achanges, b->nchanges + 1);
+    c = &b->changes[b->nchanges++];
+    memset(c, 0, sizeof(*c));
+    c->kind = kind;
+    return c;
+}
+
+static void forget_changes(tnd_lessons *b)
+{
+    for (size_t i = 0; i < b->nchanges; i++) {
+        free(b->changes[i].mistake);
+        free(b->changes[i].correction);
+        tnd_str_list_free(&b->changes[i].paths);
+        free(b->changes[i].id);
+    }
+    b->nchanges = 0;
 }
 
 static void remove_at(tnd_lessons *b, size_t i)
@@ -379,6 +435,8 @@ void tnd_lessons_close(tnd_lessons **self_p)
     for (size_t i = 0; i < b->n; i++)
         lesson_free(b->items[i]);
     free(b->items);
+    forget_changes(b);
+    free(b->changes);
     free(b->path);
     free(b);
     *self_p = NULL;
@@ -420,7 +478,7 @@ static json_object *lesson_json(const tnd_lesson *l)
     return o;
 }
 
-int tnd_lessons_save(tnd_lessons *self)
+static int write_bank(tnd_lessons *self)
 {
     json_object *top = json_object_new_object(), *arr = json_object_new_array();
     char *dir = tnd_fs_dirname(self->path), *ignore = NULL, *text = NULL;
@@ -440,12 +498,79 @@ int tnd_lessons_save(tnd_lessons *self)
         goto out;
     error = tnd_fs_write_atomic(self->path, text, strlen(text));
 out:
-    if (error < 0)
-        tnd_error_prefix("cannot save the lessons bank");
     json_object_put(top);
     free(text);
     free(ignore);
     free(dir);
+    return error;
+}
+
+static int add_lesson(const tnd_lesson **out, tnd_lessons *self,
+                      const char *task_type, const char *mistake,
+                      const char *correction, const char *const *paths,
+                      const change *was);
+
+/* The bank as the file holds it now, with this process's changes made
+ * again on it. */
+static tnd_lessons *merged(const tnd_lessons *self)
+{
+    tnd_lessons *now = tnd_lessons_load(self->path);
+
+    if (!now)
+        return NULL;
+    now->max = self->max;
+    now->replaying = true;
+    for (size_t i = 0; i < self->nchanges; i++) {
+        const change *c = &self->changes[i];
+        if (c->kind == LEARNED)
+            tnd_lessons_add(NULL, now, c->task_type, c->mistake, c->correction,
+                            (const char *const *)c->paths);
+        else if (c->kind == APPLIED)
+            tnd_lessons_applied(now, (const char *const *)c->paths, c->success);
+        else if (index_of(now, c->id) >= 0)
+            remove_at(now, (size_t)index_of(now, c->id));
+    }
+    now->replaying = false;
+    return now;
+}
+
+int tnd_lessons_save(tnd_lessons *self)
+{
+    char *lock_path = tnd_xasprintf("%s.lock", self->path);
+    char *dir = tnd_fs_dirname(self->path);
+    tnd_lessons *now = NULL;
+    int lock = -1, error = -1;
+
+    /* one save at a time: each reads the file, changes, writes it */
+    if (tnd_fs_mkdirs(dir, 0755) < 0 ||
+        (lock = open(lock_path,
+                     O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                     0644)) < 0 ||
+        flock(lock, LOCK_EX) < 0) {
+        tnd_error_sys("cannot lock %s", lock_path);
+        goto out;
+    }
+    if (!(now = merged(self)) || write_bank(now) < 0)
+        goto out;
+    /* what is in the file is what this bank holds from now on */
+    for (size_t i = 0; i < self->n; i++)
+        lesson_free(self->items[i]);
+    free(self->items);
+    self->items = now->items;
+    self->n = now->n;
+    self->alloc = now->alloc;
+    now->items = NULL;
+    now->n = now->alloc = 0;
+    forget_changes(self);
+    error = 0;
+out:
+    if (error < 0)
+        tnd_error_prefix("cannot save the lessons bank");
+    tnd_lessons_close(&now);
+    if (lock >= 0)
+        close(lock);
+    free(dir);
+    free(lock_path);
     return error;
 }
 
@@ -475,11 +600,15 @@ const tnd_lesson *tnd_lessons_at(const tnd_lessons *self, size_t i)
 
 /* ---- learning and using ------------------------------------------------- */
 
-int tnd_lessons_add(const tnd_lesson **out, tnd_lessons *self,
-                    const char *task_type, const char *mistake,
-                    const char *correction, const char *const *paths)
+/* tnd_lessons_add; was: the change it makes again at a save, else
+ * NULL. */
+static int add_lesson(const tnd_lesson **out, tnd_lessons *self,
+                      const char *task_type, const char *mistake,
+                      const char *correction, const char *const *paths,
+                      const change *was)
 {
     tnd_lesson *l;
+    change *c;
 
     if (out)
         *out = NULL;
@@ -492,6 +621,12 @@ int tnd_lessons_add(const tnd_lesson **out, tnd_lessons *self,
     if (set_paths(l, paths) < 0) {
         lesson_free(l);
         return -1;
+    }
+    if ((c = log_change(self, LEARNED))) {
+        c->task_type = tnd_lessons_type_name(task_type);
+        c->mistake = tnd_xstrdup(mistake);
+        c->correction = tnd_xstrdup(correction);
+        c->paths = list_copy(paths);
     }
     l->task_type = tnd_lessons_type_name(task_type);
     l->mistake = text_copy(mistake, TND_LESSON_TEXT_MAX);
@@ -512,9 +647,23 @@ int tnd_lessons_add(const tnd_lesson **out, tnd_lessons *self,
             return 0;
         }
     }
-    tnd_clock_iso8601(l->created, sizeof(l->created), tnd_wall_ms());
+    if (was && *was->created) {
+        /* the lesson as it was made before the save: the same id and
+         * time, so the uses logged since refer to it */
+        snprintf(l->created, sizeof(l->created), "%s", was->created);
+        if (index_of(self, was->made) < 0)
+            snprintf(l->id, sizeof(l->id), "%s", was->made);
+        else
+            make_id(self, l);
+    } else {
+        tnd_clock_iso8601(l->created, sizeof(l->created), tnd_wall_ms());
+        make_id(self, l);
+    }
     l->effectiveness = 0.5;
-    make_id(self, l);
+    if (c) {
+        snprintf(c->made, sizeof(c->made), "%s", l->id);
+        snprintf(c->created, sizeof(c->created), "%s", l->created);
+    }
     while (self->n >= self->max)
         evict_one(self);
     TND_GROW(self->items, self->alloc, self->n + 1);
@@ -524,6 +673,13 @@ int tnd_lessons_add(const tnd_lesson **out, tnd_lessons *self,
     return 0;
 }
 
+int tnd_lessons_add(const tnd_lesson **out, tnd_lessons *self,
+                    const char *task_type, const char *mistake,
+                    const char *correction, const char *const *paths)
+{
+    return add_lesson(out, self, task_type, mistake, correction, paths, NULL);
+}
+
 int tnd_lessons_learn(tnd_lessons *self, const char *task, const char *mistake,
                       const char *correction, const char *const *paths)
 {
@@ -531,62 +687,15 @@ int tnd_lessons_learn(tnd_lessons *self, const char *task, const char *mistake,
                            correction, paths);
 }
 
-typedef struct scored {
-    const tnd_lesson *l;
-    double score;
-} scored;
-
-static int by_score(const void *a, const void *b)
-{
-    const scored *x = a, *y = b;
-    int c;
-
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    if (x->l->effectiveness != y->l->effectiveness)
-        return x->l->effectiveness > y->l->effectiveness ? -1 : 1;
-    if ((c = strcmp(x->l->created, y->l->created)) != 0)
-        return -c; /* newer first */
-    return strcmp(x->l->id, y->l->id);
-}
-
-int tnd_lessons_relevant(const tnd_lesson ***out, size_t *n,
-                         const tnd_lessons *self, const char *task_type,
-                         const char *const *paths, size_t k)
-{
-    size_t nq, ns = 0;
-    const char **query = tnd_lessons_path_set(paths, &nq);
-    scored *s = tnd_xcalloc(self->n + 1, sizeof(*s));
-
-    if (k == 0)
-        k = TND_LESSONS_DEFAULT_K;
-    for (size_t i = 0; i < self->n; i++) {
-        const tnd_lesson *l = self->items[i];
-        bool same = task_type && strcmp(l->task_type, task_type) == 0;
-        double overlap = tnd_lessons_jaccard((const char *const *)l->paths,
-                                             l->npaths, query, nq);
-        if (!same && overlap == 0.0)
-            continue;
-        s[ns].l = l;
-        s[ns].score = (same ? W_TYPE : 0.0) + W_PATHS * overlap +
-                      W_EFFECT * l->effectiveness;
-        ns++;
-    }
-    qsort(s, ns, sizeof(*s), by_score);
-    if (ns > k)
-        ns = k;
-    *out = tnd_xcalloc(ns + 1, sizeof(**out));
-    for (size_t i = 0; i < ns; i++)
-        (*out)[i] = s[i].l;
-    *n = ns;
-    free(s);
-    free(query);
-    return 0;
-}
-
 void tnd_lessons_applied(tnd_lessons *self, const char *const *ids,
                          bool success)
 {
+    change *c = log_change(self, APPLIED);
+
+    if (c) {
+        c->paths = list_copy(ids);
+        c->success = success;
+    }
     for (size_t i = 0; ids && ids[i]; i++) {
         ssize_t at = index_of(self, ids[i]);
         tnd_lesson *l;
@@ -643,9 +752,12 @@ int tnd_lessons_find(const tnd_lesson **out, const tnd_lessons *self,
 int tnd_lessons_forget(tnd_lessons *self, const char *id_or_prefix)
 {
     ssize_t i = find_index(self, id_or_prefix);
+    change *c;
 
     if (i < 0)
         return (int)i;
+    if ((c = log_change(self, FORGOT)))
+        c->id = tnd_xstrdup(self->items[i]->id);
     remove_at(self, (size_t)i);
     return 0;
 }

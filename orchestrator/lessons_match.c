@@ -1,5 +1,6 @@
 /* How lessons are matched (see lessons_int.h): the type of a task, from
- * its words, and sets of repository paths, their hash and overlap. */
+ * its words, and sets of repository paths, their hash and overlap; and
+ * the lessons a task gets, ranked by them (tnd_lessons_relevant). */
 #include "orchestrator/lessons.h"
 #include "orchestrator/lessons_int.h"
 
@@ -12,6 +13,10 @@
 #include "common/xalloc.h"
 
 #define MAX_QUERY_PATHS 10000
+
+#define W_TYPE   0.5 /* relevance weights */
+#define W_PATHS  0.3
+#define W_EFFECT 0.2
 
 /* ---- task types --------------------------------------------------------- */
 
@@ -158,4 +163,59 @@ double tnd_lessons_jaccard(const char *const *a, size_t na,
         j += c >= 0;
     }
     return na + nb == both ? 0.0 : (double)both / (double)(na + nb - both);
+}
+
+/* ---- ranking ------------------------------------------------------------ */
+
+typedef struct scored {
+    const tnd_lesson *l;
+    double score;
+} scored;
+
+static int by_score(const void *a, const void *b)
+{
+    const scored *x = a, *y = b;
+    int c;
+
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    if (x->l->effectiveness != y->l->effectiveness)
+        return x->l->effectiveness > y->l->effectiveness ? -1 : 1;
+    if ((c = strcmp(x->l->created, y->l->created)) != 0)
+        return -c; /* newer first */
+    return strcmp(x->l->id, y->l->id);
+}
+
+int tnd_lessons_relevant(const tnd_lesson ***out, size_t *n,
+                         const tnd_lessons *self, const char *task_type,
+                         const char *const *paths, size_t k)
+{
+    size_t nq, ns = 0;
+    const char **query = tnd_lessons_path_set(paths, &nq);
+    scored *s = tnd_xcalloc(tnd_lessons_count(self) + 1, sizeof(*s));
+
+    if (k == 0)
+        k = TND_LESSONS_DEFAULT_K;
+    for (size_t i = 0; i < tnd_lessons_count(self); i++) {
+        const tnd_lesson *l = tnd_lessons_at(self, i);
+        bool same = task_type && strcmp(l->task_type, task_type) == 0;
+        double overlap = tnd_lessons_jaccard((const char *const *)l->paths,
+                                             l->npaths, query, nq);
+        if (!same && overlap == 0.0)
+            continue;
+        s[ns].l = l;
+        s[ns].score = (same ? W_TYPE : 0.0) + W_PATHS * overlap +
+                      W_EFFECT * l->effectiveness;
+        ns++;
+    }
+    qsort(s, ns, sizeof(*s), by_score);
+    if (ns > k)
+        ns = k;
+    *out = tnd_xcalloc(ns + 1, sizeof(**out));
+    for (size_t i = 0; i < ns; i++)
+        (*out)[i] = s[i].l;
+    *n = ns;
+    free(s);
+    free(query);
+    return 0;
 }

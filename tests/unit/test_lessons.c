@@ -619,6 +619,44 @@ static void save_is_atomic_and_round_trips(void **state)
     tnd_lessons_close(&b);
 }
 
+/* Two holders of the bank (a run, and `tandem lessons forget` while it
+ * runs; or two runs): each save keeps what the other saved (the run's
+ * save of what it loaded at its start brought a forgotten lesson back),
+ * and a lesson learned keeps its id through the save. */
+static void saves_merge_what_others_saved(void **state)
+{
+    tnd_lessons *run, *cmd, *back;
+    const tnd_lesson *l;
+    char learned[TND_LESSON_ID_MAX + 1];
+
+    (void)state;
+    write_bank(BANK(LESSON("aaaaaaaa", "") "," LESSON("bbbbbbbb", "")));
+    assert_non_null(run = tnd_lessons_open(repo));
+    assert_non_null(cmd = tnd_lessons_open(repo));
+    assert_int_equal(tnd_lessons_forget(cmd, "aaaaaaaa"), 0);
+    assert_int_equal(tnd_lessons_save(cmd), 0);
+    assert_int_equal(tnd_lessons_add(&l, run, "docs", "new mistake", "c", NULL),
+                     0);
+    snprintf(learned, sizeof(learned), "%s", l->id);
+    {
+        const char *ids[] = {"bbbbbbbb", learned, NULL};
+        tnd_lessons_applied(run, ids, true);
+    }
+    assert_int_equal(tnd_lessons_save(run), 0);
+    assert_non_null(back = tnd_lessons_open(repo));
+    assert_int_equal(tnd_lessons_count(back), 2);
+    assert_int_equal(tnd_lessons_find(&l, back, "aaaaaaaa"), TND_ENOTFOUND);
+    assert_int_equal(tnd_lessons_find(&l, back, "bbbbbbbb"), 0);
+    assert_int_equal(l->times_applied, 1);
+    assert_int_equal(tnd_lessons_find(&l, back, learned), 0);
+    assert_int_equal(l->times_applied, 1);
+    /* the run's bank is the file's now */
+    assert_int_equal(tnd_lessons_count(run), 2);
+    tnd_lessons_close(&back);
+    tnd_lessons_close(&cmd);
+    tnd_lessons_close(&run);
+}
+
 /* ---- to the coder ------------------------------------------------------- */
 
 static void render_makes_one_paragraph(void **state)
@@ -766,6 +804,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(applied_moves_effectiveness_by_ema,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(find_and_forget_by_unique_prefix, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(saves_merge_what_others_saved, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(save_is_atomic_and_round_trips, setup,
                                         teardown),
