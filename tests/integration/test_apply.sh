@@ -140,7 +140,8 @@ REAL_GIT=$(command -v git)
 mkdir -p "$T/slowgit"
 cat >"$T/slowgit/git" <<SH
 #!/bin/sh
-if [ "\$1" = apply ] && [ "\$2" != --check ] && [ ! -e "$T/applied" ]; then
+case " \$* " in *" --check "*) check=1 ;; *) check= ;; esac
+if [ "\$1" = apply ] && [ -z "\$check" ] && [ ! -e "$T/applied" ]; then
     "$REAL_GIT" "\$@"
     touch "$T/applied"
     sleep 60
