@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agents/probe.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/xalloc.h"
@@ -167,6 +168,12 @@ static int install(const hook_args *a)
                 : "",
             a->on_error_pass ? "lets the commit through with a warning"
                              : "stops the commit");
+    /* the hook runs tandem by name: said now, not at every commit */
+    if (!tnd_probe_program(NULL, 0, "tandem"))
+        fprintf(stderr,
+                "tandem hook install: warning: tandem is not on PATH, so "
+                "the hook stops every commit until it is ('make install' "
+                "puts it in /usr/local/bin)\n");
     free(dir);
     return TND_EXIT_OK;
 }

@@ -38,7 +38,14 @@ hook=$T/demo/.git/hooks/pre-commit
 [ -x "$hook" ] || fail "no executable $hook"
 expect_in "$hook" "# tandem-hook: written by 'tandem hook install'"
 expect_in "$T/err" "wrote $T/demo/.git/hooks/pre-commit"
+expect_not_in "$T/err" "not on PATH"
 pass "hook install writes an executable, marked pre-commit hook"
+
+# without tandem on PATH the hook would stop every commit: said at once
+PATH=/usr/bin:/bin run "$BIN/tandem" hook install --repo "$T/demo"
+expect_rc 0 "hook install, tandem not on PATH"
+expect_in "$T/err" "warning: tandem is not on PATH"
+pass "hook install warns when the hook cannot find tandem"
 
 # a change whose test fails: rejected, the commit stopped
 sed -i "s|^    return sum / count;|$HALF|" "$T/demo/stats.c"
