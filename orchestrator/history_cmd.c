@@ -269,6 +269,10 @@ static int list_sessions(const char *repo, bool json)
     tnd_summary *list;
     size_t n;
 
+    if (tnd_session_check_home(repo) < 0) {
+        fprintf(stderr, "tandem sessions: %s\n", tnd_error_last());
+        return TND_EXIT_FAILED;
+    }
     tnd_history_list(&list, &n, repo);
     if (json) {
         json_object *arr = json_object_new_array();
@@ -401,6 +405,10 @@ static int stats(const char *repo, bool json)
 {
     json_object *o = NULL, *ph, *per, *pats;
 
+    if (tnd_session_check_home(repo) < 0) {
+        fprintf(stderr, "tandem stats: %s\n", tnd_error_last());
+        return TND_EXIT_FAILED;
+    }
     tnd_history_stats(&o, repo);
     if (json) {
         fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |

@@ -217,3 +217,17 @@ expect_in "$T/out" "removed $waiting  waiting       40d"
 expect_in "$T/out" "removed 1 session older than 1d ("
 [ ! -e "$T/demo/.tandem/sessions/$waiting" ] || fail "the waiting session stayed"
 pass "--waiting removes old waiting sessions; a kept workspace goes with its session"
+
+# a repository can carry .tandem: a link there leads nowhere (prune
+# removed the directories beside the repository it led to)
+mkdir -p "$T/linked/.tandem" "$T/precious/old"
+touch -d '60 days ago' "$T/precious/old" "$T/precious"
+ln -s "$T/precious" "$T/linked/.tandem/sessions"
+run "$BIN/tandem" sessions --repo "$T/linked"
+expect_rc 1 "sessions through a link"
+expect_in "$T/err" "is a symbolic link, not a directory"
+run "$BIN/tandem" sessions prune --repo "$T/linked"
+expect_rc 1 "prune through a link"
+expect_in "$T/err" "is a symbolic link, not a directory"
+[ -d "$T/precious/old" ] || fail "prune removed what a link led to"
+pass "a link for .tandem/sessions is refused, and nothing it leads to is removed"
