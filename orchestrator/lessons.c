@@ -523,8 +523,8 @@ static tnd_lessons *merged(const tnd_lessons *self)
     for (size_t i = 0; i < self->nchanges; i++) {
         const change *c = &self->changes[i];
         if (c->kind == LEARNED)
-            tnd_lessons_add(NULL, now, c->task_type, c->mistake, c->correction,
-                            (const char *const *)c->paths);
+            add_lesson(NULL, now, c->task_type, c->mistake, c->correction,
+                       (const char *const *)c->paths, c);
         else if (c->kind == APPLIED)
             tnd_lessons_applied(now, (const char *const *)c->paths, c->success);
         else if (index_of(now, c->id) >= 0)
