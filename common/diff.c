@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/str.h"
 #include "common/xalloc.h"
 
 #define CONTEXT  3        /* lines of context around a change */
@@ -604,4 +605,25 @@ void tnd_diff_stat(const char *diff, size_t len, size_t *added_out,
         *added_out = added;
     if (removed_out)
         *removed_out = removed;
+}
+
+char *tnd_diff_path(const char *s, size_t n)
+{
+    const char *tab = memchr(s, '\t', n);
+    char *name, *path;
+
+    if (tab)
+        n = (size_t)(tab - s);
+    name = tnd_str_git_unquote(s, n);
+    if (strcmp(name, "/dev/null") == 0) {
+        free(name);
+        return NULL;
+    }
+    if (strlen(name) > 2 && (name[0] == 'a' || name[0] == 'b') &&
+        name[1] == '/') {
+        path = tnd_xstrdup(name + 2);
+        free(name);
+        return path;
+    }
+    return name;
 }

@@ -42,4 +42,10 @@ int tnd_diff_file(tnd_buf *out, const char *path, const char *old_text,
 void tnd_diff_stat(const char *diff, size_t len, size_t *added_out,
                    size_t *removed_out);
 
+/* The path a diff's header names in s[0..n) (what follows "--- " or
+ * "+++ ", or one name of "diff --git"): a tab and what follows it (diff
+ * -u's time) dropped, git's C quoting undone (tnd_str_git_unquote), and
+ * "a/" or "b/" dropped once. NULL for /dev/null. Caller frees. */
+char *tnd_diff_path(const char *s, size_t n);
+
 #endif

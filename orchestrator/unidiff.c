@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/diff.h"
 #include "common/error.h"
 #include "common/str.h"
 #include "common/xalloc.h"
@@ -60,26 +61,7 @@ static bool starts(const reader *r, const char *prefix)
  * a tab and what follows (diff -u's timestamp) dropped. */
 static char *header_path(const reader *r)
 {
-    const char *s = r->line + 4, *e = r->line + r->len;
-    const char *tab = memchr(s, '\t', (size_t)(e - s));
-    char *name, *path;
-
-    if (tab)
-        e = tab;
-    /* git quotes a name with quotes, backslashes, control or (without
-     * core.quotePath=false) non-ASCII bytes */
-    name = tnd_str_git_unquote(s, (size_t)(e - s));
-    if (strcmp(name, "/dev/null") == 0) {
-        free(name);
-        return NULL;
-    }
-    if (strlen(name) > 2 && (name[0] == 'a' || name[0] == 'b') &&
-        name[1] == '/') {
-        path = tnd_xstrdup(name + 2);
-        free(name);
-        return path;
-    }
-    return name;
+    return tnd_diff_path(r->line + 4, r->len - 4);
 }
 
 /* What a git header line's mode says is not a regular file: "a symbolic

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/diff.h"
 #include "common/error.h"
-#include "common/str.h"
 #include "common/xalloc.h"
 
 typedef struct parser {
@@ -35,25 +35,7 @@ static bool starts(const char *s, size_t n, const char *prefix)
  * an "a/" or "b/" prefix dropped. NULL for /dev/null. Caller frees. */
 static char *header_path(const char *s, size_t n)
 {
-    const char *tab = memchr(s, '\t', n);
-    char *name, *path;
-
-    if (tab)
-        n = (size_t)(tab - s);
-    /* git's quoting undone: a forbidden path must not pass as its
-     * escaped spelling */
-    name = tnd_str_git_unquote(s, n);
-    if (strcmp(name, "/dev/null") == 0) {
-        free(name);
-        return NULL;
-    }
-    if (strlen(name) > 2 && (name[0] == 'a' || name[0] == 'b') &&
-        name[1] == '/') {
-        path = tnd_xstrdup(name + 2);
-        free(name);
-        return path;
-    }
-    return name;
+    return tnd_diff_path(s, n);
 }
 
 static int new_file(parser *P)
