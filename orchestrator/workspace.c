@@ -371,6 +371,25 @@ static void set_now(touched *t, char *text, size_t len)
     t->now_len = len;
 }
 
+/* e's replacement into b. A coder's lines end in LF (the edit format
+ * has no CR); where the lines it replaces end in CRLF, so do its, or a
+ * CRLF file came back with mixed line ends. A diff's hunk (anchored)
+ * says its own. */
+static int put_replacement(tnd_buf *b, const tnd_edit *e, const char *old,
+                           size_t old_len)
+{
+    bool crlf = e->line == 0 && !strchr(e->replace, '\r') &&
+                memmem(old, old_len, "\r\n", 2) != NULL;
+
+    if (!crlf)
+        return tnd_buf_puts(b, e->replace);
+    for (const char *p = e->replace; *p; p++)
+        if ((*p == '\n' && tnd_buf_append(b, "\r\n", 2) < 0) ||
+            (*p != '\n' && tnd_buf_append(b, p, 1) < 0))
+            return -1;
+    return 0;
+}
+
 static int apply_one(tnd_workspace *ws, const tnd_edit *e, size_t index)
 {
     touched *t;
@@ -437,7 +456,7 @@ static int apply_one(tnd_workspace *ws, const tnd_edit *e, size_t index)
     }
     tnd_buf_init(&b, TND_BODY_MAX_FILE);
     if (tnd_buf_append(&b, t->now, start) < 0 ||
-        tnd_buf_puts(&b, e->replace) < 0 ||
+        put_replacement(&b, e, t->now + start, end - start) < 0 ||
         tnd_buf_append(&b, t->now + end, t->now_len - end) < 0) {
         tnd_buf_free(&b);
         return tnd_error_set("edit %zu makes %s larger than %d bytes",

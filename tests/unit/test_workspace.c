@@ -417,6 +417,20 @@ static void overlapping_places_are_ambiguous_too(void **state)
     tnd_workspace_destroy(&ws, 1);
 }
 
+/* A coder's lines end in LF; in a CRLF file its replacement's do in
+ * CRLF too (the file came back with mixed line ends). */
+static void a_crlf_file_stays_crlf(void **state)
+{
+    tnd_workspace *ws = open_ws();
+
+    (void)state;
+    assert_int_equal(APPLY(ws, REPLACE("src/win.txt", "two\n", "TWO\nextra\n")),
+                     0);
+    assert_file(tnd_workspace_path(ws), "src/win.txt",
+                "one\r\nTWO\r\nextra\r\nthree\r\n");
+    tnd_workspace_destroy(&ws, 1);
+}
+
 static void write_creates_a_file_in_a_new_directory(void **state)
 {
     tnd_workspace *ws = open_ws();
@@ -875,6 +889,7 @@ static int setup(void **state)
     put(repo, "src/legacy.c", legacy_c, strlen(legacy_c));
     put(repo, "src/dup.txt", "same\nsame \n", 11);
     put(repo, "src/rep.txt", "A\nB\nA\nB\nA\n", 10);
+    put(repo, "src/win.txt", "one\r\ntwo\r\nthree\r\n", 17);
     put(repo, "run.sh", "#!/bin/sh\necho hi\n", 18);
     put(repo, "data.bin", binary, sizeof(binary) - 1);
     put(repo, "docs/.tandem-notes", "notes\n", 6);
@@ -930,6 +945,7 @@ int main(void)
         cmocka_unit_test(search_not_found_names_the_closest_line),
         cmocka_unit_test(ambiguous_search_is_refused),
         cmocka_unit_test(overlapping_places_are_ambiguous_too),
+        cmocka_unit_test(a_crlf_file_stays_crlf),
         cmocka_unit_test(write_creates_a_file_in_a_new_directory),
         cmocka_unit_test(write_replaces_a_whole_file),
         cmocka_unit_test(delete_removes_and_revert_restores),
