@@ -252,6 +252,7 @@ static int apply(run *r, attempt *a)
                 in->repeats = (int)i + 1;
         free(r->last_diff);
         r->last_diff = tnd_xstrdup(a->diff);
+        r->last_n = a->n;
         free(r->last_rationale);
         r->last_rationale = tnd_xstrdup(a->reply.rationale);
     }

@@ -108,10 +108,13 @@ static void keep_real_places(run *r, tnd_audit_reply *a)
         tnd_issue *is = &a->critique->issues[i];
         if (!is->file || tnd_workspace_holds(r->ws, is->file))
             continue;
-        if (dropped++ == 0)
+        if (dropped++ == 0) {
+            char *shown = tnd_str_one_line(is->file, 200);
             tnd_log_warn("the critique's issue %zu names %s, not a file in "
                          "the workspace; its place is left out",
-                         i + 1, is->file);
+                         i + 1, shown);
+            free(shown);
+        }
         free(is->file);
         is->file = NULL;
         is->line = 0;

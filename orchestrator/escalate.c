@@ -111,7 +111,26 @@ static int ask_count(FILE *in, FILE *out, const waiter *w)
     }
 }
 
-int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
+/* The choice a line names: its letter or its whole word, one the menu
+ * offers; 0 for anything else (a line that only began with a letter
+ * was taken for it, so "abort" approved). */
+static char choice_of(const char *line, bool review)
+{
+    static const char *const words[] = {"approve", "reject", "guide",
+                                        "budget",  "skip",   "quit"};
+    const char *offered = review ? "arq" : "argbsq";
+
+    for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++) {
+        char letter = words[i][0];
+        if ((strlen(line) == 1 && line[0] == letter) ||
+            strcmp(line, words[i]) == 0 ||
+            (letter == 'q' && strcmp(line, "stop") == 0))
+            return strchr(offered, letter) ? letter : 0;
+    }
+    return 0;
+}
+
+int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out, bool review,
                      tnd_escalate_idle_fn idle, void *payload)
 {
     waiter w = {idle, payload};
@@ -120,30 +139,36 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
     /* unbuffered: what poll says is readable is what fgets reads; a
      * terminal hands over whole lines anyway */
     setvbuf(in, NULL, _IONBF, 0);
-    fputs("What now?\n"
-          "  a  approve the last proposal      r  reject the task\n"
-          "  g  give the coder guidance        b  grant more attempts\n"
-          "  s  skip: one more attempt as is   q  stop; answer later\n",
+    fputs(review ? "What now?\n"
+                   "  a  approve the change      r  reject it\n"
+                   "  q  stop; answer later\n"
+                 : "What now?\n"
+                   "  a  approve the last proposal      r  reject the task\n"
+                   "  g  give the coder guidance        b  grant more "
+                   "attempts\n"
+                   "  s  skip: one more attempt as is   q  stop; answer "
+                   "later\n",
           out);
     for (;;) {
         char *line;
-        fputs("choice [a/r/g/b/s/q]> ", out);
+        char c;
+        fputs(review ? "choice [a/r/q]> " : "choice [a/r/g/b/s/q]> ", out);
         fflush(out);
         if (!(line = read_line(in, &w))) {
             answer->kind = TND_ANSWER_STOP;
             return 0;
         }
-        switch (line[0]) {
+        switch ((c = choice_of(line, review))) {
         case 'a':
             answer->kind = TND_ANSWER_APPROVE;
             break;
         case 'r':
         case 'g': /* each with its text: the reason, the guidance */
-            answer->text = ask_text(
-                line[0] == 'r' ? "why" : "guidance for the coder", in, out, &w);
-            answer->kind = !answer->text    ? TND_ANSWER_STOP
-                           : line[0] == 'r' ? TND_ANSWER_REJECT
-                                            : TND_ANSWER_GUIDE;
+            answer->text = ask_text(c == 'r' ? "why" : "guidance for the coder",
+                                    in, out, &w);
+            answer->kind = !answer->text ? TND_ANSWER_STOP
+                           : c == 'r'    ? TND_ANSWER_REJECT
+                                         : TND_ANSWER_GUIDE;
             break;
         case 'b':
             answer->kind = TND_ANSWER_BUDGET;
@@ -157,7 +182,9 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
             answer->kind = TND_ANSWER_STOP;
             break;
         default:
-            fputs("a, r, g, b, s or q, please\n", out);
+            fputs(review ? "a, r or q (or the word), please\n"
+                         : "a, r, g, b, s or q (or the word), please\n",
+                  out);
             break;
         }
         free(line);

@@ -44,10 +44,13 @@ int tnd_answer_kind_parse(tnd_answer_kind *out, const char *name);
 typedef bool (*tnd_escalate_idle_fn)(void *payload);
 
 /* Ask on a terminal: print the choices to out, read the choice (and the
- * guidance, reason or amount it needs) from in. End of input is "stop".
- * idle (may be NULL) runs while nothing has been typed. Returns 0 with
- * *answer filled (free with tnd_answer_clear). */
-int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out,
+ * guidance, reason or amount it needs) from in. A choice is its letter
+ * or its word (a or approve, ...), nothing else: "abort" is no approve.
+ * With review, only approve, reject and stop are offered (a review has
+ * no coder to guide or to try again). End of input is "stop". idle (may
+ * be NULL) runs while nothing has been typed. Returns 0 with *answer
+ * filled (free with tnd_answer_clear). */
+int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out, bool review,
                      tnd_escalate_idle_fn idle, void *payload);
 
 /* Free the answer's text; safe on a zeroed answer. */

@@ -67,6 +67,7 @@ typedef struct run {
     char *final_rel;       /* final.diff relative to the repo */
     char *last_rel;        /* the last attempt's diff */
     char *last_diff;       /* the last non-empty diff, for an approval */
+    int last_n;            /* the attempt that made it */
     char *last_rationale;  /* the coder's rationale for last_diff: the
                               message of a --commit */
     char **history;        /* one line per attempt, NULL-terminated */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/error.h"
@@ -42,21 +43,25 @@ static void show_tail(FILE *to, const char *text)
     free(tail);
 }
 
-/* The evidence of the last audit: the tail of each failing skill's output
- * and the reviewer's issues, so a person can answer without opening the
- * session's files. */
-static void show_evidence(run *r)
+/* The evidence of the audit of attempt n: the tail of each failing
+ * skill's output and the reviewer's issues, so a person can answer
+ * without opening the session's files. False when that attempt has no
+ * audit (the budget ran out before it): another attempt's evidence
+ * under its diff would say it was audited (a review found a fix shown
+ * with the failing test of the attempt before it). */
+static bool show_evidence(run *r, FILE *to, int n_attempt)
 {
     json_object *reply = NULL, *skills, *issues;
     size_t n;
 
     for (size_t i = tnd_journal_count(r->journal); i-- > 0 && !reply;) {
         json_object *rec = tnd_journal_record(r->journal, i);
-        if (strcmp(tnd_journal_type(rec), "audit") == 0)
+        if (strcmp(tnd_journal_type(rec), "audit") == 0 &&
+            tnd_json_int_or(rec, "attempt", 0) == n_attempt)
             reply = tnd_json_field(rec, "reply");
     }
     if (!reply)
-        return;
+        return false;
     skills = tnd_json_array(reply, "skills");
     n = skills ? json_object_array_length(skills) : 0;
     for (size_t i = 0; i < n; i++) {
@@ -65,54 +70,82 @@ static void show_evidence(run *r)
         const char *out = tnd_json_str_or(sk, "output", "");
         if (strcmp(status, "pass") == 0 || strcmp(status, "skipped") == 0)
             continue;
-        fprintf(r->err, "%s %s (exit %ld)%s\n",
-                tnd_json_str_or(sk, "name", "?"), status,
+        char *name = tnd_str_one_line(tnd_json_str_or(sk, "name", "?"), 80);
+        fprintf(to, "%s %s (exit %ld)%s\n", name, status,
                 tnd_json_int_or(sk, "exit_code", -1),
                 *out ? ", the end of its output:" : ", with no output");
+        free(name);
         if (*out)
-            show_tail(r->err, out);
+            show_tail(to, out);
     }
     issues = tnd_json_array(tnd_json_field(reply, "critique"), "issues");
     n = issues ? json_object_array_length(issues) : 0;
     if (n > 0)
-        fprintf(r->err, "the reviewer's issues:\n");
+        fprintf(to, "the reviewer's issues:\n");
     for (size_t i = 0; i < n; i++) {
         json_object *is = json_object_array_get_idx(issues, i);
-        const char *file = tnd_json_str_or(is, "file", NULL);
+        const char *raw = tnd_json_str_or(is, "file", NULL);
+        char *file = raw ? tnd_str_one_line(raw, 1024) : NULL;
         long line = tnd_json_int_or(is, "line", 0);
         char *what =
             tnd_str_one_line(tnd_json_str_or(is, "description", ""), 300);
+        char *sev = tnd_str_one_line(tnd_json_str_or(is, "severity", "?"), 20);
         char where[1100] = "";
         if (file && line > 0)
             snprintf(where, sizeof(where), "%s:%ld ", file, line);
         else if (file)
             snprintf(where, sizeof(where), "%s ", file);
         what = tnd_log_redact(what);
-        fprintf(r->err, "  %s%s: %s\n", where,
-                tnd_json_str_or(is, "severity", "?"), what);
+        fprintf(to, "  %s%s: %s\n", where, sev, what);
+        free(sev);
         free(what);
+        free(file);
     }
+    return true;
 }
 
 /* What a person sees before answering: the task, the attempts in one line
- * each, the recurring error, the evidence of the last audit, and the last
- * diff. */
-static void show_escalation(run *r, const char *reason)
+ * each, the recurring error, the evidence of the audit of the last diff,
+ * and that diff (where it is whole, when it is cut). All of it is the
+ * model's words or a repository's bytes: no terminal escape goes out. */
+static void show_escalation(run *r, const char *reason, FILE *to)
 {
+    char *text;
+
     if (r->opts.quiet && r->mode != TND_ESCALATE_TTY)
         return;
     tnd_loop_end_progress(r);
-    fprintf(r->err, "\n== tandem needs a human ==\n");
-    fprintf(r->err, "task: %s\n", r->opts.task);
-    fprintf(r->err, "why: %s\n", reason);
-    for (size_t i = 0; i < r->nhistory; i++)
-        fprintf(r->err, "  %s\n", r->history[i]);
-    show_evidence(r);
+    fprintf(to, "\n== tandem needs a human ==\n");
+    text = tnd_str_one_line(r->opts.task, 2000);
+    fprintf(to, "task: %s\n", text);
+    free(text);
+    text = tnd_str_one_line(reason, 2000);
+    fprintf(to, "why: %s\n", text);
+    free(text);
+    for (size_t i = 0; i < r->nhistory; i++) {
+        text = tnd_str_one_line(r->history[i], 2000);
+        fprintf(to, "  %s\n", text);
+        free(text);
+    }
+    if (r->last_diff && !show_evidence(r, to, r->last_n))
+        fprintf(to,
+                "attempt %d's change was not audited: the budget ran "
+                "out before its audit\n",
+                r->last_n);
+    else if (!r->last_diff)
+        show_evidence(r, to, r->iterations);
     if (r->last_diff) {
-        char *d = tnd_str_cut_middle(r->last_diff, 3000);
-        fprintf(r->err, "the last proposal:\n%s%s", d,
-                d[strlen(d) - 1] == '\n' ? "" : "\n");
+        char *cut = tnd_str_cut_middle(r->last_diff, 3000);
+        char *d = tnd_str_printable(cut, strlen(cut) + 1);
+        fprintf(to, "the last proposal (attempt %d):\n%s%s", r->last_n, d,
+                *d && d[strlen(d) - 1] == '\n' ? "" : "\n");
+        if (strlen(r->last_diff) > 3000)
+            fprintf(to,
+                    "(cut in the middle; all of it: %s/.tandem/sessions/"
+                    "%s/attempt-%d.diff)\n",
+                    r->repo, tnd_session_id(r->session), r->last_n);
         free(d);
+        free(cut);
     }
 }
 
@@ -220,6 +253,7 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
                       tnd_answer *ans)
 {
     long esc = find_escalation(r, n, at);
+    FILE *tty;
     int rc;
 
     if (esc < 0) {
@@ -239,19 +273,30 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
         return rc;
     }
     r->cursor = (size_t)esc + 1;
-    show_escalation(r, reason);
+    tty = r->mode == TND_ESCALATE_TTY ? fopen("/dev/tty", "r+") : NULL;
+    show_escalation(r, reason, r->err);
+    /* the person answers on the terminal: what they answer about goes
+     * there too when stderr goes elsewhere (2>log showed them the menu
+     * alone) */
+    if (tty && !isatty(fileno(r->err)))
+        show_escalation(r, reason, tty);
     tnd_loop_stop(r, TND_SESSION_ESCALATED, reason);
     if (r->mode == TND_ESCALATE_NEVER) {
         r->final_escalation = true;
         return 0;
     }
     if (r->mode == TND_ESCALATE_TTY) {
-        FILE *tty = fopen("/dev/tty", "r+");
         if (!tty) {
             tnd_log_warn("no terminal to ask on; the session waits");
         } else {
-            tnd_escalate_ask(ans, tty, tty, keep_agents, r);
+            tnd_escalate_ask(ans, tty, tty, r->opts.review, keep_agents, r);
             fclose(tty);
+            if (ans->kind == TND_ANSWER_STOP && atomic_load(r->stop)) {
+                /* Ctrl-C at the question: interrupted (130), as anywhere
+                 * else; the escalation waits in the journal */
+                tnd_answer_clear(ans);
+                return tnd_error_set("interrupted at the question");
+            }
             if (ans->kind != TND_ANSWER_STOP) {
                 if (tnd_loop_step(r, "answer",
                                   tnd_loop_answer_json(ans, "tty", NULL)) < 0)
@@ -411,7 +456,7 @@ int tnd_loop_budget_ran_out(run *r, int n, const char *at)
         f, "mode", json_object_new_string(tnd_escalate_mode_name(r->mode)));
     if (tnd_loop_step(r, "escalation", f) < 0)
         return -1;
-    show_escalation(r, why);
+    show_escalation(r, why, r->err);
     tnd_loop_stop(r, TND_SESSION_ESCALATED, why);
     if (r->mode == TND_ESCALATE_NEVER) {
         r->final_escalation = true;

@@ -243,20 +243,25 @@ static void emit(run *r, const char *report)
 
 /* A review that could not be done: exit 4, or, under --on-error pass, 0
  * with a warning that the change went through unreviewed. */
-static int not_reviewed(const run *r, const char *why)
+static int not_reviewed(const run *r, const char *raw)
 {
+    char *why = raw ? tnd_str_one_line(raw, 4000) : NULL;
+    int code = TND_EXIT_NOT_REVIEWED;
+
     if (r->opts.on_error == TND_ON_ERROR_PASS) {
         fprintf(r->err,
                 "tandem review: warning: could not review the change (%s); "
                 "--on-error pass lets it through unreviewed\n",
                 why ? why : "no reason given");
-        return TND_EXIT_OK;
+        code = TND_EXIT_OK;
+    } else {
+        fprintf(r->err,
+                "could not review: %s (exit %d; --on-error pass lets a change "
+                "through when the review cannot be done)\n",
+                why ? why : "no reason given", TND_EXIT_NOT_REVIEWED);
     }
-    fprintf(r->err,
-            "could not review: %s (exit %d; --on-error pass lets a change "
-            "through when the review cannot be done)\n",
-            why ? why : "no reason given", TND_EXIT_NOT_REVIEWED);
-    return TND_EXIT_NOT_REVIEWED;
+    free(why);
+    return code;
 }
 
 /* "stats.c", "stats.c and 2 more files". Caller frees. */
@@ -339,7 +344,7 @@ static void journal_finish(run *r)
 
 static int finish(run *r)
 {
-    char *text, *summary;
+    char *text, *summary, *reason;
     int code, unapplied = 0;
     bool apply =
         r->status == TND_SESSION_APPROVED && r->opts.apply && r->final_rel;
@@ -370,13 +375,15 @@ static int finish(run *r)
      * keeps its summary: what the diff on stdout cost */
     if (r->status == TND_SESSION_APPROVED && r->opts.quiet && r->opts.review)
         return TND_EXIT_OK;
+    /* the reason holds the model's words: no terminal escape */
+    reason = tnd_str_one_line(r->reason ? r->reason : "", 4000);
     summary = tnd_report_summary(r->report);
     fprintf(r->err, "%s\n", summary);
     free(summary);
     if (r->status == TND_SESSION_APPROVED) {
         code = unapplied ? TND_EXIT_NOT_APPLIED : TND_EXIT_OK;
     } else if (r->status == TND_SESSION_ESCALATED) {
-        fprintf(r->err, "needs a human: %s\n", r->reason);
+        fprintf(r->err, "needs a human: %s\n", reason);
         if (r->last_rel)
             fprintf(r->err, "the last proposal is in %s/%s\n", r->repo,
                     r->last_rel);
@@ -396,12 +403,12 @@ static int finish(run *r)
                !r->config_error) {
         code = not_reviewed(r, r->reason);
     } else {
-        fprintf(r->err, "%s: %s\n", tnd_session_status_name(r->status),
-                r->reason ? r->reason : "");
+        fprintf(r->err, "%s: %s\n", tnd_session_status_name(r->status), reason);
         code = r->config_error ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
     fprintf(r->err, "session %s: %s/\n", tnd_session_id(r->session),
             tnd_session_dir(r->session));
+    free(reason);
     return code;
 }
 

@@ -21,7 +21,7 @@ run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 3 "queued"
 expect_in "$T/err" "== tandem needs a human =="
 expect_in "$T/err" "why: gate.max_iterations (1) reached"
-expect_in "$T/err" "the last proposal:"
+expect_in "$T/err" "the last proposal (attempt 1):"
 expect_in "$T/err" "test fail (exit 2), the end of its output:"
 expect_in "$T/err" "    FAIL stats_mean({1,2,3,4}) = 2.000000, expected 2.500000"
 expect_in "$T/err" "the reviewer's issues:"
@@ -128,7 +128,7 @@ script -qec "'$BIN/tandem' run --repo '$T/demo' 'make the failing test pass' \
 RC=$?
 expect_rc 0 "answered on the terminal"
 expect_in "$T/out" "choice [a/r/g/b/s/q]>"
-expect_in "$T/out" "a, r, g, b, s or q, please"
+expect_in "$T/out" "a, r, g, b, s or q (or the word), please"
 expect_in "$T/out" "guidance for the coder>"
 expect_in "$T/out" "approved after 2 iterations"
 dir=$(ls -d "$T"/demo/.tandem/sessions/*/ | tail -n 1)
@@ -180,3 +180,28 @@ expect_in "$T/err" "    140"
 expect_in "$T/err" "    127"
 expect_not_in "$T/err" "    126"
 pass "the escalation shows the tail of the failing output"
+
+
+# what the model wrote reaches the person without terminal escapes (the
+# diff set the window title and cleared the screen)
+python3 - "$TOP/examples/demo/cassette.json" "$T/esc.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ex = d["exchanges"]
+E = "\x1b"
+ex[0]["answer"] = ex[0]["answer"].replace(
+    "return (double)(sum / (long)count);",
+    "return (double)(sum / (long)count); /* " + E + "]0;PWNED\x07" + E + "[2J */")
+ex[1]["answer"] = ex[1]["answer"].replace(
+    '"file": "stats.c"', '"file": "stats.c' + E + '[42mX"')
+ex[1]["expect"] = []
+json.dump(d, open(sys.argv[2], "w"))
+PY
+escalating_demo "$T/esc.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "queued, escapes in the model's words"
+expect_in "$T/err" "== tandem needs a human =="
+if LC_ALL=C grep -q "$(printf '\033')" "$T/err"; then
+    fail "an escape reached the person: $(cat -v "$T/err")"
+fi
+pass "the escalation shows no terminal escape the model wrote"

@@ -45,6 +45,10 @@ tmx new-session -d -s tnd -x 120 -y 40 \
     "'$BIN/tandem' run -v --repo '$T/demo' 'make the failing test pass' \
      2>'$T/err'; echo \$? >'$T/rc'; sleep 600"
 wait_pane "choice [a/r/g/b/s/q]>" 60
+# stderr goes to a file: what the question is about is on the terminal
+# too (only the menu was)
+wait_pane "== tandem needs a human ==" 5
+wait_pane "why: gate.max_iterations (1) reached" 5
 
 # the person reads for a while: twenty times the broker's patience
 i=0
@@ -103,3 +107,23 @@ touch "$T/go"
 run tandem resume --repo "$T/demo" "$sid"
 expect_rc 0 "resumed after Ctrl-C"
 pass "Ctrl-C stops the run with exit 130, says how to go on, and the session resumes"
+
+# Ctrl-C at the question: interrupted (130), as anywhere else; the
+# escalation waits in the journal (it was exit 3, waiting, with no word)
+tmx kill-server 2>/dev/null
+rm -f "$T/rc" "$T/err"
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate: {max_iterations: 1, escalate: tty}
+YAML
+tmx new-session -d -s tnd -x 120 -y 40 \
+    "'$BIN/tandem' run --repo '$T/demo' 'make the failing test pass'; \
+     echo \"rc=\$?\" >'$T/rc'; sleep 600"
+wait_pane "choice [a/r/g/b/s/q]>" 60
+tmx send-keys -t tnd C-c
+wait_for_file "$T/rc" 30
+[ "$(cat "$T/rc")" = rc=130 ] || fail "Ctrl-C at the question: $(cat "$T/rc")"
+wait_pane "go on with: tandem resume --repo $T/demo" 10
+sid=$(ls "$T/demo/.tandem/sessions")
+expect_in "$T/demo/.tandem/sessions/$sid/journal.jsonl" '"type":"escalation"'
+pass "Ctrl-C at the question is exit 130, and the escalation waits"

@@ -61,6 +61,12 @@ static void a_choice_is_read_from_the_terminal(void **state)
         {"q\n", TND_ANSWER_STOP, NULL, 0},
         {"r\n", TND_ANSWER_STOP, NULL, 0}, /* no reason: end of input */
         {"", TND_ANSWER_STOP, NULL, 0},
+        /* a word is its letter only when it is the choice's own word:
+         * "abort" approved, "sure" skipped */
+        {"approve\n", TND_ANSWER_APPROVE, NULL, 0},
+        {"abort\nsure\nstop\n", TND_ANSWER_STOP, NULL, 0},
+        {"again\nskip\n", TND_ANSWER_SKIP, NULL, 0},
+        {"retry\nreject\nno\n", TND_ANSWER_REJECT, "no", 0},
     };
 
     (void)state;
@@ -71,7 +77,7 @@ static void a_choice_is_read_from_the_terminal(void **state)
         assert_non_null(out);
         if (!in) /* fmemopen refuses an empty buffer on some libcs */
             in = fopen("/dev/null", "r");
-        assert_int_equal(tnd_escalate_ask(&ans, in, out, NULL, NULL), 0);
+        assert_int_equal(tnd_escalate_ask(&ans, in, out, false, NULL, NULL), 0);
         if (ans.kind != rows[i].kind)
             fail_msg("row %zu: %s, not %s", i, tnd_answer_name(ans.kind),
                      tnd_answer_name(rows[i].kind));
@@ -84,6 +90,34 @@ static void a_choice_is_read_from_the_terminal(void **state)
         fclose(in);
         fclose(out);
     }
+}
+
+/* A review has no coder: guide, budget and skip are not offered, and
+ * are asked again rather than taken for a reject. */
+static void a_review_is_offered_approve_reject_stop(void **state)
+{
+    const char *typed = "s\ng\nb\nr\nlooks wrong\n";
+    FILE *in = fmemopen((void *)typed, strlen(typed), "r");
+    FILE *out = tmpfile();
+    char said[2048] = "";
+    size_t n;
+    tnd_answer ans;
+
+    (void)state;
+    assert_non_null(in);
+    assert_non_null(out);
+    assert_int_equal(tnd_escalate_ask(&ans, in, out, true, NULL, NULL), 0);
+    assert_int_equal(ans.kind, TND_ANSWER_REJECT);
+    assert_string_equal(ans.text, "looks wrong");
+    rewind(out);
+    n = fread(said, 1, sizeof(said) - 1, out);
+    said[n] = '\0';
+    assert_non_null(strstr(said, "choice [a/r/q]> "));
+    assert_null(strstr(said, "guidance"));
+    assert_non_null(strstr(said, "a, r or q (or the word), please"));
+    tnd_answer_clear(&ans);
+    fclose(in);
+    fclose(out);
 }
 
 /* A number out of range is asked again, naming the range each time;
@@ -100,7 +134,7 @@ static void an_out_of_range_budget_is_asked_again(void **state)
     (void)state;
     assert_non_null(in);
     assert_non_null(out);
-    assert_int_equal(tnd_escalate_ask(&ans, in, out, NULL, NULL), 0);
+    assert_int_equal(tnd_escalate_ask(&ans, in, out, false, NULL, NULL), 0);
     assert_int_equal(ans.kind, TND_ANSWER_BUDGET);
     assert_int_equal(ans.iterations, 7);
     rewind(out);
@@ -126,6 +160,7 @@ int main(void)
         cmocka_unit_test(answer_kinds_both_ways),
         cmocka_unit_test(a_choice_is_read_from_the_terminal),
         cmocka_unit_test(an_out_of_range_budget_is_asked_again),
+        cmocka_unit_test(a_review_is_offered_approve_reject_stop),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
