@@ -371,14 +371,36 @@ static void set_now(touched *t, char *text, size_t len)
     t->now_len = len;
 }
 
-/* e's replacement into b. A coder's lines end in LF (the edit format
- * has no CR); where the lines it replaces end in CRLF, so do its, or a
- * CRLF file came back with mixed line ends. A diff's hunk (anchored)
- * says its own. */
+/* Whether search is in text at start, byte for byte, except that a line
+ * of text may end in CRLF where search's ends in LF; *end is where the
+ * match ends in text. git diff writes a file's lines as git stores them
+ * (LF), and a tree checked out with core.autocrlf or eol=crlf holds them
+ * as CRLF (every hunk was refused there). */
+static bool matches_at(const char *text, size_t len, size_t start,
+                       const char *search, size_t *end)
+{
+    size_t j = start;
+
+    for (const char *p = search; *p; p++, j++) {
+        if (j < len && text[j] == *p)
+            continue;
+        if (*p == '\n' && j + 1 < len && text[j] == '\r' && text[j + 1] == '\n')
+            j++; /* the CR of a CRLF line end */
+        else
+            return false;
+    }
+    *end = j;
+    return true;
+}
+
+/* e's replacement into b. Its lines end in LF (a coder's edit format
+ * has no CR; a diff of a CRLF checkout has none either); where the lines
+ * it replaces end in CRLF, so do its, or a CRLF file came back with mixed
+ * line ends. One whose text has a CR says its own. */
 static int put_replacement(tnd_buf *b, const tnd_edit *e, const char *old,
                            size_t old_len)
 {
-    bool crlf = e->line == 0 && !strchr(e->replace, '\r') &&
+    bool crlf = !strchr(e->search, '\r') && !strchr(e->replace, '\r') &&
                 memmem(old, old_len, "\r\n", 2) != NULL;
 
     if (!crlf)
@@ -425,13 +447,11 @@ static int apply_one(tnd_workspace *ws, const tnd_edit *e, size_t index)
     if (e->line > 0) {
         /* a diff's hunk: there, exactly, or not at all */
         if (!line_start(t->now, t->now_len, e->line, &start) ||
-            t->now_len - start < slen ||
-            memcmp(t->now + start, e->search, slen) != 0)
+            !matches_at(t->now, t->now_len, start, e->search, &end))
             return tnd_error_set("edit %zu: %s does not hold at line %ld the "
                                  "lines the hunk changes (the diff was not "
                                  "made against this tree)",
                                  index + 1, e->path, e->line);
-        end = start + slen;
     } else if ((n = count_matches(t->now, e->search, &at)) > 1) {
         return tnd_error_set("edit %zu: the SEARCH text matches %zu places "
                              "in %s; include more surrounding lines so it "

@@ -225,3 +225,22 @@ run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged
 expect_rc 2 "a new symbolic link"
 expect_in "$T/err" "a symbolic link (new file mode 120000)"
 pass "quoted names are reviewed; a mode change alone is empty; a link is refused"
+
+# a tree checked out with CRLF (eol=crlf, core.autocrlf): git diff gives
+# the lines as git stores them (LF); each hunk still goes in, and the
+# lines it puts there end in CRLF as the file's do (every hunk was
+# refused)
+git_demo
+review_config "$FIX/cassette-review.json"
+printf '*.c text eol=crlf\n' >"$T/demo/.gitattributes"
+(cd "$T/demo" && git add .gitattributes &&
+    git -c user.email=t@example.com -c user.name=t commit -qm crlf &&
+    rm stats.c && git checkout stats.c) || fail "cannot check out with CRLF"
+grep -q "$(printf '\r')" "$T/demo/stats.c" || fail "stats.c is not CRLF"
+sed -i "s|^    return sum / count;\r|$FIXED\r|" "$T/demo/stats.c"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" \
+    "make the failing test pass"
+expect_rc 0 "a change in a CRLF checkout"
+grep -q "^+$FIXED$(printf '\r')\$" "$(session_dir)/attempt-1.diff" ||
+    fail "the line put in does not end in CRLF: $(cat -A "$(session_dir)/attempt-1.diff")"
+pass "a CRLF checkout is reviewed, its line ends kept"
