@@ -156,7 +156,9 @@ static size_t occurrences(const char *hay, size_t len, const char *needle,
 {
     size_t n = 0, nlen = strlen(needle);
 
-    for (const char *p = hay; p && (size_t)(p - hay) + nlen <= len;) {
+    /* none, one or more: counting stops at two (linear however often a
+     * long needle repeats) */
+    for (const char *p = hay; n < 2 && p && (size_t)(p - hay) + nlen <= len;) {
         const char *hit = memmem(p, len - (size_t)(p - hay), needle, nlen);
         if (!hit)
             break;

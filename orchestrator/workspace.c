@@ -240,8 +240,10 @@ static size_t count_matches(const char *hay, const char *needle,
     if (len == 0)
         return 0;
     /* overlapping places count: "A B A" is twice in "A B A B A" (counted
-     * once, an edit went to the first of two places without a word) */
-    while ((p = strstr(p, needle)) != NULL) {
+     * once, an edit went to the first of two places without a word).
+     * Only none, one or more matters: counting stops at two, which keeps
+     * a long search over repeated lines linear */
+    while (n < 2 && (p = strstr(p, needle)) != NULL) {
         if (!n)
             *first = p;
         n++;
@@ -305,7 +307,8 @@ static size_t loose_matches(const char *text, const char *search, size_t *start,
                 *start = (size_t)(line - text);
                 *end = (size_t)(t - text);
             }
-            n++;
+            if (++n == 2)
+                break; /* more than one: that is all it takes */
         }
         line = strchr(line, '\n');
         if (!line)
@@ -453,20 +456,20 @@ static int apply_one(tnd_workspace *ws, const tnd_edit *e, size_t index)
                                  "made against this tree)",
                                  index + 1, e->path, e->line);
     } else if ((n = count_matches(t->now, e->search, &at)) > 1) {
-        return tnd_error_set("edit %zu: the SEARCH text matches %zu places "
-                             "in %s; include more surrounding lines so it "
-                             "matches one",
-                             index + 1, n, e->path);
+        return tnd_error_set("edit %zu: the SEARCH text matches more than "
+                             "one place in %s; include more surrounding "
+                             "lines so it matches one",
+                             index + 1, e->path);
     } else if (n == 1) {
         start = (size_t)(at - t->now);
         end = start + slen;
     } else if ((n = loose_matches(t->now, e->search, &start, &end)) != 1) {
         char *hint = n ? NULL : closest_line(t->now, e->search);
         int error =
-            n ? tnd_error_set("edit %zu: the SEARCH text matches %zu places "
-                              "in %s; include more surrounding lines so it "
-                              "matches one",
-                              index + 1, n, e->path)
+            n ? tnd_error_set("edit %zu: the SEARCH text matches more than "
+                              "one place in %s; include more surrounding "
+                              "lines so it matches one",
+                              index + 1, e->path)
               : tnd_error_set("edit %zu: the SEARCH text was not found in "
                               "%s; %s. SEARCH must copy the current lines "
                               "exactly",
