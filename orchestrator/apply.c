@@ -356,7 +356,9 @@ static int stage_one(int root, pending *p, made_dirs *made)
         else if (w > 0)
             off += (size_t)w;
     }
-    if (fd >= 0 && fchmod(fd, p->mode) < 0 && error == 0)
+    /* a file that was there keeps its mode; a new one is made as any
+     * other, the umask applied */
+    if (fd >= 0 && p->existed && fchmod(fd, p->mode) < 0 && error == 0)
         error = tnd_error_sys("cannot write %s", p->path);
     if (fd >= 0 && close(fd) < 0 && error == 0)
         error = tnd_error_sys("cannot write %s", p->path);

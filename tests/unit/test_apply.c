@@ -343,10 +343,20 @@ static void created_and_deleted_files_outside_git(void **state)
     tnd_apply_result r;
 
     (void)state;
-    /* created: only where nothing is now */
+    /* created: only where nothing is now, with the umask's mode (a new
+     * file was made 0644 whatever the umask) */
     diff = patch(dir, "src/new.c", NULL, "int x;\n", &file);
-    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
-                     0);
+    {
+        mode_t was = umask(077);
+        struct stat st;
+        char *path = tnd_fs_join(dir, "src/new.c");
+        assert_int_equal(
+            tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"), 0);
+        umask(was);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        free(path);
+    }
     assert_file(dir, "src/new.c", "int x;\n");
     tnd_apply_result_clear(&r);
     put(dir, "src/new.c", "int y;\n");
