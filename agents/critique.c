@@ -120,12 +120,22 @@ static bool mentions_verdict(const char *text, size_t len)
     const size_t n = sizeof(word) - 1;
 
     for (size_t i = 0; i + n <= len; i++) {
-        size_t j = i + n;
+        size_t j = i + n, k = i;
+        bool quoted;
         if (memcmp(text + i, word, n) != 0 ||
             (i > 0 && (text[i - 1] == '_' ||
                        (text[i - 1] >= 'a' && text[i - 1] <= 'z') ||
                        (text[i - 1] >= 'A' && text[i - 1] <= 'Z'))))
             continue;
+        quoted = i > 0 && (text[i - 1] == '"' || text[i - 1] == '\'');
+        if (!quoted) {
+            /* bare, a key only after '{' or ',': "my verdict: approve"
+             * in prose is no key */
+            while (k > 0 && is_space(text[k - 1]))
+                k--;
+            if (k == 0 || (text[k - 1] != '{' && text[k - 1] != ','))
+                continue;
+        }
         if (j < len && (text[j] == '"' || text[j] == '\''))
             j++;
         while (j < len && is_space(text[j]))
@@ -319,15 +329,48 @@ static void find_candidates(search *s)
  * model may have meant one (a draft "approve" then a final "revise"
  * that does not parse must not leave the draft standing). One that holds
  * a claim is the text around it (the whole answer: JSON and prose). */
+/* Whether answer[start..end) names a verdict outside the claims in it:
+ * JSON with prose around it names one only inside its claim, while a
+ * broken object or a brace left open before a valid claim names its own
+ * (all the text to the end was taken as holding the claim, and a broken
+ * final "revise" after a draft was dropped: a review found it). */
+static bool verdict_outside_claims(const search *s, size_t start, size_t end)
+{
+    size_t at = start;
+
+    while (at < end) {
+        size_t next = end, skip = end;
+        for (size_t k = 0; k < s->nclaims; k++)
+            if (s->claims[k].start >= at && s->claims[k].start < next) {
+                next = s->claims[k].start;
+                skip = s->claims[k].end;
+            }
+        if (mentions_verdict(s->answer + at, next - at))
+            return true;
+        at = skip;
+    }
+    return false;
+}
+
 static void add_broken(search *s)
 {
+    size_t nvalid = s->nclaims; /* the claims found; broken ones follow */
+
+    /* text left unread may hold more claims: that is the error then */
+    if (s->cut_short)
+        return;
     for (size_t i = 0; i < s->nbroken && s->nclaims < MAX_CANDIDATES; i++) {
         broken *b = &s->broken[i];
-        bool holds = false;
-        for (size_t k = 0; k < s->nclaims && !holds; k++)
-            holds =
-                s->claims[k].start >= b->start && s->claims[k].start < b->end;
-        if (!holds) {
+        size_t had = s->nclaims;
+        bool own, again = false;
+        s->nclaims = nvalid; /* outside the claims found, not the broken */
+        own = verdict_outside_claims(s, b->start, b->end);
+        s->nclaims = had;
+        /* the same text again (the whole answer, then its first brace) */
+        for (size_t k = nvalid; k < s->nclaims && !again; k++)
+            again =
+                b->start >= s->claims[k].start && b->start < s->claims[k].end;
+        if (own && !again) {
             claim *c = &s->claims[s->nclaims++];
             memset(c, 0, sizeof(*c));
             c->start = b->start;

@@ -559,17 +559,17 @@ int tnd_llm_config_check(const tnd_llm_config *llm, const char *label,
     if ((llm->provider == TND_PROVIDER_OPENAI ||
          llm->provider == TND_PROVIDER_ANTHROPIC ||
          llm->provider == TND_PROVIDER_OLLAMA) &&
-        !*llm->model)
+        (!llm->model || !*llm->model))
         return tnd_error_config("%s.model is empty: name the model the "
                                 "server runs (tandem doctor lists what it "
                                 "offers)",
                                 label);
-    if (*llm->api_key_env && !env_name(llm->api_key_env))
+    if (llm->api_key_env && *llm->api_key_env && !env_name(llm->api_key_env))
         return tnd_error_config("%s.api_key_env: \"%s\" is not the name of "
                                 "an environment variable (letters, digits and "
                                 "'_', not starting with a digit)",
                                 label, llm->api_key_env);
-    if (*llm->base_url && !url_has_host(llm->base_url))
+    if (llm->base_url && *llm->base_url && !url_has_host(llm->base_url))
         return tnd_error_config("%s.base_url: \"%s\" names no host; give "
                                 "one, e.g. http://127.0.0.1:11434",
                                 label, llm->base_url);

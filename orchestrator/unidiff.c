@@ -86,6 +86,14 @@ static const char *not_a_file(const reader *r)
                                              : NULL;
 }
 
+/* "old mode 100644" or "new mode 100755", exactly: git's lines for a
+ * mode change (anything else there is no diff git wrote). */
+static bool mode_line(const reader *r)
+{
+    return (starts(r, "old mode ") || starts(r, "new mode ")) && r->len == 15 &&
+           strspn(r->line + 9, "01234567") == 6;
+}
+
 static int add_edit(parse *ps, tnd_edit_kind kind, const char *path,
                     char *search, char *replace, long line)
 {
@@ -379,7 +387,7 @@ int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
             ps.git_new = true;
         } else if (starts(&r, "deleted file mode ")) {
             ps.git_deleted = true;
-        } else if (starts(&r, "old mode ") || starts(&r, "new mode ")) {
+        } else if (mode_line(&r)) {
             ps.modes = true;
         } else if (starts(&r, "Binary files ") ||
                    starts(&r, "GIT binary patch"))

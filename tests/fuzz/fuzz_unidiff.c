@@ -19,12 +19,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(edits == NULL && n == 0 && *tnd_error_last());
         return 0;
     }
-    FUZZ_CHECK(n >= 1 && n <= TND_BODY_MAX_EDITS);
+    /* none: a diff of mode changes alone */
+    FUZZ_CHECK(n <= TND_BODY_MAX_EDITS);
     for (size_t i = 0; i < n; i++) {
         FUZZ_CHECK(edits[i].kind >= TND_EDIT_REPLACE &&
                    edits[i].kind <= TND_EDIT_DELETE);
         FUZZ_CHECK(edits[i].path && edits[i].search && edits[i].replace);
-        FUZZ_CHECK(edits[i].kind != TND_EDIT_REPLACE || *edits[i].search);
+        /* an empty search only where a hunk's header anchors it */
+        FUZZ_CHECK(edits[i].kind != TND_EDIT_REPLACE || *edits[i].search ||
+                   edits[i].line > 0);
         tnd_edit_clear(&edits[i]);
     }
     free(edits);

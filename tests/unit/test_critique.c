@@ -462,6 +462,42 @@ static void a_broken_claim_beside_a_valid_one_is_no_critique(void **state)
     }
 }
 
+/* A brace left open earlier in the prose spans all that follows: what it
+ * names outside the valid claim in it is its own (a broken final revise
+ * after it was dropped, and the draft approve taken); and prose that
+ * says "my verdict: approve" beside the one critique is no claim. */
+static void an_open_brace_does_not_hide_a_broken_claim(void **state)
+{
+    static const char *const broken[] = {
+        "The old code wrote {'a': 1 as a dict.\nDraft:\n```json\n" APPROVE
+        "\n```\nFinal: {\"verdict\": \"revise\", \"summary\": \"5\" is "
+        "wrong\", \"issues\": []}",
+        "The old code wrote {'a': 1 as a dict.\nDraft:\n```json\n" APPROVE
+        "\n```\nFinal: {\"verdict\": \"revise\", \"issues\": [\n",
+        "First: {\"verdict\": \"revise\", \"summary\": \"5\" is wrong\", "
+        "\"issues\": []}\nThen:\n```json\n" APPROVE "\n```\n",
+    };
+    static const char *const fine[] = {
+        APPROVE "\n\nMy verdict: approve, as the JSON says.",
+        "Looking at {the code} first.\n```json\n" APPROVE "\n```\n",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(broken) / sizeof(*broken); i++) {
+        tnd_critique *c = (tnd_critique *)1;
+        if (tnd_critique_parse(&c, broken[i]) != -1)
+            fail_msg("broken %zu read as a critique: %s", i, broken[i]);
+        assert_null(c);
+    }
+    for (size_t i = 0; i < sizeof(fine) / sizeof(*fine); i++) {
+        tnd_critique *c = NULL;
+        if (tnd_critique_parse(&c, fine[i]) != 0)
+            fail_msg("fine %zu refused: %s", i, tnd_error_last());
+        assert_int_equal(c->verdict, TND_VERDICT_APPROVE);
+        tnd_critique_destroy(&c);
+    }
+}
+
 static void several_critiques_that_differ_are_no_critique(void **state)
 {
     (void)state;
@@ -740,6 +776,7 @@ int main(void)
         cmocka_unit_test(bad_critiques_are_errors_naming_the_field),
         cmocka_unit_test(truncated_answers_are_never_a_critique),
         cmocka_unit_test(a_broken_claim_beside_a_valid_one_is_no_critique),
+        cmocka_unit_test(an_open_brace_does_not_hide_a_broken_claim),
         cmocka_unit_test(several_critiques_that_differ_are_no_critique),
         cmocka_unit_test(a_key_given_twice_is_no_critique),
         cmocka_unit_test(identical_copies_are_one_critique),
