@@ -610,14 +610,19 @@ static void links_submodules_and_modes_alone(void **state)
                 "-Subproject commit 1111111\n"
                 "+Subproject commit 2222222\n");
     assert_error_has("a submodule");
-    assert_int_equal(parse_len(&e, &n,
-                               "diff --git a/run.sh b/run.sh\n"
-                               "old mode 100644\n"
-                               "new mode 100755\n",
-                               42),
-                     0);
+    {
+        static const char modes[] = "diff --git a/run.sh b/run.sh\n"
+                                    "old mode 100644\n"
+                                    "new mode 100755\n";
+        assert_int_equal(parse_len(&e, &n, modes, sizeof(modes) - 1), 0);
+    }
     assert_int_equal(n, 0);
     tnd_edit_list_free(e, n);
+    /* a mode line git did not write: no change of modes */
+    parse_fails("diff -ur old/stats.c new/stats.c\n"
+                "new mode --- old/stats.c\t2024-01-01\n"
+                "+++ new/stats.c\n");
+    assert_error_has("no file changes found");
 }
 
 /* git quotes names with quotes, backslashes, control or non-ASCII bytes
