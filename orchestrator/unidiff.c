@@ -134,8 +134,8 @@ static int hunk_counts(const reader *r, long *old_n, long *new_n, long *at)
     *old_n = *end == ',' ? strtol(end + 1, &end, 10) : 1;
     *at = strtol(plus + 2, &end, 10);
     *new_n = *end == ',' ? strtol(end + 1, &end, 10) : 1;
-    if (*new_n == 0)
-        ++*at;
+    if (*new_n == 0 && *at >= 0 && *at <= TND_EDIT_MAX_LINE)
+        ++*at; /* strtol's LONG_MAX stays out of range, not overflowed */
     return *old_n < 0 || *new_n < 0 || *old_n > 10000000 || *new_n > 10000000 ||
                    *at < 1 || *at > TND_EDIT_MAX_LINE
                ? -1

@@ -883,6 +883,14 @@ static void unreadable_hunk_header_is_refused(void **state)
                 " a\n");
     assert_error_has("a hunk header of f that cannot be read");
 
+    /* a place past a long's range, with no new lines (the fuzzer found
+     * the line after it overflow) */
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ -1 +99999999999999999999999999,0 @@\n"
+                "-a\n");
+    assert_error_has("a hunk header of f that cannot be read");
+
     /* a header too long to be one; the message quotes 80 bytes of it */
     memset(header, 'x', sizeof(header));
     memcpy(header, "--- a/f\n+++ b/f\n@@ -1 +1 @@ ", 28);
