@@ -90,8 +90,13 @@ static const char *not_a_file(const reader *r)
  * mode change (anything else there is no diff git wrote). */
 static bool mode_line(const reader *r)
 {
-    return (starts(r, "old mode ") || starts(r, "new mode ")) && r->len == 15 &&
-           strspn(r->line + 9, "01234567") == 6;
+    if ((!starts(r, "old mode ") && !starts(r, "new mode ")) || r->len != 15)
+        return false;
+    /* the line is not NUL-terminated: its own bytes only */
+    for (size_t i = 9; i < 15; i++)
+        if (r->line[i] < '0' || r->line[i] > '7')
+            return false;
+    return true;
 }
 
 static int add_edit(parse *ps, tnd_edit_kind kind, const char *path,
