@@ -420,6 +420,16 @@ static int check_budget_once(run *r, int n, const char *at, attempt *a,
     return rc;
 }
 
+/* Whether a budget is spent now. */
+static bool spent(run *r)
+{
+    tnd_usage used = tnd_report_total(r->report);
+    char why[256];
+
+    return tnd_budget_spent(why, sizeof(why), &r->gate, &used,
+                            tnd_now_ms() - r->started);
+}
+
 int tnd_loop_check_budget(run *r, int n, const char *at, attempt *a,
                           loop_state *ls)
 {
@@ -428,10 +438,13 @@ int tnd_loop_check_budget(run *r, int n, const char *at, attempt *a,
     /* an answer that let the step run again, and it ran out again: the
      * next escalation journaled here is the one its answer is for (a
      * review found every answer after the first ignored, and the step
-     * paid for again at each) */
+     * paid for again at each). And an answer that leaves the budget
+     * spent (budget --tokens too few, guide or skip on a token budget)
+     * is asked again before anything is paid (each bought one paid step
+     * past the budget) */
     do
         rc = check_budget_once(r, n, at, a, ls);
-    while (rc == 1 && find_escalation(r, n, at) >= 0);
+    while (rc == 1 && (find_escalation(r, n, at) >= 0 || spent(r)));
     return rc;
 }
 

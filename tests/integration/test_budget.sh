@@ -17,6 +17,17 @@ expect_in "$dir/report.json" '"status": "escalated"'
 expect_in "$dir/report.json" '"llm_calls": 2'
 pass "gate.max_tokens stops the loop before the next request"
 
+# an answer that leaves the budget spent is asked again before anything
+# is paid (each such answer bought one more paid step)
+id=$(basename "$dir")
+calls=$(grep -c '"type":"asked"' "$dir/journal.jsonl")
+run tandem budget --repo "$T/demo" --tokens 10 "$id"
+expect_rc 3 "too few tokens"
+expect_in "$T/err" "gate.max_tokens (1510) reached: 1787 tokens used"
+[ "$(grep -c '"type":"asked"' "$dir/journal.jsonl")" = "$calls" ] ||
+    fail "a call was paid past the budget: $(grep -c '"type":"asked"' "$dir/journal.jsonl") asked, was $calls"
+pass "an answer that leaves the budget spent is asked again before any call"
+
 copy_demo
 demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
 gate:
