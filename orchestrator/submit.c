@@ -254,7 +254,15 @@ static int on_reply(submit *s, const tnd_client_reply *r, int *code)
     case TND_CLIENT_OUTPUT:
         if (r->err ? s->quiet : s->json)
             return 0;
-        fwrite(r->text, 1, r->text_len, r->err ? stderr : stdout);
+        if (r->err) {
+            /* what a server says goes to a person's terminal: no escape
+             * (stdout is the diff, and goes as it is) */
+            text = tnd_str_printable(r->text, r->text_len + 1);
+            fputs(text, stderr);
+            free(text);
+        } else {
+            fwrite(r->text, 1, r->text_len, stdout);
+        }
         fflush(r->err ? stderr : stdout);
         s->wrote_out = s->wrote_out || !r->err;
         return 0;
@@ -347,19 +355,40 @@ static int follow(submit *s)
         }
         while ((rc = tnd_mdp_recv(&m, NULL, NULL, s->socket)) == 0) {
             int last;
-            heard = tnd_now_ms();
-            any = true;
+            /* only a client reply is the server heard (a peer sending
+             * anything else kept the wait going for ever) */
             if (m.worker || (m.command != TND_MDPC_PARTIAL &&
                              m.command != TND_MDPC_FINAL)) {
                 tnd_mdp_msg_clear(&m);
                 continue;
             }
+            heard = tnd_now_ms();
+            any = true;
             if (tnd_client_reply_decode(&r, m.body, m.body_len) < 0) {
                 fprintf(stderr, "%s: %s\n", s->me, tnd_error_last());
                 tnd_mdp_msg_clear(&m);
                 return TND_EXIT_FAILED;
             }
-            last = on_reply(s, &r, &code) || m.command == TND_MDPC_FINAL;
+            if (r.type == TND_CLIENT_DONE && s->session && r.session &&
+                strcmp(r.session, s->session) != 0) {
+                /* another session's end is not this one's */
+                fprintf(stderr,
+                        "%s: the server ended session %s, not %s; ignored\n",
+                        s->me, r.session, s->session);
+                tnd_client_reply_clear(&r);
+                tnd_mdp_msg_clear(&m);
+                continue;
+            }
+            last = on_reply(s, &r, &code);
+            if (!last && m.command == TND_MDPC_FINAL) {
+                /* a last reply that says no outcome */
+                fprintf(stderr,
+                        "%s: tandem serve at %s ended the exchange without "
+                        "an outcome%s%s\n",
+                        s->me, s->endpoint, s->session ? " for session " : "",
+                        s->session ? s->session : "");
+                last = 1;
+            }
             tnd_client_reply_clear(&r);
             tnd_mdp_msg_clear(&m);
             if (last)
