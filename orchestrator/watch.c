@@ -139,12 +139,40 @@ static void current_step(watched *w, json_object *records)
     free(path);
 }
 
+/* Follow w's events, when its run has said where they are (a run that
+ * had not yet, when the watcher found it, was never followed: scan()
+ * tries again). */
+static void subscribe(watch *wt, watched *w)
+{
+    char *path, *ep = NULL;
+    size_t len;
+
+    if (w->sub)
+        return;
+    path = tnd_fs_join(w->dir, "events");
+    if (tnd_fs_read(&ep, &len, path, 4096) == 0 && len > 0) {
+        int zero = 0;
+        w->sub = zmq_socket(wt->ctx, ZMQ_SUB);
+        zmq_setsockopt(w->sub, ZMQ_LINGER, &zero, sizeof(zero));
+        zmq_setsockopt(w->sub, ZMQ_SUBSCRIBE, "", 0);
+        if (zmq_connect(w->sub, tnd_str_trim(ep)) < 0) {
+            zmq_close(w->sub);
+            w->sub = NULL;
+        } else if (!wt->tty) {
+            /* a log says from where on its lines are live */
+            printf("%s: following\n", w->id);
+            fflush(stdout);
+        }
+    }
+    free(ep);
+    free(path);
+}
+
 static void add(watch *wt, const char *repo, const char *id)
 {
     watched *w;
     json_object *records = NULL;
-    char *path, *ep = NULL;
-    size_t len;
+    char *path;
 
     for (size_t i = 0; i < wt->n; i++)
         if (strcmp(wt->items[i].id, id) == 0)
@@ -163,19 +191,7 @@ static void add(watch *wt, const char *repo, const char *id)
     current_step(w, records);
     json_object_put(records);
     free(path);
-    path = tnd_fs_join(w->dir, "events");
-    if (tnd_fs_read(&ep, &len, path, 4096) == 0 && len > 0) {
-        int zero = 0;
-        w->sub = zmq_socket(wt->ctx, ZMQ_SUB);
-        zmq_setsockopt(w->sub, ZMQ_LINGER, &zero, sizeof(zero));
-        zmq_setsockopt(w->sub, ZMQ_SUBSCRIBE, "", 0);
-        if (zmq_connect(w->sub, tnd_str_trim(ep)) < 0) {
-            zmq_close(w->sub);
-            w->sub = NULL;
-        }
-    }
-    free(ep);
-    free(path);
+    subscribe(wt, w);
     wt->n++;
 }
 
@@ -207,6 +223,9 @@ static void scan(watch *wt)
 {
     char **ids;
 
+    for (size_t i = 0; i < wt->n; i++)
+        if (!wt->items[i].done)
+            subscribe(wt, &wt->items[i]);
     if (wt->opts->session)
         return;
     if (wt->opts->server) {
@@ -344,16 +363,18 @@ int tnd_watch(const tnd_watch_options *opts)
             nanosleep(&ts, NULL);
         }
         for (size_t k = 0; k < np; k++) {
-            char buf[1 << 16];
-            int len;
+            zmq_msg_t msg;
             if (!(items[k].revents & ZMQ_POLLIN))
                 continue;
-            while ((len = zmq_recv(items[k].socket, buf, sizeof(buf) - 1,
-                                   ZMQ_DONTWAIT)) >= 0) {
+            /* whole, however large (an audit event with a long build
+             * output passed 64 KiB and was skipped, and the tokens it
+             * carried with it) */
+            zmq_msg_init(&msg);
+            while (zmq_msg_recv(&msg, items[k].socket, ZMQ_DONTWAIT) >= 0) {
                 json_object *e = NULL;
-                if (len >= (int)sizeof(buf))
-                    continue; /* truncated: a progress delta; skip it */
-                if (tnd_json_parse(&e, buf, (size_t)len) == 0 && e) {
+                if (tnd_json_parse(&e, zmq_msg_data(&msg),
+                                   zmq_msg_size(&msg)) == 0 &&
+                    e) {
                     watched *w = &wt.items[map[k]];
                     apply(w, e);
                     if (!wt.tty)
@@ -361,6 +382,7 @@ int tnd_watch(const tnd_watch_options *opts)
                 }
                 json_object_put(e);
             }
+            zmq_msg_close(&msg);
         }
         if (tnd_now_ms() >= next_scan) {
             scan(&wt);

@@ -108,3 +108,34 @@ run "$BIN/tandem" watch --repo "$T/demo" --for 1
 expect_rc 0 "watch --for 1 with nothing running"
 expect_in "$T/out" "no session started in"
 pass "watch with nothing running ends at once, or after --for S"
+
+# an event larger than 64 KiB (an audit with 200 KB of build output) is
+# read whole: it was skipped, and with it the step and its tokens. The
+# build of attempt 1 (its second run, after the baseline's) waits until
+# the watcher says it follows the run.
+copy_demo
+rm -f "$T/go" "$T/count"
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+skills:
+  build:
+    command: "n=\$(cat '$T/count' 2>/dev/null || echo 0); echo \$((n + 1)) >'$T/count'; if [ \$n -ge 1 ]; then while [ ! -e '$T/go' ]; do sleep 0.05; done; fi; yes 'x warning line of build output' | head -c 200000; make"
+    sandbox: none # the sandbox would hide $T/go
+    output_max_kb: 256
+  test: {command: make test, timeout_s: 60}
+YAML
+"$BIN/tandem" watch --repo "$T/demo" --plain --for 60 >"$T/watch.out" 2>&1 &
+watcher=$!
+"$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
+    >"$T/run.out" 2>"$T/run.err" &
+runner=$!
+i=0
+until grep -q ": following" "$T/watch.out" 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -gt 600 ] && fail "the watcher never followed the run: $(cat "$T/watch.out")"
+    sleep 0.05
+done
+touch "$T/go"
+wait $runner
+wait $watcher
+expect_in "$T/watch.out" "attempt 1: audit done"
+pass "an event larger than 64 KiB reaches the watcher whole"
