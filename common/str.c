@@ -194,3 +194,17 @@ char *tnd_str_git_unquote(const char *s, size_t n)
     *o = '\0';
     return out;
 }
+
+bool tnd_str_line_start(const char *s, size_t len, long line, size_t *off)
+{
+    size_t at = 0;
+
+    for (long l = 1; l < line; l++) {
+        const char *nl = at < len ? memchr(s + at, '\n', len - at) : NULL;
+        if (!nl)
+            return false;
+        at = (size_t)(nl - s) + 1;
+    }
+    *off = at;
+    return true;
+}

@@ -45,6 +45,10 @@ uint64_t tnd_str_hash(uint64_t seed, const void *data, size_t len);
  * line without a newline. */
 size_t tnd_str_count_lines(const char *s, size_t len);
 
+/* Where line (1-based) begins in s[0..len), into *off: the line after
+ * the last one is s's end. False when s has fewer lines. */
+bool tnd_str_line_start(const char *s, size_t len, long line, size_t *off);
+
 /* True when the first len bytes hold a NUL (how we tell binary files). */
 bool tnd_str_is_binary(const char *s, size_t len);
 

@@ -187,21 +187,6 @@ static char *section_of(const char *diff, const char *path)
     return s;
 }
 
-/* Where line (1-based) begins in text[0..len); false past its end. */
-static bool at_line(const char *text, size_t len, long line, const char **at)
-{
-    const char *p = text, *end = text + len;
-
-    for (long l = 1; l < line; l++) {
-        const char *nl = p < end ? memchr(p, '\n', (size_t)(end - p)) : NULL;
-        if (!nl)
-            return false;
-        p = nl + 1;
-    }
-    *at = p;
-    return true;
-}
-
 /* Work edit e out on the pending files. -1 with the error saying why the
  * patch does not fit the tree as it is. */
 static int plan_one(pending **files, size_t *n, int root, const tnd_edit *e,
@@ -209,7 +194,7 @@ static int plan_one(pending **files, size_t *n, int root, const tnd_edit *e,
 {
     pending *p;
     const char *at = NULL;
-    size_t hits, slen;
+    size_t hits, slen, off;
     tnd_buf b;
 
     if (load(&p, files, n, root, e->path) < 0)
@@ -267,10 +252,12 @@ static int plan_one(pending **files, size_t *n, int root, const tnd_edit *e,
     }
     /* the same lines in several places: the one where the hunk's header
      * puts them, when they are there (the tree unchanged around it) */
-    if (hits > 1 && e->line > 0 && at_line(p->now, p->len, e->line, &at) &&
-        (size_t)(p->now + p->len - at) >= slen &&
-        memcmp(at, e->search, slen) == 0)
+    if (hits > 1 && e->line > 0 &&
+        tnd_str_line_start(p->now, p->len, e->line, &off) &&
+        p->len - off >= slen && memcmp(p->now + off, e->search, slen) == 0) {
+        at = p->now + off;
         hits = 1;
+    }
     if (hits != 1)
         return tnd_error_set(
             hits == 0 ? "%s: the lines a hunk changes are no longer there as "

@@ -385,11 +385,18 @@ int tnd_loop_take_answer(run *r, attempt *a, loop_state *ls,
 /* A budget spent at `at` ("start" of attempt n, or before its "audit"):
  * escalate (a person may grant more). 1 when the loop goes on, 0 when it
  * stops, -1 on failure. a is the attempt so far (NULL at its start). */
+/* Whether a budget is spent now; why (size n) says which. */
+static bool spent(run *r, char *why, size_t n)
+{
+    tnd_usage used = tnd_report_total(r->report);
+
+    return tnd_budget_spent(why, n, &r->gate, &used, tnd_now_ms() - r->started);
+}
+
 static int check_budget_once(run *r, int n, const char *at, attempt *a,
                              loop_state *ls)
 {
     long esc = find_escalation(r, n, at);
-    tnd_usage used = tnd_report_total(r->report);
     tnd_answer ans;
     char why[256];
     int rc;
@@ -398,8 +405,7 @@ static int check_budget_once(run *r, int n, const char *at, attempt *a,
         snprintf(why, sizeof(why), "%s",
                  tnd_json_str_or(tnd_journal_record(r->journal, (size_t)esc),
                                  "reason", NULL));
-    else if (!tnd_budget_spent(why, sizeof(why), &r->gate, &used,
-                               tnd_now_ms() - r->started))
+    else if (!spent(r, why, sizeof(why)))
         return 1;
     tnd_loop_say(r, "budget: %s", why);
     memset(&ans, 0, sizeof(ans));
@@ -420,19 +426,10 @@ static int check_budget_once(run *r, int n, const char *at, attempt *a,
     return rc;
 }
 
-/* Whether a budget is spent now. */
-static bool spent(run *r)
-{
-    tnd_usage used = tnd_report_total(r->report);
-    char why[256];
-
-    return tnd_budget_spent(why, sizeof(why), &r->gate, &used,
-                            tnd_now_ms() - r->started);
-}
-
 int tnd_loop_check_budget(run *r, int n, const char *at, attempt *a,
                           loop_state *ls)
 {
+    char why[256];
     int rc;
 
     /* an answer that let the step run again, and it ran out again: the
@@ -444,7 +441,8 @@ int tnd_loop_check_budget(run *r, int n, const char *at, attempt *a,
      * past the budget) */
     do
         rc = check_budget_once(r, n, at, a, ls);
-    while (rc == 1 && (find_escalation(r, n, at) >= 0 || spent(r)));
+    while (rc == 1 &&
+           (find_escalation(r, n, at) >= 0 || spent(r, why, sizeof(why))));
     return rc;
 }
 

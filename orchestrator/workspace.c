@@ -252,22 +252,6 @@ static size_t count_matches(const char *hay, const char *needle,
     return n;
 }
 
-/* Where line (1-based) begins in text[0..len): the line after the last
- * one is its end. False when the text has fewer lines. */
-static bool line_start(const char *text, size_t len, long line, size_t *off)
-{
-    size_t at = 0;
-
-    for (long l = 1; l < line; l++) {
-        const char *nl = at < len ? memchr(text + at, '\n', len - at) : NULL;
-        if (!nl)
-            return false;
-        at = (size_t)(nl - text) + 1;
-    }
-    *off = at;
-    return true;
-}
-
 /* Length of a line without trailing spaces, tabs and the newline. */
 static size_t trimmed_len(const char *line, size_t len)
 {
@@ -449,7 +433,7 @@ static int apply_one(tnd_workspace *ws, const tnd_edit *e, size_t index)
     slen = strlen(e->search);
     if (e->line > 0) {
         /* a diff's hunk: there, exactly, or not at all */
-        if (!line_start(t->now, t->now_len, e->line, &start) ||
+        if (!tnd_str_line_start(t->now, t->now_len, e->line, &start) ||
             !matches_at(t->now, t->now_len, start, e->search, &end))
             return tnd_error_set("edit %zu: %s does not hold at line %ld the "
                                  "lines the hunk changes (the diff was not "

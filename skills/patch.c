@@ -31,13 +31,6 @@ static bool starts(const char *s, size_t n, const char *prefix)
     return n >= k && memcmp(s, prefix, k) == 0;
 }
 
-/* A path from a header: quotes dropped, a trailing "\t<date>" dropped,
- * an "a/" or "b/" prefix dropped. NULL for /dev/null. Caller frees. */
-static char *header_path(const char *s, size_t n)
-{
-    return tnd_diff_path(s, n);
-}
-
 static int new_file(parser *P)
 {
     tnd_patch *p = P->patch;
@@ -81,8 +74,8 @@ static int git_header(parser *P, const char *s, size_t n)
     if (n >= 5 && s[0] == '"' && (n - 1) % 2 == 0 && s[(n - 1) / 2] == ' ') {
         /* "a/P" "b/P": quoted names, each as long as the other */
         half = (n - 1) / 2;
-        set_paths(P->cur, header_path(s, half),
-                  header_path(s + half + 1, n - half - 1));
+        set_paths(P->cur, tnd_diff_path(s, half),
+                  tnd_diff_path(s + half + 1, n - half - 1));
         return 0;
     }
     if (n >= 5 && (n - 5) % 2 == 0) {
@@ -96,11 +89,11 @@ static int git_header(parser *P, const char *s, size_t n)
     }
     for (size_t i = 0; i + 3 <= n; i++)
         if (memcmp(s + i, " b/", 3) == 0) {
-            set_paths(P->cur, header_path(s, i),
-                      header_path(s + i + 1, n - i - 1));
+            set_paths(P->cur, tnd_diff_path(s, i),
+                      tnd_diff_path(s + i + 1, n - i - 1));
             return 0;
         }
-    set_paths(P->cur, NULL, header_path(s, n));
+    set_paths(P->cur, NULL, tnd_diff_path(s, n));
     return 0;
 }
 
@@ -193,7 +186,7 @@ static int header_line(parser *P, const char *s, size_t n, const char *next,
     if (starts(s, n, "--- ") && starts(next, next_n, "+++ ")) {
         if (!P->header_open && new_file(P) < 0)
             return -1;
-        set_paths(P->cur, header_path(s + 4, n - 4), NULL);
+        set_paths(P->cur, tnd_diff_path(s + 4, n - 4), NULL);
         return 0;
     }
     if (starts(s, n, "@@ -")) {
@@ -203,7 +196,7 @@ static int header_line(parser *P, const char *s, size_t n, const char *next,
     if (!P->cur)
         return 0;
     if (starts(s, n, "+++ ")) {
-        char *path = header_path(s + 4, n - 4);
+        char *path = tnd_diff_path(s + 4, n - 4);
         if (path)
             set_paths(P->cur, NULL, path);
         else
@@ -213,9 +206,9 @@ static int header_line(parser *P, const char *s, size_t n, const char *next,
     } else if (starts(s, n, "deleted file mode")) {
         P->cur->deleted = true;
     } else if (starts(s, n, "rename from ")) {
-        set_paths(P->cur, header_path(s + 12, n - 12), NULL);
+        set_paths(P->cur, tnd_diff_path(s + 12, n - 12), NULL);
     } else if (starts(s, n, "rename to ")) {
-        set_paths(P->cur, NULL, header_path(s + 10, n - 10));
+        set_paths(P->cur, NULL, tnd_diff_path(s + 10, n - 10));
     } else if (starts(s, n, "Binary files ") ||
                starts(s, n, "GIT binary patch")) {
         P->cur->binary = true;
