@@ -66,13 +66,14 @@ tnd_hubsession *tnd_hub_by_id(tnd_hub *h, const char *id)
 }
 
 tnd_hubsession *tnd_hub_add(tnd_hub *h, const char *repo, const char *id,
-                            const char *dir)
+                            const char *dir, const char *owner)
 {
     char name[32];
     tnd_hubsession *s;
 
     snprintf(name, sizeof(name), "s%lu", ++h->seq);
     s = tnd_hubsession_new(name, repo, id, dir);
+    tnd_hubsession_set_owner(s, owner);
     TND_GROW(h->s, h->alloc, h->n + 1);
     h->s[h->n++] = s;
     return s;
@@ -110,8 +111,11 @@ static void remember_ended(tnd_hub *h, const tnd_hubsession *s, int code)
     e = &h->ended[h->ended_at];
     free(e->id);
     free(e->dir);
+    free(e->owner);
     e->id = tnd_xstrdup(tnd_hubsession_id(s));
     e->dir = tnd_xstrdup(tnd_hubsession_dir(s));
+    e->owner =
+        tnd_hubsession_owner(s) ? tnd_xstrdup(tnd_hubsession_owner(s)) : NULL;
     e->code = code;
     h->ended_at = (h->ended_at + 1) % TND_HUB_ENDED_MAX;
     if (h->nended < TND_HUB_ENDED_MAX)
@@ -374,12 +378,16 @@ static void take_over(tnd_hub *h)
                          tnd_error_last());
         }
         bool waits = strcmp(last, "escalation") == 0;
+        char *owner =
+            records && json_object_array_length(records)
+                ? tnd_run_task_owner(json_object_array_get_idx(records, 0))
+                : NULL;
         if (strcmp(last, "finish") == 0 || (waits && !answers[i]) ||
             strcmp(last, "unreadable") == 0) {
             if (tnd_accepted_end(h->accepted, id) < 0)
                 tnd_log_error("%s", tnd_error_last());
         } else {
-            tnd_hubsession *s = tnd_hub_add(h, repo, id, dir);
+            tnd_hubsession *s = tnd_hub_add(h, repo, id, dir, owner);
             fprintf(stderr,
                     "tandem serve: session %s of an earlier server goes on "
                     "(%s)\n",
@@ -397,6 +405,7 @@ static void take_over(tnd_hub *h)
         }
         json_object_put(answers[i]);
         json_object_put(records);
+        free(owner);
         free(path);
         free(dir);
     }
@@ -461,6 +470,7 @@ void tnd_hub_destroy(tnd_hub **self_p)
     for (size_t i = 0; i < h->nended; i++) {
         free(h->ended[i].id);
         free(h->ended[i].dir);
+        free(h->ended[i].owner);
     }
     free(h->ended);
     if (h->router) {

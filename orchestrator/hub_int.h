@@ -21,6 +21,7 @@
 
 typedef struct tnd_hub_ended {
     char *id, *dir;
+    char *owner; /* as tnd_hubsession_owner said; NULL: not known */
     int code;
 } tnd_hub_ended;
 
@@ -51,9 +52,10 @@ size_t tnd_hub_count(const tnd_hub *h, tnd_hubsession_state state);
 /* The session of id, or NULL. Borrowed. */
 tnd_hubsession *tnd_hub_by_id(tnd_hub *h, const char *id);
 
-/* A session queued last, named sN. Borrowed: the hub owns it. */
+/* A session queued last, named sN, submitted by owner (the CURVE key,
+ * or NULL: tnd_hubsession_set_owner). Borrowed: the hub owns it. */
 tnd_hubsession *tnd_hub_add(tnd_hub *h, const char *repo, const char *id,
-                            const char *dir);
+                            const char *dir, const char *owner);
 
 /* Let go of s and destroy it. */
 void tnd_hub_forget(tnd_hub *h, tnd_hubsession *s);

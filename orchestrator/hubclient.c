@@ -110,10 +110,17 @@ static char *diff_file(const char *diff)
     return path;
 }
 
+/* The CURVE key that sent ev, or NULL (not over CURVE). */
+static const char *owner_of(const tnd_broker_event *ev)
+{
+    return ev->who.via == TND_CLIENT_VIA_CURVE && *ev->who.key ? ev->who.key
+                                                               : NULL;
+}
+
 /* The session for a submitted task, made and recorded; NULL with kind
  * and the error set when it cannot be. */
-static tnd_hubsession *create(tnd_hub *h, const tnd_client_request *req,
-                              const char **kind)
+static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
+                              const tnd_client_request *req, const char **kind)
 {
     tnd_run_options ro;
     tnd_run_host host;
@@ -130,6 +137,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_client_request *req,
     ro.review = req->review;
     ro.staged = req->staged;
     ro.diff_label = "the submitted diff";
+    ro.by = &ev->who;
     if (req->diff && !(ro.diff = diff = diff_file(req->diff))) {
         *kind = "failed";
         return NULL;
@@ -159,7 +167,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_client_request *req,
         *kind = "failed";
         tnd_error_prefix("session %s was made but cannot be recorded", id);
     } else {
-        s = tnd_hub_add(h, req->repo, id, dir);
+        s = tnd_hub_add(h, req->repo, id, dir, owner_of(ev));
     }
     free(said);
     free(id);
@@ -192,7 +200,7 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
         answer(h, ev, true, body, len);
         return;
     }
-    if (!(s = create(h, req, &kind))) {
+    if (!(s = create(h, ev, req, &kind))) {
         refuse(h, ev, kind, tnd_error_last());
         return;
     }
@@ -204,6 +212,27 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
         tnd_hubsession_follow(s, ev->client, ev->client_len, ev->service);
     answer(h, ev, req->detach, body, len);
     tnd_hub_start_queued(h);
+}
+
+/* Over CURVE a session is its submitter's: only that key follows it, or
+ * a key with the person role (who answers it, and must see it first).
+ * Sessions not submitted over CURVE have no owner, and only a person's
+ * key follows them there. Without CURVE nothing tells clients apart. */
+static bool may_follow(tnd_hub *h, const tnd_broker_event *ev, const char *id,
+                       const char *owner)
+{
+    char *why;
+
+    if (ev->who.via != TND_CLIENT_VIA_CURVE || (ev->roles & TND_CURVE_PERSON) ||
+        (owner && strcmp(owner, ev->who.key) == 0))
+        return true;
+    why = tnd_xasprintf("session %s was not submitted with this key: only the "
+                        "key that submitted it, or a key with the person "
+                        "role, may follow it",
+                        id);
+    refuse(h, ev, "forbidden", why);
+    free(why);
+    return false;
 }
 
 /* Whether id is a session this server accepted and has not ended. */
@@ -224,6 +253,8 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
     char *body;
 
     if (!s && (e = tnd_hub_ended_find(h, req->session))) {
+        if (!may_follow(h, ev, e->id, e->owner))
+            return;
         /* it ended while nobody followed it: its outcome */
         body = tnd_hubsession_done_body(e->id, e->dir, e->code, &len);
         answer(h, ev, true, body, len);
@@ -247,6 +278,8 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
         free(why);
         return;
     }
+    if (!may_follow(h, ev, tnd_hubsession_id(s), tnd_hubsession_owner(s)))
+        return;
     if (tnd_hubsession_follow(s, ev->client, ev->client_len, ev->service) < 0) {
         refuse(h, ev, "busy", tnd_error_last());
         return;
@@ -352,7 +385,7 @@ static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
         answer(h, ev, true, body, len);
         tnd_session_facts_clear(&f);
     } else {
-        s = tnd_hub_add(h, req->repo, f.id, f.dir);
+        s = tnd_hub_add(h, req->repo, f.id, f.dir, f.owner);
         /* the session goes on with the answer of who sent this request */
         tnd_hubsession_set_who(s, &ev->who);
         if (tnd_hub_set_answer(s, ans) < 0) {
@@ -379,6 +412,8 @@ static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
 static void on_status(tnd_hub *h, const tnd_broker_event *ev)
 {
     json_object *o = json_object_new_object(), *list;
+    bool person =
+        ev->who.via != TND_CLIENT_VIA_CURVE || (ev->roles & TND_CURVE_PERSON);
     size_t len, more;
     char *body;
 
@@ -395,7 +430,9 @@ static void on_status(tnd_hub *h, const tnd_broker_event *ev)
     json_object_object_add(o, "queue_max",
                            json_object_new_int64(h->o->queue_max));
     json_object_object_add(o, "stopping", json_object_new_boolean(h->draining));
-    list = tnd_hubsession_list(h->s, h->n, STATUS_LIST_MAX, &more);
+    /* a pipeline's key sees its own sessions; a person's, all */
+    list = tnd_hubsession_list(h->s, h->n, person ? NULL : ev->who.key,
+                               STATUS_LIST_MAX, &more);
     json_object_object_add(o, "sessions", list);
     json_object_object_add(o, "more", json_object_new_int64((int64_t)more));
     body = tnd_json_dump(o, &len);

@@ -38,6 +38,7 @@ struct tnd_hubsession {
     atomic_int stop;
     tnd_answer answer;        /* kind 0: none */
     tnd_client_who who;       /* who gives it; via NONE: not known */
+    char *owner;              /* the CURVE key that submitted it, or NULL */
     const char *insecure;     /* borrowed: for the report */
     tnd_basecache *baselines; /* borrowed: the server's */
     void *ctx;                /* borrowed: the hub's ZeroMQ context */
@@ -73,6 +74,7 @@ void tnd_hubsession_destroy(tnd_hubsession **self_p)
     free(s->repo);
     free(s->id);
     free(s->dir);
+    free(s->owner);
     tnd_answer_clear(&s->answer);
     free(s);
     *self_p = NULL;
@@ -111,6 +113,17 @@ void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
 void tnd_hubsession_set_who(tnd_hubsession *self, const tnd_client_who *who)
 {
     self->who = *who;
+}
+
+void tnd_hubsession_set_owner(tnd_hubsession *self, const char *owner)
+{
+    free(self->owner);
+    self->owner = owner && *owner ? tnd_xstrdup(owner) : NULL;
+}
+
+const char *tnd_hubsession_owner(const tnd_hubsession *self)
+{
+    return self->owner;
 }
 
 /* ---- the thread --------------------------------------------------------- */
@@ -199,6 +212,15 @@ int tnd_hubsession_follow(tnd_hubsession *self, const unsigned char *client,
 {
     follower *f;
 
+    /* a client that attaches again is one follower, not another: a
+     * client looping on attach took every place (a review found it) */
+    for (size_t i = 0; i < self->nf; i++)
+        if (self->f[i].len == client_len &&
+            memcmp(self->f[i].id, client, client_len) == 0) {
+            snprintf(self->f[i].service, sizeof(self->f[i].service), "%s",
+                     service);
+            return 0;
+        }
     if (self->nf == TND_HUBSESSION_MAX_FOLLOWERS)
         return tnd_error_set("%d clients follow session %s already; that is "
                              "the most it takes",
@@ -342,15 +364,24 @@ json_object *tnd_hubsession_json(const tnd_hubsession *self)
     return o;
 }
 
-json_object *tnd_hubsession_list(tnd_hubsession *const *s, size_t n, size_t max,
-                                 size_t *more)
+static bool owned_by(const tnd_hubsession *s, const char *owner)
+{
+    return !owner || (s->owner && strcmp(s->owner, owner) == 0);
+}
+
+json_object *tnd_hubsession_list(tnd_hubsession *const *s, size_t n,
+                                 const char *owner, size_t max, size_t *more)
 {
     json_object *list = json_object_new_array();
     size_t size = 0, i;
 
+    *more = 0;
     for (i = 0; i < n; i++) {
-        json_object *e = tnd_hubsession_json(s[i]);
+        json_object *e;
         size_t len = 0;
+        if (!owned_by(s[i], owner))
+            continue;
+        e = tnd_hubsession_json(s[i]);
         json_object_to_json_string_length(e, JSON_C_TO_STRING_PLAIN, &len);
         if (size + len + 1 > max) {
             json_object_put(e);
@@ -359,6 +390,7 @@ json_object *tnd_hubsession_list(tnd_hubsession *const *s, size_t n, size_t max,
         size += len + 1;
         json_object_array_add(list, e);
     }
-    *more = n - i;
+    for (; i < n; i++)
+        *more += owned_by(s[i], owner);
     return list;
 }

@@ -56,6 +56,13 @@ void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
  * the session journals it with the answer. Before tnd_hubsession_start. */
 void tnd_hubsession_set_who(tnd_hubsession *self, const tnd_client_who *who);
 
+/* The CURVE key that submitted the session (its fingerprint, as
+ * tnd_client_who.key gives it; copied), or NULL when not known: a
+ * session submitted over ipc:// or tcp:// without CURVE. Over CURVE only
+ * that key, or a key with the person role, may follow the session. */
+void tnd_hubsession_set_owner(tnd_hubsession *self, const char *owner);
+const char *tnd_hubsession_owner(const tnd_hubsession *self);
+
 /* Run it: a link to the hub's ROUTER at endpoint in ctx, and a thread.
  * insecure (borrowed: it must outlive the session; may be NULL) is the
  * server's endpoint when it has no CURVE beyond loopback, for the
@@ -69,7 +76,8 @@ int tnd_hubsession_start(tnd_hubsession *self, void *ctx, const char *endpoint,
 void tnd_hubsession_stop(tnd_hubsession *self, int sig);
 
 /* A client (a ROUTER identity; service is what it asked) follows the
- * session from now on. -1 with the error set when too many do. */
+ * session from now on; one that follows it already is told once, with
+ * the service it asked last. -1 with the error set when too many do. */
 int tnd_hubsession_follow(tnd_hubsession *self, const unsigned char *client,
                           size_t client_len, const char *service);
 
@@ -99,10 +107,11 @@ void tnd_hubsession_fail(tnd_hubsession *self, tnd_broker *broker,
  * puts. */
 json_object *tnd_hubsession_json(const tnd_hubsession *self);
 
-/* The entries of s[0..n) in order, as long as their text stays within
- * max bytes (a long queue of long paths must not make a reply too large
- * to send); *more counts those left out. Caller puts. */
-json_object *tnd_hubsession_list(tnd_hubsession *const *s, size_t n, size_t max,
-                                 size_t *more);
+/* The entries of s[0..n) in order, those of owner only when owner is
+ * not NULL, as long as their text stays within max bytes (a long queue
+ * of long paths must not make a reply too large to send); *more counts
+ * those left out. Caller puts. */
+json_object *tnd_hubsession_list(tnd_hubsession *const *s, size_t n,
+                                 const char *owner, size_t max, size_t *more);
 
 #endif

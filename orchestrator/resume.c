@@ -152,6 +152,7 @@ int tnd_run_facts(tnd_session_facts *out, const char *repo, const char *part)
         if (task && tnd_json_str_or(task, "config", NULL))
             out->config = tnd_xstrdup(tnd_json_str_or(task, "config", NULL));
         out->served = task && tnd_json_bool_or(task, "served", false);
+        out->owner = tnd_run_task_owner(task);
         rc = 0;
     } else {
         tnd_error_prefix("session %s", tnd_session_id(s));
@@ -162,11 +163,21 @@ int tnd_run_facts(tnd_session_facts *out, const char *repo, const char *part)
     return rc;
 }
 
+char *tnd_run_task_owner(json_object *task)
+{
+    tnd_client_who by;
+
+    tnd_client_who_read(&by, tnd_json_field(task, "by"));
+    return by.via == TND_CLIENT_VIA_CURVE && *by.key ? tnd_xstrdup(by.key)
+                                                     : NULL;
+}
+
 void tnd_session_facts_clear(tnd_session_facts *facts)
 {
     free(facts->id);
     free(facts->dir);
     free(facts->config);
+    free(facts->owner);
     memset(facts, 0, sizeof(*facts));
 }
 

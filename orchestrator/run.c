@@ -673,6 +673,11 @@ static json_object *task_record(const run *r, int64_t started_wall)
         json_object_object_add(f, "insecure", json_object_new_boolean(true));
     if (r->host) /* answers go to a server, when one runs */
         json_object_object_add(f, "served", json_object_new_boolean(true));
+    if (r->opts.by && r->opts.by->via != TND_CLIENT_VIA_NONE) {
+        json_object *by = json_object_new_object();
+        tnd_client_who_add(by, r->opts.by);
+        json_object_object_add(f, "by", by);
+    }
     if (r->opts.review) {
         json_object *rv = json_object_new_object();
         json_object_object_add(rv, "rev", tnd_json_str_or_null(r->change.rev));

@@ -81,6 +81,9 @@ typedef struct tnd_run_options {
                                text) and nothing else; no diff, no findings */
     tnd_findings_format format; /* review --format: the findings on stdout
                                    in this format, whatever the outcome */
+    const tnd_client_who *by;   /* a served task: who submitted it, as the
+                                   server's transport proved it (the task
+                                   record's "by"); NULL: not known */
 } tnd_run_options;
 
 /* What a server gives a session it runs on a thread of its own (tandem
@@ -154,6 +157,8 @@ typedef struct tnd_session_facts {
     char *id, *dir; /* the whole id; the session's directory */
     char *config;   /* the task record's config path, or NULL */
     bool served;    /* tandem serve made it */
+    char *owner;    /* the CURVE key that submitted it (the task record's
+                       by.key), or NULL */
     tnd_session_status status;
 } tnd_session_facts;
 
@@ -163,5 +168,9 @@ typedef struct tnd_session_facts {
 int tnd_run_facts(tnd_session_facts *out, const char *repo, const char *part);
 
 void tnd_session_facts_clear(tnd_session_facts *facts);
+
+/* The CURVE key that submitted a session, from its task record (may be
+ * NULL): by.key when by.via is "curve", else NULL. Caller frees. */
+char *tnd_run_task_owner(json_object *task);
 
 #endif

@@ -11,13 +11,14 @@
 
 K=$T/keys
 mkdir -p "$K"
-for name in orch ann ci ops; do
+for name in orch ann ci ci2 ops; do
     tandem keys generate --out "$K" --name $name >"$T/$name.pubkey" 2>/dev/null ||
         fail "tandem keys generate $name"
 done
 cat >"$K/authorized" <<EOF2
 person $(cat "$T/ann.pubkey") ann-laptop
 client $(cat "$T/ci.pubkey") ci
+client $(cat "$T/ci2.pubkey") ci2
 client,person $(cat "$T/ops.pubkey")
 EOF2
 port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -61,6 +62,29 @@ expect_in "$T/err" "this key may not submit tasks"
 expect_in "$T/err" "without the client role"
 pass "a client key cannot answer, a person key cannot submit"
 
+# ---- a session is its submitter's -------------------------------------------
+ci_fp=$(cut -c1-12 "$T/ci.pubkey")
+expect_in "$T/a/.tandem/sessions/$SID/journal.jsonl" \
+    "\"by\":{\"via\":\"curve\",\"user\":\"ci\",\"key\":\"$ci_fp\""
+TANDEM_KEY=$K/ci2.key
+export TANDEM_KEY
+run tandem submit --attach "$SID"
+expect_rc 2 "another pipeline's key attaches"
+expect_in "$T/err" "session $SID was not submitted with this key"
+expect_not_in "$T/out" "diff --git"
+run tandem submit --status
+expect_rc 0 "status with another pipeline's key"
+expect_not_in "$T/out" "$SID"
+TANDEM_KEY=$K/ci.key
+export TANDEM_KEY
+run tandem submit --attach "$SID"
+expect_rc 3 "its submitter attaches to the session that waits"
+TANDEM_KEY=$K/ann.key
+export TANDEM_KEY
+run tandem submit --attach "$SID"
+expect_rc 3 "a person's key attaches"
+pass "only the submitting key, or a person's, follows a session over CURVE"
+
 # ---- a named key ----------------------------------------------------------
 run tandem budget --repo "$T/a" --iterations 1 "$SID"
 expect_rc 0 "budget over CURVE with ann's key"
@@ -88,6 +112,18 @@ for k, v in want.items():
     assert a[k] == v, (k, a[k], v)
 ' "$d/report.json" "$ann_fp" || fail "report.json answers: $(cat "$d/report.json")"
 pass "an answer over CURVE names the answering key's name, not the server's user"
+
+# the answered session stays its submitter's (the task record says whose)
+TANDEM_KEY=$K/ci2.key
+export TANDEM_KEY
+run tandem submit --attach "$SID"
+expect_rc 2 "another pipeline's key attaches to the answered session"
+expect_in "$T/err" "was not submitted with this key"
+TANDEM_KEY=$K/ci.key
+export TANDEM_KEY
+run tandem submit --attach "$SID"
+expect_rc 0 "its submitter attaches to the answered session"
+pass "an answered session stays its submitter's"
 
 # ---- a key its line gives no name -------------------------------------------
 escalate b

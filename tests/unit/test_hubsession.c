@@ -83,26 +83,91 @@ static void the_status_list_stays_within_its_bytes(void **state)
         snprintf(id, sizeof(id), "s%d", i);
         s[i] = tnd_hubsession_new(id, repo, id, tmpdir);
     }
-    list = tnd_hubsession_list(s, 5, SIZE_MAX, &more);
+    list = tnd_hubsession_list(s, 5, NULL, SIZE_MAX, &more);
     assert_int_equal(json_object_array_length(list), 5);
     assert_int_equal(more, 0);
     whole =
         strlen(json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN));
     json_object_put(list);
     /* room for two and a half entries: two listed, three more */
-    list = tnd_hubsession_list(s, 5, whole / 2, &more);
+    list = tnd_hubsession_list(s, 5, NULL, whole / 2, &more);
     assert_int_equal(json_object_array_length(list), 2);
     assert_int_equal(more, 3);
     assert_string_equal(json_object_get_string(json_object_object_get(
                             json_object_array_get_idx(list, 1), "session")),
                         "s1");
     json_object_put(list);
-    list = tnd_hubsession_list(s, 5, 10, &more);
+    list = tnd_hubsession_list(s, 5, NULL, 10, &more);
     assert_int_equal(json_object_array_length(list), 0);
     assert_int_equal(more, 5);
     json_object_put(list);
     for (int i = 0; i < 5; i++)
         tnd_hubsession_destroy(&s[i]);
+}
+
+/* A key's status lists its own sessions only, and counts only those it
+ * left out. */
+static void a_status_list_for_one_owner(void **state)
+{
+    tnd_hubsession *s[4];
+    json_object *list;
+    size_t more = 99;
+
+    (void)state;
+    for (int i = 0; i < 4; i++) {
+        char id[8];
+        snprintf(id, sizeof(id), "s%d", i);
+        s[i] = tnd_hubsession_new(id, "/r", id, tmpdir);
+        tnd_hubsession_set_owner(s[i], i % 2 ? "KEY-B" : "KEY-A");
+    }
+    tnd_hubsession_set_owner(s[2], NULL);
+    assert_null(tnd_hubsession_owner(s[2]));
+    list = tnd_hubsession_list(s, 4, "KEY-B", SIZE_MAX, &more);
+    assert_int_equal(json_object_array_length(list), 2);
+    assert_int_equal(more, 0);
+    assert_string_equal(json_object_get_string(json_object_object_get(
+                            json_object_array_get_idx(list, 1), "session")),
+                        "s3");
+    json_object_put(list);
+    list = tnd_hubsession_list(s, 4, "KEY-A", SIZE_MAX, &more);
+    assert_int_equal(json_object_array_length(list), 1); /* s2 has none */
+    json_object_put(list);
+    list = tnd_hubsession_list(s, 4, "KEY-B", 10, &more);
+    assert_int_equal(json_object_array_length(list), 0);
+    assert_int_equal(more, 2);
+    json_object_put(list);
+    for (int i = 0; i < 4; i++)
+        tnd_hubsession_destroy(&s[i]);
+}
+
+/* A client that attaches again and again is one follower: it used to
+ * take every place, and nobody else could follow the session. */
+static void a_client_attaching_again_is_one_follower(void **state)
+{
+    tnd_hubsession *s = tnd_hubsession_new("s1", "/r", "S1", tmpdir);
+    unsigned char client[5] = {0, 'a', 'b', 'c', 0};
+    json_object *o;
+
+    (void)state;
+    for (int i = 0; i < 3 * TND_HUBSESSION_MAX_FOLLOWERS; i++)
+        assert_int_equal(
+            tnd_hubsession_follow(s, client, sizeof(client), "tandem.attach"),
+            0);
+    o = tnd_hubsession_json(s);
+    assert_int_equal(
+        json_object_get_int(json_object_object_get(o, "followers")), 1);
+    json_object_put(o);
+    for (int i = 1; i < TND_HUBSESSION_MAX_FOLLOWERS; i++) {
+        client[4] = (unsigned char)i;
+        assert_int_equal(
+            tnd_hubsession_follow(s, client, sizeof(client), "tandem.attach"),
+            0);
+    }
+    client[4] = 0xff;
+    assert_int_equal(
+        tnd_hubsession_follow(s, client, sizeof(client), "tandem.attach"), -1);
+    assert_non_null(strstr(tnd_error_last(), "the most it takes"));
+    tnd_hubsession_destroy(&s);
 }
 
 static int setup(void **state)
@@ -124,6 +189,8 @@ int main(void)
         cmocka_unit_test(the_report_comes_with_the_outcome),
         cmocka_unit_test(a_report_too_large_for_a_reply_stays_behind),
         cmocka_unit_test(the_status_list_stays_within_its_bytes),
+        cmocka_unit_test(a_status_list_for_one_owner),
+        cmocka_unit_test(a_client_attaching_again_is_one_follower),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
