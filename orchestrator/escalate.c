@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/names.h"
 #include "common/str.h"
@@ -60,33 +61,91 @@ static bool wait_input(FILE *in, const waiter *w)
     }
 }
 
-/* One line from in, trimmed; NULL at end of input. Caller frees. */
-static char *read_line(FILE *in, const waiter *w)
-{
-    char buf[4096];
+/* The longest line taken: what an answer's text may be on the wire. */
+#define LINE_MAX_BYTES (64 << 10)
+/* The longest line a terminal's line discipline holds (Linux's n_tty):
+ * what a person types or pastes past it is dropped before we see it. */
+#define TTY_LINE_BYTES 4095
 
-    if (!wait_input(in, w) || !fgets(buf, sizeof(buf), in))
+/* One line from in, trimmed; NULL at end of input. *cut says whether it
+ * was longer than LINE_MAX_BYTES (the rest is dropped). Caller frees. */
+static char *read_line(FILE *in, const waiter *w, bool *cut)
+{
+    char *buf;
+    size_t n = 0;
+    int c = EOF;
+
+    *cut = false;
+    if (!wait_input(in, w))
         return NULL;
-    if (!strchr(buf, '\n')) {
-        /* a line too long for us: drop the rest of it */
-        int c;
-        while ((c = fgetc(in)) != EOF && c != '\n')
-            ;
+    buf = tnd_xmalloc(LINE_MAX_BYTES + 1);
+    while ((c = fgetc(in)) != EOF && c != '\n') {
+        if (n < LINE_MAX_BYTES)
+            buf[n++] = (char)c;
+        else
+            *cut = true;
     }
-    return tnd_xstrdup(tnd_str_trim(buf));
+    if (c == EOF && n == 0 && !*cut) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    memmove(buf, tnd_str_trim(buf), strlen(tnd_str_trim(buf)) + 1);
+    return buf;
 }
 
-/* Ask for a non-empty line; NULL at end of input. */
+/* Whether the person keeps a line that was cut: asked until yes or no;
+ * false at end of input. */
+static bool keep_cut(FILE *in, FILE *out, const waiter *w)
+{
+    for (;;) {
+        bool cut, yes, no;
+        char *line;
+        fputs("use it cut as it is? [y/n]> ", out);
+        fflush(out);
+        if (!(line = read_line(in, w, &cut)))
+            return false;
+        yes = strcmp(line, "y") == 0 || strcmp(line, "yes") == 0;
+        no = strcmp(line, "n") == 0 || strcmp(line, "no") == 0;
+        free(line);
+        if (yes || no)
+            return yes;
+    }
+}
+
+/* Ask for a non-empty line; NULL at end of input. A line that was, or
+ * may have been, cut is said so, and kept only if the person says so
+ * (guidance cut without a word reached the coder half said). */
 static char *ask_text(const char *what, FILE *in, FILE *out, const waiter *w)
 {
     for (;;) {
         char *line;
+        bool cut;
         fprintf(out, "%s> ", what);
         fflush(out);
-        if (!(line = read_line(in, w)))
+        if (!(line = read_line(in, w, &cut)))
             return NULL;
-        if (*line)
+        if (cut)
+            fprintf(out,
+                    "that line is longer than %d KiB, the most an answer "
+                    "holds: the rest of it is left out\n",
+                    LINE_MAX_BYTES >> 10);
+        else if (strlen(line) >= TTY_LINE_BYTES && isatty(fileno(in)))
+            fprintf(out,
+                    "that line filled the terminal's %d bytes, so what came "
+                    "after was dropped; for longer text, quit (q) and answer "
+                    "with -m \"$(cat FILE)\"\n",
+                    TTY_LINE_BYTES);
+        else if (*line)
             return line;
+        if (*line && (cut || strlen(line) >= TTY_LINE_BYTES)) {
+            if (keep_cut(in, out, w))
+                return line;
+            if (feof(in)) {
+                free(line);
+                return NULL;
+            }
+        }
         free(line);
     }
 }
@@ -114,11 +173,12 @@ static int ask_count(FILE *in, FILE *out, const waiter *w)
 /* The choice a line names: its letter or its whole word, one the menu
  * offers; 0 for anything else (a line that only began with a letter
  * was taken for it, so "abort" approved). */
-static char choice_of(const char *line, bool review)
+static char choice_of(const char *line, bool review, bool diff)
 {
-    static const char *const words[] = {"approve", "reject", "guide",
-                                        "budget",  "skip",   "quit"};
-    const char *offered = review ? "arq" : "argbsq";
+    static const char *const words[] = {"approve", "reject", "guide", "budget",
+                                        "skip",    "quit",   "diff"};
+    const char *offered =
+        review ? (diff ? "arqd" : "arq") : (diff ? "argbsqd" : "argbsq");
 
     for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++) {
         char letter = words[i][0];
@@ -130,8 +190,17 @@ static char choice_of(const char *line, bool review)
     return 0;
 }
 
+/* The whole diff, as a terminal may show it. */
+static void show_diff(FILE *out, const char *diff)
+{
+    char *d = tnd_str_printable(diff, strlen(diff) + 1);
+
+    fprintf(out, "%s%s", d, *d && d[strlen(d) - 1] == '\n' ? "" : "\n");
+    free(d);
+}
+
 int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out, bool review,
-                     tnd_escalate_idle_fn idle, void *payload)
+                     const char *diff, tnd_escalate_idle_fn idle, void *payload)
 {
     waiter w = {idle, payload};
 
@@ -149,16 +218,25 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out, bool review,
                    "  s  skip: one more attempt as is   q  stop; answer "
                    "later\n",
           out);
+    if (diff)
+        fputs("  d  show the whole diff\n", out);
     for (;;) {
         char *line;
         char c;
-        fputs(review ? "choice [a/r/q]> " : "choice [a/r/g/b/s/q]> ", out);
+        bool cut;
+        fputs(review ? (diff ? "choice [a/r/q/d]> " : "choice [a/r/q]> ")
+                     : (diff ? "choice [a/r/g/b/s/q/d]> "
+                             : "choice [a/r/g/b/s/q]> "),
+              out);
         fflush(out);
-        if (!(line = read_line(in, &w))) {
+        if (!(line = read_line(in, &w, &cut))) {
             answer->kind = TND_ANSWER_STOP;
             return 0;
         }
-        switch ((c = choice_of(line, review))) {
+        switch ((c = choice_of(line, review, diff != NULL))) {
+        case 'd':
+            show_diff(out, diff);
+            break;
         case 'a':
             answer->kind = TND_ANSWER_APPROVE;
             break;
@@ -182,8 +260,12 @@ int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out, bool review,
             answer->kind = TND_ANSWER_STOP;
             break;
         default:
-            fputs(review ? "a, r or q (or the word), please\n"
-                         : "a, r, g, b, s or q (or the word), please\n",
+            fputs(review ? (diff ? "a, r, q or d (or the word), please\n"
+                                 : "a, r or q (or the word), please\n")
+                         : (diff ? "a, r, g, b, s, q or d (or the word), "
+                                   "please\n"
+                                 : "a, r, g, b, s or q (or the word), "
+                                   "please\n"),
                   out);
             break;
         }

@@ -47,11 +47,15 @@ typedef bool (*tnd_escalate_idle_fn)(void *payload);
  * guidance, reason or amount it needs) from in. A choice is its letter
  * or its word (a or approve, ...), nothing else: "abort" is no approve.
  * With review, only approve, reject and stop are offered (a review has
- * no coder to guide or to try again). End of input is "stop". idle (may
- * be NULL) runs while nothing has been typed. Returns 0 with *answer
- * filled (free with tnd_answer_clear). */
+ * no coder to guide or to try again). With diff (may be NULL: the person
+ * saw all of it), "d" shows it whole (escapes made harmless), and asks
+ * again. Guidance or a reason longer than an answer holds, or filling a
+ * terminal's line, is said so, and kept only if the person says yes. End
+ * of input is "stop". idle (may be NULL) runs while nothing has been
+ * typed. Returns 0 with *answer filled (free with tnd_answer_clear). */
 int tnd_escalate_ask(tnd_answer *answer, FILE *in, FILE *out, bool review,
-                     tnd_escalate_idle_fn idle, void *payload);
+                     const char *diff, tnd_escalate_idle_fn idle,
+                     void *payload);
 
 /* Free the answer's text; safe on a zeroed answer. */
 void tnd_answer_clear(tnd_answer *answer);

@@ -18,6 +18,9 @@
 #include "proto/json.h"
 
 #define TAIL_LINES 15
+/* The bytes of the last proposal an escalation shows (cut in the middle
+ * past them; the terminal's "d" shows it whole). */
+#define DIFF_SHOWN 3000
 
 /* The last lines of text (at most TAIL_LINES), indented, redacted. */
 static void show_tail(FILE *to, const char *text)
@@ -135,11 +138,11 @@ static void show_escalation(run *r, const char *reason, FILE *to)
     else if (!r->last_diff)
         show_evidence(r, to, r->iterations);
     if (r->last_diff) {
-        char *cut = tnd_str_cut_middle(r->last_diff, 3000);
+        char *cut = tnd_str_cut_middle(r->last_diff, DIFF_SHOWN);
         char *d = tnd_str_printable(cut, strlen(cut) + 1);
         fprintf(to, "the last proposal (attempt %d):\n%s%s", r->last_n, d,
                 *d && d[strlen(d) - 1] == '\n' ? "" : "\n");
-        if (strlen(r->last_diff) > 3000)
+        if (strlen(r->last_diff) > DIFF_SHOWN)
             fprintf(to,
                     "(cut in the middle; all of it: %s/.tandem/sessions/"
                     "%s/attempt-%d.diff)\n",
@@ -289,7 +292,12 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
         if (!tty) {
             tnd_log_warn("no terminal to ask on; the session waits");
         } else {
-            tnd_escalate_ask(ans, tty, tty, r->opts.review, keep_agents, r);
+            /* what the escalation cut in the middle, whole on request */
+            tnd_escalate_ask(ans, tty, tty, r->opts.review,
+                             r->last_diff && strlen(r->last_diff) > DIFF_SHOWN
+                                 ? r->last_diff
+                                 : NULL,
+                             keep_agents, r);
             fclose(tty);
             if (ans->kind == TND_ANSWER_STOP && atomic_load(r->stop)) {
                 /* Ctrl-C at the question: interrupted (130), as anywhere

@@ -79,6 +79,47 @@ assert [(x["attempt"], x["answer"], x["by"], x["user"], x["via"]) for x in a] \
     fail "report.json answers: $(cat "$T/demo/.tandem/sessions/$dir/report.json")"
 pass "agents stay connected while a person reads the question, and the answer is taken"
 
+# a proposal longer than the escalation shows is cut in the middle; "d"
+# shows it whole, and the question comes again (the person was only told
+# the path of the whole)
+tmx kill-server 2>/dev/null
+rm -f "$T/rc" "$T/err"
+copy_demo
+python3 - "$TOP/examples/demo/cassette.json" "$T/long.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+first = next(e for e in c["exchanges"] if e["role"] == "coder")
+lines = ["    /* line %02d of a long note %s */" % (i, "-" * 40) for i in range(60)]
+lines[30] = "    /* WHOLE-DIFF-MIDDLE */"
+first["answer"] = first["answer"].replace(
+    "=======\n", "=======\n" + "\n".join(lines) + "\n")
+json.dump(c, open(sys.argv[2], "w"))
+PY
+demo_config "$T/long.json" <<'YAML'
+gate: {max_iterations: 1, escalate: tty}
+YAML
+tmx new-session -d -s tnd -x 120 -y 40 \
+    "'$BIN/tandem' run --repo '$T/demo' 'make the failing test pass' \
+     2>'$T/err'; echo \$? >'$T/rc'; sleep 600"
+wait_pane "choice [a/r/g/b/s/q/d]>" 60
+wait_pane "d  show the whole diff" 5
+expect_in "$T/err" "(cut in the middle; all of it:"
+expect_not_in "$T/err" "WHOLE-DIFF-MIDDLE"
+tmx send-keys -t tnd d Enter
+wait_pane "line 59 of a long note" 10
+i=0
+until [ "$(tmx capture-pane -p -S -3000 -t tnd | grep -c 'choice \[a/r/g/b/s/q/d\]>')" -ge 2 ]; do
+    i=$((i + 1))
+    [ $i -lt 200 ] || fail "the question did not come again after d"
+    sleep 0.05
+done
+tmx capture-pane -p -S -3000 -t tnd >"$T/pane"
+expect_in "$T/pane" "WHOLE-DIFF-MIDDLE"
+tmx send-keys -t tnd q Enter
+wait_for_file "$T/rc" 30
+[ "$(cat "$T/rc")" = 3 ] || fail "exit $(cat "$T/rc") after stop"
+pass "d shows the whole of a proposal the escalation cut, then asks again"
+
 # Ctrl-C in the middle of a run, as a person presses it: the run stops
 # (exit 130), says how to go on, and leaves the terminal clean; the
 # session is interrupted, not failed, and resumes.

@@ -77,7 +77,8 @@ static void a_choice_is_read_from_the_terminal(void **state)
         assert_non_null(out);
         if (!in) /* fmemopen refuses an empty buffer on some libcs */
             in = fopen("/dev/null", "r");
-        assert_int_equal(tnd_escalate_ask(&ans, in, out, false, NULL, NULL), 0);
+        assert_int_equal(
+            tnd_escalate_ask(&ans, in, out, false, NULL, NULL, NULL), 0);
         if (ans.kind != rows[i].kind)
             fail_msg("row %zu: %s, not %s", i, tnd_answer_name(ans.kind),
                      tnd_answer_name(rows[i].kind));
@@ -106,7 +107,8 @@ static void a_review_is_offered_approve_reject_stop(void **state)
     (void)state;
     assert_non_null(in);
     assert_non_null(out);
-    assert_int_equal(tnd_escalate_ask(&ans, in, out, true, NULL, NULL), 0);
+    assert_int_equal(tnd_escalate_ask(&ans, in, out, true, NULL, NULL, NULL),
+                     0);
     assert_int_equal(ans.kind, TND_ANSWER_REJECT);
     assert_string_equal(ans.text, "looks wrong");
     rewind(out);
@@ -134,7 +136,8 @@ static void an_out_of_range_budget_is_asked_again(void **state)
     (void)state;
     assert_non_null(in);
     assert_non_null(out);
-    assert_int_equal(tnd_escalate_ask(&ans, in, out, false, NULL, NULL), 0);
+    assert_int_equal(tnd_escalate_ask(&ans, in, out, false, NULL, NULL, NULL),
+                     0);
     assert_int_equal(ans.kind, TND_ANSWER_BUDGET);
     assert_int_equal(ans.iterations, 7);
     rewind(out);
@@ -154,10 +157,97 @@ static void an_out_of_range_budget_is_asked_again(void **state)
     fclose(out);
 }
 
+/* What the person typed, and what they were told, for one question. */
+static tnd_answer_kind ask(const char *typed, size_t typed_len, bool review,
+                           const char *diff, char **said, char **text)
+{
+    FILE *in = fmemopen((void *)typed, typed_len, "r");
+    FILE *out = tmpfile();
+    tnd_answer ans;
+    tnd_answer_kind kind;
+    long n;
+
+    assert_non_null(in);
+    assert_non_null(out);
+    assert_int_equal(tnd_escalate_ask(&ans, in, out, review, diff, NULL, NULL),
+                     0);
+    n = ftell(out);
+    *said = calloc(1, (size_t)n + 1);
+    rewind(out);
+    assert_int_equal(fread(*said, 1, (size_t)n, out), (size_t)n);
+    *text = ans.text ? strdup(ans.text) : NULL;
+    kind = ans.kind;
+    tnd_answer_clear(&ans);
+    fclose(in);
+    fclose(out);
+    return kind;
+}
+
+/* A diff the escalation cut in the middle is offered whole ("d"), its
+ * escapes made harmless, and the question is asked again after it. */
+static void the_whole_diff_is_shown_on_request(void **state)
+{
+    const char *diff = "diff --git a/x b/x\n+\x1b]0;owned\x07line\n";
+    char *said, *text;
+
+    (void)state;
+    assert_int_equal(ask("d\na\n", 4, false, diff, &said, &text),
+                     TND_ANSWER_APPROVE);
+    assert_non_null(strstr(said, "  d  show the whole diff\n"));
+    assert_non_null(strstr(said, "choice [a/r/g/b/s/q/d]> diff --git a/x b/x\n"
+                                 "+?]0;owned?line\nchoice ["));
+    assert_null(strchr(said, '\x1b'));
+    free(said);
+    /* a review too; and no "d" when the person saw all of it */
+    assert_int_equal(ask("diff\nq\n", 7, true, diff, &said, &text),
+                     TND_ANSWER_STOP);
+    assert_non_null(strstr(said, "choice [a/r/q/d]> diff --git"));
+    free(said);
+    assert_int_equal(ask("d\nq\n", 4, false, NULL, &said, &text),
+                     TND_ANSWER_STOP);
+    assert_null(strstr(said, "whole diff"));
+    assert_non_null(strstr(said, "a, r, g, b, s or q (or the word), please"));
+    free(said);
+}
+
+/* Guidance longer than an answer holds is said to be cut, and kept only
+ * when the person says so (it reached the coder cut without a word). */
+static void guidance_too_long_is_said_and_asked(void **state)
+{
+    size_t big = (64 << 10) + 100, n = 0;
+    char *typed = malloc(big + 64), *said, *text;
+
+    (void)state;
+    n += (size_t)sprintf(typed, "g\n");
+    memset(typed + n, 'x', big);
+    n += big;
+    n += (size_t)sprintf(typed + n, "\nmaybe\nn\nshort\n");
+    assert_int_equal(ask(typed, n, false, NULL, &said, &text),
+                     TND_ANSWER_GUIDE);
+    assert_non_null(strstr(said, "longer than 64 KiB"));
+    assert_non_null(strstr(said, "use it cut as it is? [y/n]> use it cut"));
+    assert_string_equal(text, "short");
+    free(said);
+    free(text);
+    /* yes: the first 64 KiB of it */
+    n = (size_t)sprintf(typed, "g\n");
+    memset(typed + n, 'x', big);
+    n += big;
+    n += (size_t)sprintf(typed + n, "\ny\n");
+    assert_int_equal(ask(typed, n, false, NULL, &said, &text),
+                     TND_ANSWER_GUIDE);
+    assert_int_equal(strlen(text), 64 << 10);
+    free(said);
+    free(text);
+    free(typed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(answer_kinds_both_ways),
+        cmocka_unit_test(the_whole_diff_is_shown_on_request),
+        cmocka_unit_test(guidance_too_long_is_said_and_asked),
         cmocka_unit_test(a_choice_is_read_from_the_terminal),
         cmocka_unit_test(an_out_of_range_budget_is_asked_again),
         cmocka_unit_test(a_review_is_offered_approve_reject_stop),
