@@ -58,7 +58,9 @@ typedef struct run {
     tnd_workspace *ws;
     tnd_report *report;
     char *record_partial; /* FILE.partial while recording */
-    int64_t started;
+    int64_t started;      /* this run's start (monotonic ms) */
+    int64_t wall_from;    /* gate.max_wall_s counts from here: this run's
+                             start, or the last answer a person gave */
     int iterations;
     tnd_session_status status; /* TND_SESSION_OPEN while the loop runs */
     char *reason;

@@ -383,9 +383,12 @@ int tnd_loop_take_answer(run *r, attempt *a, loop_state *ls,
         free(r->guidance);
         r->guidance = tnd_xstrdup(ans->text);
     }
-    /* a person's answer is a fresh start for the failure streak */
+    /* a person's answer is a fresh start for the failure streak, and for
+     * the wall budget, as a resume is (at a terminal a wall budget stayed
+     * spent, and the same question came back whatever the answer) */
     ls->streak = 0;
     ls->last_sig = 0;
+    r->wall_from = tnd_now_ms();
     r->status = TND_SESSION_OPEN;
     return 1;
 }
@@ -398,7 +401,8 @@ static bool spent(run *r, char *why, size_t n)
 {
     tnd_usage used = tnd_report_total(r->report);
 
-    return tnd_budget_spent(why, n, &r->gate, &used, tnd_now_ms() - r->started);
+    return tnd_budget_spent(why, n, &r->gate, &used,
+                            tnd_now_ms() - r->wall_from);
 }
 
 static int check_budget_once(run *r, int n, const char *at, attempt *a,
@@ -464,7 +468,7 @@ int tnd_loop_budget_ran_out(run *r, int n, const char *at)
     json_object *f;
 
     if (!tnd_budget_spent(why, sizeof(why), &r->gate, &used,
-                          tnd_now_ms() - r->started))
+                          tnd_now_ms() - r->wall_from))
         return -1;
     tnd_loop_say(r, "budget: %s", why);
     f = json_object_new_object();

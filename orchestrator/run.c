@@ -692,6 +692,7 @@ void tnd_loop_init(run *r, const tnd_run_host *host)
 {
     memset(r, 0, sizeof(*r));
     r->started = tnd_now_ms();
+    r->wall_from = r->started;
     r->last_confidence = -1;
     r->host = host;
     r->out = host ? host->out : stdout;

@@ -298,7 +298,7 @@ int64_t tnd_loop_deadline(const run *r, const char *service, bool *by_budget)
     int64_t now = tnd_now_ms();
     int64_t deadline =
         now + (int64_t)tnd_budget_request_s(r->cfg, service) * 1000;
-    long left = tnd_budget_wall_left(&r->gate, now - r->started);
+    long left = tnd_budget_wall_left(&r->gate, now - r->wall_from);
 
     *by_budget = left >= 0 && now + left < deadline;
     return *by_budget ? now + left : deadline;

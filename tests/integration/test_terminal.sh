@@ -120,6 +120,33 @@ wait_for_file "$T/rc" 30
 [ "$(cat "$T/rc")" = 3 ] || fail "exit $(cat "$T/rc") after stop"
 pass "d shows the whole of a proposal the escalation cut, then asks again"
 
+# a person who reads the question past gate.max_wall_s and grants more
+# attempts gets them: the answer starts the wall budget again, as a
+# resume does (the budget stayed spent, and the same question came back
+# at each answer)
+tmx kill-server 2>/dev/null
+rm -f "$T/rc" "$T/err"
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate: {max_iterations: 1, max_wall_s: 3, escalate: tty}
+YAML
+tmx new-session -d -s tnd -x 120 -y 40 \
+    "'$BIN/tandem' run --repo '$T/demo' 'make the failing test pass' \
+     2>'$T/err'; echo \$? >'$T/rc'; sleep 600"
+wait_pane "choice [a/r/g/b/s/q]>" 60
+# the person reads past the budget (3 s from the run's start, which was
+# before the question)
+asked=$(date +%s)
+while [ "$(date +%s)" -lt $((asked + 4)) ]; do sleep 0.1; done
+tmx send-keys -t tnd b Enter
+wait_pane "more attempts (1..50)>" 10
+tmx send-keys -t tnd 1 Enter
+wait_for_file "$T/rc" 60
+[ "$(cat "$T/rc")" = 0 ] || fail "exit $(cat "$T/rc") after granting an attempt: $(tail -5 "$T/err")"
+expect_not_in "$T/err" "gate.max_wall_s (3) reached"
+expect_in "$T/err" "approved after 2 iterations"
+pass "more attempts granted at the terminal after the wall budget passed are taken"
+
 # Ctrl-C in the middle of a run, as a person presses it: the run stops
 # (exit 130), says how to go on, and leaves the terminal clean; the
 # session is interrupted, not failed, and resumes.
