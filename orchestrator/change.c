@@ -14,11 +14,13 @@
 #include "orchestrator/rundir.h"
 #include "proto/body.h"
 
-/* Run git (or tar) in dir; 0 with its stdout in *out (may be NULL) when
- * it exits 0, else TND_ECONFIG with what went wrong. */
-static int git(char **out, const char *dir, const char *const *argv, size_t cap)
+/* Run git in dir (with the index file index, or the repository's when
+ * NULL); 0 with its stdout in *out (may be NULL) when it exits 0, else
+ * TND_ECONFIG with what went wrong. */
+static int git_index(char **out, const char *dir, const char *index,
+                     const char *const *argv, size_t cap)
 {
-    int rc = tnd_git_run(out, NULL, dir, argv, cap);
+    int rc = tnd_git_run_index(out, NULL, dir, index, argv, cap);
 
     if (rc == TND_ENOTFOUND)
         return tnd_error_config("%s (tandem review without --diff needs "
@@ -28,6 +30,11 @@ static int git(char **out, const char *dir, const char *const *argv, size_t cap)
         return tnd_error_config("%s; the change is too large to review",
                                 tnd_error_last());
     return rc < 0 ? tnd_error_config("%s", tnd_error_last()) : 0;
+}
+
+static int git(char **out, const char *dir, const char *const *argv, size_t cap)
+{
+    return git_index(out, dir, NULL, argv, cap);
 }
 
 static int from_file(tnd_change *c, const char *repo, const char *path,
@@ -54,14 +61,17 @@ static int from_file(tnd_change *c, const char *repo, const char *path,
     return 0;
 }
 
-/* HEAD's tree, or c->rev's, into a private directory: the base. */
+/* HEAD's tree, or c->rev's, into a private directory: the base, every
+ * file of the commit as a checkout writes it. Through an index of its
+ * own, never `git archive`: that leaves out what .gitattributes marks
+ * export-ignore (a repository's tests, so a change that broke them was
+ * approved by a suite of none) and rewrites export-subst files. */
 static int export(tnd_change *c, const char *repo, const char *rundir_base)
 {
-    const char *archive[] = {"git", "archive", "--format=tar", "-o", NULL,
-                             NULL,  NULL};
-    const char *untar[] = {"tar", "-xf", NULL, "-C", NULL, NULL};
+    const char *read_tree[] = {"git", "read-tree", NULL, NULL};
+    const char *checkout[] = {"git", "checkout-index", "-a", "-f", NULL, NULL};
     const char *dir;
-    char *tarball;
+    char *index, *prefix;
     int rc;
 
     /* a runtime directory: held while this review lives, swept after a
@@ -69,19 +79,19 @@ static int export(tnd_change *c, const char *repo, const char *rundir_base)
     if (!(c->tmp = tnd_rundir_new(rundir_base, NULL, NULL, 0)))
         return -1;
     dir = tnd_rundir_path(c->tmp);
-    tarball = tnd_fs_join(dir, "base.tar");
+    index = tnd_fs_join(dir, "base.index");
     c->base = tnd_fs_join(dir, "base");
-    archive[4] = tarball;
-    archive[5] = c->rev;
-    untar[2] = tarball;
-    untar[4] = c->base;
+    prefix = tnd_xasprintf("--prefix=%s/", c->base);
+    read_tree[2] = c->rev;
+    checkout[4] = prefix;
     rc = tnd_fs_mkdirs(c->base, 0700);
     if (rc == 0)
-        rc = git(NULL, repo, archive, 4096);
+        rc = git_index(NULL, repo, index, read_tree, 4096);
     if (rc == 0)
-        rc = git(NULL, dir, untar, 4096);
-    unlink(tarball);
-    free(tarball);
+        rc = git_index(NULL, repo, index, checkout, 4096);
+    unlink(index);
+    free(index);
+    free(prefix);
     return rc;
 }
 

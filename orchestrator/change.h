@@ -8,8 +8,10 @@
  *     HEAD's tree;
  *   - git, staged only (--staged, for a pre-commit hook): `git diff
  *     --cached` against HEAD's tree, i.e. exactly what the commit takes.
- * For the git sources HEAD's tree is exported (git archive) into a
- * runtime directory of its own (rundir.h), so the review sees committed files
+ * For the git sources HEAD's tree is checked out, as a checkout writes
+ * it and through an index file of its own (never git archive, which
+ * leaves out export-ignore files), into a runtime directory of its own
+ * (rundir.h), so the review sees committed files
  * plus the change and nothing else; untracked files are not part of it. git
  * runs with an argv, no shell, and only reads the repository. */
 #ifndef TND_CHANGE_H

@@ -11,27 +11,38 @@
 #include "skills/env.h"
 #include "skills/proc.h"
 
-/* The scrubbed environment, with LC_ALL=C when english. */
-static char **environment(bool english)
+/* The scrubbed environment, with LC_ALL=C when english, and
+ * GIT_INDEX_FILE=index when index is not NULL. */
+static char **environment(bool english, const char *index)
 {
-    static const char *const locale[] = {"LC_ALL", NULL};
-    char **envp = tnd_env_scrubbed(english ? locale : NULL);
-    size_t n = 0;
+    /* the caller's GIT_INDEX_FILE stays unless index replaces it: git
+     * sets it for a pre-commit hook, and the index it names is the one
+     * being committed */
+    const char *drop[3] = {NULL, NULL, NULL};
+    char **envp;
+    size_t n = 0, k = 0;
 
-    if (!english)
-        return envp;
+    if (english)
+        drop[k++] = "LC_ALL";
+    if (index)
+        drop[k++] = "GIT_INDEX_FILE";
+    envp = tnd_env_scrubbed(drop);
     while (envp[n])
         n++;
-    envp = tnd_xrealloc(envp, n + 2, sizeof(*envp));
-    envp[n] = tnd_xstrdup("LC_ALL=C");
-    envp[n + 1] = NULL;
+    envp = tnd_xrealloc(envp, n + 3, sizeof(*envp));
+    if (english)
+        envp[n++] = tnd_xstrdup("LC_ALL=C");
+    if (index)
+        envp[n++] = tnd_xasprintf("GIT_INDEX_FILE=%s", index);
+    envp[n] = NULL;
     return envp;
 }
 
 static int run(char **out, size_t *len, char **why_out, const char *dir,
-               const char *const *argv, size_t cap, bool english)
+               const char *const *argv, size_t cap, bool english,
+               const char *index)
 {
-    char **envp = environment(english);
+    char **envp = environment(english, index);
     tnd_proc_spec spec;
     tnd_proc_result res;
     int rc = 0;
@@ -76,11 +87,17 @@ static int run(char **out, size_t *len, char **why_out, const char *dir,
 int tnd_git_run(char **out, size_t *len, const char *dir,
                 const char *const *argv, size_t cap)
 {
-    return run(out, len, NULL, dir, argv, cap, false);
+    return run(out, len, NULL, dir, argv, cap, false, NULL);
+}
+
+int tnd_git_run_index(char **out, size_t *len, const char *dir,
+                      const char *index, const char *const *argv, size_t cap)
+{
+    return run(out, len, NULL, dir, argv, cap, false, index);
 }
 
 int tnd_git_try(char **out, size_t *len, char **why, const char *dir,
                 const char *const *argv, size_t cap)
 {
-    return run(out, len, why, dir, argv, cap, true);
+    return run(out, len, why, dir, argv, cap, true, NULL);
 }

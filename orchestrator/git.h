@@ -18,6 +18,11 @@
 int tnd_git_run(char **out, size_t *len, const char *dir,
                 const char *const *argv, size_t cap);
 
+/* As tnd_git_run, with the index file index (GIT_INDEX_FILE) in place of
+ * the repository's own. */
+int tnd_git_run_index(char **out, size_t *len, const char *dir,
+                      const char *index, const char *const *argv, size_t cap);
+
 /* As tnd_git_run, for a caller that tells git's failures apart by what
  * git says: git runs with LC_ALL=C, so its messages are not translated,
  * and when it ran and failed (-1), *why holds its stderr, trimmed

@@ -244,3 +244,34 @@ expect_rc 0 "a change in a CRLF checkout"
 grep -q "^+$FIXED$(printf '\r')\$" "$(session_dir)/attempt-1.diff" ||
     fail "the line put in does not end in CRLF: $(cat -A "$(session_dir)/attempt-1.diff")"
 pass "a CRLF checkout is reviewed, its line ends kept"
+
+# the base is the commit as a checkout writes it: .gitattributes
+# export-ignore and export-subst are for archives, not for the tree the
+# skills judge (git archive left the tests out, so a change that broke
+# them passed a suite of none)
+R=$T/attr
+mkdir -p "$R/tests"
+printf 'add() { echo $(($1 + $2)); }\n' >"$R/calc.sh"
+printf '. ./calc.sh\n[ "$(add 2 2)" = 4 ] || { echo "FAIL add 2 2"; exit 1; }\n' \
+    >"$R/tests/add.sh"
+printf '/tests export-ignore\nversion.txt export-subst\n' >"$R/.gitattributes"
+printf '$Format:%%H$\n' >"$R/version.txt"
+cat >"$T/attr.yaml" <<YAML
+agents:
+  reviewer:
+    llm: {provider: command, command: 'cat >/dev/null; printf "{\\"verdict\\": \\"approve\\", \\"confidence\\": 0.9, \\"issues\\": [], \\"summary\\": \\"fine\\"}"'}
+    skills: [test]
+skills:
+  test:
+    command: 'grep -qx "[\$]Format:%H[\$]" version.txt || exit 7; for t in tests/*.sh; do [ -f "\$t" ] || continue; sh "\$t" || exit 1; done'
+    timeout_s: 60
+YAML
+(cd "$R" && git init -q && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm base) ||
+    fail "cannot make the repository"
+sed -i 's/\$1 + \$2/$1 - $2/' "$R/calc.sh"
+(cd "$R" && git add calc.sh)
+run tandem review --repo "$R" --config "$T/attr.yaml" --staged "tidy add"
+expect_rc 1 "a change that breaks tests a .gitattributes keeps out of archives"
+expect_in "$T/out" "FAIL add 2 2"
+pass "the base holds what export-ignore and export-subst would change"
