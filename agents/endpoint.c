@@ -10,33 +10,6 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 
-/* A configured header that looks like it carries a credential: its value
- * is redacted from every log line, as the key is. */
-static void guard_header(const char *line)
-{
-    static const char *const words[] = {"auth",   "key",      "token",
-                                        "secret", "password", "cookie"};
-    const char *colon = strchr(line, ':');
-    char name[128];
-    size_t n = colon ? (size_t)(colon - line) : 0;
-
-    if (!colon || n >= sizeof(name))
-        return;
-    for (size_t i = 0; i < n; i++)
-        name[i] =
-            (char)(line[i] >= 'A' && line[i] <= 'Z' ? line[i] + 32 : line[i]);
-    name[n] = '\0';
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-        if (strstr(name, words[i])) {
-            const char *value = colon + 1;
-            while (*value == ' ' || *value == '\t')
-                value++;
-            tnd_log_secret(value);
-            return;
-        }
-    }
-}
-
 /* Add line to the headers at *n, unless the config sets its header. */
 static void add_own(tnd_endpoint *self, size_t *n, const tnd_llm_config *cfg,
                     const char *line)
@@ -79,7 +52,7 @@ tnd_endpoint *tnd_endpoint_new(const tnd_llm_config *cfg, const char *path,
         tnd_str_free_secret(&line);
     }
     for (char **h = cfg->headers; h && *h; h++) {
-        guard_header(*h);
+        tnd_llm_header_guard(*h);
         self->headers[n++] = tnd_xstrdup(*h);
     }
     if (!(self->http = tnd_http_new())) {

@@ -120,12 +120,68 @@ static void register_key(const tnd_llm_config *llm)
         tnd_log_secret(value);
 }
 
+void tnd_llm_header_guard(const char *line)
+{
+    static const char *const words[] = {"auth",   "key",      "token",
+                                        "secret", "password", "cookie"};
+    const char *colon = strchr(line, ':');
+    char name[128];
+    size_t n = colon ? (size_t)(colon - line) : 0;
+
+    if (!colon || n >= sizeof(name))
+        return;
+    for (size_t i = 0; i < n; i++)
+        name[i] =
+            (char)(line[i] >= 'A' && line[i] <= 'Z' ? line[i] + 32 : line[i]);
+    name[n] = '\0';
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        if (strstr(name, words[i])) {
+            const char *value = colon + 1;
+            while (*value == ' ' || *value == '\t')
+                value++;
+            tnd_log_secret(value);
+            return;
+        }
+    }
+}
+
+static void register_llm(const tnd_llm_config *llm)
+{
+    register_key(llm);
+    for (size_t i = 0; llm->headers && llm->headers[i]; i++)
+        tnd_llm_header_guard(llm->headers[i]);
+}
+
 void tnd_llm_secrets_register(const tnd_config *cfg)
 {
-    register_key(&cfg->coder.llm);
-    register_key(&cfg->reviewer.llm);
+    register_llm(&cfg->coder.llm);
+    register_llm(&cfg->reviewer.llm);
     for (size_t i = 0; i < cfg->reviewer.nmodels; i++)
-        register_key(&cfg->reviewer.models[i]);
+        register_llm(&cfg->reviewer.models[i]);
+}
+
+/* The key variable of llm if its value is in text, else NULL. */
+static const char *key_in(const tnd_llm_config *llm, const char *text)
+{
+    const char *name = tnd_llm_key_env(llm);
+    const char *value = *name ? getenv(name) : NULL;
+
+    return value && strlen(value) >= 4 && strstr(text, value) ? name : NULL;
+}
+
+const char *tnd_llm_secret_in(const tnd_config *cfg, const char *text)
+{
+    const char *name;
+
+    if (!tnd_log_holds_secret(text))
+        return NULL;
+    if ((name = key_in(&cfg->coder.llm, text)) ||
+        (name = key_in(&cfg->reviewer.llm, text)))
+        return name;
+    for (size_t i = 0; i < cfg->reviewer.nmodels; i++)
+        if ((name = key_in(&cfg->reviewer.models[i], text)))
+            return name;
+    return "a credential header of the config";
 }
 
 void tnd_llm_secret_hide(const tnd_llm_config *llm)

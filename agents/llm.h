@@ -122,6 +122,16 @@ const char *tnd_llm_key_missing(const tnd_llm_config *cfg);
  * model may echo one into an answer it journals. */
 void tnd_llm_secrets_register(const tnd_config *cfg);
 
+/* Register the value of a configured header ("Name: value") whose name
+ * looks like it carries a credential (auth, key, token, secret,
+ * password, cookie) with the redactor, as a key is. */
+void tnd_llm_header_guard(const char *line);
+
+/* Whether text holds a registered secret: NULL when not; else what it
+ * is, for a message (the key variable whose value it holds, or "a
+ * credential header of the config"). Never the value. */
+const char *tnd_llm_secret_in(const tnd_config *cfg, const char *text);
+
 /* For an agent, once its model is made (the backend keeps its own copy
  * of the key): register the key of llm, blank its value in the
  * environment block and unset it, so a skill or any other process that

@@ -121,6 +121,17 @@ void tnd_log_secret(const char *value)
     free(slashed);
 }
 
+bool tnd_log_holds_secret(const char *text)
+{
+    bool found = false;
+
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nsecrets && !found; i++)
+        found = strstr(text, secrets[i]) != NULL;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
 size_t tnd_log_safe_cut(const char *text, size_t len)
 {
     size_t longest = 0, cut;

@@ -7,6 +7,8 @@
 #ifndef TND_LOG_H
 #define TND_LOG_H
 
+#include <stdbool.h>
+
 #include "common/error.h"
 
 typedef enum tnd_log_level {
@@ -32,6 +34,9 @@ int tnd_log_level_parse(const char *name);
  * bytes are ignored (they would redact ordinary words). The value is
  * copied; up to 16 values are remembered. */
 void tnd_log_secret(const char *value);
+
+/* Whether text holds a registered secret, in any of its forms. */
+bool tnd_log_holds_secret(const char *text);
 
 /* For text that leaves in pieces (a model's answer streamed as progress
  * messages): how much of text[0..len) can go now, so that no registered

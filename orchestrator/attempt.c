@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "agents/llm.h"
 #include "orchestrator/context.h"
 #include "orchestrator/feedback.h"
 #include "orchestrator/findings.h"
@@ -71,6 +72,46 @@ static char *failure_hints(const tnd_audit_reply *a,
             tnd_buf_puts(&b, "\n");
         }
     return tnd_buf_detach(&b, NULL);
+}
+
+/* A coder's reply whose edits hold a secret (a key's value) becomes one
+ * with a format error and no edits, before it is journaled: its diff
+ * would write the key into the repository, and every file tandem writes
+ * masks it, so final.diff and what --apply put in the tree were not the
+ * change the gate audited (a key "double" made the approved
+ * "(double)sum" into "(******)sum"). Returns reply, or the new one. */
+static char *refuse_secrets(const run *r, char *reply, size_t *len)
+{
+    tnd_code_reply cr;
+    const char *what = NULL;
+    char *out;
+
+    if (tnd_code_reply_decode(&cr, reply, *len) < 0) {
+        tnd_code_reply_clear(&cr);
+        return reply; /* its decode says why, where it is taken */
+    }
+    for (size_t i = 0; i < cr.nedits && !what; i++)
+        if (!(what = tnd_llm_secret_in(r->cfg, cr.edits[i].path)) &&
+            !(what = tnd_llm_secret_in(r->cfg, cr.edits[i].search)))
+            what = tnd_llm_secret_in(r->cfg, cr.edits[i].replace);
+    if (!what) {
+        tnd_code_reply_clear(&cr);
+        return reply;
+    }
+    tnd_edit_list_free(cr.edits, cr.nedits);
+    cr.edits = NULL;
+    cr.nedits = 0;
+    free(cr.format_error);
+    cr.format_error = tnd_xasprintf(
+        "the edits hold the value of %s, a secret: a key must never go into "
+        "the repository, and tandem keeps it out of every file it writes. "
+        "Make the change without it (read the key from the environment at "
+        "run time)",
+        what);
+    out = tnd_code_reply_encode(&cr, len);
+    tnd_code_reply_clear(&cr);
+    free(reply);
+    return out;
 }
 
 static int propose(run *r, attempt *a, const loop_state *ls)
@@ -146,6 +187,8 @@ static int propose(run *r, attempt *a, const loop_state *ls)
         rc = tnd_loop_ask_model(r, a->n, "proposal", "coder", key, body, len,
                                 &reply, &reply_len);
         free(body);
+        if (rc == 0)
+            reply = refuse_secrets(r, reply, &reply_len);
         if (rc == 0 && (rc = tnd_loop_journal_reply(r, "proposal", a->n, reply,
                                                     reply_len)) < 0)
             free(reply);

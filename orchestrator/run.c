@@ -457,6 +457,7 @@ static int prepare_review(run *r)
     char *base = tnd_rundir_base();
     char *kept =
         r->session ? tnd_session_path(r->session, "change.diff") : NULL;
+    const char *secret;
     int rc = -1;
 
     if (base)
@@ -467,6 +468,15 @@ static int prepare_review(run *r)
     free(base);
     if (rc < 0)
         return rc;
+    /* a key in the change: every file tandem writes masks it, so the
+     * change kept (change.diff) would not be the one reviewed; and a
+     * commit must not take it */
+    if ((secret = tnd_llm_secret_in(r->cfg, r->change.diff)))
+        return tnd_error_config("the change holds the value of %s, a "
+                                "secret: a key must never be committed, "
+                                "and tandem keeps it out of every file it "
+                                "writes; take it out of the change",
+                                secret);
     if (tnd_unidiff_edits(&r->edits, &r->nedits, r->change.diff,
                           strlen(r->change.diff)) < 0) {
         if (r->opts.diff && r->opts.diff_label)

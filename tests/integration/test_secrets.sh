@@ -107,3 +107,30 @@ expect_not_in "$T/reviewer-env" "$MIDDLE"
 grep -q '^OPENAI_API_KEY=' "$T/reviewer-env" &&
     fail "the reviewer's environment still names the key"
 pass "a skill reading the reviewer's /proc/PID/environ finds no key"
+
+# a change that holds a key's value is never the one approved: every
+# file tandem writes masks the key, so final.diff and --apply wrote
+# "(******)sum" where the gate audited "(double)sum" (a key "double", as
+# local servers' placeholder keys are). The coder's edits holding it are
+# sent back; a change under review holding it is refused.
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json"
+sed -i 's/llm: {provider: replay, cassette: "\([^"]*\)"}/llm: {provider: replay, cassette: "\1", api_key_env: DEMO_KEY}/' \
+    "$T/demo/agents.yaml"
+grep -q 'api_key_env: DEMO_KEY' "$T/demo/agents.yaml" || fail "no key variable in the config"
+(cd "$T/demo" && git init -q && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm base) ||
+    fail "cannot make the demo a git repository"
+DEMO_KEY=double run tandem run --apply --repo "$T/demo" "make the failing test pass"
+[ "$RC" -ne 0 ] || fail "a change holding the key was approved"
+dir=$(session_dir)
+expect_in "$dir/journal.jsonl" "the edits hold the value of DEMO_KEY, a secret"
+[ ! -e "$dir/final.diff" ] || fail "a final.diff was written"
+[ -z "$(cd "$T/demo" && git status --porcelain -- stats.c)" ] ||
+    fail "the tree was changed"
+expect_not_in "$T/demo/stats.c" '******'
+sed -i 's|^    return sum / count;|    return (double)sum / (double)count;|' "$T/demo/stats.c"
+DEMO_KEY=double run tandem review --repo "$T/demo" "make the failing test pass"
+expect_rc 2 "a change under review holding the key"
+expect_in "$T/err" "the change holds the value of DEMO_KEY, a secret"
+pass "a change holding a key's value is sent back, or refused, never approved"

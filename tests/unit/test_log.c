@@ -52,6 +52,20 @@ static void short_values_are_not_secrets(void **state)
     free(got);
 }
 
+/* Whether a text holds a secret, in its plain or JSON form; short
+ * values are none. */
+static void a_text_holding_a_secret_is_told(void **state)
+{
+    (void)state;
+    tnd_log_secret("hold/me\"now");
+    assert_true(tnd_log_holds_secret("x = \"hold/me\"now\";"));
+    assert_true(tnd_log_holds_secret("{\"k\": \"hold\\/me\\\"now\"}"));
+    assert_false(tnd_log_holds_secret("hold/me now"));
+    tnd_log_secret("abc");
+    assert_false(tnd_log_holds_secret("abc"));
+    assert_false(tnd_log_holds_secret(""));
+}
+
 /* The cut keeps back what could be the start of a secret, and never
  * falls inside one. */
 static void streamed_text_is_cut_outside_secrets(void **state)
@@ -112,6 +126,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_json_form_is_redacted),
         cmocka_unit_test(short_values_are_not_secrets),
+        cmocka_unit_test(a_text_holding_a_secret_is_told),
         cmocka_unit_test(streamed_text_is_cut_outside_secrets),
         cmocka_unit_test(json_text_stays_json),
     };
