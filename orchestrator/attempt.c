@@ -74,27 +74,52 @@ static char *failure_hints(const tnd_audit_reply *a,
     return tnd_buf_detach(&b, NULL);
 }
 
-/* A coder's reply whose edits hold a secret (a key's value) becomes one
- * with a format error and no edits, before it is journaled: its diff
- * would write the key into the repository, and every file tandem writes
- * masks it, so final.diff and what --apply put in the tree were not the
- * change the gate audited (a key "double" made the approved
- * "(double)sum" into "(******)sum"). Returns reply, or the new one. */
-static char *refuse_secrets(const run *r, char *reply, size_t *len)
+/* Why a coder may not make edit e, or NULL. Its text may not hold a
+ * secret (a key's value): the diff would write the key into the
+ * repository, and every file tandem writes masks it, so final.diff and
+ * what --apply put in the tree were not the change the gate audited (a
+ * key "double" made the approved "(double)sum" into "(******)sum"). Nor
+ * may it touch tandem's own files: the config, which a later run takes
+ * (one that made a skill `sandbox: none` ran the model's command outside
+ * the sandbox), or a cassette. Caller frees. */
+static char *refused(const run *r, const tnd_edit *e)
+{
+    const char *what;
+
+    for (size_t i = 0; r->hidden[i]; i++)
+        if (strcmp(e->path, r->hidden[i]) == 0)
+            return tnd_xasprintf(
+                "the edits change %s, which is tandem's own (its "
+                "configuration or a recorded answer): a coder may not change "
+                "how its work is run or audited. Leave it as it is",
+                e->path);
+    if ((what = tnd_llm_secret_in(r->cfg, e->path)) ||
+        (what = tnd_llm_secret_in(r->cfg, e->search)) ||
+        (what = tnd_llm_secret_in(r->cfg, e->replace)))
+        return tnd_xasprintf(
+            "the edits hold the value of %s, a secret: a key must never go "
+            "into the repository, and tandem keeps it out of every file it "
+            "writes. Make the change without it (read the key from the "
+            "environment at run time)",
+            what);
+    return NULL;
+}
+
+/* A coder's reply with an edit it may not make (refused) becomes one
+ * with that format error and no edits, before it is journaled, so a
+ * resume replays what was decided. Returns reply, or the new one. */
+static char *screen_proposal(const run *r, char *reply, size_t *len)
 {
     tnd_code_reply cr;
-    const char *what = NULL;
-    char *out;
+    char *why = NULL, *out;
 
     if (tnd_code_reply_decode(&cr, reply, *len) < 0) {
         tnd_code_reply_clear(&cr);
         return reply; /* its decode says why, where it is taken */
     }
-    for (size_t i = 0; i < cr.nedits && !what; i++)
-        if (!(what = tnd_llm_secret_in(r->cfg, cr.edits[i].path)) &&
-            !(what = tnd_llm_secret_in(r->cfg, cr.edits[i].search)))
-            what = tnd_llm_secret_in(r->cfg, cr.edits[i].replace);
-    if (!what) {
+    for (size_t i = 0; i < cr.nedits && !why; i++)
+        why = refused(r, &cr.edits[i]);
+    if (!why) {
         tnd_code_reply_clear(&cr);
         return reply;
     }
@@ -102,12 +127,7 @@ static char *refuse_secrets(const run *r, char *reply, size_t *len)
     cr.edits = NULL;
     cr.nedits = 0;
     free(cr.format_error);
-    cr.format_error = tnd_xasprintf(
-        "the edits hold the value of %s, a secret: a key must never go into "
-        "the repository, and tandem keeps it out of every file it writes. "
-        "Make the change without it (read the key from the environment at "
-        "run time)",
-        what);
+    cr.format_error = why;
     out = tnd_code_reply_encode(&cr, len);
     tnd_code_reply_clear(&cr);
     free(reply);
@@ -188,7 +208,7 @@ static int propose(run *r, attempt *a, const loop_state *ls)
                                 &reply, &reply_len);
         free(body);
         if (rc == 0)
-            reply = refuse_secrets(r, reply, &reply_len);
+            reply = screen_proposal(r, reply, &reply_len);
         if (rc == 0 && (rc = tnd_loop_journal_reply(r, "proposal", a->n, reply,
                                                     reply_len)) < 0)
             free(reply);

@@ -77,8 +77,10 @@ typedef struct run {
     uint64_t *hashes; /* diff hash per attempt (0: no diff) */
     size_t nhashes, ahashes;
     char **required;        /* required skill names, NULL-terminated */
-    char *hidden[20];       /* repo files the coder is not shown: tandem's own
+    char *hidden[21];       /* repo files the coder is not shown: tandem's own
                                config and cassettes; NULL-terminated */
+    size_t in_use;          /* hidden[0..in_use) this run uses; the rest
+                               (agents.yaml) a later run may */
     tnd_doing doing;        /* what the agent asked last is doing now */
     bool progress_line;     /* it is on stderr, to be redrawn or ended */
     int64_t progress_drawn; /* when it was drawn last (monotonic ms) */

@@ -154,7 +154,9 @@ static int load_config(run *r)
 }
 
 /* tandem's own files inside the repository are not the coder's business
- * (and a cassette would show it the answers). */
+ * (and a cassette would show it the answers): the config and cassettes
+ * this run uses, then agents.yaml, which a run without --config takes.
+ * r->in_use counts the first. */
 static void hide_own_files(run *r)
 {
     const char *own[3 + 16] = {r->cfg->path, r->cfg->coder.llm.cassette,
@@ -176,6 +178,12 @@ static void hide_own_files(run *r)
         }
         free(real);
     }
+    r->in_use = n;
+    bool listed = false;
+    for (size_t k = 0; k < n; k++)
+        listed = listed || strcmp(r->hidden[k], "agents.yaml") == 0;
+    if (!listed)
+        r->hidden[n++] = tnd_xstrdup("agents.yaml");
     tnd_error_clear();
 }
 
@@ -488,6 +496,19 @@ static int prepare_review(run *r)
                                           : "the git changes");
         return TND_ECONFIG;
     }
+    /* a change may not configure its own review (a pull request whose
+     * agents.yaml made the reviewer a program saying "approve" was
+     * approved by it, and its agents and skills ran as it said) */
+    for (size_t i = 0; i < r->nedits; i++)
+        for (size_t k = 0; k < r->in_use; k++)
+            if (strcmp(r->edits[i].path, r->hidden[k]) == 0)
+                return tnd_error_config(
+                    "the change modifies %s, which this review runs with: a "
+                    "change may not configure its own review. Review it "
+                    "with the configuration it comes to: --config FILE "
+                    "outside the repository (for example, git show "
+                    "HEAD:%s > FILE)",
+                    r->hidden[k], r->hidden[k]);
     if (r->nedits == 0) {
         /* file modes alone (chmod +x): as a change of no file, which
          * --allow-empty passes */
