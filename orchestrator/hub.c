@@ -378,6 +378,21 @@ static void take_over(tnd_hub *h)
                          tnd_error_last());
         }
         bool waits = strcmp(last, "escalation") == 0;
+        long asked = tnd_json_int_or(answers[i], "escalation", 0);
+        if (waits && answers[i] && asked &&
+            asked != tnd_journal_waiting_on(records)) {
+            /* answered here since, and it asked again: the answer kept
+             * is for a question the session moved past (it approved a
+             * diff nobody was shown) */
+            fprintf(stderr,
+                    "tandem serve: session %s asked a person again since "
+                    "an earlier server took its answer (%s), for an earlier "
+                    "question: that answer is dropped, and the session "
+                    "waits for a person\n",
+                    id, tnd_json_str_or(answers[i], "answer", "?"));
+            json_object_put(answers[i]);
+            answers[i] = NULL;
+        }
         char *owner =
             records && json_object_array_length(records)
                 ? tnd_run_task_owner(json_object_array_get_idx(records, 0))

@@ -290,10 +290,11 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
 }
 
 /* An answer as the accepted list keeps it. */
-static json_object *answer_json(const tnd_client_request *req)
+static json_object *answer_json(const tnd_client_request *req, long escalation)
 {
     json_object *o = json_object_new_object();
 
+    json_object_object_add(o, "escalation", json_object_new_int64(escalation));
     json_object_object_add(o, "answer", json_object_new_string(req->answer));
     if (req->text)
         json_object_object_add(o, "text", json_object_new_string(req->text));
@@ -318,7 +319,8 @@ int tnd_hub_set_answer(tnd_hubsession *s, json_object *ans)
                              tnd_answer_name(kind));
     tnd_hubsession_set_answer(s, kind, tnd_json_str_or(ans, "text", NULL),
                               (int)tnd_json_int_or(ans, "iterations", 0),
-                              tnd_json_int_or(ans, "tokens", 0));
+                              tnd_json_int_or(ans, "tokens", 0),
+                              tnd_json_int_or(ans, "escalation", 0));
     return 0;
 }
 
@@ -344,6 +346,11 @@ static int check_answerable(tnd_hub *h, const tnd_client_request *req,
     if (f->status != TND_SESSION_WAITING)
         return tnd_error_set("session %s is not waiting for an answer (%s)",
                              f->id, tnd_session_status_name(f->status));
+    if (req->escalation && req->escalation != f->escalation)
+        return tnd_error_set("session %s asked a person again since this "
+                             "answer was given, for an earlier question; "
+                             "look at it (tandem show %s) and answer again",
+                             f->id, f->id);
     /* a session made with no config ran with the built-in defaults: the
      * server's agents are the same only when it has none either (no
      * config means "the server's" for a submit, not for an answer; a
@@ -366,7 +373,7 @@ static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
 {
     tnd_session_facts f;
     tnd_hubsession *s;
-    json_object *ans = answer_json(req);
+    json_object *ans = NULL;
     const char *kind = "bad_request";
     size_t len;
     char *body;
@@ -385,6 +392,8 @@ static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
         answer(h, ev, true, body, len);
         tnd_session_facts_clear(&f);
     } else {
+        /* the escalation it answers, as the server found it waiting */
+        ans = answer_json(req, f.escalation);
         s = tnd_hub_add(h, req->repo, f.id, f.dir, f.owner);
         /* the session goes on with the answer of who sent this request */
         tnd_hubsession_set_who(s, &ev->who);

@@ -39,6 +39,7 @@ struct tnd_hubsession {
     tnd_answer answer;        /* kind 0: none */
     tnd_client_who who;       /* who gives it; via NONE: not known */
     char *owner;              /* the CURVE key that submitted it, or NULL */
+    long escalation;          /* the escalation the answer is for; 0 */
     const char *insecure;     /* borrowed: for the report */
     tnd_basecache *baselines; /* borrowed: the server's */
     void *ctx;                /* borrowed: the hub's ZeroMQ context */
@@ -101,13 +102,15 @@ tnd_hubsession_state tnd_hubsession_state_of(const tnd_hubsession *self)
 }
 
 void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
-                               const char *text, int iterations, long tokens)
+                               const char *text, int iterations, long tokens,
+                               long escalation)
 {
     tnd_answer_clear(&self->answer);
     self->answer.kind = kind;
     self->answer.text = text ? tnd_xstrdup(text) : NULL;
     self->answer.iterations = iterations;
     self->answer.tokens = tokens;
+    self->escalation = escalation;
 }
 
 void tnd_hubsession_set_who(tnd_hubsession *self, const tnd_client_who *who)
@@ -156,6 +159,7 @@ static void *session_main(void *arg)
         co.text = s->answer.text;
         co.iterations = s->answer.iterations;
         co.tokens = s->answer.tokens;
+        co.escalation = s->escalation;
         co.who = s->who.via ? &s->who : NULL;
         /* the diff in large pieces, progress a line at a time */
         setvbuf(out, NULL, _IOFBF, OUT_BUF);

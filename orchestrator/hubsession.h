@@ -48,9 +48,11 @@ tnd_hubsession_state tnd_hubsession_state_of(const tnd_hubsession *self);
 
 /* It goes on with a person's answer, which tnd_run_continue checks and
  * journals: kind (approve, reject, guide, budget), text (copied; may be
- * NULL), iterations and tokens. Before tnd_hubsession_start. */
+ * NULL), iterations and tokens, for the escalation whose record has seq
+ * escalation (0: whichever waits). Before tnd_hubsession_start. */
 void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
-                               const char *text, int iterations, long tokens);
+                               const char *text, int iterations, long tokens,
+                               long escalation);
 
 /* Who gives that answer, as the server's transport proved it (copied);
  * the session journals it with the answer. Before tnd_hubsession_start. */

@@ -275,6 +275,21 @@ int tnd_journal_status(tnd_session_status *out, json_object *records)
     return 0;
 }
 
+long tnd_journal_waiting_on(json_object *records)
+{
+    size_t n = records ? json_object_array_length(records) : 0;
+
+    for (size_t i = n; i-- > 0;) {
+        json_object *rec = json_object_array_get_idx(records, i);
+        const char *type = tnd_journal_type(rec);
+        if (strcmp(type, "resume") == 0)
+            continue;
+        return strcmp(type, "escalation") == 0 ? tnd_json_int_or(rec, "seq", 0)
+                                               : 0;
+    }
+    return 0;
+}
+
 bool tnd_journal_was_torn(const tnd_journal *self)
 {
     return self->torn;

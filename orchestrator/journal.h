@@ -62,6 +62,11 @@ json_object *tnd_journal_records(const tnd_journal *self);
  * session status 'X' (known: ...)"). */
 int tnd_journal_status(tnd_session_status *out, json_object *records);
 
+/* The escalation the session of records waits on: its record's seq, or
+ * 0 when it waits on none. An answer names it, so that it is never taken
+ * for a later question. */
+long tnd_journal_waiting_on(json_object *records);
+
 /* True when the file ended with a torn record at open (it was ignored
  * and will be overwritten by the next append). */
 bool tnd_journal_was_torn(const tnd_journal *self);

@@ -89,6 +89,17 @@ static int check_answer(run *r, const tnd_continue_options *o,
                                                                 "attempts");
     if (o->answer == TND_ANSWER_BUDGET && o->iterations <= 0 && o->tokens <= 0)
         return tnd_error_config("budget: give --iterations N or --tokens N");
+    /* the question answered is the one that waits: a served answer kept
+     * across a restart went to a later escalation, after a person had
+     * answered the first here, and approved a diff nobody was shown */
+    if (o->escalation > 0 &&
+        o->escalation !=
+            tnd_journal_waiting_on(tnd_journal_records(r->journal)))
+        return tnd_error_config("session %s asked a person again since this "
+                                "answer was given, for an earlier question; "
+                                "look at it (tandem show %s) and answer again",
+                                tnd_session_id(r->session),
+                                tnd_session_id(r->session));
 
     if ((o->answer == TND_ANSWER_GUIDE || o->answer == TND_ANSWER_REJECT) &&
         (!o->text || !*o->text))
@@ -153,6 +164,7 @@ int tnd_run_facts(tnd_session_facts *out, const char *repo, const char *part)
             out->config = tnd_xstrdup(tnd_json_str_or(task, "config", NULL));
         out->served = task && tnd_json_bool_or(task, "served", false);
         out->owner = tnd_run_task_owner(task);
+        out->escalation = tnd_journal_waiting_on(records);
         rc = 0;
     } else {
         tnd_error_prefix("session %s", tnd_session_id(s));

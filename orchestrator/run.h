@@ -137,6 +137,11 @@ typedef struct tnd_continue_options {
     const tnd_client_who *who; /* a served answer: who gave it, as the
                                   server's transport proved it (journaled
                                   with it); NULL: this process's user */
+    long escalation;           /* an answer: the escalation it answers (the
+                                  seq of the one the session waited on when
+                                  the person asked, tnd_session_facts); it
+                                  is refused when the session waits on
+                                  another since. 0: whichever waits */
     const char *llm;           /* resume: --llm for this run, or NULL (the
                                   task's own) */
     const char *base_url;      /* resume: --base-url likewise */
@@ -154,11 +159,13 @@ int tnd_run_continue(const tnd_continue_options *opts);
 /* What is known of a session without taking it: enough to send an
  * answer to the server that ran it, and for the server to check it. */
 typedef struct tnd_session_facts {
-    char *id, *dir; /* the whole id; the session's directory */
-    char *config;   /* the task record's config path, or NULL */
-    bool served;    /* tandem serve made it */
-    char *owner;    /* the CURVE key that submitted it (the task record's
-                       by.key), or NULL */
+    char *id, *dir;  /* the whole id; the session's directory */
+    char *config;    /* the task record's config path, or NULL */
+    bool served;     /* tandem serve made it */
+    char *owner;     /* the CURVE key that submitted it (the task record's
+                        by.key), or NULL */
+    long escalation; /* the escalation it waits on (its record's seq), or
+                        0 (tnd_journal_waiting_on) */
     tnd_session_status status;
 } tnd_session_facts;
 

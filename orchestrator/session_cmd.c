@@ -138,6 +138,14 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
                                    "model)");
     if ((o.iterations || o.tokens) && o.answer != TND_ANSWER_BUDGET)
         return tnd_cli_error(&cli, "--iterations and --tokens are for budget");
+    if (o.answer) {
+        /* the question the person answers: the one that waits now, when
+         * they asked (a later one is not theirs to take) */
+        tnd_session_facts f;
+        if (tnd_run_facts(&f, o.repo ? o.repo : ".", o.session) == 0)
+            o.escalation = f.escalation;
+        tnd_session_facts_clear(&f);
+    }
     if (o.answer && (c = tnd_submit_answer(&o)) >= 0)
         return c; /* the server that ran it went on with it */
     return tnd_run_continue(&o);

@@ -2,6 +2,7 @@
  * client.h and PROTOCOL.md, "MDP/Client"). */
 #include "proto/client.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +103,9 @@ static int decode_answer(tnd_client_request *out, json_object *obj)
                    tnd_json_get_int(&out->iterations, obj, "iterations", 0, 50,
                                     TND_JSON_OPTIONAL) < 0 ||
                    tnd_json_get_int(&out->tokens, obj, "tokens", 0, 100000000L,
-                                    TND_JSON_OPTIONAL) < 0
+                                    TND_JSON_OPTIONAL) < 0 ||
+                   tnd_json_get_int(&out->escalation, obj, "escalation", 0,
+                                    LONG_MAX, TND_JSON_OPTIONAL) < 0
                ? -1
                : 0;
 }
@@ -198,6 +201,9 @@ char *tnd_client_request_encode(const tnd_client_request *req, size_t *len)
         if (req->tokens)
             json_object_object_add(o, "tokens",
                                    json_object_new_int64(req->tokens));
+        if (req->escalation)
+            json_object_object_add(o, "escalation",
+                                   json_object_new_int64(req->escalation));
     }
     return tnd_body_finish(o, len);
 }

@@ -56,6 +56,9 @@ typedef struct tnd_client_request {
     char *text;      /* answer: reject's reason, guide's guidance; or NULL */
     long iterations; /* answer, budget: more attempts (1..50), or 0 */
     long tokens;     /* answer, budget: more tokens, or 0 */
+    long escalation; /* answer: the escalation it answers (the seq of the
+                        journal record of the question the person saw), or
+                        0: whichever the session waits on */
 } tnd_client_request;
 
 /* Decode the request body sent to service. -1 with an error naming the

@@ -91,6 +91,55 @@ expect_in "$d/journal.jsonl" '"via":"curve","user":"ann-laptop","key":"rq:rM>}U?
 expect_in "$T/serve.err" "session $SID of an earlier server goes on"
 pass "an answer the server took survives its death: the next server goes on with it, and names who gave it"
 
+# ---- an answer kept for a question the session has moved past -----------
+# a server took `approve` for attempt 1 and died; with no server, a person
+# granted another attempt here, which failed and asked again; the next
+# server applied the old approve to attempt 2, a diff nobody was shown
+python3 - "$CASSETTE" "$T/stale.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+second = [e for e in c["exchanges"] if e["role"] == "coder"][1]
+second["answer"] = ("second try\n\nstats.c\n<<<<<<< SEARCH\n    return sum / count;\n"
+                    "=======\n    return 0.0; /* ATTEMPT-2 */\n>>>>>>> REPLACE\n")
+for e in c["exchanges"]:
+    if e["attempt"] == 2:
+        e.pop("expect", None)
+json.dump(c, open(sys.argv[2], "w"))
+PY
+stop_serve
+CASSETTE=$T/stale.json serve_config "$T/stale.yaml" make 1
+start_serve --config "$T/stale.yaml" --max-sessions 2
+repo e
+escalate e
+stop_serve
+d=$T/e/.tandem/sessions/$SID
+seq=$(python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+print([r for r in recs if r["type"] == "escalation"][-1]["seq"])' "$d/journal.jsonl")
+printf '{"seq":9999,"time":"2026-11-24T00:00:00Z","type":"accept","repo":"%s","session":"%s","answer":{"escalation":%s,"answer":"approve","iterations":0,"tokens":0,"via":"ipc","user":"ann"}}\n' \
+    "$T/e" "$SID" "$seq" >>"$T/state/tandem/accepted.jsonl"
+run tandem budget --repo "$T/e" --iterations 1 "$SID"
+expect_rc 3 "the attempt granted here failed and asks again"
+[ "$(grep -c '"type":"escalation"' "$d/journal.jsonl")" = 2 ] || fail "expected a second escalation"
+start_serve --config "$T/stale.yaml" --max-sessions 2
+i=0
+until grep -q "session $SID asked a person again" "$T/serve.err" 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -gt $((3000 * SLOW)) ] && fail "the next server did not take up session $SID"
+    sleep 0.01
+done
+expect_not_in "$d/journal.jsonl" '"type":"finish"'
+[ ! -e "$d/final.diff" ] || fail "a final.diff was written: $(cat "$d/final.diff")"
+[ "$(grep -c '"type":"answer"' "$d/journal.jsonl")" = 1 ] || fail "the old answer was taken"
+expect_in "$T/serve.err" "that answer is dropped, and the session waits for a person"
+run tandem approve --repo "$T/e" "$SID"
+expect_rc 0 "approving the question that waits"
+expect_in "$d/final.diff" "ATTEMPT-2"
+stop_serve
+start_serve --config "$T/one.yaml" --max-sessions 2
+pass "an answer kept for an earlier question is not taken for a later one"
+
 # ---- no server: answered here --------------------------------------------
 repo a
 escalate a

@@ -75,7 +75,8 @@ static void requests_round_trip(void **state)
                               .repo = S("/src/app"),
                               .answer = S("budget"),
                               .iterations = 2,
-                              .tokens = 5000};
+                              .tokens = 5000,
+                              .escalation = 17};
     body = tnd_client_request_encode(&in, &len);
     assert_string_equal(tnd_client_service(in.kind), TND_CLIENT_ANSWER);
     assert_int_equal(
@@ -87,6 +88,7 @@ static void requests_round_trip(void **state)
     assert_null(out.text);
     assert_int_equal(out.iterations, 2);
     assert_int_equal(out.tokens, 5000);
+    assert_int_equal(out.escalation, 17); /* the question it answers */
     tnd_client_request_clear(&out);
     free(body);
 }

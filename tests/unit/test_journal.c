@@ -333,6 +333,29 @@ static void the_status_comes_from_the_last_step(void **state)
             assert_string_equal(tnd_error_last(), rows[i].error);
         json_object_put(records);
     }
+    /* the escalation waited on is the last step's, a resume not
+     * counting; an answered one is none */
+    {
+        static const struct {
+            const char *records;
+            long want;
+        } waits[] = {
+            {"[{\"type\":\"escalation\",\"seq\":4},{\"type\":\"answer\","
+             "\"seq\":5},{\"type\":\"escalation\",\"seq\":9},{\"type\":"
+             "\"resume\",\"seq\":10}]",
+             9},
+            {"[{\"type\":\"escalation\",\"seq\":4},{\"type\":\"answer\","
+             "\"seq\":5}]",
+             0},
+            {"[]", 0},
+        };
+        for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+            json_object *records = json_tokener_parse(waits[i].records);
+            assert_int_equal(tnd_journal_waiting_on(records), waits[i].want);
+            json_object_put(records);
+        }
+        assert_int_equal(tnd_journal_waiting_on(NULL), 0);
+    }
     /* an open journal's records are the same array */
     {
         tnd_journal *j;
