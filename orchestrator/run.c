@@ -44,6 +44,7 @@
 #include "orchestrator/loop.h"
 #include "orchestrator/pool.h"
 #include "orchestrator/report.h"
+#include "orchestrator/prior.h"
 #include "orchestrator/rundir.h"
 #include "orchestrator/session.h"
 #include "orchestrator/snapshot.h"
@@ -731,8 +732,8 @@ void tnd_loop_init(run *r, const tnd_run_host *host)
     r->stop = host ? host->stop : &interrupted;
 }
 
-/* open_new's answer for a review with nothing in it under --allow-empty:
- * no session, exit 0. */
+/* open_new's answer for a review with nothing in it under --allow-empty,
+ * or for a change a person approved before: no session, exit 0. */
 #define NOTHING_TO_REVIEW (-1)
 
 /* A new session for r->opts: the config checked, the session made and
@@ -764,6 +765,20 @@ static int open_new(run *r, int64_t started_wall)
             return not_reviewed(r, tnd_error_last());
         fprintf(r->err, "tandem: %s\n", tnd_error_last());
         return error == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
+    }
+    if (r->opts.review && !r->opts.json && !r->opts.format && !r->host) {
+        /* the hook's commit after `tandem approve`: a person approved
+         * this very change on this base already */
+        char *id = tnd_prior_approval(r->repo, r->change.rev, r->change.diff);
+        if (id) {
+            if (!r->opts.quiet)
+                fprintf(r->err,
+                        "tandem: a person approved this change on this "
+                        "commit in session %s: it passes\n",
+                        id);
+            free(id);
+            return NOTHING_TO_REVIEW;
+        }
     }
     if (r->record_partial)
         unlink(r->record_partial);

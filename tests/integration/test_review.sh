@@ -275,3 +275,39 @@ run tandem review --repo "$R" --config "$T/attr.yaml" --staged "tidy add"
 expect_rc 1 "a change that breaks tests a .gitattributes keeps out of archives"
 expect_in "$T/out" "FAIL add 2 2"
 pass "the base holds what export-ignore and export-subst would change"
+
+# a change a person approved passes the next review of it on the same
+# commit: the hook's commit after `tandem approve` escalated again, and
+# only --no-verify got it in. Not a gate's approval, not another change,
+# not another base.
+git_demo
+review_config "$FIX/cassette-review.json"
+cat >>"$T/review.yaml" <<'YAML'
+gate:
+  risk_paths: ["*.c"]
+  escalate: queue
+YAML
+sed -i "s|^    return sum / count;|$FIXED|" "$T/demo/stats.c"
+(cd "$T/demo" && git add stats.c)
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged "make the failing test pass"
+expect_rc 3 "a risky staged change waits for a person"
+id=$(basename "$(session_dir)")
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged "make the failing test pass"
+expect_rc 3 "not approved yet: asked again"
+run "$BIN/tandem" approve --repo "$T/demo" "$id"
+expect_rc 0 "a person approves it"
+n=$(ls "$T/demo/.tandem/sessions" | wc -l)
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged "make the failing test pass"
+expect_rc 0 "the change a person approved"
+expect_in "$T/err" "a person approved this change on this commit in session $id: it passes"
+[ "$(ls "$T/demo/.tandem/sessions" | wc -l)" = "$n" ] || fail "a session was made"
+run tandem review -q --repo "$T/demo" --config "$T/review.yaml" --staged "make the failing test pass"
+expect_rc 0 "the same, -q"
+[ ! -s "$T/err" ] || fail "-q said: $(cat "$T/err")"
+# another change: reviewed again
+sed -i 's|^    return (double)sum / (double)count;|    return (double)sum / (double)count + 0;|' "$T/demo/stats.c"
+(cd "$T/demo" && git add stats.c)
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged "make the failing test pass"
+[ "$RC" -ne 0 ] || fail "another change passed on an earlier approval"
+expect_not_in "$T/err" "a person approved this change"
+pass "a change a person approved passes its next review on the same commit"
