@@ -135,9 +135,12 @@ static int load_config(run *r)
      * what --llm made of the models */
     if (tnd_config_check_llms(r->cfg, true) < 0 ||
         /* a server's sessions use its agents, checked when it started */
-        (!r->host && tnd_crew_check(r->cfg, !r->opts.review) < 0) ||
-        check_keys(r->cfg, !r->opts.review) < 0)
+        (!r->host && tnd_crew_check(r->cfg, !r->opts.review) < 0))
         return TND_ECONFIG;
+    if (check_keys(r->cfg, !r->opts.review) < 0) {
+        r->no_key = true;
+        return TND_ECONFIG;
+    }
     if (o->record && r->cfg->coder.llm.provider == TND_PROVIDER_REPLAY &&
         r->cfg->reviewer.llm.provider == TND_PROVIDER_REPLAY)
         return tnd_error_config("--record records a live model's answers, "
@@ -733,8 +736,19 @@ void tnd_loop_init(run *r, const tnd_run_host *host)
 }
 
 /* open_new's answer for a review with nothing in it under --allow-empty,
- * or for a change a person approved before: no session, exit 0. */
+ * for a change a person approved before, or for one that could not be
+ * reviewed under --on-error pass: no session, exit 0. */
 #define NOTHING_TO_REVIEW (-1)
+
+/* not_reviewed before a session exists, as open_new answers: its exit 0
+ * (--on-error pass) is no session too (it was taken for an open one, and
+ * the run crashed on the session it did not have). */
+static int not_reviewed_early(const run *r, const char *raw)
+{
+    int code = not_reviewed(r, raw);
+
+    return code == TND_EXIT_OK ? NOTHING_TO_REVIEW : code;
+}
 
 /* A new session for r->opts: the config checked, the session made and
  * locked, its task record journaled (fsync'd). 0, NOTHING_TO_REVIEW, or a
@@ -761,8 +775,11 @@ static int open_new(run *r, int64_t started_wall)
                         tnd_error_last());
             return NOTHING_TO_REVIEW;
         }
-        if (error != TND_ECONFIG && r->opts.review)
-            return not_reviewed(r, tnd_error_last());
+        /* no key: the review could not be done, as with a key the
+         * model refuses (a fork's pull request, run without the
+         * secrets, is let through by --on-error pass) */
+        if ((error != TND_ECONFIG || r->no_key) && r->opts.review)
+            return not_reviewed_early(r, tnd_error_last());
         fprintf(r->err, "tandem: %s\n", tnd_error_last());
         return error == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
@@ -787,7 +804,7 @@ static int open_new(run *r, int64_t started_wall)
     if (!(r->session = tnd_session_new(r->repo)) ||
         tnd_session_lock(r->session) < 0) {
         if (r->opts.review)
-            return not_reviewed(r, tnd_error_last());
+            return not_reviewed_early(r, tnd_error_last());
         fprintf(r->err, "tandem: %s\n", tnd_error_last());
         return TND_EXIT_FAILED;
     }
@@ -806,7 +823,7 @@ static int open_new(run *r, int64_t started_wall)
                            strlen(r->change.diff)) < 0) ||
         tnd_loop_step(r, "task", task_record(r, started_wall)) < 0) {
         if (r->opts.review)
-            return not_reviewed(r, tnd_error_last());
+            return not_reviewed_early(r, tnd_error_last());
         fprintf(r->err, "tandem: %s\n", tnd_error_last());
         return TND_EXIT_FAILED;
     }

@@ -41,6 +41,22 @@ expect_in "$T/err" "the reviewer's model (anthropic m at https://api.anthropic.c
 [ ! -e "$T/demo/.tandem" ] || fail "a session was made before the key was checked"
 pass "the configured api_key_env, and anthropic's key, are checked"
 
+# a review with no key could not be done (exit 4, as --help and the
+# pipelines guide say), which --on-error pass lets through: a fork's
+# pull request runs without the secrets (it was exit 2, which no
+# --on-error changes)
+(cd "$T/demo" && git init -q && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm base &&
+    echo '/* x */' >>stats.c) || fail "cannot make the demo a git repository"
+run env -u ANTHROPIC_API_KEY -u TANDEM_LLM "$BIN/tandem" review --repo "$T/demo"
+expect_rc 4 "a review without the reviewer's key"
+expect_in "$T/err" "could not review: the reviewer's model (anthropic m at https://api.anthropic.com) needs an API key"
+run env -u ANTHROPIC_API_KEY -u TANDEM_LLM "$BIN/tandem" review --on-error pass --repo "$T/demo"
+expect_rc 0 "the same under --on-error pass"
+expect_in "$T/err" "could not review the change"
+[ ! -e "$T/demo/.tandem" ] || fail "a session was made"
+pass "a review without a key could not be done: exit 4, or 0 under --on-error pass"
+
 # a server of one's own at another URL may need no key: it starts, and a
 # server that is not there ends with where to look
 cat >"$T/demo/agents.yaml" <<'YAML'
