@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 void tnd_str_list_free(char ***list_p)
@@ -133,9 +134,13 @@ char *tnd_str_cut_middle(const char *text, size_t max)
 
 char *tnd_str_printable(const char *s, size_t max)
 {
-    size_t n = strlen(s), cut = n;
+    /* valid UTF-8 first: a stray byte 0x9B is CSI to a terminal in an
+     * 8-bit locale */
+    char *clean = tnd_utf8_clean(s, strlen(s), NULL);
+    size_t n = strlen(clean), cut = n;
     char *out;
 
+    s = clean;
     if (n > max) {
         cut = max;
         /* back up to the start of a UTF-8 sequence */
@@ -147,11 +152,18 @@ char *tnd_str_printable(const char *s, size_t max)
         unsigned char c = (unsigned char)s[i];
         out[i] =
             (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? '?' : (char)c;
+        /* C1 controls, U+0080 to U+009F: xterm takes U+009B as CSI */
+        if (c == 0xC2 && i + 1 < cut && (unsigned char)s[i + 1] >= 0x80 &&
+            (unsigned char)s[i + 1] <= 0x9F) {
+            out[i] = out[i + 1] = '?';
+            i++;
+        }
     }
     if (cut < n)
         memcpy(out + cut, "...", 4);
     else
         out[cut] = '\0';
+    free(clean);
     return out;
 }
 

@@ -60,9 +60,10 @@ bool tnd_str_is_binary(const char *s, size_t len);
 char *tnd_str_cut_middle(const char *s, size_t max);
 
 /* Copy of s with control characters other than \n and \t replaced by
- * '?', cut to at most max bytes (on a UTF-8 boundary) with "..." appended
- * when cut. For putting text from outside into a one-line message. Caller
- * frees. */
+ * '?' (C1 controls, U+0080 to U+009F, too: each of their two bytes), and
+ * invalid UTF-8 by U+FFFD, cut to at most max bytes (on a UTF-8
+ * boundary) with "..." appended when cut. For putting text from outside
+ * on a terminal or into a one-line message. Caller frees. */
 char *tnd_str_printable(const char *s, size_t max);
 
 /* As tnd_str_printable, with \n and \t replaced by '?' too: outside text

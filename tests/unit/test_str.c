@@ -176,6 +176,15 @@ static void printable_and_one_line_copies(void **state)
     s = tnd_str_one_line("line one\nline two", 6);
     assert_string_equal(s, "line o...");
     free(s);
+    /* C1 controls (U+009B is CSI to xterm) and stray bytes (0x9B is CSI
+     * in an 8-bit locale) are no escapes either; other letters stay */
+    s = tnd_str_printable("a\xc2\x9b"
+                          "31mb\x9b"
+                          "1mc \xc3\xbc\xc2\xa0",
+                          100);
+    assert_string_equal(s, "a??31mb\xef\xbf\xbd"
+                           "1mc \xc3\xbc\xc2\xa0");
+    free(s);
 }
 
 /* git's C quoting of names undone; what is not git's left alone. */
