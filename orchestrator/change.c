@@ -95,6 +95,39 @@ static int export(tnd_change *c, const char *repo, const char *rundir_base)
     return rc;
 }
 
+/* In a work tree whose branch has no commit yet (the first commit, a
+ * hook's first run), the base is the empty tree: its id (the hash of no
+ * entries, in the repository's hash), or NULL when repo is no such work
+ * tree. Caller frees. */
+static char *unborn_base(const char *repo)
+{
+    const char *inside[] = {"git", "rev-parse", "--is-inside-work-tree", NULL};
+    const char *head[] = {"git", "symbolic-ref", "-q", "HEAD", NULL};
+    const char *exists[] = {"git", "show-ref", "--verify", "-q", NULL, NULL};
+    const char *empty[] = {"git",  "hash-object", "-t",
+                           "tree", "/dev/null",   NULL};
+    char *out = NULL, *ref = NULL, *tree = NULL;
+    bool unborn = false;
+
+    /* HEAD names a branch that does not exist yet (a branch whose commit
+     * is lost is no first commit) */
+    if (tnd_git_run(&out, NULL, repo, inside, 64) == 0 &&
+        strcmp(tnd_str_trim(out), "true") == 0 &&
+        tnd_git_run(&ref, NULL, repo, head, 4096) == 0) {
+        exists[4] = tnd_str_trim(ref);
+        unborn = tnd_git_run(NULL, NULL, repo, exists, 4096) < 0;
+    }
+    if (unborn && tnd_git_run(&tree, NULL, repo, empty, 4096) == 0) {
+        tnd_str_trim(tree);
+    } else {
+        free(tree);
+        tree = NULL;
+    }
+    free(out);
+    free(ref);
+    return tree;
+}
+
 static int from_git(tnd_change *c, const char *repo, bool staged,
                     const char *rev, const char *rundir_base)
 {
@@ -123,6 +156,8 @@ static int from_git(tnd_change *c, const char *repo, bool staged,
     parse[3] = spec = tnd_xasprintf("%s^{commit}", rev ? rev : "HEAD");
     rc = git(&c->rev, repo, parse, 4096);
     free(spec);
+    if (rc < 0 && !rev && (c->rev = unborn_base(repo)))
+        rc = 0; /* the first commit: every file is new */
     if (rc < 0) {
         tnd_error_prefix("%s is not a git repository with a commit%s%s "
                          "(review a patch with --diff FILE instead)",

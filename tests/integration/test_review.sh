@@ -311,3 +311,19 @@ run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged "make the 
 [ "$RC" -ne 0 ] || fail "another change passed on an earlier approval"
 expect_not_in "$T/err" "a person approved this change"
 pass "a change a person approved passes its next review on the same commit"
+
+# the first commit of a repository: no HEAD yet, so every staged file is
+# new on an empty base (it was exit 2 whatever --on-error said, and the
+# hook stopped a new repository's first commit)
+R=$T/first
+mkdir -p "$R"
+printf 'echo ok\n' >"$R/check.sh"
+printf 'hello\n' >"$R/README"
+(cd "$R" && git init -q && git add check.sh README) || fail "cannot make the repository"
+sed 's|^    command: .*|    command: sh check.sh|' "$T/attr.yaml" >"$T/first.yaml"
+run tandem review --repo "$R" --config "$T/first.yaml" --staged "first commit"
+expect_rc 0 "the first commit, staged"
+expect_in "$T/err" "[1/1] change: 2 hunks and files applied"
+expect_in "$(session_dir)/change.diff" "+++ b/check.sh"
+[ -z "$(cd "$R" && git log --oneline 2>/dev/null)" ] || fail "a commit was made"
+pass "a repository's first commit is reviewed on an empty base"
