@@ -22,9 +22,11 @@ typedef struct line {
 
 static int role_rank(const char *role)
 {
-    return strcmp(role, "coder") == 0      ? 0
-           : strcmp(role, "reviewer") == 0 ? 1
-                                           : 2;
+    return strcmp(role, "coder") == 0 ? 0
+           : strncmp(role, "reviewer", 8) == 0 &&
+                   (role[8] == '\0' || role[8] == '.')
+               ? 1
+               : 2;
 }
 
 static int by_order(const void *a, const void *b)

@@ -127,6 +127,19 @@ fail:
     return NULL;
 }
 
+/* The role a prompt's answers are under: its own, or, for a quorum
+ * member ("reviewer.N") in a cassette that records none for it (one
+ * written by hand, or before members were recorded apart), "reviewer". */
+static const char *role_of(const replay *r, const char *role)
+{
+    if (strncmp(role, "reviewer.", 9) != 0)
+        return role;
+    for (size_t i = 0; i < r->n; i++)
+        if (strcmp(r->items[i].role, role) == 0)
+            return role;
+    return "reviewer";
+}
+
 static int replay_complete(void *state, tnd_llm_answer *out,
                            const tnd_llm_call *call, long *retry_after_ms)
 {
@@ -137,7 +150,7 @@ static int replay_complete(void *state, tnd_llm_answer *out,
 
     *retry_after_ms = -1;
     for (size_t i = 0; i < r->n; i++) {
-        if (strcmp(r->items[i].role, p->role) != 0)
+        if (strcmp(r->items[i].role, role_of(r, p->role)) != 0)
             continue;
         if (r->items[i].attempt > last)
             last = r->items[i].attempt;

@@ -455,7 +455,9 @@ static int critique(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
     memset(&answer, 0, sizeof(answer));
     memset(&prompt, 0, sizeof(prompt));
     prompt.system = tnd_prompt_reviewer_system();
-    prompt.role = "reviewer";
+    /* a quorum's members are recorded apart: under one role the
+     * cassette kept one member's critique, and a replay gave it to all */
+    prompt.role = ctx->role ? ctx->role : "reviewer";
     prompt.task_id = req->task_id;
     prompt.attempt = req->attempt;
     for (int call = 1; call <= 2; call++) {

@@ -45,6 +45,10 @@ typedef struct tnd_reviewer_ctx {
     tnd_holder *holder;       /* the process's running sandbox, from which
                                  each skill's is made (skills/holder.h);
                                  NULL: a bwrap per skill */
+    const char *role;         /* the critique prompt's role, which a
+                                 recording keys its answers on: "reviewer",
+                                 or "reviewer.N" for quorum member N;
+                                 NULL: "reviewer" */
 } tnd_reviewer_ctx;
 
 /* The skills a reviewer process runs at once (c's

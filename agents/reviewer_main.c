@@ -24,6 +24,7 @@ typedef struct state {
     const char *runtime;
     tnd_slots *slots;
     tnd_holder *holder;
+    const char *role; /* "reviewer", or "reviewer.N" for quorum member N */
 } state;
 
 static char *handle(tnd_agent_job *job, const char *body, size_t len,
@@ -34,7 +35,7 @@ static char *handle(tnd_agent_job *job, const char *body, size_t len,
     tnd_reviewer_ctx ctx = {
         st->llm,      st->config, st->envp,    tnd_agent_job_cancel(job),
         &ob.progress, st->cache,  st->runtime, st->slots,
-        st->holder};
+        st->holder,   st->role};
     char *reply;
 
     tnd_observer_start(&ob, st->llm, job, "reviewer");
@@ -53,7 +54,7 @@ int main(int argc, char **argv)
     tnd_blobcache *cache;
     tnd_slots *slots;
     tnd_holder *holder;
-    char service[32];
+    char service[32], role[32];
     int rc = tnd_agent_cli_parse(&cli, argc, argv, "reviewer");
 
     if (rc != 0)
@@ -88,9 +89,13 @@ int main(int argc, char **argv)
         const char *roots[] = {tnd_blobcache_dir(cache), cli.runtime, NULL};
         holder = tnd_holder_new(roots, envp);
     }
+    if (cli.member > 0)
+        snprintf(role, sizeof(role), "reviewer.%d", cli.member);
+    else
+        snprintf(role, sizeof(role), "reviewer");
     for (int k = 0; k < cli.threads; k++) {
-        st[k] = (state){llms[k],     cli.config, envp,  cache,
-                        cli.runtime, slots,      holder};
+        st[k] = (state){llms[k],     cli.config, envp,   cache,
+                        cli.runtime, slots,      holder, role};
         payloads[k] = &st[k];
     }
     tnd_agent_cli_worker(&opts, &cli);

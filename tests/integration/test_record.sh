@@ -42,3 +42,54 @@ run tandem run --repo "$T/demo" --llm openai:m --record "$T/no/dir/x.json" "x"
 expect_rc 2 "no directory"
 expect_in "$T/err" "--record $T/no/dir/x.json: its directory does not exist"
 pass "--record refuses what it cannot do, before starting"
+
+# a reviewer quorum: each member's critique is recorded under its own
+# role (reviewer.N), and the replay gives each member its own; under one
+# role the cassette kept one critique, and the replay's decision was not
+# the live run's
+copy_demo
+python3 - "$FIX/demo-openai.json" "$FIX/cassette-dissent.json" "$T/quorum.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+dis = json.load(open(sys.argv[2]))
+coder = dict(d["steps"][2]); coder.pop("expect", None)
+approve = {"content": d["steps"][3]["content"]}
+revise = {"content": dis["exchanges"][1]["answer"]}
+json.dump({"steps": [coder, approve, revise]}, open(sys.argv[3], "w"))
+PY
+start_fakellm "$T/quorum.json"
+quorum_config() { # LLM
+    cat >"$T/demo/agents.yaml" <<YAML
+version: 1
+gate: {max_iterations: 1, escalate: never}
+agents:
+  coder:
+    llm: $1
+  reviewer:
+    count: 2
+    quorum: all
+    llm: $1
+    models: [$1, $1]
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+}
+quorum_config "{provider: openai, model: fake-model, base_url: \"$FAKE_URL/v1\"}"
+run tandem run --repo "$T/demo" --record "$T/rec-quorum.json" "make the failing test pass"
+expect_in "$T/err" "1 of 2 approve"
+expect_in "$T/err" "recorded 3 exchanges"
+live=$RC
+kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+python3 -c '
+import json, sys
+roles = sorted(e["role"] for e in json.load(open(sys.argv[1]))["exchanges"])
+assert roles == ["coder", "reviewer.1", "reviewer.2"], roles' "$T/rec-quorum.json" ||
+    fail "the members were not recorded apart: $(cat "$T/rec-quorum.json")"
+copy_demo
+quorum_config "{provider: replay, cassette: \"$T/rec-quorum.json\"}"
+run tandem run --repo "$T/demo" "make the failing test pass"
+[ "$RC" = "$live" ] || fail "the replay exited $RC, the live run $live"
+expect_in "$T/err" "1 of 2 approve"
+pass "a quorum's members are recorded apart, and the replay decides as the live run did"
