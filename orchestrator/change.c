@@ -15,8 +15,10 @@
 #include "proto/body.h"
 
 /* Run git in dir (with the index file index, or the repository's when
- * NULL); 0 with its stdout in *out (may be NULL) when it exits 0, else
- * TND_ECONFIG with what went wrong. */
+ * NULL); 0 with its stdout in *out (may be NULL) when it exits 0.
+ * TND_ECONFIG when git is missing or the change too large (the user's to
+ * fix); -1 when git failed (a damaged repository, the disk): the review
+ * could not be done (exit 4, which --on-error decides). */
 static int git_index(char **out, const char *dir, const char *index,
                      const char *const *argv, size_t cap)
 {
@@ -29,7 +31,7 @@ static int git_index(char **out, const char *dir, const char *index,
     if (rc < 0 && strstr(tnd_error_last(), "wrote more than"))
         return tnd_error_config("%s; the change is too large to review",
                                 tnd_error_last());
-    return rc < 0 ? tnd_error_config("%s", tnd_error_last()) : 0;
+    return rc < 0 ? -1 : 0;
 }
 
 static int git(char **out, const char *dir, const char *const *argv, size_t cap)
@@ -162,7 +164,7 @@ static int from_git(tnd_change *c, const char *repo, bool staged,
         tnd_error_prefix("%s is not a git repository with a commit%s%s "
                          "(review a patch with --diff FILE instead)",
                          repo, rev ? " " : "", rev ? rev : "");
-        return rc;
+        return tnd_error_config("%s", tnd_error_last());
     }
     tnd_str_trim(c->rev);
     diff_all[8] = c->rev;

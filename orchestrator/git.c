@@ -38,6 +38,17 @@ static char **environment(bool english, const char *index)
     return envp;
 }
 
+/* What argv asks git to do, for a message: its command past the
+ * "-c NAME=VALUE" options ("'git -c' failed" said nothing). */
+static const char *verb(const char *const *argv)
+{
+    size_t i = 1;
+
+    while (argv[i] && argv[i + 1] && strcmp(argv[i], "-c") == 0)
+        i += 2;
+    return argv[i] ? argv[i] : "";
+}
+
 static int run(char **out, size_t *len, char **why_out, const char *dir,
                const char *const *argv, size_t cap, bool english,
                const char *index)
@@ -62,7 +73,7 @@ static int run(char **out, size_t *len, char **why_out, const char *dir,
     } else if (res.status != TND_PROC_EXITED || res.exit_code != 0) {
         char *why = tnd_xstrdup(res.errors);
         tnd_str_trim(why);
-        rc = tnd_error_set("'%s %s' failed (%s)%s%s", argv[0], argv[1],
+        rc = tnd_error_set("'%s %s' failed (%s)%s%s", argv[0], verb(argv),
                            tnd_proc_describe(&res), *why ? ": " : "", why);
         if (why_out)
             *why_out = why;
@@ -70,7 +81,7 @@ static int run(char **out, size_t *len, char **why_out, const char *dir,
             free(why);
     } else if (res.output_total > res.output_len) {
         rc = tnd_error_set("'%s %s' wrote more than %zu bytes", argv[0],
-                           argv[1], cap);
+                           verb(argv), cap);
     } else {
         if (len)
             *len = res.output_len;

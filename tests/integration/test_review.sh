@@ -327,3 +327,22 @@ expect_in "$T/err" "[1/1] change: 2 hunks and files applied"
 expect_in "$(session_dir)/change.diff" "+++ b/check.sh"
 [ -z "$(cd "$R" && git log --oneline 2>/dev/null)" ] || fail "a commit was made"
 pass "a repository's first commit is reviewed on an empty base"
+
+# git failing (a damaged repository) is a review that could not be done
+# (exit 4, as the README says; it was exit 2, which --on-error does not
+# change), and the message names git's command, not its -c option
+git_demo
+review_config "$FIX/cassette-review.json"
+sed -i "s|^    return sum / count;|$FIXED|" "$T/demo/stats.c"
+obj=$(cd "$T/demo" && git rev-parse HEAD:stats.c)
+rm -f "$T/demo/.git/objects/$(echo "$obj" | cut -c1-2)/$(echo "$obj" | cut -c3-)"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" "make the failing test pass"
+expect_rc 4 "git cannot read the repository"
+expect_in "$T/err" "could not review: 'git diff' failed"
+run tandem review --on-error pass --repo "$T/demo" --config "$T/review.yaml" "make the failing test pass"
+expect_rc 0 "the same under --on-error pass"
+mkdir -p "$T/plain"
+run tandem review --repo "$T/plain" --config "$T/review.yaml" "x"
+expect_rc 2 "not a git repository"
+expect_in "$T/err" "is not a git repository with a commit"
+pass "git failing is could-not-review (4); no repository at all is a usage error (2)"
