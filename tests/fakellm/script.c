@@ -229,6 +229,8 @@ static int load_field(fl_step *step, const char *key, json_object *v)
         return load_usage(step, v);
     if (!strcmp(key, "no_usage"))
         return want_bool(&step->no_usage, v, key);
+    if (!strcmp(key, "hit_max_tokens"))
+        return want_bool(&step->hit_max_tokens, v, key);
     if (!strcmp(key, "status")) {
         error = want_int(&n, v, key, 200, 599);
         step->status = (int)n;

@@ -18,6 +18,7 @@ typedef struct fl_step {
     long long prompt_tokens;     /* -1: request body bytes / 4 */
     long long completion_tokens; /* -1: content bytes / 4, at least 1 */
     int no_usage;
+    int hit_max_tokens; /* the answer stops as one cut at max_tokens */
     int status;         /* 200 unless given */
     fl_header *headers; /* extra response headers, names as written */
     size_t nheaders;

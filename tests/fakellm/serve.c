@@ -456,6 +456,7 @@ static int play(fl_conn *conn, const fl_request *req, const fl_step *step,
         .usage = !step->no_usage,
         .stream_usage = q->stream_usage,
         .chunk_size = step->chunk_size,
+        .hit_max_tokens = step->hit_max_tokens,
     };
     size_t len;
     char *body;

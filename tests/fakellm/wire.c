@@ -94,6 +94,12 @@ static json_object *openai_usage(const fl_answer *a)
     return u;
 }
 
+/* Why the answer ended: "length" when max_tokens cut it. */
+static const char *openai_finish(const fl_answer *a)
+{
+    return a->hit_max_tokens ? "length" : "stop";
+}
+
 static char *openai_body(size_t *len_out, const fl_answer *a)
 {
     json_object *o = openai_head(a, "chat.completion");
@@ -108,7 +114,7 @@ static char *openai_body(size_t *len_out, const fl_answer *a)
     put(choice, "index", int64(0));
     put(choice, "message", msg);
     put(choice, "logprobs", NULL);
-    put(choice, "finish_reason", str("stop"));
+    put(choice, "finish_reason", str(openai_finish(a)));
     json_object_array_add(choices, choice);
     put(o, "choices", choices);
     if (a->usage)
@@ -155,7 +161,7 @@ static void openai_events(fl_events *out, const fl_answer *a)
             json_object_new_string_len(a->content + pos, (int)(end - pos)));
         openai_chunk(out, a, delta, NULL, 1);
     }
-    openai_chunk(out, a, json_object_new_object(), "stop", 0);
+    openai_chunk(out, a, json_object_new_object(), openai_finish(a), 0);
     if (a->stream_usage && a->usage) {
         json_object *o = openai_head(a, "chat.completion.chunk");
 
@@ -205,6 +211,12 @@ static json_object *text_block(const char *text, size_t len)
     return b;
 }
 
+/* Why the answer ended: "max_tokens" when that cut it. */
+static const char *anthropic_stop(const fl_answer *a)
+{
+    return a->hit_max_tokens ? "max_tokens" : "end_turn";
+}
+
 static char *anthropic_body(size_t *len_out, const fl_answer *a)
 {
     json_object *blocks = json_object_new_array();
@@ -212,7 +224,8 @@ static char *anthropic_body(size_t *len_out, const fl_answer *a)
     json_object_array_add(blocks, text_block(a->content, a->content_len));
     return framed(
         len_out, "",
-        anthropic_message(a, blocks, "end_turn", a->completion_tokens), "");
+        anthropic_message(a, blocks, anthropic_stop(a), a->completion_tokens),
+        "");
 }
 
 /* One "event: NAME" SSE event whose data is {"type": NAME, ...}. */
@@ -268,7 +281,7 @@ static void anthropic_events(fl_events *out, const fl_answer *a)
 
     o = sse_data("message_delta");
     d = json_object_new_object();
-    put(d, "stop_reason", str("end_turn"));
+    put(d, "stop_reason", str(anthropic_stop(a)));
     put(d, "stop_sequence", NULL);
     put(o, "delta", d);
     d = json_object_new_object();
@@ -297,7 +310,7 @@ static json_object *ollama_object(const fl_answer *a, const char *text,
     put(o, "done", json_object_new_boolean(done));
     if (!done)
         return o;
-    put(o, "done_reason", str("stop"));
+    put(o, "done_reason", str(a->hit_max_tokens ? "length" : "stop"));
     put(o, "total_duration",
         int64(OLLAMA_LOAD_NS + OLLAMA_PROMPT_NS + OLLAMA_EVAL_NS));
     put(o, "load_duration", int64(OLLAMA_LOAD_NS));

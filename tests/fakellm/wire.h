@@ -26,6 +26,7 @@ typedef struct fl_answer {
     int usage;        /* 0: leave token counts out (or zero, Anthropic) */
     int stream_usage; /* OpenAI: stream_options.include_usage was true */
     size_t chunk_size;
+    int hit_max_tokens; /* the stop reason says max_tokens cut it */
 } fl_answer;
 
 /* One stream event, framed and ready to send. */
