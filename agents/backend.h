@@ -28,8 +28,8 @@ typedef struct tnd_llm_backend {
     /* Open a backend for cfg; NULL with the error set. */
     void *(*open)(const tnd_llm_config *cfg);
     /* One attempt. Returns 0 with out->text (and, when the API said,
-     * out->usage tokens) filled; TND_ERETRY for a transient failure with
-     * *retry_after_ms set (> 0) when the server asked for a delay;
+     * out->usage tokens and out->truncated) filled; TND_ERETRY for a transient
+     * failure with *retry_after_ms set (> 0) when the server asked for a delay;
      * TND_ECANCELLED; or -1 for a permanent failure. The error never
      * contains the API key. A streaming backend calls call->delta with
      * each piece of text as it arrives (and may have called it before a

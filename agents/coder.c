@@ -13,6 +13,22 @@
 #include "common/xalloc.h"
 #include "proto/code.h"
 
+/* Why an answer the provider cut at max_tokens is not used, for the
+ * model's re-ask, the gate's feedback and the user: its last edits may
+ * be cut and the rest of the change was never written, so applying the
+ * edits that parse would approve part of a change as the whole. Caller
+ * frees. */
+static char *cut_error(const tnd_llm_answer *answer)
+{
+    return tnd_xasprintf(
+        "the answer was cut off at the model's output limit (max_tokens) "
+        "after %ld tokens, so the change it describes is incomplete and none "
+        "of its edits were used. Make the same change in fewer, smaller "
+        "edits (SEARCH blocks of a few lines rather than whole files), and "
+        "keep the explanation short; or raise agents.coder.llm.max_tokens",
+        answer->usage.completion_tokens);
+}
+
 char *tnd_coder_handle(tnd_llm *llm, const char *body, size_t len,
                        size_t *reply_len)
 {
@@ -54,10 +70,13 @@ char *tnd_coder_handle(tnd_llm *llm, const char *body, size_t len,
         reply.nedits = 0;
         free(reply.rationale);
         reply.rationale = NULL;
-        if (tnd_edits_parse(&reply.edits, &reply.nedits, &reply.rationale,
-                            answer.text) == 0)
+        if (answer.truncated)
+            parse_error = cut_error(&answer);
+        else if (tnd_edits_parse(&reply.edits, &reply.nedits, &reply.rationale,
+                                 answer.text) < 0)
+            parse_error = tnd_xstrdup(tnd_error_last());
+        if (!parse_error)
             break;
-        parse_error = tnd_xstrdup(tnd_error_last());
         tnd_log_warn("task %s attempt %d: unusable answer (%s)%s", req.task_id,
                      req.attempt, parse_error,
                      call == 1 ? "; asking again" : "");

@@ -122,11 +122,16 @@ void tnd_endpoint_answer(const tnd_endpoint *self, tnd_llm_answer *out,
                          tnd_buf *text, long prompt_tokens,
                          long completion_tokens, bool cut)
 {
-    if (cut)
-        tnd_log_warn("the answer from %s stopped at max_tokens (%d); raise "
-                     "llm.max_tokens if it was cut short",
+    if (cut && self->max_tokens > 0)
+        tnd_log_warn("the answer from %s was cut at max_tokens (%d); raise "
+                     "llm.max_tokens",
                      self->url, self->max_tokens);
+    else if (cut)
+        tnd_log_warn("the answer from %s was cut at the server's max_tokens; "
+                     "set llm.max_tokens",
+                     self->url);
     out->text = tnd_buf_detach(text, NULL);
+    out->truncated = cut;
     out->usage.prompt_tokens = prompt_tokens;
     out->usage.completion_tokens = completion_tokens;
 }

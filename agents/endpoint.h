@@ -64,9 +64,9 @@ int tnd_endpoint_status_error(const tnd_endpoint *self,
                               const tnd_http_response *res,
                               long *retry_after_ms);
 
-/* Hand an attempt's answer over: text (taken from the buffer) and the
- * tokens the API counted, with a warning in the log when it stopped at
- * max_tokens (cut). */
+/* Hand an attempt's answer over: text (taken from the buffer), the
+ * tokens the API counted, and whether the API said it stopped at
+ * max_tokens (cut: out->truncated, and a warning in the log). */
 void tnd_endpoint_answer(const tnd_endpoint *self, tnd_llm_answer *out,
                          tnd_buf *text, long prompt_tokens,
                          long completion_tokens, bool cut);

@@ -36,6 +36,11 @@ typedef struct tnd_prompt {
 typedef struct tnd_llm_answer {
     char *text;      /* owned */
     tnd_usage usage; /* calls = 1, tokens, latency, retries */
+    bool truncated;  /* the provider stopped it at max_tokens (OpenAI
+                        finish_reason "length", Anthropic stop_reason
+                        "max_tokens", Ollama done_reason "length"): the
+                        text is only the start of what the model meant,
+                        and must not be used as a whole answer */
 } tnd_llm_answer;
 
 /* Receives streamed answer text as it arrives (see tnd_llm_set_delta).

@@ -44,6 +44,7 @@ typedef struct receiver {
     tnd_buf answer; /* the delta texts so far */
     size_t total;   /* bytes received */
     bool done;      /* data: [DONE] came */
+    bool cut;       /* finish_reason "length": stopped at max_tokens */
     long prompt_tokens;
     long completion_tokens;
     int error; /* why the receiver stopped the transfer; 0 */
@@ -103,13 +104,26 @@ static int read_usage(tnd_llm_answer *out, json_object *root)
     return 0;
 }
 
+/* Whether a choice ended at max_tokens: finish_reason "length" (null
+ * or missing in all but a stream's last chunk). */
+static bool cut_short(json_object *choice)
+{
+    json_object *why = tnd_json_field(choice, "finish_reason");
+
+    return json_object_is_type(why, json_type_string) &&
+           strcmp(json_object_get_string(why), "length") == 0;
+}
+
 /* A whole (not streamed) answer. */
 static int parse_answer(tnd_llm_answer *out, const openai *o, const char *body,
                         size_t len)
 {
-    json_object *root = NULL, *choices = NULL, *msg = NULL;
+    json_object *root = NULL, *choices = NULL, *choice, *msg = NULL;
+    tnd_llm_answer got;
+    tnd_buf text;
     int error = -1;
 
+    memset(&got, 0, sizeof(got));
     if (tnd_json_parse(&root, body, len) < 0 ||
         tnd_json_get_array(&choices, root, "choices", 1000, TND_JSON_REQUIRED) <
             0)
@@ -118,16 +132,22 @@ static int parse_answer(tnd_llm_answer *out, const openai *o, const char *body,
         tnd_error_set("the answer has no choices");
         goto out;
     }
-    if (tnd_json_get_object(&msg, json_object_array_get_idx(choices, 0),
-                            "message", TND_JSON_REQUIRED) < 0 ||
-        tnd_json_get_str(&out->text, msg, "content", TND_OPENAI_MAX_ANSWER,
+    choice = json_object_array_get_idx(choices, 0);
+    if (tnd_json_get_object(&msg, choice, "message", TND_JSON_REQUIRED) < 0 ||
+        tnd_json_get_str(&got.text, msg, "content", TND_OPENAI_MAX_ANSWER,
                          TND_JSON_REQUIRED) < 0 ||
-        read_usage(out, root) < 0)
+        read_usage(&got, root) < 0)
         goto out;
+    tnd_buf_init(&text, TND_BUF_NOCAP);
+    tnd_buf_puts(&text, got.text);
+    tnd_endpoint_answer(o, out, &text, got.usage.prompt_tokens,
+                        got.usage.completion_tokens, cut_short(choice));
+    tnd_buf_free(&text);
     error = 0;
 out:
     if (error < 0)
         tnd_error_prefix("bad answer from %s", o->url);
+    tnd_llm_answer_clear(&got);
     json_object_put(root);
     return error;
 }
@@ -194,7 +214,7 @@ static int on_event(const char *name, const char *data, size_t len,
 {
     receiver *r = payload;
     json_object *root = NULL, *err = NULL, *choices = NULL, *delta = NULL;
-    json_object *content = NULL, *usage = NULL;
+    json_object *choice = NULL, *content = NULL, *usage = NULL;
     int error = 0;
 
     (void)name;
@@ -215,9 +235,10 @@ static int on_event(const char *name, const char *data, size_t len,
     }
     if (json_object_object_get_ex(root, "choices", &choices) &&
         json_object_is_type(choices, json_type_array) &&
-        json_object_array_length(choices) > 0 &&
-        json_object_object_get_ex(json_object_array_get_idx(choices, 0),
-                                  "delta", &delta) &&
+        json_object_array_length(choices) > 0)
+        choice = json_object_array_get_idx(choices, 0);
+    r->cut = r->cut || cut_short(choice);
+    if (choice && json_object_object_get_ex(choice, "delta", &delta) &&
         json_object_object_get_ex(delta, "content", &content) &&
         json_object_is_type(content, json_type_string))
         error = add_text(r, json_object_get_string(content),
@@ -346,7 +367,7 @@ static int complete_stream(openai *o, tnd_llm_answer *out,
             error = truncated(&r, NULL);
         } else {
             tnd_endpoint_answer(o, out, &r.answer, r.prompt_tokens,
-                                r.completion_tokens, false);
+                                r.completion_tokens, r.cut);
         }
     }
     tnd_stream_destroy(&r.sse);

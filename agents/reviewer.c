@@ -440,6 +440,21 @@ static void run_skills(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
     pthread_mutex_destroy(&s.lock);
 }
 
+/* Why an answer the provider cut at max_tokens is no critique, for the
+ * re-ask and the gate: a critique that parses may be a draft the model
+ * went on to revise, or one whose issues list was still growing. Caller
+ * frees. */
+static char *cut_error(const tnd_llm_answer *answer)
+{
+    return tnd_xasprintf(
+        "the answer was cut off at the model's output limit (max_tokens) "
+        "after %ld tokens, so it is not taken as a critique. Answer with the "
+        "JSON object only, its summary and evidence short; or raise the "
+        "reviewer model's llm.max_tokens (agents.reviewer.llm, or its entry "
+        "in agents.reviewer.models)",
+        answer->usage.completion_tokens);
+}
+
 /* Ask for the critique; a second call carries the parse error. Returns
  * -1 only when the model could not be reached (reply->critique_error is
  * set for an answer that never parsed). */
@@ -469,13 +484,14 @@ static int critique(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
             break;
         }
         tnd_usage_add(&reply->usage, &answer.usage);
-        if (tnd_critique_parse(&reply->critique, answer.text) == 0) {
-            free(reply->critique_error);
-            reply->critique_error = NULL;
-            break;
-        }
         free(reply->critique_error);
-        reply->critique_error = tnd_xstrdup(tnd_error_last());
+        reply->critique_error = NULL;
+        if (answer.truncated)
+            reply->critique_error = cut_error(&answer);
+        else if (tnd_critique_parse(&reply->critique, answer.text) < 0)
+            reply->critique_error = tnd_xstrdup(tnd_error_last());
+        if (!reply->critique_error)
+            break;
         tnd_log_warn("task %s attempt %d: unusable critique (%s)%s",
                      req->task_id, req->attempt, reply->critique_error,
                      call == 1 ? "; asking again" : "");

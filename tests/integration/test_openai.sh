@@ -107,3 +107,93 @@ expect_not_in "$T/skill-env" "$KEY"
 expect_not_in "$T/skill-env" "OPENAI_API_KEY"
 expect_not_in "$T/skill-env" "tok-0123456789abcdef"
 pass "skills run without API keys or tokens in their environment"
+
+# An answer the server cut at max_tokens (finish_reason "length") is not
+# used, however well its first edits parse: the rest of the change was
+# never written. The coder asks again, telling the model why; the
+# reviewer does the same with a critique cut after its JSON (a draft the
+# model may have been about to revise), which is no verdict.
+kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+/usr/bin/python3 - "$FIX/demo-openai.json" "$T/cut.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))["steps"]
+fix = ("stats.c\n<<<<<<< SEARCH\n    return sum / count;\n=======\n"
+       "    return (double)sum / (double)count;\n>>>>>>> REPLACE\n")
+doc = ("stats.h\n<<<<<<< SEARCH\n/* The arithmetic mean of count values; "
+       "0.0 when count is 0. */\n=======\n/* The arithmetic mean of count "
+       "values, in double; 0.0 when count is 0. */\n>>>>>>> REPLACE\n")
+why = "cut off at the model's output limit (max_tokens)"
+steps = [
+    {"content": "Two edits: the division, then its comment.\n\n" + fix +
+     "\nNow the comment in stats.h, which", "hit_max_tokens": True,
+     "usage": {"completion_tokens": 64}},
+    {"content": "Two edits.\n\n" + fix + "\n" + doc, "expect": why},
+    {"content": d[3]["content"] + "\n\nOne more thing to check before",
+     "hit_max_tokens": True},
+    {"content": d[3]["content"], "expect": why},
+]
+json.dump({"steps": steps}, open(sys.argv[2], "w"))
+PY
+copy_demo
+start_fakellm "$T/cut.json"
+cat >"$T/demo/agents.yaml" <<YAML
+version: 1
+gate: {max_iterations: 1, escalate: never}
+agents:
+  coder:
+    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1", stream: false, max_tokens: 64}
+  reviewer:
+    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved once the whole answers came"
+expect_in "$T/out" "+    return (double)sum / (double)count;"
+expect_in "$T/out" "+/* The arithmetic mean of count values, in double;"
+[ "$(grep -c '"path":"/v1/chat/completions"' "$FAKE_LOG")" = 4 ] ||
+    fail "expected 4 chat requests: each cut answer asked again"
+expect_not_in "$FAKE_LOG" '"error"'
+dir=$(session_dir)
+expect_in "$dir/logs/coder-1.log" "unusable answer (the answer was cut off at the model's output limit (max_tokens) after 64 tokens"
+expect_in "$dir/logs/coder-1.log" "raise agents.coder.llm.max_tokens"
+expect_in "$dir/logs/reviewer-1.log" "unusable critique (the answer was cut off at the model's output limit (max_tokens)"
+pass "an answer cut at max_tokens is asked again, not applied or taken as a verdict"
+
+# Cut twice: the attempt ends with no usable edits, and the next one's
+# feedback says why.
+kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+/usr/bin/python3 - "$T/cut.json" <<'PY'
+import json, sys
+steps = json.load(open(sys.argv[1]))["steps"]
+cut = dict(steps[0])
+again = dict(steps[0], expect="cut off at the model's output limit")
+feedback = dict(steps[1], expect=["held no usable edits: the answer was cut off",
+                                  "raise agents.coder.llm.max_tokens"])
+verdict = {"content": steps[3]["content"]}
+json.dump({"steps": [cut, again, feedback, verdict]}, open(sys.argv[1], "w"))
+PY
+copy_demo
+start_fakellm "$T/cut.json"
+cat >"$T/demo/agents.yaml" <<YAML
+version: 1
+gate: {max_iterations: 2, escalate: never}
+agents:
+  coder:
+    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1", stream: false, max_tokens: 64}
+  reviewer:
+    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved at attempt 2"
+expect_in "$T/out" "+/* The arithmetic mean of count values, in double;"
+expect_not_in "$FAKE_LOG" '"error"'
+dir=$(session_dir)
+expect_in "$dir/journal.jsonl" '"format_error":"the answer was cut off at the model'
+pass "an attempt whose answers were both cut tells the next attempt why"

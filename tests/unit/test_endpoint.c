@@ -153,7 +153,12 @@ static void requests_and_status_errors(void **state)
         assert_string_equal(a.text, "the answer");
         assert_int_equal(a.usage.prompt_tokens, 12);
         assert_int_equal(a.usage.completion_tokens, 34);
+        assert_true(a.truncated); /* cut at max_tokens: not a whole answer */
         assert_int_equal(text.len, 0); /* taken */
+        tnd_llm_answer_clear(&a);
+        tnd_buf_puts(&text, "whole");
+        tnd_endpoint_answer(e, &a, &text, 12, 34, false);
+        assert_false(a.truncated);
         tnd_llm_answer_clear(&a);
     }
     tnd_endpoint_free(e);

@@ -1,7 +1,8 @@
 /* Unit tests for agents/llm: backend choice, the recorder (--record),
  * retries, and two backends seen through the interface: command (real
- * shell scripts) and openai streaming (a one-connection HTTP server on
- * 127.0.0.1 in a thread, writing canned bytes piece by piece). */
+ * shell scripts), openai streaming, and each HTTP backend's answer cut
+ * at max_tokens (a one-connection HTTP server on 127.0.0.1 in a thread,
+ * writing canned bytes piece by piece). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -624,20 +625,22 @@ static void on_delta(const char *text, size_t len, void *payload)
     tnd_buf_append(payload, text, len);
 }
 
-/* One call of an openai LLM (llm keys in extra) to a server that answers
- * with pieces. heard (may be NULL) gets the streamed text. Returns the
- * call's code; the server's view of the request stays in s. */
-static int ask(server *s, const char *const *pieces, const char *extra,
-               tnd_llm_answer *out, tnd_buf *heard)
+/* One call of a provider's LLM (llm keys in extra) at base (a path on
+ * the server) to a server that answers with pieces. heard (may be NULL)
+ * gets the streamed text. Returns the call's code; the server's view of
+ * the request stays in s. */
+static int ask_provider(server *s, const char *const *pieces,
+                        const char *provider, const char *base,
+                        const char *extra, tnd_llm_answer *out, tnd_buf *heard)
 {
     char *yaml;
     tnd_llm *llm;
     int rc;
 
     server_start(s, pieces);
-    yaml = tnd_xasprintf("{provider: openai, model: m, base_url: "
-                         "\"http://127.0.0.1:%d/v1\", max_retries: 0%s}",
-                         s->port, extra);
+    yaml = tnd_xasprintf("{provider: %s, model: m, base_url: "
+                         "\"http://127.0.0.1:%d%s\", max_retries: 0%s}",
+                         provider, s->port, base, extra);
     llm = llm_from_yaml(yaml);
     assert_non_null(llm);
     if (heard)
@@ -647,6 +650,13 @@ static int ask(server *s, const char *const *pieces, const char *extra,
     tnd_llm_destroy(&llm);
     free(yaml);
     return rc;
+}
+
+/* ask_provider for openai at /v1. */
+static int ask(server *s, const char *const *pieces, const char *extra,
+               tnd_llm_answer *out, tnd_buf *heard)
+{
+    return ask_provider(s, pieces, "openai", "/v1", extra, out, heard);
 }
 
 static void stream_is_read_piece_by_piece(void **state)
@@ -786,6 +796,122 @@ static void stream_answer_is_capped(void **state)
     free(text);
 }
 
+/* ---- answers cut at max_tokens ----------------------------------------- */
+
+#define JSON_HEAD                                           \
+    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" \
+    "Connection: close\r\n\r\n"
+
+/* One call to provider (at base, with extra llm keys) answered with
+ * pieces: 0, the text "half", and whether the answer came back marked
+ * as cut at max_tokens. */
+static bool cut_answer(const char *provider, const char *base,
+                       const char *extra, const char *const *pieces)
+{
+    server s;
+    tnd_llm_answer a;
+    bool cut;
+
+    assert_int_equal(ask_provider(&s, pieces, provider, base, extra, &a, NULL),
+                     0);
+    assert_string_equal(a.text, "half");
+    cut = a.truncated;
+    tnd_llm_answer_clear(&a);
+    return cut;
+}
+
+#define OPENAI_BODY(finish)                                            \
+    "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\","  \
+    "\"content\":\"half\"},\"finish_reason\":" finish "}],\"usage\":{" \
+    "\"prompt_tokens\":5,\"completion_tokens\":9}}"
+#define OPENAI_LAST(finish)                                                   \
+    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":" finish \
+    "}]}\n\n"
+
+/* OpenAI says "length" in finish_reason: in the one body, and in the
+ * stream's last chunk (before the usage chunk and [DONE]). */
+static void openai_length_is_a_cut_answer(void **state)
+{
+    const char *plain[] = {JSON_HEAD, OPENAI_BODY("\"length\""), NULL};
+    const char *whole[] = {JSON_HEAD, OPENAI_BODY("\"stop\""), NULL};
+    const char *nulled[] = {JSON_HEAD, OPENAI_BODY("null"), NULL};
+    const char *stream[] = {SSE_HEAD,
+                            CHUNK("half"),
+                            OPENAI_LAST("\"length\""),
+                            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\""
+                            ":5,\"completion_tokens\":9}}\n\n",
+                            "data: [DONE]\n\n",
+                            NULL};
+    const char *done[] = {SSE_HEAD, CHUNK("half"), OPENAI_LAST("\"stop\""),
+                          "data: [DONE]\n\n", NULL};
+
+    (void)state;
+    assert_true(cut_answer("openai", "/v1", ", stream: false", plain));
+    assert_false(cut_answer("openai", "/v1", ", stream: false", whole));
+    assert_false(cut_answer("openai", "/v1", ", stream: false", nulled));
+    assert_true(cut_answer("openai", "/v1", "", stream));
+    assert_false(cut_answer("openai", "/v1", "", done));
+    /* a server that ignores "stream" and sends one body */
+    assert_true(cut_answer("openai", "/v1", "", plain));
+}
+
+#define ANTHROPIC_BODY(stop)                                                 \
+    "{\"type\":\"message\",\"content\":[{\"type\":\"text\",\"text\":"        \
+    "\"half\"}],\"stop_reason\":\"" stop "\",\"usage\":{\"input_tokens\":5," \
+    "\"output_tokens\":9}}"
+#define ANTHROPIC_EVENTS(stop)                                               \
+    "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{"  \
+    "\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n"               \
+    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","   \
+    "\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"half\"}}\n\n" \
+    "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{"    \
+    "\"stop_reason\":\"" stop "\"},\"usage\":{\"output_tokens\":9}}\n\n"     \
+    "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+
+/* Anthropic says "max_tokens" in stop_reason: the message's, or the
+ * message_delta event's. */
+static void anthropic_max_tokens_is_a_cut_answer(void **state)
+{
+    const char *plain[] = {JSON_HEAD, ANTHROPIC_BODY("max_tokens"), NULL};
+    const char *whole[] = {JSON_HEAD, ANTHROPIC_BODY("end_turn"), NULL};
+    const char *stream[] = {SSE_HEAD, ANTHROPIC_EVENTS("max_tokens"), NULL};
+    const char *done[] = {SSE_HEAD, ANTHROPIC_EVENTS("end_turn"), NULL};
+
+    (void)state;
+    assert_true(cut_answer("anthropic", "", ", stream: false", plain));
+    assert_false(cut_answer("anthropic", "", ", stream: false", whole));
+    assert_true(cut_answer("anthropic", "", "", stream));
+    assert_false(cut_answer("anthropic", "", "", done));
+}
+
+#define OLLAMA_LAST(reason)                                                 \
+    "{\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true," \
+    "\"done_reason\":\"" reason "\",\"prompt_eval_count\":5,"               \
+    "\"eval_count\":9}\n"
+#define OLLAMA_PIECE                                              \
+    "{\"message\":{\"role\":\"assistant\",\"content\":\"half\"}," \
+    "\"done\":false}\n"
+#define OLLAMA_BODY(reason)                                       \
+    "{\"message\":{\"role\":\"assistant\",\"content\":\"half\"}," \
+    "\"done\":true,\"done_reason\":\"" reason "\"}"
+
+/* Ollama says "length" in done_reason: the answer's, or the stream's
+ * last object's. */
+static void ollama_length_is_a_cut_answer(void **state)
+{
+    const char *plain[] = {JSON_HEAD, OLLAMA_BODY("length"), NULL};
+    const char *whole[] = {JSON_HEAD, OLLAMA_BODY("stop"), NULL};
+    const char *stream[] = {JSON_HEAD, OLLAMA_PIECE, OLLAMA_LAST("length"),
+                            NULL};
+    const char *done[] = {JSON_HEAD, OLLAMA_PIECE, OLLAMA_LAST("stop"), NULL};
+
+    (void)state;
+    assert_true(cut_answer("ollama", "", ", stream: false", plain));
+    assert_false(cut_answer("ollama", "", ", stream: false", whole));
+    assert_true(cut_answer("ollama", "", "", stream));
+    assert_false(cut_answer("ollama", "", "", done));
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -828,6 +954,9 @@ int main(void)
         cmocka_unit_test(stream_error_event_is_an_error),
         cmocka_unit_test(plain_body_and_error_status_while_streaming),
         cmocka_unit_test(stream_answer_is_capped),
+        cmocka_unit_test(openai_length_is_a_cut_answer),
+        cmocka_unit_test(anthropic_max_tokens_is_a_cut_answer),
+        cmocka_unit_test(ollama_length_is_a_cut_answer),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
