@@ -123,7 +123,7 @@ static int api_error(const reading *r, json_object *err)
         tnd_json_get_str(&type, err, "type", 200, TND_JSON_OPTIONAL);
         tnd_json_get_str(&msg, err, "message", 4096, TND_JSON_OPTIONAL);
     }
-    shown = tnd_log_redact(tnd_str_printable(msg ? msg : "", 300));
+    shown = tnd_log_printable(msg ? msg : "", 300);
     error = type && (strcmp(type, "overloaded_error") == 0 ||
                      strcmp(type, "api_error") == 0 ||
                      strcmp(type, "rate_limit_error") == 0 ||

@@ -32,9 +32,9 @@ char *tnd_apierror_message(const char *body, size_t len)
         msg = tnd_xstrndup(body, len);
     if (!msg)
         return tnd_xstrdup("");
-    shown = tnd_str_printable(tnd_str_trim(msg), SHOWN_MAX);
+    shown = tnd_log_printable(tnd_str_trim(msg), SHOWN_MAX);
     free(msg);
-    return tnd_log_redact(shown);
+    return shown;
 }
 
 int tnd_apierror_status(const tnd_apierror_ctx *ctx, long status,

@@ -86,7 +86,9 @@ char *tnd_coder_handle(tnd_llm *llm, const char *body, size_t len,
     if (parse_error) {
         reply.format_error = parse_error;
         parse_error = NULL;
-        reply.rationale = tnd_str_printable(answer.text, 2000);
+        /* redacted before the cut: a key across it would leave its
+         * head in the journal and the report */
+        reply.rationale = tnd_log_printable(answer.text, 2000);
     }
     reply.task_id = tnd_xstrdup(req.task_id);
     reply.attempt = req.attempt;

@@ -80,10 +80,11 @@ static int build_input(tnd_buf *out, const tnd_prompt *p)
 }
 
 /* "; its stderr ends: a | b | c" from the last lines the program wrote
- * on stderr, or "" when it wrote nothing. Caller frees. */
+ * on stderr, or "" when it wrote nothing. Redacted before it is cut: a
+ * key across the cut would leave its end. Caller frees. */
 static char *stderr_tail(const tnd_proc_result *res)
 {
-    const char *s = res->errors ? res->errors : "";
+    char *s = tnd_log_redact(tnd_xstrdup(res->errors ? res->errors : ""));
     size_t end = strlen(s), start;
     int lines = 0;
     char *tail, *shown, *joined;
@@ -91,15 +92,18 @@ static char *stderr_tail(const tnd_proc_result *res)
 
     while (end > 0 && strchr(" \t\r\n", s[end - 1]))
         end--;
-    if (end == 0)
+    if (end == 0) {
+        free(s);
         return tnd_xstrdup("");
+    }
     for (start = end; start > 0; start--)
         if (s[start - 1] == '\n' && ++lines == STDERR_LINES)
             break;
     if (end - start > STDERR_BYTES)
         start = end - STDERR_BYTES;
     tail = tnd_xstrndup(s + start, end - start);
-    shown = tnd_log_redact(tnd_str_printable(tail, STDERR_BYTES));
+    free(s);
+    shown = tnd_str_printable(tail, STDERR_BYTES);
     tnd_buf_init(&b, TND_BUF_NOCAP);
     tnd_buf_puts(&b, "; its stderr ends: ");
     for (const char *p = shown; *p; p++) {

@@ -10,6 +10,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 
@@ -213,7 +214,9 @@ int tnd_edits_parse(tnd_edit **edits_out, size_t *count_out,
                 !memchr(lines[path_line].start, '"', lines[path_line].len)) {
                 /* a sentence, not a path ("And the helper goes in a
                  * header:" made a file of that name): a name with a
-                 * space must be quoted */
+                 * space must be quoted. Quoted cut, so redacted first:
+                 * a key across the cut would leave its head. */
+                tnd_log_redact(path);
                 error = tnd_error_set(
                     "edit block %zu at line %zu: the line above it, '%.60s', "
                     "reads as prose, not a file path; put the path alone on "

@@ -76,7 +76,7 @@ static int server_error(const reading *r, json_object *root)
     bool missing;
 
     tnd_json_get_str(&msg, root, "error", 4096, TND_JSON_OPTIONAL);
-    shown = tnd_log_redact(tnd_str_printable(msg ? msg : "", 300));
+    shown = tnd_log_printable(msg ? msg : "", 300);
     missing = strstr(shown, "not found") != NULL;
     tnd_error_set("%s reported an error: %s%s%s", r->o->url,
                   *shown ? shown : "(no message)", missing ? "; " : "",

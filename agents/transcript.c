@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "proto/json.h"
 
@@ -17,28 +18,31 @@ void tnd_transcript_init(tnd_transcript *t)
     t->dropped = false;
 }
 
-/* text, cut and redacted, as a JSON string; NULL past the total bound. */
+/* text, redacted and then cut, as a JSON string; NULL past the total
+ * bound. Redacted first: a key across the cut would leave its head,
+ * which redaction would no longer know as a key. */
 static json_object *text_json(tnd_transcript *t, const char *text)
 {
-    size_t len = text ? strlen(text) : 0;
-    bool cut = len > TND_TRANSCRIPT_MAX_TEXT;
     char *copy;
+    size_t len;
+    bool cut;
     json_object *j;
 
     if (!text)
         return NULL;
-    if (cut)
-        len = TND_TRANSCRIPT_MAX_TEXT;
+    copy = tnd_log_redact(tnd_xstrdup(text));
+    len = strlen(copy);
+    if ((cut = len > TND_TRANSCRIPT_MAX_TEXT))
+        len = tnd_utf8_whole(copy, TND_TRANSCRIPT_MAX_TEXT);
     if (t->bytes + len > TND_TRANSCRIPT_MAX) {
         t->dropped = true;
+        free(copy);
         return NULL;
     }
-    copy = tnd_xmalloc(len + sizeof(CUT_MARK));
-    memcpy(copy, text, len);
-    copy[len] = '\0';
-    if (cut)
-        strcat(copy, CUT_MARK);
-    copy = tnd_log_redact(copy);
+    if (cut) {
+        copy = tnd_xrealloc(copy, len + sizeof(CUT_MARK), 1);
+        memcpy(copy + len, CUT_MARK, sizeof(CUT_MARK));
+    }
     j = json_object_new_string(copy);
     t->bytes += len;
     free(copy);

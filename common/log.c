@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/str.h"
 #include "common/xalloc.h"
 
 #define LINE_MAX_BYTES 8192
@@ -191,6 +192,15 @@ char *tnd_log_redact(char *text)
     return text;
 }
 
+char *tnd_log_printable(const char *text, size_t max)
+{
+    char *whole = tnd_log_redact(tnd_xstrdup(text));
+    char *out = tnd_str_printable(whole, max);
+
+    free(whole);
+    return out;
+}
+
 /* The end of the JSON string whose opening quote is at p: its closing
  * quote, or the text's end when there is none. */
 static char *string_end(char *p)
@@ -241,7 +251,7 @@ void tnd_log(tnd_log_level level, const char *fmt, ...)
 {
     char line[LINE_MAX_BYTES];
     size_t n;
-    int k;
+    int k, m = 0;
     va_list ap;
 
     if (level > current)
@@ -252,8 +262,21 @@ void tnd_log(tnd_log_level level, const char *fmt, ...)
     n = k < 0 ? 0 : (size_t)k;
     if (n < sizeof(line)) {
         va_start(ap, fmt);
-        vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+        m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
         va_end(ap);
+    }
+    /* redact before the cut: a secret across the 8 KiB mark would leave
+     * its head, which redaction no longer knows as a secret */
+    if (m > 0 && n + (size_t)m >= sizeof(line) - 1) {
+        char *whole = tnd_xmalloc(n + (size_t)m + 1);
+
+        memcpy(whole, line, n);
+        va_start(ap, fmt);
+        vsnprintf(whole + n, (size_t)m + 1, fmt, ap);
+        va_end(ap);
+        redact_locked(whole);
+        snprintf(line, sizeof(line), "%s", whole);
+        free(whole);
     }
     line[sizeof(line) - 2] = '\0';
     redact_locked(line);

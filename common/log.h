@@ -47,8 +47,14 @@ size_t tnd_log_safe_cut(const char *text, size_t len);
 
 /* Replace every registered secret in text, in place where it fits;
  * returns text. For strings that leave the process by other routes
- * (session files, events). */
+ * (session files, events). Redact before cutting a text, never after:
+ * a cut through a secret leaves its head, which no later redaction
+ * recognises. */
 char *tnd_log_redact(char *text);
+
+/* tnd_str_printable(text, max) of text with every registered secret
+ * redacted first, so the cut never leaves part of one. Caller frees. */
+char *tnd_log_printable(const char *text, size_t max);
 
 /* As tnd_log_redact, for JSON text: only inside string values, never in
  * an object's key, a number or a literal, so the text stays the same
@@ -56,7 +62,7 @@ char *tnd_log_redact(char *text);
  * journal unreadable). Returns text. */
 char *tnd_log_redact_json(char *text);
 
-/* Write one line at level. */
+/* Write one line at level: redacted whole, then cut to 8 KiB. */
 void tnd_log(tnd_log_level level, const char *fmt, ...) TND_PRINTF(2, 3);
 
 #define tnd_log_error(...) tnd_log(TND_LOG_ERROR, __VA_ARGS__)

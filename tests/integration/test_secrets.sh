@@ -134,3 +134,43 @@ DEMO_KEY=double run tandem review --repo "$T/demo" "make the failing test pass"
 expect_rc 2 "a change under review holding the key"
 expect_in "$T/err" "the change holds the value of DEMO_KEY, a secret"
 pass "a change holding a key's value is sent back, or refused, never approved"
+
+# A key cut in two before it is redacted leaves its head, which no
+# redaction recognises: the coder's answer with no edit blocks echoes the
+# key across byte 2000, where it is cut into the reply's rationale (the
+# journal and report.json kept the key's first 20 bytes).
+kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+KEY="$KEY" /usr/bin/python3 - "$T/cut.json" <<'PY'
+import json, os, sys
+key = os.environ["KEY"]
+ans = "I could not find the file. " + "x" * (2000 - 27 - 20) + key + " end\n"
+json.dump({"steps": [{"content": ans, "repeat": 2}]}, open(sys.argv[1], "w"))
+PY
+copy_demo
+start_fakellm "$T/cut.json"
+cat >"$T/demo/agents.yaml" <<YAML
+version: 1
+gate: {max_iterations: 1, escalate: never}
+agents:
+  coder:
+    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"}
+  reviewer:
+    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 1 "an answer with no edits, at the last attempt"
+dir=$(session_dir)
+expect_in "$dir/journal.jsonl" '"format_error":"the answer contains no edit blocks'
+HEAD=$(printf %s "$KEY" | cut -c1-12)
+for what in "$HEAD" "$(printf '%s' "$HEAD" | sed 's|/|\\/|g')"; do
+    if grep -r -F -l -- "$what" "$T/demo/.tandem" "$T/out" "$T/err" >"$T/leaks"; then
+        cat "$T/leaks" >&2
+        fail "the key's head ($what) leaked into the files above"
+    fi
+done
+expect_in "$dir/journal.jsonl" 'xxx[redacted]'
+pass "a key across the rationale's cut is redacted whole, not cut first"

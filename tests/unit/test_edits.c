@@ -17,6 +17,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/log.h"
 
 #define MAX_WANT 4
 
@@ -466,6 +467,27 @@ static char *blocks(size_t n)
     return tnd_buf_detach(&b, NULL);
 }
 
+/* The prose line quoted in an error is cut at 60 bytes; a key across the
+ * cut is redacted whole first, so the error (a format_error the journal
+ * keeps) holds no head of it. */
+static void a_quoted_line_never_holds_part_of_a_key(void **state)
+{
+    const char *answer = "The call sends the key it was given, which is "
+                         "sk-edits-Zq8vN3xT5bL1mR7wK2pH9cF4yD6 in here:\n"
+                         "<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n";
+    tnd_edit *edits = NULL;
+    size_t n = 0;
+    char *rationale = NULL;
+
+    (void)state;
+    tnd_log_secret("sk-edits-Zq8vN3xT5bL1mR7wK2pH9cF4yD6");
+    assert_int_equal(tnd_edits_parse(&edits, &n, &rationale, answer), -1);
+    assert_non_null(strstr(tnd_error_last(), "'The call sends the key it was "
+                                             "given, which is [redacted] in ', "
+                                             "reads as prose"));
+    assert_null(strstr(tnd_error_last(), "sk-edits"));
+}
+
 static void at_most_500_blocks(void **state)
 {
     char *answer = blocks(TND_BODY_MAX_EDITS);
@@ -550,6 +572,7 @@ int main(void)
         cmocka_unit_test(usage_example),
         cmocka_unit_test(answers_parse_to_their_edits),
         cmocka_unit_test(bad_answers_are_errors_naming_block_and_line),
+        cmocka_unit_test(a_quoted_line_never_holds_part_of_a_key),
         cmocka_unit_test(at_most_500_blocks),
         cmocka_unit_test(a_megabyte_answer_parses_quickly),
     };

@@ -165,6 +165,33 @@ static void requests_and_status_errors(void **state)
     tnd_config_destroy(&cfg);
 }
 
+/* The server's message in an error is cut at 300 bytes: a key it
+ * echoes across the cut is redacted whole first, so no head of it is
+ * left for the log and the journal to miss. */
+static void a_quoted_message_never_holds_part_of_a_key(void **state)
+{
+    tnd_config *cfg = config("", NULL);
+    tnd_endpoint *e;
+    char body[600];
+    tnd_http_response res = {401, body, 0, -1};
+    long wait = -1;
+
+    (void)state;
+    tnd_log_secret("sk-endpoint-Zq8vN3xT5bL1mR7wK2pH9cF4yD6");
+    snprintf(body, sizeof(body),
+             "{\"error\": {\"message\": \"%0280d: "
+             "sk-endpoint-Zq8vN3xT5bL1mR7wK2pH9cF4yD6 is not valid\"}}",
+             0);
+    res.len = strlen(body);
+    assert_non_null(e = tnd_endpoint_new(&cfg->coder.llm, "/v1/x", own,
+                                         "Authorization: Bearer ", "x"));
+    assert_int_equal(tnd_endpoint_status_error(e, &res, &wait), -1);
+    assert_non_null(strstr(tnd_error_last(), "0000: [redacted]"));
+    assert_null(strstr(tnd_error_last(), "sk-endpoint"));
+    tnd_endpoint_free(e);
+    tnd_config_destroy(&cfg);
+}
+
 /* The body every backend starts from. */
 static void a_body_holds_the_model_messages_and_stream(void **state)
 {
@@ -201,6 +228,7 @@ int main(void)
         cmocka_unit_test(the_config_sets_its_own_headers),
         cmocka_unit_test(requests_and_status_errors),
         cmocka_unit_test(a_body_holds_the_model_messages_and_stream),
+        cmocka_unit_test(a_quoted_message_never_holds_part_of_a_key),
     };
 
     tnd_log_init("test", TND_LOG_ERROR);

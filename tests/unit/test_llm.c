@@ -466,6 +466,28 @@ static void command_failure_quotes_the_end_of_stderr(void **state)
     tnd_llm_destroy(&llm);
 }
 
+/* The quoted end of stderr starts at a cut; a key across it is redacted
+ * whole first, so the error keeps no end of it. */
+static void command_stderr_never_holds_part_of_a_key(void **state)
+{
+    tnd_llm *llm;
+    tnd_llm_answer a;
+
+    (void)state;
+    tnd_log_secret("sk-command-Zq8vN3xT5bL1mR7wK2pH9cF4yD6");
+    /* one line: the last 600 bytes start 20 bytes into the key */
+    llm = command_llm("key.sh",
+                      "printf 'sk-command-Zq8vN3xT5bL1mR7wK2pH9cF4yD6' >&2\n"
+                      "head -c 580 /dev/zero | tr '\\0' y >&2\n"
+                      "exit 3\n",
+                      "");
+    assert_int_equal(tnd_llm_complete(&a, llm, &coder_call), -1);
+    assert_non_null(strstr(tnd_error_last(), "its stderr ends: "));
+    assert_non_null(strstr(tnd_error_last(), "yyyy"));
+    assert_null(strstr(tnd_error_last(), "9cF4yD6"));
+    tnd_llm_destroy(&llm);
+}
+
 static void command_bad_answers(void **state)
 {
     tnd_llm *llm;
@@ -912,6 +934,38 @@ static void ollama_length_is_a_cut_answer(void **state)
     assert_false(cut_answer("ollama", "", "", done));
 }
 
+/* The server's message in an error object is cut at 300 bytes; a key
+ * it echoes across the cut is redacted whole first, so the error keeps
+ * no head of it (anthropic's error object, ollama's error string). */
+static void an_error_message_never_holds_part_of_a_key(void **state)
+{
+    char *anthropic = tnd_xasprintf(
+        "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
+        "\"message\":\"%0290d sk-errors-Zq8vN3xT5bL1mR7wK2pH9cF4yD6\"}}",
+        0);
+    char *ollama = tnd_xasprintf(
+        "{\"error\":\"%0290d sk-errors-Zq8vN3xT5bL1mR7wK2pH9cF4yD6\"}", 0);
+    const char *a_pieces[] = {JSON_HEAD, anthropic, NULL};
+    const char *o_pieces[] = {JSON_HEAD, ollama, NULL};
+    server s;
+    tnd_llm_answer a;
+
+    (void)state;
+    tnd_log_secret("sk-errors-Zq8vN3xT5bL1mR7wK2pH9cF4yD6");
+    assert_int_equal(ask_provider(&s, a_pieces, "anthropic", "",
+                                  ", stream: false", &a, NULL),
+                     -1);
+    assert_non_null(strstr(tnd_error_last(), "0000 [redact"));
+    assert_null(strstr(tnd_error_last(), "sk-errors"));
+    assert_int_equal(
+        ask_provider(&s, o_pieces, "ollama", "", ", stream: false", &a, NULL),
+        -1);
+    assert_non_null(strstr(tnd_error_last(), "0000 [redact"));
+    assert_null(strstr(tnd_error_last(), "sk-errors"));
+    free(anthropic);
+    free(ollama);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -946,6 +1000,7 @@ int main(void)
         cmocka_unit_test(command_exit_75_is_retried),
         cmocka_unit_test(command_gives_up_after_max_retries),
         cmocka_unit_test(command_failure_quotes_the_end_of_stderr),
+        cmocka_unit_test(command_stderr_never_holds_part_of_a_key),
         cmocka_unit_test(command_bad_answers),
         cmocka_unit_test(command_timeout_is_bounded),
         cmocka_unit_test(command_cancel_stops_the_program),
@@ -957,6 +1012,7 @@ int main(void)
         cmocka_unit_test(openai_length_is_a_cut_answer),
         cmocka_unit_test(anthropic_max_tokens_is_a_cut_answer),
         cmocka_unit_test(ollama_length_is_a_cut_answer),
+        cmocka_unit_test(an_error_message_never_holds_part_of_a_key),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,13 +1,16 @@
 /* Unit tests for common/log: a registered secret is redacted in every
- * form it takes in JSON, and streamed text is never cut inside one. */
+ * form it takes in JSON, and text that is cut (streamed, quoted, a long
+ * log line) is never cut inside one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -121,6 +124,68 @@ static void json_text_stays_json(void **state)
     free(got);
 }
 
+#define LONG_KEY "sk-long-Zq8vN3xT5bL1mR7wK2pH9cF4yD6gJ0sA"
+
+/* A cut that falls inside a secret: redacted first, so no head of it is
+ * left for a later redaction to miss (a coder's rationale, cut at 2000
+ * bytes, kept the first 20 bytes of a key in the journal). */
+static void a_printable_cut_never_leaves_part_of_a_secret(void **state)
+{
+    char text[300];
+    char *got;
+
+    (void)state;
+    tnd_log_secret(LONG_KEY);
+    memset(text, 'x', 90);
+    snprintf(text + 90, sizeof(text) - 90, "%s and more", LONG_KEY);
+    got = tnd_log_printable(text, 100);
+    assert_null(strstr(got, "sk-long"));
+    assert_non_null(strstr(got, "x[redacted]..."));
+    free(got);
+    got = tnd_log_printable("a\001b", 10); /* printable as before */
+    assert_string_equal(got, "a?b");
+    free(got);
+}
+
+/* A log line longer than 8 KiB is redacted whole before it is cut: a
+ * secret across the cut leaves nothing on stderr. */
+static void a_long_log_line_is_redacted_before_the_cut(void **state)
+{
+    char path[] = "/tmp/tnd-test-log-XXXXXX";
+    size_t pad = 8192 - 40;
+    char *msg = tnd_xmalloc(pad + sizeof(LONG_KEY) + 100), *out;
+    int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+    FILE *f;
+    long n;
+
+    (void)state;
+    assert_true(fd >= 0 && saved >= 0);
+    tnd_log_secret(LONG_KEY);
+    memset(msg, 'x', pad);
+    snprintf(msg + pad, sizeof(LONG_KEY) + 100, "%s %0100d", LONG_KEY, 0);
+    assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+    tnd_log_error("%s", msg);
+    tnd_log_error("short %s", LONG_KEY);
+    assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+    close(saved);
+    f = fdopen(fd, "r");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    out = tnd_xmalloc((size_t)n + 1);
+    assert_int_equal(fread(out, 1, (size_t)n, f), (size_t)n);
+    out[n] = '\0';
+    fclose(f);
+    unlink(path);
+    assert_null(strstr(out, "sk-long"));
+    assert_non_null(strstr(out, "x[redacted] 000"));
+    assert_non_null(strstr(out, "short [redacted]\n"));
+    assert_true(strchr(out, '\n') - out < 8192); /* still cut at 8 KiB */
+    free(out);
+    free(msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -129,6 +194,8 @@ int main(void)
         cmocka_unit_test(a_text_holding_a_secret_is_told),
         cmocka_unit_test(streamed_text_is_cut_outside_secrets),
         cmocka_unit_test(json_text_stays_json),
+        cmocka_unit_test(a_printable_cut_never_leaves_part_of_a_secret),
+        cmocka_unit_test(a_long_log_line_is_redacted_before_the_cut),
     };
     tnd_log_init("test", TND_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -116,6 +116,37 @@ static void secrets_are_redacted(void **state)
     tnd_llm_answer_clear(&a);
 }
 
+/* A key across the cut is redacted whole, not cut first and then missed
+ * by the redaction, which would leave its head in the session. */
+static void a_secret_across_the_cut_leaves_nothing(void **state)
+{
+    size_t head = TND_TRANSCRIPT_MAX_TEXT - 10, len = strlen(SECRET);
+    char *text = tnd_xmalloc(head + len + 100), *start;
+    tnd_transcript t;
+    tnd_prompt p;
+    json_object *o, *ex;
+    const char *user;
+
+    (void)state;
+    tnd_log_secret(SECRET);
+    memset(text, 'x', head);
+    strcpy(text + head, SECRET);
+    memset(text + head + len, 'y', 99);
+    text[head + len + 99] = '\0';
+    p = prompt("s", text, 1);
+    tnd_transcript_init(&t);
+    tnd_transcript_exchange(&p, NULL, "failed", &t);
+    o = attached(&t, &ex);
+    user = field(json_object_array_get_idx(ex, 0), "user");
+    start = tnd_xstrndup(SECRET, 8);
+    assert_null(strstr(user, start));
+    assert_non_null(strstr(user, "x[redacted]\n[... cut by tandem"));
+    free(start);
+    json_object_put(o);
+    tnd_transcript_clear(&t);
+    free(text);
+}
+
 static void long_texts_are_cut_and_the_total_is_bounded(void **state)
 {
     size_t big = TND_TRANSCRIPT_MAX_TEXT + 1000;
@@ -179,6 +210,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(answers_and_errors_are_kept_in_order),
         cmocka_unit_test(secrets_are_redacted),
+        cmocka_unit_test(a_secret_across_the_cut_leaves_nothing),
         cmocka_unit_test(long_texts_are_cut_and_the_total_is_bounded),
         cmocka_unit_test(nothing_to_attach_leaves_the_body_alone),
     };
