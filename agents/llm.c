@@ -302,6 +302,9 @@ static char *record_line(const tnd_prompt *prompt, const tnd_llm_answer *answer,
     json_object_object_add(line, "usage", usage);
     json_object_object_add(line, "estimated",
                            json_object_new_boolean(answer->usage.estimated));
+    /* a replay must cut where the recorded run was cut */
+    if (answer->truncated)
+        json_object_object_add(line, "truncated", json_object_new_boolean(1));
     s = tnd_json_dump(line, len);
     s = tnd_xrealloc(s, *len + 2, 1);
     s[(*len)++] = '\n';

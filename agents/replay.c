@@ -1,6 +1,7 @@
 /* The replay backend (see replay.h). */
 #include "agents/replay.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@ typedef struct exchange {
     char *answer;
     long prompt_tokens;
     long completion_tokens;
+    bool truncated; /* the recorded answer was cut at max_tokens */
 } exchange;
 
 typedef struct replay {
@@ -56,6 +58,8 @@ static int load_exchange(exchange *e, json_object *j)
                          TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_int(&e->call, j, "call", 1, 100, TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_str(&e->answer, j, "answer", 4 << 20, TND_JSON_REQUIRED) <
+            0 ||
+        tnd_json_get_bool(&e->truncated, j, "truncated", TND_JSON_OPTIONAL) <
             0 ||
         tnd_json_get_array(&expect, j, "expect", 64, TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_object(&usage, j, "usage", TND_JSON_OPTIONAL) < 0)
@@ -177,6 +181,7 @@ static int replay_complete(void *state, tnd_llm_answer *out,
     out->text = tnd_xstrdup(e->answer);
     out->usage.prompt_tokens = e->prompt_tokens;
     out->usage.completion_tokens = e->completion_tokens;
+    out->truncated = e->truncated;
     return 0;
 }
 

@@ -105,6 +105,47 @@ static void recording_plays_back(void **state)
     assert_null(replay("coder", 3, 1));
 }
 
+/* A recorded line marked as cut at max_tokens makes an exchange that
+ * replays as cut; the others carry no mark. */
+static void a_cut_answer_stays_cut(void **state)
+{
+    tnd_config *cfg = tnd_config_defaults();
+    tnd_prompt p = {"s", "u", "coder", "t", 1, 1};
+    tnd_llm_answer a;
+    tnd_llm *llm;
+    char *doc = NULL;
+
+    (void)state;
+    write_partial(
+        "{\"role\":\"coder\",\"attempt\":1,\"call\":1,\"answer\":\"half\","
+        "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6},"
+        "\"estimated\":false,\"truncated\":true}\n"
+        "{\"role\":\"coder\",\"attempt\":1,\"call\":2,\"answer\":\"whole\","
+        "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6},"
+        "\"estimated\":false}\n");
+    assert_int_equal(tnd_cassette_from_recording(partial, out, "", NULL, NULL),
+                     0);
+    assert_int_equal(tnd_fs_read(&doc, NULL, out, 1 << 20), 0);
+    assert_non_null(strstr(doc, "\"truncated\": true"));
+    assert_null(strstr(strstr(doc, "\"truncated\"") + strlen("\"truncated\""),
+                       "truncated")); /* the other answer has none */
+    free(doc);
+    cfg->coder.llm.provider = TND_PROVIDER_REPLAY;
+    free(cfg->coder.llm.cassette);
+    cfg->coder.llm.cassette = strdup(out);
+    assert_non_null(llm = tnd_llm_new(&cfg->coder.llm));
+    assert_int_equal(tnd_llm_complete(&a, llm, &p), 0);
+    assert_string_equal(a.text, "half");
+    assert_true(a.truncated);
+    tnd_llm_answer_clear(&a);
+    p.call = 2;
+    assert_int_equal(tnd_llm_complete(&a, llm, &p), 0);
+    assert_false(a.truncated);
+    tnd_llm_answer_clear(&a);
+    tnd_llm_destroy(&llm);
+    tnd_config_destroy(&cfg);
+}
+
 static void exchanges_are_in_the_order_the_run_asked(void **state)
 {
     char *doc = NULL;
@@ -193,6 +234,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(recording_plays_back),
+        cmocka_unit_test(a_cut_answer_stays_cut),
         cmocka_unit_test(exchanges_are_in_the_order_the_run_asked),
         cmocka_unit_test(no_recording_gives_an_empty_cassette),
         cmocka_unit_test(an_unwritable_cassette_is_an_error),

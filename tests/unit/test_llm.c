@@ -297,6 +297,51 @@ static void recorder_appends_one_line_per_answer(void **state)
     free(path);
 }
 
+/* An answer cut at max_tokens is recorded as cut, and a cassette's cut
+ * answer replays as cut: else a replay takes as whole what the recorded
+ * run refused, and goes another way. */
+static void a_cut_answer_is_recorded_and_replayed_cut(void **state)
+{
+    char *cassette = path_in_tmp("cut.json"), *path = path_in_tmp("cut.jsonl");
+    char *yaml = tnd_xasprintf("{provider: replay, cassette: %s}", cassette);
+    tnd_prompt again = coder_call;
+    tnd_llm_answer a;
+    tnd_llm *llm;
+    char *text;
+
+    (void)state;
+    write_file("cut.json",
+               "{\"tandem_cassette\": 1, \"exchanges\": [\n"
+               " {\"role\": \"coder\", \"attempt\": 1, \"call\": 1,\n"
+               "  \"answer\": \"half\", \"truncated\": true},\n"
+               " {\"role\": \"coder\", \"attempt\": 1, \"call\": 2,\n"
+               "  \"answer\": \"whole\"}]}\n");
+    assert_non_null(llm = llm_from_yaml(yaml));
+    unlink(path);
+    assert_int_equal(tnd_llm_set_record(llm, path), 0);
+    assert_int_equal(tnd_llm_complete(&a, llm, &coder_call), 0);
+    assert_string_equal(a.text, "half");
+    assert_true(a.truncated);
+    tnd_llm_answer_clear(&a);
+    again.call = 2;
+    assert_int_equal(tnd_llm_complete(&a, llm, &again), 0);
+    assert_false(a.truncated);
+    tnd_llm_answer_clear(&a);
+    text = read_file("cut.jsonl");
+    assert_non_null(strstr(text, "\"answer\":\"half\",\"usage\":{\"prompt_"
+                                 "tokens\":4,\"completion_tokens\":1},"
+                                 "\"estimated\":true,\"truncated\":true}\n"));
+    assert_non_null(strstr(text, "\"answer\":\"whole\",\"usage\":{\"prompt_"
+                                 "tokens\":4,\"completion_tokens\":2},"
+                                 "\"estimated\":true}\n"));
+    free(text);
+    tnd_llm_destroy(&llm);
+    unlink(path);
+    free(path);
+    free(yaml);
+    free(cassette);
+}
+
 static void two_recorders_share_one_file(void **state)
 {
     char *path = path_in_tmp("shared.jsonl"), *text;
@@ -993,6 +1038,7 @@ int main(void)
         cmocka_unit_test(a_missing_key_is_found_before_a_call),
         cmocka_unit_test(estimate_is_about_four_bytes_a_token),
         cmocka_unit_test(recorder_appends_one_line_per_answer),
+        cmocka_unit_test(a_cut_answer_is_recorded_and_replayed_cut),
         cmocka_unit_test(two_recorders_share_one_file),
         cmocka_unit_test(recorder_errors),
         cmocka_unit_test(command_reads_system_separator_user),
