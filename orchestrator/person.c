@@ -36,7 +36,7 @@ static void show_tail(FILE *to, const char *text)
             break;
     raw = tnd_xstrndup(text + start, len - start);
     /* no escape codes from a skill's output on the person's terminal */
-    tail = tnd_log_redact(tnd_str_printable(raw, 16384));
+    tail = tnd_log_printable(raw, 16384); /* redacted before it is cut */
     free(raw);
     for (char *line = tail, *nl; line; line = nl ? nl + 1 : NULL) {
         if ((nl = strchr(line, '\n')))

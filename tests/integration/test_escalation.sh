@@ -205,3 +205,25 @@ if LC_ALL=C grep -q "$(printf '\033')" "$T/err"; then
     fail "an escape reached the person: $(cat -v "$T/err")"
 fi
 pass "the escalation shows no terminal escape the model wrote"
+
+# a key a failing skill printed, where the escalation cuts its output's
+# last lines at 16 KiB: redacted before the cut, so no head of it shows
+# (it was cut, then redacted, and the cut key was no longer recognised)
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate:
+  max_iterations: 1
+  escalate: queue
+skills:
+  build: {command: make, timeout_s: 60}
+  test:
+    command: "make test; python3 -c 'import os; print(\"x\" * 16370 + os.environ.get(\"TAIL_KEY\", \"sk-tail-\" + \"0123456789abcdefSECRET\"))'; exit 1"
+    timeout_s: 60
+YAML
+sed -i 's/llm: {provider: replay, cassette: "\([^"]*\)"}/llm: {provider: replay, cassette: "\1", api_key_env: TAIL_KEY}/' \
+    "$T/demo/agents.yaml"
+TAIL_KEY=sk-tail-0123456789abcdefSECRET run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "escalated with the key in the skill's output"
+expect_in "$T/err" "test fail (exit 1), the end of its output:"
+expect_not_in "$T/err" "sk-tail-0123"
+pass "a key in a skill's output is redacted before the escalation cuts it"
