@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/error.h"
@@ -29,11 +30,15 @@
 #define IGNORE_MAX       (256 * 1024)
 #define BINARY_PROBE     8192
 #define IGNORE_RULES_MAX 1000
+#define CLOCK_WAIT_NAPS  100 /* of 0.5 ms: a tick is 1 to 10 ms */
 
 typedef struct record {
     char *path;
     long long size;
     int64_t mtime_ns;
+    int64_t ctime_ns; /* a skill may set the mtime back, never the ctime */
+    dev_t dev;        /* a file renamed over it is another inode */
+    ino_t ino;
     bool gone; /* reported deleted */
     bool seen; /* found by the current walk */
 } record;
@@ -49,7 +54,8 @@ struct tnd_manifest {
     size_t n, alloc, max;
     rule *rules;
     size_t nrules, arules;
-    bool over; /* more than max files */
+    bool over;         /* more than max files */
+    int64_t newest_ns; /* the latest ctime noted */
 };
 
 /* ---- .gitignore --------------------------------------------------------- */
@@ -158,9 +164,47 @@ static void walk(tnd_manifest *m, const char *rel, int depth, visit_fn *visit,
     closedir(d);
 }
 
-static int64_t mtime_ns(const struct stat *st)
+static int64_t ns(struct timespec ts)
 {
-    return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Note st as r's state: what a later walk compares. */
+static void note(record *r, const struct stat *st)
+{
+    r->size = (long long)st->st_size;
+    r->mtime_ns = ns(st->st_mtim);
+    r->ctime_ns = ns(st->st_ctim);
+    r->dev = st->st_dev;
+    r->ino = st->st_ino;
+}
+
+/* Whether st is still the state noted in r. Size and mtime alone are not
+ * enough: a skill can rewrite a file with the same size and put its mtime
+ * back (utimensat), but any change to an inode sets its ctime to the
+ * clock's time, which no caller can choose. */
+static bool same(const record *r, const struct stat *st)
+{
+    return r->size == (long long)st->st_size &&
+           r->mtime_ns == ns(st->st_mtim) && r->ctime_ns == ns(st->st_ctim) &&
+           r->dev == st->st_dev && r->ino == st->st_ino;
+}
+
+/* Return once a change made from now on gets a ctime later than newest_ns:
+ * where file times come from the kernel's coarse clock (before Linux
+ * 6.13's fine-grained timestamps), a rewrite within the tick of the last
+ * change would otherwise keep its ctime. At most a tick or two; bounded
+ * all the same. */
+static void wait_past(int64_t newest_ns)
+{
+    struct timespec now, nap = {0, 500000};
+
+    for (int i = 0; i < CLOCK_WAIT_NAPS; i++) {
+        if (clock_gettime(CLOCK_REALTIME_COARSE, &now) < 0 ||
+            ns(now) > newest_ns)
+            return;
+        nanosleep(&nap, NULL);
+    }
 }
 
 static void record_file(tnd_manifest *m, const char *rel, const struct stat *st,
@@ -173,8 +217,9 @@ static void record_file(tnd_manifest *m, const char *rel, const struct stat *st,
     }
     TND_GROW(m->recs, m->alloc, m->n + 1);
     m->recs[m->n].path = tnd_xstrdup(rel);
-    m->recs[m->n].size = (long long)st->st_size;
-    m->recs[m->n].mtime_ns = mtime_ns(st);
+    note(&m->recs[m->n], st);
+    if (m->recs[m->n].ctime_ns > m->newest_ns)
+        m->newest_ns = m->recs[m->n].ctime_ns;
     m->recs[m->n].gone = false;
     m->recs[m->n].seen = false;
     m->n++;
@@ -204,6 +249,7 @@ tnd_manifest *tnd_manifest_new(const char *root, size_t max_files)
         return NULL;
     }
     qsort(m->recs, m->n, sizeof(*m->recs), by_path);
+    wait_past(m->newest_ns);
     return m;
 }
 
@@ -251,10 +297,11 @@ static void compare_file(tnd_manifest *m, const char *rel,
     if (!r || r->gone)
         return; /* new since the manifest: a build output */
     r->seen = true;
-    if (r->size == (long long)st->st_size && r->mtime_ns == mtime_ns(st))
+    if (same(r, st))
         return;
-    r->size = (long long)st->st_size;
-    r->mtime_ns = mtime_ns(st);
+    note(r, st);
+    if (r->ctime_ns > m->newest_ns)
+        m->newest_ns = r->ctime_ns;
     if (!looks_binary(m, rel))
         add_change(payload, rel);
 }
@@ -267,6 +314,7 @@ static int by_string(const void *a, const void *b)
 size_t tnd_manifest_changes(char ***out, tnd_manifest *self)
 {
     changes c = {0};
+    int64_t newest = self->newest_ns;
 
     for (size_t i = 0; i < self->n; i++)
         self->recs[i].seen = false;
@@ -278,6 +326,8 @@ size_t tnd_manifest_changes(char ***out, tnd_manifest *self)
             add_change(&c, r->path);
         }
     }
+    if (self->newest_ns > newest)
+        wait_past(self->newest_ns);
     if (c.n)
         qsort(c.list, c.n, sizeof(*c.list), by_string);
     else

@@ -3,8 +3,9 @@
  * The reviewer audits a tree it must not change: a skill that rewrites a
  * source file (a formatter run with -i, a code generator) changes what is
  * being audited. Before the skills run the reviewer records every regular
- * file (path, size, mtime in ns; .git skipped); after a skill it asks
- * which of those files were modified or deleted since the last look.
+ * file (path, size, mtime and ctime in ns, device and inode; .git
+ * skipped); after a skill it asks which of those files were modified or
+ * deleted since the last look.
  * Files created since are build outputs and ignored, and so are files
  * that look like build outputs even though they existed before (an
  * earlier attempt's build leaves them): binary files (a NUL in the first

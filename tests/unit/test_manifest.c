@@ -103,6 +103,42 @@ static void modified_and_deleted_files_are_reported_once(void **state)
     tnd_manifest_destroy(NULL);
 }
 
+/* A skill that rewrites a file in place with the same size and puts its
+ * mtime back (touch -r, utimensat), or renames a look-alike over it, must
+ * not pass unseen: the ctime and the inode say so. */
+static void a_rewrite_that_restores_the_mtime_is_a_change(void **state)
+{
+    char path[PATH_MAX], other[PATH_MAX];
+    tnd_manifest *m;
+
+    (void)state;
+    put("test_expected.txt", "expected: 42\n");
+    age("test_expected.txt");
+    put("b.txt", "bbb\n");
+    age("b.txt");
+    m = tnd_manifest_new(tmpdir, 100);
+    assert_non_null(m);
+
+    put("test_expected.txt", "expected: 41\n");
+    age("test_expected.txt"); /* size and mtime as recorded */
+    expect_changes(m, "test_expected.txt");
+    expect_changes(m, "");
+
+    /* another inode, renamed over it, with its size and mtime */
+    put("b.new", "BBB\n");
+    age("b.new");
+    snprintf(path, sizeof(path), "%s/b.txt", tmpdir);
+    snprintf(other, sizeof(other), "%s/b.new", tmpdir);
+    assert_int_equal(rename(other, path), 0);
+    expect_changes(m, "b.txt");
+
+    /* once more in a row: the record moved on, and so does the clock */
+    put("test_expected.txt", "expected: 40\n");
+    age("test_expected.txt");
+    expect_changes(m, "test_expected.txt");
+    tnd_manifest_destroy(&m);
+}
+
 static void build_outputs_are_not_changes(void **state)
 {
     tnd_manifest *m;
@@ -201,6 +237,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(modified_and_deleted_files_are_reported_once,
+                               clean),
+        cmocka_unit_test_setup(a_rewrite_that_restores_the_mtime_is_a_change,
                                clean),
         cmocka_unit_test_setup(build_outputs_are_not_changes, clean),
         cmocka_unit_test_setup(symlinks_are_not_followed, clean),
