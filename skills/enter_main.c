@@ -2,8 +2,9 @@
  * from the reviewer's running sandbox (skills/holder.h) rather than by a
  * bubblewrap start of its own.
  *
- *   tandem-sandbox-enter PID START [--cover DIR | --dir DIR]...
- *                        [--network] --workspace DIR -- PROGRAM [ARGS...]
+ *   tandem-sandbox-enter PID START --size BYTES
+ *                        [--cover DIR | --dir DIR]... [--network]
+ *                        --workspace DIR -- PROGRAM [ARGS...]
  *
  * PID is the host pid of the holder's first process inside its
  * namespaces (bwrap's --info-fd "child-pid"), START its start time
@@ -35,12 +36,17 @@
  *      reachable; /tmp, /var/tmp; a $HOME or $TMPDIR) and each --dir DIR
  *      is made; /dev/shm and /dev/pts are new; the workspace is bound
  *      back at its own path and becomes the cwd; the root and /dev,
- *      which are the holder's, become read-only.
+ *      which are the holder's, become read-only. Every tmpfs holds
+ *      --size BYTES at most: its pages are the host's memory, which no
+ *      rlimit of the command's counts.
  *   4. It forks: the child is the init (pid 1) of the new pid namespace.
  *      The init mounts that namespace's /proc (sys, sysrq-trigger, irq
  *      and bus read-only, as bwrap does), makes a user namespace of its
  *      own (the caller's uid and gid, as the host knows them, mapped to
- *      the ones it has there; no keyring shared with another skill),
+ *      the ones it has there; no keyring shared with another skill) in
+ *      which no further user namespace can be made (user.
+ *      max_user_namespaces 0 there: in one the command would have every
+ *      capability again, and could mount a tmpfs of no size bound),
  *      makes itself undumpable, drops every capability (bounding set,
  *      ambient, effective, permitted, inheritable), sets no_new_privs,
  *      forks the command (descriptors above 2 closed) and reaps every
@@ -117,6 +123,7 @@ typedef struct request {
     step steps[MAX_STEPS];
     int nsteps;
     int network;
+    unsigned long long size; /* of every tmpfs, bytes */
     const char *workspace;
     char **argv; /* the command */
 } request;
@@ -183,9 +190,9 @@ static void take_nonce(void)
 static void usage(void)
 {
     die(EXIT_NOT_ENTERED,
-        "usage: tandem-sandbox-enter PID START [--cover DIR | --dir DIR]... "
-        "[--network] --workspace DIR -- PROGRAM [ARGS...] (it is run by "
-        "tandem-reviewer, not by hand)");
+        "usage: tandem-sandbox-enter PID START --size BYTES [--cover DIR | "
+        "--dir DIR]... [--network] --workspace DIR -- PROGRAM [ARGS...] (it "
+        "is run by tandem-reviewer, not by hand)");
 }
 
 static long number(const char *s)
@@ -231,6 +238,8 @@ static void parse(request *r, int argc, char **argv)
             usage();
         if (strcmp(opt, "--workspace") == 0)
             r->workspace = clean_path(argv[++i]);
+        else if (strcmp(opt, "--size") == 0)
+            r->size = (unsigned long long)number(argv[++i]);
         else if ((strcmp(opt, "--cover") == 0 || strcmp(opt, "--dir") == 0) &&
                  r->nsteps < MAX_STEPS)
             r->steps[r->nsteps++] =
@@ -238,7 +247,7 @@ static void parse(request *r, int argc, char **argv)
         else
             usage();
     }
-    if (i + 1 >= argc || !r->workspace || argv[i + 1][0] != '/')
+    if (i + 1 >= argc || !r->workspace || !r->size || argv[i + 1][0] != '/')
         usage();
     r->argv = argv + i + 1;
 }
@@ -374,11 +383,12 @@ static void make_dirs(const char *path)
     }
 }
 
-static void tmpfs(const char *path, const char *mode)
+/* A tmpfs of size bytes at most on path. */
+static void tmpfs(const char *path, const char *mode, unsigned long long size)
 {
-    char opts[32];
+    char opts[64];
 
-    snprintf(opts, sizeof(opts), "mode=%s", mode);
+    snprintf(opts, sizeof(opts), "mode=%s,size=%llu", mode, size);
     if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
         die(EXIT_NOT_ENTERED, "cannot cover %s in the sandbox: %s", path,
             strerror(errno));
@@ -455,10 +465,10 @@ static void make_sandbox(const request *r)
     for (int i = 0; i < r->nsteps; i++) {
         make_dirs(r->steps[i].path);
         if (r->steps[i].cover)
-            tmpfs(r->steps[i].path, "0755");
+            tmpfs(r->steps[i].path, "0755", r->size);
     }
     if (is_dir("/dev/shm"))
-        tmpfs("/dev/shm", "1777");
+        tmpfs("/dev/shm", "1777", r->size);
     if (is_dir("/dev/pts") &&
         mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
               "newinstance,ptmxmode=0666,mode=620") < 0)
@@ -504,13 +514,20 @@ static void drop_capabilities(void)
         die(EXIT_NOT_ENTERED, "cannot set no_new_privs: %s", strerror(errno));
 }
 
-/* The pid namespace's own /proc, with bwrap's read-only parts. */
-static void mount_proc(void)
+/* The pid namespace's own /proc, with bwrap's read-only parts. Returns
+ * /proc/sys/user opened before /proc/sys is read-only (O_PATH): the
+ * sysctls of the init's own user namespace are set through it, once it
+ * is in that namespace and can no longer mount. */
+static int mount_proc(void)
 {
     const unsigned long fl = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    int user;
 
     if (mount("proc", "/proc", "proc", fl, NULL) < 0)
         die(EXIT_NOT_ENTERED, "cannot mount /proc: %s", strerror(errno));
+    if ((user = open("/proc/sys/user", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+        die(EXIT_NOT_ENTERED, "cannot open /proc/sys/user: %s",
+            strerror(errno));
     for (int i = 0; proc_ro[i]; i++) {
         const char *p = proc_ro[i];
         if (access(p, F_OK) < 0)
@@ -521,6 +538,7 @@ static void mount_proc(void)
             die(EXIT_NOT_ENTERED, "cannot make %s read-only: %s", p,
                 strerror(errno));
     }
+    return user;
 }
 
 static void forward(int sig)
@@ -583,6 +601,24 @@ static void own_user_namespace(uid_t host_uid, gid_t host_gid)
     write_file("/proc/self/gid_map", map);
 }
 
+/* No user namespace can be made below the current one (what bwrap's
+ * --disable-userns gives): its user.max_user_namespaces, 0. The limit
+ * is the namespace's own, and the kernel checks it at every level up
+ * whenever one is made; with no capability left the command cannot
+ * raise it. user is /proc/sys/user (mount_proc): a sysctl of the user
+ * namespaces is looked up in the opener's namespace, so it is opened
+ * from here, beneath a directory of the /proc still writable. */
+static void no_user_namespaces(int user)
+{
+    int fd = openat(user, "max_user_namespaces", O_WRONLY | O_CLOEXEC);
+
+    if (fd < 0 || write(fd, "0\n", 2) != 2)
+        die(EXIT_NOT_ENTERED, "cannot forbid user namespaces: %s",
+            strerror(errno));
+    close(fd);
+    close(user);
+}
+
 /* Fork a child that dies with this process, as it checks it was still
  * there when that was set (the write end of a pipe stays open here until
  * this process ends), and that the signals are passed to: they wait,
@@ -642,9 +678,10 @@ static int reap_until(pid_t pid, const char *what)
 static void init_main(char **argv, uid_t host_uid, gid_t host_gid)
 {
     sigset_t none;
+    int user = mount_proc();
 
-    mount_proc();
     own_user_namespace(host_uid, host_gid);
+    no_user_namespaces(user);
     /* the command may not trace its init (and reach what it holds) */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         die(EXIT_NOT_ENTERED, "cannot make the init undumpable: %s",

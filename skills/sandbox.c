@@ -132,12 +132,21 @@ static void add3(args *a, const char *opt, const char *x, const char *y)
         add(a, y);
 }
 
+/* A tmpfs of bwrap's at path, of size bytes at most. */
+static void add_tmpfs(args *a, const char *path, const char *size)
+{
+    add3(a, "--size", size, NULL);
+    add3(a, "--tmpfs", path, NULL);
+}
+
 /* How a $HOME or $TMPDIR is made private: inside the sandbox's own /tmp
- * or /var/tmp, an empty directory there; elsewhere a tmpfs of its own,
- * unless it is "/", relative, above a directory the sandbox needs (a
- * tmpfs would hide it) or inside the workspace (writable anyway). */
+ * or /var/tmp, an empty directory there; elsewhere a tmpfs of its own
+ * (size bytes at most; cover NULL: bwrap's --tmpfs, else the option
+ * cover), unless it is "/", relative, above a directory the sandbox
+ * needs (a tmpfs would hide it) or inside the workspace (writable
+ * anyway). */
 static void add_private(args *a, const char *path, const char *workspace,
-                        const char *cover)
+                        const char *cover, const char *size)
 {
     if (!path || path[0] != '/' || strcmp(path, "/") == 0 ||
         tnd_sandbox_under(path, workspace))
@@ -155,25 +164,37 @@ static void add_private(args *a, const char *path, const char *workspace,
         if (tnd_sandbox_under(own_paths[i], path) ||
             tnd_sandbox_under(path, own_paths[i]))
             return;
-    add3(a, cover, path, NULL);
+    if (cover)
+        add3(a, cover, path, NULL);
+    else
+        add_tmpfs(a, path, size);
 }
 
 /* What every sandbox has: bwrap's options, then the system's
  * directories read-only with their secrets covered, a /dev, a /proc, and
- * private /tmp and /var/tmp. With resolver, the host's resolver
- * directory (an /etc/resolv.conf may point into /run) read-only. */
+ * private /tmp and /var/tmp of size bytes each at most. With resolver,
+ * the host's resolver directory (an /etc/resolv.conf may point into
+ * /run) read-only. own: a skill's own sandbox, not the holder: it dies
+ * with the thread that runs it, no user namespace can be made in it, and
+ * its /dev is read-only but for a /dev/shm of its own (the holder's
+ * /dev, as every entry makes it, is read-only to the skills, and the
+ * enter program makes their user namespace inside the holder's). */
 static void add_base(args *a, const tnd_sandbox_host *host, const char *bwrap,
-                     bool network, bool resolver, bool dies_with_thread)
+                     bool network, bool resolver, bool own, const char *size)
 {
     char target[4096];
 
     add(a, bwrap);
     /* the sandbox dies with the reviewer's thread that runs it, and its
      * command cannot reach the reviewer's terminal (TIOCSTI) */
-    if (dies_with_thread)
+    if (own)
         add(a, "--die-with-parent");
     add(a, "--new-session");
     add(a, "--unshare-user");
+    /* in a user namespace of its own the command would have every
+     * capability again: it could mount a tmpfs of no size bound */
+    if (own)
+        add(a, "--disable-userns");
     add(a, "--unshare-pid");
     add(a, "--unshare-ipc");
     add(a, "--unshare-uts");
@@ -213,22 +234,44 @@ static void add_base(args *a, const tnd_sandbox_host *host, const char *bwrap,
         }
     }
     add3(a, "--dev", "/dev", NULL);
+    if (own) {
+        /* bwrap's /dev is a tmpfs of no size bound, /dev/shm a directory
+         * in it */
+        add_tmpfs(a, "/dev/shm", size);
+        add3(a, "--remount-ro", "/dev", NULL);
+    }
     add3(a, "--proc", "/proc", NULL);
-    add3(a, "--tmpfs", "/tmp", NULL);
-    add3(a, "--tmpfs", "/var/tmp", NULL);
+    add_tmpfs(a, "/tmp", size);
+    add_tmpfs(a, "/var/tmp", size);
     if (resolver &&
         host->lookup(RESOLVER, target, sizeof(target)) == TND_SANDBOX_PATH_DIR)
         add3(a, "--ro-bind", RESOLVER, RESOLVER);
 }
 
 /* $TMPDIR and $HOME made private (see add_private), with cover the
- * option that puts an empty tmpfs on a directory. */
+ * option that puts an empty tmpfs on a directory (NULL: bwrap's, of size
+ * bytes). */
 static void add_privates(args *a, const tnd_sandbox_spec *spec,
-                         const char *cover)
+                         const char *cover, const char *size)
 {
-    add_private(a, spec->tmpdir, spec->workspace, cover);
+    add_private(a, spec->tmpdir, spec->workspace, cover, size);
     if (!spec->home || !spec->tmpdir || strcmp(spec->home, spec->tmpdir) != 0)
-        add_private(a, spec->home, spec->workspace, cover);
+        add_private(a, spec->home, spec->workspace, cover, size);
+}
+
+unsigned long long tnd_sandbox_tmpfs_bytes(const tnd_sandbox_spec *spec)
+{
+    unsigned long long most = (unsigned long long)TND_SANDBOX_TMPFS_MB << 20;
+
+    return spec && spec->memory_bytes && spec->memory_bytes < most
+               ? spec->memory_bytes
+               : most;
+}
+
+/* tnd_sandbox_tmpfs_bytes as text. */
+static void tmpfs_size(char *out, size_t n, const tnd_sandbox_spec *spec)
+{
+    snprintf(out, n, "%llu", tnd_sandbox_tmpfs_bytes(spec));
 }
 
 static void add_argv(args *a, const char *const *argv)
@@ -246,12 +289,17 @@ static const tnd_sandbox_host *host_of(const tnd_sandbox_spec *spec)
 char **tnd_sandbox_argv(const tnd_sandbox_spec *spec)
 {
     args a = {NULL, 0, 0};
+    char size[32];
 
     assert(spec->bwrap && spec->workspace && spec->argv && spec->argv[0]);
-    add_base(&a, host_of(spec), spec->bwrap, spec->network, spec->network,
-             true);
-    add_privates(&a, spec, "--tmpfs");
+    tmpfs_size(size, sizeof(size), spec);
+    add_base(&a, host_of(spec), spec->bwrap, spec->network, spec->network, true,
+             size);
+    add_privates(&a, spec, NULL, size);
     add3(&a, "--bind", spec->workspace, spec->workspace);
+    /* bwrap's root is a tmpfs of no size bound: read-only once every
+     * mount point in it is made */
+    add3(&a, "--remount-ro", "/", NULL);
     add3(&a, "--chdir", spec->workspace, NULL);
     add_argv(&a, spec->argv);
     return a.v;
@@ -279,13 +327,14 @@ char **tnd_sandbox_holder_argv(const char *bwrap, const char *const *roots,
                                const tnd_sandbox_host *host)
 {
     args a = {NULL, 0, 0};
-    char fd[16];
+    char fd[16], size[32];
 
     assert(bwrap && roots && argv && argv[0] && info_fd > 2);
     /* it outlives the thread that starts it: it ends when its command
      * reads the end of its stdin (skills/holder.h) */
+    tmpfs_size(size, sizeof(size), NULL);
     add_base(&a, host ? host : &tnd_sandbox_real_host, bwrap, false, true,
-             false);
+             false, size);
     snprintf(fd, sizeof(fd), "%d", info_fd);
     add3(&a, "--info-fd", fd, NULL);
     for (const char *const *r = roots; *r; r++) {
@@ -311,6 +360,8 @@ char **tnd_sandbox_enter_argv(const tnd_sandbox_spec *spec, const char *enter,
     add(&a, num);
     snprintf(num, sizeof(num), "%llu", start);
     add(&a, num);
+    tmpfs_size(num, sizeof(num), spec);
+    add3(&a, "--size", num, NULL);
     if (spec->network)
         add(&a, "--network");
     /* the roots first: no other workspace stays in sight */
@@ -321,7 +372,7 @@ char **tnd_sandbox_enter_argv(const tnd_sandbox_spec *spec, const char *enter,
     if (!spec->network &&
         host->lookup(RESOLVER, target, sizeof(target)) == TND_SANDBOX_PATH_DIR)
         add3(&a, "--cover", RESOLVER, NULL);
-    add_privates(&a, spec, "--cover");
+    add_privates(&a, spec, "--cover", NULL);
     add3(&a, "--workspace", spec->workspace, NULL);
     add_argv(&a, spec->argv);
     return a.v;

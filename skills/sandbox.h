@@ -8,8 +8,13 @@
  * Its filesystem is built from an allowlist: the system's directories
  * (/usr, /bin, /sbin, /lib*, /etc) read-only, a fresh /dev and a /proc of
  * its own pid namespace (no other process is visible), private tmpfs on
- * /tmp and /var/tmp, an empty private $TMPDIR and $HOME, and the
- * workspace, the one writable directory of the host, at its own path.
+ * /tmp, /var/tmp and /dev/shm, an empty private $TMPDIR and $HOME, and
+ * the workspace, the one writable directory of the host, at its own
+ * path; the root and /dev read-only. Every tmpfs it can write is
+ * bounded (their pages are the host's memory, which no rlimit counts:
+ * tnd_sandbox_tmpfs_bytes), and no user namespace can be made inside
+ * (in one the command would have every capability again, and could mount
+ * a tmpfs of its own).
  * Everything else (other homes, /root, /run, /var, /srv, the repository and its
  * .tandem/, tandem's runtime directory) is absent; /etc's secrets (shadow
  * files, ssh host keys, ssl private keys) are covered where this user could
@@ -53,15 +58,25 @@ typedef struct tnd_sandbox_host {
 extern const tnd_sandbox_host tnd_sandbox_real_host;
 
 typedef struct tnd_sandbox_spec {
-    const char *bwrap;            /* the program to run; required */
-    const char *workspace;        /* absolute; writable, the cwd */
-    const char *const *argv;      /* the command; argv[0] as given by
-                                     tnd_sandbox_resolve */
-    const char *home;             /* $HOME the command sees, or NULL */
-    const char *tmpdir;           /* $TMPDIR the command sees, or NULL */
-    bool network;                 /* share the host's network */
-    const tnd_sandbox_host *host; /* NULL: tnd_sandbox_real_host */
+    const char *bwrap;               /* the program to run; required */
+    const char *workspace;           /* absolute; writable, the cwd */
+    const char *const *argv;         /* the command; argv[0] as given by
+                                        tnd_sandbox_resolve */
+    const char *home;                /* $HOME the command sees, or NULL */
+    const char *tmpdir;              /* $TMPDIR the command sees, or NULL */
+    bool network;                    /* share the host's network */
+    unsigned long long memory_bytes; /* the skill's limits.memory_mb,
+                                        in bytes; 0: none */
+    const tnd_sandbox_host *host;    /* NULL: tnd_sandbox_real_host */
 } tnd_sandbox_spec;
+
+/* The largest tmpfs of a sandbox, in MiB. */
+#define TND_SANDBOX_TMPFS_MB 1024
+
+/* The size in bytes of each tmpfs of the sandbox the spec makes (/tmp,
+ * /var/tmp, /dev/shm, a private $HOME or $TMPDIR): the skill's memory
+ * limit, or TND_SANDBOX_TMPFS_MB MiB when it has none or a larger one. */
+unsigned long long tnd_sandbox_tmpfs_bytes(const tnd_sandbox_spec *spec);
 
 /* The command line: bwrap, its options, "--", then the command. NULL-
  * terminated; caller frees with tnd_str_list_free(). */
@@ -91,7 +106,8 @@ char **tnd_sandbox_holder_argv(const char *bwrap, const char *const *roots,
 
 /* The command line that runs spec's command in a sandbox made from the
  * holder whose first process is pid (start time start) by the enter
- * program (skills/enter_main.c): enter, pid, start, [--network], a
+ * program (skills/enter_main.c): enter, pid, start, --size (each tmpfs's
+ * bytes), [--network], a
  * --cover for each of roots (the holder's), /tmp and /var/tmp, the
  * resolver directory without the network, $TMPDIR and $HOME made
  * private as a skill's own sandbox makes them (--dir or --cover),

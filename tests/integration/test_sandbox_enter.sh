@@ -8,7 +8,10 @@
 # keeps the host's network; a holder that died is started again; a
 # reviewer killed mid-audit leaves nothing behind; without the enter
 # program, skills start a bwrap each, as before; a command cannot pass
-# for the enter program failing, and a real failure falls back.
+# for the enter program failing, and a real failure falls back. Either
+# way a skill's tmpfs are bounded (their pages are the host's memory,
+# which no rlimit counts) and it cannot make a user namespace (in one it
+# could mount a tmpfs of its own).
 . "$(dirname "$0")/lib.sh"
 
 DEMO_CASSETTE=$TOP/examples/demo/cassette.json
@@ -55,6 +58,27 @@ skills:
       touch /dev/devfile.$$ 2>/dev/null && echo dev-writable || echo dev-read-only
       env | grep -q TANDEM_SANDBOX_NONCE && echo sees-nonce
       tr '\\0' '\\n' </proc/1/environ 2>/dev/null | grep -q TANDEM_SANDBOX_NONCE && echo sees-init-nonce
+      true
+  bounds:
+    required: false
+    limits: {file_mb: 0}
+    command: |
+      $ENTERED
+      for d in /tmp /var/tmp /dev/shm "\$HOME"; do
+        size=\$((\$(stat -f -c '%b * %S' "\$d")))
+        if [ "\$size" -le 1073741824 ]; then echo "bounded \$d"; else echo "unbounded \$d: \$size"; fi
+      done
+      python3 -c '
+      import errno, os
+      f = os.open("/tmp/big", os.O_CREAT | os.O_WRONLY)
+      try:
+          os.posix_fallocate(f, 0, (1 << 30) + (1 << 20))
+          print("tmp-overfilled")
+      except OSError as e:
+          print("tmp-full" if e.errno == errno.ENOSPC else "tmp-error %s" % e)
+      os.unlink("/tmp/big")'
+      head -c 1048576 /dev/zero >/tmp/small && echo tmp-writable
+      unshare -U true 2>/dev/null && echo userns-allowed || echo userns-refused
       true
   first:
     required: false
@@ -104,7 +128,7 @@ YAML
 
 # ---- the guarantees, from inside a skill -------------------------------
 copy_demo
-config "build, test, inside, first, second, nets, faker, bwrap_faker, after_faker, leaver"
+config "build, test, inside, bounds, first, second, nets, faker, bwrap_faker, after_faker, leaver"
 TANDEM_TIMEOUT=120 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "the demo approves with the entered skills beside it"
 dir=$(session_dir)
@@ -123,6 +147,20 @@ esac
 n=$(echo "$out" | sed -n 's/^processes: //p')
 [ -n "$n" ] && [ "$n" -le 5 ] || fail "inside: sees $n processes: $out"
 pass "a skill has no capability, no new privileges, no other process, no other workspace, its own loopback only"
+
+# expect_bounded OUT: a bounds skill's output says 1 GiB at most in each
+# tmpfs, /tmp full past that but writable, no user namespace
+expect_bounded() {
+    for want in "bounded /tmp" "bounded /var/tmp" "bounded /dev/shm" \
+        tmp-full tmp-writable userns-refused; do
+        case $1 in *"$want"*) ;; *) fail "bounds: lacks '$want': $1" ;; esac
+    done
+    case $1 in *unbounded*) fail "bounds: a tmpfs past 1 GiB: $1" ;; esac
+}
+out=$(skill_output "$dir" bounds)
+case $out in *entered*) ;; *) fail "bounds: not entered: $out" ;; esac
+expect_bounded "$out"
+pass "an entered skill's tmpfs hold 1 GiB each at most, and it cannot make a user namespace"
 
 # a command printing the enter program's words is not taken for it (it
 # would run again, in a bwrap, and stop the holder): only the program
@@ -251,7 +289,7 @@ pass "a reviewer killed mid-audit leaves no sandbox and no skill behind"
 
 # ---- no enter program: a bwrap each, as before ---------------------------
 copy_demo
-config "build, test, inside"
+config "build, test, inside, bounds"
 TANDEM_SANDBOX_ENTER=$T/absent TANDEM_TIMEOUT=120 run tandem run \
     --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "the demo approves without the enter program"
@@ -263,8 +301,9 @@ for want in "CapEff:	0000000000000000" "NoNewPrivs:	1" "interfaces: lo " \
     case $out in *"$want"*) ;; *) fail "inside (fallback): lacks '$want': $out" ;; esac
 done
 expect_in "$dir/logs/reviewer-1.log" "skills start a sandbox each, not one per reviewer"
+expect_bounded "$(skill_output "$dir" bounds)"
 expect_no_leftovers "$dir"
-pass "without tandem-sandbox-enter, each skill starts its own sandbox"
+pass "without tandem-sandbox-enter, each skill starts its own sandbox, its tmpfs bounded, no user namespace"
 
 # ---- an entry that fails: that skill in a bwrap, then no more holders ----
 # the enter program's own failure, nonce and all, as one that cannot

@@ -138,32 +138,43 @@ static void assert_argv_is(const tnd_sandbox_spec *spec, const char *expect)
 }
 
 /* The namespaces, the session and the capabilities: every command line
- * starts so. */
+ * starts so. No user namespace can be made inside. */
 #define HEAD                                                         \
     "/usr/bin/bwrap --die-with-parent --new-session --unshare-user " \
-    "--unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try "
+    "--disable-userns --unshare-pid --unshare-ipc --unshare-uts "    \
+    "--unshare-cgroup-try "
+
+/* Each tmpfs's size: 1 GiB, the most. */
+#define GIB "1073741824"
+
+/* bwrap's /dev with a /dev/shm of its own, and the rest of it
+ * read-only. */
+#define DEV "--dev /dev --size " GIB " --tmpfs /dev/shm --remount-ro /dev "
 
 /* What follows the capabilities on the merged-/usr host, as root, for
  * the workspace below: the same in every test that uses it. */
-#define MERGED_HOST_MOUNTS                                   \
-    "--ro-bind /usr /usr --symlink usr/bin /bin "            \
-    "--symlink usr/sbin /sbin --symlink usr/lib /lib "       \
-    "--symlink usr/lib64 /lib64 --ro-bind /etc /etc "        \
-    "--ro-bind /dev/null /etc/shadow "                       \
-    "--ro-bind /dev/null /etc/gshadow "                      \
-    "--tmpfs /etc/ssh --remount-ro /etc/ssh "                \
-    "--dev /dev --proc /proc --tmpfs /tmp --tmpfs /var/tmp " \
-    "--tmpfs /home/u/tmp --tmpfs /home/u "                   \
-    "--bind /home/u/tmp/tandem-1000/S/workspace "            \
-    "/home/u/tmp/tandem-1000/S/workspace "                   \
+#define MERGED_HOST_MOUNTS                                                   \
+    "--ro-bind /usr /usr --symlink usr/bin /bin "                            \
+    "--symlink usr/sbin /sbin --symlink usr/lib /lib "                       \
+    "--symlink usr/lib64 /lib64 --ro-bind /etc /etc "                        \
+    "--ro-bind /dev/null /etc/shadow "                                       \
+    "--ro-bind /dev/null /etc/gshadow "                                      \
+    "--tmpfs /etc/ssh --remount-ro /etc/ssh " DEV "--proc /proc --size " GIB \
+    " --tmpfs /tmp "                                                         \
+    "--size " GIB " --tmpfs /var/tmp "                                       \
+    "--size " GIB " --tmpfs /home/u/tmp "                                    \
+    "--size " GIB " --tmpfs /home/u "                                        \
+    "--bind /home/u/tmp/tandem-1000/S/workspace "                            \
+    "/home/u/tmp/tandem-1000/S/workspace --remount-ro / "                    \
     "--chdir /home/u/tmp/tandem-1000/S/workspace "
 
 /* ---- the command line -------------------------------------------------- */
 
 /* The default: no network; the system's directories read-only (symlinks
  * kept as symlinks), /etc's secrets covered, a /dev, a /proc and /tmp of
- * its own, $TMPDIR and $HOME private, the workspace bound back on top
- * (tandem keeps it inside $TMPDIR), then the command. */
+ * its own, $TMPDIR and $HOME private, each tmpfs bounded, the workspace
+ * bound back on top (tandem keeps it inside $TMPDIR), the root made
+ * read-only, then the command. */
 static void merged_usr_host_without_network(void **state)
 {
     tnd_sandbox_spec spec = {
@@ -208,7 +219,8 @@ static void a_holder_binds_its_roots(void **state)
               "--ro-bind /dev/null /etc/shadow "
               "--ro-bind /dev/null /etc/gshadow "
               "--tmpfs /etc/ssh --remount-ro /etc/ssh "
-              "--dev /dev --proc /proc --tmpfs /tmp --tmpfs /var/tmp "
+              "--dev /dev --proc /proc --size " GIB " --tmpfs /tmp "
+              "--size " GIB " --tmpfs /var/tmp "
               "--ro-bind /run/systemd/resolve /run/systemd/resolve "
               "--info-fd 3 --bind /home/u/tmp/tandem-1000 "
               "/home/u/tmp/tandem-1000 --bind /srv/cache /srv/cache "
@@ -240,6 +252,7 @@ static void an_entry_covers_every_root(void **state)
                                   roots);
     line = joined(argv);
     assert_string_equal(line, "/opt/t/tandem-sandbox-enter 42 99 "
+                              "--size " GIB " "
                               "--cover /home/u/tmp/tandem-1000 "
                               "--cover /srv/cache --cover /tmp "
                               "--cover /var/tmp "
@@ -256,7 +269,7 @@ static void an_entry_covers_every_root(void **state)
     spec.home = "/tmp/h";
     argv = tnd_sandbox_enter_argv(&spec, "/e", 1, 2, roots);
     line = joined(argv);
-    assert_string_equal(line, "/e 1 2 --network "
+    assert_string_equal(line, "/e 1 2 --size " GIB " --network "
                               "--cover /home/u/tmp/tandem-1000 "
                               "--cover /srv/cache --cover /tmp "
                               "--cover /var/tmp --dir /tmp/h "
@@ -308,11 +321,12 @@ static void split_host_with_network(void **state)
                    HEAD "--cap-drop ALL "
                         "--ro-bind /usr /usr --ro-bind /bin /bin "
                         "--ro-bind /sbin /sbin --ro-bind /lib /lib "
-                        "--ro-bind /lib32 /lib32 --ro-bind /etc /etc "
-                        "--dev /dev --proc /proc --tmpfs /tmp "
-                        "--tmpfs /var/tmp --dir /tmp/tandem-0 --tmpfs /root "
+                        "--ro-bind /lib32 /lib32 --ro-bind /etc /etc " DEV
+                        "--proc /proc --size " GIB " --tmpfs /tmp "
+                        "--size " GIB " --tmpfs /var/tmp --dir /tmp/tandem-0 "
+                        "--size " GIB " --tmpfs /root "
                         "--bind /tmp/tandem-0/S/workspace "
-                        "/tmp/tandem-0/S/workspace "
+                        "/tmp/tandem-0/S/workspace --remount-ro / "
                         "--chdir /tmp/tandem-0/S/workspace "
                         "-- /bin/sh -c make && make test");
     /* the resolver's directory only when the host has it */
@@ -320,10 +334,11 @@ static void split_host_with_network(void **state)
     {
         char **argv = tnd_sandbox_argv(&spec);
         char *line = joined(argv);
-        assert_non_null(strstr(line, "--tmpfs /var/tmp --ro-bind "
-                                     "/run/systemd/resolve "
-                                     "/run/systemd/resolve --dir "
-                                     "/tmp/tandem-0 --tmpfs /root"));
+        assert_non_null(strstr(line,
+                               "--tmpfs /var/tmp --ro-bind "
+                               "/run/systemd/resolve "
+                               "/run/systemd/resolve --dir "
+                               "/tmp/tandem-0 --size " GIB " --tmpfs /root"));
         free(line);
         tnd_str_list_free(&argv);
     }
@@ -339,14 +354,17 @@ static void home_and_tmpdir_are_private_where_that_is_safe(void **state)
         const char *home, *tmpdir, *expect;
     } cases[] = {
         {"/", "/", "--tmpfs /var/tmp --bind"},
-        {"/usr/home", NULL, "--tmpfs /var/tmp --tmpfs /usr/home --bind"},
+        {"/usr/home", NULL,
+         "--tmpfs /var/tmp --size " GIB " --tmpfs /usr/home --bind"},
         {"/var", "/tmp/x", "--tmpfs /var/tmp --dir /tmp/x --bind"},
         {"/tmp/t/home", "/var/tmp",
          "--tmpfs /var/tmp --dir /tmp/t/home --bind"},
         {"/ws/home", "tmp", "--tmpfs /var/tmp --bind"},
-        {"/srv/u", "/srv/u", "--tmpfs /var/tmp --tmpfs /srv/u --bind"},
+        {"/srv/u", "/srv/u",
+         "--tmpfs /var/tmp --size " GIB " --tmpfs /srv/u --bind"},
         {"/srv/u", "/data/tmp",
-         "--tmpfs /var/tmp --tmpfs /data/tmp --tmpfs /srv/u --bind"},
+         "--tmpfs /var/tmp --size " GIB " --tmpfs /data/tmp --size " GIB
+         " --tmpfs /srv/u --bind"},
         {NULL, NULL, "--tmpfs /var/tmp --bind"},
     };
     tnd_sandbox_spec spec = {
@@ -370,6 +388,51 @@ static void home_and_tmpdir_are_private_where_that_is_safe(void **state)
         free(line);
         tnd_str_list_free(&argv);
     }
+}
+
+/* Each tmpfs holds the skill's memory limit at most (its pages are the
+ * host's memory, which RLIMIT_AS does not count), and never more than
+ * 1 GiB, a limit or not; an entry passes the same size on. */
+static void each_tmpfs_is_bounded_by_the_memory_limit(void **state)
+{
+    tnd_sandbox_spec spec = {
+        .bwrap = "/usr/bin/bwrap",
+        .workspace = "/ws",
+        .argv = ARGV("/usr/bin/make"),
+        .home = "/srv/u",
+        .host = &fake,
+    };
+    const char *const want[] = {"--size 67108864 --tmpfs /dev/shm ",
+                                "--size 67108864 --tmpfs /tmp ",
+                                "--size 67108864 --tmpfs /var/tmp ",
+                                "--size 67108864 --tmpfs /srv/u ", NULL};
+    char **argv;
+    char *line;
+
+    (void)state;
+    host_paths = split;
+    assert_int_equal(tnd_sandbox_tmpfs_bytes(&spec), 1ULL << 30);
+    assert_int_equal(tnd_sandbox_tmpfs_bytes(NULL), 1ULL << 30);
+    spec.memory_bytes = 8192ULL << 20;
+    assert_int_equal(tnd_sandbox_tmpfs_bytes(&spec), 1ULL << 30);
+    spec.memory_bytes = 64ULL << 20;
+    assert_int_equal(tnd_sandbox_tmpfs_bytes(&spec), 64ULL << 20);
+    argv = tnd_sandbox_argv(&spec);
+    line = joined(argv);
+    for (int i = 0; want[i]; i++)
+        if (!strstr(line, want[i]))
+            fail_msg("%s lacks %s", line, want[i]);
+    assert_null(strstr(line, GIB));
+    free(line);
+    tnd_str_list_free(&argv);
+    argv = tnd_sandbox_enter_argv(&spec, "/e", 1, 2, ARGV("/srv/cache"));
+    line = joined(argv);
+    assert_string_equal(line, "/e 1 2 --size 67108864 --cover /srv/cache "
+                              "--cover /tmp --cover /var/tmp "
+                              "--cover /srv/u --workspace /ws "
+                              "-- /usr/bin/make");
+    free(line);
+    tnd_str_list_free(&argv);
 }
 
 /* ---- what the sandbox shows, and finding a program in it -------------- */
@@ -482,10 +545,10 @@ static void secrets_this_user_cannot_read_are_not_covered(void **state)
                         "--ro-bind /usr /usr --symlink usr/bin /bin "
                         "--symlink usr/sbin /sbin --symlink usr/lib /lib "
                         "--symlink usr/lib64 /lib64 --ro-bind /etc /etc "
-                        "--tmpfs /etc/ssh --remount-ro /etc/ssh "
-                        "--dev /dev --proc /proc --tmpfs /tmp "
-                        "--tmpfs /var/tmp --bind /ws /ws --chdir /ws "
-                        "-- /usr/bin/make");
+                        "--tmpfs /etc/ssh --remount-ro /etc/ssh " DEV
+                        "--proc /proc --size " GIB " --tmpfs /tmp "
+                        "--size " GIB " --tmpfs /var/tmp --bind /ws /ws "
+                        "--remount-ro / --chdir /ws -- /usr/bin/make");
     unreadable = NULL;
     /* tnd_sandbox_shows does not depend on it: a covered path is never a
      * place to run a program from */
@@ -587,6 +650,7 @@ int main(void)
         cmocka_unit_test(an_entry_covers_every_root),
         cmocka_unit_test(what_may_be_a_root),
         cmocka_unit_test(home_and_tmpdir_are_private_where_that_is_safe),
+        cmocka_unit_test(each_tmpfs_is_bounded_by_the_memory_limit),
         cmocka_unit_test(shows_the_system_and_the_workspace_only),
         cmocka_unit_test(programs_are_found_as_the_sandbox_sees_them),
         cmocka_unit_test(a_program_the_sandbox_lacks_is_an_error_naming_it),
