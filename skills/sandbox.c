@@ -12,14 +12,20 @@
 #include "skills/sandbox.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 
@@ -38,7 +44,10 @@ static const char *const system_paths[] = {"/usr",    "/bin",   "/sbin",
  * of its own, every capability dropped, setuid ignored), so it cannot
  * read it either, and each cover is a bind mount that costs bwrap a
  * reading of the whole mount table (bench/RESULTS.md). As root every
- * secret is covered. */
+ * secret is covered, and so is every other entry of /etc that others may
+ * not read (PRIVATE_DIR, tnd_sandbox_host.private_entries): the sandbox
+ * runs as root too, and without capabilities it is still the owner of
+ * root's files. */
 static const char *const covered_paths[] = {"/etc/shadow",
                                             "/etc/shadow-",
                                             "/etc/gshadow",
@@ -46,6 +55,9 @@ static const char *const covered_paths[] = {"/etc/shadow",
                                             "/etc/ssh",
                                             "/etc/ssl/private",
                                             NULL};
+
+/* The directory whose private entries are covered as root. */
+#define PRIVATE_DIR "/etc"
 
 /* Places the sandbox makes of its own; a $HOME or $TMPDIR that is one of
  * them, or above one, is not given a tmpfs (it would hide them). */
@@ -100,8 +112,97 @@ static bool real_executable(const char *path)
            access(path, X_OK) == 0;
 }
 
-const tnd_sandbox_host tnd_sandbox_real_host = {real_lookup, real_executable,
-                                                real_readable};
+/* A walk for real_private_entries. */
+typedef struct scan {
+    char **v;
+    size_t n, alloc;
+    size_t seen;      /* entries looked at */
+    int64_t deadline; /* tnd_now_ms() */
+    bool stop;        /* a bound of count or time stopped it */
+    bool partial;     /* something was not looked at */
+} scan;
+
+static void scan_add(scan *s, const char *path)
+{
+    TND_GROW(s->v, s->alloc, s->n + 2);
+    s->v[s->n++] = tnd_xstrdup(path);
+    s->v[s->n] = NULL;
+}
+
+/* The private entries beneath the directory open at fd (path), which is
+ * closed. */
+static void scan_dir(scan *s, int fd, const char *path, int depth)
+{
+    DIR *d = fdopendir(fd);
+    struct dirent *e;
+
+    if (!d) {
+        close(fd);
+        return;
+    }
+    while (!s->stop && (e = readdir(d))) {
+        struct stat st;
+        char *child;
+        int sub;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (++s->seen > TND_SANDBOX_SCAN_ENTRIES ||
+            s->n >= TND_SANDBOX_SCAN_FOUND || tnd_now_ms() > s->deadline) {
+            s->stop = s->partial = true;
+            break;
+        }
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        child = tnd_xasprintf("%s/%s", path, e->d_name);
+        if (S_ISREG(st.st_mode) && !(st.st_mode & S_IROTH)) {
+            scan_add(s, child);
+        } else if (S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH)) {
+            scan_add(s, child); /* covered whole: not looked into */
+        } else if (S_ISDIR(st.st_mode)) {
+            if (depth >= TND_SANDBOX_SCAN_DEPTH)
+                s->partial = true;
+            else if ((sub = openat(dirfd(d), e->d_name,
+                                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                       O_CLOEXEC)) >= 0)
+                scan_dir(s, sub, child, depth + 1);
+        }
+        free(child);
+    }
+    closedir(d);
+}
+
+static int by_string(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char **real_private_entries(const char *dir)
+{
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    scan s = {NULL, 0, 0, 0, tnd_now_ms() + TND_SANDBOX_SCAN_MS, false, false};
+    int fd;
+
+    /* another user's sandbox reads what that user may, no more: its
+     * permissions keep the rest unread */
+    if (getuid() != 0)
+        return NULL;
+    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return NULL;
+    scan_dir(&s, fd, dir, 1);
+    if (s.partial && !atomic_flag_test_and_set(&warned))
+        tnd_log_warn("sandbox: %s holds more than can be checked (%d "
+                     "entries, %d not world-readable, %d deep, %d ms): only "
+                     "the %zu entries others may not read that were found "
+                     "first are covered from skills",
+                     dir, TND_SANDBOX_SCAN_ENTRIES, TND_SANDBOX_SCAN_FOUND,
+                     TND_SANDBOX_SCAN_DEPTH, TND_SANDBOX_SCAN_MS, s.n);
+    if (s.n)
+        qsort(s.v, s.n, sizeof(*s.v), by_string);
+    return s.v;
+}
+
+const tnd_sandbox_host tnd_sandbox_real_host = {
+    real_lookup, real_executable, real_readable, real_private_entries};
 
 bool tnd_sandbox_under(const char *path, const char *dir)
 {
@@ -170,6 +271,42 @@ static void add_private(args *a, const char *path, const char *workspace,
         add_tmpfs(a, path, size);
 }
 
+/* Cover p (of kind) with an empty file or an empty read-only directory;
+ * whether it was. */
+static bool add_cover(args *a, const char *p, tnd_sandbox_kind kind)
+{
+    switch (kind) {
+    case TND_SANDBOX_PATH_DIR:
+        add3(a, "--tmpfs", p, NULL);
+        add3(a, "--remount-ro", p, NULL);
+        return true;
+    case TND_SANDBOX_PATH_FILE:
+        add3(a, "--ro-bind", "/dev/null", p);
+        return true;
+    default: /* a symlink leads out of /etc or to a covered path */
+        return false;
+    }
+}
+
+/* Cover the host's private entries of PRIVATE_DIR, but those beneath one
+ * of covered[0 .. n) (covered already). */
+static void add_private_entries(args *a, const tnd_sandbox_host *host,
+                                const char *const *covered, size_t n)
+{
+    char **found, target[4096];
+
+    if (!host->private_entries || !(found = host->private_entries(PRIVATE_DIR)))
+        return;
+    for (char **p = found; *p; p++) {
+        bool under = false;
+        for (size_t i = 0; i < n && !under; i++)
+            under = tnd_sandbox_under(*p, covered[i]);
+        if (!under)
+            add_cover(a, *p, host->lookup(*p, target, sizeof(target)));
+    }
+    tnd_str_list_free(&found);
+}
+
 /* What every sandbox has: bwrap's options, then the system's
  * directories read-only with their secrets covered, a /dev, a /proc, and
  * private /tmp and /var/tmp of size bytes each at most. With resolver,
@@ -183,6 +320,8 @@ static void add_base(args *a, const tnd_sandbox_host *host, const char *bwrap,
                      bool network, bool resolver, bool own, const char *size)
 {
     char target[4096];
+    const char *covered[sizeof(covered_paths) / sizeof(*covered_paths)];
+    size_t ncovered = 0;
 
     add(a, bwrap);
     /* the sandbox dies with the reviewer's thread that runs it, and its
@@ -221,18 +360,10 @@ static void add_base(args *a, const tnd_sandbox_host *host, const char *bwrap,
         if ((kind == TND_SANDBOX_PATH_DIR || kind == TND_SANDBOX_PATH_FILE) &&
             !host->readable(p, kind))
             continue;
-        switch (kind) {
-        case TND_SANDBOX_PATH_DIR:
-            add3(a, "--tmpfs", p, NULL);
-            add3(a, "--remount-ro", p, NULL);
-            break;
-        case TND_SANDBOX_PATH_FILE:
-            add3(a, "--ro-bind", "/dev/null", p);
-            break;
-        default: /* a symlink leads out of /etc or to a covered path */
-            break;
-        }
+        if (add_cover(a, p, kind))
+            covered[ncovered++] = p;
     }
+    add_private_entries(a, host, covered, ncovered);
     add3(a, "--dev", "/dev", NULL);
     if (own) {
         /* bwrap's /dev is a tmpfs of no size bound, /dev/shm a directory

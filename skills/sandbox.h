@@ -18,7 +18,8 @@
  * Everything else (other homes, /root, /run, /var, /srv, the repository and its
  * .tandem/, tandem's runtime directory) is absent; /etc's secrets (shadow
  * files, ssh host keys, ssl private keys) are covered where this user could
- * read them (as root: always; elsewhere their permissions keep them unread).
+ * read them (as root: always; elsewhere their permissions keep them unread),
+ * and as root so is every entry of /etc that others may not read.
  *
  * A skill usually runs in a sandbox made from the reviewer's running
  * one (skills/holder.h) by the enter program rather than by a bwrap
@@ -52,9 +53,25 @@ typedef struct tnd_sandbox_host {
     /* Whether the sandbox, run as this user, could read path (kind FILE)
      * or look inside it (kind DIR) were it not covered. */
     bool (*readable)(const char *path, tnd_sandbox_kind kind);
+    /* The entries beneath dir that others may not read (regular files
+     * without o+r, directories without o+x, not looked into) and the
+     * sandbox could: on the real host, those of a walk as uid 0, and
+     * none for another uid. NULL-terminated, sorted, caller frees with
+     * tnd_str_list_free; NULL for none. The member NULL: none. */
+    char **(*private_entries)(const char *dir);
 } tnd_sandbox_host;
 
-/* The real host: lstat(2), readlink(2), access(2). */
+/* Bounds of the real host's private_entries: entries looked at, entries
+ * returned, directory depth, milliseconds. Past one it stops (deeper
+ * directories are passed over), returns what it found and logs a
+ * warning once per process. */
+#define TND_SANDBOX_SCAN_ENTRIES 20000
+#define TND_SANDBOX_SCAN_FOUND   256
+#define TND_SANDBOX_SCAN_DEPTH   16
+#define TND_SANDBOX_SCAN_MS      200
+
+/* The real host: lstat(2), readlink(2), access(2), and as root a walk of
+ * the directory (no symlink followed). */
 extern const tnd_sandbox_host tnd_sandbox_real_host;
 
 typedef struct tnd_sandbox_spec {

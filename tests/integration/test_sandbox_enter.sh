@@ -11,7 +11,8 @@
 # for the enter program failing, and a real failure falls back. Either
 # way a skill's tmpfs are bounded (their pages are the host's memory,
 # which no rlimit counts) and it cannot make a user namespace (in one it
-# could mount a tmpfs of its own).
+# could mount a tmpfs of its own); as root, it reads no entry of /etc
+# that others may not read.
 . "$(dirname "$0")/lib.sh"
 
 DEMO_CASSETTE=$TOP/examples/demo/cassette.json
@@ -21,9 +22,19 @@ RUNTIME=$TMPDIR/tandem-$(id -u)
 # (as another task's workspace would be) no skill may see either
 sleep 3000.$$ &
 HOST_SLEEP=$!
-trap 'st=$?; kill $HOST_SLEEP 2>/dev/null; (exit $st); cleanup' EXIT
+# as root, a file of /etc only root may read and a directory only root
+# may enter (the sandbox runs as root too: only a cover keeps them
+# unread); removed at the end
+ETC_FILE=/etc/tandem-test-secret.$$
+ETC_DIR=/etc/tandem-test-dir.$$
+trap 'st=$?; kill $HOST_SLEEP 2>/dev/null; [ "$(id -u)" = 0 ] && rm -rf "$ETC_FILE" "$ETC_DIR"; (exit $st); cleanup' EXIT
 mkdir -m 700 "$RUNTIME" && mkdir "$RUNTIME/other-task.$$"
 echo secret >"$RUNTIME/other-task.$$/file"
+if [ "$(id -u)" = 0 ]; then
+    (umask 077 && echo etc-secret >"$ETC_FILE" && mkdir "$ETC_DIR" &&
+        echo etc-inner >"$ETC_DIR/inner" && chmod 644 "$ETC_DIR/inner") ||
+        fail "cannot make $ETC_FILE and $ETC_DIR"
+fi
 
 parent() { ps -o ppid= -p "$1" | tr -d ' '; }
 
@@ -80,6 +91,14 @@ skills:
       head -c 1048576 /dev/zero >/tmp/small && echo tmp-writable
       unshare -U true 2>/dev/null && echo userns-allowed || echo userns-refused
       true
+  etc:
+    required: false
+    command: |
+      $ENTERED
+      if grep -q etc-secret "$ETC_FILE" 2>/dev/null; then echo etc-file-read; else echo etc-file-covered; fi
+      if grep -q etc-inner "$ETC_DIR/inner" 2>/dev/null; then echo etc-dir-read; else echo etc-dir-covered; fi
+      grep -q . /etc/passwd && echo etc-passwd-read
+      true
   first:
     required: false
     command: "sleep 4000.$$ & echo shared >/tmp/shared.$$; echo started; echo userns \$(readlink /proc/self/ns/user)"
@@ -128,7 +147,7 @@ YAML
 
 # ---- the guarantees, from inside a skill -------------------------------
 copy_demo
-config "build, test, inside, bounds, first, second, nets, faker, bwrap_faker, after_faker, leaver"
+config "build, test, inside, bounds, etc, first, second, nets, faker, bwrap_faker, after_faker, leaver"
 TANDEM_TIMEOUT=120 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "the demo approves with the entered skills beside it"
 dir=$(session_dir)
@@ -161,6 +180,22 @@ out=$(skill_output "$dir" bounds)
 case $out in *entered*) ;; *) fail "bounds: not entered: $out" ;; esac
 expect_bounded "$out"
 pass "an entered skill's tmpfs hold 1 GiB each at most, and it cannot make a user namespace"
+
+# expect_etc_covered OUT: an etc skill's output, as root: neither the
+# root-only file nor the root-only directory's file read, /etc still there
+expect_etc_covered() {
+    if [ "$(id -u)" != 0 ]; then
+        echo "skip - /etc's root-only entries: the test makes them as root only (uid $(id -u))"
+        return
+    fi
+    for want in etc-file-covered etc-dir-covered etc-passwd-read; do
+        case $1 in *"$want"*) ;; *) fail "etc: lacks '$want': $1" ;; esac
+    done
+}
+out=$(skill_output "$dir" etc)
+case $out in *entered*) ;; *) fail "etc: not entered: $out" ;; esac
+expect_etc_covered "$out"
+pass "an entered skill run as root reads no entry of /etc only root may read"
 
 # a command printing the enter program's words is not taken for it (it
 # would run again, in a bwrap, and stop the holder): only the program
@@ -289,7 +324,7 @@ pass "a reviewer killed mid-audit leaves no sandbox and no skill behind"
 
 # ---- no enter program: a bwrap each, as before ---------------------------
 copy_demo
-config "build, test, inside, bounds"
+config "build, test, inside, bounds, etc"
 TANDEM_SANDBOX_ENTER=$T/absent TANDEM_TIMEOUT=120 run tandem run \
     --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "the demo approves without the enter program"
@@ -302,8 +337,9 @@ for want in "CapEff:	0000000000000000" "NoNewPrivs:	1" "interfaces: lo " \
 done
 expect_in "$dir/logs/reviewer-1.log" "skills start a sandbox each, not one per reviewer"
 expect_bounded "$(skill_output "$dir" bounds)"
+expect_etc_covered "$(skill_output "$dir" etc)"
 expect_no_leftovers "$dir"
-pass "without tandem-sandbox-enter, each skill starts its own sandbox, its tmpfs bounded, no user namespace"
+pass "without tandem-sandbox-enter, each skill starts its own sandbox, its tmpfs bounded, no user namespace, /etc's root-only entries covered"
 
 # ---- an entry that fails: that skill in a bwrap, then no more holders ----
 # the enter program's own failure, nonce and all, as one that cannot

@@ -108,7 +108,40 @@ static bool fake_readable(const char *path, tnd_sandbox_kind kind)
 }
 
 static const tnd_sandbox_host fake = {fake_lookup, fake_executable,
-                                      fake_readable};
+                                      fake_readable, NULL};
+
+/* The merged host as root sees it, with more of /etc that others may
+ * not read: a file, a directory, and what the named covers already hide
+ * (/etc/shadow, a key in /etc/ssh). */
+static const fake_path merged_private[] = {
+    {"/etc/security/opasswd", TND_SANDBOX_PATH_FILE, NULL},
+    {"/etc/polkit-1/rules.d", TND_SANDBOX_PATH_DIR, NULL},
+    {"/etc/shadow", TND_SANDBOX_PATH_FILE, NULL},
+    {"/etc/ssh/ssh_host_rsa_key", TND_SANDBOX_PATH_FILE, NULL},
+    {NULL, 0, NULL},
+};
+
+static tnd_sandbox_kind root_lookup(const char *path, char *target, size_t size)
+{
+    for (const fake_path *p = merged_private; p->path; p++)
+        if (strcmp(p->path, path) == 0)
+            return p->kind;
+    return fake_lookup(path, target, size);
+}
+
+static char **root_private_entries(const char *dir)
+{
+    char **out = tnd_xcalloc(8, sizeof(*out));
+    size_t n = 0;
+
+    assert_string_equal(dir, "/etc");
+    for (const fake_path *p = merged_private; p->path; p++)
+        out[n++] = tnd_xstrdup(p->path);
+    return out;
+}
+
+static const tnd_sandbox_host fake_root = {root_lookup, fake_executable,
+                                           fake_readable, root_private_entries};
 
 /* argv joined by spaces, for comparing whole command lines. */
 static char *joined(char **argv)
@@ -555,6 +588,124 @@ static void secrets_this_user_cannot_read_are_not_covered(void **state)
     assert_false(tnd_sandbox_shows("/etc/shadow", "/ws", &fake));
 }
 
+/* As root, what else of /etc others may not read is covered too, each
+ * once: a file by an empty one, a directory by an empty read-only one;
+ * what a named cover hides already gets no second. */
+static void as_root_every_private_entry_of_etc_is_covered(void **state)
+{
+    tnd_sandbox_spec spec = {
+        .bwrap = "/usr/bin/bwrap",
+        .workspace = "/ws",
+        .argv = ARGV("/usr/bin/make"),
+        .host = &fake_root,
+    };
+    char **argv;
+    char *line;
+
+    (void)state;
+    host_paths = merged;
+    unreadable = NULL;
+    assert_argv_is(&spec,
+                   HEAD "--unshare-net --cap-drop ALL "
+                        "--ro-bind /usr /usr --symlink usr/bin /bin "
+                        "--symlink usr/sbin /sbin --symlink usr/lib /lib "
+                        "--symlink usr/lib64 /lib64 --ro-bind /etc /etc "
+                        "--ro-bind /dev/null /etc/shadow "
+                        "--ro-bind /dev/null /etc/gshadow "
+                        "--tmpfs /etc/ssh --remount-ro /etc/ssh "
+                        "--ro-bind /dev/null /etc/security/opasswd "
+                        "--tmpfs /etc/polkit-1/rules.d "
+                        "--remount-ro /etc/polkit-1/rules.d " DEV
+                        "--proc /proc --size " GIB " --tmpfs /tmp "
+                        "--size " GIB " --tmpfs /var/tmp --bind /ws /ws "
+                        "--remount-ro / --chdir /ws -- /usr/bin/make");
+    /* the holder too: entered skills have its /etc */
+    argv = tnd_sandbox_holder_argv("/usr/bin/bwrap", ARGV("/srv/cache"), 3,
+                                   ARGV("/usr/bin/cat"), &fake_root);
+    line = joined(argv);
+    assert_non_null(strstr(line, "--ro-bind /dev/null /etc/security/opasswd "
+                                 "--tmpfs /etc/polkit-1/rules.d "
+                                 "--remount-ro /etc/polkit-1/rules.d --dev"));
+    free(line);
+    tnd_str_list_free(&argv);
+}
+
+/* Make rel under dir with mode: a directory when it ends in '/'. */
+static void make_entry(const char *dir, const char *rel, mode_t mode)
+{
+    char path[512];
+    size_t n;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    n = strlen(path);
+    if (path[n - 1] == '/') {
+        path[n - 1] = '\0';
+        assert_int_equal(mkdir(path, 0755), 0);
+    } else {
+        assert_non_null(f = fopen(path, "w"));
+        fputs("secret\n", f);
+        fclose(f);
+    }
+    assert_int_equal(chmod(path, mode), 0);
+}
+
+/* The real host's walk, as root: regular files without o+r, directories
+ * without o+x (not looked into), nothing through a symlink, sorted; and
+ * it stops at TND_SANDBOX_SCAN_FOUND. Another user gets none. */
+static void the_real_host_finds_what_others_may_not_read(void **state)
+{
+    char dir[] = "/tmp/tnd-test-private-XXXXXX", path[600], rel[64];
+    char **found, *line;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chmod(dir, 0755), 0);
+    make_entry(dir, "a.conf", 0644);
+    make_entry(dir, "secret", 0600);
+    make_entry(dir, "group", 0640);
+    make_entry(dir, "open/", 0755);
+    make_entry(dir, "open/inner", 0600);
+    make_entry(dir, "open/fine", 0444);
+    make_entry(dir, "closed/", 0700);
+    make_entry(dir, "closed/x", 0644);
+    make_entry(dir, "traverse/", 0711);
+    make_entry(dir, "traverse/y", 0600);
+    snprintf(path, sizeof(path), "%s/link", dir);
+    assert_int_equal(symlink("secret", path), 0);
+    found = tnd_sandbox_real_host.private_entries(dir);
+    if (getuid() != 0) {
+        assert_null(found);
+    } else {
+        char want[1024];
+        snprintf(want, sizeof(want),
+                 "%s/closed %s/group %s/open/inner %s/secret %s/traverse/y",
+                 dir, dir, dir, dir, dir);
+        assert_non_null(found);
+        line = joined(found);
+        assert_string_equal(line, want);
+        free(line);
+        tnd_str_list_free(&found);
+        /* bounded: past TND_SANDBOX_SCAN_FOUND it stops */
+        make_entry(dir, "many/", 0755);
+        for (int i = 0; i < TND_SANDBOX_SCAN_FOUND + 10; i++) {
+            snprintf(rel, sizeof(rel), "many/%d", i);
+            make_entry(dir, rel, 0600);
+        }
+        found = tnd_sandbox_real_host.private_entries(dir);
+        assert_non_null(found);
+        {
+            size_t n = 0;
+            while (found[n])
+                n++;
+            assert_int_equal(n, TND_SANDBOX_SCAN_FOUND);
+        }
+    }
+    tnd_str_list_free(&found);
+    snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+    assert_int_equal(system(path), 0);
+}
+
 /* What a secret of this host holds; "" when absent or unreadable. */
 static char *host_secret(const char *path)
 {
@@ -655,6 +806,8 @@ int main(void)
         cmocka_unit_test(programs_are_found_as_the_sandbox_sees_them),
         cmocka_unit_test(a_program_the_sandbox_lacks_is_an_error_naming_it),
         cmocka_unit_test(secrets_this_user_cannot_read_are_not_covered),
+        cmocka_unit_test(as_root_every_private_entry_of_etc_is_covered),
+        cmocka_unit_test(the_real_host_finds_what_others_may_not_read),
         cmocka_unit_test(secrets_stay_unread_in_a_real_sandbox),
         cmocka_unit_test(the_real_host_is_the_default),
     };
