@@ -139,8 +139,24 @@ static bool past_operand(tnd_cli *self, int at)
     return true;
 }
 
+/* The option getopt just refused in word, quoted, into buf: a long
+ * option as written; a short one by its letter (optopt), with the word
+ * it was in when that holds more letters: "'-f' in '-fix'". */
+static const char *refused(char *buf, size_t size, const char *word)
+{
+    if (strncmp(word, "--", 2) == 0 || optopt <= 0 || optopt >= 128)
+        snprintf(buf, size, "'%s'", word);
+    else if (strlen(word) > 2)
+        snprintf(buf, size, "'-%c' in '%s'", optopt, word);
+    else
+        snprintf(buf, size, "'-%c'", optopt);
+    return buf;
+}
+
 int tnd_cli_next(tnd_cli *self)
 {
+    char what[512];
+    const char *word;
     int c, at;
 
     do {
@@ -156,17 +172,25 @@ int tnd_cli_next(tnd_cli *self)
     }
     if (c != ':' && c != '?')
         return c;
-    if (c == ':')
+    if (c == ':') {
         self->status =
             tnd_cli_error(self, "%s needs a value", self->argv[optind - 1]);
-    else if (self->end < self->argc) /* after an operand: a word of it? */
+        return -1;
+    }
+    /* getopt began this call at argv[at], the word it refused: a cluster
+     * of short options stays there until its last letter is read, so
+     * argv[optind - 1] can be the word before */
+    word = self->argv[at];
+    refused(what, sizeof(what), word);
+    /* after an operand, or letters that spell a word: a task's word? */
+    if (self->end < self->argc ||
+        (strncmp(word, "--", 2) != 0 && strlen(word) > 2))
         self->status = tnd_cli_error(self,
-                                     "unknown option '%s'; if it is a word, "
+                                     "unknown option %s; if it is a word, "
                                      "not an option, put -- before it",
-                                     self->argv[optind - 1]);
+                                     what);
     else
-        self->status =
-            tnd_cli_error(self, "unknown option '%s'", self->argv[optind - 1]);
+        self->status = tnd_cli_error(self, "unknown option %s", what);
     return -1;
 }
 

@@ -70,6 +70,50 @@ expect_in "$T/err" "nosuch"
 expect_not_in "$T/err" "unexpected argument"
 pass "options after the task are honoured; -- ends them"
 
+# a short option refused inside a cluster is named by its letter and its
+# word, not by the word before it (it named 'github', the --format value)
+run "$BIN/tandem" review --repo "$T/demo" --format github -fix the thing
+expect_rc 2 "a task word that starts with '-' after an option's value"
+expect_in "$T/err" "unknown option '-f' in '-fix'; if it is a word, not an option, put -- before it"
+expect_not_in "$T/err" "'github'"
+run "$BIN/tandem" run --repo "$T/demo" -qx "task"
+expect_rc 2 "an unknown letter after a known one"
+expect_in "$T/err" "unknown option '-x' in '-qx'"
+pass "an unknown option in a cluster of letters is named by its letter"
+
+# docs/pipelines.md's plain shell job, run as written, on a pull request
+# whose title is an option: the title goes after --, so it stays a task,
+# and a review that could not be done (no model) fails the job (exit 4)
+# instead of passing it as --on-error=pass would
+awk '/^## A plain shell job/ { on = 1 } on && /^```sh$/ { body = 1; next }
+     body && /^```$/ { exit } body { print }' "$TOP/docs/pipelines.md" \
+    >"$T/tandem-review.sh"
+grep -q "tandem review" "$T/tandem-review.sh" ||
+    fail "no plain shell job found in docs/pipelines.md"
+mkdir -p "$T/pr"
+(cd "$T/pr" && git init -q && echo hello >a.txt &&
+    printf 'agents:\n  reviewer:\n    llm: {provider: command, command: "%s"}\n    skills: []\n' \
+        "$T/no-such-model" >agents.yaml && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm base &&
+    git branch -q base && echo evil >>a.txt &&
+    git -c user.email=t@example.com -c user.name=t commit -qam pr &&
+    git tag pr) ||
+    fail "cannot make the pull request's repository"
+for title in --on-error=pass "-fix the thing"; do
+    (cd "$T/pr" && BASE=base TASK=$title ON_ERROR=fail PATH=$BIN:$PATH \
+        sh "$T/tandem-review.sh") >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 4 "the plain shell job, title '$title', no model"
+    expect_in "$T/err" "tandem: could not review this change"
+    expect_in "$T/pr/tandem.sarif" '"executionSuccessful": false'
+    (cd "$T/pr" && git reset -q --soft pr)
+done
+# every job of the page: a task from outside comes after --
+grep -n -E 'tandem (run|review|submit) .*"\$\{?(TASK|task)' \
+    "$TOP/docs/pipelines.md" | grep -v -E -- '-- "\$\{?(TASK|task)' \
+    >"$T/undashed" && fail "docs/pipelines.md passes a task without --: $(cat "$T/undashed")"
+pass "docs/pipelines.md: a pull request's title is a task, never an option"
+
 for agent in tandem-coder tandem-reviewer; do
     run "$BIN/$agent" --help
     expect_rc 0 "$agent --help"

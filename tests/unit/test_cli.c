@@ -237,6 +237,13 @@ static void what_a_command_does_not_take_is_told(void **state)
         {"--dry-run=yes", "tandem sessions prune: unknown option "
                           "'--dry-run=yes'\n"
                           "try 'tandem sessions prune --help'\n"},
+        /* a letter refused in a cluster: that letter, in its word */
+        {"-xv", "tandem sessions prune: unknown option '-x' in '-xv'; if it "
+                "is a word, not an option, put -- before it\n"
+                "try 'tandem sessions prune --help'\n"},
+        {"-fix", "tandem sessions prune: unknown option '-f' in '-fix'; if "
+                 "it is a word, not an option, put -- before it\n"
+                 "try 'tandem sessions prune --help'\n"},
     };
 
     (void)state;
