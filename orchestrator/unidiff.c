@@ -99,9 +99,35 @@ static bool mode_line(const reader *r)
     return true;
 }
 
+/* A name the edits may carry: every path of the change is checked here,
+ * as it is loaded, since a name an edit cannot hold (a backslash, a tab,
+ * .git/...) otherwise failed only once the session had started, as a
+ * review that could not be done (exit 4, which --on-error pass lets
+ * through: a bad change went in with a file named innocent\name.txt). */
+static int check_path(const char *path)
+{
+    char *shown, *why;
+
+    if (tnd_edit_path_check(path) == 0)
+        return 0;
+    shown = tnd_str_one_line(path, 200);
+    why = tnd_xstrdup(tnd_error_last());
+    tnd_error_set("'%s' cannot be reviewed: %s; rename it, or leave it out "
+                  "of the change",
+                  shown, why);
+    free(shown);
+    free(why);
+    return -1;
+}
+
 static int add_edit(parse *ps, tnd_edit_kind kind, const char *path,
                     char *search, char *replace, long line)
 {
+    if (check_path(path) < 0) {
+        free(search);
+        free(replace);
+        return -1;
+    }
     if (ps->n >= TND_BODY_MAX_EDITS) {
         free(search);
         free(replace);

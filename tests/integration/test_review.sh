@@ -226,6 +226,34 @@ expect_rc 2 "a new symbolic link"
 expect_in "$T/err" "a symbolic link (new file mode 120000)"
 pass "quoted names are reviewed; a mode change alone is empty; a link is refused"
 
+# a name an edit cannot carry (a backslash, a tab; .git/ in a patch) is
+# refused when the change is loaded, a usage error naming it (exit 2),
+# never a review that could not be done (exit 4), which --on-error pass
+# let through with the rest of the change unreviewed
+(cd "$T/demo" && git reset -q && rm -f link.txt &&
+    sed -i "s|^    return sum / count;|$FIXED|" stats.c && git add stats.c)
+for kind in backslash tab; do
+    case $kind in
+    backslash) name='innocent\name.txt' shown=$name ;;
+    tab) name=$(printf 'tab\tname.txt') shown='tab?name.txt' ;;
+    esac
+    echo x >"$T/demo/$name"
+    (cd "$T/demo" && git add -- "$name") || fail "cannot stage $name"
+    run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged \
+        --on-error pass --format github "make the failing test pass"
+    expect_rc 2 "a staged file whose name holds a $kind, --on-error pass"
+    expect_in "$T/err" "the git changes: '$shown' cannot be reviewed: path contains a control character or a backslash; rename it, or leave it out of the change"
+    [ ! -s "$T/out" ] || fail "a refused change wrote findings on stdout"
+    (cd "$T/demo" && git rm -q --cached -- "$name" && rm -f -- "$name")
+done
+printf -- '--- /dev/null\n+++ b/.git/hooks/post-checkout\n@@ -0,0 +1 @@\n+rm -rf ~\n' \
+    >"$T/hook.diff"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" \
+    --diff "$T/hook.diff" --on-error pass
+expect_rc 2 "a patch that writes into .git/"
+expect_in "$T/err" "'.git/hooks/post-checkout' cannot be reviewed"
+pass "a path an edit cannot hold is a usage error when the change is loaded"
+
 # a tree checked out with CRLF (eol=crlf, core.autocrlf): git diff gives
 # the lines as git stores them (LF); each hunk still goes in, and the
 # lines it puts there end in CRLF as the file's do (every hunk was

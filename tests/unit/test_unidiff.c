@@ -697,6 +697,43 @@ static void renames_and_copies_are_refused(void **state)
                      "reviewed yet (make the diff with --no-renames)");
 }
 
+/* Every path is checked as the change is loaded, as a code reply's are:
+ * one an edit cannot hold is an error naming it, not a session that
+ * fails later (a review that could not be done, which may pass). */
+static void paths_an_edit_cannot_hold_are_refused(void **state)
+{
+    (void)state;
+    parse_fails("diff --git a/ok.txt b/ok.txt\n"
+                "--- a/ok.txt\n"
+                "+++ b/ok.txt\n"
+                "@@ -1 +1 @@\n"
+                "-a\n"
+                "+b\n"
+                "diff --git \"a/innocent\\\\name.txt\" "
+                "\"b/innocent\\\\name.txt\"\n"
+                "new file mode 100644\n"
+                "--- /dev/null\n"
+                "+++ \"b/innocent\\\\name.txt\"\n"
+                "@@ -0,0 +1 @@\n"
+                "+x\n");
+    assert_string_equal(tnd_error_last(),
+                        "'innocent\\name.txt' cannot be reviewed: path "
+                        "contains a control character or a backslash; "
+                        "rename it, or leave it out of the change");
+    /* git's header alone: an empty file created */
+    parse_fails("diff --git \"a/tab\\tname\" \"b/tab\\tname\"\n"
+                "new file mode 100644\n"
+                "index 0000000..e69de29\n");
+    assert_error_has("'tab?name' cannot be reviewed");
+    parse_fails("--- a/.git/config\n"
+                "+++ b/.git/config\n"
+                "@@ -1 +1 @@\n"
+                "-a\n"
+                "+b\n");
+    assert_error_has("'.git/config' cannot be reviewed: '.git/config' is "
+                     "inside .git");
+}
+
 static void binary_changes_are_refused(void **state)
 {
     (void)state;
@@ -1319,6 +1356,7 @@ int main(void)
         cmocka_unit_test(renames_and_copies_are_refused),
         cmocka_unit_test(links_submodules_and_modes_alone),
         cmocka_unit_test(quoted_names_are_unquoted),
+        cmocka_unit_test(paths_an_edit_cannot_hold_are_refused),
         cmocka_unit_test(binary_changes_are_refused),
         cmocka_unit_test(hunks_are_placed_by_their_headers),
         cmocka_unit_test(hunk_cut_short_is_refused),
