@@ -362,10 +362,8 @@ int tnd_loop_approve(run *r, const char *diff, const char *reason)
     r->final_rel = tnd_session_relpath(r->session, "final.diff");
     tnd_loop_stop(r, TND_SESSION_APPROVED, reason);
     tnd_report_approved(r->report, diff);
-    if (!r->opts.review && !r->opts.json) {
-        fputs(diff, r->out);
-        fflush(r->out);
-    }
+    if (!r->opts.review && !r->opts.json)
+        tnd_loop_put(r, r->out, "the approved diff", diff, false);
     return 0;
 }
 
@@ -525,8 +523,7 @@ static int reject_change(run *r, attempt *a)
         /* skills' output is in it: no escape codes on the author's
          * terminal (a review found them passed through) */
         char *shown = tnd_str_printable(findings, strlen(findings) + 1);
-        fputs(shown, r->out);
-        fflush(r->out);
+        tnd_loop_put(r, r->out, "the findings", shown, false);
         free(shown);
     }
     free(findings);

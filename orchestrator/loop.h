@@ -109,6 +109,8 @@ typedef struct run {
                                  (basecache.h); "" when none */
     bool config_error;        /* stopped by a configuration mistake: exit 2 */
     tnd_findings *findings;   /* review --format: what the attempt found */
+    char *out_lost;           /* why the result could not be written on stdout
+                                 (tnd_loop_put), or NULL: finish says so, exit 1 */
 } run;
 
 /* The loop's memory between attempts. */
@@ -170,6 +172,15 @@ void tnd_loop_say(run *r, const char *fmt, ...) TND_PRINTF(2, 3);
 
 /* End a streaming progress line so the next line starts clean. */
 void tnd_loop_end_progress(run *r);
+
+/* Write text, the command's result (what: "the approved diff"), on to
+ * (r->out, or stdout for --json and --format) and flush it; with line, a
+ * newline ends it when it has none. A failed or short write is kept in
+ * r->out_lost, and finish then says the output was lost and exits 1
+ * where it would have exited 0. A server's session writes to its
+ * client's stream, and keeps nothing. */
+void tnd_loop_put(run *r, FILE *to, const char *what, const char *text,
+                  bool line);
 
 /* The loop ends with status (an outcome: approved, rejected, escalated,
  * failed, interrupted) for reason. */

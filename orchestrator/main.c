@@ -121,8 +121,9 @@ static void run_usage(const char *name, FILE *to)
         "  -v, --verbose        debug logging from tandem and the agents\n"
         "  -h, --help           show this help\n"
         "\n"
-        "exit status: 0 approved (and applied, with --apply), 1 failed, 2\n"
-        "usage or configuration error, 3 needs a human (the loop could not\n"
+        "exit status: 0 approved (and applied, with --apply), 1 failed, or\n"
+        "the diff could not be written on stdout (said on stderr), 2 usage\n"
+        "or configuration error, 3 needs a human (the loop could not\n"
         "converge), 5 approved but not applied or not committed (--apply,\n"
         "--commit), 130 interrupted (128 + the signal; 'tandem resume ID'\n"
         "goes on)\n",
@@ -324,8 +325,9 @@ static void review_usage(const char *name, FILE *to)
         "  -h, --help           show this help\n"
         "\n"
         "exit status: 0 approved (or nothing to review, with --allow-empty),\n"
-        "1 rejected, 2 usage or configuration error (or nothing to review),\n"
-        "3 needs a human, 4 could not review (0 with --on-error pass), 130\n"
+        "1 rejected, or the findings could not be written on stdout, 2\n"
+        "usage or configuration error (or nothing to review), 3 needs a\n"
+        "human, 4 could not review (0 with --on-error pass), 130\n"
         "interrupted (128 + the signal)\n",
         to);
 }

@@ -239,8 +239,7 @@ static void emit(run *r, const char *report)
     char *out;
 
     if (r->opts.json) {
-        if (tnd_report_emit(stdout, report) < 0)
-            tnd_log_error("%s", tnd_error_last());
+        tnd_loop_put(r, stdout, "the report", report, true);
         return;
     }
     if (!r->findings)
@@ -248,8 +247,7 @@ static void emit(run *r, const char *report)
     if (r->status == TND_SESSION_FAILED || r->status == TND_SESSION_INTERRUPTED)
         tnd_findings_not_done(r->findings, r->reason);
     out = tnd_findings_render(r->findings, r->opts.format);
-    if (fputs(out, stdout) == EOF || fflush(stdout) != 0)
-        tnd_log_error("cannot write the findings: %s", strerror(errno));
+    tnd_loop_put(r, stdout, "the findings", out, false);
     free(out);
 }
 
@@ -385,7 +383,8 @@ static int finish(run *r)
     /* review -q: an approved change says nothing (a pre-commit hook's
      * success is silent); anything else still says what happened. run -q
      * keeps its summary: what the diff on stdout cost */
-    if (r->status == TND_SESSION_APPROVED && r->opts.quiet && r->opts.review)
+    if (r->status == TND_SESSION_APPROVED && r->opts.quiet && r->opts.review &&
+        !r->out_lost)
         return TND_EXIT_OK;
     /* the reason holds the model's words: no terminal escape */
     reason = tnd_str_one_line(r->reason ? r->reason : "", 4000);
@@ -417,6 +416,13 @@ static int finish(run *r)
     } else {
         fprintf(r->err, "%s: %s\n", tnd_session_status_name(r->status), reason);
         code = r->config_error ? TND_EXIT_USAGE : TND_EXIT_FAILED;
+    }
+    if (r->out_lost) {
+        fprintf(r->err,
+                "tandem: %s; the output was lost (the session "
+                "keeps it)%s\n",
+                r->out_lost, code == TND_EXIT_OK ? ", exit 1" : "");
+        code = code == TND_EXIT_OK ? TND_EXIT_FAILED : code;
     }
     fprintf(r->err, "session %s: %s/\n", tnd_session_id(r->session),
             tnd_session_dir(r->session));
@@ -450,6 +456,7 @@ void tnd_loop_close(run *r)
     free(r->reason);
     free(r->final_rel);
     free(r->last_rel);
+    free(r->out_lost);
     free(r->last_diff);
     free(r->last_rationale);
     free(r->guidance);

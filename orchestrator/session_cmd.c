@@ -80,8 +80,9 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
           "  -v, --verbose     debug logging\n"
           "  -h, --help        show this help\n"
           "\n"
-          "exit status: 0 approved, 1 rejected or failed, 2 usage error,\n"
-          "3 waiting for a human again, 130 interrupted (128 + the signal)\n",
+          "exit status: 0 approved, 1 rejected or failed, or the diff could\n"
+          "not be written on stdout, 2 usage error, 3 waiting for a human\n"
+          "again, 130 interrupted (128 + the signal)\n",
           to);
 }
 

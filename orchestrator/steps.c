@@ -1,7 +1,9 @@
 /* What the gate loop does with the world (see loop.h): progress lines
- * on stderr, journal steps (fsync'd, published, the views refreshed),
- * replies read back from the journal, and asking an agent with a
+ * on stderr, the result on stdout (tnd_loop_put: a write that fails is
+ * kept, for finish to say), journal steps (fsync'd, published, the views
+ * refreshed), replies read back from the journal, and asking an agent with a
  * deadline. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -50,6 +52,24 @@ void tnd_loop_say(run *r, const char *fmt, ...)
     fprintf(r->err, "tandem: %s\n", clean);
     free(clean);
     free(text);
+}
+
+void tnd_loop_put(run *r, FILE *to, const char *what, const char *text,
+                  bool line)
+{
+    size_t len = strlen(text);
+    bool failed;
+
+    errno = 0;
+    failed = fwrite(text, 1, len, to) != len ||
+             (line && len && text[len - 1] != '\n' && fputc('\n', to) == EOF) ||
+             fflush(to) != 0 || ferror(to);
+    if (!failed || r->host || r->out_lost)
+        return;
+    /* > fix.patch on a full disk, a pipe closed early: a pipeline that
+     * took exit 0 for a result it holds had none */
+    r->out_lost = tnd_xasprintf("cannot write %s on stdout: %s", what,
+                                errno ? strerror(errno) : "a write failed");
 }
 
 void tnd_loop_stop(run *r, tnd_session_status status, const char *reason)

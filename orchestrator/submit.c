@@ -83,11 +83,11 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
         "  -q, --quiet          no progress lines\n"
         "  -h, --help           show this help\n"
         "\n"
-        "exit status: as tandem run (0 approved, 1 failed, 2 usage or\n"
-        "configuration error, 3 needs a human, 128 + N stopped by signal\n"
-        "N), 75 the server is busy or stopping (try again later), 130 you\n"
-        "left (the task goes on); with --review as tandem review (1\n"
-        "rejected, 4 could not review)\n",
+        "exit status: as tandem run (0 approved, 1 failed or stdout could\n"
+        "not take the output, 2 usage or configuration error, 3 needs a\n"
+        "human, 128 + N stopped by signal N), 75 the server is busy or\n"
+        "stopping (try again later), 130 you left (the task goes on);\n"
+        "with --review as tandem review (1 rejected, 4 could not review)\n",
         to);
 }
 
@@ -103,6 +103,7 @@ typedef struct submit {
     const char *me;           /* "tandem submit", or "tandem" answering */
     bool answering;           /* tnd_submit_answer */
     bool wrote_out;           /* the session's stdout came */
+    char *out_lost;           /* why what goes on stdout could not be written */
     json_object **status_out; /* a status reply is kept here, not shown */
 } submit;
 
@@ -208,6 +209,20 @@ static int send_request(submit *s, const tnd_client_request *req)
     return rc;
 }
 
+/* Write len bytes of the result (what: "the approved diff") on stdout,
+ * flushed; a failed or short write is kept in s->out_lost: the command
+ * then says the output was lost and exits 1 (exchange). */
+static void put_out(submit *s, const char *what, const char *text, size_t len)
+{
+    errno = 0;
+    if ((fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 &&
+         !ferror(stdout)) ||
+        s->out_lost)
+        return;
+    s->out_lost = tnd_xasprintf("cannot write %s on stdout: %s", what,
+                                errno ? strerror(errno) : "a write failed");
+}
+
 static void print_status(const tnd_client_reply *r)
 {
     json_object *list = tnd_json_array(r->report, "sessions");
@@ -232,6 +247,7 @@ static void print_status(const tnd_client_reply *r)
 /* One reply: 1 when it was the last (*code set), 0 to go on, -1. */
 static int on_reply(submit *s, const tnd_client_reply *r, int *code)
 {
+    const char *diff;
     char *text;
 
     switch (r->type) {
@@ -242,7 +258,9 @@ static int on_reply(submit *s, const tnd_client_reply *r, int *code)
             fprintf(stderr, "tandem: session %s goes on in tandem serve (%s)\n",
                     r->session, s->endpoint);
         if (s->detach) {
-            printf("%s\n", r->session);
+            text = tnd_xasprintf("%s\n", r->session);
+            put_out(s, "the session's id", text, strlen(text));
+            free(text);
             *code = TND_EXIT_OK;
             return 1;
         }
@@ -260,10 +278,10 @@ static int on_reply(submit *s, const tnd_client_reply *r, int *code)
             text = tnd_str_printable(r->text, r->text_len + 1);
             fputs(text, stderr);
             free(text);
+            fflush(stderr);
         } else {
-            fwrite(r->text, 1, r->text_len, stdout);
+            put_out(s, "the session's output", r->text, r->text_len);
         }
-        fflush(r->err ? stderr : stdout);
         s->wrote_out = s->wrote_out || !r->err;
         return 0;
     case TND_CLIENT_ALIVE:
@@ -271,7 +289,7 @@ static int on_reply(submit *s, const tnd_client_reply *r, int *code)
     case TND_CLIENT_DONE:
         if (s->json && r->report) {
             text = tnd_json_pretty(r->report);
-            fputs(text, stdout);
+            put_out(s, "the report", text, strlen(text));
             free(text);
         } else if (s->json || (!s->wrote_out && r->exit_code == TND_EXIT_OK &&
                                r->status && !r->report)) {
@@ -288,7 +306,8 @@ static int on_reply(submit *s, const tnd_client_reply *r, int *code)
             if (!s->quiet)
                 fprintf(stderr, "tandem: session %s ended %s\n", r->session,
                         r->status ? r->status : "");
-            fputs(tnd_json_str_or(r->report, "final_diff_text", ""), stdout);
+            diff = tnd_json_str_or(r->report, "final_diff_text", "");
+            put_out(s, "the approved diff", diff, strlen(diff));
         }
         *code = r->exit_code;
         return 1;
@@ -297,7 +316,7 @@ static int on_reply(submit *s, const tnd_client_reply *r, int *code)
             *s->status_out = json_object_get(r->report);
         } else if (s->json) {
             text = tnd_json_pretty(r->report);
-            fputs(text, stdout);
+            put_out(s, "the status", text, strlen(text));
             free(text);
         } else {
             print_status(r);
@@ -606,6 +625,21 @@ static int exchange(submit *s, const tnd_client_request *req)
         goto out;
     }
     code = follow(s);
+    /* the status table's printf too: a stream that failed stays failed */
+    errno = 0;
+    if (!s->status_out && !s->out_lost &&
+        (fflush(stdout) != 0 || ferror(stdout)))
+        s->out_lost = tnd_xasprintf("cannot write on stdout: %s",
+                                    errno ? strerror(errno) : "a write failed");
+    if (s->out_lost) {
+        fprintf(stderr, "%s: %s; the output was lost%s%s%s%s\n", s->me,
+                s->out_lost, s->session ? " (session " : "",
+                s->session ? s->session : "", s->session ? " keeps it)" : "",
+                code == TND_EXIT_OK ? ", exit 1" : "");
+        code = code == TND_EXIT_OK ? TND_EXIT_FAILED : code;
+        free(s->out_lost);
+        s->out_lost = NULL;
+    }
 out:
     if (s->socket) {
         zmq_setsockopt(s->socket, ZMQ_LINGER, &linger, sizeof(linger));

@@ -14,6 +14,8 @@ MODE says, then waits to be killed:
                   diff); then this session's end, exit_code 3
     escapes       accepted; output on stderr holding terminal escapes;
                   then this session's end, exit_code 3
+    approved      accepted; the approved diff on stdout; this session's
+                  end, exit_code 0, with its report
 """
 import json
 import sys
@@ -62,6 +64,15 @@ def main():
         send({"tandem": 1, "type": "output", "stream": "stderr",
               "text": "tandem: \x1b]0;PWNED\x07\x1b[2Jcleared\n"})
         send(done, final=True)
+    elif mode == "approved":
+        diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
+        send(accepted)
+        send({"tandem": 1, "type": "output", "stream": "stdout",
+              "text": diff})
+        send({"tandem": 1, "type": "done", "session": SESSION,
+              "exit_code": 0, "status": "approved",
+              "report": {"kind": "run", "final_diff_text": diff}},
+             final=True)
     time.sleep(60)
 
 

@@ -36,6 +36,34 @@ check "$TOP/docs/report.schema.json" "$T/run.json"
 expect_rc 0 "the printed report matches the schema"
 pass "run --json prints report.json and nothing else; the diff is inside"
 
+# stdout that cannot be written: a full disk, a pipe its reader closed.
+# The approved diff (or the report) is lost, so the run says so and exits
+# 1 (it exited 0: `tandem run ... >fix.patch` on a full disk left an
+# empty patch and a pipeline that took it for approved)
+copy_demo
+tandem run --repo "$T/demo" "make the failing test pass" >/dev/full \
+    2>"$T/err"
+RC=$?
+expect_rc 1 "the approved diff into a full disk"
+expect_in "$T/err" "approved after 2 iterations"
+expect_in "$T/err" "tandem: cannot write the approved diff on stdout: No space left on device; the output was lost (the session keeps it), exit 1"
+dir=$(session_dir)
+expect_in "$dir/final.diff" "+    return (double)sum / (double)count;"
+copy_demo
+/usr/bin/python3 - "$BIN/tandem" "$T/demo" "$T/err" <<'PY'
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)  # the reader is gone before anything is written
+with open(sys.argv[3], "w") as err:
+    rc = subprocess.call([sys.argv[1], "run", "--repo", sys.argv[2], "--json",
+                          "make the failing test pass"], stdout=w, stderr=err)
+sys.exit(rc)
+PY
+RC=$?
+expect_rc 1 "the report into a closed pipe"
+expect_in "$T/err" "tandem: cannot write the report on stdout: Broken pipe; the output was lost"
+pass "run: a result that cannot be written on stdout is exit 1, said"
+
 # a session that waits for a person (exit 3): the report says so
 copy_demo
 demo_config "$TOP/examples/demo/cassette.json" <<'YAML'

@@ -109,6 +109,24 @@ expect_rc 0 "the approved review's SARIF"
 expect_in "$T/approved.sarif" '"level": "note"'
 pass "an approved change's minor issue is a note, and the exit code 0"
 
+# stdout that cannot be written (a full disk): the findings or the report
+# are lost, and the review says so and exits 1, never 0 (it exited 0, the
+# SARIF lost, with a line in the log only); -q says it too
+for how in "--format sarif" "--format sarif -q" "--json"; do
+    tandem review --repo "$T/demo" --config "$T/review.yaml" $how \
+        "make the failing test pass" >/dev/full 2>"$T/err"
+    RC=$?
+    expect_rc 1 "an approved review ($how) into a full disk"
+    case $how in
+    --json) what="the report" ;;
+    *) what="the findings" ;;
+    esac
+    expect_in "$T/err" "tandem: cannot write $what on stdout: No space left on device; the output was lost (the session keeps it), exit 1"
+    tail -n 1 "$T/err" | grep -q '^session .*: .*/$' ||
+        fail "the last line on stderr is not the session's: $(tail -n 1 "$T/err")"
+done
+pass "an approved review whose findings cannot be written exits 1, saying so"
+
 # a change that passes but touches a risky path waits (exit 3): the gate
 # says why, as a warning
 cat >>"$T/review.yaml" <<'YAML'
@@ -149,6 +167,12 @@ expect_rc 0 "--on-error pass"
 expect_in "$T/err" "tandem review: warning: could not review the change ("
 expect_in "$T/err" "--on-error pass lets it through unreviewed"
 expect_in "$T/out" "::error title=tandem%3A could not review::"
+# ... but not when its findings, which say so, cannot be written
+tandem review --repo "$T/demo" --config "$T/review.yaml" --format github \
+    --on-error pass "make the failing test pass" >/dev/full 2>"$T/err"
+RC=$?
+expect_rc 1 "--on-error pass, the findings into a full disk"
+expect_in "$T/err" "cannot write the findings on stdout"
 run tandem review --repo "$T/demo" --config "$T/review.yaml" --format github \
     --on-error fail "make the failing test pass"
 expect_rc 4 "--on-error fail"

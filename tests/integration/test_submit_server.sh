@@ -53,3 +53,25 @@ if LC_ALL=C grep -q "$(printf '\033')" "$T/err"; then
     fail "an escape from the server reached stderr: $(cat -v "$T/err")"
 fi
 pass "what the server says reaches stderr without terminal escapes"
+
+# stdout that cannot be written (a full disk): the diff, the report or
+# the session's id is lost, and submit says so and exits 1, not 0 (its
+# writes were not checked)
+for how in "" --json --detach; do
+    case $how in
+    --json) what="the report" ;;
+    --detach) what="the session's id" ;;
+    *) what="the session's output" ;;
+    esac
+    serve approved
+    TANDEM_TIMEOUT=60 tandem submit --connect "$EP" --repo "$T/repo" $how \
+        "do it" >/dev/full 2>"$T/err"
+    RC=$?
+    expect_rc 1 "an approved session, submit ${how:-without an option} into a full disk"
+    expect_in "$T/err" "tandem submit: cannot write $what on stdout: No space left on device; the output was lost (session 20261125-000000-aaaaaaaa keeps it), exit 1"
+done
+serve approved
+TANDEM_TIMEOUT=60 run tandem submit --connect "$EP" --repo "$T/repo" "do it"
+expect_rc 0 "an approved session, stdout a file"
+expect_in "$T/out" "+b"
+pass "submit: a result that cannot be written on stdout is exit 1, said"
