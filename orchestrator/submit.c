@@ -40,7 +40,8 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
     (void)name;
     fputs(
         "usage: tandem submit [options] TASK...\n"
-        "       tandem submit --review [--staged | --diff FILE] [TASK...]\n"
+        "       tandem submit --review [--staged | --diff FILE]\n"
+        "                     [--on-error fail|pass] [TASK...]\n"
         "       tandem submit --attach ID [options]\n"
         "       tandem submit --status [--json]\n"
         "\n"
@@ -68,6 +69,10 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
         "  --staged             with --review: only the staged changes\n"
         "  --diff FILE          with --review: the patch in FILE ('-':\n"
         "                       stdin), sent to the server\n"
+        "  --on-error WHAT      with --review: a review that could not be\n"
+        "                       done (no server answers, its model\n"
+        "                       unreachable): fail (exit 4, the default)\n"
+        "                       or pass (exit 0 with a warning)\n"
         "  --detach             print the session id as soon as the server\n"
         "                       has it, and return\n"
         "  --json               print the report (report.json) on stdout\n"
@@ -87,7 +92,8 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
         "not take the output, 2 usage or configuration error, 3 needs a\n"
         "human, 128 + N stopped by signal N), 75 the server is busy or\n"
         "stopping (try again later), 130 you left (the task goes on);\n"
-        "with --review as tandem review (1 rejected, 4 could not review)\n",
+        "with --review as tandem review (1 rejected, 4 could not review,\n"
+        "also when no server answers at the endpoint)\n",
         to);
 }
 
@@ -96,6 +102,8 @@ typedef struct submit {
     const char *server_key, *key;          /* CURVE: --server-key, --key */
     char found_key[TND_CURVE_Z85_LEN + 1]; /* from serve.endpoint */
     bool detach, json, status, quiet, review, staged;
+    tnd_on_error on_error; /* --review: exit 4, or 0 with a warning */
+    bool on_error_given;
     void *ctx, *socket;
     bool own_ctx; /* ctx is made and ended by exchange, not the caller's */
     char *endpoint;
@@ -335,12 +343,21 @@ static int on_reply(submit *s, const tnd_client_reply *r, int *code)
     return 0;
 }
 
+/* The exit code when no outcome was heard (no server answers there, a
+ * reply that cannot be read): under --review a review that could not be
+ * done, 4, as tandem review exits when its model cannot be reached (1
+ * said "rejected"); else run's 1. */
+static int unheard(const submit *s)
+{
+    return s->review ? TND_EXIT_NOT_REVIEWED : TND_EXIT_FAILED;
+}
+
 /* Read replies until the FINAL; a TND_EXIT_* code. */
 static int follow(submit *s)
 {
     int64_t heard = tnd_now_ms();
     bool any = false;
-    int code = TND_EXIT_FAILED;
+    int code = unheard(s);
 
     for (;;) {
         zmq_pollitem_t item = {s->socket, 0, ZMQ_POLLIN, 0};
@@ -366,11 +383,11 @@ static int follow(submit *s)
                     s->session ? " is on disk; it goes on when a server runs "
                                  "it (tandem submit --attach ID)"
                                : "");
-            return TND_EXIT_FAILED;
+            return unheard(s);
         }
         if (zmq_poll(&item, 1, 500) < 0 && errno != EINTR) {
             fprintf(stderr, "%s: %s\n", s->me, zmq_strerror(errno));
-            return TND_EXIT_FAILED;
+            return unheard(s);
         }
         while ((rc = tnd_mdp_recv(&m, NULL, NULL, s->socket)) == 0) {
             int last;
@@ -386,7 +403,7 @@ static int follow(submit *s)
             if (tnd_client_reply_decode(&r, m.body, m.body_len) < 0) {
                 fprintf(stderr, "%s: %s\n", s->me, tnd_error_last());
                 tnd_mdp_msg_clear(&m);
-                return TND_EXIT_FAILED;
+                return unheard(s);
             }
             if (r.type == TND_CLIENT_DONE && s->session && r.session &&
                 strcmp(r.session, s->session) != 0) {
@@ -415,7 +432,7 @@ static int follow(submit *s)
         }
         if (rc != TND_ETIMEOUT) {
             fprintf(stderr, "%s: %s\n", s->me, tnd_error_last());
-            return TND_EXIT_FAILED;
+            return unheard(s);
         }
     }
 }
@@ -504,11 +521,10 @@ static int make_request(tnd_client_request *req, submit *s, int argc,
 static int parse(submit *s, const char *name, int argc, char **argv)
 {
     static const int accepts[] = {
-        TND_OPT_CONNECT,   TND_OPT_REPO,   TND_OPT_CONFIG,
-        TND_OPT_TASK_FILE, TND_OPT_DETACH, TND_OPT_JSON,
-        TND_OPT_ATTACH,    TND_OPT_STATUS, TND_OPT_REVIEW,
-        TND_OPT_STAGED,    TND_OPT_DIFF,   TND_OPT_SERVER_KEY,
-        TND_OPT_KEY,       TND_OPT_QUIET,  0};
+        TND_OPT_CONNECT, TND_OPT_REPO,   TND_OPT_CONFIG,   TND_OPT_TASK_FILE,
+        TND_OPT_DETACH,  TND_OPT_JSON,   TND_OPT_ATTACH,   TND_OPT_STATUS,
+        TND_OPT_REVIEW,  TND_OPT_STAGED, TND_OPT_DIFF,     TND_OPT_SERVER_KEY,
+        TND_OPT_KEY,     TND_OPT_QUIET,  TND_OPT_ON_ERROR, 0};
     tnd_cli cli;
     int c;
 
@@ -554,6 +570,17 @@ static int parse(submit *s, const char *name, int argc, char **argv)
         case TND_OPT_KEY:
             s->key = optarg;
             break;
+        case TND_OPT_ON_ERROR:
+            if (strcmp(optarg, "fail") != 0 && strcmp(optarg, "pass") != 0)
+                return tnd_cli_error(&cli,
+                                     "--on-error must be fail (exit 4) or "
+                                     "pass (exit 0 with a warning), got "
+                                     "\"%s\"",
+                                     optarg);
+            s->on_error = strcmp(optarg, "pass") == 0 ? TND_ON_ERROR_PASS
+                                                      : TND_ON_ERROR_FAIL;
+            s->on_error_given = true;
+            break;
         default: /* TND_OPT_QUIET */
             s->quiet = true;
             break;
@@ -566,9 +593,11 @@ static int parse(submit *s, const char *name, int argc, char **argv)
                 s->attach ? "attach" : "status");
         return TND_EXIT_USAGE;
     }
-    if ((s->staged || s->diff) && !s->review) {
+    if ((s->staged || s->diff || s->on_error_given) && !s->review) {
         fprintf(stderr, "tandem submit: --%s is for --review\n",
-                s->staged ? "staged" : "diff");
+                s->staged ? "staged"
+                : s->diff ? "diff"
+                          : "on-error");
         return TND_EXIT_USAGE;
     }
     if (s->staged && s->diff) {
@@ -590,7 +619,7 @@ static int exchange(submit *s, const tnd_client_request *req)
 {
     struct sigaction sa, old[3];
     bool handled = false;
-    int linger = 0, code = TND_EXIT_FAILED;
+    int linger = 0, code = unheard(s);
 
     if (!s->ctx) {
         s->ctx = zmq_ctx_new();
@@ -746,6 +775,13 @@ int tnd_cmd_submit(const char *name, int argc, char **argv)
         goto out;
     }
     code = exchange(&s, &req);
+    if (code == TND_EXIT_NOT_REVIEWED && s.on_error == TND_ON_ERROR_PASS) {
+        /* as tandem review --on-error pass: fail open, and say so */
+        fprintf(stderr, "tandem submit: warning: could not review the "
+                        "change; --on-error pass lets it through "
+                        "unreviewed\n");
+        code = TND_EXIT_OK;
+    }
 out:
     tnd_client_request_clear(&req);
     free(s.endpoint);

@@ -87,3 +87,39 @@ expect_in "$T/err" "the submitted diff: no file changes found"
 expect_not_in "$T/err" "submitted-"
 stop_serve
 pass "a review the server cannot make is a usage error"
+
+# a review the server could not do (its reviewer has no answer): 4, or 0
+# with a warning under --on-error pass, as tandem review exits
+echo '{"tandem_cassette": 1, "exchanges": []}' >"$T/empty.json"
+review_config "$T/empty.yaml" "$T/empty.json"
+start_serve --config "$T/empty.yaml" --max-sessions 2
+run tandem submit --review --staged --repo "$T/a" "make the failing test pass"
+expect_rc 4 "the server could not review"
+run tandem submit --review --staged --repo "$T/a" --on-error pass \
+    "make the failing test pass"
+expect_rc 0 "the server could not review, --on-error pass"
+expect_in "$T/err" "tandem submit: warning: could not review the change; --on-error pass lets it through unreviewed"
+stop_serve
+pass "submit --review: a review the server could not do is 4, or 0 under --on-error pass"
+
+# no server answers where the endpoint says (a stale serve.endpoint, as a
+# server killed with -9 leaves it; --connect to nobody): nothing was
+# judged, exit 4, never 1, which says "rejected"
+mkdir -p "$T/run/tandem" && chmod 700 "$T/run/tandem"
+echo "ipc://$T/dead.sock" >"$EPFILE"
+TANDEM_TIMEOUT=60 run tandem submit --review --staged --repo "$T/a" \
+    "make the failing test pass"
+expect_rc 4 "a stale serve.endpoint"
+expect_in "$T/err" "no answer from tandem serve at ipc://$T/dead.sock"
+TANDEM_TIMEOUT=60 run tandem submit --review --staged --repo "$T/a" \
+    --connect "ipc://$T/nobody.sock" --on-error pass "x"
+expect_rc 0 "nobody at --connect, --on-error pass"
+expect_in "$T/err" "--on-error pass lets it through unreviewed"
+rm -f "$EPFILE"
+run tandem submit --review --staged --repo "$T/a" --on-error open "x"
+expect_rc 2 "a bad --on-error"
+expect_in "$T/err" "tandem submit: --on-error must be fail (exit 4) or pass (exit 0 with a warning), got \"open\""
+run tandem submit --repo "$T/a" --on-error pass "x"
+expect_rc 2 "--on-error without --review"
+expect_in "$T/err" "--on-error is for --review"
+pass "submit --review: a server that does not answer is 4 (--on-error pass: 0)"
