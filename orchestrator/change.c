@@ -130,6 +130,82 @@ static char *unborn_base(const char *repo)
     return tree;
 }
 
+/* Whether git runs this process as a hook of a commit: it sets
+ * GIT_INDEX_FILE, the index the commit takes, for pre-commit and
+ * pre-merge-commit (even for --amend of the message alone). */
+static bool in_commit(void)
+{
+    return getenv("GIT_INDEX_FILE") != NULL;
+}
+
+/* Nothing is staged: a commit of no file when git commits (--amend of
+ * the message, --allow-empty), which --allow-empty passes; anywhere else
+ * (`pre-commit run --all-files` in CI: a clean checkout stages nothing)
+ * nothing was looked at, and that passes nothing. */
+static int nothing_staged(tnd_change *c, const char *repo)
+{
+    if (in_commit()) {
+        c->empty = true;
+        return tnd_error_config("nothing to review: %s has no staged changes",
+                                repo);
+    }
+    if (getenv("PRE_COMMIT"))
+        return tnd_error_config(
+            "nothing to review: %s has no staged changes, and the pre-commit "
+            "framework runs this hook outside a commit (pre-commit run "
+            "--all-files, as in CI), so that passes nothing: to review a "
+            "pull request's commits run pre-commit run --from-ref BASE "
+            "--to-ref HEAD, which tandem reviews as one change (see "
+            "docs/pipelines.md)",
+            repo);
+    return tnd_error_config("nothing to review: %s has no staged changes "
+                            "(and no commit is being made: --allow-empty "
+                            "passes that only in a commit's hook)",
+                            repo);
+}
+
+/* pre-commit's --from-ref/--to-ref (CI, a pre-push hook): the commits
+ * from..to as one change, `git diff from...to` (from the merge base, as
+ * pre-commit lists their files) against the merge base's tree. */
+static int from_range(tnd_change *c, const char *repo, const char *from,
+                      const char *to, const char *rundir_base)
+{
+    const char *base[] = {"git", "merge-base", from, to, NULL};
+    const char *diff[] = {"git",
+                          "-c",
+                          "core.quotePath=false",
+                          "diff",
+                          "--no-ext-diff",
+                          "--no-color",
+                          "--no-renames",
+                          "--binary",
+                          NULL,
+                          to,
+                          "--",
+                          NULL};
+    int rc;
+
+    if (from[0] == '-' || to[0] == '-') /* git would take it as an option */
+        return tnd_error_config("pre-commit's --from-ref %s --to-ref %s: "
+                                "not a commit",
+                                from, to);
+    if ((rc = git(&c->rev, repo, base, 4096)) < 0) {
+        tnd_error_prefix("pre-commit's --from-ref %s --to-ref %s", from, to);
+        return rc;
+    }
+    tnd_str_trim(c->rev);
+    diff[8] = c->rev;
+    if ((rc = git(&c->diff, repo, diff, TND_BODY_MAX_DIFF)) < 0)
+        return rc;
+    if (!*c->diff) {
+        c->empty = true;
+        return tnd_error_config("nothing to review: no changes from %s to %s "
+                                "(pre-commit's --from-ref and --to-ref)",
+                                from, to);
+    }
+    return export(c, repo, rundir_base);
+}
+
 static int from_git(tnd_change *c, const char *repo, bool staged,
                     const char *rev, const char *rundir_base)
 {
@@ -152,9 +228,14 @@ static int from_git(tnd_change *c, const char *repo, bool staged,
         "--no-color", "--no-renames", "--binary",
         NULL,         "--",           NULL};
     const char *parse[] = {"git", "rev-parse", "--verify", NULL, NULL};
+    const char *from = getenv("PRE_COMMIT_FROM_REF");
+    const char *to = getenv("PRE_COMMIT_TO_REF");
     char *spec;
     int rc;
 
+    /* outside a commit, pre-commit's range is the change, not the index */
+    if (staged && !rev && !in_commit() && from && *from && to && *to)
+        return from_range(c, repo, from, to, rundir_base);
     parse[3] = spec = tnd_xasprintf("%s^{commit}", rev ? rev : "HEAD");
     rc = git(&c->rev, repo, parse, 4096);
     free(spec);
@@ -172,10 +253,13 @@ static int from_git(tnd_change *c, const char *repo, bool staged,
     if ((rc = git(&c->diff, repo, staged ? diff_staged : diff_all,
                   TND_BODY_MAX_DIFF)) < 0)
         return rc;
+    if (!*c->diff && staged)
+        return nothing_staged(c, repo);
     if (!*c->diff) {
         c->empty = true;
-        return tnd_error_config("nothing to review: %s has no %s changes", repo,
-                                staged ? "staged" : "uncommitted");
+        return tnd_error_config("nothing to review: %s has no uncommitted "
+                                "changes",
+                                repo);
     }
     return export(c, repo, rundir_base);
 }

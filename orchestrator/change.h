@@ -7,7 +7,11 @@
  *   - git, everything uncommitted (the default): `git diff HEAD` against
  *     HEAD's tree;
  *   - git, staged only (--staged, for a pre-commit hook): `git diff
- *     --cached` against HEAD's tree, i.e. exactly what the commit takes.
+ *     --cached` against HEAD's tree, i.e. exactly what the commit takes;
+ *     outside a commit (git sets GIT_INDEX_FILE for a commit's hooks)
+ *     under pre-commit's --from-ref/--to-ref (PRE_COMMIT_FROM_REF,
+ *     PRE_COMMIT_TO_REF: CI, a pre-push hook) the commits between them
+ *     instead, `git diff FROM...TO` against the merge base's tree.
  * For the git sources HEAD's tree is checked out, as a checkout writes
  * it and through an index file of its own (never git archive, which
  * leaves out export-ignore files), into a runtime directory of its own
@@ -29,7 +33,9 @@ typedef struct tnd_change {
     tnd_rundir *tmp; /* a directory this change owns (removed by clear),
                         or NULL */
     bool empty;      /* git had no changes: tnd_change_load said "nothing
-                        to review" (TND_ECONFIG) */
+                        to review" (TND_ECONFIG), and --allow-empty may
+                        pass that; nothing staged outside a commit (CI)
+                        is no such change, only the error */
 } tnd_change;
 
 /* Load the change of repo. diff_file: a patch file or "-", else NULL

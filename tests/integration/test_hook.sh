@@ -79,12 +79,20 @@ commit --allow-empty -m "an empty commit"
 expect_rc 0 "an empty commit"
 git -C "$T/demo" log -1 --format=%s | grep -q "^an empty commit$" ||
     fail "the empty commit did not happen"
-run tandem review --repo "$T/demo" --staged --allow-empty
-expect_rc 0 "review --staged --allow-empty, nothing staged"
+# as git runs a commit's hook: GIT_INDEX_FILE names the index it takes
+run env GIT_INDEX_FILE="$T/demo/.git/index" "$BIN/tandem" review \
+    --repo "$T/demo" --staged --allow-empty
+expect_rc 0 "review --staged --allow-empty, nothing staged, in a commit"
 expect_in "$T/err" "nothing to review: $T/demo has no staged changes; --allow-empty passes it"
-run tandem review --repo "$T/demo" --staged
+run env GIT_INDEX_FILE="$T/demo/.git/index" "$BIN/tandem" review \
+    --repo "$T/demo" --staged
 expect_rc 2 "review --staged, nothing staged, no --allow-empty"
-pass "a commit that changes no file passes (--amend, --allow-empty)"
+# outside a commit nothing staged is nothing looked at: not passed
+run env -u GIT_INDEX_FILE "$BIN/tandem" review --repo "$T/demo" --staged \
+    --allow-empty
+expect_rc 2 "review --staged --allow-empty, nothing staged, no commit"
+expect_in "$T/err" "has no staged changes (and no commit is being made: --allow-empty passes that only in a commit's hook)"
+pass "a commit that changes no file passes (--amend, --allow-empty); outside a commit it does not"
 
 # a review that cannot be done: exit 4 stops the commit; --on-error pass
 # lets it through with a warning

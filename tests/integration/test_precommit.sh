@@ -94,3 +94,41 @@ commit --allow-empty -m "empty"
 expect_rc 0 "an empty commit"
 expect_in "$T/out" "Passed"
 pass "pre-commit passes a commit that changes no file (--amend, --allow-empty)"
+
+# In CI the framework runs outside a commit: `pre-commit run --all-files`
+# on a clean checkout stages nothing, and an empty staged change there is
+# no commit of no file (git sets GIT_INDEX_FILE only for a commit's
+# hooks): the hook fails, saying how to run it, instead of passing a bad
+# commit unreviewed (it said "Passed"). With --from-ref/--to-ref it
+# reviews those commits as one change.
+prun() { # ARGS...: pre-commit run in the demo, outside any commit
+    (cd "$T/demo" && env -u GIT_INDEX_FILE pre-commit run "$@") \
+        >"$T/out" 2>&1
+    RC=$?
+}
+git_demo "$TOP/examples/demo/cassette.json"
+sed -i 's|^    return sum / count;|    return (double)(sum / (long)count);|' \
+    "$T/demo/stats.c"
+(cd "$T/demo" && git commit -q --no-verify -am "half fix") ||
+    fail "cannot commit the half fix"
+prun --all-files
+[ "$RC" != 0 ] || fail "pre-commit run --all-files passed a bad commit unreviewed"
+expect_in "$T/out" "Failed"
+expect_in "$T/out" "the pre-commit framework runs this hook outside a commit"
+expect_in "$T/out" "pre-commit run --from-ref BASE --to-ref HEAD"
+prun --from-ref HEAD~1 --to-ref HEAD
+[ "$RC" != 0 ] || fail "pre-commit run --from-ref/--to-ref passed a bad commit"
+expect_in "$T/out" "Failed"
+expect_in "$T/out" "rejected: required skill test failed (exit 2)"
+git_demo "$FIX/cassette-review.json"
+sed -i 's|^    return sum / count;|    return (double)sum / (double)count;|' \
+    "$T/demo/stats.c"
+(cd "$T/demo" && git commit -q --no-verify -am "fix the mean") ||
+    fail "cannot commit the fix"
+prun --from-ref HEAD~1 --to-ref HEAD
+expect_rc 0 "pre-commit run --from-ref/--to-ref on the right fix"
+expect_in "$T/out" "Passed"
+sid=$(ls "$T/demo/.tandem/sessions")
+expect_in "$T/demo/.tandem/sessions/$sid/change.diff" \
+    "+    return (double)sum / (double)count;"
+pass "in CI (pre-commit run outside a commit) nothing staged fails; --from-ref/--to-ref reviews those commits"
