@@ -199,6 +199,9 @@ static int sandbox_argv(char ***out, const tnd_skill_config *skill,
     sb.home = tnd_env_get(envp, "HOME");
     sb.tmpdir = tnd_env_get(envp, "TMPDIR");
     sb.network = skill->network;
+    /* a tmpfs's pages count against no rlimit: each is bounded by the
+     * skill's memory limit instead (or TND_SANDBOX_TMPFS_MB) */
+    sb.memory_bytes = skill->limits.memory_bytes;
     if (!how->own)
         *out = tnd_holder_argv(how->holder, &sb, &how->entry);
     how->entered = *out != NULL;

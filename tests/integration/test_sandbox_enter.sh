@@ -91,6 +91,12 @@ skills:
       head -c 1048576 /dev/zero >/tmp/small && echo tmp-writable
       unshare -U true 2>/dev/null && echo userns-allowed || echo userns-refused
       true
+  small:
+    required: false
+    limits: {memory_mb: 64}
+    command: |
+      $ENTERED
+      echo "tmp bytes \$((\$(stat -f -c '%b * %S' /tmp)))"
   etc:
     required: false
     command: |
@@ -147,7 +153,7 @@ YAML
 
 # ---- the guarantees, from inside a skill -------------------------------
 copy_demo
-config "build, test, inside, bounds, etc, first, second, nets, faker, bwrap_faker, after_faker, leaver"
+config "build, test, inside, bounds, small, etc, first, second, nets, faker, bwrap_faker, after_faker, leaver"
 TANDEM_TIMEOUT=120 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "the demo approves with the entered skills beside it"
 dir=$(session_dir)
@@ -179,7 +185,11 @@ expect_bounded() {
 out=$(skill_output "$dir" bounds)
 case $out in *entered*) ;; *) fail "bounds: not entered: $out" ;; esac
 expect_bounded "$out"
-pass "an entered skill's tmpfs hold 1 GiB each at most, and it cannot make a user namespace"
+# with limits.memory_mb under 1 GiB, that is each tmpfs's bound
+out=$(skill_output "$dir" small)
+b=$(echo "$out" | sed -n 's/^tmp bytes //p')
+[ -n "$b" ] && [ "$b" -le $((64 << 20)) ] || fail "small: /tmp holds $b bytes, past limits.memory_mb 64: $out"
+pass "an entered skill's tmpfs hold 1 GiB each at most, or its memory limit, and it cannot make a user namespace"
 
 # expect_etc_covered OUT: an etc skill's output, as root: neither the
 # root-only file nor the root-only directory's file read, /etc still there
