@@ -30,7 +30,10 @@ YAML
 
 journal_lines() {
     f=$(ls "$T"/demo/.tandem/sessions/*/journal.jsonl 2>/dev/null | head -n 1)
-    [ -n "$f" ] && grep -c '' "$f" || echo 0
+    # grep -c prints 0 and fails on an empty journal: one number only
+    # (it printed "0" twice, and the caller's test broke)
+    n=$([ -n "$f" ] && grep -c '' "$f" 2>/dev/null)
+    echo "${n:-0}"
 }
 
 # prompts SESSION_DIR: the system and user prompt of every LLM exchange
