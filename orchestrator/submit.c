@@ -142,6 +142,16 @@ static char *find_endpoint(submit *s)
             }
         }
         tnd_str_trim(ep);
+        if (!tnd_serve_running()) {
+            /* left by a server that stopped (killed, or a reboot): a
+             * request sent there waited 10 s for nobody */
+            tnd_error_set("no tandem serve runs for you: %s is left from "
+                          "one that stopped; start one with 'tandem "
+                          "serve', or give --connect EP",
+                          file);
+            free(ep);
+            ep = NULL;
+        }
     }
     free(file);
     free(dir);
@@ -772,9 +782,13 @@ int tnd_cmd_submit(const char *name, int argc, char **argv)
     s.endpoint = s.connect ? tnd_xstrdup(s.connect) : find_endpoint(&s);
     if (!s.endpoint) {
         fprintf(stderr, "tandem submit: %s\n", tnd_error_last());
-        goto out;
+        if (!s.review)
+            goto out;
+        /* no server to review it: as one that does not answer */
+        code = TND_EXIT_NOT_REVIEWED;
+    } else {
+        code = exchange(&s, &req);
     }
-    code = exchange(&s, &req);
     if (code == TND_EXIT_NOT_REVIEWED && s.on_error == TND_ON_ERROR_PASS) {
         /* as tandem review --on-error pass: fail open, and say so */
         fprintf(stderr, "tandem submit: warning: could not review the "

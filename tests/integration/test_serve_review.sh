@@ -110,7 +110,10 @@ echo "ipc://$T/dead.sock" >"$EPFILE"
 TANDEM_TIMEOUT=60 run tandem submit --review --staged --repo "$T/a" \
     "make the failing test pass"
 expect_rc 4 "a stale serve.endpoint"
-expect_in "$T/err" "no answer from tandem serve at ipc://$T/dead.sock"
+expect_in "$T/err" "no tandem serve runs for you: $EPFILE is left from one that stopped"
+run tandem submit --repo "$T/a" "make the failing test pass"
+expect_rc 2 "a task for a stale serve.endpoint"
+expect_in "$T/err" "is left from one that stopped"
 TANDEM_TIMEOUT=60 run tandem submit --review --staged --repo "$T/a" \
     --connect "ipc://$T/nobody.sock" --on-error pass "x"
 expect_rc 0 "nobody at --connect, --on-error pass"
