@@ -164,6 +164,27 @@ static int nothing_staged(tnd_change *c, const char *repo)
                             repo);
 }
 
+/* git's diff of the tree from c->rev to the index (cached), to commit
+ * to, or else to the work tree, into c->diff: names as they are, not
+ * octal-quoted (the parsers undo git's quoting of the rest). */
+static int git_diff(tnd_change *c, const char *repo, bool cached,
+                    const char *to)
+{
+    const char *argv[16] = {
+        "git",           "-c",         "core.quotePath=false", "diff",
+        "--no-ext-diff", "--no-color", "--no-renames",         "--binary"};
+    size_t n = 8;
+
+    if (cached)
+        argv[n++] = "--cached";
+    argv[n++] = c->rev;
+    if (to)
+        argv[n++] = to;
+    argv[n++] = "--";
+    argv[n] = NULL;
+    return git(&c->diff, repo, argv, TND_BODY_MAX_DIFF);
+}
+
 /* pre-commit's --from-ref/--to-ref (CI, a pre-push hook): the commits
  * from..to as one change, `git diff from...to` (from the merge base, as
  * pre-commit lists their files) against the merge base's tree. */
@@ -171,31 +192,20 @@ static int from_range(tnd_change *c, const char *repo, const char *from,
                       const char *to, const char *rundir_base)
 {
     const char *base[] = {"git", "merge-base", from, to, NULL};
-    const char *diff[] = {"git",
-                          "-c",
-                          "core.quotePath=false",
-                          "diff",
-                          "--no-ext-diff",
-                          "--no-color",
-                          "--no-renames",
-                          "--binary",
-                          NULL,
-                          to,
-                          "--",
-                          NULL};
     int rc;
 
     if (from[0] == '-' || to[0] == '-') /* git would take it as an option */
         return tnd_error_config("pre-commit's --from-ref %s --to-ref %s: "
                                 "not a commit",
                                 from, to);
-    if ((rc = git(&c->rev, repo, base, 4096)) < 0) {
+    /* refs CI gave that name no commits: its to fix, not a review that
+     * could not be done (which --on-error pass would let through) */
+    if (git(&c->rev, repo, base, 4096) < 0) {
         tnd_error_prefix("pre-commit's --from-ref %s --to-ref %s", from, to);
-        return rc;
+        return tnd_error_config("%s", tnd_error_last());
     }
     tnd_str_trim(c->rev);
-    diff[8] = c->rev;
-    if ((rc = git(&c->diff, repo, diff, TND_BODY_MAX_DIFF)) < 0)
+    if ((rc = git_diff(c, repo, false, to)) < 0)
         return rc;
     if (!*c->diff) {
         c->empty = true;
@@ -209,24 +219,6 @@ static int from_range(tnd_change *c, const char *repo, const char *from,
 static int from_git(tnd_change *c, const char *repo, bool staged,
                     const char *rev, const char *rundir_base)
 {
-    /* names as they are, not octal-quoted (the parsers undo git's quoting
-     * of the rest) */
-    const char *diff_all[] = {"git",
-                              "-c",
-                              "core.quotePath=false",
-                              "diff",
-                              "--no-ext-diff",
-                              "--no-color",
-                              "--no-renames",
-                              "--binary",
-                              NULL,
-                              "--",
-                              NULL};
-    const char *diff_staged[] = {
-        "git",        "-c",           "core.quotePath=false",
-        "diff",       "--cached",     "--no-ext-diff",
-        "--no-color", "--no-renames", "--binary",
-        NULL,         "--",           NULL};
     const char *parse[] = {"git", "rev-parse", "--verify", NULL, NULL};
     const char *from = getenv("PRE_COMMIT_FROM_REF");
     const char *to = getenv("PRE_COMMIT_TO_REF");
@@ -248,10 +240,7 @@ static int from_git(tnd_change *c, const char *repo, bool staged,
         return tnd_error_config("%s", tnd_error_last());
     }
     tnd_str_trim(c->rev);
-    diff_all[8] = c->rev;
-    diff_staged[9] = c->rev;
-    if ((rc = git(&c->diff, repo, staged ? diff_staged : diff_all,
-                  TND_BODY_MAX_DIFF)) < 0)
+    if ((rc = git_diff(c, repo, staged, NULL)) < 0)
         return rc;
     if (!*c->diff && staged)
         return nothing_staged(c, repo);

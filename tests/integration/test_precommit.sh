@@ -132,3 +132,13 @@ sid=$(ls "$T/demo/.tandem/sessions")
 expect_in "$T/demo/.tandem/sessions/$sid/change.diff" \
     "+    return (double)sum / (double)count;"
 pass "in CI (pre-commit run outside a commit) nothing staged fails; --from-ref/--to-ref reviews those commits"
+
+# refs that name no commit are CI's to fix (exit 2), not a review that
+# could not be done, which --on-error pass would have let through
+(cd "$T/demo" && env -u GIT_INDEX_FILE PRE_COMMIT_FROM_REF=no-such-ref \
+    PRE_COMMIT_TO_REF=HEAD "$BIN/tandem" review --staged --on-error pass -q \
+    "review this change") >"$T/out" 2>&1
+RC=$?
+expect_rc 2 "--from-ref naming no commit, under --on-error pass"
+expect_in "$T/out" "pre-commit's --from-ref no-such-ref --to-ref HEAD"
+pass "refs that name no commit are exit 2, whatever --on-error says"
