@@ -750,10 +750,26 @@ void tnd_loop_init(run *r, const tnd_run_host *host)
 /* not_reviewed before a session exists, as open_new answers: its exit 0
  * (--on-error pass) is no session too (it was taken for an open one, and
  * the run crashed on the session it did not have). */
-static int not_reviewed_early(const run *r, const char *raw)
+static int not_reviewed_early(run *r, const char *raw)
 {
     int code = not_reviewed(r, raw);
 
+    if (r->opts.format && !r->opts.json) {
+        /* the findings a CI job reads say so too (it got an empty file,
+         * and its SARIF upload failed) */
+        if (!r->findings)
+            r->findings = tnd_findings_new();
+        r->status = TND_SESSION_FAILED;
+        free(r->reason);
+        r->reason = tnd_xstrdup(raw ? raw : "the review could not be done");
+        emit(r, NULL);
+        if (r->out_lost) {
+            fprintf(r->err, "tandem: %s; the output was lost%s\n", r->out_lost,
+                    code == TND_EXIT_OK ? ", exit 1" : "");
+            if (code == TND_EXIT_OK)
+                code = TND_EXIT_FAILED;
+        }
+    }
     return code == TND_EXIT_OK ? NOTHING_TO_REVIEW : code;
 }
 

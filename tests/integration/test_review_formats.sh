@@ -160,6 +160,28 @@ expect_rc 4 "no answer from the reviewer"
 [ ! -s "$T/out" ] || fail "rdjsonl wrote something for a review not done"
 pass "a review that could not be done says so (sarif, github) and exits 4"
 
+# the same before a session exists (no key for the reviewer's model): the
+# SARIF a job uploads says so too (it was an empty file)
+cat >"$T/nokey.yaml" <<'YAML'
+agents:
+  reviewer:
+    llm: {provider: anthropic, model: m}
+    skills: [build, test]
+YAML
+run env -u ANTHROPIC_API_KEY "$BIN/tandem" review --repo "$T/demo" \
+    --config "$T/nokey.yaml" --format sarif "make the failing test pass"
+expect_rc 4 "no key, sarif"
+cp "$T/out" "$T/nokey.sarif"
+check "$SCHEMAS/sarif-subset.schema.json" "$T/nokey.sarif"
+expect_rc 0 "the SARIF of a review with no key"
+expect_in "$T/nokey.sarif" '"executionSuccessful": false'
+expect_in "$T/nokey.sarif" "needs an API key"
+run env -u ANTHROPIC_API_KEY "$BIN/tandem" review --repo "$T/demo" \
+    --config "$T/nokey.yaml" --format github --on-error pass "x"
+expect_rc 0 "no key, github, --on-error pass"
+expect_in "$T/out" "::error title=tandem%3A could not review::"
+pass "a review that could not be done before its session says so in its format too"
+
 # --on-error pass: the same review fails open, with a warning
 run tandem review --repo "$T/demo" --config "$T/review.yaml" --format github \
     --on-error pass "make the failing test pass"
