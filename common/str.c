@@ -136,12 +136,16 @@ char *tnd_str_printable(const char *s, size_t max)
 {
     /* valid UTF-8 first: a stray byte 0x9B is CSI to a terminal in an
      * 8-bit locale */
-    char *clean = tnd_utf8_clean(s, strlen(s), NULL);
+    size_t given = strlen(s);
+    char *clean = tnd_utf8_clean(s, given, NULL);
     size_t n = strlen(clean), cut = n;
     char *out;
 
     s = clean;
-    if (n > max) {
+    /* max is the given text's: a caller's "all of it" (its length + 1)
+     * stays all of it, though each stray byte became three (a diff with
+     * a Latin-1 line lost its end, the changed lines with it) */
+    if (given > max && n > max) {
         cut = max;
         /* back up to the start of a UTF-8 sequence */
         while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)

@@ -185,6 +185,14 @@ static void printable_and_one_line_copies(void **state)
     assert_string_equal(s, "a??31mb\xef\xbf\xbd"
                            "1mc \xc3\xbc\xc2\xa0");
     free(s);
+    /* all of a text with stray bytes, asked for whole, is all there */
+    {
+        const char *latin1 = "caf\xe9 na\xefve\n+system(\"x\");\n";
+        s = tnd_str_printable(latin1, strlen(latin1) + 1);
+        assert_string_equal(s, "caf\xef\xbf\xbd na\xef\xbf\xbdve\n"
+                               "+system(\"x\");\n");
+        free(s);
+    }
 }
 
 /* git's C quoting of names undone; what is not git's left alone. */
