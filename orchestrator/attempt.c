@@ -278,6 +278,7 @@ static int same_as_audited(run *r, const attempt *a, const char *name)
 static int apply(run *r, attempt *a)
 {
     tnd_gate_input *in = &a->in;
+    const char *secret;
     char name[64];
     uint64_t h = 0;
 
@@ -291,6 +292,20 @@ static int apply(run *r, attempt *a)
         in->apply_error = a->apply_error;
     } else if (!*a->diff) {
         in->empty = true;
+    } else if ((secret = tnd_llm_secret_in(r->cfg, a->diff))) {
+        /* the edits hold no key (screen_proposal), but the lines the
+         * diff keeps around them do: written masked, final.diff would
+         * not be this diff (and --apply failed on it) */
+        a->apply_error = tnd_xasprintf(
+            "the diff of this change holds the value of %s, a secret, in "
+            "lines of the repository it keeps as context: tandem keeps a "
+            "secret out of every file it writes, so this diff cannot be "
+            "kept as it would be audited. A key must not be a word of the "
+            "code: use another key",
+            secret);
+        in->apply_error = a->apply_error;
+        free(a->diff);
+        a->diff = NULL;
     }
     if (in->format_error || in->apply_error)
         tnd_loop_say(r, "[%d/%d] %s: %s", a->n, r->gate.max_iterations,

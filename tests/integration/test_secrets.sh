@@ -174,3 +174,18 @@ for what in "$HEAD" "$(printf '%s' "$HEAD" | sed 's|/|\\/|g')"; do
 done
 expect_in "$dir/journal.jsonl" 'xxx[redacted]'
 pass "a key across the rationale's cut is redacted whole, not cut first"
+
+# the edits hold no key, but the lines the diff keeps as context do (a
+# key "values", a word of the demo's code): never approved, since the
+# diff kept masked would not be the one audited (final.diff held
+# "******" where stdout had the code, and --apply failed on it)
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json"
+sed -i 's/llm: {provider: replay, cassette: "\([^"]*\)"}/llm: {provider: replay, cassette: "\1", api_key_env: DEMO_KEY}/' \
+    "$T/demo/agents.yaml"
+DEMO_KEY=values run tandem run --repo "$T/demo" "make the failing test pass"
+[ "$RC" -ne 0 ] || fail "a diff with the key in its context was approved"
+dir=$(session_dir)
+expect_in "$dir/journal.jsonl" "holds the value of DEMO_KEY, a secret, in lines of the repository it keeps as context"
+[ ! -e "$dir/final.diff" ] || fail "a final.diff was written: $(cat "$dir/final.diff")"
+pass "a diff whose context holds a key's value is not approved"
