@@ -105,7 +105,9 @@ static char *unborn_base(const char *repo)
 {
     const char *inside[] = {"git", "rev-parse", "--is-inside-work-tree", NULL};
     const char *head[] = {"git", "symbolic-ref", "-q", "HEAD", NULL};
-    const char *exists[] = {"git", "show-ref", "--verify", "-q", NULL, NULL};
+    /* a ref that names a lost commit still resolves here, where
+     * show-ref --verify failed on it as on a ref that is not there */
+    const char *exists[] = {"git", "rev-parse", "-q", "--verify", NULL, NULL};
     const char *empty[] = {"git",  "hash-object", "-t",
                            "tree", "/dev/null",   NULL};
     char *out = NULL, *ref = NULL, *tree = NULL;

@@ -354,7 +354,16 @@ expect_rc 0 "the first commit, staged"
 expect_in "$T/err" "[1/1] change: 2 hunks and files applied"
 expect_in "$(session_dir)/change.diff" "+++ b/check.sh"
 [ -z "$(cd "$R" && git log --oneline 2>/dev/null)" ] || fail "a commit was made"
-pass "a repository's first commit is reviewed on an empty base"
+# a branch whose commit is lost is no first commit: nothing reviewed
+# against an empty base (it was, and approved the whole tree)
+(cd "$R" && git -c user.email=t@example.com -c user.name=t commit -qm first &&
+    ref=$(git symbolic-ref HEAD) &&
+    echo 1111111111111111111111111111111111111111 >".git/$ref" &&
+    printf 'more\n' >>README && git add README) || fail "cannot lose the commit"
+run tandem review --repo "$R" --config "$T/first.yaml" --staged "x"
+expect_rc 2 "a branch whose commit is lost"
+expect_not_in "$T/err" "hunks and files applied"
+pass "a repository's first commit is reviewed on an empty base; a lost commit is not a first one"
 
 # git failing (a damaged repository) is a review that could not be done
 # (exit 4, as the README says; it was exit 2, which --on-error does not
