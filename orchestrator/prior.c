@@ -52,10 +52,11 @@ static bool approved_by_person(const char *dir, const char *rev)
                       tnd_str_eq(tnd_json_str_or(tnd_json_field(rec, "review"),
                                                  "rev", NULL),
                                  rev);
-        else if (strcmp(type, "answer") == 0)
+        else if (strcmp(type, "answer") == 0) {
             answered =
                 tnd_str_eq(tnd_json_str_or(rec, "kind", NULL), "approve");
-        else if (strcmp(type, "finish") == 0)
+            approved = false; /* a finish, if any, came before it */
+        } else if (strcmp(type, "finish") == 0)
             approved =
                 answered &&
                 tnd_str_eq(tnd_json_str_or(rec, "status", NULL), "approved");

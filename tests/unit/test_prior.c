@@ -70,6 +70,9 @@ static void only_a_persons_approval_of_the_same_change_counts(void **state)
     session("20260101-000004-aaaaaaaa", DIFF, "REV1",
             BY_PERSON "{\"seq\":5,\"type\":\"proposal\"}\n");
     found(NULL);
+    session("20260101-000045-aaaaaaaa", DIFF, "REV1",
+            BY_PERSON "{\"seq\":5,\"type\":\"answer\",\"kind\":\"approve\"}\n");
+    found(NULL);
     session("20260101-000005-aaaaaaaa", DIFF, "REV1",
             "{\"seq\":2,\"type\":\"answer\",\"kind\":\"reject\"}\n"
             "{\"seq\":3,\"type\":\"finish\",\"status\":\"approved\"}\n");
