@@ -514,17 +514,46 @@ static void drop_capabilities(void)
         die(EXIT_NOT_ENTERED, "cannot set no_new_privs: %s", strerror(errno));
 }
 
-/* The pid namespace's own /proc, with bwrap's read-only parts. Returns
- * /proc/sys/user opened before /proc/sys is read-only (O_PATH): the
- * sysctls of the init's own user namespace are set through it, once it
- * is in that namespace and can no longer mount. */
-static int mount_proc(void)
+/* Write value to the sysctl at path; dies when it cannot. */
+static void set_sysctl(const char *path, unsigned long long value)
+{
+    char text[32];
+    int fd = open(path, O_WRONLY | O_CLOEXEC), n;
+
+    n = snprintf(text, sizeof(text), "%llu\n", value);
+    if (fd < 0 || write(fd, text, (size_t)n) != n)
+        die(EXIT_NOT_ENTERED, "cannot set %s: %s", path, strerror(errno));
+    close(fd);
+}
+
+/* The skill's IPC namespace holds size bytes of System V shared memory
+ * at most, as each of its tmpfs does: a fresh namespace allows about
+ * 2^64, no rlimit counts a segment written and detached, and a skill of
+ * memory_mb 128 held 1.5 GiB of the host's memory so (a review found
+ * it). Set while the init still has its capabilities over that
+ * namespace (the user namespace that made it). */
+static void bound_shm(unsigned long long size)
+{
+    long page = sysconf(_SC_PAGESIZE);
+
+    set_sysctl("/proc/sys/kernel/shmmax", size);
+    set_sysctl("/proc/sys/kernel/shmall",
+               size / (unsigned long long)(page > 0 ? page : 4096));
+}
+
+/* The pid namespace's own /proc, with bwrap's read-only parts, the
+ * skill's shared memory bounded to shm bytes. Returns /proc/sys/user
+ * opened before /proc/sys is read-only (O_PATH): the sysctls of the
+ * init's own user namespace are set through it, once it is in that
+ * namespace and can no longer mount. */
+static int mount_proc(unsigned long long shm)
 {
     const unsigned long fl = MS_NOSUID | MS_NODEV | MS_NOEXEC;
     int user;
 
     if (mount("proc", "/proc", "proc", fl, NULL) < 0)
         die(EXIT_NOT_ENTERED, "cannot mount /proc: %s", strerror(errno));
+    bound_shm(shm);
     if ((user = open("/proc/sys/user", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
         die(EXIT_NOT_ENTERED, "cannot open /proc/sys/user: %s",
             strerror(errno));
@@ -675,10 +704,11 @@ static int reap_until(pid_t pid, const char *what)
 }
 
 /* Step 4: pid 1 of the skill's pid namespace. */
-static void init_main(char **argv, uid_t host_uid, gid_t host_gid)
+static void init_main(char **argv, uid_t host_uid, gid_t host_gid,
+                      unsigned long long shm)
 {
     sigset_t none;
-    int user = mount_proc();
+    int user = mount_proc(shm);
 
     own_user_namespace(host_uid, host_gid);
     no_user_namespaces(user);
@@ -728,7 +758,7 @@ int main(int argc, char **argv)
         die(EXIT_NOT_ENTERED, "the program that ran this has ended");
     forward_signals();
     if (fork_tied() == 0)
-        init_main(r.argv, uid, gid);
+        init_main(r.argv, uid, gid, r.size);
     /* this process keeps its capabilities in the sandbox's user
      * namespace only while it waits; it runs nothing else */
     return reap_until(child, r.argv[0]);

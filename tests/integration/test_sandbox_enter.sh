@@ -97,6 +97,11 @@ skills:
     command: |
       $ENTERED
       echo "tmp bytes \$((\$(stat -f -c '%b * %S' /tmp)))"
+      python3 -c '
+      import ctypes
+      libc = ctypes.CDLL(None, use_errno=True)
+      ids = [libc.shmget(0, 48 << 20, 0o1600) for _ in range(2)]
+      print("shm-two-of-48-MiB" if min(ids) >= 0 else "shm-refused")'
   etc:
     required: false
     command: |
@@ -189,6 +194,9 @@ expect_bounded "$out"
 out=$(skill_output "$dir" small)
 b=$(echo "$out" | sed -n 's/^tmp bytes //p')
 [ -n "$b" ] && [ "$b" -le $((64 << 20)) ] || fail "small: /tmp holds $b bytes, past limits.memory_mb 64: $out"
+# and so is its System V shared memory, which no rlimit counts: two
+# segments of 48 MiB are more than it may hold
+case $out in *shm-refused*) ;; *) fail "small: 96 MiB of shared memory made: $out" ;; esac
 pass "an entered skill's tmpfs hold 1 GiB each at most, or its memory limit, and it cannot make a user namespace"
 
 # expect_etc_covered OUT: an etc skill's output, as root: neither the
