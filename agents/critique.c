@@ -479,7 +479,8 @@ static int one_critique(tnd_critique **out, search *s)
     const char *at_least = s->cut_short ? "at least " : "";
     tnd_buf why;
 
-    qsort(c, n, sizeof(*c), by_position);
+    if (n > 1) /* qsort wants a pointer even for none */
+        qsort(c, n, sizeof(*c), by_position);
     if (n == 1 && c[0].error)
         return tnd_error_set("%s: %s", c[0].kind, c[0].error);
     /* A valid critique beside one that is not is no better than two that

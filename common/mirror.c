@@ -209,7 +209,8 @@ static int copy_all(tnd_mirror *m)
     error = walk(m, dup(root), &rel, record_one, NULL);
     tnd_buf_free(&rel);
     if (error == 0) {
-        qsort(m->v, m->n, sizeof(*m->v), by_path);
+        if (m->n > 1) /* qsort wants a pointer even for none */
+            qsort(m->v, m->n, sizeof(*m->v), by_path);
         m->trusted = wait_for_clock(m, root) == 0;
     }
     close(root);

@@ -144,7 +144,8 @@ static void sum_up(tnd_buf *map, const candidate *c, const bool *sent,
         d[k].files++;
         d[k].bytes += c[i].size;
     }
-    qsort(d, nd, sizeof(*d), by_files);
+    if (nd > 1) /* qsort wants a pointer even for none */
+        qsort(d, nd, sizeof(*d), by_files);
     for (size_t k = 0; k < nd; k++) {
         int rc = d[k].len
                      ? tnd_buf_printf(map,
@@ -205,7 +206,8 @@ static char *make_map(candidate *c, bool *sent, size_t nc, size_t cap,
             c[k++] = c[i];
     nc = k;
     memset(sent, 0, nc * sizeof(*sent));
-    qsort(c, nc, sizeof(*c), by_rank_then_depth);
+    if (nc > 1) /* qsort wants a pointer even for none */
+        qsort(c, nc, sizeof(*c), by_rank_then_depth);
     tnd_buf_init(&map, cap - cap / 4);
     i = 0;
     for (; i < nc; i++) {
@@ -246,7 +248,8 @@ int tnd_context_build(tnd_code_request *req, const char *root,
         }
         free(full);
     }
-    qsort(c, nc, sizeof(*c), by_rank_then_size);
+    if (nc > 1) /* qsort wants a pointer even for none */
+        qsort(c, nc, sizeof(*c), by_rank_then_size);
     sent = tnd_xcalloc(nc + 1, sizeof(bool));
     /* replace an earlier call's files, as repo_map is replaced below */
     for (size_t i = 0; i < req->nfiles; i++) {

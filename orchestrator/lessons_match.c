@@ -122,7 +122,8 @@ const char **tnd_lessons_path_set(const char *const *paths, size_t *n_out)
     set = tnd_xcalloc(n + 1, sizeof(*set));
     if (n)
         memcpy(set, paths, n * sizeof(*set));
-    qsort(set, n, sizeof(*set), by_str);
+    if (n > 1) /* qsort wants a pointer even for none */
+        qsort(set, n, sizeof(*set), by_str);
     for (size_t i = 0; i < n; i++)
         if (k == 0 || strcmp(set[k - 1], set[i]) != 0)
             set[k++] = set[i];
@@ -208,7 +209,8 @@ int tnd_lessons_relevant(const tnd_lesson ***out, size_t *n,
                       W_EFFECT * l->effectiveness;
         ns++;
     }
-    qsort(s, ns, sizeof(*s), by_score);
+    if (ns > 1) /* qsort wants a pointer even for none */
+        qsort(s, ns, sizeof(*s), by_score);
     if (ns > k)
         ns = k;
     *out = tnd_xcalloc(ns + 1, sizeof(**out));

@@ -173,7 +173,8 @@ static int by_value(const void *a, const void *b)
 /* The middle value (the lower middle for an even count). */
 static double median(double *v, size_t n)
 {
-    qsort(v, n, sizeof(*v), by_value);
+    if (n > 1) /* qsort wants a pointer even for none */
+        qsort(v, n, sizeof(*v), by_value);
     return v[(n - 1) / 2];
 }
 

@@ -663,7 +663,8 @@ int tnd_workspace_apply(tnd_workspace *self, const tnd_edit *edits,
             return -1;
         }
     }
-    qsort(self->files, self->nfiles, sizeof(touched), cmp_touched);
+    if (self->nfiles > 1) /* qsort wants a pointer even for none */
+        qsort(self->files, self->nfiles, sizeof(touched), cmp_touched);
     for (size_t i = 0; i < self->nfiles; i++) {
         touched *t = &self->files[i];
         if (write_file(self, t, t->now, t->now_len) < 0) {

@@ -248,7 +248,8 @@ tnd_manifest *tnd_manifest_new(const char *root, size_t max_files)
         tnd_manifest_destroy(&m);
         return NULL;
     }
-    qsort(m->recs, m->n, sizeof(*m->recs), by_path);
+    if (m->n > 1) /* qsort wants a pointer even for none */
+        qsort(m->recs, m->n, sizeof(*m->recs), by_path);
     wait_past(m->newest_ns);
     return m;
 }
