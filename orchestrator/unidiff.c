@@ -9,6 +9,7 @@
 #include "common/diff.h"
 #include "common/error.h"
 #include "common/str.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
 
@@ -384,6 +385,36 @@ static bool crlf_diff(const char *diff, size_t len)
     return false;
 }
 
+/* The refusal of a diff that is not UTF-8 from offset bad on: the line,
+ * and the file the last header before it names. */
+static int not_utf8(const char *diff, size_t bad)
+{
+    size_t line = 1;
+    const char *file = NULL, *p;
+    char *raw = NULL, *name = NULL;
+    int rc;
+
+    for (p = diff; p < diff + bad; p++) {
+        if (*p != '\n')
+            continue;
+        line++;
+        if (strncmp(p + 1, "+++ ", 4) == 0)
+            file = p + 5;
+    }
+    if (file) {
+        raw = tnd_xstrndup(file, strcspn(file, "\n"));
+        name = tnd_str_printable(raw, 200);
+    }
+    rc = tnd_error_set("line %zu%s%s: bytes that are not UTF-8; a review "
+                       "audits text as UTF-8, so these would not be audited "
+                       "as they are committed (review the rest with --diff "
+                       "FILE, or commit with git commit --no-verify)",
+                       line, name ? ", " : "", name ? name : "");
+    free(raw);
+    free(name);
+    return rc;
+}
+
 int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
 {
     reader r = {diff, diff + len, crlf_diff(diff, len), 0, NULL, 0};
@@ -404,6 +435,10 @@ int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
                              "be reviewed",
                              line);
     }
+    /* edits are UTF-8, as JSON is: a stray byte became U+FFFD, so a
+     * Latin-1 line was audited as another than the one committed */
+    if (!tnd_utf8_valid(diff, len))
+        return not_utf8(diff, tnd_utf8_valid_len(diff, len));
     while (rc == 0 && next_line(&r)) {
         if (starts(&r, "diff --git ")) {
             ps.git = true;

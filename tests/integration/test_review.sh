@@ -383,3 +383,15 @@ run tandem review --repo "$T/plain" --config "$T/review.yaml" "x"
 expect_rc 2 "not a git repository"
 expect_in "$T/err" "is not a git repository with a commit"
 pass "git failing is could-not-review (4); no repository at all is a usage error (2)"
+
+# a staged line that is not UTF-8 (Latin-1): refused, whatever --on-error
+# says; it was audited as U+FFFD while the commit kept the byte
+git_demo
+review_config "$FIX/cassette-review.json"
+printf '/* caf\351 */\n' >>"$T/demo/stats.c"
+(cd "$T/demo" && git add stats.c)
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged \
+    --on-error pass "x"
+expect_rc 2 "a Latin-1 line"
+expect_in "$T/err" "b/stats.c: bytes that are not UTF-8"
+pass "a change whose lines are not UTF-8 is refused, not audited as something else"

@@ -1067,6 +1067,29 @@ static void only_len_bytes_are_read(void **state)
     tnd_edit_list_free(e, n);
 }
 
+/* Bytes that are not UTF-8: edits are UTF-8, so a Latin-1 line became
+ * U+FFFD and was audited as another line than the one committed. */
+static void bytes_that_are_not_utf8_are_refused(void **state)
+{
+    static const char added[] =
+        "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-cafe\n+caf\xe9\n";
+    static const char context[] = "--- a/g.c\n+++ b/g.c\n@@ -1,2 +1,2 @@\n"
+                                  " /* na\xefve */\n-x\n+y\n";
+    tnd_edit *e = (tnd_edit *)&e;
+    size_t n = 99;
+
+    (void)state;
+    assert_int_equal(parse_len(&e, &n, added, sizeof(added) - 1), -1);
+    assert_null(e);
+    assert_int_equal(n, 0);
+    assert_non_null(strstr(tnd_error_last(), "line 5, b/f: bytes that are "
+                                             "not UTF-8"));
+    assert_int_equal(parse_len(&e, &n, context, sizeof(context) - 1), -1);
+    assert_non_null(strstr(tnd_error_last(), "line 4, b/g.c: bytes that are "
+                                             "not UTF-8"));
+    assert_non_null(strstr(tnd_error_last(), "git commit --no-verify"));
+}
+
 /* A NUL byte in the diff: the edits are C strings, so a hunk line "-f\0oo"
  * would have searched for "f" and a header "a/f\0x" named "f", a change
  * other than the one under review. Found by tests/fuzz/fuzz_unidiff: the
@@ -1367,6 +1390,7 @@ int main(void)
         cmocka_unit_test(more_than_the_edit_limit_is_refused),
         cmocka_unit_test(only_len_bytes_are_read),
         cmocka_unit_test(a_nul_byte_is_refused),
+        cmocka_unit_test(bytes_that_are_not_utf8_are_refused),
         cmocka_unit_test(edits_applied_to_a_workspace_diff_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
