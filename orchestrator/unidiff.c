@@ -385,9 +385,10 @@ static bool crlf_diff(const char *diff, size_t len)
     return false;
 }
 
-/* The refusal of a diff that is not UTF-8 from offset bad on: the line,
- * and the file the last header before it names. */
-static int not_utf8(const char *diff, size_t bad)
+/* The refusal of a diff (len bytes, not NUL-terminated) that is not
+ * UTF-8 from offset bad on: the line, and the file the last header
+ * before it names. */
+static int not_utf8(const char *diff, size_t len, size_t bad)
 {
     size_t line = 1;
     const char *file = NULL, *p;
@@ -398,11 +399,14 @@ static int not_utf8(const char *diff, size_t bad)
         if (*p != '\n')
             continue;
         line++;
-        if (strncmp(p + 1, "+++ ", 4) == 0)
+        if ((size_t)(diff + len - (p + 1)) >= 4 &&
+            memcmp(p + 1, "+++ ", 4) == 0)
             file = p + 5;
     }
     if (file) {
-        raw = tnd_xstrndup(file, strcspn(file, "\n"));
+        const char *nl = memchr(file, '\n', (size_t)(diff + len - file));
+        raw = tnd_xstrndup(file, nl ? (size_t)(nl - file)
+                                    : (size_t)(diff + len - file));
         name = tnd_str_printable(raw, 200);
     }
     rc = tnd_error_set("line %zu%s%s: bytes that are not UTF-8; a review "
@@ -438,7 +442,7 @@ int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
     /* edits are UTF-8, as JSON is: a stray byte became U+FFFD, so a
      * Latin-1 line was audited as another than the one committed */
     if (!tnd_utf8_valid(diff, len))
-        return not_utf8(diff, tnd_utf8_valid_len(diff, len));
+        return not_utf8(diff, len, tnd_utf8_valid_len(diff, len));
     while (rc == 0 && next_line(&r)) {
         if (starts(&r, "diff --git ")) {
             ps.git = true;

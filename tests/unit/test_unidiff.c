@@ -1088,6 +1088,14 @@ static void bytes_that_are_not_utf8_are_refused(void **state)
     assert_non_null(strstr(tnd_error_last(), "line 4, b/g.c: bytes that are "
                                              "not UTF-8"));
     assert_non_null(strstr(tnd_error_last(), "git commit --no-verify"));
+    /* the header naming the file is the diff's last line, with no
+     * newline (and no NUL) after it: the name ends at the diff's end
+     * (read past it; found by tests/fuzz/fuzz_unidiff) */
+    {
+        static const char last[] = "--- a/f\n+++ new/st\xe0n";
+        assert_int_equal(parse_len(&e, &n, last, sizeof(last) - 1), -1);
+        assert_non_null(strstr(tnd_error_last(), "line 2, new/st"));
+    }
 }
 
 /* A NUL byte in the diff: the edits are C strings, so a hunk line "-f\0oo"
