@@ -193,15 +193,19 @@ static bool same(const record *r, const struct stat *st)
 /* Return once a change made from now on gets a ctime later than newest_ns:
  * where file times come from the kernel's coarse clock (before Linux
  * 6.13's fine-grained timestamps), a rewrite within the tick of the last
- * change would otherwise keep its ctime. At most a tick or two; bounded
- * all the same. */
+ * change would otherwise keep its ctime. Only then: a ctime the coarse
+ * clock has not reached is fine-grained, and so is every ctime after it
+ * of a file whose times were read (Linux's multigrain timestamps), so
+ * there is nothing to wait for (waiting for the tick anyway cost every
+ * audit 3.5 ms: bench/overhead.py). At most a tick or two; bounded all
+ * the same. */
 static void wait_past(int64_t newest_ns)
 {
     struct timespec now, nap = {0, 500000};
 
     for (int i = 0; i < CLOCK_WAIT_NAPS; i++) {
         if (clock_gettime(CLOCK_REALTIME_COARSE, &now) < 0 ||
-            ns(now) > newest_ns)
+            ns(now) != newest_ns)
             return;
         nanosleep(&nap, NULL);
     }
