@@ -66,6 +66,10 @@ typedef struct run {
     char *reason;
     bool final_escalation; /* escalated with gate.escalate never */
     bool waiting;          /* escalated, waiting for an answer */
+    bool go_on;            /* a person answered at the terminal a budget that
+                              ran out while an agent worked: the session goes
+                              on from its journal, in this process, once
+                              this run has ended (tnd_run_continue) */
     char *final_rel;       /* final.diff relative to the repo */
     char *last_rel;        /* the last attempt's diff */
     char *last_diff;       /* the last non-empty diff, for an approval */
@@ -366,7 +370,18 @@ int tnd_loop_check_budget(run *r, int n, const char *at, attempt *a,
  * ("start": its proposal; "audit": its audit, the proposal applied):
  * the escalation is journaled there, where the replay of an answer
  * meets it (tnd_loop_check_budget), and the session waits (or fails
- * with gate.escalate never). */
+ * with gate.escalate never). At a terminal (gate.escalate tty, no server)
+ * the person is asked now; an answer that goes on sets r->go_on: the
+ * caller ends this run and continues the session (tnd_loop_go_on). */
 int tnd_loop_budget_ran_out(run *r, int n, const char *at);
+
+/* ---- resume.c: going on ---------------------------------------------------
+ */
+
+/* End r, a run whose person answered at its terminal (r->go_on), and go
+ * on with its session in this process, from the journal, the way
+ * `tandem resume` does, with r's options (--apply, --json, ...); again
+ * for each such answer. Closes r; the last run's TND_EXIT_* code. */
+int tnd_loop_go_on(run *r);
 
 #endif

@@ -249,6 +249,44 @@ static bool keep_agents(void *payload)
     return rc == 0;
 }
 
+/* Ask the person at the terminal about the escalation just shown, of
+ * attempt n: 1 with *ans, journaled; 0 when the person stopped (or there
+ * is no terminal): the session waits; -1 on a journal failure, or
+ * interrupted at the question. The escalation is shown on tty too when
+ * stderr goes elsewhere (2>log showed them the menu alone). */
+static int ask_tty(run *r, int n, const char *reason, FILE *tty,
+                   tnd_answer *ans)
+{
+    if (!tty) {
+        tnd_log_warn("no terminal to ask on; the session waits");
+        return 0;
+    }
+    if (!isatty(fileno(r->err)))
+        show_escalation(r, reason, tty);
+    /* what the escalation cut in the middle, whole on request */
+    tnd_escalate_ask(
+        ans, tty, tty, r->opts.review,
+        r->last_diff && strlen(r->last_diff) > DIFF_SHOWN ? r->last_diff : NULL,
+        keep_agents, r);
+    if (ans->kind == TND_ANSWER_STOP && atomic_load(r->stop)) {
+        /* Ctrl-C at the question: interrupted (130), as anywhere else;
+         * the escalation waits in the journal */
+        tnd_answer_clear(ans);
+        return tnd_error_set("interrupted at the question");
+    }
+    if (ans->kind == TND_ANSWER_STOP) {
+        tnd_answer_clear(ans);
+        return 0;
+    }
+    if (tnd_loop_step(r, "answer", tnd_loop_answer_json(ans, "tty", NULL)) < 0)
+        return -1;
+    tnd_report_answer(
+        r->report, n,
+        tnd_journal_record(r->journal, tnd_journal_count(r->journal) - 1));
+    r->cursor = tnd_journal_count(r->journal);
+    return 1;
+}
+
 /* The loop must ask a person. 1 with *ans to apply; 0 when the loop
  * stops (waiting, or escalate: never); -1 on a journal failure. `at` is
  * "decision" (after attempt n) or "start" (a budget ran out before it). */
@@ -276,48 +314,21 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
         return rc;
     }
     r->cursor = (size_t)esc + 1;
-    tty = r->mode == TND_ESCALATE_TTY ? fopen("/dev/tty", "r+") : NULL;
     show_escalation(r, reason, r->err);
-    /* the person answers on the terminal: what they answer about goes
-     * there too when stderr goes elsewhere (2>log showed them the menu
-     * alone) */
-    if (tty && !isatty(fileno(r->err)))
-        show_escalation(r, reason, tty);
     tnd_loop_stop(r, TND_SESSION_ESCALATED, reason);
     if (r->mode == TND_ESCALATE_NEVER) {
         r->final_escalation = true;
         return 0;
     }
     if (r->mode == TND_ESCALATE_TTY) {
-        if (!tty) {
-            tnd_log_warn("no terminal to ask on; the session waits");
-        } else {
-            /* what the escalation cut in the middle, whole on request */
-            tnd_escalate_ask(ans, tty, tty, r->opts.review,
-                             r->last_diff && strlen(r->last_diff) > DIFF_SHOWN
-                                 ? r->last_diff
-                                 : NULL,
-                             keep_agents, r);
+        tty = fopen("/dev/tty", "r+");
+        rc = ask_tty(r, n, reason, tty, ans);
+        if (tty)
             fclose(tty);
-            if (ans->kind == TND_ANSWER_STOP && atomic_load(r->stop)) {
-                /* Ctrl-C at the question: interrupted (130), as anywhere
-                 * else; the escalation waits in the journal */
-                tnd_answer_clear(ans);
-                return tnd_error_set("interrupted at the question");
-            }
-            if (ans->kind != TND_ANSWER_STOP) {
-                if (tnd_loop_step(r, "answer",
-                                  tnd_loop_answer_json(ans, "tty", NULL)) < 0)
-                    return -1;
-                tnd_report_answer(
-                    r->report, n,
-                    tnd_journal_record(r->journal,
-                                       tnd_journal_count(r->journal) - 1));
-                r->cursor = tnd_journal_count(r->journal);
+        if (rc != 0) {
+            if (rc > 0)
                 r->status = TND_SESSION_OPEN;
-                return 1;
-            }
-            tnd_answer_clear(ans);
+            return rc;
         }
     }
     r->waiting = true;
@@ -459,13 +470,18 @@ int tnd_loop_check_budget(run *r, int n, const char *at, attempt *a,
 }
 
 /* A budget ran out while waiting for an agent at `at` of attempt n: the
- * attempt is left unfinished and the session waits (an answer resumes it
- * there, from the journal). */
+ * attempt is left unfinished, and an answer goes on from the journal, the
+ * way a resume does (this run's state is of the attempt cut short). At a
+ * terminal the person is asked now, and the session goes on in this
+ * process (r->go_on); else it waits. */
 int tnd_loop_budget_ran_out(run *r, int n, const char *at)
 {
     char why[256];
     tnd_usage used = tnd_report_total(r->report);
     json_object *f;
+    tnd_answer ans;
+    FILE *tty;
+    int rc = 0;
 
     if (!tnd_budget_spent(why, sizeof(why), &r->gate, &used,
                           tnd_now_ms() - r->wall_from))
@@ -483,9 +499,21 @@ int tnd_loop_budget_ran_out(run *r, int n, const char *at)
     tnd_loop_stop(r, TND_SESSION_ESCALATED, why);
     if (r->mode == TND_ESCALATE_NEVER) {
         r->final_escalation = true;
-    } else {
-        r->waiting = true;
-        show_commands(r);
+        return 0;
     }
+    r->waiting = true;
+    if (r->mode == TND_ESCALATE_TTY && !r->host) {
+        memset(&ans, 0, sizeof(ans));
+        tty = fopen("/dev/tty", "r+");
+        rc = ask_tty(r, n, why, tty, &ans);
+        if (tty)
+            fclose(tty);
+        tnd_answer_clear(&ans);
+        if (rc < 0)
+            return -1;
+        r->go_on = rc > 0;
+    }
+    if (!r->go_on)
+        show_commands(r);
     return 0;
 }

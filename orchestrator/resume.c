@@ -55,6 +55,14 @@ static int restore_options(run *r, json_object *task,
     r->opts.insecure = tnd_json_bool_or(task, "insecure", false);
     r->opts.quiet = o->quiet;
     r->opts.verbose = o->verbose;
+    if (o->same) {
+        /* the run that asked goes on: what it was to do at the end */
+        r->opts.keep_workspace = o->same->keep_workspace;
+        r->opts.apply = o->same->apply;
+        r->opts.json = o->same->json;
+        r->opts.format = o->same->format;
+        r->opts.on_error = o->same->on_error;
+    }
     *started = tnd_json_int_or(task, "started_ms", 0);
     r->ordinal = tnd_json_int_or(task, "ordinal", 0);
     if (json_object_object_get_ex(task, "review", &review)) {
@@ -63,6 +71,8 @@ static int restore_options(run *r, json_object *task,
         if (tnd_json_str_or(review, "rev", NULL))
             r->review_rev = own(r, 5, tnd_json_str_or(review, "rev", NULL));
     }
+    if (r->opts.review && r->opts.format && !r->findings)
+        r->findings = tnd_findings_new(); /* as the first run's */
     return 0;
 }
 
@@ -193,7 +203,82 @@ void tnd_session_facts_clear(tnd_session_facts *facts)
     memset(facts, 0, sizeof(*facts));
 }
 
+/* A session going on in this process after a person answered at the
+ * terminal (run.go_on): what the next run of it needs of the last. */
+typedef struct go_on {
+    bool set;
+    char *repo, *session, *llm, *base_url;
+    tnd_run_options same; /* its options; no string of it is set */
+} go_on;
+
+static void go_on_take(go_on *g, const run *r)
+{
+    memset(g, 0, sizeof(*g));
+    g->set = true;
+    g->repo = tnd_xstrdup(r->repo);
+    g->session = tnd_xstrdup(tnd_session_id(r->session));
+    g->llm = r->opts.llm ? tnd_xstrdup(r->opts.llm) : NULL;
+    g->base_url = r->opts.base_url ? tnd_xstrdup(r->opts.base_url) : NULL;
+    g->same.keep_workspace = r->opts.keep_workspace;
+    g->same.apply = r->opts.apply;
+    g->same.json = r->opts.json;
+    g->same.format = r->opts.format;
+    g->same.on_error = r->opts.on_error;
+    g->same.quiet = r->opts.quiet;
+    g->same.verbose = r->opts.verbose;
+}
+
+static void go_on_clear(go_on *g)
+{
+    free(g->repo);
+    free(g->session);
+    free(g->llm);
+    free(g->base_url);
+    memset(g, 0, sizeof(*g));
+}
+
+static int continue_once(const tnd_continue_options *o, go_on *next);
+
+/* Run the session g names again, as long as a person answers at its
+ * terminal; the last run's exit code (code when there is none). */
+static int keep_going(go_on *g, int code)
+{
+    while (g->set) {
+        go_on next = {0};
+        tnd_continue_options o;
+
+        memset(&o, 0, sizeof(o));
+        o.repo = g->repo;
+        o.session = g->session;
+        o.llm = g->llm;
+        o.base_url = g->base_url;
+        o.quiet = g->same.quiet;
+        o.verbose = g->same.verbose;
+        o.same = &g->same;
+        code = continue_once(&o, &next);
+        go_on_clear(g);
+        *g = next;
+    }
+    return code;
+}
+
+int tnd_loop_go_on(run *r)
+{
+    go_on g;
+
+    go_on_take(&g, r);
+    tnd_loop_close(r);
+    return keep_going(&g, TND_EXIT_HUMAN);
+}
+
 int tnd_run_continue(const tnd_continue_options *o)
+{
+    go_on g = {0};
+
+    return keep_going(&g, continue_once(o, &g));
+}
+
+static int continue_once(const tnd_continue_options *o, go_on *next)
 {
     run r;
     tnd_session_status state;
@@ -291,8 +376,12 @@ int tnd_run_continue(const tnd_continue_options *o)
     else
         tnd_loop_say(&r, "session %s: %s (%s)", tnd_session_id(r.session),
                      r.opts.task,
-                     o->answer ? tnd_answer_name(o->answer) : "resumed");
+                     o->answer ? tnd_answer_name(o->answer)
+                     : o->same ? "going on after the answer"
+                               : "resumed");
     code = tnd_loop_go(&r, started_wall ? started_wall : tnd_wall_ms());
+    if (r.go_on)
+        go_on_take(next, &r);
     tnd_loop_close(&r);
     return code;
 }

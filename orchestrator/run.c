@@ -374,12 +374,15 @@ static int finish(run *r)
     text = tnd_report_json(r->report);
     if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0)
         tnd_log_error("cannot write the report: %s", tnd_error_last());
-    emit(r, text);
+    if (!r->go_on)
+        emit(r, text);
     free(text);
     if (!apply)
         journal_finish(r);
     save_recording(r);
     tnd_loop_remember(r);
+    if (r->go_on) /* the session goes on here; its end says how it went */
+        return TND_EXIT_HUMAN;
     /* review -q: an approved change says nothing (a pre-commit hook's
      * success is silent); anything else still says what happened. run -q
      * keeps its summary: what the diff on stdout cost */
@@ -866,6 +869,8 @@ int tnd_run(const tnd_run_options *opts)
         tnd_loop_say(&r, "session %s: %s", tnd_session_id(r.session),
                      opts->task);
         code = tnd_loop_go(&r, started_wall);
+        if (r.go_on)
+            return tnd_loop_go_on(&r);
     } else if (code == NOTHING_TO_REVIEW) {
         code = TND_EXIT_OK;
     }

@@ -150,6 +150,11 @@ typedef struct tnd_continue_options {
     const tnd_run_host *host; /* a server runs it, or NULL */
     bool fresh; /* the first run of a session tnd_run_create made: no
                    `resume` record */
+    const tnd_run_options *same; /* the run that asked a person at its
+                                    terminal, going on in its process: its
+                                    keep_workspace, apply, json, format and
+                                    on_error hold (a resume's are the
+                                    defaults); NULL for a command */
 } tnd_continue_options;
 
 /* Resume a session after a crash, or answer its escalation and go on.

@@ -147,6 +147,51 @@ expect_not_in "$T/err" "gate.max_wall_s (3) reached"
 expect_in "$T/err" "approved after 2 iterations"
 pass "more attempts granted at the terminal after the wall budget passed are taken"
 
+# gate.max_wall_s that ends an audit while its build runs (the
+# baseline's build goes through, attempt 1's waits): the person is asked
+# at the terminal, and the session goes on in the same run from its
+# journal (it waited and printed commands: the cut attempt could not go
+# on in place), with the run's --json
+tmx kill-server 2>/dev/null
+rm -f "$T/rc" "$T/err" "$T/go" "$T/seen"
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+gate: {max_iterations: 2, max_wall_s: 6, escalate: tty}
+skills:
+  build: {command: "if [ -e $T/seen ]; then while [ ! -e $T/go ]; do sleep 0.02; done; fi; touch $T/seen; make", timeout_s: 120, sandbox: none}
+  test: {command: make test, timeout_s: 60}
+YAML
+tmx new-session -d -s tnd -x 120 -y 40 \
+    "'$BIN/tandem' run --json --repo '$T/demo' 'make the failing test pass' \
+     >'$T/out' 2>'$T/err'; echo \$? >'$T/rc'; sleep 600"
+wait_pane "choice [a/r/g/b/s/q]>" 60
+wait_pane "why: gate.max_wall_s (6) reached" 5
+wait_pane "attempt 1's change was not audited" 5
+[ ! -e "$T/rc" ] || fail "the run ended at the question: $(cat "$T/err")"
+touch "$T/go"
+tmx send-keys -t tnd b Enter
+wait_pane "more attempts (1..50)>" 10
+tmx send-keys -t tnd 1 Enter
+wait_for_file "$T/rc" 60
+[ "$(cat "$T/rc")" = 0 ] || fail "exit $(cat "$T/rc") after granting an attempt: $(tail -5 "$T/err")"
+expect_in "$T/err" "going on after the answer"
+expect_in "$T/err" "approved after 2 iterations"
+expect_not_in "$T/err" "tandem budget"
+sid=$(ls "$T/demo/.tandem/sessions")
+python3 - "$T/out" "$T/demo/.tandem/sessions/$sid/journal.jsonl" <<'PY' ||
+import json, sys
+out = json.load(open(sys.argv[1]))  # one report: the end's, whole
+assert out["status"] == "approved", out["status"]
+assert [(a["attempt"], a["answer"], a["by"]) for a in out["answers"]] == \
+    [(1, "budget", "tty")], out["answers"]
+recs = [json.loads(l) for l in open(sys.argv[2])]
+esc = [r for r in recs if r["type"] == "escalation"]
+assert [(e["attempt"], e["at"]) for e in esc] == [(1, "audit")], esc
+assert sum(r["type"] == "resume" for r in recs) == 1, recs
+PY
+    fail "the report or the journal: $(cat "$T/out")"
+pass "a wall budget that ends an audit is asked at the terminal, and the run goes on"
+
 # Ctrl-C in the middle of a run, as a person presses it: the run stops
 # (exit 130), says how to go on, and leaves the terminal clean; the
 # session is interrupted, not failed, and resumes.
