@@ -304,19 +304,29 @@ static json_object *answer_json(const tnd_client_request *req, long escalation)
     return o;
 }
 
+/* The kind of the answer named `name`, one a server takes; -1 with the
+ * error set (naming only those) when it is not. */
+static int server_answer_kind(tnd_answer_kind *kind, const char *name)
+{
+    if (tnd_answer_kind_parse(kind, name) < 0)
+        return tnd_error_set("unknown answer '%s'; a server takes approve, "
+                             "reject, guide or budget",
+                             name);
+    if (*kind > TND_ANSWER_BUDGET)
+        return tnd_error_set("'%s' is an answer at the terminal only; a "
+                             "server takes approve, reject, guide or budget",
+                             tnd_answer_name(*kind));
+    return 0;
+}
+
 /* s goes on with the answer ans (as answer_json makes it); -1 with the
  * error set when it names no answer a person may give. */
 int tnd_hub_set_answer(tnd_hubsession *s, json_object *ans)
 {
     tnd_answer_kind kind;
 
-    if (tnd_answer_kind_parse(&kind, tnd_json_str_or(ans, "answer", "none")) <
-        0)
+    if (server_answer_kind(&kind, tnd_json_str_or(ans, "answer", "none")) < 0)
         return -1;
-    if (kind > TND_ANSWER_BUDGET)
-        return tnd_error_set("'%s' is an answer at the terminal only; a "
-                             "server takes approve, reject, guide or budget",
-                             tnd_answer_name(kind));
     tnd_hubsession_set_answer(s, kind, tnd_json_str_or(ans, "text", NULL),
                               (int)tnd_json_int_or(ans, "iterations", 0),
                               tnd_json_int_or(ans, "tokens", 0),
@@ -375,6 +385,7 @@ static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
     tnd_hubsession *s;
     json_object *ans = NULL;
     const char *kind = "bad_request";
+    tnd_answer_kind answer_kind;
     size_t len;
     char *body;
 
@@ -383,6 +394,9 @@ static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
         refuse(h, ev, "stopping",
                "tandem serve is stopping and takes no answer; answer again "
                "when it runs");
+    } else if (server_answer_kind(&answer_kind, req->answer) < 0) {
+        /* a request no server takes, whatever session it names */
+        refuse(h, ev, "bad_request", tnd_error_last());
     } else if (check_repo(req->repo) < 0 ||
                check_answerable(h, req, &f, &kind) < 0) {
         refuse(h, ev, kind, tnd_error_last());

@@ -54,6 +54,12 @@ run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" answer "$T/b" "$SID" sk
 expect_rc 0 "a raw answer request"
 expect_in "$T/out" "error bad_request"
 expect_in "$T/out" "a server takes approve, reject, guide or budget"
+# an answer no server takes is a bad request, naming only what a server
+# takes (not the terminal's skip and stop), whatever session it names
+run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" answer "$T/b" "$SID" maybe
+expect_in "$T/out" "error bad_request: unknown answer 'maybe'; a server takes approve, reject, guide or budget"
+run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" answer "$T/b" no-such-session maybe
+expect_in "$T/out" "error bad_request: unknown answer 'maybe'"
 run tandem guide --repo "$T/b" -m "divide as doubles" "$SID"
 expect_rc 0 "guide through the server"
 expect_in "$T/b/.tandem/sessions/$SID/journal.jsonl" '"text":"divide as doubles"'
