@@ -23,8 +23,8 @@ int tnd_budget_spent(char *why, size_t size, const tnd_gate_config *gate,
     if (gate->max_wall_s > 0 &&
         elapsed_ms >= (int64_t)gate->max_wall_s * 1000) {
         snprintf(why, size,
-                 "gate.max_wall_s (%d) reached: %.1f s since the "
-                 "task started",
+                 "gate.max_wall_s (%d) reached: %.1f s since this run "
+                 "started (or a person last answered)",
                  gate->max_wall_s, elapsed_ms / 1000.0);
         return 1;
     }

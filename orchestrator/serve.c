@@ -427,10 +427,10 @@ static int serve(const serve_opts *o)
         goto out;
     }
     fprintf(stderr,
-            "tandem serve: listening on %s (%ld sessions at once, a queue of "
-            "%ld, %ld set%s of agents; config %s)\n",
-            endpoint, o->max_sessions, o->queue_max, o->pool,
-            o->pool == 1 ? "" : "s",
+            "tandem serve: listening on %s (%ld session%s at once, a queue "
+            "of %ld, %ld set%s of agents; config %s)\n",
+            endpoint, o->max_sessions, o->max_sessions == 1 ? "" : "s",
+            o->queue_max, o->pool, o->pool == 1 ? "" : "s",
             cfg->path ? cfg->path : "built-in defaults");
     /* submit finds the endpoint only once the server answers there */
     if (publish(dir, endpoint, cfg) < 0) {

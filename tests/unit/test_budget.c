@@ -82,8 +82,8 @@ static void wall_time_is_counted_and_left(void **state)
     assert_int_equal(tnd_budget_spent(why, sizeof(why), &g, &none, 9999), 0);
     assert_int_equal(tnd_budget_wall_left(&g, 9999), 1);
     assert_int_equal(tnd_budget_spent(why, sizeof(why), &g, &none, 10000), 1);
-    assert_string_equal(why, "gate.max_wall_s (10) reached: 10.0 s since the "
-                             "task started");
+    assert_string_equal(why, "gate.max_wall_s (10) reached: 10.0 s since "
+                             "this run started (or a person last answered)");
     assert_int_equal(tnd_budget_wall_left(&g, 12000), 0);
     assert_int_equal(tnd_budget_wall_left(&g, 2500), 7500);
 }
