@@ -208,13 +208,24 @@ static void collect_required(run *r)
 
 /* ---- the end ------------------------------------------------------------ */
 
-/* Turn the agents' recording into the cassette --record asked for. */
+/* Whether the session has ended for good: no answer, resume or going on
+ * will run it again. */
+static bool ended(const run *r)
+{
+    return r->status != TND_SESSION_FAILED &&
+           r->status != TND_SESSION_INTERRUPTED && !r->waiting;
+}
+
+/* Turn the agents' recording into the cassette --record asked for. The
+ * recording stays while the session can go on, so that its next run adds
+ * to it (a cassette of an answered session held only what came after the
+ * answer, and its replay lacked the first attempts). */
 static void save_recording(run *r)
 {
     size_t count = 0, skipped = 0;
     char *comment;
 
-    if (!r->record_partial)
+    if (!r->record_partial || r->go_on) /* the run going on saves it */
         return;
     comment =
         tnd_xasprintf("recorded by tandem %s: %s", TND_VERSION, r->opts.task);
@@ -226,7 +237,8 @@ static void save_recording(run *r)
         fprintf(r->err, "recorded %zu exchange%s in %s%s\n", count,
                 count == 1 ? "" : "s", r->opts.record,
                 skipped ? " (some lines were torn and left out)" : "");
-        unlink(r->record_partial);
+        if (ended(r))
+            unlink(r->record_partial);
     }
     free(comment);
 }
@@ -340,8 +352,7 @@ static void journal_finish(run *r)
 {
     json_object *f;
 
-    if (r->status == TND_SESSION_FAILED ||
-        r->status == TND_SESSION_INTERRUPTED || r->waiting)
+    if (!ended(r))
         return;
     f = json_object_new_object();
     json_object_object_add(

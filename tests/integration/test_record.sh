@@ -43,6 +43,54 @@ expect_rc 2 "no directory"
 expect_in "$T/err" "--record $T/no/dir/x.json: its directory does not exist"
 pass "--record refuses what it cannot do, before starting"
 
+# a recorded session that waits for a person and is answered: the
+# cassette holds both runs' answers (the answer's run wrote it again
+# with its own alone, and its replay had no first attempt)
+copy_demo
+start_fakellm "$FIX/demo-openai.json"
+cat >"$T/demo/agents.yaml" <<YAML
+version: 1
+gate: {max_iterations: 1, escalate: queue}
+agents:
+  coder:
+    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"}
+  reviewer:
+    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+run tandem run --repo "$T/demo" --record "$T/waited.json" \
+    "make the failing test pass"
+expect_rc 3 "the recorded run that waits"
+[ -e "$T/waited.json.partial" ] || fail "the recording of a waiting session was not kept"
+sid=$(ls "$T/demo/.tandem/sessions")
+run tandem budget --repo "$T/demo" "$sid" --iterations 1
+expect_rc 0 "the answered session"
+expect_in "$T/err" "recorded 4 exchanges in $T/waited.json"
+[ ! -e "$T/waited.json.partial" ] || fail "the partial recording was left"
+cp "$T/out" "$T/waited.diff"
+kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+copy_demo
+cat >"$T/demo/agents.yaml" <<YAML
+version: 1
+gate: {max_iterations: 2, escalate: never}
+agents:
+  coder:
+    llm: {provider: replay, cassette: "$T/waited.json"}
+  reviewer:
+    llm: {provider: replay, cassette: "$T/waited.json"}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "the replay of the answered session"
+cmp -s "$T/out" "$T/waited.diff" || fail "the replay's diff differs"
+pass "a recorded session answered later keeps every answer in its cassette"
+
 # a reviewer quorum: each member's critique is recorded under its own
 # role (reviewer.N), and the replay gives each member its own; under one
 # role the cassette kept one critique, and the replay's decision was not
