@@ -179,18 +179,19 @@ expect_no_leftovers() {
         fail "runtime directory of $sid was left behind"
 }
 
-# demo_config CASSETTE [SKILLS]: point the demo copy's agents.yaml at a
-# cassette (absolute path), the reviewer running SKILLS (default "build,
-# test"); extra YAML for the top level can follow on stdin.
-demo_config() {
+# llm_config LLM [SKILLS]: the demo copy's agents.yaml with both agents
+# on LLM (a YAML flow mapping), the reviewer running SKILLS (default
+# "build, test"); extra YAML for the top level can follow on stdin, and
+# build and test are the demo's make targets unless it names skills.
+llm_config() {
     {
         cat <<YAML
 version: 1
 agents:
   coder:
-    llm: {provider: replay, cassette: "$1"}
+    llm: $1
   reviewer:
-    llm: {provider: replay, cassette: "$1"}
+    llm: $1
     skills: [${2:-build, test}]
 YAML
         if [ ! -t 0 ]; then cat; fi
@@ -202,6 +203,18 @@ skills:
   test: {command: make test, timeout_s: 60}
 YAML
     fi
+}
+
+# demo_config CASSETTE [SKILLS]: llm_config with a cassette (absolute
+# path) replayed.
+demo_config() {
+    llm_config "{provider: replay, cassette: \"$1\"}" "${2-}"
+}
+
+# fake_config [SKILLS]: llm_config with the fake model server that
+# start_fakellm started.
+fake_config() {
+    llm_config "{provider: openai, model: fake-model, base_url: \"$FAKE_URL/v1\"}" "${1-}"
 }
 
 FIX=$TOP/tests/fixtures

@@ -22,18 +22,7 @@ usage_script() {
 # openai_config EXTRA: both agents on the fake server; EXTRA is more of
 # the llm mapping (", key: value...").
 openai_config() {
-    cat >"$T/demo/agents.yaml" <<YAML
-version: 1
-agents:
-  coder:
-    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"$1}
-  reviewer:
-    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"$1}
-    skills: [build, test]
-skills:
-  build: {command: make, timeout_s: 60}
-  test: {command: make test, timeout_s: 60}
-YAML
+    llm_config "{provider: openai, model: fake-model, base_url: \"$FAKE_URL/v1\"$1}" </dev/null
 }
 
 stop_fakellm() {

@@ -48,18 +48,8 @@ pass "--record refuses what it cannot do, before starting"
 # with its own alone, and its replay had no first attempt)
 copy_demo
 start_fakellm "$FIX/demo-openai.json"
-cat >"$T/demo/agents.yaml" <<YAML
-version: 1
+fake_config <<'YAML'
 gate: {max_iterations: 1, escalate: queue}
-agents:
-  coder:
-    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"}
-  reviewer:
-    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"}
-    skills: [build, test]
-skills:
-  build: {command: make, timeout_s: 60}
-  test: {command: make test, timeout_s: 60}
 YAML
 run tandem run --repo "$T/demo" --record "$T/waited.json" \
     "make the failing test pass"
@@ -73,18 +63,8 @@ expect_in "$T/err" "recorded 4 exchanges in $T/waited.json"
 cp "$T/out" "$T/waited.diff"
 kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
 copy_demo
-cat >"$T/demo/agents.yaml" <<YAML
-version: 1
+demo_config "$T/waited.json" <<'YAML'
 gate: {max_iterations: 2, escalate: never}
-agents:
-  coder:
-    llm: {provider: replay, cassette: "$T/waited.json"}
-  reviewer:
-    llm: {provider: replay, cassette: "$T/waited.json"}
-    skills: [build, test]
-skills:
-  build: {command: make, timeout_s: 60}
-  test: {command: make test, timeout_s: 60}
 YAML
 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "the replay of the answered session"

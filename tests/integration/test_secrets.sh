@@ -148,18 +148,8 @@ json.dump({"steps": [{"content": ans, "repeat": 2}]}, open(sys.argv[1], "w"))
 PY
 copy_demo
 start_fakellm "$T/cut.json"
-cat >"$T/demo/agents.yaml" <<YAML
-version: 1
+fake_config <<'YAML'
 gate: {max_iterations: 1, escalate: never}
-agents:
-  coder:
-    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"}
-  reviewer:
-    llm: {provider: openai, model: fake-model, base_url: "$FAKE_URL/v1"}
-    skills: [build, test]
-skills:
-  build: {command: make, timeout_s: 60}
-  test: {command: make test, timeout_s: 60}
 YAML
 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 1 "an answer with no edits, at the last attempt"
