@@ -28,6 +28,7 @@
 #include "orchestrator/pool.h"
 #include "orchestrator/run.h"
 #include "orchestrator/rundir.h"
+#include "orchestrator/session.h"
 #include "proto/client.h"
 #include "proto/json.h"
 
@@ -403,6 +404,13 @@ static void take_over(tnd_hub *h)
                 tnd_log_error("%s", tnd_error_last());
         } else {
             tnd_hubsession *s = tnd_hub_add(h, repo, id, dir, owner);
+            /* held while it waits for a slot; one another tandem holds
+             * now is queued as before, and its thread says so */
+            int lock = tnd_session_lock_dir(dir);
+            if (lock >= 0)
+                tnd_hubsession_hold_lock(s, lock);
+            else
+                tnd_error_clear();
             fprintf(stderr,
                     "tandem serve: session %s of an earlier server goes on "
                     "(%s)\n",

@@ -18,6 +18,7 @@
 #include "orchestrator/hub_int.h"
 #include "orchestrator/run.h"
 #include "orchestrator/rundir.h"
+#include "orchestrator/session.h"
 #include "proto/client.h"
 #include "proto/curve.h"
 #include "proto/json.h"
@@ -128,7 +129,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
     char *id = NULL, *dir = NULL, *said = NULL, *diff = NULL;
     size_t said_len = 0;
     tnd_hubsession *s = NULL;
-    int code;
+    int code, lock = -1;
 
     memset(&ro, 0, sizeof(ro));
     ro.repo = req->repo;
@@ -153,7 +154,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
         free(diff);
         return NULL;
     }
-    code = tnd_run_create(&id, &dir, &ro, &host);
+    code = tnd_run_create(&id, &dir, &ro, &host, &lock);
     fclose(host.err);
     if (diff)
         unlink(diff);
@@ -168,7 +169,11 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
         tnd_error_prefix("session %s was made but cannot be recorded", id);
     } else {
         s = tnd_hub_add(h, req->repo, id, dir, owner_of(ev));
+        tnd_hubsession_hold_lock(s, lock); /* until its thread runs it */
+        lock = -1;
     }
+    if (lock >= 0)
+        close(lock);
     free(said);
     free(id);
     free(dir);
@@ -406,9 +411,19 @@ static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
         answer(h, ev, true, body, len);
         tnd_session_facts_clear(&f);
     } else {
-        /* the escalation it answers, as the server found it waiting */
+        /* the escalation it answers, as the server found it waiting;
+         * the session held from now on, so no resume or prune takes it
+         * while it waits for a slot */
+        int lock = tnd_session_lock_dir(f.dir);
         ans = answer_json(req, f.escalation);
+        if (lock < 0) {
+            refuse(h, ev, "busy", tnd_error_last());
+            tnd_session_facts_clear(&f);
+            json_object_put(ans);
+            return;
+        }
         s = tnd_hub_add(h, req->repo, f.id, f.dir, f.owner);
+        tnd_hubsession_hold_lock(s, lock);
         /* the session goes on with the answer of who sent this request */
         tnd_hubsession_set_who(s, &ev->who);
         if (tnd_hub_set_answer(s, ans) < 0) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -43,6 +44,8 @@ struct tnd_hubsession {
     const char *insecure;     /* borrowed: for the report */
     tnd_basecache *baselines; /* borrowed: the server's */
     void *ctx;                /* borrowed: the hub's ZeroMQ context */
+    int lock;                 /* the session's lock while it is queued, or -1 */
+    int thread_lock;          /* that lock, the thread's once it started */
     follower f[TND_HUBSESSION_MAX_FOLLOWERS];
     size_t nf;
 };
@@ -57,6 +60,7 @@ tnd_hubsession *tnd_hubsession_new(const char *name, const char *repo,
     s->id = tnd_xstrdup(id);
     s->dir = tnd_xstrdup(dir);
     s->state = TND_HS_QUEUED;
+    s->lock = s->thread_lock = -1;
     atomic_init(&s->stop, 0);
     return s;
 }
@@ -71,6 +75,8 @@ void tnd_hubsession_destroy(tnd_hubsession **self_p)
         pthread_join(s->thread, NULL);
     if (!s->ran)
         tnd_link_destroy(&s->link); /* no thread took it */
+    if (s->lock >= 0)
+        close(s->lock); /* never started: the session is free again */
     free(s->name);
     free(s->repo);
     free(s->id);
@@ -111,6 +117,13 @@ void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
     self->answer.iterations = iterations;
     self->answer.tokens = tokens;
     self->escalation = escalation;
+}
+
+void tnd_hubsession_hold_lock(tnd_hubsession *self, int fd)
+{
+    if (self->lock >= 0)
+        close(self->lock);
+    self->lock = fd;
 }
 
 void tnd_hubsession_set_who(tnd_hubsession *self, const tnd_client_who *who)
@@ -161,11 +174,16 @@ static void *session_main(void *arg)
         co.tokens = s->answer.tokens;
         co.escalation = s->escalation;
         co.who = s->who.via ? &s->who : NULL;
+        /* held since it was queued: nothing took it meanwhile */
+        co.locked = s->thread_lock >= 0;
+        co.lock_fd = s->thread_lock;
         /* the diff in large pieces, progress a line at a time */
         setvbuf(out, NULL, _IOFBF, OUT_BUF);
         code = tnd_run_continue(&co);
     } else {
         tnd_log_error("session %s: %s", s->id, tnd_error_last());
+        if (s->thread_lock >= 0)
+            close(s->thread_lock);
     }
     if (out)
         fclose(out);
@@ -191,9 +209,13 @@ int tnd_hubsession_start(tnd_hubsession *self, void *ctx, const char *endpoint,
     /* the thread inherits the mask: signals stay the main thread's */
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
+    self->thread_lock = self->lock; /* the thread's from now on */
+    self->lock = -1;
     rc = pthread_create(&self->thread, NULL, session_main, self);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
+        self->lock = self->thread_lock;
+        self->thread_lock = -1;
         tnd_link_destroy(&self->link);
         return tnd_error_set("cannot start a thread: %s", strerror(rc));
     }

@@ -54,6 +54,13 @@ void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
                                const char *text, int iterations, long tokens,
                                long escalation);
 
+/* The session's lock, taken by the hub (fd holds it): kept while the
+ * session waits in the queue, so `tandem sessions prune` and `tandem
+ * resume` leave it alone, and handed to its thread, which runs the
+ * session under it; closed when the session never starts. Before
+ * tnd_hubsession_start. */
+void tnd_hubsession_hold_lock(tnd_hubsession *self, int fd);
+
 /* Who gives that answer, as the server's transport proved it (copied);
  * the session journals it with the answer. Before tnd_hubsession_start. */
 void tnd_hubsession_set_who(tnd_hubsession *self, const tnd_client_who *who);

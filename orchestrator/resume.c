@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/error.h"
@@ -292,15 +293,21 @@ static int continue_once(const tnd_continue_options *o, go_on *next)
         tnd_log_init("tandem", o->verbose ? TND_LOG_DEBUG : TND_LOG_WARN);
     if (!(r.repo = tnd_fs_realpath(o->repo ? o->repo : "."))) {
         fprintf(r.err, "tandem: --repo: %s\n", tnd_error_last());
+        if (o->locked)
+            close(o->lock_fd);
         tnd_loop_close(&r);
         return TND_EXIT_USAGE;
     }
     if (!(r.session = tnd_session_open(r.repo, o->session))) {
         fprintf(r.err, "tandem: %s\n", tnd_error_last());
+        if (o->locked)
+            close(o->lock_fd);
         tnd_loop_close(&r);
         return TND_EXIT_USAGE;
     }
-    if (tnd_session_lock(r.session) < 0) {
+    if (o->locked) {
+        tnd_session_adopt_lock(r.session, o->lock_fd);
+    } else if (tnd_session_lock(r.session) < 0) {
         /* held by another tandem: like any session that does not wait
          * for this answer, a usage error; else the lock file failed */
         bool held = tnd_session_locked(tnd_session_dir(r.session));

@@ -890,12 +890,14 @@ int tnd_run(const tnd_run_options *opts)
 }
 
 int tnd_run_create(char **id, char **dir, const tnd_run_options *opts,
-                   const tnd_run_host *host)
+                   const tnd_run_host *host, int *lock)
 {
     run r;
     int code;
 
     *id = *dir = NULL;
+    if (lock)
+        *lock = -1;
     tnd_loop_init(&r, host);
     r.opts = *opts;
     r.opts.allow_empty = false; /* an empty change makes no session */
@@ -903,6 +905,8 @@ int tnd_run_create(char **id, char **dir, const tnd_run_options *opts,
     if ((code = open_new(&r, tnd_wall_ms())) == 0) {
         *id = tnd_xstrdup(tnd_session_id(r.session));
         *dir = tnd_xstrdup(tnd_session_dir(r.session));
+        if (lock)
+            *lock = tnd_session_take_lock(r.session);
     }
     tnd_loop_close(&r);
     return code;

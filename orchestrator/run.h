@@ -121,9 +121,12 @@ int tnd_run(const tnd_run_options *opts);
  * frees), or a TND_EXIT_* code after saying why on host->err (stderr
  * when host is NULL). A review's change is read now and kept in the
  * session (change.diff), so what is reviewed is what there was when it
- * was made; an empty change is a usage error. */
+ * was made; an empty change is a usage error. With lock, the session's
+ * lock stays held and *lock is its descriptor (the caller's to close, or
+ * to hand to tnd_run_continue), so no prune or resume takes the session
+ * before it runs; -1 when no session was made. */
 int tnd_run_create(char **id, char **dir, const tnd_run_options *opts,
-                   const tnd_run_host *host);
+                   const tnd_run_host *host, int *lock);
 
 /* What continues an existing session. */
 typedef struct tnd_continue_options {
@@ -148,8 +151,12 @@ typedef struct tnd_continue_options {
     bool quiet;
     bool verbose;
     const tnd_run_host *host; /* a server runs it, or NULL */
-    bool fresh; /* the first run of a session tnd_run_create made: no
-                   `resume` record */
+    bool fresh;  /* the first run of a session tnd_run_create made: no
+                    `resume` record */
+    bool locked; /* the caller holds the session's lock through lock_fd
+                    (tnd_session_lock_dir, tnd_run_create), which the run
+                    takes over and closes, whatever it returns */
+    int lock_fd;
     const tnd_run_options *same; /* the run that asked a person at its
                                     terminal, going on in its process: its
                                     keep_workspace, apply, json, format and

@@ -339,16 +339,17 @@ static int open_lock(const char *path, int flags)
     return fd;
 }
 
-int tnd_session_lock(tnd_session *self)
+/* The lock of the session id in dir, taken: its descriptor, or -1 with
+ * the error set (naming the holder's pid when another process has it). */
+static int lock_dir(const char *dir, const char *id)
 {
-    char *path = tnd_session_path(self, "lock");
+    char *path = tnd_fs_join(dir, "lock");
     char pid[32];
     int fd = open_lock(path, O_RDWR | O_CREAT);
 
-    if (fd < 0) {
-        free(path);
+    free(path);
+    if (fd < 0)
         return -1;
-    }
     if (flock(fd, LOCK_EX | LOCK_NB) < 0 && !own_lock_released(fd)) {
         ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
         pid[n > 0 ? n : 0] = '\0';
@@ -356,19 +357,47 @@ int tnd_session_lock(tnd_session *self)
         tnd_error_set("session %s is being worked on by another tandem%s%s%s; "
                       "wait for it to end, or follow it with 'tandem watch "
                       "%s'",
-                      self->id, *pid ? " (pid " : "", pid, *pid ? ")" : "",
-                      self->id);
+                      id, *pid ? " (pid " : "", pid, *pid ? ")" : "", id);
         close(fd);
-        free(path);
         return -1;
     }
     snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
     if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, strlen(pid), 0) < 0) {
         /* the pid is only for messages */
     }
+    return fd;
+}
+
+int tnd_session_lock(tnd_session *self)
+{
+    int fd = lock_dir(self->dir, self->id);
+
+    if (fd < 0)
+        return -1;
     self->lock_fd = fd;
-    free(path);
     return 0;
+}
+
+int tnd_session_lock_dir(const char *dir)
+{
+    const char *slash = strrchr(dir, '/');
+
+    return lock_dir(dir, slash ? slash + 1 : dir);
+}
+
+int tnd_session_take_lock(tnd_session *self)
+{
+    int fd = self->lock_fd;
+
+    self->lock_fd = -1;
+    return fd;
+}
+
+void tnd_session_adopt_lock(tnd_session *self, int fd)
+{
+    if (self->lock_fd >= 0)
+        close(self->lock_fd);
+    self->lock_fd = fd;
 }
 
 bool tnd_session_locked(const char *dir)

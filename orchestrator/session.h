@@ -77,6 +77,22 @@ char **tnd_session_list(const char *repo);
  * when another process has it. */
 int tnd_session_lock(tnd_session *self);
 
+/* The lock of the session in dir, taken as tnd_session_lock takes it,
+ * by a caller that holds a session before it opens it (tandem serve, for
+ * a session it has queued: unlocked, a queued session read as
+ * interrupted, and a prune removed it before it ran). Its descriptor,
+ * or -1 with the error set. */
+int tnd_session_lock_dir(const char *dir);
+
+/* The session's lock taken out of it: the descriptor that holds it (the
+ * caller's to close), or -1 when the session is not locked. */
+int tnd_session_take_lock(tnd_session *self);
+
+/* The session holds its lock through fd, a descriptor of its lock file
+ * that holds it (tnd_session_lock_dir, tnd_session_take_lock), and
+ * closes it with the session. */
+void tnd_session_adopt_lock(tnd_session *self, int fd);
+
 /* True when some live process holds the lock of the session in dir.
  * Neither this nor tnd_session_lock follows a symbolic link or opens
  * anything but a regular file (a FIFO there hung every reader). */

@@ -153,6 +153,17 @@ expect_in "$T/err" "a server runs one configuration"
 expect_not_in "$T/err" "busy"
 run tandem submit --status
 expect_in "$T/out" "running 1 of 1, queued 1 of 1"
+# a queued session is the server's: held, so a prune of every ended
+# session leaves it, and a resume at the terminal is refused (unheld,
+# it read as interrupted, and the prune removed it before it ran)
+run tandem sessions prune --repo "$T/b" --older-than 0s
+expect_rc 0 "prune beside a queued session"
+expect_in "$T/out" "kept 1: 1 running"
+[ -s "$T/b/.tandem/sessions/$second/journal.jsonl" ] ||
+    fail "the prune removed the queued session"
+run tandem resume --repo "$T/b" "$second"
+expect_rc 2 "resume of a queued session"
+expect_in "$T/err" "being worked on by another tandem (pid $SERVE_PID)"
 # tandem watch --server: the session the server runs, from its status,
 # whatever its repository; the queued one is not running yet
 (cd / && tandem watch --server --plain --for 2) >"$T/watch.out" 2>&1
@@ -164,7 +175,7 @@ expect_rc 0 "attach to the queued session"
 expect_in "$T/out" "+    return (double)sum / (double)count;"
 approved "$T/a/.tandem/sessions/$first"
 approved "$T/b/.tandem/sessions/$second"
-pass "a full queue answers busy naming the limits; detached sessions run; --attach follows one; watch --server shows the running one"
+pass "a full queue answers busy naming the limits; detached sessions run; --attach follows one; watch --server shows the running one; a queued session is held against prune and resume"
 
 # ---- SIGTERM while busy: drain, stop, resume -----------------------------
 rm -f "$T/gate"
