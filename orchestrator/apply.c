@@ -579,9 +579,44 @@ static char **copy_paths(const tnd_patch *patch)
     return out;
 }
 
+char *tnd_apply_head(const char *repo)
+{
+    const char *argv[] = {"git",      "rev-parse",     "-q",
+                          "--verify", "HEAD^{commit}", NULL};
+    char *out = NULL;
+
+    if (tnd_git_run(&out, NULL, repo, argv, GIT_OUT_MAX) < 0 || !out) {
+        free(out);
+        tnd_error_clear();
+        return tnd_xstrdup(""); /* no commit yet */
+    }
+    out[strcspn(out, "\n")] = '\0';
+    return out;
+}
+
+/* --commit commits onto the commit the change was audited on: HEAD the
+ * same as when the run took its snapshot. 0, or -1 with the error set. */
+static int same_head(const char *repo, const char *head)
+{
+    char *now = tnd_apply_head(repo);
+    int rc = 0;
+
+    if (strcmp(now, head) != 0)
+        rc = tnd_error_set(
+            "HEAD moved while the run went on (from %.12s to %.12s: a "
+            "checkout, a commit, a rebase or a reset), and the change was "
+            "audited on the tree of %.12s; --commit commits only onto the "
+            "commit it was audited on, so look at the patch and apply it "
+            "yourself, or run again",
+            *head ? head : "no commit", *now ? now : "no commit",
+            *head ? head : "no commit");
+    free(now);
+    return rc;
+}
+
 int tnd_apply_patch(tnd_apply_result *out, const char *repo, const char *diff,
                     const char *patch_file, tnd_apply_mode mode,
-                    const char *message)
+                    const char *message, const char *head)
 {
     tnd_patch patch;
     char *prefix = NULL;
@@ -597,9 +632,10 @@ int tnd_apply_patch(tnd_apply_result *out, const char *repo, const char *diff,
     out->paths = copy_paths(&patch);
     prefix = git_prefix(repo);
     out->git = prefix != NULL;
-    if (mode == TND_APPLY_COMMIT &&
-        (!out->git ? tnd_apply_can_commit(repo)
-                   : clean_paths(repo, out->paths)) < 0) {
+    if (mode == TND_APPLY_COMMIT && (!out->git ? tnd_apply_can_commit(repo)
+                                     : head && same_head(repo, head) < 0
+                                         ? -1
+                                         : clean_paths(repo, out->paths)) < 0) {
         out->why = tnd_xstrdup(tnd_error_last());
         goto done;
     }

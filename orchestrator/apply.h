@@ -52,10 +52,18 @@ int tnd_apply_can_commit(const char *repo);
  * with tnd_apply_result_clear); returns 0 when everything asked was done,
  * 1 when not (out->why says why, out->applied whether the tree changed),
  * never touching the tree unless the whole patch applies. message is the
- * commit message (tnd_apply_message), used with TND_APPLY_COMMIT. */
+ * commit message (tnd_apply_message), used with TND_APPLY_COMMIT; so is
+ * head, the commit HEAD named when the change's base was taken
+ * (tnd_apply_head), or NULL: with TND_APPLY_COMMIT nothing is applied
+ * unless HEAD names it still (a checkout during the run put the commit
+ * on another branch, onto a tree nobody audited). */
 int tnd_apply_patch(tnd_apply_result *out, const char *repo, const char *diff,
                     const char *patch_file, tnd_apply_mode mode,
-                    const char *message);
+                    const char *message, const char *head);
+
+/* The commit HEAD names in the git work tree at repo ("" when there is
+ * none yet, or no git). Caller frees. */
+char *tnd_apply_head(const char *repo);
 
 /* Free what out holds; safe on a zeroed result. */
 void tnd_apply_result_clear(tnd_apply_result *out);

@@ -76,6 +76,8 @@ typedef struct run {
     int last_n;            /* the attempt that made it */
     char *last_rationale;  /* the coder's rationale for last_diff: the
                               message of a --commit */
+    char *head;            /* --commit: the commit HEAD named when the
+                              snapshot was taken ("" for none) */
     char **history;        /* one line per attempt, NULL-terminated */
     size_t nhistory, ahistory;
     uint64_t *hashes; /* diff hash per attempt (0: no diff) */

@@ -319,7 +319,8 @@ static int put_in_tree(run *r)
     } else {
         msg = tnd_apply_message(r->last_rationale, r->opts.task,
                                 tnd_session_id(r->session));
-        rc = tnd_apply_patch(&res, r->repo, diff, file, r->opts.apply, msg);
+        rc = tnd_apply_patch(&res, r->repo, diff, file, r->opts.apply, msg,
+                             r->head);
         free(msg);
     }
     if (res.committed)
@@ -473,6 +474,7 @@ void tnd_loop_close(run *r)
     free(r->out_lost);
     free(r->last_diff);
     free(r->last_rationale);
+    free(r->head);
     free(r->guidance);
     tnd_lessons_close(&r->bank);
     tnd_str_list_free(&r->lessons);
@@ -612,6 +614,9 @@ static int make_workspace(run *r)
     char *what;
     int rc = -1;
 
+    /* --commit commits onto the commit the change is audited on */
+    if (r->opts.apply == TND_APPLY_COMMIT && !r->opts.review && !r->head)
+        r->head = tnd_apply_head(r->repo);
     r->base = tnd_snapshot_new(r->opts.review ? r->change.base : r->repo,
                                base_dir, &so);
     if (!r->base || !(r->ws = tnd_workspace_new(r->base, ws_dir, incremental)))

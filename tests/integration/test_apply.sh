@@ -13,6 +13,7 @@ CASSETTE=$TOP/examples/demo/cassette.json
 #   conflict  the line the patch changes (stats.c:11)
 #   other     another file, and stats.c far from the hunk
 #   readme    another file only
+#   checkout  the branch "other" checked out (it breaks the build)
 # Each edit is made once, however often the skill runs; then the tree as
 # the user left it (without .tandem/) is copied to $T/expected.
 cat >"$T/edit.sh" <<SH
@@ -25,6 +26,8 @@ conflict)
 other)
     sed -i 's|^    return best;\$|    return best; /* mine */|' \
         '$T/demo/stats.c' ;;
+checkout)
+    git -C '$T/demo' checkout -q other ;;
 esac
 case \$mode in
 other | readme)
@@ -196,6 +199,28 @@ expect_in "$T/committed.diff" "+    return (double)sum / (double)count;"
 apply_of >"$T/apply"
 expect_in "$T/apply" "('commit', True, True, 'git', ['stats.c'], '')"
 pass "--commit: only the patch's files are committed; staged and unstaged work stays as it was"
+
+# HEAD moved during the run: a checkout of another branch, whose tree
+# nobody audited (it does not build). --commit committed the patch onto
+# it, exit 0; now it commits only onto the commit the change was
+# audited on
+git_demo checkout
+(cd "$T/demo" && git stash -q && git checkout -q -b other &&
+    printf '\n$(error this branch does not build)\n' >>Makefile &&
+    git commit -q -am 'breaks the build' && git checkout -q - &&
+    git stash pop -q --index) || fail "cannot make the other branch"
+base=$(cd "$T/demo" && git rev-parse HEAD)
+run tandem run --commit --repo "$T/demo" "make the failing test pass"
+expect_rc 5 "approved, HEAD moved: not committed"
+[ "$(cd "$T/demo" && git rev-parse --abbrev-ref HEAD)" = other ] ||
+    fail "the run never checked out the other branch"
+same_tree
+[ "$(cd "$T/demo" && git log --format=%s)" = "$(printf 'breaks the build\nbase')" ] ||
+    fail "a commit was made: $(cd "$T/demo" && git log --oneline)"
+expect_in "$T/err" "tandem: not applied: HEAD moved while the run went on (from $(echo "$base" | cut -c1-12) to "
+apply_of >"$T/apply"
+expect_in "$T/apply" "('commit', False, False, 'git', ['stats.c'], 'HEAD moved"
+pass "--commit after a checkout during the run: exit 5, nothing applied or committed"
 
 git_demo conflict
 run tandem run --commit --repo "$T/demo" "make the failing test pass"

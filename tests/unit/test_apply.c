@@ -208,8 +208,8 @@ static void a_clean_patch_applies_outside_git(void **state)
     put(dir, "a.txt",
         "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nTEN\n");
     put(dir, "other.txt", "mine, edited\n");
-    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
-                     0);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 0);
     assert_true(r.applied);
     assert_false(r.git);
     assert_null(r.why);
@@ -242,8 +242,8 @@ static void a_conflict_leaves_the_tree_as_it_was(void **state)
     tnd_diff_file(&b, "b.txt", "bee\n", 4, "BEE\n", 4);
     two = tnd_buf_detach(&b, NULL);
     put(dir, "a.txt", edited);
-    assert_int_equal(tnd_apply_patch(&r, dir, two, file, TND_APPLY_TREE, "m"),
-                     1);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, two, file, TND_APPLY_TREE, "m", NULL), 1);
     assert_false(r.applied);
     assert_non_null(strstr(r.why, "does not apply cleanly"));
     assert_non_null(strstr(r.why, "a.txt"));
@@ -269,8 +269,8 @@ static void repeated_lines_and_fifos_outside_git(void **state)
     (void)state;
     put(dir, "rep.txt", rep);
     diff = patch(dir, "rep.txt", rep, rep8, &file);
-    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
-                     0);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 0);
     assert_true(r.applied);
     assert_file(dir, "rep.txt", rep8);
     tnd_apply_result_clear(&r);
@@ -283,8 +283,8 @@ static void repeated_lines_and_fifos_outside_git(void **state)
     assert_int_equal(unlink(fifo), 0);
     assert_int_equal(mkfifo(fifo, 0644), 0);
     alarm(20); /* a hang fails the test */
-    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
-                     1);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 1);
     alarm(0);
     assert_false(r.applied);
     assert_non_null(strstr(r.why, "not a regular file"));
@@ -322,8 +322,8 @@ static void a_failed_write_changes_nothing_outside_git(void **state)
     small.rlim_cur = 64 * 1024;
     signal(SIGXFSZ, SIG_IGN);
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
-    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
-                     1);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 1);
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &was), 0);
     assert_false(r.applied);
     assert_non_null(strstr(r.why, "nothing was changed"));
@@ -351,7 +351,7 @@ static void created_and_deleted_files_outside_git(void **state)
         struct stat st;
         char *path = tnd_fs_join(dir, "src/new.c");
         assert_int_equal(
-            tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"), 0);
+            tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 0);
         umask(was);
         assert_int_equal(stat(path, &st), 0);
         assert_int_equal(st.st_mode & 0777, 0600);
@@ -360,8 +360,8 @@ static void created_and_deleted_files_outside_git(void **state)
     assert_file(dir, "src/new.c", "int x;\n");
     tnd_apply_result_clear(&r);
     put(dir, "src/new.c", "int y;\n");
-    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
-                     1);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 1);
     assert_non_null(strstr(r.why, "creates src/new.c, which exists now"));
     assert_file(dir, "src/new.c", "int y;\n");
     tnd_apply_result_clear(&r);
@@ -371,14 +371,14 @@ static void created_and_deleted_files_outside_git(void **state)
     put(dir, "old.c", "gone\n");
     diff = patch(dir, "old.c", "gone\n", NULL, &file);
     put(dir, "old.c", "gone, but edited\n");
-    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
-                     1);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 1);
     assert_non_null(strstr(r.why, "deletes old.c, which has changed"));
     assert_file(dir, "old.c", "gone, but edited\n");
     tnd_apply_result_clear(&r);
     put(dir, "old.c", "gone\n");
-    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
-                     0);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 0);
     assert_false(exists(dir, "old.c"));
     tnd_apply_result_clear(&r);
     free(diff);
@@ -398,7 +398,7 @@ static void commit_outside_git_is_refused(void **state)
     put(dir, "a.txt", lines10);
     diff = patch(dir, "a.txt", lines10, changed10, &file);
     assert_int_equal(
-        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "m"), 1);
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "m", NULL), 1);
     assert_false(r.applied);
     assert_file(dir, "a.txt", lines10);
     tnd_apply_result_clear(&r);
@@ -420,8 +420,8 @@ static void git_applies_only_what_fits(void **state)
     assert_int_equal(tnd_apply_can_commit(dir), 0);
     diff = patch(dir, "a.txt", lines10, changed10, &file);
     put(dir, "a.txt", edited);
-    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
-                     1);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 1);
     assert_true(r.git);
     assert_false(r.applied);
     assert_non_null(strstr(r.why, "git apply"));
@@ -429,8 +429,8 @@ static void git_applies_only_what_fits(void **state)
     tnd_apply_result_clear(&r);
     put(dir, "a.txt", lines10);
     put(dir, "b.txt", "bee, mine\n");
-    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
-                     0);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 0);
     assert_true(r.applied);
     assert_false(r.committed);
     assert_file(dir, "a.txt", changed10);
@@ -453,8 +453,8 @@ static void git_applies_the_patch_as_it_was_audited(void **state)
     (void)state;
     sh("cd '%s' && git config apply.whitespace fix", dir);
     diff = patch(dir, "a.txt", lines10, blank, &file);
-    assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m"),
-                     0);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 0);
     assert_true(r.git);
     assert_true(r.applied);
     assert_file(dir, "a.txt", blank);
@@ -476,7 +476,7 @@ static void a_commit_holds_the_patch_and_nothing_else(void **state)
     sh("cd '%s' && git add b.txt", dir);
     put(dir, "c.txt", "untracked\n");
     assert_int_equal(tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT,
-                                     "Shout five\n\nTandem-Session: S\n"),
+                                     "Shout five\n\nTandem-Session: S\n", NULL),
                      0);
     assert_true(r.applied);
     assert_true(r.committed);
@@ -505,7 +505,7 @@ static void a_commit_of_a_file_with_changes_of_yours_is_refused(void **state)
     diff = patch(dir, "a.txt", lines10, changed10, &file);
     put(dir, "a.txt", mine); /* would apply, but would be committed too */
     assert_int_equal(
-        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "m"), 1);
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "m", NULL), 1);
     assert_false(r.applied);
     assert_non_null(strstr(r.why, "a.txt has changes of yours"));
     assert_file(dir, "a.txt", mine);
@@ -513,6 +513,40 @@ static void a_commit_of_a_file_with_changes_of_yours_is_refused(void **state)
     assert_string_equal(out, "base");
     free(out);
     tnd_apply_result_clear(&r);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
+static void a_commit_onto_a_moved_head_is_refused(void **state)
+{
+    char *dir = git_repo("git-moved"), *file, *diff, *out, *head;
+    tnd_apply_result r;
+
+    (void)state;
+    diff = patch(dir, "a.txt", lines10, changed10, &file);
+    head = tnd_apply_head(dir); /* when the run took its snapshot */
+    assert_int_equal(strlen(head), 40);
+    /* then another branch, whose tree nobody audited */
+    sh("cd '%s' && git checkout -q -b other && echo b >b.txt && git add b.txt "
+       "&& git commit -q -m other",
+       dir);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "m", head), 1);
+    assert_false(r.applied);
+    assert_non_null(strstr(r.why, "HEAD moved while the run went on"));
+    assert_file(dir, "a.txt", lines10);
+    out = sh_out("cd '%s' && git log --format=%%s", dir);
+    assert_string_equal(out, "other\nbase");
+    free(out);
+    tnd_apply_result_clear(&r);
+    /* the same commit under another branch's name is the same base */
+    sh("cd '%s' && git checkout -q -b again HEAD~", dir);
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "m", head), 0);
+    assert_true(r.committed);
+    tnd_apply_result_clear(&r);
+    free(head);
     free(diff);
     free(file);
     free(dir);
@@ -529,7 +563,8 @@ static void a_created_file_is_committed_from_a_subdirectory(void **state)
     sh("cd '%s' && git add -A && git commit -q -m sub", top);
     diff = patch(dir, "new.txt", NULL, "new\n", &file);
     assert_int_equal(
-        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "Add new"), 0);
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "Add new", NULL),
+        0);
     assert_file(dir, "new.txt", "new\n");
     out = sh_out("cd '%s' && git show --name-only --format=%%s HEAD", top);
     assert_string_equal(out, "Add new\n\nsub/new.txt");
@@ -588,6 +623,7 @@ int main(void)
         cmocka_unit_test(git_applies_the_patch_as_it_was_audited),
         cmocka_unit_test(a_commit_holds_the_patch_and_nothing_else),
         cmocka_unit_test(a_commit_of_a_file_with_changes_of_yours_is_refused),
+        cmocka_unit_test(a_commit_onto_a_moved_head_is_refused),
         cmocka_unit_test(a_created_file_is_committed_from_a_subdirectory),
         cmocka_unit_test(the_report_says_what_was_done),
     };
