@@ -209,6 +209,7 @@ void tnd_session_facts_clear(tnd_session_facts *facts)
 typedef struct go_on {
     bool set;
     char *repo, *session, *llm, *base_url;
+    int lock; /* the session's lock, held from one run to the next */
     tnd_run_options same; /* its options; no string of it is set */
 } go_on;
 
@@ -220,6 +221,8 @@ static void go_on_take(go_on *g, const run *r)
     g->session = tnd_xstrdup(tnd_session_id(r->session));
     g->llm = r->opts.llm ? tnd_xstrdup(r->opts.llm) : NULL;
     g->base_url = r->opts.base_url ? tnd_xstrdup(r->opts.base_url) : NULL;
+    /* no other tandem takes the session between the two runs */
+    g->lock = tnd_session_take_lock(r->session);
     g->same.keep_workspace = r->opts.keep_workspace;
     g->same.apply = r->opts.apply;
     g->same.json = r->opts.json;
@@ -235,7 +238,10 @@ static void go_on_clear(go_on *g)
     free(g->session);
     free(g->llm);
     free(g->base_url);
+    if (g->lock >= 0)
+        close(g->lock);
     memset(g, 0, sizeof(*g));
+    g->lock = -1;
 }
 
 static int continue_once(const tnd_continue_options *o, go_on *next);
@@ -245,7 +251,7 @@ static int continue_once(const tnd_continue_options *o, go_on *next);
 static int keep_going(go_on *g, int code)
 {
     while (g->set) {
-        go_on next = {0};
+        go_on next = {.lock = -1};
         tnd_continue_options o;
 
         memset(&o, 0, sizeof(o));
@@ -256,6 +262,9 @@ static int keep_going(go_on *g, int code)
         o.quiet = g->same.quiet;
         o.verbose = g->same.verbose;
         o.same = &g->same;
+        o.locked = g->lock >= 0;
+        o.lock_fd = g->lock;
+        g->lock = -1; /* continue_once's now */
         code = continue_once(&o, &next);
         go_on_clear(g);
         *g = next;
@@ -274,7 +283,7 @@ int tnd_loop_go_on(run *r)
 
 int tnd_run_continue(const tnd_continue_options *o)
 {
-    go_on g = {0};
+    go_on g = {.lock = -1};
 
     return keep_going(&g, continue_once(o, &g));
 }
