@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +32,11 @@
 #define DRAIN_S      30
 #define LIMIT_MAX    100000
 #define POOL_MAX     64
+/* Open files: a queued session holds its lock open (one), a running one
+ * about 7 (its journal, lock, sockets, a child's pipes; measured with 16
+ * at once), counted here twice over; and the server's own. */
+#define FILES_RUNNING 16
+#define FILES_OWN     256
 
 static atomic_int stops; /* lock-free: the handler adds to it */
 
@@ -342,6 +348,33 @@ static int publish(const char *dir, const char *endpoint, const tnd_config *cfg)
     return rc;
 }
 
+/* The open files the queue and the sessions asked for: the soft limit
+ * raised to it when the hard one allows (a queue past ~700 sessions
+ * failed its opens under the usual 1,024), else an error naming both.
+ * Raised no further: children inherit it. */
+static int enough_files(const serve_opts *o)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)o->queue_max +
+                  (rlim_t)o->max_sessions * FILES_RUNNING + FILES_OWN;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur >= need)
+        return 0;
+    if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
+        rl.rlim_cur = need;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+            return 0;
+    }
+    return tnd_error_set(
+        "--queue-max %ld and --max-sessions %ld need about %llu open files "
+        "(a queued session holds one, a running one up to %d), and this "
+        "process may open %llu (ulimit -Hn); give a smaller --queue-max or "
+        "--max-sessions, or raise the limit",
+        o->queue_max, o->max_sessions, (unsigned long long)need, FILES_RUNNING,
+        (unsigned long long)rl.rlim_max);
+}
+
 static int serve(const serve_opts *o)
 {
     char *dir = NULL, *state = NULL, *endpoint = NULL, *logs = NULL,
@@ -352,7 +385,8 @@ static int serve(const serve_opts *o)
     tnd_hub *hub = NULL;
     struct sigaction sa;
 
-    if (!(dir = tnd_serve_dir()) || !(state = state_dir(o->state))) {
+    if (enough_files(o) < 0 || !(dir = tnd_serve_dir()) ||
+        !(state = state_dir(o->state))) {
         fprintf(stderr, "tandem serve: %s\n", tnd_error_last());
         code = TND_EXIT_USAGE;
         goto out;

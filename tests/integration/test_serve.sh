@@ -132,6 +132,27 @@ expect_in "$T/serve.err" "tandem serve: stopped"
 if pgrep -f "$T/serve.yaml" >/dev/null; then fail "agents outlived the server"; fi
 pass "SIGTERM on an idle server: exit 0, agents stopped, endpoint removed"
 
+# ---- open files for the queue -------------------------------------------
+# A queued session holds its lock open: a queue the process may not hold
+# open is refused at start, naming both limits; one the hard limit
+# allows raises the soft one as far as it needs (a queue of 1,000 under
+# the usual soft 1,024 failed its opens)
+run timeout 60 prlimit --nofile=512:512 "$BIN/tandem" serve --config "$T/serve.yaml" \
+    --queue-max 1000
+expect_rc 2 "a queue past the open-file limit"
+expect_in "$T/err" "--queue-max 1000 and --max-sessions"
+expect_in "$T/err" "this process may open 512 (ulimit -Hn)"
+if [ "${TANDEM_MEMCHECK:-0}" != 1 ]; then # valgrind's start has no prefix
+    SERVE_IN="prlimit --nofile=300:8192"
+    start_serve --config "$T/serve.yaml" --queue-max 1000
+    SERVE_IN=
+    soft=$(awk '/^Max open files/ {print $4}' "/proc/$SERVE_PID/limits")
+    [ "$soft" -ge 1256 ] && [ "$soft" -lt 8192 ] ||
+        fail "the soft limit of open files is $soft for a queue of 1000"
+    stop_serve
+fi
+pass "a queue past the open-file limit is refused at start; one within it raises the soft limit"
+
 # ---- a full queue answers busy; --detach and --attach --------------------
 serve_config "$T/gated.yaml" "while [ ! -e $T/gate ]; do sleep 0.02; done; make"
 start_serve --config "$T/gated.yaml" --max-sessions 1 --queue-max 1
