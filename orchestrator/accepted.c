@@ -105,10 +105,9 @@ static int compact(tnd_accepted *a)
                 fresh, "accept",
                 accept_record(a->e[i].repo, a->e[i].id, a->e[i].answer)) < 0)
             goto out;
-    if (rename(tmp, a->path) < 0) {
-        tnd_error_sys("cannot replace %s", a->path);
+    /* named as the list from now on: its errors name the file there is */
+    if (tnd_journal_move(fresh, a->path) < 0)
         goto out;
-    }
     tnd_journal_close(&a->journal);
     a->journal = fresh;
     fresh = NULL;
@@ -117,6 +116,21 @@ out:
     tnd_journal_close(&fresh);
     free(tmp);
     return rc;
+}
+
+/* Append a record to the list. A write that failed (a full disk) left
+ * its journal refusing every later record, as a session's must: there a
+ * step recorded after a missing one would replay wrong. The list's
+ * records stand alone and what is pending is in memory, so the list is
+ * written afresh first; a server whose disk filled once takes tasks
+ * again once there is room, not only after a restart. */
+static int append(tnd_accepted *a, const char *type, json_object *fields)
+{
+    if (tnd_journal_failed(a->journal) && compact(a) < 0) {
+        json_object_put(fields);
+        return -1;
+    }
+    return tnd_journal_append(a->journal, type, fields);
 }
 
 tnd_accepted *tnd_accepted_open(const char *path)
@@ -187,8 +201,7 @@ int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id,
         }
         tnd_client_who_add(copy, who);
     }
-    if (tnd_journal_append(self->journal, "accept",
-                           accept_record(repo, id, copy)) < 0)
+    if (append(self, "accept", accept_record(repo, id, copy)) < 0)
         goto out;
     forget(self, id); /* an answer to a session accepted before */
     remember(self, repo, id, copy);
@@ -203,7 +216,7 @@ int tnd_accepted_end(tnd_accepted *self, const char *id)
     json_object *f = json_object_new_object();
 
     json_object_object_add(f, "session", json_object_new_string(id));
-    if (tnd_journal_append(self->journal, "end", f) < 0)
+    if (append(self, "end", f) < 0)
         return -1;
     forget(self, id);
     if (tnd_journal_count(self->journal) > 2 * self->n + COMPACT_SLACK &&

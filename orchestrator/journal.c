@@ -290,6 +290,20 @@ long tnd_journal_waiting_on(json_object *records)
     return 0;
 }
 
+bool tnd_journal_failed(const tnd_journal *self)
+{
+    return self->broken;
+}
+
+int tnd_journal_move(tnd_journal *self, const char *path)
+{
+    if (rename(self->path, path) < 0)
+        return tnd_error_sys("cannot replace %s", path);
+    free(self->path);
+    self->path = tnd_xstrdup(path);
+    return 0;
+}
+
 bool tnd_journal_was_torn(const tnd_journal *self)
 {
     return self->torn;

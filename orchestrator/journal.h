@@ -67,6 +67,13 @@ int tnd_journal_status(tnd_session_status *out, json_object *records);
  * for a later question. */
 long tnd_journal_waiting_on(json_object *records);
 
+/* True once an append failed: the journal takes no more records. */
+bool tnd_journal_failed(const tnd_journal *self);
+
+/* Rename the journal's file to path (rename(2): path is replaced), and
+ * name it so from now on, in its errors too. */
+int tnd_journal_move(tnd_journal *self, const char *path);
+
 /* True when the file ended with a torn record at open (it was ignored
  * and will be overwritten by the next append). */
 bool tnd_journal_was_torn(const tnd_journal *self);

@@ -7,11 +7,14 @@
 #include <cmocka.h>
 
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "common/error.h"
 #include "common/fs.h"
 #include "orchestrator/accepted.h"
 
@@ -152,6 +155,47 @@ static void an_answer_keeps_who_gave_it(void **state)
     tnd_accepted_close(&a);
 }
 
+/* A write that failed (a full disk) is told, naming the list's file,
+ * and once there is room the list takes records again: a server whose
+ * disk filled once refused every later task until it was restarted. */
+static void a_full_disk_once_does_not_stop_the_list(void **state)
+{
+    struct rlimit old, small;
+    tnd_accepted *a;
+    char repo[2048];
+
+    (void)state;
+    unlink(path);
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL, NULL), 0);
+    /* the disk "fills up": writes past 1 KiB fail (EFBIG, not a signal) */
+    memset(repo, 'r', sizeof(repo) - 1);
+    repo[0] = '/';
+    repo[sizeof(repo) - 1] = '\0';
+    signal(SIGXFSZ, SIG_IGN);
+    getrlimit(RLIMIT_FSIZE, &old);
+    small = old;
+    small.rlim_cur = 1024;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    assert_int_equal(tnd_accepted_add(a, repo, "S2", NULL, NULL), -1);
+    assert_non_null(strstr(tnd_error_last(), path));
+    assert_null(strstr(tnd_error_last(), ".new"));
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    /* room again */
+    assert_int_equal(tnd_accepted_add(a, "/r/b", "S3", NULL, NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/b", "S4", NULL, NULL), 0);
+    assert_int_equal(tnd_accepted_end(a, "S3"), 0);
+    assert_int_equal(tnd_accepted_pending(a), 2);
+    tnd_accepted_close(&a);
+
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_int_equal(tnd_accepted_pending(a), 2);
+    assert_string_equal(tnd_accepted_id(a, 0), "S1");
+    assert_string_equal(tnd_accepted_id(a, 1), "S4");
+    tnd_accepted_close(&a);
+}
+
 static void a_damaged_list_is_an_error(void **state)
 {
     FILE *f;
@@ -186,6 +230,7 @@ int main(void)
         cmocka_unit_test(a_long_life_keeps_the_file_small),
         cmocka_unit_test(an_answer_survives_a_restart),
         cmocka_unit_test(an_answer_keeps_who_gave_it),
+        cmocka_unit_test(a_full_disk_once_does_not_stop_the_list),
         cmocka_unit_test(a_damaged_list_is_an_error),
     };
 
