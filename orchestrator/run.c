@@ -370,6 +370,7 @@ static int finish(run *r)
     int code, unapplied = 0;
     bool apply =
         r->status == TND_SESSION_APPROVED && r->opts.apply && r->final_rel;
+    bool no_report = false;
 
     /* Approved for good before the user's tree is touched: a kill while
      * the change goes in left an approved session unjournaled, whose
@@ -384,12 +385,19 @@ static int finish(run *r)
                        r->iterations, r->final_rel, r->last_rel,
                        tnd_now_ms() - r->started);
     text = tnd_report_json(r->report);
-    if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0)
+    if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0) {
         tnd_log_error("cannot write the report: %s", tnd_error_last());
+        no_report = true;
+    }
     if (!r->go_on)
         emit(r, text);
     free(text);
-    if (!apply)
+    /* report.json is what CI reads: a session whose report could not be
+     * written (a full disk) is not journaled as ended, so that a resume
+     * writes it, replaying every step; once `finish` is journaled a
+     * resume only says the session is over, and the report was never
+     * made (while the run exited 0) */
+    if (!apply && !no_report)
         journal_finish(r);
     save_recording(r);
     tnd_loop_remember(r);
@@ -399,7 +407,7 @@ static int finish(run *r)
      * success is silent); anything else still says what happened. run -q
      * keeps its summary: what the diff on stdout cost */
     if (r->status == TND_SESSION_APPROVED && r->opts.quiet && r->opts.review &&
-        !r->out_lost)
+        !r->out_lost && !no_report)
         return TND_EXIT_OK;
     /* the reason holds the model's words: no terminal escape */
     reason = tnd_str_one_line(r->reason ? r->reason : "", 4000);
@@ -431,6 +439,14 @@ static int finish(run *r)
     } else {
         fprintf(r->err, "%s: %s\n", tnd_session_status_name(r->status), reason);
         code = r->config_error ? TND_EXIT_USAGE : TND_EXIT_FAILED;
+    }
+    if (no_report && ended(r) && !apply) {
+        fprintf(r->err,
+                "tandem: the session stays open without its report; go on "
+                "with: tandem resume --repo %s %s%s\n",
+                r->repo, tnd_session_id(r->session),
+                code == TND_EXIT_OK ? " (exit 1)" : "");
+        code = code == TND_EXIT_OK ? TND_EXIT_FAILED : code;
     }
     if (r->out_lost) {
         fprintf(r->err,

@@ -264,3 +264,30 @@ run "$BIN/tandem" resume --repo "$T/demo" "$id"
 expect_rc 0 "resumed once there is room"
 cmp -s "$dir/final.diff" "$T/expected.diff" || fail "disk: final.diff differs"
 pass "a full disk is reported and nothing journaled is lost; resume finishes"
+
+# the report cannot be written as the session ends (a full disk there;
+# here a directory in its place, which the rename cannot replace): the
+# session is not journaled as ended, so a resume writes the report. It
+# was: exit 0, `finish` journaled, and report.json never made, a resume
+# only saying the session was over.
+slow_demo
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "the run before the report is lost"
+dir=$(session_dir)
+id=$(basename "$dir")
+grep -v '"type":"finish"' "$dir/journal.jsonl" >"$T/j"
+cp "$T/j" "$dir/journal.jsonl"
+rm "$dir/report.json"
+mkdir "$dir/report.json"
+run "$BIN/tandem" resume --repo "$T/demo" "$id"
+expect_rc 1 "the report could not be written"
+expect_in "$T/err" "cannot write the report"
+expect_in "$T/err" "go on with: tandem resume --repo $T/demo $id"
+expect_not_in "$dir/journal.jsonl" '"type":"finish"'
+rmdir "$dir/report.json"
+run "$BIN/tandem" resume --repo "$T/demo" "$id"
+expect_rc 0 "resumed once the report can be written"
+expect_in "$dir/report.json" '"status": "approved"'
+expect_in "$dir/journal.jsonl" '"type":"finish","status":"approved"'
+cmp -s "$dir/final.diff" "$T/expected.diff" || fail "report: final.diff differs"
+pass "a report that cannot be written leaves the session open; a resume writes it"
