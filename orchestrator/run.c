@@ -347,6 +347,33 @@ static int put_in_tree(run *r)
     return rc;
 }
 
+/* --apply, --commit: the report as it stands before the tree is touched,
+ * the change's fate not known yet. `finish` is journaled before the
+ * change goes in, so a kill there left an approved session with no
+ * report.json, which no resume writes (it only says the session is
+ * over), and nothing that said the change may not be in the tree. The
+ * report written after put_in_tree replaces it. */
+static void report_before_apply(run *r)
+{
+    tnd_apply_result res;
+    char *text;
+
+    memset(&res, 0, sizeof(res));
+    res.mode = r->opts.apply;
+    res.why = tnd_xstrdup("not known: tandem stopped while it put the change "
+                          "into the tree; see the tree (the approved patch "
+                          "is in final.diff)");
+    tnd_report_apply(r->report, tnd_apply_json(&res));
+    tnd_apply_result_clear(&res);
+    tnd_report_outcome(r->report, tnd_session_status_name(r->status), r->reason,
+                       r->iterations, r->final_rel, r->last_rel,
+                       tnd_now_ms() - r->started);
+    text = tnd_report_json(r->report);
+    if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0)
+        tnd_log_error("cannot write the report: %s", tnd_error_last());
+    free(text);
+}
+
 /* A session that ended for good says so in its journal; one waiting for
  * an answer, or stopped by a failure, can go on later. */
 static void journal_finish(run *r)
@@ -378,6 +405,7 @@ static int finish(run *r)
      * stuck). final.diff is durable already; what --apply did is in the
      * report and on stderr. */
     if (apply) {
+        report_before_apply(r);
         journal_finish(r);
         unapplied = put_in_tree(r);
     }

@@ -168,12 +168,17 @@ pkill -f "$T/slowgit/git" 2>/dev/null
 dir=$(ls -d "$T"/demo/.tandem/sessions/*/ | head -n 1)
 dir=${dir%/}
 expect_in "$dir/journal.jsonl" '"type":"finish","status":"approved"'
+# and its report was written before the tree was touched, saying the
+# change's fate is not known: before, the kill left no report.json,
+# which no resume writes (a kill sweep found it)
+expect_in "$dir/report.json" '"status": "approved"'
+expect_in "$dir/report.json" "not known: tandem stopped while it put the change into the tree"
 run tandem resume --repo "$T/demo" "$(basename "$dir")"
 expect_rc 0 "the resume of a session killed while applying"
 expect_in "$T/err" "already finished: approved"
 expect_in "$T/demo/stats.c" "    return (double)sum / (double)count;"
 [ -s "$dir/final.diff" ] || fail "final.diff is missing"
-pass "killed while the change went in: the session is approved, the change and final.diff there"
+pass "killed while the change went in: the session is approved, the change, final.diff and a report there"
 
 git_demo readme
 run tandem run --commit --repo "$T/demo" "make the failing test pass"
