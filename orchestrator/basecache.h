@@ -53,16 +53,17 @@ tnd_basecache *tnd_basecache_new(size_t max, int64_t max_age_ms);
 void tnd_basecache_destroy(tnd_basecache **self_p);
 
 /* The key of a baseline into out (64 hex digits): tree (the base tree's
- * hash, proto/tree.h), dirs (the base tree's directories, sorted and
- * NULL-terminated, tnd_fs_list_dirs: the tree's hash lists files and
- * links only, and an empty directory is there for the skills too; NULL
- * for git's files, whose directories they imply), the
- * service asked, and every setting of cfg the
- * baseline's result depends on: each skill the reviewer runs (its name,
- * command, required, timeout, output cap, paths, order, limits, sandbox,
- * network, built-in settings), the reviewer's program and count, the
- * workspace settings and the config's directory. The task's words are
- * not in it: the baseline asks no model and no skill is given them. */
+ * hash, proto/tree.h, then tnd_content_stamp's, its files' whole modes,
+ * which a reviewer on this host sees in the workspace), dirs (the base
+ * tree's directories, sorted and NULL-terminated, tnd_fs_list_dirs: the tree's
+ * hash lists files and links only, and an empty directory is there for the
+ * skills too; NULL for git's files, whose directories they imply), the service
+ * asked, and every setting of cfg the baseline's result depends on: each skill
+ * the reviewer runs (its name, command, required, timeout, output cap, paths,
+ * order, limits, sandbox, network, built-in settings), the reviewer's program
+ * and count, the workspace settings and the config's directory. The task's
+ * words are not in it: the baseline asks no model and no skill is given them.
+ */
 void tnd_basecache_key(char out[TND_SHA256_HEX + 1], const tnd_config *cfg,
                        const char *tree, char *const *dirs,
                        const char *service);

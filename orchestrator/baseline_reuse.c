@@ -75,8 +75,9 @@ int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
                             char **from)
 {
     tnd_basecache *cache = r->host ? r->host->baselines : NULL;
+    const char *stamp;
     tnd_basecache_hit hit;
-    char key[TND_SHA256_HEX + 1], **dirs = NULL;
+    char key[TND_SHA256_HEX + 1], **dirs = NULL, *stamped;
     int64_t deadline;
     bool by_budget;
     int rc;
@@ -94,7 +95,13 @@ int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
         tnd_error_prefix("the shared baseline's key");
         return -1;
     }
-    tnd_basecache_key(key, r->cfg, ar->tree, dirs, service);
+    /* the files' whole modes too: a reviewer on this host runs the
+     * skills in the workspace, where they are the user's, and the tree's
+     * hash has only the exec bit */
+    stamp = r->content ? tnd_content_stamp(r->content) : NULL;
+    stamped = tnd_xasprintf("%s %s", ar->tree, stamp ? stamp : "");
+    tnd_basecache_key(key, r->cfg, stamped, dirs, service);
+    free(stamped);
     tnd_str_list_free(&dirs);
     deadline = tnd_loop_deadline(r, service, &by_budget);
     rc = tnd_basecache_take(&hit, cache, key, tnd_session_id(r->session),

@@ -3,6 +3,7 @@
 #include "orchestrator/content.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,13 +13,15 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/sha256.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
 
 struct tnd_content {
     char *base_dir;
-    tnd_tree *tree; /* NULL until first asked */
+    tnd_tree *tree;                 /* NULL until first asked */
+    char stamp[TND_SHA256_HEX + 1]; /* the files' modes, with tree */
     tnd_tree_change *changes;
     size_t nchanges;
     tnd_blob *blobs; /* the changed files' bytes */
@@ -55,9 +58,10 @@ void tnd_content_destroy(tnd_content **self_p)
 }
 
 /* The bytes and mode of the regular file rel under dir, read without
- * following a symlink at its end. TND_ENOTFOUND when it is not there. */
-static int read_file(char **data, size_t *len, bool *exec, const char *dir,
-                     const char *rel)
+ * following a symlink at its end; its status into *out when out is not
+ * NULL. TND_ENOTFOUND when it is not there. */
+static int read_file(char **data, size_t *len, bool *exec, struct stat *out,
+                     const char *dir, const char *rel)
 {
     char *path = tnd_fs_join(dir, rel);
     struct stat st;
@@ -69,6 +73,8 @@ static int read_file(char **data, size_t *len, bool *exec, const char *dir,
         tnd_error_set("%s is not a regular file", path);
     } else {
         *exec = (st.st_mode & 0100) != 0;
+        if (out)
+            *out = st;
         rc = tnd_fs_read(data, len, path, (size_t)1 << 40);
     }
     free(path);
@@ -117,11 +123,26 @@ static int add_links(tnd_tree_entry *e, size_t *n, char **links, size_t nl,
     return 0;
 }
 
+/* One file's whole mode (set-id, sticky, and every permission, not
+ * only the owner's exec bit the manifest keeps) into the stamp h. */
+static void stamp_file(tnd_sha256 *h, const char *rel, const struct stat *st)
+{
+    char mode[16];
+    int n =
+        snprintf(mode, sizeof(mode), "%o ", (unsigned)(st->st_mode & 07777));
+
+    tnd_sha256_update(h, mode, (size_t)n);
+    tnd_sha256_update(h, rel, strlen(rel) + 1); /* with its NUL: no path
+                                                   runs into the next */
+}
+
 int tnd_content_tree(const char **out, tnd_content *self)
 {
+    unsigned char digest[TND_SHA256_LEN];
     tnd_tree_entry *e;
     char **files = NULL, **links = NULL;
     size_t n = 0, nl = 0;
+    tnd_sha256 stamp;
 
     if (self->tree) {
         *out = tnd_tree_hash(self->tree);
@@ -135,10 +156,13 @@ int tnd_content_tree(const char **out, tnd_content *self)
         return -1;
     }
     e = tnd_xcalloc(n + nl + 1, sizeof(*e));
+    tnd_sha256_init(&stamp);
     for (size_t i = 0; i < n; i++) {
+        struct stat st;
         char *data;
         size_t len;
-        if (read_file(&data, &len, &e[i].exec, self->base_dir, files[i]) < 0) {
+        if (read_file(&data, &len, &e[i].exec, &st, self->base_dir, files[i]) <
+            0) {
             for (size_t k = 0; k < i; k++)
                 free(e[k].path);
             free(e);
@@ -147,12 +171,16 @@ int tnd_content_tree(const char **out, tnd_content *self)
             return -1;
         }
         tnd_sha256_hex(e[i].blob, data, len);
+        stamp_file(&stamp, files[i], &st);
         e[i].size = len;
         e[i].path = files[i];
         files[i] = NULL;
         free(data);
     }
     free(files); /* the paths moved into e */
+    tnd_sha256_final(digest, &stamp);
+    for (size_t i = 0; i < TND_SHA256_LEN; i++)
+        snprintf(self->stamp + 2 * i, 3, "%02x", digest[i]);
     if (add_links(e, &n, links, nl, self->base_dir) < 0) {
         for (size_t k = 0; k < n; k++)
             free(e[k].path);
@@ -191,7 +219,7 @@ int tnd_content_changes(const tnd_tree_change **out, size_t *n,
         memset(&c, 0, sizeof(c));
         if (tnd_tree_check_path(touched[i]) < 0)
             return -1;
-        rc = read_file(&data, &len, &c.exec, ws_dir, touched[i]);
+        rc = read_file(&data, &len, &c.exec, NULL, ws_dir, touched[i]);
         if (rc == TND_ENOTFOUND) {
             if (!base)
                 continue; /* made and removed again: nothing to send */
@@ -217,6 +245,11 @@ int tnd_content_changes(const tnd_tree_change **out, size_t *n,
     *out = self->changes;
     *n = self->nchanges;
     return 0;
+}
+
+const char *tnd_content_stamp(const tnd_content *self)
+{
+    return self->tree ? self->stamp : NULL;
 }
 
 const tnd_blob *tnd_content_change_blobs(const tnd_content *self, size_t *n)
@@ -249,8 +282,8 @@ static int find(tnd_blob *b, tnd_content *self, const char *hash)
         }
     if ((e = tnd_tree_find_blob(self->tree, hash)))
         return (e->link ? read_link(&b->data, &b->len, self->base_dir, e->path)
-                        : read_file(&b->data, &b->len, &exec, self->base_dir,
-                                    e->path)) < 0
+                        : read_file(&b->data, &b->len, &exec, NULL,
+                                    self->base_dir, e->path)) < 0
                    ? -1
                    : 0;
     return tnd_error_set("the reviewer asked for blob %s, which is not in "

@@ -28,6 +28,15 @@ void tnd_content_destroy(tnd_content **self_p);
  * larger than the transfer carries. */
 int tnd_content_tree(const char **out, tnd_content *self);
 
+/* What the base's regular files hold besides their bytes and exec bit,
+ * which the tree's hash has: a hash of each one's whole mode, made with
+ * the tree (NULL before tnd_content_tree). A reviewer on this host uses
+ * the workspace in place, a copy of the snapshot with the user's modes
+ * kept (a read-only file, one others may write), and a skill sees them;
+ * so a baseline is shared only by trees with the same stamp too
+ * (baseline_reuse.c). Borrowed. */
+const char *tnd_content_stamp(const tnd_content *self);
+
 /* The attempt's changes: each of touched (paths relative to ws_dir) as
  * it is in ws_dir now, written or deleted; files equal to the base are
  * left out. Replaces the previous attempt's. *out and *n are borrowed

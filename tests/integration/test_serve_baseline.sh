@@ -5,7 +5,8 @@
 # its runs in a file outside the workspace, so the count is the number of
 # baselines that ran. The second task on a tree reuses the first's and
 # says so (stderr, journal, report.json); a changed tree runs its own,
-# and so does one that differs only in an empty directory;
+# and so do one that differs only in an empty directory and one whose
+# file has another mode;
 # tasks that start together on a new tree run it once; a session resumed
 # after SIGKILL replays its reused baseline and still says whose it is;
 # with gate.baseline_reuse_s: 0 every task runs its own. While the gate file
@@ -137,6 +138,31 @@ submit 10 "$T/h"
 [ "$(baselines)" = 4 ] || fail "a tree with one more, empty, directory reused another's baseline"
 expect_not_in "$T/err.10" "reused from"
 pass "a copy of a tree reuses its baseline; one more empty directory runs its own"
+
+# ---- the same bytes with other modes make another tree -----------------
+# The reviewer runs the skills in the workspace itself, where the files
+# keep the user's modes, while the tree's hash has only the exec bit. A
+# build that refuses world-writable files (in trees i and j alike) passes
+# on i and fails on j, whose config.h is mode 0666: j must run its own
+# baseline, not be told its build passed before the change.
+for r in i j; do
+    repo $r
+    echo '#define STATS_VERSION 1' >"$T/$r/config.h"
+    chmod 644 "$T/$r/config.h"
+    printf '\nstats.o: modes\nmodes:\n\t@if find . -type f -perm -o+w | grep .; then echo "world-writable files (above)"; exit 1; fi\n.PHONY: modes\n' \
+        >>"$T/$r/Makefile"
+done
+chmod 666 "$T/j/config.h"
+submit 11 "$T/i"
+[ "$(baselines)" = 5 ] || fail "tree i did not run its own baseline"
+expect_in "$T/err.11" "build pass, test FAIL"
+# j's attempts fail to build too (its cassette then differs): its exit
+# code is not the point, its baseline is
+tandem submit --repo "$T/j" "make the failing test pass" >"$T/out.12" 2>"$T/err.12"
+expect_not_in "$T/err.12" "reused from"
+[ "$(baselines)" = 6 ] || fail "tree i's bytes with another mode reused its baseline"
+expect_in "$T/err.12" "baseline: count pass, build FAIL"
+pass "the same bytes with a world-writable file run their own baseline"
 stop_serve
 
 # ---- a resumed session keeps where its baseline came from --------------

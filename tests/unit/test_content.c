@@ -147,10 +147,63 @@ static void test_tree_changes_fill(void **state)
     free(ws);
 }
 
+/* The stamp: the files' whole modes, which the tree's hash leaves out
+ * but for the exec bit, and a reviewer using the workspace in place
+ * sees. */
+static char *stamp_of(const char *base, char tree[TND_SHA256_HEX + 1])
+{
+    tnd_content *c = tnd_content_new(base);
+    const char *hash;
+    char *stamp;
+
+    assert_null(tnd_content_stamp(c)); /* not before the tree */
+    assert_int_equal(tnd_content_tree(&hash, c), 0);
+    snprintf(tree, TND_SHA256_HEX + 1, "%s", hash);
+    assert_non_null(tnd_content_stamp(c));
+    stamp = tnd_xstrdup(tnd_content_stamp(c));
+    tnd_content_destroy(&c);
+    return stamp;
+}
+
+static void test_stamp(void **state)
+{
+    static const mode_t modes[] = {0444, 0666, 0600, 0640, 02644, 01644};
+    char *base = tnd_fs_join(tmp, "stamped"), *path;
+    char tree[TND_SHA256_HEX + 1], again[TND_SHA256_HEX + 1];
+    char *first, *second;
+
+    (void)state;
+    put(base, "config.h", "#define V 1\n");
+    put(base, "sub/b.c", "b\n");
+    path = tnd_fs_join(base, "config.h");
+    assert_int_equal(chmod(path, 0644), 0);
+    first = stamp_of(base, tree);
+    second = stamp_of(base, again);
+    assert_string_equal(first, second); /* the same files: the same stamp */
+    free(second);
+    /* the same bytes and exec bit, another mode: the same tree, not the
+     * same stamp */
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        assert_int_equal(chmod(path, modes[i]), 0);
+        second = stamp_of(base, again);
+        assert_string_equal(tree, again);
+        assert_string_not_equal(first, second);
+        free(second);
+    }
+    assert_int_equal(chmod(path, 0644), 0);
+    second = stamp_of(base, again);
+    assert_string_equal(first, second);
+    free(second);
+    free(path);
+    free(first);
+    free(base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree_changes_fill),
+        cmocka_unit_test(test_stamp),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
