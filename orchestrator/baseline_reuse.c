@@ -4,13 +4,18 @@
  * and workspace paths made this session's), journaled as `baseline` with
  * where it came from, and this run's flight ended for the sessions that
  * wait for it, with its reply only when another session may rely on it. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/sha256.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/basecache.h"
@@ -70,6 +75,122 @@ static void say_waiting(const char *runner, void *payload)
     tnd_loop_say(r, "baseline: waiting for session %s's (same tree)", runner);
 }
 
+/* The deepest a nested .git is walked (a stack frame and an open
+ * directory a level). */
+#define GIT_DEPTH_MAX 64
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entry rel beneath root, and all beneath it, into h: its path,
+ * type and mode, a file's bytes, a link's target. -1 with the error
+ * set. */
+static int stamp_entry(tnd_sha256 *h, const char *root, const char *rel,
+                       int depth)
+{
+    char *path = tnd_fs_join(root, rel), line[64], buf[65536];
+    struct stat st;
+    int rc = 0;
+
+    if (lstat(path, &st) < 0) {
+        rc = tnd_error_sys("cannot read %s", path);
+        goto out;
+    }
+    tnd_sha256_update(h, rel, strlen(rel) + 1);
+    snprintf(line, sizeof(line), "%o", (unsigned)st.st_mode);
+    tnd_sha256_update(h, line, strlen(line) + 1);
+    if (S_ISREG(st.st_mode)) {
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        ssize_t n;
+        if (fd < 0) {
+            rc = tnd_error_sys("cannot read %s", path);
+            goto out;
+        }
+        while ((n = read(fd, buf, sizeof(buf))) > 0)
+            tnd_sha256_update(h, buf, (size_t)n);
+        if (n < 0)
+            rc = tnd_error_sys("cannot read %s", path);
+        close(fd);
+    } else if (S_ISLNK(st.st_mode)) {
+        ssize_t n = readlink(path, buf, sizeof(buf));
+        if (n < 0) {
+            rc = tnd_error_sys("cannot read the link %s", path);
+            goto out;
+        }
+        tnd_sha256_update(h, buf, (size_t)n);
+    } else if (S_ISDIR(st.st_mode)) {
+        char **names = NULL;
+        size_t n = 0, alloc = 0;
+        struct dirent *e;
+        DIR *d;
+        if (depth > GIT_DEPTH_MAX) {
+            rc = tnd_error_set("%s is more than %d directories deep", path,
+                               GIT_DEPTH_MAX);
+            goto out;
+        }
+        if (!(d = opendir(path))) {
+            rc = tnd_error_sys("cannot read directory %s", path);
+            goto out;
+        }
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+                TND_GROW(names, alloc, n + 1);
+                names[n++] = tnd_fs_join(rel, e->d_name);
+            }
+        closedir(d);
+        /* the same entries in any directory order */
+        if (n)
+            qsort(names, n, sizeof(*names), cmp_name);
+        for (size_t i = 0; i < n; i++) {
+            if (rc == 0)
+                rc = stamp_entry(h, root, names[i], depth + 1);
+            free(names[i]);
+        }
+        free(names);
+    }
+out:
+    free(path);
+    return rc;
+}
+
+/* What a tree taken whole holds beneath a directory named .git below
+ * its top (a vendored checkout's), as a hash into out: the snapshot
+ * copies it and a reviewer on this host lets the skills read it in the
+ * workspace, but neither the tree's hash nor its directories have it
+ * (tnd_fs_list skips .git at every depth). dirs: the tree's
+ * directories. "" when there is none. -1 with the error set. */
+static int nested_git(char out[TND_SHA256_HEX + 1], const char *root,
+                      char *const *dirs)
+{
+    unsigned char digest[TND_SHA256_LEN];
+    bool any = false;
+    tnd_sha256 h;
+
+    out[0] = '\0';
+    tnd_sha256_init(&h);
+    for (size_t i = 0; dirs && dirs[i]; i++) {
+        char *rel = tnd_fs_join(dirs[i], ".git"),
+             *path = tnd_fs_join(root, rel);
+        int rc = 0;
+        if (tnd_fs_exists(path)) {
+            any = true;
+            rc = stamp_entry(&h, root, rel, 0);
+        }
+        free(path);
+        free(rel);
+        if (rc < 0)
+            return -1;
+    }
+    if (!any)
+        return 0;
+    tnd_sha256_final(digest, &h);
+    for (size_t i = 0; i < TND_SHA256_LEN; i++)
+        snprintf(out + 2 * i, 3, "%02x", digest[i]);
+    return 0;
+}
+
 int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
                             const char *service, char **reply, size_t *len,
                             char **from)
@@ -77,7 +198,8 @@ int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
     tnd_basecache *cache = r->host ? r->host->baselines : NULL;
     const char *stamp;
     tnd_basecache_hit hit;
-    char key[TND_SHA256_HEX + 1], **dirs = NULL, *stamped;
+    char key[TND_SHA256_HEX + 1], git[TND_SHA256_HEX + 1], **dirs = NULL;
+    char *stamped;
     int64_t deadline;
     bool by_budget;
     int rc;
@@ -95,11 +217,16 @@ int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
         tnd_error_prefix("the shared baseline's key");
         return -1;
     }
+    if (nested_git(git, tnd_snapshot_path(r->base), dirs) < 0) {
+        tnd_str_list_free(&dirs);
+        tnd_error_prefix("the shared baseline's key");
+        return -1;
+    }
     /* the files' whole modes too: a reviewer on this host runs the
      * skills in the workspace, where they are the user's, and the tree's
      * hash has only the exec bit */
     stamp = r->content ? tnd_content_stamp(r->content) : NULL;
-    stamped = tnd_xasprintf("%s %s", ar->tree, stamp ? stamp : "");
+    stamped = tnd_xasprintf("%s %s %s", ar->tree, stamp ? stamp : "", git);
     tnd_basecache_key(key, r->cfg, stamped, dirs, service);
     free(stamped);
     tnd_str_list_free(&dirs);

@@ -5,8 +5,8 @@
 # its runs in a file outside the workspace, so the count is the number of
 # baselines that ran. The second task on a tree reuses the first's and
 # says so (stderr, journal, report.json); a changed tree runs its own,
-# and so do one that differs only in an empty directory and one whose
-# file has another mode;
+# and so do one that differs only in an empty directory, one whose
+# file has another mode and one whose nested .git differs;
 # tasks that start together on a new tree run it once; a session resumed
 # after SIGKILL replays its reused baseline and still says whose it is;
 # with gate.baseline_reuse_s: 0 every task runs its own. While the gate file
@@ -163,6 +163,29 @@ expect_not_in "$T/err.12" "reused from"
 [ "$(baselines)" = 6 ] || fail "tree i's bytes with another mode reused its baseline"
 expect_in "$T/err.12" "baseline: count pass, build FAIL"
 pass "the same bytes with a world-writable file run their own baseline"
+
+# ---- a nested .git makes another tree -----------------------------------
+# A tree taken whole keeps a vendored checkout's .git, and the skills
+# read it in the workspace, but the tree's hash skips .git at every
+# depth. Trees k and l differ only in vendor/lib/.git/HEAD, which the
+# build checks: l must run its own baseline.
+for r in k l; do
+    repo $r
+    mkdir -p "$T/$r/vendor/lib/.git"
+    echo 'int x;' >"$T/$r/vendor/lib/x.c"
+    printf '\nstats.o: vcheck\nvcheck:\n\t@grep -q good vendor/lib/.git/HEAD || { echo "vendor/lib is not at the good commit"; exit 1; }\n.PHONY: vcheck\n' \
+        >>"$T/$r/Makefile"
+done
+echo good >"$T/k/vendor/lib/.git/HEAD"
+echo bad >"$T/l/vendor/lib/.git/HEAD"
+submit 13 "$T/k"
+[ "$(baselines)" = 7 ] || fail "tree k did not run its own baseline"
+expect_in "$T/err.13" "build pass, test FAIL"
+tandem submit --repo "$T/l" "make the failing test pass" >"$T/out.14" 2>"$T/err.14"
+expect_not_in "$T/err.14" "reused from"
+[ "$(baselines)" = 8 ] || fail "a tree with another nested .git reused tree k's baseline"
+expect_in "$T/err.14" "baseline: count pass, build FAIL"
+pass "a tree whose nested .git differs runs its own baseline"
 stop_serve
 
 # ---- a resumed session keeps where its baseline came from --------------
