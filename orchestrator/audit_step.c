@@ -13,6 +13,7 @@
 #include "common/xalloc.h"
 #include "orchestrator/budget.h"
 #include "orchestrator/loop.h"
+#include "orchestrator/paid.h"
 #include "orchestrator/review.h"
 #include "proto/json.h"
 #include "skills/bwrap.h"
@@ -141,11 +142,54 @@ static void keep_real_places(run *r, tnd_audit_reply *a)
         tnd_log_warn("%zu places the reviewer reported were left out", dropped);
 }
 
-/* Ask the reviewer (service) for one reply, or take it from the journal
- * under type. Decoded into out. */
-static int ask_reviewer(run *r, int n, const char *service, const char *type,
-                        tnd_audit_request *ar, tnd_audit_reply *out)
+/* A reply to a request that went to an agent before the one that
+ * answered (lost with it, or its reply refused): that agent ran skills in
+ * the workspace this one used, and what it left is in this reply's
+ * evidence (a library its killed make half wrote, with a fresh mtime:
+ * the next make said "nothing to be done", and a correct change failed
+ * its test). The reply is put aside, what its model was paid counted,
+ * and the workspace put back as the attempt (a, or the base when NULL)
+ * made it, to be asked again. */
+static int put_aside(run *r, int n, const char *type, const char *service,
+                     bool model, const char *reply, size_t len,
+                     const attempt *a)
 {
+    tnd_audit_reply was;
+    int rc = 0;
+
+    if (n == 0)
+        tnd_loop_say(r, "baseline: an agent lost with it worked in the "
+                        "workspace; the workspace is put back and the "
+                        "baseline asked again");
+    else
+        tnd_loop_say(r,
+                     "[%d/%d] reviewer: an agent lost with the audit "
+                     "worked in its workspace; the workspace is put back "
+                     "and the audit asked again",
+                     n, r->gate.max_iterations);
+    memset(&was, 0, sizeof(was));
+    if (model && tnd_audit_reply_decode(&was, reply, len) == 0) {
+        tnd_report_usage(r->report, TND_ROLE_REVIEWER, &was.usage);
+        rc = tnd_loop_step(
+            r, "unanswered",
+            tnd_paid_unanswered_json(n, type, service, 0, &was.usage));
+    }
+    tnd_audit_reply_clear(&was);
+    if (rc == 0)
+        rc = tnd_workspace_reset(r->ws);
+    if (rc == 0 && a && a->reply.nedits > 0)
+        rc = tnd_workspace_apply(r->ws, a->reply.edits, a->reply.nedits);
+    return rc;
+}
+
+/* Ask the reviewer (service) for one reply, or take it from the journal
+ * under type. Decoded into out. a: the attempt audited (the workspace
+ * holds its edits). */
+static int ask_reviewer(run *r, const attempt *a, const char *service,
+                        const char *type, tnd_audit_request *ar,
+                        tnd_audit_reply *out)
+{
+    int n = a->n;
     char key[160];
     char *reply;
     size_t reply_len = 0;
@@ -153,9 +197,20 @@ static int ask_reviewer(run *r, int n, const char *service, const char *type,
 
     if (!(reply = tnd_loop_journaled_reply(r, type, n, &reply_len))) {
         snprintf(key, sizeof(key), "%s/%d/%s", ar->task_id, n, type);
-        /* the skills alone ask no model: nothing to count */
-        rc = tnd_loop_ask_content(r, n, type, service, key, ar->critique, ar,
-                                  &reply, &reply_len);
+        for (int again = 0;; again++) {
+            long resent = tnd_crew_resent(r->crew);
+            /* the skills alone ask no model: nothing to count */
+            rc = tnd_loop_ask_content(r, n, type, service, key, ar->critique,
+                                      ar, &reply, &reply_len);
+            if (rc < 0 || again || tnd_crew_resent(r->crew) == resent)
+                break;
+            rc = put_aside(r, n, type, service, ar->critique, reply, reply_len,
+                           a);
+            free(reply);
+            reply = NULL;
+            if (rc < 0)
+                return rc;
+        }
         if (rc == 0 &&
             (rc = tnd_loop_journal_reply(r, type, n, reply, reply_len)) < 0)
             free(reply);
@@ -364,7 +419,7 @@ static int audit_in_phases(run *r, attempt *a, int quorum)
     tnd_loop_say(r, "[%d/%d] reviewer: running the skills", a->n,
                  r->gate.max_iterations);
     tnd_loop_phase(r, a->n, "auditing");
-    rc = ask_reviewer(r, a->n, quorum > 1 ? "reviewer.1" : "reviewer", "skills",
+    rc = ask_reviewer(r, a, quorum > 1 ? "reviewer.1" : "reviewer", "skills",
                       &ar, &a->audit);
     if (rc < 0)
         return rc;
@@ -434,7 +489,7 @@ static int audit_at_once(run *r, attempt *a)
         return -1;
     tnd_loop_say(r, "[%d/%d] reviewer: auditing", a->n, r->gate.max_iterations);
     tnd_loop_phase(r, a->n, "auditing");
-    return ask_reviewer(r, a->n, "reviewer", "audit", &ar, &a->audit);
+    return ask_reviewer(r, a, "reviewer", "audit", &ar, &a->audit);
 }
 
 int tnd_loop_audit(run *r, attempt *a)
@@ -692,8 +747,20 @@ int tnd_loop_baseline(run *r)
             tnd_loop_say(r, "baseline: running the skills on the unmodified "
                             "tree");
             snprintf(key, sizeof(key), "%s/0/baseline", ar.task_id);
-            rc = tnd_loop_ask_content(r, 0, "baseline", service, key, false,
-                                      &ar, &reply, &reply_len);
+            for (int again = 0;; again++) {
+                long resent = tnd_crew_resent(r->crew);
+                rc = tnd_loop_ask_content(r, 0, "baseline", service, key, false,
+                                          &ar, &reply, &reply_len);
+                if (rc < 0 || again || tnd_crew_resent(r->crew) == resent)
+                    break;
+                /* an agent lost with it ran skills in the workspace */
+                rc = put_aside(r, 0, "baseline", service, false, reply,
+                               reply_len, NULL);
+                free(reply);
+                reply = NULL;
+                if (rc < 0)
+                    break;
+            }
         }
         if (rc < 0)
             tnd_loop_baseline_done(r, NULL, NULL, 0);

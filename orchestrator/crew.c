@@ -32,6 +32,7 @@ struct tnd_crew {
     tnd_pool *pool;     /* the local agents and their broker, or */
     tnd_link *link;     /* the hub's line (tandem serve); borrowed */
     bool waiting_said[2];
+    long resent; /* dispatches past each request's first (tnd_crew_resent) */
 };
 
 int tnd_crew_check(const tnd_config *config, bool coder)
@@ -268,9 +269,9 @@ static bool refuse(tnd_crew *self, tnd_crew_request *q,
     return true;
 }
 
-int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
-                       int64_t deadline, tnd_crew_progress_fn progress,
-                       void *payload)
+static int call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
+                     int64_t deadline, tnd_crew_progress_fn progress,
+                     void *payload)
 {
     int64_t asked = tnd_now_ms();
     size_t open = n;
@@ -365,6 +366,23 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
         }
     }
     return first_failure(reqs, n);
+}
+
+int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
+                       int64_t deadline, tnd_crew_progress_fn progress,
+                       void *payload)
+{
+    int rc = call_many(self, reqs, n, deadline, progress, payload);
+
+    for (size_t i = 0; i < n; i++)
+        if (reqs[i].sent > 1)
+            self->resent += reqs[i].sent - 1;
+    return rc;
+}
+
+long tnd_crew_resent(const tnd_crew *self)
+{
+    return self->resent;
 }
 
 int tnd_crew_idle(tnd_crew *self, long ms)

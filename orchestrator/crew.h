@@ -116,6 +116,13 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
 
 void tnd_crew_request_clear(tnd_crew_request *q);
 
+/* How many times, over every request so far, a request went to an agent
+ * again (one lost with it, or whose reply was refused): what a caller
+ * compares before and after a call to learn that an agent before the one
+ * that answered worked on the same request, and may have left its
+ * traces in a workspace they share. */
+long tnd_crew_resent(const tnd_crew *self);
+
 /* Keep the agents' side going for up to ms while nothing of ours is
  * outstanding (a person reads a question): heartbeats both ways, agents
  * registering, dead local agents restarted. Without it an agent waiting

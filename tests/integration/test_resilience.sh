@@ -20,10 +20,40 @@ expect_rc 0 "approved despite the crash"
 [ -e "$T/killed" ] || fail "the reviewer was never killed"
 expect_in "$T/err" "agent reviewer-1 was killed by signal 9"
 expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
+# the test ran in the baseline, in a workspace the killed one's had
+# been in: put back first
+expect_in "$T/err" "baseline: an agent lost with it worked in the workspace"
 dir=$(session_dir)
 expect_in "$dir/logs/reviewer-1.log" "critique says approve"
 expect_no_leftovers "$dir"
 pass "a reviewer killed mid-audit is restarted and its request is not lost"
+
+# A reviewer killed while its build had written half an output: the
+# restarted reviewer's audit does not run on what it left. The build
+# leaves half.out and kills its reviewer in attempt 1's audit; a build
+# that meets half.out fails (as make met a half-written library with a
+# fresh mtime, said "nothing to be done", and a correct change failed
+# its test).
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+skills:
+  build:
+    command: "if [ -e half.out ]; then echo 'left''over: half.out'; exit 1; fi; if grep -q '(double)(sum' stats.c && [ ! -e '$T/killed-build' ]; then touch half.out '$T/killed-build'; kill -9 \$PPID; exit 1; fi; make"
+    timeout_s: 60
+    sandbox: none  # it kills the reviewer, which a sandbox hides
+  test: {command: make test, timeout_s: 60}
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved despite the crash"
+[ -e "$T/killed-build" ] || fail "the reviewer was never killed"
+expect_in "$T/err" "agent reviewer-1 was killed by signal 9"
+dir=$(session_dir)
+expect_not_in "$dir/journal.jsonl" "leftover: half.out"
+expect_not_in "$dir/report.json" "leftover: half.out"
+expect_in "$T/err" "[1/3] reviewer: build pass, test FAIL"
+expect_in "$T/err" "the workspace is put back and the audit asked again"
+expect_no_leftovers "$dir"
+pass "a reviewer killed mid-build: the audit asked again runs in a workspace put back"
 
 # A long skill, to have something to interrupt.
 copy_demo
