@@ -164,10 +164,11 @@ void tnd_hub_start_queued(tnd_hub *h)
         tnd_hubsession *s = h->s[i];
         if (tnd_hubsession_state_of(s) != TND_HS_QUEUED)
             continue;
-        if (tnd_hubsession_start(s, h->ctx, TND_HUB_LINKS,
-                                 tnd_pool_insecure(h->pool) ? h->o->endpoint
-                                                            : NULL,
-                                 h->baselines) < 0) {
+        tnd_run_host shared = {
+            .insecure = tnd_pool_insecure(h->pool) ? h->o->endpoint : NULL,
+            .baselines = h->baselines,
+            .zmq_ctx = h->ctx};
+        if (tnd_hubsession_start(s, TND_HUB_LINKS, &shared) < 0) {
             char *why = tnd_xasprintf("cannot start session %s: %s",
                                       tnd_hubsession_id(s), tnd_error_last());
             tnd_log_error("%s", why);

@@ -37,15 +37,15 @@ struct tnd_hubsession {
     bool started; /* a thread runs it, not joined yet */
     bool ran;     /* a thread was started: the link is the thread's */
     atomic_int stop;
-    tnd_answer answer;        /* kind 0: none */
-    tnd_client_who who;       /* who gives it; via NONE: not known */
-    char *owner;              /* the CURVE key that submitted it, or NULL */
-    long escalation;          /* the escalation the answer is for; 0 */
-    const char *insecure;     /* borrowed: for the report */
-    tnd_basecache *baselines; /* borrowed: the server's */
-    void *ctx;                /* borrowed: the hub's ZeroMQ context */
-    int lock;                 /* the session's lock while it is queued, or -1 */
-    int thread_lock;          /* that lock, the thread's once it started */
+    tnd_answer answer;   /* kind 0: none */
+    tnd_client_who who;  /* who gives it; via NONE: not known */
+    char *owner;         /* the CURVE key that submitted it, or NULL */
+    long escalation;     /* the escalation the answer is for; 0 */
+    tnd_run_host shared; /* what the server's sessions share (its
+                            pointers borrowed); link, streams and stop
+                            are this session's */
+    int lock;            /* the session's lock while it is queued, or -1 */
+    int thread_lock;     /* that lock, the thread's once it started */
     follower f[TND_HUBSESSION_MAX_FOLLOWERS];
     size_t nf;
 };
@@ -155,14 +155,12 @@ static void *session_main(void *arg)
     int code = TND_EXIT_FAILED;
 
     if (out && err) {
-        tnd_run_host host = {.link = link,
-                             .out = out,
-                             .err = err,
-                             .stop = &s->stop,
-                             .insecure = s->insecure,
-                             .baselines = s->baselines,
-                             .zmq_ctx = s->ctx};
+        tnd_run_host host = s->shared;
         tnd_continue_options co;
+        host.link = link;
+        host.out = out;
+        host.err = err;
+        host.stop = &s->stop;
         memset(&co, 0, sizeof(co));
         co.repo = s->repo;
         co.session = s->id;
@@ -195,16 +193,14 @@ static void *session_main(void *arg)
     return NULL;
 }
 
-int tnd_hubsession_start(tnd_hubsession *self, void *ctx, const char *endpoint,
-                         const char *insecure, tnd_basecache *baselines)
+int tnd_hubsession_start(tnd_hubsession *self, const char *endpoint,
+                         const tnd_run_host *shared)
 {
-    self->insecure = insecure;
-    self->baselines = baselines;
-    self->ctx = ctx;
     sigset_t all, old;
     int rc;
 
-    if (!(self->link = tnd_link_new(ctx, endpoint, self->name)))
+    self->shared = *shared;
+    if (!(self->link = tnd_link_new(shared->zmq_ctx, endpoint, self->name)))
         return -1;
     /* the thread inherits the mask: signals stay the main thread's */
     sigfillset(&all);

@@ -20,6 +20,7 @@
 #include "orchestrator/basecache.h"
 #include "orchestrator/broker.h"
 #include "orchestrator/escalate.h"
+#include "orchestrator/run.h"
 #include "proto/client.h"
 
 typedef struct tnd_hubsession tnd_hubsession;
@@ -72,13 +73,13 @@ void tnd_hubsession_set_who(tnd_hubsession *self, const tnd_client_who *who);
 void tnd_hubsession_set_owner(tnd_hubsession *self, const char *owner);
 const char *tnd_hubsession_owner(const tnd_hubsession *self);
 
-/* Run it: a link to the hub's ROUTER at endpoint in ctx, and a thread.
- * insecure (borrowed: it must outlive the session; may be NULL) is the
- * server's endpoint when it has no CURVE beyond loopback, for the
- * session's report; baselines (borrowed likewise; may be NULL) the
- * baselines the server's sessions share. -1 with the error set. */
-int tnd_hubsession_start(tnd_hubsession *self, void *ctx, const char *endpoint,
-                         const char *insecure, tnd_basecache *baselines);
+/* Run it: a link to the hub's ROUTER at endpoint in shared->zmq_ctx, and
+ * a thread, whose session runs with shared (copied; what its pointers
+ * name is borrowed and must outlive the session: the server's insecure
+ * endpoint, baselines, context), its own link, streams and stop flag
+ * put in. -1 with the error set. */
+int tnd_hubsession_start(tnd_hubsession *self, const char *endpoint,
+                         const tnd_run_host *shared);
 
 /* Ask the running session to stop as signal sig would (it stays
  * resumable). Nothing for a queued one. */
