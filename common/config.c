@@ -17,6 +17,7 @@
 #include "common/fs.h"
 #include "common/glob.h"
 #include "common/names.h"
+#include "common/sha256.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "common/yamlwalk.h"
@@ -771,6 +772,7 @@ int tnd_config_load(tnd_config **out, const char *path)
     if (error == 0) {
         (*out)->path = abs;
         abs = NULL;
+        tnd_sha256_hex((*out)->digest, text, len);
     }
     free(abs);
     free(dir);

@@ -218,8 +218,10 @@ typedef struct tnd_workspace_config {
 } tnd_workspace_config;
 
 typedef struct tnd_config {
-    char *path; /* the file it came from; NULL for built-in defaults */
-    char *dir;  /* base for relative paths (the file's directory) */
+    char *path;      /* the file it came from; NULL for built-in defaults */
+    char *dir;       /* base for relative paths (the file's directory) */
+    char digest[65]; /* SHA-256 of the file's bytes, in hex (tnd_config_load);
+                        "" otherwise */
     tnd_gate_config gate;
     tnd_orchestrator_config orchestrator;
     tnd_workspace_config workspace;

@@ -167,7 +167,8 @@ void tnd_hub_start_queued(tnd_hub *h)
         tnd_run_host shared = {
             .insecure = tnd_pool_insecure(h->pool) ? h->o->endpoint : NULL,
             .baselines = h->baselines,
-            .zmq_ctx = h->ctx};
+            .zmq_ctx = h->ctx,
+            .config_digest = h->o->config->digest};
         if (tnd_hubsession_start(s, TND_HUB_LINKS, &shared) < 0) {
             char *why = tnd_xasprintf("cannot start session %s: %s",
                                       tnd_hubsession_id(s), tnd_error_last());

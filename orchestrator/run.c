@@ -124,6 +124,17 @@ static int load_config(run *r)
     free(implicit);
     if (error < 0)
         return error == TND_ECONFIG ? TND_ECONFIG : -1;
+    if (path && r->host && r->host->config_digest &&
+        strcmp(r->cfg->digest, r->host->config_digest) != 0)
+        /* the server's agents run with what it held then: a session with
+         * other gate rules, skills or models than theirs judged evidence
+         * it did not ask for */
+        return tnd_error_config("%s changed since tandem serve started, "
+                                "and the server's agents run with what it "
+                                "held then; restart tandem serve to use it "
+                                "(tandem serve stops with SIGTERM; queued "
+                                "sessions go on at the next start)",
+                                path);
     if ((o->llm || o->base_url) &&
         tnd_config_override_llm(r->cfg, o->llm, o->base_url) < 0)
         return TND_ECONFIG;

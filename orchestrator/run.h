@@ -91,17 +91,22 @@ typedef struct tnd_run_options {
  * escalation waits for a command), the config is never taken from the
  * repository implicitly, and the log is the server's. */
 typedef struct tnd_run_host {
-    tnd_link *link;           /* the hub's agents */
-    FILE *out, *err;          /* the session's stdout and stderr */
-    atomic_int *stop;         /* set to a signal's number: stop as that signal
-                                 would (the session stays open, resumable) */
-    const char *insecure;     /* the server's tcp:// endpoint open without
-                                 CURVE, for the report; or NULL */
-    tnd_basecache *baselines; /* the server's baselines, shared by its
-                                 sessions (borrowed); NULL: none */
-    void *zmq_ctx;            /* the server's ZeroMQ context, for the
-                                 session's event socket (borrowed); NULL:
-                                 the session makes its own */
+    tnd_link *link;            /* the hub's agents */
+    FILE *out, *err;           /* the session's stdout and stderr */
+    atomic_int *stop;          /* set to a signal's number: stop as that signal
+                                  would (the session stays open, resumable) */
+    const char *insecure;      /* the server's tcp:// endpoint open without
+                                  CURVE, for the report; or NULL */
+    tnd_basecache *baselines;  /* the server's baselines, shared by its
+                                  sessions (borrowed); NULL: none */
+    void *zmq_ctx;             /* the server's ZeroMQ context, for the
+                                  session's event socket (borrowed); NULL:
+                                  the session makes its own */
+    const char *config_digest; /* the config file's digest when the server
+                                  read it, which its agents run with
+                                  (tnd_config.digest, borrowed): a session
+                                  that reads it otherwise is refused; NULL:
+                                  not checked */
 } tnd_run_host;
 
 /* Run the task (or review the change); returns one of the TND_EXIT_*

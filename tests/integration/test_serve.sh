@@ -153,6 +153,19 @@ if [ "${TANDEM_MEMCHECK:-0}" != 1 ]; then # valgrind's start has no prefix
 fi
 pass "a queue past the open-file limit is refused at start; one within it raises the soft limit"
 
+# ---- the config edited under a running server ---------------------------
+# Its agents run with the file as the server read it: a session reading
+# it otherwise would judge with other rules and skills than theirs
+cp "$T/serve.yaml" "$T/edited.yaml"
+start_serve --config "$T/edited.yaml"
+echo "# edited while the server runs" >>"$T/edited.yaml"
+run tandem submit --repo "$T/a" "make the failing test pass"
+expect_rc 2 "a task after the server's config was edited"
+expect_in "$T/err" "$T/edited.yaml changed since tandem serve started"
+expect_in "$T/err" "restart tandem serve"
+stop_serve
+pass "a task after the server's config file was edited is refused, naming the file"
+
 # ---- a full queue answers busy; --detach and --attach --------------------
 serve_config "$T/gated.yaml" "while [ ! -e $T/gate ]; do sleep 0.02; done; make"
 start_serve --config "$T/gated.yaml" --max-sessions 1 --queue-max 1

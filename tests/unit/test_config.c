@@ -20,6 +20,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/config.h"
+#include "common/sha256.h"
 #include "common/fs.h"
 #include "common/str.h"
 #include "proto/body.h"
@@ -717,6 +718,15 @@ static void load_reads_a_file_and_resolves_against_its_directory(void **state)
     snprintf(expect, sizeof(expect), "%s/c.json", real);
     assert_string_equal(cfg->coder.llm.cassette, expect);
     assert_string_equal(cfg->reviewer.llm.cassette, expect);
+    /* the bytes it was read from, which a server compares (serve.c) */
+    {
+        char digest[TND_SHA256_HEX + 1];
+        tnd_sha256_hex(digest, text, strlen(text));
+        assert_string_equal(cfg->digest, digest);
+    }
+    tnd_config_destroy(&cfg);
+    cfg = tnd_config_defaults();
+    assert_string_equal(cfg->digest, "");
     tnd_config_destroy(&cfg);
     unlink(path);
 }
