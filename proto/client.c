@@ -283,10 +283,12 @@ char *tnd_client_busy(long max_sessions, long queue_max, size_t *len)
     char msg[256];
 
     snprintf(msg, sizeof(msg),
-             "busy: %ld sessions run (--max-sessions %ld) and %ld wait "
-             "(--queue-max %ld); submit again later, or start tandem "
-             "serve with higher limits",
-             max_sessions, max_sessions, queue_max, queue_max);
+             "busy: %ld session%s run%s (--max-sessions %ld) and %ld "
+             "wait%s (--queue-max %ld); submit again later, or start "
+             "tandem serve with higher limits",
+             max_sessions, max_sessions == 1 ? "" : "s",
+             max_sessions == 1 ? "s" : "", max_sessions, queue_max,
+             queue_max == 1 ? "s" : "", queue_max);
     json_object_object_add(o, "kind", json_object_new_string("busy"));
     json_object_object_add(o, "error", json_object_new_string(msg));
     json_object_object_add(limits, "max_sessions",

@@ -178,7 +178,7 @@ second=$(cat "$T/out")
 [ -s "$T/a/.tandem/sessions/$first/journal.jsonl" ] || fail "a detached session is not on disk"
 run tandem submit --repo "$T/c" "make the failing test pass"
 expect_rc 75 "a full queue"
-expect_in "$T/err" "busy: 1 sessions run (--max-sessions 1) and 1 wait (--queue-max 1)"
+expect_in "$T/err" "busy: 1 session runs (--max-sessions 1) and 1 waits (--queue-max 1)"
 # one that could never run says why, busy or not (it said busy)
 cp "$T/gated.yaml" "$T/other.yaml"
 run tandem submit --config "$T/other.yaml" --repo "$T/c" "make the failing test pass"
