@@ -75,9 +75,14 @@ static void say_waiting(const char *runner, void *payload)
     tnd_loop_say(r, "baseline: waiting for session %s's (same tree)", runner);
 }
 
-/* The deepest a nested .git is walked (a stack frame and an open
- * directory a level). */
+/* The deepest a nested .git is walked (a stack frame a level). */
 #define GIT_DEPTH_MAX 64
+
+/* stamp_entry's buffer for a file's bytes or a link's target: one, on
+ * the heap, for the whole walk (a 64 KiB array in each frame took 4 MiB
+ * of stack 64 levels down, past the 2 MiB a tandem serve session's
+ * thread has under `ulimit -s unlimited`, and the server died of it) */
+#define STAMP_BUF (64 * 1024)
 
 static int cmp_name(const void *a, const void *b)
 {
@@ -85,12 +90,12 @@ static int cmp_name(const void *a, const void *b)
 }
 
 /* The entry rel beneath root, and all beneath it, into h: its path,
- * type and mode, a file's bytes, a link's target. -1 with the error
- * set. */
-static int stamp_entry(tnd_sha256 *h, const char *root, const char *rel,
-                       int depth)
+ * type and mode, a file's bytes, a link's target (read through buf, of
+ * STAMP_BUF bytes). -1 with the error set. */
+static int stamp_entry(tnd_sha256 *h, char *buf, const char *root,
+                       const char *rel, int depth)
 {
-    char *path = tnd_fs_join(root, rel), line[64], buf[65536];
+    char *path = tnd_fs_join(root, rel), line[64];
     struct stat st;
     int rc = 0;
 
@@ -108,13 +113,13 @@ static int stamp_entry(tnd_sha256 *h, const char *root, const char *rel,
             rc = tnd_error_sys("cannot read %s", path);
             goto out;
         }
-        while ((n = read(fd, buf, sizeof(buf))) > 0)
+        while ((n = read(fd, buf, STAMP_BUF)) > 0)
             tnd_sha256_update(h, buf, (size_t)n);
         if (n < 0)
             rc = tnd_error_sys("cannot read %s", path);
         close(fd);
     } else if (S_ISLNK(st.st_mode)) {
-        ssize_t n = readlink(path, buf, sizeof(buf));
+        ssize_t n = readlink(path, buf, STAMP_BUF);
         if (n < 0) {
             rc = tnd_error_sys("cannot read the link %s", path);
             goto out;
@@ -145,7 +150,7 @@ static int stamp_entry(tnd_sha256 *h, const char *root, const char *rel,
             qsort(names, n, sizeof(*names), cmp_name);
         for (size_t i = 0; i < n; i++) {
             if (rc == 0)
-                rc = stamp_entry(h, root, names[i], depth + 1);
+                rc = stamp_entry(h, buf, root, names[i], depth + 1);
             free(names[i]);
         }
         free(names);
@@ -166,6 +171,7 @@ static int nested_git(char out[TND_SHA256_HEX + 1], const char *root,
 {
     unsigned char digest[TND_SHA256_LEN];
     bool any = false;
+    char *buf = NULL;
     tnd_sha256 h;
 
     out[0] = '\0';
@@ -176,13 +182,18 @@ static int nested_git(char out[TND_SHA256_HEX + 1], const char *root,
         int rc = 0;
         if (tnd_fs_exists(path)) {
             any = true;
-            rc = stamp_entry(&h, root, rel, 0);
+            if (!buf)
+                buf = tnd_xmalloc(STAMP_BUF);
+            rc = stamp_entry(&h, buf, root, rel, 0);
         }
         free(path);
         free(rel);
-        if (rc < 0)
+        if (rc < 0) {
+            free(buf);
             return -1;
+        }
     }
+    free(buf);
     if (!any)
         return 0;
     tnd_sha256_final(digest, &h);

@@ -6,7 +6,8 @@
 # baselines that ran. The second task on a tree reuses the first's and
 # says so (stderr, journal, report.json); a changed tree runs its own,
 # and so do one that differs only in an empty directory, one whose
-# file has another mode and one whose nested .git differs;
+# file has another mode and one whose nested .git differs (a deep one
+# keyed on a session thread's small stack);
 # tasks that start together on a new tree run it once; a session resumed
 # after SIGKILL replays its reused baseline and still says whose it is;
 # with gate.baseline_reuse_s: 0 every task runs its own. While the gate file
@@ -187,6 +188,28 @@ expect_not_in "$T/err.14" "reused from"
 expect_in "$T/err.14" "baseline: count pass, build FAIL"
 pass "a tree whose nested .git differs runs its own baseline"
 stop_serve
+
+# ---- a deep nested .git on a session thread's stack ----------------------
+# The nested .git is walked to make the key, on the session's thread:
+# 2 MiB of stack under `ulimit -s unlimited` (glibc's default then), or
+# as here. A 64 KiB buffer in each level's frame overflowed it 60
+# directories down, and the whole server died with its sessions.
+repo m
+p=$T/m/vendor/lib/.git
+i=0
+while [ $i -lt 60 ]; do p=$p/d; i=$((i + 1)); done
+mkdir -p "$p"
+echo ref >"$p/HEAD"
+stack=$(ulimit -Ss)
+ulimit -Ss 2048
+start_serve --config "$T/serve.yaml" --max-sessions 1 --pool 1
+ulimit -Ss "$stack"
+tandem submit --repo "$T/m" "make the failing test pass" >"$T/out.15" 2>"$T/err.15"
+kill -0 "$SERVE_PID" 2>/dev/null ||
+    fail "tandem serve died keying a deep nested .git: $(tail -3 "$T/serve.err")"
+expect_in "$T/err.15" "approved after"
+stop_serve
+pass "a nested .git 60 directories deep is keyed on a session thread's 2 MiB stack"
 
 # ---- a resumed session keeps where its baseline came from --------------
 # The build holds back the right fix (attempt 2) until $HOLD exists, so
