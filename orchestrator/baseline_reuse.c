@@ -229,9 +229,14 @@ int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
         return -1;
     }
     if (nested_git(git, tnd_snapshot_path(r->base), dirs) < 0) {
+        /* a tree `tandem run` takes (a nested .git too deep, a file in
+         * it unreadable) runs its own baseline, unshared: failing the
+         * session for a key of the cache's failed what runs alone */
+        tnd_loop_say(r, "baseline: not shared with other sessions (%s)",
+                     tnd_error_last());
+        tnd_error_clear();
         tnd_str_list_free(&dirs);
-        tnd_error_prefix("the shared baseline's key");
-        return -1;
+        return 0;
     }
     /* the files' whole modes too: a reviewer on this host runs the
      * skills in the workspace, where they are the user's, and the tree's

@@ -7,7 +7,7 @@
 # says so (stderr, journal, report.json); a changed tree runs its own,
 # and so do one that differs only in an empty directory, one whose
 # file has another mode and one whose nested .git differs (a deep one
-# keyed on a session thread's small stack);
+# keyed on a session thread's small stack, one too deep to key unshared);
 # tasks that start together on a new tree run it once; a session resumed
 # after SIGKILL replays its reused baseline and still says whose it is;
 # with gate.baseline_reuse_s: 0 every task runs its own. While the gate file
@@ -208,8 +208,19 @@ tandem submit --repo "$T/m" "make the failing test pass" >"$T/out.15" 2>"$T/err.
 kill -0 "$SERVE_PID" 2>/dev/null ||
     fail "tandem serve died keying a deep nested .git: $(tail -3 "$T/serve.err")"
 expect_in "$T/err.15" "approved after"
-stop_serve
 pass "a nested .git 60 directories deep is keyed on a session thread's 2 MiB stack"
+# one past the walk's limit makes no key: the session runs its own
+# baseline, unshared (it failed, while tandem run took the same tree)
+repo n
+p=$T/n/vendor/lib/.git
+i=0
+while [ $i -lt 70 ]; do p=$p/d; i=$((i + 1)); done
+mkdir -p "$p"
+tandem submit --repo "$T/n" "make the failing test pass" >"$T/out.16" 2>"$T/err.16"
+expect_in "$T/err.16" "baseline: not shared with other sessions"
+expect_in "$T/err.16" "approved after"
+stop_serve
+pass "a nested .git too deep for the key: the session runs its own baseline"
 
 # ---- a resumed session keeps where its baseline came from --------------
 # The build holds back the right fix (attempt 2) until $HOLD exists, so
