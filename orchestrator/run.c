@@ -486,6 +486,14 @@ static int finish(run *r)
                 r->repo, tnd_session_id(r->session),
                 code == TND_EXIT_OK ? " (exit 1)" : "");
         code = code == TND_EXIT_OK ? TND_EXIT_FAILED : code;
+    } else if (no_report && apply) {
+        /* ended before the tree was touched: no resume writes it, and
+         * CI reads it (a full disk exited 0 with none) */
+        fprintf(r->err,
+                "tandem: the session ended without its report.json; what "
+                "--apply did is said above%s\n",
+                code == TND_EXIT_OK ? " (exit 1)" : "");
+        code = code == TND_EXIT_OK ? TND_EXIT_FAILED : code;
     }
     if (r->out_lost) {
         fprintf(r->err,

@@ -291,3 +291,22 @@ expect_in "$dir/report.json" '"status": "approved"'
 expect_in "$dir/journal.jsonl" '"type":"finish","status":"approved"'
 cmp -s "$dir/final.diff" "$T/expected.diff" || fail "report: final.diff differs"
 pass "a report that cannot be written leaves the session open; a resume writes it"
+
+# the same under --apply, whose `finish` is journaled before the tree is
+# touched (no resume can write the report then): exit 1, not 0 with no
+# report. The test skill puts a directory where report.json goes.
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+skills:
+  build: {command: make, timeout_s: 60}
+  test:
+    command: "for d in $T/demo/.tandem/sessions/*/; do rm -f \"\$d/report.json\"; mkdir -p \"\$d/report.json\"; done; make test"
+    timeout_s: 60
+    sandbox: none  # it writes in the session, outside the workspace
+YAML
+run tandem run --apply --repo "$T/demo" "make the failing test pass"
+expect_rc 1 "--apply with no report"
+expect_in "$T/err" "cannot write the report"
+expect_in "$T/err" "the session ended without its report.json"
+expect_in "$T/demo/stats.c" "(double)sum / (double)count"
+pass "--apply whose report cannot be written exits 1, the change applied"
