@@ -3,6 +3,7 @@
  * budget`). The task's options come back from its task record, the
  * answer is checked against the journal and journaled, and the loop runs
  * again as a replay. */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -246,6 +247,24 @@ static void go_on_clear(go_on *g)
 
 static int continue_once(const tnd_continue_options *o, go_on *next);
 
+/* Whether r, about to go on after a person's answer, was interrupted
+ * meanwhile (Ctrl-C while its agents stopped): then it does not go on
+ * (the next run cleared the flag, and spent on), and *code is the
+ * signal's exit, said as any interrupted run says it. */
+static bool stopped_at_going_on(run *r, int *code)
+{
+    int sig = atomic_load(r->stop);
+
+    if (!sig)
+        return false;
+    fprintf(r->err,
+            "interrupted by signal %d after the answer, which is "
+            "journaled; go on with: tandem resume --repo %s %s\n",
+            sig, r->repo, tnd_session_id(r->session));
+    *code = TND_EXIT_SIGNAL + sig;
+    return true;
+}
+
 /* Run the session g names again, as long as a person answers at its
  * terminal; the last run's exit code (code when there is none). */
 static int keep_going(go_on *g, int code)
@@ -274,11 +293,16 @@ static int keep_going(go_on *g, int code)
 
 int tnd_loop_go_on(run *r)
 {
+    int code = TND_EXIT_HUMAN;
     go_on g;
 
+    if (stopped_at_going_on(r, &code)) {
+        tnd_loop_close(r);
+        return code;
+    }
     go_on_take(&g, r);
     tnd_loop_close(r);
-    return keep_going(&g, TND_EXIT_HUMAN);
+    return keep_going(&g, code);
 }
 
 int tnd_run_continue(const tnd_continue_options *o)
@@ -396,7 +420,7 @@ static int continue_once(const tnd_continue_options *o, go_on *next)
                      : o->same ? "going on after the answer"
                                : "resumed");
     code = tnd_loop_go(&r, started_wall ? started_wall : tnd_wall_ms());
-    if (r.go_on)
+    if (r.go_on && !stopped_at_going_on(&r, &code))
         go_on_take(next, &r);
     tnd_loop_close(&r);
     return code;
