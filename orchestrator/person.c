@@ -263,11 +263,21 @@ static int ask_tty(run *r, int n, const char *reason, FILE *tty,
     }
     if (!isatty(fileno(r->err)))
         show_escalation(r, reason, tty);
-    /* what the escalation cut in the middle, whole on request */
-    tnd_escalate_ask(
-        ans, tty, tty, r->opts.review,
-        r->last_diff && strlen(r->last_diff) > DIFF_SHOWN ? r->last_diff : NULL,
-        keep_agents, r);
+    for (;;) {
+        /* what the escalation cut in the middle, whole on request */
+        tnd_escalate_ask(ans, tty, tty, r->opts.review,
+                         r->last_diff && strlen(r->last_diff) > DIFF_SHOWN
+                             ? r->last_diff
+                             : NULL,
+                         keep_agents, r);
+        if (ans->kind != TND_ANSWER_APPROVE || (r->last_diff && *r->last_diff))
+            break;
+        /* as `tandem approve` refuses it: approved, it ended the session
+         * failed, for good ("there is no change to approve") */
+        fprintf(tty, "there is no proposal to approve: no attempt made a "
+                     "change yet\n");
+        tnd_answer_clear(ans);
+    }
     if (ans->kind == TND_ANSWER_STOP && atomic_load(r->stop)) {
         /* Ctrl-C at the question: interrupted (130), as anywhere else;
          * the escalation waits in the journal */

@@ -192,6 +192,30 @@ PY
     fail "the report or the journal: $(cat "$T/out")"
 pass "a wall budget that ends an audit is asked at the terminal, and the run goes on"
 
+# the wall budget ends the baseline: there is no proposal yet, so
+# approve is refused and asked again, as `tandem approve` refuses it (it
+# ended the session failed, for good)
+tmx kill-server 2>/dev/null
+rm -f "$T/rc" "$T/err" "$T/go"
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+gate: {max_wall_s: 2, escalate: tty}
+skills:
+  build: {command: "while [ ! -e $T/go ]; do sleep 0.02; done; make", timeout_s: 120, sandbox: none}
+  test: {command: make test, timeout_s: 60}
+YAML
+tmx new-session -d -s tnd -x 120 -y 40 \
+    "'$BIN/tandem' run --repo '$T/demo' 'make the failing test pass' \
+     2>'$T/err'; echo \$? >'$T/rc'; sleep 600"
+wait_pane "choice [a/r/g/b/s/q]>" 60
+tmx send-keys -t tnd a Enter
+wait_pane "there is no proposal to approve" 10
+tmx send-keys -t tnd q Enter
+wait_for_file "$T/rc" 30
+[ "$(cat "$T/rc")" = 3 ] || fail "exit $(cat "$T/rc") after approve then stop: $(tail -5 "$T/err")"
+expect_not_in "$T/err" "there is no change to approve"
+pass "approve with no proposal yet is refused at the terminal and asked again"
+
 # Ctrl-C in the middle of a run, as a person presses it: the run stops
 # (exit 130), says how to go on, and leaves the terminal clean; the
 # session is interrupted, not failed, and resumes.
