@@ -182,6 +182,30 @@ static int put_aside(run *r, int n, const char *type, const char *service,
     return rc;
 }
 
+/* Ask for the skills' run in the workspace (with the critique when
+ * model): tnd_loop_ask_content, and once more after put_aside when an
+ * agent before the one that answered had the request. a: the attempt
+ * whose edits the workspace holds, or NULL for the base. */
+static int ask_clean(run *r, int n, const char *type, const char *service,
+                     const char *key, bool model, tnd_audit_request *ar,
+                     const attempt *a, char **reply, size_t *reply_len)
+{
+    int rc;
+
+    for (int again = 0;; again++) {
+        long resent = tnd_crew_resent(r->crew);
+        rc = tnd_loop_ask_content(r, n, type, service, key, model, ar, reply,
+                                  reply_len);
+        if (rc < 0 || again || tnd_crew_resent(r->crew) == resent)
+            return rc;
+        rc = put_aside(r, n, type, service, model, *reply, *reply_len, a);
+        free(*reply);
+        *reply = NULL;
+        if (rc < 0)
+            return rc;
+    }
+}
+
 /* Ask the reviewer (service) for one reply, or take it from the journal
  * under type. Decoded into out. a: the attempt audited (the workspace
  * holds its edits). */
@@ -197,20 +221,9 @@ static int ask_reviewer(run *r, const attempt *a, const char *service,
 
     if (!(reply = tnd_loop_journaled_reply(r, type, n, &reply_len))) {
         snprintf(key, sizeof(key), "%s/%d/%s", ar->task_id, n, type);
-        for (int again = 0;; again++) {
-            long resent = tnd_crew_resent(r->crew);
-            /* the skills alone ask no model: nothing to count */
-            rc = tnd_loop_ask_content(r, n, type, service, key, ar->critique,
-                                      ar, &reply, &reply_len);
-            if (rc < 0 || again || tnd_crew_resent(r->crew) == resent)
-                break;
-            rc = put_aside(r, n, type, service, ar->critique, reply, reply_len,
-                           a);
-            free(reply);
-            reply = NULL;
-            if (rc < 0)
-                return rc;
-        }
+        /* the skills alone ask no model: nothing to count */
+        rc = ask_clean(r, n, type, service, key, ar->critique, ar, a, &reply,
+                       &reply_len);
         if (rc == 0 &&
             (rc = tnd_loop_journal_reply(r, type, n, reply, reply_len)) < 0)
             free(reply);
@@ -747,20 +760,8 @@ int tnd_loop_baseline(run *r)
             tnd_loop_say(r, "baseline: running the skills on the unmodified "
                             "tree");
             snprintf(key, sizeof(key), "%s/0/baseline", ar.task_id);
-            for (int again = 0;; again++) {
-                long resent = tnd_crew_resent(r->crew);
-                rc = tnd_loop_ask_content(r, 0, "baseline", service, key, false,
-                                          &ar, &reply, &reply_len);
-                if (rc < 0 || again || tnd_crew_resent(r->crew) == resent)
-                    break;
-                /* an agent lost with it ran skills in the workspace */
-                rc = put_aside(r, 0, "baseline", service, false, reply,
-                               reply_len, NULL);
-                free(reply);
-                reply = NULL;
-                if (rc < 0)
-                    break;
-            }
+            rc = ask_clean(r, 0, "baseline", service, key, false, &ar, NULL,
+                           &reply, &reply_len);
         }
         if (rc < 0)
             tnd_loop_baseline_done(r, NULL, NULL, 0);

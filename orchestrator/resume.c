@@ -33,6 +33,18 @@ static char *own(run *r, int slot, const char *s)
     return r->owned[slot];
 }
 
+/* What a run going on in the process that asked (tnd_loop_go_on) keeps of
+ * the last: what it does at the end, which a resume's task record does
+ * not hold. */
+static void keep_ending(tnd_run_options *to, const tnd_run_options *from)
+{
+    to->keep_workspace = from->keep_workspace;
+    to->apply = from->apply;
+    to->json = from->json;
+    to->format = from->format;
+    to->on_error = from->on_error;
+}
+
 /* Options of the original run, from its task record. */
 static int restore_options(run *r, json_object *task,
                            const tnd_continue_options *o, int64_t *started)
@@ -57,14 +69,8 @@ static int restore_options(run *r, json_object *task,
     r->opts.insecure = tnd_json_bool_or(task, "insecure", false);
     r->opts.quiet = o->quiet;
     r->opts.verbose = o->verbose;
-    if (o->same) {
-        /* the run that asked goes on: what it was to do at the end */
-        r->opts.keep_workspace = o->same->keep_workspace;
-        r->opts.apply = o->same->apply;
-        r->opts.json = o->same->json;
-        r->opts.format = o->same->format;
-        r->opts.on_error = o->same->on_error;
-    }
+    if (o->same) /* the run that asked goes on */
+        keep_ending(&r->opts, o->same);
     *started = tnd_json_int_or(task, "started_ms", 0);
     r->ordinal = tnd_json_int_or(task, "ordinal", 0);
     if (json_object_object_get_ex(task, "review", &review)) {
@@ -224,11 +230,7 @@ static void go_on_take(go_on *g, const run *r)
     g->base_url = r->opts.base_url ? tnd_xstrdup(r->opts.base_url) : NULL;
     /* no other tandem takes the session between the two runs */
     g->lock = tnd_session_take_lock(r->session);
-    g->same.keep_workspace = r->opts.keep_workspace;
-    g->same.apply = r->opts.apply;
-    g->same.json = r->opts.json;
-    g->same.format = r->opts.format;
-    g->same.on_error = r->opts.on_error;
+    keep_ending(&g->same, &r->opts);
     g->same.quiet = r->opts.quiet;
     g->same.verbose = r->opts.verbose;
 }
