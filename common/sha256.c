@@ -105,20 +105,26 @@ void tnd_sha256_final(unsigned char out[TND_SHA256_LEN], tnd_sha256 *s)
             out[4 * i + j] = (unsigned char)(s->h[i] >> (24 - 8 * j));
 }
 
-void tnd_sha256_hex(char hex[TND_SHA256_HEX + 1], const void *data, size_t len)
+void tnd_sha256_final_hex(char hex[TND_SHA256_HEX + 1], tnd_sha256 *s)
 {
     static const char digits[] = "0123456789abcdef";
     unsigned char d[TND_SHA256_LEN];
-    tnd_sha256 s;
 
-    tnd_sha256_init(&s);
-    tnd_sha256_update(&s, data, len);
-    tnd_sha256_final(d, &s);
+    tnd_sha256_final(d, s);
     for (int i = 0; i < TND_SHA256_LEN; i++) {
         hex[2 * i] = digits[d[i] >> 4];
         hex[2 * i + 1] = digits[d[i] & 15];
     }
     hex[TND_SHA256_HEX] = '\0';
+}
+
+void tnd_sha256_hex(char hex[TND_SHA256_HEX + 1], const void *data, size_t len)
+{
+    tnd_sha256 s;
+
+    tnd_sha256_init(&s);
+    tnd_sha256_update(&s, data, len);
+    tnd_sha256_final_hex(hex, &s);
 }
 
 int tnd_sha256_is_hex(const char *s)

@@ -29,6 +29,10 @@ void tnd_sha256_update(tnd_sha256 *s, const void *data, size_t len);
 /* The digest into out; s must be initialised again before reuse. */
 void tnd_sha256_final(unsigned char out[TND_SHA256_LEN], tnd_sha256 *s);
 
+/* The digest into hex as 64 lowercase hex digits and a NUL; s must be
+ * initialised again before reuse. */
+void tnd_sha256_final_hex(char hex[TND_SHA256_HEX + 1], tnd_sha256 *s);
+
 /* The digest of len bytes of data as 64 lowercase hex digits and a NUL,
  * into hex. */
 void tnd_sha256_hex(char hex[TND_SHA256_HEX + 1], const void *data, size_t len);

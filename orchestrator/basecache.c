@@ -153,8 +153,6 @@ static void put_skill(tnd_sha256 *h, const tnd_skill_config *s)
 void tnd_basecache_key(char out[TND_SHA256_HEX + 1], const tnd_config *cfg,
                        const char *tree, char *const *dirs, const char *service)
 {
-    static const char hex[] = "0123456789abcdef";
-    unsigned char digest[TND_SHA256_LEN];
     tnd_sha256 h;
 
     tnd_sha256_init(&h);
@@ -175,12 +173,7 @@ void tnd_basecache_key(char out[TND_SHA256_HEX + 1], const tnd_config *cfg,
         else
             put_str(&h, NULL);
     }
-    tnd_sha256_final(digest, &h);
-    for (size_t i = 0; i < TND_SHA256_LEN; i++) {
-        out[2 * i] = hex[digest[i] >> 4];
-        out[2 * i + 1] = hex[digest[i] & 15];
-    }
-    out[TND_SHA256_HEX] = '\0';
+    tnd_sha256_final_hex(out, &h);
 }
 
 /* ---- the entries (under the lock) --------------------------------------- */

@@ -169,7 +169,6 @@ out:
 static int nested_git(char out[TND_SHA256_HEX + 1], const char *root,
                       char *const *dirs)
 {
-    unsigned char digest[TND_SHA256_LEN];
     bool any = false;
     char *buf = NULL;
     tnd_sha256 h;
@@ -196,9 +195,7 @@ static int nested_git(char out[TND_SHA256_HEX + 1], const char *root,
     free(buf);
     if (!any)
         return 0;
-    tnd_sha256_final(digest, &h);
-    for (size_t i = 0; i < TND_SHA256_LEN; i++)
-        snprintf(out + 2 * i, 3, "%02x", digest[i]);
+    tnd_sha256_final_hex(out, &h);
     return 0;
 }
 

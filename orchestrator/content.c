@@ -138,7 +138,6 @@ static void stamp_file(tnd_sha256 *h, const char *rel, const struct stat *st)
 
 int tnd_content_tree(const char **out, tnd_content *self)
 {
-    unsigned char digest[TND_SHA256_LEN];
     tnd_tree_entry *e;
     char **files = NULL, **links = NULL;
     size_t n = 0, nl = 0;
@@ -178,9 +177,7 @@ int tnd_content_tree(const char **out, tnd_content *self)
         free(data);
     }
     free(files); /* the paths moved into e */
-    tnd_sha256_final(digest, &stamp);
-    for (size_t i = 0; i < TND_SHA256_LEN; i++)
-        snprintf(self->stamp + 2 * i, 3, "%02x", digest[i]);
+    tnd_sha256_final_hex(self->stamp, &stamp);
     if (add_links(e, &n, links, nl, self->base_dir) < 0) {
         for (size_t k = 0; k < n; k++)
             free(e[k].path);
