@@ -159,6 +159,23 @@ void tnd_loop_init(run *r, const tnd_run_host *host);
 /* Release everything r holds. */
 void tnd_loop_close(run *r);
 
+/* ---- finish.c: the end --------------------------------------------------- */
+
+/* End the run: report.json, the `finish` record when the session ended
+ * for good, --apply/--commit, the recording, the lessons; then the
+ * summary on r->err. A TND_EXIT_* code (TND_EXIT_HUMAN, silently, when
+ * the session goes on here: r->go_on). */
+int tnd_loop_finish(run *r);
+
+/* A review that could not be done: exit 4, or, under --on-error pass, 0
+ * with a warning that the change went through unreviewed. */
+int tnd_loop_not_reviewed(const run *r, const char *raw);
+
+/* What --json or review --format put on stdout once the session has
+ * ended: the report's text, or the findings (a review that could not be
+ * done says so in them). */
+void tnd_loop_emit(run *r, const char *report);
+
 /* ---- attempt.c: the loop ------------------------------------------------- */
 
 /* Attempts until the loop ends (r->status says how). 0, or -1. */

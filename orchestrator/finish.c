@@ -1,0 +1,314 @@
+/* The end of a run (see loop.h): the report written, the session's
+ * `finish` journaled when it ended for good, an approved change put into
+ * the tree when asked, the recording turned into a cassette, the lessons
+ * saved, and the summary and exit code said. */
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agents/cassette.h"
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "orchestrator/apply.h"
+#include "orchestrator/findings.h"
+#include "orchestrator/journal.h"
+#include "orchestrator/loop.h"
+#include "orchestrator/report.h"
+#include "orchestrator/session.h"
+#include "proto/json.h"
+
+/* Whether the session has ended for good: no answer, resume or going on
+ * will run it again. */
+static bool ended(const run *r)
+{
+    return r->status != TND_SESSION_FAILED &&
+           r->status != TND_SESSION_INTERRUPTED && !r->waiting;
+}
+
+/* Turn the agents' recording into the cassette --record asked for. The
+ * recording stays while the session can go on, so that its next run adds
+ * to it (a cassette of an answered session held only what came after the
+ * answer, and its replay lacked the first attempts). */
+static void save_recording(run *r)
+{
+    size_t count = 0, skipped = 0;
+    char *comment;
+
+    if (!r->record_partial || r->go_on) /* the run going on saves it */
+        return;
+    comment =
+        tnd_xasprintf("recorded by tandem %s: %s", TND_VERSION, r->opts.task);
+    if (tnd_cassette_from_recording(r->record_partial, r->opts.record, comment,
+                                    &count, &skipped) < 0) {
+        fprintf(r->err, "tandem: cannot write the recording: %s\n",
+                tnd_error_last());
+    } else {
+        fprintf(r->err, "recorded %zu exchange%s in %s%s\n", count,
+                count == 1 ? "" : "s", r->opts.record,
+                skipped ? " (some lines were torn and left out)" : "");
+        if (ended(r))
+            unlink(r->record_partial);
+    }
+    free(comment);
+}
+
+/* What --json or review --format put on stdout once the session has
+ * ended: the report's text, or the findings (a review that could not be
+ * done says so in them). */
+void tnd_loop_emit(run *r, const char *report)
+{
+    char *out;
+
+    if (r->opts.json) {
+        tnd_loop_put(r, stdout, "the report", report, true);
+        return;
+    }
+    if (!r->findings)
+        return;
+    if (r->status == TND_SESSION_FAILED || r->status == TND_SESSION_INTERRUPTED)
+        tnd_findings_not_done(r->findings, r->reason);
+    out = tnd_findings_render(r->findings, r->opts.format);
+    tnd_loop_put(r, stdout, "the findings", out, false);
+    free(out);
+}
+
+/* A review that could not be done: exit 4, or, under --on-error pass, 0
+ * with a warning that the change went through unreviewed. */
+int tnd_loop_not_reviewed(const run *r, const char *raw)
+{
+    char *why = raw ? tnd_str_one_line(raw, 4000) : NULL;
+    int code = TND_EXIT_NOT_REVIEWED;
+
+    if (r->opts.on_error == TND_ON_ERROR_PASS) {
+        fprintf(r->err,
+                "tandem review: warning: could not review the change (%s); "
+                "--on-error pass lets it through unreviewed\n",
+                why ? why : "no reason given");
+        code = TND_EXIT_OK;
+    } else {
+        fprintf(r->err,
+                "could not review: %s (exit %d; --on-error pass lets a change "
+                "through when the review cannot be done)\n",
+                why ? why : "no reason given", TND_EXIT_NOT_REVIEWED);
+    }
+    free(why);
+    return code;
+}
+
+/* "stats.c", "stats.c and 2 more files". Caller frees. */
+static char *files_line(char **paths)
+{
+    size_t n = 0;
+
+    while (paths && paths[n])
+        n++;
+    if (n == 0)
+        return tnd_xstrdup("no file");
+    return n == 1 ? tnd_xstrdup(paths[0])
+                  : tnd_xasprintf("%s and %zu more file%s", paths[0], n - 1,
+                                  n == 2 ? "" : "s");
+}
+
+/* --apply, --commit: the approved change into the user's tree, only when
+ * it applies cleanly to the tree as it is now (apply.h). 0 when done as
+ * asked; 1 (exit 5) when not, the tree as it was, or applied but not
+ * committed. Said on r->err and in the report. */
+static int put_in_tree(run *r)
+{
+    char *file = tnd_fs_join(r->repo, r->final_rel), *diff = NULL, *msg;
+    char *what = NULL;
+    tnd_apply_result res;
+    int rc;
+
+    memset(&res, 0, sizeof(res));
+    if (tnd_fs_read(&diff, NULL, file, TND_BODY_MAX_DIFF) < 0) {
+        res.mode = r->opts.apply;
+        res.why = tnd_xstrdup(tnd_error_last());
+        rc = 1;
+    } else {
+        msg = tnd_apply_message(r->last_rationale, r->opts.task,
+                                tnd_session_id(r->session));
+        rc = tnd_apply_patch(&res, r->repo, diff, file, r->opts.apply, msg,
+                             r->head);
+        free(msg);
+    }
+    if (res.committed)
+        fprintf(r->err, "tandem: committed the approved change as %.12s: %s\n",
+                res.commit ? res.commit : "HEAD", what = files_line(res.paths));
+    else if (res.applied && rc == 0)
+        fprintf(r->err, "tandem: applied the approved change to %s: %s\n",
+                r->repo, what = files_line(res.paths));
+    else if (res.applied)
+        fprintf(r->err,
+                "tandem: not committed: %s; the change is in your tree, "
+                "and the patch in %s (exit %d)\n",
+                res.why, file, TND_EXIT_NOT_APPLIED);
+    else
+        fprintf(r->err,
+                "tandem: not applied: %s; your tree is as it was, and the "
+                "approved patch is in %s (exit %d)\n",
+                res.why, file, TND_EXIT_NOT_APPLIED);
+    tnd_report_apply(r->report, tnd_apply_json(&res));
+    tnd_apply_result_clear(&res);
+    free(what);
+    free(diff);
+    free(file);
+    return rc;
+}
+
+/* --apply, --commit: the report as it stands before the tree is touched,
+ * the change's fate not known yet. `finish` is journaled before the
+ * change goes in, so a kill there left an approved session with no
+ * report.json, which no resume writes (it only says the session is
+ * over), and nothing that said the change may not be in the tree. The
+ * report written after put_in_tree replaces it. */
+static void report_before_apply(run *r)
+{
+    tnd_apply_result res;
+    char *text;
+
+    memset(&res, 0, sizeof(res));
+    res.mode = r->opts.apply;
+    res.why = tnd_xstrdup("not known: tandem stopped while it put the change "
+                          "into the tree; see the tree (the approved patch "
+                          "is in final.diff)");
+    tnd_report_apply(r->report, tnd_apply_json(&res));
+    tnd_apply_result_clear(&res);
+    tnd_report_outcome(r->report, tnd_session_status_name(r->status), r->reason,
+                       r->iterations, r->final_rel, r->last_rel,
+                       tnd_now_ms() - r->started);
+    text = tnd_report_json(r->report);
+    if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0)
+        tnd_log_error("cannot write the report: %s", tnd_error_last());
+    free(text);
+}
+
+/* A session that ended for good says so in its journal; one waiting for
+ * an answer, or stopped by a failure, can go on later. */
+static void journal_finish(run *r)
+{
+    json_object *f;
+
+    if (!ended(r))
+        return;
+    f = json_object_new_object();
+    json_object_object_add(
+        f, "status",
+        json_object_new_string(tnd_session_status_name(r->status)));
+    json_object_object_add(f, "reason", tnd_json_str_or_null(r->reason));
+    if (tnd_loop_step(r, "finish", f) < 0)
+        tnd_log_error("%s", tnd_error_last());
+}
+
+int tnd_loop_finish(run *r)
+{
+    char *text, *summary, *reason;
+    int code, unapplied = 0;
+    bool apply =
+        r->status == TND_SESSION_APPROVED && r->opts.apply && r->final_rel;
+    bool no_report = false;
+
+    /* Approved for good before the user's tree is touched: a kill while
+     * the change goes in left an approved session unjournaled, whose
+     * replay then met its own change in the tree (a review found it
+     * stuck). final.diff is durable already; what --apply did is in the
+     * report and on stderr. */
+    if (apply) {
+        report_before_apply(r);
+        journal_finish(r);
+        unapplied = put_in_tree(r);
+    }
+    tnd_report_outcome(r->report, tnd_session_status_name(r->status), r->reason,
+                       r->iterations, r->final_rel, r->last_rel,
+                       tnd_now_ms() - r->started);
+    text = tnd_report_json(r->report);
+    if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0) {
+        tnd_log_error("cannot write the report: %s", tnd_error_last());
+        no_report = true;
+    }
+    if (!r->go_on)
+        tnd_loop_emit(r, text);
+    free(text);
+    /* report.json is what CI reads: a session whose report could not be
+     * written (a full disk) is not journaled as ended, so that a resume
+     * writes it, replaying every step; once `finish` is journaled a
+     * resume only says the session is over, and the report was never
+     * made (while the run exited 0) */
+    if (!apply && !no_report)
+        journal_finish(r);
+    save_recording(r);
+    tnd_loop_remember(r);
+    if (r->go_on) /* the session goes on here; its end says how it went */
+        return TND_EXIT_HUMAN;
+    /* review -q: an approved change says nothing (a pre-commit hook's
+     * success is silent); anything else still says what happened. run -q
+     * keeps its summary: what the diff on stdout cost */
+    if (r->status == TND_SESSION_APPROVED && r->opts.quiet && r->opts.review &&
+        !r->out_lost && !no_report)
+        return TND_EXIT_OK;
+    /* the reason holds the model's words: no terminal escape */
+    reason = tnd_str_one_line(r->reason ? r->reason : "", 4000);
+    summary = tnd_report_summary(r->report);
+    fprintf(r->err, "%s\n", summary);
+    free(summary);
+    if (r->status == TND_SESSION_APPROVED) {
+        code = unapplied ? TND_EXIT_NOT_APPLIED : TND_EXIT_OK;
+    } else if (r->status == TND_SESSION_ESCALATED) {
+        fprintf(r->err, "needs a human: %s\n", reason);
+        if (r->last_rel)
+            fprintf(r->err, "the last proposal is in %s/%s\n", r->repo,
+                    r->last_rel);
+        code = r->final_escalation ? TND_EXIT_FAILED : TND_EXIT_HUMAN;
+    } else if (r->status == TND_SESSION_INTERRUPTED) {
+        fprintf(r->err, "interrupted: %s\n", r->reason);
+        if (r->host) /* a server's: its next start goes on with it */
+            fprintf(r->err,
+                    "the next tandem serve goes on with it (tandem submit "
+                    "--attach %s follows it then)\n",
+                    tnd_session_id(r->session));
+        else
+            fprintf(r->err, "go on with: tandem resume --repo %s %s\n", r->repo,
+                    tnd_session_id(r->session));
+        code = TND_EXIT_SIGNAL + atomic_load(r->stop);
+    } else if (r->opts.review && r->status == TND_SESSION_FAILED &&
+               !r->config_error) {
+        code = tnd_loop_not_reviewed(r, r->reason);
+    } else {
+        fprintf(r->err, "%s: %s\n", tnd_session_status_name(r->status), reason);
+        code = r->config_error ? TND_EXIT_USAGE : TND_EXIT_FAILED;
+    }
+    if (no_report && ended(r) && !apply) {
+        fprintf(r->err,
+                "tandem: the session stays open without its report; go on "
+                "with: tandem resume --repo %s %s%s\n",
+                r->repo, tnd_session_id(r->session),
+                code == TND_EXIT_OK ? " (exit 1)" : "");
+        code = code == TND_EXIT_OK ? TND_EXIT_FAILED : code;
+    } else if (no_report && apply) {
+        /* ended before the tree was touched: no resume writes it, and
+         * CI reads it (a full disk exited 0 with none) */
+        fprintf(r->err,
+                "tandem: the session ended without its report.json; what "
+                "--apply did is said above%s\n",
+                code == TND_EXIT_OK ? " (exit 1)" : "");
+        code = code == TND_EXIT_OK ? TND_EXIT_FAILED : code;
+    }
+    if (r->out_lost) {
+        fprintf(r->err,
+                "tandem: %s; the output was lost (the session "
+                "keeps it)%s\n",
+                r->out_lost, code == TND_EXIT_OK ? ", exit 1" : "");
+        code = code == TND_EXIT_OK ? TND_EXIT_FAILED : code;
+    }
+    fprintf(r->err, "session %s: %s/\n", tnd_session_id(r->session),
+            tnd_session_dir(r->session));
+    free(reason);
+    return code;
+}
