@@ -178,6 +178,49 @@ bool tnd_serve_running(void)
     return running;
 }
 
+char *tnd_serve_endpoint(char *key)
+{
+    char *dir = tnd_serve_dir(), *file, *ep = NULL, *nl, *line;
+
+    *key = '\0';
+    if (!dir)
+        return NULL;
+    file = tnd_fs_join(dir, TND_SERVE_ENDPOINT_FILE);
+    if (tnd_fs_read(&ep, NULL, file, 4096) < 0) {
+        tnd_error_set("no tandem serve runs for you: %s cannot be read; "
+                      "start one with 'tandem serve', or give --connect EP",
+                      file);
+        ep = NULL;
+    } else {
+        /* the endpoint, then maybe "server-key KEY" */
+        if ((nl = strchr(ep, '\n'))) {
+            *nl = '\0';
+            line = nl + 1;
+            if (strncmp(line, TND_SERVE_KEY_WORD " ",
+                        strlen(TND_SERVE_KEY_WORD) + 1) == 0) {
+                line += strlen(TND_SERVE_KEY_WORD) + 1;
+                tnd_str_trim(line);
+                if (tnd_curve_is_key(line))
+                    memcpy(key, line, TND_CURVE_Z85_LEN + 1);
+            }
+        }
+        tnd_str_trim(ep);
+        if (!tnd_serve_running()) {
+            /* left by a server that stopped (killed, or a reboot): a
+             * request sent there waited 10 s for nobody */
+            tnd_error_set("no tandem serve runs for you: %s is left from "
+                          "one that stopped; start one with 'tandem "
+                          "serve', or give --connect EP",
+                          file);
+            free(ep);
+            ep = NULL;
+        }
+    }
+    free(file);
+    free(dir);
+    return ep;
+}
+
 /* Hold dir/serve.lock for the server's life. -1 with an error naming
  * the running server when another holds it. */
 static int take_lock(int *fd, const char *dir, const char *endpoint_dir)

@@ -30,6 +30,12 @@ bool tnd_serve_running(void);
 #define TND_SERVE_ENDPOINT_FILE "serve.endpoint"
 #define TND_SERVE_KEY_WORD      "server-key"
 
+/* The endpoint a running tandem serve of the user's wrote there, and in
+ * key (TND_CURVE_Z85_LEN + 1 bytes) the public key it wrote with it, or
+ * "" when none. NULL with the error set (naming the file and what to
+ * do) when no server runs. Caller frees. */
+char *tnd_serve_endpoint(char *key);
+
 /* `tandem serve [options]`; a TND_EXIT_* code. argv[0] is "serve". */
 int tnd_cmd_serve(const char *name, int argc, char **argv);
 

@@ -1,0 +1,395 @@
+/* Following a session of tandem serve for `tandem submit` (see
+ * submit_int.h): the request sent, each reply to stderr or stdout, the
+ * server's silence timed. */
+#include "orchestrator/submit_int.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "orchestrator/serve.h"
+#include "orchestrator/submit.h"
+#include "proto/json.h"
+#include "proto/mdp.h"
+
+#define FIRST_ANSWER_MS 10000 /* the server answers a request at once */
+#define SILENCE_MS      15000 /* it says "alive" every 2 s while it works */
+
+static atomic_int left; /* a signal: leave, the task goes on */
+
+static void on_signal(int sig)
+{
+    atomic_store(&left, sig);
+}
+
+/* CURVE for the socket when the server wants it: its public key (from
+ * --server-key, else serve.endpoint) and this client's pair (--key, else
+ * $TANDEM_KEY). 0 when there is none to set; -1 said on stderr. */
+static int setup_curve(tnd_submit_client *s)
+{
+    const char *key_file = s->key ? s->key : getenv("TANDEM_KEY");
+    char server[TND_CURVE_Z85_LEN + 1];
+    tnd_curve_pair pair;
+    int rc = 0;
+
+    if (s->server_key) {
+        if (tnd_curve_read_public(server, s->server_key) < 0) {
+            fprintf(stderr, "%s: --server-key: %s\n", s->me, tnd_error_last());
+            return -1;
+        }
+    } else if (s->found_key[0]) {
+        memcpy(server, s->found_key, sizeof(server));
+    } else {
+        if (s->key) {
+            fprintf(stderr,
+                    "%s: --key needs the server's public key: give "
+                    "--server-key KEY (its NAME.pub)\n",
+                    s->me);
+            return -1;
+        }
+        return 0;
+    }
+    if (!key_file || !*key_file) {
+        fprintf(stderr,
+                "%s: the server at %s wants CURVE: give --key FILE (a "
+                "NAME.key its authorized keys list with the client role), "
+                "or set TANDEM_KEY\n",
+                s->me, s->endpoint);
+        return -1;
+    }
+    if (tnd_curve_read_pair(&pair, key_file) < 0) {
+        fprintf(stderr, "%s: --key: %s\n", s->me, tnd_error_last());
+        return -1;
+    }
+    if (zmq_setsockopt(s->socket, ZMQ_CURVE_SERVERKEY, server,
+                       TND_CURVE_Z85_LEN) < 0 ||
+        zmq_setsockopt(s->socket, ZMQ_CURVE_PUBLICKEY, pair.public_key,
+                       TND_CURVE_Z85_LEN) < 0 ||
+        zmq_setsockopt(s->socket, ZMQ_CURVE_SECRETKEY, pair.secret_key,
+                       TND_CURVE_Z85_LEN) < 0) {
+        fprintf(stderr, "%s: cannot set up CURVE: %s\n", s->me,
+                zmq_strerror(errno));
+        rc = -1;
+    }
+    explicit_bzero(pair.secret_key, sizeof(pair.secret_key));
+    return rc;
+}
+
+static int send_request(tnd_submit_client *s, const tnd_client_request *req)
+{
+    tnd_mdp_msg m;
+    size_t len;
+    char *body = tnd_client_request_encode(req, &len);
+    int rc;
+
+    tnd_mdp_msg_init(&m, false, TND_MDPC_REQUEST,
+                     tnd_client_service(req->kind));
+    m.body = body;
+    m.body_len = len;
+    rc = tnd_mdp_send(s->socket, NULL, 0, &m);
+    tnd_mdp_msg_clear(&m);
+    return rc;
+}
+
+/* Write len bytes of the result (what: "the approved diff") on stdout,
+ * flushed; a failed or short write is kept in s->out_lost: the command
+ * then says the output was lost and exits 1 (exchange). */
+static void put_out(tnd_submit_client *s, const char *what, const char *text,
+                    size_t len)
+{
+    errno = 0;
+    if ((fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 &&
+         !ferror(stdout)) ||
+        s->out_lost)
+        return;
+    s->out_lost = tnd_xasprintf("cannot write %s on stdout: %s", what,
+                                errno ? strerror(errno) : "a write failed");
+}
+
+static void print_status(const tnd_client_reply *r)
+{
+    json_object *list = tnd_json_array(r->report, "sessions");
+
+    printf("running %ld of %ld, queued %ld of %ld%s\n",
+           tnd_json_int_or(r->report, "running", 0),
+           tnd_json_int_or(r->report, "max_sessions", 0),
+           tnd_json_int_or(r->report, "queued", 0),
+           tnd_json_int_or(r->report, "queue_max", 0),
+           tnd_json_bool_or(r->report, "stopping", false) ? " (stopping)" : "");
+    for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+        json_object *e = json_object_array_get_idx(list, i);
+        printf("%s  %-7s  %s\n", tnd_json_str_or(e, "session", "?"),
+               tnd_json_str_or(e, "state", "?"),
+               tnd_json_str_or(e, "repo", "?"));
+    }
+    if (tnd_json_int_or(r->report, "more", 0) > 0)
+        printf("... and %ld more, past what one reply lists\n",
+               tnd_json_int_or(r->report, "more", 0));
+}
+
+/* One reply: 1 when it was the last (*code set), 0 to go on, -1. */
+static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
+{
+    const char *diff;
+    char *text;
+
+    switch (r->type) {
+    case TND_CLIENT_ACCEPTED:
+        free(s->session);
+        s->session = tnd_xstrdup(r->session);
+        if (s->answering && !s->quiet)
+            fprintf(stderr, "tandem: session %s goes on in tandem serve (%s)\n",
+                    r->session, s->endpoint);
+        if (s->detach) {
+            text = tnd_xasprintf("%s\n", r->session);
+            put_out(s, "the session's id", text, strlen(text));
+            free(text);
+            *code = TND_EXIT_OK;
+            return 1;
+        }
+        if (r->queued > 0 && !s->quiet)
+            fprintf(stderr,
+                    "tandem: session %s waits: %ld session%s ahead of it\n",
+                    r->session, r->queued, r->queued == 1 ? "" : "s");
+        return 0;
+    case TND_CLIENT_OUTPUT:
+        if (r->err ? s->quiet : s->json)
+            return 0;
+        if (r->err) {
+            /* what a server says goes to a person's terminal: no escape
+             * (stdout is the diff, and goes as it is) */
+            text = tnd_str_printable(r->text, r->text_len + 1);
+            fputs(text, stderr);
+            free(text);
+            fflush(stderr);
+        } else {
+            put_out(s, "the session's output", r->text, r->text_len);
+        }
+        s->wrote_out = s->wrote_out || !r->err;
+        return 0;
+    case TND_CLIENT_ALIVE:
+        return 0;
+    case TND_CLIENT_DONE:
+        if (s->json && r->report) {
+            text = tnd_json_pretty(r->report);
+            put_out(s, "the report", text, strlen(text));
+            free(text);
+        } else if (s->json || (!s->wrote_out && r->exit_code == TND_EXIT_OK &&
+                               r->status && !r->report)) {
+            /* none came: there is none, or it was too large for a reply */
+            fprintf(stderr,
+                    "%s: session %s ended %s; its report did not come with "
+                    "the reply: read .tandem/sessions/%s/report.json in its "
+                    "repository\n",
+                    s->me, r->session, r->status ? r->status : "", r->session);
+        } else if (!s->wrote_out && r->exit_code == TND_EXIT_OK &&
+                   strcmp(tnd_json_str_or(r->report, "kind", ""), "run") == 0) {
+            /* it ended while nobody followed it: the diff is in its
+             * report */
+            if (!s->quiet)
+                fprintf(stderr, "tandem: session %s ended %s\n", r->session,
+                        r->status ? r->status : "");
+            diff = tnd_json_str_or(r->report, "final_diff_text", "");
+            put_out(s, "the approved diff", diff, strlen(diff));
+        }
+        *code = r->exit_code;
+        return 1;
+    case TND_CLIENT_STATUS_REPLY:
+        if (s->status_out) {
+            *s->status_out = json_object_get(r->report);
+        } else if (s->json) {
+            text = tnd_json_pretty(r->report);
+            put_out(s, "the status", text, strlen(text));
+            free(text);
+        } else {
+            print_status(r);
+        }
+        *code = TND_EXIT_OK;
+        return 1;
+    case TND_CLIENT_ERROR:
+        fprintf(stderr, "%s: %s\n", s->me, r->error);
+        *code = strcmp(r->kind, "busy") == 0 || strcmp(r->kind, "stopping") == 0
+                    ? TND_EXIT_TEMPFAIL
+                : strcmp(r->kind, "failed") != 0 ? TND_EXIT_USAGE
+                : s->review                      ? TND_EXIT_NOT_REVIEWED
+                                                 : TND_EXIT_FAILED;
+        return 1;
+    }
+    return 0;
+}
+
+/* The exit code when no outcome was heard (no server answers there, a
+ * reply that cannot be read): under --review a review that could not be
+ * done, 4, as tandem review exits when its model cannot be reached (1
+ * said "rejected"); else run's 1. */
+static int unheard(const tnd_submit_client *s)
+{
+    return s->review ? TND_EXIT_NOT_REVIEWED : TND_EXIT_FAILED;
+}
+
+/* Read replies until the FINAL; a TND_EXIT_* code. */
+static int follow(tnd_submit_client *s)
+{
+    int64_t heard = tnd_now_ms();
+    bool any = false;
+    int code = unheard(s);
+
+    for (;;) {
+        zmq_pollitem_t item = {s->socket, 0, ZMQ_POLLIN, 0};
+        tnd_mdp_msg m;
+        tnd_client_reply r;
+        int rc;
+
+        if (atomic_load(&left)) {
+            if (s->session)
+                fprintf(stderr,
+                        "%s: left; session %s goes on (tandem "
+                        "submit --attach %s follows it)\n",
+                        s->me, s->session, s->session);
+            return TND_EXIT_SIGNAL + atomic_load(&left);
+        }
+        if (tnd_now_ms() - heard > (any ? SILENCE_MS : FIRST_ANSWER_MS)) {
+            fprintf(stderr,
+                    "%s: no answer from tandem serve at %s for "
+                    "%d s; is it running?%s%s%s\n",
+                    s->me, s->endpoint,
+                    (any ? SILENCE_MS : FIRST_ANSWER_MS) / 1000,
+                    s->session ? " Session " : "", s->session ? s->session : "",
+                    s->session ? " is on disk; it goes on when a server runs "
+                                 "it (tandem submit --attach ID)"
+                               : "");
+            return unheard(s);
+        }
+        if (zmq_poll(&item, 1, 500) < 0 && errno != EINTR) {
+            fprintf(stderr, "%s: %s\n", s->me, zmq_strerror(errno));
+            return unheard(s);
+        }
+        while ((rc = tnd_mdp_recv(&m, NULL, NULL, s->socket)) == 0) {
+            int last;
+            /* only a client reply is the server heard (a peer sending
+             * anything else kept the wait going for ever) */
+            if (m.worker || (m.command != TND_MDPC_PARTIAL &&
+                             m.command != TND_MDPC_FINAL)) {
+                tnd_mdp_msg_clear(&m);
+                continue;
+            }
+            heard = tnd_now_ms();
+            any = true;
+            if (tnd_client_reply_decode(&r, m.body, m.body_len) < 0) {
+                fprintf(stderr, "%s: %s\n", s->me, tnd_error_last());
+                tnd_mdp_msg_clear(&m);
+                return unheard(s);
+            }
+            if (r.type == TND_CLIENT_DONE && s->session && r.session &&
+                strcmp(r.session, s->session) != 0) {
+                /* another session's end is not this one's */
+                fprintf(stderr,
+                        "%s: the server ended session %s, not %s; ignored\n",
+                        s->me, r.session, s->session);
+                tnd_client_reply_clear(&r);
+                tnd_mdp_msg_clear(&m);
+                continue;
+            }
+            last = on_reply(s, &r, &code);
+            if (!last && m.command == TND_MDPC_FINAL) {
+                /* a last reply that says no outcome */
+                fprintf(stderr,
+                        "%s: tandem serve at %s ended the exchange without "
+                        "an outcome%s%s\n",
+                        s->me, s->endpoint, s->session ? " for session " : "",
+                        s->session ? s->session : "");
+                last = 1;
+            }
+            tnd_client_reply_clear(&r);
+            tnd_mdp_msg_clear(&m);
+            if (last)
+                return code;
+        }
+        if (rc != TND_ETIMEOUT) {
+            fprintf(stderr, "%s: %s\n", s->me, tnd_error_last());
+            return unheard(s);
+        }
+    }
+}
+
+/* Send req to the server and follow what it answers; a TND_EXIT_* code.
+ * s->endpoint is set. */
+int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req)
+{
+    struct sigaction sa, old[3];
+    bool handled = false;
+    int linger = 0, code = unheard(s);
+
+    if (!s->ctx) {
+        s->ctx = zmq_ctx_new();
+        s->own_ctx = true;
+    }
+    if (!s->ctx || !(s->socket = zmq_socket(s->ctx, ZMQ_DEALER)) ||
+        tnd_mdp_socket_limits(s->socket) < 0) {
+        fprintf(stderr, "%s: cannot make a socket: %s\n", s->me,
+                zmq_strerror(errno));
+        goto out;
+    }
+    if (setup_curve(s) < 0) {
+        code = TND_EXIT_USAGE;
+        goto out;
+    }
+    if (zmq_connect(s->socket, s->endpoint) < 0) {
+        fprintf(stderr, "%s: cannot connect to %s: %s\n", s->me, s->endpoint,
+                zmq_strerror(errno));
+        goto out;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old[0]);
+    sigaction(SIGTERM, &sa, &old[1]);
+    sigaction(SIGHUP, &sa, &old[2]);
+    handled = true;
+    signal(SIGPIPE, SIG_IGN);
+    if (send_request(s, req) < 0) {
+        fprintf(stderr, "%s: cannot send to %s: %s\n", s->me, s->endpoint,
+                tnd_error_last());
+        goto out;
+    }
+    code = follow(s);
+    /* the status table's printf too: a stream that failed stays failed */
+    errno = 0;
+    if (!s->status_out && !s->out_lost &&
+        (fflush(stdout) != 0 || ferror(stdout)))
+        s->out_lost = tnd_xasprintf("cannot write on stdout: %s",
+                                    errno ? strerror(errno) : "a write failed");
+    if (s->out_lost) {
+        fprintf(stderr, "%s: %s; the output was lost%s%s%s%s\n", s->me,
+                s->out_lost, s->session ? " (session " : "",
+                s->session ? s->session : "", s->session ? " keeps it)" : "",
+                code == TND_EXIT_OK ? ", exit 1" : "");
+        code = code == TND_EXIT_OK ? TND_EXIT_FAILED : code;
+        free(s->out_lost);
+        s->out_lost = NULL;
+    }
+out:
+    if (s->socket) {
+        zmq_setsockopt(s->socket, ZMQ_LINGER, &linger, sizeof(linger));
+        zmq_close(s->socket);
+        s->socket = NULL;
+    }
+    if (s->own_ctx && s->ctx)
+        zmq_ctx_term(s->ctx);
+    s->ctx = NULL;
+    s->own_ctx = false;
+    if (handled) { /* a caller such as watch keeps its own */
+        sigaction(SIGINT, &old[0], NULL);
+        sigaction(SIGTERM, &old[1], NULL);
+        sigaction(SIGHUP, &old[2], NULL);
+    }
+    return code;
+}

@@ -1,0 +1,39 @@
+/* The insides of `tandem submit`, shared by submit.c (the command, its
+ * options, the requests it makes) and follow.c (the exchange with the
+ * server: the request sent, its replies followed). Not for anyone else: the rest of tandem uses submit.h. */
+#ifndef TND_SUBMIT_INT_H
+#define TND_SUBMIT_INT_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "orchestrator/run.h"
+#include "proto/client.h"
+#include "proto/curve.h"
+
+/* One exchange with a server, as the options and the replies so far
+ * make it. */
+typedef struct tnd_submit_client {
+    const char *connect, *repo, *config, *task_file, *attach, *diff;
+    const char *server_key, *key;          /* CURVE: --server-key, --key */
+    char found_key[TND_CURVE_Z85_LEN + 1]; /* from serve.endpoint */
+    bool detach, json, status, quiet, review, staged;
+    tnd_on_error on_error; /* --review: exit 4, or 0 with a warning */
+    bool on_error_given;
+    void *ctx, *socket;
+    bool own_ctx; /* ctx is made and ended by the exchange, not the caller's */
+    char *endpoint;
+    char *session;            /* once accepted */
+    const char *me;           /* "tandem submit", or "tandem" answering */
+    bool answering;           /* tnd_submit_answer */
+    bool wrote_out;           /* the session's stdout came */
+    char *out_lost;           /* why what goes on stdout could not be written */
+    json_object **status_out; /* a status reply is kept here, not shown */
+} tnd_submit_client;
+
+/* Send req to the server at s->endpoint and follow what it answers; a
+ * TND_EXIT_* code, what went wrong said on stderr. SIGINT, SIGTERM and
+ * SIGHUP leave it (the session goes on) while it runs. */
+int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req);
+
+#endif
