@@ -58,6 +58,7 @@ typedef enum tnd_cli_opt {
     TND_OPT_POOL,
     TND_OPT_SERVER_KEY,
     TND_OPT_KEY,
+    TND_OPT_RECONNECT_S,
     TND_OPT_KEEP_WORKSPACE, /* from here on, flags: no value */
     TND_OPT_STAGED,
     TND_OPT_WAITING,

@@ -1,9 +1,11 @@
 /* Following a session of tandem serve for `tandem submit` (see
  * submit_int.h): the request sent, each reply to stderr or stdout, the
- * server's silence timed. */
+ * server's silence timed, and a server lost under the session waited
+ * for until one takes the session up again. */
 #include "orchestrator/submit_int.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 
 #define FIRST_ANSWER_MS 10000 /* the server answers a request at once */
 #define SILENCE_MS      15000 /* it says "alive" every 2 s while it works */
+#define RETRY_MS        200   /* between two tries at a server coming back */
 
 static atomic_int left; /* a signal: leave, the task goes on */
 
@@ -135,6 +138,15 @@ static void print_status(const tnd_client_reply *r)
                tnd_json_int_or(r->report, "more", 0));
 }
 
+/* The exit code when no outcome was heard (no server answers there, a
+ * reply that cannot be read): under --review a review that could not be
+ * done, 4, as tandem review exits when its model cannot be reached (1
+ * said "rejected"); else run's 1. */
+static int unheard(const tnd_submit_client *s)
+{
+    return s->review ? TND_EXIT_NOT_REVIEWED : TND_EXIT_FAILED;
+}
+
 /* One reply: 1 when it was the last (*code set), 0 to go on, -1. */
 static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
 {
@@ -145,6 +157,11 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
     case TND_CLIENT_ACCEPTED:
         free(s->session);
         s->session = tnd_xstrdup(r->session);
+        if (s->coming_back && !s->quiet)
+            fprintf(stderr,
+                    "tandem: tandem serve at %s took session %s up again\n",
+                    s->endpoint, r->session);
+        s->coming_back = false;
         if (s->answering && !s->quiet)
             fprintf(stderr, "tandem: session %s goes on in tandem serve (%s)\n",
                     r->session, s->endpoint);
@@ -215,7 +232,21 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
         *code = TND_EXIT_OK;
         return 1;
     case TND_CLIENT_ERROR:
+        if (s->coming_back && strcmp(r->kind, "stopping") == 0) {
+            /* the next server runs it: wait on */
+            if (!s->said_stopping)
+                fprintf(stderr, "%s: %s\n", s->me, r->error);
+            s->said_stopping = true;
+            s->lost = true;
+            *code = unheard(s);
+            return 1;
+        }
         fprintf(stderr, "%s: %s\n", s->me, r->error);
+        if (s->coming_back) {
+            /* not run's outcome: the session could not be followed */
+            *code = unheard(s);
+            return 1;
+        }
         *code = strcmp(r->kind, "busy") == 0 || strcmp(r->kind, "stopping") == 0
                     ? TND_EXIT_TEMPFAIL
                 : strcmp(r->kind, "failed") != 0 ? TND_EXIT_USAGE
@@ -226,49 +257,65 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
     return 0;
 }
 
-/* The exit code when no outcome was heard (no server answers there, a
- * reply that cannot be read): under --review a review that could not be
- * done, 4, as tandem review exits when its model cannot be reached (1
- * said "rejected"); else run's 1. */
-static int unheard(const tnd_submit_client *s)
+/* A signal said leave: the session goes on. 128 + the signal. */
+static int leaving(const tnd_submit_client *s)
 {
-    return s->review ? TND_EXIT_NOT_REVIEWED : TND_EXIT_FAILED;
+    if (s->session)
+        fprintf(stderr,
+                "%s: left; session %s goes on (tandem submit --attach %s "
+                "follows it)\n",
+                s->me, s->session, s->session);
+    return TND_EXIT_SIGNAL + atomic_load(&left);
 }
 
-/* Read replies until the FINAL; a TND_EXIT_* code. */
+/* Whether a server lost now may be waited for to take the session up
+ * again: it has one for this client, and nothing of its stdout came
+ * (a server that ran it again would send it all again). */
+static bool may_come_back(const tnd_submit_client *s)
+{
+    return s->session && !s->detach && !s->wrote_out && !s->status_out &&
+           s->reconnect_s > 0;
+}
+
+/* Read replies until the FINAL; a TND_EXIT_* code. When the server is
+ * lost (the connection ended, or silent too long) and may_come_back,
+ * s->lost is set instead and the code is unheard's. */
 static int follow(tnd_submit_client *s)
 {
     int64_t heard = tnd_now_ms();
     bool any = false;
     int code = unheard(s);
 
+    s->lost = false;
     for (;;) {
-        zmq_pollitem_t item = {s->socket, 0, ZMQ_POLLIN, 0};
+        zmq_pollitem_t items[2] = {
+            {s->socket, 0, ZMQ_POLLIN, 0},
+            {tnd_linewatch_socket(s->watch), 0, ZMQ_POLLIN, 0},
+        };
+        int limit = any ? SILENCE_MS : s->first_ms;
+        bool broke = tnd_linewatch_broke(s->watch);
         tnd_mdp_msg m;
         tnd_client_reply r;
         int rc;
 
-        if (atomic_load(&left)) {
-            if (s->session)
-                fprintf(stderr,
-                        "%s: left; session %s goes on (tandem "
-                        "submit --attach %s follows it)\n",
-                        s->me, s->session, s->session);
-            return TND_EXIT_SIGNAL + atomic_load(&left);
+        if (atomic_load(&left))
+            return leaving(s);
+        if ((broke || tnd_now_ms() - heard > limit) && may_come_back(s)) {
+            s->lost = true;
+            return code;
         }
-        if (tnd_now_ms() - heard > (any ? SILENCE_MS : FIRST_ANSWER_MS)) {
+        if (tnd_now_ms() - heard > limit) {
             fprintf(stderr,
                     "%s: no answer from tandem serve at %s for "
                     "%d s; is it running?%s%s%s\n",
-                    s->me, s->endpoint,
-                    (any ? SILENCE_MS : FIRST_ANSWER_MS) / 1000,
+                    s->me, s->endpoint, limit / 1000,
                     s->session ? " Session " : "", s->session ? s->session : "",
                     s->session ? " is on disk; it goes on when a server runs "
                                  "it (tandem submit --attach ID)"
                                : "");
             return unheard(s);
         }
-        if (zmq_poll(&item, 1, 500) < 0 && errno != EINTR) {
+        if (zmq_poll(items, 2, 500) < 0 && errno != EINTR) {
             fprintf(stderr, "%s: %s\n", s->me, zmq_strerror(errno));
             return unheard(s);
         }
@@ -320,14 +367,10 @@ static int follow(tnd_submit_client *s)
     }
 }
 
-/* Send req to the server and follow what it answers; a TND_EXIT_* code.
- * s->endpoint is set. */
-int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req)
+/* A socket on s->endpoint, watched (s->socket, s->watch); 0, or a
+ * TND_EXIT_* code said on stderr. */
+static int open_line(tnd_submit_client *s)
 {
-    struct sigaction sa, old[3];
-    bool handled = false;
-    int linger = 0, code = unheard(s);
-
     if (!s->ctx) {
         s->ctx = zmq_ctx_new();
         s->own_ctx = true;
@@ -336,15 +379,115 @@ int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req)
         tnd_mdp_socket_limits(s->socket) < 0) {
         fprintf(stderr, "%s: cannot make a socket: %s\n", s->me,
                 zmq_strerror(errno));
-        goto out;
+        return unheard(s);
     }
-    if (setup_curve(s) < 0) {
-        code = TND_EXIT_USAGE;
-        goto out;
+    if (setup_curve(s) < 0)
+        return TND_EXIT_USAGE;
+    if (!(s->watch = tnd_linewatch_new(s->ctx, s->socket))) {
+        fprintf(stderr, "%s: %s\n", s->me, tnd_error_last());
+        return unheard(s);
     }
     if (zmq_connect(s->socket, s->endpoint) < 0) {
         fprintf(stderr, "%s: cannot connect to %s: %s\n", s->me, s->endpoint,
                 zmq_strerror(errno));
+        return unheard(s);
+    }
+    return 0;
+}
+
+static void close_line(tnd_submit_client *s)
+{
+    int linger = 0;
+
+    tnd_linewatch_destroy(&s->watch);
+    if (s->socket) {
+        zmq_setsockopt(s->socket, ZMQ_LINGER, &linger, sizeof(linger));
+        zmq_close(s->socket);
+        s->socket = NULL;
+    }
+}
+
+/* The server was lost while it ran s->session (follow set s->lost): wait
+ * up to --reconnect-s for a server to take the session up again (the
+ * one restarted, or the one that comes back on a connection cut) and
+ * follow it there. A new socket each time: a ROUTER knows a client by
+ * its connection, and a request queued for a server not yet there would
+ * be sent again with every try. A TND_EXIT_* code. */
+static int come_back(tnd_submit_client *s)
+{
+    int64_t deadline = tnd_now_ms() + s->reconnect_s * 1000;
+    tnd_client_request req;
+    bool first = true;
+    int code = unheard(s);
+
+    fprintf(stderr,
+            "%s: lost tandem serve at %s; session %s is on disk: waiting up "
+            "to %ld s for a server to take it up again (Ctrl-C leaves it "
+            "going on)\n",
+            s->me, s->endpoint, s->session, s->reconnect_s);
+    memset(&req, 0, sizeof(req));
+    req.kind = TND_CLIENT_KIND_ATTACH;
+    req.session = tnd_xstrdup(s->session);
+    while (s->lost) {
+        int64_t left_ms;
+        char *ep;
+
+        if (!first)
+            poll(NULL, 0, RETRY_MS); /* a signal ends it early */
+        first = false;
+        if (atomic_load(&left)) {
+            code = leaving(s);
+            break;
+        }
+        if ((left_ms = deadline - tnd_now_ms()) <= 0) {
+            fprintf(stderr,
+                    "%s: no tandem serve took session %s up again in %ld s; "
+                    "it goes on when one runs (tandem submit --attach %s "
+                    "follows it then)\n",
+                    s->me, s->session, s->reconnect_s, s->session);
+            code = unheard(s);
+            break;
+        }
+        close_line(s);
+        if (!s->connect) {
+            /* where a server restarted listens, once it runs */
+            if (!tnd_serve_running() ||
+                !(ep = tnd_serve_endpoint(s->found_key))) {
+                tnd_error_clear();
+                continue;
+            }
+            free(s->endpoint);
+            s->endpoint = ep;
+        }
+        if ((code = open_line(s)) != 0)
+            break;
+        if (send_request(s, &req) < 0) {
+            fprintf(stderr, "%s: cannot send to %s: %s\n", s->me, s->endpoint,
+                    tnd_error_last());
+            code = unheard(s);
+            break;
+        }
+        s->first_ms =
+            left_ms < FIRST_ANSWER_MS ? (int)left_ms : FIRST_ANSWER_MS;
+        s->coming_back = true;
+        code = follow(s);
+    }
+    s->coming_back = false;
+    tnd_client_request_clear(&req);
+    return code;
+}
+
+/* Send req to the server and follow what it answers; a TND_EXIT_* code.
+ * s->endpoint is set. */
+int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req)
+{
+    struct sigaction sa, old[3];
+    bool handled = false;
+    int code = unheard(s), rc;
+
+    s->first_ms = FIRST_ANSWER_MS;
+    if ((rc = open_line(s)) != 0) {
+        code = rc;
         goto out;
     }
     memset(&sa, 0, sizeof(sa));
@@ -361,6 +504,8 @@ int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req)
         goto out;
     }
     code = follow(s);
+    if (s->lost)
+        code = come_back(s);
     /* the status table's printf too: a stream that failed stays failed */
     errno = 0;
     if (!s->status_out && !s->out_lost &&
@@ -377,11 +522,7 @@ int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req)
         s->out_lost = NULL;
     }
 out:
-    if (s->socket) {
-        zmq_setsockopt(s->socket, ZMQ_LINGER, &linger, sizeof(linger));
-        zmq_close(s->socket);
-        s->socket = NULL;
-    }
+    close_line(s);
     if (s->own_ctx && s->ctx)
         zmq_ctx_term(s->ctx);
     s->ctx = NULL;

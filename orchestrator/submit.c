@@ -68,6 +68,11 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
         "                       the client role (default: $TANDEM_KEY)\n"
         "  --attach ID          follow session ID of the server until it\n"
         "                       ends\n"
+        "  --reconnect-s S      a server lost while it runs the session\n"
+        "                       (killed, restarted, the connection cut):\n"
+        "                       wait up to S seconds for one to take the\n"
+        "                       session up again, and follow it there\n"
+        "                       (default 60; 0: exit 1 at once)\n"
         "  --status             what the server runs and holds\n"
         "  -q, --quiet          no progress lines\n"
         "  -h, --help           show this help\n"
@@ -164,11 +169,23 @@ static int make_request(tnd_client_request *req, tnd_submit_client *s, int argc,
 
 static int parse(tnd_submit_client *s, const char *name, int argc, char **argv)
 {
-    static const int accepts[] = {
-        TND_OPT_CONNECT, TND_OPT_REPO,   TND_OPT_CONFIG,   TND_OPT_TASK_FILE,
-        TND_OPT_DETACH,  TND_OPT_JSON,   TND_OPT_ATTACH,   TND_OPT_STATUS,
-        TND_OPT_REVIEW,  TND_OPT_STAGED, TND_OPT_DIFF,     TND_OPT_SERVER_KEY,
-        TND_OPT_KEY,     TND_OPT_QUIET,  TND_OPT_ON_ERROR, 0};
+    static const int accepts[] = {TND_OPT_CONNECT,
+                                  TND_OPT_REPO,
+                                  TND_OPT_CONFIG,
+                                  TND_OPT_TASK_FILE,
+                                  TND_OPT_DETACH,
+                                  TND_OPT_JSON,
+                                  TND_OPT_ATTACH,
+                                  TND_OPT_STATUS,
+                                  TND_OPT_REVIEW,
+                                  TND_OPT_STAGED,
+                                  TND_OPT_DIFF,
+                                  TND_OPT_SERVER_KEY,
+                                  TND_OPT_KEY,
+                                  TND_OPT_QUIET,
+                                  TND_OPT_ON_ERROR,
+                                  TND_OPT_RECONNECT_S,
+                                  0};
     tnd_cli cli;
     int c;
 
@@ -214,6 +231,18 @@ static int parse(tnd_submit_client *s, const char *name, int argc, char **argv)
         case TND_OPT_KEY:
             s->key = optarg;
             break;
+        case TND_OPT_RECONNECT_S: {
+            char *end;
+            errno = 0;
+            s->reconnect_s = strtol(optarg, &end, 10);
+            if (!*optarg || *end || errno || s->reconnect_s < 0 ||
+                s->reconnect_s > TND_SUBMIT_RECONNECT_MAX_S)
+                return tnd_cli_error(&cli,
+                                     "--reconnect-s must be 0..%d seconds, "
+                                     "got \"%s\"",
+                                     TND_SUBMIT_RECONNECT_MAX_S, optarg);
+            break;
+        }
         case TND_OPT_ON_ERROR:
             if (strcmp(optarg, "fail") != 0 && strcmp(optarg, "pass") != 0)
                 return tnd_cli_error(&cli,
@@ -297,6 +326,7 @@ int tnd_submit_answer(const tnd_continue_options *o)
     req.escalation = o->escalation ? o->escalation : f.escalation;
     s.me = "tandem";
     s.answering = true;
+    s.reconnect_s = TND_SUBMIT_RECONNECT_S;
     code = tnd_submit_exchange(&s, &req);
 out:
     tnd_client_request_clear(&req);
@@ -335,6 +365,7 @@ int tnd_cmd_submit(const char *name, int argc, char **argv)
     memset(&s, 0, sizeof(s));
     memset(&req, 0, sizeof(req));
     s.me = "tandem submit";
+    s.reconnect_s = TND_SUBMIT_RECONNECT_S;
     if ((rc = parse(&s, name, argc, argv)) != 0)
         return rc < 0 ? TND_EXIT_OK : rc;
     if (make_request(&req, &s, argc - optind, argv + optind) < 0)

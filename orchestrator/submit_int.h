@@ -1,6 +1,7 @@
 /* The insides of `tandem submit`, shared by submit.c (the command, its
  * options, the requests it makes) and follow.c (the exchange with the
- * server: the request sent, its replies followed). Not for anyone else: the rest of tandem uses submit.h. */
+ * server: the request sent, its replies followed, a lost server waited
+ * for). Not for anyone else: the rest of tandem uses submit.h. */
 #ifndef TND_SUBMIT_INT_H
 #define TND_SUBMIT_INT_H
 
@@ -10,6 +11,11 @@
 #include "orchestrator/run.h"
 #include "proto/client.h"
 #include "proto/curve.h"
+#include "proto/linewatch.h"
+
+/* --reconnect-s: its default and its most */
+#define TND_SUBMIT_RECONNECT_S     60
+#define TND_SUBMIT_RECONNECT_MAX_S 86400
 
 /* One exchange with a server, as the options and the replies so far
  * make it. */
@@ -20,10 +26,16 @@ typedef struct tnd_submit_client {
     bool detach, json, status, quiet, review, staged;
     tnd_on_error on_error; /* --review: exit 4, or 0 with a warning */
     bool on_error_given;
+    long reconnect_s; /* --reconnect-s */
     void *ctx, *socket;
+    tnd_linewatch *watch; /* whether socket's connection ended */
     bool own_ctx; /* ctx is made and ended by the exchange, not the caller's */
     char *endpoint;
     char *session;            /* once accepted */
+    int first_ms;             /* how long the first answer may take */
+    bool lost;                /* the server went while it ran session */
+    bool coming_back;         /* following session again: come_back */
+    bool said_stopping;       /* come_back met a server stopping */
     const char *me;           /* "tandem submit", or "tandem" answering */
     bool answering;           /* tnd_submit_answer */
     bool wrote_out;           /* the session's stdout came */

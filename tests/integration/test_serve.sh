@@ -103,6 +103,11 @@ expect_rc 2 "another config"
 expect_in "$T/err" "this server's agents run with $T/serve.yaml"
 run tandem submit --repo "$T/nowhere" "x"
 expect_rc 2 "no repository"
+for bad in -1 86401 1x ""; do
+    run tandem submit --reconnect-s "$bad" --repo "$T/a" "x"
+    expect_rc 2 "--reconnect-s $bad"
+    expect_in "$T/err" "tandem submit: --reconnect-s must be 0..86400 seconds, got \"$bad\""
+done
 run tandem submit --attach 20990101-000000-0000
 expect_rc 2 "attach to nothing"
 expect_in "$T/err" "no session 20990101-000000-0000 runs or waits in this server"
@@ -286,10 +291,20 @@ for r in a b a b; do
     expect_rc 0 "detached before the kill"
     ids="$ids $(cat "$T/out")"
 done
+# and one that follows its session (queued third): the server lost under
+# it, it waits for the next to take the session up again and follows it
+# there (it exited 1 after 15 s of silence)
+repo c
+(tandem submit --repo "$T/c" "make the failing test pass" >"$T/out.follow" \
+    2>"$T/err.follow"; echo $? >"$T/rc.follow") &
+follower=$!
 for sid in $(echo $ids | cut -d' ' -f1-2); do
     wait_for '"type":"proposal","attempt":2' "$(ls "$T"/*/.tandem/sessions/"$sid"/journal.jsonl)" 30
 done
-status_says "running 2 of 2, queued 2"
+status_says "running 2 of 2, queued 3"
+wait_for " waits: " "$T/err.follow" 10
+fid=$(sed -n 's/^tandem: session \([^ :]*\) waits.*/\1/p' "$T/err.follow" | head -1)
+[ -n "$fid" ] || fail "no session id in: $(cat "$T/err.follow")"
 kill -KILL "$SERVE_PID"
 wait "$SERVE_PID" 2>/dev/null
 SERVE_PID=
@@ -332,8 +347,15 @@ for sid in $ids; do
 done
 grep -q '"type":"proposal","attempt":2' "$T/before/$(echo $ids | cut -d' ' -f1)" ||
     fail "the first session had not reached attempt 2 before the kill"
+wait $follower
+[ "$(cat "$T/rc.follow")" = 0 ] || fail "the following client exited $(cat "$T/rc.follow"): $(tail -5 "$T/err.follow")"
+expect_in "$T/err.follow" "lost tandem serve at ipc://$T/run/tandem/serve.sock; session $fid is on disk"
+expect_in "$T/err.follow" "took session $fid up again"
+expect_in "$T/err.follow" "[2/3] approve"
+cmp -s "$T/c/.tandem/sessions/$fid/final.diff" "$T/out.follow" ||
+    fail "the following client's stdout is not its session's final.diff"
 stop_serve
-pass "SIGKILL mid-batch, then a restart: every task completes, and no journaled call is asked again"
+pass "SIGKILL mid-batch, then a restart: every task completes, no journaled call is asked again, and a following client follows its session on the next server"
 
 # an approved diff over 64 KiB whose context is not UTF-8 (a Latin-1
 # comment): submit gets it whole, the bad byte as U+FFFD. Cut first and

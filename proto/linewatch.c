@@ -1,0 +1,92 @@
+/* Whether a socket lost its peer (see linewatch.h). */
+#include "proto/linewatch.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "common/error.h"
+#include "common/xalloc.h"
+
+struct tnd_linewatch {
+    void *watched; /* borrowed */
+    void *pair;    /* the monitor's events */
+};
+
+/* Each watch's inproc name is its own within the process. */
+static atomic_uint serial;
+
+tnd_linewatch *tnd_linewatch_new(void *ctx, void *socket)
+{
+    tnd_linewatch *self;
+    char name[64];
+    int linger = 0;
+
+    snprintf(name, sizeof(name), "inproc://tandem-linewatch-%u",
+             atomic_fetch_add(&serial, 1));
+    if (zmq_socket_monitor(socket, name, ZMQ_EVENT_DISCONNECTED) < 0) {
+        tnd_error_set("cannot watch a socket: %s", zmq_strerror(errno));
+        return NULL;
+    }
+    self = tnd_xcalloc(1, sizeof(*self));
+    self->watched = socket;
+    if (!(self->pair = zmq_socket(ctx, ZMQ_PAIR)) ||
+        zmq_setsockopt(self->pair, ZMQ_LINGER, &linger, sizeof(linger)) < 0 ||
+        zmq_connect(self->pair, name) < 0) {
+        tnd_error_set("cannot watch a socket: %s", zmq_strerror(errno));
+        tnd_linewatch_destroy(&self);
+        return NULL;
+    }
+    return self;
+}
+
+void *tnd_linewatch_socket(const tnd_linewatch *self)
+{
+    return self->pair;
+}
+
+bool tnd_linewatch_broke(tnd_linewatch *self)
+{
+    bool broke = false;
+
+    for (;;) {
+        zmq_msg_t part;
+        uint16_t event = 0;
+        int more = 0, first = 1;
+
+        /* an event is two frames: 6 bytes (the event, a value), then the
+         * endpoint; anything else is read past */
+        do {
+            zmq_msg_init(&part);
+            if (zmq_msg_recv(&part, self->pair, ZMQ_DONTWAIT) < 0) {
+                zmq_msg_close(&part);
+                return broke;
+            }
+            if (first && zmq_msg_size(&part) >= sizeof(event))
+                memcpy(&event, zmq_msg_data(&part), sizeof(event));
+            first = 0;
+            more = zmq_msg_more(&part);
+            zmq_msg_close(&part);
+        } while (more);
+        if (event == ZMQ_EVENT_DISCONNECTED)
+            broke = true;
+    }
+}
+
+void tnd_linewatch_destroy(tnd_linewatch **self_p)
+{
+    tnd_linewatch *self = *self_p;
+
+    if (!self)
+        return;
+    /* no more events are sent to a pair about to close */
+    zmq_socket_monitor(self->watched, NULL, 0);
+    if (self->pair)
+        zmq_close(self->pair);
+    free(self);
+    *self_p = NULL;
+}

@@ -1,0 +1,34 @@
+/* tnd_linewatch - whether a connected ZeroMQ socket lost its peer.
+ *
+ * A DEALER reconnects by itself when its peer goes and comes back, but
+ * the ROUTER on the other side sees a new peer: whatever it knew of the
+ * old one (a client following a session, say) is gone, and the replies
+ * meant for it are dropped. A client that waits for replies must then
+ * ask again; this tells it when. It is a ZeroMQ socket monitor for
+ * ZMQ_EVENT_DISCONNECTED on an inproc PAIR of the socket's context.
+ *
+ * Only a connection that ends is seen: a peer on another host that
+ * vanishes without closing (a cable pulled) is not, and silence is the
+ * caller's to time. */
+#ifndef TND_LINEWATCH_H
+#define TND_LINEWATCH_H
+
+#include <stdbool.h>
+
+typedef struct tnd_linewatch tnd_linewatch;
+
+/* Watch socket, a socket of ctx that is not connected yet. NULL with
+ * the error set. The watch must be destroyed before socket is closed. */
+tnd_linewatch *tnd_linewatch_new(void *ctx, void *socket);
+
+/* The socket to poll (ZMQ_POLLIN) beside the watched one. */
+void *tnd_linewatch_socket(const tnd_linewatch *self);
+
+/* Read what the monitor said; true when a connection of the watched
+ * socket ended since the last call. Never blocks. */
+bool tnd_linewatch_broke(tnd_linewatch *self);
+
+/* Stop watching and free; sets *self_p to NULL; safe on NULL. */
+void tnd_linewatch_destroy(tnd_linewatch **self_p);
+
+#endif
