@@ -163,6 +163,23 @@ static int put_in_tree(run *r)
     return rc;
 }
 
+/* report.json as the session stands now, written; its text (caller
+ * frees). *lost is set when it could not be written (said on stderr). */
+static char *write_report(run *r, bool *lost)
+{
+    char *text;
+
+    tnd_report_outcome(r->report, tnd_session_status_name(r->status), r->reason,
+                       r->iterations, r->final_rel, r->last_rel,
+                       tnd_now_ms() - r->started);
+    text = tnd_report_json(r->report);
+    if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0) {
+        tnd_log_error("cannot write the report: %s", tnd_error_last());
+        *lost = true;
+    }
+    return text;
+}
+
 /* --apply, --commit: the report as it stands before the tree is touched,
  * the change's fate not known yet. `finish` is journaled before the
  * change goes in, so a kill there left an approved session with no
@@ -172,7 +189,7 @@ static int put_in_tree(run *r)
 static void report_before_apply(run *r)
 {
     tnd_apply_result res;
-    char *text;
+    bool lost = false;
 
     memset(&res, 0, sizeof(res));
     res.mode = r->opts.apply;
@@ -181,13 +198,7 @@ static void report_before_apply(run *r)
                           "is in final.diff)");
     tnd_report_apply(r->report, tnd_apply_json(&res));
     tnd_apply_result_clear(&res);
-    tnd_report_outcome(r->report, tnd_session_status_name(r->status), r->reason,
-                       r->iterations, r->final_rel, r->last_rel,
-                       tnd_now_ms() - r->started);
-    text = tnd_report_json(r->report);
-    if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0)
-        tnd_log_error("cannot write the report: %s", tnd_error_last());
-    free(text);
+    free(write_report(r, &lost)); /* the one after put_in_tree counts */
 }
 
 /* A session that ended for good says so in its journal; one waiting for
@@ -225,14 +236,7 @@ int tnd_loop_finish(run *r)
         journal_finish(r);
         unapplied = put_in_tree(r);
     }
-    tnd_report_outcome(r->report, tnd_session_status_name(r->status), r->reason,
-                       r->iterations, r->final_rel, r->last_rel,
-                       tnd_now_ms() - r->started);
-    text = tnd_report_json(r->report);
-    if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0) {
-        tnd_log_error("cannot write the report: %s", tnd_error_last());
-        no_report = true;
-    }
+    text = write_report(r, &no_report);
     if (!r->go_on)
         tnd_loop_emit(r, text);
     free(text);
