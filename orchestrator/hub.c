@@ -102,8 +102,10 @@ long tnd_hub_ahead_of(const tnd_hub *h, const tnd_hubsession *s)
     return n < free_slots ? 0 : n - free_slots + 1;
 }
 
-/* Remember s as ended with code, forgetting the oldest past the cap. */
-static void remember_ended(tnd_hub *h, const tnd_hubsession *s, int code)
+/* Remember session id (in dir, submitted by owner or NULL) as ended with
+ * code, forgetting the oldest past the cap. */
+static void remember_ended(tnd_hub *h, const char *id, const char *dir,
+                           const char *owner, int code)
 {
     tnd_hub_ended *e;
 
@@ -113,10 +115,9 @@ static void remember_ended(tnd_hub *h, const tnd_hubsession *s, int code)
     free(e->id);
     free(e->dir);
     free(e->owner);
-    e->id = tnd_xstrdup(tnd_hubsession_id(s));
-    e->dir = tnd_xstrdup(tnd_hubsession_dir(s));
-    e->owner =
-        tnd_hubsession_owner(s) ? tnd_xstrdup(tnd_hubsession_owner(s)) : NULL;
+    e->id = tnd_xstrdup(id);
+    e->dir = tnd_xstrdup(dir);
+    e->owner = owner ? tnd_xstrdup(owner) : NULL;
     e->code = code;
     h->ended_at = (h->ended_at + 1) % TND_HUB_ENDED_MAX;
     if (h->nended < TND_HUB_ENDED_MAX)
@@ -151,7 +152,8 @@ static void ended(tnd_hub *h, tnd_hubsession *s, int code)
     if (!stopped && tnd_accepted_end(h->accepted, tnd_hubsession_id(s)) < 0)
         tnd_log_error("%s", tnd_error_last());
     if (!stopped)
-        remember_ended(h, s, code);
+        remember_ended(h, tnd_hubsession_id(s), tnd_hubsession_dir(s),
+                       tnd_hubsession_owner(s), code);
     tnd_hub_forget(h, s);
 }
 
@@ -345,6 +347,34 @@ int tnd_hub_run(tnd_hub *self)
 
 /* ---- life --------------------------------------------------------------- */
 
+/* The exit code an earlier server told, or would have told, the clients
+ * of a session it left ended (records: its journal): the session ended
+ * between its last record and the accepted list's end record, and a
+ * client that comes back for it gets this. */
+static int code_of_ended(json_object *records)
+{
+    tnd_session_status status;
+    json_object *task = json_object_array_get_idx(records, 0);
+
+    if (tnd_journal_status(&status, records) < 0) {
+        tnd_error_clear();
+        return TND_EXIT_FAILED;
+    }
+    switch (status) {
+    case TND_SESSION_APPROVED:
+        return TND_EXIT_OK;
+    case TND_SESSION_WAITING:
+        return TND_EXIT_HUMAN;
+    case TND_SESSION_FAILED:
+        /* a review that could not be done; run says failed */
+        return task && json_object_object_get_ex(task, "review", NULL)
+                   ? TND_EXIT_NOT_REVIEWED
+                   : TND_EXIT_FAILED;
+    default: /* rejected, or a final escalation (gate.escalate never) */
+        return TND_EXIT_FAILED;
+    }
+}
+
 /* An earlier server's sessions that did not end: queued again, unless
  * their journal says they finished or wait for a person. One that waits
  * and was accepted with an answer goes on with it; one that journaled
@@ -402,6 +432,8 @@ static void take_over(tnd_hub *h)
                 : NULL;
         if (strcmp(last, "finish") == 0 || (waits && !answers[i]) ||
             strcmp(last, "unreadable") == 0) {
+            if (strcmp(last, "unreadable") != 0)
+                remember_ended(h, id, dir, owner, code_of_ended(records));
             if (tnd_accepted_end(h->accepted, id) < 0)
                 tnd_log_error("%s", tnd_error_last());
         } else {

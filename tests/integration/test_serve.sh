@@ -357,6 +357,23 @@ cmp -s "$T/c/.tandem/sessions/$fid/final.diff" "$T/out.follow" ||
 stop_serve
 pass "SIGKILL mid-batch, then a restart: every task completes, no journaled call is asked again, and a following client follows its session on the next server"
 
+# a server killed after a session's finish record, before the accepted
+# list's end: the next one knows its outcome, for a client that comes
+# back for it (it said no such session: a client that followed it
+# through the kill exited 1 for an approved change)
+printf '{"seq":9999,"time":"2026-11-24T00:00:00Z","type":"accept","repo":"%s","session":"%s"}\n' \
+    "$T/c" "$fid" >>"$T/state/tandem/accepted.jsonl"
+: >"$T/serve.err"
+start_serve --config "$T/late.yaml" --max-sessions 2
+run tandem submit --attach "$fid"
+expect_rc 0 "attach to a session ended before the restart"
+expect_in "$T/err" "session $fid ended approved"
+cmp -s "$T/c/.tandem/sessions/$fid/final.diff" "$T/out" ||
+    fail "attach to an ended session did not print its final.diff"
+expect_not_in "$T/serve.err" "session $fid of an earlier server goes on"
+stop_serve
+pass "a session an earlier server left ended has its outcome for a client that comes back"
+
 # an approved diff over 64 KiB whose context is not UTF-8 (a Latin-1
 # comment): submit gets it whole, the bad byte as U+FFFD. Cut first and
 # cleaned after, a full piece grew past the 64 KiB a reply's text may
