@@ -166,7 +166,7 @@ static const char *key_in(const tnd_llm_config *llm, const char *text)
     const char *name = tnd_llm_key_env(llm);
     const char *value = *name ? getenv(name) : NULL;
 
-    return value && strlen(value) >= 4 && strstr(text, value) ? name : NULL;
+    return tnd_log_secret_worth(value) && strstr(text, value) ? name : NULL;
 }
 
 const char *tnd_llm_secret_in(const tnd_config *cfg, const char *text)

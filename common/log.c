@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "common/str.h"
@@ -105,11 +106,27 @@ static char *json_form(const char *value, bool slash)
     return out;
 }
 
+bool tnd_log_secret_worth(const char *value)
+{
+    static const char *const placeholders[] = {
+        "empty",       "none",       "null",    "dummy",
+        "fake",        "test",       "api-key", "ollama",
+        "lm-studio",   "not-needed", "no-key",  "sk-no-key-required",
+        "placeholder", "changeme",   "unused"};
+
+    if (!value || strlen(value) < 4)
+        return false;
+    for (size_t i = 0; i < sizeof(placeholders) / sizeof(placeholders[0]); i++)
+        if (strcasecmp(value, placeholders[i]) == 0)
+            return false;
+    return true;
+}
+
 void tnd_log_secret(const char *value)
 {
     char *plain, *slashed;
 
-    if (!value || strlen(value) < 4)
+    if (!tnd_log_secret_worth(value))
         return;
     plain = json_form(value, false);
     slashed = json_form(value, true);

@@ -30,10 +30,18 @@ int tnd_log_level_parse(const char *name);
 
 /* Never print value: every later line has it replaced, and so do its
  * forms inside a JSON string (with '/' escaped or not, quotes,
- * backslashes and control characters escaped). Values shorter than 4
- * bytes are ignored (they would redact ordinary words). The value is
- * copied; up to 16 values are remembered. */
+ * backslashes and control characters escaped). Values that are no
+ * secret (tnd_log_secret_worth) are ignored. The value is copied; up to
+ * 16 values are remembered. */
 void tnd_log_secret(const char *value);
+
+/* Whether value can be a secret worth hiding: 4 bytes or more (shorter
+ * ones would redact ordinary words), and not a placeholder that local
+ * model servers document for clients that insist on a key ("EMPTY",
+ * "none", "dummy", "ollama", "lm-studio", ..., in any case), which hides
+ * nothing and is a word of much code: hidden, every file tandem wrote
+ * masked that word and every change holding it was refused. */
+bool tnd_log_secret_worth(const char *value);
 
 /* Whether text holds a registered secret, in any of its forms. */
 bool tnd_log_holds_secret(const char *text);

@@ -135,6 +135,23 @@ expect_rc 2 "a change under review holding the key"
 expect_in "$T/err" "the change holds the value of DEMO_KEY, a secret"
 pass "a change holding a key's value is sent back, or refused, never approved"
 
+# a local server's placeholder key (vLLM documents EMPTY) is no secret:
+# a change that holds the word is approved, and written as it is (every
+# change holding it was refused, and every file masked it)
+copy_demo
+sed 's|>>>>>>> REPLACE|    /* EMPTY input never reaches here */\\n>>>>>>> REPLACE|' \
+    "$TOP/examples/demo/cassette.json" >"$T/empty.json"
+grep -q 'EMPTY input' "$T/empty.json" || fail "the cassette was not edited"
+demo_config "$T/empty.json"
+sed -i 's/llm: {provider: replay, cassette: "\([^"]*\)"}/llm: {provider: replay, cassette: "\1", api_key_env: DEMO_KEY}/' \
+    "$T/demo/agents.yaml"
+DEMO_KEY=EMPTY run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "a change holding a placeholder key"
+dir=$(session_dir)
+expect_in "$dir/final.diff" "EMPTY input never reaches here"
+expect_not_in "$dir/journal.jsonl" "a secret"
+pass "a placeholder key (EMPTY) is no secret: a change holding the word is approved as it is"
+
 # A key cut in two before it is redacted leaves its head, which no
 # redaction recognises: the coder's answer with no edit blocks echoes the
 # key across byte 2000, where it is cut into the reply's rationale (the

@@ -55,6 +55,31 @@ static void short_values_are_not_secrets(void **state)
     free(got);
 }
 
+/* A local server's placeholder key ("EMPTY", vLLM's) hides nothing and
+ * is a word of code: hidden, every file masked "EMPTY" and every change
+ * holding it was refused. A real key, or a word like it with more, is
+ * still one. */
+static void placeholder_keys_are_not_secrets(void **state)
+{
+    char *got;
+
+    (void)state;
+    assert_false(tnd_log_secret_worth("EMPTY"));
+    assert_false(tnd_log_secret_worth("none"));
+    assert_false(tnd_log_secret_worth("Dummy"));
+    assert_false(tnd_log_secret_worth("lm-studio"));
+    assert_false(tnd_log_secret_worth("sk-no-key-required"));
+    assert_false(tnd_log_secret_worth("abc"));
+    assert_false(tnd_log_secret_worth(NULL));
+    assert_true(tnd_log_secret_worth("EMPTY1"));
+    assert_true(tnd_log_secret_worth("sk-proj-abcdef0123456789"));
+    tnd_log_secret("EMPTY");
+    assert_false(tnd_log_holds_secret("case EMPTY: return 0;"));
+    got = redacted("state == EMPTY");
+    assert_string_equal(got, "state == EMPTY");
+    free(got);
+}
+
 /* Whether a text holds a secret, in its plain or JSON form; short
  * values are none. */
 static void a_text_holding_a_secret_is_told(void **state)
@@ -109,13 +134,13 @@ static void json_text_stays_json(void **state)
 
     (void)state;
     tnd_log_secret("1298");
-    tnd_log_secret("null");
+    tnd_log_secret("true");
     tnd_log_secret(KEY);
     got = tnd_log_redact_json(tnd_xstrdup(
-        "{\"1298\": 1298, \"n\": null, \"a\": \"x1298y\", "
-        "\"b\" : [\"null\", \"k=sk-test\\/0123456789\\\"abc\\\\def!\", 1298], "
+        "{\"1298\": 1298, \"n\": true, \"a\": \"x1298y\", "
+        "\"b\" : [\"true\", \"k=sk-test\\/0123456789\\\"abc\\\\def!\", 1298], "
         "\"c\": \"esc \\\" 1298\"}"));
-    assert_string_equal(got, "{\"1298\": 1298, \"n\": null, \"a\": \"x****y\", "
+    assert_string_equal(got, "{\"1298\": 1298, \"n\": true, \"a\": \"x****y\", "
                              "\"b\" : [\"****\", \"k=[redacted]!\", 1298], "
                              "\"c\": \"esc \\\" ****\"}");
     free(got);
@@ -191,6 +216,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_json_form_is_redacted),
         cmocka_unit_test(short_values_are_not_secrets),
+        cmocka_unit_test(placeholder_keys_are_not_secrets),
         cmocka_unit_test(a_text_holding_a_secret_is_told),
         cmocka_unit_test(streamed_text_is_cut_outside_secrets),
         cmocka_unit_test(json_text_stays_json),
