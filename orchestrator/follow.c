@@ -415,16 +415,11 @@ static void close_line(tnd_submit_client *s)
  * be sent again with every try. A TND_EXIT_* code. */
 static int come_back(tnd_submit_client *s)
 {
-    int64_t deadline = tnd_now_ms() + s->reconnect_s * 1000;
+    int64_t deadline = 0;
     tnd_client_request req;
     bool first = true;
     int code = unheard(s);
 
-    fprintf(stderr,
-            "%s: lost tandem serve at %s; session %s is on disk: waiting up "
-            "to %ld s for a server to take it up again (Ctrl-C leaves it "
-            "going on)\n",
-            s->me, s->endpoint, s->session, s->reconnect_s);
     memset(&req, 0, sizeof(req));
     req.kind = TND_CLIENT_KIND_ATTACH;
     req.session = tnd_xstrdup(s->session);
@@ -432,6 +427,19 @@ static int come_back(tnd_submit_client *s)
         int64_t left_ms;
         char *ep;
 
+        if (!s->coming_back) {
+            /* lost, or lost again after a server took it up: each loss
+             * is waited for as long (the first loss's deadline gave up
+             * at once on a second one past it) */
+            fprintf(stderr,
+                    "%s: lost tandem serve at %s; session %s is on disk: "
+                    "waiting up to %ld s for a server to take it up again "
+                    "(Ctrl-C leaves it going on)\n",
+                    s->me, s->endpoint, s->session, s->reconnect_s);
+            deadline = tnd_now_ms() + s->reconnect_s * 1000;
+            first = true;
+            s->coming_back = true;
+        }
         if (!first)
             poll(NULL, 0, RETRY_MS); /* a signal ends it early */
         first = false;
@@ -469,7 +477,6 @@ static int come_back(tnd_submit_client *s)
         }
         s->first_ms =
             left_ms < FIRST_ANSWER_MS ? (int)left_ms : FIRST_ANSWER_MS;
-        s->coming_back = true;
         code = follow(s);
     }
     s->coming_back = false;

@@ -1,0 +1,57 @@
+#!/bin/sh
+# tandem submit that loses its server while it follows a session: it
+# waits --reconnect-s for the next to take the session up, each time it
+# is lost.
+. "$(dirname "$0")/lib.sh"
+
+. "$(dirname "$0")/serve_lib.sh"
+
+# the build holds every session back until $T/gate exists
+serve_config "$T/gated.yaml" "while [ ! -e $T/gate ]; do sleep 0.02; done; make"
+
+# kill_serve: SIGKILL, as a crash.
+kill_serve() {
+    kill -KILL "$SERVE_PID"
+    wait "$SERVE_PID" 2>/dev/null
+    SERVE_PID=
+}
+
+# ---- lost twice: the wait for the second is --reconnect-s too ----------
+# (the deadline was the first loss's: once the session had gone on past
+# it, the second loss gave up at once)
+repo a
+start_serve --config "$T/gated.yaml" --max-sessions 1
+(tandem submit --reconnect-s 10 --repo "$T/a" "make the failing test pass" \
+    >"$T/out.f" 2>"$T/err.f"; echo $? >"$T/rc.f") &
+follower=$!
+i=0
+until [ -d "$T/a/.tandem/sessions" ] && [ -n "$(ls "$T/a/.tandem/sessions")" ]; do
+    i=$((i + 1))
+    [ $i -gt $((1000 * SLOW)) ] && fail "no session made"
+    sleep 0.01
+done
+sid=$(ls "$T/a/.tandem/sessions")
+wait_for "\"type\":\"task\"" "$T/a/.tandem/sessions/$sid/journal.jsonl" 30
+kill_serve
+start_serve --config "$T/gated.yaml" --max-sessions 1
+wait_for "took session $sid up again" "$T/err.f" 20
+# the session goes on past the wait a loss allows, then is lost again
+# (10 s: a restart on a busy machine may take a few)
+sleep 11
+kill -0 $follower 2>/dev/null || fail "the follower left: $(cat "$T/err.f")"
+kill_serve
+start_serve --config "$T/gated.yaml" --max-sessions 1
+i=0
+until [ "$(grep -c "took session $sid up again" "$T/err.f")" = 2 ]; do
+    i=$((i + 1))
+    [ $i -gt $((2000 * SLOW)) ] && fail "not taken up again twice: $(cat "$T/err.f")"
+    sleep 0.01
+done
+touch "$T/gate"
+wait $follower
+[ "$(cat "$T/rc.f")" = 0 ] || fail "the follower exited $(cat "$T/rc.f"): $(tail -5 "$T/err.f")"
+cmp -s "$T/a/.tandem/sessions/$sid/final.diff" "$T/out.f" ||
+    fail "the follower's stdout is not its session's final.diff"
+stop_serve
+pass "a server lost twice under a session: each loss is waited for --reconnect-s"
+
