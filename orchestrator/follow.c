@@ -293,6 +293,9 @@ static int follow(tnd_submit_client *s)
             {tnd_linewatch_socket(s->watch), 0, ZMQ_POLLIN, 0},
         };
         int limit = any ? SILENCE_MS : s->first_ms;
+        /* read before the socket: what came before the connection ended
+         * is read before it counts as lost (a "done" dropped so had the
+         * client wait for a server to take up a session that ended) */
         bool broke = tnd_linewatch_broke(s->watch);
         tnd_mdp_msg m;
         tnd_client_reply r;
@@ -300,22 +303,7 @@ static int follow(tnd_submit_client *s)
 
         if (atomic_load(&left))
             return leaving(s);
-        if ((broke || tnd_now_ms() - heard > limit) && may_come_back(s)) {
-            s->lost = true;
-            return code;
-        }
-        if (tnd_now_ms() - heard > limit) {
-            fprintf(stderr,
-                    "%s: no answer from tandem serve at %s for "
-                    "%d s; is it running?%s%s%s\n",
-                    s->me, s->endpoint, limit / 1000,
-                    s->session ? " Session " : "", s->session ? s->session : "",
-                    s->session ? " is on disk; it goes on when a server runs "
-                                 "it (tandem submit --attach ID)"
-                               : "");
-            return unheard(s);
-        }
-        if (zmq_poll(items, 2, 500) < 0 && errno != EINTR) {
+        if (zmq_poll(items, 2, broke ? 0 : 500) < 0 && errno != EINTR) {
             fprintf(stderr, "%s: %s\n", s->me, zmq_strerror(errno));
             return unheard(s);
         }
@@ -362,6 +350,21 @@ static int follow(tnd_submit_client *s)
         }
         if (rc != TND_ETIMEOUT) {
             fprintf(stderr, "%s: %s\n", s->me, tnd_error_last());
+            return unheard(s);
+        }
+        if ((broke || tnd_now_ms() - heard > limit) && may_come_back(s)) {
+            s->lost = true;
+            return code;
+        }
+        if (tnd_now_ms() - heard > limit) {
+            fprintf(stderr,
+                    "%s: no answer from tandem serve at %s for "
+                    "%d s; is it running?%s%s%s\n",
+                    s->me, s->endpoint, limit / 1000,
+                    s->session ? " Session " : "", s->session ? s->session : "",
+                    s->session ? " is on disk; it goes on when a server runs "
+                                 "it (tandem submit --attach ID)"
+                               : "");
             return unheard(s);
         }
     }
