@@ -356,6 +356,16 @@ static int follow(tnd_submit_client *s)
             s->lost = true;
             return code;
         }
+        if (broke && s->session && !s->detach) {
+            /* the server knows this connection no more: nothing else
+             * comes on it (it waited out the silence for nothing) */
+            fprintf(stderr,
+                    "%s: lost tandem serve at %s; session %s is on disk: it "
+                    "goes on when a server runs it (tandem submit --attach "
+                    "%s follows it)\n",
+                    s->me, s->endpoint, s->session, s->session);
+            return unheard(s);
+        }
         if (tnd_now_ms() - heard > limit) {
             fprintf(stderr,
                     "%s: no answer from tandem serve at %s for "

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tandem submit that loses its server while it follows a session: it
 # waits --reconnect-s for the next to take the session up, each time it
-# is lost.
+# is lost; with --reconnect-s 0 it leaves at once.
 . "$(dirname "$0")/lib.sh"
 
 . "$(dirname "$0")/serve_lib.sh"
@@ -55,3 +55,32 @@ cmp -s "$T/a/.tandem/sessions/$sid/final.diff" "$T/out.f" ||
 stop_serve
 pass "a server lost twice under a session: each loss is waited for --reconnect-s"
 
+# ---- --reconnect-s 0: exit 1 at once -----------------------------------
+# (it waited 15 s of silence, as if the connection had not ended)
+rm -f "$T/gate"
+repo b
+start_serve --config "$T/gated.yaml" --max-sessions 1
+(tandem submit --reconnect-s 0 --repo "$T/b" "make the failing test pass" \
+    >"$T/out.z" 2>"$T/err.z"; echo $? >"$T/rc.z") &
+follower=$!
+i=0
+until [ -d "$T/b/.tandem/sessions" ] && [ -n "$(ls "$T/b/.tandem/sessions")" ]; do
+    i=$((i + 1))
+    [ $i -gt $((1000 * SLOW)) ] && fail "no session made"
+    sleep 0.01
+done
+sid=$(ls "$T/b/.tandem/sessions")
+wait_for "\"type\":\"task\"" "$T/b/.tandem/sessions/$sid/journal.jsonl" 30
+kill_serve
+i=0
+while kill -0 $follower 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -gt $((500 * SLOW)) ] && fail "--reconnect-s 0 still waits 5 s after the server was lost: $(cat "$T/err.z")"
+    sleep 0.01
+done
+wait $follower
+[ "$(cat "$T/rc.z")" = 1 ] || fail "--reconnect-s 0 exited $(cat "$T/rc.z")"
+expect_in "$T/err.z" "lost tandem serve at ipc://$T/run/tandem/serve.sock"
+expect_in "$T/err.z" "session $sid is on disk"
+expect_not_in "$T/err.z" "waiting up to"
+pass "--reconnect-s 0: a lost server ends the wait at once, exit 1"
