@@ -97,6 +97,8 @@ long tnd_hub_ahead_of(const tnd_hub *h, const tnd_hubsession *s)
     long n = 0, free_slots =
                     h->o->max_sessions - (long)tnd_hub_count(h, TND_HS_RUNNING);
 
+    if (tnd_hubsession_state_of(s) == TND_HS_RUNNING)
+        return 0; /* it holds a slot: in a full server it "waited" on one */
     for (size_t i = 0; i < h->n && h->s[i] != s; i++)
         n += tnd_hubsession_state_of(h->s[i]) == TND_HS_QUEUED;
     return n < free_slots ? 0 : n - free_slots + 1;

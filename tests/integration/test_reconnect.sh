@@ -52,6 +52,9 @@ wait $follower
 [ "$(cat "$T/rc.f")" = 0 ] || fail "the follower exited $(cat "$T/rc.f"): $(tail -5 "$T/err.f")"
 cmp -s "$T/a/.tandem/sessions/$sid/final.diff" "$T/out.f" ||
     fail "the follower's stdout is not its session's final.diff"
+# alone in the server, running or about to: nothing is ahead of it (a
+# running session in a full server was said to wait behind one)
+expect_not_in "$T/err.f" "waits: "
 stop_serve
 pass "a server lost twice under a session: each loss is waited for --reconnect-s"
 
