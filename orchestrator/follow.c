@@ -24,7 +24,8 @@
 
 #define FIRST_ANSWER_MS 10000 /* the server answers a request at once */
 #define SILENCE_MS      15000 /* it says "alive" every 2 s while it works */
-#define RETRY_MS        200   /* between two tries at a server coming back */
+#define RETRY_MS        200   /* between two tries at a server coming back, */
+#define RETRY_MAX_MS    2000  /* doubling up to this */
 
 static atomic_int left; /* a signal: leave, the task goes on */
 
@@ -430,8 +431,7 @@ static int come_back(tnd_submit_client *s)
 {
     int64_t deadline = 0;
     tnd_client_request req;
-    bool first = true;
-    int code = unheard(s);
+    int nap = 0, code = unheard(s);
 
     memset(&req, 0, sizeof(req));
     req.kind = TND_CLIENT_KIND_ATTACH;
@@ -450,12 +450,15 @@ static int come_back(tnd_submit_client *s)
                     "(Ctrl-C leaves it going on)\n",
                     s->me, s->endpoint, s->session, s->reconnect_s);
             deadline = tnd_now_ms() + s->reconnect_s * 1000;
-            first = true;
+            nap = 0;
             s->coming_back = true;
         }
-        if (!first)
-            poll(NULL, 0, RETRY_MS); /* a signal ends it early */
-        first = false;
+        /* a server that is stopping answers each try: not 5 a second for
+         * its whole drain */
+        if (nap)
+            poll(NULL, 0, nap); /* a signal ends it early */
+        nap =
+            nap ? (nap * 2 < RETRY_MAX_MS ? nap * 2 : RETRY_MAX_MS) : RETRY_MS;
         if (atomic_load(&left)) {
             code = leaving(s);
             break;

@@ -87,3 +87,57 @@ expect_in "$T/err.z" "lost tandem serve at ipc://$T/run/tandem/serve.sock"
 expect_in "$T/err.z" "session $sid is on disk"
 expect_not_in "$T/err.z" "waiting up to"
 pass "--reconnect-s 0: a lost server ends the wait at once, exit 1"
+
+# ---- a server that is stopping is asked again, backing off --------------
+# A fake server (MDP/Client as PROTOCOL.md says) accepts the task, cuts
+# the line, and then answers every attach "stopping", as a draining
+# server does; the client waits --reconnect-s 6 for the next server. It
+# sent an attach every 200 ms (~30 in 6 s, ~150 over a 30 s drain); it
+# now doubles the wait up to 2 s: about 7.
+cat >"$T/stopping.py" <<'PY'
+import json, sys, zmq
+ep, log = sys.argv[1], sys.argv[2]
+ctx = zmq.Context()
+def bound():
+    r = ctx.socket(zmq.ROUTER)
+    r.setsockopt(zmq.LINGER, 0)
+    r.bind(ep)
+    return r
+def reply(r, who, final, body):
+    r.send_multipart([who, b"MDPC02", b"\x03" if final else b"\x02",
+                      b"tandem.submit", json.dumps(body).encode()])
+r = bound()
+who = r.recv_multipart()[0]
+reply(r, who, False, {"tandem": 1, "type": "accepted",
+                      "session": "20991231-000000-0000abcd",
+                      "dir": "/nowhere", "queued": 0})
+r.close()  # the line is cut
+r = bound()
+n = 0
+with open(log, "w") as out:
+    while r.poll(12000):
+        f = r.recv_multipart()
+        n += 1
+        print("attach %d %s" % (n, json.loads(f[-1]).get("session")), file=out, flush=True)
+        reply(r, f[0], True, {"tandem": 1, "type": "error", "kind": "stopping",
+                              "error": "tandem serve is stopping"})
+PY
+$PY "$T/stopping.py" "ipc://$T/stopping.sock" "$T/attaches" &
+fake=$!
+i=0
+until [ -S "$T/stopping.sock" ]; do
+    i=$((i + 1))
+    [ $i -gt 500 ] && fail "the fake server did not bind"
+    sleep 0.01
+done
+run tandem submit --connect "ipc://$T/stopping.sock" --reconnect-s 6 --repo "$T/b" "x"
+kill $fake 2>/dev/null
+wait $fake 2>/dev/null
+expect_rc 1 "waiting on a stopping server"
+expect_in "$T/err" "tandem serve is stopping"
+expect_in "$T/err" "no tandem serve took session 20991231-000000-0000abcd up again in 6 s"
+expect_in "$T/attaches" "attach 1 20991231-000000-0000abcd"
+n=$(wc -l <"$T/attaches")
+[ "$n" -le 10 ] || fail "$n attaches in 6 s to a stopping server"
+[ "$n" -ge 3 ] || fail "only $n attaches in 6 s: it stopped asking"
+pass "a server that is stopping is asked again less and less often"
