@@ -31,7 +31,10 @@ until [ -d "$T/a/.tandem/sessions" ] && [ -n "$(ls "$T/a/.tandem/sessions")" ]; 
     sleep 0.01
 done
 sid=$(ls "$T/a/.tandem/sessions")
-wait_for "\"type\":\"task\"" "$T/a/.tandem/sessions/$sid/journal.jsonl" 30
+# the client has the session's id (its task record comes before the
+# server's answer, and a kill between them leaves a client that cannot
+# ask for it)
+wait_for "tandem: session $sid" "$T/err.f" 30
 kill_serve
 start_serve --config "$T/gated.yaml" --max-sessions 1
 wait_for "took session $sid up again" "$T/err.f" 20
@@ -73,7 +76,7 @@ until [ -d "$T/b/.tandem/sessions" ] && [ -n "$(ls "$T/b/.tandem/sessions")" ]; 
     sleep 0.01
 done
 sid=$(ls "$T/b/.tandem/sessions")
-wait_for "\"type\":\"task\"" "$T/b/.tandem/sessions/$sid/journal.jsonl" 30
+wait_for "tandem: session $sid" "$T/err.z" 30
 kill_serve
 i=0
 while kill -0 $follower 2>/dev/null; do
