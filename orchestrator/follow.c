@@ -554,6 +554,11 @@ out:
         sigaction(SIGINT, &old[0], NULL);
         sigaction(SIGTERM, &old[1], NULL);
         sigaction(SIGHUP, &old[2], NULL);
+        /* a status ask is a moment of its caller's: a signal that came
+         * in it is the caller's (watch swallowed a Ctrl-C that came
+         * while it asked, and every ask after it gave up at once) */
+        if (s->status_out && atomic_load(&left))
+            raise(atomic_exchange(&left, 0));
     }
     return code;
 }

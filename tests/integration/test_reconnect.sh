@@ -144,3 +144,51 @@ n=$(wc -l <"$T/attaches")
 [ "$n" -le 10 ] || fail "$n attaches in 6 s to a stopping server"
 [ "$n" -ge 3 ] || fail "only $n attaches in 6 s: it stopped asking"
 pass "a server that is stopping is asked again less and less often"
+
+# ---- a signal while watch asks a server for its status is watch's -------
+# A fake server holds the user's serve.lock and never answers. watch
+# --server asks it every second, each ask waiting up to 10 s; a SIGTERM
+# that came during an ask was taken by the ask, and watch went on with
+# every later ask giving up at once.
+cat >"$T/mute.py" <<'PY'
+import fcntl, os, sys, zmq
+d, log = sys.argv[1], sys.argv[2]
+os.makedirs(d, mode=0o700, exist_ok=True)
+lock = open(os.path.join(d, "serve.lock"), "w")
+fcntl.flock(lock, fcntl.LOCK_EX)
+ctx = zmq.Context()
+r = ctx.socket(zmq.ROUTER)
+r.setsockopt(zmq.LINGER, 0)
+r.bind("ipc://%s/mute.sock" % d)
+with open(os.path.join(d, "serve.endpoint"), "w") as f:
+    f.write("ipc://%s/mute.sock\n" % d)
+with open(log, "w") as out:
+    while r.poll(30000):
+        r.recv_multipart()
+        print("asked", file=out, flush=True)
+PY
+rm -f "$EPFILE"
+$PY "$T/mute.py" "$T/run/tandem" "$T/asked" &
+fake=$!
+i=0
+until [ -s "$EPFILE" ]; do
+    i=$((i + 1))
+    [ $i -gt 500 ] && fail "the fake server did not write its endpoint"
+    sleep 0.01
+done
+(cd / && exec "$BIN/tandem" watch --server --plain --for 60) >"$T/watch.out" 2>&1 &
+watcher=$!
+wait_for "asked" "$T/asked" 20
+kill -TERM $watcher
+i=0
+while kill -0 $watcher 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -gt $((300 * SLOW)) ] && { kill -KILL $watcher; fail "watch went on for 3 s after a SIGTERM during its ask"; }
+    sleep 0.01
+done
+wait $watcher
+rc=$?
+kill $fake 2>/dev/null
+wait $fake 2>/dev/null
+[ "$rc" = 143 ] || fail "watch exited $rc after SIGTERM, not 143"
+pass "a signal that comes while watch asks the server is watch's"
