@@ -142,6 +142,18 @@ copy_demo() {
         (cd "$T/demo" && tar xf -)
 }
 
+# wait_for_rc FILE SECONDS: poll until FILE holds what `echo $? >FILE`
+# writes (the shell makes the file empty before it writes the code: a
+# check between the two read "" and failed "exited 0")
+wait_for_rc() {
+    i=0
+    while [ ! -s "$1" ]; do
+        i=$((i + 1))
+        [ $i -gt $(($2 * 100)) ] && fail "timed out waiting for $1"
+        sleep 0.01
+    done
+}
+
 # wait_for_file FILE SECONDS: poll until FILE exists (written atomically)
 wait_for_file() {
     i=0

@@ -66,7 +66,7 @@ expect_not_in "$T/demo/.tandem/sessions/$dir/logs/coder-1.log" "reconnecting"
 expect_not_in "$T/demo/.tandem/sessions/$dir/logs/reviewer-1.log" "reconnecting"
 
 tmx send-keys -t tnd a Enter
-wait_for_file "$T/rc" 30
+wait_for_rc "$T/rc" 30
 [ "$(cat "$T/rc")" = 0 ] || fail "exit $(cat "$T/rc") after approving"
 expect_in "$T/err" "approved after 1 iteration"
 expect_in "$T/demo/.tandem/sessions/$dir/journal.jsonl" '"by":"tty"'
@@ -116,7 +116,7 @@ done
 tmx capture-pane -p -S -3000 -t tnd >"$T/pane"
 expect_in "$T/pane" "WHOLE-DIFF-MIDDLE"
 tmx send-keys -t tnd q Enter
-wait_for_file "$T/rc" 30
+wait_for_rc "$T/rc" 30
 [ "$(cat "$T/rc")" = 3 ] || fail "exit $(cat "$T/rc") after stop"
 pass "d shows the whole of a proposal the escalation cut, then asks again"
 
@@ -141,7 +141,7 @@ while [ "$(date +%s)" -lt $((asked + 4)) ]; do sleep 0.1; done
 tmx send-keys -t tnd b Enter
 wait_pane "more attempts (1..50)>" 10
 tmx send-keys -t tnd 1 Enter
-wait_for_file "$T/rc" 60
+wait_for_rc "$T/rc" 60
 [ "$(cat "$T/rc")" = 0 ] || fail "exit $(cat "$T/rc") after granting an attempt: $(tail -5 "$T/err")"
 expect_not_in "$T/err" "gate.max_wall_s (3) reached"
 expect_in "$T/err" "approved after 2 iterations"
@@ -172,7 +172,7 @@ touch "$T/go"
 tmx send-keys -t tnd b Enter
 wait_pane "more attempts (1..50)>" 10
 tmx send-keys -t tnd 1 Enter
-wait_for_file "$T/rc" 60
+wait_for_rc "$T/rc" 60
 [ "$(cat "$T/rc")" = 0 ] || fail "exit $(cat "$T/rc") after granting an attempt: $(tail -5 "$T/err")"
 expect_in "$T/err" "going on after the answer"
 expect_in "$T/err" "approved after 2 iterations"
@@ -211,7 +211,7 @@ wait_pane "choice [a/r/g/b/s/q]>" 60
 tmx send-keys -t tnd a Enter
 wait_pane "there is no proposal to approve" 10
 tmx send-keys -t tnd q Enter
-wait_for_file "$T/rc" 30
+wait_for_rc "$T/rc" 30
 [ "$(cat "$T/rc")" = 3 ] || fail "exit $(cat "$T/rc") after approve then stop: $(tail -5 "$T/err")"
 expect_not_in "$T/err" "there is no change to approve"
 pass "approve with no proposal yet is refused at the terminal and asked again"
@@ -232,7 +232,7 @@ tmx new-session -d -s tnd -x 100 -y 30 \
      echo \"rc=\$?\" >'$T/rc'; sleep 600"
 wait_pane "build running" 30
 tmx send-keys -t tnd C-c
-wait_for_file "$T/rc" 30
+wait_for_rc "$T/rc" 30
 [ "$(cat "$T/rc")" = rc=130 ] || fail "Ctrl-C: $(cat "$T/rc"), not rc=130"
 wait_pane "go on with: tandem resume --repo $T/demo" 10
 if tmx capture-pane -p -t tnd | grep -q "$(printf '\033')"; then
@@ -258,7 +258,7 @@ tmx new-session -d -s tnd -x 120 -y 40 \
      echo \"rc=\$?\" >'$T/rc'; sleep 600"
 wait_pane "choice [a/r/g/b/s/q]>" 60
 tmx send-keys -t tnd C-c
-wait_for_file "$T/rc" 30
+wait_for_rc "$T/rc" 30
 [ "$(cat "$T/rc")" = rc=130 ] || fail "Ctrl-C at the question: $(cat "$T/rc")"
 wait_pane "go on with: tandem resume --repo $T/demo" 10
 sid=$(ls "$T/demo/.tandem/sessions")

@@ -89,12 +89,12 @@ no_wide late
 pass "a watcher joining late shows the current step"
 
 touch "$T/go"
-(wait_for_file "$T/rc" 60) 2>/dev/null || {
+(wait_for_rc "$T/rc" 60) 2>/dev/null || {
     tmx capture-pane -p -J -t run >&2
     fail "the run did not end"
 }
 [ "$(cat "$T/rc")" = 0 ] || fail "the run exited $(cat "$T/rc")"
-wait_for_file "$T/watch-rc" 30
+wait_for_rc "$T/watch-rc" 30
 [ "$(cat "$T/watch-rc")" = 0 ] || fail "watch exited $(cat "$T/watch-rc")"
 wait_pane watch "finished: approved" 10
 no_wide watch
