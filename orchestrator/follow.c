@@ -27,7 +27,8 @@
 #define RETRY_MS        200   /* between two tries at a server coming back, */
 #define RETRY_MAX_MS    2000  /* doubling up to this */
 
-static atomic_int left; /* a signal: leave, the task goes on */
+static atomic_int left;          /* a signal: leave, the task goes on */
+static atomic_bool said_refused; /* to a status ask: the key was refused */
 
 static void on_signal(int sig)
 {
@@ -83,6 +84,8 @@ static int setup_curve(tnd_submit_client *s)
                 zmq_strerror(errno));
         rc = -1;
     }
+    memcpy(s->public_key, pair.public_key, sizeof(s->public_key));
+    s->key_file = key_file;
     explicit_bzero(pair.secret_key, sizeof(pair.secret_key));
     return rc;
 }
@@ -304,6 +307,22 @@ static int follow(tnd_submit_client *s)
 
         if (atomic_load(&left))
             return leaving(s);
+        if (tnd_linewatch_refused(s->watch)) {
+            /* it never answers such a key: waiting 10 s and asking
+             * whether it runs hid why. Said once to watch, which asks
+             * every second */
+            if (!s->status_out || !atomic_exchange(&said_refused, true))
+                fprintf(
+                    stderr,
+                    "%s: tandem serve at %s refused this client's key %s "
+                    "(from %s): its authorized keys do not list it. Give "
+                    "--key FILE (or set TANDEM_KEY) of a key listed there "
+                    "with the client role (person, to answer a session), or "
+                    "have the server's operator list this one\n",
+                    s->me, s->endpoint, s->public_key,
+                    s->key_file ? s->key_file : "?");
+            return TND_EXIT_USAGE;
+        }
         if (zmq_poll(items, 2, broke ? 0 : 500) < 0 && errno != EINTR) {
             fprintf(stderr, "%s: %s\n", s->me, zmq_strerror(errno));
             return unheard(s);

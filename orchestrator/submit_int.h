@@ -21,8 +21,10 @@
  * make it. */
 typedef struct tnd_submit_client {
     const char *connect, *repo, *config, *task_file, *attach, *diff;
-    const char *server_key, *key;          /* CURVE: --server-key, --key */
-    char found_key[TND_CURVE_Z85_LEN + 1]; /* from serve.endpoint */
+    const char *server_key, *key;           /* CURVE: --server-key, --key */
+    char found_key[TND_CURVE_Z85_LEN + 1];  /* from serve.endpoint */
+    char public_key[TND_CURVE_Z85_LEN + 1]; /* this client's, over CURVE */
+    const char *key_file;                   /* where it came from */
     bool detach, json, status, quiet, review, staged;
     tnd_on_error on_error; /* --review: exit 4, or 0 with a warning */
     bool on_error_given;

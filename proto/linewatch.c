@@ -15,6 +15,7 @@
 struct tnd_linewatch {
     void *watched; /* borrowed */
     void *pair;    /* the monitor's events */
+    int refused;   /* the status of a handshake the peer refused, or 0 */
 };
 
 /* Each watch's inproc name is its own within the process. */
@@ -28,7 +29,9 @@ tnd_linewatch *tnd_linewatch_new(void *ctx, void *socket)
 
     snprintf(name, sizeof(name), "inproc://tandem-linewatch-%u",
              atomic_fetch_add(&serial, 1));
-    if (zmq_socket_monitor(socket, name, ZMQ_EVENT_DISCONNECTED) < 0) {
+    if (zmq_socket_monitor(socket, name,
+                           ZMQ_EVENT_DISCONNECTED |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) < 0) {
         tnd_error_set("cannot watch a socket: %s", zmq_strerror(errno));
         return NULL;
     }
@@ -56,6 +59,7 @@ bool tnd_linewatch_broke(tnd_linewatch *self)
     for (;;) {
         zmq_msg_t part;
         uint16_t event = 0;
+        uint32_t value = 0;
         int more = 0, first = 1;
 
         /* an event is two frames: 6 bytes (the event, a value), then the
@@ -66,15 +70,25 @@ bool tnd_linewatch_broke(tnd_linewatch *self)
                 zmq_msg_close(&part);
                 return broke;
             }
-            if (first && zmq_msg_size(&part) >= sizeof(event))
+            if (first && zmq_msg_size(&part) >= sizeof(event) + sizeof(value)) {
                 memcpy(&event, zmq_msg_data(&part), sizeof(event));
+                memcpy(&value, (char *)zmq_msg_data(&part) + sizeof(event),
+                       sizeof(value));
+            }
             first = 0;
             more = zmq_msg_more(&part);
             zmq_msg_close(&part);
         } while (more);
         if (event == ZMQ_EVENT_DISCONNECTED)
             broke = true;
+        else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+            self->refused = value ? (int)value : 400;
     }
+}
+
+int tnd_linewatch_refused(const tnd_linewatch *self)
+{
+    return self->refused;
 }
 
 void tnd_linewatch_destroy(tnd_linewatch **self_p)

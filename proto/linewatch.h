@@ -4,8 +4,12 @@
  * the ROUTER on the other side sees a new peer: whatever it knew of the
  * old one (a client following a session, say) is gone, and the replies
  * meant for it are dropped. A client that waits for replies must then
- * ask again; this tells it when. It is a ZeroMQ socket monitor for
- * ZMQ_EVENT_DISCONNECTED on an inproc PAIR of the socket's context.
+ * ask again; this tells it when. It also tells when the peer refused
+ * this socket's key (CURVE, the peer's ZAP handler), which a client
+ * otherwise sees only as a peer that never answers. It is a ZeroMQ
+ * socket monitor for ZMQ_EVENT_DISCONNECTED and
+ * ZMQ_EVENT_HANDSHAKE_FAILED_AUTH on an inproc PAIR of the socket's
+ * context.
  *
  * Only a connection that ends is seen: a peer on another host that
  * vanishes without closing (a cable pulled) is not, and silence is the
@@ -27,6 +31,12 @@ void *tnd_linewatch_socket(const tnd_linewatch *self);
 /* Read what the monitor said; true when a connection of the watched
  * socket ended since the last call. Never blocks. */
 bool tnd_linewatch_broke(tnd_linewatch *self);
+
+/* The status code (400, say) with which the peer refused this socket's
+ * key in a handshake, as read by tnd_linewatch_broke; 0 while none did.
+ * A key with the wrong server key is not told apart: that peer closes
+ * the connection without a word, and it reads as broken. */
+int tnd_linewatch_refused(const tnd_linewatch *self);
 
 /* Stop watching and free; sets *self_p to NULL; safe on NULL. */
 void tnd_linewatch_destroy(tnd_linewatch **self_p);

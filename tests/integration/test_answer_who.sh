@@ -11,7 +11,7 @@
 
 K=$T/keys
 mkdir -p "$K"
-for name in orch ann ci ci2 ops; do
+for name in orch ann ci ci2 ops stranger; do
     tandem keys generate --out "$K" --name $name >"$T/$name.pubkey" 2>/dev/null ||
         fail "tandem keys generate $name"
 done
@@ -61,6 +61,23 @@ expect_rc 2 "submit with the person key"
 expect_in "$T/err" "this key may not submit tasks"
 expect_in "$T/err" "without the client role"
 pass "a client key cannot answer, a person key cannot submit"
+
+# a key the server does not list: said at once, naming the key (it
+# waited 10 s for an answer that never comes and asked whether the
+# server runs)
+TANDEM_KEY=$K/stranger.key
+export TANDEM_KEY
+start=$(date +%s)
+run tandem submit --repo "$T/a" "another task"
+took=$(($(date +%s) - start))
+expect_rc 2 "submit with a key the server does not list"
+expect_in "$T/err" "refused this client's key $(cat "$T/stranger.pubkey") (from $K/stranger.key): its authorized keys do not list it"
+expect_not_in "$T/err" "is it running"
+[ "$took" -lt $((5 * SLOW)) ] || fail "a refused key took ${took}s to be told"
+run tandem budget --repo "$T/a" --iterations 1 "$SID"
+expect_rc 2 "an answer with a key the server does not list"
+expect_in "$T/err" "refused this client's key"
+pass "a key the server does not list is told at once, by its public key"
 
 # ---- a session is its submitter's -------------------------------------------
 ci_fp=$(cut -c1-12 "$T/ci.pubkey")

@@ -132,6 +132,69 @@ static void test_a_peer_that_comes_back_is_seen(void **state)
     assert_true(broke_within(l, 5000));
 }
 
+/* A server whose ZAP handler (answering here) refuses every peer with
+ * 400: the watch says refused, with that code, and the line is broken.
+ * A client saw only a server that never answers. */
+static void test_a_key_the_peer_refuses_is_seen(void **state)
+{
+    void *c = zmq_ctx_new(), *zap = zmq_socket(c, ZMQ_REP),
+         *r = zmq_socket(c, ZMQ_ROUTER), *d = zmq_socket(c, ZMQ_DEALER);
+    char server_pub[41], server_sec[41], pub[41], sec[41];
+    int on = 1, linger = 0, asked = 0;
+    int64_t until = tnd_now_ms() + 5000;
+    tnd_linewatch *w;
+
+    (void)state;
+    assert_int_equal(zmq_curve_keypair(server_pub, server_sec), 0);
+    assert_int_equal(zmq_curve_keypair(pub, sec), 0);
+    zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof(linger));
+    zmq_setsockopt(r, ZMQ_LINGER, &linger, sizeof(linger));
+    zmq_setsockopt(zap, ZMQ_LINGER, &linger, sizeof(linger));
+    assert_int_equal(zmq_bind(zap, "inproc://zeromq.zap.01"), 0);
+    zmq_setsockopt(r, ZMQ_CURVE_SERVER, &on, sizeof(on));
+    zmq_setsockopt(r, ZMQ_CURVE_SECRETKEY, server_sec, 40);
+    assert_int_equal(zmq_bind(r, endpoint), 0);
+    zmq_setsockopt(d, ZMQ_CURVE_SERVERKEY, server_pub, 40);
+    zmq_setsockopt(d, ZMQ_CURVE_PUBLICKEY, pub, 40);
+    zmq_setsockopt(d, ZMQ_CURVE_SECRETKEY, sec, 40);
+    assert_non_null(w = tnd_linewatch_new(c, d));
+    assert_int_equal(tnd_linewatch_refused(w), 0);
+    assert_int_equal(zmq_connect(d, endpoint), 0);
+    while (!tnd_linewatch_refused(w) && tnd_now_ms() < until) {
+        zmq_pollitem_t items[2] = {{zap, 0, ZMQ_POLLIN, 0},
+                                   {tnd_linewatch_socket(w), 0, ZMQ_POLLIN, 0}};
+        zmq_poll(items, 2, 100);
+        if (items[0].revents & ZMQ_POLLIN) {
+            char frame[256], req_id[64];
+            int more = 1, n = 0, got, id_size = 0;
+            size_t size = sizeof(more);
+            while (more) { /* version, request id, domain, ... */
+                got = zmq_recv(zap, frame, sizeof(frame), 0);
+                if (n++ == 1) {
+                    id_size = got < 64 ? got : 64;
+                    memcpy(req_id, frame, (size_t)id_size);
+                }
+                zmq_getsockopt(zap, ZMQ_RCVMORE, &more, &size);
+            }
+            zmq_send(zap, "1.0", 3, ZMQ_SNDMORE);
+            zmq_send(zap, req_id, (size_t)id_size, ZMQ_SNDMORE);
+            zmq_send(zap, "400", 3, ZMQ_SNDMORE);
+            zmq_send(zap, "no", 2, ZMQ_SNDMORE);
+            zmq_send(zap, "", 0, ZMQ_SNDMORE);
+            zmq_send(zap, "", 0, 0);
+            asked++;
+        }
+        tnd_linewatch_broke(w);
+    }
+    assert_true(asked >= 1);
+    assert_int_equal(tnd_linewatch_refused(w), 400);
+    tnd_linewatch_destroy(&w);
+    zmq_close(d);
+    zmq_close(r);
+    zmq_close(zap);
+    zmq_ctx_term(c);
+}
+
 static void test_destroy_null(void **state)
 {
     tnd_linewatch *w = NULL;
@@ -150,6 +213,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_peer_that_comes_back_is_seen,
                                         setup, teardown),
+        cmocka_unit_test(test_a_key_the_peer_refuses_is_seen),
         cmocka_unit_test(test_destroy_null),
     };
     int rc;
