@@ -32,6 +32,7 @@
 #include "common/xalloc.h"
 #include "proto/body.h"
 #include "proto/json.h"
+#include "proto/linewatch.h"
 #include "proto/mdp.h"
 
 /* Jobs talk to the main thread over inproc PUSH/PULL, not PAIR: a PAIR
@@ -73,7 +74,8 @@ typedef struct runtime {
     int rc; /* the loop's: 0 stopped, -1 failed (error logged) */
     void *ctx;
     void *dealer;
-    void *pair; /* the loop's end: a PULL (see JOB_ENDPOINT) */
+    tnd_linewatch *watch; /* whether the broker refused dealer's key */
+    void *pair;           /* the loop's end: a PULL (see JOB_ENDPOINT) */
     char identity[TND_MDP_MAX_IDENTITY + 1];
     int64_t broker_expiry;
     int64_t next_beat;
@@ -336,6 +338,7 @@ static int send_simple(runtime *rt, int command)
 
 static int connect_broker(runtime *rt)
 {
+    tnd_linewatch_destroy(&rt->watch);
     if (rt->dealer) {
         zmq_close(rt->dealer);
         rt->dealer = NULL;
@@ -357,6 +360,9 @@ static int connect_broker(runtime *rt)
                         rt->opts->curve_pair->secret_key,
                         TND_CURVE_Z85_LEN) < 0))
         return tnd_error_set("cannot set up CURVE: %s", zmq_strerror(errno));
+    if (rt->opts->server_key &&
+        !(rt->watch = tnd_linewatch_new(rt->ctx, rt->dealer)))
+        return -1;
     if (zmq_connect(rt->dealer, rt->opts->endpoint) < 0)
         return tnd_error_set("cannot connect to %s: %s", rt->opts->endpoint,
                              zmq_strerror(errno));
@@ -508,6 +514,20 @@ static void worker_loop(runtime *rt)
                 send_simple(rt, TND_MDPW_HEARTBEAT);
             rt->next_beat = tnd_now_ms() + opts->heartbeat_ms;
         }
+        if (rt->watch && (tnd_linewatch_broke(rt->watch),
+                          tnd_linewatch_refused(rt->watch))) {
+            /* it never answers such a key: the agent reconnected every
+             * few seconds for ever, saying only that the broker was
+             * silent */
+            tnd_log_error("the orchestrator at %s refused this agent's key "
+                          "%s: its authorized keys do not list it; add it "
+                          "there with this agent's role (a line 'ROLES "
+                          "PUBLIC-KEY NAME', role %s), or start the agent "
+                          "with a key they list",
+                          opts->endpoint, opts->curve_pair->public_key,
+                          opts->service);
+            break;
+        }
         if (tnd_now_ms() > rt->broker_expiry) {
             tnd_log_warn("no word from the broker for %d ms; reconnecting",
                          opts->heartbeat_ms * opts->liveness);
@@ -535,6 +555,7 @@ static void worker_clear(runtime *rt)
 {
     for (size_t i = 0; i < rt->npending; i++)
         free(rt->queue[i].body);
+    tnd_linewatch_destroy(&rt->watch);
     if (rt->dealer)
         zmq_close(rt->dealer);
     if (rt->pair)

@@ -60,8 +60,20 @@ ROGUE=$!
     --heartbeat 1000 >"$T/poser.log" 2>&1 &
 POSER=$!
 TANDEM_TIMEOUT=60 run tandem run --repo "$T/demo" "make the failing test pass"
-kill $ROGUE $POSER 2>/dev/null
-wait $ROGUE $POSER 2>/dev/null
+# the agent whose key is not listed is told so at the handshake, and
+# leaves saying so (it reconnected every few seconds for ever, saying
+# the broker was silent)
+i=0
+while kill -0 $ROGUE 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -gt 1000 ] && fail "the agent with an unlisted key did not leave: $(cat "$T/rogue.log")"
+    sleep 0.01
+done
+wait $ROGUE
+[ $? -ne 0 ] || fail "the agent with an unlisted key exited 0"
+expect_in "$T/rogue.log" "refused this agent's key $(cat "$T/rogue.pubkey"): its authorized keys do not list it"
+kill $POSER 2>/dev/null
+wait $POSER 2>/dev/null
 expect_rc 1 "no coder could register"
 fp=$(cut -c1-12 "$T/rogue.pubkey")
 expect_in "$T/err" "key $fp is not in the authorized keys"
