@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/fs.h"
 #include "proto/linewatch.h"
+#include "tests/unit/zap_answer.h"
 
 static char tmpdir[] = "/tmp/tnd-test-linewatch-XXXXXX"; /* mkdtemp's */
 static char endpoint[128];
@@ -165,23 +166,7 @@ static void test_a_key_the_peer_refuses_is_seen(void **state)
                                    {tnd_linewatch_socket(w), 0, ZMQ_POLLIN, 0}};
         zmq_poll(items, 2, 100);
         if (items[0].revents & ZMQ_POLLIN) {
-            char frame[256], req_id[64];
-            int more = 1, n = 0, got, id_size = 0;
-            size_t size = sizeof(more);
-            while (more) { /* version, request id, domain, ... */
-                got = zmq_recv(zap, frame, sizeof(frame), 0);
-                if (n++ == 1) {
-                    id_size = got < 64 ? got : 64;
-                    memcpy(req_id, frame, (size_t)id_size);
-                }
-                zmq_getsockopt(zap, ZMQ_RCVMORE, &more, &size);
-            }
-            zmq_send(zap, "1.0", 3, ZMQ_SNDMORE);
-            zmq_send(zap, req_id, (size_t)id_size, ZMQ_SNDMORE);
-            zmq_send(zap, "400", 3, ZMQ_SNDMORE);
-            zmq_send(zap, "no", 2, ZMQ_SNDMORE);
-            zmq_send(zap, "", 0, ZMQ_SNDMORE);
-            zmq_send(zap, "", 0, 0);
+            zap_answer(zap, "400", "no", "", NULL, 0);
             asked++;
         }
         tnd_linewatch_broke(w);

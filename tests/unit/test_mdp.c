@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "proto/mdp.h"
+#include "tests/unit/zap_answer.h"
 
 /* A frame from a string literal (its size without the NUL). */
 #define F(s)             \
@@ -653,25 +654,8 @@ static void received_with(tnd_mdp_msg *out, const char *const *pairs)
         zmq_pollitem_t items[2] = {{zap, 0, ZMQ_POLLIN, 0},
                                    {r, 0, ZMQ_POLLIN, 0}};
         zmq_poll(items, 2, 100);
-        if (items[0].revents & ZMQ_POLLIN) {
-            char frame[256], req_id[64];
-            int more = 1, n = 0, got, id_size = 0;
-            size_t size = sizeof(more);
-            while (more) { /* version, request id, domain, ... */
-                got = zmq_recv(zap, frame, sizeof(frame), 0);
-                if (n++ == 1) {
-                    id_size = got < 64 ? got : 64;
-                    memcpy(req_id, frame, (size_t)id_size);
-                }
-                zmq_getsockopt(zap, ZMQ_RCVMORE, &more, &size);
-            }
-            zmq_send(zap, "1.0", 3, ZMQ_SNDMORE);
-            zmq_send(zap, req_id, (size_t)id_size, ZMQ_SNDMORE);
-            zmq_send(zap, "200", 3, ZMQ_SNDMORE);
-            zmq_send(zap, "OK", 2, ZMQ_SNDMORE);
-            zmq_send(zap, "client", 6, ZMQ_SNDMORE);
-            zmq_send(zap, meta, meta_len, 0);
-        }
+        if (items[0].revents & ZMQ_POLLIN)
+            zap_answer(zap, "200", "OK", "client", meta, meta_len);
         if (items[1].revents & ZMQ_POLLIN)
             rc = tnd_mdp_recv(out, id, &id_len, r);
     }
