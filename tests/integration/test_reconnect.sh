@@ -16,25 +16,31 @@ kill_serve() {
     SERVE_PID=
 }
 
+# follow REPO TAG RECONNECT-S: a submit in REPO following its session in
+# the background (stdout, stderr, exit code in $T/out.TAG, err.TAG,
+# rc.TAG; its pid in $follower), returned once it has the session's id
+# (in $sid): its task record comes before the server's answer, and a
+# kill between them leaves a client that cannot ask for it.
+follow() {
+    (tandem submit --reconnect-s "$3" --repo "$T/$1" "make the failing test pass" \
+        >"$T/out.$2" 2>"$T/err.$2"; echo $? >"$T/rc.$2") &
+    follower=$!
+    i=0
+    until [ -d "$T/$1/.tandem/sessions" ] && [ -n "$(ls "$T/$1/.tandem/sessions")" ]; do
+        i=$((i + 1))
+        [ $i -gt $((1000 * SLOW)) ] && fail "no session made"
+        sleep 0.01
+    done
+    sid=$(ls "$T/$1/.tandem/sessions")
+    wait_for "tandem: session $sid" "$T/err.$2" 30
+}
+
 # ---- lost twice: the wait for the second is --reconnect-s too ----------
 # (the deadline was the first loss's: once the session had gone on past
 # it, the second loss gave up at once)
 repo a
 start_serve --config "$T/gated.yaml" --max-sessions 1
-(tandem submit --reconnect-s 10 --repo "$T/a" "make the failing test pass" \
-    >"$T/out.f" 2>"$T/err.f"; echo $? >"$T/rc.f") &
-follower=$!
-i=0
-until [ -d "$T/a/.tandem/sessions" ] && [ -n "$(ls "$T/a/.tandem/sessions")" ]; do
-    i=$((i + 1))
-    [ $i -gt $((1000 * SLOW)) ] && fail "no session made"
-    sleep 0.01
-done
-sid=$(ls "$T/a/.tandem/sessions")
-# the client has the session's id (its task record comes before the
-# server's answer, and a kill between them leaves a client that cannot
-# ask for it)
-wait_for "tandem: session $sid" "$T/err.f" 30
+follow a f 10
 kill_serve
 start_serve --config "$T/gated.yaml" --max-sessions 1
 wait_for "took session $sid up again" "$T/err.f" 20
@@ -66,17 +72,7 @@ pass "a server lost twice under a session: each loss is waited for --reconnect-s
 rm -f "$T/gate"
 repo b
 start_serve --config "$T/gated.yaml" --max-sessions 1
-(tandem submit --reconnect-s 0 --repo "$T/b" "make the failing test pass" \
-    >"$T/out.z" 2>"$T/err.z"; echo $? >"$T/rc.z") &
-follower=$!
-i=0
-until [ -d "$T/b/.tandem/sessions" ] && [ -n "$(ls "$T/b/.tandem/sessions")" ]; do
-    i=$((i + 1))
-    [ $i -gt $((1000 * SLOW)) ] && fail "no session made"
-    sleep 0.01
-done
-sid=$(ls "$T/b/.tandem/sessions")
-wait_for "tandem: session $sid" "$T/err.z" 30
+follow b z 0
 kill_serve
 i=0
 while kill -0 $follower 2>/dev/null; do
