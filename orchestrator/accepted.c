@@ -1,4 +1,5 @@
-/* The sessions tandem serve accepted and has not ended (see accepted.h). */
+/* The sessions tandem serve accepted and has not ended, and how the
+ * newest that ended did (see accepted.h). */
 #include "orchestrator/accepted.h"
 
 #include <stdio.h>
@@ -13,8 +14,9 @@
 #include "orchestrator/journal.h"
 #include "proto/json.h"
 
-/* Records past twice the pending ones, plus this, and the file is
- * written afresh: the journal keeps its records in memory too. */
+/* Records past twice those kept (pending sessions and outcomes), plus
+ * this, and the file is written afresh: the journal keeps its records in
+ * memory too. */
 #define COMPACT_SLACK 1024
 
 typedef struct entry {
@@ -22,11 +24,18 @@ typedef struct entry {
     json_object *answer; /* owned; NULL: a task to run */
 } entry;
 
+typedef struct outcome {
+    char *repo, *id, *owner; /* id NULL: a place free, or let go */
+    int code;
+} outcome;
+
 struct tnd_accepted {
     char *path;
     tnd_journal *journal;
     entry *e; /* accepted and not ended, oldest first */
     size_t n, alloc;
+    outcome *ended; /* a ring of TND_ACCEPTED_ENDED_MAX; NULL until one */
+    size_t nended, ended_at;
 };
 
 static json_object *accept_record(const char *repo, const char *id,
@@ -39,6 +48,72 @@ static json_object *accept_record(const char *repo, const char *id,
     if (answer)
         json_object_object_add(f, "answer", json_object_get(answer));
     return f;
+}
+
+/* An "end" record; the outcome's fields when repo is not NULL. */
+static json_object *end_record(const char *id, const char *repo, int code,
+                               const char *owner)
+{
+    json_object *f = json_object_new_object();
+
+    json_object_object_add(f, "session", json_object_new_string(id));
+    if (repo) {
+        json_object_object_add(f, "repo", json_object_new_string(repo));
+        json_object_object_add(f, "code", json_object_new_int(code));
+        if (owner)
+            json_object_object_add(f, "owner", json_object_new_string(owner));
+    }
+    return f;
+}
+
+static void outcome_clear(outcome *o)
+{
+    free(o->repo);
+    free(o->id);
+    free(o->owner);
+    memset(o, 0, sizeof(*o));
+}
+
+/* The newest outcome of id, or NULL. */
+static outcome *outcome_find(const tnd_accepted *a, const char *id)
+{
+    for (size_t k = 1; k <= a->nended; k++) {
+        outcome *o = &a->ended[(a->ended_at + TND_ACCEPTED_ENDED_MAX - k) %
+                               TND_ACCEPTED_ENDED_MAX];
+        if (o->id && strcmp(o->id, id) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+/* Let go of the outcome of id: it is pending again (answered). */
+static void drop_outcome(tnd_accepted *a, const char *id)
+{
+    outcome *o = outcome_find(a, id);
+
+    if (o)
+        outcome_clear(o);
+}
+
+/* Keep the outcome as the newest, in place of an older one of id; past
+ * the cap the oldest goes. */
+static void keep_outcome(tnd_accepted *a, const char *repo, const char *id,
+                         const char *owner, int code)
+{
+    outcome *o;
+
+    drop_outcome(a, id);
+    if (!a->ended)
+        a->ended = tnd_xcalloc(TND_ACCEPTED_ENDED_MAX, sizeof(*a->ended));
+    o = &a->ended[a->ended_at];
+    outcome_clear(o);
+    o->repo = tnd_xstrdup(repo);
+    o->id = tnd_xstrdup(id);
+    o->owner = owner ? tnd_xstrdup(owner) : NULL;
+    o->code = code;
+    a->ended_at = (a->ended_at + 1) % TND_ACCEPTED_ENDED_MAX;
+    if (a->nended < TND_ACCEPTED_ENDED_MAX)
+        a->nended++;
 }
 
 static void remember(tnd_accepted *a, const char *repo, const char *id,
@@ -70,7 +145,9 @@ static void forget(tnd_accepted *a, const char *id)
         }
 }
 
-/* The accepted and not ended, from the records of j. */
+/* The accepted and not ended, and the outcomes, from the records of j.
+ * An "end" without an outcome is one from before outcomes were kept, or
+ * of a session whose journal could not be read. */
 static void collect(tnd_accepted *a, const tnd_journal *j)
 {
     for (size_t i = 0; i < tnd_journal_count(j); i++) {
@@ -79,18 +156,27 @@ static void collect(tnd_accepted *a, const tnd_journal *j)
         const char *id = tnd_json_str_or(rec, "session", NULL);
         const char *repo = tnd_json_str_or(rec, "repo", NULL);
         json_object *answer = tnd_json_field(rec, "answer");
+        json_object *code = tnd_json_field(rec, "code");
         if (id && repo && strcmp(type, "accept") == 0) {
             forget(a, id); /* accepted again, with an answer */
+            drop_outcome(a, id);
             remember(a, repo, id,
                      json_object_is_type(answer, json_type_object) ? answer
                                                                    : NULL);
-        } else if (id && strcmp(type, "end") == 0)
+        } else if (id && strcmp(type, "end") == 0) {
             forget(a, id);
+            if (repo && json_object_is_type(code, json_type_int) &&
+                json_object_get_int(code) >= 0 &&
+                json_object_get_int(code) <= 255)
+                keep_outcome(a, repo, id, tnd_json_str_or(rec, "owner", NULL),
+                             json_object_get_int(code));
+        }
     }
 }
 
-/* The pending ones, in a fresh file that replaces the old at once (a
- * crash before the rename leaves the old one, which says the same). */
+/* The outcomes (oldest first) and the pending ones, in a fresh file that
+ * replaces the old at once (a crash before the rename leaves the old
+ * one, which says the same). */
 static int compact(tnd_accepted *a)
 {
     char *tmp = tnd_xasprintf("%s.new", a->path);
@@ -100,6 +186,15 @@ static int compact(tnd_accepted *a)
     unlink(tmp);
     if (!(fresh = tnd_journal_open(tmp)))
         goto out;
+    for (size_t k = a->nended; k >= 1; k--) {
+        const outcome *o =
+            &a->ended[(a->ended_at + TND_ACCEPTED_ENDED_MAX - k) %
+                      TND_ACCEPTED_ENDED_MAX];
+        if (o->id && tnd_journal_append(
+                         fresh, "end",
+                         end_record(o->id, o->repo, o->code, o->owner)) < 0)
+            goto out;
+    }
     for (size_t i = 0; i < a->n; i++)
         if (tnd_journal_append(
                 fresh, "accept",
@@ -162,6 +257,9 @@ void tnd_accepted_close(tnd_accepted **self_p)
     for (size_t i = 0; i < a->n; i++)
         entry_free(&a->e[i]);
     free(a->e);
+    for (size_t i = 0; i < a->nended; i++)
+        outcome_clear(&a->ended[i]);
+    free(a->ended);
     free(a->path);
     free(a);
     *self_p = NULL;
@@ -203,7 +301,8 @@ int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id,
     }
     if (append(self, "accept", accept_record(repo, id, copy)) < 0)
         goto out;
-    forget(self, id); /* an answer to a session accepted before */
+    forget(self, id);       /* an answer to a session accepted before */
+    drop_outcome(self, id); /* or that ended waiting for it */
     remember(self, repo, id, copy);
     rc = 0;
 out:
@@ -211,16 +310,38 @@ out:
     return rc;
 }
 
-int tnd_accepted_end(tnd_accepted *self, const char *id)
+int tnd_accepted_end(tnd_accepted *self, const char *id, int code,
+                     const char *owner)
 {
-    json_object *f = json_object_new_object();
+    const char *repo = NULL;
 
-    json_object_object_add(f, "session", json_object_new_string(id));
-    if (append(self, "end", f) < 0)
+    for (size_t i = 0; i < self->n && !repo; i++)
+        if (strcmp(self->e[i].id, id) == 0)
+            repo = self->e[i].repo;
+    if (repo && code >= 0)
+        keep_outcome(self, repo, id, owner, code);
+    else
+        repo = NULL;
+    if (append(self, "end", end_record(id, repo, code, owner)) < 0)
         return -1;
-    forget(self, id);
-    if (tnd_journal_count(self->journal) > 2 * self->n + COMPACT_SLACK &&
+    forget(self, id); /* repo with it */
+    if (tnd_journal_count(self->journal) >
+            2 * (self->n + self->nended) + COMPACT_SLACK &&
         compact(self) < 0)
         return -1;
     return 0;
+}
+
+bool tnd_accepted_outcome_of(const tnd_accepted *self, const char *id,
+                             tnd_accepted_outcome *out)
+{
+    const outcome *o = outcome_find(self, id);
+
+    if (!o)
+        return false;
+    out->repo = o->repo;
+    out->id = o->id;
+    out->owner = o->owner;
+    out->code = o->code;
+    return true;
 }

@@ -6,21 +6,39 @@
  * line): "accept" {repo, session} when a client's task becomes a
  * session, before the client hears its id, or {repo, session, answer}
  * when a client answers a session that waits for a person, before the
- * client hears that the server took the answer; "end" {session} when the
- * session ended or was handed to a person. Opening reads it, keeps the
- * sessions accepted and not ended, in order, and writes them to a fresh
+ * client hears that the server took the answer; "end" {session, repo,
+ * code, owner} when the session ended or was handed to a person (code:
+ * the exit code its clients were told). Opening reads it, keeps the
+ * sessions accepted and not ended, in order, and the outcomes of the
+ * newest TND_ACCEPTED_ENDED_MAX that ended, and writes them to a fresh
  * file (temporary name, fsync, rename); so does an end once the file
- * holds far more records than sessions pending, so the file (and the
- * memory the journal keeps) stays as small as the work in hand. */
+ * holds far more records than it keeps, so the file (and the memory the
+ * journal keeps) stays as small as the work in hand.
+ *
+ * The outcomes are for a client that comes back for its session after
+ * its `done` was lost (a cut connection, a server restarted): the next
+ * server tells it how the session ended, where it used to say it knew
+ * no such session, and the client exited 1 for an approved change. */
 #ifndef TND_ACCEPTED_H
 #define TND_ACCEPTED_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "proto/client.h"
 
 typedef struct tnd_accepted tnd_accepted;
+
+/* How many ended sessions' outcomes the list keeps, the newest. */
+#define TND_ACCEPTED_ENDED_MAX 1024
+
+/* How a session ended, as the list keeps it. */
+typedef struct tnd_accepted_outcome {
+    const char *repo, *id;
+    const char *owner; /* the CURVE key that submitted it; NULL: none */
+    int code;          /* the exit code its clients were told */
+} tnd_accepted_outcome;
 
 /* Open (or create) the list at path. NULL with the error set. */
 tnd_accepted *tnd_accepted_open(const char *path);
@@ -45,7 +63,19 @@ json_object *tnd_accepted_answer(const tnd_accepted *self, size_t i);
 int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id,
                      json_object *answer, const tnd_client_who *who);
 
-/* Record a session ended (fsync'd). */
-int tnd_accepted_end(tnd_accepted *self, const char *id);
+/* Record a session ended (fsync'd), with the exit code its clients were
+ * told and its owner (copied; NULL: none). Its outcome is kept when it
+ * was pending here and code >= 0; -1 says it ended without one (its
+ * journal could not be read). The outcome is kept in memory even when
+ * the record could not be written (-1 returned). */
+int tnd_accepted_end(tnd_accepted *self, const char *id, int code,
+                     const char *owner);
+
+/* The outcome of the newest end of session id into *out (borrowed until
+ * the next add or end); false when none is kept (it never ended, it was
+ * accepted again since, or it is older than the newest
+ * TND_ACCEPTED_ENDED_MAX). */
+bool tnd_accepted_outcome_of(const tnd_accepted *self, const char *id,
+                             tnd_accepted_outcome *out);
 
 #endif

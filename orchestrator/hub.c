@@ -104,45 +104,9 @@ long tnd_hub_ahead_of(const tnd_hub *h, const tnd_hubsession *s)
     return n < free_slots ? 0 : n - free_slots + 1;
 }
 
-/* Remember session id (in dir, submitted by owner or NULL) as ended with
- * code, forgetting the oldest past the cap. */
-static void remember_ended(tnd_hub *h, const char *id, const char *dir,
-                           const char *owner, int code)
-{
-    tnd_hub_ended *e;
-
-    if (!h->ended)
-        h->ended = tnd_xcalloc(TND_HUB_ENDED_MAX, sizeof(*h->ended));
-    e = &h->ended[h->ended_at];
-    free(e->id);
-    free(e->dir);
-    free(e->owner);
-    e->id = tnd_xstrdup(id);
-    e->dir = tnd_xstrdup(dir);
-    e->owner = owner ? tnd_xstrdup(owner) : NULL;
-    e->code = code;
-    h->ended_at = (h->ended_at + 1) % TND_HUB_ENDED_MAX;
-    if (h->nended < TND_HUB_ENDED_MAX)
-        h->nended++;
-}
-
-const tnd_hub_ended *tnd_hub_ended_find(const tnd_hub *h, const char *id)
-{
-    /* newest first: a session that ended waiting for a person (exit 3)
-     * and was answered ended again, and its last end is the one that
-     * counts (a review found --attach saying 3 after approval) */
-    for (size_t k = 1; k <= h->nended; k++) {
-        size_t i = (h->ended_at + TND_HUB_ENDED_MAX - k) % TND_HUB_ENDED_MAX;
-        if (strcmp(h->ended[i].id, id) == 0)
-            return &h->ended[i];
-    }
-    return NULL;
-}
-
 /* s ended with code: its clients get the outcome, the accepted list
- * forgets it unless it was stopped (a stopped session is resumed by the
- * next server), the hub remembers its outcome
- * and lets go of it. */
+ * ends it and keeps its outcome unless it was stopped (a stopped session
+ * is resumed by the next server), and the hub lets go of it. */
 static void ended(tnd_hub *h, tnd_hubsession *s, int code)
 {
     bool stopped = code > TND_EXIT_SIGNAL;
@@ -151,11 +115,9 @@ static void ended(tnd_hub *h, tnd_hubsession *s, int code)
     fprintf(stderr, "tandem serve: session %s %s (exit %d)\n",
             tnd_hubsession_id(s),
             stopped ? "stopped; the next server resumes it" : "ended", code);
-    if (!stopped && tnd_accepted_end(h->accepted, tnd_hubsession_id(s)) < 0)
+    if (!stopped && tnd_accepted_end(h->accepted, tnd_hubsession_id(s), code,
+                                     tnd_hubsession_owner(s)) < 0)
         tnd_log_error("%s", tnd_error_last());
-    if (!stopped)
-        remember_ended(h, tnd_hubsession_id(s), tnd_hubsession_dir(s),
-                       tnd_hubsession_owner(s), code);
     tnd_hub_forget(h, s);
 }
 
@@ -434,9 +396,9 @@ static void take_over(tnd_hub *h)
                 : NULL;
         if (strcmp(last, "finish") == 0 || (waits && !answers[i]) ||
             strcmp(last, "unreadable") == 0) {
-            if (strcmp(last, "unreadable") != 0)
-                remember_ended(h, id, dir, owner, code_of_ended(records));
-            if (tnd_accepted_end(h->accepted, id) < 0)
+            int code =
+                strcmp(last, "unreadable") != 0 ? code_of_ended(records) : -1;
+            if (tnd_accepted_end(h->accepted, id, code, owner) < 0)
                 tnd_log_error("%s", tnd_error_last());
         } else {
             tnd_hubsession *s = tnd_hub_add(h, repo, id, dir, owner);
@@ -454,7 +416,7 @@ static void take_over(tnd_hub *h)
             if (waits && tnd_hub_set_answer(s, answers[i]) < 0) {
                 tnd_log_error("session %s: %s", id, tnd_error_last());
                 tnd_hub_forget(h, s);
-                if (tnd_accepted_end(h->accepted, id) < 0)
+                if (tnd_accepted_end(h->accepted, id, -1, NULL) < 0)
                     tnd_log_error("%s", tnd_error_last());
             } else if (waits) {
                 tnd_client_who who; /* as the accepted list kept it */
@@ -526,12 +488,6 @@ void tnd_hub_destroy(tnd_hub **self_p)
     while (h->n > 0)
         tnd_hub_forget(h, h->s[h->n - 1]);
     free(h->s);
-    for (size_t i = 0; i < h->nended; i++) {
-        free(h->ended[i].id);
-        free(h->ended[i].dir);
-        free(h->ended[i].owner);
-    }
-    free(h->ended);
     if (h->router) {
         zmq_setsockopt(h->router, ZMQ_LINGER, &linger, sizeof(linger));
         zmq_close(h->router);

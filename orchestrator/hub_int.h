@@ -15,21 +15,11 @@
 #include "orchestrator/hubsession.h"
 #include "orchestrator/pool.h"
 
-/* Sessions that ended in this server, remembered (the newest of them) so
- * a client that comes back for one gets its outcome. */
-#define TND_HUB_ENDED_MAX 1024
-
-typedef struct tnd_hub_ended {
-    char *id, *dir;
-    char *owner; /* as tnd_hubsession_owner said; NULL: not known */
-    int code;
-} tnd_hub_ended;
-
 struct tnd_hub {
     const tnd_hub_options *o;
     tnd_pool *pool;
-    tnd_broker *broker; /* the pool's */
-    tnd_accepted *accepted;
+    tnd_broker *broker;       /* the pool's */
+    tnd_accepted *accepted;   /* and the outcomes of sessions that ended */
     tnd_basecache *baselines; /* shared by the sessions (gate.baseline_reuse_s);
                                  NULL when off */
     void *ctx, *router;       /* the links' side */
@@ -39,12 +29,7 @@ struct tnd_hub {
     int64_t next_alive;
     bool draining, stopped;
     int64_t drain_deadline;
-    tnd_hub_ended *ended; /* a ring of TND_HUB_ENDED_MAX */
-    size_t nended, ended_at;
 };
-
-/* The session of id that ended in this server, or NULL. Borrowed. */
-const tnd_hub_ended *tnd_hub_ended_find(const tnd_hub *h, const char *id);
 
 /* Sessions in state. */
 size_t tnd_hub_count(const tnd_hub *h, tnd_hubsession_state state);

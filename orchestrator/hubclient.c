@@ -254,15 +254,20 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
                       const tnd_client_request *req)
 {
     tnd_hubsession *s = tnd_hub_by_id(h, req->session);
-    const tnd_hub_ended *e;
+    tnd_accepted_outcome e;
     size_t len;
-    char *body;
+    char *body, *dir;
 
-    if (!s && (e = tnd_hub_ended_find(h, req->session))) {
-        if (!may_follow(h, ev, e->id, e->owner))
+    if (!s && tnd_accepted_outcome_of(h->accepted, req->session, &e)) {
+        if (!may_follow(h, ev, e.id, e.owner))
             return;
-        /* it ended while nobody followed it: its outcome */
-        body = tnd_hubsession_done_body(e->id, e->dir, e->code, &len);
+        /* it ended while nobody followed it, or its client lost the end
+         * (in this server or an earlier one): its outcome, the newest
+         * (one that ended waiting for a person and was answered ended
+         * again: a review found --attach saying 3 after approval) */
+        dir = tnd_xasprintf("%s/.tandem/sessions/%s", e.repo, e.id);
+        body = tnd_hubsession_done_body(e.id, dir, e.code, &len);
+        free(dir);
         answer(h, ev, true, body, len);
         return;
     }

@@ -371,8 +371,23 @@ expect_in "$T/err" "session $fid ended approved"
 cmp -s "$T/c/.tandem/sessions/$fid/final.diff" "$T/out" ||
     fail "attach to an ended session did not print its final.diff"
 expect_not_in "$T/serve.err" "session $fid of an earlier server goes on"
+# one that ended in the server before, detached, and one the server
+# before that ended at its start (fid): their outcomes are kept (it said
+# no such session, so a client whose `done` was lost to a restart
+# exited 1 for an approved change)
+did=$(echo $ids | cut -d' ' -f1)
+run tandem submit --attach "$did"
+expect_rc 0 "attach to a session that ended in an earlier server"
+cmp -s "$(ls -d "$T"/*/.tandem/sessions/"$did")/final.diff" "$T/out" ||
+    fail "attach to a session of an earlier server did not print its final.diff"
 stop_serve
-pass "a session an earlier server left ended has its outcome for a client that comes back"
+start_serve --config "$T/late.yaml" --max-sessions 2
+run tandem submit --attach "$fid"
+expect_rc 0 "attach, two servers later, to a session that ended"
+cmp -s "$T/c/.tandem/sessions/$fid/final.diff" "$T/out" ||
+    fail "attach two servers later did not print its final.diff"
+stop_serve
+pass "a session an earlier server ended, or left ended, has its outcome for a client that comes back"
 
 # an approved diff over 64 KiB whose context is not UTF-8 (a Latin-1
 # comment): submit gets it whole, the bad byte as U+FFFD. Cut first and

@@ -43,8 +43,8 @@ static void what_is_not_ended_survives_a_restart(void **state)
     assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL, NULL), 0);
     assert_int_equal(tnd_accepted_add(a, "/r/b", "S2", NULL, NULL), 0);
     assert_int_equal(tnd_accepted_add(a, "/r/a", "S3", NULL, NULL), 0);
-    assert_int_equal(tnd_accepted_end(a, "S2"), 0);
-    assert_int_equal(tnd_accepted_end(a, "nobody"), 0);
+    assert_int_equal(tnd_accepted_end(a, "S2", 0, NULL), 0);
+    assert_int_equal(tnd_accepted_end(a, "nobody", 0, NULL), 0);
     assert_int_equal(tnd_accepted_pending(a), 2);
     tnd_accepted_close(&a);
     assert_null(a);
@@ -55,7 +55,7 @@ static void what_is_not_ended_survives_a_restart(void **state)
     assert_string_equal(tnd_accepted_repo(a, 0), "/r/a");
     assert_string_equal(tnd_accepted_id(a, 0), "S1");
     assert_string_equal(tnd_accepted_id(a, 1), "S3");
-    assert_int_equal(lines(), 2);
+    assert_int_equal(lines(), 3); /* and S2's outcome */
     tnd_accepted_close(&a);
     tnd_accepted_close(&a);
 }
@@ -72,10 +72,12 @@ static void a_long_life_keeps_the_file_small(void **state)
     for (int i = 0; i < 2000; i++) {
         snprintf(id, sizeof(id), "S%d", i);
         assert_int_equal(tnd_accepted_add(a, "/r/b", id, NULL, NULL), 0);
-        assert_int_equal(tnd_accepted_end(a, id), 0);
+        assert_int_equal(tnd_accepted_end(a, id, 0, NULL), 0);
     }
     assert_int_equal(tnd_accepted_pending(a), 1);
-    assert_true(lines() < 1100);
+    /* the pending one and the newest outcomes, and at most twice that
+     * and the slack before it is written afresh */
+    assert_true(lines() <= 3 * (1 + TND_ACCEPTED_ENDED_MAX) + 1024);
     tnd_accepted_close(&a);
     assert_non_null(a = tnd_accepted_open(path));
     assert_int_equal(tnd_accepted_pending(a), 1);
@@ -96,7 +98,7 @@ static void an_answer_survives_a_restart(void **state)
     assert_non_null(a = tnd_accepted_open(path));
     assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL, NULL), 0);
     assert_int_equal(tnd_accepted_add(a, "/r/a", "S2", NULL, NULL), 0);
-    assert_int_equal(tnd_accepted_end(a, "S1"), 0); /* it escalated */
+    assert_int_equal(tnd_accepted_end(a, "S1", 3, NULL), 0); /* it escalated */
     assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", ans, NULL), 0);
     json_object_put(ans);
     assert_int_equal(tnd_accepted_pending(a), 2);
@@ -185,7 +187,7 @@ static void a_full_disk_once_does_not_stop_the_list(void **state)
     /* room again */
     assert_int_equal(tnd_accepted_add(a, "/r/b", "S3", NULL, NULL), 0);
     assert_int_equal(tnd_accepted_add(a, "/r/b", "S4", NULL, NULL), 0);
-    assert_int_equal(tnd_accepted_end(a, "S3"), 0);
+    assert_int_equal(tnd_accepted_end(a, "S3", 0, NULL), 0);
     assert_int_equal(tnd_accepted_pending(a), 2);
     tnd_accepted_close(&a);
 
@@ -193,6 +195,100 @@ static void a_full_disk_once_does_not_stop_the_list(void **state)
     assert_int_equal(tnd_accepted_pending(a), 2);
     assert_string_equal(tnd_accepted_id(a, 0), "S1");
     assert_string_equal(tnd_accepted_id(a, 1), "S4");
+    tnd_accepted_close(&a);
+}
+
+/* How a session ended is kept, the newest end of each, with who
+ * submitted it, for a client that comes back to the next server: the
+ * next server said it knew no such session, and a client whose `done`
+ * was lost exited 1 for an approved change. */
+static void outcomes_survive_a_restart(void **state)
+{
+    tnd_accepted_outcome o;
+    tnd_accepted *a;
+    json_object *ans = json_tokener_parse("{\"answer\": \"approve\"}");
+
+    (void)state;
+    unlink(path);
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_int_equal(tnd_accepted_add(a, "/r/a", "S1", NULL, NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/b", "S2", NULL, NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/b", "S3", NULL, NULL), 0);
+    assert_int_equal(tnd_accepted_add(a, "/r/b", "S4", NULL, NULL), 0);
+    assert_int_equal(tnd_accepted_end(a, "S1", 0, "key-of-s1"), 0);
+    assert_int_equal(tnd_accepted_end(a, "S2", 3, NULL), 0);
+    /* a journal that could not be read: ended, no outcome */
+    assert_int_equal(tnd_accepted_end(a, "S3", -1, NULL), 0);
+    assert_false(tnd_accepted_outcome_of(a, "S3", &o));
+    assert_false(tnd_accepted_outcome_of(a, "S4", &o)); /* pending */
+    assert_true(tnd_accepted_outcome_of(a, "S2", &o));
+    assert_int_equal(o.code, 3);
+    /* S2 answered: pending again, its outcome let go */
+    assert_int_equal(tnd_accepted_add(a, "/r/b", "S2", ans, NULL), 0);
+    assert_false(tnd_accepted_outcome_of(a, "S2", &o));
+    tnd_accepted_close(&a);
+
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_int_equal(tnd_accepted_pending(a), 2); /* S4, S2 */
+    assert_true(tnd_accepted_outcome_of(a, "S1", &o));
+    assert_string_equal(o.repo, "/r/a");
+    assert_string_equal(o.id, "S1");
+    assert_string_equal(o.owner, "key-of-s1");
+    assert_int_equal(o.code, 0);
+    assert_false(tnd_accepted_outcome_of(a, "S2", &o));
+    assert_false(tnd_accepted_outcome_of(a, "S3", &o));
+    /* S2 ends again, approved: the newest end counts, here and next */
+    assert_int_equal(tnd_accepted_end(a, "S2", 0, NULL), 0);
+    assert_true(tnd_accepted_outcome_of(a, "S2", &o));
+    assert_int_equal(o.code, 0);
+    assert_null(o.owner);
+    tnd_accepted_close(&a);
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_true(tnd_accepted_outcome_of(a, "S2", &o));
+    assert_int_equal(o.code, 0);
+    assert_string_equal(o.repo, "/r/b");
+    assert_int_equal(tnd_accepted_pending(a), 1);
+    tnd_accepted_close(&a);
+    json_object_put(ans);
+}
+
+/* Only the newest outcomes are kept, across a restart too; an "end"
+ * written before outcomes were kept ends its session all the same. */
+static void the_oldest_outcomes_go(void **state)
+{
+    tnd_accepted_outcome o;
+    tnd_accepted *a;
+    char id[32];
+    FILE *f;
+
+    (void)state;
+    unlink(path);
+    assert_non_null(a = tnd_accepted_open(path));
+    for (int i = 0; i < TND_ACCEPTED_ENDED_MAX + 10; i++) {
+        snprintf(id, sizeof(id), "S%d", i);
+        assert_int_equal(tnd_accepted_add(a, "/r/a", id, NULL, NULL), 0);
+        assert_int_equal(tnd_accepted_end(a, id, i % 2, NULL), 0);
+    }
+    assert_false(tnd_accepted_outcome_of(a, "S9", &o));
+    assert_true(tnd_accepted_outcome_of(a, "S10", &o));
+    assert_int_equal(o.code, 0);
+    tnd_accepted_close(&a);
+
+    assert_non_null(f = fopen(path, "a"));
+    fputs("{\"seq\":99990,\"time\":\"2026-11-24T00:00:00Z\",\"type\":"
+          "\"accept\",\"repo\":\"/r/c\",\"session\":\"OLD\"}\n"
+          "{\"seq\":99991,\"time\":\"2026-11-24T00:00:00Z\",\"type\":"
+          "\"end\",\"session\":\"OLD\"}\n",
+          f);
+    fclose(f);
+    assert_non_null(a = tnd_accepted_open(path));
+    assert_int_equal(tnd_accepted_pending(a), 0);
+    assert_false(tnd_accepted_outcome_of(a, "OLD", &o));
+    assert_false(tnd_accepted_outcome_of(a, "S9", &o));
+    assert_true(tnd_accepted_outcome_of(a, "S11", &o));
+    assert_int_equal(o.code, 1);
+    assert_true(tnd_accepted_outcome_of(a, "S1033", &o));
+    assert_int_equal(lines(), TND_ACCEPTED_ENDED_MAX);
     tnd_accepted_close(&a);
 }
 
@@ -231,6 +327,8 @@ int main(void)
         cmocka_unit_test(an_answer_survives_a_restart),
         cmocka_unit_test(an_answer_keeps_who_gave_it),
         cmocka_unit_test(a_full_disk_once_does_not_stop_the_list),
+        cmocka_unit_test(outcomes_survive_a_restart),
+        cmocka_unit_test(the_oldest_outcomes_go),
         cmocka_unit_test(a_damaged_list_is_an_error),
     };
 
