@@ -534,13 +534,12 @@ static int reject_change(run *r, attempt *a)
     char *findings = tnd_feedback_build(&a->in, &a->decision, NULL, NULL);
 
     tnd_loop_stop(r, TND_SESSION_REJECTED, a->decision.reason);
-    if (!r->opts.json && !r->findings) {
-        /* skills' output is in it: no escape codes on the author's
-         * terminal (a review found them passed through) */
-        char *shown = tnd_str_printable(findings, strlen(findings) + 1);
-        tnd_loop_put(r, r->out, "the findings", shown, false);
-        free(shown);
-    }
+    /* skills' output is in it: no escape codes on the author's terminal
+     * (a review found them passed through) */
+    free(r->findings_text);
+    r->findings_text = tnd_str_printable(findings, strlen(findings) + 1);
+    if (!r->opts.json && !r->findings)
+        tnd_loop_put(r, r->out, "the findings", r->findings_text, false);
     free(findings);
     return 0;
 }

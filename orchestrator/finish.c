@@ -59,24 +59,28 @@ static void save_recording(run *r)
     free(comment);
 }
 
-/* What --json or review --format put on stdout once the session has
- * ended: the report's text, or the findings (a review that could not be
- * done says so in them). */
+/* review --format: the document of the findings as the session stands
+ * (a review that could not be done says so in it), in
+ * r->findings_text. */
+static void render_findings(run *r)
+{
+    if (r->status == TND_SESSION_FAILED || r->status == TND_SESSION_INTERRUPTED)
+        tnd_findings_not_done(r->findings, r->reason);
+    free(r->findings_text);
+    r->findings_text = tnd_findings_render(r->findings, r->opts.format);
+}
+
 void tnd_loop_emit(run *r, const char *report)
 {
-    char *out;
-
     if (r->opts.json) {
         tnd_loop_put(r, stdout, "the report", report, true);
         return;
     }
     if (!r->findings)
         return;
-    if (r->status == TND_SESSION_FAILED || r->status == TND_SESSION_INTERRUPTED)
-        tnd_findings_not_done(r->findings, r->reason);
-    out = tnd_findings_render(r->findings, r->opts.format);
-    tnd_loop_put(r, stdout, "the findings", out, false);
-    free(out);
+    if (!r->findings_text) /* a review that ended before its report */
+        render_findings(r);
+    tnd_loop_put(r, stdout, "the findings", r->findings_text, false);
 }
 
 /* A review that could not be done: exit 4, or, under --on-error pass, 0
@@ -172,6 +176,7 @@ static char *write_report(run *r, bool *lost)
     tnd_report_outcome(r->report, tnd_session_status_name(r->status), r->reason,
                        r->iterations, r->final_rel, r->last_rel,
                        tnd_now_ms() - r->started);
+    tnd_report_findings(r->report, r->findings_text);
     text = tnd_report_json(r->report);
     if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0) {
         tnd_log_error("cannot write the report: %s", tnd_error_last());
@@ -236,6 +241,8 @@ int tnd_loop_finish(run *r)
         journal_finish(r);
         unapplied = put_in_tree(r);
     }
+    if (r->findings) /* in the report too, for a client that comes back */
+        render_findings(r);
     text = write_report(r, &no_report);
     if (!r->go_on)
         tnd_loop_emit(r, text);

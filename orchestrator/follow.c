@@ -220,6 +220,15 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
                         r->status ? r->status : "");
             diff = tnd_json_str_or(r->report, "final_diff_text", "");
             put_out(s, "the approved diff", diff, strlen(diff));
+        } else if (!s->wrote_out &&
+                   strcmp(tnd_json_str_or(r->report, "kind", ""), "review") ==
+                       0 &&
+                   tnd_json_str_or(r->report, "findings_text", NULL)) {
+            /* a review that ended while nobody followed it: what it put
+             * on stdout is in its report, as it went out (attach said
+             * nothing of a rejected change) */
+            diff = tnd_json_str_or(r->report, "findings_text", "");
+            put_out(s, "the findings", diff, strlen(diff));
         }
         *code = r->exit_code;
         return 1;

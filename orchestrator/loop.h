@@ -115,6 +115,9 @@ typedef struct run {
                                  (basecache.h); "" when none */
     bool config_error;        /* stopped by a configuration mistake: exit 2 */
     tnd_findings *findings;   /* review --format: what the attempt found */
+    char *findings_text;      /* what a review puts on stdout without --json:
+                                 the text findings of a rejected change, or
+                                 the --format document; NULL: nothing */
     char *out_lost;           /* why the result could not be written on stdout
                                  (tnd_loop_put), or NULL: finish says so, exit 1 */
 } run;

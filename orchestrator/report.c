@@ -33,7 +33,8 @@ struct tnd_report {
     long critiques_asked, critiques_skipped, tokens_saved;
     long unanswered; /* calls in usage[] whose tokens are unknown */
     char *status, *reason, *final_diff, *last_diff;
-    char *final_text; /* the approved diff itself, or NULL */
+    char *final_text;    /* the approved diff itself, or NULL */
+    char *findings_text; /* what a review put on stdout, or NULL */
     int iterations;
     int64_t elapsed_ms;
 };
@@ -80,6 +81,7 @@ void tnd_report_destroy(tnd_report **self_p)
     free(r->final_diff);
     free(r->last_diff);
     free(r->final_text);
+    free(r->findings_text);
     free(r);
     *self_p = NULL;
 }
@@ -330,6 +332,11 @@ void tnd_report_approved(tnd_report *self, const char *diff)
     replace(&self->final_text, diff);
 }
 
+void tnd_report_findings(tnd_report *self, const char *text)
+{
+    replace(&self->findings_text, text);
+}
+
 char *tnd_report_json(const tnd_report *self)
 {
     json_object *o = json_object_new_object();
@@ -377,6 +384,8 @@ char *tnd_report_json(const tnd_report *self)
                            tnd_json_str_or_null(self->final_text));
     json_object_object_add(o, "last_diff",
                            tnd_json_str_or_null(self->last_diff));
+    json_object_object_add(o, "findings_text",
+                           tnd_json_str_or_null(self->findings_text));
     if (self->critiques_asked || self->critiques_skipped) {
         json_object *c = json_object_new_object();
         json_object_object_add(c, "asked",

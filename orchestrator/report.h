@@ -100,6 +100,11 @@ void tnd_report_review(tnd_report *self);
  * final_diff_text, so a reader of the report alone (--json) has it. */
 void tnd_report_approved(tnd_report *self, const char *diff);
 
+/* What a review put on stdout without --json (copied; NULL: nothing):
+ * report.json's findings_text, so a client that comes back for a review
+ * that ended while nobody followed it has its findings. */
+void tnd_report_findings(tnd_report *self, const char *text);
+
 /* A person's answer to the escalation of attempt attempt: record is its
  * journal record (borrowed; kind, text, by, and who gave it: via, user,
  * key, address, as proto/client.h's tnd_client_who_add writes them). */

@@ -244,6 +244,7 @@ void tnd_loop_close(run *r)
     free(r->final_rel);
     free(r->last_rel);
     free(r->out_lost);
+    free(r->findings_text);
     free(r->last_diff);
     free(r->last_rationale);
     free(r->head);

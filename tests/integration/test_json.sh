@@ -100,9 +100,14 @@ expect_rc 1 "a half fix is rejected"
 one_document "$T/out"
 cmp -s "$T/out" "$(session_dir)/report.json" || fail "stdout is not report.json"
 expect_in "$T/out" '"status": "rejected"'
-expect_not_in "$T/out" "Suggested fix: Convert"
 expect_in "$T/out" '"suggested_fix": "Convert before dividing'
-pass "review --json prints the report, not the findings"
+# the text findings are inside the report (findings_text), not beside it
+/usr/bin/python3 - "$T/out" <<'PY' || fail "findings_text is not the text findings"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert "Suggested fix: Convert" in r["findings_text"], r["findings_text"]
+PY
+pass "review --json prints the report, with the findings inside it"
 
 run tandem review --repo "$T/demo" --config "$T/review.yaml" --json \
     --format sarif

@@ -69,7 +69,18 @@ expect_in "$T/err" "rejected: required skill test failed (exit 2)"
 expect_in "$T/out" "### test (\`make test\`): fail, exit 2"
 grep -q '^    return sum / count;$' "$T/b/stats.c" ||
     fail "the patch was applied to the user's tree"
-pass "submit --review --diff -: the patch goes with the request; a rejected change prints its findings"
+# detached, and attached once it ended: the findings come all the same,
+# from its report (attach gave the exit code and nothing on stdout)
+run tandem submit --review --detach --repo "$T/b" --diff - \
+    "make the failing test pass" <"$T/half.diff"
+expect_rc 0 "a detached review"
+hid=$(cat "$T/out")
+wait_for '"type":"finish"' "$T/b/.tandem/sessions/$hid/journal.jsonl" 30
+run tandem submit --attach "$hid"
+expect_rc 1 "attach to a rejected review that ended"
+expect_in "$T/out" "### test (\`make test\`): fail, exit 2"
+expect_in "$T/b/.tandem/sessions/$hid/report.json" '"findings_text": "'
+pass "submit --review --diff -: the patch goes with the request; a rejected change prints its findings, to a client that attaches after its end too"
 
 # what cannot be reviewed is said before anything runs
 run tandem submit --review --staged --repo "$T/b"

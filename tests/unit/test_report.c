@@ -345,6 +345,34 @@ static void approved_diff_is_in_the_report(void **state)
     tnd_report_destroy(&r);
 }
 
+/* What a review printed is in its report (findings_text), so a client
+ * that attaches after the end prints it; null when it printed nothing. */
+static void review_findings_are_in_the_report(void **state)
+{
+    tnd_report *r = tnd_report_new("S", "t", "/repo", NULL, 0);
+    json_object *o = NULL;
+    char *text;
+
+    (void)state;
+    tnd_report_review(r);
+    text = tnd_report_json(r);
+    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    assert_true(json_object_object_get_ex(o, "findings_text", NULL));
+    assert_null(json_object_object_get(o, "findings_text"));
+    json_object_put(o);
+    free(text);
+
+    tnd_report_findings(r, "### test (`make test`): fail, exit 2\n");
+    text = tnd_report_json(r);
+    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(o, "findings_text")),
+        "### test (`make test`): fail, exit 2\n");
+    json_object_put(o);
+    free(text);
+    tnd_report_destroy(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +383,7 @@ int main(void)
         cmocka_unit_test(unanswered_calls_are_counted_without_tokens),
         cmocka_unit_test(secrets_are_redacted),
         cmocka_unit_test(approved_diff_is_in_the_report),
+        cmocka_unit_test(review_findings_are_in_the_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
