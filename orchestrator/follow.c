@@ -204,13 +204,16 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
             put_out(s, "the report", text, strlen(text));
             free(text);
         } else if (s->json || (!s->wrote_out && r->exit_code == TND_EXIT_OK &&
-                               r->status && !r->report)) {
-            /* none came: there is none, or it was too large for a reply */
+                               !r->report)) {
+            /* none came: there is none, it was too large for a reply, or
+             * the server could not read it (said nothing when the
+             * session's directory was gone) */
             fprintf(stderr,
-                    "%s: session %s ended %s; its report did not come with "
+                    "%s: session %s ended%s%s; its report did not come with "
                     "the reply: read .tandem/sessions/%s/report.json in its "
                     "repository\n",
-                    s->me, r->session, r->status ? r->status : "", r->session);
+                    s->me, r->session, r->status ? " " : "",
+                    r->status ? r->status : "", r->session);
         } else if (!s->wrote_out && r->exit_code == TND_EXIT_OK &&
                    strcmp(tnd_json_str_or(r->report, "kind", ""), "run") == 0) {
             /* it ended while nobody followed it: the diff is in its

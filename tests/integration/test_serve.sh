@@ -380,6 +380,14 @@ run tandem submit --attach "$did"
 expect_rc 0 "attach to a session that ended in an earlier server"
 cmp -s "$(ls -d "$T"/*/.tandem/sessions/"$did")/final.diff" "$T/out" ||
     fail "attach to a session of an earlier server did not print its final.diff"
+# its report gone (the session removed since): the client says where the
+# report was, not nothing
+dd=$(ls -d "$T"/*/.tandem/sessions/"$did")
+mv "$dd/report.json" "$dd/report.json.away"
+run tandem submit --attach "$did"
+expect_rc 0 "attach to an ended session without its report"
+expect_in "$T/err" "session $did ended; its report did not come with the reply: read .tandem/sessions/$did/report.json"
+mv "$dd/report.json.away" "$dd/report.json"
 stop_serve
 start_serve --config "$T/late.yaml" --max-sessions 2
 run tandem submit --attach "$fid"
