@@ -36,7 +36,8 @@ int tnd_loop_with_content(run *r, tnd_audit_request *ar, const attempt *a)
     size_t n = 0;
 
     if (!r->content)
-        r->content = tnd_content_new(tnd_snapshot_path(r->base));
+        r->content = tnd_content_new(tnd_snapshot_path(r->base),
+                                     !tnd_snapshot_about(r->base)->git);
     if (tnd_content_tree(&tree, r->content) < 0 ||
         (a && tnd_content_changes(&changes, &n, r->content,
                                   tnd_workspace_path(r->ws),

@@ -22,6 +22,7 @@ struct tnd_content {
     char *base_dir;
     tnd_tree *tree;                 /* NULL until first asked */
     char stamp[TND_SHA256_HEX + 1]; /* the files' modes, with tree */
+    bool mtimes;                    /* ...and their mtimes */
     tnd_tree_change *changes;
     size_t nchanges;
     tnd_blob *blobs; /* the changed files' bytes */
@@ -29,11 +30,12 @@ struct tnd_content {
     size_t sent, sent_bytes;
 };
 
-tnd_content *tnd_content_new(const char *base_dir)
+tnd_content *tnd_content_new(const char *base_dir, bool mtimes)
 {
     tnd_content *c = tnd_xcalloc(1, sizeof(*c));
 
     c->base_dir = tnd_xstrdup(base_dir);
+    c->mtimes = mtimes;
     return c;
 }
 
@@ -124,12 +126,18 @@ static int add_links(tnd_tree_entry *e, size_t *n, char **links, size_t nl,
 }
 
 /* One file's whole mode (set-id, sticky, and every permission, not
- * only the owner's exec bit the manifest keeps) into the stamp h. */
-static void stamp_file(tnd_sha256 *h, const char *rel, const struct stat *st)
+ * only the owner's exec bit the manifest keeps), and its mtime when
+ * asked, into the stamp h (see content.h). */
+static void stamp_file(tnd_sha256 *h, const char *rel, const struct stat *st,
+                       bool mtime)
 {
-    char mode[16];
-    int n =
-        snprintf(mode, sizeof(mode), "%o ", (unsigned)(st->st_mode & 07777));
+    char mode[64];
+    int n = mtime ? snprintf(mode, sizeof(mode), "%o %lld.%09ld ",
+                             (unsigned)(st->st_mode & 07777),
+                             (long long)st->st_mtim.tv_sec,
+                             (long)st->st_mtim.tv_nsec)
+                  : snprintf(mode, sizeof(mode), "%o ",
+                             (unsigned)(st->st_mode & 07777));
 
     tnd_sha256_update(h, mode, (size_t)n);
     tnd_sha256_update(h, rel, strlen(rel) + 1); /* with its NUL: no path
@@ -170,7 +178,7 @@ int tnd_content_tree(const char **out, tnd_content *self)
             return -1;
         }
         tnd_sha256_hex(e[i].blob, data, len);
-        stamp_file(&stamp, files[i], &st);
+        stamp_file(&stamp, files[i], &st, self->mtimes);
         e[i].size = len;
         e[i].path = files[i];
         files[i] = NULL;

@@ -11,14 +11,16 @@
 #ifndef TND_CONTENT_H
 #define TND_CONTENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "proto/tree.h"
 
 typedef struct tnd_content tnd_content;
 
-/* For the snapshot in base_dir; nothing is read yet. */
-tnd_content *tnd_content_new(const char *base_dir);
+/* For the snapshot in base_dir; nothing is read yet. mtimes: the stamp
+ * has the files' mtimes too (see tnd_content_stamp). */
+tnd_content *tnd_content_new(const char *base_dir, bool mtimes);
 
 /* Free; sets *self_p to NULL; safe on NULL. */
 void tnd_content_destroy(tnd_content **self_p);
@@ -29,12 +31,19 @@ void tnd_content_destroy(tnd_content **self_p);
 int tnd_content_tree(const char **out, tnd_content *self);
 
 /* What the base's regular files hold besides their bytes and exec bit,
- * which the tree's hash has: a hash of each one's whole mode, made with
- * the tree (NULL before tnd_content_tree). A reviewer on this host uses
- * the workspace in place, a copy of the snapshot with the user's modes
- * kept (a read-only file, one others may write), and a skill sees them;
- * so a baseline is shared only by trees with the same stamp too
- * (baseline_reuse.c). Borrowed. */
+ * which the tree's hash has: a hash of each one's whole mode, and its
+ * mtime when made so, made with the tree (NULL before
+ * tnd_content_tree). A reviewer on this host uses the workspace in
+ * place, a copy of the snapshot with the user's modes and mtimes kept (a
+ * read-only file, one others may write, an object file older than its
+ * source), and a skill sees them; so a baseline is shared only by trees
+ * with the same stamp too (baseline_reuse.c). The mtimes are for a tree
+ * taken whole, which holds the user's build outputs: make goes by them,
+ * and the same bytes with a stale object newer than its source build
+ * otherwise (a shared baseline said what the other tree did). git's
+ * files are sources, each checkout or copy of them with its own mtimes,
+ * and keying on those would share no baseline between two clones of one
+ * commit. Borrowed. */
 const char *tnd_content_stamp(const tnd_content *self);
 
 /* The attempt's changes: each of touched (paths relative to ws_dir) as

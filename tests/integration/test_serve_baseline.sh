@@ -100,6 +100,8 @@ pass "a task on a changed tree runs its own baseline"
 for r in c d e; do
     repo $r
     echo "/* a third tree */" >>"$T/$r/stats.h"
+    # one tree: the same mtimes too (a tree taken whole is keyed on them)
+    touch -r "$T/c/stats.h" "$T/$r/stats.h"
 done
 rm "$GATE"
 pids=
@@ -187,6 +189,35 @@ expect_not_in "$T/err.14" "reused from"
 [ "$(baselines)" = 8 ] || fail "a tree with another nested .git reused tree k's baseline"
 expect_in "$T/err.14" "baseline: count pass, build FAIL"
 pass "a tree whose nested .git differs runs its own baseline"
+
+# ---- the same bytes with a stale output make another tree ---------------
+# A tree taken whole holds the user's build outputs with their mtimes,
+# and make goes by them. Trees n and o hold the same bytes; in n, gen.txt
+# is newer than gen.in (up to date), in o older (make regenerates it, and
+# that fails): o must run its own baseline, not be told its build passed.
+for r in n o; do
+    repo $r
+    echo in >"$T/$r/gen.in"
+    echo out >"$T/$r/gen.txt"
+    printf '
+stats.o: gen.txt
+gen.txt: gen.in
+	@echo "gen.txt is older than gen.in"; exit 1
+' \
+        >>"$T/$r/Makefile"
+    find "$T/$r" -exec touch -h -d '2026-01-01 00:00:00' {} +
+    touch -d '2026-01-01 01:00:00' "$T/$r/gen.txt"
+done
+touch -d '2026-01-01 00:30:00' "$T/n/gen.in"
+touch -d '2026-01-01 02:00:00' "$T/o/gen.in"
+submit 17 "$T/n"
+[ "$(baselines)" = 9 ] || fail "tree n did not run its own baseline"
+expect_in "$T/err.17" "build pass, test FAIL"
+tandem submit --repo "$T/o" "make the failing test pass" >"$T/out.18" 2>"$T/err.18"
+expect_not_in "$T/err.18" "reused from"
+[ "$(baselines)" = 10 ] || fail "tree n's bytes with a stale gen.txt reused its baseline"
+expect_in "$T/err.18" "baseline: count pass, build FAIL"
+pass "the same bytes with an output older than its source run their own baseline"
 stop_serve
 
 # ---- a deep nested .git on a session thread's stack ----------------------

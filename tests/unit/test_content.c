@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "common/error.h"
@@ -68,7 +69,7 @@ static void test_tree_changes_fill(void **state)
     put(ws, "a.c", "A\n");    /* written */
     put(ws, "new.c", "n\n");  /* created; b.c deleted */
     put(ws, "same.c", "s\n"); /* touched, unchanged */
-    c = tnd_content_new(base);
+    c = tnd_content_new(base, true);
     assert_int_equal(tnd_content_tree(&hash, c), 0);
     assert_int_equal(tnd_content_tree(&again, c), 0);
     assert_string_equal(hash, again); /* hashed once */
@@ -113,7 +114,7 @@ static void test_tree_changes_fill(void **state)
         assert_int_equal(tnd_fs_write(path, data, 20000), 0);
         free(path);
         tnd_content_destroy(&c);
-        c = tnd_content_new(base);
+        c = tnd_content_new(base, true);
         assert_int_equal(tnd_content_tree(&hash, c), 0);
         tnd_sha256_hex(big, data, 20000);
         assert_int_equal(tnd_content_fill(&blobs, &nb, c, asked, 8192), 0);
@@ -150,9 +151,10 @@ static void test_tree_changes_fill(void **state)
 /* The stamp: the files' whole modes, which the tree's hash leaves out
  * but for the exec bit, and a reviewer using the workspace in place
  * sees. */
-static char *stamp_of(const char *base, char tree[TND_SHA256_HEX + 1])
+static char *stamp_with(const char *base, char tree[TND_SHA256_HEX + 1],
+                        bool mtimes)
 {
-    tnd_content *c = tnd_content_new(base);
+    tnd_content *c = tnd_content_new(base, mtimes);
     const char *hash;
     char *stamp;
 
@@ -165,12 +167,18 @@ static char *stamp_of(const char *base, char tree[TND_SHA256_HEX + 1])
     return stamp;
 }
 
+static char *stamp_of(const char *base, char tree[TND_SHA256_HEX + 1])
+{
+    return stamp_with(base, tree, true);
+}
+
 static void test_stamp(void **state)
 {
     static const mode_t modes[] = {0444, 0666, 0600, 0640, 02644, 01644};
     char *base = tnd_fs_join(tmp, "stamped"), *path;
     char tree[TND_SHA256_HEX + 1], again[TND_SHA256_HEX + 1];
     char *first, *second;
+    struct stat st;
 
     (void)state;
     put(base, "config.h", "#define V 1\n");
@@ -194,6 +202,31 @@ static void test_stamp(void **state)
     second = stamp_of(base, again);
     assert_string_equal(first, second);
     free(second);
+    /* the same bytes and mode, another mtime (make rebuilds, or does
+     * not, by it): not the same stamp; the mtime back, the same again */
+    assert_int_equal(stat(path, &st), 0);
+    {
+        struct timespec times[2];
+        char *plain = stamp_with(base, again, false), *plain_then;
+        times[0] = st.st_atim;
+        times[1] = st.st_mtim;
+        times[1].tv_sec -= 3600;
+        assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+        second = stamp_of(base, again);
+        assert_string_equal(tree, again);
+        assert_string_not_equal(first, second);
+        free(second);
+        /* a stamp made without mtimes (git's files) stays */
+        plain_then = stamp_with(base, again, false);
+        assert_string_equal(plain, plain_then);
+        free(plain_then);
+        free(plain);
+        times[1] = st.st_mtim;
+        assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+        second = stamp_of(base, again);
+        assert_string_equal(first, second);
+        free(second);
+    }
     free(path);
     free(first);
     free(base);
