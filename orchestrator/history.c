@@ -65,7 +65,7 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
                       bool held_by_caller, json_object **records_out,
                       json_object **report_out)
 {
-    char *dir = tnd_xasprintf("%s/.tandem/sessions/%s", repo, id);
+    char *dir = tnd_session_dir_of(repo, id);
     char *path = tnd_fs_join(dir, "journal.jsonl"), *text = NULL;
     json_object *records = NULL, *report = NULL, *task;
     size_t len;

@@ -358,7 +358,7 @@ static void take_over(tnd_hub *h)
     }
     for (size_t i = 0; i < n; i++) {
         const char *repo = repos[i], *id = ids[i];
-        char *dir = tnd_xasprintf("%s/.tandem/sessions/%s", repo, id);
+        char *dir = tnd_session_dir_of(repo, id);
         char *path = tnd_fs_join(dir, "journal.jsonl");
         json_object *records = NULL;
         const char *last = "";

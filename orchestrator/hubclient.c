@@ -265,7 +265,7 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
          * (in this server or an earlier one): its outcome, the newest
          * (one that ended waiting for a person and was answered ended
          * again: a review found --attach saying 3 after approval) */
-        dir = tnd_xasprintf("%s/.tandem/sessions/%s", e.repo, e.id);
+        dir = tnd_session_dir_of(e.repo, e.id);
         body = tnd_hubsession_done_body(e.id, dir, e.code, &len);
         free(dir);
         answer(h, ev, true, body, len);

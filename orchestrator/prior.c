@@ -82,7 +82,7 @@ char *tnd_prior_approval(const char *repo, const char *rev, const char *diff)
         n++;
     for (size_t k = 0; k < n && k < TND_PRIOR_SESSIONS && !found; k++) {
         const char *id = ids[n - 1 - k]; /* newest first */
-        char *dir = tnd_xasprintf("%s/.tandem/sessions/%s", repo, id);
+        char *dir = tnd_session_dir_of(repo, id);
         if (holds(dir, "change.diff", diff) && approved_by_person(dir, rev))
             found = tnd_xstrdup(id);
         free(dir);

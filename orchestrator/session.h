@@ -108,6 +108,10 @@ const char *tnd_session_id(const tnd_session *self);
 /* Absolute path of the session directory. Borrowed. */
 const char *tnd_session_dir(const tnd_session *self);
 
+/* The directory session id has, or would have, in repo:
+ * REPO/.tandem/sessions/ID. Caller frees. */
+char *tnd_session_dir_of(const char *repo, const char *id);
+
 /* The path of a file in the session directory. Caller frees. */
 char *tnd_session_path(const tnd_session *self, const char *name);
 

@@ -182,7 +182,7 @@ static void add(watch *wt, const char *repo, const char *id)
     w = &wt->items[wt->n];
     memset(w, 0, sizeof(*w));
     w->id = tnd_xstrdup(id);
-    w->dir = tnd_xasprintf("%s/.tandem/sessions/%s", repo, id);
+    w->dir = tnd_session_dir_of(repo, id);
     snprintf(w->phase, sizeof(w->phase), "?");
     path = tnd_fs_join(w->dir, "journal.jsonl");
     if (tnd_journal_read(&records, path) == 0)
@@ -234,7 +234,7 @@ static void scan(watch *wt)
     }
     ids = tnd_session_list(wt->repo);
     for (char **p = ids; *p; p++) {
-        char *dir = tnd_xasprintf("%s/.tandem/sessions/%s", wt->repo, *p);
+        char *dir = tnd_session_dir_of(wt->repo, *p);
         if (tnd_session_locked(dir))
             add(wt, wt->repo, *p);
         free(dir);
