@@ -290,6 +290,19 @@ long tnd_journal_waiting_on(json_object *records)
     return 0;
 }
 
+int tnd_journal_sync(tnd_journal *self)
+{
+    if (self->broken)
+        return tnd_error_set("%s: an earlier write failed; nothing more is "
+                             "recorded",
+                             self->path);
+    if (fdatasync(self->fd) < 0) {
+        self->broken = true;
+        return tnd_error_sys("cannot sync the journal %s", self->path);
+    }
+    return 0;
+}
+
 bool tnd_journal_failed(const tnd_journal *self)
 {
     return self->broken;

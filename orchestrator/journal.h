@@ -67,6 +67,12 @@ int tnd_journal_status(tnd_session_status *out, json_object *records);
  * for a later question. */
 long tnd_journal_waiting_on(json_object *records);
 
+/* Make every record written so far durable (fdatasync): after a run of
+ * tnd_journal_note, one sync where each tnd_journal_append would have
+ * made its own. -1 with the error naming the file; the journal then
+ * refuses further appends, as after a failed append. */
+int tnd_journal_sync(tnd_journal *self);
+
 /* True once an append failed: the journal takes no more records. */
 bool tnd_journal_failed(const tnd_journal *self);
 
