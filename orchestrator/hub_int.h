@@ -31,6 +31,13 @@ struct tnd_hub {
     int64_t drain_deadline;
 };
 
+/* The exit code for a client that comes back to a session that ended
+ * with code, in dir: code, unless it ended waiting for a person
+ * (TND_EXIT_HUMAN) and its journal says it ended for good since (it was
+ * answered with no server running, which the accepted list never
+ * heard of). */
+int tnd_hub_code_now(const char *dir, int code);
+
 /* Sessions in state. */
 size_t tnd_hub_count(const tnd_hub *h, tnd_hubsession_state state);
 

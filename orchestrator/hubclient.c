@@ -266,7 +266,8 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
          * (one that ended waiting for a person and was answered ended
          * again: a review found --attach saying 3 after approval) */
         dir = tnd_session_dir_of(e.repo, e.id);
-        body = tnd_hubsession_done_body(e.id, dir, e.code, &len);
+        body = tnd_hubsession_done_body(e.id, dir,
+                                        tnd_hub_code_now(dir, e.code), &len);
         free(dir);
         answer(h, ev, true, body, len);
         return;

@@ -155,3 +155,14 @@ expect_rc 0 "budget with no server"
 expect_in "$T/err" "was run by tandem serve, which is not running; it goes on here"
 expect_in "$T/out" "+    return (double)sum / (double)count;"
 pass "with no server running, a served session is answered here"
+
+# the server before ended it waiting for a person (exit 3) and kept that
+# outcome; answered here since, it is approved: a client that comes back
+# to the next server gets the approval, not the exit 3 of a question
+# answered already
+start_serve --config "$T/one.yaml" --max-sessions 2
+run tandem submit --attach "$SID"
+expect_rc 0 "attach, after a restart, to a session answered with no server"
+expect_in "$T/out" "+    return (double)sum / (double)count;"
+stop_serve
+pass "a session answered with no server is told as it ended, not as it waited"
