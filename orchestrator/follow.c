@@ -203,11 +203,11 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
             text = tnd_json_pretty(r->report);
             put_out(s, "the report", text, strlen(text));
             free(text);
-        } else if (s->json || (!s->wrote_out && r->exit_code == TND_EXIT_OK &&
-                               !r->report)) {
+        } else if (s->json || (!s->wrote_out && !r->report)) {
             /* none came: there is none, it was too large for a reply, or
              * the server could not read it (said nothing when the
-             * session's directory was gone) */
+             * session's directory was gone; nor, whatever the exit code,
+             * of a rejected review, whose findings are in it) */
             fprintf(stderr,
                     "%s: session %s ended%s%s; its report did not come with "
                     "the reply: read .tandem/sessions/%s/report.json in its "

@@ -80,6 +80,13 @@ run tandem submit --attach "$hid"
 expect_rc 1 "attach to a rejected review that ended"
 expect_in "$T/out" "### test (\`make test\`): fail, exit 2"
 expect_in "$T/b/.tandem/sessions/$hid/report.json" '"findings_text": "'
+# its report gone (or too large for a reply): the findings cannot come,
+# and the client says where they are (it exited 1 without a word)
+mv "$T/b/.tandem/sessions/$hid/report.json" "$T/b/.tandem/sessions/$hid/report.away"
+run tandem submit --attach "$hid"
+expect_rc 1 "attach to a rejected review without its report"
+expect_in "$T/err" "session $hid ended; its report did not come with the reply: read .tandem/sessions/$hid/report.json"
+mv "$T/b/.tandem/sessions/$hid/report.away" "$T/b/.tandem/sessions/$hid/report.json"
 pass "submit --review --diff -: the patch goes with the request; a rejected change prints its findings, to a client that attaches after its end too"
 
 # what cannot be reviewed is said before anything runs
