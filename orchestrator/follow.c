@@ -182,6 +182,7 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
                     r->session, r->queued, r->queued == 1 ? "" : "s");
         return 0;
     case TND_CLIENT_OUTPUT:
+        s->heard = true;
         if (r->err ? s->quiet : s->json)
             return 0;
         if (r->err) {
@@ -203,11 +204,16 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
             text = tnd_json_pretty(r->report);
             put_out(s, "the report", text, strlen(text));
             free(text);
-        } else if (s->json || (!s->wrote_out && !r->report)) {
+        } else if (s->json ||
+                   (!s->wrote_out && !r->report &&
+                    (r->exit_code == TND_EXIT_OK || r->status || !s->heard))) {
             /* none came: there is none, it was too large for a reply, or
              * the server could not read it (said nothing when the
              * session's directory was gone; nor, whatever the exit code,
-             * of a rejected review, whose findings are in it) */
+             * to a client that heard nothing else of the session, as one
+             * attaching to a rejected review, whose findings are in it).
+             * A session that failed before it had a report said why in
+             * its output. */
             fprintf(stderr,
                     "%s: session %s ended%s%s; its report did not come with "
                     "the reply: read .tandem/sessions/%s/report.json in its "

@@ -41,6 +41,7 @@ typedef struct tnd_submit_client {
     const char *me;           /* "tandem submit", or "tandem" answering */
     bool answering;           /* tnd_submit_answer */
     bool wrote_out;           /* the session's stdout came */
+    bool heard;               /* any of its output came, stderr too */
     char *out_lost;           /* why what goes on stdout could not be written */
     json_object **status_out; /* a status reply is kept here, not shown */
 } tnd_submit_client;
