@@ -35,9 +35,15 @@ int tnd_loop_with_content(run *r, tnd_audit_request *ar, const attempt *a)
     const tnd_tree_change *changes = NULL;
     size_t n = 0;
 
-    if (!r->content)
-        r->content = tnd_content_new(tnd_snapshot_path(r->base),
-                                     !tnd_snapshot_about(r->base)->git);
+    if (!r->content) {
+        /* keyed on mtimes where build outputs may be: a tree taken
+         * whole, or git's files with untracked ones brought in
+         * (workspace.include_untracked) */
+        const tnd_snapshot_stats *about = tnd_snapshot_about(r->base);
+        r->content = tnd_content_new(
+            tnd_snapshot_path(r->base),
+            !about->git || (about->untracked_included && about->untracked > 0));
+    }
     if (tnd_content_tree(&tree, r->content) < 0 ||
         (a && tnd_content_changes(&changes, &n, r->content,
                                   tnd_workspace_path(r->ws),

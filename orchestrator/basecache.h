@@ -54,7 +54,8 @@ void tnd_basecache_destroy(tnd_basecache **self_p);
 
 /* The key of a baseline into out (64 hex digits): tree (the base tree's
  * hash, proto/tree.h, then tnd_content_stamp's, its files' whole modes,
- * and their mtimes for a tree taken whole, which a reviewer on this host
+ * and their mtimes for a tree taken whole or one with untracked files
+ * brought in (build outputs), which a reviewer on this host
  * sees in the workspace), dirs (the base
  * tree's directories, sorted and NULL-terminated, tnd_fs_list_dirs: the tree's
  * hash lists files and links only, and an empty directory is there for the

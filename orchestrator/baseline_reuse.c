@@ -235,10 +235,10 @@ int tnd_loop_baseline_reuse(run *r, const tnd_audit_request *ar,
         tnd_str_list_free(&dirs);
         return 0;
     }
-    /* the files' whole modes too (and a tree taken whole, their
-     * mtimes): a reviewer on this host runs the skills in the workspace,
-     * where they are the user's, and the tree's hash has only the exec
-     * bit */
+    /* the files' whole modes too (and where build outputs may be, their
+     * mtimes: tnd_loop_with_content): a reviewer on this host runs the skills
+     * in the workspace, where they are the user's, and the tree's hash has only
+     * the exec bit */
     stamp = r->content ? tnd_content_stamp(r->content) : NULL;
     stamped = tnd_xasprintf("%s %s %s", ar->tree, stamp ? stamp : "", git);
     tnd_basecache_key(key, r->cfg, stamped, dirs, service);

@@ -38,7 +38,9 @@ int tnd_content_tree(const char **out, tnd_content *self);
  * read-only file, one others may write, an object file older than its
  * source), and a skill sees them; so a baseline is shared only by trees
  * with the same stamp too (baseline_reuse.c). The mtimes are for a tree
- * taken whole, which holds the user's build outputs: make goes by them,
+ * taken whole, or git's files with untracked ones brought in
+ * (workspace.include_untracked), which hold the user's build outputs:
+ * make goes by them,
  * and the same bytes with a stale object newer than its source build
  * otherwise (a shared baseline said what the other tree did). git's
  * files are sources, each checkout or copy of them with its own mtimes,

@@ -308,3 +308,35 @@ expect_not_in "$T/err.8" "reused from"
     fail "with reuse off, a baseline says it was reused"
 stop_serve
 pass "gate.baseline_reuse_s: 0 runs every task's own baseline"
+
+# ---- git's files with untracked outputs brought in ----------------------
+# With workspace.include_untracked, a git tree's untracked files come in,
+# build outputs among them, with their mtimes: trees p and q are the same
+# commit with the same untracked gen.txt, older than gen.in in q only
+# (make regenerates it there, and that fails). q runs its own baseline.
+config "$T/untracked.yaml"
+printf 'workspace:\n  include_untracked: true\n' >>"$T/untracked.yaml"
+rm -f "$COUNTER"
+for r in p q; do
+    repo $r
+    echo in >"$T/$r/gen.in"
+    printf '\nstats.o: gen.txt\ngen.txt: gen.in\n\t@echo "gen.txt is older than gen.in"; exit 1\n' \
+        >>"$T/$r/Makefile"
+    (cd "$T/$r" && git init -q && git add -A &&
+        git -c user.email=t@example.com -c user.name=t commit -qm base) ||
+        fail "cannot make $r a git repository"
+    echo out >"$T/$r/gen.txt"
+    touch -d '2026-01-01 00:00:00' "$T/$r/gen.in"
+    touch -d '2026-01-01 01:00:00' "$T/$r/gen.txt"
+done
+touch -d '2026-01-01 02:00:00' "$T/q/gen.in"
+start_serve --config "$T/untracked.yaml" --max-sessions 4 --pool 1
+submit 19 "$T/p"
+[ "$(baselines)" = 1 ] || fail "tree p did not run its own baseline"
+expect_in "$T/err.19" "build pass, test FAIL"
+tandem submit --repo "$T/q" "make the failing test pass" >"$T/out.20" 2>"$T/err.20"
+expect_not_in "$T/err.20" "reused from"
+[ "$(baselines)" = 2 ] || fail "tree p's files with a stale untracked gen.txt reused its baseline"
+expect_in "$T/err.20" "baseline: count pass, build FAIL"
+stop_serve
+pass "git's files with an untracked output older than its source run their own baseline"
