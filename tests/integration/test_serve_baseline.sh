@@ -60,6 +60,29 @@ reused_from() {
 print(json.load(open(sys.argv[1]))["baseline"]["reused_from"])' "$1/report.json"
 }
 
+# own_baselines I A J B N WHAT: task I on tree A runs baseline N, where
+# the build passes; task J on tree B, whose bytes are A's but for WHAT,
+# runs its own, N + 1, where the build fails (B's attempts fail to build
+# too, so its exit code is not the point, its baseline is)
+own_baselines() {
+    submit "$1" "$T/$2"
+    [ "$(baselines)" = "$5" ] || fail "tree $2 did not run its own baseline"
+    expect_in "$T/err.$1" "build pass, test FAIL"
+    tandem submit --repo "$T/$4" "make the failing test pass" \
+        >"$T/out.$3" 2>"$T/err.$3"
+    expect_not_in "$T/err.$3" "reused from"
+    [ "$(baselines)" = $(($5 + 1)) ] || fail "tree $2's bytes with $6 reused its baseline"
+    expect_in "$T/err.$3" "baseline: count pass, build FAIL"
+}
+
+# gen_rule DIR: gen.in, and a rule that fails when make regenerates
+# gen.txt from it (that is, when gen.txt is older)
+gen_rule() {
+    echo in >"$1/gen.in"
+    printf '\nstats.o: gen.txt\ngen.txt: gen.in\n\t@echo "gen.txt is older than gen.in"; exit 1\n' \
+        >>"$1/Makefile"
+}
+
 config "$T/serve.yaml"
 repo a
 repo b
@@ -156,15 +179,7 @@ for r in i j; do
         >>"$T/$r/Makefile"
 done
 chmod 666 "$T/j/config.h"
-submit 11 "$T/i"
-[ "$(baselines)" = 5 ] || fail "tree i did not run its own baseline"
-expect_in "$T/err.11" "build pass, test FAIL"
-# j's attempts fail to build too (its cassette then differs): its exit
-# code is not the point, its baseline is
-tandem submit --repo "$T/j" "make the failing test pass" >"$T/out.12" 2>"$T/err.12"
-expect_not_in "$T/err.12" "reused from"
-[ "$(baselines)" = 6 ] || fail "tree i's bytes with another mode reused its baseline"
-expect_in "$T/err.12" "baseline: count pass, build FAIL"
+own_baselines 11 i 12 j 5 "a world-writable file"
 pass "the same bytes with a world-writable file run their own baseline"
 
 # ---- a nested .git makes another tree -----------------------------------
@@ -181,13 +196,7 @@ for r in k l; do
 done
 echo good >"$T/k/vendor/lib/.git/HEAD"
 echo bad >"$T/l/vendor/lib/.git/HEAD"
-submit 13 "$T/k"
-[ "$(baselines)" = 7 ] || fail "tree k did not run its own baseline"
-expect_in "$T/err.13" "build pass, test FAIL"
-tandem submit --repo "$T/l" "make the failing test pass" >"$T/out.14" 2>"$T/err.14"
-expect_not_in "$T/err.14" "reused from"
-[ "$(baselines)" = 8 ] || fail "a tree with another nested .git reused tree k's baseline"
-expect_in "$T/err.14" "baseline: count pass, build FAIL"
+own_baselines 13 k 14 l 7 "another nested .git"
 pass "a tree whose nested .git differs runs its own baseline"
 
 # ---- the same bytes with a stale output make another tree ---------------
@@ -197,26 +206,14 @@ pass "a tree whose nested .git differs runs its own baseline"
 # that fails): o must run its own baseline, not be told its build passed.
 for r in n o; do
     repo $r
-    echo in >"$T/$r/gen.in"
+    gen_rule "$T/$r"
     echo out >"$T/$r/gen.txt"
-    printf '
-stats.o: gen.txt
-gen.txt: gen.in
-	@echo "gen.txt is older than gen.in"; exit 1
-' \
-        >>"$T/$r/Makefile"
     find "$T/$r" -exec touch -h -d '2026-01-01 00:00:00' {} +
     touch -d '2026-01-01 01:00:00' "$T/$r/gen.txt"
 done
 touch -d '2026-01-01 00:30:00' "$T/n/gen.in"
 touch -d '2026-01-01 02:00:00' "$T/o/gen.in"
-submit 17 "$T/n"
-[ "$(baselines)" = 9 ] || fail "tree n did not run its own baseline"
-expect_in "$T/err.17" "build pass, test FAIL"
-tandem submit --repo "$T/o" "make the failing test pass" >"$T/out.18" 2>"$T/err.18"
-expect_not_in "$T/err.18" "reused from"
-[ "$(baselines)" = 10 ] || fail "tree n's bytes with a stale gen.txt reused its baseline"
-expect_in "$T/err.18" "baseline: count pass, build FAIL"
+own_baselines 17 n 18 o 9 "a stale gen.txt"
 pass "the same bytes with an output older than its source run their own baseline"
 stop_serve
 
@@ -319,9 +316,7 @@ printf 'workspace:\n  include_untracked: true\n' >>"$T/untracked.yaml"
 rm -f "$COUNTER"
 for r in p q; do
     repo $r
-    echo in >"$T/$r/gen.in"
-    printf '\nstats.o: gen.txt\ngen.txt: gen.in\n\t@echo "gen.txt is older than gen.in"; exit 1\n' \
-        >>"$T/$r/Makefile"
+    gen_rule "$T/$r"
     (cd "$T/$r" && git init -q && git add -A &&
         git -c user.email=t@example.com -c user.name=t commit -qm base) ||
         fail "cannot make $r a git repository"
@@ -331,12 +326,6 @@ for r in p q; do
 done
 touch -d '2026-01-01 02:00:00' "$T/q/gen.in"
 start_serve --config "$T/untracked.yaml" --max-sessions 4 --pool 1
-submit 19 "$T/p"
-[ "$(baselines)" = 1 ] || fail "tree p did not run its own baseline"
-expect_in "$T/err.19" "build pass, test FAIL"
-tandem submit --repo "$T/q" "make the failing test pass" >"$T/out.20" 2>"$T/err.20"
-expect_not_in "$T/err.20" "reused from"
-[ "$(baselines)" = 2 ] || fail "tree p's files with a stale untracked gen.txt reused its baseline"
-expect_in "$T/err.20" "baseline: count pass, build FAIL"
+own_baselines 19 p 20 q 1 "a stale untracked gen.txt"
 stop_serve
 pass "git's files with an untracked output older than its source run their own baseline"
