@@ -316,32 +316,38 @@ static void secrets_are_redacted(void **state)
     tnd_report_destroy(&r);
 }
 
+/* The report's text, parsed (caller puts it). */
+static json_object *parsed(const tnd_report *r)
+{
+    char *text = tnd_report_json(r);
+    json_object *o = NULL;
+
+    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    free(text);
+    return o;
+}
+
 /* An approved change is in the report itself (final_diff_text), so
  * `--json` readers need no file; without one it is null. */
 static void approved_diff_is_in_the_report(void **state)
 {
     tnd_report *r = tnd_report_new("S", "t", "/repo", NULL, 0);
     const char *diff = "--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-a\n+b\n";
-    json_object *o = NULL;
-    char *text;
+    json_object *o;
 
     (void)state;
-    text = tnd_report_json(r);
-    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    o = parsed(r);
     assert_true(json_object_object_get_ex(o, "final_diff_text", NULL));
     assert_null(json_object_object_get(o, "final_diff_text"));
     json_object_put(o);
-    free(text);
 
     tnd_report_approved(r, diff);
     tnd_report_outcome(r, "approved", "ok", 1, "f.diff", "a1.diff", 1);
-    text = tnd_report_json(r);
-    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    o = parsed(r);
     assert_string_equal(
         json_object_get_string(json_object_object_get(o, "final_diff_text")),
         diff);
     json_object_put(o);
-    free(text);
     tnd_report_destroy(&r);
 }
 
@@ -350,26 +356,21 @@ static void approved_diff_is_in_the_report(void **state)
 static void review_findings_are_in_the_report(void **state)
 {
     tnd_report *r = tnd_report_new("S", "t", "/repo", NULL, 0);
-    json_object *o = NULL;
-    char *text;
+    json_object *o;
 
     (void)state;
     tnd_report_review(r);
-    text = tnd_report_json(r);
-    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    o = parsed(r);
     assert_true(json_object_object_get_ex(o, "findings_text", NULL));
     assert_null(json_object_object_get(o, "findings_text"));
     json_object_put(o);
-    free(text);
 
     tnd_report_findings(r, "### test (`make test`): fail, exit 2\n");
-    text = tnd_report_json(r);
-    assert_int_equal(tnd_json_parse(&o, text, strlen(text)), 0);
+    o = parsed(r);
     assert_string_equal(
         json_object_get_string(json_object_object_get(o, "findings_text")),
         "### test (`make test`): fail, exit 2\n");
     json_object_put(o);
-    free(text);
     tnd_report_destroy(&r);
 }
 
