@@ -24,6 +24,7 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/git.h"
+#include "orchestrator/rundir.h"
 #include "orchestrator/unidiff.h"
 #include "proto/body.h"
 #include "proto/code.h"
@@ -506,35 +507,90 @@ static int clean_paths(const char *repo, char **paths)
     return rc;
 }
 
-/* The created files git does not know yet go into the index, then the
- * patch's paths, and only they, are committed. */
-static int commit_paths(tnd_apply_result *r, const char *repo,
-                        const tnd_patch *patch, const char *message)
+/* The user's index, for the paths the commit took, made to agree with
+ * the commit (as `git commit --only` leaves it): else `git status` would
+ * show the change staged backwards. Whatever else is staged stays. */
+static int refresh_index(const char *repo, char **paths)
 {
-    const char *add[] = {"--literal-pathspecs", "add", NULL};
-    const char *commit[] = {"--literal-pathspecs",
-                            "commit",
-                            "--no-verify",
-                            "--only",
-                            "--quiet",
-                            "-m",
-                            message,
-                            NULL};
-    const char *head[] = {"rev-parse", "HEAD", NULL};
-    char **created = tnd_xcalloc(patch->nfiles + 1, sizeof(char *));
-    size_t n = 0;
-    int rc = 0;
+    const char *reset[] = {"--literal-pathspecs", "reset", "-q", NULL};
 
-    for (size_t i = 0; i < patch->nfiles; i++)
-        if (patch->files[i].created)
-            created[n++] = patch->files[i].path;
-    if (n > 0)
-        rc = git(NULL, repo, add, created);
+    if (git(NULL, repo, reset, paths) < 0)
+        return tnd_error_set("committed, but git's index was not updated "
+                             "for the files the commit took (%s); run "
+                             "`git reset -q -- FILES` on them before your "
+                             "next commit",
+                             tnd_error_last());
+    return 0;
+}
+
+/* The commit: the audited patch on the audited commit (base, "" before
+ * the first), and nothing else. It is built from the patch alone, in an
+ * index of its own (git apply --cached, write-tree, commit-tree), never
+ * from the files in the tree: an edit of the user's saved after
+ * clean_paths looked cannot get in. update-ref moves HEAD only while it
+ * still names base, so a commit or a checkout made meanwhile is not
+ * built on, and not lost. Sets r->commit; 0, or -1 with the error set. */
+static int commit_patch(tnd_apply_result *r, const char *repo,
+                        const char *patch_file, const char *prefix,
+                        const char *base, const char *message)
+{
+    char *dir = *prefix ? tnd_xasprintf("--directory=%s", prefix) : NULL;
+    const char *read_tree[] = {"git", "read-tree", base, NULL};
+    const char *apply[] = {"git",
+                           "apply",
+                           "--cached",
+                           "--whitespace=nowarn",
+                           dir ? dir : patch_file,
+                           dir ? patch_file : NULL,
+                           NULL};
+    const char *write_tree[] = {"git", "write-tree", NULL};
+    const char *commit_tree[] = {"git",   "commit-tree",       NULL, "-m",
+                                 message, *base ? "-p" : NULL, base, NULL};
+    char *runtime = tnd_rundir_base(), *index = NULL, *tree = NULL;
+    char *reflog = NULL, *subject;
+    tnd_rundir *tmp = runtime ? tnd_rundir_new(runtime, NULL, NULL, 0) : NULL;
+    int rc = tmp ? 0 : -1;
+
+    if (tmp)
+        index = tnd_fs_join(tnd_rundir_path(tmp), "commit.index");
+    /* no index file is an empty index: the first commit's */
+    if (rc == 0 && *base)
+        rc = tnd_git_run_index(NULL, NULL, repo, index, read_tree, GIT_OUT_MAX);
     if (rc == 0)
-        rc = git(NULL, repo, commit, r->paths);
-    if (rc == 0 && git(&r->commit, repo, head, NULL) == 0 && r->commit)
+        rc = tnd_git_run_index(NULL, NULL, repo, index, apply, GIT_OUT_MAX);
+    if (rc == 0)
+        rc = tnd_git_run_index(&tree, NULL, repo, index, write_tree,
+                               GIT_OUT_MAX);
+    if (rc == 0 && tree) {
+        tree[strcspn(tree, "\n")] = '\0';
+        commit_tree[2] = tree;
+        rc = tnd_git_run(&r->commit, NULL, repo, commit_tree, GIT_OUT_MAX);
+    }
+    if (rc == 0 && r->commit) {
+        const char *update[] = {"update-ref", "-m", NULL, "HEAD",
+                                r->commit,    base, NULL};
+
         r->commit[strcspn(r->commit, "\n")] = '\0';
-    free(created);
+        subject = subject_of(message);
+        update[2] = reflog = tnd_xasprintf("commit (tandem): %s", subject);
+        free(subject);
+        if (git(NULL, repo, update, NULL) < 0) {
+            rc = tnd_error_set("HEAD moved while the change went in (a "
+                               "commit, a checkout or a reset of yours): "
+                               "%s",
+                               tnd_error_last());
+            free(r->commit);
+            r->commit = NULL;
+        }
+    }
+    if (rc == 0 && !r->commit)
+        rc = tnd_error_set("git made no commit of the patch");
+    free(reflog);
+    free(tree);
+    free(index);
+    tnd_rundir_destroy(&tmp, false);
+    free(runtime);
+    free(dir);
     return rc < 0 ? -1 : 0;
 }
 
@@ -619,7 +675,7 @@ int tnd_apply_patch(tnd_apply_result *out, const char *repo, const char *diff,
                     const char *message, const char *head)
 {
     tnd_patch patch;
-    char *prefix = NULL;
+    char *prefix = NULL, *base = NULL;
     int rc = 1;
 
     memset(out, 0, sizeof(*out));
@@ -649,17 +705,22 @@ int tnd_apply_patch(tnd_apply_result *out, const char *repo, const char *diff,
     }
     out->applied = true;
     if (mode == TND_APPLY_COMMIT) {
-        if (commit_paths(out, repo, &patch, message) < 0) {
+        base = head ? tnd_xstrdup(head) : tnd_apply_head(repo);
+        if (commit_patch(out, repo, patch_file, prefix, base, message) < 0) {
             out->why = tnd_xasprintf("applied, but not committed: %s",
                                      tnd_error_last());
             goto done;
         }
         out->committed = true;
+        /* done as asked: a stale index is said, not an exit 5 */
+        if (refresh_index(repo, out->paths) < 0)
+            out->why = tnd_xstrdup(tnd_error_last());
     }
     rc = 0;
 done:
     tnd_patch_clear(&patch);
     free(prefix);
+    free(base);
     return rc;
 }
 

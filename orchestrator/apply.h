@@ -10,12 +10,16 @@
  * exactly once, byte for byte; a created file must not exist; a deleted
  * file must hold exactly what the patch removes).
  *
- * A commit holds the patch and nothing else: the files it touches must
- * have no changes of the user's (staged, unstaged or untracked) before it
- * is applied, and `git commit --only -- PATHS` leaves whatever else the
- * user staged staged and out of the commit. Commit hooks are not run
- * (--no-verify): the change has just passed tandem's own gate. git runs
- * with an argv, never a shell. */
+ * A commit holds the patch and nothing else: it is built from the patch
+ * on the audited commit in an index of its own (apply --cached,
+ * write-tree, commit-tree), never from the files in the tree, and HEAD
+ * moves to it only while it still names the audited commit (update-ref
+ * with the old value). The files it touches must have no changes of the
+ * user's (staged, unstaged or untracked) before it is applied, so the
+ * tree then holds what the commit does; whatever else the user staged
+ * stays staged and out of the commit. Commit hooks are not run: the
+ * change has just passed tandem's own gate. git runs with an argv, never
+ * a shell. */
 #ifndef TND_APPLY_H
 #define TND_APPLY_H
 
@@ -37,7 +41,8 @@ typedef struct tnd_apply_result {
     bool committed; /* and a commit holds it (--commit) */
     char *commit;   /* that commit's id, or NULL */
     char *why;      /* why not applied or not committed; NULL when all that
-                       was asked is done */
+                       was asked is done, or, committed, a warning (git's
+                       index not brought up to date) */
     char **paths;   /* the files the patch touches, relative to the tree,
                        NULL-terminated */
 } tnd_apply_result;
@@ -56,7 +61,8 @@ int tnd_apply_can_commit(const char *repo);
  * head, the commit HEAD named when the change's base was taken
  * (tnd_apply_head), or NULL: with TND_APPLY_COMMIT nothing is applied
  * unless HEAD names it still (a checkout during the run put the commit
- * on another branch, onto a tree nobody audited). */
+ * on another branch, onto a tree nobody audited), and it is committed
+ * only while HEAD names it as the commit is made. */
 int tnd_apply_patch(tnd_apply_result *out, const char *repo, const char *diff,
                     const char *patch_file, tnd_apply_mode mode,
                     const char *message, const char *head);

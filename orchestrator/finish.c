@@ -143,10 +143,12 @@ static int put_in_tree(run *r)
                              r->head);
         free(msg);
     }
-    if (res.committed)
+    if (res.committed) {
         fprintf(r->err, "tandem: committed the approved change as %.12s: %s\n",
                 res.commit ? res.commit : "HEAD", what = files_line(res.paths));
-    else if (res.applied && rc == 0)
+        if (res.why)
+            fprintf(r->err, "tandem: warning: %s\n", res.why);
+    } else if (res.applied && rc == 0)
         fprintf(r->err, "tandem: applied the approved change to %s: %s\n",
                 r->repo, what = files_line(res.paths));
     else if (res.applied)

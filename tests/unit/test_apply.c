@@ -576,6 +576,132 @@ static void a_created_file_is_committed_from_a_subdirectory(void **state)
     free(top);
 }
 
+/* A git first on PATH that, once the patch is in the tree (`git apply`,
+ * not --check, not --cached), runs the script DIR/meanwhile: the user,
+ * between tandem's look at the tree and its commit. Returns the PATH
+ * to restore (caller frees). */
+static char *git_with_meanwhile(const char *dir, const char *meanwhile)
+{
+    char *bin = tnd_fs_join(dir, ".bin"), *real, *path, *old;
+    char *wrapper;
+
+    real = sh_out("command -v git");
+    assert_true(*real == '/');
+    wrapper =
+        tnd_xasprintf("#!/bin/sh\n"
+                      "'%s' \"$@\" || exit $?\n"
+                      "case \" $* \" in *' --check '* | *' --cached '*) ;;\n"
+                      "*' apply '*) sh '%s/meanwhile' ;; esac\n",
+                      real, dir);
+    put(dir, "meanwhile", meanwhile);
+    put(bin, "git", wrapper);
+    sh("chmod +x '%s/git'", bin);
+    old = tnd_xstrdup(getenv("PATH"));
+    path = tnd_xasprintf("%s:%s", bin, old);
+    setenv("PATH", path, 1);
+    free(path);
+    free(wrapper);
+    free(real);
+    free(bin);
+    return old;
+}
+
+/* An edit the user saves after tandem looked at the patch's files, and
+ * before the commit, stays theirs: the commit is built from the patch,
+ * never from the tree. `git commit --only` took it into the commit. */
+static void an_edit_made_before_the_commit_stays_out_of_it(void **state)
+{
+    char *dir = git_repo("git-window"), *file, *diff, *out, *path;
+    const char *mine = "one\ntwo\nthree\nfour\nFIVE\nsix\nseven\neight\n"
+                       "nine\nten\neleven, mine\n";
+    tnd_apply_result r;
+
+    (void)state;
+    diff = patch(dir, "a.txt", lines10, changed10, &file);
+    path = git_with_meanwhile(dir, "echo 'eleven, mine' >>a.txt\n");
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "Shout", NULL),
+        0);
+    setenv("PATH", path, 1);
+    assert_true(r.committed);
+    assert_null(r.why);
+    out = sh_out("cd '%s' && git show HEAD:a.txt", dir);
+    assert_string_equal(out, "one\ntwo\nthree\nfour\nFIVE\nsix\nseven\n"
+                             "eight\nnine\nten");
+    free(out);
+    assert_file(dir, "a.txt", mine);
+    out = sh_out("cd '%s' && git status --porcelain", dir);
+    assert_string_equal(out, " M a.txt\n?? .bin/\n?? meanwhile");
+    free(out);
+    tnd_apply_result_clear(&r);
+    free(path);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
+/* A commit of the user's made after tandem checked HEAD, and before its
+ * own: HEAD is not moved from under it, and the change is not committed
+ * onto a tree nobody audited (exit 5, applied but not committed). */
+static void a_commit_made_before_tandems_is_not_built_on(void **state)
+{
+    char *dir = git_repo("git-window-head"), *file, *diff, *out, *path;
+    char *head;
+    tnd_apply_result r;
+
+    (void)state;
+    diff = patch(dir, "a.txt", lines10, changed10, &file);
+    head = tnd_apply_head(dir);
+    path = git_with_meanwhile(dir, "git commit -q --allow-empty -m mine\n");
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "Shout", head),
+        1);
+    setenv("PATH", path, 1);
+    assert_true(r.applied);
+    assert_false(r.committed);
+    assert_null(r.commit);
+    assert_non_null(strstr(r.why, "HEAD moved while the change went in"));
+    assert_file(dir, "a.txt", changed10);
+    out = sh_out("cd '%s' && git log --format=%%s", dir);
+    assert_string_equal(out, "mine\nbase");
+    free(out);
+    tnd_apply_result_clear(&r);
+    free(head);
+    free(path);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
+/* git's index held by someone else when the commit is made: the commit
+ * stands, and the user is told how to bring the index up to date. */
+static void a_commit_with_the_index_locked_says_so(void **state)
+{
+    char *dir = git_repo("git-window-lock"), *file, *diff, *out, *path;
+    tnd_apply_result r;
+
+    (void)state;
+    diff = patch(dir, "a.txt", lines10, changed10, &file);
+    path = git_with_meanwhile(dir, "touch .git/index.lock\n");
+    assert_int_equal(
+        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "Shout", NULL),
+        0);
+    setenv("PATH", path, 1);
+    assert_true(r.committed);
+    assert_non_null(r.why);
+    assert_non_null(strstr(r.why, "committed, but git's index was not "
+                                  "updated"));
+    assert_non_null(strstr(r.why, "git reset -q -- FILES"));
+    out = sh_out("cd '%s' && git log --format=%%s", dir);
+    assert_string_equal(out, "Shout\nbase");
+    free(out);
+    tnd_apply_result_clear(&r);
+    free(path);
+    free(diff);
+    free(file);
+    free(dir);
+}
+
 static void the_report_says_what_was_done(void **state)
 {
     char *paths[] = {(char *)"a.txt", NULL};
@@ -625,6 +751,9 @@ int main(void)
         cmocka_unit_test(a_commit_of_a_file_with_changes_of_yours_is_refused),
         cmocka_unit_test(a_commit_onto_a_moved_head_is_refused),
         cmocka_unit_test(a_created_file_is_committed_from_a_subdirectory),
+        cmocka_unit_test(an_edit_made_before_the_commit_stays_out_of_it),
+        cmocka_unit_test(a_commit_made_before_tandems_is_not_built_on),
+        cmocka_unit_test(a_commit_with_the_index_locked_says_so),
         cmocka_unit_test(the_report_says_what_was_done),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
