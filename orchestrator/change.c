@@ -273,6 +273,18 @@ int tnd_change_load(tnd_change *c, const char *repo, const char *diff_file,
     return export(c, repo, rundir_base);
 }
 
+int tnd_change_export(tnd_change *c, const char *repo, const char *rev,
+                      const char *rundir_base)
+{
+    memset(c, 0, sizeof(*c));
+    c->rev = rev && *rev ? tnd_xstrdup(rev) : unborn_base(repo);
+    if (!c->rev)
+        return tnd_error_set("%s has no commit, and is no branch before "
+                             "its first one",
+                             repo);
+    return export(c, repo, rundir_base) < 0 ? -1 : 0;
+}
+
 void tnd_change_clear(tnd_change *c)
 {
     tnd_rundir_destroy(&c->tmp, false);

@@ -51,6 +51,15 @@ int tnd_change_load(tnd_change *c, const char *repo, const char *diff_file,
                     const char *label, bool staged, const char *rev,
                     const char *rundir_base);
 
+/* No change, only a base: the tree of commit rev (NULL or "": the empty
+ * tree, before a branch's first commit) exported as above into a runtime
+ * directory made in rundir_base. c->base names it and c->rev the commit;
+ * c->diff stays NULL. For `tandem run --commit`, whose audit must be of
+ * the tree it commits onto, not the work tree's files. 0, or -1 with the
+ * error set. */
+int tnd_change_export(tnd_change *c, const char *repo, const char *rev,
+                      const char *rundir_base);
+
 /* Free, and remove the exported tree. Safe on a zeroed change. */
 void tnd_change_clear(tnd_change *c);
 

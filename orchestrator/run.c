@@ -370,41 +370,75 @@ static void close_events(run *r)
     tnd_events_destroy(&r->events);
 }
 
+/* --commit: the base is the commit the change will be committed onto,
+ * HEAD's tree exported, never the work tree's files. An uncommitted fix
+ * of the user's elsewhere (a Makefile mended, a header added) made the
+ * audit pass, and the commit, without it, did not build. The commit is
+ * journaled with the workspace, so a resume audits the same one. */
+static int commit_base(run *r)
+{
+    long i = tnd_loop_find(r, "workspace", 0, 0);
+    const char *kept =
+        i >= 0 ? tnd_json_str_or(tnd_journal_record(r->journal, (size_t)i),
+                                 "commit", NULL)
+               : NULL;
+    char *runtime = tnd_rundir_base();
+    int rc = -1;
+
+    if (!r->head)
+        r->head = kept ? tnd_xstrdup(kept) : tnd_apply_head(r->repo);
+    if (runtime)
+        rc = tnd_change_export(&r->change, r->repo, r->head, runtime);
+    free(runtime);
+    return rc;
+}
+
 /* The task's base and the workspace, in the run's private runtime
- * directory. A review of git changes has its base exported from the
- * commit; the rest take the repository's tracked files. */
+ * directory. A review of git changes, and a run that commits, have
+ * their base exported from the commit; the rest take the repository's
+ * tracked files. */
 static int make_workspace(run *r)
 {
     const char *runtime = tnd_crew_runtime(r->crew);
     char *base_dir = tnd_fs_join(runtime, "base");
     char *ws_dir = tnd_fs_join(runtime, "workspace");
     bool incremental = r->cfg->workspace.incremental;
+    bool commit = r->opts.apply == TND_APPLY_COMMIT && !r->opts.review;
     tnd_snapshot_options so = {
         .include_untracked = r->cfg->workspace.include_untracked,
-        .whole = r->opts.review && r->change.tmp,
         .max_bytes = r->cfg->orchestrator.workspace_max_bytes,
     };
+    json_object *step;
     char *what;
     int rc = -1;
 
-    /* --commit commits onto the commit the change is audited on */
-    if (r->opts.apply == TND_APPLY_COMMIT && !r->opts.review && !r->head)
-        r->head = tnd_apply_head(r->repo);
-    r->base = tnd_snapshot_new(r->opts.review ? r->change.base : r->repo,
-                               base_dir, &so);
+    if (commit && commit_base(r) < 0)
+        goto out;
+    so.whole = r->change.tmp != NULL; /* an exported commit */
+    r->base = tnd_snapshot_new(
+        r->opts.review || commit ? r->change.base : r->repo, base_dir, &so);
     if (!r->base || !(r->ws = tnd_workspace_new(r->base, ws_dir, incremental)))
         goto out;
     tnd_report_workspace(r->report, tnd_snapshot_json(r->base, incremental));
     /* once per session: what the first run's tree held */
-    if (tnd_loop_find(r, "workspace", 0, 0) < 0 &&
-        tnd_loop_step(r, "workspace", tnd_snapshot_json(r->base, incremental)) <
-            0)
-        goto out;
+    if (tnd_loop_find(r, "workspace", 0, 0) < 0) {
+        step = tnd_snapshot_json(r->base, incremental);
+        if (commit)
+            json_object_object_add(step, "commit",
+                                   json_object_new_string(r->head));
+        if (tnd_loop_step(r, "workspace", step) < 0)
+            goto out;
+    }
     what = tnd_snapshot_describe(r->base);
-    tnd_loop_say(r, "workspace: %s%s", what,
+    tnd_loop_say(r, "workspace: %s%s%s%.12s%s", what,
                  incremental ? "; build outputs stay between attempts "
                                "(workspace.incremental)"
-                             : "");
+                             : "",
+                 commit ? "; the tree of the commit --commit builds on, "
+                          "without your uncommitted changes ("
+                        : "",
+                 commit ? (*r->head ? r->head : "no commit yet") : "",
+                 commit ? ")" : "");
     free(what);
     rc = 0;
 out:

@@ -14,6 +14,7 @@ CASSETTE=$TOP/examples/demo/cassette.json
 #   other     another file, and stats.c far from the hunk
 #   readme    another file only
 #   checkout  the branch "other" checked out (it breaks the build)
+#   look      none: the tree the skill builds is kept, as $T/seen
 # Each edit is made once, however often the skill runs; then the tree as
 # the user left it (without .tandem/) is copied to $T/expected.
 cat >"$T/edit.sh" <<SH
@@ -28,6 +29,8 @@ other)
         '$T/demo/stats.c' ;;
 checkout)
     git -C '$T/demo' checkout -q other ;;
+look)
+    rm -rf '$T/seen' && mkdir '$T/seen' && cp -R . '$T/seen/' ;;
 esac
 case \$mode in
 other | readme)
@@ -204,6 +207,28 @@ expect_in "$T/committed.diff" "+    return (double)sum / (double)count;"
 apply_of >"$T/apply"
 expect_in "$T/apply" "('commit', True, True, 'git', ['stats.c'], '')"
 pass "--commit: only the patch's files are committed; staged and unstaged work stays as it was"
+
+# --commit audits the tree it commits onto: HEAD's, without the user's
+# uncommitted changes. It audited the work tree's files, so a Makefile
+# the user had mended, uncommitted, made the build pass, and the commit,
+# on HEAD's broken Makefile, did not build (exit 0, committed).
+git_demo look
+(cd "$T/demo" && git stash -q &&
+    printf '\n$(error HEAD does not build)\n' >>Makefile &&
+    git commit -q -am 'breaks the build' && git stash pop -q --index &&
+    sed -i '/HEAD does not build/d' Makefile) ||
+    fail "cannot mend the Makefile in the work tree"
+run tandem run --commit --repo "$T/demo" "make the failing test pass"
+[ -f "$T/seen/Makefile" ] || fail "the build skill never ran: $(cat "$T/err")"
+expect_in "$T/seen/Makefile" "HEAD does not build"
+expect_not_in "$T/seen/stats.h" "/* staged */"
+expect_not_in "$T/seen/test_stats.c" "/* unstaged */"
+expect_in "$T/err" "the tree of the commit --commit builds on, without your uncommitted changes ("
+[ "$(cd "$T/demo" && git log --format=%s -1)" = "breaks the build" ] ||
+    fail "a commit was made on a tree whose build fails: $(cd "$T/demo" && git log --oneline)"
+expect_in "$T/demo/Makefile" "test: " # the user's mended Makefile, as it was
+expect_not_in "$T/demo/Makefile" "HEAD does not build"
+pass "--commit audits HEAD's tree, not the work tree's uncommitted changes"
 
 # HEAD moved during the run: a checkout of another branch, whose tree
 # nobody audited (it does not build). --commit committed the patch onto
