@@ -67,6 +67,8 @@ static int restore_options(run *r, json_object *task,
     r->opts.record = own(r, 4, tnd_json_str_or(task, "record", NULL));
     r->opts.keep_workspace = false;
     r->opts.insecure = tnd_json_bool_or(task, "insecure", false);
+    /* the first run's base was HEAD's tree: so is the resume's */
+    r->opts.on_head = tnd_json_bool_or(task, "on_head", false);
     r->opts.quiet = o->quiet;
     r->opts.verbose = o->verbose;
     if (o->same) /* the run that asked goes on */

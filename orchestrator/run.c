@@ -375,6 +375,12 @@ static void close_events(run *r)
  * of the user's elsewhere (a Makefile mended, a header added) made the
  * audit pass, and the commit, without it, did not build. The commit is
  * journaled with the workspace, so a resume audits the same one. */
+static bool on_head(const run *r)
+{
+    return (r->opts.on_head || r->opts.apply == TND_APPLY_COMMIT) &&
+           !r->opts.review;
+}
+
 static int commit_base(run *r)
 {
     long i = tnd_loop_find(r, "workspace", 0, 0);
@@ -403,7 +409,7 @@ static int make_workspace(run *r)
     char *base_dir = tnd_fs_join(runtime, "base");
     char *ws_dir = tnd_fs_join(runtime, "workspace");
     bool incremental = r->cfg->workspace.incremental;
-    bool commit = r->opts.apply == TND_APPLY_COMMIT && !r->opts.review;
+    bool commit = on_head(r);
     tnd_snapshot_options so = {
         .include_untracked = r->cfg->workspace.include_untracked,
         .max_bytes = r->cfg->orchestrator.workspace_max_bytes,
@@ -539,6 +545,8 @@ static json_object *task_record(const run *r, int64_t started_wall)
     json_object_object_add(f, "ordinal", json_object_new_int64(r->ordinal));
     if (r->opts.insecure)
         json_object_object_add(f, "insecure", json_object_new_boolean(true));
+    if (on_head(r))
+        json_object_object_add(f, "on_head", json_object_new_boolean(true));
     if (r->host) /* answers go to a server, when one runs */
         json_object_object_add(f, "served", json_object_new_boolean(true));
     if (r->opts.by && r->opts.by->via != TND_CLIENT_VIA_NONE) {

@@ -63,6 +63,10 @@ typedef struct tnd_run_options {
     bool keep_workspace;    /* leave the workspace for inspection */
     tnd_apply_mode apply;   /* run --apply, --commit: put an approved change
                                into the tree (and commit it) */
+    bool on_head;           /* the base is HEAD's tree, not the work tree's
+                               files: the commit a commit of the change goes
+                               onto (--commit sets it too; kept in the task
+                               record, so a resume has it) */
     bool review;            /* `tandem review`: audit an existing change,
                                no coder, one attempt */
     const char *diff;       /* review: a patch file ("-": stdin); NULL: the

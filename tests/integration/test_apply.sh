@@ -15,6 +15,7 @@ CASSETTE=$TOP/examples/demo/cassette.json
 #   readme    another file only
 #   checkout  the branch "other" checked out (it breaks the build)
 #   look      none: the tree the skill builds is kept, as $T/seen
+#   kill      none: the run is killed (SIGKILL), once
 # Each edit is made once, however often the skill runs; then the tree as
 # the user left it (without .tandem/) is copied to $T/expected.
 cat >"$T/edit.sh" <<SH
@@ -31,6 +32,12 @@ checkout)
     git -C '$T/demo' checkout -q other ;;
 look)
     rm -rf '$T/seen' && mkdir '$T/seen' && cp -R . '$T/seen/' ;;
+kill)
+    if [ ! -e '$T/killed' ]; then
+        touch '$T/killed'
+        pkill -KILL -f -- '--repo $T/demo'
+        sleep 60 # the agent running this dies with the run
+    fi ;;
 esac
 case \$mode in
 other | readme)
@@ -229,6 +236,28 @@ expect_in "$T/err" "the tree of the commit --commit builds on, without your unco
 expect_in "$T/demo/Makefile" "test: " # the user's mended Makefile, as it was
 expect_not_in "$T/demo/Makefile" "HEAD does not build"
 pass "--commit audits HEAD's tree, not the work tree's uncommitted changes"
+
+# and so does its resume: the task record says the base is HEAD's tree,
+# and the workspace record which commit (a resume took the work tree's
+# files, mended Makefile and all)
+git_demo kill
+rm -f "$T/killed"
+(cd "$T/demo" && git stash -q &&
+    printf '\n$(error HEAD does not build)\n' >>Makefile &&
+    git commit -q -am 'breaks the build' && git stash pop -q --index &&
+    sed -i '/HEAD does not build/d' Makefile) ||
+    fail "cannot mend the Makefile in the work tree"
+run tandem run --commit --repo "$T/demo" "make the failing test pass"
+[ -e "$T/killed" ] || fail "the run was never killed: $(cat "$T/err")"
+echo look >"$T/mode"
+dir=$(ls -d "$T"/demo/.tandem/sessions/*/ | head -n 1)
+dir=${dir%/}
+expect_in "$dir/journal.jsonl" '"on_head":true'
+run tandem resume --repo "$T/demo" "$(basename "$dir")"
+[ -f "$T/seen/Makefile" ] || fail "the resume ran no skill: $(cat "$T/err")"
+expect_in "$T/seen/Makefile" "HEAD does not build"
+expect_not_in "$T/seen/stats.h" "/* staged */"
+pass "the resume of a --commit run audits the same commit's tree"
 
 # HEAD moved during the run: a checkout of another branch, whose tree
 # nobody audited (it does not build). --commit committed the patch onto
