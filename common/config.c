@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/fs.h"
@@ -279,20 +280,29 @@ shell:
     return NULL;
 }
 
-/* A string command: plain words are run directly (what /bin/sh would do
- * with them, without starting a shell per skill), anything else by
- * /bin/sh -c. */
+/* A string command: plain words are run directly (what the shell would
+ * do with them, without starting a shell per skill), anything else by
+ * bash with pipefail, so a pipeline fails when any command in it does:
+ * under /bin/sh -c, `make test 2>&1 | tail -n 50` passed a failing suite
+ * on tail's status. Debian's /bin/sh (dash) has no pipefail; bash is
+ * essential there. Without it, /bin/sh -c. */
 void tnd_config_command_shell(tnd_command *c, const char *line)
 {
-    if ((c->argv = plain_words(line))) {
-        c->display = tnd_xstrdup(line);
-        return;
-    }
-    c->argv = tnd_xcalloc(4, sizeof(char *));
-    c->argv[0] = tnd_xstrdup("/bin/sh");
-    c->argv[1] = tnd_xstrdup("-c");
-    c->argv[2] = tnd_xstrdup(line);
+    size_t n = 0;
+
     c->display = tnd_xstrdup(line);
+    if ((c->argv = plain_words(line)))
+        return;
+    c->argv = tnd_xcalloc(6, sizeof(char *));
+    if (access(TND_CONFIG_SHELL, X_OK) == 0) {
+        c->argv[n++] = tnd_xstrdup(TND_CONFIG_SHELL);
+        c->argv[n++] = tnd_xstrdup("-o");
+        c->argv[n++] = tnd_xstrdup("pipefail");
+    } else {
+        c->argv[n++] = tnd_xstrdup("/bin/sh");
+    }
+    c->argv[n++] = tnd_xstrdup("-c");
+    c->argv[n] = tnd_xstrdup(line);
 }
 
 void tnd_config_command_free(tnd_command *c)

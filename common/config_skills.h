@@ -19,7 +19,12 @@ void tnd_config_walk_skills(tnd_yw *w, tnd_config *cfg, const yaml_node_t *map);
 void tnd_config_check_after(tnd_yw *w, tnd_config *cfg,
                             const yaml_node_t *root);
 
-/* config.c: a command field (a /bin/sh string or a list), a string
+/* The shell a string command that is not plain words runs in, as
+ * `TND_CONFIG_SHELL -o pipefail -c LINE` (/bin/sh -c where it is
+ * missing). */
+#define TND_CONFIG_SHELL "/bin/bash"
+
+/* config.c: a command field (a shell string or a list), a string
  * command set up (plain words run directly), and a command freed. */
 void tnd_config_set_command(tnd_yw *w, const tnd_yw_field *f, const char *path,
                             const yaml_node_t *v, char *base);

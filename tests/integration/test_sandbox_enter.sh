@@ -270,7 +270,7 @@ holder= last= i=0
 while kill -0 "$TANDEM_PID" 2>/dev/null; do
     i=$((i + 1))
     [ $i -gt 12000 ] && fail "the run did not end"
-    waiter=$(pgrep -f '^/bin/sh -c i=0; while' | head -n 1)
+    waiter=$(pgrep -f '^/bin/bash -o pipefail -c i=0; while' | head -n 1)
     if [ -n "$waiter" ] && [ "$waiter" != "$last" ] &&
         ws=$(readlink "/proc/$waiter/cwd"); then
         if [ -z "$holder" ]; then

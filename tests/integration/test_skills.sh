@@ -59,6 +59,21 @@ dir=$(session_dir)
 expect_in "$dir/logs/reviewer-1.log" "docs-lint: skipped"
 pass "a skill whose paths the change does not touch is skipped and does not block"
 
+# ---- a pipeline fails when any command in it does ---------------------
+# agents.yaml's own example piped a suite into tail: under /bin/sh -c the
+# skill took tail's status, and a failing suite passed
+copy_demo
+skills_config "$DEMO_CASSETTE" "[build, test]" <<'YAML'
+  build: {command: make, timeout_s: 60}
+  test: {command: "make test 2>&1 | tail -n 50", timeout_s: 60}
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+dir=$(session_dir)
+[ "$(baseline_field "$dir" test status)" = fail ] ||
+    fail "the failing suite piped into tail passed: $(baseline_field "$dir" test output)"
+expect_in "$T/err" "approved after 2 iterations"
+pass "a failing command piped into tail fails its skill"
+
 # ---- after: [] lets two skills run at the same time -----------------
 # Each end of a named pipe blocks until the other end is opened, so
 # "left" can only finish once "right" has started and the other way

@@ -670,8 +670,9 @@ static void plain_commands_skip_the_shell(void **state)
                  "  test: {command: t}\n",
                  shelled[i]);
         cfg = parse_ok(text);
+        /* a pipeline fails when any command in it does */
         assert_argv(cfg->skills[0].command.argv,
-                    ARGV("/bin/sh", "-c", shelled[i]));
+                    ARGV("/bin/bash", "-o", "pipefail", "-c", shelled[i]));
         tnd_config_destroy(&cfg);
     }
     for (size_t i = 0; i < sizeof(quoted) / sizeof(quoted[0]); i++) {
