@@ -27,14 +27,8 @@ static size_t blobs_budget(size_t request_len)
     return room < TND_TREE_BLOBS_BUDGET ? room : TND_TREE_BLOBS_BUDGET;
 }
 
-/* The tree and, for an attempt (a != NULL), its changes, into ar
- * (borrowed from r->content until the next attempt). */
-int tnd_loop_with_content(run *r, tnd_audit_request *ar, const attempt *a)
+tnd_content *tnd_loop_content(run *r)
 {
-    const char *tree;
-    const tnd_tree_change *changes = NULL;
-    size_t n = 0;
-
     if (!r->content) {
         /* keyed on mtimes where build outputs may be: a tree taken
          * whole, or git's files with untracked ones brought in
@@ -44,7 +38,18 @@ int tnd_loop_with_content(run *r, tnd_audit_request *ar, const attempt *a)
             tnd_snapshot_path(r->base),
             !about->git || (about->untracked_included && about->untracked > 0));
     }
-    if (tnd_content_tree(&tree, r->content) < 0 ||
+    return r->content;
+}
+
+/* The tree and, for an attempt (a != NULL), its changes, into ar
+ * (borrowed from r->content until the next attempt). */
+int tnd_loop_with_content(run *r, tnd_audit_request *ar, const attempt *a)
+{
+    const char *tree;
+    const tnd_tree_change *changes = NULL;
+    size_t n = 0;
+
+    if (tnd_content_tree(&tree, tnd_loop_content(r)) < 0 ||
         (a && tnd_content_changes(&changes, &n, r->content,
                                   tnd_workspace_path(r->ws),
                                   tnd_workspace_touched(r->ws)) < 0)) {

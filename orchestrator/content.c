@@ -252,6 +252,32 @@ int tnd_content_changes(const tnd_tree_change **out, size_t *n,
     return 0;
 }
 
+int tnd_content_key(char out[TND_SHA256_HEX + 1], tnd_content *self,
+                    const char *const *skip)
+{
+    const tnd_tree_entry *e;
+    const char *tree;
+    size_t n;
+    tnd_sha256 h;
+
+    if (tnd_content_tree(&tree, self) < 0)
+        return -1;
+    e = tnd_tree_entries(self->tree, &n);
+    tnd_sha256_init(&h);
+    for (size_t i = 0; i < n; i++) {
+        bool skipped = false;
+        for (size_t k = 0; skip && skip[k] && !skipped; k++)
+            skipped = strcmp(skip[k], e[i].path) == 0;
+        if (skipped)
+            continue;
+        tnd_sha256_update(&h, e[i].path, strlen(e[i].path) + 1);
+        tnd_sha256_update(&h, e[i].link ? "l" : e[i].exec ? "x" : "f", 1);
+        tnd_sha256_update(&h, e[i].blob, sizeof(e[i].blob));
+    }
+    tnd_sha256_final_hex(out, &h);
+    return 0;
+}
+
 const char *tnd_content_stamp(const tnd_content *self)
 {
     return self->tree ? self->stamp : NULL;

@@ -48,6 +48,15 @@ int tnd_content_tree(const char **out, tnd_content *self);
  * commit. Borrowed. */
 const char *tnd_content_stamp(const tnd_content *self);
 
+/* What the base's files hold, leaving out the paths in skip
+ * (NULL-terminated; may be NULL), into out: a hash of each file's path,
+ * kind (file, executable, link) and bytes, hashing the snapshot if
+ * tnd_content_tree has not. A resume compares it with the first run's,
+ * skip being tandem's own files in the repository (its config, its
+ * cassettes). -1 with the error set, as tnd_content_tree. */
+int tnd_content_key(char out[TND_SHA256_HEX + 1], tnd_content *self,
+                    const char *const *skip);
+
 /* The attempt's changes: each of touched (paths relative to ws_dir) as
  * it is in ws_dir now, written or deleted; files equal to the base are
  * left out. Replaces the previous attempt's. *out and *n are borrowed

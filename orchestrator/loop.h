@@ -339,6 +339,9 @@ char *tnd_loop_baseline_source(const run *r);
  * error set. */
 int tnd_loop_with_content(run *r, tnd_audit_request *ar, const attempt *a);
 
+/* The base by content (r->content), made when first asked. */
+tnd_content *tnd_loop_content(run *r);
+
 /* ar encoded with the blobs hashes name (NULL: none), as many as fit in
  * one frame. NULL with the error set. Caller frees. */
 char *tnd_loop_encode_round(run *r, tnd_audit_request *ar,

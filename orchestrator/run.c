@@ -375,6 +375,55 @@ static void close_events(run *r)
  * of the user's elsewhere (a Makefile mended, a header added) made the
  * audit pass, and the commit, without it, did not build. The commit is
  * journaled with the workspace, so a resume audits the same one. */
+/* Whether checks of the tree are journaled: results a resume uses as
+ * they are. */
+static bool evidence_journaled(const run *r)
+{
+    for (size_t i = 0; i < tnd_journal_count(r->journal); i++) {
+        const char *t = tnd_journal_type(tnd_journal_record(r->journal, i));
+        if (strcmp(t, "baseline") == 0 || strcmp(t, "skills") == 0 ||
+            strcmp(t, "audit") == 0 || strncmp(t, "critique.", 9) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The base's files, tandem's own left out (a config or cassette edited
+ * between a crash and a resume is no change of the tree the checks saw),
+ * as the workspace record keeps them. 0, or -1 with the error set. */
+static int tree_key(run *r, char out[TND_SHA256_HEX + 1])
+{
+    return tnd_content_key(out, tnd_loop_content(r),
+                           (const char *const *)r->hidden);
+}
+
+/* A resume takes a new snapshot, and the journal's checks are used as
+ * they are: when the files differ from the first run's, the person is
+ * told that those checks ran on the tree as it was (a header edited
+ * between a kill and the resume, and the resumed session's approved
+ * change no longer built, the journal saying build: pass). Not an error:
+ * a change approved while its author edits the tree is no different,
+ * and a served session must not be lost to a restart. --commit's base is
+ * a commit, the same on every resume. */
+static int warn_tree_changed(run *r, json_object *first)
+{
+    const char *was = tnd_json_str_or(first, "tree", NULL);
+    char now[TND_SHA256_HEX + 1];
+
+    if (!was || !evidence_journaled(r))
+        return 0;
+    if (tree_key(r, now) < 0)
+        return -1;
+    if (strcmp(was, now) != 0)
+        fprintf(r->err,
+                "tandem: warning: %s changed since this session started; "
+                "the checks the journal holds ran on its files as they were "
+                "then, so the change may not build or pass on them now "
+                "(start a new run to check it on them)\n",
+                r->repo);
+    return 0;
+}
+
 static bool on_head(const run *r)
 {
     return (r->opts.on_head || r->opts.apply == TND_APPLY_COMMIT) &&
@@ -415,7 +464,8 @@ static int make_workspace(run *r)
         .max_bytes = r->cfg->orchestrator.workspace_max_bytes,
     };
     json_object *step;
-    char *what;
+    char key[TND_SHA256_HEX + 1], *what;
+    long first;
     int rc = -1;
 
     if (commit && commit_base(r) < 0)
@@ -427,13 +477,19 @@ static int make_workspace(run *r)
         goto out;
     tnd_report_workspace(r->report, tnd_snapshot_json(r->base, incremental));
     /* once per session: what the first run's tree held */
-    if (tnd_loop_find(r, "workspace", 0, 0) < 0) {
+    if ((first = tnd_loop_find(r, "workspace", 0, 0)) < 0) {
+        if (tree_key(r, key) < 0)
+            goto out;
         step = tnd_snapshot_json(r->base, incremental);
+        json_object_object_add(step, "tree", json_object_new_string(key));
         if (commit)
             json_object_object_add(step, "commit",
                                    json_object_new_string(r->head));
         if (tnd_loop_step(r, "workspace", step) < 0)
             goto out;
+    } else if (warn_tree_changed(
+                   r, tnd_journal_record(r->journal, (size_t)first)) < 0) {
+        goto out;
     }
     what = tnd_snapshot_describe(r->base);
     tnd_loop_say(r, "workspace: %s%s%s%.12s%s", what,

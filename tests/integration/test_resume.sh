@@ -225,7 +225,25 @@ echo "# a comment" >>"$T/demo/agents.yaml"
 run "$BIN/tandem" resume --repo "$T/demo" "$id"
 expect_rc 0 "resumed once the files are back"
 cmp -s "$dir/final.diff" "$T/expected.diff" || fail "changed: final.diff differs"
+expect_not_in "$T/err" "warning"
 pass "a resume whose edits now make another diff is refused, naming it; with the files back it finishes"
+
+# a file the change does not touch changed between the crash and the
+# resume: the journal's checks ran on the files as they were, and the
+# resumed session used them as they are, saying nothing (a header
+# changed so, and the approved change no longer built); now it says so
+slow_demo
+run tandem run --repo "$T/demo" "make the failing test pass"
+dir=$(session_dir)
+grep -v '"type":"finish"' "$dir/journal.jsonl" |
+    grep -v '"type":"decision","attempt":2' >"$T/j"
+cp "$T/j" "$dir/journal.jsonl"
+expect_in "$dir/journal.jsonl" '"type":"workspace",'
+sed -i 's/^double stats_mean/int stats_mean/' "$T/demo/stats.h"
+run "$BIN/tandem" resume --repo "$T/demo" "$(basename "$dir")"
+expect_rc 0 "the resume goes on"
+expect_in "$T/err" "tandem: warning: $T/demo changed since this session started; the checks the journal holds ran on its files as they were then"
+pass "a resume on files changed outside the change says its journaled checks ran on the files as they were"
 
 # the same with an audit in phases, killed in its critique: the skills'
 # results are journaled, the audit not yet, and they would be reused

@@ -232,11 +232,56 @@ static void test_stamp(void **state)
     free(base);
 }
 
+/* The key of a tree's files: what they hold and their paths, the paths
+ * skipped left out (tandem's own files, for a resume). */
+static char *key_of(const char *base, const char *const *skip)
+{
+    tnd_content *c = tnd_content_new(base, false);
+    char key[TND_SHA256_HEX + 1];
+
+    assert_int_equal(tnd_content_key(key, c, skip), 0);
+    tnd_content_destroy(&c);
+    return tnd_xstrdup(key);
+}
+
+static void test_key(void **state)
+{
+    const char *const skip[] = {"agents.yaml", NULL};
+    char *base = tnd_fs_join(tmp, "keyed"), *first, *again;
+
+    (void)state;
+    put(base, "a.c", "a\n");
+    put(base, "agents.yaml", "version: 1\n");
+    first = key_of(base, skip);
+    again = key_of(base, skip);
+    assert_string_equal(first, again);
+    free(again);
+    put(base, "agents.yaml", "version: 1 # edited\n"); /* skipped */
+    again = key_of(base, skip);
+    assert_string_equal(first, again);
+    free(again);
+    again = key_of(base, NULL); /* not skipped */
+    assert_string_not_equal(first, again);
+    free(again);
+    put(base, "a.c", "A\n"); /* a file's bytes */
+    again = key_of(base, skip);
+    assert_string_not_equal(first, again);
+    free(again);
+    put(base, "a.c", "a\n");
+    put(base, "b.c", "a\n"); /* a file more */
+    again = key_of(base, skip);
+    assert_string_not_equal(first, again);
+    free(again);
+    free(first);
+    free(base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree_changes_fill),
         cmocka_unit_test(test_stamp),
+        cmocka_unit_test(test_key),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
