@@ -24,9 +24,10 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 
-#define CONTEXT  3        /* lines of context around a change */
-#define MIN_COST 4096     /* edit steps one split may take before giving up */
-#define MODE     "100644" /* we diff regular files only */
+#define CONTEXT   3        /* lines of context around a change */
+#define MIN_COST  4096     /* edit steps one split may take before giving up */
+#define MODE      "100644" /* we diff regular files only... */
+#define MODE_EXEC "100755" /* ...executable or not */
 
 struct line {
     const char *p;
@@ -496,12 +497,23 @@ static int emit_hunks(tnd_buf *out, const struct ctx *c)
     return 0;
 }
 
+/* git's mode of a regular file: executable or not */
+static const char *git_mode(bool exec)
+{
+    return exec ? MODE_EXEC : MODE;
+}
+
 static int emit_header(tnd_buf *out, const char *path, int has_old, int has_new,
-                       int binary, int empty)
+                       bool old_exec, bool new_exec, int binary, int empty)
 {
     if (tnd_buf_printf(out, "diff --git a/%s b/%s\n", path, path) < 0 ||
-        (!has_old && tnd_buf_puts(out, "new file mode " MODE "\n") < 0) ||
-        (!has_new && tnd_buf_puts(out, "deleted file mode " MODE "\n") < 0))
+        (!has_old &&
+         tnd_buf_printf(out, "new file mode %s\n", git_mode(new_exec)) < 0) ||
+        (!has_new && tnd_buf_printf(out, "deleted file mode %s\n",
+                                    git_mode(old_exec)) < 0) ||
+        (has_old && has_new && old_exec != new_exec &&
+         tnd_buf_printf(out, "old mode %s\nnew mode %s\n", git_mode(old_exec),
+                        git_mode(new_exec)) < 0))
         return -1;
     if (binary)
         return tnd_buf_printf(out, "Binary files %s%s and %s%s differ\n",
@@ -520,22 +532,34 @@ static int emit_header(tnd_buf *out, const char *path, int has_old, int has_new,
 int tnd_diff_file(tnd_buf *out, const char *path, const char *old_text,
                   size_t old_len, const char *new_text, size_t new_len)
 {
+    return tnd_diff_file_exec(out, path, old_text, old_len, false, new_text,
+                              new_len, false);
+}
+
+int tnd_diff_file_exec(tnd_buf *out, const char *path, const char *old_text,
+                       size_t old_len, bool old_exec, const char *new_text,
+                       size_t new_len, bool new_exec)
+{
     struct ctx c;
     size_t mark_len = out->len;
+    bool same;
     int binary, error;
 
     assert(path != NULL);
     assert(old_text != NULL || old_len == 0);
     assert(new_text != NULL || new_len == 0);
     memset(&c, 0, sizeof(c));
-    if ((old_text != NULL) == (new_text != NULL) && old_len == new_len &&
-        (old_len == 0 || memcmp(old_text, new_text, old_len) == 0))
+    same = (old_text != NULL) == (new_text != NULL) && old_len == new_len &&
+           (old_len == 0 || memcmp(old_text, new_text, old_len) == 0);
+    if (same && (!old_text || old_exec == new_exec))
         return 0;
     binary = (old_len && memchr(old_text, '\0', old_len)) ||
              (new_len && memchr(new_text, '\0', new_len));
-    error = emit_header(out, path, old_text != NULL, new_text != NULL, binary,
-                        old_len == 0 && new_len == 0);
-    if (error < 0 || binary || (old_len == 0 && new_len == 0))
+    /* the same bytes, another mode: git's header and mode lines alone */
+    error = emit_header(out, path, old_text != NULL, new_text != NULL, old_exec,
+                        new_exec, binary && !same,
+                        (old_len == 0 && new_len == 0) || same);
+    if (error < 0 || binary || same || (old_len == 0 && new_len == 0))
         goto out;
     build_script(&c, old_text ? old_text : "", old_len,
                  new_text ? new_text : "", new_len);

@@ -8,6 +8,7 @@
 #ifndef TND_DIFF_H
 #define TND_DIFF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/buf.h"
@@ -34,6 +35,14 @@
  * was). PATH is printed as given, without git's quoting. */
 int tnd_diff_file(tnd_buf *out, const char *path, const char *old_text,
                   size_t old_len, const char *new_text, size_t new_len);
+
+/* As tnd_diff_file, with each side executable or not: git's modes
+ * 100755 and 100644 in "new file mode", "deleted file mode", and "old
+ * mode"/"new mode" lines when the file's mode changed (the same bytes in
+ * another mode are those lines alone, after the "diff --git" line). */
+int tnd_diff_file_exec(tnd_buf *out, const char *path, const char *old_text,
+                       size_t old_len, bool old_exec, const char *new_text,
+                       size_t new_len, bool new_exec);
 
 /* Count the lines a diff adds and removes (lines starting with '+' or '-'
  * inside hunks, not the ---/+++ headers; the @@ counts say where a hunk

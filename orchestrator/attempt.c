@@ -275,6 +275,13 @@ static int same_as_audited(run *r, const attempt *a, const char *name)
         r->repo, a->n, name);
 }
 
+int tnd_loop_apply(run *r, const tnd_code_reply *reply)
+{
+    return tnd_workspace_apply_exec(r->ws, reply->edits, reply->nedits,
+                                    r->opts.review ? r->modes : NULL,
+                                    r->opts.review ? r->nmodes : 0);
+}
+
 static int apply(run *r, attempt *a)
 {
     tnd_gate_input *in = &a->in;
@@ -285,8 +292,7 @@ static int apply(run *r, attempt *a)
     tnd_loop_phase(r, a->n, "applying");
     if (a->reply.format_error) {
         in->format_error = a->reply.format_error;
-    } else if (tnd_workspace_apply(r->ws, a->reply.edits, a->reply.nedits) <
-                   0 ||
+    } else if (tnd_loop_apply(r, &a->reply) < 0 ||
                !(a->diff = tnd_workspace_diff(r->ws))) {
         a->apply_error = tnd_xstrdup(tnd_error_last());
         in->apply_error = a->apply_error;
@@ -312,6 +318,14 @@ static int apply(run *r, attempt *a)
                      r->opts.review ? "change" : "coder",
                      in->format_error ? "no usable edits"
                                       : "the edits do not apply");
+    else if (r->opts.review && r->nmodes > 0)
+        tnd_loop_say(r,
+                     "[%d/%d] change: %zu hunk%s and file%s applied, and the "
+                     "mode%s of %zu file%s",
+                     a->n, r->gate.max_iterations, a->reply.nedits,
+                     a->reply.nedits == 1 ? "" : "s",
+                     a->reply.nedits == 1 ? "" : "s", r->nmodes == 1 ? "" : "s",
+                     r->nmodes, r->nmodes == 1 ? "" : "s");
     else if (r->opts.review)
         tnd_loop_say(r, "[%d/%d] change: %zu hunk%s and file%s applied", a->n,
                      r->gate.max_iterations, a->reply.nedits,

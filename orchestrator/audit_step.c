@@ -177,8 +177,8 @@ static int put_aside(run *r, int n, const char *type, const char *service,
     tnd_audit_reply_clear(&was);
     if (rc == 0)
         rc = tnd_workspace_reset(r->ws);
-    if (rc == 0 && a && a->reply.nedits > 0)
-        rc = tnd_workspace_apply(r->ws, a->reply.edits, a->reply.nedits);
+    if (rc == 0 && a && (a->reply.nedits > 0 || (r->opts.review && r->nmodes)))
+        rc = tnd_loop_apply(r, &a->reply);
     return rc;
 }
 

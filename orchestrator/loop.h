@@ -107,6 +107,8 @@ typedef struct run {
     tnd_change change;      /* review: the change and its base tree */
     tnd_edit *edits;        /* review: the change as edits */
     size_t nedits;
+    tnd_exec_change *modes; /* review: the modes it sets (chmod +x) */
+    size_t nmodes;
     const char *review_rev;   /* resumed review: the commit of its base */
     tnd_audit_reply baseline; /* the skills on the unmodified tree */
     bool has_baseline;
@@ -341,6 +343,12 @@ int tnd_loop_with_content(run *r, tnd_audit_request *ar, const attempt *a);
 
 /* The base by content (r->content), made when first asked. */
 tnd_content *tnd_loop_content(run *r);
+
+/* ---- attempt.c ----------------------------------------------------------- */
+
+/* A proposal's edits into the workspace; a review's change with the
+ * modes it sets. As tnd_workspace_apply. */
+int tnd_loop_apply(run *r, const tnd_code_reply *reply);
 
 /* ar encoded with the blobs hashes name (NULL: none), as many as fit in
  * one frame. NULL with the error set. Caller frees. */

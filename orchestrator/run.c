@@ -220,6 +220,7 @@ static void collect_required(run *r)
 void tnd_loop_close(run *r)
 {
     tnd_edit_list_free(r->edits, r->nedits);
+    tnd_unidiff_exec_free(r->modes, r->nmodes);
     tnd_change_clear(&r->change);
     tnd_audit_reply_clear(&r->baseline);
     tnd_events_destroy(&r->events);
@@ -285,8 +286,8 @@ static int prepare_review(run *r)
                                 "and tandem keeps it out of every file it "
                                 "writes; take it out of the change",
                                 secret);
-    if (tnd_unidiff_edits(&r->edits, &r->nedits, r->change.diff,
-                          strlen(r->change.diff)) < 0) {
+    if (tnd_unidiff_change(&r->edits, &r->nedits, &r->modes, &r->nmodes,
+                           r->change.diff, strlen(r->change.diff)) < 0) {
         if (r->opts.diff && r->opts.diff_label)
             tnd_error_prefix("%s", r->opts.diff_label);
         else if (r->opts.diff && strcmp(r->opts.diff, "-") != 0)
@@ -309,13 +310,6 @@ static int prepare_review(run *r)
                     "outside the repository (for example, git show "
                     "HEAD:%s > FILE)",
                     r->hidden[k], r->hidden[k]);
-    if (r->nedits == 0) {
-        /* file modes alone (chmod +x): as a change of no file, which
-         * --allow-empty passes */
-        r->change.empty = true;
-        return tnd_error_config("nothing to review: the change only changes "
-                                "file modes, and a review audits content");
-    }
     r->gate.max_iterations = 1;
     return 0;
 }

@@ -33,6 +33,8 @@ typedef struct parse {
     bool git_new, git_deleted;
     bool git;   /* a "diff --git" header was seen: git's a/ b/ names */
     bool modes; /* an "old mode"/"new mode" pair was seen */
+    tnd_exec_change *exec; /* the modes the change sets */
+    size_t nexec, aexec;
 } parse;
 
 static bool next_line(reader *r)
@@ -144,6 +146,36 @@ static int add_edit(parse *ps, tnd_edit_kind kind, const char *path,
     ps->edits[ps->n].line = line;
     ps->n++;
     return 0;
+}
+
+/* A file's mode the change sets, from "new mode 100755" or "new file
+ * mode 100755" (digits at r->line + skip) under the "diff --git" header
+ * of ps->git_path: executable when its owner may execute it. */
+static int add_exec(parse *ps, const reader *r, size_t skip)
+{
+    bool exec = (r->line[skip + 3] - '0') & 1;
+
+    if (!ps->git_path)
+        return tnd_error_set("line %zu: a mode change of a file whose "
+                             "\"diff --git\" line names none",
+                             r->lineno);
+    if (check_path(ps->git_path) < 0)
+        return -1;
+    if (ps->nexec >= TND_BODY_MAX_EDITS)
+        return tnd_error_set("the diff changes the modes of more than %d "
+                             "files; review it in parts",
+                             TND_BODY_MAX_EDITS);
+    TND_GROW(ps->exec, ps->aexec, ps->nexec + 1);
+    ps->exec[ps->nexec].path = tnd_xstrdup(ps->git_path);
+    ps->exec[ps->nexec++].exec = exec;
+    return 0;
+}
+
+void tnd_unidiff_exec_free(tnd_exec_change *modes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(modes[i].path);
+    free(modes);
 }
 
 /* "@@ -a,b +c,d @@": the old and new line counts (1 when left out), and
@@ -421,6 +453,17 @@ static int not_utf8(const char *diff, size_t len, size_t bad)
 
 int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
 {
+    tnd_exec_change *modes = NULL;
+    size_t nmodes = 0;
+    int rc = tnd_unidiff_change(edits, n, &modes, &nmodes, diff, len);
+
+    tnd_unidiff_exec_free(modes, nmodes);
+    return rc;
+}
+
+int tnd_unidiff_change(tnd_edit **edits, size_t *n, tnd_exec_change **modes,
+                       size_t *nmodes, const char *diff, size_t len)
+{
     reader r = {diff, diff + len, crlf_diff(diff, len), 0, NULL, 0};
     const char *nul;
     parse ps;
@@ -429,6 +472,8 @@ int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
     memset(&ps, 0, sizeof(ps));
     *edits = NULL;
     *n = 0;
+    *modes = NULL;
+    *nmodes = 0;
     /* edits are C strings: a NUL would cut a path or a search text short
      * and stand for a change other than the one under review */
     if ((nul = memchr(diff, '\0', len)) != NULL) {
@@ -455,10 +500,15 @@ int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
                                (int)(r.len < 80 ? r.len : 80), r.line);
         } else if (starts(&r, "new file mode ")) {
             ps.git_new = true;
+            /* an executable file created (100644 is how one is made) */
+            if (r.len == 20 && memcmp(r.line + 14, "100755", 6) == 0)
+                rc = add_exec(&ps, &r, 14);
         } else if (starts(&r, "deleted file mode ")) {
             ps.git_deleted = true;
         } else if (mode_line(&r)) {
             ps.modes = true;
+            if (starts(&r, "new mode "))
+                rc = add_exec(&ps, &r, 9);
         } else if (starts(&r, "Binary files ") ||
                    starts(&r, "GIT binary patch"))
             rc = tnd_error_set("line %zu: a binary change; only text "
@@ -485,17 +535,18 @@ int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
     }
     if (rc == 0)
         rc = git_header_done(&ps);
-    /* a mode change alone (chmod +x): nothing a review audits, which the
-     * caller says as an empty change */
-    if (rc == 0 && ps.n == 0 && !ps.modes)
+    if (rc == 0 && ps.n == 0 && !ps.modes && ps.nexec == 0)
         rc = tnd_error_set("no file changes found (is it a unified diff?)");
     forget_file(&ps);
     free(ps.git_path);
     if (rc < 0) {
         tnd_edit_list_free(ps.edits, ps.n);
+        tnd_unidiff_exec_free(ps.exec, ps.nexec);
         return -1;
     }
     *edits = ps.edits;
     *n = ps.n;
+    *modes = ps.exec;
+    *nmodes = ps.nexec;
     return 0;
 }

@@ -10,8 +10,12 @@
  * applies them with the same rules (paths confined to the copy, each search
  * text matching exactly one place, all or nothing). Renames, copies and binary
  * patches are refused with a message saying so, and so are symbolic links and
- * submodules (modes 120000, 160000); other mode changes are ignored, and a diff
- * of mode changes alone is no edit at all (0, with *n 0). Quoted names (git's C
+ * submodules (modes 120000, 160000). A file made executable or not ("new
+ * mode", or "new file mode 100755") is a mode change beside the edits
+ * (tnd_unidiff_change; tnd_workspace_apply_exec sets it), so the tree
+ * audited is the one committed: dropped, a `chmod -x` of a test script
+ * the suite runs was approved, and a new executable script was made
+ * 0644 and failed to run. Quoted names (git's C
  * quoting) are unquoted, and every name is checked as a code reply's are
  * (tnd_edit_path_check: no backslash, control character, "..", .git/), so a
  * change no edit can carry is refused here, before a session starts. */
@@ -20,6 +24,7 @@
 
 #include <stddef.h>
 
+#include "orchestrator/workspace.h"
 #include "proto/code.h"
 
 /* Parse len bytes of diff into *edits (count in *n; caller frees with
@@ -28,5 +33,13 @@
  * NUL byte (not a text diff). */
 int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff,
                       size_t len);
+
+/* As tnd_unidiff_edits, with the modes the change sets into *modes
+ * (count in *nmodes; free with tnd_unidiff_exec_free). A change of modes
+ * alone is no edit (*n 0) and its modes. */
+int tnd_unidiff_change(tnd_edit **edits, size_t *n, tnd_exec_change **modes,
+                       size_t *nmodes, const char *diff, size_t len);
+
+void tnd_unidiff_exec_free(tnd_exec_change *modes, size_t n);
 
 #endif

@@ -29,7 +29,9 @@ typedef struct touched {
     size_t base_len;
     char *now; /* content after the proposal; NULL when deleted */
     size_t now_len;
-    mode_t mode; /* of the base file, or 0644 */
+    mode_t mode;     /* of the base file, or 0644 */
+    mode_t now_mode; /* after the proposal: mode, unless a mode change of
+                        a diff under review set the execute bits */
 } touched;
 
 struct tnd_workspace {
@@ -222,6 +224,7 @@ static int load(touched **out, tnd_workspace *ws, const char *path)
         free(t->path);
         return -1;
     }
+    t->now_mode = t->mode;
     if (t->base) {
         t->now = tnd_xmalloc(t->base_len + 1);
         memcpy(t->now, t->base, t->base_len + 1);
@@ -576,12 +579,12 @@ static void remember_dir(const char *rel, void *payload)
     ws->dirs[ws->ndirs++] = tnd_xstrdup(rel);
 }
 
-/* Write (or, content NULL, delete) a touched file. Each operation
- * resolves the path beneath the root at the moment it happens, so a
- * build that swapped a directory for a symlink since the file was
+/* Write (or, content NULL, delete) a touched file, with mode. Each
+ * operation resolves the path beneath the root at the moment it happens,
+ * so a build that swapped a directory for a symlink since the file was
  * loaded makes it fail, not write outside. */
 static int write_file(tnd_workspace *ws, const touched *t, const char *content,
-                      size_t len)
+                      size_t len, mode_t mode)
 {
     char *dir = tnd_fs_dirname(t->path);
     int fd = -1, error = 0;
@@ -596,9 +599,14 @@ static int write_file(tnd_workspace *ws, const touched *t, const char *content,
         goto out;
     }
     fd = tnd_beneath_open(ws->root_fd, t->path, O_WRONLY | O_CREAT | O_TRUNC,
-                          t->mode);
+                          mode);
     if (fd < 0) {
         error = -1;
+        goto out;
+    }
+    /* a file that was there keeps its mode through O_TRUNC */
+    if (fchmod(fd, mode) < 0) {
+        error = tnd_error_sys("cannot set the mode of %s", t->path);
         goto out;
     }
     for (size_t off = 0; off < len;) {
@@ -628,7 +636,7 @@ static int revert(tnd_workspace *self)
 
     for (size_t i = 0; i < self->nfiles; i++) {
         const touched *t = &self->files[i];
-        if (write_file(self, t, t->base, t->base_len) < 0)
+        if (write_file(self, t, t->base, t->base_len, t->mode) < 0)
             error = -1;
     }
     /* newest first, so children go before their parents; a directory a
@@ -649,16 +657,45 @@ static int cmp_touched(const void *a, const void *b)
     return strcmp(((const touched *)a)->path, ((const touched *)b)->path);
 }
 
+/* The execute bits of path as change says, once the edits are in. */
+static int set_exec(tnd_workspace *ws, const tnd_exec_change *change)
+{
+    touched *t;
+
+    if (load(&t, ws, change->path) < 0)
+        return -1;
+    if (!t->now)
+        return tnd_error_set("%s: its mode changes, but the change leaves "
+                             "no such file",
+                             change->path);
+    t->now_mode = change->exec ? t->mode | (t->mode & 0444) >> 2
+                               : t->mode & ~(mode_t)0111;
+    return 0;
+}
+
 int tnd_workspace_apply(tnd_workspace *self, const tnd_edit *edits,
                         size_t count)
+{
+    return tnd_workspace_apply_exec(self, edits, count, NULL, 0);
+}
+
+int tnd_workspace_apply_exec(tnd_workspace *self, const tnd_edit *edits,
+                             size_t count, const tnd_exec_change *modes,
+                             size_t nmodes)
 {
     if (self->nfiles > 0)
         return tnd_error_set("a proposal is already applied; revert it "
                              "first");
-    if (count == 0)
+    if (count == 0 && nmodes == 0)
         return tnd_error_set("the proposal has no edits");
     for (size_t i = 0; i < count; i++) {
         if (apply_one(self, &edits[i], i) < 0) {
+            forget(self);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < nmodes; i++) {
+        if (set_exec(self, &modes[i]) < 0) {
             forget(self);
             return -1;
         }
@@ -667,7 +704,7 @@ int tnd_workspace_apply(tnd_workspace *self, const tnd_edit *edits,
         qsort(self->files, self->nfiles, sizeof(touched), cmp_touched);
     for (size_t i = 0; i < self->nfiles; i++) {
         touched *t = &self->files[i];
-        if (write_file(self, t, t->now, t->now_len) < 0) {
+        if (write_file(self, t, t->now, t->now_len, t->now_mode) < 0) {
             /* files not written yet still hold their base: putting the
              * base back everywhere is right and simple */
             char *why = tnd_xstrdup(tnd_error_last());
@@ -691,8 +728,9 @@ char *tnd_workspace_diff(tnd_workspace *self)
     tnd_buf_init(&b, TND_BODY_MAX_DIFF);
     for (size_t i = 0; i < self->nfiles; i++) {
         const touched *t = &self->files[i];
-        if (tnd_diff_file(&b, t->path, t->base, t->base_len, t->now,
-                          t->now_len) < 0) {
+        if (tnd_diff_file_exec(&b, t->path, t->base, t->base_len,
+                               (t->mode & 0100) != 0, t->now, t->now_len,
+                               (t->now_mode & 0100) != 0) < 0) {
             tnd_buf_free(&b);
             tnd_error_set("the change is larger than %d bytes as a diff",
                           TND_BODY_MAX_DIFF);

@@ -33,6 +33,13 @@ void tnd_workspace_destroy(tnd_workspace **self_p, int remove);
 /* The workspace root (absolute). Borrowed. */
 const char *tnd_workspace_path(const tnd_workspace *self);
 
+/* A file's mode as a change sets it: executable or not (git's 100755 and
+ * 100644), as a diff under review says it. */
+typedef struct tnd_exec_change {
+    char *path;
+    bool exec;
+} tnd_exec_change;
+
 /* Apply a proposal, all or nothing: every edit is checked and computed in
  * memory first, and files are written only when all succeed. On failure
  * nothing changed and the error says which edit failed and why, in words
@@ -40,6 +47,14 @@ const char *tnd_workspace_path(const tnd_workspace *self);
  * proposals. */
 int tnd_workspace_apply(tnd_workspace *self, const tnd_edit *edits,
                         size_t count);
+
+/* As tnd_workspace_apply, then each file modes names made executable or
+ * not (its other permission bits kept; a read bit gives its execute bit).
+ * count may be 0 when nmodes is not: a change of modes alone. A mode for
+ * a file the edits leave absent is an error, as an edit's is. */
+int tnd_workspace_apply_exec(tnd_workspace *self, const tnd_edit *edits,
+                             size_t count, const tnd_exec_change *modes,
+                             size_t nmodes);
 
 /* The applied proposal as a unified diff against the base, files in path
  * order. Caller frees. NULL with the error set when it is larger than the

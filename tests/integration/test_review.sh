@@ -213,18 +213,59 @@ run tandem review --repo "$T/demo" --config "$T/review.yaml" \
     "make the failing test pass"
 expect_rc 0 "a change to ü.txt (it read as a rename)"
 expect_in "$(session_dir)/attempt-1.diff" "+b"
-(cd "$T/demo" && git checkout -q -- . && chmod +x ü.txt && git add ü.txt)
-run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged
-expect_rc 2 "a mode change alone"
-expect_in "$T/err" "nothing to review: the change only changes file modes"
-run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged \
-    --allow-empty
-expect_rc 0 "a mode change alone, --allow-empty"
-(cd "$T/demo" && git reset -q && ln -s /etc/passwd link.txt && git add link.txt)
+(cd "$T/demo" && git checkout -q -- . && ln -s /etc/passwd link.txt &&
+    git add link.txt)
 run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged
 expect_rc 2 "a new symbolic link"
 expect_in "$T/err" "a symbolic link (new file mode 120000)"
-pass "quoted names are reviewed; a mode change alone is empty; a link is refused"
+pass "quoted names are reviewed; a link is refused"
+
+# modes: the tree audited is the one committed. The suite runs a script;
+# a change that takes its execute bit away is rejected (the mode was
+# dropped, and a review approved a commit whose `make test` could not
+# run it), alone or beside an edit; a new executable script the suite
+# runs is approved (it was made 0644, and failed to run)
+git_demo
+(cd "$T/demo" && sed -i "s|^    return sum / count;|$FIXED|" stats.c &&
+    printf '#!/bin/sh\nexec ./test_stats\n' >check.sh && chmod +x check.sh &&
+    sed -i 's|^\t./test_stats$|\t./check.sh|' Makefile && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm check) ||
+    fail "cannot make the suite run a script"
+grep -q check.sh "$T/demo/Makefile" || fail "the Makefile does not run check.sh"
+# the critique a failing test asks for: a rejection
+cat >"$T/reject.json" <<'JSON'
+{"tandem_cassette": 1, "exchanges": [{"role": "reviewer", "attempt": 1,
+ "call": 1, "answer": "{\"verdict\": \"revise\", \"confidence\": 0.9, \"issues\": [{\"type\": \"incorrect\", \"severity\": \"major\", \"file\": \"Makefile\", \"line\": 11, \"description\": \"The suite's script cannot run.\", \"evidence\": \"Permission denied\", \"suggested_fix\": \"Keep check.sh executable.\"}], \"summary\": \"The tests do not run.\"}",
+ "usage": {"prompt_tokens": 1, "completion_tokens": 1}}]}
+JSON
+cat >"$T/modes.yaml" <<YAML
+gate: {critique: on_trigger}
+agents:
+  reviewer:
+    llm: {provider: replay, cassette: "$T/reject.json"}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+(cd "$T/demo" && chmod -x check.sh && git add check.sh)
+run tandem review --repo "$T/demo" --config "$T/modes.yaml" --staged
+expect_rc 1 "the suite's script made not executable"
+expect_in "$T/err" "change: 0 hunks and files applied, and the mode of 1 file"
+expect_in "$(session_dir)/attempt-1.diff" "old mode 100755"
+expect_in "$(session_dir)/attempt-1.diff" "new mode 100644"
+(cd "$T/demo" && sed -i '1i /* stats */' stats.c && git add stats.c)
+run tandem review --repo "$T/demo" --config "$T/modes.yaml" --staged
+expect_rc 1 "an edit, and the suite's script made not executable"
+(cd "$T/demo" && git reset -q --hard &&
+    printf '#!/bin/sh\nexec ./test_stats\n' >run.sh && chmod +x run.sh &&
+    sed -i 's|^\t./check.sh$|\t./run.sh|' Makefile && git add -A)
+run tandem review --repo "$T/demo" --config "$T/modes.yaml" --staged
+expect_rc 0 "a new executable script the suite runs"
+expect_in "$(session_dir)/attempt-1.diff" "new file mode 100755"
+[ -x "$T/demo/run.sh" ] && [ -x "$T/demo/check.sh" ] ||
+    fail "the review changed the user's modes"
+pass "a change's modes are audited: a script the suite runs made not executable is rejected, a new executable one approved"
 
 # a name an edit cannot carry (a backslash, a tab; .git/ in a patch) is
 # refused when the change is loaded, a usage error naming it (exit 2),

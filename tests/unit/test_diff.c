@@ -326,6 +326,50 @@ static void identical_inputs_append_nothing(void **state)
     tnd_buf_free(&out);
 }
 
+/* git's modes: an executable file created or deleted, a mode changed
+ * with its bytes or alone; the same bytes and mode, nothing */
+static void modes_are_written_as_git_writes_them(void **state)
+{
+    tnd_buf out;
+
+    (void)state;
+    tnd_buf_init(&out, TND_BUF_NOCAP);
+    assert_int_equal(
+        tnd_diff_file_exec(&out, "x", NULL, 0, false, "a\n", 2, true), 0);
+    assert_int_equal(
+        tnd_diff_file_exec(&out, "y", "a\n", 2, true, "a\n", 2, false), 0);
+    assert_int_equal(
+        tnd_diff_file_exec(&out, "z", "a\n", 2, false, "b\n", 2, true), 0);
+    assert_int_equal(
+        tnd_diff_file_exec(&out, "w", "a\n", 2, true, NULL, 0, false), 0);
+    assert_int_equal(
+        tnd_diff_file_exec(&out, "v", "a\n", 2, true, "a\n", 2, true), 0);
+    assert_string_equal(out.data, "diff --git a/x b/x\n"
+                                  "new file mode 100755\n"
+                                  "--- /dev/null\n"
+                                  "+++ b/x\n"
+                                  "@@ -0,0 +1 @@\n"
+                                  "+a\n"
+                                  "diff --git a/y b/y\n"
+                                  "old mode 100755\n"
+                                  "new mode 100644\n"
+                                  "diff --git a/z b/z\n"
+                                  "old mode 100644\n"
+                                  "new mode 100755\n"
+                                  "--- a/z\n"
+                                  "+++ b/z\n"
+                                  "@@ -1 +1 @@\n"
+                                  "-a\n"
+                                  "+b\n"
+                                  "diff --git a/w b/w\n"
+                                  "deleted file mode 100755\n"
+                                  "--- a/w\n"
+                                  "+++ /dev/null\n"
+                                  "@@ -1 +0,0 @@\n"
+                                  "-a\n");
+    tnd_buf_free(&out);
+}
+
 /* ---- hunks ------------------------------------------------------------ */
 
 static void single_line_change_in_the_middle(void **state)
@@ -818,6 +862,7 @@ int main(void)
         cmocka_unit_test(deletion_removes_every_line),
         cmocka_unit_test(emptying_and_filling_a_file),
         cmocka_unit_test(identical_inputs_append_nothing),
+        cmocka_unit_test(modes_are_written_as_git_writes_them),
         cmocka_unit_test(single_line_change_in_the_middle),
         cmocka_unit_test(changes_at_the_start_and_the_end),
         cmocka_unit_test(missing_newline_at_end_is_flagged),

@@ -76,6 +76,60 @@ static void assert_error_has(const char *part)
 
 /* ---- what a diff becomes ------------------------------------------------ */
 
+/* The modes a change sets, beside its edits: made executable with an
+ * edit, made not executable alone, an executable file created; a mode
+ * git prints for a file whose mode stays is none */
+static void modes_come_beside_the_edits(void **state)
+{
+    static const char diff[] = "diff --git a/a.sh b/a.sh\n"
+                               "old mode 100644\n"
+                               "new mode 100755\n"
+                               "--- a/a.sh\n"
+                               "+++ b/a.sh\n"
+                               "@@ -1 +1 @@\n"
+                               "-a\n"
+                               "+A\n"
+                               "diff --git a/check.sh b/check.sh\n"
+                               "old mode 100755\n"
+                               "new mode 100644\n"
+                               "diff --git a/new.sh b/new.sh\n"
+                               "new file mode 100755\n"
+                               "--- /dev/null\n"
+                               "+++ b/new.sh\n"
+                               "@@ -0,0 +1 @@\n"
+                               "+n\n"
+                               "diff --git a/plain.txt b/plain.txt\n"
+                               "new file mode 100644\n"
+                               "--- /dev/null\n"
+                               "+++ b/plain.txt\n"
+                               "@@ -0,0 +1 @@\n"
+                               "+p\n";
+    tnd_edit *e = NULL;
+    tnd_exec_change *m = NULL;
+    size_t n = 0, nm = 0;
+
+    (void)state;
+    assert_int_equal(
+        tnd_unidiff_change(&e, &n, &m, &nm, diff, sizeof(diff) - 1), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(nm, 3);
+    assert_string_equal(m[0].path, "a.sh");
+    assert_true(m[0].exec);
+    assert_string_equal(m[1].path, "check.sh");
+    assert_false(m[1].exec);
+    assert_string_equal(m[2].path, "new.sh");
+    assert_true(m[2].exec);
+    tnd_edit_list_free(e, n);
+    tnd_unidiff_exec_free(m, nm);
+    /* modes alone: no edit, and the modes */
+    assert_int_equal(tnd_unidiff_change(&e, &n, &m, &nm, diff + 97, 65), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(nm, 1);
+    assert_string_equal(m[0].path, "check.sh");
+    tnd_edit_list_free(e, n);
+    tnd_unidiff_exec_free(m, nm);
+}
+
 static void git_hunk_becomes_a_replace(void **state)
 {
     static const char diff[] =
@@ -1398,6 +1452,7 @@ int main(void)
         cmocka_unit_test(more_than_the_edit_limit_is_refused),
         cmocka_unit_test(only_len_bytes_are_read),
         cmocka_unit_test(a_nul_byte_is_refused),
+        cmocka_unit_test(modes_come_beside_the_edits),
         cmocka_unit_test(bytes_that_are_not_utf8_are_refused),
         cmocka_unit_test(edits_applied_to_a_workspace_diff_back),
     };

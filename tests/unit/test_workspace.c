@@ -543,8 +543,9 @@ static void delete_removes_and_revert_restores(void **state)
     assert_int_equal(APPLY(ws, DELETE("run.sh")), 0);
     assert_file(root, "run.sh", NULL);
     diff = tnd_workspace_diff(ws);
+    /* git's mode of an executable file */
     assert_string_equal(diff, "diff --git a/run.sh b/run.sh\n"
-                              "deleted file mode 100644\n"
+                              "deleted file mode 100755\n"
                               "--- a/run.sh\n"
                               "+++ /dev/null\n"
                               "@@ -1,2 +0,0 @@\n"
@@ -557,6 +558,48 @@ static void delete_removes_and_revert_restores(void **state)
 
     assert_int_equal(APPLY(ws, DELETE("no-such-file.c")), -1);
     assert_error_has("edit 1 deletes no-such-file.c, which does not exist");
+    tnd_workspace_destroy(&ws, 1);
+}
+
+/* A diff under review sets modes: the workspace holds them (its other
+ * permission bits kept), the diff says them as git does, and a reset
+ * puts the base's back. A mode for a file the change leaves absent is
+ * refused. */
+static void modes_are_set_said_and_put_back(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+    tnd_exec_change modes[] = {{(char *)"run.sh", false},
+                               {(char *)"new.sh", true}};
+    tnd_edit write = WRITE("new.sh", "#!/bin/sh\n");
+    char *diff;
+
+    (void)state;
+    assert_int_equal(tnd_workspace_apply_exec(ws, &write, 1, modes, 2), 0);
+    assert_int_equal(lstat_of(root, "run.sh").st_mode & 07777, 0644);
+    assert_int_equal(lstat_of(root, "new.sh").st_mode & 07777, 0755);
+    diff = tnd_workspace_diff(ws);
+    assert_string_equal(diff, "diff --git a/new.sh b/new.sh\n"
+                              "new file mode 100755\n"
+                              "--- /dev/null\n"
+                              "+++ b/new.sh\n"
+                              "@@ -0,0 +1 @@\n"
+                              "+#!/bin/sh\n"
+                              "diff --git a/run.sh b/run.sh\n"
+                              "old mode 100755\n"
+                              "new mode 100644\n");
+    free(diff);
+    assert_int_equal(tnd_workspace_reset(ws), 0);
+    assert_int_equal(lstat_of(root, "run.sh").st_mode & 07777, 0755);
+    assert_false(exists(root, "new.sh"));
+    /* modes alone; then a mode of a file the change does not leave */
+    assert_int_equal(tnd_workspace_apply_exec(ws, NULL, 0, modes, 1), 0);
+    assert_int_equal(lstat_of(root, "run.sh").st_mode & 07777, 0644);
+    assert_int_equal(tnd_workspace_reset(ws), 0);
+    assert_int_equal(tnd_workspace_apply_exec(ws, NULL, 0, modes + 1, 1), -1);
+    assert_error_has("new.sh: its mode changes, but the change leaves no "
+                     "such file");
+    assert_int_equal(tnd_workspace_apply_exec(ws, NULL, 0, NULL, 0), -1);
     tnd_workspace_destroy(&ws, 1);
 }
 
@@ -993,6 +1036,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(copy_keeps_content_mode_mtime_and_symlinks),
+        cmocka_unit_test(modes_are_set_said_and_put_back),
         cmocka_unit_test(destroy_removes_the_copy_only_when_asked),
         cmocka_unit_test(existing_directory_is_refused_and_left_alone),
         cmocka_unit_test(replace_exact_match_and_diff),
