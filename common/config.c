@@ -152,6 +152,8 @@ static const tnd_yw_field gate_fields[] = {
      &escalate_modes, NULL},
     {"risk_paths", TND_YW_NAMES, OFF(tnd_gate_config, risk_paths), 0, 0, NULL,
      NULL, NULL},
+    {"check_paths", TND_YW_NAMES, OFF(tnd_gate_config, check_paths), 0, 0, NULL,
+     NULL, NULL},
     {"critique", TND_YW_ENUM, OFF(tnd_gate_config, critique), 0, 0, NULL,
      &critique_modes, NULL},
     {"critique_diff_lines", TND_YW_INT,
@@ -294,6 +296,7 @@ void tnd_config_command_shell(tnd_command *c, const char *line)
     if ((c->argv = plain_words(line)))
         return;
     c->argv = tnd_xcalloc(6, sizeof(char *));
+    c->shell = true;
     if (access(TND_CONFIG_SHELL, X_OK) == 0) {
         c->argv[n++] = tnd_xstrdup(TND_CONFIG_SHELL);
         c->argv[n++] = tnd_xstrdup("-o");
@@ -310,6 +313,7 @@ void tnd_config_command_free(tnd_command *c)
     tnd_str_list_free(&c->argv);
     free(c->display);
     c->display = NULL;
+    c->shell = false;
 }
 
 static void llm_defaults(tnd_llm_config *llm)
@@ -337,6 +341,33 @@ static void llm_free(tnd_llm_config *llm)
     tnd_str_list_free(&llm->headers);
     memset(llm, 0, sizeof(*llm));
 }
+/* The files that define a project's checks, by the usual names: a
+ * change to one (a test recipe made to echo success) is critiqued under
+ * gate.critique on_trigger, whatever the skills say. */
+static char **default_check_paths(void)
+{
+    static const char *const names[] = {
+        "**/Makefile",       "**/makefile",
+        "**/GNUmakefile",    "**/*.mk",
+        "**/CMakeLists.txt", "**/*.cmake",
+        "**/meson.build",    "configure",
+        "configure.ac",      "**/Makefile.am",
+        "**/package.json",   "**/pyproject.toml",
+        "**/setup.py",       "**/setup.cfg",
+        "**/tox.ini",        "**/pytest.ini",
+        "**/conftest.py",    "**/noxfile.py",
+        "**/Cargo.toml",     "**/build.rs",
+        "**/go.mod",         "**/*.gradle",
+        "**/*.gradle.kts",   "**/pom.xml",
+        "**/Rakefile",       "**/Gemfile",
+        "**/justfile",       NULL};
+    size_t n = sizeof(names) / sizeof(names[0]);
+    char **list = tnd_xcalloc(n, sizeof(char *));
+
+    for (size_t i = 0; names[i]; i++)
+        list[i] = tnd_xstrdup(names[i]);
+    return list;
+}
 
 tnd_config *tnd_config_defaults(void)
 {
@@ -349,6 +380,7 @@ tnd_config *tnd_config_defaults(void)
     cfg->gate.persistent_failure_threshold = 2;
     cfg->gate.escalate = TND_ESCALATE_AUTO;
     cfg->gate.risk_paths = tnd_xcalloc(1, sizeof(char *));
+    cfg->gate.check_paths = default_check_paths();
     cfg->gate.critique = TND_CRITIQUE_ALWAYS;
     cfg->gate.critique_diff_lines = 200;
     cfg->gate.baseline = true;
@@ -422,6 +454,7 @@ void tnd_config_destroy(tnd_config **self_p)
     free(cfg->orchestrator.curve_key);
     free(cfg->orchestrator.authorized_keys);
     tnd_str_list_free(&cfg->gate.risk_paths);
+    tnd_str_list_free(&cfg->gate.check_paths);
     agent_free(&cfg->coder);
     agent_free(&cfg->reviewer);
     tnd_config_skills_free(cfg);
@@ -431,7 +464,7 @@ void tnd_config_destroy(tnd_config **self_p)
 
 /* ---- custom fields ------------------------------------------------------ */
 
-/* command: a string run by /bin/sh, or a list [program, arg, ...]. */
+/* command: a string run by the shell, or a list [program, arg, ...]. */
 void tnd_config_set_command(tnd_yw *w, const tnd_yw_field *f, const char *path,
                             const yaml_node_t *v, char *base)
 {
@@ -462,7 +495,7 @@ void tnd_config_set_command(tnd_yw *w, const tnd_yw_field *f, const char *path,
         return;
     }
     tnd_yw_report(w, v,
-                  "%s must be a command: a string run by /bin/sh, or a list "
+                  "%s must be a command: a string run by the shell, or a list "
                   "[program, arg, ...]",
                   path);
 }
@@ -565,7 +598,7 @@ int tnd_llm_config_check(const tnd_llm_config *llm, const char *label,
         return tnd_error_config(
             "%s: provider command needs a command (set %s.command to the "
             "program that reads the prompt on stdin and writes the answer on "
-            "stdout: a list [program, arg, ...] or a /bin/sh string)",
+            "stdout: a list [program, arg, ...] or a shell string)",
             label, label);
     if ((llm->provider == TND_PROVIDER_OPENAI ||
          llm->provider == TND_PROVIDER_ANTHROPIC ||
@@ -716,6 +749,7 @@ static void cross_check(tnd_yw *w, tnd_config *cfg, const yaml_node_t *root)
         }
     }
     tnd_config_check_globs(w, "gate", gate, "risk_paths");
+    tnd_config_check_globs(w, "gate", gate, "check_paths");
     if (!(at = tnd_yw_lookup(w, gate, "human_review_below")))
         at = tnd_yw_lookup(w, gate, "confidence_threshold");
     if (cfg->gate.human_review_below > cfg->gate.confidence_threshold)

@@ -71,9 +71,11 @@ int tnd_provider_parse(tnd_provider *out, const char *name);
 #define TND_CONFIG_MAX_SKILLS 32
 
 typedef struct tnd_command {
-    char **argv;   /* NULL-terminated; a string command becomes
-                      {"/bin/sh", "-c", STRING, NULL} */
+    char **argv;   /* NULL-terminated; a string command with shell syntax
+                      becomes {"/bin/bash", "-o", "pipefail", "-c", STRING,
+                      NULL} ({"/bin/sh", "-c", STRING, NULL} without bash) */
     char *display; /* the command as the config wrote it, for messages */
+    bool shell;    /* argv runs display through a shell, as above */
 } tnd_command;
 
 typedef struct tnd_llm_config {
@@ -185,6 +187,11 @@ typedef struct tnd_gate_config {
     tnd_escalate_mode escalate; /* who answers an escalation */
     char **risk_paths;          /* globs: a change touching one goes to a human
                                    even when it passes; NULL-terminated */
+    char **check_paths;         /* globs of the files that define the
+                                   checks (build and test files): under
+                                   on_trigger a change touching one, or a
+                                   file a skill's command names, is
+                                   critiqued; NULL-terminated */
     tnd_critique_mode critique; /* when to ask for the LLM critique */
     int critique_diff_lines;    /* on_trigger: a diff changing more lines */
     int critique_every;         /* on_trigger: every Nth task (0: never) */

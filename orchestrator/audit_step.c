@@ -423,7 +423,7 @@ static int audit_in_phases(run *r, attempt *a, int quorum)
     tnd_audit_request ar = audit_request(r, a, false);
     tnd_audit_reply *members = NULL;
     tnd_trigger_input ti;
-    char why[600];
+    char why[600], checks[512];
     bool asked;
     int rc;
 
@@ -441,6 +441,7 @@ static int audit_in_phases(run *r, attempt *a, int quorum)
     ti.required = (const char *const *)r->required;
     ti.changed_lines = tnd_review_changed_lines(a->diff);
     ti.risky = a->in.risky;
+    ti.checks = tnd_review_checks(checks, sizeof(checks), r->cfg, a->diff);
     ti.last_confidence = r->last_confidence;
     ti.ordinal = r->ordinal;
     asked = tnd_review_triggers(why, sizeof(why), &r->gate, &ti);

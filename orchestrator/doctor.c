@@ -73,10 +73,9 @@ static char *skill_program(const tnd_command *cmd)
 
     if (!cmd->argv)
         return NULL;
-    if (strcmp(cmd->argv[0], "/bin/sh") != 0 || !cmd->argv[1] ||
-        strcmp(cmd->argv[1], "-c") != 0 || !cmd->argv[2])
+    if (!cmd->shell)
         return tnd_xstrdup(cmd->argv[0]);
-    s = cmd->argv[2];
+    s = cmd->display;
     while (isspace((unsigned char)*s))
         s++;
     while (s[n] && !isspace((unsigned char)s[n]) && !strchr(";&|()<>", s[n]))

@@ -41,7 +41,7 @@ bool tnd_review_triggers(char *why, size_t size, const tnd_gate_config *cfg,
                  tnd_critique_mode_name(cfg->critique));
         return true;
     }
-    if (!failed && !in->risky && !big && !doubt && !periodic) {
+    if (!failed && !in->risky && !in->checks && !big && !doubt && !periodic) {
         snprintf(why, size, "no trigger fired (gate.critique: on_trigger)");
         return false;
     }
@@ -52,6 +52,8 @@ bool tnd_review_triggers(char *why, size_t size, const tnd_gate_config *cfg,
     if (in->risky)
         tnd_buf_printf(&b, "; the change touches %s (gate.risk_paths)",
                        in->risky);
+    if (in->checks)
+        tnd_buf_printf(&b, "; the change touches %s", in->checks);
     if (big)
         tnd_buf_printf(&b,
                        "; the change has %zu changed lines "
@@ -89,6 +91,57 @@ const char *tnd_review_risky(char *buf, size_t size, char *const *globs,
             snprintf(buf, size, "%s", paths[i]);
             found = buf;
         }
+    free(paths);
+    tnd_patch_clear(&patch);
+    return found;
+}
+
+/* Whether a word of line (split at blanks and the shell's punctuation)
+ * is path, or "./" and path. */
+static bool line_names(const char *line, const char *path)
+{
+    static const char seps[] = " \t\n;|&()<>'\"`=";
+    size_t len = strlen(path);
+
+    for (const char *p = line; *p;) {
+        size_t n = strcspn(p, seps);
+        const char *w = p;
+        if (n > 2 && w[0] == '.' && w[1] == '/')
+            w += 2, n -= 2;
+        if (n == len && memcmp(w, path, len) == 0)
+            return true;
+        p = w + n;
+        p += strspn(p, seps);
+    }
+    return false;
+}
+
+const char *tnd_review_checks(char *buf, size_t size, const tnd_config *cfg,
+                              const char *diff)
+{
+    tnd_patch patch;
+    const char **paths;
+    const char *found = NULL;
+
+    if (!diff || !*diff)
+        return NULL;
+    (void)tnd_patch_parse(&patch, diff, strlen(diff), NULL, NULL);
+    paths = tnd_patch_paths(&patch);
+    for (size_t i = 0; paths && paths[i] && !found; i++) {
+        if (tnd_glob_match_any(cfg->gate.check_paths, paths[i])) {
+            snprintf(buf, size, "%s, which defines checks (gate.check_paths)",
+                     paths[i]);
+            found = buf;
+        }
+        for (size_t k = 0; k < cfg->nskills && !found; k++) {
+            const tnd_command *c = &cfg->skills[k].command;
+            if (c->display && line_names(c->display, paths[i])) {
+                snprintf(buf, size, "%s, which skill %s's command runs",
+                         paths[i], cfg->skills[k].name);
+                found = buf;
+            }
+        }
+    }
     free(paths);
     tnd_patch_clear(&patch);
     return found;

@@ -25,6 +25,9 @@ typedef struct tnd_trigger_input {
     size_t changed_lines;          /* added + removed lines of the diff */
     const char *risky;             /* a changed path in gate.risk_paths,
                                       or NULL */
+    const char *checks;            /* a changed file that defines the
+                                      checks, and why (tnd_review_checks),
+                                      or NULL */
     double last_confidence;        /* the previous attempt's critique;
                                       < 0 when there was none */
     long ordinal;                  /* this task's number in the repo
@@ -33,12 +36,21 @@ typedef struct tnd_trigger_input {
 
 /* Whether the critique runs. With gate.critique "always" it does; with
  * "on_trigger" it does when a required skill did not pass, the change
- * touches gate.risk_paths, it changes more than gate.critique_diff_lines
+ * touches gate.risk_paths or a file that defines the checks
+ * (tnd_review_checks), it changes more than gate.critique_diff_lines
  * lines, the previous critique's confidence was below
  * gate.confidence_threshold, or the task is every gate.critique_every-th.
  * why gets the reasons, "; "-separated (or why it was skipped). */
 bool tnd_review_triggers(char *why, size_t size, const tnd_gate_config *cfg,
                          const tnd_trigger_input *in);
+
+/* The first file of diff that defines the checks: one gate.check_paths
+ * matches (a Makefile, a conftest.py), or one a skill's command names
+ * ("./scripts/smoke.sh"): a change that edits the checker is critiqued
+ * under on_trigger (a test recipe made to echo success passed its
+ * skills, and no trigger fired). Into buf, with why; NULL when none. */
+const char *tnd_review_checks(char *buf, size_t size, const tnd_config *cfg,
+                              const char *diff);
 
 /* The first path of diff matching one of globs (NULL-terminated), copied
  * into buf; NULL when none does or there are no globs. */

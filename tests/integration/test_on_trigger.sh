@@ -83,3 +83,28 @@ journal=$T/demo/.tandem/sessions/$(ls "$T/demo/.tandem/sessions")/journal.jsonl
 [ "$(grep -c '"type":"critique.1"' "$journal")" = 2 ] ||
     fail "the model was asked again after the answer"
 pass "a risky change is approved by a person"
+
+# a change that edits the checker is critiqued: a coder whose only edit
+# made the suite's recipe echo success passed its skills, fired no
+# trigger, and was approved with the code still wrong
+copy_demo
+cat >"$T/gutted.json" <<'JSON'
+{"tandem_cassette": 1, "exchanges": [
+ {"role": "coder", "attempt": 1, "call": 1,
+  "answer": "Done.\n\nMakefile\n<<<<<<< SEARCH\n\t./test_stats\n=======\n\t@echo all tests passed\n>>>>>>> REPLACE\n",
+  "usage": {"prompt_tokens": 10, "completion_tokens": 10}},
+ {"role": "reviewer", "attempt": 1, "call": 1,
+  "answer": "{\"verdict\": \"reject\", \"confidence\": 0.95, \"issues\": [{\"type\": \"incorrect\", \"severity\": \"critical\", \"file\": \"Makefile\", \"line\": 11, \"description\": \"The test recipe no longer runs the tests.\", \"evidence\": \"@echo all tests passed\", \"suggested_fix\": \"Fix stats.c instead.\"}], \"summary\": \"The change disables the tests.\"}",
+  "usage": {"prompt_tokens": 10, "completion_tokens": 10}}]}
+JSON
+demo_config "$T/gutted.json" <<'YAML'
+gate:
+  critique: on_trigger
+  max_iterations: 1
+  escalate: never
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+[ "$RC" -ne 0 ] || fail "the gutted suite was approved: $(cat "$T/err")"
+expect_in "$T/err" "[1/1] reviewer: critique (the change touches Makefile, which defines checks (gate.check_paths))"
+expect_not_in "$T/err" "approved after"
+pass "on_trigger: a change to the files that define the checks is critiqued"

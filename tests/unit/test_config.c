@@ -610,6 +610,12 @@ static void critique_keys_are_read(void **state)
     assert_int_equal(cfg->gate.critique_diff_lines, 200);
     assert_int_equal(cfg->gate.critique_every, 0);
     assert_null(cfg->gate.risk_paths[0]);
+    assert_true(tnd_str_list_has((const char *const *)cfg->gate.check_paths,
+                                 "**/Makefile"));
+    tnd_config_destroy(&cfg);
+
+    cfg = parse_ok("gate: {check_paths: []}\n");
+    assert_null(cfg->gate.check_paths[0]);
     tnd_config_destroy(&cfg);
 
     cfg = parse_ok("gate:\n"
@@ -852,8 +858,8 @@ static const bad_case bad_cases[] = {
      "agents.yaml:2:3: unknown key 'colour' in gate (known keys: "
      "max_iterations, confidence_threshold, human_review_below, "
      "persistent_failure_threshold, max_tokens, max_llm_calls, max_wall_s, "
-     "escalate, risk_paths, critique, critique_diff_lines, critique_every, "
-     "baseline, baseline_reuse_s)"},
+     "escalate, risk_paths, check_paths, critique, critique_diff_lines, "
+     "critique_every, baseline, baseline_reuse_s)"},
     {"verbose: true\n",
      "agents.yaml:1:1: unknown key 'verbose' in the top level (known keys: "
      "gate, orchestrator, workspace, agents, version, skills)"},
@@ -904,15 +910,15 @@ static const bad_case bad_cases[] = {
      "agents.yaml:3:21: agents.reviewer.skills[1] must be a string"},
     {"agents:\n  coder:\n    command: {a: b}\n",
      "agents.yaml:3:14: agents.coder.command must be a command: a string run "
-     "by /bin/sh, or a list [program, arg, ...]"},
+     "by the shell, or a list [program, arg, ...]"},
     {"agents:\n  coder:\n    command: []\n",
      "agents.yaml:3:14: agents.coder.command must not be an empty list"},
     {"agents:\n  coder:\n    command: \"\"\n",
      "agents.yaml:3:14: agents.coder.command must be a command: a string "
-     "run by /bin/sh, or a list [program, arg, ...]"},
+     "run by the shell, or a list [program, arg, ...]"},
     {"skills:\n  lint:\n    command: \"\"\n" USES_LINT,
      "agents.yaml:3:14: skills.lint.command must be a command: a string run "
-     "by /bin/sh, or a list [program, arg, ...]\n"
+     "by the shell, or a list [program, arg, ...]\n"
      "agents.yaml:3:5: skills.lint needs a command (for example: command: "
      "make test)"},
     {"skills: [build]\n",
@@ -1800,7 +1806,7 @@ static void the_llm_check_names_the_key_to_set(void **state)
                         "llm: provider command needs a command (set "
                         "llm.command to the program that reads the prompt on "
                         "stdin and writes the answer on stdout: a list "
-                        "[program, arg, ...] or a /bin/sh string)");
+                        "[program, arg, ...] or a shell string)");
     tnd_config_destroy(&cfg);
 
     /* every model of the config, each named by its place */

@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/config_skills.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/review.h"
 
@@ -307,6 +309,55 @@ static void risky_paths_match_the_globs(void **state)
     assert_null(risky(GLOBS("*.c"), two_files));
     /* a deleted file is touched too */
     assert_string_equal(risky(GLOBS("db/*.sql"), deleted), "db/schema.sql");
+}
+
+/* One file changed, as a diff. Caller frees. */
+static char *one_file(const char *path)
+{
+    return tnd_xasprintf("diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n"
+                         "@@ -1 +1 @@\n-a\n+b\n",
+                         path, path, path, path);
+}
+
+/* A file that defines the checks: a build or test file by its usual
+ * name (gate.check_paths), or one a skill's command names */
+static void the_checks_own_files_are_found(void **state)
+{
+    tnd_config *cfg = tnd_config_defaults();
+    char buf[256], *diff;
+
+    (void)state;
+    tnd_config_skills_free(cfg);
+    cfg->skills = tnd_xcalloc(1, sizeof(*cfg->skills));
+    cfg->nskills = 1;
+    cfg->skills[0].name = tnd_xstrdup("smoke");
+    tnd_config_command_shell(&cfg->skills[0].command,
+                             "make && ./scripts/smoke.sh --fast 2>&1");
+    diff = one_file("Makefile");
+    assert_string_equal(tnd_review_checks(buf, sizeof(buf), cfg, diff),
+                        "Makefile, which defines checks (gate.check_paths)");
+    free(diff);
+    diff = one_file("tests/conftest.py");
+    assert_non_null(tnd_review_checks(buf, sizeof(buf), cfg, diff));
+    free(diff);
+    diff = one_file("scripts/smoke.sh");
+    assert_string_equal(tnd_review_checks(buf, sizeof(buf), cfg, diff),
+                        "scripts/smoke.sh, which skill smoke's command runs");
+    free(diff);
+    /* a file the checks do not name, or a name inside another word */
+    diff = one_file("src/smoke.sh");
+    assert_null(tnd_review_checks(buf, sizeof(buf), cfg, diff));
+    free(diff);
+    diff = one_file("scripts/smoke");
+    assert_null(tnd_review_checks(buf, sizeof(buf), cfg, diff));
+    free(diff);
+    /* check_paths: [] leaves the commands' own */
+    tnd_str_list_free(&cfg->gate.check_paths);
+    cfg->gate.check_paths = tnd_xcalloc(1, sizeof(char *));
+    diff = one_file("Makefile");
+    assert_null(tnd_review_checks(buf, sizeof(buf), cfg, diff));
+    free(diff);
+    tnd_config_destroy(&cfg);
 }
 
 static void risky_with_no_globs_or_no_diff_is_none(void **state)
@@ -945,6 +996,7 @@ int main(void)
         cmocka_unit_test(every_trigger_fires_as_documented),
         cmocka_unit_test(cannot_run_reads_the_baseline_as_documented),
         cmocka_unit_test(risky_paths_match_the_globs),
+        cmocka_unit_test(the_checks_own_files_are_found),
         cmocka_unit_test(risky_with_no_globs_or_no_diff_is_none),
         cmocka_unit_test(risky_sees_both_names_of_a_rename),
         cmocka_unit_test(risky_double_star_patterns),
