@@ -168,14 +168,32 @@ static int nothing_staged(tnd_change *c, const char *repo)
 
 /* git's diff of the tree from c->rev to the index (cached), to commit
  * to, or else to the work tree, into c->diff: names as they are, not
- * octal-quoted (the parsers undo git's quoting of the rest). */
+ * octal-quoted (the parsers undo git's quoting of the rest). Whatever
+ * the user's config says, the diff is git's plain format, of the bytes
+ * committed: a/ and b/ prefixes (diff.mnemonicPrefix's i/ and w/ read as
+ * a rename, and diff.noprefix made a path under a/ another file), no
+ * textconv (a converted file is not what is committed), no relative
+ * names, blank context lines with their space, and a submodule as its
+ * mode line, never diff.submodule=log's prose, which the parser skipped. */
 static int git_diff(tnd_change *c, const char *repo, bool cached,
                     const char *to)
 {
-    const char *argv[16] = {
-        "git",           "-c",         "core.quotePath=false", "diff",
-        "--no-ext-diff", "--no-color", "--no-renames",         "--binary"};
-    size_t n = 8;
+    const char *argv[24] = {"git",
+                            "-c",
+                            "core.quotePath=false",
+                            "-c",
+                            "diff.suppressBlankEmpty=false",
+                            "diff",
+                            "--no-ext-diff",
+                            "--no-textconv",
+                            "--no-color",
+                            "--no-renames",
+                            "--no-relative",
+                            "--submodule=short",
+                            "--src-prefix=a/",
+                            "--dst-prefix=b/",
+                            "--binary"};
+    size_t n = 15;
 
     if (cached)
         argv[n++] = "--cached";

@@ -46,6 +46,24 @@ grep -q "^$FIXED\$" "$T/demo/stats.c" || fail "the user's change was lost"
 expect_no_leftovers "$dir"
 pass "git changes against HEAD are reviewed and approved"
 
+# the user's diff settings do not change what is reviewed: with
+# diff.mnemonicPrefix every file read as a rename (exit 2); with
+# diff.noprefix a path under a/ was another file; a textconv driver and
+# diff.submodule=log would have fed the parser something else
+git_demo
+review_config "$FIX/cassette-review.json"
+(cd "$T/demo" && git config diff.mnemonicPrefix true &&
+    git config diff.suppressBlankEmpty true &&
+    git config diff.submodule log && git config diff.upper.textconv 'tr a-z A-Z' &&
+    echo 'stats.c diff=upper' >.git/info/attributes) ||
+    fail "cannot configure git's diff"
+sed -i "s|^    return sum / count;|$FIXED|" "$T/demo/stats.c"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" "fix"
+expect_rc 0 "the right fix, under the user's diff settings"
+expect_in "$(session_dir)/change.diff" "--- a/stats.c"
+expect_in "$(session_dir)/change.diff" "+$FIXED"
+pass "the user's diff settings (prefixes, textconv, blank lines) do not change the diff reviewed"
+
 # -q: an approved change prints nothing at all
 run tandem review -q --repo "$T/demo" --config "$T/review.yaml" \
     "make the failing test pass"
@@ -239,7 +257,7 @@ cat >"$T/reject.json" <<'JSON'
  "usage": {"prompt_tokens": 1, "completion_tokens": 1}}]}
 JSON
 cat >"$T/modes.yaml" <<YAML
-gate: {critique: on_trigger}
+gate: {critique: on_trigger, check_paths: []}
 agents:
   reviewer:
     llm: {provider: replay, cassette: "$T/reject.json"}
