@@ -22,6 +22,7 @@
 #include "common/config.h"
 #include "orchestrator/change.h"
 #include "orchestrator/content.h"
+#include "orchestrator/own_files.h"
 #include "orchestrator/crew.h"
 #include "orchestrator/doing.h"
 #include "orchestrator/escalate.h"
@@ -82,9 +83,11 @@ typedef struct run {
     size_t nhistory, ahistory;
     uint64_t *hashes; /* diff hash per attempt (0: no diff) */
     size_t nhashes, ahashes;
-    char **required;        /* required skill names, NULL-terminated */
-    char *hidden[21];       /* repo files the coder is not shown: tandem's own
-                               config and cassettes; NULL-terminated */
+    char **required; /* required skill names, NULL-terminated */
+    char *hidden[TND_OWN_FILES_WORDS + 8]; /* repo files the coder is not
+                               shown and no change may touch: tandem's own
+                               config, cassettes and command files
+                               (own_files.h), agents.yaml; NULL-terminated */
     size_t in_use;          /* hidden[0..in_use) this run uses; the rest
                                (agents.yaml) a later run may */
     bool no_key;            /* a model's API key is not set */

@@ -37,6 +37,7 @@
 #include "common/xalloc.h"
 #include "orchestrator/apply.h"
 #include "orchestrator/change.h"
+#include "orchestrator/own_files.h"
 #include "orchestrator/crew.h"
 #include "orchestrator/events.h"
 #include "orchestrator/journal.h"
@@ -168,33 +169,18 @@ static int load_config(run *r)
     return 0;
 }
 
-/* tandem's own files inside the repository are not the coder's business
- * (and a cassette would show it the answers): the config and cassettes
+/* tandem's own files inside the repository are not the coder's business,
+ * nor a change's (own_files.h): the config, cassettes and command files
  * this run uses, then agents.yaml, which a run without --config takes.
  * r->in_use counts the first. */
 static void hide_own_files(run *r)
 {
-    const char *own[3 + 16] = {r->cfg->path, r->cfg->coder.llm.cassette,
-                               r->cfg->reviewer.llm.cassette};
-    size_t n = 0, len = strlen(r->repo), nown = 3;
-
-    for (size_t i = 0; i < r->cfg->reviewer.nmodels && i < 16; i++)
-        own[nown++] = r->cfg->reviewer.models[i].cassette;
-    for (size_t i = 0; i < nown; i++) {
-        char *real;
-        if (!own[i] || !*own[i] || !(real = realpath(own[i], NULL)))
-            continue;
-        if (strncmp(real, r->repo, len) == 0 && real[len] == '/') {
-            bool dup = false;
-            for (size_t k = 0; k < n; k++)
-                dup = dup || strcmp(r->hidden[k], real + len + 1) == 0;
-            if (!dup)
-                r->hidden[n++] = tnd_xstrdup(real + len + 1);
-        }
-        free(real);
-    }
-    r->in_use = n;
+    /* room for agents.yaml and the NULL after */
+    size_t n = tnd_own_files(
+        r->hidden, sizeof(r->hidden) / sizeof(*r->hidden) - 2, r->cfg, r->repo);
     bool listed = false;
+
+    r->in_use = n;
     for (size_t k = 0; k < n; k++)
         listed = listed || strcmp(r->hidden[k], "agents.yaml") == 0;
     if (!listed)
