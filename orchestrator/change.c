@@ -233,7 +233,7 @@ static int from_range(tnd_change *c, const char *repo, const char *from,
                                 "(pre-commit's --from-ref and --to-ref)",
                                 from, to);
     }
-    return export(c, repo, rundir_base);
+    return rundir_base ? export(c, repo, rundir_base) : 0;
 }
 
 static int from_git(tnd_change *c, const char *repo, bool staged,
@@ -270,7 +270,7 @@ static int from_git(tnd_change *c, const char *repo, bool staged,
                                 "changes",
                                 repo);
     }
-    return export(c, repo, rundir_base);
+    return rundir_base ? export(c, repo, rundir_base) : 0;
 }
 
 int tnd_change_load(tnd_change *c, const char *repo, const char *diff_file,
@@ -288,7 +288,7 @@ int tnd_change_load(tnd_change *c, const char *repo, const char *diff_file,
     free(c->base);
     c->base = NULL;
     c->rev = tnd_xstrdup(rev);
-    return export(c, repo, rundir_base);
+    return rundir_base ? export(c, repo, rundir_base) : 0;
 }
 
 int tnd_change_export(tnd_change *c, const char *repo, const char *rev,

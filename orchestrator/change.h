@@ -43,7 +43,9 @@ typedef struct tnd_change {
  * is the commit whose tree is the base; with diff_file too (a resumed
  * review of git changes, its diff kept in the session) that commit is
  * exported as the base instead of taking the repository as it is, into a
- * runtime directory made in rundir_base (tnd_rundir_base()). label (may be
+ * runtime directory made in rundir_base (tnd_rundir_base()); with
+ * rundir_base NULL nothing is exported (c->base NULL): the change alone,
+ * for a session only made. label (may be
  * NULL: "--diff FILE") is how errors name diff_file. 0, or TND_ECONFIG
  * with an error saying what to fix (not a git repository, an empty change, an
  * unreadable file; c->empty tells the empty change apart), or -1. */

@@ -108,6 +108,8 @@ typedef struct run {
     double last_confidence; /* the last critique's; < 0: none yet */
     long critique_tokens;   /* what the last critique asked cost */
     tnd_change change;      /* review: the change and its base tree */
+    bool create_only;       /* tnd_run_create: the session is made, not
+                               run (no base tree is exported) */
     tnd_edit *edits;        /* review: the change as edits */
     size_t nedits;
     tnd_exec_change *modes; /* review: the modes it sets (chmod +x) */

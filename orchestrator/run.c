@@ -249,13 +249,16 @@ void tnd_loop_close(run *r)
  * kept it. */
 static int prepare_review(run *r)
 {
-    char *base = tnd_rundir_base();
+    /* a session only made (a server's hub thread) exports no tree: the
+     * run that goes on exports it again, and a large tree's checkout
+     * stalled the server's broker past its agents' heartbeats */
+    char *base = r->create_only ? NULL : tnd_rundir_base();
     char *kept =
         r->session ? tnd_session_path(r->session, "change.diff") : NULL;
     const char *secret;
     int rc = -1;
 
-    if (base)
+    if (base || r->create_only)
         rc = tnd_change_load(&r->change, r->repo, kept ? kept : r->opts.diff,
                              kept ? NULL : r->opts.diff_label, r->opts.staged,
                              r->review_rev, base);
@@ -755,6 +758,7 @@ int tnd_run_create(char **id, char **dir, const tnd_run_options *opts,
     if (lock)
         *lock = -1;
     tnd_loop_init(&r, host);
+    r.create_only = true;
     r.opts = *opts;
     r.opts.allow_empty = false; /* an empty change makes no session */
     r.opts.format = 0;          /* the findings are the caller's to print */

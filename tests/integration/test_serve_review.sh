@@ -27,7 +27,19 @@ repo a
 (cd "$T/a" && git init -q && git add -A &&
     git -c user.email=t@example.com -c user.name=t commit -qm base) ||
     fail "cannot make the demo a git repository"
+# a git that counts the server's exports of a tree (checkout-index)
+REAL_GIT=$(command -v git)
+mkdir -p "$T/gitlog"
+cat >"$T/gitlog/git" <<SH
+#!/bin/sh
+case " \$* " in *" checkout-index "*) echo export >>"$T/exports" ;; esac
+exec "$REAL_GIT" "\$@"
+SH
+chmod +x "$T/gitlog/git"
+PLAIN_PATH=$PATH
+export PATH="$T/gitlog:$PATH"
 start_serve --config "$T/review.yaml" --max-sessions 2
+export PATH="$PLAIN_PATH"
 
 # the staged fix is approved; what is staged is read at submit time
 sed -i "s|^    return sum / count;|$FIXED|" "$T/a/stats.c"
@@ -42,6 +54,12 @@ d=$T/a/.tandem/sessions/$sid
 expect_in "$d/change.diff" "+$FIXED"
 expect_in "$d/journal.jsonl" '"served":true'
 expect_in "$d/journal.jsonl" '"review":{"rev":"'
+# the base is exported once, by the session: the hub thread that made
+# the session exported it too, and threw it away (a large tree's
+# checkout stalled the broker past the agents' heartbeats, and a model
+# call in flight was asked, and paid, twice)
+[ "$(wc -l <"$T/exports")" -eq 1 ] ||
+    fail "the base was exported $(wc -l <"$T/exports") times for one review"
 pass "submit --review --staged: the staged change, reviewed by the server"
 
 # a patch sent by the client: a half fix is rejected, findings on stdout
