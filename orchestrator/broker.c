@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "common/clock.h"
@@ -565,6 +568,36 @@ static int start_curve(tnd_broker *b, const tnd_broker_options *opts)
     return 0;
 }
 
+/* An ipc:// endpoint another process listens on. libzmq's bind removes
+ * the socket file that is there and makes its own, so a `tandem run`
+ * whose config named a server's endpoint took the server's clients and
+ * left it serving nobody; a file nobody listens on (a dead process's) is
+ * taken, as before. 0, or -1 with the error set. */
+static int ipc_free(const char *endpoint)
+{
+    struct sockaddr_un sa;
+    const char *path = endpoint + 6;
+    int fd, rc = 0;
+
+    if (strncmp(endpoint, "ipc://", 6) != 0 || path[0] == '@' ||
+        strlen(path) >= sizeof(sa.sun_path))
+        return 0; /* tcp, an abstract name, or zmq's to refuse */
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+        return 0;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+        rc = tnd_error_set("cannot bind %s: another process listens there "
+                           "(a tandem serve, or a run with the same "
+                           "orchestrator.endpoint); give each its own "
+                           "endpoint, or leave orchestrator.endpoint out for "
+                           "a private one",
+                           endpoint);
+    close(fd);
+    return rc;
+}
+
 tnd_broker *tnd_broker_new(const tnd_broker_options *opts)
 {
     tnd_broker *b = tnd_xcalloc(1, sizeof(*b));
@@ -599,6 +632,8 @@ tnd_broker *tnd_broker_new(const tnd_broker_options *opts)
         goto fail;
     }
     if (opts->curve && start_curve(b, opts) < 0)
+        goto fail;
+    if (ipc_free(opts->endpoint) < 0)
         goto fail;
     if (zmq_bind(b->socket, opts->endpoint) < 0) {
         tnd_error_set("cannot bind %s: %s", opts->endpoint,

@@ -474,8 +474,6 @@ static int serve(const serve_opts *o)
         code = TND_EXIT_USAGE;
         goto out;
     }
-    if (strncmp(endpoint, "ipc://", 6) == 0)
-        unlink(endpoint + 6); /* a dead server's: we hold the lock */
     logs = tnd_fs_join(state, "logs");
     accepted = tnd_fs_join(state, "accepted.jsonl");
 

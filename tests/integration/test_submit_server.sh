@@ -20,6 +20,7 @@ trap bad_cleanup EXIT
 serve() {
     if [ -n "$SERVER" ]; then kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; fi
     EP=ipc://$T/bad-$1.sock
+    rm -f "$T/bad-$1.sock" # the last one's: waited for, it said up at once
     $PY "$TOP/tests/agents/badserver.py" "$EP" "$1" 2>"$T/server.err" &
     SERVER=$!
     wait_for_file "$T/bad-$1.sock" 10
@@ -75,3 +76,20 @@ TANDEM_TIMEOUT=60 run tandem submit --connect "$EP" --repo "$T/repo" "do it"
 expect_rc 0 "an approved session, stdout a file"
 expect_in "$T/out" "+b"
 pass "submit: a result that cannot be written on stdout is exit 1, said"
+
+# a run whose config names a server's endpoint does not take it: libzmq's
+# bind removes the socket file there and makes its own, and a `tandem
+# run --config` of the server's config took its clients, the server
+# serving nobody
+serve approved
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+orchestrator:
+  endpoint: "$EP"
+YAML
+TANDEM_TIMEOUT=60 run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 1 "a run on a server's endpoint"
+expect_in "$T/err" "cannot bind $EP: another process listens there"
+TANDEM_TIMEOUT=60 run tandem submit --connect "$EP" --repo "$T/repo" "do it"
+expect_rc 0 "the server still has its clients"
+pass "a run does not take the endpoint a server listens on"
