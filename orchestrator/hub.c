@@ -345,12 +345,10 @@ int tnd_hub_code_now(const char *dir, int code)
     json_object *records = NULL;
     tnd_session_status status;
 
-    if (code != TND_EXIT_HUMAN)
-        return code; /* it ended for good: nothing changes it */
     path = tnd_fs_join(dir, "journal.jsonl");
     if (tnd_journal_read(&records, path) == 0 &&
         tnd_journal_status(&status, records) == 0 &&
-        status != TND_SESSION_WAITING && status != TND_SESSION_OPEN)
+        status != TND_SESSION_OPEN)
         code = code_of_ended(records);
     tnd_error_clear();
     json_object_put(records);

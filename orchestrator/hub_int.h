@@ -32,10 +32,14 @@ struct tnd_hub {
 };
 
 /* The exit code for a client that comes back to a session that ended
- * with code, in dir: code, unless it ended waiting for a person
- * (TND_EXIT_HUMAN) and its journal says it ended for good since (it was
- * answered with no server running, which the accepted list never
- * heard of). */
+ * with code, in dir: what its journal says now when it says the session
+ * finished or waits for a person, else code. The journal is the
+ * session's own word; the code kept was this server's at the time: a
+ * session waiting for a person and answered with no server running
+ * ended for good since, which the accepted list never heard of; an
+ * answer the session refused (exit 2) left it waiting; a `tandem
+ * resume` that held it when a server took it over (exit 2) finished
+ * it. */
 int tnd_hub_code_now(const char *dir, int code);
 
 /* Sessions in state. */

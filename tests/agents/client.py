@@ -12,10 +12,11 @@
 
     client.py ENDPOINT answer REPO SESSION ANSWER [TEXT]
         Answer a session that waits for a person (ANSWER: approve,
-        reject, guide or budget; TEXT is the reason or the guidance; a
-        budget asks one more attempt). Print "error KIND: MESSAGE" for an
-        error reply, else "status: STATUS", on stdout; exit 0 either way
-        once a FINAL came.
+        reject, guide or budget; TEXT is the reason or the guidance, or
+        a budget's iterations, 1 when left out, 0 for none at all).
+        Print "error KIND: MESSAGE" for an error reply, else "status:
+        STATUS" and "exit: CODE", on stdout; exit 0 either way once a
+        FINAL came.
 
     client.py ENDPOINT bad
         Send what a server must refuse and survive: a message that is
@@ -101,16 +102,19 @@ def answer(endpoint, repo, session, kind, text=None):
     s = connect(endpoint)
     body = {"tandem": 1, "type": "answer", "repo": os.path.abspath(repo),
             "session": session, "answer": kind}
-    if text is not None:
-        body["text"] = text
     if kind == "budget":
-        body["iterations"] = 1
+        # TEXT: the iterations to grant (default 1; 0: none at all)
+        if int(text if text is not None else 1):
+            body["iterations"] = int(text if text is not None else 1)
+    elif text is not None:
+        body["text"] = text
     request(s, "tandem.answer", body)
     for final, reply in replies(s):
         if reply["type"] == "error":
             print("error %s: %s" % (reply["kind"], reply["error"]))
         elif reply["type"] == "done":
-            print("status: %s" % reply["status"])
+            print("status: %s" % reply.get("status"))
+            print("exit: %s" % reply.get("exit_code"))
     return 0
 
 

@@ -60,6 +60,12 @@ run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" answer "$T/b" "$SID" ma
 expect_in "$T/out" "error bad_request: unknown answer 'maybe'; a server takes approve, reject, guide or budget"
 run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" answer "$T/b" no-such-session maybe
 expect_in "$T/out" "error bad_request: unknown answer 'maybe'"
+# a budget that grants nothing: the server takes it, the session refuses
+# it (exit 2) and still waits; --attach said 2 from then on, silently
+run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" answer "$T/b" "$SID" budget 0
+expect_in "$T/out" "exit: 2"
+run tandem submit --attach "$SID"
+expect_rc 3 "attached to a session that still waits after a refused answer"
 run tandem guide --repo "$T/b" -m "divide as doubles" "$SID"
 expect_rc 0 "guide through the server"
 expect_in "$T/b/.tandem/sessions/$SID/journal.jsonl" '"text":"divide as doubles"'
