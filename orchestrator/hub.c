@@ -339,6 +339,21 @@ static int code_of_ended(json_object *records)
     }
 }
 
+bool tnd_hub_runs_config(const tnd_hub *h, const char *config)
+{
+    const char *mine = h->o->config->path;
+    char *real;
+    bool same;
+
+    if (!config)
+        return mine == NULL;
+    real = tnd_fs_realpath(config);
+    same = real && mine && strcmp(real, mine) == 0;
+    free(real);
+    tnd_error_clear();
+    return same;
+}
+
 int tnd_hub_code_now(const char *dir, int code)
 {
     char *path;
@@ -347,8 +362,7 @@ int tnd_hub_code_now(const char *dir, int code)
 
     path = tnd_fs_join(dir, "journal.jsonl");
     if (tnd_journal_read(&records, path) == 0 &&
-        tnd_journal_status(&status, records) == 0 &&
-        status != TND_SESSION_OPEN)
+        tnd_journal_status(&status, records) == 0 && status != TND_SESSION_OPEN)
         code = code_of_ended(records);
     tnd_error_clear();
     json_object_put(records);
@@ -411,8 +425,29 @@ static void take_over(tnd_hub *h)
             records && json_object_array_length(records)
                 ? tnd_run_task_owner(json_object_array_get_idx(records, 0))
                 : NULL;
-        if (strcmp(last, "finish") == 0 || (waits && !answers[i]) ||
-            strcmp(last, "unreadable") == 0) {
+        const char *config =
+            records && json_object_array_length(records)
+                ? tnd_json_str_or(json_object_array_get_idx(records, 0),
+                                  "config", NULL)
+                : NULL;
+        bool other = records && json_object_array_length(records) &&
+                     !tnd_hub_runs_config(h, config);
+        if (other && strcmp(last, "finish") != 0 && !(waits && !answers[i])) {
+            /* under another configuration: this server's agents would
+             * judge it with other rules, and the session failed, its
+             * failure kept as its outcome (a review found it lost so);
+             * it stays in the list for a server with that one */
+            fprintf(stderr,
+                    "tandem serve: session %s (%s) was accepted under %s, "
+                    "and this server runs %s: it waits for a tandem serve "
+                    "with that configuration (or tandem resume --repo %s "
+                    "%s)\n",
+                    id, repo, config ? config : "the built-in defaults",
+                    h->o->config->path ? h->o->config->path
+                                       : "the built-in defaults",
+                    repo, id);
+        } else if (strcmp(last, "finish") == 0 || (waits && !answers[i]) ||
+                   strcmp(last, "unreadable") == 0) {
             int code =
                 strcmp(last, "unreadable") != 0 ? code_of_ended(records) : -1;
             if (tnd_accepted_end(h->accepted, id, code, owner) < 0)

@@ -42,6 +42,10 @@ struct tnd_hub {
  * it. */
 int tnd_hub_code_now(const char *dir, int code);
 
+/* Whether config (a task record's, or a client's --config: a path, NULL
+ * for the built-in defaults) is the one this server's agents run with. */
+bool tnd_hub_runs_config(const tnd_hub *h, const char *config);
+
 /* Sessions in state. */
 size_t tnd_hub_count(const tnd_hub *h, tnd_hubsession_state state);
 

@@ -65,20 +65,13 @@ static int check_repo(const char *repo)
 /* The task's config must be the one the server's agents run with. */
 static int check_config(const tnd_hub *h, const char *config)
 {
-    const char *mine = h->o->config->path;
-    char *real;
-    bool same;
-
-    if (!config)
-        return 0;
-    real = tnd_fs_realpath(config);
-    same = real && mine && strcmp(real, mine) == 0;
-    free(real);
-    if (!same)
+    if (config && !tnd_hub_runs_config(h, config))
         return tnd_error_set("--config %s: this server's agents run with %s; "
                              "a server runs one configuration (start another "
                              "tandem serve --config %s, or use tandem run)",
-                             config, mine ? mine : "the built-in defaults",
+                             config,
+                             h->o->config->path ? h->o->config->path
+                                                : "the built-in defaults",
                              config);
     return 0;
 }
@@ -270,6 +263,18 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
                                         tnd_hub_code_now(dir, e.code), &len);
         free(dir);
         answer(h, ev, true, body, len);
+        return;
+    }
+    if (!s && !h->draining && accepted_here(h, req->session)) {
+        /* an earlier server's, under another configuration: take_over
+         * left it for a server with that one */
+        char *why = tnd_xasprintf(
+            "session %s was accepted under another configuration than this "
+            "server's, and waits for a tandem serve with that one (or for "
+            "tandem resume --repo REPO %s)",
+            req->session, req->session);
+        refuse(h, ev, "not_found", why);
+        free(why);
         return;
     }
     if (!s && h->draining && accepted_here(h, req->session)) {

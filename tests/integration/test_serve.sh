@@ -260,6 +260,16 @@ SERVE_PID=
 if pgrep -f "$T/gated.yaml" >/dev/null; then fail "agents outlived the server"; fi
 pass "SIGTERM while busy: intake stops, the queued client is told, a second SIGTERM stops the running session, exit 0"
 
+# a server with another configuration leaves them for one with theirs:
+# it ran them, they failed at once (exit 2), and that was kept as their
+# outcome, so no later server resumed them
+start_serve --config "$T/other.yaml" --max-sessions 2
+wait_for "was accepted under $T/gated.yaml, and this server runs $T/other.yaml" "$T/serve.err" 5
+run tandem submit --attach "$qid"
+expect_rc 2 "attach to a session left for another configuration"
+expect_in "$T/err" "was accepted under another configuration than this server's"
+stop_serve
+expect_not_in "$T/serve.err" "session $qid ended"
 touch "$T/gate"
 start_serve --config "$T/gated.yaml" --max-sessions 2
 wait_for "session 20" "$T/serve.err" 5
