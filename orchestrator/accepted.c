@@ -86,6 +86,21 @@ static outcome *outcome_find(const tnd_accepted *a, const char *id)
     return NULL;
 }
 
+size_t tnd_accepted_ended(const tnd_accepted *self)
+{
+    return self->nended;
+}
+
+const char *tnd_accepted_ended_id(const tnd_accepted *self, size_t k)
+{
+    if (k >= self->nended)
+        return NULL;
+    return self
+        ->ended[(self->ended_at + TND_ACCEPTED_ENDED_MAX - 1 - k) %
+                TND_ACCEPTED_ENDED_MAX]
+        .id;
+}
+
 /* Let go of the outcome of id: it is pending again (answered). */
 static void drop_outcome(tnd_accepted *a, const char *id)
 {

@@ -78,4 +78,10 @@ int tnd_accepted_end(tnd_accepted *self, const char *id, int code,
 bool tnd_accepted_outcome_of(const tnd_accepted *self, const char *id,
                              tnd_accepted_outcome *out);
 
+/* The sessions whose outcomes are kept: how many, and the id of the k-th
+ * (0 the newest; NULL for one let go since). Borrowed until the next add
+ * or end. */
+size_t tnd_accepted_ended(const tnd_accepted *self);
+const char *tnd_accepted_ended_id(const tnd_accepted *self, size_t k);
+
 #endif

@@ -339,6 +339,55 @@ static int code_of_ended(json_object *records)
     }
 }
 
+/* id, when it matches part better than best (or as well, another id):
+ * *best, *found and *count follow. */
+static void consider(const char *id, const char *part, int *best,
+                     const char **found, size_t *count)
+{
+    int m = id ? tnd_session_match(id, part) : 0;
+
+    if (m == 0 || m < *best)
+        return;
+    if (m > *best) {
+        *best = m;
+        *count = 0;
+        *found = NULL;
+    }
+    if (!*found || strcmp(*found, id) != 0) {
+        *count += 1;
+        *found = id;
+    }
+}
+
+char *tnd_hub_resolve_id(const tnd_hub *h, const char *part)
+{
+    const char *found = NULL;
+    size_t count = 0;
+    int best = 0;
+
+    for (size_t i = 0; i < h->n; i++)
+        consider(tnd_hubsession_id(h->s[i]), part, &best, &found, &count);
+    for (size_t i = 0; i < tnd_accepted_pending(h->accepted); i++)
+        consider(tnd_accepted_id(h->accepted, i), part, &best, &found, &count);
+    for (size_t k = 0; k < tnd_accepted_ended(h->accepted); k++)
+        consider(tnd_accepted_ended_id(h->accepted, k), part, &best, &found,
+                 &count);
+    if (best == 4)
+        return tnd_xstrdup(part); /* the whole id, wherever it is */
+    if (count == 1)
+        return tnd_xstrdup(found);
+    if (count == 0)
+        tnd_error_set("no session %s runs or waits in this server; a "
+                      "session that ended is in its repository (tandem show "
+                      "--repo REPO %s)",
+                      part, part);
+    else
+        tnd_error_set("'%s' matches more than one session of this server; "
+                      "give more of the id",
+                      part);
+    return NULL;
+}
+
 bool tnd_hub_runs_config(const tnd_hub *h, const char *config)
 {
     const char *mine = h->o->config->path;

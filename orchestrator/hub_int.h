@@ -42,6 +42,13 @@ struct tnd_hub {
  * it. */
 int tnd_hub_code_now(const char *dir, int code);
 
+/* The whole id of the session part names among those this server holds,
+ * the pending ones of its accepted list and the kept outcomes: the best
+ * match (tnd_session_match), when one session has it. NULL with the
+ * error set when none or several do (not which: they may be other
+ * clients'). Caller frees. */
+char *tnd_hub_resolve_id(const tnd_hub *h, const char *part);
+
 /* Whether config (a task record's, or a client's --config: a path, NULL
  * for the built-in defaults) is the one this server's agents run with. */
 bool tnd_hub_runs_config(const tnd_hub *h, const char *config);

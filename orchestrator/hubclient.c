@@ -243,15 +243,15 @@ static bool accepted_here(const tnd_hub *h, const char *id)
     return false;
 }
 
-static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
-                      const tnd_client_request *req)
+/* Follow session id (whole). */
+static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id)
 {
-    tnd_hubsession *s = tnd_hub_by_id(h, req->session);
+    tnd_hubsession *s = tnd_hub_by_id(h, id);
     tnd_accepted_outcome e;
     size_t len;
     char *body, *dir;
 
-    if (!s && tnd_accepted_outcome_of(h->accepted, req->session, &e)) {
+    if (!s && tnd_accepted_outcome_of(h->accepted, id, &e)) {
         if (!may_follow(h, ev, e.id, e.owner))
             return;
         /* it ended while nobody followed it, or its client lost the end
@@ -265,19 +265,19 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
         answer(h, ev, true, body, len);
         return;
     }
-    if (!s && !h->draining && accepted_here(h, req->session)) {
+    if (!s && !h->draining && accepted_here(h, id)) {
         /* an earlier server's, under another configuration: take_over
          * left it for a server with that one */
         char *why = tnd_xasprintf(
             "session %s was accepted under another configuration than this "
             "server's, and waits for a tandem serve with that one (or for "
             "tandem resume --repo REPO %s)",
-            req->session, req->session);
+            id, id);
         refuse(h, ev, "not_found", why);
         free(why);
         return;
     }
-    if (!s && h->draining && accepted_here(h, req->session)) {
+    if (!s && h->draining && accepted_here(h, id)) {
         /* a queued session was let go at the first SIGTERM: it is on
          * disk for the next server, not ended (a review found it called
          * not found) */
@@ -287,12 +287,7 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
         return;
     }
     if (!s) {
-        char *why = tnd_xasprintf(
-            "no session %s runs or waits in this server; a session that "
-            "ended is in its repository (tandem show --repo REPO %s)",
-            req->session, req->session);
-        refuse(h, ev, "not_found", why);
-        free(why);
+        refuse(h, ev, "not_found", "no such session in this server");
         return;
     }
     if (!may_follow(h, ev, tnd_hubsession_id(s), tnd_hubsession_owner(s)))
@@ -304,6 +299,21 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
     body = tnd_client_accepted(tnd_hubsession_id(s), tnd_hubsession_dir(s),
                                tnd_hub_ahead_of(h, s), &len);
     answer(h, ev, false, body, len);
+}
+
+/* Follow a session named by any unique part of its id, as README shows
+ * (`--attach 20261122-014455-3fa2`; only the whole id was found). */
+static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
+                      const tnd_client_request *req)
+{
+    char *id = tnd_hub_resolve_id(h, req->session);
+
+    if (!id) {
+        refuse(h, ev, "not_found", tnd_error_last());
+        return;
+    }
+    attach_id(h, ev, id);
+    free(id);
 }
 
 /* An answer as the accepted list keeps it. */

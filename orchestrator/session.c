@@ -223,6 +223,11 @@ static match_kind match(const char *id, const char *part)
     return strstr(id, part) ? MATCH_SUBSTRING : MATCH_NONE;
 }
 
+int tnd_session_match(const char *id, const char *part)
+{
+    return (int)match(id, part);
+}
+
 /* The ids an ambiguity message lists, at most. */
 #define AMBIGUOUS_LISTED 8
 
