@@ -121,6 +121,23 @@ static void put_out(tnd_submit_client *s, const char *what, const char *text,
                                 errno ? strerror(errno) : "a write failed");
 }
 
+/* A server's words for a person's terminal: no escape codes (a hostile
+ * endpoint, --connect, or a repository path, are not the server's to
+ * choose what the terminal does). Caller frees. */
+static char *shown(const char *text)
+{
+    return tnd_str_printable(text, strlen(text) + 1);
+}
+
+/* The server's error, said on stderr. */
+static void say_error(const tnd_submit_client *s, const tnd_client_reply *r)
+{
+    char *text = shown(r->error);
+
+    fprintf(stderr, "%s: %s\n", s->me, text);
+    free(text);
+}
+
 static void print_status(const tnd_client_reply *r)
 {
     json_object *list = tnd_json_array(r->report, "sessions");
@@ -133,9 +150,13 @@ static void print_status(const tnd_client_reply *r)
            tnd_json_bool_or(r->report, "stopping", false) ? " (stopping)" : "");
     for (size_t i = 0; list && i < json_object_array_length(list); i++) {
         json_object *e = json_object_array_get_idx(list, i);
-        printf("%s  %-7s  %s\n", tnd_json_str_or(e, "session", "?"),
-               tnd_json_str_or(e, "state", "?"),
-               tnd_json_str_or(e, "repo", "?"));
+        char *id = shown(tnd_json_str_or(e, "session", "?"));
+        char *state = shown(tnd_json_str_or(e, "state", "?"));
+        char *repo = shown(tnd_json_str_or(e, "repo", "?"));
+        printf("%s  %-7s  %s\n", id, state, repo);
+        free(id);
+        free(state);
+        free(repo);
     }
     if (tnd_json_int_or(r->report, "more", 0) > 0)
         printf("... and %ld more, past what one reply lists\n",
@@ -257,13 +278,13 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
         if (s->coming_back && strcmp(r->kind, "stopping") == 0) {
             /* the next server runs it: wait on */
             if (!s->said_stopping)
-                fprintf(stderr, "%s: %s\n", s->me, r->error);
+                say_error(s, r);
             s->said_stopping = true;
             s->lost = true;
             *code = unheard(s);
             return 1;
         }
-        fprintf(stderr, "%s: %s\n", s->me, r->error);
+        say_error(s, r);
         if (s->coming_back) {
             /* not run's outcome: the session could not be followed */
             *code = unheard(s);

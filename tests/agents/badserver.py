@@ -16,6 +16,7 @@ MODE says, then waits to be killed:
                   then this session's end, exit_code 3
     approved      accepted; the approved diff on stdout; this session's
                   end, exit_code 0, with its report
+    error-escapes an error (FINAL) whose text holds terminal escapes
 """
 import json
 import sys
@@ -64,6 +65,10 @@ def main():
         send({"tandem": 1, "type": "output", "stream": "stderr",
               "text": "tandem: \x1b]0;PWNED\x07\x1b[2Jcleared\n"})
         send(done, final=True)
+    elif mode == "error-escapes":
+        sock.send_multipart([peer, CLIENT, FINAL, service, json.dumps(
+            {"tandem": 1, "type": "error", "kind": "bad_request",
+             "error": "no \x1b]0;PWNED\x07\x1b[2Jsuch task"}).encode()])
     elif mode == "approved":
         diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
         send(accepted)

@@ -53,7 +53,14 @@ expect_in "$T/err" "cleared"
 if LC_ALL=C grep -q "$(printf '\033')" "$T/err"; then
     fail "an escape from the server reached stderr: $(cat -v "$T/err")"
 fi
-pass "what the server says reaches stderr without terminal escapes"
+serve error-escapes
+TANDEM_TIMEOUT=60 run tandem submit --connect "$EP" --repo "$T/repo" "do it"
+expect_rc 2 "an error with escapes"
+expect_in "$T/err" "such task"
+if LC_ALL=C grep -q "$(printf '\033')" "$T/err"; then
+    fail "an escape in a server's error reached stderr: $(cat -v "$T/err")"
+fi
+pass "what the server says reaches stderr without terminal escapes, its errors too"
 
 # stdout that cannot be written (a full disk): the diff, the report or
 # the session's id is lost, and submit says so and exits 1, not 0 (its
