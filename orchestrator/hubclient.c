@@ -111,6 +111,21 @@ static const char *owner_of(const tnd_broker_event *ev)
                                                                : NULL;
 }
 
+/* The repository a client named, by its real path, as its sessions are
+ * made in it and kept in the accepted list: the path the client sent,
+ * through a symlink that changed later, had the next server read another
+ * repository's journal. Caller frees. */
+static char *real_repo(const char *sent)
+{
+    char *real = tnd_fs_realpath(sent);
+
+    if (!real) {
+        tnd_error_clear();
+        real = tnd_xstrdup(sent);
+    }
+    return real;
+}
+
 /* The session for a submitted task, made and recorded; NULL with kind
  * and the error set when it cannot be. */
 static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
@@ -119,7 +134,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
     tnd_run_options ro;
     tnd_run_host host;
     atomic_int never = 0;
-    char *id = NULL, *dir = NULL, *said = NULL, *diff = NULL;
+    char *id = NULL, *dir = NULL, *said = NULL, *diff = NULL, *repo = NULL;
     size_t said_len = 0;
     tnd_hubsession *s = NULL;
     int code, lock = -1;
@@ -158,16 +173,18 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
         tnd_str_trim(said);
         tnd_error_set("%s",
                       strncmp(said, "tandem: ", 8) == 0 ? said + 8 : said);
-    } else if (tnd_accepted_add(h->accepted, req->repo, id, NULL, NULL) < 0) {
+    } else if (tnd_accepted_add(h->accepted, repo = real_repo(req->repo), id,
+                                NULL, NULL) < 0) {
         *kind = "failed";
         tnd_error_prefix("session %s was made but cannot be recorded", id);
     } else {
-        s = tnd_hub_add(h, req->repo, id, dir, owner_of(ev));
+        s = tnd_hub_add(h, repo, id, dir, owner_of(ev));
         tnd_hubsession_hold_lock(s, lock); /* until its thread runs it */
         lock = -1;
     }
     if (lock >= 0)
         close(lock);
+    free(repo);
     free(said);
     free(id);
     free(dir);
@@ -444,15 +461,16 @@ static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
             json_object_put(ans);
             return;
         }
-        s = tnd_hub_add(h, req->repo, f.id, f.dir, f.owner);
+        char *repo = real_repo(req->repo);
+        s = tnd_hub_add(h, repo, f.id, f.dir, f.owner);
         tnd_hubsession_hold_lock(s, lock);
         /* the session goes on with the answer of who sent this request */
         tnd_hubsession_set_who(s, &ev->who);
         if (tnd_hub_set_answer(s, ans) < 0) {
             refuse(h, ev, "bad_request", tnd_error_last());
             tnd_hub_forget(h, s);
-        } else if (tnd_accepted_add(h->accepted, req->repo, f.id, ans,
-                                    &ev->who) < 0) {
+        } else if (tnd_accepted_add(h->accepted, repo, f.id, ans, &ev->who) <
+                   0) {
             refuse(h, ev, "failed", tnd_error_last());
             tnd_hub_forget(h, s);
         } else {
@@ -464,6 +482,7 @@ static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
             answer(h, ev, false, body, len);
             tnd_hub_start_queued(h);
         }
+        free(repo);
         tnd_session_facts_clear(&f);
     }
     json_object_put(ans);

@@ -77,6 +77,17 @@ d=$(ls -d "$T"/*/.tandem/sessions/"$sid")
 cmp -s "$d/final.diff" "$T/out.1" || fail "stdout is not final.diff"
 pass "submit prints run's progress on stderr and the diff on stdout"
 
+# a client that sends a path through a symlink: the session is kept by
+# the repository's real path (the path sent, through a link that changed
+# later, had the next server read another repository's journal)
+ln -s "$T/a" "$T/alias"
+run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" submit "$T/alias" \
+    "make the failing test pass"
+expect_rc 0 "a submission through a symlink"
+expect_in "$T/state/tandem/accepted.jsonl" "\"repo\":\"$T/a\""
+expect_not_in "$T/state/tandem/accepted.jsonl" "$T/alias"
+rm "$T/alias" # the globs below take each repository once
+
 run tandem submit --json -q --repo "$T/a" "make the failing test pass"
 expect_rc 0 "--json"
 expect_in "$T/out" '"status": "approved"'
