@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/journal.h"
@@ -18,6 +19,13 @@
  * this, and the file is written afresh: the journal keeps its records in
  * memory too. */
 #define COMPACT_SLACK 1024
+/* Records the list holds at most before it is rewritten, whatever it
+ * keeps: well under what a journal reader takes (200,000). Compacted only
+ * at twice what it keeps, a full queue (--queue-max 100000) grew the
+ * file past that, and the next server could not read it. What it keeps
+ * is at most --max-sessions (1,024) + --queue-max (100,000) pending and
+ * TND_ACCEPTED_ENDED_MAX outcomes, so a rewrite always brings it under. */
+#define COMPACT_AT_MOST 150000
 
 typedef struct entry {
     char *repo, *id;
@@ -36,6 +44,7 @@ struct tnd_accepted {
     size_t n, alloc;
     outcome *ended; /* a ring of TND_ACCEPTED_ENDED_MAX; NULL until one */
     size_t nended, ended_at;
+    size_t records_max; /* before a rewrite, whatever it keeps */
 };
 
 static json_object *accept_record(const char *repo, const char *id,
@@ -84,6 +93,11 @@ static outcome *outcome_find(const tnd_accepted *a, const char *id)
             return o;
     }
     return NULL;
+}
+
+void tnd_accepted_set_records_max(tnd_accepted *self, size_t max)
+{
+    self->records_max = max;
 }
 
 size_t tnd_accepted_ended(const tnd_accepted *self)
@@ -253,6 +267,7 @@ tnd_accepted *tnd_accepted_open(const char *path)
     tnd_journal *old = tnd_journal_open(path);
 
     a->path = tnd_xstrdup(path);
+    a->records_max = COMPACT_AT_MOST;
     if (!old)
         goto fail;
     collect(a, old);
@@ -304,6 +319,19 @@ json_object *tnd_accepted_answer(const tnd_accepted *self, size_t i)
     return self->e[i].answer;
 }
 
+/* Rewrite the list when it holds twice what it keeps, or COMPACT_AT_MOST
+ * records. The record just appended is on disk either way, so a rewrite
+ * that fails is a warning: the next one tries again. */
+static void compact_if_due(tnd_accepted *self)
+{
+    size_t limit = 2 * (self->n + self->nended) + COMPACT_SLACK;
+
+    if (limit > self->records_max)
+        limit = self->records_max;
+    if (tnd_journal_count(self->journal) > limit && compact(self) < 0)
+        tnd_log_warn("%s", tnd_error_last());
+}
+
 int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id,
                      json_object *answer, const tnd_client_who *who)
 {
@@ -323,6 +351,7 @@ int tnd_accepted_add(tnd_accepted *self, const char *repo, const char *id,
     forget(self, id);       /* an answer to a session accepted before */
     drop_outcome(self, id); /* or that ended waiting for it */
     remember(self, repo, id, copy);
+    compact_if_due(self);
     rc = 0;
 out:
     json_object_put(copy);
@@ -344,10 +373,7 @@ int tnd_accepted_end(tnd_accepted *self, const char *id, int code,
     if (append(self, "end", end_record(id, repo, code, owner)) < 0)
         return -1;
     forget(self, id); /* repo with it */
-    if (tnd_journal_count(self->journal) >
-            2 * (self->n + self->nended) + COMPACT_SLACK &&
-        compact(self) < 0)
-        return -1;
+    compact_if_due(self);
     return 0;
 }
 

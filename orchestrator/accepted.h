@@ -78,6 +78,12 @@ int tnd_accepted_end(tnd_accepted *self, const char *id, int code,
 bool tnd_accepted_outcome_of(const tnd_accepted *self, const char *id,
                              tnd_accepted_outcome *out);
 
+/* The most records the file holds before it is rewritten, whatever it
+ * keeps (150,000 by default: well under the 200,000 a journal reader
+ * takes, and over the most it keeps, 1,024 running, 100,000 queued and
+ * TND_ACCEPTED_ENDED_MAX outcomes). For tests. */
+void tnd_accepted_set_records_max(tnd_accepted *self, size_t max);
+
 /* The sessions whose outcomes are kept: how many, and the id of the k-th
  * (0 the newest; NULL for one let go since). Borrowed until the next add
  * or end. */
