@@ -418,6 +418,15 @@ static int enough_files(const serve_opts *o)
         (unsigned long long)rl.rlim_max);
 }
 
+/* Whether a and b are one directory (by device and inode). */
+static bool same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 static int serve(const serve_opts *o)
 {
     char *dir = NULL, *state = NULL, *endpoint = NULL, *logs = NULL,
@@ -434,8 +443,11 @@ static int serve(const serve_opts *o)
         code = TND_EXIT_USAGE;
         goto out;
     }
+    /* one directory for both (--state naming the runtime directory, or
+     * XDG_STATE_HOME = XDG_RUNTIME_DIR) is one lock: taken twice, it
+     * said the server ran already, as its own pid */
     if (take_lock(&lock, dir, dir) < 0 ||
-        take_lock(&state_lock, state, dir) < 0) {
+        (!same_dir(state, dir) && take_lock(&state_lock, state, dir) < 0)) {
         fprintf(stderr, "tandem serve: %s\n", tnd_error_last());
         code = TND_EXIT_USAGE;
         goto out;

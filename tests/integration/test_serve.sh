@@ -104,6 +104,27 @@ expect_rc 2 "a second server"
 expect_in "$T/err" "tandem serve is already running as pid $SERVE_PID at ipc://"
 pass "a second tandem serve refuses to start and names the running one"
 
+# a server whose state directory is its runtime directory is one server:
+# it took the one lock twice and refused itself, "already running as"
+# its own pid
+mkdir -m 700 "$T/run2"
+XDG_RUNTIME_DIR=$T/run2 "$BIN/tandem" serve --config "$T/serve.yaml" \
+    --state "$T/run2/tandem" --pool 1 >"$T/own.out" 2>"$T/own.err" &
+own=$!
+wait_for "tandem serve: " "$T/own.err" 10
+i=0
+until [ -s "$T/run2/tandem/serve.endpoint" ]; do
+    i=$((i + 1))
+    kill -0 $own 2>/dev/null || fail "a server with --state its runtime directory exited: $(cat "$T/own.err")"
+    [ $i -gt $((2000 * SLOW)) ] && fail "it never wrote its endpoint"
+    sleep 0.01
+done
+kill -TERM $own
+wait $own
+rc=$?
+[ $rc = 0 ] || fail "it exited $rc on SIGTERM: $(cat "$T/own.err")"
+pass "--state may name the runtime directory"
+
 # ---- bad clients are refused, and the server goes on -------------------
 $PY -c 'import zmq' 2>/dev/null || fail "python3-zmq is missing (make deps)"
 run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" bad
