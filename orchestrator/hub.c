@@ -429,7 +429,9 @@ static void take_over(tnd_hub *h)
     char **repos = tnd_xcalloc(n + 1, sizeof(char *));
     char **ids = tnd_xcalloc(n + 1, sizeof(char *));
     json_object **answers = tnd_xcalloc(n + 1, sizeof(json_object *));
+    size_t nleft = 0;
 
+    h->left = tnd_xcalloc(n + 1, sizeof(char *));
     /* a copy: ending one changes the list */
     for (size_t i = 0; i < n; i++) {
         repos[i] = tnd_xstrdup(tnd_accepted_repo(h->accepted, i));
@@ -495,6 +497,7 @@ static void take_over(tnd_hub *h)
                     h->o->config->path ? h->o->config->path
                                        : "the built-in defaults",
                     repo, id);
+            h->left[nleft++] = tnd_xstrdup(id);
         } else if (strcmp(last, "finish") == 0 || (waits && !answers[i]) ||
                    strcmp(last, "unreadable") == 0) {
             int code =
@@ -598,6 +601,7 @@ void tnd_hub_destroy(tnd_hub **self_p)
     tnd_pool_destroy(&h->pool, STOP_GRACE_MS);
     tnd_accepted_close(&h->accepted);
     tnd_basecache_destroy(&h->baselines); /* every session thread ended */
+    tnd_str_list_free(&h->left);
     free(h);
     *self_p = NULL;
 }

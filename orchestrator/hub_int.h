@@ -29,6 +29,8 @@ struct tnd_hub {
     int64_t next_alive;
     bool draining, stopped;
     int64_t drain_deadline;
+    char **left; /* pending sessions take_over left for a server with their
+                    configuration; NULL-terminated */
 };
 
 /* The exit code for a client that comes back to a session that ended

@@ -251,6 +251,12 @@ static bool may_follow(tnd_hub *h, const tnd_broker_event *ev, const char *id,
     return false;
 }
 
+/* Whether take_over left id for a server with its configuration. */
+static bool left_here(const tnd_hub *h, const char *id)
+{
+    return tnd_str_list_has((const char *const *)h->left, id);
+}
+
 /* Whether id is a session this server accepted and has not ended. */
 static bool accepted_here(const tnd_hub *h, const char *id)
 {
@@ -282,7 +288,7 @@ static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id)
         answer(h, ev, true, body, len);
         return;
     }
-    if (!s && !h->draining && accepted_here(h, id)) {
+    if (!s && left_here(h, id)) {
         /* an earlier server's, under another configuration: take_over
          * left it for a server with that one */
         char *why = tnd_xasprintf(
@@ -301,6 +307,18 @@ static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id)
         refuse(h, ev, "stopping",
                "tandem serve is stopping; a session it had not started "
                "waits for the next server: attach again when it runs");
+        return;
+    }
+    if (!s && accepted_here(h, id)) {
+        /* on disk, not ended, not running: its thread could not start
+         * (the error is in this server's log); the next server goes on
+         * with it */
+        char *why = tnd_xasprintf(
+            "session %s could not be started by this server (its log says "
+            "why); it is kept, and the next tandem serve goes on with it",
+            id);
+        refuse(h, ev, "failed", why);
+        free(why);
         return;
     }
     if (!s) {
