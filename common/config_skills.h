@@ -7,6 +7,7 @@
 #include <yaml.h>
 
 #include "common/config.h"
+#include "common/config_command.h"
 #include "common/yamlwalk.h"
 
 /* config_skills.c: a skill with its defaults (line, if not NULL, is its
@@ -18,18 +19,6 @@ void tnd_config_skills_free(tnd_config *cfg);
 void tnd_config_walk_skills(tnd_yw *w, tnd_config *cfg, const yaml_node_t *map);
 void tnd_config_check_after(tnd_yw *w, tnd_config *cfg,
                             const yaml_node_t *root);
-
-/* The shell a string command that is not plain words runs in, as
- * `TND_CONFIG_SHELL -o pipefail -c LINE` (/bin/sh -c where it is
- * missing). */
-#define TND_CONFIG_SHELL "/bin/bash"
-
-/* config.c: a command field (a shell string or a list), a string
- * command set up (plain words run directly), and a command freed. */
-void tnd_config_set_command(tnd_yw *w, const tnd_yw_field *f, const char *path,
-                            const yaml_node_t *v, char *base);
-void tnd_config_command_shell(tnd_command *c, const char *line);
-void tnd_config_command_free(tnd_command *c);
 
 /* config.c: each pattern in the list under key of map is a valid glob
  * (common/glob.h), reported at its place as path.key[i] otherwise. */

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
-#include "common/config_skills.h"
+#include "common/config_command.h"
 #include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
