@@ -724,6 +724,48 @@ done:
     return rc;
 }
 
+/* "stats.c", "stats.c and 2 more files". Caller frees. */
+static char *files_line(char **paths)
+{
+    size_t n = 0;
+
+    while (paths && paths[n])
+        n++;
+    if (n == 0)
+        return tnd_xstrdup("no file");
+    return n == 1 ? tnd_xstrdup(paths[0])
+                  : tnd_xasprintf("%s and %zu more file%s", paths[0], n - 1,
+                                  n == 2 ? "" : "s");
+}
+
+void tnd_apply_say(FILE *err, const char *me, const tnd_apply_result *res,
+                   int rc, const char *repo, const char *patch_file,
+                   int exit_code)
+{
+    char *what = files_line(res->paths);
+
+    if (res->committed) {
+        fprintf(err, "%s: committed the approved change as %.12s: %s\n", me,
+                res->commit ? res->commit : "HEAD", what);
+        if (res->why)
+            fprintf(err, "%s: warning: %s\n", me, res->why);
+    } else if (res->applied && rc == 0) {
+        fprintf(err, "%s: applied the approved change to %s: %s\n", me, repo,
+                what);
+    } else if (res->applied) {
+        fprintf(err,
+                "%s: not committed: %s; the change is in your tree, and the "
+                "patch in %s (exit %d)\n",
+                me, res->why, patch_file, exit_code);
+    } else {
+        fprintf(err,
+                "%s: not applied: %s; your tree is as it was, and the "
+                "approved patch is in %s (exit %d)\n",
+                me, res->why, patch_file, exit_code);
+    }
+    free(what);
+}
+
 void tnd_apply_result_clear(tnd_apply_result *out)
 {
     free(out->commit);

@@ -25,6 +25,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 /* What the user asked to be done with an approved change. */
 typedef enum tnd_apply_mode {
@@ -70,6 +71,14 @@ int tnd_apply_patch(tnd_apply_result *out, const char *repo, const char *diff,
 /* The commit HEAD names in the git work tree at repo ("" when there is
  * none yet, or no git). Caller frees. */
 char *tnd_apply_head(const char *repo);
+
+/* Say on err, prefixed "ME: ", what tnd_apply_patch did (rc its
+ * return): committed, applied, or why not, naming patch_file, where the
+ * approved patch stays, and exit_code, the exit it makes then. tandem
+ * run's words, and tandem submit's. */
+void tnd_apply_say(FILE *err, const char *me, const tnd_apply_result *res,
+                   int rc, const char *repo, const char *patch_file,
+                   int exit_code);
 
 /* Free what out holds; safe on a zeroed result. */
 void tnd_apply_result_clear(tnd_apply_result *out);

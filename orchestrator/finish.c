@@ -106,20 +106,6 @@ int tnd_loop_not_reviewed(const run *r, const char *raw)
     return code;
 }
 
-/* "stats.c", "stats.c and 2 more files". Caller frees. */
-static char *files_line(char **paths)
-{
-    size_t n = 0;
-
-    while (paths && paths[n])
-        n++;
-    if (n == 0)
-        return tnd_xstrdup("no file");
-    return n == 1 ? tnd_xstrdup(paths[0])
-                  : tnd_xasprintf("%s and %zu more file%s", paths[0], n - 1,
-                                  n == 2 ? "" : "s");
-}
-
 /* --apply, --commit: the approved change into the user's tree, only when
  * it applies cleanly to the tree as it is now (apply.h). 0 when done as
  * asked; 1 (exit 5) when not, the tree as it was, or applied but not
@@ -127,7 +113,6 @@ static char *files_line(char **paths)
 static int put_in_tree(run *r)
 {
     char *file = tnd_fs_join(r->repo, r->final_rel), *diff = NULL, *msg;
-    char *what = NULL;
     tnd_apply_result res;
     int rc;
 
@@ -143,27 +128,10 @@ static int put_in_tree(run *r)
                              r->head);
         free(msg);
     }
-    if (res.committed) {
-        fprintf(r->err, "tandem: committed the approved change as %.12s: %s\n",
-                res.commit ? res.commit : "HEAD", what = files_line(res.paths));
-        if (res.why)
-            fprintf(r->err, "tandem: warning: %s\n", res.why);
-    } else if (res.applied && rc == 0)
-        fprintf(r->err, "tandem: applied the approved change to %s: %s\n",
-                r->repo, what = files_line(res.paths));
-    else if (res.applied)
-        fprintf(r->err,
-                "tandem: not committed: %s; the change is in your tree, "
-                "and the patch in %s (exit %d)\n",
-                res.why, file, TND_EXIT_NOT_APPLIED);
-    else
-        fprintf(r->err,
-                "tandem: not applied: %s; your tree is as it was, and the "
-                "approved patch is in %s (exit %d)\n",
-                res.why, file, TND_EXIT_NOT_APPLIED);
+    tnd_apply_say(r->err, "tandem", &res, rc, r->repo, file,
+                  TND_EXIT_NOT_APPLIED);
     tnd_report_apply(r->report, tnd_apply_json(&res));
     tnd_apply_result_clear(&res);
-    free(what);
     free(diff);
     free(file);
     return rc;
