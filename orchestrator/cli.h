@@ -80,7 +80,7 @@ typedef enum tnd_cli_opt {
 } tnd_cli_opt;
 
 /* Most options one command accepts. */
-#define TND_CLI_MAX_OPTIONS 16
+#define TND_CLI_MAX_OPTIONS 24
 
 /* One command's options being parsed (getopt_long underneath: optarg
  * and optind are getopt's). */

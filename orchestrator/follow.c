@@ -177,6 +177,7 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
 {
     const char *diff;
     char *text;
+    int applied;
 
     switch (r->type) {
     case TND_CLIENT_ACCEPTED:
@@ -221,6 +222,10 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
     case TND_CLIENT_ALIVE:
         return 0;
     case TND_CLIENT_DONE:
+        /* --apply, --commit: first, so the report printed says it */
+        applied = s->apply && !s->review && r->exit_code == TND_EXIT_OK
+                      ? tnd_submit_apply(s, r->report, r->session)
+                      : TND_EXIT_OK;
         if (s->json && r->report) {
             text = tnd_json_pretty(r->report);
             put_out(s, "the report", text, strlen(text));
@@ -260,7 +265,7 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
             diff = tnd_json_str_or(r->report, "findings_text", "");
             put_out(s, "the findings", diff, strlen(diff));
         }
-        *code = r->exit_code;
+        *code = r->exit_code == TND_EXIT_OK ? applied : r->exit_code;
         return 1;
     case TND_CLIENT_STATUS_REPLY:
         if (s->status_out) {

@@ -458,7 +458,10 @@ static int make_workspace(run *r)
         r->opts.review || commit ? r->change.base : r->repo, base_dir, &so);
     if (!r->base || !(r->ws = tnd_workspace_new(r->base, ws_dir, incremental)))
         goto out;
-    tnd_report_workspace(r->report, tnd_snapshot_json(r->base, incremental));
+    step = tnd_snapshot_json(r->base, incremental);
+    if (commit) /* for a client that commits it (submit --commit) */
+        json_object_object_add(step, "commit", json_object_new_string(r->head));
+    tnd_report_workspace(r->report, step);
     /* once per session: what the first run's tree held */
     if ((first = tnd_loop_find(r, "workspace", 0, 0)) < 0) {
         if (tree_key(r, key) < 0)

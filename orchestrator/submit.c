@@ -13,6 +13,7 @@
 #include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "orchestrator/apply.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/run.h"
 #include "orchestrator/serve.h"
@@ -59,6 +60,15 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
         "                       or pass (exit 0 with a warning)\n"
         "  --detach             print the session id as soon as the server\n"
         "                       has it, and return\n"
+        "  --apply              once approved, apply the change to the\n"
+        "                       repository here, only if all of it applies\n"
+        "                       cleanly to its files as they are then (else\n"
+        "                       exit 5, nothing written), as tandem run\n"
+        "                       --apply; this process applies it, not the\n"
+        "                       server\n"
+        "  --commit             as --apply, then commit it, as tandem run\n"
+        "                       --commit: the server works on HEAD's tree,\n"
+        "                       and the commit is the patch on that commit\n"
         "  --json               print the report (report.json) on stdout\n"
         "                       instead of the diff\n"
         "  --server-key KEY     CURVE: the server's public key, or its\n"
@@ -79,7 +89,8 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
         "\n"
         "exit status: as tandem run (0 approved, 1 failed or stdout could\n"
         "not take the output, 2 usage or configuration error, 3 needs a\n"
-        "human, 128 + N stopped by signal N), 75 the server is busy or\n"
+        "human, 5 approved but not applied or not committed (--apply,\n"
+        "--commit), 128 + N stopped by signal N), 75 the server is busy or\n"
         "stopping (try again later), 130 you left (the task goes on);\n"
         "with --review as tandem review (1 rejected, 4 could not review,\n"
         "also when no server answers at the endpoint)\n",
@@ -105,6 +116,7 @@ static int make_request(tnd_client_request *req, tnd_submit_client *s, int argc,
     }
     req->kind = TND_CLIENT_KIND_SUBMIT;
     req->detach = s->detach;
+    req->on_head = s->apply == TND_APPLY_COMMIT;
     req->review = s->review;
     req->staged = s->staged;
     if (s->diff &&
@@ -167,6 +179,34 @@ static int make_request(tnd_client_request *req, tnd_submit_client *s, int argc,
     return 0;
 }
 
+/* --apply, --commit: what they go with, and the repository they write
+ * (the client's own), checked before anything is sent. */
+static int check_apply(tnd_submit_client *s)
+{
+    const char *opt = s->apply == TND_APPLY_COMMIT ? "--commit" : "--apply";
+
+    if (s->review || s->status || s->detach) {
+        fprintf(stderr, "tandem submit: %s %s\n", opt,
+                s->review   ? "is for a task: a review judges a change that "
+                              "is already in your tree"
+                : s->status ? "does not go with --status"
+                            : "needs the approval, which --detach does not "
+                              "wait for: apply it when you attach "
+                              "(tandem submit --attach ID --apply)");
+        return TND_EXIT_USAGE;
+    }
+    if (!(s->apply_repo = tnd_fs_realpath(s->repo ? s->repo : "."))) {
+        fprintf(stderr, "tandem submit: --repo: %s\n", tnd_error_last());
+        return TND_EXIT_USAGE;
+    }
+    if (s->apply == TND_APPLY_COMMIT &&
+        tnd_apply_can_commit(s->apply_repo) < 0) {
+        fprintf(stderr, "tandem submit: %s\n", tnd_error_last());
+        return TND_EXIT_USAGE;
+    }
+    return 0;
+}
+
 static int parse(tnd_submit_client *s, const char *name, int argc, char **argv)
 {
     static const int accepts[] = {TND_OPT_CONNECT,
@@ -185,6 +225,8 @@ static int parse(tnd_submit_client *s, const char *name, int argc, char **argv)
                                   TND_OPT_QUIET,
                                   TND_OPT_ON_ERROR,
                                   TND_OPT_RECONNECT_S,
+                                  TND_OPT_APPLY,
+                                  TND_OPT_COMMIT,
                                   0};
     tnd_cli cli;
     int c;
@@ -243,6 +285,13 @@ static int parse(tnd_submit_client *s, const char *name, int argc, char **argv)
                                      TND_SUBMIT_RECONNECT_MAX_S, optarg);
             break;
         }
+        case TND_OPT_APPLY:
+            if (s->apply != TND_APPLY_COMMIT)
+                s->apply = TND_APPLY_TREE;
+            break;
+        case TND_OPT_COMMIT: /* implies --apply */
+            s->apply = TND_APPLY_COMMIT;
+            break;
         case TND_OPT_ON_ERROR:
             if (strcmp(optarg, "fail") != 0 && strcmp(optarg, "pass") != 0)
                 return tnd_cli_error(&cli,
@@ -283,7 +332,7 @@ static int parse(tnd_submit_client *s, const char *name, int argc, char **argv)
                         "together\n");
         return TND_EXIT_USAGE;
     }
-    return 0;
+    return s->apply ? check_apply(s) : 0;
 }
 
 int tnd_submit_answer(const tnd_continue_options *o)
@@ -366,8 +415,10 @@ int tnd_cmd_submit(const char *name, int argc, char **argv)
     memset(&req, 0, sizeof(req));
     s.me = "tandem submit";
     s.reconnect_s = TND_SUBMIT_RECONNECT_S;
-    if ((rc = parse(&s, name, argc, argv)) != 0)
+    if ((rc = parse(&s, name, argc, argv)) != 0) {
+        free(s.apply_repo);
         return rc < 0 ? TND_EXIT_OK : rc;
+    }
     if (make_request(&req, &s, argc - optind, argv + optind) < 0)
         goto out;
     s.endpoint =
@@ -392,5 +443,6 @@ out:
     tnd_client_request_clear(&req);
     free(s.endpoint);
     free(s.session);
+    free(s.apply_repo);
     return code;
 }

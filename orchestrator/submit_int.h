@@ -44,11 +44,23 @@ typedef struct tnd_submit_client {
     bool heard;               /* any of its output came, stderr too */
     char *out_lost;           /* why what goes on stdout could not be written */
     json_object **status_out; /* a status reply is kept here, not shown */
+    tnd_apply_mode apply;     /* --apply, --commit: the approved change into
+                                 apply_repo */
+    char *apply_repo;         /* the client's repository, its real path */
 } tnd_submit_client;
 
 /* Send req to the server at s->endpoint and follow what it answers; a
  * TND_EXIT_* code, what went wrong said on stderr. SIGINT, SIGTERM and
  * SIGHUP leave it (the session goes on) while it runs. */
 int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req);
+
+/* submit_apply.c: an approved session's change into s->apply_repo as
+ * s->apply asks, from its report (the reply's, which gets the `apply`
+ * it did, or read from the session's directory when NULL); said on
+ * stderr as tandem run says it. TND_EXIT_OK when done as asked, else
+ * TND_EXIT_NOT_APPLIED (the tree as it was, or applied and not
+ * committed). */
+int tnd_submit_apply(tnd_submit_client *s, json_object *reply_report,
+                     const char *session);
 
 #endif

@@ -67,7 +67,8 @@ static int decode_submit(tnd_client_request *out, json_object *obj)
         tnd_json_get_str(&out->config, obj, "config", TND_BODY_MAX_PATH,
                          TND_JSON_OPTIONAL) < 0 ||
         (out->config && absolute("config", out->config) < 0) ||
-        tnd_json_get_bool(&out->detach, obj, "detach", TND_JSON_OPTIONAL) < 0)
+        tnd_json_get_bool(&out->detach, obj, "detach", TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_bool(&out->on_head, obj, "on_head", TND_JSON_OPTIONAL) < 0)
         return -1;
     if ((review = tnd_json_field(obj, "review"))) {
         if (!json_object_is_type(review, json_type_object))
@@ -83,6 +84,9 @@ static int decode_submit(tnd_client_request *out, json_object *obj)
         if (out->staged && out->diff)
             return tnd_error_set("field 'review': 'staged' and 'diff' do "
                                  "not go together");
+        if (out->on_head)
+            return tnd_error_set("field 'on_head' is for a task: a review "
+                                 "judges a change already made");
     }
     if (!out->task[strspn(out->task, " \t\r\n")])
         return tnd_error_set("field 'task' is empty: say what to do");
@@ -174,6 +178,8 @@ char *tnd_client_request_encode(const tnd_client_request *req, size_t *len)
                                    json_object_new_string(req->config));
         json_object_object_add(o, "detach",
                                json_object_new_boolean(req->detach));
+        if (req->on_head)
+            json_object_object_add(o, "on_head", json_object_new_boolean(true));
         if (req->review) {
             json_object *rv = json_object_new_object();
             json_object_object_add(rv, "staged",

@@ -46,6 +46,9 @@ typedef struct tnd_client_request {
     char *task;      /* submit: what to do */
     char *config;    /* submit: agents.yaml, absolute; NULL: the server's */
     bool detach;     /* submit: the FINAL comes as soon as it is accepted */
+    bool on_head;    /* submit: the base is HEAD's tree, not the work
+                        tree's files: the client will commit the approved
+                        change (submit --commit) */
     bool review;     /* submit: review a change (tandem review), not a task */
     bool staged;     /* review: git's staged changes only */
     char *diff;      /* review: the change as a unified diff; NULL: the

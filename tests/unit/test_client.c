@@ -23,7 +23,8 @@ static void requests_round_trip(void **state)
                              .repo = S("/src/app"),
                              .task = S("make the test pass"),
                              .config = S("/src/app/agents.yaml"),
-                             .detach = true},
+                             .detach = true,
+                             .on_head = true},
                        out;
     size_t len;
     char *body;
@@ -37,11 +38,13 @@ static void requests_round_trip(void **state)
     assert_string_equal(out.task, "make the test pass");
     assert_string_equal(out.config, "/src/app/agents.yaml");
     assert_true(out.detach);
+    assert_true(out.on_head);
     assert_false(out.review);
     tnd_client_request_clear(&out);
     free(body);
 
     in.review = true;
+    in.on_head = false; /* a review's base is its own */
     in.diff = S("--- a/x\n+++ b/x\n");
     body = tnd_client_request_encode(&in, &len);
     assert_int_equal(
@@ -145,6 +148,10 @@ static void bad_requests_are_refused_with_the_field_named(void **state)
             "{\"tandem\":1,\"type\":\"submit\",\"repo\":\"/a\",\"task\":\"x\","
             "\"review\":true}",
             "field 'review' must be an object");
+    refused(TND_CLIENT_SUBMIT,
+            "{\"tandem\":1,\"type\":\"submit\",\"repo\":\"/a\",\"task\":\"x\","
+            "\"on_head\":true,\"review\":{}}",
+            "field 'on_head' is for a task");
     refused(TND_CLIENT_ANSWER,
             "{\"tandem\":1,\"type\":\"answer\",\"session\":\"s\","
             "\"answer\":\"approve\"}",
