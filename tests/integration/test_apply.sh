@@ -215,16 +215,22 @@ apply_of >"$T/apply"
 expect_in "$T/apply" "('commit', True, True, 'git', ['stats.c'], '')"
 pass "--commit: only the patch's files are committed; staged and unstaged work stays as it was"
 
+# broken_head: HEAD's Makefile does not build; the work tree's, mended
+# and not committed, does (the user's staged and unstaged work kept)
+broken_head() {
+    (cd "$T/demo" && git stash -q &&
+        printf '\n$(error HEAD does not build)\n' >>Makefile &&
+        git commit -q -am 'breaks the build' && git stash pop -q --index &&
+        sed -i '/HEAD does not build/d' Makefile) ||
+        fail "cannot mend the Makefile in the work tree"
+}
+
 # --commit audits the tree it commits onto: HEAD's, without the user's
 # uncommitted changes. It audited the work tree's files, so a Makefile
 # the user had mended, uncommitted, made the build pass, and the commit,
 # on HEAD's broken Makefile, did not build (exit 0, committed).
 git_demo look
-(cd "$T/demo" && git stash -q &&
-    printf '\n$(error HEAD does not build)\n' >>Makefile &&
-    git commit -q -am 'breaks the build' && git stash pop -q --index &&
-    sed -i '/HEAD does not build/d' Makefile) ||
-    fail "cannot mend the Makefile in the work tree"
+broken_head
 run tandem run --commit --repo "$T/demo" "make the failing test pass"
 [ -f "$T/seen/Makefile" ] || fail "the build skill never ran: $(cat "$T/err")"
 expect_in "$T/seen/Makefile" "HEAD does not build"
@@ -242,11 +248,7 @@ pass "--commit audits HEAD's tree, not the work tree's uncommitted changes"
 # files, mended Makefile and all)
 git_demo kill
 rm -f "$T/killed"
-(cd "$T/demo" && git stash -q &&
-    printf '\n$(error HEAD does not build)\n' >>Makefile &&
-    git commit -q -am 'breaks the build' && git stash pop -q --index &&
-    sed -i '/HEAD does not build/d' Makefile) ||
-    fail "cannot mend the Makefile in the work tree"
+broken_head
 run tandem run --commit --repo "$T/demo" "make the failing test pass"
 [ -e "$T/killed" ] || fail "the run was never killed: $(cat "$T/err")"
 echo look >"$T/mode"

@@ -606,23 +606,37 @@ static char *git_with_meanwhile(const char *dir, const char *meanwhile)
     return old;
 }
 
+/* The demo's change committed in dir (head as tnd_apply_head said, or
+ * NULL) with meanwhile run between the apply and the commit; PATH as it
+ * was after. tnd_apply_patch's return. */
+static int commit_meanwhile(tnd_apply_result *r, const char *dir,
+                            const char *meanwhile, const char *head)
+{
+    char *file, *diff = patch(dir, "a.txt", lines10, changed10, &file);
+    char *path = git_with_meanwhile(dir, meanwhile);
+    int rc =
+        tnd_apply_patch(r, dir, diff, file, TND_APPLY_COMMIT, "Shout", head);
+
+    setenv("PATH", path, 1);
+    free(path);
+    free(diff);
+    free(file);
+    return rc;
+}
+
 /* An edit the user saves after tandem looked at the patch's files, and
  * before the commit, stays theirs: the commit is built from the patch,
  * never from the tree. `git commit --only` took it into the commit. */
 static void an_edit_made_before_the_commit_stays_out_of_it(void **state)
 {
-    char *dir = git_repo("git-window"), *file, *diff, *out, *path;
+    char *dir = git_repo("git-window"), *out;
     const char *mine = "one\ntwo\nthree\nfour\nFIVE\nsix\nseven\neight\n"
                        "nine\nten\neleven, mine\n";
     tnd_apply_result r;
 
     (void)state;
-    diff = patch(dir, "a.txt", lines10, changed10, &file);
-    path = git_with_meanwhile(dir, "echo 'eleven, mine' >>a.txt\n");
     assert_int_equal(
-        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "Shout", NULL),
-        0);
-    setenv("PATH", path, 1);
+        commit_meanwhile(&r, dir, "echo 'eleven, mine' >>a.txt\n", NULL), 0);
     assert_true(r.committed);
     assert_null(r.why);
     out = sh_out("cd '%s' && git show HEAD:a.txt", dir);
@@ -634,9 +648,6 @@ static void an_edit_made_before_the_commit_stays_out_of_it(void **state)
     assert_string_equal(out, " M a.txt\n?? .bin/\n?? meanwhile");
     free(out);
     tnd_apply_result_clear(&r);
-    free(path);
-    free(diff);
-    free(file);
     free(dir);
 }
 
@@ -645,18 +656,15 @@ static void an_edit_made_before_the_commit_stays_out_of_it(void **state)
  * onto a tree nobody audited (exit 5, applied but not committed). */
 static void a_commit_made_before_tandems_is_not_built_on(void **state)
 {
-    char *dir = git_repo("git-window-head"), *file, *diff, *out, *path;
-    char *head;
+    char *dir = git_repo("git-window-head"), *out;
+    char *head = tnd_apply_head(dir);
     tnd_apply_result r;
 
     (void)state;
-    diff = patch(dir, "a.txt", lines10, changed10, &file);
-    head = tnd_apply_head(dir);
-    path = git_with_meanwhile(dir, "git commit -q --allow-empty -m mine\n");
-    assert_int_equal(
-        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "Shout", head),
-        1);
-    setenv("PATH", path, 1);
+    assert_int_equal(commit_meanwhile(&r, dir,
+                                      "git commit -q --allow-empty -m mine\n",
+                                      head),
+                     1);
     assert_true(r.applied);
     assert_false(r.committed);
     assert_null(r.commit);
@@ -667,9 +675,6 @@ static void a_commit_made_before_tandems_is_not_built_on(void **state)
     free(out);
     tnd_apply_result_clear(&r);
     free(head);
-    free(path);
-    free(diff);
-    free(file);
     free(dir);
 }
 
@@ -677,16 +682,12 @@ static void a_commit_made_before_tandems_is_not_built_on(void **state)
  * stands, and the user is told how to bring the index up to date. */
 static void a_commit_with_the_index_locked_says_so(void **state)
 {
-    char *dir = git_repo("git-window-lock"), *file, *diff, *out, *path;
+    char *dir = git_repo("git-window-lock"), *out;
     tnd_apply_result r;
 
     (void)state;
-    diff = patch(dir, "a.txt", lines10, changed10, &file);
-    path = git_with_meanwhile(dir, "touch .git/index.lock\n");
-    assert_int_equal(
-        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "Shout", NULL),
-        0);
-    setenv("PATH", path, 1);
+    assert_int_equal(commit_meanwhile(&r, dir, "touch .git/index.lock\n", NULL),
+                     0);
     assert_true(r.committed);
     assert_non_null(r.why);
     assert_non_null(strstr(r.why, "committed, but git's index was not "
@@ -696,9 +697,6 @@ static void a_commit_with_the_index_locked_says_so(void **state)
     assert_string_equal(out, "Shout\nbase");
     free(out);
     tnd_apply_result_clear(&r);
-    free(path);
-    free(diff);
-    free(file);
     free(dir);
 }
 
