@@ -549,9 +549,9 @@ static int reject_change(run *r, attempt *a)
 
     tnd_loop_stop(r, TND_SESSION_REJECTED, a->decision.reason);
     /* skills' output is in it: no escape codes on the author's terminal
-     * (a review found them passed through) */
+     * (a review found them passed through), and no key a model echoed */
     free(r->findings_text);
-    r->findings_text = tnd_str_printable(findings, strlen(findings) + 1);
+    r->findings_text = tnd_log_printable(findings, strlen(findings) + 1);
     if (!r->opts.json && !r->findings)
         tnd_loop_put(r, r->out, "the findings", r->findings_text, false);
     free(findings);

@@ -68,6 +68,12 @@ static void render_findings(run *r)
         tnd_findings_not_done(r->findings, r->reason);
     free(r->findings_text);
     r->findings_text = tnd_findings_render(r->findings, r->opts.format);
+    /* a key a model echoed in an issue stays out of stdout (a CI log) */
+    if (r->opts.format == TND_FINDINGS_SARIF ||
+        r->opts.format == TND_FINDINGS_RDJSONL)
+        tnd_log_redact_json(r->findings_text);
+    else
+        tnd_log_redact(r->findings_text);
 }
 
 void tnd_loop_emit(run *r, const char *report)
@@ -89,6 +95,9 @@ int tnd_loop_not_reviewed(const run *r, const char *raw)
 {
     char *why = raw ? tnd_str_one_line(raw, 4000) : NULL;
     int code = TND_EXIT_NOT_REVIEWED;
+
+    if (why)
+        tnd_log_redact(why);
 
     if (r->opts.on_error == TND_ON_ERROR_PASS) {
         fprintf(r->err,

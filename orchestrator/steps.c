@@ -47,8 +47,10 @@ void tnd_loop_say(run *r, const char *fmt, ...)
     va_start(ap, fmt);
     text = tnd_xvasprintf(fmt, ap);
     va_end(ap);
-    /* what it says often holds the model's words (a revise's reason) */
-    clean = tnd_str_printable(text, strlen(text) + 1);
+    /* what it says often holds the model's words (a revise's reason):
+     * no escape codes, and no key a model echoed (stderr is a CI log, or
+     * a served session's client's) */
+    clean = tnd_log_printable(text, strlen(text) + 1);
     fprintf(r->err, "tandem: %s\n", clean);
     free(clean);
     free(text);
@@ -76,7 +78,8 @@ void tnd_loop_stop(run *r, tnd_session_status status, const char *reason)
 {
     r->status = status;
     free(r->reason);
-    r->reason = tnd_xstrdup(reason);
+    /* printed at the end, and a review's findings say it */
+    r->reason = tnd_log_redact(tnd_xstrdup(reason));
 }
 
 /* ---- the journal -------------------------------------------------------- */

@@ -196,3 +196,31 @@ dir=$(session_dir)
 expect_in "$dir/journal.jsonl" "holds the value of DEMO_KEY, a secret, in lines of the repository it keeps as context"
 [ ! -e "$dir/final.diff" ] || fail "a final.diff was written: $(cat "$dir/final.diff")"
 pass "a diff whose context holds a key's value is not approved"
+
+# a reviewer whose critique names the key in an issue: the findings on
+# stdout, in every format, and the progress on stderr hold no key (only
+# report.json was redacted; stdout and stderr are a CI job's log)
+cat >"$T/crit.json" <<JSON
+{"steps": [{"content": "{\"verdict\": \"revise\", \"confidence\": 0.9, \"issues\": [{\"type\": \"incorrect\", \"severity\": \"major\", \"file\": \"stats.c\", \"line\": 11, \"description\": \"The key $KEY is wrong here.\", \"suggested_fix\": \"use $KEY\"}], \"summary\": \"summary with $KEY\"}", "repeat": 6}]}
+JSON
+copy_demo
+rm -f "$T/demo/agents.yaml"
+(cd "$T/demo" && git init -q && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm base) ||
+    fail "cannot make the demo a git repository"
+sed -i 's|^    return sum / count;|    return (double)sum / (double)count;|' "$T/demo/stats.c"
+kill "$FAKE_PID" 2>/dev/null
+wait "$FAKE_PID" 2>/dev/null
+start_fakellm "$T/crit.json"
+for fmt in "" "--format github" "--format sarif" "--format rdjsonl"; do
+    run tandem review $fmt --repo "$T/demo" --llm openai:fake-model \
+        --base-url "$FAKE_URL/v1" "make the failing test pass"
+    expect_rc 1 "a review the critique rejects (${fmt:-text})"
+    expect_in "$T/out" "is wrong here"
+    for f in "$T/out" "$T/err"; do
+        if grep -q -F -- "$MIDDLE" "$f"; then
+            fail "the key reached $(basename "$f") with ${fmt:-text} findings: $(grep -F -- "$MIDDLE" "$f" | head -3)"
+        fi
+    done
+done
+pass "a key in a critique's issue reaches neither stdout nor stderr, whatever the findings' format"
