@@ -21,6 +21,7 @@
 #include "common/diff.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/git.h"
@@ -71,6 +72,10 @@ char *tnd_apply_message(const char *rationale, const char *task,
 {
     char *why = tnd_xstrdup(rationale ? rationale : ""), *subject, *body, *msg;
 
+    /* a key the model echoed in its rationale: a commit is pushed, and
+     * its message is git's argv while it runs (redacted before the cut,
+     * which would leave a secret's head) */
+    tnd_log_redact(why);
     tnd_str_trim(why);
     subject = subject_of(*why ? why : task);
     /* the rationale in full, unless the subject already is all of it */
@@ -81,7 +86,7 @@ char *tnd_apply_message(const char *rationale, const char *task,
     free(subject);
     free(body);
     free(why);
-    return msg;
+    return tnd_log_redact(msg);
 }
 
 /* ---- without git: tandem's own strict applier -----------------------------

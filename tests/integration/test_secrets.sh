@@ -224,3 +224,24 @@ for fmt in "" "--format github" "--format sarif" "--format rdjsonl"; do
     done
 done
 pass "a key in a critique's issue reaches neither stdout nor stderr, whatever the findings' format"
+
+# --commit: the coder's rationale, which echoes the key, is the commit's
+# message: it held the key, and git's argv held it while git ran
+copy_demo
+demo_config "$T/echo.json"
+(cd "$T/demo" && git init -q && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm base &&
+    git config user.email t@example.com && git config user.name t) ||
+    fail "cannot make the demo a git repository"
+kill "$FAKE_PID" 2>/dev/null
+wait "$FAKE_PID" 2>/dev/null
+start_fakellm "$T/echo.json"
+run tandem run --commit --repo "$T/demo" --llm openai:fake-model \
+    --base-url "$FAKE_URL/v1" "make the failing test pass"
+expect_rc 0 "--commit with a model that echoes the key"
+(cd "$T/demo" && git log -1 --format=%B) >"$T/message"
+expect_in "$T/message" "Tandem-Session: "
+if grep -r -q -F -- "$MIDDLE" "$T/message" "$T/demo/.git/logs"; then
+    fail "the key is in the commit: $(grep -r -F -- "$MIDDLE" "$T/message" "$T/demo/.git/logs" | head -3)"
+fi
+pass "a key in the coder's rationale stays out of the commit --commit makes"
