@@ -136,10 +136,15 @@ void tnd_llm_header_guard(const char *line)
     name[n] = '\0';
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
         if (strstr(name, words[i])) {
-            const char *value = colon + 1;
+            const char *value = colon + 1, *token;
             while (*value == ' ' || *value == '\t')
                 value++;
             tnd_log_secret(value);
+            /* "Bearer TOKEN", "Basic CREDENTIALS": the credential alone
+             * is the secret a model echoes (only the whole value was
+             * known, so the bare token went everywhere in clear) */
+            if ((token = strrchr(value, ' ')) && token[1])
+                tnd_log_secret(token + 1);
             return;
         }
     }

@@ -125,7 +125,19 @@ bool tnd_log_secret_worth(const char *value)
 void tnd_log_secret(const char *value)
 {
     char *plain, *slashed;
+    size_t n = value ? strlen(value) : 0;
 
+    /* "KEY \n" is known as "KEY" too: a model echoes the key, not the
+     * blanks a file or a shell left after it */
+    if (n && (value[n - 1] == ' ' || value[n - 1] == '\t' ||
+              value[n - 1] == '\n' || value[n - 1] == '\r')) {
+        char *trimmed = tnd_xstrdup(value);
+        while (n && (trimmed[n - 1] == ' ' || trimmed[n - 1] == '\t' ||
+                     trimmed[n - 1] == '\n' || trimmed[n - 1] == '\r'))
+            trimmed[--n] = '\0';
+        tnd_log_secret(trimmed);
+        free(trimmed);
+    }
     if (!tnd_log_secret_worth(value))
         return;
     plain = json_form(value, false);

@@ -183,6 +183,25 @@ static void configured_headers_are_found_in_any_case(void **state)
     assert_false(tnd_llm_header_set(NULL, "Accept"));
 }
 
+/* A credential header's token is a secret alone, not only with its
+ * scheme: a model echoes "tok-...", not "Bearer tok-..." (the bare token
+ * went into every session file and an approved change in clear) */
+static void a_credential_headers_token_is_a_secret_alone(void **state)
+{
+    char *text = tnd_xstrdup("the token tok-HEADERSECRET-0123 is here");
+
+    (void)state;
+    tnd_llm_header_guard("Authorization: Bearer tok-HEADERSECRET-0123");
+    tnd_llm_header_guard("Accept: text/plain"); /* no credential */
+    assert_true(tnd_log_holds_secret(text));
+    tnd_log_redact(text);
+    assert_null(strstr(text, "HEADERSECRET"));
+    free(text);
+    text = tnd_xstrdup("Accept: text/plain");
+    assert_false(tnd_log_holds_secret(text));
+    free(text);
+}
+
 static void a_missing_key_is_found_before_a_call(void **state)
 {
     char *auth[] = {(char *)"authorization: Bearer k", NULL};
@@ -1035,6 +1054,7 @@ int main(void)
         cmocka_unit_test(unknown_provider_is_refused),
         cmocka_unit_test(provider_defaults),
         cmocka_unit_test(configured_headers_are_found_in_any_case),
+        cmocka_unit_test(a_credential_headers_token_is_a_secret_alone),
         cmocka_unit_test(a_missing_key_is_found_before_a_call),
         cmocka_unit_test(estimate_is_about_four_bytes_a_token),
         cmocka_unit_test(recorder_appends_one_line_per_answer),

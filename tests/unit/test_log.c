@@ -44,6 +44,19 @@ static void every_json_form_is_redacted(void **state)
     free(got);
 }
 
+/* A key with blanks after it (a file's newline, a shell's space) is
+ * known without them too: a model echoes the key alone */
+static void a_key_is_known_without_its_trailing_blanks(void **state)
+{
+    char *got;
+
+    (void)state;
+    tnd_log_secret("sk-TRAILINGSECRET-42 \n");
+    got = redacted("say sk-TRAILINGSECRET-42.");
+    assert_null(strstr(got, "TRAILINGSECRET"));
+    free(got);
+}
+
 static void short_values_are_not_secrets(void **state)
 {
     char *got;
@@ -216,6 +229,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_json_form_is_redacted),
         cmocka_unit_test(short_values_are_not_secrets),
+        cmocka_unit_test(a_key_is_known_without_its_trailing_blanks),
         cmocka_unit_test(placeholder_keys_are_not_secrets),
         cmocka_unit_test(a_text_holding_a_secret_is_told),
         cmocka_unit_test(streamed_text_is_cut_outside_secrets),
