@@ -159,6 +159,12 @@ static void register_llm(const tnd_llm_config *llm)
 
 void tnd_llm_secrets_register(const tnd_config *cfg)
 {
+    /* the file's own, whatever --llm made of the providers since */
+    for (size_t i = 0; cfg->key_envs && cfg->key_envs[i]; i++) {
+        const char *value = getenv(cfg->key_envs[i]);
+        if (value && *value)
+            tnd_log_secret(value);
+    }
     register_llm(&cfg->coder.llm);
     register_llm(&cfg->reviewer.llm);
     for (size_t i = 0; i < cfg->reviewer.nmodels; i++)
@@ -186,6 +192,11 @@ const char *tnd_llm_secret_in(const tnd_config *cfg, const char *text)
     for (size_t i = 0; i < cfg->reviewer.nmodels; i++)
         if ((name = key_in(&cfg->reviewer.models[i], text)))
             return name;
+    for (size_t i = 0; cfg->key_envs && cfg->key_envs[i]; i++) {
+        const char *value = getenv(cfg->key_envs[i]);
+        if (tnd_log_secret_worth(value) && strstr(text, value))
+            return cfg->key_envs[i];
+    }
     return "a credential header of the config";
 }
 

@@ -69,10 +69,14 @@ int main(int argc, char **argv)
         /* skills never see an API key: the usual names are scrubbed,
          * and so are the variables the config names */
         const tnd_config *c = cli.config;
-        const char *extra[20] = {tnd_llm_key_env(&c->coder.llm),
+        const char *extra[40] = {tnd_llm_key_env(&c->coder.llm),
                                  tnd_llm_key_env(&c->reviewer.llm)};
-        for (size_t i = 0; i < c->reviewer.nmodels && i < 16; i++)
-            extra[2 + i] = tnd_llm_key_env(&c->reviewer.models[i]);
+        size_t n = 2;
+        for (size_t i = 0; i < c->reviewer.nmodels && n < 18; i++)
+            extra[n++] = tnd_llm_key_env(&c->reviewer.models[i]);
+        /* and the file's own, which --llm may have dropped */
+        for (size_t i = 0; c->key_envs && c->key_envs[i] && n < 39; i++)
+            extra[n++] = c->key_envs[i];
         envp = tnd_env_scrubbed(extra);
     }
     if (!(cache = tnd_blobcache_new(

@@ -351,6 +351,7 @@ void tnd_config_destroy(tnd_config **self_p)
     free(cfg->orchestrator.authorized_keys);
     tnd_str_list_free(&cfg->gate.risk_paths);
     tnd_str_list_free(&cfg->gate.check_paths);
+    tnd_str_list_free(&cfg->key_envs);
     agent_free(&cfg->coder);
     agent_free(&cfg->reviewer);
     tnd_config_skills_free(cfg);
@@ -620,6 +621,24 @@ static void cross_check(tnd_yw *w, tnd_config *cfg, const yaml_node_t *root)
                       cfg->gate.confidence_threshold);
 }
 
+/* The key variables the file names, once each (see key_envs). */
+static void collect_key_envs(tnd_config *cfg)
+{
+    const tnd_llm_config *llms[2] = {&cfg->coder.llm, &cfg->reviewer.llm};
+    size_t n = 0, max = 2 + cfg->reviewer.nmodels;
+
+    tnd_str_list_free(&cfg->key_envs);
+    cfg->key_envs = tnd_xcalloc(max + 1, sizeof(char *));
+    for (size_t i = 0; i < max; i++) {
+        const tnd_llm_config *llm =
+            i < 2 ? llms[i] : &cfg->reviewer.models[i - 2];
+        if (llm->api_key_env && *llm->api_key_env &&
+            !tnd_str_list_has((const char *const *)cfg->key_envs,
+                              llm->api_key_env))
+            cfg->key_envs[n++] = tnd_xstrdup(llm->api_key_env);
+    }
+}
+
 int tnd_config_parse(tnd_config **out, const char *text, size_t len,
                      const char *name, const char *dir)
 {
@@ -646,6 +665,7 @@ int tnd_config_parse(tnd_config **out, const char *text, size_t len,
         if (!tnd_yw_stopped(w))
             cross_check(w, cfg, root);
     }
+    collect_key_envs(cfg);
     if ((error = tnd_yw_finish(w)) < 0)
         tnd_config_destroy(&cfg);
     else

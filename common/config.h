@@ -236,6 +236,10 @@ typedef struct tnd_config {
     tnd_agent_config reviewer;
     tnd_skill_config *skills;
     size_t nskills;
+    char **key_envs; /* every api_key_env the file names, kept when --llm
+                        changes a provider (which drops its api_key_env):
+                        their values are secrets still, scrubbed from skills
+                        and redacted; NULL-terminated */
 } tnd_config;
 
 /* The built-in defaults (the same values agents.yaml documents). Never

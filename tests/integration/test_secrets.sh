@@ -245,3 +245,37 @@ if grep -r -q -F -- "$MIDDLE" "$T/message" "$T/demo/.git/logs"; then
     fail "the key is in the commit: $(grep -r -F -- "$MIDDLE" "$T/message" "$T/demo/.git/logs" | head -3)"
 fi
 pass "a key in the coder's rationale stays out of the commit --commit makes"
+
+# --llm for another provider drops the config's api_key_env: its key
+# reached a sandboxed skill's environment, the journal and the reviewer's
+# prompt (MY_LLM_CREDENTIAL matches no name the scrubber knows)
+copy_demo
+cat >"$T/demo/probe.sh" <<'PROBE'
+env | grep -i cred || echo "no credential in env"
+PROBE
+cat >"$T/cred.yaml" <<YAML
+version: 1
+agents:
+  coder:
+    llm: {provider: anthropic, model: claude-x, api_key_env: MY_LLM_CREDENTIAL}
+  reviewer:
+    llm: {provider: anthropic, model: claude-x, api_key_env: MY_LLM_CREDENTIAL}
+    skills: [probe, build, test]
+skills:
+  probe: {command: "sh probe.sh", timeout_s: 60, required: false}
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+kill "$FAKE_PID" 2>/dev/null
+wait "$FAKE_PID" 2>/dev/null
+start_fakellm "$FIX/demo-openai.json"
+MY_LLM_CREDENTIAL='cred-0123456789abcdefCREDSECRET' run tandem run \
+    --llm openai:fake-model --base-url "$FAKE_URL/v1" --config "$T/cred.yaml" \
+    --repo "$T/demo" "make the failing test pass"
+dir=$(session_dir)
+[ -n "$dir" ] || fail "no session: $(cat "$T/err")"
+expect_in "$dir/journal.jsonl" "no credential in env"
+if grep -r -q -F "CREDSECRET" "$dir" "$T/out" "$T/err"; then
+    fail "the config's key reached the session: $(grep -r -l -F "CREDSECRET" "$dir" | head -3)"
+fi
+pass "--llm for another provider: the config's own key variable is still scrubbed from skills and redacted"

@@ -1480,6 +1480,27 @@ static void deep_nesting_is_refused_at_its_place(void **state)
     free(text);
 }
 
+/* The key variables the file names outlive --llm's change of provider,
+ * which drops them from the llm sections: their values are secrets
+ * still (a skill's environment had one) */
+static void the_files_key_variables_outlive_an_override(void **state)
+{
+    tnd_config *cfg =
+        parse_ok("agents:\n"
+                 "  coder:\n"
+                 "    llm: {provider: anthropic, model: m, api_key_env: "
+                 "MY_CRED}\n"
+                 "  reviewer:\n"
+                 "    llm: {provider: anthropic, model: m, api_key_env: "
+                 "MY_CRED}\n");
+
+    (void)state;
+    assert_argv(cfg->key_envs, ARGV("MY_CRED")); /* once */
+    assert_int_equal(tnd_config_override_llm(cfg, "openai:gpt-x", NULL), 0);
+    assert_argv(cfg->key_envs, ARGV("MY_CRED"));
+    tnd_config_destroy(&cfg);
+}
+
 static void override_points_both_agents_at_a_model(void **state)
 {
     tnd_config *cfg = tnd_config_defaults();
@@ -1858,6 +1879,7 @@ int main(void)
         cmocka_unit_test(unknown_after_names_stop_with_the_report),
         cmocka_unit_test(deep_nesting_is_refused_at_its_place),
         cmocka_unit_test(override_points_both_agents_at_a_model),
+        cmocka_unit_test(the_files_key_variables_outlive_an_override),
         cmocka_unit_test(override_rejects_bad_specs_and_changes_nothing),
         cmocka_unit_test(every_choice_is_read_into_its_enum),
         cmocka_unit_test(the_llm_check_names_the_key_to_set),
