@@ -16,13 +16,19 @@
 #include "common/xalloc.h"
 
 #define LINE_MAX_BYTES 8192
-#define SECRETS_MAX    48 /* 16 values, each with its two JSON forms */
+/* Texts to redact: each secret as it is and in its two JSON forms, a
+ * credential header's whole value and its token apart, a key with
+ * trailing blanks with and without them; 18 models with a key and a few
+ * headers each fit many times over. Past it, a warning (48, silently
+ * full, let the last secrets through in clear). */
+#define SECRETS_MAX 512
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char program[64] = "tandem";
 static tnd_log_level current = TND_LOG_INFO;
 static char *secrets[SECRETS_MAX];
 static size_t nsecrets;
+static bool secrets_full, said_full; /* one was not kept; said so once */
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
@@ -55,6 +61,8 @@ static void add_locked(const char *text)
             return;
     if (nsecrets < SECRETS_MAX)
         secrets[nsecrets++] = tnd_xstrdup(text);
+    else
+        secrets_full = true;
 }
 
 /* value as a JSON string writer puts it between the quotes: '"', '\\'
@@ -125,6 +133,7 @@ bool tnd_log_secret_worth(const char *value)
 void tnd_log_secret(const char *value)
 {
     char *plain, *slashed;
+    bool full;
     size_t n = value ? strlen(value) : 0;
 
     /* "KEY \n" is known as "KEY" too: a model echoes the key, not the
@@ -146,7 +155,15 @@ void tnd_log_secret(const char *value)
     add_locked(value);
     add_locked(plain);
     add_locked(slashed);
+    full = secrets_full && !said_full;
+    said_full = said_full || full;
     pthread_mutex_unlock(&lock);
+    if (full)
+        fprintf(stderr,
+                "%s: warning: more than %d secret texts to redact; the "
+                "last were not kept, and may reach files in clear: use "
+                "fewer keys and credential headers\n",
+                program, SECRETS_MAX);
     free(plain);
     free(slashed);
 }
