@@ -82,9 +82,11 @@ static bool loopback(const char *endpoint)
 
 /* What a tcp:// endpoint needs: CURVE with the configured keys (loaded
  * into p), or an explicit insecure (said on stderr unless this is only a
- * check). Agents alone may do without it on loopback: every user of this
- * host can reach a loopback port, and with clients (tandem serve) one of
- * them could run tasks in any repository the server's user can read. */
+ * check), on loopback too: every user of this host can reach a loopback
+ * port, and one of them could register as a reviewer and approve any
+ * change of the run (agents alone did without it there), or, with
+ * clients (tandem serve), run tasks in any repository the server's user
+ * can read. */
 static int setup_transport(tnd_pool *p, const tnd_config *cfg,
                            const char *endpoint, bool clients, bool check)
 {
@@ -94,8 +96,16 @@ static int setup_transport(tnd_pool *p, const tnd_config *cfg,
     if (!tnd_str_starts_with(endpoint, "tcp://"))
         return 0;
     if (!*oc->curve_key) {
-        if (loopback(endpoint) && !clients)
-            return 0;
+        if (!oc->insecure && !clients && loopback(endpoint))
+            return tnd_error_config(
+                "%s has no CURVE, and every user of this host can connect "
+                "to a loopback port: any of them could act as your reviewer "
+                "and approve any change. Leave orchestrator.endpoint out for "
+                "the private ipc:// default, set orchestrator.curve_key and "
+                "orchestrator.authorized_keys (tandem keys generate writes "
+                "keys), or set orchestrator.insecure: true (--insecure) if "
+                "you trust every local user",
+                endpoint);
         if (!oc->insecure && clients && loopback(endpoint))
             return tnd_error_config(
                 "%s has no CURVE, and every user of this host can connect "

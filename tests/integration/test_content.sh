@@ -23,12 +23,14 @@ trap content_cleanup EXIT
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 EP=tcp://127.0.0.1:$port
 
-# the demo whose test target leaves a marker where it runs
+# the demo whose test target leaves a marker where it runs (a loopback
+# tcp:// without CURVE, which this test's users trust)
 marked_demo() {
     copy_demo
     demo_config "$TOP/examples/demo/cassette.json" <<YAML
 orchestrator:
   endpoint: "$EP"
+  insecure: true
   request_timeout_s: 60
 YAML
     sed -i 's/^test: test_stats$/test: test_stats\n\t.\/test_stats\n\ttouch ran-here/' \
@@ -39,6 +41,17 @@ YAML
 kept_workspace() {
     echo "$TMPDIR/tandem-$(id -u)/$(basename "$(session_dir)")/workspace"
 }
+
+# a loopback tcp:// without CURVE is refused unless insecure says every
+# local user is trusted: any of them could connect as the reviewer and
+# approve any change (agents alone did without it there)
+marked_demo
+sed -i '/^  insecure: true$/d' "$T/demo/agents.yaml"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 2 "a loopback tcp:// without CURVE or insecure"
+expect_in "$T/err" "any of them could act as your reviewer and approve any change"
+[ ! -e "$T/demo/.tandem/sessions" ] || fail "a session was made"
+pass "a loopback tcp:// without CURVE is refused for a run too"
 
 # tandem's own reviewer (--runtime: its runtime directory) works in the
 # orchestrator's workspace: the marker is there
