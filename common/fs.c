@@ -745,3 +745,15 @@ int tnd_fs_lock_new(int dirfd, const char *name)
     }
     return fd;
 }
+
+void tnd_fs_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        /* the lowest free number: this one */
+        int got = open("/dev/null", O_RDONLY);
+        if (got >= 0 && got != fd)
+            close(got); /* someone else's: leave it closed */
+    }
+}

@@ -139,4 +139,12 @@ char *tnd_fs_self_dir(void);
  * be made or is not the user's alone. Caller frees. */
 char *tnd_fs_user_tmp(void);
 
+/* Make sure descriptors 0, 1 and 2 are open, before anything is opened:
+ * one closed by the caller (`tandem run >&-`) was the number the next
+ * open() got, the session's lock file, and the diff was written there,
+ * exit 0. A closed one is opened read-only on /dev/null: a read finds
+ * the end, and a write fails, as on the closed descriptor, so output
+ * that cannot go out is still said and exit 1. */
+void tnd_fs_std_fds(void);
+
 #endif

@@ -510,6 +510,7 @@ int main(int argc, char **argv)
     const char *cmd = argc > 1 ? argv[1] : NULL;
     const tnd_cli_command *c;
 
+    tnd_fs_std_fds();
     if (!cmd) {
         usage(stderr);
         return TND_EXIT_USAGE;

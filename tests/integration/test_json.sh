@@ -49,6 +49,15 @@ expect_in "$T/err" "approved after 2 iterations"
 expect_in "$T/err" "tandem: cannot write the approved diff on stdout: No space left on device; the output was lost (the session keeps it), exit 1"
 dir=$(session_dir)
 expect_in "$dir/final.diff" "+    return (double)sum / (double)count;"
+# stdout closed: the session's lock file was the next open()'s, and the
+# approved diff went into it, exit 0
+copy_demo
+tandem run --repo "$T/demo" "make the failing test pass" >&- 2>"$T/err"
+RC=$?
+expect_rc 1 "the approved diff with stdout closed"
+expect_in "$T/err" "tandem: cannot write the approved diff on stdout"
+dir=$(session_dir)
+expect_not_in "$dir/lock" "diff --git"
 copy_demo
 /usr/bin/python3 - "$BIN/tandem" "$T/demo" "$T/err" <<'PY'
 import os, subprocess, sys
