@@ -68,12 +68,19 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
     char *dir = tnd_session_dir_of(repo, id);
     char *path = tnd_fs_join(dir, "journal.jsonl"), *text = NULL;
     json_object *records = NULL, *report = NULL, *task;
+    bool damaged = false;
     size_t len;
 
     memset(s, 0, sizeof(*s));
     s->id = tnd_xstrdup(id);
-    if (tnd_journal_read(&records, path) < 0)
+    if (tnd_journal_read(&records, path) < 0) {
+        /* a journal that cannot be read is no interrupted session, which
+         * a resume goes on with (a damaged one was listed as one) */
+        damaged = tnd_fs_exists(path);
+        if (damaged)
+            tnd_log_warn("session %s: %s", id, tnd_error_last());
         records = NULL;
+    }
     free(path);
     path = tnd_fs_join(dir, "report.json");
     if (tnd_fs_read(&text, &len, path, 64 << 20) == 0 &&
@@ -84,7 +91,7 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
     task = records && json_object_array_length(records)
                ? json_object_array_get_idx(records, 0)
                : NULL;
-    s->state = records || report
+    s->state = !damaged && (records || report)
                    ? state_of(records, report, dir, id, held_by_caller)
                    : TND_SESSION_UNREADABLE;
     s->task = tnd_xstrdup(

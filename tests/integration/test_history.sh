@@ -34,6 +34,18 @@ expect_in "$T/out" '"state": "waiting"'
 expect_in "$T/out" '"tokens": 3837'
 pass "sessions lists every session with its state"
 
+# a journal damaged inside (not a torn last line): unreadable, said, not
+# an interrupted session a resume would go on with
+cp -r "$T/demo" "$T/damaged"
+d=$(ls -d "$T"/damaged/.tandem/sessions/*/ | head -n 1)
+sed -i '2s/.*/{"type":broken/' "$d/journal.jsonl"
+run "$BIN/tandem" sessions --repo "$T/damaged"
+expect_rc 0 "sessions with a damaged journal"
+[ "$(grep -c ' unreadable ' "$T/out")" = 1 ] ||
+    fail "the damaged session is not unreadable: $(cat "$T/out")"
+expect_in "$T/err" "journal.jsonl"
+pass "a session whose journal is damaged is listed unreadable, with a warning"
+
 run "$BIN/tandem" show --repo "$T/demo" "$(echo "$approved" | cut -c1-19)"
 expect_rc 0 "show"
 expect_in "$T/out" "## Attempt 2"
