@@ -2,6 +2,7 @@
 #include "orchestrator/history_cmd.h"
 
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,9 @@
 #include "orchestrator/views.h"
 #include "orchestrator/watch.h"
 #include "proto/json.h"
+
+/* tandem watch --for: seconds at most (a week) */
+#define FOR_MAX_S (7 * 24 * 3600)
 
 void tnd_cmd_history_usage(const char *cmd, FILE *to)
 {
@@ -499,8 +503,14 @@ int tnd_cmd_history(const char *cmd, int argc, char **argv)
             plain = true;
         else if (c == TND_OPT_SERVER)
             server = true;
-        else if ((for_s = strtol(optarg, &end, 10)) < 1 || *end)
-            return tnd_cli_error(&cli, "--for must be a number of seconds");
+        else if ((errno = 0, for_s = strtol(optarg, &end, 10)) < 1 || *end ||
+                 errno || for_s > FOR_MAX_S)
+            /* over a week, or past what a long holds in ms, was taken
+             * for no --for at all */
+            return tnd_cli_error(&cli,
+                                 "--for must be a number of seconds, "
+                                 "1..%d, got \"%s\"",
+                                 FOR_MAX_S, optarg);
     }
     if (c < 0)
         return cli.status;

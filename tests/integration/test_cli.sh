@@ -151,3 +151,10 @@ expect_rc 0 "a verbose run"
 expect_in "$T/err" "debug:"
 expect_not_in "$T/err" "cannot send DISCONNECT"
 pass "-v does not end a good run with a DISCONNECT line"
+
+# watch --for past what it can count: refused (strtol saturated, and the
+# milliseconds overflowed into "no --for", so it returned at once)
+run tandem watch --for 99999999999999999999 --repo "$T/demo"
+expect_rc 2 "--for too large"
+expect_in "$T/err" "--for must be a number of seconds, 1..604800, got \"99999999999999999999\""
+pass "watch --for too large is refused, naming the range"
