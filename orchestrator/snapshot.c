@@ -482,8 +482,14 @@ static int whole(const char *repo, const char *dir,
     char **list = NULL;
     size_t n = 0;
 
-    if (tnd_fs_copytree(repo, dir, skip, o->max_bytes) < 0)
+    if (tnd_fs_copytree(repo, dir, skip, o->max_bytes) < 0) {
+        /* name the setting, as a git tree's copy does (a review said
+         * only "the copy limit") */
+        if (strstr(tnd_error_last(), "larger than the copy limit"))
+            tnd_error_prefix("the files add up to more than the workspace "
+                             "limit; raise orchestrator.workspace_max_mb");
         return -1;
+    }
     if (tnd_fs_list(&list, &n, dir, NULL, (size_t)MAX_FILES * 5) == 0) {
         info->files = n;
         for (size_t i = 0; i < n; i++) {

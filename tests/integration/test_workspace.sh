@@ -83,3 +83,16 @@ run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "approved"
 expect_in "$T/err" "not in a git work tree, so every file is copied"
 pass "a plain directory is copied whole"
+
+# a tree over the workspace limit, taken whole: the message names the
+# setting, as for git's files (it said only "the copy limit")
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+orchestrator:
+  workspace_max_mb: 1
+YAML
+head -c 2000000 /dev/zero >"$T/demo/big.bin"
+run tandem run --repo "$T/demo" "make the failing test pass"
+[ "$RC" -ne 0 ] || fail "a tree over the limit was taken"
+expect_in "$T/err" "raise orchestrator.workspace_max_mb"
+pass "a whole tree over the workspace limit names the setting"
