@@ -78,6 +78,58 @@ int tnd_hook_dir(char **out, const char *repo)
     return 0;
 }
 
+/* Whether path is dir or beneath it (both real paths). */
+static bool beneath(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+
+    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* dir by its real path; one that does not exist yet (install makes
+ * it) by its parent's, when that does. NULL when neither does. */
+static char *real_dir(const char *dir)
+{
+    char *real = tnd_fs_realpath(dir), *parent, *rparent, *base;
+
+    if (real)
+        return real;
+    parent = tnd_fs_dirname(dir);
+    rparent = tnd_fs_realpath(parent);
+    base = strrchr(dir, '/');
+    if (rparent && base)
+        real = tnd_fs_join(rparent, base + 1);
+    free(rparent);
+    free(parent);
+    return real;
+}
+
+bool tnd_hook_shared(const char *repo, const char *dir)
+{
+    const char *argv[] = {"git",
+                          "rev-parse",
+                          "--path-format=absolute",
+                          "--git-common-dir",
+                          "--show-toplevel",
+                          NULL};
+    char *out = NULL, *real = real_dir(dir), *nl, *git, *top;
+    bool shared = false;
+
+    if (real && tnd_git_run(&out, NULL, repo, argv, 8192) == 0 && out &&
+        (nl = strchr(out, '\n'))) {
+        *nl = '\0';
+        git = tnd_fs_realpath(out);
+        top = nl[1] ? tnd_fs_realpath(tnd_str_trim(nl + 1)) : NULL;
+        shared = !(git && beneath(real, git)) && !(top && beneath(real, top));
+        free(git);
+        free(top);
+    }
+    tnd_error_clear();
+    free(out);
+    free(real);
+    return shared;
+}
+
 int tnd_hook_read(tnd_hook_state *out, const char *dir)
 {
     char *path = tnd_fs_join(dir, "pre-commit"), *text = NULL;

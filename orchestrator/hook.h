@@ -36,6 +36,11 @@ tnd_hook_state tnd_hook_state_of_text(const char *text);
  * repository, or -1. */
 int tnd_hook_dir(char **out, const char *repo);
 
+/* Whether dir, repo's hooks directory, lies outside the repository (its
+ * git directory and its work tree): a core.hooksPath others share (a
+ * global one), where a hook runs for every repository that uses it. */
+bool tnd_hook_shared(const char *repo, const char *dir);
+
 /* What dir/pre-commit is. 0 with *out, or -1 when it cannot be read. */
 int tnd_hook_read(tnd_hook_state *out, const char *dir);
 

@@ -152,6 +152,20 @@ static int install(const hook_args *a)
 
     if ((rc = tnd_hook_dir(&dir, a->repo)) < 0)
         return failed("hook install", rc);
+    if (!a->force && tnd_hook_shared(a->repo, dir)) {
+        /* a global core.hooksPath: installed there, the hook ran for
+         * every repository of the user, each sending its changes to the
+         * model (a review found it done without a word) */
+        fprintf(stderr,
+                "tandem hook install: git's hooks for %s are in %s "
+                "(core.hooksPath), outside the repository, so a hook there "
+                "runs for every repository that uses that path; install it "
+                "there with --force, or give this repository its own: git "
+                "config core.hooksPath .git/hooks\n",
+                a->repo, dir);
+        free(dir);
+        return TND_EXIT_USAGE;
+    }
     text = tnd_hook_text(a->on_error_pass);
     rc = tnd_hook_install(&was, dir, text, a->force);
     free(text);

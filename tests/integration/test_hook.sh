@@ -156,7 +156,20 @@ expect_rc 0 "hook install with core.hooksPath"
 run tandem hook uninstall --repo "$T/demo"
 expect_rc 0 "uninstall with core.hooksPath"
 [ ! -e "$T/demo/my-hooks/pre-commit" ] || fail "uninstall left my-hooks/pre-commit"
-pass "core.hooksPath is where the hook goes"
+# one outside the repository (a global core.hooksPath, shared by every
+# repository): installed there without a word, the hook ran for all of
+# them; now only with --force
+git -C "$T/demo" config core.hooksPath "$T/shared-hooks"
+run tandem hook install --repo "$T/demo"
+expect_rc 2 "hook install into a hooks path outside the repository"
+expect_in "$T/err" "outside the repository, so a hook there runs for every repository that uses that path"
+[ ! -e "$T/shared-hooks/pre-commit" ] || fail "the shared hooks path got the hook"
+run tandem hook install --force --repo "$T/demo"
+expect_rc 0 "hook install --force into a shared hooks path"
+[ -x "$T/shared-hooks/pre-commit" ] || fail "--force did not install it"
+run tandem hook uninstall --repo "$T/demo"
+git -C "$T/demo" config --unset core.hooksPath
+pass "core.hooksPath is where the hook goes; one outside the repository only with --force"
 
 # usage
 mkdir -p "$T/plain"
