@@ -144,6 +144,33 @@ static void stamp_file(tnd_sha256 *h, const char *rel, const struct stat *st,
                                                    runs into the next */
 }
 
+/* Drop from list[0..*n) the paths no manifest can carry (a line break,
+ * over 1 KiB), each said once: one such file anywhere in a repository
+ * made every session fail (a review: exit 4, which --on-error pass lets
+ * through, naming no file). A reviewer on this host works in the
+ * workspace, which has them; one elsewhere does without. */
+static void leave_out_unsendable(char **list, size_t *n)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < *n; i++) {
+        if (tnd_tree_check_path(list[i]) == 0) {
+            list[k++] = list[i];
+            continue;
+        }
+        char *shown = tnd_str_one_line(list[i], 200);
+        tnd_log_warn("%s: left out of the tree sent to reviewers on other "
+                     "hosts (its name is over 1 KiB, or holds a line break); "
+                     "rename it to have it there",
+                     shown);
+        tnd_error_clear();
+        free(shown);
+        free(list[i]);
+    }
+    *n = k;
+    list[k] = NULL;
+}
+
 int tnd_content_tree(const char **out, tnd_content *self)
 {
     tnd_tree_entry *e;
@@ -162,6 +189,8 @@ int tnd_content_tree(const char **out, tnd_content *self)
         tnd_str_list_free(&files);
         return -1;
     }
+    leave_out_unsendable(files, &n);
+    leave_out_unsendable(links, &nl);
     e = tnd_xcalloc(n + nl + 1, sizeof(*e));
     tnd_sha256_init(&stamp);
     for (size_t i = 0; i < n; i++) {

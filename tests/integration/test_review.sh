@@ -64,6 +64,7 @@ expect_in "$(session_dir)/change.diff" "--- a/stats.c"
 expect_in "$(session_dir)/change.diff" "+$FIXED"
 pass "the user's diff settings (prefixes, textconv, blank lines) do not change the diff reviewed"
 
+
 # -q: an approved change prints nothing at all
 run tandem review -q --repo "$T/demo" --config "$T/review.yaml" \
     "make the failing test pass"
@@ -454,3 +455,18 @@ run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged \
 expect_rc 2 "a Latin-1 line"
 expect_in "$T/err" "b/stats.c: bytes that are not UTF-8"
 pass "a change whose lines are not UTF-8 is refused, not audited as something else"
+
+# a tracked file whose name no manifest can carry (a line break), which
+# the change does not touch: every review failed (exit 4, which --on-error
+# pass lets through), naming no file; now it is left out of what goes to
+# reviewers on other hosts, and said
+git_demo
+review_config "$FIX/cassette-review.json"
+(cd "$T/demo" && printf 'x\n' >"$(printf 'new\nline.txt')" && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm odd) ||
+    fail "cannot commit a file with a line break in its name"
+sed -i "s|^    return sum / count;|$FIXED|" "$T/demo/stats.c"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" "fix"
+expect_rc 0 "a change beside a file whose name holds a line break"
+expect_in "$T/err" "left out of the tree sent to reviewers on other hosts"
+pass "a file whose name no manifest carries is left out of the tree sent, and said"
