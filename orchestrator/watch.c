@@ -114,8 +114,15 @@ static void apply(watched *w, json_object *e)
 static void current_step(watched *w, json_object *records)
 {
     json_object *now = NULL;
-    char *path = tnd_fs_join(w->dir, "now.json"), *text = NULL;
+    char *path, *text = NULL;
     size_t len, have = records ? json_object_array_length(records) : 0;
+
+    /* a session that ended, or waits for a person, does nothing now: a
+     * resume that reached the same question again left a now.json of its
+     * replay ("applying") that matched the journal's count */
+    if (w->done || strcmp(w->phase, "waiting for a person") == 0)
+        return;
+    path = tnd_fs_join(w->dir, "now.json");
 
     if (tnd_fs_read(&text, &len, path, 64 * 1024) == 0 &&
         tnd_json_parse(&now, text, len) == 0 &&

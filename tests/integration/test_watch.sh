@@ -139,3 +139,21 @@ wait $runner
 wait $watcher
 expect_in "$T/watch.out" "attempt 1: audit done"
 pass "an event larger than 64 KiB reaches the watcher whole"
+
+# a session waiting for a person, resumed to the same question again:
+# the watcher said "applying", the replay's step, not "waiting"
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate:
+  max_iterations: 1
+  escalate: queue
+YAML
+run "$BIN/tandem" run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "escalated"
+id=$(basename "$(session_dir)")
+run "$BIN/tandem" resume --repo "$T/demo" "$id" </dev/null
+expect_rc 3 "resumed to the same question"
+run "$BIN/tandem" watch --repo "$T/demo" --plain "$id"
+expect_in "$T/out" "waiting for a person"
+expect_not_in "$T/out" "applying"
+pass "a session resumed to the same question is watched as waiting for a person"
