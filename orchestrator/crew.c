@@ -79,14 +79,24 @@ static int make_runtime(tnd_crew *c)
 tnd_crew *tnd_crew_new(const tnd_crew_options *opts)
 {
     tnd_crew *c = tnd_xcalloc(1, sizeof(*c));
-    tnd_pool_options po;
 
     c->opts = opts;
     c->link = opts->link;
-    if (make_runtime(c) < 0)
+    if (make_runtime(c) < 0 || (!opts->agents_later && tnd_crew_start(c) < 0))
         goto fail;
-    if (c->link)
-        return c;
+    return c;
+fail:
+    tnd_crew_destroy(&c, false);
+    return NULL;
+}
+
+int tnd_crew_start(tnd_crew *c)
+{
+    const tnd_crew_options *opts = c->opts;
+    tnd_pool_options po;
+
+    if (c->link || c->pool)
+        return 0;
     memset(&po, 0, sizeof(po));
     po.config = opts->config;
     po.endpoint = c->endpoint;
@@ -97,12 +107,7 @@ tnd_crew *tnd_crew_new(const tnd_crew_options *opts)
     po.runtime = c->runtime;
     po.verbose = opts->verbose;
     po.no_coder = opts->no_coder;
-    if (!(c->pool = tnd_pool_new(&po)))
-        goto fail;
-    return c;
-fail:
-    tnd_crew_destroy(&c, false);
-    return NULL;
+    return (c->pool = tnd_pool_new(&po)) ? 0 : -1;
 }
 
 void tnd_crew_destroy(tnd_crew **self_p, bool keep)

@@ -36,9 +36,11 @@ typedef struct tnd_crew_options {
     bool no_coder;                 /* a review: start no coder, wait for none */
     const atomic_int *interrupted; /* non-zero (a signal's number): stop
                                       waiting */
-    tnd_link *link; /* tandem serve: reach the hub's agents through
-                              this (borrowed) instead of starting a broker
-                              and agents of the run's own */
+    tnd_link *link;    /* tandem serve: reach the hub's agents through
+                                 this (borrowed) instead of starting a broker
+                                 and agents of the run's own */
+    bool agents_later; /* the runtime directory only: tnd_crew_start
+                          binds the broker and starts the agents */
 } tnd_crew_options;
 
 /* Progress from an agent while it works: the body of a PARTIAL; or a
@@ -52,9 +54,17 @@ typedef void (*tnd_crew_progress_fn)(const char *body, size_t len,
  * with a message saying how to fix it. */
 int tnd_crew_check(const tnd_config *config, bool coder);
 
-/* Create the runtime directory, bind the broker and start the agents.
- * NULL with the error set. */
+/* Create the runtime directory, bind the broker and start the agents
+ * (not with agents_later). NULL with the error set. */
 tnd_crew *tnd_crew_new(const tnd_crew_options *opts);
+
+/* Bind the broker and start the agents of a crew made with agents_later;
+ * nothing when they run, or the hub's serve it. tandem run makes its
+ * workspace first: a large tree's copy and hash, on the thread that
+ * answers the broker, outlasted the agents' heartbeats, and they
+ * reconnected ("cannot reach ..., dropping it" under review -q). 0, or
+ * -1 with the error set. */
+int tnd_crew_start(tnd_crew *self);
 
 /* Stop the agents, close the broker, remove the runtime directory unless
  * keep is true (then only the socket goes). Sets *self_p to NULL; safe on

@@ -477,6 +477,10 @@ static int make_workspace(run *r)
                    r, tnd_journal_record(r->journal, (size_t)first)) < 0) {
         goto out;
     }
+    /* the base by content now, before the agents start: hashed later,
+     * on the thread that answers them, it outlasted their heartbeats */
+    if (tnd_content_tree(&(const char *){NULL}, tnd_loop_content(r)) < 0)
+        goto out;
     what = tnd_snapshot_describe(r->base);
     tnd_loop_say(r, "workspace: %s%s%s%.12s%s", what,
                  incremental ? "; build outputs stay between attempts "
@@ -536,10 +540,12 @@ int tnd_loop_go(run *r, int64_t started_wall)
     co.no_coder = r->opts.review;
     co.interrupted = r->stop;
     co.link = r->host ? r->host->link : NULL;
+    co.agents_later = true; /* after the workspace: see tnd_crew_start */
     tnd_loop_recall(r);
     if ((r->crew = tnd_crew_new(&co)) != NULL) {
         publish_events(r);
-        if (make_workspace(r) == 0 && (error = tnd_loop_baseline(r)) == 0)
+        if (make_workspace(r) == 0 && tnd_crew_start(r->crew) == 0 &&
+            (error = tnd_loop_baseline(r)) == 0)
             error = tnd_loop_attempts(r);
         r->config_error = error == TND_ECONFIG;
         if (error == 1)

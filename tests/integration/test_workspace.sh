@@ -96,3 +96,17 @@ run tandem run --repo "$T/demo" "make the failing test pass"
 [ "$RC" -ne 0 ] || fail "a tree over the limit was taken"
 expect_in "$T/err" "raise orchestrator.workspace_max_mb"
 pass "a whole tree over the workspace limit names the setting"
+
+# the agents start once the workspace is made and hashed: before, its
+# copy and hash ran on the thread that answers the agents, and on a
+# large tree outlasted their heartbeats ("cannot reach ..., dropping it",
+# even under review -q)
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json"
+run tandem run -v --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "a verbose run"
+ws=$(grep -n "^tandem: workspace: " "$T/err" | head -n 1 | cut -d: -f1)
+agent=$(grep -n "debug: started coder-1" "$T/err" | head -n 1 | cut -d: -f1)
+[ -n "$ws" ] && [ -n "$agent" ] || fail "no workspace or agent start line: $(cat "$T/err")"
+[ "$ws" -lt "$agent" ] || fail "the agents started before the workspace was made (lines $agent, $ws)"
+pass "the agents start after the workspace is made and hashed"
