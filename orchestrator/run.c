@@ -671,6 +671,13 @@ static int open_new(run *r, int64_t started_wall)
         fprintf(r->err, "tandem: --repo: %s is not a directory\n", r->repo);
         return TND_EXIT_USAGE;
     }
+    /* .tandem a file or a link: the user's to remove, so exit 2, not a
+     * review that could not be done (exit 4, which --on-error pass lets
+     * through) */
+    if (tnd_session_check_home(r->repo) < 0) {
+        fprintf(r->err, "tandem: %s\n", tnd_error_last());
+        return TND_EXIT_USAGE;
+    }
     if ((error = tnd_loop_prepare(r)) < 0) {
         if (r->change.empty && r->opts.allow_empty) {
             /* a commit that changes no file: --amend of the message,

@@ -470,3 +470,14 @@ run tandem review --repo "$T/demo" --config "$T/review.yaml" "fix"
 expect_rc 0 "a change beside a file whose name holds a line break"
 expect_in "$T/err" "left out of the tree sent to reviewers on other hosts"
 pass "a file whose name no manifest carries is left out of the tree sent, and said"
+
+# .tandem a file: the user's to remove, exit 2 (it was 4, "could not
+# review", which --on-error pass lets through)
+git_demo
+review_config "$FIX/cassette-review.json"
+echo x >"$T/demo/.tandem"
+sed -i "s|^    return sum / count;|$FIXED|" "$T/demo/stats.c"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --on-error pass "fix"
+expect_rc 2 ".tandem a file"
+expect_in "$T/err" ".tandem is a file, not a directory"
+pass ".tandem that is no directory is a usage error, not a review that could not be done"
