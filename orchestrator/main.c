@@ -1,5 +1,6 @@
 /* tandem: the command line. Subcommands dispatch to their modules; this
  * file only parses arguments and prints help. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -505,7 +506,22 @@ static const tnd_cli_command *command(const char *name)
     return NULL;
 }
 
-int main(int argc, char **argv)
+/* code, unless what the command wrote on stdout was lost (a full disk, a
+ * closed pipe) where it would have exited 0: then 1, said on stderr. A
+ * command that saw the failure itself (run, review) has said so and
+ * exits 1 already; one that exits with another code keeps it. */
+static int written(int code)
+{
+    int failed = fflush(stdout) != 0 ? errno : 0;
+
+    if (code != TND_EXIT_OK || (!failed && !ferror(stdout)))
+        return code;
+    fprintf(stderr, "tandem: cannot write the output on stdout%s%s\n",
+            failed ? ": " : "", failed ? strerror(failed) : "");
+    return TND_EXIT_FAILED;
+}
+
+static int dispatch(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;
     const tnd_cli_command *c;
@@ -536,4 +552,9 @@ int main(int argc, char **argv)
         return c->run(c->name, argc - 1, argv + 1);
     fprintf(stderr, "tandem: unknown command '%s'\ntry 'tandem --help'\n", cmd);
     return TND_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    return written(dispatch(argc, argv));
 }

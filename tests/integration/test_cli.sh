@@ -158,3 +158,16 @@ run tandem watch --for 99999999999999999999 --repo "$T/demo"
 expect_rc 2 "--for too large"
 expect_in "$T/err" "--for must be a number of seconds, 1..604800, got \"99999999999999999999\""
 pass "watch --for too large is refused, naming the range"
+
+# output that cannot be written is no success: `sessions`, `stats`, the
+# help and the version into a full disk exited 0, as if a pipeline had
+# read them
+for args in "sessions --repo $T/demo" "stats --repo $T/demo" "--help" \
+    "--version" "help run"; do
+    # shellcheck disable=SC2086 # the words are the command's arguments
+    tandem $args >/dev/full 2>"$T/err"
+    rc=$?
+    [ "$rc" = 1 ] || fail "tandem $args into a full disk exited $rc, not 1"
+    expect_in "$T/err" "tandem: cannot write the output on stdout: No space left on device"
+done
+pass "a command whose output is lost exits 1 and says so"
