@@ -153,7 +153,7 @@ static int on_delta(reading *r, json_object *ev)
         goto out;
     }
     if (tnd_json_get_str(&text, delta, "text", TND_ANTHROPIC_MAX_ANSWER,
-                         TND_JSON_REQUIRED) < 0)
+                         TND_JSON_REQUIRED | TND_JSON_TEXT) < 0)
         goto out;
     error = add_text(r, text, true);
 out:
@@ -294,7 +294,7 @@ static int parse_message(reading *r, const char *body, size_t len)
                 0 ||
             (strcmp(type, "text") == 0 &&
              (tnd_json_get_str(&text, block, "text", TND_ANTHROPIC_MAX_ANSWER,
-                               TND_JSON_REQUIRED) < 0 ||
+                               TND_JSON_REQUIRED | TND_JSON_TEXT) < 0 ||
               add_text(r, text, false) < 0)))
             rc = -1;
         free(type);

@@ -8,6 +8,7 @@
 #include "agents/llm.h"
 #include "common/log.h"
 #include "common/str.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 /* Add line to the headers at *n, unless the config sets its header. */
@@ -122,6 +123,8 @@ void tnd_endpoint_answer(const tnd_endpoint *self, tnd_llm_answer *out,
                          tnd_buf *text, long prompt_tokens,
                          long completion_tokens, bool cut)
 {
+    size_t len;
+
     if (cut && self->max_tokens > 0)
         tnd_log_warn("the answer from %s was cut at max_tokens (%d); raise "
                      "llm.max_tokens",
@@ -130,7 +133,15 @@ void tnd_endpoint_answer(const tnd_endpoint *self, tnd_llm_answer *out,
         tnd_log_warn("the answer from %s was cut at the server's max_tokens; "
                      "set llm.max_tokens",
                      self->url);
-    out->text = tnd_buf_detach(text, NULL);
+    out->text = tnd_buf_detach(text, &len);
+    /* a NUL a stream's chunk carried (as "\u0000") would end the text
+     * there, and the coder's edits after it were lost: read as U+FFFD,
+     * as a byte that is not UTF-8 is */
+    if (memchr(out->text, '\0', len)) {
+        char *clean = tnd_utf8_clean(out->text, len, NULL);
+        free(out->text);
+        out->text = clean;
+    }
     out->truncated = cut;
     out->usage.prompt_tokens = prompt_tokens;
     out->usage.completion_tokens = completion_tokens;

@@ -102,7 +102,7 @@ static int take_object(reading *r, json_object *root, bool streamed)
                             streamed ? TND_JSON_OPTIONAL : TND_JSON_REQUIRED) <
             0 ||
         (msg && tnd_json_get_str(&text, msg, "content", TND_OLLAMA_MAX_ANSWER,
-                                 TND_JSON_OPTIONAL) < 0) ||
+                                 TND_JSON_OPTIONAL | TND_JSON_TEXT) < 0) ||
         tnd_json_get_bool(&done, root, "done", TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_str(&reason, root, "done_reason", 200, TND_JSON_OPTIONAL) <
             0 ||

@@ -135,7 +135,7 @@ static int parse_answer(tnd_llm_answer *out, const openai *o, const char *body,
     choice = json_object_array_get_idx(choices, 0);
     if (tnd_json_get_object(&msg, choice, "message", TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_str(&got.text, msg, "content", TND_OPENAI_MAX_ANSWER,
-                         TND_JSON_REQUIRED) < 0 ||
+                         TND_JSON_REQUIRED | TND_JSON_TEXT) < 0 ||
         read_usage(&got, root) < 0)
         goto out;
     tnd_buf_init(&text, TND_BUF_NOCAP);

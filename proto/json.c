@@ -123,9 +123,10 @@ int tnd_json_get_str(char **out, json_object *obj, const char *key, size_t max,
         return tnd_error_set("field '%s' is %zu bytes, more than the limit "
                              "of %zu",
                              key, len, max);
-    if (memchr(s, '\0', len))
+    if (memchr(s, '\0', len) && !(flags & TND_JSON_TEXT))
         return tnd_error_set("field '%s' contains a NUL byte", key);
-    *out = tnd_xstrndup(s, len);
+    *out = memchr(s, '\0', len) ? tnd_utf8_clean(s, len, NULL)
+                                : tnd_xstrndup(s, len);
     return 0;
 }
 

@@ -20,6 +20,9 @@
 enum {
     TND_JSON_REQUIRED = 0,
     TND_JSON_OPTIONAL = 1, /* a missing (or null) field is not an error */
+    TND_JSON_TEXT = 2,     /* tnd_json_get_str: a NUL byte is read as U+FFFD,
+                              not refused (a model's answer: one stray NUL
+                              must neither cut nor lose the whole answer) */
 };
 
 /* Parse exactly one JSON value from len bytes (no NUL needed; trailing
@@ -36,7 +39,8 @@ int tnd_json_parse_depth(json_object **out, const char *text, size_t len,
 
 /* Read obj[key] as a string of at most max bytes without NUL bytes into
  * *out (caller frees). With TND_JSON_OPTIONAL a missing field gives
- * *out = NULL and 0. */
+ * *out = NULL and 0; with TND_JSON_TEXT a string holding a NUL byte is
+ * read with U+FFFD for it (and for any byte that is not UTF-8). */
 int tnd_json_get_str(char **out, json_object *obj, const char *key, size_t max,
                      int flags);
 

@@ -129,3 +129,22 @@ expect_in "$T/err" "coder: writing, "
 expect_in "$T/err" "characters so far"
 stop_fakellm
 pass "streamed text reaches tandem as progress while it arrives"
+
+# A NUL in a streamed answer ("\u0000" in a chunk): read as U+FFFD, the
+# rest of the answer kept. It ended the text there, so the coder's edits
+# after it were lost and the model was asked again for no reason it could
+# see; not streamed, the same answer was refused as a bad reply.
+for stream in true false; do
+    usage_script | sed '0,/"content": "`stats_mean`/s//"content": "\\u0000`stats_mean`/' \
+        >"$T/nul.json"
+    grep -q 'u0000`stats_mean' "$T/nul.json" || fail "no NUL in the script"
+    copy_demo
+    start_fakellm "$T/nul.json"
+    openai_config ", stream: $stream"
+    run tandem run --repo "$T/demo" "make the failing test pass"
+    expect_rc 0 "approved with a NUL in the first answer (stream: $stream)"
+    expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
+    expect_in "$(session_dir)/attempt-1.diff" "return (double)(sum / (long)count);"
+    stop_fakellm
+done
+pass "a NUL in a model's answer neither cuts nor loses it"

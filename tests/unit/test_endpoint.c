@@ -160,6 +160,13 @@ static void requests_and_status_errors(void **state)
         tnd_endpoint_answer(e, &a, &text, 12, 34, false);
         assert_false(a.truncated);
         tnd_llm_answer_clear(&a);
+        /* a stream's "\u0000": the text goes on past it (it ended there,
+         * and the edits after it were lost) */
+        tnd_buf_append(&text, "before\0after", 12);
+        tnd_endpoint_answer(e, &a, &text, 12, 34, false);
+        assert_string_equal(a.text, "before\xEF\xBF\xBD"
+                                    "after");
+        tnd_llm_answer_clear(&a);
     }
     tnd_endpoint_free(e);
     tnd_config_destroy(&cfg);

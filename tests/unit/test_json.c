@@ -131,6 +131,11 @@ static void strings_are_checked(void **state)
     assert_string_equal(tnd_error_last(), "field 'n' must be a string");
     assert_int_equal(tnd_json_get_str(&s, obj, "nul", 10, 0), -1);
     assert_string_equal(tnd_error_last(), "field 'nul' contains a NUL byte");
+    /* a model's text: the NUL is read as U+FFFD, the rest kept */
+    assert_int_equal(tnd_json_get_str(&s, obj, "nul", 10, TND_JSON_TEXT), 0);
+    assert_string_equal(s, "a\xEF\xBF\xBD"
+                           "b");
+    free(s);
 
     /* missing and null are the same thing */
     assert_int_equal(tnd_json_get_str(&s, obj, "absent", 10, TND_JSON_REQUIRED),
