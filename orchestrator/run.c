@@ -453,7 +453,8 @@ static int make_workspace(run *r)
 
     if (commit && commit_base(r) < 0)
         goto out;
-    so.whole = r->change.tmp != NULL; /* an exported commit */
+    /* an exported commit, made for this snapshot: moved, not copied */
+    so.whole = so.adopt = r->change.tmp != NULL;
     r->base = tnd_snapshot_new(
         r->opts.review || commit ? r->change.base : r->repo, base_dir, &so);
     if (!r->base || !(r->ws = tnd_workspace_new(r->base, ws_dir, incremental)))

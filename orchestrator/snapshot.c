@@ -476,20 +476,32 @@ out:
     return rc;
 }
 
+/* repo moved to dir, without the entries a copy skips: 0; 1 when it
+ * cannot be moved (another file system: it is copied instead). */
+static int adopt(const char *repo, const char *dir)
+{
+    int rc = 0;
+
+    if (rename(repo, dir) < 0)
+        return 1;
+    for (size_t i = 0; rc == 0 && skip[i]; i++) {
+        char *path = tnd_fs_join(dir, skip[i]);
+        rc = tnd_fs_rmtree(path);
+        free(path);
+    }
+    return rc;
+}
+
 static int whole(const char *repo, const char *dir,
                  const tnd_snapshot_options *o, tnd_snapshot_stats *info)
 {
     char **list = NULL;
     size_t n = 0;
+    int moved = o->adopt ? adopt(repo, dir) : 1;
 
-    if (tnd_fs_copytree(repo, dir, skip, o->max_bytes) < 0) {
-        /* name the setting, as a git tree's copy does (a review said
-         * only "the copy limit") */
-        if (strstr(tnd_error_last(), "larger than the copy limit"))
-            tnd_error_prefix("the files add up to more than the workspace "
-                             "limit; raise orchestrator.workspace_max_mb");
-        return -1;
-    }
+    if (moved < 0 ||
+        (moved > 0 && tnd_fs_copytree(repo, dir, skip, o->max_bytes) < 0))
+        goto limit;
     if (tnd_fs_list(&list, &n, dir, NULL, (size_t)MAX_FILES * 5) == 0) {
         info->files = n;
         for (size_t i = 0; i < n; i++) {
@@ -499,10 +511,25 @@ static int whole(const char *repo, const char *dir,
                 info->bytes += (size_t)st.st_size;
             free(full);
         }
+    } else if (moved == 0) {
+        return -1; /* the limit below is not known to hold */
     }
     tnd_str_list_free(&list);
+    /* what the copy checks as it goes, for a tree moved whole */
+    if (moved == 0 && info->bytes > o->max_bytes) {
+        tnd_error_set("the tree is larger than the copy limit (%zu bytes)",
+                      info->bytes);
+        goto limit;
+    }
     tnd_error_clear();
     return 0;
+limit:
+    /* name the setting, as a git tree's copy does (a review said only
+     * "the copy limit") */
+    if (strstr(tnd_error_last(), "larger than the copy limit"))
+        tnd_error_prefix("the files add up to more than the workspace "
+                         "limit; raise orchestrator.workspace_max_mb");
+    return -1;
 }
 
 tnd_snapshot *tnd_snapshot_new(const char *repo, const char *dir,
