@@ -259,14 +259,19 @@ static bool same_address(const unsigned char *a, size_t alen,
 
 /* Run a request now, or queue it behind the running job. A request we
  * already hold (the broker re-sent it after a reconnect) is not run
- * twice: its one reply is on the way. */
+ * twice: its one reply is on the way. The running one is acknowledged as
+ * held: without that the orchestrator took the reply for one from an
+ * agent that had started again, put the workspace back and asked for the
+ * audit again (a tandem stopped with Ctrl-Z paid for it twice). */
 static void accept_request(runtime *rt, tnd_mdp_msg *msg)
 {
     pending *p;
 
     if (rt->job && same_address(rt->address, rt->address_len, msg->address,
-                                msg->address_len))
+                                msg->address_len)) {
+        send_working(rt, "held");
         return;
+    }
     for (size_t i = 0; i < rt->npending; i++)
         if (same_address(rt->queue[i].address, rt->queue[i].address_len,
                          msg->address, msg->address_len))

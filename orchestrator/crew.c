@@ -19,6 +19,7 @@
 #include "orchestrator/pool.h"
 #include "orchestrator/rundir.h"
 #include "proto/answer.h"
+#include "proto/json.h"
 
 #define POLL_MS       200
 #define STOP_GRACE_MS 5000
@@ -274,6 +275,23 @@ static bool refuse(tnd_crew *self, tnd_crew_request *q,
     return true;
 }
 
+/* Whether a progress body says the agent still held the request when it
+ * was sent again (it reconnected while working on it; PROTOCOL.md). */
+static bool held(const char *body, size_t len)
+{
+    json_object *p = NULL;
+    bool yes = false;
+
+    if (!memmem(body, len, "held", 4) || tnd_json_parse(&p, body, len) < 0) {
+        tnd_error_clear();
+        return false;
+    }
+    yes = strcmp(tnd_json_str_or(p, "type", ""), "progress") == 0 &&
+          strcmp(tnd_json_str_or(p, "phase", ""), "held") == 0;
+    json_object_put(p);
+    return yes;
+}
+
 static int call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
                      int64_t deadline, tnd_crew_progress_fn progress,
                      void *payload)
@@ -289,6 +307,7 @@ static int call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
         reqs[i].error = NULL;
         reqs[i].invalid = 0;
         reqs[i].sent = 0;
+        reqs[i].held = 0;
     }
     for (size_t i = 0; i < n; i++)
         if (port_submit(self, &reqs[i]) < 0) {
@@ -334,6 +353,9 @@ static int call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
                 q->error = tnd_xstrdup(ev.error);
                 q->done = true;
                 open--;
+            } else if (q && ev.kind == TND_BROKER_PARTIAL &&
+                       held(ev.body, ev.body_len)) {
+                q->held++;
             } else if (q && ev.kind == TND_BROKER_PARTIAL && progress) {
                 progress(ev.body, ev.body_len, payload);
             }
@@ -379,9 +401,16 @@ int tnd_crew_call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
 {
     int rc = call_many(self, reqs, n, deadline, progress, payload);
 
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        /* sent again to the agent that had it, and still held there:
+         * one dispatch, as far as the work and its calls go */
+        if (reqs[i].held > 0 && reqs[i].sent > 1)
+            reqs[i].sent = reqs[i].sent - reqs[i].held > 1
+                               ? reqs[i].sent - reqs[i].held
+                               : 1;
         if (reqs[i].sent > 1)
             self->resent += reqs[i].sent - 1;
+    }
     return rc;
 }
 

@@ -112,7 +112,10 @@ typedef struct tnd_crew_request {
     int sent;    /* times it went to an agent: more than the one answer
                     when agents were lost with it or their replies were
                     refused; each of those may have paid for model calls
-                    that no reply accounts for (see paid.h) */
+                    that no reply accounts for (see paid.h); a
+                    request sent again to an agent that acknowledged it
+                    still held it (progress phase "held") counts once */
+    int held;    /* such acknowledgements */
 } tnd_crew_request;
 
 /* Send n requests at once (a quorum's critiques) and wait for all of

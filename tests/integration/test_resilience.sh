@@ -147,6 +147,45 @@ expect_in "$T/err" "approved after 2 iterations"
 expect_no_leftovers "$(session_dir)"
 pass "a stopped reviewer is killed and replaced; its request is not lost"
 
+# tandem itself stopped (Ctrl-Z stops only tandem: its agents have process
+# groups of their own) for longer than the agents' patience while the
+# reviewer audits: the reviewer reconnects, still working, and is sent
+# the request again. It says it still holds it ("held"), so its one reply
+# counts: the audit used to be put aside and asked again, its critique
+# paid for twice ("5 LLM calls (1 unanswered)").
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+orchestrator: {heartbeat_ms: 200, liveness: 3}
+skills:
+  build: {command: make, timeout_s: 60}
+  test:
+    command: "if grep -q '(double)sum / (double)count' stats.c; then touch '$T/started'; while [ ! -e '$T/go' ]; do sleep 0.05; done; fi; make test"
+    timeout_s: 60
+    sandbox: none  # waits on a file of the test's
+YAML
+rm -f "$T/started" "$T/go"
+"$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
+    >"$T/out" 2>"$T/err" &
+pid=$!
+wait_for_file "$T/started" 30
+kill -STOP $pid
+log=$(ls "$T"/demo/.tandem/sessions/*/logs/reviewer-1.log)
+i=0
+until grep -q "no word from the broker" "$log"; do
+    i=$((i + 1))
+    [ $i -gt 3000 ] && { kill -CONT $pid; fail "the reviewer never missed tandem"; }
+    sleep 0.01
+done
+kill -CONT $pid
+touch "$T/go"
+wait $pid
+RC=$?
+expect_rc 0 "approved after tandem was stopped"
+expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
+expect_not_in "$T/err" "asked again"
+expect_not_in "$(session_dir)/journal.jsonl" '"type":"unanswered"'
+pass "a tandem stopped while the reviewer audits pays for no audit twice"
+
 # An interrupted session goes on with another model: `tandem resume
 # --llm/--base-url` asks it what the journal does not hold yet (here the
 # critique, from an address where nothing listens), then goes on with the
