@@ -17,6 +17,8 @@
 
 #include <assert.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -629,6 +631,60 @@ void tnd_diff_stat(const char *diff, size_t len, size_t *added_out,
         *added_out = added;
     if (removed_out)
         *removed_out = removed;
+}
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar
+ * (Howard Hinnant's days_from_civil). */
+static long days_from_civil(long y, int m, int d)
+{
+    long era, yoe, doy, doe;
+
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = y - era * 400;
+    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* Whether the text after a header's tab is the epoch, as `diff -N` dates
+ * the side of a file that is absent ("1970-01-01 00:00:00.000000000
+ * +0000", or the same instant in another zone: "1969-12-31 19:00:00
+ * -0500"): "YYYY-MM-DD HH:MM:SS[.FRACTION] [+-]HHMM" whose time is 0. */
+static bool epoch(const char *s, size_t n)
+{
+    int y, mo, d, h, mi, sec, zh, zm, used = 0;
+    char text[80], sign;
+    const char *p;
+    long total;
+
+    if (n >= sizeof(text))
+        return false;
+    memcpy(text, s, n);
+    text[n] = '\0';
+    if (sscanf(text, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec,
+               &used) != 6 ||
+        mo < 1 || mo > 12 || d < 1 || d > 31)
+        return false;
+    p = text + used;
+    if (*p == '.')
+        while (*++p >= '0' && *p <= '9')
+            if (*p != '0')
+                return false; /* a fraction of a second past it */
+    used = 0;
+    if (sscanf(p, " %c%2d%2d%n", &sign, &zh, &zm, &used) != 3 ||
+        (sign != '+' && sign != '-') || p[used] != '\0')
+        return false;
+    total = days_from_civil(y, mo, d) * 86400L + h * 3600L + mi * 60L + sec -
+            (sign == '-' ? -1 : 1) * (zh * 3600L + zm * 60L);
+    return total == 0;
+}
+
+bool tnd_diff_epoch(const char *s, size_t n)
+{
+    const char *tab = memchr(s, '\t', n);
+
+    return tab && epoch(tab + 1, n - (size_t)(tab + 1 - s));
 }
 
 char *tnd_diff_path(const char *s, size_t n)

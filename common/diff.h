@@ -57,4 +57,9 @@ void tnd_diff_stat(const char *diff, size_t len, size_t *added_out,
  * "a/" or "b/" dropped once. NULL for /dev/null. Caller frees. */
 char *tnd_diff_path(const char *s, size_t n);
 
+/* Whether the header's name in s[0..n) is dated the epoch (1970-01-01
+ * 00:00:00 UTC, in any zone): how `diff -N` marks the side of a file
+ * created or deleted, which git apply and patch read as /dev/null. */
+bool tnd_diff_epoch(const char *s, size_t n);
+
 #endif

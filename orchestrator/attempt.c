@@ -19,6 +19,7 @@
 #include "orchestrator/feedback.h"
 #include "orchestrator/findings.h"
 #include "orchestrator/gate.h"
+#include "orchestrator/gitapply.h"
 #include "orchestrator/lessons.h"
 #include "orchestrator/loop.h"
 #include "orchestrator/report.h"
@@ -282,6 +283,39 @@ int tnd_loop_apply(run *r, const tnd_code_reply *reply)
                                     r->opts.review ? r->nmodes : 0);
 }
 
+/* A patch under review (--diff) is what git apply makes of it: the tree
+ * the review made from tandem's reading must be that one (gitapply.h).
+ * NULL when it is, or when it cannot be told (said in the log); else why
+ * not, as the attempt's apply error (caller frees). */
+static char *not_gits(run *r)
+{
+    const char **paths = tnd_xcalloc(r->nedits + r->nmodes + 1, sizeof(*paths));
+    char *why = NULL, *error = NULL;
+    size_t n = 0;
+    int rc;
+
+    for (size_t i = 0; i < r->nedits; i++)
+        paths[n++] = r->edits[i].path;
+    for (size_t i = 0; i < r->nmodes; i++)
+        paths[n++] = r->modes[i].path;
+    rc = tnd_gitapply_same(
+        r->change.diff, strlen(r->change.diff), tnd_snapshot_path(r->base),
+        tnd_workspace_path(r->ws), paths, tnd_crew_runtime(r->crew), &why);
+    if (rc < 0)
+        tnd_log_warn("cannot check the patch against git apply: %s",
+                     tnd_error_last());
+    else if (rc > 0)
+        error = tnd_xasprintf(
+            "git apply does not make of this patch the tree tandem reviewed "
+            "(%s): an approval would let through a change no one audited. "
+            "Make the patch with git diff, or apply it and review the git "
+            "changes (tandem review without --diff)",
+            why);
+    free(why);
+    free(paths);
+    return error;
+}
+
 static int apply(run *r, attempt *a)
 {
     tnd_gate_input *in = &a->in;
@@ -298,6 +332,11 @@ static int apply(run *r, attempt *a)
         in->apply_error = a->apply_error;
     } else if (!*a->diff) {
         in->empty = true;
+    } else if (r->opts.review && !r->change.rev &&
+               (a->apply_error = not_gits(r))) {
+        in->apply_error = a->apply_error;
+        free(a->diff);
+        a->diff = NULL;
     } else if ((secret = tnd_llm_secret_in(r->cfg, a->diff))) {
         /* the edits hold no key (screen_proposal), but the lines the
          * diff keeps around them do: written masked, final.diff would

@@ -521,14 +521,27 @@ int tnd_unidiff_change(tnd_edit **edits, size_t *n, tnd_exec_change **modes,
                                r.lineno);
         else if (starts(&r, "--- ") && r.end - r.p >= 4 &&
                  memcmp(r.p, "+++ ", 4) == 0) {
+            bool old_absent = tnd_diff_epoch(r.line + 4, r.len - 4);
+            bool new_absent;
             free(ps.git_path);
             ps.git_path = NULL; /* the ---/+++ lines say it all */
             forget_file(&ps);
             ps.old_path = header_path(&r);
             next_line(&r);
+            new_absent = tnd_diff_epoch(r.line + 4, r.len - 4);
             ps.new_path = header_path(&r);
             if (!ps.git)
                 same_tree(&ps);
+            /* diff -N: the side dated the epoch is no file (a file
+             * deleted was reviewed as one emptied, and approved) */
+            if (old_absent && !ps.git) {
+                free(ps.old_path);
+                ps.old_path = NULL;
+            }
+            if (new_absent && !ps.git) {
+                free(ps.new_path);
+                ps.new_path = NULL;
+            }
             rc = file_hunks(&ps, &r); /* its errors name the file */
         }
         /* anything else (diff --git, index, modes, prose) is ignored */

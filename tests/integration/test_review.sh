@@ -481,3 +481,44 @@ run tandem review --repo "$T/demo" --config "$T/review.yaml" --on-error pass "fi
 expect_rc 2 ".tandem a file"
 expect_in "$T/err" ".tandem is a file, not a directory"
 pass ".tandem that is no directory is a usage error, not a review that could not be done"
+
+# A patch is reviewed as git apply reads it. `diff -ruN` dates the side
+# of a file that is not there 1970-01-01: a header deleted while stats.c
+# still includes it was reviewed as an emptied file and approved (the
+# model below approves anything); a file created was refused. And a patch
+# tandem reads otherwise than git apply (a new file's hunk without its
+# ---/+++ lines, which git creates with the hunk's lines and tandem read
+# as an empty file) is rejected, saying so, not approved as another tree.
+copy_demo
+rm -f "$T/demo/agents.yaml"
+cat >"$T/yes.yaml" <<YAML
+agents:
+  reviewer:
+    llm: {provider: command, command: [cat, "$FIX/command-demo/answer-4"]}
+    skills: [build]
+skills:
+  build: {command: make, timeout_s: 60}
+YAML
+echo '/* nothing left in here */' >"$T/demo/compat.h"
+sed -i '1i #include "compat.h"' "$T/demo/stats.c"
+rm -rf "$T/old" "$T/new"
+mkdir "$T/old" "$T/new"
+cp "$T/demo/compat.h" "$T/old/"
+(cd "$T" && diff -ruN old new >"$T/gone.diff")
+expect_in "$T/gone.diff" "1970-01-01 00:00:00"
+run tandem review --repo "$T/demo" --config "$T/yes.yaml" --diff "$T/gone.diff" "drop compat.h"
+expect_rc 1 "a header deleted that stats.c still includes"
+expect_in "$T/err" "rejected: required skill build failed"
+rm -rf "$T/old" "$T/new"
+mkdir "$T/old" "$T/new"
+echo 'int extra;' >"$T/new/extra.c"
+(cd "$T" && diff -ruN old new >"$T/new.diff")
+run tandem review --repo "$T/demo" --config "$T/yes.yaml" --diff "$T/new.diff" "add extra.c"
+expect_rc 0 "a file created by diff -ruN"
+expect_in "$(session_dir)/attempt-1.diff" "+++ b/extra.c"
+printf '%s\n' "diff --git a/local.mk b/local.mk" "new file mode 100644" \
+    "@@ -0,0 +1 @@" '+$(error this tree does not build)' >"$T/headless.diff"
+run tandem review --repo "$T/demo" --config "$T/yes.yaml" --diff "$T/headless.diff" "add local.mk"
+expect_rc 1 "a patch git apply reads otherwise"
+expect_in "$T/err" "git apply does not make of this patch the tree tandem reviewed (local.mk: git apply writes other bytes, from line 1 on)"
+pass "a patch is reviewed as git apply reads it: diff -N's dates, and no other reading approved"

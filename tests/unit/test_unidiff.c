@@ -197,6 +197,42 @@ static void plain_diff_u_with_timestamps(void **state)
     tnd_edit_list_free(e, n);
 }
 
+/* diff -ruN dates the side of a file that is not there the epoch, in
+ * any zone: a file created, a file deleted (it was read as a file of the
+ * name "new/..." and as one emptied, and the deletion was approved) */
+static void diff_N_epoch_sides_are_no_file(void **state)
+{
+    static const char diff[] =
+        "diff -ruN old/new.c new/new.c\n"
+        "--- old/new.c\t1970-01-01 00:00:00.000000000 +0000\n"
+        "+++ new/new.c\t2026-11-26 05:45:23.039039149 +0000\n"
+        "@@ -0,0 +1 @@\n"
+        "+int y;\n"
+        "diff -ruN old/gone.h new/gone.h\n"
+        "--- old/gone.h\t2026-11-26 05:45:22.956559719 +0100\n"
+        "+++ new/gone.h\t1969-12-31 19:00:00 -0500\n"
+        "@@ -1 +0,0 @@\n"
+        "-/* gone */\n"
+        /* a second past the epoch is a date like any other */
+        "--- old/kept.h\t1970-01-01 00:00:01 +0000\n"
+        "+++ new/kept.h\t1970-01-01 00:00:00.5 +0000\n"
+        "@@ -1 +1 @@\n"
+        "-a\n"
+        "+b\n";
+    size_t n;
+    tnd_edit *e = parse_ok(diff, &n);
+
+    (void)state;
+    assert_int_equal(n, 3);
+    assert_int_equal(e[0].kind, TND_EDIT_WRITE);
+    assert_string_equal(e[0].path, "new.c");
+    assert_string_equal(e[0].replace, "int y;\n");
+    assert_int_equal(e[1].kind, TND_EDIT_DELETE);
+    assert_string_equal(e[1].path, "gone.h");
+    assert_edit(&e[2], TND_EDIT_REPLACE, "kept.h", "a\n", "b\n");
+    tnd_edit_list_free(e, n);
+}
+
 static void a_and_b_prefixes_are_dropped_once(void **state)
 {
     static const char diff[] =
@@ -1424,6 +1460,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(git_hunk_becomes_a_replace),
         cmocka_unit_test(plain_diff_u_with_timestamps),
+        cmocka_unit_test(diff_N_epoch_sides_are_no_file),
         cmocka_unit_test(a_and_b_prefixes_are_dropped_once),
         cmocka_unit_test(files_and_hunks_keep_their_order),
         cmocka_unit_test(created_file_is_a_write),

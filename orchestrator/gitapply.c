@@ -1,0 +1,350 @@
+/* The reviewed tree against git apply's (see gitapply.h). */
+#include "orchestrator/gitapply.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/str.h"
+#include "common/xalloc.h"
+#include "orchestrator/git.h"
+#include "proto/code.h"
+#include "skills/env.h"
+#include "skills/proc.h"
+
+/* git apply's list of names: a few bytes a file, bounded by the patch */
+#define NAMES_CAP ((size_t)64 << 20)
+
+/* git apply in dir, reading the patch on stdin, as on a machine of no
+ * one's: no repository around dir (nor the caller's GIT_DIR, which a
+ * hook has), no user or system config (apply.whitespace=error would
+ * refuse what a plain git apply takes), messages in English. 0 with its
+ * stdout in *out (may be NULL); 1 when it ran and failed, *why its
+ * stderr; -1 when it could not run. */
+static int git_apply(char **out, char **why, const char *dir,
+                     const char *const *argv, const char *diff, size_t len)
+{
+    static const char *const drop[] = {"GIT_DIR",
+                                       "GIT_WORK_TREE",
+                                       "GIT_INDEX_FILE",
+                                       "GIT_PREFIX",
+                                       "GIT_COMMON_DIR",
+                                       "GIT_OBJECT_DIRECTORY",
+                                       "GIT_CONFIG_GLOBAL",
+                                       "GIT_CONFIG_NOSYSTEM",
+                                       "GIT_CEILING_DIRECTORIES",
+                                       "LC_ALL",
+                                       NULL};
+    char **envp = tnd_env_scrubbed(drop), *parent = tnd_fs_dirname(dir);
+    tnd_proc_spec spec;
+    tnd_proc_result res;
+    size_t n = 0;
+    int rc;
+
+    while (envp[n])
+        n++;
+    envp = tnd_xrealloc(envp, n + 5, sizeof(*envp));
+    envp[n++] = tnd_xstrdup("LC_ALL=C");
+    envp[n++] = tnd_xasprintf("GIT_CEILING_DIRECTORIES=%s", parent);
+    envp[n++] = tnd_xstrdup("GIT_CONFIG_NOSYSTEM=1");
+    envp[n++] = tnd_xstrdup("GIT_CONFIG_GLOBAL=/dev/null");
+    envp[n] = NULL;
+    memset(&spec, 0, sizeof(spec));
+    spec.argv = argv;
+    spec.cwd = dir;
+    spec.envp = (const char *const *)envp;
+    spec.timeout_ms = TND_GIT_TIMEOUT_MS;
+    spec.output_cap = NAMES_CAP;
+    spec.input = diff;
+    spec.input_len = len;
+    if (tnd_proc_run(&res, &spec) < 0) {
+        rc = tnd_error_set("cannot run git apply: %s", tnd_error_last());
+    } else if (res.status != TND_PROC_EXITED || res.exit_code != 0) {
+        *why = tnd_xstrdup(res.errors ? res.errors : "");
+        tnd_str_trim(*why);
+        if (!**why) {
+            free(*why);
+            *why = tnd_xasprintf("it %s", tnd_proc_describe(&res));
+        }
+        rc = 1;
+    } else if (res.output_total > res.output_len) {
+        rc = tnd_error_set("git apply listed more than %zu bytes of names",
+                           (size_t)NAMES_CAP);
+    } else {
+        if (out) {
+            *out = res.output ? res.output : tnd_xstrdup("");
+            res.output = NULL;
+        }
+        rc = 0;
+    }
+    tnd_proc_result_free(&res);
+    tnd_str_list_free(&envp);
+    free(parent);
+    return rc;
+}
+
+/* ---- the names ---------------------------------------------------------- */
+
+typedef struct names {
+    char **at;
+    size_t n, alloc;
+} names;
+
+static void add(names *l, const char *path)
+{
+    TND_GROW(l->at, l->alloc, l->n + 1);
+    l->at[l->n++] = tnd_xstrdup(path);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void sort_unique(names *l)
+{
+    size_t k = 0;
+
+    if (l->n)
+        qsort(l->at, l->n, sizeof(*l->at), cmp_str);
+    for (size_t i = 0; i < l->n; i++) {
+        if (k && strcmp(l->at[k - 1], l->at[i]) == 0)
+            free(l->at[i]);
+        else
+            l->at[k++] = l->at[i];
+    }
+    l->n = k;
+}
+
+static void names_free(names *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->at[i]);
+    free(l->at);
+}
+
+/* `git apply --numstat -z`: "ADDED\tDELETED\tNAME\0", or for a rename or
+ * a copy "ADDED\tDELETED\t\0OLD\0NEW\0". Every name into l. */
+static void numstat_names(names *l, const char *s, size_t len)
+{
+    const char *end = s + len;
+
+    while (s < end) {
+        const char *tab = memchr(s, '\t', (size_t)(end - s));
+        tab = tab ? memchr(tab + 1, '\t', (size_t)(end - tab - 1)) : NULL;
+        if (!tab)
+            return;
+        s = tab + 1;
+        if (s < end && *s == '\0') { /* OLD\0NEW\0 */
+            s++;
+            for (int k = 0; k < 2 && s < end; k++) {
+                add(l, s);
+                s += strlen(s) + 1;
+            }
+        } else if (s < end) {
+            add(l, s);
+            s += strlen(s) + 1;
+        }
+    }
+}
+
+/* ---- the files ---------------------------------------------------------- */
+
+/* base's rel into scratch, as it is there: a file with its mode, a
+ * symbolic link; nothing when base has no such file. */
+static int copy_in(const char *base, const char *scratch, const char *rel)
+{
+    char *from = tnd_fs_join(base, rel), *to = tnd_fs_join(scratch, rel);
+    char *dir = tnd_fs_dirname(to), target[PATH_MAX];
+    struct stat st;
+    ssize_t n;
+    int fd, rc = 0;
+
+    if (lstat(from, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+        goto out; /* git apply finds nothing there, as the review did */
+    if ((rc = tnd_fs_mkdirs(dir, 0700)) < 0)
+        goto out;
+    if (S_ISLNK(st.st_mode)) {
+        if ((n = readlink(from, target, sizeof(target) - 1)) < 0 ||
+            (target[n] = '\0', symlink(target, to) < 0))
+            rc = tnd_error_set("%s: %s", rel, strerror(errno));
+    } else if ((fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        rc = tnd_error_set("%s: %s", rel, strerror(errno));
+    } else {
+        rc = tnd_fs_copy_fd(fd, to, &st);
+        close(fd);
+    }
+out:
+    free(from);
+    free(to);
+    free(dir);
+    return rc;
+}
+
+/* What the tree at root holds at rel, for a message. */
+static const char *kind(const struct stat *st, bool there)
+{
+    if (!there)
+        return "no file";
+    if (S_ISLNK(st->st_mode))
+        return "a symbolic link";
+    if (S_ISDIR(st->st_mode))
+        return "a directory";
+    if (!S_ISREG(st->st_mode))
+        return "no regular file";
+    return st->st_mode & 0100 ? "an executable file" : "a file";
+}
+
+/* Up to size bytes, fewer only at the end of the file; -1 on an error. */
+static ssize_t read_full(int fd, char *buf, size_t size)
+{
+    size_t got = 0;
+
+    while (got < size) {
+        ssize_t n = read(fd, buf + got, size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    return (ssize_t)got;
+}
+
+/* The two files' bytes differ: 1-based line of the first difference in
+ * *line; 0 when the same, -1 when one cannot be read. */
+static int differ(const char *a, const char *b, long *line)
+{
+    char x[8192], y[8192];
+    int fa = open(a, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fb = open(b, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int rc = -1;
+
+    *line = 1;
+    if (fa < 0 || fb < 0)
+        goto out;
+    for (;;) {
+        ssize_t na = read_full(fa, x, sizeof(x));
+        ssize_t nb = read_full(fb, y, sizeof(y));
+        size_t i = 0;
+        if (na < 0 || nb < 0)
+            goto out;
+        while (i < (size_t)na && i < (size_t)nb && x[i] == y[i])
+            *line += x[i++] == '\n';
+        if (na != nb || i < (size_t)na) {
+            rc = 1;
+            break;
+        }
+        if (na == 0) {
+            rc = 0;
+            break;
+        }
+    }
+out:
+    if (fa >= 0)
+        close(fa);
+    if (fb >= 0)
+        close(fb);
+    return rc;
+}
+
+/* Compare rel in ws (the review's) with rel in scratch (git's): NULL
+ * when the same, else what differs (caller frees). */
+static char *compare(const char *ws, const char *scratch, const char *rel)
+{
+    char *ours = tnd_fs_join(ws, rel), *theirs = tnd_fs_join(scratch, rel);
+    char a[PATH_MAX], b[PATH_MAX], *why = NULL;
+    struct stat so, st;
+    bool in_ours = lstat(ours, &so) == 0, in_theirs = lstat(theirs, &st) == 0;
+    ssize_t na, nb;
+    long line;
+    int rc;
+
+    if (in_ours != in_theirs ||
+        (in_ours && ((so.st_mode & S_IFMT) != (st.st_mode & S_IFMT) ||
+                     (S_ISREG(so.st_mode) &&
+                      (so.st_mode & 0100) != (st.st_mode & 0100))))) {
+        why = tnd_xasprintf("git apply leaves %s there, the review had %s",
+                            kind(&st, in_theirs), kind(&so, in_ours));
+    } else if (in_ours && S_ISLNK(so.st_mode)) {
+        na = readlink(ours, a, sizeof(a));
+        nb = readlink(theirs, b, sizeof(b));
+        if (na != nb || na < 0 || memcmp(a, b, (size_t)na) != 0)
+            why = tnd_xstrdup("git apply points the symbolic link elsewhere");
+    } else if (in_ours && S_ISREG(so.st_mode) &&
+               (rc = differ(ours, theirs, &line)) != 0) {
+        why = rc < 0 ? tnd_xasprintf("cannot compare it: %s", strerror(errno))
+                     : tnd_xasprintf("git apply writes other bytes, from "
+                                     "line %ld on",
+                                     line);
+    }
+    free(ours);
+    free(theirs);
+    return why;
+}
+
+int tnd_gitapply_same(const char *diff, size_t len, const char *base,
+                      const char *ws, const char *const *paths,
+                      const char *scratch_parent, char **why)
+{
+    const char *numstat[] = {"git", "apply", "--numstat", "-z", "-", NULL};
+    const char *apply[] = {"git", "apply", "--whitespace=nowarn", "-", NULL};
+    char *scratch = tnd_fs_join(scratch_parent, "gitapply-XXXXXX");
+    char *list = NULL, *failed = NULL;
+    names l = {0};
+    int rc;
+
+    *why = NULL;
+    if (!mkdtemp(scratch)) {
+        rc = tnd_error_set("cannot make %s: %s", scratch, strerror(errno));
+        free(scratch);
+        return rc;
+    }
+    if ((rc = git_apply(&list, &failed, scratch, numstat, diff, len)) != 0)
+        goto out;
+    numstat_names(&l, list, strlen(list));
+    for (size_t i = 0; paths && paths[i]; i++)
+        add(&l, paths[i]);
+    sort_unique(&l);
+    for (size_t i = 0; i < l.n; i++) {
+        if (tnd_edit_path_check(l.at[i]) < 0) {
+            failed =
+                tnd_xasprintf("it names %s, %s", l.at[i], tnd_error_last());
+            rc = 1;
+            goto out;
+        }
+        if ((rc = copy_in(base, scratch, l.at[i])) < 0)
+            goto out;
+    }
+    if ((rc = git_apply(NULL, &failed, scratch, apply, diff, len)) != 0)
+        goto out;
+    for (size_t i = 0; i < l.n && rc == 0; i++) {
+        char *what = compare(ws, scratch, l.at[i]);
+        if (what) {
+            *why = tnd_xasprintf("%s: %s", l.at[i], what);
+            free(what);
+            rc = 1;
+        }
+    }
+out:
+    if (rc == 1 && !*why)
+        *why = tnd_xasprintf("git apply cannot apply it to the same files: "
+                             "%s",
+                             failed);
+    free(failed);
+    free(list);
+    names_free(&l);
+    tnd_fs_rmtree(scratch);
+    free(scratch);
+    return rc;
+}

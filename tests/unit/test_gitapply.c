@@ -1,0 +1,199 @@
+/* Unit tests for orchestrator/gitapply: a patch under review against
+ * what git apply makes of it. Each test lays out a base and the tree the
+ * review made (ws) in a temporary directory and asks whether git apply
+ * of the patch to the base makes ws. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/xalloc.h"
+#include "orchestrator/gitapply.h"
+
+static char scratch[] = "/tmp/tnd-test-gitapply-XXXXXX";
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+    char *full = tnd_fs_join(dir, rel);
+    char *parent = tnd_fs_dirname(full);
+
+    assert_int_equal(tnd_fs_mkdirs(parent, 0755), 0);
+    assert_int_equal(tnd_fs_write(full, text, strlen(text)), 0);
+    free(parent);
+    free(full);
+}
+
+/* A fresh base and ws, each holding f = "a\nb\nc\n". */
+static void trees(char **base, char **ws)
+{
+    static int n;
+    char name[32];
+
+    snprintf(name, sizeof(name), "base%d", n);
+    *base = tnd_fs_join(scratch, name);
+    snprintf(name, sizeof(name), "ws%d", n++);
+    *ws = tnd_fs_join(scratch, name);
+    put(*base, "f", "a\nb\nc\n");
+    put(*ws, "f", "a\nb\nc\n");
+}
+
+/* tnd_gitapply_same of diff with paths (NULL-terminated) as tandem's. */
+static int same(const char *diff, const char *base, const char *ws,
+                const char *const *paths, char **why)
+{
+    return tnd_gitapply_same(diff, strlen(diff), base, ws, paths, scratch, why);
+}
+
+static const char change_f[] =
+    "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n";
+
+static void the_same_reading_passes(void **state)
+{
+    const char *paths[] = {"f", NULL};
+    char *base, *ws, *why = (char *)1;
+
+    (void)state;
+    trees(&base, &ws);
+    put(ws, "f", "a\nB\nc\n");
+    assert_int_equal(same(change_f, base, ws, paths, &why), 0);
+    assert_null(why);
+    free(base);
+    free(ws);
+}
+
+static void other_bytes_are_told_with_the_line(void **state)
+{
+    const char *paths[] = {"f", NULL};
+    char *base, *ws, *why = NULL;
+
+    (void)state;
+    trees(&base, &ws);
+    put(ws, "f", "a\nb\nC\n"); /* the review changed another line */
+    assert_int_equal(same(change_f, base, ws, paths, &why), 1);
+    assert_string_equal(why, "f: git apply writes other bytes, from line 2 on");
+    free(why);
+    free(base);
+    free(ws);
+}
+
+/* a `diff -ruN` deletion, read as a file emptied */
+static void a_file_git_deletes_must_be_gone(void **state)
+{
+    const char diff[] = "--- old/f\t2026-01-01 00:00:00 +0000\n"
+                        "+++ new/f\t1970-01-01 00:00:00.000000000 +0000\n"
+                        "@@ -1,3 +0,0 @@\n-a\n-b\n-c\n";
+    const char *paths[] = {"f", NULL};
+    char *base, *ws, *why = NULL;
+
+    (void)state;
+    trees(&base, &ws);
+    put(ws, "f", "");
+    assert_int_equal(same(diff, base, ws, paths, &why), 1);
+    assert_string_equal(why, "f: git apply leaves no file there, the review "
+                             "had a file");
+    free(why);
+    free(base);
+    free(ws);
+}
+
+/* git's own names count too: a file only git's reading touches (a new
+ * file's hunk without ---/+++ lines, which the review left empty) */
+static void a_file_only_git_writes_is_compared(void **state)
+{
+    const char diff[] = "diff --git a/n b/n\nnew file mode 100644\n"
+                        "--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n";
+    char *base, *ws, *why = NULL;
+
+    (void)state;
+    trees(&base, &ws);
+    assert_int_equal(same(diff, base, ws, NULL, &why), 1);
+    assert_string_equal(why, "n: git apply leaves a file there, the review "
+                             "had no file");
+    free(why);
+    free(base);
+    free(ws);
+}
+
+static void modes_are_compared(void **state)
+{
+    const char diff[] =
+        "diff --git a/f b/f\nold mode 100644\nnew mode 100755\n";
+    const char *paths[] = {"f", NULL};
+    char *base, *ws, *why = NULL;
+
+    (void)state;
+    trees(&base, &ws);
+    assert_int_equal(same(diff, base, ws, paths, &why), 1);
+    assert_string_equal(why, "f: git apply leaves an executable file there, "
+                             "the review had a file");
+    free(why);
+    free(base);
+    free(ws);
+}
+
+static void a_patch_git_cannot_apply_is_told(void **state)
+{
+    const char *paths[] = {"f", NULL};
+    char *base, *ws, *why = NULL;
+
+    (void)state;
+    trees(&base, &ws);
+    put(base, "f", "x\ny\nz\n");
+    put(ws, "f", "a\nB\nc\n");
+    assert_int_equal(same(change_f, base, ws, paths, &why), 1);
+    assert_non_null(strstr(why, "git apply cannot apply it to the same files: "
+                                "error: patch failed: f:1"));
+    free(why);
+    free(base);
+    free(ws);
+}
+
+/* a name git would read through a path tandem refuses */
+static void a_name_out_of_the_tree_is_refused(void **state)
+{
+    const char diff[] = "--- a/../x\n+++ b/../x\n@@ -1 +1 @@\n-a\n+b\n";
+    char *base, *ws, *why = NULL;
+
+    (void)state;
+    trees(&base, &ws);
+    assert_int_equal(same(diff, base, ws, NULL, &why), 1);
+    assert_non_null(why);
+    free(why);
+    free(base);
+    free(ws);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(scratch) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tnd_fs_rmtree(scratch);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_same_reading_passes),
+        cmocka_unit_test(other_bytes_are_told_with_the_line),
+        cmocka_unit_test(a_file_git_deletes_must_be_gone),
+        cmocka_unit_test(a_file_only_git_writes_is_compared),
+        cmocka_unit_test(modes_are_compared),
+        cmocka_unit_test(a_patch_git_cannot_apply_is_told),
+        cmocka_unit_test(a_name_out_of_the_tree_is_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
