@@ -439,10 +439,44 @@ int tnd_loop_approve(run *r, const char *diff, const char *reason)
 
 /* ---- the loop ----------------------------------------------------------- */
 
-/* The gate's decision for attempt a, journaled once. */
+/* The decision journaled for attempt a replayed as it was made: a config
+ * edited before a resume (gate.max_iterations raised to say "go on") made
+ * the gate decide otherwise, and the person's reject of the escalation
+ * journaled after it went unused; the session ended approved. */
+static void as_journaled(run *r, attempt *a, long at)
+{
+    json_object *rec = tnd_journal_record(r->journal, (size_t)at);
+    const char *action = tnd_json_str_or(rec, "action", ""),
+               *reason = tnd_json_str_or(rec, "reason", NULL);
+    tnd_gate_action was;
+
+    if (strcmp(action, "approve") == 0)
+        was = TND_GATE_APPROVE;
+    else if (strcmp(action, "revise") == 0)
+        was = TND_GATE_REVISE;
+    else if (strcmp(action, "escalate") == 0)
+        was = TND_GATE_ESCALATE;
+    else
+        return; /* a journal of another tandem: decided anew */
+    if (was != a->decision.action)
+        tnd_log_warn("the gate would now %s attempt %d (%s), but the "
+                     "session decided to %s it (%s): the configuration "
+                     "changed since, and a session goes on as it was "
+                     "decided",
+                     tnd_gate_action_name(a->decision.action), a->n,
+                     a->decision.reason, action, reason ? reason : "");
+    a->decision.action = was;
+    a->decision.passed = tnd_json_bool_or(rec, "passed", a->decision.passed);
+    if (reason)
+        snprintf(a->decision.reason, sizeof(a->decision.reason), "%s", reason);
+}
+
+/* The gate's decision for attempt a, journaled once, and replayed as
+ * journaled. */
 static int decide(run *r, attempt *a, loop_state *ls)
 {
     uint64_t sig = tnd_gate_signature(&a->in);
+    long at = tnd_loop_find(r, "decision", a->n, 0);
     char hex[32];
 
     tnd_gate_config gate = r->gate;
@@ -457,6 +491,8 @@ static int decide(run *r, attempt *a, loop_state *ls)
         gate.persistent_failure_threshold = a->n + 1;
     }
     tnd_gate_decide(&a->decision, &gate, &a->in);
+    if (at >= 0)
+        as_journaled(r, a, at);
     tnd_report_attempt(r->report, a->n, &a->reply, &a->in, &a->decision,
                        a->diff_rel, sig);
     if (r->findings)
@@ -468,7 +504,7 @@ static int decide(run *r, attempt *a, loop_state *ls)
                  a->decision.reason);
     free(r->last_rel);
     r->last_rel = tnd_xstrdup(a->diff_rel);
-    if (tnd_loop_find(r, "decision", a->n, 0) < 0) {
+    if (at < 0) {
         json_object *f = json_object_new_object();
         snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)sig);
         json_object_object_add(f, "attempt", json_object_new_int(a->n));

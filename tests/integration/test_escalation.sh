@@ -227,3 +227,21 @@ expect_rc 3 "escalated with the key in the skill's output"
 expect_in "$T/err" "test fail (exit 1), the end of its output:"
 expect_not_in "$T/err" "sk-tail-0123"
 pass "a key in a skill's output is redacted before the escalation cuts it"
+
+# The config edited between the escalation and the answer (max_iterations
+# raised, the natural "give it room" edit): the gate would now decide to
+# revise attempt 1, and the replay did, so the person's reject went
+# unused, the coder was asked again, and the session ended approved
+# (exit 0). A session goes on as it was decided, and says so.
+escalating_demo "$TOP/examples/demo/cassette.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "escalated after one attempt"
+id=$(basename "$(session_dir)")
+sed -i 's/max_iterations: 1/max_iterations: 3/' "$T/demo/agents.yaml"
+run tandem reject --repo "$T/demo" "$id" -m "not this way"
+expect_rc 1 "rejected by the person, whatever the config says now"
+expect_in "$T/err" "the configuration changed since, and a session goes on as it was decided"
+expect_not_in "$T/err" "approved after"
+[ ! -s "$T/out" ] || fail "a rejected session printed a diff"
+expect_in "$(session_dir)/report.json" '"status": "rejected"'
+pass "a journaled decision stands when the config changed before the answer"
