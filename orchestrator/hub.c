@@ -372,7 +372,7 @@ char *tnd_hub_resolve_id(const tnd_hub *h, const char *part)
     for (size_t k = 0; k < tnd_accepted_ended(h->accepted); k++)
         consider(tnd_accepted_ended_id(h->accepted, k), part, &best, &found,
                  &count);
-    if (best == 4)
+    if (best == 2)
         return tnd_xstrdup(part); /* the whole id, wherever it is */
     if (count == 1)
         return tnd_xstrdup(found);

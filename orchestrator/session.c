@@ -197,30 +197,25 @@ char **tnd_session_list(const char *repo)
     return ids;
 }
 
-/* How an id matches what a person typed; the first kind that any id
- * matches decides (an exact id, then a prefix: "20261124-10", then a
- * suffix: the random part, then anything inside). */
+/* How an id matches what a person typed: the whole id, or a part of it
+ * (its start "20261124-10", its random end, anything inside). An exact id
+ * wins; parts are one kind, so a part two sessions hold is ambiguous
+ * wherever it sits in each (a suffix of one used to beat a substring of
+ * another, and `tandem approve` answered the session the person may not
+ * have meant). */
 typedef enum match_kind {
     MATCH_NONE,
-    MATCH_SUBSTRING,
-    MATCH_SUFFIX,
-    MATCH_PREFIX,
+    MATCH_PART,
     MATCH_EXACT,
 } match_kind;
 
 static match_kind match(const char *id, const char *part)
 {
-    size_t n = strlen(id), k = strlen(part);
-
-    if (k == 0 || k > n)
+    if (!*part)
         return MATCH_NONE;
     if (strcmp(id, part) == 0)
         return MATCH_EXACT;
-    if (strncmp(id, part, k) == 0)
-        return MATCH_PREFIX;
-    if (strcmp(id + n - k, part) == 0)
-        return MATCH_SUFFIX;
-    return strstr(id, part) ? MATCH_SUBSTRING : MATCH_NONE;
+    return strstr(id, part) ? MATCH_PART : MATCH_NONE;
 }
 
 int tnd_session_match(const char *id, const char *part)

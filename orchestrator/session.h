@@ -108,9 +108,10 @@ const char *tnd_session_id(const tnd_session *self);
 /* Absolute path of the session directory. Borrowed. */
 const char *tnd_session_dir(const tnd_session *self);
 
-/* How well id matches part, what a person typed of it: 0 not at all,
- * then anything inside (1), the end, the random part (2), the start
- * (3), the whole id (4). The best kind any id matches decides. */
+/* How well id matches part, what a person typed of it: 0 not at all, 1
+ * a part of it (the start, the random end, anything inside), 2 the whole
+ * id. The best kind any id matches decides; two ids of the same kind are
+ * ambiguous. */
 int tnd_session_match(const char *id, const char *part);
 
 /* The directory session id has, or would have, in repo:

@@ -138,8 +138,11 @@ static void test_open_by_part(void **state)
     opens("ffff", "20261123-101010-ffff");
     opens("3fa2", "20261122-014455-3fa2c91b"); /* substring */
     /* "0144" is inside the first id's time and ends the second's random
-     * part: a suffix is the better match */
-    opens("0144", "20261122-020000-77aa0144");
+     * part: two sessions have it, wherever it sits (the suffix used to
+     * win, and an answer went to a session the person may not have
+     * meant) */
+    opens("0144", NULL);
+    assert_non_null(strstr(tnd_error_last(), "matches 2 sessions"));
     opens("abcdef", NULL);
     assert_non_null(strstr(tnd_error_last(), "no session matches 'abcdef'"));
     opens("", NULL);
