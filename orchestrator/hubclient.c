@@ -145,6 +145,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
     ro.task = req->task;
     ro.review = req->review;
     ro.staged = req->staged;
+    ro.rev = req->rev;
     ro.on_head = req->on_head;
     ro.diff_label = "the submitted diff";
     ro.by = &ev->who;

@@ -751,6 +751,7 @@ int tnd_run(const tnd_run_options *opts)
 
     tnd_loop_init(&r, NULL);
     r.opts = *opts;
+    r.review_rev = opts->rev;
     tnd_log_init("tandem", opts->verbose ? TND_LOG_DEBUG : TND_LOG_WARN);
     if ((code = open_new(&r, started_wall)) == 0) {
         tnd_loop_say(&r, "session %s: %s", tnd_session_id(r.session),
@@ -777,6 +778,7 @@ int tnd_run_create(char **id, char **dir, const tnd_run_options *opts,
     tnd_loop_init(&r, host);
     r.create_only = true;
     r.opts = *opts;
+    r.review_rev = opts->rev;
     r.opts.allow_empty = false; /* an empty change makes no session */
     r.opts.format = 0;          /* the findings are the caller's to print */
     if ((code = open_new(&r, tnd_wall_ms())) == 0) {

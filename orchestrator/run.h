@@ -73,6 +73,10 @@ typedef struct tnd_run_options {
                                repository's git changes */
     const char *diff_label; /* how messages name diff (a server's: "the
                                submitted diff"); NULL: "--diff FILE" */
+    const char *rev;        /* review with diff: the commit whose tree is
+                               its base (git's changes a client took
+                               itself, as tandem submit does); NULL: the
+                               repository's files as they are */
     bool staged;            /* review with git: staged changes only */
     bool allow_empty;       /* review with git: no changes is exit 0 ("nothing
                                to review"), not a usage error */

@@ -14,6 +14,7 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/apply.h"
+#include "orchestrator/change.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/run.h"
 #include "orchestrator/serve.h"
@@ -176,6 +177,32 @@ static int make_request(tnd_client_request *req, tnd_submit_client *s, int argc,
                         "try 'tandem submit --help'\n");
         return -1;
     }
+    return 0;
+}
+
+/* A review of git's changes takes them here, as the client's git sees
+ * them, and sends them as a diff on their commit's tree: the server read
+ * the repository's own index, so in a commit's hook (which git gives the
+ * index being committed in GIT_INDEX_FILE) `git commit -a` was reviewed
+ * as what was staged before it, and a broken edit was committed
+ * unreviewed. 0, or the exit code after saying why on stderr. */
+static int take_change(tnd_client_request *req, const tnd_submit_client *s)
+{
+    tnd_change c;
+    int rc = tnd_change_load(&c, req->repo, NULL, NULL, s->staged, NULL, NULL);
+
+    if (rc < 0) {
+        fprintf(stderr, "tandem submit: %s\n", tnd_error_last());
+        tnd_change_clear(&c);
+        /* nothing to review, or not a repository: the user's to fix; git
+         * failing: the review could not be done */
+        return rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_NOT_REVIEWED;
+    }
+    req->diff = c.diff;
+    req->rev = c.rev;
+    req->staged = false;
+    c.diff = c.rev = NULL;
+    tnd_change_clear(&c);
     return 0;
 }
 
@@ -421,6 +448,9 @@ int tnd_cmd_submit(const char *name, int argc, char **argv)
     }
     if (make_request(&req, &s, argc - optind, argv + optind) < 0)
         goto out;
+    if (req.kind == TND_CLIENT_KIND_SUBMIT && req.review && !req.diff &&
+        (code = take_change(&req, &s)) != 0)
+        goto not_reviewed;
     s.endpoint =
         s.connect ? tnd_xstrdup(s.connect) : tnd_serve_endpoint(s.found_key);
     if (!s.endpoint) {
@@ -432,6 +462,7 @@ int tnd_cmd_submit(const char *name, int argc, char **argv)
     } else {
         code = tnd_submit_exchange(&s, &req);
     }
+not_reviewed:
     if (code == TND_EXIT_NOT_REVIEWED && s.on_error == TND_ON_ERROR_PASS) {
         /* as tandem review --on-error pass: fail open, and say so */
         fprintf(stderr, "tandem submit: warning: could not review the "

@@ -46,6 +46,14 @@ static json_object *body_new(const char *type)
 
 /* ---- requests ----------------------------------------------------------- */
 
+/* 40 (SHA-1) or 64 (SHA-256) lowercase hexadecimal digits. */
+static bool commit_id(const char *s)
+{
+    size_t n = strspn(s, "0123456789abcdef");
+
+    return !s[n] && (n == 40 || n == 64);
+}
+
 static int absolute(const char *field, const char *path)
 {
     if (path[0] != '/')
@@ -77,13 +85,20 @@ static int decode_submit(tnd_client_request *out, json_object *obj)
         if (tnd_json_get_bool(&out->staged, review, "staged",
                               TND_JSON_OPTIONAL) < 0 ||
             tnd_json_get_str(&out->diff, review, "diff", TND_BODY_MAX_DIFF,
-                             TND_JSON_OPTIONAL) < 0) {
+                             TND_JSON_OPTIONAL) < 0 ||
+            tnd_json_get_str(&out->rev, review, "rev", 64, TND_JSON_OPTIONAL) <
+                0) {
             tnd_error_prefix("field 'review'");
             return -1;
         }
         if (out->staged && out->diff)
             return tnd_error_set("field 'review': 'staged' and 'diff' do "
                                  "not go together");
+        /* a commit id, never a word git would take as an option */
+        if (out->rev && (!out->diff || !commit_id(out->rev)))
+            return tnd_error_set("field 'review': 'rev' must be a commit id "
+                                 "(40 or 64 hexadecimal digits) and go with "
+                                 "'diff'");
         if (out->on_head)
             return tnd_error_set("field 'on_head' is for a task: a review "
                                  "judges a change already made");
@@ -187,6 +202,9 @@ char *tnd_client_request_encode(const tnd_client_request *req, size_t *len)
             if (req->diff)
                 json_object_object_add(rv, "diff",
                                        json_object_new_string(req->diff));
+            if (req->rev)
+                json_object_object_add(rv, "rev",
+                                       json_object_new_string(req->rev));
             json_object_object_add(o, "review", rv);
         }
     } else if (req->kind == TND_CLIENT_KIND_ATTACH) {
@@ -223,6 +241,7 @@ void tnd_client_request_clear(tnd_client_request *req)
     free(req->answer);
     free(req->text);
     free(req->diff);
+    free(req->rev);
     memset(req, 0, sizeof(*req));
 }
 

@@ -53,6 +53,9 @@ typedef struct tnd_client_request {
     bool staged;     /* review: git's staged changes only */
     char *diff;      /* review: the change as a unified diff; NULL: the
                         repository's git changes */
+    char *rev;       /* review with diff: the commit (40 or 64 hex digits)
+                        whose tree the diff applies to: git's changes the
+                        client took itself; NULL: the repository's files */
     char *session;   /* attach, answer: the session id */
     char *answer;    /* answer: approve, reject, guide or budget (the
                         server parses it) */

@@ -62,6 +62,42 @@ expect_in "$d/journal.jsonl" '"review":{"rev":"'
     fail "the base was exported $(wc -l <"$T/exports") times for one review"
 pass "submit --review --staged: the staged change, reviewed by the server"
 
+# In a commit's hook git gives the index being committed in
+# GIT_INDEX_FILE (git commit -a stages the work tree there). The server
+# read the repository's own index: a harmless staged comment was approved
+# and the broken edit beside it committed. The client now takes the
+# change as its git sees it and sends it with its commit.
+stop_serve
+cat >"$T/yes.yaml" <<YAML
+version: 1
+agents:
+  reviewer:
+    llm: {provider: command, command: [cat, "$FIX/command-demo/answer-4"]}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+start_serve --config "$T/yes.yaml" --max-sessions 2
+(cd "$T/a" && git -c user.email=t@example.com -c user.name=t commit -qm fix) ||
+    fail "cannot commit the fix"
+echo '/* a harmless comment */' >>"$T/a/stats.h"
+(cd "$T/a" && git add stats.h)
+sed -i 's|return best;|return -best;|' "$T/a/stats.c"
+cp "$T/a/.git/index" "$T/commit.index"
+(cd "$T/a" && GIT_INDEX_FILE="$T/commit.index" git add -A) ||
+    fail "cannot stage into the commit's index"
+export GIT_INDEX_FILE="$T/commit.index"
+run tandem submit --review --staged --repo "$T/a" "pre-commit"
+unset GIT_INDEX_FILE
+expect_rc 1 "the index being committed holds a broken edit"
+expect_in "$T/err" "rejected: required skill test failed"
+(cd "$T/a" && git reset -q --hard && echo '/* staged */' >>stats.h &&
+    git add stats.h) || fail "cannot put the repository back"
+stop_serve
+start_serve --config "$T/review.yaml" --max-sessions 2
+pass "submit --review --staged in a commit's hook reviews the index being committed"
+
 # a patch sent by the client: a half fix is rejected, findings on stdout
 # (the critique the demo's recording holds for its half fix)
 stop_serve

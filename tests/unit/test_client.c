@@ -52,8 +52,19 @@ static void requests_round_trip(void **state)
     assert_true(out.review);
     assert_false(out.staged);
     assert_string_equal(out.diff, "--- a/x\n+++ b/x\n");
+    assert_null(out.rev);
     tnd_client_request_clear(&out);
     free(body);
+
+    /* git's changes the client took itself: the diff on its commit */
+    in.rev = S("0123456789abcdef0123456789abcdef01234567");
+    body = tnd_client_request_encode(&in, &len);
+    assert_int_equal(
+        tnd_client_request_decode(&out, TND_CLIENT_SUBMIT, body, len), 0);
+    assert_string_equal(out.rev, "0123456789abcdef0123456789abcdef01234567");
+    tnd_client_request_clear(&out);
+    free(body);
+    in.rev = NULL;
 
     in = (tnd_client_request){.kind = TND_CLIENT_KIND_ATTACH,
                               .session = S("20261122-014455-3fa2")};
@@ -144,6 +155,16 @@ static void bad_requests_are_refused_with_the_field_named(void **state)
             "{\"tandem\":1,\"type\":\"submit\",\"repo\":\"/a\",\"task\":\"x\","
             "\"review\":{\"staged\":true,\"diff\":\"d\"}}",
             "do not go together");
+    /* a rev git would take as an option, or with no diff to go on */
+    refused(TND_CLIENT_SUBMIT,
+            "{\"tandem\":1,\"type\":\"submit\",\"repo\":\"/a\",\"task\":\"x\","
+            "\"review\":{\"diff\":\"d\",\"rev\":\"--output=/tmp/x\"}}",
+            "'rev' must be a commit id");
+    refused(
+        TND_CLIENT_SUBMIT,
+        "{\"tandem\":1,\"type\":\"submit\",\"repo\":\"/a\",\"task\":\"x\","
+        "\"review\":{\"rev\":\"0123456789abcdef0123456789abcdef01234567\"}}",
+        "and go with 'diff'");
     refused(TND_CLIENT_SUBMIT,
             "{\"tandem\":1,\"type\":\"submit\",\"repo\":\"/a\",\"task\":\"x\","
             "\"review\":true}",
