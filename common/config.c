@@ -238,25 +238,48 @@ static void llm_free(tnd_llm_config *llm)
     memset(llm, 0, sizeof(*llm));
 }
 /* The files that define a project's checks, by the usual names: a
- * change to one (a test recipe made to echo success) is critiqued under
- * gate.critique on_trigger, whatever the skills say. */
+ * change to one (a test recipe made to echo success, a test whose
+ * assertions were deleted) is critiqued under gate.critique on_trigger,
+ * whatever the skills say. */
 static char **default_check_paths(void)
 {
-    static const char *const names[] = {
-        "**/Makefile",       "**/makefile",
-        "**/GNUmakefile",    "**/*.mk",
-        "**/CMakeLists.txt", "**/*.cmake",
-        "**/meson.build",    "configure",
-        "configure.ac",      "**/Makefile.am",
-        "**/package.json",   "**/pyproject.toml",
-        "**/setup.py",       "**/setup.cfg",
-        "**/tox.ini",        "**/pytest.ini",
-        "**/conftest.py",    "**/noxfile.py",
-        "**/Cargo.toml",     "**/build.rs",
-        "**/go.mod",         "**/*.gradle",
-        "**/*.gradle.kts",   "**/pom.xml",
-        "**/Rakefile",       "**/Gemfile",
-        "**/justfile",       NULL};
+    static const char *const names[] = {"**/test_*",
+                                        "**/*_test.*",
+                                        "**/*_tests.*",
+                                        "**/*.test.*",
+                                        "**/*.spec.*",
+                                        "**/test/**",
+                                        "**/tests/**",
+                                        "**/spec/**",
+                                        "**/__tests__/**",
+                                        "**/Makefile",
+                                        "**/makefile",
+                                        "**/GNUmakefile",
+                                        "**/*.mk",
+                                        "**/CMakeLists.txt",
+                                        "**/*.cmake",
+                                        "**/meson.build",
+                                        "configure",
+                                        "configure.ac",
+                                        "**/Makefile.am",
+                                        "**/package.json",
+                                        "**/pyproject.toml",
+                                        "**/setup.py",
+                                        "**/setup.cfg",
+                                        "**/tox.ini",
+                                        "**/pytest.ini",
+                                        "**/conftest.py",
+                                        "**/noxfile.py",
+                                        "**/Cargo.toml",
+                                        "**/build.rs",
+                                        "**/go.mod",
+                                        "**/*.gradle",
+                                        "**/*.gradle.kts",
+                                        "**/pom.xml",
+                                        "**/Rakefile",
+                                        "**/Gemfile",
+                                        "**/justfile",
+                                        NULL};
     size_t n = sizeof(names) / sizeof(names[0]);
     char **list = tnd_xcalloc(n, sizeof(char *));
 

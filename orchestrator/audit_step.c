@@ -442,6 +442,7 @@ static int audit_in_phases(run *r, attempt *a, int quorum)
     ti.changed_lines = tnd_review_changed_lines(a->diff);
     ti.risky = a->in.risky;
     ti.checks = tnd_review_checks(checks, sizeof(checks), r->cfg, a->diff);
+    ti.baseline = r->has_baseline ? &r->baseline : NULL;
     ti.last_confidence = r->last_confidence;
     ti.ordinal = r->ordinal;
     asked = tnd_review_triggers(why, sizeof(why), &r->gate, &ti);

@@ -25,10 +25,29 @@ static const char *failed_skill(const tnd_trigger_input *in)
     return tnd_gate_unmet(in->skills ? in->skills : &none, in->required, &s);
 }
 
+/* The first required skill that failed on the unmodified tree and
+ * passes now, or NULL. */
+static const char *fixed_skill(const tnd_trigger_input *in)
+{
+    if (!in->skills || !in->baseline)
+        return NULL;
+    for (size_t i = 0; i < in->skills->nskills; i++) {
+        const tnd_skill_result *now = &in->skills->skills[i], *before;
+        bool required = false;
+        for (const char *const *r = in->required; r && *r && !required; r++)
+            required = strcmp(*r, now->name) == 0;
+        if (required && now->status == TND_SKILL_PASS &&
+            (before = tnd_gate_before(in->baseline, now->name)) &&
+            before->status != TND_SKILL_PASS)
+            return now->name;
+    }
+    return NULL;
+}
+
 bool tnd_review_triggers(char *why, size_t size, const tnd_gate_config *cfg,
                          const tnd_trigger_input *in)
 {
-    const char *failed = failed_skill(in);
+    const char *failed = failed_skill(in), *fixed = fixed_skill(in);
     bool big = in->changed_lines > (size_t)cfg->critique_diff_lines;
     bool doubt = in->last_confidence >= 0 &&
                  in->last_confidence < cfg->confidence_threshold;
@@ -41,7 +60,8 @@ bool tnd_review_triggers(char *why, size_t size, const tnd_gate_config *cfg,
                  tnd_critique_mode_name(cfg->critique));
         return true;
     }
-    if (!failed && !in->risky && !in->checks && !big && !doubt && !periodic) {
+    if (!failed && !fixed && !in->risky && !in->checks && !big && !doubt &&
+        !periodic) {
         snprintf(why, size, "no trigger fired (gate.critique: on_trigger)");
         return false;
     }
@@ -49,6 +69,11 @@ bool tnd_review_triggers(char *why, size_t size, const tnd_gate_config *cfg,
     tnd_buf_init(&b, TND_BUF_NOCAP);
     if (failed)
         tnd_buf_printf(&b, "; required skill %s did not pass", failed);
+    if (fixed)
+        tnd_buf_printf(&b,
+                       "; required skill %s failed on the unmodified tree "
+                       "and passes now",
+                       fixed);
     if (in->risky)
         tnd_buf_printf(&b, "; the change touches %s (gate.risk_paths)",
                        in->risky);

@@ -19,23 +19,28 @@
 #include "proto/audit.h"
 
 typedef struct tnd_trigger_input {
-    const tnd_audit_reply *skills; /* the first phase's results */
-    const char *const *required;   /* required skill names,
-                                      NULL-terminated */
-    size_t changed_lines;          /* added + removed lines of the diff */
-    const char *risky;             /* a changed path in gate.risk_paths,
-                                      or NULL */
-    const char *checks;            /* a changed file that defines the
-                                      checks, and why (tnd_review_checks),
-                                      or NULL */
-    double last_confidence;        /* the previous attempt's critique;
-                                      < 0 when there was none */
-    long ordinal;                  /* this task's number in the repo
-                                      (1-based) */
+    const tnd_audit_reply *skills;   /* the first phase's results */
+    const char *const *required;     /* required skill names,
+                                        NULL-terminated */
+    size_t changed_lines;            /* added + removed lines of the diff */
+    const char *risky;               /* a changed path in gate.risk_paths,
+                                        or NULL */
+    const char *checks;              /* a changed file that defines the
+                                        checks, and why (tnd_review_checks),
+                                        or NULL */
+    const tnd_audit_reply *baseline; /* the skills on the unmodified tree,
+                                        or NULL */
+    double last_confidence;          /* the previous attempt's critique;
+                                        < 0 when there was none */
+    long ordinal;                    /* this task's number in the repo
+                                        (1-based) */
 } tnd_trigger_input;
 
 /* Whether the critique runs. With gate.critique "always" it does; with
- * "on_trigger" it does when a required skill did not pass, the change
+ * "on_trigger" it does when a required skill did not pass, or failed on
+ * the unmodified tree and passes now (a change that deletes the failing
+ * assertions makes the suite pass too: only the model tells a fix from
+ * that), the change
  * touches gate.risk_paths or a file that defines the checks
  * (tnd_review_checks), it changes more than gate.critique_diff_lines
  * lines, the previous critique's confidence was below

@@ -13,16 +13,60 @@ run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "on_trigger demo"
 # attempt 1: the tests fail, a trigger: the coder gets the critique
 expect_in "$T/err" "[1/3] reviewer: critique (required skill test did not pass)"
-# attempt 2: the tests pass, a one-line change, confident last critique
-expect_in "$T/err" "[2/3] reviewer: no critique: no trigger fired (gate.critique: on_trigger)"
-expect_in "$T/err" "approved after 2 iterations · 3 LLM calls"
+# attempt 2: the tests pass now, where they failed on the unmodified
+# tree: deleting the failing assertions does that too, and only the
+# model tells the two apart (it was approved on the skills alone)
+expect_in "$T/err" "[2/3] reviewer: critique (required skill test failed on the unmodified tree and passes now)"
+expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
+pass "on_trigger: a change that makes a failing required skill pass is critiqued"
+
+# a small change whose skills passed before it as after it fires no
+# trigger: approved on the skills alone, the critique counted as saved
+copy_demo
+sed -i 's|^    return sum / count;|    return (double)sum / (double)count;|' "$T/demo/stats.c"
+cat >"$T/comment.json" <<'JSON'
+{"tandem_cassette": 1, "exchanges": [
+ {"role": "coder", "attempt": 1, "call": 1,
+  "answer": "A comment.\n\nstats.c\n<<<<<<< SEARCH\nint stats_max(const int *values, size_t count)\n=======\n/* the largest value; 0 for none */\nint stats_max(const int *values, size_t count)\n>>>>>>> REPLACE\n",
+  "usage": {"prompt_tokens": 10, "completion_tokens": 10}}]}
+JSON
+demo_config "$T/comment.json" <<'YAML'
+gate:
+  critique: on_trigger
+YAML
+run tandem run --repo "$T/demo" "say what stats_max returns"
+expect_rc 0 "on_trigger, a comment"
+expect_in "$T/err" "[1/3] reviewer: no critique: no trigger fired (gate.critique: on_trigger)"
+expect_in "$T/err" "approved after 1 iteration · 1 LLM call"
 report=$(session_dir)/report.json
-expect_in "$report" '"asked": 1'
+expect_in "$report" '"asked": 0'
 expect_in "$report" '"skipped": 1'
-# the estimate is what the one critique asked cost (562 + 196 tokens)
-expect_in "$report" '"tokens_saved_estimate": 758'
 expect_in "$(session_dir)/journal.jsonl" '"type":"skills"'
 pass "on_trigger: a passing, small change needs no critique"
+
+# deleting the failing assertions: the suite passes, no model asked
+# would have approved it; the test file is one of the checks' files
+copy_demo
+cat >"$T/cheat.json" <<'JSON'
+{"tandem_cassette": 1, "exchanges": [
+ {"role": "coder", "attempt": 1, "call": 1,
+  "answer": "Done.\n\ntest_stats.c\n<<<<<<< SEARCH\n    expect_near(\"stats_mean({1,2,3,4})\", stats_mean(fraction, 4), 2.5);\n    expect_near(\"stats_mean({-3,-1})\", stats_mean(negative, 2), -2.0);\n=======\n>>>>>>> REPLACE\n",
+  "usage": {"prompt_tokens": 10, "completion_tokens": 10}},
+ {"role": "reviewer", "attempt": 1, "call": 1,
+  "answer": "{\"verdict\": \"revise\", \"confidence\": 0.95, \"issues\": [{\"type\": \"incorrect\", \"severity\": \"critical\", \"file\": \"test_stats.c\", \"line\": 20, \"description\": \"The failing assertion was deleted.\", \"suggested_fix\": \"Fix stats.c instead.\"}], \"summary\": \"The change deletes the test.\"}",
+  "usage": {"prompt_tokens": 10, "completion_tokens": 10}}]}
+JSON
+demo_config "$T/cheat.json" <<'YAML'
+gate:
+  critique: on_trigger
+  max_iterations: 1
+  escalate: never
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+[ "$RC" -ne 0 ] || fail "deleting the failing assertion was approved: $(cat "$T/err")"
+expect_in "$T/err" "[1/1] reviewer: critique (required skill test failed on the unmodified tree and passes now; the change touches test_stats.c"
+expect_not_in "$T/err" "approved after"
+pass "on_trigger: deleting the failing assertions is critiqued"
 
 # a diff larger than critique_diff_lines is a trigger
 copy_demo
@@ -33,7 +77,7 @@ gate:
 YAML
 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "on_trigger with a small critique_diff_lines"
-expect_in "$T/err" "[2/3] reviewer: critique (the change has 2 changed lines (gate.critique_diff_lines is 1))"
+expect_in "$T/err" "[2/3] reviewer: critique (required skill test failed on the unmodified tree and passes now; the change has 2 changed lines (gate.critique_diff_lines is 1))"
 expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
 pass "on_trigger: a large diff is critiqued"
 
@@ -105,6 +149,6 @@ gate:
 YAML
 run tandem run --repo "$T/demo" "make the failing test pass"
 [ "$RC" -ne 0 ] || fail "the gutted suite was approved: $(cat "$T/err")"
-expect_in "$T/err" "[1/1] reviewer: critique (the change touches Makefile, which defines checks (gate.check_paths))"
+expect_in "$T/err" "the change touches Makefile, which defines checks (gate.check_paths))"
 expect_not_in "$T/err" "approved after"
 pass "on_trigger: a change to the files that define the checks is critiqued"

@@ -175,6 +175,47 @@ static const trigger_row trigger_rows[] = {
             "0.80; task 9 is a periodic check (gate.critique_every is 3)"},
 };
 
+/* A required skill that failed on the unmodified tree and passes now is
+ * a trigger: deleting the failing assertions does that too (approved on
+ * the skills alone, it was). One that passed before, or is not
+ * required, is not. */
+static void a_skill_the_change_made_pass_is_a_trigger(void **state)
+{
+    tnd_config *cfg = tnd_config_defaults();
+    tnd_skill_result now[2] = {
+        {.name = (char *)"build", .status = TND_SKILL_PASS},
+        {.name = (char *)"test", .status = TND_SKILL_PASS},
+    };
+    tnd_skill_result before[2] = {
+        {.name = (char *)"build", .status = TND_SKILL_PASS},
+        {.name = (char *)"test", .status = TND_SKILL_FAIL},
+    };
+    tnd_audit_reply reply = {.skills = now, .nskills = 2};
+    tnd_audit_reply baseline = {.skills = before, .nskills = 2};
+    const char *required[] = {"build", "test", NULL};
+    const char *build_only[] = {"build", NULL};
+    tnd_trigger_input in = {.skills = &reply,
+                            .required = required,
+                            .baseline = &baseline,
+                            .last_confidence = -1};
+    char why[600];
+
+    (void)state;
+    cfg->gate.critique = TND_CRITIQUE_ON_TRIGGER;
+    assert_true(tnd_review_triggers(why, sizeof(why), &cfg->gate, &in));
+    assert_string_equal(why, "required skill test failed on the unmodified "
+                             "tree and passes now");
+    in.required = build_only; /* not required: the gate does not rely on it */
+    assert_false(tnd_review_triggers(why, sizeof(why), &cfg->gate, &in));
+    in.required = required;
+    before[1].status = TND_SKILL_PASS; /* it passed before too */
+    assert_false(tnd_review_triggers(why, sizeof(why), &cfg->gate, &in));
+    before[1].status = TND_SKILL_FAIL;
+    in.baseline = NULL; /* no baseline: nothing to compare */
+    assert_false(tnd_review_triggers(why, sizeof(why), &cfg->gate, &in));
+    tnd_config_destroy(&cfg);
+}
+
 /* The gate configuration of a row: the defaults with its changes. */
 static void set_gate(tnd_gate_config *g, const trigger_row *r)
 {
@@ -994,6 +1035,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_trigger_fires_as_documented),
+        cmocka_unit_test(a_skill_the_change_made_pass_is_a_trigger),
         cmocka_unit_test(cannot_run_reads_the_baseline_as_documented),
         cmocka_unit_test(risky_paths_match_the_globs),
         cmocka_unit_test(the_checks_own_files_are_found),
