@@ -63,6 +63,34 @@ static int from_file(tnd_change *c, const char *repo, const char *path,
     return 0;
 }
 
+/* The top of the work tree or not (see change.h): from a subdirectory
+ * the skills found no Makefile at the top of the tree exported, and a
+ * harmless change was rejected (and a run --commit blamed the config). */
+int tnd_change_at_top(const char *repo)
+{
+    const char *argv[] = {"git", "rev-parse", "--show-toplevel",
+                          "--show-prefix", NULL};
+    char *out = NULL, *prefix;
+    int rc = 0;
+
+    if (tnd_git_run(&out, NULL, repo, argv, 8192) < 0) {
+        tnd_error_clear();
+        free(out);
+        return 0;
+    }
+    if ((prefix = strchr(out, '\n')) && *tnd_str_trim(prefix + 1)) {
+        *prefix = '\0';
+        rc = tnd_error_config(
+            "%s is the directory %s of the git work tree %s: git's changes "
+            "and HEAD's tree are the whole tree's, so review them (or run "
+            "--commit) with --repo %s, and name a subdirectory's agents.yaml "
+            "with --config",
+            repo, prefix + 1, out, out);
+    }
+    free(out);
+    return rc;
+}
+
 /* HEAD's tree, or c->rev's, into a private directory: the base, every
  * file of the commit as a checkout writes it. Through an index of its
  * own, never `git archive`: that leaves out what .gitattributes marks
@@ -246,6 +274,8 @@ static int from_git(tnd_change *c, const char *repo, bool staged,
     int rc;
 
     /* outside a commit, pre-commit's range is the change, not the index */
+    if ((rc = tnd_change_at_top(repo)) < 0)
+        return rc;
     if (staged && !rev && !in_commit() && from && *from && to && *to)
         return from_range(c, repo, from, to, rundir_base);
     parse[3] = spec = tnd_xasprintf("%s^{commit}", rev ? rev : "HEAD");
@@ -295,6 +325,8 @@ int tnd_change_export(tnd_change *c, const char *repo, const char *rev,
                       const char *rundir_base)
 {
     memset(c, 0, sizeof(*c));
+    if (tnd_change_at_top(repo) < 0)
+        return TND_ECONFIG;
     c->rev = rev && *rev ? tnd_xstrdup(rev) : unborn_base(repo);
     if (!c->rev)
         return tnd_error_set("%s has no commit, and is no branch before "

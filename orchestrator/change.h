@@ -62,6 +62,13 @@ int tnd_change_load(tnd_change *c, const char *repo, const char *diff_file,
 int tnd_change_export(tnd_change *c, const char *repo, const char *rev,
                       const char *rundir_base);
 
+/* 0 when repo is the top of its git work tree, or in none (the callers'
+ * own git commands say so); TND_ECONFIG, naming the top and saying to
+ * give it as --repo, when repo is a directory inside one: git's changes
+ * and HEAD's tree are the whole work tree's, which a review of git
+ * changes and run --commit audit. */
+int tnd_change_at_top(const char *repo);
+
 /* Free, and remove the exported tree. Safe on a zeroed change. */
 void tnd_change_clear(tnd_change *c);
 

@@ -310,7 +310,8 @@ int tnd_loop_prepare(run *r)
     if ((error = load_config(r)) < 0)
         return error;
     /* said now, not after the run is paid for */
-    if (r->opts.apply == TND_APPLY_COMMIT && tnd_apply_can_commit(r->repo) < 0)
+    if (r->opts.apply == TND_APPLY_COMMIT &&
+        (tnd_apply_can_commit(r->repo) < 0 || tnd_change_at_top(r->repo) < 0))
         return TND_ECONFIG;
     if (r->opts.record) {
         char *dir = tnd_fs_dirname(r->opts.record);

@@ -227,7 +227,8 @@ static int check_apply(tnd_submit_client *s)
         return TND_EXIT_USAGE;
     }
     if (s->apply == TND_APPLY_COMMIT &&
-        tnd_apply_can_commit(s->apply_repo) < 0) {
+        (tnd_apply_can_commit(s->apply_repo) < 0 ||
+         tnd_change_at_top(s->apply_repo) < 0)) {
         fprintf(stderr, "tandem submit: %s\n", tnd_error_last());
         return TND_EXIT_USAGE;
     }

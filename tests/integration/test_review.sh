@@ -522,3 +522,32 @@ run tandem review --repo "$T/demo" --config "$T/yes.yaml" --diff "$T/headless.di
 expect_rc 1 "a patch git apply reads otherwise"
 expect_in "$T/err" "git apply does not make of this patch the tree tandem reviewed (local.mk: git apply writes other bytes, from line 1 on)"
 pass "a patch is reviewed as git apply reads it: diff -N's dates, and no other reading approved"
+
+# --repo a subdirectory of the git work tree: git's changes and HEAD's
+# tree are the whole tree's, so the skills ran at the top of the export,
+# where the subdirectory's Makefile is not, and a harmless change was
+# rejected ("no makefile found"); said now, naming the top (exit 2)
+rm -rf "$T/mono"
+mkdir -p "$T/mono"
+copy_demo
+rm -f "$T/demo/agents.yaml"
+mv "$T/demo" "$T/mono/sub"
+(cd "$T/mono" && git init -q && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm base &&
+    echo '/* ok */' >>sub/stats.h && git add sub/stats.h) ||
+    fail "cannot make a repository with a subdirectory"
+run tandem review --staged --repo "$T/mono/sub" --config "$T/yes.yaml" "a comment"
+expect_rc 2 "a review from a subdirectory"
+expect_in "$T/err" "$T/mono/sub is the directory sub/ of the git work tree $T/mono"
+expect_in "$T/err" "with --repo $T/mono"
+cat >"$T/coder.yaml" <<YAML
+agents:
+  coder:
+    llm: {provider: replay, cassette: "$TOP/examples/demo/cassette.json"}
+  reviewer:
+    llm: {provider: command, command: [cat, "$FIX/command-demo/answer-4"]}
+YAML
+run tandem run --commit --repo "$T/mono/sub" --config "$T/coder.yaml" "a comment"
+expect_rc 2 "run --commit from a subdirectory"
+expect_in "$T/err" "is the directory sub/ of the git work tree"
+pass "a review of git changes, and run --commit, from a subdirectory say to give the top"
