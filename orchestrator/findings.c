@@ -47,6 +47,7 @@ struct tnd_findings {
     tnd_finding *items; /* their strings are owned here */
     size_t n, alloc;
     char *not_done; /* why the review could not be done, or NULL */
+    char *anchor;   /* where a result without a file goes, or NULL */
 };
 
 /* The rules of the critique's issue types, the gate, and (built from a
@@ -118,6 +119,7 @@ void tnd_findings_destroy(tnd_findings **self_p)
         finding_free(&self->items[i]);
     free(self->items);
     free(self->not_done);
+    free(self->anchor);
     free(self);
     *self_p = NULL;
 }
@@ -144,6 +146,12 @@ void tnd_findings_not_done(tnd_findings *self, const char *why)
 {
     free(self->not_done);
     self->not_done = tnd_xstrdup(why ? why : "the review could not be done");
+}
+
+void tnd_findings_anchor(tnd_findings *self, const char *path)
+{
+    free(self->anchor);
+    self->anchor = path ? tnd_xstrdup(path) : NULL;
 }
 
 size_t tnd_findings_count(const tnd_findings *self)
@@ -442,8 +450,11 @@ static json_object *location_json(const tnd_finding *f)
     return list;
 }
 
-static json_object *result_json(const tnd_finding *f, json_object *rules)
+static json_object *result_json(const tnd_finding *f, json_object *rules,
+                                const char *anchor)
 {
+    tnd_finding placed = *f;
+
     json_object *o = json_object_new_object();
     json_object *fp = json_object_new_object();
     size_t index = rule_index(rules, f->rule);
@@ -455,8 +466,13 @@ static json_object *result_json(const tnd_finding *f, json_object *rules)
     json_object_object_add(o, "level",
                            json_object_new_string(level_name(f->level)));
     json_object_object_add(o, "message", text_object(f->message));
-    if (f->file)
-        json_object_object_add(o, "locations", location_json(f));
+    if (!f->file && anchor) {
+        placed.file = anchor;
+        placed.line = 1;
+        placed.col = 0;
+    }
+    if (placed.file)
+        json_object_object_add(o, "locations", location_json(&placed));
     snprintf(hex, sizeof(hex), "%016llx",
              (unsigned long long)tnd_finding_fingerprint(f));
     json_object_object_add(fp, FINGERPRINT_KEY, json_object_new_string(hex));
@@ -498,7 +514,8 @@ static char *sarif(const tnd_findings *self)
         json_object_array_add(rules, rule_json(&issue_rules[i]));
     json_object_array_add(rules, rule_json(&gate_rule));
     for (size_t i = 0; i < self->n; i++)
-        json_object_array_add(results, result_json(&self->items[i], rules));
+        json_object_array_add(
+            results, result_json(&self->items[i], rules, self->anchor));
 
     json_object_object_add(log, "$schema",
                            json_object_new_string(SARIF_SCHEMA));

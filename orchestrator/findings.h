@@ -80,6 +80,13 @@ void tnd_findings_add_attempt(tnd_findings *self, const tnd_gate_input *in,
  * writes nothing for it. why is copied. */
 void tnd_findings_not_done(tnd_findings *self, const char *why);
 
+/* The file a SARIF result without one is placed at (line 1): the first
+ * the change touches. GitHub's code scanning refuses a whole SARIF file
+ * in which one result has no location (the gate's "needs a person", an
+ * issue naming no file), so a CI job's upload lost every finding. path
+ * is copied; NULL leaves such results without a location. */
+void tnd_findings_anchor(tnd_findings *self, const char *path);
+
 /* How many findings there are, and one of them (borrowed until the
  * list is destroyed). */
 size_t tnd_findings_count(const tnd_findings *self);

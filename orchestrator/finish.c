@@ -66,6 +66,10 @@ static void render_findings(run *r)
 {
     if (r->status == TND_SESSION_FAILED || r->status == TND_SESSION_INTERRUPTED)
         tnd_findings_not_done(r->findings, r->reason);
+    /* a result without a file goes at the change's first file */
+    tnd_findings_anchor(r->findings, r->nedits   ? r->edits[0].path
+                                     : r->nmodes ? r->modes[0].path
+                                                 : NULL);
     free(r->findings_text);
     r->findings_text = tnd_findings_render(r->findings, r->opts.format);
     /* a key a model echoed in an issue stays out of stdout (a CI log) */

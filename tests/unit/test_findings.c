@@ -343,6 +343,27 @@ static void no_file_or_no_line(void **state)
     free(got);
     json_object_put(o);
     free(text);
+
+    /* with the change's first file as the anchor, the result without a
+     * file is placed there: GitHub's code scanning refuses a whole SARIF
+     * file in which one result has no location */
+    tnd_findings_anchor(fs, "src/stats.c");
+    text = tnd_findings_render(fs, TND_FINDINGS_SARIF);
+    o = parse(text);
+    got = tnd_json_dump(
+        tnd_json_field(json_object_array_get_idx(
+                           tnd_json_field(json_object_array_get_idx(
+                                              tnd_json_field(o, "runs"), 0),
+                                          "results"),
+                           0),
+                       "locations"),
+        NULL);
+    expect_text(got, "[{\"physicalLocation\":{\"artifactLocation\":{\"uri\":"
+                     "\"src/stats.c\",\"uriBaseId\":\"%SRCROOT%\"},"
+                     "\"region\":{\"startLine\":1}}}]");
+    free(got);
+    json_object_put(o);
+    free(text);
     tnd_findings_destroy(&fs);
 }
 
