@@ -121,8 +121,10 @@ static int check_answer(run *r, const tnd_continue_options *o,
                                 tnd_session_id(r->session),
                                 tnd_session_id(r->session));
 
+    /* blank is nothing said: guidance of spaces spent an attempt on a
+     * prompt that said nothing, as the terminal's prompt never allowed */
     if ((o->answer == TND_ANSWER_GUIDE || o->answer == TND_ANSWER_REJECT) &&
-        (!o->text || !*o->text))
+        (!o->text || !o->text[strspn(o->text, " \t\r\n")]))
         return tnd_error_config("%s: say it with -m TEXT",
                                 tnd_answer_name(o->answer));
     if (o->answer == TND_ANSWER_APPROVE) {

@@ -139,6 +139,11 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
                                    "model)");
     if ((o.iterations || o.tokens) && o.answer != TND_ANSWER_BUDGET)
         return tnd_cli_error(&cli, "--iterations and --tokens are for budget");
+    /* said before a server takes it: blank is nothing said */
+    if ((o.answer == TND_ANSWER_REJECT || o.answer == TND_ANSWER_GUIDE) &&
+        (!o.text || !o.text[strspn(o.text, " \t\r\n")]))
+        return tnd_cli_error(&cli, "%s: say it with -m TEXT",
+                             tnd_answer_name(o.answer));
     if (o.answer) {
         /* the question the person answers: the one that waits now, when
          * they asked (a later one is not theirs to take) */

@@ -82,6 +82,15 @@ id=$(basename "$(session_dir)")
 run "$BIN/tandem" reject --repo "$T/demo" "$id"
 expect_rc 2 "reject without a reason"
 expect_in "$T/err" "reject: say it with -m TEXT"
+# blank is no reason: it was journaled ("rejected by a person:  ") and
+# blank guidance spent an attempt on a prompt that said nothing
+run "$BIN/tandem" reject --repo "$T/demo" "$id" -m "   "
+expect_rc 2 "reject with a blank reason"
+expect_in "$T/err" "reject: say it with -m TEXT"
+run "$BIN/tandem" guide --repo "$T/demo" "$id" -m "$(printf ' \t ')"
+expect_rc 2 "blank guidance"
+expect_in "$T/err" "guide: say it with -m TEXT"
+expect_not_in "$(session_dir)/journal.jsonl" '"type":"answer"'
 run "$BIN/tandem" reject --repo "$T/demo" "$id" -m "not this way"
 expect_rc 1 "rejected"
 expect_in "$(session_dir)/report.json" '"status": "rejected"'
