@@ -407,7 +407,10 @@ static int check_answerable(tnd_hub *h, const tnd_client_request *req,
     *kind = "not_found";
     if (tnd_run_facts(f, req->repo, req->session) < 0)
         return -1;
-    *kind = "busy";
+    /* not waiting: a usage error, as without a server (it was "busy",
+     * exit 75, and a script that retried on it sent the losing answer of
+     * two people again) */
+    *kind = "config";
     if (tnd_hub_by_id(h, f->id))
         return tnd_error_set("session %s is %s in this server, not waiting "
                              "for an answer",
@@ -475,8 +478,8 @@ static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
          * while it waits for a slot */
         int lock = tnd_session_lock_dir(f.dir);
         ans = answer_json(req, f.escalation);
-        if (lock < 0) {
-            refuse(h, ev, "busy", tnd_error_last());
+        if (lock < 0) { /* another tandem holds it: exit 2, as without us */
+            refuse(h, ev, "config", tnd_error_last());
             tnd_session_facts_clear(&f);
             json_object_put(ans);
             return;

@@ -375,9 +375,15 @@ static int continue_once(const tnd_continue_options *o, go_on *next)
         return TND_EXIT_FAILED;
     }
     if (state != TND_SESSION_OPEN && state != TND_SESSION_WAITING) {
-        fprintf(r.err, "tandem: session %s already finished: %s\n",
-                tnd_session_id(r.session), tnd_session_status_name(state));
-        code = state == TND_SESSION_APPROVED ? TND_EXIT_OK : TND_EXIT_FAILED;
+        /* an answer to it changes nothing: a usage error, as a server
+         * says it (`tandem reject -m no` of an approved session exited 0,
+         * and a script took the reject as done) */
+        fprintf(r.err, "tandem: session %s already finished: %s%s\n",
+                tnd_session_id(r.session), tnd_session_status_name(state),
+                o->answer ? "; there is nothing to answer" : "");
+        code = o->answer                       ? TND_EXIT_USAGE
+               : state == TND_SESSION_APPROVED ? TND_EXIT_OK
+                                               : TND_EXIT_FAILED;
         tnd_loop_close(&r);
         return code;
     }

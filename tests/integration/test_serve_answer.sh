@@ -172,3 +172,23 @@ expect_rc 0 "attach, after a restart, to a session answered with no server"
 expect_in "$T/out" "+    return (double)sum / (double)count;"
 stop_serve
 pass "a session answered with no server is told as it ended, not as it waited"
+
+# an answer to a session the server is running is a usage error (exit
+# 2), as without a server: it was "busy" (exit 75, try again later), and
+# a script that retried on it sent the losing answer of two people again
+serve_config "$T/slow.yaml" "touch '$T/building'; while [ ! -e '$T/go' ]; do sleep 0.05; done; make" 1
+repo d
+rm -f "$T/building" "$T/go"
+start_serve --config "$T/slow.yaml" --max-sessions 1
+run tandem submit --detach --repo "$T/d" "make the failing test pass"
+expect_rc 0 "submitted, detached"
+SID=$(cat "$T/out")
+wait_for_file "$T/building" 30
+run tandem approve --repo "$T/d" "$SID"
+expect_rc 2 "an answer to a running session"
+expect_in "$T/err" "is running in this server, not waiting for an answer"
+touch "$T/go"
+run tandem submit --attach "$SID"
+expect_rc 3 "the session went on, to its person"
+stop_serve
+pass "an answer to a session the server runs is exit 2, as without a server"
