@@ -91,6 +91,8 @@ typedef struct run {
     size_t in_use;          /* hidden[0..in_use) this run uses; the rest
                                (agents.yaml) a later run may */
     bool no_key;            /* a model's API key is not set */
+    bool no_model;          /* an answer that asks no model (approve,
+                               reject): its keys are not needed */
     tnd_doing doing;        /* what the agent asked last is doing now */
     bool progress_line;     /* it is on stderr, to be redrawn or ended */
     int64_t progress_drawn; /* when it was drawn last (monotonic ms) */

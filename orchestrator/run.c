@@ -149,7 +149,7 @@ static int load_config(run *r)
         /* a server's sessions use its agents, checked when it started */
         (!r->host && tnd_crew_check(r->cfg, !r->opts.review) < 0))
         return TND_ECONFIG;
-    if (check_keys(r->cfg, !r->opts.review) < 0) {
+    if (!r->no_model && check_keys(r->cfg, !r->opts.review) < 0) {
         r->no_key = true;
         return TND_ECONFIG;
     }

@@ -197,3 +197,32 @@ expect_not_in "$FAKE_LOG" '"error"'
 dir=$(session_dir)
 expect_in "$dir/journal.jsonl" '"format_error":"the answer was cut off at the model'
 pass "an attempt whose answers were both cut tells the next attempt why"
+
+# Saying yes or no to a waiting session asks no model: the person
+# answering need not hold its key (reject refused without it, and
+# advised --llm, which an answer refuses)
+kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+for answer in reject approve; do
+    copy_demo
+    sed -i 's/^  max_iterations: 3/  max_iterations: 1\n  escalate: queue/' "$T/demo/agents.yaml"
+    start_fakellm "$FIX/demo-openai.json"
+    run tandem run --repo "$T/demo" --llm openai:fake-model \
+        --base-url "$FAKE_URL/v1" "make the failing test pass"
+    expect_rc 3 "waits for a person after one attempt"
+    sid=$(basename "$(session_dir)")
+    if [ "$answer" = reject ]; then
+        env -u OPENAI_API_KEY "$BIN/tandem" reject --repo "$T/demo" "$sid" \
+            -m "not this way" >"$T/out" 2>"$T/err"
+        RC=$?
+        expect_rc 1 "rejected without the model's key"
+    else
+        env -u OPENAI_API_KEY "$BIN/tandem" approve --repo "$T/demo" "$sid" \
+            >"$T/out" 2>"$T/err"
+        RC=$?
+        expect_rc 0 "approved without the model's key"
+        expect_in "$T/out" "+    return (double)(sum / (long)count);"
+    fi
+    expect_not_in "$T/err" "OPENAI_API_KEY"
+    kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+done
+pass "approve and reject need no model's key"
