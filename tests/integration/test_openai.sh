@@ -200,16 +200,23 @@ pass "an attempt whose answers were both cut tells the next attempt why"
 
 # Saying yes or no to a waiting session asks no model: the person
 # answering need not hold its key (reject refused without it, and
-# advised --llm, which an answer refuses)
+# advised --llm, which an answer refuses). The config names the
+# provider's own address when the answer comes (a key is required only
+# there; the session ran against the fake server).
 kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
 for answer in reject approve; do
     copy_demo
-    sed -i 's/^  max_iterations: 3/  max_iterations: 1\n  escalate: queue/' "$T/demo/agents.yaml"
     start_fakellm "$FIX/demo-openai.json"
-    run tandem run --repo "$T/demo" --llm openai:fake-model \
-        --base-url "$FAKE_URL/v1" "make the failing test pass"
+    llm_config "{provider: openai, model: fake-model, base_url: \"$FAKE_URL/v1\"}" <<'YAML'
+gate:
+  max_iterations: 1
+  escalate: queue
+YAML
+    run tandem run --repo "$T/demo" "make the failing test pass"
     expect_rc 3 "waits for a person after one attempt"
     sid=$(basename "$(session_dir)")
+    sed -i "s|, base_url: \"$FAKE_URL/v1\"||" "$T/demo/agents.yaml"
+    expect_not_in "$T/demo/agents.yaml" "base_url"
     if [ "$answer" = reject ]; then
         env -u OPENAI_API_KEY "$BIN/tandem" reject --repo "$T/demo" "$sid" \
             -m "not this way" >"$T/out" 2>"$T/err"
