@@ -172,6 +172,34 @@ static int unheard(const tnd_submit_client *s)
     return s->review ? TND_EXIT_NOT_REVIEWED : TND_EXIT_FAILED;
 }
 
+/* How a session that ended while nobody followed it ended, on stderr:
+ * its status and why, and for one that waits, the answers. */
+static void said_end(const tnd_client_reply *r)
+{
+    const char *reason = tnd_json_str_or(r->report, "reason", NULL);
+    const char *repo = tnd_json_str_or(r->report, "repo", NULL);
+    bool review = strcmp(tnd_json_str_or(r->report, "kind", ""), "review") == 0;
+    char *why = reason ? tnd_str_printable(reason, strlen(reason)) : NULL;
+    char *where = repo ? tnd_str_printable(repo, strlen(repo)) : NULL;
+
+    fprintf(stderr, "tandem: session %s ended %s%s%s\n", r->session,
+            r->status ? r->status : "", why ? ": " : "", why ? why : "");
+    if (r->exit_code == TND_EXIT_HUMAN) {
+        fprintf(stderr,
+                "the session waits for an answer; from %s run one of:\n"
+                "  tandem approve %s\n"
+                "  tandem reject %s -m WHY\n",
+                where ? where : "its repository", r->session, r->session);
+        if (!review)
+            fprintf(stderr,
+                    "  tandem guide %s -m TEXT\n"
+                    "  tandem budget %s --iterations N\n",
+                    r->session, r->session);
+    }
+    free(why);
+    free(where);
+}
+
 /* One reply: 1 when it was the last (*code set), 0 to go on, -1. */
 static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
 {
@@ -264,6 +292,10 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
              * nothing of a rejected change) */
             diff = tnd_json_str_or(r->report, "findings_text", "");
             put_out(s, "the findings", diff, strlen(diff));
+        } else if (!s->wrote_out && !s->heard && r->exit_code != TND_EXIT_OK) {
+            /* a task that ended badly while nobody followed it: its
+             * status and why (attach said nothing, exit 3 or 1) */
+            said_end(r);
         }
         *code = r->exit_code == TND_EXIT_OK ? applied : r->exit_code;
         return 1;

@@ -192,3 +192,20 @@ run tandem submit --attach "$SID"
 expect_rc 3 "the session went on, to its person"
 stop_serve
 pass "an answer to a session the server runs is exit 2, as without a server"
+
+# attached to a session that ended waiting for a person while nobody
+# followed it: its status, why, and the answers (attach exited 3 with
+# nothing on stdout or stderr)
+start_serve --config "$T/one.yaml" --max-sessions 2
+repo e
+run tandem submit --detach --repo "$T/e" "make the failing test pass"
+expect_rc 0 "submitted, detached"
+SID=$(cat "$T/out")
+wait_for '"type":"escalation"' "$T/e/.tandem/sessions/$SID/journal.jsonl" 60
+run tandem submit --attach "$SID"
+expect_rc 3 "attached to a session that waits for a person"
+expect_in "$T/err" "tandem: session $SID ended escalated: gate.max_iterations (1) reached"
+expect_in "$T/err" "  tandem approve $SID"
+expect_in "$T/err" "  tandem guide $SID -m TEXT"
+stop_serve
+pass "attach to a session that ended waiting says how it ended and how to answer"
