@@ -247,8 +247,13 @@ int tnd_loop_finish(run *r)
     if (r->status == TND_SESSION_APPROVED && r->opts.quiet && r->opts.review &&
         !r->out_lost && !no_report)
         return TND_EXIT_OK;
-    /* the reason holds the model's words: no terminal escape */
-    reason = tnd_str_one_line(r->reason ? r->reason : "", 4000);
+    /* the reason holds the model's words: no terminal escape; its lines
+     * joined by spaces (a '?' for each, as names get, ran words together:
+     * "... agents.yaml?no change could pass") */
+    reason = tnd_str_printable(r->reason ? r->reason : "", 4000);
+    for (char *p = reason; *p; p++)
+        if (*p == '\n' || *p == '\t')
+            *p = ' ';
     summary = tnd_report_summary(r->report);
     fprintf(r->err, "%s\n", summary);
     free(summary);

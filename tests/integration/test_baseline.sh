@@ -36,6 +36,11 @@ run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 2 "a program that is not there"
 expect_in "$T/err" "skill test cannot run on the unmodified tree: it could not start"
 expect_in "$T/err" "cannot run 'tandem-no-such-program': not found on PATH"
+# the summary's reason is one line, its lines joined by spaces (a '?'
+# for each ran the words together)
+grep '^failed: ' "$T/err" >"$T/failed" || fail "no failed: line"
+expect_in "$T/failed" "it could not start "
+expect_not_in "$T/failed" "start?"
 pass "a skill whose program is not installed is exit 2, naming it"
 
 # the same through the shell (the command has shell syntax): exit 127
