@@ -106,12 +106,7 @@ static void requeue(tnd_broker *b, request *r, const char *why)
             "request %s was lost %d times (%s each time); giving up", r->key,
             r->dispatches, why);
         tnd_log_error("%s", msg);
-        if (r->client_len == 0) {
-            tnd_broker_event *ev = push_event(b, TND_BROKER_FAILED, r, NULL);
-            ev->error = msg;
-        } else {
-            free(msg);
-        }
+        push_event(b, TND_BROKER_FAILED, r, NULL)->error = msg;
         remove_request(b, r);
         return;
     }
@@ -207,24 +202,13 @@ static void dispatch(tnd_broker *b)
 static void deliver(tnd_broker *b, request *r, worker *w,
                     const tnd_mdp_msg *msg, bool final)
 {
-    if (r->client_len > 0) {
-        tnd_mdp_msg out;
-        tnd_mdp_msg_init(&out, false, final ? TND_MDPC_FINAL : TND_MDPC_PARTIAL,
-                         r->service);
-        out.body = msg->body;
-        out.body_len = msg->body_len;
-        if (tnd_mdp_send(b->socket, r->client, r->client_len, &out) < 0)
-            tnd_log_warn("cannot forward the reply for %s to its client: "
-                         "%s",
-                         r->key, tnd_error_last());
-    } else {
-        tnd_broker_event *ev =
-            push_event(b, final ? TND_BROKER_FINAL : TND_BROKER_PARTIAL, r, w);
-        ev->body = tnd_xmalloc(msg->body_len + 1);
-        memcpy(ev->body, msg->body, msg->body_len);
-        ev->body[msg->body_len] = '\0';
-        ev->body_len = msg->body_len;
-    }
+    tnd_broker_event *ev =
+        push_event(b, final ? TND_BROKER_FINAL : TND_BROKER_PARTIAL, r, w);
+
+    ev->body = tnd_xmalloc(msg->body_len + 1);
+    memcpy(ev->body, msg->body, msg->body_len);
+    ev->body[msg->body_len] = '\0';
+    ev->body_len = msg->body_len;
     if (final)
         remove_request(b, r);
 }

@@ -34,9 +34,10 @@ typedef struct tnd_broker_options {
      * ours can be killed, so it is restarted. May be NULL. */
     void (*silent)(const char *name, void *payload);
     void *silent_payload;
-    /* false: a client's request goes to the agents of its service, and
-     * their replies back to it (tandem run). true: every client request
-     * is an event for the caller (TND_BROKER_CLIENT), who answers it with
+    /* false: every client request is refused with an error reply (tandem
+     * run serves no client; queued for services no one served, a local
+     * client's requests held gigabytes). true: every client request is
+     * an event for the caller (TND_BROKER_CLIENT), who answers it with
      * tnd_broker_client_send (tandem serve: a client may not drive the
      * agents). */
     bool clients;

@@ -26,12 +26,12 @@ static bool may_ask(tnd_broker *b, const unsigned char *id, size_t id_len,
     if (b->zap && !tnd_zap_may_submit(msg->user_id))
         why = "this key may not send requests (it lacks the client and "
               "the person role)";
-    else if (!b->clients && /* with clients, the caller answers all */
-             (strcmp(msg->service, "coder") == 0 ||
-              strcmp(msg->service, "reviewer") == 0 ||
-              strncmp(msg->service, "reviewer.", 9) == 0))
-        why = "agent services take requests from tandem's own sessions "
-              "only";
+    else if (!b->clients) /* with clients, the caller answers all */
+        /* a tandem run queued any other service's requests, bodies and
+         * all, for no one: a local client held gigabytes of it */
+        why = "a tandem run takes no client's request: agent services take "
+              "requests from tandem's own sessions only (tandem serve takes "
+              "tasks: tandem submit)";
     if (!why)
         return true;
     tnd_log_warn("refused a request of client %s for %s: %s", name,
@@ -81,7 +81,7 @@ void tnd_broker_on_client(tnd_broker *b, const unsigned char *id, size_t id_len,
                           tnd_mdp_msg *msg)
 {
     char name[TND_MDP_MAX_PRINTABLE];
-    request *r;
+    tnd_broker_event *ev;
 
     tnd_mdp_printable(name, sizeof(name), id, id_len);
     if (msg->command != TND_MDPC_REQUEST) {
@@ -91,43 +91,22 @@ void tnd_broker_on_client(tnd_broker *b, const unsigned char *id, size_t id_len,
         return;
     }
     if (!may_ask(b, id, id_len, msg, name))
-        return;
-    if (b->clients) {
-        tnd_broker_event *ev;
-        TND_GROW(b->events, b->aevents, b->nevents + 1);
-        ev = &b->events[b->nevents++];
-        memset(ev, 0, sizeof(*ev));
-        ev->kind = TND_BROKER_CLIENT;
-        snprintf(ev->key, sizeof(ev->key), "%s", name);
-        memcpy(ev->client, id, id_len);
-        ev->client_len = id_len;
-        snprintf(ev->service, sizeof(ev->service), "%s", msg->service);
-        who_of(&ev->who, b, msg);
-        ev->roles = b->zap ? tnd_zap_roles(msg->user_id) : 0;
-        ev->body = tnd_xmalloc(msg->body_len + 1);
-        memcpy(ev->body, msg->body, msg->body_len);
-        ev->body[msg->body_len] = '\0';
-        ev->body_len = msg->body_len;
-        return;
-    }
-    if (b->nrequests >= b->max_queue) {
-        tnd_log_warn("queue full (%zu requests); dropping the request of "
-                     "client %s",
-                     b->max_queue, name);
-        return;
-    }
-    r = tnd_xcalloc(1, sizeof(*r));
-    r->key = tnd_xasprintf("client:%.*s:%llu", 64, name,
-                           (unsigned long long)++b->client_seq);
-    r->service = tnd_xstrdup(msg->service);
-    r->body = msg->body;
-    r->len = msg->body_len;
-    msg->body = NULL;
-    memcpy(r->client, id, id_len);
-    r->client_len = id_len;
-    r->seq = b->next_seq++;
-    TND_GROW(b->requests, b->arequests, b->nrequests + 1);
-    b->requests[b->nrequests++] = r;
+        return; /* without clients, every request is refused there */
+    /* a server's: the caller answers it */
+    TND_GROW(b->events, b->aevents, b->nevents + 1);
+    ev = &b->events[b->nevents++];
+    memset(ev, 0, sizeof(*ev));
+    ev->kind = TND_BROKER_CLIENT;
+    snprintf(ev->key, sizeof(ev->key), "%s", name);
+    memcpy(ev->client, id, id_len);
+    ev->client_len = id_len;
+    snprintf(ev->service, sizeof(ev->service), "%s", msg->service);
+    who_of(&ev->who, b, msg);
+    ev->roles = b->zap ? tnd_zap_roles(msg->user_id) : 0;
+    ev->body = tnd_xmalloc(msg->body_len + 1);
+    memcpy(ev->body, msg->body, msg->body_len);
+    ev->body[msg->body_len] = '\0';
+    ev->body_len = msg->body_len;
 }
 
 int tnd_broker_client_send(tnd_broker *self, const unsigned char *client,

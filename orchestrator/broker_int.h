@@ -35,8 +35,6 @@ struct request {
     char *service;
     char *body;
     size_t len;
-    unsigned char client[TND_MDP_MAX_IDENTITY]; /* external client, or */
-    size_t client_len;                          /* 0 for our own */
     int dispatches;
     int64_t seq; /* queue order: lower goes first */
     worker *worker;
@@ -59,7 +57,6 @@ struct tnd_broker {
     int64_t next_beat;
     int64_t next_seq;
     int64_t front_seq; /* decreasing: requeued requests go first */
-    uint64_t client_seq;
     worker **workers;
     size_t nworkers, aworkers;
     request **requests;

@@ -749,6 +749,18 @@ static void client_requests_for_agents_are_refused(void **state)
     assert_int_equal(tnd_broker_pending(broker, SERVICE), 0);
     assert_int_equal(w->ninbox, 0);
 
+    /* nor any other service: a run serves no client (a request for a
+     * service no agent served was queued for ever, body and all) */
+    tnd_mdp_msg_init(&m, false, TND_MDPC_REQUEST, "nobody.serves.this");
+    m.body = tnd_xstrdup("{\"q\":2}");
+    m.body_len = 7;
+    send_msg(c, &m);
+    take(&m, c);
+    assert_int_equal(m.command, TND_MDPC_FINAL);
+    assert_non_null(strstr(m.body, "a tandem run takes no client's request"));
+    tnd_mdp_msg_clear(&m);
+    assert_int_equal(tnd_broker_pending(broker, "nobody.serves.this"), 0);
+
     /* a client may not send what only a broker sends: ignored */
     tnd_mdp_msg_init(&m, false, TND_MDPC_FINAL, SERVICE);
     send_msg(c, &m);
