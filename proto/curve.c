@@ -270,13 +270,48 @@ static char *word(char **p)
     return w;
 }
 
+/* Whether only its owner (the user, or root) can change the list: a key
+ * another user adds is a coder or a reviewer that approves changes. As
+ * sshd's StrictModes: the file written by no one else, nor replaced in
+ * a directory others may write (unless sticky, as /tmp). -1 with the
+ * error naming the file and the fix. */
+static int only_ours(const char *path)
+{
+    struct stat st, dst;
+    char *dir = tnd_fs_dirname(path);
+    int rc = 0;
+
+    if (stat(path, &st) < 0) {
+        rc = 0; /* the read says what is wrong */
+    } else if (st.st_uid != geteuid() && st.st_uid != 0) {
+        rc = tnd_error_set("%s belongs to another user (uid %u): only you "
+                           "may say which keys are let in; copy it to a "
+                           "file of yours",
+                           path, (unsigned)st.st_uid);
+    } else if (st.st_mode & 022) {
+        rc = tnd_error_set("%s can be written by others (mode %03o): a key "
+                           "they add would be let in as a coder or a "
+                           "reviewer; chmod go-w %s",
+                           path, (unsigned)(st.st_mode & 0777), path);
+    } else if (stat(dir, &dst) == 0 && (dst.st_mode & 022) &&
+               !(dst.st_mode & S_ISVTX)) {
+        rc = tnd_error_set("%s is in %s, which others can write (mode %03o): "
+                           "they could put another list in its place; "
+                           "chmod go-w %s, or keep the list elsewhere",
+                           path, dir, (unsigned)(dst.st_mode & 0777), dir);
+    }
+    free(dir);
+    return rc;
+}
+
 int tnd_curve_list_load(tnd_curve_list *out, const char *path)
 {
     char *text = NULL, *line, *next;
     size_t alloc = 0, lineno = 0;
 
     memset(out, 0, sizeof(*out));
-    if (tnd_fs_read(&text, NULL, path, LIST_FILE_MAX) < 0)
+    if (only_ours(path) < 0 ||
+        tnd_fs_read(&text, NULL, path, LIST_FILE_MAX) < 0)
         return -1;
     for (line = text; line; line = next) {
         char *roles_text, *key, *name, *next_word;

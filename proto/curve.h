@@ -88,7 +88,8 @@ typedef struct tnd_curve_list {
 
 /* Read an authorized-keys file (at most 1 MiB). Every error names the
  * file and line ("FILE:3: 'coders' is not a role (coder, reviewer,
- * client, person)"). */
+ * client, person)"). A file another user owns or can write, or one in a
+ * directory others can write (not sticky), is refused, naming the fix. */
 int tnd_curve_list_load(tnd_curve_list *out, const char *path);
 
 /* The roles of a binary (32-byte) public key: 0 when it is not listed. */

@@ -168,6 +168,42 @@ static void list_errors_name_file_and_line(void **state)
     assert_null(list.entries);
 }
 
+/* A list another user could change is refused: a key they add is let in
+ * as a coder or a reviewer (it was read from a 0666 file in a 0777
+ * directory, and nothing said so). */
+static void a_list_others_can_write_is_refused(void **state)
+{
+    tnd_curve_list list;
+    tnd_curve_pair a;
+    char text[256], sub[600];
+
+    (void)state;
+    assert_int_equal(tnd_curve_generate(&a), 0);
+    snprintf(text, sizeof(text), "coder %s\n", a.public_key);
+    tnd_fs_write(in_dir("open"), text, strlen(text));
+    chmod(in_dir("open"), 0666);
+    assert_int_equal(tnd_curve_list_load(&list, in_dir("open")), -1);
+    has("can be written by others (mode 666)");
+    has("chmod go-w");
+    chmod(in_dir("open"), 0644);
+    assert_int_equal(tnd_curve_list_load(&list, in_dir("open")), 0);
+    tnd_curve_list_clear(&list);
+
+    /* replaced in a directory others can write */
+    snprintf(sub, sizeof(sub), "%s", in_dir("shared"));
+    assert_int_equal(mkdir(sub, 0700), 0);
+    chmod(sub, 0777);
+    snprintf(sub, sizeof(sub), "%s/list", in_dir("shared"));
+    tnd_fs_write(sub, text, strlen(text));
+    chmod(sub, 0644);
+    assert_int_equal(tnd_curve_list_load(&list, sub), -1);
+    has("which others can write (mode 777)");
+    /* unless it is sticky, as /tmp: no one removes another's file */
+    chmod(in_dir("shared"), 01777);
+    assert_int_equal(tnd_curve_list_load(&list, sub), 0);
+    tnd_curve_list_clear(&list);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -188,6 +224,7 @@ int main(void)
         cmocka_unit_test(roles_format_and_parse),
         cmocka_unit_test(the_list_reads_roles_and_names),
         cmocka_unit_test(list_errors_name_file_and_line),
+        cmocka_unit_test(a_list_others_can_write_is_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
