@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -552,6 +553,37 @@ static int start_curve(tnd_broker *b, const tnd_broker_options *opts)
     return 0;
 }
 
+/* A tcp:// endpoint takes connections from anyone who can reach it, and
+ * each holds a descriptor until its handshake ends: ~1,100 raw
+ * connections that never spoke made a run under the usual limit of 1,024
+ * open files fail its workspace ("Too many open files"). So a handshake
+ * must end within HANDSHAKE_MS (libzmq's default: 30 s; CURVE's takes
+ * milliseconds), and the soft limit of open files is raised to the hard
+ * one, up to FILES_TCP (children inherit it: no higher, as some close
+ * every descriptor up to it). */
+#define HANDSHAKE_MS 5000
+#define FILES_TCP    65536
+
+static int open_to_strangers(tnd_broker *b)
+{
+    int ivl = HANDSHAKE_MS;
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < FILES_TCP) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > FILES_TCP
+                          ? FILES_TCP
+                          : rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            tnd_log_debug("cannot raise the limit of open files: %s",
+                          strerror(errno));
+    }
+    if (zmq_setsockopt(b->socket, ZMQ_HANDSHAKE_IVL, &ivl, sizeof(ivl)) < 0)
+        return tnd_error_set("cannot set the handshake's time limit: %s",
+                             zmq_strerror(errno));
+    return 0;
+}
+
 /* An ipc:// endpoint another process listens on. libzmq's bind removes
  * the socket file that is there and makes its own, so a `tandem run`
  * whose config named a server's endpoint took the server's clients and
@@ -616,6 +648,8 @@ tnd_broker *tnd_broker_new(const tnd_broker_options *opts)
         goto fail;
     }
     if (opts->curve && start_curve(b, opts) < 0)
+        goto fail;
+    if (strncmp(opts->endpoint, "tcp://", 6) == 0 && open_to_strangers(b) < 0)
         goto fail;
     if (ipc_free(opts->endpoint) < 0)
         goto fail;

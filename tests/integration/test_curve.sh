@@ -220,3 +220,47 @@ expect_in "$T/serve.err" "has no CURVE"
 expect_in "$(ls -d "$T"/demo/.tandem/sessions/*)/report.json" \
     "\"insecure_endpoint\": \"tcp://0.0.0.0:$port\""
 pass "--insecure allows it for run (kept by resume) and serve, and every report says so"
+
+# Strangers who can reach the port hold a descriptor each until their
+# handshake ends: ~1,100 connections that never spoke made a run under
+# the usual soft limit of 1,024 open files fail ("Too many open files").
+# The soft limit is raised for a tcp:// endpoint, and a handshake must
+# end within 5 s.
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+orchestrator:
+  endpoint: "$EP"
+  curve_key: "$K/orch.key"
+  authorized_keys: "$K/authorized"
+skills:
+  build: {command: make, timeout_s: 60}
+  test:
+    command: "touch '$T/testing'; while [ ! -e '$T/go' ]; do sleep 0.05; done; make test"
+    timeout_s: 120
+    sandbox: none  # waits on a file of the test's
+YAML
+rm -f "$T/testing" "$T/go" "$T/held"
+(ulimit -S -n 1024 && exec "$BIN/tandem" run --repo "$T/demo" \
+    "make the failing test pass" >"$T/out" 2>"$T/err") &
+pid=$!
+wait_for_file "$T/testing" 60
+soft=$(awk '/Max open files/ {print $4}' "/proc/$pid/limits")
+[ "$soft" -gt 1024 ] || fail "the soft limit of open files stayed $soft"
+/usr/bin/python3 - "$port" "$T/held" "$T/go" <<'PY' &
+import os, resource, socket, sys, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+port, held, go = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(1100)]
+open(held, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.05)
+PY
+holder=$!
+wait_for_file "$T/held" 60
+touch "$T/go"
+wait $pid
+RC=$?
+wait $holder
+expect_rc 0 "approved while 1,100 strangers held connections"
+expect_not_in "$T/err" "Too many open files"
+pass "strangers holding connections to a tcp:// endpoint cannot starve a run of descriptors"
