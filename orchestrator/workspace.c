@@ -125,7 +125,9 @@ const char *const *tnd_workspace_touched(const tnd_workspace *self)
 }
 
 /* Refuse paths whose existing part leads outside the root through a
- * symlink, and targets that are symlinks or not regular files. */
+ * symlink, and targets that are symlinks or special files. A directory
+ * may be there: a change can delete its files and put a file in its
+ * place (its write fails if they are not all gone). */
 static int confine(const tnd_workspace *ws, const char *rel)
 {
     char *full = tnd_fs_join(ws->root, rel);
@@ -148,11 +150,11 @@ static int confine(const tnd_workspace *ws, const char *rel)
         error = tnd_error_set("%s: the path leaves the repository through a "
                               "symbolic link",
                               rel);
-    else if (lstat(full, &st) == 0 && !S_ISREG(st.st_mode))
+    else if (lstat(full, &st) == 0 && !S_ISREG(st.st_mode) &&
+             !S_ISDIR(st.st_mode))
         error = tnd_error_set("%s: %s; only regular files can be edited", rel,
-                              S_ISLNK(st.st_mode)   ? "is a symbolic link"
-                              : S_ISDIR(st.st_mode) ? "is a directory"
-                                                    : "is not a regular file");
+                              S_ISLNK(st.st_mode) ? "is a symbolic link"
+                                                  : "is not a regular file");
     free(real);
     free(dir);
     free(full);
@@ -185,8 +187,14 @@ static int read_base(tnd_workspace *ws, touched *t)
                              tnd_snapshot_path(ws->base));
     fd = tnd_beneath_open(root, t->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
     close(root);
+    /* a file of the path's name where a directory would be (a change
+     * that makes the file docs a directory docs/) is no such file */
     if (fd < 0)
-        return errno == ENOENT ? TND_ENOTFOUND : -1;
+        return errno == ENOENT || errno == ENOTDIR ? TND_ENOTFOUND : -1;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd); /* a directory the change makes a file: none there */
+        return TND_ENOTFOUND;
+    }
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return tnd_error_set("%s: not a regular file in the repository; "
@@ -600,6 +608,11 @@ static int write_file(tnd_workspace *ws, const touched *t, const char *content,
     }
     fd = tnd_beneath_open(ws->root_fd, t->path, O_WRONLY | O_CREAT | O_TRUNC,
                           mode);
+    if (fd < 0 && errno == EISDIR)
+        error = tnd_error_set("%s: is a directory; only regular files can be "
+                              "edited, and a file takes a directory's place "
+                              "only when the change deletes every file in it",
+                              t->path);
     if (fd < 0) {
         error = -1;
         goto out;
@@ -628,15 +641,34 @@ out:
     return error;
 }
 
+/* Remove the directories above path that its removal left empty, as git
+ * does: a file may take the place of one (a change that makes the
+ * directory d the file d). One that holds anything stays. */
+static void remove_emptied(tnd_workspace *ws, const char *path)
+{
+    char *dir = tnd_fs_dirname(path);
+
+    while (strcmp(dir, ".") != 0 &&
+           tnd_beneath_remove(ws->root_fd, dir, true, true) == 0) {
+        char *up = tnd_fs_dirname(dir);
+        free(dir);
+        dir = up;
+    }
+    tnd_error_clear();
+    free(dir);
+}
+
 /* Put back every file the last proposal touched, and remove the
- * directories it made (those a build has since put files in stay). */
+ * directories it made (those a build has since put files in stay): the
+ * files the base does not have first, then those directories, then the
+ * base's files, so a file and a directory of one name can trade places. */
 static int revert(tnd_workspace *self)
 {
     int error = 0;
 
     for (size_t i = 0; i < self->nfiles; i++) {
         const touched *t = &self->files[i];
-        if (write_file(self, t, t->base, t->base_len, t->mode) < 0)
+        if (!t->base && write_file(self, t, NULL, 0, t->mode) < 0)
             error = -1;
     }
     /* newest first, so children go before their parents; a directory a
@@ -647,6 +679,11 @@ static int revert(tnd_workspace *self)
             errno != ENOTEMPTY && errno != EEXIST)
             error = -1;
         free(dir);
+    }
+    for (size_t i = 0; i < self->nfiles; i++) {
+        const touched *t = &self->files[i];
+        if (t->base && write_file(self, t, t->base, t->base_len, t->mode) < 0)
+            error = -1;
     }
     forget(self);
     return error;
@@ -702,18 +739,25 @@ int tnd_workspace_apply_exec(tnd_workspace *self, const tnd_edit *edits,
     }
     if (self->nfiles > 1) /* qsort wants a pointer even for none */
         qsort(self->files, self->nfiles, sizeof(touched), cmp_touched);
-    for (size_t i = 0; i < self->nfiles; i++) {
-        touched *t = &self->files[i];
-        if (write_file(self, t, t->now, t->now_len, t->now_mode) < 0) {
-            /* files not written yet still hold their base: putting the
-             * base back everywhere is right and simple */
-            char *why = tnd_xstrdup(tnd_error_last());
-            revert(self);
-            tnd_error_set("%s", why);
-            free(why);
-            return -1;
+    /* deletions first, and the directories they empty, so a file can
+     * take a directory's place; then the writes */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < self->nfiles; i++) {
+            touched *t = &self->files[i];
+            if ((pass == 0) != !t->now)
+                continue;
+            if (write_file(self, t, t->now, t->now_len, t->now_mode) < 0) {
+                /* files not written yet still hold their base: putting
+                 * the base back everywhere is right and simple */
+                char *why = tnd_xstrdup(tnd_error_last());
+                revert(self);
+                tnd_error_set("%s", why);
+                free(why);
+                return -1;
+            }
+            if (!t->now)
+                remove_emptied(self, t->path);
         }
-    }
     free(self->paths);
     self->paths = tnd_xcalloc(self->nfiles + 1, sizeof(char *));
     for (size_t i = 0; i < self->nfiles; i++)

@@ -551,3 +551,18 @@ run tandem run --commit --repo "$T/mono/sub" --config "$T/coder.yaml" "a comment
 expect_rc 2 "run --commit from a subdirectory"
 expect_in "$T/err" "is the directory sub/ of the git work tree"
 pass "a review of git changes, and run --commit, from a subdirectory say to give the top"
+
+# a commit that makes a file a directory, or a directory a file: both
+# were rejected ("Not a directory", "is a directory") though git commits
+# them and nothing was judged
+git_demo
+(cd "$T/demo" && echo v1 >notes && mkdir olddir && echo x >olddir/f &&
+    git add -A && git -c user.email=t@example.com -c user.name=t commit -qm notes &&
+    git rm -q notes && mkdir notes && echo hi >notes/index.md &&
+    git rm -q -r olddir && echo file >olddir && git add -A) ||
+    fail "cannot stage the trades"
+run tandem review --staged --repo "$T/demo" --config "$T/yes.yaml" "notes become a directory"
+expect_rc 0 "a file and a directory trade places"
+expect_in "$(session_dir)/attempt-1.diff" "+++ b/notes/index.md"
+expect_in "$(session_dir)/attempt-1.diff" "+++ b/olddir"
+pass "a change that makes a file a directory, and a directory a file, is reviewed"

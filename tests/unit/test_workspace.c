@@ -738,6 +738,40 @@ static void symlinks_directories_and_binaries_are_not_edited(void **state)
     tnd_workspace_destroy(&ws, 1);
 }
 
+/* A file and a directory of one name trade places, as git changes them
+ * (a review rejected both ways: "cannot open docs/index.md: Not a
+ * directory", "d: is a directory"), and a reset puts them back. */
+static void a_file_and_a_directory_trade_places(void **state)
+{
+    (void)state;
+    for (int incremental = 0; incremental < 2; incremental++) {
+        tnd_workspace *ws = open_ws_mode(incremental);
+        const char *root = tnd_workspace_path(ws);
+        char *diff, *full;
+        struct stat st;
+
+        assert_int_equal(
+            APPLY(ws, DELETE("run.sh"), WRITE("run.sh/index.md", "hi\n"),
+                  DELETE("docs/.tandem-notes"), WRITE("docs", "a file now\n")),
+            0);
+        assert_file(root, "run.sh/index.md", "hi\n");
+        assert_file(root, "docs", "a file now\n");
+        diff = tnd_workspace_diff(ws);
+        assert_non_null(strstr(diff, "deleted file mode 100755"));
+        assert_non_null(strstr(diff, "+++ b/run.sh/index.md"));
+        assert_non_null(strstr(diff, "+++ b/docs\n"));
+        free(diff);
+        assert_int_equal(tnd_workspace_reset(ws), 0);
+        assert_file(root, "run.sh", "#!/bin/sh\necho hi\n");
+        full = tnd_fs_join(root, "run.sh");
+        assert_int_equal(lstat(full, &st), 0);
+        assert_true(S_ISREG(st.st_mode) && (st.st_mode & 0100));
+        free(full);
+        assert_file(root, "docs/.tandem-notes", "notes\n");
+        tnd_workspace_destroy(&ws, 1);
+    }
+}
+
 static void diff_lists_files_in_path_order(void **state)
 {
     tnd_workspace *ws = open_ws();
@@ -1056,6 +1090,7 @@ int main(void)
         cmocka_unit_test(a_swapped_directory_cannot_lead_the_revert_outside),
         cmocka_unit_test(only_files_inside_are_held),
         cmocka_unit_test(symlinks_directories_and_binaries_are_not_edited),
+        cmocka_unit_test(a_file_and_a_directory_trade_places),
         cmocka_unit_test(diff_lists_files_in_path_order),
         cmocka_unit_test(no_op_edits_give_an_empty_diff),
         cmocka_unit_test(reset_gives_a_clean_copy_of_the_base),
