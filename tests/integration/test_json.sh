@@ -54,8 +54,12 @@ expect_in "$dir/final.diff" "+    return (double)sum / (double)count;"
 copy_demo
 tandem run --repo "$T/demo" "make the failing test pass" >&- 2>"$T/err"
 RC=$?
-expect_rc 1 "the approved diff with stdout closed"
-expect_in "$T/err" "tandem: cannot write the approved diff on stdout"
+# under valgrind the program never sees its stdout closed: valgrind's
+# --log-file takes the lowest free descriptor, 1, and the diff goes there
+if [ "${TANDEM_MEMCHECK:-0}" != 1 ]; then
+    expect_rc 1 "the approved diff with stdout closed"
+    expect_in "$T/err" "tandem: cannot write the approved diff on stdout"
+fi
 dir=$(session_dir)
 expect_not_in "$dir/lock" "diff --git"
 copy_demo
