@@ -20,11 +20,18 @@ bool tnd_term_can_redraw(int fd);
  * when it is a number from 1 to 10000, else 80. */
 int tnd_term_width(int fd);
 
+/* The height of the terminal at fd in lines, asked anew on each call:
+ * its TIOCGWINSZ size, else $LINES when it is a number from 1 to 10000,
+ * else 24. */
+int tnd_term_height(int fd);
+
 /* Make the one-line text s fit in columns columns, in place: control
- * characters (a newline in a task) become spaces, and a line too long
- * ends in "..." within the width instead of wrapping. One column per
- * character (code point); s is cut on a character's boundary. columns
- * below 4 count as 4. */
+ * characters (a newline in a task) become spaces, C1 controls (U+0080 to
+ * U+009F: U+009B is CSI to xterm) and bytes that are not UTF-8 become
+ * '?', and a line too long ends in "..." within the width instead of
+ * wrapping. Wide characters (CJK, most emoji) take two columns and
+ * combining marks none; s is cut on a character's boundary. Below 4
+ * columns the line is cut without "...". */
 void tnd_term_fit(char *s, int columns);
 
 #endif

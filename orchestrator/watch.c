@@ -22,7 +22,9 @@
 #include "orchestrator/submit.h"
 #include "proto/json.h"
 
-#define MAX_WATCHED 64
+/* Sessions one watch follows at most (each holds a socket); the rest are
+ * counted on the last line. It was 64, and the 65th never showed. */
+#define MAX_WATCHED 4096
 #define TICK_MS     250
 
 typedef struct watched {
@@ -43,8 +45,9 @@ typedef struct watch {
     const tnd_watch_options *opts;
     char *repo;
     void *ctx;
-    watched items[MAX_WATCHED];
-    size_t n;
+    watched *items;
+    size_t n, alloc;
+    size_t left_out; /* running sessions past MAX_WATCHED */
     bool tty;
     int drawn;        /* lines drawn last time (tty) */
     int64_t deadline; /* --for: the end (monotonic ms); 0: none */
@@ -175,18 +178,41 @@ static void subscribe(watch *wt, watched *w)
     free(path);
 }
 
+static void forget(watched *w)
+{
+    if (w->sub)
+        zmq_close(w->sub);
+    free(w->id);
+    free(w->dir);
+    free(w->task);
+    memset(w, 0, sizeof(*w));
+}
+
+/* Follow the session id of repo, which runs now; one followed already
+ * that had stopped (it waited for a person, who answered) is followed
+ * again from its journal (it was left as it stopped, "waiting for a
+ * person", and the watch's summary said so of a session approved). */
 static void add(watch *wt, const char *repo, const char *id)
 {
-    watched *w;
+    watched *w = NULL;
     json_object *records = NULL;
     char *path;
 
-    for (size_t i = 0; i < wt->n; i++)
-        if (strcmp(wt->items[i].id, id) == 0)
-            return;
-    if (wt->n == MAX_WATCHED)
+    for (size_t i = 0; i < wt->n && !w; i++)
+        if (strcmp(wt->items[i].id, id) == 0) {
+            if (!wt->items[i].done)
+                return;
+            w = &wt->items[i];
+            forget(w);
+        }
+    if (!w && wt->n == MAX_WATCHED) {
+        wt->left_out++;
         return;
-    w = &wt->items[wt->n];
+    }
+    if (!w) {
+        TND_GROW(wt->items, wt->alloc, wt->n + 1);
+        w = &wt->items[wt->n++];
+    }
     memset(w, 0, sizeof(*w));
     w->id = tnd_xstrdup(id);
     w->dir = tnd_session_dir_of(repo, id);
@@ -199,7 +225,6 @@ static void add(watch *wt, const char *repo, const char *id)
     json_object_put(records);
     free(path);
     subscribe(wt, w);
-    wt->n++;
 }
 
 /* The sessions the user's tandem serve runs now, from its status: asked
@@ -230,6 +255,7 @@ static void scan(watch *wt)
 {
     char **ids;
 
+    wt->left_out = 0;
     for (size_t i = 0; i < wt->n; i++)
         if (!wt->items[i].done)
             subscribe(wt, &wt->items[i]);
@@ -264,6 +290,8 @@ static void draw(watch *wt)
     int width = tnd_term_width(STDOUT_FILENO) - 1; /* never the last column:
                                                       no wrap, ever */
     char line[1024], phase[160];
+    size_t shown;
+    int rows;
 
     if (!wt->tty)
         return;
@@ -279,7 +307,13 @@ static void draw(watch *wt)
         fflush(stdout);
         return;
     }
-    for (size_t i = 0; i < wt->n; i++) {
+    /* never more lines than the window has: the cursor cannot go up past
+     * its top, and every redraw of 30 sessions in 10 rows scrolled */
+    rows = tnd_term_height(STDOUT_FILENO) - 1;
+    shown = wt->n + (wt->left_out ? 1 : 0) > (size_t)rows && rows > 1
+                ? (size_t)rows - 1
+                : wt->n;
+    for (size_t i = 0; i < shown; i++) {
         const watched *w = &wt->items[i];
         double secs = w->started_wall ? (now - w->started_wall) / 1000.0 : 0;
         phase_of(phase, sizeof(phase), w, now);
@@ -288,8 +322,17 @@ static void draw(watch *wt)
         tnd_term_fit(line, width);
         printf("%s\n", line);
     }
+    wt->drawn = (int)shown;
+    if (shown < wt->n + wt->left_out) {
+        snprintf(line, sizeof(line),
+                 "... and %zu more session%s (tandem watch ID follows one)",
+                 wt->n + wt->left_out - shown,
+                 wt->n + wt->left_out - shown == 1 ? "" : "s");
+        tnd_term_fit(line, width);
+        printf("%s\n", line);
+        wt->drawn++;
+    }
     fflush(stdout);
-    wt->drawn = (int)wt->n;
 }
 
 static void plain_line(const watched *w, json_object *e)
@@ -352,8 +395,8 @@ int tnd_watch(const tnd_watch_options *opts)
         goto out;
     }
     for (;;) {
-        zmq_pollitem_t items[MAX_WATCHED];
-        size_t map[MAX_WATCHED], np = 0;
+        zmq_pollitem_t *items = tnd_xcalloc(wt.n + 1, sizeof(*items));
+        size_t *map = tnd_xcalloc(wt.n + 1, sizeof(*map)), np = 0;
         for (size_t i = 0; i < wt.n; i++)
             if (wt.items[i].sub && !wt.items[i].done) {
                 items[np].socket = wt.items[i].sub;
@@ -363,8 +406,11 @@ int tnd_watch(const tnd_watch_options *opts)
                 map[np++] = i;
             }
         draw(&wt);
-        if (np > 0 && zmq_poll(items, (int)np, TICK_MS) < 0 && errno == EINTR)
+        if (np > 0 && zmq_poll(items, (int)np, TICK_MS) < 0 && errno == EINTR) {
+            free(items);
+            free(map);
             break;
+        }
         if (np == 0) {
             struct timespec ts = {0, TICK_MS * 1000000L};
             nanosleep(&ts, NULL);
@@ -391,6 +437,8 @@ int tnd_watch(const tnd_watch_options *opts)
             }
             zmq_msg_close(&msg);
         }
+        free(items);
+        free(map);
         if (tnd_now_ms() >= next_scan) {
             scan(&wt);
             /* while none runs, look at every tick */
@@ -408,13 +456,9 @@ int tnd_watch(const tnd_watch_options *opts)
     for (size_t i = 0; i < wt.n && !wt.tty; i++)
         printf("%s: %s\n", wt.items[i].id, wt.items[i].phase);
 out:
-    for (size_t i = 0; i < wt.n; i++) {
-        if (wt.items[i].sub)
-            zmq_close(wt.items[i].sub);
-        free(wt.items[i].id);
-        free(wt.items[i].dir);
-        free(wt.items[i].task);
-    }
+    for (size_t i = 0; i < wt.n; i++)
+        forget(&wt.items[i]);
+    free(wt.items);
     zmq_ctx_term(wt.ctx);
     free(wt.repo);
     return code;

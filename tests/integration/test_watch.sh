@@ -12,6 +12,7 @@ TMUX_SOCK=$T/tmux.sock
 tmx() { tmux -S "$TMUX_SOCK" "$@"; }
 # the processes in the panes must be gone before lib.sh removes files
 stop_tmux() {
+    [ -n "${HOLDER:-}" ] && kill "$HOLDER" 2>/dev/null
     tmx kill-server 2>/dev/null
     i=0
     while pgrep -f "$T/demo" >/dev/null 2>&1 && [ $i -lt 100 ]; do
@@ -157,3 +158,112 @@ run "$BIN/tandem" watch --repo "$T/demo" --plain "$id"
 expect_in "$T/out" "waiting for a person"
 expect_not_in "$T/out" "applying"
 pass "a session resumed to the same question is watched as waiting for a person"
+
+# held LIST: hold the lock of each session directory named in the file
+# LIST, as a running tandem does, until the file $T/release appears
+held() {
+    rm -f "$T/release" "$T/holding"
+    /usr/bin/python3 - "$1" "$T/holding" "$T/release" <<'PY' &
+import fcntl, os, sys, time
+fds = []
+for d in open(sys.argv[1]).read().split():
+    fd = os.open(os.path.join(d, "lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    fds.append(fd)
+open(sys.argv[2], "w").close()
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.05)
+PY
+    HOLDER=$!
+    wait_for_file "$T/holding" 30
+}
+
+# More sessions than rows, one with a task in Chinese: every line fits
+# its row (a wide character took one column and the line wrapped), and
+# the watch draws no more lines than the window has (30 sessions in 10
+# rows scrolled at every redraw), counting the rest
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate:
+  max_iterations: 1
+  escalate: queue
+YAML
+run "$BIN/tandem" run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "escalated"
+src=$(session_dir)
+: >"$T/dirs"
+for n in $(seq 10 39); do
+    d=$T/demo/.tandem/sessions/20261126-0000$n-000000$n
+    cp -r "$src" "$d"
+    rm -f "$d/lock"
+    echo "$d" >>"$T/dirs"
+done
+sed -i 's/"task":"make the failing test pass"/"task":"让失败的测试通过，并且说明为什么这样修改是正确的，再加一个测试用例"/' \
+    "$T/demo/.tandem/sessions/20261126-000010-00000010/journal.jsonl"
+held "$T/dirs"
+tmx new-session -d -s many -x 80 -y 10 \
+    "'$BIN/tandem' watch --repo '$T/demo'; sleep 600"
+wait_pane many "more sessions (tandem watch ID follows one)" 20
+tmx capture-pane -p -t many >"$T/pane"
+[ "$(grep -c '^2026' "$T/pane")" -le 9 ] ||
+    fail "more session lines than the window's rows: $(cat "$T/pane")"
+grep -q '^20261126-000010-00000010 .*让失败.*\.\.\.$' "$T/pane" ||
+    fail "the Chinese task is not cut to fit its row: $(cat "$T/pane")"
+touch "$T/release"
+wait "$HOLDER"
+pass "watch draws no more lines than the window has, wide characters counted"
+
+# A session that waited for a person and was answered is followed again:
+# the watcher, held open by another running session, showed it waiting
+# for a person to the end. Attempt 2's test waits for the test's word,
+# so the watcher sees the session run again.
+rm -rf "$T/demo/.tandem/sessions"
+copy_demo
+rm -f "$T/answered" "$T/running" "$T/go2"
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+gate:
+  max_iterations: 1
+  escalate: queue
+skills:
+  build: {command: make, timeout_s: 60}
+  test:
+    command: "if [ -e '$T/answered' ]; then touch '$T/running'; while [ ! -e '$T/go2' ]; do sleep 0.05; done; fi; make test"
+    timeout_s: 60
+    sandbox: none # the sandbox would hide the test's files
+YAML
+run "$BIN/tandem" run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "escalated"
+a=$(basename "$(session_dir)")
+b=$T/demo/.tandem/sessions/20261126-000001-00000001
+cp -r "$T/demo/.tandem/sessions/$a" "$b"
+rm -f "$b/lock"
+# where its events would come from, as a running session says
+echo "ipc://$T/b-events.sock" >"$b/events"
+echo "$b" >"$T/dirs"
+held "$T/dirs"
+"$BIN/tandem" watch --repo "$T/demo" --plain >"$T/watch.out" 2>&1 &
+watcher=$!
+wait_for_line() { # TEXT: poll the watcher's output for TEXT
+    i=0
+    until grep -q -- "$1" "$T/watch.out" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -gt 600 ] && fail "the watcher never said $1: $(cat "$T/watch.out")"
+        sleep 0.05
+    done
+}
+wait_for_line "$(basename "$b"): following"
+touch "$T/answered"
+"$BIN/tandem" budget --repo "$T/demo" "$a" --iterations 1 \
+    >"$T/out" 2>"$T/err" &
+answering=$!
+wait_for_file "$T/running" 30
+wait_for_line "$a: following"
+touch "$T/go2"
+wait $answering
+RC=$?
+expect_rc 0 "approved after a budget"
+wait_for_line "$a attempt 2: finished: approved"
+touch "$T/release"
+wait "$HOLDER"
+wait "$watcher"
+pass "a session answered while a watch runs is followed again"

@@ -98,8 +98,20 @@ static void a_line_is_fit_to_the_width(void **state)
          "\xc3\xa9\xc3\xa9..."},
         {"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 5,
          "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"},
-        {"abcdefgh", 1, "a..."}, /* below 4 counts as 4 */
+        /* below 4 columns: cut, no room for "..." (it wrapped) */
+        {"abcdefgh", 1, "a"},
+        {"abcdefgh", 3, "abc"},
         {"", 80, ""},
+        /* wide characters take two columns (a CJK task wrapped) */
+        {"\xe4\xb8\xad\xe6\x96\x87\xe4\xb8\xad\xe6\x96\x87", 8,
+         "\xe4\xb8\xad\xe6\x96\x87\xe4\xb8\xad\xe6\x96\x87"},
+        {"\xe4\xb8\xad\xe6\x96\x87\xe4\xb8\xad\xe6\x96\x87", 7,
+         "\xe4\xb8\xad\xe6\x96\x87..."},
+        /* C1 controls (U+009B is CSI) and stray bytes are no escapes */
+        {"a\xc2\x9b"
+         "31mb\x9b"
+         "c",
+         40, "a??31mb?c"},
     };
 
     (void)state;
