@@ -78,13 +78,21 @@ static int walk_open(int rootfd, const char *rel, int flags, mode_t mode)
         int next;
         *slash = '\0';
         if (*p && strcmp(p, ".") != 0) {
+            struct stat st;
             next =
                 openat(dirfd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            /* a symlink to a directory is a link on the way (ELOOP, as
+             * openat2 says); a file is no directory (ENOTDIR, as there) */
+            int err = errno;
+            if (next < 0 && err == ENOTDIR)
+                err = fstatat(dirfd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                              !S_ISLNK(st.st_mode)
+                          ? ENOTDIR
+                          : ELOOP;
             close(dirfd);
             dirfd = next;
             if (dirfd < 0) {
-                if (errno == ENOTDIR)
-                    errno = ELOOP; /* a symlink to a directory, or a file */
+                errno = err;
                 goto out;
             }
         }

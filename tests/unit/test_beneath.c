@@ -108,6 +108,13 @@ static void refuses_links_and_escapes(void **state)
             "/etc/passwd");
     refused(tnd_beneath_mkdirs(rootfd, "link/sub", NULL, NULL), "link/sub");
     refused(tnd_beneath_remove(rootfd, "link/file", false, false), "link/file");
+    /* a link on the way is ELOOP; a file on the way is no directory,
+     * ENOTDIR, both ways (the walk said ELOOP for both, and a change
+     * that makes the file F a directory F/ was refused) */
+    assert_int_equal(tnd_beneath_open(rootfd, "link/file", O_RDONLY, 0), -1);
+    assert_int_equal(errno, ELOOP);
+    assert_int_equal(tnd_beneath_open(rootfd, "dir/file/x", O_RDONLY, 0), -1);
+    assert_int_equal(errno, ENOTDIR);
     outside_is_untouched();
 }
 

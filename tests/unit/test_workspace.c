@@ -21,6 +21,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/beneath.h"
 #include "common/fs.h"
 #include "common/str.h"
 #include "orchestrator/snapshot.h"
@@ -744,8 +745,10 @@ static void symlinks_directories_and_binaries_are_not_edited(void **state)
 static void a_file_and_a_directory_trade_places(void **state)
 {
     (void)state;
-    for (int incremental = 0; incremental < 2; incremental++) {
-        tnd_workspace *ws = open_ws_mode(incremental);
+    /* plain, incremental, and where the kernel has no openat2 (as under
+     * valgrind, which failed it) */
+    for (int round = 0; round < 3; round++) {
+        tnd_workspace *ws = open_ws_mode(round == 1);
         const char *root = tnd_workspace_path(ws);
         char *diff, *full;
         struct stat st;
@@ -769,7 +772,9 @@ static void a_file_and_a_directory_trade_places(void **state)
         free(full);
         assert_file(root, "docs/.tandem-notes", "notes\n");
         tnd_workspace_destroy(&ws, 1);
+        tnd_beneath_walk_only(round == 1); /* the next round's */
     }
+    tnd_beneath_walk_only(false);
 }
 
 static void diff_lists_files_in_path_order(void **state)
