@@ -9,17 +9,15 @@
 
 /* The long options' names, in tnd_cli_opt's order from TND_OPT_REPO. */
 static const char *const long_names[] = {
-    "repo",       "config",  "llm",          "base-url",
-    "task-file",  "record",  "diff",         "timeout",
-    "iterations", "tokens",  "older-than",   "for",
-    "format",     "bind",    "max-sessions", "queue-max",
-    "drain-s",    "state",   "connect",      "attach",
-    "out",        "name",    "on-error",     "pool",
-    "server-key", "key",     "reconnect-s",  "keep-workspace",
-    "staged",     "waiting", "dry-run",      "json",
-    "force",      "detach",  "status",       "allow-empty",
-    "review",     "apply",   "commit",       "server",
-    "insecure",   "plain",
+    "repo",         "config",      "llm",         "base-url",       "task-file",
+    "record",       "diff",        "timeout",     "iterations",     "tokens",
+    "calls",        "older-than",  "for",         "format",         "bind",
+    "max-sessions", "queue-max",   "drain-s",     "state",          "connect",
+    "attach",       "out",         "name",        "on-error",       "pool",
+    "server-key",   "key",         "reconnect-s", "keep-workspace", "staged",
+    "waiting",      "dry-run",     "json",        "force",          "detach",
+    "status",       "allow-empty", "review",      "apply",          "commit",
+    "server",       "insecure",    "plain",
 };
 _Static_assert(sizeof(long_names) / sizeof(long_names[0]) ==
                    TND_OPT_PLAIN - TND_OPT_REPO + 1,

@@ -42,6 +42,7 @@ typedef enum tnd_cli_opt {
     TND_OPT_TIMEOUT,
     TND_OPT_ITERATIONS,
     TND_OPT_TOKENS,
+    TND_OPT_CALLS,
     TND_OPT_OLDER_THAN,
     TND_OPT_FOR,
     TND_OPT_FORMAT,

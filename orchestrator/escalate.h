@@ -29,6 +29,7 @@ typedef struct tnd_answer {
     char *text;     /* reject: why; guide: the guidance; may be NULL */
     int iterations; /* budget: more attempts */
     long tokens;    /* budget: more tokens */
+    long calls;     /* budget: more LLM calls */
 } tnd_answer;
 
 /* "approve", "reject", "guide", "budget", "skip", "stop". */

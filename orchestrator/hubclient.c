@@ -365,6 +365,8 @@ static json_object *answer_json(const tnd_client_request *req, long escalation)
     json_object_object_add(o, "iterations",
                            json_object_new_int64(req->iterations));
     json_object_object_add(o, "tokens", json_object_new_int64(req->tokens));
+    if (req->calls)
+        json_object_object_add(o, "calls", json_object_new_int64(req->calls));
     return o;
 }
 
@@ -387,14 +389,15 @@ static int server_answer_kind(tnd_answer_kind *kind, const char *name)
  * error set when it names no answer a person may give. */
 int tnd_hub_set_answer(tnd_hubsession *s, json_object *ans)
 {
-    tnd_answer_kind kind;
+    tnd_answer a = {0};
 
-    if (server_answer_kind(&kind, tnd_json_str_or(ans, "answer", "none")) < 0)
+    if (server_answer_kind(&a.kind, tnd_json_str_or(ans, "answer", "none")) < 0)
         return -1;
-    tnd_hubsession_set_answer(s, kind, tnd_json_str_or(ans, "text", NULL),
-                              (int)tnd_json_int_or(ans, "iterations", 0),
-                              tnd_json_int_or(ans, "tokens", 0),
-                              tnd_json_int_or(ans, "escalation", 0));
+    a.text = (char *)tnd_json_str_or(ans, "text", NULL);
+    a.iterations = (int)tnd_json_int_or(ans, "iterations", 0);
+    a.tokens = tnd_json_int_or(ans, "tokens", 0);
+    a.calls = tnd_json_int_or(ans, "calls", 0);
+    tnd_hubsession_set_answer(s, &a, tnd_json_int_or(ans, "escalation", 0));
     return 0;
 }
 

@@ -107,15 +107,12 @@ tnd_hubsession_state tnd_hubsession_state_of(const tnd_hubsession *self)
     return self->state;
 }
 
-void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
-                               const char *text, int iterations, long tokens,
+void tnd_hubsession_set_answer(tnd_hubsession *self, const tnd_answer *ans,
                                long escalation)
 {
     tnd_answer_clear(&self->answer);
-    self->answer.kind = kind;
-    self->answer.text = text ? tnd_xstrdup(text) : NULL;
-    self->answer.iterations = iterations;
-    self->answer.tokens = tokens;
+    self->answer = *ans;
+    self->answer.text = ans->text ? tnd_xstrdup(ans->text) : NULL;
     self->escalation = escalation;
 }
 
@@ -170,6 +167,7 @@ static void *session_main(void *arg)
         co.text = s->answer.text;
         co.iterations = s->answer.iterations;
         co.tokens = s->answer.tokens;
+        co.calls = s->answer.calls;
         co.escalation = s->escalation;
         co.who = s->who.via ? &s->who : NULL;
         /* held since it was queued: nothing took it meanwhile */

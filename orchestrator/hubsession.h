@@ -48,11 +48,10 @@ const char *tnd_hubsession_dir(const tnd_hubsession *self);
 tnd_hubsession_state tnd_hubsession_state_of(const tnd_hubsession *self);
 
 /* It goes on with a person's answer, which tnd_run_continue checks and
- * journals: kind (approve, reject, guide, budget), text (copied; may be
- * NULL), iterations and tokens, for the escalation whose record has seq
- * escalation (0: whichever waits). Before tnd_hubsession_start. */
-void tnd_hubsession_set_answer(tnd_hubsession *self, tnd_answer_kind kind,
-                               const char *text, int iterations, long tokens,
+ * journals: its kind (approve, reject, guide, budget), text (copied; may
+ * be NULL) and grants, for the escalation whose record has seq escalation
+ * (0: whichever waits). Before tnd_hubsession_start. */
+void tnd_hubsession_set_answer(tnd_hubsession *self, const tnd_answer *ans,
                                long escalation);
 
 /* The session's lock, taken by the hub (fd holds it): kept while the

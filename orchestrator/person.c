@@ -164,10 +164,11 @@ static void show_commands(run *r)
     if (r->opts.review)
         return; /* no coder to guide or to give more attempts */
     fprintf(r->err, "  tandem guide %s -m TEXT\n", id);
-    if (r->gate.max_tokens > 0)
-        fprintf(r->err, "  tandem budget %s --iterations N --tokens N\n", id);
-    else
-        fprintf(r->err, "  tandem budget %s --iterations N\n", id);
+    /* the budgets a person may raise: a session stopped by
+     * gate.max_llm_calls was offered only answers that left it spent */
+    fprintf(r->err, "  tandem budget %s --iterations N%s%s\n", id,
+            r->gate.max_tokens > 0 ? " --tokens N" : "",
+            r->gate.max_llm_calls > 0 ? " --calls N" : "");
 }
 
 json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by,
@@ -181,6 +182,8 @@ json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by,
     json_object_object_add(f, "iterations",
                            json_object_new_int(ans->iterations));
     json_object_object_add(f, "tokens", json_object_new_int64(ans->tokens));
+    if (ans->calls)
+        json_object_object_add(f, "calls", json_object_new_int64(ans->calls));
     json_object_object_add(f, "by", json_object_new_string(by));
     if (who && who->via != TND_CLIENT_VIA_NONE) {
         /* a server's: never its own user, who only relayed it */
@@ -228,6 +231,7 @@ static int journaled_answer(run *r, int n, long esc, tnd_answer *ans)
             ans->text = tnd_xstrdup(tnd_json_str_or(rec, "text", NULL));
             ans->iterations = (int)tnd_json_int_or(rec, "iterations", 0);
             ans->tokens = tnd_json_int_or(rec, "tokens", 0);
+            ans->calls = tnd_json_int_or(rec, "calls", 0);
             return 1;
         }
         if (strcmp(type, "escalation") == 0 || strcmp(type, "proposal") == 0)
@@ -391,6 +395,8 @@ int tnd_loop_take_answer(run *r, attempt *a, loop_state *ls,
                 ans->iterations;
         if (ans->tokens > 0 && r->gate.max_tokens > 0)
             r->gate.max_tokens += ans->tokens;
+        if (ans->calls > 0 && r->gate.max_llm_calls > 0)
+            r->gate.max_llm_calls += (int)ans->calls;
         break;
     case TND_ANSWER_GUIDE:
     case TND_ANSWER_SKIP:

@@ -107,8 +107,10 @@ static int check_answer(run *r, const tnd_continue_options *o,
                                 o->answer == TND_ANSWER_GUIDE ? "guide"
                                                               : "give more "
                                                                 "attempts");
-    if (o->answer == TND_ANSWER_BUDGET && o->iterations <= 0 && o->tokens <= 0)
-        return tnd_error_config("budget: give --iterations N or --tokens N");
+    if (o->answer == TND_ANSWER_BUDGET && o->iterations <= 0 &&
+        o->tokens <= 0 && o->calls <= 0)
+        return tnd_error_config(
+            "budget: give --iterations N, --tokens N or --calls N");
     /* the question answered is the one that waits: a served answer kept
      * across a restart went to a later escalation, after a person had
      * answered the first here, and approved a diff nobody was shown */
@@ -403,9 +405,17 @@ static int continue_once(const tnd_continue_options *o, go_on *next)
         return rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
     if (o->answer == TND_ANSWER_BUDGET && o->tokens > 0 && o->iterations <= 0 &&
-        r.gate.max_tokens == 0) {
+        o->calls <= 0 && r.gate.max_tokens == 0) {
         fprintf(r.err, "tandem: budget: gate.max_tokens is 0 (no token "
                        "budget), so --tokens grants nothing; give "
+                       "--iterations N\n");
+        tnd_loop_close(&r);
+        return TND_EXIT_USAGE;
+    }
+    if (o->answer == TND_ANSWER_BUDGET && o->calls > 0 && o->iterations <= 0 &&
+        o->tokens <= 0 && r.gate.max_llm_calls == 0) {
+        fprintf(r.err, "tandem: budget: gate.max_llm_calls is 0 (no limit on "
+                       "calls), so --calls grants nothing; give "
                        "--iterations N\n");
         tnd_loop_close(&r);
         return TND_EXIT_USAGE;
@@ -415,7 +425,7 @@ static int continue_once(const tnd_continue_options *o, go_on *next)
     rc = 0;
     if (o->answer) {
         tnd_answer ans = {o->answer, o->text ? tnd_xstrdup(o->text) : NULL,
-                          o->iterations, o->tokens};
+                          o->iterations, o->tokens, o->calls};
         rc = tnd_loop_step(&r, "answer",
                            tnd_loop_answer_json(&ans, "command", o->who));
         tnd_answer_clear(&ans);

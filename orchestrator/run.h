@@ -150,6 +150,7 @@ typedef struct tnd_continue_options {
     const char *text;          /* reject: why; guide: the guidance */
     int iterations;            /* budget: more attempts */
     long tokens;               /* budget: more tokens */
+    long calls;                /* budget: more LLM calls */
     const tnd_client_who *who; /* a served answer: who gave it, as the
                                   server's transport proved it (journaled
                                   with it); NULL: this process's user */

@@ -54,10 +54,10 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
             to);
     else
         fputs("usage: tandem budget [--repo DIR] ID [--iterations N] "
-              "[--tokens N]\n"
+              "[--tokens N] [--calls N]\n"
               "\n"
-              "Grant the waiting session ID more attempts and/or more tokens,\n"
-              "and go on.\n",
+              "Grant the waiting session ID more attempts, tokens or LLM\n"
+              "calls, and go on.\n",
               to);
     fputs("\n"
           "options:\n"
@@ -69,7 +69,9 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
         fputs("  -m, --message T   the guidance (required)\n", to);
     if (kind == TND_ANSWER_BUDGET)
         fputs("  --iterations N    more attempts (1..50)\n"
-              "  --tokens N        more tokens (when gate.max_tokens is set)\n",
+              "  --tokens N        more tokens (when gate.max_tokens is set)\n"
+              "  --calls N         more LLM calls (1..1000, when\n"
+              "                    gate.max_llm_calls is set)\n",
               to);
     if (kind == 0)
         fputs("  --llm P:MODEL     another model from here on (answers the\n"
@@ -89,10 +91,11 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
 int tnd_cmd_continue(const char *cmd, int argc, char **argv)
 {
     /* all of them, for each: what is for another answer is said so */
-    static const int accepts[] = {
-        TND_OPT_REPO,       TND_OPT_LLM,    TND_OPT_BASE_URL,
-        TND_OPT_MESSAGE,    TND_OPT_QUIET,  TND_OPT_VERBOSE,
-        TND_OPT_ITERATIONS, TND_OPT_TOKENS, 0};
+    static const int accepts[] = {TND_OPT_REPO,       TND_OPT_LLM,
+                                  TND_OPT_BASE_URL,   TND_OPT_MESSAGE,
+                                  TND_OPT_QUIET,      TND_OPT_VERBOSE,
+                                  TND_OPT_ITERATIONS, TND_OPT_TOKENS,
+                                  TND_OPT_CALLS,      0};
     tnd_continue_options o;
     tnd_cli cli;
     char *end;
@@ -116,13 +119,22 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
         else if (c == TND_OPT_VERBOSE)
             o.verbose = true;
         else if ((n = strtol(optarg, &end, 10)) < 1 || *end ||
-                 n > (c == TND_OPT_ITERATIONS ? 50 : 100000000L))
-            return tnd_cli_error(
-                &cli, "--%s must be a positive number%s, got \"%s\"",
-                c == TND_OPT_ITERATIONS ? "iterations" : "tokens",
-                c == TND_OPT_ITERATIONS ? " up to 50" : "", optarg);
+                 n > (c == TND_OPT_ITERATIONS ? 50
+                      : c == TND_OPT_CALLS    ? 1000
+                                              : 100000000L))
+            return tnd_cli_error(&cli,
+                                 "--%s must be a positive number%s, got \"%s\"",
+                                 c == TND_OPT_ITERATIONS ? "iterations"
+                                 : c == TND_OPT_CALLS    ? "calls"
+                                                         : "tokens",
+                                 c == TND_OPT_ITERATIONS ? " up to 50"
+                                 : c == TND_OPT_CALLS    ? " up to 1000"
+                                                         : "",
+                                 optarg);
         else if (c == TND_OPT_ITERATIONS)
             o.iterations = (int)n;
+        else if (c == TND_OPT_CALLS)
+            o.calls = n;
         else
             o.tokens = n;
     }
@@ -137,8 +149,9 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
         return tnd_cli_error(&cli, "--llm and --base-url are for resume (an "
                                    "answer goes on with the session's own "
                                    "model)");
-    if ((o.iterations || o.tokens) && o.answer != TND_ANSWER_BUDGET)
-        return tnd_cli_error(&cli, "--iterations and --tokens are for budget");
+    if ((o.iterations || o.tokens || o.calls) && o.answer != TND_ANSWER_BUDGET)
+        return tnd_cli_error(
+            &cli, "--iterations, --tokens and --calls are for budget");
     /* said before a server takes it: blank is nothing said */
     if ((o.answer == TND_ANSWER_REJECT || o.answer == TND_ANSWER_GUIDE) &&
         (!o.text || !o.text[strspn(o.text, " \t\r\n")]))

@@ -400,6 +400,7 @@ int tnd_submit_answer(const tnd_continue_options *o)
     req.text = o->text ? tnd_xstrdup(o->text) : NULL;
     req.iterations = o->iterations;
     req.tokens = o->tokens;
+    req.calls = o->calls;
     req.escalation = o->escalation ? o->escalation : f.escalation;
     s.me = "tandem";
     s.answering = true;

@@ -123,6 +123,8 @@ static int decode_answer(tnd_client_request *out, json_object *obj)
                                     TND_JSON_OPTIONAL) < 0 ||
                    tnd_json_get_int(&out->tokens, obj, "tokens", 0, 100000000L,
                                     TND_JSON_OPTIONAL) < 0 ||
+                   tnd_json_get_int(&out->calls, obj, "calls", 0, 1000,
+                                    TND_JSON_OPTIONAL) < 0 ||
                    tnd_json_get_int(&out->escalation, obj, "escalation", 0,
                                     LONG_MAX, TND_JSON_OPTIONAL) < 0
                ? -1
@@ -225,6 +227,9 @@ char *tnd_client_request_encode(const tnd_client_request *req, size_t *len)
         if (req->tokens)
             json_object_object_add(o, "tokens",
                                    json_object_new_int64(req->tokens));
+        if (req->calls)
+            json_object_object_add(o, "calls",
+                                   json_object_new_int64(req->calls));
         if (req->escalation)
             json_object_object_add(o, "escalation",
                                    json_object_new_int64(req->escalation));

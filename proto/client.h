@@ -62,6 +62,7 @@ typedef struct tnd_client_request {
     char *text;      /* answer: reject's reason, guide's guidance; or NULL */
     long iterations; /* answer, budget: more attempts (1..50), or 0 */
     long tokens;     /* answer, budget: more tokens, or 0 */
+    long calls;      /* answer, budget: more LLM calls (1..1000), or 0 */
     long escalation; /* answer: the escalation it answers (the seq of the
                         journal record of the question the person saw), or
                         0: whichever the session waits on */

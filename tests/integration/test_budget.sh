@@ -39,6 +39,20 @@ expect_in "$T/err" "budget: gate.max_llm_calls (3) reached: 3 calls made"
 expect_not_in "$T/err" "[2/3] reviewer: auditing"
 pass "gate.max_llm_calls stops the loop before the audit that would exceed it"
 
+# the escalation offers the answer that lifts it, and that answer does
+# (guide and budget --iterations were offered, and each came back with
+# the same "max_llm_calls (3) reached")
+expect_in "$T/err" "--iterations N --calls N"
+id=$(basename "$(session_dir)")
+run tandem budget --repo "$T/demo" --calls 1 "$id"
+expect_rc 0 "one more call granted"
+expect_in "$T/err" "approved after 2 iterations"
+expect_in "$(session_dir)/journal.jsonl" '"calls":1'
+run tandem budget --repo "$T/demo" --calls 0 "$id"
+expect_rc 2 "--calls 0"
+expect_in "$T/err" "--calls must be a positive number up to 1000"
+pass "budget --calls N lifts gate.max_llm_calls"
+
 copy_demo
 demo_config "$TOP/examples/demo/cassette.json" <<YAML
 gate:
