@@ -321,6 +321,12 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
             *code = unheard(s);
             return 1;
         }
+        if (s->answering && strcmp(r->kind, "elsewhere") == 0) {
+            /* not that server's: the answer goes on here */
+            s->elsewhere = true;
+            *code = TND_EXIT_USAGE;
+            return 1;
+        }
         say_error(s, r);
         if (s->coming_back) {
             /* not run's outcome: the session could not be followed */

@@ -434,7 +434,10 @@ static int check_answerable(tnd_hub *h, const tnd_client_request *req,
     /* a session made with no config ran with the built-in defaults: the
      * server's agents are the same only when it has none either (no
      * config means "the server's" for a submit, not for an answer; a
-     * review found one so answered with agents it never ran with) */
+     * review found one so answered with agents it never ran with). Not
+     * this server's to run: the answering command goes on with it itself
+     * ("elsewhere"; it said to start a second server, which cannot) */
+    *kind = "elsewhere";
     if (!f->config && h->o->config->path)
         return tnd_error_set("session %s ran with the built-in defaults; "
                              "this server's agents run with %s (answer it "

@@ -406,6 +406,17 @@ int tnd_submit_answer(const tnd_continue_options *o)
     s.answering = true;
     s.reconnect_s = TND_SUBMIT_RECONNECT_S;
     code = tnd_submit_exchange(&s, &req);
+    if (s.elsewhere) {
+        /* the running server has another configuration, and the session
+         * is not its: it goes on here, with its own (the server's advice
+         * to start a second server could not be followed: one runs) */
+        if (!o->quiet)
+            fprintf(stderr,
+                    "tandem: session %s ran with another configuration "
+                    "than the running tandem serve's; it goes on here\n",
+                    f.id);
+        code = -1;
+    }
 out:
     tnd_client_request_clear(&req);
     tnd_session_facts_clear(&f);

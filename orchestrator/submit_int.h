@@ -40,6 +40,8 @@ typedef struct tnd_submit_client {
     bool said_stopping;       /* come_back met a server stopping */
     const char *me;           /* "tandem submit", or "tandem" answering */
     bool answering;           /* tnd_submit_answer */
+    bool elsewhere;           /* answering: the server does not run the
+                                 session's configuration */
     bool wrote_out;           /* the session's stdout came */
     bool heard;               /* any of its output came, stderr too */
     char *out_lost;           /* why what goes on stdout could not be written */

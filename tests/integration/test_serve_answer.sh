@@ -70,14 +70,16 @@ run tandem guide --repo "$T/b" -m "divide as doubles" "$SID"
 expect_rc 0 "guide through the server"
 expect_in "$T/b/.tandem/sessions/$SID/journal.jsonl" '"text":"divide as doubles"'
 # a session made with the built-in defaults (its task record names no
-# config) is not this server's to answer: it ran with other agents
+# config) is not this server's to answer: it ran with other agents, so
+# it goes on here, with the defaults (whose model needs a key not set)
 repo d
 escalate d
 sed -i '1s|"config":"[^"]*"|"config":null|' "$T/d/.tandem/sessions/$SID/journal.jsonl"
 expect_in "$T/d/.tandem/sessions/$SID/journal.jsonl" '"config":null'
 run tandem budget --repo "$T/d" --iterations 1 "$SID"
 expect_rc 2 "answering a session of the built-in defaults"
-expect_in "$T/err" "ran with the built-in defaults; this server's agents run with"
+expect_in "$T/err" "ran with another configuration than the running tandem serve's; it goes on here"
+expect_not_in "$T/serve.err" "session $SID goes on with"
 expect_not_in "$T/d/.tandem/sessions/$SID/journal.jsonl" '"type":"answer"'
 pass "answers the server cannot take are refused with the reason; the session waits on"
 
@@ -209,3 +211,21 @@ expect_in "$T/err" "  tandem approve $SID"
 expect_in "$T/err" "  tandem guide $SID -m TEXT"
 stop_serve
 pass "attach to a session that ended waiting says how it ended and how to answer"
+
+# a session a server with another configuration left waiting: the running
+# server refuses it as not its own, and the answer goes on here (it said
+# to start a second server, which cannot start while one runs)
+serve_config "$T/other.yaml" make 1
+start_serve --config "$T/one.yaml" --max-sessions 2
+repo f
+run tandem submit --repo "$T/f" "make the failing test pass"
+expect_rc 3 "escalated under one.yaml"
+SID=$(sed -n 's/^tandem: session \([^:]*\): make.*/\1/p' "$T/err" | head -1)
+stop_serve
+start_serve --config "$T/other.yaml" --max-sessions 2
+run tandem approve --repo "$T/f" "$SID"
+expect_rc 0 "answered here, with its own configuration"
+expect_in "$T/err" "ran with another configuration than the running tandem serve's; it goes on here"
+expect_in "$T/out" "+    return (double)(sum / (long)count);"
+stop_serve
+pass "a served session of another configuration is answered here while a server runs"
