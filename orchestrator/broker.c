@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -591,27 +589,15 @@ static int open_to_strangers(tnd_broker *b)
  * taken, as before. 0, or -1 with the error set. */
 static int ipc_free(const char *endpoint)
 {
-    struct sockaddr_un sa;
-    const char *path = endpoint + 6;
-    int fd, rc = 0;
-
-    if (strncmp(endpoint, "ipc://", 6) != 0 || path[0] == '@' ||
-        strlen(path) >= sizeof(sa.sun_path))
-        return 0; /* tcp, an abstract name, or zmq's to refuse */
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    memcpy(sa.sun_path, path, strlen(path) + 1);
-    if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-        return 0;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-        rc = tnd_error_set("cannot bind %s: another process listens there "
-                           "(a tandem serve, or a run with the same "
-                           "orchestrator.endpoint); give each its own "
-                           "endpoint, or leave orchestrator.endpoint out for "
-                           "a private one",
-                           endpoint);
-    close(fd);
-    return rc;
+    /* tcp, an abstract name, or zmq's to refuse: -1, bound as asked */
+    if (tnd_mdp_ipc_listening(endpoint) == 1)
+        return tnd_error_set("cannot bind %s: another process listens there "
+                             "(a tandem serve, or a run with the same "
+                             "orchestrator.endpoint); give each its own "
+                             "endpoint, or leave orchestrator.endpoint out "
+                             "for a private one",
+                             endpoint);
+    return 0;
 }
 
 tnd_broker *tnd_broker_new(const tnd_broker_options *opts)

@@ -610,6 +610,15 @@ int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req)
     int code = unheard(s), rc;
 
     s->first_ms = FIRST_ANSWER_MS;
+    /* nobody at an ipc:// socket is said at once: it was 10 s of waiting
+     * for an answer, then "is it running?" */
+    if (tnd_mdp_ipc_listening(s->endpoint) == 0) {
+        fprintf(stderr,
+                "%s: no tandem serve listens at %s (start one, or "
+                "give --connect the endpoint it printed)\n",
+                s->me, s->endpoint);
+        goto out;
+    }
     if ((rc = open_line(s)) != 0) {
         code = rc;
         goto out;

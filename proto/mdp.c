@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "common/error.h"
@@ -405,4 +408,23 @@ int tnd_mdp_peer_uid(unsigned *out, const char *peer_address)
         return -1;
     *out = (unsigned)uid;
     return 0;
+}
+
+int tnd_mdp_ipc_listening(const char *endpoint)
+{
+    struct sockaddr_un sa;
+    const char *path = endpoint + 6;
+    int fd, rc;
+
+    if (strncmp(endpoint, "ipc://", 6) != 0 || path[0] == '@' ||
+        strlen(path) >= sizeof(sa.sun_path))
+        return -1;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+        return -1;
+    rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ? 1 : 0;
+    close(fd);
+    return rc;
 }

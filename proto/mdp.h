@@ -119,6 +119,12 @@ const char *tnd_mdp_command_name(bool worker, int command);
  * no linger on close. -1 with an error when libzmq refuses. */
 int tnd_mdp_socket_limits(void *socket);
 
+/* Whether a process listens at an ipc:// endpoint's socket file, asked
+ * by connecting to it: 1 when one does, 0 when none does (no such file,
+ * or nobody accepts), -1 when it cannot be told this way (tcp://, an
+ * abstract name, a path too long). */
+int tnd_mdp_ipc_listening(const char *endpoint);
+
 /* A printable form of a binary identity or address (hex unless it is
  * printable ASCII) into out (at least 2 * len + 1 bytes, max 512). */
 void tnd_mdp_printable(char *out, size_t out_size, const unsigned char *data,

@@ -100,3 +100,11 @@ expect_in "$T/err" "cannot bind $EP: another process listens there"
 TANDEM_TIMEOUT=60 run tandem submit --connect "$EP" --repo "$T/repo" "do it"
 expect_rc 0 "the server still has its clients"
 pass "a run does not take the endpoint a server listens on"
+
+# nobody at an ipc:// endpoint is said at once (it waited 10 s for an
+# answer, then asked "is it running?")
+run tandem submit --connect "ipc://$T/nobody-here.sock" --repo "$T/repo" "x"
+expect_rc 1 "no server at the endpoint"
+expect_in "$T/err" "no tandem serve listens at ipc://$T/nobody-here.sock"
+expect_not_in "$T/err" "is it running?"
+pass "submit to an ipc:// endpoint nobody listens at says so at once"
