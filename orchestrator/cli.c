@@ -176,6 +176,20 @@ int tnd_cli_next(tnd_cli *self)
      * of short options stays there until its last letter is read, so
      * argv[optind - 1] can be the word before */
     word = self->argv[at];
+    /* --json=x: the option is there, but takes no value (it said
+     * "unknown option '--json=x'", as if there were no --json) */
+    if (strncmp(word, "--", 2) == 0 && strchr(word, '=')) {
+        size_t n = (size_t)(strchr(word, '=') - word) - 2;
+        for (const struct option *o = self->longs; o->name; o++)
+            if (o->has_arg == no_argument && strlen(o->name) == n &&
+                strncmp(o->name, word + 2, n) == 0) {
+                self->status = tnd_cli_error(self,
+                                             "--%s takes no value, got "
+                                             "'%s'",
+                                             o->name, word);
+                return -1;
+            }
+    }
     refused(what, sizeof(what), word);
     /* after an operand, or letters that spell a word: a task's word? */
     if (self->end < self->argc ||

@@ -234,8 +234,10 @@ static void what_a_command_does_not_take_is_told(void **state)
                    "try 'tandem sessions prune --help'\n"},
         {"--older-than", "tandem sessions prune: --older-than needs a value\n"
                          "try 'tandem sessions prune --help'\n"},
-        {"--dry-run=yes", "tandem sessions prune: unknown option "
-                          "'--dry-run=yes'\n"
+        /* a flag it takes, given a value: the flag is named, not
+         * "unknown" (as if there were no --dry-run) */
+        {"--dry-run=yes", "tandem sessions prune: --dry-run takes no value, "
+                          "got '--dry-run=yes'\n"
                           "try 'tandem sessions prune --help'\n"},
         /* a letter refused in a cluster: that letter, in its word */
         {"-xv", "tandem sessions prune: unknown option '-x' in '-xv'; if it "
