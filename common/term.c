@@ -13,38 +13,33 @@ bool tnd_term_can_redraw(int fd)
     return isatty(fd) && term && *term && strcmp(term, "dumb") != 0;
 }
 
-int tnd_term_width(int fd)
+/* One of the window's sizes at fd: its TIOCGWINSZ size, else the
+ * variable env when it is a number from 1 to 10000, else fallback. */
+static int size_of(int fd, bool rows, const char *env, int fallback)
 {
     struct winsize ws;
-    const char *env = getenv("COLUMNS");
+    const char *value = getenv(env);
     char *end;
     long n;
 
-    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-        return ws.ws_col;
-    if (env && *env) {
-        n = strtol(env, &end, 10);
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && (rows ? ws.ws_row : ws.ws_col) > 0)
+        return rows ? ws.ws_row : ws.ws_col;
+    if (value && *value) {
+        n = strtol(value, &end, 10);
         if (!*end && n >= 1 && n <= 10000)
             return (int)n;
     }
-    return 80;
+    return fallback;
+}
+
+int tnd_term_width(int fd)
+{
+    return size_of(fd, false, "COLUMNS", 80);
 }
 
 int tnd_term_height(int fd)
 {
-    struct winsize ws;
-    const char *env = getenv("LINES");
-    char *end;
-    long n;
-
-    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
-        return ws.ws_row;
-    if (env && *env) {
-        n = strtol(env, &end, 10);
-        if (!*end && n >= 1 && n <= 10000)
-            return (int)n;
-    }
-    return 24;
+    return size_of(fd, true, "LINES", 24);
 }
 
 /* The columns code point u takes: 2 for the wide ones of East Asian
