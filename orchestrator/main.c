@@ -545,6 +545,16 @@ static int dispatch(int argc, char **argv)
             fprintf(stderr, "tandem help: no command '%s'\n", argv[2]);
             return TND_EXIT_USAGE;
         }
+        if (argc > 3 && argc < 8) {
+            /* `tandem help hook install`: the subcommand's own help, as
+             * `tandem hook install --help` (it gave hook's) */
+            static char help[] = "--help";
+            char *sub[8] = {NULL};
+            for (int i = 2; i < argc; i++)
+                sub[i - 2] = argv[i];
+            sub[argc - 2] = help;
+            return c->run(c->name, argc - 1, sub);
+        }
         c->usage(c->name, stdout);
         return TND_EXIT_OK;
     }

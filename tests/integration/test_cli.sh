@@ -171,3 +171,12 @@ for args in "sessions --repo $T/demo" "stats --repo $T/demo" "--help" \
     expect_in "$T/err" "tandem: cannot write the output on stdout: No space left on device"
 done
 pass "a command whose output is lost exits 1 and says so"
+
+# help of a subcommand is its own: `tandem help hook install` printed
+# hook's general help
+run tandem help hook install
+expect_rc 0 "help hook install"
+expect_in "$T/out" "usage: tandem hook install"
+run tandem help sessions prune
+expect_in "$T/out" "usage: tandem sessions prune"
+pass "tandem help CMD SUB shows the subcommand's help"
