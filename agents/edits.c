@@ -302,11 +302,10 @@ int tnd_edits_parse(tnd_edit **edits_out, size_t *count_out,
         if (m == M_SEARCH) {
             e->kind = TND_EDIT_REPLACE;
             e->search = join(lines, i + 1, divider);
+            /* an empty SEARCH means "create this file": a REPLACE of
+             * nothing, which the workspace takes only where no file is
+             * (as a WRITE it replaced a whole existing file) */
             e->replace = join(lines, divider + 1, j);
-            if (!*e->search) {
-                /* an empty SEARCH means "create this file" */
-                e->kind = TND_EDIT_WRITE;
-            }
         } else if (m == M_FILE_OPEN) {
             e->kind = TND_EDIT_WRITE;
             e->search = tnd_xstrdup("");

@@ -525,6 +525,18 @@ static int apply_one(tnd_workspace *ws, const tnd_edit *e, size_t index)
     case TND_EDIT_REPLACE:
         break;
     }
+    if (e->line == 0 && !*e->search) {
+        /* a coder's empty SEARCH: "create this file"; over one that is
+         * there it replaced every line, and was approved */
+        if (t->now)
+            return tnd_error_set("edit %zu: an empty SEARCH creates a file, "
+                                 "and %s exists: copy the lines to change "
+                                 "into SEARCH, or rewrite the whole file "
+                                 "with a FILE block",
+                                 index + 1, e->path);
+        set_now(t, tnd_xstrdup(e->replace), strlen(e->replace));
+        return 0;
+    }
     if (!t->now)
         return tnd_error_set("edit %zu changes %s, which does not exist (to "
                              "create a file use a FILE block)",

@@ -239,7 +239,9 @@ static const good_case good_cases[] = {
      ">>>>>>> REPLACE\r\n",
      "Fix.",
      {REPLACE("src/a.c", "a\nb\n", "c\n")}},
-    {"empty SEARCH writes the file; empty REPLACE removes the text",
+    /* an empty SEARCH is a REPLACE of nothing, which the workspace takes
+     * only where no file is (a WRITE replaced a whole existing file) */
+    {"empty SEARCH creates the file; empty REPLACE removes the text",
      "src/new.c\n"
      "<<<<<<< SEARCH\n"
      "=======\n"
@@ -251,7 +253,7 @@ static const good_case good_cases[] = {
      "=======\n"
      ">>>>>>> REPLACE\n",
      "",
-     {WRITE("src/new.c", "int main(void) { return 0; }\n"),
+     {REPLACE("src/new.c", "", "int main(void) { return 0; }\n"),
       REPLACE("src/old.c", "dead code\n", "")}},
     {"FILE and DELETE blocks",
      "Rewrite one file, drop another.\n"

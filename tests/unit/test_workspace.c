@@ -777,6 +777,23 @@ static void a_file_and_a_directory_trade_places(void **state)
     tnd_beneath_walk_only(false);
 }
 
+/* A coder's empty SEARCH creates a file, and only where none is: over an
+ * existing file it replaced every line, and the change was approved. */
+static void an_empty_search_creates_and_only_creates(void **state)
+{
+    tnd_workspace *ws = open_ws();
+
+    (void)state;
+    assert_int_equal(APPLY(ws, REPLACE("README.md", "", "fixed\n")), -1);
+    assert_error_has("edit 1: an empty SEARCH creates a file, and README.md "
+                     "exists: copy the lines to change into SEARCH, or "
+                     "rewrite the whole file with a FILE block");
+    assert_file(tnd_workspace_path(ws), "README.md", "# demo\n");
+    assert_int_equal(APPLY(ws, REPLACE("src/fresh.c", "", "int x;\n")), 0);
+    assert_file(tnd_workspace_path(ws), "src/fresh.c", "int x;\n");
+    tnd_workspace_destroy(&ws, 1);
+}
+
 static void diff_lists_files_in_path_order(void **state)
 {
     tnd_workspace *ws = open_ws();
@@ -1096,6 +1113,7 @@ int main(void)
         cmocka_unit_test(only_files_inside_are_held),
         cmocka_unit_test(symlinks_directories_and_binaries_are_not_edited),
         cmocka_unit_test(a_file_and_a_directory_trade_places),
+        cmocka_unit_test(an_empty_search_creates_and_only_creates),
         cmocka_unit_test(diff_lists_files_in_path_order),
         cmocka_unit_test(no_op_edits_give_an_empty_diff),
         cmocka_unit_test(reset_gives_a_clean_copy_of_the_base),
