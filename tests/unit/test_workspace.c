@@ -794,6 +794,31 @@ static void an_empty_search_creates_and_only_creates(void **state)
     tnd_workspace_destroy(&ws, 1);
 }
 
+/* A SEARCH matches where a line's text begins, else outside a word, never
+ * inside one: "timeout = 30" went into "connect_timeout = 30", and the
+ * edit changed another setting; beside a line of its own it was "more
+ * than one place". */
+static void a_search_does_not_match_inside_a_word(void **state)
+{
+    tnd_workspace *ws = open_ws();
+    const char *root = tnd_workspace_path(ws);
+
+    (void)state;
+    assert_int_equal(
+        APPLY(ws, WRITE("cfg.ini", "connect_timeout = 30\n"),
+              REPLACE("cfg.ini", "timeout = 30\n", "timeout = 60\n")),
+        -1);
+    assert_error_has("edit 2: the SEARCH text was not found in cfg.ini");
+    assert_int_equal(
+        APPLY(ws,
+              WRITE("cfg.ini", "connect_timeout = 30\n"
+                               "timeout = 30\n"),
+              REPLACE("cfg.ini", "timeout = 30\n", "timeout = 60\n")),
+        0);
+    assert_file(root, "cfg.ini", "connect_timeout = 30\ntimeout = 60\n");
+    tnd_workspace_destroy(&ws, 1);
+}
+
 static void diff_lists_files_in_path_order(void **state)
 {
     tnd_workspace *ws = open_ws();
@@ -1114,6 +1139,7 @@ int main(void)
         cmocka_unit_test(symlinks_directories_and_binaries_are_not_edited),
         cmocka_unit_test(a_file_and_a_directory_trade_places),
         cmocka_unit_test(an_empty_search_creates_and_only_creates),
+        cmocka_unit_test(a_search_does_not_match_inside_a_word),
         cmocka_unit_test(diff_lists_files_in_path_order),
         cmocka_unit_test(no_op_edits_give_an_empty_diff),
         cmocka_unit_test(reset_gives_a_clean_copy_of_the_base),
