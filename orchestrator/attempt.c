@@ -285,15 +285,18 @@ int tnd_loop_apply(run *r, const tnd_code_reply *reply)
 
 /* A patch under review (--diff) is what git apply makes of it: the tree
  * the review made from tandem's reading must be that one (gitapply.h).
- * NULL when it is, or when it cannot be told (said in the log); else why
- * not, as the attempt's apply error (caller frees). */
-static char *not_gits(run *r)
+ * 0 when it is; 1 when it is not, *error saying why (caller frees), the
+ * attempt's apply error; -1 when it cannot be told (git missing, the
+ * disk), error set: the review could not be done (it went on with
+ * tandem's reading, and a patch git reads otherwise was approved) */
+static int not_gits(run *r, char **error)
 {
     const char **paths = tnd_xcalloc(r->nedits + r->nmodes + 1, sizeof(*paths));
-    char *why = NULL, *error = NULL;
+    char *why = NULL;
     size_t n = 0;
     int rc;
 
+    *error = NULL;
     for (size_t i = 0; i < r->nedits; i++)
         paths[n++] = r->edits[i].path;
     for (size_t i = 0; i < r->nmodes; i++)
@@ -302,10 +305,10 @@ static char *not_gits(run *r)
         r->change.diff, strlen(r->change.diff), tnd_snapshot_path(r->base),
         tnd_workspace_path(r->ws), paths, tnd_crew_runtime(r->crew), &why);
     if (rc < 0)
-        tnd_log_warn("cannot check the patch against git apply: %s",
-                     tnd_error_last());
+        tnd_error_prefix("cannot check the patch against git apply, which "
+                         "makes the tree an approval lets through");
     else if (rc > 0)
-        error = tnd_xasprintf(
+        *error = tnd_xasprintf(
             "git apply does not make of this patch the tree tandem reviewed "
             "(%s): an approval would let through a change no one audited. "
             "Make the patch with git diff, or apply it and review the git "
@@ -313,7 +316,7 @@ static char *not_gits(run *r)
             why);
     free(why);
     free(paths);
-    return error;
+    return rc;
 }
 
 static int apply(run *r, attempt *a)
@@ -322,6 +325,7 @@ static int apply(run *r, attempt *a)
     const char *secret;
     char name[64];
     uint64_t h = 0;
+    int checked;
 
     tnd_loop_phase(r, a->n, "applying");
     if (a->reply.format_error) {
@@ -333,7 +337,9 @@ static int apply(run *r, attempt *a)
     } else if (!*a->diff) {
         in->empty = true;
     } else if (r->opts.review && !r->change.rev &&
-               (a->apply_error = not_gits(r))) {
+               (checked = not_gits(r, &a->apply_error)) != 0) {
+        if (checked < 0)
+            return -1;
         in->apply_error = a->apply_error;
         free(a->diff);
         a->diff = NULL;

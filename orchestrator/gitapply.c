@@ -23,40 +23,54 @@
 /* git apply's list of names: a few bytes a file, bounded by the patch */
 #define NAMES_CAP ((size_t)64 << 20)
 
+/* The environment git apply runs in: the scrubbed one without any of
+ * git's own variables (GIT_DIR a hook has; GIT_CONFIG_PARAMETERS and
+ * GIT_CONFIG_COUNT/KEY_n/VALUE_n that `git -c` passes a hook), HOME and
+ * XDG_CONFIG_HOME at dir, which holds no config or attributes (the
+ * user's `* text eol=crlf` made git write other bytes than the patch
+ * says), and the system's files not read. */
+static char **environment(const char *dir)
+{
+    static const char *const keep_out[] = {"HOME", "XDG_CONFIG_HOME", "LC_ALL",
+                                           NULL};
+    char **all = tnd_env_scrubbed(keep_out), **envp;
+    size_t n = 0, k = 0;
+
+    while (all[n])
+        n++;
+    envp = tnd_xcalloc(n + 9, sizeof(*envp));
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(all[i], "GIT_", 4) == 0)
+            free(all[i]);
+        else
+            envp[k++] = all[i];
+    }
+    free(all);
+    envp[k++] = tnd_xstrdup("LC_ALL=C");
+    envp[k++] = tnd_xasprintf("HOME=%s", dir);
+    envp[k++] = tnd_xasprintf("XDG_CONFIG_HOME=%s", dir);
+    envp[k++] = tnd_xasprintf("GIT_CEILING_DIRECTORIES=%s", dir);
+    envp[k++] = tnd_xstrdup("GIT_CONFIG_NOSYSTEM=1");
+    envp[k++] = tnd_xstrdup("GIT_ATTR_NOSYSTEM=1");
+    envp[k++] = tnd_xstrdup("GIT_CONFIG_GLOBAL=/dev/null");
+    envp[k] = NULL;
+    return envp;
+}
+
 /* git apply in dir, reading the patch on stdin, as on a machine of no
- * one's: no repository around dir (nor the caller's GIT_DIR, which a
- * hook has), no user or system config (apply.whitespace=error would
- * refuse what a plain git apply takes), messages in English. 0 with its
- * stdout in *out (may be NULL); 1 when it ran and failed, *why its
- * stderr; -1 when it could not run. */
+ * one's: no repository around dir, no user or system config or
+ * attributes (see environment), messages in English. 0 with its stdout
+ * in *out (may be NULL); 1 when it ran and failed, *why its stderr; -1
+ * when it could not run. */
 static int git_apply(char **out, char **why, const char *dir,
                      const char *const *argv, const char *diff, size_t len)
 {
-    static const char *const drop[] = {"GIT_DIR",
-                                       "GIT_WORK_TREE",
-                                       "GIT_INDEX_FILE",
-                                       "GIT_PREFIX",
-                                       "GIT_COMMON_DIR",
-                                       "GIT_OBJECT_DIRECTORY",
-                                       "GIT_CONFIG_GLOBAL",
-                                       "GIT_CONFIG_NOSYSTEM",
-                                       "GIT_CEILING_DIRECTORIES",
-                                       "LC_ALL",
-                                       NULL};
-    char **envp = tnd_env_scrubbed(drop), *parent = tnd_fs_dirname(dir);
+    char *parent = tnd_fs_dirname(dir);
+    char **envp = environment(parent);
     tnd_proc_spec spec;
     tnd_proc_result res;
-    size_t n = 0;
     int rc;
 
-    while (envp[n])
-        n++;
-    envp = tnd_xrealloc(envp, n + 5, sizeof(*envp));
-    envp[n++] = tnd_xstrdup("LC_ALL=C");
-    envp[n++] = tnd_xasprintf("GIT_CEILING_DIRECTORIES=%s", parent);
-    envp[n++] = tnd_xstrdup("GIT_CONFIG_NOSYSTEM=1");
-    envp[n++] = tnd_xstrdup("GIT_CONFIG_GLOBAL=/dev/null");
-    envp[n] = NULL;
     memset(&spec, 0, sizeof(spec));
     spec.argv = argv;
     spec.cwd = dir;

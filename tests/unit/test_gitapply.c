@@ -70,6 +70,43 @@ static void the_same_reading_passes(void **state)
     free(ws);
 }
 
+/* The user's git settings are not git apply's here: global attributes
+ * (`* text eol=crlf`) and `git -c core.autocrlf=true` passed to a hook
+ * made git write other bytes than the patch says, rejecting every
+ * patch. */
+static void the_users_git_settings_are_left_out(void **state)
+{
+    const char *paths[] = {"f", NULL};
+    char *base, *ws, *why = NULL, *home = tnd_fs_join(scratch, "home");
+    char *old_home = getenv("HOME") ? tnd_xstrdup(getenv("HOME")) : NULL;
+
+    (void)state;
+    put(home, ".config/git/attributes", "* text eol=crlf\n");
+    put(home, ".gitconfig", "[core]\n\tautocrlf = true\n");
+    setenv("HOME", home, 1);
+    unsetenv("XDG_CONFIG_HOME");
+    setenv("GIT_CONFIG_PARAMETERS", "'core.autocrlf'='true'", 1);
+    setenv("GIT_CONFIG_COUNT", "1", 1);
+    setenv("GIT_CONFIG_KEY_0", "core.eol", 1);
+    setenv("GIT_CONFIG_VALUE_0", "crlf", 1);
+    trees(&base, &ws);
+    put(ws, "f", "a\nB\nc\n");
+    assert_int_equal(same(change_f, base, ws, paths, &why), 0);
+    assert_null(why);
+    unsetenv("GIT_CONFIG_PARAMETERS");
+    unsetenv("GIT_CONFIG_COUNT");
+    unsetenv("GIT_CONFIG_KEY_0");
+    unsetenv("GIT_CONFIG_VALUE_0");
+    if (old_home)
+        setenv("HOME", old_home, 1);
+    else
+        unsetenv("HOME");
+    free(old_home);
+    free(home);
+    free(base);
+    free(ws);
+}
+
 static void other_bytes_are_told_with_the_line(void **state)
 {
     const char *paths[] = {"f", NULL};
@@ -188,6 +225,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_same_reading_passes),
+        cmocka_unit_test(the_users_git_settings_are_left_out),
         cmocka_unit_test(other_bytes_are_told_with_the_line),
         cmocka_unit_test(a_file_git_deletes_must_be_gone),
         cmocka_unit_test(a_file_only_git_writes_is_compared),
