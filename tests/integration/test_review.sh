@@ -566,3 +566,24 @@ expect_rc 0 "a file and a directory trade places"
 expect_in "$(session_dir)/attempt-1.diff" "+++ b/notes/index.md"
 expect_in "$(session_dir)/attempt-1.diff" "+++ b/olddir"
 pass "a change that makes a file a directory, and a directory a file, is reviewed"
+
+# Without git the patch cannot be checked against git apply: the review
+# could not be done (exit 4); it went on with tandem's own reading, and a
+# patch git reads otherwise was approved
+copy_demo
+rm -f "$T/demo/agents.yaml"
+mkdir -p "$T/nogit"
+for tool in sh cat true; do ln -sf "$(command -v $tool)" "$T/nogit/$tool"; done
+cat >"$T/nogit.yaml" <<YAML
+agents:
+  reviewer:
+    llm: {provider: command, command: [cat, "$FIX/command-demo/answer-4"]}
+    skills: [ok]
+skills:
+  ok: {command: "true", sandbox: none}
+YAML
+PATH=$T/nogit run tandem review --repo "$T/demo" --config "$T/nogit.yaml" \
+    --diff "$T/headless.diff" "add local.mk"
+expect_rc 4 "no git to check the patch with"
+expect_in "$T/err" "cannot check the patch against git apply"
+pass "a patch that cannot be checked against git apply is not reviewed (exit 4)"
