@@ -30,6 +30,7 @@ struct tnd_yw {
     yaml_document_t doc;
     tnd_buf errors; /* the report, one line per problem */
     int nerrors;    /* ERRORS_MAX + 1 once the report is full */
+    size_t copied;  /* bytes string lists took (TND_YW_COPY_MAX) */
 };
 
 /* After the first document: nothing more, or an error naming what
@@ -485,16 +486,35 @@ char **tnd_yw_string_list(tnd_yw *self, const char *path, const yaml_node_t *v)
     for (it = v->data.sequence.items.start; it < v->data.sequence.items.top;
          it++)
         n++;
+    if (n > TND_YW_ITEMS_MAX) {
+        tnd_yw_report(self, v,
+                      "%s has %zu items, more than the %d tandem "
+                      "reads; shorten it (YAML aliases repeat what they name)",
+                      path, n, TND_YW_ITEMS_MAX);
+        return NULL;
+    }
     out = tnd_xcalloc(n + 1, sizeof(char *));
     for (it = v->data.sequence.items.start; it < v->data.sequence.items.top;
          it++, at++) {
         const yaml_node_t *item = tnd_yw_node(self, *it);
+        size_t len;
         if (!item || item->type != YAML_SCALAR_NODE || tnd_yw_is_null(item)) {
             /* named by its place in the list, not among the good ones */
             tnd_yw_report(self, item ? item : v, "%s[%zu] must be a string",
                           path, at);
             continue;
         }
+        len = strlen(tnd_yw_scalar(item));
+        if (len > TND_YW_COPY_MAX - self->copied) {
+            tnd_yw_report(self, item,
+                          "%s[%zu]: the lists of %s hold more "
+                          "than %zu MiB of text; shorten them (YAML aliases "
+                          "repeat what they name)",
+                          path, at, self->name, TND_YW_COPY_MAX >> 20);
+            tnd_str_list_free(&out);
+            return NULL;
+        }
+        self->copied += len;
         out[i++] = tnd_xstrdup(tnd_yw_scalar(item));
     }
     return out;
@@ -515,6 +535,15 @@ bool tnd_yw_check_key(tnd_yw *self, const yaml_node_t *map,
     if (!k || k->type != YAML_SCALAR_NODE) {
         tnd_yw_report(self, k ? k : map, "keys in %s must be plain names",
                       where);
+        return false;
+    }
+    /* past the cap, said once: each key is compared with those before */
+    if (pair - map->data.mapping.pairs.start >= TND_YW_KEYS_MAX) {
+        if (pair - map->data.mapping.pairs.start == TND_YW_KEYS_MAX)
+            tnd_yw_report(self, k,
+                          "%s has more than %d keys; tandem reads "
+                          "no more",
+                          where, TND_YW_KEYS_MAX);
         return false;
     }
     for (const yaml_node_pair_t *q = map->data.mapping.pairs.start; q < pair;

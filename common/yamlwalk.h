@@ -82,6 +82,15 @@ struct tnd_yw_field {
  * (a megabyte of "[" took minutes), so deeper is refused unread. */
 #define TND_YW_DEPTH_MAX 64
 
+/* Keys in one mapping, items in one list of strings, and the bytes all
+ * such lists may copy out of a document, at most. A file is at most a
+ * megabyte, but YAML aliases repeat what they name: 160,000 aliases of a
+ * 400 KB string in one list asked for 64 GB, and 55,000 skills took 12 s
+ * of duplicate-key checks. tandem's own files need far less. */
+#define TND_YW_KEYS_MAX  1024
+#define TND_YW_ITEMS_MAX 4096
+#define TND_YW_COPY_MAX  ((size_t)8 << 20)
+
 /* Parse text (the first document in it) for walking; name is used in
  * messages and dir as the base of relative paths, both borrowed until
  * tnd_yw_destroy. TND_ECONFIG with "NAME:LINE:COL: not valid YAML: ..."
