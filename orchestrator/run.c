@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -303,6 +304,33 @@ static int prepare_review(run *r)
     return 0;
 }
 
+/* --record FILE: a file that is there already is replaced only when it is
+ * a cassette (recording the same task again); --record stats.c replaced
+ * a source file, and --record agents.yaml the config. 0, or TND_ECONFIG
+ * with the error naming the file. */
+static int record_target(const char *path)
+{
+    char head[4096];
+    struct stat st;
+    size_t n = 0;
+    FILE *f;
+
+    if (lstat(path, &st) < 0)
+        return 0; /* a new file */
+    if (S_ISREG(st.st_mode) && (f = fopen(path, "r"))) {
+        n = fread(head, 1, sizeof(head) - 1, f);
+        fclose(f);
+    }
+    head[n] = '\0';
+    if (!S_ISREG(st.st_mode) || !strstr(head, "\"tandem_cassette\""))
+        return tnd_error_config("--record %s: the file is there and is no "
+                                "tandem cassette, and a recording would "
+                                "replace it; name a new file (or remove "
+                                "this one first)",
+                                path);
+    return 0;
+}
+
 int tnd_loop_prepare(run *r)
 {
     int error;
@@ -321,6 +349,8 @@ int tnd_loop_prepare(run *r)
             return tnd_error_config("--record %s: its directory does not "
                                     "exist",
                                     r->opts.record);
+        if (record_target(r->opts.record) < 0)
+            return TND_ECONFIG;
         r->record_partial = tnd_xasprintf("%s.partial", r->opts.record);
     }
     collect_required(r);

@@ -121,3 +121,16 @@ run tandem run --repo "$T/demo" "make the failing test pass"
 [ "$RC" = "$live" ] || fail "the replay exited $RC, the live run $live"
 expect_in "$T/err" "1 of 2 approve"
 pass "a quorum's members are recorded apart, and the replay decides as the live run did"
+
+# --record over a file that is no cassette is refused before anything is
+# asked: --record stats.c replaced a source file, and --record agents.yaml
+# the config
+copy_demo
+cp "$T/demo/stats.c" "$T/stats.before"
+run tandem run --repo "$T/demo" --llm openai:fake-model \
+    --base-url "http://127.0.0.1:9/v1" --record "$T/demo/stats.c" "x"
+expect_rc 2 "--record over a source file"
+expect_in "$T/err" "--record $T/demo/stats.c: the file is there and is no tandem cassette"
+cmp -s "$T/demo/stats.c" "$T/stats.before" || fail "stats.c was changed"
+[ ! -e "$T/demo/stats.c.partial" ] || fail "a partial recording was left"
+pass "--record refuses to replace a file that is no cassette"
