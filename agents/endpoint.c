@@ -31,6 +31,7 @@ tnd_endpoint *tnd_endpoint_new(const tnd_llm_config *cfg, const char *path,
     size_t n = 0, room = 2;
 
     self->url = tnd_llm_url(cfg, path);
+    tnd_llm_url_guard(self->url);
     self->model = tnd_xstrdup(cfg->model);
     self->key_env = tnd_xstrdup(tnd_llm_key_env(cfg));
     self->not_found = tnd_xstrdup(not_found);

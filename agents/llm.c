@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "proto/json.h"
@@ -150,9 +151,32 @@ void tnd_llm_header_guard(const char *line)
     }
 }
 
+void tnd_llm_url_guard(const char *url)
+{
+    const char *at, *colon, *start = url ? strstr(url, "://") : NULL;
+    size_t authority;
+    char *password;
+
+    if (!start)
+        return;
+    start += 3;
+    authority = strcspn(start, "/?#");
+    /* the last '@' of the authority ends the user information */
+    for (at = NULL, colon = start; colon < start + authority; colon++)
+        if (*colon == '@')
+            at = colon;
+    if (!at || !(colon = memchr(start, ':', (size_t)(at - start))) ||
+        colon + 1 == at)
+        return;
+    password = tnd_xstrndup(colon + 1, (size_t)(at - colon - 1));
+    tnd_log_secret(password);
+    tnd_str_free_secret(&password);
+}
+
 static void register_llm(const tnd_llm_config *llm)
 {
     register_key(llm);
+    tnd_llm_url_guard(tnd_llm_base_url(llm));
     for (size_t i = 0; llm->headers && llm->headers[i]; i++)
         tnd_llm_header_guard(llm->headers[i]);
 }

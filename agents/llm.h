@@ -132,6 +132,11 @@ void tnd_llm_secrets_register(const tnd_config *cfg);
  * password, cookie) with the redactor, as a key is. */
 void tnd_llm_header_guard(const char *line);
 
+/* Register the password of a URL's user information
+ * ("http://user:PASSWORD@host/v1") with the redactor, as a key is: it
+ * went in clear to stderr, report.json, the journal and the logs. */
+void tnd_llm_url_guard(const char *url);
+
 /* Whether text holds a registered secret: NULL when not; else what it
  * is, for a message (the key variable whose value it holds, or "a
  * credential header of the config"). Never the value. */

@@ -138,6 +138,7 @@ static int probe_http(char *detail, size_t size, const tnd_llm_config *llm,
     }
     if (key && *key)
         tnd_log_secret(key);
+    tnd_llm_url_guard(url);
     /* a header the config sets replaces tandem's own, as for a model
      * call: a gateway's Authorization must not go out beside the
      * provider's key (doctor sent both) */

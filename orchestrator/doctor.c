@@ -13,6 +13,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/crew.h"
@@ -30,15 +31,19 @@ typedef struct table {
 
 static void row(table *t, const char *check, bool ok, const char *detail)
 {
+    /* a key, or a base URL's password, is never shown */
+    char *said = tnd_log_redact(tnd_xstrdup(detail));
+
     if (t->rows) {
         json_object *r = json_object_new_object();
         json_object_object_add(r, "check", json_object_new_string(check));
         json_object_object_add(r, "ok", json_object_new_boolean(ok));
-        json_object_object_add(r, "detail", json_object_new_string(detail));
+        json_object_object_add(r, "detail", json_object_new_string(said));
         json_object_array_add(t->rows, r);
     } else {
-        printf("%-22s %-5s %s\n", check, ok ? "ok" : "FAIL", detail);
+        printf("%-22s %-5s %s\n", check, ok ? "ok" : "FAIL", said);
     }
+    free(said);
     if (!ok)
         t->failures++;
 }
@@ -262,6 +267,7 @@ int tnd_doctor(const tnd_doctor_options *opts)
         usage = true;
         goto out;
     }
+    tnd_llm_secrets_register(cfg);
     row(&t, "config", true, path ? path : "built-in defaults (no agents.yaml)");
     if (tnd_crew_check(cfg, true) < 0)
         row(&t, "agent programs", false, tnd_error_last());

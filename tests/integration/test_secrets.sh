@@ -279,3 +279,25 @@ if grep -r -q -F "CREDSECRET" "$dir" "$T/out" "$T/err"; then
     fail "the config's key reached the session: $(grep -r -l -F "CREDSECRET" "$dir" | head -3)"
 fi
 pass "--llm for another provider: the config's own key variable is still scrubbed from skills and redacted"
+
+# A password in a base URL (http://user:PASSWORD@host/v1, sent as basic
+# authentication) is a secret too: it went in clear to stderr, doctor's
+# table, report.json, the journal, the model exchanges and the logs
+kill "$FAKE_PID" 2>/dev/null
+wait "$FAKE_PID" 2>/dev/null
+echo '{"steps": [{"status": 401, "repeat": 20}]}' >"$T/s401.json"
+start_fakellm "$T/s401.json"
+copy_demo
+url=$(echo "$FAKE_URL" | sed 's|http://|http://user:PWURL0123456789SECRET@|')/v1
+OPENAI_API_KEY=sk-test-0123456789 run tandem run --repo "$T/demo" \
+    --llm openai:fake-model --base-url "$url" "make the failing test pass"
+expect_not_in "$T/err" "PWURL0123456789SECRET"
+expect_in "$T/err" "user:[redacted]@"
+dir=$(session_dir)
+if grep -r -q -F "PWURL0123456789SECRET" "$dir"; then
+    fail "the URL's password reached the session: $(grep -r -l -F "PWURL0123456789SECRET" "$dir" | head -3)"
+fi
+OPENAI_API_KEY=sk-test-0123456789 run tandem doctor --repo "$T/demo" \
+    --llm openai:fake-model --base-url "$url"
+expect_not_in "$T/out" "PWURL0123456789SECRET"
+pass "a base URL's password is redacted as a key is"
