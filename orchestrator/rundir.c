@@ -5,6 +5,7 @@
  * never following a symlink: the base is the user's alone, but a run's
  * own files (a build in the workspace) are not to be trusted. */
 #include "orchestrator/rundir.h"
+#include "orchestrator/session.h"
 
 #include <assert.h>
 #include <dirent.h>
@@ -59,7 +60,6 @@ static bool all_in(const char *s, size_t n, const char *set)
 }
 
 #define DIGITS "0123456789"
-#define HEX    "0123456789abcdef"
 #define ALNUM  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" DIGITS
 
 static bool suffixed(const char *name, const char *prefix)
@@ -73,11 +73,7 @@ static bool suffixed(const char *name, const char *prefix)
 
 static name_kind kind_of(const char *name)
 {
-    size_t len = strlen(name);
-
-    if ((len == 20 || len == 24) && all_in(name, 8, DIGITS) && name[8] == '-' &&
-        all_in(name + 9, 6, DIGITS) && name[15] == '-' &&
-        all_in(name + 16, len - 16, HEX))
+    if (tnd_session_id_valid(name))
         return NAME_SESSION;
     if (suffixed(name, REVIEW_PREFIX))
         return NAME_REVIEW;

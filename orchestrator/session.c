@@ -166,6 +166,24 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Whether s[0..n) are all in set. */
+static bool all_in(const char *s, size_t n, const char *set)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!s[i] || !strchr(set, s[i]))
+            return false;
+    return true;
+}
+
+bool tnd_session_id_valid(const char *name)
+{
+    size_t len = strlen(name);
+
+    return (len == 20 || len == 24) && all_in(name, 8, "0123456789") &&
+           name[8] == '-' && all_in(name + 9, 6, "0123456789") &&
+           name[15] == '-' && all_in(name + 16, len - 16, "0123456789abcdef");
+}
+
 char **tnd_session_list(const char *repo)
 {
     char *dir = tnd_xasprintf("%s/.tandem/sessions", repo);
@@ -181,7 +199,7 @@ char **tnd_session_list(const char *repo)
         d = opendir(dir);
     free(dir);
     while (d && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' ||
+        if (!tnd_session_id_valid(e->d_name) ||
             fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
             !S_ISDIR(st.st_mode))
             continue;

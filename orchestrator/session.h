@@ -114,6 +114,12 @@ const char *tnd_session_dir(const tnd_session *self);
  * ambiguous. */
 int tnd_session_match(const char *id, const char *part);
 
+/* Whether name is a session id as tandem makes them: YYYYMMDD-HHMMSS-
+ * and 8 lowercase hex digits (4 from older tandems). A directory of any
+ * other name under .tandem/sessions is no session: prune removed one
+ * (a user's notes) as an unreadable session. */
+bool tnd_session_id_valid(const char *name);
+
 /* The directory session id has, or would have, in repo:
  * REPO/.tandem/sessions/ID. Caller frees. */
 char *tnd_session_dir_of(const char *repo, const char *id);

@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/str.h"
 #include "common/log.h"
 #include "orchestrator/session.h"
 
@@ -120,6 +121,27 @@ static void test_new_ids_are_distinct(void **state)
     for (size_t i = 0; listed[i]; i++)
         free(listed[i]);
     free(listed);
+    remove_sessions();
+}
+
+/* A directory of another name under .tandem/sessions is no session: it
+ * was listed as an unreadable one, and prune removed it (a user's notes). */
+static void only_session_ids_are_sessions(void **state)
+{
+    char **listed;
+
+    (void)state;
+    plant("20261122-014455-3fa2c91b");
+    plant("my-notes");
+    plant("20261122-014455-3FA2C91B"); /* tandem writes lowercase */
+    listed = tnd_session_list(repo);
+    assert_non_null(listed[0]);
+    assert_string_equal(listed[0], "20261122-014455-3fa2c91b");
+    assert_null(listed[1]);
+    assert_true(tnd_session_id_valid("20261123-101010-ffff"));
+    assert_false(tnd_session_id_valid("20261123-101010-fff"));
+    assert_false(tnd_session_id_valid(".new-abc"));
+    tnd_str_list_free(&listed);
     remove_sessions();
 }
 
@@ -286,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_new_ids_are_distinct),
         cmocka_unit_test(test_open_by_part),
         cmocka_unit_test(test_ambiguity_is_bounded),
+        cmocka_unit_test(only_session_ids_are_sessions),
         cmocka_unit_test(a_lock_a_forked_child_holds_is_waited_for),
         cmocka_unit_test(statuses_have_their_names),
         cmocka_unit_test(an_unknown_status_names_the_outcomes),
