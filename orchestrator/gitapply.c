@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/beneath.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/str.h"
@@ -172,34 +173,65 @@ static void numstat_names(names *l, const char *s, size_t len)
 
 /* ---- the files ---------------------------------------------------------- */
 
-/* base's rel into scratch, as it is there: a file with its mode, a
- * symbolic link; nothing when base has no such file. */
-static int copy_in(const char *base, const char *scratch, const char *rel)
+/* The directory of rel beneath root, opened through no symbolic link
+ * (made first when make): its descriptor and rel's last name in *name,
+ * or -1 (errno ELOOP or ENOTDIR: a link or a file on the way). */
+static int parent_of(int root, const char *rel, bool make, const char **name)
 {
-    char *from = tnd_fs_join(base, rel), *to = tnd_fs_join(scratch, rel);
-    char *dir = tnd_fs_dirname(to), target[PATH_MAX];
+    char *dir = tnd_fs_dirname(rel);
+    int fd;
+
+    *name = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+    if (make && strcmp(dir, ".") != 0 &&
+        tnd_beneath_mkdirs(root, dir, NULL, NULL) < 0) {
+        free(dir);
+        return -1;
+    }
+    fd = tnd_beneath_open(root, dir, O_PATH | O_DIRECTORY, 0);
+    free(dir);
+    return fd;
+}
+
+/* base's rel into scratch, as it is there: a file with its mode, a
+ * symbolic link; nothing when base has no such file. Both sides are
+ * reached through no symbolic link: a link in the base (lnk) and a name
+ * beneath it (lnk/x) must not lead a copy outside either tree. 0; 1 with
+ * *why set when rel passes through a link; -1 with the error set. */
+static int copy_in(int base, int scratch, const char *rel, char **why)
+{
+    const char *name;
+    char target[PATH_MAX];
+    int from = parent_of(base, rel, false, &name), to = -1, fd = -1, rc = 0;
     struct stat st;
     ssize_t n;
-    int fd, rc = 0;
 
-    if (lstat(from, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+    if (from < 0) {
+        tnd_error_clear(); /* none there, or a link on the way: git decides */
+        return 0;
+    }
+    if (fstatat(from, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+        !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
         goto out; /* git apply finds nothing there, as the review did */
-    if ((rc = tnd_fs_mkdirs(dir, 0700)) < 0)
-        goto out;
-    if (S_ISLNK(st.st_mode)) {
-        if ((n = readlink(from, target, sizeof(target) - 1)) < 0 ||
-            (target[n] = '\0', symlink(target, to) < 0))
+    if ((to = parent_of(scratch, rel, true, &name)) < 0) {
+        *why = tnd_xasprintf("it names %s, through a symbolic link", rel);
+        tnd_error_clear();
+        rc = 1;
+    } else if (S_ISLNK(st.st_mode)) {
+        if ((n = readlinkat(from, name, target, sizeof(target) - 1)) < 0 ||
+            (target[n] = '\0', symlinkat(target, to, name) < 0))
             rc = tnd_error_set("%s: %s", rel, strerror(errno));
-    } else if ((fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+    } else if ((fd = openat(from, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) <
+               0) {
         rc = tnd_error_set("%s: %s", rel, strerror(errno));
     } else {
-        rc = tnd_fs_copy_fd(fd, to, &st);
-        close(fd);
+        rc = tnd_fs_copy_fd_at(fd, to, name, &st);
     }
 out:
-    free(from);
-    free(to);
-    free(dir);
+    if (fd >= 0)
+        close(fd);
+    if (to >= 0)
+        close(to);
+    close(from);
     return rc;
 }
 
@@ -316,13 +348,20 @@ int tnd_gitapply_same(const char *diff, size_t len, const char *base,
     char *scratch = tnd_fs_join(scratch_parent, "gitapply-XXXXXX");
     char *list = NULL, *failed = NULL;
     names l = {0};
-    int rc;
+    int rc, base_fd = -1, scratch_fd = -1;
 
     *why = NULL;
     if (!mkdtemp(scratch)) {
         rc = tnd_error_set("cannot make %s: %s", scratch, strerror(errno));
         free(scratch);
         return rc;
+    }
+    base_fd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    scratch_fd = open(scratch, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (base_fd < 0 || scratch_fd < 0) {
+        rc = tnd_error_set("cannot open %s: %s", base_fd < 0 ? base : scratch,
+                           strerror(errno));
+        goto out;
     }
     if ((rc = git_apply(&list, &failed, scratch, numstat, diff, len)) != 0)
         goto out;
@@ -337,7 +376,7 @@ int tnd_gitapply_same(const char *diff, size_t len, const char *base,
             rc = 1;
             goto out;
         }
-        if ((rc = copy_in(base, scratch, l.at[i])) < 0)
+        if ((rc = copy_in(base_fd, scratch_fd, l.at[i], &failed)) != 0)
             goto out;
     }
     if ((rc = git_apply(NULL, &failed, scratch, apply, diff, len)) != 0)
@@ -358,6 +397,10 @@ out:
     free(failed);
     free(list);
     names_free(&l);
+    if (base_fd >= 0)
+        close(base_fd);
+    if (scratch_fd >= 0)
+        close(scratch_fd);
     tnd_fs_rmtree(scratch);
     free(scratch);
     return rc;

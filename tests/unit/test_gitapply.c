@@ -194,6 +194,37 @@ static void a_patch_git_cannot_apply_is_told(void **state)
     free(ws);
 }
 
+/* a link in the base and a name beneath it: no copy goes through the
+ * link, to outside either tree (the copy followed it) */
+static void no_copy_goes_through_a_link(void **state)
+{
+    const char diff[] = "--- a/lnk/x\n+++ b/lnk/x\n@@ -1 +1 @@\n-a\n+b\n";
+    const char *paths[] = {"lnk", "lnk/x", NULL};
+    char *base, *ws, *why = NULL, *outside = tnd_fs_join(scratch, "outside");
+    char *link, *escaped;
+
+    (void)state;
+    trees(&base, &ws);
+    put(outside, "x", "a\n");
+    link = tnd_fs_join(base, "lnk");
+    assert_int_equal(symlink(outside, link), 0);
+    assert_int_equal(same(diff, base, ws, paths, &why), 1);
+    assert_non_null(why);
+    escaped = tnd_fs_join(outside, "x");
+    {
+        char *text = NULL;
+        assert_int_equal(tnd_fs_read(&text, NULL, escaped, 100), 0);
+        assert_string_equal(text, "a\n"); /* untouched */
+        free(text);
+    }
+    free(escaped);
+    free(link);
+    free(why);
+    free(outside);
+    free(base);
+    free(ws);
+}
+
 /* a name git would read through a path tandem refuses */
 static void a_name_out_of_the_tree_is_refused(void **state)
 {
@@ -232,6 +263,7 @@ int main(void)
         cmocka_unit_test(modes_are_compared),
         cmocka_unit_test(a_patch_git_cannot_apply_is_told),
         cmocka_unit_test(a_name_out_of_the_tree_is_refused),
+        cmocka_unit_test(no_copy_goes_through_a_link),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
