@@ -278,12 +278,16 @@ static char *word(char **p)
 static int only_ours(const char *path)
 {
     struct stat st, dst;
-    char *dir = tnd_fs_dirname(path);
+    char *real = tnd_fs_realpath(path), *dir;
     int rc = 0;
 
-    if (stat(path, &st) < 0) {
-        rc = 0; /* the read says what is wrong */
-    } else if (st.st_uid != geteuid() && st.st_uid != 0) {
+    if (!real || stat(real, &st) < 0) {
+        tnd_error_clear();
+        free(real);
+        return 0; /* the read says what is wrong */
+    }
+    dir = tnd_fs_dirname(real);
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
         rc = tnd_error_set("%s belongs to another user (uid %u): only you "
                            "may say which keys are let in; copy it to a "
                            "file of yours",
@@ -293,14 +297,36 @@ static int only_ours(const char *path)
                            "they add would be let in as a coder or a "
                            "reviewer; chmod go-w %s",
                            path, (unsigned)(st.st_mode & 0777), path);
-    } else if (stat(dir, &dst) == 0 && (dst.st_mode & 022) &&
-               !(dst.st_mode & S_ISVTX)) {
-        rc = tnd_error_set("%s is in %s, which others can write (mode %03o): "
-                           "they could put another list in its place; "
-                           "chmod go-w %s, or keep the list elsewhere",
-                           path, dir, (unsigned)(dst.st_mode & 0777), dir);
+    } else {
+        /* the file where it really is (a link from a private directory
+         * led past the check), and every directory above it, as sshd
+         * walks them: each the user's or root's, and not open to others
+         * unless sticky */
+        for (;;) {
+            char *up;
+            if (stat(dir, &dst) == 0 &&
+                ((dst.st_uid != geteuid() && dst.st_uid != 0) ||
+                 ((dst.st_mode & 022) && !(dst.st_mode & S_ISVTX)))) {
+                rc = tnd_error_set(
+                    "%s is in %s, which %s (mode %03o): they could put "
+                    "another list in its place; keep the list in a "
+                    "directory only you can change",
+                    path, dir,
+                    dst.st_uid != geteuid() && dst.st_uid != 0
+                        ? "another user owns"
+                        : "others can write",
+                    (unsigned)(dst.st_mode & 0777));
+                break;
+            }
+            if (strcmp(dir, "/") == 0)
+                break;
+            up = tnd_fs_dirname(dir);
+            free(dir);
+            dir = up;
+        }
     }
     free(dir);
+    free(real);
     return rc;
 }
 

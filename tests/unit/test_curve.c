@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "common/error.h"
@@ -198,6 +199,15 @@ static void a_list_others_can_write_is_refused(void **state)
     chmod(sub, 0644);
     assert_int_equal(tnd_curve_list_load(&list, sub), -1);
     has("which others can write (mode 777)");
+    /* nor through a link from a private directory (it checked the
+     * directory the link is in) */
+    {
+        char link[600];
+        snprintf(link, sizeof(link), "%s", in_dir("link-to-list"));
+        assert_int_equal(symlink(sub, link), 0);
+        assert_int_equal(tnd_curve_list_load(&list, link), -1);
+        has("which others can write (mode 777)");
+    }
     /* unless it is sticky, as /tmp: no one removes another's file */
     chmod(in_dir("shared"), 01777);
     assert_int_equal(tnd_curve_list_load(&list, sub), 0);
