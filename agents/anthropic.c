@@ -32,10 +32,11 @@ typedef struct reading {
     tnd_buf raw; /* a 200 body that turned out not to be a stream */
     enum { UNKNOWN, EVENTS, RAW } mode;
     long in_tokens, out_tokens;
-    bool stopped;   /* message_stop came */
-    bool finishing; /* the body ended; an event may be cut short */
-    bool max_tokens_hit;
-    int error; /* why the chunk callback stopped the transfer */
+    bool stopped;       /* message_stop came */
+    bool finishing;     /* the body ended; an event may be cut short */
+    int max_tokens_hit; /* TND_LLM_CUT at max_tokens; TND_LLM_FILTERED
+                           on a refusal */
+    int error;          /* why the chunk callback stopped the transfer */
 } reading;
 
 static void *anthropic_open(const tnd_llm_config *cfg)
@@ -90,6 +91,16 @@ static int add_text(reading *r, const char *text, bool streamed)
 
 /* usage: input tokens (with the cached ones, which are still prompt)
  * and output tokens; either may be missing. */
+/* How a message ended, from its stop_reason: at max_tokens, refused (its
+ * text is not the answer asked for), or whole. */
+static int stop_of(const char *stop)
+{
+    return !stop                             ? TND_LLM_DONE
+           : strcmp(stop, "max_tokens") == 0 ? TND_LLM_CUT
+           : strcmp(stop, "refusal") == 0    ? TND_LLM_FILTERED
+                                             : TND_LLM_DONE;
+}
+
 static int read_usage(reading *r, json_object *usage)
 {
     long in = -1, out = -1, cache_write = 0, cache_read = 0;
@@ -182,7 +193,8 @@ static int take_event(reading *r, const char *type, json_object *ev)
             (o && tnd_json_get_str(&stop, o, "stop_reason", 200,
                                    TND_JSON_OPTIONAL) < 0))
             error = -1;
-        r->max_tokens_hit |= stop && strcmp(stop, "max_tokens") == 0;
+        if (!r->max_tokens_hit)
+            r->max_tokens_hit = stop_of(stop);
     } else if (strcmp(type, "message_stop") == 0) {
         r->stopped = true;
     } else if (strcmp(type, "error") == 0) {
@@ -280,7 +292,7 @@ static int parse_message(reading *r, const char *body, size_t len)
         tnd_json_get_str(&stop, root, "stop_reason", 200, TND_JSON_OPTIONAL) <
             0)
         goto out;
-    r->max_tokens_hit = stop && strcmp(stop, "max_tokens") == 0;
+    r->max_tokens_hit = stop_of(stop);
     for (size_t i = 0; i < json_object_array_length(content); i++) {
         json_object *block = json_object_array_get_idx(content, i);
         char *type = NULL, *text = NULL;

@@ -20,6 +20,11 @@
  * frees. */
 static char *cut_error(const tnd_llm_answer *answer)
 {
+    if (answer->filtered)
+        return tnd_xstrdup(
+            "the provider stopped the answer with its content filter, so "
+            "the change it describes may be incomplete and none of its "
+            "edits were used. Make the change again, in small edits");
     return tnd_xasprintf(
         "the answer was cut off at the model's output limit (max_tokens) "
         "after %ld tokens, so the change it describes is incomplete and none "

@@ -122,11 +122,15 @@ int tnd_endpoint_status_error(const tnd_endpoint *self,
 
 void tnd_endpoint_answer(const tnd_endpoint *self, tnd_llm_answer *out,
                          tnd_buf *text, long prompt_tokens,
-                         long completion_tokens, bool cut)
+                         long completion_tokens, int cut)
 {
     size_t len;
 
-    if (cut && self->max_tokens > 0)
+    if (cut == TND_LLM_FILTERED)
+        tnd_log_warn("the answer from %s was stopped by the provider's "
+                     "content filter",
+                     self->url);
+    else if (cut && self->max_tokens > 0)
         tnd_log_warn("the answer from %s was cut at max_tokens (%d); raise "
                      "llm.max_tokens",
                      self->url, self->max_tokens);
@@ -143,7 +147,8 @@ void tnd_endpoint_answer(const tnd_endpoint *self, tnd_llm_answer *out,
         free(out->text);
         out->text = clean;
     }
-    out->truncated = cut;
+    out->truncated = cut != TND_LLM_DONE;
+    out->filtered = cut == TND_LLM_FILTERED;
     out->usage.prompt_tokens = prompt_tokens;
     out->usage.completion_tokens = completion_tokens;
 }

@@ -65,11 +65,12 @@ int tnd_endpoint_status_error(const tnd_endpoint *self,
                               long *retry_after_ms);
 
 /* Hand an attempt's answer over: text (taken from the buffer), the
- * tokens the API counted, and whether the API said it stopped at
- * max_tokens (cut: out->truncated, and a warning in the log). */
+ * tokens the API counted, and how the API said it stopped (cut: 0 whole,
+ * TND_LLM_CUT at max_tokens, TND_LLM_FILTERED by its content filter;
+ * either sets out->truncated, with a warning in the log). */
 void tnd_endpoint_answer(const tnd_endpoint *self, tnd_llm_answer *out,
                          tnd_buf *text, long prompt_tokens,
-                         long completion_tokens, bool cut);
+                         long completion_tokens, int cut);
 
 /* Free an endpoint (the headers wiped: they may hold the key); safe on
  * NULL. A backend's close (void * for tnd_llm_backend). */

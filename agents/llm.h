@@ -38,10 +38,17 @@ typedef struct tnd_llm_answer {
     tnd_usage usage; /* calls = 1, tokens, latency, retries */
     bool truncated;  /* the provider stopped it at max_tokens (OpenAI
                         finish_reason "length", Anthropic stop_reason
-                        "max_tokens", Ollama done_reason "length"): the
-                        text is only the start of what the model meant,
-                        and must not be used as a whole answer */
+                        "max_tokens", Ollama done_reason "length"), or
+                        with its content filter (filtered): the text is
+                        only the start of what the model meant, and must
+                        not be used as a whole answer */
+    bool filtered;   /* truncated by the provider's content filter
+                        (OpenAI "content_filter", Anthropic "refusal"),
+                        not at max_tokens */
 } tnd_llm_answer;
+
+/* How a provider said an answer ended (tnd_endpoint_answer's stop). */
+enum { TND_LLM_DONE = 0, TND_LLM_CUT = 1, TND_LLM_FILTERED = 2 };
 
 /* Receives streamed answer text as it arrives (see tnd_llm_set_delta).
  * Runs on the thread that called tnd_llm_complete. */

@@ -44,7 +44,8 @@ typedef struct receiver {
     tnd_buf answer; /* the delta texts so far */
     size_t total;   /* bytes received */
     bool done;      /* data: [DONE] came */
-    bool cut;       /* finish_reason "length": stopped at max_tokens */
+    int cut;        /* finish_reason "length" (TND_LLM_CUT), or
+                       "content_filter" (TND_LLM_FILTERED) */
     long prompt_tokens;
     long completion_tokens;
     int error; /* why the receiver stopped the transfer; 0 */
@@ -104,14 +105,20 @@ static int read_usage(tnd_llm_answer *out, json_object *root)
     return 0;
 }
 
-/* Whether a choice ended at max_tokens: finish_reason "length" (null
- * or missing in all but a stream's last chunk). */
-static bool cut_short(json_object *choice)
+/* How a choice ended, from its finish_reason (null or missing in all but
+ * a stream's last chunk): at max_tokens ("length"), by the content filter
+ * ("content_filter": applied as a whole answer, one of two edits was
+ * approved as the change), or whole. */
+static int cut_short(json_object *choice)
 {
     json_object *why = tnd_json_field(choice, "finish_reason");
+    const char *s = json_object_is_type(why, json_type_string)
+                        ? json_object_get_string(why)
+                        : "";
 
-    return json_object_is_type(why, json_type_string) &&
-           strcmp(json_object_get_string(why), "length") == 0;
+    return strcmp(s, "length") == 0           ? TND_LLM_CUT
+           : strcmp(s, "content_filter") == 0 ? TND_LLM_FILTERED
+                                              : TND_LLM_DONE;
 }
 
 /* A whole (not streamed) answer. */
@@ -237,7 +244,8 @@ static int on_event(const char *name, const char *data, size_t len,
         json_object_is_type(choices, json_type_array) &&
         json_object_array_length(choices) > 0)
         choice = json_object_array_get_idx(choices, 0);
-    r->cut = r->cut || cut_short(choice);
+    if (!r->cut)
+        r->cut = cut_short(choice);
     if (choice && json_object_object_get_ex(choice, "delta", &delta) &&
         json_object_object_get_ex(delta, "content", &content) &&
         json_object_is_type(content, json_type_string))

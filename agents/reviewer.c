@@ -446,6 +446,10 @@ static void run_skills(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
  * frees. */
 static char *cut_error(const tnd_llm_answer *answer)
 {
+    if (answer->filtered)
+        return tnd_xstrdup("the provider stopped the answer with its content "
+                           "filter, so it is not taken as a critique. Answer "
+                           "with the JSON object only");
     return tnd_xasprintf(
         "the answer was cut off at the model's output limit (max_tokens) "
         "after %ld tokens, so it is not taken as a critique. Answer with the "

@@ -231,6 +231,8 @@ static int load_field(fl_step *step, const char *key, json_object *v)
         return want_bool(&step->no_usage, v, key);
     if (!strcmp(key, "hit_max_tokens"))
         return want_bool(&step->hit_max_tokens, v, key);
+    if (!strcmp(key, "filtered"))
+        return want_bool(&step->filtered, v, key);
     if (!strcmp(key, "status")) {
         error = want_int(&n, v, key, 200, 599);
         step->status = (int)n;

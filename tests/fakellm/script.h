@@ -19,6 +19,7 @@ typedef struct fl_step {
     long long completion_tokens; /* -1: content bytes / 4, at least 1 */
     int no_usage;
     int hit_max_tokens; /* the answer stops as one cut at max_tokens */
+    int filtered;       /* ...as one the content filter stopped */
     int status;         /* 200 unless given */
     fl_header *headers; /* extra response headers, names as written */
     size_t nheaders;

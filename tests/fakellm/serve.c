@@ -457,6 +457,7 @@ static int play(fl_conn *conn, const fl_request *req, const fl_step *step,
         .stream_usage = q->stream_usage,
         .chunk_size = step->chunk_size,
         .hit_max_tokens = step->hit_max_tokens,
+        .filtered = step->filtered,
     };
     size_t len;
     char *body;

@@ -97,7 +97,9 @@ static json_object *openai_usage(const fl_answer *a)
 /* Why the answer ended: "length" when max_tokens cut it. */
 static const char *openai_finish(const fl_answer *a)
 {
-    return a->hit_max_tokens ? "length" : "stop";
+    return a->filtered         ? "content_filter"
+           : a->hit_max_tokens ? "length"
+                               : "stop";
 }
 
 static char *openai_body(size_t *len_out, const fl_answer *a)
@@ -214,7 +216,9 @@ static json_object *text_block(const char *text, size_t len)
 /* Why the answer ended: "max_tokens" when that cut it. */
 static const char *anthropic_stop(const fl_answer *a)
 {
-    return a->hit_max_tokens ? "max_tokens" : "end_turn";
+    return a->filtered         ? "refusal"
+           : a->hit_max_tokens ? "max_tokens"
+                               : "end_turn";
 }
 
 static char *anthropic_body(size_t *len_out, const fl_answer *a)

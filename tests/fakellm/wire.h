@@ -27,6 +27,7 @@ typedef struct fl_answer {
     int stream_usage; /* OpenAI: stream_options.include_usage was true */
     size_t chunk_size;
     int hit_max_tokens; /* the stop reason says max_tokens cut it */
+    int filtered;       /* ...says the content filter stopped it */
 } fl_answer;
 
 /* One stream event, framed and ready to send. */

@@ -233,3 +233,34 @@ YAML
     kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
 done
 pass "approve and reject need no model's key"
+
+# An answer the provider's content filter stopped (finish_reason
+# "content_filter") is no whole answer: it was applied, one of its two
+# edits, and approved as the change
+kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+/usr/bin/python3 - "$FIX/demo-openai.json" "$T/filtered.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))["steps"]
+fix = ("stats.c\n<<<<<<< SEARCH\n    return sum / count;\n=======\n"
+       "    return (double)sum / (double)count;\n>>>>>>> REPLACE\n")
+steps = [
+    {"content": "Two edits.\n\n" + fix, "filtered": True},
+    {"content": "Two edits.\n\n" + fix, "expect": "content filter"},
+    {"content": d[3]["content"]},
+]
+json.dump({"steps": steps}, open(sys.argv[2], "w"))
+PY
+for stream in false true; do
+    copy_demo
+    start_fakellm "$T/filtered.json"
+    llm_config "{provider: openai, model: fake-model, base_url: \"$FAKE_URL/v1\", stream: $stream}" <<'YAML'
+gate: {max_iterations: 1, escalate: never}
+YAML
+    run tandem run --repo "$T/demo" "make the failing test pass"
+    expect_rc 0 "approved once the whole answer came (stream: $stream)"
+    expect_in "$(session_dir)/logs/coder-1.log" "unusable answer (the provider stopped the answer with its content filter"
+    [ "$(grep -c '"path":"/v1/chat/completions"' "$FAKE_LOG")" = 3 ] ||
+        fail "expected 3 chat requests: the filtered answer asked again"
+    kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
+done
+pass "an answer the content filter stopped is asked again, not applied"
