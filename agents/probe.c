@@ -46,6 +46,16 @@ bool tnd_probe_key(char *detail, size_t size, const tnd_llm_config *llm)
         snprintf(detail, size, "$%s is not set (fine for a local server)", var);
         return true;
     }
+    /* a header of the config's carries the credential: run goes ahead
+     * so (tnd_llm_key_missing), and doctor failed it */
+    if (tnd_llm_header_set(llm->headers, "Authorization") ||
+        tnd_llm_header_set(llm->headers, "x-api-key")) {
+        snprintf(detail, size,
+                 "$%s is not set; the config's headers carry the "
+                 "credential",
+                 var);
+        return true;
+    }
     snprintf(detail, size,
              "$%s is not set: export it, or name another "
              "variable in llm.api_key_env",

@@ -11,6 +11,7 @@
 
 #include "agents/probe.h"
 #include "common/config.h"
+#include "common/xalloc.h"
 
 static tnd_config *config_for(const char *provider, const char *base_url)
 {
@@ -42,6 +43,16 @@ static void key_present_missing_or_not_needed(void **state)
     cfg = config_for("openai:local", "http://127.0.0.1:8080/v1");
     assert_true(tnd_probe_key(detail, sizeof(detail), &cfg->coder.llm));
     assert_non_null(strstr(detail, "fine for a local server"));
+    tnd_config_destroy(&cfg);
+
+    /* a header of the config's carries the credential: run goes ahead,
+     * and doctor said FAIL */
+    cfg = config_for("openai:gpt-x", NULL);
+    cfg->coder.llm.headers = tnd_xcalloc(2, sizeof(char *));
+    cfg->coder.llm.headers[0] = tnd_xstrdup("Authorization: Bearer gw-token");
+    assert_true(tnd_probe_key(detail, sizeof(detail), &cfg->coder.llm));
+    assert_non_null(strstr(detail, "the config's headers carry the "
+                                   "credential"));
     tnd_config_destroy(&cfg);
 
     /* anthropic's variable; ollama has none */
