@@ -784,3 +784,18 @@ int tnd_config_override_llm(tnd_config *self, const char *spec,
     }
     return 0;
 }
+
+int tnd_config_check_name(const char *dir)
+{
+    char *yaml = tnd_fs_join(dir, "agents.yaml");
+    char *yml = tnd_fs_join(dir, "agents.yml");
+    int rc = 0;
+
+    if (!tnd_fs_exists(yaml) && tnd_fs_exists(yml))
+        rc = tnd_error_config("%s is not read: tandem reads agents.yaml. "
+                              "Rename it, or give --config %s",
+                              yml, yml);
+    free(yaml);
+    free(yml);
+    return rc;
+}

@@ -252,6 +252,12 @@ tnd_config *tnd_config_defaults(void);
  * at all (missing, not a regular file, over 1 MiB, unreadable). */
 int tnd_config_load(tnd_config **out, const char *path);
 
+/* 0, or TND_ECONFIG naming the file and the fix when dir holds no
+ * agents.yaml but an agents.yml: it was passed over for the built-in
+ * defaults, whose model is a hosted one, where the file named a model
+ * of the user's own. */
+int tnd_config_check_name(const char *dir);
+
 /* As tnd_config_load, from memory; name is used in messages and dir as
  * the base for relative paths. */
 int tnd_config_parse(tnd_config **out, const char *text, size_t len,

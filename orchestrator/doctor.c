@@ -247,6 +247,13 @@ int tnd_doctor(const tnd_doctor_options *opts)
     implicit = tnd_fs_join(repo, "agents.yaml");
     path = opts->config ? opts->config
                         : (tnd_fs_exists(implicit) ? implicit : NULL);
+    if (!path && tnd_config_check_name(repo) < 0) {
+        fprintf(stderr, "tandem doctor: %s\n", tnd_error_last());
+        json_object_put(t.rows);
+        free(implicit);
+        free(repo);
+        return TND_EXIT_USAGE;
+    }
     if (!t.rows)
         printf("%-22s %-5s %s\n", "CHECK", "", "DETAIL");
     error = path ? tnd_config_load(&cfg, path) : 0;

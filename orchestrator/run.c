@@ -113,6 +113,10 @@ static int load_config(run *r)
 
     if (!path && !r->host && tnd_fs_exists(implicit))
         path = implicit;
+    if (!path && !r->host && tnd_config_check_name(r->repo) < 0) {
+        free(implicit);
+        return TND_ECONFIG;
+    }
     if (path)
         error = tnd_config_load(&r->cfg, path);
     else

@@ -59,3 +59,15 @@ run tandem review --repo "$T/demo" --llm command
 expect_rc 2 "review --llm command without a command"
 expect_in "$T/err" "agents.coder.llm: provider command needs a command (set agents.coder.llm.command"
 pass "--llm is checked by the config's own check, before anything starts"
+
+# agents.yml (not .yaml) was passed over for the built-in defaults, whose
+# model is a hosted one: code meant for a local model went to OpenAI
+copy_demo
+mv "$T/demo/agents.yaml" "$T/demo/agents.yml"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 2 "agents.yml"
+expect_in "$T/err" "$T/demo/agents.yml is not read: tandem reads agents.yaml. Rename it, or give --config $T/demo/agents.yml"
+run tandem doctor --repo "$T/demo"
+expect_rc 2 "doctor with agents.yml"
+expect_in "$T/err" "agents.yml is not read"
+pass "an agents.yml is named, not passed over for the built-in defaults"
