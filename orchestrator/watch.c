@@ -200,7 +200,11 @@ static void add(watch *wt, const char *repo, const char *id)
 
     for (size_t i = 0; i < wt->n && !w; i++)
         if (strcmp(wt->items[i].id, id) == 0) {
-            if (!wt->items[i].done)
+            /* one that finished stays so, its lock held for a moment
+             * after its finish or not (followed again at every scan, a
+             * log said "following" again) */
+            if (!wt->items[i].done ||
+                strncmp(wt->items[i].phase, "finished", 8) == 0)
                 return;
             w = &wt->items[i];
             forget(w);
@@ -310,9 +314,11 @@ static void draw(watch *wt)
     /* never more lines than the window has: the cursor cannot go up past
      * its top, and every redraw of 30 sessions in 10 rows scrolled */
     rows = tnd_term_height(STDOUT_FILENO) - 1;
-    shown = wt->n + (wt->left_out ? 1 : 0) > (size_t)rows && rows > 1
-                ? (size_t)rows - 1
-                : wt->n;
+    if (rows < 1)
+        rows = 1;
+    /* a window of one row shows the count alone */
+    shown = wt->n + (wt->left_out ? 1 : 0) > (size_t)rows ? (size_t)rows - 1
+                                                          : wt->n;
     for (size_t i = 0; i < shown; i++) {
         const watched *w = &wt->items[i];
         double secs = w->started_wall ? (now - w->started_wall) / 1000.0 : 0;
