@@ -75,11 +75,6 @@ int tnd_workspace_reset(tnd_workspace *self);
  * file:line) is checked before it is shown to people or the coder. */
 bool tnd_workspace_holds(const tnd_workspace *self, const char *rel);
 
-/* Line comparisons that matching a SEARCH with trailing blanks ignored
- * has made on the calling thread so far: at most about twice the lines
- * of the file and the search together, whatever they hold. For tests. */
-size_t tnd_workspace_loose_steps(void);
-
 /* Whether resets keep build outputs (workspace.incremental). */
 bool tnd_workspace_incremental(const tnd_workspace *self);
 

@@ -25,6 +25,7 @@
 #include "common/fs.h"
 #include "common/str.h"
 #include "orchestrator/snapshot.h"
+#include "orchestrator/search.h"
 #include "orchestrator/workspace.h"
 
 static char repo[] = "/tmp/tnd-test-ws-repo-XXXXXX";
@@ -449,11 +450,11 @@ static void a_long_loose_miss_takes_linear_work(void **state)
     for (size_t i = 0; i < want; i++)
         tnd_buf_puts(&search, "a\n");
     tnd_buf_puts(&search, "b\n");
-    steps = tnd_workspace_loose_steps();
+    steps = tnd_search_loose_steps();
     assert_int_equal(APPLY(ws, WRITE("big.txt", tnd_buf_str(&file)),
                            REPLACE("big.txt", tnd_buf_str(&search), "c\n")),
                      -1);
-    steps = tnd_workspace_loose_steps() - steps;
+    steps = tnd_search_loose_steps() - steps;
     assert_error_has("edit 2: the SEARCH text was not found in big.txt");
     assert_true(steps <= 2 * (lines + want + 1));
     tnd_buf_free(&file);
