@@ -468,6 +468,25 @@ static void beat(tnd_broker *b)
     b->next_beat = now + b->heartbeat_ms;
 }
 
+/* Time the broker was not listening (the process stopped with Ctrl-Z,
+ * or its caller busy for longer than a beat) is no agent's silence: the
+ * deadlines move on by it. A tandem stopped for longer than its agents'
+ * patience killed them all when it went on, before their heartbeats,
+ * queued meanwhile, could be read. */
+static void away(tnd_broker *b, int64_t now)
+{
+    int64_t gap = b->last_poll ? now - b->last_poll : 0;
+
+    b->last_poll = now;
+    if (gap <= b->heartbeat_ms)
+        return;
+    for (size_t i = 0; i < b->nworkers; i++)
+        b->workers[i]->expiry += gap;
+    for (size_t i = 0; i < b->nrequests; i++)
+        if (b->requests[i]->heard)
+            b->requests[i]->heard += gap;
+}
+
 int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
 {
     int64_t deadline = tnd_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
@@ -487,6 +506,7 @@ int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
             self->nevents--;
             return 1;
         }
+        away(self, tnd_now_ms());
         dispatch(self);
         wait = tnd_clock_remaining(deadline, -1);
         if (wait > self->next_beat - tnd_now_ms())
@@ -508,6 +528,7 @@ int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
                 break;
         /* after reading: heartbeats that queued while our caller was busy
          * elsewhere are signs of life, not silence */
+        away(self, tnd_now_ms());
         if (tnd_now_ms() >= self->next_beat)
             beat(self);
         if (self->nevents == 0 && tnd_now_ms() >= deadline) {

@@ -55,6 +55,7 @@ struct tnd_broker {
     bool clients;
     tnd_zap *zap; /* CURVE: admits keys, gives their roles; NULL: none */
     int64_t next_beat;
+    int64_t last_poll; /* when tnd_broker_poll last looked (monotonic ms) */
     int64_t next_seq;
     int64_t front_seq; /* decreasing: requeued requests go first */
     worker **workers;

@@ -440,6 +440,29 @@ static void busy_caller_does_not_expire_live_workers(void **state)
     assert_int_equal(w->disconnects, 0);
 }
 
+/* The broker itself away (its process stopped with Ctrl-Z) for longer
+ * than the liveness window, the agent silent too meanwhile (it had
+ * nobody to beat to): that is not the agent's silence. A tandem stopped
+ * so killed every agent when it went on, before their beats could come. */
+static void time_the_broker_was_away_is_no_silence(void **state)
+{
+    tnd_broker_event ev;
+    peer *w;
+
+    (void)state;
+    w = ready_worker("w1");
+    assert_int_equal(tnd_broker_submit(broker, SERVICE, "k", "{}", 2), 0);
+    expect_request(w, "k", "{}");
+    /* nobody polls, nobody beats: the nap is the time away */
+    nap_ms(2 * HEARTBEAT_MS * LIVENESS);
+    w->last_beat = tnd_now_ms();
+    assert_int_equal(tnd_broker_poll(broker, &ev, 0), 0);
+    assert_int_equal(tnd_broker_workers(broker, SERVICE), 1);
+    send_worker(w, TND_MDPW_FINAL, "k", "{}");
+    expect_event(TND_BROKER_FINAL, "k", "w1", "{}");
+    assert_int_equal(w->disconnects, 0);
+}
+
 static void disconnect_mid_request_requeues_it(void **state)
 {
     peer *w1, *w2;
@@ -998,6 +1021,7 @@ int main(void)
         TEST(partials_come_before_the_final),
         TEST(least_recently_used_idle_worker_goes_first),
         TEST(silent_worker_is_expired_and_its_request_goes_on),
+        TEST(time_the_broker_was_away_is_no_silence),
         TEST(late_final_still_awaited_is_taken),
         TEST(busy_caller_does_not_expire_live_workers),
         TEST(disconnect_mid_request_requeues_it),
