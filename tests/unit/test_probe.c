@@ -11,6 +11,7 @@
 
 #include "agents/probe.h"
 #include "common/config.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 
 static tnd_config *config_for(const char *provider, const char *base_url)
@@ -48,6 +49,7 @@ static void key_present_missing_or_not_needed(void **state)
     /* a header of the config's carries the credential: run goes ahead,
      * and doctor said FAIL */
     cfg = config_for("openai:gpt-x", NULL);
+    tnd_str_list_free(&cfg->coder.llm.headers);
     cfg->coder.llm.headers = tnd_xcalloc(2, sizeof(char *));
     cfg->coder.llm.headers[0] = tnd_xstrdup("Authorization: Bearer gw-token");
     assert_true(tnd_probe_key(detail, sizeof(detail), &cfg->coder.llm));
