@@ -166,22 +166,13 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Whether s[0..n) are all in set. */
-static bool all_in(const char *s, size_t n, const char *set)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!s[i] || !strchr(set, s[i]))
-            return false;
-    return true;
-}
-
 bool tnd_session_id_valid(const char *name)
 {
     size_t len = strlen(name);
 
-    return (len == 20 || len == 24) && all_in(name, 8, "0123456789") &&
-           name[8] == '-' && all_in(name + 9, 6, "0123456789") &&
-           name[15] == '-' && all_in(name + 16, len - 16, "0123456789abcdef");
+    return (len == 20 || len == 24) && strspn(name, "0123456789") == 8 &&
+           name[8] == '-' && strspn(name + 9, "0123456789") == 6 &&
+           name[15] == '-' && strspn(name + 16, "0123456789abcdef") == len - 16;
 }
 
 char **tnd_session_list(const char *repo)
