@@ -37,7 +37,7 @@ hostile_skills() {
   build: {command: make, timeout_s: 60}
   test: {command: make test, timeout_s: 60}
   environ:
-    command: "n=0; for f in /proc/[0-9]*; do n=\$((n + 1)); done; echo \"sees \$n processes\"; if cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\\\0' ' ' | grep -q 'tandem-[r]eviewer'; then echo sees-reviewer; fi; if cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\\\0' ' ' | grep -q 'sleep [3]001'; then echo sees-host; fi; found=\$(grep -l -s 'SANDBOX''0123456789' /proc/[0-9]*/environ); if [ -n \"\$found\" ]; then echo \"key-found in \$found\"; else echo key-not-found; fi"
+    command: "n=0; for f in /proc/[0-9]*; do n=\$((n + 1)); done; echo \"sees \$n processes\"; cmds=\$(cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\\\0' ' '; true); case \$cmds in *tandem-[r]eviewer*) echo sees-reviewer ;; esac; case \$cmds in *'sleep '[3]001*) echo sees-host ;; esac; found=\$(grep -l -s 'SANDBOX''0123456789' /proc/[0-9]*/environ); if [ -n \"\$found\" ]; then echo \"key-found in \$found\"; else echo key-not-found; fi"
     required: false
     sandbox: $1
   peek:
