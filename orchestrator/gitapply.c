@@ -61,9 +61,9 @@ static char **environment(const char *dir)
 /* git apply in dir, reading the patch on stdin, as on a machine of no
  * one's: no repository around dir, no user or system config or
  * attributes (see environment), messages in English. 0 with its stdout
- * in *out (may be NULL); 1 when it ran and failed, *why its stderr; -1
- * when it could not run. */
-static int git_apply(char **out, char **why, const char *dir,
+ * in *out and its length in *out_len (both may be NULL); 1 when it ran and
+ * failed, *why its stderr; -1 when it could not run. */
+static int git_apply(char **out, size_t *out_len, char **why, const char *dir,
                      const char *const *argv, const char *diff, size_t len)
 {
     char *parent = tnd_fs_dirname(dir);
@@ -96,6 +96,7 @@ static int git_apply(char **out, char **why, const char *dir,
     } else {
         if (out) {
             *out = res.output ? res.output : tnd_xstrdup("");
+            *out_len = res.output ? res.output_len : 0;
             res.output = NULL;
         }
         rc = 0;
@@ -146,8 +147,9 @@ static void names_free(names *l)
     free(l->at);
 }
 
-/* `git apply --numstat -z`: "ADDED\tDELETED\tNAME\0", or for a rename or
- * a copy "ADDED\tDELETED\t\0OLD\0NEW\0". Every name into l. */
+/* `git apply --numstat -z`: "ADDED\tDELETED\tNAME\0" a file patch, NAME
+ * the one it leaves (a rename's new name: the old one is among the
+ * paths the caller names). Every name into l. */
 static void numstat_names(names *l, const char *s, size_t len)
 {
     const char *end = s + len;
@@ -158,16 +160,8 @@ static void numstat_names(names *l, const char *s, size_t len)
         if (!tab)
             return;
         s = tab + 1;
-        if (s < end && *s == '\0') { /* OLD\0NEW\0 */
-            s++;
-            for (int k = 0; k < 2 && s < end; k++) {
-                add(l, s);
-                s += strlen(s) + 1;
-            }
-        } else if (s < end) {
-            add(l, s);
-            s += strlen(s) + 1;
-        }
+        add(l, s);
+        s += strlen(s) + 1;
     }
 }
 
@@ -347,6 +341,7 @@ int tnd_gitapply_same(const char *diff, size_t len, const char *base,
     const char *apply[] = {"git", "apply", "--whitespace=nowarn", "-", NULL};
     char *scratch = tnd_fs_join(scratch_parent, "gitapply-XXXXXX");
     char *list = NULL, *failed = NULL;
+    size_t list_len = 0;
     names l = {0};
     int rc, base_fd = -1, scratch_fd = -1;
 
@@ -363,9 +358,10 @@ int tnd_gitapply_same(const char *diff, size_t len, const char *base,
                            strerror(errno));
         goto out;
     }
-    if ((rc = git_apply(&list, &failed, scratch, numstat, diff, len)) != 0)
+    if ((rc = git_apply(&list, &list_len, &failed, scratch, numstat, diff,
+                        len)) != 0)
         goto out;
-    numstat_names(&l, list, strlen(list));
+    numstat_names(&l, list, list_len);
     for (size_t i = 0; paths && paths[i]; i++)
         add(&l, paths[i]);
     sort_unique(&l);
@@ -379,7 +375,7 @@ int tnd_gitapply_same(const char *diff, size_t len, const char *base,
         if ((rc = copy_in(base_fd, scratch_fd, l.at[i], &failed)) != 0)
             goto out;
     }
-    if ((rc = git_apply(NULL, &failed, scratch, apply, diff, len)) != 0)
+    if ((rc = git_apply(NULL, NULL, &failed, scratch, apply, diff, len)) != 0)
         goto out;
     for (size_t i = 0; i < l.n && rc == 0; i++) {
         char *what = compare(ws, scratch, l.at[i]);

@@ -160,6 +160,29 @@ static void a_file_only_git_writes_is_compared(void **state)
     free(ws);
 }
 
+/* Every file git names counts, not only the first of its list: the
+ * names were read up to the first NUL of `--numstat -z`, so a second
+ * file only git writes went unchecked. */
+static void every_file_only_git_writes_is_compared(void **state)
+{
+    const char diff[] = "diff --git a/f b/f\n--- a/f\n+++ b/f\n"
+                        "@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+                        "diff --git a/n b/n\nnew file mode 100644\n"
+                        "--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n";
+    const char *paths[] = {"f", NULL};
+    char *base, *ws, *why = NULL;
+
+    (void)state;
+    trees(&base, &ws);
+    put(ws, "f", "a\nB\nc\n");
+    assert_int_equal(same(diff, base, ws, paths, &why), 1);
+    assert_string_equal(why, "n: git apply leaves a file there, the review "
+                             "had no file");
+    free(why);
+    free(base);
+    free(ws);
+}
+
 static void modes_are_compared(void **state)
 {
     const char diff[] =
@@ -260,6 +283,7 @@ int main(void)
         cmocka_unit_test(other_bytes_are_told_with_the_line),
         cmocka_unit_test(a_file_git_deletes_must_be_gone),
         cmocka_unit_test(a_file_only_git_writes_is_compared),
+        cmocka_unit_test(every_file_only_git_writes_is_compared),
         cmocka_unit_test(modes_are_compared),
         cmocka_unit_test(a_patch_git_cannot_apply_is_told),
         cmocka_unit_test(a_name_out_of_the_tree_is_refused),
