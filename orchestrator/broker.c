@@ -49,7 +49,19 @@ static void request_free(request *r)
     free(r->key);
     free(r->service);
     free(r->body);
+    free(r->given);
     free(r);
+}
+
+/* Whether r was ever dispatched to w (under w's identity: a worker that
+ * reconnected is the same one, and may answer late). */
+static bool was_given(const request *r, const worker *w)
+{
+    for (int i = 0; i < r->dispatches; i++)
+        if (r->given[i].id_len == w->id_len &&
+            memcmp(r->given[i].id, w->id, w->id_len) == 0)
+            return true;
+    return false;
 }
 
 static void remove_request(tnd_broker *b, request *r)
@@ -187,6 +199,9 @@ static void dispatch(tnd_broker *b)
             remove_worker(b, w, "could not be reached");
             continue;
         }
+        TND_GROW(next->given, next->agiven, (size_t)next->dispatches + 1);
+        memcpy(next->given[next->dispatches].id, w->id, w->id_len);
+        next->given[next->dispatches].id_len = w->id_len;
         next->worker = w;
         next->heard = 0;
         next->dispatches++;
@@ -224,12 +239,13 @@ static void on_reply(tnd_broker *b, worker *w, tnd_mdp_msg *msg)
         w->busy = NULL;
         w->idle_since = tnd_now_ms();
     }
-    if (!r && final && w->busy) {
-        /* it holds one request and answers one nobody asked for: a wrong
-         * address, not a late reply (a late reply comes from a worker
-         * that was given up on, so holds nothing, or names a request that
-         * is still outstanding). Left alone, the request it holds would
-         * wait for its reply until the timeout. */
+    if ((!r || !was_given(r, w)) && final && w->busy) {
+        /* it holds one request and answers one it was never given: a
+         * wrong address, not a late reply (a late reply comes from a
+         * worker that was given up on, so holds nothing, or names a
+         * request it was given that is still outstanding). Left alone,
+         * the request it holds would wait for its reply until the
+         * timeout; taken, its answer would be another worker's. */
         char *why;
         tnd_mdp_printable(key, sizeof(key), msg->address, msg->address_len);
         why = tnd_xasprintf("it sent a FINAL for '%s' while it holds '%s'", key,
@@ -242,6 +258,12 @@ static void on_reply(tnd_broker *b, worker *w, tnd_mdp_msg *msg)
         tnd_mdp_printable(key, sizeof(key), msg->address, msg->address_len);
         tnd_log_debug("discarding a late %s for %s from %s",
                       tnd_mdp_command_name(true, msg->command), key, w->name);
+        return;
+    }
+    if (!was_given(r, w)) {
+        tnd_log_warn("discarding a %s for %s from agent %s, which was "
+                     "never given it",
+                     tnd_mdp_command_name(true, msg->command), r->key, w->name);
         return;
     }
     if (!w->service || strcmp(r->service, w->service) != 0) {
@@ -331,7 +353,8 @@ static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
             return;
         /* A peer we do not know: one we expired, or one from before a
          * restart. Keep a final reply we still wait for (requests are
-         * idempotent), then tell it to start over. */
+         * idempotent) if it was given that request, then tell it to
+         * start over. */
         worker ghost = {0};
         memcpy(ghost.id, id, id_len);
         ghost.id_len = id_len;
@@ -339,7 +362,8 @@ static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
         if (msg->command == TND_MDPW_FINAL) {
             request *r =
                 find_request(b, (const char *)msg->address, msg->address_len);
-            if (r && (!b->zap || tnd_zap_may_serve(msg->user_id, r->service)))
+            if (r && was_given(r, &ghost) &&
+                (!b->zap || tnd_zap_may_serve(msg->user_id, r->service)))
                 deliver(b, r, &ghost, msg, true);
         }
         tnd_log_info("telling unknown agent %s to reconnect", ghost.name);

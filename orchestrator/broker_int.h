@@ -14,6 +14,12 @@
 
 typedef struct request request;
 
+/* a worker's identity, as a request remembers who it was given to */
+typedef struct given {
+    unsigned char id[TND_MDP_MAX_IDENTITY];
+    size_t id_len;
+} given;
+
 typedef struct worker {
     unsigned char id[TND_MDP_MAX_IDENTITY];
     size_t id_len;
@@ -36,6 +42,9 @@ struct request {
     char *body;
     size_t len;
     int dispatches;
+    given *given; /* the workers it went to, one a dispatch: only they
+                     answer it */
+    size_t agiven;
     int64_t seq; /* queue order: lower goes first */
     worker *worker;
     int64_t heard; /* the last PARTIAL from its worker; 0: none yet, so

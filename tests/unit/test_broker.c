@@ -594,6 +594,40 @@ static void a_final_for_another_request_drops_its_worker(void **state)
     expect_event(TND_BROKER_FINAL, "k", "w2", "{}");
 }
 
+/* A worker answers only what it was given: w1, holding k1, sent a FINAL
+ * for k2, which w2 holds, and its answer was taken as k2's. It is a
+ * broken or hostile worker: disconnected, its own request requeued, and
+ * k2 still waits for w2. A worker not busy gets its stray answer
+ * (PARTIAL or FINAL) discarded. */
+static void an_answer_for_a_request_never_given_is_refused(void **state)
+{
+    peer *w1, *w2, *w3;
+
+    (void)state;
+    w1 = ready_worker("w1");
+    assert_int_equal(tnd_broker_submit(broker, SERVICE, "k1", "{}", 2), 0);
+    expect_request(w1, "k1", "{}");
+    w2 = ready_worker("w2");
+    assert_int_equal(tnd_broker_submit(broker, SERVICE, "k2", "{}", 2), 0);
+    expect_request(w2, "k2", "{}");
+    send_worker(w1, TND_MDPW_FINAL, "k2", "{\"from\":1}");
+    PUMP_UNTIL(w1->disconnects >= 1);
+    w3 = ready_worker("w3");
+    expect_request(w3, "k1", "{}");
+    send_worker(w3, TND_MDPW_PARTIAL, "k2", "{\"from\":3}");
+    send_worker(w2, TND_MDPW_FINAL, "k2", "{\"from\":2}");
+    expect_event(TND_BROKER_FINAL, "k2", "w2", "{\"from\":2}");
+    send_worker(w3, TND_MDPW_FINAL, "k1", "{}");
+    expect_event(TND_BROKER_FINAL, "k1", "w3", "{}");
+
+    /* nor does a peer that never said READY */
+    w1 = connect_peer("stranger");
+    assert_int_equal(tnd_broker_submit(broker, SERVICE, "k3", "{}", 2), 0);
+    send_worker(w1, TND_MDPW_FINAL, "k3", "{\"from\":\"stranger\"}");
+    PUMP_UNTIL(w1->disconnects >= 1);
+    assert_int_equal(tnd_broker_pending(broker, SERVICE), 1);
+}
+
 /* Issue 10: a worker that acknowledged its request and then said nothing
  * more of it while it still beat (a FINAL too large to arrive, a job that
  * died) held the request until its timeout. Once acknowledged, silence on
@@ -1029,6 +1063,7 @@ int main(void)
         TEST(request_lost_too_often_fails),
         TEST(ready_again_reregisters_and_requeues),
         TEST(a_final_for_another_request_drops_its_worker),
+        TEST(an_answer_for_a_request_never_given_is_refused),
         TEST(a_dropped_worker_is_told_and_forgotten),
         TEST(a_request_acknowledged_then_left_is_given_up),
         TEST(a_broker_command_from_a_worker_is_disconnected),
