@@ -701,14 +701,20 @@ char *tnd_fs_self_dir(void)
 char *tnd_fs_user_tmp(void)
 {
     const char *tmp = getenv("TMPDIR");
+    bool own = tmp && tmp[0] == '/';
     char *base;
     struct stat st;
 
-    if (!tmp || !*tmp || tmp[0] != '/')
+    if (!own)
         tmp = "/tmp";
     base = tnd_xasprintf("%s/tandem-%ld", tmp, (long)getuid());
     if (mkdir(base, 0700) < 0 && errno != EEXIST) {
-        tnd_error_sys("cannot create %s", base);
+        tnd_error_set("cannot create tandem's runtime directory %s: %s; %s",
+                      base, strerror(errno),
+                      own ? "set TMPDIR to a directory you may write, or "
+                            "unset it for /tmp"
+                          : "make /tmp writable, or set TMPDIR to a "
+                            "directory you may write");
         free(base);
         return NULL;
     }

@@ -20,6 +20,7 @@
 #include "orchestrator/init.h"
 #include "orchestrator/report.h"
 #include "orchestrator/run.h"
+#include "orchestrator/rundir.h"
 #include "skills/bwrap.h"
 #include "proto/json.h"
 
@@ -235,7 +236,7 @@ int tnd_doctor(const tnd_doctor_options *opts)
 {
     table t = {0, opts->json ? json_object_new_array() : NULL};
     tnd_config *cfg = NULL;
-    char *repo, *implicit, detail[1536];
+    char *repo, *implicit, *runtime = NULL, detail[1536];
     const char *path;
     bool usage = false;
     int error;
@@ -298,7 +299,14 @@ int tnd_doctor(const tnd_doctor_options *opts)
         check_agent(&t, "reviewer", "agents.reviewer.llm", &cfg->reviewer.llm,
                     opts->timeout_ms);
     }
-    check_sandbox(&t, cfg);
+    /* where the agents, workspaces and the sandbox probe live: without
+     * it, nothing runs, and the sandbox check would blame bubblewrap */
+    if ((runtime = tnd_rundir_base())) {
+        row(&t, "runtime directory", true, runtime);
+        check_sandbox(&t, cfg);
+    } else {
+        row(&t, "runtime directory", false, tnd_error_last());
+    }
     for (char **s = cfg->reviewer.skills; s && *s; s++) {
         const tnd_skill_config *skill = tnd_config_skill(cfg, *s);
         char check[80], found[1024];
@@ -332,6 +340,7 @@ out:
         printf("\ndoctor: everything is in place\n");
     json_object_put(t.rows);
     tnd_config_destroy(&cfg);
+    free(runtime);
     free(implicit);
     free(repo);
     if (usage)

@@ -341,6 +341,14 @@ int tnd_loop_prepare(run *r)
 
     if ((error = load_config(r)) < 0)
         return error;
+    if (!r->host) {
+        /* the agents, workspace and events live there (a server's
+         * sessions, in the server's): said before a session is made */
+        char *base = tnd_rundir_base();
+        if (!base)
+            return TND_ECONFIG;
+        free(base);
+    }
     /* said now, not after the run is paid for */
     if (r->opts.apply == TND_APPLY_COMMIT &&
         (tnd_apply_can_commit(r->repo) < 0 || tnd_change_at_top(r->repo) < 0))

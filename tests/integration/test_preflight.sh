@@ -76,3 +76,25 @@ expect_rc 1 "a server that cannot be reached"
 expect_in "$T/err" "Couldn't connect to server"
 expect_in "$T/err" "; check --base-url, or run \`tandem doctor\`"
 pass "a custom base URL needs no key; connection refused says check --base-url or doctor"
+
+# a TMPDIR tandem cannot use: exit 2 naming it and the fix, before a
+# session is made (it was exit 1 after one); doctor names it too, not
+# bubblewrap
+copy_demo
+(cd "$T/demo" && git init -q && git add -A &&
+    git -c user.name=t -c user.email=t@t commit -qm base && echo "/* x */" >>stats.c)
+for cmd in "run x" review; do
+    # shellcheck disable=SC2086 # cmd is a command and its words
+    run env TMPDIR="$T/no-such-dir" "$BIN/tandem" $cmd --repo "$T/demo"
+    expect_rc 2 "tandem $cmd with an unusable TMPDIR"
+    expect_in "$T/err" "cannot create tandem's runtime directory $T/no-such-dir/tandem-"
+    expect_in "$T/err" "set TMPDIR to a directory you may write, or unset it for /tmp"
+    [ ! -e "$T/demo/.tandem/sessions" ] || fail "tandem $cmd made a session"
+done
+run env TMPDIR="$T/no-such-dir" "$BIN/tandem" doctor --repo "$T/demo"
+expect_rc 1 "doctor with an unusable TMPDIR"
+expect_in "$T/out" "runtime directory      FAIL  cannot create tandem's runtime directory"
+expect_not_in "$T/out" "bubblewrap"
+run "$BIN/tandem" doctor --repo "$T/demo"
+expect_in "$T/out" "runtime directory      ok"
+pass "an unusable TMPDIR is exit 2 before any session, and doctor names it"
