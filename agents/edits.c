@@ -210,11 +210,13 @@ int tnd_edits_parse(tnd_edit **edits_out, size_t *count_out,
         if (have_path) {
             path = path_from(&lines[path_line]);
             if (strpbrk(path, " \t") &&
-                !memchr(lines[path_line].start, '`', lines[path_line].len) &&
-                !memchr(lines[path_line].start, '"', lines[path_line].len)) {
+                ((!memchr(lines[path_line].start, '`', lines[path_line].len) &&
+                  !memchr(lines[path_line].start, '"', lines[path_line].len)) ||
+                 strpbrk(path, "`\""))) {
                 /* a sentence, not a path ("And the helper goes in a
                  * header:" made a file of that name): a name with a
-                 * space must be quoted. Quoted cut, so redacted first:
+                 * space must be quoted, whole ("Put this in `a.h`:" is
+                 * prose quoting a name). Quoted cut, so redacted first:
                  * a key across the cut would leave its head. */
                 tnd_log_redact(path);
                 error = tnd_error_set(

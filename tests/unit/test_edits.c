@@ -430,6 +430,12 @@ static const bad_case bad_cases[] = {
      "edit block 1 at line 2: the line above it, 'And the new helper goes in "
      "a header', reads as prose, not a file path; put the path alone on that "
      "line (in backticks if it has spaces)"},
+    /* nor is prose that quotes a name in it: it made a file named
+     * "Put this in `helper.h" */
+    {"Put this in `helper.h`:\n<<<<<<< FILE\nint x;\n>>>>>>> FILE\n",
+     "edit block 1 at line 2: the line above it, 'Put this in `helper.h', "
+     "reads as prose, not a file path; put the path alone on that line (in "
+     "backticks if it has spaces)"},
     {"Done.\n>>>>>>> REPLACE\n",
      "line 2: '>>>>>>> REPLACE' appears outside an edit block"},
     {"a.c\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"
