@@ -80,6 +80,27 @@ static size_t trimmed_len(const char *line, size_t len)
     return len;
 }
 
+/* The line at *at of len bytes (its end included) as loose matching
+ * compares it: without trailing blanks and the line end; with lead,
+ * without leading blanks either (*at moves past them). */
+static size_t loose_len(const char **at, size_t len, bool lead)
+{
+    len = trimmed_len(*at, len);
+    while (lead && len > 0 && (**at == ' ' || **at == '\t')) {
+        (*at)++;
+        len--;
+    }
+    return len;
+}
+
+/* How far a SEARCH got in a text (for the hint when it is not there):
+ * the most of its lines, from its first, found in a row, and the text's
+ * line (from 0) where they start. */
+typedef struct reach {
+    size_t lines;
+    size_t from;
+} reach;
+
 /* One line of a SEARCH text as loose matching compares it. */
 typedef struct search_line {
     const char *at; /* its first byte */
@@ -128,9 +149,11 @@ static size_t lines_back(const char *text, size_t off, size_t n)
     return off;
 }
 
-/* Match search against text line by line, ignoring trailing whitespace.
- * Returns the number of matches (0, 1, or 2 for "more than one"; places
- * that overlap count); *start and *end span the first one.
+/* Match search against text line by line, ignoring trailing whitespace
+ * (and, given how_far, leading whitespace too, and how far the search
+ * got into *how_far). Returns the number of matches (0, 1, or 2 for
+ * "more than one"; places that overlap count); *start and *end span the
+ * first one.
  *
  * Linear in the text and the search: each line is hashed once, and the
  * search's lines are found in the text's as Knuth-Morris-Pratt finds a
@@ -139,12 +162,13 @@ static size_t lines_back(const char *text, size_t off, size_t n)
  * 34 s of the run loop's thread for a SEARCH of 40,000 lines missing in
  * a file of 100,000 that repeated them. */
 static size_t loose_matches(const char *text, const char *search, size_t *start,
-                            size_t *end)
+                            size_t *end, reach *how_far)
 {
     size_t slen = strlen(search), m = tnd_str_count_lines(search, slen);
     bool whole_lines = slen > 0 && search[slen - 1] == '\n';
+    bool lead = how_far != NULL;
     search_line *want;
-    size_t *fail, n = 0, q = 0;
+    size_t *fail, n = 0, q = 0, lineno = 0;
     const char *s = search, *line = text;
 
     if (m == 0)
@@ -156,8 +180,8 @@ static size_t loose_matches(const char *text, const char *search, size_t *start,
         size_t sl = nl ? (size_t)(nl - s + 1) : strlen(s);
 
         want[k].at = s;
-        want[k].len = trimmed_len(s, sl);
-        want[k].hash = line_hash(s, want[k].len);
+        want[k].len = loose_len(&want[k].at, sl, lead);
+        want[k].hash = line_hash(want[k].at, want[k].len);
         s += sl;
     }
     /* fail[k]: the longest proper prefix of want[0..k] that ends it */
@@ -177,12 +201,17 @@ static size_t loose_matches(const char *text, const char *search, size_t *start,
     while (*line) {
         const char *nl = strchr(line, '\n');
         size_t tl = nl ? (size_t)(nl - line + 1) : strlen(line);
-        size_t len = trimmed_len(line, tl);
-        uint64_t hash = line_hash(line, len);
+        const char *at = line;
+        size_t len = loose_len(&at, tl, lead);
+        uint64_t hash = line_hash(at, len);
 
         for (;;) {
-            if (same_line(line, len, hash, &want[q])) {
+            if (same_line(at, len, hash, &want[q])) {
                 q++;
+                if (how_far && q > how_far->lines) {
+                    how_far->lines = q;
+                    how_far->from = lineno + 1 - q;
+                }
                 break;
             }
             if (q == 0)
@@ -202,6 +231,7 @@ static size_t loose_matches(const char *text, const char *search, size_t *start,
             q = fail[q - 1];
         }
         line += tl;
+        lineno++;
     }
     free(want);
     free(fail);
@@ -257,6 +287,59 @@ static char *closest_line(const char *text, const char *search)
     }
 }
 
+/* Line n (from 0) of text: its start, its length without the line end
+ * in *len; NULL past the end. */
+static const char *nth_line(const char *text, size_t n, size_t *len)
+{
+    const char *nl;
+
+    while (n > 0 && (nl = strchr(text, '\n')) != NULL) {
+        text = nl + 1;
+        n--;
+    }
+    if (n > 0 || !*text)
+        return NULL;
+    nl = strchr(text, '\n');
+    *len = trimmed_len(text, nl ? (size_t)(nl - text) : strlen(text));
+    return text;
+}
+
+/* Why search is not in text, for the coder: where it is with other
+ * indentation; else the line where its first lines stop being the
+ * file's (a SEARCH of 12 lines with one wrong was told only of its
+ * first line); else the line most like its first. */
+static char *what_is_there(const char *text, const char *search)
+{
+    reach got = {0, 0};
+    size_t start = 0, end, ls, lt;
+    const char *s, *t;
+    char *out;
+
+    if (loose_matches(text, search, &start, &end, &got) > 0)
+        return tnd_xasprintf("it is there with other indentation from line "
+                             "%zu on; copy the lines with the file's own "
+                             "leading spaces and tabs",
+                             tnd_str_count_lines(text, start) + 1);
+    if (got.lines == 0)
+        return closest_line(text, search);
+    s = nth_line(search, got.lines, &ls);
+    t = nth_line(text, got.from + got.lines, &lt);
+    if (!s)
+        return closest_line(text, search); /* not reached: it would match */
+    if (!t)
+        return tnd_xasprintf("its first %zu line%s %s the file's last, from "
+                             "line %zu, and the file ends there",
+                             got.lines, got.lines == 1 ? "" : "s",
+                             got.lines == 1 ? "is" : "are", got.from + 1);
+    out = tnd_xasprintf(
+        "its first %zu line%s %s the file's from line %zu, but its line %zu "
+        "`%.*s` is not the file's line %zu `%.*s`",
+        got.lines, got.lines == 1 ? "" : "s", got.lines == 1 ? "is" : "are",
+        got.from + 1, got.lines + 1, (int)(ls > 200 ? 200 : ls), s,
+        got.from + got.lines + 1, (int)(lt > 200 ? 200 : lt), t);
+    return out;
+}
+
 /* Whether search is in text at start, byte for byte, except that a line
  * of text may end in CRLF where search's ends in LF; *end is where the
  * match ends in text. git diff writes a file's lines as git stores them
@@ -294,10 +377,10 @@ tnd_search_result tnd_search_find(const char *text, size_t len,
         *end = *start + strlen(search);
         return TND_SEARCH_FOUND;
     }
-    if ((n = loose_matches(text, search, start, end)) == 1)
+    if ((n = loose_matches(text, search, start, end, NULL)) == 1)
         return TND_SEARCH_FOUND;
     if (n > 1)
         return TND_SEARCH_MANY;
-    *hint = closest_line(text, search);
+    *hint = what_is_there(text, search);
     return TND_SEARCH_NONE;
 }

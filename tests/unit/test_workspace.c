@@ -384,6 +384,25 @@ static void search_not_found_names_the_closest_line(void **state)
     assert_int_equal(APPLY(ws, REPLACE("src/stats.c", "zzzz qqqq\n", "x\n")),
                      -1);
     assert_error_has("no line of the file resembles its first line");
+
+    /* a SEARCH right but for one line is told which (it was told of
+     * its first line only, which was right) */
+    assert_int_equal(APPLY(ws, REPLACE("src/stats.c",
+                                       "{\n    double sum = 0;\n"
+                                       "    for (int i = 0; i <= n; i++)\n",
+                                       "x\n")),
+                     -1);
+    assert_error_has("its first 2 lines are the file's from line 4, but its "
+                     "line 3 `    for (int i = 0; i <= n; i++)` is not the "
+                     "file's line 6 `    for (int i = 0; i < n; i++)`");
+
+    /* tabs where the file has spaces */
+    assert_int_equal(APPLY(ws, REPLACE("src/stats.c",
+                                       "\tdouble sum = 0;\n"
+                                       "\tfor (int i = 0; i < n; i++)\n",
+                                       "x\n")),
+                     -1);
+    assert_error_has("it is there with other indentation from line 5 on");
     assert_file(root, "src/stats.c", stats_c);
     tnd_workspace_destroy(&ws, 1);
 }
@@ -456,7 +475,10 @@ static void a_long_loose_miss_takes_linear_work(void **state)
                      -1);
     steps = tnd_search_loose_steps() - steps;
     assert_error_has("edit 2: the SEARCH text was not found in big.txt");
-    assert_true(steps <= 2 * (lines + want + 1));
+    assert_error_has("its first 40000 lines are the file's from line 1, but "
+                     "its line 40001 `b` is not the file's line 40001 `a`");
+    /* two passes: the match, then the hint's (indentation aside) */
+    assert_true(steps <= 4 * (lines + want + 1));
     tnd_buf_free(&file);
     tnd_buf_free(&search);
     tnd_workspace_destroy(&ws, 1);
