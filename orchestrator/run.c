@@ -5,7 +5,8 @@
  * code).
  *
  * Everything one run owns hangs off struct run and is released in
- * tnd_loop_close(), whatever path the run took. The agents and their
+ * tnd_loop_close(), whatever path the run took. The checks before
+ * anything starts are in prepare.c. The agents and their
  * plumbing live in the crew (crew.c), the report in report.c, the
  * journal in journal.c; the attempts themselves in attempt.c, the
  * journal and agent helpers in steps.c, continuing a session in
@@ -28,7 +29,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agents/llm.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/error.h"
@@ -38,7 +38,6 @@
 #include "common/xalloc.h"
 #include "orchestrator/apply.h"
 #include "orchestrator/change.h"
-#include "orchestrator/own_files.h"
 #include "orchestrator/crew.h"
 #include "orchestrator/events.h"
 #include "orchestrator/journal.h"
@@ -61,151 +60,6 @@ static atomic_int interrupted; /* lock-free: a handler may store to it */
 static void on_signal(int sig)
 {
     atomic_store(&interrupted, sig);
-}
-
-/* ---- set-up ------------------------------------------------------------- */
-
-/* A model on its provider's own API without its key would fail at its
- * first call, after the session and the agents started: said now, as a
- * configuration error. coder: whether the coder's model is used. An
- * agent this tandem does not start (count: 0, connecting from outside)
- * brings its own model and key. */
-static int check_keys(const tnd_config *cfg, bool coder)
-{
-    const tnd_llm_config *llm = NULL;
-    const char *var = NULL, *who = NULL;
-    char *model;
-    int error;
-
-    if (coder && cfg->coder.count > 0 &&
-        (var = tnd_llm_key_missing(&cfg->coder.llm))) {
-        llm = &cfg->coder.llm;
-        who = "the coder's";
-    } else if (cfg->reviewer.count > 0 &&
-               (var = tnd_llm_key_missing(&cfg->reviewer.llm))) {
-        llm = &cfg->reviewer.llm;
-        who = "the reviewer's";
-    }
-    for (size_t i = 0;
-         !var && cfg->reviewer.count > 0 && i < cfg->reviewer.nmodels; i++)
-        if ((var = tnd_llm_key_missing(&cfg->reviewer.models[i]))) {
-            llm = &cfg->reviewer.models[i];
-            who = "a reviewer quorum member's";
-        }
-    if (!var)
-        return 0;
-    model = tnd_llm_config_describe(llm);
-    error = tnd_error_config(
-        "%s model (%s) needs an API key, and %s is not set: export it, or "
-        "use another model with --llm PROVIDER:MODEL (and --base-url URL "
-        "for a server of your own)",
-        who, model, var);
-    free(model);
-    return error;
-}
-
-static int load_config(run *r)
-{
-    const tnd_run_options *o = &r->opts;
-    char *implicit = tnd_fs_join(r->repo, "agents.yaml");
-    const char *path = o->config;
-    int error = 0;
-
-    if (!path && !r->host && tnd_fs_exists(implicit))
-        path = implicit;
-    if (!path && !r->host && tnd_config_check_name(r->repo) < 0) {
-        free(implicit);
-        return TND_ECONFIG;
-    }
-    if (path)
-        error = tnd_config_load(&r->cfg, path);
-    else
-        r->cfg = tnd_config_defaults();
-    if (!path && !r->host && !o->quiet)
-        fprintf(r->err,
-                "tandem: no %s and no --config: using the built-in defaults "
-                "(`tandem init` writes an agents.yaml for this "
-                "repository)\n",
-                implicit);
-    free(implicit);
-    if (error < 0)
-        return error == TND_ECONFIG ? TND_ECONFIG : -1;
-    if (path && r->host && r->host->config_digest &&
-        strcmp(r->cfg->digest, r->host->config_digest) != 0)
-        /* the server's agents run with what it held then: a session with
-         * other gate rules, skills or models than theirs judged evidence
-         * it did not ask for */
-        return tnd_error_config("%s changed since tandem serve started, "
-                                "and the server's agents run with what it "
-                                "held then; restart tandem serve to use it "
-                                "(tandem serve stops with SIGTERM; queued "
-                                "sessions go on at the next start)",
-                                path);
-    if ((o->llm || o->base_url) &&
-        tnd_config_override_llm(r->cfg, o->llm, o->base_url) < 0)
-        return TND_ECONFIG;
-    if (o->insecure)
-        r->cfg->orchestrator.insecure = true;
-    /* a model may echo a key into what this process writes */
-    tnd_llm_secrets_register(r->cfg);
-    /* what the loader cannot know: whether the files named exist now, and
-     * what --llm made of the models */
-    if (tnd_config_check_llms(r->cfg, true) < 0 ||
-        /* a server's sessions use its agents, checked when it started */
-        (!r->host && tnd_crew_check(r->cfg, !r->opts.review) < 0))
-        return TND_ECONFIG;
-    if (!r->no_model && check_keys(r->cfg, !r->opts.review) < 0) {
-        r->no_key = true;
-        return TND_ECONFIG;
-    }
-    if (o->record && r->cfg->coder.llm.provider == TND_PROVIDER_REPLAY &&
-        r->cfg->reviewer.llm.provider == TND_PROVIDER_REPLAY)
-        return tnd_error_config("--record records a live model's answers, "
-                                "but both agents replay a cassette; add "
-                                "--llm PROVIDER:MODEL");
-    r->gate = r->cfg->gate;
-    if (r->host) /* no terminal: a person answers with a command */
-        r->mode = r->gate.escalate == TND_ESCALATE_NEVER ? TND_ESCALATE_NEVER
-                                                         : TND_ESCALATE_QUEUE;
-    else if (r->gate.escalate == TND_ESCALATE_AUTO)
-        r->mode = isatty(STDIN_FILENO) ? TND_ESCALATE_TTY : TND_ESCALATE_QUEUE;
-    else
-        r->mode = r->gate.escalate;
-    return 0;
-}
-
-/* tandem's own files inside the repository are not the coder's business,
- * nor a change's (own_files.h): the config, cassettes and command files
- * this run uses, then agents.yaml, which a run without --config takes.
- * r->in_use counts the first. */
-static void hide_own_files(run *r)
-{
-    /* room for agents.yaml and the NULL after */
-    size_t n = tnd_own_files(
-        r->hidden, sizeof(r->hidden) / sizeof(*r->hidden) - 2, r->cfg, r->repo);
-    bool listed = false;
-
-    r->in_use = n;
-    for (size_t k = 0; k < n; k++)
-        listed = listed || strcmp(r->hidden[k], "agents.yaml") == 0;
-    if (!listed)
-        r->hidden[n++] = tnd_xstrdup("agents.yaml");
-    tnd_error_clear();
-}
-
-static void collect_required(run *r)
-{
-    size_t n = 0;
-
-    for (char **p = r->cfg->reviewer.skills; p && *p; p++)
-        n++;
-    r->required = tnd_xcalloc(n + 1, sizeof(char *));
-    n = 0;
-    for (char **p = r->cfg->reviewer.skills; p && *p; p++) {
-        const tnd_skill_config *s = tnd_config_skill(r->cfg, *p);
-        if (s && s->required)
-            r->required[n++] = tnd_xstrdup(*p);
-    }
 }
 
 void tnd_loop_close(run *r)
@@ -245,129 +99,6 @@ void tnd_loop_close(run *r)
     tnd_str_list_free(&r->lessons);
     tnd_str_list_free(&r->lesson_ids);
     free(r->repo);
-}
-
-/* Resolve the configuration: exit 2 on any mistake, before anything is
- * created. r->repo is set. */
-/* The change to review, as edits, and its base tree; one attempt. A
- * resumed review takes its diff from the session, where the first run
- * kept it. */
-static int prepare_review(run *r)
-{
-    /* a session only made (a server's hub thread) exports no tree: the
-     * run that goes on exports it again, and a large tree's checkout
-     * stalled the server's broker past its agents' heartbeats */
-    char *base = r->create_only ? NULL : tnd_rundir_base();
-    char *kept =
-        r->session ? tnd_session_path(r->session, "change.diff") : NULL;
-    const char *secret;
-    int rc = -1;
-
-    if (base || r->create_only)
-        rc = tnd_change_load(&r->change, r->repo, kept ? kept : r->opts.diff,
-                             kept ? NULL : r->opts.diff_label, r->opts.staged,
-                             r->review_rev, base);
-    free(kept);
-    free(base);
-    if (rc < 0)
-        return rc;
-    /* a key in the change: every file tandem writes masks it, so the
-     * change kept (change.diff) would not be the one reviewed; and a
-     * commit must not take it */
-    if ((secret = tnd_llm_secret_in(r->cfg, r->change.diff)))
-        return tnd_error_config("the change holds the value of %s, a "
-                                "secret: a key must never be committed, "
-                                "and tandem keeps it out of every file it "
-                                "writes; take it out of the change",
-                                secret);
-    if (tnd_unidiff_change(&r->edits, &r->nedits, &r->modes, &r->nmodes,
-                           r->change.diff, strlen(r->change.diff)) < 0) {
-        if (r->opts.diff && r->opts.diff_label)
-            tnd_error_prefix("%s", r->opts.diff_label);
-        else if (r->opts.diff && strcmp(r->opts.diff, "-") != 0)
-            tnd_error_prefix("--diff %s", r->opts.diff);
-        else
-            tnd_error_prefix(r->opts.diff ? "the diff on stdin"
-                                          : "the git changes");
-        return TND_ECONFIG;
-    }
-    /* a change may not configure its own review (a pull request whose
-     * agents.yaml made the reviewer a program saying "approve" was
-     * approved by it, and its agents and skills ran as it said) */
-    for (size_t i = 0; i < r->nedits; i++)
-        for (size_t k = 0; k < r->in_use; k++)
-            if (strcmp(r->edits[i].path, r->hidden[k]) == 0)
-                return tnd_error_config(
-                    "the change modifies %s, which this review runs with: a "
-                    "change may not configure its own review. Review it "
-                    "with the configuration it comes to: --config FILE "
-                    "outside the repository (for example, git show "
-                    "HEAD:%s > FILE)",
-                    r->hidden[k], r->hidden[k]);
-    r->gate.max_iterations = 1;
-    return 0;
-}
-
-/* --record FILE: a file that is there already is replaced only when it is
- * a cassette (recording the same task again); --record stats.c replaced
- * a source file, and --record agents.yaml the config. 0, or TND_ECONFIG
- * with the error naming the file. */
-static int record_target(const char *path)
-{
-    char head[4096];
-    struct stat st;
-    size_t n = 0;
-    FILE *f;
-
-    if (lstat(path, &st) < 0)
-        return 0; /* a new file */
-    if (S_ISREG(st.st_mode) && (f = fopen(path, "r"))) {
-        n = fread(head, 1, sizeof(head) - 1, f);
-        fclose(f);
-    }
-    head[n] = '\0';
-    if (!S_ISREG(st.st_mode) || !strstr(head, "\"tandem_cassette\""))
-        return tnd_error_config("--record %s: the file is there and is no "
-                                "tandem cassette, and a recording would "
-                                "replace it; name a new file (or remove "
-                                "this one first)",
-                                path);
-    return 0;
-}
-
-int tnd_loop_prepare(run *r)
-{
-    int error;
-
-    if ((error = load_config(r)) < 0)
-        return error;
-    if (!r->host) {
-        /* the agents, workspace and events live there (a server's
-         * sessions, in the server's): said before a session is made */
-        char *base = tnd_rundir_base();
-        if (!base)
-            return TND_ECONFIG;
-        free(base);
-    }
-    /* said now, not after the run is paid for */
-    if (r->opts.apply == TND_APPLY_COMMIT &&
-        (tnd_apply_can_commit(r->repo) < 0 || tnd_change_at_top(r->repo) < 0))
-        return TND_ECONFIG;
-    if (r->opts.record) {
-        char *dir = tnd_fs_dirname(r->opts.record);
-        bool ok = tnd_fs_is_dir(dir);
-        free(dir);
-        if (!ok)
-            return tnd_error_config("--record %s: its directory does not "
-                                    "exist",
-                                    r->opts.record);
-        if (record_target(r->opts.record) < 0)
-            return TND_ECONFIG;
-        r->record_partial = tnd_xasprintf("%s.partial", r->opts.record);
-    }
-    collect_required(r);
-    hide_own_files(r);
-    return r->opts.review ? prepare_review(r) : 0;
 }
 
 /* Open the event stream in the runtime directory and tell watchers where
