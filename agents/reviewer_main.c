@@ -78,6 +78,8 @@ int main(int argc, char **argv)
         for (size_t i = 0; c->key_envs && c->key_envs[i] && n < 39; i++)
             extra[n++] = c->key_envs[i];
         envp = tnd_env_scrubbed(extra);
+        /* nor the repository a git hook that started tandem works on */
+        tnd_env_drop_git(envp);
     }
     if (!(cache = tnd_blobcache_new(
               "reviewer", cli.config->orchestrator.workspace_max_bytes))) {

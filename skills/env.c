@@ -72,6 +72,56 @@ char **tnd_env_scrubbed(const char *const *extra)
     return env;
 }
 
+/* Whether an entry NAME=value sets one of git's repository variables. */
+static bool is_git_local(const char *entry)
+{
+    static const char *const names[] = {
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_IMPLICIT_WORK_TREE",
+        "GIT_GRAFT_FILE",
+        "GIT_INDEX_FILE",
+        "GIT_NO_REPLACE_OBJECTS",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_PREFIX",
+        "GIT_INTERNAL_SUPER_PREFIX",
+        "GIT_SHALLOW_FILE",
+        "GIT_COMMON_DIR",
+        "GIT_QUARANTINE_PATH",
+        NULL,
+    };
+    size_t len = strcspn(entry, "=");
+
+    if (entry[len] != '=')
+        return false;
+    if ((len > 15 && strncmp(entry, "GIT_CONFIG_KEY_", 15) == 0) ||
+        (len > 17 && strncmp(entry, "GIT_CONFIG_VALUE_", 17) == 0))
+        return true;
+    for (size_t i = 0; names[i]; i++)
+        if (strlen(names[i]) == len && strncmp(entry, names[i], len) == 0)
+            return true;
+    return false;
+}
+
+void tnd_env_drop_git(char **envp)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; envp && envp[i]; i++) {
+        if (is_git_local(envp[i]))
+            free(envp[i]);
+        else
+            envp[kept++] = envp[i];
+    }
+    if (envp)
+        envp[kept] = NULL;
+}
+
 const char *tnd_env_get(char *const *envp, const char *name)
 {
     size_t n = strlen(name);

@@ -14,6 +14,14 @@
  * tnd_str_list_free(). */
 char **tnd_env_scrubbed(const char *const *extra);
 
+/* Take out of envp (in place, freeing them) the variables by which git
+ * names a repository, its index and its config for the commands it
+ * starts (`git rev-parse --local-env-vars`, and GIT_CONFIG_KEY_N and
+ * GIT_CONFIG_VALUE_N). A pre-commit hook runs with GIT_INDEX_FILE (and
+ * GIT_DIR in a linked worktree): a skill's own git, in the workspace or
+ * a repository it made, wrote into the commit being made. */
+void tnd_env_drop_git(char **envp);
+
 /* The value of variable name in envp (NULL: this process's environment),
  * or NULL when it is not set. Borrowed. */
 const char *tnd_env_get(char *const *envp, const char *name);

@@ -70,6 +70,30 @@ git -C "$T/demo" log -1 --format=%s | grep -q "^fix the mean$" ||
     fail "the approved change was not committed"
 pass "an approved commit goes through silently"
 
+# git commit -a: git runs the hook with GIT_INDEX_FILE naming the index
+# being committed; a skill's own git (a test that makes a repository of
+# its own) wrote into it, and was refused its lock: the commit was
+# stopped, or took the skill's files. Skills see no git variable of the
+# user's repository.
+git_demo "$FIX/cassette-review.json"
+{
+    echo "skills:"
+    echo "  build: {command: make, timeout_s: 60}"
+    echo "  test: {command: make test, timeout_s: 60}"
+    echo "  gitscratch:"
+    echo "    command: 'env | grep ^GIT_ >&2; d=\$(mktemp -d) && cd \$d && git init -q && echo skill-junk >junk.txt && git add junk.txt'"
+    echo "    required: true"
+} | demo_config "$FIX/cassette-review.json" "build, test, gitscratch"
+run tandem hook install --repo "$T/demo"
+sed -i "s|^    return sum / count;|$FIXED|" "$T/demo/stats.c"
+commit -a -m "fix the mean, all of it"
+expect_rc 0 "git commit -a with a skill that uses git"
+[ "$(git -C "$T/demo" show --format= --name-only HEAD)" = stats.c ] ||
+    fail "the commit holds more than stats.c: $(git -C "$T/demo" show --stat HEAD)"
+[ -z "$(git -C "$T/demo" status --porcelain --untracked-files=no)" ] ||
+    fail "the index was left changed: $(git -C "$T/demo" status --short)"
+pass "git commit -a: a skill's own git does not touch the commit's index"
+
 # nothing to review: --amend of the message only, --allow-empty
 commit --amend -m "fix the mean (reworded)"
 expect_rc 0 "an amend of the message"

@@ -79,6 +79,32 @@ static void scrubbed_environment_drops_secrets(void **state)
     unsetenv("MAKEFILES_DIR");
 }
 
+/* A pre-commit hook's GIT_INDEX_FILE and GIT_DIR reached the skills,
+ * whose own git wrote into the commit being made. */
+static void gits_repository_variables_are_dropped(void **state)
+{
+    char *list[] = {strdup("GIT_DIR=/r/.git/worktrees/w"),
+                    strdup("PATH=/bin"),
+                    strdup("GIT_INDEX_FILE=/r/.git/index.lock"),
+                    strdup("GIT_CONFIG_COUNT=1"),
+                    strdup("GIT_CONFIG_KEY_0=core.autocrlf"),
+                    strdup("GIT_CONFIG_VALUE_0=true"),
+                    strdup("GIT_EDITOR=vi"),
+                    strdup("GIT_DIRECTORY_OF_MINE=kept"),
+                    strdup("GIT_WORK_TREE=/r"),
+                    NULL};
+
+    (void)state;
+    tnd_env_drop_git(list);
+    assert_string_equal(list[0], "PATH=/bin");
+    assert_string_equal(list[1], "GIT_EDITOR=vi");
+    assert_string_equal(list[2], "GIT_DIRECTORY_OF_MINE=kept");
+    assert_null(list[3]);
+    for (size_t i = 0; list[i]; i++)
+        free(list[i]);
+    tnd_env_drop_git(NULL);
+}
+
 static void a_variable_is_read_from_a_block_or_from_this_process(void **state)
 {
     char a[] = "PATHS=/nope", b[] = "PATH=/usr/bin",
@@ -101,6 +127,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scrubbed_environment_drops_secrets),
+        cmocka_unit_test(gits_repository_variables_are_dropped),
         cmocka_unit_test(a_variable_is_read_from_a_block_or_from_this_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
