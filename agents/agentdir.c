@@ -71,7 +71,7 @@ static int clear(int dfd, const char *shown)
 {
     DIR *d;
     struct dirent *e;
-    int fd = dup(dfd), rc = 0;
+    int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0), rc = 0;
 
     if (fd < 0 || !(d = fdopendir(fd))) {
         if (fd >= 0)

@@ -492,7 +492,7 @@ static int place_link(tnd_blobcache *c, int root, const char *path,
         rc = tnd_beneath_mkdirs(root, parent, NULL, NULL);
     if (rc == 0 && (dir = parent ? tnd_beneath_open(root, parent,
                                                     O_RDONLY | O_DIRECTORY, 0)
-                                 : dup(root)) < 0)
+                                 : fcntl(root, F_DUPFD_CLOEXEC, 0)) < 0)
         rc = parent ? -1 : tnd_error_sys("cannot open the workspace");
     if (rc == 0 && symlinkat(target, dir, slash ? slash + 1 : path) < 0)
         rc = tnd_error_sys("cannot make the link %s", path);

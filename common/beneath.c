@@ -70,7 +70,7 @@ static int open2(int dirfd, const char *rel, int flags, mode_t mode)
 static int walk_open(int rootfd, const char *rel, int flags, mode_t mode)
 {
     char *copy = tnd_xstrdup(rel), *p = copy, *slash;
-    int dirfd = dup(rootfd), fd = -1;
+    int dirfd = fcntl(rootfd, F_DUPFD_CLOEXEC, 0), fd = -1;
 
     if (dirfd < 0)
         goto out;
@@ -148,7 +148,7 @@ static int open_parent(int rootfd, const char *rel, const char **last)
 
     *last = slash ? slash + 1 : rel;
     if (!slash)
-        return dup(rootfd);
+        return fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
     dir = tnd_xstrndup(rel, (size_t)(slash - rel));
     fd = open_raw(rootfd, dir, O_PATH | O_DIRECTORY, 0);
     free(dir);

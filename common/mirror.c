@@ -206,7 +206,7 @@ static int copy_all(tnd_mirror *m)
     if ((root = open(m->dst, DIR_FLAGS)) < 0)
         return tnd_error_sys("cannot open %s", m->dst);
     tnd_buf_init(&rel, PATH_MAX * 4);
-    error = walk(m, dup(root), &rel, record_one, NULL);
+    error = walk(m, fcntl(root, F_DUPFD_CLOEXEC, 0), &rel, record_one, NULL);
     tnd_buf_free(&rel);
     if (error == 0) {
         if (m->n > 1) /* qsort wants a pointer even for none */
@@ -293,7 +293,7 @@ static int sweep_one(tnd_mirror *m, int dir, const char *name, tnd_buf *rel,
 static int open_parent(int root, const char *path, const char **name_out)
 {
     const char *p = path, *slash;
-    int fd = dup(root);
+    int fd = fcntl(root, F_DUPFD_CLOEXEC, 0);
 
     while (fd >= 0 && (slash = strchr(p, '/')) != NULL) {
         char part[NAME_MAX + 1];
@@ -365,7 +365,7 @@ static int restore(tnd_mirror *m, tnd_mirror_stats *st)
     if ((root = open(m->dst, DIR_FLAGS)) < 0)
         return tnd_error_sys("cannot open %s", m->dst);
     tnd_buf_init(&rel, PATH_MAX * 4);
-    error = walk(m, dup(root), &rel, sweep_one, st);
+    error = walk(m, fcntl(root, F_DUPFD_CLOEXEC, 0), &rel, sweep_one, st);
     tnd_buf_free(&rel);
     /* in path order, so a directory is made before what it holds */
     for (size_t i = 0; error == 0 && i < m->n; i++)

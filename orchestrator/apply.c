@@ -322,7 +322,7 @@ static int stage_one(int root, pending *p, made_dirs *made)
         tnd_beneath_mkdirs(root, dir, remember_dir, made) < 0)
         error = -1;
     else if ((p->dir = strcmp(dir, ".") == 0
-                           ? dup(root)
+                           ? fcntl(root, F_DUPFD_CLOEXEC, 0)
                            : tnd_beneath_open(root, dir, O_PATH | O_DIRECTORY,
                                               0)) < 0)
         error = p->dir = -1;

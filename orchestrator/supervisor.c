@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -88,8 +89,9 @@ tnd_supervisor *tnd_supervisor_new(void)
  * reported here rather than as a mysterious exit 127. */
 static int spawn(child *c)
 {
-    int status[2] = {-1, -1}, logfd = -1, devnull = -1, err = 0;
+    int status[2] = {-1, -1}, logfd = -1, devnull = -1, err = 0, max_fd = 65536;
     pid_t parent = getpid(), pid;
+    struct rlimit nofile;
     ssize_t n;
 
     if (pipe2(status, O_CLOEXEC) < 0)
@@ -100,6 +102,12 @@ static int spawn(child *c)
         tnd_error_sys("cannot open %s", logfd < 0 ? c->log_path : "/dev/null");
         goto fail;
     }
+    /* every descriptor past the status pipe's closes in the child: a
+     * server past 1024 descriptors (serve raises its limit) left the
+     * higher ones, dup()ed without O_CLOEXEC, open in the agents */
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+        nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < (rlim_t)1 << 20)
+        max_fd = (int)nofile.rlim_cur;
     pid = fork();
     if (pid < 0) {
         tnd_error_sys("cannot start %s", c->name);
@@ -120,10 +128,14 @@ static int spawn(child *c)
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent)
             _exit(1); /* tandem died before the line above */
-        if (dup2(devnull, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
+        if (dup2(devnull, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0 ||
+            (status[1] != 3 && dup3(status[1], 3, O_CLOEXEC) < 0))
             goto child_fail;
-        for (int fd = 3; fd < 1024; fd++)
-            if (fd != status[1])
+        status[1] = 3;
+#ifdef SYS_close_range
+        if (syscall(SYS_close_range, 4u, ~0U, 0) < 0)
+#endif
+            for (int fd = 4; fd < max_fd; fd++)
                 close(fd);
         execv(c->argv[0], c->argv);
     child_fail:
