@@ -493,10 +493,14 @@ int tnd_llm_config_check(const tnd_llm_config *llm, const char *label,
                                 "offers)",
                                 label);
     if (llm->api_key_env && *llm->api_key_env && !env_name(llm->api_key_env))
-        return tnd_error_config("%s.api_key_env: \"%s\" is not the name of "
-                                "an environment variable (letters, digits and "
-                                "'_', not starting with a digit)",
-                                label, llm->api_key_env);
+        /* not echoed: what is pasted here is most often the key */
+        return tnd_error_config("%s.api_key_env is not the name of an "
+                                "environment variable (letters, digits and "
+                                "'_', not starting with a digit; its value is "
+                                "not shown, as it may be a key itself): put "
+                                "the key in a variable, e.g. export "
+                                "OPENAI_API_KEY=..., and its name here",
+                                label);
     if (llm->base_url && *llm->base_url && !url_has_host(llm->base_url))
         return tnd_error_config("%s.base_url: \"%s\" names no host; give "
                                 "one, e.g. http://127.0.0.1:11434",

@@ -1174,11 +1174,14 @@ static const bad_case bad_cases[] = {
     {"agents:\n  coder:\n    llm:\n      provider: openai\n      model: \"\"\n",
      "agents.yaml:4:7: agents.coder.llm.model is empty: name the model the "
      "server runs (tandem doctor lists what it offers)"},
+    /* a key pasted where its variable's name goes is not echoed (it
+     * went to stderr, and into CI logs) */
     {"agents:\n  coder:\n    llm:\n      model: m\n"
-     "      api_key_env: NOT A VAR\n",
-     "agents.yaml:4:7: agents.coder.llm.api_key_env: \"NOT A VAR\" is not "
-     "the name of an environment variable (letters, digits and '_', not "
-     "starting with a digit)"},
+     "      api_key_env: sk-proj-Abc123SecretValue_xyz789\n",
+     "agents.yaml:4:7: agents.coder.llm.api_key_env is not the name of an "
+     "environment variable (letters, digits and '_', not starting with a "
+     "digit; its value is not shown, as it may be a key itself): put the key "
+     "in a variable, e.g. export OPENAI_API_KEY=..., and its name here"},
     {"agents:\n  coder:\n    llm:\n      model: m\n      base_url: http://\n",
      "agents.yaml:4:7: agents.coder.llm.base_url: \"http://\" names no host; "
      "give one, e.g. http://127.0.0.1:11434"},
