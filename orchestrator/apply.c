@@ -225,7 +225,8 @@ static int plan_one(pending **files, size_t *n, int root, const tnd_edit *e,
                                  e->path);
         }
         tnd_buf_init(&got, TND_BUF_NOCAP);
-        tnd_diff_file(&got, e->path, p->now, p->len, NULL, 0);
+        tnd_diff_file_exec(&got, e->path, p->now, p->len,
+                           (p->mode & S_IXUSR) != 0, NULL, 0, false);
         same = want && got.len > 0 && strcmp(want, got.data) == 0;
         tnd_buf_free(&got);
         free(want);

@@ -383,6 +383,26 @@ static void created_and_deleted_files_outside_git(void **state)
     tnd_apply_result_clear(&r);
     free(diff);
     free(file);
+    /* an executable one too ("deleted file mode 100755": its text was
+     * rebuilt as 100644, so it had always "changed since the run") */
+    {
+        tnd_buf b;
+        char *path = tnd_fs_join(dir, "run.sh");
+        put(dir, "run.sh", "echo hi\n");
+        assert_int_equal(chmod(path, 0755), 0);
+        tnd_buf_init(&b, TND_BUF_NOCAP);
+        tnd_diff_file_exec(&b, "run.sh", "echo hi\n", 8, true, NULL, 0, false);
+        diff = tnd_buf_detach(&b, NULL);
+        file = tnd_xasprintf("%s.patch", dir);
+        assert_int_equal(tnd_fs_write(file, diff, strlen(diff)), 0);
+        assert_int_equal(
+            tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 0);
+        assert_false(exists(dir, "run.sh"));
+        tnd_apply_result_clear(&r);
+        free(path);
+    }
+    free(diff);
+    free(file);
     free(dir);
 }
 
