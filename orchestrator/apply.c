@@ -431,14 +431,30 @@ int tnd_apply_can_commit(const char *repo)
     bool yes = rc == 0 && out && strncmp(out, "true", 4) == 0;
 
     free(out);
-    if (yes)
-        return 0;
-    return tnd_error_config(
-        "--commit commits the approved change with git, but %s is %s; use "
-        "--apply (it patches any directory) or run in a git work tree",
-        repo,
-        rc == TND_ENOTFOUND ? "not usable: git is not installed"
-                            : "not in a git work tree");
+    if (!yes)
+        return tnd_error_config(
+            "--commit commits the approved change with git, but %s is %s; "
+            "use --apply (it patches any directory) or run in a git work "
+            "tree",
+            repo,
+            rc == TND_ENOTFOUND ? "not usable: git is not installed"
+                                : "not in a git work tree");
+    /* the commit needs a name and an address for its author and
+     * committer: asked now, not after the tree was changed (a run then
+     * left its change in the tree, uncommitted, and the next run was
+     * refused for it) */
+    for (int k = 0; k < 2; k++) {
+        const char *var[] = {
+            "git", "var", k ? "GIT_COMMITTER_IDENT" : "GIT_AUTHOR_IDENT", NULL};
+        if (tnd_git_run(NULL, NULL, repo, var, GIT_OUT_MAX) < 0)
+            return tnd_error_config(
+                "--commit needs git to know who commits, and it does not "
+                "(%s); set it with git config user.name \"Your Name\" and "
+                "git config user.email you@example.com (or --global), or "
+                "use --apply",
+                k ? "no committer identity" : "no author identity");
+    }
+    return 0;
 }
 
 /* The repository's path prefix of repo (git rev-parse --show-prefix): ""
@@ -694,10 +710,11 @@ int tnd_apply_patch(tnd_apply_result *out, const char *repo, const char *diff,
     out->paths = copy_paths(&patch);
     prefix = git_prefix(repo);
     out->git = prefix != NULL;
-    if (mode == TND_APPLY_COMMIT && (!out->git ? tnd_apply_can_commit(repo)
-                                     : head && same_head(repo, head) < 0
-                                         ? -1
-                                         : clean_paths(repo, out->paths)) < 0) {
+    /* what a commit needs, asked before the tree changes: a work tree,
+     * an identity, the same HEAD, paths without changes of the user's */
+    if (mode == TND_APPLY_COMMIT && (tnd_apply_can_commit(repo) < 0 ||
+                                     (head && same_head(repo, head) < 0) ||
+                                     clean_paths(repo, out->paths) < 0)) {
         out->why = tnd_xstrdup(tnd_error_last());
         goto done;
     }

@@ -215,6 +215,22 @@ apply_of >"$T/apply"
 expect_in "$T/apply" "('commit', True, True, 'git', ['stats.c'], '')"
 pass "--commit: only the patch's files are committed; staged and unstaged work stays as it was"
 
+# no identity for git: said before anything (it changed the tree, then
+# failed to commit, and the next run was refused for the change it left)
+git_demo readme
+(cd "$T/demo" && git config --unset user.name && git config --unset user.email)
+mkdir -p "$T/nohome"
+cp "$T/demo/stats.c" "$T/stats.before"
+run env -u GIT_AUTHOR_NAME -u GIT_AUTHOR_EMAIL -u GIT_COMMITTER_NAME \
+    -u GIT_COMMITTER_EMAIL -u EMAIL HOME="$T/nohome" XDG_CONFIG_HOME="$T/nohome" \
+    GIT_CONFIG_NOSYSTEM=1 "$BIN/tandem" run --commit --repo "$T/demo" \
+    "make the failing test pass"
+expect_rc 2 "--commit without an identity"
+expect_in "$T/err" "--commit needs git to know who commits, and it does not (no author identity); set it with git config user.name"
+cmp -s "$T/demo/stats.c" "$T/stats.before" || fail "stats.c changed"
+[ ! -e "$T/demo/.tandem/sessions" ] || fail "a session was made"
+pass "--commit without a git identity: exit 2 before a session, the tree as it was"
+
 # broken_head: HEAD's Makefile does not build; the work tree's, mended
 # and not committed, does (the user's staged and unstaged work kept)
 broken_head() {
