@@ -395,6 +395,20 @@ static void same_tree(parse *ps)
     ps->new_path = tnd_xstrdup(ps->old_path);
 }
 
+/* Whether the raw name of a ---/+++ line is /dev/null or has git's
+ * directory for its side before it ("a/" for ---, "b/" for +++). */
+static bool side_named(const reader *r, char side)
+{
+    const char *tab = memchr(r->line + 4, '\t', r->len - 4);
+    char *name = tnd_str_git_unquote(
+        r->line + 4, tab ? (size_t)(tab - r->line - 4) : r->len - 4);
+    bool named =
+        (name[0] == side && name[1] == '/') || strcmp(name, "/dev/null") == 0;
+
+    free(name);
+    return named;
+}
+
 static void forget_file(parse *ps)
 {
     free(ps->old_path);
@@ -522,16 +536,40 @@ int tnd_unidiff_change(tnd_edit **edits, size_t *n, tnd_exec_change **modes,
         else if (starts(&r, "--- ") && r.end - r.p >= 4 &&
                  memcmp(r.p, "+++ ", 4) == 0) {
             bool old_absent = tnd_diff_epoch(r.line + 4, r.len - 4);
-            bool new_absent;
+            bool named = side_named(&r, 'a'), new_absent;
+            size_t at = r.lineno;
+            char *was;
             free(ps.git_path);
             ps.git_path = NULL; /* the ---/+++ lines say it all */
             forget_file(&ps);
             ps.old_path = header_path(&r);
             next_line(&r);
             new_absent = tnd_diff_epoch(r.line + 4, r.len - 4);
+            named = named && side_named(&r, 'b');
             ps.new_path = header_path(&r);
+            was = ps.old_path ? tnd_xstrdup(ps.old_path) : NULL;
             if (!ps.git)
                 same_tree(&ps);
+            /* a name read whole ("--- src/f.c", as diff -u and svn diff
+             * write them) is src/f.c to tandem and patch -p0, f.c to git
+             * apply and patch -p1: which file it changes is not the
+             * patch's to say */
+            if (!named && (was || ps.new_path) &&
+                !(was && ps.old_path && strcmp(was, ps.old_path) != 0)) {
+                char *shown = tnd_str_one_line(was ? was : ps.new_path, 200);
+                rc = tnd_error_set(
+                    "line %zu: the file name '%s' has no a/ and b/ "
+                    "directory before it: git apply and patch -p1 read it "
+                    "one directory down, patch -p0 as it is, so which file "
+                    "the patch changes depends on how it is applied; make "
+                    "the patch with git diff, or with diff -ruN between two "
+                    "directories",
+                    at, shown);
+                free(shown);
+            }
+            free(was);
+            if (rc < 0)
+                break;
             /* diff -N: the side dated the epoch is no file (a file
              * deleted was reviewed as one emptied, and approved) */
             if (old_absent && !ps.git) {

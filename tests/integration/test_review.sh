@@ -157,6 +157,13 @@ expect_in "$T/err" "is not a git repository with a commit (review a patch with -
 run tandem review --repo "$T/demo" --diff "$T/half.diff" --staged
 expect_rc 2 "--diff with --staged"
 expect_in "$T/err" "--staged picks git's staged changes; it cannot go with --diff"
+# names without a/ and b/ (diff -u, svn diff): git apply reads them one
+# directory down; it was reviewed, then rejected (exit 1) for that
+printf -- '--- stats.c\n+++ stats.c\n@@ -1 +1 @@\n-#include "stats.h"\n+#include "stats.h" /* x */\n' >"$T/p0.diff"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --diff "$T/p0.diff"
+expect_rc 2 "a patch without a/ and b/"
+expect_in "$T/err" "--diff $T/p0.diff: line 1: the file name 'stats.c' has no a/ and b/ directory before it"
+expect_in "$T/err" "make the patch with git diff"
 pass "bad input is refused with the fix"
 
 # a review waiting for a person takes approve or reject only

@@ -180,8 +180,8 @@ static void git_hunk_becomes_a_replace(void **state)
 static void plain_diff_u_with_timestamps(void **state)
 {
     static const char diff[] =
-        "--- notes.txt\t2024-05-01 10:00:00.000000000 +0200\n"
-        "+++ notes.txt\t2024-05-02 11:30:00.123456789 +0200\n"
+        "--- a/notes.txt\t2024-05-01 10:00:00.000000000 +0200\n"
+        "+++ b/notes.txt\t2024-05-02 11:30:00.123456789 +0200\n"
         "@@ -1,3 +1,3 @@\n"
         " one\n"
         "-two\n"
@@ -243,16 +243,15 @@ static void a_and_b_prefixes_are_dropped_once(void **state)
         "@@ -1 +1 @@\n"
         "-x\n"
         "+y\n"
-        /* git diff --no-prefix */
-        "diff --git lib/y.c lib/y.c\n"
-        "--- lib/y.c\n"
-        "+++ lib/y.c\n"
+        "diff --git a/lib/y.c b/lib/y.c\n"
+        "--- a/lib/y.c\n"
+        "+++ b/lib/y.c\n"
         "@@ -1 +1 @@\n"
         "-y\n"
         "+z\n"
         /* a name that only begins like a prefix */
-        "--- ab/z.c\n"
-        "+++ ab/z.c\n"
+        "--- a/ab/z.c\n"
+        "+++ b/ab/z.c\n"
         "@@ -1 +1 @@\n"
         "-z\n"
         "+w\n";
@@ -265,6 +264,36 @@ static void a_and_b_prefixes_are_dropped_once(void **state)
     assert_edit(&e[1], TND_EDIT_REPLACE, "lib/y.c", "y\n", "z\n");
     assert_edit(&e[2], TND_EDIT_REPLACE, "ab/z.c", "z\n", "w\n");
     tnd_edit_list_free(e, n);
+}
+
+/* A name read whole is src/f.c to tandem and patch -p0, f.c to git
+ * apply and patch -p1: such a patch is refused (it was reviewed as
+ * tandem read it, then rejected for git's reading), naming the line. */
+static void names_without_prefixes_are_refused(void **state)
+{
+    static const char *const diffs[] = {
+        /* svn diff */
+        "--- src/f.c\t(revision 12)\n+++ src/f.c\t(working copy)\n"
+        "@@ -1 +1 @@\n-x\n+y\n",
+        /* git diff --no-prefix */
+        "diff --git lib/y.c lib/y.c\n--- lib/y.c\n+++ lib/y.c\n"
+        "@@ -1 +1 @@\n-y\n+z\n",
+        /* diff -u of one file */
+        "--- notes.txt\t2024-05-01 10:00:00 +0200\n"
+        "+++ notes.txt\t2024-05-02 11:30:00 +0200\n@@ -1 +1 @@\n-a\n+b\n",
+        /* a new file, one side named */
+        "--- /dev/null\n+++ new.txt\n@@ -0,0 +1 @@\n+hello\n",
+        NULL,
+    };
+
+    (void)state;
+    for (size_t i = 0; diffs[i]; i++) {
+        parse_fails(diffs[i]);
+        assert_non_null(strstr(tnd_error_last(), "has no a/ and b/ "
+                                                 "directory before it"));
+    }
+    assert_non_null(strstr(tnd_error_last(), "line 1: the file name "
+                                             "'new.txt'"));
 }
 
 static void files_and_hunks_keep_their_order(void **state)
@@ -338,7 +367,7 @@ static void created_file_is_a_write(void **state)
                               "+}\n";
     static const char plain[] =
         "--- /dev/null\t1970-01-01 00:00:00.000000000 +0000\n"
-        "+++ new.txt\t2024-05-02 11:30:00.000000000 +0000\n"
+        "+++ b/new.txt\t2024-05-02 11:30:00.000000000 +0000\n"
         "@@ -0,0 +1 @@\n"
         "+hello\n";
     size_t n;
@@ -368,7 +397,7 @@ static void deleted_file_is_a_delete(void **state)
                               "-}\n"
                               "\\ No newline at end of file\n";
     static const char plain[] =
-        "--- gone.txt\t2024-05-01 10:00:00.000000000 +0000\n"
+        "--- a/gone.txt\t2024-05-01 10:00:00.000000000 +0000\n"
         "+++ /dev/null\t1970-01-01 00:00:00.000000000 +0000\n"
         "@@ -1 +0,0 @@\n"
         "-bye\n";
@@ -1462,6 +1491,7 @@ int main(void)
         cmocka_unit_test(plain_diff_u_with_timestamps),
         cmocka_unit_test(diff_N_epoch_sides_are_no_file),
         cmocka_unit_test(a_and_b_prefixes_are_dropped_once),
+        cmocka_unit_test(names_without_prefixes_are_refused),
         cmocka_unit_test(files_and_hunks_keep_their_order),
         cmocka_unit_test(created_file_is_a_write),
         cmocka_unit_test(deleted_file_is_a_delete),
