@@ -581,20 +581,68 @@ static void learn(run *r, const attempt *a)
 }
 
 /* The lessons earlier tasks of this kind left, for every attempt. */
+/* The lessons a session's first run chose, from its `lessons` record
+ * (those forgotten since left out), into *found (caller frees). */
+static void journaled_lessons(const tnd_lesson ***found, size_t *n, run *r,
+                              json_object *rec)
+{
+    json_object *ids = NULL;
+    size_t count = 0;
+
+    json_object_object_get_ex(rec, "ids", &ids);
+    if (json_object_is_type(ids, json_type_array))
+        count = json_object_array_length(ids);
+    *found = tnd_xcalloc(count + 1, sizeof(**found));
+    *n = 0;
+    for (size_t i = 0; i < count; i++) {
+        const char *id =
+            json_object_get_string(json_object_array_get_idx(ids, i));
+        const tnd_lesson *l = NULL;
+        if (id && tnd_lessons_find(&l, r->bank, id) == 0 &&
+            strcmp(l->id, id) == 0)
+            (*found)[(*n)++] = l;
+    }
+    tnd_error_clear();
+}
+
 void tnd_loop_recall(run *r)
 {
     const tnd_lesson **found = NULL;
+    long at = tnd_loop_find(r, "lessons", 0, 0);
     size_t n = 0;
 
+    if (r->opts.review)
+        return; /* no coder: nothing to tell, nothing to credit */
     if (!(r->bank = tnd_lessons_open(r->repo))) {
         tnd_log_warn("lessons are not used: %s", tnd_error_last());
         return;
     }
-    if (tnd_lessons_relevant(&found, &n, r->bank,
-                             tnd_lessons_task_type(r->opts.task), NULL,
-                             0) < 0) {
-        tnd_log_warn("lessons are not used: %s", tnd_error_last());
-        return;
+    if (at >= 0) {
+        journaled_lessons(&found, &n, r,
+                          tnd_journal_record(r->journal, (size_t)at));
+    } else if (tnd_loop_find(r, "task", 0, 0) >= 0 &&
+               tnd_loop_find(r, "workspace", 0, 0) >= 0) {
+        /* a session from before lessons were journaled: its coder's
+         * lessons are not known, so none (and none credited) */
+        found = tnd_xcalloc(1, sizeof(*found));
+    } else {
+        json_object *step, *ids = json_object_new_array();
+        if (tnd_lessons_relevant(&found, &n, r->bank,
+                                 tnd_lessons_task_type(r->opts.task), NULL,
+                                 0) < 0) {
+            tnd_log_warn("lessons are not used: %s", tnd_error_last());
+            json_object_put(ids);
+            return;
+        }
+        for (size_t i = 0; i < n; i++)
+            json_object_array_add(ids, json_object_new_string(found[i]->id));
+        step = json_object_new_object();
+        json_object_object_add(step, "ids", ids);
+        if (tnd_loop_step(r, "lessons", step) < 0) {
+            tnd_log_warn("lessons are not used: %s", tnd_error_last());
+            free(found);
+            return;
+        }
     }
     r->lessons = tnd_xcalloc(n + 1, sizeof(char *));
     r->lesson_ids = tnd_xcalloc(n + 1, sizeof(char *));
@@ -614,7 +662,8 @@ void tnd_loop_remember(run *r)
 {
     if (!r->bank)
         return;
-    if (r->status != TND_SESSION_FAILED && !r->waiting && r->lesson_ids)
+    if (r->finished_now && r->status != TND_SESSION_FAILED &&
+        r->status != TND_SESSION_INTERRUPTED && !r->waiting && r->lesson_ids)
         tnd_lessons_applied(r->bank, (const char *const *)r->lesson_ids,
                             r->status == TND_SESSION_APPROVED);
     if (tnd_lessons_save(r->bank) < 0)

@@ -204,6 +204,8 @@ static void journal_finish(run *r)
     json_object_object_add(f, "reason", tnd_json_str_or_null(r->reason));
     if (tnd_loop_step(r, "finish", f) < 0)
         tnd_log_error("%s", tnd_error_last());
+    else
+        r->finished_now = true;
 }
 
 int tnd_loop_finish(run *r)

@@ -106,6 +106,8 @@ typedef struct run {
     char **lessons;         /* rendered for the coder, NULL-terminated */
     size_t nlessons;
     char **lesson_ids;      /* the ids behind them, NULL-terminated */
+    bool finished_now;      /* this process journaled the session's
+                               finish: its lessons are credited once */
     long ordinal;           /* this task's number among the repo's sessions */
     double last_confidence; /* the last critique's; < 0: none yet */
     long critique_tokens;   /* what the last critique asked cost */
@@ -193,11 +195,15 @@ void tnd_loop_emit(run *r, const char *report);
 /* Attempts until the loop ends (r->status says how). 0, or -1. */
 int tnd_loop_attempts(run *r);
 
-/* The lessons earlier tasks of this kind left, for every attempt. */
+/* The lessons earlier tasks of this kind left, for every attempt: chosen
+ * once and journaled (`lessons`), so a session that goes on (resume,
+ * approve, reject) gives its coder the same. None for a review: it has
+ * no coder. */
 void tnd_loop_recall(run *r);
 
-/* The lessons that were used did (or did not) lead to an approval; the
- * bank is saved. */
+/* When this process ended the session (r->finished_now), the lessons its
+ * coder got did (or did not) lead to an approval; the bank is saved. An
+ * interruption, a failure or a wait credits nothing. */
 void tnd_loop_remember(run *r);
 
 /* ---- steps.c: saying, journaling, asking agents -------------------------- */

@@ -161,3 +161,60 @@ run "$BIN/tandem" lessons list --repo "$T/demo"
 expect_rc 0 "list"
 expect_in "$T/out" "0.65"
 pass "a fail-then-pass task leaves a lesson the next task's coder sees"
+
+# Lessons are credited for the coder that got them, once. A review has no
+# coder: it counted the bank's lessons as applied, and moved their
+# effectiveness with each verdict. An answer to a waiting session
+# credited the lessons relevant when it was given, even ones learned
+# after the session ran; now the session's first run journals the ids it
+# gave, and the answer that ends it credits those.
+lesson_json() { # ID: the bank with one "fix" lesson of that id
+    printf '{"tandem_lessons":1,"lessons":[{"id":"%s","task_type":"fix",' "$1"
+    printf '"mistake":"m","correction":"c","created":"2026-01-01T00:00:00Z"}]}\n'
+}
+copy_demo
+(cd "$T/demo" && git init -q && git add -A &&
+    git -c user.name=t -c user.email=t@t commit -qm base) >/dev/null
+mkdir -p "$T/demo/.tandem"
+lesson_json aaaa1111 >"$T/demo/.tandem/lessons.json"
+cp "$T/demo/.tandem/lessons.json" "$T/bank.before"
+sed -i 's|^    return sum / count;|    return (double)sum / (double)count;|' "$T/demo/stats.c"
+cat >"$T/review.yaml" <<YAML
+version: 1
+agents:
+  reviewer:
+    llm: {provider: command, command: [cat, "$FIX/command-demo/answer-4"]}
+    skills: [build]
+skills:
+  build: {command: make, timeout_s: 60}
+YAML
+run tandem review --repo "$T/demo" --config "$T/review.yaml" "fix the mean"
+expect_rc 0 "the review"
+expect_not_in "$T/err" "lesson"
+cmp -s "$T/demo/.tandem/lessons.json" "$T/bank.before" ||
+    fail "a review changed the bank: $(cat "$T/demo/.tandem/lessons.json")"
+
+copy_demo
+mkdir -p "$T/demo/.tandem"
+sed -i 's/^  max_iterations: 3$/  max_iterations: 1\n  escalate: queue/' "$T/demo/agents.yaml"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "escalated with no lesson in the bank"
+sid=$(basename "$(session_dir)")
+lesson_json bbbb2222 >"$T/demo/.tandem/lessons.json"
+run tandem reject "$sid" --repo "$T/demo" -m "not this"
+expect_rc 1 "rejected"
+expect_not_in "$T/err" "using 1 lesson"
+run tandem lessons show bbbb2222 --repo "$T/demo"
+expect_in "$T/out" "times applied  0"
+
+lesson_json cccc3333 >"$T/demo/.tandem/lessons.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "escalated with a lesson"
+expect_in "$T/err" "using 1 lesson from earlier tasks here"
+sid=$(basename "$(session_dir)")
+run tandem approve "$sid" --repo "$T/demo"
+expect_rc 0 "approved"
+run tandem lessons show cccc3333 --repo "$T/demo"
+expect_in "$T/out" "times applied  1"
+expect_in "$T/out" "effectiveness  0.65"
+pass "lessons are credited once, for the session whose coder got them; a review credits none"
