@@ -386,8 +386,10 @@ static int read_bank(tnd_lessons *b, const char *text, size_t len)
         }
         b->items[b->n++] = l;
     }
-    while (b->n > b->max)
-        evict_one(b);
+    /* kept whole, past max too (a bank merged or edited by hand): read
+     * and forget touch only what they are asked; a new lesson makes
+     * room (add_lesson). Trimmed here, every load dropped the least
+     * effective ones, and a save wrote the trimmed bank back */
     error = 0;
 out:
     json_object_put(top);

@@ -89,6 +89,29 @@ expect_rc 0 "no bank"
 expect_in "$T/out" "no lessons yet"
 pass "a repository without a bank has no lessons"
 
+# a bank past 100 lessons (merged or edited by hand) is read whole:
+# every load trimmed it to 100, so list hid 20, show said one was not
+# there, and forget of one saved the trimmed bank: 21 gone
+mkdir -p "$T/big/.tandem"
+python3 - "$T/big/.tandem/lessons.json" <<'PY'
+import json, sys
+L = [{"id": "%08x" % (0x20000000 + i), "task_type": "fix",
+      "mistake": "mistake %d" % i, "correction": "c%d" % i,
+      "created": "2026-01-01T00:%02d:00Z" % (i % 60),
+      "effectiveness": 0.3 if i < 20 else 0.6} for i in range(120)]
+json.dump({"tandem_lessons": 1, "lessons": L}, open(sys.argv[1], "w"))
+PY
+run tandem lessons list --repo "$T/big"
+[ "$(wc -l <"$T/out")" = 121 ] || fail "list: $(wc -l <"$T/out") lines, not 121"
+run tandem lessons show 20000000 --repo "$T/big"
+expect_rc 0 "show of a lesson past the 100th"
+run tandem lessons forget 20000077 --repo "$T/big"
+expect_rc 0 "forget"
+python3 -c 'import json, sys
+sys.exit(len(json.load(open(sys.argv[1]))["lessons"]) != 119)' \
+    "$T/big/.tandem/lessons.json" || fail "forget of one did not leave 119"
+pass "a bank past its bound is read whole; forget removes the one asked"
+
 printf '{"tandem_lessons": 1, "lessons": [{"id": "abcd", "task_type": "fix",
   "mistake": "m", "correction": "c", "created": "2026-01-01T00:00:00Z",
   "effectiveness": 7}]}\n' >"$BANK"
