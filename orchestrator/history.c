@@ -103,10 +103,14 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
         tnd_json_int_or(tnd_json_field(report, "tokens"), "prompt", 0) +
         tnd_json_int_or(tnd_json_field(report, "tokens"), "completion", 0);
     s->elapsed_ms = tnd_json_int_or(report, "elapsed_ms", 0);
-    for (size_t i = 0; records && i < json_object_array_length(records); i++)
-        if (strcmp(tnd_journal_type(json_object_array_get_idx(records, i)),
-                   "escalation") == 0)
+    for (size_t i = 0; records && i < json_object_array_length(records); i++) {
+        json_object *rec = json_object_array_get_idx(records, i);
+        /* gate.escalate: never journals the escalation it did not make:
+         * no person was asked */
+        if (strcmp(tnd_journal_type(rec), "escalation") == 0 &&
+            strcmp(tnd_json_str_or(rec, "mode", ""), "never") != 0)
             s->escalations++;
+    }
     for (size_t i = records ? json_object_array_length(records) : 0;
          i-- > 0 && s->last <= 0;)
         s->last = tnd_history_parse_time(tnd_json_str_or(
@@ -269,6 +273,10 @@ static void phases(totals *t, json_object *records)
         } else if (prev >= 0 && strcmp(type, "answer") == 0) {
             t->waiting_ms += (double)(now - prev);
             t->waits++;
+        } else if (proposed >= 0 && strcmp(type, "resume") == 0) {
+            /* the audit a run stopped in is made again from here: the
+             * time it lay stopped (a night, say) is no auditing */
+            proposed = now;
         }
         prev = now;
     }

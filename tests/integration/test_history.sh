@@ -67,6 +67,29 @@ run "$BIN/tandem" stats --repo "$T/demo"
 expect_in "$T/out" "success rate:         50%"
 pass "stats gives rates, costs, phases and the common failures"
 
+# an audit a resume made again is timed from the resume, not from the
+# proposal before the stop (a night went into "auditing"); an escalation
+# under gate.escalate: never asked no person, and is no escalation
+S=$T/stx/.tandem/sessions
+mkdir -p "$S/20260101-000000-0000aaaa" "$S/20260101-000000-0000bbbb"
+cat >"$S/20260101-000000-0000aaaa/journal.jsonl" <<'JSONL'
+{"seq":1,"time":"2026-01-01T00:00:00.000Z","type":"task","task":"t","started_ms":1767225600000}
+{"seq":2,"time":"2026-01-01T00:00:01.000Z","type":"proposal","attempt":1,"reply":{}}
+{"seq":3,"time":"2026-01-01T10:00:00.000Z","type":"resume"}
+{"seq":4,"time":"2026-01-01T10:00:02.000Z","type":"audit","attempt":1,"reply":{}}
+{"seq":5,"time":"2026-01-01T10:00:03.000Z","type":"finish","status":"approved","reason":null}
+JSONL
+cat >"$S/20260101-000000-0000bbbb/journal.jsonl" <<'JSONL'
+{"seq":1,"time":"2026-01-01T00:00:00.000Z","type":"task","task":"t","started_ms":1767225600000}
+{"seq":2,"time":"2026-01-01T00:00:01.000Z","type":"escalation","attempt":1,"at":"decision","reason":"r","mode":"never"}
+{"seq":3,"time":"2026-01-01T00:00:02.000Z","type":"finish","status":"escalated","reason":"r"}
+JSONL
+run "$BIN/tandem" stats --repo "$T/stx" --json
+expect_rc 0 "stats of a resumed audit and a never escalation"
+expect_in "$T/out" '"auditing_ms": 2000'
+expect_in "$T/out" '"escalation_rate": 0,'
+pass "stats: a resume's stop is no auditing time; escalate: never asked no one"
+
 # watch a run as it goes
 demo_config "$TOP/examples/demo/cassette.json" <<YAML
 skills:
