@@ -73,7 +73,7 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
 
     memset(s, 0, sizeof(*s));
     s->id = tnd_xstrdup(id);
-    if (tnd_journal_read(&records, path) < 0) {
+    if (tnd_journal_read_outline(&records, path) < 0) {
         /* a journal that cannot be read is no interrupted session, which
          * a resume goes on with (a damaged one was listed as one) */
         damaged = tnd_fs_exists(path);

@@ -41,11 +41,39 @@ struct tnd_journal {
     bool broken; /* an append failed: refuse the rest */
 };
 
-/* Parse text into records; *good_end is the offset after the last whole
- * record. A damaged last line is torn (ignored); damage before it is an
- * error. */
+/* The longest string an outline keeps of a field. */
+#define OUTLINE_STRING_MAX 1024
+
+/* rec's outline (see tnd_journal_read_outline): its scalar fields, a
+ * string cut at OUTLINE_STRING_MAX bytes, and an empty object for each
+ * object field (that it is there). Takes rec. */
+static json_object *outline(json_object *rec)
+{
+    json_object *o = json_object_new_object();
+
+    json_object_object_foreach(rec, key, value)
+    {
+        json_type t = json_object_get_type(value);
+        if (t == json_type_string &&
+            json_object_get_string_len(value) > OUTLINE_STRING_MAX)
+            json_object_object_add(
+                o, key,
+                json_object_new_string_len(json_object_get_string(value),
+                                           OUTLINE_STRING_MAX));
+        else if (t == json_type_object)
+            json_object_object_add(o, key, json_object_new_object());
+        else if (t != json_type_array)
+            json_object_object_add(o, key, json_object_get(value));
+    }
+    json_object_put(rec);
+    return o;
+}
+
+/* Parse text into records (outlines of them with lean); *good_end is
+ * the offset after the last whole record. A damaged last line is torn
+ * (ignored); damage before it is an error. */
 static int parse(json_object *records, const char *path, const char *text,
-                 size_t len, size_t *good_end, bool *torn)
+                 size_t len, size_t *good_end, bool *torn, bool lean)
 {
     size_t pos = 0;
     long line = 0;
@@ -77,14 +105,14 @@ static int parse(json_object *records, const char *path, const char *text,
                                  "journal tandem wrote",
                                  path, JOURNAL_MAX_RECORDS);
         }
-        json_object_array_add(records, rec);
+        json_object_array_add(records, lean ? outline(rec) : rec);
         pos += n + 1;
         *good_end = pos;
     }
     return 0;
 }
 
-int tnd_journal_read(json_object **out, const char *path)
+static int read_records(json_object **out, const char *path, bool lean)
 {
     char *text = NULL;
     size_t len = 0, end;
@@ -97,7 +125,7 @@ int tnd_journal_read(json_object **out, const char *path)
         json_object_put(records);
         return rc;
     }
-    rc = parse(records, path, text, len, &end, &torn);
+    rc = parse(records, path, text, len, &end, &torn, lean);
     free(text);
     if (rc < 0) {
         json_object_put(records);
@@ -105,6 +133,16 @@ int tnd_journal_read(json_object **out, const char *path)
     }
     *out = records;
     return 0;
+}
+
+int tnd_journal_read(json_object **out, const char *path)
+{
+    return read_records(out, path, false);
+}
+
+int tnd_journal_read_outline(json_object **out, const char *path)
+{
+    return read_records(out, path, true);
 }
 
 tnd_journal *tnd_journal_open(const char *path)
@@ -120,7 +158,8 @@ tnd_journal *tnd_journal_open(const char *path)
     rc = tnd_fs_read(&text, &len, path, JOURNAL_MAX_BYTES);
     if (rc < 0 && rc != TND_ENOTFOUND)
         goto fail;
-    if (rc == 0 && parse(j->records, path, text, len, &end, &j->torn) < 0)
+    if (rc == 0 &&
+        parse(j->records, path, text, len, &end, &j->torn, false) < 0)
         goto fail;
     free(text);
     text = NULL;

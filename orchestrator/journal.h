@@ -92,4 +92,11 @@ const char *tnd_journal_type(json_object *record);
  * line is skipped. */
 int tnd_journal_read(json_object **out, const char *path);
 
+/* As tnd_journal_read, each record kept in outline: its scalar fields
+ * (strings cut at 1 KiB), an empty object for each object field, no
+ * arrays. For listings across sessions (sessions, stats, prune, watch):
+ * a record's replies cost ~30 times their size parsed, and a journal of
+ * large records took gigabytes to list. */
+int tnd_journal_read_outline(json_object **out, const char *path);
+
 #endif

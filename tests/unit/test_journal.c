@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "orchestrator/journal.h"
@@ -160,6 +161,45 @@ static void too_many_records_are_refused(void **state)
     assert_non_null(strstr(tnd_error_last(), "more than 200000 records"));
     assert_null(all);
     free(text);
+}
+
+/* A listing across sessions reads records in outline: a journal of
+ * large records took ~30 times its size (9 GB for a 300 MB journal) to
+ * list. Scalars stay (long strings cut), an object field is only said
+ * to be there, arrays go. */
+static void an_outline_keeps_the_scalars_only(void **state)
+{
+    tnd_buf b;
+    json_object *all = NULL, *rec, *review;
+
+    (void)state;
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, "{\"seq\":1,\"type\":\"task\",\"review\":{\"rev\":\"x\"},"
+                     "\"started_ms\":5,\"task\":\"");
+    for (int i = 0; i < 3000; i++)
+        tnd_buf_puts(&b, "t");
+    tnd_buf_puts(&b, "\"}\n{\"seq\":2,\"type\":\"audit\",\"attempt\":1,"
+                     "\"reply\":{\"skills\":[1,2,3]},\"a\":[[1],[2]],"
+                     "\"passed\":true,\"none\":null}\n");
+    assert_int_equal(tnd_fs_write(path, b.data, b.len), 0);
+    assert_int_equal(tnd_journal_read_outline(&all, path), 0);
+    assert_int_equal(json_object_array_length(all), 2);
+    rec = json_object_array_get_idx(all, 0);
+    assert_int_equal(
+        strlen(json_object_get_string(tnd_json_field(rec, "task"))), 1024);
+    assert_int_equal(tnd_json_int_or(rec, "started_ms", 0), 5);
+    assert_true(json_object_object_get_ex(rec, "review", &review));
+    assert_int_equal(json_object_object_length(review), 0);
+    rec = json_object_array_get_idx(all, 1);
+    assert_string_equal(tnd_journal_type(rec), "audit");
+    assert_int_equal(tnd_json_int_or(rec, "attempt", 0), 1);
+    assert_int_equal(json_object_object_length(tnd_json_field(rec, "reply")),
+                     0);
+    assert_false(json_object_object_get_ex(rec, "a", NULL));
+    assert_true(json_object_get_boolean(tnd_json_field(rec, "passed")));
+    assert_true(json_object_object_get_ex(rec, "none", NULL));
+    json_object_put(all);
+    tnd_buf_free(&b);
 }
 
 static void a_failed_write_is_reported_and_nothing_is_half_written(void **state)
@@ -382,6 +422,7 @@ int main(void)
         cmocka_unit_test(a_torn_last_line_is_ignored_and_repaired),
         cmocka_unit_test(damage_before_the_end_is_an_error),
         cmocka_unit_test(too_many_records_are_refused),
+        cmocka_unit_test(an_outline_keeps_the_scalars_only),
         cmocka_unit_test(
             a_failed_write_is_reported_and_nothing_is_half_written),
         cmocka_unit_test(secrets_never_reach_the_journal),
