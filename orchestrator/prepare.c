@@ -214,15 +214,30 @@ static int prepare_review(run *r)
      * agents.yaml made the reviewer a program saying "approve" was
      * approved by it, and its agents and skills ran as it said) */
     for (size_t i = 0; i < r->nedits; i++)
-        for (size_t k = 0; k < r->in_use; k++)
-            if (strcmp(r->edits[i].path, r->hidden[k]) == 0)
+        for (size_t k = 0; k < r->in_use; k++) {
+            const char *f = r->hidden[k];
+            if (strcmp(r->edits[i].path, f) != 0)
+                continue;
+            /* a file the change creates has no version to review with
+             * (tandem init, then the hook: the first commit of
+             * agents.yaml was told to `git show HEAD:agents.yaml`) */
+            if (r->edits[i].kind == TND_EDIT_WRITE)
                 return tnd_error_config(
-                    "the change modifies %s, which this review runs with: a "
-                    "change may not configure its own review. Review it "
-                    "with the configuration it comes to: --config FILE "
-                    "outside the repository (for example, git show "
-                    "HEAD:%s > FILE)",
-                    r->hidden[k], r->hidden[k]);
+                    "the change adds %s, which this review would run with: "
+                    "a change may not configure its own review. Read it, "
+                    "then commit it on its own with git commit --no-verify "
+                    "(later changes are reviewed with it), or review the "
+                    "rest without it (--diff FILE)",
+                    f);
+            return tnd_error_config(
+                "the change modifies %s, which this review runs with: a "
+                "change may not configure its own review. Review it with "
+                "the configuration it comes to: --config FILE outside the "
+                "repository (for example, git show HEAD:%s > FILE); or "
+                "read the change to %s, then commit it on its own with git "
+                "commit --no-verify",
+                f, f, f);
+        }
     r->gate.max_iterations = 1;
     return 0;
 }

@@ -64,3 +64,17 @@ expect_rc 2 "the same under --on-error pass"
 run tandem review --config "$T/trusted.yaml" --repo "$T/demo" "make the failing test pass"
 expect_rc 0 "reviewed with the configuration it comes to"
 pass "a change may not configure its own review; a config from outside reviews it"
+
+# the first commit of agents.yaml (tandem init, tandem hook install, git
+# add agents.yaml): there is no HEAD version to review it with, and the
+# error said to take one (git show HEAD:agents.yaml)
+git_demo
+(cd "$T/demo" && git rm -q --cached agents.yaml &&
+    git -c user.email=t@example.com -c user.name=t commit -qm untrack &&
+    git add agents.yaml) || fail "cannot stage agents.yaml alone"
+run tandem review --staged --repo "$T/demo"
+expect_rc 2 "a commit adding agents.yaml"
+expect_in "$T/err" "the change adds agents.yaml, which this review would run with"
+expect_in "$T/err" "commit it on its own with git commit --no-verify"
+expect_not_in "$T/err" "HEAD:agents.yaml"
+pass "a change adding the config says how to commit it, not to take it from HEAD"
