@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 
@@ -146,4 +147,19 @@ void tnd_config_set_command(tnd_yw *w, const tnd_yw_field *f, const char *path,
                   "%s must be a command: a string run by the shell, or a list "
                   "[program, arg, ...]",
                   path);
+}
+
+void tnd_config_set_program(tnd_yw *w, const tnd_yw_field *f, const char *path,
+                            const yaml_node_t *v, char *base)
+{
+    tnd_command *c = (tnd_command *)(base + f->offset);
+    char *full;
+
+    tnd_config_set_command(w, f, path, v, base);
+    if (c->shell || !c->argv || !c->argv[0] || c->argv[0][0] == '/' ||
+        !strchr(c->argv[0], '/') || !tnd_yw_dir(w))
+        return;
+    full = tnd_fs_join(tnd_yw_dir(w), c->argv[0]);
+    free(c->argv[0]);
+    c->argv[0] = full;
 }

@@ -19,6 +19,15 @@
 void tnd_config_set_command(tnd_yw *w, const tnd_yw_field *f, const char *path,
                             const yaml_node_t *v, char *base);
 
+/* As tnd_config_set_command, for a program tandem starts (an agent, a
+ * model program), not a skill (which runs in the workspace): a program
+ * named by a relative path ("./answer.sh", "bin/x") is beside the file,
+ * as a cassette is, not in whatever directory tandem was started from (a
+ * model program ran from one and failed from another). A bare name is
+ * looked up on PATH; a shell's words are the shell's. */
+void tnd_config_set_program(tnd_yw *w, const tnd_yw_field *f, const char *path,
+                            const yaml_node_t *v, char *base);
+
 /* c set up from a string command: plain words run directly, anything
  * else through the shell. */
 void tnd_config_command_shell(tnd_command *c, const char *line);

@@ -470,6 +470,11 @@ static void set_string(tnd_yw *self, const tnd_yw_field *f, const char *path,
         *slot = tnd_xstrdup(s);
 }
 
+const char *tnd_yw_dir(const tnd_yw *self)
+{
+    return self->dir;
+}
+
 char **tnd_yw_string_list(tnd_yw *self, const char *path, const yaml_node_t *v)
 {
     yaml_node_item_t *it;

@@ -165,6 +165,9 @@ bool tnd_yw_check_key(tnd_yw *self, const yaml_node_t *map,
 /* The strings of a sequence, as TND_YW_NAMES stores them (caller frees
  * with tnd_str_list_free); items that are not strings are reported and
  * left out. NULL, after reporting, when v is not a list. */
+/* The directory relative paths in the file are taken from. Borrowed. */
+const char *tnd_yw_dir(const tnd_yw *self);
+
 char **tnd_yw_string_list(tnd_yw *self, const char *path, const yaml_node_t *v);
 
 /* A scalar's text. Borrowed. */

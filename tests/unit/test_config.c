@@ -262,7 +262,8 @@ static void full_file_sets_every_field(void **state)
     assert_int_equal(cfg->orchestrator.workspace_max_bytes, 16 << 20);
 
     assert_int_equal(cfg->coder.count, 2);
-    assert_argv(cfg->coder.program.argv, ARGV("./my-coder", "--verbose"));
+    /* beside the file, as a cassette is */
+    assert_argv(cfg->coder.program.argv, ARGV("/base/./my-coder", "--verbose"));
     assert_string_equal(cfg->coder.program.display, "./my-coder --verbose");
     assert_int_equal(cfg->coder.context_max_bytes, 256 * 1024);
     assert_int_equal(cfg->coder.map_max_tokens, 512);
@@ -511,6 +512,35 @@ static void relative_model_cassette_is_resolved_against_the_file(void **state)
         assert_string_equal(cfg->reviewer.models[1].cassette,
                             cases[i].expected);
         assert_string_equal(cfg->reviewer.llm.cassette, "");
+        tnd_config_destroy(&cfg);
+    }
+}
+
+/* A model program named by a relative path is beside the file, as the
+ * file's header says (it ran from the config's directory and failed
+ * from any other); a bare name is looked up on PATH, a skill's command
+ * is the workspace's. */
+static void relative_model_programs_are_resolved_against_the_file(void **state)
+{
+    static const struct {
+        const char *command, *expected;
+    } cases[] = {
+        {"[./answer.sh, x]", "/base/./answer.sh"},
+        {"bin/model --fast", "/base/bin/model"},
+        {"[cat, x]", "cat"},
+        {"[/abs/model]", "/abs/model"},
+    };
+    char text[256];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        tnd_config *cfg;
+        snprintf(text, sizeof(text),
+                 "agents:\n  coder:\n    llm: {provider: command, "
+                 "command: %s}\n",
+                 cases[i].command);
+        cfg = parse_ok(text);
+        assert_string_equal(cfg->coder.llm.command.argv[0], cases[i].expected);
         tnd_config_destroy(&cfg);
     }
 }
@@ -1904,6 +1934,7 @@ int main(void)
         cmocka_unit_test(skill_keys_paths_after_limits_and_builtins),
         cmocka_unit_test(relative_cassette_is_resolved_against_the_file),
         cmocka_unit_test(relative_model_cassette_is_resolved_against_the_file),
+        cmocka_unit_test(relative_model_programs_are_resolved_against_the_file),
         cmocka_unit_test(reviewer_models_give_each_member_its_own),
         cmocka_unit_test(quorum_counts_reviewers),
         cmocka_unit_test(critique_keys_are_read),
