@@ -687,6 +687,13 @@ static int sandbox_here(run *r)
  * the config's, never the coder's. */
 static int check_runnable(run *r, const tnd_audit_reply *base)
 {
+    /* the fix: a file's skill, or a file at all (the built-in defaults
+     * run make and make test) */
+    const char *const fix[2] = {
+        r->builtin_config ? "write an agents.yaml whose skills fit this "
+                            "repository (tandem init guesses one; skill "
+                          : "fix skills.",
+        r->builtin_config ? " is a built-in default)" : " in agents.yaml"};
     tnd_buf why;
     size_t bad = 0, unboxed = 0;
     int rc = 0;
@@ -703,9 +710,8 @@ static int check_runnable(run *r, const tnd_audit_reply *base)
         }
         if (!required(r, s)) {
             tnd_loop_say(r,
-                         "baseline: advisory skill %s cannot run (%s); "
-                         "fix skills.%s in agents.yaml",
-                         s->name, cause, s->name);
+                         "baseline: advisory skill %s cannot run (%s); %s%s%s",
+                         s->name, cause, fix[0], s->name, fix[1]);
             continue;
         }
         tnd_buf_printf(&why,
@@ -713,7 +719,7 @@ static int check_runnable(run *r, const tnd_audit_reply *base)
                        "%s\n  `%s`: ",
                        bad++ ? "\n" : "", s->name, cause, s->command);
         cause_line(&why, s->output, 300);
-        tnd_buf_printf(&why, "\n  fix skills.%s in agents.yaml", s->name);
+        tnd_buf_printf(&why, "\n  %s%s%s", fix[0], s->name, fix[1]);
     }
     if (unboxed)
         no_sandbox_in(&why, base, bad++ ? "\n" : "");

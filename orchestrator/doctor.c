@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agents/llm.h"
 #include "agents/probe.h"
@@ -17,11 +18,13 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/crew.h"
+#include "orchestrator/git.h"
 #include "orchestrator/init.h"
 #include "orchestrator/report.h"
 #include "orchestrator/run.h"
 #include "orchestrator/rundir.h"
 #include "skills/bwrap.h"
+#include "skills/sandbox.h"
 #include "proto/json.h"
 
 /* The checks so far: printed as they come, or kept for the document. */
@@ -94,6 +97,39 @@ static char *skill_program(const tnd_command *cmd)
     return tnd_xstrndup(s, n);
 }
 
+/* Whether a skill's program can be run where the skill runs: in the
+ * sandbox, as the sandbox sees the host (a program under $HOME or /tmp
+ * is not there, and a doctor that looked on the host's PATH said ok
+ * before the run refused it); unsandboxed, on the host's PATH. A
+ * relative path is the workspace's, a copy of the repository's files.
+ * found gets where it is, or why not. */
+static bool skill_program_runs(char *found, size_t size,
+                               const tnd_skill_config *skill, const char *prog,
+                               const char *repo)
+{
+    char *where = NULL;
+    bool ok;
+
+    if (skill->sandbox != TND_SANDBOX_NONE) {
+        ok = tnd_sandbox_resolve(&where, prog, getenv("PATH"), repo, NULL) == 0;
+        snprintf(found, size, "%s", ok ? where : tnd_error_last());
+        free(where);
+        return ok;
+    }
+    if (prog[0] != '/' && strchr(prog, '/')) {
+        where = tnd_fs_join(repo, prog);
+        ok = access(where, X_OK) == 0;
+        snprintf(found, size, ok ? "%s" : "%s is not an executable file",
+                 where);
+        free(where);
+        return ok;
+    }
+    if (tnd_probe_program(found, size, prog))
+        return true;
+    snprintf(found, size, "%s is not an executable program on PATH", prog);
+    return false;
+}
+
 /* The goals of a skill that runs make: the words after `make` (or
  * gmake), when every word is plain (no shell syntax, no -C or -f, which
  * move the Makefile, no VAR=value); NULL when the command is no such
@@ -130,9 +166,28 @@ static char **make_goals(const tnd_command *cmd)
             goals[n++] = tnd_xstrdup(*p);
     }
     tnd_str_list_free(&w);
-    if (goals && !n)
-        tnd_str_list_free(&goals);
-    return goals;
+    return goals; /* none: make's default goal, still a Makefile's */
+}
+
+/* Whether file (in repo) is among what the skills will see: a file of
+ * git's (or untracked and not ignored, with workspace.include_untracked),
+ * or any file outside git. */
+static bool in_workspace(const char *repo, const char *file, bool untracked)
+{
+    const char *tracked[] = {"git", "ls-files", "--error-unmatch",
+                             "--",  file,       NULL};
+    const char *ignored[] = {"git", "check-ignore", "-q", "--", file, NULL};
+    const char *inside[] = {"git", "rev-parse", "--is-inside-work-tree", NULL};
+    bool yes;
+
+    if (tnd_git_run(NULL, NULL, repo, inside, 4096) < 0) {
+        tnd_error_clear();
+        return true;
+    }
+    yes = tnd_git_run(NULL, NULL, repo, tracked, 1 << 20) == 0 ||
+          (untracked && tnd_git_run(NULL, NULL, repo, ignored, 4096) != 0);
+    tnd_error_clear();
+    return yes;
 }
 
 /* A row for each make target a skill names that the repository's
@@ -142,27 +197,43 @@ static char **make_goals(const tnd_command *cmd)
  * may name more than reading finds, nothing is said (the run's baseline
  * still stops a target that is not there, before any model is paid). */
 static void check_make_targets(table *t, const char *check,
-                               const tnd_skill_config *skill, const char *repo)
+                               const tnd_skill_config *skill, const char *repo,
+                               const tnd_config *cfg, bool builtin)
 {
     char **goals = make_goals(&skill->command), **targets = NULL;
     const char *file = NULL;
-    char detail[1024];
+    char detail[1024], fix[256];
     bool sure = false;
 
     if (!goals)
         return;
+    if (builtin)
+        snprintf(fix, sizeof(fix),
+                 "write an agents.yaml whose skills fit this repository "
+                 "(tandem init guesses one; skill %s is a built-in default)",
+                 skill->name);
+    else
+        snprintf(fix, sizeof(fix), "fix skills.%s in agents.yaml", skill->name);
     if (tnd_init_make_targets(&targets, &file, &sure, repo) == TND_ENOTFOUND) {
+        snprintf(detail, sizeof(detail), "`%s`: %s has no Makefile; %s",
+                 skill->command.display, repo, fix);
+        row(t, check, false, detail);
+    } else if (file &&
+               !in_workspace(repo, file, cfg->workspace.include_untracked)) {
+        /* a Makefile ./configure wrote, git-ignored: the skills run on
+         * the repository's files, where there is none */
         snprintf(detail, sizeof(detail),
-                 "`%s`: %s has no Makefile; fix skills.%s in agents.yaml",
-                 skill->command.display, repo, skill->name);
+                 "`%s`: %s is not one of git's files, and the skills run on "
+                 "the repository's files (a copy without it); commit it, or "
+                 "make it in the skill's command (e.g. ./configure && make)",
+                 skill->command.display, file);
         row(t, check, false, detail);
     } else if (targets && sure) {
         for (char **g = goals; *g; g++)
             if (!tnd_str_list_has((const char *const *)targets, *g)) {
                 snprintf(detail, sizeof(detail),
-                         "`%s`: %s has no rule for target '%s'; fix "
-                         "skills.%s in agents.yaml",
-                         skill->command.display, file, *g, skill->name);
+                         "`%s`: %s has no rule for target '%s'; %s",
+                         skill->command.display, file, *g, fix);
                 row(t, check, false, detail);
             }
     }
@@ -319,14 +390,12 @@ int tnd_doctor(const tnd_doctor_options *opts)
             row(&t, check, true,
                 skill ? "a shell command; its program is not checked"
                       : "not defined");
-        else if (tnd_probe_program(found, sizeof(found), prog)) {
+        else if (skill_program_runs(found, sizeof(found), skill, prog, repo)) {
             snprintf(detail, sizeof(detail), "%s (%s)", prog, found);
             row(&t, check, true, detail);
-            check_make_targets(&t, check, skill, repo);
+            check_make_targets(&t, check, skill, repo, cfg, !path);
         } else {
-            snprintf(detail, sizeof(detail),
-                     "%s is not an executable program on PATH", prog);
-            row(&t, check, false, detail);
+            row(&t, check, false, found);
         }
         free(prog);
     }

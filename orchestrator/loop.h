@@ -106,6 +106,7 @@ typedef struct run {
     char **lessons;         /* rendered for the coder, NULL-terminated */
     size_t nlessons;
     char **lesson_ids;      /* the ids behind them, NULL-terminated */
+    bool builtin_config;    /* no agents.yaml, no --config: the defaults */
     bool finished_now;      /* this process journaled the session's
                                finish: its lessons are credited once */
     long ordinal;           /* this task's number among the repo's sessions */

@@ -81,6 +81,7 @@ static int load_config(run *r)
         error = tnd_config_load(&r->cfg, path);
     else
         r->cfg = tnd_config_defaults();
+    r->builtin_config = !path;
     if (!path && !r->host && !o->quiet)
         fprintf(r->err,
                 "tandem: no %s and no --config: using the built-in defaults "

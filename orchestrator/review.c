@@ -370,5 +370,9 @@ const char *tnd_review_cannot_run(const tnd_skill_result *s)
         if (end && end[1] == '.')
             return "make has no rule for the target it names";
     }
+    /* a bare make where the tree has no makefile at all */
+    if (s->output && strstr(s->output, "No targets specified and no makefile "
+                                       "found."))
+        return "make found no Makefile in the tree";
     return NULL;
 }

@@ -94,7 +94,7 @@ skills:
 YAML
 run "$BIN/tandem" doctor --repo "$T/demo"
 expect_rc 1 "missing skill program"
-expect_in "$T/out" "skill lint             FAIL  no-such-linter is not an executable program on PATH"
+expect_in "$T/out" "skill lint             FAIL  cannot run 'no-such-linter': not found on PATH ("
 expect_in "$T/out" "skill test             ok    a shell command"
 pass "a skill whose program is missing fails"
 
@@ -146,3 +146,35 @@ run "$BIN/tandem" doctor --help
 expect_rc 0 "help"
 expect_in "$T/out" "usage: tandem doctor"
 pass "a broken config fails the check; usage errors exit 2"
+
+# What the skills will see, not what the host has: a bare make where the
+# repository has no Makefile, a Makefile git ignores (./configure wrote
+# it; the workspace is a copy of the repository's files), a program the
+# sandbox does not show (under /tmp), a relative program, found in
+# --repo and not in the current directory. Each was "ok" before.
+mkdir -p "$T/dr/scripts" "$T/tools"
+printf '#!/bin/sh\nexit 0\n' >"$T/tools/mytool"
+printf '#!/bin/sh\nexit 0\n' >"$T/dr/scripts/run.sh"
+chmod +x "$T/tools/mytool" "$T/dr/scripts/run.sh"
+(cd "$T/dr" && echo Makefile >.gitignore && git init -q && git add -A &&
+    git -c user.name=t -c user.email=t@t commit -qm base) >/dev/null
+cat >"$T/dr.yaml" <<YAML
+version: 1
+agents:
+  coder: {llm: {provider: command, command: [cat, /dev/null]}}
+  reviewer:
+    llm: {provider: command, command: [cat, /dev/null]}
+    skills: [build, mine, rel]
+skills:
+  build: {command: make}
+  mine: {command: "mytool --all"}
+  rel: {command: ./scripts/run.sh}
+YAML
+(cd / && PATH="$T/tools:$PATH" "$BIN/tandem" doctor --repo "$T/dr" --config "$T/dr.yaml") >"$T/out" 2>"$T/err"
+expect_in "$T/out" "skill build            FAIL  \`make\`: $T/dr has no Makefile; fix skills.build in agents.yaml"
+expect_in "$T/out" "skill mine             FAIL  cannot run 'mytool': $T/tools/mytool is not in the sandbox"
+expect_in "$T/out" "skill rel              ok    ./scripts/run.sh ($T/dr/scripts/run.sh)"
+printf 'all:\n\ttrue\n' >"$T/dr/Makefile"
+(cd / && "$BIN/tandem" doctor --repo "$T/dr" --config "$T/dr.yaml") >"$T/out" 2>"$T/err"
+expect_in "$T/out" "skill build            FAIL  \`make\`: Makefile is not one of git's files, and the skills run on the repository's files"
+pass "doctor checks the skills as they will run: the workspace's Makefile, the sandbox's programs, --repo's paths"

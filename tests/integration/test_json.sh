@@ -157,7 +157,7 @@ expect_rc 1 "a missing skill program"
 one_document "$T/out"
 expect_in "$T/out" '"ok": false'
 expect_in "$T/out" '"failures": 1'
-expect_in "$T/out" '"detail": "no-such-linter is not an executable program on PATH"'
+expect_in "$T/out" '"detail": "cannot run '"'"'no-such-linter'"'"': not found on PATH ('
 run "$BIN/tandem" doctor --repo "$T/demo" --json --llm gpt-4o-mini
 expect_rc 2 "--llm without a provider"
 [ ! -s "$T/out" ] || fail "a usage error printed on stdout"

@@ -98,3 +98,18 @@ expect_not_in "$T/out" "bubblewrap"
 run "$BIN/tandem" doctor --repo "$T/demo"
 expect_in "$T/out" "runtime directory      ok"
 pass "an unusable TMPDIR is exit 2 before any session, and doctor names it"
+
+# the built-in defaults (make, make test) in a repository without a
+# Makefile: exit 2 before any model is asked (a bare make's "no makefile
+# found" was taken for the project's failure, and the model was paid),
+# and the fix is an agents.yaml, not a skill of one that is not there
+mkdir -p "$T/nomk"
+(cd "$T/nomk" && echo 'print(1)' >a.py && git init -q && git add -A &&
+    git -c user.name=t -c user.email=t@t commit -qm base) >/dev/null
+run "$BIN/tandem" run --repo "$T/nomk" --llm ollama:x \
+    --base-url http://127.0.0.1:1 "fix it"
+expect_rc 2 "no Makefile under the built-in defaults"
+expect_in "$T/err" "skill build cannot run on the unmodified tree: make found no Makefile in the tree"
+expect_in "$T/err" "write an agents.yaml whose skills fit this repository (tandem init guesses one; skill build is a built-in default)"
+expect_in "$T/err" "0 LLM calls"
+pass "a bare make without a Makefile is exit 2 before any model, pointing at tandem init"

@@ -1002,6 +1002,11 @@ static void cannot_run_reads_the_baseline_as_documented(void **state)
         {TND_SKILL_FAIL, 2,
          "make: *** No rule to make target `check'.  Stop.\n",
          "no rule for the target"},
+        /* a bare make in a tree without a Makefile: the model was paid
+         * to fix a build that could not start */
+        {TND_SKILL_FAIL, 2,
+         "make: *** No targets specified and no makefile found.  Stop.\n",
+         "no Makefile"},
         /* the project's own breakage: a file a rule needs is missing */
         {TND_SKILL_FAIL, 2,
          "make: *** No rule to make target 'foo.c', needed by 'foo.o'.  "
