@@ -93,11 +93,25 @@ void tnd_loop_emit(run *r, const char *report)
     tnd_loop_put(r, stdout, "the findings", r->findings_text, false);
 }
 
+/* A reason for the terminal: no terminal escape (it holds a model's or
+ * a program's words), its lines joined by spaces (a '?' for each, as
+ * names get, ran words together: "... agents.yaml?no change could
+ * pass"). Caller frees. */
+static char *reason_line(const char *raw)
+{
+    char *s = tnd_str_printable(raw, 4000);
+
+    for (char *p = s; *p; p++)
+        if (*p == '\n' || *p == '\t')
+            *p = ' ';
+    return s;
+}
+
 /* A review that could not be done: exit 4, or, under --on-error pass, 0
  * with a warning that the change went through unreviewed. */
 int tnd_loop_not_reviewed(const run *r, const char *raw)
 {
-    char *why = raw ? tnd_str_one_line(raw, 4000) : NULL;
+    char *why = raw ? reason_line(raw) : NULL;
     int code = TND_EXIT_NOT_REVIEWED;
 
     if (why)
@@ -249,13 +263,7 @@ int tnd_loop_finish(run *r)
     if (r->status == TND_SESSION_APPROVED && r->opts.quiet && r->opts.review &&
         !r->out_lost && !no_report)
         return TND_EXIT_OK;
-    /* the reason holds the model's words: no terminal escape; its lines
-     * joined by spaces (a '?' for each, as names get, ran words together:
-     * "... agents.yaml?no change could pass") */
-    reason = tnd_str_printable(r->reason ? r->reason : "", 4000);
-    for (char *p = reason; *p; p++)
-        if (*p == '\n' || *p == '\t')
-            *p = ' ';
+    reason = reason_line(r->reason ? r->reason : "");
     summary = tnd_report_summary(r->report);
     fprintf(r->err, "%s\n", summary);
     free(summary);

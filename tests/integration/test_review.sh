@@ -166,6 +166,16 @@ expect_in "$T/err" "--diff $T/p0.diff: line 1: the file name 'stats.c' has no a/
 expect_in "$T/err" "make the patch with git diff"
 pass "bad input is refused with the fix"
 
+# a review that could not be done says why on one line of words: its
+# line breaks were '?' ("its configuration is wrong?  last lines")
+echo 'not json' >"$T/bad-cassette.json"
+sed "s|cassette: \"[^\"]*\"|cassette: \"$T/bad-cassette.json\"|" "$T/review.yaml" >"$T/bad.yaml"
+run tandem review --repo "$T/demo" --config "$T/bad.yaml" --diff "$T/half.diff"
+expect_rc 4 "a reviewer that cannot start"
+expect_in "$T/err" "could not review: agent reviewer-1 exited with status 2: its configuration is wrong "
+expect_not_in "$T/err" "wrong?"
+pass "a review that could not be done says why without '?' for line breaks"
+
 # a review waiting for a person takes approve or reject only
 copy_demo
 review_config "$FIX/cassette-review.json"
