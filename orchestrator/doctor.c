@@ -31,6 +31,7 @@
 typedef struct table {
     int failures;
     json_object *rows; /* with --json: the checks; NULL for the table */
+    bool headed;       /* the table's header is out */
 } table;
 
 static void row(table *t, const char *check, bool ok, const char *detail)
@@ -45,6 +46,11 @@ static void row(table *t, const char *check, bool ok, const char *detail)
         json_object_object_add(r, "detail", json_object_new_string(said));
         json_object_array_add(t->rows, r);
     } else {
+        /* with the first row: a usage error after the config is read
+         * (a bad --llm) prints nothing on stdout */
+        if (!t->headed)
+            printf("%-22s %-5s %s\n", "CHECK", "", "DETAIL");
+        t->headed = true;
         printf("%-22s %-5s %s\n", check, ok ? "ok" : "FAIL", said);
     }
     free(said);
@@ -305,7 +311,7 @@ static void check_sandbox(table *t, const tnd_config *cfg)
 
 int tnd_doctor(const tnd_doctor_options *opts)
 {
-    table t = {0, opts->json ? json_object_new_array() : NULL};
+    table t = {0, opts->json ? json_object_new_array() : NULL, false};
     tnd_config *cfg = NULL;
     char *repo, *implicit, *runtime = NULL, detail[1536];
     const char *path;
@@ -326,8 +332,6 @@ int tnd_doctor(const tnd_doctor_options *opts)
         free(repo);
         return TND_EXIT_USAGE;
     }
-    if (!t.rows)
-        printf("%-22s %-5s %s\n", "CHECK", "", "DETAIL");
     error = path ? tnd_config_load(&cfg, path) : 0;
     if (!path)
         cfg = tnd_config_defaults();
@@ -342,6 +346,8 @@ int tnd_doctor(const tnd_doctor_options *opts)
     }
     if ((opts->llm || opts->base_url) &&
         tnd_config_override_llm(cfg, opts->llm, opts->base_url) < 0) {
+        if (opts->from_env)
+            tnd_error_prefix("%s (read as an option)", opts->from_env);
         fprintf(stderr, "tandem doctor: %s\n", tnd_error_last());
         usage = true;
         goto out;

@@ -17,6 +17,7 @@ typedef struct tnd_doctor_options {
     const char *config;   /* as tandem run finds it when NULL */
     const char *llm;      /* --llm override, or NULL */
     const char *base_url; /* --base-url override, or NULL */
+    const char *from_env; /* as tnd_run_options' */
     long timeout_ms;      /* per endpoint check */
     bool json;            /* one JSON document on stdout, not a table */
 } tnd_doctor_options;

@@ -184,6 +184,21 @@ static char *read_task_file(const char *path)
     return text;
 }
 
+/* Which of llm and base_url are the environment's (no option replaced
+ * getenv's value), for their errors: "TANDEM_LLM", "TANDEM_BASE_URL",
+ * both, or NULL. A TANDEM_LLM=gpt-4o-mini was reported as a bad --llm
+ * that was never given. */
+static const char *from_env(const char *llm, const char *base_url)
+{
+    bool l = llm && llm == env("TANDEM_LLM");
+    bool u = base_url && base_url == env("TANDEM_BASE_URL");
+
+    return l && u ? "TANDEM_LLM and TANDEM_BASE_URL"
+           : l    ? "TANDEM_LLM"
+           : u    ? "TANDEM_BASE_URL"
+                  : NULL;
+}
+
 /* Options run and review start from: the model from the environment. */
 static void run_options_init(tnd_run_options *o)
 {
@@ -273,6 +288,7 @@ static int cmd_run(const char *name, int argc, char **argv)
                                    "the failing test pass\"");
     }
     o.task = task;
+    o.from_env = from_env(o.llm, o.base_url);
     code = tnd_run(&o);
     free(task);
     return code;
@@ -398,6 +414,7 @@ static int cmd_review(const char *name, int argc, char **argv)
         return TND_EXIT_USAGE;
     tnd_str_trim(task);
     o.task = *task ? task : "review this change";
+    o.from_env = from_env(o.llm, o.base_url);
     code = tnd_run(&o);
     free(task);
     return code;
@@ -472,6 +489,7 @@ static int cmd_doctor(const char *name, int argc, char **argv)
         return cli.status;
     if (optind < argc)
         return tnd_cli_error(&cli, "unexpected argument '%s'", argv[optind]);
+    o.from_env = from_env(o.llm, o.base_url);
     return tnd_doctor(&o);
 }
 

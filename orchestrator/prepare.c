@@ -103,8 +103,11 @@ static int load_config(run *r)
                                 "sessions go on at the next start)",
                                 path);
     if ((o->llm || o->base_url) &&
-        tnd_config_override_llm(r->cfg, o->llm, o->base_url) < 0)
+        tnd_config_override_llm(r->cfg, o->llm, o->base_url) < 0) {
+        if (o->from_env) /* no --llm was given: say where it came from */
+            tnd_error_prefix("%s (read as an option)", o->from_env);
         return TND_ECONFIG;
+    }
     if (o->insecure)
         r->cfg->orchestrator.insecure = true;
     /* a model may echo a key into what this process writes */

@@ -57,6 +57,9 @@ typedef struct tnd_run_options {
                                exists, else the built-in defaults */
     const char *llm;        /* --llm PROVIDER:MODEL override, or NULL */
     const char *base_url;   /* --base-url override, or NULL */
+    const char *from_env;   /* NULL, or which of the two came from the
+                               environment ("TANDEM_LLM", ...): named
+                               in their errors */
     const char *task;       /* what to do */
     const char *record;     /* --record FILE: write the models' answers as a
                                cassette, or NULL */

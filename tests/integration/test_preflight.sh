@@ -113,3 +113,18 @@ expect_in "$T/err" "skill build cannot run on the unmodified tree: make found no
 expect_in "$T/err" "write an agents.yaml whose skills fit this repository (tandem init guesses one; skill build is a built-in default)"
 expect_in "$T/err" "0 LLM calls"
 pass "a bare make without a Makefile is exit 2 before any model, pointing at tandem init"
+
+# a bad TANDEM_LLM is named as the environment's, not as an --llm that
+# was never given; doctor's usage error leaves stdout empty (its table's
+# header was printed before the check)
+mkdir -p "$T/envllm"
+run env TANDEM_LLM=gpt-4o-mini "$BIN/tandem" run --repo "$T/envllm" "x"
+expect_rc 2 "a bad TANDEM_LLM"
+expect_in "$T/err" "TANDEM_LLM (read as an option): --llm gpt-4o-mini: give PROVIDER:MODEL"
+run env TANDEM_LLM=gpt-4o-mini "$BIN/tandem" doctor --repo "$T/envllm"
+expect_rc 2 "doctor with a bad TANDEM_LLM"
+expect_in "$T/err" "tandem doctor: TANDEM_LLM (read as an option)"
+[ ! -s "$T/out" ] || fail "doctor's usage error printed on stdout: $(cat "$T/out")"
+run "$BIN/tandem" run --repo "$T/envllm" --llm gpt-4o-mini "x"
+expect_not_in "$T/err" "TANDEM_LLM"
+pass "a bad TANDEM_LLM is named as such; doctor's usage error prints nothing on stdout"
