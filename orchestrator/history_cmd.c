@@ -481,8 +481,15 @@ static int stats(const char *repo, bool json)
 
 int tnd_cmd_history(const char *cmd, int argc, char **argv)
 {
-    static const int accepts[] = {TND_OPT_REPO, TND_OPT_JSON,   TND_OPT_PLAIN,
-                                  TND_OPT_FOR,  TND_OPT_SERVER, 0};
+    /* each its own: one list took --json for show and watch, and
+     * --plain and --for for sessions, and did nothing with them */
+    static const int listing[] = {TND_OPT_REPO, TND_OPT_JSON, 0};
+    static const int one[] = {TND_OPT_REPO, 0};
+    static const int watching[] = {TND_OPT_REPO, TND_OPT_PLAIN, TND_OPT_FOR,
+                                   TND_OPT_SERVER, 0};
+    const int *accepts = strcmp(cmd, "show") == 0    ? one
+                         : strcmp(cmd, "watch") == 0 ? watching
+                                                     : listing;
     const char *repo_arg = ".";
     bool json = false, plain = false, server = false;
     long for_s = 0;
@@ -525,8 +532,6 @@ int tnd_cmd_history(const char *cmd, int argc, char **argv)
             tnd_cli_error(&cli, "unexpected arguments");
         return TND_EXIT_USAGE;
     }
-    if (server && strcmp(cmd, "watch") != 0)
-        return tnd_cli_error(&cli, "--server is for tandem watch");
     if (strcmp(cmd, "watch") == 0) {
         tnd_watch_options w = {repo_arg, optind < argc ? argv[optind] : NULL,
                                plain, for_s * 1000, server};

@@ -27,6 +27,14 @@ expect_in "$T/err" "unknown command 'frobnicate'"
 run "$BIN/tandem" run --frob x
 expect_rc 2 "unknown option"
 expect_in "$T/err" "unknown option '--frob'"
+# options another command of the family takes, taken and ignored here
+for args in "show x --json" "watch --json" "sessions --plain" \
+    "sessions --for 5" "stats --server"; do
+    # shellcheck disable=SC2086 # args are words
+    run "$BIN/tandem" $args
+    expect_rc 2 "tandem $args"
+    expect_in "$T/err" "unknown option"
+done
 run "$BIN/tandem" run
 expect_rc 2 "no task"
 expect_in "$T/err" "say what to do"
