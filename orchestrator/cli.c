@@ -190,6 +190,25 @@ int tnd_cli_next(tnd_cli *self)
                 return -1;
             }
     }
+    /* --c: the start of more than one (getopt takes a start that is
+     * one's alone, and refuses the rest as if unknown) */
+    if (strncmp(word, "--", 2) == 0 && word[2]) {
+        size_t n = strcspn(word + 2, "="), k = 0;
+        char names[256] = "";
+        for (const struct option *o = self->longs; o->name; o++)
+            if (strncmp(o->name, word + 2, n) == 0 && k++ < 6) {
+                size_t len = strlen(names);
+                snprintf(names + len, sizeof(names) - len, "%s--%s",
+                         len ? ", " : "", o->name);
+            }
+        if (k > 1) {
+            self->status = tnd_cli_error(self,
+                                         "option '%.*s' is ambiguous: "
+                                         "%s",
+                                         (int)(n + 2), word, names);
+            return -1;
+        }
+    }
     refused(what, sizeof(what), word);
     /* after an operand, or letters that spell a word: a task's word? */
     if (self->end < self->argc ||

@@ -549,12 +549,20 @@ static int dispatch(int argc, char **argv)
         usage(stderr);
         return TND_EXIT_USAGE;
     }
+    /* help, help help, help --help: what help is for is tandem's help */
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
-        (strcmp(cmd, "help") == 0 && argc < 3)) {
+        (strcmp(cmd, "help") == 0 &&
+         (argc < 3 || (argc == 3 && (strcmp(argv[2], "help") == 0 ||
+                                     strcmp(argv[2], "--help") == 0 ||
+                                     strcmp(argv[2], "-h") == 0))))) {
         usage(stdout);
         return TND_EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        if (argc > 2) {
+            fprintf(stderr, "tandem %s: unexpected arguments\n", cmd);
+            return TND_EXIT_USAGE;
+        }
         printf("tandem %s\n", TND_VERSION);
         return TND_EXIT_OK;
     }

@@ -35,6 +35,19 @@ for args in "show x --json" "watch --json" "sessions --plain" \
     expect_rc 2 "tandem $args"
     expect_in "$T/err" "unknown option"
 done
+# the start of two options is said to be ambiguous, not unknown; help's
+# own help is tandem's; --version takes nothing after it
+run "$BIN/tandem" run --co x
+expect_rc 2 "an ambiguous option"
+expect_in "$T/err" "option '--co' is ambiguous: --config, --commit"
+for args in "help help" "help --help"; do
+    # shellcheck disable=SC2086 # args are words
+    run "$BIN/tandem" $args
+    expect_rc 0 "tandem $args"
+    expect_in "$T/out" "usage: tandem COMMAND"
+done
+run "$BIN/tandem" --version extra
+expect_rc 2 "--version with an argument"
 run "$BIN/tandem" run
 expect_rc 2 "no task"
 expect_in "$T/err" "say what to do"
