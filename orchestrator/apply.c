@@ -545,16 +545,16 @@ static int refresh_index(const char *repo, char **paths)
     return 0;
 }
 
-/* The commit: the audited patch on the audited commit (base, "" before
- * the first), and nothing else. It is built from the patch alone, in an
- * index of its own (git apply --cached, write-tree, commit-tree), never
- * from the files in the tree: an edit of the user's saved after
- * clean_paths looked cannot get in. update-ref moves HEAD only while it
- * still names base, so a commit or a checkout made meanwhile is not
- * built on, and not lost. Sets r->commit; 0, or -1 with the error set. */
-static int commit_patch(tnd_apply_result *r, const char *repo,
-                        const char *patch_file, const char *prefix,
-                        const char *base, const char *message)
+/* The commit's tree: the audited patch on the audited commit (base, ""
+ * before the first), and nothing else, in *tree. It is built from the
+ * patch alone, in an index of its own (git apply --cached, write-tree),
+ * never from the files in the tree: an edit of the user's saved after
+ * clean_paths looked cannot get in. Built before the tree is touched: a
+ * patch git cannot apply to the commit's files (a file checked out
+ * converted, eol=crlf say) left the change in the tree, uncommitted, and
+ * the next run refused for it. 0, or -1 with the error set. */
+static int commit_tree_of(char **tree, const char *repo, const char *patch_file,
+                          const char *prefix, const char *base)
 {
     char *dir = *prefix ? tnd_xasprintf("--directory=%s", prefix) : NULL;
     const char *read_tree[] = {"git", "read-tree", base, NULL};
@@ -566,13 +566,11 @@ static int commit_patch(tnd_apply_result *r, const char *repo,
                            dir ? patch_file : NULL,
                            NULL};
     const char *write_tree[] = {"git", "write-tree", NULL};
-    const char *commit_tree[] = {"git",   "commit-tree",       NULL, "-m",
-                                 message, *base ? "-p" : NULL, base, NULL};
-    char *runtime = tnd_rundir_base(), *index = NULL, *tree = NULL;
-    char *reflog = NULL, *subject;
+    char *runtime = tnd_rundir_base(), *index = NULL;
     tnd_rundir *tmp = runtime ? tnd_rundir_new(runtime, NULL, NULL, 0) : NULL;
     int rc = tmp ? 0 : -1;
 
+    *tree = NULL;
     if (tmp)
         index = tnd_fs_join(tnd_rundir_path(tmp), "commit.index");
     /* no index file is an empty index: the first commit's */
@@ -581,13 +579,35 @@ static int commit_patch(tnd_apply_result *r, const char *repo,
     if (rc == 0)
         rc = tnd_git_run_index(NULL, NULL, repo, index, apply, GIT_OUT_MAX);
     if (rc == 0)
-        rc = tnd_git_run_index(&tree, NULL, repo, index, write_tree,
-                               GIT_OUT_MAX);
-    if (rc == 0 && tree) {
-        tree[strcspn(tree, "\n")] = '\0';
-        commit_tree[2] = tree;
-        rc = tnd_git_run(&r->commit, NULL, repo, commit_tree, GIT_OUT_MAX);
+        rc =
+            tnd_git_run_index(tree, NULL, repo, index, write_tree, GIT_OUT_MAX);
+    if (rc == 0 && !*tree)
+        rc = tnd_error_set("git wrote no tree of the patch");
+    if (rc == 0)
+        (*tree)[strcspn(*tree, "\n")] = '\0';
+    if (rc < 0) {
+        free(*tree);
+        *tree = NULL;
     }
+    free(index);
+    tnd_rundir_destroy(&tmp, false);
+    free(runtime);
+    free(dir);
+    return rc < 0 ? -1 : 0;
+}
+
+/* The commit of tree on base, with message. update-ref moves HEAD only
+ * while it still names base, so a commit or a checkout made meanwhile
+ * is not built on, and not lost. Sets r->commit; 0, or -1 with the
+ * error set. */
+static int commit_patch(tnd_apply_result *r, const char *repo, const char *tree,
+                        const char *base, const char *message)
+{
+    const char *commit_tree[] = {"git",   "commit-tree",       tree, "-m",
+                                 message, *base ? "-p" : NULL, base, NULL};
+    char *reflog = NULL, *subject;
+    int rc = tnd_git_run(&r->commit, NULL, repo, commit_tree, GIT_OUT_MAX);
+
     if (rc == 0 && r->commit) {
         const char *update[] = {"update-ref", "-m", NULL, "HEAD",
                                 r->commit,    base, NULL};
@@ -608,11 +628,6 @@ static int commit_patch(tnd_apply_result *r, const char *repo,
     if (rc == 0 && !r->commit)
         rc = tnd_error_set("git made no commit of the patch");
     free(reflog);
-    free(tree);
-    free(index);
-    tnd_rundir_destroy(&tmp, false);
-    free(runtime);
-    free(dir);
     return rc < 0 ? -1 : 0;
 }
 
@@ -697,7 +712,7 @@ int tnd_apply_patch(tnd_apply_result *out, const char *repo, const char *diff,
                     const char *message, const char *head)
 {
     tnd_patch patch;
-    char *prefix = NULL, *base = NULL;
+    char *prefix = NULL, *base = NULL, *tree = NULL;
     int rc = 1;
 
     memset(out, 0, sizeof(*out));
@@ -718,6 +733,18 @@ int tnd_apply_patch(tnd_apply_result *out, const char *repo, const char *diff,
         out->why = tnd_xstrdup(tnd_error_last());
         goto done;
     }
+    if (mode == TND_APPLY_COMMIT) {
+        base = head ? tnd_xstrdup(head) : tnd_apply_head(repo);
+        if (commit_tree_of(&tree, repo, patch_file, prefix, base) < 0) {
+            out->why = tnd_xasprintf(
+                "git cannot make the commit's files of the patch, so "
+                "nothing was changed (%s); a file git converts on checkout "
+                "(eol=crlf, a filter in .gitattributes) cannot be committed "
+                "by tandem yet: run with --apply and commit it yourself",
+                tnd_error_last());
+            goto done;
+        }
+    }
     if ((out->git ? apply_git(repo, patch_file, prefix)
                   : apply_own(repo, diff)) < 0) {
         out->why = tnd_xasprintf(
@@ -728,8 +755,7 @@ int tnd_apply_patch(tnd_apply_result *out, const char *repo, const char *diff,
     }
     out->applied = true;
     if (mode == TND_APPLY_COMMIT) {
-        base = head ? tnd_xstrdup(head) : tnd_apply_head(repo);
-        if (commit_patch(out, repo, patch_file, prefix, base, message) < 0) {
+        if (commit_patch(out, repo, tree, base, message) < 0) {
             out->why = tnd_xasprintf("applied, but not committed: %s",
                                      tnd_error_last());
             goto done;
@@ -744,6 +770,7 @@ done:
     tnd_patch_clear(&patch);
     free(prefix);
     free(base);
+    free(tree);
     return rc;
 }
 

@@ -231,6 +231,23 @@ cmp -s "$T/demo/stats.c" "$T/stats.before" || fail "stats.c changed"
 [ ! -e "$T/demo/.tandem/sessions" ] || fail "a session was made"
 pass "--commit without a git identity: exit 2 before a session, the tree as it was"
 
+# a file git checks out converted (eol=crlf): git cannot apply the patch
+# to the commit's files; that is found before the tree is touched (the
+# change went into the tree, uncommitted, and the next run was refused)
+git_demo look
+(cd "$T/demo" && printf 'stats.c text eol=crlf\n' >.gitattributes &&
+    git add .gitattributes && git commit -qm crlf && rm stats.c &&
+    git checkout -q stats.c) || fail "cannot check stats.c out as CRLF"
+cp "$T/demo/stats.c" "$T/stats.before"
+head_before=$(git -C "$T/demo" rev-parse HEAD)
+run tandem run --commit --repo "$T/demo" "make the failing test pass"
+expect_rc 5 "--commit of a file checked out converted"
+expect_in "$T/err" "git cannot make the commit's files of the patch, so nothing was changed"
+expect_in "$T/err" "run with --apply and commit it yourself"
+cmp -s "$T/demo/stats.c" "$T/stats.before" || fail "stats.c changed"
+[ "$(git -C "$T/demo" rev-parse HEAD)" = "$head_before" ] || fail "HEAD moved"
+pass "--commit that git cannot commit changes nothing, and says what to do"
+
 # broken_head: HEAD's Makefile does not build; the work tree's, mended
 # and not committed, does (the user's staged and unstaged work kept)
 broken_head() {
