@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -590,7 +591,30 @@ static int dispatch(int argc, char **argv)
     return TND_EXIT_USAGE;
 }
 
+/* A command a signal stopped (128 + its number) dies of it once all is
+ * saved and its agents are gone, as a program should: the shell loop,
+ * make or xargs that ran it stops too. An exit 130 let `for t in a b;
+ * do tandem run "$t"; done` go on to the next task, paying for it, at
+ * every Ctrl-C. The shell still reads 128 + the signal. */
+static int die_of_signal(int code)
+{
+    static const int stops[] = {SIGINT, SIGTERM, SIGHUP};
+    sigset_t set;
+
+    for (size_t i = 0; i < sizeof(stops) / sizeof(*stops); i++) {
+        if (code != TND_EXIT_SIGNAL + stops[i])
+            continue;
+        fflush(NULL);
+        signal(stops[i], SIG_DFL);
+        sigemptyset(&set);
+        sigaddset(&set, stops[i]);
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        raise(stops[i]);
+    }
+    return code;
+}
+
 int main(int argc, char **argv)
 {
-    return written(dispatch(argc, argv));
+    return die_of_signal(written(dispatch(argc, argv)));
 }

@@ -227,8 +227,10 @@ skills:
   build: {command: "while [ ! -e $T/go ]; do sleep 0.02; done; make", timeout_s: 120, sandbox: none}
   test: {command: make test, timeout_s: 60}
 YAML
+# the pane's shell ignores SIGINT to write down the code: tandem, which
+# handles it, dies of it once the session is saved
 tmx new-session -d -s tnd -x 100 -y 30 \
-    "'$BIN/tandem' run --repo '$T/demo' 'make the failing test pass'; \
+    "trap '' INT; '$BIN/tandem' run --repo '$T/demo' 'make the failing test pass'; \
      echo \"rc=\$?\" >'$T/rc'; sleep 600"
 wait_pane "build running" 30
 tmx send-keys -t tnd C-c
@@ -245,6 +247,35 @@ run tandem resume --repo "$T/demo" "$sid"
 expect_rc 0 "resumed after Ctrl-C"
 pass "Ctrl-C stops the run with exit 130, says how to go on, and the session resumes"
 
+# Ctrl-C stops a shell loop of runs too: tandem dies of the signal once
+# its session is saved, as a program should (it exited 130, and the loop
+# went on to the next task, paying for it, at every Ctrl-C)
+tmx kill-server 2>/dev/null
+rm -f "$T/go" "$T/loop"
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+skills:
+  build: {command: "while [ ! -e $T/go ]; do sleep 0.02; done; make", timeout_s: 120, sandbox: none}
+  test: {command: make test, timeout_s: 60}
+YAML
+tmx new-session -d -s tnd -x 100 -y 30 \
+    "for t in one two; do '$BIN/tandem' run --repo '$T/demo' \"task \$t\"; \
+     echo \"ran \$t: \$?\" >>'$T/loop'; done; echo loop-done >>'$T/loop'; sleep 600"
+wait_pane "build running" 30
+tmx send-keys -t tnd C-c
+# either the pane's shell stops (the loop with it, and the pane is
+# gone) or the loop writes down the first run's code and goes on
+n=0
+while tmx has-session -t tnd 2>/dev/null && [ ! -e "$T/loop" ]; do
+    n=$((n + 1))
+    [ "$n" -lt 600 ] || fail "neither the loop nor its shell ended"
+    sleep 0.05
+done
+[ "$(ls "$T/demo/.tandem/sessions" | wc -l)" = 1 ] ||
+    fail "the loop went on to the next task: $(ls "$T/demo/.tandem/sessions")"
+[ ! -e "$T/loop" ] || fail "the loop went on after Ctrl-C: $(cat "$T/loop")"
+pass "Ctrl-C stops a shell loop of runs, not just the run"
+
 # Ctrl-C at the question: interrupted (130), as anywhere else; the
 # escalation waits in the journal (it was exit 3, waiting, with no word)
 tmx kill-server 2>/dev/null
@@ -254,7 +285,7 @@ demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
 gate: {max_iterations: 1, escalate: tty}
 YAML
 tmx new-session -d -s tnd -x 120 -y 40 \
-    "'$BIN/tandem' run --repo '$T/demo' 'make the failing test pass'; \
+    "trap '' INT; '$BIN/tandem' run --repo '$T/demo' 'make the failing test pass'; \
      echo \"rc=\$?\" >'$T/rc'; sleep 600"
 wait_pane "choice [a/r/g/b/s/q]>" 60
 tmx send-keys -t tnd C-c
