@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/log.h"
 #include "common/str.h"
 #include "common/user.h"
@@ -107,6 +108,28 @@ static bool show_evidence(run *r, FILE *to, int n_attempt)
     return true;
 }
 
+/* The latest attempt before the last whose change was the last's, and
+ * audited; 0 when none. */
+static int same_change(run *r)
+{
+    for (int k = r->last_n - 1; k >= 1; k--) {
+        char name[64], *path, *text = NULL;
+        size_t len = 0;
+        bool same;
+        snprintf(name, sizeof(name), "attempt-%d.diff", k);
+        path = tnd_session_path(r->session, name);
+        same = tnd_fs_read(&text, &len, path, strlen(r->last_diff) + 1) == 0 &&
+               len == strlen(r->last_diff) &&
+               memcmp(text, r->last_diff, len) == 0;
+        tnd_error_clear();
+        free(text);
+        free(path);
+        if (same && tnd_loop_find(r, "audit", k, 0) >= 0)
+            return k;
+    }
+    return 0;
+}
+
 /* What a person sees before answering: the task, the attempts in one line
  * each, the recurring error, the evidence of the audit of the last diff,
  * and that diff (where it is whole, when it is cut). All of it is the
@@ -130,12 +153,19 @@ static void show_escalation(run *r, const char *reason, FILE *to)
         fprintf(to, "  %s\n", text);
         free(text);
     }
-    if (r->last_diff && !show_evidence(r, to, r->last_n))
-        fprintf(to,
-                "attempt %d's change was not audited: the budget ran "
-                "out before its audit\n",
-                r->last_n);
-    else if (!r->last_diff)
+    if (r->last_diff && !show_evidence(r, to, r->last_n)) {
+        /* the gate stops a change proposed again before its audit: the
+         * audit of its first proposal is the evidence (it said "the
+         * budget ran out", with no budget set, and showed none) */
+        int same = same_change(r);
+        if (same > 0) {
+            fprintf(to, "attempt %d's change is attempt %d's, audited then:\n",
+                    r->last_n, same);
+            show_evidence(r, to, same);
+        } else {
+            fprintf(to, "attempt %d's change was not audited\n", r->last_n);
+        }
+    } else if (!r->last_diff)
         show_evidence(r, to, r->iterations);
     if (r->last_diff) {
         char *cut = tnd_str_cut_middle(r->last_diff, DIFF_SHOWN);

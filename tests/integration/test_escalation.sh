@@ -257,3 +257,25 @@ expect_not_in "$T/err" "approved after"
 [ ! -s "$T/out" ] || fail "a rejected session printed a diff"
 expect_in "$(session_dir)/report.json" '"status": "rejected"'
 pass "a journaled decision stands when the config changed before the answer"
+
+# a change proposed again is stopped before its audit: the person sees
+# the audit of its first proposal (it was told "the budget ran out",
+# with no budget set, and shown no evidence)
+copy_demo
+F=$FIX/command-demo
+cat >"$T/demo/agents.yaml" <<YAML
+version: 1
+agents:
+  coder: {llm: {provider: command, command: [cat, "$F/answer-1"]}}
+  reviewer: {llm: {provider: command, command: [cat, "$F/answer-2"]}, skills: [build, test]}
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass" </dev/null
+expect_rc 3 "a repeated change"
+expect_in "$T/err" "why: stuck: attempt 2 proposes exactly the change of attempt 1"
+expect_in "$T/err" "attempt 2's change is attempt 1's, audited then:"
+expect_in "$T/err" "FAIL stats_mean({1,2,3,4})"
+expect_not_in "$T/err" "budget ran out"
+pass "a repeated change's question shows the audit of its first proposal"
