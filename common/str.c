@@ -224,3 +224,29 @@ bool tnd_str_line_start(const char *s, size_t len, long line, size_t *off)
     *off = at;
     return true;
 }
+
+char *tnd_str_shell_word(const char *s)
+{
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
+                               "TUVWXYZ0123456789_@%+=:,./-";
+    size_t quotes = 0, n = 0;
+    char *out;
+
+    if (*s && s[strspn(s, safe)] == '\0')
+        return tnd_xstrdup(s);
+    for (const char *p = s; *p; p++)
+        quotes += *p == '\'';
+    out = tnd_xmalloc(strlen(s) + 3 * quotes + 3);
+    out[n++] = '\'';
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') {
+            memcpy(out + n, "'\\''", 4);
+            n += 4;
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n++] = '\'';
+    out[n] = '\0';
+    return out;
+}

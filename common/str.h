@@ -70,6 +70,12 @@ char *tnd_str_printable(const char *s, size_t max);
  * quoted inside a one-line message. Caller frees. */
 char *tnd_str_one_line(const char *s, size_t max);
 
+/* s as one word for a POSIX shell, for a command a person copies: as it
+ * is when it holds only [A-Za-z0-9_@%+=:,./-], else in single quotes
+ * (a ' as '\''). "tandem resume --repo /my project ID" ran with two
+ * words for one. Caller frees. */
+char *tnd_str_shell_word(const char *s);
+
 /* A path as git writes it in a diff, s[0..n): one in double quotes is
  * C-unquoted (\\, \", \a \b \f \n \r \t \v and \ooo octal bytes: how git
  * writes names with quotes, backslashes, control or non-ASCII bytes);

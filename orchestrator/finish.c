@@ -282,9 +282,12 @@ int tnd_loop_finish(run *r)
                     "the next tandem serve goes on with it (tandem submit "
                     "--attach %s follows it then)\n",
                     tnd_session_id(r->session));
-        else
-            fprintf(r->err, "go on with: tandem resume --repo %s %s\n", r->repo,
+        else {
+            char *repo = tnd_str_shell_word(r->repo);
+            fprintf(r->err, "go on with: tandem resume --repo %s %s\n", repo,
                     tnd_session_id(r->session));
+            free(repo);
+        }
         code = TND_EXIT_SIGNAL + atomic_load(r->stop);
     } else if (r->opts.review && r->status == TND_SESSION_FAILED &&
                !r->config_error) {
@@ -294,11 +297,13 @@ int tnd_loop_finish(run *r)
         code = r->config_error ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
     if (no_report && ended(r) && !apply) {
+        char *repo = tnd_str_shell_word(r->repo);
         fprintf(r->err,
                 "tandem: the session stays open without its report; go on "
                 "with: tandem resume --repo %s %s%s\n",
-                r->repo, tnd_session_id(r->session),
+                repo, tnd_session_id(r->session),
                 code == TND_EXIT_OK ? " (exit 1)" : "");
+        free(repo);
         code = code == TND_EXIT_OK ? TND_EXIT_FAILED : code;
     } else if (no_report && apply) {
         /* ended before the tree was touched: no resume writes it, and

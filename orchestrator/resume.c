@@ -262,13 +262,16 @@ static int continue_once(const tnd_continue_options *o, go_on *next);
 static bool stopped_at_going_on(run *r, int *code)
 {
     int sig = atomic_load(r->stop);
+    char *repo;
 
     if (!sig)
         return false;
+    repo = tnd_str_shell_word(r->repo);
     fprintf(r->err,
             "interrupted by signal %d after the answer, which is "
             "journaled; go on with: tandem resume --repo %s %s\n",
-            sig, r->repo, tnd_session_id(r->session));
+            sig, repo, tnd_session_id(r->session));
+    free(repo);
     *code = TND_EXIT_SIGNAL + sig;
     return true;
 }

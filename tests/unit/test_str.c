@@ -218,6 +218,24 @@ static void git_names_are_unquoted(void **state)
     }
 }
 
+/* A path in a command a person copies is one word for the shell:
+ * "tandem resume --repo /my project ID" ran with two. */
+static void a_shell_word_is_one_word(void **state)
+{
+    static const char *const cases[][2] = {
+        {"/tmp/demo", "/tmp/demo"}, {"/tmp/my project", "'/tmp/my project'"},
+        {"it's", "'it'\\''s'"},     {"", "''"},
+        {"$HOME;rm", "'$HOME;rm'"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char *w = tnd_str_shell_word(cases[i][0]);
+        assert_string_equal(w, cases[i][1]);
+        free(w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +249,7 @@ int main(void)
         cmocka_unit_test(secrets_are_freed),
         cmocka_unit_test(printable_and_one_line_copies),
         cmocka_unit_test(git_names_are_unquoted),
+        cmocka_unit_test(a_shell_word_is_one_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
