@@ -182,23 +182,40 @@ static void show_escalation(run *r, const char *reason, FILE *to)
     }
 }
 
-static void show_commands(run *r)
+static void show_commands(run *r, FILE *to)
 {
     const char *id = tnd_session_id(r->session);
 
-    fprintf(r->err,
+    fprintf(to,
             "\nthe session waits for an answer; from %s run one of:\n"
             "  tandem approve %s\n"
             "  tandem reject %s -m WHY\n",
             r->repo, id, id);
     if (r->opts.review)
         return; /* no coder to guide or to give more attempts */
-    fprintf(r->err, "  tandem guide %s -m TEXT\n", id);
+    fprintf(to, "  tandem guide %s -m TEXT\n", id);
     /* the budgets a person may raise: a session stopped by
      * gate.max_llm_calls was offered only answers that left it spent */
-    fprintf(r->err, "  tandem budget %s --iterations N%s%s\n", id,
+    fprintf(to, "  tandem budget %s --iterations N%s%s\n", id,
             r->gate.max_tokens > 0 ? " --tokens N" : "",
             r->gate.max_llm_calls > 0 ? " --calls N" : "");
+}
+
+/* The terminal to ask on, or NULL: none, or one this run is in the
+ * background of (`tandem run ... &`: the question went to the shell's
+ * prompt, what the person typed to the shell, and tandem waited for
+ * ever, stopped by SIGTTIN). */
+static FILE *terminal(void)
+{
+    FILE *tty = fopen("/dev/tty", "r+");
+
+    if (tty && tcgetpgrp(fileno(tty)) != getpgrp()) {
+        fclose(tty);
+        tnd_log_warn("tandem runs in the background of its terminal: the "
+                     "question is not asked there");
+        return NULL;
+    }
+    return tty;
 }
 
 json_object *tnd_loop_answer_json(const tnd_answer *ans, const char *by,
@@ -314,7 +331,10 @@ static int ask_tty(run *r, int n, const char *reason, FILE *tty,
     }
     if (ans->kind == TND_ANSWER_STOP && atomic_load(r->stop)) {
         /* Ctrl-C at the question: interrupted (130), as anywhere else;
-         * the escalation waits in the journal */
+         * the escalation waits in the journal. The prompt's line is
+         * ended: the summary went on after "choice [...]> ^C" */
+        fputc('\n', tty);
+        fflush(tty);
         tnd_answer_clear(ans);
         return tnd_error_set("interrupted at the question");
     }
@@ -338,7 +358,7 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
                       tnd_answer *ans)
 {
     long esc = find_escalation(r, n, at);
-    FILE *tty;
+    FILE *tty = NULL;
     int rc;
 
     if (esc < 0) {
@@ -365,18 +385,24 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
         return 0;
     }
     if (r->mode == TND_ESCALATE_TTY) {
-        tty = fopen("/dev/tty", "r+");
+        tty = terminal();
         rc = ask_tty(r, n, reason, tty, ans);
-        if (tty)
-            fclose(tty);
         if (rc != 0) {
+            if (tty)
+                fclose(tty);
             if (rc > 0)
                 r->status = TND_SESSION_OPEN;
             return rc;
         }
     }
     r->waiting = true;
-    show_commands(r);
+    show_commands(r, r->err);
+    /* "q, answer later" at a terminal whose stderr goes to a file: the
+     * escalation was shown there, so the way to answer is too */
+    if (tty && !isatty(fileno(r->err)))
+        show_commands(r, tty);
+    if (tty)
+        fclose(tty);
     return 0;
 }
 
@@ -526,7 +552,7 @@ int tnd_loop_budget_ran_out(run *r, int n, const char *at)
     tnd_usage used = tnd_report_total(r->report);
     json_object *f;
     tnd_answer ans;
-    FILE *tty;
+    FILE *tty = NULL;
     int rc = 0;
 
     if (!tnd_budget_spent(why, sizeof(why), &r->gate, &used,
@@ -550,16 +576,22 @@ int tnd_loop_budget_ran_out(run *r, int n, const char *at)
     r->waiting = true;
     if (r->mode == TND_ESCALATE_TTY && !r->host) {
         memset(&ans, 0, sizeof(ans));
-        tty = fopen("/dev/tty", "r+");
+        tty = terminal();
         rc = ask_tty(r, n, why, tty, &ans);
-        if (tty)
-            fclose(tty);
         tnd_answer_clear(&ans);
-        if (rc < 0)
+        if (rc < 0) {
+            if (tty)
+                fclose(tty);
             return -1;
+        }
         r->go_on = rc > 0;
     }
-    if (!r->go_on)
-        show_commands(r);
+    if (!r->go_on) {
+        show_commands(r, r->err);
+        if (tty && !isatty(fileno(r->err)))
+            show_commands(r, tty);
+    }
+    if (tty)
+        fclose(tty);
     return 0;
 }

@@ -132,7 +132,11 @@ static int load_config(run *r)
         r->mode = r->gate.escalate == TND_ESCALATE_NEVER ? TND_ESCALATE_NEVER
                                                          : TND_ESCALATE_QUEUE;
     else if (r->gate.escalate == TND_ESCALATE_AUTO)
-        r->mode = isatty(STDIN_FILENO) ? TND_ESCALATE_TTY : TND_ESCALATE_QUEUE;
+        /* a terminal this run is in the foreground of: one started with
+         * & has none to ask on (person.c asks again at the question) */
+        r->mode = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp()
+                      ? TND_ESCALATE_TTY
+                      : TND_ESCALATE_QUEUE;
     else
         r->mode = r->gate.escalate;
     return 0;

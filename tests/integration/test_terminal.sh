@@ -118,7 +118,10 @@ expect_in "$T/pane" "WHOLE-DIFF-MIDDLE"
 tmx send-keys -t tnd q Enter
 wait_for_rc "$T/rc" 30
 [ "$(cat "$T/rc")" = 3 ] || fail "exit $(cat "$T/rc") after stop"
-pass "d shows the whole of a proposal the escalation cut, then asks again"
+# stderr went to a file: the way to answer later is on the terminal too
+# (the question was, and then nothing said how to answer it)
+wait_pane "tandem approve " 5
+pass "d shows the whole of a proposal the escalation cut, then asks again; q says how to answer later"
 
 # a person who reads the question past gate.max_wall_s and grants more
 # attempts gets them: the answer starts the wall budget again, as a
@@ -292,6 +295,30 @@ tmx send-keys -t tnd C-c
 wait_for_rc "$T/rc" 30
 [ "$(cat "$T/rc")" = rc=130 ] || fail "Ctrl-C at the question: $(cat "$T/rc")"
 wait_pane "go on with: tandem resume --repo $T/demo" 10
+if tmx capture-pane -p -t tnd | grep -F -q ']> ^Cinterrupted'; then
+    fail "the summary went on the prompt's line"
+fi
 sid=$(ls "$T/demo/.tandem/sessions")
 expect_in "$T/demo/.tandem/sessions/$sid/journal.jsonl" '"type":"escalation"'
 pass "Ctrl-C at the question is exit 130, and the escalation waits"
+
+# a run started in the background of its terminal (escalate: auto) has
+# no one to ask there: it leaves the session waiting and says how to
+# answer (it put the question at the shell's prompt, what the person
+# typed went to the shell, and it waited, stopped, for ever)
+tmx kill-server 2>/dev/null
+rm -f "$T/rc" "$T/err"
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate: {max_iterations: 1}
+YAML
+tmx new-session -d -s tnd -x 120 -y 40 "sh -i"
+tmx send-keys -t tnd "'$BIN/tandem' run --repo '$T/demo' 'make the failing test pass' >/dev/null 2>'$T/err' & wait \$!; echo \$? >'$T/rc'" Enter
+wait_for_rc "$T/rc" 60
+[ "$(cat "$T/rc")" = 3 ] || fail "a background run at the question: exit $(cat "$T/rc"): $(tail -5 "$T/err")"
+expect_in "$T/err" "tandem approve "
+expect_not_in "$T/err" "choice ["
+if tmx capture-pane -p -t tnd | grep -F -q "choice ["; then
+    fail "the question went to the shell's terminal"
+fi
+pass "a run in the background of its terminal leaves the question waiting, saying how to answer"
