@@ -293,6 +293,16 @@ char *tnd_log_redact_json(char *text)
     return text;
 }
 
+/* see tnd_log_line_open; under the lock */
+static bool line_open;
+
+void tnd_log_line_open(bool open)
+{
+    pthread_mutex_lock(&lock);
+    line_open = open;
+    pthread_mutex_unlock(&lock);
+}
+
 void tnd_log(tnd_log_level level, const char *fmt, ...)
 {
     char line[LINE_MAX_BYTES];
@@ -328,6 +338,10 @@ void tnd_log(tnd_log_level level, const char *fmt, ...)
     redact_locked(line);
     n = strlen(line);
     line[n++] = '\n';
+    if (line_open && write(STDERR_FILENO, "\r\033[K", 4) < 0) {
+        /* nowhere left to report it */
+    }
+    line_open = false;
     if (write(STDERR_FILENO, line, n) < 0) {
         /* nowhere left to report it */
     }

@@ -22,6 +22,12 @@ typedef enum tnd_log_level {
  * are dropped). The name is copied. */
 void tnd_log_init(const char *program, tnd_log_level level);
 
+/* A line is open on the terminal stderr goes to (a progress line that
+ * redraws itself, with no newline yet): the next log line clears it
+ * first, and closes it. A warning went on after "coder: working (15 s)"
+ * on the same line. */
+void tnd_log_line_open(bool open);
+
 /* Current level. */
 tnd_log_level tnd_log_level_get(void);
 

@@ -33,6 +33,7 @@ void tnd_loop_end_progress(run *r)
     if (r->progress_line) {
         fputs("\r\033[K", r->err);
         r->progress_line = false;
+        tnd_log_line_open(false);
     }
 }
 
@@ -254,6 +255,7 @@ static void draw_progress(run *r)
     tnd_term_fit(line, tnd_term_width(STDERR_FILENO) - 1);
     fprintf(r->err, "\r\033[K%s", line);
     fflush(r->err);
+    tnd_log_line_open(true);
     r->progress_line = true;
     r->progress_drawn = now;
 }

@@ -322,3 +322,31 @@ if tmx capture-pane -p -t tnd | grep -F -q "choice ["; then
     fail "the question went to the shell's terminal"
 fi
 pass "a run in the background of its terminal leaves the question waiting, saying how to answer"
+
+# a log line (a warning; -v's debug lines) while the progress line is up
+# clears it first: it went on after "coder: working (0.8 s)" on one line
+tmx kill-server 2>/dev/null
+rm -f "$T/rc" "$T/err"
+copy_demo
+F=$FIX/command-demo
+cat >"$T/demo/agents.yaml" <<YAML
+version: 1
+agents:
+  coder: {llm: {provider: command, command: [sh, -c, "sleep 1; cat $F/answer-3"]}}
+  reviewer: {llm: {provider: command, command: [sh, -c, "sleep 1; cat $F/answer-4"]}, skills: [build, test]}
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+tmx new-session -d -s tnd -x 160 -y 50 \
+    "'$BIN/tandem' run -v --repo '$T/demo' 'make the failing test pass' >/dev/null; \
+     echo \$? >'$T/rc'; sleep 600"
+wait_for_rc "$T/rc" 60
+[ "$(cat "$T/rc")" = 0 ] || fail "the -v run: exit $(cat "$T/rc")"
+tmx capture-pane -p -S -3000 -t tnd >"$T/pane"
+grep -q 'tandem\[[0-9]*\] debug' "$T/pane" || fail "no debug line to look at"
+if grep -q '[^ ]tandem\[[0-9]*\] ' "$T/pane"; then
+    grep '[^ ]tandem\[[0-9]*\] ' "$T/pane" | head -3 >&2
+    fail "a log line went on after the progress line"
+fi
+pass "a log line clears the progress line before it"
