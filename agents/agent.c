@@ -84,6 +84,13 @@ typedef struct runtime {
     size_t address_len;
     pending queue[MAX_PENDING];
     size_t npending;
+    /* the last reply sent (its address and body), until the broker
+     * shows it has it (a request or a DISCONNECT comes): a reconnection
+     * after the broker's silence sends it again, before READY. A tandem
+     * stopped (Ctrl-Z) past the agent's patience lost the reply the
+     * agent had sent (the queue of the connection it gave up went with
+     * it), and the model was asked, and paid, twice. */
+    pending last;
     atomic_int cancel;
 } runtime;
 
@@ -263,6 +270,26 @@ static bool same_address(const unsigned char *a, size_t alen,
  * held: without that the orchestrator took the reply for one from an
  * agent that had started again, put the workspace back and asked for the
  * audit again (a tandem stopped with Ctrl-Z paid for it twice). */
+static void forget_last(runtime *rt)
+{
+    free(rt->last.body);
+    rt->last.body = NULL;
+}
+
+/* Send the last reply again (see runtime.last). */
+static void send_last(runtime *rt)
+{
+    tnd_mdp_msg reply;
+
+    tnd_mdp_msg_init(&reply, true, TND_MDPW_FINAL, NULL);
+    memcpy(reply.address, rt->last.address, rt->last.address_len);
+    reply.address_len = rt->last.address_len;
+    reply.body = rt->last.body;
+    reply.body_len = rt->last.len;
+    if (tnd_mdp_send(rt->dealer, NULL, 0, &reply) < 0)
+        tnd_log_warn("cannot send the reply again: %s", tnd_error_last());
+}
+
 static void accept_request(runtime *rt, tnd_mdp_msg *msg)
 {
     pending *p;
@@ -272,6 +299,7 @@ static void accept_request(runtime *rt, tnd_mdp_msg *msg)
         send_working(rt, "held");
         return;
     }
+
     for (size_t i = 0; i < rt->npending; i++)
         if (same_address(rt->queue[i].address, rt->queue[i].address_len,
                          msg->address, msg->address_len))
@@ -341,7 +369,11 @@ static int send_simple(runtime *rt, int command)
     return tnd_mdp_send(rt->dealer, NULL, 0, &msg);
 }
 
-static int connect_broker(runtime *rt)
+/* A new connection to the broker, and READY on it. resend: the broker
+ * went silent; the last reply, which the old connection may have held,
+ * goes first (the broker takes it while it waits for it, from the
+ * identity it gave the request to, and drops it if not). */
+static int connect_broker(runtime *rt, bool resend)
 {
     tnd_linewatch_destroy(&rt->watch);
     if (rt->dealer) {
@@ -376,6 +408,11 @@ static int connect_broker(runtime *rt)
     rt->next_beat = tnd_now_ms() + rt->opts->heartbeat_ms;
     /* READY is queued until the connection is up; the queued message is
      * delivered when the broker appears */
+    /* not while a job runs: the broker took the last reply before it
+     * gave that job, and a reply for another request than the one it
+     * holds is a broken agent to it */
+    if (resend && rt->last.body && !rt->job && rt->npending == 0)
+        send_last(rt);
     if (send_simple(rt, TND_MDPW_READY) < 0) {
         tnd_error_prefix("cannot send READY");
         return -1;
@@ -410,6 +447,14 @@ static void forward_from_job(runtime *rt)
         tnd_mdp_send(rt->dealer, NULL, 0, &msg) < 0)
         tnd_log_warn("cannot send the %s: %s", final ? "reply" : "progress",
                      tnd_error_last());
+    if (final && !atomic_load(&rt->cancel)) {
+        free(rt->last.body);
+        memcpy(rt->last.address, rt->address, rt->address_len);
+        rt->last.address_len = rt->address_len;
+        rt->last.body = tnd_xmalloc(msg.body_len ? msg.body_len : 1);
+        memcpy(rt->last.body, msg.body, msg.body_len);
+        rt->last.len = msg.body_len;
+    }
     zmq_msg_close(&kind);
     zmq_msg_close(&body);
     if (final) {
@@ -435,11 +480,15 @@ static void from_broker(runtime *rt)
             tnd_log_warn("ignoring an MDP/Client message on a worker "
                          "socket");
         } else if (msg.command == TND_MDPW_REQUEST) {
+            forget_last(rt); /* one at a time: it has our last reply */
             accept_request(rt, &msg);
         } else if (msg.command == TND_MDPW_DISCONNECT) {
             tnd_log_info("broker said DISCONNECT; reconnecting");
             tnd_mdp_msg_clear(&msg);
-            if (connect_broker(rt) < 0)
+            forget_last(rt);
+            /* it heard us: nothing of ours is lost, and a reply it
+             * refused must not be judged twice */
+            if (connect_broker(rt, false) < 0)
                 tnd_log_error("%s", tnd_error_last());
             return; /* the old socket is gone */
         } else if (msg.command != TND_MDPW_HEARTBEAT) {
@@ -486,7 +535,7 @@ static void worker_loop(runtime *rt)
                       zmq_strerror(errno));
         return;
     }
-    if (connect_broker(rt) < 0) {
+    if (connect_broker(rt, false) < 0) {
         tnd_log_error("%s", tnd_error_last());
         return;
     }
@@ -536,7 +585,7 @@ static void worker_loop(runtime *rt)
         if (tnd_now_ms() > rt->broker_expiry) {
             tnd_log_warn("no word from the broker for %d ms; reconnecting",
                          opts->heartbeat_ms * opts->liveness);
-            if (connect_broker(rt) < 0) {
+            if (connect_broker(rt, true) < 0) {
                 tnd_log_error("%s", tnd_error_last());
                 break;
             }
@@ -560,6 +609,7 @@ static void worker_clear(runtime *rt)
 {
     for (size_t i = 0; i < rt->npending; i++)
         free(rt->queue[i].body);
+    free(rt->last.body);
     tnd_linewatch_destroy(&rt->watch);
     if (rt->dealer)
         zmq_close(rt->dealer);

@@ -186,6 +186,49 @@ expect_not_in "$T/err" "asked again"
 expect_not_in "$(session_dir)/journal.jsonl" '"type":"unanswered"'
 pass "a tandem stopped while the reviewer audits pays for no audit twice"
 
+# the same, with the audit done while tandem is stopped, after the
+# reviewer gave up on its first connection: the reply goes into the new
+# one, which cannot finish its handshake with a stopped tandem, and went
+# with it when the reviewer gave that one up too: the audit was asked
+# again, paid twice. The agent sends its last reply again, once, when it
+# reconnects after the broker's silence.
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+orchestrator: {heartbeat_ms: 200, liveness: 3}
+skills:
+  build: {command: make, timeout_s: 60}
+  test:
+    command: "if grep -q '(double)sum / (double)count' stats.c; then touch '$T/started'; while [ ! -e '$T/go' ]; do sleep 0.05; done; fi; make test"
+    timeout_s: 60
+    sandbox: none  # waits on a file of the test's
+YAML
+rm -f "$T/started" "$T/go"
+"$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
+    >"$T/out" 2>"$T/err" &
+pid=$!
+wait_for_file "$T/started" 30
+kill -STOP $pid
+log=$(ls "$T"/demo/.tandem/sessions/*/logs/reviewer-1.log)
+# missed_times N: wait until the reviewer has given up N connections
+missed_times() {
+    i=0
+    until [ "$(grep -c "no word from the broker" "$log")" -ge "$1" ]; do
+        i=$((i + 1))
+        [ $i -gt 3000 ] && { kill -CONT $pid; fail "the reviewer never missed tandem $1 times"; }
+        sleep 0.01
+    done
+}
+missed_times 1
+touch "$T/go"
+missed_times 3
+kill -CONT $pid
+wait $pid
+RC=$?
+expect_rc 0 "approved after tandem was stopped past the audit"
+expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
+expect_not_in "$(session_dir)/journal.jsonl" '"type":"unanswered"'
+pass "a reply sent while tandem was stopped is not lost with the connection"
+
 # An interrupted session goes on with another model: `tandem resume
 # --llm/--base-url` asks it what the journal does not hold yet (here the
 # critique, from an address where nothing listens), then goes on with the
