@@ -4,12 +4,14 @@
 #include "orchestrator/hub_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -419,6 +421,42 @@ int tnd_hub_code_now(const char *dir, int code)
     return code;
 }
 
+/* Room for n more open files: each session taken over holds its lock
+ * while it waits, and a restart with more queued than this server's
+ * --queue-max ran out of files; the journals past that point could not
+ * be read, and those sessions were ended, lost. The soft limit is raised
+ * as far as the hard one allows. */
+static void room_for(size_t n)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+        return;
+    rl.rlim_cur =
+        rl.rlim_max != RLIM_INFINITY && rl.rlim_max - rl.rlim_cur < (rlim_t)n
+            ? rl.rlim_max
+            : rl.rlim_cur + (rlim_t)n;
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+        tnd_log_warn("cannot raise the open files limit: %s", strerror(errno));
+}
+
+/* Whether a session whose journal could not be read is gone for good:
+ * its directory is not there though its repository is (pruned, say), or
+ * its journal opens and is damaged. Anything else (too many open files,
+ * a repository on a mount not there yet) may read tomorrow: the session
+ * is left for the next server, not ended. */
+static bool gone_for_good(const char *repo, const char *dir, const char *path)
+{
+    int fd;
+
+    if (tnd_fs_is_dir(repo) && !tnd_fs_exists(dir))
+        return true;
+    if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
 /* An earlier server's sessions that did not end: queued again, unless
  * their journal says they finished or wait for a person. One that waits
  * and was accepted with an answer goes on with it; one that journaled
@@ -432,6 +470,7 @@ static void take_over(tnd_hub *h)
     size_t nleft = 0;
 
     h->left = tnd_xcalloc(n + 1, sizeof(char *));
+    room_for(n);
     /* a copy: ending one changes the list */
     for (size_t i = 0; i < n; i++) {
         repos[i] = tnd_xstrdup(tnd_accepted_repo(h->accepted, i));
@@ -451,10 +490,21 @@ static void take_over(tnd_hub *h)
                 if (strcmp(last, "resume") != 0)
                     break;
             }
-        } else {
+        } else if (gone_for_good(repo, dir, path)) {
             last = "unreadable";
             tnd_log_warn("session %s of an earlier server: %s", id,
                          tnd_error_last());
+        } else {
+            fprintf(stderr,
+                    "tandem serve: session %s (%s) of an earlier server "
+                    "cannot be read now (%s): it waits for the next tandem "
+                    "serve (or tandem resume --repo %s %s)\n",
+                    id, repo, tnd_error_last(), repo, id);
+            h->left[nleft++] = tnd_xstrdup(id);
+            json_object_put(answers[i]);
+            free(path);
+            free(dir);
+            continue;
         }
         bool waits = strcmp(last, "escalation") == 0;
         long asked = tnd_json_int_or(answers[i], "escalation", 0);

@@ -441,6 +441,34 @@ cmp -s "$T/c/.tandem/sessions/$fid/final.diff" "$T/out" ||
 stop_serve
 pass "a session an earlier server ended, or left ended, has its outcome for a client that comes back"
 
+# a session whose journal cannot be read when a server starts (its
+# repository on a mount not there yet; too many open files) waits for
+# the next server: it was ended for good, lost
+serve_config "$T/held.yaml" \
+    "while [ ! -e $T/held-gate ]; do sleep 0.02; done; make"
+start_serve --config "$T/held.yaml" --max-sessions 1
+repo m
+run tandem submit --detach --repo "$T/m" "make the failing test pass"
+expect_rc 0 "detached before the kill"
+mid=$(cat "$T/out")
+kill -KILL "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null
+SERVE_PID=
+mv "$T/m" "$T/m.away"
+: >"$T/serve.err"
+start_serve --config "$T/held.yaml" --max-sessions 1
+expect_in "$T/serve.err" "session $mid ($T/m) of an earlier server cannot be read now"
+stop_serve
+mv "$T/m.away" "$T/m"
+touch "$T/held-gate"
+: >"$T/serve.err"
+start_serve --config "$T/held.yaml" --max-sessions 1
+expect_in "$T/serve.err" "session $mid of an earlier server goes on"
+wait_for '"type":"finish"' "$T/m/.tandem/sessions/$mid/journal.jsonl" $((60 * SLOW))
+approved "$T/m/.tandem/sessions/$mid"
+stop_serve
+pass "a session an earlier server's journal could not be read for waits for the next server"
+
 # an approved diff over 64 KiB whose context is not UTF-8 (a Latin-1
 # comment): submit gets it whole, the bad byte as U+FFFD. Cut first and
 # cleaned after, a full piece grew past the 64 KiB a reply's text may
