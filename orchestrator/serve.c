@@ -432,6 +432,7 @@ static int serve(const serve_opts *o)
     char *dir = NULL, *state = NULL, *endpoint = NULL, *logs = NULL,
          *accepted = NULL, *file = NULL;
     int lock = -1, state_lock = -1, code = TND_EXIT_FAILED, rc;
+    bool bound = false;
     tnd_config *cfg = NULL;
     tnd_hub_options ho;
     tnd_hub *hub = NULL;
@@ -510,9 +511,13 @@ static int serve(const serve_opts *o)
     ho.stops = &stops;
     ho.verbose = o->verbose;
     if (!(hub = tnd_hub_new(&ho))) {
+        /* not bound: the socket there, if any, is another server's (one
+         * with another runtime directory on the same --bind), and
+         * removing it cut that server off from every client */
         fprintf(stderr, "tandem serve: %s\n", tnd_error_last());
         goto out;
     }
+    bound = true;
     fprintf(stderr,
             "tandem serve: listening on %s (%ld session%s at once, a queue "
             "of %ld, %ld set%s of agents; config %s)\n",
@@ -536,7 +541,7 @@ static int serve(const serve_opts *o)
     }
 out:
     tnd_hub_destroy(&hub);
-    if (endpoint && strncmp(endpoint, "ipc://", 6) == 0 && lock >= 0)
+    if (bound && endpoint && strncmp(endpoint, "ipc://", 6) == 0 && lock >= 0)
         unlink(endpoint + 6);
     tnd_config_destroy(&cfg);
     if (state_lock >= 0)

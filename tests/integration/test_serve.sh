@@ -102,7 +102,19 @@ pass "submit --json prints the report instead of the diff; -q prints no progress
 run tandem serve --config "$T/serve.yaml"
 expect_rc 2 "a second server"
 expect_in "$T/err" "tandem serve is already running as pid $SERVE_PID at ipc://"
-pass "a second tandem serve refuses to start and names the running one"
+# one of another runtime directory on the same --bind: refused, and the
+# first server's socket stays (it was removed: no client reached it)
+sock=$(sed -n 's|^ipc://||p' "$EPFILE" | head -1)
+[ -S "$sock" ] || fail "no socket at $sock"
+mkdir -p "$T/run2" "$T/state2"
+chmod 700 "$T/run2" "$T/state2"
+run env XDG_RUNTIME_DIR="$T/run2" XDG_STATE_HOME="$T/state2" \
+    "$BIN/tandem" serve --config "$T/serve.yaml" --bind "ipc://$sock"
+[ "$RC" != 0 ] || fail "a second server on the same --bind started"
+[ -S "$sock" ] || fail "the refused server removed the first one's socket"
+run tandem submit --status
+expect_rc 0 "the first server still answers"
+pass "a second tandem serve refuses to start and names the running one; it leaves the first one's socket"
 
 # a server whose state directory is its runtime directory is one server:
 # it took the one lock twice and refused itself, "already running as"
