@@ -200,6 +200,8 @@ static void said_end(const tnd_client_reply *r)
     free(where);
 }
 
+static bool may_come_back(const tnd_submit_client *s);
+
 /* One reply: 1 when it was the last (*code set), 0 to go on, -1. */
 static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
 {
@@ -330,6 +332,16 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
         say_error(s, r);
         if (s->coming_back) {
             /* not run's outcome: the session could not be followed */
+            *code = unheard(s);
+            return 1;
+        }
+        if (strcmp(r->kind, "stopping") == 0 && may_come_back(s)) {
+            /* accepted and kept: the next server runs it, and this
+             * client follows it there as after a server lost. It exited
+             * 75, "try again later", and a pipeline that did ran the
+             * task twice */
+            s->said_stopping = true;
+            s->lost = true;
             *code = unheard(s);
             return 1;
         }

@@ -271,14 +271,19 @@ runner=$!
 # running: its baseline runs, or is the earlier tasks' on this tree
 # (gate.baseline_reuse_s), and the build it holds on the gate is next
 wait_for "baseline: " "$T/err.run" 20
-(tandem submit --repo "$T/b" "make the failing test pass" >"$T/out.queued" \
-    2>"$T/err.queued"; echo $? >"$T/rc.queued") &
+(tandem submit --reconnect-s 2 --repo "$T/b" "make the failing test pass" \
+    >"$T/out.queued" 2>"$T/err.queued"; echo $? >"$T/rc.queued") &
 queued=$!
 status_says "queued 1 of 1"
 kill -TERM "$SERVE_PID"
 wait $queued
-[ "$(cat "$T/rc.queued")" = 75 ] || fail "the queued client exited $(cat "$T/rc.queued")"
+# accepted and kept for the next server: the client waits for it as for
+# a server lost (it exited 75, "try again later", and a pipeline that did
+# ran the task twice); none came in --reconnect-s
+[ "$(cat "$T/rc.queued")" = 1 ] || fail "the queued client exited $(cat "$T/rc.queued")"
 expect_in "$T/err.queued" "tandem serve stopped before this session started"
+expect_in "$T/err.queued" "waiting up to 2 s for a server to take it up again"
+expect_in "$T/err.queued" "it goes on when one runs (tandem submit --attach"
 # attaching to it now: the server is stopping, and the session waits
 # for the next one (it said no such session; a review found it)
 qid=$(sed -n 's/^tandem: session \([^ :]*\)[ :].*/\1/p' "$T/err.queued" | head -1)
