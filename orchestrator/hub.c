@@ -655,3 +655,8 @@ void tnd_hub_destroy(tnd_hub **self_p)
     free(h);
     *self_p = NULL;
 }
+
+const char *tnd_hub_endpoint(const tnd_hub *self)
+{
+    return tnd_broker_endpoint(self->broker);
+}

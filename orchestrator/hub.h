@@ -52,6 +52,11 @@ typedef struct tnd_hub_options {
  * opts must outlive the hub. */
 tnd_hub *tnd_hub_new(const tnd_hub_options *opts);
 
+/* Where it listens, as bound: a tcp port 0 is the port it got, and "*"
+ * the address (what clients and serve.endpoint need, not the --bind
+ * given). Borrowed. */
+const char *tnd_hub_endpoint(const tnd_hub *self);
+
 /* Serve until told to stop, then drain: no new task is taken, queued
  * sessions stay on disk for the next server, running ones go on for up
  * to drain_ms and are then stopped (resumable, as a signal leaves a

@@ -521,11 +521,11 @@ static int serve(const serve_opts *o)
     fprintf(stderr,
             "tandem serve: listening on %s (%ld session%s at once, a queue "
             "of %ld, %ld set%s of agents; config %s)\n",
-            endpoint, o->max_sessions, o->max_sessions == 1 ? "" : "s",
+            tnd_hub_endpoint(hub), o->max_sessions, o->max_sessions == 1 ? "" : "s",
             o->queue_max, o->pool, o->pool == 1 ? "" : "s",
             cfg->path ? cfg->path : "built-in defaults");
     /* submit finds the endpoint only once the server answers there */
-    if (publish(dir, endpoint, cfg) < 0) {
+    if (publish(dir, tnd_hub_endpoint(hub), cfg) < 0) {
         fprintf(stderr, "tandem serve: %s\n", tnd_error_last());
         goto out;
     }

@@ -514,3 +514,20 @@ expect_rc 0 "a long diff with a Latin-1 byte"
 expect_in "$T/out" "$(printf 'caf\357\277\275')"
 expect_in "$T/out" "padding line 01799"
 pass "a diff over 64 KiB that is not all UTF-8 reaches submit whole"
+
+# --bind tcp://HOST:0: the port it got is what it says and what clients
+# find in serve.endpoint (both said :0, and submit waited, then gave up)
+: >"$T/serve.err"
+start_serve --config "$T/serve.yaml" --bind tcp://127.0.0.1:0 --insecure --pool 1
+ep=$(head -1 "$EPFILE")
+case $ep in
+tcp://127.0.0.1:0 | tcp://127.0.0.1:) fail "serve.endpoint says $ep" ;;
+tcp://127.0.0.1:[0-9]*) ;;
+*) fail "serve.endpoint says $ep" ;;
+esac
+expect_in "$T/serve.err" "listening on $ep"
+repo p0
+run tandem submit -q --repo "$T/p0" "make the failing test pass"
+expect_rc 0 "submit to a server bound to port 0"
+stop_serve
+pass "a server bound to port 0 says and publishes the port it got"
