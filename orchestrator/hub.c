@@ -17,6 +17,7 @@
 #include <zmq.h>
 
 #include "common/clock.h"
+#include "common/config.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
@@ -269,6 +270,40 @@ static void stops(tnd_hub *h)
 
 /* ---- the loop ----------------------------------------------------------- */
 
+/* Requests waiting for a service no agent serves, said once a while:
+ * with agents.coder.count: 0 (agents on other hosts) and none
+ * connected, the server and its clients said nothing until the request
+ * timed out, where tandem run warns after 3 s. */
+static void unserved(tnd_hub *h)
+{
+    int members = tnd_config_quorum(h->o->config);
+    int64_t now = tnd_now_ms();
+
+    for (int k = 0; k < 2 + (members > 1 ? members : 0) && k < 2 + 32; k++) {
+        char service[32];
+        if (k < 2)
+            snprintf(service, sizeof(service), "%s",
+                     k == 0 ? "coder" : "reviewer");
+        else
+            snprintf(service, sizeof(service), "reviewer.%d", k - 1);
+        if (tnd_broker_pending(h->broker, service) == 0 ||
+            tnd_broker_workers(h->broker, service) > 0) {
+            h->unserved_since[k] = 0;
+            h->unserved_said[k] = false;
+        } else if (!h->unserved_since[k]) {
+            h->unserved_since[k] = now;
+        } else if (!h->unserved_said[k] && now - h->unserved_since[k] > 3000) {
+            fprintf(stderr,
+                    "tandem serve: requests for the %s wait, and no %s "
+                    "agent is connected to %s; start one there (tandem-%s "
+                    "--connect %s ...), or set its count in agents.yaml\n",
+                    service, service, tnd_hub_endpoint(h),
+                    k == 0 ? "coder" : "reviewer", tnd_hub_endpoint(h));
+            h->unserved_said[k] = true;
+        }
+    }
+}
+
 int tnd_hub_run(tnd_hub *self)
 {
     for (;;) {
@@ -306,6 +341,7 @@ int tnd_hub_run(tnd_hub *self)
         if (!self->draining)
             tnd_hub_start_queued(self);
         alive(self);
+        unserved(self);
         if (self->draining && self->n == 0)
             return 0;
     }

@@ -31,6 +31,10 @@ struct tnd_hub {
     int64_t drain_deadline;
     char **left; /* pending sessions take_over left for a server with their
                     configuration; NULL-terminated */
+    /* since when requests of each service (coder, reviewer, members)
+     * wait with no agent to take them, and whether that was said */
+    int64_t unserved_since[2 + 32];
+    bool unserved_said[2 + 32];
 };
 
 /* The exit code for a client that comes back to a session that ended

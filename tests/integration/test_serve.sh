@@ -531,3 +531,20 @@ run tandem submit -q --repo "$T/p0" "make the failing test pass"
 expect_rc 0 "submit to a server bound to port 0"
 stop_serve
 pass "a server bound to port 0 says and publishes the port it got"
+
+# a kind of agent none of which is connected (count: 0, agents on other
+# hosts that have not come): the server says so after a few seconds (it
+# said nothing until the request timed out)
+sed 's/^    count: 2$/    count: 0/' "$T/serve.yaml" | awk 'BEGIN{n=0} /count: 0/{n++; if(n==2){sub("count: 0","count: 2")}} {print}' >"$T/nocoder.yaml"
+grep -q "count: 0" "$T/nocoder.yaml" || fail "no count: 0 in $(cat "$T/nocoder.yaml")"
+: >"$T/serve.err"
+start_serve --config "$T/nocoder.yaml" --pool 1
+repo nc
+run tandem submit --detach --repo "$T/nc" "make the failing test pass"
+expect_rc 0 "detached with no coder"
+wait_for "requests for the coder wait, and no coder agent is connected to ipc://" "$T/serve.err" $((20 * SLOW))
+kill -TERM "$SERVE_PID"
+kill -TERM "$SERVE_PID"
+wait "$SERVE_PID"
+SERVE_PID=
+pass "requests no agent can take are said in the server's log"
