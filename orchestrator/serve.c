@@ -495,7 +495,13 @@ static int serve(const serve_opts *o)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    {
+        /* nohup tandem serve &: a hang-up the user chose to ignore stays
+         * ignored (a logout stopped the server) */
+        struct sigaction was;
+        if (sigaction(SIGHUP, NULL, &was) < 0 || was.sa_handler != SIG_IGN)
+            sigaction(SIGHUP, &sa, NULL);
+    }
     signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN); /* a file size limit is a write error */
 
@@ -521,8 +527,9 @@ static int serve(const serve_opts *o)
     fprintf(stderr,
             "tandem serve: listening on %s (%ld session%s at once, a queue "
             "of %ld, %ld set%s of agents; config %s)\n",
-            tnd_hub_endpoint(hub), o->max_sessions, o->max_sessions == 1 ? "" : "s",
-            o->queue_max, o->pool, o->pool == 1 ? "" : "s",
+            tnd_hub_endpoint(hub), o->max_sessions,
+            o->max_sessions == 1 ? "" : "s", o->queue_max, o->pool,
+            o->pool == 1 ? "" : "s",
             cfg->path ? cfg->path : "built-in defaults");
     /* submit finds the endpoint only once the server answers there */
     if (publish(dir, tnd_hub_endpoint(hub), cfg) < 0) {

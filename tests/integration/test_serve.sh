@@ -548,3 +548,19 @@ kill -TERM "$SERVE_PID"
 wait "$SERVE_PID"
 SERVE_PID=
 pass "requests no agent can take are said in the server's log"
+
+# nohup tandem serve &: SIGHUP, ignored by nohup, stays ignored (a
+# logout stopped the server)
+: >"$T/serve.err"
+SERVE_IN=nohup
+start_serve --config "$T/serve.yaml" --pool 1
+kill -HUP "$SERVE_PID"
+# two rounds of the server's loop: a stop it took would be said by then
+run tandem submit --status
+run tandem submit --status
+expect_rc 0 "the server after a SIGHUP it ignores"
+kill -0 "$SERVE_PID" 2>/dev/null || fail "nohup's server stopped at SIGHUP"
+expect_not_in "$T/serve.err" "stopping"
+stop_serve
+SERVE_IN=
+pass "a server started under nohup keeps ignoring SIGHUP"
