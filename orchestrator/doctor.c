@@ -175,27 +175,6 @@ static char **make_goals(const tnd_command *cmd)
     return goals; /* none: make's default goal, still a Makefile's */
 }
 
-/* Whether file (in repo) is among what the skills will see: a file of
- * git's (or untracked and not ignored, with workspace.include_untracked),
- * or any file outside git. */
-static bool in_workspace(const char *repo, const char *file, bool untracked)
-{
-    const char *tracked[] = {"git", "ls-files", "--error-unmatch",
-                             "--",  file,       NULL};
-    const char *ignored[] = {"git", "check-ignore", "-q", "--", file, NULL};
-    const char *inside[] = {"git", "rev-parse", "--is-inside-work-tree", NULL};
-    bool yes;
-
-    if (tnd_git_run(NULL, NULL, repo, inside, 4096) < 0) {
-        tnd_error_clear();
-        return true;
-    }
-    yes = tnd_git_run(NULL, NULL, repo, tracked, 1 << 20) == 0 ||
-          (untracked && tnd_git_run(NULL, NULL, repo, ignored, 4096) != 0);
-    tnd_error_clear();
-    return yes;
-}
-
 /* A row for each make target a skill names that the repository's
  * Makefile has no rule for. The rule lines are read, not run: `make -n`
  * would run $(shell ...) and remake the makefiles, which a check must not
@@ -224,8 +203,8 @@ static void check_make_targets(table *t, const char *check,
         snprintf(detail, sizeof(detail), "`%s`: %s has no Makefile; %s",
                  skill->command.display, repo, fix);
         row(t, check, false, detail);
-    } else if (file &&
-               !in_workspace(repo, file, cfg->workspace.include_untracked)) {
+    } else if (file && !tnd_init_in_workspace(
+                           repo, file, cfg->workspace.include_untracked)) {
         /* a Makefile ./configure wrote, git-ignored: the skills run on
          * the repository's files, where there is none */
         snprintf(detail, sizeof(detail),

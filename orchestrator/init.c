@@ -18,6 +18,7 @@
 #include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "orchestrator/git.h"
 #include "proto/json.h"
 
 /* Caps on what is read: a hand-written Makefile is kilobytes, and a
@@ -215,6 +216,24 @@ static void make_rules_read(make_rules *r, const char *text)
     }
 }
 
+bool tnd_init_in_workspace(const char *repo, const char *file, bool untracked)
+{
+    const char *tracked[] = {"git", "ls-files", "--error-unmatch",
+                             "--",  file,       NULL};
+    const char *ignored[] = {"git", "check-ignore", "-q", "--", file, NULL};
+    const char *inside[] = {"git", "rev-parse", "--is-inside-work-tree", NULL};
+    bool yes;
+
+    if (tnd_git_run(NULL, NULL, repo, inside, 4096) < 0) {
+        tnd_error_clear();
+        return true;
+    }
+    yes = tnd_git_run(NULL, NULL, repo, tracked, 1 << 20) == 0 ||
+          (untracked && tnd_git_run(NULL, NULL, repo, ignored, 4096) != 0);
+    tnd_error_clear();
+    return yes;
+}
+
 static void guess_make(tnd_init *self)
 {
     static const char *const names[] = {"GNUmakefile", "makefile", "Makefile",
@@ -233,6 +252,18 @@ static void guess_make(tnd_init *self)
             name = names[i];
     if (!name)
         return;
+    if (!tnd_init_in_workspace(self->repo, name, false)) {
+        /* ./configure's, git-ignored: the workspace never holds it */
+        list_add(&self->notes, &self->nnotes,
+                 tnd_xasprintf("%s is not one of git's files (made by a "
+                               "configure step?): the skills run on the "
+                               "repository's files, so no make skill was "
+                               "guessed; commit it, or make it in the "
+                               "skills' commands (./configure && make)",
+                               name));
+        free(text);
+        return;
+    }
     make_rules_read(&r, text);
     if (r.all)
         targets[n++] = "all";

@@ -41,6 +41,12 @@ tnd_init *tnd_init_guess(const char *repo);
 /* Free; sets *self_p to NULL. Safe on NULL. */
 void tnd_init_destroy(tnd_init **self_p);
 
+/* Whether file (relative to repo) is among what the skills will see: a
+ * file of git's (or, with untracked, one not ignored), or any file
+ * outside a git work tree. A Makefile ./configure wrote and git ignores
+ * is not: doctor and init trusted one the workspace never holds. */
+bool tnd_init_in_workspace(const char *repo, const char *file, bool untracked);
+
 /* The targets named by the rule lines of the Makefile GNU make reads in
  * repo (GNUmakefile, makefile, Makefile), for `tandem doctor`: *out
  * NULL-terminated (free with tnd_str_list_free), *file the file's name

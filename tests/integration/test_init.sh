@@ -104,3 +104,18 @@ expect_in "$T/err" "unexpected argument"
 expect_in "$T/err" "--repo DIR"
 [ -e "$T/nowhere" ] && fail "init made the missing repository"
 pass "usage errors are exit 2"
+
+# a Makefile git ignores (./configure wrote it) is not the workspace's:
+# no make skill is guessed from it, and init says why (it offered make
+# and make check, and every run's baseline failed)
+mkdir -p "$T/conf"
+(cd "$T/conf" && echo 'int main(void){return 0;}' >main.c &&
+    echo Makefile >.gitignore && git init -q && git add -A &&
+    git -c user.name=t -c user.email=t@t commit -qm base) >/dev/null
+printf 'all:\n\tcc -o m main.c\ncheck:\n\ttrue\n' >"$T/conf/Makefile"
+run "$BIN/tandem" init --repo "$T/conf"
+expect_rc 0 "init beside a git-ignored Makefile"
+expect_in "$T/err" "Makefile is not one of git's files"
+expect_not_in "$T/conf/agents.yaml" '  build: {command: "make"'
+expect_in "$T/conf/agents.yaml" "skills: []"
+pass "a git-ignored Makefile is not taken for the build"
