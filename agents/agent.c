@@ -264,12 +264,6 @@ static bool same_address(const unsigned char *a, size_t alen,
     return alen == blen && memcmp(a, b, alen) == 0;
 }
 
-/* Run a request now, or queue it behind the running job. A request we
- * already hold (the broker re-sent it after a reconnect) is not run
- * twice: its one reply is on the way. The running one is acknowledged as
- * held: without that the orchestrator took the reply for one from an
- * agent that had started again, put the workspace back and asked for the
- * audit again (a tandem stopped with Ctrl-Z paid for it twice). */
 static void forget_last(runtime *rt)
 {
     free(rt->last.body);
@@ -290,6 +284,12 @@ static void send_last(runtime *rt)
         tnd_log_warn("cannot send the reply again: %s", tnd_error_last());
 }
 
+/* Run a request now, or queue it behind the running job. A request we
+ * already hold (the broker re-sent it after a reconnect) is not run
+ * twice: its one reply is on the way. The running one is acknowledged as
+ * held: without that the orchestrator took the reply for one from an
+ * agent that had started again, put the workspace back and asked for the
+ * audit again (a tandem stopped with Ctrl-Z paid for it twice). */
 static void accept_request(runtime *rt, tnd_mdp_msg *msg)
 {
     pending *p;
@@ -299,7 +299,6 @@ static void accept_request(runtime *rt, tnd_mdp_msg *msg)
         send_working(rt, "held");
         return;
     }
-
     for (size_t i = 0; i < rt->npending; i++)
         if (same_address(rt->queue[i].address, rt->queue[i].address_len,
                          msg->address, msg->address_len))
@@ -406,13 +405,13 @@ static int connect_broker(runtime *rt, bool resend)
     rt->broker_expiry =
         tnd_now_ms() + (int64_t)rt->opts->heartbeat_ms * rt->opts->liveness;
     rt->next_beat = tnd_now_ms() + rt->opts->heartbeat_ms;
-    /* READY is queued until the connection is up; the queued message is
-     * delivered when the broker appears */
     /* not while a job runs: the broker took the last reply before it
      * gave that job, and a reply for another request than the one it
      * holds is a broken agent to it */
     if (resend && rt->last.body && !rt->job && rt->npending == 0)
         send_last(rt);
+    /* READY is queued until the connection is up; the queued message is
+     * delivered when the broker appears */
     if (send_simple(rt, TND_MDPW_READY) < 0) {
         tnd_error_prefix("cannot send READY");
         return -1;
