@@ -451,15 +451,16 @@ char *tnd_report_summary(const tnd_report *self)
     tnd_buf_init(&b, TND_BUF_NOCAP);
     tnd_buf_printf(
         &b,
-        "%s after %d iteration%s · %ld LLM call%s%s · %s tokens%s (%s prompt "
-        "+ %s completion) · %.1fs",
+        "%s after %d iteration%s · %ld LLM call%s%s · %s tokens (%s prompt "
+        "+ %s completion%s) · %.1fs",
         self->status, self->iterations, self->iterations == 1 ? "" : "s",
         total.calls, total.calls == 1 ? "" : "s", u,
         thousands(t, sizeof(t), total.prompt_tokens + total.completion_tokens),
-        total.estimated ? " (estimated)" : "",
         thousands(p, sizeof(p), total.prompt_tokens),
         thousands(c, sizeof(c), total.completion_tokens),
-        self->elapsed_ms / 1000.0);
+        /* one parenthesis: "tokens (estimated) (N prompt + ...)" read
+         * as two remarks in a row */
+        total.estimated ? ", estimated" : "", self->elapsed_ms / 1000.0);
     if (n) {
         tnd_buf_printf(&b, "\nunsandboxed: skill%s ", n == 1 ? "" : "s");
         for (size_t i = 0; i < n; i++)

@@ -48,7 +48,7 @@ static void summary_reads_like_a_sentence(void **state)
     tnd_report_outcome(r, "failed", "boom", 1, NULL, NULL, 1500);
     line = tnd_report_summary(r);
     assert_string_equal(line, "failed after 1 iteration · 1 LLM call · 15 "
-                              "tokens (estimated) (10 prompt + 5 completion) "
+                              "tokens (10 prompt + 5 completion, estimated) "
                               "· 1.5s");
     free(line);
     tnd_report_destroy(&r);
