@@ -286,7 +286,11 @@ static void unserved(tnd_hub *h)
                      k == 0 ? "coder" : "reviewer");
         else
             snprintf(service, sizeof(service), "reviewer.%d", k - 1);
-        if (tnd_broker_pending(h->broker, service) == 0 ||
+        /* local agents (count > 0) are the pool's to start, and slow
+         * ones (valgrind) are no news; remote ones may never come */
+        int local =
+            k == 0 ? h->o->config->coder.count : h->o->config->reviewer.count;
+        if (local > 0 || tnd_broker_pending(h->broker, service) == 0 ||
             tnd_broker_workers(h->broker, service) > 0) {
             h->unserved_since[k] = 0;
             h->unserved_said[k] = false;
