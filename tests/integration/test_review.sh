@@ -590,7 +590,12 @@ pass "a change that makes a file a directory, and a directory a file, is reviewe
 copy_demo
 rm -f "$T/demo/agents.yaml"
 mkdir -p "$T/nogit"
-for tool in sh cat true; do ln -sf "$(command -v $tool)" "$T/nogit/$tool"; done
+# (and what lib.sh's tandem() runs it with under TANDEM_MEMCHECK=1)
+for tool in sh cat true mkdir timeout valgrind valgrind.bin; do
+    if command -v $tool >/dev/null 2>&1; then
+        ln -sf "$(command -v $tool)" "$T/nogit/$tool"
+    fi
+done
 cat >"$T/nogit.yaml" <<YAML
 agents:
   reviewer:
