@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -727,6 +728,25 @@ char *tnd_fs_user_tmp(void)
         return NULL;
     }
     return base;
+}
+
+unsigned long long tnd_fs_files_raise(unsigned long long want)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return 0;
+    if (rl.rlim_cur == RLIM_INFINITY)
+        return ULLONG_MAX;
+    if (rl.rlim_cur < want) {
+        struct rlimit up = rl;
+        up.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want
+                          ? rl.rlim_max
+                          : (rlim_t)want;
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+            rl = up;
+    }
+    return rl.rlim_cur;
 }
 
 int tnd_fs_lock_new(int dirfd, const char *name)

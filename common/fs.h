@@ -139,6 +139,13 @@ char *tnd_fs_self_dir(void);
  * be made or is not the user's alone. Caller frees. */
 char *tnd_fs_user_tmp(void);
 
+/* Raise this process's soft limit of open files to want, as far as the
+ * hard limit allows (children inherit it: it is never raised past want,
+ * as some close every descriptor up to it); a soft limit at or past want
+ * stays. The soft limit it leaves (ULLONG_MAX for none); want 0 only
+ * reads it. */
+unsigned long long tnd_fs_files_raise(unsigned long long want);
+
 /* Make sure descriptors 0, 1 and 2 are open, before anything is opened:
  * one closed by the caller (`tandem run >&-`) was the number the next
  * open() got, the session's lock file, and the diff was written there,

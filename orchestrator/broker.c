@@ -13,12 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include <zmq.h>
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "orchestrator/zap.h"
@@ -610,17 +610,8 @@ static int start_curve(tnd_broker *b, const tnd_broker_options *opts)
 static int open_to_strangers(tnd_broker *b)
 {
     int ivl = HANDSHAKE_MS;
-    struct rlimit rl;
 
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        rl.rlim_cur < FILES_TCP) {
-        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > FILES_TCP
-                          ? FILES_TCP
-                          : rl.rlim_max;
-        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-            tnd_log_debug("cannot raise the limit of open files: %s",
-                          strerror(errno));
-    }
+    tnd_fs_files_raise(FILES_TCP);
     if (zmq_setsockopt(b->socket, ZMQ_HANDSHAKE_IVL, &ivl, sizeof(ivl)) < 0)
         return tnd_error_set("cannot set the handshake's time limit: %s",
                              zmq_strerror(errno));

@@ -5,13 +5,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -468,16 +468,13 @@ int tnd_hub_code_now(const char *dir, int code)
  * as far as the hard one allows. */
 static void room_for(size_t n)
 {
-    struct rlimit rl;
+    unsigned long long now = tnd_fs_files_raise(0);
 
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
-        return;
-    rl.rlim_cur =
-        rl.rlim_max != RLIM_INFINITY && rl.rlim_max - rl.rlim_cur < (rlim_t)n
-            ? rl.rlim_max
-            : rl.rlim_cur + (rlim_t)n;
-    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-        tnd_log_warn("cannot raise the open files limit: %s", strerror(errno));
+    if (now != ULLONG_MAX && tnd_fs_files_raise(now + n) < now + n)
+        tnd_log_warn("cannot raise the open files limit to %llu (ulimit -Hn "
+                     "is lower): some sessions taken over may wait for the "
+                     "next server",
+                     now + n);
 }
 
 /* Whether a session whose journal could not be read is gone for good:

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -397,25 +396,19 @@ static int publish(const char *dir, const char *endpoint, const tnd_config *cfg)
  * Raised no further: children inherit it. */
 static int enough_files(const serve_opts *o)
 {
-    struct rlimit rl;
-    rlim_t need = (rlim_t)o->queue_max +
-                  (rlim_t)o->max_sessions * FILES_RUNNING + FILES_OWN;
+    unsigned long long need =
+        (unsigned long long)o->queue_max +
+        (unsigned long long)o->max_sessions * FILES_RUNNING + FILES_OWN;
+    unsigned long long can = tnd_fs_files_raise(need);
 
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
-        rl.rlim_cur >= need)
+    if (can >= need)
         return 0;
-    if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
-        rl.rlim_cur = need;
-        if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-            return 0;
-    }
     return tnd_error_set(
         "--queue-max %ld and --max-sessions %ld need about %llu open files "
         "(a queued session holds one, a running one up to %d), and this "
         "process may open %llu (ulimit -Hn); give a smaller --queue-max or "
         "--max-sessions, or raise the limit",
-        o->queue_max, o->max_sessions, (unsigned long long)need, FILES_RUNNING,
-        (unsigned long long)rl.rlim_max);
+        o->queue_max, o->max_sessions, need, FILES_RUNNING, can);
 }
 
 /* Whether a and b are one directory (by device and inode). */

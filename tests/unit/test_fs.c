@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <dirent.h>
@@ -536,6 +537,31 @@ static void a_new_lock_is_held_until_its_descriptor_closes(void **state)
     close(dfd);
 }
 
+/* The soft limit of open files goes up to what is asked, never past it
+ * nor past the hard limit; 0 only reads it. */
+static void the_files_limit_is_raised_as_far_as_asked(void **state)
+{
+    struct rlimit was, now;
+    unsigned long long got;
+
+    (void)state;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+    if (was.rlim_cur == RLIM_INFINITY || was.rlim_max == RLIM_INFINITY ||
+        was.rlim_max < was.rlim_cur + 8) {
+        print_message("no room between the soft and hard limits here\n");
+        return;
+    }
+    assert_int_equal(tnd_fs_files_raise(0), was.rlim_cur);
+    got = tnd_fs_files_raise(was.rlim_cur + 8);
+    assert_int_equal(got, was.rlim_cur + 8);
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &now), 0);
+    assert_int_equal(now.rlim_cur, was.rlim_cur + 8);
+    assert_int_equal(tnd_fs_files_raise(was.rlim_cur), was.rlim_cur + 8);
+    assert_int_equal(tnd_fs_files_raise((unsigned long long)was.rlim_max + 1),
+                     was.rlim_max);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -558,6 +584,7 @@ int main(void)
         cmocka_unit_test(a_non_blocking_pipe_is_waited_for),
         cmocka_unit_test(a_new_lock_is_held_until_its_descriptor_closes),
         cmocka_unit_test(a_tree_too_deep_is_refused),
+        cmocka_unit_test(the_files_limit_is_raised_as_far_as_asked),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
