@@ -41,6 +41,17 @@ static int is_secret(const char *entry, const char *const *extra)
     return secret;
 }
 
+/* Whether an entry NAME=value sets one of names (NULL-terminated). */
+static bool sets_one_of(const char *entry, const char *const *names)
+{
+    size_t len = strcspn(entry, "=");
+
+    for (size_t i = 0; entry[len] == '=' && names[i]; i++)
+        if (strlen(names[i]) == len && strncmp(entry, names[i], len) == 0)
+            return true;
+    return false;
+}
+
 /* A variable a make that started tandem set for its own children: a
  * project's build run as a skill is a make of its own, at the top. */
 static bool is_make_own(const char *entry)
@@ -49,12 +60,7 @@ static bool is_make_own(const char *entry)
                                         "MAKELEVEL",    "MAKEOVERRIDES",
                                         "GNUMAKEFLAGS", NULL};
 
-    for (size_t i = 0; names[i]; i++) {
-        size_t n = strlen(names[i]);
-        if (!strncmp(entry, names[i], n) && entry[n] == '=')
-            return true;
-    }
-    return false;
+    return sets_one_of(entry, names);
 }
 
 char **tnd_env_scrubbed(const char *const *extra)
@@ -102,10 +108,7 @@ static bool is_git_local(const char *entry)
     if ((len > 15 && strncmp(entry, "GIT_CONFIG_KEY_", 15) == 0) ||
         (len > 17 && strncmp(entry, "GIT_CONFIG_VALUE_", 17) == 0))
         return true;
-    for (size_t i = 0; names[i]; i++)
-        if (strlen(names[i]) == len && strncmp(entry, names[i], len) == 0)
-            return true;
-    return false;
+    return sets_one_of(entry, names);
 }
 
 void tnd_env_drop_git(char **envp)
