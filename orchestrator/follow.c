@@ -345,6 +345,16 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
             *code = unheard(s);
             return 1;
         }
+        if (strcmp(r->kind, "stopping") == 0 && s->session) {
+            /* accepted, kept, and not waited for (--reconnect-s 0): 75
+             * would say "not taken, try again" */
+            fprintf(stderr,
+                    "%s: session %s is on disk: it goes on when a server "
+                    "runs (tandem submit --attach %s follows it then)\n",
+                    s->me, s->session, s->session);
+            *code = unheard(s);
+            return 1;
+        }
         *code = strcmp(r->kind, "busy") == 0 || strcmp(r->kind, "stopping") == 0
                     ? TND_EXIT_TEMPFAIL
                 : strcmp(r->kind, "failed") != 0 ? TND_EXIT_USAGE

@@ -357,7 +357,19 @@ void tnd_hubsession_finish(tnd_hubsession *self, tnd_broker *broker, int code)
         pthread_join(self->thread, NULL);
         self->started = false;
     }
-    body = tnd_hubsession_done_body(self->id, self->dir, code, &len);
+    if (code > TND_EXIT_SIGNAL)
+        /* stopped by the server's stop: the next server goes on with it,
+         * and its clients wait for that one as for a queued session's
+         * (a done with 143 ended them, and a pipeline that ran the task
+         * again ran it twice) */
+        body = tnd_client_error(
+            "stopping",
+            "tandem serve stopped while this session ran; it is on disk, "
+            "and the next tandem serve goes on with it (tandem submit "
+            "--attach ID follows it then)",
+            &len);
+    else
+        body = tnd_hubsession_done_body(self->id, self->dir, code, &len);
     tell(self, broker, true, body, len);
 }
 

@@ -265,8 +265,8 @@ pass "a full queue answers busy naming the limits; detached sessions run; --atta
 # ---- SIGTERM while busy: drain, stop, resume -----------------------------
 rm -f "$T/gate"
 for r in a b; do repo "$r"; done
-(tandem submit --repo "$T/a" "make the failing test pass" >"$T/out.run" \
-    2>"$T/err.run"; echo $? >"$T/rc.run") &
+(tandem submit --reconnect-s 0 --repo "$T/a" "make the failing test pass" \
+    >"$T/out.run" 2>"$T/err.run"; echo $? >"$T/rc.run") &
 runner=$!
 # running: its baseline runs, or is the earlier tasks' on this tree
 # (gate.baseline_reuse_s), and the build it holds on the gate is next
@@ -299,8 +299,14 @@ run tandem submit --repo "$T/c" "make the failing test pass"
 [ "$RC" = 75 ] || [ "$RC" = 1 ] || fail "a submission while stopping exited $RC"
 kill -TERM "$SERVE_PID" # a second SIGTERM stops the running one at once
 wait $runner
-[ "$(cat "$T/rc.run")" = 143 ] || fail "the running client exited $(cat "$T/rc.run")"
+# stopped and kept: its client waits for the next server as a queued
+# one's does (it exited 143, and a pipeline that ran the task again ran
+# it twice); with --reconnect-s 0 it is exit 1, saying where it goes on
+# (not 75: "not taken, try again")
+[ "$(cat "$T/rc.run")" = 1 ] || fail "the running client exited $(cat "$T/rc.run")"
 expect_in "$T/err.run" "interrupted: interrupted by signal 15"
+expect_in "$T/err.run" "tandem serve stopped while this session ran"
+expect_in "$T/err.run" "is on disk: it goes on when a server runs (tandem submit --attach"
 # the server goes on with it, not a resume here (it said tandem resume)
 expect_in "$T/err.run" "the next tandem serve goes on with it"
 expect_not_in "$T/err.run" "go on with: tandem resume"
