@@ -10,6 +10,7 @@
 #define ERROR_MAX 2048
 
 static _Thread_local char last[ERROR_MAX];
+static _Thread_local bool config; /* last was set by tnd_error_config */
 
 /* last = a + ": " + b, truncated to fit (truncation is intended). */
 static void set_joined(const char *a, const char *b)
@@ -37,6 +38,7 @@ static void set_formatted(const char *fmt, va_list ap)
 
     vsnprintf(msg, sizeof(msg), fmt, ap);
     memcpy(last, msg, sizeof(last));
+    config = false;
 }
 
 int tnd_error_set(const char *fmt, ...)
@@ -56,6 +58,7 @@ int tnd_error_config(const char *fmt, ...)
     va_start(ap, fmt);
     set_formatted(fmt, ap);
     va_end(ap);
+    config = true;
     return TND_ECONFIG;
 }
 
@@ -69,6 +72,7 @@ int tnd_error_sys(const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     set_joined(msg, strerror(saved));
+    config = false;
     errno = saved;
     return TND_ERROR;
 }
@@ -86,6 +90,11 @@ void tnd_error_prefix(const char *fmt, ...)
     set_joined(prefix, old);
 }
 
+bool tnd_error_is_config(void)
+{
+    return config;
+}
+
 const char *tnd_error_last(void)
 {
     return last;
@@ -94,4 +103,5 @@ const char *tnd_error_last(void)
 void tnd_error_clear(void)
 {
     last[0] = '\0';
+    config = false;
 }

@@ -7,6 +7,7 @@
 #ifndef TND_ERROR_H
 #define TND_ERROR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum {
@@ -35,6 +36,11 @@ int tnd_error_config(const char *fmt, ...) TND_PRINTF(1, 2);
 
 /* Like tnd_error_set but appends ": strerror(errno)". */
 int tnd_error_sys(const char *fmt, ...) TND_PRINTF(1, 2);
+
+/* Whether the current message was set by tnd_error_config: a usage or
+ * configuration mistake, for a caller whose callee fails with NULL (a
+ * constructor) to report with exit code 2. tnd_error_prefix keeps it. */
+bool tnd_error_is_config(void);
 
 /* Put "prefix: " in front of the current message. */
 void tnd_error_prefix(const char *fmt, ...) TND_PRINTF(1, 2);

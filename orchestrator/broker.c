@@ -627,13 +627,45 @@ static int ipc_free(const char *endpoint)
 {
     /* tcp, an abstract name, or zmq's to refuse: -1, bound as asked */
     if (tnd_mdp_ipc_listening(endpoint) == 1)
-        return tnd_error_set("cannot bind %s: another process listens there "
-                             "(a tandem serve, or a run with the same "
-                             "orchestrator.endpoint); give each its own "
-                             "endpoint, or leave orchestrator.endpoint out "
-                             "for a private one",
-                             endpoint);
+        return tnd_error_config("cannot bind %s: another process listens there "
+                                "(a tandem serve, or a run with the same "
+                                "orchestrator.endpoint); give each its own "
+                                "endpoint, or leave orchestrator.endpoint out "
+                                "for a private one",
+                                endpoint);
     return 0;
+}
+
+/* Why endpoint could not be bound. The endpoint is the user's (--bind,
+ * orchestrator.endpoint): one that is taken, or not this host's, or
+ * not an endpoint, is theirs to change, and said as a configuration
+ * error (exit 2). */
+static void bind_failed(const char *endpoint, int err)
+{
+    switch (err) {
+    case EADDRINUSE:
+        tnd_error_config("cannot bind %s: another process listens there; "
+                         "give another endpoint (or stop that process)",
+                         endpoint);
+        break;
+    case EADDRNOTAVAIL:
+    case ENODEV:
+        tnd_error_config("cannot bind %s: %s; give an address of this host "
+                         "(tcp://127.0.0.1:PORT, or tcp://*:PORT for all)",
+                         endpoint, zmq_strerror(err));
+        break;
+    case EINVAL:
+    case EPROTONOSUPPORT:
+    case ENOCOMPATPROTO:
+    case EACCES:
+    case ENOENT:
+        tnd_error_config("cannot bind %s: %s; give ipc://PATH (a directory "
+                         "you may write) or tcp://HOST:PORT",
+                         endpoint, zmq_strerror(err));
+        break;
+    default:
+        tnd_error_set("cannot bind %s: %s", endpoint, zmq_strerror(err));
+    }
 }
 
 tnd_broker *tnd_broker_new(const tnd_broker_options *opts)
@@ -676,8 +708,7 @@ tnd_broker *tnd_broker_new(const tnd_broker_options *opts)
     if (ipc_free(opts->endpoint) < 0)
         goto fail;
     if (zmq_bind(b->socket, opts->endpoint) < 0) {
-        tnd_error_set("cannot bind %s: %s", opts->endpoint,
-                      zmq_strerror(errno));
+        bind_failed(opts->endpoint, errno);
         goto fail;
     }
     if (zmq_getsockopt(b->socket, ZMQ_LAST_ENDPOINT, last, &len) == 0)

@@ -108,7 +108,10 @@ int tnd_crew_start(tnd_crew *c)
     po.runtime = c->runtime;
     po.verbose = opts->verbose;
     po.no_coder = opts->no_coder;
-    return (c->pool = tnd_pool_new(&po)) ? 0 : -1;
+    if (!(c->pool = tnd_pool_new(&po)))
+        /* an orchestrator.endpoint another process listens on, say */
+        return tnd_error_is_config() ? TND_ECONFIG : TND_ERROR;
+    return 0;
 }
 
 void tnd_crew_destroy(tnd_crew **self_p, bool keep)

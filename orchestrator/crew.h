@@ -63,7 +63,7 @@ tnd_crew *tnd_crew_new(const tnd_crew_options *opts);
  * workspace first: a large tree's copy and hash, on the thread that
  * answers the broker, outlasted the agents' heartbeats, and they
  * reconnected ("cannot reach ..., dropping it" under review -q). 0, or
- * -1 with the error set. */
+ * TND_ECONFIG (an endpoint taken, say) or -1 with the error set. */
 int tnd_crew_start(tnd_crew *self);
 
 /* Stop the agents, close the broker, remove the runtime directory unless

@@ -319,7 +319,7 @@ int tnd_loop_go(run *r, int64_t started_wall)
     tnd_loop_recall(r);
     if ((r->crew = tnd_crew_new(&co)) != NULL) {
         publish_events(r);
-        if (make_workspace(r) == 0 && tnd_crew_start(r->crew) == 0 &&
+        if (make_workspace(r) == 0 && (error = tnd_crew_start(r->crew)) == 0 &&
             (error = tnd_loop_baseline(r)) == 0)
             error = tnd_loop_attempts(r);
         r->config_error = error == TND_ECONFIG;

@@ -514,6 +514,8 @@ static int serve(const serve_opts *o)
          * with another runtime directory on the same --bind), and
          * removing it cut that server off from every client */
         fprintf(stderr, "tandem serve: %s\n", tnd_error_last());
+        if (tnd_error_is_config())
+            code = TND_EXIT_USAGE; /* an endpoint taken, say */
         goto out;
     }
     bound = true;

@@ -110,7 +110,9 @@ mkdir -p "$T/run2" "$T/state2"
 chmod 700 "$T/run2" "$T/state2"
 run env XDG_RUNTIME_DIR="$T/run2" XDG_STATE_HOME="$T/state2" \
     "$BIN/tandem" serve --config "$T/serve.yaml" --bind "ipc://$sock"
-[ "$RC" != 0 ] || fail "a second server on the same --bind started"
+# the endpoint is the user's to change: exit 2 (it was 1)
+expect_rc 2 "a second server on the same --bind"
+expect_in "$T/err" "another process listens there"
 [ -S "$sock" ] || fail "the refused server removed the first one's socket"
 run tandem submit --status
 expect_rc 0 "the first server still answers"
@@ -119,7 +121,7 @@ pass "a second tandem serve refuses to start and names the running one; it leave
 # a server whose state directory is its runtime directory is one server:
 # it took the one lock twice and refused itself, "already running as"
 # its own pid
-mkdir -m 700 "$T/run2"
+mkdir -p "$T/run2" && chmod 700 "$T/run2"
 XDG_RUNTIME_DIR=$T/run2 "$BIN/tandem" serve --config "$T/serve.yaml" \
     --state "$T/run2/tandem" --pool 1 >"$T/own.out" 2>"$T/own.err" &
 own=$!

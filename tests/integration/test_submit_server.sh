@@ -95,7 +95,8 @@ orchestrator:
   endpoint: "$EP"
 YAML
 TANDEM_TIMEOUT=60 run tandem run --repo "$T/demo" "make the failing test pass"
-expect_rc 1 "a run on a server's endpoint"
+# a configuration error, exit 2 (it was 1, as if the run had failed)
+expect_rc 2 "a run on a server's endpoint"
 expect_in "$T/err" "cannot bind $EP: another process listens there"
 TANDEM_TIMEOUT=60 run tandem submit --connect "$EP" --repo "$T/repo" "do it"
 expect_rc 0 "the server still has its clients"

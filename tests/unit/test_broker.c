@@ -990,6 +990,8 @@ static void endpoint_and_bind_errors(void **state)
     assert_null(tnd_broker_new(&o));
     assert_memory_equal(tnd_error_last(), "cannot bind ipc://", 18);
     assert_non_null(strstr(tnd_error_last(), "no-such-dir/b.ipc"));
+    /* the user's to fix: exit 2 for whoever made the broker */
+    assert_true(tnd_error_is_config());
 
     /* a tcp port chosen by the system is resolved */
     o.endpoint = "tcp://127.0.0.1:*";
@@ -997,6 +999,19 @@ static void endpoint_and_bind_errors(void **state)
     assert_non_null(b);
     assert_memory_equal(tnd_broker_endpoint(b), "tcp://127.0.0.1:", 16);
     assert_null(strchr(tnd_broker_endpoint(b), '*'));
+
+    /* a port taken, and an endpoint another broker listens on, are
+     * configuration errors too (a second server exited 1) */
+    snprintf(bad, sizeof(bad), "%s", tnd_broker_endpoint(b));
+    o.endpoint = bad;
+    assert_null(tnd_broker_new(&o));
+    assert_non_null(strstr(tnd_error_last(), "another process listens there"));
+    assert_true(tnd_error_is_config());
+    o.endpoint = endpoint;
+    assert_null(tnd_broker_new(&o));
+    assert_true(tnd_error_is_config());
+    tnd_error_set("another error");
+    assert_false(tnd_error_is_config());
     tnd_broker_destroy(&b);
     assert_null(b);
 }
