@@ -258,6 +258,98 @@ static int commit_tree_of(char **tree, const char *repo, const char *patch_file,
     return rc < 0 ? -1 : 0;
 }
 
+/* argv: words, then "--" and the paths of patch's files that old is
+ * true for (those base holds) or all of them. Caller frees the array. */
+static const char **argv_paths(const char *const *words, const tnd_patch *patch,
+                               bool old)
+{
+    size_t nw = 0, k = 0;
+    const char **argv;
+
+    while (words[nw])
+        nw++;
+    argv = tnd_xcalloc(nw + patch->nfiles + 2, sizeof(char *));
+    for (size_t i = 0; i < nw; i++)
+        argv[k++] = words[i];
+    argv[k++] = "--";
+    for (size_t i = 0; i < patch->nfiles; i++)
+        if (!old || !patch->files[i].created)
+            argv[k++] = patch->files[i].path;
+    return argv;
+}
+
+/* The commit's tree when git cannot apply the patch to the files as git
+ * stores them: a file git converts on checkout (eol=crlf, a clean and
+ * smudge filter) is in the patch as checked out, as the workspace had
+ * it. The files the patch touches are checked out of base into a
+ * directory of tandem's own, patched there (patchdir.c), and added back
+ * by git add, which converts them as a commit of the user's would. Still
+ * nothing comes from the user's tree. 0, or -1 with the error set. */
+static int commit_tree_converted(char **tree, const char *repo,
+                                 const char *diff, const tnd_patch *patch,
+                                 const char *base)
+{
+    const char *git_dir[] = {"git", "rev-parse", "--absolute-git-dir", NULL};
+    const char *read_tree[] = {"git", "read-tree", base, NULL};
+    const char *write_tree[] = {"git", "write-tree", NULL};
+    const char *checkout[] = {"git", "checkout-index", "-f", NULL, NULL};
+    const char *add[] = {
+        "git", NULL, "--work-tree=.", "--literal-pathspecs", "add", "-f",
+        "-A",  NULL};
+    char *runtime = tnd_rundir_base(), *gd = NULL, *index = NULL, *work = NULL,
+         *prefix = NULL, *gd_opt = NULL;
+    tnd_rundir *tmp = runtime ? tnd_rundir_new(runtime, NULL, NULL, 0) : NULL;
+    const char **argv = NULL;
+    int rc = tmp ? tnd_git_run(&gd, NULL, repo, git_dir, GIT_OUT_MAX) : -1;
+
+    *tree = NULL;
+    if (rc == 0 && !gd)
+        rc = tnd_error_set("git did not say where the repository is");
+    if (rc == 0) {
+        gd[strcspn(gd, "\n")] = '\0';
+        index = tnd_fs_join(tnd_rundir_path(tmp), "commit.index");
+        work = tnd_fs_join(tnd_rundir_path(tmp), "work");
+        rc = tnd_fs_mkdirs(work, 0700);
+    }
+    /* no index file is an empty index: the first commit's */
+    if (rc == 0 && *base)
+        rc = tnd_git_run_index(NULL, NULL, repo, index, read_tree, GIT_OUT_MAX);
+    if (rc == 0 && *base) {
+        checkout[3] = prefix = tnd_xasprintf("--prefix=%s/", work);
+        argv = argv_paths(checkout, patch, true);
+        if (argv[5]) /* a path after "--": not only new files */
+            rc = tnd_git_run_index(NULL, NULL, repo, index, argv, GIT_OUT_MAX);
+        free(argv);
+    }
+    if (rc == 0)
+        rc = tnd_patchdir_apply(work, diff);
+    if (rc == 0) {
+        add[1] = gd_opt = tnd_xasprintf("--git-dir=%s", gd);
+        argv = argv_paths(add, patch, false);
+        rc = tnd_git_run_index(NULL, NULL, work, index, argv, GIT_OUT_MAX);
+        free(argv);
+    }
+    if (rc == 0)
+        rc =
+            tnd_git_run_index(tree, NULL, repo, index, write_tree, GIT_OUT_MAX);
+    if (rc == 0 && !*tree)
+        rc = tnd_error_set("git wrote no tree of the patch");
+    if (rc == 0)
+        (*tree)[strcspn(*tree, "\n")] = '\0';
+    if (rc < 0) {
+        free(*tree);
+        *tree = NULL;
+    }
+    free(gd);
+    free(gd_opt);
+    free(prefix);
+    free(index);
+    free(work);
+    tnd_rundir_destroy(&tmp, false);
+    free(runtime);
+    return rc < 0 ? -1 : 0;
+}
+
 /* The commit of tree on base, with message. update-ref moves HEAD only
  * while it still names base, so a commit or a checkout made meanwhile
  * is not built on, and not lost. Sets r->commit; 0, or -1 with the
@@ -397,13 +489,17 @@ int tnd_apply_patch(tnd_apply_result *out, const char *repo, const char *diff,
     }
     if (mode == TND_APPLY_COMMIT) {
         base = head ? tnd_xstrdup(head) : tnd_apply_head(repo);
-        if (commit_tree_of(&tree, repo, patch_file, prefix, base) < 0) {
-            out->why = tnd_xasprintf(
-                "git cannot make the commit's files of the patch, so "
-                "nothing was changed (%s); a file git converts on checkout "
-                "(eol=crlf, a filter in .gitattributes) cannot be committed "
-                "by tandem yet: run with --apply and commit it yourself",
-                tnd_error_last());
+        /* git's own apply first; a file git converts on checkout is in
+         * the patch as checked out, so that one goes the long way (it
+         * was exit 5: run with --apply and commit it yourself) */
+        if (commit_tree_of(&tree, repo, patch_file, prefix, base) < 0 &&
+            (*prefix ||
+             commit_tree_converted(&tree, repo, diff, &patch, base) < 0)) {
+            out->why = tnd_xasprintf("git cannot make the commit's files of "
+                                     "the patch, so nothing was changed "
+                                     "(%s); run with --apply and commit it "
+                                     "yourself",
+                                     tnd_error_last());
             goto done;
         }
     }

@@ -38,14 +38,15 @@ static char **environment(bool english, const char *index)
     return envp;
 }
 
-/* What argv asks git to do, for a message: its command past the
- * "-c NAME=VALUE" options ("'git -c' failed" said nothing). */
+/* What argv asks git to do, for a message: its command past git's own
+ * options, "-c NAME=VALUE" and the rest ("'git -c' failed" and "'git
+ * --literal-pathspecs' failed" said nothing). */
 static const char *verb(const char *const *argv)
 {
     size_t i = 1;
 
-    while (argv[i] && argv[i + 1] && strcmp(argv[i], "-c") == 0)
-        i += 2;
+    while (argv[i] && argv[i + 1] && argv[i][0] == '-')
+        i += strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "-C") == 0 ? 2 : 1;
     return argv[i] ? argv[i] : "";
 }
 

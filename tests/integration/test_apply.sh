@@ -231,17 +231,46 @@ cmp -s "$T/demo/stats.c" "$T/stats.before" || fail "stats.c changed"
 [ ! -e "$T/demo/.tandem/sessions" ] || fail "a session was made"
 pass "--commit without a git identity: exit 2 before a session, the tree as it was"
 
-# a file git checks out converted (eol=crlf): git cannot apply the patch
-# to the commit's files; that is found before the tree is touched (the
-# change went into the tree, uncommitted, and the next run was refused)
+# a file git checks out converted (eol=crlf): the patch is of the
+# checkout (CRLF), which git cannot apply to the file as git stores it
+# (LF); the commit's file is made the way a commit of the user's would
+# be (it was exit 5, "run with --apply and commit it yourself")
 git_demo look
 (cd "$T/demo" && printf 'stats.c text eol=crlf\n' >.gitattributes &&
     git add .gitattributes && git commit -qm crlf && rm stats.c &&
     git checkout -q stats.c) || fail "cannot check stats.c out as CRLF"
+head_before=$(git -C "$T/demo" rev-parse HEAD)
+run tandem run --commit --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "--commit of a file checked out converted"
+[ "$(git -C "$T/demo" rev-parse HEAD~1)" = "$head_before" ] ||
+    fail "no commit on the one before"
+git -C "$T/demo" show HEAD:stats.c >"$T/committed.c"
+expect_in "$T/committed.c" "    return (double)sum / (double)count;"
+if grep -q "$(printf '\r')" "$T/committed.c"; then
+    fail "the commit holds CR: $(cat -A "$T/committed.c" | head -3)"
+fi
+grep -q "(double)count;$(printf '\r')\$" "$T/demo/stats.c" ||
+    fail "the work tree's line is not CRLF: $(cat -A "$T/demo/stats.c" | grep count)"
+[ -z "$(git -C "$T/demo" status --porcelain -- stats.c)" ] ||
+    fail "stats.c differs from the commit: $(git -C "$T/demo" status --porcelain)"
+pass "--commit of a file git converts on checkout commits it as git stores it"
+
+# a patch git cannot make the commit's files of, either way (a filter
+# that fails when the commit's index is not the repository's: git status
+# works, the commit's git add does not): nothing is changed, and it says
+# what to do
+git_demo look
+(cd "$T/demo" && printf 'stats.c filter=broken\n' >.gitattributes &&
+    git add .gitattributes && git commit -qm broken &&
+    git config filter.broken.smudge 'sed "s/\$/\r/"' &&
+    git config filter.broken.clean \
+        'sh -c "[ -z \"\$GIT_INDEX_FILE\" ] && sed \"s/\r\$//\""' &&
+    git config filter.broken.required true && rm stats.c &&
+    git checkout -q stats.c) || fail "cannot set a filter"
 cp "$T/demo/stats.c" "$T/stats.before"
 head_before=$(git -C "$T/demo" rev-parse HEAD)
 run tandem run --commit --repo "$T/demo" "make the failing test pass"
-expect_rc 5 "--commit of a file checked out converted"
+expect_rc 5 "--commit that git cannot commit"
 expect_in "$T/err" "git cannot make the commit's files of the patch, so nothing was changed"
 expect_in "$T/err" "run with --apply and commit it yourself"
 cmp -s "$T/demo/stats.c" "$T/stats.before" || fail "stats.c changed"
