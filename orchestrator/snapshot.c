@@ -449,10 +449,34 @@ static int from_git(const char *repo, const char *dir,
     memset(&g, 0, sizeof(g));
     if ((rc = list_files(&g, repo, !o->include_untracked, info)) <= 0)
         goto out;
-    if (g.tracked.n == 0) {
+    if (g.tracked.n == 0 && !o->include_untracked) {
+        /* the untracked files one by one, not their directories */
+        git_lists_free(&g);
+        memset(&g, 0, sizeof(g));
+        if ((rc = list_files(&g, repo, false, info)) <= 0)
+            goto out;
+    }
+    if (g.tracked.n == 0 && g.others.n == 0) {
         snprintf(info->why_whole, sizeof(info->why_whole),
                  "git tracks none of its files, so every file is copied");
         rc = 0;
+        goto out;
+    }
+    if (g.tracked.n == 0) {
+        /* a new repository (git init, nothing added yet): its files
+         * but not those its .gitignore names (a .env with a key went to
+         * the model) */
+        snprintf(info->why_whole, sizeof(info->why_whole),
+                 "git tracks none of its files, so the untracked ones are "
+                 "copied (not those .gitignore names)");
+        if ((rc = check_size(repo, g.others.at, g.others.n, o->max_bytes)) < 0)
+            goto out;
+        if (mkdir(dir, 0700) < 0) {
+            rc = tnd_error_sys("cannot create directory %s", dir);
+            goto out;
+        }
+        rc = copy_list(repo, dir, g.others.at, g.others.n, o->max_bytes, info);
+        rc = rc < 0 ? rc : 1;
         goto out;
     }
     info->git = true;

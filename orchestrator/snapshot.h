@@ -4,8 +4,9 @@
  * working tree: uncommitted changes included, files deleted in the working
  * tree left out. Untracked files are left out unless the config brings
  * them in (workspace.include_untracked); ignored files never come in. A
- * directory git does not track (not in a work tree, or none of its files
- * tracked) is taken whole, except .git and .tandem. Build outputs in the
+ * directory outside a work tree is taken whole, except .git and .tandem;
+ * one in a work tree where git tracks none of its files is its untracked
+ * files (whole when there are none either). Build outputs in the
  * user's tree are untracked or ignored, so they never reach a workspace.
  *
  * The snapshot copies that set once, into a private directory; each

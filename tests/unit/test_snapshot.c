@@ -250,6 +250,38 @@ static void an_untracked_directory_in_a_work_tree_is_taken_whole(void **state)
     free(repo);
 }
 
+/* A new repository (git init, nothing added yet) is not taken whole:
+ * what its .gitignore names stays out, as in any git tree (a .env with an
+ * API key went to the coder's model). */
+static void a_new_repository_leaves_ignored_files_out(void **state)
+{
+    char *repo = tnd_fs_join(scratch, "r4n");
+    tnd_snapshot *s;
+    int untracked;
+
+    (void)state;
+    put(repo, "main.c", "int main(void) { return 0; }\n");
+    put(repo, "src/util.c", "int util;\n");
+    put(repo, ".gitignore", ".env\nsecrets/\n");
+    put(repo, ".env", "OPENAI_API_KEY=sk-not-for-the-model\n");
+    put(repo, "secrets/prod.pem", "key\n");
+    sh("cd '%s' && git init -q", repo);
+    for (untracked = 0; untracked < 2; untracked++) {
+        s = take(repo, untracked ? "s4n-u" : "s4n", untracked);
+        assert_file(tnd_snapshot_path(s), "main.c",
+                    "int main(void) { return 0; }\n");
+        assert_file(tnd_snapshot_path(s), "src/util.c", "int util;\n");
+        assert_true(exists(tnd_snapshot_path(s), ".gitignore"));
+        assert_false(exists(tnd_snapshot_path(s), ".env"));
+        assert_false(exists(tnd_snapshot_path(s), "secrets"));
+        assert_int_equal(tnd_snapshot_about(s)->files, 3);
+        assert_non_null(
+            strstr(tnd_snapshot_about(s)->why_whole, "git tracks none"));
+        tnd_snapshot_destroy(&s, 1);
+    }
+    free(repo);
+}
+
 static void the_whole_option_ignores_git(void **state)
 {
     char *repo = git_repo("r5"), *dir = tnd_fs_join(scratch, "s5");
@@ -643,6 +675,7 @@ int main(void)
         cmocka_unit_test(a_symlinked_directory_is_not_followed),
         cmocka_unit_test(a_plain_directory_is_taken_whole),
         cmocka_unit_test(an_untracked_directory_in_a_work_tree_is_taken_whole),
+        cmocka_unit_test(a_new_repository_leaves_ignored_files_out),
         cmocka_unit_test(the_whole_option_ignores_git),
         cmocka_unit_test(an_export_is_moved_into_place),
         cmocka_unit_test(limits_and_refusals),
