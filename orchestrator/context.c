@@ -15,10 +15,14 @@
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
+#include "proto/tree.h"
 
 #define MAX_FILE_BYTES (256 * 1024) /* unless named */
-#define MAX_LISTED     20000
-#define MAP_DIRS_MAX   64 /* directories the map sums up, at most */
+/* the files a tree may hold: as many as the snapshot takes and the
+ * reviewer's tree holds (20,000 failed every attempt of a tree the
+ * baseline had passed on) */
+#define MAX_LISTED   TND_TREE_MAX_FILES
+#define MAP_DIRS_MAX 64 /* directories the map sums up, at most */
 
 typedef struct candidate {
     char *path;

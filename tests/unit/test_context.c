@@ -299,6 +299,32 @@ static void the_map_is_capped_and_sums_up_the_rest(void **state)
     assert_int_equal(tnd_fs_rmtree(dir), 0);
 }
 
+/* A tree the snapshot takes (up to 200,000 files) has a context: at
+ * 20,001 files every attempt failed with "holds more than 20000 files",
+ * after the baseline had passed on the same tree. */
+static void a_tree_of_25000_files_has_a_context(void **state)
+{
+    char dir[] = "/tmp/tnd-test-context-many-XXXXXX", rel[64];
+    tnd_context_options o = {.task = "fix d07/f00007.c", .budget = 4 * KIB};
+    tnd_code_request req;
+    tnd_context_stats st;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    for (int i = 0; i < 25000; i++) {
+        snprintf(rel, sizeof(rel), "d%02d/f%05d.c", i % 50, i);
+        put(dir, rel, "x\n", 2);
+    }
+    memset(&req, 0, sizeof(req));
+    if (tnd_context_build(&req, dir, &o, &st) < 0)
+        fail_msg("tnd_context_build: %s", tnd_error_last());
+    assert_string_equal(req.files[0].path, "d07/f00007.c");
+    assert_int_equal(st.files + st.left_out, 25000);
+    assert_true(strlen(req.repo_map) <= TND_CONTEXT_MAP_DEFAULT);
+    tnd_code_request_clear(&req);
+    assert_int_equal(tnd_fs_rmtree(dir), 0);
+}
+
 /* Issue 12: a test's binary data and a Latin-1 comment went into the
  * coder's prompt verbatim, where a JSON API refuses them. Data without a
  * NUL byte is still data; text with a few stray bytes is still text, sent
@@ -490,6 +516,7 @@ int main(void)
         cmocka_unit_test(a_named_file_goes_whatever_its_size),
         cmocka_unit_test(files_left_out_are_counted),
         cmocka_unit_test(the_map_is_capped_and_sums_up_the_rest),
+        cmocka_unit_test(a_tree_of_25000_files_has_a_context),
         cmocka_unit_test(data_is_mapped_and_text_is_sent_as_valid_utf8),
         cmocka_unit_test(budget_is_respected_and_the_rest_is_mapped),
         cmocka_unit_test(
