@@ -27,8 +27,10 @@
 #include "orchestrator/snapshot.h"
 #include "orchestrator/workspace.h"
 #include "proto/audit.h"
+#include "proto/body.h"
 #include "proto/code.h"
 #include "proto/json.h"
+#include "proto/mdp.h"
 #include "skills/excerpt.h"
 
 /* ---- the loop ----------------------------------------------------------- */
@@ -188,13 +190,23 @@ static int propose(run *r, attempt *a, const loop_state *ls)
             "%zu left out, ~%zu tokens asked)",
             a->n, r->gate.max_iterations, st.files, st.files == 1 ? "" : "s",
             st.left_out, len / 4);
-        if (st.named_out)
+        if (st.named_out > st.named_over)
             tnd_loop_say(r,
                          "[%d/%d] coder: not sent, though named: %s; the "
                          "named files need agents.coder.context_max_kb: "
                          "%zu or more (it is %zu)",
                          a->n, r->gate.max_iterations, st.named,
                          (st.named_need + 1023) / 1024, co.budget / 1024);
+        else if (st.named_out)
+            /* no budget would hold them: a file goes whole or not at
+             * all, and one request holds at most 16 MiB */
+            tnd_loop_say(r,
+                         "[%d/%d] coder: not sent, though named: %s; a file "
+                         "sent to the coder may be at most %d KiB (as "
+                         "UTF-8), and the request %d MiB; the map lists "
+                         "them",
+                         a->n, r->gate.max_iterations, st.named,
+                         TND_BODY_MAX_FILE / 1024, TND_MDP_MAX_BODY >> 20);
         if (st.replaced)
             tnd_loop_say(r,
                          "[%d/%d] coder: %zu byte%s in %zu file%s not valid "

@@ -15,6 +15,7 @@
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
+#include "proto/mdp.h"
 #include "proto/tree.h"
 
 #define MAX_FILE_BYTES (256 * 1024) /* unless named */
@@ -23,6 +24,11 @@
  * baseline had passed on) */
 #define MAX_LISTED   TND_TREE_MAX_FILES
 #define MAP_DIRS_MAX 64 /* directories the map sums up, at most */
+/* the files' part of the request's JSON, at most: the rest of a body
+ * (task, feedback, map, lessons) has room in what one may be. A
+ * context_max_kb of 16 MiB of short lines made a request of 24 MB the
+ * broker refused, and the run failed. */
+#define FILES_JSON_MAX (TND_MDP_MAX_BODY - (4 << 20))
 
 typedef struct candidate {
     char *path;
@@ -73,27 +79,58 @@ static int rank(const char *path, const tnd_context_options *o)
     return 2;
 }
 
-/* Add one text file to req, as valid UTF-8. */
-static void send(tnd_code_request *req, tnd_context_stats *st, const char *path,
-                 const char *text, size_t len)
+/* The bytes s takes in the request's JSON, quotes included (json-c
+ * writes \" \\ \n and the like in two, other control characters in
+ * six). */
+static size_t json_len(const char *s)
 {
-    size_t replaced = 0;
-    tnd_file *f = &req->files[req->nfiles++];
+    size_t n = 2;
 
-    f->path = tnd_xstrdup(path);
-    f->content = tnd_utf8_clean(text, len, &replaced);
-    st->replaced += replaced;
-    st->replaced_files += replaced > 0;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        n += c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' ||
+                     c == '\r' || c == '\t'
+                 ? 2
+             : c < 0x20 ? 6
+                        : 1;
+    }
+    return n;
 }
 
-/* Name a named file that did not go, while there is room. */
-static void note_named(tnd_context_stats *st, const candidate *c)
+/* Add one text file to req, as valid UTF-8, when it fits: with what the
+ * replacements add (three bytes for one) within what one file may be,
+ * and its JSON within *room (taken from it). false when it does not. */
+static bool send(tnd_code_request *req, tnd_context_stats *st, const char *path,
+                 const char *text, size_t len, size_t *room)
+{
+    size_t replaced = 0, need;
+    char *clean = tnd_utf8_clean(text, len, &replaced);
+    tnd_file *f;
+
+    need = json_len(path) + json_len(clean) + 32;
+    if (strlen(clean) > TND_BODY_MAX_FILE || need > *room) {
+        free(clean);
+        return false;
+    }
+    *room -= need;
+    f = &req->files[req->nfiles++];
+    f->path = tnd_xstrdup(path);
+    f->content = clean;
+    st->replaced += replaced;
+    st->replaced_files += replaced > 0;
+    return true;
+}
+
+/* Name a named file that did not go, while there is room; one that no
+ * budget would send (over the most a file in a request may be) says so. */
+static void note_named(tnd_context_stats *st, const candidate *c, bool never)
 {
     size_t len = strlen(st->named);
     char one[sizeof(st->named)];
 
-    snprintf(one, sizeof(one), "%s%s (%zu KiB)", len ? ", " : "", c->path,
-             (c->size + 1023) / 1024);
+    snprintf(one, sizeof(one), "%s%s (%zu KiB%s)", len ? ", " : "", c->path,
+             (c->size + 1023) / 1024, never ? ", too large to send" : "");
+    st->named_over += never;
     if (len + strlen(one) < sizeof(st->named) - 5)
         memcpy(st->named + len, one, strlen(one) + 1);
     else if (!strstr(st->named, ", ..."))
@@ -234,7 +271,7 @@ int tnd_context_build(tnd_code_request *req, const char *root,
 {
     tnd_context_stats sum = {0};
     char **list = NULL;
-    size_t n = 0, used = 0, nc = 0;
+    size_t n = 0, used = 0, nc = 0, room = FILES_JSON_MAX;
     candidate *c;
     bool *sent;
 
@@ -267,29 +304,31 @@ int tnd_context_build(tnd_code_request *req, const char *root,
         size_t max = c[i].rank == 0 ? TND_BODY_MAX_FILE : MAX_FILE_BYTES;
         char *full, *text = NULL;
         size_t len = 0;
-        bool data = false;
-        if (c[i].size <= max && used + c[i].size <= o->budget &&
+        bool data = false, never = c[i].size > max;
+        if (!never && used + c[i].size <= o->budget &&
             req->nfiles < TND_BODY_MAX_FILES) {
             full = tnd_fs_join(root, c[i].path);
             if (tnd_fs_read(&text, &len, full, max) == 0) {
                 if ((data = tnd_utf8_is_binary(text, len))) {
                     sum.binary++;
                 } else if (used + len <= o->budget) {
-                    send(req, &sum, c[i].path, text, len);
-                    used += len;
-                    sent[i] = true;
+                    /* not when its U+FFFDs take it over the most a file
+                     * may be, or its JSON the request over a body's */
+                    sent[i] = send(req, &sum, c[i].path, text, len, &room);
+                    never = !sent[i];
+                    used += sent[i] ? len : 0;
                 }
             }
             free(text);
             free(full);
         }
-        if (c[i].rank == 0 && !data)
+        if (c[i].rank == 0 && !data && !never)
             sum.named_need += c[i].size;
         if (sent[i] || data)
             continue;
         sum.left_out++;
         if (c[i].rank == 0)
-            note_named(&sum, &c[i]);
+            note_named(&sum, &c[i], never);
     }
     tnd_error_clear();
     free(req->repo_map);

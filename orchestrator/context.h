@@ -48,7 +48,11 @@ typedef struct tnd_context_stats {
     char named[256];       /* the first of those, ", "-separated, each
                               with its size ("cJSON.c (80 KiB)"); "" */
     size_t named_need;     /* the budget, in bytes, that would have held
-                              every named file */
+                              every named file (but those below) */
+    size_t named_over;     /* named_out that no budget would send: over
+                              the most a file in a request may be
+                              (TND_BODY_MAX_FILE, U+FFFDs included), or
+                              past what a request may hold */
     size_t map_listed;     /* files the map lists by name */
     size_t map_summed;     /* files it only counts, per directory */
     size_t map_bytes;      /* the map's size */

@@ -17,6 +17,8 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "orchestrator/context.h"
+#include "proto/body.h"
+#include "proto/mdp.h"
 
 static char repo[] = "/tmp/tnd-test-context-XXXXXX";
 static char outside[] = "/tmp/tnd-test-context-out-XXXXXX";
@@ -325,6 +327,61 @@ static void a_tree_of_25000_files_has_a_context(void **state)
     assert_int_equal(tnd_fs_rmtree(dir), 0);
 }
 
+/* What no budget would send is said as such, and what is sent fits in a
+ * request: a named 5 MiB file was "needing context_max_kb: 5121" under
+ * a budget of 16384; a 3.9 MiB file with Latin-1 bytes went, and its
+ * U+FFFDs made it a field the coder refused; 16 MiB of short lines made
+ * a request of 24 MB the broker refused. Each failed the run. */
+static void what_cannot_go_in_a_request_is_left_out(void **state)
+{
+    char dir[] = "/tmp/tnd-test-context-huge-XXXXXX", rel[64];
+    tnd_context_options o = {.task = "fix big.c and latin.c",
+                             .budget = 16384 * KIB};
+    static const char latin[] = "caf\xe9 na\xefve r\xe9sum\xe9 and more "
+                                "plain words here ok int x;\n";
+    tnd_code_request req;
+    tnd_context_stats st;
+    size_t len, at;
+    char *data = malloc(5 << 20), *body;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    memset(data, 'a', 5 << 20);
+    for (size_t k = 63; k < (5 << 20); k += 64)
+        data[k] = '\n';
+    put(dir, "big.c", data, 5 << 20);
+    for (at = 0; at + sizeof(latin) - 1 < (3900 * KIB); at += sizeof(latin) - 1)
+        memcpy(data + at, latin, sizeof(latin) - 1);
+    put(dir, "latin.c", data, at);
+    memset(data, '\n', 200 * KIB);
+    for (int i = 0; i < 100; i++) {
+        snprintf(rel, sizeof(rel), "lines/f%03d.txt", i);
+        put(dir, rel, data, 200 * KIB);
+    }
+    free(data);
+    memset(&req, 0, sizeof(req));
+    assert_int_equal(tnd_context_build(&req, dir, &o, &st), 0);
+    for (size_t i = 0; i < req.nfiles; i++) {
+        assert_string_not_equal(req.files[i].path, "big.c");
+        assert_string_not_equal(req.files[i].path, "latin.c");
+        assert_true(strlen(req.files[i].content) <= TND_BODY_MAX_FILE);
+    }
+    assert_true(req.nfiles > 0);
+    assert_int_equal(st.named_out, 2);
+    assert_int_equal(st.named_over, 2);
+    assert_int_equal(st.named_need, 0);
+    assert_non_null(strstr(st.named, "big.c (5120 KiB, too large to send)"));
+    req.task_id = (char *)"t";
+    req.task = (char *)o.task;
+    body = tnd_code_request_encode(&req, &len);
+    assert_true(len <= TND_MDP_MAX_BODY);
+    free(body);
+    req.task_id = NULL;
+    req.task = NULL;
+    tnd_code_request_clear(&req);
+    assert_int_equal(tnd_fs_rmtree(dir), 0);
+}
+
 /* Issue 12: a test's binary data and a Latin-1 comment went into the
  * coder's prompt verbatim, where a JSON API refuses them. Data without a
  * NUL byte is still data; text with a few stray bytes is still text, sent
@@ -517,6 +574,7 @@ int main(void)
         cmocka_unit_test(files_left_out_are_counted),
         cmocka_unit_test(the_map_is_capped_and_sums_up_the_rest),
         cmocka_unit_test(a_tree_of_25000_files_has_a_context),
+        cmocka_unit_test(what_cannot_go_in_a_request_is_left_out),
         cmocka_unit_test(data_is_mapped_and_text_is_sent_as_valid_utf8),
         cmocka_unit_test(budget_is_respected_and_the_rest_is_mapped),
         cmocka_unit_test(
