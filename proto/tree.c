@@ -137,9 +137,13 @@ tnd_tree *tnd_tree_new(tnd_tree_entry *entries, size_t n)
     }
     finish(t);
     if (t->text_len > TND_TREE_MAX_TEXT) {
+        /* every reviewer gets the tree so, one on this host too: it
+         * said "use a reviewer on this host" */
         tnd_error_set("the manifest of %zu files is %zu bytes, more than the "
-                      "%d MiB the content transfer carries; use a reviewer "
-                      "on this host",
+                      "%d MiB the content transfer carries: tandem takes "
+                      "trees of about 100,000 files at most (fewer with long "
+                      "paths); leave generated and vendored files out of "
+                      "git, or untracked (workspace.include_untracked: false)",
                       n, t->text_len, TND_TREE_MAX_TEXT >> 20);
         tnd_tree_destroy(&t);
     }

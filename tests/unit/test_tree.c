@@ -102,6 +102,26 @@ static void test_bad_paths(void **state)
     assert_non_null(strstr(tnd_error_last(), "appears twice"));
 }
 
+/* A manifest over what the transfer carries names the limit and what a
+ * person can do; every reviewer gets the tree so, and it said "use a
+ * reviewer on this host", of which the local one already was. */
+static void test_manifest_too_large(void **state)
+{
+    size_t n = 40000;
+    tnd_tree_entry *e = tnd_xcalloc(n, sizeof(*e));
+    char path[256];
+
+    (void)state;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "%0200zu.c", i);
+        e[i] = entry(path, "x", false);
+    }
+    assert_null(tnd_tree_new(e, n));
+    assert_non_null(strstr(tnd_error_last(), "the manifest of 40000 files"));
+    assert_non_null(strstr(tnd_error_last(), "about 100,000 files at most"));
+    assert_null(strstr(tnd_error_last(), "reviewer on this host"));
+}
+
 /* A symbolic link is an entry of its own: mode lnk, its target the
  * blob. */
 static void test_links(void **state)
@@ -297,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_changes_json),
         cmocka_unit_test(test_blobs_and_verify),
         cmocka_unit_test(test_need),
+        cmocka_unit_test(test_manifest_too_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
