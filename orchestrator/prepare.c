@@ -62,6 +62,52 @@ static int check_keys(const tnd_config *cfg, bool coder)
     return error;
 }
 
+/* A replay cassette that is there but no valid cassette (not JSON, cut
+ * short, an exchange it cannot read) stopped the agent that opened it,
+ * after the session began: a run failed (exit 1) and a review could not
+ * be done (exit 4) for what is a configuration mistake. Read each one as
+ * the replay will, once per file; the coder's only when it is used. */
+static int check_cassettes(const tnd_config *cfg, bool coder)
+{
+    const tnd_llm_config *llm;
+    char label[64];
+
+    for (size_t i = 0; i < cfg->reviewer.nmodels + 2; i++) {
+        bool seen = false;
+        tnd_llm *l;
+
+        if (i == 0) {
+            llm = &cfg->coder.llm;
+            snprintf(label, sizeof(label), "agents.coder.llm");
+        } else if (i == 1) {
+            llm = &cfg->reviewer.llm;
+            snprintf(label, sizeof(label), "agents.reviewer.llm");
+        } else {
+            llm = &cfg->reviewer.models[i - 2];
+            snprintf(label, sizeof(label), "agents.reviewer.models[%zu]",
+                     i - 2);
+        }
+        if (llm->provider != TND_PROVIDER_REPLAY || (i == 0 && !coder))
+            continue;
+        for (size_t k = coder ? 0 : 1; k < i && !seen; k++) {
+            const tnd_llm_config *o = k == 0   ? &cfg->coder.llm
+                                      : k == 1 ? &cfg->reviewer.llm
+                                               : &cfg->reviewer.models[k - 2];
+            seen = o->provider == TND_PROVIDER_REPLAY &&
+                   strcmp(o->cassette, llm->cassette) == 0;
+        }
+        if (seen)
+            continue;
+        if (!(l = tnd_llm_new(llm)))
+            return tnd_error_config("%s.cassette: %s; record it again "
+                                    "(tandem run --record FILE with a live "
+                                    "model) or name another",
+                                    label, tnd_error_last());
+        tnd_llm_destroy(&l);
+    }
+    return 0;
+}
+
 /* Resolve the configuration: exit 2 on any mistake, before anything is
  * created. r->repo is set. */
 static int load_config(run *r)
@@ -116,7 +162,8 @@ static int load_config(run *r)
      * what --llm made of the models */
     if (tnd_config_check_llms(r->cfg, true) < 0 ||
         /* a server's sessions use its agents, checked when it started */
-        (!r->host && tnd_crew_check(r->cfg, !r->opts.review) < 0))
+        (!r->host && tnd_crew_check(r->cfg, !r->opts.review) < 0) ||
+        (!r->host && check_cassettes(r->cfg, !r->opts.review) < 0))
         return TND_ECONFIG;
     if (!r->no_model && check_keys(r->cfg, !r->opts.review) < 0) {
         r->no_key = true;

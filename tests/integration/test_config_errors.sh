@@ -48,6 +48,31 @@ expect_rc 2 "missing cassette"
 expect_in "$T/err" "agents.coder.llm.cassette: $T/no-such-cassette.json does not exist"
 pass "a missing cassette is a configuration error"
 
+# a cassette that is there but no cassette (not JSON, cut short) stopped
+# the agent after the session began: `run` failed with exit 1 and
+# `review` could not review (exit 4), for a mistake in the configuration
+echo "not json" >"$T/bad-cassette.json"
+head -c 300 "$TOP/examples/demo/cassette.json" >"$T/cut-cassette.json"
+for c in bad cut; do
+    rm -rf "$T/demo/.tandem"
+    demo_config "$T/$c-cassette.json"
+    run tandem run --repo "$T/demo" "x"
+    expect_rc 2 "a $c cassette"
+    expect_in "$T/err" "agents.coder.llm.cassette: LLM replay of $T/$c-cassette.json: cassette $T/$c-cassette.json is not valid"
+    expect_in "$T/err" "record it again"
+    [ ! -d "$T/demo/.tandem" ] || fail "a session was created for a $c cassette"
+done
+(cd "$T/demo" && git init -q && git add -A &&
+    git -c user.name=t -c user.email=t@t commit -qm base) || fail "git"
+echo "/* x */" >>"$T/demo/stats.c"
+demo_config "$T/bad-cassette.json"
+run tandem review --repo "$T/demo" "x"
+expect_rc 2 "review with a bad cassette"
+expect_in "$T/err" "agents.reviewer.llm.cassette: LLM replay of $T/bad-cassette.json"
+rm -rf "$T/demo/.git" "$T/demo/.tandem"
+copy_demo
+pass "a cassette that is not valid is a configuration error (exit 2)"
+
 # --llm names a provider the config gives nothing for: the same check,
 # in the same words, as agents.yaml gets when it loads
 demo_config "$TOP/examples/demo/cassette.json"

@@ -167,9 +167,12 @@ expect_in "$T/err" "make the patch with git diff"
 pass "bad input is refused with the fix"
 
 # a review that could not be done says why on one line of words: its
-# line breaks were '?' ("its configuration is wrong?  last lines")
-echo 'not json' >"$T/bad-cassette.json"
-sed "s|cassette: \"[^\"]*\"|cassette: \"$T/bad-cassette.json\"|" "$T/review.yaml" >"$T/bad.yaml"
+# line breaks were '?' ("its configuration is wrong?  last lines"); a
+# reviewer program that exits 2 after two lines on stderr (a cassette
+# that is no cassette is exit 2 before anything starts: test_config_errors)
+printf '#!/bin/sh\necho "reviewer: cannot start" >&2\necho "reviewer: its configuration is wrong" >&2\nexit 2\n' >"$T/bad-reviewer"
+chmod +x "$T/bad-reviewer"
+sed "s|^  reviewer:|  reviewer:\\n    command: $T/bad-reviewer|" "$T/review.yaml" >"$T/bad.yaml"
 run tandem review --repo "$T/demo" --config "$T/bad.yaml" --diff "$T/half.diff"
 expect_rc 4 "a reviewer that cannot start"
 expect_in "$T/err" "could not review: agent reviewer-1 exited with status 2: its configuration is wrong "
