@@ -53,7 +53,7 @@ static int parse_line(line *out, const char *text, size_t len)
     json_object *j = NULL, *usage = NULL, *ex;
     char *answer = NULL;
     long prompt = 0, completion = 0;
-    bool truncated = false;
+    bool truncated = false, estimated = false;
     int error = -1;
 
     memset(out, 0, sizeof(*out));
@@ -66,6 +66,7 @@ static int parse_line(line *out, const char *text, size_t len)
         tnd_json_get_str(&answer, j, "answer", 4 << 20, TND_JSON_REQUIRED) <
             0 ||
         tnd_json_get_bool(&truncated, j, "truncated", TND_JSON_OPTIONAL) < 0 ||
+        tnd_json_get_bool(&estimated, j, "estimated", TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_object(&usage, j, "usage", TND_JSON_OPTIONAL) < 0 ||
         (usage && (tnd_json_get_int(&prompt, usage, "prompt_tokens", 0,
                                     100000000, TND_JSON_OPTIONAL) < 0 ||
@@ -83,6 +84,10 @@ static int parse_line(line *out, const char *text, size_t len)
     json_object_object_add(usage, "completion_tokens",
                            json_object_new_int64(completion));
     json_object_object_add(ex, "usage", usage);
+    /* tandem estimated them (the API reported none): the replay says so
+     * too, as the recorded run did */
+    if (estimated)
+        json_object_object_add(ex, "estimated", json_object_new_boolean(1));
     if (truncated)
         json_object_object_add(ex, "truncated", json_object_new_boolean(1));
     out->obj = ex;

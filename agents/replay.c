@@ -23,6 +23,7 @@ typedef struct exchange {
     long prompt_tokens;
     long completion_tokens;
     bool truncated; /* the recorded answer was cut at max_tokens */
+    bool estimated; /* usage is tandem's estimate, not the API's */
 } exchange;
 
 typedef struct replay {
@@ -60,6 +61,8 @@ static int load_exchange(exchange *e, json_object *j)
         tnd_json_get_str(&e->answer, j, "answer", 4 << 20, TND_JSON_REQUIRED) <
             0 ||
         tnd_json_get_bool(&e->truncated, j, "truncated", TND_JSON_OPTIONAL) <
+            0 ||
+        tnd_json_get_bool(&e->estimated, j, "estimated", TND_JSON_OPTIONAL) <
             0 ||
         tnd_json_get_array(&expect, j, "expect", 64, TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_object(&usage, j, "usage", TND_JSON_OPTIONAL) < 0)
@@ -181,6 +184,7 @@ static int replay_complete(void *state, tnd_llm_answer *out,
     out->text = tnd_xstrdup(e->answer);
     out->usage.prompt_tokens = e->prompt_tokens;
     out->usage.completion_tokens = e->completion_tokens;
+    out->usage.estimated = e->estimated;
     out->truncated = e->truncated;
     return 0;
 }

@@ -146,6 +146,44 @@ static void a_cut_answer_stays_cut(void **state)
     tnd_config_destroy(&cfg);
 }
 
+/* Counts tandem estimated (the API reported none) replay as estimated:
+ * the cassette dropped the mark, and a replay of a `command` model's run
+ * reported as the API's what the live run marked as estimates. */
+static void estimated_tokens_stay_estimated(void **state)
+{
+    tnd_config *cfg = tnd_config_defaults();
+    tnd_prompt p = {"s", "u", "coder", "t", 1, 1};
+    tnd_llm_answer a;
+    tnd_llm *llm;
+
+    (void)state;
+    write_partial(
+        "{\"role\":\"coder\",\"attempt\":1,\"call\":1,\"answer\":\"guess\","
+        "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6},"
+        "\"estimated\":true}\n"
+        "{\"role\":\"coder\",\"attempt\":1,\"call\":2,\"answer\":\"told\","
+        "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6},"
+        "\"estimated\":false}\n");
+    assert_int_equal(tnd_cassette_from_recording(partial, out, "", NULL, NULL),
+                     0);
+    cfg->coder.llm.provider = TND_PROVIDER_REPLAY;
+    free(cfg->coder.llm.cassette);
+    cfg->coder.llm.cassette = strdup(out);
+    assert_non_null(llm = tnd_llm_new(&cfg->coder.llm));
+    assert_int_equal(tnd_llm_complete(&a, llm, &p), 0);
+    assert_string_equal(a.text, "guess");
+    assert_int_equal(a.usage.prompt_tokens, 5);
+    assert_int_equal(a.usage.completion_tokens, 6);
+    assert_true(a.usage.estimated);
+    tnd_llm_answer_clear(&a);
+    p.call = 2;
+    assert_int_equal(tnd_llm_complete(&a, llm, &p), 0);
+    assert_false(a.usage.estimated);
+    tnd_llm_answer_clear(&a);
+    tnd_llm_destroy(&llm);
+    tnd_config_destroy(&cfg);
+}
+
 static void exchanges_are_in_the_order_the_run_asked(void **state)
 {
     char *doc = NULL;
@@ -235,6 +273,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(recording_plays_back),
         cmocka_unit_test(a_cut_answer_stays_cut),
+        cmocka_unit_test(estimated_tokens_stay_estimated),
         cmocka_unit_test(exchanges_are_in_the_order_the_run_asked),
         cmocka_unit_test(no_recording_gives_an_empty_cassette),
         cmocka_unit_test(an_unwritable_cassette_is_an_error),
