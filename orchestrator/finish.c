@@ -43,6 +43,18 @@ static void save_recording(run *r)
 
     if (!r->record_partial || r->go_on) /* the run going on saves it */
         return;
+    if (!ended(r) && tnd_fs_exists(r->opts.record)) {
+        /* a run that failed at its first call (a server down, a bad key)
+         * replaced a good cassette with one of no exchange */
+        fprintf(r->err,
+                "tandem: %s is left as it was, since this session did not "
+                "end; the answers recorded so far are in %s, and the run "
+                "that ends the session (tandem resume --repo %s %s) writes "
+                "%s\n",
+                r->opts.record, r->record_partial, r->repo,
+                tnd_session_id(r->session), r->opts.record);
+        return;
+    }
     comment =
         tnd_xasprintf("recorded by tandem %s: %s", TND_VERSION, r->opts.task);
     if (tnd_cassette_from_recording(r->record_partial, r->opts.record, comment,

@@ -134,3 +134,16 @@ expect_in "$T/err" "--record $T/demo/stats.c: the file is there and is no tandem
 cmp -s "$T/demo/stats.c" "$T/stats.before" || fail "stats.c was changed"
 [ ! -e "$T/demo/stats.c.partial" ] || fail "a partial recording was left"
 pass "--record refuses to replace a file that is no cassette"
+
+# recording again over a cassette, in a run that fails at its first call
+# (a server down): the good cassette was replaced by one of 0 exchanges
+copy_demo
+cp "$T/recorded.json" "$T/kept.json"
+run tandem run --repo "$T/demo" --llm openai:fake-model \
+    --base-url "http://127.0.0.1:9/v1" --record "$T/kept.json" \
+    "make the failing test pass"
+expect_rc 1 "a recording whose server is down"
+expect_in "$T/err" "$T/kept.json is left as it was, since this session did not end"
+expect_not_in "$T/err" "recorded 0 exchanges"
+cmp -s "$T/kept.json" "$T/recorded.json" || fail "the cassette was replaced"
+pass "a session that did not end leaves a cassette that is there as it was"
