@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agents/cassette.h"
@@ -46,6 +47,14 @@ static void save_recording(run *r)
     if (!ended(r) && tnd_fs_exists(r->opts.record)) {
         /* a run that failed at its first call (a server down, a bad key)
          * replaced a good cassette with one of no exchange */
+        struct stat st;
+        if (stat(r->record_partial, &st) < 0 || st.st_size == 0) {
+            fprintf(r->err,
+                    "tandem: %s is left as it was: this session did not "
+                    "end, and recorded no answer\n",
+                    r->opts.record);
+            return;
+        }
         fprintf(r->err,
                 "tandem: %s is left as it was, since this session did not "
                 "end; the answers recorded so far are in %s, and the run "

@@ -59,6 +59,8 @@ typedef struct run {
     tnd_workspace *ws;
     tnd_report *report;
     char *record_partial; /* FILE.partial while recording */
+    int record_lock;      /* FILE.partial open and locked while this run
+                             records: set with record_partial */
     int64_t started;      /* this run's start (monotonic ms) */
     int64_t wall_from;    /* gate.max_wall_s counts from here: this run's
                              start, or the last answer a person gave */

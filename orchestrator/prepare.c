@@ -3,10 +3,14 @@
  * target, tandem's own files hidden from the coder, and for a review the
  * change read as edits. Every mistake here is exit 2, said before a
  * session is made, an agent started or a model paid. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agents/llm.h"
@@ -324,6 +328,34 @@ static int record_target(const char *path)
     return 0;
 }
 
+/* The recording FILE.partial, opened and locked for this run's length:
+ * two runs recording to the same FILE at once cleared and removed each
+ * other's, and the cassette written last held none of their answers.
+ * 0, or TND_ECONFIG with the error naming the file. */
+static int lock_recording(run *r, const char *partial)
+{
+    int fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+    if (fd < 0)
+        return tnd_error_config("--record %s: cannot open %s: %s",
+                                r->opts.record, partial, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return tnd_error_config("--record %s: another tandem run is "
+                                    "recording to it now (it holds %s); "
+                                    "wait for that run to end, or name "
+                                    "another file",
+                                    r->opts.record, partial);
+        return tnd_error_config("--record %s: cannot lock %s: %s",
+                                r->opts.record, partial, strerror(e));
+    }
+    r->record_lock = fd;
+    r->record_partial = tnd_xstrdup(partial);
+    return 0;
+}
+
 int tnd_loop_prepare(run *r)
 {
     int error;
@@ -350,9 +382,14 @@ int tnd_loop_prepare(run *r)
             return tnd_error_config("--record %s: its directory does not "
                                     "exist",
                                     r->opts.record);
+        char *partial;
         if (record_target(r->opts.record) < 0)
             return TND_ECONFIG;
-        r->record_partial = tnd_xasprintf("%s.partial", r->opts.record);
+        partial = tnd_xasprintf("%s.partial", r->opts.record);
+        error = lock_recording(r, partial);
+        free(partial);
+        if (error < 0)
+            return TND_ECONFIG;
     }
     collect_required(r);
     hide_own_files(r);

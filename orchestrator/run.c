@@ -85,6 +85,15 @@ void tnd_loop_close(run *r)
         free(r->hidden[i]);
     for (int i = 0; i < 6; i++)
         free(r->owned[i]);
+    if (r->record_partial) {
+        /* no answer recorded (the run stopped before one): no file left */
+        struct stat own, now;
+        if (fstat(r->record_lock, &own) == 0 && own.st_size == 0 &&
+            stat(r->record_partial, &now) == 0 && now.st_ino == own.st_ino &&
+            now.st_dev == own.st_dev)
+            unlink(r->record_partial);
+        close(r->record_lock);
+    }
     free(r->record_partial);
     free(r->reason);
     free(r->final_rel);
@@ -484,8 +493,11 @@ static int open_new(run *r, int64_t started_wall)
             return NOTHING_TO_REVIEW;
         }
     }
-    if (r->record_partial)
-        unlink(r->record_partial);
+    /* a new session's recording starts empty (a session that can go on
+     * appends to its own) */
+    if (r->record_partial && ftruncate(r->record_lock, 0) < 0)
+        tnd_log_warn("cannot empty the recording %s: %s", r->record_partial,
+                     strerror(errno));
     if (r->opts.review && r->opts.format)
         r->findings = tnd_findings_new();
     if (!(r->session = tnd_session_new(r->repo)) ||

@@ -143,7 +143,24 @@ run tandem run --repo "$T/demo" --llm openai:fake-model \
     --base-url "http://127.0.0.1:9/v1" --record "$T/kept.json" \
     "make the failing test pass"
 expect_rc 1 "a recording whose server is down"
-expect_in "$T/err" "$T/kept.json is left as it was, since this session did not end"
+expect_in "$T/err" "$T/kept.json is left as it was: this session did not end, and recorded no answer"
 expect_not_in "$T/err" "recorded 0 exchanges"
 cmp -s "$T/kept.json" "$T/recorded.json" || fail "the cassette was replaced"
 pass "a session that did not end leaves a cassette that is there as it was"
+[ ! -e "$T/kept.json.partial" ] || fail "an empty recording was left"
+
+# two runs recording to the same FILE at once: the second emptied and
+# removed the first's FILE.partial, the first removed the second's, and
+# the cassette written last held no answer of either; FILE.partial is
+# locked while a run records (flock(1) holds it here, as a run would)
+copy_demo
+echo '{"role":"coder","attempt":1,"call":1,"answer":"theirs"}' \
+    >"$T/busy.json.partial"
+run flock "$T/busy.json.partial" "$BIN/tandem" run --repo "$T/demo" \
+    --llm openai:fake-model --base-url "http://127.0.0.1:9/v1" \
+    --record "$T/busy.json" "make the failing test pass"
+expect_rc 2 "a recording another run holds"
+expect_in "$T/err" "--record $T/busy.json: another tandem run is recording to it now (it holds $T/busy.json.partial); wait for that run to end, or name another file"
+[ ! -d "$T/demo/.tandem" ] || fail "a session was made"
+expect_in "$T/busy.json.partial" '"answer":"theirs"'
+pass "a recording another run holds is refused before anything starts"
