@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agents/prompt.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/utf8.h"
@@ -101,8 +102,8 @@ out:
 }
 
 int tnd_cassette_from_recording(const char *partial, const char *out,
-                                const char *comment, size_t *count,
-                                size_t *skipped)
+                                const char *comment, const char *task,
+                                size_t *count, size_t *skipped)
 {
     char *text = NULL, *doc;
     size_t len = 0, n = 0, alloc = 0, bad = 0;
@@ -159,9 +160,23 @@ int tnd_cassette_from_recording(const char *partial, const char *out,
     json_object_object_add(root, "comment",
                            json_object_new_string(comment ? comment : ""));
     for (size_t i = 0; i < n; i++) {
+        bool first = true;
+        for (size_t k = 0; k < i && first; k++)
+            first = strcmp(lines[k].role, lines[i].role) != 0;
+        /* each role's first prompt holds the task: a replay for another
+         * task fails there, naming it, rather than play this one's
+         * answers and approve a change nobody asked for */
+        if (first && task && *task && tnd_utf8_valid(task, strlen(task))) {
+            json_object *expect = json_object_new_array();
+            char *said = tnd_xasprintf(TND_PROMPT_TASK, task);
+            json_object_array_add(expect, json_object_new_string(said));
+            free(said);
+            json_object_object_add(lines[i].obj, "expect", expect);
+        }
         json_object_array_add(list, lines[i].obj);
-        free(lines[i].role);
     }
+    for (size_t i = 0; i < n; i++)
+        free(lines[i].role);
     free(lines);
     json_object_object_add(root, "exchanges", list);
     doc = tnd_json_pretty(root);

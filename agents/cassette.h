@@ -15,9 +15,11 @@
  * Lines that are not valid (a torn last line after a crash) are skipped
  * and counted in *skipped (may be NULL). The count of exchanges written
  * goes to *count (may be NULL). -1 with the error set when partial
- * cannot be read or out cannot be written. */
+ * cannot be read or out cannot be written. task (may be NULL): the
+ * run's task, which each role's first exchange then expects in its
+ * prompt, so that a replay for another task stops there. */
 int tnd_cassette_from_recording(const char *partial, const char *out,
-                                const char *comment, size_t *count,
-                                size_t *skipped);
+                                const char *comment, const char *task,
+                                size_t *count, size_t *skipped);
 
 #endif

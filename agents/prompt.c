@@ -124,7 +124,7 @@ char *tnd_prompt_coder_user(const tnd_code_request *req)
     tnd_buf b;
 
     tnd_buf_init(&b, TND_BUF_NOCAP);
-    tnd_buf_printf(&b, "## Task\n\n%s\n\n", req->task);
+    tnd_buf_printf(&b, TND_PROMPT_TASK, req->task);
     if (req->nlessons) {
         tnd_buf_puts(&b, "## Lessons from earlier tasks in this repository\n"
                          "\nThese went wrong here before; do not repeat "
@@ -305,7 +305,8 @@ char *tnd_prompt_reviewer_user(const tnd_audit_request *req,
     tnd_buf b;
 
     tnd_buf_init(&b, TND_BUF_NOCAP);
-    tnd_buf_printf(&b, "## Task\n\n%s\n\n## Proposed change\n\n", req->task);
+    tnd_buf_printf(&b, TND_PROMPT_TASK, req->task);
+    tnd_buf_puts(&b, "## Proposed change\n\n");
     fenced(&b, "diff", req->diff);
     tnd_buf_puts(&b, "\n## Tool results on the changed tree\n\n");
     if (nskills == 0)

@@ -8,6 +8,10 @@
 #include "proto/audit.h"
 #include "proto/code.h"
 
+/* How both agents' first user prompt gives the task (printf format, the
+ * task its one argument): a recorded cassette expects it (cassette.c). */
+#define TND_PROMPT_TASK "## Task\n\n%s\n\n"
+
 /* The coder's instructions: its job and the edit block format. */
 const char *tnd_prompt_coder_system(void);
 

@@ -67,7 +67,7 @@ static void save_recording(run *r)
     comment =
         tnd_xasprintf("recorded by tandem %s: %s", TND_VERSION, r->opts.task);
     if (tnd_cassette_from_recording(r->record_partial, r->opts.record, comment,
-                                    &count, &skipped) < 0) {
+                                    r->opts.task, &count, &skipped) < 0) {
         fprintf(r->err, "tandem: cannot write the recording: %s\n",
                 tnd_error_last());
     } else {

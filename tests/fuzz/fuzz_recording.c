@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_file(partial, sizeof(partial), data, size) < 0)
         abort();
     snprintf(out, sizeof(out), "%s/cassette.json", dir);
-    FUZZ_CHECK(tnd_cassette_from_recording(partial, out, "fuzz", &count,
+    FUZZ_CHECK(tnd_cassette_from_recording(partial, out, "fuzz", NULL, &count,
                                            &skipped) == 0);
     memset(&cfg, 0, sizeof(cfg));
     cfg.cassette = out;

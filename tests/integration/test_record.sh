@@ -35,6 +35,15 @@ for field in '"iterations"' '"llm_calls"' '"prompt"' '"completion"' \
 done
 pass "the cassette replays the run exactly (diff, decisions, tokens)"
 
+# a replay for another task stops at the first prompt, naming the task
+# (the recorded answers were played and their change approved, exit 0)
+copy_demo
+demo_config "$T/recorded.json"
+run tandem run --repo "$T/demo" "add a median function"
+expect_rc 1 "a replay for another task"
+expect_in "$T/err" "the coder's prompt for attempt 1 call 1 should contain \"## Task  make the failing test pass  \""
+pass "a recorded cassette replayed for another task says so"
+
 run tandem run --repo "$T/demo" --record "$T/again.json" "x"
 expect_rc 2 "recording a replay"
 expect_in "$T/err" "--record records a live model's answers"

@@ -86,9 +86,9 @@ static void recording_plays_back(void **state)
         "{\"role\":\"coder\",\"attempt\":2,\"call\":1,\"answer\":\"retried\","
         "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4}}\n"
         "{\"role\":\"coder\",\"attempt\":3,\"ca");
-    assert_int_equal(
-        tnd_cassette_from_recording(partial, out, "a test", &count, &skipped),
-        0);
+    assert_int_equal(tnd_cassette_from_recording(partial, out, "a test", NULL,
+                                                 &count, &skipped),
+                     0);
     assert_int_equal(count, 3);
     assert_int_equal(skipped, 1); /* the torn last line */
 
@@ -123,8 +123,8 @@ static void a_cut_answer_stays_cut(void **state)
         "{\"role\":\"coder\",\"attempt\":1,\"call\":2,\"answer\":\"whole\","
         "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6},"
         "\"estimated\":false}\n");
-    assert_int_equal(tnd_cassette_from_recording(partial, out, "", NULL, NULL),
-                     0);
+    assert_int_equal(
+        tnd_cassette_from_recording(partial, out, "", NULL, NULL, NULL), 0);
     assert_int_equal(tnd_fs_read(&doc, NULL, out, 1 << 20), 0);
     assert_non_null(strstr(doc, "\"truncated\": true"));
     assert_null(strstr(strstr(doc, "\"truncated\"") + strlen("\"truncated\""),
@@ -164,8 +164,8 @@ static void estimated_tokens_stay_estimated(void **state)
         "{\"role\":\"coder\",\"attempt\":1,\"call\":2,\"answer\":\"told\","
         "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6},"
         "\"estimated\":false}\n");
-    assert_int_equal(tnd_cassette_from_recording(partial, out, "", NULL, NULL),
-                     0);
+    assert_int_equal(
+        tnd_cassette_from_recording(partial, out, "", NULL, NULL, NULL), 0);
     cfg->coder.llm.provider = TND_PROVIDER_REPLAY;
     free(cfg->coder.llm.cassette);
     cfg->coder.llm.cassette = strdup(out);
@@ -184,6 +184,39 @@ static void estimated_tokens_stay_estimated(void **state)
     tnd_config_destroy(&cfg);
 }
 
+/* Each role's first exchange expects the run's task: a replay for
+ * another task played this one's answers and approved their change. */
+static void the_first_prompts_expect_the_task(void **state)
+{
+    tnd_config *cfg = tnd_config_defaults();
+    tnd_prompt p = {"s", "## Task\n\nfix it\n\nmore", "coder", "t", 1, 1};
+    tnd_llm_answer a;
+    tnd_llm *llm;
+
+    (void)state;
+    write_partial(
+        "{\"role\":\"coder\",\"attempt\":1,\"call\":1,\"answer\":\"c1\"}\n"
+        "{\"role\":\"coder\",\"attempt\":2,\"call\":1,\"answer\":\"c2\"}\n");
+    assert_int_equal(
+        tnd_cassette_from_recording(partial, out, "", "fix it", NULL, NULL), 0);
+    cfg->coder.llm.provider = TND_PROVIDER_REPLAY;
+    free(cfg->coder.llm.cassette);
+    cfg->coder.llm.cassette = strdup(out);
+    assert_non_null(llm = tnd_llm_new(&cfg->coder.llm));
+    assert_int_equal(tnd_llm_complete(&a, llm, &p), 0);
+    assert_string_equal(a.text, "c1");
+    tnd_llm_answer_clear(&a);
+    p.user = "## Task\n\nfix it all\n\n";
+    assert_int_not_equal(tnd_llm_complete(&a, llm, &p), 0);
+    assert_non_null(strstr(tnd_error_last(), "should contain"));
+    p.attempt = 2; /* the later ones expect nothing */
+    assert_int_equal(tnd_llm_complete(&a, llm, &p), 0);
+    assert_string_equal(a.text, "c2");
+    tnd_llm_answer_clear(&a);
+    tnd_llm_destroy(&llm);
+    tnd_config_destroy(&cfg);
+}
+
 static void exchanges_are_in_the_order_the_run_asked(void **state)
 {
     char *doc = NULL;
@@ -195,7 +228,7 @@ static void exchanges_are_in_the_order_the_run_asked(void **state)
         "{\"role\":\"reviewer\",\"attempt\":1,\"call\":1,\"answer\":\"R1\"}\n"
         "{\"role\":\"coder\",\"attempt\":1,\"call\":1,\"answer\":\"C1\"}\n");
     assert_int_equal(
-        tnd_cassette_from_recording(partial, out, NULL, NULL, NULL), 0);
+        tnd_cassette_from_recording(partial, out, NULL, NULL, NULL, NULL), 0);
     assert_int_equal(tnd_fs_read(&doc, NULL, out, 1 << 20), 0);
     c1 = strstr(doc, "\"C1\"");
     r1 = strstr(doc, "\"R1\"");
@@ -215,7 +248,8 @@ static void no_recording_gives_an_empty_cassette(void **state)
     (void)state;
     unlink(partial);
     assert_int_equal(
-        tnd_cassette_from_recording(partial, out, "empty", &count, NULL), 0);
+        tnd_cassette_from_recording(partial, out, "empty", NULL, &count, NULL),
+        0);
     assert_int_equal(count, 0);
     assert_null(replay("coder", 1, 1));
 }
@@ -229,7 +263,7 @@ static void an_unwritable_cassette_is_an_error(void **state)
                   "\"answer\":\"x\"}\n");
     snprintf(bad, sizeof(bad), "%s/missing/dir/rec.json", dir);
     assert_int_equal(
-        tnd_cassette_from_recording(partial, bad, NULL, NULL, NULL), -1);
+        tnd_cassette_from_recording(partial, bad, NULL, NULL, NULL, NULL), -1);
     assert_non_null(strstr(tnd_error_last(), "missing/dir"));
 }
 
@@ -257,7 +291,8 @@ static void a_line_that_is_not_utf8_is_skipped(void **state)
         "\"answer\":\"c2\",\"usage\":{\"prompt_tokens\":1}}\n" FUZZED_LINE
         "\n");
     assert_int_equal(
-        tnd_cassette_from_recording(partial, out, NULL, &count, &skipped), 0);
+        tnd_cassette_from_recording(partial, out, NULL, NULL, &count, &skipped),
+        0);
     assert_int_equal(count, 2);
     assert_int_equal(skipped, 2);
     text = replay("coder", 1, 1);
@@ -274,6 +309,7 @@ int main(void)
         cmocka_unit_test(recording_plays_back),
         cmocka_unit_test(a_cut_answer_stays_cut),
         cmocka_unit_test(estimated_tokens_stay_estimated),
+        cmocka_unit_test(the_first_prompts_expect_the_task),
         cmocka_unit_test(exchanges_are_in_the_order_the_run_asked),
         cmocka_unit_test(no_recording_gives_an_empty_cassette),
         cmocka_unit_test(an_unwritable_cassette_is_an_error),
