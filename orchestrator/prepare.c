@@ -335,6 +335,7 @@ static int record_target(const char *path)
 static int lock_recording(run *r, const char *partial)
 {
     int fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    struct stat st;
 
     if (fd < 0)
         return tnd_error_config("--record %s: cannot open %s: %s",
@@ -350,6 +351,17 @@ static int lock_recording(run *r, const char *partial)
                                     r->opts.record, partial);
         return tnd_error_config("--record %s: cannot lock %s: %s",
                                 r->opts.record, partial, strerror(e));
+    }
+    if (!r->session && fstat(fd, &st) == 0 && st.st_size > 0) {
+        /* a new run emptied it: the answers of a session that waits for a
+         * person (or failed), whose resume writes FILE, were lost */
+        close(fd);
+        return tnd_error_config(
+            "--record %s: %s holds the answers of a session that has not "
+            "ended (waiting for a person, stopped, or failed); tandem resume "
+            "(or approve, guide, budget) of that session goes on recording "
+            "and writes %s; remove %s to record a new run",
+            r->opts.record, partial, r->opts.record, partial);
     }
     r->record_lock = fd;
     r->record_partial = tnd_xstrdup(partial);

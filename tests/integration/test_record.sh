@@ -65,6 +65,15 @@ run tandem run --repo "$T/demo" --record "$T/waited.json" \
 expect_rc 3 "the recorded run that waits"
 [ -e "$T/waited.json.partial" ] || fail "the recording of a waiting session was not kept"
 sid=$(ls "$T/demo/.tandem/sessions")
+# a new run recording to the same FILE meanwhile is refused: it emptied
+# the waiting session's answers, and the answer's cassette had no first
+# attempt
+cp "$T/waited.json.partial" "$T/waited.before"
+run tandem run --repo "$T/demo" --record "$T/waited.json" "another task"
+expect_rc 2 "a new recording over a waiting session's"
+expect_in "$T/err" "$T/waited.json.partial holds the answers of a session that has not ended"
+cmp -s "$T/waited.json.partial" "$T/waited.before" ||
+    fail "the waiting session's recording changed"
 run tandem budget --repo "$T/demo" "$sid" --iterations 1
 expect_rc 0 "the answered session"
 expect_in "$T/err" "recorded 4 exchanges in $T/waited.json"
