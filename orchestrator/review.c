@@ -7,6 +7,7 @@
 
 #include "common/buf.h"
 #include "common/glob.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "orchestrator/gate.h"
 #include "skills/patch.h"
@@ -263,15 +264,63 @@ static void outvoted(tnd_critique *c, const size_t *votes, size_t n)
     for (size_t i = 0; i < c->nissues; i++) {
         tnd_issue *is = &c->issues[i];
         char *d;
+        char note[96];
+        size_t keep;
         if (votes[i] * 2 > n || is->severity == TND_SEVERITY_MINOR)
             continue;
-        d = tnd_xasprintf("%s (%s, raised by %zu of %zu reviewers: outvoted)",
-                          is->description, tnd_severity_name(is->severity),
-                          votes[i], n);
+        snprintf(note, sizeof(note),
+                 " (%s, raised by %zu of %zu reviewers: outvoted)",
+                 tnd_severity_name(is->severity), votes[i], n);
+        /* the merged audit is journaled and read back by a resume under
+         * the protocol's limits: a description at the limit has room made
+         * for the note, at a character's boundary */
+        keep = strlen(is->description);
+        if (keep + strlen(note) > TND_BODY_MAX_NOTE)
+            keep = tnd_utf8_whole(is->description,
+                                  TND_BODY_MAX_NOTE - strlen(note));
+        d = tnd_xasprintf("%.*s%s", (int)keep, is->description, note);
         free(is->description);
         is->description = d;
         is->severity = TND_SEVERITY_MINOR;
     }
+}
+
+/* Keep at most TND_BODY_MAX_ISSUES of c's issues, in their order: the
+ * gravest first, so whatever blocks the change stays (the members' lists
+ * add up to more than the protocol carries, and the journaled audit must
+ * read back). Returns how many were left out. */
+static size_t fit_issues(tnd_critique *c)
+{
+    size_t count[TND_SEVERITY_CRITICAL + 1] = {0}, kept = 0, room, dropped;
+    int floor = TND_SEVERITY_CRITICAL;
+
+    if (c->nissues <= TND_BODY_MAX_ISSUES)
+        return 0;
+    for (size_t i = 0; i < c->nissues; i++)
+        count[c->issues[i].severity]++;
+    /* the mildest severity kept whole, and the room left for the next */
+    room = TND_BODY_MAX_ISSUES;
+    while (floor > 0 && count[floor] <= room)
+        room -= count[floor--];
+    for (size_t i = 0; i < c->nissues; i++) {
+        tnd_issue *is = &c->issues[i];
+        bool keep = (int)is->severity > floor;
+        if (!keep && (int)is->severity == floor && room > 0) {
+            keep = true;
+            room--;
+        }
+        if (keep) {
+            c->issues[kept++] = *is;
+            continue;
+        }
+        free(is->file);
+        free(is->description);
+        free(is->evidence);
+        free(is->suggested_fix);
+    }
+    dropped = c->nissues - kept;
+    c->nissues = kept;
+    return dropped;
 }
 
 void tnd_review_merge(tnd_audit_reply *out, const tnd_audit_reply *members,
@@ -279,7 +328,7 @@ void tnd_review_merge(tnd_audit_reply *out, const tnd_audit_reply *members,
 {
     tnd_critique *c = tnd_xcalloc(1, sizeof(*c));
     double *conf = tnd_xcalloc(n + 1, sizeof(*conf));
-    size_t approvals = 0, valid = 0, cap = 0, vcap = 0, total = 0;
+    size_t approvals = 0, valid = 0, cap = 0, vcap = 0, total = 0, dropped;
     size_t *votes = NULL;
     bool *seen;
     tnd_buf summary;
@@ -324,6 +373,10 @@ void tnd_review_merge(tnd_audit_reply *out, const tnd_audit_reply *members,
     }
     if (majority)
         outvoted(c, votes, n);
+    if ((dropped = fit_issues(c)) > 0)
+        tnd_buf_printf(&summary,
+                       "; %zu issues left out (the %d gravest are kept)",
+                       dropped, TND_BODY_MAX_ISSUES);
     if (valid == 0) {
         out->critique_error = tnd_xasprintf(
             "no reviewer gave a valid critique: %s", tnd_buf_str(&summary));

@@ -977,6 +977,68 @@ static void merge_replaces_only_the_critique_part_of_out(void **state)
     clear_all(&out, m, 2);
 }
 
+/* The merged audit is journaled and read back (a resume, an answer to
+ * an escalation) under the protocol's limits, so it must fit them: the
+ * members' issues add up past TND_BODY_MAX_ISSUES, and an outvoted
+ * description at the limit grows by its note. Before, both were
+ * journaled as they were, and `tandem approve` failed with "bad audit
+ * reply: ... more than the limit". */
+static void merged_audit_fits_the_protocol(void **state)
+{
+    tnd_audit_reply m[3], out = {0}, back;
+    char *big = tnd_xmalloc(TND_BODY_MAX_NOTE + 1), *body;
+    size_t len, majors = 0;
+
+    (void)state;
+    /* two members with as many distinct issues as a critique may hold,
+     * a major one among the last */
+    member(&m[0], TND_VERDICT_APPROVE, 0.9, "a");
+    member(&m[1], TND_VERDICT_REVISE, 0.9, "b");
+    for (long i = 0; i < TND_BODY_MAX_ISSUES; i++) {
+        add(&m[0], TND_ISSUE_STYLE, TND_SEVERITY_MINOR, "a.c", i + 1, "nit",
+            NULL);
+        add(&m[1], TND_ISSUE_STYLE,
+            i == TND_BODY_MAX_ISSUES - 1 ? TND_SEVERITY_MAJOR
+                                         : TND_SEVERITY_MINOR,
+            "b.c", i + 1, "nit", NULL);
+    }
+    out.task_id = tnd_xstrdup("t1");
+    out.attempt = 1;
+    tnd_review_merge(&out, m, 2, false);
+    assert_int_equal(out.critique->nissues, TND_BODY_MAX_ISSUES);
+    for (size_t i = 0; i < out.critique->nissues; i++)
+        majors += out.critique->issues[i].severity == TND_SEVERITY_MAJOR;
+    assert_int_equal(majors, 1); /* what blocks the change stays */
+    assert_non_null(strstr(out.critique->summary, "200 issues left out"));
+    body = tnd_audit_reply_encode(&out, &len);
+    assert_int_equal(tnd_audit_reply_decode(&back, body, len), 0);
+    tnd_audit_reply_clear(&back);
+    free(body);
+    clear_all(&out, m, 2);
+
+    /* an outvoted description at the limit */
+    memset(big, 'x', TND_BODY_MAX_NOTE);
+    big[TND_BODY_MAX_NOTE] = '\0';
+    member(&m[0], TND_VERDICT_APPROVE, 0.9, "a");
+    member(&m[1], TND_VERDICT_APPROVE, 0.9, "b");
+    member(&m[2], TND_VERDICT_APPROVE, 0.9, "c");
+    add(&m[2], TND_ISSUE_INCORRECT, TND_SEVERITY_MAJOR, NULL, 0, big, "e");
+    out.task_id = tnd_xstrdup("t1");
+    out.attempt = 1;
+    tnd_review_merge(&out, m, 3, true);
+    assert_int_equal(out.critique->issues[0].severity, TND_SEVERITY_MINOR);
+    assert_true(strlen(out.critique->issues[0].description) <=
+                TND_BODY_MAX_NOTE);
+    assert_non_null(strstr(out.critique->issues[0].description,
+                           "(major, raised by 1 of 3 reviewers: outvoted)"));
+    body = tnd_audit_reply_encode(&out, &len);
+    assert_int_equal(tnd_audit_reply_decode(&back, body, len), 0);
+    tnd_audit_reply_clear(&back);
+    free(body);
+    clear_all(&out, m, 3);
+    free(big);
+}
+
 /* ---- skills that cannot run at the baseline ----------------------------- */
 
 typedef struct cannot_row {
@@ -1063,6 +1125,7 @@ int main(void)
         cmocka_unit_test(usage_is_summed),
         cmocka_unit_test(criteria_take_the_lowest_score),
         cmocka_unit_test(merge_replaces_only_the_critique_part_of_out),
+        cmocka_unit_test(merged_audit_fits_the_protocol),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
