@@ -52,6 +52,11 @@ void tnd_loop_say(run *r, const char *fmt, ...)
      * no escape codes, and no key a model echoed (stderr is a CI log, or
      * a served session's client's) */
     clean = tnd_log_printable(text, strlen(text) + 1);
+    /* and one line: a revise's reason quotes an issue's description,
+     * whose newline began a line of the model's own ("tandem: [1/2]
+     * approve: ...") under the real ones */
+    for (char *p = clean; (p = strchr(p, '\n'));)
+        *p = '?';
     fprintf(r->err, "tandem: %s\n", clean);
     free(clean);
     free(text);
