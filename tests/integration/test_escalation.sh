@@ -81,7 +81,8 @@ pass "approve (by id prefix) makes the last proposal final"
 
 escalating_demo "$TOP/examples/demo/cassette.json"
 run tandem run --repo "$T/demo" "make the failing test pass"
-id=$(basename "$(session_dir)")
+dir=$(session_dir)
+id=$(basename "$dir")
 run "$BIN/tandem" reject --repo "$T/demo" "$id"
 expect_rc 2 "reject without a reason"
 expect_in "$T/err" "reject: say it with -m TEXT"
@@ -93,7 +94,7 @@ expect_in "$T/err" "reject: say it with -m TEXT"
 run "$BIN/tandem" guide --repo "$T/demo" "$id" -m "$(printf ' \t ')"
 expect_rc 2 "blank guidance"
 expect_in "$T/err" "guide: say it with -m TEXT"
-expect_not_in "$(session_dir)/journal.jsonl" '"type":"answer"'
+expect_not_in "$dir/journal.jsonl" '"type":"answer"'
 run "$BIN/tandem" reject --repo "$T/demo" "$id" -m "not this way"
 expect_rc 1 "rejected"
 expect_in "$(session_dir)/report.json" '"status": "rejected"'
