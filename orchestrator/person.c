@@ -23,6 +23,19 @@
  * past them; the terminal's "d" shows it whole). */
 #define DIFF_SHOWN 3000
 
+/* text as one line of at most max bytes for the person's terminal (and
+ * a CI log): redacted whole before the cut, so no part of a key a model
+ * echoed shows, then no escape codes and no newline. Caller frees. */
+static char *one_line(const char *text, size_t max)
+{
+    char *out = tnd_log_printable(text, max);
+
+    for (char *p = out; *p; p++)
+        if (*p == '\n' || *p == '\t')
+            *p = '?';
+    return out;
+}
+
 /* The last lines of text (at most TAIL_LINES), indented, redacted. */
 static void show_tail(FILE *to, const char *text)
 {
@@ -74,7 +87,7 @@ static bool show_evidence(run *r, FILE *to, int n_attempt)
         const char *out = tnd_json_str_or(sk, "output", "");
         if (strcmp(status, "pass") == 0 || strcmp(status, "skipped") == 0)
             continue;
-        char *name = tnd_str_one_line(tnd_json_str_or(sk, "name", "?"), 80);
+        char *name = one_line(tnd_json_str_or(sk, "name", "?"), 80);
         fprintf(to, "%s %s (exit %ld)%s\n", name, status,
                 tnd_json_int_or(sk, "exit_code", -1),
                 *out ? ", the end of its output:" : ", with no output");
@@ -89,17 +102,15 @@ static bool show_evidence(run *r, FILE *to, int n_attempt)
     for (size_t i = 0; i < n; i++) {
         json_object *is = json_object_array_get_idx(issues, i);
         const char *raw = tnd_json_str_or(is, "file", NULL);
-        char *file = raw ? tnd_str_one_line(raw, 1024) : NULL;
+        char *file = raw ? one_line(raw, 1024) : NULL;
         long line = tnd_json_int_or(is, "line", 0);
-        char *what =
-            tnd_str_one_line(tnd_json_str_or(is, "description", ""), 300);
-        char *sev = tnd_str_one_line(tnd_json_str_or(is, "severity", "?"), 20);
+        char *what = one_line(tnd_json_str_or(is, "description", ""), 300);
+        char *sev = one_line(tnd_json_str_or(is, "severity", "?"), 20);
         char where[1100] = "";
         if (file && line > 0)
             snprintf(where, sizeof(where), "%s:%ld ", file, line);
         else if (file)
             snprintf(where, sizeof(where), "%s ", file);
-        what = tnd_log_redact(what);
         fprintf(to, "  %s%s: %s\n", where, sev, what);
         free(sev);
         free(what);
@@ -142,14 +153,14 @@ static void show_escalation(run *r, const char *reason, FILE *to)
         return;
     tnd_loop_end_progress(r);
     fprintf(to, "\n== tandem needs a human ==\n");
-    text = tnd_str_one_line(r->opts.task, 2000);
+    text = one_line(r->opts.task, 2000);
     fprintf(to, "task: %s\n", text);
     free(text);
-    text = tnd_str_one_line(reason, 2000);
+    text = one_line(reason, 2000);
     fprintf(to, "why: %s\n", text);
     free(text);
     for (size_t i = 0; i < r->nhistory; i++) {
-        text = tnd_str_one_line(r->history[i], 2000);
+        text = one_line(r->history[i], 2000);
         fprintf(to, "  %s\n", text);
         free(text);
     }

@@ -261,6 +261,41 @@ fi
 expect_in "$T/err" "the reviewer found a major issue at stats.c:11: odd?tandem: [1/1] approve"
 pass "the model's words begin no line of tandem's"
 
+# a key the reviewer's model echoed into an issue: the escalation's why,
+# history and issue lines are redacted too, before they are cut (why
+# showed the key whole, the issue line its head past 300 bytes)
+cat >"$T/forger/echo-key.sh" <<'SH'
+#!/bin/sh
+cat >/dev/null
+pad=$(printf '%0280d' 0)
+cat <<JSON
+{"verdict": "revise", "confidence": 0.9, "summary": "no",
+ "issues": [{"type": "incorrect", "severity": "major", "file": "stats.c",
+  "line": 11, "evidence": "x", "description": "$pad key=$TANDEM_TEST_KEY"}]}
+JSON
+SH
+copy_demo
+cat >"$T/demo/agents.yaml" <<YAML
+version: 1
+gate: {max_iterations: 1, escalate: queue}
+agents:
+  coder:
+    llm: {provider: command, command: [/bin/sh, $T/forger/coder.sh]}
+  reviewer:
+    llm: {provider: command, command: [/bin/sh, $T/forger/echo-key.sh],
+          api_key_env: TANDEM_TEST_KEY}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+TANDEM_TEST_KEY=sk-escalation-0123456789abcdefghijklmnop run tandem run \
+    --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "queued, a key in the critique"
+expect_in "$T/err" "why: gate.max_iterations (1) reached"
+expect_not_in "$T/err" "sk-escalation"
+pass "a key the reviewer echoed is redacted in the escalation"
+
 # a key a failing skill printed, where the escalation cuts its output's
 # last lines at 16 KiB: redacted before the cut, so no head of it shows
 # (it was cut, then redacted, and the cut key was no longer recognised)
