@@ -17,6 +17,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "common/str.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
@@ -173,6 +174,15 @@ static int cut(const char *s, size_t max)
     return (int)tnd_utf8_whole(s, strnlen(s, max));
 }
 
+/* A copy of s with every registered secret redacted, "" for NULL: the
+ * document is redacted whole when it is written, but a key a model echoed
+ * across a cut made here would leave its head, which that cannot
+ * recognise. Caller frees. */
+static char *redacted(const char *s)
+{
+    return tnd_log_redact(tnd_xstrdup(s ? s : ""));
+}
+
 static bool required(const tnd_gate_input *in, const tnd_skill_result *s)
 {
     if (s->required)
@@ -202,7 +212,7 @@ static void add_skill(tnd_findings *self, const tnd_skill_result *s,
 {
     tnd_finding f = {0};
     tnd_buf b;
-    char *out;
+    char *out, *whole;
     size_t len;
 
     tnd_buf_init(&b, TND_BUF_NOCAP);
@@ -214,8 +224,9 @@ static void add_skill(tnd_findings *self, const tnd_skill_result *s,
         tnd_buf_puts(&b, ": a regression, it passed before the change");
     else if (before)
         tnd_buf_puts(&b, ": not fixed, it failed before the change too");
-    out = tnd_excerpt(s->output ? s->output : "",
-                      before ? before->output : NULL, MAX_OUTPUT, NULL);
+    whole = redacted(s->output);
+    out = tnd_excerpt(whole, before ? before->output : NULL, MAX_OUTPUT, NULL);
+    free(whole);
     len = strlen(out);
     while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == '\r'))
         out[--len] = '\0';
@@ -247,16 +258,19 @@ static tnd_finding_level issue_level(tnd_severity s)
 static void add_issue(tnd_findings *self, const tnd_issue *is)
 {
     tnd_finding f = {0};
+    char *evidence = redacted(is->evidence), *fix = redacted(is->suggested_fix);
     tnd_buf b;
 
     tnd_buf_init(&b, TND_BUF_NOCAP);
     tnd_buf_puts(&b, is->description ? is->description : "");
-    if (is->evidence && *is->evidence)
-        tnd_buf_printf(&b, "\nEvidence: %.*s", cut(is->evidence, MAX_EVIDENCE),
-                       is->evidence);
-    if (is->suggested_fix && *is->suggested_fix)
-        tnd_buf_printf(&b, "\nSuggested fix: %.*s",
-                       cut(is->suggested_fix, MAX_EVIDENCE), is->suggested_fix);
+    if (*evidence)
+        tnd_buf_printf(&b, "\nEvidence: %.*s", cut(evidence, MAX_EVIDENCE),
+                       evidence);
+    if (*fix)
+        tnd_buf_printf(&b, "\nSuggested fix: %.*s", cut(fix, MAX_EVIDENCE),
+                       fix);
+    free(evidence);
+    free(fix);
     f.rule = tnd_xasprintf("issue/%s", tnd_issue_type_name(is->type));
     f.level = issue_level(is->severity);
     f.title = tnd_xasprintf("tandem: %s (%s)", tnd_issue_type_name(is->type),

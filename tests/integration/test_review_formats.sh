@@ -208,3 +208,39 @@ expect_rc 2 "an unknown format"
 expect_in "$T/err" "tandem review: --format: unknown format \"checkstyle\"; use sarif, rdjsonl or github"
 [ ! -s "$T/out" ] || fail "a usage error printed on stdout"
 pass "an unknown format is exit 2, naming the ones there are"
+
+# a key the reviewer's model echoed in an issue's evidence or fix, past
+# where the findings cut them (600 bytes): redacted before the cut, so
+# no head of it is left in the document CI keeps (it was cut, then
+# redacted, and the cut key was no longer recognised)
+cat >"$T/echo-key.sh" <<'SH'
+#!/bin/sh
+cat >/dev/null
+pad=$(printf '%0590d' 0)
+cat <<JSON
+{"verdict": "revise", "confidence": 0.9, "summary": "no",
+ "issues": [{"type": "incorrect", "severity": "major", "file": "stats.c",
+  "line": 11, "description": "d", "evidence": "$pad $TANDEM_TEST_KEY",
+  "suggested_fix": "$pad $TANDEM_TEST_KEY"}]}
+JSON
+SH
+cat >"$T/key.yaml" <<YAML
+agents:
+  reviewer:
+    llm: {provider: command, command: [/bin/sh, $T/echo-key.sh],
+          api_key_env: TANDEM_TEST_KEY}
+    skills: [build]
+skills:
+  build: {command: make, timeout_s: 60}
+YAML
+git -C "$T/demo" checkout -q stats.c
+sed -i 's|^    return sum / count;|    return (double)sum / (double)count;|' \
+    "$T/demo/stats.c"
+for format in sarif rdjsonl github; do
+    TANDEM_TEST_KEY=sk-findings-0123456789abcdefghijklmnop run tandem review \
+        --repo "$T/demo" --config "$T/key.yaml" --format $format "fix it"
+    expect_rc 1 "$format: the reviewer asks for a revision"
+    expect_in "$T/out" "Evidence: 000"
+    expect_not_in "$T/out" "sk-find"
+done
+pass "a key the model echoed past the findings' cut leaves no part of it"
