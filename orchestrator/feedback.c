@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/log.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "skills/excerpt.h"
@@ -22,6 +23,15 @@ static int cut(const char *s, size_t max)
     return (int)n;
 }
 
+/* A copy of s with every registered secret redacted ("" for NULL), to
+ * cut: the feedback goes into the coder's prompt, which its transcript
+ * and the journal keep redacted, but a key a model echoed, cut here,
+ * leaves a head no later redaction recognises. Caller frees. */
+static char *redacted(const char *s)
+{
+    return tnd_log_redact(tnd_xstrdup(s ? s : ""));
+}
+
 /* One failing skill: its command, how it ended, what it was before the
  * change (when known), and its output. before is the same skill on the
  * unmodified tree; its output lets the excerpt fold the warnings that
@@ -29,7 +39,7 @@ static int cut(const char *s, size_t max)
 static void failed_skill(tnd_buf *b, const tnd_skill_result *s,
                          const tnd_skill_result *before)
 {
-    char *out;
+    char *out, *whole;
 
     tnd_buf_printf(b, "\n### %s (`%s`): %s", s->name, s->command,
                    tnd_skill_status_name(s->status));
@@ -44,8 +54,10 @@ static void failed_skill(tnd_buf *b, const tnd_skill_result *s,
     tnd_buf_puts(b, "\n");
     /* by relevance, not position: a build's warnings must not push the
      * line that says what failed out of the window */
-    out = tnd_excerpt(s->output, before ? before->output : NULL,
+    whole = redacted(s->output);
+    out = tnd_excerpt(whole, before ? before->output : NULL,
                       TND_FEEDBACK_MAX_OUTPUT, NULL);
+    free(whole);
     tnd_buf_printf(b, "```\n%s%s```\n", out,
                    *out && out[strlen(out) - 1] != '\n' ? "\n" : "");
     free(out);
@@ -99,17 +111,23 @@ static void issues_part(tnd_buf *b, const tnd_critique *c)
             tnd_buf_printf(b, " %s:%ld:", is->file, is->line);
         else if (is->file)
             tnd_buf_printf(b, " %s:", is->file);
+        char *evidence = redacted(is->evidence);
+        char *fix = redacted(is->suggested_fix);
         tnd_buf_printf(b, " %s\n", is->description);
-        if (is->evidence && *is->evidence)
-            tnd_buf_printf(b, "  Evidence: %.*s\n", cut(is->evidence, 600),
-                           is->evidence);
-        if (is->suggested_fix && *is->suggested_fix)
-            tnd_buf_printf(b, "  Suggested fix: %.*s\n",
-                           cut(is->suggested_fix, 600), is->suggested_fix);
+        if (*evidence)
+            tnd_buf_printf(b, "  Evidence: %.*s\n", cut(evidence, 600),
+                           evidence);
+        if (*fix)
+            tnd_buf_printf(b, "  Suggested fix: %.*s\n", cut(fix, 600), fix);
+        free(evidence);
+        free(fix);
     }
-    if (c->summary && *c->summary)
+    if (c->summary && *c->summary) {
+        char *summary = redacted(c->summary);
         tnd_buf_printf(b, "\nThe reviewer's summary: %.*s\n",
-                       cut(c->summary, 1000), c->summary);
+                       cut(summary, 1000), summary);
+        free(summary);
+    }
 }
 
 char *tnd_feedback_build(const tnd_gate_input *in,
@@ -129,8 +147,11 @@ char *tnd_feedback_build(const tnd_gate_input *in,
     }
     if (history && history[0]) {
         tnd_buf_puts(&b, "\nEarlier attempts:\n");
-        for (const char *const *h = history; *h; h++)
-            tnd_buf_printf(&b, "- %.*s\n", cut(*h, 300), *h);
+        for (const char *const *h = history; *h; h++) {
+            char *line = redacted(*h);
+            tnd_buf_printf(&b, "- %.*s\n", cut(line, 300), line);
+            free(line);
+        }
     }
     if (diff && *diff) {
         char *d = tnd_str_cut_middle(diff, TND_FEEDBACK_MAX_DIFF);
@@ -148,7 +169,7 @@ char *tnd_feedback_build(const tnd_gate_input *in,
                        "row. Do not repeat the same fix: find the real "
                        "cause and try a different approach.\n",
                        in->streak);
-    text = tnd_buf_detach(&b, NULL);
+    text = tnd_log_redact(tnd_buf_detach(&b, NULL));
     if (strlen(text) > TND_FEEDBACK_MAX_TOTAL) {
         char *cut = tnd_str_cut_middle(text, TND_FEEDBACK_MAX_TOTAL);
         free(text);

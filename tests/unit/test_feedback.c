@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/log.h"
 #include "common/utf8.h"
 #include "orchestrator/feedback.h"
 
@@ -467,6 +468,41 @@ static void cut_parts_stay_valid_utf8(void **state)
     free(text);
 }
 
+/* A key a model echoed, where a part is cut (evidence and fix at 600
+ * bytes, the summary at 1000, a history line at 300): redacted before
+ * the cut, so no head of it goes into the coder's prompt, which its
+ * transcript keeps. Before, "sk-fb-0123" was left of the key. */
+static void a_key_across_a_cut_leaves_no_head(void **state)
+{
+    static const char key[] = "sk-fb-0123456789abcdefghijklmnopqrstu";
+    const char *history[2];
+    reply_store st;
+    tnd_gate_input in = {.attempt = 2, .required = required, .streak = 1};
+    char *e = long_text("", 'e', key, 590 + sizeof(key) - 1);
+    char *m = long_text("", 'm', key, 990 + sizeof(key) - 1);
+    char *h = long_text("", 'h', key, 290 + sizeof(key) - 1);
+    char *fb;
+
+    (void)state;
+    tnd_log_secret(key);
+    in.audit = failing_reply(&st, "FAIL\n");
+    st.issues[0].evidence = e;
+    st.issues[0].suggested_fix = e;
+    st.critique.summary = m;
+    history[0] = h;
+    history[1] = NULL;
+    fb = feedback_for(&in, history, diff_text);
+    assert_has(fb, "  Evidence: eee");
+    assert_has(fb, "The reviewer's summary: mmm");
+    assert_has(fb, "- hhh");
+    if (strstr(fb, "sk-fb"))
+        fail_msg("a head of the key is in the feedback:\n%s", fb);
+    free(fb);
+    free(e);
+    free(m);
+    free(h);
+}
+
 /* Attempt 5 shows attempt 4 in full and attempts 1-4 in a line each: it
  * is no bigger than attempt 2's but for three more history lines. */
 static void growth_over_attempts_is_bounded(void **state)
@@ -519,6 +555,7 @@ int main(void)
         cmocka_unit_test(size_stays_bounded_whatever_the_agents_say),
         cmocka_unit_test(cut_parts_stay_valid_utf8),
         cmocka_unit_test(growth_over_attempts_is_bounded),
+        cmocka_unit_test(a_key_across_a_cut_leaves_no_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
