@@ -99,29 +99,48 @@ char *tnd_feedback_baseline(const tnd_audit_reply *baseline)
     return tnd_buf_detach(&b, NULL);
 }
 
+/* Issues the feedback lists, at most: the gravest first. */
+#define MAX_ISSUES 20
+
+static void one_issue(tnd_buf *b, const tnd_issue *is)
+{
+    char *evidence = redacted(is->evidence);
+    char *fix = redacted(is->suggested_fix);
+
+    tnd_buf_printf(b, "- [%s, %s]", tnd_severity_name(is->severity),
+                   tnd_issue_type_name(is->type));
+    if (is->file && is->line > 0)
+        tnd_buf_printf(b, " %s:%ld:", is->file, is->line);
+    else if (is->file)
+        tnd_buf_printf(b, " %s:", is->file);
+    tnd_buf_printf(b, " %s\n", is->description);
+    if (*evidence)
+        tnd_buf_printf(b, "  Evidence: %.*s\n", cut(evidence, 600), evidence);
+    if (*fix)
+        tnd_buf_printf(b, "  Suggested fix: %.*s\n", cut(fix, 600), fix);
+    free(evidence);
+    free(fix);
+}
+
+/* The issues, critical first, then major, then minor, each in the
+ * reviewer's order: a quorum's merged list puts member 1's nits before
+ * member 2's critical issue, and taking the first MAX_ISSUES left out
+ * what blocks the change. */
 static void issues_part(tnd_buf *b, const tnd_critique *c)
 {
+    size_t shown = 0;
+
     if (c->nissues)
         tnd_buf_puts(b, "\nThe reviewer's issues:\n");
-    for (size_t i = 0; i < c->nissues && i < 20; i++) {
-        const tnd_issue *is = &c->issues[i];
-        tnd_buf_printf(b, "- [%s, %s]", tnd_severity_name(is->severity),
-                       tnd_issue_type_name(is->type));
-        if (is->file && is->line > 0)
-            tnd_buf_printf(b, " %s:%ld:", is->file, is->line);
-        else if (is->file)
-            tnd_buf_printf(b, " %s:", is->file);
-        char *evidence = redacted(is->evidence);
-        char *fix = redacted(is->suggested_fix);
-        tnd_buf_printf(b, " %s\n", is->description);
-        if (*evidence)
-            tnd_buf_printf(b, "  Evidence: %.*s\n", cut(evidence, 600),
-                           evidence);
-        if (*fix)
-            tnd_buf_printf(b, "  Suggested fix: %.*s\n", cut(fix, 600), fix);
-        free(evidence);
-        free(fix);
-    }
+    for (int sev = TND_SEVERITY_CRITICAL; sev >= TND_SEVERITY_MINOR; sev--)
+        for (size_t i = 0; i < c->nissues && shown < MAX_ISSUES; i++)
+            if ((int)c->issues[i].severity == sev) {
+                one_issue(b, &c->issues[i]);
+                shown++;
+            }
+    if (c->nissues > shown)
+        tnd_buf_printf(b, "(%zu more issue%s not shown)\n", c->nissues - shown,
+                       c->nissues - shown == 1 ? "" : "s");
     if (c->summary && *c->summary) {
         char *summary = redacted(c->summary);
         tnd_buf_printf(b, "\nThe reviewer's summary: %.*s\n",

@@ -503,6 +503,43 @@ static void a_key_across_a_cut_leaves_no_head(void **state)
     free(h);
 }
 
+/* The feedback lists 20 issues, the gravest first: a quorum's merged
+ * list put one member's 25 nits before another's critical issue, and the
+ * coder was never shown it. */
+static void the_gravest_issues_come_first(void **state)
+{
+    tnd_issue issues[26];
+    tnd_critique crit = {.verdict = TND_VERDICT_REVISE,
+                         .confidence = 0.9,
+                         .issues = issues,
+                         .nissues = 26,
+                         .summary = (char *)"s"};
+    tnd_audit_reply reply = {.critique = &crit};
+    tnd_gate_input in = {.attempt = 1, .audit = &reply, .streak = 1};
+    char *fb;
+
+    (void)state;
+    for (int i = 0; i < 25; i++)
+        issues[i] = (tnd_issue){.type = TND_ISSUE_STYLE,
+                                .severity = TND_SEVERITY_MINOR,
+                                .file = (char *)"a.c",
+                                .line = i + 1,
+                                .description = (char *)"a nit"};
+    issues[25] = (tnd_issue){.type = TND_ISSUE_SAFETY,
+                             .severity = TND_SEVERITY_CRITICAL,
+                             .file = (char *)"b.c",
+                             .line = 7,
+                             .description = (char *)"frees twice",
+                             .evidence = (char *)"free(p); free(p);"};
+    fb = feedback_for(&in, NULL, NULL);
+    assert_has(fb, "The reviewer's issues:\n- [critical, safety] b.c:7: "
+                   "frees twice\n  Evidence: free(p); free(p);\n"
+                   "- [minor, style] a.c:1: a nit\n");
+    assert_has(fb, "- [minor, style] a.c:19: a nit\n(6 more issues not "
+                   "shown)\n");
+    free(fb);
+}
+
 /* Attempt 5 shows attempt 4 in full and attempts 1-4 in a line each: it
  * is no bigger than attempt 2's but for three more history lines. */
 static void growth_over_attempts_is_bounded(void **state)
@@ -556,6 +593,7 @@ int main(void)
         cmocka_unit_test(cut_parts_stay_valid_utf8),
         cmocka_unit_test(growth_over_attempts_is_bounded),
         cmocka_unit_test(a_key_across_a_cut_leaves_no_head),
+        cmocka_unit_test(the_gravest_issues_come_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
