@@ -94,14 +94,17 @@ static size_t balanced_end(const char *text, size_t start)
     return 0;
 }
 
-/* A JSON object could open at text[at] ('{'): the next thing is a key or
- * the closing brace. Code in prose ("int f(void) { return 0; }") is
- * passed over without spending a candidate. */
+/* A JSON object that could be or hold a critique opens at text[at]
+ * ('{'): the next thing is a key. Code in prose ("int f(void) { return
+ * 0; }") is passed over without spending a candidate, and so is an empty
+ * object ("const opts = {};"), which holds nothing: 16 of them in the
+ * code a critique quoted used up the candidates, and the critique after
+ * them, or before them, was refused. */
 static bool could_open_object(const char *text, size_t at)
 {
     for (at++; is_space(text[at]); at++)
         ;
-    return text[at] == '"' || text[at] == '}';
+    return text[at] == '"';
 }
 
 /* Or an object a model wrote as JavaScript: {'verdict': or {verdict:. */
@@ -529,6 +532,10 @@ int tnd_critique_parse(tnd_critique **out, const char *answer)
     add_broken(&s);
     if (s.nclaims)
         error = one_critique(out, &s);
+    else if (s.cut_short)
+        tnd_error_set("the answer holds too many JSON candidates to find its "
+                      "critique among them; answer with exactly one JSON "
+                      "object");
     else if (s.other_error)
         tnd_error_set("the critique does not match the schema: %s",
                       s.other_error);

@@ -122,6 +122,61 @@ static void the_critique_is_found_however_it_is_wrapped(void **state)
     }
 }
 
+/* Code a critique quotes may hold many empty objects ("const o = {};"):
+ * none can be or hold a critique, so none spends one of the 16
+ * candidates. Before, 17 of them left the critique beside them unread:
+ * refused as "too many JSON candidates", or, before them, "field
+ * 'verdict' is missing". */
+static void empty_objects_in_quoted_code_are_passed_over(void **state)
+{
+    tnd_buf code, answer;
+
+    (void)state;
+    tnd_buf_init(&code, TND_BUF_NOCAP);
+    for (int i = 0; i < 70; i++)
+        tnd_buf_printf(&code, "  const opts%d = {};\n  f({ });\n", i);
+    for (int where = 0; where < 3; where++) {
+        tnd_critique *c = NULL;
+        tnd_buf_init(&answer, TND_BUF_NOCAP);
+        if (where == 0)
+            tnd_buf_printf(&answer, "The code:\n%s\nMy critique: %s",
+                           tnd_buf_str(&code), CRITIQUE);
+        else if (where == 1)
+            tnd_buf_printf(&answer, "%s\nThe code:\n%s", CRITIQUE,
+                           tnd_buf_str(&code));
+        else
+            tnd_buf_printf(&answer, "```json\n%s\n```\n```js\n%s```\n",
+                           CRITIQUE, tnd_buf_str(&code));
+        if (tnd_critique_parse(&c, tnd_buf_str(&answer)) != 0)
+            fail_msg("answer %d: %s", where, tnd_error_last());
+        assert_is_the_critique(c);
+        tnd_critique_destroy(&c);
+        tnd_buf_free(&answer);
+    }
+    tnd_buf_free(&code);
+}
+
+/* When the candidates run out before any critique is found, the error
+ * says so, not the schema error of the last object read. */
+static void candidates_run_out_before_the_critique(void **state)
+{
+    tnd_critique *c = NULL;
+    tnd_buf b;
+
+    (void)state;
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (int i = 0; i < 40; i++)
+        tnd_buf_puts(&b, "{\"x\": 1} ");
+    tnd_buf_puts(&b, CRITIQUE);
+    assert_int_equal(tnd_critique_parse(&c, tnd_buf_str(&b)), -1);
+    assert_null(c);
+    assert_string_equal(tnd_error_last(),
+                        "the answer holds too many JSON candidates to find "
+                        "its critique among them; answer with exactly one "
+                        "JSON object");
+    tnd_buf_free(&b);
+}
+
 static void trailing_commas_are_forgiven(void **state)
 {
     tnd_critique *c = NULL;
@@ -772,6 +827,8 @@ int main(void)
         cmocka_unit_test(minimal_critique_defaults_the_optional_fields),
         cmocka_unit_test(the_critique_is_found_however_it_is_wrapped),
         cmocka_unit_test(trailing_commas_are_forgiven),
+        cmocka_unit_test(empty_objects_in_quoted_code_are_passed_over),
+        cmocka_unit_test(candidates_run_out_before_the_critique),
         cmocka_unit_test(quotes_and_braces_inside_strings_do_not_confuse),
         cmocka_unit_test(bad_critiques_are_errors_naming_the_field),
         cmocka_unit_test(truncated_answers_are_never_a_critique),
