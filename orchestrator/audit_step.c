@@ -254,6 +254,7 @@ static int ask_members(run *r, int n, int quorum, tnd_audit_request *ar,
     tnd_crew_request *reqs = tnd_xcalloc((size_t)quorum, sizeof(*reqs));
     size_t nreq = 0;
     bool by_budget, sent = false;
+    char *failed;
     int rc = 0;
 
     for (int m = 0; m < quorum; m++) {
@@ -318,11 +319,24 @@ static int ask_members(run *r, int n, int quorum, tnd_audit_request *ar,
         }
         tnd_crew_request_clear(&reqs[i]);
     }
-    for (int m = 0; rc == 0 && m < quorum; m++)
+    /* every reply that came, also when another member failed (its error
+     * kept): the caller counts what they were paid */
+    failed = rc < 0 ? tnd_xstrdup(tnd_error_last()) : NULL;
+    for (int m = 0; m < quorum; m++) {
+        if (!ms[m].reply && rc < 0)
+            continue;
         if (tnd_audit_reply_decode(&members[m], ms[m].reply, ms[m].len) < 0) {
-            tnd_error_prefix("reviewer %d", m + 1);
-            rc = -1;
+            tnd_audit_reply_clear(&members[m]);
+            if (rc == 0) {
+                tnd_error_prefix("reviewer %d", m + 1);
+                rc = -1;
+            }
         }
+    }
+    if (failed) {
+        tnd_error_set("%s", failed);
+        free(failed);
+    }
     for (int m = 0; m < quorum; m++) {
         free(ms[m].body);
         free(ms[m].reply);
@@ -463,8 +477,15 @@ static int audit_in_phases(run *r, attempt *a, int quorum)
     ar.skills = a->audit.skills;
     ar.nskills = a->audit.nskills;
     members = tnd_xcalloc((size_t)quorum, sizeof(*members));
-    if ((rc = ask_members(r, a->n, quorum, &ar, members)) < 0)
+    if ((rc = ask_members(r, a->n, quorum, &ar, members)) < 0) {
+        /* the members that answered were paid, and their replies are
+         * journaled: the report of the failed session counts them (a
+         * resumed run counts them in the merged audit, as a run that
+         * went through does) */
+        for (int m = 0; m < quorum; m++)
+            tnd_report_usage(r->report, TND_ROLE_REVIEWER, &members[m].usage);
         goto out;
+    }
     if (quorum == 1) {
         tnd_critique_destroy(&a->audit.critique);
         free(a->audit.critique_error);

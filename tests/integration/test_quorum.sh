@@ -84,4 +84,9 @@ run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 1 "a member's cassette runs out"
 expect_in "$T/err" "failed: reviewer 2: agent error: cassette"
 expect_no_leftovers "$(session_dir)"
+# member 1 answered, and was paid: the failed session counts its call
+# at attempt 2 (2 coder calls, 2 members at attempt 1, member 1 at
+# attempt 2; it counted 4)
+expect_in "$T/err" "failed after 2 iterations · 5 LLM calls"
+expect_in "$(session_dir)/report.json" '"llm_calls": 5'
 pass "a failing member fails the audit clearly"
