@@ -181,8 +181,21 @@ static void register_llm(const tnd_llm_config *llm)
         tnd_llm_header_guard(llm->headers[i]);
 }
 
+void tnd_llm_standard_keys_register(void)
+{
+    for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+        const char *name = backends[i]->key_env;
+        const char *value = name && *name ? getenv(name) : NULL;
+        if (value && *value)
+            tnd_log_secret(value);
+    }
+}
+
 void tnd_llm_secrets_register(const tnd_config *cfg)
 {
+    /* a command model that wraps a provider reads its variable, which
+     * the config does not name: a failure it printed showed the key */
+    tnd_llm_standard_keys_register();
     /* the file's own, whatever --llm made of the providers since */
     for (size_t i = 0; cfg->key_envs && cfg->key_envs[i]; i++) {
         const char *value = getenv(cfg->key_envs[i]);

@@ -149,6 +149,12 @@ void tnd_llm_url_guard(const char *url);
  * credential header of the config"). Never the value. */
 const char *tnd_llm_secret_in(const tnd_config *cfg, const char *text);
 
+/* Register the values of the built-in providers' key variables
+ * (OPENAI_API_KEY, ANTHROPIC_API_KEY), set or not in the config: a
+ * `command` model program that wraps a provider reads them, and may
+ * print one in an error. */
+void tnd_llm_standard_keys_register(void);
+
 /* For an agent, once its model is made (the backend keeps its own copy
  * of the key): register the key of llm, blank its value in the
  * environment block and unset it, so a skill or any other process that

@@ -289,6 +289,7 @@ void tnd_agent_cli_clear(tnd_agent_cli *cli)
  * environment and may need a key: then the keys stay. */
 static void hide_keys(const tnd_config *cfg, const tnd_llm_config *own)
 {
+    tnd_llm_standard_keys_register();
     if (own->provider != TND_PROVIDER_COMMAND) {
         tnd_llm_secret_hide(&cfg->coder.llm);
         tnd_llm_secret_hide(&cfg->reviewer.llm);

@@ -70,6 +70,21 @@ expect_in "$T/err" "quota exhausted for account 42"
 expect_in "$T/err" "echo \"quota exhausted"
 pass "a non-zero exit names the program, the status and its stderr"
 
+# A program that wraps a provider reads that provider's key variable,
+# which the config does not name, and may print it in an error: it went
+# in clear to stderr, report.json, the journal and the agents' logs
+copy_demo
+command_config "{provider: command, command: 'echo \"auth failed for \$OPENAI_API_KEY\" >&2; exit 3', max_retries: 0}"
+OPENAI_API_KEY=sk-OAIKEY-0123456789SECRET ANTHROPIC_API_KEY=sk-ant-ANTKEY-0123456789 \
+    run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 1 "the wrapper's failure"
+expect_in "$T/err" "auth failed for [redacted]"
+dir=$(session_dir)
+if grep -r -q -F "0123456789SECRET" "$T/err" "$T/out" "$dir"; then
+    fail "the key reached: $(grep -r -l -F "0123456789SECRET" "$T/err" "$dir" | head -3)"
+fi
+pass "a provider's key a command model prints is redacted"
+
 # Exit 75 (EX_TEMPFAIL) is retried; the answers then arrive.
 copy_demo
 rm -f "$T/model/counter" "$T/model"/prompt-*
