@@ -253,18 +253,31 @@ static void set_now(touched *t, char *text, size_t len)
 /* e's replacement into b. Its lines end in LF (a coder's edit format
  * has no CR; a diff of a CRLF checkout has none either); where the lines
  * it replaces end in CRLF, so do its, or a CRLF file came back with mixed
- * line ends. One whose text has a CR says its own. */
-static int put_replacement(tnd_buf *b, const tnd_edit *e, const char *old,
-                           size_t old_len)
+ * line ends. One whose text has a CR says its own. When the lines it
+ * replaces end the file without a newline (the SEARCH's last one matched
+ * the file's end), its last newline is left out too: a change of a
+ * file's last line added a newline nobody asked for. */
+static int put_replacement(tnd_buf *b, const tnd_edit *e, const char *text,
+                           size_t start, size_t end, size_t len)
 {
+    const char *old = text + start;
+    size_t old_len = end - start;
+    bool at_end = end == len;
+    /* a last line with no line end of its own: the one before says */
     bool crlf = !strchr(e->search, '\r') && !strchr(e->replace, '\r') &&
-                memmem(old, old_len, "\r\n", 2) != NULL;
+                (memmem(old, old_len, "\r\n", 2) != NULL ||
+                 (at_end && !memchr(old, '\n', old_len) && start >= 2 &&
+                  memcmp(text + start - 2, "\r\n", 2) == 0));
+    size_t slen = strlen(e->search), rlen = strlen(e->replace);
 
+    if (at_end && old_len > 0 && old[old_len - 1] != '\n' && slen > 0 &&
+        e->search[slen - 1] == '\n' && rlen > 0 && e->replace[rlen - 1] == '\n')
+        rlen--;
     if (!crlf)
-        return tnd_buf_puts(b, e->replace);
-    for (const char *p = e->replace; *p; p++)
-        if ((*p == '\n' && tnd_buf_append(b, "\r\n", 2) < 0) ||
-            (*p != '\n' && tnd_buf_append(b, p, 1) < 0))
+        return tnd_buf_append(b, e->replace, rlen);
+    for (size_t i = 0; i < rlen; i++)
+        if ((e->replace[i] == '\n' && tnd_buf_append(b, "\r\n", 2) < 0) ||
+            (e->replace[i] != '\n' && tnd_buf_append(b, &e->replace[i], 1) < 0))
             return -1;
     return 0;
 }
@@ -338,7 +351,7 @@ static int apply_one(tnd_workspace *ws, const tnd_edit *e, size_t index)
     }
     tnd_buf_init(&b, TND_BODY_MAX_FILE);
     if (tnd_buf_append(&b, t->now, start) < 0 ||
-        put_replacement(&b, e, t->now + start, end - start) < 0 ||
+        put_replacement(&b, e, t->now, start, end, t->now_len) < 0 ||
         tnd_buf_append(&b, t->now + end, t->now_len - end) < 0) {
         tnd_buf_free(&b);
         return tnd_error_set("edit %zu makes %s larger than %d bytes",

@@ -510,6 +510,30 @@ static void a_crlf_file_stays_crlf(void **state)
     tnd_workspace_destroy(&ws, 1);
 }
 
+/* A coder's SEARCH of a file's last line ends in a newline the file does
+ * not have; its replacement's is left out too (the change added a
+ * newline at the end of the file nobody asked for). */
+static void a_last_line_without_newline_stays_so(void **state)
+{
+    tnd_workspace *ws = open_ws();
+
+    (void)state;
+    assert_int_equal(APPLY(ws, WRITE("src/nonl.c", "int a;\nint b;"),
+                           REPLACE("src/nonl.c", "int b;\n", "int c;\n")),
+                     0);
+    assert_file(tnd_workspace_path(ws), "src/nonl.c", "int a;\nint c;");
+    tnd_workspace_destroy(&ws, 1);
+    /* one that adds a line keeps the newline between the two */
+    ws = open_ws();
+    assert_int_equal(
+        APPLY(ws, WRITE("src/nonl.c", "int a;\r\nint b;"),
+              REPLACE("src/nonl.c", "int b;\n", "int b;\nint c;\n")),
+        0);
+    assert_file(tnd_workspace_path(ws), "src/nonl.c",
+                "int a;\r\nint b;\r\nint c;");
+    tnd_workspace_destroy(&ws, 1);
+}
+
 static void write_creates_a_file_in_a_new_directory(void **state)
 {
     tnd_workspace *ws = open_ws();
@@ -1151,6 +1175,7 @@ int main(void)
         cmocka_unit_test(loose_places_after_a_near_miss_and_overlapping),
         cmocka_unit_test(a_long_loose_miss_takes_linear_work),
         cmocka_unit_test(a_crlf_file_stays_crlf),
+        cmocka_unit_test(a_last_line_without_newline_stays_so),
         cmocka_unit_test(write_creates_a_file_in_a_new_directory),
         cmocka_unit_test(write_replaces_a_whole_file),
         cmocka_unit_test(delete_removes_and_revert_restores),
