@@ -443,8 +443,11 @@ static int audit_in_phases(run *r, attempt *a, int quorum)
 
     if (tnd_loop_with_content(r, &ar, a) < 0)
         return -1;
-    tnd_loop_say(r, "[%d/%d] reviewer: running the skills", a->n,
-                 r->gate.max_iterations);
+    /* a resume has them from the journal: nothing runs */
+    tnd_loop_say(r, "[%d/%d] reviewer: %s", a->n, r->gate.max_iterations,
+                 tnd_loop_find(r, "skills", a->n, 0) >= 0
+                     ? "the skills' results, from the journal"
+                     : "running the skills");
     tnd_loop_phase(r, a->n, "auditing");
     rc = ask_reviewer(r, a, quorum > 1 ? "reviewer.1" : "reviewer", "skills",
                       &ar, &a->audit);

@@ -245,6 +245,21 @@ expect_rc 0 "the resume goes on"
 expect_in "$T/err" "tandem: warning: $T/demo changed since this session started; the checks the journal holds ran on its files as they were then"
 pass "a resume on files changed outside the change says its journaled checks ran on the files as they were"
 
+# an audit in phases killed in its critique, resumed: the skills'
+# results come from the journal, and the line says so (it said "running
+# the skills", which it did not)
+CRITIQUE=on_trigger slow_demo
+run tandem run --repo "$T/demo" "make the failing test pass"
+dir=$(session_dir)
+id=$(basename "$dir")
+sed -n '1,/"type":"skills","attempt":1/p' "$dir/journal.jsonl" >"$T/j"
+cp "$T/j" "$dir/journal.jsonl"
+run "$BIN/tandem" resume --repo "$T/demo" "$id"
+expect_rc 0 "the resume of an audit in phases"
+expect_in "$T/err" "[1/3] reviewer: the skills' results, from the journal"
+expect_not_in "$T/err" "[1/3] reviewer: running the skills"
+pass "a resumed audit in phases says its skills' results come from the journal"
+
 # the same with an audit in phases, killed in its critique: the skills'
 # results are journaled, the audit not yet, and they would be reused
 CRITIQUE=on_trigger slow_demo
