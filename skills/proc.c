@@ -17,6 +17,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/keyctl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -56,7 +57,14 @@ extern char **environ;
 #define MAX_LIMITS 4
 
 /* Where the child was when it gave up; sent on the status pipe. */
-enum { STAGE_SETUP = 1, STAGE_CGROUP, STAGE_CWD, STAGE_LIMIT, STAGE_EXEC };
+enum {
+    STAGE_SETUP = 1,
+    STAGE_CGROUP,
+    STAGE_KEYRING,
+    STAGE_CWD,
+    STAGE_LIMIT,
+    STAGE_EXEC
+};
 
 typedef struct child_failure {
     int stage;
@@ -83,6 +91,7 @@ typedef struct child_plan {
                         stdio[0] == -1: /dev/null */
     int status_fd;   /* write end of the close-on-exec status pipe */
     int cgroup_fd;   /* the cgroup's join file; 0: none */
+    int new_keyring; /* join a new session keyring */
     int nlimits;
     int limit_index[MAX_LIMITS]; /* into limit_table */
     struct rlimit limits[MAX_LIMITS];
@@ -204,6 +213,14 @@ static void child_run(const child_plan *p)
      * skills/cgroup.h) */
     if (p->cgroup_fd > 0 && write(p->cgroup_fd, "0", 1) != 1)
         child_fail(fd, STAGE_CGROUP, errno, 0);
+    /* a session keyring of its own, empty: the caller's (a login's,
+     * kinit's, with the user keyring linked in) is inherited across
+     * exec and into every namespace, and whoever possesses it reads
+     * its keys. A kernel without keys has nothing to hide. */
+    if (p->new_keyring &&
+        syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 &&
+        errno != ENOSYS)
+        child_fail(fd, STAGE_KEYRING, errno, 0);
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
     for (i = 1; i < NSIG; i++)
@@ -434,6 +451,11 @@ static void report_failure(const child_failure *f, const tnd_proc_spec *spec)
         tnd_error_sys("cannot run '%s'", prog);
     else if (f->stage == STAGE_CGROUP)
         tnd_error_sys("cannot run '%s': cannot join its cgroup", prog);
+    else if (f->stage == STAGE_KEYRING)
+        tnd_error_sys("cannot run '%s': cannot make it a session keyring of "
+                      "its own (the user's key quota reached? raise "
+                      "kernel.keys.maxkeys, see keyrings(7))",
+                      prog);
     else if (f->stage == STAGE_CWD)
         tnd_error_sys("cannot run '%s': cannot enter directory '%s'", prog,
                       spec->cwd);
@@ -476,6 +498,7 @@ static int spawn(run *r)
     plan.stdio[2] = spec->merge_stderr ? outp[1] : errp[1];
     plan.status_fd = status[1];
     plan.cgroup_fd = spec->cgroup_join_fd;
+    plan.new_keyring = spec->new_keyring;
 
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &saved);

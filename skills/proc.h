@@ -57,6 +57,12 @@ typedef struct tnd_proc_spec {
                             before anything else (skills/cgroup.h), so
                             everything it starts is in that cgroup; 0:
                             none */
+    int new_keyring;    /* 1: the child joins a new, empty session keyring
+                           before anything runs, so it possesses none of
+                           the caller's keys (the session keyring is
+                           inherited through every namespace; a sandbox
+                           must not read what a login or kinit left
+                           there); 0: it keeps the caller's */
     /* When set, called about every 50 ms while the program runs, with
      * its pid (also its process group); a non-zero return stops it at
      * once (SIGKILL to the group), with status TND_PROC_STOPPED. */

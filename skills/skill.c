@@ -311,6 +311,9 @@ static int run_once(tnd_proc_result *res, const tnd_skill_config *skill,
     spec.rlimit_cpu_s = skill->limits.cpu_s;
     spec.rlimit_as_bytes = skill->limits.memory_bytes;
     spec.rlimit_fsize_bytes = skill->limits.file_bytes;
+    /* the reviewer's session keyring, and the user's keys it links, stay
+     * out of the sandbox */
+    spec.new_keyring = sandboxed;
     limit_processes(&spec, &w, skill, sandboxed);
 
     rc = tnd_proc_run(res, &spec);
