@@ -350,10 +350,27 @@ static void prepare(sched *s, job *j, const char *name,
     }
 }
 
-/* The skills' outputs may add up to this much in one reply: 32 skills of
- * 1 MiB each would pass the protocol's 16 MiB for one body, and a reply
- * that large never arrives (libzmq drops it). */
+/* The skills' outputs may add up to this much in one reply, as JSON: 32
+ * skills of 1 MiB each would pass the protocol's 16 MiB for one body,
+ * and so would 3 whose output is control characters, which JSON writes
+ * six bytes each (\u0001); a reply that large is not sent, and the
+ * audit fails with an agent error. */
 #define OUTPUTS_MAX (8 << 20)
+
+/* Bytes s takes in a JSON string, as tnd_json_dump writes it (no escaped
+ * '/'). */
+static size_t json_size(const char *s)
+{
+    size_t n = 0;
+
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        n += *p == '"' || *p == '\\' || *p == '\b' || *p == '\f' ||
+                     *p == '\n' || *p == '\r' || *p == '\t'
+                 ? 2
+             : *p < 0x20 ? 6
+                         : 1;
+    return n;
+}
 
 /* Over OUTPUTS_MAX in all, each output gets an equal share, cut to what
  * says what failed (skills/excerpt.h) rather than refused. */
@@ -362,21 +379,34 @@ static void fit_outputs(tnd_audit_reply *reply)
     size_t total = 0, share;
 
     for (size_t i = 0; i < reply->nskills; i++)
-        total += reply->skills[i].output ? strlen(reply->skills[i].output) : 0;
+        total +=
+            reply->skills[i].output ? json_size(reply->skills[i].output) : 0;
     if (total <= OUTPUTS_MAX || reply->nskills == 0)
         return;
     share = OUTPUTS_MAX / reply->nskills;
-    tnd_log_warn("the skills printed %zu bytes in all, more than a reply "
-                 "carries; each output is cut to %zu bytes",
+    tnd_log_warn("the skills printed %zu bytes in all (as JSON), more than "
+                 "a reply carries; each output is cut to %zu bytes",
                  total, share);
     for (size_t i = 0; i < reply->nskills; i++) {
         tnd_skill_result *s = &reply->skills[i];
-        char *cut;
-        if (!s->output || strlen(s->output) <= share)
+        size_t size = s->output ? json_size(s->output) : 0, max;
+        if (size <= share)
             continue;
-        cut = tnd_excerpt(s->output, NULL, share, NULL);
-        free(s->output);
-        s->output = cut;
+        /* the excerpt's budget is in bytes of text: as many as the share
+         * holds at this output's rate, halved until the cut fits (what it
+         * keeps first may be denser than the rest) */
+        max =
+            (size_t)((double)share * (double)strlen(s->output) / (double)size);
+        for (;;) {
+            char *cut = tnd_excerpt(s->output, NULL, max, NULL);
+            if (json_size(cut) <= share || max < 64) {
+                free(s->output);
+                s->output = cut;
+                break;
+            }
+            free(cut);
+            max /= 2;
+        }
     }
 }
 

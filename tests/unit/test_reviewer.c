@@ -18,6 +18,7 @@
 #include "common/config.h"
 #include "common/fs.h"
 #include "proto/audit.h"
+#include "proto/mdp.h"
 
 extern char **environ;
 
@@ -25,7 +26,8 @@ static char tmpdir[] = "/tmp/tnd-test-reviewer-XXXXXX";
 
 #define S(x) ((char *)(x))
 
-/* Audit diff in tmpdir/ws under config text; the decoded reply. */
+/* Audit diff in tmpdir/ws under config text; the decoded reply, which
+ * fits in one body. */
 static void audit(tnd_audit_reply *reply, const char *text, const char *diff)
 {
     char ws[PATH_MAX];
@@ -52,6 +54,8 @@ static void audit(tnd_audit_reply *reply, const char *text, const char *diff)
     body = tnd_audit_request_encode(&req, &len);
     out = tnd_reviewer_handle(&ctx, body, len, &out_len);
     assert_non_null(out);
+    if (out_len > TND_MDP_MAX_BODY)
+        fail_msg("a reply of %zu bytes, more than one body holds", out_len);
     if (tnd_audit_reply_decode(reply, out, out_len) < 0)
         fail_msg("not an audit reply: %s", out);
     free(out);
@@ -104,6 +108,40 @@ static void builtins_judge_the_change_before_any_command(void **state)
     tnd_buf_free(&diff);
 }
 
+/* Skills' outputs are fitted to a reply by their size as JSON: four
+ * skills printing 1 MiB of control characters each (4 MiB of text, under
+ * the 8 MiB the outputs may take) made a 24 MiB reply, which the agent
+ * refused to send: the audit failed with an agent error, and `tandem
+ * review --on-error pass` let the change through. */
+static void outputs_fit_a_reply_as_json(void **state)
+{
+    static const char text[] =
+        "agents: {reviewer: {skills: [c1, c2, c3, c4]}}\n"
+        "skills:\n"
+        "  c1: &c {command: \"head -c 1040000 /dev/zero | tr '\\\\0' "
+        "'\\\\1'; echo; echo FAILED: c\", sandbox: none, output_max_kb: "
+        "1024}\n"
+        "  c2: *c\n"
+        "  c3: *c\n"
+        "  c4: *c\n";
+    char path[PATH_MAX];
+    tnd_audit_reply reply;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/ws", tmpdir);
+    (void)tnd_fs_rmtree(path); /* another test's */
+    assert_int_equal(mkdir(path, 0700), 0);
+    memset(&reply, 0, sizeof(reply));
+    audit(&reply, text, "");
+    assert_int_equal(reply.nskills, 4);
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(reply.skills[i].status, TND_SKILL_PASS);
+        /* what it said last is kept */
+        assert_non_null(strstr(reply.skills[i].output, "FAILED: c"));
+    }
+    tnd_audit_reply_clear(&reply);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -120,6 +158,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(builtins_judge_the_change_before_any_command),
+        cmocka_unit_test(outputs_fit_a_reply_as_json),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
