@@ -186,7 +186,7 @@ static int issue_from_json(tnd_issue *is, json_object *j)
                          TND_JSON_REQUIRED) < 0 ||
         tnd_json_get_str(&is->file, j, "file", TND_BODY_MAX_PATH,
                          TND_JSON_OPTIONAL) < 0 ||
-        tnd_json_get_int(&is->line, j, "line", 0, 100000000,
+        tnd_json_get_int(&is->line, j, "line", 0, TND_AUDIT_MAX_LINE,
                          TND_JSON_OPTIONAL) < 0 ||
         tnd_json_get_str(&is->evidence, j, "evidence", TND_BODY_MAX_NOTE,
                          TND_JSON_OPTIONAL) < 0 ||
@@ -406,9 +406,9 @@ static int evidence_from_json(tnd_skill_result *s, json_object *j)
             }
             if (tnd_json_get_str(&loc->file, l, "file", TND_BODY_MAX_PATH,
                                  TND_JSON_REQUIRED) < 0 ||
-                tnd_json_get_int(&loc->line, l, "line", 1, 100000000L,
+                tnd_json_get_int(&loc->line, l, "line", 1, TND_AUDIT_MAX_LINE,
                                  TND_JSON_REQUIRED) < 0 ||
-                tnd_json_get_int(&loc->col, l, "col", 0, 1000000L,
+                tnd_json_get_int(&loc->col, l, "col", 0, TND_AUDIT_MAX_COL,
                                  TND_JSON_OPTIONAL) < 0) {
                 tnd_error_prefix("locations[%zu]", i);
                 return -1;

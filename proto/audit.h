@@ -40,11 +40,16 @@ TND_NAMES_INT_SIZED(tnd_isolation);
 #define TND_AUDIT_MAX_LOCATIONS 50
 #define TND_AUDIT_MAX_CHANGED   200
 
+/* The largest line and column a location carries (and an issue's line):
+ * a reply with a larger one is refused whole. */
+#define TND_AUDIT_MAX_LINE 100000000L
+#define TND_AUDIT_MAX_COL  1000000L
+
 /* A place in the workspace a skill's output points at. */
 typedef struct tnd_location {
     char *file; /* relative to the workspace */
-    long line;  /* 1.. */
-    long col;   /* 1..; 0 when unknown */
+    long line;  /* 1..TND_AUDIT_MAX_LINE */
+    long col;   /* 1..TND_AUDIT_MAX_COL; 0 when unknown */
 } tnd_location;
 
 typedef struct tnd_skill_result {

@@ -126,8 +126,14 @@ static void consider(finder *f, const char *path, size_t n, long line, long col)
     bool known = false;
     char *rel;
 
-    if (line < 1 || f->n >= f->max || !(rel = relative(f, path, n)))
+    /* a place the reply could not carry (the orchestrator refuses the
+     * whole reply) is no place: "a.c:123456789:" is a tool's number, or
+     * a test's words meant to make the audit fail */
+    if (line < 1 || line > TND_AUDIT_MAX_LINE || f->n >= f->max ||
+        !(rel = relative(f, path, n)))
         return;
+    if (col > TND_AUDIT_MAX_COL)
+        col = 0;
     for (size_t i = 0; i < f->n; i++) {
         if (strcmp(f->locs[i].file, rel) != 0)
             continue;

@@ -168,7 +168,12 @@ static void only_files_inside_the_workspace(void **state)
         "at 12:30:45 nothing\n"
         "src/leak.c:3: again, a duplicate\r\n"
         "see (src/leak.c:4) and \"src/leak.c:5\", 'src/leak.c:6'\n"
-        "src/leak.c:7:x col that is not one\n",
+        "src/leak.c:7:x col that is not one\n"
+        /* past what a reply carries (the orchestrator refused the whole
+         * reply, and the audit failed: a test could print this to make
+         * `tandem review --on-error pass` let its change through) */
+        "src/leak.c:123456789: a line no reply carries\n"
+        "src/leak.c:8:12345678: a column no reply carries\n",
         ws);
     got = places(text, ws, 50);
     assert_string_equal(got, "src/leak.c:3:0\n"
@@ -176,7 +181,8 @@ static void only_files_inside_the_workspace(void **state)
                              "src/leak.c:4:0\n"
                              "src/leak.c:5:0\n"
                              "src/leak.c:6:0\n"
-                             "src/leak.c:7:0\n");
+                             "src/leak.c:7:0\n"
+                             "src/leak.c:8:0\n");
     free(got);
     free(text);
 
