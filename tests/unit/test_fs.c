@@ -507,6 +507,46 @@ static void a_tree_too_deep_is_refused(void **state)
     assert_int_equal(tnd_fs_rmtree(src), 0);
 }
 
+/* A tree deeper than the descriptors a process may open is removed all
+ * the same: a skill (model-written code run by make test) made one
+ * 30,000 deep in seconds, and the workspace could be neither reset for
+ * the next attempt ("Too many open files": the run failed) nor removed
+ * at the end (left behind in the runtime directory). Its levels are
+ * closed to us too, as a build may leave them. */
+static void a_tree_deeper_than_the_open_files_is_removed(void **state)
+{
+    struct rlimit was, low;
+    char top[PATH_MAX];
+    int fd;
+
+    (void)state;
+    snprintf(top, sizeof(top), "%s/deeper", tmpdir);
+    assert_int_equal(mkdir(top, 0755), 0);
+    fd = open(top, O_RDONLY | O_DIRECTORY);
+    assert_true(fd >= 0);
+    for (int i = 0; i < 1000; i++) {
+        int next;
+        assert_int_equal(mkdirat(fd, "d", 0755), 0);
+        assert_int_equal(mknodat(fd, "f", S_IFREG | 0600, 0), 0);
+        next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+        assert_true(next >= 0);
+        if (i % 100 == 99)
+            assert_int_equal(fchmod(fd, 0), 0);
+        close(fd);
+        fd = next;
+    }
+    close(fd);
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+    low = was;
+    low.rlim_cur = 200;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    fd = tnd_fs_rmtree(top);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+    if (fd != 0)
+        fail_msg("%s", tnd_error_last());
+    assert_int_equal(access(top, F_OK), -1);
+}
+
 static void a_new_lock_is_held_until_its_descriptor_closes(void **state)
 {
     int dfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, again;
@@ -584,6 +624,7 @@ int main(void)
         cmocka_unit_test(a_non_blocking_pipe_is_waited_for),
         cmocka_unit_test(a_new_lock_is_held_until_its_descriptor_closes),
         cmocka_unit_test(a_tree_too_deep_is_refused),
+        cmocka_unit_test(a_tree_deeper_than_the_open_files_is_removed),
         cmocka_unit_test(the_files_limit_is_raised_as_far_as_asked),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
