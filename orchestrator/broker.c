@@ -146,6 +146,7 @@ static void remove_worker(tnd_broker *b, worker *w, const char *why)
     }
     free(w->service);
     free(w->busy);
+    free(w->answered);
     free(w);
 }
 
@@ -235,9 +236,19 @@ static void on_reply(tnd_broker *b, worker *w, tnd_mdp_msg *msg)
 
     if (final && w->busy && strlen(w->busy) == msg->address_len &&
         memcmp(w->busy, msg->address, msg->address_len) == 0) {
-        free(w->busy);
+        free(w->answered);
+        w->answered = w->busy;
         w->busy = NULL;
         w->idle_since = tnd_now_ms();
+    } else if (final && w->answered &&
+               strlen(w->answered) == msg->address_len &&
+               memcmp(w->answered, msg->address, msg->address_len) == 0) {
+        /* its last answer again, after a reconnect: taken the first
+         * time (it was disconnected for it, and the request it holds
+         * now requeued and paid for again) */
+        tnd_log_debug("discarding %s's FINAL for %s again", w->name,
+                      w->answered);
+        return;
     }
     if ((!r || !was_given(r, w)) && final && w->busy) {
         /* it holds one request and answers one it was never given: a

@@ -34,6 +34,10 @@ typedef struct worker {
                            kept after the request is cancelled or
                            answered elsewhere, until the worker's own
                            FINAL frees it */
+    char *answered;     /* key of the request its last FINAL answered: a
+                           FINAL sent again for it (an agent that thought
+                           the broker gone resends its last on
+                           reconnecting) is dropped, not a stray answer */
 } worker;
 
 struct request {

@@ -594,6 +594,30 @@ static void a_final_for_another_request_drops_its_worker(void **state)
     expect_event(TND_BROKER_FINAL, "k", "w2", "{}");
 }
 
+/* An agent that thought the broker gone (the orchestrator's loop stalled
+ * past its patience: a reset of a deep tree) sends its last FINAL again
+ * when it reconnects; by then the broker may have given it the next
+ * request. That resend is no stray answer: dropped, the worker kept (it
+ * was disconnected, the next request requeued and paid for again). */
+static void a_final_sent_again_keeps_its_worker(void **state)
+{
+    peer *w1;
+
+    (void)state;
+    w1 = ready_worker("w1");
+    assert_int_equal(tnd_broker_submit(broker, SERVICE, "k1", "{}", 2), 0);
+    expect_request(w1, "k1", "{}");
+    send_worker(w1, TND_MDPW_FINAL, "k1", "{\"n\":1}");
+    expect_event(TND_BROKER_FINAL, "k1", "w1", "{\"n\":1}");
+    assert_int_equal(tnd_broker_submit(broker, SERVICE, "k2", "{}", 2), 0);
+    expect_request(w1, "k2", "{}");
+    send_worker(w1, TND_MDPW_FINAL, "k1", "{\"n\":1}");
+    send_worker(w1, TND_MDPW_FINAL, "k2", "{\"n\":2}");
+    expect_event(TND_BROKER_FINAL, "k2", "w1", "{\"n\":2}");
+    assert_int_equal(w1->disconnects, 0);
+    assert_int_equal(tnd_broker_workers(broker, SERVICE), 1);
+}
+
 /* A worker answers only what it was given: w1, holding k1, sent a FINAL
  * for k2, which w2 holds, and its answer was taken as k2's. It is a
  * broken or hostile worker: disconnected, its own request requeued, and
@@ -1077,6 +1101,7 @@ int main(void)
         TEST(worker_gone_requeues_at_once),
         TEST(request_lost_too_often_fails),
         TEST(ready_again_reregisters_and_requeues),
+        TEST(a_final_sent_again_keeps_its_worker),
         TEST(a_final_for_another_request_drops_its_worker),
         TEST(an_answer_for_a_request_never_given_is_refused),
         TEST(a_dropped_worker_is_told_and_forgotten),
