@@ -398,18 +398,23 @@ unsigned tnd_curve_list_roles(const tnd_curve_list *list,
                               const unsigned char key[32], const char **name)
 {
     char z85[TND_CURVE_Z85_LEN + 1];
+    unsigned roles = 0;
 
     if (name)
         *name = "";
     if (!zmq_z85_encode(z85, key, 32))
         return 0;
+    /* every line's roles: the orchestrator's own key, added for its local
+     * agents after the file's lines, was only what a line of the file
+     * gave it (`client`, to submit with it), and its agents were refused
+     * for ever */
     for (size_t i = 0; i < list->n; i++)
         if (strcmp(list->entries[i].public_key, z85) == 0) {
-            if (name)
+            if (name && !roles)
                 *name = list->entries[i].name;
-            return list->entries[i].roles;
+            roles |= list->entries[i].roles;
         }
-    return 0;
+    return roles;
 }
 
 void tnd_curve_list_clear(tnd_curve_list *list)

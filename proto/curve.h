@@ -92,7 +92,8 @@ typedef struct tnd_curve_list {
  * directory others can write (not sticky), is refused, naming the fix. */
 int tnd_curve_list_load(tnd_curve_list *out, const char *path);
 
-/* The roles of a binary (32-byte) public key: 0 when it is not listed. */
+/* The roles of a binary (32-byte) public key, those of every line that
+ * lists it (the name the first gives): 0 when it is not listed. */
 unsigned tnd_curve_list_roles(const tnd_curve_list *list,
                               const unsigned char key[32], const char **name);
 

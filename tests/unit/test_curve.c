@@ -145,6 +145,38 @@ static void the_list_reads_roles_and_names(void **state)
     tnd_curve_list_clear(&list);
 }
 
+/* A key on several lines has the roles of all of them: the orchestrator
+ * adds its own key for its local agents after the file's lines, and a
+ * file that listed that key as a client (to submit with it) had the
+ * agents refused for ever, the session waiting for them. */
+static void a_key_listed_twice_has_both_lines_roles(void **state)
+{
+    tnd_curve_list list;
+    tnd_curve_pair a;
+    unsigned char raw[32];
+    const char *name;
+    char text[256];
+
+    (void)state;
+    assert_int_equal(tnd_curve_generate(&a), 0);
+    snprintf(text, sizeof(text), "client %s server\nperson %s\n", a.public_key,
+             a.public_key);
+    tnd_fs_write(in_dir("twice"), text, strlen(text));
+    assert_int_equal(tnd_curve_list_load(&list, in_dir("twice")), 0);
+    /* as pool.c adds the orchestrator's own key */
+    list.entries = realloc(list.entries, (list.n + 1) * sizeof(*list.entries));
+    memset(&list.entries[list.n], 0, sizeof(list.entries[list.n]));
+    memcpy(list.entries[list.n].public_key, a.public_key,
+           TND_CURVE_Z85_LEN + 1);
+    list.entries[list.n++].roles = TND_CURVE_CODER | TND_CURVE_REVIEWER;
+    zmq_z85_decode(raw, a.public_key);
+    assert_int_equal(tnd_curve_list_roles(&list, raw, &name),
+                     TND_CURVE_CLIENT | TND_CURVE_PERSON | TND_CURVE_CODER |
+                         TND_CURVE_REVIEWER);
+    assert_string_equal(name, "server");
+    tnd_curve_list_clear(&list);
+}
+
 static void list_errors_name_file_and_line(void **state)
 {
     tnd_curve_list list;
@@ -233,6 +265,7 @@ int main(void)
         cmocka_unit_test(a_key_others_can_read_is_refused),
         cmocka_unit_test(roles_format_and_parse),
         cmocka_unit_test(the_list_reads_roles_and_names),
+        cmocka_unit_test(a_key_listed_twice_has_both_lines_roles),
         cmocka_unit_test(list_errors_name_file_and_line),
         cmocka_unit_test(a_list_others_can_write_is_refused),
     };
