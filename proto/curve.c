@@ -157,23 +157,45 @@ static bool find_value(const char *text, const char *name,
 int tnd_curve_read_pair(tnd_curve_pair *out, const char *path)
 {
     struct stat st;
-    char *text = NULL;
+    char *text = NULL, derived[TND_CURVE_Z85_LEN + 1];
     int error = 0;
 
     memset(out, 0, sizeof(*out));
-    if (stat(path, &st) == 0 && (st.st_mode & 077))
-        return tnd_error_set("%s can be read by others (mode %03o); a "
-                             "secret key must be yours alone: chmod 600 %s",
-                             path, (unsigned)(st.st_mode & 0777), path);
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return tnd_error_set("%s is not a file: give a NAME.key (tandem "
+                             "keys generate writes one)",
+                             path);
+    /* what it holds first: a NAME.pub given for the NAME.key was told to
+     * chmod 600 itself, and then that it was no key pair */
     if (tnd_fs_read(&text, NULL, path, KEY_FILE_MAX) < 0)
         return -1;
-    if (!find_value(text, "public-key", out->public_key) ||
-        !find_value(text, "secret-key", out->secret_key) ||
-        !tnd_curve_is_key(out->public_key) ||
-        !tnd_curve_is_key(out->secret_key))
+    if (!find_value(text, "secret-key", out->secret_key) &&
+        find_value(text, "public-key", out->public_key))
+        error = tnd_error_set("%s holds a public key only (a NAME.pub): give "
+                              "the NAME.key made with it, which holds the "
+                              "secret key too",
+                              path);
+    else if (st.st_mode & 077)
+        error = tnd_error_set("%s can be read by others (mode %03o); a "
+                              "secret key must be yours alone: chmod 600 %s",
+                              path, (unsigned)(st.st_mode & 0777), path);
+    else if (!find_value(text, "public-key", out->public_key) ||
+             !find_value(text, "secret-key", out->secret_key) ||
+             !tnd_curve_is_key(out->public_key) ||
+             !tnd_curve_is_key(out->secret_key))
         error = tnd_error_set("%s is not a tandem key pair (lines "
                               "'public-key = KEY' and 'secret-key = KEY'; "
                               "tandem keys generate writes one)",
+                              path);
+    /* a public key that is not the secret one's fails every handshake
+     * without a word: the peer cannot open what the pair sends, and
+     * drops the connection */
+    else if (zmq_curve_public(derived, out->secret_key) < 0 ||
+             strcmp(derived, out->public_key) != 0)
+        error = tnd_error_set("%s: its public-key is not the one of its "
+                              "secret-key (the file was edited, or holds "
+                              "lines of two pairs); tandem keys generate "
+                              "writes a new pair",
                               path);
     tnd_str_free_secret(&text);
     if (error < 0)

@@ -51,7 +51,8 @@ int tnd_curve_write(const char *dir, const char *name,
                     const tnd_curve_pair *pair);
 
 /* Read a NAME.key file: both keys. A file group or others can read is
- * refused ("chmod 600 PATH"). */
+ * refused ("chmod 600 PATH"), as are a NAME.pub (said so), something
+ * that is not a file, and a public key that is not the secret key's. */
 int tnd_curve_read_pair(tnd_curve_pair *out, const char *path);
 
 /* Read a public key from a NAME.pub or NAME.key file, or given as the

@@ -92,6 +92,32 @@ static void a_key_others_can_read_is_refused(void **state)
     has("is not a tandem key pair");
 }
 
+/* --key given the wrong file is told which file to give: a NAME.pub
+ * (0644) was told to chmod 600 itself, and then that it was not a key
+ * pair; a directory to chmod 600; a pair whose public key is not its
+ * secret key's failed every handshake with no word but "no answer". */
+static void a_wrong_key_file_says_what_to_give(void **state)
+{
+    tnd_curve_pair a, b, out;
+    char text[256];
+
+    (void)state;
+    assert_int_equal(tnd_curve_generate(&a), 0);
+    assert_int_equal(tnd_curve_generate(&b), 0);
+    assert_int_equal(tnd_curve_write(dir, "wrong", &a), 0);
+    assert_int_equal(tnd_curve_read_pair(&out, in_dir("wrong.pub")), -1);
+    has("holds a public key only (a NAME.pub)");
+    assert_int_equal(tnd_curve_read_pair(&out, dir), -1);
+    has("is not a file");
+    snprintf(text, sizeof(text), "public-key = %s\nsecret-key = %s\n",
+             a.public_key, b.secret_key);
+    assert_int_equal(tnd_fs_write(in_dir("mixed.key"), text, strlen(text)), 0);
+    chmod(in_dir("mixed.key"), 0600);
+    assert_int_equal(tnd_curve_read_pair(&out, in_dir("mixed.key")), -1);
+    has("its public-key is not the one of its secret-key");
+    assert_int_equal(tnd_curve_read_pair(&out, in_dir("wrong.key")), 0);
+}
+
 static void roles_format_and_parse(void **state)
 {
     char text[64];
@@ -263,6 +289,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(generate_write_and_read_back),
         cmocka_unit_test(a_key_others_can_read_is_refused),
+        cmocka_unit_test(a_wrong_key_file_says_what_to_give),
         cmocka_unit_test(roles_format_and_parse),
         cmocka_unit_test(the_list_reads_roles_and_names),
         cmocka_unit_test(a_key_listed_twice_has_both_lines_roles),
