@@ -12,6 +12,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "proto/mdp.h"
 
 static void usage(FILE *to, const char *prog, const char *role)
 {
@@ -223,6 +224,10 @@ int tnd_agent_cli_parse(tnd_agent_cli *out, int argc, char **argv,
     }
     if (!out->endpoint) {
         fprintf(stderr, "%s: --connect ENDPOINT is required\n", prog);
+        goto usage_error;
+    }
+    if (tnd_mdp_endpoint_check(out->endpoint, false) < 0) {
+        fprintf(stderr, "%s: --connect %s\n", prog, tnd_error_last());
         goto usage_error;
     }
     if (!server_key != !key) {

@@ -166,6 +166,8 @@ int tnd_pool_check(const tnd_config *config, const char *endpoint, bool coder,
 {
     if (!endpoint)
         endpoint = config->orchestrator.endpoint;
+    if (*endpoint && tnd_mdp_endpoint_check(endpoint, true) < 0)
+        return tnd_error_config("orchestrator.endpoint: %s", tnd_error_last());
     for (int role = coder ? 0 : 1; role < 2; role++) {
         char *prog;
         if (agent(config, role)->count == 0) {

@@ -25,6 +25,7 @@
 #include "orchestrator/run.h"
 #include "orchestrator/rundir.h"
 #include "proto/curve.h"
+#include "proto/mdp.h"
 
 #define IPC_PATH_MAX 100 /* sun_path is 108 bytes; keep a margin */
 #define QUEUE_MAX    256
@@ -457,12 +458,9 @@ static int serve(const serve_opts *o)
                : *cfg->orchestrator.endpoint
                    ? tnd_xstrdup(cfg->orchestrator.endpoint)
                    : tnd_xasprintf("ipc://%s/serve.sock", dir);
-    if (strncmp(endpoint, "ipc://", 6) != 0 &&
-        strncmp(endpoint, "tcp://", 6) != 0) {
-        fprintf(stderr,
-                "tandem serve: %s: the endpoint must be ipc://PATH or "
-                "tcp://HOST:PORT\n",
-                endpoint);
+    if (tnd_mdp_endpoint_check(endpoint, true) < 0) {
+        fprintf(stderr, "tandem serve: %s%s\n", o->bind ? "--bind " : "",
+                tnd_error_last());
         code = TND_EXIT_USAGE;
         goto out;
     }

@@ -20,6 +20,7 @@
 #include "orchestrator/serve.h"
 #include "proto/body.h"
 #include "proto/client.h"
+#include "proto/mdp.h"
 
 void tnd_cmd_submit_usage(const char *name, FILE *to)
 {
@@ -338,6 +339,10 @@ static int parse(tnd_submit_client *s, const char *name, int argc, char **argv)
     }
     if (c < 0)
         return cli.status == TND_EXIT_OK ? -1 : cli.status;
+    if (s->connect && tnd_mdp_endpoint_check(s->connect, false) < 0) {
+        fprintf(stderr, "tandem submit: --connect %s\n", tnd_error_last());
+        return TND_EXIT_USAGE;
+    }
     if ((s->attach || s->status) && optind < argc) {
         fprintf(stderr, "tandem submit: --%s takes no task\n",
                 s->attach ? "attach" : "status");

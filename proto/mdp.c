@@ -410,6 +410,45 @@ int tnd_mdp_peer_uid(unsigned *out, const char *peer_address)
     return 0;
 }
 
+int tnd_mdp_endpoint_check(const char *endpoint, bool bind)
+{
+    const char *host = endpoint + 6, *colon, *port;
+    size_t digits;
+
+    if (strncmp(endpoint, "ipc://", 6) == 0) {
+        if (!*host)
+            return tnd_error_set("%s names no socket: give ipc://PATH",
+                                 endpoint);
+        return 0;
+    }
+    if (strncmp(endpoint, "tcp://", 6) != 0 && !strstr(endpoint, "://"))
+        return tnd_error_set("%s is not an endpoint: give tcp://%s (or "
+                             "ipc://PATH)",
+                             endpoint,
+                             strchr(endpoint, ':') ? endpoint : "HOST:PORT");
+    if (strncmp(endpoint, "tcp://", 6) != 0)
+        return tnd_error_set("%s is not an endpoint: give tcp://HOST:PORT "
+                             "or ipc://PATH",
+                             endpoint);
+    colon = strrchr(host, ':');
+    /* [::1]:5555 has its port after the bracket */
+    if (!colon || colon == host || (host[0] == '[' && colon[-1] != ']'))
+        return tnd_error_set("%s names no port: give tcp://HOST:PORT (e.g. "
+                             "%s:5555)",
+                             endpoint, endpoint);
+    port = colon + 1;
+    if (bind && strcmp(port, "*") == 0)
+        return 0;
+    digits = strspn(port, "0123456789");
+    if (!*port || port[digits] || digits > 5 || atol(port) > 65535 ||
+        (!bind && atol(port) == 0))
+        return tnd_error_set("%s: the port must be a number, 1..65535%s, "
+                             "not '%.16s'",
+                             endpoint, bind ? " (0 or *: any free port)" : "",
+                             port);
+    return 0;
+}
+
 int tnd_mdp_ipc_listening(const char *endpoint)
 {
     struct sockaddr_un sa;

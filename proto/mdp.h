@@ -119,6 +119,13 @@ const char *tnd_mdp_command_name(bool worker, int command);
  * no linger on close. -1 with an error when libzmq refuses. */
 int tnd_mdp_socket_limits(void *socket);
 
+/* Whether endpoint is one tandem can bind (bind) or connect to:
+ * ipc://PATH, or tcp://HOST:PORT with PORT 1..65535 (0 or *, any free
+ * port, to bind). libzmq took a port past 65535 modulo 65536 (a server
+ * told 99999 listened on 34463) and said "Invalid argument" of a
+ * missing one. -1 with the error naming the endpoint and the fix. */
+int tnd_mdp_endpoint_check(const char *endpoint, bool bind);
+
 /* Whether a process listens at an ipc:// endpoint's socket file, asked
  * by connecting to it: 1 when one does, 0 when none does (no such file,
  * or nobody accepts), -1 when it cannot be told this way (tcp://, an

@@ -709,6 +709,39 @@ static void a_key_name_too_long_or_not_printable_is_none(void **state)
     tnd_mdp_msg_clear(&out);
 }
 
+static void endpoint_refused(const char *endpoint, bool bind, const char *says)
+{
+    assert_int_equal(tnd_mdp_endpoint_check(endpoint, bind), -1);
+    if (!strstr(tnd_error_last(), says))
+        fail_msg("error \"%s\" does not say \"%s\"", tnd_error_last(), says);
+}
+
+/* libzmq took a port past 65535 modulo 65536 (tandem serve --bind
+ * tcp://127.0.0.1:99999 listened on 34463, and said so) and answered a
+ * missing port with "Invalid argument" and exit 1. */
+static void endpoints_are_checked_before_libzmq_sees_them(void **state)
+{
+    (void)state;
+    assert_int_equal(tnd_mdp_endpoint_check("tcp://127.0.0.1:5555", false), 0);
+    assert_int_equal(tnd_mdp_endpoint_check("tcp://[::1]:5555", false), 0);
+    assert_int_equal(tnd_mdp_endpoint_check("tcp://host-1:65535", false), 0);
+    assert_int_equal(tnd_mdp_endpoint_check("ipc:///run/x.sock", false), 0);
+    assert_int_equal(tnd_mdp_endpoint_check("tcp://127.0.0.1:0", true), 0);
+    assert_int_equal(tnd_mdp_endpoint_check("tcp://127.0.0.1:*", true), 0);
+    assert_int_equal(tnd_mdp_endpoint_check("tcp://0.0.0.0:5555", true), 0);
+    endpoint_refused("tcp://127.0.0.1:99999", true, "1..65535");
+    endpoint_refused("tcp://127.0.0.1:65536", false, "1..65535");
+    endpoint_refused("tcp://127.0.0.1:0", false, "not '0'");
+    endpoint_refused("tcp://127.0.0.1:abc", false, "not 'abc'");
+    endpoint_refused("tcp://127.0.0.1:", false, "the port must be a number");
+    endpoint_refused("tcp://127.0.0.1", false,
+                     "names no port: give tcp://HOST:PORT");
+    endpoint_refused("tcp://[::1]", true, "names no port");
+    endpoint_refused("127.0.0.1:5555", false, "give tcp://127.0.0.1:5555");
+    endpoint_refused("udp://x:5", false, "is not an endpoint");
+    endpoint_refused("ipc://", true, "names no socket");
+}
+
 static void the_uid_of_an_ipc_peer_address(void **state)
 {
     static const struct {
@@ -743,6 +776,7 @@ int main(void)
         cmocka_unit_test(the_zap_handlers_key_name_is_read),
         cmocka_unit_test(a_key_name_too_long_or_not_printable_is_none),
         cmocka_unit_test(the_uid_of_an_ipc_peer_address),
+        cmocka_unit_test(endpoints_are_checked_before_libzmq_sees_them),
         cmocka_unit_test(client_commands_round_trip),
         cmocka_unit_test(worker_commands_round_trip),
         cmocka_unit_test(encode_lays_out_the_rfc_frames),
