@@ -78,6 +78,7 @@ typedef struct runtime {
     void *pair;           /* the loop's end: a PULL (see JOB_ENDPOINT) */
     char identity[TND_MDP_MAX_IDENTITY + 1];
     int64_t broker_expiry;
+    bool heard; /* the broker spoke on this connection */
     int64_t next_beat;
     tnd_agent_job *job;                         /* running job, or NULL */
     unsigned char address[TND_MDP_MAX_ADDRESS]; /* of the running job */
@@ -396,14 +397,16 @@ static int connect_broker(runtime *rt, bool resend)
                         rt->opts->curve_pair->secret_key,
                         TND_CURVE_Z85_LEN) < 0))
         return tnd_error_set("cannot set up CURVE: %s", zmq_strerror(errno));
-    if (rt->opts->server_key &&
-        !(rt->watch = tnd_linewatch_new(rt->ctx, rt->dealer)))
+    /* over CURVE, whether the key was refused; on any transport, why a
+     * broker that never speaks does not */
+    if (!(rt->watch = tnd_linewatch_new(rt->ctx, rt->dealer)))
         return -1;
     if (zmq_connect(rt->dealer, rt->opts->endpoint) < 0)
         return tnd_error_set("cannot connect to %s: %s", rt->opts->endpoint,
                              zmq_strerror(errno));
     rt->broker_expiry =
         tnd_now_ms() + (int64_t)rt->opts->heartbeat_ms * rt->opts->liveness;
+    rt->heard = false;
     rt->next_beat = tnd_now_ms() + rt->opts->heartbeat_ms;
     /* not while a job runs: the broker took the last reply before it
      * gave that job, and a reply for another request than the one it
@@ -475,6 +478,7 @@ static void from_broker(runtime *rt)
         }
         rt->broker_expiry =
             tnd_now_ms() + (int64_t)rt->opts->heartbeat_ms * rt->opts->liveness;
+        rt->heard = true;
         if (!msg.worker) {
             tnd_log_warn("ignoring an MDP/Client message on a worker "
                          "socket");
@@ -581,9 +585,39 @@ static void worker_loop(runtime *rt)
                           opts->service);
             break;
         }
+        if (rt->watch && tnd_linewatch_mismatch(rt->watch)) {
+            /* as a refused key: no connection of this agent's is ever
+             * taken, and it said only that the broker was silent */
+            tnd_log_error(
+                "the orchestrator at %s did not take the "
+                "connection: %s",
+                opts->endpoint,
+                tnd_linewatch_why(rt->watch, opts->server_key != NULL));
+            break;
+        }
         if (tnd_now_ms() > rt->broker_expiry) {
-            tnd_log_warn("no word from the broker for %d ms; reconnecting",
-                         opts->heartbeat_ms * opts->liveness);
+            const char *why =
+                rt->watch
+                    ? tnd_linewatch_why(rt->watch, opts->server_key != NULL)
+                    : NULL;
+            /* a wrong --server-key, or a name another agent holds, read
+             * as a broker that was not there, for ever */
+            if (why)
+                tnd_log_warn("no word from the broker for %d ms (%s); "
+                             "reconnecting",
+                             opts->heartbeat_ms * opts->liveness, why);
+            else if (rt->watch && opts->server_key && !rt->heard &&
+                     tnd_linewatch_shook(rt->watch))
+                tnd_log_warn(
+                    "no word from the broker for %d ms, though it took the "
+                    "connection: another agent may be connected as %s "
+                    "(give each its own --id), or the orchestrator is "
+                    "stuck; reconnecting",
+                    opts->heartbeat_ms * opts->liveness, rt->identity);
+            else
+                tnd_log_warn("no word from the broker for %d ms; "
+                             "reconnecting",
+                             opts->heartbeat_ms * opts->liveness);
             if (connect_broker(rt, true) < 0) {
                 tnd_log_error("%s", tnd_error_last());
                 break;

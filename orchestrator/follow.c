@@ -427,6 +427,16 @@ static int follow(tnd_submit_client *s)
                     s->key_file ? s->key_file : "?");
             return TND_EXIT_USAGE;
         }
+        if (tnd_linewatch_mismatch(s->watch)) {
+            /* no answer ever comes: it waited 10 s and asked whether the
+             * server ran */
+            fprintf(stderr,
+                    "%s: tandem serve at %s did not take the "
+                    "connection: %s\n",
+                    s->me, s->endpoint,
+                    tnd_linewatch_why(s->watch, s->key_file != NULL));
+            return TND_EXIT_USAGE;
+        }
         if (zmq_poll(items, 2, broke ? 0 : 500) < 0 && errno != EINTR) {
             fprintf(stderr, "%s: %s\n", s->me, zmq_strerror(errno));
             return unheard(s);
@@ -491,11 +501,14 @@ static int follow(tnd_submit_client *s)
             return unheard(s);
         }
         if (tnd_now_ms() - heard > limit) {
+            /* a wrong --server-key read as a server that was not there */
+            const char *why = tnd_linewatch_why(s->watch, s->key_file != NULL);
             fprintf(stderr,
                     "%s: no answer from tandem serve at %s for "
-                    "%d s; is it running?%s%s%s\n",
+                    "%d s; %s%s%s%s\n",
                     s->me, s->endpoint, limit / 1000,
-                    s->session ? " Session " : "", s->session ? s->session : "",
+                    why ? why : "is it running?", s->session ? " Session " : "",
+                    s->session ? s->session : "",
                     s->session ? " is on disk; it goes on when a server runs "
                                  "it (tandem submit --attach ID)"
                                : "");

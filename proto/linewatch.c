@@ -13,9 +13,13 @@
 #include "common/xalloc.h"
 
 struct tnd_linewatch {
-    void *watched; /* borrowed */
-    void *pair;    /* the monitor's events */
-    int refused;   /* the status of a handshake the peer refused, or 0 */
+    void *watched;  /* borrowed */
+    void *pair;     /* the monitor's events */
+    int refused;    /* the status of a handshake the peer refused, or 0 */
+    bool connected; /* a connection was made */
+    bool shook;     /* a handshake succeeded */
+    bool cut;       /* the peer closed a connection in its handshake */
+    bool mismatch;  /* the peer wants another mechanism (CURVE or not) */
 };
 
 /* Each watch's inproc name is its own within the process. */
@@ -29,9 +33,12 @@ tnd_linewatch *tnd_linewatch_new(void *ctx, void *socket)
 
     snprintf(name, sizeof(name), "inproc://tandem-linewatch-%u",
              atomic_fetch_add(&serial, 1));
-    if (zmq_socket_monitor(socket, name,
-                           ZMQ_EVENT_DISCONNECTED |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) < 0) {
+    if (zmq_socket_monitor(
+            socket, name,
+            ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                ZMQ_EVENT_CONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) < 0) {
         tnd_error_set("cannot watch a socket: %s", zmq_strerror(errno));
         return NULL;
     }
@@ -83,7 +90,54 @@ bool tnd_linewatch_broke(tnd_linewatch *self)
             broke = true;
         else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
             self->refused = value ? (int)value : 400;
+        else if (event == ZMQ_EVENT_CONNECTED)
+            self->connected = true;
+        else if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+            self->shook = true;
+        else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+            self->cut = true;
+        else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+                 value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
+            self->mismatch = true;
     }
+}
+
+bool tnd_linewatch_mismatch(const tnd_linewatch *self)
+{
+    return self->mismatch;
+}
+
+const char *tnd_linewatch_why(const tnd_linewatch *self, bool curve)
+{
+    if (self->mismatch)
+        return curve ? "it does not use CURVE: leave out the server's key "
+                       "and this one's (or connect to the endpoint of a "
+                       "server that does)"
+                     : "it uses CURVE: give the server's public key "
+                       "(--server-key NAME.pub) and a key pair its "
+                       "authorized keys list (--key NAME.key)";
+    if (self->shook)
+        return NULL; /* the caller knows what silence then means */
+    if (self->cut)
+        return curve ? "it closes the connection in the handshake, as a "
+                       "CURVE server does when the server key given is not "
+                       "its public key: check --server-key against its "
+                       "NAME.pub (or the server-key line of its "
+                       "serve.endpoint)"
+                     : "it closes the connection in the handshake, as a "
+                       "server that uses CURVE does: give its public key "
+                       "(--server-key NAME.pub) and a key pair its "
+                       "authorized keys list (--key NAME.key)";
+    if (!self->connected)
+        return "nothing accepts a connection there: is it running, and are "
+               "the host and the port right?";
+    return "it took the connection but never ended the handshake: is it "
+           "stopped or stuck, or is this not its endpoint?";
+}
+
+bool tnd_linewatch_shook(const tnd_linewatch *self)
+{
+    return self->shook;
 }
 
 int tnd_linewatch_refused(const tnd_linewatch *self)

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -180,6 +182,117 @@ static void test_a_key_the_peer_refuses_is_seen(void **state)
     zmq_ctx_term(c);
 }
 
+/* What a watch of a dealer says within 1.5 s of connecting to a server
+ * that uses CURVE when server_curve, the dealer with server_key (NULL:
+ * none; "right": the server's): tnd_linewatch_why's text, or "" for
+ * NULL. A wrong server key, a missing one and a missing server all
+ * read as "no answer; is it running?". */
+static const char *why_after(bool server_curve, const char *server_key,
+                             bool listen, bool *mismatch)
+{
+    static char said[512];
+    void *c = zmq_ctx_new(), *r = zmq_socket(c, ZMQ_ROUTER),
+         *d = zmq_socket(c, ZMQ_DEALER);
+    char server_pub[41], server_sec[41], pub[41], sec[41];
+    int on = 1, linger = 0;
+    int64_t until = tnd_now_ms() + 1500;
+    tnd_linewatch *w;
+    const char *why;
+
+    assert_int_equal(zmq_curve_keypair(server_pub, server_sec), 0);
+    assert_int_equal(zmq_curve_keypair(pub, sec), 0);
+    zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof(linger));
+    zmq_setsockopt(r, ZMQ_LINGER, &linger, sizeof(linger));
+    if (server_curve) {
+        zmq_setsockopt(r, ZMQ_CURVE_SERVER, &on, sizeof(on));
+        zmq_setsockopt(r, ZMQ_CURVE_SECRETKEY, server_sec, 40);
+    }
+    if (listen)
+        assert_int_equal(zmq_bind(r, endpoint), 0);
+    if (server_key) {
+        zmq_setsockopt(d, ZMQ_CURVE_SERVERKEY,
+                       strcmp(server_key, "right") == 0 ? server_pub : pub, 40);
+        zmq_setsockopt(d, ZMQ_CURVE_PUBLICKEY, pub, 40);
+        zmq_setsockopt(d, ZMQ_CURVE_SECRETKEY, sec, 40);
+    }
+    assert_non_null(w = tnd_linewatch_new(c, d));
+    assert_int_equal(zmq_connect(d, endpoint), 0);
+    zmq_send(d, "hi", 2, ZMQ_DONTWAIT);
+    while (tnd_now_ms() < until) {
+        zmq_pollitem_t item = {tnd_linewatch_socket(w), 0, ZMQ_POLLIN, 0};
+        zmq_poll(&item, 1, 100);
+        tnd_linewatch_broke(w);
+        if (tnd_linewatch_mismatch(w))
+            break; /* said for good */
+    }
+    why = tnd_linewatch_why(w, server_key != NULL);
+    snprintf(said, sizeof(said), "%s", why ? why : "");
+    *mismatch = tnd_linewatch_mismatch(w);
+    tnd_linewatch_destroy(&w);
+    zmq_close(d);
+    zmq_close(r);
+    zmq_ctx_term(c);
+    return said;
+}
+
+static void test_why_a_server_never_answers_is_told(void **state)
+{
+    bool mismatch;
+
+    (void)state;
+    /* a handshake that succeeded: silence is the caller's to explain */
+    assert_string_equal(why_after(true, "right", true, &mismatch), "");
+    assert_false(mismatch);
+    assert_non_null(
+        strstr(why_after(true, "wrong", true, &mismatch), "--server-key"));
+    assert_false(mismatch);
+    assert_non_null(strstr(why_after(true, NULL, true, &mismatch),
+                           "it uses CURVE: give the server's public key"));
+    assert_true(mismatch);
+    assert_non_null(strstr(why_after(false, "right", true, &mismatch),
+                           "it does not use CURVE"));
+    assert_true(mismatch);
+    assert_non_null(strstr(why_after(false, NULL, false, &mismatch),
+                           "nothing accepts a connection there"));
+    assert_false(mismatch);
+}
+
+/* A peer whose kernel accepts the connection and which never speaks (a
+ * server stopped with SIGSTOP): the handshake never ends, and that is
+ * what is said, not a name in use or a wrong key. */
+static void test_a_peer_that_never_shakes_hands_is_told(void **state)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    void *c = zmq_ctx_new(), *d = zmq_socket(c, ZMQ_DEALER);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0), linger = 0;
+    int64_t until = tnd_now_ms() + 1500;
+    tnd_linewatch *w;
+    const char *why;
+
+    (void)state;
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", endpoint + 6);
+    unlink(sa.sun_path);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof(linger));
+    assert_non_null(w = tnd_linewatch_new(c, d));
+    assert_int_equal(zmq_connect(d, endpoint), 0);
+    while (tnd_now_ms() < until) {
+        zmq_pollitem_t item = {tnd_linewatch_socket(w), 0, ZMQ_POLLIN, 0};
+        zmq_poll(&item, 1, 100);
+        tnd_linewatch_broke(w);
+    }
+    why = tnd_linewatch_why(w, true);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "never ended the handshake"));
+    assert_false(tnd_linewatch_shook(w));
+    tnd_linewatch_destroy(&w);
+    zmq_close(d);
+    zmq_ctx_term(c);
+    close(fd);
+    unlink(sa.sun_path);
+}
+
 static void test_destroy_null(void **state)
 {
     tnd_linewatch *w = NULL;
@@ -199,6 +312,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_peer_that_comes_back_is_seen,
                                         setup, teardown),
         cmocka_unit_test(test_a_key_the_peer_refuses_is_seen),
+        cmocka_unit_test(test_why_a_server_never_answers_is_told),
+        cmocka_unit_test(test_a_peer_that_never_shakes_hands_is_told),
         cmocka_unit_test(test_destroy_null),
     };
     int rc;
