@@ -99,6 +99,34 @@ void tnd_cmd_submit_usage(const char *name, FILE *to)
         to);
 }
 
+/* A path of the server's (--repo, --config), resolved here. A server on
+ * another host (--connect tcp://) has its own files: an absolute path
+ * this host lacks goes as given, for the server to judge, when remote_ok
+ * (a review of git's changes reads them here). It was refused as "cannot
+ * resolve", so README's two-host submit worked only where the client had
+ * the same directory. NULL with the error set. */
+static char *server_path(const tnd_submit_client *s, const char *path,
+                         bool remote_ok)
+{
+    char *real = tnd_fs_realpath(path);
+
+    if (!real && remote_ok && path[0] == '/' && s->connect &&
+        strncmp(s->connect, "tcp://", 6) == 0) {
+        tnd_error_clear();
+        return tnd_xstrdup(path);
+    }
+    if (!real && path[0] != '/' && s->connect &&
+        strncmp(s->connect, "tcp://", 6) == 0) {
+        char *why = tnd_xstrdup(tnd_error_last());
+        tnd_error_set("%s (a relative path is resolved on this host; for a "
+                      "server on another host give the absolute path it has "
+                      "there)",
+                      why);
+        free(why);
+    }
+    return real;
+}
+
 /* The request the options ask for; -1 (said on stderr) when they cannot
  * make one. */
 static int make_request(tnd_client_request *req, tnd_submit_client *s, int argc,
@@ -130,11 +158,12 @@ static int make_request(tnd_client_request *req, tnd_submit_client *s, int argc,
                 tnd_error_last());
         return -1;
     }
-    if (!(req->repo = tnd_fs_realpath(s->repo ? s->repo : "."))) {
+    if (!(req->repo =
+              server_path(s, s->repo ? s->repo : ".", !s->review || s->diff))) {
         fprintf(stderr, "tandem submit: --repo: %s\n", tnd_error_last());
         return -1;
     }
-    if (s->config && !(req->config = tnd_fs_realpath(s->config))) {
+    if (s->config && !(req->config = server_path(s, s->config, true))) {
         fprintf(stderr, "tandem submit: --config: %s\n", tnd_error_last());
         return -1;
     }

@@ -121,5 +121,16 @@ run $IN_B "$BIN/tandem" submit --connect "$EP" --server-key "$K/orch.pub" \
     --repo "$T/a" "make the failing test pass"
 expect_rc 2 "no key"
 expect_in "$T/err" "give --key FILE"
+
+# the repository a client names is the server's: a path the client's
+# host lacks goes to the server, which judges it (it was refused on the
+# client as "cannot resolve", so a client on another host could submit
+# only where it had the same directory)
+run $IN_B "$BIN/tandem" submit --connect "$EP" --server-key "$K/orch.pub" \
+    --key "$K/ci.key" --repo "$T/only-on-the-server/app" "make it pass"
+expect_rc 2 "a repository the server lacks"
+expect_in "$T/err" "repo $T/only-on-the-server/app: No such file"
+expect_not_in "$T/err" "cannot resolve"
 stop_serve
 pass "a client with a coder's key cannot submit; one without a key is told what to give"
+pass "a repository path goes to the server to judge, not resolved on the client's host"
