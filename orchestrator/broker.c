@@ -480,6 +480,26 @@ static void stalled(tnd_broker *b, int64_t now)
     }
 }
 
+/* The authorized keys read again, if they changed: an agent whose key
+ * lost the role of its service is disconnected (its request requeued);
+ * its reconnection is refused. It served on until a restart. */
+static void revoked(tnd_broker *b)
+{
+    if (!b->zap || !tnd_zap_reload(b->zap))
+        return;
+    for (size_t i = 0; i < b->nworkers;) {
+        worker *w = b->workers[i];
+        if (w->service && *w->key_fingerprint &&
+            !tnd_zap_key_may_serve(b->zap, w->key_fingerprint, w->service)) {
+            disconnect_worker(b, w,
+                              "its key is no longer in the authorized keys "
+                              "for its service");
+            continue;
+        }
+        i++;
+    }
+}
+
 static void beat(tnd_broker *b)
 {
     int64_t now = tnd_now_ms();
@@ -500,6 +520,7 @@ static void beat(tnd_broker *b)
         i++;
     }
     stalled(b, now);
+    revoked(b);
     b->next_beat = now + b->heartbeat_ms;
 }
 
@@ -585,7 +606,8 @@ static int start_curve(tnd_broker *b, const tnd_broker_options *opts)
 
     if (!opts->authorized)
         return tnd_error_set("CURVE needs the list of authorized keys");
-    if (!(b->zap = tnd_zap_new(b->ctx, opts->authorized)))
+    if (!(b->zap = tnd_zap_new(b->ctx, opts->authorized, opts->authorized_path,
+                               opts->own_key)))
         return -1;
     /* Over CURVE there are many keys, so no handover: with it a peer
      * connecting under an agent's name takes that agent's connection

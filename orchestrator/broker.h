@@ -48,6 +48,12 @@ typedef struct tnd_broker_options {
      * the broker. */
     const tnd_curve_pair *curve;
     const tnd_curve_list *authorized;
+    /* the file authorized came from, read again when it changes (a key
+     * removed from it is refused, and its agents disconnected, without
+     * a restart), and the server's own key, always admitted; NULL: the
+     * list stays as given */
+    const char *authorized_path;
+    const tnd_curve_entry *own_key;
 } tnd_broker_options;
 
 #define TND_BROKER_MAX_KEY 128

@@ -28,6 +28,7 @@ struct tnd_pool {
     bool insecure; /* tcp:// beyond loopback without CURVE, allowed */
     tnd_curve_pair pair;
     tnd_curve_list authorized;
+    tnd_curve_entry own;  /* our key in it: the local agents' */
     const char *key_file; /* the config's curve_key, for the agents */
     char *runtime;        /* --runtime for the local reviewers */
 };
@@ -146,6 +147,7 @@ static int setup_transport(tnd_pool *p, const tnd_config *cfg,
     memcpy(self->public_key, p->pair.public_key, TND_CURVE_Z85_LEN + 1);
     self->roles = TND_CURVE_CODER | TND_CURVE_REVIEWER;
     snprintf(self->name, sizeof(self->name), "tandem's own agents");
+    p->own = *self;
     p->key_file = oc->curve_key;
     p->curve = true;
     return 0;
@@ -330,6 +332,9 @@ tnd_pool *tnd_pool_new(const tnd_pool_options *opts)
     bo.endpoint = opts->endpoint;
     bo.curve = p->curve ? &p->pair : NULL;
     bo.authorized = p->curve ? &p->authorized : NULL;
+    bo.authorized_path =
+        p->curve ? opts->config->orchestrator.authorized_keys : NULL;
+    bo.own_key = p->curve ? &p->own : NULL;
     bo.heartbeat_ms = opts->config->orchestrator.heartbeat_ms;
     bo.liveness = opts->config->orchestrator.liveness;
     bo.silent = agent_silent;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zmq.h>
 
 #include "common/clock.h"
@@ -26,13 +27,18 @@ typedef struct seen {
 
 struct tnd_zap {
     void *socket;
-    const tnd_curve_list *list;
+    const tnd_curve_list *list; /* the first, borrowed, or &reloaded */
+    tnd_curve_list reloaded;    /* owned: the file as read again */
+    char *path;                 /* the file, to read again; NULL: never */
+    const tnd_curve_entry *own; /* the server's own key, always listed */
+    struct stat seen;           /* the file as last read */
     size_t refused;
     seen recent[SEEN_MAX];
     size_t next_seen;
 };
 
-tnd_zap *tnd_zap_new(void *ctx, const tnd_curve_list *list)
+tnd_zap *tnd_zap_new(void *ctx, const tnd_curve_list *list, const char *path,
+                     const tnd_curve_entry *own)
 {
     tnd_zap *z;
     int linger = 0;
@@ -53,7 +59,74 @@ tnd_zap *tnd_zap_new(void *ctx, const tnd_curve_list *list)
     z = tnd_xcalloc(1, sizeof(*z));
     z->socket = s;
     z->list = list;
+    z->own = own;
+    if (path) {
+        z->path = tnd_xstrdup(path);
+        if (stat(path, &z->seen) < 0)
+            memset(&z->seen, 0, sizeof(z->seen));
+    }
     return z;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+           a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+           a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+           a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+bool tnd_zap_reload(tnd_zap *self)
+{
+    tnd_curve_list next = {NULL, 0};
+    struct stat now;
+    bool read;
+
+    if (!self->path)
+        return false;
+    if (stat(self->path, &now) < 0)
+        memset(&now, 0, sizeof(now));
+    if (same_file(&now, &self->seen))
+        return false;
+    self->seen = now;
+    read = tnd_curve_list_load(&next, self->path) == 0;
+    if (!read) {
+        tnd_log_error("the authorized keys changed and cannot be read "
+                      "(%s): only tandem's own agents are admitted until "
+                      "the file is mended",
+                      tnd_error_last());
+        tnd_curve_list_clear(&next);
+    }
+    if (self->own) {
+        next.entries =
+            tnd_xrealloc(next.entries, next.n + 1, sizeof(tnd_curve_entry));
+        next.entries[next.n++] = *self->own;
+    }
+    tnd_curve_list_clear(&self->reloaded);
+    self->reloaded = next;
+    self->list = &self->reloaded;
+    if (read)
+        tnd_log_info("read the authorized keys again (%s): %zu key%s",
+                     self->path, next.n - (self->own != NULL),
+                     next.n - (self->own != NULL) == 1 ? "" : "s");
+    return true;
+}
+
+bool tnd_zap_key_may_serve(const tnd_zap *self, const char *fp,
+                           const char *service)
+{
+    unsigned roles = 0;
+    char user[64];
+
+    for (size_t i = 0; i < self->list->n; i++)
+        if (strcmp(tnd_curve_fingerprint(self->list->entries[i].public_key),
+                   fp) == 0)
+            roles |= self->list->entries[i].roles;
+    if (!roles)
+        return false;
+    tnd_curve_roles_format(user, sizeof(user), roles);
+    return tnd_zap_may_serve(user, service);
 }
 
 void *tnd_zap_socket(tnd_zap *self)
@@ -208,7 +281,12 @@ void tnd_zap_destroy(tnd_zap **self_p)
 
     if (!z)
         return;
+    /* at once: a close lets the name go later, and a handler made
+     * next in the context found it taken */
+    zmq_unbind(z->socket, ZAP_ENDPOINT);
     zmq_close(z->socket);
+    tnd_curve_list_clear(&z->reloaded);
+    free(z->path);
     free(z);
     *self_p = NULL;
 }

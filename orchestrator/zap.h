@@ -15,6 +15,14 @@
  * peer's address, once per key and address a minute, so a peer that retries
  * cannot flood the log.
  *
+ * The list is the authorized-keys file's, read again when the file
+ * changes (tnd_zap_reload, which the broker calls once a heartbeat): a
+ * key removed from it is refused from then on, as sshd reads its
+ * authorized_keys at each login. A file that no longer reads (a line
+ * that does not parse, modes others could write) leaves only the
+ * server's own key admitted until it is mended: a revocation with a typo
+ * in it must not leave the key admitted.
+ *
  * The handler runs in the thread that polls its socket: call
  * tnd_zap_serve when tnd_zap_socket is readable. */
 #ifndef TND_ZAP_H
@@ -31,8 +39,22 @@
 typedef struct tnd_zap tnd_zap;
 
 /* Bind the handler in ctx. The list is borrowed and must outlive it.
+ * path (NULL: never read again) is the file its keys came from, and own
+ * (borrowed, may be NULL) the server's own key, kept across reloads.
  * NULL with the error set (another handler is bound in ctx). */
-tnd_zap *tnd_zap_new(void *ctx, const tnd_curve_list *list);
+tnd_zap *tnd_zap_new(void *ctx, const tnd_curve_list *list, const char *path,
+                     const tnd_curve_entry *own);
+
+/* Read the authorized-keys file again if it changed since it was last
+ * read (its inode, size or time of change). true when the list changed:
+ * the caller then drops the peers whose keys lost their role
+ * (tnd_zap_key_may_serve). */
+bool tnd_zap_reload(tnd_zap *self);
+
+/* Whether the key whose fingerprint is fp (tnd_curve_fingerprint) may
+ * serve service by the list as it is now. */
+bool tnd_zap_key_may_serve(const tnd_zap *self, const char *fp,
+                           const char *service);
 
 /* The REP socket to poll for ZMQ_POLLIN. */
 void *tnd_zap_socket(tnd_zap *self);

@@ -264,3 +264,51 @@ wait $holder
 expect_rc 0 "approved while 1,100 strangers held connections"
 expect_not_in "$T/err" "Too many open files"
 pass "strangers holding connections to a tcp:// endpoint cannot starve a run of descriptors"
+
+# a key removed from the authorized keys while tandem serve runs: its
+# agent is disconnected and refused at once (it served on, and its key
+# was admitted, until the server restarted); tandem's own agents go on
+cp "$K/authorized" "$K/authorized.kept"
+copy_demo
+port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+EP=tcp://127.0.0.1:$port
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+orchestrator:
+  curve_key: "$K/orch.key"
+  authorized_keys: "$K/authorized"
+  heartbeat_ms: 300
+YAML
+sed -i 's/^  coder:$/  coder:\n    count: 0/' "$T/demo/agents.yaml"
+mkdir -p "$T/srun" "$T/sstate"
+chmod 700 "$T/srun" "$T/sstate"
+XDG_RUNTIME_DIR=$T/srun XDG_STATE_HOME=$T/sstate "$BIN/tandem" serve -v \
+    --config "$T/demo/agents.yaml" --bind "$EP" --pool 1 >"$T/srv.out" \
+    2>"$T/srv.err" &
+SRV=$!
+"$BIN/tandem-coder" --connect "$EP" --server-key "$K/orch.pub" \
+    --key "$K/agent.key" --config "$T/demo/agents.yaml" \
+    --heartbeat 300 >"$T/agent.log" 2>&1 &
+AGENT=$!
+i=0
+until grep -q "ready for service coder" "$T/srv.err"; do
+    i=$((i + 1))
+    [ $i -gt 3000 ] && fail "the agent never registered: $(cat "$T/srv.err")"
+    sleep 0.01
+done
+grep -v " agent$" "$K/authorized.kept" >"$K/authorized.new"
+mv "$K/authorized.new" "$K/authorized"
+i=0
+while kill -0 $AGENT 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -gt 3000 ] && fail "the agent of a removed key stayed: $(cat "$T/agent.log")"
+    sleep 0.01
+done
+wait $AGENT
+expect_in "$T/srv.err" "its key is no longer in the authorized keys for its service"
+expect_in "$T/agent.log" "refused this agent's key $(cat "$T/agent.pubkey")"
+kill -TERM $SRV
+wait $SRV
+rc=$?
+[ $rc = 0 ] || fail "tandem serve exited $rc: $(cat "$T/srv.err")"
+cp "$K/authorized.kept" "$K/authorized"
+pass "a key removed from the authorized keys is refused without a restart, its agent disconnected"

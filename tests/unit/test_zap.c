@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "common/clock.h"
@@ -43,7 +44,7 @@ static int setup(void **state)
     memcpy(f->list.entries[0].public_key, f->listed.public_key,
            TND_CURVE_Z85_LEN + 1);
     f->list.entries[0].roles = TND_CURVE_REVIEWER;
-    if (!(f->zap = tnd_zap_new(f->ctx, &f->list)))
+    if (!(f->zap = tnd_zap_new(f->ctx, &f->list, NULL, NULL)))
         return -1;
     f->server = zmq_socket(f->ctx, ZMQ_ROUTER);
     zmq_setsockopt(f->server, ZMQ_LINGER, &linger, sizeof(linger));
@@ -225,6 +226,72 @@ static void other_keys_and_plain_peers_get_nothing_through(void **state)
     assert_false(received(f, 500, user, sizeof(user)));
 }
 
+/* path holds text, put in place by a rename (as an editor saves). */
+static void write_list(const char *path, const char *text)
+{
+    char tmp[256];
+    FILE *fp;
+
+    snprintf(tmp, sizeof(tmp), "%s.new", path);
+    assert_non_null(fp = fopen(tmp, "w"));
+    fputs(text, fp);
+    fclose(fp);
+    assert_int_equal(rename(tmp, path), 0);
+}
+
+/* A key removed from the authorized-keys file is refused from then on,
+ * without a restart (it was admitted until the server restarted); a
+ * file that no longer reads admits the server's own key alone. */
+static void the_list_is_read_again_when_it_changes(void **state)
+{
+    fixture *f = *state;
+    char dir[] = "/tmp/tnd-test-zap-XXXXXX", path[64], text[256], user[64];
+    char fp_listed[64], fp_own[64];
+    tnd_curve_entry own;
+    int64_t deadline = tnd_now_ms() + 10000;
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/authorized", dir);
+    snprintf(text, sizeof(text), "reviewer %s\n", f->listed.public_key);
+    write_list(path, text);
+    memset(&own, 0, sizeof(own));
+    memcpy(own.public_key, f->other.public_key, TND_CURVE_Z85_LEN + 1);
+    own.roles = TND_CURVE_CODER;
+    snprintf(fp_listed, sizeof(fp_listed), "%s",
+             tnd_curve_fingerprint(f->listed.public_key));
+    snprintf(fp_own, sizeof(fp_own), "%s",
+             tnd_curve_fingerprint(f->other.public_key));
+    tnd_zap_destroy(&f->zap);
+    assert_non_null(f->zap = tnd_zap_new(f->ctx, &f->list, path, &own));
+
+    assert_false(tnd_zap_reload(f->zap)); /* the file as it was */
+    assert_true(tnd_zap_key_may_serve(f->zap, fp_listed, "reviewer"));
+    assert_false(tnd_zap_key_may_serve(f->zap, fp_listed, "coder"));
+
+    /* the key's line removed */
+    write_list(path, "# nobody\n");
+    assert_true(tnd_zap_reload(f->zap));
+    assert_false(tnd_zap_reload(f->zap));
+    assert_false(tnd_zap_key_may_serve(f->zap, fp_listed, "reviewer"));
+    assert_true(tnd_zap_key_may_serve(f->zap, fp_own, "coder"));
+    client(f, &f->listed);
+    while (tnd_zap_refused(f->zap) == 0 && tnd_now_ms() < deadline)
+        assert_false(received(f, 50, user, sizeof(user)));
+    assert_int_equal(tnd_zap_refused(f->zap), 1);
+
+    /* listed again, then a line that does not read: own key alone */
+    write_list(path, text);
+    assert_true(tnd_zap_reload(f->zap));
+    assert_true(tnd_zap_key_may_serve(f->zap, fp_listed, "reviewer"));
+    snprintf(text, sizeof(text), "reviewers %s\n", f->listed.public_key);
+    write_list(path, text);
+    assert_true(tnd_zap_reload(f->zap));
+    assert_false(tnd_zap_key_may_serve(f->zap, fp_listed, "reviewer"));
+    assert_true(tnd_zap_key_may_serve(f->zap, fp_own, "coder"));
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +301,8 @@ int main(void)
             other_keys_and_plain_peers_get_nothing_through, setup, teardown),
         cmocka_unit_test_setup_teardown(a_named_key_is_known_by_its_name, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(the_list_is_read_again_when_it_changes,
+                                        setup, teardown),
         cmocka_unit_test(the_metadata_frame_is_zmtps_form),
         cmocka_unit_test(roles_say_what_a_peer_may_ask),
     };
