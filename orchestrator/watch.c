@@ -381,6 +381,14 @@ int tnd_watch(const tnd_watch_options *opts)
         fprintf(stderr, "tandem watch: --repo: %s\n", tnd_error_last());
         return TND_EXIT_USAGE;
     }
+    /* as tandem sessions does: a .tandem that is a link or a file hides
+     * every session (the watch warned of it at each tick, 4 times a
+     * second under --for, and then said no session was running) */
+    if (!opts->server && tnd_session_check_home(wt.repo) < 0) {
+        fprintf(stderr, "tandem watch: %s\n", tnd_error_last());
+        free(wt.repo);
+        return TND_EXIT_FAILED;
+    }
     wt.ctx = zmq_ctx_new();
     if (opts->session) {
         tnd_session *s = tnd_session_open(wt.repo, opts->session);

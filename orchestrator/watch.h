@@ -24,7 +24,8 @@ typedef struct tnd_watch_options {
                             whatever its repository */
 } tnd_watch_options;
 
-/* Watch; returns an exit code (0, or 2 for a bad session id). */
+/* Watch; returns an exit code (0, 2 for a bad session id, 1 when the
+ * repository's .tandem cannot hold sessions). */
 int tnd_watch(const tnd_watch_options *opts);
 
 #endif

@@ -230,4 +230,12 @@ run "$BIN/tandem" sessions prune --repo "$T/linked"
 expect_rc 1 "prune through a link"
 expect_in "$T/err" "is a symbolic link, not a directory"
 [ -d "$T/precious/old" ] || fail "prune removed what a link led to"
+# watch too, at once and once (it warned at every tick, 4 times a second
+# under --for, then said no session was running and exited 0)
+run "$BIN/tandem" watch --repo "$T/linked" --for 2
+expect_rc 1 "watch through a link"
+expect_in "$T/err" "tandem watch: $T/linked/.tandem/sessions is a symbolic link, not a directory"
+[ "$(grep -c 'symbolic link' "$T/err")" = 1 ] ||
+    fail "watch said it more than once: $(cat "$T/err")"
+expect_not_in "$T/out" "no session"
 pass "a link for .tandem/sessions is refused, and nothing it leads to is removed"
