@@ -48,6 +48,8 @@ typedef struct watch {
     watched *items;
     size_t n, alloc;
     size_t left_out; /* running sessions past MAX_WATCHED */
+    long queued;     /* --server: sessions its queue holds, which will
+                        run; 0 when it stops (they will not) */
     bool tty;
     int drawn;        /* lines drawn last time (tty) */
     int64_t deadline; /* --for: the end (monotonic ms); 0: none */
@@ -239,8 +241,12 @@ static void add(watch *wt, const char *repo, const char *id)
  * another endpoint. */
 static void scan_server(watch *wt)
 {
-    json_object *status = tnd_submit_status(wt->ctx), *list;
+    json_object *status = tnd_submit_status(wt->ctx), *list, *stopping;
 
+    wt->queued = json_object_object_get_ex(status, "stopping", &stopping) &&
+                         json_object_get_boolean(stopping)
+                     ? 0
+                     : tnd_json_int_or(status, "queued", 0);
     list = tnd_json_array(status, "sessions");
     for (size_t i = 0; list && i < json_object_array_length(list); i++) {
         json_object *e = json_object_array_get_idx(list, i);
@@ -458,7 +464,9 @@ int tnd_watch(const tnd_watch_options *opts)
             /* while none runs, look at every tick */
             next_scan = tnd_now_ms() + (wt.n ? 1000 : TICK_MS);
         }
-        if ((wt.n > 0 && all_done(&wt)) ||
+        /* a server's queued session starts as the last running one
+         * ends: the watch ended there, before the next scan saw it */
+        if ((wt.n > 0 && all_done(&wt) && wt.queued == 0) ||
             (wt.deadline && tnd_now_ms() >= wt.deadline))
             break;
     }
