@@ -16,6 +16,7 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/doing.h"
+#include "orchestrator/history.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/run.h"
 #include "orchestrator/session.h"
@@ -29,6 +30,7 @@
 
 typedef struct watched {
     char *id;
+    char *repo;
     char *dir;
     char *task;
     void *sub;
@@ -185,6 +187,7 @@ static void forget(watched *w)
     if (w->sub)
         zmq_close(w->sub);
     free(w->id);
+    free(w->repo);
     free(w->dir);
     free(w->task);
     memset(w, 0, sizeof(*w));
@@ -221,6 +224,7 @@ static void add(watch *wt, const char *repo, const char *id)
     }
     memset(w, 0, sizeof(*w));
     w->id = tnd_xstrdup(id);
+    w->repo = tnd_xstrdup(repo);
     w->dir = tnd_session_dir_of(repo, id);
     snprintf(w->phase, sizeof(w->phase), "?");
     path = tnd_fs_join(w->dir, "journal.jsonl");
@@ -360,13 +364,37 @@ static void plain_line(const watched *w, json_object *e)
     fflush(stdout);
 }
 
+/* w's run let go of it with no finish heard: how it ended, from its
+ * journal (a finish the watch had not read yet, a question for a
+ * person, or none: stopped by a server that stops, killed, failed).
+ * Its last line said what it did last ("baseline"), as if it still
+ * ran. */
+static void stopped(watched *w)
+{
+    tnd_summary s;
+    const char *state;
+
+    /* held: its lock, taken again since, must not make it "running" */
+    tnd_history_summary(&s, w->repo, w->id, true);
+    state = tnd_session_status_name(s.state);
+    if (s.state == TND_SESSION_APPROVED || s.state == TND_SESSION_REJECTED ||
+        s.state == TND_SESSION_ESCALATED)
+        snprintf(w->phase, sizeof(w->phase), "finished: %s", state);
+    else if (s.state == TND_SESSION_WAITING)
+        snprintf(w->phase, sizeof(w->phase), "waiting for a person");
+    else
+        snprintf(w->phase, sizeof(w->phase), "stopped: %s", state);
+    w->doing_now = false;
+    w->done = true;
+    tnd_history_summary_clear(&s);
+}
+
 static bool all_done(watch *wt)
 {
     for (size_t i = 0; i < wt->n; i++) {
         watched *w = &wt->items[i];
         if (!w->done && !tnd_session_locked(w->dir))
-            w->done = true; /* it stopped without a finish: waiting,
-                               failed or killed */
+            stopped(w);
         if (!w->done)
             return false;
     }

@@ -2,7 +2,9 @@
 # tandem watch --server beside a tandem serve that runs one session at a
 # time: the watch goes on while the server's queue holds sessions, and
 # follows each as it starts (it ended with the first one, the second
-# still queued).
+# still queued); a session the server stops is said to be stopped (the
+# watch's last line said the step it was at, "baseline", as if it still
+# ran).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
 
@@ -40,4 +42,19 @@ RC=$?
 expect_rc 0 "the watch"
 expect_in "$T/watch.out" "$second: finished: approved"
 pass "watch --server follows a queued session when it starts"
+
+# the server stops with a session at its baseline's build
+repo c
+echo "$T/go-c" >"$T/c/hold"
+run tandem submit --detach --repo "$T/c" "make the failing test pass"
+expect_rc 0 "third detached"
+third=$(cat "$T/out")
+tandem watch --server --plain >"$T/watch.out" 2>&1 &
+watcher=$!
+wait_for "$third: following" "$T/watch.out" 30
 stop_serve
+wait "$watcher"
+RC=$?
+expect_rc 0 "the watch"
+expect_in "$T/watch.out" "$third: stopped: interrupted"
+pass "a session the server stopped is watched as stopped"
