@@ -35,6 +35,8 @@ typedef struct watched {
     char *task;
     void *sub;
     int64_t started_wall;
+    int64_t ended_wall; /* when it finished or stopped; 0: it runs */
+    bool live;          /* running when the watch found it */
     long attempt;
     long tokens;
     char phase[128];
@@ -112,6 +114,12 @@ static void apply(watched *w, json_object *e)
     } else if (strcmp(type, "finish") == 0) {
         snprintf(w->phase, sizeof(w->phase), "finished: %s",
                  tnd_json_str_or(e, "status", NULL));
+        /* its time stops there (a session that ended yesterday showed
+         * the hours since it started) */
+        w->ended_wall =
+            tnd_history_parse_time(tnd_json_str_or(e, "time", NULL));
+        if (w->ended_wall <= 0)
+            w->ended_wall = tnd_wall_ms();
         w->done = true;
     }
 }
@@ -226,6 +234,7 @@ static void add(watch *wt, const char *repo, const char *id)
     w->id = tnd_xstrdup(id);
     w->repo = tnd_xstrdup(repo);
     w->dir = tnd_session_dir_of(repo, id);
+    w->live = tnd_session_locked(w->dir);
     snprintf(w->phase, sizeof(w->phase), "?");
     path = tnd_fs_join(w->dir, "journal.jsonl");
     if (tnd_journal_read(&records, path) == 0)
@@ -331,7 +340,11 @@ static void draw(watch *wt)
                                                           : wt->n;
     for (size_t i = 0; i < shown; i++) {
         const watched *w = &wt->items[i];
-        double secs = w->started_wall ? (now - w->started_wall) / 1000.0 : 0;
+        double secs =
+            w->started_wall
+                ? ((w->ended_wall ? w->ended_wall : now) - w->started_wall) /
+                      1000.0
+                : 0;
         phase_of(phase, sizeof(phase), w, now);
         snprintf(line, sizeof(line), "%s  #%ld  %s  %.0fs  %ld tok  %s", w->id,
                  w->attempt, phase, secs, w->tokens, w->task ? w->task : "");
@@ -385,6 +398,9 @@ static void stopped(watched *w)
     else
         snprintf(w->phase, sizeof(w->phase), "stopped: %s", state);
     w->doing_now = false;
+    /* followed while it ran, it stopped now; found stopped, at its last
+     * record */
+    w->ended_wall = w->live || s.last <= 0 ? tnd_wall_ms() : s.last;
     w->done = true;
     tnd_history_summary_clear(&s);
 }

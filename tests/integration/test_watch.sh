@@ -267,3 +267,27 @@ touch "$T/release"
 wait "$HOLDER"
 wait "$watcher"
 pass "a session answered while a watch runs is followed again"
+
+# A session that ended shows how long it ran, not the time since it
+# started: one that ran 7 s and ended a day ago said 86407s
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json"
+run "$BIN/tandem" run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "the demo"
+dir=$(session_dir)
+/usr/bin/python3 - "$dir/journal.jsonl" <<'PY'
+import json, sys, time
+end = (int(time.time()) - 86400) * 1000
+recs = [json.loads(line) for line in open(sys.argv[1])]
+for r in recs:
+    if r["type"] == "task":
+        r["started_ms"] = end - 7000
+    if r["type"] == "finish":
+        r["time"] = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(end / 1000))
+with open(sys.argv[1], "w") as f:
+    f.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in recs))
+PY
+tmx new-session -d -s ended -x 120 -y 10 \
+    "'$BIN/tandem' watch --repo '$T/demo' '$(basename "$dir")'; sleep 600"
+wait_pane ended "finished: approved  7s  " 10
+pass "a session that ended shows the time it ran"
