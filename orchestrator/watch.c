@@ -99,6 +99,12 @@ static void apply(watched *w, json_object *e)
         tnd_doing_start(&w->doing, tnd_json_str_or(e, "service", "agent"));
     } else if (strcmp(type, "baseline") == 0) {
         snprintf(w->phase, sizeof(w->phase), "baseline done");
+    } else if (strcmp(type, "skills") == 0 ||
+               strncmp(type, "critique.", 9) == 0) {
+        /* a quorum's records: each a line of --plain, which said the
+         * step before it ("asked the reviewer.2 (critique.2)" for
+         * reviewer.1's critique) */
+        snprintf(w->phase, sizeof(w->phase), "%.40s done", type);
     } else if (strcmp(type, "proposal") == 0 || strcmp(type, "audit") == 0) {
         w->tokens += reply_tokens(e);
         snprintf(w->phase, sizeof(w->phase), "%s done",

@@ -36,6 +36,11 @@ until grep -q -F "$second: following" "$T/watch.out"; do
     sleep 0.01
 done
 expect_in "$T/watch.out" "$first attempt 2: finished: approved"
+# a quorum's records are lines of their own (reviewer.1's critique
+# said "asked the reviewer.2 (critique.2)", the step before it)
+expect_in "$T/watch.out" "$first attempt 1: skills done"
+expect_in "$T/watch.out" "$first attempt 1: critique.1 done"
+expect_in "$T/watch.out" "$first attempt 1: critique.2 done"
 touch "$T/go-b"
 wait "$watcher"
 RC=$?
