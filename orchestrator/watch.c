@@ -37,6 +37,8 @@ typedef struct watched {
     int64_t started_wall;
     int64_t ended_wall; /* when it finished or stopped; 0: it runs */
     bool live;          /* running when the watch found it */
+    bool waited;        /* found before its run published its events */
+    long seq;           /* the last journal record applied */
     long attempt;
     long tokens;
     char phase[128];
@@ -72,9 +74,16 @@ static long reply_tokens(json_object *rec)
 static void apply(watched *w, json_object *e)
 {
     const char *type = tnd_json_str_or(e, "type", NULL);
+    long seq = tnd_json_int_or(e, "seq", 0);
 
     if (!type)
         return;
+    /* a record read from the journal and heard as an event counts once */
+    if (seq > 0) {
+        if (seq <= w->seq)
+            return;
+        w->seq = seq;
+    }
     if (tnd_json_int_or(e, "attempt", 0) > w->attempt)
         w->attempt = tnd_json_int_or(e, "attempt", 0);
     if (strcmp(type, "progress") == 0) {
@@ -167,9 +176,25 @@ static void current_step(watched *w, json_object *records)
     free(path);
 }
 
+/* What the journal holds past what w has, and what the run does now. */
+static void catch_up(watched *w)
+{
+    json_object *records = NULL;
+    char *path = tnd_fs_join(w->dir, "journal.jsonl");
+
+    if (tnd_journal_read(&records, path) == 0)
+        for (size_t i = 0; i < json_object_array_length(records); i++)
+            apply(w, json_object_array_get_idx(records, i));
+    current_step(w, records);
+    json_object_put(records);
+    free(path);
+}
+
 /* Follow w's events, when its run has said where they are (a run that
  * had not yet, when the watcher found it, was never followed: scan()
- * tries again). */
+ * tries again, and then catches up with what it missed: a session
+ * queued in a tandem serve when the watch found it said "starting"
+ * through the whole of its baseline's build). */
 static void subscribe(watch *wt, watched *w)
 {
     char *path, *ep = NULL;
@@ -186,10 +211,15 @@ static void subscribe(watch *wt, watched *w)
         if (zmq_connect(w->sub, tnd_str_trim(ep)) < 0) {
             zmq_close(w->sub);
             w->sub = NULL;
-        } else if (!wt->tty) {
-            /* a log says from where on its lines are live */
-            printf("%s: following\n", w->id);
-            fflush(stdout);
+        } else {
+            if (w->waited)
+                catch_up(w);
+            w->waited = false;
+            if (!wt->tty) {
+                /* a log says from where on its lines are live */
+                printf("%s: following\n", w->id);
+                fflush(stdout);
+            }
         }
     }
     free(ep);
@@ -214,8 +244,6 @@ static void forget(watched *w)
 static void add(watch *wt, const char *repo, const char *id)
 {
     watched *w = NULL;
-    json_object *records = NULL;
-    char *path;
 
     for (size_t i = 0; i < wt->n && !w; i++)
         if (strcmp(wt->items[i].id, id) == 0) {
@@ -242,14 +270,9 @@ static void add(watch *wt, const char *repo, const char *id)
     w->dir = tnd_session_dir_of(repo, id);
     w->live = tnd_session_locked(w->dir);
     snprintf(w->phase, sizeof(w->phase), "?");
-    path = tnd_fs_join(w->dir, "journal.jsonl");
-    if (tnd_journal_read(&records, path) == 0)
-        for (size_t i = 0; i < json_object_array_length(records); i++)
-            apply(w, json_object_array_get_idx(records, i));
-    current_step(w, records);
-    json_object_put(records);
-    free(path);
+    catch_up(w);
     subscribe(wt, w);
+    w->waited = !w->sub;
 }
 
 /* The sessions the user's tandem serve runs now, from its status: asked

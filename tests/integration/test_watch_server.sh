@@ -4,9 +4,28 @@
 # follows each as it starts (it ended with the first one, the second
 # still queued); a session the server stops is said to be stopped (the
 # watch's last line said the step it was at, "baseline", as if it still
-# ran).
+# ran). A watch of a repository whose session is queued catches up when
+# it starts (it said "starting" through the whole of its baseline).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
+
+command -v tmux >/dev/null 2>&1 || fail "tmux is missing (make deps)"
+TMUX_SOCK=$T/tmux.sock
+tmx() { tmux -S "$TMUX_SOCK" "$@"; }
+trap 's=$?; tmx kill-server 2>/dev/null; (exit $s); serve_cleanup' EXIT
+
+# wait_pane PANE TEXT SECONDS: poll the pane until it shows TEXT
+wait_pane() {
+    i=0
+    until tmx capture-pane -p -J -t "$1" | grep -F -q -- "$2"; do
+        i=$((i + 1))
+        if [ $i -gt $(($3 * 20 * SLOW)) ]; then
+            tmx capture-pane -p -J -t "$1" >&2
+            fail "the terminal $1 never showed: $2"
+        fi
+        sleep 0.05
+    done
+}
 
 # each repository's build waits for the file its `hold` names
 serve_config "$T/serve.yaml" 'while [ ! -e $(cat hold) ]; do sleep 0.02; done; make'
@@ -47,6 +66,24 @@ RC=$?
 expect_rc 0 "the watch"
 expect_in "$T/watch.out" "$second: finished: approved"
 pass "watch --server follows a queued session when it starts"
+
+# a session queued when the watch of its repository starts: once it
+# runs, the watch says what it does (its baseline's build)
+for r in d e; do
+    repo "$r"
+    echo "$T/go-$r" >"$T/$r/hold"
+    run tandem submit --detach --repo "$T/$r" "make the failing test pass"
+    expect_rc 0 "$r detached"
+done
+status_says "running 1 of 1, queued 1 of"
+tmx new-session -d -s queued -x 150 -y 10 \
+    "'$BIN/tandem' watch --repo '$T/e'; sleep 600"
+wait_pane queued "  starting  " 10
+touch "$T/go-d"
+wait_pane queued "reviewer: build running (" 30
+touch "$T/go-e"
+wait_pane queued "finished: approved" 30
+pass "a watch of a queued session catches up when it starts"
 
 # the server stops with a session at its baseline's build
 repo c
