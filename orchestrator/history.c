@@ -68,17 +68,26 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
     char *dir = tnd_session_dir_of(repo, id);
     char *path = tnd_fs_join(dir, "journal.jsonl"), *text = NULL;
     json_object *records = NULL, *report = NULL, *task;
-    bool damaged = false;
+    char *why = NULL;
+    bool damaged = false, missing = false;
     size_t len;
 
     memset(s, 0, sizeof(*s));
     s->id = tnd_xstrdup(id);
     if (tnd_journal_read_outline(&records, path) < 0) {
         /* a journal that cannot be read is no interrupted session, which
-         * a resume goes on with (a damaged one was listed as one) */
-        damaged = tnd_fs_exists(path);
-        if (damaged)
-            tnd_log_warn("session %s: %s", id, tnd_error_last());
+         * a resume goes on with (a damaged one was listed as one, and so
+         * were one whose journal was gone or empty, beside its report) */
+        missing = !tnd_fs_exists(path);
+        damaged = true;
+        why = tnd_xstrdup(tnd_error_last());
+        records = NULL;
+    } else if (json_object_array_length(records) == 0) {
+        /* no task record (none was written yet, or its line was torn):
+         * nothing a resume can go on with either */
+        missing = damaged = true;
+        why = tnd_xasprintf("%s is empty", path);
+        json_object_put(records);
         records = NULL;
     }
     free(path);
@@ -91,9 +100,16 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
     task = records && json_object_array_length(records)
                ? json_object_array_get_idx(records, 0)
                : NULL;
+    /* a run that has made its directory and not yet its task record
+     * runs */
     s->state = !damaged && (records || report)
                    ? state_of(records, report, dir, id, held_by_caller)
+               : missing && !held_by_caller && tnd_session_locked(dir)
+                   ? TND_SESSION_RUNNING
                    : TND_SESSION_UNREADABLE;
+    if (why && s->state == TND_SESSION_UNREADABLE)
+        tnd_log_warn("session %s: %s", id, why);
+    free(why);
     s->task = tnd_xstrdup(
         tnd_json_str_or(task, "task", tnd_json_str_or(report, "task", NULL)));
     s->started = tnd_json_int_or(task, "started_ms", 0);

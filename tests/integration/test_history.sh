@@ -44,6 +44,23 @@ expect_rc 0 "sessions with a damaged journal"
 [ "$(grep -c ' unreadable ' "$T/out")" = 1 ] ||
     fail "the damaged session is not unreadable: $(cat "$T/out")"
 expect_in "$T/err" "journal.jsonl"
+# and so is one whose journal is gone, or empty, beside its report (it
+# was "interrupted", which a resume refused: no task record)
+rm -rf "$T/damaged"
+cp -r "$T/demo" "$T/damaged"
+for d in $(ls -d "$T"/damaged/.tandem/sessions/*/ | head -n 2); do
+    [ -s "$d/report.json" ] || fail "no report.json in $d"
+    echo "$d" >>"$T/gone"
+done
+rm "$(sed -n 1p "$T/gone")journal.jsonl"
+: >"$(sed -n 2p "$T/gone")journal.jsonl"
+run "$BIN/tandem" sessions --repo "$T/damaged"
+expect_rc 0 "sessions with no journal"
+[ "$(grep -c ' unreadable ' "$T/out")" = 2 ] ||
+    fail "the sessions without a journal are not unreadable: $(cat "$T/out")"
+expect_not_in "$T/out" " interrupted "
+expect_in "$T/err" "journal.jsonl: no such file"
+expect_in "$T/err" "journal.jsonl is empty"
 pass "a session whose journal is damaged is listed unreadable, with a warning"
 
 run "$BIN/tandem" show --repo "$T/demo" "$(echo "$approved" | cut -c1-19)"
