@@ -401,7 +401,11 @@ static void plain_line(const watched *w, json_object *e)
     char phase[160];
 
     phase_of(phase, sizeof(phase), w, tnd_wall_ms());
-    printf("%s %s attempt %ld: %s\n", when + 11, w->id, w->attempt, phase);
+    /* a role and a phase come from an agent, perhaps on another host:
+     * no escape codes to the terminal (the terminal view fits them) */
+    char *shown = tnd_str_one_line(phase, sizeof(phase));
+    printf("%s %s attempt %ld: %s\n", when + 11, w->id, w->attempt, shown);
+    free(shown);
     (void)e;
     fflush(stdout);
 }
@@ -537,6 +541,10 @@ int tnd_watch(const tnd_watch_options *opts)
             /* while none runs, look at every tick */
             next_scan = tnd_now_ms() + (wt.n ? 1000 : TICK_MS);
         }
+        /* nobody reads any more (watch --plain | head -1): it went on
+         * until the sessions ended, or for the whole --for */
+        if (ferror(stdout))
+            break;
         /* a server's queued session starts as the last running one
          * ends: the watch ended there, before the next scan saw it */
         if ((wt.n > 0 && all_done(&wt) && wt.queued == 0) ||

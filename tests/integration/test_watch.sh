@@ -141,6 +141,46 @@ wait $watcher
 expect_in "$T/watch.out" "attempt 1: audit done"
 pass "an event larger than 64 KiB reaches the watcher whole"
 
+# a reader that leaves (watch --plain | head -1): the watch ends at its
+# next line, not when the sessions end or --for runs out. The build of
+# attempt 1 waits for go, attempt 2's for go2, which comes only after
+# the watch has ended
+copy_demo
+rm -f "$T/go" "$T/go2" "$T/count" "$T/pipe" "$T/head.out"
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+skills:
+  build:
+    command: "n=\$(cat '$T/count' 2>/dev/null || echo 0); echo \$((n + 1)) >'$T/count'; if [ \$n -ge 1 ]; then while [ ! -e '$T/go' ]; do sleep 0.05; done; fi; if [ \$n -ge 2 ]; then while [ ! -e '$T/go2' ]; do sleep 0.05; done; fi; make"
+    sandbox: none # the sandbox would hide $T/go
+  test: {command: make test, timeout_s: 60}
+YAML
+mkfifo "$T/pipe"
+# SIGPIPE ignored, as some parents leave it: the write error is seen
+(trap '' PIPE && exec "$BIN/tandem" watch --repo "$T/demo" --plain \
+    --for 120 >"$T/pipe" 2>"$T/watch.err") &
+watcher=$!
+head -n 1 <"$T/pipe" >"$T/head.out" &
+reader=$!
+"$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
+    >"$T/run.out" 2>"$T/run.err" &
+runner=$!
+wait $reader
+expect_in "$T/head.out" ": following"
+touch "$T/go"
+i=0
+while kill -0 $watcher 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -gt 600 ] && fail "the watch went on with nobody reading: $(cat "$T/watch.err")"
+    sleep 0.05
+done
+wait $watcher
+rc=$?
+[ $rc = 1 ] || fail "the watch exited $rc with its reader gone"
+expect_in "$T/watch.err" "cannot write the output on stdout"
+touch "$T/go2"
+wait $runner || fail "the run failed: $(cat "$T/run.err")"
+pass "a watch whose reader left ends at its next line"
+
 # a session waiting for a person, resumed to the same question again:
 # the watcher said "applying", the replay's step, not "waiting"
 copy_demo
