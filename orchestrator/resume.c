@@ -361,7 +361,15 @@ static int continue_once(const tnd_continue_options *o, go_on *next)
     }
     {
         char *path = tnd_session_path(r.session, "journal.jsonl");
-        r.journal = tnd_journal_open(path);
+        /* none there: nothing to go on with, and opening it made an empty
+         * one, which listed the session as if it had just begun */
+        if (!tnd_fs_exists(path))
+            tnd_error_set("session %s has no journal (%s), so it cannot be "
+                          "resumed; tandem show %s says what it left",
+                          tnd_session_id(r.session), path,
+                          tnd_session_id(r.session));
+        else
+            r.journal = tnd_journal_open(path);
         free(path);
     }
     if (!r.journal || restore_options(&r,

@@ -61,6 +61,13 @@ expect_rc 0 "sessions with no journal"
 expect_not_in "$T/out" " interrupted "
 expect_in "$T/err" "journal.jsonl: no such file"
 expect_in "$T/err" "journal.jsonl is empty"
+# a resume of the one with no journal says so, and makes none (it made
+# an empty one)
+gone=$(sed -n 1p "$T/gone")
+run "$BIN/tandem" resume --repo "$T/damaged" "$(basename "$gone")"
+expect_rc 1 "resume of a session with no journal"
+expect_in "$T/err" "has no journal"
+[ ! -e "${gone}journal.jsonl" ] || fail "the resume made a journal"
 pass "a session whose journal is damaged is listed unreadable, with a warning"
 
 run "$BIN/tandem" show --repo "$T/demo" "$(echo "$approved" | cut -c1-19)"
