@@ -383,12 +383,15 @@ static int code_of_ended(json_object *records)
 
 /* id, when it matches part better than best (or as well, another id):
  * *best, *found and *count follow. */
-static void consider(const char *id, const char *part, int *best,
+static void consider(const char *id, const char *part, bool visible, int *best,
                      const char **found, size_t *count)
 {
     int m = id ? tnd_session_match(id, part) : 0;
 
-    if (m == 0 || m < *best)
+    /* a part of another key's id is no match: which ids it matched told
+     * a client other clients' sessions, a character at a time (the
+     * whole id is still found, and refused as not this key's) */
+    if (m == 0 || m < *best || (!visible && m < 2))
         return;
     if (m > *best) {
         *best = m;
@@ -401,19 +404,35 @@ static void consider(const char *id, const char *part, int *best,
     }
 }
 
-char *tnd_hub_resolve_id(const tnd_hub *h, const char *part)
+/* Whether a session of owner (NULL: none known) is owner's to find by a
+ * part of its id (mine NULL: every session is). */
+static bool owned(const char *owner, const char *mine)
+{
+    return !mine || (owner && strcmp(owner, mine) == 0);
+}
+
+char *tnd_hub_resolve_id(const tnd_hub *h, const char *part, const char *mine)
 {
     const char *found = NULL;
     size_t count = 0;
     int best = 0;
+    tnd_accepted_outcome e;
 
     for (size_t i = 0; i < h->n; i++)
-        consider(tnd_hubsession_id(h->s[i]), part, &best, &found, &count);
-    for (size_t i = 0; i < tnd_accepted_pending(h->accepted); i++)
-        consider(tnd_accepted_id(h->accepted, i), part, &best, &found, &count);
-    for (size_t k = 0; k < tnd_accepted_ended(h->accepted); k++)
-        consider(tnd_accepted_ended_id(h->accepted, k), part, &best, &found,
+        consider(tnd_hubsession_id(h->s[i]), part,
+                 owned(tnd_hubsession_owner(h->s[i]), mine), &best, &found,
                  &count);
+    /* not running here: whose they are is not known */
+    for (size_t i = 0; i < tnd_accepted_pending(h->accepted); i++)
+        consider(tnd_accepted_id(h->accepted, i), part, !mine, &best, &found,
+                 &count);
+    for (size_t k = 0; k < tnd_accepted_ended(h->accepted); k++) {
+        const char *id = tnd_accepted_ended_id(h->accepted, k);
+        consider(id, part,
+                 id && tnd_accepted_outcome_of(h->accepted, id, &e) &&
+                     owned(e.owner, mine),
+                 &best, &found, &count);
+    }
     if (best == 2)
         return tnd_xstrdup(part); /* the whole id, wherever it is */
     if (count == 1)

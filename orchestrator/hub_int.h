@@ -52,8 +52,10 @@ int tnd_hub_code_now(const char *dir, int code);
  * the pending ones of its accepted list and the kept outcomes: the best
  * match (tnd_session_match), when one session has it. NULL with the
  * error set when none or several do (not which: they may be other
- * clients'). Caller frees. */
-char *tnd_hub_resolve_id(const tnd_hub *h, const char *part);
+ * clients'). With mine (a client key's fingerprint, over CURVE without
+ * the person role), a part matches only that key's sessions; a whole id
+ * matches whoever's it is. Caller frees. */
+char *tnd_hub_resolve_id(const tnd_hub *h, const char *part, const char *mine);
 
 /* Whether config (a task record's, or a client's --config: a path, NULL
  * for the built-in defaults) is the one this server's agents run with. */

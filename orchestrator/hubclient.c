@@ -343,7 +343,12 @@ static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id)
 static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
                       const tnd_client_request *req)
 {
-    char *id = tnd_hub_resolve_id(h, req->session);
+    /* over CURVE a key finds its own sessions by a part of their id */
+    const char *mine =
+        ev->who.via == TND_CLIENT_VIA_CURVE && !(ev->roles & TND_CURVE_PERSON)
+            ? ev->who.key
+            : NULL;
+    char *id = tnd_hub_resolve_id(h, req->session, mine);
 
     if (!id) {
         refuse(h, ev, "not_found", tnd_error_last());

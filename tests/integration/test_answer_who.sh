@@ -89,6 +89,14 @@ run tandem submit --attach "$SID"
 expect_rc 2 "another pipeline's key attaches"
 expect_in "$T/err" "session $SID was not submitted with this key"
 expect_not_in "$T/out" "diff --git"
+# a part of its id finds none of another key's sessions, and says no id
+# (the refusal gave the whole id: a prefix at a time, a key learnt every
+# other client's sessions)
+part=$(echo "$SID" | cut -c1-17)
+run tandem submit --attach "$part"
+expect_rc 2 "another pipeline's key attaches by a part of the id"
+expect_in "$T/err" "no session $part runs or waits in this server"
+expect_not_in "$T/err" "$SID"
 run tandem submit --status
 expect_rc 0 "status with another pipeline's key"
 expect_not_in "$T/out" "$SID"
@@ -96,6 +104,8 @@ TANDEM_KEY=$K/ci.key
 export TANDEM_KEY
 run tandem submit --attach "$SID"
 expect_rc 3 "its submitter attaches to the session that waits"
+run tandem submit --attach "$part"
+expect_rc 3 "its submitter attaches by a part of the id"
 TANDEM_KEY=$K/ann.key
 export TANDEM_KEY
 run tandem submit --attach "$SID"
