@@ -20,6 +20,7 @@
 #include "orchestrator/crew.h"
 #include "orchestrator/git.h"
 #include "orchestrator/init.h"
+#include "orchestrator/pool.h"
 #include "orchestrator/report.h"
 #include "orchestrator/run.h"
 #include "orchestrator/rundir.h"
@@ -333,10 +334,27 @@ int tnd_doctor(const tnd_doctor_options *opts)
     }
     tnd_llm_secrets_register(cfg);
     row(&t, "config", true, path ? path : "built-in defaults (no agents.yaml)");
-    if (tnd_crew_check(cfg, true) < 0)
+    if (!*cfg->orchestrator.endpoint &&
+        (cfg->coder.count == 0 || cfg->reviewer.count == 0)) {
+        /* agents that connect by themselves, with no endpoint: a
+         * server's config, whose endpoint is tandem serve --bind (it
+         * failed, and its keys went unchecked). Checked as a server's,
+         * its keys on a tcp:// endpoint when it has CURVE */
+        if (tnd_pool_check(cfg,
+                           *cfg->orchestrator.curve_key ? "tcp://0.0.0.0:0"
+                                                        : "ipc:///doctor",
+                           true, true) < 0)
+            row(&t, "agent programs", false, tnd_error_last());
+        else
+            row(&t, "agent programs", true,
+                "found; agents with count 0 connect by themselves, to "
+                "tandem serve --bind EP (tandem run needs "
+                "orchestrator.endpoint)");
+    } else if (tnd_crew_check(cfg, true) < 0) {
         row(&t, "agent programs", false, tnd_error_last());
-    else
+    } else {
         row(&t, "agent programs", true, "found");
+    }
     check_agent(&t, "coder", "agents.coder.llm", &cfg->coder.llm,
                 opts->timeout_ms);
     if (tnd_config_quorum(cfg) > 1) {

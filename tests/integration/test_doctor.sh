@@ -178,3 +178,35 @@ printf 'all:\n\ttrue\n' >"$T/dr/Makefile"
 (cd / && "$BIN/tandem" doctor --repo "$T/dr" --config "$T/dr.yaml") >"$T/out" 2>"$T/err"
 expect_in "$T/out" "skill build            FAIL  \`make\`: Makefile is not one of git's files, and the skills run on the repository's files"
 pass "doctor checks the skills as they will run: the workspace's Makefile, the sandbox's programs, --repo's paths"
+
+# a server's config (README's "A server for other hosts": agents with
+# count 0, no orchestrator.endpoint, tandem serve --bind gives it): its
+# agent programs pass and its keys are checked (it failed, "set
+# orchestrator.endpoint", and the keys went unchecked)
+mkdir -p "$T/keys"
+for n in orch agent; do
+    tandem keys generate --out "$T/keys" --name $n >"$T/$n.pub" 2>/dev/null ||
+        fail "tandem keys generate $n"
+done
+printf 'coder,reviewer %s agent\n' "$(cat "$T/agent.pub")" >"$T/keys/authorized"
+cat >"$T/srv.yaml" <<YAML
+version: 1
+orchestrator:
+  curve_key: "$T/keys/orch.key"
+  authorized_keys: "$T/keys/authorized"
+agents:
+  coder: {count: 0, llm: {provider: command, command: [cat, /dev/null]}}
+  reviewer:
+    llm: {provider: command, command: [cat, /dev/null]}
+    skills: [build]
+skills:
+  build: {command: make}
+YAML
+copy_demo
+run tandem doctor --repo "$T/demo" --config "$T/srv.yaml"
+expect_in "$T/out" "agent programs         ok    found; agents with count 0 connect by themselves, to tandem serve --bind EP"
+chmod 666 "$T/keys/authorized"
+run tandem doctor --repo "$T/demo" --config "$T/srv.yaml"
+expect_rc 1 "a server's config with a list others may write"
+expect_in "$T/out" "agent programs         FAIL  $T/keys/authorized can be written by others (mode 666)"
+pass "doctor takes a server's config, agents with count 0 and no endpoint, and checks its keys"
