@@ -364,6 +364,13 @@ static int show(const char *repo, const char *prefix)
     if (tnd_journal_read(&records, path) < 0) {
         fprintf(stderr, "tandem show: %s\n", tnd_error_last());
         code = TND_EXIT_FAILED;
+    } else if (json_object_array_length(records) == 0) {
+        /* empty, or its one line torn: it printed nothing, exit 0 */
+        fprintf(stderr,
+                "tandem show: %s holds no record (empty, or its first line "
+                "cut short), so there is nothing to show\n",
+                path);
+        code = TND_EXIT_FAILED;
     } else {
         text = tnd_views_reflection(records);
         put_printable(text);

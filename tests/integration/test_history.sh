@@ -68,6 +68,12 @@ run "$BIN/tandem" resume --repo "$T/damaged" "$(basename "$gone")"
 expect_rc 1 "resume of a session with no journal"
 expect_in "$T/err" "has no journal"
 [ ! -e "${gone}journal.jsonl" ] || fail "the resume made a journal"
+# show of the one with an empty journal says so (it printed nothing,
+# exit 0)
+empty=$(sed -n 2p "$T/gone")
+run "$BIN/tandem" show --repo "$T/damaged" "$(basename "$empty")"
+expect_rc 1 "show of a session with an empty journal"
+expect_in "$T/err" "holds no record"
 pass "a session whose journal is damaged is listed unreadable, with a warning"
 
 run "$BIN/tandem" show --repo "$T/demo" "$(echo "$approved" | cut -c1-19)"
