@@ -6,6 +6,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/str.h"
 #include "common/xalloc.h"
 #include "proto/audit.h"
 #include "proto/json.h"
@@ -359,6 +360,14 @@ int tnd_views_write(tnd_session *session, const tnd_journal *journal)
         if (!(views & (1u << i)))
             continue;
         text = build[i](records);
+        if (i < 2) {
+            /* the markdown views are for `cat` too: a task's or a
+             * model's escape codes in them ran on the terminal (show
+             * filtered them; the files kept them) */
+            char *clean = tnd_str_printable(text, 3 * strlen(text) + 1);
+            free(text);
+            text = clean;
+        }
         if (tnd_session_write_view(session, names[i], text, strlen(text)) < 0)
             error = -1;
         free(text);

@@ -156,8 +156,15 @@ json.dump(c, open(sys.argv[2], "w"))
 PY
 rm -rf "$T/demo/.tandem"
 demo_config "$T/esc.json" </dev/null
-run "$BIN/tandem" run --repo "$T/demo" "make the failing test pass"
+run "$BIN/tandem" run --repo "$T/demo" "$(printf 'make the failing test pass\033]0;TASK\007')"
 expect_rc 0 "a run whose coder writes escapes"
+# the markdown views are read with cat too: no escape in them (the
+# task's and the model's went in as written)
+for f in "$(session_dir)/reflection.md" "$(session_dir)/decisions.md"; do
+    if LC_ALL=C grep -q "$(printf '\033')" "$f"; then
+        fail "$(basename "$f") holds an escape: $(cat -v "$f" | head -5)"
+    fi
+done
 mkdir "$T/demo/.tandem/sessions/$(printf 'x\033]0;PWNED\007')"
 for cmd in "show 2026" "stats" "sessions"; do
     # shellcheck disable=SC2086
