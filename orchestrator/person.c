@@ -16,6 +16,8 @@
 #include "orchestrator/budget.h"
 #include "orchestrator/feedback.h"
 #include "orchestrator/loop.h"
+#include "orchestrator/workspace.h"
+#include "proto/code.h"
 #include "proto/json.h"
 
 #define TAIL_LINES 15
@@ -102,7 +104,16 @@ static bool show_evidence(run *r, FILE *to, int n_attempt)
     for (size_t i = 0; i < n; i++) {
         json_object *is = json_object_array_get_idx(issues, i);
         const char *raw = tnd_json_str_or(is, "file", NULL);
-        char *file = raw ? one_line(raw, 1024) : NULL;
+        char *file;
+        /* the journal keeps the reply as it came: a place the model
+         * named that is no file of the workspace (/etc/passwd) is left
+         * out, as the report and the findings leave it */
+        if (raw && (tnd_edit_path_check(raw) < 0 ||
+                    (r->ws && !tnd_workspace_holds(r->ws, raw)))) {
+            tnd_error_clear();
+            raw = NULL;
+        }
+        file = raw ? one_line(raw, 1024) : NULL;
         long line = tnd_json_int_or(is, "line", 0);
         char *what = one_line(tnd_json_str_or(is, "description", ""), 300);
         char *sev = one_line(tnd_json_str_or(is, "severity", "?"), 20);
