@@ -34,25 +34,6 @@ expect_in "$dir/journal.jsonl" '"type":"escalation"'
 expect_not_in "$dir/journal.jsonl" '"type":"finish"'
 pass "queue: the session waits on disk and says how to answer (exit 3)"
 
-# an issue's place the model names outside the workspace is not shown to
-# the person (the journal keeps the reply as it came, and the question
-# showed /etc/passwd:11, which the report and the findings leave out)
-python3 - "$TOP/examples/demo/cassette.json" "$T/outside.json" <<'PY'
-import json, sys
-c = json.load(open(sys.argv[1]))
-a = c["exchanges"][1]["answer"]
-assert '"file": "stats.c"' in a, a
-c["exchanges"][1]["answer"] = a.replace('"file": "stats.c"', '"file": "/etc/passwd"')
-json.dump(c, open(sys.argv[2], "w"))
-PY
-escalating_demo "$T/outside.json"
-run tandem run --repo "$T/demo" "make the failing test pass"
-expect_rc 3 "queued with a place outside"
-expect_in "$T/err" "the reviewer's issues:"
-expect_in "$T/err" "  major: The division is still done in integers"
-expect_not_in "$T/err" "/etc/passwd:"
-pass "the question shows no place outside the workspace"
-
 # a session another tandem holds (its lock taken) cannot be answered:
 # exit 2, as for any session that does not wait, naming the holder
 mkfifo "$T/hold"
@@ -376,3 +357,22 @@ expect_in "$T/err" "attempt 2's change is attempt 1's, audited then:"
 expect_in "$T/err" "FAIL stats_mean({1,2,3,4})"
 expect_not_in "$T/err" "budget ran out"
 pass "a repeated change's question shows the audit of its first proposal"
+
+# an issue's place the model names outside the workspace is not shown to
+# the person (the journal keeps the reply as it came, and the question
+# showed /etc/passwd:11, which the report and the findings leave out)
+python3 - "$TOP/examples/demo/cassette.json" "$T/outside.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+a = c["exchanges"][1]["answer"]
+assert '"file": "stats.c"' in a, a
+c["exchanges"][1]["answer"] = a.replace('"file": "stats.c"', '"file": "/etc/passwd"')
+json.dump(c, open(sys.argv[2], "w"))
+PY
+escalating_demo "$T/outside.json"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "queued with a place outside"
+expect_in "$T/err" "the reviewer's issues:"
+expect_in "$T/err" "  major: The division is still done in integers"
+expect_not_in "$T/err" "/etc/passwd:"
+pass "the question shows no place outside the workspace"
