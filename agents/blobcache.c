@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/rmtree.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "proto/body.h"

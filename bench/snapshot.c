@@ -19,6 +19,7 @@
 #include "bench/timing.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/xalloc.h"
 #include "orchestrator/snapshot.h"
 

@@ -23,6 +23,7 @@
 #include "bench/timing.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/xalloc.h"
 #include "orchestrator/snapshot.h"
 #include "orchestrator/workspace.h"

@@ -61,13 +61,6 @@ int tnd_fs_write_replace(const char *path, const void *data, size_t len);
 /* mkdir -p with mode for the directories it creates. */
 int tnd_fs_mkdirs(const char *path, mode_t mode);
 
-/* rm -rf without following symlinks. A missing path is success. */
-int tnd_fs_rmtree(const char *path);
-
-/* rm -rf of name in the directory open as dirfd, never following a
- * symlink, so a tree a build rearranged cannot lead it outside. */
-int tnd_fs_rmtree_at(int dirfd, const char *name);
-
 /* A new lock file name in the directory open as dirfd (O_EXCL, 0600,
  * never following a link), with an exclusive flock(2) taken on it and
  * this process's pid written in it for people to read. The lock lasts

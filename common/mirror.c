@@ -15,6 +15,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/xalloc.h"
 
 /* How long a copy waits for the filesystem's clock to move past what it

@@ -14,6 +14,7 @@
 #include "common/beneath.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/git.h"

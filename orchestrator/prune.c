@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/history.h"

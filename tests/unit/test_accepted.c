@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "orchestrator/accepted.h"
 
 static char tmpdir[] = "/tmp/tnd-test-accepted-XXXXXX";

@@ -19,6 +19,7 @@
 
 #include "agents/agentdir.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/xalloc.h"
 
 static char tmp[256], base[300];

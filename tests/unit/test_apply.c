@@ -21,6 +21,7 @@
 #include "common/diff.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/xalloc.h"
 #include "orchestrator/apply.h"
 

@@ -18,6 +18,7 @@
 #include "common/beneath.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 
 static char tmp[] = "/tmp/tnd-test-beneath-XXXXXX";
 static char root[512], outside[512];

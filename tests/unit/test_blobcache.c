@@ -16,6 +16,7 @@
 #include "agents/blobcache.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 

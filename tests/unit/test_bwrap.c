@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/xalloc.h"
 #include "skills/bwrap.h"
 

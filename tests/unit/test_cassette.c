@@ -15,6 +15,7 @@
 #include "agents/llm.h"
 #include "common/config.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 
 static char dir[] = "/tmp/tnd-test-cassette-XXXXXX";
 static char partial[256], out[256];

@@ -16,6 +16,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "orchestrator/context.h"
 #include "proto/body.h"
 #include "proto/mdp.h"

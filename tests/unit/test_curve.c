@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "proto/curve.h"
 
 static char dir[] = "/tmp/tnd-test-curve-XXXXXX";

@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/rmtree.h"
 #include "orchestrator/events.h"
 #include "proto/json.h"
 

@@ -18,6 +18,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/rmtree.h"
 #include "common/xalloc.h"
 #include "orchestrator/hook.h"
 

@@ -17,6 +17,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/init.h"

@@ -15,6 +15,7 @@
 #include "common/buf.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/rmtree.h"
 #include "orchestrator/journal.h"
 #include "proto/json.h"
 

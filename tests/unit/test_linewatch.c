@@ -18,6 +18,7 @@
 
 #include "common/clock.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "proto/linewatch.h"
 #include "tests/unit/zap_answer.h"
 

@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "orchestrator/crew.h"
 #include "orchestrator/link.h"
 #include "proto/code.h"

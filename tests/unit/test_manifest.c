@@ -15,6 +15,7 @@
 
 #include "common/buf.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/str.h"
 #include "skills/manifest.h"
 

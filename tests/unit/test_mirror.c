@@ -20,6 +20,7 @@
 #include "common/buf.h"
 #include "common/fs.h"
 #include "common/mirror.h"
+#include "common/rmtree.h"
 #include "common/xalloc.h"
 
 static char top[] = "/tmp/tnd-test-mirror-XXXXXX";

@@ -16,6 +16,7 @@
 #include "common/config.h"
 #include "common/config_command.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/own_files.h"

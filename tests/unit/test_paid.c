@@ -13,6 +13,7 @@
 
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/rmtree.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/paid.h"
 #include "proto/json.h"

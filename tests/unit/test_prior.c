@@ -15,6 +15,7 @@
 
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/rmtree.h"
 #include "orchestrator/prior.h"
 
 static char tmpdir[] = "/tmp/tnd-test-prior-XXXXXX";

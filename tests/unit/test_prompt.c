@@ -16,6 +16,7 @@
 #include "agents/prompt.h"
 #include "common/buf.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 
 static char tmpdir[] = "/tmp/tnd-test-prompt-XXXXXX";
 

@@ -21,6 +21,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/rmtree.h"
 #include "common/xalloc.h"
 #include "orchestrator/prune.h"
 #include "orchestrator/rundir.h"

@@ -17,6 +17,7 @@
 #include "common/buf.h"
 #include "common/config.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "proto/audit.h"
 #include "proto/mdp.h"
 

@@ -22,6 +22,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/rmtree.h"
 #include "orchestrator/rundir.h"
 
 static char scratch[] = "/tmp/tnd-test-rundir-XXXXXX";

@@ -21,6 +21,7 @@
 #include "common/fs.h"
 #include "common/str.h"
 #include "common/log.h"
+#include "common/rmtree.h"
 #include "orchestrator/session.h"
 
 static char repo[] = "/tmp/tnd-test-session-XXXXXX";

@@ -12,6 +12,7 @@
 
 #include "common/config.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/xalloc.h"
 #include "skills/skill.h"
 

@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/xalloc.h"
 #include "orchestrator/snapshot.h"
 

@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/xalloc.h"
 #include "orchestrator/supervisor.h"
 

@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/rmtree.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/session.h"
 #include "orchestrator/views.h"

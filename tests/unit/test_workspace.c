@@ -23,6 +23,7 @@
 #include "common/error.h"
 #include "common/beneath.h"
 #include "common/fs.h"
+#include "common/rmtree.h"
 #include "common/str.h"
 #include "orchestrator/snapshot.h"
 #include "orchestrator/search.h"
