@@ -665,6 +665,37 @@ out:
     return rc;
 }
 
+/* The model could not be asked (the error is set), but a required skill
+ * failed or timed out on the change: the gate rejects it whatever a
+ * critique would say, so the reply carries that evidence with the
+ * model's failure as its critique_error. An error reply instead read as
+ * "could not review" (exit 4), which --on-error pass let through: a
+ * change that broke the build was committed because the model was
+ * down. False, reply untouched, when every required skill passed (or
+ * could not run): then only the model could judge the change. */
+static bool judged_without_model(tnd_audit_reply *reply,
+                                 const tnd_audit_request *req)
+{
+    const tnd_skill_result *failed = NULL;
+
+    for (size_t i = 0; i < reply->nskills && !failed; i++) {
+        const tnd_skill_result *s = &reply->skills[i];
+        if (s->required &&
+            (s->status == TND_SKILL_FAIL || s->status == TND_SKILL_TIMEOUT))
+            failed = s;
+    }
+    if (!failed)
+        return false;
+    tnd_log_warn("task %s attempt %d: no critique (%s); required skill %s "
+                 "did not pass, which decides",
+                 req->task_id, req->attempt, tnd_error_last(), failed->name);
+    tnd_critique_destroy(&reply->critique);
+    free(reply->critique_error);
+    reply->critique_error =
+        tnd_xasprintf("the model could not be asked: %s", tnd_error_last());
+    return true;
+}
+
 char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
                           size_t len, size_t *reply_len)
 {
@@ -702,7 +733,8 @@ char *tnd_reviewer_handle(const tnd_reviewer_ctx *ctx, const char *body,
     }
     if (req.critique) {
         tnd_progress_phase(ctx->progress, "critique");
-        if (critique(&reply, ctx, &req) < 0) {
+        if (critique(&reply, ctx, &req) < 0 &&
+            !judged_without_model(&reply, &req)) {
             out = tnd_agent_fail(req.task_id, req.attempt, reply_len);
             goto done;
         }
