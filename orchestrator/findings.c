@@ -125,20 +125,48 @@ void tnd_findings_destroy(tnd_findings **self_p)
     *self_p = NULL;
 }
 
+/* A place as the formats name it, relative to the top: its empty and
+ * "." segments left out. A model's ".//stats.c" (a file of the
+ * workspace) came out as "/stats.c", an absolute path, with only "./"
+ * taken off: a URI that leaves %SRCROOT% in SARIF, and a file of no
+ * pull request in the GitHub and reviewdog formats. NULL when nothing
+ * is left. */
+static char *place(const char *file)
+{
+    tnd_buf b;
+
+    if (!file)
+        return NULL;
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (const char *p = file; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n > 0 && !(n == 1 && *p == '.')) {
+            if (b.len > 0)
+                tnd_buf_puts(&b, "/");
+            tnd_buf_append(&b, p, n);
+        }
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    if (b.len == 0) {
+        tnd_buf_free(&b);
+        return NULL;
+    }
+    return tnd_buf_detach(&b, NULL);
+}
+
 void tnd_findings_add(tnd_findings *self, const tnd_finding *f)
 {
     tnd_finding *to;
-    const char *file = f->file;
 
-    while (file && strncmp(file, "./", 2) == 0)
-        file += 2;
     TND_GROW(self->items, self->alloc, self->n + 1);
     to = &self->items[self->n++];
     to->rule = tnd_xstrdup(f->rule);
     to->level = f->level;
     to->title = tnd_xstrdup(f->title);
     to->message = tnd_xstrdup(f->message);
-    to->file = file && *file ? tnd_xstrdup(file) : NULL;
+    to->file = place(f->file);
     to->line = to->file && f->line > 0 ? f->line : 0;
     to->col = to->line && f->col > 0 ? f->col : 0;
 }

@@ -369,6 +369,56 @@ static void no_file_or_no_line(void **state)
 
 /* Nothing found: an empty SARIF run (still a valid log to upload), and
  * nothing at all for the line formats. */
+/* A place a model wrote loosely (".//stats.c", "src/./a//b.c": files of
+ * the workspace all the same) is written relative to the top: with only
+ * "./" taken off, ".//stats.c" became "/stats.c", an absolute path in
+ * every format. A place that names no file ("./", ".") has none. */
+static void places_are_relative(void **state)
+{
+    static const struct {
+        const char *given, *written;
+    } rows[] = {
+        {".//stats.c", "stats.c"},
+        {"././stats.c", "stats.c"},
+        {"src/./a//b.c", "src/a/b.c"},
+        {"src/a.c/", "src/a.c"},
+        {".hidden/x.c", ".hidden/x.c"},
+        {"./", NULL},
+        {".", NULL},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(*rows); i++) {
+        tnd_findings *fs = tnd_findings_new();
+        tnd_finding f = {.rule = "issue/style",
+                         .level = TND_FINDING_NOTE,
+                         .title = "tandem: style (minor)",
+                         .message = "m",
+                         .file = rows[i].given,
+                         .line = 3};
+        const tnd_finding *got;
+        char *text;
+
+        tnd_findings_add(fs, &f);
+        got = tnd_findings_get(fs, 0);
+        if (rows[i].written) {
+            assert_non_null(got->file);
+            assert_string_equal(got->file, rows[i].written);
+            assert_int_equal(got->line, 3);
+        } else {
+            assert_null(got->file);
+            assert_int_equal(got->line, 0);
+        }
+        text = tnd_findings_render(fs, TND_FINDINGS_GITHUB);
+        assert_null(strstr(text, "file=/"));
+        free(text);
+        text = tnd_findings_render(fs, TND_FINDINGS_SARIF);
+        assert_null(strstr(text, "\"uri\": \"/"));
+        free(text);
+        tnd_findings_destroy(&fs);
+    }
+}
+
 static void nothing_found(void **state)
 {
     tnd_findings *fs = tnd_findings_new();
@@ -642,6 +692,7 @@ int main(void)
         cmocka_unit_test(github_escapes_what_github_documents),
         cmocka_unit_test(non_ascii_and_invalid_text),
         cmocka_unit_test(no_file_or_no_line),
+        cmocka_unit_test(places_are_relative),
         cmocka_unit_test(nothing_found),
         cmocka_unit_test(a_review_not_done),
         cmocka_unit_test(fingerprints_are_stable),
