@@ -465,6 +465,21 @@ static int not_utf8(const char *diff, size_t len, size_t bad)
     return rc;
 }
 
+/* What a refusal of a file tells the person (a commit's hook refused
+ * it, or CI): how to go on without it. */
+#define LEAVE_IT_OUT                                                     \
+    " (leave it out and review the rest with --diff FILE, or commit it " \
+    "with git commit --no-verify)"
+
+/* The file of the "diff --git" header being read, for a message: a
+ * binary change or a submodule refused at "line 11" alone did not say
+ * which of the commit's files it was. NULL when no header named it.
+ * Caller frees. */
+static char *shown_name(const parse *ps)
+{
+    return ps->git_path ? tnd_str_printable(ps->git_path, 200) : NULL;
+}
+
 int tnd_unidiff_edits(tnd_edit **edits, size_t *n, const char *diff, size_t len)
 {
     tnd_exec_change *modes = NULL;
@@ -508,10 +523,13 @@ int tnd_unidiff_change(tnd_edit **edits, size_t *n, tnd_exec_change **modes,
             rc = git_header_done(&ps);
             git_header(&ps, &r);
         } else if (not_a_file(&r)) {
-            rc = tnd_error_set("line %zu: %s (%.*s); only regular files "
-                               "can be reviewed",
-                               r.lineno, not_a_file(&r),
-                               (int)(r.len < 80 ? r.len : 80), r.line);
+            char *name = shown_name(&ps);
+            rc = tnd_error_set("line %zu%s%s: %s (%.*s); only regular files "
+                               "can be reviewed" LEAVE_IT_OUT,
+                               r.lineno, name ? ", " : "", name ? name : "",
+                               not_a_file(&r), (int)(r.len < 80 ? r.len : 80),
+                               r.line);
+            free(name);
         } else if (starts(&r, "new file mode ")) {
             ps.git_new = true;
             /* an executable file created (100644 is how one is made) */
@@ -524,11 +542,13 @@ int tnd_unidiff_change(tnd_edit **edits, size_t *n, tnd_exec_change **modes,
             if (starts(&r, "new mode "))
                 rc = add_exec(&ps, &r, 9);
         } else if (starts(&r, "Binary files ") ||
-                   starts(&r, "GIT binary patch"))
-            rc = tnd_error_set("line %zu: a binary change; only text "
-                               "changes can be reviewed",
-                               r.lineno);
-        else if (starts(&r, "rename from ") || starts(&r, "copy from "))
+                   starts(&r, "GIT binary patch")) {
+            char *name = shown_name(&ps);
+            rc = tnd_error_set("line %zu%s%s: a binary change; only text "
+                               "changes can be reviewed" LEAVE_IT_OUT,
+                               r.lineno, name ? ", " : "", name ? name : "");
+            free(name);
+        } else if (starts(&r, "rename from ") || starts(&r, "copy from "))
             rc = tnd_error_set("line %zu: renames and copies cannot be "
                                "reviewed yet (make the diff with "
                                "--no-renames)",

@@ -712,8 +712,10 @@ static void links_submodules_and_modes_alone(void **state)
                 "@@ -0,0 +1 @@\n"
                 "+/etc/passwd\n"
                 "\\ No newline at end of file\n");
-    assert_error_has("line 2: a symbolic link (new file mode 120000); only "
-                     "regular files can be reviewed");
+    assert_error_has("line 2, config.txt: a symbolic link (new file mode "
+                     "120000); only regular files can be reviewed (leave it "
+                     "out and review the rest with --diff FILE, or commit it "
+                     "with git commit --no-verify)");
     parse_fails("diff --git a/lnk b/lnk\n"
                 "index 1111111..2222222 120000\n"
                 "--- a/lnk\n"
@@ -729,7 +731,8 @@ static void links_submodules_and_modes_alone(void **state)
                 "@@ -1 +1 @@\n"
                 "-Subproject commit 1111111\n"
                 "+Subproject commit 2222222\n");
-    assert_error_has("a submodule");
+    assert_error_has("line 2, lib: a submodule (index 1111111..2222222 "
+                     "160000)");
     {
         static const char modes[] = "diff --git a/run.sh b/run.sh\n"
                                     "old mode 100644\n"
@@ -861,8 +864,10 @@ static void binary_changes_are_refused(void **state)
                 "index 1111111..2222222 100644\n"
                 "Binary files a/logo.png and b/logo.png differ\n");
     assert_string_equal(tnd_error_last(),
-                        "line 3: a binary change; only text changes can be "
-                        "reviewed");
+                        "line 3, logo.png: a binary change; only text changes "
+                        "can be reviewed (leave it out and review the rest "
+                        "with --diff FILE, or commit it with git commit "
+                        "--no-verify)");
 
     parse_fails("--- a/f\n"
                 "+++ b/f\n"
@@ -877,9 +882,16 @@ static void binary_changes_are_refused(void **state)
                 "\n"
                 "literal 3\n"
                 "KcmZ?wbhEGi0\n");
-    assert_string_equal(tnd_error_last(),
-                        "line 8: a binary change; only text changes can be "
-                        "reviewed");
+    assert_error_has("line 8, logo.png: a binary change; only text changes "
+                     "can be reviewed");
+    parse_fails("--- a/f\n"
+                "+++ b/f\n"
+                "@@ -1 +1 @@\n"
+                "-f\n"
+                "+F\n"
+                "Binary files a/logo.png and b/logo.png differ\n");
+    assert_error_has("line 6: a binary change; only text changes can be "
+                     "reviewed (leave it out");
 }
 
 /* Every hunk is placed where its header says, in the file as the hunks
