@@ -142,3 +142,42 @@ RC=$?
 expect_rc 2 "--from-ref naming no commit, under --on-error pass"
 expect_in "$T/out" "pre-commit's --from-ref no-such-ref --to-ref HEAD"
 pass "refs that name no commit are exit 2, whatever --on-error says"
+
+# --on-error pass: a commit whose review could not be done goes in, and
+# the person committing is told (the framework hides a passing hook's
+# output unless the hook is verbose: it said "Passed" alone, and the
+# commit went in unreviewed unsaid)
+git_demo "$FIX/cassette-review.json"
+cat >"$T/demo/.pre-commit-config.yaml" <<YAML
+repos:
+  - repo: $src
+    rev: $rev
+    hooks:
+      - id: tandem-review
+        args: [--on-error, pass]
+YAML
+sed -i 's|provider: replay, cassette: "[^"]*"|provider: command, command: [false], max_retries: 0|' \
+    "$T/demo/agents.yaml"
+grep -q 'command: \[false\]' "$T/demo/agents.yaml" ||
+    fail "no model that fails in $(cat "$T/demo/agents.yaml")"
+(cd "$T/demo" && git add .pre-commit-config.yaml &&
+    git commit -q --no-verify -m "on-error pass") ||
+    fail "cannot commit the hook's arguments"
+sed -i 's|^    return sum / count;|    return (double)sum / (double)count;|' \
+    "$T/demo/stats.c"
+(cd "$T/demo" && git add stats.c)
+commit -m "fix the mean, the model down"
+expect_rc 0 "a commit whose review could not be done, under --on-error pass"
+expect_in "$T/out" "Passed"
+expect_in "$T/out" "--on-error pass lets it through unreviewed"
+pass "under --on-error pass a commit the review could not judge goes in, and says so"
+
+# an approved commit under the verbose hook prints nothing of tandem's
+git_demo "$FIX/cassette-review.json"
+sed -i 's|^    return sum / count;|    return (double)sum / (double)count;|' \
+    "$T/demo/stats.c"
+(cd "$T/demo" && git add stats.c)
+commit -m "fix the mean"
+expect_rc 0 "the right fix, quietly"
+expect_not_in "$T/out" "tandem: "
+pass "an approved commit prints nothing of tandem's under the framework"
