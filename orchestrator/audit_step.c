@@ -481,13 +481,31 @@ static int audit_in_phases(run *r, attempt *a, int quorum)
     ar.nskills = a->audit.nskills;
     members = tnd_xcalloc((size_t)quorum, sizeof(*members));
     if ((rc = ask_members(r, a->n, quorum, &ar, members)) < 0) {
+        const tnd_skill_result *s = NULL;
         /* the members that answered were paid, and their replies are
          * journaled: the report of the failed session counts them (a
          * resumed run counts them in the merged audit, as a run that
          * went through does) */
         for (int m = 0; m < quorum; m++)
             tnd_report_usage(r->report, TND_ROLE_REVIEWER, &members[m].usage);
-        goto out;
+        /* a required skill failed: the gate rejects whatever a critique
+         * says, so a critique that could not be had (a reviewer that
+         * crashed in it) is no "could not review", which --on-error pass
+         * let through */
+        if (atomic_load(r->stop) ||
+            !tnd_gate_unmet(&a->audit, (const char *const *)r->required, &s) ||
+            !s ||
+            (s->status != TND_SKILL_FAIL && s->status != TND_SKILL_TIMEOUT))
+            goto out;
+        tnd_loop_say(r,
+                     "[%d/%d] reviewer: no critique (%s); required skill %s "
+                     "did not pass, which decides",
+                     a->n, r->gate.max_iterations, tnd_error_last(), s->name);
+        free(a->audit.critique_error);
+        a->audit.critique_error = tnd_xasprintf(
+            "the critique could not be had: %s", tnd_error_last());
+        rc = 0;
+        goto journal;
     }
     if (quorum == 1) {
         tnd_critique_destroy(&a->audit.critique);

@@ -58,3 +58,28 @@ review --on-error pass -q
 expect_rc 0 "a passing change, the model down, --on-error pass"
 expect_in "$T/err" "lets it through unreviewed"
 pass "a change whose skills pass still could not be reviewed without the model"
+
+# a reviewer that dies in its critique, in an audit in phases: the
+# skills' phase had the build fail, which decides (the critique's
+# failure was "could not review", exit 4, which --on-error pass let
+# through)
+sed -i 's|^    return (double)sum / (double)count;|    return sum / count +;|' \
+    "$T/demo/stats.c"
+cat >"$T/review.yaml" <<YAML
+gate:
+  critique: on_trigger
+orchestrator:
+  heartbeat_ms: 200
+agents:
+  reviewer:
+    llm: {provider: command, command: [sh, -c, 'kill -9 \$PPID'], max_retries: 0}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+review --on-error pass -q
+expect_rc 1 "a broken change, the reviewer dying in its critique, --on-error pass"
+expect_in "$T/err" "rejected: required skill build failed"
+expect_not_in "$T/err" "lets it through unreviewed"
+pass "a reviewer that dies in the critique of a change a required skill failed on: rejected"
