@@ -1,5 +1,6 @@
-/* The broker's insides, shared by broker.c (workers, dispatch, time) and
- * broker_client.c (requests from MDP clients). Nothing else includes
+/* The broker's insides, shared by broker.c (workers, dispatch, time),
+ * broker_bind.c (its socket bound) and broker_client.c (requests from
+ * MDP clients). Nothing else includes
  * this: the rest of tandem uses broker.h. */
 #ifndef TND_BROKER_INT_H
 #define TND_BROKER_INT_H
@@ -82,6 +83,13 @@ struct tnd_broker {
 /* A client's message (not a worker's), read from the socket: refused,
  * handed to the caller as an event (clients), or queued for a worker.
  * msg's body may be taken. */
+/* Bind b's socket at opts->endpoint (broker_bind.c): refused when
+ * another process listens on that ipc:// path; on tcp:// a handshake's
+ * time limit and, with opts->curve, CURVE and its ZAP handler. 0, or -1
+ * with the error set (a configuration error, tnd_error_is_config, when
+ * the endpoint is the user's to change). */
+int tnd_broker_bind(tnd_broker *b, const tnd_broker_options *opts);
+
 void tnd_broker_on_client(tnd_broker *b, const unsigned char *id, size_t id_len,
                           tnd_mdp_msg *msg);
 
