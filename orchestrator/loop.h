@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/buf.h"
 #include "common/config.h"
 #include "orchestrator/change.h"
 #include "orchestrator/content.h"
@@ -300,6 +301,22 @@ void tnd_loop_count_paid(run *r, int n, tnd_role role);
 /* The audit of attempt a, from the journal or the reviewer(s); a->audit
  * and the gate's input are filled. */
 int tnd_loop_audit(run *r, attempt *a);
+
+/* "build pass, test FAIL (exit 2)": a's skills on one line, into b. */
+void tnd_loop_skills_line(tnd_buf *b, const tnd_audit_reply *a);
+
+/* Drop the places a reply points at (its skills' locations, its
+ * critique's issue files) that are not files in the workspace. */
+void tnd_loop_keep_real_places(run *r, tnd_audit_reply *a);
+
+/* Ask for the skills' run in the workspace (with the critique when
+ * model), asked again once when an agent set aside had had it; a: the
+ * attempt whose edits the workspace holds, or NULL for the base. */
+int tnd_loop_ask_clean(run *r, int n, const char *type, const char *service,
+                       const char *key, bool model, tnd_audit_request *ar,
+                       const attempt *a, char **reply, size_t *reply_len);
+
+/* ---- baseline.c --------------------------------------------------------- */
 
 /* Before attempt 1 (gate.baseline, tandem run): the skills on the
  * unmodified tree, from the journal or the reviewer, into r->baseline.
