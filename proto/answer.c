@@ -26,6 +26,33 @@ static int ids(char **task_id, int *attempt, const char *body, size_t len)
     return rc;
 }
 
+/* The task_id and attempt of an error body, whose message must be one
+ * the orchestrator can show (PROTOCOL.md, `error`: at most 16 KiB) and
+ * whose usage, when it says one, must read: a message over the limit
+ * failed the task as "agent error (without a message)". */
+static int error_ids(char **task_id, int *attempt, const char *body, size_t len)
+{
+    json_object *obj = NULL, *usage = NULL;
+    char *msg = NULL;
+    tnd_usage u;
+    int rc;
+
+    *task_id = NULL;
+    if (tnd_json_parse(&obj, body, len) < 0)
+        return -1;
+    rc = tnd_body_ids(task_id, attempt, obj) < 0 ||
+                 tnd_json_get_str(&msg, obj, "error", TND_BODY_MAX_NOTE,
+                                  TND_JSON_REQUIRED) < 0 ||
+                 tnd_json_get_object(&usage, obj, "usage", TND_JSON_OPTIONAL) <
+                     0 ||
+                 tnd_usage_from_json(&u, usage) < 0
+             ? -1
+             : 0;
+    free(msg);
+    json_object_put(obj);
+    return rc;
+}
+
 /* The reply decoded as the type the request asks for, its ids in *task_id
  * and *attempt. */
 static int decode(char **task_id, int *attempt, const char *want,
@@ -91,7 +118,7 @@ int tnd_answer_check(const char *request, size_t request_len, const char *reply,
         if (need_rc < 0)
             goto out;
     } else if (strcmp(got, "error") == 0) {
-        if (ids(&got_id, &got_n, reply, reply_len) < 0) {
+        if (error_ids(&got_id, &got_n, reply, reply_len) < 0) {
             tnd_error_prefix("the error reply");
             goto out;
         }

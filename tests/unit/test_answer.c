@@ -121,6 +121,28 @@ static void unusable_replies_say_why(void **state)
            "{\"tandem\":1,\"type\":\"code_reply\",\"task_id\":\"t-1\","
            "\"attempt\":\"2\",\"rationale\":\"r\"}",
            "attempt");
+    /* an error whose message cannot be shown is no answer: it failed
+     * the task as "agent error (without a message)" */
+    {
+        char big[(16 << 10) + 200];
+        memset(big, 'e', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        memcpy(big,
+               "{\"tandem\":1,\"type\":\"error\",\"task_id\":\"t-1\","
+               "\"attempt\":2,\"error\":\"",
+               strlen("{\"tandem\":1,\"type\":\"error\",\"task_id\":"
+                      "\"t-1\",\"attempt\":2,\"error\":\""));
+        memcpy(big + sizeof(big) - 3, "\"}", 3);
+        expect(code, big, "field 'error' is");
+    }
+    expect(code,
+           "{\"tandem\":1,\"type\":\"error\",\"task_id\":\"t-1\","
+           "\"attempt\":2}",
+           "error");
+    expect(code,
+           "{\"tandem\":1,\"type\":\"error\",\"task_id\":\"t-1\","
+           "\"attempt\":2,\"error\":\"quota\",\"usage\":{\"calls\":-1}}",
+           "usage");
     /* a request that is not one cannot be answered */
     expect("{}", cr, "the request itself");
     free(code);
