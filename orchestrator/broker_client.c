@@ -18,7 +18,7 @@
 static bool may_ask(tnd_broker *b, const unsigned char *id, size_t id_len,
                     const tnd_mdp_msg *msg, const char *name)
 {
-    const char *why = NULL;
+    const char *why = NULL, *kind = "forbidden";
     tnd_mdp_msg out;
     size_t len;
     char *body;
@@ -26,19 +26,23 @@ static bool may_ask(tnd_broker *b, const unsigned char *id, size_t id_len,
     if (b->zap && !tnd_zap_may_submit(msg->user_id))
         why = "this key may not send requests (it lacks the client and "
               "the person role)";
-    else if (!b->clients) /* with clients, the caller answers all */
+    else if (!b->clients) { /* with clients, the caller answers all */
         /* a tandem run queued any other service's requests, bodies and
          * all, for no one: a local client held gigabytes of it */
+        kind = "bad_request";
         why = "a tandem run takes no client's request: agent services take "
               "requests from tandem's own sessions only (tandem serve takes "
               "tasks: tandem submit)";
+    }
     if (!why)
         return true;
     tnd_log_warn("refused a request of client %s for %s: %s", name,
                  msg->service, why);
-    /* a server's clients read client bodies (proto/client.h) */
-    body = b->clients ? tnd_client_error("forbidden", why, &len)
-                      : tnd_error_reply_encode("", 0, why, &len);
+    /* a client body (proto/client.h), with the kind every client reads:
+     * a run's agent-style error, without one, had tandem submit pointed
+     * at a run say "bad reply from tandem serve: field 'kind' is
+     * missing" instead of why */
+    body = tnd_client_error(kind, why, &len);
     tnd_mdp_msg_init(&out, false, TND_MDPC_FINAL, msg->service);
     out.body = body;
     out.body_len = len;

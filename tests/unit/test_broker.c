@@ -824,6 +824,8 @@ static void client_requests_for_agents_are_refused(void **state)
     assert_int_equal(m.command, TND_MDPC_FINAL);
     assert_string_equal(m.service, SERVICE);
     assert_non_null(strstr(m.body, "\"type\":\"error\""));
+    /* a client body, with the kind a client reads (PROTOCOL.md) */
+    assert_non_null(strstr(m.body, "\"kind\":\"bad_request\""));
     assert_non_null(strstr(m.body, "tandem's own sessions only"));
     tnd_mdp_msg_clear(&m);
     pump_for(20);
