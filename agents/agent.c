@@ -78,7 +78,9 @@ typedef struct runtime {
     void *pair;           /* the loop's end: a PULL (see JOB_ENDPOINT) */
     char identity[TND_MDP_MAX_IDENTITY + 1];
     int64_t broker_expiry;
-    bool heard; /* the broker spoke on this connection */
+    bool heard;           /* the broker spoke on this connection */
+    int refused;          /* READYs answered DISCONNECT in a row */
+    int64_t reconnect_at; /* after a refused READY: when to try again; 0 */
     int64_t next_beat;
     tnd_agent_job *job;                         /* running job, or NULL */
     unsigned char address[TND_MDP_MAX_ADDRESS]; /* of the running job */
@@ -465,12 +467,40 @@ static void forward_from_job(runtime *rt)
     }
 }
 
+/* The broker answered READY with DISCONNECT: said once, then tried
+ * again after a wait that doubles up to a minute (a server whose list
+ * is mended takes the agent then). */
+static void refused(runtime *rt)
+{
+    int64_t wait = 1000;
+
+    for (int i = 0; i < rt->refused && wait < 60000; i++)
+        wait *= 2;
+    if (wait > 60000)
+        wait = 60000;
+    if (rt->refused++ == 0)
+        tnd_log_error("the orchestrator at %s refused this agent as %s "
+                      "(service %s)%s; trying again every %d s at most",
+                      rt->opts->endpoint, rt->identity, rt->opts->service,
+                      rt->opts->curve_pair
+                          ? ": over CURVE its authorized keys must list this "
+                            "agent's key with that role"
+                          : "",
+                      60);
+    else
+        tnd_log_info("refused again as %s; trying again in %ld s", rt->identity,
+                     (long)(wait / 1000));
+    rt->reconnect_at = tnd_now_ms() + wait;
+    rt->broker_expiry = rt->reconnect_at + 1;
+}
+
 static void from_broker(runtime *rt)
 {
     tnd_mdp_msg msg;
     int rc;
 
     while ((rc = tnd_mdp_recv(&msg, NULL, NULL, rt->dealer)) != TND_ETIMEOUT) {
+        bool first = !rt->heard;
         if (rc < 0) {
             tnd_log_warn("ignoring a message from the broker: %s",
                          tnd_error_last());
@@ -479,6 +509,17 @@ static void from_broker(runtime *rt)
         rt->broker_expiry =
             tnd_now_ms() + (int64_t)rt->opts->heartbeat_ms * rt->opts->liveness;
         rt->heard = true;
+        if (msg.worker && msg.command == TND_MDPW_DISCONNECT && first) {
+            /* the first word on this connection, the answer to READY:
+             * refused (a key without the role of the service). It
+             * reconnected at once, ten times a second, for ever, and
+             * never said why */
+            tnd_mdp_msg_clear(&msg);
+            refused(rt);
+            return;
+        }
+        if (msg.worker && msg.command != TND_MDPW_DISCONNECT)
+            rt->refused = 0;
         if (!msg.worker) {
             tnd_log_warn("ignoring an MDP/Client message on a worker "
                          "socket");
@@ -563,9 +604,20 @@ static void worker_loop(runtime *rt)
             forward_from_job(rt);
         if (n > 0 && (items[0].revents & ZMQ_POLLIN))
             from_broker(rt);
+        if (rt->reconnect_at && tnd_now_ms() >= rt->reconnect_at) {
+            rt->reconnect_at = 0;
+            if (connect_broker(rt, false) < 0) {
+                tnd_log_error("%s", tnd_error_last());
+                break;
+            }
+        }
         if (tnd_now_ms() >= rt->next_beat) {
-            /* busy: the beat is a sign the request is still worked on */
-            if (rt->job && !atomic_load(&rt->cancel))
+            /* busy: the beat is a sign the request is still worked on;
+             * none while refused (the broker answers a stranger's beat
+             * with DISCONNECT) */
+            if (rt->reconnect_at)
+                ;
+            else if (rt->job && !atomic_load(&rt->cancel))
                 send_working(rt, NULL);
             else
                 send_simple(rt, TND_MDPW_HEARTBEAT);

@@ -78,6 +78,11 @@ expect_rc 1 "no coder could register"
 fp=$(cut -c1-12 "$T/rogue.pubkey")
 expect_in "$T/err" "key $fp is not in the authorized keys"
 expect_in "$T/err" "its key's roles (coder) do not include service reviewer"
+# the agent whose READY is refused says so and waits longer each time
+# (it reconnected ten times a second, for ever, saying nothing)
+expect_in "$T/poser.log" "refused this agent as"
+n=$(grep -c "do not include service reviewer" "$T/err")
+[ "$n" -le 5 ] || fail "the refused agent came back $n times in a few seconds"
 expect_in "$T/err" "no reply from the coder within 6 s"
 pass "an unlisted key and a coder key posing as a reviewer are refused"
 
