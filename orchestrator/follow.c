@@ -15,8 +15,10 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
+#include "orchestrator/journal.h"
 #include "orchestrator/serve.h"
 #include "orchestrator/submit.h"
 #include "proto/json.h"
@@ -202,6 +204,54 @@ static void said_end(const tnd_client_reply *r)
 
 static bool may_come_back(const tnd_submit_client *s);
 
+/* Whether the answer s sent is the one the session took: the first
+ * answer its journal holds after the escalation answered is a server's
+ * (it names how it came: "via"), of the same kind. Only in doubt (no
+ * journal here, no such escalation) is it taken to be. A server stopped
+ * while it held the answer keeps it for the next; a person who answered
+ * here meanwhile, with no server, came first, and the next server found
+ * the session ended: its outcome was this command's (a reject exited 0
+ * with the approved diff on stdout). */
+static bool answer_taken(const tnd_submit_client *s)
+{
+    char *path;
+    json_object *records = NULL;
+    bool after = false, taken = true;
+    size_t n;
+
+    if (!s->answer_dir || s->answer_escalation <= 0 || !s->answer_kind)
+        return true;
+    path = tnd_fs_join(s->answer_dir, "journal.jsonl");
+    if (tnd_journal_read(&records, path) < 0) {
+        tnd_error_clear();
+        free(path);
+        return true;
+    }
+    free(path);
+    n = json_object_array_length(records);
+    for (size_t i = 0; i < n; i++) {
+        json_object *rec = json_object_array_get_idx(records, i);
+        const char *type = tnd_journal_type(rec);
+        if (!after) {
+            after = strcmp(type, "escalation") == 0 &&
+                    tnd_json_int_or(rec, "seq", 0) == s->answer_escalation;
+            continue;
+        }
+        if (strcmp(type, "answer") == 0) {
+            taken =
+                tnd_json_field(rec, "via") != NULL &&
+                tnd_str_eq(tnd_json_str_or(rec, "kind", NULL), s->answer_kind);
+            break;
+        }
+        if (strcmp(type, "escalation") == 0 || strcmp(type, "finish") == 0) {
+            taken = false;
+            break;
+        }
+    }
+    json_object_put(records);
+    return taken;
+}
+
 /* One reply: 1 when it was the last (*code set), 0 to go on, -1. */
 static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
 {
@@ -252,6 +302,16 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
     case TND_CLIENT_ALIVE:
         return 0;
     case TND_CLIENT_DONE:
+        if (s->answering && s->came_back && !answer_taken(s)) {
+            /* its outcome is another answer's, not this command's */
+            fprintf(stderr,
+                    "%s: your %s was not used: session %s went on with "
+                    "another answer, given while no tandem serve ran "
+                    "(tandem show %s says whose and how it ended)\n",
+                    s->me, s->answer_kind, r->session, r->session);
+            *code = TND_EXIT_USAGE;
+            return 1;
+        }
         /* --apply, --commit: first, so the report printed says it */
         applied = s->apply && !s->review && r->exit_code == TND_EXIT_OK
                       ? tnd_submit_apply(s, r->report, r->session)
@@ -588,6 +648,7 @@ static int come_back(tnd_submit_client *s)
             deadline = tnd_now_ms() + s->reconnect_s * 1000;
             nap = 0;
             s->coming_back = true;
+            s->came_back = true;
         }
         /* a server that is stopping answers each try: not 5 a second for
          * its whole drain */

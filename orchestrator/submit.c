@@ -438,6 +438,9 @@ int tnd_submit_answer(const tnd_continue_options *o)
     req.escalation = o->escalation ? o->escalation : f.escalation;
     s.me = "tandem";
     s.answering = true;
+    s.answer_dir = f.dir;
+    s.answer_escalation = req.escalation;
+    s.answer_kind = req.answer;
     s.reconnect_s = TND_SUBMIT_RECONNECT_S;
     code = tnd_submit_exchange(&s, &req);
     if (s.elsewhere) {

@@ -40,6 +40,10 @@ typedef struct tnd_submit_client {
     bool said_stopping;       /* come_back met a server stopping */
     const char *me;           /* "tandem submit", or "tandem" answering */
     bool answering;           /* tnd_submit_answer */
+    const char *answer_dir;   /* answering: the session's directory, */
+    long answer_escalation;   /* the escalation answered (its seq) */
+    const char *answer_kind;  /* and the answer's name */
+    bool came_back;           /* the server was lost, and one came back */
     bool elsewhere;           /* answering: the server does not run the
                                  session's configuration */
     bool wrote_out;           /* the session's stdout came */
