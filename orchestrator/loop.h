@@ -104,6 +104,12 @@ typedef struct run {
     size_t cursor;          /* journal records before this have been used up
                                as escalations and answers */
     char *guidance;         /* a person's words for the coder's next attempt */
+    json_object *pending;   /* a command's answer (tandem approve ...), not
+                               journaled until the replay reaches the
+                               question it answers: a replay that fails on
+                               the way (the files changed) leaves the
+                               session waiting, not holding an answer it
+                               never took */
     tnd_events *events;     /* the stream watchers read; NULL when none */
     tnd_lessons *bank;      /* what earlier tasks taught; NULL when none */
     char **lessons;         /* rendered for the coder, NULL-terminated */

@@ -309,6 +309,24 @@ static int journaled_answer(run *r, int n, long esc, tnd_answer *ans)
     return 0;
 }
 
+/* The command's answer (r->pending), journaled now that the replay has
+ * reached the question it answers, the one the session waits on (at
+ * index esc): as journaled_answer. 0 when there is none, or this is
+ * another question. */
+static int take_pending(run *r, int n, long esc, tnd_answer *ans)
+{
+    json_object *f = r->pending;
+
+    if (!f || tnd_json_int_or(tnd_journal_record(r->journal, (size_t)esc),
+                              "seq", -1) !=
+                  tnd_journal_waiting_on(tnd_journal_records(r->journal)))
+        return 0;
+    r->pending = NULL;
+    if (tnd_loop_step(r, "answer", f) < 0)
+        return -1;
+    return journaled_answer(r, n, esc, ans);
+}
+
 /* While a person reads the question: the agents keep their heartbeats
  * (a prompt that took longer than the broker's liveness made every agent
  * reconnect and re-register). */
@@ -393,7 +411,8 @@ int tnd_loop_escalate(run *r, int n, const char *at, const char *reason,
         if (tnd_loop_step(r, "escalation", f) < 0)
             return -1;
         esc = (long)tnd_journal_count(r->journal) - 1;
-    } else if ((rc = journaled_answer(r, n, esc, ans)) != 0) {
+    } else if ((rc = journaled_answer(r, n, esc, ans)) != 0 ||
+               (rc = take_pending(r, n, esc, ans)) != 0) {
         if (rc > 0)
             tnd_loop_say(r, "a person answered: %s",
                          tnd_answer_name(ans->kind));

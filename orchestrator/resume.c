@@ -435,10 +435,10 @@ static int continue_once(const tnd_continue_options *o, go_on *next)
     first = o->fresh && !o->answer && tnd_journal_count(r.journal) == 1;
     rc = 0;
     if (o->answer) {
+        /* journaled when the replay reaches the question (person.c) */
         tnd_answer ans = {o->answer, o->text ? tnd_xstrdup(o->text) : NULL,
                           o->iterations, o->tokens, o->calls};
-        rc = tnd_loop_step(&r, "answer",
-                           tnd_loop_answer_json(&ans, "command", o->who));
+        r.pending = tnd_loop_answer_json(&ans, "command", o->who);
         tnd_answer_clear(&ans);
     } else if (!first) {
         rc = tnd_loop_step(&r, "resume", NULL);
@@ -458,6 +458,16 @@ static int continue_once(const tnd_continue_options *o, go_on *next)
                      : o->same ? "going on after the answer"
                                : "resumed");
     code = tnd_loop_go(&r, started_wall ? started_wall : tnd_wall_ms());
+    if (r.pending) {
+        /* the replay stopped before the question (said why): the session
+         * waits for it still */
+        fprintf(r.err,
+                "tandem: your %s was not journaled: session %s stopped "
+                "before the question it answers, which still waits\n",
+                tnd_answer_name(o->answer), tnd_session_id(r.session));
+        json_object_put(r.pending);
+        r.pending = NULL;
+    }
     if (r.go_on && !stopped_at_going_on(&r, &code))
         go_on_take(next, &r);
     tnd_loop_close(&r);

@@ -104,6 +104,7 @@ void tnd_loop_close(run *r)
     free(r->last_rationale);
     free(r->head);
     free(r->guidance);
+    json_object_put(r->pending);
     tnd_lessons_close(&r->bank);
     tnd_str_list_free(&r->lessons);
     tnd_str_list_free(&r->lesson_ids);

@@ -115,6 +115,17 @@ run tandem approve --repo "$T/demo" "$id"
 expect_in "$T/err" "changed since this session started: attempt 1's change"
 cmp -s "$dir/attempt-1.diff" "$T/seen.diff" || fail "attempt-1.diff was rewritten"
 [ ! -e "$dir/final.diff" ] || fail "a final.diff was written"
+# refused, the answer is not kept: the session still waits for it (the
+# answer was journaled, never taken; the session listed failed, and
+# every answer after was refused, as to a session not waiting)
+expect_in "$T/err" "your approve was not journaled: session $id stopped before the question it answers, which still waits"
+expect_not_in "$dir/journal.jsonl" '"type":"answer"'
+run "$BIN/tandem" sessions --repo "$T/demo"
+expect_in "$T/out" "$id   waiting"
+sed -i 's/sum += values\[i\] + 1;/sum += values[i];/' "$T/demo/stats.c"
+run tandem reject --repo "$T/demo" "$id" -m "put back, then said no"
+expect_rc 1 "rejected once the files are back"
+expect_in "$dir/report.json" '"status": "rejected"'
 pass "an approve after the files changed under the escalated attempt is refused"
 
 wall_audit
