@@ -86,6 +86,10 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
           "not be written on stdout, 2 usage error, 3 waiting for a human\n"
           "again, 130 interrupted (128 + the signal)\n",
           to);
+    if (kind != 0)
+        fputs("75 (an answer to a session tandem serve ran): the server is\n"
+              "busy or stopping; answer again later\n",
+              to);
 }
 
 int tnd_cmd_continue(const char *cmd, int argc, char **argv)
