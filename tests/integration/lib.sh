@@ -16,8 +16,14 @@ mkdir -p "$TMPDIR"
 export ASAN_OPTIONS="log_path=$T/sanitizer:detect_leaks=1"
 export UBSAN_OPTIONS="log_path=$T/sanitizer:print_stacktrace=1"
 
+# BG_PIDS: processes a test started in the background, killed at its
+# exit, so a test that fails half way leaves no server or agent running
+BG_PIDS=
 cleanup() {
     status=$?
+    for p in $BG_PIDS; do
+        kill "$p" 2>/dev/null
+    done
     if [ -n "$FAKE_PID" ]; then
         kill "$FAKE_PID" 2>/dev/null
         wait "$FAKE_PID" 2>/dev/null

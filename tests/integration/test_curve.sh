@@ -294,6 +294,7 @@ SRV=$!
     --key "$K/agent.key" --config "$T/demo/agents.yaml" \
     --heartbeat 300 >"$T/agent.log" 2>&1 &
 AGENT=$!
+BG_PIDS="$BG_PIDS $SRV $AGENT"
 i=0
 until grep -q "ready for service coder" "$T/srv.err"; do
     i=$((i + 1))
