@@ -207,6 +207,24 @@ static int refresh_index(const char *repo, char **paths)
     return 0;
 }
 
+/* The tree of the index file index, its id into *tree (caller frees). 0,
+ * or -1 with the error set and *tree NULL. */
+static int write_tree(char **tree, const char *repo, const char *index)
+{
+    const char *argv[] = {"git", "write-tree", NULL};
+    int rc = tnd_git_run_index(tree, NULL, repo, index, argv, GIT_OUT_MAX);
+
+    if (rc == 0 && !*tree)
+        rc = tnd_error_set("git wrote no tree of the patch");
+    if (rc == 0)
+        (*tree)[strcspn(*tree, "\n")] = '\0';
+    if (rc < 0) {
+        free(*tree);
+        *tree = NULL;
+    }
+    return rc;
+}
+
 /* The commit's tree: the audited patch on the audited commit (base, ""
  * before the first), and nothing else, in *tree. It is built from the
  * patch alone, in an index of its own (git apply --cached, write-tree),
@@ -227,7 +245,6 @@ static int commit_tree_of(char **tree, const char *repo, const char *patch_file,
                            dir ? dir : patch_file,
                            dir ? patch_file : NULL,
                            NULL};
-    const char *write_tree[] = {"git", "write-tree", NULL};
     char *runtime = tnd_rundir_base(), *index = NULL;
     tnd_rundir *tmp = runtime ? tnd_rundir_new(runtime, NULL, NULL, 0) : NULL;
     int rc = tmp ? 0 : -1;
@@ -241,16 +258,7 @@ static int commit_tree_of(char **tree, const char *repo, const char *patch_file,
     if (rc == 0)
         rc = tnd_git_run_index(NULL, NULL, repo, index, apply, GIT_OUT_MAX);
     if (rc == 0)
-        rc =
-            tnd_git_run_index(tree, NULL, repo, index, write_tree, GIT_OUT_MAX);
-    if (rc == 0 && !*tree)
-        rc = tnd_error_set("git wrote no tree of the patch");
-    if (rc == 0)
-        (*tree)[strcspn(*tree, "\n")] = '\0';
-    if (rc < 0) {
-        free(*tree);
-        *tree = NULL;
-    }
+        rc = write_tree(tree, repo, index);
     free(index);
     tnd_rundir_destroy(&tmp, false);
     free(runtime);
@@ -291,7 +299,6 @@ static int commit_tree_converted(char **tree, const char *repo,
 {
     const char *git_dir[] = {"git", "rev-parse", "--absolute-git-dir", NULL};
     const char *read_tree[] = {"git", "read-tree", base, NULL};
-    const char *write_tree[] = {"git", "write-tree", NULL};
     const char *checkout[] = {"git", "checkout-index", "-f", NULL, NULL};
     const char *add[] = {
         "git", NULL, "--work-tree=.", "--literal-pathspecs", "add", "-f",
@@ -330,16 +337,7 @@ static int commit_tree_converted(char **tree, const char *repo,
         free(argv);
     }
     if (rc == 0)
-        rc =
-            tnd_git_run_index(tree, NULL, repo, index, write_tree, GIT_OUT_MAX);
-    if (rc == 0 && !*tree)
-        rc = tnd_error_set("git wrote no tree of the patch");
-    if (rc == 0)
-        (*tree)[strcspn(*tree, "\n")] = '\0';
-    if (rc < 0) {
-        free(*tree);
-        *tree = NULL;
-    }
+        rc = write_tree(tree, repo, index);
     free(gd);
     free(gd_opt);
     free(prefix);
