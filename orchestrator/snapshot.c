@@ -439,6 +439,18 @@ static int copy_list(const char *repo, const char *dst, const char **paths,
 /* ---- the two ways -------------------------------------------------------
  */
 
+/* The files of l (within max bytes, checked first) copied into dir,
+ * which is made. 0, or -1 with the error set. */
+static int take_list(const char *repo, const char *dir, const pathlist *l,
+                     size_t max, tnd_snapshot_stats *info)
+{
+    if (check_size(repo, l->at, l->n, max) < 0)
+        return -1;
+    if (mkdir(dir, 0700) < 0)
+        return tnd_error_sys("cannot create directory %s", dir);
+    return copy_list(repo, dir, l->at, l->n, max, info);
+}
+
 /* 1 when the tracked files were copied; 0 when the caller takes the
  * directory whole (why_whole says why); -1. */
 static int from_git(const char *repo, const char *dir,
@@ -470,26 +482,14 @@ static int from_git(const char *repo, const char *dir,
         snprintf(info->why_whole, sizeof(info->why_whole),
                  "git tracks none of its files, so the untracked ones are "
                  "copied (not those .gitignore names)");
-        if ((rc = check_size(repo, g.others.at, g.others.n, o->max_bytes)) < 0)
-            goto out;
-        if (mkdir(dir, 0700) < 0) {
-            rc = tnd_error_sys("cannot create directory %s", dir);
-            goto out;
-        }
-        rc = copy_list(repo, dir, g.others.at, g.others.n, o->max_bytes, info);
+        rc = take_list(repo, dir, &g.others, o->max_bytes, info);
         rc = rc < 0 ? rc : 1;
         goto out;
     }
     info->git = true;
     info->untracked = g.others.n;
     info->untracked_included = o->include_untracked;
-    if ((rc = check_size(repo, g.tracked.at, g.tracked.n, o->max_bytes)) < 0)
-        goto out;
-    if (mkdir(dir, 0700) < 0) {
-        rc = tnd_error_sys("cannot create directory %s", dir);
-        goto out;
-    }
-    rc = copy_list(repo, dir, g.tracked.at, g.tracked.n, o->max_bytes, info);
+    rc = take_list(repo, dir, &g.tracked, o->max_bytes, info);
     if (rc == 0 && o->include_untracked)
         rc = copy_list(repo, dir, g.others.at, g.others.n,
                        o->max_bytes - info->bytes, info);
