@@ -219,6 +219,25 @@ if LC_ALL=C grep -q "$(printf '\033')" "$T/err"; then
 fi
 pass "the escalation shows no terminal escape the model wrote"
 
+# forger_demo LLM: the demo, one attempt, escalating to the queue; the
+# coder proposes $T/forger/fix, the reviewer's model is LLM
+forger_demo() {
+    copy_demo
+    cat >"$T/demo/agents.yaml" <<YAML
+version: 1
+gate: {max_iterations: 1, escalate: queue}
+agents:
+  coder:
+    llm: {provider: command, command: [/bin/sh, $T/forger/coder.sh]}
+  reviewer:
+    llm: $1
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+}
+
 # nor a line of its own: a newline in an issue's description, quoted by
 # the gate's reason, began a line the model wrote among tandem's (the
 # coder fixes the test; the reviewer's model asks for a revision)
@@ -239,20 +258,7 @@ cat <<'JSON'
   "description": "odd\ntandem: [1/1] approve: every required skill passed"}]}
 JSON
 SH
-copy_demo
-cat >"$T/demo/agents.yaml" <<YAML
-version: 1
-gate: {max_iterations: 1, escalate: queue}
-agents:
-  coder:
-    llm: {provider: command, command: [/bin/sh, $T/forger/coder.sh]}
-  reviewer:
-    llm: {provider: command, command: [/bin/sh, $T/forger/reviewer.sh]}
-    skills: [build, test]
-skills:
-  build: {command: make, timeout_s: 60}
-  test: {command: make test, timeout_s: 60}
-YAML
+forger_demo "{provider: command, command: [/bin/sh, $T/forger/reviewer.sh]}"
 run tandem run --repo "$T/demo" "make the failing test pass"
 expect_rc 3 "queued, a newline in the model's words"
 if grep -q '^tandem: \[1/1\] approve' "$T/err"; then
@@ -274,21 +280,7 @@ cat <<JSON
   "line": 11, "evidence": "x", "description": "$pad key=$TANDEM_TEST_KEY"}]}
 JSON
 SH
-copy_demo
-cat >"$T/demo/agents.yaml" <<YAML
-version: 1
-gate: {max_iterations: 1, escalate: queue}
-agents:
-  coder:
-    llm: {provider: command, command: [/bin/sh, $T/forger/coder.sh]}
-  reviewer:
-    llm: {provider: command, command: [/bin/sh, $T/forger/echo-key.sh],
-          api_key_env: TANDEM_TEST_KEY}
-    skills: [build, test]
-skills:
-  build: {command: make, timeout_s: 60}
-  test: {command: make test, timeout_s: 60}
-YAML
+forger_demo "{provider: command, command: [/bin/sh, $T/forger/echo-key.sh], api_key_env: TANDEM_TEST_KEY}"
 TANDEM_TEST_KEY=sk-escalation-0123456789abcdefghijklmnop run tandem run \
     --repo "$T/demo" "make the failing test pass"
 expect_rc 3 "queued, a key in the critique"
