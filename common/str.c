@@ -136,10 +136,22 @@ char *tnd_str_printable(const char *s, size_t max)
 {
     /* valid UTF-8 first: a stray byte 0x9B is CSI to a terminal in an
      * 8-bit locale */
-    size_t given = strlen(s);
-    char *clean = tnd_utf8_clean(s, given, NULL);
-    size_t n = strlen(clean), cut = n;
-    char *out;
+    size_t given = strlen(s), plain = 0;
+    char *clean, *out;
+    size_t n, cut;
+
+    /* printable ASCII as it is, whole: one copy (the views pass every
+     * step's whole text here) */
+    while (plain < given &&
+           ((unsigned char)s[plain] >= 0x20 || s[plain] == '\n' ||
+            s[plain] == '\t') &&
+           (unsigned char)s[plain] < 0x7f)
+        plain++;
+    if (plain == given && given <= max)
+        return tnd_xstrndup(s, given);
+    clean = tnd_utf8_clean(s, given, NULL);
+    n = strlen(clean);
+    cut = n;
 
     s = clean;
     /* max is the given text's: a caller's "all of it" (its length + 1)
