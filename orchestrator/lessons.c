@@ -22,10 +22,8 @@
 #include "proto/code.h"
 #include "proto/json.h"
 
-#define VERSION   1
-#define SIMILAR   0.5 /* word overlap that makes two mistakes one */
-#define MAX_WORDS 256 /* words compared per mistake */
-#define EMA_KEEP  0.7 /* effectiveness = KEEP * e + (1-KEEP) * hit */
+#define VERSION  1
+#define EMA_KEEP 0.7 /* effectiveness = KEEP * e + (1-KEEP) * hit */
 
 _Static_assert(TND_LESSON_RENDER_MAX <= TND_CODE_MAX_LESSON,
                "a rendered lesson must fit the coder request's limit");
@@ -104,50 +102,6 @@ static char *text_copy(const char *s, size_t max)
             n--;
     }
     return tnd_xstrndup(s, n);
-}
-
-typedef struct words {
-    char w[MAX_WORDS][TND_LESSONS_WORD_MAX];
-    size_t n;
-} words;
-
-/* The distinct words of s, with every number folded to "#", so "line 12"
- * and "line 40" are the same mistake. */
-static void words_of(words *out, const char *s)
-{
-    char w[TND_LESSONS_WORD_MAX];
-
-    out->n = 0;
-    while (out->n < MAX_WORDS && (s = tnd_lessons_next_word(w, s))) {
-        size_t i;
-        if (isdigit((unsigned char)w[0]))
-            strcpy(w, "#");
-        for (i = 0; i < out->n && strcmp(out->w[i], w) != 0; i++)
-            ;
-        if (i == out->n)
-            strcpy(out->w[out->n++], w);
-    }
-}
-
-static bool similar(const char *a, const char *b)
-{
-    words *x = tnd_xmalloc(sizeof(*x)), *y = tnd_xmalloc(sizeof(*y));
-    size_t both = 0;
-    bool yes;
-
-    words_of(x, a);
-    words_of(y, b);
-    for (size_t i = 0; i < x->n; i++)
-        for (size_t j = 0; j < y->n; j++)
-            if (strcmp(x->w[i], y->w[j]) == 0) {
-                both++;
-                break;
-            }
-    yes = x->n + y->n == 0 ||
-          (double)both / (double)(x->n + y->n - both) >= SIMILAR;
-    free(x);
-    free(y);
-    return yes;
 }
 
 static ssize_t index_of(const tnd_lessons *b, const char *id)
@@ -637,7 +591,7 @@ static int add_lesson(const tnd_lesson **out, tnd_lessons *self,
         tnd_lesson *old = self->items[i];
         if (old->task_type == l->task_type &&
             old->context_hash == l->context_hash &&
-            similar(old->mistake, l->mistake)) {
+            tnd_lessons_similar(old->mistake, l->mistake)) {
             free(old->mistake);
             free(old->correction);
             old->mistake = l->mistake;

@@ -1,8 +1,10 @@
-/* What lessons.c and lessons_match.c share: matching lessons to a task.
+/* What lessons.c and lessons_match.c share: matching lessons to a task,
+ * and mistakes to each other.
  * Not for anyone else (lessons.h is the interface). */
 #ifndef TND_LESSONS_INT_H
 #define TND_LESSONS_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,5 +29,9 @@ uint64_t tnd_lessons_hash_set(const char *const *set, size_t n);
  * empty. */
 double tnd_lessons_jaccard(const char *const *a, size_t na,
                            const char *const *b, size_t nb);
+
+/* Whether two mistakes are one: their distinct words (numbers folded
+ * to "#", so "line 12" and "line 40" match) overlap by half or more. */
+bool tnd_lessons_similar(const char *a, const char *b);
 
 #endif

@@ -1,6 +1,7 @@
 /* How lessons are matched (see lessons_int.h): the type of a task, from
  * its words, and sets of repository paths, their hash and overlap; and
- * the lessons a task gets, ranked by them (tnd_lessons_relevant). */
+ * the lessons a task gets, ranked by them (tnd_lessons_relevant); and
+ * whether two mistakes are one (tnd_lessons_similar). */
 #include "orchestrator/lessons.h"
 #include "orchestrator/lessons_int.h"
 
@@ -13,6 +14,8 @@
 #include "common/xalloc.h"
 
 #define MAX_QUERY_PATHS 10000
+#define SIMILAR         0.5 /* word overlap that makes two mistakes one */
+#define MAX_WORDS       256 /* words compared per mistake */
 
 #define W_TYPE   0.5 /* relevance weights */
 #define W_PATHS  0.3
@@ -220,4 +223,50 @@ int tnd_lessons_relevant(const tnd_lesson ***out, size_t *n,
     free(s);
     free(query);
     return 0;
+}
+
+/* ---- mistakes ----------------------------------------------------------- */
+
+typedef struct words {
+    char w[MAX_WORDS][TND_LESSONS_WORD_MAX];
+    size_t n;
+} words;
+
+/* The distinct words of s, with every number folded to "#", so "line 12"
+ * and "line 40" are the same mistake. */
+static void words_of(words *out, const char *s)
+{
+    char w[TND_LESSONS_WORD_MAX];
+
+    out->n = 0;
+    while (out->n < MAX_WORDS && (s = tnd_lessons_next_word(w, s))) {
+        size_t i;
+        if (isdigit((unsigned char)w[0]))
+            strcpy(w, "#");
+        for (i = 0; i < out->n && strcmp(out->w[i], w) != 0; i++)
+            ;
+        if (i == out->n)
+            strcpy(out->w[out->n++], w);
+    }
+}
+
+bool tnd_lessons_similar(const char *a, const char *b)
+{
+    words *x = tnd_xmalloc(sizeof(*x)), *y = tnd_xmalloc(sizeof(*y));
+    size_t both = 0;
+    bool yes;
+
+    words_of(x, a);
+    words_of(y, b);
+    for (size_t i = 0; i < x->n; i++)
+        for (size_t j = 0; j < y->n; j++)
+            if (strcmp(x->w[i], y->w[j]) == 0) {
+                both++;
+                break;
+            }
+    yes = x->n + y->n == 0 ||
+          (double)both / (double)(x->n + y->n - both) >= SIMILAR;
+    free(x);
+    free(y);
+    return yes;
 }
