@@ -592,7 +592,6 @@ static void learn(run *r, const attempt *a)
     free(paths);
 }
 
-/* The lessons earlier tasks of this kind left, for every attempt. */
 /* The lessons a session's first run chose, from its `lessons` record
  * (those forgotten since left out), into *found (caller frees). */
 static void journaled_lessons(const tnd_lesson ***found, size_t *n, run *r,
@@ -617,6 +616,7 @@ static void journaled_lessons(const tnd_lesson ***found, size_t *n, run *r,
     tnd_error_clear();
 }
 
+/* The lessons earlier tasks of this kind left, for every attempt. */
 void tnd_loop_recall(run *r)
 {
     const tnd_lesson **found = NULL;
@@ -682,7 +682,6 @@ void tnd_loop_remember(run *r)
         tnd_log_warn("cannot save the lessons: %s", tnd_error_last());
 }
 
-/* One attempt. 1: go on; 0: the loop ends (r->status says how); -1. */
 /* A review the gate does not pass: rejected, and what a coder would
  * have been told goes to stdout, for the change's author. */
 static int reject_change(run *r, attempt *a)
@@ -700,6 +699,7 @@ static int reject_change(run *r, attempt *a)
     return 0;
 }
 
+/* One attempt. 1: go on; 0: the loop ends (r->status says how); -1. */
 static int one_attempt(run *r, attempt *a, loop_state *ls)
 {
     tnd_answer ans;
