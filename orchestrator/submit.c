@@ -389,6 +389,15 @@ static int parse(tnd_submit_client *s, const char *name, int argc, char **argv)
                         "together\n");
         return TND_EXIT_USAGE;
     }
+    if (s->attach && !s->attach[strspn(s->attach, " \t\r\n")]) {
+        /* the server said "no session  runs": a sentence with a hole,
+         * where the person typed nothing at all */
+        fprintf(stderr,
+                "tandem submit: --attach needs a session id (or a "
+                "part of one only that session has), got \"%s\"\n",
+                s->attach);
+        return TND_EXIT_USAGE;
+    }
     if (s->attach && s->status) {
         fprintf(stderr, "tandem submit: --attach and --status do not go "
                         "together\n");

@@ -108,10 +108,22 @@ static int decode_submit(tnd_client_request *out, json_object *obj)
     return 0;
 }
 
+/* The session a request names: none (empty, or blanks) is a bad request
+ * that says so, not "no session  runs" with a hole for the id. */
+static int get_session(tnd_client_request *out, json_object *obj)
+{
+    if (tnd_json_get_str(&out->session, obj, "session", TND_BODY_MAX_ID,
+                         TND_JSON_REQUIRED) < 0)
+        return -1;
+    if (!out->session[strspn(out->session, " \t\r\n")])
+        return tnd_error_set("field 'session' is empty: give a session id, "
+                             "or a part of one only that session has");
+    return 0;
+}
+
 static int decode_answer(tnd_client_request *out, json_object *obj)
 {
-    return tnd_json_get_str(&out->session, obj, "session", TND_BODY_MAX_ID,
-                            TND_JSON_REQUIRED) < 0 ||
+    return get_session(out, obj) < 0 ||
                    tnd_json_get_str(&out->repo, obj, "repo", TND_BODY_MAX_PATH,
                                     TND_JSON_REQUIRED) < 0 ||
                    absolute("repo", out->repo) < 0 ||
@@ -160,8 +172,7 @@ int tnd_client_request_decode(tnd_client_request *out, const char *service,
         rc = decode_submit(out, obj);
         break;
     case TND_CLIENT_KIND_ATTACH:
-        rc = tnd_json_get_str(&out->session, obj, "session", TND_BODY_MAX_ID,
-                              TND_JSON_REQUIRED);
+        rc = get_session(out, obj);
         break;
     case TND_CLIENT_KIND_STATUS:
         rc = 0;

@@ -157,6 +157,13 @@ done
 run tandem submit --attach 20990101-000000-0000
 expect_rc 2 "attach to nothing"
 expect_in "$T/err" "no session 20990101-000000-0000 runs or waits in this server"
+# an empty id is a usage error that says so (it was "no session  runs
+# or waits in this server", with a hole for the id)
+for empty in "" " "; do
+    run tandem submit --attach "$empty"
+    expect_rc 2 "attach to an empty id"
+    expect_in "$T/err" "tandem submit: --attach needs a session id (or a part of one only that session has), got \"$empty\""
+done
 run tandem submit --repo "$T/b" "make the failing test pass"
 expect_rc 0 "the server still serves"
 pass "malformed and unauthorised requests are refused; the server keeps serving"

@@ -151,6 +151,14 @@ static void bad_requests_are_refused_with_the_field_named(void **state)
             "detach");
     refused(TND_CLIENT_ATTACH, "{\"tandem\":1,\"type\":\"attach\"}",
             "field 'session'");
+    /* no id at all is said so (it was "no session  runs") */
+    refused(TND_CLIENT_ATTACH,
+            "{\"tandem\":1,\"type\":\"attach\",\"session\":\"\"}",
+            "field 'session' is empty");
+    refused(TND_CLIENT_ANSWER,
+            "{\"tandem\":1,\"type\":\"answer\",\"session\":\" \","
+            "\"repo\":\"/a\",\"answer\":\"approve\"}",
+            "field 'session' is empty");
     refused(TND_CLIENT_SUBMIT,
             "{\"tandem\":1,\"type\":\"submit\",\"repo\":\"/a\",\"task\":\"x\","
             "\"review\":{\"staged\":true,\"diff\":\"d\"}}",
