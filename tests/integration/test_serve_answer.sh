@@ -203,7 +203,11 @@ repo e
 run tandem submit --detach --repo "$T/e" "make the failing test pass"
 expect_rc 0 "submitted, detached"
 SID=$(cat "$T/out")
-wait_for '"type":"escalation"' "$T/e/.tandem/sessions/$SID/journal.jsonl" 60
+# ended in the server, not only journaled the escalation: the session
+# goes on a moment after that record (the report, the views), and one
+# attached to then is followed, live, to its end, which a person
+# following it saw as it came (a loaded machine failed here)
+wait_for "session $SID ended (exit 3)" "$T/serve.err" 60
 run tandem submit --attach "$SID"
 expect_rc 3 "attached to a session that waits for a person"
 expect_in "$T/err" "tandem: session $SID ended escalated: gate.max_iterations (1) reached"
