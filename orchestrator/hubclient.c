@@ -406,6 +406,31 @@ int tnd_hub_set_answer(tnd_hubsession *s, json_object *ans)
     return 0;
 }
 
+/* Whether the answer is whole (text to reject or guide with, a budget
+ * that grants something, a proposal to approve, ...), checked as the
+ * session would, before the server keeps it: a guide with no text was
+ * accepted, the session went on, and only then ended with exit 2 and a
+ * command line's advice. -1 with the error set. */
+static int answer_whole(tnd_hub *h, const tnd_client_request *req,
+                        const tnd_session_facts *f)
+{
+    tnd_continue_options o;
+    int rc;
+
+    memset(&o, 0, sizeof(o));
+    o.session = f->id;
+    o.escalation = f->escalation;
+    o.text = req->text;
+    o.iterations = (int)req->iterations;
+    o.tokens = req->tokens;
+    o.calls = req->calls;
+    /* server_answer_kind took it: one of approve, reject, guide, budget */
+    if (tnd_answer_kind_parse(&o.answer, req->answer) < 0)
+        return -1;
+    rc = tnd_run_answer_check(req->repo, &o, &h->o->config->gate);
+    return rc == TND_ECONFIG ? -1 : 0; /* unreadable: the session says so */
+}
+
 /* Whether the server may answer the session: one it ran, with its
  * config, that waits for a person and that it does not hold now. -1
  * with *kind and the error set. */
@@ -431,11 +456,8 @@ static int check_answerable(tnd_hub *h, const tnd_client_request *req,
     if (f->status != TND_SESSION_WAITING)
         return tnd_error_set("session %s is not waiting for an answer (%s)",
                              f->id, tnd_session_status_name(f->status));
-    if (req->escalation && req->escalation != f->escalation)
-        return tnd_error_set("session %s asked a person again since this "
-                             "answer was given, for an earlier question; "
-                             "look at it (tandem show %s) and answer again",
-                             f->id, f->id);
+    if (tnd_run_same_question(f->id, req->escalation, f->escalation) < 0)
+        return -1;
     /* a session made with no config ran with the built-in defaults: the
      * server's agents are the same only when it has none either (no
      * config means "the server's" for a submit, not for an answer; a
@@ -453,7 +475,8 @@ static int check_answerable(tnd_hub *h, const tnd_client_request *req,
         tnd_error_prefix("session %s", f->id);
         return -1;
     }
-    return 0;
+    *kind = "config"; /* a usage error, as without a server */
+    return answer_whole(h, req, f);
 }
 
 static void on_answer(tnd_hub *h, const tnd_broker_event *ev,

@@ -86,6 +86,99 @@ static int restore_options(run *r, json_object *task,
     return 0;
 }
 
+/* Whether the answer o is whole for the session s of repo, whose journal
+ * is records (a review when its task record says so), as far as its
+ * journal and, when known, its gate (NULL: not known) tell: 0, or
+ * TND_ECONFIG with the error set, saying what to give. Whether it waits,
+ * and on which question, is not looked at here. */
+static int answer_complete(const char *repo, tnd_session *s,
+                           json_object *records, const tnd_gate_config *gate,
+                           const tnd_continue_options *o)
+{
+    size_t n = records ? json_object_array_length(records) : 0;
+    json_object *task = n ? json_object_array_get_idx(records, 0) : NULL;
+    bool review = task && tnd_json_field(task, "review") != NULL;
+
+    if (review &&
+        (o->answer == TND_ANSWER_GUIDE || o->answer == TND_ANSWER_BUDGET))
+        return tnd_error_config("session %s is a review: there is no coder "
+                                "to %s; answer with 'tandem approve' or "
+                                "'tandem reject'",
+                                tnd_session_id(s),
+                                o->answer == TND_ANSWER_GUIDE ? "guide"
+                                                              : "give more "
+                                                                "attempts");
+    if (o->answer == TND_ANSWER_BUDGET && o->iterations <= 0 &&
+        o->tokens <= 0 && o->calls <= 0)
+        return tnd_error_config(
+            "budget: give --iterations N, --tokens N or --calls N");
+    if (gate && o->answer == TND_ANSWER_BUDGET && o->tokens > 0 &&
+        o->iterations <= 0 && o->calls <= 0 && gate->max_tokens == 0)
+        return tnd_error_config("budget: gate.max_tokens is 0 (no token "
+                                "budget), so --tokens grants nothing; give "
+                                "--iterations N");
+    if (gate && o->answer == TND_ANSWER_BUDGET && o->calls > 0 &&
+        o->iterations <= 0 && o->tokens <= 0 && gate->max_llm_calls == 0)
+        return tnd_error_config("budget: gate.max_llm_calls is 0 (no limit "
+                                "on calls), so --calls grants nothing; give "
+                                "--iterations N");
+    /* blank is nothing said: guidance of spaces spent an attempt on a
+     * prompt that said nothing, as the terminal's prompt never allowed */
+    if ((o->answer == TND_ANSWER_GUIDE || o->answer == TND_ANSWER_REJECT) &&
+        (!o->text || !o->text[strspn(o->text, " \t\r\n")]))
+        return tnd_error_config("%s: say it with -m TEXT (tandem %s %s -m "
+                                "TEXT)",
+                                tnd_answer_name(o->answer),
+                                tnd_answer_name(o->answer), tnd_session_id(s));
+    if (o->answer != TND_ANSWER_APPROVE)
+        return 0;
+    /* something to approve: the last attempt with a diff, decided, or
+     * escalated at its audit (a budget ran out there, its proposal
+     * applied) */
+    for (size_t i = n; i-- > 0;) {
+        json_object *rec = json_object_array_get_idx(records, i);
+        const char *type = tnd_journal_type(rec),
+                   *diff = tnd_json_str_or(rec, "diff", NULL);
+        char *rel = NULL;
+        if (strcmp(type, "decision") == 0 && diff)
+            rel = tnd_xstrdup(diff);
+        else if (strcmp(type, "escalation") == 0 &&
+                 tnd_str_eq(tnd_json_str_or(rec, "at", NULL), "audit")) {
+            char name[64];
+            snprintf(name, sizeof(name), "attempt-%ld.diff",
+                     tnd_json_int_or(rec, "attempt", 0));
+            rel = tnd_session_relpath(s, name);
+        }
+        if (rel) {
+            char *path = tnd_fs_join(repo, rel), *text = NULL;
+            size_t len = 0;
+            bool ok = tnd_fs_read(&text, &len, path, 64 << 20) == 0 && len > 0;
+            free(text);
+            free(path);
+            free(rel);
+            if (ok)
+                return 0;
+        }
+    }
+    tnd_error_clear();
+    return tnd_error_config("session %s has no proposal to approve: no "
+                            "attempt produced a change",
+                            tnd_session_id(s));
+}
+
+int tnd_run_same_question(const char *id, long asked, long waits)
+{
+    /* the question answered is the one that waits: a served answer kept
+     * across a restart went to a later escalation, after a person had
+     * answered the first here, and approved a diff nobody was shown */
+    if (asked > 0 && asked != waits)
+        return tnd_error_config("session %s asked a person again since this "
+                                "answer was given, for an earlier question; "
+                                "look at it (tandem show %s) and answer again",
+                                id, id);
+    return 0;
+}
+
 static int check_answer(run *r, const tnd_continue_options *o,
                         tnd_session_status state)
 {
@@ -98,72 +191,38 @@ static int check_answer(run *r, const tnd_continue_options *o,
                                     ? "it was interrupted"
                                     : tnd_session_status_name(state),
                                 tnd_session_id(r->session));
-    if (r->opts.review &&
-        (o->answer == TND_ANSWER_GUIDE || o->answer == TND_ANSWER_BUDGET))
-        return tnd_error_config("session %s is a review: there is no coder "
-                                "to %s; answer with 'tandem approve' or "
-                                "'tandem reject'",
-                                tnd_session_id(r->session),
-                                o->answer == TND_ANSWER_GUIDE ? "guide"
-                                                              : "give more "
-                                                                "attempts");
-    if (o->answer == TND_ANSWER_BUDGET && o->iterations <= 0 &&
-        o->tokens <= 0 && o->calls <= 0)
-        return tnd_error_config(
-            "budget: give --iterations N, --tokens N or --calls N");
-    /* the question answered is the one that waits: a served answer kept
-     * across a restart went to a later escalation, after a person had
-     * answered the first here, and approved a diff nobody was shown */
-    if (o->escalation > 0 &&
-        o->escalation !=
-            tnd_journal_waiting_on(tnd_journal_records(r->journal)))
-        return tnd_error_config("session %s asked a person again since this "
-                                "answer was given, for an earlier question; "
-                                "look at it (tandem show %s) and answer again",
-                                tnd_session_id(r->session),
-                                tnd_session_id(r->session));
+    if (tnd_run_same_question(
+            tnd_session_id(r->session), o->escalation,
+            tnd_journal_waiting_on(tnd_journal_records(r->journal))) < 0)
+        return TND_ECONFIG;
+    return answer_complete(r->repo, r->session, tnd_journal_records(r->journal),
+                           NULL, o);
+}
 
-    /* blank is nothing said: guidance of spaces spent an attempt on a
-     * prompt that said nothing, as the terminal's prompt never allowed */
-    if ((o->answer == TND_ANSWER_GUIDE || o->answer == TND_ANSWER_REJECT) &&
-        (!o->text || !o->text[strspn(o->text, " \t\r\n")]))
-        return tnd_error_config("%s: say it with -m TEXT",
-                                tnd_answer_name(o->answer));
-    if (o->answer == TND_ANSWER_APPROVE) {
-        /* something to approve: the last attempt with a diff, decided, or
-         * escalated at its audit (a budget ran out there, its proposal
-         * applied) */
-        for (size_t i = tnd_journal_count(r->journal); i-- > 0;) {
-            json_object *rec = tnd_journal_record(r->journal, i);
-            const char *type = tnd_journal_type(rec),
-                       *diff = tnd_json_str_or(rec, "diff", NULL);
-            char *rel = NULL;
-            if (strcmp(type, "decision") == 0 && diff)
-                rel = tnd_xstrdup(diff);
-            else if (strcmp(type, "escalation") == 0 &&
-                     tnd_str_eq(tnd_json_str_or(rec, "at", NULL), "audit")) {
-                char name[64];
-                snprintf(name, sizeof(name), "attempt-%ld.diff",
-                         tnd_json_int_or(rec, "attempt", 0));
-                rel = tnd_session_relpath(r->session, name);
-            }
-            if (rel) {
-                char *path = tnd_fs_join(r->repo, rel), *text = NULL;
-                size_t len = 0;
-                bool ok =
-                    tnd_fs_read(&text, &len, path, 64 << 20) == 0 && len > 0;
-                free(text);
-                free(path);
-                free(rel);
-                if (ok)
-                    return 0;
-            }
-        }
-        return tnd_error_config("session %s has no proposal to approve: no "
-                                "attempt produced a change",
-                                tnd_session_id(r->session));
+int tnd_run_answer_check(const char *repo, const tnd_continue_options *o,
+                         const tnd_gate_config *gate)
+{
+    tnd_session *s;
+    json_object *records = NULL;
+    char *path, *real = tnd_fs_realpath(repo);
+    int rc = -1;
+
+    if (!real || !(s = tnd_session_open(real, o->session))) {
+        free(real);
+        return -1;
     }
-    return 0;
+    path = tnd_session_path(s, "journal.jsonl");
+    if (tnd_journal_read(&records, path) == 0) {
+        rc = tnd_run_same_question(tnd_session_id(s), o->escalation,
+                                   tnd_journal_waiting_on(records));
+        if (rc == 0)
+            rc = answer_complete(real, s, records, gate, o);
+    }
+    json_object_put(records);
+    free(path);
+    tnd_session_destroy(&s);
+    free(real);
+    return rc;
 }
 
 int tnd_run_facts(tnd_session_facts *out, const char *repo, const char *part)
@@ -415,19 +474,11 @@ static int continue_once(const tnd_continue_options *o, go_on *next)
         tnd_loop_close(&r);
         return rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_FAILED;
     }
-    if (o->answer == TND_ANSWER_BUDGET && o->tokens > 0 && o->iterations <= 0 &&
-        o->calls <= 0 && r.gate.max_tokens == 0) {
-        fprintf(r.err, "tandem: budget: gate.max_tokens is 0 (no token "
-                       "budget), so --tokens grants nothing; give "
-                       "--iterations N\n");
-        tnd_loop_close(&r);
-        return TND_EXIT_USAGE;
-    }
-    if (o->answer == TND_ANSWER_BUDGET && o->calls > 0 && o->iterations <= 0 &&
-        o->tokens <= 0 && r.gate.max_llm_calls == 0) {
-        fprintf(r.err, "tandem: budget: gate.max_llm_calls is 0 (no limit on "
-                       "calls), so --calls grants nothing; give "
-                       "--iterations N\n");
+    if (o->answer &&
+        answer_complete(r.repo, r.session, tnd_journal_records(r.journal),
+                        &r.gate, o) < 0) {
+        /* what the config says: a budget it has no limit of to raise */
+        fprintf(r.err, "tandem: %s\n", tnd_error_last());
         tnd_loop_close(&r);
         return TND_EXIT_USAGE;
     }

@@ -185,6 +185,23 @@ typedef struct tnd_continue_options {
  * Returns a TND_EXIT_* code. */
 int tnd_run_continue(const tnd_continue_options *opts);
 
+/* Whether the answer opts gives is one the session opts->session of repo
+ * can take, as its journal stands and, when gate is not NULL, its gate
+ * config: the question it answers (opts->escalation) the one that waits,
+ * and the answer whole (reject and guide with text, a budget that grants
+ * something, guide and budget not to a review, approve with a proposal).
+ * 0; TND_ECONFIG with the error set (what to give instead) when it is
+ * not, checked before anything is resumed or journaled; -1 when the
+ * session cannot be read. */
+int tnd_run_answer_check(const char *repo, const tnd_continue_options *opts,
+                         const tnd_gate_config *gate);
+
+/* The question a person's command read, asked (a seq; 0: not known),
+ * against the one that waits now,
+ * waits (0: none): 0 when the answer is for it, else TND_ECONFIG with
+ * the error set, naming session id. */
+int tnd_run_same_question(const char *id, long asked, long waits);
+
 /* What is known of a session without taking it: enough to send an
  * answer to the server that ran it, and for the server to check it. */
 typedef struct tnd_session_facts {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/error.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/escalate.h"
 #include "orchestrator/run.h"
@@ -168,6 +169,15 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
         if (tnd_run_facts(&f, o.repo ? o.repo : ".", o.session) == 0)
             o.escalation = f.escalation;
         tnd_session_facts_clear(&f);
+        /* an answer that is not whole is refused before anything goes on
+         * (a server took it, resumed the session and only then said
+         * exit 2); whether it waits, a lock or a server says after */
+        if (o.escalation > 0 && tnd_run_answer_check(o.repo ? o.repo : ".", &o,
+                                                     NULL) == TND_ECONFIG) {
+            fprintf(stderr, "tandem: %s\n", tnd_error_last());
+            return TND_EXIT_USAGE;
+        }
+        tnd_error_clear();
     }
     if (o.answer && (c = tnd_submit_answer(&o)) >= 0)
         return c; /* the server that ran it went on with it */

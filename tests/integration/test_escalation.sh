@@ -45,7 +45,7 @@ while flock -n "$dir/lock" true; do
     [ $i -gt 1000 ] && fail "the lock was not taken"
     sleep 0.01
 done
-for answer in approve "reject -m no" "guide -m x" budget resume; do
+for answer in approve "reject -m no" "guide -m x" "budget --iterations 1" resume; do
     run "$BIN/tandem" $answer --repo "$T/demo" "$id"
     expect_rc 2 "$answer of a session another tandem holds"
     expect_in "$T/err" "session $id is being worked on by another tandem"

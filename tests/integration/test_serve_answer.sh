@@ -60,10 +60,30 @@ run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" answer "$T/b" "$SID" ma
 expect_in "$T/out" "error bad_request: unknown answer 'maybe'; a server takes approve, reject, guide or budget"
 run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" answer "$T/b" no-such-session maybe
 expect_in "$T/out" "error bad_request: unknown answer 'maybe'"
-# a budget that grants nothing: the server takes it, the session refuses
-# it (exit 2) and still waits; --attach said 2 from then on, silently
+# an answer that is not whole is refused before the server keeps it or
+# the session goes on: a guide with no text, a budget that grants
+# nothing (the server took them, the session went on and only then
+# ended with exit 2, advice for a command line, and --attach said 2 from
+# then on, silently)
 run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" answer "$T/b" "$SID" budget 0
-expect_in "$T/out" "exit: 2"
+expect_in "$T/out" "error config: budget: give --iterations N, --tokens N or --calls N"
+expect_not_in "$T/out" "exit:"
+run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" answer "$T/b" "$SID" guide
+expect_in "$T/out" "error config: guide: say it with -m TEXT (tandem guide $SID -m TEXT)"
+expect_not_in "$T/out" "exit:"
+run $PY "$TOP/tests/agents/client.py" "$(cat "$EPFILE")" answer "$T/b" "$SID" reject "  "
+expect_in "$T/out" "error config: reject: say it with -m TEXT"
+# the server's config has no token budget: --tokens grants nothing
+run tandem budget --repo "$T/b" --tokens 100 "$SID"
+expect_rc 2 "a served budget of tokens where the config has no token budget"
+expect_in "$T/err" "gate.max_tokens is 0 (no token budget), so --tokens grants nothing"
+expect_not_in "$T/err" "goes on in tandem serve"
+run tandem budget --repo "$T/b" "$SID"
+expect_rc 2 "a served budget that grants nothing"
+expect_in "$T/err" "tandem: budget: give --iterations N, --tokens N or --calls N"
+expect_not_in "$T/serve.err" "session $SID goes on with"
+expect_not_in "$T/b/.tandem/sessions/$SID/journal.jsonl" '"type":"resume"'
+expect_not_in "$T/b/.tandem/sessions/$SID/journal.jsonl" '"type":"answer"'
 run tandem submit --attach "$SID"
 expect_rc 3 "attached to a session that still waits after a refused answer"
 run tandem guide --repo "$T/b" -m "divide as doubles" "$SID"
