@@ -168,6 +168,14 @@ static int answer_complete(const char *repo, tnd_session *s,
 
 int tnd_run_same_question(const char *id, long asked, long waits)
 {
+    /* the session did not wait when the command read it, and it asks now
+     * (its holder let go in between): a question nobody was shown */
+    if (asked < 0 && waits > 0)
+        return tnd_error_config("session %s asked a person just after your "
+                                "command read it, which found it not "
+                                "waiting; look at it (tandem show %s) and "
+                                "answer again",
+                                id, id);
     /* the question answered is the one that waits: a served answer kept
      * across a restart went to a later escalation, after a person had
      * answered the first here, and approved a diff nobody was shown */

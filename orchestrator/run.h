@@ -161,7 +161,10 @@ typedef struct tnd_continue_options {
                                   seq of the one the session waited on when
                                   the person asked, tnd_session_facts); it
                                   is refused when the session waits on
-                                  another since. 0: whichever waits */
+                                  another since. -1: the session did not
+                                  wait when the person asked, so it is
+                                  refused if it waits now. 0: whichever
+                                  waits */
     const char *llm;           /* resume: --llm for this run, or NULL (the
                                   task's own) */
     const char *base_url;      /* resume: --base-url likewise */
@@ -196,8 +199,8 @@ int tnd_run_continue(const tnd_continue_options *opts);
 int tnd_run_answer_check(const char *repo, const tnd_continue_options *opts,
                          const tnd_gate_config *gate);
 
-/* The question a person's command read, asked (a seq; 0: not known),
- * against the one that waits now,
+/* The question a person's command read, asked (a seq; -1: the session
+ * did not wait then; 0: not known), against the one that waits now,
  * waits (0: none): 0 when the answer is for it, else TND_ECONFIG with
  * the error set, naming session id. */
 int tnd_run_same_question(const char *id, long asked, long waits);

@@ -164,10 +164,12 @@ int tnd_cmd_continue(const char *cmd, int argc, char **argv)
                              tnd_answer_name(o.answer));
     if (o.answer) {
         /* the question the person answers: the one that waits now, when
-         * they asked (a later one is not theirs to take) */
+         * they asked (a later one is not theirs to take); none when it
+         * did not wait (0 said "not known", and one asked a moment later,
+         * as its holder let go, was answered unseen) */
         tnd_session_facts f;
         if (tnd_run_facts(&f, o.repo ? o.repo : ".", o.session) == 0)
-            o.escalation = f.escalation;
+            o.escalation = f.status == TND_SESSION_WAITING ? f.escalation : -1;
         tnd_session_facts_clear(&f);
         /* an answer that is not whole is refused before anything goes on
          * (a server took it, resumed the session and only then said

@@ -137,7 +137,7 @@ static int decode_answer(tnd_client_request *out, json_object *obj)
                                     TND_JSON_OPTIONAL) < 0 ||
                    tnd_json_get_int(&out->calls, obj, "calls", 0, 1000,
                                     TND_JSON_OPTIONAL) < 0 ||
-                   tnd_json_get_int(&out->escalation, obj, "escalation", 0,
+                   tnd_json_get_int(&out->escalation, obj, "escalation", -1,
                                     LONG_MAX, TND_JSON_OPTIONAL) < 0
                ? -1
                : 0;

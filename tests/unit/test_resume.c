@@ -120,6 +120,13 @@ static void the_answer_is_for_the_question_the_person_saw(void **state)
     /* an earlier question */
     assert_non_null(strstr(check(TND_ANSWER_REJECT, "no", 2, 0),
                            "asked a person again since this answer"));
+    /* it did not wait when the command read it: the question asked since
+     * (its holder let go in between) was shown to nobody */
+    assert_non_null(strstr(check(TND_ANSWER_REJECT, "no", -1, 0),
+                           "asked a person just after your command read it"));
+    /* and the rule itself: -1 refuses only a session that waits now */
+    assert_int_equal(tnd_run_same_question(ID, -1, 0), 0);
+    assert_int_equal(tnd_run_same_question(ID, -1, 7), TND_ECONFIG);
     assert_int_equal(tnd_run_same_question(ID, 0, 7), 0);
     assert_int_equal(tnd_run_same_question(ID, 7, 7), 0);
     assert_int_equal(tnd_run_same_question(ID, 6, 7), TND_ECONFIG);
