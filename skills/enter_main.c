@@ -3,8 +3,8 @@
  * bubblewrap start of its own.
  *
  *   tandem-sandbox-enter PID START --size BYTES
- *                        [--cover DIR | --dir DIR]... [--network]
- *                        --workspace DIR -- PROGRAM [ARGS...]
+ *                        [--hide DIR | --cover DIR | --dir DIR]...
+ *                        [--network] --workspace DIR -- PROGRAM [ARGS...]
  *
  * PID is the host pid of the holder's first process inside its
  * namespaces (bwrap's --info-fd "child-pid"), START its start time
@@ -31,14 +31,17 @@
  *      network namespace without --network (its loopback up, nothing
  *      else).
  *   3. In the new mount namespace, every mount private; the workspace
- *      opened (no symlink on the way); then in order each --cover DIR
- *      gets an empty tmpfs (the roots first: no other workspace stays
- *      reachable; /tmp, /var/tmp; a $HOME or $TMPDIR) and each --dir DIR
- *      is made; /dev/shm and /dev/pts are new; the workspace is bound
- *      back at its own path and becomes the cwd; the root and /dev,
- *      which are the holder's, become read-only. Every tmpfs holds
- *      --size BYTES at most: its pages are the host's memory, which no
- *      rlimit of the command's counts.
+ *      opened (no symlink on the way); then in order each --hide DIR and
+ *      --cover DIR gets an empty tmpfs (the roots are hidden, first: no
+ *      other workspace stays reachable; /tmp, /var/tmp, a $HOME or
+ *      $TMPDIR are covered) and each --dir DIR is made; /dev/shm and
+ *      /dev/pts are new; the workspace is bound back at its own path and
+ *      becomes the cwd; then each --hide tmpfs still in sight (no later
+ *      tmpfs, nor the workspace, on it or above it) becomes read-only, so
+ *      nothing is written beside the workspace, and so do the root and
+ *      /dev, which are the holder's. Every tmpfs holds --size BYTES at
+ *      most: its pages are the host's memory, which no rlimit of the
+ *      command's counts.
  *   4. It forks: the child is the init (pid 1) of the new pid namespace.
  *      The init mounts that namespace's /proc (sys, sysrq-trigger, irq
  *      and bus read-only, as bwrap does), makes a user namespace of its
@@ -105,15 +108,21 @@
 #define NONCE_VAR "TANDEM_SANDBOX_NONCE"
 #define NONCE_MAX 64
 
-/* Options at most (covers and directories). */
+/* Options at most (hides, covers and directories). */
 #define MAX_STEPS 32
 
 /* What /proc shows read-only, as bwrap's --proc does. */
 static const char *const proc_ro[] = {"/proc/sys", "/proc/sysrq-trigger",
                                       "/proc/irq", "/proc/bus", NULL};
 
+typedef enum step_kind {
+    STEP_DIR,   /* make the directory path */
+    STEP_COVER, /* a tmpfs over path */
+    STEP_HIDE,  /* a tmpfs over path, read-only once the workspace is in */
+} step_kind;
+
 typedef struct step {
-    int cover; /* 1: a tmpfs over path; 0: make the directory path */
+    step_kind kind;
     const char *path;
 } step;
 
@@ -190,9 +199,9 @@ static void take_nonce(void)
 static void usage(void)
 {
     die(EXIT_NOT_ENTERED,
-        "usage: tandem-sandbox-enter PID START --size BYTES [--cover DIR | "
-        "--dir DIR]... [--network] --workspace DIR -- PROGRAM [ARGS...] (it "
-        "is run by tandem-reviewer, not by hand)");
+        "usage: tandem-sandbox-enter PID START --size BYTES [--hide DIR | "
+        "--cover DIR | --dir DIR]... [--network] --workspace DIR -- PROGRAM "
+        "[ARGS...] (it is run by tandem-reviewer, not by hand)");
 }
 
 static long number(const char *s)
@@ -240,10 +249,12 @@ static void parse(request *r, int argc, char **argv)
             r->workspace = clean_path(argv[++i]);
         else if (strcmp(opt, "--size") == 0)
             r->size = (unsigned long long)number(argv[++i]);
-        else if ((strcmp(opt, "--cover") == 0 || strcmp(opt, "--dir") == 0) &&
-                 r->nsteps < MAX_STEPS)
-            r->steps[r->nsteps++] =
-                (step){opt[2] == 'c', clean_path(argv[++i])};
+        else if (r->nsteps < MAX_STEPS && strcmp(opt, "--dir") == 0)
+            r->steps[r->nsteps++] = (step){STEP_DIR, clean_path(argv[++i])};
+        else if (r->nsteps < MAX_STEPS && strcmp(opt, "--cover") == 0)
+            r->steps[r->nsteps++] = (step){STEP_COVER, clean_path(argv[++i])};
+        else if (r->nsteps < MAX_STEPS && strcmp(opt, "--hide") == 0)
+            r->steps[r->nsteps++] = (step){STEP_HIDE, clean_path(argv[++i])};
         else
             usage();
     }
@@ -441,6 +452,30 @@ static void read_only(const char *path, unsigned long flags)
             strerror(errno));
 }
 
+/* Whether path is dir or lies beneath it (both clean and absolute). */
+static int under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+
+    if (strcmp(dir, "/") == 0)
+        return 1;
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Make step i's tmpfs (a --hide) read-only, unless something mounted
+ * after it, on it or above, hides it (the path then names that mount, or
+ * a directory in it: nothing of the tmpfs is in sight to write). */
+static void hide_read_only(const request *r, int i)
+{
+    if (under(r->steps[i].path, r->workspace))
+        return;
+    for (int j = i + 1; j < r->nsteps; j++)
+        if (r->steps[j].kind != STEP_DIR &&
+            under(r->steps[i].path, r->steps[j].path))
+            return;
+    read_only(r->steps[i].path, MS_NOSUID | MS_NODEV);
+}
+
 /* Steps 2 and 3 (see the top). */
 static void make_sandbox(const request *r)
 {
@@ -464,7 +499,7 @@ static void make_sandbox(const request *r)
     ws = open_workspace(r->workspace);
     for (int i = 0; i < r->nsteps; i++) {
         make_dirs(r->steps[i].path);
-        if (r->steps[i].cover)
+        if (r->steps[i].kind != STEP_DIR)
             tmpfs(r->steps[i].path, "0755", r->size);
     }
     if (is_dir("/dev/shm"))
@@ -479,6 +514,12 @@ static void make_sandbox(const request *r)
     if (chdir(r->workspace) < 0)
         die(EXIT_NOT_ENTERED, "cannot enter %s in the sandbox: %s",
             r->workspace, strerror(errno));
+    /* what hides the roots holds only the way to the workspace: a file
+     * written beside it would be lost with the sandbox (a build's output
+     * in ../, say), and is refused instead, as in a bwrap of its own */
+    for (int i = 0; i < r->nsteps; i++)
+        if (r->steps[i].kind == STEP_HIDE)
+            hide_read_only(r, i);
     /* the holder's root and /dev are every skill's: read-only in this
      * one's mount namespace (the holder's own stay as they are), so no
      * skill leaves a file there for another */

@@ -495,9 +495,10 @@ char **tnd_sandbox_enter_argv(const tnd_sandbox_spec *spec, const char *enter,
     add3(&a, "--size", num, NULL);
     if (spec->network)
         add(&a, "--network");
-    /* the roots first: no other workspace stays in sight */
+    /* the roots first: no other workspace stays in sight, and nothing
+     * can be written beside this one (read-only once it is bound) */
     for (const char *const *r = roots; *r; r++)
-        add3(&a, "--cover", *r, NULL);
+        add3(&a, "--hide", *r, NULL);
     add3(&a, "--cover", "/tmp", NULL);
     add3(&a, "--cover", "/var/tmp", NULL);
     if (!spec->network &&

@@ -125,7 +125,9 @@ char **tnd_sandbox_holder_argv(const char *bwrap, const char *const *roots,
  * holder whose first process is pid (start time start) by the enter
  * program (skills/enter_main.c): enter, pid, start, --size (each tmpfs's
  * bytes), [--network], a
- * --cover for each of roots (the holder's), /tmp and /var/tmp, the
+ * --hide for each of roots (the holder's: an empty tmpfs, read-only
+ * once the workspace is bound back, so nothing is written beside it), a
+ * --cover for /tmp and /var/tmp, the
  * resolver directory without the network, $TMPDIR and $HOME made
  * private as a skill's own sandbox makes them (--dir or --cover),
  * --workspace, "--", the command. spec->bwrap is not used. Caller frees

@@ -286,8 +286,8 @@ static void an_entry_covers_every_root(void **state)
     line = joined(argv);
     assert_string_equal(line, "/opt/t/tandem-sandbox-enter 42 99 "
                               "--size " GIB " "
-                              "--cover /home/u/tmp/tandem-1000 "
-                              "--cover /srv/cache --cover /tmp "
+                              "--hide /home/u/tmp/tandem-1000 "
+                              "--hide /srv/cache --cover /tmp "
                               "--cover /var/tmp "
                               "--cover /run/systemd/resolve "
                               "--cover /home/u/tmp --cover /home/u "
@@ -303,8 +303,8 @@ static void an_entry_covers_every_root(void **state)
     argv = tnd_sandbox_enter_argv(&spec, "/e", 1, 2, roots);
     line = joined(argv);
     assert_string_equal(line, "/e 1 2 --size " GIB " --network "
-                              "--cover /home/u/tmp/tandem-1000 "
-                              "--cover /srv/cache --cover /tmp "
+                              "--hide /home/u/tmp/tandem-1000 "
+                              "--hide /srv/cache --cover /tmp "
                               "--cover /var/tmp --dir /tmp/h "
                               "--workspace /home/u/tmp/tandem-1000/S/workspace "
                               "-- /usr/bin/make test");
@@ -460,7 +460,7 @@ static void each_tmpfs_is_bounded_by_the_memory_limit(void **state)
     tnd_str_list_free(&argv);
     argv = tnd_sandbox_enter_argv(&spec, "/e", 1, 2, ARGV("/srv/cache"));
     line = joined(argv);
-    assert_string_equal(line, "/e 1 2 --size 67108864 --cover /srv/cache "
+    assert_string_equal(line, "/e 1 2 --size 67108864 --hide /srv/cache "
                               "--cover /tmp --cover /var/tmp "
                               "--cover /srv/u --workspace /ws "
                               "-- /usr/bin/make");
