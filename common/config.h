@@ -104,6 +104,9 @@ typedef struct tnd_skill_limits {
     long cpu_s;          /* RLIMIT_CPU: CPU seconds of each process */
     size_t memory_bytes; /* RLIMIT_AS: address space of each process */
     size_t file_bytes;   /* RLIMIT_FSIZE: the largest file it may write */
+    size_t disk_bytes;   /* all it may write in the workspace (files it
+                            made or changed, allocated bytes; see
+                            skills/diskuse.h) */
     long processes;      /* processes and threads of the skill at once
                             (a pids cgroup, else RLIMIT_NPROC above the
                             user's count; see skills/skill.c) */
@@ -112,6 +115,7 @@ typedef struct tnd_skill_limits {
 #define TND_SKILL_LIMIT_CPU_S     3600
 #define TND_SKILL_LIMIT_MEMORY_MB 8192
 #define TND_SKILL_LIMIT_FILE_MB   1024
+#define TND_SKILL_LIMIT_DISK_MB   4096
 #define TND_SKILL_LIMIT_PROCESSES 512
 
 /* Where a skill's command runs (skills.NAME.sandbox). The zero value is

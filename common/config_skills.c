@@ -31,6 +31,8 @@ static const tnd_yw_field limits_fields[] = {
      NULL, NULL, NULL},
     {"file_mb", TND_YW_MB, OFF(tnd_skill_limits, file_bytes), 0, 1048576, NULL,
      NULL, NULL},
+    {"disk_mb", TND_YW_MB, OFF(tnd_skill_limits, disk_bytes), 0, 1048576, NULL,
+     NULL, NULL},
     {"processes", TND_YW_LONG, OFF(tnd_skill_limits, processes), 0, 1000000,
      NULL, NULL, NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL},
@@ -84,6 +86,7 @@ void tnd_config_skill_defaults(tnd_skill_config *s, const char *name,
     s->limits.cpu_s = TND_SKILL_LIMIT_CPU_S;
     s->limits.memory_bytes = (size_t)TND_SKILL_LIMIT_MEMORY_MB << 20;
     s->limits.file_bytes = (size_t)TND_SKILL_LIMIT_FILE_MB << 20;
+    s->limits.disk_bytes = (size_t)TND_SKILL_LIMIT_DISK_MB << 20;
     s->limits.processes = TND_SKILL_LIMIT_PROCESSES;
     s->paths = tnd_xcalloc(1, sizeof(char *));
     s->forbid = tnd_xcalloc(1, sizeof(char *));

@@ -140,6 +140,7 @@ static void put_skill(tnd_sha256 *h, const tnd_skill_config *s)
     put_long(h, s->limits.cpu_s);
     put_long(h, (long long)s->limits.memory_bytes);
     put_long(h, (long long)s->limits.file_bytes);
+    put_long(h, (long long)s->limits.disk_bytes);
     put_long(h, s->limits.processes);
     put_long(h, s->sandbox);
     put_long(h, s->network);

@@ -20,6 +20,7 @@
 #include "skills/bwrap.h"
 #include "skills/env.h"
 #include "skills/cgroup.h"
+#include "skills/diskuse.h"
 #include "skills/proc.h"
 #include "skills/ptree.h"
 #include "skills/sandbox.h"
@@ -76,14 +77,19 @@ static char *limit_words(const tnd_skill_config *skill,
 }
 
 /* How a run ended when it did not end by exiting itself, in words; NULL
- * for an exit of its own. */
+ * for an exit of its own. disk: it was stopped for what it wrote in the
+ * workspace (limits.disk_mb). */
 static char *ended_words(const tnd_skill_config *skill,
-                         const tnd_proc_result *res)
+                         const tnd_proc_result *res, bool disk)
 {
     char *words = limit_words(skill, res);
 
     if (words)
         return words;
+    if (disk)
+        return tnd_xasprintf("killed: wrote more than %zu MiB in the "
+                             "workspace (limits.disk_mb)",
+                             skill->limits.disk_bytes >> 20);
     switch (res->status) {
     case TND_PROC_STOPPED:
         return tnd_xasprintf("killed: over the %ld-process limit "
@@ -216,13 +222,14 @@ static int sandbox_argv(char ***out, const tnd_skill_config *skill,
 /* How the process limit is kept while a skill runs (see
  * limit_processes). */
 typedef struct watcher {
-    tnd_cgroup *cg; /* the skill's pids cgroup, or NULL */
-    long max;       /* the skill's processes, at most */
-    long adjust;    /* the skill's processes minus those below the one
-                       tandem started: -1 sandboxed (the init of its
-                       pid namespace is below bwrap or the enter
-                       program), 1 run directly */
-    bool refused;   /* after the run: the cgroup refused a fork */
+    tnd_cgroup *cg;   /* the skill's pids cgroup, or NULL */
+    long max;         /* the skill's processes, at most */
+    long adjust;      /* the skill's processes minus those below the one
+                         tandem started: -1 sandboxed (the init of its
+                         pid namespace is below bwrap or the enter
+                         program), 1 run directly */
+    bool refused;     /* after the run: the cgroup refused a fork */
+    tnd_diskuse disk; /* what it wrote in the workspace */
 } watcher;
 
 /* Has the skill gone over its process limit? With a cgroup, the kernel
@@ -232,9 +239,13 @@ typedef struct watcher {
  * started), is too big. */
 static int over_limit(int pid, void *payload)
 {
-    const watcher *w = payload;
+    watcher *w = payload;
     long n;
 
+    if (tnd_diskuse_over(&w->disk))
+        return 1;
+    if (!w->max)
+        return 0;
     if (w->cg)
         return tnd_cgroup_refused(w->cg);
     n = tnd_ptree_count_below(pid, w->max + 2) + w->adjust;
@@ -252,7 +263,6 @@ static void limit_processes(tnd_proc_spec *spec, watcher *w,
     static atomic_flag warned = ATOMIC_FLAG_INIT;
     long extra = sandboxed ? SANDBOX_TASKS : 0;
 
-    memset(w, 0, sizeof(*w));
     if (skill->limits.processes <= 0)
         return;
     w->max = skill->limits.processes;
@@ -284,10 +294,13 @@ static void fail_result(tnd_skill_result *out, tnd_isolation sandbox,
     out->output = tnd_xasprintf("%s\n", why);
 }
 
-/* Run skill's command once (sandboxed as how says). 0 with *res; -1
- * with the reason when it could not start. */
-static int run_once(tnd_proc_result *res, const tnd_skill_config *skill,
-                    const tnd_skill_ctx *ctx, start_how *how, size_t cap)
+/* Run skill's command once (sandboxed as how says). 0 with *res, and
+ * *disk whether it wrote more than limits.disk_mb in the workspace (it
+ * is stopped then, or failed if it ended first); -1 with the reason when
+ * it could not start. */
+static int run_once(tnd_proc_result *res, bool *disk,
+                    const tnd_skill_config *skill, const tnd_skill_ctx *ctx,
+                    start_how *how, size_t cap)
 {
     bool sandboxed = skill->sandbox == TND_SANDBOX_BWRAP;
     tnd_proc_spec spec;
@@ -314,9 +327,20 @@ static int run_once(tnd_proc_result *res, const tnd_skill_config *skill,
     /* the reviewer's session keyring, and the user's keys it links, stay
      * out of the sandbox */
     spec.new_keyring = sandboxed;
+    memset(&w, 0, sizeof(w));
+    /* what it writes in the workspace, asked at each tick and at the
+     * end (a skill may write it all within one) */
+    tnd_diskuse_start(&w.disk, ctx->dir, skill->limits.disk_bytes);
+    if (skill->limits.disk_bytes) {
+        spec.watch = over_limit;
+        spec.watch_payload = &w;
+    }
     limit_processes(&spec, &w, skill, sandboxed);
 
     rc = tnd_proc_run(res, &spec);
+    *disk = rc == 0 && tnd_diskuse_over(&w.disk);
+    if (*disk)
+        res->status = TND_PROC_STOPPED;
     w.refused = w.cg && tnd_cgroup_refused(w.cg);
     tnd_cgroup_destroy(&w.cg); /* and whatever is left in it */
     tnd_str_list_free(&argv);
@@ -336,7 +360,7 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
     size_t cap = skill->output_cap;
     bool sandboxed = skill->sandbox == TND_SANDBOX_BWRAP;
     start_how how;
-    bool enter_failed;
+    bool enter_failed, disk = false;
     int rc;
 
     if (*skill->builtin) {
@@ -363,7 +387,7 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
     if (cap == 0 || cap > TND_BODY_MAX_OUTPUT - 4096 - TND_PROC_MIDDLE_MAX)
         cap = TND_BODY_MAX_OUTPUT - 4096 - TND_PROC_MIDDLE_MAX;
 
-    rc = run_once(&res, skill, ctx, &how, cap);
+    rc = run_once(&res, &disk, skill, ctx, &how, cap);
     enter_failed = rc == 0 && how.entered && res.status == TND_PROC_EXITED &&
                    tnd_holder_failed(&how.entry, res.output, &res.output_len,
                                      res.exit_code);
@@ -378,7 +402,7 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
         tnd_proc_result_free(&res);
         how.own = true;
         enter_failed = false;
-        rc = run_once(&res, skill, ctx, &how, cap);
+        rc = run_once(&res, &disk, skill, ctx, &how, cap);
     } else if (rc == 0 && how.entered) {
         tnd_holder_entered(how.holder, &how.entry);
     }
@@ -421,7 +445,7 @@ void tnd_skill_run(tnd_skill_result *out, const tnd_skill_config *skill,
         out->exit_code = -1;
         out->status = TND_SKILL_FAIL;
     }
-    out->ended = ended_words(skill, &res);
+    out->ended = ended_words(skill, &res, disk);
     if (res.status != TND_PROC_EXITED || res.exit_code != 0) {
         /* say how it ended at the end of the output, where people look */
         char *with = tnd_xasprintf(

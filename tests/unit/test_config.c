@@ -141,6 +141,7 @@ static void assert_defaults(const tnd_config *cfg)
         assert_int_equal(s->limits.cpu_s, 3600);
         assert_int_equal(s->limits.memory_bytes, (size_t)8192 << 20);
         assert_int_equal(s->limits.file_bytes, (size_t)1024 << 20);
+        assert_int_equal(s->limits.disk_bytes, (size_t)4096 << 20);
         assert_int_equal(s->limits.processes, 512);
         assert_int_equal(s->sandbox, TND_SANDBOX_BWRAP);
         assert_false(s->network);
@@ -1107,7 +1108,7 @@ static const bad_case bad_cases[] = {
      "agents.yaml:5:51: skills.l.limits.file_mb must be an integer "
      "0..1048576, got \"2000000\"\n"
      "agents.yaml:5:60: unknown key 'procs' in skills.l.limits (known keys: "
-     "cpu_s, memory_mb, file_mb, processes)"},
+     "cpu_s, memory_mb, file_mb, disk_mb, processes)"},
     {"agents: {reviewer: {skills: [l]}}\n"
      "skills:\n  l: {command: x, after: b, paths: \"src/**\", limits: [1]}\n",
      "agents.yaml:3:26: skills.l.after must be a list, got a value\n"
