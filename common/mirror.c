@@ -42,6 +42,8 @@ struct tnd_mirror {
     struct timespec newest; /* the latest ctime among v */
     bool trusted;           /* false: the clock did not move past newest,
                                so the next restore copies everything */
+    tnd_trash *trash;       /* where removed entries go; NULL: removed in
+                               place */
 };
 
 static int ts_cmp(struct timespec a, struct timespec b)
@@ -194,6 +196,15 @@ static int wait_for_clock(tnd_mirror *m, int root)
     }
 }
 
+/* Remove name, in the directory open as dir: into the trash when there
+ * is one and it takes it, else in place. */
+static int discard(tnd_mirror *m, int dir, const char *name)
+{
+    if (m->trash && tnd_trash_put_at(m->trash, dir, name) == 0)
+        return 0;
+    return tnd_fs_rmtree_at(dir, name);
+}
+
 /* A whole new copy of src at dst, remembered. */
 static int copy_all(tnd_mirror *m)
 {
@@ -201,7 +212,7 @@ static int copy_all(tnd_mirror *m)
     int root, error;
 
     forget(m);
-    if (tnd_fs_rmtree(m->dst) < 0 ||
+    if ((tnd_fs_exists(m->dst) && discard(m, AT_FDCWD, m->dst) < 0) ||
         tnd_fs_copytree(m->src, m->dst, NULL, (size_t)-1) < 0)
         return -1;
     if ((root = open(m->dst, DIR_FLAGS)) < 0)
@@ -235,6 +246,11 @@ tnd_mirror *tnd_mirror_new(const char *src, const char *dst)
         return NULL;
     }
     return m;
+}
+
+void tnd_mirror_set_trash(tnd_mirror *self, tnd_trash *trash)
+{
+    self->trash = trash;
 }
 
 void tnd_mirror_destroy(tnd_mirror **self_p, int remove)
@@ -285,7 +301,7 @@ static int sweep_one(tnd_mirror *m, int dir, const char *name, tnd_buf *rel,
         return 0;
     }
     st->removed++;
-    return tnd_fs_rmtree_at(dir, name);
+    return discard(m, dir, name);
 }
 
 /* The directory holding path, opened from root one component at a time

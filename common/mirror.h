@@ -26,6 +26,8 @@
 
 #include <stddef.h>
 
+#include "common/trash.h"
+
 typedef struct tnd_mirror tnd_mirror;
 
 /* What a restore did, for tests and the curious. */
@@ -40,6 +42,12 @@ typedef struct tnd_mirror_stats {
  * what was written. src must stay as it is while the mirror lives. NULL
  * with the error set; nothing is left at dst then. */
 tnd_mirror *tnd_mirror_new(const char *src, const char *dst);
+
+/* From now on, what a restore removes is moved into trash (borrowed: it
+ * must outlive the mirror, or be set to NULL again) and removed on its
+ * thread, so a restore costs a rename for a tree a build made, however
+ * large; without a trash (NULL) it is removed in place. */
+void tnd_mirror_set_trash(tnd_mirror *self, tnd_trash *trash);
 
 /* Free; removes dst when remove is true. Sets *self_p to NULL; safe on
  * NULL. */

@@ -23,10 +23,11 @@
 #define RMTREE_NAMES 1000
 
 typedef struct rmtree {
-    int top;           /* the directory being removed, open */
-    const char *shown; /* its path, for messages */
-    unsigned moved;    /* directories moved up into top, ever */
-    bool again;        /* one was moved during this pass */
+    int top;                /* the directory being removed, open */
+    const char *shown;      /* its path, for messages */
+    unsigned moved;         /* directories moved up into top, ever */
+    bool again;             /* one was moved during this pass */
+    const atomic_int *stop; /* set: stop before the next entry */
 } rmtree;
 
 static int rm_entries(rmtree *c, int fd, int depth);
@@ -97,6 +98,10 @@ static int rm_entries(rmtree *c, int fd, int depth)
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
+        if (c->stop && atomic_load(c->stop)) {
+            error = tnd_error_set("the removal of %s was stopped", c->shown);
+            break;
+        }
         if (rm_entry(c, dirfd(d), e->d_name, depth) < 0)
             error = -1;
     }
@@ -104,9 +109,10 @@ static int rm_entries(rmtree *c, int fd, int depth)
     return error;
 }
 
-static int rmtree_at(int parent, const char *name, const char *shown)
+static int rmtree_at(int parent, const char *name, const char *shown,
+                     const atomic_int *stop)
 {
-    rmtree c = {-1, shown, 0, false};
+    rmtree c = {-1, shown, 0, false, stop};
     struct stat st;
     int error = 0, fd;
 
@@ -144,10 +150,15 @@ static int rmtree_at(int parent, const char *name, const char *shown)
 
 int tnd_fs_rmtree(const char *path)
 {
-    return rmtree_at(AT_FDCWD, path, path);
+    return rmtree_at(AT_FDCWD, path, path, NULL);
 }
 
 int tnd_fs_rmtree_at(int dirfd, const char *name)
 {
-    return rmtree_at(dirfd, name, name);
+    return rmtree_at(dirfd, name, name, NULL);
+}
+
+int tnd_fs_rmtree_at_until(int dirfd, const char *name, const atomic_int *stop)
+{
+    return rmtree_at(dirfd, name, name, stop);
 }

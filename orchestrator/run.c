@@ -70,6 +70,9 @@ void tnd_loop_close(run *r)
     tnd_audit_reply_clear(&r->baseline);
     tnd_events_destroy(&r->events);
     tnd_findings_destroy(&r->findings);
+    /* the trash's thread may be removing in the runtime directory,
+     * which the crew removes */
+    tnd_workspace_stop_removals(r->ws);
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     tnd_workspace_destroy(&r->ws, !r->opts.keep_workspace);
     tnd_content_destroy(&r->content);
@@ -346,6 +349,9 @@ int tnd_loop_go(run *r, int64_t started_wall)
     } else if (error < 0) {
         tnd_loop_stop(r, TND_SESSION_FAILED, tnd_error_last());
     }
+    /* the trash's thread may be removing in the runtime directory,
+     * which the crew removes */
+    tnd_workspace_stop_removals(r->ws);
     tnd_crew_destroy(&r->crew, r->opts.keep_workspace);
     code = tnd_loop_finish(r);
     close_events(r);

@@ -40,6 +40,7 @@ struct tnd_workspace {
     int root_fd; /* every write resolves beneath it (common/beneath.h) */
     const tnd_snapshot *base;
     tnd_mirror *copy; /* the tree, made equal to the base on reset */
+    tnd_trash *trash; /* ROOT.trash: what a reset removes goes there */
     bool incremental;
     touched *files;
     size_t nfiles, afiles;
@@ -54,7 +55,8 @@ tnd_workspace *tnd_workspace_new(const tnd_snapshot *base, const char *dir,
 {
     tnd_workspace *ws;
     tnd_mirror *copy;
-    char *root;
+    tnd_trash *trash;
+    char *root, *trash_dir;
 
     /* checked first: the cleanup below must only remove our own copy */
     if (tnd_fs_exists(dir)) {
@@ -67,6 +69,16 @@ tnd_workspace *tnd_workspace_new(const tnd_snapshot *base, const char *dir,
         tnd_mirror_destroy(&copy, 1);
         return NULL;
     }
+    /* beside the tree, on its filesystem: a reset moves what a build
+     * made there, and the trash's thread removes it (see trash.h) */
+    trash_dir = tnd_xasprintf("%s.trash", root);
+    trash = tnd_trash_new(trash_dir);
+    free(trash_dir);
+    if (!trash) {
+        free(root);
+        tnd_mirror_destroy(&copy, 1);
+        return NULL;
+    }
     ws = tnd_xcalloc(1, sizeof(*ws));
     ws->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (ws->root_fd < 0) {
@@ -74,10 +86,13 @@ tnd_workspace *tnd_workspace_new(const tnd_snapshot *base, const char *dir,
         free(root);
         free(ws);
         tnd_mirror_destroy(&copy, 1);
+        tnd_trash_destroy(&trash);
         return NULL;
     }
+    tnd_mirror_set_trash(copy, trash);
     ws->root = root;
     ws->copy = copy;
+    ws->trash = trash;
     ws->base = base;
     ws->incremental = incremental;
     ws->paths = tnd_xcalloc(1, sizeof(char *));
@@ -103,6 +118,7 @@ void tnd_workspace_destroy(tnd_workspace **self_p, int remove)
     if (!ws)
         return;
     tnd_mirror_destroy(&ws->copy, remove);
+    tnd_trash_destroy(&ws->trash);
     forget(ws);
     for (size_t i = 0; i < ws->ndirs; i++)
         free(ws->dirs[i]);
@@ -113,6 +129,12 @@ void tnd_workspace_destroy(tnd_workspace **self_p, int remove)
     close(ws->root_fd);
     free(ws);
     *self_p = NULL;
+}
+
+void tnd_workspace_stop_removals(tnd_workspace *self)
+{
+    if (self)
+        tnd_trash_stop(self->trash);
 }
 
 const char *tnd_workspace_path(const tnd_workspace *self)

@@ -26,9 +26,16 @@ typedef struct tnd_workspace tnd_workspace;
 tnd_workspace *tnd_workspace_new(const tnd_snapshot *base, const char *dir,
                                  bool incremental);
 
-/* Free; removes the directory when remove is true. Sets *self_p to NULL;
- * safe on NULL. */
+/* Free; removes the directory when remove is true, and ROOT.trash
+ * always. Sets *self_p to NULL; safe on NULL. */
 void tnd_workspace_destroy(tnd_workspace **self_p, int remove);
+
+/* Stop removing what resets took out of the tree (they go into ROOT.trash,
+ * beside it, and a thread removes them): soon, whatever is left, which
+ * tnd_workspace_destroy removes. A run calls it before it stops its
+ * agents, which need the broker's heartbeats until they are gone. Safe
+ * on NULL. */
+void tnd_workspace_stop_removals(tnd_workspace *self);
 
 /* The workspace root (absolute). Borrowed. */
 const char *tnd_workspace_path(const tnd_workspace *self);

@@ -21,6 +21,7 @@
 #include "common/fs.h"
 #include "common/mirror.h"
 #include "common/rmtree.h"
+#include "common/trash.h"
 #include "common/xalloc.h"
 
 static char top[] = "/tmp/tnd-test-mirror-XXXXXX";
@@ -135,6 +136,9 @@ static int fresh(void **state)
     tnd_fs_rmtree(src);
     tnd_fs_rmtree(dst);
     tnd_fs_rmtree(outside);
+    p = at(top, "trash");
+    tnd_fs_rmtree(p);
+    free(p);
     p = at(src, "sub/deep");
     tnd_fs_mkdirs(p, 0755);
     free(p);
@@ -336,6 +340,110 @@ static void a_missing_copy_is_made_whole_again(void **state)
     tnd_mirror_destroy(&m, 1);
 }
 
+/* A chain of depth directories named d under root/rel. */
+static void chain(const char *root, const char *rel, int depth)
+{
+    char *p = at(root, rel);
+    int fd;
+
+    assert_int_equal(mkdir(p, 0755), 0);
+    fd = open(p, O_RDONLY | O_DIRECTORY);
+    assert_true(fd >= 0);
+    for (int i = 0; i < depth; i++) {
+        int next;
+        assert_int_equal(mkdirat(fd, "d", 0755), 0);
+        next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+        assert_true(next >= 0);
+        close(fd);
+        fd = next;
+    }
+    close(fd);
+    free(p);
+}
+
+/* Levels of a chain of d's under root/rel. */
+static int depth_of(const char *root, const char *rel)
+{
+    char *p = at(root, rel);
+    int fd = open(p, O_RDONLY | O_DIRECTORY), n = 0, next;
+
+    free(p);
+    if (fd < 0)
+        return 0; /* a file */
+    while ((next = openat(fd, "d", O_RDONLY | O_DIRECTORY)) >= 0) {
+        close(fd);
+        fd = next;
+        n++;
+    }
+    close(fd);
+    return n;
+}
+
+/* What a restore removes goes into the trash, whole: the restore's cost
+ * is a rename, however deep the tree a build made (its removal, 10 to
+ * 20 s for 30,000 levels, stalled tandem run's heartbeats). The trash is
+ * stopped here, so what it was given stays to be seen. */
+static void a_restore_moves_what_it_removes_into_the_trash(void **state)
+{
+    tnd_mirror *m = tnd_mirror_new(src, dst);
+    char *bin = at(top, "trash");
+    tnd_trash *trash = tnd_trash_new(bin);
+    tnd_mirror_stats st;
+    char *p;
+
+    (void)state;
+    assert_non_null(trash);
+    tnd_trash_stop(trash);
+    tnd_mirror_set_trash(m, trash);
+    chain(dst, "out", 500);
+    put(dst, "sub/s.o", "o");
+    put(dst, "a.c", "int changed;\n");
+    assert_int_equal(tnd_mirror_restore(m, &st), 0);
+    assert_int_equal(st.full, 0);
+    assert_int_equal(st.removed, 3);
+    assert_same_trees(src, dst);
+    /* moved, not walked: the chain is whole in the trash */
+    assert_int_equal(
+        depth_of(bin, "0") + depth_of(bin, "1") + depth_of(bin, "2"), 500);
+    /* a whole new copy moves what is at dst there too */
+    assert_int_equal(tnd_fs_rmtree(dst), 0);
+    put(top, "dst", "a file where the copy was");
+    assert_int_equal(tnd_mirror_restore(m, &st), 0);
+    p = at(bin, "3");
+    assert_true(tnd_fs_exists(p));
+    free(p);
+    assert_int_equal(st.full, 1);
+    assert_same_trees(src, dst);
+    tnd_trash_destroy(&trash);
+    assert_false(tnd_fs_exists(bin));
+    free(bin);
+    tnd_mirror_destroy(&m, 1);
+}
+
+/* With the trash's thread at work, it ends empty. */
+static void the_trash_removes_what_a_restore_moved(void **state)
+{
+    tnd_mirror *m = tnd_mirror_new(src, dst);
+    char *bin = at(top, "trash");
+    tnd_trash *trash = tnd_trash_new(bin);
+    struct dirent **names;
+
+    (void)state;
+    assert_non_null(trash);
+    tnd_mirror_set_trash(m, trash);
+    chain(dst, "out", 200); /* past rmtree's 64 levels open at once */
+    assert_int_equal(tnd_mirror_restore(m, NULL), 0);
+    assert_same_trees(src, dst);
+    tnd_trash_drain(trash);
+    assert_int_equal(scandir(bin, &names, NULL, NULL), 2); /* . and .. */
+    free(names[0]);
+    free(names[1]);
+    free(names);
+    tnd_mirror_destroy(&m, 1);
+    tnd_trash_destroy(&trash);
+    free(bin);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -346,6 +454,9 @@ int main(void)
         cmocka_unit_test_setup(a_write_right_after_a_restore_is_seen, fresh),
         cmocka_unit_test_setup(a_closed_directory_is_opened_again, fresh),
         cmocka_unit_test_setup(a_missing_copy_is_made_whole_again, fresh),
+        cmocka_unit_test_setup(a_restore_moves_what_it_removes_into_the_trash,
+                               fresh),
+        cmocka_unit_test_setup(the_trash_removes_what_a_restore_moved, fresh),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
