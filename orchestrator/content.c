@@ -328,6 +328,8 @@ static int find(tnd_blob *b, tnd_content *self, const char *hash)
     memcpy(b->hash, hash, sizeof(b->hash));
     if (strcmp(hash, tnd_tree_hash(self->tree)) == 0) {
         size_t len;
+        if (tnd_tree_sendable(self->tree) < 0)
+            return -1;
         const char *text = tnd_tree_text(self->tree, &len);
         b->data = tnd_xstrndup(text, len);
         b->len = len;

@@ -135,19 +135,24 @@ tnd_tree *tnd_tree_new(tnd_tree_entry *entries, size_t n)
         tnd_tree_destroy(&t);
         return NULL;
     }
+    /* no bound on the text here: a reviewer that shares this host's
+     * filesystem never asks for it (tnd_tree_sendable) */
     finish(t);
-    if (t->text_len > TND_TREE_MAX_TEXT) {
-        /* every reviewer gets the tree so, one on this host too: it
-         * said "use a reviewer on this host" */
-        tnd_error_set("the manifest of %zu files is %zu bytes, more than the "
-                      "%d MiB the content transfer carries: tandem takes "
-                      "trees of about 100,000 files at most (fewer with long "
-                      "paths); leave generated and vendored files out of "
-                      "git, or untracked (workspace.include_untracked: false)",
-                      n, t->text_len, TND_TREE_MAX_TEXT >> 20);
-        tnd_tree_destroy(&t);
-    }
     return t;
+}
+
+int tnd_tree_sendable(const tnd_tree *self)
+{
+    if (self->text_len <= TND_TREE_MAX_TEXT)
+        return 0;
+    return tnd_error_set(
+        "a reviewer asked for the manifest of tree %s: %zu files, %zu bytes, "
+        "more than the %d MiB one can take (about 100,000 files, fewer with "
+        "long paths), so only a reviewer on this host, which works in the "
+        "workspace itself, can audit it; run the reviewers here "
+        "(agents.reviewer.count), or leave generated and vendored files out "
+        "of git, or untracked (workspace.include_untracked: false)",
+        self->hash, self->n, self->text_len, TND_TREE_MAX_TEXT >> 20);
 }
 
 /* "MODE SIZE BLOB PATH" (line without its newline) into e. */

@@ -46,8 +46,14 @@ typedef struct tnd_tree tnd_tree;
 
 /* A tree of entries (taken, with their paths; entries itself is freed
  * too), sorted here. NULL with the error set when a path is not fit to
- * travel (absolute, "..", a newline) or appears twice. */
+ * travel (absolute, "..", a newline) or appears twice, or there are more
+ * than TND_TREE_MAX_FILES. Its text may be larger than an agent takes
+ * (see tnd_tree_sendable). */
 tnd_tree *tnd_tree_new(tnd_tree_entry *entries, size_t n);
+
+/* 0 when the tree's text fits the TND_TREE_MAX_TEXT an agent takes;
+ * -1 with the error saying why it cannot be sent, and what to do. */
+int tnd_tree_sendable(const tnd_tree *self);
 
 /* The tree whose canonical text is text (len bytes): checked line by
  * line (the error names the line). NULL with the error set. */
