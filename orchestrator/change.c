@@ -119,6 +119,11 @@ static int export(tnd_change *c, const char *repo, const char *rundir_base)
         rc = git_index(NULL, repo, index, read_tree, 4096);
     if (rc == 0)
         rc = git_index(NULL, repo, index, checkout, 4096);
+    /* the change's files as a checkout of it writes them, where that is
+     * not as git stores them (eol=crlf, a smudge filter) */
+    if (rc == 0 && c->diff)
+        rc = tnd_converted_find(&c->converted, &c->nconverted, repo, c->base,
+                                index, dir, c->diff);
     unlink(index);
     free(index);
     free(prefix);
@@ -338,6 +343,7 @@ int tnd_change_export(tnd_change *c, const char *repo, const char *rev,
 void tnd_change_clear(tnd_change *c)
 {
     tnd_rundir_destroy(&c->tmp, false);
+    tnd_converted_free(c->converted, c->nconverted);
     free(c->diff);
     free(c->base);
     free(c->rev);

@@ -23,6 +23,7 @@
 
 #include <stdbool.h>
 
+#include "orchestrator/converted.h"
 #include "orchestrator/rundir.h"
 
 typedef struct tnd_change {
@@ -32,10 +33,15 @@ typedef struct tnd_change {
     char *rev;       /* the commit of the base; NULL for a patch file */
     tnd_rundir *tmp; /* a directory this change owns (removed by clear),
                         or NULL */
-    bool empty;      /* git had no changes: tnd_change_load said "nothing
-                        to review" (TND_ECONFIG), and --allow-empty may
-                        pass that; nothing staged outside a commit (CI)
-                        is no such change, only the error */
+    tnd_converted *converted; /* with base exported: the files of the
+                                 diff a checkout writes other than git
+                                 stores them (converted.h), as a
+                                 checkout of the change writes them */
+    size_t nconverted;
+    bool empty; /* git had no changes: tnd_change_load said "nothing
+                   to review" (TND_ECONFIG), and --allow-empty may
+                   pass that; nothing staged outside a commit (CI)
+                   is no such change, only the error */
 } tnd_change;
 
 /* Load the change of repo. diff_file: a patch file or "-", else NULL

@@ -11,14 +11,17 @@
 #include "skills/env.h"
 #include "skills/proc.h"
 
-/* The scrubbed environment, with LC_ALL=C when english, and
- * GIT_INDEX_FILE=index when index is not NULL. */
-static char **environment(bool english, const char *index)
+/* The scrubbed environment, with LC_ALL=C when english,
+ * GIT_INDEX_FILE=index when index is not NULL, and the objects written
+ * into the directory objects, reading the repository's own (alternates)
+ * too, when objects is not NULL. */
+static char **environment(bool english, const char *index, const char *objects,
+                          const char *alternates)
 {
     /* the caller's GIT_INDEX_FILE stays unless index replaces it: git
      * sets it for a pre-commit hook, and the index it names is the one
      * being committed */
-    const char *drop[3] = {NULL, NULL, NULL};
+    const char *drop[5] = {NULL, NULL, NULL, NULL, NULL};
     char **envp;
     size_t n = 0, k = 0;
 
@@ -26,14 +29,23 @@ static char **environment(bool english, const char *index)
         drop[k++] = "LC_ALL";
     if (index)
         drop[k++] = "GIT_INDEX_FILE";
+    if (objects) {
+        drop[k++] = "GIT_OBJECT_DIRECTORY";
+        drop[k++] = "GIT_ALTERNATE_OBJECT_DIRECTORIES";
+    }
     envp = tnd_env_scrubbed(drop);
     while (envp[n])
         n++;
-    envp = tnd_xrealloc(envp, n + 3, sizeof(*envp));
+    envp = tnd_xrealloc(envp, n + 5, sizeof(*envp));
     if (english)
         envp[n++] = tnd_xstrdup("LC_ALL=C");
     if (index)
         envp[n++] = tnd_xasprintf("GIT_INDEX_FILE=%s", index);
+    if (objects) {
+        envp[n++] = tnd_xasprintf("GIT_OBJECT_DIRECTORY=%s", objects);
+        envp[n++] =
+            tnd_xasprintf("GIT_ALTERNATE_OBJECT_DIRECTORIES=%s", alternates);
+    }
     envp[n] = NULL;
     return envp;
 }
@@ -50,11 +62,17 @@ static const char *verb(const char *const *argv)
     return argv[i] ? argv[i] : "";
 }
 
+typedef struct where {
+    const char *index;      /* GIT_INDEX_FILE, or NULL */
+    const char *objects;    /* GIT_OBJECT_DIRECTORY, or NULL */
+    const char *alternates; /* with objects: the repository's */
+} where;
+
 static int run(char **out, size_t *len, char **why_out, const char *dir,
                const char *const *argv, size_t cap, bool english,
-               const char *index)
+               const where *w)
 {
-    char **envp = environment(english, index);
+    char **envp = environment(english, w->index, w->objects, w->alternates);
     tnd_proc_spec spec;
     tnd_proc_result res;
     int rc = 0;
@@ -99,17 +117,33 @@ static int run(char **out, size_t *len, char **why_out, const char *dir,
 int tnd_git_run(char **out, size_t *len, const char *dir,
                 const char *const *argv, size_t cap)
 {
-    return run(out, len, NULL, dir, argv, cap, false, NULL);
+    where w = {NULL, NULL, NULL};
+
+    return run(out, len, NULL, dir, argv, cap, false, &w);
 }
 
 int tnd_git_run_index(char **out, size_t *len, const char *dir,
                       const char *index, const char *const *argv, size_t cap)
 {
-    return run(out, len, NULL, dir, argv, cap, false, index);
+    where w = {index, NULL, NULL};
+
+    return run(out, len, NULL, dir, argv, cap, false, &w);
+}
+
+int tnd_git_run_scratch(char **out, size_t *len, const char *dir,
+                        const char *index, const char *objects,
+                        const char *repo_objects, const char *const *argv,
+                        size_t cap)
+{
+    where w = {index, objects, repo_objects};
+
+    return run(out, len, NULL, dir, argv, cap, false, &w);
 }
 
 int tnd_git_try(char **out, size_t *len, char **why, const char *dir,
                 const char *const *argv, size_t cap)
 {
-    return run(out, len, why, dir, argv, cap, true, NULL);
+    where w = {NULL, NULL, NULL};
+
+    return run(out, len, why, dir, argv, cap, true, &w);
 }

@@ -23,6 +23,16 @@ int tnd_git_run(char **out, size_t *len, const char *dir,
 int tnd_git_run_index(char **out, size_t *len, const char *dir,
                       const char *index, const char *const *argv, size_t cap);
 
+/* As tnd_git_run_index, with the objects git writes (git apply --cached,
+ * git add) going to the directory objects instead of the repository,
+ * whose objects (repo_objects, `git rev-parse --git-path objects`) git
+ * still reads: work on a scratch index that leaves the repository as it
+ * was. */
+int tnd_git_run_scratch(char **out, size_t *len, const char *dir,
+                        const char *index, const char *objects,
+                        const char *repo_objects, const char *const *argv,
+                        size_t cap);
+
 /* As tnd_git_run, for a caller that tells git's failures apart by what
  * git says: git runs with LC_ALL=C, so its messages are not translated,
  * and when it ran and failed (-1), *why holds its stderr, trimmed

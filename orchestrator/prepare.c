@@ -269,6 +269,10 @@ static int prepare_review(run *r)
                                           : "the git changes");
         return TND_ECONFIG;
     }
+    /* a file git converts on checkout: reviewed as the commit's checkout */
+    if (tnd_converted_edits(&r->edits, &r->nedits, r->change.converted,
+                            r->change.nconverted) < 0)
+        return TND_ECONFIG;
     /* a change may not configure its own review (a pull request whose
      * agents.yaml made the reviewer a program saying "approve" was
      * approved by it, and its agents and skills ran as it said) */

@@ -353,6 +353,44 @@ grep -q "^+$FIXED$(printf '\r')\$" "$(session_dir)/attempt-1.diff" ||
     fail "the line put in does not end in CRLF: $(cat -A "$(session_dir)/attempt-1.diff")"
 pass "a CRLF checkout is reviewed, its line ends kept"
 
+# a file under a clean/smudge filter: git's diff is of what git stores
+# (the clean side), the base as a checkout writes it (smudged); a staged
+# change was rejected, "conf.txt does not hold at line 1 the lines the
+# hunk changes", whatever it did. The tree reviewed is the change's
+# checkout, and no object is written into the repository for it.
+R=$T/filtered
+mkdir -p "$R"
+printf 'a=1\nkey=SECRET\nb=2\n' >"$R/conf.txt"
+printf 'conf.txt filter=redact\n' >"$R/.gitattributes"
+cat >"$T/filtered.yaml" <<YAML
+agents:
+  reviewer:
+    llm: {provider: command, command: 'cat >/dev/null; printf "{\\"verdict\\": \\"approve\\", \\"confidence\\": 0.9, \\"issues\\": [], \\"summary\\": \\"fine\\"}"'}
+    skills: [test]
+skills:
+  test:
+    command: 'cat conf.txt; grep -qx key=SECRET conf.txt && grep -qx b=3 conf.txt'
+    timeout_s: 60
+YAML
+(cd "$R" && git init -q && git config filter.redact.clean 'sed s/SECRET/xxx/' &&
+    git config filter.redact.smudge 'sed s/xxx/SECRET/' && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm base) ||
+    fail "cannot make the filtered repository"
+[ "$(git -C "$R" show HEAD:conf.txt | sed -n 2p)" = key=xxx ] ||
+    fail "the filter did not clean"
+sed -i 's/^b=2$/b=3/' "$R/conf.txt"
+(cd "$R" && git add conf.txt)
+objects=$(find "$R/.git/objects" -type f | wc -l)
+run tandem review --repo "$R" --config "$T/filtered.yaml" --staged "b is 3"
+expect_rc 0 "a staged change to a file under a smudge filter"
+expect_not_in "$T/err" "does not hold"
+expect_in "$(session_dir)/attempt-1.diff" "+b=3"
+run tandem review --repo "$R" --config "$T/filtered.yaml" "b is 3"
+expect_rc 0 "an uncommitted change to a file under a smudge filter"
+[ "$(find "$R/.git/objects" -type f | wc -l)" = "$objects" ] ||
+    fail "the review wrote objects into the repository"
+pass "a change to a file under a clean/smudge filter is reviewed as its checkout"
+
 # the base is the commit as a checkout writes it: .gitattributes
 # export-ignore and export-subst are for archives, not for the tree the
 # skills judge (git archive left the tests out, so a change that broke

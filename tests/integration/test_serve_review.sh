@@ -27,12 +27,13 @@ repo a
 (cd "$T/a" && git init -q && git add -A &&
     git -c user.email=t@example.com -c user.name=t commit -qm base) ||
     fail "cannot make the demo a git repository"
-# a git that counts the server's exports of a tree (checkout-index)
+# a git that counts the server's exports of a tree (checkout-index -a;
+# the files a change touches are checked out again, converted.c)
 REAL_GIT=$(command -v git)
 mkdir -p "$T/gitlog"
 cat >"$T/gitlog/git" <<SH
 #!/bin/sh
-case " \$* " in *" checkout-index "*) echo export >>"$T/exports" ;; esac
+case " \$* " in *" checkout-index -a "*) echo export >>"$T/exports" ;; esac
 exec "$REAL_GIT" "\$@"
 SH
 chmod +x "$T/gitlog/git"

@@ -1,0 +1,320 @@
+/* A git change's files as a checkout writes them (see converted.h). */
+#include "orchestrator/converted.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/diff.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/str.h"
+#include "common/utf8.h"
+#include "common/xalloc.h"
+#include "orchestrator/git.h"
+#include "proto/body.h"
+
+#define ID_MAX 64 /* hex digits of a SHA-256 id */
+
+/* One file of git's diff, as its header says. */
+typedef struct part {
+    char *path;            /* "+++ b/PATH"; NULL: deleted, or none */
+    char old[ID_MAX + 1];  /* the blob before; "" for none */
+    char new_[ID_MAX + 1]; /* the blob after; "" for none */
+    bool special;          /* a symbolic link or a submodule */
+} part;
+
+static bool starts(const char *line, size_t len, const char *word)
+{
+    size_t n = strlen(word);
+
+    return len >= n && memcmp(line, word, n) == 0;
+}
+
+/* An id of at most ID_MAX hex digits at s into id, "" for git's zero
+ * id; the characters read. */
+static size_t read_id(char *id, const char *s, size_t len)
+{
+    size_t k = 0;
+    bool zero = true;
+
+    while (k < len && k < ID_MAX && strchr("0123456789abcdef", s[k]) && s[k]) {
+        zero = zero && s[k] == '0';
+        id[k] = s[k];
+        k++;
+    }
+    id[zero ? 0 : k] = '\0';
+    return k;
+}
+
+/* A mode in a header line ("index A..B 120000", "new file mode
+ * 160000"): a symbolic link or a submodule, which no filter converts. */
+static bool special_mode(const char *line, size_t len)
+{
+    return memmem(line, len, "120000", 6) || memmem(line, len, "160000", 6);
+}
+
+static void header_line(part *p, const char *line, size_t len)
+{
+    if (starts(line, len, "index ")) {
+        size_t k = 6 + read_id(p->old, line + 6, len - 6);
+
+        if (k + 2 <= len && memcmp(line + k, "..", 2) == 0)
+            read_id(p->new_, line + k + 2, len - k - 2);
+        p->special = p->special || special_mode(line, len);
+    } else if (starts(line, len, "+++ ")) {
+        free(p->path);
+        p->path = tnd_diff_path(line + 4, len - 4);
+    } else if (strstr(line, "mode ") && special_mode(line, len)) {
+        p->special = true;
+    }
+}
+
+/* The files of diff, from its headers. */
+static part *parts_of(const char *diff, size_t *n_out)
+{
+    part *parts = NULL;
+    size_t n = 0, alloc = 0;
+    bool header = false;
+
+    for (const char *p = diff; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+        if (starts(p, len, "diff --git ")) {
+            TND_GROW(parts, alloc, n + 1);
+            memset(&parts[n++], 0, sizeof(*parts));
+            header = true;
+        } else if (header && (starts(p, len, "@@") ||
+                              starts(p, len, "GIT binary patch") ||
+                              starts(p, len, "Binary files"))) {
+            header = false;
+        } else if (header) {
+            header_line(&parts[n - 1], p, len);
+        }
+        p = nl ? nl + 1 : p + len;
+    }
+    *n_out = n;
+    return parts;
+}
+
+static void parts_free(part *parts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(parts[i].path);
+    free(parts);
+}
+
+/* Whether p is a file the change leaves, whose checkout may differ. */
+static bool kept(const part *p)
+{
+    return p->path && *p->new_ && !p->special;
+}
+
+/* The directory git writes objects into, absolute. Caller frees. */
+static char *objects_of(const char *repo)
+{
+    const char *argv[] = {"git", "rev-parse", "--git-path", "objects", NULL};
+    char *out = NULL, *path = NULL;
+
+    if (tnd_git_run(&out, NULL, repo, argv, 4096) == 0 && out) {
+        tnd_str_trim(out);
+        path = out[0] == '/' ? tnd_xstrdup(out) : tnd_fs_join(repo, out);
+    }
+    free(out);
+    return path;
+}
+
+/* The change applied to the scratch index and its kept files checked
+ * out under after. 1 when git cannot apply it (not git's own diff). */
+static int check_out(const char *repo, const char *index, const char *dir,
+                     const char *after, const char *diff, const part *parts,
+                     size_t n)
+{
+    char *objects = tnd_fs_join(dir, "objects"),
+         *patch = tnd_fs_join(dir, "change"
+                                   ".diff"),
+         *repo_objects = objects_of(repo),
+         *prefix = tnd_xasprintf("--prefix=%s/", after);
+    const char *apply[] = {"git", "apply", "--cached", "--whitespace=nowarn",
+                           patch, NULL};
+    const char **checkout = tnd_xcalloc(n + 6, sizeof(char *));
+    size_t k = 0;
+    int rc = repo_objects ? 0 : -1;
+
+    checkout[k++] = "git";
+    checkout[k++] = "checkout-index";
+    checkout[k++] = "-f";
+    checkout[k++] = prefix;
+    checkout[k++] = "--";
+    for (size_t i = 0; i < n; i++)
+        if (kept(&parts[i]))
+            checkout[k++] = parts[i].path;
+    if (rc == 0)
+        rc = tnd_fs_mkdirs(objects, 0700);
+    if (rc == 0)
+        rc = tnd_fs_write(patch, diff, strlen(diff));
+    if (rc == 0 && tnd_git_run_scratch(NULL, NULL, repo, index, objects,
+                                       repo_objects, apply, 4096) < 0) {
+        tnd_error_clear();
+        rc = 1;
+    }
+    if (rc == 0)
+        rc = tnd_fs_mkdirs(after, 0700);
+    if (rc == 0)
+        rc = tnd_git_run_scratch(NULL, NULL, repo, index, objects, repo_objects,
+                                 checkout, 64 * 1024);
+    free(checkout);
+    free(objects);
+    free(patch);
+    free(repo_objects);
+    free(prefix);
+    return rc;
+}
+
+/* The ids of the files (base's before, after's after) as they are
+ * checked out, taken as they are (no filter): one line each, in the
+ * order of parts, the base's first. Caller frees. */
+static int raw_ids(char **out, const char *repo, const char *base,
+                   const char *after, const part *parts, size_t n)
+{
+    const char **argv = tnd_xcalloc(2 * n + 5, sizeof(char *));
+    char **paths = tnd_xcalloc(2 * n + 1, sizeof(char *));
+    size_t k = 0, m = 0;
+    int rc;
+
+    argv[k++] = "git";
+    argv[k++] = "hash-object";
+    argv[k++] = "--no-filters";
+    argv[k++] = "--";
+    for (size_t i = 0; i < n; i++)
+        if (kept(&parts[i]) && *parts[i].old)
+            argv[k++] = paths[m++] = tnd_fs_join(base, parts[i].path);
+    for (size_t i = 0; i < n; i++)
+        if (kept(&parts[i]))
+            argv[k++] = paths[m++] = tnd_fs_join(after, parts[i].path);
+    rc = tnd_git_run(out, NULL, repo, argv, (2 * n + 1) * (ID_MAX + 2));
+    tnd_str_list_free(&paths);
+    free(argv);
+    return rc;
+}
+
+/* The next line of *s, as an id (the line cut at its end). */
+static const char *next_id(char **s)
+{
+    char *line = *s, *nl = line ? strchr(line, '\n') : NULL;
+
+    if (!line)
+        return "";
+    if (nl) {
+        *nl = '\0';
+        *s = nl + 1;
+    } else {
+        *s = NULL;
+    }
+    return line;
+}
+
+int tnd_converted_find(tnd_converted **out, size_t *n_out, const char *repo,
+                       const char *base, const char *index, const char *dir,
+                       const char *diff)
+{
+    size_t n = 0, nkept = 0, nconv = 0;
+    part *parts = parts_of(diff, &n);
+    char *after = tnd_fs_join(dir, "after"), *ids = NULL, *at;
+    tnd_converted *conv = NULL;
+    bool *differs = tnd_xcalloc(n + 1, sizeof(bool));
+    int rc = 0;
+
+    *out = NULL;
+    *n_out = 0;
+    for (size_t i = 0; i < n; i++)
+        nkept += kept(&parts[i]);
+    /* more files than a review takes (unidiff says so): no command line
+     * of their paths, past what exec takes */
+    if (n > TND_BODY_MAX_EDITS)
+        nkept = 0;
+    if (nkept > 0)
+        rc = check_out(repo, index, dir, after, diff, parts, n);
+    if (rc == 0 && nkept > 0)
+        rc = raw_ids(&ids, repo, base, after, parts, n);
+    at = ids;
+    for (size_t i = 0; rc == 0 && nkept > 0 && i < n; i++)
+        if (kept(&parts[i]) && *parts[i].old)
+            differs[i] = strcmp(next_id(&at), parts[i].old) != 0;
+    for (size_t i = 0; rc == 0 && nkept > 0 && i < n; i++)
+        if (kept(&parts[i]))
+            differs[i] = strcmp(next_id(&at), parts[i].new_) != 0 || differs[i];
+    for (size_t i = 0; rc == 0 && nkept > 0 && i < n; i++) {
+        char *path;
+
+        if (!differs[i])
+            continue;
+        conv = tnd_xrealloc(conv, nconv + 1, sizeof(*conv));
+        conv[nconv].path = tnd_xstrdup(parts[i].path);
+        path = tnd_fs_join(after, parts[i].path);
+        rc = tnd_fs_read(&conv[nconv].text, &conv[nconv].len, path,
+                         TND_BODY_MAX_DIFF);
+        free(path);
+        nconv++;
+    }
+    if (rc < 0) {
+        tnd_converted_free(conv, nconv);
+    } else {
+        *out = conv;
+        *n_out = nconv;
+    }
+    free(differs);
+    free(ids);
+    free(after);
+    parts_free(parts, n);
+    return rc < 0 ? -1 : 0;
+}
+
+int tnd_converted_edits(tnd_edit **edits, size_t *n, const tnd_converted *conv,
+                        size_t nconv)
+{
+    for (size_t c = 0; c < nconv; c++) {
+        const tnd_converted *f = &conv[c];
+        size_t kept = 0;
+        bool found = false;
+
+        if (memchr(f->text, '\0', f->len) || !tnd_utf8_valid(f->text, f->len))
+            return tnd_error_config(
+                "%s: git checks it out converted (a filter, eol or "
+                "working-tree-encoding in .gitattributes), and as checked out "
+                "it is %s, which tandem cannot review; leave it out of the "
+                "change",
+                f->path,
+                memchr(f->text, '\0', f->len) ? "binary" : "not UTF-8");
+        for (size_t i = 0; i < *n; i++) {
+            tnd_edit *e = &(*edits)[i];
+
+            if (strcmp(e->path, f->path) != 0 || e->kind == TND_EDIT_DELETE) {
+                (*edits)[kept++] = *e;
+            } else if (!found) {
+                found = true;
+                free(e->search);
+                free(e->replace);
+                e->kind = TND_EDIT_WRITE;
+                e->search = tnd_xstrdup("");
+                e->replace = tnd_xstrdup(f->text);
+                e->line = 0;
+                (*edits)[kept++] = *e;
+            } else {
+                tnd_edit_clear(e);
+            }
+        }
+        *n = kept;
+    }
+    return 0;
+}
+
+void tnd_converted_free(tnd_converted *conv, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(conv[i].path);
+        free(conv[i].text);
+    }
+    free(conv);
+}
