@@ -119,6 +119,9 @@ static int export(tnd_change *c, const char *repo, const char *rundir_base)
         rc = git_index(NULL, repo, index, read_tree, 4096);
     if (rc == 0)
         rc = git_index(NULL, repo, index, checkout, 4096);
+    /* checkout-index writes a submodule as an empty directory */
+    if (rc == 0)
+        rc = tnd_gitlinks_export(&c->note, repo, index, c->base, dir);
     /* the change's files as a checkout of it writes them, where that is
      * not as git stores them (eol=crlf, a smudge filter) */
     if (rc == 0 && c->diff)
@@ -344,6 +347,7 @@ void tnd_change_clear(tnd_change *c)
 {
     tnd_rundir_destroy(&c->tmp, false);
     tnd_converted_free(c->converted, c->nconverted);
+    free(c->note);
     free(c->diff);
     free(c->base);
     free(c->rev);

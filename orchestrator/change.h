@@ -24,6 +24,7 @@
 #include <stdbool.h>
 
 #include "orchestrator/converted.h"
+#include "orchestrator/gitlinks.h"
 #include "orchestrator/rundir.h"
 
 typedef struct tnd_change {
@@ -38,6 +39,8 @@ typedef struct tnd_change {
                                  stores them (converted.h), as a
                                  checkout of the change writes them */
     size_t nconverted;
+    char *note; /* with base exported: what of it the user should know
+                   (a submodule left empty, and why), or NULL */
     bool empty; /* git had no changes: tnd_change_load said "nothing
                    to review" (TND_ECONFIG), and --allow-empty may
                    pass that; nothing staged outside a commit (CI)

@@ -279,6 +279,8 @@ static int make_workspace(run *r)
                         : "",
                  commit ? (*r->head ? r->head : "no commit yet") : "",
                  commit ? ")" : "");
+    if (r->change.note)
+        tnd_loop_say(r, "workspace: %s", r->change.note);
     free(what);
     rc = 0;
 out:

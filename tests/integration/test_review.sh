@@ -391,6 +391,41 @@ expect_rc 0 "an uncommitted change to a file under a smudge filter"
     fail "the review wrote objects into the repository"
 pass "a change to a file under a clean/smudge filter is reviewed as its checkout"
 
+# a submodule: checkout-index writes it as an empty directory, so a
+# build that needs its files failed on every change. Its recorded commit
+# is checked out from its repository on this machine (the work tree's,
+# or .git/modules when deinit'd); one not initialised stays empty, said.
+S=$T/sub
+mkdir -p "$S"
+printf 'lib\n' >"$S/lib.txt"
+(cd "$S" && git init -q && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm sub) ||
+    fail "cannot make the submodule"
+R=$T/super
+mkdir -p "$R"
+printf 'one\n' >"$R/a.txt"
+(cd "$R" && git init -q && git add a.txt &&
+    git -c protocol.file.allow=always submodule add -q "$S" sub &&
+    git -c user.email=t@example.com -c user.name=t commit -qm super) ||
+    fail "cannot make the superproject"
+sed -e "s|cat conf.txt.*|test -f sub/lib.txt \&\& ! test -e sub/.git'|" \
+    "$T/filtered.yaml" >"$T/super.yaml"
+printf 'two\n' >>"$R/a.txt"
+(cd "$R" && git add a.txt)
+run tandem review --repo "$R" --config "$T/super.yaml" --staged "two"
+expect_rc 0 "a change in a repository with a submodule"
+expect_not_in "$T/err" "submodule"
+(cd "$R" && git submodule deinit -q -f sub) || fail "cannot deinit"
+run tandem review --repo "$R" --config "$T/super.yaml" --staged "two"
+expect_rc 0 "a change beside a submodule deinit'd, in .git/modules"
+git clone -q "$R" "$T/clone" || fail "cannot clone"
+printf 'two\n' >>"$T/clone/a.txt"
+(cd "$T/clone" && git add a.txt)
+run tandem review --repo "$T/clone" --config "$T/super.yaml" --staged "two"
+expect_rc 1 "a change beside a submodule not initialised"
+expect_in "$T/err" "workspace: submodule sub is not initialised, so its directory is empty (git submodule update --init sub would fetch it; tandem never fetches)"
+pass "a submodule's files are in the tree reviewed, or said missing"
+
 # the base is the commit as a checkout writes it: .gitattributes
 # export-ignore and export-subst are for archives, not for the tree the
 # skills judge (git archive left the tests out, so a change that broke

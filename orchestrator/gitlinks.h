@@ -1,0 +1,27 @@
+/* tnd_gitlinks - the submodules of an exported commit, checked out.
+ *
+ * `git checkout-index -a` writes a submodule (a gitlink, mode 160000)
+ * as an empty directory, so a review's base and `run --commit`'s had
+ * none of a submodule's files, and a build that needs them failed on
+ * every change. Each submodule's recorded commit is checked out into its
+ * directory from the submodule's own repository on this machine (its
+ * work tree's .git, else the superproject's modules/NAME), read-only,
+ * through an index file of tandem's own, and never fetched: git runs
+ * with `protocol.allow=never`, so not even a partial clone's lazy fetch
+ * reaches the network. A submodule not initialised, or whose commit is
+ * not there, stays empty, and the note says which and why. Submodules of
+ * submodules likewise, a few levels deep. */
+#ifndef TND_GITLINKS_H
+#define TND_GITLINKS_H
+
+/* Check out the submodules of the tree in index (a scratch index file
+ * holding the exported commit's tree; only read) into base, where
+ * `checkout-index -a` wrote that tree, repo being the work tree it was
+ * exported from; dir is a private directory for scratch files. *note
+ * (caller frees; NULL when there is nothing to say) names the submodules
+ * left empty and why. 0, or -1 with the error set (git failed otherwise
+ * than for a missing submodule, the disk). */
+int tnd_gitlinks_export(char **note, const char *repo, const char *index,
+                        const char *base, const char *dir);
+
+#endif
