@@ -70,12 +70,20 @@ int tnd_change_at_top(const char *repo)
 {
     const char *argv[] = {"git", "rev-parse", "--show-toplevel",
                           "--show-prefix", NULL};
-    char *out = NULL, *prefix;
+    char *out = NULL, *why = NULL, *prefix;
     int rc = 0;
 
-    if (tnd_git_run(&out, NULL, repo, argv, 8192) < 0) {
-        tnd_error_clear();
+    if (tnd_git_try(&out, NULL, &why, repo, argv, 8192) < 0) {
+        /* a bare repository: its diff was of an index that is not
+         * there, and its export failed, exit 4 (--on-error pass) */
+        bool git_dir = why && strstr(why, "must be run in a work tree") &&
+                       tnd_git_in_git_dir(repo);
+
         free(out);
+        free(why);
+        if (git_dir)
+            return tnd_error_config(TND_GIT_DIR_WORDS, repo);
+        tnd_error_clear();
         return 0;
     }
     if ((prefix = strchr(out, '\n')) && *tnd_str_trim(prefix + 1)) {

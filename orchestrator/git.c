@@ -4,8 +4,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "skills/env.h"
@@ -146,4 +148,48 @@ int tnd_git_try(char **out, size_t *len, char **why, const char *dir,
     where w = {NULL, NULL, NULL};
 
     return run(out, len, why, dir, argv, cap, true, &w);
+}
+
+bool tnd_git_in_git_dir(const char *dir)
+{
+    const char *argv[] = {"git", "rev-parse", "--is-inside-git-dir", NULL};
+    char *out = NULL, *saved = tnd_xstrdup(tnd_error_last());
+    bool yes = tnd_git_run(&out, NULL, dir, argv, 4096) == 0 && out &&
+               strncmp(out, "true", 4) == 0;
+
+    tnd_error_set("%s", saved); /* the caller's error stays */
+    free(saved);
+    free(out);
+    return yes;
+}
+
+/* A file HEAD, and directories objects and refs, in dir. */
+static bool looks_git_dir(const char *dir)
+{
+    char *head = tnd_fs_join(dir, "HEAD"),
+         *objects = tnd_fs_join(dir, "objects"),
+         *refs = tnd_fs_join(dir, "refs");
+    struct stat st;
+    bool yes = lstat(head, &st) == 0 && S_ISREG(st.st_mode) &&
+               tnd_fs_is_dir(objects) && tnd_fs_is_dir(refs);
+
+    free(head);
+    free(objects);
+    free(refs);
+    return yes;
+}
+
+bool tnd_git_dir_above(const char *dir)
+{
+    char *at = tnd_xstrdup(dir), *slash;
+    bool looks = false;
+
+    while (!looks && *at) {
+        looks = looks_git_dir(at);
+        if (!(slash = strrchr(at, '/')))
+            break;
+        *slash = '\0'; /* "/x" ends as "": the root is no repository */
+    }
+    free(at);
+    return looks && tnd_git_in_git_dir(dir);
 }

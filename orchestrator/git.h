@@ -6,6 +6,7 @@
 #ifndef TND_GIT_H
 #define TND_GIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* How long one git command may take. */
@@ -39,5 +40,24 @@ int tnd_git_run_scratch(char **out, size_t *len, const char *dir,
  * (caller frees; NULL in every other case). */
 int tnd_git_try(char **out, size_t *len, char **why, const char *dir,
                 const char *const *argv, size_t cap);
+
+/* Whether dir is in a repository's own directory (a bare repository, a
+ * .git directory or one under it): git's data, not a project, whose
+ * files a run must not take as a tree to change (its config and hooks
+ * run programs). One git process; for a caller whose git said "must be
+ * run in a work tree". */
+bool tnd_git_in_git_dir(const char *dir);
+
+/* Whether dir, or a directory above it, looks like a repository's own
+ * directory (a file HEAD, directories objects and refs: git's own test),
+ * and git says dir is in it. No process unless one looks like it: for
+ * a check on every run, before a session is made in it. */
+bool tnd_git_dir_above(const char *dir);
+
+/* What tandem says of such a directory (see above), for an error. */
+#define TND_GIT_DIR_WORDS                                                     \
+    "%s is inside a git repository's own directory (a bare repository, or "   \
+    ".git), which holds git's data and settings, not a project: give a work " \
+    "tree's top as --repo (git worktree add makes one of a bare repository)"
 
 #endif

@@ -40,6 +40,7 @@
 #include "orchestrator/change.h"
 #include "orchestrator/crew.h"
 #include "orchestrator/events.h"
+#include "orchestrator/git.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/lessons.h"
 #include "orchestrator/loop.h"
@@ -462,6 +463,12 @@ static int open_new(run *r, int64_t started_wall)
     }
     if (!tnd_fs_is_dir(r->repo)) {
         fprintf(r->err, "tandem: --repo: %s is not a directory\n", r->repo);
+        return TND_EXIT_USAGE;
+    }
+    /* a bare repository: its config and hooks went to the model, and an
+     * edit of them was applied there */
+    if (tnd_git_dir_above(r->repo)) {
+        fprintf(r->err, "tandem: " TND_GIT_DIR_WORDS "\n", r->repo);
         return TND_EXIT_USAGE;
     }
     /* .tandem a file or a link: the user's to remove, so exit 2, not a

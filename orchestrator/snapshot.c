@@ -201,6 +201,13 @@ static int list_files(git_lists *g, const char *repo, bool collapse,
     bool gitlink;
     int rc = tnd_git_try(&g->both, &len, &why, repo, both, BOTH_CAP);
 
+    /* a bare repository's files taken whole went to the model, and an
+     * edit of its hooks or config was applied there */
+    if (rc < 0 && why && strstr(why, "must be run in a work tree") &&
+        tnd_git_in_git_dir(repo)) {
+        free(why);
+        return tnd_error_config(TND_GIT_DIR_WORDS, repo);
+    }
     if (rc == TND_ENOTFOUND || (rc < 0 && why && !in_work_tree(repo, why))) {
         snprintf(info->why_whole, sizeof(info->why_whole), "%s",
                  rc == TND_ENOTFOUND

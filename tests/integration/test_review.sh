@@ -645,6 +645,23 @@ expect_rc 2 "run --commit from a subdirectory"
 expect_in "$T/err" "is the directory sub/ of the git work tree"
 pass "a review of git changes, and run --commit, from a subdirectory say to give the top"
 
+# --repo a bare repository, or a .git directory: a review could not be
+# done (exit 4, which --on-error pass lets through), and a run took
+# git's files (config, hooks) as the tree, sent them to the model and
+# applied an edit of them there. A usage error now, before any session.
+git clone -q --bare "$T/mono" "$T/bare.git" || fail "cannot make a bare repository"
+run tandem review --staged --repo "$T/bare.git" --config "$T/yes.yaml" \
+    --on-error pass "a comment"
+expect_rc 2 "a review of a bare repository"
+expect_in "$T/err" "$T/bare.git is inside a git repository's own directory (a bare repository, or .git)"
+for dir in "$T/bare.git" "$T/bare.git/hooks" "$T/mono/.git"; do
+    run tandem run --apply --repo "$dir" --config "$T/coder.yaml" "a comment"
+    expect_rc 2 "a run in $dir"
+    expect_in "$T/err" "$dir is inside a git repository's own directory"
+    [ ! -e "$dir/.tandem" ] || fail "a session was made in $dir"
+done
+pass "a bare repository or a .git directory as --repo is refused, before any session"
+
 # a commit that makes a file a directory, or a directory a file: both
 # were rejected ("Not a directory", "is a directory") though git commits
 # them and nothing was judged

@@ -514,42 +514,40 @@ static void without_git_every_file_is_copied(void **state)
 }
 
 /* A repository's .git directory and a bare repository: git knows them,
- * but they are no work tree. */
-static void a_repository_without_a_work_tree_is_taken_whole(void **state)
+ * but they are no work tree, and no project either: taken whole, their
+ * config and hooks went to the model and an edit of them was applied
+ * there. Refused, naming the fix; git's own words say it is no work
+ * tree, and rev-parse once more that it is git's directory. */
+static void a_repository_without_a_work_tree_is_refused(void **state)
 {
     char *repo = git_repo("r9"), *gitdir = tnd_fs_join(repo, ".git");
     char *bare = tnd_fs_join(scratch, "r9.git"), *bin, *runs;
-    tnd_snapshot *s;
+    char *dir = tnd_fs_join(scratch, "s9");
+    tnd_snapshot_options o = {.max_bytes = MAX_BYTES};
 
     (void)state;
     bin = counting_git("g9", false);
     sh("git clone -q --bare '%s' '%s'", repo, bare);
     path_with(bin, false);
-    s = take(gitdir, "s9", false);
-    assert_false(tnd_snapshot_about(s)->git);
-    assert_true(exists(tnd_snapshot_path(s), "HEAD"));
-    assert_non_null(strstr(tnd_snapshot_about(s)->why_whole,
-                           "not in a git work tree, so every file is copied"));
-    tnd_snapshot_destroy(&s, 1);
-    s = take(bare, "s9b", false);
+    assert_null(tnd_snapshot_new(gitdir, dir, &o));
+    assert_non_null(strstr(tnd_error_last(), "is inside a git repository's "
+                                             "own directory (a bare "
+                                             "repository, or .git)"));
+    assert_false(tnd_fs_exists(dir));
+    assert_null(tnd_snapshot_new(bare, dir, &o));
+    assert_non_null(strstr(tnd_error_last(), bare));
     runs = git_runs("g9");
     path_restore();
-    assert_false(tnd_snapshot_about(s)->git);
-    assert_non_null(
-        strstr(tnd_snapshot_about(s)->why_whole, "not in a git work tree"));
-    /* git's own words settle it: no second run */
-    assert_string_equal(runs, "ls-files LC_ALL=C\nls-files LC_ALL=C\n");
-    tnd_snapshot_destroy(&s, 1);
+    assert_string_equal(runs, "ls-files LC_ALL=C\nrev-parse\n"
+                              "ls-files LC_ALL=C\nrev-parse\n");
     free(runs);
     free(bin);
+    free(dir);
     free(bare);
     free(gitdir);
     free(repo);
 }
 
-/* When ls-files fails in words tandem does not know, git rev-parse
- * decides: outside a work tree the directory is taken whole, in one the
- * failure is the error. */
 static void a_failure_in_other_words_asks_rev_parse(void **state)
 {
     char *repo = git_repo("r10"), *plain = tnd_fs_join(scratch, "plain10");
@@ -684,8 +682,8 @@ int main(void)
                                   environment_back),
         cmocka_unit_test_teardown(without_git_every_file_is_copied,
                                   environment_back),
-        cmocka_unit_test_teardown(
-            a_repository_without_a_work_tree_is_taken_whole, environment_back),
+        cmocka_unit_test_teardown(a_repository_without_a_work_tree_is_refused,
+                                  environment_back),
         cmocka_unit_test_teardown(a_failure_in_other_words_asks_rev_parse,
                                   environment_back),
         cmocka_unit_test_teardown(a_submodule_s_files_are_tracked_files,
