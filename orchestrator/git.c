@@ -18,7 +18,7 @@
  * into the directory objects, reading the repository's own (alternates)
  * too, when objects is not NULL. */
 static char **environment(bool english, const char *index, const char *objects,
-                          const char *alternates)
+                          const char *alternates, bool alone)
 {
     /* the caller's GIT_INDEX_FILE stays unless index replaces it: git
      * sets it for a pre-commit hook, and the index it names is the one
@@ -36,6 +36,8 @@ static char **environment(bool english, const char *index, const char *objects,
         drop[k++] = "GIT_ALTERNATE_OBJECT_DIRECTORIES";
     }
     envp = tnd_env_scrubbed(drop);
+    if (alone) /* before GIT_INDEX_FILE is put in */
+        tnd_env_drop_git(envp);
     while (envp[n])
         n++;
     envp = tnd_xrealloc(envp, n + 5, sizeof(*envp));
@@ -68,13 +70,15 @@ typedef struct where {
     const char *index;      /* GIT_INDEX_FILE, or NULL */
     const char *objects;    /* GIT_OBJECT_DIRECTORY, or NULL */
     const char *alternates; /* with objects: the repository's */
+    bool alone;             /* none of the caller's GIT_DIR and the like */
 } where;
 
 static int run(char **out, size_t *len, char **why_out, const char *dir,
                const char *const *argv, size_t cap, bool english,
                const where *w)
 {
-    char **envp = environment(english, w->index, w->objects, w->alternates);
+    char **envp =
+        environment(english, w->index, w->objects, w->alternates, w->alone);
     tnd_proc_spec spec;
     tnd_proc_result res;
     int rc = 0;
@@ -119,7 +123,7 @@ static int run(char **out, size_t *len, char **why_out, const char *dir,
 int tnd_git_run(char **out, size_t *len, const char *dir,
                 const char *const *argv, size_t cap)
 {
-    where w = {NULL, NULL, NULL};
+    where w = {NULL, NULL, NULL, false};
 
     return run(out, len, NULL, dir, argv, cap, false, &w);
 }
@@ -127,7 +131,7 @@ int tnd_git_run(char **out, size_t *len, const char *dir,
 int tnd_git_run_index(char **out, size_t *len, const char *dir,
                       const char *index, const char *const *argv, size_t cap)
 {
-    where w = {index, NULL, NULL};
+    where w = {index, NULL, NULL, false};
 
     return run(out, len, NULL, dir, argv, cap, false, &w);
 }
@@ -137,7 +141,15 @@ int tnd_git_run_scratch(char **out, size_t *len, const char *dir,
                         const char *repo_objects, const char *const *argv,
                         size_t cap)
 {
-    where w = {index, objects, repo_objects};
+    where w = {index, objects, repo_objects, false};
+
+    return run(out, len, NULL, dir, argv, cap, false, &w);
+}
+
+int tnd_git_run_alone(char **out, size_t *len, const char *dir,
+                      const char *index, const char *const *argv, size_t cap)
+{
+    where w = {index, NULL, NULL, true};
 
     return run(out, len, NULL, dir, argv, cap, false, &w);
 }
@@ -145,7 +157,7 @@ int tnd_git_run_scratch(char **out, size_t *len, const char *dir,
 int tnd_git_try(char **out, size_t *len, char **why, const char *dir,
                 const char *const *argv, size_t cap)
 {
-    where w = {NULL, NULL, NULL};
+    where w = {NULL, NULL, NULL, false};
 
     return run(out, len, why, dir, argv, cap, true, &w);
 }

@@ -34,6 +34,13 @@ int tnd_git_run_scratch(char **out, size_t *len, const char *dir,
                         const char *repo_objects, const char *const *argv,
                         size_t cap);
 
+/* As tnd_git_run_index (index may be NULL), git finding its repository
+ * from dir and argv alone: without the caller's GIT_DIR, GIT_WORK_TREE
+ * and the like, which a commit's hook has (in a linked worktree), and
+ * which named the superproject in a submodule's directory. */
+int tnd_git_run_alone(char **out, size_t *len, const char *dir,
+                      const char *index, const char *const *argv, size_t cap);
+
 /* As tnd_git_run, for a caller that tells git's failures apart by what
  * git says: git runs with LC_ALL=C, so its messages are not translated,
  * and when it ran and failed (-1), *why holds its stderr, trimmed

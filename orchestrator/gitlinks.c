@@ -42,7 +42,7 @@ static char *name_of(const char *base, const char *path, const char *dir)
                           NULL};
     size_t len = 0;
 
-    if (tnd_git_run(&out, &len, dir, argv, GIT_OUT_MAX) < 0)
+    if (tnd_git_run_alone(&out, &len, dir, NULL, argv, GIT_OUT_MAX) < 0)
         tnd_error_clear(); /* no entry, or no such file */
     for (size_t at = 0; out && at < len;) {
         char *entry = out + at, *nl = strchr(entry, '\n');
@@ -78,7 +78,7 @@ static char *git_dir_of(const char *worktree, const char *modules,
     struct stat st;
 
     if (dot && lstat(dot, &st) == 0 &&
-        tnd_git_run(&gd, NULL, wt, argv, 4096) == 0 && gd)
+        tnd_git_run_alone(&gd, NULL, wt, NULL, argv, 4096) == 0 && gd)
         tnd_str_trim(gd);
     tnd_error_clear();
     free(wt);
@@ -128,7 +128,7 @@ static int export_one(char **note, const char *worktree, const char *modules,
     index = tnd_xasprintf("%s/gitlink-%d.index", dir, depth);
     into = tnd_fs_join(base, path);
     checkout[7] = prefix = tnd_xasprintf("--prefix=%s/", into);
-    rc = tnd_git_run_index(NULL, NULL, dir, index, read_tree, GIT_OUT_MAX);
+    rc = tnd_git_run_alone(NULL, NULL, dir, index, read_tree, GIT_OUT_MAX);
     if (rc < 0) {
         tnd_error_clear();
         say(note, tnd_xasprintf("submodule %s: its commit %.12s is not in its "
@@ -138,7 +138,7 @@ static int export_one(char **note, const char *worktree, const char *modules,
                                 path, id));
         rc = 0;
     } else {
-        rc = tnd_git_run_index(NULL, NULL, dir, index, checkout, GIT_OUT_MAX);
+        rc = tnd_git_run_alone(NULL, NULL, dir, index, checkout, GIT_OUT_MAX);
         sub_wt = worktree ? tnd_fs_join(worktree, path) : NULL;
         sub_modules = tnd_fs_join(gd, "modules");
         if (rc == 0)
@@ -184,8 +184,11 @@ static int export_tree(char **note, const char *worktree, const char *git_dir,
         return 0;
     }
     free(gitmodules);
-    if (tnd_git_run_index(&out, &len, git_dir ? dir : worktree, index, argv,
-                          64 * GIT_OUT_MAX) < 0) {
+    /* the top's git as the export's; a submodule's by --git-dir alone */
+    if ((git_dir
+             ? tnd_git_run_alone(&out, &len, dir, index, argv, 64 * GIT_OUT_MAX)
+             : tnd_git_run_index(&out, &len, worktree, index, argv,
+                                 64 * GIT_OUT_MAX)) < 0) {
         free(gd_opt);
         return -1;
     }

@@ -6,7 +6,8 @@
  * every change. Each submodule's recorded commit is checked out into its
  * directory from the submodule's own repository on this machine (its
  * work tree's .git, else the superproject's modules/NAME), read-only,
- * through an index file of tandem's own, and never fetched: git runs
+ * through an index file of tandem's own, with none of the caller's
+ * GIT_DIR and the like (a hook's), and never fetched: git runs
  * with `protocol.allow=never`, so not even a partial clone's lazy fetch
  * reaches the network. A submodule not initialised, or whose commit is
  * not there, stays empty, and the note says which and why. Submodules of

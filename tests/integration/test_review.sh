@@ -415,6 +415,12 @@ printf 'two\n' >>"$R/a.txt"
 run tandem review --repo "$R" --config "$T/super.yaml" --staged "two"
 expect_rc 0 "a change in a repository with a submodule"
 expect_not_in "$T/err" "submodule"
+# a commit's hook in a linked worktree has GIT_DIR: in the submodule's
+# directory it named the superproject, whose commit it is not
+run env GIT_DIR="$R/.git" "$BIN/tandem" review --repo "$R" \
+    --config "$T/super.yaml" --staged "two"
+expect_rc 0 "a change beside a submodule, GIT_DIR set"
+expect_not_in "$T/err" "submodule"
 (cd "$R" && git submodule deinit -q -f sub) || fail "cannot deinit"
 run tandem review --repo "$R" --config "$T/super.yaml" --staged "two"
 expect_rc 0 "a change beside a submodule deinit'd, in .git/modules"
