@@ -313,9 +313,10 @@ static int not_gits(run *r, char **error)
         paths[n++] = r->edits[i].path;
     for (size_t i = 0; i < r->nmodes; i++)
         paths[n++] = r->modes[i].path;
-    rc = tnd_gitapply_same(
-        r->change.diff, strlen(r->change.diff), tnd_snapshot_path(r->base),
-        tnd_workspace_path(r->ws), paths, tnd_crew_runtime(r->crew), &why);
+    rc =
+        tnd_gitapply_same(r->change.diff, strlen(r->change.diff),
+                          tnd_snapshot_path(r->base), tnd_workspace_path(r->ws),
+                          paths, tnd_crew_runtime(r->crew), r->repo, &why);
     if (rc < 0)
         tnd_error_prefix("cannot check the patch against git apply, which "
                          "makes the tree an approval lets through");

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/beneath.h"
+#include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/rmtree.h"
@@ -334,17 +335,16 @@ static char *compare(const char *ws, const char *scratch, const char *rel)
     return why;
 }
 
-int tnd_gitapply_same(const char *diff, size_t len, const char *base,
-                      const char *ws, const char *const *paths,
-                      const char *scratch_parent, char **why)
+/* In a fresh scratch directory under parent: base's files named in l
+ * copied in, git apply (argv) of diff there, each file compared with
+ * ws's. 0 when they agree; 1 with *why (caller frees) when they do not
+ * or git cannot apply it; -1 with the error set. */
+static int attempt(const char *const *argv, const char *diff, size_t len,
+                   int base_fd, const names *l, const char *ws,
+                   const char *parent, char **why)
 {
-    const char *numstat[] = {"git", "apply", "--numstat", "-z", "-", NULL};
-    const char *apply[] = {"git", "apply", "--whitespace=nowarn", "-", NULL};
-    char *scratch = tnd_fs_join(scratch_parent, "gitapply-XXXXXX");
-    char *list = NULL, *failed = NULL;
-    size_t list_len = 0;
-    names l = {0};
-    int rc, base_fd = -1, scratch_fd = -1;
+    char *scratch = tnd_fs_join(parent, "gitapply-XXXXXX"), *failed = NULL;
+    int rc = 0, scratch_fd = -1;
 
     *why = NULL;
     if (!mkdtemp(scratch)) {
@@ -352,11 +352,126 @@ int tnd_gitapply_same(const char *diff, size_t len, const char *base,
         free(scratch);
         return rc;
     }
-    base_fd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    scratch_fd = open(scratch, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (base_fd < 0 || scratch_fd < 0) {
-        rc = tnd_error_set("cannot open %s: %s", base_fd < 0 ? base : scratch,
-                           strerror(errno));
+    if ((scratch_fd = open(scratch, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+        rc = tnd_error_set("cannot open %s: %s", scratch, strerror(errno));
+    for (size_t i = 0; rc == 0 && i < l->n; i++)
+        rc = copy_in(base_fd, scratch_fd, l->at[i], &failed);
+    if (rc == 0)
+        rc = git_apply(NULL, NULL, &failed, scratch, argv, diff, len);
+    for (size_t i = 0; i < l->n && rc == 0; i++) {
+        char *what = compare(ws, scratch, l->at[i]);
+        if (what) {
+            *why = tnd_xasprintf("%s: %s", l->at[i], what);
+            free(what);
+            rc = 1;
+        }
+    }
+    if (rc == 1 && !*why)
+        *why = tnd_xasprintf("git apply cannot apply it to the same files: "
+                             "%s",
+                             failed);
+    free(failed);
+    if (scratch_fd >= 0)
+        close(scratch_fd);
+    tnd_fs_rmtree(scratch);
+    free(scratch);
+    return rc;
+}
+
+/* A name an attributes file can hold as it is: no blank, quote,
+ * backslash or glob character that would make it another pattern. */
+static bool plain_name(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s <= ' ' || strchr("\"\\*?[]!#", *s))
+            return false;
+    return true;
+}
+
+/* An attributes file in parent giving each of l's files the line-end
+ * attributes (text, eol, crlf) the repository gives it, as
+ * "-c core.attributesFile=FILE" into *opt (caller frees): git apply in
+ * the user's tree converts by them (it read a CRLF checkout's file as
+ * LF, and applied `git diff`'s patch), where the scratch copy is no
+ * repository. 0 when the repository gives none, 1 when *opt is set, -1
+ * with the error set. */
+static int repo_attributes(char **opt, const char *repo, const names *l,
+                           const char *parent)
+{
+    const char **argv = tnd_xcalloc(l->n + 9, sizeof(char *));
+    char *out = NULL, *file = NULL;
+    size_t k = 0, len = 0;
+    tnd_buf b;
+    int rc;
+
+    *opt = NULL;
+    tnd_buf_init(&b, NAMES_CAP);
+    argv[k++] = "git";
+    argv[k++] = "check-attr";
+    argv[k++] = "-z";
+    argv[k++] = "text";
+    argv[k++] = "eol";
+    argv[k++] = "crlf";
+    argv[k++] = "--";
+    for (size_t i = 0; i < l->n; i++)
+        argv[k++] = l->at[i];
+    rc = tnd_git_run(&out, &len, repo, argv, NAMES_CAP);
+    /* "PATH\0ATTR\0VALUE\0" */
+    for (size_t at = 0; rc == 0 && out && at < len;) {
+        const char *path = out + at, *attr, *value;
+
+        at += strlen(path) + 1;
+        attr = at < len ? out + at : "";
+        at += strlen(attr) + 1;
+        value = at < len ? out + at : "unspecified";
+        at += strlen(value) + 1;
+        if (strcmp(value, "unspecified") == 0 || !plain_name(path) ||
+            !plain_name(value))
+            continue;
+        if (strcmp(value, "set") == 0)
+            rc = tnd_buf_printf(&b, "/%s %s\n", path, attr);
+        else if (strcmp(value, "unset") == 0)
+            rc = tnd_buf_printf(&b, "/%s -%s\n", path, attr);
+        else
+            rc = tnd_buf_printf(&b, "/%s %s=%s\n", path, attr, value);
+    }
+    if (rc == 0 && b.len > 0) {
+        file = tnd_fs_join(parent, "gitapply.attributes");
+        rc = tnd_fs_write(file, tnd_buf_str(&b), b.len);
+        if (rc == 0) {
+            *opt = tnd_xasprintf("core.attributesFile=%s", file);
+            rc = 1;
+        }
+    }
+    free(file);
+    free(out);
+    free(argv);
+    tnd_buf_free(&b);
+    return rc;
+}
+
+int tnd_gitapply_same(const char *diff, size_t len, const char *base,
+                      const char *ws, const char *const *paths,
+                      const char *scratch_parent, const char *repo, char **why)
+{
+    const char *numstat[] = {"git", "apply", "--numstat", "-z", "-", NULL};
+    const char *apply[] = {"git", "apply", "--whitespace=nowarn", "-", NULL};
+    const char *converting[] = {
+        "git", "-c", NULL, "apply", "--whitespace=nowarn", "-", NULL};
+    char *scratch = tnd_fs_join(scratch_parent, "gitapply-XXXXXX");
+    char *list = NULL, *failed = NULL, *opt = NULL, *again = NULL;
+    size_t list_len = 0;
+    names l = {0};
+    int rc, base_fd = -1;
+
+    *why = NULL;
+    if (!mkdtemp(scratch)) {
+        rc = tnd_error_set("cannot make %s: %s", scratch, strerror(errno));
+        free(scratch);
+        return rc;
+    }
+    if ((base_fd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        rc = tnd_error_set("cannot open %s: %s", base, strerror(errno));
         goto out;
     }
     if ((rc = git_apply(&list, &list_len, &failed, scratch, numstat, diff,
@@ -373,18 +488,22 @@ int tnd_gitapply_same(const char *diff, size_t len, const char *base,
             rc = 1;
             goto out;
         }
-        if ((rc = copy_in(base_fd, scratch_fd, l.at[i], &failed)) != 0)
-            goto out;
     }
-    if ((rc = git_apply(NULL, NULL, &failed, scratch, apply, diff, len)) != 0)
-        goto out;
-    for (size_t i = 0; i < l.n && rc == 0; i++) {
-        char *what = compare(ws, scratch, l.at[i]);
-        if (what) {
-            *why = tnd_xasprintf("%s: %s", l.at[i], what);
-            free(what);
-            rc = 1;
+    rc = attempt(apply, diff, len, base_fd, &l, ws, scratch, why);
+    /* as git apply in the user's tree reads it: by the repository's
+     * line-end attributes, when those make it agree */
+    if (rc == 1 && repo) {
+        if (repo_attributes(&opt, repo, &l, scratch) == 1) {
+            converting[2] = opt;
+            if (attempt(converting, diff, len, base_fd, &l, ws, scratch,
+                        &again) == 0) {
+                free(*why);
+                *why = NULL;
+                rc = 0;
+            }
+            free(again);
         }
+        tnd_error_clear(); /* the first reading's answer stands */
     }
 out:
     if (rc == 1 && !*why)
@@ -393,11 +512,10 @@ out:
                              failed);
     free(failed);
     free(list);
+    free(opt);
     names_free(&l);
     if (base_fd >= 0)
         close(base_fd);
-    if (scratch_fd >= 0)
-        close(scratch_fd);
     tnd_fs_rmtree(scratch);
     free(scratch);
     return rc;

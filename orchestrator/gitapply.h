@@ -20,12 +20,16 @@
 /* Apply diff (len bytes) with git apply to a copy of base's files that
  * it or paths (tandem's reading: the files its edits and modes touch,
  * NULL-terminated) name, in a scratch directory made in scratch_parent
- * and removed after, and compare each with the same file in ws. 0 when
+ * and removed after, and compare each with the same file in ws. Where
+ * they differ and repo (a git work tree, or NULL) gives the files
+ * line-end attributes (text, eol, crlf), once more with those: git apply
+ * in that tree converts by them (a CRLF checkout's file is read as LF,
+ * so `git diff`'s own patch applies there, and was rejected here). 0 when
  * they all agree; 1 when they do not, with *why (caller frees) saying
  * where and how, in words for the person who gave the patch; -1 when the
  * check could not be made (git missing, the disk), error set. */
 int tnd_gitapply_same(const char *diff, size_t len, const char *base,
                       const char *ws, const char *const *paths,
-                      const char *scratch_parent, char **why);
+                      const char *scratch_parent, const char *repo, char **why);
 
 #endif

@@ -353,6 +353,17 @@ grep -q "^+$FIXED$(printf '\r')\$" "$(session_dir)/attempt-1.diff" ||
     fail "the line put in does not end in CRLF: $(cat -A "$(session_dir)/attempt-1.diff")"
 pass "a CRLF checkout is reviewed, its line ends kept"
 
+# the same change as a patch file, git's own (git diff > p): git apply
+# in that tree applies it, and the check against git apply, made
+# without the repository's attributes, rejected it ("Make the patch
+# with git diff")
+(cd "$T/demo" && git diff >"$T/crlf.diff" && git stash -q) ||
+    fail "cannot make the patch"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" \
+    --diff "$T/crlf.diff" "make the failing test pass"
+expect_rc 0 "git diff's patch of a CRLF checkout"
+pass "git diff's patch of a CRLF checkout is read as git apply reads it there"
+
 # a file under a clean/smudge filter: git's diff is of what git stores
 # (the clean side), the base as a checkout writes it (smudged); a staged
 # change was rejected, "conf.txt does not hold at line 1 the lines the

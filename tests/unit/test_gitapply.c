@@ -51,7 +51,8 @@ static void trees(char **base, char **ws)
 static int same(const char *diff, const char *base, const char *ws,
                 const char *const *paths, char **why)
 {
-    return tnd_gitapply_same(diff, strlen(diff), base, ws, paths, scratch, why);
+    return tnd_gitapply_same(diff, strlen(diff), base, ws, paths, scratch, NULL,
+                             why);
 }
 
 static const char change_f[] =
@@ -104,6 +105,44 @@ static void the_users_git_settings_are_left_out(void **state)
         unsetenv("HOME");
     free(old_home);
     free(home);
+    free(base);
+    free(ws);
+}
+
+/* `git diff > p` in a CRLF checkout (eol=crlf) gives LF lines, which
+ * git apply in that tree applies (it reads the file as git stores it)
+ * and the review applied, keeping the CRs: rejected as "git apply cannot
+ * apply it" when checked without the repository's line-end attributes. */
+static void the_repositorys_line_ends_are_read_as_git_apply_there(void **state)
+{
+    const char *paths[] = {"f", NULL};
+    char *base, *ws, *why = NULL, *repo = tnd_fs_join(scratch, "crlf-repo");
+    char *cmd = tnd_xasprintf("git init -q '%s'", repo);
+
+    (void)state;
+    trees(&base, &ws);
+    put(base, "f", "a\r\nb\r\nc\r\n");
+    put(ws, "f", "a\r\nB\r\nc\r\n");
+    assert_int_equal(system(cmd), 0);
+    put(repo, ".gitattributes", "f text eol=crlf\n");
+    assert_int_equal(same(change_f, base, ws, paths, &why), 1);
+    free(why);
+    why = NULL;
+    assert_int_equal(tnd_gitapply_same(change_f, strlen(change_f), base, ws,
+                                       paths, scratch, repo, &why),
+                     0);
+    assert_null(why);
+    /* those attributes do not make another tree pass */
+    put(ws, "f", "a\r\nB\r\nC\r\n");
+    assert_int_equal(tnd_gitapply_same(change_f, strlen(change_f), base, ws,
+                                       paths, scratch, repo, &why),
+                     1);
+    assert_string_equal(why, "git apply cannot apply it to the same files: "
+                             "error: patch failed: f:1\nerror: f: patch does "
+                             "not apply");
+    free(why);
+    free(cmd);
+    free(repo);
     free(base);
     free(ws);
 }
@@ -281,6 +320,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_same_reading_passes),
         cmocka_unit_test(the_users_git_settings_are_left_out),
+        cmocka_unit_test(the_repositorys_line_ends_are_read_as_git_apply_there),
         cmocka_unit_test(other_bytes_are_told_with_the_line),
         cmocka_unit_test(a_file_git_deletes_must_be_gone),
         cmocka_unit_test(a_file_only_git_writes_is_compared),
