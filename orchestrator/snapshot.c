@@ -175,6 +175,31 @@ static bool in_work_tree(const char *repo, const char *why)
     return yes;
 }
 
+/* The submodules not initialised: `ls-files --recurse-submodules` lists
+ * such a one's own path (an empty directory), an initialised one's
+ * files. Counted in info, the first named, for the run to say: a build
+ * that needs one failed with no word of why. */
+static void empty_submodules(tnd_snapshot_stats *info, const pathlist *deep,
+                             const char *both, size_t len)
+{
+    info->submodules_empty = 0;
+    for (size_t at = 0; at < len;) {
+        const char *p = both + at, *tab, *path;
+        size_t plen = strnlen(p, len - at);
+
+        at += plen + 1;
+        if (plen < 9 || strncmp(p + 2, "160000 ", 7) != 0 ||
+            !(tab = memchr(p, '\t', plen)))
+            continue;
+        path = tab + 1;
+        if (!bsearch(&path, deep->at, deep->n, sizeof(*deep->at), cmp_str))
+            continue;
+        if (info->submodules_empty++ == 0)
+            snprintf(info->submodule_empty, sizeof(info->submodule_empty), "%s",
+                     path);
+    }
+}
+
 /* git's lists of repo's tracked and untracked paths (the untracked
  * collapsed into their directories when collapse), sorted: 1; 0 when
  * git is not installed or repo is not in a work tree (why_whole says
@@ -197,7 +222,7 @@ static int list_files(git_lists *g, const char *repo, bool collapse,
     const char *deep[] = {
         "git", "ls-files", "-z", "--cached", "--recurse-submodules", NULL};
     char *why = NULL;
-    size_t len = 0;
+    size_t len = 0, both_len;
     bool gitlink;
     int rc = tnd_git_try(&g->both, &len, &why, repo, both, BOTH_CAP);
 
@@ -221,6 +246,7 @@ static int list_files(git_lists *g, const char *repo, bool collapse,
     if (rc < 0 ||
         split_both(&g->tracked, &g->others, &gitlink, g->both, len) < 0)
         return -1;
+    both_len = len;
     if (gitlink) {
         g->tracked.n = g->tracked.bytes = 0;
         if (tnd_git_run(&g->deep, &len, repo, deep, LIST_CAP) < 0 ||
@@ -229,6 +255,8 @@ static int list_files(git_lists *g, const char *repo, bool collapse,
     }
     sort_unique(&g->tracked);
     sort_unique(&g->others);
+    if (gitlink)
+        empty_submodules(info, &g->tracked, g->both, both_len);
     return 1;
 }
 
@@ -646,13 +674,29 @@ char *tnd_snapshot_describe(const tnd_snapshot *self)
                              i->untracked == 1 ? "" : "s");
     else
         text = tnd_xasprintf("%zu tracked files (%s)", i->files, size);
-    if (!i->skipped)
-        return text;
-    with = tnd_xasprintf("%s; %zu tracked path%s not copied (behind a "
-                         "symbolic link, or not a file)",
-                         text, i->skipped, i->skipped == 1 ? "" : "s");
-    free(text);
-    return with;
+    if (i->skipped) {
+        with = tnd_xasprintf("%s; %zu tracked path%s not copied (behind a "
+                             "symbolic link, or not a file)",
+                             text, i->skipped, i->skipped == 1 ? "" : "s");
+        free(text);
+        text = with;
+    }
+    if (i->submodules_empty == 1) {
+        with = tnd_xasprintf("%s; submodule %s is not initialised, so its "
+                             "directory is empty (git submodule update "
+                             "--init %s)",
+                             text, i->submodule_empty, i->submodule_empty);
+        free(text);
+        text = with;
+    } else if (i->submodules_empty > 1) {
+        with = tnd_xasprintf("%s; %zu submodules are not initialised, so "
+                             "their directories are empty (%s and more: git "
+                             "submodule update --init)",
+                             text, i->submodules_empty, i->submodule_empty);
+        free(text);
+        text = with;
+    }
+    return text;
 }
 
 json_object *tnd_snapshot_json(const tnd_snapshot *self, bool incremental)

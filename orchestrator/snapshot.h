@@ -37,16 +37,19 @@ typedef struct tnd_snapshot_options {
 } tnd_snapshot_options;
 
 typedef struct tnd_snapshot_stats {
-    bool git;                /* the files are git's tracked ones */
-    size_t files;            /* regular files in the snapshot */
-    size_t bytes;            /* their size */
-    size_t untracked;        /* untracked paths in the working tree (an
-                                untracked directory counts once when
-                                they are left out) */
-    bool untracked_included; /* ...and they are in the snapshot */
-    size_t skipped;          /* tracked paths not copied: behind a
-                                symlink, or not a file any more */
-    char why_whole[300];     /* why the directory was taken whole; "" */
+    bool git;                  /* the files are git's tracked ones */
+    size_t files;              /* regular files in the snapshot */
+    size_t bytes;              /* their size */
+    size_t untracked;          /* untracked paths in the working tree (an
+                                  untracked directory counts once when
+                                  they are left out) */
+    bool untracked_included;   /* ...and they are in the snapshot */
+    size_t skipped;            /* tracked paths not copied: behind a
+                                  symlink, or not a file any more */
+    size_t submodules_empty;   /* submodules not initialised: their
+                                  directories are empty */
+    char submodule_empty[256]; /* the first of them */
+    char why_whole[300];       /* why the directory was taken whole; "" */
 } tnd_snapshot_stats;
 
 /* Take the snapshot of repo into dir (which must not exist; its parent

@@ -587,7 +587,7 @@ static void a_failure_in_other_words_asks_rev_parse(void **state)
 static void a_submodule_s_files_are_tracked_files(void **state)
 {
     char *sub = git_repo("r11sub"), *top = git_repo("r11");
-    char *bin = counting_git("g11", false), *runs;
+    char *bin = counting_git("g11", false), *runs, *text;
     tnd_snapshot *s;
     const char *root;
 
@@ -614,6 +614,18 @@ static void a_submodule_s_files_are_tracked_files(void **state)
     /* 4 of the top's, .gitmodules, 4 of the submodule's */
     assert_int_equal(tnd_snapshot_about(s)->files, 9);
     assert_int_equal(tnd_snapshot_about(s)->untracked, 1);
+    assert_int_equal(tnd_snapshot_about(s)->submodules_empty, 0);
+    tnd_snapshot_destroy(&s, 1);
+    /* not initialised: its directory is empty, and said (a build that
+     * needs it failed with no word of why) */
+    sh("cd '%s' && git submodule deinit -q -f dep", top);
+    s = take(top, "s11b", false);
+    assert_int_equal(tnd_snapshot_about(s)->submodules_empty, 1);
+    text = tnd_snapshot_describe(s);
+    assert_non_null(strstr(text, "; submodule dep is not initialised, so its "
+                                 "directory is empty (git submodule update "
+                                 "--init dep)"));
+    free(text);
     tnd_snapshot_destroy(&s, 1);
     free(bin);
     free(top);
