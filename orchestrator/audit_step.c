@@ -95,22 +95,47 @@ static void journaled_round(json_object *rec, bool *asked, char *why,
     snprintf(why, size, "%s", tnd_json_str_or(c, "why", ""));
 }
 
+/* Whether line (0: none) lies past the end of rel, a file of the
+ * workspace. */
+static bool past_end(const run *r, const char *rel, long line)
+{
+    long lines = line > 0 ? tnd_workspace_lines(r->ws, rel) : -1;
+
+    return lines >= 0 && line > lines;
+}
+
 /* Drop the places a reply points at (its skills' locations, its
  * critique's issue files) that are not files in the workspace: outside
- * it, through a symlink, or not there at all. An agent, perhaps on
- * another host, or its model says where; the orchestrator checks before
- * report.json, the feedback and the context rely on it. An issue stays
- * (it may still block): only its place goes. */
+ * it, through a symlink, or not there at all; and the lines past their
+ * file's end (a model's guess: SARIF and GitHub's annotations name lines
+ * of the file, and code scanning refuses a region outside it). An agent,
+ * perhaps on another host, or its model says where; the orchestrator
+ * checks before report.json, the feedback and the context rely on it. An
+ * issue stays (it may still block): only its place, or its line, goes. */
 void tnd_loop_keep_real_places(run *r, tnd_audit_reply *a)
 {
     size_t dropped = 0;
 
     for (size_t i = 0; a->critique && i < a->critique->nissues; i++) {
         tnd_issue *is = &a->critique->issues[i];
-        if (!is->file || tnd_workspace_holds(r->ws, is->file))
+        char *shown;
+        if (!is->file)
             continue;
+        if (tnd_workspace_holds(r->ws, is->file)) {
+            if (!past_end(r, is->file, is->line))
+                continue;
+            if (dropped++ == 0) {
+                shown = tnd_str_one_line(is->file, 200);
+                tnd_log_warn("the critique's issue %zu names line %ld of %s, "
+                             "past the file's end; its line is left out",
+                             i + 1, is->line, shown);
+                free(shown);
+            }
+            is->line = 0;
+            continue;
+        }
         if (dropped++ == 0) {
-            char *shown = tnd_str_one_line(is->file, 200);
+            shown = tnd_str_one_line(is->file, 200);
             tnd_log_warn("the critique's issue %zu names %s, not a file in "
                          "the workspace; its place is left out",
                          i + 1, shown);
@@ -125,15 +150,17 @@ void tnd_loop_keep_real_places(run *r, tnd_audit_reply *a)
         tnd_skill_result *s = &a->skills[i];
         size_t kept = 0;
         for (size_t k = 0; k < s->nlocations; k++) {
-            if (tnd_workspace_holds(r->ws, s->locations[k].file)) {
+            const tnd_location *loc = &s->locations[k];
+            bool held = tnd_workspace_holds(r->ws, loc->file);
+            if (held && !past_end(r, loc->file, loc->line)) {
                 s->locations[kept++] = s->locations[k];
                 continue;
             }
             if (dropped++ == 0)
-                tnd_log_warn("%s: %s:%ld is not a file in the workspace; "
-                             "left out",
-                             s->name, s->locations[k].file,
-                             s->locations[k].line);
+                tnd_log_warn("%s: %s:%ld is not %s; left out", s->name,
+                             loc->file, loc->line,
+                             held ? "a line of the file"
+                                  : "a file in the workspace");
             free(s->locations[k].file);
         }
         s->nlocations = kept;

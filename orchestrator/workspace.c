@@ -610,23 +610,59 @@ int tnd_workspace_reset(tnd_workspace *self)
     return 0;
 }
 
-bool tnd_workspace_holds(const tnd_workspace *self, const char *rel)
+/* The real path of rel when it names a regular file inside the
+ * workspace (see tnd_workspace_holds), else NULL. Caller frees. */
+static char *resolved(const tnd_workspace *self, const char *rel)
 {
     char *full, *real;
     size_t n = strlen(self->root);
     struct stat st;
-    bool inside;
 
     if (!*rel || *rel == '/' || !strcmp(rel, "..") || !strncmp(rel, "../", 3) ||
         strstr(rel, "/../") || tnd_str_ends_with(rel, "/.."))
-        return false;
+        return NULL;
     full = tnd_fs_join(self->root, rel);
     real = realpath(full, NULL);
     free(full);
-    inside = real && strncmp(real, self->root, n) == 0 && real[n] == '/' &&
-             stat(real, &st) == 0 && S_ISREG(st.st_mode);
+    if (real && strncmp(real, self->root, n) == 0 && real[n] == '/' &&
+        stat(real, &st) == 0 && S_ISREG(st.st_mode))
+        return real;
     free(real);
-    return inside;
+    return NULL;
+}
+
+bool tnd_workspace_holds(const tnd_workspace *self, const char *rel)
+{
+    char *real = resolved(self, rel);
+
+    free(real);
+    return real != NULL;
+}
+
+long tnd_workspace_lines(const tnd_workspace *self, const char *rel)
+{
+    char *real = resolved(self, rel);
+    FILE *f = real ? fopen(real, "rb") : NULL;
+    char chunk[8192];
+    long lines = 0;
+    size_t got;
+    bool open_line = false; /* bytes after the last newline */
+
+    free(real);
+    if (!f)
+        return -1;
+    while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        for (const char *p = chunk;
+             (p = memchr(p, '\n', got - (size_t)(p - chunk))); p++)
+            lines++;
+        open_line = chunk[got - 1] != '\n';
+    }
+    if (ferror(f))
+        lines = -1;
+    else if (open_line)
+        lines++;
+    fclose(f);
+    return lines;
 }
 
 bool tnd_workspace_incremental(const tnd_workspace *self)

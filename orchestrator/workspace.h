@@ -82,6 +82,11 @@ int tnd_workspace_reset(tnd_workspace *self);
  * file:line) is checked before it is shown to people or the coder. */
 bool tnd_workspace_holds(const tnd_workspace *self, const char *rel);
 
+/* How many lines that file has (a last one without a newline counts),
+ * or -1 when it is not one (tnd_workspace_holds) or cannot be read: how
+ * a line an agent reports is checked against the file's end. */
+long tnd_workspace_lines(const tnd_workspace *self, const char *rel);
+
 /* Whether resets keep build outputs (workspace.incremental). */
 bool tnd_workspace_incremental(const tnd_workspace *self);
 

@@ -244,3 +244,53 @@ for format in sarif rdjsonl github; do
     expect_not_in "$T/out" "sk-find"
 done
 pass "a key the model echoed past the findings' cut leaves no part of it"
+
+# a line past the end of its file (a model's guess, a tool's odd number):
+# left out, the file kept; SARIF's region and GitHub's line= name lines
+# of the file (code scanning refuses the upload otherwise)
+cat >"$T/past-end.sh" <<'SH'
+#!/bin/sh
+cat >/dev/null
+cat <<JSON
+{"verdict": "revise", "confidence": 0.9, "summary": "no",
+ "issues": [{"type": "incorrect", "severity": "major", "file": "stats.c",
+  "line": 9999, "description": "past the end"},
+  {"type": "style", "severity": "minor", "file": "stats.c",
+  "line": 11, "description": "within the file"}]}
+JSON
+SH
+cat >"$T/past-end.yaml" <<YAML
+agents:
+  reviewer:
+    llm: {provider: command, command: [/bin/sh, $T/past-end.sh]}
+    skills: [lint]
+skills:
+  lint: {command: "echo stats.c:8888:3: error: bad; echo stats.c:2:1: error: ok; exit 1", timeout_s: 60}
+YAML
+run tandem review --repo "$T/demo" --config "$T/past-end.yaml" \
+    --format github "fix it"
+expect_rc 1 "past the end: rejected"
+expect_in "$T/out" "::warning file=stats.c,title=tandem%3A incorrect (major)::past the end"
+expect_in "$T/out" "::notice file=stats.c,line=11,title=tandem%3A style (minor)::within the file"
+expect_in "$T/out" "::error file=stats.c,line=2,col=1,title=tandem%3A lint failed::"
+expect_not_in "$T/out" "9999"
+expect_not_in "$T/out" "line=8888"
+expect_in "$T/err" "the critique's issue 1 names line 9999 of stats.c, past the file's end; its line is left out"
+run tandem review --repo "$T/demo" --config "$T/past-end.yaml" \
+    --format sarif "fix it"
+expect_rc 1 "past the end: rejected (sarif)"
+cp "$T/out" "$T/past-end.sarif"
+check "$SCHEMAS/sarif-subset.schema.json" "$T/past-end.sarif"
+expect_rc 0 "the SARIF of a line past the end"
+/usr/bin/python3 - "$T/past-end.sarif" <<'PY' || fail "a line past the end is in the SARIF"
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+got = [(r["ruleId"], [(l["physicalLocation"]["artifactLocation"]["uri"],
+                       l["physicalLocation"].get("region"))
+                      for l in r["locations"]])
+       for r in run["results"]]
+assert got == [("skill/lint", [("stats.c", {"startLine": 2, "startColumn": 1})]),
+               ("issue/incorrect", [("stats.c", None)]),
+               ("issue/style", [("stats.c", {"startLine": 11})])], got
+PY
+pass "a line past its file's end is left out of the findings, the file kept"

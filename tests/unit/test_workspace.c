@@ -765,6 +765,27 @@ static void only_files_inside_are_held(void **state)
     tnd_workspace_destroy(&ws, 1);
 }
 
+/* A file's lines, how a line an agent names is checked against its end:
+ * a last line without a newline counts. */
+static void a_files_lines_are_counted(void **state)
+{
+    tnd_workspace *ws = open_ws();
+
+    (void)state;
+    assert_int_equal(APPLY(ws, WRITE("open.txt", "a\nb"),
+                           WRITE("two.txt", "a\nb\n"), WRITE("empty.txt", "")),
+                     0);
+    assert_int_equal(tnd_workspace_lines(ws, "README.md"), 1);
+    assert_int_equal(tnd_workspace_lines(ws, "open.txt"), 2);
+    assert_int_equal(tnd_workspace_lines(ws, "two.txt"), 2);
+    assert_int_equal(tnd_workspace_lines(ws, "empty.txt"), 0);
+    assert_int_equal(tnd_workspace_lines(ws, "link.txt"), 1);
+    assert_int_equal(tnd_workspace_lines(ws, "outside/secret.txt"), -1);
+    assert_int_equal(tnd_workspace_lines(ws, "src/missing.c"), -1);
+    assert_int_equal(tnd_workspace_lines(ws, "src"), -1);
+    tnd_workspace_destroy(&ws, 1);
+}
+
 static void symlinks_directories_and_binaries_are_not_edited(void **state)
 {
     tnd_workspace *ws = open_ws();
@@ -1185,6 +1206,7 @@ int main(void)
         cmocka_unit_test(edits_cannot_leave_the_workspace),
         cmocka_unit_test(a_swapped_directory_cannot_lead_the_revert_outside),
         cmocka_unit_test(only_files_inside_are_held),
+        cmocka_unit_test(a_files_lines_are_counted),
         cmocka_unit_test(symlinks_directories_and_binaries_are_not_edited),
         cmocka_unit_test(a_file_and_a_directory_trade_places),
         cmocka_unit_test(an_empty_search_creates_and_only_creates),
