@@ -776,6 +776,25 @@ size_t tnd_broker_workers(const tnd_broker *self, const char *service)
     return n;
 }
 
+const char *tnd_broker_worker_elsewhere(const tnd_broker *self,
+                                        const char *const *services,
+                                        const char **service_out)
+{
+    for (size_t i = 0; i < self->nworkers; i++) {
+        const worker *w = self->workers[i];
+        const char *const *s = services;
+        if (!w->service)
+            continue;
+        while (*s && strcmp(*s, w->service) != 0)
+            s++;
+        if (!*s) {
+            *service_out = w->service;
+            return w->name;
+        }
+    }
+    return NULL;
+}
+
 size_t tnd_broker_pending(const tnd_broker *self, const char *service)
 {
     size_t n = 0;

@@ -154,6 +154,14 @@ void tnd_broker_drop_worker(tnd_broker *self, const char *identity,
 /* Workers that said READY for service and are alive. */
 size_t tnd_broker_workers(const tnd_broker *self, const char *service);
 
+/* The name of the first alive worker registered for a service that is
+ * none of services (NULL-terminated), its service in *service_out; NULL
+ * when there is none. Borrowed until the next poll: how a run waiting
+ * for "reviewer" names the agent started with --service reviewer.1. */
+const char *tnd_broker_worker_elsewhere(const tnd_broker *self,
+                                        const char *const *services,
+                                        const char **service_out);
+
 /* Outstanding requests (queued or in flight) for service. */
 size_t tnd_broker_pending(const tnd_broker *self, const char *service);
 

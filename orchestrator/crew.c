@@ -198,6 +198,48 @@ static bool port_none_for(tnd_crew *c, const char *service)
            tnd_broker_workers(tnd_pool_broker(c->pool), service) == 0;
 }
 
+static bool is_reviewer(const char *service)
+{
+    return strncmp(service, "reviewer", 8) == 0;
+}
+
+/* No agent serves service yet: say so, naming an agent registered for a
+ * service this run never asks (tandem-reviewer --service reviewer.1
+ * without a quorum, a typo), which otherwise waits in silence beside
+ * it. */
+static void say_waiting(tnd_crew *c, const char *service)
+{
+    int quorum = tnd_config_quorum(c->opts->config), n = 0;
+    char **members = tnd_xcalloc((size_t)quorum + 1, sizeof(char *));
+    const char **services = tnd_xcalloc((size_t)quorum + 3, sizeof(char *));
+    const char *other, *its = NULL;
+
+    if (!c->opts->no_coder)
+        services[n++] = "coder";
+    if (quorum <= 1)
+        services[n++] = "reviewer";
+    for (int m = 1; quorum > 1 && m <= quorum; m++)
+        services[n++] = members[m] = tnd_xasprintf("reviewer.%d", m);
+    other =
+        tnd_broker_worker_elsewhere(tnd_pool_broker(c->pool), services, &its);
+    if (!other)
+        tnd_log_warn("waiting for a %s agent to connect to %s", service,
+                     c->endpoint);
+    else
+        tnd_log_warn("waiting for a %s agent to connect to %s; agent %s is "
+                     "registered for the service %s, which this run does "
+                     "not ask%s%s",
+                     service, c->endpoint, other, its,
+                     is_reviewer(its) == is_reviewer(service)
+                         ? ": start it with --service "
+                         : "",
+                     is_reviewer(its) == is_reviewer(service) ? service : "");
+    for (int m = 1; m <= quorum; m++)
+        free(members[m]);
+    free(members);
+    free(services);
+}
+
 /* The request of reqs under key, or NULL. */
 static tnd_crew_request *request_for(tnd_crew_request *reqs, size_t n,
                                      const char *key)
@@ -238,11 +280,6 @@ static int first_failure(const tnd_crew_request *reqs, size_t n)
             return reqs[i].rc;
         }
     return 0;
-}
-
-static bool is_reviewer(const char *service)
-{
-    return strncmp(service, "reviewer", 8) == 0;
 }
 
 /* A FINAL that does not answer q: drop the agent that sent it and ask
@@ -378,8 +415,7 @@ static int call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
                 !port_none_for(self, reqs[i].service) ||
                 tnd_now_ms() - asked <= 3000)
                 continue;
-            tnd_log_warn("waiting for a %s agent to connect to %s",
-                         reqs[i].service, self->endpoint);
+            say_waiting(self, reqs[i].service);
             self->waiting_said[role] = true;
         }
         if (open > 0 && tnd_now_ms() >= deadline) {

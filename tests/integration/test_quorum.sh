@@ -90,3 +90,43 @@ expect_no_leftovers "$(session_dir)"
 expect_in "$T/err" "failed after 2 iterations · 5 LLM calls"
 expect_in "$(session_dir)/report.json" '"llm_calls": 5'
 pass "a failing member fails the audit clearly"
+
+# a member's agent, started by hand, without a quorum: the run waits for
+# "reviewer" and says which agent is registered for a service it never
+# asks (it said only "waiting for a reviewer agent", the agent connected
+# and idle beside it)
+copy_demo
+port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+EP=tcp://127.0.0.1:$port
+cat >"$T/demo/agents.yaml" <<YAML
+orchestrator: {endpoint: "$EP", insecure: true}
+agents:
+  coder:
+    llm: {provider: replay, cassette: "$DEMO"}
+  reviewer:
+    count: 0
+    llm: {provider: replay, cassette: "$DEMO"}
+    skills: [build, test]
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+"$BIN/tandem-reviewer" --connect "$EP" --config "$T/demo/agents.yaml" \
+    --service reviewer.1 --member 1 --heartbeat 1000 >"$T/member.log" 2>&1 &
+MEMBER=$!
+BG_PIDS="$BG_PIDS $MEMBER"
+"$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
+    >"$T/out" 2>"$T/err" &
+RUN=$!
+BG_PIDS="$BG_PIDS $RUN"
+i=0
+until grep -q "waiting for a reviewer agent to connect" "$T/err"; do
+    i=$((i + 1))
+    [ $i -gt 3000 ] && fail "no waiting message: $(cat "$T/err")"
+    sleep 0.01
+done
+kill -TERM "$RUN" "$MEMBER"
+wait "$RUN" "$MEMBER" 2>/dev/null
+expect_in "$T/err" "waiting for a reviewer agent to connect to $EP; agent "
+expect_in "$T/err" " is registered for the service reviewer.1, which this run does not ask: start it with --service reviewer"
+pass "an agent registered for a service the run never asks is named"

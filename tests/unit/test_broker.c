@@ -942,6 +942,22 @@ static void queue_is_bounded(void **state)
     assert_int_equal(tnd_broker_submit(broker, SERVICE, "c", "{}", 2), 0);
 }
 
+/* The agent registered for a service none of the given ones: how a
+ * run waiting for "reviewer" names one started with --service
+ * reviewer.1 (it said only that it waited). */
+static void a_worker_for_another_service_is_named(void **state)
+{
+    const char *asked[] = {SERVICE, "reviewer", NULL};
+    const char *its = NULL;
+
+    (void)state;
+    ready_worker_for("c1", SERVICE);
+    assert_null(tnd_broker_worker_elsewhere(broker, asked, &its));
+    ready_worker_for("m1", "reviewer.1");
+    assert_string_equal(tnd_broker_worker_elsewhere(broker, asked, &its), "m1");
+    assert_string_equal(its, "reviewer.1");
+}
+
 static void counts_are_per_service(void **state)
 {
     (void)state;
@@ -1117,6 +1133,7 @@ int main(void)
         TEST(submit_checks_its_input),
         TEST(queue_is_bounded),
         TEST(counts_are_per_service),
+        TEST(a_worker_for_another_service_is_named),
         TEST(idle_workers_get_heartbeats_and_stay),
         TEST(destroy_tells_workers_to_disconnect),
         TEST(endpoint_and_bind_errors),
