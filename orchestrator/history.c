@@ -37,6 +37,12 @@ int64_t tnd_history_parse_time(const char *iso)
 
 /* A status that names no outcome leaves the session unreadable, and a
  * warning says which value and which file. */
+/* A session another process holds: tandem serve's queue, or a run. */
+static tnd_session_status held(const char *dir)
+{
+    return tnd_session_queued(dir) ? TND_SESSION_QUEUED : TND_SESSION_RUNNING;
+}
+
 static tnd_session_status state_of(json_object *records, json_object *report,
                                    const char *dir, const char *id,
                                    bool held_by_caller)
@@ -45,7 +51,7 @@ static tnd_session_status state_of(json_object *records, json_object *report,
     tnd_session_status st;
 
     if (!held_by_caller && tnd_session_locked(dir))
-        return TND_SESSION_RUNNING;
+        return held(dir);
     if (tnd_journal_status(&st, records) < 0) {
         tnd_log_warn("session %s: %s", id, tnd_error_last());
         return TND_SESSION_UNREADABLE;
@@ -105,7 +111,7 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
     s->state = !damaged && (records || report)
                    ? state_of(records, report, dir, id, held_by_caller)
                : missing && !held_by_caller && tnd_session_locked(dir)
-                   ? TND_SESSION_RUNNING
+                   ? held(dir)
                    : TND_SESSION_UNREADABLE;
     if (why && s->state == TND_SESSION_UNREADABLE)
         tnd_log_warn("session %s: %s", id, why);
@@ -367,7 +373,8 @@ int tnd_history_stats(json_object **out, const char *repo)
         json_object_object_add(
             by_state, name,
             json_object_new_int((count ? json_object_get_int(count) : 0) + 1));
-        if (s.state != TND_SESSION_RUNNING && s.state != TND_SESSION_WAITING)
+        if (s.state != TND_SESSION_RUNNING && s.state != TND_SESSION_QUEUED &&
+            s.state != TND_SESSION_WAITING)
             t.ended++;
         if (report) {
             t.with_report++;

@@ -17,9 +17,9 @@
 
 typedef struct tnd_summary {
     char *id;
-    tnd_session_status state; /* running, waiting, approved, rejected,
-                                 escalated, failed, interrupted,
-                                 unreadable */
+    tnd_session_status state; /* running, queued, waiting, approved,
+                                 rejected, escalated, failed,
+                                 interrupted, unreadable */
     char *task;
     long iterations;
     long llm_calls;

@@ -36,8 +36,9 @@ void tnd_cmd_history_usage(const char *cmd, FILE *to)
               "                             [--dry-run]\n"
               "\n"
               "List the sessions of a repository, oldest first, with their\n"
-              "state: running, waiting (for a person), approved, rejected,\n"
-              "escalated, failed, interrupted (resume it).\n"
+              "state: running, queued (by tandem serve, for a free slot),\n"
+              "waiting (for a person), approved, rejected, escalated,\n"
+              "failed, interrupted (resume it), unreadable.\n"
               "\n"
               "'prune' removes the sessions that have ended and are older\n"
               "than D (default 30d); see 'tandem sessions prune --help'.\n",

@@ -16,6 +16,7 @@
 #include "common/xalloc.h"
 #include "orchestrator/link.h"
 #include "orchestrator/run.h"
+#include "orchestrator/session.h"
 #include "proto/client.h"
 #include "proto/json.h"
 #include "proto/mdp.h"
@@ -121,6 +122,8 @@ void tnd_hubsession_hold_lock(tnd_hubsession *self, int fd)
     if (self->lock >= 0)
         close(self->lock);
     self->lock = fd;
+    /* `tandem sessions` says queued, not running, until a slot is free */
+    tnd_session_lock_queued(fd, true);
 }
 
 void tnd_hubsession_set_who(tnd_hubsession *self, const tnd_client_who *who)
@@ -172,6 +175,8 @@ static void *session_main(void *arg)
         co.who = s->who.via ? &s->who : NULL;
         /* held since it was queued: nothing took it meanwhile */
         co.locked = s->thread_lock >= 0;
+        if (co.locked)
+            tnd_session_lock_queued(s->thread_lock, false);
         co.lock_fd = s->thread_lock;
         /* the diff in large pieces, progress a line at a time */
         setvbuf(out, NULL, _IOFBF, OUT_BUF);

@@ -32,7 +32,7 @@ struct tnd_session {
 
 static const char *const status_names[] = {
     NULL,          "approved", "rejected", "escalated",  "failed",
-    "interrupted", "running",  "waiting",  "unreadable",
+    "interrupted", "running",  "waiting",  "unreadable", "queued",
 };
 static const tnd_names states = TND_NAMES("session state", status_names);
 /* what files say: a run's outcome */
@@ -367,6 +367,7 @@ static int lock_dir(const char *dir, const char *id)
     if (flock(fd, LOCK_EX | LOCK_NB) < 0 && !own_lock_released(fd)) {
         ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
         pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0'; /* a queued session's has more */
         tnd_str_trim(pid);
         tnd_error_set("session %s is being worked on by another tandem%s%s%s; "
                       "wait for it to end, or follow it with 'tandem watch "
@@ -412,6 +413,44 @@ void tnd_session_adopt_lock(tnd_session *self, int fd)
     if (self->lock_fd >= 0)
         close(self->lock_fd);
     self->lock_fd = fd;
+}
+
+/* The lock file's second line while its holder has the session queued */
+#define QUEUED_LINE "queued\n"
+
+void tnd_session_lock_queued(int fd, bool queued)
+{
+    char text[64];
+
+    snprintf(text, sizeof(text), "%ld\n%s", (long)getpid(),
+             queued ? QUEUED_LINE : "");
+    /* what the file says is for people and listings only */
+    if (ftruncate(fd, 0) == 0 && pwrite(fd, text, strlen(text), 0) < 0)
+        tnd_error_clear();
+}
+
+bool tnd_session_queued(const char *dir)
+{
+    char *path = tnd_fs_join(dir, "lock");
+    int fd = open_lock(path, O_RDONLY);
+    char text[64];
+    ssize_t n;
+    const char *nl;
+    bool queued = false;
+
+    free(path);
+    if (fd < 0) {
+        tnd_error_clear();
+        return false;
+    }
+    n = pread(fd, text, sizeof(text) - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    nl = strchr(text, '\n');
+    if (nl && strcmp(nl + 1, QUEUED_LINE) == 0 &&
+        flock(fd, LOCK_SH | LOCK_NB) < 0)
+        queued = true;
+    close(fd);
+    return queued;
 }
 
 bool tnd_session_locked(const char *dir)

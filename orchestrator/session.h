@@ -29,6 +29,8 @@ typedef enum tnd_session_status {
     TND_SESSION_RUNNING,     /* read back: a tandem holds its lock */
     TND_SESSION_WAITING,     /* read back: escalated, waiting for an answer */
     TND_SESSION_UNREADABLE,  /* read back: its files cannot be read */
+    TND_SESSION_QUEUED,      /* read back: tandem serve holds its lock
+                                while it waits for a slot */
 } tnd_session_status;
 
 TND_NAMES_INT_SIZED(tnd_session_status);
@@ -92,6 +94,15 @@ int tnd_session_take_lock(tnd_session *self);
  * that holds it (tnd_session_lock_dir, tnd_session_take_lock), and
  * closes it with the session. */
 void tnd_session_adopt_lock(tnd_session *self, int fd);
+
+/* Say in the lock file held through fd (tnd_session_lock_dir) whether
+ * its holder has queued the session (tandem serve, until a slot is free)
+ * or runs it: what `tandem sessions` tells apart (tnd_session_queued). */
+void tnd_session_lock_queued(int fd, bool queued);
+
+/* True when some live process holds the lock of the session in dir and
+ * says it has queued it (tnd_session_lock_queued). */
+bool tnd_session_queued(const char *dir);
 
 /* True when some live process holds the lock of the session in dir.
  * Neither this nor tnd_session_lock follows a symbolic link or opens

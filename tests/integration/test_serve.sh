@@ -245,6 +245,12 @@ expect_in "$T/err" "a server runs one configuration"
 expect_not_in "$T/err" "busy"
 run tandem submit --status
 expect_in "$T/out" "running 1 of 1, queued 1 of 1"
+# tandem sessions says which runs and which waits for a slot (both said
+# running)
+run tandem sessions --repo "$T/b"
+grep -q "^$second *queued " "$T/out" || fail "sessions: $(cat "$T/out")"
+run tandem sessions --repo "$T/a"
+grep -q "^$first *running " "$T/out" || fail "sessions: $(cat "$T/out")"
 # a queued session is the server's: held, so a prune of every ended
 # session leaves it, and a resume at the terminal is refused (unheld,
 # it read as interrupted, and the prune removed it before it ran)

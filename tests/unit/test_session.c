@@ -237,6 +237,7 @@ static void statuses_have_their_names(void **state)
         {TND_SESSION_RUNNING, "running", false},
         {TND_SESSION_WAITING, "waiting", false},
         {TND_SESSION_UNREADABLE, "unreadable", false},
+        {TND_SESSION_QUEUED, "queued", false},
     };
 
     (void)state;
@@ -302,6 +303,33 @@ static void a_lock_is_only_ever_a_regular_file(void **state)
     remove_sessions();
 }
 
+/* tandem serve holds a queued session's lock and says so in the lock
+ * file: `tandem sessions` reads queued, not running, until its thread
+ * takes it. */
+static void a_queued_session_says_so_in_its_lock(void **state)
+{
+    tnd_session *s = tnd_session_new(repo);
+    int fd;
+
+    (void)state;
+    assert_non_null(s);
+    fd = tnd_session_lock_dir(tnd_session_dir(s));
+    assert_true(fd >= 0);
+    assert_true(tnd_session_locked(tnd_session_dir(s)));
+    assert_false(tnd_session_queued(tnd_session_dir(s)));
+    tnd_session_lock_queued(fd, true);
+    assert_true(tnd_session_queued(tnd_session_dir(s)));
+    tnd_session_lock_queued(fd, false);
+    assert_false(tnd_session_queued(tnd_session_dir(s)));
+    assert_true(tnd_session_locked(tnd_session_dir(s)));
+    tnd_session_lock_queued(fd, true);
+    close(fd);
+    /* a file that says queued, held by no one: no queue */
+    assert_false(tnd_session_queued(tnd_session_dir(s)));
+    tnd_session_destroy(&s);
+    remove_sessions();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -314,6 +342,7 @@ int main(void)
         cmocka_unit_test(statuses_have_their_names),
         cmocka_unit_test(an_unknown_status_names_the_outcomes),
         cmocka_unit_test(a_lock_is_only_ever_a_regular_file),
+        cmocka_unit_test(a_queued_session_says_so_in_its_lock),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
