@@ -120,10 +120,16 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
         tnd_json_str_or(task, "task", tnd_json_str_or(report, "task", NULL)));
     s->started = tnd_json_int_or(task, "started_ms", 0);
     s->iterations = tnd_json_int_or(report, "iterations", 0);
-    s->llm_calls = tnd_json_int_or(report, "llm_calls", 0);
+    /* no report (a run killed before it wrote one, a file removed): the
+     * calls and tokens are in replies the outline leaves out, so they
+     * are unknown, not 0 (an approved session read "0 calls") */
+    s->llm_calls = tnd_json_int_or(report, "llm_calls", -1);
     s->tokens =
-        tnd_json_int_or(tnd_json_field(report, "tokens"), "prompt", 0) +
-        tnd_json_int_or(tnd_json_field(report, "tokens"), "completion", 0);
+        s->llm_calls < 0
+            ? -1
+            : tnd_json_int_or(tnd_json_field(report, "tokens"), "prompt", 0) +
+                  tnd_json_int_or(tnd_json_field(report, "tokens"),
+                                  "completion", 0);
     s->elapsed_ms = tnd_json_int_or(report, "elapsed_ms", 0);
     for (size_t i = 0; records && i < json_object_array_length(records); i++) {
         json_object *rec = json_object_array_get_idx(records, i);
@@ -132,6 +138,10 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
         if (strcmp(tnd_journal_type(rec), "escalation") == 0 &&
             strcmp(tnd_json_str_or(rec, "mode", ""), "never") != 0)
             s->escalations++;
+        /* without a report, the attempts the journal decided on */
+        if (!report && strcmp(tnd_journal_type(rec), "decision") == 0 &&
+            tnd_json_int_or(rec, "attempt", 0) > s->iterations)
+            s->iterations = tnd_json_int_or(rec, "attempt", 0);
     }
     for (size_t i = records ? json_object_array_length(records) : 0;
          i-- > 0 && s->last <= 0;)
@@ -198,6 +208,7 @@ typedef struct totals {
     long ended, approved, escalated_any, with_report;
     double iterations;
     double approved_tokens, approved_calls;
+    long approved_costed; /* approved sessions whose report gives them */
     double coding_ms, auditing_ms, waiting_ms;
     long codings, audits, waits;
     pattern *patterns;
@@ -380,11 +391,14 @@ int tnd_history_stats(json_object **out, const char *repo)
             t.with_report++;
             t.iterations += (double)s.iterations;
         }
-        if (s.state == TND_SESSION_APPROVED) {
-            t.approved++;
+        if (s.state == TND_SESSION_APPROVED && s.llm_calls >= 0) {
+            /* one whose cost is unknown (no report) counts in neither */
+            t.approved_costed++;
             t.approved_tokens += (double)s.tokens;
             t.approved_calls += (double)s.llm_calls;
         }
+        if (s.state == TND_SESSION_APPROVED)
+            t.approved++;
         if (s.escalations)
             t.escalated_any++;
         phases(&t, records);
@@ -441,9 +455,11 @@ int tnd_history_stats(json_object **out, const char *repo)
         o, "escalation_rate",
         rounded(ratio((double)t.escalated_any, (double)t.runs)));
     json_object_object_add(
-        per, "tokens", rounded(ratio(t.approved_tokens, (double)t.approved)));
+        per, "tokens",
+        rounded(ratio(t.approved_tokens, (double)t.approved_costed)));
     json_object_object_add(
-        per, "llm_calls", rounded(ratio(t.approved_calls, (double)t.approved)));
+        per, "llm_calls",
+        rounded(ratio(t.approved_calls, (double)t.approved_costed)));
     json_object_object_add(o, "per_approved", per);
     json_object_object_add(ph, "coding_ms",
                            rounded(ratio(t.coding_ms, (double)t.codings)));

@@ -21,9 +21,9 @@ typedef struct tnd_summary {
                                  rejected, escalated, failed,
                                  interrupted, unreadable */
     char *task;
-    long iterations;
-    long llm_calls;
-    long tokens;     /* prompt + completion */
+    long iterations; /* from report.json, else the journal's decisions */
+    long llm_calls;  /* from report.json; -1 when unknown (no report) */
+    long tokens;     /* prompt + completion, the same; -1 when unknown */
     int64_t started; /* wall ms; 0 when unknown */
     int64_t last;    /* wall ms of the last journal record; 0 when
                         unknown */

@@ -292,10 +292,16 @@ static int list_sessions(const char *repo, bool json)
                                    tnd_json_str_or_null(list[i].task));
             json_object_object_add(j, "iterations",
                                    json_object_new_int64(list[i].iterations));
-            json_object_object_add(j, "llm_calls",
-                                   json_object_new_int64(list[i].llm_calls));
+            /* null: unknown (no report.json), never a false 0 */
+            json_object_object_add(
+                j, "llm_calls",
+                list[i].llm_calls < 0
+                    ? NULL
+                    : json_object_new_int64(list[i].llm_calls));
             json_object_object_add(j, "tokens",
-                                   json_object_new_int64(list[i].tokens));
+                                   list[i].tokens < 0
+                                       ? NULL
+                                       : json_object_new_int64(list[i].tokens));
             json_object_object_add(j, "elapsed_ms",
                                    json_object_new_int64(list[i].elapsed_ms));
             json_object_array_add(arr, j);
@@ -317,9 +323,14 @@ static int list_sessions(const char *repo, bool json)
                 if (*p == '\n' || *p == '\t')
                     *p = ' ';
             char *id = tnd_str_one_line(list[i].id, 64);
-            printf("%-26s %-11s %5ld %6ld %9ld  %s\n", id,
+            char calls[24] = "?", tokens[24] = "?";
+            if (list[i].llm_calls >= 0)
+                snprintf(calls, sizeof(calls), "%ld", list[i].llm_calls);
+            if (list[i].tokens >= 0)
+                snprintf(tokens, sizeof(tokens), "%ld", list[i].tokens);
+            printf("%-26s %-11s %5ld %6s %9s  %s\n", id,
                    tnd_session_status_name(list[i].state), list[i].iterations,
-                   list[i].llm_calls, list[i].tokens, task);
+                   calls, tokens, task);
             free(id);
             free(task);
         }

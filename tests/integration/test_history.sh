@@ -34,6 +34,36 @@ expect_in "$T/out" '"state": "waiting"'
 expect_in "$T/out" '"tokens": 3837'
 pass "sessions lists every session with its state"
 
+# an approved session without its report.json (a run killed after its
+# finish record): its calls and tokens are unknown, not 0, and its
+# iterations come from the journal
+cp -r "$T/demo" "$T/noreport"
+rm "$T/noreport/.tandem/sessions/$approved/report.json"
+run "$BIN/tandem" sessions --repo "$T/noreport"
+expect_rc 0 "sessions without a report"
+grep -q "^$approved *approved *2 *? *?  make the failing test pass" "$T/out" ||
+    fail "the calls of a session without a report: $(cat "$T/out")"
+run "$BIN/tandem" sessions --repo "$T/noreport" --json
+/usr/bin/python3 - "$T/out" "$approved" <<'PY' || fail "sessions --json: $(cat "$T/out")"
+import json, sys
+s = [x for x in json.load(open(sys.argv[1])) if x["session"] == sys.argv[2]][0]
+assert (s["state"], s["iterations"], s["llm_calls"], s["tokens"]) == \
+    ("approved", 2, None, None), s
+PY
+# and the cost per approved task is that of those whose report says it
+# (the unknown one counted as 0 calls halved it)
+cp -r "$T/demo/.tandem/sessions/$approved" \
+    "$T/noreport/.tandem/sessions/20200101-000000-0000000a"
+run "$BIN/tandem" stats --repo "$T/noreport" --json
+expect_rc 0 "stats without a report"
+/usr/bin/python3 - "$T/out" <<'PY' || fail "stats: $(cat "$T/out")"
+import json, sys
+per = json.load(open(sys.argv[1]))["per_approved"]
+assert per == {"tokens": 3837, "llm_calls": 4}, per
+PY
+rm -rf "$T/noreport"
+pass "a session without its report has unknown calls, not 0"
+
 # a journal damaged inside (not a torn last line): unreadable, said, not
 # an interrupted session a resume would go on with
 cp -r "$T/demo" "$T/damaged"
