@@ -175,19 +175,29 @@ static int command_complete(void *state, tnd_llm_answer *out,
     spec.input_len = input.len;
     spec.timeout_ms = call->timeout_ms;
     spec.output_cap = TND_COMMAND_MAX_ANSWER;
+    spec.output_stop = TND_COMMAND_MAX_ANSWER;
     spec.cancel = call->cancel;
     if (tnd_proc_run(&res, &spec) < 0) {
         tnd_error_prefix("LLM command");
         goto out;
     }
-    if (res.status != TND_PROC_EXITED || res.exit_code != 0) {
-        error = run_error(c, &res, call);
+    /* too much on stdout, whether it exited or was stopped for it (a
+     * flood was said to be "no answer within" the timeout it ran to) */
+    if (res.status != TND_PROC_CANCELLED &&
+        res.output_total > TND_COMMAND_MAX_ANSWER) {
+        if (res.status == TND_PROC_STOPPED)
+            tnd_error_set("LLM command '%s' printed more than %d bytes on "
+                          "stdout, more than an answer may be, and was "
+                          "stopped",
+                          c->display, TND_COMMAND_MAX_ANSWER);
+        else
+            tnd_error_set(
+                "LLM command '%s' printed %zu bytes; an answer is at most %d",
+                c->display, res.output_total, TND_COMMAND_MAX_ANSWER);
         goto out;
     }
-    if (res.output_total > TND_COMMAND_MAX_ANSWER) {
-        tnd_error_set(
-            "LLM command '%s' printed %zu bytes; an answer is at most %d",
-            c->display, res.output_total, TND_COMMAND_MAX_ANSWER);
+    if (res.status != TND_PROC_EXITED || res.exit_code != 0) {
+        error = run_error(c, &res, call);
         goto out;
     }
     if (memchr(res.output, '\0', res.output_len)) {

@@ -10,7 +10,9 @@
  *           out when SYSTEM is empty or already ends in a newline. tandem's
  *           system prompts never hold a "---" line themselves, so the
  *           first such line splits the two.
- *   stdout  the answer, at most TND_COMMAND_MAX_ANSWER bytes, not empty.
+ *   stdout  the answer, at most TND_COMMAND_MAX_ANSWER bytes, not empty;
+ *           one that prints more is stopped there, and the call fails
+ *           saying the answer was too large (not retried).
  *   stderr  kept apart; its last lines are quoted when the call fails.
  *   exit    0: the answer is good. 75 (EX_TEMPFAIL): a transient failure,
  *           retried with backoff like an HTTP 503. Anything else (or a

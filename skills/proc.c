@@ -664,6 +664,11 @@ static void supervise(run *r)
                 r->stop = cancel ? TND_PROC_CANCELLED : TND_PROC_TIMEOUT;
                 signal_run(r, SIGTERM);
                 kill_at = now + grace;
+            } else if (spec->output_stop &&
+                       r->out.cap.total > spec->output_stop) {
+                r->stop = TND_PROC_STOPPED;
+                signal_run(r, SIGKILL);
+                killed = 1;
             } else if (spec->watch && now >= next_watch) {
                 /* at most once a tick, however often output wakes us */
                 next_watch = now + TICK_MS;

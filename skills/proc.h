@@ -44,6 +44,10 @@ typedef struct tnd_proc_spec {
                                  between them, followed by the lines of
                                  the omitted part that name a failure
                                  (see TND_PROC_MIDDLE_MAX) */
+    size_t output_stop;       /* > 0: stdout past this many bytes stops
+                                 the program at once (status
+                                 TND_PROC_STOPPED): a model command that
+                                 floods it ran to its deadline; 0: none */
     int merge_stderr;         /* 1: stderr goes into output, interleaved in
                                  the order written; 0: kept apart */
     const atomic_int *cancel; /* when non-NULL and it becomes non-zero,

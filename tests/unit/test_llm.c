@@ -570,6 +570,19 @@ static void command_bad_answers(void **state)
                                              "answer is at most 4194304"));
     tnd_llm_destroy(&llm);
 
+    /* one that never stops printing is stopped at the limit, said so
+     * (it ran to its timeout, "no answer within" it) */
+    llm = command_llm("flood.sh", "exec yes\n", ", timeout_s: 60");
+    {
+        int64_t start = tnd_now_ms();
+        assert_int_equal(tnd_llm_complete(&a, llm, &coder_call), -1);
+        assert_true(tnd_now_ms() - start < 20000);
+    }
+    assert_non_null(strstr(tnd_error_last(),
+                           "printed more than 4194304 bytes on stdout, more "
+                           "than an answer may be, and was stopped"));
+    tnd_llm_destroy(&llm);
+
     llm = command_llm("nul.sh", "printf 'a\\000b'\n", "");
     assert_int_equal(tnd_llm_complete(&a, llm, &coder_call), -1);
     assert_non_null(strstr(tnd_error_last(), "binary"));

@@ -631,6 +631,33 @@ static void a_watch_can_stop_the_run(void **state)
     tnd_proc_result_free(&r);
 }
 
+/* output_stop: stdout past it stops the program at once (a model
+ * command that floods it ran to its deadline); within it, nothing. */
+static void too_much_output_stops_the_run(void **state)
+{
+    tnd_proc_spec spec = {0};
+    tnd_proc_result r;
+    int64_t t0 = tnd_now_ms();
+
+    (void)state;
+    spec.argv = ARGV("/bin/sh", "-c", "yes; sleep 30");
+    spec.output_cap = 1024;
+    spec.output_stop = 100000;
+    spec.timeout_ms = 30000;
+    assert_int_equal(tnd_proc_run(&r, &spec), 0);
+    assert_int_equal(r.status, TND_PROC_STOPPED);
+    assert_true(r.output_total > 100000);
+    assert_true(tnd_now_ms() - t0 < 10000);
+    tnd_proc_result_free(&r);
+
+    spec.argv = ARGV("/bin/sh", "-c", "head -c 100000 /dev/zero; exit 3");
+    assert_int_equal(tnd_proc_run(&r, &spec), 0);
+    assert_int_equal(r.status, TND_PROC_EXITED);
+    assert_int_equal(r.exit_code, 3);
+    assert_int_equal(r.output_total, 100000);
+    tnd_proc_result_free(&r);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -677,6 +704,7 @@ int main(void)
         cmocka_unit_test(file_size_limit_stops_a_big_write),
         cmocka_unit_test(describe_says_how_it_ended),
         cmocka_unit_test(a_watch_can_stop_the_run),
+        cmocka_unit_test(too_much_output_stops_the_run),
     };
 
     /* Orphans of killed process groups are reparented to the nearest
