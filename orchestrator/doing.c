@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/term.h"
 #include "proto/json.h"
 
 /* "reviewer.2" is a reviewer: the role without its member number. */
@@ -87,4 +88,44 @@ void tnd_doing_format(char *out, size_t size, const tnd_doing *d,
     } else {
         snprintf(out, size, "%s: %s (%.1f s)", d->role, d->what, secs);
     }
+}
+
+void tnd_doing_fit(char *out, size_t size, const tnd_doing *d, int64_t now_ms,
+                   const char *prefix, const char *short_prefix, int columns)
+{
+    char what[256], whole[512], cut[512], timer[32], chars[32];
+    double secs = (double)(now_ms - d->since_ms) / 1000.0;
+    int room;
+
+    tnd_doing_format(what, sizeof(what), d, now_ms);
+    if (!*what) {
+        if (size > 0)
+            *out = '\0';
+        return;
+    }
+    /* fitted to its own length and to columns: the same when it fits */
+    snprintf(whole, sizeof(whole), "%s%s", prefix, what);
+    tnd_term_fit(whole, (int)sizeof(whole));
+    snprintf(cut, sizeof(cut), "%s", whole);
+    tnd_term_fit(cut, columns);
+    if (strcmp(cut, whole) == 0) {
+        snprintf(out, size, "%s", whole);
+        return;
+    }
+    snprintf(timer, sizeof(timer), "(%.1f s)", secs < 0 ? 0 : secs);
+    room = columns - (int)strlen(timer) - 1;
+    if (room < 8) { /* the time alone, as much of it as there is room */
+        tnd_term_fit(timer, columns);
+        snprintf(out, size, "%s", timer);
+        return;
+    }
+    if (strcmp(d->what, "writing") == 0) {
+        grouped(chars, sizeof(chars), d->chars);
+        snprintf(cut, sizeof(cut), "%s%s: writing (%s character%s)",
+                 short_prefix, d->role, chars, d->chars == 1 ? "" : "s");
+    } else {
+        snprintf(cut, sizeof(cut), "%s%s: %s", short_prefix, d->role, d->what);
+    }
+    tnd_term_fit(cut, room);
+    snprintf(out, size, "%s %s", cut, timer);
 }

@@ -36,4 +36,12 @@ bool tnd_doing_update(tnd_doing *d, json_object *progress, int64_t now_ms);
 void tnd_doing_format(char *out, size_t size, const tnd_doing *d,
                       int64_t now_ms);
 
+/* prefix and the words for d as one line of at most columns columns
+ * (tnd_term_fit), into out: whole when it fits; else short_prefix and
+ * the words cut before their time, which stays ("[1/3] coder: writing
+ * (1,8... (2.0 s)"), so a narrow terminal still shows the time count.
+ * "" when nothing has been said yet. */
+void tnd_doing_fit(char *out, size_t size, const tnd_doing *d, int64_t now_ms,
+                   const char *prefix, const char *short_prefix, int columns);
+
 #endif

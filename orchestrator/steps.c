@@ -243,21 +243,23 @@ void tnd_loop_progress_start(run *r, const char *service)
  * cut to the terminal's width (a line that wraps cannot be redrawn). */
 static void draw_progress(run *r)
 {
-    char what[160], line[256];
+    char at[48], prefix[64], line[512];
     int64_t now = tnd_now_ms();
 
     if (r->opts.quiet || r->err != stderr ||
         !tnd_term_can_redraw(STDERR_FILENO))
         return;
-    tnd_doing_format(what, sizeof(what), &r->doing, now);
-    if (!*what)
-        return;
     if (r->iterations == 0) /* before attempt 1: the baseline */
-        snprintf(line, sizeof(line), "tandem: baseline: %s", what);
+        snprintf(at, sizeof(at), "baseline: ");
     else
-        snprintf(line, sizeof(line), "tandem: [%d/%d] %s", r->iterations,
-                 r->gate.max_iterations, what);
-    tnd_term_fit(line, tnd_term_width(STDERR_FILENO) - 1);
+        snprintf(at, sizeof(at), "[%d/%d] ", r->iterations,
+                 r->gate.max_iterations);
+    snprintf(prefix, sizeof(prefix), "tandem: %s", at);
+    /* too narrow for all of it: the time stays, the words are cut */
+    tnd_doing_fit(line, sizeof(line), &r->doing, now, prefix, at,
+                  tnd_term_width(STDERR_FILENO) - 1);
+    if (!*line)
+        return;
     fprintf(r->err, "\r\033[K%s", line);
     fflush(r->err);
     tnd_log_line_open(true);

@@ -350,3 +350,36 @@ if grep -q '[^ ]tandem\[[0-9]*\] ' "$T/pane"; then
     fail "a log line went on after the progress line"
 fi
 pass "a log line clears the progress line before it"
+
+# a 40-column terminal: the progress line is cut to fit, and its time
+# stays at its end ("tandem: baseline: reviewer: build runn..." lost it)
+tmx kill-server 2>/dev/null
+rm -f "$T/rc" "$T/go"
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<YAML
+skills:
+  build: {command: "while [ ! -e $T/go ]; do sleep 0.02; done; make", timeout_s: 120, sandbox: none}
+  test: {command: make test, timeout_s: 60}
+YAML
+tmx new-session -d -s tnd -x 40 -y 20 \
+    "'$BIN/tandem' run --repo '$T/demo' 'make the failing test pass' >/dev/null; \
+     echo \$? >'$T/rc'; sleep 600"
+i=0
+until tmx capture-pane -p -t tnd |
+    grep -E -q '^baseline: reviewer: .*\.\.\. \([0-9]+\.[0-9] s\)$'; do
+    i=$((i + 1))
+    if [ $i -gt 600 ]; then
+        tmx capture-pane -p -t tnd >&2
+        fail "the 40-column progress line lost its time"
+    fi
+    sleep 0.05
+done
+# never the last column: a line that wraps cannot be redrawn
+tmx capture-pane -p -t tnd | grep '^baseline: reviewer: ' >"$T/pane"
+if awk 'length($0) > 39' "$T/pane" | grep -q .; then
+    fail "the progress line is wider than 39 columns: $(cat "$T/pane")"
+fi
+touch "$T/go"
+wait_for_rc "$T/rc" 60
+[ "$(cat "$T/rc")" = 0 ] || fail "the 40-column run: exit $(cat "$T/rc")"
+pass "at 40 columns the progress line keeps its time"

@@ -69,11 +69,47 @@ static void streaming_is_writing_with_its_characters(void **state)
         "coder: writing (1,234,567 characters, 2.5 s)");
 }
 
+/* The progress line on a narrow terminal: whole when it fits; else the
+ * words are cut and the time stays (at 40 columns it was cut off). */
+static void a_narrow_line_keeps_its_time(void **state)
+{
+    tnd_doing d;
+    char out[160];
+
+    (void)state;
+    tnd_doing_start(&d, "coder");
+    step(&d, "{\"chars\":1834,\"delta\":\"y\"}", 500, 500);
+    tnd_doing_fit(out, sizeof(out), &d, 2500, "tandem: [1/3] ", "[1/3] ", 79);
+    assert_string_equal(
+        out, "tandem: [1/3] coder: writing (1,834 characters, 2.0 s)");
+    tnd_doing_fit(out, sizeof(out), &d, 2500, "tandem: [1/3] ", "[1/3] ", 39);
+    assert_string_equal(out, "[1/3] coder: writing (1,834 ... (2.0 s)");
+    assert_int_equal(strlen(out), 39);
+    tnd_doing_fit(out, sizeof(out), &d, 2500, "tandem: [1/3] ", "[1/3] ", 20);
+    assert_string_equal(out, "[1/3] cod... (2.0 s)");
+    /* too narrow for any words: the time alone, cut at the very least */
+    tnd_doing_fit(out, sizeof(out), &d, 2500, "tandem: [1/3] ", "[1/3] ", 12);
+    assert_string_equal(out, "(2.0 s)");
+    tnd_doing_fit(out, sizeof(out), &d, 2500, "tandem: [1/3] ", "[1/3] ", 5);
+    assert_string_equal(out, "(2...");
+
+    step(&d, "{\"chars\":0,\"role\":\"reviewer\",\"phase\":\"skill test\"}",
+         3000, 3000);
+    tnd_doing_fit(out, sizeof(out), &d, 9100,
+                  "tandem: baseline: ", "baseline: ", 32);
+    assert_string_equal(out, "baseline: reviewer: t... (6.1 s)");
+    /* nothing said yet: nothing */
+    tnd_doing_start(&d, "coder");
+    tnd_doing_fit(out, sizeof(out), &d, 0, "tandem: ", "", 40);
+    assert_string_equal(out, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_phase_is_said_with_its_time),
         cmocka_unit_test(streaming_is_writing_with_its_characters),
+        cmocka_unit_test(a_narrow_line_keeps_its_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
