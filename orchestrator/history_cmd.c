@@ -46,10 +46,11 @@ void tnd_cmd_history_usage(const char *cmd, FILE *to)
     else if (strcmp(cmd, "show") == 0)
         fputs("usage: tandem show [--repo DIR] ID\n"
               "\n"
-              "Show session ID (or a unique prefix): its reflection log (what\n"
-              "each attempt did, what the checks and the critique found, what\n"
-              "was decided, what people answered) and its final diff, or its\n"
-              "last proposal when none was approved.\n",
+              "Show session ID (or any part of it that no other session's id\n"
+              "has): its reflection log (what each attempt did, what the\n"
+              "checks and the critique found, what was decided, what people\n"
+              "answered) and its final diff, or its last proposal when none\n"
+              "was approved.\n",
               to);
     else if (strcmp(cmd, "stats") == 0)
         fputs(
@@ -101,8 +102,8 @@ static void prune_usage(const char *cmd, FILE *to)
           "Remove the sessions of a repository that have ended (approved,\n"
           "rejected, escalated, failed, interrupted, or unreadable) and are\n"
           "older than D; a session's age is the time since its last journal\n"
-          "record. A running session is never removed, and one waiting for\n"
-          "a person only with --waiting. A workspace a run kept\n"
+          "record. A running or queued session is never removed, and one\n"
+          "waiting for a person only with --waiting. A workspace a run kept\n"
           "(--keep-workspace) goes with its session; the lessons bank\n"
           "stays. Prints each session removed (id, state, age, size on\n"
           "disk) and the total. The runtime directories of killed runs\n"

@@ -68,7 +68,9 @@ static void usage(FILE *to)
           "\n"
           "exit status: 0 approved/ok, 1 rejected or failed, 2 usage or\n"
           "configuration error, 3 waiting for a human, 4 could not review\n"
-          "(tandem review), 5 approved but not applied (run --apply), 130\n"
+          "(tandem review), 5 approved but not applied or not committed\n"
+          "(--apply, --commit), 75 the server is busy or stopping (submit,\n"
+          "or an answer to a session it ran: try again later), 130\n"
           "interrupted (128 + the signal; 'tandem resume ID' goes on)\n"
           "\n"
           "'tandem COMMAND --help' shows a command's options.\n",
@@ -126,12 +128,14 @@ static void run_usage(const char *name, FILE *to)
         "  -v, --verbose        debug logging from tandem and the agents\n"
         "  -h, --help           show this help\n"
         "\n"
-        "exit status: 0 approved (and applied, with --apply), 1 failed, or\n"
-        "the diff could not be written on stdout (said on stderr), 2 usage\n"
-        "or configuration error, 3 needs a human (the loop could not\n"
-        "converge), 5 approved but not applied or not committed (--apply,\n"
-        "--commit), 130 interrupted (128 + the signal; 'tandem resume ID'\n"
-        "goes on)\n",
+        "exit status: 0 approved (and applied, with --apply), 1 rejected\n"
+        "(by a person, or a human needed under gate.escalate: never) or\n"
+        "failed, or the diff could not be written on stdout (said on\n"
+        "stderr), 2 usage or configuration error, 3 needs a human (the\n"
+        "loop could not converge, a budget ran out, too little\n"
+        "confidence, a change to gate.risk_paths), 5 approved but not\n"
+        "applied or not committed (--apply, --commit), 130 interrupted\n"
+        "(128 + the signal; 'tandem resume ID' goes on)\n",
         to);
 }
 

@@ -30,10 +30,11 @@ void tnd_cmd_continue_usage(const char *cmd, FILE *to)
         fputs(
             "usage: tandem resume [--repo DIR] ID\n"
             "\n"
-            "Go on with session ID (or a unique prefix of it) after a crash,\n"
-            "a kill, an interruption or a failure: the steps its journal\n"
-            "holds are replayed (no model is asked again for an answer it\n"
-            "gave), then the loop continues from the first missing step.\n",
+            "Go on with session ID (or any part of it that no other session's\n"
+            "id has) after a crash, a kill, an interruption or a failure:\n"
+            "the steps its journal holds are replayed (no model is asked\n"
+            "again for an answer it gave), then the loop continues from the\n"
+            "first missing step.\n",
             to);
     else if (kind == TND_ANSWER_APPROVE)
         fputs("usage: tandem approve [--repo DIR] ID\n"

@@ -7,12 +7,19 @@ run "$BIN/tandem" --help
 expect_rc 0 "tandem --help"
 expect_in "$T/out" "usage: tandem COMMAND"
 expect_in "$T/out" "exit status: 0 approved"
+# every code README's table has (75 and --commit's 5 were left out)
+tr '\n' ' ' <"$T/out" >"$T/flat"
+expect_in "$T/flat" "5 approved but not applied or not committed (--apply, --commit)"
+expect_in "$T/flat" "75 the server is busy or stopping"
 run "$BIN/tandem" --version
 expect_rc 0 "tandem --version"
 expect_in "$T/out" "tandem 0."
 run "$BIN/tandem" run --help
 expect_rc 0 "tandem run --help"
 expect_in "$T/out" "usage: tandem run [options] TASK..."
+tr '\n' ' ' <"$T/out" >"$T/flat"
+expect_in "$T/flat" "1 rejected (by a person, or a human needed under gate.escalate: never) or failed"
+expect_in "$T/flat" "a budget ran out, too little confidence, a change to gate.risk_paths"
 run "$BIN/tandem" help run
 expect_rc 0 "tandem help run"
 expect_in "$T/out" "--base-url URL"
