@@ -27,12 +27,13 @@
 
 struct tnd_crew {
     const tnd_crew_options *opts;
-    tnd_rundir *rundir; /* the runtime directory, held while the run lives */
-    char *runtime;      /* its path */
-    char *endpoint;     /* the local broker's; NULL with a link */
-    tnd_pool *pool;     /* the local agents and their broker, or */
-    tnd_link *link;     /* the hub's line (tandem serve); borrowed */
-    bool waiting_said[2];
+    tnd_rundir *rundir;  /* the runtime directory, held while the run lives */
+    char *runtime;       /* its path */
+    char *endpoint;      /* the local broker's; NULL with a link */
+    tnd_pool *pool;      /* the local agents and their broker, or */
+    tnd_link *link;      /* the hub's line (tandem serve); borrowed */
+    int waiting_said[2]; /* by role: 0 not yet; 1 said; 2 said with an
+                            agent registered for a service not asked */
     long resent; /* dispatches past each request's first (tnd_crew_resent) */
 };
 
@@ -206,8 +207,9 @@ static bool is_reviewer(const char *service)
 /* No agent serves service yet: say so, naming an agent registered for a
  * service this run never asks (tandem-reviewer --service reviewer.1
  * without a quorum, a typo), which otherwise waits in silence beside
- * it. */
-static void say_waiting(tnd_crew *c, const char *service)
+ * it. said: what was said before (0 nothing, 1 the wait alone): then
+ * only such an agent is news. Returns what is said now, 1 or 2. */
+static int say_waiting(tnd_crew *c, const char *service, int said)
 {
     int quorum = tnd_config_quorum(c->opts->config), n = 0;
     char **members = tnd_xcalloc((size_t)quorum + 1, sizeof(char *));
@@ -222,10 +224,10 @@ static void say_waiting(tnd_crew *c, const char *service)
         services[n++] = members[m] = tnd_xasprintf("reviewer.%d", m);
     other =
         tnd_broker_worker_elsewhere(tnd_pool_broker(c->pool), services, &its);
-    if (!other)
+    if (!other && !said)
         tnd_log_warn("waiting for a %s agent to connect to %s", service,
                      c->endpoint);
-    else
+    else if (other)
         tnd_log_warn("waiting for a %s agent to connect to %s; agent %s is "
                      "registered for the service %s, which this run does "
                      "not ask%s%s",
@@ -238,6 +240,7 @@ static void say_waiting(tnd_crew *c, const char *service)
         free(members[m]);
     free(members);
     free(services);
+    return other ? 2 : 1;
 }
 
 /* The request of reqs under key, or NULL. */
@@ -411,12 +414,14 @@ static int call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
             progress(NULL, 0, payload); /* the timer tick */
         for (size_t i = 0; i < n; i++) {
             int role = is_reviewer(reqs[i].service);
-            if (reqs[i].done || self->waiting_said[role] ||
+            /* said once; again only to name an agent that registered
+             * for a service not asked since (it may come late) */
+            if (reqs[i].done || self->waiting_said[role] == 2 ||
                 !port_none_for(self, reqs[i].service) ||
                 tnd_now_ms() - asked <= 3000)
                 continue;
-            say_waiting(self, reqs[i].service);
-            self->waiting_said[role] = true;
+            self->waiting_said[role] =
+                say_waiting(self, reqs[i].service, self->waiting_said[role]);
         }
         if (open > 0 && tnd_now_ms() >= deadline) {
             for (size_t i = 0; i < n; i++)

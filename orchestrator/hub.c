@@ -316,24 +316,29 @@ static void unserved(tnd_hub *h)
         if (local > 0 || tnd_broker_pending(h->broker, service) == 0 ||
             tnd_broker_workers(h->broker, service) > 0) {
             h->unserved_since[k] = 0;
-            h->unserved_said[k] = false;
+            h->unserved_said[k] = 0;
         } else if (!h->unserved_since[k]) {
             h->unserved_since[k] = now;
-        } else if (!h->unserved_said[k] && now - h->unserved_since[k] > 3000) {
+        } else if (h->unserved_said[k] < 2 &&
+                   now - h->unserved_since[k] > 3000) {
+            /* said once; again only to name an agent that registered for
+             * a service not asked since (it may come late) */
             const char *its = NULL;
             const char *other = elsewhere(h, members, &its);
-            fprintf(stderr,
-                    "tandem serve: requests for the %s wait, and no %s "
-                    "agent is connected to %s; start one there (tandem-%s "
-                    "--connect %s ...), or set its count in agents.yaml\n",
-                    service, service, tnd_hub_endpoint(h),
-                    k == 0 ? "coder" : "reviewer", tnd_hub_endpoint(h));
+            if (!h->unserved_said[k])
+                fprintf(stderr,
+                        "tandem serve: requests for the %s wait, and no %s "
+                        "agent is connected to %s; start one there "
+                        "(tandem-%s --connect %s ...), or set its count in "
+                        "agents.yaml\n",
+                        service, service, tnd_hub_endpoint(h),
+                        k == 0 ? "coder" : "reviewer", tnd_hub_endpoint(h));
             if (other)
                 fprintf(stderr,
                         "tandem serve: agent %s is registered for the "
                         "service %s, which no session asks\n",
                         other, its);
-            h->unserved_said[k] = true;
+            h->unserved_said[k] = other ? 2 : 1;
         }
     }
 }

@@ -34,7 +34,8 @@ struct tnd_hub {
     /* since when requests of each service (coder, reviewer, members)
      * wait with no agent to take them, and whether that was said */
     int64_t unserved_since[2 + 32];
-    bool unserved_said[2 + 32];
+    int unserved_said[2 + 32]; /* 0 not yet; 1 said; 2 said with an agent
+                                  registered for a service not asked */
 };
 
 /* The exit code for a client that comes back to a session that ended

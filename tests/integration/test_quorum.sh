@@ -111,18 +111,27 @@ skills:
   build: {command: make, timeout_s: 60}
   test: {command: make test, timeout_s: 60}
 YAML
-"$BIN/tandem-reviewer" --connect "$EP" --config "$T/demo/agents.yaml" \
-    --service reviewer.1 --member 1 --heartbeat 1000 >"$T/member.log" 2>&1 &
-MEMBER=$!
-BG_PIDS="$BG_PIDS $MEMBER"
 "$BIN/tandem" run --repo "$T/demo" "make the failing test pass" \
     >"$T/out" 2>"$T/err" &
 RUN=$!
 BG_PIDS="$BG_PIDS $RUN"
+# the run says it waits; the member's agent registers after that, and is
+# named when it does (said once, at 3 s, it went unnamed when it came
+# later: a slow host, or a person starting it on seeing the message)
 i=0
 until grep -q "waiting for a reviewer agent to connect" "$T/err"; do
     i=$((i + 1))
-    [ $i -gt 3000 ] && fail "no waiting message: $(cat "$T/err")"
+    [ $i -gt 6000 ] && fail "no waiting message: $(cat "$T/err")"
+    sleep 0.01
+done
+"$BIN/tandem-reviewer" --connect "$EP" --config "$T/demo/agents.yaml" \
+    --service reviewer.1 --member 1 --heartbeat 1000 >"$T/member.log" 2>&1 &
+MEMBER=$!
+BG_PIDS="$BG_PIDS $MEMBER"
+i=0
+until grep -q "is registered for the service reviewer.1" "$T/err"; do
+    i=$((i + 1))
+    [ $i -gt 6000 ] && fail "no agent named: $(cat "$T/err")"
     sleep 0.01
 done
 kill -TERM "$RUN" "$MEMBER"

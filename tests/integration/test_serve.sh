@@ -560,17 +560,17 @@ sed 's/^    count: 2$/    count: 0/' "$T/serve.yaml" | awk 'BEGIN{n=0} /count: 0
 grep -q "count: 0" "$T/nocoder.yaml" || fail "no count: 0 in $(cat "$T/nocoder.yaml")"
 : >"$T/serve.err"
 start_serve --config "$T/nocoder.yaml" --pool 1
-# and a coder started for a service no session asks (a typo) is named
-"$BIN/tandem-coder" --connect "$(head -1 "$EPFILE")" --service codr \
-    --config "$T/nocoder.yaml" --verbose >"$T/codr.log" 2>&1 &
-CODR=$!
-BG_PIDS="$BG_PIDS $CODR"
-wait_for "connecting to" "$T/codr.log" $((20 * SLOW))
 repo nc
 run tandem submit --detach --repo "$T/nc" "make the failing test pass"
 expect_rc 0 "detached with no coder"
 wait_for "requests for the coder wait, and no coder agent is connected to ipc://" "$T/serve.err" $((20 * SLOW))
-wait_for " is registered for the service codr, which no session asks" "$T/serve.err" $((5 * SLOW))
+# and a coder started for a service no session asks (a typo), after
+# that, is named when it registers
+"$BIN/tandem-coder" --connect "$(head -1 "$EPFILE")" --service codr \
+    --config "$T/nocoder.yaml" --verbose >"$T/codr.log" 2>&1 &
+CODR=$!
+BG_PIDS="$BG_PIDS $CODR"
+wait_for " is registered for the service codr, which no session asks" "$T/serve.err" $((20 * SLOW))
 kill "$CODR"
 kill -TERM "$SERVE_PID"
 kill -TERM "$SERVE_PID"
