@@ -156,11 +156,16 @@ void tnd_loop_keep_real_places(run *r, tnd_audit_reply *a)
                 s->locations[kept++] = s->locations[k];
                 continue;
             }
-            if (dropped++ == 0)
+            if (dropped++ == 0) {
+                /* the name is the skill's output's: no escape codes to
+                 * the person's terminal */
+                char *shown = tnd_str_one_line(loc->file, 200);
                 tnd_log_warn("%s: %s:%ld is not %s; left out", s->name,
-                             loc->file, loc->line,
+                             shown, loc->line,
                              held ? "a line of the file"
                                   : "a file in the workspace");
+                free(shown);
+            }
             free(s->locations[k].file);
         }
         s->nlocations = kept;

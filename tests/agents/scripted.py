@@ -17,6 +17,8 @@ answers one REQUEST per PLAN word, in order, then exits:
                  whose locations point outside the workspace, at a file
                  that is not there, and at x.txt; an approving critique
                  with a minor issue placed at /etc/shadow
+    audit-escape an audit_reply: one passing required skill "check"
+                 whose one location is a file name with escape codes
 
 After a DISCONNECT it reconnects on a new socket and says READY again,
 as the protocol says. Heartbeats every 100 ms (faster than any test's
@@ -74,6 +76,15 @@ def reply_for(step, request):
                  "evidence": "scripted"}
         critique = {"verdict": "approve", "confidence": 0.95,
                     "issues": [issue], "summary": "scripted"}
+        return json.dumps(dict(ids, type="audit_reply", skills=[skill],
+                               critique=critique, usage={})).encode()
+    if step == "audit-escape":
+        places = [{"file": "\x1b]0;pwned\x07\x1b[31mred.c", "line": 1}]
+        skill = {"name": "check", "status": "pass", "required": True,
+                 "exit_code": 0, "duration_ms": 1, "command": "check",
+                 "output": "ok\n", "locations": places}
+        critique = {"verdict": "approve", "confidence": 0.95,
+                    "issues": [], "summary": "scripted"}
         return json.dumps(dict(ids, type="audit_reply", skills=[skill],
                                critique=critique, usage={})).encode()
     raise SystemExit("scripted.py: unknown plan word " + step)

@@ -124,3 +124,20 @@ dir=$(session_dir)
 expect_in "$dir/report.json" "a place that is not in the workspace"
 expect_not_in "$dir/report.json" "/etc/shadow"
 pass "places outside the workspace or at no file are left out of the report"
+
+# A skill's location whose file name carries escape codes is said
+# without them (the warning printed the name as the agent sent it)
+start_agent edit:x.txt
+$PY "$AGENT" "ipc://$T/broker.sock" reviewer scripted-reviewer audit-escape \
+    >"$T/reviewer.out" 2>&1 &
+REVIEWER_PID=$!
+TANDEM_TIMEOUT=60 run tandem run --repo "$repo" --config "$T/agents2.yaml" \
+    "make x.txt say fixed"
+wait $AGENT_PID
+wait $REVIEWER_PID
+expect_rc 0 "approved"
+expect_in "$T/err" "red.c:1 is not a file in the workspace; left out"
+if LC_ALL=C grep -q "$(printf '\033')" "$T/err"; then
+    fail "an escape code reached the terminal: $(cat -v "$T/err")"
+fi
+pass "a skill location's file name reaches the terminal without escape codes"
