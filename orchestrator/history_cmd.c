@@ -143,15 +143,19 @@ static void size_text(char *out, size_t size, uint64_t bytes)
 }
 
 /* "; kept 3: 1 running, 1 waiting for a person (...), 1 newer" */
-static void print_kept(const size_t kept[4])
+static void print_kept(const size_t kept[TND_PRUNE_NEWER + 1])
 {
-    static const char *const what[4] = {
-        NULL, "running", "waiting for a person (--waiting removes those too)",
-        "newer"};
-    size_t total = kept[TND_PRUNE_RUNNING] + kept[TND_PRUNE_WAITING] +
-                   kept[TND_PRUNE_NEWER];
+    static const char *const what[TND_PRUNE_NEWER + 1] = {
+        [TND_PRUNE_RUNNING] = "running",
+        [TND_PRUNE_QUEUED] = "queued in a server",
+        [TND_PRUNE_WAITING] =
+            "waiting for a person (--waiting removes those too)",
+        [TND_PRUNE_NEWER] = "newer"};
+    size_t total = 0;
     const char *sep = ":";
 
+    for (int v = TND_PRUNE_RUNNING; v <= TND_PRUNE_NEWER; v++)
+        total += kept[v];
     if (!total)
         return;
     printf("; kept %zu", total);
@@ -171,7 +175,7 @@ static int prune(int argc, char **argv)
     tnd_prune_options o;
     tnd_prune_result res;
     tnd_rundir_sweep swept;
-    size_t removed = 0, failed = 0, kept[4] = {0, 0, 0, 0};
+    size_t removed = 0, failed = 0, kept[TND_PRUNE_NEWER + 1] = {0};
     uint64_t bytes = 0;
     char *base, age[32], size[32];
     tnd_cli cli;

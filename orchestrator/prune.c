@@ -27,8 +27,10 @@
 tnd_prune_verdict tnd_prune_decide(tnd_session_status state, int64_t age_ms,
                                    const tnd_prune_options *o)
 {
-    if (state == TND_SESSION_RUNNING || state == TND_SESSION_QUEUED)
+    if (state == TND_SESSION_RUNNING)
         return TND_PRUNE_RUNNING;
+    if (state == TND_SESSION_QUEUED)
+        return TND_PRUNE_QUEUED;
     if (state == TND_SESSION_WAITING && !o->waiting)
         return TND_PRUNE_WAITING;
     return age_ms >= o->older_than_ms ? TND_PRUNE_REMOVE : TND_PRUNE_NEWER;

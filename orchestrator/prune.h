@@ -41,6 +41,7 @@ typedef struct tnd_prune_options {
 typedef enum tnd_prune_verdict {
     TND_PRUNE_REMOVE = 0, /* removed (with dry_run: would be) */
     TND_PRUNE_RUNNING,    /* kept: a tandem works on it */
+    TND_PRUNE_QUEUED,     /* kept: waits in a tandem serve's queue */
     TND_PRUNE_WAITING,    /* kept: waits for a person (no --waiting) */
     TND_PRUNE_NEWER,      /* kept: younger than older_than */
 } tnd_prune_verdict;

@@ -256,7 +256,7 @@ grep -q "^$first *running " "$T/out" || fail "sessions: $(cat "$T/out")"
 # it read as interrupted, and the prune removed it before it ran)
 run tandem sessions prune --repo "$T/b" --older-than 0s
 expect_rc 0 "prune beside a queued session"
-expect_in "$T/out" "kept 1: 1 running"
+expect_in "$T/out" "kept 1: 1 queued in a server"
 [ -s "$T/b/.tandem/sessions/$second/journal.jsonl" ] ||
     fail "the prune removed the queued session"
 run tandem resume --repo "$T/b" "$second"
