@@ -4,7 +4,8 @@
  *
  * STATE/accepted.jsonl is a journal (journal.h: one fsync'd record per
  * line): "accept" {repo, session} when a client's task becomes a
- * session, before the client hears its id, or {repo, session, answer}
+ * session, before its task is journaled (so before the client hears
+ * its id), or {repo, session, answer}
  * when a client answers a session that waits for a person, before the
  * client hears that the server took the answer; "end" {session, repo,
  * code, owner} when the session ended or was handed to a person (code:

@@ -533,8 +533,10 @@ static void room_for(size_t n)
 
 /* Whether a session whose journal could not be read is gone for good:
  * its directory is not there though its repository is (pruned, say), or
- * its journal opens and is damaged. Anything else (too many open files,
- * a repository on a mount not there yet) may read tomorrow: the session
+ * is there without a journal (a server killed while it made the
+ * session, which is accepted before its task is journaled), or its
+ * journal opens and is damaged. Anything else (too many open files, a
+ * repository on a mount not there yet) may read tomorrow: the session
  * is left for the next server, not ended. */
 static bool gone_for_good(const char *repo, const char *dir, const char *path)
 {
@@ -543,7 +545,7 @@ static bool gone_for_good(const char *repo, const char *dir, const char *path)
     if (tnd_fs_is_dir(repo) && !tnd_fs_exists(dir))
         return true;
     if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        return false;
+        return errno == ENOENT && tnd_fs_is_dir(dir);
     close(fd);
     return true;
 }
@@ -575,7 +577,14 @@ static void take_over(tnd_hub *h)
         json_object *records = NULL;
         const char *last = "";
 
-        if (tnd_journal_read(&records, path) == 0) {
+        if (tnd_journal_read(&records, path) == 0 &&
+            json_object_array_length(records) == 0) {
+            /* made, not journaled: its client never heard its id */
+            last = "unreadable";
+            tnd_log_warn("session %s of an earlier server: that server "
+                         "stopped before its task was journaled (%s)",
+                         id, path);
+        } else if (records) {
             for (size_t k = json_object_array_length(records); k-- > 0;) {
                 last = tnd_journal_type(json_object_array_get_idx(records, k));
                 if (strcmp(last, "resume") != 0)

@@ -126,6 +126,28 @@ static char *real_repo(const char *sent)
     return real;
 }
 
+/* tnd_run_host.made for create: the session recorded as accepted
+ * before its task record is journaled (a server killed between the two
+ * left a task on disk that no server ran, and whose client never heard
+ * its id). */
+typedef struct made_arg {
+    tnd_hub *h;
+    char *repo, *id; /* recorded: ended again if the session is not made */
+} made_arg;
+
+static int made(void *arg, const char *repo, const char *id)
+{
+    made_arg *m = arg;
+
+    if (tnd_accepted_add(m->h->accepted, repo, id, NULL, NULL) < 0) {
+        tnd_error_prefix("session %s cannot be recorded", id);
+        return -1;
+    }
+    m->repo = tnd_xstrdup(repo);
+    m->id = tnd_xstrdup(id);
+    return 0;
+}
+
 /* The session for a submitted task, made and recorded; NULL with kind
  * and the error set when it cannot be. */
 static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
@@ -134,9 +156,10 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
     tnd_run_options ro;
     tnd_run_host host;
     atomic_int never = 0;
-    char *id = NULL, *dir = NULL, *said = NULL, *diff = NULL, *repo = NULL;
+    char *id = NULL, *dir = NULL, *said = NULL, *diff = NULL;
     size_t said_len = 0;
     tnd_hubsession *s = NULL;
+    made_arg m = {h, NULL, NULL};
     int code, lock = -1;
 
     memset(&ro, 0, sizeof(ro));
@@ -156,6 +179,8 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
     memset(&host, 0, sizeof(host));
     host.stop = &never;
     host.config_digest = h->o->config->digest;
+    host.made = made;
+    host.made_arg = &m;
     host.out = host.err = open_memstream(&said, &said_len);
     if (!host.err) {
         *kind = "failed";
@@ -175,18 +200,18 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
         tnd_str_trim(said);
         tnd_error_set("%s",
                       strncmp(said, "tandem: ", 8) == 0 ? said + 8 : said);
-    } else if (tnd_accepted_add(h->accepted, repo = real_repo(req->repo), id,
-                                NULL, NULL) < 0) {
-        *kind = "failed";
-        tnd_error_prefix("session %s was made but cannot be recorded", id);
+        /* recorded, then not made: no server is to take it up */
+        if (m.id && tnd_accepted_end(h->accepted, m.id, -1, NULL) < 0)
+            tnd_log_error("%s", tnd_error_last());
     } else {
-        s = tnd_hub_add(h, repo, id, dir, owner_of(ev));
+        s = tnd_hub_add(h, m.repo, id, dir, owner_of(ev));
         tnd_hubsession_hold_lock(s, lock); /* until its thread runs it */
         lock = -1;
     }
     if (lock >= 0)
         close(lock);
-    free(repo);
+    free(m.repo);
+    free(m.id);
     free(said);
     free(id);
     free(dir);

@@ -533,6 +533,9 @@ static int open_new(run *r, int64_t started_wall)
         tnd_str_list_free(&ids);
     }
     if (!r->journal ||
+        (r->host && r->host->made &&
+         r->host->made(r->host->made_arg, r->repo, tnd_session_id(r->session)) <
+             0) ||
         (r->opts.review &&
          tnd_session_write(r->session, "change.diff", r->change.diff,
                            strlen(r->change.diff)) < 0) ||

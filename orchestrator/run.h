@@ -118,6 +118,13 @@ typedef struct tnd_run_host {
                                   (tnd_config.digest, borrowed): a session
                                   that reads it otherwise is refused; NULL:
                                   not checked */
+    /* tnd_run_create: called once the session's directory is made and
+       locked, before its task record is journaled; the server records
+       the session as accepted there (fsync'd), so a server killed
+       between the two leaves no journaled task that the next one does
+       not know. Nonzero (the error set) makes no session. NULL: none */
+    int (*made)(void *arg, const char *repo, const char *id);
+    void *made_arg;
 } tnd_run_host;
 
 /* Run the task (or review the change); returns one of the TND_EXIT_*

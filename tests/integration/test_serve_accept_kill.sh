@@ -1,0 +1,76 @@
+#!/bin/sh
+# tandem serve killed outright while it takes a task in: the next server
+# knows every session whose task is on disk, so none is left there that
+# no server runs. The session is recorded as accepted before its task is
+# journaled (it was after: killed between the two, the server left a
+# journaled task that the next one never took up, and whose client
+# never heard its id); one recorded and never journaled is ended by the
+# next server, not waited for. The kill comes at one exact write,
+# strace's: the server's first write to its accepted list.
+. "$(dirname "$0")/lib.sh"
+
+. "$(dirname "$0")/serve_lib.sh"
+
+command -v strace >/dev/null 2>&1 || fail "strace is missing (sh tools/install-deps)"
+serve_config "$T/serve.yaml"
+repo a
+acc=$T/state/tandem/accepted.jsonl
+
+# a first server makes the list, so strace can follow writes to it
+start_serve --config "$T/serve.yaml" --pool 1
+stop_serve
+[ -e "$acc" ] || fail "no accepted list at $acc"
+
+SERVE_IN="strace -f -qq -o /dev/null -P $acc -e trace=write,writev,pwrite64
+    -e inject=write,writev,pwrite64:signal=KILL:when=1"
+start_serve --config "$T/serve.yaml" --pool 1
+SERVE_IN=
+tandem submit --reconnect-s 0 --repo "$T/a" "make the failing test pass" \
+    >"$T/out.lost" 2>"$T/err.lost" &
+client=$!
+BG_PIDS="$BG_PIDS $client"
+wait "$SERVE_PID" # strace, once the server it runs is killed
+rc=$?
+SERVE_PID=
+kill "$client" 2>/dev/null
+[ "$rc" = 137 ] || fail "the server under strace exited $rc: $(tail -5 "$T/serve.err")"
+expect_not_in "$T/serve.err" "accepted in"
+n=$(ls "$T/a/.tandem/sessions" | wc -l)
+[ "$n" = 1 ] || fail "expected one session made, found $n"
+sid=$(ls "$T/a/.tandem/sessions")
+d=$T/a/.tandem/sessions/$sid
+
+: >"$T/serve.err"
+start_serve --config "$T/serve.yaml" --pool 1
+# a task on disk is one the next server runs to its end (killed at that
+# write, the server has not journaled it yet)
+if grep -q '"type":"task"' "$d/journal.jsonl" 2>/dev/null; then
+    wait_for '"type":"finish"' "$d/journal.jsonl" $((30 * SLOW))
+fi
+stop_serve
+pass "a server killed as it takes a task in leaves no journaled task that no server runs"
+
+# recorded as accepted, killed before the task was journaled (an empty
+# journal), or before the journal was made: the next server ends both,
+# and no server after it waits for them (one without a journal waited
+# for every next server; one with an empty journal was run)
+mkdir -p "$T/a/.tandem/sessions/20261124-000000-0000aaaa" \
+    "$T/a/.tandem/sessions/20261124-000000-0000bbbb"
+: >"$T/a/.tandem/sessions/20261124-000000-0000aaaa/journal.jsonl"
+seq=9000
+for id in 20261124-000000-0000aaaa 20261124-000000-0000bbbb; do
+    seq=$((seq + 1))
+    printf '{"seq":%d,"time":"2026-11-24T00:00:00Z","type":"accept","repo":"%s","session":"%s"}\n' \
+        $seq "$T/a" "$id" >>"$acc"
+done
+: >"$T/serve.err"
+start_serve --config "$T/serve.yaml" --pool 1
+stop_serve
+expect_in "$T/serve.err" "session 20261124-000000-0000aaaa of an earlier server: that server stopped before its task was journaled"
+expect_in "$T/serve.err" "session 20261124-000000-0000bbbb of an earlier server"
+expect_not_in "$T/serve.err" "20261124-000000-0000bbbb (${T}/a) of an earlier server cannot be read now"
+: >"$T/serve.err"
+start_serve --config "$T/serve.yaml" --pool 1
+stop_serve
+expect_not_in "$T/serve.err" "20261124-000000-0000"
+pass "a session accepted and never journaled is ended by the next server"
