@@ -441,8 +441,8 @@ static int leaving(const tnd_submit_client *s)
  * (a server that ran it again would send it all again). */
 static bool may_come_back(const tnd_submit_client *s)
 {
-    return s->session && !s->detach && !s->wrote_out && !s->status_out &&
-           s->reconnect_s > 0;
+    return ((s->session && !s->detach) || (!s->session && s->submit)) &&
+           !s->wrote_out && !s->status_out && s->reconnect_s > 0;
 }
 
 /* Read replies until the FINAL; a TND_EXIT_* code. When the server is
@@ -546,7 +546,11 @@ static int follow(tnd_submit_client *s)
             fprintf(stderr, "%s: %s\n", s->me, tnd_error_last());
             return unheard(s);
         }
-        if ((broke || tnd_now_ms() - heard > limit) && may_come_back(s)) {
+        /* before an answer only a connection that ended is a server
+         * lost: one that keeps it and says nothing is not a tandem serve
+         * to send the task to again */
+        if ((broke || (s->session && tnd_now_ms() - heard > limit)) &&
+            may_come_back(s)) {
             s->lost = true;
             return code;
         }
@@ -631,12 +635,26 @@ static int come_back(tnd_submit_client *s)
 
     memset(&req, 0, sizeof(req));
     req.kind = TND_CLIENT_KIND_ATTACH;
-    req.session = tnd_xstrdup(s->session);
+    req.session = tnd_xstrdup(s->session ? s->session : s->submit->session);
     while (s->lost) {
         int64_t left_ms;
         char *ep;
 
-        if (!s->coming_back) {
+        if (!s->coming_back && !s->session) {
+            /* lost before it answered: the task is sent again, under the
+             * id it proposed, so the next server follows the session
+             * made then, or makes it (it said no server answered, and
+             * exited 1, while the next server ran the task) */
+            fprintf(stderr,
+                    "%s: lost tandem serve at %s before it answered: "
+                    "waiting up to %ld s for a server to send the task to "
+                    "again (as session %s: never run twice)\n",
+                    s->me, s->endpoint, s->reconnect_s, req.session);
+            deadline = tnd_now_ms() + s->reconnect_s * 1000;
+            nap = 0;
+            s->coming_back = true;
+            s->came_back = true;
+        } else if (!s->coming_back) {
             /* lost, or lost again after a server took it up: each loss
              * is waited for as long (the first loss's deadline gave up
              * at once on a second one past it) */
@@ -661,11 +679,19 @@ static int come_back(tnd_submit_client *s)
             break;
         }
         if ((left_ms = deadline - tnd_now_ms()) <= 0) {
-            fprintf(stderr,
-                    "%s: no tandem serve took session %s up again in %ld s; "
-                    "it goes on when one runs (tandem submit --attach %s "
-                    "follows it then)\n",
-                    s->me, s->session, s->reconnect_s, s->session);
+            if (s->session)
+                fprintf(stderr,
+                        "%s: no tandem serve took session %s up again in "
+                        "%ld s; it goes on when one runs (tandem submit "
+                        "--attach %s follows it then)\n",
+                        s->me, s->session, s->reconnect_s, s->session);
+            else
+                fprintf(stderr,
+                        "%s: no tandem serve answered in %ld s; the task "
+                        "may be session %s, on disk if the lost server "
+                        "made it (tandem submit --attach %s follows it "
+                        "then)\n",
+                        s->me, s->reconnect_s, req.session, req.session);
             code = unheard(s);
             break;
         }
@@ -682,7 +708,7 @@ static int come_back(tnd_submit_client *s)
         }
         if ((code = open_line(s)) != 0)
             break;
-        if (send_request(s, &req) < 0) {
+        if (send_request(s, s->session ? &req : s->submit) < 0) {
             fprintf(stderr, "%s: cannot send to %s: %s\n", s->me, s->endpoint,
                     tnd_error_last());
             code = unheard(s);
@@ -727,6 +753,8 @@ int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req)
     sigaction(SIGHUP, &sa, &old[2]);
     handled = true;
     signal(SIGPIPE, SIG_IGN);
+    if (req->kind == TND_CLIENT_KIND_SUBMIT && req->session)
+        s->submit = req;
     if (send_request(s, req) < 0) {
         fprintf(stderr, "%s: cannot send to %s: %s\n", s->me, s->endpoint,
                 tnd_error_last());
@@ -751,6 +779,7 @@ int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req)
         s->out_lost = NULL;
     }
 out:
+    s->submit = NULL; /* req is the caller's, for this exchange only */
     close_line(s);
     if (s->own_ctx && s->ctx)
         zmq_ctx_term(s->ctx);

@@ -166,6 +166,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
     ro.repo = req->repo;
     ro.config = h->o->config->path;
     ro.task = req->task;
+    ro.session_id = req->session;
     ro.review = req->review;
     ro.staged = req->staged;
     ro.rev = req->rev;
@@ -218,6 +219,20 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
     return s;
 }
 
+static bool left_here(const tnd_hub *h, const char *id);
+static bool accepted_here(const tnd_hub *h, const char *id);
+static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id);
+
+/* Whether this server made, or took over, the session id, running,
+ * waiting or ended. */
+static bool known(tnd_hub *h, const char *id)
+{
+    tnd_accepted_outcome e;
+
+    return tnd_hub_by_id(h, id) || accepted_here(h, id) || left_here(h, id) ||
+           tnd_accepted_outcome_of(h->accepted, id, &e);
+}
+
 static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
                       const tnd_client_request *req)
 {
@@ -226,6 +241,20 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
     size_t len;
     char *body;
 
+    if (req->session && !tnd_session_id_valid(req->session)) {
+        refuse(h, ev, "bad_request",
+               "field 'session' must be a session id "
+               "(YYYYMMDD-HHMMSS-HEX), the one the client proposes");
+        return;
+    }
+    /* sent again by a client that lost the server before it heard the
+     * id it proposed: the session made then, if one was, is followed,
+     * never made twice (the client said no server answered, and exited
+     * 1, while the next server ran its task) */
+    if (req->session && known(h, req->session)) {
+        attach_id(h, ev, req->session);
+        return;
+    }
     if (h->draining) {
         refuse(h, ev, "stopping",
                "tandem serve is stopping and takes no new task; submit "

@@ -516,7 +516,9 @@ static int open_new(run *r, int64_t started_wall)
                      strerror(errno));
     if (r->opts.review && r->opts.format)
         r->findings = tnd_findings_new();
-    if (!(r->session = tnd_session_new(r->repo)) ||
+    if (!(r->session = r->opts.session_id
+                           ? tnd_session_new_as(r->repo, r->opts.session_id)
+                           : tnd_session_new(r->repo)) ||
         tnd_session_lock(r->session) < 0) {
         if (r->opts.review)
             return not_reviewed_early(r, tnd_error_last());

@@ -61,6 +61,9 @@ typedef struct tnd_run_options {
                                environment ("TANDEM_LLM", ...): named
                                in their errors */
     const char *task;       /* what to do */
+    const char *session_id; /* tnd_run_create: the id to make the session
+                               under (a client's proposal,
+                               tnd_session_new_as); NULL: a new one */
     const char *record;     /* --record FILE: write the models' answers as a
                                cassette, or NULL */
     bool keep_workspace;    /* leave the workspace for inspection */

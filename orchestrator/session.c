@@ -54,7 +54,7 @@ int tnd_session_status_parse(tnd_session_status *out, const char *name)
  * several (whose runtime directories share a parent), do not meet: 64
  * runs in one second collide once in ~2 million batches, and the
  * mkdir below retries the rare clash in one repository. */
-static void make_id(char *out, size_t size)
+void tnd_session_make_id(char *out, size_t size)
 {
     time_t now = time(NULL);
     struct tm tm;
@@ -112,38 +112,97 @@ static int write_ignore(const char *path)
     return rc;
 }
 
-tnd_session *tnd_session_new(const char *repo)
+/* repo/.tandem/sessions, made (with .tandem/.gitignore) when missing;
+ * NULL with the error set. */
+static char *sessions_home(const char *repo)
 {
     char *top = tnd_fs_join(repo, ".tandem");
     char *sessions = tnd_fs_join(top, "sessions");
     char *ignore = tnd_fs_join(top, ".gitignore");
+
+    if (tnd_session_check_home(repo) < 0 || tnd_fs_mkdirs(sessions, 0755) < 0 ||
+        tnd_session_check_home(repo) < 0 || write_ignore(ignore) < 0) {
+        free(sessions);
+        sessions = NULL;
+    }
+    free(top);
+    free(ignore);
+    return sessions;
+}
+
+static tnd_session *made(const char *repo, const char *id, char *dir)
+{
+    tnd_session *s = tnd_xcalloc(1, sizeof(*s));
+
+    s->id = tnd_xstrdup(id);
+    s->dir = dir;
+    s->repo = tnd_xstrdup(repo);
+    s->lock_fd = -1;
+    return s;
+}
+
+tnd_session *tnd_session_new(const char *repo)
+{
+    char *sessions = sessions_home(repo);
     tnd_session *s = NULL;
     char id[64];
 
-    if (tnd_session_check_home(repo) < 0 || tnd_fs_mkdirs(sessions, 0755) < 0 ||
-        tnd_session_check_home(repo) < 0 || write_ignore(ignore) < 0)
-        goto out;
-    for (int tries = 0; tries < 20; tries++) {
+    if (!sessions)
+        return NULL;
+    for (int tries = 0; tries < 20 && !s; tries++) {
         char *dir;
-        make_id(id, sizeof(id));
+        tnd_session_make_id(id, sizeof(id));
         dir = tnd_fs_join(sessions, id);
-        if (mkdir(dir, 0755) == 0) {
-            s = tnd_xcalloc(1, sizeof(*s));
-            s->id = tnd_xstrdup(id);
-            s->dir = dir;
-            s->repo = tnd_xstrdup(repo);
-            s->lock_fd = -1;
-            break;
-        }
-        free(dir);
+        if (mkdir(dir, 0755) == 0)
+            s = made(repo, id, dir);
+        else
+            free(dir);
     }
     if (!s)
         tnd_error_sys("cannot create a session directory in %s", sessions);
-out:
-    free(top);
     free(sessions);
-    free(ignore);
     return s;
+}
+
+/* Whether dir, which is there already, is a session made and never
+ * journaled: a directory whose journal is missing or empty. */
+static bool unmade(const char *dir, const char *journal)
+{
+    struct stat st;
+
+    if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+        return false;
+    if (lstat(journal, &st) < 0)
+        return errno == ENOENT;
+    return S_ISREG(st.st_mode) && st.st_size == 0;
+}
+
+tnd_session *tnd_session_new_as(const char *repo, const char *id)
+{
+    char *sessions, *dir, *journal;
+
+    if (!tnd_session_id_valid(id)) {
+        tnd_error_set("'%s' is not a session id (YYYYMMDD-HHMMSS-HEX)", id);
+        return NULL;
+    }
+    if (!(sessions = sessions_home(repo)))
+        return NULL;
+    dir = tnd_fs_join(sessions, id);
+    journal = tnd_fs_join(dir, "journal.jsonl");
+    free(sessions);
+    if (mkdir(dir, 0755) < 0 && (errno != EEXIST || !unmade(dir, journal))) {
+        if (errno != EEXIST && errno != ENOENT && errno != ENOTDIR)
+            tnd_error_sys("cannot create the session directory %s", dir);
+        else
+            tnd_error_set("session %s is in %s already; submit the task "
+                          "under another id",
+                          id, repo);
+        free(journal);
+        free(dir);
+        return NULL;
+    }
+    free(journal);
+    return made(repo, id, dir);
 }
 
 void tnd_session_destroy(tnd_session **self_p)

@@ -53,6 +53,17 @@ int tnd_session_check_home(const char *repo);
  * the error set. */
 tnd_session *tnd_session_new(const char *repo);
 
+/* A new session id (YYYYMMDD-HHMMSS-HEX, the UTC time and random
+ * hexadecimal digits) into out, of size at least 32. */
+void tnd_session_make_id(char *out, size_t size);
+
+/* As tnd_session_new, under id (tnd_session_id_valid), which a client
+ * proposed. A directory of that id there already is taken only when its
+ * journal is missing or empty (a server killed while it made the
+ * session, before its task was journaled): else NULL with the error
+ * set, naming it. */
+tnd_session *tnd_session_new_as(const char *repo, const char *id);
+
 /* Random bytes in a session id (written as hex after the UTC time). */
 #define TND_SESSION_ID_RANDOM_BYTES 4
 

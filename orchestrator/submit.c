@@ -18,6 +18,7 @@
 #include "orchestrator/cli.h"
 #include "orchestrator/run.h"
 #include "orchestrator/serve.h"
+#include "orchestrator/session.h"
 #include "proto/body.h"
 #include "proto/client.h"
 #include "proto/mdp.h"
@@ -145,6 +146,10 @@ static int make_request(tnd_client_request *req, tnd_submit_client *s, int argc,
         return 0;
     }
     req->kind = TND_CLIENT_KIND_SUBMIT;
+    /* the id the session is to have: a server lost before it answered
+     * is sent the task again under it, and never runs it twice */
+    req->session = tnd_xmalloc(32);
+    tnd_session_make_id(req->session, 32);
     req->detach = s->detach;
     req->on_head = s->apply == TND_APPLY_COMMIT;
     req->review = s->review;

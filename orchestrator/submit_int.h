@@ -33,11 +33,15 @@ typedef struct tnd_submit_client {
     tnd_linewatch *watch; /* whether socket's connection ended */
     bool own_ctx; /* ctx is made and ended by the exchange, not the caller's */
     char *endpoint;
-    char *session;            /* once accepted */
-    int first_ms;             /* how long the first answer may take */
-    bool lost;                /* the server went while it ran session */
-    bool coming_back;         /* following session again: come_back */
-    bool said_stopping;       /* come_back met a server stopping */
+    char *session;                    /* once accepted */
+    const tnd_client_request *submit; /* a task or review sent under the
+                                         id it proposes (req->session):
+                                         sent again when the server is
+                                         lost before it answered */
+    int first_ms;                     /* how long the first answer may take */
+    bool lost;                        /* the server went while it ran session */
+    bool coming_back;                 /* following session again: come_back */
+    bool said_stopping;               /* come_back met a server stopping */
     const char *me;           /* "tandem submit", or "tandem" answering */
     bool answering;           /* tnd_submit_answer */
     const char *answer_dir;   /* answering: the session's directory, */

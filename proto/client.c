@@ -76,7 +76,10 @@ static int decode_submit(tnd_client_request *out, json_object *obj)
                          TND_JSON_OPTIONAL) < 0 ||
         (out->config && absolute("config", out->config) < 0) ||
         tnd_json_get_bool(&out->detach, obj, "detach", TND_JSON_OPTIONAL) < 0 ||
-        tnd_json_get_bool(&out->on_head, obj, "on_head", TND_JSON_OPTIONAL) < 0)
+        tnd_json_get_bool(&out->on_head, obj, "on_head", TND_JSON_OPTIONAL) <
+            0 ||
+        tnd_json_get_str(&out->session, obj, "session", TND_BODY_MAX_ID,
+                         TND_JSON_OPTIONAL) < 0)
         return -1;
     if ((review = tnd_json_field(obj, "review"))) {
         if (!json_object_is_type(review, json_type_object))
@@ -208,6 +211,9 @@ char *tnd_client_request_encode(const tnd_client_request *req, size_t *len)
                                json_object_new_boolean(req->detach));
         if (req->on_head)
             json_object_object_add(o, "on_head", json_object_new_boolean(true));
+        if (req->session)
+            json_object_object_add(o, "session",
+                                   json_object_new_string(req->session));
         if (req->review) {
             json_object *rv = json_object_new_object();
             json_object_object_add(rv, "staged",

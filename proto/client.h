@@ -56,7 +56,10 @@ typedef struct tnd_client_request {
     char *rev;       /* review with diff: the commit (40 or 64 hex digits)
                         whose tree the diff applies to: git's changes the
                         client took itself; NULL: the repository's files */
-    char *session;   /* attach, answer: the session id */
+    char *session;   /* attach, answer: the session id; submit: the id the
+                        client proposes for the session, or NULL (sent
+                        again after the server was lost, the session it
+                        made, if any, is followed: never two) */
     char *answer;    /* answer: approve, reject, guide or budget (the
                         server parses it) */
     char *text;      /* answer: reject's reason, guide's guidance; or NULL */

@@ -5,7 +5,7 @@
     client.py ENDPOINT submit REPO TASK
         Submit TASK for the repository REPO (made absolute here), print
         each reply's type on stderr and the session's output as it
-        comes, then "status: STATUS" and the report's iterations on
+        comes (with CLIENT_SESSION=ID set, the id it proposes), then "status: STATUS" and the report's iterations on
         stdout. Exits with the done reply's exit_code, or 10 + n for an
         error reply (n: 1 bad_request, 2 config, 3 busy, 4 stopping,
         5 not_found, 6 failed, 7 forbidden).
@@ -75,9 +75,11 @@ def replies(s):
 
 def submit(endpoint, repo, task):
     s = connect(endpoint)
-    request(s, "tandem.submit", {"tandem": 1, "type": "submit",
-                                 "repo": os.path.abspath(repo),
-                                 "task": task})
+    body = {"tandem": 1, "type": "submit", "repo": os.path.abspath(repo),
+            "task": task}
+    if os.environ.get("CLIENT_SESSION"):
+        body["session"] = os.environ["CLIENT_SESSION"]
+    request(s, "tandem.submit", body)
     for final, body in replies(s):
         kind = body["type"]
         print("reply: %s" % kind, file=sys.stderr)

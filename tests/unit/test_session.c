@@ -1,6 +1,6 @@
 /* Unit tests for orchestrator/session: ids that runs started together do
- * not share, finding a session by the part of its id a person typed, and
- * the names of a session's status. */
+ * not share, finding a session by the part of its id a person typed, the
+ * names of a session's status, and the id a client proposes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -330,6 +330,37 @@ static void a_queued_session_says_so_in_its_lock(void **state)
     remove_sessions();
 }
 
+/* a session under the id a client proposed: made; taken again only
+ * while its journal holds nothing (a server killed while it made it);
+ * refused once the journal holds a record, and for a malformed id */
+static void a_proposed_id_is_taken_once(void **state)
+{
+    const char *id = "20261124-000000-0a0b0c0d";
+    char journal[512];
+    tnd_session *s;
+
+    (void)state;
+    s = tnd_session_new_as(repo, id);
+    assert_non_null(s);
+    assert_string_equal(tnd_session_id(s), id);
+    tnd_session_destroy(&s);
+    /* no journal, then an empty one: a session never journaled */
+    assert_non_null(s = tnd_session_new_as(repo, id));
+    tnd_session_destroy(&s);
+    snprintf(journal, sizeof(journal), "%s/.tandem/sessions/%s/journal.jsonl",
+             repo, id);
+    assert_int_equal(tnd_fs_write_atomic(journal, "", 0), 0);
+    assert_non_null(s = tnd_session_new_as(repo, id));
+    tnd_session_destroy(&s);
+    assert_int_equal(tnd_fs_write_atomic(journal, "{}\n", 3), 0);
+    assert_null(tnd_session_new_as(repo, id));
+    assert_non_null(strstr(tnd_error_last(), "is in"));
+    assert_non_null(strstr(tnd_error_last(), "already"));
+    assert_null(tnd_session_new_as(repo, "../escape"));
+    assert_non_null(strstr(tnd_error_last(), "is not a session id"));
+    remove_sessions();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +374,7 @@ int main(void)
         cmocka_unit_test(an_unknown_status_names_the_outcomes),
         cmocka_unit_test(a_lock_is_only_ever_a_regular_file),
         cmocka_unit_test(a_queued_session_says_so_in_its_lock),
+        cmocka_unit_test(a_proposed_id_is_taken_once),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

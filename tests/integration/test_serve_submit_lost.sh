@@ -1,0 +1,64 @@
+#!/bin/sh
+# tandem submit whose server is lost before it answers: the client sends
+# the task again under the session id it proposed, to the next server,
+# and gets the task's outcome; the task runs once. (It waited 10 s, said
+# no server answered, "is it running?", and exited 1, while the next
+# server ran the task, or none did.) A submit under an id the server
+# has is followed, never made twice. The kill comes at one exact write,
+# strace's: the server's first write to its accepted list.
+. "$(dirname "$0")/lib.sh"
+
+. "$(dirname "$0")/serve_lib.sh"
+
+command -v strace >/dev/null 2>&1 || fail "strace is missing (sh tools/install-deps)"
+serve_config "$T/serve.yaml"
+repo a
+acc=$T/state/tandem/accepted.jsonl
+
+# a first server makes the list, so strace can follow writes to it
+start_serve --config "$T/serve.yaml" --pool 1
+stop_serve
+[ -e "$acc" ] || fail "no accepted list at $acc"
+
+SERVE_IN="strace -f -qq -o /dev/null -P $acc -e trace=write,writev,pwrite64
+    -e inject=write,writev,pwrite64:signal=KILL:when=1"
+start_serve --config "$T/serve.yaml" --pool 1
+SERVE_IN=
+(tandem submit --reconnect-s 30 --repo "$T/a" "make the failing test pass" \
+    >"$T/out.lost" 2>"$T/err.lost"; echo $? >"$T/rc.lost") &
+BG_PIDS="$BG_PIDS $!"
+wait "$SERVE_PID" # strace, once the server it runs is killed
+rc=$?
+SERVE_PID=
+[ "$rc" = 137 ] || fail "the server under strace exited $rc: $(tail -5 "$T/serve.err")"
+expect_not_in "$T/serve.err" "accepted in"
+: >"$T/serve.err"
+start_serve --config "$T/serve.yaml" --pool 1
+wait_for_file "$T/rc.lost" $((60 * SLOW))
+[ "$(cat "$T/rc.lost")" = 0 ] || fail "the client exited $(cat "$T/rc.lost"): $(cat "$T/err.lost")"
+expect_in "$T/err.lost" "lost tandem serve at ipc://$T/run/tandem/serve.sock before it answered"
+expect_in "$T/err.lost" "[2/3] approve"
+n=$(ls "$T/a/.tandem/sessions" | wc -l)
+[ "$n" = 1 ] || fail "the task made $n sessions"
+sid=$(ls "$T/a/.tandem/sessions")
+expect_in "$T/err.lost" "as session $sid"
+approved "$T/a/.tandem/sessions/$sid"
+cmp -s "$T/a/.tandem/sessions/$sid/final.diff" "$T/out.lost" ||
+    fail "the client's stdout is not the session's final.diff"
+pass "a server killed before it answers a submit: the client sends it again to the next server and gets its outcome; one session"
+
+# the same id again: the session the server has is followed, not made
+# again (a client that lost the server after the session was made)
+run env CLIENT_SESSION="$sid" $PY "$TOP/tests/agents/client.py" \
+    "$(cat "$EPFILE")" submit "$T/a" "make the failing test pass"
+expect_rc 0 "a submit under an id the server has"
+# ended: its outcome, as --attach gets it
+expect_in "$T/out" "status: approved"
+expect_not_in "$T/out" "session: "
+[ "$(ls "$T/a/.tandem/sessions" | wc -l)" = 1 ] || fail "a submit under a known id made a session"
+run env CLIENT_SESSION="not-an-id" $PY "$TOP/tests/agents/client.py" \
+    "$(cat "$EPFILE")" submit "$T/a" "make the failing test pass"
+expect_rc 11 "a submit under a malformed id"
+expect_in "$T/err" "error: bad_request: field 'session' must be a session id"
+stop_serve
+pass "a submit under an id the server has follows that session; a malformed id is refused"
