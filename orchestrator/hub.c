@@ -519,16 +519,18 @@ int tnd_hub_code_now(const char *dir, int code)
  * while it waits, and a restart with more queued than this server's
  * --queue-max ran out of files; the journals past that point could not
  * be read, and those sessions were ended, lost. The soft limit is raised
- * as far as the hard one allows. */
-static void room_for(size_t n)
+ * past what the server needs as far as the hard one allows (past the soft
+ * limit it had, it warned on every restart where the soft limit was the
+ * hard one, however far both were past the need). */
+static void room_for(const tnd_hub *h, size_t n)
 {
-    unsigned long long now = tnd_fs_files_raise(0);
+    unsigned long long want = h->o->files + n;
 
-    if (now != ULLONG_MAX && tnd_fs_files_raise(now + n) < now + n)
+    if (n && tnd_fs_files_raise(want) < want)
         tnd_log_warn("cannot raise the open files limit to %llu (ulimit -Hn "
                      "is lower): some sessions taken over may wait for the "
                      "next server",
-                     now + n);
+                     want);
 }
 
 /* Whether a session whose journal could not be read is gone for good:
@@ -563,7 +565,7 @@ static void take_over(tnd_hub *h)
     size_t nleft = 0;
 
     h->left = tnd_xcalloc(n + 1, sizeof(char *));
-    room_for(n);
+    room_for(h, n);
     /* a copy: ending one changes the list */
     for (size_t i = 0; i < n; i++) {
         repos[i] = tnd_xstrdup(tnd_accepted_repo(h->accepted, i));

@@ -40,6 +40,10 @@ typedef struct tnd_hub_options {
     long max_sessions;        /* sessions running at once */
     int pool;                 /* sets of the config's agents to start */
     long queue_max;           /* sessions waiting to run */
+    unsigned long long files; /* the open files the queue and the running
+                                 sessions need (the soft limit serve made
+                                 sure of): room for those taken over from
+                                 an earlier server is made past it */
     long drain_ms;            /* after a stop, how long running sessions
                                  may go on before they are stopped */
     const atomic_int *stops;  /* how many times the server was told to

@@ -395,11 +395,15 @@ static int publish(const char *dir, const char *endpoint, const tnd_config *cfg)
  * raised to it when the hard one allows (a queue past ~700 sessions
  * failed its opens under the usual 1,024), else an error naming both.
  * Raised no further: children inherit it. */
+static unsigned long long files_needed(const serve_opts *o)
+{
+    return (unsigned long long)o->queue_max +
+           (unsigned long long)o->max_sessions * FILES_RUNNING + FILES_OWN;
+}
+
 static int enough_files(const serve_opts *o)
 {
-    unsigned long long need =
-        (unsigned long long)o->queue_max +
-        (unsigned long long)o->max_sessions * FILES_RUNNING + FILES_OWN;
+    unsigned long long need = files_needed(o);
     unsigned long long can = tnd_fs_files_raise(need);
 
     if (can >= need)
@@ -504,6 +508,7 @@ static int serve(const serve_opts *o)
     ho.max_sessions = o->max_sessions;
     ho.pool = (int)o->pool;
     ho.queue_max = o->queue_max;
+    ho.files = files_needed(o);
     ho.drain_ms = o->drain_s * 1000;
     ho.stops = &stops;
     ho.verbose = o->verbose;
