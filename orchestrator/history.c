@@ -460,6 +460,10 @@ int tnd_history_stats(json_object **out, const char *repo)
     json_object_object_add(
         per, "llm_calls",
         rounded(ratio(t.approved_calls, (double)t.approved_costed)));
+    /* how many approved sessions the two figures are of: none, and they
+     * are unknown (0 said no calls at all) */
+    json_object_object_add(per, "costed",
+                           json_object_new_int64(t.approved_costed));
     json_object_object_add(o, "per_approved", per);
     json_object_object_add(ph, "coding_ms",
                            rounded(ratio(t.coding_ms, (double)t.codings)));

@@ -471,9 +471,14 @@ static int stats(const char *repo, bool json)
            100 * json_object_get_double(
                      json_object_object_get(o, "escalation_rate")));
     per = json_object_object_get(o, "per_approved");
-    printf("per approved task:    %.0f tokens, %.1f LLM calls\n",
-           json_object_get_double(json_object_object_get(per, "tokens")),
-           json_object_get_double(json_object_object_get(per, "llm_calls")));
+    if (json_object_get_int64(json_object_object_get(per, "costed")) > 0)
+        printf(
+            "per approved task:    %.0f tokens, %.1f LLM calls\n",
+            json_object_get_double(json_object_object_get(per, "tokens")),
+            json_object_get_double(json_object_object_get(per, "llm_calls")));
+    else
+        printf("per approved task:    unknown (no approved session's "
+               "report.json gives its cost)\n");
     ph = json_object_object_get(o, "phases");
     printf("time per phase:       coding %.1fs, auditing %.1fs, waiting for "
            "a person %.1fs\n",

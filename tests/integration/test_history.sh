@@ -59,8 +59,13 @@ expect_rc 0 "stats without a report"
 /usr/bin/python3 - "$T/out" <<'PY' || fail "stats: $(cat "$T/out")"
 import json, sys
 per = json.load(open(sys.argv[1]))["per_approved"]
-assert per == {"tokens": 3837, "llm_calls": 4}, per
+assert per == {"tokens": 3837, "llm_calls": 4, "costed": 1}, per
 PY
+# and with none known, the figures are said unknown, not 0
+rm -rf "$T/noreport/.tandem/sessions/20200101-000000-0000000a"
+run "$BIN/tandem" stats --repo "$T/noreport"
+expect_rc 0 "stats with no report"
+expect_in "$T/out" "per approved task:    unknown (no approved session's report.json gives its cost)"
 rm -rf "$T/noreport"
 pass "a session without its report has unknown calls, not 0"
 
