@@ -489,8 +489,14 @@ int tnd_fs_copytree(const char *src, const char *dst, const char *const *skip,
     return 0;
 }
 
-/* What a listing collects. */
-typedef enum list_kind { LIST_FILES, LIST_LINKS, LIST_DIRS } list_kind;
+/* What a listing collects (LIST_COUNT: files and links, counted, not
+ * kept). */
+typedef enum list_kind {
+    LIST_FILES,
+    LIST_LINKS,
+    LIST_DIRS,
+    LIST_COUNT
+} list_kind;
 
 typedef struct list_state {
     char **items;
@@ -504,6 +510,10 @@ static int list_add(list_state *ls, const char *root, char **sub)
     if (ls->n >= ls->max)
         return tnd_error_set("%s holds more than %zu %s", root, ls->max,
                              ls->kind == LIST_DIRS ? "directories" : "files");
+    if (ls->kind == LIST_COUNT) {
+        ls->n++;
+        return 0;
+    }
     TND_GROW(ls->items, ls->alloc, ls->n + 2);
     ls->items[ls->n++] = *sub;
     *sub = NULL;
@@ -537,8 +547,10 @@ static int list_dir(list_state *ls, const char *root, const char *rel,
                 error = list_dir(ls, root, sub, skip);
                 if (error == 0 && ls->kind == LIST_DIRS)
                     error = list_add(ls, root, &sub);
-            } else if ((ls->kind == LIST_FILES && S_ISREG(st.st_mode)) ||
-                       (ls->kind == LIST_LINKS && S_ISLNK(st.st_mode))) {
+            } else if ((ls->kind != LIST_LINKS && ls->kind != LIST_DIRS &&
+                        S_ISREG(st.st_mode)) ||
+                       (ls->kind != LIST_FILES && ls->kind != LIST_DIRS &&
+                        S_ISLNK(st.st_mode))) {
                 error = list_add(ls, root, &sub);
             }
         }
@@ -592,6 +604,20 @@ int tnd_fs_list_dirs(char ***out, size_t *count_out, const char *root,
                      size_t max_dirs)
 {
     return list(out, count_out, root, NULL, max_dirs, LIST_DIRS);
+}
+
+int tnd_fs_count(size_t *count_out, const char *root, const char *const *skip,
+                 size_t max)
+{
+    list_state ls = {NULL, 0, 0, max + 1, LIST_COUNT};
+    int rc = list_dir(&ls, root, "", skip);
+
+    if (rc == 0 || ls.n > max) {
+        tnd_error_clear();
+        rc = 0;
+    }
+    *count_out = ls.n;
+    return rc;
 }
 
 bool tnd_fs_exists(const char *path)

@@ -106,6 +106,14 @@ int tnd_fs_list_links(char ***out, size_t *count_out, const char *root,
 int tnd_fs_list_dirs(char ***out, size_t *count_out, const char *root,
                      size_t max_dirs);
 
+/* How many regular files and symbolic links are under root, as
+ * tnd_fs_list and tnd_fs_list_links would list them together (top-level
+ * names in skip and any ".git" left out), without keeping their names:
+ * up to max + 1, where the count stops (more than max). -1 when a
+ * directory cannot be read. */
+int tnd_fs_count(size_t *count_out, const char *root, const char *const *skip,
+                 size_t max);
+
 /* True when path exists (without following a final symlink). */
 bool tnd_fs_exists(const char *path);
 

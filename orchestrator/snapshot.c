@@ -17,11 +17,15 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/git.h"
+#include "proto/tree.h"
 
 /* Each of git's lists of paths (tracked, untracked): at most this many
  * bytes and entries */
 #define LIST_CAP  (64 << 20)
-#define MAX_FILES 200000
+#define MAX_FILES TND_TREE_MAX_FILES
+/* How far a directory taken whole is counted, to say how many files it
+ * holds (past it: "more than") */
+#define COUNT_CAP ((size_t)MAX_FILES * 5)
 /* The one listing of both: the two lists, and the tags of `-t -s` at
  * most ("H 100644 <64 hex digits> 0\t" on a tracked path, "? " on an
  * untracked one) */
@@ -521,6 +525,16 @@ static int from_git(const char *repo, const char *dir,
         rc = rc < 0 ? rc : 1;
         goto out;
     }
+    if (o->include_untracked && g.tracked.n + g.others.n > MAX_FILES) {
+        /* each list is within the limit, but both are copied */
+        rc = tnd_error_set("git lists %zu tracked and %zu untracked files, "
+                           "more than the %d a task's tree may hold; add "
+                           "the generated ones to .gitignore, or leave the "
+                           "untracked ones out (workspace.include_untracked: "
+                           "false)",
+                           g.tracked.n, g.others.n, MAX_FILES);
+        goto out;
+    }
     info->git = true;
     info->untracked = g.others.n;
     info->untracked_included = o->include_untracked;
@@ -552,17 +566,46 @@ static int adopt(const char *repo, const char *dir)
     return rc;
 }
 
+/* Whether the tree at root (the directory taken whole: repo, or dir once
+ * an export is moved there) has files and links enough for a task, as
+ * the reviewers' tree is made of them (orchestrator/content.c): refused
+ * before anything is copied. A plain directory of 200,000 to 1,000,000
+ * files was copied whole, then failed at the first audit. */
+static int count_whole(const char *root, const char *repo,
+                       const tnd_snapshot_stats *info)
+{
+    size_t n;
+
+    if (tnd_fs_count(&n, root, skip, COUNT_CAP) < 0)
+        return -1;
+    if (n <= MAX_FILES)
+        return 0;
+    return tnd_error_set(
+        "%s holds %s%zu files and symbolic links (%s), "
+        "more than the %d a task's tree may hold; give "
+        "--repo the smaller directory the task is about, "
+        "or make it a git work tree, where only the files "
+        "git tracks are taken (leave generated and vendored "
+        "ones untracked)",
+        repo, n > COUNT_CAP ? "more than " : "", n > COUNT_CAP ? COUNT_CAP : n,
+        info->why_whole[0] ? info->why_whole : "every file is copied",
+        MAX_FILES);
+}
+
 static int whole(const char *repo, const char *dir,
                  const tnd_snapshot_options *o, tnd_snapshot_stats *info)
 {
     char **list = NULL;
     size_t n = 0;
-    int moved = o->adopt ? adopt(repo, dir) : 1;
+    int moved;
 
+    moved = o->adopt ? adopt(repo, dir) : 1;
+    if (moved >= 0 && count_whole(moved == 0 ? dir : repo, repo, info) < 0)
+        return -1;
     if (moved < 0 ||
         (moved > 0 && tnd_fs_copytree(repo, dir, skip, o->max_bytes) < 0))
         goto limit;
-    if (tnd_fs_list(&list, &n, dir, NULL, (size_t)MAX_FILES * 5) == 0) {
+    if (tnd_fs_list(&list, &n, dir, NULL, MAX_FILES) == 0) {
         info->files = n;
         for (size_t i = 0; i < n; i++) {
             char *full = tnd_fs_join(dir, list[i]);

@@ -236,6 +236,43 @@ static void lists_the_directories(void **state)
     assert_int_equal(tnd_fs_rmtree(in_tmp("ls")), 0);
 }
 
+/* A tree is counted as the reviewers' tree lists it: files and links
+ * (not followed), in every directory but .git and the top-level names
+ * skipped; the count stops one past the most asked for, so a tree too
+ * large for a task is told before it is copied. */
+static void counts_the_files_and_links(void **state)
+{
+    const char *const skip[] = {".tandem", NULL};
+    size_t n = 0;
+
+    (void)state;
+    assert_int_equal(tnd_fs_mkdirs(in_tmp("cnt/src/empty"), 0700), 0);
+    assert_int_equal(tnd_fs_mkdirs(in_tmp("cnt/.git/objects"), 0700), 0);
+    assert_int_equal(tnd_fs_mkdirs(in_tmp("cnt/.tandem"), 0700), 0);
+    assert_int_equal(tnd_fs_mkdirs(in_tmp("cnt/sub/.git"), 0700), 0);
+    assert_int_equal(tnd_fs_write(in_tmp("cnt/src/a.c"), "x", 1), 0);
+    assert_int_equal(tnd_fs_write(in_tmp("cnt/src/b.c"), "", 0), 0);
+    assert_int_equal(tnd_fs_write(in_tmp("cnt/top"), "", 0), 0);
+    assert_int_equal(tnd_fs_write(in_tmp("cnt/.git/HEAD"), "", 0), 0);
+    assert_int_equal(tnd_fs_write(in_tmp("cnt/sub/.git/HEAD"), "", 0), 0);
+    assert_int_equal(tnd_fs_write(in_tmp("cnt/.tandem/s"), "", 0), 0);
+    assert_int_equal(symlink("src", in_tmp("cnt/link")), 0);
+    assert_int_equal(tnd_fs_count(&n, in_tmp("cnt"), skip, 10), 0);
+    assert_int_equal(n, 4); /* src/a.c, src/b.c, top, link */
+    assert_int_equal(tnd_fs_count(&n, in_tmp("cnt"), skip, 4), 0);
+    assert_int_equal(n, 4);
+    /* past the most: one more than it, not an error */
+    assert_int_equal(tnd_fs_count(&n, in_tmp("cnt"), skip, 3), 0);
+    assert_int_equal(n, 4);
+    assert_int_equal(tnd_fs_count(&n, in_tmp("cnt"), skip, 1), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(tnd_fs_count(&n, in_tmp("cnt"), NULL, 10), 0);
+    assert_int_equal(n, 5); /* .tandem/s as well */
+    assert_int_equal(tnd_fs_count(&n, in_tmp("nothing-here"), NULL, 10), -1);
+    assert_non_null(strstr(tnd_error_last(), "cannot read directory"));
+    assert_int_equal(tnd_fs_rmtree(in_tmp("cnt")), 0);
+}
+
 /* mkdirs makes every missing part (with doubled and trailing slashes),
  * succeeds on a directory that exists, and names the part in the way
  * when a file is. */
@@ -627,6 +664,7 @@ int main(void)
         cmocka_unit_test(a_tree_too_deep_is_refused),
         cmocka_unit_test(a_tree_deeper_than_the_open_files_is_removed),
         cmocka_unit_test(the_files_limit_is_raised_as_far_as_asked),
+        cmocka_unit_test(counts_the_files_and_links),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
