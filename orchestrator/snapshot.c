@@ -17,6 +17,7 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/git.h"
+#include "orchestrator/sparse.h"
 #include "proto/tree.h"
 
 /* Each of git's lists of paths (tracked, untracked): at most this many
@@ -109,8 +110,8 @@ static int split(pathlist *l, const char *buf, size_t len)
 /* Both lists from `git ls-files -z -t -s --cached --others`: an untracked
  * path is "? PATH", a tracked one "TAG MODE OID STAGE\tPATH" (TAG H, S
  * or M). *gitlink: a tracked path is a submodule (mode 160000). */
-static int split_both(pathlist *tracked, pathlist *others, bool *gitlink,
-                      const char *buf, size_t len)
+static int split_both(pathlist *tracked, pathlist *others, pathlist *sparse,
+                      bool *gitlink, const char *buf, size_t len)
 {
     int rc = 0;
 
@@ -134,6 +135,12 @@ static int split_both(pathlist *tracked, pathlist *others, bool *gitlink,
             if (strncmp(p + 2, "160000 ", 7) == 0)
                 *gitlink = true;
             rc = push(tracked, tab + 1, plen - (size_t)(tab + 1 - p));
+            /* skip-worktree: outside a sparse checkout */
+            if (rc == 0 && p[0] == 'S' && tracked->n &&
+                tracked->at[tracked->n - 1] == tab + 1) {
+                TND_GROW(sparse->at, sparse->alloc, sparse->n + 1);
+                sparse->at[sparse->n++] = tab + 1;
+            }
         }
     }
     return rc;
@@ -145,12 +152,14 @@ typedef struct git_lists {
     char *deep; /* ls-files --cached --recurse-submodules, when there is
                    a submodule */
     pathlist tracked, others;
+    pathlist sparse; /* tracked, outside a sparse checkout */
 } git_lists;
 
 static void git_lists_free(git_lists *g)
 {
     free(g->tracked.at);
     free(g->others.at);
+    free(g->sparse.at);
     free(g->deep);
     free(g->both);
 }
@@ -247,8 +256,8 @@ static int list_files(git_lists *g, const char *repo, bool collapse,
         return 0;
     }
     free(why);
-    if (rc < 0 ||
-        split_both(&g->tracked, &g->others, &gitlink, g->both, len) < 0)
+    if (rc < 0 || split_both(&g->tracked, &g->others, &g->sparse, &gitlink,
+                             g->both, len) < 0)
         return -1;
     both_len = len;
     if (gitlink) {
@@ -539,6 +548,14 @@ static int from_git(const char *repo, const char *dir,
     info->untracked = g.others.n;
     info->untracked_included = o->include_untracked;
     rc = take_list(repo, dir, &g.tracked, o->max_bytes, info);
+    if (rc == 0 && g.sparse.n) {
+        size_t files, bytes;
+        rc = tnd_sparse_take(&files, &bytes, repo, dir, g.sparse.at, g.sparse.n,
+                             o->max_bytes - info->bytes);
+        info->files += files;
+        info->bytes += bytes;
+        info->sparse = files;
+    }
     if (rc == 0 && o->include_untracked)
         rc = copy_list(repo, dir, g.others.at, g.others.n,
                        o->max_bytes - info->bytes, info);
@@ -721,6 +738,13 @@ char *tnd_snapshot_describe(const tnd_snapshot *self)
         with = tnd_xasprintf("%s; %zu tracked path%s not copied (behind a "
                              "symbolic link, or not a file)",
                              text, i->skipped, i->skipped == 1 ? "" : "s");
+        free(text);
+        text = with;
+    }
+    if (i->sparse) {
+        with = tnd_xasprintf("%s; %zu outside the sparse checkout, written "
+                             "from git's index",
+                             text, i->sparse);
         free(text);
         text = with;
     }

@@ -46,6 +46,9 @@ typedef struct tnd_snapshot_stats {
     bool untracked_included;   /* ...and they are in the snapshot */
     size_t skipped;            /* tracked paths not copied: behind a
                                   symlink, or not a file any more */
+    size_t sparse;             /* tracked files outside a sparse
+                                  checkout, written from the index (in
+                                  files) */
     size_t submodules_empty;   /* submodules not initialised: their
                                   directories are empty */
     char submodule_empty[256]; /* the first of them */

@@ -76,6 +76,30 @@ run "$BIN/tandem" show --repo "$T/demo" "$(basename "$dir")"
 expect_in "$T/out" "incremental: build outputs stayed between attempts"
 pass "workspace.incremental is opt-in and reported"
 
+# a sparse checkout: the files outside its cone are HEAD's as much as
+# the others (a review and run --commit have them), so they are in the
+# workspace, written from git's index, and the run says so; they were
+# left out without a word, and a skill that needed one failed
+git_demo
+mkdir "$T/demo/in" "$T/demo/out"
+echo a >"$T/demo/in/a"
+echo b >"$T/demo/out/b"
+(cd "$T/demo" && git add in out &&
+    git -c user.name=t -c user.email=t@example.invalid commit -q -m dirs &&
+    git sparse-checkout set in) || fail "cannot make a sparse checkout"
+[ ! -e "$T/demo/out/b" ] || fail "git's sparse checkout left out/b in the tree"
+demo_config "$TOP/examples/demo/cassette.json" "build, test, outside" <<'YAML'
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+  outside: {command: "test -f out/b && grep -qx b out/b", timeout_s: 60}
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 0 "approved, with out/b in every workspace"
+expect_in "$T/err" "1 outside the sparse checkout, written from git's index"
+[ ! -e "$T/demo/out/b" ] || fail "the user's sparse checkout was changed"
+pass "a sparse checkout's files outside its cone are in the workspace"
+
 # a directory git does not track is taken whole, and the run says why
 copy_demo
 demo_config "$TOP/examples/demo/cassette.json"
