@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/diff.h"
 #include "common/error.h"
@@ -12,6 +13,7 @@
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "orchestrator/git.h"
+#include "orchestrator/search.h"
 #include "proto/body.h"
 
 #define ID_MAX 64 /* hex digits of a SHA-256 id */
@@ -308,6 +310,97 @@ int tnd_converted_edits(tnd_edit **edits, size_t *n, const tnd_converted *conv,
         *n = kept;
     }
     return 0;
+}
+
+/* The ids git gives the n paths (relative to repo), with or without its
+ * filters: one line each, in order. Caller frees. */
+static int ids_of(char **out, const char *repo, const char *const *paths,
+                  size_t n, bool filters)
+{
+    const char **argv = tnd_xcalloc(n + 5, sizeof(char *));
+    size_t k = 0;
+    int rc;
+
+    argv[k++] = "git";
+    argv[k++] = "hash-object";
+    if (!filters)
+        argv[k++] = "--no-filters";
+    argv[k++] = "--";
+    memcpy(argv + k, paths, n * sizeof(char *));
+    rc = tnd_git_run(out, NULL, repo, argv, (n + 1) * (ID_MAX + 2));
+    free(argv);
+    return rc;
+}
+
+/* Whether edit e (a hunk: its line) holds in the file at repo/path. */
+static bool hunk_holds(const char *repo, const tnd_edit *e)
+{
+    char *full = tnd_fs_join(repo, e->path), *text = NULL;
+    size_t len = 0, start = 0, end = 0;
+    bool holds;
+
+    holds = tnd_fs_read(&text, &len, full, TND_BODY_MAX_FILE) < 0 ||
+            (tnd_str_line_start(text, len, e->line, &start) &&
+             tnd_search_at(text, len, start, e->search, &end));
+    tnd_error_clear();
+    free(text);
+    free(full);
+    return holds;
+}
+
+int tnd_converted_check_patch(const char *repo, const tnd_edit *edits, size_t n,
+                              const char *named)
+{
+    const char **paths = tnd_xcalloc(n + 1, sizeof(char *));
+    const tnd_edit **first = tnd_xcalloc(n + 1, sizeof(*first));
+    char *with = NULL, *without = NULL, *a, *b;
+    size_t m = 0;
+    int rc = 0;
+
+    /* each file's first hunk: it is against the file as it is */
+    for (size_t i = 0; i < n && n <= TND_BODY_MAX_EDITS; i++) {
+        const tnd_edit *e = &edits[i];
+        char *full;
+        struct stat st;
+        bool seen = false;
+
+        for (size_t k = 0; k < m && !seen; k++)
+            seen = strcmp(paths[k], e->path) == 0;
+        if (seen || e->kind != TND_EDIT_REPLACE || e->line <= 0)
+            continue;
+        full = tnd_fs_join(repo, e->path);
+        if (lstat(full, &st) == 0 && S_ISREG(st.st_mode)) {
+            first[m] = e;
+            paths[m++] = e->path;
+        }
+        free(full);
+    }
+    if (m == 0 || ids_of(&with, repo, paths, m, true) < 0 ||
+        ids_of(&without, repo, paths, m, false) < 0) {
+        tnd_error_clear(); /* no git work tree: nothing git converts */
+        m = 0;
+    }
+    a = with;
+    b = without;
+    for (size_t i = 0; i < m && rc == 0; i++) {
+        const char *id = next_id(&a);
+        if (strcmp(id, next_id(&b)) == 0 || hunk_holds(repo, first[i]))
+            continue;
+        rc = tnd_error_config(
+            "%s: %s is converted by git on checkout (a filter, eol or "
+            "working-tree-encoding in .gitattributes), and the diff does not "
+            "hold in it as the work tree has it (line %ld): a diff from git "
+            "is of the form git stores, not of the file checked out, and git "
+            "apply refuses it there too. Review the change from git, which "
+            "tandem applies as a checkout writes it: tandem review (the "
+            "uncommitted changes) or tandem review --staged (the staged ones)",
+            named, first[i]->path, first[i]->line);
+    }
+    free(with);
+    free(without);
+    free(first);
+    free(paths);
+    return rc;
 }
 
 void tnd_converted_free(tnd_converted *conv, size_t n)

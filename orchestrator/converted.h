@@ -47,6 +47,16 @@ int tnd_converted_find(tnd_converted **out, size_t *n, const char *repo,
 int tnd_converted_edits(tnd_edit **edits, size_t *n, const tnd_converted *conv,
                         size_t nconv);
 
+/* A patch against the work tree as it is (--diff FILE, named as named
+ * says), as edits: TND_ECONFIG when the first hunk of a file git
+ * converts on checkout (its work-tree bytes are not what git stores)
+ * does not hold in it. Such a patch is git's own (`git diff` is of what
+ * git stores), which `git apply` refuses there too: the error names the
+ * file and the review that applies it as git does (tandem review, or
+ * --staged). 0 otherwise, and when repo is no git work tree. */
+int tnd_converted_check_patch(const char *repo, const tnd_edit *edits, size_t n,
+                              const char *named);
+
 void tnd_converted_free(tnd_converted *conv, size_t n);
 
 #endif

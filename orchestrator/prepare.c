@@ -273,6 +273,18 @@ static int prepare_review(run *r)
     if (tnd_converted_edits(&r->edits, &r->nedits, r->change.converted,
                             r->change.nconverted) < 0)
         return TND_ECONFIG;
+    /* a patch of one, against the work tree: git's own, which no tree
+     * here holds (it was rejected as "not made against this tree") */
+    if (r->opts.diff && !r->review_rev && !r->create_only) {
+        char *named = r->opts.diff_label ? tnd_xstrdup(r->opts.diff_label)
+                      : strcmp(r->opts.diff, "-") == 0
+                          ? tnd_xstrdup("the diff on stdin")
+                          : tnd_xasprintf("--diff %s", r->opts.diff);
+        rc = tnd_converted_check_patch(r->repo, r->edits, r->nedits, named);
+        free(named);
+        if (rc < 0)
+            return rc;
+    }
     /* a change may not configure its own review (a pull request whose
      * agents.yaml made the reviewer a program saying "approve" was
      * approved by it, and its agents and skills ran as it said) */

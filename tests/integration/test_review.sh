@@ -402,6 +402,31 @@ expect_rc 0 "an uncommitted change to a file under a smudge filter"
     fail "the review wrote objects into the repository"
 pass "a change to a file under a clean/smudge filter is reviewed as its checkout"
 
+# git diff's patch of it (unstaged) is of the clean side too, against a
+# work tree that holds the smudged one: git apply refuses it there, and
+# so does a review, but it said the diff "was not made against this
+# tree" and rejected the change (exit 1); it is a usage error, naming
+# the file and the reviews that apply it as a checkout writes it
+sed -i 's/^b=3$/b=4/' "$R/conf.txt"
+(cd "$R" && git diff >"$T/filtered.diff")
+expect_in "$T/filtered.diff" " key=xxx"
+run tandem review --repo "$R" --config "$T/filtered.yaml" \
+    --diff "$T/filtered.diff" "b is 4"
+expect_rc 2 "git's patch of a file under a smudge filter"
+expect_in "$T/err" "conf.txt is converted by git on checkout"
+expect_in "$T/err" "tandem review --staged"
+expect_not_in "$T/err" "not made against this tree"
+# a patch of the file as checked out holds, and is reviewed
+sed -i 's/^b=4$/b=3/' "$R/conf.txt"
+printf 'a=2\nkey=SECRET\nb=3\n' >"$T/conf.new"
+(cd "$R" && diff -u --label a/conf.txt --label b/conf.txt conf.txt \
+    "$T/conf.new" >"$T/plain.diff"; true)
+expect_in "$T/plain.diff" " key=SECRET"
+run tandem review --repo "$R" --config "$T/filtered.yaml" \
+    --diff "$T/plain.diff" "a is 2"
+expect_rc 0 "a patch of the file as checked out"
+pass "git's patch of a file git converts on checkout is refused, naming what to review"
+
 # a submodule: checkout-index writes it as an empty directory, so a
 # build that needs its files failed on every change. Its recorded commit
 # is checked out from its repository on this machine (the work tree's,
