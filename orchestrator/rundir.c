@@ -32,6 +32,7 @@
 #define LOCK          "lock"
 #define KEPT          "kept"
 #define NEW_PREFIX    ".new-"
+#define GONE_PREFIX   ".gone-"
 #define REVIEW_PREFIX "review-"
 #define SUFFIX_LEN    6
 #define NOTE_MAX      4096 /* a lock's pid, a kept directory's owner */
@@ -50,6 +51,7 @@ typedef enum name_kind {
     NAME_SESSION, /* 20261122-014455-3fa2c91b (4 hex digits before) */
     NAME_REVIEW,  /* review-XXXXXX */
     NAME_NEW,     /* .new-XXXXXX, on its way to one of the above */
+    NAME_GONE,    /* .gone-XXXXXX, a dead one on its way out */
 } name_kind;
 
 static bool all_in(const char *s, size_t n, const char *set)
@@ -80,6 +82,8 @@ static name_kind kind_of(const char *name)
         return NAME_REVIEW;
     if (suffixed(name, NEW_PREFIX))
         return NAME_NEW;
+    if (suffixed(name, GONE_PREFIX))
+        return NAME_GONE;
     return NAME_OTHER;
 }
 
@@ -135,9 +139,11 @@ static void read_note(int dfd, const char *name, char *out, size_t size)
 /* What base/name is. With force (the caller owns the name: a resume of
  * the session), a kept or lockless directory is dead too. For V_DEAD,
  * *lock_fd holds its lock (or is -1: it has no lock file) until the
- * caller has removed it; for V_LIVE, pid gets the holder's pid. */
+ * caller has removed it, and *dir_fd holds the directory judged open
+ * (retire removes that one only, and while it is open its inode number
+ * cannot go to another); for V_LIVE, pid gets the holder's pid. */
 static verdict judge(int basefd, const char *name, bool force, int *lock_fd,
-                     char *pid, size_t pid_size)
+                     int *dir_fd, char *pid, size_t pid_size)
 {
     name_kind kind = kind_of(name);
     struct stat st, dst;
@@ -145,7 +151,7 @@ static verdict judge(int basefd, const char *name, bool force, int *lock_fd,
     int dfd, fd;
     bool kept;
 
-    *lock_fd = -1;
+    *lock_fd = *dir_fd = -1;
     if (pid_size)
         *pid = '\0';
     if (fstatat(basefd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -192,11 +198,15 @@ static verdict judge(int basefd, const char *name, bool force, int *lock_fd,
     } else {
         /* no lock file: a run killed while making it, or a tandem from
          * before lock files; judged by age */
-        long limit = kind == NAME_NEW ? TND_RUNDIR_NEW_GRACE_S
-                                      : TND_RUNDIR_LOCKLESS_AGE_S;
+        long limit = kind == NAME_NEW || kind == NAME_GONE
+                         ? TND_RUNDIR_NEW_GRACE_S
+                         : TND_RUNDIR_LOCKLESS_AGE_S;
         v = force || time(NULL) - dst.st_mtime >= limit ? V_DEAD : V_YOUNG;
     }
-    close(dfd);
+    if (v == V_DEAD)
+        *dir_fd = dfd;
+    else
+        close(dfd);
     return v;
 }
 
@@ -245,6 +255,61 @@ static int rename_noreplace(int basefd, const char *from, const char *to)
     return renameat(basefd, from, basefd, to);
 }
 
+/* Remove base/name, the dead directory open at dir_fd. Not by its name: a run
+ * making a directory of that name (its session taken over) may have it by the
+ * time a removal that emptied the old one through a handle removes it
+ * by name. The dead one is renamed to a private .gone-XXXXXX first (its
+ * lock, held by the caller, keeps that name on it until then: a run
+ * waits for a held lock), then removed there, and only when it is the
+ * directory judged; one made under the name since (possible only
+ * without a lock file) is put back. So a live run's directory is never
+ * removed by another process, and a run of the same name no longer
+ * waits for the removal: its name is free once the rename is done. 1
+ * when it was removed, 0 when it was not there to remove (gone, or put
+ * back), -1 with the error set. */
+static int retire(int basefd, const char *base, const char *name, int dir_fd)
+{
+    char gone[32], suffix[SUFFIX_LEN + 1];
+    struct stat st, seen;
+
+    if (fstat(dir_fd, &seen) < 0)
+        return tnd_error_sys("cannot remove %s/%s", base, name);
+    for (int tries = 0;; tries++) {
+        random_suffix(suffix);
+        snprintf(gone, sizeof(gone), GONE_PREFIX "%s", suffix);
+        if (rename_noreplace(basefd, name, gone) == 0)
+            break;
+        if (errno == ENOENT)
+            return 0; /* another process removed it meanwhile */
+        if (errno != EEXIST || tries == MAKE_TRIES - 1)
+            return tnd_error_sys("cannot remove %s/%s", base, name);
+    }
+    if (fstatat(basefd, gone, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? 0
+                               : tnd_error_sys("cannot remove %s/%s (moved "
+                                               "to %s to be removed)",
+                                               base, name, gone);
+    if (st.st_dev != seen.st_dev || st.st_ino != seen.st_ino) {
+        if (rename_noreplace(basefd, gone, name) < 0)
+            return tnd_error_sys("%s/%s was made again while it was being "
+                                 "removed, and cannot be put back from "
+                                 "%s/%s (move it back by hand)",
+                                 base, name, base, gone);
+        tnd_log_debug("%s/%s was made again while it was being removed: "
+                      "left alone",
+                      base, name);
+        return 0;
+    }
+    /* young again, so a sweep without the lock leaves it to us */
+    utimensat(basefd, gone, NULL, AT_SYMLINK_NOFOLLOW);
+    if (tnd_fs_rmtree_at(basefd, gone) < 0) {
+        tnd_error_prefix("cannot remove %s/%s (moved to %s to be removed)",
+                         base, name, gone);
+        return -1;
+    }
+    return 1;
+}
+
 /* Put the locked tmp in place as name (or review-XXXXXX for NULL, into
  * final): a leftover of the same name is removed first, waiting up to
  * wait_ms for a process that holds it. */
@@ -255,7 +320,7 @@ static int place(int basefd, const char *base, const char *tmp,
     char pid[NOTE_MAX] = "", suffix[SUFFIX_LEN + 1];
 
     for (int tries = 0; tries < MAKE_TRIES;) {
-        int fd;
+        int fd, dfd;
         verdict v;
         if (!name) {
             random_suffix(suffix);
@@ -273,7 +338,7 @@ static int place(int basefd, const char *base, const char *tmp,
         }
         /* ours by the session's lock: a run of this session that was
          * killed left it, or a sweep is removing it right now */
-        v = judge(basefd, final, true, &fd, pid, sizeof(pid));
+        v = judge(basefd, final, true, &fd, &dfd, pid, sizeof(pid));
         if (v == V_LIVE) {
             struct timespec ten_ms = {0, 10 * 1000 * 1000};
             if (tnd_now_ms() >= deadline)
@@ -292,7 +357,8 @@ static int place(int basefd, const char *base, const char *tmp,
                                  "directory of yours; remove it",
                                  base, final);
         if (v == V_DEAD) {
-            int rc = tnd_fs_rmtree_at(basefd, final);
+            int rc = retire(basefd, base, final, dfd);
+            close(dfd);
             if (fd >= 0)
                 close(fd);
             if (rc < 0) {
@@ -378,8 +444,8 @@ void tnd_rundir_sweep_dead(tnd_rundir_sweep *out, const char *base,
 {
     size_t seen = 0;
     struct dirent *e;
+    int fd, rc;
     DIR *d;
-    int fd;
 
     memset(out, 0, sizeof(*out));
     if (!(d = opendir(base))) {
@@ -387,6 +453,7 @@ void tnd_rundir_sweep_dead(tnd_rundir_sweep *out, const char *base,
         return;
     }
     while ((e = readdir(d)) != NULL) {
+        int dfd;
         verdict v;
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
@@ -396,7 +463,7 @@ void tnd_rundir_sweep_dead(tnd_rundir_sweep *out, const char *base,
         }
         if (kind_of(e->d_name) == NAME_OTHER)
             continue;
-        v = judge(dirfd(d), e->d_name, false, &fd, NULL, 0);
+        v = judge(dirfd(d), e->d_name, false, &fd, &dfd, NULL, 0);
         if (v == V_LIVE)
             out->live++;
         else if (v == V_KEPT)
@@ -409,15 +476,16 @@ void tnd_rundir_sweep_dead(tnd_rundir_sweep *out, const char *base,
             out->more = true;
         } else if (dry_run) {
             out->removed++;
-        } else if (tnd_fs_rmtree_at(dirfd(d), e->d_name) == 0) {
+        } else if ((rc = retire(dirfd(d), base, e->d_name, dfd)) > 0) {
             out->removed++;
             tnd_log_info("removed %s/%s: the run that made it is gone", base,
                          e->d_name);
-        } else {
+        } else if (rc < 0) {
             out->failed++;
-            tnd_log_warn("cannot remove %s/%s, left by a run that is gone: %s",
-                         base, e->d_name, tnd_error_last());
+            tnd_log_warn("%s (left by a run that is gone)", tnd_error_last());
         }
+        if (dfd >= 0)
+            close(dfd);
         if (fd >= 0)
             close(fd);
         if (out->more)
@@ -448,9 +516,7 @@ int tnd_rundir_remove_kept(const char *base, const char *name,
         goto out; /* a resume took it over */
     if (dry_run)
         rc = 1;
-    else if ((rc = tnd_fs_rmtree_at(basefd, name)) == 0)
-        rc = 1;
-    else
+    else if ((rc = retire(basefd, base, name, dfd)) < 0)
         tnd_error_prefix("cannot remove the kept workspace %s/%s", base, name);
 out:
     if (fd >= 0)

@@ -12,7 +12,10 @@
  * take it over, so a lock anyone can take means the owner is gone and
  * the directory is a leftover. A directory appears under its name
  * already locked: it is made as .new-XXXXXX, locked, then renamed into
- * place, so a sweep never meets a live run's directory unlocked. */
+ * place, so a sweep never meets a live run's directory unlocked. A dead
+ * one is renamed to .gone-XXXXXX before it is removed, and removed only
+ * when that is the directory judged: a run making one of the same name
+ * meanwhile keeps its own. */
 #ifndef TND_RUNDIR_H
 #define TND_RUNDIR_H
 
@@ -27,7 +30,8 @@ typedef struct tnd_rundir tnd_rundir;
 #define TND_RUNDIR_SWEEP_REMOVALS 16
 
 /* A directory without a lock file is judged by its age: a .new-XXXXXX
- * that is older than this was left by a run killed while making it... */
+ * that is older than this was left by a run killed while making it (a
+ * .gone-XXXXXX, by one killed while removing it)... */
 #define TND_RUNDIR_NEW_GRACE_S 60
 /* ...and a named one (made by a tandem older than the lock file) is
  * removed once this old. */
@@ -75,7 +79,7 @@ typedef struct tnd_rundir_sweep {
 /* Remove the directories in base whose owner is gone: a lock nobody
  * holds, and not kept; or no lock file and older than the ages above.
  * Only directories of the user's whose name tandem gives (a session id,
- * review-XXXXXX, .new-XXXXXX) are looked at; anything else is left
+ * review-XXXXXX, .new-XXXXXX, .gone-XXXXXX) are looked at; anything else is left
  * alone, and no symlink is followed. At most max_entries entries are
  * looked at and max_removals removed. Failures never reach the caller:
  * they are counted and logged. With dry_run nothing is removed. */

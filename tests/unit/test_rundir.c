@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -150,6 +151,54 @@ static void kill_child(pid_t pid)
 
     kill(pid, SIGKILL);
     assert_int_equal(waitpid(pid, &status, 0), pid);
+}
+
+/* ---- a run that meets a sweep ------------------------------------------
+ * unlinkat and renameat2 as the library calls them, with a hook that
+ * plays another process at the worst moment: the run of a session taken
+ * over making its runtime directory while a sweep removes the old one. */
+
+typedef enum race {
+    RACE_NONE,
+    RACE_AT_LOCK_GONE, /* once the dead directory's lock file is unlinked */
+    RACE_BEFORE_MOVE,  /* before a sweep moves a directory out of the way */
+} race;
+
+static race race_at = RACE_NONE;
+static tnd_rundir *race_made; /* what the other run made */
+
+static void race_now(race when)
+{
+    if (race_at != when)
+        return;
+    race_at = RACE_NONE; /* once: the hook's own calls come back here */
+    race_made = tnd_rundir_new(base, ID1, NULL, 0);
+    if (!race_made)
+        fail_msg("the run meeting the sweep: %s", tnd_error_last());
+}
+
+int unlinkat(int dirfd, const char *path, int flags)
+{
+    int rc = (int)syscall(SYS_unlinkat, dirfd, path, flags);
+
+    if (rc == 0 && strcmp(path, "lock") == 0)
+        race_now(RACE_AT_LOCK_GONE);
+    return rc;
+}
+
+int renameat2(int olddirfd, const char *oldpath, int newdirfd,
+              const char *newpath, unsigned int flags)
+{
+    if (strcmp(oldpath, ID1) == 0 && race_at == RACE_BEFORE_MOVE) {
+        /* the old one went (its run's resume removed it), and the new
+         * one took its name, between the sweep's look and its move */
+        char *old = at(ID1);
+        assert_int_equal(tnd_fs_rmtree(old), 0);
+        free(old);
+        race_now(RACE_BEFORE_MOVE);
+    }
+    return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath,
+                        flags);
 }
 
 static void the_base_is_private_to_the_user(void **state)
@@ -528,6 +577,48 @@ static void sweeps_never_take_a_directory_being_made(void **state)
     }
 }
 
+/* serve restarted after a kill -9: one session's thread sweeps while
+ * another takes its own session over, making its directory under the
+ * same name. The sweep removed the old one by name once it had emptied
+ * it, and by then the name was the new one's: "Directory not empty", or
+ * a live run's directory gone. */
+static void a_sweep_removes_only_the_directory_it_judged(void **state)
+{
+    tnd_rundir_sweep sw;
+    char *lock;
+
+    (void)state;
+    clean();
+    kill_child(owner_child(ID1));
+    race_at = RACE_AT_LOCK_GONE;
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(race_at, RACE_NONE); /* the other run did meet it */
+    assert_non_null(race_made);
+    assert_int_equal(sw.failed, 0);
+    assert_int_equal(sw.removed, 1);
+    lock = tnd_fs_join(tnd_rundir_path(race_made), "lock");
+    assert_true(tnd_fs_exists(lock));
+    free(lock);
+    assert_int_equal(entries(), 1); /* nothing left on the way out */
+    tnd_rundir_destroy(&race_made, false);
+
+    /* without a lock file, nothing keeps the name while the sweep looks:
+     * a directory made under it since is put back, not removed */
+    leftover(ID1, false, TND_RUNDIR_LOCKLESS_AGE_S + 60);
+    race_at = RACE_BEFORE_MOVE;
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(race_at, RACE_NONE);
+    assert_non_null(race_made);
+    assert_int_equal(sw.removed, 0);
+    lock = tnd_fs_join(tnd_rundir_path(race_made), "lock");
+    assert_true(tnd_fs_exists(lock));
+    free(lock);
+    assert_int_equal(entries(), 1);
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(sw.live, 1);
+    tnd_rundir_destroy(&race_made, false);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -543,6 +634,7 @@ int main(void)
         cmocka_unit_test(without_a_lock_file_age_decides),
         cmocka_unit_test(a_sweep_is_bounded_and_a_dry_run_removes_nothing),
         cmocka_unit_test(sweeps_never_take_a_directory_being_made),
+        cmocka_unit_test(a_sweep_removes_only_the_directory_it_judged),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
