@@ -107,12 +107,15 @@ static void summarise(tnd_summary *s, const char *repo, const char *id,
                ? json_object_array_get_idx(records, 0)
                : NULL;
     /* a run that has made its directory and not yet its task record
-     * runs */
+     * runs; one killed then left it so, without a task or a report: it
+     * never started (it was "unreadable", with a warning that its
+     * journal was empty, as if something had damaged it) */
     s->state = !damaged && (records || report)
                    ? state_of(records, report, dir, id, held_by_caller)
                : missing && !held_by_caller && tnd_session_locked(dir)
                    ? held(dir)
-                   : TND_SESSION_UNREADABLE;
+               : missing && !report ? TND_SESSION_UNSTARTED
+                                    : TND_SESSION_UNREADABLE;
     if (why && s->state == TND_SESSION_UNREADABLE)
         tnd_log_warn("session %s: %s", id, why);
     free(why);

@@ -19,7 +19,7 @@ typedef struct tnd_summary {
     char *id;
     tnd_session_status state; /* running, queued, waiting, approved,
                                  rejected, escalated, failed,
-                                 interrupted, unreadable */
+                                 interrupted, unstarted, unreadable */
     char *task;
     long iterations; /* from report.json, else the journal's decisions */
     long llm_calls;  /* from report.json; -1 when unknown (no report) */

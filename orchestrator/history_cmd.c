@@ -24,6 +24,9 @@
 #include "orchestrator/watch.h"
 #include "proto/json.h"
 
+/* The task column of a session that never started. */
+#define UNSTARTED_TASK "(killed before its task was recorded)"
+
 /* tandem watch --for: seconds at most (a week) */
 #define FOR_MAX_S (7 * 24 * 3600)
 
@@ -38,7 +41,9 @@ void tnd_cmd_history_usage(const char *cmd, FILE *to)
               "List the sessions of a repository, oldest first, with their\n"
               "state: running, queued (by tandem serve, for a free slot),\n"
               "waiting (for a person), approved, rejected, escalated,\n"
-              "failed, interrupted (resume it), unreadable.\n"
+              "failed, interrupted (resume it), unstarted (a run or server\n"
+              "killed before it recorded the task: nothing ran, nothing to\n"
+              "resume; prune removes it), unreadable.\n"
               "\n"
               "'prune' removes the sessions that have ended and are older\n"
               "than D (default 30d); see 'tandem sessions prune --help'.\n",
@@ -100,14 +105,15 @@ static void prune_usage(const char *cmd, FILE *to)
           "                             [--dry-run]\n"
           "\n"
           "Remove the sessions of a repository that have ended (approved,\n"
-          "rejected, escalated, failed, interrupted, or unreadable) and are\n"
-          "older than D; a session's age is the time since its last journal\n"
-          "record. A running or queued session is never removed, and one\n"
-          "waiting for a person only with --waiting. A workspace a run kept\n"
-          "(--keep-workspace) goes with its session; the lessons bank\n"
-          "stays. Prints each session removed (id, state, age, size on\n"
-          "disk) and the total. The runtime directories of killed runs\n"
-          "($TMPDIR/tandem-UID/) are removed too.\n"
+          "rejected, escalated, failed, interrupted, unstarted, or\n"
+          "unreadable) and are older than D; a session's age is the time\n"
+          "since its last journal record (or, with none, since its\n"
+          "directory changed). A running or queued session is never\n"
+          "removed, and one waiting for a person only with --waiting. A\n"
+          "workspace a run kept (--keep-workspace) goes with its session;\n"
+          "the lessons bank stays. Prints each session removed (id, state,\n"
+          "age, size on disk) and the total. The runtime directories of\n"
+          "killed runs ($TMPDIR/tandem-UID/) are removed too.\n"
           "\n"
           "options:\n"
           "  --repo DIR       the repository (default: .)\n"
@@ -322,8 +328,12 @@ static int list_sessions(const char *repo, bool json)
         printf("%-26s %-11s %5s %6s %9s  %s\n", "SESSION", "STATE", "ITER",
                "CALLS", "TOKENS", "TASK");
         for (size_t i = 0; i < n; i++) {
-            char *task =
-                tnd_str_printable(list[i].task ? list[i].task : "", 50);
+            /* nothing else says what an unstarted one is */
+            const char *said = list[i].task ? list[i].task
+                               : list[i].state == TND_SESSION_UNSTARTED
+                                   ? UNSTARTED_TASK
+                                   : "";
+            char *task = tnd_str_printable(said, 50);
             for (char *p = task; *p; p++)
                 if (*p == '\n' || *p == '\t')
                     *p = ' ';

@@ -584,7 +584,9 @@ static void take_over(tnd_hub *h)
             /* made, not journaled: its client never heard its id */
             last = "unreadable";
             tnd_log_warn("session %s of an earlier server: that server "
-                         "stopped before its task was journaled (%s)",
+                         "stopped before its task was journaled (%s): it "
+                         "never started, and tandem sessions lists it as "
+                         "unstarted",
                          id, path);
         } else if (records) {
             for (size_t k = json_object_array_length(records); k-- > 0;) {

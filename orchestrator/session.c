@@ -31,8 +31,9 @@ struct tnd_session {
 };
 
 static const char *const status_names[] = {
-    NULL,          "approved", "rejected", "escalated",  "failed",
-    "interrupted", "running",  "waiting",  "unreadable", "queued",
+    NULL,         "approved",    "rejected",  "escalated",
+    "failed",     "interrupted", "running",   "waiting",
+    "unreadable", "queued",      "unstarted",
 };
 static const tnd_names states = TND_NAMES("session state", status_names);
 /* what files say: a run's outcome */

@@ -18,7 +18,7 @@ typedef struct tnd_session tnd_session;
 /* Where a session stands. A run ends with an outcome, APPROVED to
  * INTERRUPTED, which report.json's "status" and the journal's finish
  * record name; read back (tandem sessions, prune), a session may also be
- * RUNNING, WAITING for a person, or UNREADABLE. */
+ * RUNNING, QUEUED, WAITING for a person, UNSTARTED or UNREADABLE. */
 typedef enum tnd_session_status {
     TND_SESSION_OPEN = 0,    /* not ended: the loop goes on (no name) */
     TND_SESSION_APPROVED,    /* a change was approved */
@@ -31,6 +31,9 @@ typedef enum tnd_session_status {
     TND_SESSION_UNREADABLE,  /* read back: its files cannot be read */
     TND_SESSION_QUEUED,      /* read back: tandem serve holds its lock
                                 while it waits for a slot */
+    TND_SESSION_UNSTARTED,   /* read back: its directory was made and its
+                                task never recorded (a run or server
+                                killed as it made it): nothing to resume */
 } tnd_session_status;
 
 TND_NAMES_INT_SIZED(tnd_session_status);

@@ -111,6 +111,38 @@ expect_rc 1 "show of a session with an empty journal"
 expect_in "$T/err" "holds no record"
 pass "a session whose journal is damaged is listed unreadable, with a warning"
 
+# a run or a server killed as it made a session leaves its directory with
+# a lock file alone, or an empty journal beside it: it never started, and
+# is listed so, without a warning that its journal is damaged (it was
+# "unreadable", "journal.jsonl is empty", as if something had broken it)
+cp -r "$T/demo" "$T/unstarted"
+S=$T/unstarted/.tandem/sessions
+mkdir "$S/20300101-000000-0000cccc" "$S/20300101-000000-0000dddd"
+: >"$S/20300101-000000-0000cccc/lock"
+: >"$S/20300101-000000-0000dddd/lock"
+: >"$S/20300101-000000-0000dddd/journal.jsonl"
+run "$BIN/tandem" sessions --repo "$T/unstarted"
+expect_rc 0 "sessions with unstarted ones"
+for id in 20300101-000000-0000cccc 20300101-000000-0000dddd; do
+    grep -q "^$id *unstarted .*(killed before its task was recorded)" "$T/out" ||
+        fail "$id is not listed unstarted: $(cat "$T/out")"
+done
+expect_not_in "$T/out" " unreadable "
+expect_not_in "$T/err" "journal.jsonl"
+run "$BIN/tandem" sessions --repo "$T/unstarted" --json
+expect_in "$T/out" '"state": "unstarted"'
+run "$BIN/tandem" help sessions
+expect_in "$T/out" "unstarted (a run or server"
+# ended: prune removes them (aged by their directory's time)
+touch -d "2 days ago" "$S/20300101-000000-0000cccc" "$S/20300101-000000-0000dddd"
+run "$BIN/tandem" sessions prune --repo "$T/unstarted" --older-than 1d \
+    --dry-run
+expect_rc 0 "prune --dry-run"
+expect_in "$T/out" "20300101-000000-0000cccc"
+expect_in "$T/out" "20300101-000000-0000dddd"
+rm -rf "$T/unstarted"
+pass "a session killed before its task was recorded is listed unstarted"
+
 run "$BIN/tandem" show --repo "$T/demo" "$(echo "$approved" | cut -c1-19)"
 expect_rc 0 "show"
 expect_in "$T/out" "## Attempt 2"

@@ -74,6 +74,8 @@ static void rule_table(void **state)
         {TND_SESSION_FAILED, 31 * DAY, false, TND_PRUNE_REMOVE},
         {TND_SESSION_INTERRUPTED, 31 * DAY, false, TND_PRUNE_REMOVE},
         {TND_SESSION_UNREADABLE, 31 * DAY, false, TND_PRUNE_REMOVE},
+        {TND_SESSION_UNSTARTED, 31 * DAY, false, TND_PRUNE_REMOVE},
+        {TND_SESSION_UNSTARTED, 29 * DAY, false, TND_PRUNE_NEWER},
         {TND_SESSION_RUNNING, 999 * DAY, false, TND_PRUNE_RUNNING},
         {TND_SESSION_RUNNING, 999 * DAY, true, TND_PRUNE_RUNNING},
         {TND_SESSION_QUEUED, 999 * DAY, true, TND_PRUNE_QUEUED},
@@ -153,7 +155,7 @@ static bool gone(const char *id)
 #define ESCALATED   "20200101-000000-0003"
 #define FAILED      "20200101-000000-0004"
 #define INTERRUPTED "20200101-000000-0005"
-#define UNREADABLE  "20200101-000000-0006"
+#define UNSTARTED   "20200101-000000-0006" /* killed before its task */
 #define WAITING     "20200101-000000-0007"
 #define RUNNING     "20200101-000000-0008"
 #define RECENT      "20200101-000000-0009"
@@ -185,7 +187,7 @@ static void a_repository_of_every_state_and_age(void **state)
     free(text);
     free(dir);
     free(session(INTERRUPTED, "\"type\":\"proposal\",\"attempt\":1", 40));
-    free(session(UNREADABLE, NULL, 40));
+    free(session(UNSTARTED, NULL, 40));
     free(session(WAITING, "\"type\":\"escalation\",\"attempt\":1", 40));
     dir = session(RUNNING, "\"type\":\"proposal\",\"attempt\":1", 40);
     free(session(RECENT,
@@ -214,10 +216,10 @@ static void a_repository_of_every_state_and_age(void **state)
     assert_true(item(&r, APPROVED)->age_ms >= 40 * DAY);
     assert_true(item(&r, APPROVED)->age_ms < 41 * DAY);
     assert_true(item(&r, APPROVED)->bytes > 0);
-    assert_int_equal(item(&r, UNREADABLE)->verdict, TND_PRUNE_REMOVE);
-    assert_string_equal(tnd_session_status_name(item(&r, UNREADABLE)->state),
-                        "unreadable");
-    assert_true(item(&r, UNREADABLE)->age_ms >= 40 * DAY);
+    assert_int_equal(item(&r, UNSTARTED)->verdict, TND_PRUNE_REMOVE);
+    assert_string_equal(tnd_session_status_name(item(&r, UNSTARTED)->state),
+                        "unstarted");
+    assert_true(item(&r, UNSTARTED)->age_ms >= 40 * DAY);
     assert_string_equal(tnd_session_status_name(item(&r, FAILED)->state),
                         "failed");
     assert_string_equal(tnd_session_status_name(item(&r, INTERRUPTED)->state),
@@ -228,7 +230,7 @@ static void a_repository_of_every_state_and_age(void **state)
     assert_int_equal(item(&r, ANSWERED)->verdict, TND_PRUNE_NEWER);
     tnd_prune_result_clear(&r);
     assert_false(gone(APPROVED));
-    assert_false(gone(UNREADABLE));
+    assert_false(gone(UNSTARTED));
 
     /* for real */
     o.dry_run = false;
@@ -241,7 +243,7 @@ static void a_repository_of_every_state_and_age(void **state)
     assert_true(gone(ESCALATED));
     assert_true(gone(FAILED));
     assert_true(gone(INTERRUPTED));
-    assert_true(gone(UNREADABLE));
+    assert_true(gone(UNSTARTED));
     assert_false(gone(WAITING));
     assert_false(gone(RUNNING));
     assert_false(gone(RECENT));
