@@ -234,60 +234,6 @@ static int propose(run *r, attempt *a, const loop_state *ls)
     return rc;
 }
 
-/* Replayed, attempt n's diff must be the one its journaled audit saw (or
- * a person was shown): that is in file name (attempt-N.diff, written and
- * fsync'd before the audit was asked), and the repository's files may
- * have changed since.
- * Without this, a resume after a context line changed replayed the
- * audit's approval for a diff no audit had seen (a review found it). */
-/* Whether the journal holds anything of attempt n's audit a replay will
- * use: the merged reply, a phased audit's skills or a critique, or an
- * escalation at the audit (a person read attempt-N.diff). */
-static bool audit_journaled(const run *r, int n)
-{
-    for (size_t i = 0; i < tnd_journal_count(r->journal); i++) {
-        json_object *rec = tnd_journal_record(r->journal, i);
-        const char *type = tnd_journal_type(rec);
-        if (tnd_json_int_or(rec, "attempt", 0) != n)
-            continue;
-        if (strcmp(type, "audit") == 0 || strcmp(type, "skills") == 0 ||
-            strncmp(type, "critique.", 9) == 0 ||
-            (strcmp(type, "escalation") == 0 &&
-             tnd_str_eq(tnd_json_str_or(rec, "at", NULL), "audit")))
-            return true;
-    }
-    return false;
-}
-
-static int same_as_audited(run *r, const attempt *a, const char *name)
-{
-    char *path, *was = NULL, *now;
-    size_t len = 0;
-    bool same;
-
-    if (!audit_journaled(r, a->n))
-        return 0;
-    path = tnd_session_path(r->session, name);
-    if (tnd_fs_read(&was, &len, path, TND_BODY_MAX_DIFF + 1) < 0) {
-        free(path); /* gone: nothing to hold it to */
-        return 0;
-    }
-    /* as the session keeps it: secrets redacted */
-    now = tnd_log_redact(tnd_xstrdup(a->diff ? a->diff : ""));
-    same = strlen(now) == len && memcmp(now, was, len) == 0;
-    free(now);
-    free(was);
-    free(path);
-    if (same)
-        return 0;
-    return tnd_error_set(
-        "%s changed since this session started: attempt %d's change, made "
-        "again from its journaled edits, is not the one its journaled "
-        "audit saw (%s), so the session cannot go on. Put the files back "
-        "as they were, or start a new run",
-        r->repo, a->n, name);
-}
-
 int tnd_loop_apply(run *r, const tnd_code_reply *reply)
 {
     return tnd_workspace_apply_exec(r->ws, reply->edits, reply->nedits,
@@ -371,6 +317,11 @@ static int apply(run *r, attempt *a)
         free(a->diff);
         a->diff = NULL;
     }
+    snprintf(name, sizeof(name), "attempt-%d.diff", a->n);
+    /* before it is said and counted: an answer that ends the session may
+     * take the attempt as the session holds it */
+    if (tnd_loop_as_audited(r, a, name) < 0)
+        return -1;
     if (in->format_error || in->apply_error)
         tnd_loop_say(r, "[%d/%d] %s: %s", a->n, r->gate.max_iterations,
                      r->opts.review ? "change" : "coder",
@@ -408,10 +359,8 @@ static int apply(run *r, attempt *a)
     }
     TND_GROW(r->hashes, r->ahashes, r->nhashes + 1);
     r->hashes[r->nhashes++] = h;
-    snprintf(name, sizeof(name), "attempt-%d.diff", a->n);
-    if (same_as_audited(r, a, name) < 0)
-        return -1;
-    if (tnd_session_write(r->session, name, a->diff ? a->diff : "",
+    if (!a->as_journaled &&
+        tnd_session_write(r->session, name, a->diff ? a->diff : "",
                           a->diff ? strlen(a->diff) : 0) < 0)
         return -1;
     a->diff_rel = tnd_session_relpath(r->session, name);
@@ -714,8 +663,11 @@ static int one_attempt(run *r, attempt *a, loop_state *ls)
     a->in.attempt = a->n;
     a->in.required = (const char *const *)r->required;
     a->in.baseline = r->has_baseline ? &r->baseline : NULL;
-    if (!a->in.format_error && !a->in.apply_error && !a->in.empty &&
-        !a->in.repeats) {
+    /* taken as the session holds it, the attempt was audited when the
+     * journal says so (its diff was made on other files) */
+    if (a->as_journaled ? tnd_loop_audit_journaled(r, a->n)
+                        : !a->in.format_error && !a->in.apply_error &&
+                              !a->in.empty && !a->in.repeats) {
         if (!r->status &&
             (rc = tnd_loop_check_budget(r, a->n, "audit", a, ls)) <= 0)
             return rc;

@@ -96,6 +96,10 @@ typedef struct run {
     bool no_key;            /* a model's API key is not set */
     bool no_model;          /* an answer that asks no model (approve,
                                reject): its keys are not needed */
+    bool answer_ends;       /* the answer ends the session (approve,
+                               reject): the attempts it replays are taken
+                               as the session holds them, whatever the
+                               files are now (tnd_loop_as_audited) */
     tnd_doing doing;        /* what the agent asked last is doing now */
     bool progress_line;     /* it is on stderr, to be redrawn or ended */
     int64_t progress_drawn; /* when it was drawn last (monotonic ms) */
@@ -163,7 +167,10 @@ typedef struct attempt {
     char *diff;
     char *diff_rel;
     char *apply_error;
-    char *risky; /* a changed path in gate.risk_paths, or NULL */
+    char *risky;       /* a changed path in gate.risk_paths, or NULL */
+    bool as_journaled; /* its diff is the one the session holds, not the
+                          one its edits make of the files now: audited
+                          when the journal says it was */
 } attempt;
 
 /* ---- run.c: setting up, going, ending ------------------------------------ */
@@ -408,6 +415,25 @@ int tnd_loop_answer_needs(run *r, const char *service, const char *key,
 int tnd_loop_ask_content(run *r, int n, const char *type, const char *service,
                          const char *key, bool model, tnd_audit_request *ar,
                          char **reply, size_t *reply_len);
+
+/* ---- replayed.c: an attempt replayed against the session's files -------- */
+
+/* Whether the journal holds anything of attempt n's audit a replay will
+ * use: the merged reply, a phased audit's skills or a critique, or an
+ * escalation at the audit (a person read attempt-N.diff). */
+bool tnd_loop_audit_journaled(const run *r, int n);
+
+/* Attempt a replayed: its diff, made again from its journaled edits, must
+ * be its diff file name (attempt-N.diff, written and fsync'd before its
+ * audit was asked) when anything of its audit is journaled, for the
+ * repository's files may have changed since (a resume after a context
+ * line changed replayed the audit's approval for a diff no audit had
+ * seen). Otherwise -1, the error naming the files that differ. Under
+ * r->answer_ends (approve, reject) every decided attempt is held to its
+ * file, and one that differs is taken as the session holds it
+ * (a->as_journaled, with a warning): the person answered what they were
+ * shown, and the session ends without another step. 0 otherwise. */
+int tnd_loop_as_audited(run *r, attempt *a, const char *name);
 
 /* ---- person.c: people and budgets --------------------------------------- */
 

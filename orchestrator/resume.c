@@ -475,8 +475,9 @@ static int continue_once(const tnd_continue_options *o, go_on *next)
     /* saying yes or no asks no model: the person answering need not hold
      * its key (reject refused without it, and advised --llm, which an
      * answer refuses) */
-    r.no_model =
+    r.answer_ends =
         o->answer == TND_ANSWER_APPROVE || o->answer == TND_ANSWER_REJECT;
+    r.no_model = r.answer_ends;
     if ((rc = tnd_loop_prepare(&r)) < 0) {
         fprintf(r.err, "tandem: %s\n", tnd_error_last());
         tnd_loop_close(&r);

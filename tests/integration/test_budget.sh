@@ -105,28 +105,28 @@ cmp -s "$dir/final.diff" "$dir/attempt-1.diff" ||
     fail "the approve did not take attempt 1's diff"
 pass "approve at an audit's budget escalation takes that attempt's diff"
 
-# the diff the person read is the one an approve takes: files changed
-# since (so the edits now make another diff) stop it
+# the diff the person read is the one an approve takes: with the files
+# changed since (so the edits now make another diff), an approve takes
+# attempt-1.diff as the session holds it, not the diff made again (it was
+# refused, and the session could not end until the files were put back);
+# a guide, which goes on from the files as they are, is refused and not
+# kept: the session still waits for an answer
 wall_audit
 cp "$dir/attempt-1.diff" "$T/seen.diff"
 sed -i 's/sum += values\[i\];/sum += values[i] + 1;/' "$T/demo/stats.c"
-run tandem approve --repo "$T/demo" "$id"
-[ "$RC" -ne 0 ] || fail "approved a diff nobody was shown"
-expect_in "$T/err" "changed since this session started: attempt 1's change"
-cmp -s "$dir/attempt-1.diff" "$T/seen.diff" || fail "attempt-1.diff was rewritten"
-[ ! -e "$dir/final.diff" ] || fail "a final.diff was written"
-# refused, the answer is not kept: the session still waits for it (the
-# answer was journaled, never taken; the session listed failed, and
-# every answer after was refused, as to a session not waiting)
-expect_in "$T/err" "your approve was not journaled: session $id stopped before the question it answers, which still waits"
+run tandem guide --repo "$T/demo" "$id" -m "divide as doubles"
+[ "$RC" -ne 0 ] || fail "guided on files no audit saw"
+expect_in "$T/err" "changed since this session started: attempt 1's change to stats.c"
+expect_in "$T/err" "your guide was not journaled: session $id stopped before the question it answers, which still waits"
 expect_not_in "$dir/journal.jsonl" '"type":"answer"'
 run "$BIN/tandem" sessions --repo "$T/demo"
 expect_in "$T/out" "$id   waiting"
-sed -i 's/sum += values\[i\] + 1;/sum += values[i];/' "$T/demo/stats.c"
-run tandem reject --repo "$T/demo" "$id" -m "put back, then said no"
-expect_rc 1 "rejected once the files are back"
-expect_in "$dir/report.json" '"status": "rejected"'
-pass "an approve after the files changed under the escalated attempt is refused"
+run tandem approve --repo "$T/demo" "$id"
+expect_rc 0 "approved at the audit's escalation on changed files"
+cmp -s "$dir/attempt-1.diff" "$T/seen.diff" || fail "attempt-1.diff was rewritten"
+cmp -s "$dir/final.diff" "$T/seen.diff" || fail "the approve did not take the diff the person was shown"
+[ "$(audits)" = 1 ] || fail "the approve asked for the audit again"
+pass "an approve after the files changed under the escalated attempt takes the diff shown; a guide is refused"
 
 wall_audit
 run tandem budget --repo "$T/demo" --iterations 1 "$id"

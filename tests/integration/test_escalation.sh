@@ -368,3 +368,101 @@ expect_in "$T/err" "the reviewer's issues:"
 expect_in "$T/err" "  major: The division is still done in integers"
 expect_not_in "$T/err" "/etc/passwd:"
 pass "the question shows no place outside the workspace"
+
+# The files changed between the question and the answer (a context line
+# of stats.c, which attempt 1's diff shows): approve and reject end the
+# session as the person was shown it, attempt 1 as the session holds it
+# (they were refused, the answer not taken, and the session could not
+# end until the files were put back); guide and budget go on from the
+# files as they are now, so they are refused, naming the file
+edited_after_question() { # CASSETTE: escalated, then stats.c edited
+    escalating_demo "$1"
+    run tandem run --repo "$T/demo" "make the failing test pass"
+    expect_rc 3 "escalated after one attempt"
+    dir=$(session_dir)
+    id=$(basename "$dir")
+    cp "$dir/attempt-1.diff" "$T/seen.diff"
+    sed -i 's/sum += values\[i\];/sum += values[i]; \/\/ add them up/' "$T/demo/stats.c"
+}
+edited_after_question "$TOP/examples/demo/cassette.json"
+for answer in "guide -m divide-as-doubles" "budget --iterations 1"; do
+    run tandem $answer --repo "$T/demo" "$id"
+    expect_rc 1 "$answer on changed files"
+    expect_in "$T/err" "changed since this session started: attempt 1's change to stats.c, made again from its journaled edits, is not the one its journaled audit saw (attempt-1.diff), so the session cannot go on"
+    expect_in "$T/err" "tandem approve or tandem reject still end it"
+    expect_in "$T/err" "your ${answer%% *} was not journaled: session $id stopped before the question it answers, which still waits"
+    expect_not_in "$dir/journal.jsonl" '"type":"answer"'
+done
+cmp -s "$dir/attempt-1.diff" "$T/seen.diff" || fail "attempt-1.diff was rewritten"
+run tandem approve --repo "$T/demo" "$id"
+expect_rc 0 "approved on changed files"
+expect_in "$T/err" "warning: attempt 1's change to stats.c, made again from its journaled edits, is not the one the session holds (attempt-1.diff); your approve ends the session"
+cmp -s "$T/out" "$T/seen.diff" || fail "stdout is not the diff the person was shown"
+cmp -s "$dir/final.diff" "$T/seen.diff" || fail "final.diff is not the diff the person was shown"
+cmp -s "$dir/attempt-1.diff" "$T/seen.diff" || fail "attempt-1.diff was rewritten"
+expect_in "$dir/journal.jsonl" '"type":"finish","status":"approved","reason":"approved by a person"'
+expect_in "$dir/report.json" '"status": "approved"'
+expect_in "$T/demo/stats.c" "sum += values[i]; // add them up"
+expect_not_in "$T/demo/stats.c" "(double)"
+pass "approve after the files changed takes the diff the person was shown; guide and budget are refused, naming the file"
+
+edited_after_question "$TOP/examples/demo/cassette.json"
+run tandem reject --repo "$T/demo" "$id" -m "not this way"
+expect_rc 1 "rejected on changed files"
+[ ! -s "$T/out" ] || fail "a rejected session printed a diff"
+expect_in "$dir/journal.jsonl" '"type":"finish","status":"rejected","reason":"rejected by a person: not this way"'
+expect_in "$dir/report.json" '"status": "rejected"'
+run "$BIN/tandem" sessions --repo "$T/demo"
+expect_in "$T/out" "$id   rejected"
+pass "reject after the files changed ends the session rejected"
+
+# earlier attempts replayed on the changed files, as the session holds
+# them: edits that no longer apply at all (attempt 1's and 2's line
+# rewritten), and a change proposed again (stuck: attempt 2's is attempt
+# 1's, never audited), which on the new files no longer repeated
+# anything and was audited again before the question was reached
+copy_demo
+demo_config "$TOP/examples/demo/cassette.json" <<'YAML'
+gate:
+  max_iterations: 3
+  escalate: queue
+  risk_paths: [stats.c]
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_rc 3 "attempt 2 touches a risk path"
+dir=$(session_dir)
+cp "$dir/attempt-2.diff" "$T/seen.diff"
+asked=$(grep -c '"type":"asked"' "$dir/journal.jsonl")
+sed -i 's/return sum \/ count;/return (sum \/ count);/' "$T/demo/stats.c"
+run tandem approve --repo "$T/demo" "$(basename "$dir")"
+expect_rc 0 "approved, the edits no longer applying"
+expect_in "$T/err" "warning: attempt 1's change to stats.c"
+cmp -s "$T/out" "$T/seen.diff" || fail "stdout is not attempt 2's diff"
+cmp -s "$dir/final.diff" "$T/seen.diff" || fail "final.diff is not attempt 2's diff"
+[ "$(grep -c '"type":"asked"' "$dir/journal.jsonl")" = "$asked" ] ||
+    fail "the approve asked an agent"
+copy_demo
+F=$FIX/command-demo
+cat >"$T/demo/agents.yaml" <<YAML
+version: 1
+agents:
+  coder: {llm: {provider: command, command: [cat, "$F/answer-1"]}}
+  reviewer: {llm: {provider: command, command: [cat, "$F/answer-2"]}, skills: [build, test]}
+skills:
+  build: {command: make, timeout_s: 60}
+  test: {command: make test, timeout_s: 60}
+YAML
+run tandem run --repo "$T/demo" "make the failing test pass" </dev/null
+expect_rc 3 "a repeated change"
+dir=$(session_dir)
+cp "$dir/attempt-2.diff" "$T/seen.diff"
+asked=$(grep -c '"type":"asked"' "$dir/journal.jsonl")
+sed -i 's/sum += values\[i\];/sum += values[i]; \/\/ add them up/' "$T/demo/stats.c"
+run tandem approve --repo "$T/demo" "$(basename "$dir")" </dev/null
+expect_rc 0 "approved, the repeated change replayed on changed files"
+expect_in "$T/err" "[2/3] escalate: stuck: attempt 2 proposes exactly the change of attempt 1"
+cmp -s "$T/out" "$T/seen.diff" || fail "stdout is not attempt 2's diff"
+[ "$(grep -c '"type":"asked"' "$dir/journal.jsonl")" = "$asked" ] ||
+    fail "the approve asked an agent"
+expect_not_in "$dir/journal.jsonl" '"type":"audit","attempt":2'
+pass "approve after the files changed replays every attempt as the session holds it, asking no agent"

@@ -103,6 +103,27 @@ expect_not_in "$T/serve.err" "session $SID goes on with"
 expect_not_in "$T/d/.tandem/sessions/$SID/journal.jsonl" '"type":"answer"'
 pass "answers the server cannot take are refused with the reason; the session waits on"
 
+# the files changed after the question (a context line of stats.c): a
+# guide, which goes on from them, is refused naming the file, and the
+# session waits on; an approve ends it with the diff the person was
+# shown (the server kept it, and the session could not end)
+repo e
+escalate e
+d=$T/e/.tandem/sessions/$SID
+cp "$d/attempt-1.diff" "$T/seen.diff"
+sed -i 's/sum += values\[i\];/sum += values[i]; \/\/ add them up/' "$T/e/stats.c"
+run tandem guide --repo "$T/e" -m "divide as doubles" "$SID"
+expect_rc 1 "a served guide on changed files"
+expect_in "$T/err" "attempt 1's change to stats.c, made again from its journaled edits, is not the one its journaled audit saw"
+expect_not_in "$d/journal.jsonl" '"type":"answer"'
+run tandem approve --repo "$T/e" "$SID"
+expect_rc 0 "a served approve on changed files"
+expect_in "$T/err" "session $SID goes on in tandem serve"
+cmp -s "$T/out" "$T/seen.diff" || fail "stdout is not the diff the person was shown"
+cmp -s "$d/final.diff" "$T/seen.diff" || fail "final.diff is not the diff the person was shown"
+expect_in "$d/journal.jsonl" '"type":"finish","status":"approved"'
+pass "a served approve after the files changed takes the diff shown; a guide is refused"
+
 # ---- a server killed after taking an answer goes on with it -------------
 escalate c
 stop_serve
