@@ -62,3 +62,23 @@ expect_rc 11 "a submit under a malformed id"
 expect_in "$T/err" "error: bad_request: field 'session' must be a session id"
 stop_serve
 pass "a submit under an id the server has follows that session; a malformed id is refused"
+
+# a server killed after it recorded the session as accepted and before
+# it journaled the task: the next server ends it unstarted, and the
+# client that sends the task again under its id gets it run, not that
+# end (its task would be lost)
+id=20261124-000000-0000cccc
+mkdir -p "$T/a/.tandem/sessions/$id"
+: >"$T/a/.tandem/sessions/$id/journal.jsonl"
+printf '{"seq":9001,"time":"2026-11-24T00:00:00Z","type":"accept","repo":"%s","session":"%s"}\n' \
+    "$T/a" "$id" >>"$acc"
+: >"$T/serve.err"
+start_serve --config "$T/serve.yaml" --pool 1
+expect_in "$T/serve.err" "session $id of an earlier server: that server stopped before its task was journaled"
+run env CLIENT_SESSION="$id" $PY "$TOP/tests/agents/client.py" \
+    "$(cat "$EPFILE")" submit "$T/a" "make the failing test pass"
+expect_rc 0 "the task sent again under the id of a session ended unstarted"
+expect_in "$T/err" "session $id: "
+approved "$T/a/.tandem/sessions/$id"
+stop_serve
+pass "a task sent again under the id of a session the next server ended unstarted is run"
