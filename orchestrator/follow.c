@@ -123,6 +123,43 @@ static void put_out(tnd_submit_client *s, const char *what, const char *text,
                                 errno ? strerror(errno) : "a write failed");
 }
 
+/* The session's stdout, text (len bytes), written once whatever servers
+ * send it: after a server was lost, the next one sends it again from its
+ * start (a session resumed, or its report's diff), and what was written
+ * already is checked against it, not written twice. Output that is not
+ * what was written is not mixed in: the output is lost (exit 1), and
+ * the session keeps its own. */
+static void put_session_out(tnd_submit_client *s, const char *text, size_t len)
+{
+    s->out_resent = true;
+    if (s->out_again) {
+        size_t n = len < s->out_again ? len : s->out_again;
+        tnd_sha256_update(&s->again_sum, text, n);
+        s->out_again -= n;
+        text += n;
+        len -= n;
+        if (!s->out_again) {
+            unsigned char was[TND_SHA256_LEN], now[TND_SHA256_LEN];
+            tnd_sha256 sum = s->out_sum;
+            tnd_sha256_final(was, &sum);
+            tnd_sha256_final(now, &s->again_sum);
+            if (memcmp(was, now, sizeof(was)) != 0 && !s->out_lost)
+                s->out_lost = tnd_xasprintf(
+                    "the session's output, as the server that took it up "
+                    "again sent it, is not what was written before the "
+                    "first was lost");
+        }
+    }
+    if (!len || s->out_lost)
+        return;
+    if (!s->out_len)
+        tnd_sha256_init(&s->out_sum);
+    tnd_sha256_update(&s->out_sum, text, len);
+    s->out_len += len;
+    s->wrote_out = true;
+    put_out(s, "the session's output", text, len);
+}
+
 /* A server's words for a person's terminal: no escape codes (a hostile
  * endpoint, --connect, or a repository path, are not the server's to
  * choose what the terminal does). Caller frees. */
@@ -295,9 +332,8 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
             free(text);
             fflush(stderr);
         } else {
-            put_out(s, "the session's output", r->text, r->text_len);
+            put_session_out(s, r->text, r->text_len);
         }
-        s->wrote_out = s->wrote_out || !r->err;
         return 0;
     case TND_CLIENT_ALIVE:
         return 0;
@@ -336,16 +372,16 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
                     "repository\n",
                     s->me, r->session, r->status ? " " : "",
                     r->status ? r->status : "", r->session);
-        } else if (!s->wrote_out && r->exit_code == TND_EXIT_OK &&
+        } else if (!s->out_resent && r->exit_code == TND_EXIT_OK &&
                    strcmp(tnd_json_str_or(r->report, "kind", ""), "run") == 0) {
-            /* it ended while nobody followed it: the diff is in its
-             * report */
-            if (!s->quiet)
+            /* it ended while nobody followed it (or while a server this
+             * client lost sent it): the diff is in its report */
+            if (!s->quiet && !s->wrote_out)
                 fprintf(stderr, "tandem: session %s ended %s\n", r->session,
                         r->status ? r->status : "");
             diff = tnd_json_str_or(r->report, "final_diff_text", "");
-            put_out(s, "the approved diff", diff, strlen(diff));
-        } else if (!s->wrote_out &&
+            put_session_out(s, diff, strlen(diff));
+        } else if (!s->out_resent &&
                    strcmp(tnd_json_str_or(r->report, "kind", ""), "review") ==
                        0 &&
                    tnd_json_str_or(r->report, "findings_text", NULL)) {
@@ -353,7 +389,7 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
              * on stdout is in its report, as it went out (attach said
              * nothing of a rejected change) */
             diff = tnd_json_str_or(r->report, "findings_text", "");
-            put_out(s, "the findings", diff, strlen(diff));
+            put_session_out(s, diff, strlen(diff));
         } else if (!s->wrote_out && !s->heard && r->exit_code != TND_EXIT_OK) {
             /* a task that ended badly while nobody followed it: its
              * status and why (attach said nothing, exit 3 or 1) */
@@ -437,12 +473,23 @@ static int leaving(const tnd_submit_client *s)
 }
 
 /* Whether a server lost now may be waited for to take the session up
- * again: it has one for this client, and nothing of its stdout came
- * (a server that ran it again would send it all again). */
+ * again: it has one for this client. Its stdout may have come in part:
+ * the next server sends it all again, and what was written is not
+ * written twice (put_session_out; the client exited 1 with the whole
+ * diff written when the server was lost just before its end). */
 static bool may_come_back(const tnd_submit_client *s)
 {
     return ((s->session && !s->detach) || (!s->session && s->submit)) &&
-           !s->wrote_out && !s->status_out && s->reconnect_s > 0;
+           !s->status_out && s->reconnect_s > 0;
+}
+
+/* A server lost: what the next one sends of the session's stdout starts
+ * again from its beginning. */
+static void out_from_start(tnd_submit_client *s)
+{
+    s->out_again = s->out_len;
+    tnd_sha256_init(&s->again_sum);
+    s->out_resent = false;
 }
 
 /* Read replies until the FINAL; a TND_EXIT_* code. When the server is
@@ -654,6 +701,7 @@ static int come_back(tnd_submit_client *s)
             nap = 0;
             s->coming_back = true;
             s->came_back = true;
+            out_from_start(s);
         } else if (!s->coming_back) {
             /* lost, or lost again after a server took it up: each loss
              * is waited for as long (the first loss's deadline gave up
@@ -667,6 +715,7 @@ static int come_back(tnd_submit_client *s)
             nap = 0;
             s->coming_back = true;
             s->came_back = true;
+            out_from_start(s);
         }
         /* a server that is stopping answers each try: not 5 a second for
          * its whole drain */

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
+#include "common/sha256.h"
 #include "orchestrator/run.h"
 #include "proto/client.h"
 #include "proto/curve.h"
@@ -51,6 +52,13 @@ typedef struct tnd_submit_client {
     bool elsewhere;           /* answering: the server does not run the
                                  session's configuration */
     bool wrote_out;           /* the session's stdout came */
+    size_t out_len;           /* bytes of it written, */
+    tnd_sha256 out_sum;       /* and their sum */
+    size_t out_again;         /* a server came back: bytes of what it sends
+                                 again that were written already (checked
+                                 against out_sum, not written again) */
+    tnd_sha256 again_sum;     /* their sum so far */
+    bool out_resent;          /* its stdout came since the last loss */
     bool heard;               /* any of its output came, stderr too */
     char *out_lost;           /* why what goes on stdout could not be written */
     json_object **status_out; /* a status reply is kept here, not shown */

@@ -17,6 +17,13 @@ MODE says, then waits to be killed:
     approved      accepted; the approved diff on stdout; this session's
                   end, exit_code 0, with its report
     error-escapes an error (FINAL) whose text holds terminal escapes
+    lost-midway   accepted; the first half of the approved diff on
+                  stdout; then the server is gone (it exits)
+    resumed       (a server that took the session up again) accepted;
+                  the whole approved diff on stdout; the end, exit_code 0
+    ended         (the same, the session ended meanwhile) the end,
+                  exit_code 0, the diff in its report alone
+    resumed-other as resumed, with another diff
 """
 import json
 import sys
@@ -27,6 +34,8 @@ import zmq
 CLIENT = b"MDPC02"
 PARTIAL, FINAL = b"\x02", b"\x03"
 SESSION = "20261125-000000-aaaaaaaa"
+DIFF = ("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+b\n c\n"
+        "--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n")
 
 
 def main():
@@ -69,6 +78,28 @@ def main():
         sock.send_multipart([peer, CLIENT, FINAL, service, json.dumps(
             {"tandem": 1, "type": "error", "kind": "bad_request",
              "error": "no \x1b]0;PWNED\x07\x1b[2Jsuch task"}).encode()])
+    elif mode == "lost-midway":
+        send(accepted)
+        send({"tandem": 1, "type": "output", "stream": "stdout",
+              "text": DIFF[:len(DIFF) // 2]})
+        time.sleep(0.5)  # sent (linger) before the socket goes
+        sock.close(linger=2000)
+        ctx.term()
+        return
+    elif mode in ("resumed", "resumed-other"):
+        diff = DIFF if mode == "resumed" else DIFF.replace("a/x", "a/z")
+        send(accepted)
+        send({"tandem": 1, "type": "output", "stream": "stdout",
+              "text": diff})
+        send({"tandem": 1, "type": "done", "session": SESSION,
+              "exit_code": 0, "status": "approved",
+              "report": {"kind": "run", "final_diff_text": diff}},
+             final=True)
+    elif mode == "ended":
+        send({"tandem": 1, "type": "done", "session": SESSION,
+              "exit_code": 0, "status": "approved",
+              "report": {"kind": "run", "final_diff_text": DIFF}},
+             final=True)
     elif mode == "approved":
         diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
         send(accepted)

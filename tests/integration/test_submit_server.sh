@@ -109,3 +109,37 @@ expect_rc 1 "no server at the endpoint"
 expect_in "$T/err" "no tandem serve listens at ipc://$T/nobody-here.sock"
 expect_not_in "$T/err" "is it running?"
 pass "submit to an ipc:// endpoint nobody listens at says so at once"
+
+# a server lost after it sent part of the session's stdout, or all of it,
+# before its end: the client waits for the next server and writes the
+# output once, the part the next one sends again checked against what
+# was written, not written twice (it exited 1, "lost tandem serve", with
+# the whole diff written; a pipeline took the approved change for failed)
+printf -- '--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+b\n c\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n' >"$T/diff.want"
+for next in resumed ended resumed-other; do
+    serve lost-midway
+    first=$SERVER
+    (TANDEM_TIMEOUT=60 "$BIN/tandem" submit --connect "$EP" --reconnect-s 30 \
+        --repo "$T/repo" "do it" >"$T/out.$next" 2>"$T/err.$next"
+    echo $? >"$T/rc.$next") &
+    BG_PIDS="$BG_PIDS $!"
+    wait "$first" # it sent half the diff, and is gone
+    SERVER=
+    i=0
+    until grep -F -q "lost tandem serve at $EP" "$T/err.$next"; do
+        i=$((i + 1))
+        [ $i -gt 2000 ] && fail "$next: the loss was not said: $(cat "$T/err.$next")"
+        sleep 0.01
+    done
+    rm -f "$T/bad-lost-midway.sock"
+    $PY "$TOP/tests/agents/badserver.py" "$EP" "$next" 2>"$T/server.err" &
+    SERVER=$!
+    wait_for_file "$T/rc.$next" 60
+done
+[ "$(cat "$T/rc.resumed")" = 0 ] || fail "resumed: exit $(cat "$T/rc.resumed"): $(cat "$T/err.resumed")"
+cmp -s "$T/out.resumed" "$T/diff.want" || fail "resumed: stdout is not the diff once: $(cat "$T/out.resumed")"
+[ "$(cat "$T/rc.ended")" = 0 ] || fail "ended: exit $(cat "$T/rc.ended"): $(cat "$T/err.ended")"
+cmp -s "$T/out.ended" "$T/diff.want" || fail "ended: stdout is not the diff once: $(cat "$T/out.ended")"
+[ "$(cat "$T/rc.resumed-other")" = 1 ] || fail "resumed-other: exit $(cat "$T/rc.resumed-other")"
+expect_in "$T/err.resumed-other" "is not what was written before the first was lost"
+pass "a server lost in the middle of the session's stdout: the next one's is written once, checked"
