@@ -108,100 +108,6 @@ static int send_request(tnd_submit_client *s, const tnd_client_request *req)
     return rc;
 }
 
-/* Write len bytes of the result (what: "the approved diff") on stdout,
- * flushed; a failed or short write is kept in s->out_lost: the command
- * then says the output was lost and exits 1 (exchange). */
-static void put_out(tnd_submit_client *s, const char *what, const char *text,
-                    size_t len)
-{
-    errno = 0;
-    if ((fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 &&
-         !ferror(stdout)) ||
-        s->out_lost)
-        return;
-    s->out_lost = tnd_xasprintf("cannot write %s on stdout: %s", what,
-                                errno ? strerror(errno) : "a write failed");
-}
-
-/* The session's stdout, text (len bytes), written once whatever servers
- * send it: after a server was lost, the next one sends it again from its
- * start (a session resumed, or its report's diff), and what was written
- * already is checked against it, not written twice. Output that is not
- * what was written is not mixed in: the output is lost (exit 1), and
- * the session keeps its own. */
-static void put_session_out(tnd_submit_client *s, const char *text, size_t len)
-{
-    s->out_resent = true;
-    if (s->out_again) {
-        size_t n = len < s->out_again ? len : s->out_again;
-        tnd_sha256_update(&s->again_sum, text, n);
-        s->out_again -= n;
-        text += n;
-        len -= n;
-        if (!s->out_again) {
-            unsigned char was[TND_SHA256_LEN], now[TND_SHA256_LEN];
-            tnd_sha256 sum = s->out_sum;
-            tnd_sha256_final(was, &sum);
-            tnd_sha256_final(now, &s->again_sum);
-            if (memcmp(was, now, sizeof(was)) != 0 && !s->out_lost)
-                s->out_lost = tnd_xasprintf(
-                    "the session's output, as the server that took it up "
-                    "again sent it, is not what was written before the "
-                    "first was lost");
-        }
-    }
-    if (!len || s->out_lost)
-        return;
-    if (!s->out_len)
-        tnd_sha256_init(&s->out_sum);
-    tnd_sha256_update(&s->out_sum, text, len);
-    s->out_len += len;
-    s->wrote_out = true;
-    put_out(s, "the session's output", text, len);
-}
-
-/* A server's words for a person's terminal: no escape codes (a hostile
- * endpoint, --connect, or a repository path, are not the server's to
- * choose what the terminal does). Caller frees. */
-static char *shown(const char *text)
-{
-    return tnd_str_printable(text, strlen(text) + 1);
-}
-
-/* The server's error, said on stderr. */
-static void say_error(const tnd_submit_client *s, const tnd_client_reply *r)
-{
-    char *text = shown(r->error);
-
-    fprintf(stderr, "%s: %s\n", s->me, text);
-    free(text);
-}
-
-static void print_status(const tnd_client_reply *r)
-{
-    json_object *list = tnd_json_array(r->report, "sessions");
-
-    printf("running %ld of %ld, queued %ld of %ld%s\n",
-           tnd_json_int_or(r->report, "running", 0),
-           tnd_json_int_or(r->report, "max_sessions", 0),
-           tnd_json_int_or(r->report, "queued", 0),
-           tnd_json_int_or(r->report, "queue_max", 0),
-           tnd_json_bool_or(r->report, "stopping", false) ? " (stopping)" : "");
-    for (size_t i = 0; list && i < json_object_array_length(list); i++) {
-        json_object *e = json_object_array_get_idx(list, i);
-        char *id = shown(tnd_json_str_or(e, "session", "?"));
-        char *state = shown(tnd_json_str_or(e, "state", "?"));
-        char *repo = shown(tnd_json_str_or(e, "repo", "?"));
-        printf("%s  %-7s  %s\n", id, state, repo);
-        free(id);
-        free(state);
-        free(repo);
-    }
-    if (tnd_json_int_or(r->report, "more", 0) > 0)
-        printf("... and %ld more, past what one reply lists\n",
-               tnd_json_int_or(r->report, "more", 0));
-}
-
 /* The exit code when no outcome was heard (no server answers there, a
  * reply that cannot be read): under --review a review that could not be
  * done, 4, as tandem review exits when its model cannot be reached (1
@@ -209,34 +115,6 @@ static void print_status(const tnd_client_reply *r)
 static int unheard(const tnd_submit_client *s)
 {
     return s->review ? TND_EXIT_NOT_REVIEWED : TND_EXIT_FAILED;
-}
-
-/* How a session that ended while nobody followed it ended, on stderr:
- * its status and why, and for one that waits, the answers. */
-static void said_end(const tnd_client_reply *r)
-{
-    const char *reason = tnd_json_str_or(r->report, "reason", NULL);
-    const char *repo = tnd_json_str_or(r->report, "repo", NULL);
-    bool review = strcmp(tnd_json_str_or(r->report, "kind", ""), "review") == 0;
-    char *why = reason ? tnd_str_printable(reason, strlen(reason)) : NULL;
-    char *where = repo ? tnd_str_printable(repo, strlen(repo)) : NULL;
-
-    fprintf(stderr, "tandem: session %s ended %s%s%s\n", r->session,
-            r->status ? r->status : "", why ? ": " : "", why ? why : "");
-    if (r->exit_code == TND_EXIT_HUMAN) {
-        fprintf(stderr,
-                "the session waits for an answer; from %s run one of:\n"
-                "  tandem approve %s\n"
-                "  tandem reject %s -m WHY\n",
-                where ? where : "its repository", r->session, r->session);
-        if (!review)
-            fprintf(stderr,
-                    "  tandem guide %s -m TEXT\n"
-                    "  tandem budget %s --iterations N\n",
-                    r->session, r->session);
-    }
-    free(why);
-    free(where);
 }
 
 static bool may_come_back(const tnd_submit_client *s);
@@ -310,7 +188,7 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
                     r->session, s->endpoint);
         if (s->detach) {
             text = tnd_xasprintf("%s\n", r->session);
-            put_out(s, "the session's id", text, strlen(text));
+            tnd_submit_put_out(s, "the session's id", text, strlen(text));
             free(text);
             *code = TND_EXIT_OK;
             return 1;
@@ -332,7 +210,7 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
             free(text);
             fflush(stderr);
         } else {
-            put_session_out(s, r->text, r->text_len);
+            tnd_submit_put_session_out(s, r->text, r->text_len);
         }
         return 0;
     case TND_CLIENT_ALIVE:
@@ -354,7 +232,7 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
                       : TND_EXIT_OK;
         if (s->json && r->report) {
             text = tnd_json_pretty(r->report);
-            put_out(s, "the report", text, strlen(text));
+            tnd_submit_put_out(s, "the report", text, strlen(text));
             free(text);
         } else if (s->json ||
                    (!s->wrote_out && !r->report &&
@@ -380,7 +258,7 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
                 fprintf(stderr, "tandem: session %s ended %s\n", r->session,
                         r->status ? r->status : "");
             diff = tnd_json_str_or(r->report, "final_diff_text", "");
-            put_session_out(s, diff, strlen(diff));
+            tnd_submit_put_session_out(s, diff, strlen(diff));
         } else if (!s->out_resent &&
                    strcmp(tnd_json_str_or(r->report, "kind", ""), "review") ==
                        0 &&
@@ -389,11 +267,11 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
              * on stdout is in its report, as it went out (attach said
              * nothing of a rejected change) */
             diff = tnd_json_str_or(r->report, "findings_text", "");
-            put_session_out(s, diff, strlen(diff));
+            tnd_submit_put_session_out(s, diff, strlen(diff));
         } else if (!s->wrote_out && !s->heard && r->exit_code != TND_EXIT_OK) {
             /* a task that ended badly while nobody followed it: its
              * status and why (attach said nothing, exit 3 or 1) */
-            said_end(r);
+            tnd_submit_said_end(r);
         }
         *code = r->exit_code == TND_EXIT_OK ? applied : r->exit_code;
         return 1;
@@ -402,10 +280,10 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
             *s->status_out = json_object_get(r->report);
         } else if (s->json) {
             text = tnd_json_pretty(r->report);
-            put_out(s, "the status", text, strlen(text));
+            tnd_submit_put_out(s, "the status", text, strlen(text));
             free(text);
         } else {
-            print_status(r);
+            tnd_submit_print_status(r);
         }
         *code = TND_EXIT_OK;
         return 1;
@@ -413,7 +291,7 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
         if (s->coming_back && strcmp(r->kind, "stopping") == 0) {
             /* the next server runs it: wait on */
             if (!s->said_stopping)
-                say_error(s, r);
+                tnd_submit_say_error(s, r);
             s->said_stopping = true;
             s->lost = true;
             *code = unheard(s);
@@ -425,7 +303,7 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
             *code = TND_EXIT_USAGE;
             return 1;
         }
-        say_error(s, r);
+        tnd_submit_say_error(s, r);
         if (s->coming_back) {
             /* not run's outcome: the session could not be followed */
             *code = unheard(s);
@@ -481,15 +359,6 @@ static bool may_come_back(const tnd_submit_client *s)
 {
     return ((s->session && !s->detach) || (!s->session && s->submit)) &&
            !s->status_out && s->reconnect_s > 0;
-}
-
-/* A server lost: what the next one sends of the session's stdout starts
- * again from its beginning. */
-static void out_from_start(tnd_submit_client *s)
-{
-    s->out_again = s->out_len;
-    tnd_sha256_init(&s->again_sum);
-    s->out_resent = false;
 }
 
 /* Read replies until the FINAL; a TND_EXIT_* code. When the server is
@@ -701,7 +570,7 @@ static int come_back(tnd_submit_client *s)
             nap = 0;
             s->coming_back = true;
             s->came_back = true;
-            out_from_start(s);
+            tnd_submit_out_from_start(s);
         } else if (!s->coming_back) {
             /* lost, or lost again after a server took it up: each loss
              * is waited for as long (the first loss's deadline gave up
@@ -715,7 +584,7 @@ static int come_back(tnd_submit_client *s)
             nap = 0;
             s->coming_back = true;
             s->came_back = true;
-            out_from_start(s);
+            tnd_submit_out_from_start(s);
         }
         /* a server that is stopping answers each try: not 5 a second for
          * its whole drain */

@@ -72,6 +72,31 @@ typedef struct tnd_submit_client {
  * SIGHUP leave it (the session goes on) while it runs. */
 int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req);
 
+/* submit_out.c: len bytes of a result (what: "the approved diff") on
+ * stdout, flushed; a failed or short write kept in s->out_lost (the
+ * command then says the output was lost and exits 1). */
+void tnd_submit_put_out(tnd_submit_client *s, const char *what,
+                        const char *text, size_t len);
+
+/* The session's stdout, written once whatever servers send it: after
+ * tnd_submit_out_from_start (a server lost), what the next one sends
+ * again is checked against what was written (its SHA-256), not written
+ * twice; output that is not it is not mixed in (s->out_lost). */
+void tnd_submit_put_session_out(tnd_submit_client *s, const char *text,
+                                size_t len);
+void tnd_submit_out_from_start(tnd_submit_client *s);
+
+/* The server's error on stderr, without escape codes. */
+void tnd_submit_say_error(const tnd_submit_client *s,
+                          const tnd_client_reply *r);
+
+/* A status reply as a table on stdout. */
+void tnd_submit_print_status(const tnd_client_reply *r);
+
+/* How a session that ended while nobody followed it ended, on stderr:
+ * its status and why, and for one that waits, the answers. */
+void tnd_submit_said_end(const tnd_client_reply *r);
+
 /* submit_apply.c: an approved session's change into s->apply_repo as
  * s->apply asks, from its report (the reply's, which gets the `apply`
  * it did, or read from the session's directory when NULL); said on
