@@ -273,6 +273,7 @@ static int on_reply(tnd_submit_client *s, const tnd_client_reply *r, int *code)
              * status and why (attach said nothing, exit 3 or 1) */
             tnd_submit_said_end(r);
         }
+        tnd_submit_out_end(s);
         *code = r->exit_code == TND_EXIT_OK ? applied : r->exit_code;
         return 1;
     case TND_CLIENT_STATUS_REPLY:

@@ -85,6 +85,9 @@ void tnd_submit_put_out(tnd_submit_client *s, const char *what,
 void tnd_submit_put_session_out(tnd_submit_client *s, const char *text,
                                 size_t len);
 void tnd_submit_out_from_start(tnd_submit_client *s);
+/* The session ended: output sent again that was shorter than what was
+ * written is lost (s->out_lost), as output that differs is. */
+void tnd_submit_out_end(tnd_submit_client *s);
 
 /* The server's error on stderr, without escape codes. */
 void tnd_submit_say_error(const tnd_submit_client *s,

@@ -66,6 +66,20 @@ void tnd_submit_put_session_out(tnd_submit_client *s, const char *text,
     tnd_submit_put_out(s, "the session's output", text, len);
 }
 
+/* The session ended: what a server that took it up again sent of its
+ * stdout, if any came, must have covered all that was written before
+ * (one shorter, even a prefix of it, left a part of another attempt's
+ * diff on stdout, and exit 0). */
+void tnd_submit_out_end(tnd_submit_client *s)
+{
+    if (s->out_again && s->out_resent && !s->out_lost)
+        s->out_lost = tnd_xasprintf(
+            "the session's output, as the server that took it up again "
+            "sent it, is not what was written before the first was lost "
+            "(%zu bytes shorter)",
+            s->out_again);
+}
+
 /* A server's words for a person's terminal: no escape codes (a hostile
  * endpoint, --connect, or a repository path, are not the server's to
  * choose what the terminal does). Caller frees. */

@@ -24,6 +24,8 @@ MODE says, then waits to be killed:
     ended         (the same, the session ended meanwhile) the end,
                   exit_code 0, the diff in its report alone
     resumed-other as resumed, with another diff
+    resumed-short as resumed, with a diff shorter than the half sent
+                  (a prefix of it)
 """
 import json
 import sys
@@ -86,8 +88,10 @@ def main():
         sock.close(linger=2000)
         ctx.term()
         return
-    elif mode in ("resumed", "resumed-other"):
-        diff = DIFF if mode == "resumed" else DIFF.replace("a/x", "a/z")
+    elif mode in ("resumed", "resumed-other", "resumed-short"):
+        diff = (DIFF if mode == "resumed"
+                else DIFF[:8] if mode == "resumed-short"
+                else DIFF.replace("a/x", "a/z"))
         send(accepted)
         send({"tandem": 1, "type": "output", "stream": "stdout",
               "text": diff})

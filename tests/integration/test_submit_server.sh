@@ -116,7 +116,7 @@ pass "submit to an ipc:// endpoint nobody listens at says so at once"
 # was written, not written twice (it exited 1, "lost tandem serve", with
 # the whole diff written; a pipeline took the approved change for failed)
 printf -- '--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+b\n c\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n' >"$T/diff.want"
-for next in resumed ended resumed-other; do
+for next in resumed ended resumed-other resumed-short; do
     serve lost-midway
     first=$SERVER
     (TANDEM_TIMEOUT=60 "$BIN/tandem" submit --connect "$EP" --reconnect-s 30 \
@@ -142,4 +142,9 @@ cmp -s "$T/out.resumed" "$T/diff.want" || fail "resumed: stdout is not the diff 
 cmp -s "$T/out.ended" "$T/diff.want" || fail "ended: stdout is not the diff once: $(cat "$T/out.ended")"
 [ "$(cat "$T/rc.resumed-other")" = 1 ] || fail "resumed-other: exit $(cat "$T/rc.resumed-other")"
 expect_in "$T/err.resumed-other" "is not what was written before the first was lost"
+# a shorter one, even a prefix of what was written: the half written is
+# not the session's output (it exited 0 with half a diff of another
+# attempt on stdout)
+[ "$(cat "$T/rc.resumed-short")" = 1 ] || fail "resumed-short: exit $(cat "$T/rc.resumed-short"): $(cat "$T/err.resumed-short")"
+expect_in "$T/err.resumed-short" "is not what was written before the first was lost"
 pass "a server lost in the middle of the session's stdout: the next one's is written once, checked"
