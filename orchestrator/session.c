@@ -178,6 +178,34 @@ static bool unmade(const char *dir, const char *journal)
     return S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
+/* Whether dir is this user's and nobody else writes in it: a session
+ * directory made by tandem (0755, its user's). One another user made, or
+ * may write in, is not taken: they could have put a link where tandem
+ * writes (the temporary file of change.diff, say) to a file of this
+ * user's, without a race to win. -1 with the error set, naming it. */
+static int own_session_dir(const char *dir)
+{
+    struct stat st;
+
+    if (lstat(dir, &st) < 0)
+        return tnd_error_sys("cannot read the session directory %s", dir);
+    if (st.st_uid != geteuid())
+        return tnd_error_set("session directory %s is there already, made "
+                             "by another user (uid %d); tandem takes a "
+                             "session's directory only when it made it "
+                             "(remove it, or submit the task under another "
+                             "id)",
+                             dir, (int)st.st_uid);
+    if (st.st_mode & 022)
+        return tnd_error_set("session directory %s is there already, and "
+                             "others may write in it (mode %04o); tandem "
+                             "takes a session's directory only when it made "
+                             "it (remove it, or submit the task under "
+                             "another id)",
+                             dir, (unsigned)(st.st_mode & 07777));
+    return 0;
+}
+
 tnd_session *tnd_session_new_as(const char *repo, const char *id)
 {
     char *sessions, *dir, *journal;
@@ -203,6 +231,10 @@ tnd_session *tnd_session_new_as(const char *repo, const char *id)
         return NULL;
     }
     free(journal);
+    if (own_session_dir(dir) < 0) {
+        free(dir);
+        return NULL;
+    }
     return made(repo, id, dir);
 }
 

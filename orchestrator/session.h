@@ -63,7 +63,8 @@ void tnd_session_make_id(char *out, size_t size);
 /* As tnd_session_new, under id (tnd_session_id_valid), which a client
  * proposed. A directory of that id there already is taken only when its
  * journal is missing or empty (a server killed while it made the
- * session, before its task was journaled): else NULL with the error
+ * session, before its task was journaled), and only when it is this
+ * user's and nobody else may write in it: else NULL with the error
  * set, naming it. */
 tnd_session *tnd_session_new_as(const char *repo, const char *id);
 

@@ -361,6 +361,32 @@ static void a_proposed_id_is_taken_once(void **state)
     remove_sessions();
 }
 
+/* A directory of the id made by someone else, or that others may write
+ * in, is not taken as the server's own: another user could have put a
+ * link where the server writes (change.diff.tmp.PID to a file of the
+ * server's user), with no race to win, and proposed its id. */
+static void a_proposed_id_takes_no_directory_others_write(void **state)
+{
+    const char *id = "20261126-120000-abcdef02";
+    char dir[4096];
+    tnd_session *s;
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "%s/.tandem/sessions", repo);
+    assert_int_equal(tnd_fs_mkdirs(dir, 0755), 0);
+    snprintf(dir, sizeof(dir), "%s/.tandem/sessions/%s", repo, id);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(chmod(dir, 0777), 0); /* mkdir's mode is umask'd */
+    assert_null(tnd_session_new_as(repo, id));
+    assert_non_null(strstr(tnd_error_last(), dir));
+    assert_non_null(strstr(tnd_error_last(), "others may write"));
+    assert_int_equal(chmod(dir, 0755), 0);
+    s = tnd_session_new_as(repo, id);
+    assert_non_null(s);
+    tnd_session_destroy(&s);
+    remove_sessions();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -375,6 +401,7 @@ int main(void)
         cmocka_unit_test(a_lock_is_only_ever_a_regular_file),
         cmocka_unit_test(a_queued_session_says_so_in_its_lock),
         cmocka_unit_test(a_proposed_id_is_taken_once),
+        cmocka_unit_test(a_proposed_id_takes_no_directory_others_write),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
