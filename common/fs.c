@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <linux/fs.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,13 +159,27 @@ int tnd_fs_write(const char *path, const void *data, size_t len)
     return 0;
 }
 
+/* Writes of this process, so two threads (two served sessions saving
+ * one repository's lessons) never share a temporary file. */
+static atomic_uint writes;
+
 static int replace(const char *path, const void *data, size_t len, bool sync)
 {
     char *dir = tnd_fs_dirname(path);
-    char *tmp = tnd_xasprintf("%s.tmp.%ld", path, (long)getpid());
+    char *tmp = tnd_xasprintf("%s.tmp.%ld.%u", path, (long)getpid(),
+                              atomic_fetch_add(&writes, 1));
     int fd = -1, dfd = -1, error = -1;
 
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* made new, never through a link: a name planted beside the file (a
+     * directory another user may write in) was opened and truncated, and
+     * the data went where the link pointed; one left by a process killed
+     * with this pid goes first */
+    for (int tries = 0; tries < 2 && fd < 0; tries++) {
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0644);
+        if (fd < 0 && errno == EEXIST && tries == 0)
+            unlink(tmp);
+    }
     if (fd < 0) {
         tnd_error_sys("cannot create %s", tmp);
         goto out;

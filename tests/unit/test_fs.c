@@ -25,6 +25,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/xalloc.h"
 #include "common/rmtree.h"
 #include "common/str.h"
 
@@ -37,6 +38,43 @@ static const char *in_tmp(const char *name)
 
     snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
     return path;
+}
+
+/* A replacing write never writes through a link planted at its
+ * temporary name (a directory another user may write in): it wrote the
+ * data where the link pointed. Links are planted at every name the next
+ * writes of this process may take. */
+static void a_replacing_write_follows_no_planted_link(void **state)
+{
+    char *victim = tnd_xstrdup(in_tmp("victim")), *text;
+    char *path = tnd_xstrdup(in_tmp("change.diff"));
+    char name[4096];
+
+    (void)state;
+    assert_int_equal(tnd_fs_write(victim, "mine\n", 5), 0);
+    snprintf(name, sizeof(name), "%s.tmp.%ld", path, (long)getpid());
+    assert_int_equal(symlink(victim, name), 0); /* the name it had */
+    for (unsigned n = 0; n < 2048; n++) {
+        snprintf(name, sizeof(name), "%s.tmp.%ld.%u", path, (long)getpid(), n);
+        assert_int_equal(symlink(victim, name), 0);
+    }
+    assert_int_equal(tnd_fs_write_atomic(path, "planted?\n", 9), 0);
+    assert_int_equal(tnd_fs_read(&text, NULL, victim, 64), 0);
+    assert_string_equal(text, "mine\n");
+    free(text);
+    assert_int_equal(tnd_fs_read(&text, NULL, path, 64), 0);
+    assert_string_equal(text, "planted?\n");
+    free(text);
+    for (unsigned n = 0; n < 2048; n++) {
+        snprintf(name, sizeof(name), "%s.tmp.%ld.%u", path, (long)getpid(), n);
+        unlink(name);
+    }
+    snprintf(name, sizeof(name), "%s.tmp.%ld", path, (long)getpid());
+    unlink(name);
+    unlink(path);
+    unlink(victim);
+    free(path);
+    free(victim);
 }
 
 /* tnd_fs_read of path with cap must fail with exactly expect. */
@@ -665,6 +703,7 @@ int main(void)
         cmocka_unit_test(a_tree_deeper_than_the_open_files_is_removed),
         cmocka_unit_test(the_files_limit_is_raised_as_far_as_asked),
         cmocka_unit_test(counts_the_files_and_links),
+        cmocka_unit_test(a_replacing_write_follows_no_planted_link),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
