@@ -220,7 +220,7 @@ tnd_session *tnd_session_new_as(const char *repo, const char *id)
     journal = tnd_fs_join(dir, "journal.jsonl");
     free(sessions);
     if (mkdir(dir, 0755) < 0 && (errno != EEXIST || !unmade(dir, journal))) {
-        if (errno != EEXIST && errno != ENOENT && errno != ENOTDIR)
+        if (errno != EEXIST)
             tnd_error_sys("cannot create the session directory %s", dir);
         else
             tnd_error_set("session %s is in %s already; submit the task "
