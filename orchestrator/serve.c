@@ -394,7 +394,8 @@ static int publish(const char *dir, const char *endpoint, const tnd_config *cfg)
 /* The open files the queue and the sessions asked for: the soft limit
  * raised to it when the hard one allows (a queue past ~700 sessions
  * failed its opens under the usual 1,024), else an error naming both.
- * Raised no further: children inherit it. */
+ * Raised no further here (children inherit it); the hub adds one a
+ * session it takes over from an earlier server. */
 static unsigned long long files_needed(const serve_opts *o)
 {
     return (unsigned long long)o->queue_max +
