@@ -16,16 +16,20 @@
 /* The scrubbed environment, with LC_ALL=C when english,
  * GIT_INDEX_FILE=index when index is not NULL, and the objects written
  * into the directory objects, reading the repository's own (alternates)
- * too, when objects is not NULL. */
+ * too, when objects is not NULL. Never the network: no transport is
+ * allowed (GIT_ALLOW_PROTOCOL empty, git 2.6 on) and no object fetched
+ * lazily (GIT_NO_LAZY_FETCH, git 2.44 on): a partial clone's git fetched
+ * a blob it lacked from its promisor remote (a sparse checkout's files
+ * outside its cone, written into a snapshot). */
 static char **environment(bool english, const char *index, const char *objects,
                           const char *alternates, bool alone)
 {
     /* the caller's GIT_INDEX_FILE stays unless index replaces it: git
      * sets it for a pre-commit hook, and the index it names is the one
      * being committed */
-    const char *drop[5] = {NULL, NULL, NULL, NULL, NULL};
+    const char *drop[7] = {"GIT_ALLOW_PROTOCOL", "GIT_NO_LAZY_FETCH"};
     char **envp;
-    size_t n = 0, k = 0;
+    size_t n = 0, k = 2;
 
     if (english)
         drop[k++] = "LC_ALL";
@@ -40,7 +44,9 @@ static char **environment(bool english, const char *index, const char *objects,
         tnd_env_drop_git(envp);
     while (envp[n])
         n++;
-    envp = tnd_xrealloc(envp, n + 5, sizeof(*envp));
+    envp = tnd_xrealloc(envp, n + 7, sizeof(*envp));
+    envp[n++] = tnd_xstrdup("GIT_ALLOW_PROTOCOL=");
+    envp[n++] = tnd_xstrdup("GIT_NO_LAZY_FETCH=1");
     if (english)
         envp[n++] = tnd_xstrdup("LC_ALL=C");
     if (index)

@@ -2,7 +2,9 @@
  *
  * git runs with an argv (no shell), in the repository's directory, with
  * the environment scrubbed of secrets, a deadline, and its output capped:
- * output past the cap is an error, never a silently cut list. */
+ * output past the cap is an error, never a silently cut list. It never
+ * reaches the network: no transport is allowed, so a partial clone's
+ * git fails on a blob it lacks where it fetched it. */
 #ifndef TND_GIT_H
 #define TND_GIT_H
 

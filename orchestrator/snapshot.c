@@ -550,7 +550,8 @@ static int from_git(const char *repo, const char *dir,
     rc = take_list(repo, dir, &g.tracked, o->max_bytes, info);
     if (rc == 0 && g.sparse.n) {
         size_t files, bytes;
-        rc = tnd_sparse_take(&files, &bytes, repo, dir, g.sparse.at, g.sparse.n,
+        rc = tnd_sparse_take(&files, &bytes, &info->sparse_absent, repo, dir,
+                             g.sparse.at, g.sparse.n,
                              o->max_bytes - info->bytes);
         info->files += files;
         info->bytes += bytes;
@@ -745,6 +746,15 @@ char *tnd_snapshot_describe(const tnd_snapshot *self)
         with = tnd_xasprintf("%s; %zu outside the sparse checkout, written "
                              "from git's index",
                              text, i->sparse);
+        free(text);
+        text = with;
+    }
+    if (i->sparse_absent) {
+        with = tnd_xasprintf("%s; %zu outside the sparse checkout left out: "
+                             "this partial clone does not have them, and "
+                             "tandem never fetches (git sparse-checkout add "
+                             "their directories to fetch them)",
+                             text, i->sparse_absent);
         free(text);
         text = with;
     }

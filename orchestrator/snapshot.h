@@ -49,6 +49,8 @@ typedef struct tnd_snapshot_stats {
     size_t sparse;             /* tracked files outside a sparse
                                   checkout, written from the index (in
                                   files) */
+    size_t sparse_absent;      /* ...left out: a partial clone lacks
+                                  them */
     size_t submodules_empty;   /* submodules not initialised: their
                                   directories are empty */
     char submodule_empty[256]; /* the first of them */

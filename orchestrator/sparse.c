@@ -1,9 +1,11 @@
 /* The files a sparse checkout leaves out (see sparse.h). */
 #include "orchestrator/sparse.h"
 
-#include <string.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -18,8 +20,9 @@
 
 /* git checkout-index of the n paths into dir; older gits (before 2.36)
  * have no --ignore-skip-worktree-bits, and write such a path without
- * it. */
-static int checkout(const char *repo, const char *prefix,
+ * it. *absent: it failed for a blob this machine does not have (a
+ * partial clone's, which git may not fetch: see git.h). */
+static int checkout(bool *absent, const char *repo, const char *prefix,
                     const char *const *paths, size_t n)
 {
     const char **argv = tnd_xcalloc(n + 6, sizeof(*argv));
@@ -37,23 +40,44 @@ static int checkout(const char *repo, const char *prefix,
     if (rc < 0 && why && strstr(why, "ignore-skip-worktree-bits") &&
         strstr(why, "unknown option")) {
         memmove(argv + 2, argv + 3, (n + 3) * sizeof(*argv));
-        rc = tnd_git_run(NULL, NULL, repo, argv, 64 << 10);
+        free(why);
+        why = NULL;
+        rc = tnd_git_try(NULL, NULL, &why, repo, argv, 64 << 10);
     }
+    /* "could not fetch ID from promisor remote" (the fetch refused);
+     * "unable to read sha1 file of PATH" (git 2.44 on, no fetch tried) */
+    *absent = rc < 0 && why &&
+              (strstr(why, "promisor remote") ||
+               strstr(why, "unable to read sha1 file"));
     free(why);
     free(argv);
     return rc;
 }
 
-int tnd_sparse_take(size_t *files, size_t *bytes, const char *repo,
-                    const char *dir, const char *const *paths, size_t n,
-                    size_t max_bytes)
+/* The n paths under dir removed (what a checkout-index that failed
+ * half way wrote: an empty file where a blob was lacking). */
+static void remove_written(const char *dir, const char *const *paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *full = tnd_fs_join(dir, paths[i]);
+        struct stat st;
+        if (lstat(full, &st) == 0 && !S_ISDIR(st.st_mode))
+            unlink(full);
+        free(full);
+    }
+}
+
+int tnd_sparse_take(size_t *files, size_t *bytes, size_t *absent,
+                    const char *repo, const char *dir, const char *const *paths,
+                    size_t n, size_t max_bytes)
 {
     const char **missing = tnd_xcalloc(n + 1, sizeof(*missing));
     char *prefix = tnd_xasprintf("--prefix=%s/", dir);
     size_t m = 0;
+    bool lacking = false;
     int rc = 0;
 
-    *files = *bytes = 0;
+    *files = *bytes = *absent = 0;
     for (size_t i = 0; i < n; i++) {
         char *full = tnd_fs_join(dir, paths[i]);
         struct stat st;
@@ -65,8 +89,17 @@ int tnd_sparse_take(size_t *files, size_t *bytes, const char *repo,
         size_t k = 0, len = 0;
         while (at + k < m && k < BATCH_PATHS && len < BATCH_BYTES)
             len += strlen(missing[at + k++]) + 1;
-        rc = checkout(repo, prefix, missing + at, k);
+        rc = checkout(&lacking, repo, prefix, missing + at, k);
         at += k;
+    }
+    /* a partial clone lacks them (git clone --filter --sparse): none is
+     * written, as git's checkout has none, and the run says so */
+    if (rc < 0 && lacking) {
+        tnd_error_clear();
+        remove_written(dir, missing, m);
+        *absent = m;
+        rc = 0;
+        m = 0;
     }
     for (size_t i = 0; i < m && rc == 0; i++) {
         char *full = tnd_fs_join(dir, missing[i]);

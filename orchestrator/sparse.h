@@ -16,9 +16,11 @@
  * (present in the working tree, the user's own file was copied) written
  * into dir from repo's index. *files and *bytes: what was written; the
  * bytes within max_bytes, or -1 naming orchestrator.workspace_max_mb.
- * -1 with the error set when git fails. */
-int tnd_sparse_take(size_t *files, size_t *bytes, const char *repo,
-                    const char *dir, const char *const *paths, size_t n,
-                    size_t max_bytes);
+ * In a partial clone, whose git lacks their blobs (and never fetches
+ * them here: see git.h), none is written: *absent counts them. -1 with
+ * the error set when git fails otherwise. */
+int tnd_sparse_take(size_t *files, size_t *bytes, size_t *absent,
+                    const char *repo, const char *dir, const char *const *paths,
+                    size_t n, size_t max_bytes);
 
 #endif

@@ -100,6 +100,26 @@ expect_in "$T/err" "1 outside the sparse checkout, written from git's index"
 [ ! -e "$T/demo/out/b" ] || fail "the user's sparse checkout was changed"
 pass "a sparse checkout's files outside its cone are in the workspace"
 
+# a partial clone's sparse checkout (git clone --filter=blob:none
+# --sparse) lacks the blobs outside its cone: git fetched them from its
+# remote to write them into the workspace, where tandem never fetches;
+# they are left out, and the run says why
+mv "$T/demo" "$T/origin"
+git -C "$T/origin" config uploadpack.allowFilter true
+git clone -q --filter=blob:none --sparse "file://$T/origin" "$T/demo" &&
+    git -C "$T/demo" sparse-checkout set in || fail "cannot make a partial clone"
+cp "$T/origin/agents.yaml" "$T/demo/agents.yaml"
+blob=$(git -C "$T/demo" rev-parse HEAD:out/b)
+git -C "$T/demo" rev-list --objects --missing=print HEAD | grep -qx "?$blob" ||
+    fail "the partial clone has out/b's blob"
+run tandem run --repo "$T/demo" "make the failing test pass"
+expect_in "$T/err" "1 outside the sparse checkout left out: this partial clone does not have them, and tandem never fetches"
+git -C "$T/demo" rev-list --objects --missing=print HEAD | grep -qx "?$blob" ||
+    fail "tandem fetched out/b's blob from the partial clone's remote"
+[ ! -e "$T/demo/out/b" ] || fail "the user's sparse checkout was changed"
+rm -rf "$T/origin"
+pass "a partial clone's blobs outside its cone are never fetched"
+
 # a directory git does not track is taken whole, and the run says why
 copy_demo
 demo_config "$TOP/examples/demo/cassette.json"
