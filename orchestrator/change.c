@@ -31,6 +31,17 @@ static int git_index(char **out, const char *dir, const char *index,
     if (rc < 0 && strstr(tnd_error_last(), "wrote more than"))
         return tnd_error_config("%s; the change is too large to review",
                                 tnd_error_last());
+    /* a partial clone lacking blobs of the tree (outside a sparse cone):
+     * tandem never fetches, and the person can (it was exit 4, a review
+     * that could not be done, which --on-error pass lets through) */
+    if (rc < 0 && (strstr(tnd_error_last(), "promisor remote") ||
+                   strstr(tnd_error_last(), "unable to read sha1 file")))
+        return tnd_error_config(
+            "%s: this partial clone lacks files of the tree reviewed, and "
+            "tandem never fetches; fetch them first (git sparse-checkout "
+            "disable, or git fetch with a filter that takes them), then "
+            "review again",
+            dir ? dir : "the repository");
     return rc < 0 ? -1 : 0;
 }
 

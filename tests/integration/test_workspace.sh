@@ -117,8 +117,17 @@ expect_in "$T/err" "1 outside the sparse checkout left out: this partial clone d
 git -C "$T/demo" rev-list --objects --missing=print HEAD | grep -qx "?$blob" ||
     fail "tandem fetched out/b's blob from the partial clone's remote"
 [ ! -e "$T/demo/out/b" ] || fail "the user's sparse checkout was changed"
+# a review there needs HEAD's whole tree: a configuration error naming
+# the fix, not exit 4 (a review that could not be done, which --on-error
+# pass lets through)
+echo "# changed" >>"$T/demo/in/$(ls "$T/demo/in" | head -n 1)"
+run tandem review --repo "$T/demo"
+expect_rc 2 "a review of a partial clone lacking blobs"
+expect_in "$T/err" "this partial clone lacks files of the tree reviewed, and tandem never fetches"
+git -C "$T/demo" rev-list --objects --missing=print HEAD | grep -qx "?$blob" ||
+    fail "the review fetched out/b's blob from the partial clone's remote"
 rm -rf "$T/origin"
-pass "a partial clone's blobs outside its cone are never fetched"
+pass "a partial clone's blobs outside its cone are never fetched; its review says what to do"
 
 # a directory git does not track is taken whole, and the run says why
 copy_demo
