@@ -594,6 +594,8 @@ char *tnd_workspace_diff(tnd_workspace *self)
 
 int tnd_workspace_reset(tnd_workspace *self)
 {
+    int fd;
+
     if (self->incremental)
         return revert(self);
     /* the base again, exactly: what the last attempt and its checks wrote
@@ -607,6 +609,13 @@ int tnd_workspace_reset(tnd_workspace *self)
         tnd_error_prefix("cannot make a clean workspace for the next attempt");
         return -1;
     }
+    /* a restore that made a whole new copy moved the old tree into the
+     * trash: the next attempt's edits must go into the new one */
+    fd = open(self->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return tnd_error_sys("cannot open the workspace %s", self->root);
+    close(self->root_fd);
+    self->root_fd = fd;
     return 0;
 }
 

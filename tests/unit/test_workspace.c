@@ -929,6 +929,34 @@ static void no_op_edits_give_an_empty_diff(void **state)
 
 /* The default: every attempt gets the base again, whatever a build wrote
  * or rewrote, so no attempt is judged on another's outputs. */
+/* A reset that cannot restore the copy in place (here: a file the base
+ * no longer has, changed in the copy) makes a whole new one; the next
+ * attempt's edits go into that copy, the one at the workspace's path,
+ * not into the old tree moved into the trash. */
+static void edits_after_a_whole_new_copy_land_in_it(void **state)
+{
+    const char *bdir = tnd_snapshot_path(base);
+    tnd_workspace *ws;
+    const char *root;
+    char *gone = tnd_fs_join(bdir, "gone.txt");
+
+    (void)state;
+    put(bdir, "gone.txt", "base\n", 5);
+    ws = open_ws();
+    root = tnd_workspace_path(ws);
+    put(root, "gone.txt", "changed by a build\n", 19);
+    assert_int_equal(unlink(gone), 0);
+    free(gone);
+    assert_int_equal(tnd_workspace_reset(ws), 0);
+    assert_false(exists(root, "gone.txt"));
+
+    assert_int_equal(APPLY(ws, WRITE("src/after.c", "int after;\n")), 0);
+    assert_file(root, "src/after.c", "int after;\n");
+    assert_int_equal(tnd_workspace_reset(ws), 0);
+    assert_false(exists(root, "src/after.c"));
+    tnd_workspace_destroy(&ws, 1);
+}
+
 static void reset_gives_a_clean_copy_of_the_base(void **state)
 {
     tnd_workspace *ws = open_ws();
@@ -1214,6 +1242,7 @@ int main(void)
         cmocka_unit_test(diff_lists_files_in_path_order),
         cmocka_unit_test(no_op_edits_give_an_empty_diff),
         cmocka_unit_test(reset_gives_a_clean_copy_of_the_base),
+        cmocka_unit_test(edits_after_a_whole_new_copy_land_in_it),
         cmocka_unit_test(incremental_reset_puts_back_only_touched_files),
         cmocka_unit_test(applying_twice_without_revert_is_an_error),
         cmocka_unit_test(the_base_is_not_read_through_a_link),
