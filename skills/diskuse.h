@@ -27,8 +27,10 @@
  * itself not counted) whose ctime is since or later; symlinks are not
  * followed and other filesystems not entered. Stops once past stop and
  * returns what it counted; returns stop + 1 for a tree deeper than
- * TND_DISKUSE_DEPTH. Entries that vanish or cannot be read on the way
- * are passed over. */
+ * TND_DISKUSE_DEPTH, and for a directory changed since that the walk may
+ * not open (its mode closed to its owner: what it holds is hidden).
+ * Other entries that vanish or cannot be read on the way are passed
+ * over. */
 unsigned long long tnd_diskuse_since(const char *dir,
                                      const struct timespec *since,
                                      unsigned long long stop);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,6 +101,46 @@ static void a_deep_tree_is_over(void **state)
                      (1ULL << 30) + 1);
 }
 
+/* A directory the skill closed to its owner (chmod 0) hides what it
+ * holds from the walk: it counts as over, not as nothing. Run as a user
+ * the mode binds (root reads any directory). */
+static void a_closed_directory_is_over(void **state)
+{
+    struct timespec before = now_plus(-2);
+    char dir[PATH_MAX];
+    pid_t pid;
+    int status;
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "%s/closed", tmpdir);
+    if (geteuid() == 0)
+        assert_int_equal(chown(tmpdir, 65534, 65534), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        static char big[1 << 20];
+        int fd;
+        if (geteuid() == 0 && (setgid(65534) < 0 || setuid(65534) < 0))
+            _exit(2);
+        if (mkdir(dir, 0700) < 0)
+            _exit(3);
+        snprintf(dir + strlen(dir), 8, "/big");
+        if ((fd = open(dir, O_WRONLY | O_CREAT, 0600)) < 0 ||
+            write(fd, big, sizeof(big)) != (ssize_t)sizeof(big))
+            _exit(4);
+        close(fd);
+        *strrchr(dir, '/') = '\0';
+        if (chmod(dir, 0) < 0)
+            _exit(5);
+        _exit(tnd_diskuse_since(tmpdir, &before, 1 << 20) == (1 << 20) + 1 ? 0
+                                                                           : 1);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    chmod(dir, 0700);
+}
+
 /* The watch: under its limit, nothing; past it, over (and stays so);
  * no limit, never. */
 static void the_watch_says_when_over(void **state)
@@ -128,6 +169,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(counts_what_changed_since, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_deep_tree_is_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_closed_directory_is_over, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(the_watch_says_when_over, setup,
                                         teardown),
     };
