@@ -41,8 +41,10 @@ static void walk_dir(walk *w, int fd, int depth)
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
             st.st_dev != w->dev)
             continue;
-        if (changed_since(&st, &w->since))
-            w->bytes += (unsigned long long)st.st_blocks * 512;
+        if (changed_since(&st, &w->since)) {
+            unsigned long long b = (unsigned long long)st.st_blocks * 512;
+            w->bytes += b > TND_DISKUSE_ENTRY ? b : TND_DISKUSE_ENTRY;
+        }
         if (!S_ISDIR(st.st_mode))
             continue;
         if (depth >= TND_DISKUSE_DEPTH) {
@@ -83,14 +85,20 @@ unsigned long long tnd_diskuse_since(const char *dir,
     return w.bytes;
 }
 
-/* The bytes in use on the filesystem dir is on; 0 when it cannot say. */
+/* The bytes in use on the filesystem dir is on, each inode in use
+ * counted as TND_DISKUSE_ENTRY (see there); 0 when it cannot say. */
 static unsigned long long used_bytes(const char *dir)
 {
     struct statvfs s;
+    unsigned long long used;
 
     if (statvfs(dir, &s) < 0 || s.f_blocks < s.f_bfree)
         return 0;
-    return (unsigned long long)(s.f_blocks - s.f_bfree) * s.f_frsize;
+    used = (unsigned long long)(s.f_blocks - s.f_bfree) * s.f_frsize;
+    /* none, on a filesystem that makes inodes as it needs them (btrfs) */
+    if (s.f_files >= s.f_ffree)
+        used += (unsigned long long)(s.f_files - s.f_ffree) * TND_DISKUSE_ENTRY;
+    return used;
 }
 
 void tnd_diskuse_start(tnd_diskuse *d, const char *dir,

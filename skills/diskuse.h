@@ -10,9 +10,11 @@
  * the filesystem grew by the skill's remaining room since it started.
  * The walk counts the blocks of what the skill changed: every entry
  * whose ctime (which no program can set back) is not before the skill's
- * start. A skill writes no more than the filesystem grows, so until it
- * grows by the room left after a walk, no walk is needed; space others
- * free meanwhile is taken off that room when it is seen. */
+ * start, at TND_DISKUSE_ENTRY at least; the filesystem's inodes in use
+ * count as that much each in its use too. A skill writes no more than the
+ * filesystem grows, so until it grows by the room left after a walk, no walk is
+ * needed; space others free meanwhile is taken off that room when it is seen.
+ */
 #ifndef TND_DISKUSE_H
 #define TND_DISKUSE_H
 
@@ -23,8 +25,15 @@
  * as over any limit (no build makes one; a skill hiding bytes would). */
 #define TND_DISKUSE_DEPTH 128
 
-/* The allocated bytes (st_blocks) of the entries beneath dir (dir
- * itself not counted) whose ctime is since or later; symlinks are not
+/* The least an entry counts, and an inode the filesystem has in use
+ * (one block): an empty file takes no block but an inode, and a skill
+ * making millions of them ran the filesystem out of inodes while its
+ * bytes stayed under any limit. */
+#define TND_DISKUSE_ENTRY 4096ULL
+
+/* The allocated bytes (st_blocks, TND_DISKUSE_ENTRY at least) of the
+ * entries beneath dir (dir itself not counted) whose ctime is since or
+ * later; symlinks are not
  * followed and other filesystems not entered. Stops once past stop and
  * returns what it counted; returns stop + 1 for a tree deeper than
  * TND_DISKUSE_DEPTH, and for a directory changed since that the walk may

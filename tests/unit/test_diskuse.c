@@ -163,6 +163,29 @@ static void the_watch_says_when_over(void **state)
     assert_false(tnd_diskuse_over(&d));
 }
 
+/* Empty files take no block, only an inode each: many of them are
+ * over too, each counted as TND_DISKUSE_ENTRY, before the filesystem
+ * runs out of inodes. */
+static void many_empty_files_are_over(void **state)
+{
+    tnd_diskuse d;
+
+    (void)state;
+    tnd_diskuse_start(&d, tmpdir, 256 * TND_DISKUSE_ENTRY);
+    for (int i = 0; i < 100; i++) {
+        char rel[16];
+        snprintf(rel, sizeof(rel), "e/%d", i);
+        put(rel, 0);
+    }
+    assert_false(tnd_diskuse_over(&d));
+    for (int i = 100; i < 400; i++) {
+        char rel[16];
+        snprintf(rel, sizeof(rel), "e/%d", i);
+        put(rel, 0);
+    }
+    assert_true(tnd_diskuse_over(&d));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,6 +195,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_closed_directory_is_over, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(the_watch_says_when_over, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(many_empty_files_are_over, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
