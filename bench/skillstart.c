@@ -98,6 +98,8 @@ int main(int argc, char **argv)
     skill.timeout_s = 60;
     skill.output_cap = 4096;
     skill.limits.processes = TND_SKILL_LIMIT_PROCESSES;
+    /* a skill's default: its workspace watched (skills/diskuse.h) */
+    skill.limits.disk_bytes = (size_t)TND_SKILL_LIMIT_DISK_MB << 20;
     memset(&ctx, 0, sizeof(ctx));
     ctx.dir = dir;
     ctx.envp = environ;
