@@ -103,6 +103,23 @@ status_says() {
     done
 }
 
+# start_serve_killed_at_accept CONFIG: a server (--pool 1) that strace
+# kills at its first write to its accepted list ($T/state/tandem/
+# accepted.jsonl, which a first server started and stopped here makes,
+# so strace can follow writes to it): the moment a task is taken in.
+start_serve_killed_at_accept() {
+    command -v strace >/dev/null 2>&1 || fail "strace is missing (sh tools/install-deps)"
+    start_serve --config "$1" --pool 1
+    stop_serve
+    [ -e "$T/state/tandem/accepted.jsonl" ] ||
+        fail "no accepted list at $T/state/tandem/accepted.jsonl"
+    SERVE_IN="strace -f -qq -o /dev/null -P $T/state/tandem/accepted.jsonl
+        -e trace=write,writev,pwrite64
+        -e inject=write,writev,pwrite64:signal=KILL:when=1"
+    start_serve --config "$1" --pool 1
+    SERVE_IN=
+}
+
 # wait_for TEXT FILE SECONDS: poll until FILE holds TEXT.
 wait_for() {
     i=0

@@ -11,20 +11,10 @@
 
 . "$(dirname "$0")/serve_lib.sh"
 
-command -v strace >/dev/null 2>&1 || fail "strace is missing (sh tools/install-deps)"
 serve_config "$T/serve.yaml"
 repo a
 acc=$T/state/tandem/accepted.jsonl
-
-# a first server makes the list, so strace can follow writes to it
-start_serve --config "$T/serve.yaml" --pool 1
-stop_serve
-[ -e "$acc" ] || fail "no accepted list at $acc"
-
-SERVE_IN="strace -f -qq -o /dev/null -P $acc -e trace=write,writev,pwrite64
-    -e inject=write,writev,pwrite64:signal=KILL:when=1"
-start_serve --config "$T/serve.yaml" --pool 1
-SERVE_IN=
+start_serve_killed_at_accept "$T/serve.yaml"
 tandem submit --reconnect-s 0 --repo "$T/a" "make the failing test pass" \
     >"$T/out.lost" 2>"$T/err.lost" &
 client=$!
