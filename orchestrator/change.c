@@ -247,8 +247,9 @@ static int git_diff(tnd_change *c, const char *repo, bool cached,
                             "--submodule=short",
                             "--src-prefix=a/",
                             "--dst-prefix=b/",
-                            "--binary"};
-    size_t n = 15;
+                            "--binary",
+                            "--full-index"};
+    size_t n = 16;
 
     if (cached)
         argv[n++] = "--cached";

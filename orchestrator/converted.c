@@ -201,6 +201,18 @@ static int raw_ids(char **out, const char *repo, const char *base,
     return rc;
 }
 
+/* Whether id (git's, whole) is the one a diff's "index" line names,
+ * which may be abbreviated (a patch made without --full-index: git diff
+ * --binary is one, of text files). Every file of every review was taken
+ * for converted, its edits one whole write, when abbreviated ids were
+ * compared whole. */
+static bool same_id(const char *id, const char *named)
+{
+    size_t n = strlen(named);
+
+    return n >= 7 && strlen(id) >= n && strncmp(id, named, n) == 0;
+}
+
 /* The next line of *s, as an id (the line cut at its end). */
 static const char *next_id(char **s)
 {
@@ -243,10 +255,10 @@ int tnd_converted_find(tnd_converted **out, size_t *n_out, const char *repo,
     at = ids;
     for (size_t i = 0; rc == 0 && nkept > 0 && i < n; i++)
         if (kept(&parts[i]) && *parts[i].old)
-            differs[i] = strcmp(next_id(&at), parts[i].old) != 0;
+            differs[i] = !same_id(next_id(&at), parts[i].old);
     for (size_t i = 0; rc == 0 && nkept > 0 && i < n; i++)
         if (kept(&parts[i]))
-            differs[i] = strcmp(next_id(&at), parts[i].new_) != 0 || differs[i];
+            differs[i] = !same_id(next_id(&at), parts[i].new_) || differs[i];
     for (size_t i = 0; rc == 0 && nkept > 0 && i < n; i++) {
         char *path;
 

@@ -27,9 +27,9 @@ typedef struct tnd_converted {
     size_t len;
 } tnd_converted;
 
-/* The files of diff (git's own: full blob ids in its "index" lines) that
- * a checkout writes other than git stores them, into *out (count in *n;
- * none: NULL and 0). repo is the work tree, base the directory its
+/* The files of diff (git's own, its "index" lines' blob ids whole or
+ * abbreviated) that a checkout writes other than git stores them, into
+ * *out (count in *n; none: NULL and 0). repo is the work tree, base the directory its
  * commit was checked out into, index the scratch index file holding
  * that commit's tree (it ends holding the change's), dir a private
  * directory for scratch files (left there: the caller's to remove). A
