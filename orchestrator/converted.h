@@ -29,13 +29,13 @@ typedef struct tnd_converted {
 
 /* The files of diff (git's own, its "index" lines' blob ids whole or
  * abbreviated) that a checkout writes other than git stores them, into
- * *out (count in *n; none: NULL and 0). repo is the work tree, base the directory its
- * commit was checked out into, index the scratch index file holding
- * that commit's tree (it ends holding the change's), dir a private
- * directory for scratch files (left there: the caller's to remove). A
- * diff git cannot apply to the base (not git's own) finds none: the
- * workspace then says where it does not fit. 0, or -1 with the error
- * set (git failed, the disk). */
+ * *out (count in *n; none: NULL and 0). repo is the work tree, base the
+ * directory its commit was checked out into, index the scratch index
+ * file holding that commit's tree (it ends holding the change's), dir a
+ * private directory for scratch files (left there: the caller's to
+ * remove). A diff git cannot apply to the base (not git's own) finds
+ * none: the workspace then says where it does not fit. 0, or -1 with
+ * the error set (git failed, the disk). */
 int tnd_converted_find(tnd_converted **out, size_t *n, const char *repo,
                        const char *base, const char *index, const char *dir,
                        const char *diff);
