@@ -327,16 +327,17 @@ static int by_occurrences(const void *a, const void *b)
     return strcmp(x->signature, y->signature);
 }
 
-static double ratio(double a, double b)
-{
-    return b > 0 ? a / b : 0;
-}
-
-static json_object *rounded(double v)
+/* a / b rounded to three significant digits (whole numbers stay
+ * whole); JSON null when b is 0: an average of nothing is unknown, and 0
+ * said a 0 % success rate, say, of a repository where none had ended. */
+static json_object *average(double a, double b)
 {
     char text[32];
+    double v;
 
-    /* three significant digits, but whole numbers stay whole */
+    if (b <= 0)
+        return NULL;
+    v = a / b;
     snprintf(text, sizeof(text), v >= 100 || v <= -100 ? "%.0f" : "%.3g", v);
     return json_object_new_double_s(v, text);
 }
@@ -451,29 +452,25 @@ int tnd_history_stats(json_object **out, const char *repo)
     json_object_object_add(o, "reviews", rv);
     json_object_object_add(o, "by_state", by_state);
     json_object_object_add(o, "average_iterations",
-                           rounded(ratio(t.iterations, (double)t.with_report)));
+                           average(t.iterations, (double)t.with_report));
     json_object_object_add(o, "success_rate",
-                           rounded(ratio((double)t.approved, (double)t.ended)));
+                           average((double)t.approved, (double)t.ended));
+    json_object_object_add(o, "escalation_rate",
+                           average((double)t.escalated_any, (double)t.runs));
     json_object_object_add(
-        o, "escalation_rate",
-        rounded(ratio((double)t.escalated_any, (double)t.runs)));
+        per, "tokens", average(t.approved_tokens, (double)t.approved_costed));
     json_object_object_add(
-        per, "tokens",
-        rounded(ratio(t.approved_tokens, (double)t.approved_costed)));
-    json_object_object_add(
-        per, "llm_calls",
-        rounded(ratio(t.approved_calls, (double)t.approved_costed)));
-    /* how many approved sessions the two figures are of: none, and they
-     * are unknown (0 said no calls at all) */
+        per, "llm_calls", average(t.approved_calls, (double)t.approved_costed));
+    /* how many approved sessions the two figures are of (none: null) */
     json_object_object_add(per, "costed",
                            json_object_new_int64(t.approved_costed));
     json_object_object_add(o, "per_approved", per);
     json_object_object_add(ph, "coding_ms",
-                           rounded(ratio(t.coding_ms, (double)t.codings)));
+                           average(t.coding_ms, (double)t.codings));
     json_object_object_add(ph, "auditing_ms",
-                           rounded(ratio(t.auditing_ms, (double)t.audits)));
+                           average(t.auditing_ms, (double)t.audits));
     json_object_object_add(ph, "waiting_ms",
-                           rounded(ratio(t.waiting_ms, (double)t.waits)));
+                           average(t.waiting_ms, (double)t.waits));
     json_object_object_add(o, "phases", ph);
     json_object_object_add(o, "failure_patterns", top);
     *out = o;

@@ -53,7 +53,8 @@ void tnd_history_summary_clear(tnd_summary *s);
  * success_rate,
  * escalation_rate, per_approved {tokens, llm_calls}, phases {coding_ms,
  * auditing_ms, waiting_ms: averages per attempt}, and the most common
- * failure patterns {signature, reason, occurrences, sessions}. */
+ * failure patterns {signature, reason, occurrences, sessions}. An
+ * average of nothing is JSON null. */
 int tnd_history_stats(json_object **out, const char *repo);
 
 /* Milliseconds since the epoch of an ISO 8601 UTC time as the journal

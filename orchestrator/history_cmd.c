@@ -439,9 +439,33 @@ static int show(const char *repo, const char *prefix)
     return code;
 }
 
+/* One line of stats' figures: v times scale in fmt, or unknown when v
+ * is null (an average of nothing). */
+static void figure(const char *label, json_object *v, double scale,
+                   const char *fmt, const char *unknown)
+{
+    fputs(label, stdout);
+    if (v)
+        printf(fmt, scale * json_object_get_double(v));
+    else
+        fputs(unknown, stdout);
+    fputc('\n', stdout);
+}
+
+/* A phase's average time in seconds, or "unknown" when none was timed,
+ * in buf. */
+static const char *seconds(json_object *ms, char buf[static 32])
+{
+    if (!ms)
+        return "unknown";
+    snprintf(buf, 32, "%.1fs", json_object_get_double(ms) / 1000);
+    return buf;
+}
+
 static int stats(const char *repo, bool json)
 {
     json_object *o = NULL, *ph, *per, *pats;
+    char coding[32], auditing[32], waiting[32];
 
     if (tnd_session_check_home(repo) < 0) {
         fprintf(stderr, "tandem stats: %s\n", tnd_error_last());
@@ -471,15 +495,14 @@ static int stats(const char *repo, bool json)
     {
         printf("  %-19s %d\n", k, json_object_get_int(v));
     }
-    printf("average iterations:   %.2f\n",
-           json_object_get_double(
-               json_object_object_get(o, "average_iterations")));
-    printf("success rate:         %.0f%%\n",
-           100 * json_object_get_double(
-                     json_object_object_get(o, "success_rate")));
-    printf("escalation rate:      %.0f%%\n",
-           100 * json_object_get_double(
-                     json_object_object_get(o, "escalation_rate")));
+    figure("average iterations:   ",
+           json_object_object_get(o, "average_iterations"), 1, "%.2f",
+           "unknown (no session has a report)");
+    figure("success rate:         ", json_object_object_get(o, "success_rate"),
+           100, "%.0f%%", "unknown (none has ended)");
+    figure(
+        "escalation rate:      ", json_object_object_get(o, "escalation_rate"),
+        100, "%.0f%%", "unknown (no runs)");
     per = json_object_object_get(o, "per_approved");
     if (json_object_get_int64(json_object_object_get(per, "costed")) > 0)
         printf(
@@ -490,14 +513,11 @@ static int stats(const char *repo, bool json)
         printf("per approved task:    unknown (no approved session's "
                "report.json gives its cost)\n");
     ph = json_object_object_get(o, "phases");
-    printf("time per phase:       coding %.1fs, auditing %.1fs, waiting for "
-           "a person %.1fs\n",
-           json_object_get_double(json_object_object_get(ph, "coding_ms")) /
-               1000,
-           json_object_get_double(json_object_object_get(ph, "auditing_ms")) /
-               1000,
-           json_object_get_double(json_object_object_get(ph, "waiting_ms")) /
-               1000);
+    printf("time per phase:       coding %s, auditing %s, waiting for a "
+           "person %s\n",
+           seconds(json_object_object_get(ph, "coding_ms"), coding),
+           seconds(json_object_object_get(ph, "auditing_ms"), auditing),
+           seconds(json_object_object_get(ph, "waiting_ms"), waiting));
     pats = json_object_object_get(o, "failure_patterns");
     printf("most common failures:%s\n",
            json_object_array_length(pats) ? "" : " none");

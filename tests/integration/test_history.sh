@@ -187,6 +187,26 @@ expect_in "$T/out" '"auditing_ms": 2000'
 expect_in "$T/out" '"escalation_rate": 0,'
 pass "stats: a resume's stop is no auditing time; escalate: never asked no one"
 
+# averages of nothing are unknown, not 0: one session waiting for a
+# person, none ended, no report (it said a 0 % success rate)
+S=$T/stn/.tandem/sessions
+mkdir -p "$S/20260101-000000-0000eeee"
+cat >"$S/20260101-000000-0000eeee/journal.jsonl" <<'JSONL'
+{"seq":1,"time":"2026-01-01T00:00:00.000Z","type":"task","task":"t","started_ms":1767225600000}
+{"seq":2,"time":"2026-01-01T00:00:01.000Z","type":"escalation","attempt":1,"at":"decision","reason":"r","mode":"ask"}
+JSONL
+run "$BIN/tandem" stats --repo "$T/stn" --json
+expect_rc 0 "stats with nothing ended"
+expect_in "$T/out" '"success_rate": null'
+expect_in "$T/out" '"average_iterations": null'
+expect_in "$T/out" '"auditing_ms": null'
+expect_in "$T/out" '"escalation_rate": 1,'
+run "$BIN/tandem" stats --repo "$T/stn"
+expect_rc 0 "stats text with nothing ended"
+expect_in "$T/out" "success rate:         unknown (none has ended)"
+expect_in "$T/out" "coding unknown, auditing unknown"
+pass "stats: an average of nothing is unknown (null), not 0"
+
 # watch a run as it goes
 demo_config "$TOP/examples/demo/cassette.json" <<YAML
 skills:
