@@ -639,14 +639,17 @@ static char *repeat(char c, size_t len)
     return s;
 }
 
-static void assert_error_within(const char *answer, int64_t ms)
+/* A hostile answer is refused, and soon: the bound is a hang guard
+ * (backtracking that is exponential takes minutes), wide enough for a
+ * loaded machine under valgrind; speed is bench/'s to measure. */
+static void assert_error_within(const char *answer)
 {
     int64_t start = tnd_now_ms();
     tnd_critique *c = (tnd_critique *)1;
 
     assert_int_equal(tnd_critique_parse(&c, answer), -1);
     assert_null(c);
-    assert_in_range(tnd_now_ms() - start, 0, ms);
+    assert_in_range(tnd_now_ms() - start, 0, 30000);
 }
 
 static void hostile_answers_fail_promptly(void **state)
@@ -658,13 +661,13 @@ static void hostile_answers_fail_promptly(void **state)
     (void)state;
     /* 100k opening braces */
     s = repeat('{', 100000);
-    assert_error_within(s, 1000);
+    assert_error_within(s);
     free(s);
 
     /* deeply nested arrays, bare and inside a critique */
     s = repeat('[', 200000);
     memset(s + 100000, ']', 100000);
-    assert_error_within(s, 1000);
+    assert_error_within(s);
     free(s);
     tnd_buf_init(&b, TND_BUF_NOCAP);
     tnd_buf_puts(&b, "{\"verdict\": \"approve\", \"confidence\": 1, "
@@ -674,7 +677,7 @@ static void hostile_answers_fail_promptly(void **state)
     for (int i = 0; i < 50000; i++)
         tnd_buf_puts(&b, "]");
     tnd_buf_puts(&b, "}");
-    assert_error_within(tnd_buf_str(&b), 1000);
+    assert_error_within(tnd_buf_str(&b));
     tnd_buf_free(&b);
 
     /* nested objects just over the depth limit */
@@ -684,7 +687,7 @@ static void hostile_answers_fail_promptly(void **state)
     tnd_buf_puts(&b, "1");
     for (int i = 0; i < 40; i++)
         tnd_buf_puts(&b, "}");
-    assert_error_within(tnd_buf_str(&b), 1000);
+    assert_error_within(tnd_buf_str(&b));
     tnd_buf_free(&b);
 
     /* 4 MB: a critique whose summary is far over its limit */
@@ -694,7 +697,7 @@ static void hostile_answers_fail_promptly(void **state)
     while (b.len < big)
         tnd_buf_puts(&b, "all good, {really} ");
     tnd_buf_puts(&b, "\"}");
-    assert_error_within(tnd_buf_str(&b), 2000);
+    assert_error_within(tnd_buf_str(&b));
     assert_non_null(strstr(tnd_error_last(), "field 'summary' is "));
     tnd_buf_free(&b);
 
@@ -702,7 +705,7 @@ static void hostile_answers_fail_promptly(void **state)
     s = repeat('x', big);
     for (size_t i = 0; i < big; i += 4096)
         memcpy(s + i, "{ \"", 3);
-    assert_error_within(s, 2000);
+    assert_error_within(s);
 
     /* 4 MB of NUL-free binary junk */
     uint32_t x = 12345;
@@ -710,7 +713,7 @@ static void hostile_answers_fail_promptly(void **state)
         x = x * 1103515245 + 12345;
         s[i] = (char)(1 + (x >> 16) % 255);
     }
-    assert_error_within(s, 2000);
+    assert_error_within(s);
     free(s);
 }
 
@@ -724,7 +727,7 @@ static void hostile_answers_with_many_critiques_fail_promptly(void **state)
     tnd_buf_init(&b, TND_BUF_NOCAP);
     for (int i = 0; i < 10000; i++)
         tnd_buf_puts(&b, APPROVE "\n");
-    assert_error_within(tnd_buf_str(&b), 1000);
+    assert_error_within(tnd_buf_str(&b));
     assert_string_equal(tnd_error_last(), CUT_SHORT);
     tnd_buf_free(&b);
 
@@ -732,7 +735,7 @@ static void hostile_answers_with_many_critiques_fail_promptly(void **state)
     tnd_buf_init(&b, TND_BUF_NOCAP);
     for (int i = 0; i < 5000; i++)
         tnd_buf_puts(&b, APPROVE " " REVISE " ");
-    assert_error_within(tnd_buf_str(&b), 1000);
+    assert_error_within(tnd_buf_str(&b));
     assert_true(strncmp(tnd_error_last(), "the answer holds at least ", 26) ==
                 0);
     assert_non_null(strstr(tnd_error_last(), " critiques that disagree: "
@@ -745,7 +748,7 @@ static void hostile_answers_with_many_critiques_fail_promptly(void **state)
     for (int i = 0; i < 200; i++)
         tnd_buf_puts(&b, "{\"x\": 1} ");
     tnd_buf_puts(&b, REVISE);
-    assert_error_within(tnd_buf_str(&b), 1000);
+    assert_error_within(tnd_buf_str(&b));
     assert_string_equal(tnd_error_last(), CUT_SHORT);
     tnd_buf_free(&b);
 
@@ -754,7 +757,7 @@ static void hostile_answers_with_many_critiques_fail_promptly(void **state)
     tnd_buf_puts(&b, APPROVE "\n");
     for (int i = 0; i < 10000; i++)
         tnd_buf_puts(&b, "{\"verdict\": \"approve, ");
-    assert_error_within(tnd_buf_str(&b), 2000);
+    assert_error_within(tnd_buf_str(&b));
     tnd_buf_free(&b);
 
     /* a critique, then 10k braces nested past the depth limit */
@@ -762,7 +765,7 @@ static void hostile_answers_with_many_critiques_fail_promptly(void **state)
     tnd_buf_puts(&b, APPROVE "\n");
     for (int i = 0; i < 10000; i++)
         tnd_buf_puts(&b, "{\"a\": ");
-    assert_error_within(tnd_buf_str(&b), 1000);
+    assert_error_within(tnd_buf_str(&b));
     tnd_buf_free(&b);
 
     /* 10k duplicate keys, and duplicates at the deepest level allowed */
@@ -772,7 +775,7 @@ static void hostile_answers_with_many_critiques_fail_promptly(void **state)
     for (int i = 0; i < 10000; i++)
         tnd_buf_puts(&b, ", \"k\": 1");
     tnd_buf_puts(&b, "}");
-    assert_error_within(tnd_buf_str(&b), 1000);
+    assert_error_within(tnd_buf_str(&b));
     assert_string_equal(tnd_error_last(),
                         AMBIGUOUS "key 'k' appears 10000 times");
     tnd_buf_free(&b);
@@ -784,7 +787,7 @@ static void hostile_answers_with_many_critiques_fail_promptly(void **state)
     tnd_buf_puts(&b, "{\"k\": 1, \"k\": 2}");
     for (int i = 0; i < 30; i++)
         tnd_buf_puts(&b, "}");
-    assert_error_within(tnd_buf_str(&b), 1000);
+    assert_error_within(tnd_buf_str(&b));
     assert_non_null(strstr(tnd_error_last(), ".m.m: key 'k' appears twice"));
     tnd_buf_free(&b);
 }

@@ -571,7 +571,8 @@ static void a_megabyte_answer_parses_quickly(void **state)
                                           "not closed by '>>>>>>> REPLACE'");
     free(answer);
 
-    assert_in_range(tnd_now_ms() - start, 0, 2000);
+    /* a hang guard, wide enough for a loaded machine under valgrind */
+    assert_in_range(tnd_now_ms() - start, 0, 30000);
 }
 
 int main(void)

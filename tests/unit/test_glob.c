@@ -160,7 +160,9 @@ static void hostile_inputs_stay_cheap(void **state)
     for (int i = 0; i < 4000; i++)
         tnd_buf_puts(&path, "a");
     assert_false(tnd_glob_match(tnd_buf_str(&pat), tnd_buf_str(&path)));
-    assert_in_range(tnd_now_ms() - start, 0, 2000);
+    /* a hang guard (backtracking would take minutes), wide enough for a
+     * loaded machine under valgrind */
+    assert_in_range(tnd_now_ms() - start, 0, 30000);
     tnd_buf_free(&pat);
     tnd_buf_free(&path);
 }

