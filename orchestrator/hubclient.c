@@ -222,6 +222,64 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
 static bool left_here(const tnd_hub *h, const char *id);
 static bool accepted_here(const tnd_hub *h, const char *id);
 static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id);
+static bool may_follow(tnd_hub *h, const tnd_broker_event *ev, const char *id,
+                       const char *owner);
+
+/* Whether dir is a session directory as tandem makes one: the server's
+ * user's, and nobody else writes in it (what it holds is what a tandem
+ * of the server's user wrote there, not a link another user put to a
+ * file the server may read). */
+static bool own_dir(const char *dir)
+{
+    struct stat st;
+
+    return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+           st.st_uid == geteuid() && !(st.st_mode & 022);
+}
+
+/* A session a tandem serve made in repo, named by part (its whole id
+ * when whole), that ended or waits for a person, though this server
+ * keeps no outcome of it: the accepted list keeps the newest
+ * TND_ACCEPTED_ENDED_MAX, and a client that came back after more had
+ * ended was refused, its id taken, or told no such session ran, while
+ * the session and its report were on disk. Its task record says whose
+ * it is (by.key), and may_follow judges that as for a kept outcome.
+ * true when ev was answered: the session's done, or forbidden. */
+static bool ended_on_disk(tnd_hub *h, const tnd_broker_event *ev,
+                          const char *repo, const char *part, bool whole)
+{
+    tnd_session_facts f;
+    char *real = real_repo(repo), *body, *dir = NULL;
+    bool answered = false;
+    size_t len;
+
+    /* a whole id is its directory's name: a new task's is not there, and
+     * the repository's sessions are not listed for it */
+    if (whole && !own_dir(dir = tnd_session_dir_of(real, part))) {
+        free(dir);
+        free(real);
+        return false;
+    }
+    free(dir);
+    if (tnd_run_facts(&f, real, part) < 0) {
+        tnd_error_clear(); /* none, or several: not this server's to say */
+        free(real);
+        return false;
+    }
+    if ((!whole || strcmp(f.id, part) == 0) && f.served &&
+        f.status != TND_SESSION_OPEN && own_dir(f.dir)) {
+        answered = true;
+        if (may_follow(h, ev, f.id, f.owner)) {
+            /* as a kept outcome: what its journal says now */
+            body = tnd_hubsession_done_body(
+                f.id, f.dir, tnd_hub_code_now(f.dir, TND_EXIT_FAILED), &len);
+            answer(h, ev, true, body, len);
+        }
+    }
+    tnd_session_facts_clear(&f);
+    free(real);
+    return answered;
+}
 
 /* Whether this server made, or took over, the session id, running,
  * waiting or ended. */
@@ -255,6 +313,10 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
         attach_id(h, ev, req->session);
         return;
     }
+    /* or one that ended before the newest outcomes this server keeps:
+     * its outcome, from its repository (it was refused as an id taken) */
+    if (req->session && ended_on_disk(h, ev, req->repo, req->session, true))
+        return;
     if (h->draining) {
         refuse(h, ev, "stopping",
                "tandem serve is stopping and takes no new task; submit "

@@ -25,6 +25,9 @@
         each error reply's kind on stdout; exit 0 when each well-framed
         one got an error FINAL.
 
+With CLIENT_KEY=NAME.key and CLIENT_SERVER_KEY=NAME.pub set, it talks
+over CURVE with that key pair, to the server of that public key.
+
 Exits 3 when the server stays silent for 20 s.
 """
 import json
@@ -39,10 +42,23 @@ KINDS = ["bad_request", "config", "busy", "stopping", "not_found", "failed",
          "forbidden"]
 
 
+def read_key(path):
+    """The lines "public-key = KEY" and "secret-key = KEY" of a key file."""
+    with open(path) as f:
+        return dict(l.split(" = ", 1) for l in f.read().splitlines()
+                    if " = " in l)
+
+
 def connect(endpoint):
     ctx = zmq.Context.instance()
     s = ctx.socket(zmq.DEALER)
     s.setsockopt(zmq.LINGER, 0)
+    if os.environ.get("CLIENT_KEY"):
+        keys = read_key(os.environ["CLIENT_KEY"])
+        s.curve_serverkey = \
+            read_key(os.environ["CLIENT_SERVER_KEY"])["public-key"].encode()
+        s.curve_publickey = keys["public-key"].encode()
+        s.curve_secretkey = keys["secret-key"].encode()
     s.connect(endpoint)
     return s
 

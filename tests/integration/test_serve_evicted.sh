@@ -1,0 +1,88 @@
+#!/bin/sh
+# A task sent again under the id it proposed, after more sessions ended
+# than the server keeps outcomes of (TND_ACCEPTED_ENDED_MAX, 1,024): the
+# session is on disk in its repository, and the server answers its
+# outcome from there (it refused the id as taken, though the task had
+# run and its report was there), only to whom may follow it: over CURVE
+# the key that submitted it (its task record's) or a person's key. The
+# 1,024 newer outcomes are records written into the accepted list while
+# no server runs.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve_lib.sh"
+
+K=$T/keys
+mkdir -p "$K"
+for name in orch ci ci2 ann; do
+    tandem keys generate --out "$K" --name $name >"$T/$name.pubkey" 2>/dev/null ||
+        fail "tandem keys generate $name"
+done
+cat >"$K/authorized" <<EOF2
+client $(cat "$T/ci.pubkey") ci
+client $(cat "$T/ci2.pubkey") ci2
+person $(cat "$T/ann.pubkey") ann
+EOF2
+port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+EP=tcp://127.0.0.1:$port
+serve_config "$T/serve.yaml"
+cat >>"$T/serve.yaml" <<YAML
+orchestrator:
+  curve_key: "$K/orch.key"
+  authorized_keys: "$K/authorized"
+YAML
+repo a
+acc=$T/state/tandem/accepted.jsonl
+CLIENT_SERVER_KEY=$K/orch.pub
+export CLIENT_SERVER_KEY
+
+# as_key NAME ID: client.py submits the task over CURVE with NAME's key,
+# proposing session ID
+as_key() {
+    run env CLIENT_KEY="$K/$1.key" CLIENT_SESSION="$2" \
+        $PY "$TOP/tests/agents/client.py" "$EP" submit "$T/a" \
+        "make the failing test pass"
+}
+
+start_serve --config "$T/serve.yaml" --bind "$EP"
+sid=$(date -u +%Y%m%d-%H%M%S)-00c0ffee
+as_key ci "$sid"
+expect_rc 0 "the task"
+approved "$T/a/.tandem/sessions/$sid"
+# a session of the same id not made by tandem serve (tandem run's):
+# not one a submit follows
+other=20261124-000000-0000dddd
+cp -R "$T/a/.tandem/sessions/$sid" "$T/a/.tandem/sessions/$other"
+sed -i 's/"served":true,//' "$T/a/.tandem/sessions/$other/journal.jsonl"
+expect_not_in "$T/a/.tandem/sessions/$other/journal.jsonl" '"served"'
+stop_serve
+
+# 1,024 sessions ended after it
+$PY - "$acc" "$T/a" <<'PY'
+import json, sys
+with open(sys.argv[1], "a") as f:
+    for i in range(1024):
+        f.write(json.dumps({"seq": 100000 + i, "time": "2026-11-24T00:00:00Z",
+                            "type": "end", "session": "20261124-000001-%08x" % i,
+                            "repo": sys.argv[2], "code": 0}) + "\n")
+PY
+start_serve --config "$T/serve.yaml" --bind "$EP"
+expect_not_in "$acc" "$sid"
+ls "$T/a/.tandem/sessions" >"$T/before"
+
+as_key ci "$sid"
+expect_rc 0 "the task sent again under its id, its outcome no longer kept"
+expect_in "$T/out" "status: approved"
+expect_not_in "$T/out" "session: "
+expect_not_in "$T/err" "error:"
+ls "$T/a/.tandem/sessions" | cmp -s - "$T/before" || fail "a session was made"
+pass "a task sent again after 1,024 sessions ended gets its outcome from its repository"
+
+as_key ci2 "$sid"
+expect_rc 17 "another client key sends the task under that id"
+expect_in "$T/err" "error: forbidden: session $sid was not submitted with this key"
+expect_not_in "$T/out" "status:"
+as_key ci "$other"
+expect_rc 16 "a task under the id of a session tandem serve did not make"
+expect_in "$T/err" "error: failed: session $other is in $T/a already"
+ls "$T/a/.tandem/sessions" | cmp -s - "$T/before" || fail "a session was made"
+pass "only its submitter's key follows it so; a session tandem serve did not make is not followed"
+stop_serve
