@@ -553,6 +553,9 @@ static int come_back(tnd_submit_client *s)
     memset(&req, 0, sizeof(req));
     req.kind = TND_CLIENT_KIND_ATTACH;
     req.session = tnd_xstrdup(s->session ? s->session : s->submit->session);
+    /* where the next server finds it if it ended before the outcomes
+     * that server keeps */
+    req.repo = s->repo_sent ? tnd_xstrdup(s->repo_sent) : NULL;
     while (s->lost) {
         int64_t left_ms;
         char *ep;
@@ -674,6 +677,7 @@ int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req)
     signal(SIGPIPE, SIG_IGN);
     if (req->kind == TND_CLIENT_KIND_SUBMIT && req->session)
         s->submit = req;
+    s->repo_sent = req->repo;
     if (send_request(s, req) < 0) {
         fprintf(stderr, "%s: cannot send to %s: %s\n", s->me, s->endpoint,
                 tnd_error_last());
@@ -699,6 +703,7 @@ int tnd_submit_exchange(tnd_submit_client *s, const tnd_client_request *req)
     }
 out:
     s->submit = NULL; /* req is the caller's, for this exchange only */
+    s->repo_sent = NULL;
     close_line(s);
     if (s->own_ctx && s->ctx)
         zmq_ctx_term(s->ctx);

@@ -446,7 +446,8 @@ static bool owned(const char *owner, const char *mine)
     return !mine || (owner && strcmp(owner, mine) == 0);
 }
 
-char *tnd_hub_resolve_id(const tnd_hub *h, const char *part, const char *mine)
+char *tnd_hub_resolve_id(const tnd_hub *h, const char *part, const char *mine,
+                         bool *none)
 {
     const char *found = NULL;
     size_t count = 0;
@@ -468,6 +469,7 @@ char *tnd_hub_resolve_id(const tnd_hub *h, const char *part, const char *mine)
                      owned(e.owner, mine),
                  &best, &found, &count);
     }
+    *none = count == 0;
     if (best == 2)
         return tnd_xstrdup(part); /* the whole id, wherever it is */
     if (count == 1)

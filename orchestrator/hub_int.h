@@ -55,8 +55,10 @@ int tnd_hub_code_now(const char *dir, int code);
  * error set when none or several do (not which: they may be other
  * clients'). With mine (a client key's fingerprint, over CURVE without
  * the person role), a part matches only that key's sessions; a whole id
- * matches whoever's it is. Caller frees. */
-char *tnd_hub_resolve_id(const tnd_hub *h, const char *part, const char *mine);
+ * matches whoever's it is. *none says whether none did (not several).
+ * Caller frees. */
+char *tnd_hub_resolve_id(const tnd_hub *h, const char *part, const char *mine,
+                         bool *none);
 
 /* Whether config (a task record's, or a client's --config: a path, NULL
  * for the built-in defaults) is the one this server's agents run with. */

@@ -255,7 +255,8 @@ static bool ended_on_disk(tnd_hub *h, const tnd_broker_event *ev,
 
     /* a whole id is its directory's name: a new task's is not there, and
      * the repository's sessions are not listed for it */
-    if (whole && !own_dir(dir = tnd_session_dir_of(real, part))) {
+    if (whole && (!tnd_session_id_valid(part) ||
+                  !own_dir(dir = tnd_session_dir_of(real, part)))) {
         free(dir);
         free(real);
         return false;
@@ -464,10 +465,18 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
         ev->who.via == TND_CLIENT_VIA_CURVE && !(ev->roles & TND_CURVE_PERSON)
             ? ev->who.key
             : NULL;
-    char *id = tnd_hub_resolve_id(h, req->session, mine);
+    bool none;
+    char *id = tnd_hub_resolve_id(h, req->session, mine, &none), *why;
 
     if (!id) {
-        refuse(h, ev, "not_found", tnd_error_last());
+        /* one that ended before the outcomes this server keeps, in the
+         * repository the client named: a key finds its own there by the
+         * whole id (a part would tell it of other keys' sessions) */
+        why = tnd_xstrdup(tnd_error_last());
+        if (!none || !req->repo ||
+            !ended_on_disk(h, ev, req->repo, req->session, mine != NULL))
+            refuse(h, ev, "not_found", why);
+        free(why);
         return;
     }
     attach_id(h, ev, id);

@@ -143,6 +143,18 @@ static int make_request(tnd_client_request *req, tnd_submit_client *s, int argc,
     if (s->attach) {
         req->kind = TND_CLIENT_KIND_ATTACH;
         req->session = tnd_xstrdup(s->attach);
+        /* where the server finds a session that ended before the
+         * outcomes it keeps (it said none ran, and the client exited 2
+         * for an approved change); --repo's default, ".", may be no
+         * repository at all: then none is named */
+        if (!(req->repo = server_path(s, s->repo ? s->repo : ".", true))) {
+            if (s->repo) {
+                fprintf(stderr, "tandem submit: --repo: %s\n",
+                        tnd_error_last());
+                return -1;
+            }
+            tnd_error_clear();
+        }
         return 0;
     }
     req->kind = TND_CLIENT_KIND_SUBMIT;

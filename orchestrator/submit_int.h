@@ -39,6 +39,9 @@ typedef struct tnd_submit_client {
                                          id it proposes (req->session):
                                          sent again when the server is
                                          lost before it answered */
+    const char *repo_sent;            /* the repository the request named
+                                         (NULL: none), named again when
+                                         the session is attached to */
     int first_ms;                     /* how long the first answer may take */
     bool lost;                        /* the server went while it ran session */
     bool coming_back;                 /* following session again: come_back */

@@ -124,6 +124,17 @@ static int get_session(tnd_client_request *out, json_object *obj)
     return 0;
 }
 
+/* An attach: the session, and the repository to look in for one that
+ * ended before the outcomes the server keeps (optional). */
+static int decode_attach(tnd_client_request *out, json_object *obj)
+{
+    if (get_session(out, obj) < 0 ||
+        tnd_json_get_str(&out->repo, obj, "repo", TND_BODY_MAX_PATH,
+                         TND_JSON_OPTIONAL) < 0)
+        return -1;
+    return out->repo ? absolute("repo", out->repo) : 0;
+}
+
 static int decode_answer(tnd_client_request *out, json_object *obj)
 {
     return get_session(out, obj) < 0 ||
@@ -175,7 +186,7 @@ int tnd_client_request_decode(tnd_client_request *out, const char *service,
         rc = decode_submit(out, obj);
         break;
     case TND_CLIENT_KIND_ATTACH:
-        rc = get_session(out, obj);
+        rc = decode_attach(out, obj);
         break;
     case TND_CLIENT_KIND_STATUS:
         rc = 0;
@@ -229,6 +240,9 @@ char *tnd_client_request_encode(const tnd_client_request *req, size_t *len)
     } else if (req->kind == TND_CLIENT_KIND_ATTACH) {
         json_object_object_add(o, "session",
                                json_object_new_string(req->session));
+        if (req->repo)
+            json_object_object_add(o, "repo",
+                                   json_object_new_string(req->repo));
     } else if (req->kind == TND_CLIENT_KIND_ANSWER) {
         json_object_object_add(o, "session",
                                json_object_new_string(req->session));

@@ -42,7 +42,9 @@ typedef enum tnd_client_kind {
 
 typedef struct tnd_client_request {
     tnd_client_kind kind;
-    char *repo;      /* submit, answer: the repository, an absolute path */
+    char *repo;      /* submit, answer: the repository, an absolute path;
+                        attach: where to look for a session that ended
+                        before the outcomes the server keeps, or NULL */
     char *task;      /* submit: what to do */
     char *config;    /* submit: agents.yaml, absolute; NULL: the server's */
     bool detach;     /* submit: the FINAL comes as soon as it is accepted */

@@ -6,7 +6,9 @@
 # run and its report was there), only to whom may follow it: over CURVE
 # the key that submitted it (its task record's) or a person's key. The
 # 1,024 newer outcomes are records written into the accepted list while
-# no server runs.
+# no server runs. So does `tandem submit --attach ID`, whose request names
+# the repository (--repo, default .): it said no such session ran, exit
+# 2 for an approved change.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
 
@@ -85,4 +87,38 @@ expect_rc 16 "a task under the id of a session tandem serve did not make"
 expect_in "$T/err" "error: failed: session $other is in $T/a already"
 ls "$T/a/.tandem/sessions" | cmp -s - "$T/before" || fail "a session was made"
 pass "only its submitter's key follows it so; a session tandem serve did not make is not followed"
+
+# ---- tandem submit --attach: the request names the repository ---------
+d=$T/a/.tandem/sessions/$sid
+TANDEM_KEY=$K/ci.key
+export TANDEM_KEY
+run tandem submit --attach "$sid" --repo "$T/a"
+expect_rc 0 "its submitter attaches, its outcome no longer kept"
+cmp -s "$T/out" "$d/final.diff" || fail "stdout is not the session's final.diff: $(cat "$T/err")"
+cd "$T/a"
+run tandem submit --attach "$sid"
+cd "$T"
+expect_rc 0 "its submitter attaches from the repository, without --repo"
+# a key finds its own sessions on disk by the whole id only: a part
+# would tell it of other keys' sessions there
+part=$(echo "$sid" | cut -c1-17)
+run tandem submit --attach "$part" --repo "$T/a"
+expect_rc 2 "its submitter attaches by a part of the id"
+expect_in "$T/err" "no session $part runs or waits in this server"
+TANDEM_KEY=$K/ci2.key
+run tandem submit --attach "$sid" --repo "$T/a"
+expect_rc 2 "another client key attaches"
+expect_in "$T/err" "session $sid was not submitted with this key"
+expect_not_in "$T/out" "diff --git"
+run tandem submit --attach "$part" --repo "$T/a"
+expect_rc 2 "another client key attaches by a part of the id"
+expect_not_in "$T/err" "$sid"
+TANDEM_KEY=$K/ann.key
+run tandem submit --attach "$part" --repo "$T/a"
+expect_rc 0 "a person's key attaches by a part of the id"
+cmp -s "$T/out" "$d/final.diff" || fail "stdout is not the session's final.diff: $(cat "$T/err")"
+run tandem submit --attach "$other" --repo "$T/a"
+expect_rc 2 "an attach to a session tandem serve did not make"
+expect_in "$T/err" "no session $other runs or waits in this server"
+pass "tandem submit --attach after 1,024 sessions ended gets the outcome from the repository, its submitter's or a person's key only"
 stop_serve

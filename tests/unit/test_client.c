@@ -73,8 +73,18 @@ static void requests_round_trip(void **state)
     assert_int_equal(
         tnd_client_request_decode(&out, TND_CLIENT_ATTACH, body, len), 0);
     assert_string_equal(out.session, "20261122-014455-3fa2");
+    assert_null(out.repo);
     tnd_client_request_clear(&out);
     free(body);
+    /* the repository, where a session that ended long ago is found */
+    in.repo = S("/src/app");
+    body = tnd_client_request_encode(&in, &len);
+    assert_int_equal(
+        tnd_client_request_decode(&out, TND_CLIENT_ATTACH, body, len), 0);
+    assert_string_equal(out.repo, "/src/app");
+    tnd_client_request_clear(&out);
+    free(body);
+    in.repo = NULL;
 
     body = tnd_xstrdup("{\"tandem\":1,\"type\":\"status\"}");
     assert_int_equal(
@@ -155,6 +165,10 @@ static void bad_requests_are_refused_with_the_field_named(void **state)
     refused(TND_CLIENT_ATTACH,
             "{\"tandem\":1,\"type\":\"attach\",\"session\":\"\"}",
             "field 'session' is empty");
+    refused(TND_CLIENT_ATTACH,
+            "{\"tandem\":1,\"type\":\"attach\",\"session\":\"x\","
+            "\"repo\":\"app\"}",
+            "field 'repo' must be an absolute path");
     refused(TND_CLIENT_ANSWER,
             "{\"tandem\":1,\"type\":\"answer\",\"session\":\" \","
             "\"repo\":\"/a\",\"answer\":\"approve\"}",
