@@ -3,10 +3,10 @@
  * Threads and sockets: ZeroMQ sockets are not thread-safe, so each
  * worker's loop thread owns its DEALER to the broker and the PULL end of
  * an inproc PUSH/PULL; each job thread owns a PUSH and sends two-frame
- * messages: "P" + body for progress, "F" + body for the reply. Only the
- * worker's loop thread ever touches its broker socket. Worker 1 loops on
- * the main thread; with threads > 1 the others loop on threads of their
- * own, sharing the ZeroMQ context.
+ * messages: "P" + body for progress, "F" + body for the reply (the job
+ * thread is agent_job.c's). Only the worker's loop thread ever touches
+ * its broker socket. Worker 1 loops on the main thread; with threads > 1
+ * the others loop on threads of their own, sharing the ZeroMQ context.
  *
  * Stopping: SIGTERM and SIGINT write a byte into the stop pipe, which
  * nobody reads, so its read end stays readable and every loop polling it
@@ -14,6 +14,7 @@
  * the same byte: one broken worker stops the agent, whose supervisor
  * restarts it whole. */
 #include "agents/agent.h"
+#include "agents/agent_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +32,6 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "proto/body.h"
-#include "proto/json.h"
 #include "proto/linewatch.h"
 #include "proto/mdp.h"
 
@@ -43,17 +43,6 @@
 #define JOB_ENDPOINT  "inproc://tandem-agent-job-%d"
 #define MAX_PENDING   16
 #define STOP_GRACE_MS 10000
-
-struct tnd_agent_job {
-    void *ctx;
-    void *pair; /* job thread's end: a PUSH (see JOB_ENDPOINT) */
-    char *body;
-    size_t len;
-    const tnd_agent_options *opts;
-    void *payload; /* the handler's, for this worker */
-    atomic_int *cancel;
-    pthread_t thread;
-};
 
 /* A request received while another runs (the broker sends one at a time,
  * but after a reconnect it may hand us work before our old job ends). */
@@ -116,88 +105,6 @@ static void on_signal(int sig)
     stop_all();
 }
 
-/* ---- job thread --------------------------------------------------------- */
-
-static int job_send(tnd_agent_job *job, const char *kind, const char *body,
-                    size_t len)
-{
-    if (zmq_send(job->pair, kind, 1, ZMQ_SNDMORE) < 0 ||
-        zmq_send(job->pair, body, len, 0) < 0)
-        return tnd_error_set("job channel: %s", zmq_strerror(errno));
-    return 0;
-}
-
-char *tnd_agent_fail(const char *task_id, int attempt, size_t *reply_len)
-{
-    tnd_log_error("%s", tnd_error_last());
-    return tnd_error_reply_encode(task_id, attempt, tnd_error_last(),
-                                  reply_len);
-}
-
-/* An error reply to the request in body, echoing its ids (NULL and 1
- * when the request has none to read). Caller frees. */
-static char *error_for(const char *body, size_t len, const char *why,
-                       size_t *len_out)
-{
-    json_object *obj = NULL;
-    char *task_id = NULL, *out;
-    int attempt = 1;
-
-    if (tnd_json_parse(&obj, body, len) < 0 ||
-        tnd_body_ids(&task_id, &attempt, obj) < 0)
-        attempt = 1;
-    json_object_put(obj);
-    out = tnd_error_reply_encode(task_id, attempt, why, len_out);
-    free(task_id);
-    return out;
-}
-
-static void *job_main(void *arg)
-{
-    tnd_agent_job *job = arg;
-    size_t reply_len = 0;
-    char *reply;
-
-    reply =
-        job->opts->handler(job, job->body, job->len, &reply_len, job->payload);
-    if (reply_len > TND_MDP_MAX_BODY) {
-        /* libzmq would drop it without a word and the request would wait
-         * for a FINAL that never comes: say so instead */
-        char *why = tnd_xasprintf("the reply is %zu bytes, more than the %d "
-                                  "one body may hold; it was not sent",
-                                  reply_len, TND_MDP_MAX_BODY);
-        tnd_log_error("%s", why);
-        free(reply);
-        reply = error_for(job->body, job->len, why, &reply_len);
-        free(why);
-    }
-    if (job_send(job, "F", reply, reply_len) < 0)
-        tnd_log_error("%s", tnd_error_last());
-    free(reply);
-    return NULL;
-}
-
-int tnd_agent_job_progress(tnd_agent_job *job, const char *body, size_t len)
-{
-    return job_send(job, "P", body, len);
-}
-
-const atomic_int *tnd_agent_job_cancel(const tnd_agent_job *job)
-{
-    return job->cancel;
-}
-
-static void job_free(tnd_agent_job *job)
-{
-    if (!job)
-        return;
-    if (job->pair)
-        zmq_close(job->pair);
-    free(job->body);
-    free(job);
-}
-
-/* Start a job for the request at address; takes ownership of body. */
 /* A progress PARTIAL for the running request: "started" when it is
  * taken, then, with no phase, a sign that it is still being worked on.
  * chars 0 with no delta changes nothing the orchestrator shows. */
@@ -222,36 +129,16 @@ static void send_working(runtime *rt, const char *phase)
         tnd_log_warn("cannot send progress: %s", tnd_error_last());
 }
 
+/* Start a job for the request at address; takes ownership of body. */
 static int job_start(runtime *rt, const unsigned char *address,
                      size_t address_len, char *body, size_t len)
 {
-    tnd_agent_job *job = tnd_xcalloc(1, sizeof(*job));
-    sigset_t all, old;
-    int linger = 0, rc;
+    tnd_agent_job *job =
+        tnd_agent_job_start(rt->ctx, rt->job_endpoint, rt->opts, rt->payload,
+                            &rt->cancel, body, len);
 
-    job->opts = rt->opts;
-    job->payload = rt->payload;
-    job->cancel = &rt->cancel;
-    job->body = body;
-    job->len = len;
-    if (!(job->pair = zmq_socket(rt->ctx, ZMQ_PUSH)) ||
-        zmq_setsockopt(job->pair, ZMQ_LINGER, &linger, sizeof(linger)) < 0 ||
-        zmq_connect(job->pair, rt->job_endpoint) < 0) {
-        tnd_error_set("cannot open the job channel: %s", zmq_strerror(errno));
-        job_free(job);
+    if (!job)
         return -1;
-    }
-    /* the job thread must not take SIGTERM/SIGINT: only the main thread
-     * waits in zmq_poll and can act on them */
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    rc = pthread_create(&job->thread, NULL, job_main, job);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
-        tnd_error_set("cannot start a job thread: %s", strerror(rc));
-        job_free(job);
-        return -1;
-    }
     memcpy(rt->address, address, address_len);
     rt->address_len = address_len;
     rt->job = job;
@@ -350,15 +237,6 @@ static void start_next(runtime *rt)
     rt->npending--;
     if (job_start(rt, next.address, next.address_len, next.body, next.len) < 0)
         tnd_log_error("%s", tnd_error_last());
-}
-
-static void job_join(runtime *rt)
-{
-    if (!rt->job)
-        return;
-    pthread_join(rt->job->thread, NULL);
-    job_free(rt->job);
-    rt->job = NULL;
 }
 
 /* ---- broker connection -------------------------------------------------- */
@@ -462,7 +340,7 @@ static void forward_from_job(runtime *rt)
     zmq_msg_close(&kind);
     zmq_msg_close(&body);
     if (final) {
-        job_join(rt);
+        tnd_agent_job_join(&rt->job);
         start_next(rt);
     }
 }
