@@ -92,7 +92,7 @@ static tnd_broker_event *push_event(tnd_broker *b, tnd_broker_event_kind kind,
     return ev;
 }
 
-static void send_command(tnd_broker *b, worker *w, int command)
+void tnd_broker_send_command(tnd_broker *b, worker *w, int command)
 {
     tnd_mdp_msg msg;
 
@@ -124,7 +124,7 @@ static void requeue(tnd_broker *b, request *r, const char *why)
     r->seq = --b->front_seq;
 }
 
-static void remove_worker(tnd_broker *b, worker *w, const char *why)
+void tnd_broker_remove_worker(tnd_broker *b, worker *w, const char *why)
 {
     for (size_t i = 0; i < b->nrequests; i++) {
         request *r = b->requests[i];
@@ -150,11 +150,11 @@ static void remove_worker(tnd_broker *b, worker *w, const char *why)
 }
 
 /* Tell a peer it broke the protocol and forget it. */
-static void disconnect_worker(tnd_broker *b, worker *w, const char *why)
+void tnd_broker_disconnect_worker(tnd_broker *b, worker *w, const char *why)
 {
     tnd_log_warn("disconnecting %s: %s", w->name, why);
-    send_command(b, w, TND_MDPW_DISCONNECT);
-    remove_worker(b, w, "was disconnected");
+    tnd_broker_send_command(b, w, TND_MDPW_DISCONNECT);
+    tnd_broker_remove_worker(b, w, "was disconnected");
 }
 
 /* ---- dispatch ----------------------------------------------------------- */
@@ -196,7 +196,7 @@ static void dispatch(tnd_broker *b)
         if (tnd_mdp_send(b->socket, w->id, w->id_len, &msg) < 0) {
             tnd_log_warn("cannot reach %s (%s); dropping it", w->name,
                          tnd_error_last());
-            remove_worker(b, w, "could not be reached");
+            tnd_broker_remove_worker(b, w, "could not be reached");
             continue;
         }
         TND_GROW(next->given, next->agiven, (size_t)next->dispatches + 1);
@@ -260,7 +260,7 @@ static void on_reply(tnd_broker *b, worker *w, tnd_mdp_msg *msg)
         tnd_mdp_printable(key, sizeof(key), msg->address, msg->address_len);
         why = tnd_xasprintf("it sent a FINAL for '%s' while it holds '%s'", key,
                             w->busy);
-        disconnect_worker(b, w, why);
+        tnd_broker_disconnect_worker(b, w, why);
         free(why);
         return;
     }
@@ -334,7 +334,7 @@ static bool may_serve(tnd_broker *b, const unsigned char *id, size_t id_len,
                  "service %s",
                  peer.name, *msg->user_id ? msg->user_id : "none",
                  msg->service);
-    send_command(b, &peer, TND_MDPW_DISCONNECT);
+    tnd_broker_send_command(b, &peer, TND_MDPW_DISCONNECT);
     return false;
 }
 
@@ -377,7 +377,7 @@ static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
                 deliver(b, r, &ghost, msg, true);
         }
         tnd_log_info("telling unknown agent %s to reconnect", ghost.name);
-        send_command(b, &ghost, TND_MDPW_DISCONNECT);
+        tnd_broker_send_command(b, &ghost, TND_MDPW_DISCONNECT);
         return;
     }
     if (strcmp(msg->key_fingerprint, w->key_fingerprint) != 0) {
@@ -389,8 +389,8 @@ static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
                      *msg->key_fingerprint ? msg->key_fingerprint : "none",
                      *msg->key_name ? msg->key_name : "unnamed", w->name,
                      *w->key_fingerprint ? w->key_fingerprint : "none");
-        send_command(b, w, TND_MDPW_DISCONNECT);
-        remove_worker(b, w, "had its name taken by another key");
+        tnd_broker_send_command(b, w, TND_MDPW_DISCONNECT);
+        tnd_broker_remove_worker(b, w, "had its name taken by another key");
         return;
     }
     w->expiry = tnd_now_ms() + (int64_t)b->heartbeat_ms * b->liveness;
@@ -403,16 +403,17 @@ static void on_worker(tnd_broker *b, worker *w, const unsigned char *id,
         break;
     case TND_MDPW_DISCONNECT:
         tnd_log_info("agent %s disconnected", w->name);
-        remove_worker(b, w, "disconnected");
+        tnd_broker_remove_worker(b, w, "disconnected");
         break;
     case TND_MDPW_READY:
         if (!may_serve(b, id, id_len, msg))
-            remove_worker(b, w, "is not allowed that service");
+            tnd_broker_remove_worker(b, w, "is not allowed that service");
         else
             reregister(b, w, msg->service);
         break;
     default:
-        disconnect_worker(b, w, "sent a command only a broker may send");
+        tnd_broker_disconnect_worker(b, w,
+                                     "sent a command only a broker may send");
         break;
     }
 }
@@ -432,7 +433,7 @@ static int read_one(tnd_broker *b)
         char name[TND_MDP_MAX_PRINTABLE];
         tnd_mdp_printable(name, sizeof(name), id, id_len);
         if (w) {
-            disconnect_worker(b, w, tnd_error_last());
+            tnd_broker_disconnect_worker(b, w, tnd_error_last());
         } else {
             tnd_log_warn("dropping a message from %s: %s",
                          id_len ? name : "an unknown peer", tnd_error_last());
@@ -445,101 +446,6 @@ static int read_one(tnd_broker *b)
         tnd_broker_on_client(b, id, id_len, &msg);
     tnd_mdp_msg_clear(&msg);
     return 1;
-}
-
-/* ---- time --------------------------------------------------------------- */
-
-/* A worker that acknowledged a request (any PARTIAL) reports on it at
- * least every heartbeat while it works; one that beats but has said
- * nothing of its request for the liveness period has lost it (a job
- * thread that died, a FINAL that never left): it is disconnected, its
- * request requeued, and a local agent killed and restarted. */
-static void stalled(tnd_broker *b, int64_t now)
-{
-    int64_t patience = (int64_t)b->heartbeat_ms * b->liveness;
-
-    for (size_t i = 0; i < b->nrequests; i++) {
-        request *r = b->requests[i];
-        worker *w = r->worker;
-        char name[sizeof(w->name)], *why;
-        /* silent altogether is beat()'s to judge; here the worker must
-         * have beaten since it last spoke of r */
-        if (!w || !r->heard || now - r->heard <= patience ||
-            w->expiry - patience <= r->heard)
-            continue;
-        why = tnd_xasprintf("it stopped reporting on request %s (nothing "
-                            "for %lld ms while it still beats)",
-                            r->key, (long long)(now - r->heard));
-        memcpy(name, w->name, sizeof(name));
-        disconnect_worker(b, w, why); /* requeues r: scan again */
-        free(why);
-        if (b->silent)
-            b->silent(name, b->silent_payload);
-        i = (size_t)-1;
-    }
-}
-
-/* The authorized keys read again, if they changed: an agent whose key
- * lost the role of its service is disconnected (its request requeued);
- * its reconnection is refused. It served on until a restart. */
-static void revoked(tnd_broker *b)
-{
-    if (!b->zap || !tnd_zap_reload(b->zap))
-        return;
-    for (size_t i = 0; i < b->nworkers;) {
-        worker *w = b->workers[i];
-        if (w->service && *w->key_fingerprint &&
-            !tnd_zap_key_may_serve(b->zap, w->key_fingerprint, w->service)) {
-            disconnect_worker(b, w,
-                              "its key is no longer in the authorized keys "
-                              "for its service");
-            continue;
-        }
-        i++;
-    }
-}
-
-static void beat(tnd_broker *b)
-{
-    int64_t now = tnd_now_ms();
-
-    for (size_t i = 0; i < b->nworkers;) {
-        worker *w = b->workers[i];
-        if (w->expiry < now) {
-            char name[sizeof(w->name)];
-            tnd_log_warn("agent %s went silent (no heartbeat for %d ms)",
-                         w->name, b->heartbeat_ms * b->liveness);
-            memcpy(name, w->name, sizeof(name));
-            remove_worker(b, w, "went silent");
-            if (b->silent)
-                b->silent(name, b->silent_payload);
-            continue;
-        }
-        send_command(b, w, TND_MDPW_HEARTBEAT);
-        i++;
-    }
-    stalled(b, now);
-    revoked(b);
-    b->next_beat = now + b->heartbeat_ms;
-}
-
-/* Time the broker was not listening (the process stopped with Ctrl-Z,
- * or its caller busy for longer than a beat) is no agent's silence: the
- * deadlines move on by it. A tandem stopped for longer than its agents'
- * patience killed them all when it went on, before their heartbeats,
- * queued meanwhile, could be read. */
-static void away(tnd_broker *b, int64_t now)
-{
-    int64_t gap = b->last_poll ? now - b->last_poll : 0;
-
-    b->last_poll = now;
-    if (gap <= b->heartbeat_ms)
-        return;
-    for (size_t i = 0; i < b->nworkers; i++)
-        b->workers[i]->expiry += gap;
-    for (size_t i = 0; i < b->nrequests; i++)
-        if (b->requests[i]->heard)
-            b->requests[i]->heard += gap;
 }
 
 int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
@@ -561,7 +467,7 @@ int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
             self->nevents--;
             return 1;
         }
-        away(self, tnd_now_ms());
+        tnd_broker_away(self, tnd_now_ms());
         dispatch(self);
         wait = tnd_clock_remaining(deadline, -1);
         if (wait > self->next_beat - tnd_now_ms())
@@ -583,9 +489,9 @@ int tnd_broker_poll(tnd_broker *self, tnd_broker_event *out, long timeout_ms)
                 break;
         /* after reading: heartbeats that queued while our caller was busy
          * elsewhere are signs of life, not silence */
-        away(self, tnd_now_ms());
+        tnd_broker_away(self, tnd_now_ms());
         if (tnd_now_ms() >= self->next_beat)
-            beat(self);
+            tnd_broker_beat(self);
         if (self->nevents == 0 && tnd_now_ms() >= deadline) {
             dispatch(self);
             return 0;
@@ -649,13 +555,14 @@ void tnd_broker_destroy(tnd_broker **self_p)
         return;
     if (b->socket) {
         for (size_t i = 0; i < b->nworkers; i++)
-            send_command(b, b->workers[i], TND_MDPW_DISCONNECT);
+            tnd_broker_send_command(b, b->workers[i], TND_MDPW_DISCONNECT);
         /* give the DISCONNECTs a moment to leave, but never hang */
         zmq_setsockopt(b->socket, ZMQ_LINGER, &linger, sizeof(linger));
         zmq_close(b->socket);
     }
     while (b->nworkers > 0)
-        remove_worker(b, b->workers[b->nworkers - 1], "was shut down");
+        tnd_broker_remove_worker(b, b->workers[b->nworkers - 1],
+                                 "was shut down");
     while (b->nrequests > 0)
         remove_request(b, b->requests[b->nrequests - 1]);
     for (size_t i = 0; i < b->nevents; i++)
@@ -751,7 +658,7 @@ void tnd_broker_worker_gone(tnd_broker *self, const char *identity)
 {
     for (size_t i = self->nworkers; i-- > 0;)
         if (i < self->nworkers && of_agent(self->workers[i]->name, identity))
-            remove_worker(self, self->workers[i], "exited");
+            tnd_broker_remove_worker(self, self->workers[i], "exited");
 }
 
 void tnd_broker_drop_worker(tnd_broker *self, const char *identity,
@@ -759,7 +666,7 @@ void tnd_broker_drop_worker(tnd_broker *self, const char *identity,
 {
     for (size_t i = 0; i < self->nworkers; i++) {
         if (strcmp(self->workers[i]->name, identity) == 0) {
-            disconnect_worker(self, self->workers[i], why);
+            tnd_broker_disconnect_worker(self, self->workers[i], why);
             return;
         }
     }

@@ -1,7 +1,7 @@
-/* The broker's insides, shared by broker.c (workers, dispatch, time),
- * broker_bind.c (its socket bound) and broker_client.c (requests from
- * MDP clients). Nothing else includes
- * this: the rest of tandem uses broker.h. */
+/* The broker's insides, shared by broker.c (workers, dispatch),
+ * broker_bind.c (its socket bound), broker_client.c (requests from MDP
+ * clients) and broker_time.c (heartbeats and silence). Nothing else
+ * includes this: the rest of tandem uses broker.h. */
 #ifndef TND_BROKER_INT_H
 #define TND_BROKER_INT_H
 
@@ -92,5 +92,28 @@ int tnd_broker_bind(tnd_broker *b, const tnd_broker_options *opts);
 
 void tnd_broker_on_client(tnd_broker *b, const unsigned char *id, size_t id_len,
                           tnd_mdp_msg *msg);
+
+/* Send command (no body) to w; a peer already gone is no news, another
+ * failure is logged (broker.c). */
+void tnd_broker_send_command(tnd_broker *b, worker *w, int command);
+
+/* Forget w and free it: what it held goes back on the queue, or fails
+ * when lost too often; why ("went silent") says so in the log
+ * (broker.c). */
+void tnd_broker_remove_worker(tnd_broker *b, worker *w, const char *why);
+
+/* Tell w it broke the protocol (DISCONNECT), why logged, and forget it
+ * (broker.c). */
+void tnd_broker_disconnect_worker(tnd_broker *b, worker *w, const char *why);
+
+/* Once a heartbeat (broker_time.c): forget the workers gone silent,
+ * beat to the others, disconnect those that stopped reporting on their
+ * request, and those whose key lost their service's role. */
+void tnd_broker_beat(tnd_broker *b);
+
+/* Move every worker's deadline on by the time since the last call, when
+ * that is longer than a beat: the broker was not listening
+ * (broker_time.c). */
+void tnd_broker_away(tnd_broker *b, int64_t now);
 
 #endif
