@@ -71,8 +71,10 @@ LIBS := $(PKG_LIBS) -lm
 
 MAINS := orchestrator/main.c agents/coder_main.c agents/reviewer_main.c \
          skills/enter_main.c
-LIB_SRC := $(filter-out $(MAINS),$(wildcard common/*.c proto/*.c skills/*.c \
-             agents/*.c orchestrator/*.c))
+# tandem-sandbox-enter's own sources: libc only, never in the library
+ENTER_SRC := skills/enter_main.c skills/enter_sandbox.c
+LIB_SRC := $(filter-out $(MAINS) $(ENTER_SRC),$(wildcard common/*.c proto/*.c \
+             skills/*.c agents/*.c orchestrator/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=build/obj/%.o)
 LIB := build/libtandem.a
 
@@ -218,10 +220,10 @@ $(filter-out bin/tandem-sandbox-enter,$(BINS)):
 # (skills/holder.h). Static: every sandboxed skill starts it, and without
 # the dynamic loader a start costs ~0.5 ms of CPU less (bench/RESULTS.md)
 ENTER_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(ALL_CFLAGS))
-bin/tandem-sandbox-enter: skills/enter_main.c build/flags.stamp
+bin/tandem-sandbox-enter: $(ENTER_SRC) skills/enter_int.h build/flags.stamp
 	@mkdir -p bin
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(ENTER_CFLAGS) -static -o $@ skills/enter_main.c
+	$(Q)$(CC) $(ENTER_CFLAGS) -static -o $@ $(ENTER_SRC)
 
 build/tests/test_%: tests/unit/test_%.c $(LIB) build/flags.stamp
 	@mkdir -p $(@D)

@@ -71,14 +71,14 @@
  * prints the same words is not taken for this program (holder.h). Exit
  * 125 when the command was never started (the sandbox could not be
  * entered or made: the caller may run it another way), 126 when PROGRAM
- * could not be executed and 127 when it does not exist. libc only. */
+ * could not be executed and 127 when it does not exist. libc only.
+ *
+ * Steps 2 and 3 are enter_sandbox.c's; what the two share is in
+ * enter_int.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <linux/mount.h>
 #include <linux/nsfs.h>
-#include <linux/openat2.h>
-#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -89,53 +89,24 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define PREFIX "tandem-sandbox-enter: "
+#include "skills/enter_int.h"
 
-/* Exit codes of its own (see the top). */
-#define EXIT_NOT_ENTERED 125
-#define EXIT_NOT_EXEC    126
-#define EXIT_NOT_FOUND   127
+#define PREFIX "tandem-sandbox-enter: "
 
 /* The variable the reviewer passes the nonce in, and its length at
  * most (hex digits). */
 #define NONCE_VAR "TANDEM_SANDBOX_NONCE"
 #define NONCE_MAX 64
 
-/* Options at most (hides, covers and directories). */
-#define MAX_STEPS 32
-
 /* What /proc shows read-only, as bwrap's --proc does. */
 static const char *const proc_ro[] = {"/proc/sys", "/proc/sysrq-trigger",
                                       "/proc/irq", "/proc/bus", NULL};
-
-typedef enum step_kind {
-    STEP_DIR,   /* make the directory path */
-    STEP_COVER, /* a tmpfs over path */
-    STEP_HIDE,  /* a tmpfs over path, read-only once the workspace is in */
-} step_kind;
-
-typedef struct step {
-    step_kind kind;
-    const char *path;
-} step;
-
-typedef struct request {
-    long pid;
-    unsigned long long start;
-    step steps[MAX_STEPS];
-    int nsteps;
-    int network;
-    unsigned long long size; /* of every tmpfs, bytes */
-    const char *workspace;
-    char **argv; /* the command */
-} request;
 
 /* The process the signals go to: the init (in this process), the
  * command (in the init). */
@@ -164,7 +135,7 @@ static void tell(const char *fmt, ...)
     va_end(ap);
 }
 
-static void die(int code, const char *fmt, ...)
+void tnd_enter_die(int code, const char *fmt, ...)
 {
     va_list ap;
 
@@ -198,7 +169,8 @@ static void take_nonce(void)
 
 static void usage(void)
 {
-    die(EXIT_NOT_ENTERED,
+    tnd_enter_die(
+        EXIT_NOT_ENTERED,
         "usage: tandem-sandbox-enter PID START --size BYTES [--hide DIR | "
         "--cover DIR | --dir DIR]... [--network] --workspace DIR -- PROGRAM "
         "[ARGS...] (it is run by tandem-reviewer, not by hand)");
@@ -296,8 +268,8 @@ static int is_own(int fd, const char *name)
 
     snprintf(own, sizeof(own), "/proc/self/ns/%s", name);
     if (fstat(fd, &a) < 0 || stat(own, &b) < 0)
-        die(EXIT_NOT_ENTERED, "cannot compare the %s namespace: %s", name,
-            strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED, "cannot compare the %s namespace: %s",
+                      name, strerror(errno));
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
@@ -314,33 +286,38 @@ static void join(const request *r)
 
     snprintf(path, sizeof(path), "/proc/%ld", r->pid);
     if ((dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-        die(EXIT_NOT_ENTERED,
+        tnd_enter_die(
+            EXIT_NOT_ENTERED,
             "the sandbox (process %ld) is gone: %s; the skill can run in a "
             "sandbox of its own",
             r->pid, strerror(errno));
     if (start_time(dirfd) != r->start)
-        die(EXIT_NOT_ENTERED,
-            "process %ld is not the sandbox any more (its start time "
-            "differs): it ended",
-            r->pid);
+        tnd_enter_die(EXIT_NOT_ENTERED,
+                      "process %ld is not the sandbox any more (its start time "
+                      "differs): it ended",
+                      r->pid);
     if ((mnt = openat(dirfd, "ns/mnt", O_RDONLY | O_CLOEXEC)) < 0)
-        die(EXIT_NOT_ENTERED,
+        tnd_enter_die(
+            EXIT_NOT_ENTERED,
             "cannot open the mount namespace of the sandbox (process %ld): "
             "%s",
             r->pid, strerror(errno));
     close(dirfd);
     if ((user = ioctl(mnt, NS_GET_USERNS)) < 0)
-        die(EXIT_NOT_ENTERED,
+        tnd_enter_die(
+            EXIT_NOT_ENTERED,
             "cannot find the user namespace of the sandbox's mounts: %s",
             strerror(errno));
     if (is_own(mnt, "mnt") || is_own(user, "user"))
-        die(EXIT_NOT_ENTERED,
+        tnd_enter_die(
+            EXIT_NOT_ENTERED,
             "process %ld is not in a sandbox: its namespaces are this "
             "host's",
             r->pid);
     if (setns(user, CLONE_NEWUSER) < 0 || setns(mnt, CLONE_NEWNS) < 0)
-        die(EXIT_NOT_ENTERED, "cannot join the sandbox's namespaces: %s",
-            strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED,
+                      "cannot join the sandbox's namespaces: %s",
+                      strerror(errno));
     close(user);
     close(mnt);
 }
@@ -353,178 +330,9 @@ static void leave_terminal(void)
     if (fd < 0)
         return; /* none */
     if (ioctl(fd, TIOCNOTTY) < 0)
-        die(EXIT_NOT_ENTERED, "cannot give up the terminal: %s",
-            strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED, "cannot give up the terminal: %s",
+                      strerror(errno));
     close(fd);
-}
-
-static void loopback_up(void)
-{
-    struct ifreq ifr;
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-    memset(&ifr, 0, sizeof(ifr));
-    strcpy(ifr.ifr_name, "lo");
-    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0 ||
-        (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr) < 0))
-        die(EXIT_NOT_ENTERED, "cannot bring up the loopback: %s",
-            strerror(errno));
-    close(s);
-}
-
-/* mkdir -p, on the tmpfs a cover made. */
-static void make_dirs(const char *path)
-{
-    char buf[4096];
-    size_t n = strlen(path);
-
-    if (n >= sizeof(buf))
-        die(EXIT_NOT_ENTERED, "path too long: %s", path);
-    memcpy(buf, path, n + 1);
-    for (char *p = buf + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char c = *p;
-        *p = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            die(EXIT_NOT_ENTERED, "cannot make %s in the sandbox: %s", buf,
-                strerror(errno));
-        if (!(*p = c))
-            break;
-    }
-}
-
-/* A tmpfs of size bytes at most on path. */
-static void tmpfs(const char *path, const char *mode, unsigned long long size)
-{
-    char opts[64];
-
-    snprintf(opts, sizeof(opts), "mode=%s,size=%llu", mode, size);
-    if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
-        die(EXIT_NOT_ENTERED, "cannot cover %s in the sandbox: %s", path,
-            strerror(errno));
-}
-
-/* Whether path is a directory in the sandbox. */
-static int is_dir(const char *path)
-{
-    struct stat st;
-
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* The workspace at path, opened with no symlink on the way. */
-static int open_workspace(const char *path)
-{
-    struct open_how how;
-    int fd;
-
-    memset(&how, 0, sizeof(how));
-    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-    if (fd < 0)
-        die(EXIT_NOT_ENTERED, "cannot open the workspace %s in the sandbox: %s",
-            path, strerror(errno));
-    return fd;
-}
-
-/* Bind the directory open at fd on path (a directory). */
-static void bind_at(int fd, const char *path)
-{
-    int tree =
-        (int)syscall(SYS_open_tree, fd, "",
-                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-
-    if (tree < 0 || syscall(SYS_move_mount, tree, "", AT_FDCWD, path,
-                            MOVE_MOUNT_F_EMPTY_PATH) < 0)
-        die(EXIT_NOT_ENTERED, "cannot bind the workspace at %s: %s", path,
-            strerror(errno));
-    close(tree);
-}
-
-/* Make the mount at path read-only, with flags. */
-static void read_only(const char *path, unsigned long flags)
-{
-    if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | flags,
-              NULL) < 0)
-        die(EXIT_NOT_ENTERED, "cannot make %s read-only: %s", path,
-            strerror(errno));
-}
-
-/* Whether path is dir or lies beneath it (both clean and absolute). */
-static int under(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-
-    if (strcmp(dir, "/") == 0)
-        return 1;
-    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
-/* Make step i's tmpfs (a --hide) read-only, unless something mounted
- * after it, on it or above, hides it (the path then names that mount, or
- * a directory in it: nothing of the tmpfs is in sight to write). */
-static void hide_read_only(const request *r, int i)
-{
-    if (under(r->steps[i].path, r->workspace))
-        return;
-    for (int j = i + 1; j < r->nsteps; j++)
-        if (r->steps[j].kind != STEP_DIR &&
-            under(r->steps[i].path, r->steps[j].path))
-            return;
-    read_only(r->steps[i].path, MS_NOSUID | MS_NODEV);
-}
-
-/* Steps 2 and 3 (see the top). */
-static void make_sandbox(const request *r)
-{
-    int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-    int ws;
-
-    if (!r->network)
-        flags |= CLONE_NEWNET;
-    if (unshare(flags) < 0)
-        die(EXIT_NOT_ENTERED, "cannot make the skill's namespaces: %s",
-            strerror(errno));
-    /* a kernel without cgroup namespaces shows the host's names only */
-    if (unshare(CLONE_NEWCGROUP) < 0 && errno != EINVAL)
-        die(EXIT_NOT_ENTERED, "cannot make a cgroup namespace: %s",
-            strerror(errno));
-    if (!r->network)
-        loopback_up();
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-        die(EXIT_NOT_ENTERED, "cannot make the mounts private: %s",
-            strerror(errno));
-    ws = open_workspace(r->workspace);
-    for (int i = 0; i < r->nsteps; i++) {
-        make_dirs(r->steps[i].path);
-        if (r->steps[i].kind != STEP_DIR)
-            tmpfs(r->steps[i].path, "0755", r->size);
-    }
-    if (is_dir("/dev/shm"))
-        tmpfs("/dev/shm", "1777", r->size);
-    if (is_dir("/dev/pts") &&
-        mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-              "newinstance,ptmxmode=0666,mode=620") < 0)
-        die(EXIT_NOT_ENTERED, "cannot make /dev/pts: %s", strerror(errno));
-    make_dirs(r->workspace);
-    bind_at(ws, r->workspace);
-    close(ws);
-    if (chdir(r->workspace) < 0)
-        die(EXIT_NOT_ENTERED, "cannot enter %s in the sandbox: %s",
-            r->workspace, strerror(errno));
-    /* what hides the roots holds only the way to the workspace: a file
-     * written beside it would be lost with the sandbox (a build's output
-     * in ../, say), and is refused instead, as in a bwrap of its own */
-    for (int i = 0; i < r->nsteps; i++)
-        if (r->steps[i].kind == STEP_HIDE)
-            hide_read_only(r, i);
-    /* the holder's root and /dev are every skill's: read-only in this
-     * one's mount namespace (the holder's own stay as they are), so no
-     * skill leaves a file there for another */
-    read_only("/", MS_NOSUID | MS_NODEV);
-    read_only("/dev", MS_NOSUID | MS_NOEXEC);
 }
 
 static void drop_capabilities(void)
@@ -541,18 +349,20 @@ static void drop_capabilities(void)
     }
     for (int cap = 0; cap <= last; cap++)
         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-            die(EXIT_NOT_ENTERED, "cannot drop capability %d: %s", cap,
-                strerror(errno));
+            tnd_enter_die(EXIT_NOT_ENTERED, "cannot drop capability %d: %s",
+                          cap, strerror(errno));
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
         errno != EINVAL)
-        die(EXIT_NOT_ENTERED, "cannot clear the ambient capabilities: %s",
-            strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED,
+                      "cannot clear the ambient capabilities: %s",
+                      strerror(errno));
     memset(data, 0, sizeof(data));
     if (syscall(SYS_capset, &hdr, data) < 0)
-        die(EXIT_NOT_ENTERED, "cannot drop the capabilities: %s",
-            strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED, "cannot drop the capabilities: %s",
+                      strerror(errno));
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        die(EXIT_NOT_ENTERED, "cannot set no_new_privs: %s", strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED, "cannot set no_new_privs: %s",
+                      strerror(errno));
 }
 
 /* Write value to the sysctl at path; dies when it cannot. */
@@ -563,7 +373,8 @@ static void set_sysctl(const char *path, unsigned long long value)
 
     n = snprintf(text, sizeof(text), "%llu\n", value);
     if (fd < 0 || write(fd, text, (size_t)n) != n)
-        die(EXIT_NOT_ENTERED, "cannot set %s: %s", path, strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED, "cannot set %s: %s", path,
+                      strerror(errno));
     close(fd);
 }
 
@@ -593,11 +404,12 @@ static int mount_proc(unsigned long long shm)
     int user;
 
     if (mount("proc", "/proc", "proc", fl, NULL) < 0)
-        die(EXIT_NOT_ENTERED, "cannot mount /proc: %s", strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED, "cannot mount /proc: %s",
+                      strerror(errno));
     bound_shm(shm);
     if ((user = open("/proc/sys/user", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-        die(EXIT_NOT_ENTERED, "cannot open /proc/sys/user: %s",
-            strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED, "cannot open /proc/sys/user: %s",
+                      strerror(errno));
     for (int i = 0; proc_ro[i]; i++) {
         const char *p = proc_ro[i];
         if (access(p, F_OK) < 0)
@@ -605,8 +417,8 @@ static int mount_proc(unsigned long long shm)
         if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0 ||
             mount(NULL, p, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | fl, NULL) <
                 0)
-            die(EXIT_NOT_ENTERED, "cannot make %s read-only: %s", p,
-                strerror(errno));
+            tnd_enter_die(EXIT_NOT_ENTERED, "cannot make %s read-only: %s", p,
+                          strerror(errno));
     }
     return user;
 }
@@ -646,7 +458,8 @@ static void write_file(const char *path, const char *text)
     ssize_t n = fd < 0 ? -1 : write(fd, text, strlen(text));
 
     if (n != (ssize_t)strlen(text))
-        die(EXIT_NOT_ENTERED, "cannot write %s: %s", path, strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED, "cannot write %s: %s", path,
+                      strerror(errno));
     close(fd);
 }
 
@@ -662,8 +475,8 @@ static void own_user_namespace(uid_t host_uid, gid_t host_gid)
     gid_t gid = getegid();
 
     if (unshare(CLONE_NEWUSER) < 0)
-        die(EXIT_NOT_ENTERED, "cannot make a user namespace: %s",
-            strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED, "cannot make a user namespace: %s",
+                      strerror(errno));
     write_file("/proc/self/setgroups", "deny");
     snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)host_uid, (unsigned)uid);
     write_file("/proc/self/uid_map", map);
@@ -683,8 +496,8 @@ static void no_user_namespaces(int user)
     int fd = openat(user, "max_user_namespaces", O_WRONLY | O_CLOEXEC);
 
     if (fd < 0 || write(fd, "0\n", 2) != 2)
-        die(EXIT_NOT_ENTERED, "cannot forbid user namespaces: %s",
-            strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED, "cannot forbid user namespaces: %s",
+                      strerror(errno));
     close(fd);
     close(user);
 }
@@ -701,7 +514,8 @@ static pid_t fork_tied(void)
     pid_t pid;
 
     if (pipe2(alive, O_CLOEXEC) < 0)
-        die(EXIT_NOT_ENTERED, "cannot make a pipe: %s", strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED, "cannot make a pipe: %s",
+                      strerror(errno));
     fflush(stderr);
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
@@ -709,7 +523,7 @@ static pid_t fork_tied(void)
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, NULL);
     if ((pid = fork()) < 0)
-        die(EXIT_NOT_ENTERED, "cannot fork: %s", strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED, "cannot fork: %s", strerror(errno));
     if (pid == 0) {
         close(alive[1]);
         die_with_parent(alive[0]);
@@ -734,8 +548,8 @@ static int reap_until(pid_t pid, const char *what)
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0)
-            die(EXIT_NOT_ENTERED, "cannot wait for '%s': %s", what,
-                strerror(errno));
+            tnd_enter_die(EXIT_NOT_ENTERED, "cannot wait for '%s': %s", what,
+                          strerror(errno));
         if (got == pid)
             break;
     }
@@ -755,8 +569,8 @@ static void init_main(char **argv, uid_t host_uid, gid_t host_gid,
     no_user_namespaces(user);
     /* the command may not trace its init (and reach what it holds) */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-        die(EXIT_NOT_ENTERED, "cannot make the init undumpable: %s",
-            strerror(errno));
+        tnd_enter_die(EXIT_NOT_ENTERED, "cannot make the init undumpable: %s",
+                      strerror(errno));
     drop_capabilities();
     forward_signals();
     if (fork_tied() == 0) {
@@ -792,11 +606,11 @@ int main(int argc, char **argv)
     parse(&r, argc, argv);
     leave_terminal();
     join(&r);
-    make_sandbox(&r);
+    tnd_enter_make_sandbox(&r);
     /* joining a user namespace may clear the death signal the caller
      * set; set it again, and make sure the caller is still there */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
-        die(EXIT_NOT_ENTERED, "the program that ran this has ended");
+        tnd_enter_die(EXIT_NOT_ENTERED, "the program that ran this has ended");
     forward_signals();
     if (fork_tied() == 0)
         init_main(r.argv, uid, gid, r.size);
