@@ -702,6 +702,28 @@ const char *tnd_broker_worker_elsewhere(const tnd_broker *self,
     return NULL;
 }
 
+const char *tnd_broker_worker_unasked(const tnd_broker *self, bool coder,
+                                      int quorum, const char **service_out)
+{
+    char **members = tnd_xcalloc((size_t)quorum + 1, sizeof(char *));
+    const char **services = tnd_xcalloc((size_t)quorum + 3, sizeof(char *));
+    const char *other;
+    int n = 0;
+
+    if (coder)
+        services[n++] = "coder";
+    if (quorum <= 1)
+        services[n++] = "reviewer";
+    for (int m = 1; quorum > 1 && m <= quorum; m++)
+        services[n++] = members[m] = tnd_xasprintf("reviewer.%d", m);
+    other = tnd_broker_worker_elsewhere(self, services, service_out);
+    for (int m = 1; m <= quorum; m++)
+        free(members[m]);
+    free(members);
+    free(services);
+    return other;
+}
+
 size_t tnd_broker_pending(const tnd_broker *self, const char *service)
 {
     size_t n = 0;

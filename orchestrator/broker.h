@@ -162,6 +162,13 @@ const char *tnd_broker_worker_elsewhere(const tnd_broker *self,
                                         const char *const *services,
                                         const char **service_out);
 
+/* tnd_broker_worker_elsewhere for the services a run or a server asks:
+ * "coder" (when coder is true), and "reviewer", or with a quorum above
+ * 1 one service a member, "reviewer.1" .. "reviewer.QUORUM". The one
+ * place that list is made for that question. */
+const char *tnd_broker_worker_unasked(const tnd_broker *self, bool coder,
+                                      int quorum, const char **service_out);
+
 /* Outstanding requests (queued or in flight) for service. */
 size_t tnd_broker_pending(const tnd_broker *self, const char *service);
 

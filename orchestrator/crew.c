@@ -211,19 +211,11 @@ static bool is_reviewer(const char *service)
  * only such an agent is news. Returns what is said now, 1 or 2. */
 static int say_waiting(tnd_crew *c, const char *service, int said)
 {
-    int quorum = tnd_config_quorum(c->opts->config), n = 0;
-    char **members = tnd_xcalloc((size_t)quorum + 1, sizeof(char *));
-    const char **services = tnd_xcalloc((size_t)quorum + 3, sizeof(char *));
-    const char *other, *its = NULL;
+    const char *its = NULL;
+    const char *other =
+        tnd_broker_worker_unasked(tnd_pool_broker(c->pool), !c->opts->no_coder,
+                                  tnd_config_quorum(c->opts->config), &its);
 
-    if (!c->opts->no_coder)
-        services[n++] = "coder";
-    if (quorum <= 1)
-        services[n++] = "reviewer";
-    for (int m = 1; quorum > 1 && m <= quorum; m++)
-        services[n++] = members[m] = tnd_xasprintf("reviewer.%d", m);
-    other =
-        tnd_broker_worker_elsewhere(tnd_pool_broker(c->pool), services, &its);
     if (!other && !said)
         tnd_log_warn("waiting for a %s agent to connect to %s", service,
                      c->endpoint);
@@ -236,10 +228,6 @@ static int say_waiting(tnd_crew *c, const char *service, int said)
                          ? ": start it with --service "
                          : "",
                      is_reviewer(its) == is_reviewer(service) ? service : "");
-    for (int m = 1; m <= quorum; m++)
-        free(members[m]);
-    free(members);
-    free(services);
     return other ? 2 : 1;
 }
 

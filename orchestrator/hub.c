@@ -270,29 +270,6 @@ static void stops(tnd_hub *h)
 
 /* ---- the loop ----------------------------------------------------------- */
 
-/* An agent registered for a service no session asks (tandem-reviewer
- * --service reviewer.1 without a quorum, a typo), or NULL; its service
- * in *its. */
-static const char *elsewhere(tnd_hub *h, int members, const char **its)
-{
-    char **names = tnd_xcalloc((size_t)members + 1, sizeof(char *));
-    const char **services = tnd_xcalloc((size_t)members + 3, sizeof(char *));
-    const char *other;
-    int n = 0;
-
-    services[n++] = "coder";
-    if (members <= 1)
-        services[n++] = "reviewer";
-    for (int m = 1; members > 1 && m <= members; m++)
-        services[n++] = names[m] = tnd_xasprintf("reviewer.%d", m);
-    other = tnd_broker_worker_elsewhere(h->broker, services, its);
-    for (int m = 1; m <= members; m++)
-        free(names[m]);
-    free(names);
-    free(services);
-    return other;
-}
-
 /* Requests waiting for a service no agent serves, said once a while:
  * with agents.coder.count: 0 (agents on other hosts) and none
  * connected, the server and its clients said nothing until the request
@@ -324,7 +301,8 @@ static void unserved(tnd_hub *h)
             /* said once; again only to name an agent that registered for
              * a service not asked since (it may come late) */
             const char *its = NULL;
-            const char *other = elsewhere(h, members, &its);
+            const char *other =
+                tnd_broker_worker_unasked(h->broker, true, members, &its);
             if (!h->unserved_said[k])
                 fprintf(stderr,
                         "tandem serve: requests for the %s wait, and no %s "

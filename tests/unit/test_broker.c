@@ -958,6 +958,25 @@ static void a_worker_for_another_service_is_named(void **state)
     assert_string_equal(its, "reviewer.1");
 }
 
+/* The services a run asks, made in one place for tandem run and tandem
+ * serve: the coder's (unless it has none), and the reviewer's or, with
+ * a quorum, one per member. */
+static void a_worker_for_a_service_not_asked_is_named(void **state)
+{
+    const char *its = NULL;
+
+    (void)state;
+    ready_worker_for("c1", SERVICE);
+    ready_worker_for("m1", "reviewer.1");
+    assert_null(tnd_broker_worker_unasked(broker, true, 2, &its));
+    assert_string_equal(tnd_broker_worker_unasked(broker, true, 1, &its), "m1");
+    assert_string_equal(its, "reviewer.1");
+    ready_worker_for("r1", "reviewer");
+    assert_string_equal(tnd_broker_worker_unasked(broker, false, 3, &its),
+                        "c1");
+    assert_string_equal(its, SERVICE);
+}
+
 static void counts_are_per_service(void **state)
 {
     (void)state;
@@ -1134,6 +1153,7 @@ int main(void)
         TEST(queue_is_bounded),
         TEST(counts_are_per_service),
         TEST(a_worker_for_another_service_is_named),
+        TEST(a_worker_for_a_service_not_asked_is_named),
         TEST(idle_workers_get_heartbeats_and_stay),
         TEST(destroy_tells_workers_to_disconnect),
         TEST(endpoint_and_bind_errors),
