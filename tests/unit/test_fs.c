@@ -28,6 +28,7 @@
 #include "common/xalloc.h"
 #include "common/rmtree.h"
 #include "common/str.h"
+#include "tests/unit/deep_chain.h"
 
 static char tmpdir[] = "/tmp/tnd-test-fs-XXXXXX";
 
@@ -560,23 +561,11 @@ static int can_lock(const char *path)
 static void a_tree_too_deep_is_refused(void **state)
 {
     char src[PATH_MAX], dst[PATH_MAX];
-    int fd;
 
     (void)state;
     snprintf(src, sizeof(src), "%s/deep", tmpdir);
     snprintf(dst, sizeof(dst), "%s/deep-copy", tmpdir);
-    assert_int_equal(mkdir(src, 0755), 0);
-    fd = open(src, O_RDONLY | O_DIRECTORY);
-    assert_true(fd >= 0);
-    for (int i = 0; i < 300; i++) {
-        int next;
-        assert_int_equal(mkdirat(fd, "d", 0755), 0);
-        next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
-        assert_true(next >= 0);
-        close(fd);
-        fd = next;
-    }
-    close(fd);
+    deep_chain(AT_FDCWD, src, 300, NULL);
     assert_int_equal(tnd_fs_copytree(src, dst, NULL, 1 << 20), -1);
     assert_non_null(strstr(tnd_error_last(), "more than 256 directories deep"));
     assert_int_equal(tnd_fs_rmtree(dst), 0);
@@ -597,21 +586,8 @@ static void a_tree_deeper_than_the_open_files_is_removed(void **state)
 
     (void)state;
     snprintf(top, sizeof(top), "%s/deeper", tmpdir);
-    assert_int_equal(mkdir(top, 0755), 0);
-    fd = open(top, O_RDONLY | O_DIRECTORY);
-    assert_true(fd >= 0);
-    for (int i = 0; i < 1000; i++) {
-        int next;
-        assert_int_equal(mkdirat(fd, "d", 0755), 0);
-        assert_int_equal(mknodat(fd, "f", S_IFREG | 0600, 0), 0);
-        next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
-        assert_true(next >= 0);
-        if (i % 100 == 99)
-            assert_int_equal(fchmod(fd, 0), 0);
-        close(fd);
-        fd = next;
-    }
-    close(fd);
+    deep_chain(AT_FDCWD, top, 1000,
+               &(deep_chain_extras){.files = 1000, .closed_every = 100});
     assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
     low = was;
     low.rlim_cur = 200;

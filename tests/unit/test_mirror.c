@@ -23,6 +23,7 @@
 #include "common/rmtree.h"
 #include "common/trash.h"
 #include "common/xalloc.h"
+#include "tests/unit/deep_chain.h"
 
 static char top[] = "/tmp/tnd-test-mirror-XXXXXX";
 static char *src, *dst, *outside;
@@ -344,20 +345,8 @@ static void a_missing_copy_is_made_whole_again(void **state)
 static void chain(const char *root, const char *rel, int depth)
 {
     char *p = at(root, rel);
-    int fd;
 
-    assert_int_equal(mkdir(p, 0755), 0);
-    fd = open(p, O_RDONLY | O_DIRECTORY);
-    assert_true(fd >= 0);
-    for (int i = 0; i < depth; i++) {
-        int next;
-        assert_int_equal(mkdirat(fd, "d", 0755), 0);
-        next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
-        assert_true(next >= 0);
-        close(fd);
-        fd = next;
-    }
-    close(fd);
+    deep_chain(AT_FDCWD, p, depth, NULL);
     free(p);
 }
 

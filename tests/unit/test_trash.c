@@ -19,29 +19,16 @@
 #include "common/fs.h"
 #include "common/rmtree.h"
 #include "common/trash.h"
+#include "tests/unit/deep_chain.h"
 
 static char top[] = "/tmp/tnd-test-trash-XXXXXX";
 static char *bin, *work;
 static int work_fd = -1;
 
-/* work/NAME: a directory holding a few files and a chain of depth d's. */
+/* work/NAME: a directory holding a file and a chain of depth d's. */
 static void tree(const char *name, int depth)
 {
-    int fd;
-
-    assert_int_equal(mkdirat(work_fd, name, 0755), 0);
-    fd = openat(work_fd, name, O_RDONLY | O_DIRECTORY);
-    assert_true(fd >= 0);
-    close(openat(fd, "f", O_CREAT | O_WRONLY, 0644));
-    for (int i = 0; i < depth; i++) {
-        int next;
-        assert_int_equal(mkdirat(fd, "d", 0755), 0);
-        next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
-        assert_true(next >= 0);
-        close(fd);
-        fd = next;
-    }
-    close(fd);
+    deep_chain(work_fd, name, depth, &(deep_chain_extras){.files = 1});
 }
 
 /* Entries of dir, . and .. left out. */
