@@ -281,7 +281,8 @@ static bool refuse(tnd_crew *self, tnd_crew_request *q,
 {
     char *why;
 
-    if (tnd_answer_check(q->body, q->len, ev->body, ev->body_len) == 0)
+    if (tnd_answer_check(q->body, q->len, ev->body, ev->body_len, q->reply_type,
+                         sizeof(q->reply_type)) == 0)
         return false;
     why = tnd_xasprintf("the %s agent %s sent a reply that cannot be used: "
                         "%s",
@@ -335,6 +336,7 @@ static int call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
         reqs[i].done = false;
         reqs[i].reply = NULL;
         reqs[i].reply_len = 0;
+        reqs[i].reply_type[0] = '\0';
         reqs[i].error = NULL;
         reqs[i].invalid = 0;
         reqs[i].sent = 0;

@@ -107,15 +107,16 @@ typedef struct tnd_crew_request {
     int rc;      /* as tnd_crew_call returns */
     char *reply; /* rc 0: the reply body */
     size_t reply_len;
-    char *error; /* rc != 0: why */
-    int invalid; /* replies refused (see tnd_crew_call) */
-    int sent;    /* times it went to an agent: more than the one answer
-                    when agents were lost with it or their replies were
-                    refused; each of those may have paid for model calls
-                    that no reply accounts for (see paid.h); a
-                    request sent again to an agent that acknowledged it
-                    still held it (progress phase "held") counts once */
-    int held;    /* such acknowledgements */
+    char reply_type[32]; /* rc 0: the reply's "type" (tnd_answer_check) */
+    char *error;         /* rc != 0: why */
+    int invalid;         /* replies refused (see tnd_crew_call) */
+    int sent;            /* times it went to an agent: more than the one answer
+                            when agents were lost with it or their replies were
+                            refused; each of those may have paid for model calls
+                            that no reply accounts for (see paid.h); a
+                            request sent again to an agent that acknowledged it
+                            still held it (progress phase "held") counts once */
+    int held;            /* such acknowledgements */
 } tnd_crew_request;
 
 /* Send n requests at once (a quorum's critiques) and wait for all of

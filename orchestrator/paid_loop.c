@@ -31,8 +31,10 @@ int tnd_loop_unanswered(run *r, int n, const char *step,
     long calls = q->sent - (q->rc == 0 ? 1 : 0);
     tnd_role role = tnd_paid_role(q->service);
     tnd_usage known;
-    bool error =
-        q->rc == 0 && tnd_paid_error_usage(&known, q->reply, q->reply_len);
+    /* the crew checked the reply, so its type is known: only an error
+     * is parsed again, for the usage it says */
+    bool error = q->rc == 0 && strcmp(q->reply_type, "error") == 0 &&
+                 tnd_paid_error_usage(&known, q->reply, q->reply_len);
 
     if (!error)
         memset(&known, 0, sizeof(known));

@@ -17,8 +17,11 @@
  * the type the request asks for ("code" -> "code_reply", "audit" ->
  * "audit_reply") decoding within every limit; either way echoing the
  * request's task_id and attempt. -1 with the error set to what is wrong,
- * in words fit for a log line. */
+ * in words fit for a log line. On 0, the reply's type ("error",
+ * "need", "code_reply", ...) goes to reply_type (type_size bytes, 32 are
+ * enough) unless it is NULL, so a caller need not parse the reply again
+ * to know it. */
 int tnd_answer_check(const char *request, size_t request_len, const char *reply,
-                     size_t reply_len);
+                     size_t reply_len, char *reply_type, size_t type_size);
 
 #endif

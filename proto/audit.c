@@ -538,13 +538,13 @@ static int skills_from_json(tnd_skill_result **out, size_t *count,
     return 0;
 }
 
-int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body, size_t len)
+int tnd_audit_reply_from_json(tnd_audit_reply *out, json_object *o)
 {
-    json_object *o = NULL, *skills = NULL, *crit = NULL, *usage = NULL;
+    json_object *skills = NULL, *crit = NULL, *usage = NULL;
     int error = -1;
 
     memset(out, 0, sizeof(*out));
-    if (tnd_body_open(&o, body, len, "audit_reply") < 0)
+    if (tnd_body_check(o, "audit_reply") < 0)
         return -1;
     if (tnd_body_ids(&out->task_id, &out->attempt, o) < 0 ||
         tnd_json_get_array(&skills, o, "skills", TND_BODY_MAX_SKILLS,
@@ -567,6 +567,20 @@ int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body, size_t len)
 out:
     if (error < 0)
         tnd_error_prefix("bad audit reply");
+    return error;
+}
+
+int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body, size_t len)
+{
+    json_object *o = NULL;
+    int error;
+
+    memset(out, 0, sizeof(*out));
+    if (tnd_json_parse(&o, body, len) < 0) {
+        tnd_error_prefix("bad audit_reply body");
+        return -1;
+    }
+    error = tnd_audit_reply_from_json(out, o);
     json_object_put(o);
     return error;
 }

@@ -171,6 +171,8 @@ typedef struct tnd_audit_reply {
 /* The reply's body (see proto/body.h). */
 char *tnd_audit_reply_encode(const tnd_audit_reply *r, size_t *len_out);
 int tnd_audit_reply_decode(tnd_audit_reply *out, const char *body, size_t len);
+/* The same from a body already parsed (o is borrowed). */
+int tnd_audit_reply_from_json(tnd_audit_reply *out, json_object *o);
 void tnd_audit_reply_clear(tnd_audit_reply *r);
 
 /* Free one skill result's strings, locations and changed files. */

@@ -39,7 +39,7 @@ char *tnd_body_finish(json_object *obj, size_t *len_out)
     return s;
 }
 
-static int envelope(json_object *obj, char *type, size_t size)
+int tnd_body_envelope(json_object *obj, char *type, size_t size)
 {
     long version = 0;
     char *t = NULL;
@@ -66,22 +66,17 @@ int tnd_body_type(char *out, size_t size, const char *body, size_t len)
     int error;
 
     if ((error = tnd_json_parse(&obj, body, len)) == 0)
-        error = envelope(obj, out, size);
+        error = tnd_body_envelope(obj, out, size);
     json_object_put(obj);
     return error;
 }
 
-int tnd_body_open(json_object **out, const char *body, size_t len,
-                  const char *type)
+int tnd_body_check(json_object *obj, const char *type)
 {
-    json_object *obj = NULL;
     char got[32];
 
-    *out = NULL;
-    if (tnd_json_parse(&obj, body, len) < 0 ||
-        envelope(obj, got, sizeof(got)) < 0) {
+    if (tnd_body_envelope(obj, got, sizeof(got)) < 0) {
         tnd_error_prefix("bad %s body", type);
-        json_object_put(obj);
         return -1;
     }
     if (strcmp(got, "error") == 0) {
@@ -92,12 +87,26 @@ int tnd_body_open(json_object **out, const char *body, size_t len,
         else
             tnd_error_set("agent error: %s", msg);
         free(msg);
-        json_object_put(obj);
         return -1;
     }
-    if (strcmp(got, type) != 0) {
-        json_object_put(obj);
+    if (strcmp(got, type) != 0)
         return tnd_error_set("expected a %s body, got type \"%s\"", type, got);
+    return 0;
+}
+
+int tnd_body_open(json_object **out, const char *body, size_t len,
+                  const char *type)
+{
+    json_object *obj = NULL;
+
+    *out = NULL;
+    if (tnd_json_parse(&obj, body, len) < 0) {
+        tnd_error_prefix("bad %s body", type);
+        return -1;
+    }
+    if (tnd_body_check(obj, type) < 0) {
+        json_object_put(obj);
+        return -1;
     }
     *out = obj;
     return 0;

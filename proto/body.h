@@ -60,6 +60,13 @@ json_object *tnd_body_new(const char *type, const char *task_id, int attempt);
 int tnd_body_open(json_object **out, const char *body, size_t len,
                   const char *type);
 
+/* tnd_body_open's checks of a body already parsed (obj is borrowed). */
+int tnd_body_check(json_object *obj, const char *type);
+
+/* The envelope of a body already parsed: its "type" into type (at least
+ * 32 bytes); -1 when obj is not a tandem body of a version we read. */
+int tnd_body_envelope(json_object *obj, char *type, size_t size);
+
 /* Read the "task_id" and "attempt" every request and reply carries. */
 int tnd_body_ids(char **task_id, int *attempt, json_object *obj);
 

@@ -256,13 +256,13 @@ static int decode_edit(tnd_edit *e, json_object *j)
     return 0;
 }
 
-int tnd_code_reply_decode(tnd_code_reply *out, const char *body, size_t len)
+int tnd_code_reply_from_json(tnd_code_reply *out, json_object *o)
 {
-    json_object *o = NULL, *edits = NULL, *usage = NULL;
+    json_object *edits = NULL, *usage = NULL;
     int error = -1;
 
     memset(out, 0, sizeof(*out));
-    if (tnd_body_open(&o, body, len, "code_reply") < 0)
+    if (tnd_body_check(o, "code_reply") < 0)
         return -1;
     if (tnd_body_ids(&out->task_id, &out->attempt, o) < 0 ||
         tnd_json_get_str(&out->rationale, o, "rationale", TND_BODY_MAX_TEXT,
@@ -289,6 +289,20 @@ int tnd_code_reply_decode(tnd_code_reply *out, const char *body, size_t len)
 out:
     if (error < 0)
         tnd_error_prefix("bad code reply");
+    return error;
+}
+
+int tnd_code_reply_decode(tnd_code_reply *out, const char *body, size_t len)
+{
+    json_object *o = NULL;
+    int error;
+
+    memset(out, 0, sizeof(*out));
+    if (tnd_json_parse(&o, body, len) < 0) {
+        tnd_error_prefix("bad code_reply body");
+        return -1;
+    }
+    error = tnd_code_reply_from_json(out, o);
     json_object_put(o);
     return error;
 }

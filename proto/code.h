@@ -71,6 +71,8 @@ typedef struct tnd_code_reply {
 /* The reply's body (see proto/body.h). */
 char *tnd_code_reply_encode(const tnd_code_reply *r, size_t *len_out);
 int tnd_code_reply_decode(tnd_code_reply *out, const char *body, size_t len);
+/* The same from a body already parsed (o is borrowed). */
+int tnd_code_reply_from_json(tnd_code_reply *out, json_object *o);
 void tnd_code_reply_clear(tnd_code_reply *r);
 
 /* Check an edit's path: relative, no "..", no empty or "." parts, no

@@ -59,7 +59,8 @@ static char *audit_reply(const char *task_id, int attempt)
 /* check(request, reply) and, when it fails, the error holds want. */
 static void expect(const char *request, const char *reply, const char *want)
 {
-    int rc = tnd_answer_check(request, strlen(request), reply, strlen(reply));
+    int rc = tnd_answer_check(request, strlen(request), reply, strlen(reply),
+                              NULL, 0);
 
     if (!want) {
         if (rc != 0)
@@ -84,6 +85,40 @@ static void good_replies_and_errors_answer(void **state)
     /* an agent that could not do it has answered all the same */
     expect(code, err, NULL);
     expect(audit, err, NULL);
+    free(code);
+    free(audit);
+    free(cr);
+    free(ar);
+    free(err);
+}
+
+/* A usable reply's type is handed back, so the crew's callers need not
+ * parse the reply again to know whether it is an error. */
+static void the_reply_type_is_handed_back(void **state)
+{
+    char *code = code_request(), *audit = audit_request();
+    char *cr = code_reply("t-1", 2), *ar = audit_reply("t-1", 2);
+    char *err = tnd_error_reply_encode("t-1", 2, "the model said 401", NULL);
+    char type[32];
+
+    (void)state;
+    assert_int_equal(tnd_answer_check(code, strlen(code), cr, strlen(cr), type,
+                                      sizeof(type)),
+                     0);
+    assert_string_equal(type, "code_reply");
+    assert_int_equal(tnd_answer_check(audit, strlen(audit), ar, strlen(ar),
+                                      type, sizeof(type)),
+                     0);
+    assert_string_equal(type, "audit_reply");
+    assert_int_equal(tnd_answer_check(code, strlen(code), err, strlen(err),
+                                      type, sizeof(type)),
+                     0);
+    assert_string_equal(type, "error");
+    /* refused: no type */
+    assert_int_equal(tnd_answer_check(code, strlen(code), ar, strlen(ar), type,
+                                      sizeof(type)),
+                     -1);
+    assert_string_equal(type, "");
     free(code);
     free(audit);
     free(cr);
@@ -158,6 +193,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(good_replies_and_errors_answer),
+        cmocka_unit_test(the_reply_type_is_handed_back),
         cmocka_unit_test(unusable_replies_say_why),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
