@@ -2,6 +2,7 @@
 #include "orchestrator/events.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
@@ -12,8 +13,9 @@
 #include "proto/json.h"
 
 struct tnd_events {
-    void *own; /* the context made here, or NULL: the caller's */
-    void *pub;
+    void *own;  /* the context made here, or NULL: the caller's */
+    void *pub;  /* XPUB: it says when watchers come and go */
+    int topics; /* subscribed to by at least one watcher */
     char *endpoint;
 };
 
@@ -27,7 +29,7 @@ tnd_events *tnd_events_new(void *ctx, const char *endpoint)
      * threads made and joined for each */
     if (!ctx)
         ctx = e->own = zmq_ctx_new();
-    if (!ctx || !(e->pub = zmq_socket(ctx, ZMQ_PUB)) ||
+    if (!ctx || !(e->pub = zmq_socket(ctx, ZMQ_XPUB)) ||
         zmq_setsockopt(e->pub, ZMQ_LINGER, &linger, sizeof(linger)) < 0 ||
         zmq_setsockopt(e->pub, ZMQ_SNDHWM, &hwm, sizeof(hwm)) < 0 ||
         zmq_bind(e->pub, endpoint) < 0) {
@@ -59,6 +61,25 @@ const char *tnd_events_endpoint(const tnd_events *self)
     return self->endpoint;
 }
 
+/* Whether anyone watches: the (un)subscriptions that came since the
+ * last event are read first. An XPUB passes on the first subscription to
+ * a topic and the last one's end (a watcher that leaves unsubscribes);
+ * so while no topic is subscribed, an event would reach nobody, as a PUB
+ * drops it, and is not even built. */
+static bool watched(tnd_events *self)
+{
+    unsigned char msg[256]; /* 1 or 0, then the topic: only the first */
+    int n;
+
+    while ((n = zmq_recv(self->pub, msg, sizeof(msg), ZMQ_DONTWAIT)) > 0) {
+        if (msg[0] == 1)
+            self->topics++;
+        else if (msg[0] == 0 && self->topics > 0)
+            self->topics--;
+    }
+    return self->topics > 0;
+}
+
 void tnd_events_publish(tnd_events *self, const char *session,
                         json_object *event)
 {
@@ -66,7 +87,9 @@ void tnd_events_publish(tnd_events *self, const char *session,
     char *text;
     size_t len;
 
-    if (!self)
+    /* most sessions have no watcher, and an event is a record, a whole
+     * reply at times, printed as JSON */
+    if (!self || !watched(self))
         return;
     copy = json_object_new_object();
     json_object_object_add(copy, "session", json_object_new_string(session));

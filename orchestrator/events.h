@@ -1,6 +1,8 @@
 /* tnd_events - what a running session publishes for watchers.
  *
- * A ZeroMQ PUB socket bound at ipc://RUNTIME/events.sock; the endpoint is
+ * A ZeroMQ PUB socket (an XPUB, to know whether anyone subscribes: an
+ * event nobody would get is not built) bound at
+ * ipc://RUNTIME/events.sock; the endpoint is
  * written to the session's `events` file so `tandem watch` can find it.
  * Each message is one frame of JSON: every journaled step (the journal
  * record itself plus "session"), and progress while agents work

@@ -97,6 +97,26 @@ static void a_watcher_gets_events_from_a_context_of_its_own(void **state)
     assert_null(e);
 }
 
+/* Events are only built while someone watches (the XPUB counts the
+ * subscriptions): a watcher that comes after another left gets them as
+ * the first did. */
+static void a_watcher_after_one_that_left_gets_events(void **state)
+{
+    char ep[128], *text;
+    tnd_events *e;
+
+    (void)state;
+    snprintf(ep, sizeof(ep), "ipc://%s/again.sock", dir);
+    e = tnd_events_new(NULL, ep);
+    assert_non_null(e);
+    for (int i = 0; i < 3; i++) {
+        text = received(e, ep);
+        assert_is_the_event(text);
+        free(text);
+    }
+    tnd_events_destroy(&e);
+}
+
 /* Sessions of a server share its context: each stream works, and
  * closing one leaves the context to its owner, who can still use it and
  * end it without waiting. */
@@ -146,6 +166,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_watcher_gets_events_from_a_context_of_its_own),
+        cmocka_unit_test(a_watcher_after_one_that_left_gets_events),
         cmocka_unit_test(streams_share_the_callers_context),
         cmocka_unit_test(an_endpoint_that_cannot_be_bound_is_named),
     };
