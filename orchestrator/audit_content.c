@@ -71,14 +71,14 @@ static int max_rounds(const run *r)
                          TND_TREE_BLOBS_BUDGET);
 }
 
-/* The hashes a "need" reply asks for; NULL when reply is not one. */
-static char **needed(const char *reply, size_t len)
+/* The hashes a "need" reply asks for; NULL when reply is not one (type:
+ * its type as the crew found it, so another reply is not parsed again). */
+static char **needed(const char *type, const char *reply, size_t len)
 {
-    char type[32], **hashes = NULL, *id = NULL;
+    char **hashes = NULL, *id = NULL;
     int n;
 
-    if (tnd_body_type(type, sizeof(type), reply, len) < 0 ||
-        strcmp(type, "need") != 0 ||
+    if (strcmp(type, "need") != 0 ||
         tnd_need_decode(&hashes, &id, &n, reply, len) < 0)
         return NULL;
     free(id);
@@ -130,13 +130,13 @@ static const char **change_hashes(const tnd_audit_request *ar)
  * answer; -1 with the error set when rounds run out or a blob cannot be
  * had. */
 int tnd_loop_answer_needs(run *r, const char *service, const char *key,
-                          tnd_audit_request *ar, char **reply,
+                          tnd_audit_request *ar, const char *type, char **reply,
                           size_t *reply_len)
 {
     char **hashes;
     int rounds = 0, rc = 0;
 
-    while (rc == 0 && (hashes = needed(*reply, *reply_len))) {
+    while (rc == 0 && (hashes = needed(type, *reply, *reply_len))) {
         char round_key[200], *body;
         size_t len, nh = 0;
         while (hashes[nh])
@@ -159,6 +159,7 @@ int tnd_loop_answer_needs(run *r, const char *service, const char *key,
         *reply = NULL;
         snprintf(round_key, sizeof(round_key), "%s+%d", key, rounds);
         rc = tnd_loop_ask(r, service, round_key, body, len, reply, reply_len);
+        type = r->reply_type;
         free(body);
     }
     return rc;
@@ -183,8 +184,9 @@ int tnd_loop_ask_content(run *r, int n, const char *type, const char *service,
                                     reply_len)
                : tnd_loop_ask(r, service, key, body, len, reply, reply_len);
     free(body);
-    if (rc == 0 && (rc = tnd_loop_answer_needs(r, service, key, ar, reply,
-                                               reply_len)) < 0) {
+    if (rc == 0 &&
+        (rc = tnd_loop_answer_needs(r, service, key, ar, r->reply_type, reply,
+                                    reply_len)) < 0) {
         free(*reply);
         *reply = NULL;
     }

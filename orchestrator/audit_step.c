@@ -333,7 +333,8 @@ static int ask_members(run *r, int n, int quorum, tnd_audit_request *ar,
             rc = -1;
         if (reqs[i].rc == 0 &&
             tnd_loop_answer_needs(r, ms[m].service, ms[m].key, ar,
-                                  &reqs[i].reply, &reqs[i].reply_len) < 0) {
+                                  reqs[i].reply_type, &reqs[i].reply,
+                                  &reqs[i].reply_len) < 0) {
             free(reqs[i].reply); /* a "need" is no answer to journal */
             reqs[i].reply = NULL;
             reqs[i].rc = -1;

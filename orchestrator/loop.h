@@ -103,6 +103,9 @@ typedef struct run {
     tnd_doing doing;        /* what the agent asked last is doing now */
     bool progress_line;     /* it is on stderr, to be redrawn or ended */
     int64_t progress_drawn; /* when it was drawn last (monotonic ms) */
+    char reply_type[32];    /* the "type" of the reply tnd_loop_ask or
+                               tnd_loop_ask_model returned last (the crew
+                               checked it), so it is not parsed to know */
     tnd_escalate_mode mode; /* who answers an escalation: tty, queue or
                                never (auto resolved) */
     size_t cursor;          /* journal records before this have been used up
@@ -402,11 +405,12 @@ char *tnd_loop_encode_round(run *r, tnd_audit_request *ar,
                             const char *const *hashes, size_t *len);
 
 /* While *reply is a "need", send ar to service again (under key+N) with
- * the blobs it asks for; *reply becomes the answer. -1 with the error
- * set when a reviewer keeps asking past the rounds a tree takes, or a
- * blob cannot be had (*reply may still hold the need then). */
+ * the blobs it asks for; *reply becomes the answer. type is *reply's
+ * type as the crew found it (tnd_crew_request.reply_type, r->reply_type). -1
+ * with the error set when a reviewer keeps asking past the rounds a tree takes,
+ * or a blob cannot be had (*reply may still hold the need then). */
 int tnd_loop_answer_needs(run *r, const char *service, const char *key,
-                          tnd_audit_request *ar, char **reply,
+                          tnd_audit_request *ar, const char *type, char **reply,
                           size_t *reply_len);
 
 /* Send ar (its tree and changes set) to service under key, the changed

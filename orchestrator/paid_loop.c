@@ -89,6 +89,7 @@ int tnd_loop_ask_model(run *r, int n, const char *step, const char *service,
         *reply_len = q.reply_len;
         q.reply = NULL;
     }
+    memcpy(r->reply_type, q.reply_type, sizeof(r->reply_type));
     tnd_crew_request_clear(&q);
     return rc;
 }

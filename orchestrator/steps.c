@@ -351,14 +351,20 @@ const char *tnd_loop_timeout_source(const run *r)
 int tnd_loop_ask(run *r, const char *service, const char *key, char *body,
                  size_t len, char **reply, size_t *reply_len)
 {
+    tnd_crew_request q = {
+        .service = service, .key = key, .body = body, .len = len};
     bool by_budget;
     int64_t deadline = tnd_loop_deadline(r, service, &by_budget);
     int rc;
 
     tnd_loop_progress_start(r, service);
-    rc = tnd_crew_call(r->crew, service, key, body, len, deadline,
-                       tnd_loop_on_progress, r, reply, reply_len);
+    rc = tnd_crew_call_many(r->crew, &q, 1, deadline, tnd_loop_on_progress, r);
     tnd_loop_end_progress(r);
+    *reply = q.reply;
+    *reply_len = q.reply_len;
+    q.reply = NULL;
+    memcpy(r->reply_type, q.reply_type, sizeof(r->reply_type));
+    tnd_crew_request_clear(&q);
     if (rc == TND_ETIMEOUT && !by_budget)
         return tnd_error_set("no reply from the %s within %ld s (%s)", service,
                              tnd_budget_request_s(r->cfg, service),
