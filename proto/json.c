@@ -307,9 +307,13 @@ char *tnd_json_pretty(json_object *obj)
                             JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                 JSON_C_TO_STRING_NOSLASHESCAPE,
                             NULL);
-    char *out = tnd_xasprintf("%s\n", text);
+    size_t len = strlen(text);
+    char *out = tnd_xrealloc(text, len + 2, 1);
 
-    free(text);
+    /* the newline added in place: printing a large text again ("%s\n")
+     * was as costly as making it */
+    out[len] = '\n';
+    out[len + 1] = '\0';
     return out;
 }
 

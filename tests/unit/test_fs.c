@@ -45,6 +45,23 @@ static const char *in_tmp(const char *name)
  * temporary name (a directory another user may write in): it wrote the
  * data where the link pointed. Links are planted at every name the next
  * writes of this process may take. */
+/* A join puts one slash between the parts, none more when the first
+ * ends in one. */
+static void join_puts_one_slash_between(void **state)
+{
+    static const char *const cases[][3] = {
+        {"a", "b", "a/b"}, {"a/", "b", "a/b"},        {"/", "etc", "/etc"},
+        {"", "b", "/b"},   {"a/b", "c/d", "a/b/c/d"}, {"a", "", "a/"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *j = tnd_fs_join(cases[i][0], cases[i][1]);
+        assert_string_equal(j, cases[i][2]);
+        free(j);
+    }
+}
+
 static void a_replacing_write_follows_no_planted_link(void **state)
 {
     char *victim = tnd_xstrdup(in_tmp("victim")), *text;
@@ -657,6 +674,7 @@ static void the_files_limit_is_raised_as_far_as_asked(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(join_puts_one_slash_between),
         cmocka_unit_test(replace_skips_a_file_that_holds_the_contents),
         cmocka_unit_test(replace_swaps_with_a_spare),
         cmocka_unit_test(replace_cuts_a_longer_spare_to_length),
