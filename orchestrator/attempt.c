@@ -110,12 +110,16 @@ static char *refused(const run *r, const tnd_edit *e)
 
 /* A coder's reply with an edit it may not make (refused) becomes one
  * with that format error and no edits, before it is journaled, so a
- * resume replays what was decided. Returns reply, or the new one. */
-static char *screen_proposal(const run *r, char *reply, size_t *len)
+ * resume replays what was decided. Returns reply, or the new one; when
+ * reply stands as it came, its decode goes to *kept (*decoded true), so
+ * it is not decoded again after it is journaled. */
+static char *screen_proposal(const run *r, char *reply, size_t *len,
+                             tnd_code_reply *kept, bool *decoded)
 {
     tnd_code_reply cr;
     char *why = NULL, *out;
 
+    *decoded = false;
     if (tnd_code_reply_decode(&cr, reply, *len) < 0) {
         tnd_code_reply_clear(&cr);
         return reply; /* its decode says why, where it is taken */
@@ -123,7 +127,8 @@ static char *screen_proposal(const run *r, char *reply, size_t *len)
     for (size_t i = 0; i < cr.nedits && !why; i++)
         why = refused(r, &cr.edits[i]);
     if (!why) {
-        tnd_code_reply_clear(&cr);
+        *kept = cr;
+        *decoded = true;
         return reply;
     }
     tnd_edit_list_free(cr.edits, cr.nedits);
@@ -143,6 +148,8 @@ static int propose(run *r, attempt *a, const loop_state *ls)
     char *body, *reply;
     size_t len, reply_len = 0;
     int rc = 0;
+    tnd_code_reply kept;
+    bool decoded = false;
 
     a->req.task_id = (char *)tnd_session_id(r->session);
     a->req.attempt = a->n;
@@ -221,14 +228,23 @@ static int propose(run *r, attempt *a, const loop_state *ls)
                                 &reply, &reply_len);
         free(body);
         if (rc == 0)
-            reply = screen_proposal(r, reply, &reply_len);
+            reply = screen_proposal(r, reply, &reply_len, &kept, &decoded);
         if (rc == 0 && (rc = tnd_loop_journal_reply(r, "proposal", a->n, reply,
                                                     reply_len)) < 0)
             free(reply);
-        if (rc < 0)
+        if (rc < 0) {
+            if (decoded)
+                tnd_code_reply_clear(&kept);
             return rc;
+        }
     }
-    if ((rc = tnd_code_reply_decode(&a->reply, reply, reply_len)) == 0)
+    if (decoded) { /* the text journaled is the one screen_proposal read */
+        a->reply = kept;
+        rc = 0;
+    } else {
+        rc = tnd_code_reply_decode(&a->reply, reply, reply_len);
+    }
+    if (rc == 0)
         tnd_report_usage(r->report, TND_ROLE_CODER, &a->reply.usage);
     free(reply);
     return rc;
