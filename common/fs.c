@@ -275,13 +275,18 @@ static void drop_odd_spare(const char *spare)
 
 int tnd_fs_write_replace(const char *path, const void *data, size_t len)
 {
-    char *spare;
-    int fd, rc;
-
     /* a view rebuilt after every step mostly comes out the same: reading
      * it costs far less than a new file (an inode, a rename) */
     if (holds(path, data, len))
         return 0;
+    return tnd_fs_write_swap(path, data, len);
+}
+
+int tnd_fs_write_swap(const char *path, const void *data, size_t len)
+{
+    char *spare;
+    int fd, rc;
+
     /* write the spare, then swap it with path: no inode made or freed
      * (on ext4 allocating one costs more than all the rest, see
      * fs.h); the old text is the next spare */

@@ -58,6 +58,12 @@ int tnd_fs_write_atomic(const char *path, const void *data, size_t len);
  * file is renamed over path as tnd_fs_write_atomic does. */
 int tnd_fs_write_replace(const char *path, const void *data, size_t len);
 
+/* tnd_fs_write_replace without reading path first: for a file whose
+ * every write differs from the last (a session's now.json holds the
+ * journal's length and a time), where the comparison only cost an open,
+ * a stat and a read. */
+int tnd_fs_write_swap(const char *path, const void *data, size_t len);
+
 /* mkdir -p with mode for the directories it creates. */
 int tnd_fs_mkdirs(const char *path, mode_t mode);
 

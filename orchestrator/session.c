@@ -580,10 +580,12 @@ char *tnd_session_relpath(const tnd_session *self, const char *name)
     return tnd_xasprintf(".tandem/sessions/%s/%s", self->id, name);
 }
 
+enum { VIEW, FRESH, DURABLE }; /* how write_redacted writes */
+
 /* Write a session file with every registered secret (an API key a
  * model echoed) replaced. */
 static int write_redacted(tnd_session *self, const char *name, const char *data,
-                          size_t len, bool durable)
+                          size_t len, int how)
 {
     char *path = tnd_session_path(self, name);
     char *text = tnd_xmalloc(len + 1);
@@ -595,8 +597,9 @@ static int write_redacted(tnd_session *self, const char *name, const char *data,
         len = strlen(tnd_str_ends_with(name, ".json")
                          ? tnd_log_redact_json(text) /* stays JSON */
                          : tnd_log_redact(text));
-    error = durable ? tnd_fs_write_atomic(path, text, len)
-                    : tnd_fs_write_replace(path, text, len);
+    error = how == DURABLE ? tnd_fs_write_atomic(path, text, len)
+            : how == FRESH ? tnd_fs_write_swap(path, text, len)
+                           : tnd_fs_write_replace(path, text, len);
     free(text);
     free(path);
     return error;
@@ -605,11 +608,17 @@ static int write_redacted(tnd_session *self, const char *name, const char *data,
 int tnd_session_write(tnd_session *self, const char *name, const char *data,
                       size_t len)
 {
-    return write_redacted(self, name, data, len, true);
+    return write_redacted(self, name, data, len, DURABLE);
 }
 
 int tnd_session_write_view(tnd_session *self, const char *name,
                            const char *data, size_t len)
 {
-    return write_redacted(self, name, data, len, false);
+    return write_redacted(self, name, data, len, VIEW);
+}
+
+int tnd_session_write_fresh(tnd_session *self, const char *name,
+                            const char *data, size_t len)
+{
+    return write_redacted(self, name, data, len, FRESH);
 }

@@ -166,4 +166,10 @@ int tnd_session_write(tnd_session *self, const char *name, const char *data,
 int tnd_session_write_view(tnd_session *self, const char *name,
                            const char *data, size_t len);
 
+/* As tnd_session_write_view, for a view whose every write differs from
+ * the last (now.json): not compared with the file first
+ * (tnd_fs_write_swap). */
+int tnd_session_write_fresh(tnd_session *self, const char *name,
+                            const char *data, size_t len);
+
 #endif

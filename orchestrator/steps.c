@@ -132,7 +132,9 @@ static void write_now(run *r, int n, const char *phase)
     }
     text = tnd_json_dump(o, &len);
     json_object_put(o);
-    if (tnd_session_write_view(r->session, "now.json", text, len) < 0)
+    /* its records and times make each write differ from the last: not
+     * compared with the file first */
+    if (tnd_session_write_fresh(r->session, "now.json", text, len) < 0)
         tnd_log_debug("cannot write now.json: %s", tnd_error_last());
     free(text);
 }

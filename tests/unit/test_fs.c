@@ -171,6 +171,35 @@ static void replace_skips_a_file_that_holds_the_contents(void **state)
 /* Changing a view swaps it with its spare: two inodes serve every
  * update, none is made or freed after the first two, and each holds the
  * contents written (the spare the ones before). */
+/* A swap (now.json's write) does not compare first: the same text is
+ * written again, through the spare; a link planted at path is replaced,
+ * never written through. */
+static void swap_writes_without_comparing(void **state)
+{
+    char path[PATH_MAX], *text;
+    struct stat a, b;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s", in_tmp("now.json"));
+    assert_int_equal(tnd_fs_write_swap(path, "{}", 2), 0);
+    assert_int_equal(tnd_fs_write_swap(path, "{\"a\":1}", 7), 0);
+    assert_int_equal(lstat(path, &a), 0);
+    assert_int_equal(tnd_fs_write_swap(path, "{\"a\":1}", 7), 0);
+    assert_int_equal(lstat(path, &b), 0);
+    assert_true(a.st_ino != b.st_ino); /* written again: the spare's inode */
+    assert_int_equal(tnd_fs_read(&text, NULL, path, 64), 0);
+    assert_string_equal(text, "{\"a\":1}");
+    free(text);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(symlink(in_tmp("target"), path), 0);
+    assert_int_equal(tnd_fs_write_swap(path, "{}", 2), 0);
+    assert_int_equal(lstat(path, &a), 0);
+    assert_true(S_ISREG(a.st_mode));
+    assert_int_equal(access(in_tmp("target"), F_OK), -1);
+    unlink(path);
+    unlink(in_tmp(".now.json.spare"));
+}
+
 static void replace_swaps_with_a_spare(void **state)
 {
     char path[PATH_MAX], spare[PATH_MAX], want[32];
@@ -677,6 +706,7 @@ int main(void)
         cmocka_unit_test(join_puts_one_slash_between),
         cmocka_unit_test(replace_skips_a_file_that_holds_the_contents),
         cmocka_unit_test(replace_swaps_with_a_spare),
+        cmocka_unit_test(swap_writes_without_comparing),
         cmocka_unit_test(replace_cuts_a_longer_spare_to_length),
         cmocka_unit_test(reads_a_file_whole),
         cmocka_unit_test(lists_the_directories),
