@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/buf.h"
 #include "common/diff.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -107,10 +108,36 @@ static void parts_free(part *parts, size_t n)
     free(parts);
 }
 
-/* Whether p is a file the change leaves, whose checkout may differ. */
+/* Whether p is a file the change leaves, whose checkout may differ. A
+ * name with a line break is none: no edit carries it (the change is
+ * refused for it), and git's --stdin-paths reads a name a line. */
 static bool kept(const part *p)
 {
-    return p->path && *p->new_ && !p->special;
+    return p->path && *p->new_ && !p->special && !strchr(p->path, '\n');
+}
+
+/* The paths of the kept parts (those with a blob before when old), each
+ * under the directory under (NULL: as the diff names them) and ended by
+ * end: a list for git's --stdin forms, none on its command line, which
+ * the kernel caps (ARG_MAX: 500 files of long names, twice over and
+ * absolute, passed it, and git did not start). Caller frees. */
+static char *path_list(size_t *len, const part *parts, size_t n,
+                       const char *under, bool old, char end)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (size_t i = 0; i < n; i++) {
+        if (!kept(&parts[i]) || (old && !*parts[i].old))
+            continue;
+        if (under) {
+            tnd_buf_puts(&b, under);
+            tnd_buf_append(&b, "/", 1);
+        }
+        tnd_buf_puts(&b, parts[i].path);
+        tnd_buf_append(&b, &end, 1);
+    }
+    return tnd_buf_detach(&b, len);
 }
 
 /* The directory git writes objects into, absolute. Caller frees. */
@@ -137,21 +164,15 @@ static int check_out(const char *repo, const char *index, const char *dir,
          *patch = tnd_fs_join(dir, "change"
                                    ".diff"),
          *repo_objects = objects_of(repo),
-         *prefix = tnd_xasprintf("--prefix=%s/", after);
+         *prefix = tnd_xasprintf("--prefix=%s/", after), *paths;
     const char *apply[] = {"git", "apply", "--cached", "--whitespace=nowarn",
                            patch, NULL};
-    const char **checkout = tnd_xcalloc(n + 6, sizeof(char *));
-    size_t k = 0;
+    const char *checkout[] = {
+        "git", "checkout-index", "-f", prefix, "--stdin", "-z", NULL};
+    size_t len = 0;
     int rc = repo_objects ? 0 : -1;
 
-    checkout[k++] = "git";
-    checkout[k++] = "checkout-index";
-    checkout[k++] = "-f";
-    checkout[k++] = prefix;
-    checkout[k++] = "--";
-    for (size_t i = 0; i < n; i++)
-        if (kept(&parts[i]))
-            checkout[k++] = parts[i].path;
+    paths = path_list(&len, parts, n, NULL, false, '\0');
     if (rc == 0)
         rc = tnd_fs_mkdirs(objects, 0700);
     if (rc == 0)
@@ -164,9 +185,9 @@ static int check_out(const char *repo, const char *index, const char *dir,
     if (rc == 0)
         rc = tnd_fs_mkdirs(after, 0700);
     if (rc == 0)
-        rc = tnd_git_run_scratch(NULL, NULL, repo, index, objects, repo_objects,
-                                 checkout, 64 * 1024);
-    free(checkout);
+        rc = tnd_git_run_input(NULL, NULL, repo, index, objects, repo_objects,
+                               paths, len, checkout, 64 * 1024);
+    free(paths);
     free(objects);
     free(patch);
     free(repo_objects);
@@ -180,24 +201,19 @@ static int check_out(const char *repo, const char *index, const char *dir,
 static int raw_ids(char **out, const char *repo, const char *base,
                    const char *after, const part *parts, size_t n)
 {
-    const char **argv = tnd_xcalloc(2 * n + 5, sizeof(char *));
-    char **paths = tnd_xcalloc(2 * n + 1, sizeof(char *));
-    size_t k = 0, m = 0;
+    const char *argv[] = {"git", "hash-object", "--no-filters", "--stdin-paths",
+                          NULL};
+    size_t blen = 0, alen = 0;
+    char *before = path_list(&blen, parts, n, base, true, '\n'),
+         *then = path_list(&alen, parts, n, after, false, '\n');
     int rc;
 
-    argv[k++] = "git";
-    argv[k++] = "hash-object";
-    argv[k++] = "--no-filters";
-    argv[k++] = "--";
-    for (size_t i = 0; i < n; i++)
-        if (kept(&parts[i]) && *parts[i].old)
-            argv[k++] = paths[m++] = tnd_fs_join(base, parts[i].path);
-    for (size_t i = 0; i < n; i++)
-        if (kept(&parts[i]))
-            argv[k++] = paths[m++] = tnd_fs_join(after, parts[i].path);
-    rc = tnd_git_run(out, NULL, repo, argv, (2 * n + 1) * (ID_MAX + 2));
-    tnd_str_list_free(&paths);
-    free(argv);
+    before = tnd_xrealloc(before, blen + alen + 1, 1);
+    memcpy(before + blen, then, alen + 1);
+    rc = tnd_git_run_input(out, NULL, repo, NULL, NULL, NULL, before,
+                           blen + alen, argv, (2 * n + 1) * (ID_MAX + 2));
+    free(before);
+    free(then);
     return rc;
 }
 
@@ -244,8 +260,7 @@ int tnd_converted_find(tnd_converted **out, size_t *n_out, const char *repo,
     *n_out = 0;
     for (size_t i = 0; i < n; i++)
         nkept += kept(&parts[i]);
-    /* more files than a review takes (unidiff says so): no command line
-     * of their paths, past what exec takes */
+    /* more files than a review takes: unidiff refuses the change */
     if (n > TND_BODY_MAX_EDITS)
         nkept = 0;
     if (nkept > 0)
@@ -329,18 +344,22 @@ int tnd_converted_edits(tnd_edit **edits, size_t *n, const tnd_converted *conv,
 static int ids_of(char **out, const char *repo, const char *const *paths,
                   size_t n, bool filters)
 {
-    const char **argv = tnd_xcalloc(n + 5, sizeof(char *));
-    size_t k = 0;
+    const char *argv[] = {"git", "hash-object", "--stdin-paths",
+                          filters ? NULL : "--no-filters", NULL};
+    tnd_buf b;
+    size_t len = 0;
+    char *list;
     int rc;
 
-    argv[k++] = "git";
-    argv[k++] = "hash-object";
-    if (!filters)
-        argv[k++] = "--no-filters";
-    argv[k++] = "--";
-    memcpy(argv + k, paths, n * sizeof(char *));
-    rc = tnd_git_run(out, NULL, repo, argv, (n + 1) * (ID_MAX + 2));
-    free(argv);
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (size_t i = 0; i < n; i++) {
+        tnd_buf_puts(&b, paths[i]);
+        tnd_buf_append(&b, "\n", 1);
+    }
+    list = tnd_buf_detach(&b, &len);
+    rc = tnd_git_run_input(out, NULL, repo, NULL, NULL, NULL, list, len, argv,
+                           (n + 1) * (ID_MAX + 2));
+    free(list);
     return rc;
 }
 
@@ -378,7 +397,8 @@ int tnd_converted_check_patch(const char *repo, const tnd_edit *edits, size_t n,
 
         for (size_t k = 0; k < m && !seen; k++)
             seen = strcmp(paths[k], e->path) == 0;
-        if (seen || e->kind != TND_EDIT_REPLACE || e->line <= 0)
+        if (seen || e->kind != TND_EDIT_REPLACE || e->line <= 0 ||
+            strchr(e->path, '\n'))
             continue;
         full = tnd_fs_join(repo, e->path);
         if (lstat(full, &st) == 0 && S_ISREG(st.st_mode)) {

@@ -77,6 +77,8 @@ typedef struct where {
     const char *objects;    /* GIT_OBJECT_DIRECTORY, or NULL */
     const char *alternates; /* with objects: the repository's */
     bool alone;             /* none of the caller's GIT_DIR and the like */
+    const char *input;      /* git's stdin, or NULL: /dev/null */
+    size_t input_len;
 } where;
 
 static int run(char **out, size_t *len, char **why_out, const char *dir,
@@ -97,6 +99,8 @@ static int run(char **out, size_t *len, char **why_out, const char *dir,
     spec.argv = argv;
     spec.cwd = dir;
     spec.envp = (const char *const *)envp;
+    spec.input = w->input;
+    spec.input_len = w->input_len;
     spec.timeout_ms = TND_GIT_TIMEOUT_MS;
     spec.output_cap = cap;
     if (tnd_proc_run(&res, &spec) < 0) {
@@ -129,7 +133,7 @@ static int run(char **out, size_t *len, char **why_out, const char *dir,
 int tnd_git_run(char **out, size_t *len, const char *dir,
                 const char *const *argv, size_t cap)
 {
-    where w = {NULL, NULL, NULL, false};
+    where w = {NULL, NULL, NULL, false, NULL, 0};
 
     return run(out, len, NULL, dir, argv, cap, false, &w);
 }
@@ -137,7 +141,7 @@ int tnd_git_run(char **out, size_t *len, const char *dir,
 int tnd_git_run_index(char **out, size_t *len, const char *dir,
                       const char *index, const char *const *argv, size_t cap)
 {
-    where w = {index, NULL, NULL, false};
+    where w = {index, NULL, NULL, false, NULL, 0};
 
     return run(out, len, NULL, dir, argv, cap, false, &w);
 }
@@ -147,7 +151,7 @@ int tnd_git_run_scratch(char **out, size_t *len, const char *dir,
                         const char *repo_objects, const char *const *argv,
                         size_t cap)
 {
-    where w = {index, objects, repo_objects, false};
+    where w = {index, objects, repo_objects, false, NULL, 0};
 
     return run(out, len, NULL, dir, argv, cap, false, &w);
 }
@@ -155,7 +159,7 @@ int tnd_git_run_scratch(char **out, size_t *len, const char *dir,
 int tnd_git_run_alone(char **out, size_t *len, const char *dir,
                       const char *index, const char *const *argv, size_t cap)
 {
-    where w = {index, NULL, NULL, true};
+    where w = {index, NULL, NULL, true, NULL, 0};
 
     return run(out, len, NULL, dir, argv, cap, false, &w);
 }
@@ -163,9 +167,19 @@ int tnd_git_run_alone(char **out, size_t *len, const char *dir,
 int tnd_git_try(char **out, size_t *len, char **why, const char *dir,
                 const char *const *argv, size_t cap)
 {
-    where w = {NULL, NULL, NULL, false};
+    where w = {NULL, NULL, NULL, false, NULL, 0};
 
     return run(out, len, why, dir, argv, cap, true, &w);
+}
+
+int tnd_git_run_input(char **out, size_t *len, const char *dir,
+                      const char *index, const char *objects,
+                      const char *repo_objects, const char *input,
+                      size_t input_len, const char *const *argv, size_t cap)
+{
+    where w = {index, objects, repo_objects, false, input, input_len};
+
+    return run(out, len, NULL, dir, argv, cap, false, &w);
 }
 
 bool tnd_git_in_git_dir(const char *dir)

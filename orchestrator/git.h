@@ -36,6 +36,17 @@ int tnd_git_run_scratch(char **out, size_t *len, const char *dir,
                         const char *repo_objects, const char *const *argv,
                         size_t cap);
 
+/* As tnd_git_run_scratch (index, objects and repo_objects each NULL
+ * for the repository's own), with the input_len bytes of input on git's
+ * stdin: the paths of a --stdin form (checkout-index --stdin -z,
+ * hash-object --stdin-paths, check-attr --stdin -z), never put on its
+ * command line, whose size the kernel caps (ARG_MAX: E2BIG, and git
+ * does not start). */
+int tnd_git_run_input(char **out, size_t *len, const char *dir,
+                      const char *index, const char *objects,
+                      const char *repo_objects, const char *input,
+                      size_t input_len, const char *const *argv, size_t cap);
+
 /* As tnd_git_run_index (index may be NULL), git finding its repository
  * from dir and argv alone: without the caller's GIT_DIR, GIT_WORK_TREE
  * and the like, which a commit's hook has (in a linked worktree), and
