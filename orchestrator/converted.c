@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "common/buf.h"
@@ -25,6 +26,8 @@ typedef struct part {
     char old[ID_MAX + 1];  /* the blob before; "" for none */
     char new_[ID_MAX + 1]; /* the blob after; "" for none */
     bool special;          /* a symbolic link or a submodule */
+    bool plain; /* no attribute or setting converts it: git writes it as
+                   it stores it, with no process asked */
 } part;
 
 static bool starts(const char *line, size_t len, const char *word)
@@ -113,7 +116,8 @@ static void parts_free(part *parts, size_t n)
  * refused for it), and git's --stdin-paths reads a name a line. */
 static bool kept(const part *p)
 {
-    return p->path && *p->new_ && !p->special && !strchr(p->path, '\n');
+    return p->path && *p->new_ && !p->special && !p->plain &&
+           !strchr(p->path, '\n');
 }
 
 /* The paths of the kept parts (those with a blob before when old), each
@@ -152,6 +156,142 @@ static char *objects_of(const char *repo)
     }
     free(out);
     return path;
+}
+
+/* ---- which files git may convert: its attributes and settings ---- */
+
+/* What git's settings say of line ends on checkout (convert.c's
+ * text_eol_is_crlf and core.autocrlf), each true where it may be CRLF. */
+typedef struct eol_settings {
+    bool autocrlf; /* core.autocrlf true, or a value not known false */
+    bool input;    /* core.autocrlf input (no CRLF from core.eol) */
+    bool eol_crlf; /* core.eol crlf, or a value not known LF */
+} eol_settings;
+
+static bool is(const char *value, const char *word)
+{
+    return strcmp(value, word) == 0;
+}
+
+/* git's false (git_config_bool); a key with no value is true. */
+static bool is_false(const char *value)
+{
+    return value && (!*value || strcasecmp(value, "false") == 0 ||
+                     strcasecmp(value, "no") == 0 ||
+                     strcasecmp(value, "off") == 0 || is(value, "0"));
+}
+
+/* core.autocrlf and core.eol as git reads them (the last one set wins,
+ * `git -c` and GIT_CONFIG_* among them): one `git config --list`, which
+ * succeeds with none set (--get fails then, as it fails on an error). */
+static int eol_settings_of(eol_settings *e, const char *repo)
+{
+    const char *argv[] = {"git", "config", "-z", "--list", NULL};
+    char *out = NULL;
+    size_t len = 0;
+
+    memset(e, 0, sizeof(*e));
+    if (tnd_git_run(&out, &len, repo, argv, 4 << 20) < 0)
+        return -1;
+    /* "KEY\nVALUE\0", or "KEY\0" for a key with no value */
+    for (size_t at = 0; at < len;) {
+        char *key = out + at, *nl = strchr(key, '\n'), *value = NULL;
+
+        at += strlen(key) + 1;
+        if (nl) {
+            *nl = '\0';
+            value = nl + 1;
+        }
+        if (strcasecmp(key, "core.autocrlf") == 0) {
+            e->input = value && strcasecmp(value, "input") == 0;
+            e->autocrlf = !e->input && !is_false(value);
+        } else if (strcasecmp(key, "core.eol") == 0) {
+            e->eol_crlf = !value || !(is(value, "lf") || is(value, "native"));
+        }
+    }
+    free(out);
+    return 0;
+}
+
+enum { A_TEXT, A_CRLF, A_EOL, A_FILTER, A_IDENT, A_ENCODING, A_N };
+static const char *const attr_names[A_N] = {
+    "text", "crlf", "eol", "filter", "ident", "working-tree-encoding"};
+
+/* Whether a file with the attributes a (check-attr's words:
+ * "unspecified", "unset", "set" or the value) may be written other than
+ * git stores it, under the settings e: git's convert_attrs, read on the
+ * side of yes (a filter named whatever its driver, any encoding). */
+static bool may_convert(char *const *a, const eol_settings *e)
+{
+    const char *text = is(a[A_TEXT], "unspecified") ? a[A_CRLF] : a[A_TEXT];
+
+    for (int k = A_FILTER; k <= A_ENCODING; k++)
+        if (!is(a[k], "unspecified") && !is(a[k], "unset"))
+            return true;
+    if (is(text, "unset")) /* -text, binary: no line end is touched */
+        return false;
+    if (is(a[A_EOL], "crlf") || e->autocrlf)
+        return true;
+    /* text (set, auto) takes core.eol, where autocrlf is not input */
+    return !is(text, "unspecified") && !is(a[A_EOL], "lf") && e->eol_crlf &&
+           !e->input;
+}
+
+/* Mark plain the kept parts git writes as it stores them, from their
+ * attributes (`git check-attr --stdin -z`, with the base's index: it
+ * reads them where checkout-index does, the work tree's .gitattributes
+ * first) and the settings: two git processes, where the checkout and
+ * the ids of every file took four. A change to a .gitattributes changes
+ * them between the base and the checkout: none is marked then, nor
+ * with core.autocrlf (every text file). -1 when git fails. */
+static int mark_plain(part *parts, size_t n, const char *repo,
+                      const char *index, const char *diff)
+{
+    const char *argv[] = {"git",         "check-attr",  "-z",
+                          "--stdin",     attr_names[0], attr_names[1],
+                          attr_names[2], attr_names[3], attr_names[4],
+                          attr_names[5], NULL};
+    eol_settings e;
+    char *paths, *out = NULL, *a[A_N];
+    size_t len = 0, olen = 0, at = 0;
+    int rc;
+
+    if (strstr(diff, ".gitattributes"))
+        return 0;
+    if (eol_settings_of(&e, repo) < 0)
+        return -1;
+    if (e.autocrlf) /* every file git takes for text: most */
+        return 0;
+    paths = path_list(&len, parts, n, NULL, false, '\0');
+    rc = tnd_git_run_input(&out, &olen, repo, index, NULL, NULL, paths, len,
+                           argv, (len + 256) * A_N + (64 << 10));
+    /* "PATH\0ATTRIBUTE\0VALUE\0", each path's in argv's order */
+    for (size_t i = 0; rc == 0 && out && i < n; i++) {
+        bool all = true;
+
+        if (!kept(&parts[i]))
+            continue;
+        for (int k = 0; k < A_N && all; k++) {
+            char *path = out + at, *name, *value;
+
+            all = at < olen && (name = path + strlen(path) + 1) < out + olen &&
+                  (value = name + strlen(name) + 1) < out + olen &&
+                  is(path, parts[i].path) && is(name, attr_names[k]);
+            if (all) {
+                a[k] = value;
+                at = (size_t)(value + strlen(value) + 1 - out);
+            }
+        }
+        if (!all) { /* not git's answer as we know it: none is plain */
+            for (size_t k = 0; k < n; k++)
+                parts[k].plain = false;
+            break;
+        }
+        parts[i].plain = !may_convert(a, &e);
+    }
+    free(paths);
+    free(out);
+    return rc;
 }
 
 /* The change applied to the scratch index and its kept files checked
@@ -258,11 +398,20 @@ int tnd_converted_find(tnd_converted **out, size_t *n_out, const char *repo,
 
     *out = NULL;
     *n_out = 0;
-    for (size_t i = 0; i < n; i++)
-        nkept += kept(&parts[i]);
     /* more files than a review takes: unidiff refuses the change */
-    if (n > TND_BODY_MAX_EDITS)
-        nkept = 0;
+    for (size_t i = 0; i < n && n <= TND_BODY_MAX_EDITS; i++)
+        nkept += kept(&parts[i]);
+    /* one look at the files' attributes and git's settings: most changes
+     * have no file git converts, and need no more */
+    if (nkept > 0 && mark_plain(parts, n, repo, index, diff) < 0) {
+        /* then every file is looked at, as git checks it out */
+        tnd_error_clear();
+        for (size_t i = 0; i < n; i++)
+            parts[i].plain = false;
+    }
+    nkept = 0;
+    for (size_t i = 0; i < n && n <= TND_BODY_MAX_EDITS; i++)
+        nkept += kept(&parts[i]);
     if (nkept > 0)
         rc = check_out(repo, index, dir, after, diff, parts, n);
     if (rc == 0 && nkept > 0)

@@ -7,10 +7,13 @@
  * diff's lines are not the base's, and a staged change to a file under
  * a smudge filter was rejected, "the diff was not made against this
  * tree", whatever it did. What the user will commit, checked out, is the
- * commit's blobs through the same conversion: so the change is applied
- * by git to a scratch index of the base (`git apply --cached`, its
- * objects written to a scratch directory, never the repository's), the
- * files it touches are checked out of that index beside the base, and
+ * commit's blobs through the same conversion: so the files the change
+ * touches that an attribute or a setting of git's may convert (most
+ * changes have none: two git processes say so) are found, the change
+ * is applied by git to a scratch index of the base (`git apply
+ * --cached`, its objects written to a scratch directory, never the
+ * repository's), those files are checked out of that index beside the
+ * base, and
  * every file whose checkout differs from its blob, in the base or after
  * the change, is reviewed as that checkout: its edits become one write
  * of the whole file. */

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -170,11 +172,151 @@ static void a_patchs_many_long_paths_are_checked(void **state)
     free(repo);
 }
 
+/* ---- which files are looked at: attributes and settings ------------ */
+
+/* One repository, NAME under scratch, holding f.txt (before, committed
+ * with the attributes attrs and the settings config: `git config`
+ * arguments, one setting a line), changed to after in the work tree;
+ * late: .gitattributes holds attrs only in the change. */
+static const char make_case[] =
+    "set -e; cd \"$1\"; git init -q \"$2\"; cd \"$2\"\n"
+    "printf '%s' \"$5\" | while read -r k v; do git config \"$k\" \"$v\"; "
+    "done\n"
+    "[ \"$7\" = late ] || [ -z \"$3\" ] || printf '%s\\n' \"$3\" "
+    ">.gitattributes\n"
+    "printf \"$4\" >f.txt; git add -A\n"
+    "git -c user.name=t -c user.email=t@example.com commit -qm base\n"
+    "rm f.txt; git checkout -- f.txt; printf \"$6\" >f.txt\n"
+    "[ \"$7\" != late ] || printf '%s\\n' \"$3\" >.gitattributes\n"
+    "git add -N .; git diff >../$2.diff\n"
+    "GIT_INDEX_FILE=../$2.index git read-tree HEAD\n"
+    "GIT_INDEX_FILE=../$2.index git checkout-index -a --prefix=../$2.base/\n";
+
+/* A git that writes its command into scratch/git.log, then runs. */
+static const char logging_git[] =
+    "#!/bin/sh\n"
+    "echo \"$1\" >>\"$(dirname \"$0\")/git.log\"\n"
+    "exec %s \"$@\"\n";
+
+typedef struct attr_case {
+    const char *name, *attrs, *config, *before, *after;
+    bool late;
+    const char *want; /* f.txt as a checkout of the change writes it, or
+                         NULL: as git stores it (not converted) */
+    size_t processes; /* git processes the find runs */
+} attr_case;
+
+/* Files converted, or not, as git's checkout of them: a file no
+ * attribute or setting converts takes two git processes (its
+ * attributes, git's settings), where it took four. */
+static const attr_case attr_cases[] = {
+    {"none", "", "", "a\nb\n", "a\nB\n", false, NULL, 2},
+    {"eolcrlf", "* text eol=crlf", "", "a\nb\n", "a\nB\n", false, "a\r\nB\r\n",
+     6},
+    {"autocrlf", "", "core.autocrlf true\n", "a\nb\n", "a\nB\n", false,
+     "a\r\nB\r\n", 5},
+    {"autocrlf-binary", "f.txt -text", "core.autocrlf true\n", "a\nb\n",
+     "a\nB\n", false, NULL, 5},
+    {"coreeol", "* text", "core.eol crlf\n", "a\nb\n", "a\nB\n", false,
+     "a\r\nB\r\n", 6},
+    {"coreeol-input", "* text", "core.eol crlf\ncore.autocrlf input\n",
+     "a\nb\n", "a\nB\n", false, NULL, 2},
+    {"coreeol-alone", "", "core.eol crlf\n", "a\nb\n", "a\nB\n", false, NULL,
+     2},
+    {"auto-crlf", "* text=auto eol=crlf", "", "a\nb\n", "a\nB\n", false,
+     "a\r\nB\r\n", 6},
+    {"eollf", "* eol=lf", "core.eol crlf\n", "a\nb\n", "a\nB\n", false, NULL,
+     2},
+    {"filter", "f.txt filter=up",
+     "filter.up.clean tr A-Z a-z\nfilter.up.smudge tr a-z A-Z\n", "a\nb\n",
+     "a\nc\n", false, "A\nC\n", 6},
+    {"ident", "f.txt ident", "", "$Id$\nb\n", "$Id$\nB\n", false, "$Id: ", 6},
+    {"late", "* text eol=crlf", "", "a\nb\n", "a\nB\n", true, "a\r\nB\r\n", 4},
+};
+
+static void files_are_looked_at_as_git_checks_them_out(void **state)
+{
+    char *bin = tnd_fs_join(scratch, "bin"), *log = tnd_fs_join(bin, "git.log");
+    char *git = tnd_fs_join(bin, "git"), *script, *real = NULL, *path;
+    const char *was_path = getenv("PATH");
+    FILE *p = popen("command -v git", "r");
+    char line[4096];
+
+    (void)state;
+    assert_non_null(p);
+    assert_non_null(fgets(line, sizeof(line), p));
+    pclose(p);
+    line[strcspn(line, "\n")] = '\0';
+    real = tnd_xstrdup(line);
+    script = tnd_xasprintf(logging_git, real);
+    assert_int_equal(tnd_fs_mkdirs(bin, 0700), 0);
+    assert_int_equal(tnd_fs_write(git, script, strlen(script)), 0);
+    assert_int_equal(chmod(git, 0700), 0);
+    path = tnd_xasprintf("%s:%s", bin, was_path);
+    free(script);
+    script = tnd_fs_join(scratch, "case.sh");
+    assert_int_equal(tnd_fs_write(script, make_case, strlen(make_case)), 0);
+    for (size_t c = 0; c < sizeof(attr_cases) / sizeof(*attr_cases); c++) {
+        const attr_case *t = &attr_cases[c];
+        char *cmd =
+            tnd_xasprintf("sh %s %s %s '%s' '%s' '%s' '%s' %s >/dev/null 2>&1",
+                          script, scratch, t->name, t->attrs, t->before,
+                          t->config, t->after, t->late ? "late" : "early");
+        char *repo = tnd_fs_join(scratch, t->name),
+             *base = tnd_xasprintf("%s.base", repo),
+             *index = tnd_xasprintf("%s.index", repo),
+             *dir = tnd_xasprintf("%s.find", repo),
+             *diffpath = tnd_xasprintf("%s.diff", repo), *diff = NULL,
+             *calls = NULL;
+        tnd_converted *conv = NULL;
+        size_t n = 0, len = 0, ncalls = 0;
+        const char *f = NULL;
+
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(tnd_fs_read(&diff, &len, diffpath, 1 << 20), 0);
+        assert_int_equal(tnd_fs_mkdirs(dir, 0700), 0);
+        unlink(log);
+        setenv("PATH", path, 1);
+        if (tnd_converted_find(&conv, &n, repo, base, index, dir, diff) < 0)
+            fail_msg("%s: %s", t->name, tnd_error_last());
+        setenv("PATH", was_path, 1);
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(conv[i].path, "f.txt") == 0)
+                f = conv[i].text;
+        if (!t->want != !f || (f && strncmp(f, t->want, strlen(t->want)) != 0))
+            fail_msg("%s: f.txt is %s, not %s", t->name, f ? f : "as stored",
+                     t->want ? t->want : "as stored");
+        if (tnd_fs_read(&calls, &len, log, 1 << 20) == 0)
+            for (const char *c2 = calls; (c2 = strchr(c2, '\n')); c2++)
+                ncalls++;
+        if (ncalls != t->processes)
+            fail_msg("%s: %zu git processes, not %zu:\n%s", t->name, ncalls,
+                     t->processes, calls ? calls : "");
+        tnd_error_clear();
+        tnd_converted_free(conv, n);
+        free(calls);
+        free(diff);
+        free(diffpath);
+        free(dir);
+        free(index);
+        free(base);
+        free(repo);
+        free(cmd);
+    }
+    free(script);
+    free(path);
+    free(real);
+    free(git);
+    free(log);
+    free(bin);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(many_long_paths_are_no_command_line),
         cmocka_unit_test(a_patchs_many_long_paths_are_checked),
+        cmocka_unit_test(files_are_looked_at_as_git_checks_them_out),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
