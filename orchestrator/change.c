@@ -28,6 +28,8 @@ static int git_index(char **out, const char *dir, const char *index,
         return tnd_error_config("%s (tandem review without --diff needs "
                                 "git)",
                                 tnd_error_last());
+    if (rc == TND_ECONFIG) /* a Git LFS object not here (git.c) */
+        return rc;
     if (rc < 0 && strstr(tnd_error_last(), "wrote more than"))
         return tnd_error_config("%s; the change is too large to review",
                                 tnd_error_last());

@@ -446,7 +446,7 @@ int tnd_converted_find(tnd_converted **out, size_t *n_out, const char *repo,
     free(ids);
     free(after);
     parts_free(parts, n);
-    return rc < 0 ? -1 : 0;
+    return rc < 0 ? (rc == TND_ECONFIG ? rc : -1) : 0;
 }
 
 int tnd_converted_edits(tnd_edit **edits, size_t *n, const tnd_converted *conv,

@@ -20,16 +20,30 @@
  * allowed (GIT_ALLOW_PROTOCOL empty, git 2.6 on) and no object fetched
  * lazily (GIT_NO_LAZY_FETCH, git 2.44 on): a partial clone's git fetched
  * a blob it lacked from its promisor remote (a sparse checkout's files
- * outside its cone, written into a snapshot). */
+ * outside its cone, written into a snapshot). Nor does git-lfs, the
+ * smudge filter of an export: see NO_LFS_FETCH. */
+/* git-lfs's smudge filter fetched an object this machine lacks over its
+ * own HTTPS (or ssh), which no git setting stops: a review waited on the
+ * network, or hung where it was not there. git-lfs reads these settings
+ * over the repository's (`git -c`): its server is a local directory that
+ * cannot exist, read by its own local agent (never the user's custom
+ * one), so fetching fails at once and touches nothing; an object that is
+ * there is smudged from it as before. */
+#define NO_LFS_FETCH                                   \
+    "'lfs.url=file:///dev/null/tandem-never-fetches' " \
+    "'lfs.standalonetransferagent=lfs-standalone-file'"
+
 static char **environment(bool english, const char *index, const char *objects,
                           const char *alternates, bool alone)
 {
     /* the caller's GIT_INDEX_FILE stays unless index replaces it: git
      * sets it for a pre-commit hook, and the index it names is the one
      * being committed */
-    const char *drop[7] = {"GIT_ALLOW_PROTOCOL", "GIT_NO_LAZY_FETCH"};
-    char **envp;
-    size_t n = 0, k = 2;
+    const char *drop[8] = {"GIT_ALLOW_PROTOCOL", "GIT_NO_LAZY_FETCH",
+                           "GIT_CONFIG_PARAMETERS"};
+    const char *params;
+    char **envp, *own;
+    size_t n = 0, k = 3;
 
     if (english)
         drop[k++] = "LC_ALL";
@@ -39,12 +53,19 @@ static char **environment(bool english, const char *index, const char *objects,
         drop[k++] = "GIT_OBJECT_DIRECTORY";
         drop[k++] = "GIT_ALTERNATE_OBJECT_DIRECTORIES";
     }
+    /* the caller's `git -c` settings (a hook's) stay, ours after them */
+    params = alone ? NULL : getenv("GIT_CONFIG_PARAMETERS");
+    own =
+        params && *params
+            ? tnd_xasprintf("GIT_CONFIG_PARAMETERS=%s %s", params, NO_LFS_FETCH)
+            : tnd_xstrdup("GIT_CONFIG_PARAMETERS=" NO_LFS_FETCH);
     envp = tnd_env_scrubbed(drop);
     if (alone) /* before GIT_INDEX_FILE is put in */
         tnd_env_drop_git(envp);
     while (envp[n])
         n++;
-    envp = tnd_xrealloc(envp, n + 7, sizeof(*envp));
+    envp = tnd_xrealloc(envp, n + 8, sizeof(*envp));
+    envp[n++] = own;
     envp[n++] = tnd_xstrdup("GIT_ALLOW_PROTOCOL=");
     envp[n++] = tnd_xstrdup("GIT_NO_LAZY_FETCH=1");
     if (english)
@@ -81,6 +102,30 @@ typedef struct where {
     size_t input_len;
 } where;
 
+/* The file whose Git LFS object git-lfs could not fetch, as its
+ * stderr (errors) names it: "Error downloading object: PATH (OID):
+ * ...". NULL when it names none. Caller frees. */
+static char *lfs_missing(const char *errors)
+{
+    static const char said[] = "Error downloading object: ";
+    const char *at = strstr(errors, said), *end, *p;
+
+    if (!at)
+        return NULL;
+    at += sizeof(said) - 1;
+    end = at + strcspn(at, "\n");
+    /* the first " (HEX): " ends the name (the line names the file twice,
+     * the second time with the whole id) */
+    for (p = at; p + 1 < end; p++) {
+        size_t hex =
+            p[0] == ' ' && p[1] == '(' ? strspn(p + 2, "0123456789abcdef") : 0;
+
+        if (hex >= 7 && strncmp(p + 2 + hex, "): ", 3) == 0)
+            return tnd_xasprintf("%.*s", (int)(p - at), at);
+    }
+    return NULL;
+}
+
 static int run(char **out, size_t *len, char **why_out, const char *dir,
                const char *const *argv, size_t cap, bool english,
                const where *w)
@@ -89,6 +134,7 @@ static int run(char **out, size_t *len, char **why_out, const char *dir,
         environment(english, w->index, w->objects, w->alternates, w->alone);
     tnd_proc_spec spec;
     tnd_proc_result res;
+    char *lfs;
     int rc = 0;
 
     if (out)
@@ -105,6 +151,16 @@ static int run(char **out, size_t *len, char **why_out, const char *dir,
     spec.output_cap = cap;
     if (tnd_proc_run(&res, &spec) < 0) {
         rc = TND_ENOTFOUND;
+    } else if ((lfs = lfs_missing(res.errors))) {
+        /* whether git failed or not (a filter not required): the file
+         * was not written as the commit has it */
+        rc = tnd_error_config(
+            "%s is a Git LFS file whose object is not on this machine, and "
+            "tandem never fetches (it never reaches the network): fetch it "
+            "first (git lfs fetch, or git lfs pull, which checks it out "
+            "too), then try again",
+            lfs);
+        free(lfs);
     } else if (res.status != TND_PROC_EXITED || res.exit_code != 0) {
         char *why = tnd_xstrdup(res.errors);
         tnd_str_trim(why);

@@ -4,7 +4,9 @@
  * the environment scrubbed of secrets, a deadline, and its output capped:
  * output past the cap is an error, never a silently cut list. It never
  * reaches the network: no transport is allowed, so a partial clone's
- * git fails on a blob it lacks where it fetched it. */
+ * git fails on a blob it lacks where it fetched it, and git-lfs's smudge
+ * filter fetches nothing: a file whose LFS object is not on this machine
+ * is TND_ECONFIG, naming it and `git lfs fetch`. */
 #ifndef TND_GIT_H
 #define TND_GIT_H
 

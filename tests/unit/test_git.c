@@ -49,10 +49,41 @@ static void a_failure_names_the_command_past_gits_options(void **state)
     assert_named(both, "no-such-command");
 }
 
+/* git-lfs, a smudge filter of an export, fetched the objects this
+ * machine lacks: every git gets a Git LFS server that cannot be reached
+ * without a connection, and its local agent, over the caller's own
+ * `git -c` settings (a hook's), which stay. */
+static void git_lfs_has_no_server_to_fetch_from(void **state)
+{
+    const char *url[] = {"git", "config", "--get", "lfs.url", NULL};
+    const char *agent[] = {"git", "config", "--get",
+                           "lfs.standalonetransferagent", NULL};
+    const char *theirs[] = {"git", "config", "--get", "user.name", NULL};
+    char *out = NULL;
+
+    (void)state;
+    setenv("GIT_CONFIG_PARAMETERS",
+           "'user.name=hook' 'lfs.url=https://example.com/lfs'", 1);
+    assert_int_equal(tnd_git_run(&out, NULL, "/", url, 4096), 0);
+    assert_string_equal(out, "file:///dev/null/tandem-never-fetches\n");
+    free(out);
+    assert_int_equal(tnd_git_run(&out, NULL, "/", agent, 4096), 0);
+    assert_string_equal(out, "lfs-standalone-file\n");
+    free(out);
+    assert_int_equal(tnd_git_run(&out, NULL, "/", theirs, 4096), 0);
+    assert_string_equal(out, "hook\n");
+    free(out);
+    unsetenv("GIT_CONFIG_PARAMETERS");
+    assert_int_equal(tnd_git_run(&out, NULL, "/", url, 4096), 0);
+    assert_string_equal(out, "file:///dev/null/tandem-never-fetches\n");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_failure_names_the_command_past_gits_options),
+        cmocka_unit_test(git_lfs_has_no_server_to_fetch_from),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
