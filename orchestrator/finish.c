@@ -1,7 +1,9 @@
 /* The end of a run (see loop.h): the report written, the session's
  * `finish` journaled when it ended for good, an approved change put into
  * the tree when asked, the recording turned into a cassette, the lessons
- * saved, and the summary and exit code said. */
+ * saved, and the summary and exit code said; a run that stopped on its
+ * way back to the question its session waits on ends nothing and leaves
+ * the question's report. */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -185,15 +187,15 @@ static int put_in_tree(run *r)
     return rc;
 }
 
-/* report.json as the session stands now, written; its text (caller
+/* report.json with status and reason, written; its text (caller
  * frees). *lost is set when it could not be written (said on stderr). */
-static char *write_report(run *r, bool *lost)
+static char *write_report_as(run *r, const char *status, const char *reason,
+                             bool *lost)
 {
     char *text;
 
-    tnd_report_outcome(r->report, tnd_session_status_name(r->status), r->reason,
-                       r->iterations, r->final_rel, r->last_rel,
-                       tnd_now_ms() - r->started);
+    tnd_report_outcome(r->report, status, reason, r->iterations, r->final_rel,
+                       r->last_rel, tnd_now_ms() - r->started);
     tnd_report_findings(r->report, r->findings_text);
     text = tnd_report_json(r->report);
     if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0) {
@@ -201,6 +203,140 @@ static char *write_report(run *r, bool *lost)
         *lost = true;
     }
     return text;
+}
+
+/* report.json as the session stands now, written (write_report_as). */
+static char *write_report(run *r, bool *lost)
+{
+    return write_report_as(r, tnd_session_status_name(r->status), r->reason,
+                           lost);
+}
+
+/* The question the session waits on (its journal's last escalation), or
+ * NULL when its journal says it does not wait. A run that failed or was
+ * stopped before it came back to that question (an answer refused
+ * because the files changed under an attempt it replays, a resume that
+ * failed on the way, Ctrl-C during either) journaled no answer and ended
+ * nothing: the session still waits for a person, whatever this run
+ * says. The record is borrowed from the journal. */
+static json_object *still_waits(const run *r)
+{
+    json_object *records = tnd_journal_records(r->journal);
+    tnd_session_status st;
+    long seq;
+
+    if (r->status != TND_SESSION_FAILED && r->status != TND_SESSION_INTERRUPTED)
+        return NULL;
+    if (tnd_journal_status(&st, records) < 0) {
+        tnd_error_clear();
+        return NULL;
+    }
+    if (st != TND_SESSION_WAITING)
+        return NULL;
+    seq = tnd_journal_waiting_on(records);
+    for (size_t i = tnd_journal_count(r->journal); i-- > 0;) {
+        json_object *rec = tnd_journal_record(r->journal, i);
+        if (tnd_json_int_or(rec, "seq", -1) == seq)
+            return rec;
+    }
+    return NULL;
+}
+
+/* The report.json the question wrote, when it is there and says the
+ * session waits (escalated); else NULL. Caller frees. */
+static char *question_report(run *r)
+{
+    char *path = tnd_session_path(r->session, "report.json"), *text = NULL;
+    json_object *o = NULL;
+    size_t len = 0;
+    bool kept;
+
+    kept = tnd_fs_read(&text, &len, path, 64 << 20) == 0 &&
+           tnd_json_parse(&o, text, len) == 0 &&
+           tnd_str_eq(tnd_json_str_or(o, "status", NULL), "escalated");
+    tnd_error_clear();
+    json_object_put(o);
+    free(path);
+    if (!kept) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* The end of a run that stopped before the question its session still
+ * waits on (still_waits): the report stays the question's, since this
+ * run's replay stopped part of the way and its status is no outcome of
+ * the session (a refused answer rewrote it `failed`, and a pipeline,
+ * `submit --attach` and `--json` were told the session failed while it
+ * waited); written only when there is none (a full disk then), saying
+ * escalated. No `finish`, no lessons credited. The person is told why
+ * this run stopped, that the session still waits and how to answer. */
+static int finish_waiting(run *r, json_object *question)
+{
+    const char *asked = tnd_json_str_or(question, "reason", NULL);
+    const char *answers =
+        r->opts.review ? "approve|reject" : "approve|reject|guide|budget";
+    char *text = question_report(r), *reason, *why, *repo;
+    bool lost = false; /* said on stderr; the journal has the last word */
+    int code;
+
+    if (!text)
+        text = write_report_as(r, "escalated", asked, &lost);
+    if (!r->go_on)
+        tnd_loop_emit(r, text);
+    free(text);
+    save_recording(r);
+    tnd_loop_remember(r);
+    reason = reason_line(r->reason ? r->reason : "");
+    why = reason_line(asked ? asked : "no reason journaled");
+    repo = tnd_str_shell_word(r->repo);
+    if (r->status == TND_SESSION_INTERRUPTED) {
+        fprintf(r->err, "interrupted: %s\n", reason);
+        code = TND_EXIT_SIGNAL + atomic_load(r->stop);
+    } else if (r->opts.review && !r->config_error) {
+        code = tnd_loop_not_reviewed(r, r->reason); /* as any review's */
+    } else {
+        fprintf(r->err, "tandem: %s\n", reason);
+        code = r->config_error ? TND_EXIT_USAGE : TND_EXIT_FAILED;
+    }
+    if (r->host && r->status == TND_SESSION_INTERRUPTED) {
+        /* a server stopping: the answer it took is in its accepted
+         * list, and the next server goes on with it */
+        fprintf(r->err,
+                "the next tandem serve goes on with it (tandem submit "
+                "--attach %s follows it then)\n",
+                tnd_session_id(r->session));
+    } else if (r->status == TND_SESSION_INTERRUPTED && !r->pending) {
+        /* stopped at the question, or on the way back to it: a resume
+         * asks it again */
+        fprintf(r->err,
+                "the session still waits for a person, on the question it "
+                "asked (%s)\ngo on with: tandem resume --repo %s %s (or "
+                "answer it: tandem %s %s)\n",
+                why, repo, tnd_session_id(r->session), answers,
+                tnd_session_id(r->session));
+    } else {
+        if (r->pending) /* said here, so resume.c need not */
+            fprintf(r->err,
+                    "tandem: your %s was not taken (nothing was journaled): ",
+                    tnd_json_str_or(r->pending, "kind", "answer"));
+        else
+            fprintf(r->err, "tandem: ");
+        fprintf(r->err,
+                "session %s still waits for a person, on the question it "
+                "asked (%s); answer it from %s with tandem %s %s\n",
+                tnd_session_id(r->session), why, repo, answers,
+                tnd_session_id(r->session));
+    }
+    json_object_put(r->pending);
+    r->pending = NULL;
+    fprintf(r->err, "session %s: %s/\n", tnd_session_id(r->session),
+            tnd_session_dir(r->session));
+    free(repo);
+    free(why);
+    free(reason);
+    return code;
 }
 
 /* --apply, --commit: the report as it stands before the tree is touched,
@@ -250,7 +386,10 @@ int tnd_loop_finish(run *r)
     bool apply =
         r->status == TND_SESSION_APPROVED && r->opts.apply && r->final_rel;
     bool no_report = false;
+    json_object *question = still_waits(r);
 
+    if (question)
+        return finish_waiting(r, question);
     /* Approved for good before the user's tree is touched: a kill while
      * the change goes in left an approved session unjournaled, whose
      * replay then met its own change in the tree (a review found it

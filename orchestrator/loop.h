@@ -198,7 +198,10 @@ void tnd_loop_close(run *r);
 /* End the run: report.json, the `finish` record when the session ended
  * for good, --apply/--commit, the recording, the lessons; then the
  * summary on r->err. A TND_EXIT_* code (TND_EXIT_HUMAN, silently, when
- * the session goes on here: r->go_on). */
+ * the session goes on here: r->go_on). A run that failed or was stopped
+ * while its session still waits (the journal's last step is the
+ * question: an answer refused, a resume that failed on the way) leaves
+ * the question's report.json and says the session waits. */
 int tnd_loop_finish(run *r);
 
 /* A review that could not be done: exit 4, or, under --on-error pass, 0

@@ -117,7 +117,8 @@ sed -i 's/sum += values\[i\];/sum += values[i] + 1;/' "$T/demo/stats.c"
 run tandem guide --repo "$T/demo" "$id" -m "divide as doubles"
 [ "$RC" -ne 0 ] || fail "guided on files no audit saw"
 expect_in "$T/err" "changed since this session started: attempt 1's change to stats.c"
-expect_in "$T/err" "your guide was not journaled: session $id stopped before the question it answers, which still waits"
+expect_in "$T/err" "your guide was not taken (nothing was journaled): session $id still waits for a person"
+expect_in "$dir/report.json" '"status": "escalated"'
 expect_not_in "$dir/journal.jsonl" '"type":"answer"'
 run "$BIN/tandem" sessions --repo "$T/demo"
 expect_in "$T/out" "$id   waiting"

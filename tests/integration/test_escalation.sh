@@ -385,14 +385,38 @@ edited_after_question() { # CASSETTE: escalated, then stats.c edited
     sed -i 's/sum += values\[i\];/sum += values[i]; \/\/ add them up/' "$T/demo/stats.c"
 }
 edited_after_question "$TOP/examples/demo/cassette.json"
+cp "$dir/report.json" "$T/question.json"
 for answer in "guide -m divide-as-doubles" "budget --iterations 1"; do
     run tandem $answer --repo "$T/demo" "$id"
     expect_rc 1 "$answer on changed files"
-    expect_in "$T/err" "changed since this session started: attempt 1's change to stats.c, made again from its journaled edits, is not the one its journaled audit saw (attempt-1.diff), so the session cannot go on"
+    expect_in "$T/err" "tandem: $T/demo changed since this session started: attempt 1's change to stats.c, made again from its journaled edits, is not the one its journaled audit saw (attempt-1.diff), so the session cannot go on"
     expect_in "$T/err" "tandem approve or tandem reject still end it"
-    expect_in "$T/err" "your ${answer%% *} was not journaled: session $id stopped before the question it answers, which still waits"
+    expect_in "$T/err" "tandem: your ${answer%% *} was not taken (nothing was journaled): session $id still waits for a person, on the question it asked (gate.max_iterations (1) reached;"
+    expect_in "$T/err" "answer it from $T/demo with tandem approve|reject|guide|budget $id"
+    # the session did not fail: nothing says so (report.json said
+    # failed while the journal waited, and a pipeline reading it, or
+    # submit --attach, was told the session had failed)
+    expect_not_in "$T/err" "failed after"
+    expect_not_in "$T/err" "failed: "
     expect_not_in "$dir/journal.jsonl" '"type":"answer"'
+    cmp -s "$dir/report.json" "$T/question.json" ||
+        fail "a refused $answer rewrote the question's report.json"
 done
+# a resume that stops on the way back to the question leaves it as well
+run tandem resume --repo "$T/demo" "$id"
+expect_rc 1 "a resume on changed files"
+expect_in "$T/err" "tandem: session $id still waits for a person, on the question it asked"
+cmp -s "$dir/report.json" "$T/question.json" ||
+    fail "a resume on changed files rewrote the question's report.json"
+# with no report of the question (a full disk then), one is written that
+# says the session waits, the question's reason its reason
+rm "$dir/report.json"
+run tandem guide -m again --repo "$T/demo" "$id"
+expect_rc 1 "a guide on changed files, no report"
+expect_in "$dir/report.json" '"status": "escalated"'
+expect_in "$dir/report.json" '"reason": "gate.max_iterations (1) reached'
+run "$BIN/tandem" sessions --repo "$T/demo"
+expect_in "$T/out" "$id   waiting"
 cmp -s "$dir/attempt-1.diff" "$T/seen.diff" || fail "attempt-1.diff was rewritten"
 run tandem approve --repo "$T/demo" "$id"
 expect_rc 0 "approved on changed files"

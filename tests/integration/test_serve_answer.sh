@@ -112,10 +112,24 @@ escalate e
 d=$T/e/.tandem/sessions/$SID
 cp "$d/attempt-1.diff" "$T/seen.diff"
 sed -i 's/sum += values\[i\];/sum += values[i]; \/\/ add them up/' "$T/e/stats.c"
+cp "$d/report.json" "$T/question.json"
 run tandem guide --repo "$T/e" -m "divide as doubles" "$SID"
 expect_rc 1 "a served guide on changed files"
 expect_in "$T/err" "attempt 1's change to stats.c, made again from its journaled edits, is not the one its journaled audit saw"
+expect_in "$T/err" "tandem: your guide was not taken (nothing was journaled): session $SID still waits for a person"
+expect_not_in "$T/err" "failed after"
 expect_not_in "$d/journal.jsonl" '"type":"answer"'
+# the question's report stays, and --attach says the session waits (it
+# said "ended failed" beside the answers to give, report.json failed)
+cmp -s "$d/report.json" "$T/question.json" ||
+    fail "a refused served guide rewrote the question's report.json"
+run tandem submit --attach "$SID" --json
+expect_rc 3 "attached after a refused guide"
+expect_in "$T/out" '"status": "escalated"'
+run tandem submit --attach "$SID"
+expect_rc 3 "attached after a refused guide"
+expect_in "$T/err" "session $SID ended escalated: gate.max_iterations (1) reached"
+expect_not_in "$T/err" "failed: "
 run tandem approve --repo "$T/e" "$SID"
 expect_rc 0 "a served approve on changed files"
 expect_in "$T/err" "session $SID goes on in tandem serve"

@@ -280,7 +280,8 @@ done
 pass "Ctrl-C stops a shell loop of runs, not just the run"
 
 # Ctrl-C at the question: interrupted (130), as anywhere else; the
-# escalation waits in the journal (it was exit 3, waiting, with no word)
+# escalation waits in the journal (it was exit 3, waiting, with no word),
+# and the report says so
 tmx kill-server 2>/dev/null
 rm -f "$T/rc" "$T/err"
 copy_demo
@@ -300,6 +301,9 @@ if tmx capture-pane -p -t tnd | grep -F -q ']> ^Cinterrupted'; then
 fi
 sid=$(ls "$T/demo/.tandem/sessions")
 expect_in "$T/demo/.tandem/sessions/$sid/journal.jsonl" '"type":"escalation"'
+# its report says what the journal does: it waits (it said interrupted)
+expect_in "$T/demo/.tandem/sessions/$sid/report.json" '"status": "escalated"'
+wait_pane "the session still waits for a person, on the question it asked" 10
 pass "Ctrl-C at the question is exit 130, and the escalation waits"
 
 # a run started in the background of its terminal (escalate: auto) has
