@@ -329,6 +329,13 @@ static int finish_waiting(run *r, json_object *question)
                 tnd_session_id(r->session), why, repo, answers,
                 tnd_session_id(r->session));
     }
+    if (r->host && r->pending)
+        /* in the server's log too: an answer an earlier server took is
+         * taken up with nobody following the session */
+        tnd_log_warn("session %s: the %s it was given was not taken, and "
+                     "it still waits for a person: %s",
+                     tnd_session_id(r->session),
+                     tnd_json_str_or(r->pending, "kind", "answer"), reason);
     json_object_put(r->pending);
     r->pending = NULL;
     fprintf(r->err, "session %s: %s/\n", tnd_session_id(r->session),

@@ -160,6 +160,29 @@ expect_in "$d/journal.jsonl" '"via":"curve","user":"ann-laptop","key":"rq:rM>}U?
 expect_in "$T/serve.err" "session $SID of an earlier server goes on"
 pass "an answer the server took survives its death: the next server goes on with it, and names who gave it"
 
+# an answer an earlier server took, refused by the next (the files
+# changed meanwhile): nobody follows the session, so the server's log
+# says so, and the session's report still says it waits (failed, and
+# the reason gone with the answer)
+repo f
+escalate f
+stop_serve
+d=$T/f/.tandem/sessions/$SID
+cp "$d/report.json" "$T/question.json"
+sed -i 's/sum += values\[i\];/sum += values[i]; \/\/ add them up/' "$T/f/stats.c"
+printf '{"seq":9999,"time":"2026-11-24T00:00:00Z","type":"accept","repo":"%s","session":"%s","answer":{"answer":"guide","text":"divide as doubles","iterations":0,"tokens":0,"via":"ipc","user":"ann"}}\n' \
+    "$T/f" "$SID" >>"$T/state/tandem/accepted.jsonl"
+start_serve --config "$T/one.yaml" --max-sessions 2
+wait_for "session $SID ended (exit 1)" "$T/serve.err" 30
+expect_in "$T/serve.err" "session $SID: the guide it was given was not taken, and it still waits for a person: $T/f changed since this session started"
+expect_not_in "$d/journal.jsonl" '"type":"answer"'
+cmp -s "$d/report.json" "$T/question.json" ||
+    fail "a refused kept answer rewrote the question's report.json"
+run tandem submit --attach "$SID"
+expect_rc 3 "attached after a refused kept answer"
+expect_in "$T/err" "session $SID ended escalated"
+pass "an answer an earlier server took and the next refuses leaves the session waiting, and says so in the server's log"
+
 # ---- an answer kept for a question the session has moved past -----------
 # a server took `approve` for attempt 1 and died; with no server, a person
 # granted another attempt here, which failed and asked again; the next
