@@ -393,29 +393,30 @@ static bool plain_name(const char *s)
  * "-c core.attributesFile=FILE" into *opt (caller frees): git apply in
  * the user's tree converts by them (it read a CRLF checkout's file as
  * LF, and applied `git diff`'s patch), where the scratch copy is no
- * repository. 0 when the repository gives none, 1 when *opt is set, -1
+ * repository. The names go to git on its stdin (check-attr --stdin -z),
+ * never on its command line, which the kernel caps (ARG_MAX: 300 files
+ * of long names passed it, git did not start, and the patch was
+ * rejected). 0 when the repository gives none, 1 when *opt is set, -1
  * with the error set. */
 static int repo_attributes(char **opt, const char *repo, const names *l,
                            const char *parent)
 {
-    const char **argv = tnd_xcalloc(l->n + 9, sizeof(char *));
-    char *out = NULL, *file = NULL;
-    size_t k = 0, len = 0;
+    const char *argv[] = {"git",  "check-attr", "--stdin", "-z",
+                          "text", "eol",        "crlf",    NULL};
+    char *out = NULL, *file = NULL, *list;
+    size_t len = 0, list_len = 0;
     tnd_buf b;
     int rc;
 
     *opt = NULL;
-    tnd_buf_init(&b, NAMES_CAP);
-    argv[k++] = "git";
-    argv[k++] = "check-attr";
-    argv[k++] = "-z";
-    argv[k++] = "text";
-    argv[k++] = "eol";
-    argv[k++] = "crlf";
-    argv[k++] = "--";
+    tnd_buf_init(&b, TND_BUF_NOCAP);
     for (size_t i = 0; i < l->n; i++)
-        argv[k++] = l->at[i];
-    rc = tnd_git_run(&out, &len, repo, argv, NAMES_CAP);
+        tnd_buf_append(&b, l->at[i], strlen(l->at[i]) + 1);
+    list = tnd_buf_detach(&b, &list_len);
+    rc = tnd_git_run_input(&out, &len, repo, NULL, NULL, NULL, list, list_len,
+                           argv, NAMES_CAP);
+    free(list);
+    tnd_buf_init(&b, NAMES_CAP);
     /* "PATH\0ATTR\0VALUE\0" */
     for (size_t at = 0; rc == 0 && out && at < len;) {
         const char *path = out + at, *attr, *value;
@@ -445,7 +446,6 @@ static int repo_attributes(char **opt, const char *repo, const names *l,
     }
     free(file);
     free(out);
-    free(argv);
     tnd_buf_free(&b);
     return rc;
 }

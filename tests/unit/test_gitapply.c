@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/rmtree.h"
@@ -141,6 +143,65 @@ static void the_repositorys_line_ends_are_read_as_git_apply_there(void **state)
                              "error: patch failed: f:1\nerror: f: patch does "
                              "not apply");
     free(why);
+    free(cmd);
+    free(repo);
+    free(base);
+    free(ws);
+}
+
+/* Many files with long names: 300 of about 1000 bytes, near the
+ * longest an edit takes (1024) */
+#define NFILES 300
+
+/* 300 files of 1000-byte names in a CRLF checkout, under a stack limit
+ * of 1 MiB (exec takes 256 KiB of arguments): the question of their
+ * line-end attributes put every name on git check-attr's command line,
+ * git did not start ("Argument list too long"), and the patch, which
+ * git apply in that tree applies, was rejected. git reads them on its
+ * stdin. */
+static void many_long_names_are_read_as_git_apply_there(void **state)
+{
+    char *base, *ws, *why = NULL, *repo = tnd_fs_join(scratch, "many-repo");
+    char *cmd = tnd_xasprintf("git init -q '%s'", repo), *diff, deep[1024];
+    const char **paths = tnd_xcalloc(NFILES + 1, sizeof(*paths));
+    struct rlimit was, now;
+    tnd_buf b;
+    size_t len = 0;
+    int rc;
+
+    (void)state;
+    trees(&base, &ws);
+    memset(deep, 'd', sizeof(deep));
+    for (size_t i = 200; i < 1000; i += 200)
+        deep[i] = '/';
+    deep[1000] = '\0';
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (size_t i = 0; i < NFILES; i++) {
+        char *path = tnd_xasprintf("%s/f%zu", deep, i);
+
+        put(base, path, "a\r\nb\r\nc\r\n");
+        put(ws, path, "a\r\nB\r\nc\r\n");
+        tnd_buf_printf(&b,
+                       "--- a/%s\n+++ b/%s\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n",
+                       path, path);
+        paths[i] = path;
+    }
+    diff = tnd_buf_detach(&b, &len);
+    assert_int_equal(system(cmd), 0);
+    put(repo, ".gitattributes", "* text eol=crlf\n");
+    assert_int_equal(getrlimit(RLIMIT_STACK, &was), 0);
+    now = was;
+    now.rlim_cur = 1 << 20;
+    assert_int_equal(setrlimit(RLIMIT_STACK, &now), 0);
+    rc = tnd_gitapply_same(diff, len, base, ws, paths, scratch, repo, &why);
+    assert_int_equal(setrlimit(RLIMIT_STACK, &was), 0);
+    if (rc != 0)
+        fail_msg("rejected: %s", why ? why : tnd_error_last());
+    assert_null(why);
+    for (size_t i = 0; i < NFILES; i++)
+        free((char *)paths[i]);
+    free(paths);
+    free(diff);
     free(cmd);
     free(repo);
     free(base);
@@ -321,6 +382,7 @@ int main(void)
         cmocka_unit_test(the_same_reading_passes),
         cmocka_unit_test(the_users_git_settings_are_left_out),
         cmocka_unit_test(the_repositorys_line_ends_are_read_as_git_apply_there),
+        cmocka_unit_test(many_long_names_are_read_as_git_apply_there),
         cmocka_unit_test(other_bytes_are_told_with_the_line),
         cmocka_unit_test(a_file_git_deletes_must_be_gone),
         cmocka_unit_test(a_file_only_git_writes_is_compared),
