@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
@@ -28,6 +29,11 @@
 #define SUBJECT_MAX 72         /* bytes of a commit's first line */
 #define BODY_MAX    (16 << 10) /* bytes of the rationale in a commit */
 #define GIT_OUT_MAX (64 << 10) /* what git may print for our questions */
+/* The bytes of names one git status is given at most (each name's
+ * pointer counted too): far under what exec takes of a command line
+ * and the environment (ARG_MAX: a quarter of the stack limit, 128 KiB
+ * at the least) */
+#define STATUS_PART (32 << 10)
 
 /* ---- the message ----------------------------------------------------------
  */
@@ -137,68 +143,104 @@ static char *git_prefix(const char *repo)
     return out;
 }
 
-/* argv with "git" and the given words, then "--" and the paths.
- * Caller frees the array. */
-static const char **git_argv(const char *const *words, char **paths)
+/* argv with "git" and the given words, then "--" and the n paths when
+ * paths is not NULL. Caller frees the array. */
+static const char **git_argv(const char *const *words, char **paths, size_t n)
 {
-    size_t nw = 0, np = 0, k = 0;
+    size_t nw = 0, k = 0;
     const char **argv;
 
     while (words[nw])
         nw++;
-    while (paths && paths[np])
-        np++;
-    argv = tnd_xcalloc(nw + np + 3, sizeof(char *));
+    argv = tnd_xcalloc(nw + n + 3, sizeof(char *));
     argv[k++] = "git";
     for (size_t i = 0; i < nw; i++)
         argv[k++] = words[i];
     if (paths) {
         argv[k++] = "--";
-        for (size_t i = 0; i < np; i++)
+        for (size_t i = 0; i < n; i++)
             argv[k++] = paths[i];
     }
     return argv;
 }
 
 static int git(char **out, const char *repo, const char *const *words,
-               char **paths)
+               char **paths, size_t n)
 {
-    const char **argv = git_argv(words, paths);
+    const char **argv = git_argv(words, paths, n);
     int rc = tnd_git_run(out, NULL, repo, argv, GIT_OUT_MAX);
 
     free(argv);
     return rc;
 }
 
+/* The paths, each ended by a NUL: a list for git's stdin (--stdin -z,
+ * --pathspec-from-file=- --pathspec-file-nul), never its command line,
+ * which the kernel caps (ARG_MAX: 300 files of long names passed it,
+ * and git did not start, "Argument list too long"). Caller frees. */
+static char *path_list(size_t *len, char **paths)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (size_t i = 0; paths && paths[i]; i++)
+        tnd_buf_append(&b, paths[i], strlen(paths[i]) + 1);
+    return tnd_buf_detach(&b, len);
+}
+
 /* Uncommitted changes of the user's in the files the patch touches: a
- * commit of them would carry those too. 0 when there are none. */
+ * commit of them would carry those too. 0 when there are none. git
+ * status reads no pathspec from its stdin: the names go to it in parts
+ * of at most STATUS_PART bytes, one command line each. */
 static int clean_paths(const char *repo, char **paths)
 {
     const char *status[] = {"--literal-pathspecs",   "status",
                             "--porcelain",           "-z",
                             "--untracked-files=all", NULL};
     char *out = NULL;
-    int rc = git(&out, repo, status, paths);
+    int rc = 0;
 
-    if (rc == 0 && out && *out) {
-        /* "XY PATH\0": name the first */
-        rc = tnd_error_set("%s has changes of yours that are not committed, "
-                           "and --commit commits only the patch; commit or "
-                           "stash them first, or use --apply",
-                           strlen(out) > 3 ? out + 3 : out);
+    for (size_t at = 0; rc == 0 && paths[at];) {
+        size_t n = 0, bytes = 0;
+
+        while (paths[at + n] &&
+               (n == 0 || bytes + strlen(paths[at + n]) + 1 + sizeof(char *) <=
+                              STATUS_PART))
+            bytes += strlen(paths[at + n++]) + 1 + sizeof(char *);
+        rc = git(&out, repo, status, paths + at, n);
+        at += n;
+        if (rc == 0 && out && *out) {
+            /* "XY PATH\0": name the first */
+            rc = tnd_error_set("%s has changes of yours that are not "
+                               "committed, and --commit commits only the "
+                               "patch; commit or stash them first, or use "
+                               "--apply",
+                               strlen(out) > 3 ? out + 3 : out);
+        }
+        free(out);
+        out = NULL;
     }
-    free(out);
     return rc;
 }
 
 /* The user's index, for the paths the commit took, made to agree with
  * the commit (as `git commit --only` leaves it): else `git status` would
- * show the change staged backwards. Whatever else is staged stays. */
+ * show the change staged backwards. Whatever else is staged stays (no
+ * path is no reset: git resets the whole index for an empty list). */
 static int refresh_index(const char *repo, char **paths)
 {
-    const char *reset[] = {"--literal-pathspecs", "reset", "-q", NULL};
+    const char *reset[] = {
+        "git", "--literal-pathspecs",    "reset",
+        "-q",  "--pathspec-from-file=-", "--pathspec-file-nul",
+        NULL};
+    size_t len = 0;
+    char *list = path_list(&len, paths);
+    int rc = len ? tnd_git_run_input(NULL, NULL, repo, NULL, NULL, NULL, list,
+                                     len, reset, GIT_OUT_MAX)
+                 : 0;
 
-    if (git(NULL, repo, reset, paths) < 0)
+    free(list);
+    if (rc < 0)
         return tnd_error_set("committed, but git's index was not updated "
                              "for the files the commit took (%s); run "
                              "`git reset -q -- FILES` on them before your "
@@ -266,24 +308,18 @@ static int commit_tree_of(char **tree, const char *repo, const char *patch_file,
     return rc < 0 ? -1 : 0;
 }
 
-/* argv: words, then "--" and the paths of patch's files that old is
- * true for (those base holds) or all of them. Caller frees the array. */
-static const char **argv_paths(const char *const *words, const tnd_patch *patch,
-                               bool old)
+/* The paths of patch's files that old is true for (those base holds)
+ * or all of them, each ended by a NUL (see path_list). Caller frees. */
+static char *patch_list(size_t *len, const tnd_patch *patch, bool old)
 {
-    size_t nw = 0, k = 0;
-    const char **argv;
+    tnd_buf b;
 
-    while (words[nw])
-        nw++;
-    argv = tnd_xcalloc(nw + patch->nfiles + 2, sizeof(char *));
-    for (size_t i = 0; i < nw; i++)
-        argv[k++] = words[i];
-    argv[k++] = "--";
+    tnd_buf_init(&b, TND_BUF_NOCAP);
     for (size_t i = 0; i < patch->nfiles; i++)
         if (!old || !patch->files[i].created)
-            argv[k++] = patch->files[i].path;
-    return argv;
+            tnd_buf_append(&b, patch->files[i].path,
+                           strlen(patch->files[i].path) + 1);
+    return tnd_buf_detach(&b, len);
 }
 
 /* The commit's tree when git cannot apply the patch to the files as git
@@ -292,21 +328,26 @@ static const char **argv_paths(const char *const *words, const tnd_patch *patch,
  * it. The files the patch touches are checked out of base into a
  * directory of tandem's own, patched there (patchdir.c), and added back
  * by git add, which converts them as a commit of the user's would. Still
- * nothing comes from the user's tree. 0, or -1 with the error set. */
+ * nothing comes from the user's tree. Their names go to git on its
+ * stdin (checkout-index --stdin -z, add --pathspec-from-file), literal
+ * as ever: a name with glob characters is no pattern, which would take
+ * base's other files it matches, absent from the directory, out of the
+ * commit. 0, or -1 with the error set. */
 static int commit_tree_converted(char **tree, const char *repo,
                                  const char *diff, const tnd_patch *patch,
                                  const char *base)
 {
     const char *git_dir[] = {"git", "rev-parse", "--absolute-git-dir", NULL};
     const char *read_tree[] = {"git", "read-tree", base, NULL};
-    const char *checkout[] = {"git", "checkout-index", "-f", NULL, NULL};
+    const char *checkout[] = {
+        "git", "checkout-index", "-f", NULL, "--stdin", "-z", NULL};
     const char *add[] = {
-        "git", NULL, "--work-tree=.", "--literal-pathspecs", "add", "-f",
-        "-A",  NULL};
+        "git", NULL, "--work-tree=.",          "--literal-pathspecs", "add",
+        "-f",  "-A", "--pathspec-from-file=-", "--pathspec-file-nul", NULL};
     char *runtime = tnd_rundir_base(), *gd = NULL, *index = NULL, *work = NULL,
-         *prefix = NULL, *gd_opt = NULL;
+         *prefix = NULL, *gd_opt = NULL, *list = NULL;
     tnd_rundir *tmp = runtime ? tnd_rundir_new(runtime, NULL, NULL, 0) : NULL;
-    const char **argv = NULL;
+    size_t len = 0;
     int rc = tmp ? tnd_git_run(&gd, NULL, repo, git_dir, GIT_OUT_MAX) : -1;
 
     *tree = NULL;
@@ -323,18 +364,22 @@ static int commit_tree_converted(char **tree, const char *repo,
         rc = tnd_git_run_index(NULL, NULL, repo, index, read_tree, GIT_OUT_MAX);
     if (rc == 0 && *base) {
         checkout[3] = prefix = tnd_xasprintf("--prefix=%s/", work);
-        argv = argv_paths(checkout, patch, true);
-        if (argv[5]) /* a path after "--": not only new files */
-            rc = tnd_git_run_index(NULL, NULL, repo, index, argv, GIT_OUT_MAX);
-        free(argv);
+        list = patch_list(&len, patch, true);
+        if (len) /* not only new files */
+            rc = tnd_git_run_input(NULL, NULL, repo, index, NULL, NULL, list,
+                                   len, checkout, GIT_OUT_MAX);
+        free(list);
     }
     if (rc == 0)
         rc = tnd_patchdir_apply(work, diff);
     if (rc == 0) {
         add[1] = gd_opt = tnd_xasprintf("--git-dir=%s", gd);
-        argv = argv_paths(add, patch, false);
-        rc = tnd_git_run_index(NULL, NULL, work, index, argv, GIT_OUT_MAX);
-        free(argv);
+        list = patch_list(&len, patch, false);
+        /* an empty list is the whole directory to git: never asked */
+        rc = len ? tnd_git_run_input(NULL, NULL, work, index, NULL, NULL, list,
+                                     len, add, GIT_OUT_MAX)
+                 : tnd_error_set("the patch names no file to commit");
+        free(list);
     }
     if (rc == 0)
         rc = write_tree(tree, repo, index);
@@ -368,7 +413,7 @@ static int commit_patch(tnd_apply_result *r, const char *repo, const char *tree,
         subject = subject_of(message);
         update[2] = reflog = tnd_xasprintf("commit (tandem): %s", subject);
         free(subject);
-        if (git(NULL, repo, update, NULL) < 0) {
+        if (git(NULL, repo, update, NULL, 0) < 0) {
             rc = tnd_error_set("HEAD moved while the change went in (a "
                                "commit, a checkout or a reset of yours): "
                                "%s",
@@ -400,8 +445,8 @@ static int apply_git(const char *repo, const char *patch_file,
                            NULL};
     int rc;
 
-    if ((rc = git(NULL, repo, check, NULL)) == 0)
-        rc = git(NULL, repo, apply, NULL);
+    if ((rc = git(NULL, repo, check, NULL, 0)) == 0)
+        rc = git(NULL, repo, apply, NULL, 0);
     free(dir);
     return rc < 0 ? -1 : 0;
 }

@@ -41,9 +41,10 @@ int tnd_git_run_scratch(char **out, size_t *len, const char *dir,
 /* As tnd_git_run_scratch (index, objects and repo_objects each NULL
  * for the repository's own), with the input_len bytes of input on git's
  * stdin: the paths of a --stdin form (checkout-index --stdin -z,
- * hash-object --stdin-paths, check-attr --stdin -z), never put on its
- * command line, whose size the kernel caps (ARG_MAX: E2BIG, and git
- * does not start). */
+ * hash-object --stdin-paths, check-attr --stdin -z, add and reset
+ * --pathspec-from-file=- --pathspec-file-nul), never put on its command
+ * line, whose size the kernel caps (ARG_MAX: E2BIG, and git does not
+ * start). */
 int tnd_git_run_input(char **out, size_t *len, const char *dir,
                       const char *index, const char *objects,
                       const char *repo_objects, const char *input,

@@ -597,6 +597,105 @@ static void a_created_file_is_committed_from_a_subdirectory(void **state)
     free(top);
 }
 
+/* Many files with long names: 300 of about 1000 bytes, near the
+ * longest an edit takes (1024) */
+#define NFILES 300
+
+/* The shell's words that make the repository "$1/git-many": NFILES
+ * files in a directory 1000 bytes deep, and g1.txt and g*.txt at the
+ * top, committed with LF and checked out with CRLF (`* text
+ * eol=crlf`), so that the patch of the checkout goes the long way
+ * (commit_tree_converted). */
+static const char make_many[] =
+    "set -e; cd \"$1\"; git init -q git-many; cd git-many\n"
+    "git config user.name t; git config user.email t@example.invalid\n"
+    "d=$(printf '%0200d' 0 | tr 0 d)\n"
+    "deep=$d/$d/$d/$d/$d\n"
+    "mkdir -p \"$deep\"\n"
+    "i=0; while [ $i -lt 300 ]; do printf 'a\\nb\\n' >\"$deep/f$i\";"
+    " i=$((i + 1)); done\n"
+    "printf 'a\\nb\\n' >g1.txt; printf 'a\\nb\\n' >'g*.txt'\n"
+    "printf '* text eol=crlf\\n' >.gitattributes\n"
+    "git add -A; git commit -qm base\n"
+    "rm -r \"$d\" g1.txt 'g*.txt'; git checkout -- .\n";
+
+/* 300 files of 1000-byte names committed under a stack limit of 1 MiB
+ * (exec takes 256 KiB of arguments): the look for changes of the
+ * user's in them (git status), the checkout of them and the git add of
+ * them (a patch of files git converts), and the index brought up to
+ * date (git reset) each put every name on one command line, and git
+ * did not start ("Argument list too long"). git reads them on its
+ * stdin, or in parts (git status); g*.txt is a name, not a pattern
+ * (g1.txt, not in the patch, stays as it was). */
+static void a_commit_of_many_long_names_is_made(void **state)
+{
+    char *script = tnd_fs_join(scratch, "make-many.sh"), *file, *diff, *out;
+    char *dir = tnd_fs_join(scratch, "git-many"), deep[1024];
+    const char *before = "a\r\nb\r\n", *after = "a\r\nB\r\n";
+    struct rlimit was, now;
+    tnd_apply_result r;
+    tnd_buf b;
+    int rc;
+
+    (void)state;
+    assert_int_equal(tnd_fs_write(script, make_many, strlen(make_many)), 0);
+    sh("sh '%s' '%s' >/dev/null 2>&1", script, scratch);
+    /* the script's $deep: five names of 200 bytes */
+    memset(deep, 'd', sizeof(deep));
+    for (size_t i = 200; i < 1000; i += 201)
+        deep[i] = '/';
+    deep[1004] = '\0';
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (size_t i = 0; i <= NFILES; i++) {
+        char *path = i < NFILES ? tnd_xasprintf("%s/f%zu", deep, i)
+                                : tnd_xstrdup("g*.txt");
+
+        assert_int_equal(tnd_diff_file(&b, path, before, strlen(before), after,
+                                       strlen(after)),
+                         0);
+        free(path);
+    }
+    diff = tnd_buf_detach(&b, NULL);
+    file = tnd_xasprintf("%s.patch", dir);
+    assert_int_equal(tnd_fs_write(file, diff, strlen(diff)), 0);
+    assert_int_equal(getrlimit(RLIMIT_STACK, &was), 0);
+    now = was;
+    now.rlim_cur = 1 << 20;
+    /* a change of the user's in the last file is seen (git status is
+     * given the names in parts) */
+    put(dir, "g*.txt", "mine\r\n");
+    assert_int_equal(setrlimit(RLIMIT_STACK, &now), 0);
+    rc = tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "Many", NULL);
+    assert_int_equal(setrlimit(RLIMIT_STACK, &was), 0);
+    assert_int_equal(rc, 1);
+    if (!r.why || !strstr(r.why, "g*.txt has changes of yours"))
+        fail_msg("not refused: %s", r.why ? r.why : "");
+    tnd_apply_result_clear(&r);
+    sh("cd '%s' && git checkout -- 'g*.txt'", dir);
+    assert_int_equal(setrlimit(RLIMIT_STACK, &now), 0);
+    rc = tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "Many", NULL);
+    assert_int_equal(setrlimit(RLIMIT_STACK, &was), 0);
+    if (rc != 0 || !r.committed || r.why)
+        fail_msg("not committed: %s", r.why ? r.why : "");
+    out = sh_out("cd '%s' && git show --format= --name-only HEAD | wc -l", dir);
+    assert_string_equal(out, "301");
+    free(out);
+    out = sh_out("cd '%s' && git show HEAD:'g*.txt' HEAD:g1.txt "
+                 "HEAD:\"$(git ls-files | grep f299)\" | od -c | head -1",
+                 dir);
+    assert_string_equal(out, "0000000   a  \\n   B  \\n   a  \\n   b  \\n   a  "
+                             "\\n   B  \\n");
+    free(out);
+    out = sh_out("cd '%s' && git status --porcelain", dir);
+    assert_string_equal(out, "");
+    free(out);
+    tnd_apply_result_clear(&r);
+    free(file);
+    free(diff);
+    free(dir);
+    free(script);
+}
+
 /* A git first on PATH that, once the patch is in the tree (`git apply`,
  * not --check, not --cached), runs the script DIR/meanwhile: the user,
  * between tandem's look at the tree and its commit. Returns the PATH
@@ -770,6 +869,7 @@ int main(void)
         cmocka_unit_test(a_commit_of_a_file_with_changes_of_yours_is_refused),
         cmocka_unit_test(a_commit_onto_a_moved_head_is_refused),
         cmocka_unit_test(a_created_file_is_committed_from_a_subdirectory),
+        cmocka_unit_test(a_commit_of_many_long_names_is_made),
         cmocka_unit_test(an_edit_made_before_the_commit_stays_out_of_it),
         cmocka_unit_test(a_commit_made_before_tandems_is_not_built_on),
         cmocka_unit_test(a_commit_with_the_index_locked_says_so),
