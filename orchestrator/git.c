@@ -238,6 +238,15 @@ int tnd_git_run_input(char **out, size_t *len, const char *dir,
     return run(out, len, NULL, dir, argv, cap, false, &w);
 }
 
+int tnd_git_try_input(char **out, size_t *len, char **why, const char *dir,
+                      const char *input, size_t input_len,
+                      const char *const *argv, size_t cap)
+{
+    where w = {NULL, NULL, NULL, false, input, input_len};
+
+    return run(out, len, why, dir, argv, cap, true, &w);
+}
+
 bool tnd_git_in_git_dir(const char *dir)
 {
     const char *argv[] = {"git", "rev-parse", "--is-inside-git-dir", NULL};

@@ -64,6 +64,12 @@ int tnd_git_run_alone(char **out, size_t *len, const char *dir,
 int tnd_git_try(char **out, size_t *len, char **why, const char *dir,
                 const char *const *argv, size_t cap);
 
+/* As tnd_git_try, with the input_len bytes of input on git's stdin (see
+ * tnd_git_run_input). */
+int tnd_git_try_input(char **out, size_t *len, char **why, const char *dir,
+                      const char *input, size_t input_len,
+                      const char *const *argv, size_t cap);
+
 /* Whether dir is in a repository's own directory (a bare repository, a
  * .git directory or one under it): git's data, not a project, whose
  * files a run must not take as a tree to change (its config and hooks

@@ -7,42 +7,50 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/git.h"
 
-/* The bytes of paths one checkout-index is given at most: far under
- * the kernel's limit on a command line (ARG_MAX, 2 MiB at least) */
-#define BATCH_BYTES (256 << 10)
+/* The paths one checkout-index is given at most: each within git's
+ * deadline (see git.h) */
 #define BATCH_PATHS 2000
 
-/* git checkout-index of the n paths into dir; older gits (before 2.36)
- * have no --ignore-skip-worktree-bits, and write such a path without
- * it. *absent: it failed for a blob this machine does not have (a
- * partial clone's, which git may not fetch: see git.h). */
+/* git checkout-index of the n paths into dir, the paths on its stdin
+ * (--stdin -z), never its command line, which the kernel caps (ARG_MAX,
+ * a quarter of the stack limit: 256 KiB of paths passed it under a 1
+ * MiB limit, and the snapshot failed, "Argument list too long"); older
+ * gits (before 2.36) have no --ignore-skip-worktree-bits, and write
+ * such a path without it. *absent: it failed for a blob this machine
+ * does not have (a partial clone's, which git may not fetch: see
+ * git.h). */
 static int checkout(bool *absent, const char *repo, const char *prefix,
                     const char *const *paths, size_t n)
 {
-    const char **argv = tnd_xcalloc(n + 6, sizeof(*argv));
-    char *why = NULL;
-    size_t k = 0;
+    const char *argv[] = {
+        "git",  "checkout-index", "--ignore-skip-worktree-bits",
+        prefix, "--stdin",        "-z",
+        NULL};
+    char *why = NULL, *list;
+    size_t len = 0;
+    tnd_buf b;
     int rc;
 
-    argv[k++] = "git";
-    argv[k++] = "checkout-index";
-    argv[k++] = "--ignore-skip-worktree-bits";
-    argv[k++] = prefix;
-    argv[k++] = "--";
-    memcpy(argv + k, paths, n * sizeof(*argv));
-    rc = tnd_git_try(NULL, NULL, &why, repo, argv, 64 << 10);
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (size_t i = 0; i < n; i++)
+        tnd_buf_append(&b, paths[i], strlen(paths[i]) + 1);
+    list = tnd_buf_detach(&b, &len);
+    rc = tnd_git_try_input(NULL, NULL, &why, repo, list, len, argv, 64 << 10);
     if (rc < 0 && why && strstr(why, "ignore-skip-worktree-bits") &&
         strstr(why, "unknown option")) {
-        memmove(argv + 2, argv + 3, (n + 3) * sizeof(*argv));
+        memmove(argv + 2, argv + 3,
+                (sizeof(argv) / sizeof(*argv) - 3) * sizeof(*argv));
         free(why);
         why = NULL;
-        rc = tnd_git_try(NULL, NULL, &why, repo, argv, 64 << 10);
+        rc = tnd_git_try_input(NULL, NULL, &why, repo, list, len, argv,
+                               64 << 10);
     }
     /* "could not fetch ID from promisor remote" (the fetch refused);
      * "unable to read sha1 file of PATH" (git 2.44 on, no fetch tried) */
@@ -50,7 +58,7 @@ static int checkout(bool *absent, const char *repo, const char *prefix,
               (strstr(why, "promisor remote") ||
                strstr(why, "unable to read sha1 file"));
     free(why);
-    free(argv);
+    free(list);
     return rc;
 }
 
@@ -86,9 +94,7 @@ int tnd_sparse_take(size_t *files, size_t *bytes, size_t *absent,
         free(full);
     }
     for (size_t at = 0; at < m && rc == 0;) {
-        size_t k = 0, len = 0;
-        while (at + k < m && k < BATCH_PATHS && len < BATCH_BYTES)
-            len += strlen(missing[at + k++]) + 1;
+        size_t k = m - at < BATCH_PATHS ? m - at : BATCH_PATHS;
         rc = checkout(&lacking, repo, prefix, missing + at, k);
         at += k;
     }
