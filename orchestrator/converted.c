@@ -166,6 +166,9 @@ typedef struct eol_settings {
     bool autocrlf; /* core.autocrlf true, or a value not known false */
     bool input;    /* core.autocrlf input (no CRLF from core.eol) */
     bool eol_crlf; /* core.eol crlf, or a value not known LF */
+    bool filter_unset, filter_unspecified; /* a filter driver so named:
+                                              check-attr's words for no
+                                              filter are its name too */
 } eol_settings;
 
 static bool is(const char *value, const char *word)
@@ -207,6 +210,10 @@ static int eol_settings_of(eol_settings *e, const char *repo)
             e->autocrlf = !e->input && !is_false(value);
         } else if (strcasecmp(key, "core.eol") == 0) {
             e->eol_crlf = !value || !(is(value, "lf") || is(value, "native"));
+        } else if (strncasecmp(key, "filter.", 7) == 0) {
+            /* the subsection, the driver's name, is case-sensitive */
+            e->filter_unset |= strncmp(key + 7, "unset.", 6) == 0;
+            e->filter_unspecified |= strncmp(key + 7, "unspecified.", 12) == 0;
         }
     }
     free(out);
@@ -217,24 +224,66 @@ enum { A_TEXT, A_CRLF, A_EOL, A_FILTER, A_IDENT, A_ENCODING, A_N };
 static const char *const attr_names[A_N] = {
     "text", "crlf", "eol", "filter", "ident", "working-tree-encoding"};
 
+/* git's crlf_action (convert.c) as convert_attrs has it from text, or
+ * from crlf where text says none (undefined). */
+enum { ACT_UNDEFINED, ACT_TEXT, ACT_BINARY, ACT_INPUT, ACT_AUTO };
+
+/* The action one of text's or crlf's words says. check-attr writes
+ * "set" and "unset" for a value so spelt as well (`text=unset`), which
+ * git takes as no action: *or_none says the word may be one. */
+static int action_of(const char *word, bool *or_none)
+{
+    *or_none = is(word, "set") || is(word, "unset");
+    return is(word, "set")     ? ACT_TEXT
+           : is(word, "unset") ? ACT_BINARY
+           : is(word, "input") ? ACT_INPUT
+           : is(word, "auto")  ? ACT_AUTO
+                               : ACT_UNDEFINED;
+}
+
+/* Whether a checkout under action act and the eol attribute's word puts
+ * CRLF where the blob has LF (convert_attrs, output_eol): eol=crlf makes
+ * any action but binary CRLF's, eol=lf LF's; text and auto take
+ * core.eol where core.autocrlf is not input; none takes core.autocrlf. */
+static bool eol_converts(int act, const char *eol, const eol_settings *e)
+{
+    if (act == ACT_BINARY)
+        return false;
+    if (is(eol, "crlf"))
+        return true;
+    if (is(eol, "lf") || act == ACT_INPUT)
+        return false;
+    if (act == ACT_UNDEFINED)
+        return e->autocrlf;
+    return e->autocrlf || (e->eol_crlf && !e->input);
+}
+
 /* Whether a file with the attributes a (check-attr's words:
  * "unspecified", "unset", "set" or the value) may be written other than
  * git stores it, under the settings e: git's convert_attrs, read on the
- * side of yes (a filter named whatever its driver, any encoding). */
+ * side of yes (a filter named whatever its driver, any encoding, and a
+ * word that may be a value so spelt read both ways: `text=unset
+ * eol=crlf` is CRLF, `-text eol=crlf` is not, and check-attr says
+ * "unset" of both). */
 static bool may_convert(char *const *a, const eol_settings *e)
 {
-    const char *text = is(a[A_TEXT], "unspecified") ? a[A_CRLF] : a[A_TEXT];
+    bool text_none, crlf_none;
+    int text = action_of(a[A_TEXT], &text_none),
+        crlf = action_of(a[A_CRLF], &crlf_none);
 
     for (int k = A_FILTER; k <= A_ENCODING; k++)
         if (!is(a[k], "unspecified") && !is(a[k], "unset"))
             return true;
-    if (is(text, "unset")) /* -text, binary: no line end is touched */
-        return false;
-    if (is(a[A_EOL], "crlf") || e->autocrlf)
+    /* a filter driver may be named as check-attr says no filter */
+    if ((is(a[A_FILTER], "unset") && e->filter_unset) ||
+        (is(a[A_FILTER], "unspecified") && e->filter_unspecified))
         return true;
-    /* text (set, auto) takes core.eol, where autocrlf is not input */
-    return !is(text, "unspecified") && !is(a[A_EOL], "lf") && e->eol_crlf &&
-           !e->input;
+    if (text != ACT_UNDEFINED && eol_converts(text, a[A_EOL], e))
+        return true;
+    /* text says none, or may: crlf's, which may say none too */
+    return (text == ACT_UNDEFINED || text_none) &&
+           (eol_converts(crlf, a[A_EOL], e) ||
+            (crlf_none && eol_converts(ACT_UNDEFINED, a[A_EOL], e)));
 }
 
 /* Mark plain the kept parts git writes as it stores them, from their

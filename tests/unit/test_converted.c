@@ -232,6 +232,27 @@ static const attr_case attr_cases[] = {
      "a\nc\n", false, "A\nC\n", 6},
     {"ident", "f.txt ident", "", "$Id$\nb\n", "$Id$\nB\n", false, "$Id: ", 6},
     {"late", "* text eol=crlf", "", "a\nb\n", "a\nB\n", true, "a\r\nB\r\n", 4},
+    /* check-attr says "unset" and "unspecified" for values so spelt too,
+     * which git's checkout takes as values: text=unset is no action, so
+     * eol=crlf converts; a filter driver may be named "unset" */
+    {"text-literal", "f.txt text=unset eol=crlf", "", "a\nb\n", "a\nB\n", false,
+     "a\r\nB\r\n", 6},
+    {"crlf-literal", "f.txt crlf=unset eol=crlf", "", "a\nb\n", "a\nB\n", false,
+     "a\r\nB\r\n", 6},
+    {"text-literal-crlf", "f.txt text=unset crlf", "core.eol crlf\n", "a\nb\n",
+     "a\nB\n", false, "a\r\nB\r\n", 6},
+    {"filter-unset", "f.txt filter=unset",
+     "filter.unset.clean tr A-Z a-z\nfilter.unset.smudge tr a-z A-Z\n",
+     "a\nb\n", "a\nc\n", false, "A\nC\n", 6},
+    {"filter-unspecified", "f.txt filter=unspecified",
+     "filter.unspecified.smudge tr a-z A-Z\n", "a\nb\n", "a\nc\n", false,
+     "A\nC\n", 6},
+    /* -text is binary whatever core.eol says; with eol=crlf it is still
+     * binary, but check-attr cannot tell it from text=unset: looked at */
+    {"binary", "f.txt -text", "core.eol crlf\n", "a\nb\n", "a\nB\n", false,
+     NULL, 2},
+    {"binary-eol", "f.txt -text eol=crlf", "", "a\nb\n", "a\nB\n", false, NULL,
+     6},
 };
 
 static void files_are_looked_at_as_git_checks_them_out(void **state)
