@@ -65,16 +65,18 @@ const char *tnd_events_endpoint(const tnd_events *self)
  * last event are read first. An XPUB passes on the first subscription to
  * a topic and the last one's end (a watcher that leaves unsubscribes);
  * so while no topic is subscribed, an event would reach nobody, as a PUB
- * drops it, and is not even built. */
+ * drops it, and is not even built. A peer may send messages of its own
+ * too (an XSUB's): each is read past, an empty one as well (one ended
+ * the reading, and the subscriptions behind it waited an event each). */
 static bool watched(tnd_events *self)
 {
     unsigned char msg[256]; /* 1 or 0, then the topic: only the first */
     int n;
 
-    while ((n = zmq_recv(self->pub, msg, sizeof(msg), ZMQ_DONTWAIT)) > 0) {
-        if (msg[0] == 1)
+    while ((n = zmq_recv(self->pub, msg, sizeof(msg), ZMQ_DONTWAIT)) >= 0) {
+        if (n > 0 && msg[0] == 1)
             self->topics++;
-        else if (msg[0] == 0 && self->topics > 0)
+        else if (n > 0 && msg[0] == 0 && self->topics > 0)
             self->topics--;
     }
     return self->topics > 0;

@@ -117,6 +117,52 @@ static void a_watcher_after_one_that_left_gets_events(void **state)
     tnd_events_destroy(&e);
 }
 
+/* A peer of the XPUB may send it messages of its own, not
+ * subscriptions: an empty one ended the reading of what came, and each
+ * event read only as far as the next, so a watcher that subscribed after
+ * a peer had sent many got no event for as many events. */
+static void empty_messages_hold_no_subscription_back(void **state)
+{
+    void *ctx = zmq_ctx_new(), *peer = zmq_socket(ctx, ZMQ_XSUB);
+    json_object *ev = json_object_new_object();
+    int64_t deadline = tnd_now_ms() + 5000;
+    int linger = 0, hwm = 0;
+    char ep[128], buf[512], *text = NULL;
+    tnd_events *e;
+
+    (void)state;
+    snprintf(ep, sizeof(ep), "ipc://%s/empty.sock", dir);
+    e = tnd_events_new(NULL, ep);
+    assert_non_null(e);
+    assert_non_null(peer);
+    zmq_setsockopt(peer, ZMQ_LINGER, &linger, sizeof(linger));
+    zmq_setsockopt(peer, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+    assert_int_equal(zmq_connect(peer, ep), 0);
+    for (int i = 0; i < 5000; i++)
+        assert_int_equal(zmq_send(peer, "", 0, 0), 0);
+    assert_int_equal(zmq_send(peer, "\x01", 1, 0), 1); /* everything */
+    json_object_object_add(ev, "type", json_object_new_string("phase"));
+    while (!text && tnd_now_ms() < deadline) {
+        zmq_pollitem_t item = {peer, 0, ZMQ_POLLIN, 0};
+
+        tnd_events_publish(e, "20261125-070000-0a1b2c3d", ev);
+        if (zmq_poll(&item, 1, 10) == 1) {
+            int n = zmq_recv(peer, buf, sizeof(buf) - 1, 0);
+            assert_true(n > 0);
+            buf[n] = '\0';
+            text = strdup(buf);
+        }
+    }
+    json_object_put(ev);
+    zmq_close(peer);
+    tnd_events_destroy(&e);
+    assert_int_equal(zmq_ctx_term(ctx), 0);
+    if (!text)
+        fail_msg("no event reached the subscriber behind 5000 empty messages");
+    assert_is_the_event(text);
+    free(text);
+}
+
 /* Sessions of a server share its context: each stream works, and
  * closing one leaves the context to its owner, who can still use it and
  * end it without waiting. */
@@ -167,6 +213,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_watcher_gets_events_from_a_context_of_its_own),
         cmocka_unit_test(a_watcher_after_one_that_left_gets_events),
+        cmocka_unit_test(empty_messages_hold_no_subscription_back),
         cmocka_unit_test(streams_share_the_callers_context),
         cmocka_unit_test(an_endpoint_that_cannot_be_bound_is_named),
     };
