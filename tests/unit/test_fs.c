@@ -41,10 +41,6 @@ static const char *in_tmp(const char *name)
     return path;
 }
 
-/* A replacing write never writes through a link planted at its
- * temporary name (a directory another user may write in): it wrote the
- * data where the link pointed. Links are planted at every name the next
- * writes of this process may take. */
 /* A join puts one slash between the parts, none more when the first
  * ends in one. */
 static void join_puts_one_slash_between(void **state)
@@ -62,6 +58,10 @@ static void join_puts_one_slash_between(void **state)
     }
 }
 
+/* A replacing write never writes through a link planted at its
+ * temporary name (a directory another user may write in): it wrote the
+ * data where the link pointed. Links are planted at every name the next
+ * writes of this process may take. */
 static void a_replacing_write_follows_no_planted_link(void **state)
 {
     char *victim = tnd_xstrdup(in_tmp("victim")), *text;
@@ -168,9 +168,6 @@ static void replace_skips_a_file_that_holds_the_contents(void **state)
     assert_int_equal(unlink(other), 0);
 }
 
-/* Changing a view swaps it with its spare: two inodes serve every
- * update, none is made or freed after the first two, and each holds the
- * contents written (the spare the ones before). */
 /* A swap (now.json's write) does not compare first: the same text is
  * written again, through the spare; a link planted at path is replaced,
  * never written through. */
@@ -200,6 +197,9 @@ static void swap_writes_without_comparing(void **state)
     unlink(in_tmp(".now.json.spare"));
 }
 
+/* Changing a view swaps it with its spare: two inodes serve every
+ * update, none is made or freed after the first two, and each holds the
+ * contents written (the spare the ones before). */
 static void replace_swaps_with_a_spare(void **state)
 {
     char path[PATH_MAX], spare[PATH_MAX], want[32];
