@@ -505,6 +505,18 @@ int tnd_config_load(tnd_config **out, const char *path)
     return error;
 }
 
+bool tnd_config_unchanged(const char *path, const char *digest)
+{
+    char *text = NULL, hex[TND_SHA256_HEX + 1];
+    size_t len;
+
+    if (!*digest || tnd_fs_read(&text, &len, path, CONFIG_MAX_BYTES) < 0)
+        return false;
+    tnd_sha256_hex(hex, text, len);
+    free(text);
+    return strcmp(hex, digest) == 0;
+}
+
 int tnd_config_override_llm(tnd_config *self, const char *spec,
                             const char *base_url)
 {

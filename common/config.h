@@ -256,6 +256,11 @@ tnd_config *tnd_config_defaults(void);
  * at all (missing, not a regular file, over 1 MiB, unreadable). */
 int tnd_config_load(tnd_config **out, const char *path);
 
+/* Whether the file at path holds the bytes a config with this digest
+ * (tnd_config.digest) was loaded from: false when it holds others or
+ * cannot be read (tnd_config_load says why). */
+bool tnd_config_unchanged(const char *path, const char *digest);
+
 /* 0, or TND_ECONFIG naming the file and the fix when dir holds no
  * agents.yaml but an agents.yml: it was passed over for the built-in
  * defaults, whose model is a hosted one, where the file named a model

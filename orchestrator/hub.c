@@ -137,7 +137,7 @@ void tnd_hub_start_queued(tnd_hub *h)
             .insecure = tnd_pool_insecure(h->pool) ? h->o->endpoint : NULL,
             .baselines = h->baselines,
             .zmq_ctx = h->ctx,
-            .config_digest = h->o->config->digest};
+            .config = h->o->config};
         if (tnd_hubsession_start(s, TND_HUB_LINKS, &shared) < 0) {
             char *why = tnd_xasprintf("cannot start session %s: %s",
                                       tnd_hubsession_id(s), tnd_error_last());

@@ -179,7 +179,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
     }
     memset(&host, 0, sizeof(host));
     host.stop = &never;
-    host.config_digest = h->o->config->digest;
+    host.config = h->o->config;
     host.made = made;
     host.made_arg = &m;
     host.out = host.err = open_memstream(&said, &said_len);

@@ -47,8 +47,10 @@ typedef struct run {
     FILE *err;                /* stderr's part: progress, the summary */
     atomic_int *stop;         /* a signal's number: stop as it would */
     char *owned[6];           /* strings behind opts when read from a journal */
-    tnd_config *cfg;
-    tnd_gate_config gate; /* cfg->gate, plus what a person granted */
+    const tnd_config *cfg;    /* own_cfg, or the server's (host->config) */
+    tnd_config *own_cfg;      /* the config this run loaded (freed with it);
+                                 NULL when it uses the server's */
+    tnd_gate_config gate;     /* cfg->gate, plus what a person granted */
     char *repo;
     tnd_session *session;
     tnd_journal *journal;

@@ -112,6 +112,21 @@ static int check_cassettes(const tnd_config *cfg, bool coder)
     return 0;
 }
 
+/* The server's config for a session of it that reads path: the file
+ * it loaded, holding the bytes it read then, and this run changing
+ * nothing in it (--llm, --insecure). Parsing the file again would give
+ * the same config; NULL: load it. */
+static const tnd_config *server_config(const run *r, const char *path)
+{
+    const tnd_config *c = r->host ? r->host->config : NULL;
+    const tnd_run_options *o = &r->opts;
+
+    if (!c || !c->path || strcmp(path, c->path) != 0 || o->llm || o->base_url ||
+        o->insecure || !tnd_config_unchanged(path, c->digest))
+        return NULL;
+    return c;
+}
+
 /* Resolve the configuration: exit 2 on any mistake, before anything is
  * created. r->repo is set. */
 static int load_config(run *r)
@@ -127,10 +142,13 @@ static int load_config(run *r)
         free(implicit);
         return TND_ECONFIG;
     }
-    if (path)
-        error = tnd_config_load(&r->cfg, path);
-    else
-        r->cfg = tnd_config_defaults();
+    if (!path || !(r->cfg = server_config(r, path))) {
+        if (path)
+            error = tnd_config_load(&r->own_cfg, path);
+        else
+            r->own_cfg = tnd_config_defaults();
+        r->cfg = r->own_cfg;
+    }
     r->builtin_config = !path;
     if (!path && !r->host && !o->quiet)
         fprintf(r->err,
@@ -141,8 +159,8 @@ static int load_config(run *r)
     free(implicit);
     if (error < 0)
         return error == TND_ECONFIG ? TND_ECONFIG : -1;
-    if (path && r->host && r->host->config_digest &&
-        strcmp(r->cfg->digest, r->host->config_digest) != 0)
+    if (path && r->host && r->host->config &&
+        strcmp(r->cfg->digest, r->host->config->digest) != 0)
         /* the server's agents run with what it held then: a session with
          * other gate rules, skills or models than theirs judged evidence
          * it did not ask for */
@@ -153,13 +171,13 @@ static int load_config(run *r)
                                 "sessions go on at the next start)",
                                 path);
     if ((o->llm || o->base_url) &&
-        tnd_config_override_llm(r->cfg, o->llm, o->base_url) < 0) {
+        tnd_config_override_llm(r->own_cfg, o->llm, o->base_url) < 0) {
         if (o->from_env) /* no --llm was given: say where it came from */
             tnd_error_prefix("%s (read as an option)", o->from_env);
         return TND_ECONFIG;
     }
     if (o->insecure)
-        r->cfg->orchestrator.insecure = true;
+        r->own_cfg->orchestrator.insecure = true;
     /* a model may echo a key into what this process writes */
     tnd_llm_secrets_register(r->cfg);
     /* what the loader cannot know: whether the files named exist now, and

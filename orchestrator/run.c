@@ -81,7 +81,8 @@ void tnd_loop_close(run *r)
     tnd_report_destroy(&r->report);
     tnd_journal_close(&r->journal);
     tnd_session_destroy(&r->session);
-    tnd_config_destroy(&r->cfg);
+    tnd_config_destroy(&r->own_cfg);
+    r->cfg = NULL;
     tnd_str_list_free(&r->history);
     free(r->hashes);
     tnd_str_list_free(&r->required);

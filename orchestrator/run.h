@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "common/config.h"
 #include "orchestrator/link.h"
 
 #include "orchestrator/apply.h"
@@ -105,22 +106,24 @@ typedef struct tnd_run_options {
  * escalation waits for a command), the config is never taken from the
  * repository implicitly, and the log is the server's. */
 typedef struct tnd_run_host {
-    tnd_link *link;            /* the hub's agents */
-    FILE *out, *err;           /* the session's stdout and stderr */
-    atomic_int *stop;          /* set to a signal's number: stop as that signal
-                                  would (the session stays open, resumable) */
-    const char *insecure;      /* the server's tcp:// endpoint open without
-                                  CURVE, for the report; or NULL */
-    tnd_basecache *baselines;  /* the server's baselines, shared by its
-                                  sessions (borrowed); NULL: none */
-    void *zmq_ctx;             /* the server's ZeroMQ context, for the
-                                  session's event socket (borrowed); NULL:
-                                  the session makes its own */
-    const char *config_digest; /* the config file's digest when the server
-                                  read it, which its agents run with
-                                  (tnd_config.digest, borrowed): a session
-                                  that reads it otherwise is refused; NULL:
-                                  not checked */
+    tnd_link *link;           /* the hub's agents */
+    FILE *out, *err;          /* the session's stdout and stderr */
+    atomic_int *stop;         /* set to a signal's number: stop as that signal
+                                 would (the session stays open, resumable) */
+    const char *insecure;     /* the server's tcp:// endpoint open without
+                                 CURVE, for the report; or NULL */
+    tnd_basecache *baselines; /* the server's baselines, shared by its
+                                 sessions (borrowed); NULL: none */
+    void *zmq_ctx;            /* the server's ZeroMQ context, for the
+                                 session's event socket (borrowed); NULL:
+                                 the session makes its own */
+    const tnd_config *config; /* the server's, which its agents run with
+                                 (borrowed, never changed): a session whose
+                                 config file holds other bytes than it was
+                                 read from (its digest) is refused, and one
+                                 whose file is that one, unchanged, uses it
+                                 rather than parsing the file again; NULL:
+                                 not checked */
     /* tnd_run_create: called once the session's directory is made and
        locked, before its task record is journaled; the server records
        the session as accepted there (fsync'd), so a server killed

@@ -224,6 +224,33 @@ expect_in "$T/err" "restart tandem serve"
 stop_serve
 pass "a task after the server's config file was edited is refused, naming the file"
 
+# ---- the config edited while a session waits in the queue ---------------
+# A session starting reads the file again: the server's parsed config
+# stands in for it only while the file holds the bytes the server read,
+# so an edit since the session was accepted still stops it, naming it
+serve_config "$T/queued.yaml" \
+    "touch $T/held; while [ ! -e $T/gate ]; do sleep 0.02; done; make"
+rm -f "$T/gate" "$T/held"
+start_serve --config "$T/queued.yaml" --max-sessions 1
+run tandem submit --detach --repo "$T/a" "make the failing test pass"
+expect_rc 0 "the running one"
+first=$(cat "$T/out")
+run tandem submit --detach --repo "$T/b" "make the failing test pass"
+expect_rc 0 "the queued one"
+second=$(cat "$T/out")
+wait_for_file "$T/held" 20 # the first one runs its skills: its config read
+echo "# edited while a session waits" >>"$T/queued.yaml"
+touch "$T/gate"
+run tandem submit --attach "$second"
+expect_in "$T/err" "$T/queued.yaml changed since tandem serve started"
+approved "$T/a/.tandem/sessions/$first"
+[ ! -e "$T/b/.tandem/sessions/$second/attempt-1.diff" ] ||
+    fail "a session ran with a config edited since the server read it"
+stop_serve
+rm -f "$T/gate"
+for r in a b; do repo "$r"; done
+pass "a queued session starting after the config was edited is refused, naming the file"
+
 # ---- a full queue answers busy; --detach and --attach --------------------
 serve_config "$T/gated.yaml" "while [ ! -e $T/gate ]; do sleep 0.02; done; make"
 start_serve --config "$T/gated.yaml" --max-sessions 1 --queue-max 1

@@ -252,10 +252,10 @@ static void no_flight_no_cache(void **state)
 
     (void)state;
     memset(&r, 0, sizeof(r));
-    r.cfg = config();
+    r.cfg = r.own_cfg = config();
     tnd_loop_baseline_done(&r, &base, "{}", 2);
     tnd_loop_baseline_done(&r, NULL, NULL, 0);
-    tnd_config_destroy(&r.cfg);
+    tnd_config_destroy(&r.own_cfg);
 }
 
 int main(void)

@@ -769,6 +769,37 @@ static void load_reads_a_file_and_resolves_against_its_directory(void **state)
     unlink(path);
 }
 
+/* A server's sessions use its parsed config while the file is unchanged
+ * (orchestrator/prepare.c): any other bytes, or no file, are a change. */
+static void unchanged_compares_the_bytes_it_was_loaded_from(void **state)
+{
+    char path[PATH_MAX];
+    static const char text[] = "version: 1\ngate:\n  max_iterations: 4\n";
+    tnd_config *cfg = NULL;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/agents.yaml", tmpdir);
+    assert_int_equal(tnd_fs_write(path, text, strlen(text)), 0);
+    assert_int_equal(tnd_config_load(&cfg, path), 0);
+    assert_true(tnd_config_unchanged(path, cfg->digest));
+    /* the same settings in other bytes: changed all the same */
+    assert_int_equal(
+        tnd_fs_write(path, "version: 1\ngate:\n  max_iterations: 4\n#\n", 39),
+        0);
+    assert_false(tnd_config_unchanged(path, cfg->digest));
+    assert_int_equal(tnd_fs_write(path, text, strlen(text)), 0);
+    assert_true(tnd_config_unchanged(path, cfg->digest));
+    unlink(path);
+    assert_false(tnd_config_unchanged(path, cfg->digest));
+    tnd_config_destroy(&cfg);
+    /* the built-in defaults came from no file */
+    cfg = tnd_config_defaults();
+    assert_int_equal(tnd_fs_write(path, "", 0), 0);
+    assert_false(tnd_config_unchanged(path, cfg->digest));
+    tnd_config_destroy(&cfg);
+    unlink(path);
+}
+
 static void load_names_the_file_in_every_error(void **state)
 {
     char path[PATH_MAX], expect[PATH_MAX + 128];
@@ -1939,6 +1970,7 @@ int main(void)
         cmocka_unit_test(quorum_counts_reviewers),
         cmocka_unit_test(critique_keys_are_read),
         cmocka_unit_test(load_reads_a_file_and_resolves_against_its_directory),
+        cmocka_unit_test(unchanged_compares_the_bytes_it_was_loaded_from),
         cmocka_unit_test(load_names_the_file_in_every_error),
         cmocka_unit_test(load_of_a_missing_file_says_which),
         cmocka_unit_test(load_refuses_what_is_not_a_regular_file),
