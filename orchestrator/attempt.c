@@ -112,15 +112,19 @@ static char *refused(const run *r, const tnd_edit *e)
  * with that format error and no edits, before it is journaled, so a
  * resume replays what was decided. Returns reply, or the new one; when
  * reply stands as it came, its decode goes to *kept (*decoded true), so
- * it is not decoded again after it is journaled. */
+ * it is not decoded again after it is journaled. *parsed is reply parsed
+ * (the crew's), decoded rather than the text; put (NULL) when the reply
+ * is replaced. */
 static char *screen_proposal(const run *r, char *reply, size_t *len,
-                             tnd_code_reply *kept, bool *decoded)
+                             json_object **parsed, tnd_code_reply *kept,
+                             bool *decoded)
 {
     tnd_code_reply cr;
     char *why = NULL, *out;
 
     *decoded = false;
-    if (tnd_code_reply_decode(&cr, reply, *len) < 0) {
+    if ((*parsed ? tnd_code_reply_from_json(&cr, *parsed)
+                 : tnd_code_reply_decode(&cr, reply, *len)) < 0) {
         tnd_code_reply_clear(&cr);
         return reply; /* its decode says why, where it is taken */
     }
@@ -139,6 +143,8 @@ static char *screen_proposal(const run *r, char *reply, size_t *len,
     out = tnd_code_reply_encode(&cr, len);
     tnd_code_reply_clear(&cr);
     free(reply);
+    json_object_put(*parsed);
+    *parsed = NULL;
     return out;
 }
 
@@ -150,6 +156,7 @@ static int propose(run *r, attempt *a, const loop_state *ls)
     int rc = 0;
     tnd_code_reply kept;
     bool decoded = false;
+    json_object *parsed = NULL;
 
     a->req.task_id = (char *)tnd_session_id(r->session);
     a->req.attempt = a->n;
@@ -170,8 +177,8 @@ static int propose(run *r, attempt *a, const loop_state *ls)
                              .edits = r->edits,
                              .nedits = r->nedits};
         reply = tnd_code_reply_encode(&cr, &reply_len);
-        if ((rc = tnd_loop_journal_reply(r, "proposal", a->n, reply,
-                                         reply_len)) < 0) {
+        if ((rc = tnd_loop_journal_reply(r, "proposal", a->n, reply, reply_len,
+                                         NULL)) < 0) {
             free(reply);
             return rc;
         }
@@ -225,12 +232,14 @@ static int propose(run *r, attempt *a, const loop_state *ls)
         tnd_loop_phase(r, a->n, "coding");
         snprintf(key, sizeof(key), "%s/%d/coder", a->req.task_id, a->n);
         rc = tnd_loop_ask_model(r, a->n, "proposal", "coder", key, body, len,
-                                &reply, &reply_len);
+                                &reply, &reply_len, &parsed);
         free(body);
         if (rc == 0)
-            reply = screen_proposal(r, reply, &reply_len, &kept, &decoded);
+            reply =
+                screen_proposal(r, reply, &reply_len, &parsed, &kept, &decoded);
+        /* the journal takes parsed */
         if (rc == 0 && (rc = tnd_loop_journal_reply(r, "proposal", a->n, reply,
-                                                    reply_len)) < 0)
+                                                    reply_len, parsed)) < 0)
             free(reply);
         if (rc < 0) {
             if (decoded)

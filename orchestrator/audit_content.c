@@ -125,13 +125,22 @@ static const char **change_hashes(const tnd_audit_request *ar)
     return list;
 }
 
+/* A need's parse, when its answer replaces it (parsed may be NULL). */
+static void put_parsed(json_object **parsed)
+{
+    if (parsed) {
+        json_object_put(*parsed);
+        *parsed = NULL;
+    }
+}
+
 /* While *reply (len *reply_len) is a "need", send ar to service again
  * under key with the blobs it asks for. *reply is replaced by the
  * answer; -1 with the error set when rounds run out or a blob cannot be
  * had. */
 int tnd_loop_answer_needs(run *r, const char *service, const char *key,
                           tnd_audit_request *ar, const char *type, char **reply,
-                          size_t *reply_len)
+                          size_t *reply_len, json_object **parsed)
 {
     char **hashes;
     int rounds = 0, rc = 0;
@@ -143,6 +152,7 @@ int tnd_loop_answer_needs(run *r, const char *service, const char *key,
             nh++;
         if (++rounds > max_rounds(r)) {
             tnd_str_list_free(&hashes);
+            put_parsed(parsed);
             return tnd_error_set("the %s kept asking for blobs of tree %s "
                                  "after %d rounds (it still lacks %zu): it "
                                  "cannot keep what it is sent; see its log",
@@ -153,12 +163,14 @@ int tnd_loop_answer_needs(run *r, const char *service, const char *key,
                      key, service, nh, nh == 1 ? "" : "s", ar->tree, rounds);
         body = tnd_loop_encode_round(r, ar, (const char *const *)hashes, &len);
         tnd_str_list_free(&hashes);
+        put_parsed(parsed);
         if (!body)
             return -1;
         free(*reply);
         *reply = NULL;
         snprintf(round_key, sizeof(round_key), "%s+%d", key, rounds);
-        rc = tnd_loop_ask(r, service, round_key, body, len, reply, reply_len);
+        rc = tnd_loop_ask(r, service, round_key, body, len, reply, reply_len,
+                          parsed);
         type = r->reply_type;
         free(body);
     }
@@ -170,7 +182,7 @@ int tnd_loop_answer_needs(run *r, const char *service, const char *key,
  * files along, and see any "need" through. */
 int tnd_loop_ask_content(run *r, int n, const char *type, const char *service,
                          const char *key, bool model, tnd_audit_request *ar,
-                         char **reply, size_t *reply_len)
+                         char **reply, size_t *reply_len, json_object **parsed)
 {
     const char **first = change_hashes(ar);
     size_t len;
@@ -181,12 +193,13 @@ int tnd_loop_ask_content(run *r, int n, const char *type, const char *service,
     if (!body)
         return -1;
     rc = model ? tnd_loop_ask_model(r, n, type, service, key, body, len, reply,
-                                    reply_len)
-               : tnd_loop_ask(r, service, key, body, len, reply, reply_len);
+                                    reply_len, parsed)
+               : tnd_loop_ask(r, service, key, body, len, reply, reply_len,
+                              parsed);
     free(body);
     if (rc == 0 &&
         (rc = tnd_loop_answer_needs(r, service, key, ar, r->reply_type, reply,
-                                    reply_len)) < 0) {
+                                    reply_len, parsed)) < 0) {
         free(*reply);
         *reply = NULL;
     }

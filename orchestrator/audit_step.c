@@ -160,10 +160,9 @@ void tnd_loop_keep_real_places(run *r, tnd_audit_reply *a)
                 /* the name is the skill's output's: no escape codes to
                  * the person's terminal */
                 char *shown = tnd_str_one_line(loc->file, 200);
-                tnd_log_warn("%s: %s:%ld is not %s; left out", s->name,
-                             shown, loc->line,
-                             held ? "a line of the file"
-                                  : "a file in the workspace");
+                tnd_log_warn(
+                    "%s: %s:%ld is not %s; left out", s->name, shown, loc->line,
+                    held ? "a line of the file" : "a file in the workspace");
                 free(shown);
             }
             free(s->locations[k].file);
@@ -220,19 +219,24 @@ static int put_aside(run *r, int n, const char *type, const char *service,
  * whose edits the workspace holds, or NULL for the base. */
 int tnd_loop_ask_clean(run *r, int n, const char *type, const char *service,
                        const char *key, bool model, tnd_audit_request *ar,
-                       const attempt *a, char **reply, size_t *reply_len)
+                       const attempt *a, char **reply, size_t *reply_len,
+                       json_object **parsed)
 {
     int rc;
 
     for (int again = 0;; again++) {
         long resent = tnd_crew_resent(r->crew);
         rc = tnd_loop_ask_content(r, n, type, service, key, model, ar, reply,
-                                  reply_len);
+                                  reply_len, parsed);
         if (rc < 0 || again || tnd_crew_resent(r->crew) == resent)
             return rc;
         rc = put_aside(r, n, type, service, model, *reply, *reply_len, a);
         free(*reply);
         *reply = NULL;
+        if (parsed) {
+            json_object_put(*parsed);
+            *parsed = NULL;
+        }
         if (rc < 0)
             return rc;
     }
@@ -249,15 +253,17 @@ static int ask_reviewer(run *r, const attempt *a, const char *service,
     char key[160];
     char *reply;
     size_t reply_len = 0;
+    json_object *parsed = NULL;
     int rc;
 
     if (!(reply = tnd_loop_journaled_reply(r, type, n, &reply_len))) {
         snprintf(key, sizeof(key), "%s/%d/%s", ar->task_id, n, type);
         /* the skills alone ask no model: nothing to count */
         rc = tnd_loop_ask_clean(r, n, type, service, key, ar->critique, ar, a,
-                                &reply, &reply_len);
-        if (rc == 0 &&
-            (rc = tnd_loop_journal_reply(r, type, n, reply, reply_len)) < 0)
+                                &reply, &reply_len, &parsed);
+        /* the journal takes parsed */
+        if (rc == 0 && (rc = tnd_loop_journal_reply(r, type, n, reply,
+                                                    reply_len, parsed)) < 0)
             free(reply);
         if (rc < 0)
             return rc;
@@ -334,7 +340,7 @@ static int ask_members(run *r, int n, int quorum, tnd_audit_request *ar,
         if (reqs[i].rc == 0 &&
             tnd_loop_answer_needs(r, ms[m].service, ms[m].key, ar,
                                   reqs[i].reply_type, &reqs[i].reply,
-                                  &reqs[i].reply_len) < 0) {
+                                  &reqs[i].reply_len, &reqs[i].parsed) < 0) {
             free(reqs[i].reply); /* a "need" is no answer to journal */
             reqs[i].reply = NULL;
             reqs[i].rc = -1;
@@ -345,10 +351,12 @@ static int ask_members(run *r, int n, int quorum, tnd_audit_request *ar,
             ms[m].reply = reqs[i].reply;
             ms[m].len = reqs[i].reply_len;
             reqs[i].reply = NULL;
-            if (tnd_loop_journal_reply(r, ms[m].type, n, ms[m].reply,
-                                       ms[m].len) < 0 &&
+            /* the journal takes the parse */
+            if (tnd_loop_journal_reply(r, ms[m].type, n, ms[m].reply, ms[m].len,
+                                       reqs[i].parsed) < 0 &&
                 rc == 0)
                 rc = -1;
+            reqs[i].parsed = NULL;
         }
         tnd_crew_request_clear(&reqs[i]);
     }

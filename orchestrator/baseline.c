@@ -227,7 +227,7 @@ int tnd_loop_baseline(run *r)
                             "tree");
             snprintf(key, sizeof(key), "%s/0/baseline", ar.task_id);
             rc = tnd_loop_ask_clean(r, 0, "baseline", service, key, false, &ar,
-                                    NULL, &reply, &reply_len);
+                                    NULL, &reply, &reply_len, NULL);
         }
         if (rc < 0)
             tnd_loop_baseline_done(r, NULL, NULL, 0);

@@ -301,7 +301,7 @@ int tnd_loop_journal_baseline(run *r, const char *reply, size_t len,
     json_object *obj = NULL, *f;
 
     if (!from)
-        return tnd_loop_journal_reply(r, "baseline", 0, reply, len);
+        return tnd_loop_journal_reply(r, "baseline", 0, reply, len, NULL);
     if (tnd_json_parse(&obj, reply, len) < 0)
         return -1;
     f = json_object_new_object();

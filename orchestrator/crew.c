@@ -282,7 +282,7 @@ static bool refuse(tnd_crew *self, tnd_crew_request *q,
     char *why;
 
     if (tnd_answer_check(q->body, q->len, ev->body, ev->body_len, q->reply_type,
-                         sizeof(q->reply_type)) == 0)
+                         sizeof(q->reply_type), &q->parsed) == 0)
         return false;
     why = tnd_xasprintf("the %s agent %s sent a reply that cannot be used: "
                         "%s",
@@ -337,6 +337,7 @@ static int call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
         reqs[i].reply = NULL;
         reqs[i].reply_len = 0;
         reqs[i].reply_type[0] = '\0';
+        reqs[i].parsed = NULL;
         reqs[i].error = NULL;
         reqs[i].invalid = 0;
         reqs[i].sent = 0;
@@ -473,8 +474,10 @@ void tnd_crew_request_clear(tnd_crew_request *q)
 {
     free(q->reply);
     free(q->error);
+    json_object_put(q->parsed);
     q->reply = NULL;
     q->error = NULL;
+    q->parsed = NULL;
 }
 
 int tnd_crew_call(tnd_crew *self, const char *service, const char *key,

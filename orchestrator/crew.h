@@ -14,6 +14,7 @@
 #ifndef TND_CREW_H
 #define TND_CREW_H
 
+#include <json-c/json.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -108,6 +109,9 @@ typedef struct tnd_crew_request {
     char *reply; /* rc 0: the reply body */
     size_t reply_len;
     char reply_type[32]; /* rc 0: the reply's "type" (tnd_answer_check) */
+    json_object *parsed; /* rc 0: the reply parsed (tnd_answer_check), this
+                            request's until a caller takes it (leaving
+                            NULL); tnd_crew_request_clear puts it */
     char *error;         /* rc != 0: why */
     int invalid;         /* replies refused (see tnd_crew_call) */
     int sent;            /* times it went to an agent: more than the one answer

@@ -269,9 +269,11 @@ char *tnd_loop_journaled_reply(const run *r, const char *type, int n,
                                size_t *len);
 
 /* Journal an agent's reply body under type (its LLM exchanges go to the
- * session's llm/ directory; an error reply is not journaled). */
+ * session's llm/ directory; an error reply is not journaled). parsed is
+ * body parsed (tnd_crew_request.parsed), taken whatever this returns, or
+ * NULL: body is parsed here. */
 int tnd_loop_journal_reply(run *r, const char *type, int n, const char *body,
-                           size_t len);
+                           size_t len, json_object *parsed);
 
 /* Where a request's timeout (tnd_budget_request_s) came from, for
  * messages. */
@@ -289,9 +291,12 @@ void tnd_loop_progress_start(run *r, const char *service);
  * times a second) so its time counts up while the phase lasts. */
 void tnd_loop_on_progress(const char *body, size_t len, void *payload);
 
-/* Ask service for one reply (caller frees *reply). */
+/* Ask service for one reply (caller frees *reply). Unless parsed is NULL,
+ * *parsed is the reply parsed, as the crew checked it (caller puts), on
+ * 0; else NULL. */
 int tnd_loop_ask(run *r, const char *service, const char *key, char *body,
-                 size_t len, char **reply, size_t *reply_len);
+                 size_t len, char **reply, size_t *reply_len,
+                 json_object **parsed);
 
 /* Approve diff: final.diff, and the diff on stdout. */
 int tnd_loop_approve(run *r, const char *diff, const char *reason);
@@ -304,7 +309,7 @@ int tnd_loop_approve(run *r, const char *diff, const char *reason);
  * an error or none came; then as tnd_loop_ask. */
 int tnd_loop_ask_model(run *r, int n, const char *step, const char *service,
                        const char *key, const char *body, size_t len,
-                       char **reply, size_t *reply_len);
+                       char **reply, size_t *reply_len, json_object **parsed);
 
 /* The two halves of tnd_loop_ask_model, for requests sent together
  * (tnd_crew_call_many): `asked` before, `unanswered` (and its count in
@@ -332,10 +337,12 @@ void tnd_loop_keep_real_places(run *r, tnd_audit_reply *a);
 
 /* Ask for the skills' run in the workspace (with the critique when
  * model), asked again once when an agent set aside had had it; a: the
- * attempt whose edits the workspace holds, or NULL for the base. */
+ * attempt whose edits the workspace holds, or NULL for the base; parsed
+ * as tnd_loop_ask's. */
 int tnd_loop_ask_clean(run *r, int n, const char *type, const char *service,
                        const char *key, bool model, tnd_audit_request *ar,
-                       const attempt *a, char **reply, size_t *reply_len);
+                       const attempt *a, char **reply, size_t *reply_len,
+                       json_object **parsed);
 
 /* ---- baseline.c --------------------------------------------------------- */
 
@@ -413,17 +420,20 @@ char *tnd_loop_encode_round(run *r, tnd_audit_request *ar,
  * the blobs it asks for; *reply becomes the answer. type is *reply's
  * type as the crew found it (tnd_crew_request.reply_type, r->reply_type). -1
  * with the error set when a reviewer keeps asking past the rounds a tree takes,
- * or a blob cannot be had (*reply may still hold the need then). */
+ * or a blob cannot be had (*reply may still hold the need then). parsed
+ * (or NULL) is *reply parsed, the caller's: put and replaced with the
+ * answer's as *reply is (NULL on -1). */
 int tnd_loop_answer_needs(run *r, const char *service, const char *key,
                           tnd_audit_request *ar, const char *type, char **reply,
-                          size_t *reply_len);
+                          size_t *reply_len, json_object **parsed);
 
 /* Send ar (its tree and changes set) to service under key, the changed
  * files along (with model: as tnd_loop_ask_model for step type of
- * attempt n; else tnd_loop_ask), and see any "need" through. */
+ * attempt n; else tnd_loop_ask), and see any "need" through; parsed as
+ * tnd_loop_ask's. */
 int tnd_loop_ask_content(run *r, int n, const char *type, const char *service,
                          const char *key, bool model, tnd_audit_request *ar,
-                         char **reply, size_t *reply_len);
+                         char **reply, size_t *reply_len, json_object **parsed);
 
 /* ---- replayed.c: an attempt replayed against the session's files -------- */
 

@@ -60,7 +60,7 @@ void tnd_loop_count_paid(run *r, int n, tnd_role role)
 
 int tnd_loop_ask_model(run *r, int n, const char *step, const char *service,
                        const char *key, const char *body, size_t len,
-                       char **reply, size_t *reply_len)
+                       char **reply, size_t *reply_len, json_object **parsed)
 {
     tnd_crew_request q = {
         .service = service, .key = key, .body = body, .len = len};
@@ -70,6 +70,8 @@ int tnd_loop_ask_model(run *r, int n, const char *step, const char *service,
 
     *reply = NULL;
     *reply_len = 0;
+    if (parsed)
+        *parsed = NULL;
     if (tnd_loop_asked(r, n, step, service) < 0)
         return -1;
     deadline = tnd_loop_deadline(r, service, &by_budget);
@@ -88,6 +90,10 @@ int tnd_loop_ask_model(run *r, int n, const char *step, const char *service,
         *reply = q.reply;
         *reply_len = q.reply_len;
         q.reply = NULL;
+        if (parsed) {
+            *parsed = q.parsed;
+            q.parsed = NULL;
+        }
     }
     memcpy(r->reply_type, q.reply_type, sizeof(r->reply_type));
     tnd_crew_request_clear(&q);

@@ -213,11 +213,13 @@ static void keep_exchanges(run *r, const char *type, int n, json_object *reply)
 /* Journal a reply body under type; it is parsed back into JSON so the
  * journal stays one object per line. */
 int tnd_loop_journal_reply(run *r, const char *type, int n, const char *body,
-                           size_t len)
+                           size_t len, json_object *parsed)
 {
-    json_object *reply = NULL, *f;
+    json_object *reply = parsed, *f;
 
-    if (tnd_json_parse(&reply, body, len) < 0)
+    /* the crew parsed it when it checked it: parsed again only when the
+     * caller did not keep that */
+    if (!reply && tnd_json_parse(&reply, body, len) < 0)
         return -1;
     keep_exchanges(r, type, n, reply);
     if (strcmp(tnd_json_str_or(reply, "type", ""), "error") == 0) {
@@ -351,7 +353,8 @@ const char *tnd_loop_timeout_source(const run *r)
 /* Ask an agent; a budget that runs out during the wait ends the loop
  * (escalated) rather than failing it. */
 int tnd_loop_ask(run *r, const char *service, const char *key, char *body,
-                 size_t len, char **reply, size_t *reply_len)
+                 size_t len, char **reply, size_t *reply_len,
+                 json_object **parsed)
 {
     tnd_crew_request q = {
         .service = service, .key = key, .body = body, .len = len};
@@ -365,6 +368,11 @@ int tnd_loop_ask(run *r, const char *service, const char *key, char *body,
     *reply = q.reply;
     *reply_len = q.reply_len;
     q.reply = NULL;
+    if (parsed) {
+        *parsed = rc == 0 ? q.parsed : NULL;
+        if (rc == 0)
+            q.parsed = NULL;
+    }
     memcpy(r->reply_type, q.reply_type, sizeof(r->reply_type));
     tnd_crew_request_clear(&q);
     if (rc == TND_ETIMEOUT && !by_budget)

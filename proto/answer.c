@@ -78,7 +78,8 @@ static int open_any(json_object **obj, char type[32], const char *body,
 }
 
 int tnd_answer_check(const char *request, size_t request_len, const char *reply,
-                     size_t reply_len, char *reply_type, size_t type_size)
+                     size_t reply_len, char *reply_type, size_t type_size,
+                     json_object **parsed)
 {
     char asked[32], got[32], *want_id = NULL, *got_id = NULL;
     const char *want;
@@ -87,6 +88,8 @@ int tnd_answer_check(const char *request, size_t request_len, const char *reply,
 
     if (reply_type && type_size)
         *reply_type = '\0';
+    if (parsed)
+        *parsed = NULL;
     /* each body parsed once: a reply holds the model's exchanges, and
      * every parse of it was a good part of the server's time an
      * iteration */
@@ -137,6 +140,10 @@ int tnd_answer_check(const char *request, size_t request_len, const char *reply,
     }
     if (reply_type && type_size)
         snprintf(reply_type, type_size, "%s", got);
+    if (parsed) {
+        *parsed = obj;
+        obj = NULL;
+    }
     rc = 0;
 out:
     json_object_put(req);

@@ -10,6 +10,7 @@
 #ifndef TND_ANSWER_H
 #define TND_ANSWER_H
 
+#include <json-c/json.h>
 #include <stddef.h>
 
 /* 0 when reply is a usable answer to request: an "error" body (the agent
@@ -20,8 +21,11 @@
  * in words fit for a log line. On 0, the reply's type ("error",
  * "need", "code_reply", ...) goes to reply_type (type_size bytes, 32 are
  * enough) unless it is NULL, so a caller need not parse the reply again
- * to know it. */
+ * to know it; and, unless parsed is NULL, the reply parsed goes to
+ * *parsed (the caller's to put), so it need not parse it to use it
+ * either (NULL on -1). */
 int tnd_answer_check(const char *request, size_t request_len, const char *reply,
-                     size_t reply_len, char *reply_type, size_t type_size);
+                     size_t reply_len, char *reply_type, size_t type_size,
+                     json_object **parsed);
 
 #endif

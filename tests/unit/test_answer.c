@@ -14,6 +14,7 @@
 #include "proto/audit.h"
 #include "proto/body.h"
 #include "proto/code.h"
+#include "proto/json.h"
 
 #define S(x) ((char *)(x))
 
@@ -60,7 +61,7 @@ static char *audit_reply(const char *task_id, int attempt)
 static void expect(const char *request, const char *reply, const char *want)
 {
     int rc = tnd_answer_check(request, strlen(request), reply, strlen(reply),
-                              NULL, 0);
+                              NULL, 0, NULL);
 
     if (!want) {
         if (rc != 0)
@@ -103,20 +104,20 @@ static void the_reply_type_is_handed_back(void **state)
 
     (void)state;
     assert_int_equal(tnd_answer_check(code, strlen(code), cr, strlen(cr), type,
-                                      sizeof(type)),
+                                      sizeof(type), NULL),
                      0);
     assert_string_equal(type, "code_reply");
     assert_int_equal(tnd_answer_check(audit, strlen(audit), ar, strlen(ar),
-                                      type, sizeof(type)),
+                                      type, sizeof(type), NULL),
                      0);
     assert_string_equal(type, "audit_reply");
     assert_int_equal(tnd_answer_check(code, strlen(code), err, strlen(err),
-                                      type, sizeof(type)),
+                                      type, sizeof(type), NULL),
                      0);
     assert_string_equal(type, "error");
     /* refused: no type */
     assert_int_equal(tnd_answer_check(code, strlen(code), ar, strlen(ar), type,
-                                      sizeof(type)),
+                                      sizeof(type), NULL),
                      -1);
     assert_string_equal(type, "");
     free(code);
@@ -124,6 +125,33 @@ static void the_reply_type_is_handed_back(void **state)
     free(cr);
     free(ar);
     free(err);
+}
+
+/* A usable reply is handed back parsed, as its text parses, so the
+ * crew's callers need not parse it again to journal it; a refused one is
+ * not. */
+static void the_parsed_reply_is_handed_back(void **state)
+{
+    char *code = code_request(), *cr = code_reply("t-1", 2);
+    char *audit = audit_request();
+    json_object *parsed = (json_object *)1, *again = NULL;
+
+    (void)state;
+    assert_int_equal(
+        tnd_answer_check(code, strlen(code), cr, strlen(cr), NULL, 0, &parsed),
+        0);
+    assert_non_null(parsed);
+    assert_int_equal(tnd_json_parse(&again, cr, strlen(cr)), 0);
+    assert_true(json_object_equal(parsed, again));
+    json_object_put(parsed);
+    json_object_put(again);
+    assert_int_equal(tnd_answer_check(audit, strlen(audit), cr, strlen(cr),
+                                      NULL, 0, &parsed),
+                     -1);
+    assert_null(parsed);
+    free(code);
+    free(audit);
+    free(cr);
 }
 
 static void unusable_replies_say_why(void **state)
@@ -194,6 +222,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(good_replies_and_errors_answer),
         cmocka_unit_test(the_reply_type_is_handed_back),
+        cmocka_unit_test(the_parsed_reply_is_handed_back),
         cmocka_unit_test(unusable_replies_say_why),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
