@@ -251,26 +251,28 @@ static int ask_reviewer(run *r, const attempt *a, const char *service,
 {
     int n = a->n;
     char key[160];
-    char *reply;
+    char *reply = NULL;
     size_t reply_len = 0;
-    json_object *parsed = NULL;
+    json_object *parsed = NULL, *journaled;
     int rc;
 
-    if (!(reply = tnd_loop_journaled_reply(r, type, n, &reply_len))) {
+    if (!(journaled = tnd_loop_journaled(r, type, n))) {
         snprintf(key, sizeof(key), "%s/%d/%s", ar->task_id, n, type);
         /* the skills alone ask no model: nothing to count */
         rc = tnd_loop_ask_clean(r, n, type, service, key, ar->critique, ar, a,
                                 &reply, &reply_len, &parsed);
         /* the journal takes parsed */
-        if (rc == 0 && (rc = tnd_loop_journal_reply(r, type, n, reply,
-                                                    reply_len, parsed)) < 0)
-            free(reply);
-        if (rc < 0)
+        if (rc == 0)
+            rc = tnd_loop_journal_reply(r, type, n, reply, reply_len, parsed);
+        if (rc == 0 && !(journaled = tnd_loop_journaled(r, type, n)))
+            /* not journaled (an error): its decode says what it is */
+            rc = tnd_audit_reply_decode(out, reply, reply_len);
+        free(reply);
+        if (rc < 0 || !journaled)
             return rc;
     }
-    rc = tnd_audit_reply_decode(out, reply, reply_len);
-    free(reply);
-    return rc;
+    /* decoded as the journal holds it, not printed and parsed again */
+    return tnd_audit_reply_from_json(out, journaled);
 }
 
 /* One member's critique: its journal type, key and service, the request
@@ -364,9 +366,14 @@ static int ask_members(run *r, int n, int quorum, tnd_audit_request *ar,
      * kept): the caller counts what they were paid */
     failed = rc < 0 ? tnd_xstrdup(tnd_error_last()) : NULL;
     for (int m = 0; m < quorum; m++) {
+        json_object *journaled;
         if (!ms[m].reply && rc < 0)
             continue;
-        if (tnd_audit_reply_decode(&members[m], ms[m].reply, ms[m].len) < 0) {
+        /* as the journal holds it, when it does: not parsed again */
+        journaled = ms[m].reply ? tnd_loop_journaled(r, ms[m].type, n) : NULL;
+        if ((journaled ? tnd_audit_reply_from_json(&members[m], journaled)
+                       : tnd_audit_reply_decode(&members[m], ms[m].reply,
+                                                ms[m].len)) < 0) {
             tnd_audit_reply_clear(&members[m]);
             if (rc == 0) {
                 tnd_error_prefix("reviewer %d", m + 1);

@@ -268,6 +268,11 @@ long tnd_loop_find(const run *r, const char *type, int n, size_t from);
 char *tnd_loop_journaled_reply(const run *r, const char *type, int n,
                                size_t *len);
 
+/* That reply as the journal holds it (borrowed from the journal, its
+ * LLM exchanges removed), to decode without printing and parsing it;
+ * NULL when the journal has none. */
+json_object *tnd_loop_journaled(const run *r, const char *type, int n);
+
 /* Journal an agent's reply body under type (its LLM exchanges go to the
  * session's llm/ directory; an error reply is not journaled). parsed is
  * body parsed (tnd_crew_request.parsed), taken whatever this returns, or

@@ -171,6 +171,13 @@ long tnd_loop_find(const run *r, const char *type, int n, size_t from)
 char *tnd_loop_journaled_reply(const run *r, const char *type, int n,
                                size_t *len)
 {
+    json_object *reply = tnd_loop_journaled(r, type, n);
+
+    return reply ? tnd_json_dump(reply, len) : NULL;
+}
+
+json_object *tnd_loop_journaled(const run *r, const char *type, int n)
+{
     long i = tnd_loop_find(r, type, n, 0);
     json_object *reply;
 
@@ -178,7 +185,7 @@ char *tnd_loop_journaled_reply(const run *r, const char *type, int n,
         !json_object_object_get_ex(tnd_journal_record(r->journal, (size_t)i),
                                    "reply", &reply))
         return NULL;
-    return tnd_json_dump(reply, len);
+    return reply;
 }
 
 /* The LLM exchanges an agent sent with its reply go to the session's

@@ -457,6 +457,49 @@ static void reply_decode_names_the_bad_field(void **state)
 }
 
 /* A skill's locations and changed files, and the status "skipped". */
+/* A session decodes a reply as its journal holds it: parsed, and its
+ * model's exchanges (which an agent adds) taken out for the llm/ files.
+ * That decodes as the text the agent sent does. */
+static void reply_decodes_the_same_as_the_journal_holds_it(void **state)
+{
+    tnd_skill_result skills[] = {
+        {S("test"), TND_SKILL_FAIL, true, 2, 120, S("make test"),
+         S("FAIL stats_mean\n"), NULL, 0, NULL, 0, TND_ISOLATION_UNSAID, NULL},
+    };
+    tnd_critique crit = {.verdict = TND_VERDICT_APPROVE,
+                         .confidence = 0.93,
+                         .summary = S("fine")};
+    tnd_audit_reply r = {.task_id = S("t-9"),
+                         .attempt = 2,
+                         .skills = skills,
+                         .nskills = 1,
+                         .critique = &crit,
+                         .usage = {.calls = 1, .prompt_tokens = 562}};
+    tnd_audit_reply from_text, from_journal;
+    json_object *obj = NULL, *ex = json_object_new_array();
+    size_t len;
+    char *body = tnd_audit_reply_encode(&r, &len), *sent, *a, *b;
+
+    (void)state;
+    assert_int_equal(tnd_json_parse(&obj, body, len), 0);
+    json_object_array_add(ex, json_object_new_string("a model's exchange"));
+    json_object_object_add(obj, "exchanges", ex);
+    sent = tnd_json_dump(obj, &len);
+    assert_int_equal(tnd_audit_reply_decode(&from_text, sent, len), 0);
+    json_object_object_del(obj, "exchanges");
+    assert_int_equal(tnd_audit_reply_from_json(&from_journal, obj), 0);
+    a = tnd_audit_reply_encode(&from_text, NULL);
+    b = tnd_audit_reply_encode(&from_journal, NULL);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    tnd_audit_reply_clear(&from_text);
+    tnd_audit_reply_clear(&from_journal);
+    json_object_put(obj);
+    free(sent);
+    free(body);
+}
+
 static void reply_carries_locations_changed_and_skipped(void **state)
 {
     tnd_location locs[] = {{S("src/a.c"), 12, 5}, {S("b.py"), 3, 0}};
@@ -934,6 +977,7 @@ int main(void)
         cmocka_unit_test(request_baseline_round_trips),
         cmocka_unit_test(request_skills_are_checked),
         cmocka_unit_test(reply_round_trips),
+        cmocka_unit_test(reply_decodes_the_same_as_the_journal_holds_it),
         cmocka_unit_test(reply_carries_locations_changed_and_skipped),
         cmocka_unit_test(reply_carries_sandbox_and_ended),
         cmocka_unit_test(reply_locations_and_changed_are_checked),
