@@ -36,6 +36,7 @@
 #include "orchestrator/run.h"
 #include "orchestrator/session.h"
 #include "orchestrator/snapshot.h"
+#include "orchestrator/views.h"
 #include "orchestrator/workspace.h"
 #include "proto/audit.h"
 #include "proto/code.h"
@@ -54,6 +55,7 @@ typedef struct run {
     char *repo;
     tnd_session *session;
     tnd_journal *journal;
+    tnd_views_state views; /* what the views keep between steps of journal */
     tnd_crew *crew;
     tnd_snapshot *base;   /* what every attempt starts from */
     tnd_content *content; /* base and changes by content, for reviewers

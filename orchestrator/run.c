@@ -80,6 +80,7 @@ void tnd_loop_close(run *r)
     tnd_snapshot_destroy(&r->base, !r->opts.keep_workspace);
     tnd_report_destroy(&r->report);
     tnd_journal_close(&r->journal);
+    tnd_views_state_clear(&r->views);
     tnd_session_destroy(&r->session);
     tnd_config_destroy(&r->own_cfg);
     r->cfg = NULL;

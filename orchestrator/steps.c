@@ -99,7 +99,7 @@ int tnd_loop_step(run *r, const char *type, json_object *fields)
     tnd_events_publish(
         r->events, tnd_session_id(r->session),
         tnd_journal_record(r->journal, tnd_journal_count(r->journal) - 1));
-    if (tnd_views_write(r->session, r->journal) < 0)
+    if (tnd_views_write(r->session, r->journal, &r->views) < 0)
         tnd_log_warn("cannot refresh the session views: %s", tnd_error_last());
     return 0;
 }

@@ -143,69 +143,74 @@ static void audit_md(tnd_buf *b, json_object *reply)
     }
 }
 
+/* Record r's section of the reflection, if it has one, onto b: it
+ * depends on r alone. */
+static void reflection_section(tnd_buf *b, json_object *r)
+{
+    const char *type = tnd_journal_type(r);
+
+    if (strcmp(type, "task") == 0) {
+        tnd_buf_printf(
+            b, "# Session %s\n\nTask: %s\n\nStarted %s in %s\n",
+            tnd_json_str_or(r, "session", "?"), tnd_json_str_or(r, "task", "?"),
+            tnd_json_str_or(r, "time", "?"), tnd_json_str_or(r, "repo", "?"));
+    } else if (strcmp(type, "workspace") == 0) {
+        tnd_buf_printf(b, "\nWorkspace: %ld files (%s)",
+                       tnd_json_int_or(r, "files", 0),
+                       strcmp(tnd_json_str_or(r, "source", ""), "git") == 0
+                           ? "git-tracked"
+                           : "the whole directory");
+        if (tnd_json_bool_or(r, "include_untracked", false))
+            tnd_buf_puts(b, ", untracked files included");
+        else if (tnd_json_int_or(r, "untracked", 0))
+            tnd_buf_printf(b, ", %ld untracked left out",
+                           tnd_json_int_or(r, "untracked", 0));
+        tnd_buf_puts(b, tnd_json_bool_or(r, "incremental", false)
+                            ? "; incremental: build outputs stayed "
+                              "between attempts\n"
+                            : "; a fresh copy for every attempt\n");
+    } else if (strcmp(type, "baseline") == 0) {
+        tnd_buf_puts(b, "\n## Before any change\n\n");
+        checks_md(b, tnd_json_field(r, "reply"));
+    } else if (strcmp(type, "resume") == 0) {
+        tnd_buf_printf(b, "\n_Resumed at %s._\n",
+                       tnd_json_str_or(r, "time", "?"));
+    } else if (strcmp(type, "proposal") == 0) {
+        tnd_buf_printf(b, "\n## Attempt %ld\n\n",
+                       tnd_json_int_or(r, "attempt", 0));
+        proposal_md(b, tnd_json_field(r, "reply"));
+    } else if (strcmp(type, "audit") == 0) {
+        audit_md(b, tnd_json_field(r, "reply"));
+    } else if (strcmp(type, "decision") == 0) {
+        tnd_buf_printf(b, "- Decision: **%s**: %s\n",
+                       tnd_json_str_or(r, "action", "?"),
+                       tnd_json_str_or(r, "reason", "?"));
+    } else if (strcmp(type, "escalation") == 0) {
+        tnd_buf_printf(b, "\n## Needs a human\n\n%s\n",
+                       tnd_json_str_or(r, "reason", "?"));
+    } else if (strcmp(type, "answer") == 0) {
+        tnd_buf_printf(b, "\n## A person answered: %s\n\n",
+                       tnd_json_str_or(r, "kind", "?"));
+        answered_by(b, r);
+        if (tnd_json_str_or(r, "text", NULL))
+            tnd_buf_printf(b, "> %s\n", tnd_json_str_or(r, "text", NULL));
+        if (tnd_json_int_or(r, "iterations", 0))
+            tnd_buf_printf(b, "%ld more attempt(s)\n",
+                           tnd_json_int_or(r, "iterations", 0));
+    } else if (strcmp(type, "finish") == 0) {
+        tnd_buf_printf(b, "\n## Finished: %s\n\n%s\n",
+                       tnd_json_str_or(r, "status", "?"),
+                       tnd_json_str_or(r, "reason", ""));
+    }
+}
+
 char *tnd_views_reflection(json_object *records)
 {
     tnd_buf b;
 
     tnd_buf_init(&b, TND_BUF_NOCAP);
-    for (size_t i = 0; i < json_object_array_length(records); i++) {
-        json_object *r = json_object_array_get_idx(records, i);
-        const char *type = tnd_journal_type(r);
-        if (strcmp(type, "task") == 0) {
-            tnd_buf_printf(&b, "# Session %s\n\nTask: %s\n\nStarted %s in %s\n",
-                           tnd_json_str_or(r, "session", "?"),
-                           tnd_json_str_or(r, "task", "?"),
-                           tnd_json_str_or(r, "time", "?"),
-                           tnd_json_str_or(r, "repo", "?"));
-        } else if (strcmp(type, "workspace") == 0) {
-            tnd_buf_printf(&b, "\nWorkspace: %ld files (%s)",
-                           tnd_json_int_or(r, "files", 0),
-                           strcmp(tnd_json_str_or(r, "source", ""), "git") == 0
-                               ? "git-tracked"
-                               : "the whole directory");
-            if (tnd_json_bool_or(r, "include_untracked", false))
-                tnd_buf_puts(&b, ", untracked files included");
-            else if (tnd_json_int_or(r, "untracked", 0))
-                tnd_buf_printf(&b, ", %ld untracked left out",
-                               tnd_json_int_or(r, "untracked", 0));
-            tnd_buf_puts(&b, tnd_json_bool_or(r, "incremental", false)
-                                 ? "; incremental: build outputs stayed "
-                                   "between attempts\n"
-                                 : "; a fresh copy for every attempt\n");
-        } else if (strcmp(type, "baseline") == 0) {
-            tnd_buf_puts(&b, "\n## Before any change\n\n");
-            checks_md(&b, tnd_json_field(r, "reply"));
-        } else if (strcmp(type, "resume") == 0) {
-            tnd_buf_printf(&b, "\n_Resumed at %s._\n",
-                           tnd_json_str_or(r, "time", "?"));
-        } else if (strcmp(type, "proposal") == 0) {
-            tnd_buf_printf(&b, "\n## Attempt %ld\n\n",
-                           tnd_json_int_or(r, "attempt", 0));
-            proposal_md(&b, tnd_json_field(r, "reply"));
-        } else if (strcmp(type, "audit") == 0) {
-            audit_md(&b, tnd_json_field(r, "reply"));
-        } else if (strcmp(type, "decision") == 0) {
-            tnd_buf_printf(&b, "- Decision: **%s**: %s\n",
-                           tnd_json_str_or(r, "action", "?"),
-                           tnd_json_str_or(r, "reason", "?"));
-        } else if (strcmp(type, "escalation") == 0) {
-            tnd_buf_printf(&b, "\n## Needs a human\n\n%s\n",
-                           tnd_json_str_or(r, "reason", "?"));
-        } else if (strcmp(type, "answer") == 0) {
-            tnd_buf_printf(&b, "\n## A person answered: %s\n\n",
-                           tnd_json_str_or(r, "kind", "?"));
-            answered_by(&b, r);
-            if (tnd_json_str_or(r, "text", NULL))
-                tnd_buf_printf(&b, "> %s\n", tnd_json_str_or(r, "text", NULL));
-            if (tnd_json_int_or(r, "iterations", 0))
-                tnd_buf_printf(&b, "%ld more attempt(s)\n",
-                               tnd_json_int_or(r, "iterations", 0));
-        } else if (strcmp(type, "finish") == 0) {
-            tnd_buf_printf(&b, "\n## Finished: %s\n\n%s\n",
-                           tnd_json_str_or(r, "status", "?"),
-                           tnd_json_str_or(r, "reason", ""));
-        }
-    }
+    for (size_t i = 0; i < json_object_array_length(records); i++)
+        reflection_section(&b, json_object_array_get_idx(records, i));
     return tnd_buf_detach(&b, NULL);
 }
 
@@ -339,12 +344,62 @@ static unsigned touched_by(const char *type)
     return 0; /* a record no view shows */
 }
 
-int tnd_views_write(tnd_session *session, const tnd_journal *journal)
+/* The markdown views are for `cat` too: a task's or a model's escape
+ * codes in them ran on the terminal (show filtered them; the files kept
+ * them). Caller frees. */
+static char *printable(const char *text)
+{
+    return tnd_str_printable(text, 3 * strlen(text) + 1);
+}
+
+void tnd_views_state_clear(tnd_views_state *state)
+{
+    tnd_buf_free(&state->reflection);
+    memset(state, 0, sizeof(*state));
+}
+
+/* reflection.md's text: st's, with the sections of the records added
+ * since put in, each made printable alone. That is the text made
+ * printable whole, since each section ends its line: tnd_str_printable
+ * takes a character at a time, and a line's end is one. A section that
+ * does not (none so far) has it rebuilt whole from then on, as it is
+ * without st. Caller frees. */
+static char *reflection(json_object *records, tnd_views_state *st)
+{
+    size_t n = json_object_array_length(records);
+    char *text, *clean;
+
+    if (st && st->reflection.cap == 0) /* zeroed: nothing kept yet */
+        tnd_buf_init(&st->reflection, TND_BUF_NOCAP);
+    for (; st && !st->whole && st->records < n; st->records++) {
+        tnd_buf raw;
+        tnd_buf_init(&raw, TND_BUF_NOCAP);
+        reflection_section(&raw,
+                           json_object_array_get_idx(records, st->records));
+        if (raw.len && raw.data[raw.len - 1] != '\n') {
+            st->whole = true;
+        } else if (raw.len) {
+            text = printable(raw.data);
+            tnd_buf_puts(&st->reflection, text);
+            free(text);
+        }
+        tnd_buf_free(&raw);
+    }
+    if (st && !st->whole && st->records == n)
+        return tnd_xstrndup(st->reflection.data ? st->reflection.data : "",
+                            st->reflection.len);
+    /* none kept, or records that are not the ones it was kept from */
+    text = tnd_views_reflection(records);
+    clean = printable(text);
+    free(text);
+    return clean;
+}
+
+int tnd_views_write(tnd_session *session, const tnd_journal *journal,
+                    tnd_views_state *state)
 {
     static const char *const names[3] = {"reflection.md", "decisions.md",
                                          "failures.json"};
-    char *(*const build[3])(json_object *) = {tnd_views_reflection, decisions,
-                                              failures};
     size_t count = tnd_journal_count(journal);
     unsigned views = count ? touched_by(tnd_journal_type(
                                  tnd_journal_record(journal, count - 1)))
@@ -359,14 +414,14 @@ int tnd_views_write(tnd_session *session, const tnd_journal *journal)
 
         if (!(views & (1u << i)))
             continue;
-        text = build[i](records);
-        if (i < 2) {
-            /* the markdown views are for `cat` too: a task's or a
-             * model's escape codes in them ran on the terminal (show
-             * filtered them; the files kept them) */
-            char *clean = tnd_str_printable(text, 3 * strlen(text) + 1);
-            free(text);
-            text = clean;
+        if (i == 0) {
+            text = reflection(records, state);
+        } else if (i == 1) {
+            char *raw = decisions(records);
+            text = printable(raw);
+            free(raw);
+        } else {
+            text = failures(records);
         }
         if (tnd_session_write_view(session, names[i], text, strlen(text)) < 0)
             error = -1;

@@ -12,13 +12,33 @@
 #ifndef TND_VIEWS_H
 #define TND_VIEWS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/buf.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/session.h"
 
+/* What tnd_views_write keeps between the steps of one journal, so that
+ * reflection.md (each record's section depends on that record alone)
+ * grows by the sections of the records added since, not rebuilt from
+ * every record at each step. Zeroed: nothing kept yet. */
+typedef struct tnd_views_state {
+    tnd_buf reflection; /* the sections of records [0, records), printable */
+    size_t records;
+    bool whole; /* a section did not end its line (none does so
+                   far): the text is rebuilt whole each time */
+} tnd_views_state;
+
+void tnd_views_state_clear(tnd_views_state *state);
+
 /* Rewrite, from journal, the views of session its last record can change
  * (all three after the first record, a resume and an answer; atomically
- * each; each even when another could not be written). */
-int tnd_views_write(tnd_session *session, const tnd_journal *journal);
+ * each; each even when another could not be written). state (NULL: none)
+ * is kept for this journal only, whose records are only ever added to;
+ * the text is the same with it as without. */
+int tnd_views_write(tnd_session *session, const tnd_journal *journal,
+                    tnd_views_state *state);
 
 /* The reflection text alone, for `tandem show`: from an array of journal
  * records. Caller frees. */

@@ -186,6 +186,19 @@ session_dir() {
     sed -n 's/^session [^:]*: \(.*\)\/$/\1/p' "$T/err" | tail -n 1
 }
 
+# reflection_is_rebuilt REPO DIR: the session DIR's reflection.md, which
+# the run adds to a step at a time, is what tandem show rebuilds from the
+# journal, byte for byte (show prints the diff after it, under a heading).
+reflection_is_rebuilt() {
+    "$BIN/tandem" show --repo "$1" "$(basename "$2")" >"$T/show.out" 2>&1 ||
+        fail "tandem show: $(cat "$T/show.out")"
+    n=$(grep -n '^## The \(approved change\|last proposal\)' "$T/show.out" |
+        tail -n 1 | cut -d: -f1)
+    if [ -n "$n" ]; then head -n $((n - 2)) "$T/show.out"; else cat "$T/show.out"; fi |
+        cmp -s - "$2/reflection.md" ||
+        fail "$2/reflection.md is not what the journal makes: $(diff "$2/reflection.md" "$T/show.out")"
+}
+
 # No process of a session may outlive tandem.
 expect_no_leftovers() {
     sid=$(basename "$1")

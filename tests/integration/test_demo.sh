@@ -39,7 +39,8 @@ expect_in "$dir/report.json" '"llm_calls": 4'
 expect_in "$dir/report.json" '"prompt": 3330'
 expect_in "$dir/report.json" '"completion": 507'
 expect_in "$dir/report.json" '"final_diff": ".tandem/sessions/'
-pass "report.json, attempt-N.diff and final.diff are written"
+reflection_is_rebuilt "$T/demo" "$dir"
+pass "report.json, attempt-N.diff, final.diff and reflection.md are written"
 
 # every LLM exchange is kept for people, out of the journal
 for f in attempt-1-proposal attempt-1-audit attempt-2-proposal \

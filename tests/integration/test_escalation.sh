@@ -109,6 +109,8 @@ expect_rc 0 "guided to approval"
 expect_in "$T/err" "[2/2] approve"
 expect_in "$T/err" "approved after 2 iterations · 4 LLM calls"
 expect_in "$(session_dir)/reflection.md" "A person answered: guide"
+# the run that went on added to it: the same as rebuilt whole
+reflection_is_rebuilt "$T/demo" "$(session_dir)"
 pass "guide -m TEXT puts the guidance in the coder's next prompt and goes on"
 
 escalating_demo "$TOP/examples/demo/cassette.json"

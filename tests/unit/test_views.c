@@ -17,6 +17,8 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/rmtree.h"
+#include "common/str.h"
+#include "common/xalloc.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/session.h"
 #include "orchestrator/views.h"
@@ -27,6 +29,7 @@ static char repo[64];
 typedef struct fixture {
     tnd_session *session;
     tnd_journal *journal;
+    tnd_views_state views; /* as a run keeps it */
 } fixture;
 
 static int setup(void **state)
@@ -50,6 +53,7 @@ static int teardown(void **state)
     fixture *f = *state;
 
     tnd_journal_close(&f->journal);
+    tnd_views_state_clear(&f->views);
     tnd_session_destroy(&f->session);
     free(f);
     return tnd_fs_rmtree(repo);
@@ -63,7 +67,7 @@ static void step(fixture *f, const char *type, const char *fields)
 
     assert_int_equal(tnd_json_parse(&o, fields, strlen(fields)), 0);
     assert_int_equal(tnd_journal_append(f->journal, type, o), 0);
-    assert_int_equal(tnd_views_write(f->session, f->journal), 0);
+    assert_int_equal(tnd_views_write(f->session, f->journal, &f->views), 0);
 }
 
 /* The text of view name, or NULL when it is missing. Caller frees. */
@@ -97,14 +101,17 @@ static void assert_view_lacks(fixture *f, const char *name, const char *what)
     free(text);
 }
 
-/* reflection.md is exactly what the journal's records make now. */
+/* reflection.md is exactly what the journal's records make now, rebuilt
+ * whole (and made printable), though the run adds to it a step at a time. */
 static void assert_reflection_current(fixture *f)
 {
-    char *want = tnd_views_reflection(tnd_journal_records(f->journal));
+    char *whole = tnd_views_reflection(tnd_journal_records(f->journal));
+    char *want = tnd_str_printable(whole, 3 * strlen(whole) + 1);
     char *have = view(f, "reflection.md");
 
     assert_non_null(have);
     assert_string_equal(have, want);
+    free(whole);
     free(want);
     free(have);
 }
@@ -158,6 +165,60 @@ static void each_view_follows_the_steps_it_shows(void **state)
     assert_view_has(f, "reflection.md", "## Finished: approved");
     assert_view_has(f, "decisions.md", "attempt 2: approve: all checks pass");
     assert_view_has(f, "decisions.md", "finished: approved");
+}
+
+/* reflection.md grows by each step's section, made printable alone: the
+ * same bytes as the whole rebuilt from the journal, with text a terminal
+ * must not get (escape codes, C1 controls, a character a section's cut
+ * splits), and after a resume, whose run starts with nothing kept. */
+static void reflection_grows_as_it_is_rebuilt_whole(void **state)
+{
+    fixture *f = *state;
+    char *path, long_why[2048];
+    size_t n = 0;
+
+    /* "x" then 2-byte characters: the reasoning's cut at 600 bytes
+     * splits one */
+    n += (size_t)snprintf(long_why + n, sizeof(long_why) - n, "x");
+    for (int i = 0; i < 400; i++)
+        n += (size_t)snprintf(long_why + n, sizeof(long_why) - n, "\u00e9");
+    step(f, "task",
+         "{\"task\": \"fix \\u001b[31mred\\u001b[0m, caf\u00e9\", "
+         "\"repo\": \"/r\"}");
+    assert_reflection_current(f);
+    step(f, "workspace", "{\"files\": 3, \"source\": \"git\"}");
+    step(f, "asked", "{\"attempt\": 1}"); /* no section */
+    assert_reflection_current(f);
+    {
+        char *fields = tnd_xasprintf("{\"attempt\": 1, \"reply\": "
+                                     "{\"rationale\": \"%s\", \"edits\": "
+                                     "[{\"path\": \"a\\u009b.c\"}]}}",
+                                     long_why);
+        step(f, "proposal", fields);
+        free(fields);
+    }
+    assert_reflection_current(f);
+    step(f, "audit",
+         "{\"attempt\": 1, \"reply\": {\"skills\": [{\"name\": "
+         "\"test\", \"status\": \"fail\", \"exit_code\": 2}], "
+         "\"critique\": {\"verdict\": \"revise\", \"confidence\": 0.5, "
+         "\"summary\": \"\\u0007bell\", \"issues\": []}}}");
+    step(f, "decision",
+         "{\"attempt\": 1, \"action\": \"revise\", \"reason\": \"r\"}");
+    assert_reflection_current(f);
+
+    /* a resume: the journal opened again, and a run keeping nothing yet */
+    tnd_journal_close(&f->journal);
+    tnd_views_state_clear(&f->views);
+    path = tnd_session_path(f->session, "journal.jsonl");
+    assert_non_null(f->journal = tnd_journal_open(path));
+    free(path);
+    step(f, "resume", "{}");
+    assert_reflection_current(f);
+    step(f, "proposal", "{\"attempt\": 2, \"reply\": {}}");
+    step(f, "finish", "{\"status\": \"approved\", \"reason\": \"ok\"}");
+    assert_reflection_current(f);
+    assert_view_has(f, "reflection.md", "## Finished: approved");
 }
 
 /* A view lost (deleted, or never written: a crash between a step and its
@@ -229,6 +290,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(a_lost_view_comes_back, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(reflection_grows_as_it_is_rebuilt_whole,
+                                        setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
