@@ -193,14 +193,21 @@ static char *write_report_as(run *r, const char *status, const char *reason,
                              bool *lost)
 {
     char *text;
+    json_object *kept = NULL, **slot = r->host ? r->host->report : NULL;
 
     tnd_report_outcome(r->report, status, reason, r->iterations, r->final_rel,
                        r->last_rel, tnd_now_ms() - r->started);
     tnd_report_findings(r->report, r->findings_text);
-    text = tnd_report_json(r->report);
+    text = tnd_report_json_kept(r->report, slot ? &kept : NULL);
     if (tnd_session_write(r->session, "report.json", text, strlen(text)) < 0) {
         tnd_log_error("cannot write the report: %s", tnd_error_last());
         *lost = true;
+        json_object_put(kept); /* the file holds what it held */
+        kept = NULL;
+    }
+    if (slot) { /* what the file holds now, or NULL: read it */
+        json_object_put(*slot);
+        *slot = kept;
     }
     return text;
 }

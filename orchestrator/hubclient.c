@@ -273,7 +273,8 @@ static bool ended_on_disk(tnd_hub *h, const tnd_broker_event *ev,
         if (may_follow(h, ev, f.id, f.owner)) {
             /* as a kept outcome: what its journal says now */
             body = tnd_hubsession_done_body(
-                f.id, f.dir, tnd_hub_code_now(f.dir, TND_EXIT_FAILED), &len);
+                f.id, f.dir, tnd_hub_code_now(f.dir, TND_EXIT_FAILED), NULL,
+                &len);
             answer(h, ev, true, body, len);
         }
     }
@@ -401,8 +402,8 @@ static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id)
          * (one that ended waiting for a person and was answered ended
          * again: a review found --attach saying 3 after approval) */
         dir = tnd_session_dir_of(e.repo, e.id);
-        body = tnd_hubsession_done_body(e.id, dir,
-                                        tnd_hub_code_now(dir, e.code), &len);
+        body = tnd_hubsession_done_body(
+            e.id, dir, tnd_hub_code_now(dir, e.code), NULL, &len);
         free(dir);
         answer(h, ev, true, body, len);
         return;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/error.h"
@@ -47,6 +48,9 @@ struct tnd_hubsession {
                             are this session's */
     int lock;            /* the session's lock while it is queued, or -1 */
     int thread_lock;     /* that lock, the thread's once it started */
+    json_object *report; /* the report.json the thread wrote last, or
+                            NULL (tnd_run_host.report); read once the
+                            thread is joined */
     follower f[TND_HUBSESSION_MAX_FOLLOWERS];
     size_t nf;
 };
@@ -84,6 +88,7 @@ void tnd_hubsession_destroy(tnd_hubsession **self_p)
     free(s->dir);
     free(s->owner);
     tnd_answer_clear(&s->answer);
+    json_object_put(s->report);
     free(s);
     *self_p = NULL;
 }
@@ -161,6 +166,7 @@ static void *session_main(void *arg)
         host.out = out;
         host.err = err;
         host.stop = &s->stop;
+        host.report = &s->report;
         memset(&co, 0, sizeof(co));
         co.repo = s->repo;
         co.session = s->id;
@@ -322,14 +328,15 @@ void tnd_hubsession_alive(tnd_hubsession *self, tnd_broker *broker)
 }
 
 char *tnd_hubsession_done_body(const char *id, const char *dir, int code,
-                               size_t *len)
+                               json_object *wrote, size_t *len)
 {
     char *path = tnd_fs_join(dir, "report.json"), *text = NULL, *body;
-    json_object *report = NULL;
+    json_object *report = json_object_get(wrote);
     size_t n = 0;
+    struct stat st;
 
-    if (tnd_fs_read(&text, &n, path, REPORT_MAX) < 0 ||
-        tnd_json_parse(&report, text, n) < 0) {
+    if (!report && (tnd_fs_read(&text, &n, path, REPORT_MAX) < 0 ||
+                    tnd_json_parse(&report, text, n) < 0)) {
         tnd_log_warn("session %s: no report: %s", id, tnd_error_last());
         json_object_put(report);
         report = NULL;
@@ -340,6 +347,8 @@ char *tnd_hubsession_done_body(const char *id, const char *dir, int code,
         /* a reply that large is never sent (a review found the client
          * waiting for it until it gave up): the outcome without the
          * report, which stays in the session's directory */
+        if (wrote && stat(path, &st) == 0)
+            n = (size_t)st.st_size;
         tnd_log_warn("session %s: report.json (%zu bytes) is larger than a "
                      "reply carries; the client is told where it is",
                      id, n);
@@ -374,7 +383,9 @@ void tnd_hubsession_finish(tnd_hubsession *self, tnd_broker *broker, int code)
             "--attach ID follows it then)",
             &len);
     else
-        body = tnd_hubsession_done_body(self->id, self->dir, code, &len);
+        /* the report the thread wrote, not read back from the file */
+        body = tnd_hubsession_done_body(self->id, self->dir, code, self->report,
+                                        &len);
     tell(self, broker, true, body, len);
 }
 

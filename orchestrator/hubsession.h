@@ -100,9 +100,11 @@ void tnd_hubsession_alive(tnd_hubsession *self, tnd_broker *broker);
 
 /* The `done` reply of a session that ended with code: its report.json
  * from dir (none when it cannot be read, or when the reply would not fit
- * in a body: TND_MDP_MAX_BODY). Caller frees. */
+ * in a body: TND_MDP_MAX_BODY), or wrote, the report as the session's
+ * run wrote it there (tnd_run_host.report, borrowed), unless NULL.
+ * Caller frees. */
 char *tnd_hubsession_done_body(const char *id, const char *dir, int code,
-                               size_t *len);
+                               json_object *wrote, size_t *len);
 
 /* The session's thread ended with code: wait for it, and tell every
  * follower the outcome with report.json. */

@@ -339,6 +339,11 @@ void tnd_report_findings(tnd_report *self, const char *text)
 
 char *tnd_report_json(const tnd_report *self)
 {
+    return tnd_report_json_kept(self, NULL);
+}
+
+char *tnd_report_json_kept(const tnd_report *self, json_object **kept)
+{
     json_object *o = json_object_new_object();
     json_object *by_role = json_object_new_object();
     json_object *tokens = json_object_new_object();
@@ -406,6 +411,17 @@ char *tnd_report_json(const tnd_report *self)
     json_object_object_add(o, "attempts", json_object_get(self->attempts));
     json_object_object_add(o, "answers", json_object_get(self->answers));
     text = tnd_json_pretty(o);
+    if (kept) {
+        /* the object is the text only while no secret was redacted (in
+         * the text: a string's escapes are the text's) */
+        char *before = tnd_xstrdup(text);
+        text = tnd_log_redact_json(text);
+        *kept = strcmp(before, text) == 0 ? o : NULL;
+        free(before);
+        if (!*kept)
+            json_object_put(o);
+        return text;
+    }
     json_object_put(o);
     return tnd_log_redact_json(text);
 }

@@ -120,6 +120,12 @@ void tnd_report_apply(tnd_report *self, json_object *about);
  * the baseline or an attempt. Caller frees. */
 char *tnd_report_json(const tnd_report *self);
 
+/* As tnd_report_json, and *kept is the report as an object, the text's
+ * JSON (caller puts), so a reader in this process need not parse the
+ * text; NULL when a secret was redacted from the text, which the object
+ * still holds. */
+char *tnd_report_json_kept(const tnd_report *self, json_object **kept);
+
 /* Put one JSON document (tnd_report_json's text, or any) on `to` and
  * flush it: what --json prints, for every command that has it. -1 with
  * the error set when it cannot be written (a closed pipe, a full

@@ -14,6 +14,7 @@
 #ifndef TND_RUN_H
 #define TND_RUN_H
 
+#include <json-c/json.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -124,6 +125,11 @@ typedef struct tnd_run_host {
                                  whose file is that one, unchanged, uses it
                                  rather than parsing the file again; NULL:
                                  not checked */
+    json_object **report;     /* this session's (NULL: none): the report.json
+                                 its run wrote last, as an object (put what
+                                 it held), or NULL when that write failed or
+                                 its text had a secret redacted, so what
+                                 ends the session need not read the file */
     /* tnd_run_create: called once the session's directory is made and
        locked, before its task record is journaled; the server records
        the session as accepted there (fsync'd), so a server killed

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/rmtree.h"
 #include "orchestrator/hubsession.h"
+#include "proto/json.h"
 #include "proto/mdp.h"
 
 static char tmpdir[] = "/tmp/tnd-test-hubsession-XXXXXX";
@@ -44,10 +45,31 @@ static void the_report_comes_with_the_outcome(void **state)
 
     (void)state;
     write_report(10);
-    body = tnd_hubsession_done_body("s1", tmpdir, 0, &len);
+    body = tnd_hubsession_done_body("s1", tmpdir, 0, NULL, &len);
     assert_non_null(strstr(body, "\"status\":\"approved\""));
     assert_non_null(strstr(body, "\"pad\":\"aaaaaaaaaa\""));
     free(body);
+}
+
+/* The report the session's run wrote, as it kept it, is the one told:
+ * report.json is not read back (here it holds another). */
+static void the_report_the_run_kept_is_told(void **state)
+{
+    static const char kept_text[] = "{\"status\": \"approved\", "
+                                    "\"pad\": \"kept\"}";
+    json_object *kept = NULL;
+    size_t len = 0;
+    char *body;
+
+    (void)state;
+    write_report(10);
+    assert_int_equal(tnd_json_parse(&kept, kept_text, strlen(kept_text)), 0);
+    body = tnd_hubsession_done_body("s1", tmpdir, 0, kept, &len);
+    assert_non_null(strstr(body, "\"status\":\"approved\""));
+    assert_non_null(strstr(body, "\"pad\":\"kept\""));
+    assert_null(strstr(body, "aaaa"));
+    free(body);
+    json_object_put(kept); /* borrowed: still the caller's */
 }
 
 /* A report that fills a body leaves no room for the reply around it:
@@ -60,7 +82,7 @@ static void a_report_too_large_for_a_reply_stays_behind(void **state)
 
     (void)state;
     write_report(TND_MDP_MAX_BODY - 100);
-    body = tnd_hubsession_done_body("s1", tmpdir, 0, &len);
+    body = tnd_hubsession_done_body("s1", tmpdir, 0, NULL, &len);
     assert_true(len <= TND_MDP_MAX_BODY);
     assert_non_null(strstr(body, "\"status\":\"approved\""));
     assert_null(strstr(body, "aaaa"));
@@ -188,6 +210,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_report_comes_with_the_outcome),
+        cmocka_unit_test(the_report_the_run_kept_is_told),
         cmocka_unit_test(a_report_too_large_for_a_reply_stays_behind),
         cmocka_unit_test(the_status_list_stays_within_its_bytes),
         cmocka_unit_test(a_status_list_for_one_owner),

@@ -10,7 +10,11 @@
 
 #include "common/log.h"
 #include "orchestrator/report.h"
+#include "proto/audit.h"
+#include "proto/client.h"
 #include "proto/json.h"
+
+#define S(lit) ((char[]){lit})
 
 static tnd_usage usage(long calls, long prompt, long completion)
 {
@@ -316,6 +320,67 @@ static void secrets_are_redacted(void **state)
     tnd_report_destroy(&r);
 }
 
+/* A server tells a session's clients how it ended with the report its
+ * run kept (tnd_report_json_kept), not read back from report.json: the
+ * reply is the same bytes as one made from the file's text, with text
+ * JSON escapes, bytes that are not UTF-8 and numbers with fractions. A
+ * report a secret was redacted from is not kept (the object still holds
+ * the secret). */
+static void the_kept_report_makes_the_reply_the_file_makes(void **state)
+{
+    tnd_report *r =
+        tnd_report_new("S", "fix caf\xc3\xa9 \x1b[31m\t\"q\" a/b \xff\xfe",
+                       "/repo/a b", "/repo/agents.yaml", 0);
+    tnd_issue issue = {TND_ISSUE_INCORRECT, TND_SEVERITY_MAJOR, S("s\xc3.c"), 3,
+                       S("d\\iv"),          S("x / y"),         S("cast")};
+    tnd_critique crit = {.verdict = TND_VERDICT_REVISE,
+                         .confidence = 0.1 + 0.2,
+                         .issues = &issue,
+                         .nissues = 1,
+                         .summary = S("\xe2\x9c\x93 one \x01 bug")};
+    tnd_audit_reply audit = {.critique = &crit};
+    tnd_usage c = usage(1, 100, 10);
+    tnd_gate_input in;
+    tnd_gate_decision d;
+    json_object *kept = NULL, *file = NULL;
+    char *text, *a, *b;
+    size_t la, lb;
+
+    (void)state;
+    memset(&in, 0, sizeof(in));
+    memset(&d, 0, sizeof(d));
+    in.attempt = 1;
+    in.audit = &audit;
+    d.action = TND_GATE_REVISE;
+    strcpy(d.reason, "the critique says revise (0.30)");
+    tnd_report_usage(r, TND_ROLE_CODER, &c);
+    tnd_report_attempt(r, 1, NULL, &in, &d, ".tandem/x/attempt-1.diff", 7);
+    tnd_report_approved(
+        r, "--- a/s.c\n+++ b/s.c\n+\tx = 1.5e-7; /* \xc3\xa9 */\n");
+    tnd_report_outcome(r, "approved", "ok", 1, "f.diff", NULL, 1234);
+    text = tnd_report_json_kept(r, &kept);
+    assert_non_null(kept);
+    assert_int_equal(tnd_json_parse(&file, text, strlen(text)), 0);
+    a = tnd_client_done("S", 0, "approved", file, &la);
+    b = tnd_client_done("S", 0, "approved", kept, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(a, b, la);
+    free(a);
+    free(b);
+    free(text);
+    json_object_put(file);
+    json_object_put(kept);
+    tnd_report_destroy(&r);
+
+    tnd_log_secret("sk-kept-secret-4321");
+    r = tnd_report_new("S", "use sk-kept-secret-4321", "/r", NULL, 0);
+    text = tnd_report_json_kept(r, &kept);
+    assert_null(kept);
+    assert_null(strstr(text, "sk-kept-secret-4321"));
+    free(text);
+    tnd_report_destroy(&r);
+}
+
 /* The report's text, parsed (caller puts it). */
 static json_object *parsed(const tnd_report *r)
 {
@@ -383,6 +448,7 @@ int main(void)
         cmocka_unit_test(baseline_and_workspace_are_reported),
         cmocka_unit_test(unanswered_calls_are_counted_without_tokens),
         cmocka_unit_test(secrets_are_redacted),
+        cmocka_unit_test(the_kept_report_makes_the_reply_the_file_makes),
         cmocka_unit_test(approved_diff_is_in_the_report),
         cmocka_unit_test(review_findings_are_in_the_report),
     };
