@@ -97,10 +97,30 @@ int tnd_fs_read_fd(char **out, size_t *len_out, int fd, const char *name,
     return 0;
 }
 
-int tnd_fs_read(char **out, size_t *len_out, const char *path, size_t cap)
+/* fd, just opened (path names it), read as tnd_fs_read reads a file;
+ * closed. */
+static int read_opened(char **out, size_t *len_out, int fd, const char *path,
+                       size_t cap)
 {
     struct stat st;
-    int fd, error;
+    int error;
+
+    if (fstat(fd, &st) < 0)
+        error = tnd_error_sys("cannot read %s", path);
+    else if (!S_ISREG(st.st_mode))
+        error = tnd_error_set("%s is not a regular file (it is %s)", path,
+                              file_kind(st.st_mode));
+    else if ((uintmax_t)st.st_size > cap)
+        error = tnd_error_set("%s is larger than %zu bytes", path, cap);
+    else /* and capped again while reading: the file may be growing */
+        error = tnd_fs_read_fd(out, len_out, fd, path, cap);
+    close(fd);
+    return error;
+}
+
+int tnd_fs_read(char **out, size_t *len_out, const char *path, size_t cap)
+{
+    int fd;
 
     *out = NULL;
     /* O_NONBLOCK so that opening a FIFO does not wait for a writer (fstat
@@ -114,17 +134,28 @@ int tnd_fs_read(char **out, size_t *len_out, const char *path, size_t cap)
         }
         return tnd_error_sys("cannot open %s", path);
     }
-    if (fstat(fd, &st) < 0)
-        error = tnd_error_sys("cannot read %s", path);
-    else if (!S_ISREG(st.st_mode))
-        error = tnd_error_set("%s is not a regular file (it is %s)", path,
-                              file_kind(st.st_mode));
-    else if ((uintmax_t)st.st_size > cap)
-        error = tnd_error_set("%s is larger than %zu bytes", path, cap);
-    else /* and capped again while reading: the file may be growing */
-        error = tnd_fs_read_fd(out, len_out, fd, path, cap);
-    close(fd);
-    return error;
+    return read_opened(out, len_out, fd, path, cap);
+}
+
+int tnd_fs_read_at(char **out, size_t *len_out, int dirfd, const char *name,
+                   const char *path, size_t cap)
+{
+    int fd;
+
+    *out = NULL;
+    fd = openat(dirfd, name,
+                O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) {
+            tnd_error_set("%s: no such file", path);
+            return TND_ENOTFOUND;
+        }
+        if (errno == ELOOP)
+            return tnd_error_set("%s is a symbolic link; it is not followed",
+                                 path);
+        return tnd_error_sys("cannot open %s", path);
+    }
+    return read_opened(out, len_out, fd, path, cap);
 }
 
 static int write_all(int fd, const void *data, size_t len)

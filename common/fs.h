@@ -19,6 +19,11 @@
  * bytes in case it grows. */
 int tnd_fs_read(char **out, size_t *len_out, const char *path, size_t cap);
 
+/* As tnd_fs_read, the file name in the directory dirfd, opened through
+ * no symbolic link (one there is an error); path names it in messages. */
+int tnd_fs_read_at(char **out, size_t *len_out, int dirfd, const char *name,
+                   const char *path, size_t cap);
+
 /* 0 when path (symlinks followed) is a regular file; TND_ENOTFOUND when
  * it does not exist; else -1 with the error saying what it is, in
  * tnd_fs_read's words. For checking a file before a run uses it; the

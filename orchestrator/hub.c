@@ -479,14 +479,16 @@ bool tnd_hub_runs_config(const tnd_hub *h, const char *config)
     return same;
 }
 
-int tnd_hub_code_now(const char *dir, int code)
+int tnd_hub_code_now(int dirfd, const char *dir, int code)
 {
     char *path;
     json_object *records = NULL;
     tnd_session_status status;
 
+    if (dirfd < 0)
+        return code;
     path = tnd_fs_join(dir, "journal.jsonl");
-    if (tnd_journal_read(&records, path) == 0 &&
+    if (tnd_journal_read_at(&records, dirfd, path) == 0 &&
         tnd_journal_status(&status, records) == 0 && status != TND_SESSION_OPEN)
         code = code_of_ended(records);
     tnd_error_clear();

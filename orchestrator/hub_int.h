@@ -39,15 +39,16 @@ struct tnd_hub {
 };
 
 /* The exit code for a client that comes back to a session that ended
- * with code, in dir: what its journal says now when it says the session
- * finished or waits for a person, else code. The journal is the
+ * with code, whose directory dirfd is (tnd_session_dir_open; dir names
+ * it; -1: none, code is kept): what its journal says now when it says the
+ * session finished or waits for a person, else code. The journal is the
  * session's own word; the code kept was this server's at the time: a
  * session waiting for a person and answered with no server running
  * ended for good since, which the accepted list never heard of; an
  * answer the session refused (exit 2) left it waiting; a `tandem
  * resume` that held it when a server took it over (exit 2) finished
  * it. */
-int tnd_hub_code_now(const char *dir, int code);
+int tnd_hub_code_now(int dirfd, const char *dir, int code);
 
 /* The whole id of the session part names among those this server holds,
  * the pending ones of its accepted list and the kept outcomes: the best

@@ -225,16 +225,38 @@ static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id);
 static bool may_follow(tnd_hub *h, const tnd_broker_event *ev, const char *id,
                        const char *owner);
 
-/* Whether dir is a session directory as tandem makes one: the server's
- * user's, and nobody else writes in it (what it holds is what a tandem
- * of the server's user wrote there, not a link another user put to a
- * file the server may read). */
-static bool own_dir(const char *dir)
+/* The directory of session id in repo, for an answer to a client:
+ * opened as tnd_session_dir_open opens one, each directory from the
+ * one before, through no link, each the server user's and nobody
+ * else's to write in, and every file of it read from the descriptor
+ * (by path, the repository's owner could put a link to another user's
+ * session where the path led, before the server read it or between its
+ * checks and its reads, and have that session's report sent to them).
+ * The descriptor, or -1 (TND_ENOTFOUND: not there) with the error
+ * set, naming the session, the path and why. */
+static int open_session(const char *repo, const char *id)
 {
-    struct stat st;
+    int dir = tnd_session_dir_open(repo, id);
 
-    return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
-           st.st_uid == geteuid() && !(st.st_mode & 022);
+    if (dir < 0 && dir != TND_ENOTFOUND)
+        tnd_error_prefix("session %s is not read by this server", id);
+    return dir;
+}
+
+/* The done of session id of repo, which ended, to ev: code (as the
+ * server kept it) as its journal says it now, and its report, both
+ * read from the directory open_session opens. dir: that directory, or
+ * -1 when it is not there (code kept, no report). */
+static void answer_done(tnd_hub *h, const tnd_broker_event *ev,
+                        const char *repo, const char *id, int dir, int code)
+{
+    char *path = tnd_session_dir_of(repo, id), *body;
+    size_t len;
+
+    body = tnd_hubsession_done_body(id, dir, tnd_hub_code_now(dir, path, code),
+                                    NULL, &len);
+    free(path);
+    answer(h, ev, true, body, len);
 }
 
 /* A session a tandem serve made in repo, named by part (its whole id
@@ -243,42 +265,47 @@ static bool own_dir(const char *dir)
  * TND_ACCEPTED_ENDED_MAX, and a client that came back after more had
  * ended was refused, its id taken, or told no such session ran, while
  * the session and its report were on disk. Its task record says whose
- * it is (by.key), and may_follow judges that as for a kept outcome.
- * true when ev was answered: the session's done, or forbidden. */
+ * it is (by.key), and may_follow judges that as for a kept outcome; the
+ * record and the report are read from one descriptor of its directory
+ * (open_session), so what is judged is what is sent. true when ev was
+ * answered: the session's done, forbidden, or its directory refused. */
 static bool ended_on_disk(tnd_hub *h, const tnd_broker_event *ev,
                           const char *repo, const char *part, bool whole)
 {
     tnd_session_facts f;
-    char *real = real_repo(repo), *body, *dir = NULL;
+    char *real = real_repo(repo), *id = NULL, *path;
     bool answered = false;
-    size_t len;
+    struct stat st;
+    int dir = -1;
 
-    /* a whole id is its directory's name: a new task's is not there, and
-     * the repository's sessions are not listed for it */
-    if (whole && (!tnd_session_id_valid(part) ||
-                  !own_dir(dir = tnd_session_dir_of(real, part)))) {
-        free(dir);
-        free(real);
-        return false;
-    }
-    free(dir);
-    if (tnd_run_facts(&f, real, part) < 0) {
-        tnd_error_clear(); /* none, or several: not this server's to say */
-        free(real);
-        return false;
-    }
-    if ((!whole || strcmp(f.id, part) == 0) && f.served &&
-        f.status != TND_SESSION_OPEN && own_dir(f.dir)) {
-        answered = true;
-        if (may_follow(h, ev, f.id, f.owner)) {
-            /* as a kept outcome: what its journal says now */
-            body = tnd_hubsession_done_body(
-                f.id, f.dir, tnd_hub_code_now(f.dir, TND_EXIT_FAILED), NULL,
-                &len);
-            answer(h, ev, true, body, len);
-        }
+    memset(&f, 0, sizeof(f));
+    if (whole) {
+        /* a whole id is its directory's name: a new task's is not
+         * there, and the repository's sessions are not listed for it */
+        path =
+            tnd_session_id_valid(part) ? tnd_session_dir_of(real, part) : NULL;
+        if (path && lstat(path, &st) == 0)
+            id = tnd_xstrdup(part);
+        free(path);
+    } else if (tnd_run_facts(&f, real, part) == 0) {
+        id = tnd_xstrdup(f.id); /* which one; what it says is read below */
     }
     tnd_session_facts_clear(&f);
+    if (id && (dir = open_session(real, id)) < 0 && dir != TND_ENOTFOUND) {
+        answered = true;
+        refuse(h, ev, "forbidden", tnd_error_last());
+    } else if (dir >= 0 && tnd_run_facts_at(&f, dir, real, id) == 0 &&
+               f.served && f.status != TND_SESSION_OPEN) {
+        answered = true;
+        if (may_follow(h, ev, f.id, f.owner))
+            /* as a kept outcome: what its journal says now */
+            answer_done(h, ev, real, f.id, dir, TND_EXIT_FAILED);
+    }
+    tnd_error_clear(); /* none, or several: not this server's to say */
+    if (dir >= 0)
+        close(dir);
+    tnd_session_facts_clear(&f);
+    free(id);
     free(real);
     return answered;
 }
@@ -392,7 +419,7 @@ static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id)
     tnd_hubsession *s = tnd_hub_by_id(h, id);
     tnd_accepted_outcome e;
     size_t len;
-    char *body, *dir;
+    char *body;
 
     if (!s && tnd_accepted_outcome_of(h->accepted, id, &e)) {
         if (!may_follow(h, ev, e.id, e.owner))
@@ -401,11 +428,13 @@ static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id)
          * (in this server or an earlier one): its outcome, the newest
          * (one that ended waiting for a person and was answered ended
          * again: a review found --attach saying 3 after approval) */
-        dir = tnd_session_dir_of(e.repo, e.id);
-        body = tnd_hubsession_done_body(
-            e.id, dir, tnd_hub_code_now(dir, e.code), NULL, &len);
-        free(dir);
-        answer(h, ev, true, body, len);
+        int dir = open_session(e.repo, e.id);
+        if (dir < 0 && dir != TND_ENOTFOUND)
+            refuse(h, ev, "forbidden", tnd_error_last());
+        else
+            answer_done(h, ev, e.repo, e.id, dir, e.code);
+        if (dir >= 0)
+            close(dir);
         return;
     }
     if (!s && left_here(h, id)) {
@@ -557,6 +586,24 @@ static int answer_whole(tnd_hub *h, const tnd_client_request *req,
     return rc == TND_ECONFIG ? -1 : 0; /* unreadable: the session says so */
 }
 
+/* f, the facts of a session read by its path, read again from its
+ * directory as open_session opens it. -1 with *kind and the error set. */
+static int facts_again(tnd_session_facts *f, const char *repo,
+                       const char **kind)
+{
+    char *real = real_repo(repo), *id = tnd_xstrdup(f->id);
+    int dir = open_session(real, id), rc;
+
+    tnd_session_facts_clear(f);
+    *kind = dir == TND_ENOTFOUND ? "not_found" : "forbidden";
+    rc = dir < 0 ? -1 : tnd_run_facts_at(f, dir, real, id);
+    if (dir >= 0)
+        close(dir);
+    free(id);
+    free(real);
+    return rc;
+}
+
 /* Whether the server may answer the session: one it ran, with its
  * config, that waits for a person and that it does not hold now. -1
  * with *kind and the error set. */
@@ -565,6 +612,11 @@ static int check_answerable(tnd_hub *h, const tnd_client_request *req,
 {
     *kind = "not_found";
     if (tnd_run_facts(f, req->repo, req->session) < 0)
+        return -1;
+    /* what it says read again, from its directory as open_session opens
+     * it: the repository's owner could have led the path to another
+     * repository's session */
+    if (facts_again(f, req->repo, kind) < 0)
         return -1;
     /* not waiting: a usage error, as without a server (it was "busy",
      * exit 75, and a script that retried on it sent the losing answer of

@@ -327,16 +327,18 @@ void tnd_hubsession_alive(tnd_hubsession *self, tnd_broker *broker)
     tell(self, broker, false, body, len);
 }
 
-char *tnd_hubsession_done_body(const char *id, const char *dir, int code,
+char *tnd_hubsession_done_body(const char *id, int dir, int code,
                                json_object *wrote, size_t *len)
 {
-    char *path = tnd_fs_join(dir, "report.json"), *text = NULL, *body;
+    char *path = tnd_xasprintf("report.json of session %s", id), *text = NULL,
+         *body;
     json_object *report = json_object_get(wrote);
     size_t n = 0;
-    struct stat st;
 
-    if (!report && (tnd_fs_read(&text, &n, path, REPORT_MAX) < 0 ||
-                    tnd_json_parse(&report, text, n) < 0)) {
+    if (!report &&
+        (dir < 0 ||
+         tnd_fs_read_at(&text, &n, dir, "report.json", path, REPORT_MAX) < 0 ||
+         tnd_json_parse(&report, text, n) < 0)) {
         tnd_log_warn("session %s: no report: %s", id, tnd_error_last());
         json_object_put(report);
         report = NULL;
@@ -347,8 +349,8 @@ char *tnd_hubsession_done_body(const char *id, const char *dir, int code,
         /* a reply that large is never sent (a review found the client
          * waiting for it until it gave up): the outcome without the
          * report, which stays in the session's directory */
-        if (wrote && stat(path, &st) == 0)
-            n = (size_t)st.st_size;
+        if (wrote) /* not read: about the reply's size */
+            n = *len;
         tnd_log_warn("session %s: report.json (%zu bytes) is larger than a "
                      "reply carries; the client is told where it is",
                      id, n);
@@ -382,10 +384,21 @@ void tnd_hubsession_finish(tnd_hubsession *self, tnd_broker *broker, int code)
             "and the next tandem serve goes on with it (tandem submit "
             "--attach ID follows it then)",
             &len);
-    else
+    else if (self->report) {
         /* the report the thread wrote, not read back from the file */
-        body = tnd_hubsession_done_body(self->id, self->dir, code, self->report,
-                                        &len);
+        body = tnd_hubsession_done_body(self->id, -1, code, self->report, &len);
+    } else {
+        /* from its directory as the server made it: a repository's owner
+         * could have put a link, or another repository's session, where
+         * its path led (its report went to this session's followers) */
+        int dir = tnd_session_dir_open(self->repo, self->id);
+        if (dir < 0)
+            tnd_log_warn("session %s: its report is not sent: %s", self->id,
+                         tnd_error_last());
+        body = tnd_hubsession_done_body(self->id, dir, code, NULL, &len);
+        if (dir >= 0)
+            close(dir);
+    }
     tell(self, broker, true, body, len);
 }
 

@@ -99,15 +99,18 @@ void tnd_hubsession_output(tnd_hubsession *self, tnd_broker *broker, bool err,
 void tnd_hubsession_alive(tnd_hubsession *self, tnd_broker *broker);
 
 /* The `done` reply of a session that ended with code: its report.json
- * from dir (none when it cannot be read, or when the reply would not fit
- * in a body: TND_MDP_MAX_BODY), or wrote, the report as the session's
- * run wrote it there (tnd_run_host.report, borrowed), unless NULL.
+ * read from dir, the descriptor of its directory (tnd_session_dir_open;
+ * none when dir is -1, when it cannot be read, or when the reply would
+ * not fit in a body: TND_MDP_MAX_BODY), or wrote, the report as the
+ * session's run wrote it (tnd_run_host.report, borrowed), unless NULL.
  * Caller frees. */
-char *tnd_hubsession_done_body(const char *id, const char *dir, int code,
+char *tnd_hubsession_done_body(const char *id, int dir, int code,
                                json_object *wrote, size_t *len);
 
 /* The session's thread ended with code: wait for it, and tell every
- * follower the outcome with report.json. */
+ * follower the outcome with report.json, read from its directory as
+ * tnd_session_dir_open opens it (without, and warned, when that
+ * refuses). */
 void tnd_hubsession_finish(tnd_hubsession *self, tnd_broker *broker, int code);
 
 /* The session cannot go on here: every follower gets an error of kind. */

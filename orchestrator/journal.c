@@ -145,6 +145,29 @@ int tnd_journal_read_outline(json_object **out, const char *path)
     return read_records(out, path, true);
 }
 
+int tnd_journal_read_at(json_object **out, int dirfd, const char *path)
+{
+    char *text = NULL;
+    size_t len = 0, end;
+    bool torn;
+    json_object *records;
+    int rc = tnd_fs_read_at(&text, &len, dirfd, "journal.jsonl", path,
+                            JOURNAL_MAX_BYTES);
+
+    *out = NULL;
+    if (rc < 0)
+        return rc;
+    records = json_object_new_array();
+    rc = parse(records, path, text, len, &end, &torn, false);
+    free(text);
+    if (rc < 0) {
+        json_object_put(records);
+        return -1;
+    }
+    *out = records;
+    return 0;
+}
+
 tnd_journal *tnd_journal_open(const char *path)
 {
     tnd_journal *j = tnd_xcalloc(1, sizeof(*j));

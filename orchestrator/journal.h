@@ -92,6 +92,11 @@ const char *tnd_journal_type(json_object *record);
  * line is skipped. */
 int tnd_journal_read(json_object **out, const char *path);
 
+/* As tnd_journal_read, the journal.jsonl of the directory dirfd (a
+ * session's, tnd_session_dir_open), through no symbolic link; path
+ * names it in messages. */
+int tnd_journal_read_at(json_object **out, int dirfd, const char *path);
+
 /* As tnd_journal_read, each record kept in outline: its scalar fields
  * (strings cut at 1 KiB), an empty object for each object field, no
  * arrays. For listings across sessions (sessions, stats, prune, watch):

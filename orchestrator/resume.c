@@ -233,10 +233,27 @@ int tnd_run_answer_check(const char *repo, const tnd_continue_options *o,
     return rc;
 }
 
+/* The facts of session id in dir, from its journal's records. */
+static void facts_of(tnd_session_facts *out, json_object *records,
+                     const char *id, const char *dir)
+{
+    json_object *task = json_object_array_length(records)
+                            ? json_object_array_get_idx(records, 0)
+                            : NULL;
+
+    out->id = tnd_xstrdup(id);
+    out->dir = tnd_xstrdup(dir);
+    if (task && tnd_json_str_or(task, "config", NULL))
+        out->config = tnd_xstrdup(tnd_json_str_or(task, "config", NULL));
+    out->served = task && tnd_json_bool_or(task, "served", false);
+    out->owner = tnd_run_task_owner(task);
+    out->escalation = tnd_journal_waiting_on(records);
+}
+
 int tnd_run_facts(tnd_session_facts *out, const char *repo, const char *part)
 {
     tnd_session *s;
-    json_object *records = NULL, *task;
+    json_object *records = NULL;
     char *path;
     int rc = -1;
 
@@ -246,16 +263,7 @@ int tnd_run_facts(tnd_session_facts *out, const char *repo, const char *part)
     path = tnd_session_path(s, "journal.jsonl");
     if (tnd_journal_read(&records, path) == 0 &&
         tnd_journal_status(&out->status, records) == 0) {
-        task = json_object_array_length(records)
-                   ? json_object_array_get_idx(records, 0)
-                   : NULL;
-        out->id = tnd_xstrdup(tnd_session_id(s));
-        out->dir = tnd_xstrdup(tnd_session_dir(s));
-        if (task && tnd_json_str_or(task, "config", NULL))
-            out->config = tnd_xstrdup(tnd_json_str_or(task, "config", NULL));
-        out->served = task && tnd_json_bool_or(task, "served", false);
-        out->owner = tnd_run_task_owner(task);
-        out->escalation = tnd_journal_waiting_on(records);
+        facts_of(out, records, tnd_session_id(s), tnd_session_dir(s));
         rc = 0;
     } else {
         tnd_error_prefix("session %s", tnd_session_id(s));
@@ -263,6 +271,28 @@ int tnd_run_facts(tnd_session_facts *out, const char *repo, const char *part)
     json_object_put(records);
     free(path);
     tnd_session_destroy(&s);
+    return rc;
+}
+
+int tnd_run_facts_at(tnd_session_facts *out, int dirfd, const char *repo,
+                     const char *id)
+{
+    json_object *records = NULL;
+    char *dir = tnd_session_dir_of(repo, id);
+    char *path = tnd_fs_join(dir, "journal.jsonl");
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    if (tnd_journal_read_at(&records, dirfd, path) == 0 &&
+        tnd_journal_status(&out->status, records) == 0) {
+        facts_of(out, records, id, dir);
+        rc = 0;
+    } else {
+        tnd_error_prefix("session %s", id);
+    }
+    json_object_put(records);
+    free(path);
+    free(dir);
     return rc;
 }
 

@@ -242,6 +242,12 @@ typedef struct tnd_session_facts {
  * (TND_ECONFIG when no session or several match). */
 int tnd_run_facts(tnd_session_facts *out, const char *repo, const char *part);
 
+/* As tnd_run_facts, for session id of repo whose directory dirfd is
+ * (tnd_session_dir_open): its journal read from the descriptor, so that
+ * what it says is of that directory, whatever its path leads to now. */
+int tnd_run_facts_at(tnd_session_facts *out, int dirfd, const char *repo,
+                     const char *id);
+
 void tnd_session_facts_clear(tnd_session_facts *facts);
 
 /* The CURVE key that submitted a session, from its task record (may be

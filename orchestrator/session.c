@@ -73,17 +73,48 @@ void tnd_session_make_id(char *out, size_t size)
              tm.tm_min, tm.tm_sec, rnd[0], rnd[1], rnd[2], rnd[3]);
 }
 
+/* What a directory of tandem's must be, as st (of path) says: a
+ * directory, not a link to one (a repository can carry `.tandem`: prune
+ * removed what a link led to); and, when owned, this process's user's
+ * with nobody else to write in it, as tandem makes one (0755): another
+ * user could change what one of theirs holds under tandem, a link put
+ * where it reads or writes, a directory swapped for one of another
+ * repository's. 0, or -1 with the error naming path and what it is. */
+static int check_dir(const char *path, const struct stat *st, bool owned)
+{
+    if (!S_ISDIR(st->st_mode))
+        return tnd_error_set("%s is %s, not a directory", path,
+                             S_ISLNK(st->st_mode) ? "a symbolic link"
+                                                  : "a file");
+    if (owned && st->st_uid != geteuid())
+        return tnd_error_set("%s belongs to another user (uid %d), not to "
+                             "uid %d",
+                             path, (int)st->st_uid, (int)geteuid());
+    if (owned && (st->st_mode & 022))
+        return tnd_error_set("others may write in %s (mode %04o)", path,
+                             (unsigned)(st->st_mode & 07777));
+    return 0;
+}
+
+/* The error set, with what to do about it after it. -1. */
+static int advise(const char *advice)
+{
+    char *why = tnd_xstrdup(tnd_error_last());
+
+    tnd_error_set("%s; %s", why, advice);
+    free(why);
+    return -1;
+}
+
 /* path is missing or a directory of its own. */
 static int own_dir(const char *path)
 {
     struct stat st;
 
-    if (lstat(path, &st) < 0 || S_ISDIR(st.st_mode))
+    if (lstat(path, &st) < 0 || check_dir(path, &st, false) == 0)
         return 0;
-    return tnd_error_set("%s is %s, not a directory; tandem keeps sessions "
-                         "only in a directory of their own (remove it)",
-                         path,
-                         S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+    return advise("tandem keeps sessions only in a directory of their own "
+                  "(remove it)");
 }
 
 int tnd_session_check_home(const char *repo)
@@ -95,6 +126,78 @@ int tnd_session_check_home(const char *repo)
     free(sessions);
     free(top);
     return rc;
+}
+
+/* The directory name in at (path names it), opened through no link and
+ * checked as check_dir(owned) checks one. Its descriptor, or -1
+ * (TND_ENOTFOUND when it is not there) with the error set. */
+static int open_own(int at, const char *name, const char *path)
+{
+    struct stat st;
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int rc;
+
+    if (fd < 0 && errno == ENOENT) {
+        tnd_error_set("%s: no such directory", path);
+        return TND_ENOTFOUND;
+    }
+    if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) &&
+        fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        check_dir(path, &st, false) < 0)
+        return -1;
+    if (fd < 0)
+        return tnd_error_sys("cannot open %s", path);
+    rc = fstat(fd, &st) < 0 ? tnd_error_sys("cannot read %s", path)
+                            : check_dir(path, &st, true);
+    if (rc < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int tnd_session_dir_open(const char *repo, const char *id)
+{
+    static const char *const parts[] = {".tandem", "sessions", NULL};
+    char *path = tnd_xstrdup(repo);
+    int fd, next;
+
+    if (!tnd_session_id_valid(id)) {
+        free(path);
+        return tnd_error_set("'%s' is not a session id (YYYYMMDD-HHMMSS-HEX)",
+                             id);
+    }
+    /* the repository as named: its owner's to arrange; what is below it
+     * must be this user's, so that nobody can swap it under the reader */
+    fd = open(repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        next = errno == ENOENT ? TND_ENOTFOUND : -1;
+        tnd_error_sys("cannot open the repository %s", repo);
+        free(path);
+        return next;
+    }
+    for (size_t i = 0; i < 3; i++) {
+        const char *name = parts[i] ? parts[i] : id;
+        char *longer = tnd_fs_join(path, name);
+        free(path);
+        path = longer;
+        next = open_own(fd, name, path);
+        close(fd);
+        if ((fd = next) < 0)
+            break;
+    }
+    if (fd < 0 && fd != TND_ENOTFOUND) {
+        char *advice = tnd_xasprintf(
+            "tandem reads a session only through directories of its own "
+            "user (uid %d) that nobody else may write in, none a link: "
+            "`.tandem`, `.tandem/sessions` and the session's (else what "
+            "it read could be another repository's session)",
+            (int)geteuid());
+        advise(advice);
+        free(advice);
+    }
+    free(path);
+    return fd;
 }
 
 /* .tandem/.gitignore, when missing: made new, never through a link. */
@@ -189,20 +292,10 @@ static int own_session_dir(const char *dir)
 
     if (lstat(dir, &st) < 0)
         return tnd_error_sys("cannot read the session directory %s", dir);
-    if (st.st_uid != geteuid())
-        return tnd_error_set("session directory %s is there already, made "
-                             "by another user (uid %d); tandem takes a "
-                             "session's directory only when it made it "
-                             "(remove it, or submit the task under another "
-                             "id)",
-                             dir, (int)st.st_uid);
-    if (st.st_mode & 022)
-        return tnd_error_set("session directory %s is there already, and "
-                             "others may write in it (mode %04o); tandem "
-                             "takes a session's directory only when it made "
-                             "it (remove it, or submit the task under "
-                             "another id)",
-                             dir, (unsigned)(st.st_mode & 07777));
+    if (check_dir(dir, &st, true) < 0)
+        return advise("that session directory is there already, and tandem "
+                      "takes one only when it made it (remove it, or submit "
+                      "the task under another id)");
     return 0;
 }
 

@@ -52,6 +52,18 @@ int tnd_session_status_parse(tnd_session_status *out, const char *name);
  * what they lead to. 0, or -1 with an error naming the link. */
 int tnd_session_check_home(const char *repo);
 
+/* The directory of session id (tnd_session_id_valid) in repo, opened
+ * for a reader that must not be led elsewhere (tandem serve, for a
+ * client that named the repository): repo/.tandem, its sessions and the
+ * session's directory each opened from the one before, through no
+ * symbolic link, and each a directory of this process's effective user
+ * that nobody else may write in (as tandem makes them), so that nobody
+ * can swap one under the reader; its files are then read from the
+ * descriptor (tnd_fs_read_at). The descriptor (O_DIRECTORY, close-on-
+ * exec; caller closes), or -1 with the error naming the path and why;
+ * TND_ENOTFOUND when the repository or a directory is not there. */
+int tnd_session_dir_open(const char *repo, const char *id);
+
 /* Create a new session directory under repo/.tandem/sessions/. NULL with
  * the error set. */
 tnd_session *tnd_session_new(const char *repo);

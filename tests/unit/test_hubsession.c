@@ -1,16 +1,19 @@
 /* Unit tests for orchestrator/hubsession: the `done` reply a served
  * session's clients get, with its report, or without it when the two
- * would not fit in one body; the status list within its bytes. */
+ * would not fit in one body or the report is a link; the status list
+ * within its bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/fs.h"
@@ -38,6 +41,40 @@ static void write_report(size_t pad)
     tnd_buf_free(&b);
 }
 
+/* The done reply of session s1, whose directory is tmpdir. */
+static char *done_body(int code, size_t *len)
+{
+    int dir = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char *body;
+
+    assert_true(dir >= 0);
+    body = tnd_hubsession_done_body("s1", dir, code, NULL, len);
+    close(dir);
+    return body;
+}
+
+/* A report.json that is a link (to another session's, say) is not
+ * followed: the outcome goes without it. */
+static void a_report_that_is_a_link_stays_behind(void **state)
+{
+    char path[PATH_MAX], other[PATH_MAX];
+    size_t len = 0;
+    char *body;
+
+    (void)state;
+    write_report(10);
+    snprintf(path, sizeof(path), "%s/report.json", tmpdir);
+    snprintf(other, sizeof(other), "%s/other.json", tmpdir);
+    assert_int_equal(rename(path, other), 0);
+    assert_int_equal(symlink(other, path), 0);
+    body = done_body(0, &len);
+    assert_non_null(strstr(body, "\"type\":\"done\""));
+    assert_null(strstr(body, "aaaa"));
+    free(body);
+    unlink(path);
+    unlink(other);
+}
+
 static void the_report_comes_with_the_outcome(void **state)
 {
     size_t len = 0;
@@ -45,7 +82,7 @@ static void the_report_comes_with_the_outcome(void **state)
 
     (void)state;
     write_report(10);
-    body = tnd_hubsession_done_body("s1", tmpdir, 0, NULL, &len);
+    body = done_body(0, &len);
     assert_non_null(strstr(body, "\"status\":\"approved\""));
     assert_non_null(strstr(body, "\"pad\":\"aaaaaaaaaa\""));
     free(body);
@@ -64,7 +101,7 @@ static void the_report_the_run_kept_is_told(void **state)
     (void)state;
     write_report(10);
     assert_int_equal(tnd_json_parse(&kept, kept_text, strlen(kept_text)), 0);
-    body = tnd_hubsession_done_body("s1", tmpdir, 0, kept, &len);
+    body = tnd_hubsession_done_body("s1", -1, 0, kept, &len);
     assert_non_null(strstr(body, "\"status\":\"approved\""));
     assert_non_null(strstr(body, "\"pad\":\"kept\""));
     assert_null(strstr(body, "aaaa"));
@@ -82,7 +119,7 @@ static void a_report_too_large_for_a_reply_stays_behind(void **state)
 
     (void)state;
     write_report(TND_MDP_MAX_BODY - 100);
-    body = tnd_hubsession_done_body("s1", tmpdir, 0, NULL, &len);
+    body = done_body(0, &len);
     assert_true(len <= TND_MDP_MAX_BODY);
     assert_non_null(strstr(body, "\"status\":\"approved\""));
     assert_null(strstr(body, "aaaa"));
@@ -212,6 +249,7 @@ int main(void)
         cmocka_unit_test(the_report_comes_with_the_outcome),
         cmocka_unit_test(the_report_the_run_kept_is_told),
         cmocka_unit_test(a_report_too_large_for_a_reply_stays_behind),
+        cmocka_unit_test(a_report_that_is_a_link_stays_behind),
         cmocka_unit_test(the_status_list_stays_within_its_bytes),
         cmocka_unit_test(a_status_list_for_one_owner),
         cmocka_unit_test(a_client_attaching_again_is_one_follower),

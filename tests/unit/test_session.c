@@ -387,6 +387,73 @@ static void a_proposed_id_takes_no_directory_others_write(void **state)
     remove_sessions();
 }
 
+/* tnd_session_dir_open of id in repo refuses, naming want in its
+ * error. */
+static void dir_open_refuses(const char *id, const char *want)
+{
+    int fd = tnd_session_dir_open(repo, id);
+
+    if (fd >= 0)
+        close(fd);
+    assert_int_equal(fd, -1);
+    if (!strstr(tnd_error_last(), want))
+        fail_msg("'%s' not in: %s", want, tnd_error_last());
+}
+
+/* A session's directory, opened for a reader a client sent (tandem
+ * serve): .tandem, sessions and the session's each a directory of this
+ * user's that nobody else writes in, none a link, or it is refused,
+ * naming the path and why (a link there led the server to another
+ * repository's session, whose report it sent). */
+static void a_session_dir_opens_only_through_own_directories(void **state)
+{
+    const char *id = "20261126-120000-abcdef03";
+    char dir[4096], top[4096], sessions[4096], other[4096], moved[4096];
+    int fd;
+
+    (void)state;
+    snprintf(top, sizeof(top), "%s/.tandem", repo);
+    snprintf(sessions, sizeof(sessions), "%s/sessions", top);
+    snprintf(dir, sizeof(dir), "%s/%s", sessions, id);
+    snprintf(other, sizeof(other), "%s/other", repo);
+    snprintf(moved, sizeof(moved), "%s/moved", repo);
+    assert_int_equal(tnd_session_dir_open(repo, id), TND_ENOTFOUND);
+    assert_int_equal(tnd_fs_mkdirs(dir, 0755), 0);
+    assert_int_equal(mkdir(other, 0755), 0);
+    fd = tnd_session_dir_open(repo, id);
+    assert_true(fd >= 0);
+    close(fd);
+    dir_open_refuses("../x", "is not a session id");
+
+    /* the session's directory a link to another's */
+    assert_int_equal(rename(dir, moved), 0);
+    assert_int_equal(symlink(other, dir), 0);
+    dir_open_refuses(id, "is a symbolic link");
+    assert_int_equal(unlink(dir), 0);
+    assert_int_equal(rename(moved, dir), 0);
+    /* sessions a link */
+    assert_int_equal(rename(sessions, moved), 0);
+    assert_int_equal(symlink(moved, sessions), 0);
+    dir_open_refuses(id, "sessions is a symbolic link");
+    assert_int_equal(unlink(sessions), 0);
+    assert_int_equal(rename(moved, sessions), 0);
+    /* .tandem others may write in */
+    assert_int_equal(chmod(top, 0777), 0);
+    dir_open_refuses(id, "others may write in");
+    assert_int_equal(chmod(top, 0755), 0);
+    /* another user's: only root can make one */
+    if (geteuid() == 0) {
+        assert_int_equal(chown(top, 65534, 65534), 0);
+        dir_open_refuses(id, "belongs to another user (uid 65534)");
+        assert_int_equal(chown(top, 0, 0), 0);
+    }
+    fd = tnd_session_dir_open(repo, id);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(rmdir(other), 0);
+    remove_sessions();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -402,6 +469,7 @@ int main(void)
         cmocka_unit_test(a_queued_session_says_so_in_its_lock),
         cmocka_unit_test(a_proposed_id_is_taken_once),
         cmocka_unit_test(a_proposed_id_takes_no_directory_others_write),
+        cmocka_unit_test(a_session_dir_opens_only_through_own_directories),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
