@@ -81,6 +81,10 @@ int tnd_fs_mkdirs(const char *path, mode_t mode);
  * -1 with errno set (the caller names the file in its error). */
 int tnd_fs_lock_new(int dirfd, const char *name);
 
+/* All of data written to fd, short writes and EINTR retried; -1 with
+ * errno set (no error message: the caller names the file). */
+int tnd_fs_write_all(int fd, const void *data, size_t len);
+
 /* Copy the tree at src into dst (created; must not exist yet): regular
  * files with their mode and modification time, directories, symlinks as
  * symlinks; other file types are skipped. Entries of src's top level
