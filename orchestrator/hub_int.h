@@ -1,6 +1,6 @@
-/* The hub's insides, shared by hub.c (sessions, the loop, life) and
- * hubclient.c (what clients ask). Not for anyone else: the rest of
- * tandem uses hub.h. */
+/* The hub's insides, shared by hub.c (sessions, the loop, life),
+ * hubclient.c (what clients ask) and hubanswer.c (a person's answer).
+ * Not for anyone else: the rest of tandem uses hub.h. */
 #ifndef TND_HUB_INT_H
 #define TND_HUB_INT_H
 
@@ -88,6 +88,36 @@ void tnd_hub_start_queued(tnd_hub *h);
 /* A client's request: answered, or refused with the reason
  * (hubclient.c). */
 void tnd_hub_on_client(tnd_hub *h, const tnd_broker_event *ev);
+
+/* The reply body (taken) to the client of ev; final: its last. */
+void tnd_hub_answer(tnd_hub *h, const tnd_broker_event *ev, bool final,
+                    char *body, size_t len);
+
+/* An error reply of kind (proto/client.h) saying why, logged. */
+void tnd_hub_refuse(tnd_hub *h, const tnd_broker_event *ev, const char *kind,
+                    const char *why);
+
+/* Whether the server may take a task in repo: it sees and reads it. 0,
+ * or -1 with the error set. */
+int tnd_hub_check_repo(const char *repo);
+
+/* Whether config (a client's --config, or NULL) is the one the server's
+ * agents run with. 0, or -1 with the error set naming both. */
+int tnd_hub_check_config(const tnd_hub *h, const char *config);
+
+/* The repository a client named, by its real path (the path as sent
+ * when it has none). Caller frees. */
+char *tnd_hub_real_repo(const char *sent);
+
+/* The directory of session id in repo, opened for an answer to a
+ * client through its own directories (tnd_session_dir_open): the
+ * descriptor, or -1 (TND_ENOTFOUND: not there) with the error set. */
+int tnd_hub_open_session(const char *repo, const char *id);
+
+/* A person's answer (req, a tandem.answer) to a session that waits,
+ * checked and given to it, or refused (hubanswer.c). */
+void tnd_hub_on_answer(tnd_hub *h, const tnd_broker_event *ev,
+                       const tnd_client_request *req);
 
 /* s goes on with the answer ans ({answer, text, iterations, tokens}, as
  * the accepted list keeps it); -1 with the error set when it names no

@@ -1,7 +1,7 @@
 /* What clients of tandem serve ask the hub (see hub_int.h): submit a
- * task or a review, follow a session, the server's status, and a
- * person's answer to a session that waits. Every request is checked
- * before anything is made; a refusal names the reason. */
+ * task or a review, follow a session, the server's status (a person's
+ * answer: hubanswer.c). Every request is checked before anything is
+ * made; a refusal names the reason. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -27,8 +27,8 @@
 /* The most bytes of sessions a status reply lists: half a frame. */
 #define STATUS_LIST_MAX (TND_MDP_MAX_BODY / 2)
 
-static void answer(tnd_hub *h, const tnd_broker_event *ev, bool final,
-                   char *body, size_t len)
+void tnd_hub_answer(tnd_hub *h, const tnd_broker_event *ev, bool final,
+                    char *body, size_t len)
 {
     if (tnd_broker_client_send(h->broker, ev->client, ev->client_len,
                                ev->service, final, body, len) < 0)
@@ -36,19 +36,19 @@ static void answer(tnd_hub *h, const tnd_broker_event *ev, bool final,
     free(body);
 }
 
-static void refuse(tnd_hub *h, const tnd_broker_event *ev, const char *kind,
-                   const char *why)
+void tnd_hub_refuse(tnd_hub *h, const tnd_broker_event *ev, const char *kind,
+                    const char *why)
 {
     size_t len;
     char *body = tnd_client_error(kind, why, &len);
 
     tnd_log_info("refusing a request of client %s: %s", ev->key, why);
-    answer(h, ev, true, body, len);
+    tnd_hub_answer(h, ev, true, body, len);
 }
 
 /* Whether the server may take a task in repo: it must see the directory
  * and read it, as the user it runs as. */
-static int check_repo(const char *repo)
+int tnd_hub_check_repo(const char *repo)
 {
     struct stat st;
 
@@ -63,7 +63,7 @@ static int check_repo(const char *repo)
 }
 
 /* The task's config must be the one the server's agents run with. */
-static int check_config(const tnd_hub *h, const char *config)
+int tnd_hub_check_config(const tnd_hub *h, const char *config)
 {
     if (config && !tnd_hub_runs_config(h, config))
         return tnd_error_set("--config %s: this server's agents run with %s; "
@@ -115,7 +115,7 @@ static const char *owner_of(const tnd_broker_event *ev)
  * made in it and kept in the accepted list: the path the client sent,
  * through a symlink that changed later, had the next server read another
  * repository's journal. Caller frees. */
-static char *real_repo(const char *sent)
+char *tnd_hub_real_repo(const char *sent)
 {
     char *real = tnd_fs_realpath(sent);
 
@@ -234,7 +234,7 @@ static bool may_follow(tnd_hub *h, const tnd_broker_event *ev, const char *id,
  * checks and its reads, and have that session's report sent to them).
  * The descriptor, or -1 (TND_ENOTFOUND: not there) with the error
  * set, naming the session, the path and why. */
-static int open_session(const char *repo, const char *id)
+int tnd_hub_open_session(const char *repo, const char *id)
 {
     int dir = tnd_session_dir_open(repo, id);
 
@@ -256,7 +256,7 @@ static void answer_done(tnd_hub *h, const tnd_broker_event *ev,
     body = tnd_hubsession_done_body(id, dir, tnd_hub_code_now(dir, path, code),
                                     NULL, &len);
     free(path);
-    answer(h, ev, true, body, len);
+    tnd_hub_answer(h, ev, true, body, len);
 }
 
 /* A session a tandem serve made in repo, named by part (its whole id
@@ -273,7 +273,7 @@ static bool ended_on_disk(tnd_hub *h, const tnd_broker_event *ev,
                           const char *repo, const char *part, bool whole)
 {
     tnd_session_facts f;
-    char *real = real_repo(repo), *id = NULL, *path;
+    char *real = tnd_hub_real_repo(repo), *id = NULL, *path;
     bool answered = false;
     struct stat st;
     int dir = -1;
@@ -291,9 +291,10 @@ static bool ended_on_disk(tnd_hub *h, const tnd_broker_event *ev,
         id = tnd_xstrdup(f.id); /* which one; what it says is read below */
     }
     tnd_session_facts_clear(&f);
-    if (id && (dir = open_session(real, id)) < 0 && dir != TND_ENOTFOUND) {
+    if (id && (dir = tnd_hub_open_session(real, id)) < 0 &&
+        dir != TND_ENOTFOUND) {
         answered = true;
-        refuse(h, ev, "forbidden", tnd_error_last());
+        tnd_hub_refuse(h, ev, "forbidden", tnd_error_last());
     } else if (dir >= 0 && tnd_run_facts_at(&f, dir, real, id) == 0 &&
                f.served && f.status != TND_SESSION_OPEN) {
         answered = true;
@@ -329,9 +330,9 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
     char *body;
 
     if (req->session && !tnd_session_id_valid(req->session)) {
-        refuse(h, ev, "bad_request",
-               "field 'session' must be a session id "
-               "(YYYYMMDD-HHMMSS-HEX), the one the client proposes");
+        tnd_hub_refuse(h, ev, "bad_request",
+                       "field 'session' must be a session id "
+                       "(YYYYMMDD-HHMMSS-HEX), the one the client proposes");
         return;
     }
     /* sent again by a client that lost the server before it heard the
@@ -347,24 +348,24 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
     if (req->session && ended_on_disk(h, ev, req->repo, req->session, true))
         return;
     if (h->draining) {
-        refuse(h, ev, "stopping",
-               "tandem serve is stopping and takes no new task; submit "
-               "again when it runs");
+        tnd_hub_refuse(h, ev, "stopping",
+                       "tandem serve is stopping and takes no new task; submit "
+                       "again when it runs");
         return;
     }
     /* a request that could never run is told so, busy or not */
-    if (check_repo(req->repo) < 0 ||
-        (kind = "config", check_config(h, req->config) < 0)) {
-        refuse(h, ev, kind, tnd_error_last());
+    if (tnd_hub_check_repo(req->repo) < 0 ||
+        (kind = "config", tnd_hub_check_config(h, req->config) < 0)) {
+        tnd_hub_refuse(h, ev, kind, tnd_error_last());
         return;
     }
     if ((long)h->n >= h->o->max_sessions + h->o->queue_max) {
         body = tnd_client_busy(h->o->max_sessions, h->o->queue_max, &len);
-        answer(h, ev, true, body, len);
+        tnd_hub_answer(h, ev, true, body, len);
         return;
     }
     if (!(s = create(h, ev, req, &kind))) {
-        refuse(h, ev, kind, tnd_error_last());
+        tnd_hub_refuse(h, ev, kind, tnd_error_last());
         return;
     }
     fprintf(stderr, "tandem serve: session %s accepted in %s\n",
@@ -373,7 +374,7 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
                                tnd_hub_ahead_of(h, s), &len);
     if (!req->detach)
         tnd_hubsession_follow(s, ev->client, ev->client_len, ev->service);
-    answer(h, ev, req->detach, body, len);
+    tnd_hub_answer(h, ev, req->detach, body, len);
     tnd_hub_start_queued(h);
 }
 
@@ -393,7 +394,7 @@ static bool may_follow(tnd_hub *h, const tnd_broker_event *ev, const char *id,
                         "key that submitted it, or a key with the person "
                         "role, may follow it",
                         id);
-    refuse(h, ev, "forbidden", why);
+    tnd_hub_refuse(h, ev, "forbidden", why);
     free(why);
     return false;
 }
@@ -428,9 +429,9 @@ static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id)
          * (in this server or an earlier one): its outcome, the newest
          * (one that ended waiting for a person and was answered ended
          * again: a review found --attach saying 3 after approval) */
-        int dir = open_session(e.repo, e.id);
+        int dir = tnd_hub_open_session(e.repo, e.id);
         if (dir < 0 && dir != TND_ENOTFOUND)
-            refuse(h, ev, "forbidden", tnd_error_last());
+            tnd_hub_refuse(h, ev, "forbidden", tnd_error_last());
         else
             answer_done(h, ev, e.repo, e.id, dir, e.code);
         if (dir >= 0)
@@ -445,7 +446,7 @@ static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id)
             "server's, and waits for a tandem serve with that one (or for "
             "tandem resume --repo REPO %s)",
             id, id);
-        refuse(h, ev, "not_found", why);
+        tnd_hub_refuse(h, ev, "not_found", why);
         free(why);
         return;
     }
@@ -453,9 +454,9 @@ static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id)
         /* a queued session was let go at the first SIGTERM: it is on
          * disk for the next server, not ended (a review found it called
          * not found) */
-        refuse(h, ev, "stopping",
-               "tandem serve is stopping; a session it had not started "
-               "waits for the next server: attach again when it runs");
+        tnd_hub_refuse(h, ev, "stopping",
+                       "tandem serve is stopping; a session it had not started "
+                       "waits for the next server: attach again when it runs");
         return;
     }
     if (!s && accepted_here(h, id)) {
@@ -466,23 +467,23 @@ static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id)
             "session %s could not be started by this server (its log says "
             "why); it is kept, and the next tandem serve goes on with it",
             id);
-        refuse(h, ev, "failed", why);
+        tnd_hub_refuse(h, ev, "failed", why);
         free(why);
         return;
     }
     if (!s) {
-        refuse(h, ev, "not_found", "no such session in this server");
+        tnd_hub_refuse(h, ev, "not_found", "no such session in this server");
         return;
     }
     if (!may_follow(h, ev, tnd_hubsession_id(s), tnd_hubsession_owner(s)))
         return;
     if (tnd_hubsession_follow(s, ev->client, ev->client_len, ev->service) < 0) {
-        refuse(h, ev, "busy", tnd_error_last());
+        tnd_hub_refuse(h, ev, "busy", tnd_error_last());
         return;
     }
     body = tnd_client_accepted(tnd_hubsession_id(s), tnd_hubsession_dir(s),
                                tnd_hub_ahead_of(h, s), &len);
-    answer(h, ev, false, body, len);
+    tnd_hub_answer(h, ev, false, body, len);
 }
 
 /* Follow a session named by any unique part of its id, as README shows
@@ -505,222 +506,12 @@ static void on_attach(tnd_hub *h, const tnd_broker_event *ev,
         why = tnd_xstrdup(tnd_error_last());
         if (!none || !req->repo ||
             !ended_on_disk(h, ev, req->repo, req->session, mine != NULL))
-            refuse(h, ev, "not_found", why);
+            tnd_hub_refuse(h, ev, "not_found", why);
         free(why);
         return;
     }
     attach_id(h, ev, id);
     free(id);
-}
-
-/* An answer as the accepted list keeps it. */
-static json_object *answer_json(const tnd_client_request *req, long escalation)
-{
-    json_object *o = json_object_new_object();
-
-    json_object_object_add(o, "escalation", json_object_new_int64(escalation));
-    json_object_object_add(o, "answer", json_object_new_string(req->answer));
-    if (req->text)
-        json_object_object_add(o, "text", json_object_new_string(req->text));
-    json_object_object_add(o, "iterations",
-                           json_object_new_int64(req->iterations));
-    json_object_object_add(o, "tokens", json_object_new_int64(req->tokens));
-    if (req->calls)
-        json_object_object_add(o, "calls", json_object_new_int64(req->calls));
-    return o;
-}
-
-/* The kind of the answer named `name`, one a server takes; -1 with the
- * error set (naming only those) when it is not. */
-static int server_answer_kind(tnd_answer_kind *kind, const char *name)
-{
-    if (tnd_answer_kind_parse(kind, name) < 0)
-        return tnd_error_set("unknown answer '%s'; a server takes approve, "
-                             "reject, guide or budget",
-                             name);
-    if (*kind > TND_ANSWER_BUDGET)
-        return tnd_error_set("'%s' is an answer at the terminal only; a "
-                             "server takes approve, reject, guide or budget",
-                             tnd_answer_name(*kind));
-    return 0;
-}
-
-/* s goes on with the answer ans (as answer_json makes it); -1 with the
- * error set when it names no answer a person may give. */
-int tnd_hub_set_answer(tnd_hubsession *s, json_object *ans)
-{
-    tnd_answer a = {0};
-
-    if (server_answer_kind(&a.kind, tnd_json_str_or(ans, "answer", "none")) < 0)
-        return -1;
-    a.text = (char *)tnd_json_str_or(ans, "text", NULL);
-    a.iterations = (int)tnd_json_int_or(ans, "iterations", 0);
-    a.tokens = tnd_json_int_or(ans, "tokens", 0);
-    a.calls = tnd_json_int_or(ans, "calls", 0);
-    tnd_hubsession_set_answer(s, &a, tnd_json_int_or(ans, "escalation", 0));
-    return 0;
-}
-
-/* Whether the answer is whole (text to reject or guide with, a budget
- * that grants something, a proposal to approve, ...), checked as the
- * session would, before the server keeps it: a guide with no text was
- * accepted, the session went on, and only then ended with exit 2 and a
- * command line's advice. -1 with the error set. */
-static int answer_whole(tnd_hub *h, const tnd_client_request *req,
-                        const tnd_session_facts *f)
-{
-    tnd_continue_options o;
-    int rc;
-
-    memset(&o, 0, sizeof(o));
-    o.session = f->id;
-    o.escalation = f->escalation;
-    o.text = req->text;
-    o.iterations = (int)req->iterations;
-    o.tokens = req->tokens;
-    o.calls = req->calls;
-    /* server_answer_kind took it: one of approve, reject, guide, budget */
-    if (tnd_answer_kind_parse(&o.answer, req->answer) < 0)
-        return -1;
-    rc = tnd_run_answer_check(req->repo, &o, &h->o->config->gate);
-    return rc == TND_ECONFIG ? -1 : 0; /* unreadable: the session says so */
-}
-
-/* f, the facts of a session read by its path, read again from its
- * directory as open_session opens it. -1 with *kind and the error set. */
-static int facts_again(tnd_session_facts *f, const char *repo,
-                       const char **kind)
-{
-    char *real = real_repo(repo), *id = tnd_xstrdup(f->id);
-    int dir = open_session(real, id), rc;
-
-    tnd_session_facts_clear(f);
-    *kind = dir == TND_ENOTFOUND ? "not_found" : "forbidden";
-    rc = dir < 0 ? -1 : tnd_run_facts_at(f, dir, real, id);
-    if (dir >= 0)
-        close(dir);
-    free(id);
-    free(real);
-    return rc;
-}
-
-/* Whether the server may answer the session: one it ran, with its
- * config, that waits for a person and that it does not hold now. -1
- * with *kind and the error set. */
-static int check_answerable(tnd_hub *h, const tnd_client_request *req,
-                            tnd_session_facts *f, const char **kind)
-{
-    *kind = "not_found";
-    if (tnd_run_facts(f, req->repo, req->session) < 0)
-        return -1;
-    /* what it says read again, from its directory as open_session opens
-     * it: the repository's owner could have led the path to another
-     * repository's session */
-    if (facts_again(f, req->repo, kind) < 0)
-        return -1;
-    /* not waiting: a usage error, as without a server (it was "busy",
-     * exit 75, and a script that retried on it sent the losing answer of
-     * two people again) */
-    *kind = "config";
-    if (tnd_hub_by_id(h, f->id))
-        return tnd_error_set("session %s is %s in this server, not waiting "
-                             "for an answer",
-                             f->id,
-                             tnd_hubsession_state_of(tnd_hub_by_id(h, f->id)) ==
-                                     TND_HS_RUNNING
-                                 ? "running"
-                                 : "queued");
-    *kind = "config";
-    if (f->status != TND_SESSION_WAITING)
-        return tnd_error_set("session %s is not waiting for an answer (%s)",
-                             f->id, tnd_session_status_name(f->status));
-    if (tnd_run_same_question(f->id, req->escalation, f->escalation) < 0)
-        return -1;
-    /* a session made with no config ran with the built-in defaults: the
-     * server's agents are the same only when it has none either (no
-     * config means "the server's" for a submit, not for an answer; a
-     * review found one so answered with agents it never ran with). Not
-     * this server's to run: the answering command goes on with it itself
-     * ("elsewhere"; it said to start a second server, which cannot) */
-    *kind = "elsewhere";
-    if (!f->config && h->o->config->path)
-        return tnd_error_set("session %s ran with the built-in defaults; "
-                             "this server's agents run with %s (answer it "
-                             "with no server running, or from a tandem serve "
-                             "started without --config)",
-                             f->id, h->o->config->path);
-    if (check_config(h, f->config) < 0) {
-        tnd_error_prefix("session %s", f->id);
-        return -1;
-    }
-    *kind = "config"; /* a usage error, as without a server */
-    return answer_whole(h, req, f);
-}
-
-static void on_answer(tnd_hub *h, const tnd_broker_event *ev,
-                      const tnd_client_request *req)
-{
-    tnd_session_facts f;
-    tnd_hubsession *s;
-    json_object *ans = NULL;
-    const char *kind = "bad_request";
-    tnd_answer_kind answer_kind;
-    size_t len;
-    char *body;
-
-    memset(&f, 0, sizeof(f));
-    if (h->draining) {
-        refuse(h, ev, "stopping",
-               "tandem serve is stopping and takes no answer; answer again "
-               "when it runs");
-    } else if (server_answer_kind(&answer_kind, req->answer) < 0) {
-        /* a request no server takes, whatever session it names */
-        refuse(h, ev, "bad_request", tnd_error_last());
-    } else if (check_repo(req->repo) < 0 ||
-               check_answerable(h, req, &f, &kind) < 0) {
-        refuse(h, ev, kind, tnd_error_last());
-        tnd_session_facts_clear(&f);
-    } else if ((long)h->n >= h->o->max_sessions + h->o->queue_max) {
-        body = tnd_client_busy(h->o->max_sessions, h->o->queue_max, &len);
-        answer(h, ev, true, body, len);
-        tnd_session_facts_clear(&f);
-    } else {
-        /* the escalation it answers, as the server found it waiting;
-         * the session held from now on, so no resume or prune takes it
-         * while it waits for a slot */
-        int lock = tnd_session_lock_dir(f.dir);
-        ans = answer_json(req, f.escalation);
-        if (lock < 0) { /* another tandem holds it: exit 2, as without us */
-            refuse(h, ev, "config", tnd_error_last());
-            tnd_session_facts_clear(&f);
-            json_object_put(ans);
-            return;
-        }
-        char *repo = real_repo(req->repo);
-        s = tnd_hub_add(h, repo, f.id, f.dir, f.owner);
-        tnd_hubsession_hold_lock(s, lock);
-        /* the session goes on with the answer of who sent this request */
-        tnd_hubsession_set_who(s, &ev->who);
-        if (tnd_hub_set_answer(s, ans) < 0) {
-            refuse(h, ev, "bad_request", tnd_error_last());
-            tnd_hub_forget(h, s);
-        } else if (tnd_accepted_add(h->accepted, repo, f.id, ans, &ev->who) <
-                   0) {
-            refuse(h, ev, "failed", tnd_error_last());
-            tnd_hub_forget(h, s);
-        } else {
-            fprintf(stderr, "tandem serve: session %s goes on with %s\n", f.id,
-                    req->answer);
-            body =
-                tnd_client_accepted(f.id, f.dir, tnd_hub_ahead_of(h, s), &len);
-            tnd_hubsession_follow(s, ev->client, ev->client_len, ev->service);
-            answer(h, ev, false, body, len);
-            tnd_hub_start_queued(h);
-        }
-        free(repo);
-        tnd_session_facts_clear(&f);
-    }
-    json_object_put(ans);
 }
 
 static void on_status(tnd_hub *h, const tnd_broker_event *ev)
@@ -751,7 +542,7 @@ static void on_status(tnd_hub *h, const tnd_broker_event *ev)
     json_object_object_add(o, "more", json_object_new_int64((int64_t)more));
     body = tnd_json_dump(o, &len);
     json_object_put(o);
-    answer(h, ev, true, body, len);
+    tnd_hub_answer(h, ev, true, body, len);
 }
 
 /* Over CURVE a key is a credential, and its roles say what it may ask:
@@ -776,7 +567,7 @@ static bool may(tnd_hub *h, const tnd_broker_event *ev, tnd_client_kind kind)
               "not a pipeline's)";
     if (!why)
         return true;
-    refuse(h, ev, "forbidden", why);
+    tnd_hub_refuse(h, ev, "forbidden", why);
     return false;
 }
 
@@ -786,7 +577,7 @@ void tnd_hub_on_client(tnd_hub *h, const tnd_broker_event *ev)
 
     if (tnd_client_request_decode(&req, ev->service, ev->body, ev->body_len) <
         0) {
-        refuse(h, ev, "bad_request", tnd_error_last());
+        tnd_hub_refuse(h, ev, "bad_request", tnd_error_last());
         return;
     }
     if (!may(h, ev, req.kind)) {
@@ -804,7 +595,7 @@ void tnd_hub_on_client(tnd_hub *h, const tnd_broker_event *ev)
         on_status(h, ev);
         break;
     case TND_CLIENT_KIND_ANSWER:
-        on_answer(h, ev, &req);
+        tnd_hub_on_answer(h, ev, &req);
         break;
     }
     tnd_client_request_clear(&req);
