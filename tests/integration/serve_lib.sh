@@ -38,6 +38,34 @@ skills:
 YAML
 }
 
+# curve_serve_config FILE ROLE:NAME...: serve_config FILE for a server
+# over CURVE on a free loopback tcp port (EP): keys in $K for orch and
+# each NAME ($T/NAME.pubkey its public key), $K/authorized listing each
+# with its ROLE (client, person).
+curve_serve_config() {
+    file=$1
+    shift
+    K=$T/keys
+    mkdir -p "$K"
+    : >"$K/authorized"
+    for rn in orch "$@"; do
+        name=${rn#*:}
+        tandem keys generate --out "$K" --name "$name" \
+            >"$T/$name.pubkey" 2>/dev/null ||
+            fail "tandem keys generate $name"
+        [ "$rn" = orch ] ||
+            echo "${rn%%:*} $(cat "$T/$name.pubkey") $name" >>"$K/authorized"
+    done
+    port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    EP=tcp://127.0.0.1:$port
+    serve_config "$file"
+    cat >>"$file" <<YAML
+orchestrator:
+  curve_key: "$K/orch.key"
+  authorized_keys: "$K/authorized"
+YAML
+}
+
 # repo NAME: a fresh copy of the demo without its own config.
 repo() {
     rm -rf "$T/$1"

@@ -12,25 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
 
-K=$T/keys
-mkdir -p "$K"
-for name in orch ci ci2 ann; do
-    tandem keys generate --out "$K" --name $name >"$T/$name.pubkey" 2>/dev/null ||
-        fail "tandem keys generate $name"
-done
-cat >"$K/authorized" <<EOF2
-client $(cat "$T/ci.pubkey") ci
-client $(cat "$T/ci2.pubkey") ci2
-person $(cat "$T/ann.pubkey") ann
-EOF2
-port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-EP=tcp://127.0.0.1:$port
-serve_config "$T/serve.yaml"
-cat >>"$T/serve.yaml" <<YAML
-orchestrator:
-  curve_key: "$K/orch.key"
-  authorized_keys: "$K/authorized"
-YAML
+curve_serve_config "$T/serve.yaml" client:ci client:ci2 person:ann
 repo a
 acc=$T/state/tandem/accepted.jsonl
 CLIENT_SERVER_KEY=$K/orch.pub

@@ -13,24 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
 
-K=$T/keys
-mkdir -p "$K"
-for name in orch eve vic; do
-    tandem keys generate --out "$K" --name $name >"$T/$name.pubkey" 2>/dev/null ||
-        fail "tandem keys generate $name"
-done
-cat >"$K/authorized" <<EOF2
-client $(cat "$T/eve.pubkey") eve
-client $(cat "$T/vic.pubkey") vic
-EOF2
-port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-EP=tcp://127.0.0.1:$port
-serve_config "$T/serve.yaml"
-cat >>"$T/serve.yaml" <<YAML
-orchestrator:
-  curve_key: "$K/orch.key"
-  authorized_keys: "$K/authorized"
-YAML
+curve_serve_config "$T/serve.yaml" client:eve client:vic
 repo a
 repo v
 CLIENT_SERVER_KEY=$K/orch.pub
