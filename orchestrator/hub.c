@@ -164,8 +164,10 @@ static void on_agent_event(tnd_hub *h, tnd_broker_event *ev)
                       ev->key);
         return;
     }
-    if (ev->kind == TND_BROKER_PARTIAL) /* FINAL and FAILED carry theirs */
-        ev->dispatches = tnd_broker_dispatches(h->broker, ev->key);
+    /* every event carries the request's count as it was when the agent
+     * sent it: counted again here, a PARTIAL read in one batch with its
+     * FINAL said 0 (the FINAL let the request go), and a session stopped
+     * then counted a call its model made as never asked */
     memmove(ev->key, colon + 1, strlen(colon + 1) + 1);
     if (tnd_link_send_event(h->router, tnd_hubsession_name(s), ev) < 0)
         tnd_log_warn("session %s: %s", tnd_hubsession_id(s), tnd_error_last());

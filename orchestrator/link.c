@@ -43,7 +43,9 @@ static seen *seen_find(tnd_link *self, const char *key)
 }
 
 /* Remember key went out n times; the oldest is forgotten past the cap
- * (a session has a handful of requests open at once). */
+ * (a session has a handful of requests open at once). A request's count
+ * only grows: a smaller one (a PARTIAL counted after the broker let the
+ * request go) does not undo the calls already made. */
 static void seen_note(tnd_link *self, const char *key, int n)
 {
     seen *s = seen_find(self, key);
@@ -56,8 +58,10 @@ static void seen_note(tnd_link *self, const char *key, int n)
             self->nseen++;
         s = &self->seen[self->nseen - 1];
         snprintf(s->key, sizeof(s->key), "%s", key);
+        s->dispatches = 0;
     }
-    s->dispatches = n;
+    if (n > s->dispatches)
+        s->dispatches = n;
 }
 
 static int seen_take(tnd_link *self, const char *key)

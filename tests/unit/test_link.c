@@ -176,6 +176,18 @@ static void every_verb_reaches_the_hub_and_back(void **state)
     assert_int_equal(tnd_link_dispatches(l, "t/2/coder"), 0);
     assert_int_equal(tnd_link_dispatches(l, "never"), 0);
 
+    /* a smaller count later (a PARTIAL counted after its FINAL let the
+     * request go) does not undo the call: a session stopped then said
+     * "calls": 0 in its unanswered record, and its report left out a
+     * call its model made */
+    hub_send_n(&h, "s1", TND_BROKER_PARTIAL, "t/3/coder", "{}", 1);
+    hub_send_n(&h, "s1", TND_BROKER_PARTIAL, "t/3/coder", "{}", 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(tnd_link_poll(l, &ev, 5000), 1);
+        tnd_broker_event_clear(&ev);
+    }
+    assert_int_equal(tnd_link_dispatches(l, "t/3/coder"), 1);
+
     tnd_link_destroy(&l);
     assert_null(l);
     tnd_link_destroy(&l);
