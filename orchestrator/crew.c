@@ -324,6 +324,54 @@ static bool held(const char *body, size_t len)
     return yes;
 }
 
+/* Take ev for the request of reqs it names; clears ev. True when that
+ * request is now done (answered, or given up on). */
+static bool take(tnd_crew *self, tnd_crew_request *reqs, size_t n,
+                 tnd_broker_event *ev, tnd_crew_progress_fn progress,
+                 void *payload)
+{
+    tnd_crew_request *q = request_for(reqs, n, ev->key);
+    bool done = false;
+
+    if (q && !q->done && ev->kind != TND_BROKER_PARTIAL)
+        q->sent += ev->dispatches;
+    if (q && !q->done && ev->kind == TND_BROKER_FINAL && refuse(self, q, ev)) {
+        done = q->done;
+    } else if (q && !q->done && ev->kind == TND_BROKER_FINAL) {
+        q->reply = ev->body;
+        q->reply_len = ev->body_len;
+        ev->body = NULL;
+        q->done = done = true;
+    } else if (q && !q->done && ev->kind == TND_BROKER_FAILED) {
+        q->rc = -1;
+        q->error = tnd_xstrdup(ev->error);
+        q->done = done = true;
+    } else if (q && ev->kind == TND_BROKER_PARTIAL &&
+               held(ev->body, ev->body_len)) {
+        q->held++;
+    } else if (q && ev->kind == TND_BROKER_PARTIAL && progress) {
+        progress(ev->body, ev->body_len, payload);
+    }
+    tnd_broker_event_clear(ev);
+    return done;
+}
+
+/* Take the events a link holds already, without waiting: how many
+ * requests they ended. Over a link only: polling the pool's broker
+ * hands queued requests to agents, work a stopped session throws away. */
+static size_t take_waiting(tnd_crew *self, tnd_crew_request *reqs, size_t n,
+                           size_t open, tnd_crew_progress_fn progress,
+                           void *payload)
+{
+    tnd_broker_event ev;
+    size_t ended = 0;
+
+    while (self->link && ended < open && tnd_link_poll(self->link, &ev, 0) == 1)
+        if (take(self, reqs, n, &ev, progress, payload))
+            ended++;
+    return ended;
+}
+
 static int call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
                      int64_t deadline, tnd_crew_progress_fn progress,
                      void *payload)
@@ -343,6 +391,17 @@ static int call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
         reqs[i].sent = 0;
         reqs[i].held = 0;
     }
+    if (self->opts->interrupted && atomic_load(self->opts->interrupted)) {
+        /* stopped already (a reply taken as the stop came): nothing is
+         * sent, so no agent starts work that would be thrown away */
+        for (size_t i = 0; i < n; i++) {
+            reqs[i].done = true;
+            reqs[i].rc = TND_ECANCELLED;
+            reqs[i].error = tnd_xasprintf("interrupted by signal %d",
+                                          atomic_load(self->opts->interrupted));
+        }
+        return first_failure(reqs, n);
+    }
     for (size_t i = 0; i < n; i++)
         if (port_submit(self, &reqs[i]) < 0) {
             char *why = tnd_xstrdup(tnd_error_last());
@@ -358,7 +417,12 @@ static int call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
         if (self->opts->interrupted && atomic_load(self->opts->interrupted)) {
             char *why = tnd_xasprintf("interrupted by signal %d",
                                       atomic_load(self->opts->interrupted));
-            cancel_open(self, reqs, n, TND_ECANCELLED, why);
+            /* a reply already here was paid for: taken, it is journaled
+             * and not asked again when the session goes on (a stop
+             * noticed on the PARTIAL before it threw it away) */
+            open -= take_waiting(self, reqs, n, open, progress, payload);
+            if (open > 0)
+                cancel_open(self, reqs, n, TND_ECANCELLED, why);
             free(why);
             return first_failure(reqs, n);
         }
@@ -368,33 +432,8 @@ static int call_many(tnd_crew *self, tnd_crew_request *reqs, size_t n,
             free(why);
             return first_failure(reqs, n);
         }
-        if (rc == 1) {
-            tnd_crew_request *q = request_for(reqs, n, ev.key);
-            if (q && !q->done && ev.kind != TND_BROKER_PARTIAL)
-                q->sent += ev.dispatches;
-            if (q && !q->done && ev.kind == TND_BROKER_FINAL &&
-                refuse(self, q, &ev)) {
-                if (q->done)
-                    open--;
-            } else if (q && !q->done && ev.kind == TND_BROKER_FINAL) {
-                q->reply = ev.body;
-                q->reply_len = ev.body_len;
-                ev.body = NULL;
-                q->done = true;
-                open--;
-            } else if (q && !q->done && ev.kind == TND_BROKER_FAILED) {
-                q->rc = -1;
-                q->error = tnd_xstrdup(ev.error);
-                q->done = true;
-                open--;
-            } else if (q && ev.kind == TND_BROKER_PARTIAL &&
-                       held(ev.body, ev.body_len)) {
-                q->held++;
-            } else if (q && ev.kind == TND_BROKER_PARTIAL && progress) {
-                progress(ev.body, ev.body_len, payload);
-            }
-            tnd_broker_event_clear(&ev);
-        }
+        if (rc == 1 && take(self, reqs, n, &ev, progress, payload))
+            open--;
         if (port_tick(self) < 0) {
             char *why = tnd_xstrdup(tnd_error_last());
             cancel_open(self, reqs, n, -1, why);

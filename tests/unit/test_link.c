@@ -374,6 +374,59 @@ static void a_stop_cancels_at_the_hub(void **state)
     hub_close(&h);
 }
 
+/* The stop noticed on a PARTIAL with the FINAL right behind it: the
+ * reply, paid for, is taken (it was thrown away, and the next server
+ * asked the model again). */
+static void a_reply_here_at_a_stop_is_taken(void **state)
+{
+    hub h;
+    caller c;
+    pthread_t t;
+    tnd_link_msg m;
+    char *good = code_reply("t-1");
+
+    (void)state;
+    hub_open(&h);
+    start(&c, &h, 10000, &t);
+    hub_recv(&h, &m);
+    assert_int_equal(m.verb, TND_LINK_SUBMIT);
+    tnd_link_msg_clear(&m);
+    atomic_store(&c.stop, 15);
+    hub_send(&h, "s1", TND_BROKER_PARTIAL, "t-1/1/coder", "{\"chars\": 1}");
+    hub_send(&h, "s1", TND_BROKER_FINAL, "t-1/1/coder", good);
+    pthread_join(t, NULL);
+    assert_int_equal(c.rc, 0);
+    assert_string_equal(c.reply, good);
+    free(c.reply);
+    free(good);
+    hub_close(&h);
+}
+
+/* A session stopped already sends nothing: no agent starts work that
+ * is thrown away at once. */
+static void a_stopped_session_sends_nothing(void **state)
+{
+    hub h;
+    caller c;
+    pthread_t t;
+    tnd_link_msg m;
+    zmq_pollitem_t item;
+
+    (void)state;
+    hub_open(&h);
+    memset(&c, 0, sizeof(c));
+    c.h = &h;
+    c.timeout_ms = 10000;
+    atomic_store(&c.stop, 15);
+    assert_int_equal(pthread_create(&t, NULL, call, &c), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(c.rc, TND_ECANCELLED);
+    item = (zmq_pollitem_t){h.router, 0, ZMQ_POLLIN, 0};
+    zmq_poll(&item, 1, 100);
+    assert_int_equal(tnd_link_recv(&m, h.router), 0);
+    hub_close(&h);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -396,6 +449,8 @@ int main(void)
         cmocka_unit_test(a_crew_on_a_link_gets_its_reply),
         cmocka_unit_test(a_deadline_cancels_at_the_hub),
         cmocka_unit_test(a_stop_cancels_at_the_hub),
+        cmocka_unit_test(a_reply_here_at_a_stop_is_taken),
+        cmocka_unit_test(a_stopped_session_sends_nothing),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
