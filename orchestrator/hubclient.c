@@ -88,9 +88,10 @@ static char *diff_file(const char *diff)
     if (!base)
         return NULL;
     /* not review-XXXXXX: that names a review's runtime directory */
-    path = tnd_xasprintf("%s/submitted-XXXXXX.diff", base);
+    path = tnd_xasprintf(
+        "%s/" TND_RUNDIR_DIFF_PREFIX "XXXXXX" TND_RUNDIR_DIFF_SUFFIX, base);
     free(base);
-    if ((fd = mkstemps(path, 5)) < 0) {
+    if ((fd = mkstemps(path, strlen(TND_RUNDIR_DIFF_SUFFIX))) < 0) {
         tnd_error_sys("cannot make %s", path);
         free(path);
         return NULL;

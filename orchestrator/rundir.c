@@ -438,6 +438,23 @@ void tnd_rundir_destroy(tnd_rundir **self_p, bool keep)
 
 /* ---- sweeping ------------------------------------------------------- */
 
+/* Whether name in the base is a review's diff a server killed while it
+ * made the session left (TND_RUNDIR_DIFF_PREFIX): a regular file of the
+ * user's, older than any such call takes. */
+static bool dead_diff(int basefd, const char *name)
+{
+    size_t plen = strlen(TND_RUNDIR_DIFF_PREFIX);
+    struct stat st;
+
+    return strncmp(name, TND_RUNDIR_DIFF_PREFIX, plen) == 0 &&
+           strlen(name) == plen + SUFFIX_LEN + strlen(TND_RUNDIR_DIFF_SUFFIX) &&
+           all_in(name + plen, SUFFIX_LEN, ALNUM) &&
+           strcmp(name + plen + SUFFIX_LEN, TND_RUNDIR_DIFF_SUFFIX) == 0 &&
+           fstatat(basefd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           S_ISREG(st.st_mode) && st.st_uid == getuid() &&
+           time(NULL) - st.st_mtime > TND_RUNDIR_NEW_GRACE_S;
+}
+
 void tnd_rundir_sweep_dead(tnd_rundir_sweep *out, const char *base,
                            size_t max_entries, size_t max_removals,
                            bool dry_run)
@@ -460,6 +477,25 @@ void tnd_rundir_sweep_dead(tnd_rundir_sweep *out, const char *base,
         if (seen++ >= max_entries) {
             out->more = true;
             break;
+        }
+        if (dead_diff(dirfd(d), e->d_name)) {
+            if (out->removed >= max_removals) {
+                out->more = true;
+                break;
+            }
+            if (dry_run || unlinkat(dirfd(d), e->d_name, 0) == 0) {
+                out->removed++;
+                if (!dry_run)
+                    tnd_log_info("removed %s/%s: the server that received it "
+                                 "is gone",
+                                 base, e->d_name);
+            } else if (errno != ENOENT) {
+                out->failed++;
+                tnd_log_warn("cannot remove %s/%s (left by a server that is "
+                             "gone): %s",
+                             base, e->d_name, strerror(errno));
+            }
+            continue;
         }
         if (kind_of(e->d_name) == NAME_OTHER)
             continue;

@@ -24,6 +24,13 @@
 
 typedef struct tnd_rundir tnd_rundir;
 
+/* A review's diff as tandem serve received it: base/submitted-XXXXXX.diff,
+ * a file the server removes once it made the session from it, within
+ * the same call. One older than TND_RUNDIR_NEW_GRACE_S was left by a
+ * server killed meanwhile, and a sweep removes it. */
+#define TND_RUNDIR_DIFF_PREFIX "submitted-"
+#define TND_RUNDIR_DIFF_SUFFIX ".diff"
+
 /* How much one sweep may do: entries of the base looked at, leftovers
  * removed (the rest wait for the next sweep). */
 #define TND_RUNDIR_SWEEP_ENTRIES  1024
@@ -79,8 +86,8 @@ typedef struct tnd_rundir_sweep {
 /* Remove the directories in base whose owner is gone: a lock nobody
  * holds, and not kept; or no lock file and older than the ages above.
  * Only directories of the user's whose name tandem gives (a session id,
- * review-XXXXXX, .new-XXXXXX, .gone-XXXXXX) are looked at; anything else is left
- * alone, and no symlink is followed. At most max_entries entries are
+ * review-XXXXXX, .new-XXXXXX, .gone-XXXXXX) are looked at; anything else is
+ * left alone, and no symlink is followed. At most max_entries entries are
  * looked at and max_removals removed. Failures never reach the caller:
  * they are counted and logged. With dry_run nothing is removed. */
 void tnd_rundir_sweep_dead(tnd_rundir_sweep *out, const char *base,

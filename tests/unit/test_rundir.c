@@ -505,6 +505,46 @@ static void without_a_lock_file_age_decides(void **state)
     assert_false(there(".new-DDDDDD"));
 }
 
+/* A file in the base, its mtime age_s in the past. */
+static void old_file(const char *name, long age_s)
+{
+    char *p = at(name);
+    struct timespec t[2];
+
+    assert_int_equal(tnd_fs_write(p, "diff\n", 5), 0);
+    t[0].tv_sec = t[1].tv_sec = time(NULL) - age_s;
+    t[0].tv_nsec = t[1].tv_nsec = 0;
+    assert_int_equal(utimensat(AT_FDCWD, p, t, 0), 0);
+    free(p);
+}
+
+/* A review's diff that tandem serve received and was killed before it
+ * removed (it does so within the call that made the session): it
+ * stayed in the base for good, a copy of the user's code. */
+static void a_diff_a_killed_server_left_is_swept(void **state)
+{
+    tnd_rundir_sweep sw;
+    long grace = TND_RUNDIR_NEW_GRACE_S;
+
+    (void)state;
+    clean();
+    old_file("submitted-AbC123.diff", grace + 5); /* its server was killed */
+    old_file("submitted-XyZ789.diff", 0);         /* being made right now */
+    old_file("submitted-AbC123.txt", grace + 5);  /* not ours */
+    old_file("submitted-AbC12.diff", grace + 5);  /* not ours */
+    leftover("submitted-DDDDDD.diff", false, grace + 5); /* a directory */
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, true);
+    assert_int_equal(sw.removed, 1);
+    assert_true(there("submitted-AbC123.diff"));
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(sw.removed, 1);
+    assert_false(there("submitted-AbC123.diff"));
+    assert_true(there("submitted-XyZ789.diff"));
+    assert_true(there("submitted-AbC123.txt"));
+    assert_true(there("submitted-AbC12.diff"));
+    assert_true(there("submitted-DDDDDD.diff"));
+}
+
 static void a_sweep_is_bounded_and_a_dry_run_removes_nothing(void **state)
 {
     tnd_rundir_sweep sw;
@@ -632,6 +672,7 @@ int main(void)
         cmocka_unit_test(the_sweep_touches_only_what_tandem_makes),
         cmocka_unit_test(another_users_directory_is_never_touched),
         cmocka_unit_test(without_a_lock_file_age_decides),
+        cmocka_unit_test(a_diff_a_killed_server_left_is_swept),
         cmocka_unit_test(a_sweep_is_bounded_and_a_dry_run_removes_nothing),
         cmocka_unit_test(sweeps_never_take_a_directory_being_made),
         cmocka_unit_test(a_sweep_removes_only_the_directory_it_judged),
