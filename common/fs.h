@@ -155,6 +155,12 @@ char *tnd_fs_self_dir(void);
  * be made or is not the user's alone. Caller frees. */
 char *tnd_fs_user_tmp(void);
 
+/* The directory a sandbox is tried in, in tnd_fs_user_tmp: probe-XXXXXX,
+ * empty, removed at once; one a killed process left is removed by the
+ * next sweep of runtime directories once a minute old
+ * (orchestrator/rundir.c). */
+#define TND_FS_PROBE_PREFIX "probe-"
+
 /* Raise this process's soft limit of open files to want, as far as the
  * hard limit allows (children inherit it: it is never raised past want,
  * as some close every descriptor up to it); a soft limit at or past want

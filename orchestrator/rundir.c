@@ -52,6 +52,7 @@ typedef enum name_kind {
     NAME_REVIEW,  /* review-XXXXXX */
     NAME_NEW,     /* .new-XXXXXX, on its way to one of the above */
     NAME_GONE,    /* .gone-XXXXXX, a dead one on its way out */
+    NAME_PROBE,   /* probe-XXXXXX, where a sandbox is tried (bwrap.c) */
 } name_kind;
 
 static bool all_in(const char *s, size_t n, const char *set)
@@ -84,6 +85,8 @@ static name_kind kind_of(const char *name)
         return NAME_NEW;
     if (suffixed(name, GONE_PREFIX))
         return NAME_GONE;
+    if (suffixed(name, TND_FS_PROBE_PREFIX))
+        return NAME_PROBE;
     return NAME_OTHER;
 }
 
@@ -198,7 +201,7 @@ static verdict judge(int basefd, const char *name, bool force, int *lock_fd,
     } else {
         /* no lock file: a run killed while making it, or a tandem from
          * before lock files; judged by age */
-        long limit = kind == NAME_NEW || kind == NAME_GONE
+        long limit = kind == NAME_NEW || kind == NAME_GONE || kind == NAME_PROBE
                          ? TND_RUNDIR_NEW_GRACE_S
                          : TND_RUNDIR_LOCKLESS_AGE_S;
         v = force || time(NULL) - dst.st_mtime >= limit ? V_DEAD : V_YOUNG;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "skills/proc.h"
@@ -101,12 +102,22 @@ int tnd_bwrap_probe(const char *program)
 {
     const char *tmp = getenv("TMPDIR");
     const char *argv_true[] = {NULL, NULL};
-    char *dir = tnd_xasprintf("%s/tandem-probe-XXXXXX",
-                              tmp && *tmp == '/' ? tmp : "/tmp");
+    char *base = tnd_fs_user_tmp(), *dir;
     char *truth = NULL, **argv = NULL, *said = NULL;
     tnd_sandbox_spec sb;
     int error = -1;
 
+    /* in tandem's runtime directory, where a sweep removes the one a
+     * process killed while it tried left (TND_FS_PROBE_PREFIX); it
+     * stayed in $TMPDIR for good */
+    if (base) {
+        dir = tnd_xasprintf("%s/" TND_FS_PROBE_PREFIX "XXXXXX", base);
+    } else {
+        tnd_error_clear();
+        dir = tnd_xasprintf("%s/tandem-probe-XXXXXX",
+                            tmp && *tmp == '/' ? tmp : "/tmp");
+    }
+    free(base);
     if (!mkdtemp(dir)) {
         tnd_error_sys("cannot try bubblewrap: cannot make a directory %s", dir);
         goto out;

@@ -494,9 +494,14 @@ static void without_a_lock_file_age_decides(void **state)
     leftover(".new-BBBBBB", true, 0);  /* being locked right now */
     leftover(".new-CCCCCC", false, grace + 5); /* killed while made */
     leftover(".new-DDDDDD", true, grace + 5);  /* killed before rename */
+    /* where a sandbox is tried: killed while it tried, or trying now */
+    leftover("probe-EEEEEE", false, grace + 5);
+    leftover("probe-FFFFFF", false, 0);
     tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
-    assert_int_equal(sw.removed, 3);
-    assert_int_equal(sw.young, 3);
+    assert_int_equal(sw.removed, 4);
+    assert_int_equal(sw.young, 4);
+    assert_false(there("probe-EEEEEE"));
+    assert_true(there("probe-FFFFFF"));
     assert_false(there(ID1));
     assert_true(there(ID2));
     assert_true(there(".new-AAAAAA"));
