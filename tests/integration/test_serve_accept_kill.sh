@@ -70,3 +70,32 @@ start_serve --config "$T/serve.yaml" --pool 1
 stop_serve
 expect_not_in "$T/serve.err" "20261124-000000-0000"
 pass "a session accepted and never journaled is ended by the next server; taking sessions over under a soft limit that is the hard one does not warn"
+
+# a review, killed as the server takes it in: the file the server put
+# its diff in ($TMPDIR/tandem-UID/submitted-XXXXXX.diff, removed in the
+# same call once the session is made) stayed for good, a copy of the
+# change; the sweep of the next session removes it once a minute old
+repo b
+printf 'diff --git a/new.txt b/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+x\n' >"$T/change.diff"
+: >"$T/serve.err"
+start_serve_killed_at_accept "$T/serve.yaml"
+tandem submit --review --diff "$T/change.diff" --reconnect-s 0 \
+    --repo "$T/b" "a new file" >"$T/out.review" 2>"$T/err.review" &
+client=$!
+BG_PIDS="$BG_PIDS $client"
+wait "$SERVE_PID" 2>/dev/null
+rc=$?
+SERVE_PID=
+kill "$client" 2>/dev/null
+[ "$rc" = 137 ] || fail "the server under strace exited $rc: $(tail -5 "$T/serve.err")"
+left=$(ls "$TMPDIR/tandem-$(id -u)"/submitted-*.diff 2>/dev/null)
+[ -n "$left" ] || fail "no diff left by the killed server: the kill came elsewhere"
+touch -d "@$(($(date +%s) - 120))" $left
+start_serve --config "$T/serve.yaml" --pool 1
+tandem submit --reconnect-s 0 --repo "$T/a" "make the failing test pass" \
+    >"$T/out.next" 2>"$T/err.next" || fail "the next task failed: $(tail -3 "$T/err.next")"
+stop_serve
+for f in $left; do
+    [ ! -e "$f" ] || fail "the diff a killed server left is still there: $f"
+done
+pass "a review's diff a server killed as it took the review in left is swept"
