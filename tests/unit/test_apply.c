@@ -24,6 +24,7 @@
 #include "common/rmtree.h"
 #include "common/xalloc.h"
 #include "orchestrator/apply.h"
+#include "tests/unit/scratch_repo.h"
 
 static char scratch[] = "/tmp/tnd-test-apply-XXXXXX";
 
@@ -632,7 +633,7 @@ static void a_commit_of_many_long_names_is_made(void **state)
     char *script = tnd_fs_join(scratch, "make-many.sh"), *file, *diff, *out;
     char *dir = tnd_fs_join(scratch, "git-many"), deep[1024];
     const char *before = "a\r\nb\r\n", *after = "a\r\nB\r\n";
-    struct rlimit was, now;
+    struct rlimit was;
     tnd_apply_result r;
     tnd_buf b;
     int rc;
@@ -658,13 +659,10 @@ static void a_commit_of_many_long_names_is_made(void **state)
     diff = tnd_buf_detach(&b, NULL);
     file = tnd_xasprintf("%s.patch", dir);
     assert_int_equal(tnd_fs_write(file, diff, strlen(diff)), 0);
-    assert_int_equal(getrlimit(RLIMIT_STACK, &was), 0);
-    now = was;
-    now.rlim_cur = 1 << 20;
     /* a change of the user's in the last file is seen (git status is
      * given the names in parts) */
     put(dir, "g*.txt", "mine\r\n");
-    assert_int_equal(setrlimit(RLIMIT_STACK, &now), 0);
+    small_stack(&was);
     rc = tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "Many", NULL);
     assert_int_equal(setrlimit(RLIMIT_STACK, &was), 0);
     assert_int_equal(rc, 1);
@@ -672,7 +670,7 @@ static void a_commit_of_many_long_names_is_made(void **state)
         fail_msg("not refused: %s", r.why ? r.why : "");
     tnd_apply_result_clear(&r);
     sh("cd '%s' && git checkout -- 'g*.txt'", dir);
-    assert_int_equal(setrlimit(RLIMIT_STACK, &now), 0);
+    small_stack(&was);
     rc = tnd_apply_patch(&r, dir, diff, file, TND_APPLY_COMMIT, "Many", NULL);
     assert_int_equal(setrlimit(RLIMIT_STACK, &was), 0);
     if (rc != 0 || !r.committed || r.why)

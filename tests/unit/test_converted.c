@@ -19,6 +19,7 @@
 #include "common/fs.h"
 #include "common/rmtree.h"
 #include "common/xalloc.h"
+#include "tests/unit/scratch_repo.h"
 #include "orchestrator/converted.h"
 
 static char scratch[] = "/tmp/tnd-test-converted-XXXXXX";
@@ -49,22 +50,8 @@ static const char make_repo[] =
 
 static int setup(void **state)
 {
-    char *cmd;
-    int rc;
-
     (void)state;
-    if (!mkdtemp(scratch))
-        return -1;
-    cmd = tnd_fs_join(scratch, "make.sh");
-    rc = tnd_fs_write(cmd, make_repo, strlen(make_repo));
-    free(cmd);
-    if (rc == 0) {
-        cmd =
-            tnd_xasprintf("sh %s/make.sh %s >/dev/null 2>&1", scratch, scratch);
-        rc = system(cmd) == 0 ? 0 : -1;
-        free(cmd);
-    }
-    return rc;
+    return scratch_repo_make(scratch, make_repo);
 }
 
 static int teardown(void **state)
@@ -72,18 +59,6 @@ static int teardown(void **state)
     (void)state;
     tnd_fs_rmtree(scratch);
     return 0;
-}
-
-/* The stack limit (RLIMIT_STACK, whose quarter is what exec takes of
- * arguments) set to limit; the one before into *was. */
-static void stack_limit(struct rlimit *was, rlim_t limit)
-{
-    struct rlimit now;
-
-    assert_int_equal(getrlimit(RLIMIT_STACK, was), 0);
-    now = *was;
-    now.rlim_cur = limit;
-    assert_int_equal(setrlimit(RLIMIT_STACK, &now), 0);
 }
 
 /* 300 files of 1000-byte names: their paths, absolute and twice over,
@@ -106,7 +81,7 @@ static void many_long_paths_are_no_command_line(void **state)
     (void)state;
     assert_int_equal(tnd_fs_read(&diff, &len, diffpath, 64 << 20), 0);
     assert_int_equal(tnd_fs_mkdirs(dir, 0700), 0);
-    stack_limit(&was, 1 << 20);
+    small_stack(&was);
     rc = tnd_converted_find(&conv, &n, repo, base, index, dir, diff);
     assert_int_equal(setrlimit(RLIMIT_STACK, &was), 0);
     if (rc < 0)
@@ -159,7 +134,7 @@ static void a_patchs_many_long_paths_are_checked(void **state)
         at = nl + 1;
     }
     assert_int_equal(n, NFILES);
-    stack_limit(&was, 1 << 20);
+    small_stack(&was);
     rc = tnd_converted_check_patch(repo, edits, n, "--diff p");
     assert_int_equal(setrlimit(RLIMIT_STACK, &was), 0);
     assert_int_equal(rc, TND_ECONFIG);

@@ -21,6 +21,7 @@
 #include "common/rmtree.h"
 #include "common/xalloc.h"
 #include "orchestrator/gitapply.h"
+#include "tests/unit/scratch_repo.h"
 
 static char scratch[] = "/tmp/tnd-test-gitapply-XXXXXX";
 
@@ -164,7 +165,7 @@ static void many_long_names_are_read_as_git_apply_there(void **state)
     char *base, *ws, *why = NULL, *repo = tnd_fs_join(scratch, "many-repo");
     char *cmd = tnd_xasprintf("git init -q '%s'", repo), *diff, deep[1024];
     const char **paths = tnd_xcalloc(NFILES + 1, sizeof(*paths));
-    struct rlimit was, now;
+    struct rlimit was;
     tnd_buf b;
     size_t len = 0;
     int rc;
@@ -189,10 +190,7 @@ static void many_long_names_are_read_as_git_apply_there(void **state)
     diff = tnd_buf_detach(&b, &len);
     assert_int_equal(system(cmd), 0);
     put(repo, ".gitattributes", "* text eol=crlf\n");
-    assert_int_equal(getrlimit(RLIMIT_STACK, &was), 0);
-    now = was;
-    now.rlim_cur = 1 << 20;
-    assert_int_equal(setrlimit(RLIMIT_STACK, &now), 0);
+    small_stack(&was);
     rc = tnd_gitapply_same(diff, len, base, ws, paths, scratch, repo, &why);
     assert_int_equal(setrlimit(RLIMIT_STACK, &was), 0);
     if (rc != 0)

@@ -17,6 +17,7 @@
 #include "common/fs.h"
 #include "common/rmtree.h"
 #include "common/xalloc.h"
+#include "tests/unit/scratch_repo.h"
 #include "orchestrator/sparse.h"
 
 static char scratch[] = "/tmp/tnd-test-sparse-XXXXXX";
@@ -41,22 +42,8 @@ static const char make_repo[] =
 
 static int setup(void **state)
 {
-    char *cmd;
-    int rc;
-
     (void)state;
-    if (!mkdtemp(scratch))
-        return -1;
-    cmd = tnd_fs_join(scratch, "make.sh");
-    rc = tnd_fs_write(cmd, make_repo, strlen(make_repo));
-    free(cmd);
-    if (rc == 0) {
-        cmd =
-            tnd_xasprintf("sh %s/make.sh %s >/dev/null 2>&1", scratch, scratch);
-        rc = system(cmd) == 0 ? 0 : -1;
-        free(cmd);
-    }
-    return rc;
+    return scratch_repo_make(scratch, make_repo);
 }
 
 static int teardown(void **state)
@@ -78,7 +65,7 @@ static void many_long_names_are_written(void **state)
     char *cmd = tnd_xasprintf("cd %s && git ls-files", repo), *full;
     const char **paths = tnd_xcalloc(NFILES + 1, sizeof(*paths));
     size_t n = 0, got, files = 0, bytes = 0, absent = 0;
-    struct rlimit was, now;
+    struct rlimit was;
     FILE *p = popen(cmd, "r");
     int rc;
 
@@ -97,10 +84,7 @@ static void many_long_names_are_written(void **state)
     }
     assert_int_equal(n, NFILES);
     assert_int_equal(tnd_fs_mkdirs(dir, 0700), 0);
-    assert_int_equal(getrlimit(RLIMIT_STACK, &was), 0);
-    now = was;
-    now.rlim_cur = 1 << 20;
-    assert_int_equal(setrlimit(RLIMIT_STACK, &now), 0);
+    small_stack(&was);
     rc = tnd_sparse_take(&files, &bytes, &absent, repo, dir, paths, n,
                          (size_t)1 << 30);
     assert_int_equal(setrlimit(RLIMIT_STACK, &was), 0);
