@@ -1,0 +1,164 @@
+/* Unit tests for common/trust: which directories only this user and root
+ * can change, one rule a row, and the walk over a real path. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/rmtree.h"
+#include "common/trust.h"
+#include "common/xalloc.h"
+
+/* Each rule of tnd_trust_dir, on a made-up status: the user is uid 1000
+ * of group 1000. */
+static void each_rule_a_row(void **state)
+{
+    static const struct {
+        unsigned uid, gid, mode; /* mode with its file type */
+        bool last, acl, private_group;
+        const char *want; /* NULL: trusted; else in the error */
+    } rows[] = {
+        {1000, 1000, S_IFDIR | 0755, true, false, true, NULL},
+        {0, 0, S_IFDIR | 0755, false, false, true, NULL},
+        {0, 0, S_IFDIR | 0755, true, false, true, NULL},
+        {1001, 1000, S_IFDIR | 0755, true, false, true, "belongs to uid 1001"},
+        {1001, 1001, S_IFDIR | 0755, false, false, true, "belongs to uid"},
+        {1000, 1000, S_IFDIR | 0757, true, false, true, "chmod o-w"},
+        {1000, 1000, S_IFDIR | 0757, false, false, true, "chmod o-w"},
+        /* /tmp: sticky, anyone may add, nobody move another's */
+        {0, 0, S_IFDIR | 01777, false, false, false, NULL},
+        {0, 0, S_IFDIR | 01777, true, false, false, "chmod o-w"},
+        {1000, 1000, S_IFDIR | 0775, true, false, true, NULL},
+        {1000, 1000, S_IFDIR | 0775, false, false, true, NULL},
+        {1000, 1000, S_IFDIR | 0775, true, false, false, "not uid 1000's own"},
+        {1000, 1002, S_IFDIR | 0775, true, false, true, "group 1002"},
+        {1000, 1000, S_IFDIR | 0775, true, true, true, "ACL"},
+        {1000, 1000, S_IFDIR | 0755, true, true, true, NULL},
+        {1000, 1000, S_IFLNK | 0777, true, false, true, "symbolic link"},
+        {1000, 1000, S_IFREG | 0644, true, false, true, "not a directory"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        tnd_trust_who who = {1000, 1000, rows[i].private_group};
+        struct stat st;
+        int rc;
+
+        memset(&st, 0, sizeof(st));
+        st.st_uid = rows[i].uid;
+        st.st_gid = rows[i].gid;
+        st.st_mode = rows[i].mode;
+        tnd_error_clear();
+        rc = tnd_trust_dir("/x/repo", &st, rows[i].last, rows[i].acl, &who);
+        if (!rows[i].want && rc != 0)
+            fail_msg("row %zu: refused: %s", i, tnd_error_last());
+        if (rows[i].want && rc == 0)
+            fail_msg("row %zu: trusted, wanted '%s'", i, rows[i].want);
+        if (rows[i].want && (!strstr(tnd_error_last(), rows[i].want) ||
+                             !strstr(tnd_error_last(), "/x/repo")))
+            fail_msg("row %zu: '%s' does not say '%s' and the path", i,
+                     tnd_error_last(), rows[i].want);
+    }
+}
+
+static char scratch[64];
+
+/* A scratch directory of this user's, under a parent that is trusted
+ * (the test is skipped where the machine's temporary directory is not). */
+static int make_scratch(void **state)
+{
+    (void)state;
+    snprintf(scratch, sizeof(scratch), "/tmp/test_trust-XXXXXX");
+    if (!mkdtemp(scratch))
+        return -1;
+    return chmod(scratch, 0755);
+}
+
+static int remove_scratch(void **state)
+{
+    (void)state;
+    return tnd_fs_rmtree(scratch);
+}
+
+static char *in_scratch(const char *rel)
+{
+    return tnd_xasprintf("%s/%s", scratch, rel);
+}
+
+/* The walk: a directory of this user's is trusted; one others may write
+ * in is named, whether it is the last or one above it, unless it is
+ * sticky and above; a link and a relative path are refused. */
+static void the_walk_names_the_directory_at_fault(void **state)
+{
+    char *a = in_scratch("a"), *inner = in_scratch("a/inner");
+    char *link = in_scratch("link"), *via = in_scratch("link/inner");
+
+    (void)state;
+    tnd_error_clear();
+    if (tnd_trust_path(scratch) < 0)
+        skip(); /* this machine's /tmp is not trusted: nothing to learn */
+    assert_int_equal(mkdir(a, 0755), 0);
+    assert_int_equal(mkdir(inner, 0755), 0);
+    assert_int_equal(symlink(a, link), 0);
+    assert_int_equal(tnd_trust_path(inner), 0);
+
+    assert_int_equal(chmod(a, 0777), 0);
+    assert_int_equal(tnd_trust_path(a), -1);
+    assert_non_null(strstr(tnd_error_last(), "others may write in"));
+    assert_int_equal(tnd_trust_path(inner), -1);
+    assert_non_null(strstr(tnd_error_last(), a));
+    assert_null(strstr(tnd_error_last(), "inner"));
+
+    /* sticky: trusted above the last, not as the last */
+    assert_int_equal(chmod(a, 01777), 0);
+    assert_int_equal(tnd_trust_path(inner), 0);
+    assert_int_equal(tnd_trust_path(a), -1);
+
+    assert_int_equal(chmod(a, 0755), 0);
+    assert_int_equal(tnd_trust_path(via), -1);
+    assert_non_null(strstr(tnd_error_last(), "symbolic link"));
+    assert_non_null(strstr(tnd_error_last(), link));
+
+    assert_int_equal(tnd_trust_path("tmp/x"), -1);
+    assert_non_null(strstr(tnd_error_last(), "not an absolute path"));
+    free(via);
+    via = in_scratch("a/../a");
+    assert_int_equal(tnd_trust_path(via), -1);
+    assert_non_null(strstr(tnd_error_last(), "real path"));
+    assert_int_equal(tnd_trust_path("/"), 0);
+    free(via);
+    free(link);
+    free(inner);
+    free(a);
+}
+
+/* This process's own: its uid and gid. */
+static void who_is_this_process(void **state)
+{
+    tnd_trust_who who;
+
+    (void)state;
+    tnd_trust_who_self(&who);
+    assert_int_equal(who.uid, geteuid());
+    assert_int_equal(who.gid, getegid());
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(each_rule_a_row),
+        cmocka_unit_test_setup_teardown(the_walk_names_the_directory_at_fault,
+                                        make_scratch, remove_scratch),
+        cmocka_unit_test(who_is_this_process),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
