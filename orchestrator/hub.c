@@ -563,6 +563,20 @@ static void take_over(tnd_hub *h)
         json_object *records = NULL;
         const char *last = "";
 
+        if (tnd_fs_is_dir(repo) && tnd_hub_trust_repo(repo) < 0) {
+            /* changed since it was taken: read and run by path, another
+             * user could lead the session's writes elsewhere */
+            fprintf(stderr,
+                    "tandem serve: session %s of an earlier server is not "
+                    "taken over: %s; it waits for the next tandem serve (or "
+                    "tandem resume --repo %s %s)\n",
+                    id, tnd_error_last(), repo, id);
+            h->left[nleft++] = tnd_xstrdup(id);
+            json_object_put(answers[i]);
+            free(path);
+            free(dir);
+            continue;
+        }
         if (tnd_journal_read(&records, path) == 0 &&
             json_object_array_length(records) == 0) {
             /* made, not journaled: its client never heard its id */

@@ -97,9 +97,19 @@ void tnd_hub_answer(tnd_hub *h, const tnd_broker_event *ev, bool final,
 void tnd_hub_refuse(tnd_hub *h, const tnd_broker_event *ev, const char *kind,
                     const char *why);
 
-/* Whether the server may take a task in repo: it sees and reads it. 0,
- * or -1 with the error set. */
-int tnd_hub_check_repo(const char *repo);
+/* Whether the server may act in repo by path (make and run a session
+ * there, or go on with one): no user but the server's (and root) can
+ * move a directory on the way to it (common/trust.h), and `.tandem` and
+ * `.tandem/sessions`, where they are, are the server user's and nobody
+ * else's to write in (tnd_session_check_own_home). 0, or -1 with the
+ * error naming the path, why, and what to do. */
+int tnd_hub_trust_repo(const char *repo);
+
+/* Whether the server may take a task in repo, or an answer to one of
+ * its sessions: it sees and reads it, and tnd_hub_trust_repo. 0, or -1
+ * with the error set and *kind the client error to answer with
+ * (bad_request, or forbidden for a repository it may not act in). */
+int tnd_hub_check_repo(const char *repo, const char **kind);
 
 /* Whether config (a client's --config, or NULL) is the one the server's
  * agents run with. 0, or -1 with the error set naming both. */

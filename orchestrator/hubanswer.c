@@ -181,7 +181,7 @@ void tnd_hub_on_answer(tnd_hub *h, const tnd_broker_event *ev,
     } else if (server_answer_kind(&answer_kind, req->answer) < 0) {
         /* a request no server takes, whatever session it names */
         tnd_hub_refuse(h, ev, "bad_request", tnd_error_last());
-    } else if (tnd_hub_check_repo(req->repo) < 0 ||
+    } else if (tnd_hub_check_repo(req->repo, &kind) < 0 ||
                check_answerable(h, req, &f, &kind) < 0) {
         tnd_hub_refuse(h, ev, kind, tnd_error_last());
         tnd_session_facts_clear(&f);

@@ -14,6 +14,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/str.h"
+#include "common/trust.h"
 #include "common/xalloc.h"
 #include "orchestrator/hub_int.h"
 #include "orchestrator/run.h"
@@ -46,12 +47,34 @@ void tnd_hub_refuse(tnd_hub *h, const tnd_broker_event *ev, const char *kind,
     tnd_hub_answer(h, ev, true, body, len);
 }
 
-/* Whether the server may take a task in repo: it must see the directory
- * and read it, as the user it runs as. */
-int tnd_hub_check_repo(const char *repo)
+int tnd_hub_trust_repo(const char *repo)
+{
+    char *real = tnd_fs_realpath(repo);
+    int rc = 0;
+
+    if (!real)
+        return tnd_error_set("repo %s: %s", repo, tnd_error_last());
+    if (tnd_trust_path(real) < 0 || tnd_session_check_own_home(real) < 0) {
+        char *why = tnd_xstrdup(tnd_error_last());
+        rc = tnd_error_set(
+            "repo %s: %s; tandem serve runs a session in a repository only "
+            "where no other user can move a directory on the way to it or "
+            "put a link in `.tandem` (they could lead the server's writes "
+            "anywhere its user, uid %d, may write): mend that, or run the "
+            "task as the repository's owner (tandem run, or a tandem serve "
+            "of that user)",
+            repo, why, (int)geteuid());
+        free(why);
+    }
+    free(real);
+    return rc;
+}
+
+int tnd_hub_check_repo(const char *repo, const char **kind)
 {
     struct stat st;
 
+    *kind = "bad_request";
     if (stat(repo, &st) < 0)
         return tnd_error_sys("repo %s", repo);
     if (!S_ISDIR(st.st_mode))
@@ -59,7 +82,8 @@ int tnd_hub_check_repo(const char *repo)
     if (access(repo, R_OK | X_OK) < 0)
         return tnd_error_sys("repo %s cannot be read by the server (uid %d)",
                              repo, (int)getuid());
-    return 0;
+    *kind = "forbidden";
+    return tnd_hub_trust_repo(repo);
 }
 
 /* The task's config must be the one the server's agents run with. */
@@ -355,7 +379,7 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
         return;
     }
     /* a request that could never run is told so, busy or not */
-    if (tnd_hub_check_repo(req->repo) < 0 ||
+    if (tnd_hub_check_repo(req->repo, &kind) < 0 ||
         (kind = "config", tnd_hub_check_config(h, req->config) < 0)) {
         tnd_hub_refuse(h, ev, kind, tnd_error_last());
         return;

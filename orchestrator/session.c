@@ -156,17 +156,14 @@ static int open_own(int at, const char *name, const char *path)
     return fd;
 }
 
-int tnd_session_dir_open(const char *repo, const char *id)
+/* The directories names[0..n) in repo, each opened from the one before
+ * with open_own. The last one's descriptor, or -1 (TND_ENOTFOUND when
+ * the repository or one of them is not there) with the error set. */
+static int open_chain(const char *repo, const char *const *names, size_t n)
 {
-    static const char *const parts[] = {".tandem", "sessions", NULL};
     char *path = tnd_xstrdup(repo);
     int fd, next;
 
-    if (!tnd_session_id_valid(id)) {
-        free(path);
-        return tnd_error_set("'%s' is not a session id (YYYYMMDD-HHMMSS-HEX)",
-                             id);
-    }
     /* the repository as named: its owner's to arrange; what is below it
      * must be this user's, so that nobody can swap it under the reader */
     fd = open(repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -176,16 +173,28 @@ int tnd_session_dir_open(const char *repo, const char *id)
         free(path);
         return next;
     }
-    for (size_t i = 0; i < 3; i++) {
-        const char *name = parts[i] ? parts[i] : id;
-        char *longer = tnd_fs_join(path, name);
+    for (size_t i = 0; i < n; i++) {
+        char *longer = tnd_fs_join(path, names[i]);
         free(path);
         path = longer;
-        next = open_own(fd, name, path);
+        next = open_own(fd, names[i], path);
         close(fd);
         if ((fd = next) < 0)
             break;
     }
+    free(path);
+    return fd;
+}
+
+int tnd_session_dir_open(const char *repo, const char *id)
+{
+    const char *const names[] = {".tandem", "sessions", id};
+    int fd;
+
+    if (!tnd_session_id_valid(id))
+        return tnd_error_set("'%s' is not a session id (YYYYMMDD-HHMMSS-HEX)",
+                             id);
+    fd = open_chain(repo, names, 3);
     if (fd < 0 && fd != TND_ENOTFOUND) {
         char *advice = tnd_xasprintf(
             "tandem reads a session only through directories of its own "
@@ -196,8 +205,22 @@ int tnd_session_dir_open(const char *repo, const char *id)
         advise(advice);
         free(advice);
     }
-    free(path);
     return fd;
+}
+
+int tnd_session_check_own_home(const char *repo)
+{
+    static const char *const names[] = {".tandem", "sessions"};
+    int fd = open_chain(repo, names, 2);
+
+    if (fd == TND_ENOTFOUND) {
+        tnd_error_clear();
+        return 0;
+    }
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
 }
 
 /* .tandem/.gitignore, when missing: made new, never through a link. */

@@ -52,6 +52,13 @@ int tnd_session_status_parse(tnd_session_status *out, const char *name);
  * what they lead to. 0, or -1 with an error naming the link. */
 int tnd_session_check_home(const char *repo);
 
+/* Whether repo/.tandem and repo/.tandem/sessions, where they exist, are
+ * as tnd_session_dir_open wants them: directories of this process's
+ * effective user that nobody else may write in, neither a link, so that
+ * nobody else can lead what tandem writes there elsewhere. 0, or -1 with
+ * the error naming the path and why. */
+int tnd_session_check_own_home(const char *repo);
+
 /* The directory of session id (tnd_session_id_valid) in repo, opened
  * for a reader that must not be led elsewhere (tandem serve, for a
  * client that named the repository): repo/.tandem, its sessions and the

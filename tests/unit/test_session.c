@@ -454,6 +454,43 @@ static void a_session_dir_opens_only_through_own_directories(void **state)
     remove_sessions();
 }
 
+/* Where a server runs a session by path: .tandem and its sessions, where
+ * they are, this user's alone and no link; none there is fine (the
+ * server makes them). */
+static void a_home_of_own_directories_is_checked(void **state)
+{
+    char top[4096], sessions[4096], moved[4096];
+
+    (void)state;
+    snprintf(top, sizeof(top), "%s/.tandem", repo);
+    snprintf(sessions, sizeof(sessions), "%s/sessions", top);
+    snprintf(moved, sizeof(moved), "%s/moved", repo);
+    assert_int_equal(tnd_session_check_own_home(repo), 0);
+    assert_int_equal(mkdir(top, 0755), 0);
+    assert_int_equal(tnd_session_check_own_home(repo), 0);
+    assert_int_equal(mkdir(sessions, 0755), 0);
+    assert_int_equal(tnd_session_check_own_home(repo), 0);
+
+    assert_int_equal(chmod(sessions, 0775), 0);
+    assert_int_equal(tnd_session_check_own_home(repo), -1);
+    assert_non_null(strstr(tnd_error_last(), "others may write in"));
+    assert_non_null(strstr(tnd_error_last(), sessions));
+    assert_int_equal(chmod(sessions, 0755), 0);
+
+    assert_int_equal(rename(top, moved), 0);
+    assert_int_equal(symlink(moved, top), 0);
+    assert_int_equal(tnd_session_check_own_home(repo), -1);
+    assert_non_null(strstr(tnd_error_last(), ".tandem is a symbolic link"));
+    assert_int_equal(unlink(top), 0);
+    assert_int_equal(rename(moved, top), 0);
+    if (geteuid() == 0) {
+        assert_int_equal(chown(sessions, 65534, 65534), 0);
+        assert_int_equal(tnd_session_check_own_home(repo), -1);
+        assert_non_null(strstr(tnd_error_last(), "uid 65534"));
+    }
+    remove_sessions();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -470,6 +507,7 @@ int main(void)
         cmocka_unit_test(a_proposed_id_is_taken_once),
         cmocka_unit_test(a_proposed_id_takes_no_directory_others_write),
         cmocka_unit_test(a_session_dir_opens_only_through_own_directories),
+        cmocka_unit_test(a_home_of_own_directories_is_checked),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
