@@ -1,8 +1,10 @@
 /* Unit tests for orchestrator/apply: an approved patch into the user's
- * tree. Trees are made in a temporary directory, plain and under git;
- * patches are made as the run makes them (common/diff.h). Each test says
- * what the tree holds afterwards, byte for byte, and, with git, what is
- * committed and what is still staged. */
+ * tree. Trees are made in a temporary directory, plain and under git
+ * (apply_trees.h); patches are made as the run makes them
+ * (common/diff.h). Each test says what the tree holds afterwards, byte
+ * for byte, and, with git, what is committed and what is still staged.
+ * A tree outside git, which orchestrator/patchdir writes, is in
+ * test_patchdir.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,124 +27,7 @@
 #include "common/xalloc.h"
 #include "orchestrator/apply.h"
 #include "tests/unit/scratch_repo.h"
-
-static char scratch[] = "/tmp/tnd-test-apply-XXXXXX";
-
-#define MAX_BYTES (1 << 20)
-
-static const char *const lines10 = "one\ntwo\nthree\nfour\nfive\nsix\n"
-                                   "seven\neight\nnine\nten\n";
-
-static void put(const char *dir, const char *rel, const char *text)
-{
-    char *full = tnd_fs_join(dir, rel);
-    char *parent = tnd_fs_dirname(full);
-
-    assert_int_equal(tnd_fs_mkdirs(parent, 0755), 0);
-    assert_int_equal(tnd_fs_write(full, text, strlen(text)), 0);
-    free(parent);
-    free(full);
-}
-
-static void assert_file(const char *dir, const char *rel, const char *expect)
-{
-    char *full = tnd_fs_join(dir, rel), *text = NULL;
-
-    if (tnd_fs_read(&text, NULL, full, MAX_BYTES) < 0)
-        fail_msg("%s should exist: %s", rel, tnd_error_last());
-    assert_string_equal(text, expect);
-    free(text);
-    free(full);
-}
-
-static bool exists(const char *dir, const char *rel)
-{
-    char *full = tnd_fs_join(dir, rel);
-    bool yes = tnd_fs_exists(full);
-
-    free(full);
-    return yes;
-}
-
-static void sh(const char *fmt, ...) TND_PRINTF(1, 2);
-
-static void sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    if (system(cmd) != 0)
-        fail_msg("command failed: %s", cmd);
-}
-
-/* What a command prints, trimmed of its last newline. Caller frees. */
-static char *sh_out(const char *fmt, ...) TND_PRINTF(1, 2);
-
-static char *sh_out(const char *fmt, ...)
-{
-    char cmd[4096], buf[4096];
-    size_t n;
-    va_list ap;
-    FILE *p;
-
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    assert_non_null(p = popen(cmd, "r"));
-    n = fread(buf, 1, sizeof(buf) - 1, p);
-    buf[n] = '\0';
-    pclose(p);
-    if (n && buf[n - 1] == '\n')
-        buf[n - 1] = '\0';
-    return tnd_xstrdup(buf);
-}
-
-/* A fresh directory under the scratch directory. Caller frees. */
-static char *plain(const char *name)
-{
-    char *dir = tnd_fs_join(scratch, name);
-
-    assert_int_equal(tnd_fs_mkdirs(dir, 0755), 0);
-    return dir;
-}
-
-/* A git repository with a.txt (lines10) and b.txt committed. */
-static char *git_repo(const char *name)
-{
-    char *dir = plain(name);
-
-    put(dir, "a.txt", lines10);
-    put(dir, "b.txt", "bee\n");
-    sh("cd '%s' && git init -q && git config user.name t && "
-       "git config user.email t@example.invalid && git add -A && "
-       "git commit -q -m base",
-       dir);
-    return dir;
-}
-
-/* The patch of one file, as a run writes it; and in patch_file too. */
-static char *patch(const char *dir, const char *path, const char *old_text,
-                   const char *new_text, char **patch_file)
-{
-    tnd_buf b;
-    char *text;
-
-    tnd_buf_init(&b, TND_BUF_NOCAP);
-    assert_int_equal(tnd_diff_file(&b, path, old_text,
-                                   old_text ? strlen(old_text) : 0, new_text,
-                                   new_text ? strlen(new_text) : 0),
-                     0);
-    text = tnd_buf_detach(&b, NULL);
-    *patch_file = tnd_xasprintf("%s.patch", dir);
-    assert_int_equal(tnd_fs_write(*patch_file, text, strlen(text)), 0);
-    return text;
-}
-
-static const char *const changed10 = "one\ntwo\nthree\nfour\nFIVE\nsix\n"
-                                     "seven\neight\nnine\nten\n";
+#include "tests/unit/apply_trees.h"
 
 /* ---- the message ---------------------------------------------------- */
 
@@ -196,217 +81,6 @@ static void a_long_first_line_is_cut_for_the_subject(void **state)
 }
 
 /* ---- without git ---------------------------------------------------- */
-
-static void a_clean_patch_applies_outside_git(void **state)
-{
-    char *dir = plain("plain-clean"), *file, *diff;
-    tnd_apply_result r;
-
-    (void)state;
-    put(dir, "a.txt", lines10);
-    put(dir, "other.txt", "mine\n");
-    diff = patch(dir, "a.txt", lines10, changed10, &file);
-    /* the user edits a line far from the hunk, and another file */
-    put(dir, "a.txt",
-        "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nTEN\n");
-    put(dir, "other.txt", "mine, edited\n");
-    assert_int_equal(
-        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 0);
-    assert_true(r.applied);
-    assert_false(r.git);
-    assert_null(r.why);
-    assert_string_equal(r.paths[0], "a.txt");
-    assert_null(r.paths[1]);
-    assert_file(dir, "a.txt",
-                "one\ntwo\nthree\nfour\nFIVE\nsix\nseven\neight\nnine\nTEN\n");
-    assert_file(dir, "other.txt", "mine, edited\n");
-    tnd_apply_result_clear(&r);
-    free(diff);
-    free(file);
-    free(dir);
-}
-
-static void a_conflict_leaves_the_tree_as_it_was(void **state)
-{
-    char *dir = plain("plain-conflict"), *file, *diff, *two;
-    const char *edited = "one\ntwo\nthree\nfour\nfive, mine\nsix\nseven\n"
-                         "eight\nnine\nten\n";
-    tnd_buf b;
-    tnd_apply_result r;
-
-    (void)state;
-    put(dir, "a.txt", lines10);
-    put(dir, "b.txt", "bee\n");
-    /* two files: b.txt would apply, a.txt does not; neither is written */
-    diff = patch(dir, "a.txt", lines10, changed10, &file);
-    tnd_buf_init(&b, TND_BUF_NOCAP);
-    tnd_buf_puts(&b, diff);
-    tnd_diff_file(&b, "b.txt", "bee\n", 4, "BEE\n", 4);
-    two = tnd_buf_detach(&b, NULL);
-    put(dir, "a.txt", edited);
-    assert_int_equal(
-        tnd_apply_patch(&r, dir, two, file, TND_APPLY_TREE, "m", NULL), 1);
-    assert_false(r.applied);
-    assert_non_null(strstr(r.why, "does not apply cleanly"));
-    assert_non_null(strstr(r.why, "a.txt"));
-    assert_file(dir, "a.txt", edited);
-    assert_file(dir, "b.txt", "bee\n");
-    tnd_apply_result_clear(&r);
-    free(two);
-    free(diff);
-    free(file);
-    free(dir);
-}
-
-/* Without git: the same lines in two places go where the hunk's header
- * puts them (refused as "in more than one place" before), and a FIFO
- * where the patch changes a file is refused at once (it hung). */
-static void repeated_lines_and_fifos_outside_git(void **state)
-{
-    static const char rep[] = "A\nB\nA\nB\nA\nB\nA\nB\nA\n";
-    static const char rep8[] = "A\nB\nA\nB\nA\nB\nA\nC\nA\n";
-    char *dir = plain("plain-repeated"), *file, *diff, *fifo;
-    tnd_apply_result r;
-
-    (void)state;
-    put(dir, "rep.txt", rep);
-    diff = patch(dir, "rep.txt", rep, rep8, &file);
-    assert_int_equal(
-        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 0);
-    assert_true(r.applied);
-    assert_file(dir, "rep.txt", rep8);
-    tnd_apply_result_clear(&r);
-    free(diff);
-    free(file);
-
-    put(dir, "pipe", "x\n");
-    diff = patch(dir, "pipe", "x\n", "y\n", &file);
-    fifo = tnd_fs_join(dir, "pipe");
-    assert_int_equal(unlink(fifo), 0);
-    assert_int_equal(mkfifo(fifo, 0644), 0);
-    alarm(20); /* a hang fails the test */
-    assert_int_equal(
-        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 1);
-    alarm(0);
-    assert_false(r.applied);
-    assert_non_null(strstr(r.why, "not a regular file"));
-    tnd_apply_result_clear(&r);
-    free(fifo);
-    free(diff);
-    free(file);
-    free(dir);
-}
-
-/* Without git, a write that fails (here the file size limit, as a full
- * disk would) leaves every file as it was: the new contents are written
- * beside the files first (a.txt was changed and b.txt cut short). */
-static void a_failed_write_changes_nothing_outside_git(void **state)
-{
-    char *dir = plain("plain-full"), *file, *diff, *big;
-    struct rlimit was, small;
-    tnd_buf b;
-    tnd_apply_result r;
-
-    (void)state;
-    put(dir, "a.txt", lines10);
-    put(dir, "b.txt", "bee\n");
-    big = tnd_xmalloc(256 * 1024 + 2);
-    memset(big, 'x', 256 * 1024);
-    strcpy(big + 256 * 1024, "\n");
-    tnd_buf_init(&b, TND_BUF_NOCAP);
-    free(patch(dir, "a.txt", lines10, changed10, &file));
-    tnd_diff_file(&b, "a.txt", lines10, strlen(lines10), changed10,
-                  strlen(changed10));
-    tnd_diff_file(&b, "b.txt", "bee\n", 4, big, strlen(big));
-    diff = tnd_buf_detach(&b, NULL);
-    assert_int_equal(getrlimit(RLIMIT_FSIZE, &was), 0);
-    small = was;
-    small.rlim_cur = 64 * 1024;
-    signal(SIGXFSZ, SIG_IGN);
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
-    assert_int_equal(
-        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 1);
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &was), 0);
-    assert_false(r.applied);
-    assert_non_null(strstr(r.why, "nothing was changed"));
-    assert_file(dir, "a.txt", lines10);
-    assert_file(dir, "b.txt", "bee\n");
-    sh("test -z \"$(ls -A '%s' | grep tandem)\"", dir); /* no leftover */
-    tnd_apply_result_clear(&r);
-    free(big);
-    free(diff);
-    free(file);
-    free(dir);
-}
-
-static void created_and_deleted_files_outside_git(void **state)
-{
-    char *dir = plain("plain-files"), *file, *diff;
-    tnd_apply_result r;
-
-    (void)state;
-    /* created: only where nothing is now, with the umask's mode (a new
-     * file was made 0644 whatever the umask) */
-    diff = patch(dir, "src/new.c", NULL, "int x;\n", &file);
-    {
-        mode_t was = umask(077);
-        struct stat st;
-        char *path = tnd_fs_join(dir, "src/new.c");
-        assert_int_equal(
-            tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 0);
-        umask(was);
-        assert_int_equal(stat(path, &st), 0);
-        assert_int_equal(st.st_mode & 0777, 0600);
-        free(path);
-    }
-    assert_file(dir, "src/new.c", "int x;\n");
-    tnd_apply_result_clear(&r);
-    put(dir, "src/new.c", "int y;\n");
-    assert_int_equal(
-        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 1);
-    assert_non_null(strstr(r.why, "creates src/new.c, which exists now"));
-    assert_file(dir, "src/new.c", "int y;\n");
-    tnd_apply_result_clear(&r);
-    free(diff);
-    free(file);
-    /* deleted: only when it holds what the patch removes */
-    put(dir, "old.c", "gone\n");
-    diff = patch(dir, "old.c", "gone\n", NULL, &file);
-    put(dir, "old.c", "gone, but edited\n");
-    assert_int_equal(
-        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 1);
-    assert_non_null(strstr(r.why, "deletes old.c, which has changed"));
-    assert_file(dir, "old.c", "gone, but edited\n");
-    tnd_apply_result_clear(&r);
-    put(dir, "old.c", "gone\n");
-    assert_int_equal(
-        tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 0);
-    assert_false(exists(dir, "old.c"));
-    tnd_apply_result_clear(&r);
-    free(diff);
-    free(file);
-    /* an executable one too ("deleted file mode 100755": its text was
-     * rebuilt as 100644, so it had always "changed since the run") */
-    {
-        tnd_buf b;
-        char *path = tnd_fs_join(dir, "run.sh");
-        put(dir, "run.sh", "echo hi\n");
-        assert_int_equal(chmod(path, 0755), 0);
-        tnd_buf_init(&b, TND_BUF_NOCAP);
-        tnd_diff_file_exec(&b, "run.sh", "echo hi\n", 8, true, NULL, 0, false);
-        diff = tnd_buf_detach(&b, NULL);
-        file = tnd_xasprintf("%s.patch", dir);
-        assert_int_equal(tnd_fs_write(file, diff, strlen(diff)), 0);
-        assert_int_equal(
-            tnd_apply_patch(&r, dir, diff, file, TND_APPLY_TREE, "m", NULL), 0);
-        assert_false(exists(dir, "run.sh"));
-        tnd_apply_result_clear(&r);
-        free(path);
-    }
-    free(diff);
-    free(file);
-    free(dir);
-}
 
 static void commit_outside_git_is_refused(void **state)
 {
@@ -837,29 +511,11 @@ static void the_report_says_what_was_done(void **state)
     json_object_put(o);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    umask(022);
-    return mkdtemp(scratch) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tnd_fs_rmtree(scratch);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_message_is_the_rationale),
         cmocka_unit_test(a_long_first_line_is_cut_for_the_subject),
-        cmocka_unit_test(a_clean_patch_applies_outside_git),
-        cmocka_unit_test(a_conflict_leaves_the_tree_as_it_was),
-        cmocka_unit_test(created_and_deleted_files_outside_git),
-        cmocka_unit_test(a_failed_write_changes_nothing_outside_git),
-        cmocka_unit_test(repeated_lines_and_fifos_outside_git),
         cmocka_unit_test(commit_outside_git_is_refused),
         cmocka_unit_test(git_applies_only_what_fits),
         cmocka_unit_test(git_applies_the_patch_as_it_was_audited),
@@ -873,5 +529,5 @@ int main(void)
         cmocka_unit_test(a_commit_with_the_index_locked_says_so),
         cmocka_unit_test(the_report_says_what_was_done),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, apply_setup, apply_teardown);
 }
