@@ -289,7 +289,16 @@ static bool refuse(tnd_crew *self, tnd_crew_request *q,
                         q->service, ev->worker, tnd_error_last());
     q->invalid++;
     port_drop(self, ev->worker, why);
-    if (q->invalid >= TND_CREW_MAX_INVALID) {
+    if (self->opts->interrupted && atomic_load(self->opts->interrupted)) {
+        /* stopping: sent again, it was cancelled at once, and meanwhile
+         * the broker could hand it to an agent, whose work was thrown
+         * away (a reply taken as the stop came, take_waiting) */
+        q->rc = TND_ECANCELLED;
+        q->error = tnd_xasprintf("interrupted by signal %d; not asked again "
+                                 "after %s",
+                                 atomic_load(self->opts->interrupted), why);
+        q->done = true;
+    } else if (q->invalid >= TND_CREW_MAX_INVALID) {
         q->rc = -1;
         q->error =
             tnd_xasprintf("%s (%d such replies; giving up)", why, q->invalid);

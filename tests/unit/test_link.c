@@ -231,7 +231,25 @@ typedef struct caller {
     size_t reply_len;
     char error[512];
     hub *h;
+    bool stop_at_progress; /* the stop comes with the first PARTIAL */
+    atomic_int hub_sent;   /* the hub sent what follows that PARTIAL */
 } caller;
+
+/* The server stops while the crew takes a PARTIAL: the stop is set
+ * once the hub sent what came after it, so the crew, stopping, finds it
+ * waiting (take_waiting) whatever the threads' timing. */
+static void stop_at_progress(const char *body, size_t len, void *payload)
+{
+    caller *c = payload;
+    int64_t deadline = tnd_now_ms() + 10000; /* a hang guard */
+
+    (void)len;
+    if (!body || atomic_load(&c->stop))
+        return;
+    while (!atomic_load(&c->hub_sent) && tnd_now_ms() < deadline)
+        usleep(1000);
+    atomic_store(&c->stop, 15);
+}
 
 static char *code_request(void)
 {
@@ -274,7 +292,8 @@ static void *call(void *arg)
         snprintf(c->error, sizeof(c->error), "%s", tnd_error_last());
     } else {
         c->rc = tnd_crew_call(crew, "coder", "t-1/1/coder", body, strlen(body),
-                              tnd_now_ms() + c->timeout_ms, NULL, NULL,
+                              tnd_now_ms() + c->timeout_ms,
+                              c->stop_at_progress ? stop_at_progress : NULL, c,
                               &c->reply, &c->reply_len);
         snprintf(c->error, sizeof(c->error), "%s", tnd_error_last());
         tnd_crew_destroy(&crew, false);
@@ -402,6 +421,53 @@ static void a_reply_here_at_a_stop_is_taken(void **state)
     hub_close(&h);
 }
 
+/* A reply that cannot be used, taken as the session stops: the agent
+ * is dropped, and the request is not sent again. It was, and cancelled
+ * at once: meanwhile the hub could hand it to an agent, whose work was
+ * thrown away. */
+static void a_bad_reply_at_a_stop_is_not_asked_again(void **state)
+{
+    hub h;
+    caller c;
+    pthread_t t;
+    tnd_link_msg m;
+    zmq_pollitem_t item;
+    char *bad = code_reply("another-task");
+
+    (void)state;
+    hub_open(&h);
+    memset(&c, 0, sizeof(c));
+    c.h = &h;
+    c.timeout_ms = 10000;
+    c.stop_at_progress = true;
+    assert_int_equal(pthread_create(&t, NULL, call, &c), 0);
+    hub_recv(&h, &m);
+    assert_int_equal(m.verb, TND_LINK_SUBMIT);
+    tnd_link_msg_clear(&m);
+    hub_send(&h, "s1", TND_BROKER_PARTIAL, "t-1/1/coder", "{\"chars\": 1}");
+    hub_send(&h, "s1", TND_BROKER_FINAL, "t-1/1/coder", bad);
+    atomic_store(&c.hub_sent, 1);
+    pthread_join(t, NULL);
+    hub_recv(&h, &m);
+    assert_int_equal(m.verb, TND_LINK_DROP);
+    assert_string_equal(m.a, "coder-1");
+    tnd_link_msg_clear(&m);
+    /* the thread ended: all it sent is here; no SUBMIT, and no CANCEL
+     * of a request no longer at the hub */
+    item = (zmq_pollitem_t){h.router, 0, ZMQ_POLLIN, 0};
+    zmq_poll(&item, 1, 0);
+    while (tnd_link_recv(&m, h.router) == 1) {
+        assert_int_not_equal(m.verb, TND_LINK_SUBMIT);
+        assert_int_not_equal(m.verb, TND_LINK_CANCEL);
+        tnd_link_msg_clear(&m);
+    }
+    assert_int_equal(c.rc, TND_ECANCELLED);
+    assert_non_null(strstr(c.error, "signal 15"));
+    assert_non_null(strstr(c.error, "cannot be used"));
+    free(bad);
+    hub_close(&h);
+}
+
 /* A session stopped already sends nothing: no agent starts work that
  * is thrown away at once. */
 static void a_stopped_session_sends_nothing(void **state)
@@ -450,6 +516,7 @@ int main(void)
         cmocka_unit_test(a_deadline_cancels_at_the_hub),
         cmocka_unit_test(a_stop_cancels_at_the_hub),
         cmocka_unit_test(a_reply_here_at_a_stop_is_taken),
+        cmocka_unit_test(a_bad_reply_at_a_stop_is_not_asked_again),
         cmocka_unit_test(a_stopped_session_sends_nothing),
     };
 
