@@ -266,7 +266,7 @@ static void stops(tnd_hub *h)
                     tnd_hub_count(h, TND_HS_RUNNING),
                     tnd_hub_count(h, TND_HS_RUNNING) == 1 ? "" : "s");
         for (size_t i = 0; i < h->n; i++)
-            tnd_hubsession_stop(h->s[i], SIGTERM);
+            tnd_hubsession_stop(h->s[i], h->router, SIGTERM);
     }
 }
 
@@ -740,7 +740,7 @@ void tnd_hub_destroy(tnd_hub **self_p)
     /* threads still running (the loop failed): stop them and wait; their
      * link's last messages are dropped with the socket */
     for (size_t i = 0; i < h->n; i++)
-        tnd_hubsession_stop(h->s[i], SIGTERM);
+        tnd_hubsession_stop(h->s[i], h->router, SIGTERM);
     while (h->n > 0)
         tnd_hub_forget(h, h->s[h->n - 1]);
     free(h->s);

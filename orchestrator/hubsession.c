@@ -230,10 +230,16 @@ int tnd_hubsession_start(tnd_hubsession *self, const char *endpoint,
     return 0;
 }
 
-void tnd_hubsession_stop(tnd_hubsession *self, int sig)
+void tnd_hubsession_stop(tnd_hubsession *self, void *router, int sig)
 {
-    if (self->started)
-        atomic_store(&self->stop, sig);
+    if (!self->started)
+        return;
+    atomic_store(&self->stop, sig);
+    /* the crew polls its link 200 ms at a time: a second SIGTERM, "at
+     * once", waited for that; the flag is set before the message goes,
+     * so the woken session sees it */
+    if (router && tnd_link_send_stop(router, self->name) < 0)
+        tnd_log_warn("session %s: %s", self->id, tnd_error_last());
 }
 
 /* ---- followers ---------------------------------------------------------- */

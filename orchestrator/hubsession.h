@@ -81,8 +81,10 @@ int tnd_hubsession_start(tnd_hubsession *self, const char *endpoint,
                          const tnd_run_host *shared);
 
 /* Ask the running session to stop as signal sig would (it stays
- * resumable). Nothing for a queued one. */
-void tnd_hubsession_stop(tnd_hubsession *self, int sig);
+ * resumable), and wake it through the hub's router (the ROUTER its link
+ * is on; NULL: not woken, it sees the stop at its next poll). Nothing
+ * for a queued one. */
+void tnd_hubsession_stop(tnd_hubsession *self, void *router, int sig);
 
 /* A client (a ROUTER identity; service is what it asked) follows the
  * session from now on; one that follows it already is told once, with

@@ -310,7 +310,12 @@ int tnd_link_poll(tnd_link *self, tnd_broker_event *out, long timeout_ms)
         return errno == EINTR ? 0
                               : tnd_error_set("cannot poll the link: %s",
                                               zmq_strerror(errno));
-    if ((rc = recv_parts(parts, &n, self->socket)) == TND_ETIMEOUT)
+    /* a STOP only wakes the poll: the events behind it are still read
+     * (a session that stops takes the replies already here) */
+    while ((rc = recv_parts(parts, &n, self->socket)) == 0 && n == 1 &&
+           part_is(&parts[0], "STOP"))
+        close_parts(parts, n);
+    if (rc == TND_ETIMEOUT)
         return 0;
     if (rc < 0)
         return -1;
@@ -412,4 +417,11 @@ int tnd_link_send_event(void *router, const char *to,
         str(ev->key), str(ev->worker),
         str(n),       {ev->body, ev->body_len}};
     return send_frames(router, f, 6);
+}
+
+int tnd_link_send_stop(void *router, const char *to)
+{
+    frame f[] = {str(to), str("STOP")};
+
+    return send_frames(router, f, 2);
 }

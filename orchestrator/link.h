@@ -17,7 +17,7 @@
  *   SUBMIT service key body             FINAL key worker body
  *   CANCEL key                          PARTIAL key worker body
  *   DROP worker why                     FAILED key error
- *   OUT text  (stdout)
+ *   OUT text  (stdout)                  STOP (look at the stop flag)
  *   ERR text  (stderr)
  *   DONE code (the exit code, decimal)
  *
@@ -76,8 +76,9 @@ FILE *tnd_link_stream(tnd_link *self, tnd_link_verb verb);
 
 /* Wait up to timeout_ms for an event of this session's requests (kind
  * FINAL, PARTIAL or FAILED, fields as the broker gives them). 1 with
- * *out filled (free with tnd_broker_event_clear), 0 when none came, -1
- * on a socket failure. */
+ * *out filled (free with tnd_broker_event_clear), 0 when none came or
+ * the hub sent STOP (tnd_link_send_stop: it returns then, however long
+ * the wait was to be), -1 on a socket failure. */
 int tnd_link_poll(tnd_link *self, tnd_broker_event *out, long timeout_ms);
 
 /* The times the open request under key went to an agent, as the hub's
@@ -109,5 +110,10 @@ void tnd_link_msg_clear(tnd_link_msg *msg);
  * PARTIAL or FAILED, with ev->key already the session's own key. */
 int tnd_link_send_event(void *router, const char *to,
                         const tnd_broker_event *ev);
+
+/* Wake the link called to: its poll returns now, so a session whose stop
+ * flag was just set sees it at once, not at the end of its wait. To a
+ * link that is gone, nothing is sent. */
+int tnd_link_send_stop(void *router, const char *to);
 
 #endif

@@ -220,6 +220,72 @@ static void a_message_the_hub_does_not_know_is_refused(void **state)
     hub_close(&h);
 }
 
+/* A session thread waiting on its link, as the crew waits for a reply,
+ * for far longer than the test may last. */
+typedef struct waiter {
+    hub *h;
+    atomic_int woken;
+    int rc, kind;
+} waiter;
+
+static void *wait_long(void *arg)
+{
+    waiter *w = arg;
+    tnd_link *l = tnd_link_new(w->h->ctx, ENDPOINT, "s1");
+    tnd_broker_event ev;
+
+    if (!l) {
+        w->rc = -2;
+    } else {
+        /* a message from the link makes the hub know it by name */
+        tnd_link_write(l, TND_LINK_ERR, "waiting\n", 8);
+        w->rc = tnd_link_poll(l, &ev, 3600 * 1000L);
+        atomic_store(&w->woken, 1);
+        /* a STOP with an event behind it: the event is read */
+        if (w->rc == 0 && tnd_link_poll(l, &ev, 3600 * 1000L) == 1) {
+            w->kind = ev.kind;
+            tnd_broker_event_clear(&ev);
+        }
+    }
+    tnd_link_destroy(&l);
+    return NULL;
+}
+
+/* A stop reaches a session at once: the hub's STOP ends its wait on the
+ * link however long that was to be (the crew waited up to 200 ms for
+ * the next poll, and a second SIGTERM to tandem serve, "at once",
+ * waited that long for every running session). */
+static void a_stop_wakes_a_waiting_link(void **state)
+{
+    hub h;
+    waiter w;
+    pthread_t t;
+    tnd_link_msg m;
+    int64_t deadline = tnd_now_ms() + 30000; /* a hang guard, not a timing */
+
+    (void)state;
+    hub_open(&h);
+    memset(&w, 0, sizeof(w));
+    w.h = &h;
+    assert_int_equal(pthread_create(&t, NULL, wait_long, &w), 0);
+    hub_recv(&h, &m);
+    assert_int_equal(m.verb, TND_LINK_ERR);
+    tnd_link_msg_clear(&m);
+    assert_int_equal(tnd_link_send_stop(h.router, "s1"), 0);
+    while (!atomic_load(&w.woken) && tnd_now_ms() < deadline)
+        usleep(1000);
+    assert_true(atomic_load(&w.woken)); /* woken, not hung */
+    assert_int_equal(w.rc, 0);
+    assert_int_equal(tnd_link_send_stop(h.router, "s1"), 0);
+    hub_send(&h, "s1", TND_BROKER_FINAL, "t-1/1/coder", "{}");
+    pthread_join(t, NULL);
+    assert_int_equal(w.kind, TND_BROKER_FINAL);
+    /* to a link that is gone, nothing, and no error */
+    assert_int_equal(tnd_link_send_stop(h.router, "s1"), 0);
+    assert_int_equal(tnd_link_send_stop(h.router, "s99"), 0);
+    hub_close(&h);
+}
+
 /* ---- a crew on a link ---------------------------------------------------- */
 
 typedef struct caller {
@@ -512,6 +578,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_verb_reaches_the_hub_and_back),
         cmocka_unit_test(a_message_the_hub_does_not_know_is_refused),
+        cmocka_unit_test(a_stop_wakes_a_waiting_link),
         cmocka_unit_test(a_crew_on_a_link_gets_its_reply),
         cmocka_unit_test(a_deadline_cancels_at_the_hub),
         cmocka_unit_test(a_stop_cancels_at_the_hub),
