@@ -135,7 +135,7 @@ static int job_start(runtime *rt, const unsigned char *address,
 {
     tnd_agent_job *job =
         tnd_agent_job_start(rt->ctx, rt->job_endpoint, rt->opts, rt->payload,
-                            &rt->cancel, body, len);
+                            &rt->cancel, rt->stop_fd, body, len);
 
     if (!job)
         return -1;

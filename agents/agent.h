@@ -70,4 +70,9 @@ int tnd_agent_job_progress(tnd_agent_job *job, const char *body, size_t len);
 /* Becomes non-zero when the agent is stopping; long work polls it. */
 const atomic_int *tnd_agent_job_cancel(const tnd_agent_job *job);
 
+/* Readable once the agent is stopping (its stop pipe; -1 for none):
+ * what a wait polls to wake at the stop, not the next look at the
+ * flag. */
+int tnd_agent_job_cancel_fd(const tnd_agent_job *job);
+
 #endif

@@ -12,11 +12,12 @@
 /* Start a job thread that runs opts->handler on body (with payload) and
  * sends its progress and its reply to the worker's loop over a PUSH
  * connected to endpoint, in ctx (see JOB_ENDPOINT in agent.c). cancel is
- * the worker's flag, borrowed. Takes ownership of body, on failure too.
- * NULL with the error set. */
+ * the worker's flag, borrowed; cancel_fd is readable once it is set. Takes
+ * ownership of body, on failure too. NULL with the error set. */
 tnd_agent_job *tnd_agent_job_start(void *ctx, const char *endpoint,
                                    const tnd_agent_options *opts, void *payload,
-                                   atomic_int *cancel, char *body, size_t len);
+                                   atomic_int *cancel, int cancel_fd,
+                                   char *body, size_t len);
 
 /* Wait for the job's thread to end, then free the job; sets *job_p to
  * NULL. Safe on NULL. */

@@ -27,6 +27,7 @@ struct tnd_agent_job {
     const tnd_agent_options *opts;
     void *payload; /* the handler's, for this worker */
     atomic_int *cancel;
+    int cancel_fd;
     pthread_t thread;
 };
 
@@ -99,6 +100,11 @@ const atomic_int *tnd_agent_job_cancel(const tnd_agent_job *job)
     return job->cancel;
 }
 
+int tnd_agent_job_cancel_fd(const tnd_agent_job *job)
+{
+    return job->cancel_fd;
+}
+
 static void job_free(tnd_agent_job *job)
 {
     if (!job)
@@ -111,7 +117,8 @@ static void job_free(tnd_agent_job *job)
 
 tnd_agent_job *tnd_agent_job_start(void *ctx, const char *endpoint,
                                    const tnd_agent_options *opts, void *payload,
-                                   atomic_int *cancel, char *body, size_t len)
+                                   atomic_int *cancel, int cancel_fd,
+                                   char *body, size_t len)
 {
     tnd_agent_job *job = tnd_xcalloc(1, sizeof(*job));
     sigset_t all, old;
@@ -120,6 +127,7 @@ tnd_agent_job *tnd_agent_job_start(void *ctx, const char *endpoint,
     job->opts = opts;
     job->payload = payload;
     job->cancel = cancel;
+    job->cancel_fd = cancel_fd;
     job->body = body;
     job->len = len;
     if (!(job->pair = zmq_socket(ctx, ZMQ_PUSH)) ||

@@ -15,6 +15,7 @@
 typedef struct tnd_llm_call {
     const tnd_prompt *prompt;
     const atomic_int *cancel; /* may be NULL; stop when non-zero */
+    int cancel_fd;            /* with cancel: readable once stopping; -1 */
     long timeout_ms;          /* bounds this attempt */
     tnd_llm_delta_fn delta;   /* may be NULL: streamed text as it comes */
     void *delta_payload;

@@ -102,6 +102,7 @@ void tnd_endpoint_request(tnd_http_request *req, const tnd_endpoint *self,
     req->timeout_ms = call->timeout_ms;
     req->max_response = max_response;
     req->cancel = call->cancel;
+    req->cancel_fd = call->cancel ? call->cancel_fd : -1;
     if (self->stream && on_chunk) {
         req->on_chunk = on_chunk;
         req->payload = payload;

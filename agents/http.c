@@ -17,6 +17,7 @@
 struct tnd_http {
     const tnd_libcurl *api;
     CURL *curl;
+    CURLM *multi; /* for calls with a cancel fd; made on the first */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -55,6 +56,8 @@ void tnd_http_destroy(tnd_http **self_p)
     if (!h)
         return;
     h->api->easy_cleanup(h->curl);
+    if (h->multi)
+        h->api->multi_cleanup(h->multi);
     free(h);
     *self_p = NULL;
 }
@@ -181,6 +184,45 @@ static bool transient(CURLcode rc)
     }
 }
 
+/* The transfer set up on h's handle, waiting on the server and on
+ * req->cancel_fd at once: curl_easy_perform waits up to a second between
+ * two looks at the cancel flag (its progress callback), and an agent
+ * told to stop with a model call out took that second more. */
+static CURLcode perform_cancellable(tnd_http *h, const tnd_http_request *req)
+{
+    const tnd_libcurl *api = h->api;
+    CURLcode rc = CURLE_RECV_ERROR;
+    CURLMsg *msg;
+    int running = 1, left;
+
+    if (!h->multi && !(h->multi = api->multi_init()))
+        return CURLE_OUT_OF_MEMORY;
+    if (api->multi_add_handle(h->multi, h->curl) != CURLM_OK)
+        return CURLE_FAILED_INIT;
+    for (;;) {
+        struct curl_waitfd stop = {req->cancel_fd, CURL_WAIT_POLLIN, 0};
+        if (api->multi_perform(h->multi, &running) != CURLM_OK) {
+            rc = CURLE_FAILED_INIT;
+            break;
+        }
+        if (!running)
+            break;
+        if (api->multi_wait(h->multi, &stop, 1, 1000, NULL) != CURLM_OK) {
+            rc = CURLE_FAILED_INIT;
+            break;
+        }
+        if (stop.revents || atomic_load(req->cancel)) {
+            rc = CURLE_ABORTED_BY_CALLBACK;
+            break;
+        }
+    }
+    while ((msg = api->multi_info_read(h->multi, &left)))
+        if (msg->msg == CURLMSG_DONE && msg->easy_handle == h->curl)
+            rc = msg->data.result;
+    api->multi_remove_handle(h->multi, h->curl);
+    return rc;
+}
+
 static int perform(tnd_http_response *out, tnd_http *h,
                    const tnd_http_request *req, bool post)
 {
@@ -243,7 +285,8 @@ static int perform(tnd_http_response *out, tnd_http *h,
         h->api->easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
     }
 
-    rc = h->api->easy_perform(h->curl);
+    rc = req->cancel && req->cancel_fd >= 0 ? perform_cancellable(h, req)
+                                            : h->api->easy_perform(h->curl);
     h->api->slist_free_all(headers);
     if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && t.ended)) {
         h->api->easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &out->status);
@@ -255,8 +298,7 @@ static int perform(tnd_http_response *out, tnd_http *h,
     if (t.too_big) {
         error = tnd_error_set("%s %s: the response is larger than %zu bytes",
                               method, req->url, req->max_response);
-    } else if (rc == CURLE_ABORTED_BY_CALLBACK && req->cancel &&
-               atomic_load(req->cancel)) {
+    } else if (rc == CURLE_ABORTED_BY_CALLBACK && req->cancel) {
         tnd_error_set("%s %s: cancelled", method, req->url);
         error = TND_ECANCELLED;
     } else if (t.chunk_abort) {

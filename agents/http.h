@@ -31,6 +31,10 @@ typedef struct tnd_http_request {
     long timeout_ms;            /* whole transfer */
     size_t max_response;        /* body bytes kept; more is an error */
     const atomic_int *cancel;   /* may be NULL */
+    int cancel_fd; /* with cancel: readable once the call is to stop, as
+                      a non-zero *cancel (the agent's stop pipe): a call
+                      waiting on the server wakes at once, where libcurl
+                      looks at the flag once a second; -1: none */
     tnd_http_chunk_fn on_chunk; /* may be NULL */
     void *payload;
     int chunks_only; /* with on_chunk: a 2xx body goes only to on_chunk

@@ -23,6 +23,13 @@ static const struct {
     {"curl_easy_perform", offsetof(tnd_libcurl, easy_perform)},
     {"curl_slist_append", offsetof(tnd_libcurl, slist_append)},
     {"curl_slist_free_all", offsetof(tnd_libcurl, slist_free_all)},
+    {"curl_multi_init", offsetof(tnd_libcurl, multi_init)},
+    {"curl_multi_cleanup", offsetof(tnd_libcurl, multi_cleanup)},
+    {"curl_multi_add_handle", offsetof(tnd_libcurl, multi_add_handle)},
+    {"curl_multi_remove_handle", offsetof(tnd_libcurl, multi_remove_handle)},
+    {"curl_multi_perform", offsetof(tnd_libcurl, multi_perform)},
+    {"curl_multi_wait", offsetof(tnd_libcurl, multi_wait)},
+    {"curl_multi_info_read", offsetof(tnd_libcurl, multi_info_read)},
 };
 
 int tnd_libcurl_load(tnd_libcurl *out, const char *soname)

@@ -30,6 +30,15 @@ typedef struct tnd_libcurl {
     struct curl_slist *(*slist_append)(struct curl_slist *list,
                                        const char *string);
     void (*slist_free_all)(struct curl_slist *list);
+    /* a call that waits on its cancel fd too (http.c; since 7.28) */
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_cleanup)(CURLM *multi);
+    CURLMcode (*multi_add_handle)(CURLM *multi, CURL *curl);
+    CURLMcode (*multi_remove_handle)(CURLM *multi, CURL *curl);
+    CURLMcode (*multi_perform)(CURLM *multi, int *running);
+    CURLMcode (*multi_wait)(CURLM *multi, struct curl_waitfd *extra,
+                            unsigned int nextra, int timeout_ms, int *numfds);
+    CURLMsg *(*multi_info_read)(CURLM *multi, int *left);
 } tnd_libcurl;
 
 /* Load the library soname and look up every function into *out, then

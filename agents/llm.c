@@ -34,6 +34,7 @@ struct tnd_llm {
     int max_retries;
     long timeout_ms;
     const atomic_int *cancel;
+    int cancel_fd; /* readable once *cancel is set; -1 */
     tnd_llm_delta_fn delta;
     void *delta_payload;
     tnd_llm_exchange_fn exchange;
@@ -273,6 +274,7 @@ tnd_llm *tnd_llm_new(const tnd_llm_config *cfg)
         return NULL;
     }
     llm = tnd_xcalloc(1, sizeof(*llm));
+    llm->cancel_fd = -1;
     llm->backend = backend;
     llm->max_retries = cfg->max_retries;
     llm->timeout_ms = (long)cfg->timeout_s * 1000;
@@ -304,9 +306,10 @@ void tnd_llm_destroy(tnd_llm **self_p)
     *self_p = NULL;
 }
 
-void tnd_llm_set_cancel(tnd_llm *self, const atomic_int *cancel)
+void tnd_llm_set_cancel(tnd_llm *self, const atomic_int *cancel, int cancel_fd)
 {
     self->cancel = cancel;
+    self->cancel_fd = cancel ? cancel_fd : -1;
 }
 
 void tnd_llm_set_delta(tnd_llm *self, tnd_llm_delta_fn fn, void *payload)
@@ -487,6 +490,7 @@ static int complete(tnd_llm_answer *out, tnd_llm *self,
             return tnd_error_set("cancelled"), TND_ECANCELLED;
         call.prompt = prompt;
         call.cancel = self->cancel;
+        call.cancel_fd = self->cancel_fd;
         call.timeout_ms = left > 0 ? left : 1;
         call.delta = self->delta;
         call.delta_payload = self->delta_payload;

@@ -62,8 +62,10 @@ tnd_llm *tnd_llm_new(const tnd_llm_config *cfg);
 void tnd_llm_destroy(tnd_llm **self_p);
 
 /* Stop waiting (between retries, inside a request) once *cancel is
- * non-zero. The pointer is borrowed; NULL clears it. */
-void tnd_llm_set_cancel(tnd_llm *self, const atomic_int *cancel);
+ * non-zero, or cancel_fd (-1: none) is readable: a request waiting on
+ * the server wakes at that fd at once. Both borrowed; NULL clears
+ * them. */
+void tnd_llm_set_cancel(tnd_llm *self, const atomic_int *cancel, int cancel_fd);
 
 /* Hear the answer's text while it streams in (backends that stream call
  * it; the others do not). fn NULL stops it. When an attempt fails and is

@@ -5,7 +5,8 @@ void tnd_observer_start(tnd_observer *o, tnd_llm *llm, tnd_agent_job *job,
                         const char *role)
 {
     o->llm = llm;
-    tnd_llm_set_cancel(llm, tnd_agent_job_cancel(job));
+    tnd_llm_set_cancel(llm, tnd_agent_job_cancel(job),
+                       tnd_agent_job_cancel_fd(job));
     tnd_progress_init(&o->progress, job, role);
     tnd_transcript_init(&o->transcript);
     tnd_llm_set_delta(llm, tnd_progress_delta, &o->progress);

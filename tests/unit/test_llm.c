@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -632,7 +633,7 @@ static void command_cancel_stops_the_program(void **state)
     int64_t start = tnd_now_ms();
 
     (void)state;
-    tnd_llm_set_cancel(llm, &cancel);
+    tnd_llm_set_cancel(llm, &cancel, -1);
     assert_int_equal(pthread_create(&t, NULL, cancel_later, &cancel), 0);
     assert_int_equal(tnd_llm_complete(&a, llm, &coder_call), TND_ECANCELLED);
     pthread_join(t, NULL);
@@ -751,6 +752,68 @@ static int ask_provider(server *s, const char *const *pieces,
     tnd_llm_destroy(&llm);
     free(yaml);
     return rc;
+}
+
+/* Once the model server (a listening socket: fd) has a connection
+ * waiting, the agent stops: its stop pipe (fd[1] of pipe) is written,
+ * and the flag is not set (the pipe alone must wake the call). */
+typedef struct stopper {
+    int listen_fd;
+    int pipe[2];
+} stopper;
+
+static void *stop_at_connect(void *arg)
+{
+    stopper *st = arg;
+    struct pollfd p = {st->listen_fd, POLLIN, 0};
+
+    if (poll(&p, 1, 30000) == 1) /* a hang guard, not a timing */
+        assert_int_equal(write(st->pipe[1], "s", 1), 1);
+    return NULL;
+}
+
+/* An agent told to stop with a model call out stops at once: the call
+ * waits on the agent's stop pipe with the server (libcurl's own loop
+ * looked at the cancel flag once a second, and every agent took up to
+ * a second more to stop). The server never answers, and the call's
+ * timeout is a minute: only the pipe can end it. */
+static void a_stop_wakes_a_call_the_server_holds(void **state)
+{
+    struct sockaddr_in addr;
+    socklen_t len = sizeof(addr);
+    stopper st;
+    pthread_t t;
+    atomic_int cancel = 0;
+    tnd_llm_answer a;
+    tnd_llm *llm;
+    char *yaml;
+
+    (void)state;
+    st.listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(st.listen_fd >= 0);
+    memset(&addr, 0, sizeof(addr));
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(st.listen_fd, (struct sockaddr *)&addr, len), 0);
+    assert_int_equal(listen(st.listen_fd, 4), 0); /* never accepted */
+    assert_int_equal(getsockname(st.listen_fd, (struct sockaddr *)&addr, &len),
+                     0);
+    assert_int_equal(pipe(st.pipe), 0);
+    yaml = tnd_xasprintf("{provider: openai, model: m, base_url: "
+                         "\"http://127.0.0.1:%d/v1\", max_retries: 0, "
+                         "timeout_s: 60}",
+                         ntohs(addr.sin_port));
+    assert_non_null(llm = llm_from_yaml(yaml));
+    tnd_llm_set_cancel(llm, &cancel, st.pipe[0]);
+    assert_int_equal(pthread_create(&t, NULL, stop_at_connect, &st), 0);
+    assert_int_equal(tnd_llm_complete(&a, llm, &coder_call), TND_ECANCELLED);
+    assert_non_null(strstr(tnd_error_last(), "cancelled"));
+    pthread_join(t, NULL);
+    tnd_llm_destroy(&llm);
+    free(yaml);
+    close(st.pipe[0]);
+    close(st.pipe[1]);
+    close(st.listen_fd);
 }
 
 /* ask_provider for openai at /v1. */
@@ -1085,6 +1148,7 @@ int main(void)
         cmocka_unit_test(command_bad_answers),
         cmocka_unit_test(command_timeout_is_bounded),
         cmocka_unit_test(command_cancel_stops_the_program),
+        cmocka_unit_test(a_stop_wakes_a_call_the_server_holds),
         cmocka_unit_test(stream_is_read_piece_by_piece),
         cmocka_unit_test(stream_without_done_is_truncated),
         cmocka_unit_test(stream_error_event_is_an_error),
