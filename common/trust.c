@@ -64,14 +64,22 @@ static bool lists_only(gid_t gid, const char *name)
     return only;
 }
 
-void tnd_trust_who_self(tnd_trust_who *who)
+/* Whether this process's group is its own (a look at the password and
+ * group databases, which may be remote: made only when it matters). */
+static bool group_is_own(void)
 {
     char *name = account_of(geteuid());
+    bool own = lists_only(getegid(), name);
 
+    free(name);
+    return own;
+}
+
+void tnd_trust_who_self(tnd_trust_who *who)
+{
     who->uid = (unsigned)geteuid();
     who->gid = (unsigned)getegid();
-    who->private_group = lists_only(getegid(), name);
-    free(name);
+    who->private_group = group_is_own();
 }
 
 int tnd_trust_dir(const char *path, const struct stat *st, bool last, bool acl,
@@ -119,7 +127,7 @@ static bool has_acl(const char *path)
 /* One directory of the walk: name in at, path its whole path so far.
  * Its descriptor, or -1 with the error set. */
 static int step(int at, const char *name, const char *path, bool last,
-                const tnd_trust_who *who)
+                tnd_trust_who *who, bool *looked)
 {
     struct stat st;
     int fd = openat(at, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -129,6 +137,10 @@ static int step(int at, const char *name, const char *path, bool last,
     if (fstat(fd, &st) < 0) {
         close(fd);
         return tnd_error_sys("cannot read %s", path);
+    }
+    if ((st.st_mode & S_IWGRP) && st.st_gid == who->gid && !*looked) {
+        who->private_group = group_is_own();
+        *looked = true;
     }
     if (tnd_trust_dir(path, &st, last, (st.st_mode & S_IWGRP) && has_acl(path),
                       who) < 0) {
@@ -141,6 +153,7 @@ static int step(int at, const char *name, const char *path, bool last,
 int tnd_trust_path(const char *path)
 {
     tnd_trust_who who;
+    bool looked = false;
     size_t len = strlen(path);
     char *so_far = tnd_xmalloc(len + 2);
     const char *p = path;
@@ -150,11 +163,14 @@ int tnd_trust_path(const char *path)
         free(so_far);
         return tnd_error_set("%s is not an absolute path", path);
     }
-    tnd_trust_who_self(&who);
+    /* the group looked up only for a directory it may write in */
+    who.uid = (unsigned)geteuid();
+    who.gid = (unsigned)getegid();
+    who.private_group = false;
     while (*p == '/')
         p++;
     strcpy(so_far, "/");
-    if ((fd = step(AT_FDCWD, "/", so_far, !*p, &who)) < 0) {
+    if ((fd = step(AT_FDCWD, "/", so_far, !*p, &who, &looked)) < 0) {
         free(so_far);
         return -1;
     }
@@ -174,7 +190,7 @@ int tnd_trust_path(const char *path)
                                  "taken; name the directory by its real path",
                                  path);
         else
-            next = step(fd, name, so_far, !*p, &who);
+            next = step(fd, name, so_far, !*p, &who, &looked);
         free(name);
         close(fd);
         if ((fd = next) < 0) {

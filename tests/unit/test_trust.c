@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +96,18 @@ static char *in_scratch(const char *rel)
     return tnd_xasprintf("%s/%s", scratch, rel);
 }
 
+/* Whether this process's group lists no member but its user. */
+static bool own_group_only(void)
+{
+    const struct passwd *pw = getpwuid(geteuid());
+    const struct group *gr = getgrgid(getegid());
+
+    for (char **m = gr ? gr->gr_mem : NULL; m && *m; m++)
+        if (!pw || strcmp(*m, pw->pw_name) != 0)
+            return false;
+    return true;
+}
+
 /* The walk: a directory of this user's is trusted; one others may write
  * in is named, whether it is the last or one above it, unless it is
  * sticky and above; a link and a relative path are refused. */
@@ -122,6 +136,17 @@ static void the_walk_names_the_directory_at_fault(void **state)
     assert_int_equal(chmod(a, 01777), 0);
     assert_int_equal(tnd_trust_path(inner), 0);
     assert_int_equal(tnd_trust_path(a), -1);
+
+    /* a group may write: this user's own group only (as the group
+     * database lists it), never another */
+    assert_int_equal(chmod(a, 0775), 0);
+    assert_int_equal(tnd_trust_path(inner), own_group_only() ? 0 : -1);
+    if (geteuid() == 0 && getegid() != 65534) {
+        assert_int_equal(chown(a, 0, 65534), 0);
+        assert_int_equal(tnd_trust_path(inner), -1);
+        assert_non_null(strstr(tnd_error_last(), "group 65534 may write in"));
+        assert_int_equal(chown(a, 0, getegid()), 0);
+    }
 
     assert_int_equal(chmod(a, 0755), 0);
     assert_int_equal(tnd_trust_path(via), -1);
