@@ -9,7 +9,8 @@
  * when a client answers a session that waits for a person, before the
  * client hears that the server took the answer; "end" {session, repo,
  * code, owner} when the session ended or was handed to a person (code:
- * the exit code its clients were told). Opening reads it, keeps the
+ * the exit code its clients were told, or 3 when it still waits for a
+ * person after an answer it refused). Opening reads it, keeps the
  * sessions accepted and not ended, in order, and the outcomes of the
  * newest TND_ACCEPTED_ENDED_MAX that ended, and writes them to a fresh
  * file (temporary name, fsync, rename); so does an end once the file
@@ -38,7 +39,7 @@ typedef struct tnd_accepted tnd_accepted;
 typedef struct tnd_accepted_outcome {
     const char *repo, *id;
     const char *owner; /* the CURVE key that submitted it; NULL: none */
-    int code;          /* the exit code its clients were told */
+    int code;          /* the exit code its clients were told (3: waits) */
 } tnd_accepted_outcome;
 
 /* Open (or create) the list at path. NULL with the error set. */

@@ -107,9 +107,44 @@ long tnd_hub_ahead_of(const tnd_hub *h, const tnd_hubsession *s)
     return n < free_slots ? 0 : n - free_slots + 1;
 }
 
+/* The outcome the accepted list keeps for s, which ended with code (what
+ * its clients are told): TND_EXIT_HUMAN when its journal says it waits
+ * for a person, else code. An answer the session refused (the files
+ * changed under an attempt it replayed) ends its run with exit 1 to the
+ * person who gave it, and leaves it waiting: kept as 1, a client that
+ * came back for it was told it failed (what --attach said was right only
+ * because it read the journal again). Read from the session's directory
+ * as every answer to a client reads it (tnd_session_dir_open). */
+static int outcome_of(const tnd_hubsession *s, int code)
+{
+    const char *id = tnd_hubsession_id(s);
+    json_object *records = NULL;
+    tnd_session_status status;
+    char *path;
+    int dir;
+
+    if (code == TND_EXIT_OK || code == TND_EXIT_HUMAN)
+        return code;
+    if ((dir = tnd_session_dir_open(tnd_hubsession_repo(s), id)) < 0) {
+        tnd_error_clear(); /* gone: the code it ended with */
+        return code;
+    }
+    path = tnd_fs_join(tnd_hubsession_dir(s), "journal.jsonl");
+    if (tnd_journal_read_at(&records, dir, path) == 0 &&
+        tnd_journal_status(&status, records) == 0 &&
+        status == TND_SESSION_WAITING)
+        code = TND_EXIT_HUMAN;
+    tnd_error_clear();
+    json_object_put(records);
+    free(path);
+    close(dir);
+    return code;
+}
+
 /* s ended with code: its clients get the outcome, the accepted list
- * ends it and keeps its outcome unless it was stopped (a stopped session
- * is resumed by the next server), and the hub lets go of it. */
+ * ends it and keeps its outcome (outcome_of) unless it was stopped (a
+ * stopped session is resumed by the next server), and the hub lets go
+ * of it. */
 static void ended(tnd_hub *h, tnd_hubsession *s, int code)
 {
     bool stopped = code > TND_EXIT_SIGNAL;
@@ -118,8 +153,9 @@ static void ended(tnd_hub *h, tnd_hubsession *s, int code)
     fprintf(stderr, "tandem serve: session %s %s (exit %d)\n",
             tnd_hubsession_id(s),
             stopped ? "stopped; the next server resumes it" : "ended", code);
-    if (!stopped && tnd_accepted_end(h->accepted, tnd_hubsession_id(s), code,
-                                     tnd_hubsession_owner(s)) < 0)
+    if (!stopped &&
+        tnd_accepted_end(h->accepted, tnd_hubsession_id(s), outcome_of(s, code),
+                         tnd_hubsession_owner(s)) < 0)
         tnd_log_error("%s", tnd_error_last());
     tnd_hub_forget(h, s);
 }

@@ -45,7 +45,8 @@ struct tnd_hub {
  * session's own word; the code kept was this server's at the time: a
  * session waiting for a person and answered with no server running
  * ended for good since, which the accepted list never heard of; an
- * answer the session refused (exit 2) left it waiting; a `tandem
+ * answer the session refused left it waiting (kept as 3 since, an
+ * earlier server's list may say 1 or 2); a `tandem
  * resume` that held it when a server took it over (exit 2) finished
  * it. */
 int tnd_hub_code_now(int dirfd, const char *dir, int code);

@@ -108,6 +108,11 @@ const char *tnd_hubsession_dir(const tnd_hubsession *self)
     return self->dir;
 }
 
+const char *tnd_hubsession_repo(const tnd_hubsession *self)
+{
+    return self->repo;
+}
+
 tnd_hubsession_state tnd_hubsession_state_of(const tnd_hubsession *self)
 {
     return self->state;

@@ -45,6 +45,7 @@ void tnd_hubsession_destroy(tnd_hubsession **self_p);
 const char *tnd_hubsession_name(const tnd_hubsession *self);
 const char *tnd_hubsession_id(const tnd_hubsession *self);
 const char *tnd_hubsession_dir(const tnd_hubsession *self);
+const char *tnd_hubsession_repo(const tnd_hubsession *self);
 tnd_hubsession_state tnd_hubsession_state_of(const tnd_hubsession *self);
 
 /* It goes on with a person's answer, which tnd_run_continue checks and

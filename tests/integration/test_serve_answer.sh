@@ -22,6 +22,26 @@ escalate() { # REPO: submit a task that waits for a person; sets SID
     [ -n "$SID" ] || fail "no session id in: $(cat "$T/err")"
 }
 
+# kept_code SID: the exit code the server's accepted list keeps for
+# session SID once its last record of it is its end (the server ends it
+# there after its clients heard the end: polled)
+kept_code() {
+    i=0
+    until code=$($PY - "$T/state/tandem/accepted.jsonl" "$1" <<'PY'
+import json, sys
+mine = [r for r in map(json.loads, open(sys.argv[1]))
+        if r.get("session") == sys.argv[2]]
+sys.exit(not mine or mine[-1].get("type") != "end" or
+         print(mine[-1].get("code")))
+PY
+    ); do
+        i=$((i + 1))
+        [ $i -gt $((1000 * SLOW)) ] && fail "the accepted list never ended session $1"
+        sleep 0.01
+    done
+    echo "$code"
+}
+
 # ---- answered through the server ----------------------------------------
 escalate a
 run tandem budget --repo "$T/a" --iterations 1 "${SID#*-*-}"
@@ -119,6 +139,11 @@ expect_in "$T/err" "attempt 1's change to stats.c, made again from its journaled
 expect_in "$T/err" "tandem: your guide was not taken (nothing was journaled): session $SID still waits for a person"
 expect_not_in "$T/err" "failed after"
 expect_not_in "$d/journal.jsonl" '"type":"answer"'
+# the accepted list keeps the session's outcome as waiting for a person,
+# 3, as the journal says (it kept 1, the exit the guide's command heard,
+# and only --attach reading the journal again made that right)
+code=$(kept_code "$SID")
+[ "$code" = 3 ] || fail "the accepted list keeps exit $code for a session that waits after a refused guide"
 # the question's report stays, and --attach says the session waits (it
 # said "ended failed" beside the answers to give, report.json failed)
 cmp -s "$d/report.json" "$T/question.json" ||
@@ -175,6 +200,8 @@ printf '{"seq":9999,"time":"2026-11-24T00:00:00Z","type":"accept","repo":"%s","s
 start_serve --config "$T/one.yaml" --max-sessions 2
 wait_for "session $SID ended (exit 1)" "$T/serve.err" 30
 expect_in "$T/serve.err" "session $SID: the guide it was given was not taken, and it still waits for a person: $T/f changed since this session started"
+code=$(kept_code "$SID")
+[ "$code" = 3 ] || fail "the accepted list keeps exit $code for a session that waits after a refused kept guide"
 expect_not_in "$d/journal.jsonl" '"type":"answer"'
 cmp -s "$d/report.json" "$T/question.json" ||
     fail "a refused kept answer rewrote the question's report.json"
