@@ -336,6 +336,138 @@ static bool ended_on_disk(tnd_hub *h, const tnd_broker_event *ev,
     return answered;
 }
 
+/* The client's submit, taken by s: accepted (the FINAL when detached),
+ * and followed unless detached. */
+static void accepted(tnd_hub *h, const tnd_broker_event *ev,
+                     const tnd_client_request *req, tnd_hubsession *s)
+{
+    size_t len;
+    char *body =
+        tnd_client_accepted(tnd_hubsession_id(s), tnd_hubsession_dir(s),
+                            tnd_hub_ahead_of(h, s), &len);
+
+    if (!req->detach)
+        tnd_hubsession_follow(s, ev->client, ev->client_len, ev->service);
+    tnd_hub_answer(h, ev, req->detach, body, len);
+    tnd_hub_start_queued(h);
+}
+
+/* Whether session id of repo, whose directory dir is, is one a tandem
+ * serve made and that has not ended, read from dir into *f (cleared
+ * first). */
+static bool open_on_disk(tnd_session_facts *f, int dir, const char *repo,
+                         const char *id)
+{
+    tnd_session_facts_clear(f);
+    if (tnd_run_facts_at(f, dir, repo, id) < 0) {
+        tnd_error_clear();
+        return false;
+    }
+    return f->served && f->status == TND_SESSION_OPEN;
+}
+
+/* Whether ev may have this server go on with the session of f, not
+ * ended, that it does not know: refused (and true returned) when it is
+ * not the key's, the server stops, another configuration ran it, or the
+ * server is full. */
+static bool take_up_refused(tnd_hub *h, const tnd_broker_event *ev,
+                            const char *repo, const tnd_session_facts *f)
+{
+    char *why;
+    size_t len;
+    char *body;
+
+    if (!may_follow(h, ev, f->id, f->owner))
+        return true;
+    if (h->draining) {
+        tnd_hub_refuse(h, ev, "stopping",
+                       "tandem serve is stopping and takes no new task; submit "
+                       "again when it runs");
+        return true;
+    }
+    if (!tnd_hub_runs_config(h, f->config)) {
+        why = tnd_xasprintf(
+            "session %s is on disk in %s, not ended, and was accepted under "
+            "%s; this server runs %s: it goes on in a tandem serve with that "
+            "configuration (then tandem submit --attach %s --repo %s follows "
+            "it), or here with tandem resume --repo %s %s",
+            f->id, repo, f->config ? f->config : "the built-in defaults",
+            h->o->config->path ? h->o->config->path : "the built-in defaults",
+            f->id, repo, repo, f->id);
+        tnd_hub_refuse(h, ev, "config", why);
+        free(why);
+        return true;
+    }
+    if ((long)h->n >= h->o->max_sessions + h->o->queue_max) {
+        body = tnd_client_busy(h->o->max_sessions, h->o->queue_max, &len);
+        tnd_hub_answer(h, ev, true, body, len);
+        return true;
+    }
+    return false;
+}
+
+/* A session a tandem serve made in repo under the whole id, its task
+ * journaled, that has not ended, and that this server does not know: a
+ * client that lost the server that accepted it (killed once the task was
+ * journaled, before it answered; one of another state directory, whose
+ * accepted list this server does not read) sends the same submit here.
+ * It was refused as an id taken ("session ID is in REPO already"), its
+ * task on disk. The session is the client's (may_follow, as for an
+ * outcome on disk), so this server goes on with it, as a next server
+ * goes on with its own list's (take_over): recorded in its accepted
+ * list, queued under its lock, and followed. A task is still never made
+ * twice: the session replays its journal. One another tandem holds (the
+ * server that accepted it still runs it, or a tandem resume) is refused,
+ * naming the holder. true when ev was answered. */
+static bool open_here(tnd_hub *h, const tnd_broker_event *ev,
+                      const tnd_client_request *req)
+{
+    tnd_session_facts f;
+    tnd_hubsession *s;
+    char *real, *path;
+    bool answered = true;
+    int dir, lock = -1;
+
+    if (!tnd_session_id_valid(req->session))
+        return false;
+    memset(&f, 0, sizeof(f));
+    real = tnd_hub_real_repo(req->repo);
+    path = tnd_session_dir_of(real, req->session);
+    if ((dir = tnd_hub_open_session(real, req->session)) < 0) {
+        /* not there, or refused: ended_on_disk answered the latter */
+        tnd_error_clear();
+        answered = false;
+    } else if (!open_on_disk(&f, dir, real, req->session)) {
+        answered = false; /* unstarted, not served, or ended */
+    } else if (take_up_refused(h, ev, real, &f)) {
+        /* answered */
+    } else if ((lock = tnd_session_lock_dir(path)) < 0) {
+        tnd_hub_refuse(h, ev, "failed", tnd_error_last());
+    } else if (!open_on_disk(&f, dir, real, req->session)) {
+        /* it ended as the lock was taken: its outcome, as on disk */
+        close(lock);
+        answered = ended_on_disk(h, ev, real, req->session, true);
+    } else if (tnd_accepted_add(h->accepted, real, f.id, NULL, NULL) < 0) {
+        close(lock);
+        tnd_error_prefix("session %s cannot be recorded", f.id);
+        tnd_hub_refuse(h, ev, "failed", tnd_error_last());
+    } else {
+        s = tnd_hub_add(h, real, f.id, path, f.owner);
+        tnd_hubsession_hold_lock(s, lock); /* until its thread runs it */
+        fprintf(stderr,
+                "tandem serve: session %s (%s), on disk and not ended, goes "
+                "on here: its client sent its task again\n",
+                f.id, real);
+        accepted(h, ev, req, s);
+    }
+    if (dir >= 0)
+        close(dir);
+    tnd_session_facts_clear(&f);
+    free(path);
+    free(real);
+    return answered;
+}
+
 /* Whether this server made, or took over, the session id, running,
  * waiting or ended. */
 static bool known(tnd_hub *h, const char *id)
@@ -372,6 +504,11 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
      * its outcome, from its repository (it was refused as an id taken) */
     if (req->session && ended_on_disk(h, ev, req->repo, req->session, true))
         return;
+    /* or one whose task is on disk, not ended, that this server does not
+     * know (its server lost, of another state directory): it goes on
+     * here (it was refused as an id taken) */
+    if (req->session && open_here(h, ev, req))
+        return;
     if (h->draining) {
         tnd_hub_refuse(h, ev, "stopping",
                        "tandem serve is stopping and takes no new task; submit "
@@ -395,12 +532,7 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
     }
     fprintf(stderr, "tandem serve: session %s accepted in %s\n",
             tnd_hubsession_id(s), req->repo);
-    body = tnd_client_accepted(tnd_hubsession_id(s), tnd_hubsession_dir(s),
-                               tnd_hub_ahead_of(h, s), &len);
-    if (!req->detach)
-        tnd_hubsession_follow(s, ev->client, ev->client_len, ev->service);
-    tnd_hub_answer(h, ev, req->detach, body, len);
-    tnd_hub_start_queued(h);
+    accepted(h, ev, req, s);
 }
 
 /* Over CURVE a session is its submitter's: only that key follows it, or

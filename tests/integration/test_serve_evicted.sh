@@ -8,7 +8,8 @@
 # 1,024 newer outcomes are records written into the accepted list while
 # no server runs. So does `tandem submit --attach ID`, whose request names
 # the repository (--repo, default .): it said no such session ran, exit
-# 2 for an approved change.
+# 2 for an approved change. A session there that has not ended goes on
+# for its submitter's key only.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve_lib.sh"
 
@@ -103,4 +104,22 @@ run tandem submit --attach "$other" --repo "$T/a"
 expect_rc 2 "an attach to a session tandem serve did not make"
 expect_in "$T/err" "no session $other runs or waits in this server"
 pass "tandem submit --attach after 1,024 sessions ended gets the outcome from the repository, its submitter's or a person's key only"
+
+# a session of ci's on disk that has not ended (its server killed once
+# its task was journaled) and that this server does not know: sent again
+# under its id, it goes on here for ci only; another client key is
+# refused and nothing runs
+open=20261124-000000-0000ffff
+o=$T/a/.tandem/sessions/$open
+mkdir -p "$o"
+head -1 "$d/journal.jsonl" | sed "s/$sid/$open/" >"$o/journal.jsonl"
+as_key ci2 "$open"
+expect_rc 17 "another client key sends a task under the id of an open session"
+expect_in "$T/err" "error: forbidden: session $open was not submitted with this key"
+[ "$(wc -l <"$o/journal.jsonl")" = 1 ] || fail "another key's submit ran the session"
+as_key ci "$open"
+expect_rc 0 "its submitter sends its task again under the id of an open session"
+expect_in "$T/out" "status: approved"
+approved "$o"
+pass "a session on disk not ended goes on for its submitter's key only"
 stop_serve

@@ -72,3 +72,45 @@ expect_in "$T/err" "session $id: "
 approved "$T/a/.tandem/sessions/$id"
 stop_serve
 pass "a task sent again under the id of a session the next server ended unstarted is run"
+
+# a task on disk that no server here knows: the server that accepted it
+# (under another state directory, or one whose list lost it) was killed
+# once its task was journaled, before it answered; the client sends the
+# task again under its id, to this server. It was refused, "session ID
+# is in REPO already; submit the task under another id", while its task
+# was on disk: the session is taken up here and followed, and runs once
+id=20261124-000000-0000eeee
+d=$T/a/.tandem/sessions/$id
+mkdir -p "$d"
+head -1 "$T/a/.tandem/sessions/$sid/journal.jsonl" | sed "s/$sid/$id/" >"$d/journal.jsonl"
+expect_in "$d/journal.jsonl" '"type":"task"'
+expect_in "$d/journal.jsonl" '"served":true'
+: >"$T/serve.err"
+start_serve --config "$T/serve.yaml" --pool 1
+# another tandem holds it (the server that accepted it runs it still):
+# refused, naming the holder, and nothing is run here
+# (the holder is this shell's child itself, so killing it at exit frees
+# the lock, and it writes nowhere a pipe waits on)
+command -v flock >/dev/null 2>&1 || fail "flock (util-linux) is missing"
+sh -c "exec 9>>'$d/lock' && flock 9 && touch '$T/held' &&
+    while [ ! -e '$T/release' ] && [ -d '$T' ]; do sleep 0.02; done" \
+    </dev/null >/dev/null 2>&1 &
+holder=$!
+BG_PIDS="$BG_PIDS $holder"
+wait_for_file "$T/held" 10
+run env CLIENT_SESSION="$id" $PY "$TOP/tests/agents/client.py" \
+    "$(cat "$EPFILE")" submit "$T/a" "make the failing test pass"
+expect_rc 16 "the task sent again under the id of a session another tandem holds"
+expect_in "$T/err" "error: failed: session $id is being worked on by another tandem"
+[ "$(wc -l <"$d/journal.jsonl")" = 1 ] || fail "a session another tandem holds was run"
+touch "$T/release"
+wait "$holder"
+run env CLIENT_SESSION="$id" $PY "$TOP/tests/agents/client.py" \
+    "$(cat "$EPFILE")" submit "$T/a" "make the failing test pass"
+expect_rc 0 "the task sent again under the id of an interrupted session no server here knows"
+expect_not_in "$T/err" "already"
+expect_in "$T/serve.err" "session $id ($T/a), on disk and not ended, goes on here"
+approved "$d"
+[ "$(grep -c '"type":"task"' "$d/journal.jsonl")" = 1 ] || fail "the task was journaled again"
+stop_serve
+pass "a task sent again under the id of a session on disk that this server does not know is taken up and followed"
