@@ -385,6 +385,11 @@ static bool take_up_refused(tnd_hub *h, const tnd_broker_event *ev,
                        "again when it runs");
         return true;
     }
+    /* run by path there, as a task it takes */
+    if (tnd_hub_trust_repo(repo) < 0) {
+        tnd_hub_refuse(h, ev, "forbidden", tnd_error_last());
+        return true;
+    }
     if (!tnd_hub_runs_config(h, f->config)) {
         why = tnd_xasprintf(
             "session %s is on disk in %s, not ended, and was accepted under "

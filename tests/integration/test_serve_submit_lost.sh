@@ -105,6 +105,14 @@ expect_in "$T/err" "error: failed: session $id is being worked on by another tan
 [ "$(wc -l <"$d/journal.jsonl")" = 1 ] || fail "a session another tandem holds was run"
 touch "$T/release"
 wait "$holder"
+# a repository others may write in: not gone on with, as a new task there
+chmod 0777 "$T/a"
+run env CLIENT_SESSION="$id" $PY "$TOP/tests/agents/client.py" \
+    "$(cat "$EPFILE")" submit "$T/a" "make the failing test pass"
+expect_rc 17 "the task sent again under its id, its repository open to all"
+expect_in "$T/err" "error: forbidden: repo $T/a: others may write in $T/a"
+[ "$(wc -l <"$d/journal.jsonl")" = 1 ] || fail "a session in a repository others may write in was run"
+chmod 0755 "$T/a"
 run env CLIENT_SESSION="$id" $PY "$TOP/tests/agents/client.py" \
     "$(cat "$EPFILE")" submit "$T/a" "make the failing test pass"
 expect_rc 0 "the task sent again under the id of an interrupted session no server here knows"
