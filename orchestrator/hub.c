@@ -598,15 +598,27 @@ static void take_over(tnd_hub *h)
         char *path = tnd_fs_join(dir, "journal.jsonl");
         json_object *records = NULL;
         const char *last = "";
+        bool there = tnd_fs_is_dir(repo);
 
-        if (tnd_fs_is_dir(repo) && tnd_hub_trust_repo(repo) < 0) {
+        if (!there || tnd_hub_trust_repo(repo) < 0) {
             /* changed since it was taken: read and run by path, another
-             * user could lead the session's writes elsewhere */
-            fprintf(stderr,
-                    "tandem serve: session %s of an earlier server is not "
-                    "taken over: %s; it waits for the next tandem serve (or "
-                    "tandem resume --repo %s %s)\n",
-                    id, tnd_error_last(), repo, id);
+             * user could lead the session's writes elsewhere. The path
+             * it was taken in is checked, not where a link there leads
+             * now: that is the path it runs by. Not there (a mount not
+             * there yet): nothing is read by path in its place */
+            if (there)
+                fprintf(stderr,
+                        "tandem serve: session %s of an earlier server is "
+                        "not taken over: %s; it waits for the next tandem "
+                        "serve (or tandem resume --repo %s %s)\n",
+                        id, tnd_error_last(), repo, id);
+            else
+                fprintf(stderr,
+                        "tandem serve: session %s (%s) of an earlier server "
+                        "cannot be read now (its repository is not there): "
+                        "it waits for the next tandem serve (or tandem "
+                        "resume --repo %s %s)\n",
+                        id, repo, repo, id);
             h->left[nleft++] = tnd_xstrdup(id);
             json_object_put(answers[i]);
             free(path);

@@ -98,19 +98,25 @@ void tnd_hub_answer(tnd_hub *h, const tnd_broker_event *ev, bool final,
 void tnd_hub_refuse(tnd_hub *h, const tnd_broker_event *ev, const char *kind,
                     const char *why);
 
-/* Whether the server may act in repo by path (make and run a session
- * there, or go on with one): no user but the server's (and root) can
- * move a directory on the way to it (common/trust.h), and `.tandem` and
+/* Whether the server may act in repo by this very path (make and run a
+ * session there, or go on with one): repo is absolute and names no link
+ * on the way, and no user but the server's (and root) can move a
+ * directory on it (common/trust.h), and `.tandem` and
  * `.tandem/sessions`, where they are, are the server user's and nobody
- * else's to write in (tnd_session_check_own_home). 0, or -1 with the
- * error naming the path, why, and what to do. */
+ * else's to write in (tnd_session_check_own_home). The path checked is
+ * the path acted by: one through a link is refused, since whoever may
+ * change the link may lead it elsewhere after the check. 0, or -1 with
+ * the error naming the path, why, and what to do. */
 int tnd_hub_trust_repo(const char *repo);
 
-/* Whether the server may take a task in repo, or an answer to one of
- * its sessions: it sees and reads it, and tnd_hub_trust_repo. 0, or -1
- * with the error set and *kind the client error to answer with
- * (bad_request, or forbidden for a repository it may not act in). */
-int tnd_hub_check_repo(const char *repo, const char **kind);
+/* Whether the server may take a task in repo, a path a client sent, or
+ * an answer to one of its sessions: it sees and reads it, and
+ * tnd_hub_trust_repo of its real path. That real path, the one the
+ * server then acts by and no other (resolved again, a link on the way
+ * that changed since named another repository), or NULL with the error
+ * set and *kind the client error to answer with (bad_request, or
+ * forbidden for a repository it may not act in). Caller frees. */
+char *tnd_hub_check_repo(const char *repo, const char **kind);
 
 /* Whether config (a client's --config, or NULL) is the one the server's
  * agents run with. 0, or -1 with the error set naming both. */

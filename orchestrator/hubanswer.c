@@ -71,7 +71,7 @@ int tnd_hub_set_answer(tnd_hubsession *s, json_object *ans)
  * accepted, the session went on, and only then ended with exit 2 and a
  * command line's advice. -1 with the error set. */
 static int answer_whole(tnd_hub *h, const tnd_client_request *req,
-                        const tnd_session_facts *f)
+                        const char *repo, const tnd_session_facts *f)
 {
     tnd_continue_options o;
     int rc;
@@ -86,41 +86,43 @@ static int answer_whole(tnd_hub *h, const tnd_client_request *req,
     /* server_answer_kind took it: one of approve, reject, guide, budget */
     if (tnd_answer_kind_parse(&o.answer, req->answer) < 0)
         return -1;
-    rc = tnd_run_answer_check(req->repo, &o, &h->o->config->gate);
+    rc = tnd_run_answer_check(repo, &o, &h->o->config->gate);
     return rc == TND_ECONFIG ? -1 : 0; /* unreadable: the session says so */
 }
 
-/* f, the facts of a session read by its path, read again from its
- * directory as open_session opens it. -1 with *kind and the error set. */
+/* f, the facts of a session read by its path in repo, read again from
+ * its directory as open_session opens it. -1 with *kind and the error
+ * set. */
 static int facts_again(tnd_session_facts *f, const char *repo,
                        const char **kind)
 {
-    char *real = tnd_hub_real_repo(repo), *id = tnd_xstrdup(f->id);
-    int dir = tnd_hub_open_session(real, id), rc;
+    char *id = tnd_xstrdup(f->id);
+    int dir = tnd_hub_open_session(repo, id), rc;
 
     tnd_session_facts_clear(f);
     *kind = dir == TND_ENOTFOUND ? "not_found" : "forbidden";
-    rc = dir < 0 ? -1 : tnd_run_facts_at(f, dir, real, id);
+    rc = dir < 0 ? -1 : tnd_run_facts_at(f, dir, repo, id);
     if (dir >= 0)
         close(dir);
     free(id);
-    free(real);
     return rc;
 }
 
-/* Whether the server may answer the session: one it ran, with its
- * config, that waits for a person and that it does not hold now. -1
- * with *kind and the error set. */
+/* Whether the server may answer the session in repo (the path
+ * tnd_hub_check_repo checked): one it ran, with its config, that waits
+ * for a person and that it does not hold now. -1 with *kind and the
+ * error set. */
 static int check_answerable(tnd_hub *h, const tnd_client_request *req,
-                            tnd_session_facts *f, const char **kind)
+                            const char *repo, tnd_session_facts *f,
+                            const char **kind)
 {
     *kind = "not_found";
-    if (tnd_run_facts(f, req->repo, req->session) < 0)
+    if (tnd_run_facts(f, repo, req->session) < 0)
         return -1;
     /* what it says read again, from its directory as open_session opens
      * it: the repository's owner could have led the path to another
      * repository's session */
-    if (facts_again(f, req->repo, kind) < 0)
+    if (facts_again(f, repo, kind) < 0)
         return -1;
     /* not waiting: a usage error, as without a server (it was "busy",
      * exit 75, and a script that retried on it sent the losing answer of
@@ -158,7 +160,7 @@ static int check_answerable(tnd_hub *h, const tnd_client_request *req,
         return -1;
     }
     *kind = "config"; /* a usage error, as without a server */
-    return answer_whole(h, req, f);
+    return answer_whole(h, req, repo, f);
 }
 
 void tnd_hub_on_answer(tnd_hub *h, const tnd_broker_event *ev,
@@ -170,7 +172,7 @@ void tnd_hub_on_answer(tnd_hub *h, const tnd_broker_event *ev,
     const char *kind = "bad_request";
     tnd_answer_kind answer_kind;
     size_t len;
-    char *body;
+    char *body, *repo = NULL;
 
     memset(&f, 0, sizeof(f));
     if (h->draining) {
@@ -181,8 +183,8 @@ void tnd_hub_on_answer(tnd_hub *h, const tnd_broker_event *ev,
     } else if (server_answer_kind(&answer_kind, req->answer) < 0) {
         /* a request no server takes, whatever session it names */
         tnd_hub_refuse(h, ev, "bad_request", tnd_error_last());
-    } else if (tnd_hub_check_repo(req->repo, &kind) < 0 ||
-               check_answerable(h, req, &f, &kind) < 0) {
+    } else if (!(repo = tnd_hub_check_repo(req->repo, &kind)) ||
+               check_answerable(h, req, repo, &f, &kind) < 0) {
         tnd_hub_refuse(h, ev, kind, tnd_error_last());
         tnd_session_facts_clear(&f);
     } else if ((long)h->n >= h->o->max_sessions + h->o->queue_max) {
@@ -199,9 +201,9 @@ void tnd_hub_on_answer(tnd_hub *h, const tnd_broker_event *ev,
             tnd_hub_refuse(h, ev, "config", tnd_error_last());
             tnd_session_facts_clear(&f);
             json_object_put(ans);
+            free(repo);
             return;
         }
-        char *repo = tnd_hub_real_repo(req->repo);
         s = tnd_hub_add(h, repo, f.id, f.dir, f.owner);
         tnd_hubsession_hold_lock(s, lock);
         /* the session goes on with the answer of who sent this request */
@@ -222,8 +224,8 @@ void tnd_hub_on_answer(tnd_hub *h, const tnd_broker_event *ev,
             tnd_hub_answer(h, ev, false, body, len);
             tnd_hub_start_queued(h);
         }
-        free(repo);
         tnd_session_facts_clear(&f);
     }
     json_object_put(ans);
+    free(repo);
 }

@@ -49,14 +49,9 @@ void tnd_hub_refuse(tnd_hub *h, const tnd_broker_event *ev, const char *kind,
 
 int tnd_hub_trust_repo(const char *repo)
 {
-    char *real = tnd_fs_realpath(repo);
-    int rc = 0;
-
-    if (!real)
-        return tnd_error_set("repo %s: %s", repo, tnd_error_last());
-    if (tnd_trust_path(real) < 0 || tnd_session_check_own_home(real) < 0) {
+    if (tnd_trust_path(repo) < 0 || tnd_session_check_own_home(repo) < 0) {
         char *why = tnd_xstrdup(tnd_error_last());
-        rc = tnd_error_set(
+        int rc = tnd_error_set(
             "repo %s: %s; tandem serve runs a session in a repository only "
             "where no other user can move a directory on the way to it or "
             "put a link in `.tandem` (they could lead the server's writes "
@@ -65,25 +60,41 @@ int tnd_hub_trust_repo(const char *repo)
             "of that user)",
             repo, why, (int)geteuid());
         free(why);
+        return rc;
     }
-    free(real);
-    return rc;
+    return 0;
 }
 
-int tnd_hub_check_repo(const char *repo, const char **kind)
+char *tnd_hub_check_repo(const char *repo, const char **kind)
 {
     struct stat st;
+    char *real;
 
     *kind = "bad_request";
-    if (stat(repo, &st) < 0)
-        return tnd_error_sys("repo %s", repo);
-    if (!S_ISDIR(st.st_mode))
-        return tnd_error_set("repo %s is not a directory", repo);
-    if (access(repo, R_OK | X_OK) < 0)
-        return tnd_error_sys("repo %s cannot be read by the server (uid %d)",
-                             repo, (int)getuid());
+    if (stat(repo, &st) < 0) {
+        tnd_error_sys("repo %s", repo);
+        return NULL;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        tnd_error_set("repo %s is not a directory", repo);
+        return NULL;
+    }
+    if (access(repo, R_OK | X_OK) < 0) {
+        tnd_error_sys("repo %s cannot be read by the server (uid %d)", repo,
+                      (int)getuid());
+        return NULL;
+    }
+    if (!(real = tnd_fs_realpath(repo)))
+        return NULL;
+    /* checked, and from here on acted by: a link the client named on
+     * the way (in a directory another user may write in) resolved again
+     * when the session is made could name their repository by then */
     *kind = "forbidden";
-    return tnd_hub_trust_repo(repo);
+    if (tnd_hub_trust_repo(real) < 0) {
+        free(real);
+        return NULL;
+    }
+    return real;
 }
 
 /* The task's config must be the one the server's agents run with. */
@@ -173,10 +184,12 @@ static int made(void *arg, const char *repo, const char *id)
     return 0;
 }
 
-/* The session for a submitted task, made and recorded; NULL with kind
- * and the error set when it cannot be. */
+/* The session for a submitted task, made and recorded in repo (the
+ * path tnd_hub_check_repo checked); NULL with kind and the error set
+ * when it cannot be. */
 static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
-                              const tnd_client_request *req, const char **kind)
+                              const tnd_client_request *req, const char *repo,
+                              const char **kind)
 {
     tnd_run_options ro;
     tnd_run_host host;
@@ -188,7 +201,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
     int code, lock = -1;
 
     memset(&ro, 0, sizeof(ro));
-    ro.repo = req->repo;
+    ro.repo = repo;
     ro.config = h->o->config->path;
     ro.task = req->task;
     ro.session_id = req->session;
@@ -489,7 +502,7 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
     const char *kind = "bad_request";
     tnd_hubsession *s;
     size_t len;
-    char *body;
+    char *body, *repo;
 
     if (req->session && !tnd_session_id_valid(req->session)) {
         tnd_hub_refuse(h, ev, "bad_request",
@@ -521,17 +534,21 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
         return;
     }
     /* a request that could never run is told so, busy or not */
-    if (tnd_hub_check_repo(req->repo, &kind) < 0 ||
+    if (!(repo = tnd_hub_check_repo(req->repo, &kind)) ||
         (kind = "config", tnd_hub_check_config(h, req->config) < 0)) {
         tnd_hub_refuse(h, ev, kind, tnd_error_last());
+        free(repo);
         return;
     }
     if ((long)h->n >= h->o->max_sessions + h->o->queue_max) {
         body = tnd_client_busy(h->o->max_sessions, h->o->queue_max, &len);
         tnd_hub_answer(h, ev, true, body, len);
+        free(repo);
         return;
     }
-    if (!(s = create(h, ev, req, &kind))) {
+    s = create(h, ev, req, repo, &kind);
+    free(repo);
+    if (!s) {
         tnd_hub_refuse(h, ev, kind, tnd_error_last());
         return;
     }

@@ -84,3 +84,93 @@ wait_for '"type":"finish"' "$T/b/.tandem/sessions/$sb/journal.jsonl" $((30 * SLO
 stop_serve
 approved "$T/b/.tandem/sessions/$sb"
 pass "once mended, the next server takes the session over"
+
+# ---- a link the client named, changed between the check and the use ---
+# The server checks the real path of the repository a client sends; the
+# session is made by that path, not by the path sent resolved again (a
+# link on the way, in a directory another user may write in, changed in
+# between led the session into a repository of theirs). The link here
+# flips between a repository the server may act in and one it may not
+# while the same client submits again and again.
+mkdir "$T/flip"
+repo flip/u
+repo t
+chmod 0777 "$T/flip"
+start_serve --config "$T/serve.yaml" --max-sessions 1 --queue-max 200
+mkdir "$T/d"
+$PY - "$(cat "$EPFILE")" "$T/flip" "$T/t" "$T/serve.yaml" >"$T/race.out" 2>&1 <<'PY' ||
+import ctypes, json, os, signal, sys, zmq
+ep, flip, trusted, config = sys.argv[1:]
+# the server's config, named the long way: resolving it, between the
+# check of the repository and the making of the session, takes a while
+base, name = os.path.split(config)
+config = base + "/d/.." * ((900 - len(config)) // 6) + "/" + name
+link, other = (flip + "/r").encode(), (flip + "/r.other").encode()
+os.symlink(trusted, link)
+os.symlink(flip + "/u", other)
+libc = ctypes.CDLL(None, use_errno=True)
+flipper = os.fork()
+if flipper == 0:
+    # the two links swapped (renameat2 RENAME_EXCHANGE) every 50 us or
+    # so, in a process of its own, until the client is done
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    while libc.renameat2(-100, link, -100, other, 2) == 0:
+        libc.usleep(50)
+    os._exit(1)
+s = zmq.Context.instance().socket(zmq.DEALER)
+s.setsockopt(zmq.LINGER, 0)
+s.connect(ep)
+kinds = {}
+try:
+    for n in range(60):
+        s.send_multipart([b"MDPC02", b"\x01", b"tandem.submit", json.dumps(
+            {"tandem": 1, "type": "submit", "repo": link.decode(),
+             "config": config, "detach": True,
+             "task": "make the failing test pass"}).encode()])
+        if not s.poll(20000):
+            sys.exit("the server is silent")
+        body = json.loads(s.recv_multipart()[3])
+        kind = body.get("kind", body["type"])
+        kinds[kind] = kinds.get(kind, 0) + 1
+finally:
+    os.kill(flipper, signal.SIGKILL)
+    os.waitpid(flipper, 0)
+print(kinds)
+PY
+    fail "the racing client: $(cat "$T/race.out")"
+stop_serve
+[ ! -e "$T/flip/u/.tandem" ] ||
+    fail "a session was made in $T/flip/u, which the server may not act in ($(cat "$T/race.out"))"
+expect_in "$T/race.out" "'accepted'"
+pass "a task is made in the repository checked, not where a link sent leads later"
+
+# ---- an earlier server's session, its path now through a link ----------
+# Taken in a repository under a sticky directory (as /tmp), which its
+# owner moved away since: another user may put a link of that name in
+# the sticky directory, to where it went, and change it once the next
+# server goes on with the session by that path. The path the session
+# was taken in is checked, not where a link there leads.
+serve_config "$T/held.yaml" \
+    "while [ ! -e $T/held-gate ]; do sleep 0.02; done; make"
+mkdir "$T/sticky" "$T/safe"
+chmod 01777 "$T/sticky"
+repo sticky/c
+start_serve --config "$T/held.yaml" --max-sessions 1
+run tandem submit --detach --repo "$T/sticky/c" "make the failing test pass"
+expect_rc 0 "a task under a sticky directory, held at its build"
+sc=$(cat "$T/out")
+wait_for '"type":"task"' "$T/sticky/c/.tandem/sessions/$sc/journal.jsonl" $((30 * SLOW))
+kill -KILL "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null
+SERVE_PID=
+mv "$T/sticky/c" "$T/safe/c"
+ln -s "$T/safe/c" "$T/sticky/c"
+cp "$T/safe/c/.tandem/sessions/$sc/journal.jsonl" "$T/c.journal"
+: >"$T/serve.err"
+start_serve --config "$T/held.yaml" --max-sessions 1
+stop_serve
+expect_in "$T/serve.err" "session $sc of an earlier server is not taken over"
+expect_in "$T/serve.err" "$T/sticky/c is a symbolic link"
+cmp -s "$T/c.journal" "$T/safe/c/.tandem/sessions/$sc/journal.jsonl" ||
+    fail "the session was gone on with through the link"
+pass "an earlier server's session whose repository is now reached through a link is not taken over"
