@@ -538,15 +538,17 @@ static int critique(tnd_audit_reply *reply, const tnd_reviewer_ctx *ctx,
     return error;
 }
 
-/* Whether path, symlinks resolved, lies beneath dir (symlink-free). */
-static bool beneath(const char *path, const char *dir)
+/* path with its symlinks resolved, when that lies beneath dir
+ * (symlink-free); else NULL. Caller frees. */
+static char *beneath(const char *path, const char *dir)
 {
     char *real = realpath(path, NULL);
     size_t n = strlen(dir);
-    bool ok = real && strncmp(real, dir, n) == 0 && real[n] == '/';
 
+    if (real && strncmp(real, dir, n) == 0 && real[n] == '/')
+        return real;
     free(real);
-    return ok;
+    return NULL;
 }
 
 /* What a blob sent with req is, for messages: "the manifest", a path,
@@ -608,12 +610,18 @@ static int workspace_for(char **built, char **need, size_t *need_len,
                          const tnd_reviewer_ctx *ctx, tnd_audit_request *req)
 {
     tnd_tree *tree = NULL;
-    char **missing = NULL;
+    char **missing = NULL, *real;
     int rc = -1;
 
     *built = NULL;
-    if (req->workspace && ctx->runtime && beneath(req->workspace, ctx->runtime))
-        return 0; /* the orchestrator's own, on this host */
+    if (req->workspace && ctx->runtime &&
+        (real = beneath(req->workspace, ctx->runtime))) {
+        /* the orchestrator's own, on this host: used by the path checked,
+         * not the one sent, whose links could change after the check */
+        free(req->workspace);
+        req->workspace = real;
+        return 0;
+    }
     if (req->workspace)
         tnd_log_info("task %s attempt %d: the workspace path %s is not "
                      "beneath this reviewer's --runtime directory; "

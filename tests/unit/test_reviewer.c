@@ -27,9 +27,10 @@ static char tmpdir[] = "/tmp/tnd-test-reviewer-XXXXXX";
 
 #define S(x) ((char *)(x))
 
-/* Audit diff in tmpdir/ws under config text; the decoded reply, which
+/* Audit diff in tmpdir/NAME under config text; the decoded reply, which
  * fits in one body. */
-static void audit(tnd_audit_reply *reply, const char *text, const char *diff)
+static void audit_in(tnd_audit_reply *reply, const char *name, const char *text,
+                     const char *diff)
 {
     char ws[PATH_MAX];
     tnd_config *cfg = NULL;
@@ -38,7 +39,7 @@ static void audit(tnd_audit_reply *reply, const char *text, const char *diff)
     char *body, *out;
     size_t len, out_len;
 
-    snprintf(ws, sizeof(ws), "%s/ws", tmpdir);
+    snprintf(ws, sizeof(ws), "%s/%s", tmpdir, name);
     assert_int_equal(
         tnd_config_parse(&cfg, text, strlen(text), "test.yaml", tmpdir), 0);
     memset(&ctx, 0, sizeof(ctx));
@@ -62,6 +63,11 @@ static void audit(tnd_audit_reply *reply, const char *text, const char *diff)
     free(out);
     free(body);
     tnd_config_destroy(&cfg);
+}
+
+static void audit(tnd_audit_reply *reply, const char *text, const char *diff)
+{
+    audit_in(reply, "ws", text, diff);
 }
 
 /* A built-in judges the change as it came: a command listed before it
@@ -143,6 +149,41 @@ static void outputs_fit_a_reply_as_json(void **state)
     tnd_audit_reply_clear(&reply);
 }
 
+/* A workspace the request names through a link beneath --runtime is
+ * used by the real path checked, not the path sent: a link that changed
+ * after the check ran the next skill elsewhere (here the first skill
+ * moves the link; the second one's file lands in the workspace). */
+static void a_workspace_is_used_by_the_path_checked(void **state)
+{
+    static const char text[] =
+        "agents: {reviewer: {skills: [move, mark]}}\n"
+        "skills:\n"
+        "  move: {command: \"ln -sfn elsewhere ../link\", sandbox: none}\n"
+        "  mark: {command: \"touch marker\", sandbox: none}\n";
+    char ws[PATH_MAX], link[PATH_MAX], other[PATH_MAX], path[PATH_MAX];
+    tnd_audit_reply reply;
+
+    (void)state;
+    snprintf(ws, sizeof(ws), "%s/ws", tmpdir);
+    snprintf(link, sizeof(link), "%s/link", tmpdir);
+    snprintf(other, sizeof(other), "%s/elsewhere", tmpdir);
+    (void)tnd_fs_rmtree(ws); /* another test's */
+    assert_int_equal(mkdir(ws, 0700), 0);
+    assert_int_equal(mkdir(other, 0700), 0);
+    assert_int_equal(symlink("ws", link), 0);
+    memset(&reply, 0, sizeof(reply));
+    audit_in(&reply, "link", text, "");
+    assert_int_equal(reply.nskills, 2);
+    assert_int_equal(reply.skills[1].status, TND_SKILL_PASS);
+    snprintf(path, sizeof(path), "%s/marker", ws);
+    assert_true(tnd_fs_exists(path));
+    snprintf(path, sizeof(path), "%s/marker", other);
+    assert_false(tnd_fs_exists(path));
+    tnd_audit_reply_clear(&reply);
+    assert_int_equal(unlink(link), 0);
+    assert_int_equal(tnd_fs_rmtree(other), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -160,6 +201,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(builtins_judge_the_change_before_any_command),
         cmocka_unit_test(outputs_fit_a_reply_as_json),
+        cmocka_unit_test(a_workspace_is_used_by_the_path_checked),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
