@@ -512,6 +512,75 @@ int tnd_fs_lock_new(int dirfd, const char *name)
     return fd;
 }
 
+/* How many names make_held tries: one is lost only to a sweep that
+ * took it between its making and its lock (this process stopped there
+ * for longer than a sweep's grace), and that sweep removes it. */
+#define HELD_TRIES 20
+
+/* tnd_fs_mkstemps_held (dir false) and tnd_fs_mkdtemp_held (true). */
+static int make_held(char *tmpl, int suffix_len, bool dir)
+{
+    char *orig = tnd_xstrdup(tmpl);
+    struct stat held, now;
+    int fd = -1, saved;
+
+    for (int tries = 0; tries < HELD_TRIES; tries++) {
+        strcpy(tmpl, orig);
+        if (dir) {
+            if (!mkdtemp(tmpl))
+                break;
+            fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd < 0 && errno == ENOENT)
+                continue; /* a sweep removed it already */
+            if (fd < 0)
+                goto failed;
+        } else {
+            fd = mkostemps(tmpl, suffix_len, O_CLOEXEC);
+        }
+        if (fd < 0)
+            break;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+            if (errno != EWOULDBLOCK)
+                goto failed;
+            close(fd); /* a sweep holds it */
+            fd = -1;
+            continue;
+        }
+        if (fstat(fd, &held) < 0)
+            goto failed;
+        /* locked: still at its name, or a sweep removed it first */
+        if (lstat(tmpl, &now) == 0 && now.st_dev == held.st_dev &&
+            now.st_ino == held.st_ino)
+            break;
+        close(fd);
+        fd = -1;
+        errno = EAGAIN;
+    }
+    free(orig);
+    return fd;
+failed:
+    saved = errno;
+    if (fd >= 0)
+        close(fd);
+    if (dir)
+        rmdir(tmpl);
+    else
+        unlink(tmpl);
+    free(orig);
+    errno = saved;
+    return -1;
+}
+
+int tnd_fs_mkstemps_held(char *tmpl, int suffix_len)
+{
+    return make_held(tmpl, suffix_len, false);
+}
+
+int tnd_fs_mkdtemp_held(char *tmpl)
+{
+    return make_held(tmpl, 0, true);
+}
+
 void tnd_fs_std_fds(void)
 {
     for (int fd = 0; fd <= 2; fd++) {

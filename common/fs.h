@@ -81,6 +81,22 @@ int tnd_fs_mkdirs(const char *path, mode_t mode);
  * -1 with errno set (the caller names the file in its error). */
 int tnd_fs_lock_new(int dirfd, const char *name);
 
+/* A new file made from tmpl as mkstemps(3) makes one (tmpl's XXXXXX,
+ * followed by suffix_len characters, replaced in place; mode 0600), and
+ * an exclusive flock(2) on it, held as long as the descriptor returned
+ * (close-on-exec, read-write) is open: a sweep takes for dead only what
+ * it can lock. The lock is taken right after the file is made, and the
+ * file is made again under another name in the rare case a sweep took
+ * it in between (the process stopped there for longer than the sweep's
+ * grace). The descriptor, or -1 with errno set (the caller names tmpl
+ * in its error). */
+int tnd_fs_mkstemps_held(char *tmpl, int suffix_len);
+
+/* The same for a directory, as mkdtemp(3) makes one (mode 0700): the
+ * flock is on the directory itself, held by the returned descriptor
+ * (O_RDONLY | O_DIRECTORY, close-on-exec). */
+int tnd_fs_mkdtemp_held(char *tmpl);
+
 /* All of data written to fd, short writes and EINTR retried; -1 with
  * errno set (no error message: the caller names the file). */
 int tnd_fs_write_all(int fd, const void *data, size_t len);
@@ -156,9 +172,9 @@ char *tnd_fs_self_dir(void);
 char *tnd_fs_user_tmp(void);
 
 /* The directory a sandbox is tried in, in tnd_fs_user_tmp: probe-XXXXXX,
- * empty, removed at once; one a killed process left is removed by the
- * next sweep of runtime directories once a minute old
- * (orchestrator/rundir.c). */
+ * empty, made with tnd_fs_mkdtemp_held and held until it is removed at
+ * once; one a killed process left, held by nobody, is removed by the
+ * next sweep of runtime directories (orchestrator/rundir.c). */
 #define TND_FS_PROBE_PREFIX "probe-"
 
 /* Raise this process's soft limit of open files to want, as far as the

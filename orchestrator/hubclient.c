@@ -113,30 +113,36 @@ int tnd_hub_check_config(const tnd_hub *h, const char *config)
 
 /* A review's diff, as the client sent it, in a file of the server's
  * own private runtime directory for tnd_run_create to read (it keeps a
- * copy in the session); NULL with the error set. Caller unlinks and
- * frees. */
-static char *diff_file(const char *diff)
+ * copy in the session); NULL with the error set. *held_out holds the
+ * file's flock, which keeps a sweep from taking it for a killed
+ * server's however long the session takes to make: the caller unlinks
+ * the file, then closes it, and frees. */
+static char *diff_file(int *held_out, const char *diff)
 {
     char *base = tnd_rundir_base(), *path;
     int fd;
 
+    *held_out = -1;
     if (!base)
         return NULL;
     /* not review-XXXXXX: that names a review's runtime directory */
     path = tnd_xasprintf(
         "%s/" TND_RUNDIR_DIFF_PREFIX "XXXXXX" TND_RUNDIR_DIFF_SUFFIX, base);
     free(base);
-    if ((fd = mkstemps(path, strlen(TND_RUNDIR_DIFF_SUFFIX))) < 0) {
+    fd = tnd_fs_mkstemps_held(path, (int)strlen(TND_RUNDIR_DIFF_SUFFIX));
+    if (fd < 0) {
         tnd_error_sys("cannot make %s", path);
         free(path);
         return NULL;
     }
-    close(fd);
-    if (tnd_fs_write(path, diff, strlen(diff)) < 0) {
+    if (tnd_fs_write_all(fd, diff, strlen(diff)) < 0) {
+        tnd_error_sys("cannot write %s", path);
         unlink(path);
+        close(fd);
         free(path);
         return NULL;
     }
+    *held_out = fd;
     return path;
 }
 
@@ -198,7 +204,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
     size_t said_len = 0;
     tnd_hubsession *s = NULL;
     made_arg m = {h, NULL, NULL};
-    int code, lock = -1;
+    int code, lock = -1, held = -1;
 
     memset(&ro, 0, sizeof(ro));
     ro.repo = repo;
@@ -211,7 +217,7 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
     ro.on_head = req->on_head;
     ro.diff_label = "the submitted diff";
     ro.by = &ev->who;
-    if (req->diff && !(ro.diff = diff = diff_file(req->diff))) {
+    if (req->diff && !(ro.diff = diff = diff_file(&held, req->diff))) {
         *kind = "failed";
         return NULL;
     }
@@ -224,15 +230,19 @@ static tnd_hubsession *create(tnd_hub *h, const tnd_broker_event *ev,
     if (!host.err) {
         *kind = "failed";
         tnd_error_sys("cannot make a session");
-        if (diff)
+        if (diff) {
             unlink(diff);
+            close(held);
+        }
         free(diff);
         return NULL;
     }
     code = tnd_run_create(&id, &dir, &ro, &host, &lock);
     fclose(host.err);
-    if (diff)
+    if (diff) {
         unlink(diff);
+        close(held); /* after the unlink: no sweep meets it unheld */
+    }
     free(diff);
     if (code != 0) {
         *kind = code == TND_EXIT_USAGE ? "config" : "failed";

@@ -170,12 +170,23 @@ static verdict judge(int basefd, const char *name, bool force, int *lock_fd,
         return V_GONE; /* replaced under us: look again next time */
     }
     /* a .new- directory's lock is taken a moment after the file is
-     * created: leave it that moment, without even trying the lock (a
-     * try that succeeds would make its owner's fail) */
-    if (!force && kind == NAME_NEW &&
+     * created (a probe's, after the directory): leave it that moment,
+     * without even trying the lock (a try that succeeds would make its
+     * owner's fail) */
+    if (!force && (kind == NAME_NEW || kind == NAME_PROBE) &&
         time(NULL) - dst.st_mtime < TND_RUNDIR_NEW_GRACE_S) {
         close(dfd);
         return V_YOUNG;
+    }
+    if (kind == NAME_PROBE) {
+        /* locked itself by its maker (tnd_fs_mkdtemp_held), and held
+         * by dfd until removed; free in one an older tandem made */
+        if (flock(dfd, LOCK_EX | LOCK_NB) < 0) {
+            close(dfd);
+            return V_LIVE;
+        }
+        *dir_fd = dfd;
+        return V_DEAD;
     }
     kept = !force && faccessat(dfd, KEPT, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
     fd = openat(dfd, LOCK, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -201,7 +212,7 @@ static verdict judge(int basefd, const char *name, bool force, int *lock_fd,
     } else {
         /* no lock file: a run killed while making it, or a tandem from
          * before lock files; judged by age */
-        long limit = kind == NAME_NEW || kind == NAME_GONE || kind == NAME_PROBE
+        long limit = kind == NAME_NEW || kind == NAME_GONE
                          ? TND_RUNDIR_NEW_GRACE_S
                          : TND_RUNDIR_LOCKLESS_AGE_S;
         v = force || time(NULL) - dst.st_mtime >= limit ? V_DEAD : V_YOUNG;
@@ -441,21 +452,71 @@ void tnd_rundir_destroy(tnd_rundir **self_p, bool keep)
 
 /* ---- sweeping ------------------------------------------------------- */
 
-/* Whether name in the base is a review's diff a server killed while it
- * made the session left (TND_RUNDIR_DIFF_PREFIX): a regular file of the
- * user's, older than any such call takes. */
-static bool dead_diff(int basefd, const char *name)
+/* Whether name is what tandem serve names a review's diff it received
+ * (TND_RUNDIR_DIFF_PREFIX). */
+static bool diff_name(const char *name)
 {
     size_t plen = strlen(TND_RUNDIR_DIFF_PREFIX);
-    struct stat st;
 
     return strncmp(name, TND_RUNDIR_DIFF_PREFIX, plen) == 0 &&
            strlen(name) == plen + SUFFIX_LEN + strlen(TND_RUNDIR_DIFF_SUFFIX) &&
            all_in(name + plen, SUFFIX_LEN, ALNUM) &&
-           strcmp(name + plen + SUFFIX_LEN, TND_RUNDIR_DIFF_SUFFIX) == 0 &&
-           fstatat(basefd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-           S_ISREG(st.st_mode) && st.st_uid == getuid() &&
-           time(NULL) - st.st_mtime > TND_RUNDIR_NEW_GRACE_S;
+           strcmp(name + plen + SUFFIX_LEN, TND_RUNDIR_DIFF_SUFFIX) == 0;
+}
+
+/* What the diff base/name is: live while its server holds its flock
+ * (tnd_fs_mkstemps_held), so however long the server takes (loaded, or
+ * stopped), and dead once it is gone. For V_DEAD, *fd holds its lock
+ * until the caller has removed it; else it is -1. */
+static verdict judge_diff(int basefd, const char *name, int *fd)
+{
+    struct stat st, held;
+    verdict v;
+
+    *fd = -1;
+    if (fstatat(basefd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return V_GONE;
+    if (!S_ISREG(st.st_mode) || st.st_uid != getuid())
+        return V_NOT_OURS;
+    /* its lock is taken a moment after the file is made: see judge */
+    if (time(NULL) - st.st_mtime <= TND_RUNDIR_NEW_GRACE_S)
+        return V_YOUNG;
+    *fd = openat(basefd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (*fd < 0)
+        return errno == ENOENT ? V_GONE : V_NOT_OURS;
+    if (fstat(*fd, &held) < 0 || held.st_dev != st.st_dev ||
+        held.st_ino != st.st_ino)
+        v = V_GONE; /* replaced under us: look again next time */
+    else if (flock(*fd, LOCK_EX | LOCK_NB) < 0)
+        v = V_LIVE;
+    else if (fstatat(basefd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+             held.st_dev != st.st_dev || held.st_ino != st.st_ino)
+        v = V_GONE; /* another sweep removed it before our lock */
+    else
+        v = V_DEAD;
+    if (v != V_DEAD) {
+        close(*fd);
+        *fd = -1;
+    }
+    return v;
+}
+
+/* Remove the diff base/name that judge_diff found dead (or count it,
+ * with dry_run): one a server killed while it made the session left,
+ * for good otherwise, a copy of the user's code. */
+static void remove_diff(tnd_rundir_sweep *out, int basefd, const char *base,
+                        const char *name, bool dry_run)
+{
+    if (dry_run || unlinkat(basefd, name, 0) == 0) {
+        out->removed++;
+        if (!dry_run)
+            tnd_log_info("removed %s/%s: the server that received it is gone",
+                         base, name);
+    } else if (errno != ENOENT) {
+        out->failed++;
+        tnd_log_warn("cannot remove %s/%s (left by a server that is gone): %s",
+                     base, name, strerror(errno));
+    }
 }
 
 void tnd_rundir_sweep_dead(tnd_rundir_sweep *out, const char *base,
@@ -481,23 +542,20 @@ void tnd_rundir_sweep_dead(tnd_rundir_sweep *out, const char *base,
             out->more = true;
             break;
         }
-        if (dead_diff(dirfd(d), e->d_name)) {
-            if (out->removed >= max_removals) {
+        if (diff_name(e->d_name)) {
+            v = judge_diff(dirfd(d), e->d_name, &fd);
+            if (v == V_LIVE)
+                out->live++;
+            else if (v == V_YOUNG)
+                out->young++;
+            else if (v == V_DEAD && out->removed >= max_removals)
                 out->more = true;
+            else if (v == V_DEAD)
+                remove_diff(out, dirfd(d), base, e->d_name, dry_run);
+            if (fd >= 0)
+                close(fd); /* removed: the lock goes with it */
+            if (out->more)
                 break;
-            }
-            if (dry_run || unlinkat(dirfd(d), e->d_name, 0) == 0) {
-                out->removed++;
-                if (!dry_run)
-                    tnd_log_info("removed %s/%s: the server that received it "
-                                 "is gone",
-                                 base, e->d_name);
-            } else if (errno != ENOENT) {
-                out->failed++;
-                tnd_log_warn("cannot remove %s/%s (left by a server that is "
-                             "gone): %s",
-                             base, e->d_name, strerror(errno));
-            }
             continue;
         }
         if (kind_of(e->d_name) == NAME_OTHER)

@@ -26,8 +26,9 @@ typedef struct tnd_rundir tnd_rundir;
 
 /* A review's diff as tandem serve received it: base/submitted-XXXXXX.diff,
  * a file the server removes once it made the session from it, within
- * the same call. One older than TND_RUNDIR_NEW_GRACE_S was left by a
- * server killed meanwhile, and a sweep removes it. */
+ * the same call, and holds (flock, tnd_fs_mkstemps_held) until then.
+ * One nobody holds was left by a server killed meanwhile, and a sweep
+ * removes it (not in its first TND_RUNDIR_NEW_GRACE_S: see below). */
 #define TND_RUNDIR_DIFF_PREFIX "submitted-"
 #define TND_RUNDIR_DIFF_SUFFIX ".diff"
 
@@ -38,7 +39,11 @@ typedef struct tnd_rundir tnd_rundir;
 
 /* A directory without a lock file is judged by its age: a .new-XXXXXX
  * that is older than this was left by a run killed while making it (a
- * .gone-XXXXXX, by one killed while removing it)... */
+ * .gone-XXXXXX, by one killed while removing it). A .new-XXXXXX, a
+ * probe-XXXXXX or a diff is not tried for its lock while younger than
+ * this: its maker takes the lock a moment after making it (a try that
+ * won would make the maker's fail), and a tandem older than the lock
+ * had only this minute. Past it, a held lock keeps it, however old... */
 #define TND_RUNDIR_NEW_GRACE_S 60
 /* ...and a named one (made by a tandem older than the lock file) is
  * removed once this old. */
@@ -77,7 +82,7 @@ typedef struct tnd_rundir_sweep {
     size_t removed; /* leftovers removed (with dry_run: removable) */
     size_t live;    /* held by a live process */
     size_t kept;    /* kept with --keep-workspace */
-    size_t young;   /* without a lock file, too young to judge */
+    size_t young;   /* too young to judge (its lock not tried) */
     size_t failed;  /* could not be removed (logged as a warning) */
     bool more;      /* the bounds stopped it: the rest wait for the
                        next sweep */
@@ -86,10 +91,12 @@ typedef struct tnd_rundir_sweep {
 /* Remove the directories in base whose owner is gone: a lock nobody
  * holds, and not kept; or no lock file and older than the ages above.
  * Only directories of the user's whose name tandem gives (a session id,
- * review-XXXXXX, .new-XXXXXX, .gone-XXXXXX) are looked at; anything else is
- * left alone, and no symlink is followed. At most max_entries entries are
- * looked at and max_removals removed. Failures never reach the caller:
- * they are counted and logged. With dry_run nothing is removed. */
+ * review-XXXXXX, .new-XXXXXX, .gone-XXXXXX; probe-XXXXXX, whose lock is
+ * the directory itself) and the user's diffs above (removed when their
+ * own lock is free) are looked at; anything else is left alone, and no
+ * symlink is followed. At most max_entries entries are looked at and
+ * max_removals removed. Failures never reach the caller: they are
+ * counted and logged. With dry_run nothing is removed. */
 void tnd_rundir_sweep_dead(tnd_rundir_sweep *out, const char *base,
                            size_t max_entries, size_t max_removals,
                            bool dry_run);

@@ -105,11 +105,12 @@ int tnd_bwrap_probe(const char *program)
     char *base = tnd_fs_user_tmp(), *dir;
     char *truth = NULL, **argv = NULL, *said = NULL;
     tnd_sandbox_spec sb;
-    int error = -1;
+    int error = -1, held;
 
     /* in tandem's runtime directory, where a sweep removes the one a
-     * process killed while it tried left (TND_FS_PROBE_PREFIX); it
-     * stayed in $TMPDIR for good */
+     * process killed while it tried left (TND_FS_PROBE_PREFIX; it
+     * stayed in $TMPDIR for good), and only that: it is held (flock)
+     * until removed, however long the try takes */
     if (base) {
         dir = tnd_xasprintf("%s/" TND_FS_PROBE_PREFIX "XXXXXX", base);
     } else {
@@ -118,9 +119,10 @@ int tnd_bwrap_probe(const char *program)
                             tmp && *tmp == '/' ? tmp : "/tmp");
     }
     free(base);
-    if (!mkdtemp(dir)) {
+    if ((held = tnd_fs_mkdtemp_held(dir)) < 0) {
         tnd_error_sys("cannot try bubblewrap: cannot make a directory %s", dir);
-        goto out;
+        free(dir);
+        return -1;
     }
     if (tnd_sandbox_resolve(&truth, "true", getenv("PATH"), dir, NULL) < 0)
         goto out;
@@ -141,6 +143,7 @@ out:
     tnd_str_list_free(&argv);
     free(truth);
     rmdir(dir);
+    close(held); /* after the rmdir: no sweep meets it unheld */
     free(dir);
     return error;
 }

@@ -74,7 +74,8 @@ pass "a session accepted and never journaled is ended by the next server; taking
 # a review, killed as the server takes it in: the file the server put
 # its diff in ($TMPDIR/tandem-UID/submitted-XXXXXX.diff, removed in the
 # same call once the session is made) stayed for good, a copy of the
-# change; the sweep of the next session removes it once a minute old
+# change; the sweep of the next session removes it, as nobody holds its
+# lock any more (not in its first minute: hence the touch)
 repo b
 printf 'diff --git a/new.txt b/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+x\n' >"$T/change.diff"
 : >"$T/serve.err"

@@ -675,6 +675,43 @@ static void a_new_lock_is_held_until_its_descriptor_closes(void **state)
     close(dfd);
 }
 
+/* A file or directory made held: its name made as mkstemps and
+ * mkdtemp make one, locked until the descriptor closes, so a sweep
+ * tells it from one a killed process left however old it is. */
+static void a_made_file_or_directory_is_held_until_closed(void **state)
+{
+    char file[PATH_MAX], dir[PATH_MAX];
+    struct stat st;
+    int fd, dfd;
+
+    (void)state;
+    snprintf(file, sizeof(file), "%s", in_tmp("held-XXXXXX.diff"));
+    assert_true((fd = tnd_fs_mkstemps_held(file, 5)) >= 0);
+    assert_null(strstr(file, "XXXXXX"));
+    assert_string_equal(file + strlen(file) - 5, ".diff");
+    assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+    assert_int_equal(lstat(file, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(write(fd, "x", 1), 1);
+    assert_false(can_lock(file));
+    close(fd);
+    assert_true(can_lock(file));
+    unlink(file);
+
+    snprintf(dir, sizeof(dir), "%s", in_tmp("held-XXXXXX"));
+    assert_true((dfd = tnd_fs_mkdtemp_held(dir)) >= 0);
+    assert_null(strstr(dir, "XXXXXX"));
+    assert_int_equal(fcntl(dfd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+    assert_int_equal(lstat(dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_false(can_lock(dir));
+    close(dfd);
+    assert_true(can_lock(dir));
+    rmdir(dir);
+}
+
 /* The soft limit of open files goes up to what is asked, never past it
  * nor past the hard limit; 0 only reads it. */
 static void the_files_limit_is_raised_as_far_as_asked(void **state)
@@ -723,6 +760,7 @@ int main(void)
         cmocka_unit_test(a_directory_descriptor_is_an_error),
         cmocka_unit_test(a_non_blocking_pipe_is_waited_for),
         cmocka_unit_test(a_new_lock_is_held_until_its_descriptor_closes),
+        cmocka_unit_test(a_made_file_or_directory_is_held_until_closed),
         cmocka_unit_test(a_tree_too_deep_is_refused),
         cmocka_unit_test(a_tree_deeper_than_the_open_files_is_removed),
         cmocka_unit_test(the_files_limit_is_raised_as_far_as_asked),

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -550,6 +551,87 @@ static void a_diff_a_killed_server_left_is_swept(void **state)
     assert_true(there("submitted-DDDDDD.diff"));
 }
 
+/* A child that makes, as a server and a bubblewrap probe do, a diff and a
+ * probe directory, holds them and waits to be killed: its pid, with the
+ * two names (in the base) in diff and probe. */
+static pid_t holder_child(char diff[64], char probe[64])
+{
+    char names[128] = "";
+    int pipefd[2];
+    pid_t pid;
+
+    assert_int_equal(pipe(pipefd), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char *d = at(TND_RUNDIR_DIFF_PREFIX "XXXXXX" TND_RUNDIR_DIFF_SUFFIX);
+        char *p = at(TND_FS_PROBE_PREFIX "XXXXXX");
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test ends it too */
+        close(pipefd[0]);
+        if (tnd_fs_mkstemps_held(d, strlen(TND_RUNDIR_DIFF_SUFFIX)) < 0 ||
+            tnd_fs_mkdtemp_held(p) < 0)
+            _exit(1);
+        snprintf(names, sizeof(names), "%s %s", strrchr(d, '/') + 1,
+                 strrchr(p, '/') + 1);
+        if (write(pipefd[1], names, sizeof(names)) != sizeof(names))
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(pipefd[1]);
+    assert_int_equal(read(pipefd[0], names, sizeof(names)), sizeof(names));
+    close(pipefd[0]);
+    assert_int_equal(sscanf(names, "%63s %63s", diff, probe), 2);
+    return pid;
+}
+
+/* name's mtime, age_s in the past */
+static void age(const char *name, long age_s)
+{
+    char *p = at(name);
+    struct timespec t[2];
+
+    t[0].tv_sec = t[1].tv_sec = time(NULL) - age_s;
+    t[0].tv_nsec = t[1].tv_nsec = 0;
+    assert_int_equal(utimensat(AT_FDCWD, p, t, AT_SYMLINK_NOFOLLOW), 0);
+    free(p);
+}
+
+/* A server that takes longer than a minute to make a session from a
+ * review's diff (loaded, or stopped with SIGSTOP), or a probe that long,
+ * still holds its file: it was removed under it, the review failed. */
+static void what_a_live_process_holds_is_never_swept(void **state)
+{
+    char diff1[64], probe1[64], diff2[64], probe2[64];
+    long grace = TND_RUNDIR_NEW_GRACE_S;
+    tnd_rundir_sweep sw;
+    pid_t live, dead;
+
+    (void)state;
+    clean();
+    live = holder_child(diff1, probe1);
+    dead = holder_child(diff2, probe2);
+    age(diff1, grace + 3600);
+    age(probe1, grace + 3600);
+    age(diff2, grace + 5);
+    age(probe2, grace + 5);
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(sw.removed, 0);
+    assert_int_equal(sw.live, 4);
+    kill_child(dead);
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(sw.removed, 2);
+    assert_int_equal(sw.live, 2);
+    assert_true(there(diff1));
+    assert_true(there(probe1));
+    assert_false(there(diff2));
+    assert_false(there(probe2));
+    kill_child(live);
+    tnd_rundir_sweep_dead(&sw, base, 100, 100, false);
+    assert_int_equal(sw.removed, 2);
+    assert_int_equal(entries(), 0);
+}
+
 static void a_sweep_is_bounded_and_a_dry_run_removes_nothing(void **state)
 {
     tnd_rundir_sweep sw;
@@ -678,6 +760,7 @@ int main(void)
         cmocka_unit_test(another_users_directory_is_never_touched),
         cmocka_unit_test(without_a_lock_file_age_decides),
         cmocka_unit_test(a_diff_a_killed_server_left_is_swept),
+        cmocka_unit_test(what_a_live_process_holds_is_never_swept),
         cmocka_unit_test(a_sweep_is_bounded_and_a_dry_run_removes_nothing),
         cmocka_unit_test(sweeps_never_take_a_directory_being_made),
         cmocka_unit_test(a_sweep_removes_only_the_directory_it_judged),
