@@ -132,7 +132,9 @@ static pid_t owner_child(const char *name)
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        tnd_rundir *r = tnd_rundir_new(base, name, NULL, 0);
+        tnd_rundir *r;
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test ends it too */
+        r = tnd_rundir_new(base, name, NULL, 0);
         close(pipefd[0]);
         if (write(pipefd[1], r ? "y" : "n", 1) != 1)
             _exit(1);
