@@ -7,8 +7,8 @@
  * "verdict": a claim to be the critique. What lies inside a claim is part
  * of it, not another candidate. A claim is valid when no object in it
  * repeats a key (json-c would keep the last value without a word), it
- * passes the schema check (proto/audit.h), and its every issue cites
- * evidence (a tool excerpt or the code, or a file and line). A fenced
+ * passes the schema check (proto/critique_schema.h), and its every issue
+ * cites evidence (a tool excerpt or the code, or a file and line). A fenced
  * block or braced text that names a verdict ("verdict", 'verdict' or
  * verdict, then a colon) but does not parse, or a brace never closed
  * before it, is a claim too, an invalid one, unless it holds a valid
@@ -27,7 +27,7 @@
 #ifndef TND_CRITIQUE_H
 #define TND_CRITIQUE_H
 
-#include "proto/audit.h"
+#include "proto/critique_schema.h"
 
 /* Find and check the critique in answer. Caller frees *out with
  * tnd_critique_destroy. -1 with the most useful error, worded for the

@@ -1,5 +1,5 @@
-/* tnd_audit - the reviewer's request and reply bodies, and the critique
- * (see proto/body.h). */
+/* tnd_audit - the reviewer's request and reply bodies (see proto/body.h);
+ * the critique a reply carries is proto/critique_schema.h's. */
 #ifndef TND_AUDIT_H
 #define TND_AUDIT_H
 
@@ -9,6 +9,7 @@
 
 #include "common/names.h"
 #include "proto/body.h"
+#include "proto/critique_schema.h"
 #include "proto/tree.h"
 
 typedef enum tnd_skill_status {
@@ -40,9 +41,9 @@ TND_NAMES_INT_SIZED(tnd_isolation);
 #define TND_AUDIT_MAX_LOCATIONS 50
 #define TND_AUDIT_MAX_CHANGED   200
 
-/* The largest line and column a location carries (and an issue's line):
- * a reply with a larger one is refused whole. */
-#define TND_AUDIT_MAX_LINE 100000000L
+/* The largest line and column a location carries (the line bound is an
+ * issue's too): a reply with a larger one is refused whole. */
+#define TND_AUDIT_MAX_LINE TND_CRITIQUE_MAX_LINE
 #define TND_AUDIT_MAX_COL  1000000L
 
 /* A place in the workspace a skill's output points at. */
@@ -102,61 +103,6 @@ int tnd_audit_request_decode(tnd_audit_request *out, const char *body,
                              size_t len);
 void tnd_audit_request_clear(tnd_audit_request *r);
 
-typedef enum tnd_verdict {
-    TND_VERDICT_APPROVE = 1,
-    TND_VERDICT_REVISE,
-} tnd_verdict;
-
-typedef enum tnd_severity {
-    TND_SEVERITY_MINOR = 1,
-    TND_SEVERITY_MAJOR,
-    TND_SEVERITY_CRITICAL,
-} tnd_severity;
-
-typedef enum tnd_issue_type {
-    TND_ISSUE_MISSING = 1,
-    TND_ISSUE_UNSUPPORTED,
-    TND_ISSUE_INCORRECT,
-    TND_ISSUE_SUPERFLUOUS,
-    TND_ISSUE_SAFETY,
-    TND_ISSUE_STYLE,
-} tnd_issue_type;
-
-typedef struct tnd_issue {
-    tnd_issue_type type;
-    tnd_severity severity;
-    char *file; /* may be NULL */
-    long line;  /* 0 when unknown */
-    char *description;
-    char *evidence;      /* may be NULL */
-    char *suggested_fix; /* may be NULL */
-} tnd_issue;
-
-/* The audit criteria, in the order the critique's "criteria" object
- * names them. */
-typedef enum tnd_criterion_kind {
-    TND_CRITERION_COMPLETENESS = 0,
-    TND_CRITERION_CORRECTNESS,
-    TND_CRITERION_SAFETY,
-    TND_CRITERION_QUALITY,
-    TND_CRITERIA
-} tnd_criterion_kind;
-
-typedef struct tnd_criterion {
-    bool present; /* the critique scored this criterion */
-    double score; /* 0..1 */
-    char *reason;
-} tnd_criterion;
-
-typedef struct tnd_critique {
-    tnd_verdict verdict;
-    double confidence; /* 0..1 */
-    tnd_criterion criteria[TND_CRITERIA];
-    tnd_issue *issues;
-    size_t nissues;
-    char *summary;
-} tnd_critique;
-
 /* reviewer -> orchestrator */
 typedef struct tnd_audit_reply {
     char *task_id; /* echoed from the request */
@@ -192,25 +138,9 @@ typedef enum tnd_skill_json {
 json_object *tnd_skill_result_to_json(const tnd_skill_result *s,
                                       tnd_skill_json form);
 
-/* Check a critique object against the schema and convert it; the error
- * names the field at fault ("issues[2]: field 'severity' must be one of
- * minor, major, critical, got \"huge\""). Caller frees *out with
- * tnd_critique_destroy. */
-int tnd_critique_from_json(tnd_critique **out, json_object *obj);
-
-/* The critique as a new JSON object (caller puts). */
-json_object *tnd_critique_to_json(const tnd_critique *c);
-
-/* Free; sets *c to NULL; safe on NULL. */
-void tnd_critique_destroy(tnd_critique **c);
-
 /* Names for people and for JSON; "?" when out of range. */
 const char *tnd_skill_status_name(tnd_skill_status s);
 const char *tnd_isolation_name(tnd_isolation i); /* "" for UNSAID */
-const char *tnd_verdict_name(tnd_verdict v);
-const char *tnd_severity_name(tnd_severity s);
-const char *tnd_issue_type_name(tnd_issue_type t);
-const char *tnd_criterion_name(tnd_criterion_kind k);
 
 /* The status called name (as a skill result's "status" writes it) into
  * *out; -1 with "unknown skill status 'NAME' (known: pass, ...)". */
