@@ -11,6 +11,7 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/git.h"
+#include "orchestrator/lfs.h"
 #include "orchestrator/rundir.h"
 #include "proto/body.h"
 
@@ -116,13 +117,16 @@ int tnd_change_at_top(const char *repo)
  * file of the commit as a checkout writes it. Through an index of its
  * own, never `git archive`: that leaves out what .gitattributes marks
  * export-ignore (a repository's tests, so a change that broke them was
- * approved by a suite of none) and rewrites export-subst files. */
+ * approved by a suite of none) and rewrites export-subst files. A Git
+ * LFS file whose object is not on this machine is its pointer file, and
+ * the note says so (lfs.h). */
 static int export(tnd_change *c, const char *repo, const char *rundir_base)
 {
     const char *read_tree[] = {"git", "read-tree", NULL, NULL};
-    const char *checkout[] = {"git", "checkout-index", "-a", "-f", NULL, NULL};
+    const char *checkout[] = {"git", TND_LFS_OFF, "checkout-index", "-a", "-f",
+                              NULL,  NULL};
     const char *dir;
-    char *index, *prefix;
+    char *index, *prefix, *lfs;
     int rc;
 
     /* a runtime directory: held while this review lives, swept after a
@@ -134,15 +138,24 @@ static int export(tnd_change *c, const char *repo, const char *rundir_base)
     c->base = tnd_fs_join(dir, "base");
     prefix = tnd_xasprintf("--prefix=%s/", c->base);
     read_tree[2] = c->rev;
-    checkout[4] = prefix;
+    checkout[10] = prefix;
     rc = tnd_fs_mkdirs(c->base, 0700);
     if (rc == 0)
         rc = git_index(NULL, repo, index, read_tree, 4096);
     if (rc == 0)
         rc = git_index(NULL, repo, index, checkout, 4096);
+    if (rc == 0)
+        rc = tnd_lfs_smudge(&c->lfs, repo, index, c->base);
     /* checkout-index writes a submodule as an empty directory */
     if (rc == 0)
         rc = tnd_gitlinks_export(&c->note, repo, index, c->base, dir);
+    if (rc == 0 && (lfs = tnd_lfs_note(&c->lfs))) {
+        char *was = c->note;
+
+        c->note = was ? tnd_xasprintf("%s; %s", was, lfs) : tnd_xstrdup(lfs);
+        free(was);
+        free(lfs);
+    }
     /* the change's files as a checkout of it writes them, where that is
      * not as git stores them (eol=crlf, a smudge filter) */
     if (rc == 0 && c->diff)
@@ -369,6 +382,7 @@ void tnd_change_clear(tnd_change *c)
 {
     tnd_rundir_destroy(&c->tmp, false);
     tnd_converted_free(c->converted, c->nconverted);
+    tnd_lfs_left_free(&c->lfs);
     free(c->note);
     free(c->diff);
     free(c->base);

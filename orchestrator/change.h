@@ -25,6 +25,7 @@
 
 #include "orchestrator/converted.h"
 #include "orchestrator/gitlinks.h"
+#include "orchestrator/lfs.h"
 #include "orchestrator/rundir.h"
 
 typedef struct tnd_change {
@@ -39,12 +40,15 @@ typedef struct tnd_change {
                                  stores them (converted.h), as a
                                  checkout of the change writes them */
     size_t nconverted;
-    char *note; /* with base exported: what of it the user should know
-                   (a submodule left empty, and why), or NULL */
-    bool empty; /* git had no changes: tnd_change_load said "nothing
-                   to review" (TND_ECONFIG), and --allow-empty may
-                   pass that; nothing staged outside a commit (CI)
-                   is no such change, only the error */
+    char *note;       /* with base exported: what of it the user should know
+                         (a submodule left empty, Git LFS files left as their
+                         pointers, and why), or NULL */
+    tnd_lfs_left lfs; /* with base exported: the Git LFS files left as
+                         their pointers, their objects not here */
+    bool empty;       /* git had no changes: tnd_change_load said "nothing
+                         to review" (TND_ECONFIG), and --allow-empty may
+                         pass that; nothing staged outside a commit (CI)
+                         is no such change, only the error */
 } tnd_change;
 
 /* Load the change of repo. diff_file: a patch file or "-", else NULL

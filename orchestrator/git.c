@@ -34,16 +34,17 @@
     "'lfs.standalonetransferagent=lfs-standalone-file'"
 
 static char **environment(bool english, const char *index, const char *objects,
-                          const char *alternates, bool alone)
+                          const char *alternates, bool alone, bool smudge)
 {
     /* the caller's GIT_INDEX_FILE stays unless index replaces it: git
      * sets it for a pre-commit hook, and the index it names is the one
-     * being committed */
-    const char *drop[8] = {"GIT_ALLOW_PROTOCOL", "GIT_NO_LAZY_FETCH",
-                           "GIT_CONFIG_PARAMETERS"};
+     * being committed; GIT_LITERAL_PATHSPECS goes, which made a pathspec
+     * of ours (':(attr:filter=lfs)', lfs.c) a name that matched nothing */
+    const char *drop[10] = {"GIT_ALLOW_PROTOCOL", "GIT_NO_LAZY_FETCH",
+                            "GIT_CONFIG_PARAMETERS", "GIT_LITERAL_PATHSPECS"};
     const char *params;
     char **envp, *own;
-    size_t n = 0, k = 3;
+    size_t n = 0, k = 4;
 
     if (english)
         drop[k++] = "LC_ALL";
@@ -53,6 +54,8 @@ static char **environment(bool english, const char *index, const char *objects,
         drop[k++] = "GIT_OBJECT_DIRECTORY";
         drop[k++] = "GIT_ALTERNATE_OBJECT_DIRECTORIES";
     }
+    if (smudge)
+        drop[k++] = "GIT_LFS_SKIP_SMUDGE";
     /* the caller's `git -c` settings (a hook's) stay, ours after them */
     params = alone ? NULL : getenv("GIT_CONFIG_PARAMETERS");
     own =
@@ -100,6 +103,7 @@ typedef struct where {
     bool alone;             /* none of the caller's GIT_DIR and the like */
     const char *input;      /* git's stdin, or NULL: /dev/null */
     size_t input_len;
+    bool smudge; /* git-lfs smudges, GIT_LFS_SKIP_SMUDGE or not */
 } where;
 
 /* The file whose Git LFS object git-lfs could not fetch, as its
@@ -130,8 +134,8 @@ static int run(char **out, size_t *len, char **why_out, const char *dir,
                const char *const *argv, size_t cap, bool english,
                const where *w)
 {
-    char **envp =
-        environment(english, w->index, w->objects, w->alternates, w->alone);
+    char **envp = environment(english, w->index, w->objects, w->alternates,
+                              w->alone, w->smudge);
     tnd_proc_spec spec;
     tnd_proc_result res;
     char *lfs;
@@ -189,7 +193,7 @@ static int run(char **out, size_t *len, char **why_out, const char *dir,
 int tnd_git_run(char **out, size_t *len, const char *dir,
                 const char *const *argv, size_t cap)
 {
-    where w = {NULL, NULL, NULL, false, NULL, 0};
+    where w = {NULL, NULL, NULL, false, NULL, 0, false};
 
     return run(out, len, NULL, dir, argv, cap, false, &w);
 }
@@ -197,7 +201,7 @@ int tnd_git_run(char **out, size_t *len, const char *dir,
 int tnd_git_run_index(char **out, size_t *len, const char *dir,
                       const char *index, const char *const *argv, size_t cap)
 {
-    where w = {index, NULL, NULL, false, NULL, 0};
+    where w = {index, NULL, NULL, false, NULL, 0, false};
 
     return run(out, len, NULL, dir, argv, cap, false, &w);
 }
@@ -207,7 +211,7 @@ int tnd_git_run_scratch(char **out, size_t *len, const char *dir,
                         const char *repo_objects, const char *const *argv,
                         size_t cap)
 {
-    where w = {index, objects, repo_objects, false, NULL, 0};
+    where w = {index, objects, repo_objects, false, NULL, 0, false};
 
     return run(out, len, NULL, dir, argv, cap, false, &w);
 }
@@ -215,15 +219,23 @@ int tnd_git_run_scratch(char **out, size_t *len, const char *dir,
 int tnd_git_run_alone(char **out, size_t *len, const char *dir,
                       const char *index, const char *const *argv, size_t cap)
 {
-    where w = {index, NULL, NULL, true, NULL, 0};
+    where w = {index, NULL, NULL, true, NULL, 0, false};
 
     return run(out, len, NULL, dir, argv, cap, false, &w);
+}
+
+int tnd_git_run_smudge(const char *dir, const char *index, const char *input,
+                       size_t input_len, const char *const *argv)
+{
+    where w = {index, NULL, NULL, false, input, input_len, true};
+
+    return run(NULL, NULL, NULL, dir, argv, 64 << 10, false, &w);
 }
 
 int tnd_git_try(char **out, size_t *len, char **why, const char *dir,
                 const char *const *argv, size_t cap)
 {
-    where w = {NULL, NULL, NULL, false, NULL, 0};
+    where w = {NULL, NULL, NULL, false, NULL, 0, false};
 
     return run(out, len, why, dir, argv, cap, true, &w);
 }
@@ -233,7 +245,7 @@ int tnd_git_run_input(char **out, size_t *len, const char *dir,
                       const char *repo_objects, const char *input,
                       size_t input_len, const char *const *argv, size_t cap)
 {
-    where w = {index, objects, repo_objects, false, input, input_len};
+    where w = {index, objects, repo_objects, false, input, input_len, false};
 
     return run(out, len, NULL, dir, argv, cap, false, &w);
 }
@@ -242,7 +254,7 @@ int tnd_git_try_input(char **out, size_t *len, char **why, const char *dir,
                       const char *input, size_t input_len,
                       const char *const *argv, size_t cap)
 {
-    where w = {NULL, NULL, NULL, false, input, input_len};
+    where w = {NULL, NULL, NULL, false, input, input_len, false};
 
     return run(out, len, why, dir, argv, cap, true, &w);
 }

@@ -252,6 +252,18 @@ static int make_workspace(run *r)
     step = tnd_snapshot_json(r->base, incremental);
     if (commit) /* for a client that commits it (submit --commit) */
         json_object_object_add(step, "commit", json_object_new_string(r->head));
+    if (r->change.lfs.n) { /* the skills saw these as pointers */
+        json_object *lfs = json_object_new_object(),
+                    *named = json_object_new_array();
+
+        for (size_t i = 0; r->change.lfs.named[i]; i++)
+            json_object_array_add(
+                named, json_object_new_string(r->change.lfs.named[i]));
+        json_object_object_add(lfs, "files",
+                               json_object_new_int64((int64_t)r->change.lfs.n));
+        json_object_object_add(lfs, "named", named);
+        json_object_object_add(step, "lfs_pointers", lfs);
+    }
     tnd_report_workspace(r->report, step);
     /* once per session: what the first run's tree held */
     if ((first = tnd_loop_find(r, "workspace", 0, 0)) < 0) {

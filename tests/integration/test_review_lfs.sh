@@ -1,11 +1,15 @@
 #!/bin/sh
-# tandem review of a repository with Git LFS files: the export of the
-# tree runs git-lfs's smudge filter, which fetched an object this
-# machine lacks over its own HTTPS. A review never reaches the network:
-# a missing object is said at once, naming the file and the fix, and a
-# present one is reviewed with its content. The LFS server here is a
-# loopback port that takes connections and never answers (before, the
-# review hung on it).
+# tandem review (and run --commit) of a repository with Git LFS files:
+# the export of the tree runs git-lfs's smudge filter, which fetched an
+# object this machine lacks over its own HTTPS. A review never reaches
+# the network, and writes nothing into the repository's .git: a file
+# whose object is missing is its pointer file, as such a clone's own
+# work tree holds it (a CI clone with GIT_LFS_SKIP_SMUDGE, git lfs pull
+# --include), and the run says so; one whose object is here is written
+# with its content. The LFS server here is a loopback port that takes
+# connections and never answers (before, the review hung on it; then it
+# failed, exit 2, on a file the change did not touch, and git-lfs wrote
+# its log into .git/lfs/logs).
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v git-lfs >/dev/null 2>&1; then
@@ -56,33 +60,76 @@ mv "$obj" "$T/b.object"
 # older than the index, so no git diff of the review does
 git -C "$R" diff --quiet HEAD -- b.bin && [ ! -f "$obj" ] ||
     fail "git diff put b.bin's object back"
-cat >"$T/lfs.yaml" <<YAML
+# lfs.yaml: the skill checks both files have their content;
+# missing.yaml: a.bin its content, b.bin its pointer
+skills_config() {
+    cat >"$T/$1.yaml" <<YAML
 agents:
+  coder:
+    llm: {provider: command, command: 'cat >/dev/null; cat $T/coder.txt'}
   reviewer:
     llm: {provider: command, command: 'cat >/dev/null; printf "{\\"verdict\\": \\"approve\\", \\"confidence\\": 0.9, \\"issues\\": [], \\"summary\\": \\"fine\\"}"'}
     skills: [test]
 skills:
   test:
-    command: 'grep -qx "real content A" a.bin && grep -qx "real content B" b.bin && grep -qx two t.txt'
+    command: 'grep -qx "real content A" a.bin && $2 && grep -qx $3 t.txt'
     timeout_s: 60
 YAML
+}
+skills_config lfs 'grep -qx "real content B" b.bin' two
+skills_config missing "grep -qx \"oid sha256:$oid\" b.bin" two
 printf 'two\n' >"$R/t.txt"
+find "$R/.git/lfs" | sort >"$T/lfs.before"
 
-# an object not here: said at once, no connection made
-TANDEM_TIMEOUT=20 run tandem review --repo "$R" --config "$T/lfs.yaml" \
+# an object not here: that file is its pointer, the rest as before, no
+# connection made, nothing written into .git/lfs (git-lfs's log of a
+# failed fetch went to .git/lfs/logs)
+TANDEM_TIMEOUT=20 run tandem review --repo "$R" --config "$T/missing.yaml" \
     "t is two"
-expect_rc 2 "a Git LFS object this machine does not have"
-expect_in "$T/err" "tandem: b.bin is a Git LFS file whose object is not on this machine"
-expect_in "$T/err" "git lfs fetch"
+expect_rc 0 "a Git LFS object this machine does not have, in a file not changed"
+expect_in "$T/err" "tandem: workspace: 1 Git LFS file is its pointer file, not its content: its object is not on this machine, and tandem never fetches (git lfs fetch, or git lfs pull, brings it): b.bin"
+expect_in "$T/err" "test pass"
+expect_in "$(session_dir)/report.json" '"lfs_pointers": {'
+/usr/bin/python3 -c 'import json, sys
+w = json.load(open(sys.argv[1]))["workspace"]["lfs_pointers"]
+assert w == {"files": 1, "named": ["b.bin"]}, w' "$(session_dir)/report.json" ||
+    fail "report.json does not name b.bin as a pointer"
 [ ! -s "$T/connections" ] ||
     fail "the review connected to the LFS server: $(cat "$T/connections")"
 [ -f "$obj" ] && fail "the review fetched b.bin's object"
-pass "a Git LFS object not on this machine is said at once, never fetched"
+[ -e "$R/.git/lfs/logs" ] && fail "git-lfs wrote a log into .git/lfs/logs"
+find "$R/.git/lfs" | sort | cmp -s "$T/lfs.before" - ||
+    fail "the review wrote into .git/lfs: $(find "$R/.git/lfs" | sort | diff "$T/lfs.before" -)"
+pass "a Git LFS object not on this machine: its file is its pointer, said, never fetched, nothing in .git"
+
+# the caller's GIT_LFS_SKIP_SMUDGE (a CI job's) leaves a.bin, whose
+# object is here, with its content: nothing need be fetched
+GIT_LFS_SKIP_SMUDGE=1 TANDEM_TIMEOUT=20 run tandem review --repo "$R" \
+    --config "$T/missing.yaml" "t is two"
+expect_rc 0 "GIT_LFS_SKIP_SMUDGE in the environment"
+pass "GIT_LFS_SKIP_SMUDGE: a Git LFS file whose object is here has its content"
+
+# run --commit exports HEAD's tree the same way
+git -C "$R" -c user.email=t@example.com -c user.name=t commit -qam two
+printf 't.txt\n<<<<<<< SEARCH\ntwo\n=======\nthree\n>>>>>>> REPLACE\n' \
+    >"$T/coder.txt"
+skills_config missing "grep -qx \"oid sha256:$oid\" b.bin" three
+GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=t \
+    GIT_COMMITTER_EMAIL=t@example.com TANDEM_TIMEOUT=20 run tandem run \
+    --commit --repo "$R" --config "$T/missing.yaml" "t is three"
+expect_rc 0 "run --commit with a Git LFS object this machine does not have"
+expect_in "$T/err" "tandem: workspace: 1 Git LFS file is its pointer file"
+[ "$(git -C "$R" show HEAD:t.txt)" = three ] || fail "t.txt was not committed"
+[ -e "$R/.git/lfs/logs" ] && fail "git-lfs wrote a log into .git/lfs/logs"
+[ -f "$obj" ] && fail "run --commit fetched b.bin's object"
+pass "run --commit: a Git LFS object not here leaves its file a pointer, said"
 
 # with the object here, both files are reviewed with their content
 mv "$T/b.object" "$obj"
+printf 'two\n' >"$R/t.txt"
 TANDEM_TIMEOUT=20 run tandem review --repo "$R" --config "$T/lfs.yaml" \
     "t is two"
 expect_rc 0 "Git LFS objects on this machine"
+expect_not_in "$T/err" "Git LFS"
 [ ! -s "$T/connections" ] || fail "the review connected to the LFS server"
 pass "Git LFS files whose objects are here are reviewed with their content"
