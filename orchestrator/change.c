@@ -244,7 +244,10 @@ static int nothing_staged(tnd_change *c, const char *repo)
  * a rename, and diff.noprefix made a path under a/ another file), no
  * textconv (a converted file is not what is committed), no relative
  * names, blank context lines with their space, and a submodule as its
- * mode line, never diff.submodule=log's prose, which the parser skipped. */
+ * mode line, never diff.submodule=log's prose, which the parser skipped.
+ * A submodule's own uncommitted changes are not the superproject's (its
+ * "Subproject commit ID-dirty" line read as an edit of a file, and the
+ * review was rejected); a new commit recorded for it still shows. */
 static int git_diff(tnd_change *c, const char *repo, bool cached,
                     const char *to)
 {
@@ -260,11 +263,12 @@ static int git_diff(tnd_change *c, const char *repo, bool cached,
                             "--no-renames",
                             "--no-relative",
                             "--submodule=short",
+                            "--ignore-submodules=dirty",
                             "--src-prefix=a/",
                             "--dst-prefix=b/",
                             "--binary",
                             "--full-index"};
-    size_t n = 16;
+    size_t n = 17;
 
     if (cached)
         argv[n++] = "--cached";

@@ -457,6 +457,18 @@ run env GIT_DIR="$R/.git" "$BIN/tandem" review --repo "$R" \
     --config "$T/super.yaml" --staged "two"
 expect_rc 0 "a change beside a submodule, GIT_DIR set"
 expect_not_in "$T/err" "submodule"
+# a submodule with changes of its own, not committed there: git's diff
+# of the superproject gave its line as "Subproject commit ID-dirty", read
+# as an edit of a file "sub", and every review of the work tree was
+# rejected ("edit 1 changes sub, which does not exist"). A commit of the
+# superproject takes none of them: the change is the rest, as for an
+# untracked file.
+printf 'changed in the submodule\n' >>"$R/sub/lib.txt"
+run tandem review --repo "$R" --config "$T/super.yaml" "two"
+expect_rc 0 "a change beside a submodule with uncommitted changes"
+expect_not_in "$(session_dir)/change.diff" "Subproject"
+expect_in "$(session_dir)/change.diff" "+two"
+(cd "$R/sub" && git checkout -q -- lib.txt) || fail "cannot restore sub"
 (cd "$R" && git submodule deinit -q -f sub) || fail "cannot deinit"
 run tandem review --repo "$R" --config "$T/super.yaml" --staged "two"
 expect_rc 0 "a change beside a submodule deinit'd, in .git/modules"
