@@ -279,8 +279,15 @@ int tnd_context_build(tnd_code_request *req, const char *root,
         return -1;
     c = tnd_xcalloc(n + 1, sizeof(*c));
     for (size_t i = 0; i < n; i++) {
-        char *full = tnd_fs_join(root, list[i]);
+        char *full;
         struct stat st;
+        /* a name no request may carry: the coder refused the request
+         * ("field 'path' is N bytes") and every run here failed */
+        if (strlen(list[i]) > TND_BODY_MAX_PATH) {
+            sum.left_out++;
+            continue;
+        }
+        full = tnd_fs_join(root, list[i]);
         if (!excluded(list[i], o->exclude) && stat(full, &st) == 0) {
             c[nc].path = list[i];
             c[nc].size = (size_t)st.st_size;

@@ -528,6 +528,50 @@ static void empty_and_missing_trees(void **state)
     tnd_code_request_clear(&req);
 }
 
+/* A file whose name is longer than a request's path may be (a deep tree
+ * of long names): it went into the request, which the coder refused
+ * ("field 'path' is 4021 bytes"), and every run in that repository
+ * failed. It is left out, counted; the rest goes, and decodes. */
+static void a_name_no_request_can_carry_is_left_out(void **state)
+{
+    char dir[] = "/tmp/tnd-test-context-long-XXXXXX", part[201];
+    tnd_context_options o = {.task = "fix stats.c", .budget = 64 * KIB};
+    tnd_code_request req, back;
+    tnd_context_stats st;
+    tnd_buf rel;
+    size_t len;
+    char *body;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    memset(part, 'a', sizeof(part) - 1);
+    part[sizeof(part) - 1] = '\0';
+    tnd_buf_init(&rel, TND_BUF_NOCAP);
+    while (rel.len <= TND_BODY_MAX_PATH)
+        tnd_buf_printf(&rel, "%s/", part);
+    tnd_buf_printf(&rel, "deep.c");
+    put(dir, rel.data, "int deep;\n", 10);
+    put(dir, "stats.c", "int stats;\n", 11);
+    memset(&req, 0, sizeof(req));
+    assert_int_equal(tnd_context_build(&req, dir, &o, &st), 0);
+    assert_sent(&req, "stats.c\n");
+    assert_int_equal(st.left_out, 1);
+    req.task_id = (char *)"t";
+    req.task = (char *)o.task;
+    req.attempt = 1;
+    body = tnd_code_request_encode(&req, &len);
+    memset(&back, 0, sizeof(back));
+    if (tnd_code_request_decode(&back, body, len) < 0)
+        fail_msg("the request does not decode: %s", tnd_error_last());
+    tnd_code_request_clear(&back);
+    free(body);
+    req.task_id = NULL;
+    req.task = NULL;
+    tnd_code_request_clear(&req);
+    tnd_buf_free(&rel);
+    assert_int_equal(tnd_fs_rmtree(dir), 0);
+}
+
 /* ---- fixture ------------------------------------------------------------ */
 
 static int setup(void **state)
@@ -583,6 +627,7 @@ int main(void)
         cmocka_unit_test(contents_are_the_files),
         cmocka_unit_test(building_again_replaces_the_earlier_context),
         cmocka_unit_test(empty_and_missing_trees),
+        cmocka_unit_test(a_name_no_request_can_carry_is_left_out),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
