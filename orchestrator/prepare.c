@@ -26,6 +26,7 @@
 #include "orchestrator/rundir.h"
 #include "orchestrator/session.h"
 #include "orchestrator/unidiff.h"
+#include "proto/body.h"
 
 /* A model on its provider's own API without its key would fail at its
  * first call, after the session and the agents started: said now, as a
@@ -245,6 +246,49 @@ static void collect_required(run *r)
     }
 }
 
+/* The error said names the change it is about. */
+static void change_prefix(const run *r)
+{
+    if (r->opts.diff && r->opts.diff_label)
+        tnd_error_prefix("%s", r->opts.diff_label);
+    else if (r->opts.diff && strcmp(r->opts.diff, "-") != 0)
+        tnd_error_prefix("--diff %s", r->opts.diff);
+    else
+        tnd_error_prefix(r->opts.diff ? "the diff on stdin"
+                                      : "the git changes");
+}
+
+/* A hunk of a file larger than a file of a change may be: the workspace
+ * cannot hold it, and the review rejected the change (exit 1, "the
+ * proposal could not be applied: big.txt is larger than 4194304 bytes")
+ * though nothing was judged. Said now, as the file created or deleted
+ * whole is. -1 naming it. */
+static int too_large(const run *r)
+{
+    if (!r->change.base)
+        return 0; /* a session only made: the run that goes on checks */
+    for (size_t i = 0; i < r->nedits; i++) {
+        char *full;
+        struct stat st;
+        bool over;
+
+        if (r->edits[i].kind != TND_EDIT_REPLACE)
+            continue;
+        full = tnd_fs_join(r->change.base, r->edits[i].path);
+        over = lstat(full, &st) == 0 && S_ISREG(st.st_mode) &&
+               st.st_size > TND_BODY_MAX_FILE;
+        free(full);
+        if (over)
+            return tnd_error_set(
+                "%s is too large to review (%lld KiB; a file a change "
+                "edits may be at most %d KiB): review the rest with --diff "
+                "FILE, or commit it with git commit --no-verify",
+                r->edits[i].path, (long long)(st.st_size + 1023) / 1024,
+                TND_BODY_MAX_FILE / 1024);
+    }
+    return 0;
+}
+
 /* The change to review, as edits, and its base tree; one attempt. A
  * resumed review takes its diff from the session, where the first run
  * kept it. */
@@ -278,19 +322,17 @@ static int prepare_review(run *r)
                                 secret);
     if (tnd_unidiff_change(&r->edits, &r->nedits, &r->modes, &r->nmodes,
                            r->change.diff, strlen(r->change.diff)) < 0) {
-        if (r->opts.diff && r->opts.diff_label)
-            tnd_error_prefix("%s", r->opts.diff_label);
-        else if (r->opts.diff && strcmp(r->opts.diff, "-") != 0)
-            tnd_error_prefix("--diff %s", r->opts.diff);
-        else
-            tnd_error_prefix(r->opts.diff ? "the diff on stdin"
-                                          : "the git changes");
+        change_prefix(r);
         return TND_ECONFIG;
     }
     /* a file git converts on checkout: reviewed as the commit's checkout */
     if (tnd_converted_edits(&r->edits, &r->nedits, r->change.converted,
                             r->change.nconverted) < 0)
         return TND_ECONFIG;
+    if (too_large(r) < 0) {
+        change_prefix(r);
+        return TND_ECONFIG;
+    }
     /* a patch of one, against the work tree: git's own, which no tree
      * here holds (it was rejected as "not made against this tree") */
     if (r->opts.diff && !r->review_rev && !r->create_only) {

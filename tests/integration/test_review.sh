@@ -603,6 +603,23 @@ expect_rc 2 "a Latin-1 line"
 expect_in "$T/err" "b/stats.c: bytes that are not UTF-8"
 pass "a change whose lines are not UTF-8 is refused, not audited as something else"
 
+# a line added to a file over the 4 MiB a file of a change may be: the
+# review rejected the change (exit 1, "the proposal could not be applied:
+# big.txt is larger than 4194304 bytes") though nothing was judged; it
+# is refused when the change is loaded, as the file created whole is
+git_demo
+review_config "$FIX/cassette-review.json"
+yes 'a line of a large generated file' | head -c 5000000 >"$T/demo/big.txt"
+(cd "$T/demo" && git add big.txt &&
+    git -c user.email=t@example.com -c user.name=t commit -qm big) ||
+    fail "cannot commit big.txt"
+echo 'one more line' >>"$T/demo/big.txt"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --on-error pass "x"
+expect_rc 2 "an edit of a file over 4 MiB"
+expect_in "$T/err" "the git changes: big.txt is too large to review (4883 KiB"
+expect_in "$T/err" "git commit --no-verify"
+pass "an edit of a file too large for a review is refused, naming it, not rejected"
+
 # a tracked file whose name no manifest can carry (a line break), which
 # the change does not touch: every review failed (exit 4, which --on-error
 # pass lets through), naming no file; now it is left out of what goes to
