@@ -20,10 +20,33 @@
  * TND_ECONFIG when git is missing or the change too large (the user's to
  * fix); -1 when git failed (a damaged repository, the disk): the review
  * could not be done (exit 4, which --on-error decides). */
+/* The filter git says failed ("fatal: PATH: smudge filter NAME failed",
+ * or "clean filter 'NAME' failed": one .gitattributes names, required,
+ * whose program did not run), or NULL. Caller frees. */
+static char *failed_filter(const char *errors)
+{
+    static const char *const said[] = {"smudge filter ", "clean filter "};
+
+    for (size_t i = 0; i < sizeof(said) / sizeof(*said); i++) {
+        const char *at = strstr(errors, said[i]), *end;
+
+        if (!at)
+            continue;
+        at += strlen(said[i]);
+        at += *at == '\'';
+        if (!(end = strstr(at, " failed")) || end == at)
+            continue;
+        end -= end[-1] == '\'';
+        return tnd_xasprintf("%.*s", (int)(end - at), at);
+    }
+    return NULL;
+}
+
 static int git_index(char **out, const char *dir, const char *index,
                      const char *const *argv, size_t cap)
 {
     int rc = tnd_git_run_index(out, NULL, dir, index, argv, cap);
+    char *filter;
 
     if (rc == TND_ENOTFOUND)
         return tnd_error_config("%s (tandem review without --diff needs "
@@ -31,6 +54,18 @@ static int git_index(char **out, const char *dir, const char *index,
                                 tnd_error_last());
     if (rc == TND_ECONFIG) /* a Git LFS object not here (git.c) */
         return rc;
+    /* the repository's setting, the user's to fix: exit 4 (a review
+     * that could not be done) let --on-error pass take the change in
+     * unreviewed */
+    if (rc < 0 && (filter = failed_filter(tnd_error_last()))) {
+        rc = tnd_error_config("%s; the filter %s, which .gitattributes "
+                              "names and git's config (filter.%s) makes "
+                              "required, cannot run here: install its "
+                              "program, or fix filter.%s in git's config",
+                              tnd_error_last(), filter, filter, filter);
+        free(filter);
+        return rc;
+    }
     if (rc < 0 && strstr(tnd_error_last(), "wrote more than"))
         return tnd_error_config("%s; the change is too large to review",
                                 tnd_error_last());

@@ -427,6 +427,23 @@ run tandem review --repo "$R" --config "$T/filtered.yaml" \
 expect_rc 0 "a patch of the file as checked out"
 pass "git's patch of a file git converts on checkout is refused, naming what to review"
 
+# a filter .gitattributes names, required, whose program is not on this
+# machine: the export failed, a review that could not be done (exit 4),
+# which --on-error pass let through unreviewed, though it is the
+# repository's setting to fix; a usage error now, naming it
+(cd "$R" && git config filter.redact.required true &&
+    git config filter.redact.smudge tandem-no-such-filter-program) ||
+    fail "cannot configure the filter"
+run tandem review --repo "$R" --config "$T/filtered.yaml" --staged \
+    --on-error pass "b is 3"
+expect_rc 2 "a required filter whose program is missing"
+expect_in "$T/err" "conf.txt: smudge filter redact failed"
+expect_in "$T/err" "filter.redact"
+(cd "$R" && git config --unset filter.redact.required &&
+    git config filter.redact.smudge 'sed s/xxx/SECRET/') ||
+    fail "cannot restore the filter"
+pass "a required filter that cannot run is the repository's to fix (exit 2)"
+
 # a submodule: checkout-index writes it as an empty directory, so a
 # build that needs its files failed on every change. Its recorded commit
 # is checked out from its repository on this machine (the work tree's,
