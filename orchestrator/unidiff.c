@@ -541,6 +541,14 @@ int tnd_unidiff_change(tnd_edit **edits, size_t *n, tnd_exec_change **modes,
             ps.modes = true;
             if (starts(&r, "new mode "))
                 rc = add_exec(&ps, &r, 9);
+        } else if (starts(&r, "GIT binary patch") && ps.git_deleted &&
+                   ps.git_path) {
+            /* a binary file deleted (git diff --binary, as a review of
+             * git changes makes it) is a deletion, whatever it held: it
+             * was refused, and a hook stopped every commit removing an
+             * image. Its lines that follow are ignored. ("Binary files
+             * differ" for one git apply cannot apply: refused below.) */
+            rc = git_header_done(&ps);
         } else if (starts(&r, "Binary files ") ||
                    starts(&r, "GIT binary patch")) {
             char *name = shown_name(&ps);

@@ -894,6 +894,46 @@ static void binary_changes_are_refused(void **state)
                      "reviewed (leave it out");
 }
 
+/* A binary file deleted, as git diff --binary writes it (a review of git
+ * changes): a deletion, whatever it held; it was refused as a binary
+ * change, and the hook stopped every commit that removed an image. Git's
+ * "Binary files ... differ" for one is still refused: git apply cannot
+ * apply it. */
+static void a_binary_file_deleted_is_a_deletion(void **state)
+{
+    size_t n;
+    tnd_edit *e;
+
+    (void)state;
+    e = parse_ok("diff --git a/logo.png b/logo.png\n"
+                 "deleted file mode 100644\n"
+                 "index 1111111111111111111111111111111111111111.."
+                 "0000000000000000000000000000000000000000\n"
+                 "GIT binary patch\n"
+                 "literal 0\n"
+                 "HcmV?d00001\n"
+                 "\n"
+                 "literal 5\n"
+                 "McmZ?wbhEGi00\n"
+                 "\n"
+                 "--- a/f\n"
+                 "+++ b/f\n"
+                 "@@ -1 +1 @@\n"
+                 "-f\n"
+                 "+F\n",
+                 &n);
+    assert_int_equal(n, 2);
+    assert_edit(&e[0], TND_EDIT_DELETE, "logo.png", "", "");
+    assert_edit(&e[1], TND_EDIT_REPLACE, "f", "f\n", "F\n");
+    tnd_edit_list_free(e, n);
+
+    parse_fails("diff --git a/logo.png b/logo.png\n"
+                "deleted file mode 100644\n"
+                "index 1111111..0000000\n"
+                "Binary files a/logo.png and /dev/null differ\n");
+    assert_error_has("line 4, logo.png: a binary change");
+}
+
 /* Every hunk is placed where its header says, in the file as the hunks
  * before it left it (the line after +c,0 when it leaves no line): the
  * same lines elsewhere in the file are not this hunk, and a hunk with no
@@ -1523,6 +1563,7 @@ int main(void)
         cmocka_unit_test(quoted_names_are_unquoted),
         cmocka_unit_test(paths_an_edit_cannot_hold_are_refused),
         cmocka_unit_test(binary_changes_are_refused),
+        cmocka_unit_test(a_binary_file_deleted_is_a_deletion),
         cmocka_unit_test(hunks_are_placed_by_their_headers),
         cmocka_unit_test(hunk_cut_short_is_refused),
         cmocka_unit_test(hunk_longer_than_its_header_is_refused),
