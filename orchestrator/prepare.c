@@ -258,33 +258,52 @@ static void change_prefix(const run *r)
                                       : "the git changes");
 }
 
-/* A hunk of a file larger than a file of a change may be: the workspace
- * cannot hold it, and the review rejected the change (exit 1, "the
- * proposal could not be applied: big.txt is larger than 4194304 bytes")
- * though nothing was judged. Said now, as the file created or deleted
- * whole is. -1 naming it. */
+/* A hunk of a file larger than a file of a change may be, or hunks
+ * that take one past it: the workspace cannot hold it, and the review
+ * rejected the change (exit 1, "the proposal could not be applied:
+ * big.txt is larger than 4194304 bytes", or "edit 1 makes big.txt
+ * larger than 4194304 bytes") though nothing was judged. Said now, as
+ * the file created or deleted whole is. A diff's hunks of a file come
+ * one after another, each changing the size by what it adds less what
+ * it takes away. -1 naming it. */
 static int too_large(const run *r)
 {
+    long long size = -1; /* of the file the hunks before left; -1: none */
+
     if (!r->change.base)
         return 0; /* a session only made: the run that goes on checks */
     for (size_t i = 0; i < r->nedits; i++) {
+        const tnd_edit *e = &r->edits[i];
         char *full;
         struct stat st;
-        bool over;
 
-        if (r->edits[i].kind != TND_EDIT_REPLACE)
+        if (e->kind != TND_EDIT_REPLACE) {
+            size = -1;
             continue;
-        full = tnd_fs_join(r->change.base, r->edits[i].path);
-        over = lstat(full, &st) == 0 && S_ISREG(st.st_mode) &&
-               st.st_size > TND_BODY_MAX_FILE;
-        free(full);
-        if (over)
+        }
+        if (i == 0 || r->edits[i - 1].kind != TND_EDIT_REPLACE ||
+            strcmp(r->edits[i - 1].path, e->path) != 0) {
+            full = tnd_fs_join(r->change.base, e->path);
+            size = lstat(full, &st) == 0 && S_ISREG(st.st_mode)
+                       ? (long long)st.st_size
+                       : -1;
+            free(full);
+            if (size > TND_BODY_MAX_FILE)
+                return tnd_error_set(
+                    "%s is too large to review (%lld KiB; a file a change "
+                    "edits may be at most %d KiB): review the rest with "
+                    "--diff FILE, or commit it with git commit --no-verify",
+                    e->path, (size + 1023) / 1024, TND_BODY_MAX_FILE / 1024);
+        }
+        if (size < 0)
+            continue;
+        size += (long long)strlen(e->replace) - (long long)strlen(e->search);
+        if (size > TND_BODY_MAX_FILE)
             return tnd_error_set(
-                "%s is too large to review (%lld KiB; a file a change "
-                "edits may be at most %d KiB): review the rest with --diff "
-                "FILE, or commit it with git commit --no-verify",
-                r->edits[i].path, (long long)(st.st_size + 1023) / 1024,
-                TND_BODY_MAX_FILE / 1024);
+                "%s is too large to review once edited (%lld KiB; a file a "
+                "change edits may be at most %d KiB): review the rest with "
+                "--diff FILE, or commit it with git commit --no-verify",
+                e->path, (size + 1023) / 1024, TND_BODY_MAX_FILE / 1024);
     }
     return 0;
 }

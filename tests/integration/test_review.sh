@@ -637,6 +637,20 @@ expect_in "$T/err" "the git changes: big.txt is too large to review (4883 KiB"
 expect_in "$T/err" "git commit --no-verify"
 pass "an edit of a file too large for a review is refused, naming it, not rejected"
 
+# a file just under the limit that the edit takes over it: rejected (exit
+# 1, "edit 1 makes big.txt larger than 4194304 bytes"), nothing judged
+git_demo
+review_config "$FIX/cassette-review.json"
+yes 'a line of a large generated file' | head -c 4194000 >"$T/demo/big.txt"
+(cd "$T/demo" && git add big.txt &&
+    git -c user.email=t@example.com -c user.name=t commit -qm big) ||
+    fail "cannot commit big.txt"
+yes 'one more line' | head -c 2000 >>"$T/demo/big.txt"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --on-error pass "x"
+expect_rc 2 "an edit that takes a file over 4 MiB"
+expect_in "$T/err" "the git changes: big.txt is too large to review once edited (4098 KiB"
+pass "an edit that takes a file past the limit is refused, naming it, not rejected"
+
 # a tracked file whose name no manifest can carry (a line break), which
 # the change does not touch: every review failed (exit 4, which --on-error
 # pass lets through), naming no file; now it is left out of what goes to
