@@ -572,6 +572,18 @@ static bool gone_for_good(const char *repo, const char *dir, const char *path)
     return true;
 }
 
+/* Why take_over left a session, as its client is told (hub_int.h) */
+#define LEFT_CONFIG                                                     \
+    "was accepted under another configuration than this server's, and " \
+    "waits for a tandem serve with that one"
+#define LEFT_UNREADABLE                                                   \
+    "could not be read when this server started (its log says why), and " \
+    "waits for the next tandem serve"
+#define LEFT_UNTRUSTED                                                     \
+    "is not run by this server: another user could change the path to "    \
+    "its repository (the server's log names the directory); it waits for " \
+    "a tandem serve started once that is mended"
+
 /* An earlier server's sessions that did not end: queued again, unless
  * their journal says they finished or wait for a person. One that waits
  * and was accepted with an answer goes on with it; one that journaled
@@ -585,6 +597,7 @@ static void take_over(tnd_hub *h)
     size_t nleft = 0;
 
     h->left = tnd_xcalloc(n + 1, sizeof(char *));
+    h->left_why = tnd_xcalloc(n + 1, sizeof(char *));
     room_for(h, n);
     /* a copy: ending one changes the list */
     for (size_t i = 0; i < n; i++) {
@@ -619,6 +632,7 @@ static void take_over(tnd_hub *h)
                         "it waits for the next tandem serve (or tandem "
                         "resume --repo %s %s)\n",
                         id, repo, repo, id);
+            h->left_why[nleft] = there ? LEFT_UNTRUSTED : LEFT_UNREADABLE;
             h->left[nleft++] = tnd_xstrdup(id);
             json_object_put(answers[i]);
             free(path);
@@ -650,6 +664,7 @@ static void take_over(tnd_hub *h)
                     "cannot be read now (%s): it waits for the next tandem "
                     "serve (or tandem resume --repo %s %s)\n",
                     id, repo, tnd_error_last(), repo, id);
+            h->left_why[nleft] = LEFT_UNREADABLE;
             h->left[nleft++] = tnd_xstrdup(id);
             json_object_put(answers[i]);
             free(path);
@@ -697,6 +712,7 @@ static void take_over(tnd_hub *h)
                     h->o->config->path ? h->o->config->path
                                        : "the built-in defaults",
                     repo, id);
+            h->left_why[nleft] = LEFT_CONFIG;
             h->left[nleft++] = tnd_xstrdup(id);
         } else if (strcmp(last, "finish") == 0 || (waits && !answers[i]) ||
                    strcmp(last, "unreadable") == 0) {
@@ -802,6 +818,7 @@ void tnd_hub_destroy(tnd_hub **self_p)
     tnd_accepted_close(&h->accepted);
     tnd_basecache_destroy(&h->baselines); /* every session thread ended */
     tnd_str_list_free(&h->left);
+    free(h->left_why);
     free(h);
     *self_p = NULL;
 }

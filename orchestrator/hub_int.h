@@ -29,8 +29,11 @@ struct tnd_hub {
     int64_t next_alive;
     bool draining, stopped;
     int64_t drain_deadline;
-    char **left; /* pending sessions take_over left for a server with their
-                    configuration; NULL-terminated */
+    char **left; /* pending sessions take_over left for a next server (with
+                    their configuration, or able to read or trust them);
+                    NULL-terminated */
+    const char **left_why; /* why each was, for a client that attaches:
+                              never its repository (any key may ask) */
     /* since when requests of each service (coder, reviewer, members)
      * wait with no agent to take them, and whether that was said */
     int64_t unserved_since[2 + 32];

@@ -588,7 +588,7 @@ static bool may_follow(tnd_hub *h, const tnd_broker_event *ev, const char *id,
     return false;
 }
 
-/* Whether take_over left id for a server with its configuration. */
+/* Whether take_over left id for a next server. */
 static bool left_here(const tnd_hub *h, const char *id)
 {
     return tnd_str_list_has((const char *const *)h->left, id);
@@ -628,13 +628,14 @@ static void attach_id(tnd_hub *h, const tnd_broker_event *ev, const char *id)
         return;
     }
     if (!s && left_here(h, id)) {
-        /* an earlier server's, under another configuration: take_over
-         * left it for a server with that one */
-        char *why = tnd_xasprintf(
-            "session %s was accepted under another configuration than this "
-            "server's, and waits for a tandem serve with that one (or for "
-            "tandem resume --repo REPO %s)",
-            id, id);
+        /* an earlier server's that take_over left for a next server,
+         * and why (each was said to be under another configuration) */
+        size_t i = 0;
+        while (strcmp(h->left[i], id) != 0)
+            i++;
+        char *why =
+            tnd_xasprintf("session %s %s (or for tandem resume --repo REPO %s)",
+                          id, h->left_why[i], id);
         tnd_hub_refuse(h, ev, "not_found", why);
         free(why);
         return;

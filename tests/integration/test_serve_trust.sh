@@ -168,6 +168,13 @@ ln -s "$T/safe/c" "$T/sticky/c"
 cp "$T/safe/c/.tandem/sessions/$sc/journal.jsonl" "$T/c.journal"
 : >"$T/serve.err"
 start_serve --config "$T/held.yaml" --max-sessions 1
+# its client, back for it, is told why it waits (it was told the session
+# was accepted under another configuration), not where its repository is
+run tandem submit --attach "$sc" --repo "$T/safe/c"
+expect_rc 2 "attach to a session left for a path another user could change"
+expect_in "$T/err" "another user could change the path to its repository"
+expect_not_in "$T/err" "another configuration"
+expect_not_in "$T/err" "$T/sticky"
 stop_serve
 expect_in "$T/serve.err" "session $sc of an earlier server is not taken over"
 expect_in "$T/serve.err" "$T/sticky/c is a symbolic link"
