@@ -15,11 +15,6 @@
 #include "orchestrator/rundir.h"
 #include "proto/body.h"
 
-/* Run git in dir (with the index file index, or the repository's when
- * NULL); 0 with its stdout in *out (may be NULL) when it exits 0.
- * TND_ECONFIG when git is missing or the change too large (the user's to
- * fix); -1 when git failed (a damaged repository, the disk): the review
- * could not be done (exit 4, which --on-error decides). */
 /* The filter git says failed ("fatal: PATH: smudge filter NAME failed",
  * or "clean filter 'NAME' failed": one .gitattributes names, required,
  * whose program did not run), or NULL. Caller frees. */
@@ -42,6 +37,11 @@ static char *failed_filter(const char *errors)
     return NULL;
 }
 
+/* Run git in dir (with the index file index, or the repository's when
+ * NULL); 0 with its stdout in *out (may be NULL) when it exits 0.
+ * TND_ECONFIG when git is missing or the change too large (the user's to
+ * fix); -1 when git failed (a damaged repository, the disk): the review
+ * could not be done (exit 4, which --on-error decides). */
 static int git_index(char **out, const char *dir, const char *index,
                      const char *const *argv, size_t cap)
 {

@@ -563,7 +563,7 @@ static void on_submit(tnd_hub *h, const tnd_broker_event *ev,
         return;
     }
     fprintf(stderr, "tandem serve: session %s accepted in %s\n",
-            tnd_hubsession_id(s), req->repo);
+            tnd_hubsession_id(s), tnd_hubsession_repo(s));
     accepted(h, ev, req, s);
 }
 
