@@ -38,15 +38,16 @@ static char *account_of(uid_t uid)
     return name;
 }
 
-/* Whether the group gid lists no member but name (NULL: none at all). A
- * group the system does not know lists nobody; one it cannot read is
- * not taken for anyone's own. */
-static bool lists_only(gid_t gid, const char *name)
+/* Whether the group gid is name's private group: named name, as a user
+ * private group is, and listing no member but name. A group the system
+ * does not know, or cannot read, is nobody's own; so is a shared primary
+ * group ("users"), whose members the group database does not list. */
+static bool private_to(gid_t gid, const char *name)
 {
     struct group gr, *found = NULL;
     size_t size = 4096;
     char *buf = tnd_xmalloc(size);
-    bool only = true;
+    bool own;
     int rc;
 
     while ((rc = getgrgid_r(gid, &gr, buf, size, &found)) == ERANGE &&
@@ -54,14 +55,12 @@ static bool lists_only(gid_t gid, const char *name)
         size *= 4;
         buf = tnd_xrealloc(buf, size, 1);
     }
-    if (rc != 0)
-        only = false;
-    else if (found)
-        for (char **m = gr.gr_mem; m && *m; m++)
-            if (!name || strcmp(*m, name) != 0)
-                only = false;
+    own = rc == 0 && found && name && strcmp(gr.gr_name, name) == 0;
+    for (char **m = own ? gr.gr_mem : NULL; m && *m; m++)
+        if (strcmp(*m, name) != 0)
+            own = false;
     free(buf);
-    return only;
+    return own;
 }
 
 /* Whether this process's group is its own (a look at the password and
@@ -69,7 +68,7 @@ static bool lists_only(gid_t gid, const char *name)
 static bool group_is_own(void)
 {
     char *name = account_of(geteuid());
-    bool own = lists_only(getegid(), name);
+    bool own = private_to(getegid(), name);
 
     free(name);
     return own;

@@ -14,12 +14,13 @@
  *     write in is allowed above the last one only when it is sticky
  *     (as /tmp: others can add names there, not move this user's);
  *   - a group may write in one only when the group is this user's own
- *     (its effective group, with no other member listed) and no access
- *     list (POSIX ACL) may grant more: Debian's user private groups with
- *     a umask of 002.
+ *     (its effective group, named as the user is, with no other member
+ *     listed) and no access list (POSIX ACL) may grant more: Debian's
+ *     user private groups with a umask of 002. A shared primary group
+ *     ("users") is not: the group database does not list who has it.
  *
- * Left out: another account whose primary group is this user's group
- * (not how user private groups are made), and what root does. */
+ * Left out: another account whose primary group is this user's private
+ * group (not how user private groups are made), and what root does. */
 #ifndef TND_TRUST_H
 #define TND_TRUST_H
 
@@ -30,7 +31,8 @@
 typedef struct tnd_trust_who {
     unsigned uid;       /* the user acting: its directories are trusted */
     unsigned gid;       /* its group */
-    bool private_group; /* gid lists no member but uid's account */
+    bool private_group; /* gid is named as uid's account and lists no
+                           other member */
 } tnd_trust_who;
 
 /* This process's: effective uid and gid, and whether the group is its

@@ -47,9 +47,53 @@ void tnd_hub_refuse(tnd_hub *h, const tnd_broker_event *ev, const char *kind,
     tnd_hub_answer(h, ev, true, body, len);
 }
 
+/* Whether dir holds a `.git` (a work tree's top, or a repository's). */
+static bool has_git(const char *dir)
+{
+    char *git = tnd_fs_join(dir, ".git");
+    struct stat st;
+    bool there = lstat(git, &st) == 0;
+
+    free(git);
+    return there;
+}
+
+/* Whether the directories from the top of the git work tree repo is in
+ * (the nearest one above it with a `.git`, when repo has none) down to
+ * repo are ones nobody else may write in, sticky or not: git works in
+ * the whole work tree, and a sticky directory in it lets another user
+ * add names there (a `.gitattributes` that picks a filter). 0, or -1
+ * with the error set. */
+static int strict_to_top(const char *repo)
+{
+    char *dir = tnd_xstrdup(repo), *slash;
+    size_t top = 0;
+    int rc = 0;
+
+    if (has_git(repo)) {
+        free(dir);
+        return 0;
+    }
+    while (!top && (slash = strrchr(dir, '/')) && slash != dir) {
+        *slash = '\0';
+        if (has_git(dir))
+            top = strlen(dir);
+    }
+    /* the top, and each directory below it above repo, as a last one */
+    for (size_t n = top; top && n < strlen(repo) && rc == 0;
+         n += strcspn(repo + n + 1, "/") + 1) {
+        char *part = tnd_xstrndup(repo, n);
+        rc = tnd_trust_path(part);
+        free(part);
+    }
+    free(dir);
+    return rc;
+}
+
 int tnd_hub_trust_repo(const char *repo)
 {
-    if (tnd_trust_path(repo) < 0 || tnd_session_check_own_home(repo) < 0) {
+    if (tnd_trust_path(repo) < 0 || strict_to_top(repo) < 0 ||
+        tnd_session_check_own_home(repo) < 0) {
         char *why = tnd_xstrdup(tnd_error_last());
         int rc = tnd_error_set(
             "repo %s: %s; tandem serve runs a session in a repository only "

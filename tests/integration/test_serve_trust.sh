@@ -55,6 +55,18 @@ expect_rc 0 "a second task, queued"
 sb=$(cat "$T/out")
 pass "a sticky directory above the repository is taken"
 
+# ...but not inside the git work tree the repository is in: git works in
+# all of it, and another user may add names there
+mkdir -p "$T/wt/open"
+git -C "$T/wt" init -q
+chmod 01777 "$T/wt/open"
+repo wt/open/p
+run tandem submit --detach --repo "$T/wt/open/p" "make the failing test pass"
+expect_rc 2 "a task below a sticky directory inside its git work tree"
+expect_in "$T/err" "others may write in $T/wt/open (mode 1777)"
+[ ! -e "$T/wt/open/p/.tandem" ] || fail "a session was made in $T/wt/open/p"
+pass "a sticky directory inside the git work tree above the repository is refused"
+
 # ---- an earlier server's session, its repository opened up since -------
 wait_for '"type":"proposal","attempt":2' "$T/open/a/.tandem/sessions/$sa/journal.jsonl" $((30 * SLOW))
 expect_in "$T/b/.tandem/sessions/$sb/journal.jsonl" '"type":"task"'

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/error.h"
@@ -96,14 +97,17 @@ static char *in_scratch(const char *rel)
     return tnd_xasprintf("%s/%s", scratch, rel);
 }
 
-/* Whether this process's group lists no member but its user. */
+/* Whether this process's group is named as its user and lists no other
+ * member. */
 static bool own_group_only(void)
 {
     const struct passwd *pw = getpwuid(geteuid());
     const struct group *gr = getgrgid(getegid());
 
-    for (char **m = gr ? gr->gr_mem : NULL; m && *m; m++)
-        if (!pw || strcmp(*m, pw->pw_name) != 0)
+    if (!pw || !gr || strcmp(gr->gr_name, pw->pw_name) != 0)
+        return false;
+    for (char **m = gr->gr_mem; *m; m++)
+        if (strcmp(*m, pw->pw_name) != 0)
             return false;
     return true;
 }
@@ -145,6 +149,26 @@ static void the_walk_names_the_directory_at_fault(void **state)
         assert_int_equal(chown(a, 0, 65534), 0);
         assert_int_equal(tnd_trust_path(inner), -1);
         assert_non_null(strstr(tnd_error_last(), "group 65534 may write in"));
+        assert_int_equal(chown(a, 0, getegid()), 0);
+    }
+
+    /* a shared primary group ("users", members unlisted) is nobody's
+     * own, even as this process's group: only root can take it on */
+    const struct group *users = getgrnam("users");
+    if (geteuid() == 0 && users && users->gr_mem && !users->gr_mem[0]) {
+        gid_t g = users->gr_gid;
+        pid_t pid;
+        int status;
+        assert_int_equal(chown(a, 0, g), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            _exit(setegid(g) == 0 && tnd_trust_path(inner) == -1 &&
+                          strstr(tnd_error_last(), "not uid 0's own group")
+                      ? 0
+                      : 1);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         assert_int_equal(chown(a, 0, getegid()), 0);
     }
 
