@@ -54,6 +54,12 @@ struct tnd_hub {
  * it. */
 int tnd_hub_code_now(int dirfd, const char *dir, int code);
 
+/* The exit code an earlier server told, or would have told, the clients
+ * of a session it left ended (records: its journal): the session ended
+ * between its last record and the accepted list's end record, and a
+ * client that comes back for it gets this. */
+int tnd_hub_code_of_ended(json_object *records);
+
 /* The whole id of the session part names among those this server holds,
  * the pending ones of its accepted list and the kept outcomes: the best
  * match (tnd_session_match), when one session has it. NULL with the
@@ -88,6 +94,11 @@ long tnd_hub_ahead_of(const tnd_hub *h, const tnd_hubsession *s);
 
 /* Start queued sessions while slots are free. */
 void tnd_hub_start_queued(tnd_hub *h);
+
+/* An earlier server's sessions that did not end, from the accepted
+ * list: queued again, ended, or left for a next server with the reason
+ * (h->left, h->left_why), each said on stderr (hubtake.c). */
+void tnd_hub_take_over(tnd_hub *h);
 
 /* A client's request: answered, or refused with the reason
  * (hubclient.c). */
