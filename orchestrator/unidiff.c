@@ -102,6 +102,57 @@ static bool mode_line(const reader *r)
     return true;
 }
 
+/* A file name s[0..n) for a message, as git quotes it: in double
+ * quotes, each byte that is not UTF-8 or is a control character as a
+ * \ooo octal escape (git's own form, as git status shows the name), '"'
+ * and '\\' escaped; the valid UTF-8 is kept as it is. Caller frees. */
+static char *quoted_name(const char *s, size_t n)
+{
+    tnd_buf b;
+    size_t i = 0;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    tnd_buf_puts(&b, "\"");
+    while (i < n && b.len < 400) {
+        unsigned char c = (unsigned char)s[i];
+        /* the length a lead byte announces; 0 for none */
+        size_t seq = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
+
+        if (seq && i + seq <= n && tnd_utf8_valid(s + i, seq)) {
+            tnd_buf_append(&b, s + i, seq);
+            i += seq;
+            continue;
+        }
+        if (c < 0x20 || c >= 0x7f)
+            tnd_buf_printf(&b, "\\%03o", c);
+        else if (c == '"' || c == '\\')
+            tnd_buf_printf(&b, "\\%c", c);
+        else
+            tnd_buf_append(&b, s + i, 1);
+        i++;
+    }
+    tnd_buf_puts(&b, i < n ? "...\"" : "\"");
+    return tnd_buf_detach(&b, NULL);
+}
+
+/* The refusal of a file whose name, s[0..n), is not UTF-8: edits carry
+ * their path in a JSON body, which holds UTF-8 only, so the name no
+ * edit can carry; the message says which file (it said "bytes that are
+ * not UTF-8" at a line, never which file) and how to go on. */
+static int name_not_utf8(const char *s, size_t n)
+{
+    char *shown = quoted_name(s, n);
+
+    tnd_error_set("%s cannot be reviewed: its name is not UTF-8, and tandem "
+                  "carries file names in JSON bodies, which hold UTF-8 only; "
+                  "rename it to a UTF-8 name (git mv), or leave it out and "
+                  "commit it without tandem (review the rest with --diff "
+                  "FILE, or commit with git commit --no-verify)",
+                  shown);
+    free(shown);
+    return -1;
+}
+
 /* A name the edits may carry: every path of the change is checked here,
  * as it is loaded, since a name an edit cannot hold (a backslash, a tab,
  * .git/...) otherwise failed only once the session had started, as a
@@ -111,6 +162,8 @@ static int check_path(const char *path)
 {
     char *shown, *why;
 
+    if (!tnd_utf8_valid(path, strlen(path)))
+        return name_not_utf8(path, strlen(path));
     if (tnd_edit_path_check(path) == 0)
         return 0;
     shown = tnd_str_one_line(path, 200);
@@ -431,13 +484,47 @@ static bool crlf_diff(const char *diff, size_t len)
     return false;
 }
 
+/* When the line at s (before end, the diff's end) whose bytes are not
+ * UTF-8 is a header naming a file ("diff --git", or a ---/+++ pair: a
+ * removed line "-- caf\xe9" is no header), the refusal of that file's
+ * name (-1); else 0. prev: the line before, NULL for none. A name git
+ * does not quote (core.quotePath=false, as a review of git changes
+ * reads them) holds its bytes as they are. */
+static int name_line_not_utf8(const char *prev, const char *s, const char *end)
+{
+    const char *nl = memchr(s, '\n', (size_t)(end - s));
+    reader r = {nl ? nl + 1 : end,
+                end,
+                false,
+                0,
+                s,
+                nl ? (size_t)(nl - s) : (size_t)(end - s)};
+    parse ps;
+    char *path = NULL;
+    int rc = 0;
+
+    memset(&ps, 0, sizeof(ps));
+    if (starts(&r, "diff --git ")) {
+        git_header(&ps, &r);
+        path = ps.git_path;
+    } else if ((starts(&r, "--- ") && r.end - r.p >= 4 &&
+                memcmp(r.p, "+++ ", 4) == 0) ||
+               (starts(&r, "+++ ") && prev && s - prev >= 4 &&
+                memcmp(prev, "--- ", 4) == 0))
+        path = header_path(&r);
+    if (path && !tnd_utf8_valid(path, strlen(path)))
+        rc = name_not_utf8(path, strlen(path));
+    free(path);
+    return rc;
+}
+
 /* The refusal of a diff (len bytes, not NUL-terminated) that is not
  * UTF-8 from offset bad on: the line, and the file the last header
  * before it names. */
 static int not_utf8(const char *diff, size_t len, size_t bad)
 {
     size_t line = 1;
-    const char *file = NULL, *p;
+    const char *file = NULL, *start = diff, *prev = NULL, *p;
     char *raw = NULL, *name = NULL;
     int rc;
 
@@ -445,10 +532,15 @@ static int not_utf8(const char *diff, size_t len, size_t bad)
         if (*p != '\n')
             continue;
         line++;
+        prev = start;
+        start = p + 1;
         if ((size_t)(diff + len - (p + 1)) >= 4 &&
             memcmp(p + 1, "+++ ", 4) == 0)
             file = p + 5;
     }
+    rc = name_line_not_utf8(prev, start, diff + len);
+    if (rc < 0)
+        return rc;
     if (file) {
         const char *nl = memchr(file, '\n', (size_t)(diff + len - file));
         raw = tnd_xstrndup(file, nl ? (size_t)(nl - file)

@@ -17,7 +17,8 @@
  * the suite runs was approved, and a new executable script was made
  * 0644 and failed to run. Quoted names (git's C
  * quoting) are unquoted, and every name is checked as a code reply's are
- * (tnd_edit_path_check: no backslash, control character, "..", .git/), so a
+ * (tnd_edit_path_check: no backslash, control character, "..", .git/;
+ * and UTF-8, as the JSON bodies carrying it are), so a
  * change no edit can carry is refused here, before a session starts. */
 #ifndef TND_UNIDIFF_H
 #define TND_UNIDIFF_H

@@ -326,6 +326,23 @@ for kind in backslash tab; do
     [ ! -s "$T/out" ] || fail "a refused change wrote findings on stdout"
     (cd "$T/demo" && git rm -q --cached -- "$name" && rm -f -- "$name")
 done
+# a name that is not UTF-8 (Latin-1): the refusal said "line 1: bytes
+# that are not UTF-8", not which file; it names it as git quotes it, why
+# (file names travel in JSON, UTF-8 only) and what to do. The same file
+# in a patch of git's own, its name quoted, went on to a review, rejected
+name=$(printf 'lat\351.txt')
+echo a >"$T/demo/$name"
+(cd "$T/demo" && git add -- "$name" && git diff --cached >"$T/latin1.diff") ||
+    fail "cannot stage a Latin-1 name"
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --staged
+expect_rc 2 "a staged file whose name is not UTF-8"
+expect_in "$T/err" 'the git changes: "lat\351.txt" cannot be reviewed: its name is not UTF-8, and tandem carries file names in JSON bodies, which hold UTF-8 only; rename it to a UTF-8 name (git mv), or leave it out'
+(cd "$T/demo" && git rm -q --cached -- "$name" && rm -f -- "$name")
+run tandem review --repo "$T/demo" --config "$T/review.yaml" --diff "$T/latin1.diff"
+expect_rc 2 "a patch of a file whose name is not UTF-8"
+expect_in "$T/err" "--diff $T/latin1.diff: \"lat\\351.txt\" cannot be reviewed: its name is not UTF-8"
+pass "a file whose name is not UTF-8 is refused by its name, with the fix"
+
 printf -- '--- /dev/null\n+++ b/.git/hooks/post-checkout\n@@ -0,0 +1 @@\n+rm -rf ~\n' \
     >"$T/hook.diff"
 run tandem review --repo "$T/demo" --config "$T/review.yaml" \

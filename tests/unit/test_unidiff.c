@@ -1266,8 +1266,49 @@ static void bytes_that_are_not_utf8_are_refused(void **state)
     {
         static const char last[] = "--- a/f\n+++ new/st\xe0n";
         assert_int_equal(parse_len(&e, &n, last, sizeof(last) - 1), -1);
-        assert_non_null(strstr(tnd_error_last(), "line 2, new/st"));
+        assert_error_has("\"new/st\\340n\" cannot be reviewed");
     }
+    /* a removed line "-- caf\xe9" followed by another is no header */
+    {
+        static const char sql[] = "--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +0,0 "
+                                  "@@\n-- caf\xe9\n-x\n";
+        assert_int_equal(parse_len(&e, &n, sql, sizeof(sql) - 1), -1);
+        assert_error_has("line 4, b/q.sql: bytes that are not UTF-8");
+    }
+}
+
+/* A file whose name is not UTF-8 (Latin-1 "lat\xe9.txt"): the refusal
+ * names it as git quotes it and says why and what to do; it said "line
+ * 1: bytes that are not UTF-8", never which file. As git writes it with
+ * core.quotePath=false (as a review of git changes reads it: its bytes
+ * as they are, on the "diff --git" line first), and quoted (a patch file
+ * of git's default): the name unquoted is no UTF-8 either (it went on
+ * to a review, rejected). Valid UTF-8 in the name is shown as it is. */
+static void names_that_are_not_utf8_are_refused(void **state)
+{
+    static const char *const diffs[] = {
+        "diff --git a/lat\xe9.txt b/lat\xe9.txt\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/lat\xe9.txt\n@@ -0,0 +1 @@\n+a\n",
+        "diff --git \"a/lat\\351.txt\" \"b/lat\\351.txt\"\n"
+        "new file mode 100644\n--- /dev/null\n+++ \"b/lat\\351.txt\"\n"
+        "@@ -0,0 +1 @@\n+a\n",
+        "--- a/lat\xe9.txt\n+++ b/lat\xe9.txt\n@@ -1 +1 @@\n-a\n+b\n",
+        "--- \"a/lat\\351.txt\"\n+++ \"b/lat\\351.txt\"\n@@ -1 +1 @@\n"
+        "-a\n+b\n",
+        "diff --git a/lat\xe9.txt b/lat\xe9.txt\ndeleted file mode 100644\n",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(diffs) / sizeof(*diffs); i++) {
+        parse_fails(diffs[i]);
+        assert_error_has("\"lat\\351.txt\" cannot be reviewed: its name is "
+                         "not UTF-8, and tandem carries file names in JSON "
+                         "bodies, which hold UTF-8 only; rename it");
+        assert_error_has("git commit --no-verify");
+    }
+    parse_fails("--- a/d\xc3\xa9j\xe0/x\"y\n+++ b/d\xc3\xa9j\xe0/x\"y\n"
+                "@@ -1 +1 @@\n-a\n+b\n");
+    assert_error_has("\"d\xc3\xa9j\\340/x\\\"y\" cannot be reviewed");
 }
 
 /* A NUL byte in the diff: the edits are C strings, so a hunk line "-f\0oo"
@@ -1575,6 +1616,7 @@ int main(void)
         cmocka_unit_test(a_nul_byte_is_refused),
         cmocka_unit_test(modes_come_beside_the_edits),
         cmocka_unit_test(bytes_that_are_not_utf8_are_refused),
+        cmocka_unit_test(names_that_are_not_utf8_are_refused),
         cmocka_unit_test(edits_applied_to_a_workspace_diff_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
