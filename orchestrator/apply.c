@@ -94,9 +94,9 @@ char *tnd_apply_message(const char *rationale, const char *task,
 int tnd_apply_can_commit(const char *repo)
 {
     const char *argv[] = {"git", "rev-parse", "--is-inside-work-tree", NULL};
-    char *out = NULL;
+    char *out = NULL, *head;
     int rc = tnd_git_run(&out, NULL, repo, argv, GIT_OUT_MAX);
-    bool yes = rc == 0 && out && strncmp(out, "true", 4) == 0;
+    bool yes = rc == 0 && out && strncmp(out, "true", 4) == 0, unborn;
 
     free(out);
     if (!yes)
@@ -107,6 +107,19 @@ int tnd_apply_can_commit(const char *repo)
             repo,
             rc == TND_ENOTFOUND ? "not usable: git is not installed"
                                 : "not in a git work tree");
+    /* the run works on HEAD's tree: with no commit yet, an empty one,
+     * so the baseline failed for want of the project's files ("make
+     * found no Makefile ... fix skills.build"), blaming agents.yaml */
+    head = tnd_apply_head(repo);
+    unborn = !*head;
+    free(head);
+    if (unborn)
+        return tnd_error_config(
+            "--commit works on the tree of the commit HEAD names, and HEAD "
+            "in %s has no commit yet, so the run would see none of your "
+            "files; make a first commit (git add, then git commit), or run "
+            "without --commit",
+            repo);
     /* the commit needs a name and an address for its author and
      * committer: asked now, not after the tree was changed (a run then
      * left its change in the tree, uncommitted, and the next run was

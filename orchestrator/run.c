@@ -285,13 +285,16 @@ static int make_workspace(run *r)
     if (tnd_content_tree(&(const char *){NULL}, tnd_loop_content(r)) < 0)
         goto out;
     what = tnd_snapshot_describe(r->base);
-    tnd_loop_say(r, "workspace: %s%s%s%.12s%s", what,
+    tnd_loop_say(r, "workspace: %s%s%s%.*s%s", what,
                  incremental ? "; build outputs stay between attempts "
                                "(workspace.incremental)"
                              : "",
                  commit ? "; the tree of the commit --commit builds on, "
                           "without your uncommitted changes ("
                         : "",
+                 /* a commit's id cut to 12; "no commit yet" whole (it
+                    was "no commit ye") */
+                 (int)(commit && *r->head ? 12 : strlen("no commit yet")),
                  commit ? (*r->head ? r->head : "no commit yet") : "",
                  commit ? ")" : "");
     if (r->change.note)

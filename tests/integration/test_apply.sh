@@ -374,6 +374,18 @@ expect_in "$T/err" "--commit commits the approved change with git, but $T/demo i
 [ ! -e "$T/expected" ] || fail "the run started"
 pass "--commit outside a git work tree is exit 2 before the run"
 
+# a repository with no commit yet, its files untracked: the run worked on
+# HEAD's tree, empty, and failed "make found no Makefile ... fix
+# skills.build in agents.yaml"; it is the missing commit, said up front
+(cd "$T/demo" && git init -q && git config user.name t &&
+    git config user.email t@example.invalid) || fail "cannot git init"
+run tandem run --commit --repo "$T/demo" "make the failing test pass"
+expect_rc 2 "--commit with no commit yet"
+expect_in "$T/err" "--commit works on the tree of the commit HEAD names, and HEAD in $T/demo has no commit yet, so the run would see none of your files; make a first commit (git add, then git commit), or run without --commit"
+expect_not_in "$T/err" "skills.build"
+[ ! -e "$T/demo/.tandem/sessions" ] || fail "a session was made"
+pass "--commit in a repository with no commit yet is exit 2 before the run, saying so"
+
 run tandem review --apply --repo "$T/demo"
 expect_rc 2 "review --apply"
 expect_in "$T/err" "tandem review: --apply is for tandem run: a review judges a change that is already in your tree"
