@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/str.h"
@@ -346,13 +347,62 @@ static int from_range(tnd_change *c, const char *repo, const char *from,
     return rundir_base ? export(c, repo, rundir_base) : 0;
 }
 
+/* How many submodules a message names before "and N more". */
+#define DIRTY_SHOWN 5
+
+/* The submodules of repo with changes of their own, which a review of
+ * repo's changes leaves out (gitlinks.h), for a message: "submodule lib
+ * has changes of its own, which ...: review them in the submodule itself
+ * (tandem review --repo REPO/lib)"; NULL when there is none. A review
+ * of those alone said "nothing to review: no uncommitted changes", with
+ * no word of them. Caller frees. */
+static char *dirty_submodules(const char *repo)
+{
+    char **paths = tnd_gitlinks_dirty(repo), *dir, *word, *out;
+    size_t n = 0;
+    tnd_buf names;
+
+    if (!paths)
+        return NULL;
+    while (paths[n])
+        n++;
+    tnd_buf_init(&names, TND_BUF_NOCAP);
+    for (size_t i = 0; i < n && i < DIRTY_SHOWN; i++) {
+        char *shown = tnd_str_one_line(paths[i], 100);
+
+        tnd_buf_printf(&names, "%s%s",
+                       i == 0                           ? ""
+                       : i == n - 1 && n <= DIRTY_SHOWN ? " and "
+                                                        : ", ",
+                       shown);
+        free(shown);
+    }
+    if (n > DIRTY_SHOWN)
+        tnd_buf_printf(&names, " and %zu more", n - DIRTY_SHOWN);
+    dir = tnd_fs_join(repo, paths[0]);
+    word = tnd_str_shell_word(dir);
+    out = tnd_xasprintf("submodule%s %s %s changes of %s own, which a review "
+                        "of %s leaves out (a commit of it takes none of "
+                        "them): review them in %s (tandem review --repo "
+                        "%s%s)",
+                        n > 1 ? "s" : "", tnd_buf_str(&names),
+                        n > 1 ? "have" : "has", n > 1 ? "their" : "its", repo,
+                        n > 1 ? "each submodule" : "the submodule itself", word,
+                        n > 1 ? ", and so on" : "");
+    free(word);
+    free(dir);
+    tnd_buf_free(&names);
+    tnd_str_list_free(&paths);
+    return out;
+}
+
 static int from_git(tnd_change *c, const char *repo, bool staged,
                     const char *rev, const char *rundir_base)
 {
     const char *parse[] = {"git", "rev-parse", "--verify", NULL, NULL};
     const char *from = getenv("PRE_COMMIT_FROM_REF");
     const char *to = getenv("PRE_COMMIT_TO_REF");
-    char *spec;
+    char *spec, *dirty;
     int rc;
 
     /* outside a commit, pre-commit's range is the change, not the index */
@@ -376,13 +426,27 @@ static int from_git(tnd_change *c, const char *repo, bool staged,
         return rc;
     if (!*c->diff && staged)
         return nothing_staged(c, repo);
+    /* a submodule's own changes are left out of git's diff: said, both
+     * when they were all there was and beside a change */
+    dirty = staged ? NULL : dirty_submodules(repo);
     if (!*c->diff) {
         c->empty = true;
-        return tnd_error_config("nothing to review: %s has no uncommitted "
-                                "changes",
-                                repo);
+        rc = tnd_error_config("nothing to review: %s has no uncommitted "
+                              "changes%s%s",
+                              repo, dirty ? "; its " : "", dirty ? dirty : "");
+        free(dirty);
+        return rc;
     }
-    return rundir_base ? export(c, repo, rundir_base) : 0;
+    rc = rundir_base ? export(c, repo, rundir_base) : 0;
+    if (rc == 0 && dirty) {
+        char *was = c->note;
+
+        c->note = was ? tnd_xasprintf("%s; the %s", was, dirty)
+                      : tnd_xasprintf("the %s", dirty);
+        free(was);
+    }
+    free(dirty);
+    return rc;
 }
 
 int tnd_change_load(tnd_change *c, const char *repo, const char *diff_file,

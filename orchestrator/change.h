@@ -40,9 +40,11 @@ typedef struct tnd_change {
                                  stores them (converted.h), as a
                                  checkout of the change writes them */
     size_t nconverted;
-    char *note;       /* with base exported: what of it the user should know
-                         (a submodule left empty, Git LFS files left as their
-                         pointers, and why), or NULL */
+    char *note;       /* what the user should know of the base exported (a
+                         submodule left empty, Git LFS files left as their
+                         pointers, and why) and, exported or not, of the
+                         change (submodules with changes of their own, left
+                         out), or NULL */
     tnd_lfs_left lfs; /* with base exported: the Git LFS files left as
                          their pointers, their objects not here */
     bool empty;       /* git had no changes: tnd_change_load said "nothing

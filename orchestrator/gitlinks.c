@@ -239,3 +239,53 @@ int tnd_gitlinks_export(char **note, const char *repo, const char *index,
     free(modules);
     return rc;
 }
+
+char **tnd_gitlinks_dirty(const char *repo)
+{
+    /* git's own settings say which submodules to look into (a
+     * submodule.NAME.ignore the user set is heard); untracked files are
+     * left out, as they are of the review */
+    const char *argv[] = {"git",
+                          "status",
+                          "--porcelain=v2",
+                          "-z",
+                          "--untracked-files=no",
+                          "--no-renames",
+                          NULL};
+    char *gitmodules = tnd_fs_join(repo, ".gitmodules"), *out = NULL, **list;
+    size_t len = 0, n = 0, alloc = 0;
+
+    /* no .gitmodules, no submodule: one stat, no git */
+    if (!tnd_fs_exists(gitmodules)) {
+        free(gitmodules);
+        return NULL;
+    }
+    free(gitmodules);
+    if (tnd_git_run(&out, &len, repo, argv, 64 * GIT_OUT_MAX) < 0) {
+        tnd_error_clear(); /* a note, never a reason to stop */
+        free(out);
+        return NULL;
+    }
+    list = NULL;
+    /* "1 XY SUB MH MI MW HH HI PATH\0", SUB "S.M." for a submodule whose
+     * tracked files changed in its own work tree */
+    for (size_t at = 0; out && at < len;) {
+        char *entry = out + at, *p = entry;
+        int field = 0;
+
+        at += strlen(entry) + 1;
+        if (strncmp(entry, "1 ", 2) != 0)
+            continue;
+        while (field < 8 && (p = strchr(p, ' ')) != NULL) {
+            p++;
+            field++;
+        }
+        if (!p || strncmp(entry + 5, "S", 1) != 0 || entry[7] != 'M')
+            continue;
+        TND_GROW(list, alloc, n + 2);
+        list[n++] = tnd_xstrdup(p);
+        list[n] = NULL;
+    }
+    free(out);
+    return list;
+}

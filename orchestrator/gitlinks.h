@@ -11,7 +11,8 @@
  * with `protocol.allow=never`, so not even a partial clone's lazy fetch
  * reaches the network. A submodule not initialised, or whose commit is
  * not there, stays empty, and the note says which and why. Submodules of
- * submodules likewise, a few levels deep. */
+ * submodules likewise, a few levels deep. The submodules with changes of
+ * their own, which a review leaves out, are named (tnd_gitlinks_dirty). */
 #ifndef TND_GITLINKS_H
 #define TND_GITLINKS_H
 
@@ -24,5 +25,15 @@
  * than for a missing submodule, the disk). */
 int tnd_gitlinks_export(char **note, const char *repo, const char *index,
                         const char *base, const char *dir);
+
+/* The submodules of the work tree repo (its top) whose tracked files
+ * have changes of their own, in their own work trees, as git status
+ * reports them (the user's submodule.NAME.ignore heard): a review of
+ * repo's changes leaves those out, as a commit of repo takes none of
+ * them, and says so. Their paths, a NULL-terminated list (free with
+ * tnd_str_list_free); NULL when there is none, when repo has no
+ * .gitmodules (no git is run), or when git cannot say (a note, never a
+ * reason to stop). */
+char **tnd_gitlinks_dirty(const char *repo);
 
 #endif

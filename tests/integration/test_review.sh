@@ -502,7 +502,22 @@ run tandem review --repo "$R" --config "$T/super.yaml" "two"
 expect_rc 0 "a change beside a submodule with uncommitted changes"
 expect_not_in "$(session_dir)/change.diff" "Subproject"
 expect_in "$(session_dir)/change.diff" "+two"
+# ... and they are said to be left out: beside a change, and when they
+# are all there is (it said "nothing to review: no uncommitted changes"
+# with no word of the submodule); --staged takes the index alone
+expect_in "$T/err" "workspace: the submodule sub has changes of its own, which a review of $R leaves out (a commit of it takes none of them): review them in the submodule itself (tandem review --repo $R/sub)"
+run tandem review --repo "$R" --config "$T/super.yaml" --staged "two"
+expect_rc 0 "staged changes beside a submodule with uncommitted changes"
+expect_not_in "$T/err" "submodule"
+(cd "$R" && git stash -q) || fail "cannot stash a.txt"
+run tandem review --repo "$R" --config "$T/super.yaml" "two"
+expect_rc 2 "a submodule's own changes alone"
+expect_in "$T/err" "nothing to review: $R has no uncommitted changes; its submodule sub has changes of its own, which a review of $R leaves out (a commit of it takes none of them): review them in the submodule itself (tandem review --repo $R/sub)"
+(cd "$R" && git stash pop -q && git add a.txt) || fail "cannot restore a.txt"
 (cd "$R/sub" && git checkout -q -- lib.txt) || fail "cannot restore sub"
+run tandem review --repo "$R" --config "$T/super.yaml" "two"
+expect_rc 0 "a change beside a clean submodule"
+expect_not_in "$T/err" "changes of its own"
 (cd "$R" && git submodule deinit -q -f sub) || fail "cannot deinit"
 run tandem review --repo "$R" --config "$T/super.yaml" --staged "two"
 expect_rc 0 "a change beside a submodule deinit'd, in .git/modules"
@@ -513,6 +528,23 @@ run tandem review --repo "$T/clone" --config "$T/super.yaml" --staged "two"
 expect_rc 1 "a change beside a submodule not initialised"
 expect_in "$T/err" "workspace: submodule sub is not initialised, so its directory is empty (git submodule update --init sub would fetch it; tandem never fetches)"
 pass "a submodule's files are in the tree reviewed, or said missing"
+
+# many submodules with changes of their own: named up to five, the rest
+# counted
+M=$T/many
+mkdir -p "$M"
+(cd "$M" && git init -q && for i in 1 2 3 4 5 6 7; do
+    git -c protocol.file.allow=always submodule add -q "$S" "s$i" || exit 1
+done && git -c user.email=t@example.com -c user.name=t commit -qm many) ||
+    fail "cannot make a superproject of seven submodules"
+for i in 1 2 3 4 5 6 7; do echo x >>"$M/s$i/lib.txt"; done
+run tandem review --repo "$M" --config "$T/super.yaml" "x"
+expect_rc 2 "seven submodules' own changes alone"
+expect_in "$T/err" "its submodules s1, s2, s3, s4, s5 and 2 more have changes of their own, which a review of $M leaves out (a commit of it takes none of them): review them in each submodule (tandem review --repo $M/s1, and so on)"
+for i in 3 4 5 6 7; do (cd "$M/s$i" && git checkout -q -- lib.txt); done
+run tandem review --repo "$M" --config "$T/super.yaml" "x"
+expect_in "$T/err" "its submodules s1 and s2 have changes of their own"
+pass "the submodules with changes of their own, not reviewed, are named"
 
 # the base is the commit as a checkout writes it: .gitattributes
 # export-ignore and export-subst are for archives, not for the tree the
