@@ -6,6 +6,7 @@
  * tandem's own applier does (patchdir.c). */
 #include "orchestrator/apply.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,22 @@ char *tnd_apply_message(const char *rationale, const char *task,
 /* ---- with git -------------------------------------------------------------
  */
 
+/* Whether dir holds nothing but git's and tandem's own (`.git`,
+ * `.tandem`): a work tree with no file of the project yet. */
+static bool only_git(const char *dir)
+{
+    DIR *d = opendir(dir);
+    const struct dirent *e;
+    bool only = d != NULL;
+
+    while (only && (e = readdir(d)))
+        only = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+               !strcmp(e->d_name, ".git") || !strcmp(e->d_name, ".tandem");
+    if (d)
+        closedir(d);
+    return only;
+}
+
 int tnd_apply_can_commit(const char *repo)
 {
     const char *argv[] = {"git", "rev-parse", "--is-inside-work-tree", NULL};
@@ -113,7 +130,9 @@ int tnd_apply_can_commit(const char *repo)
     head = tnd_apply_head(repo);
     unborn = !*head;
     free(head);
-    if (unborn)
+    /* an empty work tree is a project started from nothing: its run
+     * sees all there is */
+    if (unborn && !only_git(repo))
         return tnd_error_config(
             "--commit works on the tree of the commit HEAD names, and HEAD "
             "in %s has no commit yet, so the run would see none of your "

@@ -50,8 +50,9 @@ typedef struct tnd_apply_result {
 
 /* 0 when repo is in a git work tree whose HEAD names a commit, so
  * --commit can commit there; TND_ECONFIG with an error naming repo and
- * the fix otherwise (git not installed, not a work tree, no commit yet,
- * no identity to commit as). For checking before a run is paid for. */
+ * the fix otherwise (git not installed, not a work tree, no commit yet
+ * while the work tree holds files the run would not see, no identity to
+ * commit as). For checking before a run is paid for. */
 int tnd_apply_can_commit(const char *repo);
 
 /* Put the patch (its text, diff, and the same text's file, patch_file,

@@ -105,6 +105,25 @@ static void commit_outside_git_is_refused(void **state)
 
 /* ---- with git ------------------------------------------------------- */
 
+/* No commit yet: the run would work on an empty tree, so one whose work
+ * tree holds files is refused, naming the fix; an empty one is a project
+ * started from nothing, and is committed as the first commit. */
+static void no_commit_yet_is_refused_only_with_files(void **state)
+{
+    char *dir = plain("unborn");
+
+    (void)state;
+    sh("cd '%s' && git init -q && git config user.name t && "
+       "git config user.email t@example.invalid",
+       dir);
+    assert_int_equal(tnd_apply_can_commit(dir), 0);
+    put(dir, "a.txt", lines10);
+    assert_int_equal(tnd_apply_can_commit(dir), TND_ECONFIG);
+    assert_non_null(strstr(tnd_error_last(), "has no commit yet"));
+    assert_non_null(strstr(tnd_error_last(), "make a first commit"));
+    free(dir);
+}
+
 static void git_applies_only_what_fits(void **state)
 {
     char *dir = git_repo("git-apply"), *file, *diff;
@@ -517,6 +536,7 @@ int main(void)
         cmocka_unit_test(the_message_is_the_rationale),
         cmocka_unit_test(a_long_first_line_is_cut_for_the_subject),
         cmocka_unit_test(commit_outside_git_is_refused),
+        cmocka_unit_test(no_commit_yet_is_refused_only_with_files),
         cmocka_unit_test(git_applies_only_what_fits),
         cmocka_unit_test(git_applies_the_patch_as_it_was_audited),
         cmocka_unit_test(a_commit_holds_the_patch_and_nothing_else),
