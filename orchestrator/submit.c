@@ -246,6 +246,11 @@ static int take_change(tnd_client_request *req, const tnd_submit_client *s)
          * failing: the review could not be done */
         return rc == TND_ECONFIG ? TND_EXIT_USAGE : TND_EXIT_NOT_REVIEWED;
     }
+    /* what the server cannot see from the diff: submodules with changes
+     * of their own, left out (a local review says it on its workspace
+     * line) */
+    if (c.note && !s->quiet)
+        fprintf(stderr, "tandem submit: workspace: %s\n", c.note);
     req->diff = c.diff;
     req->rev = c.rev;
     req->staged = false;

@@ -506,6 +506,12 @@ expect_in "$(session_dir)/change.diff" "+two"
 # are all there is (it said "nothing to review: no uncommitted changes"
 # with no word of the submodule); --staged takes the index alone
 expect_in "$T/err" "workspace: the submodule sub has changes of its own, which a review of $R leaves out (a commit of it takes none of them): review them in the submodule itself (tandem review --repo $R/sub)"
+# a review through a server: the client reads the change, and says it
+# (the server sees only the diff); said before any server is asked
+TANDEM_TIMEOUT=30 run tandem submit --review --repo "$R" \
+    --connect "ipc://$T/nobody.sock" "two"
+expect_rc 4 "submit --review with no server, a submodule with changes of its own"
+expect_in "$T/err" "tandem submit: workspace: the submodule sub has changes of its own, which a review of $R leaves out"
 run tandem review --repo "$R" --config "$T/super.yaml" --staged "two"
 expect_rc 0 "staged changes beside a submodule with uncommitted changes"
 expect_not_in "$T/err" "submodule"
