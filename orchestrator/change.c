@@ -184,7 +184,7 @@ static int export(tnd_change *c, const char *repo, const char *rundir_base)
         rc = tnd_lfs_smudge(&c->lfs, repo, index, c->base);
     /* checkout-index writes a submodule as an empty directory */
     if (rc == 0)
-        rc = tnd_gitlinks_export(&c->note, repo, index, c->base, dir);
+        rc = tnd_gitlinks_export(&c->note, &c->lfs, repo, index, c->base, dir);
     if (rc == 0 && (lfs = tnd_lfs_note(&c->lfs))) {
         char *was = c->note;
 

@@ -225,9 +225,9 @@ int tnd_git_run_alone(char **out, size_t *len, const char *dir,
 }
 
 int tnd_git_run_smudge(const char *dir, const char *index, const char *input,
-                       size_t input_len, const char *const *argv)
+                       size_t input_len, const char *const *argv, bool alone)
 {
-    where w = {index, NULL, NULL, false, input, input_len, true};
+    where w = {index, NULL, NULL, alone, input, input_len, true};
 
     return run(NULL, NULL, NULL, dir, argv, 64 << 10, false, &w);
 }

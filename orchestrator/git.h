@@ -54,9 +54,10 @@ int tnd_git_run_input(char **out, size_t *len, const char *dir,
  * the caller's GIT_LFS_SKIP_SMUDGE: for a checkout of Git LFS files
  * whose objects are on this machine (lfs.h), which git-lfs writes with
  * their content even where the environment asks it to skip (a CI
- * clone's), as nothing need be fetched. */
+ * clone's), as nothing need be fetched. alone: as tnd_git_run_alone
+ * (a submodule's repository, named by --git-dir). */
 int tnd_git_run_smudge(const char *dir, const char *index, const char *input,
-                       size_t input_len, const char *const *argv);
+                       size_t input_len, const char *const *argv, bool alone);
 
 /* As tnd_git_run_index (index may be NULL), git finding its repository
  * from dir and argv alone: without the caller's GIT_DIR, GIT_WORK_TREE

@@ -12,6 +12,7 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/git.h"
+#include "orchestrator/lfs.h"
 #include "proto/code.h"
 
 #define GIT_OUT_MAX (1024 * 1024)
@@ -98,22 +99,35 @@ static char *git_dir_of(const char *worktree, const char *modules,
     return gd;
 }
 
-static int export_tree(char **note, const char *worktree, const char *git_dir,
-                       const char *modules, const char *index, const char *base,
-                       const char *dir, int depth);
+/* One export's: what it says, where it goes, its scratch directory */
+typedef struct exporting {
+    char **note;
+    tnd_lfs_left *lfs; /* its Git LFS files left as their pointers */
+    const char *top;   /* the export's base: the top's tree */
+    const char *dir;
+} exporting;
 
-/* The submodule at path, commit id, into base/path from its repository. */
-static int export_one(char **note, const char *worktree, const char *modules,
-                      const char *base, const char *dir, const char *path,
+static int export_tree(const exporting *ex, const char *worktree,
+                       const char *git_dir, const char *modules,
+                       const char *index, const char *base, int depth);
+
+/* The submodule at path, commit id, into base/path from its repository.
+ * Its Git LFS files are written as the top's are (lfs.h): git-lfs never
+ * sees one whose object is not here. */
+static int export_one(const exporting *ex, const char *worktree,
+                      const char *modules, const char *base, const char *path,
                       const char *id, int depth)
 {
+    char **note = ex->note;
+    const char *dir = ex->dir;
     char *gd = git_dir_of(worktree, modules, base, path, dir), *gd_opt, *index,
          *prefix, *into, *sub_wt, *sub_modules;
     const char *read_tree[] = {
         "git", "-c", "protocol.allow=never", NULL, "read-tree", id, NULL};
-    const char *checkout[] = {
-        "git", "-c", "protocol.allow=never", NULL, "checkout-index", "-a", "-f",
-        NULL,  NULL};
+    const char *checkout[] = {"git",       "-c", "protocol.allow=never",
+                              TND_LFS_OFF, NULL, "checkout-index",
+                              "-a",        "-f", NULL,
+                              NULL};
     int rc;
 
     if (!gd) {
@@ -124,10 +138,10 @@ static int export_one(char **note, const char *worktree, const char *modules,
                                 path, path));
         return 0;
     }
-    read_tree[3] = checkout[3] = gd_opt = tnd_xasprintf("--git-dir=%s", gd);
+    read_tree[3] = checkout[9] = gd_opt = tnd_xasprintf("--git-dir=%s", gd);
     index = tnd_xasprintf("%s/gitlink-%d.index", dir, depth);
     into = tnd_fs_join(base, path);
-    checkout[7] = prefix = tnd_xasprintf("--prefix=%s/", into);
+    checkout[13] = prefix = tnd_xasprintf("--prefix=%s/", into);
     rc = tnd_git_run_alone(NULL, NULL, dir, index, read_tree, GIT_OUT_MAX);
     if (rc < 0) {
         tnd_error_clear();
@@ -139,10 +153,13 @@ static int export_one(char **note, const char *worktree, const char *modules,
         rc = 0;
     } else {
         rc = tnd_git_run_alone(NULL, NULL, dir, index, checkout, GIT_OUT_MAX);
+        if (rc == 0)
+            rc = tnd_lfs_smudge_alone(ex->lfs, gd_opt, dir, index, into,
+                                      into + strlen(ex->top) + 1);
         sub_wt = worktree ? tnd_fs_join(worktree, path) : NULL;
         sub_modules = tnd_fs_join(gd, "modules");
         if (rc == 0)
-            rc = export_tree(note, sub_wt, gd, sub_modules, index, into, dir,
+            rc = export_tree(ex, sub_wt, gd, sub_modules, index, into,
                              depth + 1);
         free(sub_wt);
         free(sub_modules);
@@ -158,10 +175,12 @@ static int export_one(char **note, const char *worktree, const char *modules,
 
 /* The gitlinks of the tree in index, each into base; git_dir is the
  * repository's (NULL: the work tree's, the top). */
-static int export_tree(char **note, const char *worktree, const char *git_dir,
-                       const char *modules, const char *index, const char *base,
-                       const char *dir, int depth)
+static int export_tree(const exporting *ex, const char *worktree,
+                       const char *git_dir, const char *modules,
+                       const char *index, const char *base, int depth)
 {
+    char **note = ex->note;
+    const char *dir = ex->dir;
     char *gd_opt = git_dir ? tnd_xasprintf("--git-dir=%s", git_dir) : NULL;
     const char *argv[] = {"git",
                           gd_opt ? gd_opt : "ls-files",
@@ -207,16 +226,16 @@ static int export_tree(char **note, const char *worktree, const char *git_dir,
             tnd_error_clear();
             continue;
         }
-        rc = export_one(note, worktree, modules, base, dir, tab + 1, entry + 7,
-                        depth);
+        rc = export_one(ex, worktree, modules, base, tab + 1, entry + 7, depth);
     }
     free(out);
     return rc;
 }
 
-int tnd_gitlinks_export(char **note, const char *repo, const char *index,
-                        const char *base, const char *dir)
+int tnd_gitlinks_export(char **note, tnd_lfs_left *lfs, const char *repo,
+                        const char *index, const char *base, const char *dir)
 {
+    exporting ex = {note, lfs, base, dir};
     const char *argv[] = {"git", "rev-parse", "--git-path", "modules", NULL};
     char *gitmodules = tnd_fs_join(base, ".gitmodules"), *out = NULL,
          *modules = NULL;
@@ -234,7 +253,7 @@ int tnd_gitlinks_export(char **note, const char *repo, const char *index,
     }
     tnd_str_trim(out);
     modules = out[0] == '/' ? tnd_xstrdup(out) : tnd_fs_join(repo, out);
-    rc = export_tree(note, repo, NULL, modules, index, base, dir, 0);
+    rc = export_tree(&ex, repo, NULL, modules, index, base, 0);
     free(out);
     free(modules);
     return rc;

@@ -16,15 +16,20 @@
 #ifndef TND_GITLINKS_H
 #define TND_GITLINKS_H
 
+#include "orchestrator/lfs.h"
+
 /* Check out the submodules of the tree in index (a scratch index file
  * holding the exported commit's tree; only read) into base, where
  * `checkout-index -a` wrote that tree, repo being the work tree it was
  * exported from; dir is a private directory for scratch files. *note
  * (caller frees; NULL when there is nothing to say) names the submodules
- * left empty and why. 0, or -1 with the error set (git failed otherwise
- * than for a missing submodule, the disk). */
-int tnd_gitlinks_export(char **note, const char *repo, const char *index,
-                        const char *base, const char *dir);
+ * left empty and why. A submodule's Git LFS files are written as
+ * tnd_lfs_smudge writes the top's: those left as their pointers are
+ * added to *lfs, named by their paths in the export. 0, or -1 with the
+ * error set (git failed otherwise than for a missing submodule, the
+ * disk). */
+int tnd_gitlinks_export(char **note, tnd_lfs_left *lfs, const char *repo,
+                        const char *index, const char *base, const char *dir);
 
 /* The submodules of the work tree repo (its top) whose tracked files
  * have changes of their own, in their own work trees, as git status

@@ -16,6 +16,46 @@
 #define OID_HEX     64         /* a sha256 object id */
 #define LIST_MAX    (64 << 20) /* the names git may list */
 
+/* How git reaches the repository whose tree is exported: in dir, with
+ * the index file index, as the caller's git finds it (git_dir_opt NULL:
+ * the work tree's), or on its own by git_dir_opt, "--git-dir=PATH" (a
+ * submodule's, with none of the caller's GIT_DIR and the like:
+ * gitlinks.h) */
+typedef struct repo_at {
+    const char *dir;
+    const char *git_dir_opt;
+    const char *index;
+} repo_at;
+
+/* argv with r's --git-dir after "git", if any: free the array alone */
+static const char **argv_at(const repo_at *r, const char *const *argv)
+{
+    size_t n = 0, k = 0;
+    const char **with;
+
+    while (argv[n])
+        n++;
+    with = tnd_xcalloc(n + 2, sizeof(*with));
+    with[k++] = argv[0];
+    if (r->git_dir_opt)
+        with[k++] = r->git_dir_opt;
+    memcpy(with + k, argv + 1, n * sizeof(*with));
+    return with;
+}
+
+/* Run argv on r's repository (tnd_git_run_index, or _alone) */
+static int git_at(char **out, size_t *len, const repo_at *r,
+                  const char *const *argv, size_t cap)
+{
+    const char **with = argv_at(r, argv);
+    int rc = r->git_dir_opt
+                 ? tnd_git_run_alone(out, len, r->dir, r->index, with, cap)
+                 : tnd_git_run_index(out, len, r->dir, r->index, with, cap);
+
+    free(with);
+    return rc;
+}
+
 /* Where git-lfs looks for objects: its store, and the stores of the
  * repositories this one borrows from (git clone --reference, whose
  * objects git-lfs takes from there). unsure: a borrowed store this does
@@ -55,7 +95,7 @@ static void borrow(stores *s, const char *objects, const char *line)
 /* The stores of repo, as git-lfs finds them: lfs.storage (relative to
  * the common git directory) or that directory's lfs, and the
  * alternates. */
-static int stores_find(stores *s, const char *repo)
+static int stores_find(stores *s, const repo_at *r)
 {
     const char *common[] = {"git", "rev-parse", "--git-common-dir", NULL};
     const char *storage[] = {"git",   "config",      "--default", "",
@@ -65,15 +105,15 @@ static int stores_find(stores *s, const char *repo)
     int rc;
 
     memset(s, 0, sizeof(*s));
-    if ((rc = tnd_git_run(&gd, NULL, repo, common, 64 << 10)) < 0 ||
-        (rc = tnd_git_run(&where, NULL, repo, storage, 64 << 10)) < 0) {
+    if ((rc = git_at(&gd, NULL, r, common, 64 << 10)) < 0 ||
+        (rc = git_at(&where, NULL, r, storage, 64 << 10)) < 0) {
         free(gd);
         return rc;
     }
     tnd_str_trim(gd);
     tnd_str_trim(where);
     if (*gd != '/') {
-        char *full = tnd_fs_join(repo, gd);
+        char *full = tnd_fs_join(r->dir, gd);
 
         free(gd);
         gd = full;
@@ -99,8 +139,9 @@ static int stores_find(stores *s, const char *repo)
             *next++ = '\0';
         borrow(s, objects, tnd_str_trim(line));
     }
-    /* git-lfs reads the caller's too (git.c leaves it to git) */
-    if (env && *env)
+    /* git-lfs reads the caller's too (git.c leaves it to git, but for
+     * a repository on its own) */
+    if (!r->git_dir_opt && env && *env)
         s->unsure = true;
     free(alts);
     free(objects);
@@ -174,8 +215,10 @@ static bool missing(const stores *s, const char *base, const char *path)
     return gone;
 }
 
-int tnd_lfs_smudge(tnd_lfs_left *left, const char *repo, const char *index,
-                   const char *base)
+/* tnd_lfs_smudge of r's tree at base, adding to *left, whose names are
+ * under the directory under (NULL: the top's) */
+static int smudge(tnd_lfs_left *left, const repo_at *r, const char *base,
+                  const char *under)
 {
     const char *list[] = {"git", "ls-files",           "-z",
                           "--",  ":(attr:filter=lfs)", NULL};
@@ -192,15 +235,15 @@ int tnd_lfs_smudge(tnd_lfs_left *left, const char *repo, const char *index,
                               "--stdin",
                               "-z",
                               NULL};
+    const char **with;
     char *out = NULL, *prefix, *paths;
     size_t len = 0, plen = 0;
     stores s;
     tnd_buf again;
     int rc;
 
-    memset(left, 0, sizeof(*left));
-    rc = tnd_git_run_index(&out, &len, repo, index, list, LIST_MAX);
-    if (rc < 0 || len == 0 || (rc = stores_find(&s, repo)) < 0) {
+    rc = git_at(&out, &len, r, list, LIST_MAX);
+    if (rc < 0 || len == 0 || (rc = stores_find(&s, r)) < 0) {
         free(out);
         return rc;
     }
@@ -211,12 +254,16 @@ int tnd_lfs_smudge(tnd_lfs_left *left, const char *repo, const char *index,
         if (!missing(&s, base, path))
             tnd_buf_append(&again, path, strlen(path) + 1);
         else if (left->n++ < TND_LFS_NAMED)
-            left->named[left->n - 1] = tnd_xstrdup(path);
+            left->named[left->n - 1] =
+                under ? tnd_fs_join(under, path) : tnd_xstrdup(path);
     }
     paths = tnd_buf_detach(&again, &plen);
     if (plen) {
         checkout[7] = prefix = tnd_xasprintf("--prefix=%s/", base);
-        rc = tnd_git_run_smudge(repo, index, paths, plen, checkout);
+        with = argv_at(r, checkout);
+        rc = tnd_git_run_smudge(r->dir, r->index, paths, plen, with,
+                                r->git_dir_opt != NULL);
+        free(with);
         free(prefix);
     }
     if (rc < 0)
@@ -225,6 +272,24 @@ int tnd_lfs_smudge(tnd_lfs_left *left, const char *repo, const char *index,
     stores_free(&s);
     free(out);
     return rc;
+}
+
+int tnd_lfs_smudge(tnd_lfs_left *left, const char *repo, const char *index,
+                   const char *base)
+{
+    repo_at r = {repo, NULL, index};
+
+    memset(left, 0, sizeof(*left));
+    return smudge(left, &r, base, NULL);
+}
+
+int tnd_lfs_smudge_alone(tnd_lfs_left *left, const char *git_dir_opt,
+                         const char *dir, const char *index, const char *base,
+                         const char *under)
+{
+    repo_at r = {dir, git_dir_opt, index};
+
+    return smudge(left, &r, base, under);
 }
 
 char *tnd_lfs_note(const tnd_lfs_left *left)

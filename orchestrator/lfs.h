@@ -42,6 +42,15 @@ typedef struct tnd_lfs_left {
 int tnd_lfs_smudge(tnd_lfs_left *left, const char *repo, const char *index,
                    const char *base);
 
+/* As tnd_lfs_smudge, of a submodule's tree (gitlinks.h) checked out into
+ * base: git runs in dir on the repository git_dir_opt ("--git-dir=PATH")
+ * alone, none of the caller's GIT_DIR and the like; the files left as
+ * pointers are added to *left, named under the directory under (the
+ * submodule's path in the export). */
+int tnd_lfs_smudge_alone(tnd_lfs_left *left, const char *git_dir_opt,
+                         const char *dir, const char *index, const char *base,
+                         const char *under);
+
 /* What a person should know of left, or NULL when it is empty: which
  * files the skills see as pointers, and how to have them. Caller frees. */
 char *tnd_lfs_note(const tnd_lfs_left *left);

@@ -60,9 +60,8 @@ mv "$obj" "$T/b.object"
 # older than the index, so no git diff of the review does
 git -C "$R" diff --quiet HEAD -- b.bin && [ ! -f "$obj" ] ||
     fail "git diff put b.bin's object back"
-# lfs.yaml: the skill checks both files have their content;
-# missing.yaml: a.bin its content, b.bin its pointer
-skills_config() {
+# config NAME COMMAND: $T/NAME.yaml, whose reviewer's skill runs COMMAND
+config() {
     cat >"$T/$1.yaml" <<YAML
 agents:
   coder:
@@ -72,9 +71,14 @@ agents:
     skills: [test]
 skills:
   test:
-    command: 'grep -qx "real content A" a.bin && $2 && grep -qx $3 t.txt'
+    command: '$2'
     timeout_s: 60
 YAML
+}
+# lfs.yaml: the skill checks both files have their content;
+# missing.yaml: a.bin its content, b.bin its pointer
+skills_config() {
+    config "$1" "grep -qx \"real content A\" a.bin && $2 && grep -qx $3 t.txt"
 }
 skills_config lfs 'grep -qx "real content B" b.bin' two
 skills_config missing "grep -qx \"oid sha256:$oid\" b.bin" two
@@ -133,3 +137,50 @@ expect_rc 0 "Git LFS objects on this machine"
 expect_not_in "$T/err" "Git LFS"
 [ ! -s "$T/connections" ] || fail "the review connected to the LFS server"
 pass "Git LFS files whose objects are here are reviewed with their content"
+
+# no_lfs_logs GIT_DIR WHAT: git-lfs wrote no log into GIT_DIR, nor into a
+# submodule's repository under it (its log of a smudge that failed)
+no_lfs_logs() {
+    logs=$(find "$1" -path '*/lfs/logs*' | head -n 3)
+    [ -z "$logs" ] || fail "$2 wrote git-lfs's log into the repository: $logs"
+}
+no_lfs_logs "$R/.git" "a review"
+
+# a submodule's Git LFS file whose object is not here: the submodule's
+# checkout (checkout-index of its own) ran git-lfs, which failed the
+# review, exit 2, and wrote its log into .git/modules/sub/lfs/logs
+S=$T/sub
+M=$T/super
+mkdir -p "$S" "$M"
+(cd "$S" && git init -q && git lfs install --local >/dev/null &&
+    git lfs track '*.bin' >/dev/null && printf 'sub S\n' >s.bin &&
+    printf 'sub K\n' >k.bin && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm sub) ||
+    fail "cannot make the submodule"
+(cd "$M" && git init -q && printf 'one\n' >t.txt && git add t.txt &&
+    git -c protocol.file.allow=always submodule add -q "$S" sub &&
+    git -c user.email=t@example.com -c user.name=t commit -qm super &&
+    git -C sub config lfs.url "http://127.0.0.1:$(cat "$T/port")/") ||
+    fail "cannot make the superproject"
+soid=$(git -C "$S" show HEAD:s.bin | sed -n 's/^oid sha256://p')
+sobj=$M/.git/modules/sub/lfs/objects/$(echo "$soid" | cut -c1-2)
+[ -d "$sobj" ] || fail "s.bin's object is not in the submodule's store"
+rm -rf "$sobj"
+printf 'two\n' >"$M/t.txt"
+config sub "grep -qx \"sub K\" sub/k.bin && grep -qx \"oid sha256:$soid\" sub/s.bin"
+find "$M/.git" | sort >"$T/super.before"
+TANDEM_TIMEOUT=20 run tandem review --repo "$M" --config "$T/sub.yaml" \
+    "t is two"
+expect_rc 0 "a submodule's Git LFS object this machine does not have"
+expect_in "$T/err" "tandem: workspace: 1 Git LFS file is its pointer file, not its content: its object is not on this machine, and tandem never fetches (git lfs fetch, or git lfs pull, brings it): sub/s.bin"
+expect_in "$T/err" "test pass"
+/usr/bin/python3 -c 'import json, sys
+w = json.load(open(sys.argv[1]))["workspace"]["lfs_pointers"]
+assert w == {"files": 1, "named": ["sub/s.bin"]}, w' "$(session_dir)/report.json" ||
+    fail "report.json does not name sub/s.bin as a pointer"
+[ ! -s "$T/connections" ] ||
+    fail "the review connected to the LFS server: $(cat "$T/connections")"
+no_lfs_logs "$M/.git" "a review of a submodule's Git LFS file"
+find "$M/.git" | sort | cmp -s "$T/super.before" - ||
+    fail "the review wrote into .git: $(find "$M/.git" | sort | diff "$T/super.before" -)"
+pass "a submodule's Git LFS object not here: its file is its pointer, said, nothing in .git"
