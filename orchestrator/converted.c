@@ -15,6 +15,7 @@
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "orchestrator/git.h"
+#include "orchestrator/lfs.h"
 #include "orchestrator/search.h"
 #include "proto/body.h"
 
@@ -343,8 +344,39 @@ static int mark_plain(part *parts, size_t n, const char *repo,
     return rc;
 }
 
+/* The change's Git LFS files whose objects are not on this machine
+ * (left, not empty): refused, TND_ECONFIG naming them. Checked out, each
+ * is its pointer, which a review of the file cannot take for its
+ * content, and git-lfs would fetch it (tandem never fetches). */
+static int lfs_refused(const tnd_lfs_left *left)
+{
+    bool one = left->n == 1;
+    char *named;
+    tnd_buf b;
+    int rc;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (size_t i = 0; left->named[i]; i++)
+        tnd_buf_printf(&b, "%s%s", i ? ", " : "", left->named[i]);
+    if (left->n > TND_LFS_NAMED)
+        tnd_buf_printf(&b, " and %zu more", left->n - TND_LFS_NAMED);
+    named = tnd_buf_detach(&b, NULL);
+    rc = tnd_error_config(
+        "%s: %s Git LFS file%s whose content after the change is not on this "
+        "machine (%s object is missing), and tandem never fetches, so the "
+        "change cannot be reviewed: fetch %s first (git lfs fetch), or leave "
+        "%s out of the change",
+        named, one ? "a" : "each a", one ? "" : "s", one ? "its" : "their",
+        one ? "it" : "them", one ? "it" : "them");
+    free(named);
+    return rc;
+}
+
 /* The change applied to the scratch index and its kept files checked
- * out under after. 1 when git cannot apply it (not git's own diff). */
+ * out under after: git-lfs's files as lfs.h writes them, never through
+ * git-lfs where an object is missing (it failed there, and wrote its log
+ * into .git/lfs/logs), such a file refused (lfs_refused). 1 when git
+ * cannot apply the change (not git's own diff). */
 static int check_out(const char *repo, const char *index, const char *dir,
                      const char *after, const char *diff, const part *parts,
                      size_t n)
@@ -356,8 +388,10 @@ static int check_out(const char *repo, const char *index, const char *dir,
          *prefix = tnd_xasprintf("--prefix=%s/", after), *paths;
     const char *apply[] = {"git", "apply", "--cached", "--whitespace=nowarn",
                            patch, NULL};
-    const char *checkout[] = {
-        "git", "checkout-index", "-f", prefix, "--stdin", "-z", NULL};
+    const char *checkout[] = {"git", TND_LFS_OFF, "checkout-index",
+                              "-f",  prefix,      "--stdin",
+                              "-z",  NULL};
+    tnd_lfs_left left = {0};
     size_t len = 0;
     int rc = repo_objects ? 0 : -1;
 
@@ -376,6 +410,12 @@ static int check_out(const char *repo, const char *index, const char *dir,
     if (rc == 0)
         rc = tnd_git_run_input(NULL, NULL, repo, index, objects, repo_objects,
                                paths, len, checkout, 64 * 1024);
+    if (rc == 0)
+        rc = tnd_lfs_smudge_paths(&left, repo, index, objects, repo_objects,
+                                  paths, len, after);
+    if (rc == 0 && left.n)
+        rc = lfs_refused(&left);
+    tnd_lfs_left_free(&left);
     free(paths);
     free(objects);
     free(patch);

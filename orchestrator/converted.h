@@ -16,7 +16,9 @@
  * base, and
  * every file whose checkout differs from its blob, in the base or after
  * the change, is reviewed as that checkout: its edits become one write
- * of the whole file. */
+ * of the whole file. Git LFS files are checked out as an export's are
+ * (lfs.h): one whose object is not on this machine is refused, naming
+ * it, as its content is not here to review, and git-lfs never sees it. */
 #ifndef TND_CONVERTED_H
 #define TND_CONVERTED_H
 
@@ -37,8 +39,9 @@ typedef struct tnd_converted {
  * file holding that commit's tree (it ends holding the change's), dir a
  * private directory for scratch files (left there: the caller's to
  * remove). A diff git cannot apply to the base (not git's own) finds
- * none: the workspace then says where it does not fit. 0, or -1 with
- * the error set (git failed, the disk). */
+ * none: the workspace then says where it does not fit. 0, TND_ECONFIG
+ * naming the Git LFS files of the change whose objects are not here,
+ * or -1 with the error set (git failed, the disk). */
 int tnd_converted_find(tnd_converted **out, size_t *n, const char *repo,
                        const char *base, const char *index, const char *dir,
                        const char *diff);

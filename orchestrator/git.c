@@ -224,10 +224,11 @@ int tnd_git_run_alone(char **out, size_t *len, const char *dir,
     return run(out, len, NULL, dir, argv, cap, false, &w);
 }
 
-int tnd_git_run_smudge(const char *dir, const char *index, const char *input,
+int tnd_git_run_smudge(const char *dir, const char *index, const char *objects,
+                       const char *repo_objects, const char *input,
                        size_t input_len, const char *const *argv, bool alone)
 {
-    where w = {index, NULL, NULL, alone, input, input_len, true};
+    where w = {index, objects, repo_objects, alone, input, input_len, true};
 
     return run(NULL, NULL, NULL, dir, argv, 64 << 10, false, &w);
 }

@@ -50,13 +50,14 @@ int tnd_git_run_input(char **out, size_t *len, const char *dir,
                       const char *repo_objects, const char *input,
                       size_t input_len, const char *const *argv, size_t cap);
 
-/* As tnd_git_run_input (the repository's objects, no output), without
- * the caller's GIT_LFS_SKIP_SMUDGE: for a checkout of Git LFS files
- * whose objects are on this machine (lfs.h), which git-lfs writes with
- * their content even where the environment asks it to skip (a CI
- * clone's), as nothing need be fetched. alone: as tnd_git_run_alone
- * (a submodule's repository, named by --git-dir). */
-int tnd_git_run_smudge(const char *dir, const char *index, const char *input,
+/* As tnd_git_run_input (no output), without the caller's
+ * GIT_LFS_SKIP_SMUDGE: for a checkout of Git LFS files whose objects are
+ * on this machine (lfs.h), which git-lfs writes with their content even
+ * where the environment asks it to skip (a CI clone's), as nothing need
+ * be fetched. alone: as tnd_git_run_alone (a submodule's repository,
+ * named by --git-dir; objects NULL). */
+int tnd_git_run_smudge(const char *dir, const char *index, const char *objects,
+                       const char *repo_objects, const char *input,
                        size_t input_len, const char *const *argv, bool alone);
 
 /* As tnd_git_run_index (index may be NULL), git finding its repository

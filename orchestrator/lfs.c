@@ -20,11 +20,16 @@
  * the index file index, as the caller's git finds it (git_dir_opt NULL:
  * the work tree's), or on its own by git_dir_opt, "--git-dir=PATH" (a
  * submodule's, with none of the caller's GIT_DIR and the like:
- * gitlinks.h) */
+ * gitlinks.h); objects and repo_objects as tnd_git_run_scratch's, or
+ * NULL; paths (plen bytes, each NUL-ended) the files checked out, or
+ * NULL: all of the index's */
 typedef struct repo_at {
     const char *dir;
     const char *git_dir_opt;
     const char *index;
+    const char *objects, *repo_objects;
+    const char *paths;
+    size_t plen;
 } repo_at;
 
 /* argv with r's --git-dir after "git", if any: free the array alone */
@@ -43,14 +48,17 @@ static const char **argv_at(const repo_at *r, const char *const *argv)
     return with;
 }
 
-/* Run argv on r's repository (tnd_git_run_index, or _alone) */
-static int git_at(char **out, size_t *len, const repo_at *r,
-                  const char *const *argv, size_t cap)
+/* Run argv on r's repository (tnd_git_run_input, or _alone), input
+ * (len bytes, or NULL) on its stdin */
+static int git_at(char **out, size_t *len, const repo_at *r, const char *input,
+                  size_t input_len, const char *const *argv, size_t cap)
 {
     const char **with = argv_at(r, argv);
-    int rc = r->git_dir_opt
-                 ? tnd_git_run_alone(out, len, r->dir, r->index, with, cap)
-                 : tnd_git_run_index(out, len, r->dir, r->index, with, cap);
+    int rc =
+        r->git_dir_opt
+            ? tnd_git_run_alone(out, len, r->dir, r->index, with, cap)
+            : tnd_git_run_input(out, len, r->dir, r->index, r->objects,
+                                r->repo_objects, input, input_len, with, cap);
 
     free(with);
     return rc;
@@ -105,8 +113,8 @@ static int stores_find(stores *s, const repo_at *r)
     int rc;
 
     memset(s, 0, sizeof(*s));
-    if ((rc = git_at(&gd, NULL, r, common, 64 << 10)) < 0 ||
-        (rc = git_at(&where, NULL, r, storage, 64 << 10)) < 0) {
+    if ((rc = git_at(&gd, NULL, r, NULL, 0, common, 64 << 10)) < 0 ||
+        (rc = git_at(&where, NULL, r, NULL, 0, storage, 64 << 10)) < 0) {
         free(gd);
         return rc;
     }
@@ -140,8 +148,8 @@ static int stores_find(stores *s, const repo_at *r)
         borrow(s, objects, tnd_str_trim(line));
     }
     /* git-lfs reads the caller's too (git.c leaves it to git, but for
-     * a repository on its own) */
-    if (!r->git_dir_opt && env && *env)
+     * a repository on its own or objects of our own) */
+    if (!r->git_dir_opt && !r->objects && env && *env)
         s->unsure = true;
     free(alts);
     free(objects);
@@ -192,27 +200,88 @@ static bool holds(const char *dir, const char *oid, long long size)
     return yes;
 }
 
+/* Whether the file path under base is a pointer file of an object of
+ * some bytes, as git-lfs writes one: its id and size */
+static bool pointer_at(char oid[OID_HEX + 1], long long *size, const char *base,
+                       const char *path)
+{
+    char *file = tnd_fs_join(base, path), *text = NULL;
+    struct stat st;
+    bool is = lstat(file, &st) == 0 && S_ISREG(st.st_mode) &&
+              st.st_size <= POINTER_MAX &&
+              tnd_fs_read(&text, NULL, file, POINTER_MAX) == 0 &&
+              pointer(oid, size, text) && *size > 0;
+
+    tnd_error_clear();
+    free(text);
+    free(file);
+    return is;
+}
+
 /* Whether the file path, written under base as its pointer, is one whose
  * object no store holds: it stays so */
 static bool missing(const stores *s, const char *base, const char *path)
 {
-    char *file = tnd_fs_join(base, path), *text = NULL;
     char oid[OID_HEX + 1];
     long long size = 0;
-    struct stat st;
     bool gone = false;
 
-    if (lstat(file, &st) == 0 && S_ISREG(st.st_mode) &&
-        st.st_size <= POINTER_MAX &&
-        tnd_fs_read(&text, NULL, file, POINTER_MAX) == 0 &&
-        pointer(oid, &size, text) && size > 0 && !holds(s->own, oid, size)) {
+    if (pointer_at(oid, &size, base, path) && !holds(s->own, oid, size)) {
         gone = !s->unsure;
         for (size_t i = 0; gone && i < s->n; i++)
             gone = !holds(s->borrowed[i], oid, size);
     }
-    free(text);
-    free(file);
     return gone;
+}
+
+/* The Git LFS files (filter=lfs) of r's paths written under base into
+ * *out, each NUL-ended (*len bytes; *out the caller's to free). Those
+ * checked out as no pointer are none of git-lfs's business (its smudge
+ * writes such bytes as they are): git check-attr of the rest alone, and
+ * no git process for a change with no pointer file, most of them. */
+static int lfs_of(char **out, size_t *len, const repo_at *r, const char *base)
+{
+    const char *argv[] = {"git", "check-attr", "-z", "--stdin", "filter", NULL};
+    char *attrs = NULL, *pointers, oid[OID_HEX + 1];
+    size_t alen = 0, n = 0, plen = 0;
+    long long size = 0;
+    tnd_buf b;
+    int rc = 0;
+
+    *out = NULL;
+    *len = 0;
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (size_t at = 0; at < r->plen; at += strlen(r->paths + at) + 1)
+        if (pointer_at(oid, &size, base, r->paths + at))
+            tnd_buf_append(&b, r->paths + at, strlen(r->paths + at) + 1);
+    pointers = tnd_buf_detach(&b, &plen);
+    if (plen)
+        rc =
+            git_at(&attrs, &alen, r, pointers, plen, argv, 3 * plen + LIST_MAX);
+    free(pointers);
+    /* "PATH\0filter\0VALUE\0" each */
+    for (size_t at = 0; rc == 0 && at < alen;) {
+        const char *path = attrs + at, *name, *value;
+
+        name = path + strlen(path) + 1;
+        if (name >= attrs + alen)
+            break;
+        value = name + strlen(name) + 1;
+        if (value >= attrs + alen)
+            break;
+        at = (size_t)(value + strlen(value) + 1 - attrs);
+        if (strcmp(value, "lfs") != 0)
+            continue;
+        memmove(attrs + n, path, strlen(path) + 1);
+        n += strlen(attrs + n) + 1;
+    }
+    if (rc == 0) {
+        *out = attrs;
+        *len = n;
+    } else {
+        free(attrs);
+    }
+    return rc;
 }
 
 /* tnd_lfs_smudge of r's tree at base, adding to *left, whose names are
@@ -242,7 +311,8 @@ static int smudge(tnd_lfs_left *left, const repo_at *r, const char *base,
     tnd_buf again;
     int rc;
 
-    rc = git_at(&out, &len, r, list, LIST_MAX);
+    rc = r->paths ? lfs_of(&out, &len, r, base)
+                  : git_at(&out, &len, r, NULL, 0, list, LIST_MAX);
     if (rc < 0 || len == 0 || (rc = stores_find(&s, r)) < 0) {
         free(out);
         return rc;
@@ -261,8 +331,8 @@ static int smudge(tnd_lfs_left *left, const repo_at *r, const char *base,
     if (plen) {
         checkout[7] = prefix = tnd_xasprintf("--prefix=%s/", base);
         with = argv_at(r, checkout);
-        rc = tnd_git_run_smudge(r->dir, r->index, paths, plen, with,
-                                r->git_dir_opt != NULL);
+        rc = tnd_git_run_smudge(r->dir, r->index, r->objects, r->repo_objects,
+                                paths, plen, with, r->git_dir_opt != NULL);
         free(with);
         free(prefix);
     }
@@ -277,7 +347,7 @@ static int smudge(tnd_lfs_left *left, const repo_at *r, const char *base,
 int tnd_lfs_smudge(tnd_lfs_left *left, const char *repo, const char *index,
                    const char *base)
 {
-    repo_at r = {repo, NULL, index};
+    repo_at r = {repo, NULL, index, NULL, NULL, NULL, 0};
 
     memset(left, 0, sizeof(*left));
     return smudge(left, &r, base, NULL);
@@ -287,9 +357,20 @@ int tnd_lfs_smudge_alone(tnd_lfs_left *left, const char *git_dir_opt,
                          const char *dir, const char *index, const char *base,
                          const char *under)
 {
-    repo_at r = {dir, git_dir_opt, index};
+    repo_at r = {dir, git_dir_opt, index, NULL, NULL, NULL, 0};
 
     return smudge(left, &r, base, under);
+}
+
+int tnd_lfs_smudge_paths(tnd_lfs_left *left, const char *repo,
+                         const char *index, const char *objects,
+                         const char *repo_objects, const char *paths,
+                         size_t len, const char *base)
+{
+    repo_at r = {repo, NULL, index, objects, repo_objects, paths, len};
+
+    memset(left, 0, sizeof(*left));
+    return len ? smudge(left, &r, base, NULL) : 0;
 }
 
 char *tnd_lfs_note(const tnd_lfs_left *left)

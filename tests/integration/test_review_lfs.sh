@@ -184,3 +184,36 @@ no_lfs_logs "$M/.git" "a review of a submodule's Git LFS file"
 find "$M/.git" | sort | cmp -s "$T/super.before" - ||
     fail "the review wrote into .git: $(find "$M/.git" | sort | diff "$T/super.before" -)"
 pass "a submodule's Git LFS object not here: its file is its pointer, said, nothing in .git"
+
+# a change to a Git LFS file whose new object is not here: refused, exit
+# 2, saying so (its checkout through git's filters ran git-lfs, whose
+# fetch failed and wrote its log into .git/lfs/logs), staged or committed
+printf 'new content A\n' >"$R/a.bin"
+touch -d '1 hour ago' "$R/a.bin"
+git -C "$R" add a.bin || fail "cannot stage a.bin"
+noid=$(git -C "$R" show :a.bin | sed -n 's/^oid sha256://p')
+nobj=$R/.git/lfs/objects/$(echo "$noid" | cut -c1-2)/$(echo "$noid" | cut -c3-4)/$noid
+[ -f "$nobj" ] || fail "a.bin's new object is not where git-lfs keeps it"
+rm "$nobj"
+find "$R/.git/lfs" | sort >"$T/lfs.before"
+lfs_refused() {
+    expect_rc 2 "$1"
+    [ ! -s "$T/connections" ] || fail "$1 connected to the LFS server"
+    no_lfs_logs "$R/.git" "$1"
+    find "$R/.git/lfs" | sort | cmp -s "$T/lfs.before" - ||
+        fail "$1 wrote into .git/lfs: $(find "$R/.git/lfs" | sort | diff "$T/lfs.before" -)"
+    expect_in "$T/err" "tandem: a.bin: a Git LFS file whose content after the change is not on this machine (its object is missing), and tandem never fetches, so the change cannot be reviewed: fetch it first (git lfs fetch), or leave it out of the change"
+}
+TANDEM_TIMEOUT=20 run tandem review --staged --repo "$R" \
+    --config "$T/lfs.yaml" "a is new"
+lfs_refused "a staged Git LFS file whose object is not here"
+pass "a staged Git LFS file whose object is not here: refused, said, nothing in .git"
+
+git -C "$R" -c user.email=t@example.com -c user.name=t commit -qm new ||
+    fail "cannot commit a.bin"
+rm -f "$nobj"
+find "$R/.git/lfs" | sort >"$T/lfs.before"
+PRE_COMMIT_FROM_REF=HEAD~1 PRE_COMMIT_TO_REF=HEAD TANDEM_TIMEOUT=20 \
+    run tandem review --staged --repo "$R" --config "$T/lfs.yaml" "a is new"
+lfs_refused "a committed Git LFS file whose object is not here"
+pass "pre-commit's range: a Git LFS file whose new object is not here: refused, said, nothing in .git"
