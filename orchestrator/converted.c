@@ -412,7 +412,7 @@ static int check_out(const char *repo, const char *index, const char *dir,
                                paths, len, checkout, 64 * 1024);
     if (rc == 0)
         rc = tnd_lfs_smudge_paths(&left, repo, index, objects, repo_objects,
-                                  paths, len, after);
+                                  paths, len, after, NULL);
     if (rc == 0 && left.n)
         rc = lfs_refused(&left);
     tnd_lfs_left_free(&left);

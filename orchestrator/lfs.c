@@ -22,7 +22,8 @@
  * submodule's, with none of the caller's GIT_DIR and the like:
  * gitlinks.h); objects and repo_objects as tnd_git_run_scratch's, or
  * NULL; paths (plen bytes, each NUL-ended) the files checked out, or
- * NULL: all of the index's */
+ * NULL: all of the index's; option one more for checkout-index, or
+ * NULL */
 typedef struct repo_at {
     const char *dir;
     const char *git_dir_opt;
@@ -30,6 +31,7 @@ typedef struct repo_at {
     const char *objects, *repo_objects;
     const char *paths;
     size_t plen;
+    const char *option;
 } repo_at;
 
 /* argv with r's --git-dir after "git", if any: free the array alone */
@@ -303,6 +305,7 @@ static int smudge(tnd_lfs_left *left, const repo_at *r, const char *base,
                               NULL,
                               "--stdin",
                               "-z",
+                              NULL,
                               NULL};
     const char **with;
     char *out = NULL, *prefix, *paths;
@@ -330,6 +333,7 @@ static int smudge(tnd_lfs_left *left, const repo_at *r, const char *base,
     paths = tnd_buf_detach(&again, &plen);
     if (plen) {
         checkout[7] = prefix = tnd_xasprintf("--prefix=%s/", base);
+        checkout[10] = r->option;
         with = argv_at(r, checkout);
         rc = tnd_git_run_smudge(r->dir, r->index, r->objects, r->repo_objects,
                                 paths, plen, with, r->git_dir_opt != NULL);
@@ -347,7 +351,7 @@ static int smudge(tnd_lfs_left *left, const repo_at *r, const char *base,
 int tnd_lfs_smudge(tnd_lfs_left *left, const char *repo, const char *index,
                    const char *base)
 {
-    repo_at r = {repo, NULL, index, NULL, NULL, NULL, 0};
+    repo_at r = {repo, NULL, index, NULL, NULL, NULL, 0, NULL};
 
     memset(left, 0, sizeof(*left));
     return smudge(left, &r, base, NULL);
@@ -357,7 +361,7 @@ int tnd_lfs_smudge_alone(tnd_lfs_left *left, const char *git_dir_opt,
                          const char *dir, const char *index, const char *base,
                          const char *under)
 {
-    repo_at r = {dir, git_dir_opt, index, NULL, NULL, NULL, 0};
+    repo_at r = {dir, git_dir_opt, index, NULL, NULL, NULL, 0, NULL};
 
     return smudge(left, &r, base, under);
 }
@@ -365,9 +369,9 @@ int tnd_lfs_smudge_alone(tnd_lfs_left *left, const char *git_dir_opt,
 int tnd_lfs_smudge_paths(tnd_lfs_left *left, const char *repo,
                          const char *index, const char *objects,
                          const char *repo_objects, const char *paths,
-                         size_t len, const char *base)
+                         size_t len, const char *base, const char *option)
 {
-    repo_at r = {repo, NULL, index, objects, repo_objects, paths, len};
+    repo_at r = {repo, NULL, index, objects, repo_objects, paths, len, option};
 
     memset(left, 0, sizeof(*left));
     return len ? smudge(left, &r, base, NULL) : 0;

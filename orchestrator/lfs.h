@@ -52,14 +52,16 @@ int tnd_lfs_smudge_alone(tnd_lfs_left *left, const char *git_dir_opt,
                          const char *under);
 
 /* As tnd_lfs_smudge, of the files paths names alone (len bytes, each
- * NUL-ended), checked out with TND_LFS_OFF into base from index, whose
- * blobs may be in the directory objects as well as the repository's
- * (repo_objects: tnd_git_run_scratch's; both NULL for the repository's
- * own): a change's files (converted.h). */
+ * NUL-ended), checked out with TND_LFS_OFF into base from index (NULL:
+ * the repository's own), whose blobs may be in the directory objects as
+ * well as the repository's (repo_objects: tnd_git_run_scratch's; both
+ * NULL for the repository's own): a change's files (converted.h), a
+ * sparse checkout's (sparse.h). option: one more for checkout-index
+ * (--ignore-skip-worktree-bits), or NULL. */
 int tnd_lfs_smudge_paths(tnd_lfs_left *left, const char *repo,
                          const char *index, const char *objects,
                          const char *repo_objects, const char *paths,
-                         size_t len, const char *base);
+                         size_t len, const char *base, const char *option);
 
 /* What a person should know of left, or NULL when it is empty: which
  * files the skills see as pointers, and how to have them. Caller frees. */

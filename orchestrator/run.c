@@ -236,6 +236,7 @@ static int make_workspace(run *r)
         .include_untracked = r->cfg->workspace.include_untracked,
         .max_bytes = r->cfg->orchestrator.workspace_max_bytes,
     };
+    const tnd_lfs_left *left;
     json_object *step;
     char key[TND_SHA256_HEX + 1], *what;
     long first;
@@ -252,15 +253,18 @@ static int make_workspace(run *r)
     step = tnd_snapshot_json(r->base, incremental);
     if (commit) /* for a client that commits it (submit --commit) */
         json_object_object_add(step, "commit", json_object_new_string(r->head));
-    if (r->change.lfs.n) { /* the skills saw these as pointers */
+    /* the skills saw these as pointers: an export's, or the files
+     * outside a sparse checkout */
+    left = r->change.lfs.n ? &r->change.lfs : &tnd_snapshot_about(r->base)->lfs;
+    if (left->n) {
         json_object *lfs = json_object_new_object(),
                     *named = json_object_new_array();
 
-        for (size_t i = 0; r->change.lfs.named[i]; i++)
-            json_object_array_add(
-                named, json_object_new_string(r->change.lfs.named[i]));
+        for (size_t i = 0; left->named[i]; i++)
+            json_object_array_add(named,
+                                  json_object_new_string(left->named[i]));
         json_object_object_add(lfs, "files",
-                               json_object_new_int64((int64_t)r->change.lfs.n));
+                               json_object_new_int64((int64_t)left->n));
         json_object_object_add(lfs, "named", named);
         json_object_object_add(step, "lfs_pointers", lfs);
     }
@@ -300,6 +304,11 @@ static int make_workspace(run *r)
     if (r->change.note)
         tnd_loop_say(r, "workspace: %s", r->change.note);
     free(what);
+    /* an export's are in its note */
+    if (left != &r->change.lfs && (what = tnd_lfs_note(left))) {
+        tnd_loop_say(r, "workspace: %s", what);
+        free(what);
+    }
     rc = 0;
 out:
     free(base_dir);

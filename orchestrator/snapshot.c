@@ -550,8 +550,8 @@ static int from_git(const char *repo, const char *dir,
     rc = take_list(repo, dir, &g.tracked, o->max_bytes, info);
     if (rc == 0 && g.sparse.n) {
         size_t files, bytes;
-        rc = tnd_sparse_take(&files, &bytes, &info->sparse_absent, repo, dir,
-                             g.sparse.at, g.sparse.n,
+        rc = tnd_sparse_take(&files, &bytes, &info->sparse_absent, &info->lfs,
+                             repo, dir, g.sparse.at, g.sparse.n,
                              o->max_bytes - info->bytes);
         info->files += files;
         info->bytes += bytes;
@@ -673,11 +673,13 @@ tnd_snapshot *tnd_snapshot_new(const char *repo, const char *dir,
     if (rc == 0)
         rc = whole(repo, dir, o, &info);
     if (rc < 0) {
+        tnd_lfs_left_free(&info.lfs);
         tnd_fs_rmtree(dir);
         return NULL;
     }
     s = tnd_xcalloc(1, sizeof(*s));
     if (!(s->dir = tnd_fs_realpath(dir))) {
+        tnd_lfs_left_free(&info.lfs);
         tnd_fs_rmtree(dir);
         free(s);
         return NULL;
@@ -694,6 +696,7 @@ void tnd_snapshot_destroy(tnd_snapshot **self_p, int remove)
         return;
     if (remove)
         tnd_fs_rmtree(s->dir);
+    tnd_lfs_left_free(&s->info.lfs);
     free(s->dir);
     free(s);
     *self_p = NULL;

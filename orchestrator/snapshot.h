@@ -22,6 +22,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "orchestrator/lfs.h"
+
 typedef struct tnd_snapshot tnd_snapshot;
 
 typedef struct tnd_snapshot_options {
@@ -51,6 +53,8 @@ typedef struct tnd_snapshot_stats {
                                   files) */
     size_t sparse_absent;      /* ...left out: a partial clone lacks
                                   them */
+    tnd_lfs_left lfs;          /* ...Git LFS files of them left as their
+                                  pointers, their objects not here */
     size_t submodules_empty;   /* submodules not initialised: their
                                   directories are empty */
     char submodule_empty[256]; /* the first of them */

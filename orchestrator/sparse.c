@@ -13,40 +13,54 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/git.h"
+#include "orchestrator/lfs.h"
 
 /* The paths one checkout-index is given at most: each within git's
  * deadline (see git.h) */
 #define BATCH_PATHS 2000
+
+#define IGNORE_BITS "--ignore-skip-worktree-bits"
+
+/* The n paths, each NUL-ended, for a --stdin -z (*len bytes) */
+static char *list_of(size_t *len, const char *const *paths, size_t n)
+{
+    tnd_buf b;
+
+    tnd_buf_init(&b, TND_BUF_NOCAP);
+    for (size_t i = 0; i < n; i++)
+        tnd_buf_append(&b, paths[i], strlen(paths[i]) + 1);
+    return tnd_buf_detach(&b, len);
+}
 
 /* git checkout-index of the n paths into dir, the paths on its stdin
  * (--stdin -z), never its command line, which the kernel caps (ARG_MAX,
  * a quarter of the stack limit: 256 KiB of paths passed it under a 1
  * MiB limit, and the snapshot failed, "Argument list too long"); older
  * gits (before 2.36) have no --ignore-skip-worktree-bits, and write
- * such a path without it. *absent: it failed for a blob this machine
- * does not have (a partial clone's, which git may not fetch: see
- * git.h). */
-static int checkout(bool *absent, const char *repo, const char *prefix,
-                    const char *const *paths, size_t n)
+ * such a path without it (*bits then NULL, else that option). Git LFS
+ * files are written as their pointers (TND_LFS_OFF; lfs.h writes them
+ * again). *absent: it failed for a blob this machine does not have (a
+ * partial clone's, which git may not fetch: see git.h). */
+static int checkout(bool *absent, const char **bits, const char *repo,
+                    const char *prefix, const char *const *paths, size_t n)
 {
-    const char *argv[] = {
-        "git",  "checkout-index", "--ignore-skip-worktree-bits",
-        prefix, "--stdin",        "-z",
-        NULL};
+    const char *argv[] = {"git", TND_LFS_OFF, "checkout-index",
+                          *bits, prefix,      "--stdin",
+                          "-z",  NULL};
     char *why = NULL, *list;
     size_t len = 0;
-    tnd_buf b;
     int rc;
 
-    tnd_buf_init(&b, TND_BUF_NOCAP);
-    for (size_t i = 0; i < n; i++)
-        tnd_buf_append(&b, paths[i], strlen(paths[i]) + 1);
-    list = tnd_buf_detach(&b, &len);
+    if (!*bits)
+        memmove(argv + 8, argv + 9,
+                (sizeof(argv) / sizeof(*argv) - 9) * sizeof(*argv));
+    list = list_of(&len, paths, n);
     rc = tnd_git_try_input(NULL, NULL, &why, repo, list, len, argv, 64 << 10);
-    if (rc < 0 && why && strstr(why, "ignore-skip-worktree-bits") &&
+    if (rc < 0 && *bits && why && strstr(why, IGNORE_BITS) &&
         strstr(why, "unknown option")) {
-        memmove(argv + 2, argv + 3,
-                (sizeof(argv) / sizeof(*argv) - 3) * sizeof(*argv));
+        *bits = NULL;
+        memmove(argv + 8, argv + 9,
+                (sizeof(argv) / sizeof(*argv) - 9) * sizeof(*argv));
         free(why);
         why = NULL;
         rc = tnd_git_try_input(NULL, NULL, &why, repo, list, len, argv,
@@ -76,16 +90,18 @@ static void remove_written(const char *dir, const char *const *paths, size_t n)
 }
 
 int tnd_sparse_take(size_t *files, size_t *bytes, size_t *absent,
-                    const char *repo, const char *dir, const char *const *paths,
-                    size_t n, size_t max_bytes)
+                    tnd_lfs_left *lfs, const char *repo, const char *dir,
+                    const char *const *paths, size_t n, size_t max_bytes)
 {
     const char **missing = tnd_xcalloc(n + 1, sizeof(*missing));
-    char *prefix = tnd_xasprintf("--prefix=%s/", dir);
-    size_t m = 0;
+    const char *bits = IGNORE_BITS;
+    char *prefix = tnd_xasprintf("--prefix=%s/", dir), *list;
+    size_t m = 0, len = 0;
     bool lacking = false;
     int rc = 0;
 
     *files = *bytes = *absent = 0;
+    memset(lfs, 0, sizeof(*lfs));
     for (size_t i = 0; i < n; i++) {
         char *full = tnd_fs_join(dir, paths[i]);
         struct stat st;
@@ -95,7 +111,7 @@ int tnd_sparse_take(size_t *files, size_t *bytes, size_t *absent,
     }
     for (size_t at = 0; at < m && rc == 0;) {
         size_t k = m - at < BATCH_PATHS ? m - at : BATCH_PATHS;
-        rc = checkout(&lacking, repo, prefix, missing + at, k);
+        rc = checkout(&lacking, &bits, repo, prefix, missing + at, k);
         at += k;
     }
     /* a partial clone lacks them (git clone --filter --sparse): none is
@@ -106,6 +122,15 @@ int tnd_sparse_take(size_t *files, size_t *bytes, size_t *absent,
         *absent = m;
         rc = 0;
         m = 0;
+    }
+    /* the Git LFS files among them whose objects are here with their
+     * content; the rest stay pointers, said (git-lfs failed on them and
+     * wrote its log into .git/lfs/logs) */
+    if (rc == 0 && m) {
+        list = list_of(&len, missing, m);
+        rc = tnd_lfs_smudge_paths(lfs, repo, NULL, NULL, NULL, list, len, dir,
+                                  bits);
+        free(list);
     }
     for (size_t i = 0; i < m && rc == 0; i++) {
         char *full = tnd_fs_join(dir, missing[i]);

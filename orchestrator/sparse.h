@@ -12,15 +12,19 @@
 
 #include <stddef.h>
 
+#include "orchestrator/lfs.h"
+
 /* Of the n paths (tracked, skip-worktree), those dir does not hold
  * (present in the working tree, the user's own file was copied) written
  * into dir from repo's index. *files and *bytes: what was written; the
  * bytes within max_bytes, or -1 naming orchestrator.workspace_max_mb.
  * In a partial clone, whose git lacks their blobs (and never fetches
- * them here: see git.h), none is written: *absent counts them. -1 with
- * the error set when git fails otherwise. */
+ * them here: see git.h), none is written: *absent counts them. A Git
+ * LFS file whose object is not on this machine is its pointer, as an
+ * export's (lfs.h), counted and named in *lfs (tnd_lfs_left_free, on
+ * every path). -1 with the error set when git fails otherwise. */
 int tnd_sparse_take(size_t *files, size_t *bytes, size_t *absent,
-                    const char *repo, const char *dir, const char *const *paths,
-                    size_t n, size_t max_bytes);
+                    tnd_lfs_left *lfs, const char *repo, const char *dir,
+                    const char *const *paths, size_t n, size_t max_bytes);
 
 #endif

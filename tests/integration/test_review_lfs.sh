@@ -217,3 +217,42 @@ PRE_COMMIT_FROM_REF=HEAD~1 PRE_COMMIT_TO_REF=HEAD TANDEM_TIMEOUT=20 \
     run tandem review --staged --repo "$R" --config "$T/lfs.yaml" "a is new"
 lfs_refused "a committed Git LFS file whose object is not here"
 pass "pre-commit's range: a Git LFS file whose new object is not here: refused, said, nothing in .git"
+
+# a sparse checkout's files left out of it are written from git's index
+# for a plain run: a Git LFS one whose object is not here ran git-lfs,
+# which failed the run (exit 1, "cannot take the files outside the
+# sparse checkout") and wrote its log into .git/lfs/logs; now it is its
+# pointer, said, as an export's, and one whose object is here has its
+# content
+P=$T/sparse
+mkdir -p "$P"
+(cd "$P" && git init -q && git lfs install --local >/dev/null &&
+    git lfs track '*.bin' >/dev/null && mkdir in out &&
+    printf 'out A\n' >out/a.bin && printf 'out B\n' >out/b.bin &&
+    printf 'one\n' >in/t.txt && git add -A &&
+    git -c user.email=t@example.com -c user.name=t commit -qm base &&
+    git sparse-checkout set in &&
+    git config lfs.url "http://127.0.0.1:$(cat "$T/port")/") ||
+    fail "cannot make the sparse checkout"
+[ ! -e "$P/out/b.bin" ] || fail "out/b.bin is in the sparse checkout"
+poid=$(git -C "$P" show HEAD:out/b.bin | sed -n 's/^oid sha256://p')
+rm "$P/.git/lfs/objects/$(echo "$poid" | cut -c1-2)/$(echo "$poid" | cut -c3-4)/$poid" ||
+    fail "out/b.bin's object is not where git-lfs keeps it"
+printf 'in/t.txt\n<<<<<<< SEARCH\none\n=======\ntwo\n>>>>>>> REPLACE\n' \
+    >"$T/coder.txt"
+config sparse "grep -qx \"out A\" out/a.bin && grep -qx \"oid sha256:$poid\" out/b.bin"
+find "$P/.git" | sort >"$T/sparse.before"
+TANDEM_TIMEOUT=20 run tandem run --repo "$P" --config "$T/sparse.yaml" \
+    "t is two"
+expect_rc 0 "a sparse checkout's Git LFS object this machine does not have"
+no_lfs_logs "$P/.git" "a run in a sparse checkout"
+find "$P/.git" | sort | cmp -s "$T/sparse.before" - ||
+    fail "the run wrote into .git: $(find "$P/.git" | sort | diff "$T/sparse.before" -)"
+expect_in "$T/err" "tandem: workspace: 1 Git LFS file is its pointer file, not its content: its object is not on this machine, and tandem never fetches (git lfs fetch, or git lfs pull, brings it): out/b.bin"
+expect_in "$T/err" "test pass"
+/usr/bin/python3 -c 'import json, sys
+w = json.load(open(sys.argv[1]))["workspace"]["lfs_pointers"]
+assert w == {"files": 1, "named": ["out/b.bin"]}, w' "$(session_dir)/report.json" ||
+    fail "report.json does not name out/b.bin as a pointer"
+[ ! -s "$T/connections" ] || fail "the run connected to the LFS server"
+pass "a sparse checkout's Git LFS object not here: its file is its pointer, said, nothing in .git"

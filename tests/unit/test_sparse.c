@@ -65,6 +65,7 @@ static void many_long_names_are_written(void **state)
     char *cmd = tnd_xasprintf("cd %s && git ls-files", repo), *full;
     const char **paths = tnd_xcalloc(NFILES + 1, sizeof(*paths));
     size_t n = 0, got, files = 0, bytes = 0, absent = 0;
+    tnd_lfs_left lfs;
     struct rlimit was;
     FILE *p = popen(cmd, "r");
     int rc;
@@ -85,7 +86,7 @@ static void many_long_names_are_written(void **state)
     assert_int_equal(n, NFILES);
     assert_int_equal(tnd_fs_mkdirs(dir, 0700), 0);
     small_stack(&was);
-    rc = tnd_sparse_take(&files, &bytes, &absent, repo, dir, paths, n,
+    rc = tnd_sparse_take(&files, &bytes, &absent, &lfs, repo, dir, paths, n,
                          (size_t)1 << 30);
     assert_int_equal(setrlimit(RLIMIT_STACK, &was), 0);
     if (rc < 0)
@@ -93,6 +94,8 @@ static void many_long_names_are_written(void **state)
     assert_int_equal(files, NFILES);
     assert_int_equal(bytes, 2 * NFILES);
     assert_int_equal(absent, 0);
+    assert_int_equal(lfs.n, 0);
+    tnd_lfs_left_free(&lfs);
     full = tnd_fs_join(dir, paths[NFILES - 1]);
     assert_int_equal(tnd_fs_read(&text, NULL, full, 4096), 0);
     assert_string_equal(text, "a\n");
