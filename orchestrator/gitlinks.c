@@ -264,13 +264,11 @@ char **tnd_gitlinks_dirty(const char *repo)
     /* git's own settings say which submodules to look into (a
      * submodule.NAME.ignore the user set is heard); untracked files are
      * left out, as they are of the review */
-    const char *argv[] = {"git",
-                          "status",
-                          "--porcelain=v2",
-                          "-z",
-                          "--untracked-files=no",
-                          "--no-renames",
-                          NULL};
+    const char *argv[] = {
+        "git",          "--no-optional-locks", /* the index unwritten */
+        "status",       "--porcelain=v2",
+        "-z",           "--untracked-files=no",
+        "--no-renames", NULL};
     char *gitmodules = tnd_fs_join(repo, ".gitmodules"), *out = NULL, **list;
     size_t len = 0, n = 0, alloc = 0;
 

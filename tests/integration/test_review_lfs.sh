@@ -166,6 +166,11 @@ soid=$(git -C "$S" show HEAD:s.bin | sed -n 's/^oid sha256://p')
 sobj=$M/.git/modules/sub/lfs/objects/$(echo "$soid" | cut -c1-2)
 [ -d "$sobj" ] || fail "s.bin's object is not in the submodule's store"
 rm -rf "$sobj"
+# ...and its file a pointer in the submodule's work tree, as a clone
+# without the object has it (with its content there, the review's git
+# status of the submodule ran git-lfs's clean filter, which stored the
+# object again, as any git status would)
+git -C "$M/sub" show HEAD:s.bin >"$M/sub/s.bin"
 printf 'two\n' >"$M/t.txt"
 config sub "grep -qx \"sub K\" sub/k.bin && grep -qx \"oid sha256:$soid\" sub/s.bin"
 find "$M/.git" | sort >"$T/super.before"
