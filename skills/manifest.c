@@ -297,7 +297,9 @@ static void compare_file(tnd_manifest *m, const char *rel,
                          const struct stat *st, void *payload)
 {
     record key = {.path = (char *)rel};
-    record *r = bsearch(&key, m->recs, m->n, sizeof(*m->recs), by_path);
+    /* none recorded (an empty tree): no array to search */
+    record *r =
+        m->n ? bsearch(&key, m->recs, m->n, sizeof(*m->recs), by_path) : NULL;
 
     if (!r || r->gone)
         return; /* new since the manifest: a build output */

@@ -182,6 +182,21 @@ static void build_outputs_are_not_changes(void **state)
     tnd_manifest_destroy(&m);
 }
 
+/* An empty tree records nothing; a file a skill makes there is a build
+ * output, and looking it up searched no array (undefined behaviour, which
+ * the sanitizers' run caught through test_reviewer). */
+static void an_empty_tree_has_no_changes(void **state)
+{
+    tnd_manifest *m;
+
+    (void)state;
+    m = tnd_manifest_new(tmpdir, 100);
+    assert_non_null(m);
+    put("made", "by a skill\n");
+    expect_changes(m, "");
+    tnd_manifest_destroy(&m);
+}
+
 static void symlinks_are_not_followed(void **state)
 {
     char link[PATH_MAX];
@@ -242,6 +257,7 @@ int main(void)
         cmocka_unit_test_setup(a_rewrite_that_restores_the_mtime_is_a_change,
                                clean),
         cmocka_unit_test_setup(build_outputs_are_not_changes, clean),
+        cmocka_unit_test_setup(an_empty_tree_has_no_changes, clean),
         cmocka_unit_test_setup(symlinks_are_not_followed, clean),
         cmocka_unit_test_setup(limits_and_errors, clean),
     };
