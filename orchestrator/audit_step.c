@@ -15,6 +15,7 @@
 #include "orchestrator/loop.h"
 #include "orchestrator/paid.h"
 #include "orchestrator/review.h"
+#include "orchestrator/review_merge.h"
 #include "proto/json.h"
 #include "skills/bwrap.h"
 

@@ -1,13 +1,13 @@
 /* tnd_review - the parts of an audit the orchestrator decides itself:
- * when the LLM critique is worth its tokens, which paths are risky, and
- * how a quorum's critiques become one.
+ * when the LLM critique is worth its tokens and which paths are risky
+ * (how a quorum's critiques become one is review_merge.h).
  *
  * With gate.critique "always" and one reviewer, an audit is one request:
  * the reviewer runs the skills and asks its model. Otherwise it runs in
  * two phases: the skills first (one reviewer, no critique), then, when
  * tnd_review_triggers says so, a critique of that evidence from each
- * quorum member, merged by tnd_review_merge. Before the first attempt,
- * tnd_review_cannot_run reads the baseline for skills that cannot run.
+ * quorum member, merged by tnd_review_merge (review_merge.h). Before the first
+ * attempt, tnd_review_cannot_run reads the baseline for skills that cannot run.
  * Pure functions: no I/O, so every rule has a table-driven test. */
 #ifndef TND_REVIEW_H
 #define TND_REVIEW_H
@@ -72,21 +72,5 @@ size_t tnd_review_changed_lines(const char *diff);
  * 'check'.  Stop.", not "... 'x.c', needed by 'x.o'", which is the
  * project's own breakage). Borrowed static text; NULL when it ran. */
 const char *tnd_review_cannot_run(const tnd_skill_result *s);
-
-/* The members' critiques as one: a critique that approves when all
- * members (majority false) or more than half of them (majority true)
- * approve with a valid critique. Confidence is the lowest of the members
- * (all) or the median (majority). The issues are every member's,
- * deduplicated by file, line and type keeping the highest severity.
- * Under majority, an issue no more than half of the members raised is
- * outvoted: kept, but minor, its description saying so (else one
- * dissent's major issue would block what the majority approved). The
- * summary names each member's verdict. A member without a valid critique
- * counts as not approving; when no member has one, out has none either
- * and critique_error says why. Usage is summed. Only out's critique,
- * critique_error and usage are set (the skills are the caller's);
- * members are left alone. */
-void tnd_review_merge(tnd_audit_reply *out, const tnd_audit_reply *members,
-                      size_t n, bool majority);
 
 #endif

@@ -21,6 +21,7 @@
 #include "common/str.h"
 #include "common/xalloc.h"
 #include "orchestrator/review.h"
+#include "orchestrator/review_merge.h"
 
 /* ---- triggers ------------------------------------------------------------ */
 
