@@ -13,7 +13,7 @@
 static void ask(void *state, const char *role, int attempt, int call)
 {
     tnd_prompt p = {NULL, "the prompt", role, "t1", attempt, call};
-    tnd_llm_call c = {&p, NULL, 1000, NULL, NULL};
+    tnd_llm_call c = {.prompt = &p, .cancel_fd = -1, .timeout_ms = 1000};
     tnd_llm_answer a = {0};
     long retry = 0;
 
