@@ -61,6 +61,16 @@ static bool gone_for_good(const char *repo, const char *dir, const char *path)
     return true;
 }
 
+/* Whether the session in dir has its report.json. */
+static bool report_there(const char *dir)
+{
+    char *path = tnd_fs_join(dir, "report.json");
+    bool there = tnd_fs_exists(path);
+
+    free(path);
+    return there;
+}
+
 /* Why take_over left a session, as its client is told (hub_int.h) */
 #define LEFT_CONFIG                                                     \
     "was accepted under another configuration than this server's, and " \
@@ -161,6 +171,11 @@ void tnd_hub_take_over(tnd_hub *h)
             continue;
         }
         bool waits = strcmp(last, "escalation") == 0;
+        /* one that asked its person and was killed before its report was
+         * written goes on: its run replays the journal to that question
+         * and writes report.json (ended here, it waited with none, and a
+         * client that came back for it was sent to a file not there) */
+        bool reported = !waits || answers[i] || report_there(dir);
         long asked = tnd_json_int_or(answers[i], "escalation", 0);
         if (waits && answers[i] && asked &&
             asked != tnd_journal_waiting_on(records)) {
@@ -187,7 +202,8 @@ void tnd_hub_take_over(tnd_hub *h)
                 : NULL;
         bool other = records && json_object_array_length(records) &&
                      !tnd_hub_runs_config(h, config);
-        if (other && strcmp(last, "finish") != 0 && !(waits && !answers[i])) {
+        if (other && strcmp(last, "finish") != 0 &&
+            !(waits && !answers[i] && reported)) {
             /* under another configuration: this server's agents would
              * judge it with other rules, and the session failed, its
              * failure kept as its outcome (a review found it lost so);
@@ -203,7 +219,8 @@ void tnd_hub_take_over(tnd_hub *h)
                     repo, id);
             h->left_why[nleft] = LEFT_CONFIG;
             h->left[nleft++] = tnd_xstrdup(id);
-        } else if (strcmp(last, "finish") == 0 || (waits && !answers[i]) ||
+        } else if (strcmp(last, "finish") == 0 ||
+                   (waits && !answers[i] && reported) ||
                    strcmp(last, "unreadable") == 0) {
             int code = strcmp(last, "unreadable") != 0
                            ? tnd_hub_code_of_ended(records)
@@ -223,12 +240,12 @@ void tnd_hub_take_over(tnd_hub *h)
                     "tandem serve: session %s of an earlier server goes on "
                     "(%s)\n",
                     id, repo);
-            if (waits && tnd_hub_set_answer(s, answers[i]) < 0) {
+            if (waits && answers[i] && tnd_hub_set_answer(s, answers[i]) < 0) {
                 tnd_log_error("session %s: %s", id, tnd_error_last());
                 tnd_hub_forget(h, s);
                 if (tnd_accepted_end(h->accepted, id, -1, NULL) < 0)
                     tnd_log_error("%s", tnd_error_last());
-            } else if (waits) {
+            } else if (waits && answers[i]) {
                 tnd_client_who who; /* as the accepted list kept it */
                 tnd_client_who_read(&who, answers[i]);
                 tnd_hubsession_set_who(s, &who);

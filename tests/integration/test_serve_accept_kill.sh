@@ -100,3 +100,36 @@ for f in $left; do
     [ ! -e "$f" ] || fail "the diff a killed server left is still there: $f"
 done
 pass "a review's diff a server killed as it took the review in left is swept"
+
+# killed after a session journaled the question it asks its person (the
+# gate escalated), before its report.json was written: the next server
+# ended it as waiting with no report, for good, and a client that came
+# back for it was sent to a report.json that was not there (with --json,
+# nothing on stdout). It goes on, replaying its journal to the question,
+# and writes the report.
+serve_config "$T/once.yaml" make 1
+repo w
+start_serve --config "$T/once.yaml" --pool 1
+run tandem submit --repo "$T/w" "make the failing test pass"
+expect_rc 3 "an escalation"
+wid=$(ls "$T/w/.tandem/sessions")
+wd=$T/w/.tandem/sessions/$wid
+stop_serve
+# what the kill leaves: the escalation journaled, no report, the session
+# accepted and not ended
+tail -n 1 "$wd/journal.jsonl" | grep -q '"type":"escalation"' ||
+    fail "the session does not end on its escalation: $(tail -n 1 "$wd/journal.jsonl")"
+rm "$wd/report.json"
+printf '{"seq":9999,"time":"2026-11-24T00:00:00Z","type":"accept","repo":"%s","session":"%s"}\n' \
+    "$T/w" "$wid" >>"$acc"
+: >"$T/serve.err"
+start_serve --config "$T/once.yaml" --pool 1
+run tandem submit --json --attach "$wid" --repo "$T/w"
+stop_serve
+expect_rc 3 "attach to a session killed before its report"
+[ -s "$wd/report.json" ] || fail "no report.json: $(cat "$T/serve.err")"
+expect_in "$wd/report.json" '"status": "escalated"'
+expect_in "$T/out" '"status": "escalated"'
+[ "$(grep -c '"type":"proposal"' "$wd/journal.jsonl")" = 1 ] ||
+    fail "the proposal was asked again: $(grep -c '"type":"proposal"' "$wd/journal.jsonl")"
+pass "a session killed between its question and its report gets its report from the next server"
