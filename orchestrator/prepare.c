@@ -258,6 +258,18 @@ static void change_prefix(const run *r)
                                       : "the git changes");
 }
 
+/* The error for path, size bytes (when: "" or " once edited"), over
+ * what a change may edit. -1. */
+static int too_large_file(const char *path, long long size, const char *when)
+{
+    return tnd_error_set("%s is too large to review%s (%lld KiB; a file a "
+                         "change edits may be at most %d KiB): review the "
+                         "rest with --diff FILE, or commit it with git "
+                         "commit --no-verify",
+                         path, when, (size + 1023) / 1024,
+                         TND_BODY_MAX_FILE / 1024);
+}
+
 /* A hunk of a file larger than a file of a change may be, or hunks
  * that take one past it: the workspace cannot hold it, and the review
  * rejected the change (exit 1, "the proposal could not be applied:
@@ -289,21 +301,13 @@ static int too_large(const run *r)
                        : -1;
             free(full);
             if (size > TND_BODY_MAX_FILE)
-                return tnd_error_set(
-                    "%s is too large to review (%lld KiB; a file a change "
-                    "edits may be at most %d KiB): review the rest with "
-                    "--diff FILE, or commit it with git commit --no-verify",
-                    e->path, (size + 1023) / 1024, TND_BODY_MAX_FILE / 1024);
+                return too_large_file(e->path, size, "");
         }
         if (size < 0)
             continue;
         size += (long long)strlen(e->replace) - (long long)strlen(e->search);
         if (size > TND_BODY_MAX_FILE)
-            return tnd_error_set(
-                "%s is too large to review once edited (%lld KiB; a file a "
-                "change edits may be at most %d KiB): review the rest with "
-                "--diff FILE, or commit it with git commit --no-verify",
-                e->path, (size + 1023) / 1024, TND_BODY_MAX_FILE / 1024);
+            return too_large_file(e->path, size, " once edited");
     }
     return 0;
 }
