@@ -326,9 +326,13 @@ static int smudge(tnd_lfs_left *left, const repo_at *r, const char *base,
 
         if (!missing(&s, base, path))
             tnd_buf_append(&again, path, strlen(path) + 1);
-        else if (left->n++ < TND_LFS_NAMED)
-            left->named[left->n - 1] =
-                under ? tnd_fs_join(under, path) : tnd_xstrdup(path);
+        else {
+            if (left->n++ < TND_LFS_NAMED)
+                left->named[left->n - 1] =
+                    under ? tnd_fs_join(under, path) : tnd_xstrdup(path);
+            if (under && !left->submodule)
+                left->submodule = tnd_xstrdup(under);
+        }
     }
     paths = tnd_buf_detach(&again, &plen);
     if (plen) {
@@ -388,10 +392,15 @@ char *tnd_lfs_note(const tnd_lfs_left *left)
         &b,
         "%zu Git LFS file%s %s its pointer file, not %s content: "
         "%s object%s not on this machine, and tandem never "
-        "fetches (git lfs fetch, or git lfs pull, brings %s): ",
+        "fetches (git lfs fetch, or git lfs pull, brings %s",
         left->n, left->n == 1 ? "" : "s", left->n == 1 ? "is" : "are each",
         left->n == 1 ? "its" : "their", left->n == 1 ? "its" : "their",
         left->n == 1 ? " is" : "s are", left->n == 1 ? "it" : "them");
+    /* a submodule's objects are its own repository's to fetch */
+    if (left->submodule)
+        tnd_buf_printf(&b, "; in a submodule, run there: git -C %s lfs fetch",
+                       left->submodule);
+    tnd_buf_printf(&b, "): ");
     for (size_t i = 0; left->named[i]; i++)
         tnd_buf_printf(&b, "%s%s", i ? ", " : "", left->named[i]);
     if (left->n > TND_LFS_NAMED)
@@ -403,5 +412,6 @@ void tnd_lfs_left_free(tnd_lfs_left *left)
 {
     for (size_t i = 0; i < TND_LFS_NAMED; i++)
         free(left->named[i]);
+    free(left->submodule);
     memset(left, 0, sizeof(*left));
 }

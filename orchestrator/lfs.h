@@ -30,6 +30,8 @@
 typedef struct tnd_lfs_left {
     size_t n;                       /* files left as their pointers */
     char *named[TND_LFS_NAMED + 1]; /* the first of them, NULL-ended */
+    char *submodule; /* the path of the first submodule one is in, or NULL:
+                        its objects are fetched there */
 } tnd_lfs_left;
 
 /* After `git checkout-index -a` of index (a tree of repo) into base with

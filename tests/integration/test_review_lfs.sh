@@ -177,7 +177,7 @@ find "$M/.git" | sort >"$T/super.before"
 TANDEM_TIMEOUT=20 run tandem review --repo "$M" --config "$T/sub.yaml" \
     "t is two"
 expect_rc 0 "a submodule's Git LFS object this machine does not have"
-expect_in "$T/err" "tandem: workspace: 1 Git LFS file is its pointer file, not its content: its object is not on this machine, and tandem never fetches (git lfs fetch, or git lfs pull, brings it): sub/s.bin"
+expect_in "$T/err" "tandem: workspace: 1 Git LFS file is its pointer file, not its content: its object is not on this machine, and tandem never fetches (git lfs fetch, or git lfs pull, brings it; in a submodule, run there: git -C sub lfs fetch): sub/s.bin"
 expect_in "$T/err" "test pass"
 /usr/bin/python3 -c 'import json, sys
 w = json.load(open(sys.argv[1]))["workspace"]["lfs_pointers"]
