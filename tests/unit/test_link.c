@@ -475,6 +475,23 @@ static void a_stop_cancels_at_the_hub(void **state)
     hub_close(&h);
 }
 
+/* A caller c through h whose stop comes with the PARTIAL of its request,
+ * once the FINAL (final) is sent behind it; returns once c ended. */
+static void stop_with_final(caller *c, hub *h, const char *final)
+{
+    pthread_t t;
+    tnd_link_msg m;
+
+    start_with(c, h, 10000, true, &t);
+    hub_recv(h, &m);
+    assert_int_equal(m.verb, TND_LINK_SUBMIT);
+    tnd_link_msg_clear(&m);
+    hub_send(h, "s1", TND_BROKER_PARTIAL, "t-1/1/coder", "{\"chars\": 1}");
+    hub_send(h, "s1", TND_BROKER_FINAL, "t-1/1/coder", final);
+    atomic_store(&c->hub_sent, 1);
+    pthread_join(t, NULL);
+}
+
 /* The stop noticed on a PARTIAL with the FINAL right behind it: the
  * reply, paid for, is taken (it was thrown away, and the next server
  * asked the model again). */
@@ -482,8 +499,6 @@ static void a_reply_here_at_a_stop_is_taken(void **state)
 {
     hub h;
     caller c;
-    pthread_t t;
-    tnd_link_msg m;
     char *good = code_reply("t-1");
 
     (void)state;
@@ -491,14 +506,7 @@ static void a_reply_here_at_a_stop_is_taken(void **state)
     /* the stop with the PARTIAL, once the FINAL is sent: set before the
      * PARTIAL, a crew that was slow to look found neither there at its
      * next look, and the test failed under load */
-    start_with(&c, &h, 10000, true, &t);
-    hub_recv(&h, &m);
-    assert_int_equal(m.verb, TND_LINK_SUBMIT);
-    tnd_link_msg_clear(&m);
-    hub_send(&h, "s1", TND_BROKER_PARTIAL, "t-1/1/coder", "{\"chars\": 1}");
-    hub_send(&h, "s1", TND_BROKER_FINAL, "t-1/1/coder", good);
-    atomic_store(&c.hub_sent, 1);
-    pthread_join(t, NULL);
+    stop_with_final(&c, &h, good);
     assert_int_equal(c.rc, 0);
     assert_string_equal(c.reply, good);
     free(c.reply);
@@ -514,21 +522,13 @@ static void a_bad_reply_at_a_stop_is_not_asked_again(void **state)
 {
     hub h;
     caller c;
-    pthread_t t;
     tnd_link_msg m;
     zmq_pollitem_t item;
     char *bad = code_reply("another-task");
 
     (void)state;
     hub_open(&h);
-    start_with(&c, &h, 10000, true, &t);
-    hub_recv(&h, &m);
-    assert_int_equal(m.verb, TND_LINK_SUBMIT);
-    tnd_link_msg_clear(&m);
-    hub_send(&h, "s1", TND_BROKER_PARTIAL, "t-1/1/coder", "{\"chars\": 1}");
-    hub_send(&h, "s1", TND_BROKER_FINAL, "t-1/1/coder", bad);
-    atomic_store(&c.hub_sent, 1);
-    pthread_join(t, NULL);
+    stop_with_final(&c, &h, bad);
     hub_recv(&h, &m);
     assert_int_equal(m.verb, TND_LINK_DROP);
     assert_string_equal(m.a, "coder-1");
